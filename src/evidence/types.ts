@@ -1,0 +1,74 @@
+/**
+ * A snapshot of a workspace's content. JSON-serializable: the engine stores it on the job row so
+ * a later process (status, baseline, diff of one path) can use it.
+ */
+export interface Snapshot {
+  /** `checkpoint` = content-exact shadow git; `mtime` = the size+mtime fallback. */
+  source: 'checkpoint' | 'mtime';
+  /** Full id: the shadow commit sha, or the sha1 of the mtime manifest. */
+  id: string;
+  /** The absolute workspace path it was taken of. */
+  workspace: string;
+  /** Shadow git dir (source `checkpoint`). */
+  gitDir?: string;
+  /** Ref that keeps the commit reachable: refs/gaffer/<ws-hash>/<job>/<label>. */
+  ref?: string;
+  /** Manifest file (source `mtime`, and large files of a checkpoint), JSON. */
+  manifestFile?: string;
+  /** Special or unreadable files not snapshotted (relative paths). */
+  skipped: string[];
+  /** The mtime fallback hit its 60,000-file cap. */
+  truncated: boolean;
+  /** Some files were over the size cap and recorded by size+mtime+inode. */
+  largeFilesByStat: boolean;
+  /** Why the fallback was used, when it was. */
+  fallbackReason?: string;
+}
+
+export interface SnapshotOptions {
+  /** Absolute workspace path. */
+  workspace: string;
+  /** gaffer's data dir: shadow repos live under `<dataDir>/shadow/`. */
+  dataDir: string;
+  /** Job id (for the ref name). */
+  jobId: string;
+  /** Ref label: `pre`, `post`, `verify-0`, `fix-1`, … */
+  label: string;
+  /** Paths (relative to the workspace) always included even when ignored (`files`, `outputs`). */
+  alwaysInclude?: string[];
+  /** Files above this are recorded by stat, default 20 MiB. */
+  sizeCapBytes?: number;
+  /** Per git call, default 120 s. */
+  gitTimeoutMs?: number;
+  /** Force the mtime fallback (no git on PATH is detected by itself). */
+  forceMtime?: boolean;
+}
+
+/** What changed between two snapshots of one workspace: full lists, never capped. */
+export interface ChangeSet {
+  added: string[];
+  modified: string[];
+  deleted: string[];
+}
+
+/** `git status`-ish facts about the user's own repository (spec 03 `changes.git`). */
+export interface GitFacts {
+  repo: true;
+  dirty_count: number;
+  shortstat: string;
+}
+
+/** The `changes` JSON of spec 03. */
+export interface ChangesJson {
+  source: 'checkpoint' | 'mtime';
+  checkpoint: string;
+  count: number;
+  added: string[];
+  modified: string[];
+  deleted: string[];
+  truncated: boolean;
+  snapshot_truncated: boolean;
+  skipped: string[];
+  verification_wrote: string[];
+  git?: GitFacts;
+}

@@ -1,0 +1,169 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Runner, RunnerInput, RunnerReport, StateDetection } from '../contract.js';
+import { buildWorkerEnv } from '../process/env.js';
+import { runProcess, type ProcessResult } from '../process/run-process.js';
+import { classifyOutput, detectIdlePrompt, formatSeconds, isSameDetection } from '../states.js';
+
+/** What actually gets spawned for a shell worker. */
+export interface WrappedCommand {
+  /** The argv to spawn (e.g. `bwrap … -- /bin/sh -c <command>`). */
+  argv: string[];
+  /** True when this argv runs inside a sandbox. */
+  sandboxed: boolean;
+}
+
+/**
+ * The sandbox seam: turns a worker's `sh -c` command into what is spawned. None is installed
+ * yet (bubblewrap comes later), so workers run unsandboxed and say so.
+ */
+export type WrapCommand = (run: { shellCommand: string; workspace: string; env: NodeJS.ProcessEnv }) => WrappedCommand;
+
+/** Options of the shell runner. */
+export interface ShellRunnerOptions {
+  /** Output ending mid-line with nothing after it for this long reads as a prompt, ms (default 10000). */
+  idlePromptMs?: number;
+  /** Between SIGTERM and SIGKILL on timeout/cancel, ms (default 3000). */
+  graceMs?: number;
+  /** Log caps, bytes (defaults 64 KiB head, 10 MiB tail). */
+  logHeadBytes?: number;
+  logTailBytes?: number;
+  /** Sandbox wrapper, used when `input.sandbox` is true. */
+  wrapCommand?: WrapCommand;
+}
+
+const SUMMARY_CHARS = 600;
+const ERROR_LINE_CHARS = 300;
+
+/** The `shell` runner (spec 04): the task's command, or the instruction itself, through `sh -c`. */
+export class ShellRunner implements Runner {
+  readonly key = 'shell';
+  readonly canResume = false;
+  readonly #opts: ShellRunnerOptions;
+
+  constructor(opts: ShellRunnerOptions = {}) {
+    this.#opts = opts;
+  }
+
+  /** Runs one shell worker to its end; never throws. */
+  async run(input: RunnerInput): Promise<RunnerReport> {
+    const shellCommand = input.command ?? input.instruction;
+    const env: NodeJS.ProcessEnv = { ...buildWorkerEnv(input.env), GAFFER_INSTRUCTION_FILE: input.instructionFile };
+    try {
+      mkdirSync(dirname(input.instructionFile), { recursive: true });
+      writeFileSync(input.instructionFile, input.instruction);
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      return spawnFailedReport(`cannot write the instruction file ${input.instructionFile}: ${why}`);
+    }
+
+    const wrapped = input.sandbox && this.#opts.wrapCommand !== undefined
+      ? this.#opts.wrapCommand({ shellCommand, workspace: input.workspace, env })
+      : null;
+
+    let detection: StateDetection | null = null;
+    const report = (next: StateDetection | null): void => {
+      if (next === null || isSameDetection(next, detection)) return;
+      detection = next;
+      input.onState?.(next);
+    };
+    const idleMs = this.#opts.idlePromptMs ?? 10_000;
+    let idleTimer: NodeJS.Timeout | null = null;
+    const onTail = (tail: string): void => {
+      if (idleTimer !== null) clearTimeout(idleTimer);
+      idleTimer = null;
+      report(classifyOutput(tail));
+      if (tail !== '' && !tail.endsWith('\n')) {
+        // stdin is /dev/null, so most prompts end at once; this catches one that waits anyway
+        idleTimer = setTimeout(() => report(detectIdlePrompt(tail, idleMs)), idleMs);
+        idleTimer.unref();
+      }
+    };
+
+    const result = await runProcess({
+      ...(wrapped === null ? { shellCommand } : { argv: wrapped.argv }),
+      cwd: input.workspace,
+      env,
+      timeoutMs: input.timeoutMs,
+      signal: input.signal,
+      graceMs: this.#opts.graceMs,
+      logFile: input.logFile,
+      logHeadBytes: this.#opts.logHeadBytes,
+      logTailBytes: this.#opts.logTailBytes,
+      onOutput: input.onOutput,
+      onTail,
+      onSpawn: input.onSpawn,
+    });
+    if (idleTimer !== null) clearTimeout(idleTimer);
+    report(classifyOutput(result.tail, { exitCode: result.exitCode }));
+    return toReport(result, input.timeoutMs, detection, wrapped?.sandboxed ?? false);
+  }
+}
+
+function lastLine(text: string): string {
+  const lines = text.trimEnd().split('\n');
+  const line = (lines[lines.length - 1] ?? '').trim();
+  return line.length > ERROR_LINE_CHARS ? `${line.slice(0, ERROR_LINE_CHARS)}…` : line;
+}
+
+function baseReport(result: ProcessResult | null): RunnerReport {
+  const summary = (result?.tail ?? '').trim();
+  return {
+    status: 'error',
+    outcome: 'panic',
+    exitCode: result?.exitCode ?? null,
+    signal: result?.signal ?? null,
+    timedOut: result?.timedOut ?? false,
+    isCancelled: result?.isCancelled ?? false,
+    stopReason: 'spawn_failed',
+    error: null,
+    summary: summary.slice(-SUMMARY_CHARS).trimStart(),
+    filesChanged: [],
+    makesClaims: false,
+    rounds: 0,
+    toolCalls: 0,
+    failedCalls: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    costUsd: null,
+    durationMs: result?.durationMs ?? 0,
+    session: null,
+    modelServed: null,
+    detection: null,
+    refusals: [],
+    sandboxed: false,
+  };
+}
+
+function spawnFailedReport(error: string): RunnerReport {
+  return { ...baseReport(null), error };
+}
+
+/** Maps how the process ended to the runner report (spec 04 `shell`: exit 0 = done). */
+function toReport(result: ProcessResult, timeoutMs: number, detection: StateDetection | null, sandboxed: boolean): RunnerReport {
+  const base = { ...baseReport(result), detection, sandboxed };
+  const survivors = result.isGroupGone ? '' : ' (some of its processes survived SIGKILL)';
+  if (result.cause !== null && !result.isCancelled) {
+    return { ...base, status: 'error', outcome: 'panic', stopReason: 'spawn_failed', error: result.cause };
+  }
+  if (result.isCancelled) {
+    return { ...base, status: 'cancelled', outcome: 'cancelled', stopReason: 'cancelled', error: survivors === '' ? null : `cancelled${survivors}` };
+  }
+  if (result.timedOut) {
+    return { ...base, status: 'timeout', outcome: 'panic', stopReason: 'timeout', error: `timed out after ${formatSeconds(timeoutMs)}${survivors}` };
+  }
+  if (result.signal !== null) {
+    return { ...base, status: 'error', outcome: 'panic', stopReason: 'signal', error: `killed by ${result.signal}${survivors}` };
+  }
+  if (result.exitCode === 0) {
+    return { ...base, status: 'done', outcome: 'success', stopReason: 'complete', error: null };
+  }
+  const line = lastLine(result.tail);
+  return {
+    ...base,
+    status: 'error',
+    outcome: 'expected_error',
+    stopReason: 'exit_nonzero',
+    error: `exit code ${result.exitCode ?? 'unknown'}${line === '' ? '' : `: ${line}`}`,
+  };
+}

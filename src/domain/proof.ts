@@ -1,0 +1,116 @@
+import type { ChangesJson } from '../evidence/types.js';
+import type { CriteriaCheckJson, ProofJson, Uncertainty, VerificationJson } from './result.js';
+import type { WorkerStatus } from './status.js';
+
+/** What the proof is computed from: only what gaffer observed (spec 03 "Proof"). */
+export interface ProofFacts {
+  changes: ChangesJson | null;
+  verification: VerificationJson | null;
+  /** Claimed files that did not change on disk. */
+  claimedOnly: string[];
+  /** How many distinct files the workers claimed. */
+  claimedCount: number;
+  /** The task workers' statuses (fixers excluded). */
+  workerStatuses: WorkerStatus[];
+  /** True when at least one task was of a type that should change something. */
+  expectsChanges: boolean;
+  criteria: CriteriaCheckJson | null;
+  cancelled: boolean;
+  largeFilesByStat: boolean;
+  testsWeakened: boolean;
+}
+
+/** Uncertainty penalties of spec 03. */
+export const PENALTIES = {
+  no_verification: 0.5,
+  verification_inconclusive: 0.4,
+  job_cancelled: 0.5,
+  tests_weakened: 0.4,
+  no_changes_observed: 0.3,
+  claimed_not_observed: 0.3,
+  criteria_unmet: 0.3,
+  worker_not_done: 0.3,
+  write_policy_violation: 0.3,
+  external_agent_unsandboxed: 0.2,
+  pre_existing_failures: 0.15,
+  criteria_unchecked_each: 0.1,
+  criteria_unchecked_max: 0.3,
+  flaky_tests: 0.1,
+  diff_truncated: 0.1,
+  mtime_evidence: 0.1,
+  large_files_by_stat: 0.05,
+  model_unattested: 0.05,
+} as const;
+
+/** Decides proved / partial / unproved / contradicted with a confidence and every doubt named. */
+export function computeProof(f: ProofFacts): ProofJson {
+  const uncertainty: Uncertainty[] = [];
+  const shown: string[] = [];
+  const doubt = (code: keyof typeof PENALTIES, detail: string, penalty: number = PENALTIES[code]) =>
+    uncertainty.push({ code, detail, penalty });
+
+  const v = f.verification;
+  const verified = v !== null && v.ran && !v.inconclusive && v.ok !== null;
+  const changed = f.changes?.count ?? 0;
+  const workersNotDone = f.workerStatuses.filter((s) => s !== 'done');
+
+  if (f.cancelled) doubt('job_cancelled', 'the job was cancelled before it finished');
+  if (v === null || !v.ran) doubt('no_verification', v?.summary || 'verification was off');
+  else if (v.inconclusive || v.ok === null) doubt('verification_inconclusive', v.summary || 'the verification could not decide');
+  if (workersNotDone.length > 0) doubt('worker_not_done', `${workersNotDone.length} of ${f.workerStatuses.length} workers did not finish (${workersNotDone.join(', ')})`);
+  if (f.expectsChanges && changed === 0 && f.changes !== null) doubt('no_changes_observed', 'nothing changed on disk');
+  if (f.claimedOnly.length > 0) doubt('claimed_not_observed', `claimed but unchanged on disk: ${f.claimedOnly.slice(0, 5).join(', ')}`);
+  if (v?.pre_existing_only && v.ok === false) doubt('pre_existing_failures', `failures that were there before the work: ${v.pre_existing.length}`);
+  if (v && v.flaky.length > 0) doubt('flaky_tests', `${v.flaky.length} test(s) passed only on rerun`);
+  if (f.testsWeakened) doubt('tests_weakened', 'tests were removed or skipped since the baseline');
+  if (f.criteria && f.criteria.unmet.length > 0) doubt('criteria_unmet', `unmet: ${f.criteria.unmet.join('; ')}`);
+  if (f.criteria && f.criteria.unchecked.length > 0) {
+    const penalty = Math.min(PENALTIES.criteria_unchecked_max, PENALTIES.criteria_unchecked_each * f.criteria.unchecked.length);
+    uncertainty.push({ code: 'criteria_unchecked', detail: `cannot be checked mechanically: ${f.criteria.unchecked.join('; ')}`, penalty });
+  }
+  if (f.changes?.snapshot_truncated) doubt('diff_truncated', 'the mtime snapshot hit its file cap: changes may be missing');
+  if (f.changes?.source === 'mtime') doubt('mtime_evidence', 'changes come from sizes and mtimes, not content');
+  if (f.largeFilesByStat) doubt('large_files_by_stat', 'files over the size cap were compared by size, mtime and inode');
+
+  if (v?.ran && v.ok === true) shown.push(`verification passed: ${v.summary}`);
+  if (changed > 0) shown.push(`${changed} file${changed === 1 ? '' : 's'} changed on disk`);
+  if (f.claimedCount > 0 && f.claimedOnly.length === 0) shown.push(`${f.claimedCount} claimed file${f.claimedCount === 1 ? '' : 's'} changed on disk`);
+  if (f.criteria && f.criteria.met.length > 0) shown.push(`criteria met: ${f.criteria.met.length}/${f.criteria.met.length + f.criteria.unmet.length + f.criteria.unchecked.length}`);
+
+  const contradicted = (v?.blocking ?? false) || f.claimedOnly.length > 0 || (f.criteria?.unmet.length ?? 0) > 0;
+  const proved =
+    !contradicted &&
+    !f.cancelled &&
+    verified &&
+    v.ok === true &&
+    workersNotDone.length === 0 &&
+    (!f.expectsChanges || changed > 0) &&
+    !f.testsWeakened &&
+    (f.criteria === null || (f.criteria.unmet.length === 0 && f.criteria.unchecked.length === 0));
+  const verdict: ProofJson['verdict'] = contradicted ? 'contradicted' : proved ? 'proved' : !verified ? 'unproved' : 'partial';
+
+  const confidence = Math.max(0, 1 - uncertainty.reduce((sum, u) => sum + u.penalty, 0));
+  return { verdict, confidence: Math.round(confidence * 100) / 100, shown, uncertainty };
+}
+
+/** The proof in the words of the verdict line (spec 01 part 6). */
+export function describeProof(proof: ProofJson, verification: VerificationJson | null, claimedOnly: string[]): string {
+  switch (proof.verdict) {
+    case 'proved':
+      return `proved ${proof.confidence.toFixed(2)}`;
+    case 'unproved':
+      return 'unproved: nothing could show it';
+    case 'contradicted': {
+      const why = verification?.blocking
+        ? 'the verification fails'
+        : claimedOnly.length > 0
+          ? `claimed but unchanged: ${claimedOnly.slice(0, 3).join(', ')}`
+          : 'a criterion is unmet';
+      return `contradicted: ${why}`;
+    }
+    case 'partial': {
+      const first = proof.uncertainty[0];
+      return `partial ${proof.confidence.toFixed(2)}${first ? `: ${first.code}` : ''}`;
+    }
+  }
+}

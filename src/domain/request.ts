@@ -1,0 +1,333 @@
+import { z } from 'zod';
+import { GafferError } from './errors.js';
+import { TASK_TYPES, type TaskType } from './status.js';
+
+/** Limits of spec 02 "The job request"; one place, so every door checks the same numbers. */
+export const LIMITS = {
+  tasks: { min: 1, max: 8 },
+  instruction: { min: 1, max: 20_000 },
+  context: 8_000,
+  title: 200,
+  verifyCommand: 500,
+  verifyTimeoutS: { min: 10, max: 3_600 },
+  fixRounds: { min: 0, max: 4 },
+  criteria: { items: 20, chars: 300 },
+  timeoutS: { min: 10, max: 86_400 },
+  maxRounds: { min: 1, max: 200 },
+  expectedOutput: 200,
+  paths: { items: 200, chars: 1_000 },
+  model: 200,
+  runner: 64,
+  command: 20_000,
+  clientRequestId: 200,
+} as const;
+
+const TASK_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+/** Grounding and gating fields of spec 05: known keys, refused as `not_supported` in this build. */
+const GROUNDING_KEYS = ['receipts', 'done_means', 'gates', 'abort_criteria', 'read_first', 'context', 'hold', 'grounded'] as const;
+
+const relativePath = z
+  .string()
+  .min(1)
+  .max(LIMITS.paths.chars)
+  .superRefine((value, ctx) => {
+    const why = whyNotRelative(value);
+    if (why) ctx.addIssue({ code: 'custom', message: why });
+  });
+
+const criteriaList = z.array(z.string().trim().min(1).max(LIMITS.criteria.chars)).max(LIMITS.criteria.items);
+
+const taskObject = z.strictObject({
+  instruction: z.string().min(LIMITS.instruction.min).max(LIMITS.instruction.max),
+  name: z
+    .string()
+    .regex(TASK_NAME, 'must match ^[a-z0-9][a-z0-9._-]{0,63}$')
+    .refine((n) => n !== 'job', '"job" is reserved')
+    .optional(),
+  files: z.array(relativePath).max(LIMITS.paths.items).optional(),
+  type: z.enum(TASK_TYPES).optional(),
+  runner: z.string().min(1).max(LIMITS.runner).nullable().optional(),
+  model: z.string().min(1).max(LIMITS.model).nullable().optional(),
+  criteria: criteriaList.optional(),
+  outputs: z.array(relativePath).max(LIMITS.paths.items).optional(),
+  command: z.string().min(1).max(LIMITS.command).nullable().optional(),
+  ...Object.fromEntries(GROUNDING_KEYS.map((k) => [k, z.unknown().optional()])),
+});
+
+const verifyValue = z.union([z.boolean(), z.string().trim().min(1).max(LIMITS.verifyCommand)]);
+
+const intIn = (min: number, max: number) => z.number().int().min(min).max(max);
+
+/** The request schema: the one source of truth every door validates with. */
+export const jobRequestSchema = z.strictObject({
+  workspace: z.string().min(1).max(4_096),
+  tasks: z
+    // a string is {"instruction": "..."}: converted first so errors name the task's own fields
+    .array(z.preprocess((t) => (typeof t === 'string' ? { instruction: t } : t), taskObject))
+    .min(LIMITS.tasks.min)
+    .max(LIMITS.tasks.max),
+  title: z.string().max(LIMITS.title).nullable().optional(),
+  context: z.string().max(LIMITS.context).nullable().optional(),
+  parallel: z.boolean().optional(),
+  reviewer: z.boolean().optional(),
+  runner: z.string().min(1).max(LIMITS.runner).nullable().optional(),
+  model: z.string().min(1).max(LIMITS.model).nullable().optional(),
+  verify: verifyValue.optional(),
+  verify_scope: z.enum(['related', 'all']).optional(),
+  verify_timeout_s: intIn(LIMITS.verifyTimeoutS.min, LIMITS.verifyTimeoutS.max).optional(),
+  fix_rounds: intIn(LIMITS.fixRounds.min, LIMITS.fixRounds.max).optional(),
+  expected_output_contains: z
+    .string()
+    .max(LIMITS.expectedOutput)
+    .refine((s) => s.trim().length > 0, 'must not be empty or only whitespace: a landmark that cannot be checked is refused')
+    .nullable()
+    .optional(),
+  criteria: criteriaList.optional(),
+  timeout_s: intIn(LIMITS.timeoutS.min, LIMITS.timeoutS.max).optional(),
+  max_rounds: intIn(LIMITS.maxRounds.min, LIMITS.maxRounds.max).optional(),
+  isolation: z.enum(['shared', 'worktree']).optional(),
+  merge: z.enum(['none', 'auto']).optional(),
+  repo: z.unknown().optional(),
+  approval: z.enum(['auto', 'required', 'never']).optional(),
+  unattended: z.boolean().optional(),
+  client_request_id: z.string().min(1).max(LIMITS.clientRequestId).nullable().optional(),
+});
+
+export type JobRequestInput = z.input<typeof jobRequestSchema>;
+
+/** How the job is verified, normalized (spec 03 `mode`). */
+export type VerifySpec = { mode: 'off' } | { mode: 'auto' } | { mode: 'command'; command: string };
+
+/** A task after validation and defaults. */
+export interface TaskSpec {
+  /** Unique in the job; default worker-N. */
+  name: string;
+  instruction: string;
+  files: string[];
+  type: TaskType;
+  /** The runner this task runs on, resolved at submission. */
+  runner: string;
+  model: string | null;
+  criteria: string[];
+  outputs: string[];
+  command: string | null;
+}
+
+/** A job request after validation and defaults: what the engine runs and the store keeps. */
+export interface JobSpec {
+  workspace: string;
+  title: string;
+  context: string | null;
+  tasks: TaskSpec[];
+  parallel: boolean;
+  runner: string | null;
+  model: string | null;
+  verify: VerifySpec;
+  verify_scope: 'related' | 'all';
+  verify_timeout_s: number;
+  fix_rounds: number;
+  expected_output_contains: string | null;
+  criteria: string[];
+  timeout_s: number;
+  max_rounds: number;
+  isolation: 'shared';
+  approval: 'auto' | 'never';
+  client_request_id: string | null;
+}
+
+/** Decides a task's runner when the request names none (spec 02 `runner: null`). */
+export interface RunnerDefaults {
+  /** The configured default runner, when any. */
+  defaultRunner: string | null;
+  /** Runner keys this build can run. */
+  available: readonly string[];
+}
+
+/** Parses and limit-checks a request body; throws GafferError (`invalid_request`/`not_supported`/runner codes). */
+export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new GafferError('invalid_request', 'the request must be a JSON object with `workspace` and `tasks`', '');
+  }
+  const parsed = jobRequestSchema.safeParse(body);
+  if (!parsed.success) throw toRequestError(parsed.error, body);
+  const req = parsed.data;
+  refuseUnsupported(req);
+
+  const names = new Set<string>();
+  const tasks: TaskSpec[] = req.tasks.map((raw, i) => {
+    const t = raw;
+    const name = t.name ?? nextDefaultName(names, i);
+    if (names.has(name)) {
+      throw new GafferError('invalid_request', `tasks[${i}].name: "${name}" is used by another task; names must be unique in the job`, `tasks[${i}].name`);
+    }
+    names.add(name);
+    const command = t.command ?? null;
+    return {
+      name,
+      instruction: t.instruction,
+      files: (t.files ?? []).map(normalizeRelative),
+      type: t.type ?? 'implement',
+      runner: resolveRunner(t.runner ?? req.runner ?? null, command, runners, i),
+      model: t.model ?? req.model ?? null,
+      criteria: t.criteria ?? [],
+      outputs: (t.outputs ?? []).map(normalizeRelative),
+      command,
+    };
+  });
+
+  return {
+    workspace: req.workspace,
+    title: req.title?.trim() || deriveTitle(tasks),
+    context: req.context ?? null,
+    tasks,
+    parallel: req.parallel ?? false,
+    runner: req.runner ?? null,
+    model: req.model ?? null,
+    verify: normalizeVerify(req.verify),
+    verify_scope: req.verify_scope ?? 'related',
+    verify_timeout_s: req.verify_timeout_s ?? 300,
+    fix_rounds: req.fix_rounds ?? 1,
+    expected_output_contains: req.expected_output_contains ?? null,
+    criteria: req.criteria ?? [],
+    timeout_s: req.timeout_s ?? 900,
+    max_rounds: req.max_rounds ?? 20,
+    isolation: 'shared',
+    approval: req.approval === 'never' ? 'never' : 'auto',
+    client_request_id: req.client_request_id ?? null,
+  };
+}
+
+/** The `verify` value as the compact answer shows it. */
+export function describeVerify(verify: VerifySpec): string {
+  return verify.mode === 'command' ? verify.command : verify.mode === 'off' ? 'none' : 'auto';
+}
+
+function normalizeVerify(value: boolean | string | undefined): VerifySpec {
+  if (value === undefined || value === true) return { mode: 'auto' };
+  if (value === false) return { mode: 'off' };
+  const lowered = value.trim().toLowerCase();
+  if (lowered === 'auto' || lowered === 'true') return { mode: 'auto' };
+  if (lowered === 'none' || lowered === 'off' || lowered === 'false') return { mode: 'off' };
+  return { mode: 'command', command: value.trim() };
+}
+
+function resolveRunner(named: string | null, command: string | null, runners: RunnerDefaults, index: number): string {
+  // A task that gives a `command` and names no runner means the shell runner: it is the only
+  // runner a command line belongs to. (Our choice; the spec is silent.)
+  const key = named ?? runners.defaultRunner ?? (command !== null ? 'shell' : null);
+  if (key === null) {
+    throw new GafferError(
+      'no_runner',
+      `tasks[${index}]: no runner named and none configured — set "runner": "shell" with a "command", or configure a default runner`,
+      `tasks[${index}].runner`,
+    );
+  }
+  if (!runners.available.includes(key)) {
+    throw new GafferError(
+      'unknown_runner',
+      `tasks[${index}].runner: "${key}" is not a runner this build can run (available: ${runners.available.join(', ')})`,
+      `tasks[${index}].runner`,
+    );
+  }
+  return key;
+}
+
+function refuseUnsupported(req: z.output<typeof jobRequestSchema>): void {
+  const refuse = (field: string, what: string): never => {
+    throw new GafferError('not_supported', `${field}: ${what} is not supported by this build yet — remove it`, field);
+  };
+  if (req.reviewer === true) refuse('reviewer', 'a reviewer worker');
+  if (req.isolation === 'worktree') refuse('isolation', 'worktree isolation');
+  if (req.merge === 'auto') refuse('merge', 'merging worktree branches');
+  if (req.repo !== undefined && req.repo !== null) refuse('repo', 'cluster mode');
+  if (req.approval === 'required') refuse('approval', 'asking for approval');
+  if (req.unattended === true) refuse('unattended', 'unattended jobs (budgets and the breaker)');
+  req.tasks.forEach((task, i) => {
+    for (const key of GROUNDING_KEYS) {
+      const value = (task as Record<string, unknown>)[key];
+      if (value !== undefined && value !== null) refuse(`tasks[${i}].${key}`, 'task grounding and gates');
+    }
+  });
+}
+
+function nextDefaultName(taken: Set<string>, index: number): string {
+  let n = index + 1;
+  while (taken.has(`worker-${n}`)) n++;
+  return `worker-${n}`;
+}
+
+function deriveTitle(tasks: TaskSpec[]): string {
+  const first = tasks[0]?.instruction.replace(/\s+/g, ' ').trim() ?? '';
+  return first.length > 80 ? `${first.slice(0, 79)}…` : first;
+}
+
+/** Why a request path is not a safe workspace-relative path, or null when it is. */
+export function whyNotRelative(value: string): string | null {
+  if (value.includes('\0')) return 'must not contain a NUL byte';
+  if (value.startsWith('/') || /^[A-Za-z]:[\\/]/.test(value) || value.startsWith('\\')) return 'must be relative to the workspace';
+  if (value.split(/[\\/]/).includes('..')) return 'must not contain ".."';
+  if (value.startsWith('~')) return 'must be relative to the workspace (no "~")';
+  return null;
+}
+
+function normalizeRelative(value: string): string {
+  return value.replace(/\\/g, '/').replace(/^(\.\/)+/, '').replace(/\/+/g, '/').replace(/\/$/, '');
+}
+
+/** Turns a zod error into the spec 02 error with the offending `field` (first issue wins). */
+function toRequestError(error: z.ZodError, body: unknown): GafferError {
+  const issue = error.issues.find((i) => i.code === 'unrecognized_keys') ?? error.issues[0];
+  if (!issue) return new GafferError('invalid_request', 'invalid request');
+  const base = formatPath(issue.path);
+  if (issue.code === 'unrecognized_keys') {
+    const field = base ? `${base}.${issue.keys[0]}` : String(issue.keys[0]);
+    return new GafferError(
+      'invalid_request',
+      `${base ? `${base}: ` : ''}unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')} — remove ${issue.keys.length > 1 ? 'them' : 'it'}`,
+      field,
+    );
+  }
+  return new GafferError('invalid_request', `${base || 'request'}: ${describeIssue(issue)}${describeGot(valueAt(body, issue.path))}`, base);
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'too_small':
+      return issue.origin === 'array'
+        ? `must have at least ${String(issue.minimum)} item(s)`
+        : issue.origin === 'string'
+          ? `must be at least ${String(issue.minimum)} character(s)`
+          : `must be ${String(issue.minimum)} or more`;
+    case 'too_big':
+      return issue.origin === 'array'
+        ? `must have at most ${String(issue.maximum)} items`
+        : issue.origin === 'string'
+          ? `must be at most ${String(issue.maximum)} characters`
+          : `must be ${String(issue.maximum)} or less`;
+    case 'invalid_union':
+      return 'has the wrong type (see the job request in spec 02)';
+    default:
+      return issue.message.replace(/^Invalid input: /, '');
+  }
+}
+
+function valueAt(body: unknown, path: PropertyKey[]): unknown {
+  let value: unknown = body;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+function describeGot(value: unknown): string {
+  if (value === undefined) return '';
+  if (typeof value === 'string') return value.length > 60 ? `, got a string of ${value.length} characters` : `, got ${JSON.stringify(value)}`;
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return `, got ${String(value)}`;
+  return Array.isArray(value) ? `, got an array of ${value.length}` : ', got an object';
+}
+
+function formatPath(path: PropertyKey[]): string {
+  return path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)), '');
+}

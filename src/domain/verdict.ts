@@ -1,0 +1,64 @@
+import type { ProofJson, VerificationJson } from './result.js';
+import type { JobStatus, WorkerStatus } from './status.js';
+import { describeProof } from './proof.js';
+
+export const VERDICT_MAX = 400;
+
+/** Facts the verdict line says, in spec 01's order. */
+export interface VerdictFacts {
+  status: JobStatus;
+  error: string | null;
+  /** Task workers only (fixers have their own part). */
+  workerStatuses: WorkerStatus[];
+  filesChanged: number | null;
+  verification: VerificationJson | null;
+  fixRoundsRun: number;
+  converged: boolean;
+  proof: ProofJson | null;
+  claimedOnly: string[];
+  criteriaUnmet: string[];
+  /** `worker state` pairs of detected states, e.g. `api-fix rate_limited`. */
+  reportedStates: string[];
+}
+
+/** The one-line verdict of spec 01: parts joined by ` · `, at most 400 characters. */
+export function buildVerdict(f: VerdictFacts): string {
+  const parts: string[] = [];
+  if (f.status === 'cancelled') parts.push('cancelled');
+  else if (f.status === 'error') parts.push(`error: ${f.error ?? 'nothing ran'}`);
+  else if (f.status === 'interrupted') parts.push(f.error ?? 'interrupted');
+
+  if (f.workerStatuses.length > 0) {
+    const done = f.workerStatuses.filter((s) => s === 'done').length;
+    const others = countBy(f.workerStatuses.filter((s) => s !== 'done'));
+    parts.push(`${done}/${f.workerStatuses.length} workers done${others ? ` (${others})` : ''}`);
+  }
+  if (f.filesChanged !== null) parts.push(`${f.filesChanged} file${f.filesChanged === 1 ? '' : 's'} changed on disk`);
+  const verification = describeVerification(f.verification);
+  if (verification) parts.push(verification);
+  if (f.fixRoundsRun > 0) {
+    parts.push(f.converged ? `fix rounds converged after ${f.fixRoundsRun}` : `${f.fixRoundsRun} fix round${f.fixRoundsRun === 1 ? '' : 's'} ran`);
+  }
+  if (f.proof) parts.push(describeProof(f.proof, f.verification, f.claimedOnly));
+  if (f.criteriaUnmet.length > 0) parts.push(`job criteria unmet: ${f.criteriaUnmet.join('; ')}`);
+  if (f.reportedStates.length > 0) parts.push(`reported (not killed): ${f.reportedStates.join(', ')}`);
+
+  const line = parts.join(' · ');
+  return line.length > VERDICT_MAX ? `${line.slice(0, VERDICT_MAX - 1)}…` : line;
+}
+
+function describeVerification(v: VerificationJson | null): string | null {
+  if (v === null) return null;
+  if (!v.ran) return `not verified: ${v.summary || 'verification off'}`;
+  if (v.inconclusive || v.ok === null) return `verification inconclusive (${v.summary})`;
+  if (v.ok) return `verification passed (${v.summary})`;
+  if (v.blocking) return `verification FAILED (${v.summary})`;
+  if (v.pre_existing_only) return `verification failed, pre-existing only, not blocking (${v.summary})`;
+  return `verification failed, not blocking (${v.summary})`;
+}
+
+function countBy(values: string[]): string {
+  const counts = new Map<string, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  return [...counts].map(([v, n]) => `${n} ${v}`).join(', ');
+}

@@ -1,0 +1,42 @@
+import type { JobEvent } from '../store/store.js';
+
+type Listener = (event: JobEvent) => void;
+
+/** In-process fan-out of job events and workspace releases: what wakes waiters without a poll tick. */
+export class JobBus {
+  readonly #byJob = new Map<string, Set<Listener>>();
+  readonly #releases = new Set<() => void>();
+
+  /** Listens to one job's events; returns the unsubscribe function. */
+  subscribe(jobId: string, listener: Listener): () => void {
+    let set = this.#byJob.get(jobId);
+    if (!set) this.#byJob.set(jobId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.#byJob.get(jobId) === set) this.#byJob.delete(jobId);
+    };
+  }
+
+  publish(event: JobEvent & { jobId: string }): void {
+    const { jobId, ...rest } = event;
+    for (const listener of [...(this.#byJob.get(jobId) ?? [])]) listener(rest as JobEvent);
+  }
+
+  /** Called whenever this process releases a workspace lock. */
+  onRelease(listener: () => void): () => void {
+    this.#releases.add(listener);
+    return () => this.#releases.delete(listener);
+  }
+
+  announceRelease(): void {
+    for (const listener of [...this.#releases]) listener();
+  }
+
+  /** Listener count, so a leak can be seen. */
+  get listenerCount(): number {
+    let n = this.#releases.size;
+    for (const set of this.#byJob.values()) n += set.size;
+    return n;
+  }
+}

@@ -1,0 +1,193 @@
+import { describeVerify, type JobSpec } from '../domain/request.js';
+import type { JobResult } from '../domain/result.js';
+import { isFinalStatus, type JobStatus } from '../domain/status.js';
+import type { RunnerReport } from '../runners/contract.js';
+import type { AttemptRow, JobRow } from '../store/store.js';
+import { epochS } from './clock.js';
+
+export const INSTRUCTION_CUT = 200;
+export const SUMMARY_CUT = 600;
+export const SUMMARY_CUT_FULL = 1_200;
+
+/** A worker row of the compact answer (spec 03). */
+export interface CompactWorker {
+  name: string;
+  role: string;
+  attempt: number;
+  runner: string;
+  model: string | null;
+  status: string;
+  outcome: string | null;
+  stop_reason: string | null;
+  error: string | null;
+  rounds: number;
+  tool_calls: number;
+  failed_calls: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number | null;
+  duration_s: number | null;
+  files_changed: string[];
+  summary: string;
+  sandboxed: boolean;
+  state?: string;
+  why?: string;
+  refusals?: RunnerReport['refusals'];
+  session?: string;
+}
+
+/** A live worker's entry in `progress`. */
+export interface ProgressEntry {
+  last_event: string;
+  round: number | null;
+  elapsed_s: number;
+  last_tool: string | null;
+  state: string | null;
+  why?: string;
+  matched?: string;
+}
+
+/** The compact answer of spec 03: what a coordinator reads, never a transcript. */
+export interface CompactJob {
+  id: string;
+  title: string;
+  status: JobStatus;
+  verdict: string | null;
+  error: string | null;
+  owner: string | null;
+  workspace: string;
+  created: number;
+  started: number | null;
+  finished: number | null;
+  duration_s: number | null;
+  tasks: { name: string; instruction: string; files: string[]; runner: string; model: string | null; type: string }[];
+  parallel: boolean;
+  verify: string;
+  verify_scope: string;
+  fix_rounds: number;
+  criteria?: string[];
+  result?: Record<string, unknown>;
+  progress?: Record<string, ProgressEntry>;
+  phase?: string | null;
+  ceiling_s?: number;
+  wait_again?: boolean;
+}
+
+const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+const round1 = (n: number) => Math.round(n * 10) / 10;
+
+/** Builds the compact answer from what the store holds; `full` keeps instructions and summaries longer. */
+export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?: boolean; workerCap: number }): CompactJob {
+  const full = opts.full ?? false;
+  const spec: JobSpec = job.spec;
+  const live = !isFinalStatus(job.status);
+  const compact: CompactJob = {
+    id: job.id,
+    title: job.title,
+    status: job.status,
+    verdict: job.verdict,
+    error: job.error,
+    owner: job.owner,
+    workspace: job.workspace,
+    created: job.created,
+    started: job.started,
+    finished: job.finished,
+    duration_s: job.started !== null ? round1((job.finished ?? epochS()) - job.started) : null,
+    tasks: spec.tasks.map((t) => ({
+      name: t.name,
+      instruction: full ? t.instruction : cut(t.instruction, INSTRUCTION_CUT),
+      files: t.files,
+      runner: t.runner,
+      model: t.model,
+      type: t.type,
+    })),
+    parallel: spec.parallel,
+    verify: describeVerify(spec.verify),
+    verify_scope: spec.verify_scope,
+    fix_rounds: spec.fix_rounds,
+  };
+  if (spec.criteria.length > 0) compact.criteria = spec.criteria;
+
+  const result = job.result as JobResult | null;
+  if (result !== null || attempts.length > 0) {
+    const { fix_rounds_run: _internal, ...visible } = result ?? ({} as Partial<JobResult>);
+    compact.result = {
+      workers: attempts.filter((a) => a.started !== null || a.finished !== null).map((a) => compactWorker(a, full)),
+      ...visible,
+    };
+    if (live) delete compact.result.exit_code;
+  }
+  if (live) {
+    compact.progress = buildProgress(spec, attempts);
+    compact.phase = job.phase;
+    compact.ceiling_s = ceilingS(job, opts.workerCap);
+    compact.wait_again = true;
+  }
+  return compact;
+}
+
+function compactWorker(a: AttemptRow, full: boolean): CompactWorker {
+  const r = a.report as (RunnerReport & Record<string, unknown>) | null;
+  const row: CompactWorker = {
+    name: a.worker,
+    role: a.role,
+    attempt: a.attempt,
+    runner: a.runner,
+    model: a.model,
+    status: a.status,
+    outcome: a.outcome,
+    stop_reason: r?.stopReason ?? null,
+    error: r?.error ?? null,
+    rounds: r?.rounds ?? 0,
+    tool_calls: r?.toolCalls ?? 0,
+    failed_calls: r?.failedCalls ?? 0,
+    input_tokens: r?.inputTokens ?? 0,
+    output_tokens: r?.outputTokens ?? 0,
+    cost_usd: r?.costUsd ?? null,
+    duration_s: r ? round1(r.durationMs / 1000) : a.started !== null ? round1(epochS() - a.started) : null,
+    files_changed: r?.filesChanged ?? [],
+    summary: cut(r?.summary ?? '', full ? SUMMARY_CUT_FULL : SUMMARY_CUT),
+    sandboxed: r?.sandboxed ?? false,
+  };
+  const detection = r?.detection ?? (a.state as RunnerReport['detection']);
+  if (detection) {
+    row.state = detection.state;
+    row.why = detection.why;
+  }
+  if (r && r.refusals.length > 0) row.refusals = r.refusals;
+  if (r?.session) row.session = r.session;
+  return row;
+}
+
+/** Every task appears from the start (as queued), so a 4-task job at a cap of 2 never looks like 2 workers. */
+function buildProgress(spec: JobSpec, attempts: AttemptRow[]): Record<string, ProgressEntry> {
+  const progress: Record<string, ProgressEntry> = {};
+  for (const task of spec.tasks) progress[task.name] = { last_event: 'queued', round: null, elapsed_s: 0, last_tool: null, state: null };
+  for (const a of attempts) {
+    const state = a.state as { state?: string; why?: string; matched?: string } | null;
+    const entry: ProgressEntry = {
+      last_event: a.lastEvent ?? a.status,
+      round: null,
+      elapsed_s: a.started === null ? 0 : round1((a.finished ?? epochS()) - a.started),
+      last_tool: null,
+      state: state?.state ?? null,
+    };
+    if (state?.why) entry.why = state.why;
+    if (state?.matched) entry.matched = state.matched;
+    progress[a.worker] = entry;
+  }
+  return progress;
+}
+
+/**
+ * The most wall-clock the job can still take (spec 03): per-worker timeout × waves +
+ * verification × (1 + fix rounds) + fix workers, less what has already passed.
+ */
+export function ceilingS(job: JobRow, workerCap: number): number {
+  const spec = job.spec;
+  const n = spec.tasks.length;
+  const waves = spec.parallel ? Math.ceil(n / Math.max(1, workerCap)) : n;
+  const total = spec.timeout_s * waves + spec.verify_timeout_s * (1 + spec.fix_rounds) + spec.timeout_s * spec.fix_rounds;
+  const elapsed = job.started === null ? 0 : epochS() - job.started;
+  return Math.max(0, Math.round(total - elapsed));
+}

@@ -1,0 +1,314 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { GafferError } from '../domain/errors.js';
+import { parseJobRequest, type JobSpec } from '../domain/request.js';
+import { isFinalStatus } from '../domain/status.js';
+import { pruneSnapshots } from '../evidence/index.js';
+import type { Runner } from '../runners/contract.js';
+import { getRunner, listRunnerKeys } from '../runners/index.js';
+import { ownProcessIdentity } from '../store/process-identity.js';
+import { Store, type JobEvent, type JobRow } from '../store/store.js';
+import { JobBus } from './bus.js';
+import { epochS, monotonicMs } from './clock.js';
+import { buildCompact, type CompactJob } from './compact.js';
+import { JobContext, type EngineServices } from './job-context.js';
+import { runJob } from './job-run.js';
+import { recoverOrphans } from './recovery.js';
+import { Semaphore } from './semaphore.js';
+import { describeCondition, eventMeets, parseWaitCondition, type WaitCondition } from './wait.js';
+import { vetWorkspace } from './workspace-vetting.js';
+
+/** How an engine is set up. */
+export interface EngineOptions {
+  dataDir: string;
+  /** The worker cap (`workers.max_parallel`), default 2. */
+  maxParallel?: number;
+  /** Runners by key; default: the built-in registry. */
+  runners?: ReadonlyMap<string, Runner>;
+  /** The configured default runner for tasks that name none. */
+  defaultRunner?: string | null;
+  /** Finished jobs kept (`retention.jobs`), default 200. */
+  retentionJobs?: number;
+  /** How often this process looks for cancels asked by other processes, ms. */
+  cancelPollMs?: number;
+}
+
+/** Who is asking: an owner sees only their jobs (null: everything, single-user). */
+export interface Caller {
+  owner?: string | null;
+}
+
+/** The answer of a wait (spec 02 `wait_for`). */
+export interface WaitAnswer {
+  met: boolean;
+  condition: string;
+  waited_s: number;
+  state: CompactJob;
+}
+
+/** A waiter in another process reads the store at most this often (spec 02). */
+export const CROSS_PROCESS_POLL_MS = 200;
+export const IDEMPOTENCY_WINDOW_S = 3_600;
+
+/** One engine per process: runs jobs, answers for them, and shares the data dir with other processes. */
+export class Engine {
+  readonly store: Store;
+  readonly dataDir: string;
+  readonly #services: EngineServices;
+  readonly #live = new Map<string, JobContext>();
+  readonly #retention: number;
+  readonly #defaultRunner: string | null;
+  #cancelTimer: NodeJS.Timeout | null = null;
+  readonly #cancelPollMs: number;
+  #waiters = 0;
+  #closed = false;
+
+  private constructor(opts: EngineOptions, store: Store) {
+    this.dataDir = resolve(opts.dataDir);
+    this.store = store;
+    const runners = opts.runners ?? new Map(listRunnerKeys().map((k) => [k, getRunner(k) as Runner]));
+    const workerCap = opts.maxParallel ?? 2;
+    this.#services = { store, bus: new JobBus(), slots: new Semaphore(workerCap), runners, dataDir: this.dataDir, workerCap };
+    this.#retention = opts.retentionJobs ?? 200;
+    this.#defaultRunner = opts.defaultRunner ?? null;
+    this.#cancelPollMs = opts.cancelPollMs ?? 250;
+  }
+
+  /** Opens the store and turns jobs whose process died into `interrupted` (spec 07 "Store and restart"). */
+  static async open(opts: EngineOptions): Promise<Engine> {
+    const engine = new Engine(opts, new Store(resolve(opts.dataDir)));
+    await recoverOrphans(engine.store, engine.dataDir);
+    return engine;
+  }
+
+  /** Validates and starts a job; an idempotency key already used returns the first job (`created: false`). */
+  submit(body: unknown, opts: Caller & { idempotencyKey?: string | null } = {}): { job: CompactJob; created: boolean } {
+    if (this.#closed) throw new GafferError('internal', 'the engine is shutting down');
+    const spec = parseJobRequest(body, { defaultRunner: this.#defaultRunner, available: [...this.#services.runners.keys()] });
+    spec.workspace = vetWorkspace(spec.workspace, this.dataDir);
+    const headerKey = opts.idempotencyKey ?? null;
+    if (headerKey !== null && spec.client_request_id !== null && headerKey !== spec.client_request_id) {
+      throw new GafferError(
+        'invalid_request',
+        `the Idempotency-Key header (${JSON.stringify(headerKey)}) and client_request_id (${JSON.stringify(spec.client_request_id)}) disagree — send one, or the same in both`,
+        'client_request_id',
+      );
+    }
+    const idemKey = headerKey ?? spec.client_request_id;
+    const requestHash = hashSpec(spec);
+    const me = ownProcessIdentity();
+    const { job, created } = this.store.insertJob({
+      id: randomBytes(6).toString('hex'),
+      owner: opts.owner ?? null,
+      spec,
+      created: epochS(),
+      idemKey,
+      requestHash,
+      idemWindowS: IDEMPOTENCY_WINDOW_S,
+      pid: me.pid,
+      pidStart: me.start,
+    });
+    if (!created) {
+      if (job.requestHash !== requestHash) {
+        throw new GafferError('conflict', `idempotency key ${JSON.stringify(idemKey)} was used for job ${job.id} with a different request — use a new key`, 'client_request_id');
+      }
+      return { job: this.#compact(job), created: false };
+    }
+    this.#start(job);
+    return { job: this.#compact(job), created: true };
+  }
+
+  #start(job: JobRow): void {
+    const ctx = new JobContext(this.#services, job);
+    this.#live.set(job.id, ctx);
+    ctx.emit({ name: 'job', event: 'phase', message: 'queued' });
+    ctx.done = runJob(ctx).finally(() => {
+      this.#live.delete(job.id);
+      this.#afterJob();
+    });
+    this.#watchCancels();
+  }
+
+  /** The compact answer of a job. */
+  get(id: string, opts: Caller & { full?: boolean } = {}): CompactJob {
+    return this.#compact(this.#visibleJob(id, opts), opts.full);
+  }
+
+  /** Recent jobs, newest first, as briefs (compact without `result`). */
+  list(opts: Caller & { limit?: number; status?: string } = {}): CompactJob[] {
+    const rows = this.store.listJobs({ limit: Math.min(Math.max(opts.limit ?? 50, 1), 1_000), status: opts.status, owner: opts.owner });
+    return rows.map((row) => {
+      const { result: _result, ...brief } = this.#compact(row);
+      return brief;
+    });
+  }
+
+  /** The job's events after `after` and how many it produced. */
+  events(id: string, opts: Caller & { after?: number } = {}): { events: JobEvent[]; produced: number } {
+    const job = this.#visibleJob(id, opts);
+    return { events: this.store.listEvents(id, opts.after ?? 0), produced: job.seq };
+  }
+
+  /** Listens to a job's events as this process produces them. */
+  subscribe(id: string, listener: (e: JobEvent) => void): () => void {
+    return this.#services.bus.subscribe(id, listener);
+  }
+
+  /** True when this process runs the job. */
+  runsJob(id: string): boolean {
+    return this.#live.has(id);
+  }
+
+  /** Settles when a job this process runs is final. */
+  async settled(id: string): Promise<void> {
+    await this.#live.get(id)?.done;
+  }
+
+  /** Cancels a job: `cancelling` until its workers are dead and its evidence collected, then `cancelled`. */
+  cancel(id: string, opts: Caller = {}): CompactJob {
+    let job = this.#visibleJob(id, opts);
+    if (isFinalStatus(job.status)) throw new GafferError('conflict', `job ${id} is already ${job.status}; nothing to cancel`);
+    const ctx = this.#live.get(id);
+    if (ctx) this.#cancelLocal(ctx);
+    else {
+      this.store.requestCancel(id);
+      // the process that runs it may have died: then it is interrupted, not cancelled
+      void recoverOrphans(this.store, this.dataDir);
+    }
+    job = this.store.getJob(id) as JobRow;
+    return this.#compact(job);
+  }
+
+  #cancelLocal(ctx: JobContext): void {
+    if (ctx.isCancelled) return;
+    ctx.setStatus('cancelling');
+    ctx.phase('cancelling');
+    ctx.abort.abort(new Error('cancelled'));
+  }
+
+  /** Waits until the condition holds or the timeout passes (spec 02 `wait_for`); no poll tick in this process. */
+  async waitFor(id: string, rawCondition: string | null | undefined, timeoutS: number, opts: Caller = {}): Promise<WaitAnswer> {
+    const condition = parseWaitCondition(rawCondition);
+    this.#visibleJob(id, opts);
+    const started = monotonicMs();
+    this.#waiters++;
+    try {
+      const met = this.#live.has(id) ? await this.#waitLocal(id, condition, timeoutS) : await this.#waitPolling(id, condition, timeoutS);
+      return {
+        met,
+        condition: describeCondition(condition),
+        waited_s: Math.round((monotonicMs() - started) / 100) / 10,
+        state: this.#compact(this.store.getJob(id) as JobRow),
+      };
+    } finally {
+      this.#waiters--;
+    }
+  }
+
+  #waitLocal(id: string, condition: WaitCondition, timeoutS: number): Promise<boolean> {
+    return new Promise<boolean>((resolveWait) => {
+      let settled = false;
+      const finish = (met: boolean) => {
+        if (settled) return;
+        settled = true;
+        unsubscribe();
+        clearTimeout(timer);
+        resolveWait(met);
+      };
+      // subscribe before testing, so no update falls between the two
+      const unsubscribe = this.#services.bus.subscribe(id, (e) => {
+        if (eventMeets(condition, e)) finish(true);
+        else if (e.event === 'status' && isFinalStatus(e.status as JobRow['status'])) finish(condition.kind === 'done');
+      });
+      const timer = setTimeout(() => finish(false), timeoutS * 1000);
+      const verdict = this.#checkStored(id, condition, 0);
+      if (verdict.met !== null) finish(verdict.met);
+    });
+  }
+
+  async #waitPolling(id: string, condition: WaitCondition, timeoutS: number): Promise<boolean> {
+    const deadline = monotonicMs() + timeoutS * 1000;
+    let after = 0;
+    for (;;) {
+      const verdict = this.#checkStored(id, condition, after);
+      if (verdict.met !== null) return verdict.met;
+      after = verdict.seq;
+      const left = deadline - monotonicMs();
+      if (left <= 0) return false;
+      await new Promise((r) => setTimeout(r, Math.min(CROSS_PROCESS_POLL_MS, left)));
+      // the job's process may have died while we waited
+      if (!this.#live.has(id)) await recoverOrphans(this.store, this.dataDir);
+    }
+  }
+
+  /** Tests a condition against the store: met, cannot hold any more (false), or not yet (null). */
+  #checkStored(id: string, condition: WaitCondition, after: number): { met: boolean | null; seq: number } {
+    const job = this.store.getJob(id) as JobRow;
+    const final = isFinalStatus(job.status);
+    if (condition.kind === 'done') return { met: final ? true : null, seq: job.seq };
+    const events = this.store.listEvents(id, after);
+    if (events.some((e) => eventMeets(condition, e))) return { met: true, seq: job.seq };
+    return { met: final ? false : null, seq: events.at(-1)?.seq ?? after };
+  }
+
+  /** Counts for /api/health, so a leak can be seen. */
+  health(): { live_jobs: number; waiters: number; listeners: number } {
+    return { live_jobs: this.#live.size, waiters: this.#waiters, listeners: this.#services.bus.listenerCount };
+  }
+
+  /** Cancels this process's live jobs, waits for them to settle, and closes the store. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const ctx of this.#live.values()) this.#cancelLocal(ctx);
+    await Promise.all([...this.#live.values()].map((ctx) => ctx.done));
+    if (this.#cancelTimer) clearInterval(this.#cancelTimer);
+    this.store.close();
+  }
+
+  #visibleJob(id: string, opts: Caller): JobRow {
+    const job = this.store.getJob(id);
+    if (!job || (opts.owner != null && job.owner !== opts.owner)) {
+      throw new GafferError('not_found', `no job ${JSON.stringify(id)}${opts.owner != null ? ' visible to this owner' : ''} — see gaffer list`, 'job_id');
+    }
+    return job;
+  }
+
+  #compact(job: JobRow, full = false): CompactJob {
+    return buildCompact(job, this.store.listAttempts(job.id), { full, workerCap: this.#services.workerCap });
+  }
+
+  /** Cancels asked for by other processes reach this one through the store. */
+  #watchCancels(): void {
+    if (this.#cancelTimer) return;
+    this.#cancelTimer = setInterval(() => {
+      if (this.#live.size === 0) {
+        clearInterval(this.#cancelTimer as NodeJS.Timeout);
+        this.#cancelTimer = null;
+        return;
+      }
+      for (const id of this.store.listCancelRequested(process.pid)) {
+        const ctx = this.#live.get(id);
+        if (ctx) this.#cancelLocal(ctx);
+      }
+    }, this.#cancelPollMs);
+    this.#cancelTimer.unref();
+  }
+
+  #afterJob(): void {
+    if (this.#closed) return;
+    const pruned = this.store.pruneFinishedJobs(this.#retention);
+    if (pruned.length === 0) return;
+    for (const id of pruned) rmSync(join(this.dataDir, 'jobs', id), { recursive: true, force: true });
+    // spec 03: no gc during a job — prune the shadow repos only while nothing is live
+    if (this.store.listLiveJobs().length === 0) {
+      pruneSnapshots(this.dataDir, this.store.listJobIds()).catch((err: unknown) => {
+        process.emitWarning(`gaffer: pruning snapshots failed: ${err instanceof Error ? err.message : String(err)}`);
+      });
+    }
+  }
+}
+
+function hashSpec(spec: JobSpec): string {
+  return createHash('sha256').update(JSON.stringify(spec)).digest('hex');
+}

@@ -1,0 +1,75 @@
+import { join } from 'node:path';
+import type { JobStatus } from '../domain/status.js';
+import type { Runner } from '../runners/contract.js';
+import type { JobEvent, JobPatch, JobRow, NewJobEvent, Store } from '../store/store.js';
+import type { JobBus } from './bus.js';
+import type { Semaphore } from './semaphore.js';
+
+/** What a running job reaches of its engine: the store, the bus, the worker cap, the runners. */
+export interface EngineServices {
+  store: Store;
+  bus: JobBus;
+  slots: Semaphore;
+  runners: ReadonlyMap<string, Runner>;
+  dataDir: string;
+  workerCap: number;
+}
+
+/** One job being run by this process. */
+export class JobContext {
+  readonly services: EngineServices;
+  readonly id: string;
+  readonly abort = new AbortController();
+  /** Settles when the job is final. */
+  done: Promise<void> = Promise.resolve();
+  #job: JobRow;
+
+  constructor(services: EngineServices, job: JobRow) {
+    this.services = services;
+    this.id = job.id;
+    this.#job = job;
+  }
+
+  get job(): JobRow {
+    return this.#job;
+  }
+
+  get spec(): JobRow['spec'] {
+    return this.#job.spec;
+  }
+
+  get isCancelled(): boolean {
+    return this.abort.signal.aborted;
+  }
+
+  /** Where this job's logs and instruction files live. */
+  get jobDir(): string {
+    return join(this.services.dataDir, 'jobs', this.id);
+  }
+
+  /** Writes a job change to the store (first), then keeps the in-memory row in step. */
+  update(patch: JobPatch): void {
+    this.services.store.updateJob(this.id, patch);
+    this.#job = { ...this.#job, ...patch } as JobRow;
+  }
+
+  /** Records an event, then announces it: every state change is written before it is announced. */
+  emit(event: NewJobEvent): JobEvent {
+    const stored = this.services.store.appendEvent(this.id, event);
+    this.#job = { ...this.#job, seq: stored.seq };
+    this.services.bus.publish({ ...stored, jobId: this.id });
+    return stored;
+  }
+
+  /** A job phase message (spec 02 "Live events"). */
+  phase(message: string): void {
+    this.update({ phase: message });
+    this.emit({ name: 'job', event: 'phase', message });
+  }
+
+  /** A status change, written then announced as a `status` event. */
+  setStatus(status: JobStatus, patch: JobPatch = {}): void {
+    this.update({ ...patch, status });
+    this.emit({ name: 'job', event: 'status', message: status, status });
+  }
+}

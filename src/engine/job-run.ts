@@ -1,0 +1,294 @@
+import type { ChangeSet, ChangesJson, Snapshot } from '../evidence/types.js';
+import { buildChangesJson, diffSnapshots, readGitFacts, takeSnapshot } from '../evidence/index.js';
+import type { JobResult, VerificationJson } from '../domain/result.js';
+import type { TaskSpec } from '../domain/request.js';
+import { runVerification, judgeBlocking } from '../verification/run-verification.js';
+import { buildFixerInstruction } from '../verification/fixer-instruction.js';
+import { compareArtifacts, verificationArtifact } from '../verification/convergence.js';
+import { Semaphore } from './semaphore.js';
+import { epochS } from './clock.js';
+import type { JobContext } from './job-context.js';
+import { runWorker, type WorkerEnd, type WorkerPlan } from './worker-run.js';
+import { settleJob, emptyTotals } from './settle.js';
+import { ownProcessIdentity } from '../store/process-identity.js';
+import { join } from 'node:path';
+
+/** Cross-process lock looks: at most every 200 ms (spec 06). */
+export const LOCK_POLL_MS = 200;
+
+/** Runs a job through its whole life: lock → checkpoint → workers → diff → verify → fix rounds → settle. */
+export async function runJob(ctx: JobContext): Promise<void> {
+  const { store, bus } = ctx.services;
+  let locked = false;
+  try {
+    locked = await acquireWorkspace(ctx);
+    if (!locked) {
+      settleJob(ctx, { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 });
+      return;
+    }
+    await runLockedJob(ctx);
+  } catch (err) {
+    failJob(ctx, err);
+  } finally {
+    if (locked) {
+      store.releaseWorkspace(ctx.id);
+      bus.announceRelease();
+    }
+  }
+}
+
+async function runLockedJob(ctx: JobContext): Promise<void> {
+  const spec = ctx.spec;
+  ctx.setStatus('running', { started: epochS() });
+  ctx.phase('checkpointing the workspace');
+  const snap = (label: string) =>
+    takeSnapshot({
+      workspace: spec.workspace,
+      dataDir: ctx.services.dataDir,
+      jobId: ctx.id,
+      label,
+      alwaysInclude: spec.tasks.flatMap((t) => [...t.files, ...t.outputs]),
+    });
+  const pre = await snap('pre');
+  ctx.update({ checkpoint: { ...pre }, result: resultSoFar(ctx, {}) });
+  if (ctx.isCancelled) {
+    settleJob(ctx, { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 });
+    return;
+  }
+
+  ctx.phase('workers running');
+  const workers = await runTaskWorkers(ctx);
+  if (!ctx.isCancelled && !workers.some((w) => w.started)) {
+    const why = workers.find((w) => w.report.error)?.report.error ?? 'no worker started';
+    settleJob(ctx, { workers, fixers: [], changes: null, changeSet: null, verification: null, cancelled: false, fixRounds: 0, error: `no worker started: ${why}` });
+    return;
+  }
+
+  if (!ctx.isCancelled) ctx.setStatus('verifying');
+  ctx.phase('checking what changed on disk');
+  const evidence = new EvidenceTrail(pre);
+  let lastWork = await snap('post');
+  evidence.addWorkStep(await diffSnapshots(pre, lastWork));
+  let changes = await evidence.changesJson(lastWork);
+  ctx.update({ result: resultSoFar(ctx, { changes, files_changed: allPaths(await evidence.workerChanges(lastWork)) }) });
+
+  if (ctx.isCancelled) {
+    settleJob(ctx, { workers, fixers: [], changes, changeSet: await evidence.workerChanges(lastWork), verification: null, cancelled: true, fixRounds: 0 });
+    return;
+  }
+
+  let round = 0;
+  let verification = await verifyOnce(ctx, round, lastWork, evidence, snap);
+  const previous: { summary: string; failures: string[] }[] = [];
+  const fixers: WorkerEnd[] = [];
+  let converged: ReturnType<typeof compareArtifacts> | null = null;
+  let artifact = verificationArtifact(verification, allPaths(await evidence.workerChanges(lastWork)));
+  changes = await evidence.changesJson(lastWork);
+  ctx.update({ result: resultSoFar(ctx, { changes, verification }) });
+
+  while (verification.blocking && round < spec.fix_rounds && !ctx.isCancelled) {
+    round++;
+    ctx.phase(`verification failed — fix round ${round}`);
+    const changedSoFar = allPaths(await evidence.workerChanges(lastWork));
+    const target = pickResumeTarget(workers, fixers, verification);
+    const runner = ctx.services.runners.get(target.plan.task.runner);
+    const plan: WorkerPlan = {
+      task: target.plan.task,
+      name: `fixer-${round}`,
+      role: 'fixer',
+      attempt: target.plan.attempt + 1,
+      instruction: buildFixerInstruction(verification, spec.tasks, changedSoFar),
+      resume: runner?.canResume ? target.report.session : null,
+      ord: spec.tasks.length + round - 1,
+    };
+    fixers.push(await runWorker(ctx, plan, null));
+    if (ctx.isCancelled) break;
+
+    ctx.phase('checking what changed on disk');
+    const afterFix = await snap(`fix-${round}`);
+    evidence.addWorkStep(await diffSnapshots(evidence.lastVerified ?? lastWork, afterFix));
+    lastWork = afterFix;
+    ctx.phase(`verifying again after fix round ${round}`);
+    previous.push({ summary: verification.summary, failures: verification.failures });
+    const next = await verifyOnce(ctx, round, lastWork, evidence, snap);
+    const nextArtifact = verificationArtifact(next, allPaths(await evidence.workerChanges(lastWork)));
+    verification = { ...next, attempts: round + 1, previous: [...previous] };
+    const comparison = compareArtifacts(artifact, nextArtifact);
+    artifact = nextArtifact;
+    ctx.update({ result: resultSoFar(ctx, { changes: await evidence.changesJson(lastWork), verification }) });
+    if (verification.blocking && comparison.converged) {
+      converged = comparison;
+      ctx.phase(`fix rounds converged after ${round}`);
+      break;
+    }
+  }
+
+  const changeSet = await evidence.workerChanges(lastWork);
+  settleJob(ctx, {
+    workers,
+    fixers,
+    changes: await evidence.changesJson(lastWork),
+    changeSet,
+    verification,
+    cancelled: ctx.isCancelled,
+    fixRounds: round,
+    ...(converged ? { convergence: converged } : {}),
+  });
+}
+
+async function verifyOnce(
+  ctx: JobContext,
+  round: number,
+  lastWork: Snapshot,
+  evidence: EvidenceTrail,
+  snap: (label: string) => Promise<Snapshot>,
+): Promise<VerificationJson> {
+  const spec = ctx.spec;
+  if (spec.verify.mode !== 'off') ctx.phase('running the verification');
+  const raw = await runVerification({
+    workspace: spec.workspace,
+    verify: spec.verify,
+    scope: spec.verify_scope,
+    timeoutS: spec.verify_timeout_s,
+    expectedOutput: spec.expected_output_contains,
+    logFile: join(ctx.jobDir, `verification-${round}.log`),
+    signal: ctx.abort.signal,
+  });
+  if (raw.ran) {
+    // spec 03: the verification's own writes are snapshotted separately, never blamed on workers
+    const afterVerify = await snap(`verify-${round}`);
+    evidence.addVerificationStep(await diffSnapshots(lastWork, afterVerify), afterVerify);
+  }
+  return judgeBlocking(raw);
+}
+
+/** The task workers: in order, or at once up to the cap; runners that cannot share a workspace one at a time. */
+async function runTaskWorkers(ctx: JobContext): Promise<WorkerEnd[]> {
+  const spec = ctx.spec;
+  const exclusive = new Semaphore(1);
+  const plans: WorkerPlan[] = spec.tasks.map((task, i) => ({
+    task,
+    name: task.name,
+    role: 'worker',
+    attempt: 1,
+    instruction: buildInstruction(task, spec.context),
+    resume: null,
+    ord: i,
+  }));
+  const gate = (plan: WorkerPlan) => (ctx.services.runners.get(plan.task.runner)?.sharesWorkspace ? null : { acquire: () => exclusive.acquire() });
+  if (spec.parallel) return Promise.all(plans.map((plan) => runWorker(ctx, plan, gate(plan))));
+  const ends: WorkerEnd[] = [];
+  for (const plan of plans) ends.push(await runWorker(ctx, plan, null));
+  return ends;
+}
+
+function buildInstruction(task: TaskSpec, context: string | null): string {
+  return context ? `${task.instruction}\n\n## Context\n${context}` : task.instruction;
+}
+
+/**
+ * spec 03 "Resume": the worker that touched a file named by the failing tests, else any worker that
+ * changed something, else the last that ran; later beats earlier.
+ */
+function pickResumeTarget(workers: WorkerEnd[], fixers: WorkerEnd[], v: VerificationJson): WorkerEnd {
+  const ran = [...workers, ...fixers].filter((w) => w.started);
+  const candidates = ran.length ? ran : workers;
+  const named = (w: WorkerEnd) => w.report.filesChanged.some((f) => v.failures.some((failure) => failure.includes(f)));
+  const latest = (list: WorkerEnd[]) => list[list.length - 1];
+  return latest(candidates.filter(named)) ?? latest(candidates.filter((w) => w.report.filesChanged.length > 0)) ?? (latest(candidates) as WorkerEnd);
+}
+
+/** Waits for the workspace lock; false when the job was cancelled while it waited. */
+async function acquireWorkspace(ctx: JobContext): Promise<boolean> {
+  const { store, bus } = ctx.services;
+  const me = ownProcessIdentity();
+  let announced: string | null = null;
+  for (;;) {
+    if (ctx.isCancelled) return false;
+    const attempt = store.tryLockWorkspace(ctx.spec.workspace, ctx.id, me.pid, me.start);
+    if (attempt.ok) return true;
+    if (announced !== attempt.holder.jobId) {
+      announced = attempt.holder.jobId;
+      ctx.phase(`waiting for job ${attempt.holder.jobId} in the same workspace`);
+    }
+    // same process: woken by the release itself; another process: look again every 200 ms
+    const crossProcess = attempt.holder.pid !== process.pid;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        off();
+        clearTimeout(timer);
+        ctx.abort.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const off = bus.onRelease(done);
+      const timer = crossProcess ? setTimeout(done, LOCK_POLL_MS) : undefined;
+      ctx.abort.signal.addEventListener('abort', done, { once: true });
+    });
+  }
+}
+
+function failJob(ctx: JobContext, err: unknown): void {
+  const message = err instanceof Error ? err.message : String(err);
+  const workersRan = ctx.services.store.listAttempts(ctx.id).some((a) => a.started !== null);
+  ctx.update({ finished: epochS(), error: `gaffer failed: ${message}` });
+  const status = workersRan ? 'partial' : 'error';
+  ctx.update({ verdict: `error: gaffer failed: ${message}`.slice(0, 400) });
+  ctx.setStatus(status);
+  ctx.phase('settled');
+}
+
+function resultSoFar(ctx: JobContext, patch: Partial<JobResult>): Record<string, unknown> {
+  const base: JobResult = (ctx.job.result as JobResult | null) ?? {
+    files_changed: [],
+    claimed_only: [],
+    changes: null,
+    verification: null,
+    fix_rounds_run: 0,
+    proof: null,
+    totals: emptyTotals(),
+  };
+  return { ...base, ...patch };
+}
+
+const allPaths = (c: ChangeSet): string[] => [...c.added, ...c.modified, ...c.deleted].sort();
+
+/**
+ * Keeps apart what the workers changed from what the verification wrote (spec 03): the job's
+ * changes are the diff from the checkpoint, less paths only the verification touched.
+ */
+class EvidenceTrail {
+  readonly #pre: Snapshot;
+  readonly #byWorkers = new Set<string>();
+  readonly #byVerification = new Set<string>();
+  #lastVerified: Snapshot | null = null;
+
+  constructor(pre: Snapshot) {
+    this.#pre = pre;
+  }
+
+  get lastVerified(): Snapshot | null {
+    return this.#lastVerified;
+  }
+
+  addWorkStep(step: ChangeSet): void {
+    for (const p of allPaths(step)) this.#byWorkers.add(p);
+  }
+
+  addVerificationStep(step: ChangeSet, after: Snapshot): void {
+    for (const p of allPaths(step)) this.#byVerification.add(p);
+    this.#lastVerified = after;
+  }
+
+  async workerChanges(lastWork: Snapshot): Promise<ChangeSet> {
+    const all = await diffSnapshots(this.#pre, lastWork);
+    const keep = (p: string) => this.#byWorkers.has(p) || !this.#byVerification.has(p);
+    return { added: all.added.filter(keep), modified: all.modified.filter(keep), deleted: all.deleted.filter(keep) };
+  }
+
+  async changesJson(lastWork: Snapshot): Promise<ChangesJson> {
+    const changes = await this.workerChanges(lastWork);
+    const verificationWrote = [...this.#byVerification].filter((p) => !this.#byWorkers.has(p)).sort();
+    const git = await readGitFacts(this.#pre.workspace);
+    return buildChangesJson(this.#pre, changes, { verificationWrote, ...(git ? { git } : {}) });
+  }
+}

@@ -1,0 +1,113 @@
+import type { ChangeSet, ChangesJson } from '../evidence/types.js';
+import { findClaimedOnly } from '../evidence/index.js';
+import { computeProof } from '../domain/proof.js';
+import type { ConvergenceJson, JobResult, TotalsJson, VerificationJson } from '../domain/result.js';
+import { CHANGING_TASK_TYPES, type JobStatus } from '../domain/status.js';
+import { buildVerdict } from '../domain/verdict.js';
+import { checkCriteria } from '../verification/criteria.js';
+import { epochS } from './clock.js';
+import type { JobContext } from './job-context.js';
+import type { WorkerEnd } from './worker-run.js';
+
+/** Everything a job's end is decided from. */
+export interface SettleInput {
+  workers: WorkerEnd[];
+  fixers: WorkerEnd[];
+  changes: ChangesJson | null;
+  /** The full (uncapped) worker change set. */
+  changeSet: ChangeSet | null;
+  verification: VerificationJson | null;
+  cancelled: boolean;
+  fixRounds: number;
+  convergence?: ConvergenceJson;
+  /** Why the job failed before its workers, when it did. */
+  error?: string;
+}
+
+export function emptyTotals(): TotalsJson {
+  return { tool_calls: 0, failed_calls: 0, rounds: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0, errors: 0, cancelled: 0 };
+}
+
+/** Decides status, proof and verdict from what was observed, writes them, and announces the end. */
+export function settleJob(ctx: JobContext, s: SettleInput): void {
+  const spec = ctx.spec;
+  const all = [...s.workers, ...s.fixers];
+  const changed = s.changeSet ? [...s.changeSet.added, ...s.changeSet.modified, ...s.changeSet.deleted].sort() : [];
+  const claims = [...new Set(all.filter((w) => w.report.makesClaims).flatMap((w) => w.report.filesChanged))];
+  // spec 03: only a truncated mtime snapshot makes a claim unverifiable; then nobody is accused
+  const claimedOnly = s.changeSet && !s.changes?.snapshot_truncated ? findClaimedOnly(claims, s.changeSet) : [];
+  const criteria = spec.criteria.length > 0 ? checkCriteria(spec.criteria, changed, s.verification) : null;
+  const workerStatuses = s.workers.map((w) => w.report.status);
+  const nothingRan = s.error !== undefined;
+
+  const proof = nothingRan
+    ? null
+    : computeProof({
+        changes: s.changes,
+        verification: s.verification,
+        claimedOnly,
+        claimedCount: claims.length,
+        workerStatuses,
+        expectsChanges: spec.tasks.some((t) => CHANGING_TASK_TYPES.has(t.type)),
+        criteria,
+        cancelled: s.cancelled,
+        largeFilesByStat: Boolean((ctx.job.checkpoint as { largeFilesByStat?: boolean } | null)?.largeFilesByStat),
+        testsWeakened: false,
+      });
+
+  const status: JobStatus = s.cancelled
+    ? 'cancelled'
+    : nothingRan
+      ? 'error'
+      : workerStatuses.every((st) => st === 'done') &&
+          !(s.verification?.blocking ?? false) &&
+          (criteria?.complete ?? true) &&
+          proof?.verdict !== 'contradicted'
+        ? 'done'
+        : 'partial';
+
+  const totals = emptyTotals();
+  for (const w of all) {
+    const r = w.report;
+    totals.tool_calls += r.toolCalls;
+    totals.failed_calls += r.failedCalls;
+    totals.rounds += r.rounds;
+    totals.input_tokens += r.inputTokens;
+    totals.output_tokens += r.outputTokens;
+    totals.cost_usd += r.costUsd ?? 0;
+    if (r.status === 'cancelled') totals.cancelled++;
+    else if (r.status !== 'done') totals.errors++;
+  }
+
+  const result: JobResult = {
+    files_changed: changed,
+    claimed_only: claimedOnly,
+    changes: s.changes,
+    verification: s.verification,
+    ...(criteria ? { criteria_check: criteria } : {}),
+    ...(s.convergence ? { convergence: s.convergence, stopped_by: 'convergence' as const } : {}),
+    fix_rounds_run: s.fixRounds,
+    proof,
+    totals,
+    exit_code: status === 'done' ? 0 : 1,
+  };
+
+  const reportedStates = all.filter((w) => w.report.detection).map((w) => `${w.plan.name} ${w.report.detection?.state ?? ''}`);
+  const verdict = buildVerdict({
+    status,
+    error: s.error ?? null,
+    workerStatuses,
+    filesChanged: s.changes ? s.changes.count : null,
+    verification: s.verification,
+    fixRoundsRun: s.fixRounds,
+    converged: s.convergence?.converged ?? false,
+    proof,
+    claimedOnly,
+    criteriaUnmet: criteria?.unmet ?? [],
+    reportedStates,
+  });
+
+  ctx.update({ result: { ...result }, verdict, error: s.error ?? null, finished: epochS() });
+  ctx.phase('settled');
+  ctx.setStatus(status);
+}

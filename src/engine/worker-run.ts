@@ -1,0 +1,197 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TaskSpec } from '../domain/request.js';
+import type { WorkerRole } from '../domain/status.js';
+import type { RunnerReport, StateDetection } from '../runners/contract.js';
+import { buildWorkerEnv } from '../runners/process/env.js';
+import { epochS } from './clock.js';
+import type { JobContext } from './job-context.js';
+
+/** Output events: at most one per worker per 250 ms, each at most 2 KiB of the newest lines (spec 02). */
+export const OUTPUT_EVENT_MS = 250;
+export const OUTPUT_EVENT_BYTES = 2_048;
+
+/** One worker to run. */
+export interface WorkerPlan {
+  task: TaskSpec;
+  name: string;
+  role: WorkerRole;
+  attempt: number;
+  instruction: string;
+  resume: string | null;
+  /** Position among the job's workers, for stable order. */
+  ord: number;
+}
+
+/** A worker's end as the engine keeps it. */
+export interface WorkerEnd {
+  plan: WorkerPlan;
+  report: RunnerReport;
+  /** False when it never got a process (refused, spawn failed, cancelled while queued). */
+  started: boolean;
+}
+
+/** Runs one worker end to end: attempt row, slot, runner, events; never throws for the worker's own failure. */
+export async function runWorker(ctx: JobContext, plan: WorkerPlan, exclusive: { acquire(): Promise<() => void> } | null): Promise<WorkerEnd> {
+  const { store, slots, runners } = ctx.services;
+  const runner = runners.get(plan.task.runner);
+  const logFile = join(ctx.jobDir, `${plan.name}.log`);
+  store.insertAttempt({
+    jobId: ctx.id,
+    worker: plan.name,
+    task: plan.task.name,
+    attempt: plan.attempt,
+    role: plan.role,
+    runner: plan.task.runner,
+    model: plan.task.model,
+    status: 'queued',
+    queuedAt: epochS(),
+    logFile,
+    ord: plan.ord,
+  });
+  ctx.emit({ name: plan.name, event: 'queued', message: `${plan.role} queued`, status: 'queued' });
+
+  if (!runner) return finish(ctx, plan, notStarted('refused', 'expected_error', 'refused', `runner "${plan.task.runner}" is not available`), false);
+
+  let releaseSlot: (() => void) | null = null;
+  let releaseExclusive: (() => void) | null = null;
+  try {
+    releaseSlot = await slots.acquire(ctx.abort.signal);
+    releaseExclusive = exclusive ? await exclusive.acquire() : null;
+  } catch {
+    releaseSlot?.();
+    return finish(ctx, plan, notStarted('cancelled', 'cancelled', 'cancelled', null), false);
+  }
+  try {
+    if (ctx.isCancelled) return finish(ctx, plan, notStarted('cancelled', 'cancelled', 'cancelled', null), false);
+    mkdirSync(ctx.jobDir, { recursive: true });
+    store.updateAttempt(ctx.id, plan.name, { status: 'running', started: epochS(), lastEvent: 'started' });
+    ctx.emit({ name: plan.name, event: 'started', message: `${plan.task.runner} worker started`, status: 'running' });
+
+    const output = new OutputCoalescer((text) => {
+      store.updateAttempt(ctx.id, plan.name, { lastEvent: 'output' });
+      ctx.emit({ name: plan.name, event: 'output', message: text });
+    });
+    let report: RunnerReport;
+    try {
+      report = await runner.run({
+        jobId: ctx.id,
+        workerName: plan.name,
+        attempt: plan.attempt,
+        role: plan.role,
+        instruction: plan.instruction,
+        workspace: ctx.spec.workspace,
+        command: plan.task.command,
+        model: plan.task.model,
+        timeoutMs: ctx.spec.timeout_s * 1000,
+        maxRounds: ctx.spec.max_rounds,
+        resume: plan.resume,
+        files: [...plan.task.files, ...plan.task.outputs],
+        sandbox: true,
+        env: buildWorkerEnv(process.env),
+        logFile,
+        instructionFile: join(ctx.jobDir, `${plan.name}.instruction.txt`),
+        signal: ctx.abort.signal,
+        onOutput: (lines) => output.push(lines),
+        onState: (detection) => recordState(ctx, plan, detection),
+        onSpawn: ({ pgid, startedAt }) => store.updateAttempt(ctx.id, plan.name, { pgid, pgStart: startedAt }),
+      });
+    } catch (err) {
+      // a runner's own bug: the worker panicked, the job goes on
+      report = notStarted('error', 'panic', 'runner_error', `runner failed: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      output.close();
+    }
+    return finish(ctx, plan, report, report.stopReason !== 'spawn_failed');
+  } finally {
+    releaseExclusive?.();
+    releaseSlot();
+  }
+}
+
+function recordState(ctx: JobContext, plan: WorkerPlan, d: StateDetection): void {
+  ctx.services.store.updateAttempt(ctx.id, plan.name, { state: { ...d }, lastEvent: 'state' });
+  ctx.emit({ name: plan.name, event: 'state', message: `${d.state}: ${d.why} ("${d.matched}")`, state: d.state, why: d.why, matched: d.matched });
+}
+
+function finish(ctx: JobContext, plan: WorkerPlan, report: RunnerReport, started: boolean): WorkerEnd {
+  ctx.services.store.updateAttempt(ctx.id, plan.name, {
+    status: report.status,
+    outcome: report.outcome,
+    finished: epochS(),
+    lastEvent: report.status === 'done' ? 'done' : 'error',
+    report: { ...report },
+  });
+  const message = report.status === 'done' ? report.summary.split('\n').at(-1) ?? 'done' : (report.error ?? report.status);
+  ctx.emit({ name: plan.name, event: report.status === 'done' ? 'done' : 'error', message: message.slice(0, 300), status: report.status, outcome: report.outcome });
+  return { plan, report, started };
+}
+
+/** A report for a worker that never got a process. */
+export function notStarted(status: RunnerReport['status'], outcome: RunnerReport['outcome'], stopReason: string, error: string | null): RunnerReport {
+  return {
+    status,
+    outcome,
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    isCancelled: status === 'cancelled',
+    stopReason,
+    error,
+    summary: '',
+    filesChanged: [],
+    makesClaims: false,
+    rounds: 0,
+    toolCalls: 0,
+    failedCalls: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    costUsd: null,
+    durationMs: 0,
+    session: null,
+    modelServed: null,
+    detection: null,
+    refusals: [],
+    sandboxed: false,
+  };
+}
+
+/** Coalesces output lines into at most one event per interval carrying the newest bytes. */
+class OutputCoalescer {
+  readonly #emit: (text: string) => void;
+  #lines: string[] = [];
+  #bytes = 0;
+  #timer: NodeJS.Timeout | null = null;
+  #lastEmit = 0;
+
+  constructor(emit: (text: string) => void) {
+    this.#emit = emit;
+  }
+
+  push(lines: string[]): void {
+    for (const line of lines) {
+      this.#lines.push(line);
+      this.#bytes += Buffer.byteLength(line) + 1;
+    }
+    while (this.#bytes > OUTPUT_EVENT_BYTES && this.#lines.length > 1) this.#bytes -= Buffer.byteLength(this.#lines.shift() as string) + 1;
+    if (this.#timer) return;
+    const wait = Math.max(0, this.#lastEmit + OUTPUT_EVENT_MS - performance.now());
+    this.#timer = setTimeout(() => this.#flush(), wait);
+  }
+
+  #flush(): void {
+    this.#timer = null;
+    if (this.#lines.length === 0) return;
+    let text = this.#lines.join('\n');
+    if (Buffer.byteLength(text) > OUTPUT_EVENT_BYTES) text = Buffer.from(text).subarray(-OUTPUT_EVENT_BYTES).toString('utf8');
+    this.#lines = [];
+    this.#bytes = 0;
+    this.#lastEmit = performance.now();
+    this.#emit(text);
+  }
+
+  close(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#flush();
+  }
+}

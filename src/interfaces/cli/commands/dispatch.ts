@@ -1,0 +1,142 @@
+import { readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { GafferError } from '../../../domain/errors.js';
+import type { Engine } from '../../../engine/engine.js';
+import { LiveProgress } from '../live-progress.js';
+import { renderCompact } from '../render.js';
+import type { CliContext } from '../cli-context.js';
+
+/** Flags of `gaffer dispatch`: every request field has a kebab-case flag. */
+export interface DispatchFlags {
+  workspace?: string;
+  task?: string[];
+  name?: string;
+  files?: string[];
+  command?: string;
+  runner?: string;
+  model?: string;
+  title?: string;
+  context?: string;
+  parallel?: boolean;
+  verify?: string;
+  verifyScope?: string;
+  verifyTimeoutS?: string;
+  fixRounds?: string;
+  expect?: string;
+  criteria?: string[];
+  timeoutS?: string;
+  maxRounds?: string;
+  isolation?: string;
+  approval?: string;
+  idempotencyKey?: string;
+  wait?: boolean;
+}
+
+/** `gaffer dispatch [FILE|-]`: builds the request, runs it in this process, waits, answers. Returns the exit code. */
+export async function dispatchCommand(cli: CliContext, file: string | undefined, flags: DispatchFlags): Promise<number> {
+  const body = buildRequest(file, flags);
+  const engine = await cli.engine();
+  const { job } = engine.submit(body, { idempotencyKey: flags.idempotencyKey ?? null });
+  cli.err(`gaffer: job ${job.id} accepted (${job.tasks.length} task${job.tasks.length === 1 ? '' : 's'} in ${job.workspace})`);
+
+  // in-process: this process runs the job, so it waits whatever --wait says
+  const live = new LiveProgress(process.stderr, job.tasks.map((t) => t.name));
+  const unsubscribe = engine.runsJob(job.id) ? engine.subscribe(job.id, (e) => live.push(e)) : () => undefined;
+  const stop = () => {
+    cli.err('\ngaffer: cancelling (workers are being stopped and evidence collected)…');
+    try {
+      engine.cancel(job.id);
+    } catch {
+      // already final
+    }
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    await waitUntilFinal(engine, job.id);
+  } finally {
+    unsubscribe();
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+  const final = engine.get(job.id);
+  if (cli.json) cli.out(JSON.stringify(final, null, 2));
+  else cli.out(renderCompact(final));
+  return final.status === 'done' ? 0 : 1;
+}
+
+async function waitUntilFinal(engine: Engine, id: string): Promise<void> {
+  if (engine.runsJob(id)) return engine.settled(id);
+  // an idempotent replay of a job another process runs: follow it through the store
+  for (;;) {
+    const answer = await engine.waitFor(id, 'done', 600);
+    if (answer.met) return;
+  }
+}
+
+/** The request from a file (JSON or YAML), stdin (`-`), and flags; flags override the file's values. */
+export function buildRequest(file: string | undefined, flags: DispatchFlags): Record<string, unknown> {
+  const fromFile = file === undefined ? {} : readRequestFile(file);
+  const body: Record<string, unknown> = { ...fromFile };
+  const set = (key: string, value: unknown) => {
+    if (value !== undefined) body[key] = value;
+  };
+  const int = (flag: string, value: string | undefined) => {
+    if (value === undefined) return undefined;
+    const n = Number(value);
+    if (!Number.isInteger(n)) throw new GafferError('invalid_request', `--${flag} must be a whole number, got ${JSON.stringify(value)}`, flag.replace(/-/g, '_'));
+    return n;
+  };
+  set('workspace', flags.workspace !== undefined ? (isAbsolute(flags.workspace) ? flags.workspace : resolve(flags.workspace)) : undefined);
+  set('runner', flags.runner);
+  set('model', flags.model);
+  set('title', flags.title);
+  set('context', flags.context);
+  set('parallel', flags.parallel);
+  set('verify', flags.verify);
+  set('verify_scope', flags.verifyScope);
+  set('verify_timeout_s', int('verify-timeout-s', flags.verifyTimeoutS));
+  set('fix_rounds', int('fix-rounds', flags.fixRounds));
+  set('expected_output_contains', flags.expect);
+  set('criteria', flags.criteria);
+  set('timeout_s', int('timeout-s', flags.timeoutS));
+  set('max_rounds', int('max-rounds', flags.maxRounds));
+  set('isolation', flags.isolation);
+  set('approval', flags.approval);
+  if (flags.task && flags.task.length > 0) {
+    const tasks = flags.task.map((instruction, i) => {
+      const task: Record<string, unknown> = { instruction };
+      if (flags.name !== undefined) task.name = flags.task && flags.task.length > 1 ? `${flags.name}-${i + 1}` : flags.name;
+      if (flags.files !== undefined) task.files = flags.files;
+      if (flags.command !== undefined) task.command = flags.command;
+      return task;
+    });
+    body.tasks = [...(Array.isArray(fromFile.tasks) ? (fromFile.tasks as unknown[]) : []), ...tasks];
+  } else if (flags.command !== undefined && body.tasks === undefined) {
+    // `--command` alone: the command is the task
+    body.tasks = [{ instruction: flags.command, command: flags.command, ...(flags.name ? { name: flags.name } : {}), ...(flags.files ? { files: flags.files } : {}) }];
+  }
+  if (body.workspace === undefined) throw new GafferError('invalid_request', 'workspace: required — give --workspace DIR or a request file', 'workspace');
+  if (body.tasks === undefined) throw new GafferError('invalid_request', 'tasks: required — give --task "…" (with --command for the shell runner) or a request file', 'tasks');
+  return body;
+}
+
+function readRequestFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (err) {
+    throw new GafferError('invalid_request', `cannot read the request ${file === '-' ? 'from stdin' : `file ${file}`}: ${(err as Error).message}`, 'file');
+  }
+  let parsed: unknown;
+  try {
+    parsed = /\.ya?ml$/i.test(file) || !text.trimStart().startsWith('{') ? parseYaml(text) : JSON.parse(text);
+  } catch (err) {
+    throw new GafferError('invalid_request', `the request ${file === '-' ? 'on stdin' : `in ${file}`} is not valid JSON or YAML: ${(err as Error).message}`, 'file');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new GafferError('invalid_request', 'the request must be an object with `workspace` and `tasks`', 'file');
+  }
+  return parsed as Record<string, unknown>;
+}

@@ -1,0 +1,71 @@
+import type { CompactJob, CompactWorker } from '../../engine/compact.js';
+import type { WaitAnswer } from '../../engine/engine.js';
+import type { JobEvent } from '../../store/store.js';
+
+const list = (items: unknown, max = 8): string => {
+  const arr = Array.isArray(items) ? (items as string[]) : [];
+  return arr.length > max ? `${arr.slice(0, max).join(', ')} +${arr.length - max} more` : arr.join(', ');
+};
+
+/** The compact answer for a person: status, verdict, workers, changes, verification, proof. */
+export function renderCompact(job: CompactJob): string {
+  const lines: string[] = [];
+  const duration = job.duration_s !== null ? `  ${job.duration_s.toFixed(1)} s` : '';
+  lines.push(`job ${job.id}  ${job.status}${duration}  ${job.title}`);
+  lines.push(`  workspace: ${job.workspace}`);
+  if (job.phase) lines.push(`  phase: ${job.phase}`);
+  if (job.verdict) lines.push(`  verdict: ${job.verdict}`);
+  const result = job.result as Record<string, any> | undefined; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const workers = (result?.workers ?? []) as CompactWorker[];
+  if (workers.length > 0) {
+    lines.push('  workers:');
+    for (const w of workers) {
+      const extra = [w.state ? `state ${w.state}` : '', w.error ? `error: ${w.error}` : ''].filter(Boolean).join('; ');
+      lines.push(`    ${w.name.padEnd(14)} ${w.runner.padEnd(8)} ${w.status.padEnd(10)} ${(w.outcome ?? '').padEnd(15)} ${w.duration_s ?? '-'} s${extra ? `  ${extra}` : ''}`);
+    }
+  }
+  if (job.progress) {
+    const waiting = Object.entries(job.progress).filter(([name]) => !workers.some((w) => w.name === name));
+    for (const [name, p] of waiting) lines.push(`    ${name.padEnd(14)} ${'-'.padEnd(8)} ${p.last_event}`);
+  }
+  const changes = result?.changes;
+  if (changes) {
+    lines.push(`  changes (${changes.source}, checkpoint ${changes.checkpoint}): ${changes.count} file(s)`);
+    if (changes.added.length) lines.push(`    added:    ${list(changes.added)}`);
+    if (changes.modified.length) lines.push(`    modified: ${list(changes.modified)}`);
+    if (changes.deleted.length) lines.push(`    deleted:  ${list(changes.deleted)}`);
+    if (changes.verification_wrote.length) lines.push(`    verification wrote: ${list(changes.verification_wrote)}`);
+    if (changes.skipped.length) lines.push(`    skipped: ${list(changes.skipped)}`);
+  }
+  if (result?.claimed_only?.length) lines.push(`  claimed only (not on disk): ${list(result.claimed_only)}`);
+  const v = result?.verification;
+  if (v) {
+    const verdict = !v.ran ? 'not run' : v.ok === true ? 'passed' : v.ok === false ? (v.blocking ? 'FAILED' : 'failed, not blocking') : 'inconclusive';
+    lines.push(`  verification: ${verdict}${v.command ? ` — ${v.command}` : ''} (${v.summary})`);
+  }
+  const proof = result?.proof;
+  if (proof) {
+    lines.push(`  proof: ${proof.verdict} ${Number(proof.confidence).toFixed(2)}`);
+    for (const u of proof.uncertainty as { code: string; detail: string }[]) lines.push(`    - ${u.code}: ${u.detail}`);
+  }
+  if (job.ceiling_s !== undefined) lines.push(`  ceiling: ${job.ceiling_s} s (still live: wait again)`);
+  return lines.join('\n');
+}
+
+/** One line per job for `gaffer list`. */
+export function renderBrief(job: CompactJob): string {
+  const when = new Date(job.created * 1000).toISOString().replace('T', ' ').slice(0, 19);
+  return `${job.id}  ${job.status.padEnd(11)} ${when}  ${job.title.slice(0, 50).padEnd(50)}  ${job.workspace}`;
+}
+
+/** One event as a line. */
+export function renderEvent(e: JobEvent): string {
+  const time = new Date(e.ts * 1000).toISOString().slice(11, 23);
+  const message = e.event === 'output' ? e.message.split('\n').at(-1) ?? '' : e.message;
+  return `#${String(e.seq).padEnd(5)} ${time}  ${e.name.padEnd(12)} ${e.event.padEnd(8)} ${message}`;
+}
+
+/** A wait's answer for a person. */
+export function renderWait(answer: WaitAnswer): string {
+  return `${answer.met ? 'met' : 'not met'}: ${answer.condition} after ${answer.waited_s} s — job ${answer.state.id} is ${answer.state.status}${answer.state.phase ? ` (${answer.state.phase})` : ''}`;
+}

@@ -1,0 +1,13 @@
+import { isSameStartTime, readOwnStartTime, readProcessStartTime } from '../runners/process/process-start-time.js';
+
+/** True when `pid` is alive and is the same process that started at `startedAt` (not a reused pid). */
+export function isSameProcessAlive(pid: number, startedAt: number | null): boolean {
+  const actual = readProcessStartTime(pid);
+  if (actual === null) return false;
+  return startedAt === null || isSameStartTime(actual, startedAt, 2);
+}
+
+/** This process's own identity, as recorded on the jobs it runs and the locks it holds. */
+export function ownProcessIdentity(): { pid: number; start: number } {
+  return { pid: process.pid, start: readOwnStartTime() };
+}

@@ -1,0 +1,87 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** What `verify: "auto"` decided to run (spec 03 detection table). */
+export interface DetectedCommand {
+  command: string;
+  /** `configured`, `node`, `pytest`, `go`, `cargo`, `make`. */
+  kind: string;
+  /** A configured override is mode `configured`, the table is `auto`. */
+  mode: 'auto' | 'configured';
+}
+
+/** npm's `npm init` placeholder: a test script that only fails. */
+const NPM_PLACEHOLDER = /no test specified/i;
+
+const readText = (path: string): string | null => {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+};
+
+/** Detects the project's test command; null when nothing is detected (then `ok: null`, never "passed"). */
+export function detectTestCommand(workspace: string): DetectedCommand | null {
+  return (
+    detectConfigured(workspace) ??
+    detectNode(workspace) ??
+    detectPytest(workspace) ??
+    (existsSync(join(workspace, 'go.mod')) ? { command: 'go test -count=1 ./...', kind: 'go', mode: 'auto' } : null) ??
+    (existsSync(join(workspace, 'Cargo.toml')) ? { command: 'cargo test', kind: 'cargo', mode: 'auto' } : null) ??
+    detectMake(workspace)
+  );
+}
+
+// spec 07: `.gaffer/workspace.json` may carry the harmless hint `verify.command`
+function detectConfigured(workspace: string): DetectedCommand | null {
+  const text = readText(join(workspace, '.gaffer', 'workspace.json'));
+  if (text === null) return null;
+  try {
+    const config = JSON.parse(text) as { verify?: { command?: unknown } };
+    const command = config.verify?.command;
+    return typeof command === 'string' && command.trim() ? { command: command.trim(), kind: 'configured', mode: 'configured' } : null;
+  } catch {
+    return null;
+  }
+}
+
+function detectNode(workspace: string): DetectedCommand | null {
+  const text = readText(join(workspace, 'package.json'));
+  if (text === null) return null;
+  let test: unknown;
+  try {
+    test = (JSON.parse(text) as { scripts?: { test?: unknown } }).scripts?.test;
+  } catch {
+    return null;
+  }
+  if (typeof test !== 'string' || !test.trim() || NPM_PLACEHOLDER.test(test)) return null;
+  const has = (f: string) => existsSync(join(workspace, f));
+  const manager = has('pnpm-lock.yaml') ? 'pnpm' : has('yarn.lock') ? 'yarn' : has('bun.lockb') || has('bun.lock') ? 'bun' : 'npm';
+  return { command: `${manager} test`, kind: 'node', mode: 'auto' };
+}
+
+function detectPytest(workspace: string): DetectedCommand | null {
+  const mentionsPytest = ['pyproject.toml', 'pytest.ini', 'setup.cfg', 'tox.ini'].some((f) => {
+    const text = readText(join(workspace, f));
+    return text !== null && (f === 'pytest.ini' || /pytest/.test(text));
+  });
+  const signs = mentionsPytest || existsSync(join(workspace, 'conftest.py')) || hasTestsDirTests(workspace);
+  if (!signs) return null;
+  const venvPython = join(workspace, '.venv', 'bin', 'python');
+  const python = existsSync(venvPython) ? '.venv/bin/python' : 'python3';
+  return { command: `${python} -m pytest -q -rA`, kind: 'pytest', mode: 'auto' };
+}
+
+function hasTestsDirTests(workspace: string): boolean {
+  try {
+    return readdirSync(join(workspace, 'tests')).some((f) => /^test_.*\.py$/.test(f));
+  } catch {
+    return false;
+  }
+}
+
+function detectMake(workspace: string): DetectedCommand | null {
+  const text = readText(join(workspace, 'Makefile'));
+  return text !== null && /^test\s*:/m.test(text) ? { command: 'make test', kind: 'make', mode: 'auto' } : null;
+}

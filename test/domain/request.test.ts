@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import { GafferError } from '../../src/domain/errors.js';
+import { parseJobRequest, type JobSpec } from '../../src/domain/request.js';
+
+const runners = { defaultRunner: null, available: ['shell'] };
+const parse = (body: unknown): JobSpec => parseJobRequest(body, runners);
+
+function refusal(body: unknown): { code: string; field: string | undefined; message: string } {
+  try {
+    parse(body);
+  } catch (err) {
+    expect(err).toBeInstanceOf(GafferError);
+    const e = err as GafferError;
+    return { code: e.code, field: e.field, message: e.message };
+  }
+  throw new Error('expected a refusal');
+}
+
+const ok = { workspace: '/tmp/ws', tasks: [{ instruction: 'do it', command: 'true' }] };
+
+describe('the job request', () => {
+  it('fills every default of spec 02', () => {
+    const spec = parse(ok);
+    expect(spec).toMatchObject({
+      parallel: false,
+      verify: { mode: 'auto' },
+      verify_scope: 'related',
+      verify_timeout_s: 300,
+      fix_rounds: 1,
+      timeout_s: 900,
+      max_rounds: 20,
+      isolation: 'shared',
+      criteria: [],
+      expected_output_contains: null,
+    });
+    expect(spec.tasks[0]).toMatchObject({ name: 'worker-1', type: 'implement', runner: 'shell', files: [], command: 'true' });
+    expect(spec.title).toBe('do it');
+  });
+
+  it('takes a plain string as a task and names tasks worker-1, worker-2 …', () => {
+    const spec = parseJobRequest({ workspace: '/w', runner: 'shell', tasks: ['a', 'b'] }, runners);
+    expect(spec.tasks.map((t) => [t.name, t.instruction])).toEqual([
+      ['worker-1', 'a'],
+      ['worker-2', 'b'],
+    ]);
+  });
+
+  it.each([
+    [{ ...ok, verify: 'none' }, { mode: 'off' }],
+    [{ ...ok, verify: 'off' }, { mode: 'off' }],
+    [{ ...ok, verify: 'false' }, { mode: 'off' }],
+    [{ ...ok, verify: false }, { mode: 'off' }],
+    [{ ...ok, verify: true }, { mode: 'auto' }],
+    [{ ...ok, verify: 'auto' }, { mode: 'auto' }],
+    [{ ...ok, verify: 'npm test' }, { mode: 'command', command: 'npm test' }],
+  ])('normalizes verify %#', (body, expected) => {
+    expect(parse(body).verify).toEqual(expected);
+  });
+
+  it('refuses unknown keys, naming them', () => {
+    expect(refusal({ ...ok, model_url: 'http://x' })).toMatchObject({ code: 'invalid_request', field: 'model_url' });
+    expect(refusal({ ...ok, tasks: [{ instruction: 'x', command: 'true', env: { A: '1' } }] })).toMatchObject({
+      code: 'invalid_request',
+      field: 'tasks[0].env',
+    });
+  });
+
+  it.each([
+    [{ ...ok, tasks: [] }, 'tasks'],
+    [{ ...ok, tasks: Array.from({ length: 9 }, () => 'x') }, 'tasks'],
+    [{ ...ok, tasks: [{ instruction: '' }] }, 'tasks[0].instruction'],
+    [{ ...ok, tasks: ['x'.repeat(20_001)] }, 'tasks[0].instruction'],
+    [{ ...ok, tasks: [42] }, 'tasks[0]'],
+    [{ ...ok, timeout_s: 5 }, 'timeout_s'],
+    [{ ...ok, timeout_s: 86_401 }, 'timeout_s'],
+    [{ ...ok, timeout_s: 10.5 }, 'timeout_s'],
+    [{ ...ok, verify_timeout_s: 3_601 }, 'verify_timeout_s'],
+    [{ ...ok, fix_rounds: 5 }, 'fix_rounds'],
+    [{ ...ok, max_rounds: 0 }, 'max_rounds'],
+    [{ ...ok, context: 'x'.repeat(8_001) }, 'context'],
+    [{ ...ok, verify: 'x'.repeat(501) }, 'verify'],
+    [{ ...ok, criteria: Array.from({ length: 21 }, () => 'c') }, 'criteria'],
+    [{ ...ok, criteria: ['x'.repeat(301)] }, 'criteria[0]'],
+    [{ ...ok, expected_output_contains: '' }, 'expected_output_contains'],
+    [{ ...ok, expected_output_contains: '   ' }, 'expected_output_contains'],
+    [{ ...ok, expected_output_contains: 'x'.repeat(201) }, 'expected_output_contains'],
+    [{ ...ok, tasks: [{ instruction: 'x', command: 'true', files: ['../etc/passwd'] }] }, 'tasks[0].files[0]'],
+    [{ ...ok, tasks: [{ instruction: 'x', command: 'true', files: ['/etc/passwd'] }] }, 'tasks[0].files[0]'],
+    [{ ...ok, tasks: [{ instruction: 'x', command: 'true', outputs: ['a/../../b'] }] }, 'tasks[0].outputs[0]'],
+    [{ ...ok, tasks: [{ instruction: 'x', command: 'true', name: 'Bad Name' }] }, 'tasks[0].name'],
+    [{ ...ok, tasks: [{ instruction: 'x', command: 'true', name: 'job' }] }, 'tasks[0].name'],
+    [{ ...ok, tasks: [{ instruction: 'x', command: 'true', type: 'dance' }] }, 'tasks[0].type'],
+    [{ ...ok, parallel: 'yes' }, 'parallel'],
+    [{ workspace: 5, tasks: ['x'] }, 'workspace'],
+  ])('refuses a limit or type breach with the offending field %#', (body, field) => {
+    const r = refusal(body);
+    expect(r.code).toBe('invalid_request');
+    expect(r.field).toBe(field);
+  });
+
+  it('names the value and the range in a limit message', () => {
+    expect(refusal({ ...ok, timeout_s: -5 }).message).toBe('timeout_s: must be 10 or more, got -5');
+  });
+
+  it('refuses duplicate task names', () => {
+    const r = refusal({ ...ok, tasks: [{ instruction: 'a', name: 'x', command: 'true' }, { instruction: 'b', name: 'x', command: 'true' }] });
+    expect(r).toMatchObject({ code: 'invalid_request', field: 'tasks[1].name' });
+  });
+
+  it('refuses fields of features this build does not have with not_supported', () => {
+    expect(refusal({ ...ok, reviewer: true })).toMatchObject({ code: 'not_supported', field: 'reviewer' });
+    expect(refusal({ ...ok, isolation: 'worktree' })).toMatchObject({ code: 'not_supported', field: 'isolation' });
+    expect(refusal({ ...ok, approval: 'required' })).toMatchObject({ code: 'not_supported', field: 'approval' });
+    expect(refusal({ ...ok, tasks: [{ instruction: 'x', command: 'true', gates: ['npm test'] }] })).toMatchObject({
+      code: 'not_supported',
+      field: 'tasks[0].gates',
+    });
+  });
+
+  it('refuses a task with no runner to run it', () => {
+    expect(refusal({ workspace: '/w', tasks: ['think hard'] })).toMatchObject({ code: 'no_runner', field: 'tasks[0].runner' });
+    expect(refusal({ workspace: '/w', tasks: [{ instruction: 'x', runner: 'codex' }] })).toMatchObject({
+      code: 'unknown_runner',
+      field: 'tasks[0].runner',
+    });
+  });
+
+  it('refuses a body that is not an object', () => {
+    expect(refusal([1, 2]).code).toBe('invalid_request');
+    expect(refusal(null).code).toBe('invalid_request');
+  });
+});

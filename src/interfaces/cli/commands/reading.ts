@@ -48,7 +48,12 @@ export async function eventsCommand(cli: CliContext, id: string, flags: { follow
 
 /** `gaffer cancel JOB`: 0 cancelling/cancelled, 1 already final (a conflict). */
 export async function cancelCommand(cli: CliContext, id: string): Promise<number> {
-  const job = (await cli.engine()).cancel(id);
+  const engine = await cli.engine();
+  let job = engine.cancel(id);
+  if (job.status !== 'cancelling' && !engine.runsJob(id)) {
+    // another process runs it and picks the cancel up from the store within a moment: show that
+    job = (await engine.waitFor(id, 'event:cancelling', 5)).state;
+  }
   cli.out(cli.json ? JSON.stringify(job, null, 2) : renderCompact(job));
   return 0;
 }

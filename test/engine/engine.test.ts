@@ -23,7 +23,6 @@ async function runToEnd(engine: Engine, body: Record<string, unknown>): Promise<
   return engine.get(job.id);
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const result = (job: CompactJob) => job.result as any;
 
 describe('a job end to end', () => {

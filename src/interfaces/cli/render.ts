@@ -15,7 +15,7 @@ export function renderCompact(job: CompactJob): string {
   lines.push(`  workspace: ${job.workspace}`);
   if (job.phase) lines.push(`  phase: ${job.phase}`);
   if (job.verdict) lines.push(`  verdict: ${job.verdict}`);
-  const result = job.result as Record<string, any> | undefined; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const result = job.result as Record<string, any> | undefined;
   const workers = (result?.workers ?? []) as CompactWorker[];
   if (workers.length > 0) {
     lines.push('  workers:');

@@ -23,6 +23,8 @@ export interface Snapshot {
   largeFilesByStat: boolean;
   /** Why the fallback was used, when it was. */
   fallbackReason?: string;
+  /** When it was taken (ms since the epoch): lets a checkpoint be compared with an mtime snapshot. */
+  takenAtMs?: number;
 }
 
 export interface SnapshotOptions {
@@ -42,6 +44,13 @@ export interface SnapshotOptions {
   gitTimeoutMs?: number;
   /** Force the mtime fallback (no git on PATH is detected by itself). */
   forceMtime?: boolean;
+  /**
+   * The snapshot this one will be diffed against: an mtime `like` forces the mtime fallback, so
+   * before and after always have the same source. The engine passes the pre-snapshot here.
+   */
+  like?: Snapshot;
+  /** Cap of the mtime fallback, default 60,000 files (spec 03). */
+  mtimeMaxEntries?: number;
 }
 
 /** What changed between two snapshots of one workspace: full lists, never capped. */

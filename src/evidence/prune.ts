@@ -1,0 +1,59 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { isGitAvailable, runGitOk } from './git.js';
+import { withRepoLock } from './repo-lock.js';
+import { shadowIndexFile } from './shadow-repo.js';
+
+const PRUNE_TIMEOUT_MS = 600_000;
+
+/**
+ * Deletes the snapshots of jobs not in `keepJobIds`: their refs in every shadow repository, then
+ * `reflog expire` + `gc --prune=now` so the objects go too, their large-file manifests and their
+ * mtime manifests. A shadow repository left without any ref is removed whole. Call it when no job
+ * is live on the workspaces concerned (gc must never run during a job, spec 03).
+ */
+export async function pruneSnapshots(dataDir: string, keepJobIds: Set<string>): Promise<{ refsDeleted: number }> {
+  const root = path.resolve(dataDir);
+  let refsDeleted = 0;
+  const shadowRoot = path.join(root, 'shadow');
+  const repos = (await fs.readdir(shadowRoot).catch(() => [] as string[])).filter((name) => name.endsWith('.git'));
+  const hasGit = repos.length > 0 && (await isGitAvailable());
+  for (const name of repos) {
+    const gitDir = path.join(shadowRoot, name);
+    await removeJobDirs(path.join(gitDir, 'manifests'), keepJobIds);
+    if (hasGit) refsDeleted += await withRepoLock(gitDir, PRUNE_TIMEOUT_MS, () => pruneRepo(gitDir, keepJobIds));
+  }
+  await removeJobDirs(path.join(root, 'snapshots'), keepJobIds);
+  return { refsDeleted };
+}
+
+async function pruneRepo(gitDir: string, keep: Set<string>): Promise<number> {
+  // the shadow index's blobs stay reachable for gc only through GIT_INDEX_FILE
+  const opts = { cwd: gitDir, timeoutMs: PRUNE_TIMEOUT_MS, env: { GIT_INDEX_FILE: shadowIndexFile(gitDir) } };
+  const git = [`--git-dir=${gitDir}`];
+  const listed = await runGitOk([...git, 'for-each-ref', '--format=%(refname)', 'refs/gaffer/'], opts);
+  const refs = listed
+    .toString('utf8')
+    .split('\n')
+    .filter((r) => r !== '');
+  const doomed = refs.filter((ref) => {
+    const job = ref.split('/')[3];
+    return job !== undefined && !keep.has(job);
+  });
+  if (doomed.length === 0) return 0;
+  if (doomed.length === refs.length) {
+    await fs.rm(gitDir, { recursive: true, force: true });
+    return doomed.length;
+  }
+  await runGitOk([...git, 'update-ref', '--stdin'], { ...opts, input: doomed.map((ref) => `delete ${ref}\n`).join('') });
+  await runGitOk([...git, 'reflog', 'expire', '--expire=now', '--all'], opts);
+  await runGitOk([...git, 'gc', '--prune=now', '--quiet'], opts);
+  return doomed.length;
+}
+
+async function removeJobDirs(dir: string, keep: Set<string>): Promise<void> {
+  const entries = await fs.readdir(dir).catch(() => [] as string[]);
+  for (const job of entries) {
+    if (!keep.has(job)) await fs.rm(path.join(dir, job), { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,64 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { runGitOk } from './git.js';
+
+/** Byte-exact storage: no eol, filter, ident or encoding rule of the workspace applies (spec 03). */
+const ATTRIBUTES = '* -text -eol -filter -ident -working-tree-encoding -export-subst\n';
+
+/** Config of every shadow repository: nothing runs, nothing rewrites content, no gc during a job. */
+const CONFIG: ReadonlyArray<[string, string]> = [
+  ['core.hooksPath', '/dev/null'],
+  ['core.autocrlf', 'false'],
+  ['core.safecrlf', 'false'],
+  ['core.symlinks', 'true'],
+  ['core.fileMode', 'true'],
+  ['core.quotePath', 'false'],
+  ['core.logAllRefUpdates', 'false'],
+  ['core.fsmonitor', 'false'],
+  ['core.untrackedCache', 'false'],
+  ['gc.auto', '0'],
+  ['gc.autoDetach', 'false'],
+  ['maintenance.auto', 'false'],
+];
+
+/** Marker written once the repository is fully configured (a crash mid-setup redoes it). */
+const READY = 'gaffer-ready';
+
+/** The per-workspace index file kept between jobs (its stat cache makes re-checkpoints incremental). */
+export function shadowIndexFile(gitDir: string): string {
+  return path.join(gitDir, 'gaffer-index');
+}
+
+/** An index path that never exists: listing with it makes every non-ignored file "untracked". */
+export function emptyIndexFile(gitDir: string): string {
+  return path.join(gitDir, 'gaffer-empty-index');
+}
+
+/** Creates and configures the bare shadow repository when it is not ready yet. */
+export async function ensureShadowRepo(gitDir: string, timeoutMs: number): Promise<void> {
+  const ready = await fs
+    .access(path.join(gitDir, READY))
+    .then(() => true)
+    .catch(() => false);
+  if (ready) {
+    await writeAttributes(gitDir);
+    return;
+  }
+  await fs.mkdir(path.dirname(gitDir), { recursive: true });
+  const cwd = path.dirname(gitDir);
+  // --template= : no sample hooks, nothing copied from a system template dir.
+  await runGitOk(['init', '--bare', '--quiet', '--template=', gitDir], { cwd, timeoutMs });
+  for (const [key, value] of CONFIG) {
+    await runGitOk([`--git-dir=${gitDir}`, 'config', key, value], { cwd, timeoutMs });
+  }
+  await writeAttributes(gitDir);
+  await fs.writeFile(path.join(gitDir, READY), '');
+}
+
+async function writeAttributes(gitDir: string): Promise<void> {
+  const file = path.join(gitDir, 'info', 'attributes');
+  const current = await fs.readFile(file, 'utf8').catch(() => '');
+  if (current === ATTRIBUTES) return;
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  await fs.writeFile(file, ATTRIBUTES);
+}

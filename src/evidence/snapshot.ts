@@ -1,0 +1,59 @@
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { GafferError } from '../domain/errors.js';
+import { DEFAULT_GIT_TIMEOUT_MS, isGitAvailable } from './git.js';
+import { MTIME_MAX_ENTRIES, takeMtimeSnapshot } from './mtime-snapshot.js';
+import { assertSafeSegment, relativeInside, shadowGitDir } from './paths.js';
+import { takeCheckpoint } from './shadow-checkpoint.js';
+import type { Snapshot, SnapshotOptions } from './types.js';
+
+/** Default size cap: larger files are recorded by size+mtime+inode (spec 03). */
+export const DEFAULT_SIZE_CAP_BYTES = 20 * 1024 * 1024;
+
+/**
+ * Snapshots a workspace: a content-exact shadow-git checkpoint, or the mtime fallback when git is
+ * not on PATH, the shadow repository fails (`fallbackReason` says why), `forceMtime` is set, or
+ * `like` is an mtime snapshot (so a before/after pair always has one source).
+ */
+export async function takeSnapshot(opts: SnapshotOptions): Promise<Snapshot> {
+  assertSafeSegment(opts.jobId, 'jobId');
+  assertSafeSegment(opts.label, 'label');
+  const workspace = path.resolve(opts.workspace);
+  const dataDir = path.resolve(opts.dataDir);
+  if (statSync(workspace, { throwIfNoEntry: false })?.isDirectory() !== true) {
+    throw new GafferError('invalid_request', `workspace ${workspace} is not a directory: pass an existing folder`, 'workspace');
+  }
+  const alwaysInclude = opts.alwaysInclude ?? [];
+  const skipAbs = relativeInside(workspace, dataDir) === null ? [] : [dataDir];
+
+  let fallbackReason: string;
+  if (opts.forceMtime === true) fallbackReason = 'mtime snapshot requested (forceMtime)';
+  else if (opts.like?.source === 'mtime') fallbackReason = 'the snapshot it is compared with is an mtime snapshot';
+  else if (!(await isGitAvailable())) fallbackReason = 'git is not on PATH';
+  else {
+    try {
+      return await takeCheckpoint({
+        workspace,
+        gitDir: shadowGitDir(dataDir, workspace),
+        jobId: opts.jobId,
+        label: opts.label,
+        alwaysInclude,
+        sizeCapBytes: opts.sizeCapBytes ?? DEFAULT_SIZE_CAP_BYTES,
+        timeoutMs: opts.gitTimeoutMs ?? DEFAULT_GIT_TIMEOUT_MS,
+        skipAbs,
+      });
+    } catch (err) {
+      fallbackReason = `shadow repository failed: ${err instanceof Error ? err.message : String(err)}`;
+    }
+  }
+  return takeMtimeSnapshot({
+    workspace,
+    dataDir,
+    jobId: opts.jobId,
+    label: opts.label,
+    alwaysInclude,
+    maxEntries: opts.mtimeMaxEntries ?? MTIME_MAX_ENTRIES,
+    skipAbs,
+    fallbackReason,
+  });
+}

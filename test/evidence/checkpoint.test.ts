@@ -1,0 +1,137 @@
+import { execFileSync } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { diffSnapshots } from '../../src/evidence/index.js';
+import { git, lsTree, snap, stored, tempDir, write } from './helpers.js';
+
+async function repoWorkspace(files: Record<string, string | Buffer>): Promise<{ ws: string; data: string }> {
+  const ws = await tempDir();
+  const data = await tempDir('gaffer-data-');
+  git(ws, 'init', '-q');
+  await write(ws, files);
+  git(ws, 'add', '-A');
+  git(ws, 'commit', '-qm', 'init');
+  return { ws, data };
+}
+
+describe('checkpoint diff', () => {
+  it('reports an added, a modified and a deleted file, sorted', async () => {
+    const { ws, data } = await repoWorkspace({ 'src/api.ts': 'a\n', 'src/old.ts': 'o\n', 'README.md': 'r\n' });
+    const pre = await snap(ws, data, 'pre');
+    expect(pre.source).toBe('checkpoint');
+    expect(pre.ref).toMatch(/^refs\/gaffer\/[0-9a-f]{16}\/job1\/pre$/);
+    await write(ws, { 'src/api.ts': 'a2\n', 'src/new.ts': 'n\n', 'b.ts': 'b\n' });
+    await fs.rm(path.join(ws, 'src/old.ts'));
+    const post = await snap(ws, data, 'post', { like: pre });
+    expect(await diffSnapshots(pre, post)).toEqual({ added: ['b.ts', 'src/new.ts'], modified: ['src/api.ts'], deleted: ['src/old.ts'] });
+  });
+
+  it('reports a rename as a delete plus an add', async () => {
+    const { ws, data } = await repoWorkspace({ 'a/one.ts': 'same content\n' });
+    const pre = await snap(ws, data, 'pre');
+    await fs.rename(path.join(ws, 'a/one.ts'), path.join(ws, 'a/two.ts'));
+    const post = await snap(ws, data, 'post');
+    expect(await diffSnapshots(pre, post)).toEqual({ added: ['a/two.ts'], modified: [], deleted: ['a/one.ts'] });
+  });
+
+  it('an unchanged workspace diffs empty', async () => {
+    const { ws, data } = await repoWorkspace({ 'x.txt': 'x\n' });
+    const pre = await snap(ws, data, 'pre');
+    const post = await snap(ws, data, 'post');
+    expect(await diffSnapshots(pre, post)).toEqual({ added: [], modified: [], deleted: [] });
+  });
+
+  it('an exec-bit change is a modification', async () => {
+    const { ws, data } = await repoWorkspace({ 'run.sh': 'echo hi\n' });
+    const pre = await snap(ws, data, 'pre');
+    expect(lsTree(pre).get('run.sh')?.mode).toBe('100644');
+    await fs.chmod(path.join(ws, 'run.sh'), 0o755);
+    const post = await snap(ws, data, 'post');
+    expect(lsTree(post).get('run.sh')?.mode).toBe('100755');
+    expect(await diffSnapshots(pre, post)).toEqual({ added: [], modified: ['run.sh'], deleted: [] });
+  });
+
+  it('a file turned into a symlink is a modification', async () => {
+    const { ws, data } = await repoWorkspace({ 'conf.json': '{}\n', 'real.json': '{"a":1}\n' });
+    const pre = await snap(ws, data, 'pre');
+    await fs.rm(path.join(ws, 'conf.json'));
+    await fs.symlink('real.json', path.join(ws, 'conf.json'));
+    const post = await snap(ws, data, 'post');
+    expect(await diffSnapshots(pre, post)).toEqual({ added: [], modified: ['conf.json'], deleted: [] });
+  });
+
+  it('a binary change is seen', async () => {
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 1, 2, 3]);
+    const { ws, data } = await repoWorkspace({ 'img/x.png': png });
+    const pre = await snap(ws, data, 'pre');
+    expect(stored(pre, 'img/x.png').equals(png)).toBe(true);
+    await write(ws, { 'img/x.png': Buffer.concat([png, Buffer.from([0, 9])]) });
+    const post = await snap(ws, data, 'post');
+    expect((await diffSnapshots(pre, post)).modified).toEqual(['img/x.png']);
+  });
+
+  it('snapshots a folder that is not a repository', async () => {
+    const ws = await tempDir();
+    const data = await tempDir('gaffer-data-');
+    await write(ws, { 'notes.txt': 'n\n', 'sub/deep/file.py': 'print(1)\n', '.gitignore': '*.log\n', 'out.log': 'noise\n' });
+    const pre = await snap(ws, data, 'pre');
+    expect(pre.source).toBe('checkpoint');
+    expect([...lsTree(pre).keys()].sort()).toEqual(['.gitignore', 'notes.txt', 'sub/deep/file.py']);
+    await write(ws, { 'sub/deep/file.py': 'print(2)\n' });
+    const post = await snap(ws, data, 'post');
+    expect(await diffSnapshots(pre, post)).toEqual({ added: [], modified: ['sub/deep/file.py'], deleted: [] });
+  });
+
+  it('leaves out the excluded folders at any depth', async () => {
+    const { ws, data } = await repoWorkspace({ 'src/a.ts': 'a\n' });
+    await write(ws, {
+      'node_modules/x/index.js': 'x\n',
+      'pkg/node_modules/y.js': 'y\n',
+      'py/__pycache__/m.pyc': 'c\n',
+      'py/.venv/lib/site.py': 's\n',
+      'web/dist/app.js': 'd\n',
+      'rust/target/debug/bin': 'b\n',
+      '.gaffer/state.json': '{}\n',
+      'build.gradle': 'a file named like a folder is kept\n',
+    });
+    const pre = await snap(ws, data, 'pre');
+    expect([...lsTree(pre).keys()].sort()).toEqual(['build.gradle', 'src/a.ts']);
+  });
+
+  it('never snapshots its own data dir when it lives inside the workspace', async () => {
+    const { ws } = await repoWorkspace({ 'a.txt': 'a\n' });
+    const data = path.join(ws, 'var', 'gaffer-data');
+    const pre = await snap(ws, data, 'pre');
+    expect([...lsTree(pre).keys()]).toEqual(['a.txt']);
+    const post = await snap(ws, data, 'post');
+    expect(await diffSnapshots(pre, post)).toEqual({ added: [], modified: [], deleted: [] });
+  });
+
+  it('a re-checkpoint after a few changes only re-hashes those (much faster than the first)', async () => {
+    const ws = await tempDir();
+    const data = await tempDir('gaffer-data-');
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 3000; i++) files[`d${i % 30}/f${i}.txt`] = `${i} ${'x'.repeat(2000)}\n`;
+    await write(ws, files);
+    // a second passes so no entry is "racily clean" (same-second mtime as the index)
+    await new Promise((r) => setTimeout(r, 1100));
+    let t = performance.now();
+    const pre = await snap(ws, data, 'pre');
+    const first = performance.now() - t;
+    await snap(ws, data, 'warm');
+    await write(ws, { 'd1/f1.txt': 'changed\n', 'd2/f2.txt': 'changed\n' });
+    t = performance.now();
+    const post = await snap(ws, data, 'post');
+    const second = performance.now() - t;
+    expect((await diffSnapshots(pre, post)).modified).toEqual(['d1/f1.txt', 'd2/f2.txt']);
+    expect(second).toBeLessThan(first / 2);
+  });
+
+  it('refs keep every snapshot of a job reachable', async () => {
+    const { ws, data } = await repoWorkspace({ 'a.txt': 'a\n' });
+    const pre = await snap(ws, data, 'pre');
+    const refs = execFileSync('git', [`--git-dir=${pre.gitDir}`, 'for-each-ref', '--format=%(objectname) %(refname)'], { encoding: 'utf8' });
+    expect(refs.trim()).toBe(`${pre.id} ${pre.ref}`);
+  });
+});

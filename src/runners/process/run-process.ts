@@ -181,7 +181,8 @@ export async function runProcess(opts: RunProcessOptions): Promise<ProcessResult
     guard(() => onSpawn({ pgid, startedAt }));
   }
 
-  const splitters = [new LineSplitter(), new LineSplitter()];
+  const stdoutLines = new LineSplitter();
+  const stderrLines = new LineSplitter(); // its own: a partial stdout line must not absorb stderr text
   const emitLines = (lines: string[]): void => {
     if (lines.length > 0 && opts.onOutput !== undefined) {
       const onOutput = opts.onOutput;
@@ -198,8 +199,8 @@ export async function runProcess(opts: RunProcessOptions): Promise<ProcessResult
       guard(() => onTail(tail.text()));
     }
   };
-  child.stdout?.on('data', onData(splitters[0] ?? new LineSplitter()));
-  child.stderr?.on('data', onData(splitters[1] ?? new LineSplitter()));
+  child.stdout?.on('data', onData(stdoutLines));
+  child.stderr?.on('data', onData(stderrLines));
 
   const graceMs = opts.graceMs ?? 3000;
   const killWaitMs = opts.killWaitMs ?? 5000;
@@ -247,7 +248,7 @@ export async function runProcess(opts: RunProcessOptions): Promise<ProcessResult
     child.stdout?.destroy();
     child.stderr?.destroy();
   }
-  for (const splitter of splitters) emitLines(splitter.flush());
+  emitLines([...stdoutLines.flush(), ...stderrLines.flush()]);
   result.log = log?.close() ?? null;
   return finish();
 }

@@ -99,5 +99,10 @@ export interface Runner {
   readonly key: string;
   /** True when a fix round can continue this runner's session. */
   readonly canResume: boolean;
+  /**
+   * True when parallel workers of this runner may share one workspace (builtin, under file locks).
+   * Absent or false: one at a time in a shared workspace (spec 06: agent CLIs and `shell`).
+   */
+  readonly sharesWorkspace?: boolean;
   run(input: RunnerInput): Promise<RunnerReport>;
 }

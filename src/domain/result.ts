@@ -25,7 +25,10 @@ export interface VerificationJson {
   output_tail: string;
   attempts: number;
   previous?: { summary: string; failures: string[] }[];
+  /** Test files or runner config the workers edited (spec 03 "Test weakening"). */
   tests_touched?: string[];
+  /** Tests that ran before the work and are gone or skipped after it. */
+  tests_weakened?: string[];
 }
 
 export interface Uncertainty {

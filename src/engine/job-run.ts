@@ -2,7 +2,7 @@ import type { ChangeSet, ChangesJson, Snapshot } from '../evidence/types.js';
 import { buildChangesJson, diffSnapshots, readGitFacts, takeSnapshot } from '../evidence/index.js';
 import type { JobResult, VerificationJson } from '../domain/result.js';
 import type { TaskSpec } from '../domain/request.js';
-import { runVerification, judgeBlocking } from '../verification/run-verification.js';
+import { verifyWork, type BaselineCache } from '../verification/verify.js';
 import { buildFixerInstruction } from '../verification/fixer-instruction.js';
 import { compareArtifacts, verificationArtifact } from '../verification/convergence.js';
 import { Semaphore } from './semaphore.js';
@@ -11,7 +11,6 @@ import type { JobContext } from './job-context.js';
 import { runWorker, type WorkerEnd, type WorkerPlan } from './worker-run.js';
 import { settleJob, emptyTotals } from './settle.js';
 import { ownProcessIdentity } from '../store/process-identity.js';
-import { join } from 'node:path';
 
 /** Cross-process lock looks: at most every 200 ms (spec 06). */
 export const LOCK_POLL_MS = 200;
@@ -78,7 +77,9 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
   }
 
   let round = 0;
-  let verification = await verifyOnce(ctx, round, lastWork, evidence, snap);
+  const baselines: BaselineCache = new Map();
+  const verify = async (r: number) => verifyOnce(ctx, r, lastWork, evidence, snap, allPaths(await evidence.workerChanges(lastWork)), baselines);
+  let verification = await verify(round);
   const previous: { summary: string; failures: string[] }[] = [];
   const fixers: WorkerEnd[] = [];
   let converged: ReturnType<typeof compareArtifacts> | null = null;
@@ -110,7 +111,7 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
     lastWork = afterFix;
     ctx.phase(`verifying again after fix round ${round}`);
     previous.push({ summary: verification.summary, failures: verification.failures });
-    const next = await verifyOnce(ctx, round, lastWork, evidence, snap);
+    const next = await verify(round);
     const nextArtifact = verificationArtifact(next, allPaths(await evidence.workerChanges(lastWork)));
     verification = { ...next, attempts: round + 1, previous: [...previous] };
     const comparison = compareArtifacts(artifact, nextArtifact);
@@ -142,24 +143,30 @@ async function verifyOnce(
   lastWork: Snapshot,
   evidence: EvidenceTrail,
   snap: (label: string) => Promise<Snapshot>,
+  changedPaths: string[],
+  cache: BaselineCache,
 ): Promise<VerificationJson> {
   const spec = ctx.spec;
   if (spec.verify.mode !== 'off') ctx.phase('running the verification');
-  const raw = await runVerification({
+  const verification = await verifyWork({
     workspace: spec.workspace,
     verify: spec.verify,
     scope: spec.verify_scope,
     timeoutS: spec.verify_timeout_s,
     expectedOutput: spec.expected_output_contains,
-    logFile: join(ctx.jobDir, `verification-${round}.log`),
+    pre: evidence.pre,
+    changedPaths,
+    workDir: ctx.jobDir,
+    label: String(round),
+    cache,
     signal: ctx.abort.signal,
   });
-  if (raw.ran) {
+  if (verification.ran) {
     // spec 03: the verification's own writes are snapshotted separately, never blamed on workers
     const afterVerify = await snap(`verify-${round}`);
     evidence.addVerificationStep(await diffSnapshots(lastWork, afterVerify), afterVerify);
   }
-  return judgeBlocking(raw);
+  return verification;
 }
 
 /** The task workers: in order, or at once up to the cap; runners that cannot share a workspace one at a time. */
@@ -264,6 +271,10 @@ class EvidenceTrail {
 
   constructor(pre: Snapshot) {
     this.#pre = pre;
+  }
+
+  get pre(): Snapshot {
+    return this.#pre;
   }
 
   get lastVerified(): Snapshot | null {

@@ -52,7 +52,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
         criteria,
         cancelled: s.cancelled,
         largeFilesByStat: Boolean((ctx.job.checkpoint as { largeFilesByStat?: boolean } | null)?.largeFilesByStat),
-        testsWeakened: false,
+        testsWeakened: (s.verification?.tests_weakened?.length ?? 0) > 0,
       });
 
   const status: JobStatus = s.cancelled

@@ -60,7 +60,8 @@ describe('a job end to end', () => {
     const ws = makeWorkspace(CALC_FILES);
     // the first run does nothing useful; the fix round (instruction file names the failure) fixes it
     const command = `if grep -q 'verification of this work failed' "$GAFFER_INSTRUCTION_FILE"; then ${FIX_ADD}; else echo "// touched" >> src/math.js; fi`;
-    const job = await runToEnd(engine, { workspace: ws, fix_rounds: 2, tasks: [{ name: 'impl', instruction: 'fix add', command }] });
+    // an explicit command is the task's proof: its failure blocks even though it failed before the work
+    const job = await runToEnd(engine, { workspace: ws, verify: 'npm test', fix_rounds: 2, tasks: [{ name: 'impl', instruction: 'fix add', command }] });
     expect(job.status).toBe('done');
     expect(result(job).proof.verdict).toBe('proved');
     const workers = result(job).workers;
@@ -80,7 +81,7 @@ describe('a job end to end', () => {
   it('fix rounds that leave the same failure stop by convergence and the job is contradicted', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace(CALC_FILES);
-    const job = await runToEnd(engine, { workspace: ws, fix_rounds: 4, tasks: [{ instruction: 'try', command: 'echo trying' }] });
+    const job = await runToEnd(engine, { workspace: ws, verify: 'npm test', fix_rounds: 4, tasks: [{ instruction: 'try', command: 'echo trying' }] });
     expect(job.status).toBe('partial');
     expect(result(job).stopped_by).toBe('convergence');
     expect(result(job).convergence).toMatchObject({ converged: true });

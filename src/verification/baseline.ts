@@ -1,0 +1,68 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { scrubbedGitEnv } from '../evidence/git.js';
+import type { Snapshot } from '../evidence/types.js';
+
+/**
+ * Dependency folders the checkpoint excludes: the baseline copy links them from the workspace
+ * rather than copying them (spec 03), so the old code runs against the same installed packages.
+ */
+export const LINKED_DEPENDENCY_DIRS = ['node_modules', '.venv', 'venv', 'target'] as const;
+
+/** Lockfiles whose content is part of the baseline cache key. */
+const LOCKFILES = ['package-lock.json', 'pnpm-lock.yaml', 'yarn.lock', 'bun.lockb', 'bun.lock', 'poetry.lock', 'uv.lock', 'requirements.txt', 'go.sum', 'Cargo.lock'];
+
+/** Why a baseline cannot be made, or null when it can. */
+export function whyNoBaseline(pre: Snapshot | null): string | null {
+  if (pre === null) return 'no checkpoint';
+  if (pre.source !== 'checkpoint' || !pre.gitDir) return 'the checkpoint is mtime evidence: its content was not recorded';
+  return null;
+}
+
+/** The cache key of a baseline run: (checkpoint, command, lockfile hashes) (spec 03). */
+export function baselineKey(pre: Snapshot, command: string, workspace: string): string {
+  const hash = createHash('sha256').update(pre.id).update('\0').update(command);
+  for (const file of LOCKFILES) {
+    const path = join(workspace, file);
+    if (existsSync(path)) hash.update('\0').update(file).update('\0').update(readFileSync(path));
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * Materializes the checkpoint's content in `dir` (outside the workspace) from the shadow commit,
+ * byte-exact with symlinks and exec bits (`git archive | tar -x`), and links the workspace's
+ * dependency folders into it.
+ */
+export async function exportCheckpoint(pre: Snapshot, dir: string, timeoutMs = 120_000): Promise<void> {
+  if (!pre.gitDir) throw new Error('exportCheckpoint: the snapshot has no shadow repository');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  await new Promise<void>((resolve, reject) => {
+    const git = spawn('git', [`--git-dir=${pre.gitDir}`, 'archive', '--format=tar', pre.id], { env: scrubbedGitEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const tar = spawn('tar', ['-x', '-f', '-', '-C', dir], { stdio: ['pipe', 'ignore', 'pipe'] });
+    git.stdout.pipe(tar.stdin);
+    let stderr = '';
+    git.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    tar.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      git.kill('SIGKILL');
+      tar.kill('SIGKILL');
+    }, timeoutMs);
+    let gitCode: number | null = null;
+    git.on('error', reject);
+    tar.on('error', reject);
+    git.on('close', (code) => (gitCode = code));
+    tar.on('close', (code) => {
+      clearTimeout(timer);
+      if (code === 0 && gitCode === 0) resolve();
+      else reject(new Error(`exporting checkpoint ${pre.id.slice(0, 12)} failed: ${stderr.trim() || `git ${gitCode}, tar ${code}`}`));
+    });
+  });
+  for (const name of LINKED_DEPENDENCY_DIRS) {
+    const source = join(pre.workspace, name);
+    if (existsSync(source) && !existsSync(join(dir, name))) symlinkSync(source, join(dir, name));
+  }
+}

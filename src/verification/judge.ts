@@ -1,0 +1,152 @@
+import type { VerificationJson } from '../domain/result.js';
+import { summarizeCounts } from './parsers/index.js';
+import type { SuiteRun } from './run-suite.js';
+
+export const OUTPUT_TAIL_CHARS = 1_500;
+export const FAILURES_SHOWN = 10;
+export const FAILURE_CHARS = 200;
+
+/** Kinds whose output gaffer knows how to read: their silence means "did not run", not "passed". */
+const TEST_RUNNER_KINDS = new Set(['node', 'pytest', 'go', 'cargo']);
+
+export const SUITE_DID_NOT_COMPLETE = '<suite did not complete>';
+export const RUNNER_ERROR = '<runner error>';
+
+/** How one run reads on its own, before any comparison. */
+export interface RunReading {
+  /** null: inconclusive. */
+  ok: boolean | null;
+  inconclusive: boolean;
+  failures: string[];
+  summary: string;
+  /** A non-zero exit with no parsed failure from a known test runner: conclusive only if the baseline exits 0. */
+  runnerError: boolean;
+  outputMatched?: boolean;
+}
+
+/** Reads one run (spec 03 "Inconclusive", the SWE-bench guards, the oracle). */
+export function readRun(run: SuiteRun, opts: { kind: string | null; timeoutS: number; expectedOutput: string | null }): RunReading {
+  const p = run.parsed;
+  const counts = summarizeCounts(p);
+  const inconclusive = (summary: string): RunReading => ({ ok: null, inconclusive: true, failures: [], summary, runnerError: false });
+  if (run.isCancelled) return inconclusive('cancelled before it finished');
+  if (run.timedOut) return inconclusive(`timed out after ${opts.timeoutS} s`);
+  if (run.cause !== null) return inconclusive(`could not start: ${run.cause}`);
+  // sh says 127 when the command is not found, 126 when it cannot be executed
+  if (run.exitCode === 127 || run.exitCode === 126) return inconclusive(`the command could not run (exit ${run.exitCode}): ${lastLine(run.tail)}`);
+  if (run.exitCode === null) return inconclusive(`killed by ${run.signal ?? 'a signal'}`);
+  if (p.failed.length === 0 && p.collectionError) return inconclusive(`collection errors: no test ran (exit ${run.exitCode})`);
+  if (p.failed.length === 0 && p.noTestsRan) return inconclusive(`no tests ran (exit ${run.exitCode})`);
+
+  const knownRunner = p.framework !== null || (opts.kind !== null && TEST_RUNNER_KINDS.has(opts.kind));
+  const matched = run.landmarkSeen;
+  const withMatch = (r: RunReading): RunReading => (matched === undefined ? r : { ...r, outputMatched: matched });
+  if (run.exitCode === 0) {
+    if (matched === false) return withMatch({ ok: false, inconclusive: false, failures: [], summary: `exit 0 but the output lacks the expected landmark`, runnerError: false });
+    // guard: zero parsed tests and no sign the suite ran is "did not run", not a pass
+    const parsedAny = p.passed.length + p.failed.length > 0 || (p.counts !== null && p.counts.passed + p.counts.failed > 0);
+    if (knownRunner && !parsedAny && !p.ranSignal) return inconclusive('exit 0 but no sign that any test ran');
+    if (p.failed.length > 0) {
+      return withMatch({ ok: false, inconclusive: false, failures: p.failed, summary: counts ?? `${p.failed.length} failed (exit 0)`, runnerError: false });
+    }
+    return withMatch({ ok: true, inconclusive: false, failures: [], summary: counts ?? 'exit 0', runnerError: false });
+  }
+  if (p.failed.length > 0) return withMatch({ ok: false, inconclusive: false, failures: p.failed, summary: counts ?? `exit ${run.exitCode}`, runnerError: false });
+  // guard: a non-zero exit with no parsed failure is a runner error (decided against the baseline)
+  if (knownRunner) return withMatch({ ok: false, inconclusive: false, failures: [RUNNER_ERROR], summary: `exit ${run.exitCode} with no failing test named`, runnerError: true });
+  return withMatch({ ok: false, inconclusive: false, failures: [], summary: counts ?? `exit ${run.exitCode}`, runnerError: false });
+}
+
+/** Everything the verdict on a verification is made of. */
+export interface JudgeInput {
+  mode: VerificationJson['mode'];
+  kind: string | null;
+  command: string;
+  scope: 'related' | 'all' | null;
+  relatedFiles?: string[];
+  after: SuiteRun;
+  reading: RunReading;
+  /** The same command on the checkpoint's content, when it ran. */
+  baseline: { run: SuiteRun; reading: RunReading } | null;
+  /** New failing ids that passed on a targeted rerun. */
+  flaky: string[];
+  testsTouched: string[];
+  testsWeakened: string[];
+}
+
+/** Decides ok / inconclusive / blocking and the new vs pre-existing split (spec 03 "What blocks done"). */
+export function judgeVerification(j: JudgeInput): VerificationJson {
+  let { ok, inconclusive, failures, summary } = j.reading;
+  const base = j.baseline;
+  const baseFailed = new Set(base?.reading.failures ?? []);
+  const baseConclusive = base !== null && !base.reading.inconclusive && !base.reading.runnerError;
+
+  if (inconclusive && baseConclusive) {
+    // the workers' change made the suite hang or stop collecting: a new failure
+    ok = false;
+    inconclusive = false;
+    failures = [SUITE_DID_NOT_COMPLETE];
+    summary = `${summary}; it completed before the work`;
+  }
+  if (j.reading.runnerError) {
+    if (base !== null && base.run.exitCode === 0) summary = `${summary}; it passed before the work`;
+    else {
+      ok = null;
+      inconclusive = true;
+      failures = [];
+    }
+  }
+
+  const real = failures;
+  const flaky = j.flaky.filter((id) => real.includes(id));
+  // without ids, an exit-code failure is pre-existing when the baseline failed too
+  const exitOnly = ok === false && real.length === 0;
+  const exitOnlyPreExisting = exitOnly && base !== null && base.run.exitCode !== 0 && !base.reading.inconclusive;
+  const preExisting = base === null ? [] : real.filter((f) => baseFailed.has(f));
+  const newFailures = real.filter((f) => !preExisting.includes(f) && !flaky.includes(f));
+  const nonFlaky = real.filter((f) => !flaky.includes(f));
+  if (ok === false && real.length > 0 && nonFlaky.length === 0) ok = true; // flaky failures aside, it passed
+  const preExistingOnly = ok === false && ((real.length > 0 && newFailures.length === 0 && nonFlaky.length > 0) || exitOnlyPreExisting);
+
+  const conclusiveFail = ok === false && !inconclusive;
+  const blocking =
+    conclusiveFail &&
+    (j.mode === 'command'
+      ? nonFlaky.length > 0 || exitOnly // the coordinator named it as the proof: any non-flaky failure blocks
+      : newFailures.length > 0 || (exitOnly && !exitOnlyPreExisting)); // a regression check: only new failures block
+
+  const json: VerificationJson = {
+    mode: j.mode,
+    ran: true,
+    ok,
+    inconclusive,
+    kind: j.kind,
+    command: j.command,
+    scope: j.scope,
+    ...(j.relatedFiles ? { related_files: j.relatedFiles } : {}),
+    exit_code: j.after.exitCode,
+    timed_out: j.after.timedOut,
+    duration_s: Math.round(j.after.durationMs / 100) / 10,
+    blocking,
+    summary: flaky.length > 0 ? `${summary} (${flaky.length} flaky)` : summary,
+    failures: cap(real),
+    new_failures: cap(newFailures),
+    pre_existing: cap(preExisting),
+    ...(ok === false ? { pre_existing_only: preExistingOnly } : {}),
+    flaky: cap(flaky),
+    output_tail: ok === true && flaky.length === 0 ? '' : j.after.tail.slice(-OUTPUT_TAIL_CHARS),
+    attempts: 1,
+    ...(j.reading.outputMatched !== undefined ? { output_matched: j.reading.outputMatched } : {}),
+    ...(j.testsTouched.length > 0 ? { tests_touched: cap(j.testsTouched) } : {}),
+    ...(j.testsWeakened.length > 0 ? { tests_weakened: cap(j.testsWeakened) } : {}),
+  };
+  return json;
+}
+
+function cap(ids: string[]): string[] {
+  return ids.slice(0, FAILURES_SHOWN).map((id) => (id.length > FAILURE_CHARS ? `${id.slice(0, FAILURE_CHARS - 1)}…` : id));
+}
+
+function lastLine(text: string): string {
+  return text.trimEnd().split('\n').at(-1)?.slice(0, 200) ?? '';
+}

@@ -1,0 +1,92 @@
+import { openSync, readSync, closeSync, fstatSync } from 'node:fs';
+import { runProcess } from '../runners/process/run-process.js';
+import { buildWorkerEnv } from '../runners/process/env.js';
+import { parseTestOutput } from './parsers/index.js';
+import type { ParsedRun } from './parsers/types.js';
+
+/** How much of a run's log is read back for parsing: the log keeps head + newest tail. */
+export const PARSE_BYTES = 4 * 1024 * 1024;
+
+/** One run of a test command: how it ended and what its output says. */
+export interface SuiteRun {
+  command: string;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  isCancelled: boolean;
+  /** Why it could not start, when it could not. */
+  cause: string | null;
+  durationMs: number;
+  /** Newest output, for the answer and the fixer. */
+  tail: string;
+  parsed: ParsedRun;
+  /** The expected landmark appeared in the output (undefined when none was asked for). */
+  landmarkSeen: boolean | undefined;
+}
+
+/** What a suite run needs. */
+export interface SuiteInput {
+  command: string;
+  cwd: string;
+  kind: string | null;
+  timeoutMs: number;
+  signal: AbortSignal;
+  logFile: string;
+  expectedOutput?: string | null;
+  /** Extra environment (e.g. a flaky-state dir in tests). */
+  env?: NodeJS.ProcessEnv;
+  onSpawn?: (info: { pgid: number; startedAt: number }) => void;
+}
+
+/** Runs a test command through `sh -c` in `cwd` with comparable settings (spec 03) and parses its output. */
+export async function runSuite(input: SuiteInput): Promise<SuiteRun> {
+  let landmarkSeen = false;
+  const landmark = input.expectedOutput ?? null;
+  const result = await runProcess({
+    shellCommand: input.command,
+    cwd: input.cwd,
+    // spec 03: CI=true, TZ=UTC, PYTHONHASHSEED=0 so runs are comparable
+    env: { ...buildWorkerEnv(process.env), ...input.env, CI: 'true', TZ: 'UTC', PYTHONHASHSEED: '0' },
+    timeoutMs: input.timeoutMs,
+    signal: input.signal,
+    logFile: input.logFile,
+    ...(input.onSpawn ? { onSpawn: input.onSpawn } : {}),
+    ...(landmark !== null ? { onOutput: (lines: string[]) => (landmarkSeen ||= lines.some((l) => l.includes(landmark))) } : {}),
+  });
+  const output = readLog(input.logFile) ?? result.tail;
+  return {
+    command: input.command,
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: result.timedOut,
+    isCancelled: result.isCancelled,
+    cause: result.cause,
+    durationMs: result.durationMs,
+    tail: result.tail,
+    parsed: parseTestOutput(output, { kind: input.kind, command: input.command, workspace: input.cwd }),
+    landmarkSeen: landmark === null ? undefined : landmarkSeen || result.tail.includes(landmark),
+  };
+}
+
+/** The log for parsing: all of it, or its head and its newest bytes when it is longer than PARSE_BYTES. */
+function readLog(file: string): string | null {
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      const size = fstatSync(fd).size;
+      const read = (length: number, position: number) => {
+        const buf = Buffer.alloc(length);
+        readSync(fd, buf, 0, length, position);
+        return buf.toString('utf8');
+      };
+      if (size <= PARSE_BYTES) return read(size, 0);
+      const head = 64 * 1024;
+      // framework summaries sit at the end: keep the newest bytes, and the head for early errors
+      return `${read(head, 0)}\n${read(PARSE_BYTES - head, size - (PARSE_BYTES - head))}`;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return null;
+  }
+}

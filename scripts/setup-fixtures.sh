@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what the fixture projects under test/fixtures/projects need (the parser corpus runs them for real).
+# Idempotent and quick when everything is already there. A toolchain that cannot be installed is reported,
+# not fatal: test/verification/corpus.test.ts skips that framework and says why.
+set -euo pipefail
+cd "$(dirname "$0")/../test/fixtures/projects"
+
+# node fixtures: reinstall only when the lockfile changed since the last install
+for dir in node-test vitest jest mocha; do
+  [ -f "$dir/package.json" ] || continue
+  if ! grep -q '"dependencies"\|"devDependencies"' "$dir/package.json"; then continue; fi
+  stamp="$dir/node_modules/.package-lock.json"
+  if [ -d "$dir/node_modules" ] && [ -f "$stamp" ] && [ "$dir/package-lock.json" -ot "$stamp" ]; then continue; fi
+  echo "setup-fixtures: npm ci in $dir"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+done
+
+# go: Debian's toolchain when none is on the PATH
+if ! command -v go >/dev/null 2>&1; then
+  echo "setup-fixtures: installing golang-go"
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null; }; then
+    echo "setup-fixtures: could not install go; its corpus tests will be skipped" >&2
+  fi
+fi
+
+# pytest: the machine's python when it has pytest, else a venv in the fixture over Debian's pytest
+if ! python3 -c 'import pytest' >/dev/null 2>&1 && [ ! -x pytest/.venv/bin/python ]; then
+  echo "setup-fixtures: installing python3-pytest"
+  if apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pytest python3-venv >/dev/null; then
+    /usr/bin/python3 -m venv --system-site-packages pytest/.venv
+  else
+    echo "setup-fixtures: could not install pytest; its corpus tests will be skipped" >&2
+  fi
+fi
+
+# cargo: the fixture has no dependencies, so nothing to fetch; say so when the toolchain is missing
+command -v cargo >/dev/null 2>&1 || echo "setup-fixtures: cargo is not installed; its corpus tests will be skipped" >&2
+exit 0

@@ -1,0 +1,102 @@
+import type { ParsedRun, TestCounts, TestFramework } from './types.js';
+
+/** Spec 03: each failure is at most 200 chars. */
+export const MAX_ID_CHARS = 200;
+
+// CSI (colors, cursor moves), OSC (hyperlinks, titles) and the two-byte escapes
+const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]/g;
+
+/** Removes terminal escapes: colors, cursor moves, hyperlinks. */
+export function stripAnsi(text: string): string {
+  return text.replace(ANSI, '');
+}
+
+/** Output as plain lines: escapes stripped, CRLF and progress-bar carriage returns split. */
+export function toLines(output: string): string[] {
+  return stripAnsi(output).replace(/\r\n/g, '\n').split(/[\r\n]/);
+}
+
+/** Caps an id at 200 chars, marking the cut with an ellipsis. */
+export function capId(id: string): string {
+  const trimmed = id.trim();
+  return trimmed.length <= MAX_ID_CHARS ? trimmed : `${trimmed.slice(0, MAX_ID_CHARS - 1)}…`;
+}
+
+/** An empty result: nothing recognized. */
+export function emptyRun(framework: TestFramework | null = null): ParsedRun {
+  return { framework, failed: [], passed: [], skipped: [], counts: null, ranSignal: false, noTestsRan: false, collectionError: false };
+}
+
+/** Builds a ParsedRun: ids capped and deduplicated in first-seen order. */
+export function makeRun(
+  framework: TestFramework,
+  parts: {
+    failed?: Iterable<string>;
+    passed?: Iterable<string>;
+    skipped?: Iterable<string>;
+    counts?: TestCounts | null;
+    ranSignal?: boolean;
+    noTestsRan?: boolean;
+    collectionError?: boolean;
+  },
+): ParsedRun {
+  return {
+    framework,
+    failed: uniqueIds(parts.failed ?? []),
+    passed: uniqueIds(parts.passed ?? []),
+    skipped: uniqueIds(parts.skipped ?? []),
+    counts: parts.counts ?? null,
+    ranSignal: parts.ranSignal ?? false,
+    noTestsRan: parts.noTestsRan ?? false,
+    collectionError: parts.collectionError ?? false,
+  };
+}
+
+function uniqueIds(ids: Iterable<string>): string[] {
+  const seen = new Set<string>();
+  for (const id of ids) {
+    const capped = capId(id);
+    if (capped) seen.add(capped);
+  }
+  return [...seen];
+}
+
+// the directories a test path usually starts at, relative to the project
+const TEST_ROOTS = new Set(['test', 'tests', 'spec', 'specs', '__tests__', 'src', 'lib']);
+
+/**
+ * A test file's path as an id part: relative to the workspace when it is known; else an absolute path is
+ * cut at its last `test/`, `tests/`, `src/`, … segment, so the same file in a baseline copy gets the same id.
+ */
+export function relativeTestPath(path: string, workspace?: string | null): string {
+  let p = path.trim().replace(/^file:\/\//, '');
+  if (!p.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(p)) return p.replace(/^\.\//, '');
+  p = p.replace(/\\/g, '/');
+  if (workspace) {
+    const root = workspace.replace(/\\/g, '/').replace(/\/+$/, '');
+    if (p.startsWith(`${root}/`)) return p.slice(root.length + 1);
+  }
+  const parts = p.split('/');
+  for (let i = parts.length - 2; i >= 0; i--) {
+    if (TEST_ROOTS.has(parts[i] ?? '')) return parts.slice(i).join('/');
+  }
+  return parts.at(-1) ?? p;
+}
+
+/** A test file path as test runners print it. */
+export const TEST_FILE = /^(?:file:\/\/)?\.{0,2}\/?[\w@.\-/\\[\]()+ ]*\.(?:[cm]?[jt]sx?|py|go|rs)$/;
+
+/** Reads `N word` pairs ("2 failed", "3 passed") from a summary line. */
+export function readTally(line: string): Map<string, number> {
+  const tally = new Map<string, number>();
+  for (const m of line.matchAll(/(\d+)\s+([a-z]+)/gi)) {
+    const word = (m[2] ?? '').toLowerCase();
+    tally.set(word, (tally.get(word) ?? 0) + Number(m[1]));
+  }
+  return tally;
+}
+
+/** Sums the tally's entries for the given words. */
+export function sumOf(tally: Map<string, number>, ...words: string[]): number {
+  return words.reduce((sum, word) => sum + (tally.get(word) ?? 0), 0);
+}

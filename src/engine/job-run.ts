@@ -92,14 +92,14 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
     ctx.phase(`verification failed — fix round ${round}`);
     const changedSoFar = allPaths(await evidence.workerChanges(lastWork));
     const target = pickResumeTarget(workers, fixers, verification);
-    const runner = ctx.services.runners.get(target.plan.task.runner);
     const plan: WorkerPlan = {
       task: target.plan.task,
       name: `fixer-${round}`,
       role: 'fixer',
       attempt: target.plan.attempt + 1,
       instruction: buildFixerInstruction(verification, spec.tasks, changedSoFar),
-      resume: runner?.canResume ? target.report.session : null,
+      // spec 03: the session handle is carried; a runner that cannot resume starts fresh with it
+      resume: target.report.session,
       ord: spec.tasks.length + round - 1,
     };
     fixers.push(await runWorker(ctx, plan, null));

@@ -1,6 +1,8 @@
 import type { CriteriaCheckJson, VerificationJson } from '../domain/result.js';
 
-const PATH_TOKEN = /(?:^|[\s"'`(])((?:[\w.-]+\/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,8}|(?:[\w.-]+\/)+[\w.-]+)(?=$|[\s"'`),;:])/g;
+// a path: a file with an extension, a folder ending in "/", or three or more segments — so that
+// "and/or" or "input/output" in prose is not mistaken for a path (it stays unchecked, never unmet)
+const PATH_TOKEN = /(?:^|[\s"'`(])((?:[\w.-]+\/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,8}|(?:[\w.-]+\/)+|(?:[\w.-]+\/){2,}[\w.-]+)(?=$|[\s"'`),;:])/g;
 const TESTS_PASS = /\b(?:tests?|suite|verification|specs?)\b[^.]*\b(?:pass|passes|passing|green|succeed)/i;
 
 /** Paths a criterion names (`src/api.ts`, `docs/`). */

@@ -83,3 +83,22 @@ describe('new failures against the baseline', () => {
     expect(r(job).proof.uncertainty.map((u: { code: string }) => u.code)).toContain('tests_weakened');
   });
 });
+
+describe('flaky tests', () => {
+  it('a new failure that passes on a targeted rerun is flaky: reported, not blocking', async () => {
+    const state = join(tempDir(), 'flaky-state');
+    const ws = makeWorkspace({
+      'package.json': JSON.stringify({ name: 'f', private: true, type: 'module', scripts: { test: 'node --test test/' } }),
+      'test/flaky.test.js':
+        "import { test } from 'node:test';\nimport { existsSync, writeFileSync } from 'node:fs';\n" +
+        `const STATE = ${JSON.stringify(state)};\n` +
+        "test('sometimes fails', () => { if (!existsSync(STATE)) { writeFileSync(STATE, '1'); throw new Error('flaky'); } });\n" +
+        "test('stable', () => {});\n",
+    });
+    const job = await run({ workspace: ws, tasks: [{ instruction: 'docs', command: 'echo "# f" > README.md' }] });
+    expect(v(job)).toMatchObject({ ok: true, blocking: false, failures: ['sometimes fails'], flaky: ['sometimes fails'], new_failures: [] });
+    expect(job.status).toBe('done');
+    expect(r(job).proof).toMatchObject({ verdict: 'proved', confidence: 0.9 });
+    expect(r(job).proof.uncertainty.map((u: { code: string }) => u.code)).toEqual(['flaky_tests']);
+  });
+});

@@ -134,6 +134,8 @@ export interface JobSpec {
   isolation: 'shared';
   approval: 'auto' | 'never';
   client_request_id: string | null;
+  /** What spec lint found at dispatch (warn mode), when it found anything. */
+  spec_lint?: { mode: string; needs_detail: { task: string; code: string; message: string; fix: string }[]; codes: string[] };
 }
 
 /** Decides a task's runner when the request names none (spec 02 `runner: null`). */

@@ -65,6 +65,7 @@ export interface CompactJob {
   verify: string;
   verify_scope: string;
   fix_rounds: number;
+  spec_lint?: JobSpec['spec_lint'];
   criteria?: string[];
   result?: Record<string, unknown>;
   progress?: Record<string, ProgressEntry>;
@@ -106,6 +107,7 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
     verify_scope: spec.verify_scope,
     fix_rounds: spec.fix_rounds,
   };
+  if (spec.spec_lint) compact.spec_lint = spec.spec_lint;
   if (spec.criteria.length > 0) compact.criteria = spec.criteria;
 
   const result = job.result as JobResult | null;

@@ -2,9 +2,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { GafferError } from '../domain/errors.js';
-import { parseJobRequest, type JobSpec } from '../domain/request.js';
+import { describeVerify, parseJobRequest, type JobSpec } from '../domain/request.js';
+import { lintJob, type LintReport, type SpecLintMode } from '../domain/spec-lint.js';
 import { isFinalStatus } from '../domain/status.js';
-import { pruneSnapshots } from '../evidence/index.js';
+import { fileDiff, pruneSnapshots } from '../evidence/index.js';
+import { waitForChange } from './changed-watch.js';
+import { readTail, type JobSnapshots } from './job-files.js';
 import type { Runner } from '../runners/contract.js';
 import { getRunner, listRunnerKeys } from '../runners/index.js';
 import { ownProcessIdentity } from '../store/process-identity.js';
@@ -32,6 +35,8 @@ export interface EngineOptions {
   retentionJobs?: number;
   /** How often this process looks for cancels asked by other processes, ms. */
   cancelPollMs?: number;
+  /** Spec lint at dispatch (spec 07), default `warn`. */
+  specLint?: SpecLintMode;
 }
 
 /** Who is asking: an owner sees only their jobs (null: everything, single-user). */
@@ -61,6 +66,8 @@ export class Engine {
   readonly #defaultRunner: string | null;
   #cancelTimer: NodeJS.Timeout | null = null;
   readonly #cancelPollMs: number;
+  readonly #specLint: SpecLintMode;
+  readonly #startedAt = monotonicMs();
   #waiters = 0;
   #closed = false;
 
@@ -73,6 +80,7 @@ export class Engine {
     this.#retention = opts.retentionJobs ?? 200;
     this.#defaultRunner = opts.defaultRunner ?? null;
     this.#cancelPollMs = opts.cancelPollMs ?? 250;
+    this.#specLint = opts.specLint ?? 'warn';
   }
 
   /** Opens the store and turns jobs whose process died into `interrupted` (spec 07 "Store and restart"). */
@@ -85,8 +93,15 @@ export class Engine {
   /** Validates and starts a job; an idempotency key already used returns the first job (`created: false`). */
   submit(body: unknown, opts: Caller & { idempotencyKey?: string | null } = {}): { job: CompactJob; created: boolean } {
     if (this.#closed) throw new GafferError('internal', 'the engine is shutting down');
-    const spec = parseJobRequest(body, { defaultRunner: this.#defaultRunner, available: [...this.#services.runners.keys()] });
+    const spec = this.#parse(body);
     spec.workspace = vetWorkspace(spec.workspace, this.dataDir);
+    if (this.#specLint !== 'off') {
+      const report = lintJob(spec, this.#specLint);
+      if (!report.ok && this.#specLint === 'enforce') {
+        throw new GafferError('needs_detail', `the request needs detail before it runs: ${report.needs_detail.map((f) => `${f.task}: ${f.message}`).join('; ')}`, 'tasks', { lint: report });
+      }
+      if (!report.ok) spec.spec_lint = { mode: report.mode, needs_detail: report.needs_detail, codes: report.codes };
+    }
     const headerKey = opts.idempotencyKey ?? null;
     if (headerKey !== null && spec.client_request_id !== null && headerKey !== spec.client_request_id) {
       throw new GafferError(
@@ -117,6 +132,55 @@ export class Engine {
     }
     this.#start(job);
     return { job: this.#compact(job), created: true };
+  }
+
+  #parse(body: unknown): JobSpec {
+    return parseJobRequest(body, { defaultRunner: this.#defaultRunner, available: [...this.#services.runners.keys()] });
+  }
+
+  /** The spec-lint report of a request, without dispatching (`gaffer lint`, `POST /api/lint`). */
+  lint(body: unknown): LintReport {
+    return lintJob(this.#parse(body), this.#specLint === 'off' ? 'warn' : this.#specLint);
+  }
+
+  /** A new job for the tasks of this one that did not end `done`, same settings. */
+  redispatch(id: string, opts: Caller = {}): { job: CompactJob; created: boolean } {
+    const job = this.#visibleJob(id, opts);
+    if (!isFinalStatus(job.status)) throw new GafferError('conflict', `job ${id} is still ${job.status}; wait for it or cancel it first`);
+    const attempts = this.store.listAttempts(id);
+    const done = new Set(attempts.filter((a) => a.role === 'worker' && a.status === 'done').map((a) => a.task));
+    const tasks = job.spec.tasks.filter((t) => !done.has(t.name));
+    if (tasks.length === 0) throw new GafferError('conflict', `every task of job ${id} ended done; nothing to re-dispatch`);
+    const { spec_lint: _lint, client_request_id: _key, verify, ...rest } = job.spec;
+    const body = {
+      ...rest,
+      verify: describeVerify(verify),
+      title: `${job.title} (re-dispatch of ${id})`,
+      isolation: 'shared',
+      tasks: tasks.map(({ runner, model, command, ...t }) => ({ ...t, runner, ...(model ? { model } : {}), ...(command ? { command } : {}) })),
+    };
+    return this.submit(body, opts);
+  }
+
+  /** The unified diff of one changed path against the checkpoint (binary: a size line). */
+  async diff(id: string, path: string, opts: Caller = {}): Promise<string> {
+    const job = this.#visibleJob(id, opts);
+    const snaps = job.checkpoint as JobSnapshots | null;
+    if (!snaps?.pre) throw new GafferError('conflict', `job ${id} has no checkpoint yet (${job.status})`);
+    return fileDiff(snaps.pre, isFinalStatus(job.status) ? (snaps.post ?? null) : null, path);
+  }
+
+  /** The last `tailBytes` of a worker's output log. */
+  workerLog(id: string, worker: string, tailBytes: number, opts: Caller = {}): string {
+    this.#visibleJob(id, opts);
+    const attempt = this.store.listAttempts(id).find((a) => a.worker === worker);
+    if (!attempt?.logFile) throw new GafferError('not_found', `job ${id} has no worker ${JSON.stringify(worker)}`, 'name');
+    return readTail(attempt.logFile, tailBytes);
+  }
+
+  /** `recent` outcome counts (spec 07); acceptance rates come with the outcome log. */
+  stats(opts: Caller = {}): { acceptance: Record<string, never>; recent: Record<string, number> } {
+    return { acceptance: {}, recent: this.store.countRecent(opts.owner ?? null) };
   }
 
   #start(job: JobRow): void {
@@ -183,7 +247,7 @@ export class Engine {
   #cancelLocal(ctx: JobContext): void {
     if (ctx.isCancelled) return;
     ctx.setStatus('cancelling');
-    ctx.phase('cancelling');
+    ctx.phase(ctx.interruptReason ? 'stopping: gaffer is shutting down' : 'cancelling');
     ctx.abort.abort(new Error('cancelled'));
   }
 
@@ -194,7 +258,12 @@ export class Engine {
     const started = monotonicMs();
     this.#waiters++;
     try {
-      const met = this.#live.has(id) ? await this.#waitLocal(id, condition, timeoutS) : await this.#waitPolling(id, condition, timeoutS);
+      const met =
+        condition.kind === 'changed'
+          ? await this.#waitChanged(id, timeoutS)
+          : this.#live.has(id)
+            ? await this.#waitLocal(id, condition, timeoutS)
+            : await this.#waitPolling(id, condition, timeoutS);
       return {
         met,
         condition: describeCondition(condition),
@@ -203,6 +272,33 @@ export class Engine {
       };
     } finally {
       this.#waiters--;
+    }
+  }
+
+  /** `changed`: anything in the workspace changed on disk since the wait began (throttled rescans). */
+  async #waitChanged(id: string, timeoutS: number): Promise<boolean> {
+    const job = this.store.getJob(id) as JobRow;
+    if (isFinalStatus(job.status)) return false;
+    const deadline = monotonicMs() + timeoutS * 1000;
+    const stop = new AbortController();
+    const unsubscribe = this.#services.bus.subscribe(id, (e) => {
+      if (e.event === 'status' && isFinalStatus(e.status as JobRow['status'])) stop.abort();
+    });
+    const stopped = () => stop.signal.aborted || monotonicMs() >= deadline || isFinalStatus((this.store.getJob(id) as JobRow).status);
+    const sleep = (ms: number) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(done, Math.min(ms, Math.max(0, deadline - monotonicMs())));
+        function done() {
+          clearTimeout(timer);
+          stop.signal.removeEventListener('abort', done);
+          resolve();
+        }
+        stop.signal.addEventListener('abort', done, { once: true });
+      });
+    try {
+      return await waitForChange(job.workspace, stopped, sleep);
+    } finally {
+      unsubscribe();
     }
   }
 
@@ -247,6 +343,7 @@ export class Engine {
     const job = this.store.getJob(id) as JobRow;
     const final = isFinalStatus(job.status);
     if (condition.kind === 'done') return { met: final ? true : null, seq: job.seq };
+    if (condition.kind === 'changed') return { met: final ? false : null, seq: job.seq };
     const events = this.store.listEvents(id, after);
     if (events.some((e) => eventMeets(condition, e))) return { met: true, seq: job.seq };
     return { met: final ? false : null, seq: events.at(-1)?.seq ?? after };
@@ -257,8 +354,23 @@ export class Engine {
     return { live_jobs: this.#live.size, waiters: this.#waiters, listeners: this.#services.bus.listenerCount };
   }
 
+  /**
+   * Stops accepting jobs, stops the live jobs' workers, collects their evidence and records them
+   * `interrupted` with `reason`, then closes the store (a server's SIGTERM, spec 02).
+   */
+  async shutdown(reason = 'interrupted by a shutdown of gaffer'): Promise<void> {
+    for (const ctx of this.#live.values()) ctx.interruptReason = reason;
+    await this.close();
+  }
+
+  /** Seconds since this engine opened. */
+  get uptimeS(): number {
+    return Math.round((monotonicMs() - this.#startedAt) / 1000);
+  }
+
   /** Cancels this process's live jobs, waits for them to settle, and closes the store. */
   async close(): Promise<void> {
+    if (this.#closed && this.#live.size === 0) return;
     this.#closed = true;
     for (const ctx of this.#live.values()) this.#cancelLocal(ctx);
     await Promise.all([...this.#live.values()].map((ctx) => ctx.done));

@@ -20,6 +20,8 @@ export class JobContext {
   readonly services: EngineServices;
   readonly id: string;
   readonly abort = new AbortController();
+  /** Set when gaffer itself is shutting down: the job ends `interrupted` with this reason, not `cancelled`. */
+  interruptReason: string | null = null;
   /** Settles when the job is final. */
   done: Promise<void> = Promise.resolve();
   #job: JobRow;

@@ -49,7 +49,7 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
       alwaysInclude: spec.tasks.flatMap((t) => [...t.files, ...t.outputs]),
     });
   const pre = await snap('pre');
-  ctx.update({ checkpoint: { ...pre }, result: resultSoFar(ctx, {}) });
+  ctx.update({ checkpoint: { pre }, result: resultSoFar(ctx, {}) });
   if (ctx.isCancelled) {
     settleJob(ctx, { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 });
     return;
@@ -125,6 +125,7 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
   }
 
   const changeSet = await evidence.workerChanges(lastWork);
+  ctx.update({ checkpoint: { pre, post: lastWork } });
   settleJob(ctx, {
     workers,
     fixers,

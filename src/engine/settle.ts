@@ -7,6 +7,7 @@ import { buildVerdict } from '../domain/verdict.js';
 import { checkCriteria } from '../verification/criteria.js';
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
+import type { JobSnapshots } from './job-files.js';
 import type { WorkerEnd } from './worker-run.js';
 
 /** Everything a job's end is decided from. */
@@ -51,11 +52,15 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
         expectsChanges: spec.tasks.some((t) => CHANGING_TASK_TYPES.has(t.type)),
         criteria,
         cancelled: s.cancelled,
-        largeFilesByStat: Boolean((ctx.job.checkpoint as { largeFilesByStat?: boolean } | null)?.largeFilesByStat),
+        largeFilesByStat: Boolean((ctx.job.checkpoint as JobSnapshots | null)?.pre.largeFilesByStat),
         testsWeakened: (s.verification?.tests_weakened?.length ?? 0) > 0,
       });
 
-  const status: JobStatus = s.cancelled
+  const interrupted = s.cancelled && ctx.interruptReason !== null;
+  const error = interrupted ? ctx.interruptReason ?? undefined : s.error;
+  const status: JobStatus = interrupted
+    ? 'interrupted'
+    : s.cancelled
     ? 'cancelled'
     : nothingRan
       ? 'error'
@@ -95,7 +100,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
   const reportedStates = all.filter((w) => w.report.detection).map((w) => `${w.plan.name} ${w.report.detection?.state ?? ''}`);
   const verdict = buildVerdict({
     status,
-    error: s.error ?? null,
+    error: error ?? null,
     workerStatuses,
     filesChanged: s.changes ? s.changes.count : null,
     verification: s.verification,
@@ -107,7 +112,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     reportedStates,
   });
 
-  ctx.update({ result: { ...result }, verdict, error: s.error ?? null, finished: epochS() });
+  ctx.update({ result: { ...result }, verdict, error: error ?? null, finished: epochS() });
   ctx.phase('settled');
   ctx.setStatus(status);
 }

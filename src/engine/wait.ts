@@ -5,11 +5,12 @@ import type { JobEvent } from '../store/store.js';
 /** A parsed `wait_for` condition (spec 02). */
 export type WaitCondition =
   | { kind: 'done' }
+  | { kind: 'changed' }
   | { kind: 'phase'; text: string }
   | { kind: 'event'; text: string }
   | { kind: 'worker'; worker: string; state: string };
 
-const FORMS = 'done, phase:<text>, event:<text>, worker:<name|*>:<state>';
+const FORMS = 'done, changed, phase:<text>, event:<text>, worker:<name|*>:<state>';
 const STATES = new Set<string>([...DETECTED_STATES, ...WORKER_STATUSES]);
 
 /** Parses a condition; anything else is refused with every form listed. */
@@ -19,7 +20,7 @@ export function parseWaitCondition(raw: string | undefined | null): WaitConditio
   const refuse = (why: string): never => {
     throw new GafferError('invalid_request', `condition: ${why}, got ${JSON.stringify(text)} — use one of: ${FORMS}`, 'condition');
   };
-  if (text === 'changed') refuse('"changed" needs the server (gaffer serve), which this build does not have yet');
+  if (text === 'changed') return { kind: 'changed' };
   const [head, ...rest] = text.split(':');
   const tail = rest.join(':');
   if ((head === 'phase' || head === 'event') && tail.length > 0) return { kind: head, text: tail };
@@ -38,7 +39,8 @@ export function parseWaitCondition(raw: string | undefined | null): WaitConditio
 export function describeCondition(c: WaitCondition): string {
   switch (c.kind) {
     case 'done':
-      return 'done';
+    case 'changed':
+      return c.kind;
     case 'phase':
     case 'event':
       return `${c.kind}:${c.text}`;
@@ -51,6 +53,7 @@ export function describeCondition(c: WaitCondition): string {
 export function eventMeets(c: WaitCondition, e: JobEvent): boolean {
   switch (c.kind) {
     case 'done':
+    case 'changed':
       return false;
     case 'phase':
       return e.name === 'job' && e.event === 'phase' && e.message.includes(c.text);

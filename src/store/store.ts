@@ -433,6 +433,23 @@ export class Store {
     return ids;
   }
 
+  /** `recent` counts of spec 02 `/api/stats`: `failed` counts `error` and `interrupted`. */
+  countRecent(owner: string | null): Record<string, number> {
+    const rows = this.db
+      .prepare(`SELECT status, count(*) AS n FROM jobs ${owner !== null ? 'WHERE owner = ?' : ''} GROUP BY status`)
+      .all(...(owner !== null ? [owner] : [])) as { status: string; n: number }[];
+    const by = new Map(rows.map((r) => [r.status, r.n]));
+    const n = (...statuses: string[]) => statuses.reduce((sum, st) => sum + (by.get(st) ?? 0), 0);
+    return {
+      jobs: rows.reduce((sum, r) => sum + r.n, 0),
+      done: n('done'),
+      partial: n('partial'),
+      failed: n('error', 'interrupted'),
+      cancelled: n('cancelled'),
+      live: n('queued', 'awaiting_approval', 'running', 'verifying', 'cancelling'),
+    };
+  }
+
   /** Ids of every job still stored. */
   listJobIds(): Set<string> {
     return new Set((this.db.prepare('SELECT id FROM jobs').all() as { id: string }[]).map((r) => r.id));

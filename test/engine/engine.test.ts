@@ -306,7 +306,7 @@ describe('wait_for', () => {
     expect(never.waited_s).toBeLessThan(1);
     // already met in the history: met at once
     expect((await engine.waitFor(job.id, 'worker:w1:done', 30)).met).toBe(true);
-    await expect(engine.waitFor(job.id, 'sometime', 1)).rejects.toThrow(/done, phase:<text>, event:<text>, worker:<name\|\*>:<state>/);
+    await expect(engine.waitFor(job.id, 'sometime', 1)).rejects.toThrow(/done, changed, phase:<text>, event:<text>, worker:<name\|\*>:<state>/);
     await expect(engine.waitFor(job.id, 'worker:w1:dancing', 1)).rejects.toThrow('unknown state');
     await expect(engine.waitFor('ffffffffffff', 'done', 1)).rejects.toThrow(expect.objectContaining({ code: 'not_found' }));
   });
@@ -321,5 +321,22 @@ describe('wait_for', () => {
     expect(answer.state.wait_again).toBe(true);
     engine.cancel(job.id);
     await engine.settled(job.id);
+  });
+});
+
+describe('wait_for changed', () => {
+  it('resolves when the workspace changes on disk, and not when it does not', async () => {
+    const engine = await openEngine();
+    const ws = makeWorkspace({ 'a.txt': 'a' });
+    const { job } = engine.submit({ workspace: ws, verify: 'none', tasks: [{ name: 'w', instruction: 'x', command: 'sleep 1.2; echo b > b.txt; sleep 5' }] });
+    await engine.waitFor(job.id, 'worker:w:running', 30);
+    const quiet = await engine.waitFor(job.id, 'changed', 0.6);
+    expect(quiet.met).toBe(false);
+    const changed = await engine.waitFor(job.id, 'changed', 20);
+    expect(changed.met).toBe(true);
+    expect(changed.waited_s).toBeLessThan(3);
+    engine.cancel(job.id);
+    await engine.settled(job.id);
+    expect((await engine.waitFor(job.id, 'changed', 5)).met).toBe(false);
   });
 });

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import type { Writable } from 'node:stream';
 
 /** What one git call did: expected failures are values, not throws. */
 export interface GitResult {
@@ -10,7 +11,7 @@ export interface GitResult {
   stderr: string;
   /** The call ran past its timeout and was killed. */
   timedOut: boolean;
-  /** git could not be started at all (e.g. not on PATH). */
+  /** git could not be started (e.g. not on PATH), or producing its streamed input failed. */
   spawnError?: string;
 }
 
@@ -21,8 +22,8 @@ export interface GitCallOptions {
   timeoutMs: number;
   /** Extra environment on top of the scrubbed one. */
   env?: Record<string, string>;
-  /** Bytes written to stdin, then stdin is closed. */
-  input?: Buffer | string;
+  /** Written to stdin, then stdin is closed; an async iterable is streamed as it is produced. */
+  input?: Buffer | string | AsyncIterable<string>;
 }
 
 /** Default per-call timeout (spec 03: a timeout on every call). */
@@ -64,6 +65,7 @@ export function runGit(args: string[], opts: GitCallOptions): Promise<GitResult>
     const err: Buffer[] = [];
     let timedOut = false;
     let settled = false;
+    let inputError: string | undefined;
     const timer = setTimeout(() => {
       timedOut = true;
       child.kill('SIGKILL');
@@ -77,15 +79,52 @@ export function runGit(args: string[], opts: GitCallOptions): Promise<GitResult>
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
     child.on('error', (error) => {
-      finish({ exitCode: null, stdout: Buffer.alloc(0), stderr: '', timedOut, spawnError: error.message });
+      finish({ exitCode: null, stdout: Buffer.alloc(0), stderr: '', timedOut, spawnError: `could not start git: ${error.message}` });
     });
     child.on('close', (code) => {
-      finish({ exitCode: code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), timedOut });
+      const result: GitResult = { exitCode: code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), timedOut };
+      if (inputError !== undefined) result.spawnError = `producing its input failed: ${inputError}`;
+      finish(result);
     });
     // git may exit before reading all of stdin (e.g. a fatal error): EPIPE is not our failure.
     child.stdin.on('error', () => undefined);
-    child.stdin.end(opts.input ?? '');
+    const input = opts.input ?? '';
+    if (typeof input === 'string' || Buffer.isBuffer(input)) child.stdin.end(input);
+    else {
+      streamInput(child.stdin, input).catch((error: unknown) => {
+        inputError = error instanceof Error ? error.message : String(error);
+        child.kill('SIGKILL');
+      });
+    }
   });
+}
+
+/**
+ * Writes an async iterable to a child's stdin with backpressure. The iterable is always run to
+ * its end, even once the child stopped reading: its producer may record what it produced.
+ */
+async function streamInput(stdin: Writable, input: AsyncIterable<string>): Promise<void> {
+  let open = true;
+  stdin.once('error', () => {
+    open = false;
+  });
+  stdin.once('close', () => {
+    open = false;
+  });
+  for await (const chunk of input) {
+    if (open && !stdin.write(chunk)) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          stdin.off('drain', done);
+          stdin.off('close', done);
+          resolve();
+        };
+        stdin.on('drain', done);
+        stdin.on('close', done);
+      });
+    }
+  }
+  if (open) stdin.end();
 }
 
 /** Runs git and returns stdout, throwing a descriptive Error on any failure. */
@@ -98,7 +137,7 @@ export async function runGitOk(args: string[], opts: GitCallOptions): Promise<Bu
 /** One line naming the git call and why it failed. */
 export function describeGitFailure(args: string[], result: GitResult): string {
   const call = `git ${args.filter((a) => !a.startsWith('--git-dir=') && !a.startsWith('--work-tree=')).join(' ')}`;
-  if (result.spawnError !== undefined) return `${call}: could not start git: ${result.spawnError}`;
+  if (result.spawnError !== undefined) return `${call}: ${result.spawnError}`;
   if (result.timedOut) return `${call}: timed out and was killed`;
   const why = result.stderr.trim().split('\n').slice(-3).join(' | ');
   return `${call}: exit ${result.exitCode ?? 'signal'}${why ? `: ${why}` : ''}`;

@@ -14,15 +14,23 @@ export interface ListingContext {
 }
 
 export interface Listing {
-  /** Workspace-relative paths that should be in the snapshot (some may no longer exist). */
-  paths: string[];
+  /**
+   * Everything the path set is computed from (git's raw outputs, the always-included paths):
+   * equal keys mean equal path sets, so a re-checkpoint can skip building the set.
+   */
+  key: Buffer;
+  /** Builds the set of workspace-relative paths the snapshot should hold (some may be gone). */
+  paths(): Set<string>;
   /** Special or unreadable paths met while expanding `alwaysInclude` folders. */
   skipped: string[];
 }
 
-/** `100644 <sha> 0\t<path>`: a cached entry of `ls-files -s`; anything else is untracked. */
-const STAGED = /^([0-7]{6}) [0-9a-f]{40,64} [0-3]\t/;
-const GITLINK = '160000';
+/** One git listing: `repo` output is `ls-files -s -c -o` of a repository, `plain` is `ls-files -o`. */
+interface RawListing {
+  prefix: string;
+  kind: 'repo' | 'plain';
+  raw: Buffer;
+}
 
 /**
  * Lists what a snapshot holds: files git would not ignore (the workspace's `.gitignore`s, and an
@@ -31,60 +39,112 @@ const GITLINK = '160000';
  * plus the paths the request names.
  */
 export async function listWorkspacePaths(workspace: string, alwaysInclude: string[], ctx: ListingContext): Promise<Listing> {
-  const found = new Set<string>();
   const top = findRepoTop(workspace);
-  let listed: RepoListing | null = null;
+  let first: RawListing | null = null;
   if (top !== null) {
-    listed = await listRepo(top, workspace, ctx);
+    first = await listRepo(top, workspace, '', ctx);
     // A workspace the enclosing repo ignores as a whole is still snapshotted by its own rules.
-    if (listed !== null && top !== workspace && listed.files.length === 0 && listed.nested.length === 0) listed = null;
+    if (first !== null && top !== workspace && first.raw.length === 0) first = null;
   }
-  listed ??= await listPlain(workspace, ctx);
-  await collect(workspace, '', listed, found, ctx);
+  first ??= await listPlain(workspace, '', ctx);
+  const listings: RawListing[] = [];
+  await expand(workspace, first, listings, ctx);
 
-  const paths: string[] = [];
-  for (const p of found) if (!isInExcludedDir(p)) paths.push(p);
+  const extra: string[] = [];
   const skipped: string[] = [];
   for (const raw of alwaysInclude) {
     const rel = normalizeRelPath(raw);
     if (rel === null) continue;
-    const abs = path.join(workspace, rel);
-    const st = lstatSync(abs, { throwIfNoEntry: false });
+    const st = lstatSync(path.join(workspace, rel), { throwIfNoEntry: false });
     if (st === undefined) continue;
     if (!st.isDirectory()) {
-      paths.push(rel);
+      extra.push(rel);
       continue;
     }
     const walked = await walkTree(workspace, rel, { skipExcludedNames: false, skipAbs: ctx.skipAbs, cap: 100_000 });
-    for (const [p] of walked.entries) paths.push(p);
+    for (const [p] of walked.entries) extra.push(p);
     skipped.push(...walked.skipped);
   }
-  return { paths: [...new Set(paths)], skipped };
+
+  const key = Buffer.concat([
+    ...listings.flatMap((l) => [Buffer.from(`\0${l.kind}\0${l.prefix}\0${l.raw.length}\0`), l.raw]),
+    Buffer.from(`\0always\0${extra.join('\0')}`),
+  ]);
+  return { key, skipped, paths: () => buildPaths(listings, extra) };
 }
 
-interface RepoListing {
-  files: string[];
-  /** Nested repositories (relative, no trailing slash): their files are listed by their own rules. */
-  nested: string[];
-}
-
-async function collect(workspace: string, prefix: string, listed: RepoListing, into: Set<string>, ctx: ListingContext): Promise<void> {
-  // a path tracked as a file that is now a nested repository must never reach update-index (gitlink)
-  const nestedHere = new Set(listed.nested);
-  for (const f of listed.files) if (!nestedHere.has(f)) into.add(prefix + f);
-  for (const n of listed.nested) {
-    const rel = prefix + n;
+/** Adds a listing and, recursively, the listings of the nested repositories it names. */
+async function expand(workspace: string, listing: RawListing, into: RawListing[], ctx: ListingContext): Promise<void> {
+  into.push(listing);
+  for (const n of nestedRepos(listing)) {
+    const rel = listing.prefix + n;
     if (isInExcludedDir(`${rel}/`)) continue;
     const abs = path.join(workspace, rel);
-    const st = lstatSync(abs, { throwIfNoEntry: false });
-    if (st === undefined || !st.isDirectory()) {
-      // a submodule entry whose folder is gone or is a file now: list it as a plain path
-      if (st !== undefined) into.add(rel);
-      continue;
-    }
-    const inner = (existsSync(path.join(abs, '.git')) ? await listRepo(abs, abs, ctx) : null) ?? (await listPlain(abs, ctx));
-    await collect(workspace, `${rel}/`, inner, into, ctx);
+    // a submodule entry whose folder is gone or is a file now is listed as a plain path
+    if (lstatSync(abs, { throwIfNoEntry: false })?.isDirectory() !== true) continue;
+    const prefix = `${rel}/`;
+    const inner = (existsSync(path.join(abs, '.git')) ? await listRepo(abs, abs, prefix, ctx) : null) ?? (await listPlain(abs, prefix, ctx));
+    await expand(workspace, inner, into, ctx);
   }
+}
+
+/**
+ * Nested repositories a listing names, found in the raw bytes without parsing every entry:
+ * `ls-files -o` shows an untracked one as `dir/`, `ls-files -s` a registered one as mode 160000.
+ */
+function nestedRepos(listing: RawListing): string[] {
+  const { raw } = listing;
+  const found: string[] = [];
+  for (let at = raw.indexOf('/\0'); at >= 0; at = raw.indexOf('/\0', at + 2)) {
+    const start = raw.lastIndexOf(0, at) + 1;
+    const entry = raw.toString('utf8', start, at + 1);
+    if (stagedPrefixLength(entry) === 0) found.push(entry.slice(0, -1));
+  }
+  if (listing.kind === 'repo') {
+    for (let at = raw.indexOf(GITLINK); at >= 0; at = raw.indexOf(GITLINK, at + GITLINK.length)) {
+      if (at > 0 && raw[at - 1] !== 0) continue;
+      const end = raw.indexOf(0, at);
+      const entry = raw.toString('utf8', at, end < 0 ? raw.length : end);
+      const prefix = stagedPrefixLength(entry);
+      if (prefix > 0) found.push(entry.slice(prefix));
+    }
+  }
+  return found;
+}
+
+function buildPaths(listings: RawListing[], extra: string[]): Set<string> {
+  const paths = new Set<string>();
+  for (const listing of listings) {
+    const nested = new Set(nestedRepos(listing));
+    let last = '';
+    for (const entry of splitNul(listing.raw)) {
+      const staged = listing.kind === 'repo' ? stagedPrefixLength(entry) : 0;
+      const p = staged > 0 ? entry.slice(staged) : entry;
+      if (p === last || p.endsWith('/')) continue; // unmerged stages repeat a path; `dir/` is a nested repo
+      last = p;
+      // a path tracked as a file that is now a nested repository must never reach update-index
+      if (nested.has(p)) continue;
+      const full = listing.prefix + p;
+      // tracked files inside an excluded folder are listed by git; ignored ones never reach us
+      if (!isInExcludedDir(full)) paths.add(full);
+    }
+  }
+  for (const p of extra) paths.add(p);
+  return paths;
+}
+
+const GITLINK = '160000';
+
+/**
+ * Length of the `<mode> <sha> <stage>\t` prefix of an `ls-files -s` entry (sha1 or sha256), or 0
+ * for an untracked entry. Checked by position: a regex per entry costs more than the git call.
+ */
+function stagedPrefixLength(entry: string): number {
+  for (const hexLength of [40, 64]) {
+    const tab = 7 + hexLength + 2;
+    if (entry.charCodeAt(6) === 32 && entry.charCodeAt(7 + hexLength) === 32 && entry.charCodeAt(tab) === 9) return tab + 1;
+  }
+  return 0;
 }
 
 /** The nearest folder at or above `dir` holding a `.git` (directory, or file of a worktree/submodule). */
@@ -114,7 +174,7 @@ function excludeArgs(top: string, skipAbs: string[]): string[] {
  * ignore rules for the others. Read-only: `ls-files` never writes the index. Null when git refuses
  * (a broken `.git`, a repository owned by someone else).
  */
-async function listRepo(top: string, cwd: string, ctx: ListingContext): Promise<RepoListing | null> {
+async function listRepo(top: string, cwd: string, prefix: string, ctx: ListingContext): Promise<RawListing | null> {
   const args = [
     `--git-dir=${path.join(top, '.git')}`,
     `--work-tree=${top}`,
@@ -125,45 +185,15 @@ async function listRepo(top: string, cwd: string, ctx: ListingContext): Promise<
     ...excludeArgs(top, ctx.skipAbs),
   ];
   const result = await runGit(args, { cwd, timeoutMs: ctx.timeoutMs });
-  if (result.exitCode !== 0) return null;
-  const files: string[] = [];
-  const nested: string[] = [];
-  let last = '';
-  for (const entry of splitNul(result.stdout)) {
-    const staged = STAGED.exec(entry);
-    if (staged === null) {
-      pushUntracked(entry, files, nested);
-      continue;
-    }
-    const p = entry.slice(staged[0].length);
-    if (p === last) continue; // unmerged stages repeat a path
-    last = p;
-    if (staged[1] === GITLINK) nested.push(p);
-    else files.push(p);
-  }
-  return { files, nested };
+  return result.exitCode === 0 ? { prefix, kind: 'repo', raw: result.stdout } : null;
 }
 
 /** Lists a folder that is not in a repository: the shadow repo with an empty index, so all non-ignored files are "others". */
-async function listPlain(dir: string, ctx: ListingContext): Promise<RepoListing> {
-  const args = [
-    `--git-dir=${ctx.gitDir}`,
-    `--work-tree=${dir}`,
-    'ls-files', '-z', '-o', '--exclude-standard',
-    ...excludeArgs(dir, ctx.skipAbs),
-  ];
+async function listPlain(dir: string, prefix: string, ctx: ListingContext): Promise<RawListing> {
+  const args = [`--git-dir=${ctx.gitDir}`, `--work-tree=${dir}`, 'ls-files', '-z', '-o', '--exclude-standard', ...excludeArgs(dir, ctx.skipAbs)];
   const result = await runGit(args, { cwd: dir, timeoutMs: ctx.timeoutMs, env: { GIT_INDEX_FILE: emptyIndexFile(ctx.gitDir) } });
   if (result.exitCode !== 0) {
     throw new Error(`listing ${dir} failed: ${result.timedOut ? 'timed out' : result.stderr.trim() || result.spawnError || 'unknown'}`);
   }
-  const files: string[] = [];
-  const nested: string[] = [];
-  for (const entry of splitNul(result.stdout)) pushUntracked(entry, files, nested);
-  return { files, nested };
-}
-
-function pushUntracked(entry: string, files: string[], nested: string[]): void {
-  // ls-files -o shows a nested repository as its folder with a trailing slash
-  if (entry.endsWith('/')) nested.push(entry.slice(0, -1));
-  else files.push(entry);
+  return { prefix, kind: 'plain', raw: result.stdout };
 }

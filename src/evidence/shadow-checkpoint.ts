@@ -1,13 +1,16 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { describeGitFailure, runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
+import { runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
 import { findRepoTop, listWorkspacePaths } from './listing.js';
 import { writeManifest } from './manifest.js';
 import { isInExcludedDir, sortPaths, workspaceHash } from './paths.js';
 import { withRepoLock } from './repo-lock.js';
+import { addToIndex, joinNul, readDirtyPaths, readIndexState, removeFromIndex, ShadowIndexError } from './shadow-index.js';
 import { emptyIndexFile, ensureShadowRepo, shadowIndexFile } from './shadow-repo.js';
 import type { Snapshot } from './types.js';
-import { classifyPaths, scanSpecialFiles, type StatFacts } from './walk.js';
+import { foldersOf, scanSpecialFiles } from './special-files.js';
+import { classifyPath, type StatFacts } from './walk.js';
+import { fileSignature, forgetWarmState, recallWarmState, rememberWarmState } from './warm-state.js';
 
 export interface CheckpointInput {
   workspace: string;
@@ -20,6 +23,9 @@ export interface CheckpointInput {
   /** Absolute paths never snapshotted (gaffer's data dir when inside the workspace). */
   skipAbs: string[];
 }
+
+/** Paths classified per chunk streamed to update-index. */
+const CHUNK = 2000;
 
 /** Where a checkpoint's large files (recorded by stat) are kept. */
 export function largeFileManifestPath(gitDir: string, jobId: string, label: string): string {
@@ -52,86 +58,93 @@ export function takeCheckpoint(input: CheckpointInput): Promise<Snapshot> {
 
 async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   const { workspace, gitDir, timeoutMs } = input;
-  const shadow = (extra: Partial<GitCallOptions> = {}): GitCallOptions => ({
-    cwd: workspace,
-    timeoutMs,
-    env: { GIT_INDEX_FILE: shadowIndexFile(gitDir) },
-    ...extra,
-  });
+  const indexFile = shadowIndexFile(gitDir);
+  const opts: GitCallOptions = { cwd: workspace, timeoutMs, env: { GIT_INDEX_FILE: indexFile } };
   const base = [`--git-dir=${gitDir}`, `--work-tree=${workspace}`];
+  // warm: this process wrote the index last, so it knows what the index holds without reading it
+  const warm = recallWarmState(gitDir, indexFile);
+  forgetWarmState(gitDir);
 
-  const listed = listWorkspacePaths(workspace, input.alwaysInclude, { gitDir, timeoutMs, skipAbs: input.skipAbs });
-  const [listing, indexed, specials] = await Promise.all([
-    listed,
-    readIndexState(base, shadow()),
-    listed.then((l) => scanSpecialFiles(workspace, l.paths, input.skipAbs)),
+  const planned = listWorkspacePaths(workspace, input.alwaysInclude, { gitDir, timeoutMs, skipAbs: input.skipAbs }).then((listing) => {
+    const unchanged = warm !== null && listing.key.equals(warm.listingKey);
+    const wanted = unchanged ? warm.wanted : listing.paths();
+    return { listing, unchanged, wanted, folders: unchanged ? warm.folders : foldersOf(wanted) };
+  });
+  const [plan, indexed, specials] = await Promise.all([
+    planned,
+    warm === null ? readIndexState(base, opts) : readDirtyPaths(base, opts).then((dirty) => ({ cached: null, dirty })),
+    planned.then((p) => scanSpecialFiles(workspace, p.folders, input.skipAbs, path.join(gitDir, 'gaffer-dirs.json'))),
   ]);
+  const { wanted, listing } = plan;
+  const inIndex = (p: string): boolean => (indexed.cached === null ? warm !== null && warm.wanted.has(p) && !warm.outside.has(p) : indexed.cached.has(p));
 
-  const wanted = new Set(listing.paths);
   const removals: string[] = [];
-  for (const p of indexed.cached) if (!wanted.has(p)) removals.push(p);
   const candidates: string[] = [];
-  for (const p of wanted) if (!indexed.cached.has(p) || indexed.dirty.has(p)) candidates.push(p);
+  if (plan.unchanged && warm !== null) {
+    // same paths as last time: only stat-dirty paths and those left out last time need a look
+    for (const p of new Set([...indexed.dirty, ...warm.outside])) if (wanted.has(p)) candidates.push(p);
+  } else {
+    for (const p of indexed.cached ?? warm?.wanted ?? []) if (inIndex(p) && !wanted.has(p)) removals.push(p);
+    for (const p of wanted) if (!inIndex(p) || indexed.dirty.has(p)) candidates.push(p);
+  }
 
-  const kinds = await classifyPaths(workspace, candidates, input.sizeCapBytes);
   const additions: string[] = [];
   const large = new Map<string, StatFacts>();
-  const skipped = new Set<string>([...listing.skipped]);
-  for (const [p, kind] of kinds) {
-    if (kind.kind === 'content') {
-      additions.push(p);
-      continue;
+  const skipped = new Set<string>(listing.skipped);
+  // lstat each new or stat-dirty path: content goes to update-index as it is found, files over
+  // the cap to the manifest, special files to `skipped`; a path leaving the index is removed
+  async function* contentPaths(): AsyncIterable<string> {
+    for (let i = 0; i < candidates.length; i += CHUNK) {
+      const chunk: string[] = [];
+      for (const p of candidates.slice(i, i + CHUNK)) {
+        const kind = classifyPath(workspace, p, input.sizeCapBytes);
+        if (kind.kind === 'content') {
+          chunk.push(p);
+          continue;
+        }
+        if (kind.kind === 'large') large.set(p, kind.facts);
+        if (kind.kind === 'skipped') skipped.add(p);
+        if (inIndex(p)) removals.push(p);
+      }
+      additions.push(...chunk);
+      if (chunk.length > 0) yield joinNul(chunk);
     }
-    if (kind.kind === 'large') large.set(p, kind.facts);
-    if (kind.kind === 'skipped') skipped.add(p);
-    if (indexed.cached.has(p)) removals.push(p);
   }
 
   let tree: string;
+  const added = new Set<string>();
   try {
-    for (const p of await addToIndex(base, shadow, additions)) {
-      skipped.add(p);
-      if (indexed.cached.has(p)) removals.push(p);
+    if (candidates.length > 0) {
+      const dropped = new Set(await addToIndex(base, opts, contentPaths(), () => additions));
+      for (const p of additions) if (!dropped.has(p)) added.add(p);
+      for (const p of dropped) {
+        skipped.add(p);
+        if (inIndex(p)) removals.push(p);
+      }
     }
     // after the additions: `--replace` already dropped entries a new path conflicts with
-    if (removals.length > 0) {
-      await runGitOk([...base, 'update-index', '-z', '--force-remove', '--stdin'], shadow({ input: joinNul(removals) }));
-    }
-    tree = (await runGitOk([...base, 'write-tree'], shadow())).toString().trim();
+    await removeFromIndex(base, opts, removals);
+    tree = (await runGitOk([...base, 'write-tree'], opts)).toString().trim();
   } catch (err) {
+    if (err instanceof ShadowIndexError) throw err;
     throw new ShadowIndexError(err instanceof Error ? err.message : String(err));
   }
+  const signature = fileSignature(indexFile);
+  if (signature !== null) {
+    const outside = new Set(candidates.filter((p) => !added.has(p)));
+    rememberWarmState(gitDir, { indexSignature: signature, listingKey: listing.key, wanted, folders: plan.folders, outside });
+  }
+
   const takenAtMs = Date.now();
-  const date = `${Math.floor(takenAtMs / 1000)} +0000`;
-  const commit = (
-    await runGitOk(
-      [...base, 'commit-tree', tree, '-m', `gaffer ${input.jobId} ${input.label}`],
-      shadow({
-        env: {
-          GIT_INDEX_FILE: shadowIndexFile(gitDir),
-          GIT_AUTHOR_NAME: 'gaffer',
-          GIT_AUTHOR_EMAIL: 'gaffer@localhost',
-          GIT_AUTHOR_DATE: date,
-          GIT_COMMITTER_NAME: 'gaffer',
-          GIT_COMMITTER_EMAIL: 'gaffer@localhost',
-          GIT_COMMITTER_DATE: date,
-        },
-      }),
-    )
-  )
-    .toString()
-    .trim();
+  const commit = await commitTree(base, opts, tree, `gaffer ${input.jobId} ${input.label}`, takenAtMs);
   const ref = checkpointRef(workspace, input.jobId, input.label);
-  await runGitOk([...base, 'update-ref', ref, commit], shadow());
+  await runGitOk([...base, 'update-ref', ref, commit], opts);
 
   for (const p of await unignoredSpecials(workspace, gitDir, specials, timeoutMs)) skipped.add(p);
-
   const manifestFile = largeFileManifestPath(gitDir, input.jobId, input.label);
-  if (large.size > 0) {
-    await writeManifest(manifestFile, { entries: large, truncated: false, skipped: [], takenAtMs });
-  } else {
-    await fs.rm(manifestFile, { force: true });
-  }
+  if (large.size > 0) await writeManifest(manifestFile, { entries: large, truncated: false, skipped: [], takenAtMs });
+  else await fs.rm(manifestFile, { force: true });
+
   const snapshot: Snapshot = {
     source: 'checkpoint',
     id: commit,
@@ -147,52 +160,20 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   return snapshot;
 }
 
-/** The shadow index could not be updated or written as a tree. */
-class ShadowIndexError extends Error {
-  override readonly name = 'ShadowIndexError';
-}
-
-interface IndexState {
-  /** Every path in the shadow index. */
-  cached: Set<string>;
-  /** Paths whose stat no longer matches the index (modified, type or mode changed, deleted). */
-  dirty: Set<string>;
-}
-
-/** One `ls-files -t -c -m -d` over the shadow index: git's stat comparison in C, like `git status`. */
-async function readIndexState(base: string[], opts: GitCallOptions): Promise<IndexState> {
-  const out = await runGitOk([...base, 'ls-files', '-z', '-t', '-c', '-m', '-d'], opts);
-  const cached = new Set<string>();
-  const dirty = new Set<string>();
-  for (const entry of splitNul(out)) {
-    const tag = entry[0];
-    const p = entry.slice(2);
-    if (tag === 'C' || tag === 'R') dirty.add(p);
-    else cached.add(p);
-  }
-  for (const p of dirty) cached.add(p);
-  return { cached, dirty };
-}
-
-/**
- * Hashes paths into the shadow index. A path that git cannot process (unreadable, or turned into
- * a FIFO after we looked) makes update-index die; it is dropped, reported as skipped, and the rest
- * retried. Checking readability up front would cost an access() per file on every first checkpoint.
- */
-async function addToIndex(base: string[], shadow: (extra?: Partial<GitCallOptions>) => GitCallOptions, paths: string[]): Promise<string[]> {
-  const dropped: string[] = [];
-  let remaining = paths;
-  for (let attempt = 0; remaining.length > 0; attempt++) {
-    const args = [...base, 'update-index', '-z', '--add', '--remove', '--replace', '--stdin'];
-    const result = await runGit(args, shadow({ input: joinNul(remaining) }));
-    if (result.exitCode === 0) return dropped;
-    const bad = [...result.stderr.matchAll(/Unable to process path (.+)$/gm)].map((m) => m[1] as string);
-    const badSet = new Set(bad.filter((p) => remaining.includes(p)));
-    if (badSet.size === 0 || attempt >= 5) throw new Error(describeGitFailure(args, result));
-    dropped.push(...badSet);
-    remaining = remaining.filter((p) => !badSet.has(p));
-  }
-  return dropped;
+/** A parentless commit of the tree with gaffer as author and committer. */
+async function commitTree(base: string[], opts: GitCallOptions, tree: string, message: string, atMs: number): Promise<string> {
+  const date = `${Math.floor(atMs / 1000)} +0000`;
+  const env = {
+    ...opts.env,
+    GIT_AUTHOR_NAME: 'gaffer',
+    GIT_AUTHOR_EMAIL: 'gaffer@localhost',
+    GIT_AUTHOR_DATE: date,
+    GIT_COMMITTER_NAME: 'gaffer',
+    GIT_COMMITTER_EMAIL: 'gaffer@localhost',
+    GIT_COMMITTER_DATE: date,
+  };
+  const out = await runGitOk([...base, 'commit-tree', tree, '-m', message], { ...opts, env });
+  return out.toString().trim();
 }
 
 /** Special files the workspace's ignore rules do not exclude (ignored ones are not reported). */
@@ -209,8 +190,4 @@ async function unignoredSpecials(workspace: string, gitDir: string, specials: st
   if (result.exitCode !== 0 && result.exitCode !== 1) return candidates;
   const ignored = new Set(splitNul(result.stdout));
   return candidates.filter((p) => !ignored.has(p));
-}
-
-function joinNul(paths: string[]): string {
-  return paths.length === 0 ? '' : `${paths.join('\0')}\0`;
 }

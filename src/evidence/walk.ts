@@ -1,4 +1,4 @@
-import { accessSync, constants, lstatSync, readdirSync, readlinkSync, type Dirent, type Stats } from 'node:fs';
+import { lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { isExcludedDirName, relativeInside } from './paths.js';
@@ -41,17 +41,11 @@ export function factsOf(st: Stats, abs: string): StatFacts | null {
 }
 
 /**
- * Classifies paths with lstat (never following links): content git can store, a file over the
+ * Classifies a path with lstat (never following links): content git can store, a file over the
  * size cap, something to skip (FIFO, socket, device), a directory, or gone.
  */
-export async function classifyPaths(root: string, rels: string[], sizeCapBytes: number): Promise<Map<string, PathKind>> {
-  const out = new Map<string, PathKind>();
-  for (let i = 0; i < rels.length; i++) {
-    if (i > 0 && i % BATCH === 0) await yieldToLoop();
-    const rel = rels[i] as string;
-    out.set(rel, classifyOne(path.join(root, rel), sizeCapBytes));
-  }
-  return out;
+export function classifyPath(root: string, rel: string, sizeCapBytes: number): PathKind {
+  return classifyOne(path.join(root, rel), sizeCapBytes);
 }
 
 function classifyOne(abs: string, sizeCapBytes: number): PathKind {
@@ -139,53 +133,6 @@ export async function walkTree(root: string, relBase: string, opts: WalkOptions)
   };
   await visit(relBase === '' ? root : path.join(root, relBase), relBase);
   return result;
-}
-
-/**
- * Finds FIFOs, sockets, device files and unreadable folders in the folders that hold listed
- * paths: git's own walk silently drops them and spec 03 wants them listed. `readdir` file types
- * come without an lstat per entry.
- */
-export async function scanSpecialFiles(root: string, listed: Iterable<string>, skipAbs: string[]): Promise<string[]> {
-  const dirs = new Set<string>(['']);
-  for (const p of listed) {
-    for (let i = p.lastIndexOf('/'); i > 0; i = p.lastIndexOf('/', i - 1)) {
-      const dir = p.slice(0, i);
-      if (dirs.has(dir)) break;
-      dirs.add(dir);
-    }
-  }
-  const found: string[] = [];
-  let sinceYield = 0;
-  for (const dir of dirs) {
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(dir === '' ? root : path.join(root, dir), { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    sinceYield += entries.length;
-    if (sinceYield >= BATCH * 5) {
-      sinceYield = 0;
-      await yieldToLoop();
-    }
-    for (const entry of entries) {
-      const rel = dir === '' ? entry.name : `${dir}/${entry.name}`;
-      if (entry.isFIFO() || entry.isSocket() || entry.isCharacterDevice() || entry.isBlockDevice()) {
-        found.push(rel);
-      } else if (entry.isDirectory() && !dirs.has(rel) && !isExcludedDirName(entry.name)) {
-        // a folder with nothing listed: ignored, empty, or one we cannot read
-        const abs = path.join(root, rel);
-        if (skipAbs.includes(abs)) continue;
-        try {
-          accessSync(abs, constants.R_OK | constants.X_OK);
-        } catch {
-          found.push(rel);
-        }
-      }
-    }
-  }
-  return found;
 }
 
 /** Absolute paths inside `root` that walks must not enter (gaffer's data dir when it lives there). */

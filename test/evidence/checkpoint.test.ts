@@ -134,4 +134,36 @@ describe('checkpoint diff', () => {
     const refs = execFileSync('git', [`--git-dir=${pre.gitDir}`, 'for-each-ref', '--format=%(objectname) %(refname)'], { encoding: 'utf8' });
     expect(refs.trim()).toBe(`${pre.id} ${pre.ref}`);
   });
+
+  it('deleting a tracked file alone (the listing does not change) is a deletion, and it can come back', async () => {
+    const { ws, data } = await repoWorkspace({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    const pre = await snap(ws, data, 'pre');
+    await fs.rm(path.join(ws, 'b.txt'));
+    const post = await snap(ws, data, 'post');
+    expect(await diffSnapshots(pre, post)).toEqual({ added: [], modified: [], deleted: ['b.txt'] });
+    await write(ws, { 'b.txt': 'b\n' });
+    const back = await snap(ws, data, 'back');
+    expect(await diffSnapshots(pre, back)).toEqual({ added: [], modified: [], deleted: [] });
+  });
+
+  it('a file that becomes ignored leaves the next snapshot', async () => {
+    const ws = await tempDir();
+    const data = await tempDir('gaffer-data-');
+    await write(ws, { 'keep.ts': 'k\n', 'trace.log': 't\n' });
+    const pre = await snap(ws, data, 'pre');
+    expect(lsTree(pre).has('trace.log')).toBe(true);
+    await write(ws, { '.gitignore': '*.log\n' });
+    const post = await snap(ws, data, 'post');
+    expect(await diffSnapshots(pre, post)).toEqual({ added: ['.gitignore'], modified: [], deleted: ['trace.log'] });
+  });
+
+  it('stays right when another process rewrote the shadow index since the last checkpoint', async () => {
+    const { ws, data } = await repoWorkspace({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    const pre = await snap(ws, data, 'pre');
+    // another gaffer process checkpointed meanwhile: it emptied the index this process remembers
+    execFileSync('git', [`--git-dir=${pre.gitDir}`, 'read-tree', '--empty'], { env: { ...process.env, GIT_INDEX_FILE: path.join(pre.gitDir as string, 'gaffer-index') } });
+    await write(ws, { 'a.txt': 'a2\n' });
+    const post = await snap(ws, data, 'post');
+    expect(await diffSnapshots(pre, post)).toEqual({ added: [], modified: ['a.txt'], deleted: [] });
+  });
 });

@@ -1,0 +1,95 @@
+import { accessSync, constants, promises as fs, readdirSync, statSync, type Dirent } from 'node:fs';
+import path from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { isExcludedDirName } from './paths.js';
+
+/** Per folder: its mtime when read (-1: read again next time), special entries, subfolders. */
+type DirRecord = [mtimeMs: number, specials: string[], subdirs: string[]];
+
+interface DirCache {
+  version: 1;
+  dirs: Record<string, DirRecord>;
+}
+
+/** A folder changed this recently may change again within its mtime's resolution: not cached. */
+const RACY_MS = 1000;
+const ENTRIES_PER_TURN = 10_000;
+
+/** The folders holding the given paths, the root ('') included. */
+export function foldersOf(paths: Iterable<string>): Set<string> {
+  const dirs = new Set<string>(['']);
+  for (const p of paths) {
+    for (let i = p.lastIndexOf('/'); i > 0; i = p.lastIndexOf('/', i - 1)) {
+      const dir = p.slice(0, i);
+      if (dirs.has(dir)) break;
+      dirs.add(dir);
+    }
+  }
+  return dirs;
+}
+
+/**
+ * Finds FIFOs, sockets, device files and unreadable folders in the folders that hold listed
+ * paths (git's own walk silently drops them; spec 03 wants them listed). A folder whose mtime
+ * is unchanged since the last scan is not read again (adding or removing an entry changes it),
+ * so a re-checkpoint costs one stat per folder.
+ */
+export async function scanSpecialFiles(root: string, dirs: Set<string>, skipAbs: string[], cacheFile: string): Promise<string[]> {
+  const previous = await readCache(cacheFile);
+  const next: DirCache = { version: 1, dirs: {} };
+  const startedAt = Date.now();
+  const found: string[] = [];
+  let sinceYield = 0;
+  for (const dir of dirs) {
+    const abs = dir === '' ? root : path.join(root, dir);
+    const mtimeMs = statSync(abs, { throwIfNoEntry: false })?.mtimeMs;
+    if (mtimeMs === undefined) continue;
+    let record = previous.dirs[dir];
+    if (record === undefined || record[0] !== mtimeMs) {
+      const entries = readEntries(abs);
+      if (entries === null) continue;
+      sinceYield += entries.length;
+      record = [mtimeMs > startedAt - RACY_MS ? -1 : mtimeMs, [], []];
+      for (const entry of entries) {
+        if (entry.isFIFO() || entry.isSocket() || entry.isCharacterDevice() || entry.isBlockDevice()) record[1].push(entry.name);
+        else if (entry.isDirectory() && !isExcludedDirName(entry.name)) record[2].push(entry.name);
+      }
+    }
+    next.dirs[dir] = record;
+    for (const name of record[1]) found.push(dir === '' ? name : `${dir}/${name}`);
+    for (const name of record[2]) {
+      const rel = dir === '' ? name : `${dir}/${name}`;
+      // a folder with nothing listed is ignored, empty, or one we cannot read
+      if (dirs.has(rel) || skipAbs.includes(path.join(root, rel))) continue;
+      try {
+        accessSync(path.join(root, rel), constants.R_OK | constants.X_OK);
+      } catch {
+        found.push(rel);
+      }
+    }
+    if (sinceYield >= ENTRIES_PER_TURN) {
+      sinceYield = 0;
+      await yieldToLoop();
+    }
+  }
+  await fs.writeFile(cacheFile, JSON.stringify(next)).catch(() => undefined);
+  return found;
+}
+
+function readEntries(abs: string): Dirent[] | null {
+  try {
+    return readdirSync(abs, { withFileTypes: true });
+  } catch {
+    return null;
+  }
+}
+
+async function readCache(file: string): Promise<DirCache> {
+  try {
+    const cache = JSON.parse(await fs.readFile(file, 'utf8')) as DirCache;
+    if (cache.version === 1 && typeof cache.dirs === 'object') return cache;
+  } catch {
+    // missing or unreadable: every folder is read
+  }
+  return { version: 1, dirs: {} };
+}

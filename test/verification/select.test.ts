@@ -1,0 +1,143 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseTestOutput } from '../../src/verification/parsers/index.js';
+import type { TestFramework } from '../../src/verification/parsers/index.js';
+import { buildSelectCommand, shellQuote } from '../../src/verification/select.js';
+
+const PROJECTS = resolve(import.meta.dirname, '..', 'fixtures', 'projects');
+const temps: string[] = [];
+afterAll(() => {
+  for (const dir of temps) rmSync(dir, { recursive: true, force: true });
+});
+
+const shellEcho = (quoted: string) => spawnSync('sh', ['-c', `printf '%s' ${quoted}`], { encoding: 'utf8' }).stdout;
+
+describe('shellQuote', () => {
+  it.each([
+    'plain',
+    'tests/test_api.py::test_x[a-b]',
+    'two words',
+    "it's",
+    '$HOME `id` $(id) \\ "q"',
+    '^(?:math )?add adds$',
+    '',
+    'new\nline',
+    '*.js',
+  ])('the shell reads %j back unchanged', (arg) => {
+    expect(shellEcho(shellQuote(arg))).toBe(arg);
+  });
+
+  it('leaves safe words bare', () => {
+    expect(shellQuote('tests/test_a.py::test_b')).toBe('tests/test_a.py::test_b');
+    expect(shellQuote('--exact')).toBe('--exact');
+  });
+});
+
+describe('buildSelectCommand', () => {
+  it('node:test: an anchored name pattern that also matches "suite test" (Node 22 and later)', () => {
+    expect(buildSelectCommand('node-test', 'npm test', ['flaky passes on rerun'])).toBe("node --test '--test-name-pattern=^flaky passes on rerun$'");
+    expect(buildSelectCommand('node-test', 'npm test', ['math > add adds', 'divide rounds down'])).toBe(
+      "node --test '--test-name-pattern=^(?:(?:math )?add adds|divide rounds down)$'",
+    );
+  });
+
+  it('node:test: keeps the project\'s own node --test command and runs the files an id names', () => {
+    expect(buildSelectCommand('node-test', 'node --test --import tsx test/', ['a (b)'])).toBe("node --test --import tsx test/ '--test-name-pattern=^a \\(b\\)$'");
+    expect(buildSelectCommand('node-test', 'npm test', ['test/broken.test.js'])).toBe('node --test test/broken.test.js');
+    expect(buildSelectCommand('node-test', 'npm test', ['test/a.test.js > suite > case'])).toBe("node --test '--test-name-pattern=^(?:suite )?case$' test/a.test.js");
+  });
+
+  it('vitest and jest: the files, then -t with the full name', () => {
+    expect(buildSelectCommand('vitest', 'npm test', ['test/math.test.js > math > add adds'])).toBe("npx vitest run test/math.test.js -t '^math add adds$'");
+    expect(buildSelectCommand('jest', 'npm test', ['test/a.test.js > x', 'test/b.test.js > y.z'])).toBe("npx jest test/a.test.js test/b.test.js -t '^(?:x|y\\.z)$'");
+    // a file that failed to load: run the file
+    expect(buildSelectCommand('vitest', 'npm test', ['test/broken.test.js'])).toBe('npx vitest run test/broken.test.js');
+  });
+
+  it('mocha: --grep with the full title', () => {
+    expect(buildSelectCommand('mocha', 'npm test', ['math > flaky passes on rerun'])).toBe("npx mocha --grep '^math flaky passes on rerun$'");
+  });
+
+  it('an id cut at 200 chars selects by its prefix', () => {
+    expect(buildSelectCommand('vitest', 'npm test', ['test/a.test.js > very long…'])).toBe("npx vitest run test/a.test.js -t '^very long.*$'");
+  });
+
+  it("pytest: the base command's python and the node ids", () => {
+    expect(buildSelectCommand('pytest', '.venv/bin/python -m pytest -q -rA', ['tests/test_a.py::test_x[a b]', 'tests/test_b.py::T::test_y'])).toBe(
+      ".venv/bin/python -m pytest -q -rA 'tests/test_a.py::test_x[a b]' tests/test_b.py::T::test_y",
+    );
+    expect(buildSelectCommand('pytest', 'make test', ['tests/test_a.py::test_x'])).toBe('python3 -m pytest -q -rA tests/test_a.py::test_x');
+  });
+
+  it("pytest: the workspace's .venv when the base command names no python", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gaffer-select-'));
+    temps.push(dir);
+    mkdirSync(join(dir, '.venv', 'bin'), { recursive: true });
+    writeFileSync(join(dir, '.venv', 'bin', 'python'), '');
+    expect(buildSelectCommand('pytest', 'pytest', ['tests/test_a.py::test_x'], { workspace: dir })).toBe('.venv/bin/python -m pytest -q -rA tests/test_a.py::test_x');
+  });
+
+  it('go: -run per level over the packages; a package-level failure reruns its package', () => {
+    const pkg = 'example.com/m/calc';
+    expect(buildSelectCommand('go', 'go test ./...', [`${pkg}.TestA`, `${pkg}.TestB`])).toBe(`go test -json -count=1 -run '^(TestA|TestB)$' ${pkg}`);
+    expect(buildSelectCommand('go', 'go test ./...', [`${pkg}.TestMultiply/small`, 'example.com/m/slug.TestX/y'])).toBe(
+      `go test -json -count=1 -run '^(TestMultiply|TestX)$/^(small|y)$' ${pkg} example.com/m/slug`,
+    );
+    expect(buildSelectCommand('go', 'go test ./...', [`${pkg}.TestA`, 'example.com/m/slug'])).toBe(`go test -json -count=1 ${pkg} example.com/m/slug`);
+  });
+
+  it('cargo: --exact names; a target that did not compile names no test', () => {
+    expect(buildSelectCommand('cargo', 'cargo test', ['tests::flaky'])).toBe('cargo test tests::flaky -- --exact');
+    expect(buildSelectCommand('cargo', 'cargo test --workspace -- --nocapture', ['a::b', 'c::d'])).toBe('cargo test --workspace -- --exact a::b c::d');
+    expect(buildSelectCommand('cargo', 'cargo test', ['crate (lib test)'])).toBeNull();
+  });
+
+  it('null when nothing can be selected', () => {
+    expect(buildSelectCommand('junit', 'mvn test', ['a > b'])).toBeNull();
+    expect(buildSelectCommand(null, 'make test', ['x'])).toBeNull();
+    expect(buildSelectCommand('vitest', 'npm test', [])).toBeNull();
+    expect(buildSelectCommand('vitest', 'npm test', ['  '])).toBeNull();
+  });
+});
+
+function runIn(dir: string, command: string): Promise<{ output: string; exitCode: number | null }> {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!/^(VITEST|__VITEST|TEST$|NODE_ENV$|NODE_OPTIONS$|FLAKY_STATE_DIR$)/.test(key)) env[key] = value;
+  return new Promise((done, fail) => {
+    const child = spawn('sh', ['-c', `exec 2>&1; ${command}`], { cwd: dir, env: { ...env, CI: 'true' }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    child.on('error', fail);
+    child.on('close', (exitCode) => done({ output: Buffer.concat(chunks).toString('utf8'), exitCode }));
+  });
+}
+
+// a nested test and a top-level one, selected together, run alone (the fixtures' README lists the tests)
+const NODE_SELECTIONS: [TestFramework, string[]][] = [
+  ['node-test', ['math > add adds', 'divide rounds down']],
+  ['vitest', ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down']],
+  ['jest', ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down']],
+  ['mocha', ['math > add adds', 'math > divide rounds down']],
+];
+
+describe('selected tests run alone in the fixture projects', () => {
+  it.each(NODE_SELECTIONS)('%s', async (framework, ids) => {
+    const source = join(PROJECTS, framework);
+    if (framework !== 'node-test' && !existsSync(join(source, 'node_modules'))) {
+      throw new Error(`${framework} fixture has no node_modules: run scripts/setup-fixtures.sh`);
+    }
+    const dir = mkdtempSync(join(tmpdir(), `gaffer-select-${framework}-`));
+    temps.push(dir);
+    cpSync(source, dir, { recursive: true, filter: (src) => !/[/\\](node_modules|\.flaky-state)$/.test(src) });
+    if (existsSync(join(source, 'node_modules'))) symlinkSync(join(source, 'node_modules'), join(dir, 'node_modules'));
+    const command = buildSelectCommand(framework, 'npm test', ids) ?? '';
+    const result = await runIn(dir, command);
+    const parsed = parseTestOutput(result.output, { kind: 'node', command, workspace: dir });
+    expect(result.exitCode, result.output).not.toBe(0);
+    expect(parsed.failed, result.output).toEqual([ids[1]]);
+    expect(parsed.counts, result.output).toMatchObject({ passed: 1, failed: 1 });
+  });
+});

@@ -6,6 +6,7 @@ type Listener = (event: JobEvent) => void;
 export class JobBus {
   readonly #byJob = new Map<string, Set<Listener>>();
   readonly #releases = new Set<() => void>();
+  readonly #all = new Set<(jobId: string, event: JobEvent) => void>();
 
   /** Listens to one job's events; returns the unsubscribe function. */
   subscribe(jobId: string, listener: Listener): () => void {
@@ -18,9 +19,16 @@ export class JobBus {
     };
   }
 
+  /** Listens to every job's events (the board's lists). */
+  subscribeAll(listener: (jobId: string, event: JobEvent) => void): () => void {
+    this.#all.add(listener);
+    return () => this.#all.delete(listener);
+  }
+
   publish(event: JobEvent & { jobId: string }): void {
     const { jobId, ...rest } = event;
     for (const listener of [...(this.#byJob.get(jobId) ?? [])]) listener(rest as JobEvent);
+    for (const listener of [...this.#all]) listener(jobId, rest as JobEvent);
   }
 
   /** Called whenever this process releases a workspace lock. */
@@ -35,7 +43,7 @@ export class JobBus {
 
   /** Listener count, so a leak can be seen. */
   get listenerCount(): number {
-    let n = this.#releases.size;
+    let n = this.#releases.size + this.#all.size;
     for (const set of this.#byJob.values()) n += set.size;
     return n;
   }

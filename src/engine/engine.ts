@@ -10,6 +10,7 @@ import { waitForChange } from './changed-watch.js';
 import { readTail, type JobSnapshots } from './job-files.js';
 import type { Runner } from '../runners/contract.js';
 import { getRunner, listRunnerKeys } from '../runners/index.js';
+import { describeRunners, type RunnerRow } from '../runners/table.js';
 import { ownProcessIdentity } from '../store/process-identity.js';
 import { Store, type JobEvent, type JobRow } from '../store/store.js';
 import { JobBus } from './bus.js';
@@ -178,6 +179,11 @@ export class Engine {
     return readTail(attempt.logFile, tailBytes);
   }
 
+  /** The runner table. */
+  runners(): RunnerRow[] {
+    return describeRunners(this.#services.runners);
+  }
+
   /** `recent` outcome counts (spec 07); acceptance rates come with the outcome log. */
   stats(opts: Caller = {}): { acceptance: Record<string, never>; recent: Record<string, number> } {
     return { acceptance: {}, recent: this.store.countRecent(opts.owner ?? null) };
@@ -186,6 +192,7 @@ export class Engine {
   #start(job: JobRow): void {
     const ctx = new JobContext(this.#services, job);
     this.#live.set(job.id, ctx);
+    ctx.emit({ name: 'job', event: 'created', message: job.title });
     ctx.emit({ name: 'job', event: 'phase', message: 'queued' });
     ctx.done = runJob(ctx).finally(() => {
       this.#live.delete(job.id);
@@ -217,6 +224,11 @@ export class Engine {
   /** Listens to a job's events as this process produces them. */
   subscribe(id: string, listener: (e: JobEvent) => void): () => void {
     return this.#services.bus.subscribe(id, listener);
+  }
+
+  /** Listens to every job this process runs. */
+  subscribeAll(listener: (jobId: string, e: JobEvent) => void): () => void {
+    return this.#services.bus.subscribeAll(listener);
   }
 
   /** True when this process runs the job. */

@@ -1,20 +1,68 @@
-import { Engine } from '../../engine/engine.js';
+import { loadConfig, type LoadedConfig } from '../../config/config.js';
 import { resolveDataDir } from '../../config/data-dir.js';
+import { Engine } from '../../engine/engine.js';
+import { readServerRecord } from '../http/serve.js';
+import { HttpApi, LocalApi, type CliApi } from './api.js';
 
-/** What every command reaches: output streams, `--json`, and the engine on the data dir (opened lazily). */
+/** Global flags every command takes. */
+export interface GlobalFlags {
+  json?: boolean;
+  dataDir?: string;
+  url?: string;
+  token?: string;
+  config?: string;
+}
+
+/**
+ * What every command reaches: output streams, `--json`, and gaffer itself — a server when there is
+ * one (`--url`, `GAFFER_URL`, or the `server.json` a live `gaffer serve` wrote into this data dir),
+ * else an engine in this process. One data dir is always one engine's truth (spec 02).
+ */
 export class CliContext {
   readonly json: boolean;
   readonly dataDir: string;
+  readonly #flags: GlobalFlags;
+  #api: Promise<CliApi> | null = null;
   #engine: Promise<Engine> | null = null;
+  #config: LoadedConfig | null = null;
 
-  constructor(opts: { json?: boolean; dataDir?: string }) {
-    this.json = opts.json ?? false;
-    this.dataDir = resolveDataDir(opts.dataDir);
+  constructor(flags: GlobalFlags) {
+    this.#flags = flags;
+    this.json = flags.json ?? false;
+    this.dataDir = resolveDataDir(flags.dataDir);
   }
 
-  /** The engine: opening it also turns jobs of dead processes into `interrupted`. */
+  /** The effective config (data dir file or --config, then the environment). */
+  get config(): LoadedConfig {
+    this.#config ??= loadConfig({ dataDir: this.dataDir, configPath: this.#flags.config });
+    return this.#config;
+  }
+
+  /** The server's URL when the CLI should use one. */
+  serverUrl(): string | null {
+    return this.#flags.url ?? process.env.GAFFER_URL ?? readServerRecord(this.dataDir)?.url ?? null;
+  }
+
+  /** gaffer: the server when there is one, else this process's engine. */
+  api(): Promise<CliApi> {
+    this.#api ??= (async () => {
+      const url = this.serverUrl();
+      if (url) return new HttpApi(url, this.#flags.token ?? process.env.GAFFER_TOKEN ?? null);
+      return new LocalApi(await this.engine());
+    })();
+    return this.#api;
+  }
+
+  /** An engine in this process (serve and mcp always run one); opening it recovers orphaned jobs. */
   engine(): Promise<Engine> {
-    this.#engine ??= Engine.open({ dataDir: this.dataDir });
+    const { config } = this.config;
+    this.#engine ??= Engine.open({
+      dataDir: this.dataDir,
+      maxParallel: config.workers.max_parallel,
+      specLint: config.spec_lint,
+      retentionJobs: config.retention.jobs,
+      defaultRunner: config.default_runner,
+    });
     return this.#engine;
   }
 

@@ -1,14 +1,17 @@
 import { Command, CommanderError, Option } from 'commander';
 import { toGafferError } from '../../domain/errors.js';
-import { CliContext } from './cli-context.js';
+import { CliContext, type GlobalFlags } from './cli-context.js';
+import { buildRequest } from './commands/dispatch.js';
+import { mcpCommand, serveCommand } from './commands/serve.js';
 import { dispatchCommand, type DispatchFlags } from './commands/dispatch.js';
-import { cancelCommand, eventsCommand, listCommand, statusCommand, waitCommand } from './commands/reading.js';
+import { cancelCommand, eventsCommand, lintCommand, listCommand, runnersCommand, statusCommand, waitCommand } from './commands/reading.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** Exit codes of spec 02 for a refusal, per command: dispatch/wait/status → 2; cancel of a final job → 1. */
 function exitCodeFor(command: string, code: string): number {
   if (command === 'cancel' && code === 'conflict') return 1;
+  if (command === 'serve' && code === 'internal') return 1;
   return 2;
 }
 
@@ -18,11 +21,14 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('Hand coding work to workers and know, for certain, what they did.')
     .option('--data-dir <dir>', 'data dir (env GAFFER_DATA_DIR; default: the platform user-data dir)')
     .option('--json', 'print the exact JSON answer on stdout')
+    .option('--url <url>', 'a gaffer server to use (env GAFFER_URL; default: the one recorded in the data dir)')
+    .option('--token <token>', 'bearer token for the server (env GAFFER_TOKEN)')
+    .option('--config <file>', 'gaffer.config.json/.yaml (env GAFFER_CONFIG; default: in the data dir)')
     .showHelpAfterError()
     .exitOverride();
 
   const run = (name: string, action: (cli: CliContext) => Promise<number>) => async () => {
-    const globals = program.opts<{ dataDir?: string; json?: boolean }>();
+    const globals = program.opts<GlobalFlags>();
     const cli = new CliContext(globals);
     try {
       setExit(await action(cli));
@@ -98,6 +104,44 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--limit <n>', 'how many (default 20)')
     .option('--status <status>', 'only jobs in this status')
     .action((flags: { limit?: string; status?: string }) => run('list', (cli) => listCommand(cli, flags))());
+
+  program
+    .command('lint')
+    .description('spec lint of a request, without dispatching (exit 1 when it finds gaps)')
+    .argument('[file]', 'a JSON or YAML request; - reads stdin')
+    .option('--workspace <dir>', 'the workspace (with --task)')
+    .option('--task <instruction>', 'a task (repeatable)', collect)
+    .option('--files <path>', "the task's files (repeatable)", collect)
+    .option('--verify <cmd>', 'the verification command')
+    .action((file: string | undefined, flags: DispatchFlags) => run('lint', (cli) => lintCommand(cli, buildRequest(file, flags)))());
+
+  program
+    .command('runners')
+    .description('what this machine can run')
+    .action(() => run('runners', (cli) => runnersCommand(cli))());
+
+  program
+    .command('stats')
+    .description('recent outcome counts (acceptance rates come with the outcome log)')
+    .action(() =>
+      run('stats', async (cli) => {
+        const stats = (await cli.engine()).stats();
+        cli.out(cli.json ? JSON.stringify(stats, null, 2) : Object.entries(stats.recent).map(([k, v]) => `${k}: ${v}`).join('\n'));
+        return 0;
+      })(),
+    );
+
+  program
+    .command('serve')
+    .description('the HTTP API, live events and MCP over HTTP')
+    .option('--host <host>', 'bind address (default 127.0.0.1; anything else needs tokens)')
+    .option('--port <port>', 'port (default 7070; 0 picks a free one)')
+    .action((flags: { host?: string; port?: string }) => run('serve', (cli) => serveCommand(cli, flags))());
+
+  program
+    .command('mcp')
+    .description('the MCP server on stdio')
+    .action(() => run('mcp', (cli) => mcpCommand(cli))());
 
   return program;
 }

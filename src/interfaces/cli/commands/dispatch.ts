@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { GafferError } from '../../../domain/errors.js';
-import type { Engine } from '../../../engine/engine.js';
 import { LiveProgress } from '../live-progress.js';
 import { renderCompact } from '../render.js';
 import type { CliContext } from '../cli-context.js';
@@ -33,46 +32,40 @@ export interface DispatchFlags {
   wait?: boolean;
 }
 
-/** `gaffer dispatch [FILE|-]`: builds the request, runs it in this process, waits, answers. Returns the exit code. */
+/** `gaffer dispatch [FILE|-]`: submits the job; in process (no server) it runs here and waits. Returns the exit code. */
 export async function dispatchCommand(cli: CliContext, file: string | undefined, flags: DispatchFlags): Promise<number> {
   const body = buildRequest(file, flags);
-  const engine = await cli.engine();
-  const { job } = engine.submit(body, { idempotencyKey: flags.idempotencyKey ?? null });
-  cli.err(`gaffer: job ${job.id} accepted (${job.tasks.length} task${job.tasks.length === 1 ? '' : 's'} in ${job.workspace})`);
+  const api = await cli.api();
+  const { job, created } = await api.submit(body, flags.idempotencyKey ?? null);
+  cli.err(`gaffer: job ${job.id} ${created ? 'accepted' : 'already exists for this idempotency key'} (${job.tasks.length} task${job.tasks.length === 1 ? '' : 's'} in ${job.workspace})`);
+  if (api.engine === null && !flags.wait) {
+    // a server runs it: answer at once
+    cli.out(cli.json ? JSON.stringify(job, null, 2) : renderCompact(job));
+    return 0;
+  }
 
-  // in-process: this process runs the job, so it waits whatever --wait says
   const live = new LiveProgress(process.stderr, job.tasks.map((t) => t.name));
-  const unsubscribe = engine.runsJob(job.id) ? engine.subscribe(job.id, (e) => live.push(e)) : () => undefined;
   const stop = () => {
     cli.err('\ngaffer: cancelling (workers are being stopped and evidence collected)…');
-    try {
-      engine.cancel(job.id);
-    } catch {
-      // already final
-    }
+    api.cancel(job.id).catch(() => undefined);
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  // in process, an interrupt cancels the job this process runs; against a server, it only stops waiting
+  const local = api.engine !== null;
+  if (local) {
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  }
   try {
-    await waitUntilFinal(engine, job.id);
+    await api.follow(job.id, 0, (e) => live.push(e));
   } finally {
-    unsubscribe();
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
+    if (local) {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    }
   }
-  const final = engine.get(job.id);
-  if (cli.json) cli.out(JSON.stringify(final, null, 2));
-  else cli.out(renderCompact(final));
+  const final = await api.get(job.id, false);
+  cli.out(cli.json ? JSON.stringify(final, null, 2) : renderCompact(final));
   return final.status === 'done' ? 0 : 1;
-}
-
-async function waitUntilFinal(engine: Engine, id: string): Promise<void> {
-  if (engine.runsJob(id)) return engine.settled(id);
-  // an idempotent replay of a job another process runs: follow it through the store
-  for (;;) {
-    const answer = await engine.waitFor(id, 'done', 600);
-    if (answer.met) return;
-  }
 }
 
 /** The request from a file (JSON or YAML), stdin (`-`), and flags; flags override the file's values. */

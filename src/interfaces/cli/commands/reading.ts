@@ -1,11 +1,11 @@
 import { GafferError } from '../../../domain/errors.js';
-import { isFinalStatus, JOB_STATUSES } from '../../../domain/status.js';
+import { JOB_STATUSES } from '../../../domain/status.js';
 import type { CliContext } from '../cli-context.js';
 import { renderBrief, renderCompact, renderEvent, renderWait } from '../render.js';
 
 /** `gaffer status JOB [--full]`. */
 export async function statusCommand(cli: CliContext, id: string, flags: { full?: boolean }): Promise<number> {
-  const job = (await cli.engine()).get(id, { full: flags.full ?? false });
+  const job = await (await cli.api()).get(id, flags.full ?? false);
   cli.out(cli.json ? JSON.stringify(job, null, 2) : renderCompact(job));
   return 0;
 }
@@ -16,43 +16,32 @@ export async function waitCommand(cli: CliContext, id: string, flags: { for?: st
   if (!Number.isFinite(timeoutS) || timeoutS < 0 || timeoutS > 86_400) {
     throw new GafferError('invalid_request', `--timeout-s must be 0..86400, got ${JSON.stringify(flags.timeoutS)}`, 'timeout_s');
   }
-  const answer = await (await cli.engine()).waitFor(id, flags.for, timeoutS);
+  const answer = await (await cli.api()).waitFor(id, flags.for, timeoutS);
   cli.out(cli.json ? JSON.stringify(answer, null, 2) : renderWait(answer));
   return answer.met ? 0 : 1;
 }
 
-/** `gaffer events JOB [--follow]`: with --follow, streams until the job ends. */
+/** `gaffer events JOB [--follow]`: with --follow, streams until the job ends (JSON lines with --json). */
 export async function eventsCommand(cli: CliContext, id: string, flags: { follow?: boolean }): Promise<number> {
-  const engine = await cli.engine();
-  const first = engine.events(id);
+  const api = await cli.api();
   if (!flags.follow) {
-    cli.out(cli.json ? JSON.stringify(first, null, 2) : first.events.map(renderEvent).join('\n'));
+    const answer = await api.events(id, 0);
+    cli.out(cli.json ? JSON.stringify(answer, null, 2) : answer.events.map(renderEvent).join('\n'));
     return 0;
   }
-  // --follow prints one event per line (JSON lines with --json) and returns when the job is final
-  const print = (e: (typeof first.events)[number]) => cli.out(cli.json ? JSON.stringify(e) : renderEvent(e));
-  first.events.forEach(print);
-  let after = first.events.at(-1)?.seq ?? 0;
-  for (;;) {
-    if (isFinalStatus(engine.get(id).status)) {
-      engine.events(id, { after }).events.forEach(print);
-      return 0;
-    }
-    // a reader in another process looks at the store at most every 200 ms (spec 02)
-    await new Promise((r) => setTimeout(r, 200));
-    const next = engine.events(id, { after }).events;
-    next.forEach(print);
-    after = next.at(-1)?.seq ?? after;
-  }
+  await api.get(id, false); // not found → exit 2 before anything streams
+  await api.follow(id, 0, (e) => cli.out(cli.json ? JSON.stringify(e) : renderEvent(e)));
+  return 0;
 }
 
 /** `gaffer cancel JOB`: 0 cancelling/cancelled, 1 already final (a conflict). */
 export async function cancelCommand(cli: CliContext, id: string): Promise<number> {
-  const engine = await cli.engine();
-  let job = engine.cancel(id);
-  if (job.status !== 'cancelling' && !engine.runsJob(id)) {
-    // another process runs it and picks the cancel up from the store within a moment: show that
-    job = (await engine.waitFor(id, 'event:cancelling', 5)).state;
+  const api = await cli.api();
+  let job = await api.cancel(id);
+  // a server, or this process, runs it: the answer is already `cancelling`; another CLI process
+  // picks the cancel up from the store within a moment: show that
+  if (job.status !== 'cancelling' && api.engine !== null && !api.engine.runsJob(id)) {
+    job = (await api.waitFor(id, 'event:cancelling', 5)).state;
   }
   cli.out(cli.json ? JSON.stringify(job, null, 2) : renderCompact(job));
   return 0;
@@ -67,7 +56,23 @@ export async function listCommand(cli: CliContext, flags: { limit?: string; stat
   if (flags.status !== undefined && !(JOB_STATUSES as readonly string[]).includes(flags.status)) {
     throw new GafferError('invalid_request', `--status must be one of ${JOB_STATUSES.join(', ')}, got ${JSON.stringify(flags.status)}`, 'status');
   }
-  const jobs = (await cli.engine()).list({ limit, ...(flags.status ? { status: flags.status } : {}) });
+  const jobs = await (await cli.api()).list(limit, flags.status);
   cli.out(cli.json ? JSON.stringify({ jobs }, null, 2) : jobs.length ? jobs.map(renderBrief).join('\n') : 'no jobs yet');
+  return 0;
+}
+
+/** `gaffer lint [FILE|-]`: 0 nothing to add, 1 problems found. */
+export async function lintCommand(cli: CliContext, body: unknown): Promise<number> {
+  const report = await (await cli.api()).lint(body);
+  if (cli.json) cli.out(JSON.stringify(report, null, 2));
+  else cli.out(report.ok ? 'nothing to add' : report.needs_detail.map((f) => `${f.task}: ${f.code} — ${f.message}; fix: ${f.fix}`).join('\n'));
+  return report.ok ? 0 : 1;
+}
+
+/** `gaffer runners`. */
+export async function runnersCommand(cli: CliContext): Promise<number> {
+  const runners = await (await cli.api()).runners();
+  if (cli.json) cli.out(JSON.stringify({ runners }, null, 2));
+  else for (const r of runners) cli.out(`${r.key.padEnd(10)} ${r.installed ? 'installed' : 'missing'.padEnd(9)} ${r.version ?? '-'}  resume ${r.resume ? 'yes' : 'no'}  sandbox ${r.sandbox ? 'yes' : 'no'}  ${r.label}${r.install_hint ? `  (${r.install_hint})` : ''}`);
   return 0;
 }

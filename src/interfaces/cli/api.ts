@@ -1,0 +1,211 @@
+import { GafferError, type ErrorBody } from '../../domain/errors.js';
+import type { LintReport } from '../../domain/spec-lint.js';
+import { isFinalStatus } from '../../domain/status.js';
+import type { CompactJob } from '../../engine/compact.js';
+import type { Engine, WaitAnswer } from '../../engine/engine.js';
+import type { RunnerRow } from '../../runners/table.js';
+import type { JobEvent } from '../../store/store.js';
+
+/** What the CLI asks of gaffer: answered by the engine in this process, or by a server over HTTP. */
+export interface CliApi {
+  /** The engine when this process runs the jobs itself. */
+  readonly engine: Engine | null;
+  submit(body: unknown, idempotencyKey: string | null): Promise<{ job: CompactJob; created: boolean }>;
+  get(id: string, full: boolean): Promise<CompactJob>;
+  list(limit: number, status: string | undefined): Promise<CompactJob[]>;
+  events(id: string, after: number): Promise<{ events: JobEvent[]; produced: number }>;
+  cancel(id: string): Promise<CompactJob>;
+  waitFor(id: string, condition: string | undefined, timeoutS: number): Promise<WaitAnswer>;
+  /** Calls `onEvent` for each event after `after` until the job is final. */
+  follow(id: string, after: number, onEvent: (e: JobEvent) => void): Promise<void>;
+  lint(body: unknown): Promise<LintReport>;
+  runners(): Promise<RunnerRow[]>;
+}
+
+/** The engine in this process. */
+export class LocalApi implements CliApi {
+  readonly engine: Engine;
+
+  constructor(engine: Engine) {
+    this.engine = engine;
+  }
+
+  submit(body: unknown, idempotencyKey: string | null) {
+    return Promise.resolve(this.engine.submit(body, { idempotencyKey }));
+  }
+  get(id: string, full: boolean) {
+    return Promise.resolve(this.engine.get(id, { full }));
+  }
+  list(limit: number, status: string | undefined) {
+    return Promise.resolve(this.engine.list({ limit, ...(status ? { status } : {}) }));
+  }
+  events(id: string, after: number) {
+    return Promise.resolve(this.engine.events(id, { after }));
+  }
+  cancel(id: string) {
+    return Promise.resolve(this.engine.cancel(id));
+  }
+  waitFor(id: string, condition: string | undefined, timeoutS: number) {
+    return this.engine.waitFor(id, condition, timeoutS);
+  }
+  lint(body: unknown) {
+    return Promise.resolve(this.engine.lint(body));
+  }
+  runners() {
+    return Promise.resolve(this.engine.runners());
+  }
+
+  async follow(id: string, after: number, onEvent: (e: JobEvent) => void): Promise<void> {
+    let seq = after;
+    const drain = () => {
+      for (const e of this.engine.events(id, { after: seq }).events) {
+        onEvent(e);
+        seq = e.seq;
+      }
+    };
+    if (this.engine.runsJob(id)) {
+      const off = this.engine.subscribe(id, drain);
+      try {
+        drain();
+        await this.engine.settled(id);
+        drain();
+      } finally {
+        off();
+      }
+      return;
+    }
+    // another process runs it: read the store at most every 200 ms (spec 02)
+    for (;;) {
+      drain();
+      if (isFinalStatus(this.engine.get(id).status)) return drain();
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
+/** A gaffer server over HTTP (`--url`, `GAFFER_URL`, or the data dir's `server.json`). */
+export class HttpApi implements CliApi {
+  readonly engine = null;
+  readonly #base: string;
+  readonly #token: string | null;
+
+  constructor(url: string, token: string | null) {
+    this.#base = url.replace(/\/+$/, '');
+    this.#token = token;
+  }
+
+  async #call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+    return (await this.#request<T>(method, path, body, headers)).json;
+  }
+
+  async #request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ json: T; status: number }> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.#base}${path}`, {
+        method,
+        headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(this.#token ? { authorization: `Bearer ${this.#token}` } : {}), ...headers },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+    } catch (err) {
+      throw new GafferError('internal', `cannot reach the gaffer server at ${this.#base}: ${(err as Error).message} — is \`gaffer serve\` running?`);
+    }
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      throw new GafferError('internal', `the server at ${this.#base} answered ${res.status} with something that is not JSON`);
+    }
+    if (!res.ok) {
+      const e = (json as ErrorBody | null)?.error;
+      if (e) {
+        const { code, message, field, ...extra } = e;
+        throw new GafferError(code, message, field, extra);
+      }
+      throw new GafferError('internal', `the server answered ${res.status}`);
+    }
+    return { json: json as T, status: res.status };
+  }
+
+  async submit(body: unknown, idempotencyKey: string | null) {
+    const { json, status } = await this.#request<CompactJob>('POST', '/api/jobs', body, idempotencyKey ? { 'idempotency-key': idempotencyKey } : {});
+    return { job: json, created: status === 202 };
+  }
+  get(id: string, full: boolean) {
+    return this.#call<CompactJob>('GET', `/api/jobs/${encodeURIComponent(id)}${full ? '?full=1' : ''}`);
+  }
+  async list(limit: number, status: string | undefined) {
+    const q = new URLSearchParams({ limit: String(limit), ...(status ? { status } : {}) });
+    return (await this.#call<{ jobs: CompactJob[] }>('GET', `/api/jobs?${q}`)).jobs;
+  }
+  events(id: string, after: number) {
+    return this.#call<{ events: JobEvent[]; produced: number }>('GET', `/api/jobs/${encodeURIComponent(id)}/events?after=${after}`);
+  }
+  cancel(id: string) {
+    return this.#call<CompactJob>('POST', `/api/jobs/${encodeURIComponent(id)}/cancel`);
+  }
+  waitFor(id: string, condition: string | undefined, timeoutS: number) {
+    const q = new URLSearchParams({ for: condition ?? 'done', timeout_s: String(Math.min(timeoutS, 600)) });
+    return this.#call<WaitAnswer>('GET', `/api/jobs/${encodeURIComponent(id)}/wait?${q}`);
+  }
+  lint(body: unknown) {
+    return this.#call<LintReport>('POST', '/api/lint', body);
+  }
+  async runners() {
+    return (await this.#call<{ runners: RunnerRow[] }>('GET', '/api/runners')).runners;
+  }
+
+  /** Follows the job's SSE stream (resuming with Last-Event-ID after a drop) until its `end` event. */
+  async follow(id: string, after: number, onEvent: (e: JobEvent) => void): Promise<void> {
+    let last = after;
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const ended = await this.#stream(id, last, (e) => {
+        onEvent(e);
+        last = e.seq;
+      }).catch(() => false);
+      if (ended) return;
+      if (isFinalStatus((await this.get(id, false)).status)) {
+        for (const e of (await this.events(id, last)).events) onEvent(e);
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+
+  async #stream(id: string, after: number, onEvent: (e: JobEvent) => void): Promise<boolean> {
+    const res = await fetch(`${this.#base}/api/jobs/${encodeURIComponent(id)}/events?stream=1`, {
+      headers: { accept: 'text/event-stream', 'last-event-id': String(after), ...(this.#token ? { authorization: `Bearer ${this.#token}` } : {}) },
+    });
+    if (!res.ok || !res.body) return false;
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let cut: number;
+      while ((cut = buffer.indexOf('\n\n')) >= 0) {
+        const frame = parseFrame(buffer.slice(0, cut));
+        buffer = buffer.slice(cut + 2);
+        if (frame.event === 'end') return true;
+        if (frame.event === 'job' && frame.data) onEvent(JSON.parse(frame.data) as JobEvent);
+      }
+    }
+    return false;
+  }
+}
+
+/** One SSE frame: `event:` and the joined `data:` lines (comments ignored). */
+export function parseFrame(frame: string): { event: string; data: string; id: string | null } {
+  let event = 'message';
+  let id: string | null = null;
+  const data: string[] = [];
+  for (const line of frame.split('\n')) {
+    if (line.startsWith(':')) continue;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    if (field === 'event') event = value;
+    else if (field === 'data') data.push(value);
+    else if (field === 'id') id = value;
+  }
+  return { event, data: data.join('\n'), id };
+}

@@ -1,0 +1,43 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { GafferError } from '../../../domain/errors.js';
+import { VERSION } from '../../../version.js';
+import { startServer } from '../../http/serve.js';
+import { createMcpServer } from '../../mcp/server.js';
+import type { CliContext } from '../cli-context.js';
+
+/** A shutdown must finish within 30 s (spec 02): past that the process exits anyway. */
+export const SHUTDOWN_LIMIT_MS = 30_000;
+
+/** `gaffer serve`: the HTTP API, live events and MCP over HTTP, until SIGTERM/SIGINT. */
+export async function serveCommand(cli: CliContext, flags: { host?: string; port?: string }): Promise<number> {
+  const port = flags.port === undefined ? 7070 : Number(flags.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new GafferError('invalid_request', `--port must be 0..65535, got ${JSON.stringify(flags.port)}`, 'port');
+  const engine = await cli.engine();
+  const server = await startServer({ engine, host: flags.host ?? '127.0.0.1', port, tokens: cli.config.config.tokens, version: VERSION });
+  cli.err(`gaffer: serving ${server.url} (data dir ${cli.dataDir}); MCP at ${server.url}/mcp`);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      cli.err(`gaffer: ${signal}: stopping — live jobs' workers are stopped and recorded interrupted`);
+      setTimeout(() => process.exit(1), SHUTDOWN_LIMIT_MS).unref();
+      server.close().then(resolve, resolve);
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  return 0;
+}
+
+/** `gaffer mcp`: the MCP server on stdio, over this process's engine. */
+export async function mcpCommand(cli: CliContext): Promise<number> {
+  const engine = await cli.engine();
+  const server = createMcpServer(engine, null, VERSION);
+  await server.connect(new StdioServerTransport());
+  await new Promise<void>((resolve) => {
+    server.server.onclose = () => resolve();
+    process.stdin.once('end', () => resolve());
+    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve());
+  });
+  await engine.shutdown('interrupted: the MCP client went away');
+  return 0;
+}

@@ -1,0 +1,49 @@
+/** The coordinator guide: served at GET /api/guide, as the MCP prompt and resource `gaffer://guide`. */
+export const COORDINATOR_GUIDE = `# gaffer — a guide for the coordinator
+
+You plan; gaffer's workers do the work; gaffer tells you what really happened, from what it
+observed itself (the disk and the tests), never from what a worker claims.
+
+## When to dispatch
+Dispatch work that is well defined and checkable: a fix with a failing test, a mechanical change
+across files, a small feature with a clear "done". Keep design decisions, ambiguous requirements and
+reviews of intent to yourself. One job = one workspace; gaffer runs one job per workspace at a time.
+
+## How to write a task
+- Self-contained: the worker has not seen your conversation. Say the goal and why in two lines.
+- One outcome per task. Several deliverables → several tasks (\`parallel: true\` when independent).
+- Name the files (\`files\`) and symbols it is about; say what NOT to touch ("do not change the
+  exported signatures", "leave tests as they are").
+- Give the exact command that proves it as \`verify\` (e.g. \`npm test -- api\`). With \`verify: "auto"\`
+  gaffer runs the project's suite as a regression check: only NEW failures block. An explicit
+  command is the task's proof: any failure of it blocks, also one that failed before.
+- Add \`criteria\` that gaffer can check: paths that must change ("src/api.ts changes"), "tests pass".
+- \`runner: "shell"\` with a \`command\` runs a script (codemods, formatters, migrations).
+
+## How to read the answer
+- \`status\`: \`done\` means every worker finished AND the verification does not block AND criteria are
+  met AND the proof is not contradicted. \`partial\`: read the \`verdict\` line — it says why.
+- Trust \`result.changes\` (what changed on disk) and \`result.verification\` (what gaffer ran) over any
+  worker's \`summary\`. \`claimed_only\` lists files a worker said it changed that did not change.
+- \`proof.verdict\`: \`proved\` (the tests passed conclusively and the disk agrees), \`contradicted\` (the
+  disk or the tests say otherwise), \`partial\` (some shown, some not), \`unproved\` (nothing could show
+  it — neither failure nor success: add a \`verify\` command and re-dispatch if you need proof). Each
+  \`uncertainty\` names a doubt and what it cost the confidence.
+- \`verification.new_failures\` are the workers' doing; \`pre_existing\` were broken before; \`flaky\`
+  passed on a rerun and never block.
+
+## While it runs
+- An answer with \`wait_again: true\` means the job is still live: WAIT AGAIN (\`workers_wait\`), do not
+  re-dispatch. \`progress\` shows every task from the start; \`phase\` says what gaffer is doing;
+  \`ceiling_s\` is the most time it can still take.
+- Detected states (\`rate_limited\`, \`waiting_for_input\`, \`auth_error\`, \`stuck\`, \`disk_full\`, \`oom\`)
+  are reported, never a reason by themselves to kill a worker. Act on them if they persist.
+- \`refusals\`: the worker was not allowed to do something (a destructive command, a write outside its
+  scope) — a refusal, not a failure. Give a narrower instruction or widen \`files\`.
+- \`budget_paused\` (429): a budget is spent or ahead of pace; nothing started. Retry after
+  \`retry_after_s\`, or dispatch to a cheaper runner.
+- \`needs_detail\` (422): spec lint in enforce mode found gaps; \`error.lint\` says what to add.
+- Cancel with \`workers_cancel\`; the answer still reports what changed on disk.
+- \`interrupted\`: gaffer stopped under the job; re-dispatch the remaining work
+  (\`POST /api/jobs/:id/redispatch\` re-runs the tasks that did not end \`done\`).
+`;

@@ -1,0 +1,160 @@
+import { Hono, type Context } from 'hono';
+import { GafferError } from '../../domain/errors.js';
+import type { Engine } from '../../engine/engine.js';
+import { LOG_TAIL_DEFAULT, LOG_TAIL_MAX } from '../../engine/job-files.js';
+import { COORDINATOR_GUIDE } from '../guide.js';
+import { badQuery, errorResponse } from './errors.js';
+import { StreamCounters, streamAllJobs, streamJob } from './sse.js';
+
+/** What the HTTP app needs besides the engine. */
+export interface AppOptions {
+  /** token → owner; empty: single-user, everything visible, loopback only. */
+  tokens: Record<string, string>;
+  /**
+   * Host header values the listener accepts (DNS-rebinding guard); null: any (a non-loopback bind
+   * with tokens). A function, because the port is known only once the listener is up.
+   */
+  allowedHosts: () => Set<string> | null;
+  version: string;
+  /** Mounted at /mcp when given. */
+  mcp?: (request: Request, owner: string | null) => Promise<Response>;
+  counters?: StreamCounters;
+}
+
+type Env = { Variables: { owner: string | null } };
+
+/** Waits over HTTP are capped so a proxy never holds a request for ever (spec 02: `wait` max 600 s). */
+export const WAIT_MAX_S = 600;
+
+/** The HTTP API of spec 02: thin adapters over the engine, one error vocabulary. */
+export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; counters: StreamCounters } {
+  const app = new Hono<Env>();
+  const counters = opts.counters ?? new StreamCounters();
+  const tokens = new Map(Object.entries(opts.tokens));
+
+  app.onError((err, c) => errorResponse(c, err));
+  app.notFound((c) => errorResponse(c, new GafferError('not_found', `no route ${c.req.method} ${c.req.path} — see GET /api/guide`)));
+
+  app.use('*', async (c, next) => {
+    // DNS rebinding: a page elsewhere must not drive the loopback API through the browser
+    const allowed = opts.allowedHosts();
+    if (allowed) {
+      const host = (c.req.header('host') ?? '').toLowerCase();
+      if (!allowed.has(host)) throw new GafferError('forbidden', `Host ${JSON.stringify(host)} is not accepted by this listener`);
+      const origin = c.req.header('origin');
+      if (origin !== undefined && !allowed.has(hostOfOrigin(origin))) {
+        throw new GafferError('forbidden', `Origin ${JSON.stringify(origin)} is not accepted by this listener`);
+      }
+    }
+    if (tokens.size > 0) {
+      const auth = c.req.header('authorization') ?? '';
+      const token = /^Bearer\s+(.+)$/i.exec(auth)?.[1]?.trim();
+      const owner = token === undefined ? undefined : tokens.get(token);
+      if (owner === undefined) throw new GafferError('unauthorized', token === undefined ? 'a token is required: send Authorization: Bearer <token>' : 'the token is not known');
+      c.set('owner', owner);
+    } else c.set('owner', null);
+    await next();
+  });
+
+  const owner = (c: Context<Env>) => c.get('owner');
+  const body = async (c: Context<Env>): Promise<unknown> => {
+    try {
+      return await c.req.json();
+    } catch {
+      throw new GafferError('invalid_request', 'the body must be JSON (Content-Type: application/json)', '');
+    }
+  };
+
+  app.post('/api/jobs', async (c) => {
+    const { job, created } = engine.submit(await body(c), { owner: owner(c), idempotencyKey: c.req.header('idempotency-key') ?? null });
+    return c.json(job, created ? 202 : 200);
+  });
+  app.get('/api/jobs', (c) => {
+    const limit = intQuery(c, 'limit', 50, 1, 1_000);
+    const status = c.req.query('status') || undefined;
+    return c.json({ jobs: engine.list({ owner: owner(c), limit, ...(status ? { status } : {}) }) });
+  });
+  app.get('/api/jobs/:id', (c) => c.json(engine.get(c.req.param('id'), { owner: owner(c), full: flag(c, 'full') })));
+  app.post('/api/jobs/:id/cancel', (c) => c.json(engine.cancel(c.req.param('id'), { owner: owner(c) })));
+  app.get('/api/jobs/:id/wait', async (c) => {
+    const timeoutS = numberQuery(c, 'timeout_s', 120, 0, WAIT_MAX_S);
+    return c.json(await engine.waitFor(c.req.param('id'), c.req.query('for') ?? 'done', timeoutS, { owner: owner(c) }));
+  });
+  app.get('/api/jobs/:id/events', (c) => {
+    const id = c.req.param('id');
+    if (flag(c, 'stream')) {
+      engine.get(id, { owner: owner(c) }); // 404 before the stream opens
+      const last = Number(c.req.header('last-event-id') ?? c.req.query('after') ?? 0);
+      return streamJob(c, engine, id, owner(c), Number.isFinite(last) && last > 0 ? Math.floor(last) : 0, counters);
+    }
+    const answer = engine.events(id, { owner: owner(c), after: intQuery(c, 'after', 0, 0, Number.MAX_SAFE_INTEGER) });
+    if (!flag(c, 'states')) return c.json(answer);
+    return c.json({ ...answer, worker_states: engine.get(id, { owner: owner(c) }).progress ?? {} });
+  });
+  app.get('/api/jobs/:id/diff', async (c) => {
+    const path = c.req.query('path');
+    if (!path) throw badQuery('path', 'required: the changed file to diff', path ?? null);
+    return c.text(await engine.diff(c.req.param('id'), path, { owner: owner(c) }));
+  });
+  app.get('/api/jobs/:id/workers/:name/log', (c) => {
+    const tail = intQuery(c, 'tail', LOG_TAIL_DEFAULT, 0, LOG_TAIL_MAX);
+    return c.text(engine.workerLog(c.req.param('id'), c.req.param('name'), tail, { owner: owner(c) }));
+  });
+  app.post('/api/jobs/:id/redispatch', (c) => {
+    const { job, created } = engine.redispatch(c.req.param('id'), { owner: owner(c) });
+    return c.json(job, created ? 202 : 200);
+  });
+  app.post('/api/jobs/:id/approve', (c) => {
+    const job = engine.get(c.req.param('id'), { owner: owner(c) });
+    throw new GafferError('conflict', `job ${job.id} is ${job.status}, not awaiting approval (this build never asks for one)`);
+  });
+  app.get('/api/events', (c) => {
+    if (!flag(c, 'stream')) throw badQuery('stream', 'this route is a stream: add ?stream=1', c.req.query('stream') ?? null);
+    return streamAllJobs(c, engine, owner(c), counters);
+  });
+  app.post('/api/lint', async (c) => c.json(engine.lint(await body(c))));
+  app.get('/api/runners', (c) => c.json({ runners: engine.runners() }));
+  app.get('/api/stats', (c) => c.json(engine.stats({ owner: owner(c) })));
+  app.get('/api/health', (c) => {
+    const h = engine.health();
+    return c.json({ ok: true, version: opts.version, uptime_s: engine.uptimeS, live_jobs: h.live_jobs, sse_clients: counters.sseClients, waiters: h.waiters, listeners: h.listeners, timers: counters.timers });
+  });
+  app.get('/api/guide', (c) => c.text(COORDINATOR_GUIDE, 200, { 'content-type': 'text/markdown; charset=utf-8' }));
+  if (opts.mcp) {
+    const mcp = opts.mcp;
+    app.all('/mcp', (c) => mcp(c.req.raw, owner(c)));
+  }
+  app.get('/', (c) =>
+    c.html(
+      '<!doctype html><meta charset="utf-8"><title>gaffer</title><h1>gaffer</h1><p>The board is not built yet. The API: <a href="/api/health">/api/health</a>, <a href="/api/jobs">/api/jobs</a>, <a href="/api/guide">/api/guide</a>.</p>',
+    ),
+  );
+  return { app, counters };
+}
+
+function flag(c: Context, name: string): boolean {
+  const v = c.req.query(name);
+  return v === '1' || v === 'true';
+}
+
+function numberQuery(c: Context, name: string, fallback: number, min: number, max: number): number {
+  const raw = c.req.query(name);
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min || n > max) throw badQuery(name, `must be ${min}..${max}`, raw);
+  return n;
+}
+
+function intQuery(c: Context, name: string, fallback: number, min: number, max: number): number {
+  const n = numberQuery(c, name, fallback, min, max);
+  if (!Number.isInteger(n)) throw badQuery(name, 'must be a whole number', c.req.query(name));
+  return n;
+}
+
+function hostOfOrigin(origin: string): string {
+  try {
+    return new URL(origin).host.toLowerCase();
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,115 @@
+import { serve, type ServerType } from '@hono/node-server';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { GafferError } from '../../domain/errors.js';
+import type { Engine } from '../../engine/engine.js';
+import { createMcpServer } from '../mcp/server.js';
+import { createApp } from './app.js';
+import type { StreamCounters } from './sse.js';
+
+/** How `gaffer serve` listens. */
+export interface ServeOptions {
+  engine: Engine;
+  host: string;
+  port: number;
+  tokens: Record<string, string>;
+  version: string;
+}
+
+/** A running server. */
+export interface RunningServer {
+  url: string;
+  counters: StreamCounters;
+  /** Stops accepting, interrupts live jobs (evidence collected), ends streams, closes. */
+  close(reason?: string): Promise<void>;
+}
+
+/** `server.json` in the data dir while a server runs: how CLIs on the same data dir find it (spec 02). */
+export interface ServerRecord {
+  pid: number;
+  url: string;
+  started: number;
+  version: string;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+/** True for a loopback bind address. */
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.has(host.toLowerCase()) || /^127\./.test(host);
+}
+
+/** Starts the HTTP API (with /mcp) and records it in `server.json`. */
+export async function startServer(opts: ServeOptions): Promise<RunningServer> {
+  const loopback = isLoopback(opts.host);
+  if (!loopback && Object.keys(opts.tokens).length === 0) {
+    throw new GafferError('invalid_request', `binding ${opts.host} (not loopback) needs tokens: configure "tokens" in gaffer.config.json or GAFFER_TOKENS, or bind 127.0.0.1`, 'host');
+  }
+  let allowedHosts: Set<string> | null = null;
+  const mcp = async (request: Request, owner: string | null): Promise<Response> => {
+    const server = createMcpServer(opts.engine, owner, opts.version);
+    // stateless: one MCP server and transport per request; SSE responses carry progress notifications
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    await server.connect(transport);
+    return transport.handleRequest(request);
+  };
+  const { app, counters } = createApp(opts.engine, { tokens: opts.tokens, allowedHosts: () => allowedHosts, version: opts.version, mcp });
+
+  const server: ServerType = await new Promise((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port }, () => resolve(s));
+    s.once('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  const hostForUrl = opts.host.includes(':') && !opts.host.startsWith('[') ? `[${opts.host}]` : opts.host;
+  const url = `http://${hostForUrl}:${port}`;
+  if (loopback) allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${hostForUrl.toLowerCase()}:${port}`]);
+
+  const recordFile = join(opts.engine.dataDir, 'server.json');
+  const record: ServerRecord = { pid: process.pid, url, started: Date.now() / 1000, version: opts.version };
+  writeFileSync(recordFile, `${JSON.stringify(record, null, 2)}\n`);
+
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    counters,
+    close(reason = 'interrupted by a shutdown of gaffer') {
+      closing ??= (async () => {
+        server.close(); // stop accepting; open streams end below
+        await opts.engine.shutdown(reason);
+        // give streams a moment to write their `end` events, then drop what is left
+        await waitFor(() => counters.sseClients === 0, 2_000);
+        const http = server as unknown as { closeAllConnections?: () => void };
+        http.closeAllConnections?.();
+        removeRecordIfOurs(recordFile);
+      })();
+      return closing;
+    },
+  };
+}
+
+/** The server recorded in the data dir, when its process is alive. */
+export function readServerRecord(dataDir: string): ServerRecord | null {
+  try {
+    const record = JSON.parse(readFileSync(join(dataDir, 'server.json'), 'utf8')) as ServerRecord;
+    process.kill(record.pid, 0);
+    return record;
+  } catch {
+    return null;
+  }
+}
+
+function removeRecordIfOurs(file: string): void {
+  try {
+    const record = JSON.parse(readFileSync(file, 'utf8')) as ServerRecord;
+    if (record.pid === process.pid) rmSync(file, { force: true });
+  } catch {
+    // already gone
+  }
+}
+
+async function waitFor(condition: () => boolean, ms: number): Promise<void> {
+  const until = performance.now() + ms;
+  while (!condition() && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
+}

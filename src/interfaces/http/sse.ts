@@ -1,0 +1,160 @@
+import type { Context } from 'hono';
+import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
+import { isFinalStatus } from '../../domain/status.js';
+import type { Engine } from '../../engine/engine.js';
+import type { JobEvent } from '../../store/store.js';
+
+export const HEARTBEAT_MS = 15_000;
+/** A stream never outlives the job's ceiling by more than this (spec 02). */
+export const CEILING_GRACE_S = 120;
+/** A job run by another process is followed through the store at most this often. */
+export const STORE_POLL_MS = 200;
+
+/** Live counts for /api/health, so a leak can be seen. */
+export class StreamCounters {
+  sseClients = 0;
+  timers = 0;
+
+  /** A timer that is counted while it is pending. */
+  timeout(fn: () => void, ms: number): () => void {
+    this.timers++;
+    let pending = true;
+    const handle = setTimeout(() => {
+      pending = false;
+      this.timers--;
+      fn();
+    }, ms);
+    return () => {
+      if (!pending) return;
+      pending = false;
+      this.timers--;
+      clearTimeout(handle);
+    };
+  }
+}
+
+/** Resolves on the first of: a wake-up call, a timeout, the stream closing. */
+class Waker {
+  #resolve: (() => void) | null = null;
+  #woken = false;
+
+  wake(): void {
+    this.#woken = true;
+    this.#resolve?.();
+  }
+
+  wait(ms: number, counters: StreamCounters): Promise<void> {
+    if (this.#woken) {
+      this.#woken = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const cancel = counters.timeout(finish, ms);
+      const self = this;
+      function finish() {
+        cancel();
+        self.#resolve = null;
+        self.#woken = false;
+        resolve();
+      }
+      this.#resolve = finish;
+    });
+  }
+}
+
+/**
+ * `GET /api/jobs/:id/events?stream=1`: every event as `id: <seq>` + `event: job`, resume after
+ * `Last-Event-ID` (a `gap` first when older events were dropped), heartbeats, and a final `end`.
+ */
+export function streamJob(c: Context, engine: Engine, id: string, owner: string | null, lastEventId: number, counters: StreamCounters): Response {
+  return streamSSE(c, async (stream) => {
+    counters.sseClients++;
+    const waker = new Waker();
+    let closed = false;
+    const local = engine.runsJob(id);
+    const unsubscribe = local ? engine.subscribe(id, () => waker.wake()) : () => undefined;
+    stream.onAbort(() => {
+      closed = true;
+      waker.wake();
+    });
+    try {
+      let after = lastEventId;
+      const first = engine.events(id, { owner, after: 0 }).events[0];
+      const oldest = first?.seq ?? after + 1;
+      if (after + 1 < oldest) {
+        await stream.writeSSE({ event: 'gap', data: JSON.stringify({ missed: oldest - after - 1 }) });
+        after = oldest - 1;
+      }
+      let lastBeat = performance.now();
+      let deadline: number | null = null;
+      while (!closed) {
+        const { events } = engine.events(id, { owner, after });
+        for (const e of events) await writeEvent(stream, e);
+        after = events.at(-1)?.seq ?? after;
+        const job = engine.get(id, { owner });
+        if (isFinalStatus(job.status)) {
+          await stream.writeSSE({ event: 'end', data: JSON.stringify({ id: job.id, status: job.status, verdict: job.verdict, error: job.error }) });
+          return;
+        }
+        if (job.status !== 'queued' && job.ceiling_s !== undefined) {
+          deadline ??= performance.now() + (job.ceiling_s + CEILING_GRACE_S) * 1000;
+          if (performance.now() >= deadline) return;
+        }
+        if (performance.now() - lastBeat >= HEARTBEAT_MS) {
+          await stream.write(': heartbeat\n\n');
+          lastBeat = performance.now();
+        }
+        const untilBeat = HEARTBEAT_MS - (performance.now() - lastBeat);
+        await waker.wait(local ? untilBeat : Math.min(STORE_POLL_MS, untilBeat), counters);
+      }
+    } finally {
+      unsubscribe();
+      counters.sseClients--;
+    }
+  });
+}
+
+/** `GET /api/events?stream=1`: job-level changes (created, status, verdict) of every visible job run here. */
+export function streamAllJobs(c: Context, engine: Engine, owner: string | null, counters: StreamCounters): Response {
+  return streamSSE(c, async (stream) => {
+    counters.sseClients++;
+    const queue: { jobId: string; event: JobEvent }[] = [];
+    const waker = new Waker();
+    let closed = false;
+    const unsubscribe = engine.subscribeAll((jobId, event) => {
+      if (event.name !== 'job' || (event.event !== 'status' && event.event !== 'created')) return;
+      queue.push({ jobId, event });
+      waker.wake();
+    });
+    stream.onAbort(() => {
+      closed = true;
+      waker.wake();
+    });
+    try {
+      while (!closed) {
+        while (queue.length > 0) {
+          const item = queue.shift() as { jobId: string; event: JobEvent };
+          let job;
+          try {
+            job = engine.get(item.jobId, { owner });
+          } catch {
+            continue; // another owner's job
+          }
+          await stream.writeSSE({
+            event: item.event.event === 'created' ? 'created' : 'status',
+            data: JSON.stringify({ id: job.id, title: job.title, workspace: job.workspace, status: job.status, verdict: job.verdict }),
+          });
+        }
+        await waker.wait(HEARTBEAT_MS, counters);
+        if (!closed && queue.length === 0) await stream.write(': heartbeat\n\n');
+      }
+    } finally {
+      unsubscribe();
+      counters.sseClients--;
+    }
+  });
+}
+
+async function writeEvent(stream: SSEStreamingApi, e: JobEvent): Promise<void> {
+  await stream.writeSSE({ id: String(e.seq), event: 'job', data: JSON.stringify(e) });
+}

@@ -1,0 +1,126 @@
+import { GafferError } from '../../domain/errors.js';
+import type { Engine } from '../../engine/engine.js';
+import { monotonicMs } from '../../engine/clock.js';
+import { jobRequestJsonSchema } from './schema.js';
+
+/** What a tool call reaches. */
+export interface ToolContext {
+  engine: Engine;
+  owner: string | null;
+  /** Sends a progress notification when the caller asked for them. */
+  progress: (progress: number, total: number, message: string) => Promise<void>;
+  signal: AbortSignal;
+}
+
+/** One MCP tool: a thin adapter over an engine call; the same JSON as the HTTP route. */
+export interface Tool {
+  name: string;
+  description: string;
+  inputSchema: () => Record<string, unknown>;
+  run: (args: Record<string, unknown>, ctx: ToolContext) => Promise<unknown>;
+}
+
+/** MCP clients commonly time a request out at 60 s: waits default to 50 s (spec 02), at most 600. */
+export const WAIT_DEFAULT_S = 50;
+export const WAIT_MAX_S = 600;
+const PROGRESS_EVERY_S = 10;
+
+const jobId = { job_id: { type: 'string', description: 'the job id (12 hex chars) from workers_dispatch or workers_list' } };
+const object = (properties: Record<string, unknown>, required: string[] = []) => () => ({ type: 'object', properties, required, additionalProperties: false });
+
+function stringArg(args: Record<string, unknown>, name: string, required = true): string | undefined {
+  const value = args[name];
+  if (value === undefined && !required) return undefined;
+  if (typeof value !== 'string' || value === '') throw new GafferError('invalid_request', `${name}: must be a non-empty string, got ${JSON.stringify(value)}`, name);
+  return value;
+}
+
+function timeoutArg(args: Record<string, unknown>): number {
+  const value = args.timeout_s ?? WAIT_DEFAULT_S;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > WAIT_MAX_S) {
+    throw new GafferError('invalid_request', `timeout_s: must be 0..${WAIT_MAX_S}, got ${JSON.stringify(value)}`, 'timeout_s');
+  }
+  return value;
+}
+
+/** Waits in slices, sending a progress notification after each one that did not end the wait. */
+async function waitWithProgress(ctx: ToolContext, id: string, condition: string, timeoutS: number): Promise<unknown> {
+  const started = monotonicMs();
+  for (;;) {
+    const left = timeoutS - (monotonicMs() - started) / 1000;
+    const answer = await ctx.engine.waitFor(id, condition, Math.max(0, Math.min(PROGRESS_EVERY_S, left)), { owner: ctx.owner });
+    const waited = (monotonicMs() - started) / 1000;
+    if (answer.met || waited >= timeoutS - 0.05 || ctx.signal.aborted) return { ...answer, waited_s: Math.round(waited * 10) / 10 };
+    await ctx.progress(Math.round(waited), timeoutS, `${answer.state.status}: ${answer.state.phase ?? ''}`);
+  }
+}
+
+export const TOOLS: Tool[] = [
+  {
+    name: 'workers_dispatch',
+    description:
+      'Hand coding work to cheaper workers and get a proof of what they did. Use it for well-defined, checkable work in one workspace (a fix with a failing test, a mechanical change, a small feature). ' +
+      'Write each task self-contained (the worker has not seen this conversation), one outcome per task, name the files, say what not to touch, and give `verify` the exact command that proves it. ' +
+      'Tasks may be plain strings. Returns the job at once (status queued/running, wait_again: true): then call workers_wait with its id. Read the gaffer://guide resource for the whole method.',
+    inputSchema: jobRequestJsonSchema,
+    run: async (args, ctx) => ctx.engine.submit(args, { owner: ctx.owner }).job,
+  },
+  {
+    name: 'workers_status',
+    description:
+      "A job's compact answer: status, a one-line verdict, what changed on disk (`result.changes`), what gaffer's own test run showed (`result.verification`), and `result.proof` (proved / partial / unproved / contradicted, with every doubt named). Trust changes and verification over any worker's summary. While live it has `wait_again: true`: wait again, do not re-dispatch.",
+    inputSchema: object({ ...jobId, full: { type: 'boolean', description: "every worker's full report" } }, ['job_id']),
+    run: async (args, ctx) => ctx.engine.get(stringArg(args, 'job_id') as string, { owner: ctx.owner, full: args.full === true }),
+  },
+  {
+    name: 'workers_wait',
+    description: `Wait until a job is final, up to timeout_s (default ${WAIT_DEFAULT_S}, max ${WAIT_MAX_S}), sending progress notifications. Returns {met, condition, waited_s, state}; state is the compact answer. met: false with state.wait_again: true means the job is still running — call workers_wait again; never re-dispatch it.`,
+    inputSchema: object({ ...jobId, timeout_s: { type: 'number', minimum: 0, maximum: WAIT_MAX_S } }, ['job_id']),
+    run: async (args, ctx) => waitWithProgress(ctx, stringArg(args, 'job_id') as string, 'done', timeoutArg(args)),
+  },
+  {
+    name: 'workers_wait_for',
+    description:
+      'Wait for a condition on a job: `done`, `changed` (anything in the workspace changed on disk), `phase:<text>`, `event:<text>`, or `worker:<name|*>:<state>` (a worker status or a detected state such as rate_limited). A condition that can no longer hold answers at once with met: false.',
+    inputSchema: object({ ...jobId, condition: { type: 'string' }, timeout_s: { type: 'number', minimum: 0, maximum: WAIT_MAX_S } }, ['job_id', 'condition']),
+    run: async (args, ctx) => waitWithProgress(ctx, stringArg(args, 'job_id') as string, stringArg(args, 'condition') as string, timeoutArg(args)),
+  },
+  {
+    name: 'workers_cancel',
+    description: 'Cancel a job: its workers are stopped and what they changed on disk is still reported. Answers the compact job (status cancelling, then cancelled).',
+    inputSchema: object(jobId, ['job_id']),
+    run: async (args, ctx) => ctx.engine.cancel(stringArg(args, 'job_id') as string, { owner: ctx.owner }),
+  },
+  {
+    name: 'workers_list',
+    description: 'Recent jobs, newest first, as briefs (no result). Filter by status (queued, running, verifying, done, partial, error, cancelled, interrupted, …).',
+    inputSchema: object({ limit: { type: 'integer', minimum: 1, maximum: 1000 }, status: { type: 'string' } }),
+    run: async (args, ctx) => {
+      const limit = args.limit === undefined ? 50 : Number(args.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1_000) throw new GafferError('invalid_request', `limit: must be 1..1000, got ${JSON.stringify(args.limit)}`, 'limit');
+      const status = stringArg(args, 'status', false);
+      return { jobs: ctx.engine.list({ owner: ctx.owner, limit, ...(status ? { status } : {}) }) };
+    },
+  },
+  {
+    name: 'workers_lint',
+    description: 'Check a job request for what coordinators tend to leave out (no scope, no verify command, several outcomes in one task, vague verbs, an unguarded public API) without dispatching it. Same input as workers_dispatch.',
+    inputSchema: jobRequestJsonSchema,
+    run: async (args, ctx) => ctx.engine.lint(args),
+  },
+  {
+    name: 'workers_approve',
+    description: 'Answer an approval ask of a job awaiting approval: approve true/false (or per task {"name": bool}) with a note. This build never asks, so it answers conflict.',
+    inputSchema: object({ ...jobId, approve: {}, note: { type: 'string' } }, ['job_id', 'approve']),
+    run: async (args, ctx) => {
+      const job = ctx.engine.get(stringArg(args, 'job_id') as string, { owner: ctx.owner });
+      throw new GafferError('conflict', `job ${job.id} is ${job.status}, not awaiting approval (this build never asks for one)`);
+    },
+  },
+  {
+    name: 'agent_runners',
+    description: 'What this machine can run as a worker: key, label, installed, version, resume, sandbox, install hint.',
+    inputSchema: object({}),
+    run: async (_args, ctx) => ({ runners: ctx.engine.runners() }),
+  },
+];

@@ -57,6 +57,10 @@ describe('buildSelectCommand', () => {
     expect(buildSelectCommand('vitest', 'npm test', ['test/broken.test.js'])).toBe('npx vitest run test/broken.test.js');
   });
 
+  it('a test name that ends like a file name is still a name', () => {
+    expect(buildSelectCommand('node-test', 'npm test', ['reads config.js > works'])).toBe("node --test '--test-name-pattern=^(?:reads config\\.js )?works$'");
+  });
+
   it('mocha: --grep with the full title', () => {
     expect(buildSelectCommand('mocha', 'npm test', ['math > flaky passes on rerun'])).toBe("npx mocha --grep '^math flaky passes on rerun$'");
   });

@@ -83,8 +83,8 @@ export function relativeTestPath(path: string, workspace?: string | null): strin
   return parts.at(-1) ?? p;
 }
 
-/** A test file path as test runners print it. */
-export const TEST_FILE = /^(?:file:\/\/)?\.{0,2}\/?[\w@.\-/\\[\]()+ ]*\.(?:[cm]?[jt]sx?|py|go|rs)$/;
+/** A test file path as test runners print it (no spaces: a test name with spaces is not a path). */
+export const TEST_FILE = /^(?:file:\/\/)?\.{0,2}\/?[\w@.\-/\\[\]()+]*\.(?:[cm]?[jt]sx?|py|go|rs)$/;
 
 /** Reads `N word` pairs ("2 failed", "3 passed") from a summary line. */
 export function readTally(line: string): Map<string, number> {

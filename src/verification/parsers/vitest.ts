@@ -48,10 +48,12 @@ export function parseVitestOutput(lines: string[], hint: ParseHint = {}): Parsed
   const executed = counts ? counts.passed + counts.failed : passed.length + failed.length;
   const collectionError = failedSuites && executed === 0;
   const noFiles = lines.some((l) => /No test files found/.test(l));
+  // a partial list of passing tests would look like tests that disappeared
+  const complete = counts === null || passed.length === counts.passed;
   return makeRun('vitest', {
     failed,
-    passed,
-    skipped,
+    passed: complete ? passed : [],
+    skipped: complete ? skipped : [],
     counts,
     ranSignal: executed > 0,
     noTestsRan: !collectionError && (noFiles || noTests || (counts !== null && executed === 0)),

@@ -116,6 +116,8 @@ async function main() {
   const results = {
     machine: info,
     commit: sh('git', ['rev-parse', 'HEAD'], { cwd: repoRoot }) ?? 'unknown',
+    // the build is of the working tree: say when it differs from the commit (tracked changes in src/)
+    dirty: (sh('git', ['status', '--porcelain', '--untracked-files=no', '--', 'src'], { cwd: repoRoot }) ?? '') !== '',
     quick,
     date: new Date().toISOString(),
     fixtures: { big_tree_files: SIZES.bigFiles, workspace_files: SIZES.smallFiles, repetitions: SIZES.reps, warmup: 1 },
@@ -151,7 +153,7 @@ async function main() {
   console.log(
     `\ngaffer bench (${quick ? 'quick' : 'full'}) — ${info.cpus}× ${info.model}, ${info.memory_gb} GB, node ${info.node}, git ${info.git}, ${info.platform}`,
   );
-  console.log(`commit ${results.commit} · ${results.date} · ${results.total_s} s · load avg ${info.load_avg_start} → ${info.load_avg_end}\n`);
+  console.log(`commit ${results.commit}${results.dirty ? ' (+ uncommitted changes in src/)' : ''} · ${results.date} · ${results.total_s} s · load avg ${info.load_avg_start} → ${info.load_avg_end}\n`);
   printTable(rows);
   for (const n of results.notes) console.log(`note: ${n}`);
   console.log(`\nwritten: bench/results.json`);

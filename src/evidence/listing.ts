@@ -14,22 +14,37 @@ export interface ListingContext {
 }
 
 export interface Listing {
-  /**
-   * Everything the path set is computed from (git's raw outputs, the always-included paths):
-   * equal keys mean equal path sets, so a re-checkpoint can skip building the set.
-   */
-  key: Buffer;
+  /** The raw git listings the path set is computed from. */
+  raw: RawListing[];
+  /** Always-included paths, resolved (existing files, the files of named folders). */
+  extra: string[];
   /** Builds the set of workspace-relative paths the snapshot should hold (some may be gone). */
   paths(): Set<string>;
   /** Special or unreadable paths met while expanding `alwaysInclude` folders. */
   skipped: string[];
 }
 
+/**
+ * Whether two listings yield the same path set (same git outputs byte for byte, same always-
+ * included paths): a re-checkpoint can then reuse the path set instead of building it again.
+ */
+export function isSameListing(a: Listing, b: Listing): boolean {
+  if (a.raw.length !== b.raw.length || a.extra.length !== b.extra.length) return false;
+  for (let i = 0; i < a.raw.length; i++) {
+    const x = a.raw[i] as RawListing;
+    const y = b.raw[i] as RawListing;
+    if (x.prefix !== y.prefix || x.kind !== y.kind || !x.raw.equals(y.raw)) return false;
+  }
+  return a.extra.every((p, i) => p === b.extra[i]);
+}
+
 /** One git listing: `repo` output is `ls-files -s -c -o` of a repository, `plain` is `ls-files -o`. */
-interface RawListing {
+export interface RawListing {
   prefix: string;
   kind: 'repo' | 'plain';
   raw: Buffer;
+  /** The nested repositories it names (relative to it). */
+  nested: string[];
 }
 
 /**
@@ -38,7 +53,7 @@ interface RawListing {
  * every nested repository by its own rules (never a gitlink), minus spec 03's excluded folders,
  * plus the paths the request names.
  */
-export async function listWorkspacePaths(workspace: string, alwaysInclude: string[], ctx: ListingContext): Promise<Listing> {
+export async function listWorkspacePaths(workspace: string, alwaysInclude: string[], ctx: ListingContext, previous?: Listing): Promise<Listing> {
   const top = findRepoTop(workspace);
   let first: RawListing | null = null;
   if (top !== null) {
@@ -48,7 +63,8 @@ export async function listWorkspacePaths(workspace: string, alwaysInclude: strin
   }
   first ??= await listPlain(workspace, '', ctx);
   const listings: RawListing[] = [];
-  await expand(workspace, first, listings, ctx);
+  const seen = new Map((previous?.raw ?? []).map((l) => [l.prefix, l]));
+  await expand(workspace, first, listings, ctx, seen);
 
   const extra: string[] = [];
   const skipped: string[] = [];
@@ -66,17 +82,18 @@ export async function listWorkspacePaths(workspace: string, alwaysInclude: strin
     skipped.push(...walked.skipped);
   }
 
-  const key = Buffer.concat([
-    ...listings.flatMap((l) => [Buffer.from(`\0${l.kind}\0${l.prefix}\0${l.raw.length}\0`), l.raw]),
-    Buffer.from(`\0always\0${extra.join('\0')}`),
-  ]);
-  return { key, skipped, paths: () => buildPaths(listings, extra) };
+  return { raw: listings, extra, skipped, paths: () => buildPaths(listings, extra) };
 }
 
-/** Adds a listing and, recursively, the listings of the nested repositories it names. */
-async function expand(workspace: string, listing: RawListing, into: RawListing[], ctx: ListingContext): Promise<void> {
+/**
+ * Adds a listing and, recursively, the listings of the nested repositories it names (found
+ * again only when its bytes differ from the previous listing of the same folder).
+ */
+async function expand(workspace: string, listing: RawListing, into: RawListing[], ctx: ListingContext, seen: Map<string, RawListing>): Promise<void> {
+  const before = seen.get(listing.prefix);
+  listing.nested = before !== undefined && before.kind === listing.kind && before.raw.equals(listing.raw) ? before.nested : nestedRepos(listing);
   into.push(listing);
-  for (const n of nestedRepos(listing)) {
+  for (const n of listing.nested) {
     const rel = listing.prefix + n;
     if (isInExcludedDir(`${rel}/`)) continue;
     const abs = path.join(workspace, rel);
@@ -84,7 +101,7 @@ async function expand(workspace: string, listing: RawListing, into: RawListing[]
     if (lstatSync(abs, { throwIfNoEntry: false })?.isDirectory() !== true) continue;
     const prefix = `${rel}/`;
     const inner = (existsSync(path.join(abs, '.git')) ? await listRepo(abs, abs, prefix, ctx) : null) ?? (await listPlain(abs, prefix, ctx));
-    await expand(workspace, inner, into, ctx);
+    await expand(workspace, inner, into, ctx, seen);
   }
 }
 
@@ -92,7 +109,7 @@ async function expand(workspace: string, listing: RawListing, into: RawListing[]
  * Nested repositories a listing names, found in the raw bytes without parsing every entry:
  * `ls-files -o` shows an untracked one as `dir/`, `ls-files -s` a registered one as mode 160000.
  */
-function nestedRepos(listing: RawListing): string[] {
+function nestedRepos(listing: Pick<RawListing, 'kind' | 'raw'>): string[] {
   const { raw } = listing;
   const found: string[] = [];
   for (let at = raw.indexOf('/\0'); at >= 0; at = raw.indexOf('/\0', at + 2)) {
@@ -115,7 +132,7 @@ function nestedRepos(listing: RawListing): string[] {
 function buildPaths(listings: RawListing[], extra: string[]): Set<string> {
   const paths = new Set<string>();
   for (const listing of listings) {
-    const nested = new Set(nestedRepos(listing));
+    const nested = new Set(listing.nested);
     let last = '';
     for (const entry of splitNul(listing.raw)) {
       const staged = listing.kind === 'repo' ? stagedPrefixLength(entry) : 0;
@@ -185,7 +202,7 @@ async function listRepo(top: string, cwd: string, prefix: string, ctx: ListingCo
     ...excludeArgs(top, ctx.skipAbs),
   ];
   const result = await runGit(args, { cwd, timeoutMs: ctx.timeoutMs });
-  return result.exitCode === 0 ? { prefix, kind: 'repo', raw: result.stdout } : null;
+  return result.exitCode === 0 ? { prefix, kind: 'repo', raw: result.stdout, nested: [] } : null;
 }
 
 /** Lists a folder that is not in a repository: the shadow repo with an empty index, so all non-ignored files are "others". */
@@ -195,5 +212,5 @@ async function listPlain(dir: string, prefix: string, ctx: ListingContext): Prom
   if (result.exitCode !== 0) {
     throw new Error(`listing ${dir} failed: ${result.timedOut ? 'timed out' : result.stderr.trim() || result.spawnError || 'unknown'}`);
   }
-  return { prefix, kind: 'plain', raw: result.stdout };
+  return { prefix, kind: 'plain', raw: result.stdout, nested: [] };
 }

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
-import { findRepoTop, listWorkspacePaths } from './listing.js';
+import { findRepoTop, isSameListing, listWorkspacePaths } from './listing.js';
 import { writeManifest } from './manifest.js';
 import { isInExcludedDir, sortPaths, workspaceHash } from './paths.js';
 import { withRepoLock } from './repo-lock.js';
@@ -65,15 +65,22 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   const warm = recallWarmState(gitDir, indexFile);
   forgetWarmState(gitDir);
 
-  const planned = listWorkspacePaths(workspace, input.alwaysInclude, { gitDir, timeoutMs, skipAbs: input.skipAbs }).then((listing) => {
-    const unchanged = warm !== null && listing.key.equals(warm.listingKey);
+  const ctx = { gitDir, timeoutMs, skipAbs: input.skipAbs };
+  const planned = listWorkspacePaths(workspace, input.alwaysInclude, ctx, warm?.listing).then((listing) => {
+    const unchanged = warm !== null && isSameListing(listing, warm.listing);
     const wanted = unchanged ? warm.wanted : listing.paths();
     return { listing, unchanged, wanted, folders: unchanged ? warm.folders : foldersOf(wanted) };
   });
   const [plan, indexed, specials] = await Promise.all([
     planned,
     warm === null ? readIndexState(base, opts) : readDirtyPaths(base, opts).then((dirty) => ({ cached: null, dirty })),
-    planned.then((p) => scanSpecialFiles(workspace, p.folders, input.skipAbs, path.join(gitDir, 'gaffer-dirs.json'))),
+    // warm: scan the folders of last time right away, and again only if the listing changed
+    (warm === null ? planned : Promise.resolve({ folders: warm.folders, unchanged: true })).then(async (p) => {
+      const dirCache = path.join(gitDir, 'gaffer-dirs.json');
+      const found = await scanSpecialFiles(workspace, p.folders, input.skipAbs, dirCache);
+      const now = await planned;
+      return now.unchanged || warm === null ? found : scanSpecialFiles(workspace, now.folders, input.skipAbs, dirCache);
+    }),
   ]);
   const { wanted, listing } = plan;
   const inIndex = (p: string): boolean => (indexed.cached === null ? warm !== null && warm.wanted.has(p) && !warm.outside.has(p) : indexed.cached.has(p));
@@ -124,7 +131,8 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
     }
     // after the additions: `--replace` already dropped entries a new path conflicts with
     await removeFromIndex(base, opts, removals);
-    tree = (await runGitOk([...base, 'write-tree'], opts)).toString().trim();
+    // an index nothing was written to since the last checkpoint still holds the same tree
+    tree = warm !== null && fileSignature(indexFile) === warm.indexSignature ? warm.tree : (await runGitOk([...base, 'write-tree'], opts)).toString().trim();
   } catch (err) {
     if (err instanceof ShadowIndexError) throw err;
     throw new ShadowIndexError(err instanceof Error ? err.message : String(err));
@@ -132,7 +140,7 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   const signature = fileSignature(indexFile);
   if (signature !== null) {
     const outside = new Set(candidates.filter((p) => !added.has(p)));
-    rememberWarmState(gitDir, { indexSignature: signature, listingKey: listing.key, wanted, folders: plan.folders, outside });
+    rememberWarmState(gitDir, { indexSignature: signature, tree, listing, wanted, folders: plan.folders, outside });
   }
 
   const takenAtMs = Date.now();

@@ -1,8 +1,8 @@
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { GafferError } from '../domain/errors.js';
 import { DEFAULT_GIT_TIMEOUT_MS, isGitAvailable } from './git.js';
-import { MTIME_MAX_ENTRIES, takeMtimeSnapshot } from './mtime-snapshot.js';
+import { MTIME_MAX_ENTRIES, mtimeManifestPath, takeMtimeSnapshot } from './mtime-snapshot.js';
 import { assertSafeSegment, relativeInside, shadowGitDir } from './paths.js';
 import { takeCheckpoint } from './shadow-checkpoint.js';
 import type { Snapshot, SnapshotOptions } from './types.js';
@@ -13,7 +13,8 @@ export const DEFAULT_SIZE_CAP_BYTES = 20 * 1024 * 1024;
 /**
  * Snapshots a workspace: a content-exact shadow-git checkpoint, or the mtime fallback when git is
  * not on PATH, the shadow repository fails (`fallbackReason` says why), `forceMtime` is set, or
- * `like` is an mtime snapshot (so a before/after pair always has one source).
+ * `like` is an mtime snapshot, or (no `like` given) the job already has mtime snapshots: a job
+ * never goes from mtime back to checkpoint, so its before/after pairs can always be diffed.
  */
 export async function takeSnapshot(opts: SnapshotOptions): Promise<Snapshot> {
   assertSafeSegment(opts.jobId, 'jobId');
@@ -29,6 +30,9 @@ export async function takeSnapshot(opts: SnapshotOptions): Promise<Snapshot> {
   let fallbackReason: string;
   if (opts.forceMtime === true) fallbackReason = 'mtime snapshot requested (forceMtime)';
   else if (opts.like?.source === 'mtime') fallbackReason = 'the snapshot it is compared with is an mtime snapshot';
+  // without `like`: a job whose earlier snapshots are mtime ones keeps that source, so its
+  // before/after pairs stay comparable
+  else if (opts.like === undefined && hasMtimeSnapshots(dataDir, opts.jobId)) fallbackReason = 'earlier snapshots of this job are mtime snapshots';
   else if (!(await isGitAvailable())) fallbackReason = 'git is not on PATH';
   else {
     try {
@@ -56,4 +60,8 @@ export async function takeSnapshot(opts: SnapshotOptions): Promise<Snapshot> {
     skipAbs,
     fallbackReason,
   });
+}
+
+function hasMtimeSnapshots(dataDir: string, jobId: string): boolean {
+  return existsSync(path.dirname(mtimeManifestPath(dataDir, jobId, 'any')));
 }

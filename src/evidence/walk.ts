@@ -113,8 +113,10 @@ export async function walkTree(root: string, relBase: string, opts: WalkOptions)
         continue;
       }
       if (st === undefined) continue;
+      // `.git` is never content: a repository folder, or the file of a worktree or submodule
+      if (name === '.git') continue;
       if (st.isDirectory()) {
-        if (name === '.git' || (opts.skipExcludedNames && isExcludedDirName(name))) continue;
+        if (opts.skipExcludedNames && isExcludedDirName(name)) continue;
         if (opts.skipAbs.includes(abs)) continue;
         await visit(abs, rel);
         continue;

@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import type { Listing } from './listing.js';
 
 /**
  * What this process remembers of a workspace's last checkpoint, so the next one can skip work
@@ -8,8 +9,10 @@ import { statSync } from 'node:fs';
 export interface WarmState {
   /** Stat signature of the shadow index right after the checkpoint wrote it. */
   indexSignature: string;
-  /** The listing key of that checkpoint (see `Listing.key`). */
-  listingKey: Buffer;
+  /** The tree that index holds (written by that checkpoint). */
+  tree: string;
+  /** The listing of that checkpoint. */
+  listing: Listing;
   /** The paths that checkpoint wanted. */
   wanted: Set<string>;
   /** The folders holding them. */

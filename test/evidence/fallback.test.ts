@@ -54,6 +54,20 @@ describe('mtime fallback', () => {
     expect(await diffSnapshots(pre, post)).toEqual({ added: [], modified: [], deleted: [] });
   });
 
+  it('a job whose snapshots fell back to mtime keeps that source even once git works again', async () => {
+    const ws = await tempDir();
+    const data = await tempDir('gaffer-data-');
+    await write(ws, { 'a.txt': 'a\n' });
+    process.env.PATH = await pathWithoutGit();
+    const pre = await snap(ws, data, 'pre');
+    process.env.PATH = savedPath;
+    const post = await snap(ws, data, 'post');
+    expect([pre.source, post.source]).toEqual(['mtime', 'mtime']);
+    expect(post.fallbackReason).toBe('earlier snapshots of this job are mtime snapshots');
+    const other = await snap(ws, data, 'pre', { jobId: 'another-job' });
+    expect(other.source).toBe('checkpoint');
+  });
+
   it('stops at its cap, says truncated, and does not invent changes past the cap', async () => {
     const ws = await tempDir();
     const data = await tempDir('gaffer-data-');

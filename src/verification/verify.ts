@@ -7,6 +7,7 @@ import { baselineKey, exportCheckpoint, whyNoBaseline } from './baseline.js';
 import { detectTestCommand } from './detect.js';
 import { judgeVerification, readRun, type RunReading } from './judge.js';
 import { runSuite, type SuiteRun } from './run-suite.js';
+import { selectRelatedTests } from './related.js';
 import { buildSelectCommand } from './select.js';
 import { findTestsTouched, findWeakenedTests } from './weakening.js';
 
@@ -50,8 +51,21 @@ export async function verifyWork(input: VerifyInput): Promise<VerificationJson> 
       : detectTestCommand(input.workspace);
   if (detected === null) return notRun('auto', NO_RUNNER);
   const kind = detected.mode === 'command' ? null : detected.kind;
-  // related scope lands with the selectors; until then auto runs everything and says so
-  const scope = detected.mode === 'command' ? null : 'all';
+  // spec 03: scope applies to auto-detected runners only; an explicit command runs exactly as given
+  let command = detected.command;
+  let scope: 'related' | 'all' | null = null;
+  let relatedFiles: string[] | undefined;
+  if (detected.mode !== 'command') {
+    scope = 'all';
+    if (input.scope === 'related') {
+      const related = await selectRelatedTests({ workspace: input.workspace, kind: detected.kind, command, changedPaths: input.changedPaths });
+      if (related.scope === 'related') {
+        scope = 'related';
+        command = related.selection.command;
+        relatedFiles = related.selection.relatedFiles;
+      }
+    }
+  }
 
   const suite = (cwd: string, command: string, log: string) =>
     runSuite({
@@ -66,12 +80,12 @@ export async function verifyWork(input: VerifyInput): Promise<VerificationJson> 
     });
   const readingOf = (run: SuiteRun) => readRun(run, { kind, timeoutS: input.timeoutS, expectedOutput: input.expectedOutput });
 
-  const after = await suite(input.workspace, detected.command, `verification-${input.label}.log`);
+  const after = await suite(input.workspace, command, `verification-${input.label}.log`);
   const reading = readingOf(after);
   const testsTouched = findTestsTouched(input.changedPaths);
 
   const needsBaseline = !input.signal.aborted && (reading.ok === false || reading.inconclusive || testsTouched.length > 0);
-  const baseline = needsBaseline ? await runBaseline(input, detected.command, (cwd) => suite(cwd, detected.command, `baseline-${input.label}.log`), readingOf) : null;
+  const baseline = needsBaseline ? await runBaseline(input, command, (cwd) => suite(cwd, command, `baseline-${input.label}.log`), readingOf) : null;
 
   const flaky = await findFlaky(input, after, reading, baseline, (command, i) => suite(input.workspace, command, `rerun-${input.label}-${i}.log`));
   const testsWeakened = baseline && testsTouched.length > 0 ? findWeakenedTests(baseline.run.parsed, after.parsed) : [];
@@ -79,8 +93,9 @@ export async function verifyWork(input: VerifyInput): Promise<VerificationJson> 
   return judgeVerification({
     mode: detected.mode,
     kind: detected.mode === 'command' ? 'command' : detected.kind,
-    command: detected.command,
+    command,
     scope,
+    ...(relatedFiles ? { relatedFiles } : {}),
     after,
     reading,
     baseline,

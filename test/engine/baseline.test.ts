@@ -67,7 +67,7 @@ describe('new failures against the baseline', () => {
   it('a hang the workers caused is a new failure when the suite completed before', async () => {
     const ws = makeWorkspace(CALC_FILES);
     const hang = "sed -i 's/return a \\* b;/while (true) {}/' src/math.js";
-    const job = await run({ workspace: ws, verify_timeout_s: 10, fix_rounds: 0, tasks: [{ instruction: 'break', command: hang }] });
+    const job = await run({ workspace: ws, verify_timeout_s: 15, fix_rounds: 0, tasks: [{ instruction: "break", command: hang }] });
     expect(v(job)).toMatchObject({ ok: false, inconclusive: false, blocking: true, failures: ['<suite did not complete>'], new_failures: ['<suite did not complete>'] });
     expect(job.status).toBe('partial');
   }, 60_000);

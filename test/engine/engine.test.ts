@@ -35,7 +35,8 @@ describe('a job end to end', () => {
     expect(result(job).changes.modified).toEqual(['src/math.js']);
     expect(result(job).changes.added).toEqual([]);
     expect(result(job).claimed_only).toEqual([]);
-    expect(result(job).verification).toMatchObject({ mode: 'auto', kind: 'node', command: 'npm test', ran: true, ok: true, blocking: false });
+    // related scope: only the tests that import the changed file run
+    expect(result(job).verification).toMatchObject({ mode: 'auto', kind: 'node', scope: 'related', command: 'node --test test/math.test.js', related_files: ['test/math.test.js'], ran: true, ok: true, blocking: false });
     expect(result(job).exit_code).toBe(0);
     expect(job.verdict).toMatch(/^1\/1 workers done · 1 file changed on disk · verification passed \(.*\) · proved 1\.00$/);
     expect(job.progress).toBeUndefined();

@@ -1,5 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { GafferError } from '../../domain/errors.js';
+import { whyNotRelative } from '../../domain/request.js';
 import type { Engine } from '../../engine/engine.js';
 import { LOG_TAIL_DEFAULT, LOG_TAIL_MAX } from '../../engine/job-files.js';
 import { COORDINATOR_GUIDE } from '../guide.js';
@@ -94,6 +95,8 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
   app.get('/api/jobs/:id/diff', async (c) => {
     const path = c.req.query('path');
     if (!path) throw badQuery('path', 'required: the changed file to diff', path ?? null);
+    const why = whyNotRelative(path);
+    if (why) throw badQuery('path', why, path);
     return c.text(await engine.diff(c.req.param('id'), path, { owner: owner(c) }));
   });
   app.get('/api/jobs/:id/workers/:name/log', (c) => {

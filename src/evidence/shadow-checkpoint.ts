@@ -5,12 +5,12 @@ import { findRepoTop, isSameListing, listWorkspacePaths } from './listing.js';
 import { writeManifest } from './manifest.js';
 import { isInExcludedDir, sortPaths, workspaceHash } from './paths.js';
 import { withRepoLock } from './repo-lock.js';
-import { addToIndex, joinNul, readDirtyPaths, readIndexState, removeFromIndex, ShadowIndexError } from './shadow-index.js';
+import { addToIndex, joinNul, readDirtyPaths, readIndexState, removeFromIndex, ShadowIndexError, type IndexState } from './shadow-index.js';
 import { emptyIndexFile, ensureShadowRepo, shadowIndexFile } from './shadow-repo.js';
 import type { Snapshot } from './types.js';
 import { foldersOf, scanSpecialFiles } from './special-files.js';
 import { classifyPath, type StatFacts } from './walk.js';
-import { fileSignature, forgetWarmState, recallWarmState, rememberWarmState } from './warm-state.js';
+import { fileSignature, forgetWarmState, recallWarmState, rememberWarmState, type WarmState } from './warm-state.js';
 
 export interface CheckpointInput {
   workspace: string;
@@ -83,17 +83,7 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
     }),
   ]);
   const { wanted, listing } = plan;
-  const inIndex = (p: string): boolean => (indexed.cached === null ? warm !== null && warm.wanted.has(p) && !warm.outside.has(p) : indexed.cached.has(p));
-
-  const removals: string[] = [];
-  const candidates: string[] = [];
-  if (plan.unchanged && warm !== null) {
-    // same paths as last time: only stat-dirty paths and those left out last time need a look
-    for (const p of new Set([...indexed.dirty, ...warm.outside])) if (wanted.has(p)) candidates.push(p);
-  } else {
-    for (const p of indexed.cached ?? warm?.wanted ?? []) if (inIndex(p) && !wanted.has(p)) removals.push(p);
-    for (const p of wanted) if (!inIndex(p) || indexed.dirty.has(p)) candidates.push(p);
-  }
+  const { candidates, removals, inIndex } = planIndexUpdate(wanted, plan.unchanged, indexed, warm);
 
   const additions: string[] = [];
   const large = new Map<string, StatFacts>();
@@ -166,6 +156,30 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   };
   if (large.size > 0) snapshot.manifestFile = manifestFile;
   return snapshot;
+}
+
+/**
+ * Which paths to look at (new in the listing, or stat-dirty) and which to drop from the index
+ * (no longer listed). With the listing unchanged since a warm checkpoint, only the stat-dirty
+ * paths and those left out of the index last time.
+ */
+function planIndexUpdate(
+  wanted: Set<string>,
+  unchanged: boolean,
+  indexed: IndexState,
+  warm: WarmState | null,
+): { candidates: string[]; removals: string[]; inIndex: (p: string) => boolean } {
+  const inIndex = (p: string): boolean =>
+    indexed.cached !== null ? indexed.cached.has(p) : warm !== null && warm.wanted.has(p) && !warm.outside.has(p);
+  const candidates: string[] = [];
+  const removals: string[] = [];
+  if (unchanged && warm !== null) {
+    for (const p of new Set([...indexed.dirty, ...warm.outside])) if (wanted.has(p)) candidates.push(p);
+  } else {
+    for (const p of indexed.cached ?? warm?.wanted ?? []) if (inIndex(p) && !wanted.has(p)) removals.push(p);
+    for (const p of wanted) if (!inIndex(p) || indexed.dirty.has(p)) candidates.push(p);
+  }
+  return { candidates, removals, inIndex };
 }
 
 /** A parentless commit of the tree with gaffer as author and committer. */

@@ -1,7 +1,7 @@
 import { lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { isExcludedDirName, relativeInside } from './paths.js';
+import { isExcludedDirName } from './paths.js';
 
 /** lstat facts of one path, enough to tell a change without its content. */
 export interface StatFacts {
@@ -135,9 +135,4 @@ export async function walkTree(root: string, relBase: string, opts: WalkOptions)
   };
   await visit(relBase === '' ? root : path.join(root, relBase), relBase);
   return result;
-}
-
-/** Absolute paths inside `root` that walks must not enter (gaffer's data dir when it lives there). */
-export function skipPathsInside(root: string, candidates: string[]): string[] {
-  return candidates.filter((abs) => relativeInside(root, abs) !== null);
 }

@@ -166,4 +166,12 @@ describe('checkpoint diff', () => {
     const post = await snap(ws, data, 'post');
     expect(await diffSnapshots(pre, post)).toEqual({ added: [], modified: ['a.txt'], deleted: [] });
   });
+
+  it('concurrent snapshots of one workspace are serialized and all land', async () => {
+    const { ws, data } = await repoWorkspace({ 'a.txt': 'a\n' });
+    const shots = await Promise.all(['one', 'two', 'three'].map((label) => snap(ws, data, label)));
+    expect(shots.map((s) => s.source)).toEqual(['checkpoint', 'checkpoint', 'checkpoint']);
+    const refs = execFileSync('git', [`--git-dir=${shots[0]?.gitDir}`, 'for-each-ref', '--format=%(refname)'], { encoding: 'utf8' });
+    expect(refs.trim().split('\n').map((r) => r.split('/').pop())).toEqual(['one', 'three', 'two']);
+  });
 });

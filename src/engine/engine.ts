@@ -71,6 +71,7 @@ export class Engine {
   readonly #startedAt = monotonicMs();
   #waiters = 0;
   #closed = false;
+  #storeClosed = false;
 
   private constructor(opts: EngineOptions, store: Store) {
     this.dataDir = resolve(opts.dataDir);
@@ -368,11 +369,17 @@ export class Engine {
 
   /**
    * Stops accepting jobs, stops the live jobs' workers, collects their evidence and records them
-   * `interrupted` with `reason`, then closes the store (a server's SIGTERM, spec 02).
+   * `interrupted` with `reason`, then closes the store unless asked not to (a server's SIGTERM, spec 02).
    */
-  async shutdown(reason = 'interrupted by a shutdown of gaffer'): Promise<void> {
-    for (const ctx of this.#live.values()) ctx.interruptReason = reason;
-    await this.close();
+  async shutdown(reason = 'interrupted by a shutdown of gaffer', opts: { keepStoreOpen?: boolean } = {}): Promise<void> {
+    this.#closed = true;
+    for (const ctx of this.#live.values()) {
+      ctx.interruptReason = reason;
+      this.#cancelLocal(ctx);
+    }
+    await Promise.all([...this.#live.values()].map((ctx) => ctx.done));
+    // a server keeps the store open until its streams have written their `end` events
+    if (!opts.keepStoreOpen) await this.close();
   }
 
   /** Seconds since this engine opened. */
@@ -382,10 +389,11 @@ export class Engine {
 
   /** Cancels this process's live jobs, waits for them to settle, and closes the store. */
   async close(): Promise<void> {
-    if (this.#closed && this.#live.size === 0) return;
     this.#closed = true;
     for (const ctx of this.#live.values()) this.#cancelLocal(ctx);
     await Promise.all([...this.#live.values()].map((ctx) => ctx.done));
+    if (this.#storeClosed) return;
+    this.#storeClosed = true;
     if (this.#cancelTimer) clearInterval(this.#cancelTimer);
     this.store.close();
   }

@@ -77,11 +77,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     close(reason = 'interrupted by a shutdown of gaffer') {
       closing ??= (async () => {
         server.close(); // stop accepting; open streams end below
-        await opts.engine.shutdown(reason);
-        // give streams a moment to write their `end` events, then drop what is left
+        await opts.engine.shutdown(reason, { keepStoreOpen: true });
+        // give streams a moment to write their `end` events (they read the store), then drop what is left
         await waitFor(() => counters.sseClients === 0, 2_000);
         const http = server as unknown as { closeAllConnections?: () => void };
         http.closeAllConnections?.();
+        await waitFor(() => counters.sseClients === 0, 500);
+        await opts.engine.close();
         removeRecordIfOurs(recordFile);
       })();
       return closing;

@@ -85,14 +85,23 @@ export function streamJob(c: Context, engine: Engine, id: string, owner: string 
         await stream.writeSSE({ event: 'gap', data: JSON.stringify({ missed: oldest - after - 1 }) });
         after = oldest - 1;
       }
+      // a listing is capped (the store's 5,000): read on until nothing is left
+      const drain = async () => {
+        for (;;) {
+          const { events } = engine.events(id, { owner, after });
+          if (events.length === 0 || closed) return;
+          for (const e of events) await writeEvent(stream, e);
+          after = events.at(-1)?.seq ?? after;
+        }
+      };
       let lastBeat = performance.now();
       let deadline: number | null = null;
       while (!closed) {
-        const { events } = engine.events(id, { owner, after });
-        for (const e of events) await writeEvent(stream, e);
-        after = events.at(-1)?.seq ?? after;
+        await drain();
         const job = engine.get(id, { owner });
         if (isFinalStatus(job.status)) {
+          // another process writes the final row before its last events: read them too
+          await drain();
           await stream.writeSSE({ event: 'end', data: JSON.stringify({ id: job.id, status: job.status, verdict: job.verdict, error: job.error }) });
           return;
         }

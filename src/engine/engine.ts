@@ -265,7 +265,7 @@ export class Engine {
   }
 
   /** Waits until the condition holds or the timeout passes (spec 02 `wait_for`); no poll tick in this process. */
-  async waitFor(id: string, rawCondition: string | null | undefined, timeoutS: number, opts: Caller = {}): Promise<WaitAnswer> {
+  async waitFor(id: string, rawCondition: string | null | undefined, timeoutS: number, opts: Caller & { signal?: AbortSignal } = {}): Promise<WaitAnswer> {
     const condition = parseWaitCondition(rawCondition);
     this.#visibleJob(id, opts);
     const started = monotonicMs();
@@ -273,10 +273,10 @@ export class Engine {
     try {
       const met =
         condition.kind === 'changed'
-          ? await this.#waitChanged(id, timeoutS)
+          ? await this.#waitChanged(id, timeoutS, opts.signal)
           : this.#live.has(id)
-            ? await this.#waitLocal(id, condition, timeoutS)
-            : await this.#waitPolling(id, condition, timeoutS);
+            ? await this.#waitLocal(id, condition, timeoutS, opts.signal)
+            : await this.#waitPolling(id, condition, timeoutS, opts.signal);
       return {
         met,
         condition: describeCondition(condition),
@@ -289,11 +289,15 @@ export class Engine {
   }
 
   /** `changed`: anything in the workspace changed on disk since the wait began (throttled rescans). */
-  async #waitChanged(id: string, timeoutS: number): Promise<boolean> {
+  async #waitChanged(id: string, timeoutS: number, signal?: AbortSignal): Promise<boolean> {
     const job = this.store.getJob(id) as JobRow;
     if (isFinalStatus(job.status)) return false;
     const deadline = monotonicMs() + timeoutS * 1000;
     const stop = new AbortController();
+    // the asker went away: stop at once, leave nothing behind
+    const onAbort = () => stop.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) stop.abort();
     const unsubscribe = this.#services.bus.subscribe(id, (e) => {
       if (e.event === 'status' && isFinalStatus(e.status as JobRow['status'])) stop.abort();
     });
@@ -312,10 +316,11 @@ export class Engine {
       return await waitForChange(job.workspace, stopped, sleep);
     } finally {
       unsubscribe();
+      signal?.removeEventListener('abort', onAbort);
     }
   }
 
-  #waitLocal(id: string, condition: WaitCondition, timeoutS: number): Promise<boolean> {
+  #waitLocal(id: string, condition: WaitCondition, timeoutS: number, signal?: AbortSignal): Promise<boolean> {
     return new Promise<boolean>((resolveWait) => {
       let settled = false;
       const finish = (met: boolean) => {
@@ -323,8 +328,12 @@ export class Engine {
         settled = true;
         unsubscribe();
         clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
         resolveWait(met);
       };
+      // the asker went away: stop at once, leave nothing behind
+      const onAbort = () => finish(false);
+      signal?.addEventListener('abort', onAbort, { once: true });
       // subscribe before testing, so no update falls between the two
       const unsubscribe = this.#services.bus.subscribe(id, (e) => {
         if (eventMeets(condition, e)) finish(true);
@@ -333,10 +342,11 @@ export class Engine {
       const timer = setTimeout(() => finish(false), timeoutS * 1000);
       const verdict = this.#checkStored(id, condition, 0);
       if (verdict.met !== null) finish(verdict.met);
+      else if (signal?.aborted) finish(false);
     });
   }
 
-  async #waitPolling(id: string, condition: WaitCondition, timeoutS: number): Promise<boolean> {
+  async #waitPolling(id: string, condition: WaitCondition, timeoutS: number, signal?: AbortSignal): Promise<boolean> {
     const deadline = monotonicMs() + timeoutS * 1000;
     let after = 0;
     for (;;) {
@@ -344,8 +354,17 @@ export class Engine {
       if (verdict.met !== null) return verdict.met;
       after = verdict.seq;
       const left = deadline - monotonicMs();
-      if (left <= 0) return false;
-      await new Promise((r) => setTimeout(r, Math.min(CROSS_PROCESS_POLL_MS, left)));
+      if (left <= 0 || signal?.aborted) return false;
+      await new Promise<void>((resolveSleep) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', done);
+          resolveSleep();
+        };
+        const timer = setTimeout(done, Math.min(CROSS_PROCESS_POLL_MS, left));
+        signal?.addEventListener('abort', done, { once: true });
+      });
+      if (signal?.aborted) return false;
       // the job's process may have died while we waited
       if (!this.#live.has(id)) await recoverOrphans(this.store, this.dataDir);
     }

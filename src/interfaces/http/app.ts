@@ -79,7 +79,8 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
   app.post('/api/jobs/:id/cancel', (c) => c.json(engine.cancel(c.req.param('id'), { owner: owner(c) })));
   app.get('/api/jobs/:id/wait', async (c) => {
     const timeoutS = numberQuery(c, 'timeout_s', 120, 0, WAIT_MAX_S);
-    return c.json(await engine.waitFor(c.req.param('id'), c.req.query('for') ?? 'done', timeoutS, { owner: owner(c) }));
+    // a client that goes away ends the wait (spec 02: nothing left behind)
+    return c.json(await engine.waitFor(c.req.param('id'), c.req.query('for') ?? 'done', timeoutS, { owner: owner(c), signal: c.req.raw.signal }));
   });
   app.get('/api/jobs/:id/events', (c) => {
     const id = c.req.param('id');

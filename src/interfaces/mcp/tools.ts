@@ -48,7 +48,7 @@ async function waitWithProgress(ctx: ToolContext, id: string, condition: string,
   const started = monotonicMs();
   for (;;) {
     const left = timeoutS - (monotonicMs() - started) / 1000;
-    const answer = await ctx.engine.waitFor(id, condition, Math.max(0, Math.min(PROGRESS_EVERY_S, left)), { owner: ctx.owner });
+    const answer = await ctx.engine.waitFor(id, condition, Math.max(0, Math.min(PROGRESS_EVERY_S, left)), { owner: ctx.owner, signal: ctx.signal });
     const waited = (monotonicMs() - started) / 1000;
     if (answer.met || waited >= timeoutS - 0.05 || ctx.signal.aborted) return { ...answer, waited_s: Math.round(waited * 10) / 10 };
     await ctx.progress(Math.round(waited), timeoutS, `${answer.state.status}: ${answer.state.phase ?? ''}`);

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import os from 'node:os';
 import type { Writable } from 'node:stream';
 
 /** What one git call did: expected failures are values, not throws. */
@@ -158,7 +159,8 @@ export function isGitAvailable(): Promise<boolean> {
   const key = process.env.PATH ?? '';
   let known = availability.get(key);
   if (known === undefined) {
-    known = runGit(['--version'], { cwd: process.cwd(), timeoutMs: 10_000 }).then((r) => r.exitCode === 0);
+    // os.tmpdir(): the process cwd may have been deleted, which would make the spawn fail
+    known = runGit(['--version'], { cwd: os.tmpdir(), timeoutMs: 10_000 }).then((r) => r.exitCode === 0);
     availability.set(key, known);
   }
   return known;

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { diffSnapshots } from '../../src/evidence/index.js';
+import { diffSnapshots, fileDiff } from '../../src/evidence/index.js';
 import { git, lsTree, snap, stored, tempDir, write } from './helpers.js';
 
 async function repoWorkspace(files: Record<string, string | Buffer>): Promise<{ ws: string; data: string }> {
@@ -173,5 +173,16 @@ describe('checkpoint diff', () => {
     expect(shots.map((s) => s.source)).toEqual(['checkpoint', 'checkpoint', 'checkpoint']);
     const refs = execFileSync('git', [`--git-dir=${shots[0]?.gitDir}`, 'for-each-ref', '--format=%(refname)'], { encoding: 'utf8' });
     expect(refs.trim().split('\n').map((r) => r.split('/').pop())).toEqual(['one', 'three', 'two']);
+  });
+
+  it('handles paths with spaces, unicode, glob characters and a leading dash', async () => {
+    const names = ['dir with space/ünïcødé.txt', 'weird[1]*?.txt', '-rf', 'emoji 🙂.md'];
+    const { ws, data } = await repoWorkspace(Object.fromEntries(names.map((n) => [n, `${n}\n`])));
+    const pre = await snap(ws, data, 'pre');
+    expect([...lsTree(pre).keys()].sort()).toEqual([...names].sort());
+    for (const n of names) await write(ws, { [n]: `${n} changed\n` });
+    const post = await snap(ws, data, 'post');
+    expect((await diffSnapshots(pre, post)).modified).toEqual([...names].sort());
+    expect(await fileDiff(pre, post, 'weird[1]*?.txt')).toContain('+weird[1]*?.txt changed');
   });
 });

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { GafferError } from '../domain/errors.js';
 import { describeVerify, parseJobRequest, type JobSpec } from '../domain/request.js';
 import { lintJob, type LintReport, type SpecLintMode } from '../domain/spec-lint.js';
-import { isFinalStatus } from '../domain/status.js';
+import { isFinalStatus, JOB_STATUSES } from '../domain/status.js';
 import { fileDiff, pruneSnapshots } from '../evidence/index.js';
 import { waitForChange } from './changed-watch.js';
 import { readTail, type JobSnapshots } from './job-files.js';
@@ -209,6 +209,9 @@ export class Engine {
 
   /** Recent jobs, newest first, as briefs (compact without `result`). */
   list(opts: Caller & { limit?: number; status?: string } = {}): CompactJob[] {
+    if (opts.status !== undefined && !(JOB_STATUSES as readonly string[]).includes(opts.status)) {
+      throw new GafferError('invalid_request', `status: must be one of ${JOB_STATUSES.join(', ')}, got ${JSON.stringify(opts.status)}`, 'status');
+    }
     const rows = this.store.listJobs({ limit: Math.min(Math.max(opts.limit ?? 50, 1), 1_000), status: opts.status, owner: opts.owner });
     return rows.map((row) => {
       const { result: _result, ...brief } = this.#compact(row);

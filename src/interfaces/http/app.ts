@@ -141,10 +141,13 @@ function flag(c: Context, name: string): boolean {
   return v === '1' || v === 'true';
 }
 
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
 function numberQuery(c: Context, name: string, fallback: number, min: number, max: number): number {
   const raw = c.req.query(name);
   if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
+  // a plain decimal: Number() would take " " as 0 and "0x10" as 16
+  const n = DECIMAL.test(raw) ? Number(raw) : NaN;
   if (!Number.isFinite(n) || n < min || n > max) throw badQuery(name, `must be ${min}..${max}`, raw);
   return n;
 }

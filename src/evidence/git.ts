@@ -12,8 +12,10 @@ export interface GitResult {
   stderr: string;
   /** The call ran past its timeout and was killed. */
   timedOut: boolean;
-  /** git could not be started (e.g. not on PATH), or producing its streamed input failed. */
+  /** git could not be started (e.g. not on PATH). */
   spawnError?: string;
+  /** Producing the streamed input failed: git was killed, its outcome means nothing. */
+  inputError?: Error;
 }
 
 export interface GitCallOptions {
@@ -66,7 +68,7 @@ export function runGit(args: string[], opts: GitCallOptions): Promise<GitResult>
     const err: Buffer[] = [];
     let timedOut = false;
     let settled = false;
-    let inputError: string | undefined;
+    let inputError: Error | undefined;
     const timer = setTimeout(() => {
       timedOut = true;
       child.kill('SIGKILL');
@@ -84,7 +86,7 @@ export function runGit(args: string[], opts: GitCallOptions): Promise<GitResult>
     });
     child.on('close', (code) => {
       const result: GitResult = { exitCode: code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), timedOut };
-      if (inputError !== undefined) result.spawnError = `producing its input failed: ${inputError}`;
+      if (inputError !== undefined) result.inputError = inputError;
       finish(result);
     });
     // git may exit before reading all of stdin (e.g. a fatal error): EPIPE is not our failure.
@@ -93,7 +95,7 @@ export function runGit(args: string[], opts: GitCallOptions): Promise<GitResult>
     if (typeof input === 'string' || Buffer.isBuffer(input)) child.stdin.end(input);
     else {
       streamInput(child.stdin, input).catch((error: unknown) => {
-        inputError = error instanceof Error ? error.message : String(error);
+        inputError = error instanceof Error ? error : new Error(String(error));
         child.kill('SIGKILL');
       });
     }

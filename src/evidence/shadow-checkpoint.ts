@@ -1,15 +1,15 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
+import { describeGitFailure, runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
 import { findRepoTop, isSameListing, listWorkspacePaths } from './listing.js';
 import { writeManifest } from './manifest.js';
 import { isInExcludedDir, sortPaths, workspaceHash } from './paths.js';
 import { withRepoLock } from './repo-lock.js';
-import { addToIndex, joinNul, readDirtyPaths, readIndexState, removeFromIndex, ShadowIndexError, type IndexState } from './shadow-index.js';
+import { IndexUpdate } from './index-update.js';
+import { addToIndex, joinNul, readDirtyPaths, readIndexState, removeFromIndex, ShadowIndexError } from './shadow-index.js';
 import { emptyIndexFile, ensureShadowRepo, shadowIndexFile } from './shadow-repo.js';
 import type { Snapshot } from './types.js';
 import { foldersOf, scanSpecialFiles } from './special-files.js';
-import { classifyPath, type StatFacts } from './walk.js';
 import { fileSignature, forgetWarmState, recallWarmState, rememberWarmState, type WarmState } from './warm-state.js';
 
 export interface CheckpointInput {
@@ -23,9 +23,6 @@ export interface CheckpointInput {
   /** Absolute paths never snapshotted (gaffer's data dir when inside the workspace). */
   skipAbs: string[];
 }
-
-/** Paths classified per chunk streamed to update-index. */
-const CHUNK = 2000;
 
 /** Where a checkpoint's large files (recorded by stat) are kept. */
 export function largeFileManifestPath(gitDir: string, jobId: string, label: string): string {
@@ -71,66 +68,23 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
     const wanted = unchanged ? warm.wanted : listing.paths();
     return { listing, unchanged, wanted, folders: unchanged ? warm.folders : foldersOf(wanted) };
   });
-  const [plan, indexed, specials] = await Promise.all([
-    planned,
-    warm === null ? readIndexState(base, opts) : readDirtyPaths(base, opts).then((dirty) => ({ cached: null, dirty })),
-    // warm: scan the folders of last time right away, and again only if the listing changed
-    (warm === null ? planned : Promise.resolve({ folders: warm.folders, unchanged: true })).then(async (p) => {
-      const dirCache = path.join(gitDir, 'gaffer-dirs.json');
-      const found = await scanSpecialFiles(workspace, p.folders, input.skipAbs, dirCache);
-      const now = await planned;
-      return now.unchanged || warm === null ? found : scanSpecialFiles(workspace, now.folders, input.skipAbs, dirCache);
-    }),
-  ]);
-  const { wanted, listing } = plan;
-  const { candidates, removals, inIndex } = planIndexUpdate(wanted, plan.unchanged, indexed, warm);
+  const indexedAtStart = warm === null ? readIndexState(base, opts) : readDirtyPaths(base, opts).then((dirty) => ({ cached: null, dirty }));
+  const specialsFound = findSpecials(workspace, gitDir, input.skipAbs, warm, planned);
+  // each is awaited below, unless an earlier step fails: then their failure is not news
+  for (const p of [planned, indexedAtStart, specialsFound]) p.catch(() => undefined);
 
-  const additions: string[] = [];
-  const large = new Map<string, StatFacts>();
-  const skipped = new Set<string>(listing.skipped);
-  // lstat each new or stat-dirty path: content goes to update-index as it is found, files over
-  // the cap to the manifest, special files to `skipped`; a path leaving the index is removed
-  async function* contentPaths(): AsyncIterable<string> {
-    for (let i = 0; i < candidates.length; i += CHUNK) {
-      const chunk: string[] = [];
-      for (const p of candidates.slice(i, i + CHUNK)) {
-        const kind = classifyPath(workspace, p, input.sizeCapBytes);
-        if (kind.kind === 'content') {
-          chunk.push(p);
-          continue;
-        }
-        if (kind.kind === 'large') large.set(p, kind.facts);
-        if (kind.kind === 'skipped') skipped.add(p);
-        if (inIndex(p)) removals.push(p);
-      }
-      additions.push(...chunk);
-      if (chunk.length > 0) yield joinNul(chunk);
-    }
-  }
-
-  let tree: string;
-  const added = new Set<string>();
-  try {
-    if (candidates.length > 0) {
-      const dropped = new Set(await addToIndex(base, opts, contentPaths(), () => additions));
-      for (const p of additions) if (!dropped.has(p)) added.add(p);
-      for (const p of dropped) {
-        skipped.add(p);
-        if (inIndex(p)) removals.push(p);
-      }
-    }
-    // after the additions: `--replace` already dropped entries a new path conflicts with
-    await removeFromIndex(base, opts, removals);
-    // an index nothing was written to since the last checkpoint still holds the same tree
-    tree = warm !== null && fileSignature(indexFile) === warm.indexSignature ? warm.tree : (await runGitOk([...base, 'write-tree'], opts)).toString().trim();
-  } catch (err) {
-    if (err instanceof ShadowIndexError) throw err;
-    throw new ShadowIndexError(err instanceof Error ? err.message : String(err));
-  }
+  const update = new IndexUpdate(workspace, input.sizeCapBytes, await indexedAtStart, warm);
+  const dropped = await addToIndex(base, opts, update.contentPaths(planned), () => update.additions);
+  const plan = await planned;
+  update.settle(plan, dropped);
+  // after the additions: `--replace` already dropped entries a new path conflicts with
+  await removeFromIndex(base, opts, update.removals);
+  // an index nothing was written to since the last checkpoint still holds the same tree
+  const tree = warm !== null && fileSignature(indexFile) === warm.indexSignature ? warm.tree : await writeTree(base, opts);
   const signature = fileSignature(indexFile);
   if (signature !== null) {
-    const outside = new Set(candidates.filter((p) => !added.has(p)));
-    rememberWarmState(gitDir, { indexSignature: signature, tree, listing, wanted, folders: plan.folders, outside });
+    const outside = update.outside(plan.wanted, dropped);
+    rememberWarmState(gitDir, { indexSignature: signature, tree, listing: plan.listing, wanted: plan.wanted, folders: plan.folders, outside });
   }
 
   const takenAtMs = Date.now();
@@ -138,7 +92,9 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   const ref = checkpointRef(workspace, input.jobId, input.label);
   await runGitOk([...base, 'update-ref', ref, commit], opts);
 
-  for (const p of await unignoredSpecials(workspace, gitDir, specials, timeoutMs)) skipped.add(p);
+  const skipped = new Set([...plan.listing.skipped, ...update.skipped]);
+  for (const p of await unignoredSpecials(workspace, gitDir, await specialsFound, timeoutMs)) skipped.add(p);
+  const { large } = update;
   const manifestFile = largeFileManifestPath(gitDir, input.jobId, input.label);
   if (large.size > 0) await writeManifest(manifestFile, { entries: large, truncated: false, skipped: [], takenAtMs });
   else await fs.rm(manifestFile, { force: true });
@@ -158,28 +114,27 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   return snapshot;
 }
 
-/**
- * Which paths to look at (new in the listing, or stat-dirty) and which to drop from the index
- * (no longer listed). With the listing unchanged since a warm checkpoint, only the stat-dirty
- * paths and those left out of the index last time.
- */
-function planIndexUpdate(
-  wanted: Set<string>,
-  unchanged: boolean,
-  indexed: IndexState,
+/** Special files in the listed folders; warm, the folders of last time are scanned right away. */
+async function findSpecials(
+  workspace: string,
+  gitDir: string,
+  skipAbs: string[],
   warm: WarmState | null,
-): { candidates: string[]; removals: string[]; inIndex: (p: string) => boolean } {
-  const inIndex = (p: string): boolean =>
-    indexed.cached !== null ? indexed.cached.has(p) : warm !== null && warm.wanted.has(p) && !warm.outside.has(p);
-  const candidates: string[] = [];
-  const removals: string[] = [];
-  if (unchanged && warm !== null) {
-    for (const p of new Set([...indexed.dirty, ...warm.outside])) if (wanted.has(p)) candidates.push(p);
-  } else {
-    for (const p of indexed.cached ?? warm?.wanted ?? []) if (inIndex(p) && !wanted.has(p)) removals.push(p);
-    for (const p of wanted) if (!inIndex(p) || indexed.dirty.has(p)) candidates.push(p);
+  planned: Promise<{ unchanged: boolean; folders: Set<string> }>,
+): Promise<string[]> {
+  const dirCache = path.join(gitDir, 'gaffer-dirs.json');
+  if (warm !== null) {
+    const found = await scanSpecialFiles(workspace, warm.folders, skipAbs, dirCache);
+    if ((await planned).unchanged) return found;
   }
-  return { candidates, removals, inIndex };
+  return scanSpecialFiles(workspace, (await planned).folders, skipAbs, dirCache);
+}
+
+async function writeTree(base: string[], opts: GitCallOptions): Promise<string> {
+  const args = [...base, 'write-tree'];
+  const result = await runGit(args, opts);
+  if (result.exitCode !== 0) throw new ShadowIndexError(describeGitFailure(args, result));
+  return result.stdout.toString().trim();
 }
 
 /** A parentless commit of the tree with gaffer as author and committer. */

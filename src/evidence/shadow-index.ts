@@ -1,4 +1,4 @@
-import { describeGitFailure, runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
+import { describeGitFailure, runGit, splitNul, type GitCallOptions } from './git.js';
 
 /** What the per-workspace shadow index holds, against the disk. */
 export interface IndexState {
@@ -10,7 +10,7 @@ export interface IndexState {
 
 /** One `ls-files -t -c -m -d` over the shadow index: git's stat comparison in C, as `git status` does it. */
 export async function readIndexState(base: string[], opts: GitCallOptions): Promise<IndexState> {
-  const out = await runGitOk([...base, 'ls-files', '-z', '-t', '-c', '-m', '-d'], opts);
+  const out = await runIndexGit([...base, 'ls-files', '-z', '-t', '-c', '-m', '-d'], opts);
   const cached = new Set<string>();
   const dirty = new Set<string>();
   for (const entry of splitNul(out)) {
@@ -27,7 +27,7 @@ export async function readIndexState(base: string[], opts: GitCallOptions): Prom
  * index holds: `diff-files` prints only those (with threaded lstat), not every indexed path.
  */
 export async function readDirtyPaths(base: string[], opts: GitCallOptions): Promise<Set<string>> {
-  return new Set(splitNul(await runGitOk([...base, 'diff-files', '-z', '--name-only'], opts)));
+  return new Set(splitNul(await runIndexGit([...base, 'diff-files', '-z', '--name-only'], opts)));
 }
 
 /** The shadow index could not be updated or written as a tree. */
@@ -37,14 +37,23 @@ export class ShadowIndexError extends Error {
 
 /**
  * Hashes paths into the shadow index with one `update-index --stdin`, streamed while the caller
- * still classifies paths (lstat in JS overlaps with hashing in git). A path git cannot process
- * (unreadable, or turned into a FIFO after we looked) makes update-index die: it is dropped and
- * the rest retried, so readability costs nothing up front. Returns the dropped paths.
+ * still classifies paths (lstat in JS overlaps with hashing in git); not started at all when the
+ * stream is empty. A path git cannot process (unreadable, or turned into a FIFO after we looked)
+ * makes update-index die: it is dropped and the rest retried, so readability costs nothing up
+ * front. Returns the dropped paths. A failing stream (the listing failed) is rethrown as is.
  */
-export async function addToIndex(base: string[], opts: GitCallOptions, stream: AsyncIterable<string>, all: () => string[]): Promise<string[]> {
-  const args = [...base, 'update-index', '-z', '--add', '--remove', '--replace', '--stdin'];
+export async function addToIndex(base: string[], opts: GitCallOptions, stream: AsyncIterable<string>, all: () => string[]): Promise<Set<string>> {
   const dropped = new Set<string>();
-  let result = await runGit(args, { ...opts, input: stream });
+  const iterator = stream[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  if (first.done === true) return dropped;
+  async function* whole(): AsyncIterable<string> {
+    yield first.value;
+    for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) yield next.value;
+  }
+  const args = [...base, 'update-index', '-z', '--add', '--remove', '--replace', '--stdin'];
+  let result = await runGit(args, { ...opts, input: whole() });
+  if (result.inputError !== undefined) throw result.inputError;
   for (let attempt = 0; result.exitCode !== 0; attempt++) {
     const known = new Set(all());
     const bad = [...result.stderr.matchAll(/Unable to process path (.+)$/gm)].map((m) => m[1] as string).filter((p) => known.has(p) && !dropped.has(p));
@@ -53,7 +62,14 @@ export async function addToIndex(base: string[], opts: GitCallOptions, stream: A
     const remaining = [...known].filter((p) => !dropped.has(p));
     result = await runGit(args, { ...opts, input: joinNul(remaining) });
   }
-  return [...dropped];
+  return dropped;
+}
+
+/** Runs a git command on the shadow index; a failure means the index is unusable. */
+async function runIndexGit(args: string[], opts: GitCallOptions): Promise<Buffer> {
+  const result = await runGit(args, opts);
+  if (result.exitCode !== 0) throw new ShadowIndexError(describeGitFailure(args, result));
+  return result.stdout;
 }
 
 /** Removes paths from the shadow index whether or not they exist on disk. */

@@ -185,4 +185,25 @@ describe('checkpoint diff', () => {
     expect((await diffSnapshots(pre, post)).modified).toEqual([...names].sort());
     expect(await fileDiff(pre, post, 'weird[1]*?.txt')).toContain('+weird[1]*?.txt changed');
   });
+
+  it('a file changed and ignored in the same step leaves the snapshot', async () => {
+    const ws = await tempDir();
+    const data = await tempDir('gaffer-data-');
+    await write(ws, { 'keep.ts': 'k\n', 'trace.log': 't\n' });
+    const pre = await snap(ws, data, 'pre');
+    await write(ws, { 'trace.log': 't2\n', '.gitignore': '*.log\n' });
+    const post = await snap(ws, data, 'post');
+    expect([...lsTree(post).keys()].sort()).toEqual(['.gitignore', 'keep.ts']);
+    expect(await diffSnapshots(pre, post)).toEqual({ added: ['.gitignore'], modified: [], deleted: ['trace.log'] });
+  });
+
+  it('rebuilds a corrupt shadow index instead of failing', async () => {
+    const { ws, data } = await repoWorkspace({ 'a.txt': 'a\n' });
+    const pre = await snap(ws, data, 'pre');
+    await fs.writeFile(path.join(pre.gitDir as string, 'gaffer-index'), 'not an index');
+    await write(ws, { 'a.txt': 'a2\n' });
+    const post = await snap(ws, data, 'post');
+    expect(post.source).toBe('checkpoint');
+    expect(await diffSnapshots(pre, post)).toEqual({ added: [], modified: ['a.txt'], deleted: [] });
+  });
 });

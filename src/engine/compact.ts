@@ -113,10 +113,17 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
   const result = job.result as JobResult | null;
   if (result !== null || attempts.length > 0) {
     const { fix_rounds_run: _internal, ...visible } = result ?? ({} as Partial<JobResult>);
+    const workers = attempts.filter((a) => a.started !== null || a.finished !== null).map((a) => compactWorker(a, full));
     compact.result = {
-      workers: attempts.filter((a) => a.started !== null || a.finished !== null).map((a) => compactWorker(a, full)),
+      workers: full ? workers : workers.map((w) => dropEmpty(w, WORKER_KEEP)),
       ...visible,
     };
+    if (!full) {
+      const totals = visible.totals ? dropEmpty(visible.totals, NOTHING) : undefined;
+      if (totals && Object.keys(totals).length > 0) compact.result.totals = totals;
+      else delete compact.result.totals;
+      if (visible.verification) compact.result.verification = dropEmpty(visible.verification, VERIFICATION_KEEP);
+    }
     if (live) delete compact.result.exit_code;
   }
   if (live) {
@@ -126,6 +133,24 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
     compact.wait_again = true;
   }
   return compact;
+}
+
+/** Worker fields always shown, even when empty; the rest are left out of the compact answer when 0, null or empty. */
+const WORKER_KEEP = new Set(['name', 'role', 'attempt', 'runner', 'status', 'outcome', 'sandboxed', 'summary']);
+const VERIFICATION_KEEP = new Set(['mode', 'ran', 'ok', 'kind', 'command', 'exit_code', 'summary', 'failures']);
+const NOTHING = new Set<string>();
+
+/**
+ * The compact answer leaves out zero, null and empty fields that are not in `keep` (a clean
+ * one-worker job must stay under ~400 tokens, spec 03); `?full=1` shows every field.
+ */
+function dropEmpty<T extends object>(row: T, keep: ReadonlySet<string>): T {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(row)) {
+    const empty = value === null || value === 0 || (Array.isArray(value) && value.length === 0);
+    if (!empty || keep.has(key)) out[key] = value;
+  }
+  return out as T;
 }
 
 function compactWorker(a: AttemptRow, full: boolean): CompactWorker {

@@ -1,4 +1,4 @@
-import type { ChangeSet, ChangesJson, Snapshot } from '../evidence/types.js';
+import type { ChangeSet, ChangesJson, GitFacts, Snapshot } from '../evidence/types.js';
 import { buildChangesJson, diffSnapshots, readGitFacts, takeSnapshot } from '../evidence/index.js';
 import type { JobResult, VerificationJson } from '../domain/result.js';
 import type { TaskSpec } from '../domain/request.js';
@@ -67,7 +67,7 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
   ctx.phase('checking what changed on disk');
   const evidence = new EvidenceTrail(pre);
   let lastWork = await snap('post');
-  evidence.addWorkStep(await diffSnapshots(pre, lastWork));
+  evidence.addWorkStep(await evidence.diff(pre, lastWork));
   let changes = await evidence.changesJson(lastWork);
   ctx.update({ result: resultSoFar(ctx, { changes, files_changed: allPaths(await evidence.workerChanges(lastWork)) }) });
 
@@ -107,7 +107,7 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
 
     ctx.phase('checking what changed on disk');
     const afterFix = await snap(`fix-${round}`);
-    evidence.addWorkStep(await diffSnapshots(evidence.lastVerified ?? lastWork, afterFix));
+    evidence.addWorkStep(await evidence.diff(evidence.lastVerified ?? lastWork, afterFix));
     lastWork = afterFix;
     ctx.phase(`verifying again after fix round ${round}`);
     previous.push({ summary: verification.summary, failures: verification.failures });
@@ -165,7 +165,7 @@ async function verifyOnce(
   if (verification.ran) {
     // spec 03: the verification's own writes are snapshotted separately, never blamed on workers
     const afterVerify = await snap(`verify-${round}`);
-    evidence.addVerificationStep(await diffSnapshots(lastWork, afterVerify), afterVerify);
+    evidence.addVerificationStep(await evidence.diff(lastWork, afterVerify), afterVerify);
   }
   return verification;
 }
@@ -269,9 +269,20 @@ class EvidenceTrail {
   readonly #byWorkers = new Set<string>();
   readonly #byVerification = new Set<string>();
   #lastVerified: Snapshot | null = null;
+  // the same pair is asked for several times per step; git work is the job's main cost
+  readonly #diffs = new Map<string, Promise<ChangeSet>>();
+  readonly #gitFacts = new Map<string, Promise<GitFacts | undefined>>();
 
   constructor(pre: Snapshot) {
     this.#pre = pre;
+  }
+
+  /** The change set between two snapshots, computed once per pair. */
+  diff(a: Snapshot, b: Snapshot): Promise<ChangeSet> {
+    const key = `${a.id}:${b.id}`;
+    let diff = this.#diffs.get(key);
+    if (!diff) this.#diffs.set(key, (diff = diffSnapshots(a, b)));
+    return diff;
   }
 
   get pre(): Snapshot {
@@ -292,7 +303,7 @@ class EvidenceTrail {
   }
 
   async workerChanges(lastWork: Snapshot): Promise<ChangeSet> {
-    const all = await diffSnapshots(this.#pre, lastWork);
+    const all = await this.diff(this.#pre, lastWork);
     const keep = (p: string) => this.#byWorkers.has(p) || !this.#byVerification.has(p);
     return { added: all.added.filter(keep), modified: all.modified.filter(keep), deleted: all.deleted.filter(keep) };
   }
@@ -300,7 +311,9 @@ class EvidenceTrail {
   async changesJson(lastWork: Snapshot): Promise<ChangesJson> {
     const changes = await this.workerChanges(lastWork);
     const verificationWrote = [...this.#byVerification].filter((p) => !this.#byWorkers.has(p)).sort();
-    const git = await readGitFacts(this.#pre.workspace);
+    let facts = this.#gitFacts.get(lastWork.id);
+    if (!facts) this.#gitFacts.set(lastWork.id, (facts = readGitFacts(this.#pre.workspace)));
+    const git = await facts;
     return buildChangesJson(this.#pre, changes, { verificationWrote, ...(git ? { git } : {}) });
   }
 }

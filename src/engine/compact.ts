@@ -122,7 +122,6 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
       const totals = visible.totals ? dropEmpty(visible.totals, NOTHING) : undefined;
       if (totals && Object.keys(totals).length > 0) compact.result.totals = totals;
       else delete compact.result.totals;
-      if (visible.verification) compact.result.verification = dropEmpty(visible.verification, VERIFICATION_KEEP);
     }
     if (live) delete compact.result.exit_code;
   }
@@ -137,7 +136,6 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
 
 /** Worker fields always shown, even when empty; the rest are left out of the compact answer when 0, null or empty. */
 const WORKER_KEEP = new Set(['name', 'role', 'attempt', 'runner', 'status', 'outcome', 'sandboxed', 'summary']);
-const VERIFICATION_KEEP = new Set(['mode', 'ran', 'ok', 'kind', 'command', 'exit_code', 'summary', 'failures']);
 const NOTHING = new Set<string>();
 
 /**

@@ -53,6 +53,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     // stateless: one MCP server and transport per request; SSE responses carry progress notifications
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     await server.connect(transport);
+    // a client that goes away leaves nothing behind: closing the server aborts its tool calls (waits)
+    request.signal.addEventListener('abort', () => void server.close().catch(() => undefined), { once: true });
     return transport.handleRequest(request);
   };
   const { app, counters } = createApp(opts.engine, { tokens: opts.tokens, allowedHosts: () => allowedHosts, version: opts.version, mcp });

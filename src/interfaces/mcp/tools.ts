@@ -43,15 +43,24 @@ function timeoutArg(args: Record<string, unknown>): number {
   return value;
 }
 
-/** Waits in slices, sending a progress notification after each one that did not end the wait. */
+/**
+ * One wait for the whole timeout (slices would lose a `changed` baseline and spin on a condition
+ * that can no longer hold), with a progress notification every 10 s while it lasts.
+ */
 async function waitWithProgress(ctx: ToolContext, id: string, condition: string, timeoutS: number): Promise<unknown> {
   const started = monotonicMs();
-  for (;;) {
-    const left = timeoutS - (monotonicMs() - started) / 1000;
-    const answer = await ctx.engine.waitFor(id, condition, Math.max(0, Math.min(PROGRESS_EVERY_S, left)), { owner: ctx.owner, signal: ctx.signal });
-    const waited = (monotonicMs() - started) / 1000;
-    if (answer.met || waited >= timeoutS - 0.05 || ctx.signal.aborted) return { ...answer, waited_s: Math.round(waited * 10) / 10 };
-    await ctx.progress(Math.round(waited), timeoutS, `${answer.state.status}: ${answer.state.phase ?? ''}`);
+  const timer = setInterval(() => {
+    try {
+      const job = ctx.engine.get(id, { owner: ctx.owner });
+      ctx.progress(Math.round((monotonicMs() - started) / 1000), timeoutS, `${job.status}: ${job.phase ?? ''}`).catch(() => undefined);
+    } catch {
+      // the job is gone (pruned) or the store is closing: the wait answers for itself
+    }
+  }, PROGRESS_EVERY_S * 1000);
+  try {
+    return await ctx.engine.waitFor(id, condition, timeoutS, { owner: ctx.owner, signal: ctx.signal });
+  } finally {
+    clearInterval(timer);
   }
 }
 

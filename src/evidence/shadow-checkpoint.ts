@@ -1,15 +1,15 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { describeGitFailure, runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
+import { IndexUpdate } from './index-update.js';
 import { findRepoTop, isSameListing, listWorkspacePaths } from './listing.js';
 import { writeManifest } from './manifest.js';
 import { isInExcludedDir, sortPaths, workspaceHash } from './paths.js';
 import { withRepoLock } from './repo-lock.js';
-import { IndexUpdate } from './index-update.js';
 import { addToIndex, joinNul, readDirtyPaths, readIndexState, removeFromIndex, ShadowIndexError } from './shadow-index.js';
 import { emptyIndexFile, ensureShadowRepo, shadowIndexFile } from './shadow-repo.js';
-import type { Snapshot } from './types.js';
 import { foldersOf, scanSpecialFiles } from './special-files.js';
+import type { Snapshot } from './types.js';
 import { fileSignature, forgetWarmState, recallWarmState, rememberWarmState, type WarmState } from './warm-state.js';
 
 export interface CheckpointInput {

@@ -115,15 +115,17 @@ function recordState(ctx: JobContext, plan: WorkerPlan, d: StateDetection): void
 }
 
 function finish(ctx: JobContext, plan: WorkerPlan, report: RunnerReport, started: boolean): WorkerEnd {
+  // stopped because gaffer itself is shutting down: `interrupted` (spec 01), not a caller's cancel
+  const status = report.status === 'cancelled' && ctx.interruptReason !== null ? 'interrupted' : report.status;
   ctx.services.store.updateAttempt(ctx.id, plan.name, {
-    status: report.status,
+    status,
     outcome: report.outcome,
     finished: epochS(),
     lastEvent: report.status === 'done' ? 'done' : 'error',
     report: { ...report },
   });
   const message = report.status === 'done' ? report.summary.split('\n').at(-1) ?? 'done' : (report.error ?? report.status);
-  ctx.emit({ name: plan.name, event: report.status === 'done' ? 'done' : 'error', message: message.slice(0, 300), status: report.status, outcome: report.outcome });
+  ctx.emit({ name: plan.name, event: report.status === 'done' ? 'done' : 'error', message: message.slice(0, 300), status, outcome: report.outcome });
   return { plan, report, started };
 }
 

@@ -40,14 +40,15 @@ export class CliContext {
 
   /** The server's URL when the CLI should use one. */
   serverUrl(): string | null {
-    return this.#flags.url ?? process.env.GAFFER_URL ?? readServerRecord(this.dataDir)?.url ?? null;
+    // an empty GAFFER_URL= is unset, not "no server": fall through to server.json
+    return this.#flags.url || process.env.GAFFER_URL || readServerRecord(this.dataDir)?.url || null;
   }
 
   /** gaffer: the server when there is one, else this process's engine. */
   api(): Promise<CliApi> {
     this.#api ??= (async () => {
       const url = this.serverUrl();
-      if (url) return new HttpApi(url, this.#flags.token ?? process.env.GAFFER_TOKEN ?? null);
+      if (url) return new HttpApi(url, this.#flags.token || process.env.GAFFER_TOKEN || null);
       return new LocalApi(await this.engine());
     })();
     return this.#api;

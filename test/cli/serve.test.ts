@@ -1,0 +1,204 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Store } from '../../src/store/store.js';
+import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir } from '../helpers/temp.js';
+
+const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gaffer');
+
+/** Runs the CLI to its end (async, so several can run at once). */
+function gaffer(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(BIN, ['--data-dir', dataDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GAFFER_URL: '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, ms: performance.now() - started });
+    });
+  });
+}
+
+const servers: ChildProcess[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) {
+    if (s.exitCode === null && s.signalCode === null) {
+      s.kill('SIGKILL');
+      await new Promise((r) => s.once('exit', r));
+    }
+  }
+});
+
+/** `gaffer serve --port 0` as a child; resolves once server.json names it. */
+async function startServe(dataDir: string): Promise<{ child: ChildProcess; url: string; pid: number; stderr: () => string; exited: Promise<number | null> }> {
+  const child = spawn(BIN, ['--data-dir', dataDir, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  servers.push(child);
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout?.resume();
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const file = join(dataDir, 'server.json');
+  for (let i = 0; i < 300; i++) {
+    if (existsSync(file)) {
+      const record = JSON.parse(readFileSync(file, 'utf8')) as { pid: number; url: string };
+      if (record.pid === child.pid) return { child, url: record.url, pid: record.pid, stderr: () => stderr, exited };
+    }
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`gaffer serve did not start: ${stderr}`);
+}
+
+/** Alive and not a zombie. */
+const alive = (pid: number) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+};
+
+/** The job row's pid: which process runs (ran) the job. */
+function jobPid(dataDir: string, id: string): number | null {
+  const store = new Store(dataDir);
+  try {
+    return store.getJob(id)?.pid ?? null;
+  } finally {
+    store.close();
+  }
+}
+
+/** The reading commands' --json answers, run at once. */
+async function readings(data: string, id: string) {
+  const [status, full, list, events, wait] = await Promise.all(
+    [['status', id], ['status', id, '--full'], ['list'], ['events', id], ['wait', id, '--for', 'phase:settled']].map(async (args) => (await gaffer(data, ['--json', ...args])).stdout),
+  );
+  return { status: status as string, full: full as string, list: list as string, events: events as string, wait: wait as string };
+}
+
+const without = (o: Record<string, unknown>, ...keys: string[]) => Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
+
+describe('the CLI against a running gaffer serve', () => {
+  it('dispatch returns at once (the server runs the job); --wait streams to the end; status/list/wait/events print the same JSON as in process', async () => {
+    const data = join(tempDir(), 'data');
+    const server = await startServe(data);
+    const ws = makeWorkspace(CALC_FILES);
+
+    // no --wait: accepted and answered at once, the server runs it
+    const quick = await gaffer(data, ['--json', 'dispatch', '--workspace', ws, '--task', 'fix add slowly', '--command', `sleep 1; ${FIX_ADD}`, '--files', 'src/math.js']);
+    expect(quick.code).toBe(0);
+    expect(quick.stderr).toMatch(/job [0-9a-f]{12} accepted/);
+    const accepted = JSON.parse(quick.stdout);
+    expect(['queued', 'running']).toContain(accepted.status);
+    expect(accepted.wait_again).toBe(true);
+    expect(jobPid(data, accepted.id)).toBe(server.pid);
+    const live = JSON.parse((await gaffer(data, ['--json', 'status', accepted.id])).stdout);
+    expect(['queued', 'running', 'verifying']).toContain(live.status);
+
+    // events --follow streams until the job ends
+    const follow = gaffer(data, ['--json', 'events', accepted.id, '--follow']);
+    const waited = await gaffer(data, ['--json', 'wait', accepted.id, '--timeout-s', '60']);
+    expect(waited.code).toBe(0);
+    const waitAnswer = JSON.parse(waited.stdout);
+    expect(waitAnswer).toMatchObject({ met: true, condition: 'done', state: { id: accepted.id, status: 'done', result: { proof: { verdict: 'proved' } } } });
+    const followed = await follow;
+    expect(followed.code).toBe(0);
+    const streamed = followed.stdout.trim().split('\n').map((l) => JSON.parse(l));
+
+    // --wait: streams progress on stderr (plain lines: not a TTY) and exits 0 on done
+    const ws2 = makeWorkspace({ 'a.txt': 'a\n' });
+    const withWait = await gaffer(data, ['--json', 'dispatch', '--wait', '--workspace', ws2, '--verify', 'none', '--task', 'append', '--command', 'echo b >> a.txt; sleep 0.5']);
+    expect(withWait.code).toBe(0);
+    const waitedJob = JSON.parse(withWait.stdout);
+    expect(waitedJob).toMatchObject({ status: 'done', result: { changes: { modified: ['a.txt'] } } });
+    expect(jobPid(data, waitedJob.id)).toBe(server.pid);
+    expect(withWait.stderr).toContain('workers running');
+    const failing = await gaffer(data, ['dispatch', '--wait', '--workspace', ws2, '--verify', 'none', '--task', 'fail', '--command', 'exit 4']);
+    expect(failing.code).toBe(1);
+
+    // the readings through the server
+    const viaServer = await readings(data, accepted.id);
+    const http = await (await fetch(`${server.url}/api/jobs/${accepted.id}`)).json();
+    expect(JSON.parse(viaServer.status)).toEqual(http);
+    expect(JSON.parse(viaServer.events).events).toEqual(streamed);
+    expect(JSON.parse(viaServer.list).jobs.map((j: { id: string }) => j.id)).toEqual([expect.any(String), waitedJob.id, accepted.id]);
+    expect(without(waitAnswer.state, 'duration_s')).toEqual(without(http, 'duration_s'));
+    const [notFound, never, bad, cancel] = await Promise.all([
+      gaffer(data, ['status', 'ffffffffffff']),
+      gaffer(data, ['wait', accepted.id, '--for', 'event:never-said']),
+      gaffer(data, ['wait', accepted.id, '--for', 'soon']),
+      gaffer(data, ['cancel', accepted.id]),
+    ]);
+    expect(notFound.code).toBe(2);
+    expect(notFound.stderr).toContain('not_found');
+    expect(never.code).toBe(1);
+    expect(bad.code).toBe(2);
+    expect(cancel.code).toBe(1);
+
+    // stop the server: the same commands in process print the same JSON
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    expect(existsSync(join(data, 'server.json'))).toBe(false);
+    const inProcess = await readings(data, accepted.id);
+    expect(inProcess.status).toBe(viaServer.status);
+    expect(inProcess.full).toBe(viaServer.full);
+    expect(inProcess.list).toBe(viaServer.list);
+    expect(inProcess.events).toBe(viaServer.events);
+    expect(without(JSON.parse(inProcess.wait), 'waited_s')).toEqual(without(JSON.parse(viaServer.wait), 'waited_s'));
+  });
+
+  it('SIGTERM mid-job: the server exits within 30 s, the job is interrupted, its worker is gone, followers get the end, server.json is removed', async () => {
+    const data = join(tempDir(), 'data');
+    const server = await startServe(data);
+    const ws = makeWorkspace({ 'a.txt': 'a\n' });
+    const dispatched = await gaffer(data, ['--json', 'dispatch', '--workspace', ws, '--verify', 'none', '--task', 'slow', '--command', 'echo $$ > worker.pid; echo b > b.txt; sleep 60']);
+    expect(dispatched.code).toBe(0);
+    const id = JSON.parse(dispatched.stdout).id as string;
+    expect((await gaffer(data, ['wait', id, '--for', 'worker:*:running', '--timeout-s', '30'])).code).toBe(0);
+    let workerPid = 0;
+    for (let i = 0; i < 100 && !workerPid; i++) {
+      workerPid = Number(existsSync(join(ws, 'worker.pid')) ? readFileSync(join(ws, 'worker.pid'), 'utf8').trim() : 0);
+      if (!workerPid) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(alive(workerPid)).toBe(true);
+    const follow = gaffer(data, ['--json', 'events', id, '--follow']);
+    const waiting = gaffer(data, ['--json', 'wait', id, '--timeout-s', '120']);
+    // both are attached before the signal
+    for (let i = 0; i < 200; i++) {
+      const h = (await (await fetch(`${server.url}/api/health`)).json()) as { sse_clients: number; waiters: number };
+      if (h.sse_clients === 1 && h.waiters === 1) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+
+    const started = performance.now();
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    expect(performance.now() - started).toBeLessThan(30_000);
+    expect(server.stderr()).toContain('SIGTERM');
+    expect(existsSync(join(data, 'server.json'))).toBe(false);
+    expect(alive(workerPid)).toBe(false);
+
+    const followed = await follow;
+    expect([followed.code, followed.stderr]).toEqual([0, '']);
+    expect(followed.stdout.trim().split('\n').map((l) => JSON.parse(l)).at(-1)).toMatchObject({ name: 'job', event: 'status', message: 'interrupted' });
+    const waited = await waiting;
+    expect(JSON.parse(waited.stdout)).toMatchObject({ met: true, state: { status: 'interrupted' } });
+
+    // now in process (no server): the job reads interrupted, with its evidence
+    const status = await gaffer(data, ['--json', 'status', id]);
+    expect(status.code).toBe(0);
+    const job = JSON.parse(status.stdout);
+    expect(job.status).toBe('interrupted');
+    expect(job.verdict).toContain('interrupted by a shutdown of gaffer');
+    expect(job.result.changes.added).toEqual(expect.arrayContaining(['b.txt']));
+    expect(job.result.workers[0]).toMatchObject({ status: 'interrupted' });
+    expect(jobPid(data, id)).toBe(server.pid);
+  });
+});

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -70,5 +71,27 @@ describe('isolation from the user and the caller', () => {
     git(unborn, 'init', '-q');
     await write(unborn, { 'a.txt': 'a\n' });
     expect(await readGitFacts(unborn)).toEqual({ repo: true, dirty_count: 1, shortstat: '' });
+  });
+
+  it('takes over a lock left by a crashed process, and a stale index.lock', async () => {
+    const ws = await committedRepo();
+    const data = await tempDir('gaffer-data-');
+    const pre = await snap(ws, data, 'pre');
+    const gitDir = pre.gitDir as string;
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid as number;
+    await fs.writeFile(path.join(gitDir, 'gaffer.lock'), `${dead}\n`);
+    await fs.writeFile(path.join(gitDir, 'gaffer-index.lock'), '');
+    await write(ws, { 'src/a.ts': 'after the crash\n' });
+    const post = await snap(ws, data, 'post', { gitTimeoutMs: 10_000 });
+    expect(post.source).toBe('checkpoint');
+    expect(await diffSnapshots(pre, post)).toEqual({ added: [], modified: ['src/a.ts'], deleted: [] });
+  });
+
+  it('a git call past its timeout is killed and the snapshot falls back to mtime, saying why', async () => {
+    const ws = await committedRepo();
+    const data = await tempDir('gaffer-data-');
+    const shot = await snap(ws, data, 'pre', { gitTimeoutMs: 1 });
+    expect(shot.source).toBe('mtime');
+    expect(shot.fallbackReason).toMatch(/^shadow repository failed: .*timed out/);
   });
 });

@@ -8,6 +8,7 @@ import { walkTree } from './walk.js';
 export interface ListingContext {
   /** The shadow git dir (lists folders that are not inside a repository of their own). */
   gitDir: string;
+  /** Per git call. */
   timeoutMs: number;
   /** Absolute paths never listed (gaffer's data dir when it lives inside the workspace). */
   skipAbs: string[];
@@ -40,8 +41,11 @@ export function isSameListing(a: Listing, b: Listing): boolean {
 
 /** One git listing: `repo` output is `ls-files -s -c -o` of a repository, `plain` is `ls-files -o`. */
 export interface RawListing {
+  /** Workspace-relative folder it lists, with a trailing slash ('' for the workspace). */
   prefix: string;
+  /** Which git command produced it (and so how to parse it). */
   kind: 'repo' | 'plain';
+  /** git's NUL-separated output. */
   raw: Buffer;
   /** The nested repositories it names (relative to it). */
   nested: string[];

@@ -16,6 +16,7 @@ export interface StatManifest {
   lastPath?: string;
   /** Special or unreadable paths. */
   skipped: string[];
+  /** When the manifest was taken (ms since the epoch). */
   takenAtMs: number;
 }
 

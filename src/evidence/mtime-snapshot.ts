@@ -8,14 +8,23 @@ import { factsOf, walkTree, type StatFacts } from './walk.js';
 /** spec 03: the fallback is bounded at 60,000 files. */
 export const MTIME_MAX_ENTRIES = 60_000;
 
+/** `SnapshotOptions` resolved for the mtime fallback. */
 export interface MtimeInput {
+  /** Absolute workspace path. */
   workspace: string;
+  /** gaffer's data dir: manifests go under `snapshots/<job>/`. */
   dataDir: string;
+  /** Job id (manifest folder). */
   jobId: string;
+  /** Snapshot label (manifest name). */
   label: string;
+  /** Paths included even when in an excluded folder. */
   alwaysInclude: string[];
+  /** Entries recorded before the walk stops (`truncated`). */
   maxEntries: number;
+  /** Absolute paths never entered. */
   skipAbs: string[];
+  /** Why the fallback is used (copied onto the snapshot). */
   fallbackReason: string;
 }
 

@@ -12,13 +12,21 @@ import { foldersOf, scanSpecialFiles } from './special-files.js';
 import type { Snapshot } from './types.js';
 import { fileSignature, forgetWarmState, recallWarmState, rememberWarmState, type WarmState } from './warm-state.js';
 
+/** `SnapshotOptions` resolved for a checkpoint. */
 export interface CheckpointInput {
+  /** Absolute workspace path. */
   workspace: string;
+  /** The workspace's shadow repository. */
   gitDir: string;
+  /** Job id (ref name component). */
   jobId: string;
+  /** Ref label: `pre`, `post`, … */
   label: string;
+  /** Paths included even when ignored or excluded. */
   alwaysInclude: string[];
+  /** Files above this are recorded by stat. */
   sizeCapBytes: number;
+  /** Per git call (and to wait for the repository lock). */
   timeoutMs: number;
   /** Absolute paths never snapshotted (gaffer's data dir when inside the workspace). */
   skipAbs: string[];

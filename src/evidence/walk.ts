@@ -5,10 +5,15 @@ import { isExcludedDirName } from './paths.js';
 
 /** lstat facts of one path, enough to tell a change without its content. */
 export interface StatFacts {
+  /** A regular file or a symlink (nothing else is recorded). */
   kind: 'file' | 'symlink';
+  /** Bytes (for a symlink: the target's length). */
   size: number;
+  /** Modification time, ms since the epoch (sub-ms precision where the filesystem has it). */
   mtimeMs: number;
+  /** Inode: an editor's write-and-rename shows as a change even with size and mtime kept. */
   ino: number;
+  /** Type and permission bits (the exec bit is a change). */
   mode: number;
   /** Symlink target (kind `symlink`). */
   target?: string;
@@ -78,6 +83,7 @@ export interface WalkResult {
   entries: Array<[string, StatFacts]>;
   /** Special or unreadable paths. */
   skipped: string[];
+  /** The cap was hit: paths after the last entry were not visited. */
   truncated: boolean;
 }
 

@@ -125,7 +125,7 @@ describe('the CLI against a running gaffer serve', () => {
 
     // the readings through the server
     const viaServer = await readings(data, accepted.id);
-    const http = await (await fetch(`${server.url}/api/jobs/${accepted.id}`)).json();
+    const http = (await (await fetch(`${server.url}/api/jobs/${accepted.id}`)).json()) as Record<string, unknown>;
     expect(JSON.parse(viaServer.status)).toEqual(http);
     expect(JSON.parse(viaServer.events).events).toEqual(streamed);
     expect(JSON.parse(viaServer.list).jobs.map((j: { id: string }) => j.id)).toEqual([expect.any(String), waitedJob.id, accepted.id]);

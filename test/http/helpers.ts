@@ -95,7 +95,7 @@ export function openStream(url: string, headers: Record<string, string> = {}) {
   const controller = new AbortController();
   const frames: SseFrame[] = [];
   const comments: string[] = [];
-  let wake: (() => void) | null = null;
+  const waker: { wake: (() => void) | null } = { wake: null };
   let closed = false;
   let status = 0;
   const done = (async () => {
@@ -113,14 +113,14 @@ export function openStream(url: string, headers: Record<string, string> = {}) {
           buffer = buffer.slice(cut + 2);
           if (raw.split('\n').every((l) => l.startsWith(':'))) comments.push(raw);
           else frames.push(parseFrame(raw));
-          wake?.();
+          waker.wake?.();
         }
       }
     } catch (err) {
       if ((err as Error).name !== 'AbortError') throw err;
     } finally {
       closed = true;
-      wake?.();
+      waker.wake?.();
     }
   })();
   return {
@@ -141,7 +141,7 @@ export function openStream(url: string, headers: Record<string, string> = {}) {
         if (closed) throw new Error(`stream closed first; frames: ${frames.map((f) => f.event).join(',')}`);
         if (Date.now() > deadline) throw new Error(`timed out; frames: ${frames.map((f) => `${f.event}:${f.data.slice(0, 80)}`).join(' | ')}`);
         await new Promise<void>((r) => {
-          wake = r;
+          waker.wake = r;
           setTimeout(r, 100);
         });
       }

@@ -36,8 +36,8 @@ afterEach(async () => {
 });
 
 /** `gaffer serve --port 0` as a child; resolves once server.json names it. */
-async function startServe(dataDir: string): Promise<{ child: ChildProcess; url: string; pid: number; stderr: () => string; exited: Promise<number | null> }> {
-  const child = spawn(BIN, ['--data-dir', dataDir, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function startServe(dataDir: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; pid: number; stderr: () => string; exited: Promise<number | null> }> {
+  const child = spawn(BIN, ['--data-dir', dataDir, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   servers.push(child);
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -200,5 +200,43 @@ describe('the CLI against a running gaffer serve', () => {
     expect(job.result.changes.added).toEqual(expect.arrayContaining(['b.txt']));
     expect(job.result.workers[0]).toMatchObject({ status: 'interrupted' });
     expect(jobPid(data, id)).toBe(server.pid);
+  });
+
+  it('tokens: the CLI needs --token or GAFFER_TOKEN; --url reaches a server of another data dir, stats included; a non-loopback bind without tokens is refused', async () => {
+    const data = join(tempDir(), 'data');
+    const token = 'tok-alice-0123456789';
+    const server = await startServe(data, { GAFFER_TOKENS: `${token}:alice` });
+    const ws = makeWorkspace({ 'a.txt': 'a\n' });
+
+    const refused = await gaffer(data, ['--json', 'list']);
+    expect(refused.code).toBe(2);
+    expect(JSON.parse(refused.stderr)).toMatchObject({ error: { code: 'unauthorized' } });
+    const wrong = await gaffer(data, ['list', '--status', 'done'], { GAFFER_TOKEN: 'not-a-token-at-all' });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('unauthorized');
+
+    const dispatched = await gaffer(data, ['--json', '--token', token, 'dispatch', '--wait', '--workspace', ws, '--verify', 'none', '--task', 'append', '--command', 'echo b >> a.txt']);
+    expect(dispatched.code).toBe(0);
+    const job = JSON.parse(dispatched.stdout);
+    expect(job).toMatchObject({ status: 'done', owner: 'alice' });
+
+    // another data dir, the server named by --url: its jobs, its stats
+    const elsewhere = join(tempDir(), 'elsewhere');
+    const [status, stats, list] = await Promise.all([
+      gaffer(elsewhere, ['--json', '--url', server.url, 'status', job.id], { GAFFER_TOKEN: token }),
+      gaffer(elsewhere, ['--json', '--url', server.url, 'stats'], { GAFFER_TOKEN: token }),
+      gaffer(elsewhere, ['--json', 'list'], { GAFFER_URL: server.url, GAFFER_TOKEN: token }),
+    ]);
+    expect(JSON.parse(status.stdout)).toEqual(job);
+    expect(JSON.parse(stats.stdout)).toEqual({ acceptance: {}, recent: { jobs: 1, done: 1, partial: 0, failed: 0, cancelled: 0, live: 0 } });
+    expect(JSON.parse(list.stdout).jobs.map((j: { id: string }) => j.id)).toEqual([job.id]);
+    expect(existsSync(join(elsewhere, 'gaffer.db'))).toBe(false);
+
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+
+    const open = await gaffer(join(tempDir(), 'data'), ['serve', '--host', '0.0.0.0', '--port', '0']);
+    expect(open.code).toBe(2);
+    expect(open.stderr).toContain('needs tokens');
   });
 });

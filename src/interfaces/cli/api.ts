@@ -20,7 +20,11 @@ export interface CliApi {
   follow(id: string, after: number, onEvent: (e: JobEvent) => void): Promise<void>;
   lint(body: unknown): Promise<LintReport>;
   runners(): Promise<RunnerRow[]>;
+  stats(): Promise<StatsAnswer>;
 }
+
+/** `GET /api/stats`, `gaffer stats`. */
+export type StatsAnswer = ReturnType<Engine['stats']>;
 
 /** The engine in this process. */
 export class LocalApi implements CliApi {
@@ -53,6 +57,9 @@ export class LocalApi implements CliApi {
   }
   runners() {
     return Promise.resolve(this.engine.runners());
+  }
+  stats() {
+    return Promise.resolve(this.engine.stats());
   }
 
   async follow(id: string, after: number, onEvent: (e: JobEvent) => void): Promise<void> {
@@ -153,6 +160,9 @@ export class HttpApi implements CliApi {
   }
   async runners() {
     return (await this.#call<{ runners: RunnerRow[] }>('GET', '/api/runners')).runners;
+  }
+  stats() {
+    return this.#call<StatsAnswer>('GET', '/api/stats');
   }
 
   /** Follows the job's SSE stream (resuming with Last-Event-ID after a drop) until its `end` event. */

@@ -125,7 +125,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('recent outcome counts (acceptance rates come with the outcome log)')
     .action(() =>
       run('stats', async (cli) => {
-        const stats = (await cli.engine()).stats();
+        // like every reading command: the server when there is one (spec 02)
+        const stats = await (await cli.api()).stats();
         cli.out(cli.json ? JSON.stringify(stats, null, 2) : Object.entries(stats.recent).map(([k, v]) => `${k}: ${v}`).join('\n'));
         return 0;
       })(),

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { GafferError } from '../domain/errors.js';
-import { describeVerify, parseJobRequest, type JobSpec } from '../domain/request.js';
+import { describeVerify, LIMITS, parseJobRequest, type JobSpec } from '../domain/request.js';
 import { lintJob, type LintReport, type SpecLintMode } from '../domain/spec-lint.js';
 import { isFinalStatus, JOB_STATUSES } from '../domain/status.js';
 import { fileDiff, pruneSnapshots } from '../evidence/index.js';
@@ -105,6 +105,10 @@ export class Engine {
       if (!report.ok) spec.spec_lint = { mode: report.mode, needs_detail: report.needs_detail, codes: report.codes };
     }
     const headerKey = opts.idempotencyKey ?? null;
+    // the same limits as client_request_id: an empty key would tie every keyless-looking request together
+    if (headerKey !== null && (headerKey.trim() === '' || headerKey.length > LIMITS.clientRequestId)) {
+      throw new GafferError('invalid_request', `Idempotency-Key: must be 1..${LIMITS.clientRequestId} characters, got ${headerKey.trim() === '' ? 'an empty key' : `${headerKey.length} characters`}`, 'Idempotency-Key');
+    }
     if (headerKey !== null && spec.client_request_id !== null && headerKey !== spec.client_request_id) {
       throw new GafferError(
         'invalid_request',

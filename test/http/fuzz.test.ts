@@ -139,6 +139,15 @@ function malformed(ws: string, id: string) {
         headers: { 'idempotency-key': header } as Record<string, string>,
       })),
     },
+    {
+      weight: 1,
+      arbitrary: fc.oneof(fc.constantFrom('', ' ', '\t'), huge(201)).map((key) => ({
+        method: 'POST',
+        path: '/api/jobs',
+        body: JSON.stringify({ workspace: ws, verify: 'none', tasks: [shellTask('true')] }) as string | undefined,
+        headers: { 'idempotency-key': key } as Record<string, string>,
+      })),
+    },
     { weight: 3, arbitrary: badQuery(id).map((path) => ({ method: 'GET', path, body: undefined as string | undefined, headers: {} as Record<string, string> })) },
   );
 }

@@ -43,6 +43,12 @@ describe.each(doors)('the HTTP routes of spec 02 (%s)', (_door, open) => {
     expect(disagree.status).toBe(400);
     expect(disagree.json).toMatchObject({ error: { code: 'invalid_request', field: 'client_request_id' } });
 
+    // an empty or oversized key is refused, not shared
+    for (const key of ['', '   ', 'k'.repeat(201)]) {
+      const refused = await call('POST', '/api/jobs', body, { 'idempotency-key': key });
+      expect([key.length, refused.status, refused.json.error.field]).toEqual([key.length, 400, 'Idempotency-Key']);
+    }
+
     await engine.settled(first.json.id);
     expect(jobRows(engine)).toBe(1);
   });

@@ -65,8 +65,11 @@ export class IndexUpdate {
   /** Once the listing is known: drop indexed paths it no longer holds, forget those it never held. */
   settle(plan: ListingPlan, dropped: Set<string>): void {
     const { wanted } = plan;
-    const indexed = this.#indexed.cached ?? this.#warm?.wanted ?? new Set<string>();
-    for (const p of indexed) if (!wanted.has(p) && this.inIndex(p)) this.removals.push(p);
+    // an unchanged listing is the warm checkpoint's path set, which holds every indexed path
+    if (!(plan.unchanged && this.#warm !== null)) {
+      const indexed = this.#indexed.cached ?? this.#warm?.wanted ?? new Set<string>();
+      for (const p of indexed) if (!wanted.has(p) && this.inIndex(p)) this.removals.push(p);
+    }
     for (const p of this.additions) if (!wanted.has(p) && !this.inIndex(p)) this.removals.push(p);
     for (const p of dropped) {
       if (this.inIndex(p)) this.removals.push(p);

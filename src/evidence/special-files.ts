@@ -11,6 +11,10 @@ interface DirCache {
   dirs: Record<string, DirRecord>;
 }
 
+/** The last scan per cache file, so a re-checkpoint in this process does not read it back. */
+const remembered = new Map<string, DirCache>();
+const REMEMBERED_MAX = 8;
+
 /** A folder changed this recently may change again within its mtime's resolution: not cached. */
 const RACY_MS = 1000;
 const ENTRIES_PER_TURN = 10_000;
@@ -35,10 +39,11 @@ export function foldersOf(paths: Iterable<string>): Set<string> {
  * so a re-checkpoint costs one stat per folder.
  */
 export async function scanSpecialFiles(root: string, dirs: Set<string>, skipAbs: string[], cacheFile: string): Promise<string[]> {
-  const previous = await readCache(cacheFile);
+  const previous = remembered.get(cacheFile) ?? (await readCache(cacheFile));
   const next: DirCache = { version: 1, dirs: {} };
   const startedAt = Date.now();
   const found: string[] = [];
+  let changed = false;
   let sinceYield = 0;
   for (const dir of dirs) {
     const abs = dir === '' ? root : path.join(root, dir);
@@ -46,6 +51,7 @@ export async function scanSpecialFiles(root: string, dirs: Set<string>, skipAbs:
     if (mtimeMs === undefined) continue;
     let record = previous.dirs[dir];
     if (record === undefined || record[0] !== mtimeMs) {
+      changed = true;
       const entries = readEntries(abs);
       if (entries === null) continue;
       sinceYield += entries.length;
@@ -72,7 +78,10 @@ export async function scanSpecialFiles(root: string, dirs: Set<string>, skipAbs:
       await yieldToLoop();
     }
   }
-  await fs.writeFile(cacheFile, JSON.stringify(next)).catch(() => undefined);
+  remembered.delete(cacheFile);
+  remembered.set(cacheFile, next);
+  if (remembered.size > REMEMBERED_MAX) remembered.delete(remembered.keys().next().value as string);
+  if (changed || Object.keys(previous.dirs).length !== dirs.size) await fs.writeFile(cacheFile, JSON.stringify(next)).catch(() => undefined);
   return found;
 }
 

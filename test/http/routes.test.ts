@@ -228,3 +228,22 @@ describe.each(doors)('the HTTP routes of spec 02 (%s)', (_door, open) => {
     expect((await call('GET', '/api/jobs?limit=0')).status).toBe(400);
   });
 });
+
+describe('spec lint at dispatch', () => {
+  it('enforce refuses a vague request with 422 needs_detail carrying the lint report; warn runs it and carries spec_lint', async () => {
+    const ws = makeWorkspace({ 'a.txt': 'a\n' });
+    const vague = { workspace: ws, verify: 'none', tasks: [{ instruction: 'improve it', command: 'true' }] };
+    const strict = inProcess(await openEngine({ specLint: 'enforce' }));
+    const refused = await strict.call('POST', '/api/jobs', vague);
+    expect(refused.status).toBe(422);
+    expect(refused.json.error).toMatchObject({ code: 'needs_detail', field: 'tasks', lint: { mode: 'enforce', ok: false, codes: expect.arrayContaining(['too_short']) } });
+    expect((await strict.call('GET', '/api/jobs')).json.jobs).toEqual([]);
+
+    const engine = await openEngine({ specLint: 'warn' });
+    const lenient = inProcess(engine);
+    const accepted = await lenient.call('POST', '/api/jobs', vague);
+    expect(accepted.status).toBe(202);
+    expect(accepted.json.spec_lint).toMatchObject({ mode: 'warn', codes: expect.arrayContaining(['too_short']) });
+    await engine.settled(accepted.json.id);
+  });
+});

@@ -90,6 +90,9 @@ export class LocalApi implements CliApi {
   }
 }
 
+/** The longest wait one HTTP request holds (spec 02). */
+const HTTP_WAIT_MAX_S = 600;
+
 /** A gaffer server over HTTP (`--url`, `GAFFER_URL`, or the data dir's `server.json`). */
 export class HttpApi implements CliApi {
   readonly engine = null;
@@ -151,9 +154,17 @@ export class HttpApi implements CliApi {
   cancel(id: string) {
     return this.#call<CompactJob>('POST', `/api/jobs/${encodeURIComponent(id)}/cancel`);
   }
-  waitFor(id: string, condition: string | undefined, timeoutS: number) {
-    const q = new URLSearchParams({ for: condition ?? 'done', timeout_s: String(Math.min(timeoutS, 600)) });
-    return this.#call<WaitAnswer>('GET', `/api/jobs/${encodeURIComponent(id)}/wait?${q}`);
+  /** A server holds one wait at most 600 s (spec 02): a longer `--timeout-s` waits again until it is spent. */
+  async waitFor(id: string, condition: string | undefined, timeoutS: number) {
+    const started = performance.now();
+    for (let slice = 0; ; slice++) {
+      const left = Math.max(0, timeoutS - (performance.now() - started) / 1000);
+      const q = new URLSearchParams({ for: condition ?? 'done', timeout_s: String(Math.min(left, HTTP_WAIT_MAX_S)) });
+      const answer = await this.#call<WaitAnswer>('GET', `/api/jobs/${encodeURIComponent(id)}/wait?${q}`);
+      if (answer.met || left <= HTTP_WAIT_MAX_S || isFinalStatus(answer.state.status)) {
+        return slice === 0 ? answer : { ...answer, waited_s: Math.round((performance.now() - started) / 100) / 10 };
+      }
+    }
   }
   lint(body: unknown) {
     return this.#call<LintReport>('POST', '/api/lint', body);

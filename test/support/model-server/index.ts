@@ -1,0 +1,22 @@
+// The scripted model server for tests: real wire formats of four model APIs, answers from a per-test script.
+export { ModelServer, startModelServer } from './server.js';
+export type { HttpHit, ModelServerOptions } from './server.js';
+export { sampleFromSchema } from './auto.js';
+export type {
+  AnsweredBy,
+  ApiKind,
+  AutoOptions,
+  AutoTurn,
+  DynamicTurn,
+  ErrorSpec,
+  ErrorTurn,
+  ModelRequest,
+  ReplyTurn,
+  ScriptOptions,
+  ScriptStep,
+  StallTurn,
+  ToolCallSpec,
+  ToolResult,
+  Turn,
+  TurnBase,
+} from './types.js';

@@ -38,7 +38,8 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
   // spec 03: only a truncated mtime snapshot makes a claim unverifiable; then nobody is accused
   const claimedOnly = s.changeSet && !s.changes?.snapshot_truncated ? findClaimedOnly(claims, s.changeSet) : [];
   const criteria = spec.criteria.length > 0 ? checkCriteria(spec.criteria, changed, s.verification) : null;
-  const workerStatuses = s.workers.map((w) => w.report.status);
+  // workers stopped by gaffer's own shutdown read `interrupted`, as their rows do (worker-run.ts)
+  const workerStatuses = s.workers.map((w) => (w.report.status === 'cancelled' && ctx.interruptReason !== null ? 'interrupted' : w.report.status));
   const nothingRan = s.error !== undefined;
 
   const proof = nothingRan

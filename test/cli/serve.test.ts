@@ -197,6 +197,7 @@ describe('the CLI against a running gaffer serve', () => {
     const job = JSON.parse(status.stdout);
     expect(job.status).toBe('interrupted');
     expect(job.verdict).toContain('interrupted by a shutdown of gaffer');
+    expect(job.verdict).toContain('0/1 workers done (1 interrupted)');
     expect(job.result.changes.added).toEqual(expect.arrayContaining(['b.txt']));
     expect(job.result.workers[0]).toMatchObject({ status: 'interrupted' });
     expect(jobPid(data, id)).toBe(server.pid);

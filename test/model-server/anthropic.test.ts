@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startModelServer, type ModelServer } from '../support/model-server/index.js';
-import { postJson, postSse } from './wire.js';
+import { bodyOf, postJson, postSse } from './wire.js';
 
 let server: ModelServer;
 beforeEach(async () => {
@@ -67,7 +67,7 @@ describe('Anthropic Messages API', () => {
       ],
     });
     expect(second.status).toBe(200);
-    const message = await second.json();
+    const message = await bodyOf(second);
     expect(message).toMatchObject({ type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', stop_reason: 'end_turn', content: [{ type: 'text', text: 'Wrote hello.txt.' }] });
 
     const [first, followUp] = server.requests;
@@ -79,7 +79,7 @@ describe('Anthropic Messages API', () => {
   it('answers a non-streaming request with the Message JSON, tool_use input as an object', async () => {
     server.script([{ toolCalls: [{ name: 'run', args: { cmd: 'ls' } }, { name: 'run', args: { cmd: 'pwd' } }] }]);
     const response = await postJson(`${server.url}/messages`, { model: 'claude-haiku-4-5', max_tokens: 10, system: 'sys', messages: [{ role: 'user', content: 'go' }] });
-    const message = await response.json();
+    const message = await bodyOf(response);
     expect(message.id).toMatch(/^msg_/);
     expect(message.stop_reason).toBe('tool_use');
     expect(message.content).toEqual([
@@ -97,7 +97,7 @@ describe('Anthropic Messages API', () => {
     expect(head.status).toBe(200);
     expect((await fetch(`${server.url}/`)).status).toBe(200);
     const count = await postJson(`${server.url}/v1/messages/count_tokens`, { model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'hello there' }] });
-    expect(await count.json()).toEqual({ input_tokens: expect.any(Number) });
+    expect(await bodyOf(count)).toEqual({ input_tokens: expect.any(Number) });
     expect(server.requests).toEqual([]);
     expect(server.pending).toBe(1);
     expect(server.hits.map((h) => `${h.method} ${h.path} ${h.status}`)).toEqual(['HEAD / 200', 'GET / 200', 'POST /v1/messages/count_tokens 200']);

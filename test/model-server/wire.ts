@@ -45,3 +45,8 @@ export async function postSse(url: string, body: unknown): Promise<{ response: R
   if (!type.startsWith('text/event-stream')) throw new Error(`expected an event stream, got ${response.status} ${type}: ${await response.text()}`);
   return { response, events: parseSse(await response.text()) };
 }
+
+/** The JSON body of a response, untyped for assertions on wire shapes. */
+export async function bodyOf(response: Response | Promise<Response>): Promise<any> {
+  return (await response).json();
+}

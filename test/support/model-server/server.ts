@@ -214,7 +214,7 @@ export class ModelServer {
     if (request.model !== '') this.#models.add(request.model);
     this.#record(request);
     res.on('close', () => {
-      request.status = res.headersSent ? res.statusCode : 0;
+      request.status ??= 0;
     });
     const ctx: RenderContext = { request, newId: this.#newId };
     if (invalid !== undefined) {
@@ -266,7 +266,7 @@ export class ModelServer {
     }
     if (!(await sleep(turn.stall, signal))) return;
     if (then === undefined) {
-      res.destroy();
+      drop(ctx.request, res);
       return;
     }
     await this.#serve(then, route, ctx, bodyChars, res, signal);
@@ -284,6 +284,7 @@ export class ModelServer {
     const answer = buildAnswer(turn, ctx.request, bodyChars);
     const framing: Framing = !ctx.request.stream ? 'json' : route.api === 'gemini' && ctx.request.query.alt !== 'sse' ? 'json-array' : 'sse';
     const chunks = renderChunks(route.adapter, answer, ctx, framing);
+    ctx.request.status = 200;
     res.writeHead(200, { 'content-type': contentTypeOf(framing), 'cache-control': 'no-cache', ...route.adapter.headers(ctx) });
     const stallAt = stall === undefined ? -1 : framing === 'sse' ? route.adapter.preamble : 0;
     for (const [i, chunk] of chunks.entries()) {
@@ -291,7 +292,7 @@ export class ModelServer {
         res.flushHeaders();
         if (!(await sleep(stall.ms, signal))) return;
         if (!stall.resume) {
-          res.destroy();
+          res.destroy(); // the record keeps 200: the headers went out
           return;
         }
       }
@@ -304,6 +305,7 @@ export class ModelServer {
 
   #sendError(adapter: ApiAdapter, ctx: RenderContext, res: ServerResponse, spec: ErrorSpec): void {
     const headers = { 'content-type': 'application/json', ...adapter.headers(ctx), ...(spec.headers ?? {}) };
+    ctx.request.status = spec.status;
     res.writeHead(spec.status, headers).end(errorPayload(adapter, spec));
   }
 
@@ -320,6 +322,12 @@ export class ModelServer {
 /** Starts a scripted model server on 127.0.0.1 (ephemeral port unless told). */
 export function startModelServer(options: ModelServerOptions = {}): Promise<ModelServer> {
   return ModelServer.start(options);
+}
+
+/** Hangs up without an answer (status 0 on the record, set before the client can see the reset). */
+function drop(request: ModelRequest, res: ServerResponse): void {
+  request.status = 0;
+  res.destroy();
 }
 
 function listen(server: Server, start: () => void): Promise<void> {

@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { COORDINATOR_GUIDE } from '../../src/interfaces/guide.js';
@@ -70,6 +71,27 @@ describe.each(doors)('MCP over %s', (_door, open) => {
     expect(tools.find((t) => t.name === 'workers_wait')?.inputSchema).toMatchObject({ properties: { job_id: {}, timeout_s: {} }, required: ['job_id'] });
     expect(tools.find((t) => t.name === 'workers_wait_for')?.inputSchema.required).toEqual(['job_id', 'condition']);
     expect(tools.find((t) => t.name === 'workers_approve')?.inputSchema.required).toEqual(['job_id', 'approve']);
+
+    // a schema-checking client must let through what the tool takes: plain-string tasks included
+    const validator = new AjvJsonSchemaValidator();
+    const check = (name: string, args: unknown) => validator.getValidator(tools.find((t) => t.name === name)?.inputSchema as never)(args);
+    const ws = '/abs/ws';
+    for (const args of [
+      { workspace: ws, tasks: ['a plain instruction'] },
+      { workspace: ws, tasks: ['plain', { instruction: 'detailed', name: 'api-fix', files: ['src/api.ts'], command: 'npm run codemod' }], verify: 'npm test', client_request_id: 'k-1' },
+      { workspace: ws, tasks: [{ instruction: 'x' }], verify: true, runner: null },
+    ]) {
+      expect(check('workers_dispatch', args)).toMatchObject({ valid: true });
+      expect(check('workers_lint', args)).toMatchObject({ valid: true });
+    }
+    for (const args of [{ workspace: ws }, { workspace: ws, tasks: [] }, { workspace: ws, tasks: [''] }, { workspace: ws, tasks: ['x'], endpoint: 'y' }, { workspace: ws, tasks: [42] }]) {
+      expect([args, check('workers_dispatch', args).valid]).toEqual([args, false]);
+    }
+    expect(check('workers_wait', { job_id: 'abc', timeout_s: 30 })).toMatchObject({ valid: true });
+    expect(check('workers_wait_for', { job_id: 'abc', condition: 'changed' })).toMatchObject({ valid: true });
+    expect(check('workers_approve', { job_id: 'abc', approve: { 'api-fix': true }, note: 'ok' })).toMatchObject({ valid: true });
+    expect(check('workers_list', {})).toMatchObject({ valid: true });
+    expect(check('agent_runners', {})).toMatchObject({ valid: true });
 
     const { prompts } = await client.listPrompts();
     expect(prompts.map((p) => p.name)).toContain('coordinator-guide');

@@ -39,6 +39,26 @@ describe('live events (SSE) over a real socket', () => {
     await eventually(async () => (await server.call('GET', '/api/health')).json.sse_clients === 0, 2_000, 'sse_clients 0');
   });
 
+  it('worker output reaches the stream coalesced: at most one `output` per worker per 250 ms (bar the final flush), each ≤ 2 KiB of the newest lines', async () => {
+    const engine = await openEngine();
+    const server = await serveEngine(engine);
+    const ws = makeWorkspace({ 'a.txt': 'a\n' });
+    const command = 'for round in 1 2 3 4 5 6; do seq 1 20000 | sed "s/^/r$round-line-/"; sleep 0.1; done; echo the-last-line';
+    const { json: job } = await server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask(command)] });
+    const stream = openStream(`${server.url}/api/jobs/${job.id}/events?stream=1`);
+    await stream.done;
+    const outputs = jobFrames(stream.frames)
+      .map((f) => JSON.parse(f.data) as { event: string; name: string; ts: number; message: string })
+      .filter((e) => e.event === 'output');
+    expect(outputs.length).toBeGreaterThanOrEqual(2);
+    for (const e of outputs) expect(Buffer.byteLength(e.message)).toBeLessThanOrEqual(2_048);
+    // the worker's end flushes what is left at once (before its `done`): the spacing holds up to it
+    for (let i = 1; i < outputs.length - 1; i++) expect((outputs[i] as { ts: number }).ts - (outputs[i - 1] as { ts: number }).ts).toBeGreaterThanOrEqual(0.24);
+    expect(outputs.at(-1)?.message.endsWith('the-last-line')).toBe(true);
+    // far fewer events than lines
+    expect(outputs.length).toBeLessThan(40);
+  });
+
   it('reconnecting with Last-Event-ID resumes right after that sequence: none missing, none twice', async () => {
     const engine = await openEngine();
     const server = await serveEngine(engine);

@@ -111,6 +111,10 @@ describe.each(doors)('the HTTP routes of spec 02 (%s)', (_door, open) => {
     expect((await call('GET', '/api/jobs/ffffffffffff/wait')).json).toEqual(errorShape('not_found'));
     expect((await call('GET', '/api/jobs/ffffffffffff/wait')).status).toBe(404);
 
+    // redispatch: nothing left to do, or still live
+    expect((await call('POST', `/api/jobs/${id}/redispatch`)).json.error).toMatchObject({ code: 'conflict', message: expect.stringContaining('nothing to re-dispatch') });
+    expect((await call('POST', `/api/jobs/${second.json.id}/redispatch`)).status).toBe(409);
+
     // cancel a live job, then a final one
     const cancel = await call('POST', `/api/jobs/${second.json.id}/cancel`);
     expect(cancel.status).toBe(200);

@@ -20,3 +20,5 @@ export type {
   Turn,
   TurnBase,
 } from './types.js';
+export { OFFLINE_PORT, OFFLINE_RUN, offlineCommand, offlineSupport, offlineUrl } from './offline.js';
+export type { CommandLine } from './offline.js';

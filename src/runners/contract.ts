@@ -35,6 +35,11 @@ export interface RunnerInput {
   resume: string | null;
   /** Paths the worker may write (relative); empty = the whole workspace. */
   files: string[];
+  /**
+   * The task's declared `outputs` (relative), when the engine tells them apart from `files`:
+   * a reviewer may write only these (spec 06); absent = none known.
+   */
+  outputs?: string[];
   /** Run under the sandbox when one is available. */
   sandbox: boolean;
   /** The scrubbed base environment for the child (see runners/process/env.ts). */
@@ -91,6 +96,11 @@ export interface RunnerReport {
   detection: StateDetection | null;
   refusals: Refusal[];
   sandboxed: boolean;
+  /**
+   * Rate-limited workers (`status: 'rate_limited'`): seconds until the provider's limit resets,
+   * from its own headers; null when it named no time (the engine then backs off, spec 04).
+   */
+  retryAfterS?: number | null;
 }
 
 /** A way to run a worker. */

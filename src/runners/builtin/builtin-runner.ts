@@ -1,0 +1,288 @@
+import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { stepCountIs, streamText, type ModelMessage } from 'ai';
+import type { Refusal, Runner, RunnerInput, RunnerReport, StateDetection } from '../contract.js';
+import { buildWorkerEnv } from '../process/env.js';
+import { isSameModel } from './attestation.js';
+import { COMMAND_OUTPUT_BYTES, COMMAND_TIMEOUT_MS } from './command-tool.js';
+import { FILE_LOCKS, type FileLocks } from './file-locks.js';
+import { guardScope } from './guard.js';
+import { createLanguageModel, endpointFromEnv, type BuiltinEndpoint } from './model.js';
+import { readProviderError, type ProviderHttpError } from './rate-limit.js';
+import { buildReport, type LoopFacts, type StopCause } from './report.js';
+import { loadSession, saveSession, sessionPathFor } from './session.js';
+import { systemPrompt } from './system-prompt.js';
+import type { ToolContext, ToolOutcome } from './tool-context.js';
+import { buildTools } from './tools.js';
+import { Transcript, clipForLine } from './transcript.js';
+import { Watchdog } from './watchdog.js';
+import { realWorkspace } from './workspace-paths.js';
+import { writeScopeFor } from './write-scope.js';
+
+/** Options of the builtin runner. */
+export interface BuiltinRunnerOptions {
+  /**
+   * The model endpoint (from config or env, never a request), or a function read at each run
+   * (so a config reload takes effect). Default: `GAFFER_MODEL_*` from the environment.
+   */
+  endpoint?: BuiltinEndpoint | null | (() => BuiltinEndpoint | null);
+  /** No token and no tool call for this long = `stalled`, ms (default 180000). */
+  idleMs?: number;
+  /** The same failing call this many times = `stuck` (default 3). */
+  stuckRepeats?: number;
+  /** `run_command` limits (defaults 120 s, 16 KiB). */
+  commandTimeoutMs?: number;
+  commandOutputBytes?: number;
+  /** The lock table (default: the process-wide one). */
+  locks?: FileLocks;
+  /** Log caps, bytes (defaults 64 KiB head, 10 MiB tail). */
+  logHeadBytes?: number;
+  logTailBytes?: number;
+}
+
+/** The child env of `run_command`: scrubbed, and never holding the model key under any name. */
+function commandEnv(base: NodeJS.ProcessEnv, key: string | null | undefined): NodeJS.ProcessEnv {
+  const env = buildWorkerEnv(base);
+  if (key !== null && key !== undefined && key !== '') {
+    for (const [name, value] of Object.entries(env)) if (value === key) delete env[name];
+  }
+  return env;
+}
+
+/** The model name a raw provider chunk says served it (OpenAI chunk `model`, Anthropic `message_start`). */
+function servedModelOf(raw: unknown): string | null {
+  if (raw === null || typeof raw !== 'object') return null;
+  const chunk = raw as { type?: unknown; model?: unknown; message?: { model?: unknown } };
+  if (chunk.type === 'message_start' && typeof chunk.message?.model === 'string') return chunk.message.model;
+  return typeof chunk.model === 'string' && chunk.model !== '' ? chunk.model : null;
+}
+
+/**
+ * `builtin` (spec 04): gaffer's own agent — a tool-calling loop on the Vercel AI SDK against an
+ * OpenAI-compatible server or the Anthropic Messages API, with the lean tool set, path
+ * confinement, the command guard, write scope, file locks, the watchdog, rate limits read from
+ * the provider's HTTP status, model attestation, and a session file a fix round can resume.
+ */
+export class BuiltinRunner implements Runner {
+  readonly key = 'builtin';
+  readonly canResume = true;
+  readonly sharesWorkspace = true;
+  readonly #opts: BuiltinRunnerOptions;
+
+  constructor(opts: BuiltinRunnerOptions = {}) {
+    this.#opts = opts;
+    // the SDK prints provider warnings to the daemon's stderr by default; they go to each
+    // worker's transcript instead (see 'start-step')
+    globalThis.AI_SDK_LOG_WARNINGS = false;
+  }
+
+  #endpoint(): BuiltinEndpoint | null {
+    const given = this.#opts.endpoint;
+    if (typeof given === 'function') return given();
+    if (given !== undefined) return given;
+    const fromEnv = endpointFromEnv(process.env);
+    return fromEnv?.ok === true ? fromEnv.endpoint : null;
+  }
+
+  /** Runs one builtin worker to its end; never throws. */
+  async run(input: RunnerInput): Promise<RunnerReport> {
+    const began = performance.now();
+    const facts: LoopFacts = {
+      began,
+      rounds: 0,
+      toolCalls: 0,
+      failedCalls: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      filesChanged: new Set(),
+      refusals: new Map(),
+      modelServed: null,
+      finalText: '',
+      lastStepHadToolCalls: false,
+      session: null,
+      sessionError: null,
+      timeoutMs: input.timeoutMs,
+      maxRounds: input.maxRounds,
+    };
+    const endpoint = this.#endpoint();
+    if (endpoint === null) {
+      return buildReport(facts, { kind: 'setup', error: 'the builtin runner has no model endpoint: set GAFFER_MODEL_URL and GAFFER_MODEL (or configure one)' }, null);
+    }
+    try {
+      if (!statSync(input.workspace).isDirectory()) throw new Error('not a directory');
+    } catch {
+      return buildReport(facts, { kind: 'setup', error: `the workspace ${input.workspace} does not exist or is not a directory` }, null);
+    }
+    let history: ModelMessage[] = [];
+    if (input.resume !== null) {
+      const loaded = loadSession(input.resume);
+      if (!loaded.ok) return buildReport(facts, { kind: 'setup', error: `cannot resume: ${loaded.why}` }, null);
+      history = loaded.session.messages;
+    }
+    const modelId = input.model ?? endpoint.model;
+    const root = realWorkspace(input.workspace);
+    const sessionPath = sessionPathFor(input.logFile, input.workerName);
+    const transcript = new Transcript(input.logFile, input.onOutput, { headBytes: this.#opts.logHeadBytes, tailBytes: this.#opts.logTailBytes });
+    const stop = new AbortController();
+    let cause: StopCause | null = null;
+    const stopFor = (why: StopCause): void => {
+      cause ??= why;
+      stop.abort();
+    };
+    let detection: StateDetection | null = null;
+    const report = (d: StateDetection): void => {
+      detection = d;
+      input.onState?.(d);
+    };
+    const watchdog = new Watchdog({
+      idleMs: this.#opts.idleMs ?? 180_000,
+      stuckRepeats: this.#opts.stuckRepeats ?? 3,
+      onTrip: (trip) => {
+        transcript.lines([`[watchdog] ${trip.status}: ${trip.why}`]);
+        if (trip.status === 'stuck') report({ state: 'stuck', why: trip.why, matched: trip.why, confidence: 1 });
+        stopFor({ kind: trip.status, why: trip.why });
+      },
+    });
+    const onAbort = (): void => stopFor({ kind: 'cancelled' });
+    input.signal.addEventListener('abort', onAbort, { once: true });
+    if (input.signal.aborted) onAbort();
+    const timer = setTimeout(() => stopFor({ kind: 'timeout' }), Math.min(Math.max(input.timeoutMs, 0), 2 ** 31 - 1));
+
+    const holder = { id: `${input.jobId}/${input.workerName}/${input.attempt}/${randomUUID()}`, name: input.workerName };
+    const locks = this.#opts.locks ?? FILE_LOCKS;
+    const ctx: ToolContext = {
+      root,
+      scope: writeScopeFor(input.role, input.files, input.outputs),
+      locks,
+      holder,
+      guard: guardScope(root, input.env),
+      env: commandEnv(input.env, endpoint.key),
+      signal: stop.signal,
+      commandTimeoutMs: this.#opts.commandTimeoutMs ?? COMMAND_TIMEOUT_MS,
+      commandOutputBytes: this.#opts.commandOutputBytes ?? COMMAND_OUTPUT_BYTES,
+      onCommandOutput: (lines) => transcript.commandOutput(lines),
+    };
+    const onToolEnd = (name: string, args: unknown, outcome: ToolOutcome): void => {
+      watchdog.toolEnded(name, args, outcome.status !== 'ok');
+      transcript.toolResult(name, outcome.status, outcome.text);
+      if (outcome.status === 'ok' && outcome.wrote !== undefined) facts.filesChanged.add(outcome.wrote);
+      if (outcome.status === 'failed') facts.failedCalls++;
+      if (outcome.status === 'refused') {
+        const key = `${name}\0${outcome.why}`;
+        const seen: Refusal = facts.refusals.get(key) ?? { tool: name, why: outcome.why, count: 0 };
+        seen.count++;
+        facts.refusals.set(key, seen);
+      }
+    };
+    const tools = buildTools(ctx, { onStart: () => watchdog.toolStarted(), onEnd: onToolEnd });
+
+    const messages: ModelMessage[] = [...history, { role: 'user', content: input.instruction }];
+    const persist = (conversation: ModelMessage[]): void => {
+      const error = saveSession(sessionPath, { version: 1, runner: 'builtin', worker: input.workerName, model: modelId, messages: conversation });
+      facts.sessionError = error;
+      if (error === null) facts.session = sessionPath;
+    };
+    persist(messages);
+
+    let providerError: ProviderHttpError | null = null;
+    let loopError: string | null = null;
+    let stepServed: string | null = null;
+    let stepText = '';
+    watchdog.start();
+    try {
+      const result = streamText({
+        model: createLanguageModel(endpoint, modelId),
+        system: systemPrompt(input, root),
+        messages,
+        tools,
+        stopWhen: stepCountIs(Math.max(1, input.maxRounds)),
+        // spec 04: gaffer, not the SDK, sees and decides about rate limits
+        maxRetries: 0,
+        abortSignal: stop.signal,
+        includeRawChunks: true,
+        onError: () => {
+          // read from the stream's error part below (the default handler prints to stderr)
+        },
+        onStepFinish: (step) => {
+          persist([...messages, ...step.response.messages]);
+        },
+      });
+      for await (const part of result.fullStream) {
+        switch (part.type) {
+          case 'start-step':
+            facts.rounds++;
+            stepServed = null;
+            stepText = '';
+            transcript.round(facts.rounds, modelId);
+            transcript.lines(part.warnings.map((w) => `[warning] ${clipForLine(JSON.stringify(w), 300)}`));
+            watchdog.progress();
+            break;
+          case 'raw': {
+            const served: string | null = stepServed === null ? servedModelOf(part.rawValue) : null;
+            if (served !== null) {
+              stepServed = served;
+              facts.modelServed = served;
+              if (!isSameModel(modelId, served)) stopFor({ kind: 'substituted', served });
+            }
+            break;
+          }
+          case 'text-delta':
+            stepText += part.text;
+            watchdog.progress();
+            break;
+          case 'reasoning-delta':
+          case 'tool-input-start':
+          case 'tool-input-delta':
+            watchdog.progress();
+            break;
+          case 'tool-call':
+            facts.toolCalls++;
+            watchdog.progress();
+            transcript.toolCall(part.toolName, part.input);
+            break;
+          case 'tool-error':
+            // the SDK's own refusal of a call (bad arguments, unknown tool): our tools never throw
+            facts.failedCalls++;
+            watchdog.recordCall(part.toolName, part.input, true);
+            transcript.toolResult(part.toolName, 'failed', String(part.error));
+            break;
+          case 'finish-step':
+            facts.inputTokens += part.usage.inputTokens ?? 0;
+            facts.outputTokens += part.usage.outputTokens ?? 0;
+            facts.lastStepHadToolCalls = part.finishReason === 'tool-calls';
+            transcript.modelText(stepText);
+            if (stepText.trim() !== '') facts.finalText = stepText;
+            break;
+          case 'error':
+            providerError ??= readProviderError(part.error);
+            loopError ??= part.error instanceof Error ? part.error.message : String(part.error);
+            break;
+          default:
+            break;
+        }
+      }
+    } catch (err) {
+      if (!stop.signal.aborted) {
+        providerError ??= readProviderError(err);
+        loopError ??= err instanceof Error ? err.message : String(err);
+      }
+    } finally {
+      watchdog.stop();
+      clearTimeout(timer);
+      input.signal.removeEventListener('abort', onAbort);
+      locks.releaseAll(holder.id);
+    }
+    if (facts.finalText === '' && stepText.trim() !== '') facts.finalText = stepText;
+    const rateLimited = providerError as ProviderHttpError | null;
+    if (rateLimited?.isRateLimited === true) {
+      report({ state: 'rate_limited', why: `the model API answered HTTP ${rateLimited.statusCode}`, matched: `HTTP ${rateLimited.statusCode}`, confidence: 1 });
+    } else if (rateLimited !== null && (rateLimited.statusCode === 401 || rateLimited.statusCode === 403)) {
+      report({ state: 'auth_error', why: `the model API answered HTTP ${rateLimited.statusCode}`, matched: `HTTP ${rateLimited.statusCode}`, confidence: 1 });
+    }
+    const end = buildReport(facts, { kind: 'loop', cause, providerError: rateLimited, loopError }, detection);
+    transcript.lines([`[end] ${end.status}${end.error === null ? '' : `: ${end.error}`}`]);
+    transcript.close();
+    return end;
+  }
+}

@@ -78,7 +78,9 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
 
   let round = 0;
   const baselines: BaselineCache = new Map();
-  const verify = async (r: number) => verifyOnce(ctx, r, lastWork, evidence, snap, allPaths(await evidence.workerChanges(lastWork)), baselines);
+  // spec 03: the verification runs under the same sandbox as the workers where one is in use
+  const sandboxed = workers.some((w) => w.report.sandboxed);
+  const verify = async (r: number) => verifyOnce(ctx, r, lastWork, evidence, snap, allPaths(await evidence.workerChanges(lastWork)), baselines, sandboxed);
   let verification = await verify(round);
   const previous: { summary: string; failures: string[] }[] = [];
   const fixers: WorkerEnd[] = [];
@@ -146,6 +148,7 @@ async function verifyOnce(
   snap: (label: string) => Promise<Snapshot>,
   changedPaths: string[],
   cache: BaselineCache,
+  sandbox: boolean,
 ): Promise<VerificationJson> {
   const spec = ctx.spec;
   if (spec.verify.mode !== 'off') ctx.phase('running the verification');
@@ -161,6 +164,7 @@ async function verifyOnce(
     label: String(round),
     cache,
     signal: ctx.abort.signal,
+    sandbox,
   });
   if (verification.ran) {
     // spec 03: the verification's own writes are snapshotted separately, never blamed on workers

@@ -102,7 +102,8 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, exclusive: { 
     } finally {
       output.close();
     }
-    return finish(ctx, plan, report, report.stopReason !== 'spawn_failed');
+    // a refusal (e.g. config sandbox: required without a sandbox) never got a process either
+    return finish(ctx, plan, report, report.stopReason !== 'spawn_failed' && report.status !== 'refused');
   } finally {
     releaseExclusive?.();
     releaseSlot();

@@ -114,5 +114,10 @@ export interface Runner {
    * Absent or false: one at a time in a shared workspace (spec 06: agent CLIs and `shell`).
    */
   readonly sharesWorkspace?: boolean;
+  /**
+   * True for a third-party agent program (the agent CLIs). Such a worker running unsandboxed
+   * costs the proof `external_agent_unsandboxed` (spec 04); `shell` and `builtin` are not external.
+   */
+  readonly external?: boolean;
   run(input: RunnerInput): Promise<RunnerReport>;
 }

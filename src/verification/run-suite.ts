@@ -1,6 +1,7 @@
 import { openSync, readSync, closeSync, fstatSync } from 'node:fs';
 import { runProcess } from '../runners/process/run-process.js';
 import { buildWorkerEnv } from '../runners/process/env.js';
+import { wrapWithSandbox } from '../runners/sandbox/bwrap.js';
 import { parseTestOutput } from './parsers/index.js';
 import type { ParsedRun } from './parsers/types.js';
 
@@ -36,14 +37,17 @@ export interface SuiteInput {
   /** Extra environment (e.g. a flaky-state dir in tests). */
   env?: NodeJS.ProcessEnv;
   onSpawn?: (info: { pgid: number; startedAt: number }) => void;
+  /** Run under the workers' sandbox (spec 03: the verification runs as sandboxed as they did); unsandboxed where none works. */
+  sandbox?: boolean;
 }
 
 /** Runs a test command through `sh -c` in `cwd` with comparable settings (spec 03) and parses its output. */
 export async function runSuite(input: SuiteInput): Promise<SuiteRun> {
   let landmarkSeen = false;
   const landmark = input.expectedOutput ?? null;
+  const wrapped = input.sandbox === true ? wrapWithSandbox({ shellCommand: input.command, workspace: input.cwd }) : null;
   const result = await runProcess({
-    shellCommand: input.command,
+    ...(wrapped === null ? { shellCommand: input.command } : { argv: wrapped.argv }),
     cwd: input.cwd,
     // spec 03: CI=true, TZ=UTC, PYTHONHASHSEED=0 so runs are comparable
     env: { ...buildWorkerEnv(process.env), ...input.env, CI: 'true', TZ: 'UTC', PYTHONHASHSEED: '0' },

@@ -35,6 +35,8 @@ export interface VerifyInput {
   cache: BaselineCache;
   signal: AbortSignal;
   env?: NodeJS.ProcessEnv;
+  /** Run under the sandbox (true when the workers ran sandboxed). */
+  sandbox?: boolean;
 }
 
 const NO_RUNNER = 'no test runner detected — give `verify` a command that proves the task';
@@ -77,6 +79,7 @@ export async function verifyWork(input: VerifyInput): Promise<VerificationJson> 
       logFile: join(input.workDir, log),
       expectedOutput: input.expectedOutput,
       ...(input.env ? { env: input.env } : {}),
+      ...(input.sandbox ? { sandbox: true } : {}),
     });
   const readingOf = (run: SuiteRun) => readRun(run, { kind, timeoutS: input.timeoutS, expectedOutput: input.expectedOutput });
 

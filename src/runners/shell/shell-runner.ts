@@ -11,13 +11,15 @@ export interface WrappedCommand {
   argv: string[];
   /** True when this argv runs inside a sandbox. */
   sandboxed: boolean;
+  /** Set when the worker must not run at all (config `sandbox: required` without a sandbox): why. */
+  refused?: string;
 }
 
 /**
- * The sandbox seam: turns a worker's `sh -c` command into what is spawned. None is installed
- * yet (bubblewrap comes later), so workers run unsandboxed and say so.
+ * The sandbox seam: turns a worker's `sh -c` command into what is spawned (the registry installs
+ * bubblewrap here: runners/sandbox/bwrap.ts). `instructionFile` must stay readable inside.
  */
-export type WrapCommand = (run: { shellCommand: string; workspace: string; env: NodeJS.ProcessEnv }) => WrappedCommand;
+export type WrapCommand = (run: { shellCommand: string; workspace: string; env: NodeJS.ProcessEnv; instructionFile: string }) => WrappedCommand;
 
 /** Options of the shell runner. */
 export interface ShellRunnerOptions {
@@ -58,8 +60,9 @@ export class ShellRunner implements Runner {
     }
 
     const wrapped = input.sandbox && this.#opts.wrapCommand !== undefined
-      ? this.#opts.wrapCommand({ shellCommand, workspace: input.workspace, env })
+      ? this.#opts.wrapCommand({ shellCommand, workspace: input.workspace, env, instructionFile: input.instructionFile })
       : null;
+    if (wrapped?.refused !== undefined) return { ...baseReport(null), status: 'refused', outcome: 'expected_error', stopReason: 'sandbox_unavailable', error: wrapped.refused };
 
     let detection: StateDetection | null = null;
     const report = (next: StateDetection | null): void => {

@@ -1,0 +1,95 @@
+import { mkdirSync, realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { BASE_FLAGS, probeSandbox } from './probe.js';
+
+/** Config `sandbox` (spec 04): `auto` uses it where it works, `required` refuses a worker without it, `off` never uses it. */
+export type SandboxPolicy = 'auto' | 'off' | 'required';
+export const SANDBOX_POLICIES: readonly SandboxPolicy[] = ['auto', 'off', 'required'];
+
+/** What to run inside the sandbox. Give `shellCommand` (run through `/bin/sh -c`) or `argv`. */
+export interface SandboxCommand {
+  shellCommand?: string;
+  argv?: string[];
+  /** The only tree the command may write besides the private /tmp and `writable`; also its cwd. */
+  workspace: string;
+  /** More writable directories (an agent CLI's state dir, e.g. ~/.claude); created when missing. */
+  writable?: string[];
+  /** Files or directories to keep visible read-only although /tmp is replaced (e.g. an instruction file). */
+  readable?: string[];
+  /** A writable TMPDIR inside gaffer's data dir; default: the private /tmp. */
+  tmpDir?: string;
+  /** False cuts the network (`--unshare-net`); default on — agents need their model API. */
+  network?: boolean;
+}
+
+/** A command wrapped in bwrap. */
+export interface SandboxedCommand {
+  argv: string[];
+  sandboxed: true;
+}
+
+/** `gaffer doctor`'s and the runner table's view of the sandbox. */
+export interface SandboxStatus {
+  available: boolean;
+  reason: string;
+  version: string | null;
+}
+
+/** Whether the sandbox works here, why (not), and bwrap's version. */
+export function sandboxStatus(): SandboxStatus {
+  const probe = probeSandbox();
+  return { available: probe.available, reason: probe.reason, version: probe.version };
+}
+
+/**
+ * Wraps a command in bubblewrap: the filesystem read-only, the workspace (and `writable`)
+ * read-write, a private /tmp that TMPDIR points into, fresh /dev and /proc, a private pid
+ * namespace that dies with bwrap, no capabilities (as root in a container bwrap would otherwise
+ * keep them, and a root with CAP_SYS_ADMIN could remount / read-write). Null when bwrap does
+ * not work here.
+ *
+ * No `--new-session`: the worker is already the leader of its own session without a terminal
+ * (spawned detached, stdin on /dev/null), and staying in bwrap's process group is what lets the
+ * engine's group kill reach it. When bwrap dies, `--die-with-parent` kills the namespace's init
+ * and with it every process inside, even one that ignores SIGTERM or called setsid.
+ */
+export function wrapWithSandbox(cmd: SandboxCommand): SandboxedCommand | null {
+  const probe = probeSandbox();
+  if (!probe.available || probe.binary === null) return null;
+  const inner = cmd.shellCommand !== undefined ? ['/bin/sh', '-c', cmd.shellCommand] : (cmd.argv ?? []);
+  if (inner.length === 0) return null;
+  const workspace = realPath(cmd.workspace);
+  const argv = [probe.binary, ...probe.flags, ...BASE_FLAGS, '--tmpfs', '/tmp'];
+  // binds after --tmpfs: a workspace or data dir under /tmp must stay visible on top of the empty one
+  for (const path of cmd.readable ?? []) argv.push('--ro-bind-try', realPath(path), realPath(path));
+  let tmp = '/tmp';
+  if (cmd.tmpDir !== undefined) {
+    tmp = ensureDir(cmd.tmpDir);
+    argv.push('--bind', tmp, tmp);
+  }
+  argv.push('--bind', workspace, workspace);
+  for (const dir of cmd.writable ?? []) {
+    const real = ensureDir(dir);
+    argv.push('--bind-try', real, real);
+  }
+  if (cmd.network === false) argv.push('--unshare-net');
+  argv.push('--setenv', 'TMPDIR', tmp, '--chdir', workspace, '--', ...inner);
+  return { argv, sandboxed: true };
+}
+
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+function ensureDir(dir: string): string {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch {
+    // --bind-try skips a directory that still does not exist
+  }
+  return realPath(dir);
+}

@@ -1,0 +1,94 @@
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+
+/** Whether bubblewrap works on this machine, and how (spec 04 "The sandbox"). */
+export interface SandboxProbe {
+  /** True when a trial run under bwrap succeeded with the filesystem read-only. */
+  available: boolean;
+  /** Why, in words: what worked, or what failed and its message. */
+  reason: string;
+  /** `bwrap --version`, e.g. `bubblewrap 0.8.0`; null when it is not installed. */
+  version: string | null;
+  /** Absolute path of the bwrap binary; null when none is on PATH. */
+  binary: string | null;
+  /** Flags this machine needs besides the usual ones (e.g. `--unshare-user`). */
+  flags: string[];
+}
+
+/** The flags every sandboxed run uses; the trial runs with exactly these. */
+export const BASE_FLAGS: readonly string[] = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL'];
+
+/** Tried in order: as root in a container bwrap works without a user namespace; unprivileged it needs one. */
+const FLAG_CANDIDATES: readonly (readonly string[])[] = [[], ['--unshare-user']];
+
+const TRIAL_TIMEOUT_MS = 10_000;
+/** The trial's exit code when it could write outside its binds: the sandbox does not hold. */
+const ESCAPED = 42;
+
+let cached: SandboxProbe | null = null;
+
+/** The sandbox probe, run once per process and cached (`refresh` runs it again). */
+export function probeSandbox(opts: { env?: NodeJS.ProcessEnv; refresh?: boolean } = {}): SandboxProbe {
+  if (cached !== null && opts.refresh !== true) return cached;
+  cached = runProbe(opts.env ?? process.env);
+  return cached;
+}
+
+/** Finds an executable `name` on PATH; null when there is none. */
+export function findOnPath(name: string, env: NodeJS.ProcessEnv = process.env): string | null {
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (dir === '') continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+function runProbe(env: NodeJS.ProcessEnv): SandboxProbe {
+  if (process.platform !== 'linux') return unavailable(null, null, `bubblewrap needs Linux; this is ${process.platform}`);
+  const binary = findOnPath('bwrap', env);
+  if (binary === null) return unavailable(null, null, 'bwrap is not on PATH');
+  const versionRun = spawnSync(binary, ['--version'], { encoding: 'utf8', timeout: TRIAL_TIMEOUT_MS, env });
+  const version = versionRun.status === 0 ? versionRun.stdout.trim() || null : null;
+
+  // The trial writes to a path that is NOT bound writable: it must fail, or the sandbox does not hold.
+  const dir = mkdtempSync(join(tmpdir(), 'gaffer-sandbox-probe-'));
+  const marker = join(dir, 'escaped');
+  const failures: string[] = [];
+  try {
+    for (const extra of FLAG_CANDIDATES) {
+      const run = spawnSync(binary, [...extra, ...BASE_FLAGS, '--', '/bin/sh', '-c', `if (: > "$1") 2>/dev/null; then exit ${ESCAPED}; fi; exit 0`, 'sh', marker], {
+        encoding: 'utf8',
+        timeout: TRIAL_TIMEOUT_MS,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const label = extra.length === 0 ? 'bwrap' : `bwrap ${extra.join(' ')}`;
+      if (run.status === 0 && !existsSync(marker)) {
+        const how = extra.length === 0 ? '' : ` with ${extra.join(' ')}`;
+        return { available: true, reason: `a trial run under bwrap${how} succeeded (read-only root, private pid namespace, no capabilities)`, version, binary, flags: [...extra] };
+      }
+      if (run.status === ESCAPED || existsSync(marker)) {
+        rmSync(marker, { force: true });
+        failures.push(`${label}: the trial could write outside its binds`);
+        continue;
+      }
+      const why = run.error?.message ?? (run.stderr.trim().split('\n').at(-1) || `exit ${run.status ?? run.signal ?? 'unknown'}`);
+      failures.push(`${label}: ${why}`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return unavailable(version, binary, `bwrap is installed but a trial run failed (${failures.join('; ')}) — user namespaces may be off (sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces > 0) or the container forbids them`);
+}
+
+function unavailable(version: string | null, binary: string | null, reason: string): SandboxProbe {
+  return { available: false, reason, version, binary, flags: [] };
+}

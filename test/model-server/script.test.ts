@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startModelServer, type ModelServer } from '../support/model-server/index.js';
 import { bodyOf, postJson, postSse } from './wire.js';
@@ -179,6 +180,17 @@ describe('models, ids and the script', () => {
     expect((await bodyOf(response)).error.message).toMatch(/not JSON/);
     expect(server.requests[0]?.answeredBy).toBe('invalid');
     expect(() => server.script([{ txt: 'typo' } as never])).toThrow(/turn 0 has none of text, toolCalls/);
+  });
+
+  it('reads gzip-compressed request bodies', async () => {
+    server.script([{ text: 'unzipped' }]);
+    const response = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync(JSON.stringify(chat())),
+    });
+    expect((await bodyOf(response)).choices[0].message.content).toBe('unzipped');
+    expect(server.requests[0]?.model).toBe('gpt-4.1');
   });
 
   it('answers 404 naming an unknown route', async () => {

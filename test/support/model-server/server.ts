@@ -1,6 +1,8 @@
 // The scripted model server: one node:http server on 127.0.0.1 that answers four model APIs from a script.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as zlib from 'node:zlib';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { ApiAdapter, RenderContext } from './adapter.js';
 import { autoText } from './auto.js';
 import { DEFAULT_MODEL, buildAnswer, contentTypeOf, errorPayload, renderChunks, type Framing } from './answer.js';
@@ -144,7 +146,13 @@ export class ModelServer {
     res.on('close', () => {
       hit.status = res.headersSent ? res.statusCode : 0;
     });
-    const raw = await readBody(req);
+    let raw: string;
+    try {
+      raw = await readBody(req);
+    } catch (error) {
+      sendJson(res, 400, { error: { message: `model-server: cannot read the request body: ${(error as Error).message}` } });
+      return;
+    }
     const route = routeOf(method, url.pathname);
     if (route === undefined) {
       sendJson(res, 404, { error: { message: `model-server: no route for ${method} ${url.pathname}` } });
@@ -344,7 +352,27 @@ function listen(server: Server, start: () => void): Promise<void> {
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return decodeBody(Buffer.concat(chunks), req.headers['content-encoding']);
+}
+
+/** Undoes a compressed request body (codex may compress). */
+function decodeBody(raw: Buffer, encoding: string | undefined): string {
+  switch (encoding?.trim().toLowerCase()) {
+    case 'gzip':
+      return gunzipSync(raw).toString('utf8');
+    case 'deflate':
+      return inflateSync(raw).toString('utf8');
+    case 'br':
+      return brotliDecompressSync(raw).toString('utf8');
+    case 'zstd': {
+      // node:zlib has zstd from Node 22.15 only
+      const zstd = (zlib as { zstdDecompressSync?: (input: Buffer) => Buffer }).zstdDecompressSync;
+      if (zstd === undefined) throw new Error(`zstd request bodies need Node >= 22.15 (this is ${process.version})`);
+      return zstd(raw).toString('utf8');
+    }
+    default:
+      return raw.toString('utf8');
+  }
 }
 
 function headersOf(req: IncomingMessage): Record<string, string> {

@@ -13,7 +13,7 @@ import { readProviderError, type ProviderHttpError } from './rate-limit.js';
 import { buildReport, type LoopFacts, type StopCause } from './report.js';
 import { loadSession, saveSession, sessionPathFor } from './session.js';
 import { systemPrompt } from './system-prompt.js';
-import type { ToolContext, ToolOutcome } from './tool-context.js';
+import type { ToolContext, ToolOutcome, WrapBuiltinCommand } from './tool-context.js';
 import { buildTools } from './tools.js';
 import { Transcript, clipForLine } from './transcript.js';
 import { Watchdog } from './watchdog.js';
@@ -36,6 +36,13 @@ export interface BuiltinRunnerOptions {
   commandOutputBytes?: number;
   /** The lock table (default: the process-wide one). */
   locks?: FileLocks;
+  /** Output tokens per round; default: the provider's (the Anthropic provider caps models it does not know at 4096). */
+  maxOutputTokens?: number;
+  /**
+   * Sandbox wrapper for `run_command` (used when `input.sandbox`); the file tools are confined
+   * by path checks. Without one, commands run unsandboxed and the report says so.
+   */
+  wrapCommand?: WrapBuiltinCommand;
   /** Log caps, bytes (defaults 64 KiB head, 10 MiB tail). */
   logHeadBytes?: number;
   logTailBytes?: number;
@@ -104,6 +111,7 @@ export class BuiltinRunner implements Runner {
       sessionError: null,
       timeoutMs: input.timeoutMs,
       maxRounds: input.maxRounds,
+      sandboxed: input.sandbox && this.#opts.wrapCommand !== undefined,
     };
     const endpoint = this.#endpoint();
     if (endpoint === null) {
@@ -163,6 +171,13 @@ export class BuiltinRunner implements Runner {
       commandOutputBytes: this.#opts.commandOutputBytes ?? COMMAND_OUTPUT_BYTES,
       onCommandOutput: (lines) => transcript.commandOutput(lines),
     };
+    const wrapCommand = input.sandbox ? this.#opts.wrapCommand : undefined;
+    if (wrapCommand !== undefined) {
+      ctx.wrapCommand = wrapCommand;
+      ctx.onCommandSandboxed = (sandboxed) => {
+        facts.sandboxed &&= sandboxed;
+      };
+    }
     const onToolEnd = (name: string, args: unknown, outcome: ToolOutcome): void => {
       watchdog.toolEnded(name, args, outcome.status !== 'ok');
       transcript.toolResult(name, outcome.status, outcome.text);
@@ -199,6 +214,7 @@ export class BuiltinRunner implements Runner {
         stopWhen: stepCountIs(Math.max(1, input.maxRounds)),
         // spec 04: gaffer, not the SDK, sees and decides about rate limits
         maxRetries: 0,
+        ...(this.#opts.maxOutputTokens !== undefined ? { maxOutputTokens: this.#opts.maxOutputTokens } : {}),
         abortSignal: stop.signal,
         includeRawChunks: true,
         onError: () => {

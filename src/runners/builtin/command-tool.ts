@@ -18,8 +18,10 @@ export async function runCommandTool(ctx: ToolContext, args: { command: string; 
   const verdict = checkCommand(command, ctx.guard, ctx.env);
   if (!verdict.ok) return refused(verdict.why);
   const timeoutMs = Math.min(ctx.commandTimeoutMs, args.timeout_s !== undefined && args.timeout_s > 0 ? args.timeout_s * 1000 : ctx.commandTimeoutMs);
+  const wrapped = ctx.wrapCommand?.({ shellCommand: command, workspace: ctx.root, env: ctx.env }) ?? null;
+  ctx.onCommandSandboxed?.(wrapped?.sandboxed ?? false);
   const result = await runProcess({
-    shellCommand: command,
+    ...(wrapped === null ? { shellCommand: command } : { argv: wrapped.argv }),
     cwd: ctx.root,
     env: ctx.env,
     timeoutMs,

@@ -40,6 +40,8 @@ export interface LoopFacts {
   sessionError: string | null;
   timeoutMs: number;
   maxRounds: number;
+  /** Every command ran under the sandbox (false when there is none). */
+  sandboxed: boolean;
 }
 
 const SUMMARY_CHARS = 1200;
@@ -74,7 +76,7 @@ export function buildReport(facts: LoopFacts, end: RunEnd, detection: StateDetec
     modelServed: facts.modelServed,
     detection,
     refusals: [...facts.refusals.values()],
-    sandboxed: false,
+    sandboxed: facts.sandboxed,
   };
   if (end.kind === 'setup') return { ...base, outcome: 'expected_error', stopReason: 'not_started', error: end.error };
   const { cause, providerError, loopError } = end;

@@ -2,6 +2,9 @@ import type { FileLocks, LockHolder } from './file-locks.js';
 import type { GuardScope } from './guard-read.js';
 import type { WriteScope } from './write-scope.js';
 
+/** The sandbox seam for `run_command`: the argv that runs `sh -c <command>`, sandboxed when it can be. */
+export type WrapBuiltinCommand = (run: { shellCommand: string; workspace: string; env: NodeJS.ProcessEnv }) => { argv: string[]; sandboxed: boolean };
+
 /** What the builtin agent's tools work with: one worker's workspace, scope, locks and limits. */
 export interface ToolContext {
   /** The workspace's real path. */
@@ -21,6 +24,10 @@ export interface ToolContext {
   commandTimeoutMs: number;
   /** Output of a command kept for the model, bytes (its newest part). */
   commandOutputBytes: number;
+  /** Wraps each command in the sandbox, when the worker runs sandboxed. */
+  wrapCommand?: WrapBuiltinCommand;
+  /** Told whether each command ran sandboxed. */
+  onCommandSandboxed?: (sandboxed: boolean) => void;
   /** Where a command's output lines go (the transcript), when anywhere. */
   onCommandOutput?: (lines: string[]) => void;
 }

@@ -99,6 +99,7 @@ describe.each(APIS)('builtin runner over $label', ({ api }) => {
     const told = requestsSince(from)[1]?.toolResults[0]?.output ?? '';
     expect(told).toContain('REFUSED by gaffer');
     expect(told).toContain('deletes outside the workspace');
+    if (api === 'anthropic') expect(requestsSince(from)[1]?.toolResults[0]?.isError).toBe(true);
     expect(requestsSince(from)[2]?.toolResults[0]?.output).toContain('cleaned');
     expect(existsSync(join(ws.dir, 'dist'))).toBe(false);
     expect(existsSync(data.dir)).toBe(true); // HOME of the worker
@@ -280,6 +281,35 @@ describe.each(APIS)('builtin runner over $label', ({ api }) => {
     const printed = requestsSince(from)[1]?.toolResults[0]?.output ?? '';
     expect(printed).toContain('MARKER=visible');
     expect(printed).not.toContain('sk-test-secret-key');
+  });
+
+  it('a call to an unknown tool or with bad arguments is a failed call the model is told about', async () => {
+    const from = server.requests.length;
+    server.script([
+      { toolCalls: [{ name: 'delete_everything', args: {} }, { name: 'write_file', args: { path: 1 } }, { name: 'read_file', args: '{not json' }] },
+      { text: 'Sorry.\nFiles changed:\n(none)' },
+    ]);
+    const report = await runner().run(builtinInput(ws.dir, data.dir));
+    expect(report).toMatchObject({ status: 'done', toolCalls: 3, failedCalls: 3, refusals: [] });
+    const told = requestsSince(from)[1]?.toolResults.map((t) => t.output) ?? [];
+    expect(told[0]).toContain("unavailable tool 'delete_everything'");
+    expect(told[1]).toContain('Invalid input for tool write_file');
+    expect(told[2]).toContain('JSON parsing failed');
+  });
+
+  it('runs commands through the sandbox seam when the worker is sandboxed, and says so', async () => {
+    const from = server.requests.length;
+    server.script([{ toolCalls: [{ name: 'run_command', args: { command: 'echo inside' } }] }, { text: 'ok' }]);
+    const wrapped = new BuiltinRunner({
+      endpoint: endpointOf(server, api),
+      wrapCommand: ({ shellCommand }) => ({ argv: ['/bin/sh', '-c', `echo WRAPPED; ${shellCommand}`], sandboxed: true }),
+    });
+    const report = await wrapped.run(builtinInput(ws.dir, data.dir, { sandbox: true }));
+    expect(report.sandboxed).toBe(true);
+    expect(requestsSince(from)[1]?.toolResults[0]?.output).toContain('WRAPPED\ninside');
+
+    server.script([{ text: 'ok' }]);
+    expect((await runner().run(builtinInput(ws.dir, data.dir, { sandbox: true }))).sandboxed).toBe(false);
   });
 
   it('timeout and cancel stop the loop', async () => {

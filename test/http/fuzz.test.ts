@@ -37,7 +37,7 @@ function badTask(): fc.Arbitrary<unknown> {
     fc.record({ outputs: fc.array(badPath, { minLength: 1, maxLength: 3 }) }).map((t) => ({ ...base, ...t })),
     fc.record({ name: fc.oneof(fc.constantFrom('job', 'Upper', '-x', '', 'a b', 'x'.repeat(65), '../x'), notString) }).map((t) => ({ ...base, ...t })),
     fc.record({ type: fc.oneof(fc.string({ maxLength: 8 }).filter((s) => !['implement', 'fix', 'test', 'refactor', 'docs', 'review', 'research', 'chore'].includes(s)), notString) }).map((t) => ({ ...base, ...t })),
-    fc.record({ runner: fc.oneof(fc.constantFrom('codex', 'claude', 'builtin', 'SHELL', ''), huge(65)) }).map((t) => ({ ...base, ...t })),
+    fc.record({ runner: fc.oneof(fc.constantFrom('codex', 'claude', 'no-such-runner', 'SHELL', ''), huge(65)) }).map((t) => ({ ...base, ...t })),
     fc.record({ command: fc.oneof(fc.constant(''), huge(20_001), fc.integer()) }).map((t) => ({ ...base, ...t })),
     fc.record({ criteria: fc.oneof(fc.array(fc.constantFrom('', '   '), { minLength: 1, maxLength: 2 }), fc.array(fc.constant('c'), { minLength: 21, maxLength: 25 }), fc.constant([huge(301)])) }).map((t) => ({ ...base, ...t })),
     fc.record({ grounded: fc.constant(true), gates: fc.constant(['x']) }).map((t) => ({ ...base, ...t })),

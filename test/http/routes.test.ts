@@ -193,7 +193,7 @@ describe.each(doors)('the HTTP routes of spec 02 (%s)', (_door, open) => {
     expect((await call('POST', '/api/lint', { workspace: ws, tasks: ['improve it'] })).json.error.code).toBe('no_runner');
 
     const runners = await call('GET', '/api/runners');
-    expect(runners.json.runners).toEqual([expect.objectContaining({ key: 'shell', installed: true })]);
+    expect(runners.json.runners).toEqual(expect.arrayContaining([expect.objectContaining({ key: 'shell', installed: true })]));
 
     const zero = await call('GET', '/api/stats');
     expect(zero.json).toEqual({ acceptance: {}, recent: { jobs: 0, done: 0, partial: 0, failed: 0, cancelled: 0, live: 0 } });

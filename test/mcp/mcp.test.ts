@@ -103,7 +103,7 @@ describe.each(doors)('MCP over %s', (_door, open) => {
     expect(resource.contents[0]).toMatchObject({ uri: 'gaffer://guide', mimeType: 'text/markdown', text: COORDINATOR_GUIDE });
 
     const runners = answer(await client.callTool({ name: 'agent_runners', arguments: {} }));
-    expect(runners.runners.map((r: { key: string }) => r.key)).toEqual(['shell']);
+    expect(runners.runners.map((r: { key: string }) => r.key)).toContain('shell');
   });
 
   it('dispatches a shell job, waits, and reads the compact answer; a refusal is isError with the error shape', async () => {

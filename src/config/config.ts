@@ -1,11 +1,45 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
 import { GafferError } from '../domain/errors.js';
 import { SPEC_LINT_MODES, type SpecLintMode } from '../domain/spec-lint.js';
+import { SANDBOX_POLICIES, type SandboxPolicy } from '../runners/sandbox/bwrap.js';
+import {
+  AGENT_CLI_KEYS,
+  configFileSchema,
+  CONFIG_RUNNER_KEYS,
+  DEFAULT_ENDPOINT,
+  type Billing,
+  type ConfigFile,
+  type ConfigRunnerKey,
+  type EndpointApi,
+} from './config-schema.js';
 
-/** The effective configuration (spec 07 "Config"); what this build reads of it. */
+/** A model endpoint (spec 04): from the config file or `GAFFER_MODEL_*`, never from a request. */
+export interface ModelEndpoint {
+  /** Base URL including the version path, e.g. `http://127.0.0.1:11434/v1`. */
+  url: string;
+  /** Wire API: inferred (anthropic for api.anthropic.com, else openai-compatible) unless given. */
+  api: EndpointApi;
+  /** The model used when a task names none; null when not configured. */
+  model: string | null;
+  /** The API key, resolved at load (file `key`, `key_env`'s variable, or `GAFFER_MODEL_KEY`). Never printed. */
+  key: string | null;
+  /** Where the key comes from, in words (`env GAFFER_MODEL_KEY`, `file`, `env OLLAMA_KEY (key_env)`); null when none is configured. */
+  keyFrom: string | null;
+}
+
+/** One runner's settings (spec 04): agent CLIs are off until enabled. */
+export interface RunnerConfig {
+  enabled: boolean;
+  /** `free` (local), `subscription` (a logged-in CLI) or `api` (pay per token). */
+  billing: Billing;
+  /** The CLI's own HOME/state dir, absolute; null = the user's own. */
+  home: string | null;
+}
+
+/** The effective configuration (spec 07 "Config"). */
 export interface GafferConfig {
   workers: { max_parallel: number };
   spec_lint: SpecLintMode;
@@ -14,6 +48,13 @@ export interface GafferConfig {
   retention: { jobs: number };
   /** The runner for tasks that name none. */
   default_runner: string | null;
+  /** `auto` (use bubblewrap where it works), `required` (refuse a worker without it), `off`. */
+  sandbox: SandboxPolicy;
+  /** Model endpoints by name; `default` is the builtin agent's. */
+  models: Record<string, ModelEndpoint>;
+  runners: Record<ConfigRunnerKey, RunnerConfig>;
+  /** Defaults for requests that give none, seconds. */
+  timeouts: { worker_s: number; verify_s: number };
 }
 
 /** Where each value came from, for `gaffer doctor`. */
@@ -23,16 +64,9 @@ export interface LoadedConfig {
   config: GafferConfig;
   /** The config file read, when any. */
   file: string | null;
+  /** Dotted key (`workers.max_parallel`, `runners.claude.enabled`, `models.default.key`) → source. */
   sources: Record<string, ConfigSource>;
 }
-
-const fileSchema = z.strictObject({
-  workers: z.strictObject({ max_parallel: z.number().int().min(1).max(64).optional() }).optional(),
-  spec_lint: z.enum(SPEC_LINT_MODES as [SpecLintMode, ...SpecLintMode[]]).optional(),
-  tokens: z.record(z.string().min(16, 'tokens must be at least 16 characters'), z.string().min(1).max(100)).optional(),
-  retention: z.strictObject({ jobs: z.number().int().min(1).max(100_000).optional() }).optional(),
-  default_runner: z.string().min(1).nullable().optional(),
-});
 
 export const DEFAULT_CONFIG: GafferConfig = {
   workers: { max_parallel: 2 },
@@ -40,57 +74,199 @@ export const DEFAULT_CONFIG: GafferConfig = {
   tokens: {},
   retention: { jobs: 200 },
   default_runner: null,
+  sandbox: 'auto',
+  models: {},
+  runners: {
+    shell: { enabled: true, billing: 'free', home: null },
+    builtin: { enabled: true, billing: 'free', home: null },
+    ...(Object.fromEntries(AGENT_CLI_KEYS.map((k) => [k, { enabled: false, billing: 'subscription', home: null }])) as Record<(typeof AGENT_CLI_KEYS)[number], RunnerConfig>),
+  },
+  timeouts: { worker_s: 900, verify_s: 300 },
 };
 
 /**
  * Loads `gaffer.config.json`/`.yaml` from `--config`/`GAFFER_CONFIG` or the data dir, then applies
- * environment overrides (`GAFFER_MAX_PARALLEL`, `GAFFER_SPEC_LINT`, `GAFFER_TOKENS` = `token:owner,…`,
- * `GAFFER_DEFAULT_RUNNER`). Only this file and the environment can grant power (spec 07).
+ * environment overrides: `GAFFER_MAX_PARALLEL`, `GAFFER_SPEC_LINT`, `GAFFER_TOKENS` (`token:owner,…`),
+ * `GAFFER_DEFAULT_RUNNER`, `GAFFER_SANDBOX`, `GAFFER_MODEL_URL`/`_KEY`/`GAFFER_MODEL`/`_API` (the
+ * `default` endpoint), `GAFFER_ENABLED_RUNNERS` (`claude,codex`: exactly these agent CLIs on),
+ * `GAFFER_TIMEOUT_S`, `GAFFER_VERIFY_TIMEOUT_S`. Only this file and the environment can grant
+ * power (spec 07); a workspace's `.gaffer/workspace.json` never can (workspace-hints.ts).
  */
 export function loadConfig(opts: { dataDir: string; configPath?: string | undefined; env?: NodeJS.ProcessEnv }): LoadedConfig {
   const env = opts.env ?? process.env;
-  const file = opts.configPath ?? env.GAFFER_CONFIG ?? findConfigFile(opts.dataDir);
+  const file = opts.configPath || env.GAFFER_CONFIG || findConfigFile(opts.dataDir);
   const config: GafferConfig = structuredClone(DEFAULT_CONFIG);
-  const sources: Record<string, ConfigSource> = { 'workers.max_parallel': 'default', spec_lint: 'default', tokens: 'default', 'retention.jobs': 'default', default_runner: 'default' };
-
-  if (file) {
-    const parsed = fileSchema.safeParse(readConfigFile(file));
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const field = issue?.path.join('.') ?? '';
-      const what = issue?.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.join(', ')}` : (issue?.message ?? 'invalid');
-      throw new GafferError('invalid_request', `config ${file}: ${field ? `${field}: ` : ''}${what}`, field || 'config');
-    }
-    const c = parsed.data;
-    if (c.workers?.max_parallel !== undefined) set('workers.max_parallel', 'file', () => (config.workers.max_parallel = c.workers?.max_parallel ?? 2));
-    if (c.spec_lint !== undefined) set('spec_lint', 'file', () => (config.spec_lint = c.spec_lint ?? 'warn'));
-    if (c.tokens !== undefined) set('tokens', 'file', () => (config.tokens = c.tokens ?? {}));
-    if (c.retention?.jobs !== undefined) set('retention.jobs', 'file', () => (config.retention.jobs = c.retention?.jobs ?? 200));
-    if (c.default_runner !== undefined) set('default_runner', 'file', () => (config.default_runner = c.default_runner ?? null));
-  }
-
-  if (env.GAFFER_MAX_PARALLEL) {
-    const n = Number(env.GAFFER_MAX_PARALLEL);
-    if (!Number.isInteger(n) || n < 1 || n > 64) throw new GafferError('invalid_request', `GAFFER_MAX_PARALLEL must be 1..64, got ${JSON.stringify(env.GAFFER_MAX_PARALLEL)}`, 'GAFFER_MAX_PARALLEL');
-    set('workers.max_parallel', 'env', () => (config.workers.max_parallel = n));
-  }
-  if (env.GAFFER_SPEC_LINT) {
-    const mode = env.GAFFER_SPEC_LINT as SpecLintMode;
-    if (!SPEC_LINT_MODES.includes(mode)) throw new GafferError('invalid_request', `GAFFER_SPEC_LINT must be off, warn or enforce, got ${JSON.stringify(mode)}`, 'GAFFER_SPEC_LINT');
-    set('spec_lint', 'env', () => (config.spec_lint = mode));
-  }
-  if (env.GAFFER_TOKENS) set('tokens', 'env', () => (config.tokens = parseTokenList(env.GAFFER_TOKENS ?? '')));
-  if (env.GAFFER_DEFAULT_RUNNER) set('default_runner', 'env', () => (config.default_runner = env.GAFFER_DEFAULT_RUNNER ?? null));
-  return { config, file: file ?? null, sources };
-
-  function set(key: string, source: ConfigSource, apply: () => unknown): void {
+  const sources: Record<string, ConfigSource> = {};
+  const set = (key: string, source: ConfigSource, apply: () => unknown): void => {
     apply();
     sources[key] = source;
+  };
+
+  if (file) applyFile(config, parseConfigFile(file), dirname(resolve(file)), env, set, sources);
+  applyEnv(config, env, set, sources);
+
+  // spec 04: builtin bills `free` on a loopback endpoint and `api` elsewhere, unless configured
+  if (sources['runners.builtin.billing'] === undefined) {
+    const url = config.models[DEFAULT_ENDPOINT]?.url;
+    config.runners.builtin.billing = url !== undefined && !isLoopbackUrl(url) ? 'api' : 'free';
   }
+  for (const key of allKeys(config)) sources[key] ??= 'default';
+  return { config, file: file || null, sources };
+}
+
+type Setter = (key: string, source: ConfigSource, apply: () => unknown) => void;
+
+function applyFile(config: GafferConfig, c: ConfigFile, baseDir: string, env: NodeJS.ProcessEnv, set: Setter, sources: Record<string, ConfigSource>): void {
+  if (c.workers?.max_parallel !== undefined) set('workers.max_parallel', 'file', () => (config.workers.max_parallel = c.workers?.max_parallel ?? 2));
+  if (c.spec_lint !== undefined) set('spec_lint', 'file', () => (config.spec_lint = c.spec_lint ?? 'warn'));
+  if (c.tokens !== undefined) set('tokens', 'file', () => (config.tokens = c.tokens ?? {}));
+  if (c.retention?.jobs !== undefined) set('retention.jobs', 'file', () => (config.retention.jobs = c.retention?.jobs ?? 200));
+  if (c.default_runner !== undefined) set('default_runner', 'file', () => (config.default_runner = c.default_runner ?? null));
+  if (c.sandbox !== undefined) set('sandbox', 'file', () => (config.sandbox = c.sandbox ?? 'auto'));
+  if (c.timeouts?.worker_s !== undefined) set('timeouts.worker_s', 'file', () => (config.timeouts.worker_s = c.timeouts?.worker_s ?? 900));
+  if (c.timeouts?.verify_s !== undefined) set('timeouts.verify_s', 'file', () => (config.timeouts.verify_s = c.timeouts?.verify_s ?? 300));
+  for (const [name, e] of Object.entries(c.models ?? {})) {
+    const field = `models.${name}`;
+    const keyFrom = e.key !== undefined ? 'file' : e.key_env !== undefined ? `env ${e.key_env} (key_env)` : null;
+    const key = e.key ?? (e.key_env !== undefined ? env[e.key_env] || null : null);
+    config.models[name] = { url: checkUrl(e.url, `${field}.url`), api: apiOf(e.api, e.url), model: e.model ?? null, key, keyFrom };
+    for (const part of ['url', 'api', 'model', 'key']) if (part !== 'key' || keyFrom !== null) sources[`${field}.${part}`] = 'file';
+  }
+  for (const key of CONFIG_RUNNER_KEYS) {
+    const entry = c.runners?.[key];
+    if (entry === undefined) continue;
+    const target = config.runners[key];
+    if (entry.enabled !== undefined) set(`runners.${key}.enabled`, 'file', () => (target.enabled = entry.enabled ?? false));
+    if (entry.billing !== undefined) set(`runners.${key}.billing`, 'file', () => (target.billing = entry.billing ?? 'subscription'));
+    const home = 'home' in entry ? entry.home : undefined;
+    if (home !== undefined) set(`runners.${key}.home`, 'file', () => (target.home = expandHome(home, baseDir)));
+  }
+}
+
+function applyEnv(config: GafferConfig, env: NodeJS.ProcessEnv, set: Setter, sources: Record<string, ConfigSource>): void {
+  if (env.GAFFER_MAX_PARALLEL) set('workers.max_parallel', 'env', () => (config.workers.max_parallel = intFromEnv(env, 'GAFFER_MAX_PARALLEL', 1, 64)));
+  if (env.GAFFER_SPEC_LINT) set('spec_lint', 'env', () => (config.spec_lint = oneOf(env, 'GAFFER_SPEC_LINT', SPEC_LINT_MODES)));
+  if (env.GAFFER_TOKENS) set('tokens', 'env', () => (config.tokens = parseTokenList(env.GAFFER_TOKENS ?? '')));
+  if (env.GAFFER_DEFAULT_RUNNER) set('default_runner', 'env', () => (config.default_runner = env.GAFFER_DEFAULT_RUNNER ?? null));
+  if (env.GAFFER_SANDBOX) set('sandbox', 'env', () => (config.sandbox = oneOf(env, 'GAFFER_SANDBOX', SANDBOX_POLICIES)));
+  if (env.GAFFER_TIMEOUT_S) set('timeouts.worker_s', 'env', () => (config.timeouts.worker_s = intFromEnv(env, 'GAFFER_TIMEOUT_S', 10, 86_400)));
+  if (env.GAFFER_VERIFY_TIMEOUT_S) set('timeouts.verify_s', 'env', () => (config.timeouts.verify_s = intFromEnv(env, 'GAFFER_VERIFY_TIMEOUT_S', 10, 3_600)));
+
+  const modelEnv = { url: env.GAFFER_MODEL_URL, key: env.GAFFER_MODEL_KEY, model: env.GAFFER_MODEL, api: env.GAFFER_MODEL_API };
+  if (modelEnv.url || modelEnv.key || modelEnv.model || modelEnv.api) {
+    const current = config.models[DEFAULT_ENDPOINT];
+    if (!modelEnv.url && current === undefined) {
+      const given = Object.entries({ GAFFER_MODEL_KEY: modelEnv.key, GAFFER_MODEL: modelEnv.model, GAFFER_MODEL_API: modelEnv.api }).filter(([, v]) => v).map(([k]) => k);
+      throw new GafferError('invalid_request', `${given.join(', ')} set without GAFFER_MODEL_URL: set the endpoint's base URL too (or models.default.url in the config file)`, 'GAFFER_MODEL_URL');
+    }
+    const url = modelEnv.url ? checkUrl(modelEnv.url, 'GAFFER_MODEL_URL') : (current?.url ?? '');
+    const endpoint: ModelEndpoint = current ?? { url, api: apiOf(undefined, url), model: null, key: null, keyFrom: null };
+    const name = `models.${DEFAULT_ENDPOINT}`;
+    if (modelEnv.url) set(`${name}.url`, 'env', () => (endpoint.url = url));
+    if (modelEnv.api) set(`${name}.api`, 'env', () => (endpoint.api = apiOf(oneOf(env, 'GAFFER_MODEL_API', ['openai', 'openai-compatible', 'anthropic']), url)));
+    else if (modelEnv.url && sources[`${name}.api`] !== 'file') endpoint.api = apiOf(undefined, url);
+    if (modelEnv.model) set(`${name}.model`, 'env', () => (endpoint.model = modelEnv.model ?? null));
+    if (modelEnv.key) set(`${name}.key`, 'env', () => Object.assign(endpoint, { key: modelEnv.key, keyFrom: 'env GAFFER_MODEL_KEY' }));
+    config.models[DEFAULT_ENDPOINT] = endpoint;
+  }
+
+  if (env.GAFFER_ENABLED_RUNNERS) {
+    const names = env.GAFFER_ENABLED_RUNNERS.split(',').map((s) => s.trim()).filter(Boolean);
+    const unknown = names.filter((n) => !(AGENT_CLI_KEYS as readonly string[]).includes(n));
+    if (unknown.length > 0) {
+      throw new GafferError('invalid_request', `GAFFER_ENABLED_RUNNERS: unknown agent CLI(s) ${unknown.join(', ')} — expected some of ${AGENT_CLI_KEYS.join(', ')}`, 'GAFFER_ENABLED_RUNNERS');
+    }
+    for (const key of AGENT_CLI_KEYS) set(`runners.${key}.enabled`, 'env', () => (config.runners[key].enabled = names.includes(key)));
+  }
+}
+
+/** Every dotted key of the effective config that has a source. */
+function allKeys(config: GafferConfig): string[] {
+  const keys = ['workers.max_parallel', 'spec_lint', 'tokens', 'retention.jobs', 'default_runner', 'sandbox', 'timeouts.worker_s', 'timeouts.verify_s'];
+  for (const name of Object.keys(config.models)) keys.push(...['url', 'api', 'model', 'key'].map((p) => `models.${name}.${p}`));
+  for (const key of CONFIG_RUNNER_KEYS) keys.push(`runners.${key}.enabled`, `runners.${key}.billing`, `runners.${key}.home`);
+  return keys;
+}
+
+/** True when a URL's host is this machine (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackUrl(url: string): boolean {
+  try {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    return host === 'localhost' || host === '::1' || /^127\./.test(host);
+  } catch {
+    return false;
+  }
+}
+
+/** A URL with any `user:password@` removed, safe to print. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.username === '' && parsed.password === '') return url;
+    parsed.username = '';
+    parsed.password = '';
+    return `${parsed.toString()} (credentials in the URL hidden)`;
+  } catch {
+    return '(not a URL)';
+  }
+}
+
+function checkUrl(url: string, field: string): string {
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url.trim());
+  } catch {
+    parsed = null;
+  }
+  if (parsed === null || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    // the value is not echoed: a mistyped URL may carry a key
+    throw new GafferError('invalid_request', `${field} must be an http(s) base URL such as http://127.0.0.1:11434/v1`, field);
+  }
+  return url.trim().replace(/\/+$/, '');
+}
+
+function apiOf(api: string | undefined, url: string): EndpointApi {
+  if (api === 'anthropic') return 'anthropic';
+  if (api === 'openai' || api === 'openai-compatible') return 'openai-compatible';
+  try {
+    return new URL(url).hostname === 'api.anthropic.com' ? 'anthropic' : 'openai-compatible';
+  } catch {
+    return 'openai-compatible';
+  }
+}
+
+function expandHome(path: string, baseDir: string): string {
+  if (path === '~' || path.startsWith('~/')) return join(homedir(), path.slice(1));
+  return isAbsolute(path) ? path : resolve(baseDir, path);
+}
+
+function intFromEnv(env: NodeJS.ProcessEnv, name: string, min: number, max: number): number {
+  const text = env[name] ?? '';
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || n < min || n > max) throw new GafferError('invalid_request', `${name} must be ${min}..${max}, got ${JSON.stringify(text)}`, name);
+  return n;
+}
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[]): T {
+  const value = env[name] as T;
+  if (!allowed.includes(value)) throw new GafferError('invalid_request', `${name} must be ${allowed.join(', ')}, got ${JSON.stringify(value)}`, name);
+  return value;
 }
 
 function findConfigFile(dataDir: string): string | undefined {
   return ['gaffer.config.json', 'gaffer.config.yaml', 'gaffer.config.yml'].map((f) => join(dataDir, f)).find((f) => existsSync(f));
+}
+
+function parseConfigFile(file: string): ConfigFile {
+  const parsed = configFileSchema.safeParse(readConfigFile(file));
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  let path = (issue?.path ?? []).map(String);
+  // a token is a secret: never echo one as part of a field name
+  if (path[0] === 'tokens') path = ['tokens'];
+  const field = path.join('.');
+  const what = issue?.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.join(', ')}` : (issue?.message ?? 'invalid');
+  throw new GafferError('invalid_request', `config ${file}: ${field ? `${field}: ` : ''}${what}`, field || 'config');
 }
 
 function readConfigFile(file: string): unknown {
@@ -100,10 +276,15 @@ function readConfigFile(file: string): unknown {
   } catch (err) {
     throw new GafferError('invalid_request', `config ${file}: cannot read it: ${(err as Error).message}`, 'config');
   }
+  const yaml = /\.ya?ml$/i.test(file);
   try {
-    return /\.ya?ml$/i.test(file) ? parseYaml(text) : JSON.parse(text);
+    return yaml ? parseYaml(text) : JSON.parse(text);
   } catch (err) {
-    throw new GafferError('invalid_request', `config ${file}: not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: ${(err as Error).message}`, 'config');
+    // the parser's message quotes the text around the error, which may be a key: give only where
+    const linePos = (err as { linePos?: { line: number; col: number }[] }).linePos?.[0];
+    const position = /position (\d+)/.exec((err as Error).message)?.[1];
+    const where = linePos ? ` (line ${linePos.line}, column ${linePos.col})` : position !== undefined ? ` (at character ${position})` : '';
+    throw new GafferError('invalid_request', `config ${file}: not valid ${yaml ? 'YAML' : 'JSON'}${where}`, 'config');
   }
 }
 

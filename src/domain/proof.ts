@@ -18,6 +18,8 @@ export interface ProofFacts {
   cancelled: boolean;
   largeFilesByStat: boolean;
   testsWeakened: boolean;
+  /** Keys of external agents (agent CLIs) that ran without the sandbox (spec 04). */
+  unsandboxedExternal?: string[];
 }
 
 /** Uncertainty penalties of spec 03. */
@@ -70,6 +72,7 @@ export function computeProof(f: ProofFacts): ProofJson {
   }
   if (f.changes?.snapshot_truncated) doubt('diff_truncated', 'the mtime snapshot hit its file cap: changes may be missing');
   if (f.changes?.source === 'mtime') doubt('mtime_evidence', 'changes come from sizes and mtimes, not content');
+  if ((f.unsandboxedExternal?.length ?? 0) > 0) doubt('external_agent_unsandboxed', `external agent(s) ran unsandboxed: ${f.unsandboxedExternal?.join(', ') ?? ''}`);
   if (f.largeFilesByStat) doubt('large_files_by_stat', 'files over the size cap were compared by size, mtime and inode');
 
   if (v?.ran && v.ok === true) shown.push(`verification passed: ${v.summary}`);

@@ -19,6 +19,8 @@ export interface VerdictFacts {
   criteriaUnmet: string[];
   /** `worker state` pairs of detected states, e.g. `api-fix rate_limited`. */
   reportedStates: string[];
+  /** Keys of external agents that ran without the sandbox (spec 04). */
+  unsandboxedExternal?: string[];
 }
 
 /** The one-line verdict of spec 01: parts joined by ` · `, at most 400 characters. */
@@ -41,6 +43,7 @@ export function buildVerdict(f: VerdictFacts): string {
   }
   if (f.proof) parts.push(describeProof(f.proof, f.verification, f.claimedOnly));
   if (f.criteriaUnmet.length > 0) parts.push(`job criteria unmet: ${f.criteriaUnmet.join('; ')}`);
+  if ((f.unsandboxedExternal?.length ?? 0) > 0) parts.push(`external agent(s) ran unsandboxed: ${f.unsandboxedExternal?.join(', ') ?? ''}`);
   if (f.reportedStates.length > 0) parts.push(`reported (not killed): ${f.reportedStates.join(', ')}`);
 
   const line = parts.join(' · ');

@@ -41,6 +41,8 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
   // workers stopped by gaffer's own shutdown read `interrupted`, as their rows do (worker-run.ts)
   const workerStatuses = s.workers.map((w) => (w.report.status === 'cancelled' && ctx.interruptReason !== null ? 'interrupted' : w.report.status));
   const nothingRan = s.error !== undefined;
+  // spec 04: an agent CLI that ran without the sandbox costs the proof and is said on the verdict
+  const unsandboxedExternal = [...new Set(all.filter((w) => w.started && !w.report.sandboxed && ctx.services.runners.get(w.plan.task.runner)?.external === true).map((w) => w.plan.task.runner))];
 
   const proof = nothingRan
     ? null
@@ -55,6 +57,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
         cancelled: s.cancelled,
         largeFilesByStat: Boolean((ctx.job.checkpoint as JobSnapshots | null)?.pre.largeFilesByStat),
         testsWeakened: (s.verification?.tests_weakened?.length ?? 0) > 0,
+        unsandboxedExternal,
       });
 
   const interrupted = s.cancelled && ctx.interruptReason !== null;
@@ -111,6 +114,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     claimedOnly,
     criteriaUnmet: criteria?.unmet ?? [],
     reportedStates,
+    unsandboxedExternal,
   });
 
   ctx.update({ result: { ...result }, verdict, error: error ?? null, finished: epochS() });

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readWorkspaceHints } from '../config/workspace-hints.js';
 
 /** What `verify: "auto"` decided to run (spec 03 detection table). */
 export interface DetectedCommand {
@@ -33,17 +34,10 @@ export function detectTestCommand(workspace: string): DetectedCommand | null {
   );
 }
 
-// spec 07: `.gaffer/workspace.json` may carry the harmless hint `verify.command`
+// spec 07: `.gaffer/workspace.json` may carry the harmless hint `verify.command` (nothing that grants power)
 function detectConfigured(workspace: string): DetectedCommand | null {
-  const text = readText(join(workspace, '.gaffer', 'workspace.json'));
-  if (text === null) return null;
-  try {
-    const config = JSON.parse(text) as { verify?: { command?: unknown } };
-    const command = config.verify?.command;
-    return typeof command === 'string' && command.trim() ? { command: command.trim(), kind: 'configured', mode: 'configured' } : null;
-  } catch {
-    return null;
-  }
+  const command = readWorkspaceHints(workspace).hints.verify?.command;
+  return command ? { command, kind: 'configured', mode: 'configured' } : null;
 }
 
 function detectNode(workspace: string): DetectedCommand | null {

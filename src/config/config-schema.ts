@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { SPEC_LINT_MODES, type SpecLintMode } from '../domain/spec-lint.js';
+import { BILLINGS } from '../runners/process/billing-env.js';
+import { SANDBOX_POLICIES, type SandboxPolicy } from '../runners/sandbox/bwrap.js';
+
+/** The agent CLIs of spec 04: off until enabled in config, because they run third-party binaries. */
+export const AGENT_CLI_KEYS = ['claude', 'codex', 'gemini', 'qwen', 'opencode'] as const;
+export type AgentCliKey = (typeof AGENT_CLI_KEYS)[number];
+
+/** Every runner the config can set up. */
+export const CONFIG_RUNNER_KEYS = ['shell', 'builtin', ...AGENT_CLI_KEYS] as const;
+export type ConfigRunnerKey = (typeof CONFIG_RUNNER_KEYS)[number];
+
+export { BILLINGS, type Billing } from '../runners/process/billing-env.js';
+
+/** The wire API of a model endpoint (the names the builtin agent takes). */
+export const ENDPOINT_APIS = ['openai-compatible', 'anthropic'] as const;
+export type EndpointApi = (typeof ENDPOINT_APIS)[number];
+
+/** The endpoint the builtin agent uses; `GAFFER_MODEL_*` override this one. */
+export const DEFAULT_ENDPOINT = 'default';
+
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/;
+
+const endpointSchema = z
+  .strictObject({
+    url: z.string().min(1),
+    api: z.enum(['openai', 'openai-compatible', 'anthropic']).optional(),
+    key_env: z.string().regex(ENV_NAME, 'key_env must be an environment variable name').optional(),
+    key: z.string().min(1).optional(),
+    model: z.string().min(1).max(200).optional(),
+  })
+  .refine((e) => e.key === undefined || e.key_env === undefined, { message: 'give key or key_env, not both', path: ['key'] });
+
+const localRunnerSchema = z.strictObject({ enabled: z.boolean().optional(), billing: z.enum(BILLINGS).optional() });
+const cliRunnerSchema = localRunnerSchema.extend({ home: z.string().min(1).max(4096).optional() });
+
+/** `gaffer.config.json` / `.yaml`: every key it may hold (unknown keys are refused, named). */
+export const configFileSchema = z.strictObject({
+  workers: z.strictObject({ max_parallel: z.number().int().min(1).max(64).optional() }).optional(),
+  spec_lint: z.enum(SPEC_LINT_MODES as [SpecLintMode, ...SpecLintMode[]]).optional(),
+  tokens: z.record(z.string().min(16, 'tokens must be at least 16 characters'), z.string().min(1).max(100)).optional(),
+  retention: z.strictObject({ jobs: z.number().int().min(1).max(100_000).optional() }).optional(),
+  default_runner: z.string().min(1).nullable().optional(),
+  sandbox: z.enum(SANDBOX_POLICIES as [SandboxPolicy, ...SandboxPolicy[]]).optional(),
+  models: z.record(z.string().regex(ENDPOINT_NAME, 'endpoint names are 1..40 letters, digits, - or _'), endpointSchema).optional(),
+  runners: z
+    .strictObject({
+      shell: localRunnerSchema.optional(),
+      builtin: localRunnerSchema.optional(),
+      claude: cliRunnerSchema.optional(),
+      codex: cliRunnerSchema.optional(),
+      gemini: cliRunnerSchema.optional(),
+      qwen: cliRunnerSchema.optional(),
+      opencode: cliRunnerSchema.optional(),
+    })
+    .optional(),
+  timeouts: z
+    .strictObject({
+      worker_s: z.number().int().min(10).max(86_400).optional(),
+      verify_s: z.number().int().min(10).max(3_600).optional(),
+    })
+    .optional(),
+});
+
+export type ConfigFile = z.infer<typeof configFileSchema>;

@@ -1,0 +1,46 @@
+import { CONFIG_RUNNER_KEYS } from './config-schema.js';
+import { redactUrl, type ConfigSource, type LoadedConfig } from './config.js';
+
+/** One effective value as `gaffer doctor` shows it. */
+export interface ShownValue {
+  /** The value; a secret is replaced by words (`set (from env GAFFER_MODEL_KEY)`), never shown. */
+  value: unknown;
+  source: ConfigSource;
+}
+
+/** The effective config with each value's source, secrets redacted (spec 07: never echoed). */
+export interface ShownConfig {
+  /** The config file read, when any. */
+  file: string | null;
+  values: Record<string, ShownValue>;
+}
+
+/** The effective config as doctor prints it: every value with its source, no secret in it. */
+export function describeConfig(loaded: LoadedConfig): ShownConfig {
+  const { config, sources } = loaded;
+  const values: Record<string, ShownValue> = {};
+  const show = (key: string, value: unknown) => (values[key] = { value, source: sources[key] ?? 'default' });
+
+  show('workers.max_parallel', config.workers.max_parallel);
+  show('spec_lint', config.spec_lint);
+  const owners = [...new Set(Object.values(config.tokens))].sort();
+  show('tokens', owners.length === 0 ? 'none (single user, loopback only)' : `${Object.keys(config.tokens).length} set (owners: ${owners.join(', ')})`);
+  show('retention.jobs', config.retention.jobs);
+  show('default_runner', config.default_runner);
+  show('sandbox', config.sandbox);
+  show('timeouts.worker_s', config.timeouts.worker_s);
+  show('timeouts.verify_s', config.timeouts.verify_s);
+  for (const [name, e] of Object.entries(config.models)) {
+    show(`models.${name}.url`, redactUrl(e.url));
+    show(`models.${name}.api`, e.api);
+    show(`models.${name}.model`, e.model);
+    show(`models.${name}.key`, e.key ? `set (from ${e.keyFrom ?? 'config'})` : e.keyFrom ? `not set (${e.keyFrom} is empty)` : 'not set');
+  }
+  for (const key of CONFIG_RUNNER_KEYS) {
+    const r = config.runners[key];
+    show(`runners.${key}.enabled`, r.enabled);
+    show(`runners.${key}.billing`, r.billing);
+    show(`runners.${key}.home`, r.home);
+  }
+  return { file: loaded.file, values };
+}

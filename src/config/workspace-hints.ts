@@ -1,0 +1,115 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LintCode } from '../domain/spec-lint.js';
+
+/**
+ * What a workspace's `.gaffer/workspace.json` may say (spec 07). A worker can write into its
+ * workspace, so the file is trusted only for hints that grant nothing.
+ */
+export interface WorkspaceHints {
+  /** `verify.command`: the project's test command (used by `verify: "auto"`); `verify.scope`: related | all. */
+  verify?: { command?: string; scope?: 'related' | 'all' };
+  /** Spec-lint findings this project does not want (the mode itself comes from the config). */
+  spec_lint?: { ignore: LintCode[] };
+  /** The objectives file, relative to the workspace (default `.gaffer/objectives.json`). */
+  objectives?: string;
+}
+
+/** The hints read, and why anything in the file was ignored. */
+export interface WorkspaceHintsReading {
+  hints: WorkspaceHints;
+  warnings: string[];
+}
+
+const FILE = join('.gaffer', 'workspace.json');
+
+/** Keys that would grant power: only the data dir's config or `--config` may set them. */
+const POWER_KEYS: ReadonlySet<string> = new Set([
+  'runners',
+  'runner',
+  'default_runner',
+  'models',
+  'model',
+  'endpoint',
+  'endpoints',
+  'sandbox',
+  'approval',
+  'budget',
+  'budgets',
+  'tokens',
+  'setup',
+  'hooks',
+  'setup_hooks',
+  'env',
+  'workers',
+  'roster',
+  'retention',
+  'breaker',
+  'worktree',
+  'worktrees',
+]);
+
+const LINT_CODES: readonly LintCode[] = ['no_scope', 'no_verify', 'multiple_outcomes', 'vague_verb', 'public_api_unguarded', 'too_long', 'too_short'];
+const COMMAND_MAX = 2_000;
+
+/** Reads `.gaffer/workspace.json`: the harmless hints, and a warning for everything else (ignored). */
+export function readWorkspaceHints(workspace: string): WorkspaceHintsReading {
+  const warnings: string[] = [];
+  let text: string;
+  try {
+    text = readFileSync(join(workspace, FILE), 'utf8');
+  } catch {
+    return { hints: {}, warnings };
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { hints: {}, warnings: [`${FILE} is not valid JSON: ignored`] };
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { hints: {}, warnings: [`${FILE} must hold a JSON object: ignored`] };
+
+  const hints: WorkspaceHints = {};
+  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
+    if (key === 'verify') readVerify(value, hints, warnings);
+    else if (key === 'spec_lint') readSpecLint(value, hints, warnings);
+    else if (key === 'objectives') readObjectives(value, hints, warnings);
+    else if (POWER_KEYS.has(key)) warnings.push(`${FILE}: "${key}" ignored — it grants power, so only the data dir's gaffer.config or --config may set it (spec 07)`);
+    else warnings.push(`${FILE}: unknown key "${key}" ignored — a workspace may only hint verify.command, verify.scope, spec_lint.ignore and objectives`);
+  }
+  return { hints, warnings };
+}
+
+function readVerify(value: unknown, hints: WorkspaceHints, warnings: string[]): void {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    warnings.push(`${FILE}: "verify" must be an object like {"command": "npm test"}: ignored`);
+    return;
+  }
+  const verify: NonNullable<WorkspaceHints['verify']> = {};
+  for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+    if (key === 'command' && typeof v === 'string' && v.trim() !== '' && v.length <= COMMAND_MAX) verify.command = v.trim();
+    else if (key === 'scope' && (v === 'related' || v === 'all')) verify.scope = v;
+    else if (key === 'command' || key === 'scope') warnings.push(`${FILE}: verify.${key} must be ${key === 'command' ? `a non-empty string up to ${COMMAND_MAX} characters` : 'related or all'}: ignored`);
+    else warnings.push(`${FILE}: verify.${key} ignored — only verify.command and verify.scope are read`);
+  }
+  if (Object.keys(verify).length > 0) hints.verify = verify;
+}
+
+function readSpecLint(value: unknown, hints: WorkspaceHints, warnings: string[]): void {
+  const ignore = (value as { ignore?: unknown } | null)?.ignore;
+  const extra = value !== null && typeof value === 'object' ? Object.keys(value).filter((k) => k !== 'ignore') : [];
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || extra.length > 0) {
+    // a string here would be the lint mode, which is the config's to set
+    warnings.push(`${FILE}: spec_lint ${extra.length > 0 ? `key(s) ${extra.join(', ')}` : 'value'} ignored — only spec_lint.ignore (finding codes) is read; the mode comes from the config`);
+  }
+  if (ignore === undefined) return;
+  const codes = Array.isArray(ignore) ? ignore.filter((c): c is LintCode => LINT_CODES.includes(c as LintCode)) : [];
+  if (!Array.isArray(ignore) || codes.length !== ignore.length) warnings.push(`${FILE}: spec_lint.ignore must list codes among ${LINT_CODES.join(', ')}: unknown ones ignored`);
+  if (codes.length > 0) hints.spec_lint = { ignore: codes };
+}
+
+function readObjectives(value: unknown, hints: WorkspaceHints, warnings: string[]): void {
+  const ok = typeof value === 'string' && value.trim() !== '' && !value.startsWith('/') && !value.startsWith('~') && !value.split(/[\\/]/).includes('..');
+  if (ok) hints.objectives = value.trim();
+  else warnings.push(`${FILE}: objectives must be a path inside the workspace (relative, no ".."): ignored`);
+}

@@ -126,16 +126,19 @@ describe.each(APIS)('builtin runner over $label', ({ api }) => {
     const from = server.requests.length;
     const isA = (r: ModelRequest) => wire(r).includes('task A');
     const isB = (r: ModelRequest) => wire(r).includes('task B');
+    const bDone = join(data.dir, 'b-done');
     server.script([
       { when: isA, toolCalls: [{ name: 'write_file', args: { path: 'shared.txt', content: 'from A\n' } }] },
-      // A keeps its lock while it "thinks"; B tries the same file meanwhile
-      { when: isA, stall: 1_500, then: { text: 'A done.\nFiles changed:\nshared.txt' } },
+      // A is still at work (holding its lock) until the test says B has finished
+      { when: isA, toolCalls: [{ name: 'run_command', args: { command: `until [ -f ${bDone} ]; do sleep 0.05; done` } }] },
+      { when: isA, text: 'A done.\nFiles changed:\nshared.txt' },
       { when: isB, toolCalls: [{ name: 'edit_file', args: { path: 'shared.txt', old_text: 'from A', new_text: 'from B' } }] },
-      { when: isB, text: 'B gave up on shared.txt.\nFiles changed:\n(none)' },
+      { when: isB, text: 'B left shared.txt alone.\nFiles changed:\n(none)' },
     ]);
     const a = runner().run(builtinInput(ws.dir, data.dir, { workerName: 'worker-a', instruction: 'task A' }));
     await server.waitForRequests(from + 2);
     const b = await runner().run(builtinInput(ws.dir, data.dir, { workerName: 'worker-b', instruction: 'task B' }));
+    writeFileSync(bDone, '');
     const reportA = await a;
 
     expect(reportA).toMatchObject({ status: 'done', filesChanged: ['shared.txt'], refusals: [] });
@@ -143,6 +146,11 @@ describe.each(APIS)('builtin runner over $label', ({ api }) => {
     const toldB = requestsSince(from).find((r) => isB(r) && r.isToolResult)?.toolResults[0]?.output ?? '';
     expect(toldB).toContain('lock held by worker-a');
     expect(readFileSync(join(ws.dir, 'shared.txt'), 'utf8')).toBe('from A\n');
+
+    // A's end released its lock: a later worker may take the file
+    server.script([{ toolCalls: [{ name: 'edit_file', args: { path: 'shared.txt', old_text: 'from A', new_text: 'from C' } }] }, { text: 'ok' }]);
+    const c = await runner().run(builtinInput(ws.dir, data.dir, { workerName: 'worker-c' }));
+    expect(c).toMatchObject({ status: 'done', filesChanged: ['shared.txt'], refusals: [] });
   });
 
   it('a stalled model is stopped by the watchdog: stalled, panic', async () => {

@@ -51,10 +51,10 @@ describe('watchdog', () => {
 
   it('progress keeps it quiet', async () => {
     const trips: WatchdogTrip[] = [];
-    const dog = new Watchdog({ idleMs: 150, onTrip: (t) => trips.push(t) });
+    const dog = new Watchdog({ idleMs: 300, onTrip: (t) => trips.push(t) });
     dog.start();
-    for (let i = 0; i < 8; i++) {
-      await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 10; i++) {
+      await new Promise((r) => setTimeout(r, 60));
       dog.progress();
     }
     expect(trips).toEqual([]);

@@ -3,12 +3,21 @@ import { createHash } from 'node:crypto';
 import { promises as fs, readdirSync, readFileSync, lstatSync, readlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll } from 'vitest';
 import { takeSnapshot } from '../../src/evidence/index.js';
 import type { Snapshot, SnapshotOptions } from '../../src/evidence/types.js';
 
-/** A fresh temp folder (real path: macOS /var -> /private/var would change workspace hashes). */
+const created: string[] = [];
+
+afterAll(async () => {
+  for (const dir of created.splice(0)) await fs.rm(dir, { recursive: true, force: true });
+});
+
+/** A fresh temp folder, removed after the file's tests (real path: macOS /var -> /private/var). */
 export async function tempDir(prefix = 'gaffer-ev-'): Promise<string> {
-  return fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), prefix)));
+  const dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), prefix)));
+  created.push(dir);
+  return dir;
 }
 
 /** The env tests run their own git with: nothing of the host's config or GIT_* variables. */

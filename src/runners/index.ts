@@ -1,4 +1,5 @@
 import { BuiltinRunner, type BuiltinRunnerOptions } from './builtin/builtin-runner.js';
+import type { WrapBuiltinCommand } from './builtin/tool-context.js';
 import type { Runner } from './contract.js';
 import { wrapWithSandbox, type SandboxPolicy } from './sandbox/bwrap.js';
 import { probeSandbox } from './sandbox/probe.js';
@@ -17,8 +18,17 @@ export function createRunners(setup: RunnerSetup = {}): Map<string, Runner> {
   const wrapCommand = sandboxWrapper(setup.sandbox ?? 'auto');
   return new Map<string, Runner>([
     ['shell', new ShellRunner(wrapCommand ? { wrapCommand } : {})],
-    ['builtin', new BuiltinRunner(setup.builtin ?? {})],
+    ['builtin', new BuiltinRunner({ ...(wrapCommand ? { wrapCommand: builtinCommandWrapper(wrapCommand) } : {}), ...setup.builtin })],
   ]);
+}
+
+/** The builtin agent's `run_command` under the same policy; a refusal becomes a command that fails saying why. */
+function builtinCommandWrapper(wrap: WrapCommand): WrapBuiltinCommand {
+  return (run) => {
+    const wrapped = wrap(run);
+    if (wrapped.refused === undefined) return wrapped;
+    return { argv: ['/bin/sh', '-c', 'printf "%s\\n" "$1" >&2; exit 126', 'sh', `refused: ${wrapped.refused}`], sandboxed: false };
+  };
 }
 
 /**
@@ -29,7 +39,7 @@ export function createRunners(setup: RunnerSetup = {}): Map<string, Runner> {
 export function sandboxWrapper(policy: SandboxPolicy): WrapCommand | undefined {
   if (policy === 'off') return undefined;
   return ({ shellCommand, workspace, instructionFile }) => {
-    const wrapped = wrapWithSandbox({ shellCommand, workspace, readable: [instructionFile] });
+    const wrapped = wrapWithSandbox({ shellCommand, workspace, readable: instructionFile === undefined ? [] : [instructionFile] });
     if (wrapped !== null) return wrapped;
     if (policy === 'required') {
       return { argv: [], sandboxed: false, refused: `the sandbox is required (config sandbox: required) but does not work here: ${probeSandbox().reason}` };

@@ -1,6 +1,8 @@
-import { loadConfig, type LoadedConfig } from '../../config/config.js';
+import { DEFAULT_ENDPOINT } from '../../config/config-schema.js';
+import { loadConfig, type GafferConfig, type LoadedConfig } from '../../config/config.js';
 import { resolveDataDir } from '../../config/data-dir.js';
 import { Engine } from '../../engine/engine.js';
+import { createRunners, type RunnerSetup } from '../../runners/index.js';
 import { readServerRecord } from '../http/serve.js';
 import { HttpApi, LocalApi, type CliApi } from './api.js';
 
@@ -59,6 +61,7 @@ export class CliContext {
     const { config } = this.config;
     this.#engine ??= Engine.open({
       dataDir: this.dataDir,
+      runners: createRunners({ sandbox: config.sandbox, ...builtinSetup(config) }),
       maxParallel: config.workers.max_parallel,
       specLint: config.spec_lint,
       retentionJobs: config.retention.jobs,
@@ -80,4 +83,11 @@ export class CliContext {
   async close(): Promise<void> {
     if (this.#engine) await (await this.#engine).close();
   }
+}
+
+/** The builtin agent's endpoint from the config (env `GAFFER_MODEL_*` already folded in); none: its own env default. */
+function builtinSetup(config: GafferConfig): Pick<RunnerSetup, 'builtin'> {
+  const e = config.models[DEFAULT_ENDPOINT];
+  if (e === undefined || e.model === null) return {};
+  return { builtin: { endpoint: { api: e.api, url: e.url, key: e.key, model: e.model } } };
 }

@@ -19,7 +19,7 @@ export interface WrappedCommand {
  * The sandbox seam: turns a worker's `sh -c` command into what is spawned (the registry installs
  * bubblewrap here: runners/sandbox/bwrap.ts). `instructionFile` must stay readable inside.
  */
-export type WrapCommand = (run: { shellCommand: string; workspace: string; env: NodeJS.ProcessEnv; instructionFile: string }) => WrappedCommand;
+export type WrapCommand = (run: { shellCommand: string; workspace: string; env: NodeJS.ProcessEnv; instructionFile?: string }) => WrappedCommand;
 
 /** Options of the shell runner. */
 export interface ShellRunnerOptions {

@@ -170,6 +170,7 @@ export class BuiltinRunner implements Runner {
       commandTimeoutMs: this.#opts.commandTimeoutMs ?? COMMAND_TIMEOUT_MS,
       commandOutputBytes: this.#opts.commandOutputBytes ?? COMMAND_OUTPUT_BYTES,
       onCommandOutput: (lines) => transcript.commandOutput(lines),
+      ...(input.onSpawn !== undefined ? { onSpawn: input.onSpawn } : {}),
     };
     const wrapCommand = input.sandbox ? this.#opts.wrapCommand : undefined;
     if (wrapCommand !== undefined) {

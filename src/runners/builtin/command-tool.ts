@@ -29,6 +29,7 @@ export async function runCommandTool(ctx: ToolContext, args: { command: string; 
     graceMs: 2000,
     tailBytes: ctx.commandOutputBytes,
     ...(ctx.onCommandOutput !== undefined ? { onOutput: ctx.onCommandOutput } : {}),
+    ...(ctx.onSpawn !== undefined ? { onSpawn: ctx.onSpawn } : {}),
   });
   const dropped = result.outputBytes > ctx.commandOutputBytes ? `[… first ${result.outputBytes - Buffer.byteLength(result.tail)} bytes of output not shown]\n` : '';
   const output = result.tail === '' ? '(no output)' : `${dropped}${result.tail}`;

@@ -28,6 +28,8 @@ export interface ToolContext {
   wrapCommand?: WrapBuiltinCommand;
   /** Told whether each command ran sandboxed. */
   onCommandSandboxed?: (sandboxed: boolean) => void;
+  /** Each command's process group once it exists (stored, so a restarted gaffer can kill survivors, spec 04). */
+  onSpawn?: (info: { pgid: number; startedAt: number }) => void;
   /** Where a command's output lines go (the transcript), when anywhere. */
   onCommandOutput?: (lines: string[]) => void;
 }

@@ -40,6 +40,7 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
   const spec = ctx.spec;
   ctx.setStatus('running', { started: epochS() });
   ctx.phase('checkpointing the workspace');
+  let pre: Snapshot | null = null;
   const snap = (label: string) =>
     takeSnapshot({
       workspace: spec.workspace,
@@ -47,8 +48,10 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
       jobId: ctx.id,
       label,
       alwaysInclude: spec.tasks.flatMap((t) => [...t.files, ...t.outputs]),
+      // every later snapshot has the checkpoint's source, so the two always compare
+      ...(pre ? { like: pre } : {}),
     });
-  const pre = await snap('pre');
+  pre = await snap('pre');
   ctx.update({ checkpoint: { pre }, result: resultSoFar(ctx, {}) });
   if (ctx.isCancelled) {
     settleJob(ctx, { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 });
@@ -318,6 +321,6 @@ class EvidenceTrail {
     let facts = this.#gitFacts.get(lastWork.id);
     if (!facts) this.#gitFacts.set(lastWork.id, (facts = readGitFacts(this.#pre.workspace)));
     const git = await facts;
-    return buildChangesJson(this.#pre, changes, { verificationWrote, ...(git ? { git } : {}) });
+    return buildChangesJson(this.#pre, changes, { verificationWrote, after: lastWork, ...(git ? { git } : {}) });
   }
 }

@@ -40,6 +40,11 @@ export class CliContext {
     return this.#config;
   }
 
+  /** `--config`, when given. */
+  get configPath(): string | undefined {
+    return this.#flags.config;
+  }
+
   /** The server's URL when the CLI should use one. */
   serverUrl(): string | null {
     // an empty GAFFER_URL= is unset, not "no server": fall through to server.json

@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { toGafferError } from '../../domain/errors.js';
 import { CliContext, type GlobalFlags } from './cli-context.js';
 import { buildRequest } from './commands/dispatch.js';
+import { doctorCommand } from './commands/doctor.js';
 import { mcpCommand, serveCommand } from './commands/serve.js';
 import { dispatchCommand, type DispatchFlags } from './commands/dispatch.js';
 import { cancelCommand, eventsCommand, lintCommand, listCommand, runnersCommand, statusCommand, waitCommand } from './commands/reading.js';
@@ -131,6 +132,12 @@ export function buildProgram(setExit: (code: number) => void): Command {
         return 0;
       })(),
     );
+
+  program
+    .command('doctor')
+    .description('the effective config with where each value came from, and checks of git, SQLite, the data dir, runners, the sandbox and model endpoints (exit 1 when one fails)')
+    .option('--workspace <dir>', "also read this workspace's .gaffer/workspace.json hints")
+    .action((flags: { workspace?: string }) => run('doctor', (cli) => doctorCommand(cli, flags))());
 
   program
     .command('serve')

@@ -1,0 +1,235 @@
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { toGafferError } from '../domain/errors.js';
+import { envForRunner } from '../runners/process/billing-env.js';
+import { findOnPath } from '../runners/sandbox/probe.js';
+import { sandboxStatus } from '../runners/sandbox/bwrap.js';
+import { Store } from '../store/store.js';
+import { AGENT_CLI_KEYS, DEFAULT_ENDPOINT, type AgentCliKey } from './config-schema.js';
+import { DEFAULT_CONFIG, loadConfig, redactUrl, type GafferConfig, type LoadedConfig, type ModelEndpoint } from './config.js';
+import { describeConfig, type ShownConfig } from './describe-config.js';
+import { readWorkspaceHints } from './workspace-hints.js';
+
+/** One doctor check (spec 07): what was found and, when it is not ok, what to do. */
+export interface DoctorCheck {
+  name: string;
+  status: 'ok' | 'warn' | 'fail';
+  detail: string;
+  /** What to do about it; null when nothing needs doing. */
+  fix: string | null;
+}
+
+/** `gaffer doctor --json`. */
+export interface DoctorReport {
+  config: ShownConfig & { data_dir: string };
+  checks: DoctorCheck[];
+}
+
+/** What doctor looks at. */
+export interface DoctorOptions {
+  dataDir: string;
+  configPath?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  /** Also read this workspace's `.gaffer/workspace.json`. */
+  workspace?: string | undefined;
+  /** Timeout of each endpoint request, ms (default 3000). */
+  endpointTimeoutMs?: number;
+}
+
+/** Each agent CLI's binary and npm package (until the profile table carries them). */
+const AGENT_CLIS: Record<AgentCliKey, { binary: string; install: string }> = {
+  claude: { binary: 'claude', install: 'npm i -g @anthropic-ai/claude-code' },
+  codex: { binary: 'codex', install: 'npm i -g @openai/codex' },
+  gemini: { binary: 'gemini', install: 'npm i -g @google/gemini-cli' },
+  qwen: { binary: 'qwen', install: 'npm i -g @qwen-code/qwen-code' },
+  opencode: { binary: 'opencode', install: 'npm i -g opencode-ai' },
+};
+
+const GIB = 1024 ** 3;
+const MIB = 1024 ** 2;
+
+/** Runs every check of `gaffer doctor`; never throws for what it finds. */
+export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
+  const env = opts.env ?? process.env;
+  const checks: DoctorCheck[] = [];
+  const add = (name: string, status: DoctorCheck['status'], detail: string, fix: string | null = null) => checks.push({ name, status, detail, fix });
+
+  let loaded: LoadedConfig;
+  try {
+    loaded = loadConfig({ dataDir: opts.dataDir, configPath: opts.configPath, env });
+    add('config', 'ok', loaded.file ? `read ${loaded.file}` : `no config file in ${opts.dataDir}: defaults and the environment`);
+  } catch (err) {
+    add('config', 'fail', toGafferError(err).message, 'fix the value named, or remove it to use the default');
+    loaded = { config: structuredClone(DEFAULT_CONFIG), file: opts.configPath ?? null, sources: {} };
+  }
+  const { config } = loaded;
+
+  checkNode(add);
+  checkGit(add, env);
+  checkDataDir(opts.dataDir, add);
+  checkStore(opts.dataDir, add);
+  checkRunners(config, env, add);
+  checkSandbox(config, add);
+  for (const [name, endpoint] of Object.entries(config.models)) {
+    const check = await checkEndpoint(name, endpoint, opts.endpointTimeoutMs ?? 3000);
+    checks.push(check);
+  }
+  if (opts.workspace !== undefined) {
+    const { hints, warnings } = readWorkspaceHints(opts.workspace);
+    if (warnings.length > 0) add('workspace hints', 'warn', warnings.join('; '), `remove those keys from ${join(opts.workspace, '.gaffer', 'workspace.json')}; set them in the data dir's gaffer.config instead`);
+    else add('workspace hints', 'ok', Object.keys(hints).length > 0 ? `hints: ${JSON.stringify(hints)}` : 'no .gaffer/workspace.json hints');
+  }
+  return { config: { ...describeConfig(loaded), data_dir: opts.dataDir }, checks };
+}
+
+type Add = (name: string, status: DoctorCheck['status'], detail: string, fix?: string | null) => void;
+
+function checkNode(add: Add): void {
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  if (major > 20 || (major === 20 && minor >= 19)) add('node', 'ok', `node ${process.version}`);
+  else add('node', 'fail', `node ${process.version} is older than 20.19`, 'install Node.js 20.19 or newer');
+}
+
+function checkGit(add: Add, env: NodeJS.ProcessEnv): void {
+  const path = findOnPath('git', env);
+  const run = path === null ? null : spawnSync(path, ['--version'], { encoding: 'utf8', timeout: 5000, env: envForRunner('git', 'free', env) });
+  if (path === null || run === null || run.status !== 0) {
+    add('git', 'warn', path === null ? 'git is not on PATH: evidence falls back to sizes and mtimes (less exact)' : `git --version failed: ${run?.error?.message ?? run?.stderr.trim() ?? ''}`, 'install git (apt-get install git)');
+    return;
+  }
+  add('git', 'ok', `${run.stdout.trim()} (${path})`);
+}
+
+function checkDataDir(dataDir: string, add: Add): void {
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    const probe = join(dataDir, `.doctor-${process.pid}`);
+    writeFileSync(probe, 'ok');
+    rmSync(probe, { force: true });
+  } catch (err) {
+    add('data dir', 'fail', `${dataDir} is not writable: ${(err as Error).message}`, 'choose a writable --data-dir (or GAFFER_DATA_DIR), or fix its permissions');
+    return;
+  }
+  let free: number | null = null;
+  try {
+    const fs = statfsSync(dataDir);
+    free = fs.bavail * fs.bsize;
+  } catch {
+    free = null;
+  }
+  const freeText = free === null ? 'free space unknown' : `${(free / GIB).toFixed(1)} GiB free`;
+  if (free !== null && free < 100 * MIB) add('data dir', 'fail', `${dataDir}: only ${Math.round(free / MIB)} MiB free`, 'free disk space (job logs and checkpoints live here) or move the data dir');
+  else if (free !== null && free < GIB) add('data dir', 'warn', `${dataDir}: ${freeText}`, 'free disk space: job logs and checkpoints live here');
+  else add('data dir', 'ok', `${dataDir} is writable, ${freeText}`);
+}
+
+function checkStore(dataDir: string, add: Add): void {
+  let store: Store | null = null;
+  try {
+    store = new Store(dataDir);
+    const rows = store.db.pragma('integrity_check') as { integrity_check: string }[];
+    const answer = rows.map((r) => r.integrity_check).join('; ');
+    if (answer === 'ok') add('sqlite', 'ok', `${store.path}: integrity_check ok`);
+    else add('sqlite', 'fail', `${store.path}: integrity_check says ${answer.slice(0, 300)}`, 'stop gaffer, move gaffer.db aside and start again (jobs in it are lost), or restore a backup');
+  } catch (err) {
+    add('sqlite', 'fail', `cannot open the store in ${dataDir}: ${(err as Error).message}`, 'check the data dir (above); a corrupt gaffer.db can be moved aside');
+  } finally {
+    store?.close();
+  }
+}
+
+function checkRunners(config: GafferConfig, env: NodeJS.ProcessEnv, add: Add): void {
+  try {
+    accessSync('/bin/sh', constants.X_OK);
+    add('runner shell', config.runners.shell.enabled ? 'ok' : 'warn', `sh -c in the workspace${config.runners.shell.enabled ? '' : ' — disabled in the config'}`, config.runners.shell.enabled ? null : 'set runners.shell.enabled: true');
+  } catch {
+    add('runner shell', 'fail', '/bin/sh is missing', 'install a POSIX shell at /bin/sh');
+  }
+
+  const endpoint = config.models[DEFAULT_ENDPOINT];
+  const builtinFix = 'set GAFFER_MODEL_URL and GAFFER_MODEL (or models.default.url and .model in gaffer.config)';
+  if (!config.runners.builtin.enabled) add('runner builtin', 'ok', 'disabled in the config');
+  else if (endpoint === undefined) add('runner builtin', 'warn', 'no model endpoint configured: builtin workers cannot run', builtinFix);
+  else if (endpoint.model === null) add('runner builtin', 'warn', `endpoint ${redactUrl(endpoint.url)} has no model`, 'set GAFFER_MODEL (or models.default.model)');
+  else add('runner builtin', 'ok', `${endpoint.api} endpoint ${redactUrl(endpoint.url)}, model ${endpoint.model}, billing ${config.runners.builtin.billing}`);
+
+  for (const key of AGENT_CLI_KEYS) {
+    const cli = AGENT_CLIS[key];
+    const settings = config.runners[key];
+    const path = findOnPath(cli.binary, env);
+    const name = `runner ${key}`;
+    if (!settings.enabled) {
+      // a disabled CLI is a third-party binary gaffer has not been allowed to run: found, not executed
+      add(name, 'ok', `disabled${path === null ? ', not installed' : `, installed at ${path}`}`, `to use it: ${path === null ? `${cli.install}, then ` : ''}set runners.${key}.enabled: true`);
+      continue;
+    }
+    if (path === null) {
+      add(name, 'fail', `enabled but not installed (${cli.binary} is not on PATH)`, cli.install);
+      continue;
+    }
+    const run = spawnSync(path, ['--version'], { encoding: 'utf8', timeout: 10_000, env: envForRunner(key, settings.billing, env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const version = run.status === 0 ? (run.stdout.trim().split('\n')[0] ?? '').slice(0, 100) : null;
+    if (version === null) add(name, 'warn', `${path} --version failed (${run.error?.message ?? `exit ${run.status ?? run.signal ?? '?'}`})`, `reinstall it: ${cli.install}`);
+    else add(name, 'ok', `${version} at ${path}, enabled, billing ${settings.billing}`);
+  }
+}
+
+function checkSandbox(config: GafferConfig, add: Add): void {
+  const status = sandboxStatus();
+  const how = status.version === null
+    ? 'install bubblewrap (apt-get install bubblewrap)'
+    : 'enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces=15000), or run the container with them allowed (e.g. docker --security-opt seccomp=unconfined)';
+  if (config.sandbox === 'off') {
+    add('sandbox', 'warn', `off in the config: workers run unsandboxed (bubblewrap ${status.available ? 'would work here' : 'does not work here'})`, 'set sandbox: auto');
+  } else if (status.available) {
+    add('sandbox', 'ok', `${status.version ?? 'bwrap'}: ${status.reason}`);
+  } else {
+    const what = `not available: ${status.reason}`;
+    if (config.sandbox === 'required') add('sandbox', 'fail', `${what} — with sandbox: required every worker is refused`, how);
+    else add('sandbox', 'warn', `${what} — workers run unsandboxed (rows say sandboxed: false)`, how);
+  }
+}
+
+/** GET the endpoint's models route (3 s): reachable, key accepted, model listed. */
+async function checkEndpoint(name: string, e: ModelEndpoint, timeoutMs: number): Promise<DoctorCheck> {
+  const check = `endpoint ${name}`;
+  const shown = redactUrl(e.url);
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (e.api === 'anthropic') {
+    headers['anthropic-version'] = '2023-06-01';
+    if (e.key) headers['x-api-key'] = e.key;
+  } else if (e.key) {
+    headers.authorization = `Bearer ${e.key}`;
+  }
+  let res: Response;
+  try {
+    res = await fetch(`${e.url}/models`, { headers, signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+    const why = cause === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : `unreachable (${cause})`;
+    return { name: check, status: 'fail', detail: `${shown}: ${why}`, fix: 'start the model server, or fix the URL (GAFFER_MODEL_URL / models.<name>.url)' };
+  }
+  const body = await res.text().catch(() => '');
+  if (res.status === 401 || res.status === 403) {
+    return { name: check, status: 'fail', detail: `${shown}: the key was refused (HTTP ${res.status})${e.key ? '' : ' — no key is configured'}`, fix: `set the key (GAFFER_MODEL_KEY, or models.${name}.key_env naming a variable that holds it)` };
+  }
+  if (!res.ok) {
+    return { name: check, status: 'warn', detail: `${shown}: the models route answered HTTP ${res.status}; the endpoint may still serve completions`, fix: 'check the base URL includes the version path, e.g. http://127.0.0.1:11434/v1' };
+  }
+  const listed = modelIds(body);
+  if (e.model !== null && listed.length > 0 && !listed.includes(e.model)) {
+    return { name: check, status: 'warn', detail: `${shown}: reachable, but model ${e.model} is not listed (it lists ${listed.slice(0, 8).join(', ')}${listed.length > 8 ? ', …' : ''})`, fix: `pick a listed model (GAFFER_MODEL / models.${name}.model)` };
+  }
+  return { name: check, status: 'ok', fix: null, detail: `${shown}: reachable (HTTP ${res.status})${listed.length > 0 ? `, ${listed.length} model(s) listed` : ''}${e.model !== null && listed.includes(e.model) ? `, ${e.model} among them` : ''}` };
+}
+
+function modelIds(body: string): string[] {
+  try {
+    const parsed = JSON.parse(body) as { data?: { id?: unknown }[]; models?: { name?: unknown }[] };
+    const ids = (parsed.data ?? []).map((m) => m.id).concat((parsed.models ?? []).map((m) => m.name));
+    return ids.filter((id): id is string => typeof id === 'string');
+  } catch {
+    return [];
+  }
+}

@@ -189,8 +189,9 @@ class OutputCoalescer {
     if (Buffer.byteLength(text) > OUTPUT_EVENT_BYTES) text = Buffer.from(text).subarray(-OUTPUT_EVENT_BYTES).toString('utf8');
     this.#lines = [];
     this.#bytes = 0;
-    this.#lastEmit = performance.now();
     this.#emit(text);
+    // measured after the event is stored, so stored timestamps are 250 ms apart too
+    this.#lastEmit = performance.now();
   }
 
   close(): void {

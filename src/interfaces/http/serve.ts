@@ -1,6 +1,6 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { GafferError } from '../../domain/errors.js';
@@ -70,7 +70,9 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
 
   const recordFile = join(opts.engine.dataDir, 'server.json');
   const record: ServerRecord = { pid: process.pid, url, started: Date.now() / 1000, version: opts.version };
-  writeFileSync(recordFile, `${JSON.stringify(record, null, 2)}\n`);
+  // written whole or not at all: a CLI reading it mid-write would think there is no server
+  writeFileSync(`${recordFile}.${process.pid}.tmp`, `${JSON.stringify(record, null, 2)}\n`);
+  renameSync(`${recordFile}.${process.pid}.tmp`, recordFile);
 
   let closing: Promise<void> | null = null;
   return {

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir } from '../helpers/temp.js';
@@ -9,6 +9,19 @@ const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gaffer');
 function gaffer(dataDir: string, args: string[], input?: string) {
   const r = spawnSync(BIN, ['--data-dir', dataDir, ...args], { encoding: 'utf8', input, timeout: 60_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The pid of the process whose command line is exactly `cmdline` (NUL-separated args joined by spaces). */
+function findProcess(cmdline: string): number {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ') === cmdline) return Number(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return -1;
 }
 
 /** Alive and not a zombie (an orphan's zombie waits for whatever reaps in this container). */
@@ -71,7 +84,9 @@ describe('the gaffer CLI', () => {
   it('a CLI killed with SIGKILL mid-job leaves an interrupted job, no worker process, and a free workspace', async () => {
     const data = join(tempDir(), 'data');
     const ws = makeWorkspace({ 'a.txt': 'a' });
-    const child = spawn(BIN, ['--data-dir', data, 'dispatch', '--workspace', ws, '--verify', 'none', '--task', 'slow', '--command', 'echo $$ > worker.pid; echo b > b.txt; sleep 120'], {
+    // a marker in the worker's command line finds it from here (inside a sandbox its $$ is another pid namespace's)
+    const marker = `${120 + Math.floor(Math.random() * 1e6) / 1e7}`;
+    const child = spawn(BIN, ['--data-dir', data, 'dispatch', '--workspace', ws, '--verify', 'none', '--task', 'slow', '--command', `echo b > b.txt; sleep ${marker}`], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
@@ -90,7 +105,7 @@ describe('the gaffer CLI', () => {
     expect(running.code).toBe(0);
     // give the shell a moment to write its pid
     await new Promise((r) => setTimeout(r, 500));
-    const workerPid = Number(spawnSync('cat', [join(ws, 'worker.pid')], { encoding: 'utf8' }).stdout.trim());
+    const workerPid = findProcess(`sleep ${marker}`);
     expect(alive(workerPid)).toBe(true);
 
     child.kill('SIGKILL');

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
 import type { CompactJob } from '../../src/engine/compact.js';
-import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir } from '../helpers/temp.js';
+import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir, writeFiles } from '../helpers/temp.js';
 
 const engines: Engine[] = [];
 afterEach(async () => {
@@ -86,8 +86,11 @@ describe('new failures against the baseline', () => {
 
 describe('flaky tests', () => {
   it('a new failure that passes on a targeted rerun is flaky: reported, not blocking', async () => {
-    const state = join(tempDir(), 'flaky-state');
-    const ws = makeWorkspace({
+    const ws = makeWorkspace({});
+    // inside the workspace: a sandboxed verification may write only there (and the baseline copy's
+    // sandbox sees it read-only, which is all it needs)
+    const state = join(ws, '.flaky-state');
+    writeFiles(ws, {
       'package.json': JSON.stringify({ name: 'f', private: true, type: 'module', scripts: { test: 'node --test test/' } }),
       'test/flaky.test.js':
         "import { test } from 'node:test';\nimport { existsSync, writeFileSync } from 'node:fs';\n" +

@@ -1,15 +1,15 @@
 // The scripted model server: one node:http server on 127.0.0.1 that answers four model APIs from a script.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import * as zlib from 'node:zlib';
-import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { ApiAdapter, RenderContext } from './adapter.js';
 import { autoText } from './auto.js';
 import { DEFAULT_MODEL, buildAnswer, contentTypeOf, errorPayload, renderChunks, type Framing } from './answer.js';
+import { answerFixed } from './fixed.js';
+import { drop, headersOf, listen, readBody, sendJson, sleep } from './http.js';
 import { createIdFactory } from './ids.js';
-import { routeOf, type FixedRoute, type ModelRoute } from './routes.js';
+import { routeOf, type ModelRoute } from './routes.js';
 import { Script } from './script.js';
-import { estimateTokens, isRecord } from './text.js';
+import { isRecord } from './text.js';
 import type { ErrorSpec, ModelRequest, ReplyTurn, ScriptOptions, ScriptStep, StallTurn, Turn } from './types.js';
 
 /** How to start a model server. */
@@ -159,40 +159,10 @@ export class ModelServer {
       return;
     }
     if (route.kind !== 'model') {
-      this.#answerFixed(route, raw, method, res);
+      answerFixed(route, { raw, method, models: [...this.#models] }, res);
       return;
     }
     await this.#answerModel(route, req, url, raw, res);
-  }
-
-  #answerFixed(route: FixedRoute, raw: string, method: string, res: ServerResponse): void {
-    const models = [...this.#models];
-    switch (route.kind) {
-      case 'health':
-        res.writeHead(200, { 'content-type': 'text/plain' }).end(method === 'HEAD' ? undefined : 'model-server ok\n');
-        return;
-      case 'anthropic-count':
-        sendJson(res, 200, { input_tokens: estimateTokens(raw.length) });
-        return;
-      case 'gemini-count':
-        sendJson(res, 200, { totalTokens: estimateTokens(raw.length) });
-        return;
-      case 'openai-models':
-        sendJson(res, 200, {
-          object: 'list',
-          data: models.map((id) => ({ id, object: 'model', type: 'model', display_name: id, created: 0, created_at: '2025-01-01T00:00:00Z', owned_by: 'model-server' })),
-          has_more: false,
-          first_id: models[0] ?? null,
-          last_id: models.at(-1) ?? null,
-        });
-        return;
-      case 'gemini-models':
-        sendJson(res, 200, { models: models.map(geminiModel) });
-        return;
-      case 'gemini-model':
-        sendJson(res, 200, geminiModel(route.pathModel ?? DEFAULT_MODEL));
-        return;
-    }
   }
 
   async #answerModel(route: ModelRoute, req: IncomingMessage, url: URL, raw: string, res: ServerResponse): Promise<void> {
@@ -332,82 +302,3 @@ export function startModelServer(options: ModelServerOptions = {}): Promise<Mode
   return ModelServer.start(options);
 }
 
-/** Hangs up without an answer (status 0 on the record, set before the client can see the reset). */
-function drop(request: ModelRequest, res: ServerResponse): void {
-  request.status = 0;
-  res.destroy();
-}
-
-function listen(server: Server, start: () => void): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.once('listening', () => {
-      server.off('error', reject);
-      resolve();
-    });
-    start();
-  });
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return decodeBody(Buffer.concat(chunks), req.headers['content-encoding']);
-}
-
-/** Undoes a compressed request body (codex may compress). */
-function decodeBody(raw: Buffer, encoding: string | undefined): string {
-  switch (encoding?.trim().toLowerCase()) {
-    case 'gzip':
-      return gunzipSync(raw).toString('utf8');
-    case 'deflate':
-      return inflateSync(raw).toString('utf8');
-    case 'br':
-      return brotliDecompressSync(raw).toString('utf8');
-    case 'zstd': {
-      // node:zlib has zstd from Node 22.15 only
-      const zstd = (zlib as { zstdDecompressSync?: (input: Buffer) => Buffer }).zstdDecompressSync;
-      if (zstd === undefined) throw new Error(`zstd request bodies need Node >= 22.15 (this is ${process.version})`);
-      return zstd(raw).toString('utf8');
-    }
-    default:
-      return raw.toString('utf8');
-  }
-}
-
-function headersOf(req: IncomingMessage): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(req.headers)) if (value !== undefined) out[key] = Array.isArray(value) ? value.join(', ') : value;
-  return out;
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-}
-
-function geminiModel(id: string): Record<string, unknown> {
-  return {
-    name: `models/${id}`,
-    version: '001',
-    displayName: id,
-    inputTokenLimit: 1_048_576,
-    outputTokenLimit: 65_536,
-    supportedGenerationMethods: ['generateContent', 'streamGenerateContent', 'countTokens'],
-  };
-}
-
-/** Waits `ms`; false when the request was aborted (client gone, server closing) first. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}

@@ -129,6 +129,9 @@ export class BuiltinRunner implements Runner {
       history = loaded.session.messages;
     }
     const modelId = input.model ?? endpoint.model;
+    if (modelId === null) {
+      return buildReport(facts, { kind: 'setup', error: 'no model selected: the task names none and the builtin endpoint has no default model (set GAFFER_MODEL or models.default.model)' }, null);
+    }
     const root = realWorkspace(input.workspace);
     const sessionPath = sessionPathFor(input.logFile, input.workerName);
     const transcript = new Transcript(input.logFile, input.onOutput, { headBytes: this.#opts.logHeadBytes, tailBytes: this.#opts.logTailBytes });

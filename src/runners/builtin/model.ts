@@ -8,7 +8,8 @@ export type ModelApi = (typeof MODEL_APIS)[number];
 
 /**
  * Where the builtin agent's model lives. From config or env only — never from a request (a
- * request may pick a model on this endpoint, never a URL).
+ * request may pick a model on this endpoint, never a URL). The config's `models.default`
+ * (src/config `ModelEndpoint`) has this shape and can be passed as it is.
  */
 export interface BuiltinEndpoint {
   /** `openai-compatible` (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter, OpenAI) or `anthropic`. */
@@ -17,8 +18,8 @@ export interface BuiltinEndpoint {
   url: string;
   /** API key, when the endpoint wants one. Never passed to the worker's commands. */
   key?: string | null;
-  /** The model used when a task names none. */
-  model: string;
+  /** The model used when a task names none; null = every task must name one. */
+  model: string | null;
 }
 
 /** A validation answer (STYLE: expected failures are values). */
@@ -70,7 +71,7 @@ export function isLoopbackEndpoint(endpoint: BuiltinEndpoint): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
 }
 
-/** The AI SDK model for `modelId` on `endpoint`. */
+/** The AI SDK model for `modelId` on `endpoint` (the endpoint's default model is not used here). */
 export function createLanguageModel(endpoint: BuiltinEndpoint, modelId: string): LanguageModel {
   if (endpoint.api === 'anthropic') {
     // the key is given explicitly (even empty) so the provider never reads ANTHROPIC_API_KEY itself

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { ModelEndpoint } from '../../../src/config/config.js';
 import { BuiltinRunner } from '../../../src/runners/builtin/builtin-runner.js';
 import { startModelServer, type ModelRequest, type ModelServer } from '../../support/model-server/index.js';
 import { APIS, builtinInput, endpointOf, tempDir } from './helpers.js';
@@ -350,6 +351,16 @@ describe('builtin runner without an endpoint', () => {
   it('ends with a record that says how to configure one', async () => {
     const report = await new BuiltinRunner({ endpoint: null }).run(builtinInput(ws.dir, data.dir));
     expect(report).toMatchObject({ status: 'error', outcome: 'expected_error', stopReason: 'not_started', error: expect.stringContaining('GAFFER_MODEL_URL') });
+  });
+
+  it("takes the config's endpoint as it is; with no default model a task must name one", async () => {
+    const fromConfig: ModelEndpoint = { url: `${server.url}/v1`, api: 'openai-compatible', model: null, key: null, keyFrom: null };
+    const runner = new BuiltinRunner({ endpoint: () => fromConfig });
+    const unnamed = await runner.run(builtinInput(ws.dir, data.dir));
+    expect(unnamed).toMatchObject({ status: 'error', stopReason: 'not_started', error: expect.stringContaining('no model selected') });
+    server.script([{ text: 'hi' }]);
+    const named = await runner.run(builtinInput(ws.dir, data.dir, { model: 'qwen3:8b' }));
+    expect(named).toMatchObject({ status: 'done', modelServed: 'qwen3:8b' });
   });
 
   it('a bad resume handle is a record, not a throw', async () => {

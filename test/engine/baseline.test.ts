@@ -87,15 +87,14 @@ describe('new failures against the baseline', () => {
 describe('flaky tests', () => {
   it('a new failure that passes on a targeted rerun is flaky: reported, not blocking', async () => {
     const ws = makeWorkspace({});
-    // inside the workspace: a sandboxed verification may write only there (and the baseline copy's
-    // sandbox sees it read-only, which is all it needs)
-    const state = join(ws, '.flaky-state');
+    // fails on its first run in the workspace itself, passes after (and in the baseline copy, which is
+    // elsewhere): a marker in the workspace, where a sandboxed verification may write
     writeFiles(ws, {
       'package.json': JSON.stringify({ name: 'f', private: true, type: 'module', scripts: { test: 'node --test test/' } }),
       'test/flaky.test.js':
         "import { test } from 'node:test';\nimport { existsSync, writeFileSync } from 'node:fs';\n" +
-        `const STATE = ${JSON.stringify(state)};\n` +
-        "test('sometimes fails', () => { if (!existsSync(STATE)) { writeFileSync(STATE, '1'); throw new Error('flaky'); } });\n" +
+        `const WORKSPACE = ${JSON.stringify(ws)};\n` +
+        "test('sometimes fails', () => { if (process.cwd() === WORKSPACE && !existsSync('.flaky-state')) { writeFileSync('.flaky-state', '1'); throw new Error('flaky'); } });\n" +
         "test('stable', () => {});\n",
     });
     const job = await run({ workspace: ws, tasks: [{ instruction: 'docs', command: 'echo "# f" > README.md' }] });

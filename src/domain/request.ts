@@ -144,6 +144,9 @@ export interface RunnerDefaults {
   defaultRunner: string | null;
   /** Runner keys this build can run. */
   available: readonly string[];
+  /** Config `timeouts.worker_s` / `timeouts.verify_s`: defaults for a request that gives none. */
+  timeoutS?: number;
+  verifyTimeoutS?: number;
 }
 
 /** Parses and limit-checks a request body; throws GafferError (`invalid_request`/`not_supported`/runner codes). */
@@ -188,11 +191,11 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
     model: req.model ?? null,
     verify: normalizeVerify(req.verify),
     verify_scope: req.verify_scope ?? 'related',
-    verify_timeout_s: req.verify_timeout_s ?? 300,
+    verify_timeout_s: req.verify_timeout_s ?? runners.verifyTimeoutS ?? 300,
     fix_rounds: req.fix_rounds ?? 1,
     expected_output_contains: req.expected_output_contains ?? null,
     criteria: req.criteria ?? [],
-    timeout_s: req.timeout_s ?? 900,
+    timeout_s: req.timeout_s ?? runners.timeoutS ?? 900,
     max_rounds: req.max_rounds ?? 20,
     isolation: 'shared',
     approval: req.approval === 'never' ? 'never' : 'auto',

@@ -38,6 +38,8 @@ export interface EngineOptions {
   cancelPollMs?: number;
   /** Spec lint at dispatch (spec 07), default `warn`. */
   specLint?: SpecLintMode;
+  /** Config `timeouts`: per-worker and verification timeouts (s) for requests that give none. */
+  timeouts?: { worker_s: number; verify_s: number };
 }
 
 /** Who is asking: an owner sees only their jobs (null: everything, single-user). */
@@ -68,6 +70,7 @@ export class Engine {
   #cancelTimer: NodeJS.Timeout | null = null;
   readonly #cancelPollMs: number;
   readonly #specLint: SpecLintMode;
+  readonly #timeouts: { worker_s: number; verify_s: number } | null;
   readonly #startedAt = monotonicMs();
   #waiters = 0;
   #closed = false;
@@ -83,6 +86,7 @@ export class Engine {
     this.#defaultRunner = opts.defaultRunner ?? null;
     this.#cancelPollMs = opts.cancelPollMs ?? 250;
     this.#specLint = opts.specLint ?? 'warn';
+    this.#timeouts = opts.timeouts ?? null;
   }
 
   /** Opens the store and turns jobs whose process died into `interrupted` (spec 07 "Store and restart"). */
@@ -141,7 +145,8 @@ export class Engine {
   }
 
   #parse(body: unknown): JobSpec {
-    return parseJobRequest(body, { defaultRunner: this.#defaultRunner, available: [...this.#services.runners.keys()] });
+    const timeouts = this.#timeouts === null ? {} : { timeoutS: this.#timeouts.worker_s, verifyTimeoutS: this.#timeouts.verify_s };
+    return parseJobRequest(body, { defaultRunner: this.#defaultRunner, available: [...this.#services.runners.keys()], ...timeouts });
   }
 
   /** The spec-lint report of a request, without dispatching (`gaffer lint`, `POST /api/lint`). */

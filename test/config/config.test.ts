@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { GafferError } from '../../src/domain/errors.js';
 import { DEFAULT_CONFIG, loadConfig } from '../../src/config/config.js';
 import { describeConfig } from '../../src/config/describe-config.js';
-import { tempDir } from '../helpers/temp.js';
+import { Engine } from '../../src/engine/engine.js';
+import { makeWorkspace, tempDir } from '../helpers/temp.js';
 
 const SECRET = 'sk-test-SECRET-4f9a1c0de77b';
 
@@ -150,6 +151,23 @@ describe('loadConfig', () => {
       expect(message).not.toContain(SECRET.slice(0, 10));
     }
     expect(messages[2]).toMatch(/not valid JSON \(at character \d+\)/);
+  });
+});
+
+describe('config timeouts', () => {
+  it('are the defaults of a request that gives none; a request that gives one wins', async () => {
+    const { config } = loadConfig({ dataDir: dataDirWith({ timeouts: { worker_s: 45, verify_s: 120 } }), env: {} });
+    const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), timeouts: config.timeouts });
+    try {
+      const ws = makeWorkspace({});
+      const { job } = engine.submit({ workspace: ws, verify: 'none', tasks: [{ instruction: 'x', command: 'true' }] });
+      const { job: own } = engine.submit({ workspace: ws, verify: 'none', timeout_s: 60, verify_timeout_s: 30, tasks: [{ instruction: 'x', command: 'true' }] });
+      await Promise.all([engine.settled(job.id), engine.settled(own.id)]);
+      expect(engine.store.getJob(job.id)?.spec).toMatchObject({ timeout_s: 45, verify_timeout_s: 120 });
+      expect(engine.store.getJob(own.id)?.spec).toMatchObject({ timeout_s: 60, verify_timeout_s: 30 });
+    } finally {
+      await engine.close();
+    }
   });
 });
 

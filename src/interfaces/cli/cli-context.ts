@@ -71,6 +71,7 @@ export class CliContext {
       specLint: config.spec_lint,
       retentionJobs: config.retention.jobs,
       defaultRunner: config.default_runner,
+      timeouts: config.timeouts,
     });
     return this.#engine;
   }

@@ -1,5 +1,7 @@
 import { BuiltinRunner, type BuiltinRunnerOptions } from './builtin/builtin-runner.js';
 import type { WrapBuiltinCommand } from './builtin/tool-context.js';
+import { CliRunner, type CliRunnerOptions } from './cli/cli-runner.js';
+import { CLI_PROFILES } from './cli/profiles.js';
 import type { Runner } from './contract.js';
 import { wrapWithSandbox, type SandboxPolicy } from './sandbox/bwrap.js';
 import { probeSandbox } from './sandbox/probe.js';
@@ -11,6 +13,8 @@ export interface RunnerSetup {
   sandbox?: SandboxPolicy;
   /** The builtin agent's endpoint and limits; default: `GAFFER_MODEL_*` from the environment at each run. */
   builtin?: BuiltinRunnerOptions;
+  /** Agent CLIs by key (`cliRunnerOptions(config)`); absent = disabled (they refuse every run). */
+  cli?: Record<string, CliRunnerOptions>;
 }
 
 /** The runners of this build, set up for `setup`. */
@@ -19,6 +23,7 @@ export function createRunners(setup: RunnerSetup = {}): Map<string, Runner> {
   return new Map<string, Runner>([
     ['shell', new ShellRunner(wrapCommand ? { wrapCommand } : {})],
     ['builtin', new BuiltinRunner({ ...(wrapCommand ? { wrapCommand: builtinCommandWrapper(wrapCommand) } : {}), ...setup.builtin })],
+    ...[...CLI_PROFILES.values()].map((p): [string, Runner] => [p.key, new CliRunner(p, { sandbox: setup.sandbox ?? 'auto', ...setup.cli?.[p.key] })]),
   ]);
 }
 

@@ -1,3 +1,5 @@
+import { CliRunner } from './cli/cli-runner.js';
+import { installHint } from './cli/profiles.js';
 import type { Runner } from './contract.js';
 
 /** A row of `gaffer runners` / `GET /api/runners` / `agent_runners`. */
@@ -10,13 +12,17 @@ export interface RunnerRow {
   resume: boolean;
   sandbox: boolean;
   install_hint: string | null;
+  /** Agent CLIs: the profile's licence word. */
+  licence?: string;
+  /** Agent CLIs: the version gaffer's profile was checked against. */
+  pinned_version?: string;
 }
 
 const LABELS: Record<string, string> = { shell: 'shell command (sh -c in the workspace)' };
 
 /** The runner table of this build. */
 export function describeRunners(runners: ReadonlyMap<string, Runner>): RunnerRow[] {
-  return [...runners.values()].map((r) => ({
+  return [...runners.values()].map((r) => (r instanceof CliRunner ? describeCli(r) : {
     key: r.key,
     label: LABELS[r.key] ?? r.key,
     installed: true,
@@ -27,4 +33,21 @@ export function describeRunners(runners: ReadonlyMap<string, Runner>): RunnerRow
     sandbox: false,
     install_hint: null,
   }));
+}
+
+/** An agent CLI's row: detected (cached `which` + version), enabled from config, sandbox when it would be wrapped. */
+function describeCli(r: CliRunner): RunnerRow {
+  const found = r.detect();
+  return {
+    key: r.key,
+    label: r.profile.label,
+    installed: found.installed,
+    enabled: r.enabled,
+    version: found.version,
+    resume: r.canResume,
+    sandbox: r.sandboxed,
+    install_hint: found.installed ? null : installHint(r.profile),
+    licence: r.profile.licence,
+    pinned_version: r.profile.version,
+  };
 }

@@ -8,12 +8,12 @@ export interface InvocationInput {
   /** The session to continue; null starts a new one. */
   resume: string | null;
   endpoint: CliEndpoint | null;
-  /** The CLI's HOME (its state dirs live below it). */
-  home: string;
+  /** The CLI's own HOME (config `runners.<key>.home`), or null to use the user's. */
+  home: string | null;
+  /** The user's HOME, where the state lives when `home` is null. */
+  userHome: string;
   /** TMPDIR for the run, inside gaffer's data dir. */
   tmpDir: string;
-  /** True when `home` is gaffer's own (configured), so the profile's settings files may be written there. */
-  isPrivateHome: boolean;
   /** The file holding the instruction (read on stdin by a `stdin` profile). */
   instructionFile: string;
   /** Running as root (claude needs IS_SANDBOX=1 then). */
@@ -32,15 +32,14 @@ export interface Invocation {
   stateDirs: string[];
 }
 
-/** The XDG dirs below a CLI's home: every one of them keeps its state there, not in the user's. */
-function homeEnv(home: string, tmpDir: string): Record<string, string> {
+/** HOME and the XDG dirs below a CLI's own home: every one of them keeps its state there, not in the user's. */
+function homeEnv(home: string): Record<string, string> {
   return {
     HOME: home,
     XDG_CONFIG_HOME: join(home, '.config'),
     XDG_DATA_HOME: join(home, '.local', 'share'),
     XDG_STATE_HOME: join(home, '.local', 'state'),
     XDG_CACHE_HOME: join(home, '.cache'),
-    TMPDIR: tmpDir,
   };
 }
 
@@ -67,14 +66,17 @@ export function buildInvocation(profile: CliProfile, input: InvocationInput): In
     }
   }
 
-  const env: Record<string, string> = { ...homeEnv(input.home, input.tmpDir), ...profile.env, ...(input.isRoot ? profile.rootEnv : {}) };
-  const stateDirs = [input.home];
-  for (const [name, rel] of Object.entries(profile.stateEnv ?? {})) {
-    env[name] = join(input.home, rel);
-    stateDirs.push(env[name]);
+  const env: Record<string, string> = { ...(input.home === null ? {} : homeEnv(input.home)), TMPDIR: input.tmpDir, ...profile.env, ...(input.isRoot ? profile.rootEnv : {}) };
+  // its own home is all its state; in the user's home only the profile's own dirs are
+  const stateDirs = input.home === null ? profile.homeStateDirs.map((rel) => join(input.userHome, rel)) : [input.home];
+  if (input.home !== null) {
+    for (const [name, rel] of Object.entries(profile.stateEnv ?? {})) {
+      env[name] = join(input.home, rel);
+      stateDirs.push(env[name]);
+    }
   }
   Object.assign(env, endpoint?.env);
   const files: Record<string, string> = {};
-  for (const file of input.isPrivateHome ? (profile.files ?? []) : []) files[join(input.home, file.name)] = file.content(input.endpoint);
+  for (const file of input.home === null ? [] : (profile.files ?? [])) files[join(input.home ?? '', file.name)] = file.content(input.endpoint);
   return { args, env, files, promptOnStdin: profile.promptVia === 'stdin', stateDirs };
 }

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import type { AgentCliKey } from '../../config/config-schema.js';
 import { parseClaudeLine, parseCodexLine, parseGeminiLine, parseOpencodeLine, parseQwenLine } from './parsers.js';
 import type { CliParser } from './parse-state.js';
@@ -62,6 +61,13 @@ export interface CliProfile {
   env: Record<string, string>;
   /** Env that only applies when gaffer runs as root. */
   rootEnv?: Record<string, string>;
+  /** Below the user's HOME: the dirs it writes (kept writable in the sandbox when it runs in the user's home). */
+  homeStateDirs: string[];
+  /**
+   * Inside gaffer's sandbox: argv elements replaced to turn the CLI's own sandbox off (codex brings
+   * its own bwrap, which does not nest).
+   */
+  ownSandboxOff?: Record<string, string>;
   /** Extra state dirs (beyond HOME and XDG) as env var → path below the runner's home. */
   stateEnv?: Record<string, string>;
   /** How to point the CLI at a model endpoint. */
@@ -76,10 +82,6 @@ export function installHint(profile: CliProfile): string {
   return `npm i -g ${profile.npmPackage}@${profile.version}`;
 }
 
-/** The paths a profile writes below its home, for the sandbox (HOME itself covers them; listed for the table). */
-export function stateDirsOf(profile: CliProfile, home: string): string[] {
-  return [home, ...Object.values(profile.stateEnv ?? {}).map((rel) => join(home, rel))];
-}
 
 const CLAUDE: CliProfile = {
   key: 'claude',
@@ -105,6 +107,7 @@ const CLAUDE: CliProfile = {
   },
   // bypassPermissions is refused as root unless the CLI is told it is sandboxed
   rootEnv: { IS_SANDBOX: '1' },
+  homeStateDirs: ['.claude', '.config/claude'],
   endpoint: (e) => ({ env: { ANTHROPIC_BASE_URL: e.url, ANTHROPIC_API_KEY: e.key }, args: [] }),
   parser: parseClaudeLine,
 };
@@ -130,6 +133,8 @@ const CODEX: CliProfile = {
   env: {},
   // CODEX_HOME must not lie under TMPDIR, or codex's own sandbox breaks while it exits 0
   stateEnv: { CODEX_HOME: '.codex' },
+  homeStateDirs: ['.codex'],
+  ownSandboxOff: { 'workspace-write': 'danger-full-access', 'sandbox_mode="workspace-write"': 'sandbox_mode="danger-full-access"' },
   endpoint: (e) => ({
     // OPENAI_BASE_URL is ignored and the chat wire API is gone: a custom provider is the only way
     env: { CODEX_ENDPOINT_API_KEY: e.key },
@@ -157,6 +162,7 @@ const GEMINI: CliProfile = {
   promptVia: 'argv',
   canResume: true,
   env: { GEMINI_CLI_NO_RELAUNCH: 'true' },
+  homeStateDirs: ['.gemini'],
   endpoint: (e) => ({ env: { GOOGLE_GEMINI_BASE_URL: e.url, GEMINI_API_KEY: e.key, GEMINI_DEFAULT_AUTH_TYPE: 'gemini-api-key' }, args: [] }),
   files: [
     {
@@ -190,6 +196,7 @@ const QWEN: CliProfile = {
   promptVia: 'argv',
   canResume: true,
   env: {},
+  homeStateDirs: ['.qwen'],
   endpoint: (e, model) => ({ env: { OPENAI_BASE_URL: `${e.url}/v1`, OPENAI_API_KEY: e.key, ...(model ? { OPENAI_MODEL: model } : {}) }, args: [] }),
   parser: parseQwenLine,
 };
@@ -211,6 +218,7 @@ const OPENCODE: CliProfile = {
   promptVia: 'stdin',
   canResume: true,
   env: { OPENCODE_DISABLE_AUTOUPDATE: '1', OPENCODE_DISABLE_SHARE: '1', OPENCODE_DISABLE_MODELS_FETCH: '1' },
+  homeStateDirs: ['.local/share/opencode', '.local/state/opencode', '.cache/opencode', '.config/opencode'],
   endpoint: (e, model) => ({
     modelPrefix: 'gaffer/',
     env: {

@@ -27,8 +27,8 @@ describe.skipIf(!RECORD || offlineSkipReason() !== null)('recording real CLI out
           resume: null,
           endpoint: { url: offline.url, key: 'sk-test-key' },
           home: join(dir, 'home'),
+          userHome: join(dir, 'home'),
           tmpDir: join(dir, 'tmp'),
-          isPrivateHome: true,
           instructionFile: join(dir, 'instruction.txt'),
           isRoot: process.getuid?.() === 0,
         });

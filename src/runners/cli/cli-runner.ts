@@ -1,0 +1,234 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { isSameModel, substitutionError } from '../builtin/attestation.js';
+import type { Runner, RunnerInput, RunnerReport, StateDetection } from '../contract.js';
+import { keysRemovedFor, type Billing } from '../process/billing-env.js';
+import { buildWorkerEnv } from '../process/env.js';
+import { runProcess, type ProcessResult } from '../process/run-process.js';
+import { wrapWithSandbox, type SandboxCommand, type SandboxedCommand, type SandboxPolicy } from '../sandbox/bwrap.js';
+import { probeSandbox } from '../sandbox/probe.js';
+import { classifyOutput, formatSeconds, isSameDetection } from '../states.js';
+import { detectCli, type CliDetection } from './detect.js';
+import { buildInvocation } from './invocation.js';
+import { emptyParse, type CliParse } from './parse-state.js';
+import { installHint, type CliEndpoint, type CliProfile } from './profiles.js';
+
+/** How one agent CLI runner is set up (from the config's `runners.<key>` and `sandbox`). */
+export interface CliRunnerOptions {
+  /** Config `runners.<key>.enabled`: agent CLIs are off until enabled (a disabled one refuses every run). Default false. */
+  enabled?: boolean;
+  /** Directories searched for the binary before PATH (e.g. a test-only install). */
+  binDirs?: string[];
+  /** Config `runners.<key>.billing`, default `subscription`: paid-API keys are removed from its env. */
+  billing?: Billing;
+  /** Config `runners.<key>.home`: the CLI's own HOME; null = the user's. */
+  home?: string | null;
+  /** A model endpoint to point the CLI at through its base-URL settings; null = its own default (its login). */
+  endpoint?: CliEndpoint | null;
+  /** Config `sandbox`, default `auto`. */
+  sandbox?: SandboxPolicy;
+  /** The sandbox wrapper, default bubblewrap (runners/sandbox/bwrap.ts). */
+  wrap?: (cmd: SandboxCommand) => SandboxedCommand | null;
+  /** The outermost prefix of what is spawned (tests: a loopback-only network namespace). */
+  launch?: (argv: string[]) => string[];
+  /** Between SIGTERM and SIGKILL, ms (default 3000). */
+  graceMs?: number;
+}
+
+const SUMMARY_CHARS = 2000;
+
+/**
+ * One runner class for every agent CLI profile (spec 04): the profile's headless argv with the
+ * instruction as one element, cwd = the workspace, its own state dirs, the sandbox around it,
+ * its JSON lines parsed as they come. External (a third-party program) and one at a time in a
+ * shared workspace (nothing can hold a file lock over it).
+ */
+export class CliRunner implements Runner {
+  readonly key: string;
+  readonly canResume: boolean;
+  readonly external = true;
+  readonly sharesWorkspace = false;
+  readonly profile: CliProfile;
+  readonly #opts: CliRunnerOptions;
+
+  constructor(profile: CliProfile, opts: CliRunnerOptions = {}) {
+    this.profile = profile;
+    this.key = profile.key;
+    this.canResume = profile.canResume;
+    this.#opts = opts;
+  }
+
+  /** True when config enabled this agent CLI. */
+  get enabled(): boolean {
+    return this.#opts.enabled === true;
+  }
+
+  /** Whether the binary is installed here, and its version (cached). */
+  detect(opts: { refresh?: boolean } = {}): CliDetection {
+    return detectCli(this.profile, { binDirs: this.#opts.binDirs ?? [], refresh: opts.refresh });
+  }
+
+  /** True when a run would be wrapped in the sandbox. */
+  get sandboxed(): boolean {
+    return (this.#opts.sandbox ?? 'auto') !== 'off' && (this.#opts.wrap !== undefined || probeSandbox().available);
+  }
+
+  /** Runs one worker to its end; never throws. */
+  async run(input: RunnerInput): Promise<RunnerReport> {
+    const profile = this.profile;
+    if (this.#opts.enabled !== true) {
+      return refused('runner_disabled', `${profile.key} is disabled: set runners.${profile.key}.enabled: true in gaffer.config.json (or GAFFER_ENABLED_RUNNERS=${profile.key})`);
+    }
+    if (!profile.invocationKnown) return refused('no_invocation', `${profile.key} has no known headless invocation`);
+    const found = this.detect();
+    if (!found.installed || found.path === null) {
+      return refused('runner_not_installed', `${profile.key} is not installed (${found.reason ?? 'not found'}): ${installHint(profile)}`);
+    }
+    const jobDir = dirname(input.logFile);
+    // spec 04: TMPDIR inside gaffer's data dir (they litter /tmp otherwise)
+    const tmpDir = join(jobDir, 'tmp', `${input.workerName}-${profile.key}`);
+    const home = this.#opts.home ?? null;
+    const baseEnv = buildWorkerEnv(input.env, { removeKeys: keysRemovedFor(profile.key, this.#opts.billing ?? 'subscription') });
+    const inv = buildInvocation(profile, {
+      instruction: input.instruction,
+      model: input.model,
+      resume: input.resume,
+      endpoint: this.#opts.endpoint ?? null,
+      home,
+      userHome: baseEnv.HOME ?? '/',
+      tmpDir,
+      instructionFile: input.instructionFile,
+      isRoot: process.getuid?.() === 0,
+    });
+    try {
+      for (const dir of [tmpDir, ...inv.stateDirs]) mkdirSync(dir, { recursive: true });
+      for (const [path, content] of Object.entries(inv.files)) {
+        mkdirSync(dirname(path), { recursive: true });
+        writeFileSync(path, content);
+      }
+      mkdirSync(dirname(input.instructionFile), { recursive: true });
+      writeFileSync(input.instructionFile, input.instruction);
+    } catch (err) {
+      return { ...baseReport(null), error: `cannot prepare ${profile.key}'s state: ${err instanceof Error ? err.message : String(err)}` };
+    }
+    const env: NodeJS.ProcessEnv = { ...baseEnv, ...inv.env, GAFFER_INSTRUCTION_FILE: input.instructionFile };
+
+    let wrapped: SandboxedCommand | null = null;
+    let args = inv.args;
+    const policy = this.#opts.sandbox ?? 'auto';
+    if (input.sandbox && policy !== 'off') {
+      const wrap = this.#opts.wrap ?? wrapWithSandbox;
+      const inside = args.map((a) => profile.ownSandboxOff?.[a] ?? a);
+      wrapped = wrap({ argv: commandLine(found.path, inside, inv.promptOnStdin), workspace: input.workspace, writable: inv.stateDirs, readable: [input.instructionFile], tmpDir });
+      if (wrapped === null && policy === 'required') {
+        return refused('sandbox_unavailable', `the sandbox is required (config sandbox: required) but does not work here: ${probeSandbox().reason}`);
+      }
+      if (wrapped !== null) args = inside;
+    }
+    const argv = wrapped?.argv ?? commandLine(found.path, args, inv.promptOnStdin);
+
+    const parse = emptyParse();
+    let detection: StateDetection | null = null;
+    const result = await runProcess({
+      argv: this.#opts.launch ? this.#opts.launch(argv) : argv,
+      cwd: input.workspace,
+      env,
+      timeoutMs: input.timeoutMs,
+      signal: input.signal,
+      graceMs: this.#opts.graceMs,
+      logFile: input.logFile,
+      onOutput: (lines) => {
+        for (const line of lines) profile.parser(line, parse);
+        input.onOutput?.(lines);
+      },
+      onTail: (tail) => {
+        // text rules report, they never decide (spec 04): the verdict comes from the parse below
+        const next = classifyOutput(tail);
+        if (next === null || isSameDetection(next, detection)) return;
+        detection = next;
+        input.onState?.(next);
+      },
+      onSpawn: input.onSpawn,
+    });
+    return toReport(result, parse, { timeoutMs: input.timeoutMs, model: input.model, detection, sandboxed: wrapped !== null });
+  }
+}
+
+/** The argv that runs the binary; a `stdin` profile reads the instruction file on stdin (a constant script; the prompt never meets a shell). */
+function commandLine(binary: string, args: string[], promptOnStdin: boolean): string[] {
+  return promptOnStdin ? ['/bin/sh', '-c', 'exec "$0" "$@" < "$GAFFER_INSTRUCTION_FILE"', binary, ...args] : [binary, ...args];
+}
+
+function baseReport(result: ProcessResult | null): RunnerReport {
+  return {
+    status: 'error',
+    outcome: 'panic',
+    exitCode: result?.exitCode ?? null,
+    signal: result?.signal ?? null,
+    timedOut: result?.timedOut ?? false,
+    isCancelled: result?.isCancelled ?? false,
+    stopReason: 'spawn_failed',
+    error: null,
+    summary: '',
+    filesChanged: [],
+    makesClaims: false,
+    rounds: 0,
+    toolCalls: 0,
+    failedCalls: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    costUsd: null,
+    durationMs: result?.durationMs ?? 0,
+    session: null,
+    modelServed: null,
+    detection: null,
+    refusals: [],
+    sandboxed: false,
+  };
+}
+
+function refused(stopReason: string, error: string): RunnerReport {
+  return { ...baseReport(null), status: 'refused', outcome: 'expected_error', stopReason, error };
+}
+
+function lastLine(text: string): string {
+  const line = (text.trimEnd().split('\n').at(-1) ?? '').trim();
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+}
+
+/** Maps the process end and the parsed stream to the report (spec 04: its diff is the whole story; it files no claims). */
+export function toReport(
+  result: ProcessResult,
+  parse: CliParse,
+  ctx: { timeoutMs: number; model: string | null; detection: StateDetection | null; sandboxed: boolean },
+): RunnerReport {
+  const base: RunnerReport = {
+    ...baseReport(result),
+    summary: (parse.text ?? result.tail).trim().slice(-SUMMARY_CHARS),
+    rounds: parse.rounds,
+    toolCalls: parse.toolCalls,
+    failedCalls: parse.failedCalls,
+    inputTokens: parse.inputTokens,
+    outputTokens: parse.outputTokens,
+    costUsd: parse.costUsd,
+    session: parse.session,
+    modelServed: parse.model,
+    detection: ctx.detection,
+    sandboxed: ctx.sandboxed,
+  };
+  if (result.cause !== null && !result.isCancelled) return { ...base, stopReason: 'spawn_failed', error: result.cause };
+  if (result.isCancelled) return { ...base, status: 'cancelled', outcome: 'cancelled', stopReason: 'cancelled' };
+  if (result.timedOut) return { ...base, status: 'timeout', outcome: 'panic', stopReason: 'timeout', error: `timed out after ${formatSeconds(ctx.timeoutMs)}` };
+  // spec 04: rate limits are decided from the structured error channel only, never from text rules
+  if (parse.rateLimited) {
+    return { ...base, status: 'rate_limited', outcome: 'expected_error', stopReason: 'rate_limited', error: parse.error ?? 'rate limited', retryAfterS: parse.retryAfterS };
+  }
+  if (result.signal !== null) return { ...base, stopReason: 'signal', error: `killed by ${result.signal}` };
+  if (ctx.model !== null && parse.model !== null && !isSameModel(ctx.model, parse.model)) {
+    return { ...base, status: 'error', outcome: 'expected_error', stopReason: 'model_substituted', error: substitutionError(parse.model) };
+  }
+  if (result.exitCode === 0 && !parse.isError) return { ...base, status: 'done', outcome: 'success', stopReason: 'complete' };
+  const why = parse.error ?? lastLine(result.tail);
+  const status = parse.apiStatus === null ? '' : ` (API status ${parse.apiStatus})`;
+  return { ...base, status: 'error', outcome: 'expected_error', stopReason: parse.isError ? 'agent_error' : 'exit_nonzero', error: `${why || `exit code ${result.exitCode ?? 'unknown'}`}${status}` };
+}

@@ -128,7 +128,7 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
   if (live) {
     compact.progress = buildProgress(spec, attempts);
     compact.phase = job.phase;
-    compact.ceiling_s = ceilingS(job, opts.workerCap);
+    compact.ceiling_s = ceilingS(job, opts.workerCap, attempts);
     compact.wait_again = true;
   }
   return compact;
@@ -208,11 +208,14 @@ function buildProgress(spec: JobSpec, attempts: AttemptRow[]): Record<string, Pr
  * The most wall-clock the job can still take (spec 03): per-worker timeout × waves +
  * verification × (1 + fix rounds) + fix workers, less what has already passed.
  */
-export function ceilingS(job: JobRow, workerCap: number): number {
+export function ceilingS(job: JobRow, workerCap: number, attempts: AttemptRow[] = []): number {
   const spec = job.spec;
   const n = spec.tasks.length;
   const waves = spec.parallel ? Math.ceil(n / Math.max(1, workerCap)) : n;
   const total = spec.timeout_s * waves + spec.verify_timeout_s * (1 + spec.fix_rounds) + spec.timeout_s * spec.fix_rounds;
   const elapsed = job.started === null ? 0 : epochS() - job.started;
-  return Math.max(0, Math.round(total - elapsed));
+  // a rate-limited worker waiting for its reset keeps the job live: the ceiling grows by the wait (spec 04)
+  const now = epochS();
+  const waiting = Math.max(0, ...attempts.map((a) => Number((a.state as { retry_at?: number } | null)?.retry_at ?? 0) - now));
+  return Math.max(0, Math.round(total - elapsed + waiting));
 }

@@ -5,6 +5,7 @@ import type { WorkerRole } from '../domain/status.js';
 import type { RunnerReport, StateDetection } from '../runners/contract.js';
 import { buildWorkerEnv } from '../runners/process/env.js';
 import { epochS } from './clock.js';
+import { MAX_RATE_LIMIT_WAIT_S, MAX_REQUEUES, rateLimitDelayS, sleepUnlessAborted } from './rate-limit.js';
 import type { JobContext } from './job-context.js';
 
 /** Output events: at most one per worker per 250 ms, each at most 2 KiB of the newest lines (spec 02). */
@@ -72,33 +73,63 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, exclusive: { 
       store.updateAttempt(ctx.id, plan.name, { lastEvent: 'output' });
       ctx.emit({ name: plan.name, event: 'output', message: text });
     });
+    const runOnce = async (resume: string | null): Promise<RunnerReport> => {
+      try {
+        return await runner.run({
+          jobId: ctx.id,
+          workerName: plan.name,
+          attempt: plan.attempt,
+          role: plan.role,
+          instruction: plan.instruction,
+          workspace: ctx.spec.workspace,
+          command: plan.task.command,
+          model: plan.task.model,
+          timeoutMs: ctx.spec.timeout_s * 1000,
+          maxRounds: ctx.spec.max_rounds,
+          resume,
+          files: [...plan.task.files, ...plan.task.outputs],
+          outputs: plan.task.outputs,
+          sandbox: true,
+          env: buildWorkerEnv(process.env),
+          logFile,
+          instructionFile: join(ctx.jobDir, `${plan.name}.instruction.txt`),
+          signal: ctx.abort.signal,
+          onOutput: (lines) => output.push(lines),
+          onState: (detection) => recordState(ctx, plan, detection),
+          onSpawn: ({ pgid, startedAt }) => store.updateAttempt(ctx.id, plan.name, { pgid, pgStart: startedAt }),
+        });
+      } catch (err) {
+        // a runner's own bug: the worker panicked, the job goes on
+        return notStarted('error', 'panic', 'runner_error', `runner failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    };
     let report: RunnerReport;
     try {
-      report = await runner.run({
-        jobId: ctx.id,
-        workerName: plan.name,
-        attempt: plan.attempt,
-        role: plan.role,
-        instruction: plan.instruction,
-        workspace: ctx.spec.workspace,
-        command: plan.task.command,
-        model: plan.task.model,
-        timeoutMs: ctx.spec.timeout_s * 1000,
-        maxRounds: ctx.spec.max_rounds,
-        resume: plan.resume,
-        files: [...plan.task.files, ...plan.task.outputs],
-        sandbox: true,
-        env: buildWorkerEnv(process.env),
-        logFile,
-        instructionFile: join(ctx.jobDir, `${plan.name}.instruction.txt`),
-        signal: ctx.abort.signal,
-        onOutput: (lines) => output.push(lines),
-        onState: (detection) => recordState(ctx, plan, detection),
-        onSpawn: ({ pgid, startedAt }) => store.updateAttempt(ctx.id, plan.name, { pgid, pgStart: startedAt }),
-      });
-    } catch (err) {
-      // a runner's own bug: the worker panicked, the job goes on
-      report = notStarted('error', 'panic', 'runner_error', `runner failed: ${err instanceof Error ? err.message : String(err)}`);
+      report = await runOnce(plan.resume);
+      // spec 04: a rate limit (from the runner's own error channel) waits and requeues; never a failure, never spilled
+      let requeues = 0;
+      let waitedS = 0;
+      while (report.status === 'rate_limited' && !ctx.isCancelled) {
+        const delayS = rateLimitDelayS(requeues, report.retryAfterS);
+        if (requeues >= MAX_REQUEUES || waitedS + delayS > MAX_RATE_LIMIT_WAIT_S) break;
+        requeues++;
+        waitedS += delayS;
+        const retryAt = epochS() + delayS;
+        const why = `rate limited by the provider: requeue ${requeues}/${MAX_REQUEUES}, retrying at ${new Date(retryAt * 1000).toISOString()}`;
+        store.updateAttempt(ctx.id, plan.name, { state: { state: 'rate_limited', why, matched: report.error ?? 'rate limit', retry_at: retryAt }, lastEvent: 'state' });
+        ctx.emit({ name: plan.name, event: 'state', message: `rate_limited: ${why}`, state: 'rate_limited', why, retry_at: retryAt });
+        // the wait holds the workspace but not a worker slot
+        releaseExclusive?.();
+        releaseSlot();
+        const slept = await sleepUnlessAborted(delayS * 1000, ctx.abort.signal);
+        releaseSlot = await slots.acquire().catch(() => () => undefined);
+        releaseExclusive = exclusive ? await exclusive.acquire() : null;
+        if (!slept || ctx.isCancelled) break;
+        report = await runOnce(report.session ?? plan.resume);
+      }
+      if (requeues > 0 && report.detection === null) {
+        report = { ...report, detection: { state: 'rate_limited', why: `waited out ${requeues} rate limit(s)`, matched: 'rate limit', confidence: 1 } };
+      }
     } finally {
       output.close();
     }

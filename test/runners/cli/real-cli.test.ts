@@ -1,0 +1,98 @@
+// The real agent CLIs (test/agents, scripts/install-agent-clis.sh) driven through gaffer's engine, each inside a
+// loopback-only network namespace whose only way out is the scripted model server's unix socket.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Engine } from '../../../src/engine/engine.js';
+import { CliRunner } from '../../../src/runners/cli/cli-runner.js';
+import { getCliProfile } from '../../../src/runners/cli/profiles.js';
+import { probeSandbox } from '../../../src/runners/sandbox/probe.js';
+import { makeWorkspace, tempDir } from '../../helpers/temp.js';
+import { AGENTS_BIN, agentBinary, offlineSkipReason, startOfflineServer, type OfflineServer } from './harness.js';
+import { SCENARIOS } from './scenarios.js';
+
+const skipReason = offlineSkipReason();
+if (skipReason !== null) console.warn(`skipping real agent CLI tests: ${skipReason}`);
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of cleanups.splice(0).reverse()) await close();
+});
+
+async function setUp(key: keyof typeof SCENARIOS): Promise<{ engine: Engine; offline: OfflineServer; ws: string; runner: CliRunner }> {
+  const profile = getCliProfile(key);
+  if (profile === undefined) throw new Error(`no profile ${key}`);
+  const dir = tempDir(`gaffer-${key}-`);
+  const offline = await startOfflineServer(join(dir, 'sock'));
+  cleanups.push(() => offline.close());
+  const runner = new CliRunner(profile, {
+    enabled: true,
+    // a loopback endpoint costs nothing; billing `subscription` would strip the key the CLI needs
+    billing: 'free',
+    home: join(dir, 'home'),
+    endpoint: { url: offline.url, key: 'sk-test-key' },
+    binDirs: [AGENTS_BIN],
+    launch: offline.launch,
+  });
+  const engine = await Engine.open({ dataDir: join(dir, 'data'), runners: new Map([[key, runner]]) });
+  cleanups.push(() => engine.close());
+  const ws = makeWorkspace({ 'README.md': 'hi\n' }, { git: true });
+  return { engine, offline, ws, runner };
+}
+
+for (const scenario of Object.values(SCENARIOS)) {
+  const installed = agentBinary(getCliProfile(scenario.key)?.binary ?? '') !== null;
+  describe.skipIf(skipReason !== null || !installed)(`${scenario.key} (real CLI, offline)`, () => {
+    it(`makes a real edit through gaffer, reports its session and served model, and a fix round resumes the session`, async () => {
+      const { engine, offline, ws, runner } = await setUp(scenario.key);
+      expect(runner.detect().version).toBe(getCliProfile(scenario.key)?.version);
+      offline.server.script(
+        [
+          { toolCalls: [scenario.write(ws, 'hello.txt', 'hello\n')] },
+          { text: 'Wrote hello.txt.' },
+          // the fix round: verification wants second.txt
+          { toolCalls: [scenario.write(ws, 'second.txt', 'second\n')] },
+          { text: 'Added second.txt.' },
+        ],
+        { auto: true },
+      );
+      const { job } = engine.submit({
+        workspace: ws,
+        verify: 'test -f second.txt',
+        fix_rounds: 1,
+        timeout_s: 240,
+        tasks: [{ name: 'hello', runner: scenario.key, model: scenario.model, instruction: 'Create hello.txt containing the word hello.', files: ['hello.txt', 'second.txt'] }],
+      });
+      await engine.settled(job.id);
+      const done = engine.get(job.id);
+      const result = done.result as any;
+      const attempts = engine.store.listAttempts(job.id);
+      const worker = attempts.find((a) => a.worker === 'hello') ?? attempts[0];
+      const fixer = attempts.find((a) => a.worker === 'fixer-1');
+      const report = (worker?.report ?? {}) as Record<string, unknown>;
+      const fixReport = (fixer?.report ?? {}) as Record<string, unknown>;
+      const context = JSON.stringify({ status: done.status, verdict: done.verdict, report, fixReport, requests: offline.server.requests.map((r) => [r.method, r.path, r.model, r.answeredBy, r.status]) });
+
+      expect(report.status, context).toBe('done');
+      expect(readFileSync(join(ws, 'hello.txt'), 'utf8')).toBe('hello\n');
+      expect(result.changes.added, context).toEqual(expect.arrayContaining(['hello.txt', 'second.txt']));
+      expect(report.session, context).toEqual(expect.any(String));
+      expect(report.makesClaims).toBe(false);
+      // bubblewrap where it works here (nested inside the test's network namespace)
+      expect(report.sandboxed).toBe(probeSandbox().available);
+      expect(report.summary).toContain('Wrote hello.txt.');
+      // opencode and codex never say which model served (spec 04); the others must, and it must attest
+      if (scenario.key === 'opencode' || scenario.key === 'codex') expect(report.modelServed).toBeNull();
+      else expect(report.modelServed, context).toBe(scenario.model);
+
+      // the fix round continued the same conversation: its first model request carries the first run's answer
+      expect(fixReport.status, context).toBe('done');
+      const fixRequest = offline.server.requests.find((r) => r.answeredBy === 'turn' && r.turn === 2);
+      expect(JSON.stringify(fixRequest?.body ?? {}), context).toContain('Wrote hello.txt.');
+      expect(done.status, context).toBe('done');
+      const diff = execFileSync('git', ['status', '--porcelain'], { cwd: ws, encoding: 'utf8' });
+      expect(diff).toContain('hello.txt');
+    }, 300_000);
+  });
+}

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { GafferError } from '../domain/errors.js';
-import { describeVerify, LIMITS, parseJobRequest, type JobSpec } from '../domain/request.js';
+import { describeVerify, LIMITS, parseJobRequest, type JobSpec, type TaskSpec } from '../domain/request.js';
 import { lintJob, type LintReport, type SpecLintMode } from '../domain/spec-lint.js';
 import { isFinalStatus, JOB_STATUSES } from '../domain/status.js';
 import { fileDiff, pruneSnapshots } from '../evidence/index.js';
@@ -36,6 +36,11 @@ export interface EngineOptions {
   retentionJobs?: number;
   /** How often this process looks for cancels asked by other processes, ms. */
   cancelPollMs?: number;
+  /**
+   * Vets a task's runner before anything starts (spec 04: not installed, disabled, no endpoint):
+   * throws the GafferError that refuses the job.
+   */
+  vetTask?: (task: TaskSpec, index: number) => void;
   /** Spec lint at dispatch (spec 07), default `warn`. */
   specLint?: SpecLintMode;
   /** Config `timeouts`: per-worker and verification timeouts (s) for requests that give none. */
@@ -70,6 +75,7 @@ export class Engine {
   #cancelTimer: NodeJS.Timeout | null = null;
   readonly #cancelPollMs: number;
   readonly #specLint: SpecLintMode;
+  readonly #vetTask: ((task: TaskSpec, index: number) => void) | undefined;
   readonly #timeouts: { worker_s: number; verify_s: number } | null;
   readonly #startedAt = monotonicMs();
   #waiters = 0;
@@ -86,6 +92,7 @@ export class Engine {
     this.#defaultRunner = opts.defaultRunner ?? null;
     this.#cancelPollMs = opts.cancelPollMs ?? 250;
     this.#specLint = opts.specLint ?? 'warn';
+    this.#vetTask = opts.vetTask;
     this.#timeouts = opts.timeouts ?? null;
   }
 
@@ -101,6 +108,7 @@ export class Engine {
     if (this.#closed) throw new GafferError('internal', 'the engine is shutting down');
     const spec = this.#parse(body);
     spec.workspace = vetWorkspace(spec.workspace, this.dataDir);
+    spec.tasks.forEach((task, i) => this.#vetTask?.(task, i));
     if (this.#specLint !== 'off') {
       const report = lintJob(spec, this.#specLint);
       if (!report.ok && this.#specLint === 'enforce') {

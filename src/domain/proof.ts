@@ -18,6 +18,8 @@ export interface ProofFacts {
   cancelled: boolean;
   largeFilesByStat: boolean;
   testsWeakened: boolean;
+  /** Workers whose runner uses a model but never said which model served (spec 04 attestation). */
+  unattestedWorkers?: string[];
   /** Keys of external agents (agent CLIs) that ran without the sandbox (spec 04). */
   unsandboxedExternal?: string[];
 }
@@ -72,6 +74,7 @@ export function computeProof(f: ProofFacts): ProofJson {
   }
   if (f.changes?.snapshot_truncated) doubt('diff_truncated', 'the mtime snapshot hit its file cap: changes may be missing');
   if (f.changes?.source === 'mtime') doubt('mtime_evidence', 'changes come from sizes and mtimes, not content');
+  if ((f.unattestedWorkers?.length ?? 0) > 0) doubt('model_unattested', `no runner reported the model that served: ${f.unattestedWorkers?.join(', ') ?? ''}`);
   if ((f.unsandboxedExternal?.length ?? 0) > 0) doubt('external_agent_unsandboxed', `external agent(s) ran unsandboxed: ${f.unsandboxedExternal?.join(', ') ?? ''}`);
   if (f.largeFilesByStat) doubt('large_files_by_stat', 'files over the size cap were compared by size, mtime and inode');
 

@@ -2,11 +2,13 @@ import { spawnSync } from 'node:child_process';
 import { accessSync, constants, mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { toGafferError } from '../domain/errors.js';
+import { detectCli, findBinary } from '../runners/cli/detect.js';
+import { getCliProfile, installHint } from '../runners/cli/profiles.js';
 import { envForRunner } from '../runners/process/billing-env.js';
 import { findOnPath } from '../runners/sandbox/probe.js';
 import { sandboxStatus } from '../runners/sandbox/bwrap.js';
 import { Store } from '../store/store.js';
-import { AGENT_CLI_KEYS, DEFAULT_ENDPOINT, type AgentCliKey } from './config-schema.js';
+import { AGENT_CLI_KEYS, DEFAULT_ENDPOINT } from './config-schema.js';
 import { DEFAULT_CONFIG, loadConfig, redactUrl, type GafferConfig, type LoadedConfig, type ModelEndpoint } from './config.js';
 import { describeConfig, type ShownConfig } from './describe-config.js';
 import { readWorkspaceHints } from './workspace-hints.js';
@@ -36,15 +38,6 @@ export interface DoctorOptions {
   /** Timeout of each endpoint request, ms (default 3000). */
   endpointTimeoutMs?: number;
 }
-
-/** Each agent CLI's binary and npm package (until the profile table carries them). */
-const AGENT_CLIS: Record<AgentCliKey, { binary: string; install: string }> = {
-  claude: { binary: 'claude', install: 'npm i -g @anthropic-ai/claude-code' },
-  codex: { binary: 'codex', install: 'npm i -g @openai/codex' },
-  gemini: { binary: 'gemini', install: 'npm i -g @google/gemini-cli' },
-  qwen: { binary: 'qwen', install: 'npm i -g @qwen-code/qwen-code' },
-  opencode: { binary: 'opencode', install: 'npm i -g opencode-ai' },
-};
 
 const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;
@@ -155,23 +148,24 @@ function checkRunners(config: GafferConfig, env: NodeJS.ProcessEnv, add: Add): v
   else add('runner builtin', 'ok', `${endpoint.api} endpoint ${redactUrl(endpoint.url)}, model ${endpoint.model}, billing ${config.runners.builtin.billing}`);
 
   for (const key of AGENT_CLI_KEYS) {
-    const cli = AGENT_CLIS[key];
+    const profile = getCliProfile(key);
+    if (profile === undefined) continue;
     const settings = config.runners[key];
-    const path = findOnPath(cli.binary, env);
+    const install = installHint(profile);
     const name = `runner ${key}`;
     if (!settings.enabled) {
-      // a disabled CLI is a third-party binary gaffer has not been allowed to run: found, not executed
-      add(name, 'ok', `disabled${path === null ? ', not installed' : `, installed at ${path}`}`, `to use it: ${path === null ? `${cli.install}, then ` : ''}set runners.${key}.enabled: true`);
+      // a disabled CLI is a third-party binary gaffer has not been allowed to run: looked for, not executed
+      const path = findBinary(profile.binary, [], env.PATH);
+      add(name, 'ok', `disabled${path === null ? ', not installed' : `, installed at ${path}`}`, `to use it: ${path === null ? `${install}, then ` : ''}set runners.${key}.enabled: true`);
       continue;
     }
-    if (path === null) {
-      add(name, 'fail', `enabled but not installed (${cli.binary} is not on PATH)`, cli.install);
-      continue;
+    const found = detectCli(profile, { pathEnv: env.PATH ?? '' });
+    if (found.path === null) add(name, 'fail', `enabled but not installed (${profile.binary} is not on PATH)`, install);
+    else if (!found.installed) add(name, 'fail', `enabled but unusable: ${found.reason ?? 'its version command failed'}`, `reinstall it: ${install}`);
+    else {
+      const pinned = found.version === profile.version ? '' : ` (gaffer was checked against ${profile.version})`;
+      add(name, found.version === profile.version ? 'ok' : 'warn', `${profile.label} ${found.version ?? '?'} at ${found.path}${pinned}, enabled, billing ${settings.billing}`, pinned === '' ? null : install);
     }
-    const run = spawnSync(path, ['--version'], { encoding: 'utf8', timeout: 10_000, env: envForRunner(key, settings.billing, env), stdio: ['ignore', 'pipe', 'pipe'] });
-    const version = run.status === 0 ? (run.stdout.trim().split('\n')[0] ?? '').slice(0, 100) : null;
-    if (version === null) add(name, 'warn', `${path} --version failed (${run.error?.message ?? `exit ${run.status ?? run.signal ?? '?'}`})`, `reinstall it: ${cli.install}`);
-    else add(name, 'ok', `${version} at ${path}, enabled, billing ${settings.billing}`);
   }
 }
 

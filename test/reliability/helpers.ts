@@ -1,0 +1,111 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach } from 'vitest';
+
+export const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gaffer');
+
+const children: ChildProcess[] = [];
+afterEach(async () => {
+  for (const c of children.splice(0)) {
+    if (c.exitCode === null && c.signalCode === null) {
+      c.kill('SIGKILL');
+      await new Promise((r) => c.once('exit', r));
+    }
+  }
+});
+
+export interface Served {
+  child: ChildProcess;
+  url: string;
+  pid: number;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+/** `gaffer serve --port 0` as a child (killed after the test); resolves once server.json names it. */
+export async function startServe(dataDir: string, opts: { env?: NodeJS.ProcessEnv; args?: string[] } = {}): Promise<Served> {
+  const child = spawn(BIN, ['--data-dir', dataDir, ...(opts.args ?? []), 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? { ...process.env, GAFFER_URL: '' } });
+  children.push(child);
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout?.resume();
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const file = join(dataDir, 'server.json');
+  for (let i = 0; i < 400; i++) {
+    if (existsSync(file)) {
+      try {
+        const record = JSON.parse(readFileSync(file, 'utf8')) as { pid: number; url: string };
+        if (record.pid === child.pid) return { child, url: record.url, pid: record.pid, stderr: () => stderr, exited };
+      } catch {
+        // written meanwhile
+      }
+    }
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`gaffer serve did not start: ${stderr}`);
+}
+
+/** Runs the CLI to its end. */
+export function gaffer(dataDir: string, args: string[], env: NodeJS.ProcessEnv = { ...process.env, GAFFER_URL: '' }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(BIN, ['--data-dir', dataDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * Live (non-zombie) processes whose command line carries `marker`, found from the host whether
+ * sandboxed or not (inside bwrap a worker's `$$` is another pid namespace's). A zombie counts as
+ * gone: this container's init does not reap.
+ */
+export function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (!readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) continue;
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z') found.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/** Polls `pred` until it holds (or throws after `ms`). */
+export async function eventually(pred: () => boolean | Promise<boolean>, ms = 5_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await pred())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** JSON over fetch. */
+export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string; json: any }> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, text, json };
+}

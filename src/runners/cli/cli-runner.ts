@@ -150,6 +150,11 @@ export class CliRunner implements Runner {
       },
       onSpawn: input.onSpawn,
     });
+    // gemini: an API error's exit code is the HTTP status mod 256 — its structured error carries no code
+    if (profile.exitIsHttpStatus === true && parse.isError && parse.apiStatus === null && result.exitCode === 429 % 256) {
+      parse.apiStatus = 429;
+      parse.rateLimited = true;
+    }
     return toReport(result, parse, { timeoutMs: input.timeoutMs, model: input.model, detection, sandboxed: wrapped !== null });
   }
 }

@@ -178,6 +178,8 @@ function readGeminiStatus(error: Record<string, unknown>, into: CliParse): void 
     if (status !== null) into.apiStatus = Number(status[1]);
   }
   into.rateLimited = isRateLimitError(into.apiStatus, str(error.type));
+  const retry = /retry after (\d+(?:\.\d+)?)s\b/i.exec(message);
+  if (retry !== null) into.retryAfterS = Math.ceil(Number(retry[1]));
 }
 
 /**

@@ -73,6 +73,8 @@ export interface CliProfile {
   /** How to point the CLI at a model endpoint. */
   endpoint: (endpoint: CliEndpoint, model: string | null) => EndpointSetup;
   files?: ProfileFile[];
+  /** Its exit code on an API error is the HTTP status mod 256 (gemini: 429 exits 173). */
+  exitIsHttpStatus?: boolean;
   /** Reads one line of its structured output. */
   parser: CliParser;
 }
@@ -177,6 +179,7 @@ const GEMINI: CliProfile = {
         }),
     },
   ],
+  exitIsHttpStatus: true,
   parser: parseGeminiLine,
 };
 

@@ -1,3 +1,4 @@
+import { cliRunnerOptions } from '../../runners/cli/config.js';
 import { GafferError } from '../../domain/errors.js';
 import type { TaskSpec } from '../../domain/request.js';
 import { vetCliRunner } from '../../runners/cli/vet.js';
@@ -6,6 +7,7 @@ import { loadConfig, type GafferConfig, type LoadedConfig } from '../../config/c
 import { resolveDataDir } from '../../config/data-dir.js';
 import { Engine } from '../../engine/engine.js';
 import { createRunners, type RunnerSetup } from '../../runners/index.js';
+import { registerSecretValues } from '../../runners/process/env.js';
 import { readServerRecord } from '../http/serve.js';
 import { HttpApi, LocalApi, type CliApi } from './api.js';
 
@@ -39,7 +41,12 @@ export class CliContext {
 
   /** The effective config (data dir file or --config, then the environment). */
   get config(): LoadedConfig {
-    this.#config ??= loadConfig({ dataDir: this.dataDir, configPath: this.#flags.config });
+    if (this.#config === null) {
+      this.#config = loadConfig({ dataDir: this.dataDir, configPath: this.#flags.config });
+      // a key read through key_env sits in a variable of any name: workers must not inherit it
+      const { tokens, models } = this.#config.config;
+      registerSecretValues([...Object.keys(tokens), ...Object.values(models).map((m) => m.key)]);
+    }
     return this.#config;
   }
 
@@ -69,7 +76,7 @@ export class CliContext {
     const { config } = this.config;
     this.#engine ??= Engine.open({
       dataDir: this.dataDir,
-      runners: createRunners({ sandbox: config.sandbox, ...builtinSetup(config) }),
+      runners: createRunners({ sandbox: config.sandbox, ...builtinSetup(config), cli: cliRunnerOptions(config) }),
       maxParallel: config.workers.max_parallel,
       specLint: config.spec_lint,
       retentionJobs: config.retention.jobs,

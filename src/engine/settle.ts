@@ -41,9 +41,9 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
   // workers stopped by gaffer's own shutdown read `interrupted`, as their rows do (worker-run.ts)
   const workerStatuses = s.workers.map((w) => (w.report.status === 'cancelled' && ctx.interruptReason !== null ? 'interrupted' : w.report.status));
   const nothingRan = s.error !== undefined;
-  // spec 04: an agent CLI that ran without the sandbox costs the proof and is said on the verdict
   // spec 04: only runners that use a model can attest one; shell never does
   const unattestedWorkers = all.filter((w) => w.started && w.plan.task.runner !== 'shell' && !w.report.modelServed).map((w) => w.plan.name);
+  // spec 04: an agent CLI that ran without the sandbox costs the proof and is said on the verdict
   const unsandboxedExternal = [...new Set(all.filter((w) => w.started && !w.report.sandboxed && ctx.services.runners.get(w.plan.task.runner)?.external === true).map((w) => w.plan.task.runner))];
 
   const proof = nothingRan

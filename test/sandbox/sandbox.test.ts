@@ -182,7 +182,8 @@ describe.skipIf(!probe.available)(`the sandbox: shell workers under bubblewrap${
 describe('the sandbox policy', () => {
   it('a runner declaring itself external that ran unsandboxed costs the proof and is named on the verdict', async () => {
     const inner = new ShellRunner();
-    const fake: Runner = { key: 'fakecli', canResume: false, external: true, run: (input) => inner.run({ ...input, sandbox: false }) };
+    // it says which model served, so the only doubt left is the missing sandbox
+    const fake: Runner = { key: 'fakecli', canResume: false, external: true, run: async (input) => ({ ...(await inner.run({ ...input, sandbox: false })), modelServed: 'fake-model' }) };
     const engine = await openEngine(new Map<string, Runner>([['fakecli', fake], ...createRunners({ sandbox: 'off' })]));
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
     const job = await runToEnd(engine, { workspace: ws, verify: 'test -f b.txt', tasks: [{ instruction: 'edit', runner: 'fakecli', command: 'echo b > b.txt' }] });

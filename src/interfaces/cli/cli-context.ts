@@ -1,7 +1,4 @@
 import { cliRunnerOptions } from '../../runners/cli/config.js';
-import { GafferError } from '../../domain/errors.js';
-import type { TaskSpec } from '../../domain/request.js';
-import { vetCliRunner } from '../../runners/cli/vet.js';
 import { DEFAULT_ENDPOINT } from '../../config/config-schema.js';
 import { loadConfig, type GafferConfig, type LoadedConfig } from '../../config/config.js';
 import { resolveDataDir } from '../../config/data-dir.js';
@@ -83,7 +80,6 @@ export class CliContext {
       // spec 02: no runner named → the configured default, else builtin when a model endpoint is configured
       defaultRunner: config.default_runner ?? (config.models[DEFAULT_ENDPOINT] ? 'builtin' : null),
       timeouts: config.timeouts,
-      vetTask: (task, i) => vetTaskRunner(config, task, i),
     });
     return this.#engine;
   }
@@ -101,22 +97,6 @@ export class CliContext {
   async close(): Promise<void> {
     if (this.#engine) await (await this.#engine).close();
   }
-}
-
-/** Refuses a task whose runner cannot do the work, before anything starts (spec 04 "Vetting"). */
-function vetTaskRunner(config: GafferConfig, task: TaskSpec, index: number): void {
-  const field = `tasks[${index}].runner`;
-  if (task.runner === 'builtin') {
-    const endpoint = config.models[DEFAULT_ENDPOINT];
-    if (endpoint === undefined) {
-      throw new GafferError('model_endpoint_missing', `${field}: builtin needs a model endpoint — set GAFFER_MODEL_URL (and GAFFER_MODEL) or models.default in gaffer.config.json`, field);
-    }
-    if ((task.model ?? endpoint.model) === null) {
-      throw new GafferError('model_endpoint_missing', `tasks[${index}].model: no model named and the endpoint has no default — give "model" or set GAFFER_MODEL`, `tasks[${index}].model`);
-    }
-    return;
-  }
-  vetCliRunner(task.runner, config, { field });
 }
 
 /** The builtin agent's endpoint from the config (env `GAFFER_MODEL_*` already folded in); none: its own env default. */

@@ -39,21 +39,33 @@ export const REPO_LOCATING_GIT_VARS: readonly string[] = [
 ];
 const REPO_LOCATING_GIT_SET: ReadonlySet<string> = new Set(REPO_LOCATING_GIT_VARS);
 
+/**
+ * Values that are gaffer's own secrets whatever variable holds them: config tokens and model keys
+ * (a `key_env` names any variable, e.g. `ANTHROPIC_API_KEY`). Registered once the config is loaded.
+ */
+const SECRET_VALUES = new Set<string>();
+
+/** Registers gaffer's secret values (config tokens, resolved model keys): no worker env carries them. */
+export function registerSecretValues(values: Iterable<string | null | undefined>): void {
+  for (const value of values) if (value) SECRET_VALUES.add(value);
+}
+
 /** True when `name` is one of gaffer's own secrets. */
 export function isGafferSecret(name: string): boolean {
   return GAFFER_SECRET_NAMES.has(name) || GAFFER_SECRET_PATTERN.test(name);
 }
 
 /**
- * A worker's environment (spec 04): the parent's, minus gaffer's own secrets, minus the
- * repository-locating `GIT_*` variables, minus `removeKeys`. Returns a new object.
+ * A worker's environment (spec 04): the parent's, minus gaffer's own secrets (by name, or by a
+ * registered value under any name), minus the repository-locating `GIT_*` variables, minus
+ * `removeKeys`. Returns a new object.
  */
 export function buildWorkerEnv(parentEnv: NodeJS.ProcessEnv, opts: WorkerEnvOptions = {}): NodeJS.ProcessEnv {
   const remove = new Set(opts.removeKeys ?? []);
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(parentEnv)) {
     if (value === undefined) continue;
-    if (isGafferSecret(name) || REPO_LOCATING_GIT_SET.has(name) || remove.has(name)) continue;
+    if (isGafferSecret(name) || SECRET_VALUES.has(value) || REPO_LOCATING_GIT_SET.has(name) || remove.has(name)) continue;
     env[name] = value;
   }
   return env;

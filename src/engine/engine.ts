@@ -21,7 +21,7 @@ import { runJob } from './job-run.js';
 import { recoverOrphans } from './recovery.js';
 import { Semaphore } from './semaphore.js';
 import { describeCondition, eventMeets, parseWaitCondition, type WaitCondition } from './wait.js';
-import { vetWorkspace } from './workspace-vetting.js';
+import { vetTaskPaths, vetWorkspace } from './workspace-vetting.js';
 
 /** How an engine is set up. */
 export interface EngineOptions {
@@ -108,7 +108,8 @@ export class Engine {
     if (this.#closed) throw new GafferError('internal', 'the engine is shutting down');
     const spec = this.#parse(body);
     spec.workspace = vetWorkspace(spec.workspace, this.dataDir);
-    spec.tasks.forEach((task, i) => this.#vetTask?.(task, i));
+    vetTaskPaths(spec.workspace, spec);
+    this.#vetRunners(spec);
     if (this.#specLint !== 'off') {
       const report = lintJob(spec, this.#specLint);
       if (!report.ok && this.#specLint === 'enforce') {
@@ -159,7 +160,17 @@ export class Engine {
 
   /** The spec-lint report of a request, without dispatching (`gaffer lint`, `POST /api/lint`). */
   lint(body: unknown): LintReport {
-    return lintJob(this.#parse(body), this.#specLint === 'off' ? 'warn' : this.#specLint);
+    // a request that would be refused at dispatch is refused here too, with the same error
+    const spec = this.#parse(body);
+    this.#vetRunners(spec);
+    return lintJob(spec, this.#specLint === 'off' ? 'warn' : this.#specLint);
+  }
+
+  #vetRunners(spec: JobSpec): void {
+    spec.tasks.forEach((task, i) => {
+      this.#services.runners.get(task.runner)?.vet?.({ model: task.model }, `tasks[${i}].runner`);
+      this.#vetTask?.(task, i);
+    });
   }
 
   /** A new job for the tasks of this one that did not end `done`, same settings. */

@@ -119,5 +119,10 @@ export interface Runner {
    * costs the proof `external_agent_unsandboxed` (spec 04); `shell` and `builtin` are not external.
    */
   readonly external?: boolean;
+  /**
+   * Refuses a task this runner cannot do before anything starts (spec 04 "Vetting"): throws a
+   * GafferError (`runner_disabled`, `runner_not_installed`, `model_endpoint_missing`, …) naming `field`.
+   */
+  vet?(task: { model: string | null }, field: string): void;
   run(input: RunnerInput): Promise<RunnerReport>;
 }

@@ -140,7 +140,7 @@ describe.each(doors)('MCP over %s', (_door, open) => {
       ['workers_dispatch', { workspace: ws, tasks: [{ instruction: 'x', command: 'true' }], endpoint: 'http://x' }, 'invalid_request'],
       ['workers_dispatch', { workspace: ws, tasks: [{ instruction: 'x', command: 'true' }], reviewer: true }, 'not_supported'],
       ['workers_dispatch', { workspace: ws, tasks: ['no command'] }, 'no_runner'],
-      ['workers_dispatch', { workspace: ws, tasks: [{ instruction: 'x', runner: 'codex' }] }, 'unknown_runner'],
+      ['workers_dispatch', { workspace: ws, tasks: [{ instruction: 'x', runner: 'codex' }] }, 'runner_disabled'],
       ['workers_status', { job_id: 'ffffffffffff' }, 'not_found'],
       ['workers_status', {}, 'invalid_request'],
       ['workers_wait', { job_id: dispatched.id, timeout_s: 601 }, 'invalid_request'],

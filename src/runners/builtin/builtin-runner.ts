@@ -1,3 +1,4 @@
+import { GafferError } from '../../domain/errors.js';
 import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -90,6 +91,17 @@ export class BuiltinRunner implements Runner {
     if (given !== undefined) return given;
     const fromEnv = endpointFromEnv(process.env);
     return fromEnv?.ok === true ? fromEnv.endpoint : null;
+  }
+
+  /** Refuses before anything starts when there is no endpoint, or no model for this task. */
+  vet(task: { model: string | null }, field: string): void {
+    const endpoint = this.#endpoint();
+    if (endpoint === null) {
+      throw new GafferError('model_endpoint_missing', `${field}: builtin needs a model endpoint — set GAFFER_MODEL_URL (and GAFFER_MODEL) or models.default in gaffer.config.json`, field);
+    }
+    if ((task.model ?? endpoint.model) === null) {
+      throw new GafferError('model_endpoint_missing', `${field}: no model named and the endpoint has no default — give the task a "model" or set GAFFER_MODEL`, field);
+    }
   }
 
   /** Runs one builtin worker to its end; never throws. */

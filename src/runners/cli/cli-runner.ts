@@ -1,3 +1,4 @@
+import { GafferError } from '../../domain/errors.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isSameModel, substitutionError } from '../builtin/attestation.js';
@@ -71,6 +72,17 @@ export class CliRunner implements Runner {
   /** True when a run would be wrapped in the sandbox. */
   get sandboxed(): boolean {
     return (this.#opts.sandbox ?? 'auto') !== 'off' && (this.#opts.wrap !== undefined || probeSandbox().available);
+  }
+
+  /** Refuses before anything starts: disabled, no known invocation, or not installed (with the install command). */
+  vet(_task: { model: string | null }, field: string): void {
+    const profile = this.profile;
+    if (this.#opts.enabled !== true) {
+      throw new GafferError('runner_disabled', `${field}: ${profile.key} is disabled: agent CLIs are off until enabled — set runners.${profile.key}.enabled: true in gaffer.config.json (or GAFFER_ENABLED_RUNNERS=${profile.key})`, field);
+    }
+    if (!profile.invocationKnown) throw new GafferError('runner_disabled', `${field}: ${profile.key} has no known headless invocation in this build`, field);
+    const found = this.detect();
+    if (!found.installed) throw new GafferError('runner_not_installed', `${field}: ${profile.key} is not installed (${found.reason ?? 'not found'}): ${installHint(profile)}`, field);
   }
 
   /** Runs one worker to its end; never throws. */

@@ -43,7 +43,6 @@ describe('rate limits wait, never spill (spec 04)', () => {
       expect(final.status).toBe('done');
       expect(readFileSync(join(ws, 'hello.txt'), 'utf8')).toBe('hi\n');
       expect(final.verdict).toContain('reported (not killed): w rate_limited');
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
       expect((final.result as any).workers[0]).toMatchObject({ status: 'done', state: 'rate_limited' });
     } finally {
       await engine.close();

@@ -2,6 +2,8 @@ import { realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve, sep } from 'node:path';
 import { GafferError } from '../domain/errors.js';
+import type { JobSpec } from '../domain/request.js';
+import { realWorkspace, resolveInWorkspace } from '../runners/builtin/workspace-paths.js';
 
 const isInside = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
 
@@ -29,6 +31,23 @@ export function vetWorkspace(workspace: string, dataDir: string): string {
   if (isInside(real, data)) refuse(`must not be gaffer's data dir (${data}) or inside it`);
   if (isInside(data, real)) refuse(`must not contain gaffer's data dir (${data}) — move the data dir with --data-dir`);
   return real;
+}
+
+/**
+ * Vets the request's `files` and `outputs` against the workspace on disk (spec 10): a path whose
+ * existing part leaves the workspace through a symlink (existing or dangling) is refused, the
+ * field named. `..` and absolute paths were refused by the request parser already.
+ */
+export function vetTaskPaths(workspace: string, spec: Pick<JobSpec, 'tasks'>): void {
+  const root = realWorkspace(workspace);
+  spec.tasks.forEach((task, i) => {
+    for (const key of ['files', 'outputs'] as const) {
+      task[key].forEach((path, j) => {
+        const resolved = resolveInWorkspace(root, path);
+        if (!resolved.ok) throw new GafferError('invalid_request', `tasks[${i}].${key}[${j}]: ${resolved.why}`, `tasks[${i}].${key}[${j}]`);
+      });
+    }
+  });
 }
 
 function safeReal(path: string): string | null {

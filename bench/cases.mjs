@@ -1,8 +1,7 @@
 // The benchmark cases. Each case is `{ name, run(ctx) }`; `run` resolves to
 // `{ figures: {name: number}, rows: [...], samples: {...}, notes: [...] }` where a row is
-// `{ figure, value, unit?, reference?, bar? }` (bar: `{ max }`). To add a figure (wait latency,
-// SSE latency, throughput, related verify, server RSS, ...) write another function and append it
-// to `cases` at the bottom.
+// `{ figure, value, unit?, reference?, bar? }` (bar: `{ max }`). To add a figure, write another
+// function and append it to `cases` at the bottom.
 //
 // Fairness choices, once:
 // - Fixtures are plain folders (no `.git`): gaffer lists them with its own shadow repository. The
@@ -16,12 +15,37 @@
 // - The order gaffer/reference alternates every repetition; repetition 0 is the warm-up and is
 //   not counted.
 // - Child-process references are timed from spawn to exit with the same async spawn gaffer uses.
-import { cpSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { join } from 'node:path';
-import { addFiles, git, gitEnv, log, makeTree, median, modifyFiles, pickSpread, round, run, timeAsync } from './lib.mjs';
+import { performance } from 'node:perf_hooks';
+import {
+  addFiles,
+  EventRunner,
+  git,
+  gitEnv,
+  httpGet,
+  httpJson,
+  log,
+  makeTree,
+  median,
+  modifyFiles,
+  percentile,
+  pickSpread,
+  procMemoryMb,
+  round,
+  run,
+  sleep,
+  sseClient,
+  timeAsync,
+} from './lib.mjs';
 
 const evidence = () => import('../dist/evidence/index.js');
 const engineMod = () => import('../dist/engine/engine.js');
+const runnersMod = () => import('../dist/runners/index.js');
+const serveMod = () => import('../dist/interfaces/http/serve.js');
 
 /** Runs `body(i)` for the warm-up (i = 0) and `ctx.reps` counted repetitions. */
 async function repeat(ctx, label, body) {
@@ -324,11 +348,637 @@ async function compactClean(ctx) {
   };
 }
 
-/** Every case, in run order (warm and diff reuse the state the cold case leaves). */
+// ---------------------------------------------------------------------------------------------
+// Live-event latency (wait_for in process, wait over HTTP, SSE)
+//
+// What is measured, exactly: a live job whose one worker is the bench's EventRunner (lib.mjs). For
+// each sample the bench asks that worker to report a detected state carrying a unique marker
+// through the runner contract's `onState`; the engine records it (attempt row + `state` event
+// appended to the store) and publishes it on its bus — the path every event of a live job takes.
+// t0 is taken just before that call (so the store writes are inside the figure); t1 when the
+// waiter has its answer: the resolved `waitFor` promise, the last byte of the HTTP wait answer,
+// or the SSE chunk that completes the event's frame. Client and server share this process and its
+// event loop (the client's own parsing is inside the figure too). Between samples the bench
+// sleeps 1–5 ms, so every event finds its waiter already listening and the loop idle.
+
+const LATENCY_WARMUP = 20;
+const latencySamples = (ctx) => (ctx.quick ? 200 : 300);
+
+/** Opens an engine with the event runner, starts one live event job, optionally serves it over HTTP. */
+async function eventJob(ctx, label, { serve = false } = {}) {
+  const { Engine } = await engineMod();
+  const runner = new EventRunner();
+  const dataDir = join(ctx.tmp, `${label}-data`);
+  const workspace = join(ctx.tmp, `${label}-ws`);
+  mkdirSync(workspace, { recursive: true });
+  writeFileSync(join(workspace, 'README.md'), 'latency bench workspace\n');
+  const engine = await Engine.open({ dataDir, maxParallel: 2, runners: new Map([[runner.key, runner]]) });
+  let server = null;
+  try {
+    if (serve) {
+      const { startServer } = await serveMod();
+      server = await startServer({ engine, host: '127.0.0.1', port: 0, tokens: {}, version: 'bench' });
+    }
+    const { job } = engine.submit({ workspace, verify: 'none', tasks: [{ instruction: 'benchmark: report detected states on demand', runner: runner.key }] });
+    const worker = await runner.attached(job.id);
+    return {
+      engine,
+      server,
+      id: job.id,
+      worker,
+      async close() {
+        worker.stop();
+        await engine.settled(job.id);
+        if (server) await server.close();
+        await engine.close();
+      },
+    };
+  } catch (err) {
+    if (server) await server.close();
+    await engine.close();
+    throw err;
+  }
+}
+
+/** Resolves once the engine counts `n` waiters (the HTTP wait is registered server-side). */
+async function untilWaiters(engine, n) {
+  const deadline = performance.now() + 5_000;
+  while (engine.health().waiters < n) {
+    if (performance.now() > deadline) throw new Error(`the wait was not registered within 5 s (waiters ${engine.health().waiters})`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+const jitter = () => sleep(1 + Math.random() * 4);
+const marker = (label, i) => `${label}-${i}-${randomBytes(4).toString('hex')}`;
+
+function latencyResult(figure, samples, max, what, notes = []) {
+  const p50 = percentile(samples, 0.5);
+  const p99 = percentile(samples, 0.99);
+  const base = figure.replace(/_p99_ms$/, '');
+  return {
+    figures: { [`${base}_p50_ms`]: round(p50, 2), [figure]: round(p99, 2) },
+    samples: { [`${base}_ms`]: samples.map((x) => round(x, 2)) },
+    rows: [
+      { figure: `${base}_p50_ms`, value: round(p50, 2), unit: 'ms', reference: `${samples.length} samples, ${what}` },
+      { figure, value: round(p99, 2), exact: p99, unit: 'ms', reference: `p99 of the same ${samples.length} (max ${round(Math.max(...samples), 1)} ms)`, bar: { max } },
+    ],
+    notes,
+  };
+}
+
+/** wait_latency: `engine.waitFor(id, 'event:<marker>')` resolving after the engine appends and publishes the event. */
+async function waitLatency(ctx) {
+  const live = await eventJob(ctx, 'wait-latency');
+  const samples = [];
+  try {
+    const n = latencySamples(ctx);
+    for (let i = 0; i < LATENCY_WARMUP + n; i++) {
+      const m = marker('wl', i);
+      const answer = live.engine.waitFor(live.id, `event:${m}`, 10);
+      await jitter();
+      const t0 = performance.now();
+      live.worker.emit(m);
+      const { met } = await answer;
+      const ms = performance.now() - t0;
+      if (!met) throw new Error(`wait for event:${m} was not met`);
+      if (i >= LATENCY_WARMUP) samples.push(ms);
+    }
+  } finally {
+    await live.close();
+  }
+  return latencyResult('wait_latency_p99_ms', samples, 20, 'state event append → waitFor resolved, in process');
+}
+
+/** wait_latency_http: the same event through `GET /api/jobs/:id/wait?for=event:<marker>` on a keep-alive socket. */
+async function waitLatencyHttp(ctx) {
+  const live = await eventJob(ctx, 'wait-http', { serve: true });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const samples = [];
+  try {
+    const n = latencySamples(ctx);
+    for (let i = 0; i < LATENCY_WARMUP + n; i++) {
+      const m = marker('wh', i);
+      const before = live.engine.health().waiters;
+      const answer = httpGet(`${live.server.url}/api/jobs/${live.id}/wait?for=${encodeURIComponent(`event:${m}`)}&timeout_s=10`, { agent }).then((r) => ({ ...r, at: performance.now() }));
+      await untilWaiters(live.engine, before + 1);
+      await jitter();
+      const t0 = performance.now();
+      live.worker.emit(m);
+      const r = await answer;
+      if (r.status !== 200 || JSON.parse(r.body).met !== true) throw new Error(`HTTP wait for event:${m}: ${r.status} ${r.body.slice(0, 200)}`);
+      if (i >= LATENCY_WARMUP) samples.push(r.at - t0);
+    }
+  } finally {
+    agent.destroy();
+    await live.close();
+  }
+  return latencyResult('wait_latency_http_p99_ms', samples, 50, 'state event append → HTTP wait answer read whole');
+}
+
+/** sse_latency: the same event reaching a client of `GET /api/jobs/:id/events?stream=1`. */
+async function sseLatency(ctx) {
+  const live = await eventJob(ctx, 'sse', { serve: true });
+  let pending = null;
+  const client = sseClient(`${live.server.url}/api/jobs/${live.id}/events?stream=1`, (frame) => {
+    if (frame.event !== 'job' || pending === null || !frame.data.includes(pending.marker)) return;
+    pending.resolve(frame.at);
+    pending = null;
+  });
+  const next = (m) => new Promise((resolve) => (pending = { marker: m, resolve }));
+  const samples = [];
+  try {
+    const n = latencySamples(ctx);
+    for (let i = 0; i < LATENCY_WARMUP + n; i++) {
+      const m = marker('sse', i);
+      const arrived = next(m);
+      let timer;
+      const timeout = new Promise((resolve) => (timer = setTimeout(resolve, 10_000, null)));
+      await jitter();
+      const t0 = performance.now();
+      live.worker.emit(m);
+      const at = await Promise.race([arrived, timeout]);
+      clearTimeout(timer);
+      if (at === null) throw new Error(`the SSE client did not read event ${m} within 10 s`);
+      if (i >= LATENCY_WARMUP) samples.push(at - t0);
+    }
+  } finally {
+    client.close();
+    await live.close();
+  }
+  return latencyResult('sse_latency_p99_ms', samples, 50, 'state event append → SSE client read its frame');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Throughput
+
+const tpSizes = (ctx) => (ctx.quick ? { jobs: 40, workspaces: 10 } : { jobs: 200, workspaces: 50 });
+const TP_FILES = 100;
+const TP_PARALLEL = 8;
+const trivialJob = (workspace) => ({ workspace, verify: 'none', tasks: [{ instruction: 'benchmark: run a no-op command', command: 'true' }] });
+
+/** The throughput workspaces (plain folders of TP_FILES files), generated once and shared with server_rss. */
+function tpWorkspaces(ctx, count) {
+  ctx.shared.tpRoots ??= [];
+  const roots = ctx.shared.tpRoots;
+  if (roots.length < count) {
+    const t0 = performance.now();
+    for (let w = roots.length; w < count; w++) {
+      const root = join(ctx.tmp, 'tp-ws', `w${String(w).padStart(2, '0')}`);
+      makeTree(root, TP_FILES, 2048);
+      roots.push(root);
+    }
+    log(`  fixture tp-ws: ${count} workspaces of ${TP_FILES} files in ${Math.round(performance.now() - t0)} ms`);
+  }
+  return roots.slice(0, count);
+}
+
+/**
+ * Submits `jobs` trivial jobs round-robin over `roots` at once; resolves to `{ ms, failed }`: ms
+ * until every one settled, and the jobs that did not end `done` (status + error). A failed job is
+ * a finding, not a crash of the bench: the caller reports it beside the figure.
+ */
+async function gafferBatch(engine, roots, jobs) {
+  const t0 = performance.now();
+  const ids = [];
+  for (let k = 0; k < jobs; k++) ids.push(engine.submit(trivialJob(roots[k % roots.length])).job.id);
+  // read each answer as it settles (retention may prune a job later)
+  const answers = await Promise.all(ids.map((id) => engine.settled(id).then(() => engine.get(id))));
+  const ms = performance.now() - t0;
+  const failed = answers.filter((a) => a.status !== 'done').map((a) => ({ id: a.id, status: a.status, error: a.error ?? a.verdict }));
+  return { ms, failed };
+}
+
+/** One line about jobs that did not end done, for the notes. */
+function describeFailed(what, failed, jobs) {
+  const kinds = new Map();
+  for (const f of failed) {
+    const key = `${f.status}: ${String(f.error).replace(/[0-9a-f]{40}/g, '<sha>').slice(0, 200)}`;
+    kinds.set(key, (kinds.get(key) ?? 0) + 1);
+  }
+  return `${what}: ${failed.length} of ${jobs} jobs did not end done — ${[...kinds].map(([k, n]) => `${n}× ${k}`).join('; ')}`;
+}
+
+/** The same git work as a plain script: `parallel` lanes of JOB_SCRIPT, one at a time per workspace (as gaffer's lock). */
+async function scriptBatch(refs, jobs, parallel) {
+  const locks = refs.map(() => Promise.resolve());
+  let next = 0;
+  const t0 = performance.now();
+  const lane = async () => {
+    for (;;) {
+      const k = next++;
+      if (k >= jobs) return;
+      const ref = refs[k % refs.length];
+      const prev = locks[k % refs.length];
+      let release;
+      locks[k % refs.length] = new Promise((resolve) => (release = resolve));
+      await prev;
+      try {
+        await run('sh', ['-c', JOB_SCRIPT], { cwd: ref.root, env: gitEnv(ref.env) });
+      } finally {
+        release();
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: parallel }, lane));
+  return performance.now() - t0;
+}
+
+/**
+ * throughput: `jobs` trivial jobs (shell `true`, verify none, sandbox off) submitted at once over
+ * `workspaces` workspaces to one engine at a worker cap of 8, submit → all settled; vs JOB_SCRIPT
+ * per job (add -A + write-tree ×2 + diff-tree) in 8 parallel lanes against per-workspace scratch
+ * repositories, never two on one workspace at once. The warm-up is one job per workspace on each
+ * side (gaffer's shadow repositories and the scripts' scratch repositories get their objects).
+ */
+async function throughput(ctx) {
+  const { Engine } = await engineMod();
+  const { createRunners } = await runnersMod();
+  const { jobs, workspaces } = tpSizes(ctx);
+  const roots = tpWorkspaces(ctx, workspaces);
+  const dataDir = join(ctx.tmp, 'tp-data');
+  const engine = await Engine.open({ dataDir, maxParallel: TP_PARALLEL, runners: createRunners({ sandbox: 'off' }) });
+  const refs = [];
+  for (const [w, root] of roots.entries()) {
+    const env = { gitDir: join(ctx.tmp, 'tp-ref', `w${w}.git`), workTree: root, indexFile: join(ctx.tmp, 'tp-ref', `w${w}.index`) };
+    await git(['init', '-q', '--bare', '--template=', env.gitDir], {});
+    refs.push({ root, env });
+  }
+  const gaffer = [];
+  const ref = [];
+  const notes = [];
+  let failedJobs = 0;
+  try {
+    await repeat(ctx, 'throughput', async (i) => {
+      const n = i === 0 ? workspaces : jobs;
+      const [g, r] = await pair(
+        i,
+        () => gafferBatch(engine, roots, n),
+        () => scriptBatch(refs, n, TP_PARALLEL),
+      );
+      if (g.failed.length > 0) {
+        failedJobs += g.failed.length;
+        notes.push(describeFailed(`throughput ${i === 0 ? 'warm-up' : `rep ${i}`}`, g.failed, n));
+      }
+      if (i > 0) {
+        gaffer.push(g.ms);
+        ref.push(r);
+      }
+    });
+  } finally {
+    await engine.close();
+  }
+  ctx.shared.retained = { dataDir, roots };
+  const gm = median(gaffer);
+  const rm = median(ref);
+  return {
+    figures: {
+      throughput_ms: round(gm),
+      throughput_script_ms: round(rm),
+      throughput_jobs_per_s: round((jobs / gm) * 1000, 2),
+      throughput_ratio: round(gm / rm, 3),
+      throughput_failed_jobs: failedJobs,
+    },
+    samples: { throughput_ms: gaffer.map(Math.round), throughput_script_ms: ref.map(Math.round), paired_ratio_throughput: pairedRatio(gaffer, ref) },
+    rows: [
+      msRow(
+        'throughput_ms',
+        gm,
+        `${jobs} jobs over ${workspaces} workspaces (${TP_FILES} files), cap ${TP_PARALLEL}, sandbox off = ${round((jobs / gm) * 1000, 1)} jobs/s${failedJobs > 0 ? `; ${failedJobs} jobs FAILED (notes)` : ''}`,
+      ),
+      msRow('throughput_script_ms', rm, `JOB_SCRIPT ×${jobs}, ${TP_PARALLEL} lanes, scratch repo per workspace`),
+      ratioRow('throughput_ratio', gm / rm, 'throughput_script_ms', rm, 1.5),
+    ],
+    notes,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// compact_tokens_failed
+
+/** A text of exactly `n` characters, different per seed. */
+function instructionText(seed, n) {
+  const words = `Benchmark task ${seed}: update the module part-${seed} so that it exports its build step, keep the public API of src/value.js unchanged, run the tests, and report which files you changed and why. `;
+  return words.repeat(Math.ceil(n / words.length)).slice(0, n);
+}
+
+/**
+ * One 4-worker job on a small node:test project: each worker (shell) prints 20 KB and writes its
+ * own file; worker-4 also breaks src/value.js, so the verification fails with a new failure and a
+ * fix round runs (the fixer re-runs worker-4's command). Variant `fixed`: that command toggles,
+ * so the fix round repairs it and the job passes; variant `still_failing`: it breaks again and the
+ * job ends failing. The figure is the larger answer: `JSON.stringify(engine.get(id)).length / 4`
+ * (quick: the still-failing variant alone).
+ */
+async function compactFailed(ctx) {
+  const { Engine } = await engineMod();
+  const engine = await Engine.open({ dataDir: join(ctx.tmp, 'compact-failed-data'), maxParallel: 2 });
+  const sizes = {};
+  const notes = [];
+  try {
+    // quick: the still-failing variant alone (the larger answer in every run so far)
+    for (const variant of ctx.quick ? ['still_failing'] : ['fixed', 'still_failing']) {
+      const ws = join(ctx.tmp, `compact-failed-${variant}`);
+      mkdirSync(join(ws, 'src'), { recursive: true });
+      mkdirSync(join(ws, 'test'), { recursive: true });
+      writeFileSync(join(ws, 'package.json'), `${JSON.stringify({ name: 'bench-failed', private: true, type: 'module', scripts: { test: 'node --test' } }, null, 2)}\n`);
+      writeFileSync(join(ws, 'src', 'value.js'), 'export const value = 42;\n');
+      writeFileSync(
+        join(ws, 'test', 'value.test.js'),
+        "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { value } from '../src/value.js';\n\ntest('value is 42', () => {\n  assert.equal(value, 42);\n});\n",
+      );
+      const breakValue =
+        variant === 'fixed'
+          ? "if grep -q 41 src/value.js; then sed -i 's/41/42/' src/value.js; else sed -i 's/42/41/' src/value.js; fi"
+          : "sed -i 's/42/41/' src/value.js";
+      const tasks = [1, 2, 3, 4].map((n) => ({
+        instruction: instructionText(n, 1_000),
+        command: `yes 'worker-${n}: building part-${n}, step ok, nothing to report here' | head -c 20480; echo; echo 'export const part${n} = ${n};' > src/part-${n}.js${n === 4 ? `; ${breakValue}` : ''}; echo 'worker-${n} finished'`,
+      }));
+      const { job } = engine.submit({ workspace: ws, verify: 'auto', parallel: true, fix_rounds: 1, tasks });
+      await engine.settled(job.id);
+      const answer = engine.get(job.id);
+      const v = answer.result?.verification;
+      const fixRan = answer.result?.workers?.some((w) => w.role === 'fixer');
+      const prev = v?.previous?.length ?? 0;
+      if (!fixRan || (variant === 'fixed' ? !(v?.ok === true && prev === 1) : v?.ok !== false)) {
+        notes.push(`compact_tokens_failed (${variant}): expected a failed verification then a fix round${variant === 'fixed' ? ' that passes' : ' that still fails'}; got status ${answer.status}, verification ok ${v?.ok}, fixer ran ${fixRan}, previous ${prev}`);
+      }
+      sizes[variant] = JSON.stringify(answer).length / 4;
+      log(`  compact_tokens_failed ${variant}: ${answer.status}, ${round(sizes[variant])} tokens`);
+    }
+  } finally {
+    await engine.close();
+  }
+  const worst = Math.max(...Object.values(sizes));
+  const figures = { compact_tokens_failed: round(worst) };
+  for (const [variant, size] of Object.entries(sizes)) figures[`compact_tokens_failed_${variant}`] = round(size);
+  return {
+    figures,
+    rows: [
+      {
+        figure: 'compact_tokens_failed',
+        value: round(worst),
+        exact: worst,
+        unit: 'tokens',
+        reference: `JSON chars / 4; ${Object.entries(sizes).map(([v, n]) => `${v.replace('_', ' ')} ${Math.round(n)}`).join(' / ')}`,
+        bar: { max: 1_500 },
+      },
+    ],
+    notes,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// related_verify_ratio
+
+/**
+ * A node:test project of `modules` modules (src/modNN.js), each with one test file
+ * (test/modNN.test.js) whose test takes ~100 ms; `npm test` is `node --test`.
+ */
+function makeNodeTestFixture(root, modules) {
+  mkdirSync(join(root, 'src'), { recursive: true });
+  mkdirSync(join(root, 'test'), { recursive: true });
+  writeFileSync(join(root, 'package.json'), `${JSON.stringify({ name: 'bench-related', private: true, type: 'module', scripts: { test: 'node --test' } }, null, 2)}\n`);
+  for (let m = 0; m < modules; m++) {
+    const nn = String(m).padStart(2, '0');
+    writeFileSync(join(root, 'src', `mod${nn}.js`), `export function f${nn}(x) {\n  return x + ${m};\n}\n`);
+    writeFileSync(
+      join(root, 'test', `mod${nn}.test.js`),
+      `import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { f${nn} } from '../src/mod${nn}.js';\n\ntest('f${nn} adds ${m}', async () => {\n  await new Promise((resolve) => setTimeout(resolve, 100));\n  assert.equal(f${nn}(1), ${m + 1});\n});\n`,
+    );
+  }
+}
+
+/**
+ * related_verify: a job whose shell worker touches one module (a comment appended: a real change),
+ * `verify: auto` with `verify_scope: related` (gaffer selects `node --test test/modNN.test.js`),
+ * vs the same job with `verify_scope: all` (`npm test` → every test file). Each figure is the
+ * job's own `result.verification.duration_s` (the suite's run, spawn to exit, 0.1 s resolution);
+ * gaffer's selection of the related tests happens before that clock starts, so it is timed apart
+ * (`selectRelatedTests` on the same fixture) and shown beside it. Each repetition's change is to
+ * a different module.
+ */
+async function relatedVerify(ctx) {
+  const { Engine } = await engineMod();
+  const { selectRelatedTests } = await import('../dist/verification/related.js');
+  const modules = ctx.quick ? 10 : 50;
+  const ws = join(ctx.tmp, 'related-ws');
+  makeNodeTestFixture(ws, modules);
+  const engine = await Engine.open({ dataDir: join(ctx.tmp, 'related-data'), maxParallel: 2 });
+  const relatedS = [];
+  const allS = [];
+  const selectMs = [];
+  const notes = [];
+  const job = async (scope, i) => {
+    const nn = String((i * 7) % modules).padStart(2, '0');
+    const { job } = engine.submit({
+      workspace: ws,
+      verify: 'auto',
+      verify_scope: scope,
+      fix_rounds: 0,
+      tasks: [{ instruction: `benchmark: touch src/mod${nn}.js`, command: `echo '// touched ${scope} ${i}' >> src/mod${nn}.js` }],
+    });
+    await engine.settled(job.id);
+    const v = engine.get(job.id).result?.verification;
+    if (v?.ok !== true) throw new Error(`related_verify ${scope} rep ${i}: the verification did not pass (${v?.summary ?? 'no verification'})`);
+    if (scope === 'related' && (v.scope !== 'related' || v.related_files?.length !== 1)) {
+      notes.push(`related_verify rep ${i}: related scope ran ${v.scope} (${(v.related_files ?? []).length} files): ${v.command}`);
+    }
+    return { s: v.duration_s, v, nn };
+  };
+  try {
+    await repeat(ctx, 'related_verify', async (i) => {
+      // the warm-up is the related job alone: it warms node, npm, the fixture and the shadow
+      // repository for both; a full-suite warm-up would add a whole suite run to the bench's time
+      if (i === 0) {
+        await job('related', i);
+        return;
+      }
+      const [r, a] = await pair(
+        i,
+        () => job('related', i),
+        () => job('all', i),
+      );
+      const sel = await timeAsync(() => selectRelatedTests({ workspace: ws, kind: 'node', command: 'npm test', changedPaths: [`src/mod${r.nn}.js`] }));
+      relatedS.push(r.s);
+      allS.push(a.s);
+      selectMs.push(sel.ms);
+      if (i === ctx.reps) notes.push(`related_verify: related ran \`${r.v.command}\`; all ran \`${a.v.command}\``);
+    });
+  } finally {
+    await engine.close();
+  }
+  const rm = median(relatedS);
+  const am = median(allS);
+  const sm = median(selectMs);
+  return {
+    figures: { related_verify_s: rm, full_verify_s: am, related_select_ms: round(sm, 1), related_verify_ratio: round(rm / am, 3), related_verify_ratio_with_selection: round((rm + sm / 1000) / am, 3) },
+    samples: { related_verify_s: relatedS, full_verify_s: allS, related_select_ms: selectMs.map((x) => round(x, 1)) },
+    rows: [
+      { figure: 'related_verify_s', value: rm, unit: 's', reference: `verification.duration_s, 1 of ${modules} modules touched` },
+      { figure: 'related_select_ms', value: round(sm, 1), unit: 'ms', reference: 'selectRelatedTests (before the suite clock)' },
+      { figure: 'full_verify_s', value: am, unit: 's', reference: `verify_scope all: npm test, ${modules} test files of ~100 ms` },
+      ratioRow('related_verify_ratio', rm / am, 'full_verify_s', am * 1000, 0.25),
+    ],
+    notes,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// server_rss_mb
+
+const retainedJobs = (ctx) => (ctx.quick ? 100 : 200);
+const FLOODERS = 8;
+const FLOOD_LINE = 'gaffer bench flood: a worker printing output as fast as the server reads it, line after line';
+
+/**
+ * A data dir holding at least 200 finished jobs (quick: 100): the throughput case's (topped up) or
+ * one made here. The engine keeps 200 (retention.jobs default), so there are never more.
+ */
+async function retainedDataDir(ctx) {
+  const { Engine } = await engineMod();
+  const { createRunners } = await runnersMod();
+  const retained = ctx.shared.retained ?? { dataDir: join(ctx.tmp, 'rss-data'), roots: tpWorkspaces(ctx, 10) };
+  const roots = retained.roots.length >= FLOODERS ? retained.roots : tpWorkspaces(ctx, FLOODERS);
+  const engine = await Engine.open({ dataDir: retained.dataDir, maxParallel: TP_PARALLEL, runners: createRunners({ sandbox: 'off' }) });
+  const notes = [];
+  try {
+    const have = engine.list({ limit: 1_000 }).length;
+    const want = retainedJobs(ctx);
+    if (have < want) {
+      const t0 = performance.now();
+      const { failed } = await gafferBatch(engine, roots, want - have);
+      if (failed.length > 0) notes.push(describeFailed('server_rss (retained jobs)', failed, want - have));
+      log(`  server_rss: ${want - have} jobs added to the ${have} retained, in ${Math.round(performance.now() - t0)} ms`);
+    }
+  } finally {
+    await engine.close();
+  }
+  return { dataDir: retained.dataDir, roots, notes };
+}
+
+/** Starts `bin/gaffer --data-dir D serve --port 0` and resolves to { child, url } once it serves. */
+function spawnServer(ctx, dataDir) {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GAFFER_')) env[k] = v;
+  env.GAFFER_MAX_PARALLEL = String(FLOODERS);
+  const child = spawn(process.execPath, [join(ctx.repoRoot, 'bin', 'gaffer'), '--data-dir', dataDir, 'serve', '--port', '0'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let err = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the server did not start within 20 s: ${err.slice(-500)}`));
+    }, 20_000);
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk) => {
+      err += chunk;
+      const m = /serving (http:\/\/\S+)/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1], stderr: () => err });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited ${code}: ${err.slice(-500)}`));
+    });
+  });
+}
+
+/**
+ * server_rss: a `gaffer serve` process over a data dir with 200 finished jobs (quick: ≥ 100); 8 jobs at once
+ * (8 workspaces, worker cap 8, default sandbox) whose shell worker floods stdout
+ * (`yes <90-char line> | head -c N`). RSS is read from /proc/<pid>/status every 100 ms while they
+ * run; the figure is the process's peak (VmHWM) at the end. One run: it is an absolute figure.
+ */
+async function serverRss(ctx) {
+  const { dataDir, roots, notes } = await retainedDataDir(ctx);
+  const floodMb = ctx.quick ? 10 : 50;
+  const server = await spawnServer(ctx, dataDir);
+  const pid = server.child.pid;
+  let idle;
+  let peakSampled = 0;
+  let hwm;
+  let seconds;
+  let outputEvents = 0;
+  let retainedCount = 0;
+  try {
+    const listed = await httpJson('GET', `${server.url}/api/jobs?limit=1000`);
+    retainedCount = listed.jobs.length;
+    await sleep(500);
+    idle = procMemoryMb(pid);
+    const t0 = performance.now();
+    const ids = [];
+    for (const root of roots.slice(0, FLOODERS)) {
+      const answer = await httpJson('POST', `${server.url}/api/jobs`, {
+        workspace: root,
+        verify: 'none',
+        tasks: [{ instruction: 'benchmark: flood stdout', command: `yes '${FLOOD_LINE}' | head -c ${floodMb * 1_000_000}; echo` }],
+      });
+      ids.push((answer.job ?? answer).id);
+    }
+    const sampler = setInterval(() => {
+      const m = procMemoryMb(pid);
+      if (m) peakSampled = Math.max(peakSampled, m.rss);
+    }, 100);
+    let finals;
+    try {
+      finals = await Promise.all(ids.map((id) => httpGet(`${server.url}/api/jobs/${id}/wait?for=done&timeout_s=600`).then((r) => JSON.parse(r.body).state)));
+    } finally {
+      clearInterval(sampler);
+    }
+    seconds = (performance.now() - t0) / 1000;
+    hwm = procMemoryMb(pid).hwm;
+    const notDone = finals.filter((j) => j.status !== 'done');
+    if (notDone.length > 0) notes.push(`server_rss: ${notDone.length} flood jobs ended ${notDone.map((j) => `${j.status} (${j.error ?? j.verdict})`).join('; ')}`);
+    for (const id of ids) {
+      const ev = await httpJson('GET', `${server.url}/api/jobs/${id}/events?after=0`);
+      outputEvents += (ev.events ?? []).filter((e) => e.event === 'output').length;
+    }
+    notes.push(
+      `server_rss: ${retainedCount} retained jobs listed; idle RSS ${round(idle.rss)} MB; ${FLOODERS} workers × ${floodMb} MB of output in ${round(seconds)} s ` +
+        `(${round((FLOODERS * floodMb) / seconds)} MB/s through the server, ${outputEvents} output events); sampled RSS peak ${round(peakSampled)} MB, VmHWM ${round(hwm)} MB`,
+    );
+  } finally {
+    const exited = new Promise((resolve) => server.child.once('exit', resolve));
+    server.child.kill('SIGTERM');
+    const timer = setTimeout(() => server.child.kill('SIGKILL'), 30_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  return {
+    figures: { server_rss_mb: round(hwm), server_rss_idle_mb: round(idle.rss), server_rss_sampled_peak_mb: round(peakSampled) },
+    rows: [
+      { figure: 'server_rss_idle_mb', value: round(idle.rss), unit: 'MB', reference: `${retainedCount} retained jobs, no live job` },
+      {
+        figure: 'server_rss_mb',
+        value: round(hwm),
+        exact: hwm,
+        unit: 'MB',
+        reference: `peak (VmHWM), ${FLOODERS} workers × ${floodMb} MB output in ${round(seconds)} s`,
+        bar: { max: 200 },
+      },
+    ],
+    notes,
+  };
+}
+
+/**
+ * Every case, in run order (warm and diff reuse the state the cold case leaves; server_rss reuses
+ * the data dir and workspaces throughput leaves, or makes its own).
+ */
 export const cases = [
   { name: 'checkpoint_cold', run: checkpointCold },
   { name: 'checkpoint_warm', run: checkpointWarm },
   { name: 'diff', run: diff },
   { name: 'job_overhead', run: jobOverhead },
   { name: 'compact_tokens_clean', run: compactClean },
+  { name: 'compact_tokens_failed', run: compactFailed },
+  { name: 'wait_latency', run: waitLatency },
+  { name: 'wait_latency_http', run: waitLatencyHttp },
+  { name: 'sse_latency', run: sseLatency },
+  { name: 'throughput', run: throughput },
+  { name: 'related_verify', run: relatedVerify },
+  { name: 'server_rss', run: serverRss },
 ];

@@ -2,7 +2,8 @@
 // reference commands, and fixture generation. Nothing here knows about a particular figure.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
@@ -156,4 +157,157 @@ export function addFiles(root, nearRels, stamp) {
     writeFileSync(join(root, rel), fileBody(rel, 4096));
     return rel;
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Latency and live-job helpers
+
+/** Nearest-rank percentile (q in 0..1) of a list of numbers. */
+export function percentile(xs, q) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))];
+}
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A runner for latency cases: its worker stays alive until stopped and reports detected states on
+ * demand through the runner contract's `onState` — the callback the shell and agent runners use for
+ * a detected state. The engine itself records it (attempt row + `state` event in the store) and
+ * announces it on its bus: the same append → publish path every event of a live job takes, without
+ * the 250 ms coalescing of `output` events. Nothing of the engine is bypassed or reached into.
+ */
+export class EventRunner {
+  key = 'bench-events';
+  canResume = false;
+  #attached = new Map();
+  #waiting = new Map();
+
+  /** Resolves, once the job's worker runs, to `{ emit(text), stop() }`. */
+  attached(jobId) {
+    const handle = this.#attached.get(jobId);
+    if (handle) return Promise.resolve(handle);
+    return new Promise((resolve) => this.#waiting.set(jobId, resolve));
+  }
+
+  async run(input) {
+    const t0 = performance.now();
+    let stop;
+    const stopped = new Promise((resolve) => {
+      stop = resolve;
+      input.signal.addEventListener('abort', resolve, { once: true });
+    });
+    const handle = {
+      emit: (text) => input.onState({ state: 'waiting_for_input', why: text, matched: text, confidence: 1 }),
+      stop,
+    };
+    this.#attached.set(input.jobId, handle);
+    this.#waiting.get(input.jobId)?.(handle);
+    this.#waiting.delete(input.jobId);
+    await stopped;
+    this.#attached.delete(input.jobId);
+    const cancelled = input.signal.aborted;
+    return {
+      status: cancelled ? 'cancelled' : 'done',
+      outcome: cancelled ? 'cancelled' : 'success',
+      exitCode: cancelled ? null : 0,
+      signal: null,
+      timedOut: false,
+      isCancelled: cancelled,
+      stopReason: cancelled ? 'cancelled' : 'complete',
+      error: null,
+      summary: 'bench event runner stopped',
+      filesChanged: [],
+      makesClaims: false,
+      rounds: 0,
+      toolCalls: 0,
+      failedCalls: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      costUsd: null,
+      durationMs: performance.now() - t0,
+      session: null,
+      modelServed: null,
+      detection: null,
+      refusals: [],
+      sandboxed: false,
+    };
+  }
+}
+
+/** A keep-alive HTTP GET whose body is read whole; resolves to { status, body, ms } (ms: request to last byte). */
+export function httpGet(url, { agent, headers } = {}) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const req = http.get(url, { agent, headers }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+}
+
+/** A JSON request (POST/GET) with a body; resolves to the parsed answer, throws on a non-2xx. */
+export function httpJson(method, url, body) {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
+    const req = http.request(url, { method, headers: payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {} }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if ((res.statusCode ?? 500) >= 300) reject(new Error(`${method} ${url} → ${res.statusCode}: ${text.slice(0, 300)}`));
+        else resolve(JSON.parse(text));
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload ?? undefined);
+  });
+}
+
+/**
+ * A streaming SSE client on a real socket: calls `onFrame({ event, id, data, at })` for every frame
+ * as its bytes arrive (`at`: performance.now() when the chunk that completed it was read).
+ * Returns `{ close() }`.
+ */
+export function sseClient(url, onFrame) {
+  let buffer = '';
+  const req = http.get(url, { headers: { accept: 'text/event-stream' } }, (res) => {
+    res.setEncoding('utf8');
+    res.on('data', (chunk) => {
+      const at = performance.now();
+      buffer += chunk;
+      let cut;
+      while ((cut = buffer.indexOf('\n\n')) !== -1) {
+        const raw = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        const frame = { event: 'message', id: null, data: '', at };
+        for (const line of raw.split('\n')) {
+          if (line.startsWith('event:')) frame.event = line.slice(6).trim();
+          else if (line.startsWith('id:')) frame.id = line.slice(3).trim();
+          else if (line.startsWith('data:')) frame.data += (frame.data ? '\n' : '') + line.slice(5).replace(/^ /, '');
+        }
+        if (raw.startsWith(':')) continue; // a comment (heartbeat)
+        onFrame(frame);
+      }
+    });
+    res.on('error', () => undefined);
+  });
+  req.on('error', () => undefined);
+  return { close: () => req.destroy() };
+}
+
+/** Resident and peak-resident memory of a process, MB (from /proc/<pid>/status); null when it is gone. */
+export function procMemoryMb(pid) {
+  let text;
+  try {
+    text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return null;
+  }
+  const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
+  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
 }

@@ -78,6 +78,8 @@ export class Engine {
   readonly #vetTask: ((task: TaskSpec, index: number) => void) | undefined;
   readonly #timeouts: { worker_s: number; verify_s: number } | null;
   readonly #startedAt = monotonicMs();
+  /** The shadow-repo prune in flight, one at a time. */
+  #pruning: Promise<void> = Promise.resolve();
   #waiters = 0;
   #closed = false;
   #storeClosed = false;
@@ -442,6 +444,7 @@ export class Engine {
     this.#closed = true;
     for (const ctx of this.#live.values()) this.#cancelLocal(ctx);
     await Promise.all([...this.#live.values()].map((ctx) => ctx.done));
+    await this.#pruning; // it reads the store
     if (this.#storeClosed) return;
     this.#storeClosed = true;
     if (this.#cancelTimer) clearInterval(this.#cancelTimer);
@@ -484,9 +487,14 @@ export class Engine {
     for (const id of pruned) rmSync(join(this.dataDir, 'jobs', id), { recursive: true, force: true });
     // spec 03: no gc during a job — prune the shadow repos only while nothing is live
     if (this.store.listLiveJobs().length === 0) {
-      pruneSnapshots(this.dataDir, this.store.listJobIds()).catch((err: unknown) => {
-        process.emitWarning(`gaffer: pruning snapshots failed: ${err instanceof Error ? err.message : String(err)}`);
-      });
+      // the keep list is read again inside each shadow repo's lock: a job submitted meanwhile keeps its snapshots
+      const previous = this.#pruning;
+      this.#pruning = previous
+        .then(() => pruneSnapshots(this.dataDir, () => this.store.listJobIds()))
+        .then(
+          () => undefined,
+          (err: unknown) => void process.stderr.write(`gaffer: pruning snapshots failed: ${err instanceof Error ? err.message : String(err)}\n`),
+        );
     }
   }
 }

@@ -11,8 +11,12 @@ const PRUNE_TIMEOUT_MS = 600_000;
  * `reflog expire` + `gc --prune=now` so the objects go too, their large-file manifests and their
  * mtime manifests. A shadow repository left without any ref is removed whole. Call it when no job
  * is live on the workspaces concerned (gc must never run during a job, spec 03).
+ *
+ * `keepJobIds` may be a function: it is then asked again inside each repository's lock, so a job
+ * created while the prune runs (its row exists before its first snapshot) is never pruned.
  */
-export async function pruneSnapshots(dataDir: string, keepJobIds: Set<string>): Promise<{ refsDeleted: number }> {
+export async function pruneSnapshots(dataDir: string, keepJobIds: Set<string> | (() => Set<string>)): Promise<{ refsDeleted: number }> {
+  const keepNow = () => (typeof keepJobIds === 'function' ? keepJobIds() : keepJobIds);
   const root = path.resolve(dataDir);
   let refsDeleted = 0;
   const shadowRoot = path.join(root, 'shadow');
@@ -20,10 +24,15 @@ export async function pruneSnapshots(dataDir: string, keepJobIds: Set<string>): 
   const hasGit = repos.length > 0 && (await isGitAvailable());
   for (const name of repos) {
     const gitDir = path.join(shadowRoot, name);
-    await removeJobDirs(path.join(gitDir, 'manifests'), keepJobIds);
-    if (hasGit) refsDeleted += await withRepoLock(gitDir, PRUNE_TIMEOUT_MS, () => pruneRepo(gitDir, keepJobIds));
+    if (hasGit) {
+      refsDeleted += await withRepoLock(gitDir, PRUNE_TIMEOUT_MS, async () => {
+        const keep = keepNow();
+        await removeJobDirs(path.join(gitDir, 'manifests'), keep);
+        return pruneRepo(gitDir, keep);
+      });
+    } else await removeJobDirs(path.join(gitDir, 'manifests'), keepNow());
   }
-  await removeJobDirs(path.join(root, 'snapshots'), keepJobIds);
+  await removeJobDirs(path.join(root, 'snapshots'), keepNow());
   return { refsDeleted };
 }
 

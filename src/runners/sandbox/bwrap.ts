@@ -1,5 +1,6 @@
 import { mkdirSync, realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { BASE_FLAGS, probeSandbox } from './probe.js';
 
 /** Config `sandbox` (spec 04): `auto` uses it where it works, `required` refuses a worker without it, `off` never uses it. */
@@ -60,8 +61,9 @@ export function wrapWithSandbox(cmd: SandboxCommand): SandboxedCommand | null {
   if (inner.length === 0) return null;
   const workspace = realPath(cmd.workspace);
   const argv = [probe.binary, ...probe.flags, ...BASE_FLAGS, '--tmpfs', '/tmp'];
-  // binds after --tmpfs: a workspace or data dir under /tmp must stay visible on top of the empty one
-  for (const path of cmd.readable ?? []) argv.push('--ro-bind-try', realPath(path), realPath(path));
+  // binds after --tmpfs: a workspace or data dir under /tmp must stay visible on top of the empty one,
+  // and so must the programs a worker runs when they live there (this checkout, node, PATH entries)
+  for (const path of [...programDirsUnderTmp(), ...(cmd.readable ?? [])]) argv.push('--ro-bind-try', realPath(path), realPath(path));
   let tmp = '/tmp';
   if (cmd.tmpDir !== undefined) {
     tmp = ensureDir(cmd.tmpDir);
@@ -75,6 +77,13 @@ export function wrapWithSandbox(cmd: SandboxCommand): SandboxedCommand | null {
   if (cmd.network === false) argv.push('--unshare-net');
   argv.push('--setenv', 'TMPDIR', tmp, '--chdir', workspace, '--', ...inner);
   return { argv, sandboxed: true };
+}
+
+/** gaffer's own install, node and the PATH entries that the private /tmp would hide, read-only. */
+function programDirsUnderTmp(): string[] {
+  const gafferRoot = fileURLToPath(new URL('../../..', import.meta.url));
+  const candidates = [gafferRoot, dirname(process.execPath), ...(process.env.PATH ?? '').split(':').filter(Boolean)];
+  return [...new Set(candidates.map(realPath))].filter((p) => p.startsWith('/tmp/'));
 }
 
 function realPath(path: string): string {

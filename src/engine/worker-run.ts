@@ -7,6 +7,7 @@ import { buildWorkerEnv } from '../runners/process/env.js';
 import { epochS } from './clock.js';
 import { MAX_RATE_LIMIT_WAIT_S, MAX_REQUEUES, rateLimitDelayS, sleepUnlessAborted } from './rate-limit.js';
 import type { JobContext } from './job-context.js';
+import { blankReport } from '../runners/report.js';
 
 /** Output events: at most one per worker per 250 ms, each at most 2 KiB of the newest lines (spec 02). */
 export const OUTPUT_EVENT_MS = 250;
@@ -163,31 +164,7 @@ function finish(ctx: JobContext, plan: WorkerPlan, report: RunnerReport, started
 
 /** A report for a worker that never got a process. */
 export function notStarted(status: RunnerReport['status'], outcome: RunnerReport['outcome'], stopReason: string, error: string | null): RunnerReport {
-  return {
-    status,
-    outcome,
-    exitCode: null,
-    signal: null,
-    timedOut: false,
-    isCancelled: status === 'cancelled',
-    stopReason,
-    error,
-    summary: '',
-    filesChanged: [],
-    makesClaims: false,
-    rounds: 0,
-    toolCalls: 0,
-    failedCalls: 0,
-    inputTokens: 0,
-    outputTokens: 0,
-    costUsd: null,
-    durationMs: 0,
-    session: null,
-    modelServed: null,
-    detection: null,
-    refusals: [],
-    sandboxed: false,
-  };
+  return blankReport({ status, outcome, stopReason, error, isCancelled: status === 'cancelled' });
 }
 
 /** Coalesces output lines into at most one event per interval carrying the newest bytes. */

@@ -13,6 +13,7 @@ import { detectCli, type CliDetection } from './detect.js';
 import { buildInvocation } from './invocation.js';
 import { emptyParse, type CliParse } from './parse-state.js';
 import { installHint, type CliEndpoint, type CliProfile } from './profiles.js';
+import { blankReport, processFacts } from '../report.js';
 
 /** How one agent CLI runner is set up (from the config's `runners.<key>` and `sandbox`). */
 export interface CliRunnerOptions {
@@ -177,31 +178,7 @@ function commandLine(binary: string, args: string[], promptOnStdin: boolean): st
 }
 
 function baseReport(result: ProcessResult | null): RunnerReport {
-  return {
-    status: 'error',
-    outcome: 'panic',
-    exitCode: result?.exitCode ?? null,
-    signal: result?.signal ?? null,
-    timedOut: result?.timedOut ?? false,
-    isCancelled: result?.isCancelled ?? false,
-    stopReason: 'spawn_failed',
-    error: null,
-    summary: '',
-    filesChanged: [],
-    makesClaims: false,
-    rounds: 0,
-    toolCalls: 0,
-    failedCalls: 0,
-    inputTokens: 0,
-    outputTokens: 0,
-    costUsd: null,
-    durationMs: result?.durationMs ?? 0,
-    session: null,
-    modelServed: null,
-    detection: null,
-    refusals: [],
-    sandboxed: false,
-  };
+  return blankReport({ status: 'error', outcome: 'panic', stopReason: 'spawn_failed', ...processFacts(result) });
 }
 
 function refused(stopReason: string, error: string): RunnerReport {

@@ -4,6 +4,7 @@ import type { Runner, RunnerInput, RunnerReport, StateDetection } from '../contr
 import { buildWorkerEnv } from '../process/env.js';
 import { runProcess, type ProcessResult } from '../process/run-process.js';
 import { classifyOutput, detectIdlePrompt, formatSeconds, isSameDetection } from '../states.js';
+import { blankReport, processFacts } from '../report.js';
 
 /** What actually gets spawned for a shell worker. */
 export interface WrappedCommand {
@@ -111,31 +112,7 @@ function lastLine(text: string): string {
 
 function baseReport(result: ProcessResult | null): RunnerReport {
   const summary = (result?.tail ?? '').trim();
-  return {
-    status: 'error',
-    outcome: 'panic',
-    exitCode: result?.exitCode ?? null,
-    signal: result?.signal ?? null,
-    timedOut: result?.timedOut ?? false,
-    isCancelled: result?.isCancelled ?? false,
-    stopReason: 'spawn_failed',
-    error: null,
-    summary: summary.slice(-SUMMARY_CHARS).trimStart(),
-    filesChanged: [],
-    makesClaims: false,
-    rounds: 0,
-    toolCalls: 0,
-    failedCalls: 0,
-    inputTokens: 0,
-    outputTokens: 0,
-    costUsd: null,
-    durationMs: result?.durationMs ?? 0,
-    session: null,
-    modelServed: null,
-    detection: null,
-    refusals: [],
-    sandboxed: false,
-  };
+  return blankReport({ status: 'error', outcome: 'panic', stopReason: 'spawn_failed', ...processFacts(result), summary: summary.slice(-SUMMARY_CHARS).trimStart() });
 }
 
 function spawnFailedReport(error: string): RunnerReport {

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { GafferError } from '../domain/errors.js';
-import { describeVerify, LIMITS, parseJobRequest, type JobSpec, type TaskSpec } from '../domain/request.js';
+import { describeVerify, LIMITS, parseJobRequest, type JobSpec } from '../domain/request.js';
 import { lintJob, type LintReport, type SpecLintMode } from '../domain/spec-lint.js';
 import { isFinalStatus, JOB_STATUSES } from '../domain/status.js';
 import { fileDiff, pruneSnapshots } from '../evidence/index.js';
@@ -36,11 +36,6 @@ export interface EngineOptions {
   retentionJobs?: number;
   /** How often this process looks for cancels asked by other processes, ms. */
   cancelPollMs?: number;
-  /**
-   * Vets a task's runner before anything starts (spec 04: not installed, disabled, no endpoint):
-   * throws the GafferError that refuses the job.
-   */
-  vetTask?: (task: TaskSpec, index: number) => void;
   /** Spec lint at dispatch (spec 07), default `warn`. */
   specLint?: SpecLintMode;
   /** Config `timeouts`: per-worker and verification timeouts (s) for requests that give none. */
@@ -75,7 +70,6 @@ export class Engine {
   #cancelTimer: NodeJS.Timeout | null = null;
   readonly #cancelPollMs: number;
   readonly #specLint: SpecLintMode;
-  readonly #vetTask: ((task: TaskSpec, index: number) => void) | undefined;
   readonly #timeouts: { worker_s: number; verify_s: number } | null;
   readonly #startedAt = monotonicMs();
   /** The shadow-repo prune in flight, one at a time. */
@@ -94,7 +88,6 @@ export class Engine {
     this.#defaultRunner = opts.defaultRunner ?? null;
     this.#cancelPollMs = opts.cancelPollMs ?? 250;
     this.#specLint = opts.specLint ?? 'warn';
-    this.#vetTask = opts.vetTask;
     this.#timeouts = opts.timeouts ?? null;
   }
 
@@ -171,7 +164,6 @@ export class Engine {
   #vetRunners(spec: JobSpec): void {
     spec.tasks.forEach((task, i) => {
       this.#services.runners.get(task.runner)?.vet?.({ model: task.model }, `tasks[${i}].runner`);
-      this.#vetTask?.(task, i);
     });
   }
 

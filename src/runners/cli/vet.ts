@@ -1,7 +1,7 @@
 import type { GafferConfig } from '../../config/config.js';
 import { GafferError } from '../../domain/errors.js';
-import { detectCli } from './detect.js';
-import { CLI_PROFILES, getCliProfile, installHint } from './profiles.js';
+import { CliRunner } from './cli-runner.js';
+import { CLI_PROFILES, getCliProfile } from './profiles.js';
 
 /** Runners that are not agent CLIs and need no vetting here. */
 const NOT_CLI: ReadonlySet<string> = new Set(['shell', 'builtin']);
@@ -19,15 +19,8 @@ export function vetCliRunner(key: string, config: Pick<GafferConfig, 'runners'>,
     throw new GafferError('unknown_runner', `"${key}" is not a runner this build knows (known: shell, builtin, ${[...CLI_PROFILES.keys()].join(', ')})`, opts.field);
   }
   const setting = (config.runners as Record<string, { enabled: boolean } | undefined>)[key];
-  if (setting?.enabled !== true) {
-    throw new GafferError(
-      'runner_disabled',
-      `${key} is disabled: agent CLIs are off until enabled — set runners.${key}.enabled: true in gaffer.config.json (or GAFFER_ENABLED_RUNNERS=${key})`,
-      opts.field,
-    );
-  }
-  if (!profile.invocationKnown) throw new GafferError('runner_disabled', `${key} has no known headless invocation in this build`, opts.field);
-  const found = detectCli(profile, { binDirs: opts.binDirs ?? [] });
-  if (!found.installed) throw new GafferError('runner_not_installed', `${key} is not installed (${found.reason ?? 'not found'}): ${installHint(profile)}`, opts.field);
-  return found.version;
+  // the refusals themselves live in CliRunner.vet, the check every dispatch makes
+  const runner = new CliRunner(profile, { enabled: setting?.enabled === true, binDirs: [...(opts.binDirs ?? [])] });
+  runner.vet({ model: null }, opts.field ?? key);
+  return runner.detect().version;
 }

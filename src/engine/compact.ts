@@ -1,13 +1,20 @@
 import { describeVerify, type JobSpec } from '../domain/request.js';
-import type { JobResult } from '../domain/result.js';
+import type { JobResult, VerificationJson } from '../domain/result.js';
 import { isFinalStatus, type JobStatus } from '../domain/status.js';
 import type { RunnerReport } from '../runners/contract.js';
 import type { AttemptRow, JobRow } from '../store/store.js';
 import { epochS } from './clock.js';
+import { collapseRepeats, dropRuntimeFrames, elideMiddle, keepTail, relativizePaths, shareBudget } from './compact-text.js';
 
 export const INSTRUCTION_CUT = 200;
 export const SUMMARY_CUT = 600;
 export const SUMMARY_CUT_FULL = 1_200;
+/** All workers' summaries together, in the compact answer: each gets a share (at least the floor, at most SUMMARY_CUT). */
+export const SUMMARY_BUDGET = 1_200;
+export const SUMMARY_FLOOR = 120;
+/** The verification's output tail when its failures were parsed into test ids (they say which tests); else the spec's 1,500. */
+export const OUTPUT_TAIL_PARSED = 600;
+export const OUTPUT_TAIL_CUT = 1_500;
 
 /** A worker row of the compact answer (spec 03). */
 export interface CompactWorker {
@@ -114,11 +121,13 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
   if (result !== null || attempts.length > 0) {
     const { fix_rounds_run: _internal, ...visible } = result ?? ({} as Partial<JobResult>);
     const workers = attempts.filter((a) => a.started !== null || a.finished !== null).map((a) => compactWorker(a, full));
+    if (!full) fitSummaries(workers);
     compact.result = {
       workers: full ? workers : workers.map((w) => dropEmpty(w, WORKER_KEEP)),
       ...visible,
     };
     if (!full) {
+      if (visible.verification) compact.result.verification = compactVerification(visible.verification, job.workspace);
       const totals = visible.totals ? dropEmpty(visible.totals, NOTHING) : undefined;
       if (totals && Object.keys(totals).length > 0) compact.result.totals = totals;
       else delete compact.result.totals;
@@ -171,7 +180,7 @@ function compactWorker(a: AttemptRow, full: boolean): CompactWorker {
     cost_usd: r?.costUsd ?? null,
     duration_s: r ? round1(r.durationMs / 1000) : a.started !== null ? round1(epochS() - a.started) : null,
     files_changed: r?.filesChanged ?? [],
-    summary: cut(r?.summary ?? '', full ? SUMMARY_CUT_FULL : SUMMARY_CUT),
+    summary: full ? cut(r?.summary ?? '', SUMMARY_CUT_FULL) : collapseRepeats(r?.summary ?? ''),
     sandboxed: r?.sandboxed ?? false,
   };
   const detection = r?.detection ?? (a.state as RunnerReport['detection']);
@@ -182,6 +191,33 @@ function compactWorker(a: AttemptRow, full: boolean): CompactWorker {
   if (r && r.refusals.length > 0) row.refusals = r.refusals;
   if (r?.session) row.session = r.session;
   return row;
+}
+
+/**
+ * Shares SUMMARY_BUDGET between the workers' summaries (a worker that did not end done has the
+ * more to say and weighs double) and keeps each summary's start and end within its share.
+ */
+function fitSummaries(workers: CompactWorker[]): void {
+  const shares = shareBudget(
+    workers.map((w) => w.summary.length),
+    workers.map((w) => (w.status === 'done' ? 1 : 2)),
+    { budget: SUMMARY_BUDGET, floor: SUMMARY_FLOOR, cap: SUMMARY_CUT },
+  );
+  workers.forEach((w, i) => {
+    w.summary = elideMiddle(w.summary, shares[i] ?? SUMMARY_FLOOR);
+  });
+}
+
+/**
+ * The verification with a shorter output tail: workspace paths made relative, runtime stack frames
+ * and repeated lines folded, and when the failures were parsed into test ids the ids carry the
+ * "which", so the tail keeps only its last OUTPUT_TAIL_PARSED chars.
+ */
+function compactVerification(v: VerificationJson, workspace: string): VerificationJson {
+  if (v.output_tail === '') return v;
+  const parsed = v.failures.length > 0 && v.failures.every((id) => !id.startsWith('<'));
+  const tail = collapseRepeats(dropRuntimeFrames(relativizePaths(v.output_tail, workspace)));
+  return { ...v, output_tail: keepTail(tail, parsed ? OUTPUT_TAIL_PARSED : OUTPUT_TAIL_CUT) };
 }
 
 /** Every task appears from the start (as queued), so a 4-task job at a cap of 2 never looks like 2 workers. */

@@ -1,0 +1,105 @@
+/**
+ * Shortening of the free text in the compact answer (spec 03: a 4-worker job with a failed
+ * verification stays under ~1,500 tokens). Each step keeps what a coordinator acts on and says
+ * where something was left out; `?full=1` bypasses all of it.
+ */
+
+const ELLIPSIS = '…';
+
+/** Folds each run of identical consecutive lines into one line marked ` [×N]` (progress noise, repeated logs); blank runs into one blank line. */
+export function collapseRepeats(text: string): string {
+  const lines = text.split('\n');
+  const out: string[] = [];
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i] ?? '';
+    let j = i + 1;
+    while (j < lines.length && lines[j] === line) j++;
+    out.push(j - i > 1 && line.trim() !== '' ? `${line} [×${j - i}]` : line);
+    i = j;
+  }
+  return out.join('\n');
+}
+
+// a stack frame whose location is inside the runtime or a dependency: `    at x (node:internal/…:1:2)`,
+// `    Test.run (node:internal/test_runner/test:796:25)`, `    node:internal/process/task_queues:140:7`
+const RUNTIME_FRAME = /^\s+(?:at\s+)?(?:\S[^(]*\s\()?(?:node:|[^\s()]*\/node_modules\/)[^\s()]+:\d+(?::\d+)?\)?\s*$/;
+
+/** Replaces each run of stack frames inside the runtime or `node_modules` by one line saying how many were left out. */
+export function dropRuntimeFrames(text: string): string {
+  const lines = text.split('\n');
+  const out: string[] = [];
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i] ?? '';
+    if (!RUNTIME_FRAME.test(line)) {
+      out.push(line);
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    while (j < lines.length && RUNTIME_FRAME.test(lines[j] ?? '')) j++;
+    const indent = /^\s*/.exec(line)?.[0] ?? '';
+    out.push(j - i > 1 ? `${indent}${ELLIPSIS} ${j - i} runtime frames` : line);
+    i = j;
+  }
+  return out.join('\n');
+}
+
+/** Makes paths under the workspace relative (`file:///ws/test/a.js:5` → `test/a.js:5`): the answer names the workspace once. */
+export function relativizePaths(text: string, workspace: string): string {
+  const root = workspace.replace(/\/+$/, '');
+  if (root.length < 2) return text;
+  const escaped = root.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  // only where a path starts, so /w does not eat the middle of /home/x/w/…
+  return text.replace(new RegExp(`(^|[\\s'"(\`=:])(?:file://)?${escaped}/`, 'gm'), '$1');
+}
+
+/** The end of `text` in at most `max` chars, marked `…`; starts on a line when a line boundary is near. */
+export function keepTail(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const tail = text.slice(text.length - (max - ELLIPSIS.length));
+  const newline = tail.indexOf('\n');
+  const fromLine = newline >= 0 && newline < tail.length / 4 ? tail.slice(newline + 1) : tail;
+  return `${ELLIPSIS}${fromLine}`;
+}
+
+/**
+ * `text` in at most `max` chars: its start (where a worker says what it did) and its end (its last
+ * words: a runner keeps the tail of the output) with ` … ` between them.
+ */
+export function elideMiddle(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const gap = ` ${ELLIPSIS} `;
+  const room = max - gap.length;
+  if (room < 2) return text.slice(0, max);
+  const headLen = Math.floor(room / 3);
+  const head = text.slice(0, headLen).trimEnd();
+  const tail = text.slice(text.length - (room - headLen)).trimStart();
+  return `${head}${gap}${tail}`;
+}
+
+/**
+ * Splits `budget` chars between texts of the given lengths: one that needs less than its share
+ * takes only what it needs and the rest is shared again (water-filling by `weights`); every share is
+ * at least `floor` (so many workers can overrun the budget a little) and at most `cap`.
+ */
+export function shareBudget(lengths: number[], weights: number[], opts: { budget: number; floor: number; cap: number }): number[] {
+  const shares = lengths.map(() => 0);
+  let open = lengths.map((_, i) => i);
+  let left = opts.budget;
+  while (open.length > 0) {
+    const weight = open.reduce((sum, i) => sum + (weights[i] ?? 1), 0);
+    const fits = open.filter((i) => (lengths[i] ?? 0) <= Math.max(opts.floor, (left * (weights[i] ?? 1)) / weight));
+    if (fits.length === 0) {
+      for (const i of open) shares[i] = Math.min(opts.cap, Math.max(opts.floor, Math.floor((left * (weights[i] ?? 1)) / weight)));
+      break;
+    }
+    for (const i of fits) {
+      shares[i] = Math.min(opts.cap, lengths[i] ?? 0);
+      left -= shares[i] ?? 0;
+    }
+    open = open.filter((i) => !fits.includes(i));
+  }
+  return shares;
+}

@@ -1,0 +1,108 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/engine/engine.js';
+import { collapseRepeats, dropRuntimeFrames, elideMiddle, keepTail, relativizePaths, shareBudget } from '../../src/engine/compact-text.js';
+import { CALC_FILES, makeWorkspace, tempDir } from '../helpers/temp.js';
+
+const engines: Engine[] = [];
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.close()));
+});
+
+describe('shortening the compact answer’s text', () => {
+  it('folds a run of identical lines into one marked with its count, and blank runs into one blank line', () => {
+    expect(collapseRepeats('start\nstep ok\nstep ok\nstep ok\nend')).toBe('start\nstep ok [×3]\nend');
+    expect(collapseRepeats('a\n\n\nb\nc')).toBe('a\n\nb\nc');
+  });
+
+  it('folds stack frames inside the runtime or node_modules, keeping the project’s own', () => {
+    const stack = [
+      '  stack: |-',
+      '    TestContext.<anonymous> (test/value.test.js:6:10)',
+      '    Test.runInAsyncScope (node:async_hooks:206:9)',
+      '    Test.run (node:internal/test_runner/test:796:25)',
+      '    node:internal/test_runner/harness:255:12',
+      '    at Object.run (/w/node_modules/vitest/dist/x.js:1:2)',
+      '  ...',
+      '    at add (src/math.js:2:9)',
+      '    at Object.run (/w/node_modules/vitest/dist/x.js:1:2)',
+    ].join('\n');
+    expect(dropRuntimeFrames(stack)).toBe(
+      [
+        '  stack: |-',
+        '    TestContext.<anonymous> (test/value.test.js:6:10)',
+        '    … 4 runtime frames',
+        '  ...',
+        '    at add (src/math.js:2:9)',
+        '    at Object.run (/w/node_modules/vitest/dist/x.js:1:2)',
+      ].join('\n'),
+    );
+  });
+
+  it('makes paths under the workspace relative, and only where a path starts', () => {
+    const text = "location: '/tmp/ws/test/a.js:5:1'\n    at x (file:///tmp/ws/test/a.js:6:10)\n/tmp/ws/src/b.js\n/home/tmp/ws/c.js";
+    expect(relativizePaths(text, '/tmp/ws/')).toBe("location: 'test/a.js:5:1'\n    at x (test/a.js:6:10)\nsrc/b.js\n/home/tmp/ws/c.js");
+    expect(relativizePaths('/a/b', '/')).toBe('/a/b');
+  });
+
+  it('keeps the end from a line start, or the start and the end, within the size asked', () => {
+    const text = `${'x'.repeat(50)}\nsecond line\nlast line`;
+    expect(keepTail(text, 25)).toBe('…second line\nlast line');
+    expect(keepTail('x'.repeat(40), 25)).toBe(`…${'x'.repeat(24)}`);
+    expect(keepTail('short', 25)).toBe('short');
+    const summary = `Fixed add() in src/math.js. ${'noise '.repeat(100)}All 2 tests pass.`;
+    const cut = elideMiddle(summary, 120);
+    expect(cut.length).toBeLessThanOrEqual(120);
+    expect(cut.startsWith('Fixed add()')).toBe(true);
+    expect(cut.endsWith('All 2 tests pass.')).toBe(true);
+    expect(cut).toContain(' … ');
+  });
+
+  it('shares a budget: short texts take what they need, the rest split by weight, within floor and cap', () => {
+    expect(shareBudget([50, 2000, 2000], [1, 1, 1], { budget: 1200, floor: 120, cap: 600 })).toEqual([50, 575, 575]);
+    expect(shareBudget([900, 900], [1, 2], { budget: 900, floor: 120, cap: 600 })).toEqual([300, 600]);
+    expect(shareBudget(Array(20).fill(500), Array(20).fill(1), { budget: 1200, floor: 120, cap: 600 })).toEqual(Array(20).fill(120));
+  });
+});
+
+// the shape of the `compact_tokens_failed` bench case (spec 10), small enough for a test
+function noisyTask(n: number, breaks: boolean) {
+  const instruction = `Task ${n}: update part-${n} and keep the public API unchanged, run the tests, report what changed. `.repeat(10);
+  const command = `yes 'worker-${n}: building part-${n}, step ok' | head -c 20480; echo; echo 'export const part${n} = ${n};' > src/part-${n}.js${breaks ? "; sed -i 's/return a + b;/return a - b;/' src/math.js" : ''}; echo 'worker-${n} finished'`;
+  return { name: `worker-${n}`, instruction, command };
+}
+
+describe('the compact answer of a 4-worker job whose verification fails', () => {
+  it('stays under ~1,500 tokens and keeps the verdict, the failing ids, a useful tail and each worker’s last words', async () => {
+    const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), maxParallel: 2 });
+    engines.push(engine);
+    const ws = makeWorkspace({ ...CALC_FILES, 'src/math.js': CALC_FILES['src/math.js']!.replace('a - b', 'a + b') });
+    const { job: submitted } = engine.submit({ workspace: ws, verify: 'auto', parallel: true, fix_rounds: 1, tasks: [1, 2, 3, 4].map((n) => noisyTask(n, n === 4)) });
+    await engine.settled(submitted.id);
+    const job = engine.get(submitted.id);
+    const result = job.result as any;
+
+    expect(JSON.stringify(job).length / 4).toBeLessThan(1_500);
+    expect(job.status).toBe('partial');
+    expect(result.proof.verdict).toBe('contradicted');
+    expect(result.verification.failures).toEqual(['add adds']);
+    expect(result.verification.output_tail.length).toBeLessThanOrEqual(600);
+    expect(result.verification.output_tail).not.toContain(ws);
+    expect(result.verification.output_tail).toMatch(/5 !== -1|-1 !== 5/);
+    expect(result.files_changed).toContain('src/math.js');
+    for (const task of job.tasks) expect(task.instruction.length).toBeLessThanOrEqual(200);
+    const workers = result.workers as { name: string; role: string; status: string; summary: string }[];
+    expect(workers.map((w) => w.name)).toEqual(['worker-1', 'worker-2', 'worker-3', 'worker-4', 'fixer-1']);
+    for (const w of workers) {
+      expect(w.summary.length).toBeLessThanOrEqual(600);
+      expect(w.summary).toMatch(/worker-\d finished$/);
+      expect(w.summary).toMatch(/step ok \[×\d+\]/);
+    }
+    expect(workers.reduce((sum, w) => sum + w.summary.length, 0)).toBeLessThanOrEqual(1_200);
+
+    // ?full=1 keeps the summaries and the tail as the runner and the verification left them
+    const full = engine.get(submitted.id, { full: true }).result as any;
+    expect(full.verification.output_tail).toContain(ws);
+    expect(full.workers[0].summary).not.toContain('[×');
+  });
+});

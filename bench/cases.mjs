@@ -263,7 +263,7 @@ git diff-tree -r -z --no-renames --name-status "$a" "$b"
 `;
 
 /**
- * job_overhead: a whole job (submit → settled; `shell` runner `true`, verify none) in one warm
+ * job_overhead: a whole job (submit → settled; `shell` runner `true`, verify none, sandbox off) in one warm
  * process on the small workspace, vs the raw git work it implies run as a script (one `sh`
  * child, timed spawn to exit) against a scratch repository and index. Both are warm: gaffer's
  * shadow repository and index persist between jobs (that is the product), so the script's
@@ -272,7 +272,9 @@ git diff-tree -r -z --no-renames --name-status "$a" "$b"
 async function jobOverhead(ctx) {
   const { Engine } = await engineMod();
   const ws = ctx.smallWorkspace();
-  const engine = await Engine.open({ dataDir: join(ctx.tmp, 'job-data'), maxParallel: 2 });
+  const { createRunners } = await runnersMod();
+  // spec 10: sandbox off (the sandbox's cost is bwrap's, not gaffer's)
+  const engine = await Engine.open({ dataDir: join(ctx.tmp, 'job-data'), maxParallel: 2, runners: createRunners({ sandbox: 'off' }) });
   const refEnv = { gitDir: join(ctx.tmp, 'job-ref.git'), workTree: ws.root, indexFile: join(ctx.tmp, 'job-ref.index') };
   await git(['init', '-q', '--bare', '--template=', refEnv.gitDir], {});
   const body = { workspace: ws.root, verify: 'none', tasks: [{ instruction: 'benchmark: run a no-op command', command: 'true' }] };

@@ -5,7 +5,7 @@ import { GafferError } from '../domain/errors.js';
 import { describeVerify, LIMITS, parseJobRequest, type JobSpec } from '../domain/request.js';
 import { lintJob, type LintReport, type SpecLintMode } from '../domain/spec-lint.js';
 import { isFinalStatus, JOB_STATUSES } from '../domain/status.js';
-import { fileDiff, pruneSnapshots } from '../evidence/index.js';
+import { fileDiff, pruneSnapshots, useSpawner } from '../evidence/index.js';
 import { waitForChange } from './changed-watch.js';
 import { readTail, type JobSnapshots } from './job-files.js';
 import type { Runner } from '../runners/contract.js';
@@ -77,6 +77,8 @@ export class Engine {
   #waiters = 0;
   #closed = false;
   #storeClosed = false;
+  /** git calls go through the small spawner process while the engine is open (fork cost, see spawner.ts). */
+  readonly #releaseSpawner = useSpawner();
 
   private constructor(opts: EngineOptions, store: Store) {
     this.dataDir = resolve(opts.dataDir);
@@ -439,6 +441,7 @@ export class Engine {
     await this.#pruning; // it reads the store
     if (this.#storeClosed) return;
     this.#storeClosed = true;
+    this.#releaseSpawner();
     if (this.#cancelTimer) clearInterval(this.#cancelTimer);
     this.store.close();
   }

@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runGit } from './git.js';
+import { findRepoTop } from './listing.js';
 import type { GitFacts } from './types.js';
 
 const FACTS_TIMEOUT_MS = 30_000;
@@ -14,6 +15,8 @@ const FACTS_TIMEOUT_MS = 30_000;
  */
 export async function readGitFacts(workspace: string): Promise<GitFacts | undefined> {
   const cwd = path.resolve(workspace);
+  // no `.git` at or above it: not in a repository, and no git process to learn that
+  if (findRepoTop(cwd) === null) return undefined;
   const probe = await runGit(['rev-parse', '--is-inside-work-tree', '--git-path', 'index'], { cwd, timeoutMs: FACTS_TIMEOUT_MS });
   const [inside, indexPath] = probe.stdout.toString('utf8').split('\n');
   if (probe.exitCode !== 0 || inside !== 'true' || indexPath === undefined || indexPath === '') return undefined;

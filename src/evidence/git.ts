@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
 import os from 'node:os';
-import type { Writable } from 'node:stream';
+import { spawnCommand } from './spawner.js';
 
 /** What one git call did: expected failures are values, not throws. */
 export interface GitResult {
@@ -55,79 +54,14 @@ export function scrubbedGitEnv(extra: Record<string, string> = {}): NodeJS.Proce
   return { ...env, ...extra };
 }
 
-/** Runs git with an argument array (no shell), the scrubbed env and a kill-on-timeout. */
-export function runGit(args: string[], opts: GitCallOptions): Promise<GitResult> {
-  return new Promise((resolve) => {
-    const child = spawn('git', args, {
-      cwd: opts.cwd,
-      env: scrubbedGitEnv(opts.env),
-      stdio: ['pipe', 'pipe', 'pipe'],
-      windowsHide: true,
-    });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let timedOut = false;
-    let settled = false;
-    let inputError: Error | undefined;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, opts.timeoutMs);
-    const finish = (result: GitResult): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(result);
-    };
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    child.on('error', (error) => {
-      finish({ exitCode: null, stdout: Buffer.alloc(0), stderr: '', timedOut, spawnError: `could not start git: ${error.message}` });
-    });
-    child.on('close', (code) => {
-      const result: GitResult = { exitCode: code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), timedOut };
-      if (inputError !== undefined) result.inputError = inputError;
-      finish(result);
-    });
-    // git may exit before reading all of stdin (e.g. a fatal error): EPIPE is not our failure.
-    child.stdin.on('error', () => undefined);
-    const input = opts.input ?? '';
-    if (typeof input === 'string' || Buffer.isBuffer(input)) child.stdin.end(input);
-    else {
-      streamInput(child.stdin, input).catch((error: unknown) => {
-        inputError = error instanceof Error ? error : new Error(String(error));
-        child.kill('SIGKILL');
-      });
-    }
-  });
-}
-
 /**
- * Writes an async iterable to a child's stdin with backpressure. The iterable is always run to
- * its end, even once the child stopped reading: its producer may record what it produced.
+ * Runs git with an argument array (no shell), the scrubbed env and a kill-on-timeout — through
+ * the spawner helper while an engine uses one (see spawner.ts), else from this process.
  */
-async function streamInput(stdin: Writable, input: AsyncIterable<string>): Promise<void> {
-  let open = true;
-  stdin.once('error', () => {
-    open = false;
-  });
-  stdin.once('close', () => {
-    open = false;
-  });
-  for await (const chunk of input) {
-    if (open && !stdin.write(chunk)) {
-      await new Promise<void>((resolve) => {
-        const done = (): void => {
-          stdin.off('drain', done);
-          stdin.off('close', done);
-          resolve();
-        };
-        stdin.on('drain', done);
-        stdin.on('close', done);
-      });
-    }
-  }
-  if (open) stdin.end();
+export async function runGit(args: string[], opts: GitCallOptions): Promise<GitResult> {
+  const result = await spawnCommand({ cmd: 'git', args, cwd: opts.cwd, env: scrubbedGitEnv(opts.env), timeoutMs: opts.timeoutMs, input: opts.input ?? '' });
+  if (result.spawnError !== undefined) result.spawnError = `could not start git: ${result.spawnError}`;
+  return result;
 }
 
 /** Runs git and returns stdout, throwing a descriptive Error on any failure. */

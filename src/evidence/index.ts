@@ -8,4 +8,5 @@ export { MTIME_MAX_ENTRIES } from './mtime-snapshot.js';
 export { EXCLUDED_DIR_NAMES } from './paths.js';
 export { pruneSnapshots } from './prune.js';
 export { DEFAULT_SIZE_CAP_BYTES, takeSnapshot } from './snapshot.js';
+export { useSpawner } from './spawner.js';
 export type { ChangeSet, ChangesJson, GitFacts, Snapshot, SnapshotOptions } from './types.js';

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { isGitAvailable, runGitOk } from './git.js';
 import { withRepoLock } from './repo-lock.js';
 import { shadowIndexFile } from './shadow-repo.js';
+import { forgetWarmState } from './warm-state.js';
 
 const PRUNE_TIMEOUT_MS = 600_000;
 
@@ -50,6 +51,8 @@ async function pruneRepo(gitDir: string, keep: Set<string>): Promise<number> {
     return job !== undefined && !keep.has(job);
   });
   if (doomed.length === 0) return 0;
+  // the tree and commit a warm checkpoint would reuse may be among the objects about to go
+  forgetWarmState(gitDir);
   if (doomed.length === refs.length) {
     await fs.rm(gitDir, { recursive: true, force: true });
     return doomed.length;

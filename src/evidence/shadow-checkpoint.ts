@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { describeGitFailure, runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
+import { writeRef } from './refs.js';
 import { IndexUpdate } from './index-update.js';
 import { findRepoTop, isSameListing, listWorkspacePaths } from './listing.js';
 import { writeManifest } from './manifest.js';
@@ -89,16 +90,17 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   await removeFromIndex(base, opts, update.removals);
   // an index nothing was written to since the last checkpoint still holds the same tree
   const tree = warm !== null && fileSignature(indexFile) === warm.indexSignature ? warm.tree : await writeTree(base, opts);
+  const takenAtMs = Date.now();
+  // the same tree as last time is the same content: its commit is this checkpoint too (a job
+  // that changed nothing has pre = post, and nothing to diff)
+  const commit = warm !== null && warm.tree === tree ? warm.commit : await commitTree(base, opts, tree, `gaffer ${input.jobId} ${input.label}`, takenAtMs);
+  const ref = checkpointRef(workspace, input.jobId, input.label);
+  await writeRef(gitDir, ref, commit, opts);
   const signature = fileSignature(indexFile);
   if (signature !== null) {
     const outside = update.outside(plan.wanted, dropped);
-    rememberWarmState(gitDir, { indexSignature: signature, tree, listing: plan.listing, wanted: plan.wanted, folders: plan.folders, outside });
+    rememberWarmState(gitDir, { indexSignature: signature, tree, commit, listing: plan.listing, wanted: plan.wanted, folders: plan.folders, outside });
   }
-
-  const takenAtMs = Date.now();
-  const commit = await commitTree(base, opts, tree, `gaffer ${input.jobId} ${input.label}`, takenAtMs);
-  const ref = checkpointRef(workspace, input.jobId, input.label);
-  await runGitOk([...base, 'update-ref', ref, commit], opts);
 
   const skipped = new Set([...plan.listing.skipped, ...update.skipped]);
   for (const p of await unignoredSpecials(workspace, gitDir, await specialsFound, timeoutMs)) skipped.add(p);

@@ -11,6 +11,8 @@ export interface WarmState {
   indexSignature: string;
   /** The tree that index holds (written by that checkpoint). */
   tree: string;
+  /** The checkpoint's commit of that tree (reused while the tree stays the same). */
+  commit: string;
   /** The listing of that checkpoint. */
   listing: Listing;
   /** The paths that checkpoint wanted. */
@@ -21,9 +23,15 @@ export interface WarmState {
   outside: Set<string>;
 }
 
-/** Workspaces remembered at once (each holds its path set: a few MB for 50,000 files). */
-const MAX_REMEMBERED = 8;
+/**
+ * Paths remembered across all workspaces (a path set of 50,000 files is a few MB): many small
+ * workspaces (a server serving 50 projects) stay warm, a few huge ones push each other out.
+ */
+const MAX_REMEMBERED_PATHS = 400_000;
+/** Workspaces remembered at once, whatever their size. */
+const MAX_REMEMBERED = 128;
 const remembered = new Map<string, WarmState>();
+let rememberedPaths = 0;
 
 /** The stat signature of a file, or null when it does not exist. */
 export function fileSignature(file: string): string | null {
@@ -36,7 +44,7 @@ export function recallWarmState(gitDir: string, indexFile: string): WarmState | 
   const state = remembered.get(gitDir);
   if (state === undefined) return null;
   if (fileSignature(indexFile) !== state.indexSignature) {
-    remembered.delete(gitDir);
+    forgetWarmState(gitDir);
     return null;
   }
   return state;
@@ -44,16 +52,23 @@ export function recallWarmState(gitDir: string, indexFile: string): WarmState | 
 
 /** Remembers a checkpoint's state (most recent last; the oldest workspace is forgotten first). */
 export function rememberWarmState(gitDir: string, state: WarmState): void {
-  remembered.delete(gitDir);
+  forgetWarmState(gitDir);
   remembered.set(gitDir, state);
-  while (remembered.size > MAX_REMEMBERED) {
+  rememberedPaths += state.wanted.size;
+  while (remembered.size > 1 && (remembered.size > MAX_REMEMBERED || rememberedPaths > MAX_REMEMBERED_PATHS)) {
     const oldest = remembered.keys().next().value;
     if (oldest === undefined) break;
-    remembered.delete(oldest);
+    forgetWarmState(oldest);
   }
 }
 
-/** Forgets a shadow repo (its index was removed, or a checkpoint failed half-way). */
+/**
+ * Forgets a shadow repo: its index was removed, a checkpoint failed half-way, or a prune may have
+ * removed the tree and commit it remembers.
+ */
 export function forgetWarmState(gitDir: string): void {
+  const state = remembered.get(gitDir);
+  if (state === undefined) return;
   remembered.delete(gitDir);
+  rememberedPaths -= state.wanted.size;
 }

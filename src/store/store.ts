@@ -206,6 +206,8 @@ export class Store {
   readonly db: Database.Database;
   readonly path: string;
   #appendsSincePrune = 0;
+  /** Prepared statements by SQL text: preparing costs more than running most of them. */
+  readonly #statements = new Map<string, Database.Statement>();
 
   constructor(dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
@@ -241,6 +243,15 @@ export class Store {
     this.db.close();
   }
 
+  #prepare(sql: string): Database.Statement {
+    let statement = this.#statements.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   /**
    * Inserts a job and its tasks; with an idempotency key, returns the job that already holds the key
    * (same owner, within `idemWindowS`) instead, atomically across processes.
@@ -258,22 +269,20 @@ export class Store {
   }): { job: JobRow; created: boolean } {
     const run = this.db.transaction(() => {
       if (job.idemKey !== null) {
-        const existing = this.db
-          .prepare(`SELECT * FROM jobs WHERE coalesce(owner, '') = ? AND idem_key = ?`)
+        const existing = this.#prepare(`SELECT * FROM jobs WHERE coalesce(owner, '') = ? AND idem_key = ?`)
           .get(job.owner ?? '', job.idemKey) as Raw | undefined;
         if (existing) {
           if ((existing.created as number) >= job.created - job.idemWindowS) return { job: toJobRow(existing), created: false };
           // an expired key is free again: the old job keeps its row, loses its key
-          this.db.prepare('UPDATE jobs SET idem_key = NULL WHERE id = ?').run(existing.id);
+          this.#prepare('UPDATE jobs SET idem_key = NULL WHERE id = ?').run(existing.id);
         }
       }
-      this.db
-        .prepare(
-          `INSERT INTO jobs (id, owner, title, workspace, status, phase, created, spec_json, idem_key, request_hash, pid, pid_start)
-           VALUES (?, ?, ?, ?, 'queued', 'queued', ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(job.id, job.owner, job.spec.title, job.spec.workspace, job.created, JSON.stringify(job.spec), job.idemKey, job.requestHash, job.pid, job.pidStart);
-      const insertTask = this.db.prepare(
+      this.#prepare(
+        `INSERT INTO jobs (id, owner, title, workspace, status, phase, created, spec_json, idem_key, request_hash, pid, pid_start)
+         VALUES (?, ?, ?, ?, 'queued', 'queued', ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(job.id, job.owner, job.spec.title, job.spec.workspace, job.created, JSON.stringify(job.spec), job.idemKey, job.requestHash, job.pid, job.pidStart);
+      const insertTask = this.#prepare(
         'INSERT INTO tasks (job_id, idx, name, type, runner, model, instruction, spec_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       );
       job.spec.tasks.forEach((t, i) => insertTask.run(job.id, i, t.name, t.type, t.runner, t.model, t.instruction, JSON.stringify(t)));
@@ -283,7 +292,7 @@ export class Store {
   }
 
   getJob(id: string): JobRow | null {
-    const row = this.db.prepare('SELECT * FROM jobs WHERE id = ?').get(id) as Raw | undefined;
+    const row = this.#prepare('SELECT * FROM jobs WHERE id = ?').get(id) as Raw | undefined;
     return row ? toJobRow(row) : null;
   }
 
@@ -300,14 +309,13 @@ export class Store {
       args.push(opts.owner);
     }
     const sql = `SELECT * FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created DESC, rowid DESC LIMIT ?`;
-    return (this.db.prepare(sql).all(...args, opts.limit) as Raw[]).map(toJobRow);
+    return (this.#prepare(sql).all(...args, opts.limit) as Raw[]).map(toJobRow);
   }
 
   /** Jobs in a live status. */
   listLiveJobs(): JobRow[] {
     return (
-      this.db
-        .prepare(`SELECT * FROM jobs WHERE status IN ('queued','awaiting_approval','running','verifying','cancelling')`)
+      this.#prepare(`SELECT * FROM jobs WHERE status IN ('queued','awaiting_approval','running','verifying','cancelling')`)
         .all() as Raw[]
     ).map(toJobRow);
   }
@@ -316,22 +324,21 @@ export class Store {
     const keys = Object.keys(patch) as (keyof JobPatch)[];
     if (keys.length === 0) return;
     const sets = keys.map((k) => `${JOB_COLUMNS[k]} = ?`).join(', ');
-    this.db.prepare(`UPDATE jobs SET ${sets} WHERE id = ?`).run(...keys.map((k) => toSqlValue(k, patch[k])), id);
+    this.#prepare(`UPDATE jobs SET ${sets} WHERE id = ?`).run(...keys.map((k) => toSqlValue(k, patch[k])), id);
   }
 
   /** Marks a job to be cancelled by whichever process runs it. */
   requestCancel(id: string): void {
-    this.db.prepare('UPDATE jobs SET cancel_requested = 1 WHERE id = ?').run(id);
+    this.#prepare('UPDATE jobs SET cancel_requested = 1 WHERE id = ?').run(id);
   }
 
   /** Ids of live jobs run by `pid` whose cancel was asked for (from any process). */
   listCancelRequested(pid: number): string[] {
     return (
-      this.db
-        .prepare(
-          `SELECT id FROM jobs WHERE cancel_requested = 1 AND pid = ? AND status IN ('queued','awaiting_approval','running','verifying')`,
-        )
-        .all(pid) as { id: string }[]
+      this.#prepare(
+        `SELECT id FROM jobs WHERE cancel_requested = 1 AND pid = ? AND status IN ('queued','awaiting_approval','running','verifying')`,
+      )
+      .all(pid) as { id: string }[]
     ).map((r) => r.id);
   }
 
@@ -340,13 +347,12 @@ export class Store {
     const { name, event: kind, message, ts, ...extra } = event;
     const stamped = ts ?? Date.now() / 1000;
     const append = this.db.transaction(() => {
-      const { seq } = this.db.prepare('UPDATE jobs SET seq = seq + 1 WHERE id = ? RETURNING seq').get(jobId) as { seq: number };
-      this.db
-        .prepare('INSERT INTO events (job_id, seq, ts, name, event, message, data_json) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      const { seq } = this.#prepare('UPDATE jobs SET seq = seq + 1 WHERE id = ? RETURNING seq').get(jobId) as { seq: number };
+      this.#prepare('INSERT INTO events (job_id, seq, ts, name, event, message, data_json) VALUES (?, ?, ?, ?, ?, ?, ?)')
         .run(jobId, seq, stamped, name, kind, message, Object.keys(extra).length ? JSON.stringify(extra) : null);
       if (++this.#appendsSincePrune >= 500) {
         this.#appendsSincePrune = 0;
-        this.db.prepare('DELETE FROM events WHERE job_id = ? AND seq <= ?').run(jobId, seq - EVENTS_KEPT);
+        this.#prepare('DELETE FROM events WHERE job_id = ? AND seq <= ?').run(jobId, seq - EVENTS_KEPT);
       }
       return seq;
     });
@@ -356,8 +362,7 @@ export class Store {
 
   /** Events after `afterSeq`, oldest first. */
   listEvents(jobId: string, afterSeq = 0, limit = EVENTS_KEPT): JobEvent[] {
-    const rows = this.db
-      .prepare('SELECT * FROM events WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?')
+    const rows = this.#prepare('SELECT * FROM events WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?')
       .all(jobId, afterSeq, limit) as Raw[];
     return rows.map((r) => ({
       ...(parse<Record<string, unknown>>(r.data_json) ?? {}),
@@ -370,25 +375,23 @@ export class Store {
   }
 
   insertAttempt(a: Omit<AttemptRow, 'started' | 'finished' | 'pgid' | 'pgStart' | 'lastEvent' | 'state' | 'report' | 'outcome'>): void {
-    this.db
-      .prepare(
-        `INSERT INTO attempts (job_id, worker, task, attempt, role, runner, model, status, queued_at, log_file, ord)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(a.jobId, a.worker, a.task, a.attempt, a.role, a.runner, a.model, a.status, a.queuedAt, a.logFile, a.ord);
+    this.#prepare(
+      `INSERT INTO attempts (job_id, worker, task, attempt, role, runner, model, status, queued_at, log_file, ord)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(a.jobId, a.worker, a.task, a.attempt, a.role, a.runner, a.model, a.status, a.queuedAt, a.logFile, a.ord);
   }
 
   updateAttempt(jobId: string, worker: string, patch: AttemptPatch): void {
     const keys = Object.keys(patch) as (keyof AttemptPatch)[];
     if (keys.length === 0) return;
     const sets = keys.map((k) => `${ATTEMPT_COLUMNS[k]} = ?`).join(', ');
-    this.db
-      .prepare(`UPDATE attempts SET ${sets} WHERE job_id = ? AND worker = ?`)
+    this.#prepare(`UPDATE attempts SET ${sets} WHERE job_id = ? AND worker = ?`)
       .run(...keys.map((k) => toSqlValue(k, patch[k])), jobId, worker);
   }
 
   listAttempts(jobId: string): AttemptRow[] {
-    return (this.db.prepare('SELECT * FROM attempts WHERE job_id = ? ORDER BY ord').all(jobId) as Raw[]).map(toAttemptRow);
+    return (this.#prepare('SELECT * FROM attempts WHERE job_id = ? ORDER BY ord').all(jobId) as Raw[]).map(toAttemptRow);
   }
 
   /**
@@ -397,16 +400,15 @@ export class Store {
    */
   tryLockWorkspace(workspace: string, jobId: string, pid: number, pidStart: number): { ok: true } | { ok: false; holder: LockHolder } {
     const take = this.db.transaction(() => {
-      const rows = this.db.prepare('SELECT * FROM workspace_locks').all() as Raw[];
+      const rows = this.#prepare('SELECT * FROM workspace_locks').all() as Raw[];
       for (const r of rows) {
         const holder: LockHolder = { workspace: r.workspace as string, jobId: r.job_id as string, pid: r.pid as number, pidStart: r.pid_start as number };
         if (!workspacesCollide(holder.workspace, workspace)) continue;
         if (holder.jobId === jobId) continue;
         if (isSameProcessAlive(holder.pid, holder.pidStart)) return { ok: false as const, holder };
-        this.db.prepare('DELETE FROM workspace_locks WHERE workspace = ?').run(holder.workspace);
+        this.#prepare('DELETE FROM workspace_locks WHERE workspace = ?').run(holder.workspace);
       }
-      this.db
-        .prepare('INSERT OR REPLACE INTO workspace_locks (workspace, job_id, pid, pid_start, acquired) VALUES (?, ?, ?, ?, ?)')
+      this.#prepare('INSERT OR REPLACE INTO workspace_locks (workspace, job_id, pid, pid_start, acquired) VALUES (?, ?, ?, ?, ?)')
         .run(workspace, jobId, pid, pidStart, Date.now() / 1000);
       return { ok: true as const };
     });
@@ -415,28 +417,26 @@ export class Store {
 
   /** Releases whatever lock a job holds. */
   releaseWorkspace(jobId: string): void {
-    this.db.prepare('DELETE FROM workspace_locks WHERE job_id = ?').run(jobId);
+    this.#prepare('DELETE FROM workspace_locks WHERE job_id = ?').run(jobId);
   }
 
   /** Deletes finished jobs beyond the newest `keep`, returning their ids (their files are the caller's). */
   pruneFinishedJobs(keep: number): string[] {
     const ids = (
-      this.db
-        .prepare(
-          `SELECT id FROM jobs WHERE status NOT IN ('queued','awaiting_approval','running','verifying','cancelling')
-           ORDER BY created DESC LIMIT -1 OFFSET ?`,
-        )
-        .all(keep) as { id: string }[]
+      this.#prepare(
+        `SELECT id FROM jobs WHERE status NOT IN ('queued','awaiting_approval','running','verifying','cancelling')
+         ORDER BY created DESC LIMIT -1 OFFSET ?`,
+      )
+      .all(keep) as { id: string }[]
     ).map((r) => r.id);
-    const del = this.db.prepare('DELETE FROM jobs WHERE id = ?');
+    const del = this.#prepare('DELETE FROM jobs WHERE id = ?');
     this.db.transaction(() => ids.forEach((id) => del.run(id)))();
     return ids;
   }
 
   /** `recent` counts of spec 02 `/api/stats`: `failed` counts `error` and `interrupted`. */
   countRecent(owner: string | null): Record<string, number> {
-    const rows = this.db
-      .prepare(`SELECT status, count(*) AS n FROM jobs ${owner !== null ? 'WHERE owner = ?' : ''} GROUP BY status`)
+    const rows = this.#prepare(`SELECT status, count(*) AS n FROM jobs ${owner !== null ? 'WHERE owner = ?' : ''} GROUP BY status`)
       .all(...(owner !== null ? [owner] : [])) as { status: string; n: number }[];
     const by = new Map(rows.map((r) => [r.status, r.n]));
     const n = (...statuses: string[]) => statuses.reduce((sum, st) => sum + (by.get(st) ?? 0), 0);
@@ -452,6 +452,6 @@ export class Store {
 
   /** Ids of every job still stored. */
   listJobIds(): Set<string> {
-    return new Set((this.db.prepare('SELECT id FROM jobs').all() as { id: string }[]).map((r) => r.id));
+    return new Set((this.#prepare('SELECT id FROM jobs').all() as { id: string }[]).map((r) => r.id));
   }
 }

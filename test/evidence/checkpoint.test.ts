@@ -206,4 +206,22 @@ describe('checkpoint diff', () => {
     expect(post.source).toBe('checkpoint');
     expect(await diffSnapshots(pre, post)).toEqual({ added: [], modified: ['a.txt'], deleted: [] });
   });
+
+  it('unchanged content keeps its commit (nothing to diff); every checkpoint still has its own ref, readable by git', async () => {
+    const { ws, data } = await repoWorkspace({ 'a.txt': 'a\n' });
+    const pre = await snap(ws, data, 'pre', { jobId: 'job-one' });
+    const post = await snap(ws, data, 'post', { jobId: 'job-one' });
+    const again = await snap(ws, data, 'pre', { jobId: 'job-two' });
+    expect(post.id).toBe(pre.id);
+    expect(again.id).toBe(pre.id);
+    const gitDir = pre.gitDir as string;
+    const refs = execFileSync('git', [`--git-dir=${gitDir}`, 'for-each-ref', '--format=%(refname) %(objectname)'], { encoding: 'utf8' }).trim().split('\n');
+    expect(refs.sort()).toEqual([pre.ref, post.ref, again.ref].map((ref) => `${ref} ${pre.id}`).sort());
+    expect(await diffSnapshots(pre, post)).toEqual({ added: [], modified: [], deleted: [] });
+    await write(ws, { 'a.txt': 'changed\n' });
+    const changed = await snap(ws, data, 'post', { jobId: 'job-two' });
+    expect(changed.id).not.toBe(pre.id);
+    expect(execFileSync('git', [`--git-dir=${gitDir}`, 'rev-parse', changed.ref as string], { encoding: 'utf8' }).trim()).toBe(changed.id);
+    expect(await diffSnapshots(again, changed)).toEqual({ added: [], modified: ['a.txt'], deleted: [] });
+  });
 });

@@ -63,4 +63,19 @@ describe('pruneSnapshots', () => {
     expect(await pruneSnapshots(data, new Set(['stays']))).toEqual({ refsDeleted: 1 });
     expect(() => execFileSync('git', [`--git-dir=${pruned.gitDir}`, 'cat-file', '-e', blob], { stdio: 'ignore' })).not.toThrow();
   });
+
+  it('a checkpoint after a prune never reuses a commit the prune removed', async () => {
+    const ws = await tempDir();
+    const data = await tempDir('gaffer-data-');
+    await write(ws, { 'a.txt': 'kept\n' });
+    await snap(ws, data, 'pre', { jobId: 'stays' });
+    await write(ws, { 'a.txt': 'only the pruned job has this commit\n' });
+    const pruned = await snap(ws, data, 'pre', { jobId: 'pruned' });
+    expect(await pruneSnapshots(data, new Set(['stays']))).toEqual({ refsDeleted: 1 });
+    // nothing changed on disk since the pruned checkpoint: its tree is the index's, its commit is gone
+    const next = await snap(ws, data, 'pre', { jobId: 'next' });
+    expect(next.id).not.toBe(pruned.id);
+    expect(() => execFileSync('git', [`--git-dir=${next.gitDir}`, 'cat-file', '-e', `${next.id}^{commit}`], { stdio: 'ignore' })).not.toThrow();
+    expect(stored(next, 'a.txt').toString()).toBe('only the pruned job has this commit\n');
+  });
 });

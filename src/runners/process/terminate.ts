@@ -62,14 +62,17 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** Waits until the group has no live member; false when `timeoutMs` passed first. */
+/**
+ * Waits until the group has no live member; false when `timeoutMs` passed first. Polls at 1 ms,
+ * then twice as long each time up to `pollMs`: most groups are gone within a few ms of the signal.
+ */
 export async function waitForProcessGroupExit(pgid: number, timeoutMs: number, pollMs = DEFAULT_POLL_MS): Promise<boolean> {
   const deadline = performance.now() + timeoutMs;
-  for (;;) {
+  for (let interval = Math.min(1, pollMs); ; interval = Math.min(interval * 2, pollMs)) {
     if (!isProcessGroupAlive(pgid)) return true;
     const left = deadline - performance.now();
     if (left <= 0) return false;
-    await sleep(Math.min(pollMs, left));
+    await sleep(Math.min(interval, left));
   }
 }
 

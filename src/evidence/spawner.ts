@@ -1,0 +1,228 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+
+/** One command to run, as `runGit` runs it. */
+export interface SpawnRequest {
+  cmd: string;
+  args: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  timeoutMs: number;
+  /** Written to stdin, then stdin is closed; an async iterable is streamed as it is produced. */
+  input: Buffer | string | AsyncIterable<string>;
+}
+
+/** What the command did (the fields of `GitResult`). */
+export interface SpawnResult {
+  exitCode: number | null;
+  stdout: Buffer;
+  stderr: string;
+  timedOut: boolean;
+  spawnError?: string;
+  inputError?: Error;
+}
+
+interface Pending {
+  request: SpawnRequest;
+  resolve: (result: SpawnResult) => void;
+  inputError?: Error;
+}
+
+interface DoneMessage {
+  t: 'done';
+  id: number;
+  exitCode: number | null;
+  stdout: Uint8Array;
+  stderr: string;
+  timedOut: boolean;
+  spawnError?: string;
+}
+
+const CHILD_SCRIPT = fileURLToPath(new URL('./spawner-child.cjs', import.meta.url));
+
+/**
+ * Starts commands through a small helper process (spawner-child.cjs) instead of forking this one.
+ * `fork()` copies the forking process's page tables while its event loop waits: 1 ms at 50 MB,
+ * 5 ms at 250 MB — for a server running a dozen git calls per job, the main thread's biggest
+ * cost. The helper is started on first use, kept while in use, and never keeps this process
+ * alive when idle. If it dies, the calls it held are run again here (or fail when their input
+ * was a stream already consumed).
+ */
+class Spawner {
+  #child: ChildProcess | null = null;
+  readonly #pending = new Map<number, Pending>();
+  #nextId = 1;
+
+  run(request: SpawnRequest): Promise<SpawnResult> {
+    return new Promise((resolve) => {
+      const id = this.#nextId++;
+      const pending: Pending = { request, resolve };
+      const child = this.#ensureChild();
+      this.#pending.set(id, pending);
+      child.channel?.ref();
+      const streamed = typeof request.input !== 'string' && !Buffer.isBuffer(request.input);
+      const { cmd, args, cwd, env, timeoutMs } = request;
+      this.#send(child, { t: 'run', id, cmd, args, cwd, env, timeoutMs, streamed, ...(streamed ? {} : { input: request.input }) });
+      if (streamed) void this.#stream(child, id, pending, request.input as AsyncIterable<string>);
+    });
+  }
+
+  /** Stops the helper (calls in flight are run again here). */
+  close(): void {
+    const child = this.#child;
+    if (child === null) return;
+    this.#child = null;
+    child.disconnect();
+  }
+
+  /** Feeds a streamed input; the iterable is always run to its end (its producer records what it produced). */
+  async #stream(child: ChildProcess, id: number, pending: Pending, input: AsyncIterable<string>): Promise<void> {
+    try {
+      for await (const chunk of input) this.#send(child, { t: 'in', id, chunk });
+      this.#send(child, { t: 'end', id });
+    } catch (error) {
+      pending.inputError = error instanceof Error ? error : new Error(String(error));
+      this.#send(child, { t: 'kill', id });
+    }
+  }
+
+  #send(child: ChildProcess, message: object): void {
+    // a helper that died drops the message; its 'exit' handler settles the calls it held
+    if (child.connected) child.send(message, (error) => error && undefined);
+  }
+
+  #ensureChild(): ChildProcess {
+    if (this.#child !== null) return this.#child;
+    const env = { ...process.env };
+    delete env.NODE_OPTIONS; // the helper stays small: no loaders, profilers or inspectors of ours
+    const child = spawn(process.execPath, [CHILD_SCRIPT], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'advanced', env });
+    child.unref();
+    child.on('message', (message: DoneMessage) => this.#done(message));
+    child.on('exit', () => this.#lost(child));
+    child.on('error', () => this.#lost(child));
+    this.#child = child;
+    return child;
+  }
+
+  #done(message: DoneMessage): void {
+    const pending = this.#pending.get(message.id);
+    if (pending === undefined) return;
+    this.#pending.delete(message.id);
+    if (this.#pending.size === 0) this.#child?.channel?.unref();
+    const result: SpawnResult = {
+      exitCode: message.exitCode,
+      stdout: Buffer.from(message.stdout.buffer, message.stdout.byteOffset, message.stdout.byteLength),
+      stderr: message.stderr,
+      timedOut: message.timedOut,
+    };
+    if (message.spawnError !== undefined) result.spawnError = message.spawnError;
+    if (pending.inputError !== undefined) result.inputError = pending.inputError;
+    pending.resolve(result);
+  }
+
+  /** The helper is gone: calls it held run again here, unless their input stream was consumed. */
+  #lost(child: ChildProcess): void {
+    if (this.#child === child) this.#child = null;
+    const held = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const pending of held) {
+      const { input } = pending.request;
+      if (typeof input === 'string' || Buffer.isBuffer(input)) void spawnHere(pending.request).then(pending.resolve);
+      else pending.resolve({ exitCode: null, stdout: Buffer.alloc(0), stderr: '', timedOut: false, spawnError: 'the spawner helper process exited' });
+    }
+  }
+}
+
+let spawner: Spawner | null = null;
+let users = 0;
+
+/**
+ * Routes this process's git calls through the spawner helper until the returned function is
+ * called (counted: the helper stops when its last user releases it). A long-lived engine uses it;
+ * one-shot commands and library calls spawn directly.
+ */
+export function useSpawner(): () => void {
+  users++;
+  spawner ??= new Spawner();
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    users--;
+    if (users === 0) {
+      spawner?.close();
+      spawner = null;
+    }
+  };
+}
+
+/** Runs a command through the helper when one is in use, else here. */
+export function spawnCommand(request: SpawnRequest): Promise<SpawnResult> {
+  return spawner !== null ? spawner.run(request) : spawnHere(request);
+}
+
+/** Runs a command from this process: pipes, kill on timeout. */
+export function spawnHere(request: SpawnRequest): Promise<SpawnResult> {
+  return new Promise((resolve) => {
+    const child = spawn(request.cmd, request.args, { cwd: request.cwd, env: request.env, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let timedOut = false;
+    let settled = false;
+    let inputError: Error | undefined;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, request.timeoutMs);
+    const finish = (result: SpawnResult): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (inputError !== undefined) result.inputError = inputError;
+      resolve(result);
+    };
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.on('error', (error) => finish({ exitCode: null, stdout: Buffer.alloc(0), stderr: '', timedOut, spawnError: error.message }));
+    child.on('close', (code) => finish({ exitCode: code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), timedOut }));
+    // the command may exit before reading all of stdin (e.g. a fatal error): EPIPE is not our failure
+    child.stdin.on('error', () => undefined);
+    const { input } = request;
+    if (typeof input === 'string' || Buffer.isBuffer(input)) child.stdin.end(input);
+    else {
+      streamInput(child.stdin, input).catch((error: unknown) => {
+        inputError = error instanceof Error ? error : new Error(String(error));
+        child.kill('SIGKILL');
+      });
+    }
+  });
+}
+
+/**
+ * Writes an async iterable to a child's stdin with backpressure. The iterable is always run to
+ * its end, even once the child stopped reading: its producer may record what it produced.
+ */
+async function streamInput(stdin: Writable, input: AsyncIterable<string>): Promise<void> {
+  let open = true;
+  stdin.once('error', () => {
+    open = false;
+  });
+  stdin.once('close', () => {
+    open = false;
+  });
+  for await (const chunk of input) {
+    if (open && !stdin.write(chunk)) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          stdin.off('drain', done);
+          stdin.off('close', done);
+          resolve();
+        };
+        stdin.on('drain', done);
+        stdin.on('close', done);
+      });
+    }
+  }
+  if (open) stdin.end();
+}

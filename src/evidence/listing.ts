@@ -179,7 +179,7 @@ export function findRepoTop(dir: string): string | null {
   }
 }
 
-function excludeArgs(top: string, skipAbs: string[]): string[] {
+export function excludeArgs(top: string, skipAbs: string[]): string[] {
   const args: string[] = [];
   for (const name of EXCLUDED_DIR_NAMES) args.push(`--exclude=${name}/`);
   for (const abs of skipAbs) {

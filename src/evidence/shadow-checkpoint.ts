@@ -2,12 +2,13 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { describeGitFailure, runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
 import { writeRef } from './refs.js';
-import { IndexUpdate } from './index-update.js';
-import { findRepoTop, isSameListing, listWorkspacePaths } from './listing.js';
+import { IndexUpdate, type ListingPlan } from './index-update.js';
+import { findRepoTop, isSameListing, listWorkspacePaths, type Listing } from './listing.js';
 import { writeManifest } from './manifest.js';
 import { isInExcludedDir, sortPaths, workspaceHash } from './paths.js';
 import { withRepoLock } from './repo-lock.js';
-import { addToIndex, joinNul, readDirtyPaths, readIndexState, removeFromIndex, ShadowIndexError } from './shadow-index.js';
+import { pathSetRules, QUICK_LOOK_MAX_PATHS, quickLook } from './quick-look.js';
+import { addToIndex, joinNul, readDirtyPaths, readIndexState, removeFromIndex, ShadowIndexError, type IndexState } from './shadow-index.js';
 import { emptyIndexFile, ensureShadowRepo, shadowIndexFile } from './shadow-repo.js';
 import { foldersOf, scanSpecialFiles } from './special-files.js';
 import type { Snapshot } from './types.js';
@@ -31,6 +32,16 @@ export interface CheckpointInput {
   timeoutMs: number;
   /** Absolute paths never snapshotted (gaffer's data dir when inside the workspace). */
   skipAbs: string[];
+}
+
+/** The path set a checkpoint holds, and how it was found. */
+interface Plan extends ListingPlan {
+  /** The full listing; null when the set was derived from the shadow index (quick-look.ts). */
+  listing: Listing | null;
+  /** The folders holding the wanted paths. */
+  folders: Set<string>;
+  /** The folders are the warm checkpoint's. */
+  sameFolders: boolean;
 }
 
 /** Where a checkpoint's large files (recorded by stat) are kept. */
@@ -71,13 +82,26 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   const warm = recallWarmState(gitDir, indexFile);
   forgetWarmState(gitDir);
 
-  const ctx = { gitDir, timeoutMs, skipAbs: input.skipAbs };
-  const planned = listWorkspacePaths(workspace, input.alwaysInclude, ctx, warm?.listing).then((listing) => {
-    const unchanged = warm !== null && isSameListing(listing, warm.listing);
-    const wanted = unchanged ? warm.wanted : listing.paths();
-    return { listing, unchanged, wanted, folders: unchanged ? warm.folders : foldersOf(wanted) };
-  });
-  const indexedAtStart = warm === null ? readIndexState(base, opts) : readDirtyPaths(base, opts).then((dirty) => ({ cached: null, dirty }));
+  const rules = pathSetRules(workspace, input.alwaysInclude);
+  const quick =
+    warm !== null && rules !== null && warm.rules === rules.key && warm.wanted.size <= QUICK_LOOK_MAX_PATHS
+      ? await quickLook(workspace, base, opts, warm, rules, input.skipAbs)
+      : null;
+  let planned: Promise<Plan>;
+  let indexedAtStart: Promise<IndexState>;
+  if (quick !== null) {
+    const { wanted, folders, sameFolders } = quick;
+    planned = Promise.resolve({ listing: null, unchanged: false, wanted, folders, sameFolders });
+    indexedAtStart = Promise.resolve({ cached: null, dirty: quick.dirty });
+  } else {
+    const ctx = { gitDir, timeoutMs, skipAbs: input.skipAbs };
+    planned = listWorkspacePaths(workspace, input.alwaysInclude, ctx, warm?.listing ?? undefined).then((listing) => {
+      const same = warm?.listing != null && isSameListing(listing, warm.listing) ? warm : null;
+      const wanted = same?.wanted ?? listing.paths();
+      return { listing, unchanged: same !== null, wanted, folders: same?.folders ?? foldersOf(wanted), sameFolders: same !== null };
+    });
+    indexedAtStart = warm === null ? readIndexState(base, opts) : readDirtyPaths(base, opts).then((dirty) => ({ cached: null, dirty }));
+  }
   const specialsFound = findSpecials(workspace, gitDir, input.skipAbs, warm, planned);
   // each is awaited below, unless an earlier step fails: then their failure is not news
   for (const p of [planned, indexedAtStart, specialsFound]) p.catch(() => undefined);
@@ -99,10 +123,10 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   const signature = fileSignature(indexFile);
   if (signature !== null) {
     const outside = update.outside(plan.wanted, dropped);
-    rememberWarmState(gitDir, { indexSignature: signature, tree, commit, listing: plan.listing, wanted: plan.wanted, folders: plan.folders, outside });
+    rememberWarmState(gitDir, { indexSignature: signature, tree, commit, listing: plan.listing, rules: rules?.key ?? null, wanted: plan.wanted, folders: plan.folders, outside });
   }
 
-  const skipped = new Set([...plan.listing.skipped, ...update.skipped]);
+  const skipped = new Set([...(plan.listing?.skipped ?? []), ...update.skipped]);
   for (const p of await unignoredSpecials(workspace, gitDir, await specialsFound, timeoutMs)) skipped.add(p);
   const { large } = update;
   const manifestFile = largeFileManifestPath(gitDir, input.jobId, input.label);
@@ -130,12 +154,12 @@ async function findSpecials(
   gitDir: string,
   skipAbs: string[],
   warm: WarmState | null,
-  planned: Promise<{ unchanged: boolean; folders: Set<string> }>,
+  planned: Promise<Plan>,
 ): Promise<string[]> {
   const dirCache = path.join(gitDir, 'gaffer-dirs.json');
   if (warm !== null) {
     const found = await scanSpecialFiles(workspace, warm.folders, skipAbs, dirCache);
-    if ((await planned).unchanged) return found;
+    if ((await planned).sameFolders) return found;
   }
   return scanSpecialFiles(workspace, (await planned).folders, skipAbs, dirCache);
 }

@@ -13,7 +13,7 @@ interface DirCache {
 
 /** The last scan per cache file, so a re-checkpoint in this process does not read it back. */
 const remembered = new Map<string, DirCache>();
-const REMEMBERED_MAX = 8;
+const REMEMBERED_MAX = 128;
 
 /** A folder changed this recently may change again within its mtime's resolution: not cached. */
 const RACY_MS = 1000;

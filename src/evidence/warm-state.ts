@@ -13,8 +13,10 @@ export interface WarmState {
   tree: string;
   /** The checkpoint's commit of that tree (reused while the tree stays the same). */
   commit: string;
-  /** The listing of that checkpoint. */
-  listing: Listing;
+  /** The listing of that checkpoint; null when its path set was derived (quick-look.ts), not listed. */
+  listing: Listing | null;
+  /** The key of the rules its path set was made under (quick-look.ts), null when not derivable. */
+  rules: string | null;
   /** The paths that checkpoint wanted. */
   wanted: Set<string>;
   /** The folders holding them. */

@@ -1,0 +1,109 @@
+import { execFileSync } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import type { Snapshot } from '../../src/evidence/types.js';
+import { git, lsTree, snap, tempDir, write } from './helpers.js';
+
+// the quick look is spied on, so each step can say which way its checkpoint went
+vi.mock('../../src/evidence/quick-look.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../src/evidence/quick-look.js')>();
+  return { ...original, quickLook: vi.fn(original.quickLook) };
+});
+const { quickLook } = await import('../../src/evidence/quick-look.js');
+const looks = vi.mocked(quickLook);
+
+type Step = [what: string, change: (ws: string) => Promise<void>, expected: 'quick' | 'full'];
+
+/** What a checkpoint holds, comparable across data dirs. */
+function contents(s: Snapshot): unknown {
+  return { tree: Object.fromEntries(lsTree(s)), skipped: s.skipped, large: s.largeFilesByStat };
+}
+
+/**
+ * Runs the steps on one workspace: after each, the warm re-checkpoint (which may derive its path
+ * set from the shadow index) must hold exactly what a first checkpoint in a fresh data dir holds.
+ */
+async function compareWithCold(ws: string, steps: Step[], alwaysInclude: string[] = []): Promise<void> {
+  const data = await tempDir('gaffer-data-');
+  const opts = { sizeCapBytes: 1000, alwaysInclude };
+  await snap(ws, data, 'pre', opts);
+  for (const [i, [what, change, expected]] of steps.entries()) {
+    await change(ws);
+    looks.mockClear();
+    const warm = await snap(ws, data, `s${i}`, opts);
+    const cold = await snap(ws, await tempDir('gaffer-data-'), 'cold', opts);
+    expect(contents(warm), what).toEqual(contents(cold));
+    const quick = looks.mock.results.length === 1 && looks.mock.results[0]?.type === 'return' && (await looks.mock.results[0].value) !== null;
+    expect(quick ? 'quick' : 'full', what).toBe(expected);
+  }
+}
+
+const common: Step[] = [
+  ['a file modified, one added, an ignored one added', (ws) => write(ws, { 'a.txt': 'changed\n', 'src/new.js': 'n\n', 'x.log': 'ignored\n' }), 'quick'],
+  ['a file deleted, one added in a new folder', async (ws) => {
+    await fs.rm(path.join(ws, 'src/b.js'));
+    await write(ws, { 'newdir/deeper/d.js': 'd\n' });
+  }, 'quick'],
+  ['nothing changed', async () => undefined, 'quick'],
+  ['a large file grown, a small one made large', (ws) => write(ws, { 'big.bin': Buffer.alloc(3000, 2), 'a.txt': Buffer.alloc(2000, 3) }), 'quick'],
+  ['a file replaced by a symlink, a folder removed', async (ws) => {
+    await fs.rm(path.join(ws, 'src/deep'), { recursive: true });
+    await fs.rm(path.join(ws, 'src/new.js'));
+    await fs.symlink('../a.txt', path.join(ws, 'src/new.js'));
+  }, 'quick'],
+  ['a FIFO appears', async (ws) => {
+    execFileSync('mkfifo', [path.join(ws, 'src/pipe')]);
+  }, 'quick'],
+  ['.gitignore changed: the rules changed', (ws) => write(ws, { '.gitignore': '*.log\n*.js\n' }), 'full'],
+  ['after a full listing, quick again', (ws) => write(ws, { 'z.txt': 'z\n' }), 'quick'],
+  ['a nested repository appears', async (ws) => {
+    await write(ws, { 'sub/inner.txt': 'inner\n', 'sub/.gitignore': 'skip.txt\n', 'sub/skip.txt': 's\n' });
+    git(path.join(ws, 'sub'), 'init', '-q');
+  }, 'full'],
+  ['a .gitignore deleted', (ws) => fs.rm(path.join(ws, '.gitignore')), 'full'],
+];
+
+const initial = { 'a.txt': 'a\n', 'src/b.js': 'b\n', 'src/deep/c.js': 'c\n', 'big.bin': Buffer.alloc(2000, 1), '.gitignore': '*.log\n' };
+
+describe('re-checkpoints that derive the path set from the shadow index', () => {
+  it('hold what a full listing holds, in a folder outside any repository', async () => {
+    const ws = await tempDir();
+    await write(ws, initial);
+    await compareWithCold(ws, common);
+  });
+
+  it('hold what a full listing holds in a repository, and list in full when its index, exclude file or config changes', async () => {
+    const ws = await tempDir();
+    await write(ws, initial);
+    git(ws, 'init', '-q');
+    git(ws, 'add', '-A');
+    git(ws, 'commit', '-qm', 'init');
+    await compareWithCold(ws, [
+      ...common,
+      ['an ignored file force-added to the index', async (w) => {
+        await write(w, { 'forced.log': 'tracked though ignored\n' });
+        git(w, 'add', '-f', 'forced.log');
+      }, 'full'],
+      ['quick again after that', (w) => write(w, { 'y.txt': 'y\n' }), 'quick'],
+      ['info/exclude changed', (w) => write(w, { '.git/info/exclude': 'y.txt\n' }), 'full'],
+      ['the repo config names an excludes file: always in full', async (w) => {
+        git(w, 'config', 'core.excludesFile', path.join(w, 'nothing'));
+        await write(w, { 'w.txt': 'w\n' });
+      }, 'full'],
+    ]);
+  });
+
+  it('always-included paths: the same files keep the quick look, a change of them lists in full', async () => {
+    const ws = await tempDir();
+    await write(ws, { ...initial, 'keep.log': 'ignored but asked for\n' });
+    await compareWithCold(
+      ws,
+      [
+        ['the included ignored file modified', (w) => write(w, { 'keep.log': 'changed\n' }), 'quick'],
+        ['the included file deleted', (w) => fs.rm(path.join(w, 'keep.log')), 'full'],
+      ],
+      ['keep.log'],
+    );
+  });
+});

@@ -2,12 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import type * as QuickLookModule from '../../src/evidence/quick-look.js';
 import type { Snapshot } from '../../src/evidence/types.js';
 import { git, lsTree, snap, tempDir, write } from './helpers.js';
 
 // the quick look is spied on, so each step can say which way its checkpoint went
 vi.mock('../../src/evidence/quick-look.js', async (importOriginal) => {
-  const original = await importOriginal<typeof import('../../src/evidence/quick-look.js')>();
+  const original = await importOriginal<typeof QuickLookModule>();
   return { ...original, quickLook: vi.fn(original.quickLook) };
 });
 const { quickLook } = await import('../../src/evidence/quick-look.js');

@@ -5,7 +5,8 @@ type Listener = (event: JobEvent) => void;
 /** In-process fan-out of job events and workspace releases: what wakes waiters without a poll tick. */
 export class JobBus {
   readonly #byJob = new Map<string, Set<Listener>>();
-  readonly #releases = new Set<() => void>();
+  /** Waiters for a workspace lock, by the job holding it. */
+  readonly #releases = new Map<string, Set<() => void>>();
   readonly #all = new Set<(jobId: string, event: JobEvent) => void>();
 
   /** Listens to one job's events; returns the unsubscribe function. */
@@ -31,20 +32,30 @@ export class JobBus {
     for (const listener of [...this.#all]) listener(jobId, rest as JobEvent);
   }
 
-  /** Called whenever this process releases a workspace lock. */
-  onRelease(listener: () => void): () => void {
-    this.#releases.add(listener);
-    return () => this.#releases.delete(listener);
+  /**
+   * Called when job `holderId` of this process releases its workspace lock. Only the jobs it
+   * kept waiting wake up (not every waiter of every workspace, which made a busy server retry
+   * the lock table dozens of times per release).
+   */
+  onRelease(holderId: string, listener: () => void): () => void {
+    let set = this.#releases.get(holderId);
+    if (!set) this.#releases.set(holderId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.#releases.get(holderId) === set) this.#releases.delete(holderId);
+    };
   }
 
-  announceRelease(): void {
-    for (const listener of [...this.#releases]) listener();
+  announceRelease(holderId: string): void {
+    for (const listener of [...(this.#releases.get(holderId) ?? [])]) listener();
   }
 
   /** Listener count, so a leak can be seen. */
   get listenerCount(): number {
-    let n = this.#releases.size + this.#all.size;
+    let n = this.#all.size;
     for (const set of this.#byJob.values()) n += set.size;
+    for (const set of this.#releases.values()) n += set.size;
     return n;
   }
 }

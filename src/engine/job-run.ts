@@ -31,7 +31,7 @@ export async function runJob(ctx: JobContext): Promise<void> {
   } finally {
     if (locked) {
       store.releaseWorkspace(ctx.id);
-      bus.announceRelease();
+      bus.announceRelease(ctx.id);
     }
   }
 }
@@ -235,7 +235,7 @@ async function acquireWorkspace(ctx: JobContext): Promise<boolean> {
         ctx.abort.signal.removeEventListener('abort', done);
         resolve();
       };
-      const off = bus.onRelease(done);
+      const off = bus.onRelease(attempt.holder.jobId, done);
       const timer = crossProcess ? setTimeout(done, LOCK_POLL_MS) : undefined;
       ctx.abort.signal.addEventListener('abort', done, { once: true });
     });

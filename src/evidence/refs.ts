@@ -1,4 +1,4 @@
-import { existsSync, promises as fs } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { runGitOk, type GitCallOptions } from './git.js';
 
@@ -17,9 +17,10 @@ export async function writeRef(gitDir: string, ref: string, objectId: string, op
     await runGitOk([`--git-dir=${gitDir}`, 'update-ref', ref, objectId], opts);
     return;
   }
+  // three small synchronous calls cost less than three round trips through libuv's thread pool
   const file = path.join(gitDir, ...ref.split('/'));
   const lock = `${file}.lock`;
-  await fs.mkdir(path.dirname(file), { recursive: true });
-  await fs.writeFile(lock, `${objectId}\n`);
-  await fs.rename(lock, file);
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(lock, `${objectId}\n`);
+  renameSync(lock, file);
 }

@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { promises as fs, statSync } from 'node:fs';
 import path from 'node:path';
 import { runGitOk } from './git.js';
 
@@ -40,11 +40,22 @@ export function emptyIndexFile(gitDir: string): string {
   return path.join(gitDir, 'gaffer-empty-index');
 }
 
+/** Shadow repositories this process found ready, by the identity of their folder (a pruned and recreated one is another). */
+const readyHere = new Map<string, string>();
+
+function folderIdentity(dir: string): string | null {
+  const st = statSync(dir, { throwIfNoEntry: false });
+  return st === undefined ? null : `${st.dev}:${st.ino}`;
+}
+
 /** Creates and configures the bare shadow repository when it is not ready yet. */
 export async function ensureShadowRepo(gitDir: string, timeoutMs: number): Promise<void> {
+  const identity = folderIdentity(gitDir);
+  if (identity !== null && readyHere.get(gitDir) === identity) return;
   const ready = await fs.readFile(path.join(gitDir, READY), 'utf8').catch(() => null);
   if (ready === CONFIG_VERSION) {
     await writeAttributes(gitDir);
+    if (identity !== null) readyHere.set(gitDir, identity);
     return;
   }
   await fs.mkdir(path.dirname(gitDir), { recursive: true });

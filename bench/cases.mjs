@@ -42,7 +42,14 @@ import {
   timeAsync,
 } from './lib.mjs';
 
-const evidence = () => import('../dist/evidence/index.js');
+let spawnerInUse = false;
+/** The evidence module, its git calls going through the spawner helper as they do inside an engine. */
+const evidence = async () => {
+  const mod = await import('../dist/evidence/index.js');
+  if (!spawnerInUse) mod.useSpawner(); // kept for the whole run; the idle helper never holds the process
+  spawnerInUse = true;
+  return mod;
+};
 const engineMod = () => import('../dist/engine/engine.js');
 const runnersMod = () => import('../dist/runners/index.js');
 const serveMod = () => import('../dist/interfaces/http/serve.js');

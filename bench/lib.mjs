@@ -46,6 +46,13 @@ export function gitEnv({ gitDir, workTree, indexFile } = {}) {
     GIT_AUTHOR_EMAIL: 'bench@localhost',
     GIT_COMMITTER_NAME: 'bench',
     GIT_COMMITTER_EMAIL: 'bench@localhost',
+    // no automatic gc or maintenance: a commit of 50,000 new objects would start one in the
+    // background, and it would run during the next measurements (as gaffer's shadow repos never do)
+    GIT_CONFIG_COUNT: '2',
+    GIT_CONFIG_KEY_0: 'gc.auto',
+    GIT_CONFIG_VALUE_0: '0',
+    GIT_CONFIG_KEY_1: 'maintenance.auto',
+    GIT_CONFIG_VALUE_1: 'false',
   });
   if (gitDir) env.GIT_DIR = gitDir;
   if (workTree) env.GIT_WORK_TREE = workTree;

@@ -8,6 +8,11 @@ export interface ListingPlan {
   wanted: Set<string>;
   /** Same listing as the warm checkpoint's: its path set was reused. */
   unchanged: boolean;
+  /**
+   * The warm checkpoint's path set changed by exactly these (quick-look.ts): only they are looked
+   * at, besides the stat-dirty paths and those left out last time, instead of every wanted path.
+   */
+  delta?: { added: string[]; deleted: string[] };
 }
 
 /** Paths classified per chunk streamed to update-index. */
@@ -56,7 +61,7 @@ export class IndexUpdate {
     const plan = await planned;
     if (plan.unchanged && warm !== null) return;
     const rest: string[] = [];
-    for (const p of plan.wanted) {
+    for (const p of plan.delta?.added ?? plan.wanted) {
       if (!this.looked.has(p) && (!this.inIndex(p) || this.#indexed.dirty.has(p))) rest.push(p);
     }
     yield* this.#classify(rest);
@@ -67,7 +72,7 @@ export class IndexUpdate {
     const { wanted } = plan;
     // an unchanged listing is the warm checkpoint's path set, which holds every indexed path
     if (!(plan.unchanged && this.#warm !== null)) {
-      const indexed = this.#indexed.cached ?? this.#warm?.wanted ?? new Set<string>();
+      const indexed = plan.delta?.deleted ?? this.#indexed.cached ?? this.#warm?.wanted ?? new Set<string>();
       for (const p of indexed) if (!wanted.has(p) && this.inIndex(p)) this.removals.push(p);
     }
     for (const p of this.additions) if (!wanted.has(p) && !this.inIndex(p)) this.removals.push(p);

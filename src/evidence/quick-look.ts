@@ -1,17 +1,17 @@
 import { lstatSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { runGit, splitNul, type GitCallOptions } from './git.js';
+import { runGit, splitNul, type GitCallOptions, type GitResult } from './git.js';
 import { excludeArgs, findRepoTop } from './listing.js';
 import { normalizeRelPath } from './paths.js';
 import { foldersOf } from './special-files.js';
 import type { WarmState } from './warm-state.js';
 
 /**
- * Up to this many paths, a re-checkpoint asks git once (changed, deleted and new files from the
- * shadow index): starting a process costs more than the walk. Above it, the listing and the
- * stat check run as two processes in parallel, which is faster on a big tree.
+ * Up to this many paths the quick look is one git process; above it, the walk for new files and
+ * the stat check of indexed ones run as two processes in parallel (the walk and the stat check
+ * then cost more than starting a process).
  */
-export const QUICK_LOOK_MAX_PATHS = 10_000;
+export const quickLookLimits = { oneProcessMaxPaths: 10_000 };
 
 /** What decides a workspace's path set besides its files (see `pathSetRules`). */
 export interface PathSetRules {
@@ -59,9 +59,11 @@ function signature(file: string): string {
   return st === undefined ? '-' : `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
 }
 
-/** The path set and stat-dirty paths of a re-checkpoint, learnt from one git call. */
+/** The path set and stat-dirty paths of a re-checkpoint, learnt without listing the workspace. */
 export interface QuickLook {
   wanted: Set<string>;
+  /** How it differs from the warm checkpoint's path set. */
+  delta: { added: string[]; deleted: string[] };
   dirty: Set<string>;
   /** The folders holding the wanted paths. */
   folders: Set<string>;
@@ -69,12 +71,22 @@ export interface QuickLook {
   sameFolders: boolean;
 }
 
+/** What git said changed against the shadow index. */
+interface Changes {
+  /** Files not in the index that the ignore rules let through. */
+  added: string[];
+  /** Indexed files whose stat differs (modified, deleted, type changed). */
+  dirty: Set<string>;
+  /** Indexed files that are gone. */
+  deleted: string[];
+}
+
 /**
- * One `ls-files -t -m -d -o` over the shadow index: modified and deleted indexed files, and the
- * files not in it that the ignore rules let through. While the rules are the warm checkpoint's
- * (the caller compared `rules.key`; no `.gitignore` among the changes, no nested repository), the
- * path set is the last one minus what was deleted plus what is new. Null when that does not hold
- * (or git fails): the caller lists the workspace in full.
+ * Asks git what changed against the shadow index — modified and deleted indexed files, and the
+ * files not in it that the ignore rules let through — instead of listing every file. While the
+ * rules are the warm checkpoint's (the caller compared `rules.key`; no `.gitignore` among the
+ * changes, no nested repository), the path set is the last one minus what was deleted plus what is
+ * new. Null when that does not hold (or git fails): the caller lists the workspace in full.
  */
 export async function quickLook(
   workspace: string,
@@ -86,39 +98,54 @@ export async function quickLook(
 ): Promise<QuickLook | null> {
   const top = findRepoTop(workspace);
   const excludesFile = top === null ? '/dev/null' : path.join(top, '.git', 'info', 'exclude');
-  const args = [
-    ...base,
-    '-c', `core.excludesFile=${excludesFile}`,
-    '-c', 'core.quotePath=false',
-    'ls-files', '-z', '-t', '-m', '-d', '-o', '--exclude-standard',
-    ...excludeArgs(workspace, skipAbs),
-  ];
-  const result = await runGit(args, opts);
-  if (result.exitCode !== 0) return null;
-  const dirty = new Set<string>();
-  const deleted: string[] = [];
-  const added: string[] = [];
-  for (const entry of splitNul(result.stdout)) {
-    const tag = entry.charAt(0);
-    const p = entry.slice(2);
-    // a nested repository (`dir/`) or a changed ignore file: the rules may differ now
-    if (p.endsWith('/') || p === '.gitignore' || p.endsWith('/.gitignore')) return null;
-    if (tag === '?') added.push(p);
-    else {
-      dirty.add(p);
-      if (tag === 'R') deleted.push(p);
-    }
-  }
+  const withRules = [...base, '-c', `core.excludesFile=${excludesFile}`, '-c', 'core.quotePath=false'];
+  const others = ['-o', '--exclude-standard', ...excludeArgs(workspace, skipAbs)];
+  const changes =
+    warm.wanted.size <= quickLookLimits.oneProcessMaxPaths
+      ? oneLook(await runGit([...withRules, 'ls-files', '-z', '-t', '-m', '-d', ...others], opts))
+      : twoLooks(...(await Promise.all([runGit([...withRules, 'ls-files', '-z', ...others], opts), runGit([...base, 'diff-files', '-z', '--name-status'], opts)])));
+  // a nested repository (`dir/`) or a changed ignore file: the rules may differ now
+  if (changes === null || [...changes.added, ...changes.dirty].some((p) => p.endsWith('/') || p === '.gitignore' || p.endsWith('/.gitignore'))) return null;
+
   const wanted = new Set(warm.wanted);
   // paths the index does not hold come back as new when they are still there and not ignored
   for (const p of warm.outside) wanted.delete(p);
-  for (const p of deleted) wanted.delete(p);
+  for (const p of changes.deleted) wanted.delete(p);
   let sameFolders = true;
-  for (const p of added) {
+  for (const p of changes.added) {
     wanted.add(p);
     const slash = p.lastIndexOf('/');
     if (slash > 0 && !warm.folders.has(p.slice(0, slash))) sameFolders = false;
   }
   for (const p of rules.extras) wanted.add(p);
-  return { wanted, dirty, folders: sameFolders ? warm.folders : foldersOf(wanted), sameFolders };
+  const delta = { added: [...changes.added, ...rules.extras], deleted: changes.deleted };
+  return { wanted, delta, dirty: changes.dirty, folders: sameFolders ? warm.folders : foldersOf(wanted), sameFolders };
+}
+
+/** `ls-files -t -m -d -o`: `C` modified, `R` deleted (also listed as `C`), `?` other. */
+function oneLook(result: GitResult): Changes | null {
+  if (result.exitCode !== 0) return null;
+  const changes: Changes = { added: [], dirty: new Set(), deleted: [] };
+  for (const entry of splitNul(result.stdout)) {
+    const p = entry.slice(2);
+    if (entry.startsWith('?')) changes.added.push(p);
+    else {
+      changes.dirty.add(p);
+      if (entry.startsWith('R')) changes.deleted.push(p);
+    }
+  }
+  return changes;
+}
+
+/** `ls-files -o` (the others) and `diff-files --name-status` (status, path pairs). */
+function twoLooks(othersResult: GitResult, statusResult: GitResult): Changes | null {
+  if (othersResult.exitCode !== 0 || statusResult.exitCode !== 0) return null;
+  const changes: Changes = { added: splitNul(othersResult.stdout), dirty: new Set(), deleted: [] };
+  const parts = splitNul(statusResult.stdout);
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const p = parts[i + 1] as string;
+    changes.dirty.add(p);
+    if (parts[i] === 'D') changes.deleted.push(p);
+  }
+  return changes;
 }

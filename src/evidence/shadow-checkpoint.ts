@@ -7,7 +7,7 @@ import { findRepoTop, isSameListing, listWorkspacePaths, type Listing } from './
 import { writeManifest } from './manifest.js';
 import { isInExcludedDir, sortPaths, workspaceHash } from './paths.js';
 import { withRepoLock } from './repo-lock.js';
-import { pathSetRules, QUICK_LOOK_MAX_PATHS, quickLook } from './quick-look.js';
+import { pathSetRules, quickLook } from './quick-look.js';
 import { addToIndex, joinNul, readDirtyPaths, readIndexState, removeFromIndex, ShadowIndexError, type IndexState } from './shadow-index.js';
 import { emptyIndexFile, ensureShadowRepo, shadowIndexFile } from './shadow-repo.js';
 import { foldersOf, scanSpecialFiles } from './special-files.js';
@@ -84,14 +84,14 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
 
   const rules = pathSetRules(workspace, input.alwaysInclude);
   const quick =
-    warm !== null && rules !== null && warm.rules === rules.key && warm.wanted.size <= QUICK_LOOK_MAX_PATHS
+    warm !== null && rules !== null && warm.rules === rules.key
       ? await quickLook(workspace, base, opts, warm, rules, input.skipAbs)
       : null;
   let planned: Promise<Plan>;
   let indexedAtStart: Promise<IndexState>;
   if (quick !== null) {
-    const { wanted, folders, sameFolders } = quick;
-    planned = Promise.resolve({ listing: null, unchanged: false, wanted, folders, sameFolders });
+    const { wanted, delta, folders, sameFolders } = quick;
+    planned = Promise.resolve({ listing: null, unchanged: false, wanted, delta, folders, sameFolders });
     indexedAtStart = Promise.resolve({ cached: null, dirty: quick.dirty });
   } else {
     const ctx = { gitDir, timeoutMs, skipAbs: input.skipAbs };

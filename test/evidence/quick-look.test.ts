@@ -11,7 +11,7 @@ vi.mock('../../src/evidence/quick-look.js', async (importOriginal) => {
   const original = await importOriginal<typeof QuickLookModule>();
   return { ...original, quickLook: vi.fn(original.quickLook) };
 });
-const { quickLook } = await import('../../src/evidence/quick-look.js');
+const { quickLook, quickLookLimits } = await import('../../src/evidence/quick-look.js');
 const looks = vi.mocked(quickLook);
 
 type Step = [what: string, change: (ws: string) => Promise<void>, expected: 'quick' | 'full'];
@@ -72,6 +72,18 @@ describe('re-checkpoints that derive the path set from the shadow index', () => 
     const ws = await tempDir();
     await write(ws, initial);
     await compareWithCold(ws, common);
+  });
+
+  it('hold the same with the two-process look of big trees (others ‖ diff-files)', async () => {
+    const ws = await tempDir();
+    await write(ws, initial);
+    const saved = quickLookLimits.oneProcessMaxPaths;
+    quickLookLimits.oneProcessMaxPaths = 0;
+    try {
+      await compareWithCold(ws, common);
+    } finally {
+      quickLookLimits.oneProcessMaxPaths = saved;
+    }
   });
 
   it('hold what a full listing holds in a repository, and list in full when its index, exclude file or config changes', async () => {

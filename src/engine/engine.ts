@@ -433,6 +433,11 @@ export class Engine {
     return Math.round((monotonicMs() - this.#startedAt) / 1000);
   }
 
+  /** Resolves once the background prune of old jobs' snapshots (run when nothing is live) is done. */
+  async maintenanceDone(): Promise<void> {
+    await this.#pruning;
+  }
+
   /** Cancels this process's live jobs, waits for them to settle, and closes the store. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -481,7 +486,7 @@ export class Engine {
     if (pruned.length === 0) return;
     for (const id of pruned) rmSync(join(this.dataDir, 'jobs', id), { recursive: true, force: true });
     // spec 03: no gc during a job — prune the shadow repos only while nothing is live
-    if (this.store.listLiveJobs().length === 0) {
+    if (!this.store.hasLiveJobs()) {
       // the keep list is read again inside each shadow repo's lock: a job submitted meanwhile keeps its snapshots
       const previous = this.#pruning;
       this.#pruning = previous

@@ -320,6 +320,11 @@ export class Store {
     ).map(toJobRow);
   }
 
+  /** Whether any process has a job in a live status (one row read, nothing parsed). */
+  hasLiveJobs(): boolean {
+    return this.#prepare(`SELECT 1 FROM jobs WHERE status IN ('queued','awaiting_approval','running','verifying','cancelling') LIMIT 1`).get() !== undefined;
+  }
+
   updateJob(id: string, patch: JobPatch): void {
     const keys = Object.keys(patch) as (keyof JobPatch)[];
     if (keys.length === 0) return;

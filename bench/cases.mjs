@@ -54,13 +54,20 @@ const engineMod = () => import('../dist/engine/engine.js');
 const runnersMod = () => import('../dist/runners/index.js');
 const serveMod = () => import('../dist/interfaces/http/serve.js');
 
-/** Runs `body(i)` for the warm-up (i = 0) and `ctx.reps` counted repetitions. */
-async function repeat(ctx, label, body) {
-  for (let i = 0; i <= ctx.reps; i++) {
+/**
+ * Runs `body(i)` for the warm-up (i = 0) and `reps` counted repetitions (`ctx.reps` unless a
+ * case asks for more: a case of a few tens of ms on a noisy 2-core VM needs more than 5 for a
+ * stable median, and costs seconds).
+ */
+async function repeat(ctx, label, body, reps = ctx.reps) {
+  for (let i = 0; i <= reps; i++) {
     await body(i);
-    log(`  ${label}: ${i === 0 ? 'warm-up' : `rep ${i}/${ctx.reps}`} done`);
+    log(`  ${label}: ${i === 0 ? 'warm-up' : `rep ${i}/${reps}`} done`);
   }
 }
+
+/** Repetitions of a cheap case: 3× the default in a full run. */
+const cheapReps = (ctx) => (ctx.quick ? ctx.reps : ctx.reps * 3);
 
 /** Times `a` and `b` in an order that alternates with the repetition. */
 async function pair(i, a, b) {
@@ -189,7 +196,7 @@ async function checkpointWarm(ctx) {
       ref.push(r);
     }
     await refSync(refEnv, big.root);
-  });
+  }, cheapReps(ctx));
   const gm = median(gaffer);
   const rm = median(ref);
   return {
@@ -245,7 +252,7 @@ async function diff(ctx) {
       ref.push(r);
     }
     await refSync(refEnv, big.root);
-  });
+  }, cheapReps(ctx));
   const gm = median(gaffer);
   const rm = median(ref);
   return {
@@ -306,7 +313,7 @@ async function jobOverhead(ctx) {
         gaffer.push(g);
         ref.push(r);
       }
-    });
+    }, cheapReps(ctx));
   } finally {
     await engine.close();
   }

@@ -130,6 +130,9 @@ async function main() {
   log(`${quick ? 'quick' : 'full'} run in ${tmp}; ${SIZES.reps} repetitions after 1 warm-up`);
   for (const c of cases) {
     if (only !== null && !only.includes(c.name)) continue;
+    // the previous case's files (gigabytes for the cold checkpoints) are written out first, so
+    // the kernel's writeback does not run into this case's measurements
+    sh('sync', []);
     const t0 = performance.now();
     log(`case ${c.name}`);
     try {

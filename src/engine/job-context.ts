@@ -55,23 +55,24 @@ export class JobContext {
     this.#job = { ...this.#job, ...patch } as JobRow;
   }
 
-  /** Records an event, then announces it: every state change is written before it is announced. */
-  emit(event: NewJobEvent): JobEvent {
-    const stored = this.services.store.appendEvent(this.id, event);
-    this.#job = { ...this.#job, seq: stored.seq };
+  /**
+   * Records an event (with the job change it reports, in the same transaction), then announces
+   * it: every state change is written before it is announced.
+   */
+  emit(event: NewJobEvent, patch: JobPatch = {}): JobEvent {
+    const stored = this.services.store.appendEvent(this.id, event, patch);
+    this.#job = { ...this.#job, ...patch, seq: stored.seq } as JobRow;
     this.services.bus.publish({ ...stored, jobId: this.id });
     return stored;
   }
 
   /** A job phase message (spec 02 "Live events"). */
   phase(message: string): void {
-    this.update({ phase: message });
-    this.emit({ name: 'job', event: 'phase', message });
+    this.emit({ name: 'job', event: 'phase', message }, { phase: message });
   }
 
   /** A status change, written then announced as a `status` event. */
   setStatus(status: JobStatus, patch: JobPatch = {}): void {
-    this.update({ ...patch, status });
-    this.emit({ name: 'job', event: 'status', message: status, status });
+    this.emit({ name: 'job', event: 'status', message: status, status }, { ...patch, status });
   }
 }

@@ -347,12 +347,18 @@ export class Store {
     ).map((r) => r.id);
   }
 
-  /** Appends an event with the job's next sequence number and returns it. */
-  appendEvent(jobId: string, event: NewJobEvent): JobEvent {
+  /**
+   * Appends an event with the job's next sequence number and returns it; `patch` is written in the
+   * same statement (a status or phase change and its event are one transaction, not two).
+   */
+  appendEvent(jobId: string, event: NewJobEvent, patch: JobPatch = {}): JobEvent {
     const { name, event: kind, message, ts, ...extra } = event;
     const stamped = ts ?? Date.now() / 1000;
+    const keys = Object.keys(patch) as (keyof JobPatch)[];
+    const sets = keys.map((k) => `, ${JOB_COLUMNS[k]} = ?`).join('');
+    const values = keys.map((k) => toSqlValue(k, patch[k]));
     const append = this.db.transaction(() => {
-      const { seq } = this.#prepare('UPDATE jobs SET seq = seq + 1 WHERE id = ? RETURNING seq').get(jobId) as { seq: number };
+      const { seq } = this.#prepare(`UPDATE jobs SET seq = seq + 1${sets} WHERE id = ? RETURNING seq`).get(...values, jobId) as { seq: number };
       this.#prepare('INSERT INTO events (job_id, seq, ts, name, event, message, data_json) VALUES (?, ?, ?, ?, ?, ?, ?)')
         .run(jobId, seq, stamped, name, kind, message, Object.keys(extra).length ? JSON.stringify(extra) : null);
       if (++this.#appendsSincePrune >= 500) {

@@ -11,13 +11,7 @@ export class JobBus {
 
   /** Listens to one job's events; returns the unsubscribe function. */
   subscribe(jobId: string, listener: Listener): () => void {
-    let set = this.#byJob.get(jobId);
-    if (!set) this.#byJob.set(jobId, (set = new Set()));
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0 && this.#byJob.get(jobId) === set) this.#byJob.delete(jobId);
-    };
+    return addListener(this.#byJob, jobId, listener);
   }
 
   /** Listens to every job's events (the board's lists). */
@@ -38,13 +32,7 @@ export class JobBus {
    * the lock table dozens of times per release).
    */
   onRelease(holderId: string, listener: () => void): () => void {
-    let set = this.#releases.get(holderId);
-    if (!set) this.#releases.set(holderId, (set = new Set()));
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0 && this.#releases.get(holderId) === set) this.#releases.delete(holderId);
-    };
+    return addListener(this.#releases, holderId, listener);
   }
 
   announceRelease(holderId: string): void {
@@ -58,4 +46,15 @@ export class JobBus {
     for (const set of this.#releases.values()) n += set.size;
     return n;
   }
+}
+
+/** Adds a listener under a key; the returned function removes it (and the key once it is empty). */
+function addListener<T>(byKey: Map<string, Set<T>>, key: string, listener: T): () => void {
+  let set = byKey.get(key);
+  if (!set) byKey.set(key, (set = new Set()));
+  set.add(listener);
+  return () => {
+    set.delete(listener);
+    if (set.size === 0 && byKey.get(key) === set) byKey.delete(key);
+  };
 }

@@ -1,21 +1,8 @@
 import os from 'node:os';
-import { spawnCommand } from './spawner.js';
+import { spawnCommand, type SpawnResult } from './spawner.js';
 
 /** What one git call did: expected failures are values, not throws. */
-export interface GitResult {
-  /** Exit code; null when killed by a signal. */
-  exitCode: number | null;
-  /** Raw stdout (paths with -z are bytes, never re-encoded by a shell). */
-  stdout: Buffer;
-  /** stderr as text, for messages. */
-  stderr: string;
-  /** The call ran past its timeout and was killed. */
-  timedOut: boolean;
-  /** git could not be started (e.g. not on PATH). */
-  spawnError?: string;
-  /** Producing the streamed input failed: git was killed, its outcome means nothing. */
-  inputError?: Error;
-}
+export type GitResult = SpawnResult;
 
 export interface GitCallOptions {
   /** Working directory of the call. */

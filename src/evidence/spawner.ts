@@ -13,13 +13,19 @@ export interface SpawnRequest {
   input: Buffer | string | AsyncIterable<string>;
 }
 
-/** What the command did (the fields of `GitResult`). */
+/** What the command did: expected failures are values, not throws. */
 export interface SpawnResult {
+  /** Exit code; null when killed by a signal. */
   exitCode: number | null;
+  /** Raw stdout (paths with -z are bytes, never re-encoded by a shell). */
   stdout: Buffer;
+  /** stderr as text, for messages. */
   stderr: string;
+  /** The call ran past its timeout and was killed. */
   timedOut: boolean;
+  /** The command could not be started (e.g. not on PATH). */
   spawnError?: string;
+  /** Producing the streamed input failed: the command was killed, its outcome means nothing. */
   inputError?: Error;
 }
 

@@ -33,6 +33,8 @@ export class IndexUpdate {
   readonly skipped = new Set<string>();
   /** Every path looked at (lstat): the rest of the wanted paths are in the index, unchanged. */
   readonly looked = new Set<string>();
+  /** Modification times (ms) of the paths streamed as content, to tell racily clean entries. */
+  readonly addedMtimesMs: number[] = [];
   readonly #workspace: string;
   readonly #sizeCapBytes: number;
   readonly #indexed: IndexState;
@@ -103,6 +105,7 @@ export class IndexUpdate {
         const kind = classifyPath(this.#workspace, p, this.#sizeCapBytes);
         if (kind.kind === 'content') {
           chunk.push(p);
+          this.addedMtimesMs.push(kind.facts.mtimeMs);
           continue;
         }
         if (kind.kind === 'large') this.large.set(p, kind.facts);

@@ -12,7 +12,7 @@ import { addToIndex, joinNul, readDirtyPaths, readIndexState, removeFromIndex, S
 import { emptyIndexFile, ensureShadowRepo, shadowIndexFile } from './shadow-repo.js';
 import { foldersOf, scanSpecialFiles } from './special-files.js';
 import type { Snapshot } from './types.js';
-import { fileSignature, forgetWarmState, recallWarmState, rememberWarmState, type WarmState } from './warm-state.js';
+import { fileSignature, forgetWarmState, recallWarmState, rememberWarmState, signatureMtimeMs, type WarmState } from './warm-state.js';
 
 /** `SnapshotOptions` resolved for a checkpoint. */
 export interface CheckpointInput {
@@ -81,6 +81,7 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   // warm: this process wrote the index last, so it knows what the index holds without reading it
   const warm = recallWarmState(gitDir, indexFile);
   forgetWarmState(gitDir);
+  if (warm !== null) await refreshRacyEntries(warm, base, opts);
 
   const rules = pathSetRules(workspace, input.alwaysInclude);
   const quick =
@@ -123,7 +124,22 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   const signature = fileSignature(indexFile);
   if (signature !== null) {
     const outside = update.outside(plan.wanted, dropped);
-    rememberWarmState(gitDir, { indexSignature: signature, tree, commit, listing: plan.listing, rules: rules?.key ?? null, wanted: plan.wanted, folders: plan.folders, outside });
+    const rewritten = warm === null || signature !== warm.indexSignature;
+    const writtenMs = rewritten ? signatureMtimeMs(signature) : warm.indexWrittenMs;
+    // after a rewrite, the racy entries are the files hashed now that changed in the write's second
+    const racy = rewritten ? update.addedMtimesMs.filter((m) => Math.floor(m / 1000) >= Math.floor(writtenMs / 1000)).length : warm.racy;
+    rememberWarmState(gitDir, {
+      indexSignature: signature,
+      racy,
+      indexWrittenMs: writtenMs,
+      tree,
+      commit,
+      listing: plan.listing,
+      rules: rules?.key ?? null,
+      wanted: plan.wanted,
+      folders: plan.folders,
+      outside,
+    });
   }
 
   const skipped = new Set([...(plan.listing?.skipped ?? []), ...update.skipped]);
@@ -146,6 +162,29 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   };
   if (large.size > 0) snapshot.manifestFile = manifestFile;
   return snapshot;
+}
+
+/** Below this many racily clean entries, comparing them by content costs less than a refresh. */
+const RACY_REFRESH_MIN = 50;
+
+/**
+ * Racy git: index entries of files modified in the second the index was written are compared by
+ * content on every look (a fresh clone checkpointed at once re-reads every file, every time) until
+ * the index is written again later. Once that second has passed, `update-index --refresh` (what
+ * `git status` does) writes it again: git re-checks those entries and smudges any whose content
+ * differs, so nothing changed is hidden. The warm state follows the rewritten index.
+ */
+async function refreshRacyEntries(warm: WarmState, base: string[], opts: GitCallOptions): Promise<void> {
+  if (warm.racy < RACY_REFRESH_MIN || Math.floor(Date.now() / 1000) <= Math.floor(warm.indexWrittenMs / 1000)) return;
+  const indexFile = opts.env?.GIT_INDEX_FILE;
+  if (indexFile === undefined) return;
+  // exit 1 only says some files need an update (modified): the index is written all the same
+  await runGit([...base, 'update-index', '-q', '--refresh', '--ignore-missing'], opts);
+  const signature = fileSignature(indexFile);
+  if (signature === null) return;
+  warm.indexSignature = signature;
+  warm.indexWrittenMs = signatureMtimeMs(signature);
+  warm.racy = 0;
 }
 
 /** Special files in the listed folders; warm, the folders of last time are scanned right away. */

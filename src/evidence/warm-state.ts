@@ -9,6 +9,13 @@ import type { Listing } from './listing.js';
 export interface WarmState {
   /** Stat signature of the shadow index right after the checkpoint wrote it. */
   indexSignature: string;
+  /**
+   * Index entries of files modified in the second the index was written (racy git: git compares
+   * their content on every look until the index is written again, a second later at least).
+   */
+  racy: number;
+  /** When the index was last written, ms since the epoch. */
+  indexWrittenMs: number;
   /** The tree that index holds (written by that checkpoint). */
   tree: string;
   /** The checkpoint's commit of that tree (reused while the tree stays the same). */
@@ -39,6 +46,11 @@ let rememberedPaths = 0;
 export function fileSignature(file: string): string | null {
   const st = statSync(file, { throwIfNoEntry: false, bigint: true });
   return st === undefined ? null : `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+}
+
+/** The modification time (ms) a signature records. */
+export function signatureMtimeMs(signature: string): number {
+  return Number(BigInt(signature.split(':')[2] ?? '0') / 1_000_000n);
 }
 
 /** The state of the last checkpoint of this shadow repo, when its index is still the one it wrote. */

@@ -3,6 +3,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { diffSnapshots, fileDiff } from '../../src/evidence/index.js';
+import type { Snapshot } from '../../src/evidence/types.js';
 import { git, lsTree, snap, stored, tempDir, write } from './helpers.js';
 
 async function repoWorkspace(files: Record<string, string | Buffer>): Promise<{ ws: string; data: string }> {
@@ -223,5 +224,36 @@ describe('checkpoint diff', () => {
     expect(changed.id).not.toBe(pre.id);
     expect(execFileSync('git', [`--git-dir=${gitDir}`, 'rev-parse', changed.ref as string], { encoding: 'utf8' }).trim()).toBe(changed.id);
     expect(await diffSnapshots(again, changed)).toEqual({ added: [], modified: ['a.txt'], deleted: [] });
+  });
+
+  it('racy git: an index written in the second its files were is written again once that second has passed; a same-size same-mtime edit still shows', async () => {
+    const ws = await tempDir();
+    const data = await tempDir('gaffer-data-');
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 80; i++) files[`src/f${String(i).padStart(2, '0')}.txt`] = `file ${i}\n`;
+    await write(ws, files);
+    const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1100 - (Date.now() % 1000)));
+    const indexFile = async (s: Snapshot) => (await fs.stat(path.join(s.gitDir as string, 'gaffer-index'))).mtimeMs;
+    const pre = await snap(ws, data, 'pre');
+    const writtenS = Math.floor((await indexFile(pre)) / 1000);
+    const newestFileS = Math.floor((await fs.stat(path.join(ws, 'src/f79.txt'))).mtimeMs / 1000);
+    await nextSecond();
+    const unchanged = await snap(ws, data, 'unchanged');
+    expect(unchanged.id).toBe(pre.id);
+    if (newestFileS >= writtenS) {
+      // its entries were racily clean (git re-reads them on every look): refreshed, so written later
+      expect(Math.floor((await indexFile(unchanged)) / 1000)).toBeGreaterThan(writtenS);
+    }
+
+    // the classic racy edit: same size, mtime put back, in the second the index is written
+    await write(ws, { 'src/new.txt': 'n\n' });
+    const before = await snap(ws, data, 'before');
+    const edited = path.join(ws, 'src/f07.txt');
+    const { mtime } = await fs.stat(edited);
+    await fs.writeFile(edited, 'FILE 7\n');
+    await fs.utimes(edited, mtime, mtime);
+    await nextSecond();
+    const after = await snap(ws, data, 'after');
+    expect(await diffSnapshots(before, after)).toEqual({ added: [], modified: ['src/f07.txt'], deleted: [] });
   });
 });

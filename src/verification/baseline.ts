@@ -51,14 +51,14 @@ export async function exportCheckpoint(pre: Snapshot, dir: string, timeoutMs = 1
       git.kill('SIGKILL');
       tar.kill('SIGKILL');
     }, timeoutMs);
-    let gitCode: number | null = null;
     git.on('error', reject);
     tar.on('error', reject);
-    git.on('close', (code) => (gitCode = code));
-    tar.on('close', (code) => {
+    // both must have ended: tar may finish (git's output closed) before git's own exit is seen
+    const closed = (child: typeof git | typeof tar) => new Promise<number | null>((done) => child.on('close', done));
+    void Promise.all([closed(git), closed(tar)]).then(([gitCode, tarCode]) => {
       clearTimeout(timer);
-      if (code === 0 && gitCode === 0) resolve();
-      else reject(new Error(`exporting checkpoint ${pre.id.slice(0, 12)} failed: ${stderr.trim() || `git ${gitCode}, tar ${code}`}`));
+      if (gitCode === 0 && tarCode === 0) resolve();
+      else reject(new Error(`exporting checkpoint ${pre.id.slice(0, 12)} failed: ${stderr.trim() || `git ${gitCode}, tar ${tarCode}`}`));
     });
   });
   for (const name of LINKED_DEPENDENCY_DIRS) {

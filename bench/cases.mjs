@@ -288,7 +288,7 @@ async function jobOverhead(ctx) {
   const ws = ctx.smallWorkspace();
   const { createRunners } = await runnersMod();
   // spec 10: sandbox off (the sandbox's cost is bwrap's, not gaffer's)
-  const engine = await Engine.open({ dataDir: join(ctx.tmp, 'job-data'), maxParallel: 2, runners: createRunners({ sandbox: 'off' }) });
+  const engine = await Engine.open({ dataDir: join(ctx.tmp, 'job-data'), maxParallel: 2, runners: createRunners({ sandbox: 'off' }), spawner: true });
   const refEnv = { gitDir: join(ctx.tmp, 'job-ref.git'), workTree: ws.root, indexFile: join(ctx.tmp, 'job-ref.index') };
   await git(['init', '-q', '--bare', '--template=', refEnv.gitDir], {});
   const body = { workspace: ws.root, verify: 'none', tasks: [{ instruction: 'benchmark: run a no-op command', command: 'true' }] };
@@ -616,7 +616,7 @@ async function throughput(ctx) {
   const { jobs, workspaces } = tpSizes(ctx);
   const roots = tpWorkspaces(ctx, workspaces);
   const dataDir = join(ctx.tmp, 'tp-data');
-  const engine = await Engine.open({ dataDir, maxParallel: TP_PARALLEL, runners: createRunners({ sandbox: 'off' }) });
+  const engine = await Engine.open({ dataDir, maxParallel: TP_PARALLEL, runners: createRunners({ sandbox: 'off' }), spawner: true });
   const refs = [];
   for (const [w, root] of roots.entries()) {
     const env = { gitDir: join(ctx.tmp, 'tp-ref', `w${w}.git`), workTree: root, indexFile: join(ctx.tmp, 'tp-ref', `w${w}.index`) };

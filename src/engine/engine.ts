@@ -40,6 +40,11 @@ export interface EngineOptions {
   specLint?: SpecLintMode;
   /** Config `timeouts`: per-worker and verification timeouts (s) for requests that give none. */
   timeouts?: { worker_s: number; verify_s: number };
+  /**
+   * Start git through the small spawner process (see evidence/spawner.ts): for a long-lived
+   * engine (a server, MCP) that runs many jobs; a one-shot command spawns directly. Default false.
+   */
+  spawner?: boolean;
 }
 
 /** Who is asking: an owner sees only their jobs (null: everything, single-user). */
@@ -77,8 +82,8 @@ export class Engine {
   #waiters = 0;
   #closed = false;
   #storeClosed = false;
-  /** git calls go through the small spawner process while the engine is open (fork cost, see spawner.ts). */
-  readonly #releaseSpawner = useSpawner();
+  /** Releases the spawner process when this engine used it. */
+  readonly #releaseSpawner: () => void;
 
   private constructor(opts: EngineOptions, store: Store) {
     this.dataDir = resolve(opts.dataDir);
@@ -91,6 +96,7 @@ export class Engine {
     this.#cancelPollMs = opts.cancelPollMs ?? 250;
     this.#specLint = opts.specLint ?? 'warn';
     this.#timeouts = opts.timeouts ?? null;
+    this.#releaseSpawner = opts.spawner === true ? useSpawner() : () => undefined;
   }
 
   /** Opens the store and turns jobs whose process died into `interrupted` (spec 07 "Store and restart"). */

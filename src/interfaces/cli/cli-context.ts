@@ -68,10 +68,14 @@ export class CliContext {
     return this.#api;
   }
 
-  /** An engine in this process (serve and mcp always run one); opening it recovers orphaned jobs. */
-  engine(): Promise<Engine> {
+  /**
+   * An engine in this process (serve and mcp always run one, `longLived`); opening it recovers
+   * orphaned jobs.
+   */
+  engine(longLived = false): Promise<Engine> {
     const { config } = this.config;
     this.#engine ??= Engine.open({
+      spawner: longLived,
       dataDir: this.dataDir,
       runners: createRunners({ sandbox: config.sandbox, ...builtinSetup(config), cli: cliRunnerOptions(config) }),
       maxParallel: config.workers.max_parallel,

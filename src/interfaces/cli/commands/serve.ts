@@ -12,7 +12,7 @@ export const SHUTDOWN_LIMIT_MS = 30_000;
 export async function serveCommand(cli: CliContext, flags: { host?: string; port?: string }): Promise<number> {
   const port = flags.port === undefined ? 7070 : Number(flags.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new GafferError('invalid_request', `--port must be 0..65535, got ${JSON.stringify(flags.port)}`, 'port');
-  const engine = await cli.engine();
+  const engine = await cli.engine(true);
   const server = await startServer({ engine, host: flags.host ?? '127.0.0.1', port, tokens: cli.config.config.tokens, version: VERSION });
   cli.err(`gaffer: serving ${server.url} (data dir ${cli.dataDir}); MCP at ${server.url}/mcp`);
   await new Promise<void>((resolve) => {
@@ -29,7 +29,7 @@ export async function serveCommand(cli: CliContext, flags: { host?: string; port
 
 /** `gaffer mcp`: the MCP server on stdio, over this process's engine. */
 export async function mcpCommand(cli: CliContext): Promise<number> {
-  const engine = await cli.engine();
+  const engine = await cli.engine(true);
   const server = createMcpServer(engine, null, VERSION);
   await server.connect(new StdioServerTransport());
   await new Promise<void>((resolve) => {

@@ -6,11 +6,20 @@ import { makeWorkspace, tempDir } from '../helpers/temp.js';
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gaffer');
 
 function dispatch(data: string, ws: string, command: string): Promise<{ code: number | null; job: { id: string; status: string; started: number; finished: number } }> {
-  return new Promise((resolve) => {
-    const child = spawn(BIN, ['--data-dir', data, '--json', 'dispatch', '--workspace', ws, '--verify', 'none', '--task', command, '--command', command], { stdio: ['ignore', 'pipe', 'ignore'] });
+  return new Promise((resolve, reject) => {
+    const child = spawn(BIN, ['--data-dir', data, '--json', 'dispatch', '--workspace', ws, '--verify', 'none', '--task', command, '--command', command], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
+    let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('exit', (code) => resolve({ code, job: JSON.parse(out) }));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    // 'close': both pipes drained; a CLI that printed no answer fails the test with its stderr
+    child.on('close', (code) => {
+      try {
+        resolve({ code, job: JSON.parse(out) });
+      } catch {
+        reject(new Error(`gaffer dispatch exited ${code} without a JSON answer; stderr:\n${err.slice(-2000)}`));
+      }
+    });
   });
 }
 

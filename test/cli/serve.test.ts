@@ -1,75 +1,12 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir } from '../helpers/temp.js';
+import { gaffer, processesWith, startServe } from '../reliability/helpers.js';
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gaffer');
-
-/** Runs the CLI to its end (async, so several can run at once). */
-function gaffer(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(BIN, ['--data-dir', dataDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GAFFER_URL: '', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, ms: performance.now() - started });
-    });
-  });
-}
-
-const servers: ChildProcess[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    if (s.exitCode === null && s.signalCode === null) {
-      s.kill('SIGKILL');
-      await new Promise((r) => s.once('exit', r));
-    }
-  }
-});
-
-/** `gaffer serve --port 0` as a child; resolves once server.json names it. */
-async function startServe(dataDir: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; pid: number; stderr: () => string; exited: Promise<number | null> }> {
-  const child = spawn(BIN, ['--data-dir', dataDir, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-  servers.push(child);
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.stdout?.resume();
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  const file = join(dataDir, 'server.json');
-  for (let i = 0; i < 300; i++) {
-    if (existsSync(file)) {
-      const record = JSON.parse(readFileSync(file, 'utf8')) as { pid: number; url: string };
-      if (record.pid === child.pid) return { child, url: record.url, pid: record.pid, stderr: () => stderr, exited };
-    }
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gaffer serve did not start: ${stderr}`);
-}
-
-/** Live (non-zombie) processes whose command line carries `marker`: found from the host, sandboxed or not. */
-function processesWith(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (!readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(marker)) continue;
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z') found.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
+/** The CLI with the shell's env but no server from it (GAFFER_URL empty), plus `extra`. */
+const env = (extra: Record<string, string>): NodeJS.ProcessEnv => ({ ...process.env, GAFFER_URL: '', ...extra });
 
 /** The job row's pid: which process runs (ran) the job. */
 function jobPid(dataDir: string, id: string): number | null {
@@ -209,13 +146,13 @@ describe('the CLI against a running gaffer serve', () => {
   it('tokens: the CLI needs --token or GAFFER_TOKEN; --url reaches a server of another data dir, stats included; a non-loopback bind without tokens is refused', async () => {
     const data = join(tempDir(), 'data');
     const token = 'tok-alice-0123456789';
-    const server = await startServe(data, { GAFFER_TOKENS: `${token}:alice` });
+    const server = await startServe(data, { env: env({ GAFFER_TOKENS: `${token}:alice` }) });
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
 
     const refused = await gaffer(data, ['--json', 'list']);
     expect(refused.code).toBe(2);
     expect(JSON.parse(refused.stderr)).toMatchObject({ error: { code: 'unauthorized' } });
-    const wrong = await gaffer(data, ['list', '--status', 'done'], { GAFFER_TOKEN: 'not-a-token-at-all' });
+    const wrong = await gaffer(data, ['list', '--status', 'done'], env({ GAFFER_TOKEN: 'not-a-token-at-all' }));
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain('unauthorized');
 
@@ -227,9 +164,9 @@ describe('the CLI against a running gaffer serve', () => {
     // another data dir, the server named by --url: its jobs, its stats
     const elsewhere = join(tempDir(), 'elsewhere');
     const [status, stats, list] = await Promise.all([
-      gaffer(elsewhere, ['--json', '--url', server.url, 'status', job.id], { GAFFER_TOKEN: token }),
-      gaffer(elsewhere, ['--json', '--url', server.url, 'stats'], { GAFFER_TOKEN: token }),
-      gaffer(elsewhere, ['--json', 'list'], { GAFFER_URL: server.url, GAFFER_TOKEN: token }),
+      gaffer(elsewhere, ['--json', '--url', server.url, 'status', job.id], env({ GAFFER_TOKEN: token })),
+      gaffer(elsewhere, ['--json', '--url', server.url, 'stats'], env({ GAFFER_TOKEN: token })),
+      gaffer(elsewhere, ['--json', 'list'], env({ GAFFER_URL: server.url, GAFFER_TOKEN: token })),
     ]);
     expect(JSON.parse(status.stdout)).toEqual(job);
     expect(JSON.parse(stats.stdout)).toEqual({ acceptance: {}, recent: { jobs: 1, done: 1, partial: 0, failed: 0, cancelled: 0, live: 0 } });

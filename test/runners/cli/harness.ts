@@ -1,6 +1,9 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { buildInvocation } from '../../../src/runners/cli/invocation.js';
+import { getCliProfile } from '../../../src/runners/cli/profiles.js';
+import type { CliScenario } from './scenarios.js';
 import { offlineCommand, offlineSupport, offlineUrl, startModelServer, type ModelServer, type ScriptStep, type ScriptOptions } from '../../support/model-server/index.js';
 
 /** The test-only install folder of the real agent CLIs (scripts/install-agent-clis.sh). */
@@ -60,4 +63,34 @@ export function runRaw(argv: string[], opts: { cwd: string; env: NodeJS.ProcessE
       done({ code, stdout, stderr });
     });
   });
+}
+
+const RECORDED_INSTRUCTION = 'Create hello.txt containing hello.';
+
+/**
+ * Runs a scenario's real CLI once in `ws` against the offline server, invoked as gaffer invokes it
+ * (its files, state dirs and env written under `dir`), for the recording refreshers.
+ */
+export async function recordCliRun(scenario: CliScenario, dir: string, ws: string, offline: OfflineServer, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const profile = getCliProfile(scenario.key);
+  const bin = agentBinary(profile?.binary ?? '');
+  if (profile === undefined || bin === null) throw new Error(`${scenario.key} is not installed in test/agents`);
+  const inv = buildInvocation(profile, {
+    instruction: RECORDED_INSTRUCTION,
+    model: scenario.model,
+    resume: null,
+    endpoint: { url: offline.url, key: 'sk-test-key' },
+    home: join(dir, 'home'),
+    userHome: join(dir, 'home'),
+    tmpDir: join(dir, 'tmp'),
+    instructionFile: join(dir, 'instruction.txt'),
+    isRoot: process.getuid?.() === 0,
+  });
+  for (const d of [...inv.stateDirs, join(dir, 'tmp')]) mkdirSync(d, { recursive: true });
+  for (const [path, content] of Object.entries(inv.files)) {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, content);
+  }
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...inv.env };
+  return runRaw(offline.launch([bin, ...inv.args]), { cwd: ws, env, stdin: inv.promptOnStdin ? RECORDED_INSTRUCTION : undefined, timeoutMs });
 }

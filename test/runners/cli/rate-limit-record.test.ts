@@ -1,11 +1,9 @@
 // Records what each real CLI prints when the provider answers 429 (GAFFER_RECORD_CLI=1); skipped otherwise.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { describe, it } from 'vitest';
-import { buildInvocation } from '../../../src/runners/cli/invocation.js';
-import { getCliProfile } from '../../../src/runners/cli/profiles.js';
 import { makeWorkspace, tempDir } from '../../helpers/temp.js';
-import { agentBinary, offlineSkipReason, runRaw, startOfflineServer } from './harness.js';
+import { offlineSkipReason, recordCliRun, startOfflineServer } from './harness.js';
 import { SCENARIOS } from './scenarios.js';
 
 const RECORD = process.env.GAFFER_RECORD_CLI === '1';
@@ -14,33 +12,13 @@ const only = (process.env.GAFFER_RECORD_ONLY ?? '').split(',').filter(Boolean);
 describe.skipIf(!RECORD || offlineSkipReason() !== null)('recording real CLI output on a 429', () => {
   for (const scenario of Object.values(SCENARIOS)) {
     it.skipIf(only.length > 0 && !only.includes(scenario.key))(`records ${scenario.key} rate-limited`, async () => {
-      const profile = getCliProfile(scenario.key);
-      const bin = agentBinary(profile?.binary ?? '');
-      if (profile === undefined || bin === null) throw new Error(`${scenario.key} is not installed in test/agents`);
       const dir = tempDir('gaffer-rec-');
       const ws = makeWorkspace({ 'README.md': 'hi\n' }, { git: true });
       const limited = { error: { status: 429, headers: { 'retry-after': '42' }, message: 'Rate limit reached for requests' } };
       const offline = await startOfflineServer(dir, [limited, limited, limited, limited, limited, limited], { auto: { when: (r) => !r.hasTools && r.messageCount <= 1 && r.index === 0 && scenario.key === 'opencode' } });
       try {
-        const inv = buildInvocation(profile, {
-          instruction: 'Create hello.txt containing hello.',
-          model: scenario.model,
-          resume: null,
-          endpoint: { url: offline.url, key: 'sk-test-key' },
-          home: join(dir, 'home'),
-          userHome: join(dir, 'home'),
-          tmpDir: join(dir, 'tmp'),
-          instructionFile: join(dir, 'instruction.txt'),
-          isRoot: process.getuid?.() === 0,
-        });
-        for (const d of [...inv.stateDirs, join(dir, 'tmp')]) mkdirSync(d, { recursive: true });
-        for (const [path, content] of Object.entries(inv.files)) {
-          mkdirSync(dirname(path), { recursive: true });
-          writeFileSync(path, content);
-        }
-        const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...inv.env };
         const began = Date.now();
-        const result = await runRaw(offline.launch([bin, ...inv.args]), { cwd: ws, env, stdin: inv.promptOnStdin ? 'Create hello.txt containing hello.' : undefined, timeoutMs: 100_000 });
+        const result = await recordCliRun(scenario, dir, ws, offline, 100_000);
         const out = 'test/runners/cli/recordings';
         writeFileSync(join(out, `${scenario.key}-429.stdout.jsonl`), result.stdout);
         writeFileSync(join(out, `${scenario.key}-429.stderr.txt`), result.stderr);

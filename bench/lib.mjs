@@ -214,31 +214,16 @@ export class EventRunner {
     await stopped;
     this.#attached.delete(input.jobId);
     const cancelled = input.signal.aborted;
-    return {
+    const { blankReport } = await import('../dist/runners/report.js');
+    return blankReport({
       status: cancelled ? 'cancelled' : 'done',
       outcome: cancelled ? 'cancelled' : 'success',
-      exitCode: cancelled ? null : 0,
-      signal: null,
-      timedOut: false,
-      isCancelled: cancelled,
       stopReason: cancelled ? 'cancelled' : 'complete',
-      error: null,
+      exitCode: cancelled ? null : 0,
+      isCancelled: cancelled,
       summary: 'bench event runner stopped',
-      filesChanged: [],
-      makesClaims: false,
-      rounds: 0,
-      toolCalls: 0,
-      failedCalls: 0,
-      inputTokens: 0,
-      outputTokens: 0,
-      costUsd: null,
       durationMs: performance.now() - t0,
-      session: null,
-      modelServed: null,
-      detection: null,
-      refusals: [],
-      sandboxed: false,
-    };
+    });
   }
 }
 

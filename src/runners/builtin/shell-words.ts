@@ -168,16 +168,8 @@ export function parseCommandLine(line: string): ParsedCommand {
       i++;
       continue;
     }
-    if (c === '$' && line[i + 1] === '(') {
-      const { inner, end } = readParen(line, i + 1);
-      substitutions.push(inner);
-      const w = startWord();
-      w.hasExpansion = true;
-      w.text += line.slice(i, end);
-      i = end;
-      continue;
-    }
-    if ((c === '<' || c === '>') && line[i + 1] === '(') {
+    // $( … ) command substitution, <( … ) / >( … ) process substitution: the inner command runs too
+    if ((c === '$' || c === '<' || c === '>') && line[i + 1] === '(') {
       const { inner, end } = readParen(line, i + 1);
       substitutions.push(inner);
       const w = startWord();

@@ -94,8 +94,9 @@ class Spawner {
   }
 
   #send(child: ChildProcess, message: object): void {
-    // a helper that died drops the message; its 'exit' handler settles the calls it held
-    if (child.connected) child.send(message, (error) => error && undefined);
+    // a helper that died drops the message (the callback keeps that from being an 'error'
+    // event); its 'exit' handler settles the calls it held
+    if (child.connected) child.send(message, () => undefined);
   }
 
   #ensureChild(): ChildProcess {

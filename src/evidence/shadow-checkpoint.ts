@@ -81,7 +81,7 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   // warm: this process wrote the index last, so it knows what the index holds without reading it
   const warm = recallWarmState(gitDir, indexFile);
   forgetWarmState(gitDir);
-  if (warm !== null) await refreshRacyEntries(warm, base, opts);
+  if (warm !== null) await refreshRacyEntries(warm, indexFile, base, opts);
 
   const rules = pathSetRules(workspace, input.alwaysInclude);
   const quick =
@@ -174,10 +174,8 @@ const RACY_REFRESH_MIN = 50;
  * `git status` does) writes it again: git re-checks those entries and smudges any whose content
  * differs, so nothing changed is hidden. The warm state follows the rewritten index.
  */
-async function refreshRacyEntries(warm: WarmState, base: string[], opts: GitCallOptions): Promise<void> {
+async function refreshRacyEntries(warm: WarmState, indexFile: string, base: string[], opts: GitCallOptions): Promise<void> {
   if (warm.racy < RACY_REFRESH_MIN || Math.floor(Date.now() / 1000) <= Math.floor(warm.indexWrittenMs / 1000)) return;
-  const indexFile = opts.env?.GIT_INDEX_FILE;
-  if (indexFile === undefined) return;
   // exit 1 only says some files need an update (modified): the index is written all the same
   await runGit([...base, 'update-index', '-q', '--refresh', '--ignore-missing'], opts);
   const signature = fileSignature(indexFile);

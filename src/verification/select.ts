@@ -28,9 +28,10 @@ export function buildSelectCommand(
     case 'node-test':
       return selectNodeTest(baseCommand, wanted);
     case 'vitest':
-      return selectByFileAndName('npx vitest run', wanted, (files, pattern) => [...files, ...(pattern ? ['-t', pattern] : [])]);
+      // flaky means that very id passed on rerun (spec 03): the verbose reporters list passing ids
+      return selectByFileAndName('npx vitest run --reporter=verbose', wanted, (files, pattern) => [...files, ...(pattern ? ['-t', pattern] : [])]);
     case 'jest':
-      return selectByFileAndName('npx jest', wanted, (files, pattern) => [...files, ...(pattern ? ['-t', pattern] : [])]);
+      return selectByFileAndName('npx jest --verbose', wanted, (files, pattern) => [...files, ...(pattern ? ['-t', pattern] : [])]);
     case 'mocha':
       return selectByFileAndName('npx mocha', wanted, (files, pattern) => [...files, ...(pattern ? ['--grep', pattern] : [])]);
     case 'pytest':

@@ -51,10 +51,10 @@ describe('buildSelectCommand', () => {
   });
 
   it('vitest and jest: the files, then -t with the full name', () => {
-    expect(buildSelectCommand('vitest', 'npm test', ['test/math.test.js > math > add adds'])).toBe("npx vitest run test/math.test.js -t '^math add adds$'");
-    expect(buildSelectCommand('jest', 'npm test', ['test/a.test.js > x', 'test/b.test.js > y.z'])).toBe("npx jest test/a.test.js test/b.test.js -t '^(?:x|y\\.z)$'");
+    expect(buildSelectCommand('vitest', 'npm test', ['test/math.test.js > math > add adds'])).toBe("npx vitest run --reporter=verbose test/math.test.js -t '^math add adds$'");
+    expect(buildSelectCommand('jest', 'npm test', ['test/a.test.js > x', 'test/b.test.js > y.z'])).toBe("npx jest --verbose test/a.test.js test/b.test.js -t '^(?:x|y\\.z)$'");
     // a file that failed to load: run the file
-    expect(buildSelectCommand('vitest', 'npm test', ['test/broken.test.js'])).toBe('npx vitest run test/broken.test.js');
+    expect(buildSelectCommand('vitest', 'npm test', ['test/broken.test.js'])).toBe('npx vitest run --reporter=verbose test/broken.test.js');
   });
 
   it('a test name that ends like a file name is still a name', () => {
@@ -66,7 +66,7 @@ describe('buildSelectCommand', () => {
   });
 
   it('an id cut at 200 chars selects by its prefix', () => {
-    expect(buildSelectCommand('vitest', 'npm test', ['test/a.test.js > very long…'])).toBe("npx vitest run test/a.test.js -t '^very long.*$'");
+    expect(buildSelectCommand('vitest', 'npm test', ['test/a.test.js > very long…'])).toBe("npx vitest run --reporter=verbose test/a.test.js -t '^very long.*$'");
   });
 
   it("pytest: the base command's python and the node ids", () => {

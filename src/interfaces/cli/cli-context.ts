@@ -7,6 +7,7 @@ import { createRunners, type RunnerSetup } from '../../runners/index.js';
 import { registerSecretValues } from '../../runners/process/env.js';
 import { readServerRecord } from '../http/serve.js';
 import { HttpApi, LocalApi, type CliApi } from './api.js';
+import { writeTo } from './safe-output.js';
 
 /** Global flags every command takes. */
 export interface GlobalFlags {
@@ -84,18 +85,19 @@ export class CliContext {
       // spec 02: no runner named → the configured default, else builtin when a model endpoint is configured
       defaultRunner: config.default_runner ?? (config.models[DEFAULT_ENDPOINT] ? 'builtin' : null),
       timeouts: config.timeouts,
+      confirmFullSuite: config.verification.confirm_full_suite,
     });
     return this.#engine;
   }
 
   /** Answers on stdout. */
   out(text: string): void {
-    process.stdout.write(`${text}\n`);
+    writeTo(process.stdout, `${text}\n`);
   }
 
   /** Human messages and errors on stderr. */
   err(text: string): void {
-    process.stderr.write(`${text}\n`);
+    writeTo(process.stderr, `${text}\n`);
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,5 @@
 import type { JobEvent } from '../../store/store.js';
+import { isWritable, writeTo } from './safe-output.js';
 
 /**
  * Live progress of `dispatch --wait` on stderr: on a terminal a line per worker updated in place
@@ -19,6 +20,8 @@ export class LiveProgress {
 
   /** Takes one job event. */
   push(e: JobEvent): void {
+    // a reader that went away (`| head`) ends the progress lines, never the job
+    if (!isWritable(this.#out)) return;
     if (this.#isTty) {
       if (e.name === 'job') {
         if (e.event === 'phase') this.#phase = e.message;
@@ -31,7 +34,7 @@ export class LiveProgress {
       return;
     }
     if (e.event === 'output' || e.event === 'status') return;
-    this.#out.write(`${e.name === 'job' ? 'job' : e.name}: ${e.event === 'phase' ? '' : `${e.event} `}${lastLine(e.message)}\n`);
+    writeTo(this.#out, `${e.name === 'job' ? 'job' : e.name}: ${e.event === 'phase' ? '' : `${e.event} `}${lastLine(e.message)}\n`);
   }
 
   #redraw(): void {
@@ -40,7 +43,7 @@ export class LiveProgress {
     let frame = this.#drawn > 0 ? `\x1b[${this.#drawn}A` : '';
     for (const row of rows) frame += `\x1b[2K${row.slice(0, width)}\n`;
     this.#drawn = rows.length;
-    this.#out.write(frame);
+    writeTo(this.#out, frame);
   }
 }
 

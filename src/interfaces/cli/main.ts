@@ -5,6 +5,7 @@ import { buildRequest } from './commands/dispatch.js';
 import { doctorCommand } from './commands/doctor.js';
 import { mcpCommand, serveCommand } from './commands/serve.js';
 import { dispatchCommand, type DispatchFlags } from './commands/dispatch.js';
+import { guardOutput } from './safe-output.js';
 import { cancelCommand, eventsCommand, lintCommand, listCommand, runnersCommand, statusCommand, waitCommand } from './commands/reading.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -69,6 +70,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--approval <mode>', 'auto | required | never')
     .option('--idempotency-key <key>', 'the same key within an hour returns the first job')
     .option('--wait', 'wait for the end (in-process dispatch always waits)')
+    .option('--require <what>', 'what exit 0 asks of the ended job: done (the default) | proved (done, and the proof is proved); waits like --wait')
     .action((file: string | undefined, flags: DispatchFlags) => run('dispatch', (cli) => dispatchCommand(cli, file, flags))());
 
   program
@@ -155,6 +157,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
 }
 
 async function main(argv: string[]): Promise<void> {
+  guardOutput();
   let exitCode = 0;
   const program = buildProgram((code) => (exitCode = code));
   try {

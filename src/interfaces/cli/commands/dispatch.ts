@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { GafferError } from '../../../domain/errors.js';
+import type { CompactJob } from '../../../engine/compact.js';
 import { LiveProgress } from '../live-progress.js';
 import { renderCompact } from '../render.js';
 import type { CliContext } from '../cli-context.js';
@@ -30,15 +31,23 @@ export interface DispatchFlags {
   approval?: string;
   idempotencyKey?: string;
   wait?: boolean;
+  /** What exit 0 asks of the ended job: `done` (the default) or `proved`. */
+  require?: string;
 }
+
+/** `--require`: exit 0 only when the job ended `done`, or also with the proof `proved` (for scripts). */
+export const REQUIRE_VALUES = ['done', 'proved'] as const;
+type Requirement = (typeof REQUIRE_VALUES)[number];
 
 /** `gaffer dispatch [FILE|-]`: submits the job; in process (no server) it runs here and waits. Returns the exit code. */
 export async function dispatchCommand(cli: CliContext, file: string | undefined, flags: DispatchFlags): Promise<number> {
+  const requirement = parseRequirement(flags.require);
   const body = buildRequest(file, flags);
   const api = await cli.api();
   const { job, created } = await api.submit(body, flags.idempotencyKey ?? null);
   cli.err(`gaffer: job ${job.id} ${created ? 'accepted' : 'already exists for this idempotency key'} (${job.tasks.length} task${job.tasks.length === 1 ? '' : 's'} in ${job.workspace})`);
-  if (api.engine === null && !flags.wait) {
+  // an exit code that judges the end needs the end: --require waits like --wait
+  if (api.engine === null && !flags.wait && flags.require === undefined) {
     // a server runs it: answer at once
     cli.out(cli.json ? JSON.stringify(job, null, 2) : renderCompact(job));
     return 0;
@@ -65,7 +74,26 @@ export async function dispatchCommand(cli: CliContext, file: string | undefined,
   }
   const final = await api.get(job.id, false);
   cli.out(cli.json ? JSON.stringify(final, null, 2) : renderCompact(final));
-  return final.status === 'done' ? 0 : 1;
+  const unmet = unmetRequirement(final, requirement);
+  if (unmet !== null) {
+    if (flags.require !== undefined) cli.err(`gaffer: --require ${requirement}: ${unmet} — exit 1`);
+    return 1;
+  }
+  return 0;
+}
+
+function parseRequirement(value: string | undefined): Requirement {
+  if (value === undefined) return 'done';
+  if ((REQUIRE_VALUES as readonly string[]).includes(value)) return value as Requirement;
+  throw new GafferError('invalid_request', `--require must be proved or done, got ${JSON.stringify(value)}`, 'require');
+}
+
+/** Why the ended job does not meet the requirement, or null when it does (`proved` also needs `done`). */
+function unmetRequirement(job: CompactJob, requirement: Requirement): string | null {
+  if (job.status !== 'done') return `the job ended ${job.status}`;
+  if (requirement === 'done') return null;
+  const proof = (job.result?.proof as { verdict?: string } | undefined)?.verdict ?? 'missing';
+  return proof === 'proved' ? null : `the proof is ${proof}`;
 }
 
 /** The request from a file (JSON or YAML), stdin (`-`), and flags; flags override the file's values. */

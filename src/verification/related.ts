@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { isAbsolute, join, posix, relative } from 'node:path';
+import { widenForUntested, type Widening } from './related-widen.js';
 import { shellQuote } from './select.js';
 
 // spec 03 "Scope": `verify_scope: "related"` runs the tests related to the changed files, or says why it ran
@@ -11,6 +12,8 @@ export interface RelatedSelection {
   command: string;
   /** Test files selected (workspace-relative, sorted); for vitest/jest gaffer's own import-graph reading of what the framework will pick. */
   relatedFiles: string[];
+  /** Changed files no test imports whose package's tests were added to the run; absent when none widened it. */
+  widened?: string[];
 }
 
 /** Why related scope fell back to everything, or the selection. */
@@ -26,13 +29,20 @@ const UNSUPPORTED: Record<string, string> = {
 };
 
 const all = (reason: string): RelatedResult => ({ scope: 'all', reason });
-const related = (command: string, files: Iterable<string>): RelatedResult => ({
+const related = (command: string, files: Iterable<string>, widened: string[] = []): RelatedResult => ({
   scope: 'related',
-  selection: { command, relatedFiles: [...new Set(files)].sort() },
+  selection: { command, relatedFiles: [...new Set(files)].sort(), ...(widened.length > 0 ? { widened: [...widened].sort() } : {}) },
 });
 const list = (paths: string[]) => paths.slice(0, 3).map((p) => `\`${p}\``).join(', ') + (paths.length > 3 ? ', …' : '');
 
-/** Selects the tests related to the changed paths for an auto-detected runner, or says why everything runs. */
+/**
+ * Selects the tests related to the changed paths for an auto-detected runner, or says why everything runs.
+ * Every changed file is accounted for: a changed test runs itself; a file a test imports, directly or through
+ * other modules, runs that test; a file no test imports widens the run to the tests of its package (the
+ * nearest enclosing folder with its own package.json, pyproject.toml, setup.py or go.mod; for go, its own
+ * package), and to everything when it has no package or the package has no tests. Only files that cannot
+ * affect a test (docs, images, LICENSE, CHANGELOG) widen nothing.
+ */
 export async function selectRelatedTests(opts: {
   workspace: string;
   kind: string;
@@ -101,9 +111,6 @@ function whyEverything(path: string): string | null {
   return null;
 }
 
-/** Test support: a file here that no test imports may still be read at run time (fixtures, mocks, data). */
-const TEST_DIR = /(?:^|\/)(?:test|tests|__tests__|spec|testing|fixtures|__fixtures__|__mocks__|testdata)\//;
-
 // ---- the workspace tree ----
 
 interface Tree {
@@ -171,12 +178,17 @@ function walkBack(changed: string[], importersOf: (path: string) => Iterable<str
   return { reached, orphans };
 }
 
-/** When changed test support nothing imports, or nothing selected, run everything. */
-function whyNoSelection(selected: string[], orphans: string[], isTest: (p: string) => boolean, changed: string[], relation = 'imports'): string | null {
-  const support = orphans.filter((p) => TEST_DIR.test(p) && !isTest(p));
-  if (support.length > 0) return `${list(support)} is test support that no test imports (read at run time, a mock, data): running everything`;
-  if (selected.length === 0) return `no related tests: no test file ${relation} ${list(changed)}`;
-  return null;
+/** The selected tests plus those untested changes widen to (`added`), or why everything runs. */
+function withWidening(
+  selected: string[],
+  widening: Widening,
+  changed: string[],
+  relation = 'imports',
+): { tests: string[]; added: string[]; widened: string[] } | { reason: string } {
+  if ('reason' in widening) return widening;
+  const tests = [...new Set([...selected, ...widening.tests])].sort();
+  if (tests.length === 0) return { reason: `no related tests: no test file ${relation} ${list(changed)}` };
+  return { tests, added: widening.tests, widened: widening.widened };
 }
 
 // ---- node: vitest, jest, node:test ----
@@ -281,14 +293,17 @@ async function selectNode(workspace: string, command: string, changed: string[])
     if (positionals.length > 0) return all(`scripts.test filters which tests run (${list(positionals)}); related scope cannot keep that filter`);
     const kept = flags.filter((f) => !WATCH_FLAGS[binary].has(f));
     const isTest = (p: string) => FRAMEWORK_TEST.test(p);
-    const found = await findImporters(workspace, tree, [...tree.files].filter(isTest), changed);
-    const why = whyNoSelection(found.tests, found.orphans, isTest, changed);
-    if (why !== null) return all(why);
-    // the framework maps imports itself (aliases included); a deleted file is passed as the tests that imported it
+    const tests = [...tree.files].filter(isTest);
+    const found = await findImporters(workspace, tree, tests, changed);
+    const untested = found.orphans.filter((p) => !isTest(p));
+    const run = withWidening(found.tests, widenForUntested({ files: tree.files, tests, untested, isTest }), changed);
+    if ('reason' in run) return all(run.reason);
+    // the framework maps imports itself (aliases included); a deleted file is passed as the tests that imported it;
+    // a test file passed as a target runs itself, which is how a package's tests are added
     const deleted = changed.filter((p) => JS_CODE.test(p) && !tree.files.has(p));
-    const targets = [...changed.filter((p) => tree.files.has(p)), ...(deleted.length > 0 ? found.tests : [])];
+    const targets = [...changed.filter((p) => tree.files.has(p)), ...(deleted.length > 0 ? found.tests : []), ...run.added];
     const runner = binary === 'vitest' ? ['vitest', 'related', '--run', ...kept] : ['jest', ...kept, '--findRelatedTests'];
-    return related([...env, exec, ...runner.map(shellQuote), ...[...new Set(targets)].map(shellQuote)].join(' '), found.tests);
+    return related([...env, exec, ...runner.map(shellQuote), ...[...new Set(targets)].map(shellQuote)].join(' '), run.tests, run.widened);
   }
   if (binary === 'mocha') return all('mocha has no related-tests mode gaffer drives; related scope runs everything');
   if ((binary === 'node' || binary === 'tsx') && args.includes('--test')) {
@@ -325,10 +340,12 @@ async function selectNodeTest(
     return (p) => (path === '.' || p.startsWith(`${path}/`)) && byName(p);
   });
   const isTest = (p: string) => (matchers.length > 0 ? matchers.some((m) => m(p)) : byName(p));
-  const found = await findImporters(workspace, tree, [...tree.files].filter(isTest), changed);
-  const why = whyNoSelection(found.tests, found.orphans, isTest, changed);
-  if (why !== null) return all(why);
-  return related([...run.env, run.binary, ...flags.map(shellQuote), ...found.tests.map(shellQuote)].join(' '), found.tests);
+  const tests = [...tree.files].filter(isTest);
+  const found = await findImporters(workspace, tree, tests, changed);
+  const untested = found.orphans.filter((p) => !isTest(p));
+  const selected = withWidening(found.tests, widenForUntested({ files: tree.files, tests, untested, isTest }), changed);
+  if ('reason' in selected) return all(selected.reason);
+  return related([...run.env, run.binary, ...flags.map(shellQuote), ...selected.tests.map(shellQuote)].join(' '), selected.tests, selected.widened);
 }
 
 /** A glob as node --test and shells read it: `*`, `**`, `?`, `{a,b}`, `?(a|b)`. */
@@ -465,20 +482,27 @@ async function selectPytest(workspace: string, command: string, changed: string[
     }
   }
   const importersOf = (p: string) => (p.endsWith('.py') ? moduleNames(p).flatMap((n) => [...(byName.get(n) ?? [])]).filter((f) => f !== p) : []);
-  const { reached, orphans } = walkBack(changed, importersOf);
-  const tests = sources.filter((p) => PY_TEST.test(p));
-  const selected = new Set([...reached].filter((p) => PY_TEST.test(p) && tree.files.has(p)));
+  const isTest = (p: string) => PY_TEST.test(p);
+  const isRealTest = (p: string) => isTest(p) && tree.files.has(p);
+  const tests = sources.filter(isTest);
+  const selected = new Set([...walkBack(changed, importersOf).reached].filter(isRealTest));
   // a test named after a changed module: `api.py` → `test_api.py`, `api_test.py`
+  const stemOf = (test: string) => posix.basename(test, '.py').replace(/^test_|_test$/g, '');
+  const testStems = new Set(tests.map(stemOf));
   const stems = new Set(changed.filter((p) => p.endsWith('.py')).map((p) => moduleNames(p).at(-1)));
-  for (const test of tests) {
-    const stem = posix.basename(test, '.py').replace(/^test_|_test$/g, '');
-    if (stems.has(stem)) selected.add(test);
-  }
-  const files = [...selected].sort();
-  const why = whyNoSelection(files, orphans.filter((p) => !selected.has(p) && !stems.has(moduleNames(p).at(-1))), (p) => PY_TEST.test(p), changed, 'imports or is named after');
-  if (why !== null) return all(why);
-  return related(`${command.trim()} ${files.map(shellQuote).join(' ')}`, files);
+  for (const test of tests) if (stems.has(stemOf(test))) selected.add(test);
+  // an importer that no test reaches does not test the file: each changed path must reach a test itself
+  const isNamedTest = (p: string) => p.endsWith('.py') && testStems.has(moduleNames(p).at(-1) ?? '');
+  const untested = changed.filter((p) => !isTest(p) && !isNamedTest(p) && ![...walkBack([p], importersOf).reached].some(isRealTest));
+  // `--doctest-glob` collects tests from docs: then no doc is inert
+  const docsAreTests = (await Promise.all(PYTEST_CONFIGS.map((f) => readText(workspace, f)))).some((t) => t.includes('doctest-glob'));
+  const widening = widenForUntested({ files: tree.files, tests, untested, isTest, ...(docsAreTests ? { isInert: () => false } : {}) });
+  const run = withWidening([...selected], widening, changed, 'imports or is named after');
+  if ('reason' in run) return all(run.reason);
+  return related(`${command.trim()} ${run.tests.map(shellQuote).join(' ')}`, run.tests, run.widened);
 }
+
+const PYTEST_CONFIGS = ['pytest.ini', 'pyproject.toml', 'setup.cfg', 'tox.ini'];
 
 // ---- go ----
 
@@ -515,25 +539,39 @@ async function selectGo(workspace: string, command: string, changed: string[]): 
 
   const changedCode = new Set<string>();
   const changedTests = new Set<string>();
+  const isGoCode = (p: string) => p.endsWith('.go') || packages.has(dirOf(p));
   for (const path of changed) {
     // testdata and embedded files belong to the package of the folder they sit in
     const cut = path.search(/(?:^|\/)testdata\//);
     const dir = cut >= 0 ? path.slice(0, cut) || '.' : dirOf(path);
-    if (path.endsWith('_test.go') || cut >= 0) changedTests.add(dir);
-    else if (path.endsWith('.go') || packages.has(dir)) changedCode.add(dir);
+    if (isGoTestSupport(path)) changedTests.add(dir);
+    else if (isGoCode(path)) changedCode.add(dir);
   }
   // code that imports changed code changes too; tests that import any of it are related
   const importers = new Map<string, string[]>();
   for (const [pkg, deps] of codeImports) for (const dep of deps) importers.set(dep, [...(importers.get(dep) ?? []), pkg]);
-  const affected = walkBack([...changedCode], (dir) => importers.get(dir) ?? []).reached;
+  const importersOf = (dir: string) => importers.get(dir) ?? [];
+  const affected = walkBack([...changedCode], importersOf).reached;
   const selected = new Set([...affected, ...changedTests]);
   for (const [pkg, deps] of testImports) if ([...deps].some((d) => affected.has(d))) selected.add(pkg);
+  // a changed file whose package, and every package importing it, has no tests: nothing related tests it
+  const isTested = (dir: string) => {
+    const reach = walkBack([dir], importersOf).reached;
+    return [...reach].some((d) => hasTests.has(d)) || [...testImports.values()].some((deps) => [...deps].some((d) => reach.has(d)));
+  };
+  const untested = changed.filter((p) => !isGoTestSupport(p) && !(isGoCode(p) && isTested(dirOf(p))));
+  // a go package's own tests run whenever it has any: an untested one widens to everything
+  const widening = widenForUntested({ files: tree.files, tests: [], untested, isTest: isGoTestSupport });
+  if ('reason' in widening) return all(widening.reason);
   const run = [...selected].filter((p) => packages.has(p)).sort();
   if (!run.some((p) => hasTests.has(p))) return all(`no related tests: no Go package with tests is affected by ${list(changed)}`);
   const files = goFiles.filter((p) => p.endsWith('_test.go') && selected.has(dirOf(p)));
   const args = run.map((p) => (p === '.' ? '.' : `./${p}`));
   return related([...base, ...args].map(shellQuote).join(' '), files);
 }
+
+/** A `_test.go` file or testdata: run by its own package's tests only. */
+const isGoTestSupport = (path: string) => path.endsWith('_test.go') || /(?:^|\/)testdata\//.test(path);
 
 /** Import paths of a Go file: single imports and `import ( … )` blocks. */
 function goImports(text: string): string[] {

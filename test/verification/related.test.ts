@@ -61,6 +61,51 @@ function nodeTestProject(script = 'node --test'): string {
   return makeWorkspace(files);
 }
 
+const nodeTest = (name: string, imports: string) =>
+  `import { test } from 'node:test';\nimport assert from 'node:assert/strict';\n${imports}\ntest('${name}', () => assert.ok(true));\n`;
+const vitestTest = (name: string, imports: string) => `import { expect, it } from 'vitest';\n${imports}\nit('${name}', () => expect(1).toBe(1));\n`;
+
+/**
+ * Two packages with tests (`packages/a`, `packages/b`), one without (`packages/c`), a root folder in no
+ * package (`tools/`); `packages/b/src/b.js` is imported by no test.
+ */
+function monorepo(script: string, testFile: (name: string, imports: string) => string): string {
+  const pkg = (name: string) => JSON.stringify({ name, private: true, type: 'module' });
+  return makeWorkspace({
+    'package.json': JSON.stringify({ name: 'mono', private: true, type: 'module', workspaces: ['packages/*'], scripts: { test: script } }),
+    'packages/a/package.json': pkg('a'),
+    'packages/a/src/a.js': "export const a = () => 'a';\n",
+    'packages/a/test/a.test.js': testFile('a', "import { a } from '../src/a.js';\n"),
+    'packages/a/test/a2.test.js': testFile('a2', ''),
+    'packages/b/package.json': pkg('b'),
+    'packages/b/src/b.js': "export const b = () => 'b';\n",
+    'packages/b/src/used.js': "export const used = () => 'used';\n",
+    'packages/b/test/used.test.js': testFile('used', "import { used } from '../src/used.js';\n"),
+    'packages/b/test/other.test.js': testFile('other', ''),
+    'packages/c/package.json': pkg('c'),
+    'packages/c/index.js': 'export const c = 1;\n',
+    'tools/release.js': 'export {};\n',
+  });
+}
+
+/** Two pyproject packages under one root pytest.ini; `beta/cli.py` is imported by no test. */
+function pythonMonorepo(): string {
+  return makeWorkspace({
+    'pytest.ini': '[pytest]\npythonpath = packages/alpha packages/beta\n',
+    'packages/alpha/pyproject.toml': '[project]\nname = "alpha"\nversion = "0.1.0"\n',
+    'packages/alpha/alpha/__init__.py': '',
+    'packages/alpha/alpha/core.py': 'VALUE = 1\n',
+    'packages/alpha/tests/test_core.py': 'from alpha.core import VALUE\n\n\ndef test_core():\n    assert VALUE == 1\n',
+    'packages/beta/pyproject.toml': '[project]\nname = "beta"\nversion = "0.1.0"\n',
+    'packages/beta/beta/__init__.py': '',
+    'packages/beta/beta/calc.py': 'def add(a, b):\n    return a + b\n',
+    'packages/beta/beta/cli.py': 'import sys\n\n\ndef main():\n    print(sys.argv)\n',
+    'packages/beta/tests/test_calc.py': 'from beta.calc import add\n\n\ndef test_calc():\n    assert add(1, 2) == 3\n',
+    'packages/beta/tests/test_smoke.py': 'def test_smoke():\n    assert True\n',
+    'scripts/tool.py': 'print("tool")\n',
+  });
+}
+
 const select = (workspace: string, changedPaths: string[], kind = 'node', command = 'npm test') =>
   selectRelatedTests({ workspace, kind, command, changedPaths });
 
@@ -106,15 +151,28 @@ describe('related tests: node:test (the import graph of test files)', () => {
     },
   );
 
-  it('a changed file nothing imports runs everything: no related tests', async () => {
+  it('a changed source file no test imports runs everything and names the file', async () => {
     const ws = nodeTestProject();
-    expect(reason(await select(ws, ['src/orphan.js']))).toMatch(/^no related tests: no test file imports `src\/orphan\.js`/);
-    expect(reason(await select(ws, ['README.md']))).toMatch(/^no related tests/);
+    expect(reason(await select(ws, ['src/orphan.js']))).toBe('`src/orphan.js` changed and no test imports it: running everything');
   });
 
-  it('an unimported file beside imported ones does not widen the selection', async () => {
+  it('in a single package, an unimported file beside imported ones runs everything (the full suite may reject it)', async () => {
     const ws = nodeTestProject();
-    expect(selection(await select(ws, ['src/m7.js', 'src/orphan.js', 'README.md'])).relatedFiles).toEqual(['test/m7.test.js']);
+    expect(reason(await select(ws, ['src/m7.js', 'src/orphan.js', 'README.md']))).toBe('`src/orphan.js` changed and no test imports it: running everything');
+    writeFiles(ws, { 'src/settings.json': '{}' });
+    expect(reason(await select(ws, ['src/m7.js', 'src/settings.json']))).toMatch(/^`src\/settings\.json` changed and no test imports it/);
+  });
+
+  it('docs, images, LICENSE and CHANGELOG beside a change widen nothing', async () => {
+    const ws = nodeTestProject();
+    const docs = ['README.md', 'docs/guide.md', 'docs/img/flow.png', 'LICENSE', 'CHANGELOG.md', 'src/NOTES.md', '.github/workflows/ci.yml'];
+    expect(selection(await select(ws, ['src/m7.js', ...docs]))).toEqual({ command: 'node --test test/m7.test.js', relatedFiles: ['test/m7.test.js'] });
+    expect(reason(await select(ws, ['README.md', 'LICENSE']))).toMatch(/^no related tests: no test file imports `LICENSE`, `README\.md`/);
+  });
+
+  it('a doc or image under a test folder is a fixture: it widens', async () => {
+    const ws = nodeTestProject();
+    expect(reason(await select(ws, ['src/m7.js', 'test/fixtures/expected.md']))).toMatch(/^`test\/fixtures\/expected\.md` is test support/);
   });
 
   it('a changed test file is selected directly; a deleted one is not', async () => {
@@ -178,6 +236,39 @@ describe('related tests: node:test (the import graph of test files)', () => {
     expect(reason(await select(nodeTestProject(script), ['src/m7.js']))).toMatch(why);
   });
 
+  it('monorepo: a file no test imports adds the tests of its own package, and only those', async () => {
+    const ws = monorepo('node --test', nodeTest);
+    const chosen = selection(await select(ws, ['packages/a/src/a.js', 'packages/b/src/b.js']));
+    expect(chosen).toEqual({
+      command: 'node --test packages/a/test/a.test.js packages/b/test/other.test.js packages/b/test/used.test.js',
+      relatedFiles: ['packages/a/test/a.test.js', 'packages/b/test/other.test.js', 'packages/b/test/used.test.js'],
+      widened: ['packages/b/src/b.js'],
+    });
+    const run = await runShell(chosen.command, ws);
+    expect(run.exitCode).toBe(0);
+    expect(run.output).toMatch(/^# tests 3$/m);
+  });
+
+  it('monorepo: test support no test imports adds its package’s tests', async () => {
+    const ws = monorepo('node --test', nodeTest);
+    expect(selection(await select(ws, ['packages/b/test/fixtures/data.json']))).toMatchObject({
+      relatedFiles: ['packages/b/test/other.test.js', 'packages/b/test/used.test.js'],
+      widened: ['packages/b/test/fixtures/data.json'],
+    });
+  });
+
+  it('monorepo: a file outside every package, or in a package without tests, runs everything', async () => {
+    const ws = monorepo('node --test', nodeTest);
+    expect(reason(await select(ws, ['packages/a/src/a.js', 'tools/release.js']))).toBe('`tools/release.js` changed and no test imports it: running everything');
+    expect(reason(await select(ws, ['packages/a/src/a.js', 'packages/c/index.js']))).toBe('`packages/c/index.js` changed and no test imports it: running everything');
+  });
+
+  it('a manifest inside a test folder is a fixture project, not a package', async () => {
+    const ws = monorepo('node --test', nodeTest);
+    writeFiles(ws, { 'packages/a/test/fixtures/app/package.json': '{}', 'packages/a/test/fixtures/app/data.json': '{}' });
+    expect(selection(await select(ws, ['packages/a/test/fixtures/app/data.json'])).relatedFiles).toEqual(['packages/a/test/a.test.js', 'packages/a/test/a2.test.js']);
+  });
+
   it('a pretest script runs everything: related scope would skip it', async () => {
     const ws = makeWorkspace({ 'package.json': JSON.stringify({ scripts: { pretest: 'tsc', test: 'node --test' } }), 'src/a.js': '', 'test/a.test.js': "import '../src/a.js';\n" });
     expect(reason(await select(ws, ['src/a.js']))).toMatch(/scripts\.pretest \(`tsc`\) runs before the tests/);
@@ -209,6 +300,35 @@ describe('related tests: vitest and jest (the framework selects, gaffer lists wh
     expect(selection(await select(ws, ['src/sum.js'])).command).toBe(
       'NODE_OPTIONS=--experimental-vm-modules npx jest --ci -w 2 --findRelatedTests __tests__/sum.js',
     );
+  });
+
+  it('monorepo: vitest and jest are given the widened package’s test files as targets', async () => {
+    expect(selection(await select(monorepo('vitest run', vitestTest), ['packages/a/src/a.js', 'packages/b/src/b.js']))).toEqual({
+      command: 'npx vitest related --run packages/a/src/a.js packages/b/src/b.js packages/b/test/other.test.js packages/b/test/used.test.js',
+      relatedFiles: ['packages/a/test/a.test.js', 'packages/b/test/other.test.js', 'packages/b/test/used.test.js'],
+      widened: ['packages/b/src/b.js'],
+    });
+    expect(selection(await select(monorepo('jest --ci', vitestTest), ['packages/a/src/a.js', 'packages/b/src/b.js'])).command).toBe(
+      'npx jest --ci --findRelatedTests packages/a/src/a.js packages/b/src/b.js packages/b/test/other.test.js packages/b/test/used.test.js',
+    );
+  });
+
+  it('single package: vitest runs everything for a file no test imports', async () => {
+    const ws = copyFixture('related/vitest');
+    writeFiles(ws, { 'src/d.js': 'export const d = 1;\n' });
+    expect(reason(await select(ws, ['src/c.js', 'src/d.js']))).toBe('`src/d.js` changed and no test imports it: running everything');
+  });
+
+  const rootVitest = resolve(import.meta.dirname, '..', '..', 'node_modules');
+  it('monorepo: `vitest related` runs the widened test files for real', async () => {
+    const ws = monorepo('vitest run', vitestTest);
+    symlinkSync(rootVitest, join(ws, 'node_modules'));
+    const { command } = selection(await select(ws, ['packages/a/src/a.js', 'packages/b/src/b.js']));
+    const run = await runShell(command, ws);
+    const output = run.output.replace(/\x1b\[[0-9;]*m/g, '');
+    expect(run.exitCode, output).toBe(0);
+    expect(output).toMatch(/Test Files\s+3 passed \(3\)/);
+    expect(output).not.toContain('a2.test.js');
   });
 
   it('a script that filters tests runs everything', async () => {
@@ -266,8 +386,36 @@ describe('related tests: pytest (imports and names)', () => {
     expect(reason(await pytest(['pyproject.toml']))).toContain('`pyproject.toml` changed');
   });
 
-  it('a module no test imports or is named after runs everything', async () => {
-    expect(reason(await pytest(['src/pkg/unused.py']))).toMatch(/^no related tests/);
+  it('a module no test imports or is named after runs everything, beside related ones too', async () => {
+    expect(reason(await pytest(['src/pkg/unused.py']))).toBe('`src/pkg/unused.py` changed and no test imports it: running everything');
+    expect(reason(await pytest(['src/pkg/api.py', 'src/pkg/unused.py']))).toBe('`src/pkg/unused.py` changed and no test imports it: running everything');
+  });
+
+  it('a module imported only by code no test reaches is untested: it runs everything', async () => {
+    const ws = copyFixture('related/pytest');
+    writeFiles(ws, { 'src/pkg/script.py': 'from pkg import unused\n' });
+    expect(reason(await select(ws, ['src/pkg/other.py', 'src/pkg/unused.py'], 'pytest', 'python3 -m pytest -q -rA'))).toMatch(/^`src\/pkg\/unused\.py` changed/);
+  });
+
+  it('docs widen nothing, unless pytest collects doctests from them', async () => {
+    const ws = copyFixture('related/pytest');
+    const run = () => select(ws, ['src/pkg/other.py', 'README.md', 'docs/usage.rst'], 'pytest', 'python3 -m pytest -q -rA');
+    expect(selection(await run()).relatedFiles).toEqual(['tests/test_other.py']);
+    writeFiles(ws, { 'pytest.ini': '[pytest]\npythonpath = src\naddopts = --doctest-glob="*.md"\n' });
+    expect(reason(await run())).toMatch(/^`README\.md`, `docs\/usage\.rst` changed and no test imports them/);
+  });
+
+  it('monorepo: a module no test imports adds the tests of its own pyproject package', async () => {
+    const ws = pythonMonorepo();
+    const chosen = selection(await select(ws, ['packages/alpha/alpha/core.py', 'packages/beta/beta/cli.py'], 'pytest', 'python3 -m pytest -q -rA'));
+    expect(chosen).toEqual({
+      command: 'python3 -m pytest -q -rA packages/alpha/tests/test_core.py packages/beta/tests/test_calc.py packages/beta/tests/test_smoke.py',
+      relatedFiles: ['packages/alpha/tests/test_core.py', 'packages/beta/tests/test_calc.py', 'packages/beta/tests/test_smoke.py'],
+      widened: ['packages/beta/beta/cli.py'],
+    });
+    expect(reason(await select(ws, ['packages/alpha/alpha/core.py', 'scripts/tool.py'], 'pytest', 'python3 -m pytest -q -rA'))).toBe(
+      '`scripts/tool.py` changed and no test imports it: running everything',
+    );
   });
 
   const hasPytest = spawnSync('python3', ['-c', 'import pytest'], { stdio: 'ignore' }).status === 0;
@@ -278,6 +426,15 @@ describe('related tests: pytest (imports and names)', () => {
     expect(run.exitCode).toBe(0);
     expect(run.output).toMatch(/PASSED tests\/test_other\.py::test_other/);
     expect(run.output).toMatch(/\b1 passed\b/);
+  });
+
+  it.skipIf(!hasPytest)(`the widened monorepo selection runs for real${hasPytest ? '' : ' — skipped: python3 cannot import pytest'}`, async () => {
+    const ws = pythonMonorepo();
+    const { command } = selection(await select(ws, ['packages/alpha/alpha/core.py', 'packages/beta/beta/cli.py'], 'pytest', 'python3 -m pytest -q -rA'));
+    const run = await runShell(command, ws, { PYTHONDONTWRITEBYTECODE: '1' });
+    expect(run.exitCode, run.output).toBe(0);
+    expect(run.output).toMatch(/\b3 passed\b/);
+    expect(run.output).toMatch(/PASSED packages\/beta\/tests\/test_smoke\.py::test_smoke/);
   });
 });
 
@@ -297,9 +454,34 @@ describe('related tests: go (changed packages and their importers)', () => {
     expect(selection(await go(['pkg/a/testdata/input.txt'])).command).toBe('go test -count=1 ./pkg/a');
   });
 
-  it('go.mod or go.sum changed runs everything; a change outside any package finds no related tests', async () => {
+  it('go.mod or go.sum changed runs everything; a docs change alone finds no related tests', async () => {
     expect(reason(await go(['pkg/c/c.go', 'go.sum']))).toContain('`go.sum` changed');
     expect(reason(await go(['docs/notes.md']))).toMatch(/^no related tests/);
+  });
+
+  it('a docs change beside a package widens nothing', async () => {
+    expect(selection(await go(['pkg/c/c.go', 'docs/notes.md', 'README.md']))).toEqual({ command: 'go test -count=1 ./pkg/c', relatedFiles: ['pkg/c/c_test.go'] });
+  });
+
+  it('a package without tests that no tested package imports runs everything', async () => {
+    const ws = copyFixture('related/go');
+    writeFiles(ws, { 'pkg/d/d.go': 'package d\n\n// Four is 4.\nconst Four = 4\n' });
+    expect(reason(await select(ws, ['pkg/c/c.go', 'pkg/d/d.go'], 'go', 'go test -count=1 ./...'))).toBe(
+      '`pkg/d/d.go` changed and no test imports it: running everything',
+    );
+    expect(reason(await select(ws, ['pkg/c/c.go', 'scripts/gen.sh'], 'go', 'go test -count=1 ./...'))).toMatch(/^`scripts\/gen\.sh` changed and no test imports it/);
+  });
+
+  it('a package without tests that a tested package imports runs that package’s tests', async () => {
+    const ws = copyFixture('related/go');
+    writeFiles(ws, {
+      'pkg/d/d.go': 'package d\n\n// Four is 4.\nconst Four = 4\n',
+      'pkg/c/four.go': 'package c\n\nimport "example.com/related/pkg/d"\n\n// Four is d.Four.\nconst Four = d.Four\n',
+    });
+    expect(selection(await select(ws, ['pkg/d/d.go'], 'go', 'go test -count=1 ./...'))).toEqual({
+      command: 'go test -count=1 ./pkg/c ./pkg/d',
+      relatedFiles: ['pkg/c/c_test.go'],
+    });
   });
 
   const hasGo = spawnSync('go', ['version'], { stdio: 'ignore' }).status === 0;

@@ -62,6 +62,7 @@ export const configFileSchema = z.strictObject({
       verify_s: z.number().int().min(10).max(3_600).optional(),
     })
     .optional(),
+  verification: z.strictObject({ confirm_full_suite: z.boolean().optional() }).optional(),
 });
 
 export type ConfigFile = z.infer<typeof configFileSchema>;

@@ -55,6 +55,11 @@ export interface GafferConfig {
   runners: Record<ConfigRunnerKey, RunnerConfig>;
   /** Defaults for requests that give none, seconds. */
   timeouts: { worker_s: number; verify_s: number };
+  /**
+   * `confirm_full_suite` (default true): after a verification with `related` scope, the final state
+   * also runs the full suite once; without it the proof says `scope_related_only` (spec 03 "Scope").
+   */
+  verification: { confirm_full_suite: boolean };
 }
 
 /** Where each value came from, for `gaffer doctor`. */
@@ -82,6 +87,7 @@ export const DEFAULT_CONFIG: GafferConfig = {
     ...(Object.fromEntries(AGENT_CLI_KEYS.map((k) => [k, { enabled: false, billing: 'subscription', home: null }])) as Record<(typeof AGENT_CLI_KEYS)[number], RunnerConfig>),
   },
   timeouts: { worker_s: 900, verify_s: 300 },
+  verification: { confirm_full_suite: true },
 };
 
 /**
@@ -125,6 +131,9 @@ function applyFile(config: GafferConfig, c: ConfigFile, baseDir: string, env: No
   if (c.sandbox !== undefined) set('sandbox', 'file', () => (config.sandbox = c.sandbox ?? 'auto'));
   if (c.timeouts?.worker_s !== undefined) set('timeouts.worker_s', 'file', () => (config.timeouts.worker_s = c.timeouts?.worker_s ?? 900));
   if (c.timeouts?.verify_s !== undefined) set('timeouts.verify_s', 'file', () => (config.timeouts.verify_s = c.timeouts?.verify_s ?? 300));
+  if (c.verification?.confirm_full_suite !== undefined) {
+    set('verification.confirm_full_suite', 'file', () => (config.verification.confirm_full_suite = c.verification?.confirm_full_suite ?? true));
+  }
   for (const [name, e] of Object.entries(c.models ?? {})) {
     const field = `models.${name}`;
     const keyFrom = e.key !== undefined ? 'file' : e.key_env !== undefined ? `env ${e.key_env} (key_env)` : null;
@@ -182,7 +191,7 @@ function applyEnv(config: GafferConfig, env: NodeJS.ProcessEnv, set: Setter, sou
 
 /** Every dotted key of the effective config that has a source. */
 function allKeys(config: GafferConfig): string[] {
-  const keys = ['workers.max_parallel', 'spec_lint', 'tokens', 'retention.jobs', 'default_runner', 'sandbox', 'timeouts.worker_s', 'timeouts.verify_s'];
+  const keys = ['workers.max_parallel', 'spec_lint', 'tokens', 'retention.jobs', 'default_runner', 'sandbox', 'timeouts.worker_s', 'timeouts.verify_s', 'verification.confirm_full_suite'];
   for (const name of Object.keys(config.models)) keys.push(...['url', 'api', 'model', 'key'].map((p) => `models.${name}.${p}`));
   for (const key of CONFIG_RUNNER_KEYS) keys.push(`runners.${key}.enabled`, `runners.${key}.billing`, `runners.${key}.home`);
   return keys;

@@ -21,7 +21,9 @@ export interface WorkspaceHintsReading {
   warnings: string[];
 }
 
-const FILE = join('.gaffer', 'workspace.json');
+/** The hints file, relative to the workspace. */
+export const WORKSPACE_HINTS_FILE = '.gaffer/workspace.json';
+const FILE = join(...WORKSPACE_HINTS_FILE.split('/'));
 
 /** Keys that would grant power: only the data dir's config or `--config` may set them. */
 const POWER_KEYS: ReadonlySet<string> = new Set([

@@ -22,6 +22,8 @@ export interface ProofFacts {
   unattestedWorkers?: string[];
   /** Keys of external agents (agent CLIs) that ran without the sandbox (spec 04). */
   unsandboxedExternal?: string[];
+  /** Writes the evidence does not hold (git hooks and config, editor tasks, excluded folders), described; null when none. */
+  outsideEvidence?: string | null;
 }
 
 /** Uncertainty penalties of spec 03. */
@@ -44,6 +46,14 @@ export const PENALTIES = {
   mtime_evidence: 0.1,
   large_files_by_stat: 0.05,
   model_unattested: 0.05,
+  // issue 10: the checkpoint's tests judge the work; scope and start-up are named, never silent
+  verification_could_not_start: 0.5,
+  original_tests_fail: 0.3,
+  original_tests_not_run: 0.2,
+  original_tests_inconclusive: 0.2,
+  tests_touched: 0.2,
+  scope_related_only: 0.2,
+  outside_evidence_writes: 0.2,
 } as const;
 
 /** Decides proved / partial / unproved / contradicted with a confidence and every doubt named. */
@@ -60,7 +70,12 @@ export function computeProof(f: ProofFacts): ProofJson {
 
   if (f.cancelled) doubt('job_cancelled', 'the job was cancelled before it finished');
   if (v === null || !v.ran) doubt('no_verification', v?.summary || 'verification was off');
+  else if (v.could_not_start) doubt('verification_could_not_start', v.summary);
   else if (v.inconclusive || v.ok === null) doubt('verification_inconclusive', v.summary || 'the verification could not decide');
+  const judged = judgedByOriginalTests(v);
+  for (const d of judged) doubt(d.code, d.detail);
+  if (v?.ran && v.scope === 'related') doubt('scope_related_only', 'only the tests related to the changed files ran; the full suite never ran on the final state');
+  if (f.outsideEvidence) doubt('outside_evidence_writes', f.outsideEvidence);
   if (workersNotDone.length > 0) doubt('worker_not_done', `${workersNotDone.length} of ${f.workerStatuses.length} workers did not finish (${workersNotDone.join(', ')})`);
   if (f.expectsChanges && changed === 0 && f.changes !== null) doubt('no_changes_observed', 'nothing changed on disk');
   if (f.claimedOnly.length > 0) doubt('claimed_not_observed', `claimed but unchanged on disk: ${f.claimedOnly.slice(0, 5).join(', ')}`);
@@ -92,11 +107,33 @@ export function computeProof(f: ProofFacts): ProofJson {
     workersNotDone.length === 0 &&
     (!f.expectsChanges || changed > 0) &&
     !f.testsWeakened &&
+    judged.length === 0 &&
+    v.scope !== 'related' &&
+    !f.outsideEvidence &&
     (f.criteria === null || (f.criteria.unmet.length === 0 && f.criteria.unchecked.length === 0));
   const verdict: ProofJson['verdict'] = contradicted ? 'contradicted' : proved ? 'proved' : !verified ? 'unproved' : 'partial';
 
   const confidence = Math.max(0, 1 - uncertainty.reduce((sum, u) => sum + u.penalty, 0));
   return { verdict, confidence: Math.round(confidence * 100) / 100, shown, uncertainty };
+}
+
+/**
+ * What the checkpoint's tests say against `proved` when they ran beside the workers' changed tests: they
+ * could not run, did not decide, fail where the task may change tests, or pass while tests were changed
+ * that the task was not allowed to change (tests it only added do not count: the original tests judged).
+ */
+function judgedByOriginalTests(v: VerificationJson | null): { code: 'original_tests_fail' | 'original_tests_not_run' | 'original_tests_inconclusive' | 'tests_touched'; detail: string }[] {
+  const o = v?.original_tests;
+  if (!o || o.blocking) return [];
+  if (!o.ran) return [{ code: 'original_tests_not_run', detail: `the workers changed ${o.changed.join(', ')}; the checkpoint's tests could not be run: ${o.summary}` }];
+  const found: { code: 'original_tests_fail' | 'original_tests_not_run' | 'original_tests_inconclusive' | 'tests_touched'; detail: string }[] = [];
+  if (o.ok === false) found.push({ code: 'original_tests_fail', detail: `with the checkpoint's tests, ${o.failures.length} fail: ${o.failures.slice(0, 3).join('; ')}` });
+  else if (o.ok === null) found.push({ code: 'original_tests_inconclusive', detail: `the checkpoint's tests did not decide: ${o.summary}` });
+  const edited = o.changed.filter((c) => !c.endsWith(' (added)'));
+  if (!o.tests_may_change && edited.length > 0) {
+    found.push({ code: 'tests_touched', detail: `the workers changed ${edited.slice(0, 5).join(', ')} though the task may not change tests` });
+  }
+  return found;
 }
 
 /** The proof in the words of the verdict line (spec 01 part 6). */
@@ -107,7 +144,9 @@ export function describeProof(proof: ProofJson, verification: VerificationJson |
     case 'unproved':
       return 'unproved: nothing could show it';
     case 'contradicted': {
-      const why = verification?.blocking
+      const why = verification?.original_tests?.blocking
+        ? 'the original tests fail'
+        : verification?.blocking
         ? 'the verification fails'
         : claimedOnly.length > 0
           ? `claimed but unchanged: ${claimedOnly.slice(0, 3).join(', ')}`
@@ -115,7 +154,8 @@ export function describeProof(proof: ProofJson, verification: VerificationJson |
       return `contradicted: ${why}`;
     }
     case 'partial': {
-      const first = proof.uncertainty[0];
+      // the weightiest doubt names why it is not proved
+      const first = [...proof.uncertainty].sort((x, y) => y.penalty - x.penalty)[0];
       return `partial ${proof.confidence.toFixed(2)}${first ? `: ${first.code}` : ''}`;
     }
   }

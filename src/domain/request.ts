@@ -52,6 +52,7 @@ const taskObject = z.strictObject({
   criteria: criteriaList.optional(),
   outputs: z.array(relativePath).max(LIMITS.paths.items).optional(),
   command: z.string().min(1).max(LIMITS.command).nullable().optional(),
+  tests_may_change: z.boolean().optional(),
   ...Object.fromEntries(GROUNDING_KEYS.map((k) => [k, z.unknown().optional()])),
 });
 
@@ -112,6 +113,11 @@ export interface TaskSpec {
   criteria: string[];
   outputs: string[];
   command: string | null;
+  /**
+   * The task may change tests (`tests_may_change`, implied by type `test`): the workers' tests are
+   * used, and the proof is at most `partial` unless the checkpoint's tests pass too (spec 03).
+   */
+  tests_may_change: boolean;
 }
 
 /** A job request after validation and defaults: what the engine runs and the store keeps. */
@@ -178,6 +184,7 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
       criteria: t.criteria ?? [],
       outputs: (t.outputs ?? []).map(normalizeRelative),
       command,
+      tests_may_change: t.tests_may_change ?? t.type === 'test',
     };
   });
 

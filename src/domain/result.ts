@@ -29,6 +29,29 @@ export interface VerificationJson {
   tests_touched?: string[];
   /** Tests that ran before the work and are gone or skipped after it. */
   tests_weakened?: string[];
+  /** The checkpoint's tests and harness run against the new code, when the workers changed tests or the harness. */
+  original_tests?: OriginalTestsJson;
+  /** The command could not start (exit 126/127, not found, not executable): named first on the verdict. */
+  could_not_start?: true;
+  /** The full suite of the final state, run once after a `related` verification passed (spec 03 "Scope"). */
+  confirms_related?: { related_files: number; summary: string };
+}
+
+/** The checkpoint's tests judging the work (spec 03). */
+export interface OriginalTestsJson {
+  /** false when no copy could be made (then `summary` says why, and nothing is proved). */
+  ran: boolean;
+  /** true: they pass on the new code; false: they fail; null: they did not decide. */
+  ok: boolean | null;
+  command?: string;
+  /** The test and harness files the workers changed (restored from the checkpoint in the copy). */
+  changed: string[];
+  summary: string;
+  failures: string[];
+  flaky?: string[];
+  /** A failure here blocks: the task was not allowed to change tests. */
+  blocking: boolean;
+  tests_may_change: boolean;
 }
 
 export interface Uncertainty {
@@ -57,6 +80,18 @@ export interface CriteriaCheckJson {
   met: string[];
   unmet: string[];
   unchecked: string[];
+  /** Why each unmet criterion, and each recognized one that could not be checked, came out so; absent when none. */
+  details?: CriterionDetail[];
+}
+
+/** One criterion's check, when it was not met. */
+export interface CriterionDetail {
+  /** As listed in met/unmet/unchecked (per-task ones as `task: criterion`). */
+  criterion: string;
+  /** The form it was checked as: `command`, `changes`, `unchanged`, `contains`, `exists`, `absent`, `parses`, `tests_pass`. */
+  check: string;
+  /** What was found, in a line. */
+  why: string;
 }
 
 export interface TotalsJson {

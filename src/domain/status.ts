@@ -52,6 +52,8 @@ export const TASK_TYPES = [
   'design',
   'implement',
   'fix',
+  // writes or changes tests: implies `tests_may_change` (issue: the checkpoint's tests judge the work)
+  'test',
   'verify',
   'review',
   'sweep',
@@ -62,7 +64,7 @@ export const TASK_TYPES = [
 export type TaskType = (typeof TASK_TYPES)[number];
 
 /** Types whose work is expected to change the workspace (spec 03 `proved`). */
-export const CHANGING_TASK_TYPES: ReadonlySet<TaskType> = new Set(['implement', 'fix', 'sweep', 'design']);
+export const CHANGING_TASK_TYPES: ReadonlySet<TaskType> = new Set(['implement', 'fix', 'sweep', 'design', 'test']);
 
 /** Detected states of spec 04 (reported, never a reason to kill). */
 export const DETECTED_STATES = [

@@ -21,11 +21,22 @@ export interface VerdictFacts {
   reportedStates: string[];
   /** Keys of external agents that ran without the sandbox (spec 04). */
   unsandboxedExternal?: string[];
+  /** `worker → tool ×N` for workers refused tools (spec 01 part 10). */
+  refusals?: string[];
+  /** Task workers that changed nothing though their task was to change something. */
+  nothingChanged?: string[];
+  /** Writes outside the evidence worth a line (git hooks and config, editor tasks), when any. */
+  outsideEvidence?: string | null;
 }
 
 /** The one-line verdict of spec 01: parts joined by ` · `, at most 400 characters. */
 export function buildVerdict(f: VerdictFacts): string {
   const parts: string[] = [];
+  // a command that could not start is an error named first, never a quiet "inconclusive" (issue 10)
+  if (f.verification?.could_not_start) parts.push(`verification could not start: ${f.verification.summary}`);
+  // whenever the job is not proved, the proof's words lead: a reader of the first words is not misled
+  const proofWords = f.proof ? describeProof(f.proof, f.verification, f.claimedOnly) : null;
+  if (proofWords !== null && f.proof?.verdict !== 'proved') parts.push(proofWords);
   if (f.status === 'cancelled') parts.push('cancelled');
   else if (f.status === 'error') parts.push(`error: ${f.error ?? 'nothing ran'}`);
   else if (f.status === 'interrupted') parts.push(f.error ?? 'interrupted');
@@ -36,14 +47,17 @@ export function buildVerdict(f: VerdictFacts): string {
     parts.push(`${done}/${f.workerStatuses.length} workers done${others ? ` (${others})` : ''}`);
   }
   if (f.filesChanged !== null) parts.push(`${f.filesChanged} file${f.filesChanged === 1 ? '' : 's'} changed on disk`);
-  const verification = describeVerification(f.verification);
+  if ((f.nothingChanged?.length ?? 0) > 0) parts.push(`nothing changed by ${f.nothingChanged?.join(', ') ?? ''}`);
+  if (f.outsideEvidence) parts.push(f.outsideEvidence);
+  const verification = f.verification?.could_not_start ? null : describeVerification(f.verification);
   if (verification) parts.push(verification);
   if (f.fixRoundsRun > 0) {
     parts.push(f.converged ? `fix rounds converged after ${f.fixRoundsRun}` : `${f.fixRoundsRun} fix round${f.fixRoundsRun === 1 ? '' : 's'} ran`);
   }
-  if (f.proof) parts.push(describeProof(f.proof, f.verification, f.claimedOnly));
+  if (proofWords !== null && f.proof?.verdict === 'proved') parts.push(proofWords);
   if (f.criteriaUnmet.length > 0) parts.push(`job criteria unmet: ${f.criteriaUnmet.join('; ')}`);
   if ((f.unsandboxedExternal?.length ?? 0) > 0) parts.push(`external agent(s) ran unsandboxed: ${f.unsandboxedExternal?.join(', ') ?? ''}`);
+  if ((f.refusals?.length ?? 0) > 0) parts.push(`refused, not failed: ${f.refusals?.join(', ') ?? ''}`);
   if (f.reportedStates.length > 0) parts.push(`reported (not killed): ${f.reportedStates.join(', ')}`);
 
   const line = parts.join(' · ');

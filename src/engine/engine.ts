@@ -40,6 +40,8 @@ export interface EngineOptions {
   specLint?: SpecLintMode;
   /** Config `timeouts`: per-worker and verification timeouts (s) for requests that give none. */
   timeouts?: { worker_s: number; verify_s: number };
+  /** Config `verification.confirm_full_suite` (default true): a related-scope verification is confirmed by one full-suite run. */
+  confirmFullSuite?: boolean;
   /**
    * Start git through the small spawner process (see evidence/spawner.ts): for a long-lived
    * engine (a server, MCP) that runs many jobs; a one-shot command spawns directly. Default false.
@@ -90,7 +92,15 @@ export class Engine {
     this.store = store;
     const runners = opts.runners ?? new Map(listRunnerKeys().map((k) => [k, getRunner(k) as Runner]));
     const workerCap = opts.maxParallel ?? 2;
-    this.#services = { store, bus: new JobBus(), slots: new Semaphore(workerCap), runners, dataDir: this.dataDir, workerCap };
+    this.#services = {
+      store,
+      bus: new JobBus(),
+      slots: new Semaphore(workerCap),
+      runners,
+      dataDir: this.dataDir,
+      workerCap,
+      confirmFullSuite: opts.confirmFullSuite ?? true,
+    };
     this.#retention = opts.retentionJobs ?? 200;
     this.#defaultRunner = opts.defaultRunner ?? null;
     this.#cancelPollMs = opts.cancelPollMs ?? 250;

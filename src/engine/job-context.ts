@@ -13,6 +13,8 @@ export interface EngineServices {
   runners: ReadonlyMap<string, Runner>;
   dataDir: string;
   workerCap: number;
+  /** After a related-scope verification, run the full suite once on the final state (spec 03 "Scope"). */
+  confirmFullSuite: boolean;
 }
 
 /** One job being run by this process. */

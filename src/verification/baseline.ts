@@ -37,11 +37,25 @@ export function baselineKey(pre: Snapshot, command: string, workspace: string): 
  * dependency folders into it.
  */
 export async function exportCheckpoint(pre: Snapshot, dir: string, timeoutMs = 120_000): Promise<void> {
-  if (!pre.gitDir) throw new Error('exportCheckpoint: the snapshot has no shadow repository');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
+  await extractFromSnapshot(pre, dir, [], timeoutMs);
+  for (const name of LINKED_DEPENDENCY_DIRS) {
+    const source = join(pre.workspace, name);
+    if (existsSync(source) && !existsSync(join(dir, name))) symlinkSync(source, join(dir, name));
+  }
+}
+
+/**
+ * Writes `paths` (every path when empty) of a snapshot's content into an existing `dir`, over what
+ * is there: how a copy of the new tree gets the checkpoint's tests back.
+ */
+export async function extractFromSnapshot(snap: Snapshot, dir: string, paths: string[], timeoutMs = 120_000): Promise<void> {
+  if (!snap.gitDir) throw new Error('exportCheckpoint: the snapshot has no shadow repository');
   await new Promise<void>((resolve, reject) => {
-    const git = spawn('git', [`--git-dir=${pre.gitDir}`, 'archive', '--format=tar', pre.id], { env: scrubbedGitEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    // literal pathspecs: a file named `*.js` is that file, not a glob
+    const args = [`--git-dir=${snap.gitDir}`, 'archive', '--format=tar', snap.id, ...(paths.length > 0 ? ['--', ...paths] : [])];
+    const git = spawn('git', args, { env: scrubbedGitEnv({ GIT_LITERAL_PATHSPECS: '1' }), stdio: ['ignore', 'pipe', 'pipe'] });
     const tar = spawn('tar', ['-x', '-f', '-', '-C', dir], { stdio: ['pipe', 'ignore', 'pipe'] });
     git.stdout.pipe(tar.stdin);
     let stderr = '';
@@ -58,11 +72,7 @@ export async function exportCheckpoint(pre: Snapshot, dir: string, timeoutMs = 1
     void Promise.all([closed(git), closed(tar)]).then(([gitCode, tarCode]) => {
       clearTimeout(timer);
       if (gitCode === 0 && tarCode === 0) resolve();
-      else reject(new Error(`exporting checkpoint ${pre.id.slice(0, 12)} failed: ${stderr.trim() || `git ${gitCode}, tar ${tarCode}`}`));
+      else reject(new Error(`exporting checkpoint ${snap.id.slice(0, 12)} failed: ${stderr.trim() || `git ${gitCode}, tar ${tarCode}`}`));
     });
   });
-  for (const name of LINKED_DEPENDENCY_DIRS) {
-    const source = join(pre.workspace, name);
-    if (existsSync(source) && !existsSync(join(dir, name))) symlinkSync(source, join(dir, name));
-  }
 }

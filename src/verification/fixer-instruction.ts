@@ -24,6 +24,14 @@ export function buildFixerInstruction(v: VerificationJson, tasks: TaskSpec[], ch
     '',
     `Files the workers changed: ${changedFiles.length ? changedFiles.join(', ') : '(none)'}`,
     '',
+    // spec 03: the checkpoint's tests judge the work; a fixer that edits them again is judged the same way
+    ...(v.original_tests?.blocking
+      ? [
+          `The tests as they were before the work were run against the new code and fail. Test files changed: ${v.original_tests.changed.join(', ')}. ` +
+            'Put those test files back as they were and fix the code instead; changed tests do not count as a fix.',
+          '',
+        ]
+      : []),
     'Find and fix the cause (not the test, unless the test is wrong per the task). ' +
       'Rerun the command yourself until it passes. Report in two sentences.',
   ].join('\n');

@@ -1,5 +1,6 @@
 import type { VerificationJson } from '../domain/result.js';
 import { summarizeCounts } from './parsers/index.js';
+import { describeHarnessChange, type OriginalTestsRun } from './original-tests.js';
 import type { SuiteRun } from './run-suite.js';
 
 export const OUTPUT_TAIL_CHARS = 1_500;
@@ -22,6 +23,8 @@ export interface RunReading {
   /** A non-zero exit with no parsed failure from a known test runner: conclusive only if the baseline exits 0. */
   runnerError: boolean;
   outputMatched?: boolean;
+  /** The command could not start (exit 126/127, a spawn failure): an error to name, not a quiet "inconclusive". */
+  couldNotStart?: boolean;
 }
 
 /** Reads one run (spec 03 "Inconclusive", the SWE-bench guards, the oracle). */
@@ -31,9 +34,11 @@ export function readRun(run: SuiteRun, opts: { kind: string | null; timeoutS: nu
   const inconclusive = (summary: string): RunReading => ({ ok: null, inconclusive: true, failures: [], summary, runnerError: false });
   if (run.isCancelled) return inconclusive('cancelled before it finished');
   if (run.timedOut) return inconclusive(`timed out after ${opts.timeoutS} s`);
-  if (run.cause !== null) return inconclusive(`could not start: ${run.cause}`);
+  if (run.cause !== null) return { ...inconclusive(`could not start: ${run.cause}`), couldNotStart: true };
   // sh says 127 when the command is not found, 126 when it cannot be executed
-  if (run.exitCode === 127 || run.exitCode === 126) return inconclusive(`the command could not run (exit ${run.exitCode}): ${lastLine(run.tail)}`);
+  if (run.exitCode === 127 || run.exitCode === 126) {
+    return { ...inconclusive(`the command could not run (exit ${run.exitCode}): ${lastLine(run.tail)}`), couldNotStart: true };
+  }
   if (run.exitCode === null) return inconclusive(`killed by ${run.signal ?? 'a signal'}`);
   if (p.failed.length === 0 && p.collectionError) return inconclusive(`collection errors: no test ran (exit ${run.exitCode})`);
   if (p.failed.length === 0 && p.noTestsRan) return inconclusive(`no tests ran (exit ${run.exitCode})`);
@@ -72,6 +77,10 @@ export interface JudgeInput {
   flaky: string[];
   testsTouched: string[];
   testsWeakened: string[];
+  /** The checkpoint's tests run against the new code, when the workers changed tests or the harness. */
+  original: OriginalTestsRun | null;
+  /** A task may change tests: a failure of the original tests then lowers the proof instead of blocking. */
+  testsMayChange: boolean;
 }
 
 /** Decides ok / inconclusive / blocking and the new vs pre-existing split (spec 03 "What blocks done"). */
@@ -139,8 +148,65 @@ export function judgeVerification(j: JudgeInput): VerificationJson {
     ...(j.reading.outputMatched !== undefined ? { output_matched: j.reading.outputMatched } : {}),
     ...(j.testsTouched.length > 0 ? { tests_touched: cap(j.testsTouched) } : {}),
     ...(j.testsWeakened.length > 0 ? { tests_weakened: cap(j.testsWeakened) } : {}),
+    ...(j.reading.couldNotStart && inconclusive ? { could_not_start: true } : {}),
   };
-  return json;
+  return j.original === null ? json : judgeOriginalTests(json, j.original, j.testsMayChange, baseFailed);
+}
+
+/**
+ * Folds in the checkpoint's tests run against the new code (spec 03 "the checkpoint's tests judge"). For
+ * a task not allowed to change tests, any non-flaky failure there blocks — whatever the mode, and also
+ * when that test failed at the checkpoint too: the workers changed the tests instead of (or as well as)
+ * the code, so the original version failing is the truth about the work.
+ */
+function judgeOriginalTests(json: VerificationJson, o: OriginalTestsRun, testsMayChange: boolean, baseFailed: Set<string>): VerificationJson {
+  const changed = o.changed.map(describeHarnessChange);
+  if (!o.ran) {
+    return { ...json, original_tests: { ran: false, ok: null, changed: cap(changed), summary: o.why, failures: [], blocking: false, tests_may_change: testsMayChange } };
+  }
+  const r = o.reading;
+  const workersConclusive = json.ran && !json.inconclusive && json.ok !== null;
+  // the original tests hang, stop collecting or error where the workers' tests ran: a failure of the work
+  const failures =
+    r.ok === false ? (r.failures.length > 0 ? r.failures : [RUNNER_ERROR]) : r.inconclusive && workersConclusive ? [SUITE_DID_NOT_COMPLETE] : [];
+  const flaky = o.flaky.filter((id) => failures.includes(id));
+  const real = failures.filter((id) => !flaky.includes(id));
+  const ok = real.length > 0 ? false : r.inconclusive ? null : true;
+  const blocking = real.length > 0 && !testsMayChange;
+  const list = changed.slice(0, 3).join(', ') + (changed.length > 3 ? ` and ${changed.length - 3} more` : '');
+  const still = real.some((id) => baseFailed.has(id)) ? 'still fail' : 'fail';
+  const summary =
+    real.length > 0
+      ? `the workers changed ${list}; with the original tests, ${real.length} ${still}: ${real.slice(0, 3).join('; ')}${real.length > 3 ? '; …' : ''}`
+      : ok === null
+        ? `the workers changed ${list}; the original tests did not decide (${r.summary})`
+        : `the workers changed ${list}; the original tests pass too (${r.summary})`;
+  const originalTests = {
+    ran: true,
+    ok,
+    command: o.command,
+    changed: cap(changed),
+    summary: r.summary,
+    failures: cap(real),
+    ...(flaky.length > 0 ? { flaky: cap(flaky) } : {}),
+    blocking,
+    tests_may_change: testsMayChange,
+  };
+  if (!blocking) return { ...json, original_tests: originalTests };
+  const union = (a: string[], b: string[]) => cap([...new Set([...a, ...b])]);
+  return {
+    ...json,
+    ok: false,
+    inconclusive: false,
+    blocking: true,
+    summary: json.ok === true ? `${summary} (the workers' tests: ${json.summary})` : `${summary}; the workers' tests: ${json.summary}`,
+    failures: union(json.failures, real),
+    new_failures: union(json.new_failures, real.filter((id) => !baseFailed.has(id))),
+    pre_existing: union(json.pre_existing, real.filter((id) => baseFailed.has(id))),
+    pre_existing_only: false,
+    output_tail: json.output_tail || o.run.tail.slice(-OUTPUT_TAIL_CHARS),
+    original_tests: originalTests,
+  };
 }
 
 function cap(ids: string[]): string[] {

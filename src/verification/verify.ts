@@ -2,14 +2,16 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { VerifySpec } from '../domain/request.js';
 import type { VerificationJson } from '../domain/result.js';
-import type { Snapshot } from '../evidence/types.js';
+import type { ChangeSet, Snapshot } from '../evidence/types.js';
 import { baselineKey, exportCheckpoint, whyNoBaseline } from './baseline.js';
-import { detectTestCommand } from './detect.js';
+import type { DetectedCommand } from './detect.js';
+import { findHarnessChanges } from './harness.js';
+import { runOriginalTests } from './original-tests.js';
 import { judgeVerification, readRun, type RunReading } from './judge.js';
 import { runSuite, type SuiteRun } from './run-suite.js';
 import { selectRelatedTests } from './related.js';
 import { buildSelectCommand } from './select.js';
-import { findTestsTouched, findWeakenedTests } from './weakening.js';
+import { findWeakenedTests } from './weakening.js';
 
 /** Flaky: up to 3 immediate reruns of just the new failing tests (spec 03). */
 export const FLAKY_RERUNS = 3;
@@ -21,13 +23,22 @@ export type BaselineCache = Map<string, { run: SuiteRun; reading: RunReading } |
 export interface VerifyInput {
   workspace: string;
   verify: VerifySpec;
+  /**
+   * What `verify: "auto"` runs, decided from the workspace as it was at the checkpoint (before any worker
+   * ran), never from the tree the workers left (spec 03 "Hints from before the work"). Unused otherwise.
+   */
+  detected: DetectedCommand | null;
   scope: 'related' | 'all';
   timeoutS: number;
   expectedOutput: string | null;
   /** The checkpoint before the workers: the baseline runs on its content. */
   pre: Snapshot | null;
-  /** Paths the workers changed so far. */
-  changedPaths: string[];
+  /** The snapshot of the tree the workers left: the checkpoint's tests run against it when tests changed. */
+  post: Snapshot | null;
+  /** What the workers changed so far (full lists). */
+  changes: ChangeSet;
+  /** A task of the job may change tests (`tests_may_change`, or type `test`). */
+  testsMayChange: boolean;
   /** Where this verification's logs and the baseline copy go. */
   workDir: string;
   /** A label for the log names (`0`, `1`, … per round). */
@@ -39,35 +50,30 @@ export interface VerifyInput {
   sandbox?: boolean;
 }
 
-const NO_RUNNER = 'no test runner detected — give `verify` a command that proves the task';
+const NO_RUNNER = 'no test runner detected at the checkpoint — give `verify` a command that proves the task';
 
 /**
  * Runs the verification in the workspace, and — when it failed, was inconclusive, or tests were
- * touched — the same command on the checkpoint's content; then flaky reruns; then the judgement.
+ * touched — the same command on the checkpoint's content; then flaky reruns; when the workers changed
+ * tests or the harness, the checkpoint's tests against the new code; then the judgement.
  */
 export async function verifyWork(input: VerifyInput): Promise<VerificationJson> {
   if (input.verify.mode === 'off') return notRun('off', 'verification is off (verify: none)');
   const detected =
-    input.verify.mode === 'command'
-      ? { command: input.verify.command, kind: 'command', mode: 'command' as const }
-      : detectTestCommand(input.workspace);
+    input.verify.mode === 'command' ? { command: input.verify.command, kind: 'command', mode: 'command' as const } : input.detected;
   if (detected === null) return notRun('auto', NO_RUNNER);
   const kind = detected.mode === 'command' ? null : detected.kind;
+  const changedPaths = [...input.changes.added, ...input.changes.modified, ...input.changes.deleted].sort();
   // spec 03: scope applies to auto-detected runners only; an explicit command runs exactly as given
-  let command = detected.command;
-  let scope: 'related' | 'all' | null = null;
-  let relatedFiles: string[] | undefined;
-  if (detected.mode !== 'command') {
-    scope = 'all';
-    if (input.scope === 'related') {
-      const related = await selectRelatedTests({ workspace: input.workspace, kind: detected.kind, command, changedPaths: input.changedPaths });
-      if (related.scope === 'related') {
-        scope = 'related';
-        command = related.selection.command;
-        relatedFiles = related.selection.relatedFiles;
-      }
-    }
-  }
+  const scoped = async (workspace: string, paths: string[]) => {
+    if (detected.mode === 'command') return { command: detected.command, scope: null, relatedFiles: undefined };
+    if (input.scope !== 'related') return { command: detected.command, scope: 'all' as const, relatedFiles: undefined };
+    const related = await selectRelatedTests({ workspace, kind: detected.kind, command: detected.command, changedPaths: paths });
+    return related.scope === 'related'
+      ? { command: related.selection.command, scope: 'related' as const, relatedFiles: related.selection.relatedFiles }
+      : { command: detected.command, scope: 'all' as const, relatedFiles: undefined };
+  };
+  const { command, scope, relatedFiles } = await scoped(input.workspace, changedPaths);
 
   const suite = (cwd: string, command: string, log: string) =>
     runSuite({
@@ -85,13 +91,32 @@ export async function verifyWork(input: VerifyInput): Promise<VerificationJson> 
 
   const after = await suite(input.workspace, command, `verification-${input.label}.log`);
   const reading = readingOf(after);
-  const testsTouched = findTestsTouched(input.changedPaths);
+  const harness = await findHarnessChanges(input.changes, input.pre, input.workspace);
+  const testsTouched = harness.map((h) => h.path);
 
-  const needsBaseline = !input.signal.aborted && (reading.ok === false || reading.inconclusive || testsTouched.length > 0);
+  const needsBaseline = !input.signal.aborted && (reading.ok === false || reading.inconclusive || harness.length > 0);
   const baseline = needsBaseline ? await runBaseline(input, command, (cwd) => suite(cwd, command, `baseline-${input.label}.log`), readingOf) : null;
 
-  const flaky = await findFlaky(input, after, reading, baseline, (command, i) => suite(input.workspace, command, `rerun-${input.label}-${i}.log`));
-  const testsWeakened = baseline && testsTouched.length > 0 ? findWeakenedTests(baseline.run.parsed, after.parsed) : [];
+  const before = new Set(baseline?.reading.failures ?? []);
+  const newCandidates = reading.ok === false ? reading.failures.filter((id) => !before.has(id) && !id.startsWith('<')) : [];
+  const flaky = await findFlaky(input, after, newCandidates, (command, i) => suite(input.workspace, command, `rerun-${input.label}-${i}.log`));
+  const testsWeakened = baseline && harness.length > 0 ? findWeakenedTests(baseline.run.parsed, after.parsed) : [];
+
+  const sourceChanged = changedPaths.filter((p) => !testsTouched.includes(p));
+  const original =
+    harness.length > 0 && input.post !== null && !input.signal.aborted
+      ? await runOriginalTests({
+          pre: input.pre,
+          post: input.post,
+          changed: harness,
+          dir: join(input.workDir, `original-tests-${input.label}`),
+          signal: input.signal,
+          commandIn: async (cwd) => (await scoped(cwd, sourceChanged)).command,
+          run: (cwd, command) => suite(cwd, command, `original-tests-${input.label}.log`),
+          readingOf,
+          flakyIn: (cwd, run, candidates) => findFlaky({ ...input, workspace: cwd }, run, candidates, (command, i) => suite(cwd, command, `original-rerun-${input.label}-${i}.log`)),
+        })
+      : null;
 
   return judgeVerification({
     mode: detected.mode,
@@ -105,6 +130,8 @@ export async function verifyWork(input: VerifyInput): Promise<VerificationJson> 
     flaky,
     testsTouched,
     testsWeakened,
+    original,
+    testsMayChange: input.testsMayChange,
   });
 }
 
@@ -133,28 +160,27 @@ async function runBaseline(
   return result;
 }
 
-/** New failing ids that pass on any of up to 3 targeted reruns. */
+/**
+ * Failing ids that pass on any of up to 3 targeted reruns (spec 03 "Flaky"): an id is flaky only when
+ * a rerun lists that very id as passed — never because the rerun exited 0.
+ */
 async function findFlaky(
-  input: VerifyInput,
-  after: SuiteRun,
-  reading: RunReading,
-  baseline: { reading: RunReading } | null,
+  input: Pick<VerifyInput, 'signal' | 'workspace'>,
+  run: SuiteRun,
+  failing: string[],
   rerun: (command: string, i: number) => Promise<SuiteRun>,
 ): Promise<string[]> {
-  if (reading.ok !== false || input.signal.aborted) return [];
-  const before = new Set(baseline?.reading.failures ?? []);
-  let candidates = reading.failures.filter((id) => !before.has(id) && !id.startsWith('<'));
-  const command = buildSelectCommand(after.parsed.framework, after.command, candidates, { workspace: input.workspace });
-  if (candidates.length === 0 || command === null) return [];
+  let candidates = failing;
+  if (candidates.length === 0 || input.signal.aborted) return [];
   const flaky: string[] = [];
   for (let i = 1; i <= FLAKY_RERUNS && candidates.length > 0 && !input.signal.aborted; i++) {
-    const again = await rerun(buildSelectCommand(after.parsed.framework, after.command, candidates, { workspace: input.workspace }) ?? command, i);
+    const command = buildSelectCommand(run.parsed.framework, run.command, candidates, { workspace: input.workspace });
+    if (command === null) break;
+    const again = await rerun(command, i);
     if (again.timedOut || again.isCancelled || again.cause !== null) break;
     const passed = new Set(again.parsed.passed);
     const failedAgain = new Set(again.parsed.failed);
-    // an id passes when the rerun lists it as passed, or ran cleanly and names no failure at all
-    const cleanRun = again.exitCode === 0 && again.parsed.failed.length === 0 && again.parsed.ranSignal;
-    const nowPassing = candidates.filter((id) => passed.has(id) || (cleanRun && !failedAgain.has(id)));
+    const nowPassing = candidates.filter((id) => passed.has(id) && !failedAgain.has(id));
     flaky.push(...nowPassing);
     candidates = candidates.filter((id) => !nowPassing.includes(id));
   }

@@ -1,25 +1,5 @@
 import type { ParsedRun } from './parsers/types.js';
 
-/** Test files and runner configuration: edits to them can make a suite pass by asking less (spec 03). */
-const TEST_PATH_RULES: readonly RegExp[] = [
-  /(^|\/)(test|tests|__tests__|spec|specs)\//,
-  /\.(test|spec)\.[cm]?[jt]sx?$/,
-  /_test\.go$/,
-  /(^|\/)test_[^/]*\.py$/,
-  /_test\.py$/,
-  /(^|\/)conftest\.py$/,
-  /(^|\/)(vitest|vite|jest|playwright)\.config\.[cm]?[jt]s$/,
-  /(^|\/)jest\.config\.json$/,
-  /(^|\/)\.mocharc(\.[a-z]+)?$/,
-  /(^|\/)(pytest\.ini|tox\.ini|setup\.cfg|pyproject\.toml)$/,
-  /(^|\/)\.nycrc/,
-];
-
-/** Changed paths that are tests or test-runner configuration. */
-export function findTestsTouched(changedPaths: string[]): string[] {
-  return changedPaths.filter((p) => TEST_PATH_RULES.some((rule) => rule.test(p)));
-}
-
 /**
  * Tests that ran (passed or failed) on the baseline and are gone or skipped after the work: the
  * suite asks less than before. Only meaningful when both runs were parsed with listed ids.

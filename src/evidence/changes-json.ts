@@ -1,3 +1,4 @@
+import { outsideEvidenceOf } from './outside-changes.js';
 import { sortPaths } from './paths.js';
 import type { ChangeSet, ChangesJson, GitFacts, Snapshot } from './types.js';
 
@@ -9,7 +10,8 @@ const SHORT_ID_CHARS = 12;
 
 /**
  * The `changes` JSON of spec 03 from the pre-snapshot and the full change set. `after` (the
- * snapshot the changes were taken against) adds its skipped files and truncation.
+ * snapshot the changes were taken against) adds its skipped files and truncation, and what
+ * changed outside the evidence between the two (`outside_evidence`, when anything did).
  */
 export function buildChangesJson(
   before: Snapshot,
@@ -37,5 +39,7 @@ export function buildChangesJson(
   };
   json.truncated = truncated;
   if (extra.git !== undefined) json.git = extra.git;
+  const outside = extra.after === undefined ? null : outsideEvidenceOf(before, extra.after);
+  if (outside !== null) json.outside_evidence = outside;
   return json;
 }

@@ -4,7 +4,8 @@ import { GafferError } from '../domain/errors.js';
 import { DEFAULT_GIT_TIMEOUT_MS, isGitAvailable } from './git.js';
 import { MTIME_MAX_ENTRIES, mtimeManifestPath, takeMtimeSnapshot } from './mtime-snapshot.js';
 import { assertSafeSegment, relativeInside, shadowGitDir } from './paths.js';
-import { takeCheckpoint } from './shadow-checkpoint.js';
+import { outsideRecordPath, takeOutsideRecord, writeOutsideRecord } from './outside-evidence.js';
+import { largeFileManifestPath, takeCheckpoint } from './shadow-checkpoint.js';
 import type { Snapshot, SnapshotOptions } from './types.js';
 
 /** Default size cap: larger files are recorded by size+mtime+inode (spec 03). */
@@ -15,6 +16,7 @@ export const DEFAULT_SIZE_CAP_BYTES = 20 * 1024 * 1024;
  * not on PATH, the shadow repository fails (`fallbackReason` says why), `forceMtime` is set, or
  * `like` is an mtime snapshot, or (no `like` given) the job already has mtime snapshots: a job
  * never goes from mtime back to checkpoint, so its before/after pairs can always be diffed.
+ * Either way it also records the places the evidence excludes (`outsideFile`, outside-evidence.ts).
  */
 export async function takeSnapshot(opts: SnapshotOptions): Promise<Snapshot> {
   assertSafeSegment(opts.jobId, 'jobId');
@@ -26,7 +28,27 @@ export async function takeSnapshot(opts: SnapshotOptions): Promise<Snapshot> {
   }
   const alwaysInclude = opts.alwaysInclude ?? [];
   const skipAbs = relativeInside(workspace, dataDir) === null ? [] : [dataDir];
+  const content = takeContentSnapshot(opts, workspace, dataDir, alwaysInclude, skipAbs);
+  // taken alongside: its stat calls run while the checkpoint waits on git
+  const outside = takeOutsideRecord({ workspace, label: opts.label, alwaysInclude, skipAbs }).catch(() => null);
+  const snapshot = await content;
+  const record = await outside;
+  if (record === null) return snapshot;
+  const dir =
+    snapshot.source === 'checkpoint' && snapshot.gitDir !== undefined
+      ? path.dirname(largeFileManifestPath(snapshot.gitDir, opts.jobId, opts.label))
+      : path.dirname(mtimeManifestPath(dataDir, opts.jobId, opts.label));
+  const file = outsideRecordPath(dir, opts.label);
+  try {
+    await writeOutsideRecord(file, record);
+    snapshot.outsideFile = file;
+  } catch {
+    // no record: the changes JSON then says the places outside the evidence could not be compared
+  }
+  return snapshot;
+}
 
+async function takeContentSnapshot(opts: SnapshotOptions, workspace: string, dataDir: string, alwaysInclude: string[], skipAbs: string[]): Promise<Snapshot> {
   let fallbackReason: string;
   if (opts.forceMtime === true) fallbackReason = 'mtime snapshot requested (forceMtime)';
   else if (opts.like?.source === 'mtime') fallbackReason = 'the snapshot it is compared with is an mtime snapshot';

@@ -1,0 +1,230 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { comparePathOrder } from './diff.js';
+import { OUTSIDE_SUFFIX, type FileMark, type FolderRecord, type OutsideRecord } from './outside-evidence.js';
+import { sortPaths } from './paths.js';
+import type { ExcludedFolderCounts, OutsideEvidenceJson, Snapshot } from './types.js';
+
+/** Each list in `outside_evidence` names at most this many (the counts stay exact). */
+export const OUTSIDE_LIST_CAP = 10;
+
+/** One thing that changed between two records. */
+interface OutsideChange {
+  /** Identity across records (a named file, a file of an excluded folder, a folder's top entry). */
+  key: string;
+  /** `git` and `editor` entries are named; `excluded` ones are counted per folder. */
+  group: 'git' | 'editor' | 'excluded';
+  /** The entry as reported (named groups), or the folder (excluded). */
+  text: string;
+  change: 'added' | 'modified' | 'deleted';
+  /** The folder was compared only in part (its budget ran out on either side). */
+  partial?: boolean;
+}
+
+/**
+ * `changes.outside_evidence` between two snapshots: what changed in the repository's hooks,
+ * config and info, the editor configs, and the excluded folders; null when nothing did (or
+ * neither snapshot has a record: taken before gaffer kept one). What only a verification wrote
+ * (a step ending in a `verify-…` snapshot, as the engine labels them) is not blamed on the
+ * workers: it is counted in `verification_wrote`.
+ */
+export function outsideEvidenceOf(before: Snapshot, after: Snapshot): OutsideEvidenceJson | null {
+  if (before.outsideFile === undefined && after.outsideFile === undefined) return null;
+  if (before.outsideFile === undefined || after.outsideFile === undefined) {
+    const missing = before.outsideFile === undefined ? 'the checkpoint' : 'the snapshot after the work';
+    return { count: 0, unavailable: `${missing} has no record of the places outside the evidence` };
+  }
+  try {
+    const key = `${recordSignature(before.outsideFile)}|${recordSignature(after.outsideFile)}`;
+    const cached = results.get(key);
+    if (cached !== undefined) return cached;
+    const result = computeOutsideEvidence(before.outsideFile, after.outsideFile);
+    remember(results, key, result);
+    return result;
+  } catch (err) {
+    return { count: 0, unavailable: `could not read the records of the places outside the evidence: ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
+
+function computeOutsideEvidence(beforeFile: string, afterFile: string): OutsideEvidenceJson | null {
+  const first = readRecord(beforeFile);
+  const last = readRecord(afterFile);
+  const net = diffRecords(first, last);
+  if (net.length === 0) return null;
+  const byVerification = verificationOnlyKeys(beforeFile, afterFile, first, last);
+  const kept = net.filter((c) => !byVerification.has(c.key));
+  return toJson(kept, net.length - kept.length);
+}
+
+/** Keys that changed only in steps ending in a `verify-…` record between the two (spec 03: never blamed on workers). */
+function verificationOnlyKeys(beforeFile: string, afterFile: string, first: OutsideRecord, last: OutsideRecord): Set<string> {
+  const dir = path.dirname(afterFile);
+  if (path.dirname(beforeFile) !== dir) return new Set();
+  const names = readdirSync(dir).filter((n) => n.endsWith(OUTSIDE_SUFFIX));
+  if (!names.some((n) => n.startsWith('verify-'))) return new Set();
+  const chain = names
+    .map((n) => readRecord(path.join(dir, n)))
+    .filter((r) => r.takenAtMs > first.takenAtMs && r.takenAtMs < last.takenAtMs)
+    .sort((a, b) => a.takenAtMs - b.takenAtMs);
+  const steps = [first, ...chain, last];
+  const byWorkers = new Set<string>();
+  const byVerification = new Set<string>();
+  for (let i = 1; i < steps.length; i++) {
+    const end = steps[i] as OutsideRecord;
+    const into = end.label.startsWith('verify-') ? byVerification : byWorkers;
+    for (const c of diffRecords(steps[i - 1] as OutsideRecord, end)) into.add(c.key);
+  }
+  for (const k of byWorkers) byVerification.delete(k);
+  return byVerification;
+}
+
+/** What changed from one record to a later one of the same workspace. */
+export function diffRecords(a: OutsideRecord, b: OutsideRecord): OutsideChange[] {
+  const out: OutsideChange[] = [];
+  for (const p of sortPaths(new Set([...Object.keys(a.files), ...Object.keys(b.files)]))) {
+    const change = describeFileChange(p, a.files[p], b.files[p]);
+    if (change !== null) out.push(change);
+  }
+  for (const folder of sortPaths(new Set([...Object.keys(a.folders), ...Object.keys(b.folders)]))) {
+    diffFolder(folder, a.folders[folder], b.folders[folder], out);
+  }
+  return out;
+}
+
+const EXEC_BITS = 0o111;
+const S_IFMT = 0o170000;
+const S_IFLNK = 0o120000;
+
+function describeFileChange(p: string, before: FileMark | undefined, after: FileMark | undefined): OutsideChange | null {
+  const mark = after ?? before;
+  if (mark === undefined) return null;
+  const group = mark.group === 'editor' ? 'editor' : 'git';
+  const hook = mark.group === 'hook';
+  const entry = (change: OutsideChange['change'], details: string[]): OutsideChange => ({ key: `f:${p}`, group, text: `${p} (${details.join(', ')})`, change });
+  if (before === undefined && after !== undefined) {
+    const details = ['added'];
+    if ((after.mode & S_IFMT) === S_IFLNK) details.push('symlink');
+    else if (hook && (after.mode & EXEC_BITS) !== 0) details.push('executable');
+    return entry('added', details);
+  }
+  if (after === undefined) return entry('deleted', ['deleted']);
+  if (before === undefined || (before.hash === after.hash && before.mode === after.mode)) return null;
+  const details: string[] = [];
+  const wasExec = (before.mode & EXEC_BITS) !== 0;
+  const isExec = (after.mode & EXEC_BITS) !== 0;
+  if (before.hash !== after.hash) {
+    const keys = changedKeys(before.keys, after.keys);
+    details.push(keys.length > 0 ? `modified: ${keys.join(', ')}` : 'modified');
+  }
+  if (hook && wasExec !== isExec) details.push(isExec ? 'made executable' : 'no longer executable');
+  else if (hook && isExec) details.push('executable');
+  if (details.length === 0) details.push('mode changed');
+  return entry('modified', details);
+}
+
+/** Config keys added, removed or given other values; at most 5 named. */
+function changedKeys(before: Record<string, string> | undefined, after: Record<string, string> | undefined): string[] {
+  if (before === undefined || after === undefined) return [];
+  const keys = sortPaths(new Set([...Object.keys(before), ...Object.keys(after)])).filter((k) => before[k] !== after[k]);
+  return keys.length > 5 ? [...keys.slice(0, 5), `+${keys.length - 5} more`] : keys;
+}
+
+/**
+ * An excluded folder's files compared by stat up to the point both walks reached; past it, when
+ * both walks were cut short, its top entries by stat (a top folder's mtime moves when an entry is
+ * added, removed or renamed directly in it; an in-place edit deeper down is not seen).
+ */
+function diffFolder(folder: string, a: FolderRecord | undefined, b: FolderRecord | undefined, out: OutsideChange[]): void {
+  const partial = a?.truncated === true || b?.truncated === true;
+  const push = (key: string, change: OutsideChange['change']) => out.push({ key, group: 'excluded', text: folder, change, ...(partial ? { partial } : {}) });
+  const bound = exactBound(a, b);
+  const inRange = (p: string) => bound === null || comparePathOrder(p, bound) <= 0;
+  const before = a?.files ?? {};
+  const after = b?.files ?? {};
+  for (const [p, sig] of Object.entries(before)) {
+    if (!inRange(p)) continue;
+    const now = after[p];
+    if (now === undefined) push(`x:${p}`, 'deleted');
+    else if (now !== sig) push(`x:${p}`, 'modified');
+  }
+  for (const p of Object.keys(after)) if (inRange(p) && before[p] === undefined) push(`x:${p}`, 'added');
+  if (!partial) return;
+  // the top entries past the bound: a folder only on one side has all of them added or deleted
+  const topBefore = a === undefined ? {} : a.top;
+  const topAfter = b === undefined ? {} : b.top;
+  if (topBefore === undefined || topAfter === undefined) return;
+  const boundTop = bound === null ? null : (bound.slice(folder.length + 1).split('/')[0] ?? '');
+  const pastBound = (name: string) => boundTop === null || name > boundTop;
+  for (const [name, sig] of Object.entries(topBefore)) {
+    if (!pastBound(name)) continue;
+    const now = topAfter[name];
+    if (now === undefined) push(`t:${folder}/${name}`, 'deleted');
+    else if (now !== sig) push(`t:${folder}/${name}`, 'modified');
+  }
+  for (const name of Object.keys(topAfter)) if (pastBound(name) && topBefore[name] === undefined) push(`t:${folder}/${name}`, 'added');
+}
+
+/** The last path both walks recorded (null: both walked everything; the folder itself: nothing was walked). */
+function exactBound(a: FolderRecord | undefined, b: FolderRecord | undefined): string | null {
+  const bounds = [a, b].filter((r): r is FolderRecord => r?.truncated === true).map((r) => r.lastPath ?? '');
+  if (bounds.length === 0) return null;
+  return bounds.reduce((x, y) => (comparePathOrder(x, y) <= 0 ? x : y));
+}
+
+function toJson(kept: OutsideChange[], verificationWrote: number): OutsideEvidenceJson {
+  const json: OutsideEvidenceJson = { count: kept.length };
+  let truncated = false;
+  const list = (group: 'git' | 'editor'): string[] => {
+    const texts = kept.filter((c) => c.group === group).map((c) => c.text);
+    if (texts.length > OUTSIDE_LIST_CAP) truncated = true;
+    return texts.slice(0, OUTSIDE_LIST_CAP);
+  };
+  const git = list('git');
+  const editor = list('editor');
+  if (git.length > 0) json.git = git;
+  if (editor.length > 0) json.editor = editor;
+  const folders = new Map<string, ExcludedFolderCounts>();
+  for (const c of kept) {
+    if (c.group !== 'excluded') continue;
+    let counts = folders.get(c.text);
+    if (counts === undefined) folders.set(c.text, (counts = { added: 0, modified: 0, deleted: 0 }));
+    counts[c.change]++;
+    if (c.partial === true) counts.partial = true;
+  }
+  if (folders.size > 0) {
+    const names = sortPaths(folders.keys());
+    if (names.length > OUTSIDE_LIST_CAP) truncated = true;
+    json.excluded = Object.fromEntries(names.slice(0, OUTSIDE_LIST_CAP).map((n) => [n, folders.get(n) as ExcludedFolderCounts]));
+  }
+  if (truncated) json.truncated = true;
+  if (verificationWrote > 0) json.verification_wrote = verificationWrote;
+  return json;
+}
+
+// ---- reading records ----------------------------------------------------------------------
+
+const CACHE_MAX = 64;
+const records = new Map<string, OutsideRecord>();
+const results = new Map<string, OutsideEvidenceJson | null>();
+
+function remember<V>(cache: Map<string, V>, key: string, value: V): void {
+  cache.delete(key);
+  cache.set(key, value);
+  if (cache.size > CACHE_MAX) cache.delete(cache.keys().next().value as string);
+}
+
+/** A record file's identity (path, size, mtime, inode): a rewritten file is read again. */
+function recordSignature(file: string): string {
+  const st = statSync(file);
+  return `${file}:${st.size}:${st.mtimeMs}:${st.ino}`;
+}
+
+function readRecord(file: string): OutsideRecord {
+  const key = recordSignature(file);
+  const cached = records.get(key);
+  if (cached !== undefined) return cached;
+  const record = JSON.parse(readFileSync(file, 'utf8')) as OutsideRecord;
+  if (record.version !== 1) throw new Error(`${file}: unknown record version ${String(record.version)}`);
+  remember(records, key, record);
+  return record;
+}

@@ -1,0 +1,360 @@
+import { createHash } from 'node:crypto';
+import { lstatSync, promises as fs, readdirSync, readFileSync, readlinkSync, type Dirent } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { parseGitConfigKeys, readGitConfigValue } from './git-config-keys.js';
+import { findRepoTop } from './listing.js';
+import { EXCLUDED_DIR_NAMES, isExcludedDirName, normalizeRelPath, sortPaths } from './paths.js';
+
+/**
+ * The record of what the evidence does not hold, taken with every snapshot: the places that run
+ * code later (the repository's hooks and config, editor tasks) by content, and the excluded
+ * folders by stat. The limits below keep it cheap on any workspace (docs/outside-evidence.md).
+ */
+export const OUTSIDE_LIMITS = {
+  /** Files of one excluded folder compared one by one (in path order); the rest by its top entries. */
+  exactFilesPerFolder: 2_000,
+  /** Files compared one by one over all excluded folders of a workspace. */
+  exactFilesTotal: 8_000,
+  /** Excluded folders recorded (at the workspace root and one level down). */
+  folders: 16,
+  /** Top-level entries of a folder too big to compare file by file. */
+  topEntries: 1_000,
+  /** Workspace subfolders looked into for excluded folders one level down. */
+  subfoldersScanned: 200,
+  /** Files per hooks, info or editor folder. */
+  filesPerDir: 100,
+  /** Submodule git dirs (`modules/…`) whose hooks and config are recorded. */
+  modules: 20,
+  /** Files above this are recorded by stat, not hashed. */
+  hashMaxBytes: 1024 * 1024,
+} as const;
+
+/** Excluded folders that are caches every test run rewrites: never recorded (noise, and they run nothing). */
+const CACHE_DIR_NAMES = new Set(['__pycache__', '.pytest_cache', '.mypy_cache', '.ruff_cache', '.cache']);
+/** Cache folders inside recorded folders (vitest's results, vite's pre-bundled deps, babel's cache). */
+const NESTED_CACHE_NAMES = new Set(['.cache', '.vite', '.vitest', '__pycache__']);
+/** Excluded folders whose files are named (editor.ts below), not counted. */
+const EDITOR_DIR_NAMES = new Set(['.vscode', '.idea']);
+const COUNTED_DIR_NAMES = new Set(EXCLUDED_DIR_NAMES.filter((n) => !CACHE_DIR_NAMES.has(n) && !EDITOR_DIR_NAMES.has(n)));
+
+/** A named file's state: content hash (or `stat:…` for a large file, `link:…` for a symlink) and mode. */
+export interface FileMark {
+  /** Where it belongs in `outside_evidence`: a git hook, another git file, an editor config. */
+  group: 'hook' | 'git' | 'editor';
+  /** sha1 of the content, `stat:<size>:<mtime>:<ino>` above the hash cap, `link:<target>` for a symlink. */
+  hash: string;
+  /** Type and permission bits. */
+  mode: number;
+  /** For a git config file: each key's values, hashed (so no secret is copied into the data dir). */
+  keys?: Record<string, string>;
+}
+
+/** One excluded folder: its files by stat, up to the budget. */
+export interface FolderRecord {
+  /** Workspace-relative path -> `size:mtimeMs:ino:mode`. */
+  files: Record<string, string>;
+  /** The budget ran out: files after `lastPath` (walk order) were not recorded. */
+  truncated: boolean;
+  /** Last file recorded, in walk order (when truncated and any was). */
+  lastPath?: string;
+  /** When truncated: the folder's own entries (name -> stat signature), for a coarse comparison. */
+  top?: Record<string, string>;
+}
+
+/** What a snapshot's side file holds (JSON). */
+export interface OutsideRecord {
+  version: 1;
+  /** The snapshot's label (`pre`, `post`, `verify-0`, …). */
+  label: string;
+  /** When it was taken, ms since the epoch. */
+  takenAtMs: number;
+  /** Named files by workspace-relative path (`.git/hooks/pre-commit`, `../.git/config`, `.vscode/tasks.json`). */
+  files: Record<string, FileMark>;
+  /** Excluded folders by workspace-relative path (`build`, `web/dist`). */
+  folders: Record<string, FolderRecord>;
+}
+
+/** What the record is taken of. */
+export interface OutsideInput {
+  /** Absolute workspace path. */
+  workspace: string;
+  /** Snapshot label. */
+  label: string;
+  /** Paths the snapshot holds even inside excluded folders: not counted again here. */
+  alwaysInclude: string[];
+  /** Absolute paths never entered (gaffer's data dir). */
+  skipAbs: string[];
+}
+
+/** Takes the out-of-evidence record of a workspace (never throws for an unreadable place: it is left out). */
+export async function takeOutsideRecord(input: OutsideInput): Promise<OutsideRecord> {
+  const files: Record<string, FileMark> = {};
+  recordGitDir(input.workspace, files);
+  recordEditorFiles(input.workspace, files);
+  const folders = await recordExcludedFolders(input);
+  return { version: 1, label: input.label, takenAtMs: Date.now(), files, folders };
+}
+
+/** Writes a record next to its snapshot (tmp + rename: a reader never sees half a file). */
+export async function writeOutsideRecord(file: string, record: OutsideRecord): Promise<void> {
+  await fs.mkdir(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await fs.writeFile(tmp, JSON.stringify(record));
+  await fs.rename(tmp, file);
+}
+
+/** `<snapshot dir>/<label>.outside.json`: beside the snapshot's manifests, pruned with them. */
+export function outsideRecordPath(dir: string, label: string): string {
+  return path.join(dir, `${label}${OUTSIDE_SUFFIX}`);
+}
+
+/** The file name ending of a record. */
+export const OUTSIDE_SUFFIX = '.outside.json';
+
+// ---- git ----------------------------------------------------------------------------------
+
+/**
+ * The git dir of the repository the workspace is in (the workspace's own `.git` folder or the one
+ * its `.git` file names, else the enclosing repository's): its config, hooks (and those of
+ * `core.hooksPath`), info files, and the hooks and config of its submodules (`modules/…`).
+ */
+function recordGitDir(workspace: string, files: Record<string, FileMark>): void {
+  const top = findRepoTop(workspace);
+  if (top === null) return;
+  const gitDir = resolveGitDir(path.join(top, '.git'));
+  if (gitDir === null) return;
+  const common = readCommonDir(gitDir);
+  const add = (abs: string, group: FileMark['group']) => markFile(workspace, abs, group, files);
+  const config = add(path.join(common, 'config'), 'git');
+  if (common !== gitDir) {
+    add(path.join(gitDir, 'config.worktree'), 'git');
+    addDirFiles(path.join(gitDir, 'info'), 'git', add);
+  }
+  addDirFiles(path.join(common, 'info'), 'git', add);
+  addHooks(path.join(common, 'hooks'), add);
+  const hooksPath = configuredHooksPath(path.join(common, 'config'), config, top);
+  if (hooksPath !== null && hooksPath !== path.join(common, 'hooks')) addHooks(hooksPath, add);
+  for (const moduleDir of findModuleGitDirs(path.join(common, 'modules'))) {
+    add(path.join(moduleDir, 'config'), 'git');
+    addHooks(path.join(moduleDir, 'hooks'), add);
+  }
+}
+
+/** `<top>/.git` as a folder, or the folder a `.git` file (worktree, submodule) points at. */
+function resolveGitDir(dotGit: string): string | null {
+  const st = lstatSync(dotGit, { throwIfNoEntry: false });
+  if (st === undefined) return null;
+  if (st.isDirectory()) return dotGit;
+  if (!st.isFile()) return null;
+  const m = /^gitdir:\s*(.+?)\s*$/m.exec(readText(dotGit) ?? '');
+  return m ? path.resolve(path.dirname(dotGit), m[1] as string) : null;
+}
+
+/** A linked worktree keeps hooks, config and info in the main repository's git dir (`commondir`). */
+function readCommonDir(gitDir: string): string {
+  const text = readText(path.join(gitDir, 'commondir'))?.trim();
+  return text ? path.resolve(gitDir, text) : gitDir;
+}
+
+/** `core.hooksPath` of the config (relative to the top of the work tree, `~` = home). */
+function configuredHooksPath(configFile: string, mark: FileMark | null, top: string): string | null {
+  if (mark?.keys?.['core.hookspath'] === undefined) return null;
+  const text = readText(configFile);
+  const value = text === null ? null : readGitConfigValue(text, 'core.hookspath');
+  if (!value) return null;
+  const expanded = value.startsWith('~/') ? path.join(os.homedir(), value.slice(2)) : value;
+  return path.resolve(top, expanded);
+}
+
+/** Submodule git dirs under `modules/` (a name may hold slashes: up to three levels), bounded. */
+function findModuleGitDirs(modulesDir: string): string[] {
+  const found: string[] = [];
+  const visit = (dir: string, depth: number): void => {
+    for (const entry of readEntries(dir)) {
+      if (found.length >= OUTSIDE_LIMITS.modules) return;
+      if (!entry.isDirectory()) continue;
+      const abs = path.join(dir, entry.name);
+      if (lstatSync(path.join(abs, 'HEAD'), { throwIfNoEntry: false })?.isFile() === true) found.push(abs);
+      else if (depth < 3) visit(abs, depth + 1);
+    }
+  };
+  visit(modulesDir, 1);
+  return found;
+}
+
+/** Hooks git would run: every file in the folder but the `*.sample`s git init writes. */
+function addHooks(dir: string, add: (abs: string, group: FileMark['group']) => unknown): void {
+  addDirFiles(dir, 'hook', add, (name) => !name.endsWith('.sample'));
+}
+
+function addDirFiles(dir: string, group: FileMark['group'], add: (abs: string, group: FileMark['group']) => unknown, keep: (name: string) => boolean = () => true): void {
+  let n = 0;
+  for (const entry of readEntries(dir)) {
+    if (entry.isDirectory() || !keep(entry.name)) continue;
+    if (++n > OUTSIDE_LIMITS.filesPerDir) return;
+    add(path.join(dir, entry.name), group);
+  }
+}
+
+// ---- editors ------------------------------------------------------------------------------
+
+/** Editor files that run code when the folder is opened or a task starts (VS Code's, JetBrains'). */
+function recordEditorFiles(workspace: string, files: Record<string, FileMark>): void {
+  const add = (abs: string, group: FileMark['group']) => markFile(workspace, abs, group, files);
+  addDirFiles(path.join(workspace, '.vscode'), 'editor', add);
+  add(path.join(workspace, '.idea', 'workspace.xml'), 'editor');
+  addDirFiles(path.join(workspace, '.idea', 'runConfigurations'), 'editor', add);
+}
+
+/** Records one file under its workspace-relative path; null when it is not there (or not a file). */
+function markFile(workspace: string, abs: string, group: FileMark['group'], files: Record<string, FileMark>): FileMark | null {
+  let st;
+  try {
+    st = lstatSync(abs, { throwIfNoEntry: false });
+  } catch {
+    return null;
+  }
+  if (st === undefined || !(st.isFile() || st.isSymbolicLink())) return null;
+  let hash: string;
+  let keys: Record<string, string> | undefined;
+  if (st.isSymbolicLink()) hash = `link:${readLink(abs)}`;
+  else if (st.size > OUTSIDE_LIMITS.hashMaxBytes) hash = `stat:${st.size}:${st.mtimeMs}:${st.ino}`;
+  else {
+    let content: Buffer;
+    try {
+      content = readFileSync(abs);
+    } catch {
+      // unreadable: its stat still tells a later change
+      content = Buffer.from(`unreadable:${st.size}:${st.mtimeMs}:${st.ino}`);
+    }
+    hash = sha1(content);
+    if (group === 'git' && /(^|[/\\])config(\.worktree)?$/.test(abs)) keys = parseGitConfigKeys(content.toString('utf8'));
+  }
+  const mark: FileMark = { group, hash, mode: st.mode };
+  if (keys !== undefined) mark.keys = keys;
+  files[path.relative(workspace, abs).split(path.sep).join('/')] = mark;
+  return mark;
+}
+
+// ---- excluded folders ---------------------------------------------------------------------
+
+/**
+ * The excluded folders at the workspace root and one level down (`build`, `web/dist`), each
+ * stat-walked in path order up to its budget; a folder past it also records its top entries.
+ */
+async function recordExcludedFolders(input: OutsideInput): Promise<Record<string, FolderRecord>> {
+  const { workspace } = input;
+  const found: string[] = [];
+  let scanned = 0;
+  for (const entry of readEntries(workspace)) {
+    if (!entry.isDirectory() || entry.name === '.git') continue;
+    if (isExcludedDirName(entry.name)) {
+      if (COUNTED_DIR_NAMES.has(entry.name)) found.push(entry.name);
+      continue;
+    }
+    if (scanned++ >= OUTSIDE_LIMITS.subfoldersScanned || input.skipAbs.includes(path.join(workspace, entry.name))) continue;
+    for (const inner of readEntries(path.join(workspace, entry.name))) {
+      if (inner.isDirectory() && COUNTED_DIR_NAMES.has(inner.name)) found.push(`${entry.name}/${inner.name}`);
+    }
+  }
+  const included = input.alwaysInclude.map(normalizeRelPath).filter((p): p is string => p !== null);
+  const folders: Record<string, FolderRecord> = {};
+  let budget = OUTSIDE_LIMITS.exactFilesTotal;
+  for (const rel of sortPaths(found).slice(0, OUTSIDE_LIMITS.folders)) {
+    if (input.skipAbs.includes(path.join(workspace, rel))) continue;
+    const record = await statWalk(workspace, rel, Math.min(budget, OUTSIDE_LIMITS.exactFilesPerFolder), input.skipAbs, included);
+    budget -= Object.keys(record.files).length;
+    folders[rel] = record;
+  }
+  return folders;
+}
+
+/** Sync stat calls are batched; the event loop (the checkpoint's git calls) gets a turn between. */
+const YIELD_EVERY = 500;
+
+/** An lstat walk in sorted depth-first order (the order `comparePathOrder` sorts), capped. */
+async function statWalk(workspace: string, folder: string, cap: number, skipAbs: string[], included: string[]): Promise<FolderRecord> {
+  const record: FolderRecord = { files: {}, truncated: false };
+  let count = 0;
+  let sinceYield = 0;
+  const isIncluded = (rel: string) => included.some((p) => rel === p || rel.startsWith(`${p}/`));
+  const visit = async (absDir: string, relDir: string): Promise<void> => {
+    for (const entry of readEntries(absDir)) {
+      if (record.truncated) return;
+      if (++sinceYield >= YIELD_EVERY) {
+        sinceYield = 0;
+        await yieldToLoop();
+      }
+      const abs = path.join(absDir, entry.name);
+      const rel = `${relDir}/${entry.name}`;
+      if (entry.isDirectory()) {
+        if (entry.name !== '.git' && !NESTED_CACHE_NAMES.has(entry.name) && !skipAbs.includes(abs)) await visit(abs, rel);
+        continue;
+      }
+      if (count >= cap) {
+        record.truncated = true;
+        return;
+      }
+      const signature = statSignature(abs);
+      if (signature === null || isIncluded(rel)) continue;
+      record.files[rel] = signature;
+      record.lastPath = rel;
+      count++;
+    }
+  };
+  await visit(path.join(workspace, folder), folder);
+  if (!record.truncated) delete record.lastPath;
+  else {
+    const top: Record<string, string> = {};
+    for (const entry of readEntries(path.join(workspace, folder)).slice(0, OUTSIDE_LIMITS.topEntries)) {
+      if (NESTED_CACHE_NAMES.has(entry.name)) continue;
+      const signature = statSignature(path.join(workspace, folder, entry.name));
+      if (signature !== null) top[entry.name] = signature;
+    }
+    record.top = top;
+  }
+  return record;
+}
+
+/** `size:mtimeMs:ino:mode` (a directory's mtime moves when an entry is added, removed or renamed in it). */
+function statSignature(abs: string): string | null {
+  try {
+    const st = lstatSync(abs, { throwIfNoEntry: false });
+    return st === undefined ? null : `${st.size}:${st.mtimeMs}:${st.ino}:${st.mode}`;
+  } catch {
+    return null;
+  }
+}
+
+// ---- small fs helpers ---------------------------------------------------------------------
+
+/** A folder's entries sorted by name (code-unit order); none when it is missing or unreadable. */
+function readEntries(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  } catch {
+    return [];
+  }
+}
+
+function readText(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+function readLink(abs: string): string {
+  try {
+    return readlinkSync(abs);
+  } catch {
+    return '';
+  }
+}
+
+function sha1(data: Buffer | string): string {
+  return createHash('sha1').update(data).digest('hex');
+}

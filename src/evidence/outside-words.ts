@@ -1,0 +1,54 @@
+import type { ExcludedFolderCounts, OutsideEvidenceJson } from './types.js';
+
+// Pure (no node: imports, types only): the proof and the verdict in src/domain may use it.
+
+/** The words the proof and the verdict use for `outside_evidence`. */
+export interface OutsideEvidenceWords {
+  /** A doubt naming everything the workers wrote outside the evidence; null when nothing. */
+  doubt: string | null;
+  /** For the verdict line: set when a git hook, git config or info file, or an editor config changed. */
+  verdictPart: string | null;
+}
+
+const VERDICT_NAMES = 3;
+
+/**
+ * What the proof and the verdict say about `changes.outside_evidence`: the doubt lists the named
+ * entries and the excluded folders' counts; the verdict part names what can run code on the next
+ * commit or editor open (git hooks, git config, editor configs), shortly.
+ */
+export function describeOutsideEvidence(outside: OutsideEvidenceJson | null | undefined): OutsideEvidenceWords {
+  if (outside === null || outside === undefined) return { doubt: null, verdictPart: null };
+  if (outside.unavailable !== undefined) return { doubt: outside.unavailable, verdictPart: null };
+  if (outside.count === 0) return { doubt: null, verdictPart: null };
+  const named = [...(outside.git ?? []), ...(outside.editor ?? [])];
+  const folders = Object.entries(outside.excluded ?? {});
+  const inFolders = folders.reduce((n, [, c]) => n + c.added + c.modified + c.deleted, 0);
+  const namedTotal = Math.max(named.length, outside.count - inFolders);
+  const more = (shown: number) => (namedTotal > shown ? ` +${namedTotal - shown} more` : '');
+  const parts: string[] = [];
+  if (named.length > 0) parts.push(`wrote outside the evidence: ${named.join(', ')}${more(named.length)}`);
+  if (folders.length > 0) {
+    const counts = folders.map(([folder, c]) => `${folder}/ ${countWords(c)}${c.partial === true ? ' (compared in part)' : ''}`);
+    parts.push(`changed in excluded folders: ${counts.join(', ')}`);
+  }
+  const verdictPart = named.length > 0 ? `wrote outside the evidence: ${named.slice(0, VERDICT_NAMES).map(shortEntry).join(', ')}${more(Math.min(named.length, VERDICT_NAMES))}` : null;
+  return { doubt: parts.join('; '), verdictPart };
+}
+
+function countWords(c: ExcludedFolderCounts): string {
+  const words = [c.added > 0 ? `${c.added} added` : '', c.modified > 0 ? `${c.modified} modified` : '', c.deleted > 0 ? `${c.deleted} deleted` : ''];
+  return words.filter((w) => w !== '').join(', ');
+}
+
+/** `.git/hooks/pre-commit (added, executable)` → `.git/hooks/pre-commit (executable)`; `.git/config (modified: core.hookspath)` → `.git/config (core.hookspath)`. */
+function shortEntry(entry: string): string {
+  const at = entry.lastIndexOf(' (');
+  if (at < 0 || !entry.endsWith(')')) return entry;
+  const name = entry.slice(0, at);
+  const details = entry.slice(at + 2, -1);
+  if (details.startsWith('modified: ')) return `${name} (${details.slice('modified: '.length)})`;
+  if (/(^|, )(made )?executable/.test(details)) return `${name} (executable)`;
+  if (details === 'deleted') return `${name} (deleted)`;
+  return name;
+}

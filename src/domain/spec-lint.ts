@@ -1,3 +1,4 @@
+import { CHECKED_FORMS_HINT, parseCriterion, type CriterionForm } from './criterion-forms.js';
 import type { JobSpec, TaskSpec } from './request.js';
 
 /** Spec-lint modes (spec 07): `off`, `warn` (default: run and carry the report), `enforce` (refuse). */
@@ -51,14 +52,19 @@ function lintTask(task: TaskSpec, jobVerifies: boolean): LintFinding[] {
   if (task.files.length === 0 && task.outputs.length === 0 && !PATHLIKE.test(text)) {
     add('no_scope', 'no file, folder or symbol is named', 'name the files (`files`) or the symbols the task is about');
   }
-  const taskVerifies = VERIFY_HINT.test(text) || task.criteria.length > 0;
-  if (!jobVerifies && !taskVerifies) add('no_verify', 'neither the job nor the task gives a command that proves it', 'set `verify` to the command that proves the task (e.g. "npm test -- api")');
+  // only criteria gaffer checks count (criterion-forms.ts); a "must not change" guard proves nothing about the work itself
+  const checked = task.criteria.map(parseCriterion).filter((f): f is CriterionForm => f !== null);
+  const someUnchecked = task.criteria.length > checked.length;
+  const taskVerifies = VERIFY_HINT.test(text) || checked.some((f) => f.kind !== 'unchanged');
+  if (!jobVerifies && !taskVerifies) {
+    add('no_verify', `neither the job nor the task gives a command that proves it${task.criteria.length > 0 ? ' (none of its criteria is a check gaffer runs that shows the work done)' : ''}`, `set \`verify\` to the command that proves the task (e.g. "npm test -- api"), or give the task criteria gaffer checks: ${CHECKED_FORMS_HINT}`);
+  }
   const outcomes = text.split(OUTCOME_SPLIT).filter((part) => part && part.trim().split(/\s+/).length >= 3).length;
   if (outcomes > 2) add('multiple_outcomes', `the instruction asks for ${outcomes} separate things`, 'give each deliverable its own task');
-  if (VAGUE.test(text) && task.criteria.length === 0) {
+  if (VAGUE.test(text) && checked.length === 0) {
     const verb = (VAGUE.exec(text)?.[1] ?? '').toLowerCase();
-    add('vague_verb', `"${verb}" with no criteria`, `say what "${verb}" means here as criteria (what must be true when done)`);
+    add('vague_verb', `"${verb}" with no criteria${someUnchecked ? ' gaffer can check' : ''}`, `say what "${verb}" means here as criteria gaffer checks (what must be true when done): ${CHECKED_FORMS_HINT}`);
   }
-  if (PUBLIC_API.test(text) && !GUARD.test(text)) add('public_api_unguarded', 'it touches a public API with no "do not change" line', 'add what must not change (e.g. "do not change the exported signatures")');
+  if (PUBLIC_API.test(text) && !GUARD.test(text) && !checked.some((f) => f.kind === 'unchanged')) add('public_api_unguarded', 'it touches a public API with no "do not change" line', 'add what must not change (e.g. "do not change the exported signatures")');
   return out;
 }

@@ -10,6 +10,8 @@ import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
 import { runWorker, type WorkerEnd, type WorkerPlan } from './worker-run.js';
 import { settleJob, emptyTotals } from './settle.js';
+import { checkJobCriteria } from '../verification/criteria.js';
+import { captureOutputs } from '../verification/outputs.js';
 import { ownProcessIdentity } from '../store/process-identity.js';
 
 /** Cross-process lock looks: at most every 200 ms (spec 06). */
@@ -131,6 +133,7 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
 
   const changeSet = await evidence.workerChanges(lastWork);
   ctx.update({ checkpoint: { pre, post: lastWork } });
+  const criteria = await checkJobCriteria(spec, { changeSet, verification, sandbox: sandboxed, signal: ctx.abort.signal, workDir: ctx.jobDir });
   settleJob(ctx, {
     workers,
     fixers,
@@ -140,6 +143,7 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
     cancelled: ctx.isCancelled,
     fixRounds: round,
     ...(converged ? { convergence: converged } : {}),
+    criteria,
   });
 }
 
@@ -181,6 +185,8 @@ async function verifyOnce(
 async function runTaskWorkers(ctx: JobContext): Promise<WorkerEnd[]> {
   const spec = ctx.spec;
   const exclusive = new Semaphore(1);
+  // spec 06: a declared output counts as written only if it differs from what the checkpoint had
+  const outputsAtCheckpoint = captureOutputs(spec.workspace, spec.tasks.flatMap((t) => t.outputs));
   const plans: WorkerPlan[] = spec.tasks.map((task, i) => ({
     task,
     name: task.name,
@@ -189,6 +195,7 @@ async function runTaskWorkers(ctx: JobContext): Promise<WorkerEnd[]> {
     instruction: buildInstruction(task, spec.context),
     resume: null,
     ord: i,
+    outputsAtCheckpoint,
   }));
   const gate = (plan: WorkerPlan) => (ctx.services.runners.get(plan.task.runner)?.sharesWorkspace ? null : { acquire: () => exclusive.acquire() });
   if (spec.parallel) return Promise.all(plans.map((plan) => runWorker(ctx, plan, gate(plan))));

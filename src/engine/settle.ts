@@ -1,10 +1,9 @@
 import type { ChangeSet, ChangesJson } from '../evidence/types.js';
 import { findClaimedOnly } from '../evidence/index.js';
 import { computeProof } from '../domain/proof.js';
-import type { ConvergenceJson, JobResult, TotalsJson, VerificationJson } from '../domain/result.js';
+import type { ConvergenceJson, CriteriaCheckJson, JobResult, TotalsJson, VerificationJson } from '../domain/result.js';
 import { CHANGING_TASK_TYPES, type JobStatus } from '../domain/status.js';
 import { buildVerdict } from '../domain/verdict.js';
-import { checkCriteria } from '../verification/criteria.js';
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
 import type { JobSnapshots } from './job-files.js';
@@ -21,6 +20,8 @@ export interface SettleInput {
   cancelled: boolean;
   fixRounds: number;
   convergence?: ConvergenceJson;
+  /** The job's and its tasks' criteria, checked after the last verification (criteria.ts); null/absent when none were declared. */
+  criteria?: CriteriaCheckJson | null;
   /** Why the job failed before its workers, when it did. */
   error?: string;
 }
@@ -37,7 +38,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
   const claims = [...new Set(all.filter((w) => w.report.makesClaims).flatMap((w) => w.report.filesChanged))];
   // spec 03: only a truncated mtime snapshot makes a claim unverifiable; then nobody is accused
   const claimedOnly = s.changeSet && !s.changes?.snapshot_truncated ? findClaimedOnly(claims, s.changeSet) : [];
-  const criteria = spec.criteria.length > 0 ? checkCriteria(spec.criteria, changed, s.verification) : null;
+  const criteria = s.criteria ?? null;
   // workers stopped by gaffer's own shutdown read `interrupted`, as their rows do (worker-run.ts)
   const workerStatuses = s.workers.map((w) => (w.report.status === 'cancelled' && ctx.interruptReason !== null ? 'interrupted' : w.report.status));
   const nothingRan = s.error !== undefined;

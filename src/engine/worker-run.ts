@@ -8,6 +8,7 @@ import { epochS } from './clock.js';
 import { MAX_RATE_LIMIT_WAIT_S, MAX_REQUEUES, rateLimitDelayS, sleepUnlessAborted } from './rate-limit.js';
 import type { JobContext } from './job-context.js';
 import { blankReport } from '../runners/report.js';
+import { settleByArtifacts, type OutputStates } from '../verification/outputs.js';
 
 /** Output events: at most one per worker per 250 ms, each at most 2 KiB of the newest lines (spec 02). */
 export const OUTPUT_EVENT_MS = 250;
@@ -23,6 +24,8 @@ export interface WorkerPlan {
   resume: string | null;
   /** Position among the job's workers, for stable order. */
   ord: number;
+  /** The task's declared outputs as they were at the checkpoint: set for task workers, whose end is judged by them (spec 06). */
+  outputsAtCheckpoint?: OutputStates;
 }
 
 /** A worker's end as the engine keeps it. */
@@ -147,7 +150,9 @@ function recordState(ctx: JobContext, plan: WorkerPlan, d: StateDetection): void
   ctx.emit({ name: plan.name, event: 'state', message: `${d.state}: ${d.why} ("${d.matched}")`, state: d.state, why: d.why, matched: d.matched });
 }
 
-function finish(ctx: JobContext, plan: WorkerPlan, report: RunnerReport, started: boolean): WorkerEnd {
+function finish(ctx: JobContext, plan: WorkerPlan, runnerReport: RunnerReport, started: boolean): WorkerEnd {
+  // spec 06: settled by its declared outputs, not its exit code alone — before the row and the event say how it ended
+  const report = started && plan.outputsAtCheckpoint ? settleByArtifacts(runnerReport, ctx.spec.workspace, plan.task.outputs, plan.outputsAtCheckpoint) : runnerReport;
   // stopped because gaffer itself is shutting down: `interrupted` (spec 01), not a caller's cancel
   const status = report.status === 'cancelled' && ctx.interruptReason !== null ? 'interrupted' : report.status;
   ctx.services.store.updateAttempt(ctx.id, plan.name, {

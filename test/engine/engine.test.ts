@@ -157,7 +157,13 @@ describe('a job end to end', () => {
       criteria: ['a.txt changes', 'docs/api.md updated'],
       tasks: [{ instruction: 'edit', command: 'echo b >> a.txt' }],
     });
-    expect(result(job).criteria_check).toEqual({ complete: false, met: ['a.txt changes'], unmet: ['docs/api.md updated'], unchecked: [] });
+    expect(result(job).criteria_check).toEqual({
+      complete: false,
+      met: ['a.txt changes'],
+      unmet: ['docs/api.md updated'],
+      unchecked: [],
+      details: [{ criterion: 'docs/api.md updated', check: 'changes', why: 'docs/api.md is not in the changes (no such path in the workspace)' }],
+    });
     expect(job.status).toBe('partial');
     expect(result(job).proof.verdict).toBe('contradicted');
     expect(job.verdict).toContain('job criteria unmet: docs/api.md updated');

@@ -17,7 +17,10 @@ reviews of intent to yourself. One job = one workspace; gaffer runs one job per 
 - Give the exact command that proves it as \`verify\` (e.g. \`npm test -- api\`). With \`verify: "auto"\`
   gaffer runs the project's suite as a regression check: only NEW failures block. An explicit
   command is the task's proof: any failure of it blocks, also one that failed before.
-- Add \`criteria\` that gaffer can check: paths that must change ("src/api.ts changes"), "tests pass".
+- Add \`criteria\` (job or task) in forms gaffer checks: "\`npm run lint\` passes", "src/api.ts must not
+  change", "docs/api.md is updated", "README.md contains \`--json\`", "out/report.json exists",
+  "tests pass". Any other wording is reported \`unchecked\`, never assumed met.
+- Declare the files a task must produce as \`outputs\`: a worker that did not write them is not done.
 - \`runner: "shell"\` with a \`command\` runs a script (codemods, formatters, migrations).
 
 ## How to read the answer

@@ -22,8 +22,11 @@ export interface ProofFacts {
   unattestedWorkers?: string[];
   /** Keys of external agents (agent CLIs) that ran without the sandbox (spec 04). */
   unsandboxedExternal?: string[];
-  /** Writes the evidence does not hold (git hooks and config, editor tasks, excluded folders), described; null when none. */
-  outsideEvidence?: string | null;
+  /**
+   * Writes the evidence does not hold, described; `runsCode` when among them is a git hook, git config or
+   * an editor config (what runs on the next commit or editor open); null when none.
+   */
+  outsideEvidence?: { detail: string; runsCode: boolean } | null;
 }
 
 /** Uncertainty penalties of spec 03. */
@@ -75,7 +78,8 @@ export function computeProof(f: ProofFacts): ProofJson {
   const judged = judgedByOriginalTests(v);
   for (const d of judged) doubt(d.code, d.detail);
   if (v?.ran && v.scope === 'related') doubt('scope_related_only', 'only the tests related to the changed files ran; the full suite never ran on the final state');
-  if (f.outsideEvidence) doubt('outside_evidence_writes', f.outsideEvidence);
+  // what can run code later costs `proved`; the excluded folders' counts (a build, an install) only a little
+  if (f.outsideEvidence) doubt('outside_evidence_writes', f.outsideEvidence.detail, f.outsideEvidence.runsCode ? PENALTIES.outside_evidence_writes : 0.05);
   if (workersNotDone.length > 0) doubt('worker_not_done', `${workersNotDone.length} of ${f.workerStatuses.length} workers did not finish (${workersNotDone.join(', ')})`);
   if (f.expectsChanges && changed === 0 && f.changes !== null) doubt('no_changes_observed', 'nothing changed on disk');
   if (f.claimedOnly.length > 0) doubt('claimed_not_observed', `claimed but unchanged on disk: ${f.claimedOnly.slice(0, 5).join(', ')}`);
@@ -109,7 +113,7 @@ export function computeProof(f: ProofFacts): ProofJson {
     !f.testsWeakened &&
     judged.length === 0 &&
     v.scope !== 'related' &&
-    !f.outsideEvidence &&
+    !(f.outsideEvidence?.runsCode ?? false) &&
     (f.criteria === null || (f.criteria.unmet.length === 0 && f.criteria.unchecked.length === 0));
   const verdict: ProofJson['verdict'] = contradicted ? 'contradicted' : proved ? 'proved' : !verified ? 'unproved' : 'partial';
 

@@ -32,14 +32,15 @@ export interface VerdictFacts {
 /** The one-line verdict of spec 01: parts joined by ` · `, at most 400 characters. */
 export function buildVerdict(f: VerdictFacts): string {
   const parts: string[] = [];
-  // a command that could not start is an error named first, never a quiet "inconclusive" (issue 10)
-  if (f.verification?.could_not_start) parts.push(`verification could not start: ${f.verification.summary}`);
-  // whenever the job is not proved, the proof's words lead: a reader of the first words is not misled
-  const proofWords = f.proof ? describeProof(f.proof, f.verification, f.claimedOnly) : null;
-  if (proofWords !== null && f.proof?.verdict !== 'proved') parts.push(proofWords);
   if (f.status === 'cancelled') parts.push('cancelled');
   else if (f.status === 'error') parts.push(`error: ${f.error ?? 'nothing ran'}`);
   else if (f.status === 'interrupted') parts.push(f.error ?? 'interrupted');
+  // a command that could not start is an error named first, never a quiet "inconclusive" (issue 10)
+  if (f.verification?.could_not_start) parts.push(`verification could not start: ${f.verification.summary}`);
+  // whenever the job is not proved, the proof's words lead (after the job's own end, when it was cut
+  // short): a reader of the first words is never told "done" about work nothing proved
+  const proofWords = f.proof ? describeProof(f.proof, f.verification, f.claimedOnly) : null;
+  if (proofWords !== null && f.proof?.verdict !== 'proved') parts.push(proofWords);
 
   if (f.workerStatuses.length > 0) {
     const done = f.workerStatuses.filter((s) => s === 'done').length;

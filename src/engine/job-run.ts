@@ -2,6 +2,8 @@ import type { ChangeSet, ChangesJson, GitFacts, Snapshot } from '../evidence/typ
 import { buildChangesJson, diffSnapshots, readGitFacts, takeSnapshot } from '../evidence/index.js';
 import type { JobResult, VerificationJson } from '../domain/result.js';
 import type { TaskSpec } from '../domain/request.js';
+import { WORKSPACE_HINTS_FILE } from '../config/workspace-hints.js';
+import { detectTestCommand, type DetectedCommand } from '../verification/detect.js';
 import { verifyWork, type BaselineCache } from '../verification/verify.js';
 import { buildFixerInstruction } from '../verification/fixer-instruction.js';
 import { compareArtifacts, verificationArtifact } from '../verification/convergence.js';
@@ -49,11 +51,14 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
       dataDir: ctx.services.dataDir,
       jobId: ctx.id,
       label,
-      alwaysInclude: spec.tasks.flatMap((t) => [...t.files, ...t.outputs]),
+      // the hints file is in the evidence: a worker's change to it is a test-harness change (spec 03)
+      alwaysInclude: [...spec.tasks.flatMap((t) => [...t.files, ...t.outputs]), WORKSPACE_HINTS_FILE],
       // every later snapshot has the checkpoint's source, so the two always compare
       ...(pre ? { like: pre } : {}),
     });
   pre = await snap('pre');
+  // spec 03: what `verify: "auto"` runs is decided from the workspace before any worker runs
+  const detected = spec.verify.mode === 'auto' ? detectTestCommand(spec.workspace) : null;
   ctx.update({ checkpoint: { pre }, result: resultSoFar(ctx, {}) });
   if (ctx.isCancelled) {
     settleJob(ctx, { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 });
@@ -85,7 +90,8 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
   const baselines: BaselineCache = new Map();
   // spec 03: the verification runs under the same sandbox as the workers where one is in use
   const sandboxed = workers.some((w) => w.report.sandboxed);
-  const verify = async (r: number) => verifyOnce(ctx, r, lastWork, evidence, snap, allPaths(await evidence.workerChanges(lastWork)), baselines, sandboxed);
+  const verify = async (r: number | 'full', scope = spec.verify_scope) =>
+    verifyOnce(ctx, { round: r, scope, detected, lastWork, evidence, snap, changes: await evidence.workerChanges(lastWork), cache: baselines, sandbox: sandboxed });
   let verification = await verify(round);
   const previous: { summary: string; failures: string[] }[] = [];
   const fixers: WorkerEnd[] = [];
@@ -131,6 +137,20 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
     }
   }
 
+  // spec 03 "Scope": related tests are for speed; `proved` needs the full suite of the final state, once
+  if (verification.scope === 'related' && !verification.blocking && !ctx.isCancelled && ctx.services.confirmFullSuite) {
+    ctx.phase('running the full suite on the final state');
+    const related = verification;
+    const full = await verify('full', 'all');
+    verification = {
+      ...full,
+      attempts: related.attempts,
+      ...(related.previous ? { previous: related.previous } : {}),
+      confirms_related: { related_files: related.related_files?.length ?? 0, summary: related.summary },
+    };
+    ctx.update({ result: resultSoFar(ctx, { changes: await evidence.changesJson(lastWork), verification }) });
+  }
+
   const changeSet = await evidence.workerChanges(lastWork);
   ctx.update({ checkpoint: { pre, post: lastWork } });
   const criteria = await checkJobCriteria(spec, { changeSet, verification, sandbox: sandboxed, signal: ctx.abort.signal, workDir: ctx.jobDir });
@@ -147,36 +167,44 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
   });
 }
 
+/** One verification of the tree the workers left (`round` names its logs: 0, 1, … or `full`). */
 async function verifyOnce(
   ctx: JobContext,
-  round: number,
-  lastWork: Snapshot,
-  evidence: EvidenceTrail,
-  snap: (label: string) => Promise<Snapshot>,
-  changedPaths: string[],
-  cache: BaselineCache,
-  sandbox: boolean,
+  v: {
+    round: number | 'full';
+    scope: 'related' | 'all';
+    detected: DetectedCommand | null;
+    lastWork: Snapshot;
+    evidence: EvidenceTrail;
+    snap: (label: string) => Promise<Snapshot>;
+    changes: ChangeSet;
+    cache: BaselineCache;
+    sandbox: boolean;
+  },
 ): Promise<VerificationJson> {
   const spec = ctx.spec;
   if (spec.verify.mode !== 'off') ctx.phase('running the verification');
   const verification = await verifyWork({
     workspace: spec.workspace,
     verify: spec.verify,
-    scope: spec.verify_scope,
+    detected: v.detected,
+    scope: v.scope,
     timeoutS: spec.verify_timeout_s,
     expectedOutput: spec.expected_output_contains,
-    pre: evidence.pre,
-    changedPaths,
+    pre: v.evidence.pre,
+    post: v.lastWork,
+    changes: v.changes,
+    testsMayChange: spec.tasks.some((t) => t.tests_may_change),
     workDir: ctx.jobDir,
-    label: String(round),
-    cache,
+    label: String(v.round),
+    cache: v.cache,
     signal: ctx.abort.signal,
-    sandbox,
+    sandbox: v.sandbox,
   });
   if (verification.ran) {
     // spec 03: the verification's own writes are snapshotted separately, never blamed on workers
-    const afterVerify = await snap(`verify-${round}`);
-    evidence.addVerificationStep(await evidence.diff(lastWork, afterVerify), afterVerify);
+    const afterVerify = await v.snap(`verify-${v.round}`);
+    v.evidence.addVerificationStep(await v.evidence.diff(v.lastWork, afterVerify), afterVerify);
   }
   return verification;
 }

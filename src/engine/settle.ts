@@ -1,5 +1,5 @@
 import type { ChangeSet, ChangesJson } from '../evidence/types.js';
-import { findClaimedOnly } from '../evidence/index.js';
+import { describeOutsideEvidence, findClaimedOnly } from '../evidence/index.js';
 import { computeProof } from '../domain/proof.js';
 import type { ConvergenceJson, CriteriaCheckJson, JobResult, TotalsJson, VerificationJson } from '../domain/result.js';
 import { CHANGING_TASK_TYPES, type JobStatus } from '../domain/status.js';
@@ -47,6 +47,20 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
   // spec 04: an agent CLI that ran without the sandbox costs the proof and is said on the verdict
   const unsandboxedExternal = [...new Set(all.filter((w) => w.started && !w.report.sandboxed && ctx.services.runners.get(w.plan.task.runner)?.external === true).map((w) => w.plan.task.runner))];
 
+  // issue 10 "done means done": a task that was to change something and changed nothing is not done; in a
+  // shared workspace changes cannot be told apart by task, so this is known when the job changed nothing
+  const nothingChanged =
+    !nothingRan && !s.cancelled && s.changes !== null && s.changes.count === 0
+      ? s.workers.filter((w) => w.report.status === 'done' && CHANGING_TASK_TYPES.has(w.plan.task.type)).map((w) => w.plan.name)
+      : [];
+  for (const name of nothingChanged) {
+    const w = s.workers.find((x) => x.plan.name === name);
+    if (!w) continue;
+    w.report = { ...w.report, outcome: 'expected_error', stopReason: 'nothing_changed' };
+    ctx.services.store.updateAttempt(ctx.id, name, { outcome: 'expected_error', report: { ...w.report } });
+  }
+  const outside = describeOutsideEvidence(s.changes?.outside_evidence);
+
   const proof = nothingRan
     ? null
     : computeProof({
@@ -62,6 +76,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
         unattestedWorkers,
         testsWeakened: (s.verification?.tests_weakened?.length ?? 0) > 0,
         unsandboxedExternal,
+        outsideEvidence: outside.doubt === null ? null : { detail: outside.doubt, runsCode: outside.verdictPart !== null },
       });
 
   const interrupted = s.cancelled && ctx.interruptReason !== null;
@@ -74,6 +89,8 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
       ? 'error'
       : workerStatuses.every((st) => st === 'done') &&
           !(s.verification?.blocking ?? false) &&
+          !(s.verification?.could_not_start ?? false) &&
+          nothingChanged.length === 0 &&
           (criteria?.complete ?? true) &&
           proof?.verdict !== 'contradicted'
         ? 'done'
@@ -119,6 +136,9 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     criteriaUnmet: criteria?.unmet ?? [],
     reportedStates,
     unsandboxedExternal,
+    refusals: all.flatMap((w) => w.report.refusals.map((r) => `${w.plan.name} → ${r.tool} ×${r.count}`)),
+    nothingChanged,
+    outsideEvidence: outside.verdictPart,
   });
 
   ctx.update({ result: { ...result }, verdict, error: error ?? null, finished: epochS() });

@@ -29,10 +29,16 @@ const UNSUPPORTED: Record<string, string> = {
 };
 
 const all = (reason: string): RelatedResult => ({ scope: 'all', reason });
-const related = (command: string, files: Iterable<string>, widened: string[] = []): RelatedResult => ({
-  scope: 'related',
-  selection: { command, relatedFiles: [...new Set(files)].sort(), ...(widened.length > 0 ? { widened: [...widened].sort() } : {}) },
-});
+/**
+ * The selection; `every` names all the tests there are: when the selection holds every one of them it
+ * is the full suite, run as the full command (then no confirming full-suite run is needed, spec 03).
+ */
+const related = (command: string, files: Iterable<string>, widened: string[], every: Iterable<string>): RelatedResult => {
+  const selected = new Set(files);
+  const allTests = [...every];
+  if (allTests.length > 0 && allTests.every((t) => selected.has(t))) return all('the related tests are all of the tests');
+  return { scope: 'related', selection: { command, relatedFiles: [...selected].sort(), ...(widened.length > 0 ? { widened: [...widened].sort() } : {}) } };
+};
 const list = (paths: string[]) => paths.slice(0, 3).map((p) => `\`${p}\``).join(', ') + (paths.length > 3 ? ', …' : '');
 
 /**
@@ -303,7 +309,7 @@ async function selectNode(workspace: string, command: string, changed: string[])
     const deleted = changed.filter((p) => JS_CODE.test(p) && !tree.files.has(p));
     const targets = [...changed.filter((p) => tree.files.has(p)), ...(deleted.length > 0 ? found.tests : []), ...run.added];
     const runner = binary === 'vitest' ? ['vitest', 'related', '--run', ...kept] : ['jest', ...kept, '--findRelatedTests'];
-    return related([...env, exec, ...runner.map(shellQuote), ...[...new Set(targets)].map(shellQuote)].join(' '), run.tests, run.widened);
+    return related([...env, exec, ...runner.map(shellQuote), ...[...new Set(targets)].map(shellQuote)].join(' '), run.tests, run.widened, tests);
   }
   if (binary === 'mocha') return all('mocha has no related-tests mode gaffer drives; related scope runs everything');
   if ((binary === 'node' || binary === 'tsx') && args.includes('--test')) {
@@ -345,7 +351,7 @@ async function selectNodeTest(
   const untested = found.orphans.filter((p) => !isTest(p));
   const selected = withWidening(found.tests, widenForUntested({ files: tree.files, tests, untested, isTest }), changed);
   if ('reason' in selected) return all(selected.reason);
-  return related([...run.env, run.binary, ...flags.map(shellQuote), ...selected.tests.map(shellQuote)].join(' '), selected.tests, selected.widened);
+  return related([...run.env, run.binary, ...flags.map(shellQuote), ...selected.tests.map(shellQuote)].join(' '), selected.tests, selected.widened, tests);
 }
 
 /** A glob as node --test and shells read it: `*`, `**`, `?`, `{a,b}`, `?(a|b)`. */
@@ -499,7 +505,7 @@ async function selectPytest(workspace: string, command: string, changed: string[
   const widening = widenForUntested({ files: tree.files, tests, untested, isTest, ...(docsAreTests ? { isInert: () => false } : {}) });
   const run = withWidening([...selected], widening, changed, 'imports or is named after');
   if ('reason' in run) return all(run.reason);
-  return related(`${command.trim()} ${run.tests.map(shellQuote).join(' ')}`, run.tests, run.widened);
+  return related(`${command.trim()} ${run.tests.map(shellQuote).join(' ')}`, run.tests, run.widened, tests.filter(isRealTest));
 }
 
 const PYTEST_CONFIGS = ['pytest.ini', 'pyproject.toml', 'setup.cfg', 'tox.ini'];
@@ -567,7 +573,7 @@ async function selectGo(workspace: string, command: string, changed: string[]): 
   if (!run.some((p) => hasTests.has(p))) return all(`no related tests: no Go package with tests is affected by ${list(changed)}`);
   const files = goFiles.filter((p) => p.endsWith('_test.go') && selected.has(dirOf(p)));
   const args = run.map((p) => (p === '.' ? '.' : `./${p}`));
-  return related([...base, ...args].map(shellQuote).join(' '), files);
+  return related([...base, ...args].map(shellQuote).join(' '), files, [], goFiles.filter((p) => p.endsWith('_test.go')));
 }
 
 /** A `_test.go` file or testdata: run by its own package's tests only. */

@@ -61,14 +61,30 @@ describe('the verdict line (spec 01)', () => {
     proof: computeProof(facts({ verification: verification({ ok: false, blocking: true }) })), claimedOnly: [], criteriaUnmet: ['docs/a.md'], reportedStates: ['w rate_limited'],
   };
 
-  it('joins the parts in order with " · "', () => {
+  it('joins the parts in order with " · ", the proof first when it is not proved', () => {
     expect(buildVerdict(base)).toBe(
-      '1/2 workers done (1 timeout) · 3 files changed on disk · verification FAILED (1 failed, 41 passed) · fix rounds converged after 2 · contradicted: the verification fails · job criteria unmet: docs/a.md · reported (not killed): w rate_limited',
+      'contradicted: the verification fails · 1/2 workers done (1 timeout) · 3 files changed on disk · verification FAILED (1 failed, 41 passed) · fix rounds converged after 2 · job criteria unmet: docs/a.md · reported (not killed): w rate_limited',
     );
   });
 
+  it('a proved job keeps the proof in its place of spec 01', () => {
+    const proved = { ...base, workerStatuses: ['done' as const], proof: { verdict: 'proved' as const, confidence: 1, shown: [], uncertainty: [] }, criteriaUnmet: [], reportedStates: [] };
+    expect(buildVerdict({ ...proved, verification: { ...(base.verification as NonNullable<typeof base.verification>), ok: true, blocking: false, summary: '42 passed' } })).toBe(
+      '1/1 workers done · 3 files changed on disk · verification passed (42 passed) · fix rounds converged after 2 · proved 1.00',
+    );
+  });
+
+  it('names refused tools, and a verification that could not start before anything else', () => {
+    const refused = buildVerdict({ ...base, refusals: ['w → run_command ×2'] });
+    expect(refused).toContain(' · refused, not failed: w → run_command ×2');
+    const v = { ...(base.verification as NonNullable<typeof base.verification>), ok: null, inconclusive: true, blocking: false, could_not_start: true as const, summary: 'the command could not run (exit 127): sh: 1: pytset: not found' };
+    const line = buildVerdict({ ...base, verification: v, proof: { verdict: 'unproved', confidence: 0.5, shown: [], uncertainty: [] } });
+    expect(line).toMatch(/^verification could not start: the command could not run \(exit 127\): sh: 1: pytset: not found · unproved: nothing could show it · /);
+    expect(line).not.toContain('verification inconclusive');
+  });
+
   it('starts with cancelled or error, and is cut at 400 characters with …', () => {
-    expect(buildVerdict({ ...base, status: 'cancelled' })).toMatch(/^cancelled · 1\/2 workers done/);
+    expect(buildVerdict({ ...base, status: 'cancelled' })).toMatch(/^cancelled · contradicted: the verification fails · 1\/2 workers done/);
     expect(buildVerdict({ ...base, status: 'error', error: 'no worker started' })).toMatch(/^error: no worker started · /);
     const long = buildVerdict({ ...base, criteriaUnmet: ['x'.repeat(500)] });
     expect(long).toHaveLength(400);

@@ -78,8 +78,9 @@ describe('new failures against the baseline', () => {
     const job = await run({ workspace: ws, tasks: [{ instruction: 'cheat', command: dropAdd }] });
     expect(v(job).tests_touched).toEqual(['test/math.test.js']);
     expect(v(job).tests_weakened).toEqual(['add adds']);
-    expect(v(job).ok).toBe(true);
-    expect(r(job).proof.verdict).toBe('partial');
+    // the checkpoint's tests judge: the removed test, put back, still fails on the unchanged code
+    expect(v(job)).toMatchObject({ ok: false, blocking: true, original_tests: { ok: false, failures: ['add adds'], blocking: true } });
+    expect(r(job).proof.verdict).toBe('contradicted');
     expect(r(job).proof.uncertainty.map((u: { code: string }) => u.code)).toContain('tests_weakened');
   });
 });

@@ -35,8 +35,8 @@ describe('a job end to end', () => {
     expect(result(job).changes.modified).toEqual(['src/math.js']);
     expect(result(job).changes.added).toEqual([]);
     expect(result(job).claimed_only).toEqual([]);
-    // related scope: only the tests that import the changed file run
-    expect(result(job).verification).toMatchObject({ mode: 'auto', kind: 'node', scope: 'related', command: 'node --test test/math.test.js', related_files: ['test/math.test.js'], ran: true, ok: true, blocking: false });
+    // related scope: the tests that import the changed file are every test there is, so the full command runs
+    expect(result(job).verification).toMatchObject({ mode: 'auto', kind: 'node', scope: 'all', command: 'npm test', ran: true, ok: true, blocking: false });
     expect(result(job).exit_code).toBe(0);
     expect(job.verdict).toMatch(/^1\/1 workers done · 1 file changed on disk · verification passed \(.*\) · proved 1\.00$/);
     expect(job.progress).toBeUndefined();
@@ -88,7 +88,7 @@ describe('a job end to end', () => {
     expect(result(job).convergence).toMatchObject({ converged: true });
     expect(result(job).proof.verdict).toBe('contradicted');
     expect(result(job).verification.attempts).toBeLessThan(5);
-    expect(job.verdict).toMatch(/verification FAILED .* fix rounds converged after \d .* contradicted: the verification fails/);
+    expect(job.verdict).toMatch(/^contradicted: the verification fails · .*verification FAILED .* fix rounds converged after \d/);
   });
 
   it('with verify none the job is done but unproved', async () => {
@@ -139,12 +139,12 @@ describe('a job end to end', () => {
     expect(job.status).toBe('partial');
   });
 
-  it('a verification command that is missing is inconclusive, not failed', async () => {
+  it('a verification command that is missing is inconclusive, not failed — and not done', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace({ 'a.txt': 'a' });
     const job = await runToEnd(engine, { workspace: ws, verify: 'no-such-test-runner-xyz', tasks: [{ instruction: 'edit', command: 'echo b >> a.txt' }] });
-    expect(result(job).verification).toMatchObject({ ran: true, ok: null, inconclusive: true, blocking: false });
-    expect(job.status).toBe('done');
+    expect(result(job).verification).toMatchObject({ ran: true, ok: null, inconclusive: true, blocking: false, could_not_start: true });
+    expect(job.status).toBe('partial');
     expect(result(job).proof.verdict).toBe('unproved');
   });
 
@@ -229,7 +229,7 @@ describe('workspaces, the worker cap and idempotency', () => {
     const ws = makeWorkspace({ 'sub/a.txt': 'a' });
     const first = engine.submit({ workspace: ws, verify: 'none', tasks: [{ instruction: 'x', command: 'sleep 1' }] }).job;
     await engine.waitFor(first.id, 'phase:workers running', 30);
-    const second = engine.submit({ workspace: join(ws, 'sub'), verify: 'none', tasks: [{ instruction: 'y', command: 'true' }] }).job;
+    const second = engine.submit({ workspace: join(ws, 'sub'), verify: 'none', tasks: [{ instruction: 'y', command: 'echo y > y.txt' }] }).job;
     const waiting = await engine.waitFor(second.id, 'phase:waiting for job', 10);
     expect(waiting.met).toBe(true);
     expect(waiting.state.status).toBe('queued');
@@ -298,7 +298,7 @@ describe('wait_for', () => {
   it('resolves phase, event and worker conditions, and refuses anything else listing every form', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace({ 'a.txt': 'a' });
-    const { job } = engine.submit({ workspace: ws, verify: 'none', tasks: [{ name: 'w1', instruction: 'x', command: 'echo hello-marker; sleep 0.5' }] });
+    const { job } = engine.submit({ workspace: ws, verify: 'none', tasks: [{ name: 'w1', instruction: 'x', command: 'echo hello-marker; echo x > x.txt; sleep 0.5' }] });
     const [phase, event, worker, done] = await Promise.all([
       engine.waitFor(job.id, 'phase:checking what changed', 30),
       engine.waitFor(job.id, 'event:hello-marker', 30),

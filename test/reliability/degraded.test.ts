@@ -57,9 +57,20 @@ describe('degraded: a whole job through bin/gaffer', () => {
     }
   });
 
-  it('a verification command that does not exist makes the job inconclusive, not failed', () => {
+  // issue 10 (over spec 10's "inconclusive, not failed"): a command that cannot start is an error the
+  // verdict names first — not a failure of the work, and not a quiet `done` either
+  it('a verification command that does not exist is named first; not failed, not done', () => {
     const data = join(tempDir(), 'data');
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
+    const r = gaffer(data, ['--json', 'dispatch', '--workspace', ws, '--verify', 'no-such-tool --run', '--task', 'edit', '--command', 'echo b >> a.txt'], process.env.PATH ?? '');
+    expect(r.code).toBe(1);
+    const job = JSON.parse(r.stdout);
+    expect(job.status).toBe('partial');
+    expect(job.result.verification).toMatchObject({ ran: true, ok: null, inconclusive: true, blocking: false, could_not_start: true });
+    expect(job.result.proof.verdict).toBe('unproved');
+    expect(job.result.proof.uncertainty).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'verification_could_not_start' })]));
+    expect(job.verdict).toMatch(/^verification could not start: the command could not run \(exit 127\)/);
+  });
     const r = gaffer(data, ['--json', 'dispatch', '--workspace', ws, '--verify', 'no-such-tool --run', '--task', 'edit', '--command', 'echo b >> a.txt'], process.env.PATH ?? '');
     expect(r.code).toBe(0);
     const job = JSON.parse(r.stdout);

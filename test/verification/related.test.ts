@@ -102,6 +102,9 @@ function pythonMonorepo(): string {
     'packages/beta/beta/cli.py': 'import sys\n\n\ndef main():\n    print(sys.argv)\n',
     'packages/beta/tests/test_calc.py': 'from beta.calc import add\n\n\ndef test_calc():\n    assert add(1, 2) == 3\n',
     'packages/beta/tests/test_smoke.py': 'def test_smoke():\n    assert True\n',
+    // a package nothing here touches: the selection is never the whole suite
+    'packages/gamma/pyproject.toml': '[project]\nname = "gamma"\nversion = "0.1.0"\n',
+    'packages/gamma/tests/test_gamma.py': 'def test_gamma():\n    assert True\n',
     'scripts/tool.py': 'print("tool")\n',
   });
 }
@@ -218,6 +221,7 @@ describe('related tests: node:test (the import graph of test files)', () => {
       'package.json': JSON.stringify({ scripts: { test: 'node --test' } }),
       "src/it's.js": 'export const x = 1;\n',
       "test/it's here.test.js": 'import "../src/it\'s.js";\n',
+      'test/other.test.js': '',
     });
     expect(selection(await select(ws, ["src/it's.js"])).command).toBe(`node --test 'test/it'\\''s here.test.js'`);
   });
@@ -282,16 +286,18 @@ describe('related tests: vitest and jest (the framework selects, gaffer lists wh
       command: 'npx vitest related --run --config vitest.config.js --reporter verbose src/b.js',
       relatedFiles: ['test/a.test.js'],
     });
-    expect(selection(await select(ws, ['src/c.js', 'test/a.test.js'])).relatedFiles).toEqual(['test/a.test.js', 'test/c.spec.js']);
+    // every test of the project selected: that is the full suite, run as the full command
+    expect(reason(await select(ws, ['src/c.js', 'test/a.test.js']))).toBe('the related tests are all of the tests');
     expect(selection(await select(ws, ['src/b.js'], 'node', 'pnpm test')).command).toMatch(/^pnpm exec vitest related --run /);
   });
 
   it('jest: `--findRelatedTests` with the changed files, environment and flags kept', async () => {
     const ws = copyFixture('related/jest');
-    expect(selection(await select(ws, ['src/sum.js', 'src/product.js']))).toEqual({
-      command: 'NODE_OPTIONS=--experimental-vm-modules npx jest --ci -w 2 --findRelatedTests src/product.js src/sum.js',
-      relatedFiles: ['__tests__/product.test.js', '__tests__/sum.js'],
+    expect(selection(await select(ws, ['src/sum.js']))).toEqual({
+      command: 'NODE_OPTIONS=--experimental-vm-modules npx jest --ci -w 2 --findRelatedTests src/sum.js',
+      relatedFiles: ['__tests__/sum.js'],
     });
+    expect(reason(await select(ws, ['src/sum.js', 'src/product.js']))).toBe('the related tests are all of the tests');
   });
 
   it('a deleted source is passed as the tests that imported it', async () => {

@@ -52,7 +52,8 @@ function detectNode(workspace: string): DetectedCommand | null {
   if (typeof test !== 'string' || !test.trim() || NPM_PLACEHOLDER.test(test)) return null;
   const has = (f: string) => existsSync(join(workspace, f));
   const manager = has('pnpm-lock.yaml') ? 'pnpm' : has('yarn.lock') ? 'yarn' : has('bun.lockb') || has('bun.lock') ? 'bun' : 'npm';
-  return { command: `${manager} test`, kind: 'node', mode: 'auto' };
+  // `bun test` is bun's own test runner, not the project's script
+  return { command: manager === 'bun' ? 'bun run test' : `${manager} test`, kind: 'node', mode: 'auto' };
 }
 
 function detectPytest(workspace: string): DetectedCommand | null {
@@ -60,19 +61,37 @@ function detectPytest(workspace: string): DetectedCommand | null {
     const text = readText(join(workspace, f));
     return text !== null && (f === 'pytest.ini' || /pytest/.test(text));
   });
-  const signs = mentionsPytest || existsSync(join(workspace, 'conftest.py')) || hasTestsDirTests(workspace);
+  const signs = mentionsPytest || existsSync(join(workspace, 'conftest.py')) || hasTestsDirTests(workspace) || hasPackageTests(workspace);
   if (!signs) return null;
   const venvPython = join(workspace, '.venv', 'bin', 'python');
   const python = existsSync(venvPython) ? '.venv/bin/python' : 'python3';
   return { command: `${python} -m pytest -q -rA`, kind: 'pytest', mode: 'auto' };
 }
 
-function hasTestsDirTests(workspace: string): boolean {
+function hasTestsDirTests(dir: string): boolean {
   try {
-    return readdirSync(join(workspace, 'tests')).some((f) => /^test_.*\.py$/.test(f));
+    return readdirSync(join(dir, 'tests')).some((f) => /^test_.*\.py$/.test(f));
   } catch {
     return false;
   }
+}
+
+// folders that hold no package of the project's own: never looked into
+const NOT_PACKAGES = new Set(['node_modules', 'venv', 'env', '__pycache__', 'dist', 'build', 'site-packages', 'target', 'docs']);
+const PACKAGES_LOOKED_AT = 200;
+
+/** `<pkg>/tests/test_*.py` one level down (tests shipped inside the package, no pytest config): no deeper walk. */
+function hasPackageTests(workspace: string): boolean {
+  let dirs: string[];
+  try {
+    dirs = readdirSync(workspace, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && !e.name.startsWith('.') && !NOT_PACKAGES.has(e.name))
+      .map((e) => e.name)
+      .slice(0, PACKAGES_LOOKED_AT);
+  } catch {
+    return false;
+  }
+  return dirs.some((dir) => hasTestsDirTests(join(workspace, dir)));
 }
 
 function detectMake(workspace: string): DetectedCommand | null {

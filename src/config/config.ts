@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { GafferError } from '../domain/errors.js';
+import { knownKeysAt, suggestKeys } from '../domain/nearest-key.js';
 import { SPEC_LINT_MODES, type SpecLintMode } from '../domain/spec-lint.js';
 import { SANDBOX_POLICIES, type SandboxPolicy } from '../runners/sandbox/bwrap.js';
 import {
@@ -274,7 +275,8 @@ function parseConfigFile(file: string): ConfigFile {
   // a token is a secret: never echo one as part of a field name
   if (path[0] === 'tokens') path = ['tokens'];
   const field = path.join('.');
-  const what = issue?.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.join(', ')}` : (issue?.message ?? 'invalid');
+  const suggestion = issue?.code === 'unrecognized_keys' ? suggestKeys(issue.keys, knownKeysAt(configFileSchema, issue.path)) : '';
+  const what = issue?.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.join(', ')}${suggestion ? ` — ${suggestion}` : ''}` : (issue?.message ?? 'invalid');
   throw new GafferError('invalid_request', `config ${file}: ${field ? `${field}: ` : ''}${what}`, field || 'config');
 }
 

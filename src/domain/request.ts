@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { GafferError } from './errors.js';
+import { knownKeysAt, suggestKeys } from './nearest-key.js';
 import { TASK_TYPES, type TaskType } from './status.js';
 
 /** Limits of spec 02 "The job request"; one place, so every door checks the same numbers. */
@@ -294,9 +295,11 @@ function toRequestError(error: z.ZodError, body: unknown): GafferError {
   const base = formatPath(issue.path);
   if (issue.code === 'unrecognized_keys') {
     const field = base ? `${base}.${issue.keys[0]}` : String(issue.keys[0]);
+    const them = issue.keys.length > 1 ? 'them' : 'it';
+    const suggestion = suggestKeys(issue.keys, knownKeysAt(jobRequestSchema, issue.path));
     return new GafferError(
       'invalid_request',
-      `${base ? `${base}: ` : ''}unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')} — remove ${issue.keys.length > 1 ? 'them' : 'it'}`,
+      `${base ? `${base}: ` : ''}unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')} — ${suggestion ? `${suggestion} remove or rename ${them}` : `remove ${them}`}`,
       field,
     );
   }

@@ -46,6 +46,32 @@ export function dropRuntimeFrames(text: string): string {
   return out.join('\n');
 }
 
+/** A command longer than this has its trailing path arguments counted instead of spelled out. */
+const COMMAND_CUT = 120;
+
+// a shell word: bare, '…' or "…" parts glued together (the way gaffer quotes paths it adds)
+const SHELL_WORD = /(?:[^\s'"]+|'[^']*'|"(?:\\.|[^"\\])*")+/g;
+const unquote = (word: string) => word.replace(/'([^']*)'|"((?:\\.|[^"\\])*)"/g, (_m, single: string | undefined, double: string | undefined) => single ?? double ?? '');
+const isPathWord = (word: string) => !word.startsWith('-') && !word.includes('=') && (word === '.' || word.includes('/') || /\.\w+$/.test(word));
+
+/**
+ * A long command with the paths at its end (the files or packages a related run selected) counted:
+ * `python3 -m pytest -q -rA … (15 related files)`. `relatedFiles` names them "related files" when
+ * they are exactly those; a short command, or one with a single path, is kept as it is.
+ */
+export function cutPathArguments(command: string, relatedFiles: readonly string[]): string {
+  if (command.length <= COMMAND_CUT) return command;
+  const words = [...command.matchAll(SHELL_WORD)];
+  let first = words.length;
+  while (first > 1 && isPathWord(unquote(words[first - 1]?.[0] ?? ''))) first--;
+  const paths = words.slice(first).map((w) => unquote(w[0]));
+  const start = words[first]?.index;
+  if (paths.length < 2 || start === undefined) return command;
+  const related = new Set(relatedFiles);
+  const what = paths.every((p) => related.has(p)) && paths.length === related.size ? 'related files' : paths.every((p) => p === '.' || p.startsWith('./')) ? 'packages' : 'paths';
+  return `${command.slice(0, start).trimEnd()} ${ELLIPSIS} (${paths.length} ${what})`;
+}
+
 /** Makes paths under the workspace relative (`file:///ws/test/a.js:5` → `test/a.js:5`): the answer names the workspace once. */
 export function relativizePaths(text: string, workspace: string): string {
   const root = workspace.replace(/\/+$/, '');

@@ -4,7 +4,7 @@ import { isFinalStatus, type JobStatus } from '../domain/status.js';
 import type { RunnerReport } from '../runners/contract.js';
 import type { AttemptRow, JobRow } from '../store/store.js';
 import { epochS } from './clock.js';
-import { collapseRepeats, dropRuntimeFrames, elideMiddle, keepTail, relativizePaths, shareBudget } from './compact-text.js';
+import { collapseRepeats, cutPathArguments, dropRuntimeFrames, elideMiddle, keepTail, relativizePaths, shareBudget } from './compact-text.js';
 
 export const INSTRUCTION_CUT = 200;
 export const SUMMARY_CUT = 600;
@@ -15,8 +15,10 @@ export const SUMMARY_FLOOR = 120;
 /** The verification's output tail when its failures were parsed into test ids (they say which tests); else the spec's 1,500. */
 export const OUTPUT_TAIL_PARSED = 600;
 export const OUTPUT_TAIL_CUT = 1_500;
+/** Related test files listed in the compact answer (the rest counted in `related_files_count`). */
+export const RELATED_FILES_SHOWN = 3;
 
-/** A worker row of the compact answer (spec 03). */
+/** A worker row of the compact answer (spec 03); without `full`, fields that are 0, null or empty are left out (kept: WORKER_KEEP). */
 export interface CompactWorker {
   name: string;
   role: string;
@@ -43,6 +45,9 @@ export interface CompactWorker {
   session?: string;
 }
 
+/** The verification in the compact answer: `related_files_count` when `related_files` was cut. */
+export type CompactVerification = VerificationJson & { related_files_count?: number };
+
 /** A live worker's entry in `progress`. */
 export interface ProgressEntry {
   last_event: string;
@@ -67,12 +72,14 @@ export interface CompactJob {
   started: number | null;
   finished: number | null;
   duration_s: number | null;
-  tasks: { name: string; instruction: string; files: string[]; runner: string; model: string | null; type: string }[];
+  /** `model` is left out of the compact answer when the task names none. */
+  tasks: { name: string; instruction: string; files: string[]; runner: string; model?: string | null; type: string }[];
   parallel: boolean;
   verify: string;
   verify_scope: string;
   fix_rounds: number;
-  spec_lint?: JobSpec['spec_lint'];
+  /** The spec-lint gaps; `needs_detail` (what to add, and how) while the job is live and with `full`. */
+  spec_lint?: Omit<NonNullable<JobSpec['spec_lint']>, 'needs_detail'> & Partial<Pick<NonNullable<JobSpec['spec_lint']>, 'needs_detail'>>;
   criteria?: string[];
   result?: Record<string, unknown>;
   progress?: Record<string, ProgressEntry>;
@@ -101,20 +108,18 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
     started: job.started,
     finished: job.finished,
     duration_s: job.started !== null ? round1((job.finished ?? epochS()) - job.started) : null,
-    tasks: spec.tasks.map((t) => ({
-      name: t.name,
-      instruction: full ? t.instruction : cut(t.instruction, INSTRUCTION_CUT),
-      files: t.files,
-      runner: t.runner,
-      model: t.model,
-      type: t.type,
-    })),
+    tasks: spec.tasks.map((t) => {
+      const task = { name: t.name, instruction: full ? t.instruction : cut(t.instruction, INSTRUCTION_CUT), files: t.files, runner: t.runner, model: t.model, type: t.type };
+      // as in the worker rows: no model named is said by leaving it out
+      return full ? task : dropEmpty(task, TASK_KEEP);
+    }),
     parallel: spec.parallel,
     verify: describeVerify(spec.verify),
     verify_scope: spec.verify_scope,
     fix_rounds: spec.fix_rounds,
   };
-  if (spec.spec_lint) compact.spec_lint = spec.spec_lint;
+  // the lint's advice is for the one writing the request: once the job is over, its codes say what was missing
+  if (spec.spec_lint) compact.spec_lint = full || live ? spec.spec_lint : ({ mode: spec.spec_lint.mode, codes: spec.spec_lint.codes });
   if (spec.criteria.length > 0) compact.criteria = spec.criteria;
 
   const result = job.result as JobResult | null;
@@ -128,6 +133,7 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
     };
     if (!full) {
       if (visible.verification) compact.result.verification = compactVerification(visible.verification, job.workspace);
+      if (visible.changes) compact.result.changes = dropNothing(visible.changes, CHANGES_KEEP);
       const totals = visible.totals ? dropEmpty(visible.totals, NOTHING) : undefined;
       if (totals && Object.keys(totals).length > 0) compact.result.totals = totals;
       else delete compact.result.totals;
@@ -144,8 +150,25 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
 }
 
 /** Worker fields always shown, even when empty; the rest are left out of the compact answer when 0, null or empty. */
-const WORKER_KEEP = new Set(['name', 'role', 'attempt', 'runner', 'status', 'outcome', 'sandboxed', 'summary']);
+const WORKER_KEEP = new Set(['name', 'role', 'attempt', 'runner', 'status', 'outcome', 'sandboxed']);
 const NOTHING = new Set<string>();
+const ZERO_IS_A_VALUE = new Set(['duration_s']);
+const TASK_KEEP = new Set(['name', 'instruction', 'files', 'runner', 'type']);
+
+/** What changed is always said, even when nothing did; the flags and lists of the unusual only when they hold something. */
+const CHANGES_KEEP = new Set(['source', 'checkpoint', 'count', 'added', 'modified', 'deleted']);
+
+/** Leaves out fields not in `keep` that say nothing happened: false, null, an empty list or object. */
+function dropNothing<T extends object>(row: T, keep: ReadonlySet<string>): T {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(row)) {
+    const nothing = value === false || value === null || (Array.isArray(value) && value.length === 0) || (isPlainObject(value) && Object.keys(value).length === 0);
+    if (!nothing || keep.has(key)) out[key] = value;
+  }
+  return out as T;
+}
+
+const isPlainObject = (value: unknown): value is object => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The compact answer leaves out zero, null and empty fields that are not in `keep` (a clean
@@ -154,7 +177,8 @@ const NOTHING = new Set<string>();
 function dropEmpty<T extends object>(row: T, keep: ReadonlySet<string>): T {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(row)) {
-    const empty = value === null || value === 0 || (Array.isArray(value) && value.length === 0);
+    // a worker that took under 0.05 s has a duration of 0: only an unknown one is left out
+    const empty = value === null || value === '' || (value === 0 && !ZERO_IS_A_VALUE.has(key)) || (Array.isArray(value) && value.length === 0);
     if (!empty || keep.has(key)) out[key] = value;
   }
   return out as T;
@@ -213,12 +237,31 @@ function fitSummaries(workers: CompactWorker[]): void {
  * and repeated lines folded, and when the failures were parsed into test ids the ids carry the
  * "which", so the tail keeps only its last OUTPUT_TAIL_PARSED chars.
  */
-function compactVerification(v: VerificationJson, workspace: string): VerificationJson {
-  if (v.output_tail === '') return v;
+function compactVerification(v: VerificationJson, workspace: string): CompactVerification {
+  const out = { ...v, ...shortenRelated(v) };
+  if (v.output_tail === '') return out;
   const parsed = v.failures.length > 0 && v.failures.every((id) => !id.startsWith('<'));
   const tail = collapseRepeats(dropRuntimeFrames(relativizePaths(v.output_tail, workspace)));
-  return { ...v, output_tail: keepTail(tail, parsed ? OUTPUT_TAIL_PARSED : OUTPUT_TAIL_CUT) };
+  return { ...out, output_tail: keepTail(tail, parsed ? OUTPUT_TAIL_PARSED : OUTPUT_TAIL_CUT) };
 }
+
+/**
+ * Related scope spells every selected file into the command and lists them again in
+ * `related_files`: on a real project that alone outweighs the rest of a clean answer (spec 03:
+ * ~400 tokens). The compact answer keeps the command up to its file arguments and the first
+ * RELATED_FILES_SHOWN files with their count; `?full=1` has both whole.
+ */
+function shortenRelated(v: VerificationJson): Partial<Pick<CompactVerification, 'command' | 'related_files' | 'related_files_count'>> {
+  const files = v.related_files;
+  const out: Partial<Pick<CompactVerification, 'command' | 'related_files' | 'related_files_count'>> = {};
+  if (v.command !== null && v.scope === 'related') out.command = cutPathArguments(v.command, files ?? []);
+  if (files && files.length > RELATED_FILES_SHOWN) {
+    out.related_files = files.slice(0, RELATED_FILES_SHOWN);
+    out.related_files_count = files.length;
+  }
+  return out;
+}
+
 
 /** Every task appears from the start (as queued), so a 4-task job at a cap of 2 never looks like 2 workers. */
 function buildProgress(spec: JobSpec, attempts: AttemptRow[]): Record<string, ProgressEntry> {

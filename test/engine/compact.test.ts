@@ -1,7 +1,9 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
-import { collapseRepeats, dropRuntimeFrames, elideMiddle, keepTail, relativizePaths, shareBudget } from '../../src/engine/compact-text.js';
+import { collapseRepeats, cutPathArguments, dropRuntimeFrames, elideMiddle, keepTail, relativizePaths, shareBudget } from '../../src/engine/compact-text.js';
 import { CALC_FILES, makeWorkspace, tempDir } from '../helpers/temp.js';
 
 const engines: Engine[] = [];
@@ -58,6 +60,19 @@ describe('shortening the compact answer’s text', () => {
     expect(cut).toContain(' … ');
   });
 
+  it('counts the paths a long related command ends with instead of spelling them out; a short one stays whole', () => {
+    const tests = Array.from({ length: 15 }, (_, i) => `tests/test_module_${String(i + 1).padStart(2, '0')}.py`);
+    expect(cutPathArguments(`python3 -m pytest -q -rA ${tests.join(' ')}`, tests)).toBe('python3 -m pytest -q -rA … (15 related files)');
+    const packages = Array.from({ length: 12 }, (_, i) => `./internal/package${i}`);
+    expect(cutPathArguments(`go test -json -count=1 ${packages.join(' ')}`, [])).toBe('go test -json -count=1 … (12 packages)');
+    // vitest is given the changed files, not the tests it will pick
+    const changed = Array.from({ length: 8 }, (_, i) => `'src/some dir/module-${i}.ts'`);
+    expect(cutPathArguments(`npx vitest related --run ${changed.join(' ')}`, ['test/a.test.ts'])).toBe('npx vitest related --run … (8 paths)');
+    expect(cutPathArguments('python3 -m pytest -q -rA tests/test_calc.py tests/test_slug.py', ['tests/test_calc.py', 'tests/test_slug.py'])).toBe('python3 -m pytest -q -rA tests/test_calc.py tests/test_slug.py');
+    const oneLong = `node --test ${'x'.repeat(150)}/a.test.js`;
+    expect(cutPathArguments(oneLong, [])).toBe(oneLong);
+  });
+
   it('shares a budget: short texts take what they need, the rest split by weight, within floor and cap', () => {
     expect(shareBudget([50, 2000, 2000], [1, 1, 1], { budget: 1200, floor: 120, cap: 600 })).toEqual([50, 575, 575]);
     expect(shareBudget([900, 900], [1, 2], { budget: 900, floor: 120, cap: 600 })).toEqual([300, 600]);
@@ -104,5 +119,81 @@ describe('the compact answer of a 4-worker job whose verification fails', () => 
     const full = engine.get(submitted.id, { full: true }).result as any;
     expect(full.verification.output_tail).toContain(ws);
     expect(full.workers[0].summary).not.toContain('[×');
+  });
+});
+
+/** A python that can run pytest here: the machine's, or the pytest fixture's venv (scripts/setup-fixtures.sh). */
+function findPytest(): { venv: string | null } | null {
+  if (spawnSync('python3', ['-c', 'import pytest'], { stdio: 'ignore' }).status === 0) return { venv: null };
+  const venv = join(import.meta.dirname, '..', 'fixtures', 'projects', 'pytest', '.venv');
+  return existsSync(join(venv, 'bin', 'python')) ? { venv } : null;
+}
+const pytest = findPytest();
+
+/**
+ * A pytest project as real ones are laid out: a package, 15 test modules that import the module
+ * the worker changes and 3 that do not (so related scope selects 15 files, not the whole suite).
+ */
+function pytestProject(): string {
+  const files: Record<string, string> = {
+    'pytest.ini': '[pytest]\ntestpaths = tests\n',
+    'pkg/__init__.py': '',
+    'pkg/core.py': 'def add(a, b):\n    return a - b\n\n\ndef scale(a, k):\n    return a * k\n',
+    'pkg/text.py': 'def shout(s):\n    return s.upper()\n',
+  };
+  for (const area of ['banner', 'headings', 'labels']) {
+    files[`tests/test_${area}.py`] = `from pkg.text import shout\n\n\ndef test_${area}_shouts():\n    assert shout("a") == "A"\n`;
+  }
+  const areas = ['parser', 'formatter', 'config', 'cache', 'client', 'server', 'models', 'views', 'utils', 'cli', 'storage', 'auth', 'events', 'reports', 'plugins'];
+  for (const area of areas) {
+    files[`tests/test_${area}.py`] = `from pkg.core import add, scale\n\n\ndef test_${area}_adds():\n    assert add(2, 3) == 5\n\n\ndef test_${area}_scales():\n    assert scale(2, 3) == 6\n`;
+  }
+  const ws = makeWorkspace(files, { git: true });
+  if (pytest?.venv) symlinkSync(pytest.venv, join(ws, '.venv'));
+  return ws;
+}
+
+describe.skipIf(pytest === null)('the compact answer on a real pytest project with 15 test files', () => {
+  it('a clean one-worker job answers in at most 400 tokens', async () => {
+    const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), maxParallel: 2 });
+    engines.push(engine);
+    const ws = pytestProject();
+    const { job: submitted } = engine.submit({
+      workspace: ws,
+      verify: 'auto',
+      tasks: [{ instruction: 'add() in pkg/core.py subtracts; make it add so the tests pass', files: ['pkg/core.py'], command: "sed -i 's/a - b/a + b/' pkg/core.py" }],
+    });
+    await engine.settled(submitted.id);
+    const job = engine.get(submitted.id);
+    const result = job.result as any;
+    expect(job.status).toBe('done');
+    expect(result.proof.verdict).toBe('proved');
+    expect(result.verification.summary).toMatch(/^3[03] passed$/);
+    const tokens = JSON.stringify(job).length / 4;
+    console.log(`compact answer of the clean 15-test-file pytest job: ${tokens} tokens`);
+    expect(tokens).toBeLessThanOrEqual(400);
+  });
+
+  it('a related run keeps its command up to the file arguments and the first related files with their count; ?full=1 has them whole', async () => {
+    const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), maxParallel: 2 });
+    engines.push(engine);
+    const ws = pytestProject();
+    // the worker breaks scale(): a failing related run is the final verification (no confirming full run, no fix round)
+    const { job: submitted } = engine.submit({
+      workspace: ws,
+      verify: 'auto',
+      fix_rounds: 0,
+      tasks: [{ instruction: 'make scale() in pkg/core.py add instead', files: ['pkg/core.py'], command: "sed -i 's/a \\* k/a + k/' pkg/core.py" }],
+    });
+    await engine.settled(submitted.id);
+    const compact = (engine.get(submitted.id).result as any).verification;
+    const full = (engine.get(submitted.id, { full: true }).result as any).verification;
+    expect(full.scope).toBe("related");
+    expect(full.related_files).toHaveLength(15);
+    expect(full.command.split(' ').filter((w: string) => w.startsWith('tests/'))).toEqual(full.related_files);
+    expect(compact.command).toBe(`${full.command.slice(0, full.command.indexOf(' tests/'))} … (15 related files)`);
+    expect(compact.related_files).toEqual(full.related_files.slice(0, 3));
+    expect(compact.related_files_count).toBe(15);
+    expect(compact).toMatchObject({ ok: false, blocking: true });
   });
 });

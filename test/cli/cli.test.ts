@@ -118,7 +118,7 @@ describe('the gaffer CLI', () => {
     expect(job.result.workers[0]).toMatchObject({ status: 'interrupted' });
     expect(alive(workerPid)).toBe(false);
 
-    const next = gaffer(data, ['--json', 'dispatch', '--workspace', ws, '--verify', 'none', '--task', 'quick', '--command', 'true']);
+    const next = gaffer(data, ['--json', 'dispatch', '--workspace', ws, '--verify', 'none', '--task', 'quick', '--command', 'echo c > c.txt']);
     expect(next.code).toBe(0);
     expect(JSON.parse(next.stdout).status).toBe('done');
   });

@@ -7,7 +7,16 @@ const list = (items: unknown, max = 8): string => {
   return arr.length > max ? `${arr.slice(0, max).join(', ')} +${arr.length - max} more` : arr.join(', ');
 };
 
-/** The compact answer for a person: status, verdict, workers, changes, verification, proof. */
+/** Failing test ids shown per kind (new, pre-existing, flaky); the rest is counted. */
+const FAILURES_SHOWN = 5;
+
+/** A worker's duration: how long it took, or how long it has run so far; nothing when it never ran. */
+function describeDuration(w: CompactWorker): string {
+  if (typeof w.duration_s !== 'number') return '';
+  return w.status === 'running' ? `${w.duration_s} s so far` : `${w.duration_s} s`;
+}
+
+/** The compact answer for a person: status, verdict, workers, changes, verification (with the failing ids), proof. */
 export function renderCompact(job: CompactJob): string {
   const lines: string[] = [];
   const duration = job.duration_s !== null ? `  ${job.duration_s.toFixed(1)} s` : '';
@@ -21,7 +30,7 @@ export function renderCompact(job: CompactJob): string {
     lines.push('  workers:');
     for (const w of workers) {
       const extra = [w.state ? `state ${w.state}` : '', w.error ? `error: ${w.error}` : ''].filter(Boolean).join('; ');
-      lines.push(`    ${w.name.padEnd(14)} ${w.runner.padEnd(8)} ${w.status.padEnd(10)} ${(w.outcome ?? '').padEnd(15)} ${w.duration_s ?? '-'} s${extra ? `  ${extra}` : ''}`);
+      lines.push(`    ${w.name.padEnd(14)} ${w.runner.padEnd(8)} ${w.status.padEnd(10)} ${(w.outcome ?? '').padEnd(15)} ${describeDuration(w)}${extra ? `  ${extra}` : ''}`.trimEnd());
     }
   }
   if (job.progress) {
@@ -31,17 +40,27 @@ export function renderCompact(job: CompactJob): string {
   const changes = result?.changes;
   if (changes) {
     lines.push(`  changes (${changes.source}, checkpoint ${changes.checkpoint}): ${changes.count} file(s)`);
-    if (changes.added.length) lines.push(`    added:    ${list(changes.added)}`);
-    if (changes.modified.length) lines.push(`    modified: ${list(changes.modified)}`);
-    if (changes.deleted.length) lines.push(`    deleted:  ${list(changes.deleted)}`);
-    if (changes.verification_wrote.length) lines.push(`    verification wrote: ${list(changes.verification_wrote)}`);
-    if (changes.skipped.length) lines.push(`    skipped: ${list(changes.skipped)}`);
+    if (changes.added?.length) lines.push(`    added:    ${list(changes.added)}`);
+    if (changes.modified?.length) lines.push(`    modified: ${list(changes.modified)}`);
+    if (changes.deleted?.length) lines.push(`    deleted:  ${list(changes.deleted)}`);
+    if (changes.verification_wrote?.length) lines.push(`    verification wrote: ${list(changes.verification_wrote)}`);
+    if (changes.skipped?.length) lines.push(`    skipped: ${list(changes.skipped)}`);
   }
   if (result?.claimed_only?.length) lines.push(`  claimed only (not on disk): ${list(result.claimed_only)}`);
   const v = result?.verification;
   if (v) {
     const verdict = !v.ran ? 'not run' : v.ok === true ? 'passed' : v.ok === false ? (v.blocking ? 'FAILED' : 'failed, not blocking') : 'inconclusive';
     lines.push(`  verification: ${verdict}${v.command ? ` — ${v.command}` : ''} (${v.summary})`);
+    const sorted = [v.new_failures, v.pre_existing, v.flaky].some((ids) => Array.isArray(ids) && ids.length > 0);
+    for (const [label, ids] of [
+      // failures no baseline sorted into new and pre-existing
+      ['failing', sorted ? [] : v.failures],
+      ['new failures', v.new_failures],
+      ['pre-existing', v.pre_existing],
+      ['flaky', v.flaky],
+    ] as const) {
+      if (Array.isArray(ids) && ids.length > 0) lines.push(`    ${`${label} (${ids.length}):`.padEnd(20)} ${list(ids, FAILURES_SHOWN)}`);
+    }
   }
   const proof = result?.proof;
   if (proof) {

@@ -5,14 +5,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/../test/fixtures/projects"
 
-# node fixtures: reinstall only when the lockfile changed since the last install
-for dir in node-test vitest jest mocha; do
+# node fixtures: reinstall only when the lockfile changed since the last install. bun and deno are the
+# registry packages that ship the binary (an optional dependency per platform)
+for dir in node-test vitest jest mocha tape tap ava jasmine bun deno; do
   [ -f "$dir/package.json" ] || continue
   if ! grep -q '"dependencies"\|"devDependencies"' "$dir/package.json"; then continue; fi
   stamp="$dir/node_modules/.package-lock.json"
   if [ -d "$dir/node_modules" ] && [ -f "$stamp" ] && [ "$dir/package-lock.json" -ot "$stamp" ]; then continue; fi
   echo "setup-fixtures: npm ci in $dir"
-  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error); then
+    rm -rf "$dir/node_modules"
+    echo "setup-fixtures: could not install $dir; its corpus tests will be skipped" >&2
+  fi
+done
+for bin in bun deno; do
+  if [ -d "$bin/node_modules" ] && ! "$bin/node_modules/.bin/$bin" --version >/dev/null 2>&1; then
+    rm -rf "$bin/node_modules"
+    echo "setup-fixtures: the $bin binary from the registry package does not run here; its corpus tests will be skipped" >&2
+  fi
 done
 
 # go: Debian's toolchain when none is on the PATH
@@ -32,6 +42,9 @@ if ! python3 -c 'import pytest' >/dev/null 2>&1 && [ ! -x pytest/.venv/bin/pytho
     echo "setup-fixtures: could not install pytest; its corpus tests will be skipped" >&2
   fi
 fi
+
+# unittest: the standard library of the machine's python3
+command -v python3 >/dev/null 2>&1 || echo "setup-fixtures: python3 is not installed; the unittest corpus tests will be skipped" >&2
 
 # cargo: the fixture has no dependencies, so nothing to fetch; say so when the toolchain is missing
 command -v cargo >/dev/null 2>&1 || echo "setup-fixtures: cargo is not installed; its corpus tests will be skipped" >&2

@@ -8,13 +8,15 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findJUnitReports, parseJUnitXml, parseTestOutput, summarizeCounts } from '../../src/verification/parsers/index.js';
 import type { ParsedRun, TestFramework } from '../../src/verification/parsers/index.js';
+import { readRun } from '../../src/verification/judge.js';
+import type { SuiteRun } from '../../src/verification/run-suite.js';
 import { buildSelectCommand } from '../../src/verification/select.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const PROJECTS = join(ROOT, 'test', 'fixtures', 'projects');
 const OUTPUTS = join(ROOT, 'test', 'fixtures', 'outputs');
 const CAPTURE = process.env.GAFFER_CAPTURE_OUTPUTS === '1';
-const NOT_COPIED = new Set(['node_modules', 'target', '.venv', '__pycache__', '.pytest_cache', '.flaky-state', 'junit.xml', 'reports']);
+const NOT_COPIED = new Set(['node_modules', 'target', '.venv', '__pycache__', '.pytest_cache', '.flaky-state', 'junit.xml', 'reports', '.tap']);
 
 const temps: string[] = [];
 afterAll(() => {
@@ -66,6 +68,7 @@ const AVAILABLE: Record<string, string | null> = {
   pytest: has(join(PROJECTS, 'pytest', python), ['-c', 'import pytest']) || has(python, ['-c', 'import pytest']) ? null : 'pytest is not importable (run scripts/setup-fixtures.sh)',
   go: has('go', ['version']) ? null : 'go is not installed (run scripts/setup-fixtures.sh)',
   cargo: has('cargo', ['--version']) ? null : 'cargo is not installed',
+  unittest: has('python3', ['--version']) ? null : 'python3 is not installed',
 };
 const npmReady = (name: string) => (existsSync(join(PROJECTS, name, 'node_modules')) ? null : `${name} fixture has no node_modules (run scripts/setup-fixtures.sh)`);
 
@@ -74,8 +77,15 @@ interface Scenario {
   command: string;
   /** Changes the fresh copy before the run (break a source file, remove the tests…). */
   prepare?: (dir: string) => void;
-  exitCode: 'zero' | 'nonzero';
+  /** 'any' where the runner's versions differ (unittest: "Ran 0 tests" exits 0 before Python 3.12, 5 after). */
+  exitCode: 'zero' | 'nonzero' | 'any';
   expected: Partial<ParsedRun>;
+  /**
+   * How the verification reads the run on its own (spec 03, the SWE-bench guards): failing ids, inconclusive
+   * (no tests ran, collection errors), or a runner error (a non-zero exit with no test named). Default:
+   * "failed" when the scenario expects failing ids, else "inconclusive".
+   */
+  reads?: 'failed' | 'inconclusive' | 'runner error';
 }
 
 interface Fixture {
@@ -120,6 +130,18 @@ const FIXTURES: Fixture[] = [
     flakyId: 'flaky passes on rerun',
     summary: '2 failed, 3 passed, 1 skipped',
     scenarios: [
+      {
+        name: 'tap-reporter',
+        command: 'node --test --test-reporter=tap',
+        exitCode: 'nonzero',
+        expected: {
+          failed: ['divide rounds down', 'flaky passes on rerun'],
+          passed: ['math > add adds', 'math > multiply multiplies', 'slugify lowercases and dashes'],
+          skipped: ['slugify keeps unicode'],
+          counts: NODE_COUNTS,
+          ranSignal: true,
+        },
+      },
       {
         name: 'spec-reporter',
         command: 'node --test --test-reporter=spec',
@@ -515,9 +537,354 @@ const FIXTURES: Fixture[] = [
       },
     ],
   },
+  {
+    framework: 'tape',
+    kind: 'node',
+    skip: npmReady('tape'),
+    command: 'npm test',
+    firstRun: {
+      // tape prints test names only: no file, no parent
+      failed: ['divide rounds down', 'flaky passes on rerun'],
+      passed: ['add adds', 'multiply multiplies', 'slugify lowercases and dashes'],
+      skipped: ['slugify keeps unicode'],
+      counts: NODE_COUNTS,
+    },
+    flakyId: 'flaky passes on rerun',
+    summary: '2 failed, 3 passed, 1 skipped',
+    scenarios: [
+      {
+        name: 'broken-source',
+        command: 'npm test',
+        prepare: (dir) => edit(dir, 'src/math.js', 'return a + b;', 'return a - b;'),
+        exitCode: 'nonzero',
+        expected: { failed: ['add adds', 'divide rounds down', 'flaky passes on rerun'], counts: { passed: 2, failed: 3, skipped: 1 } },
+      },
+      {
+        name: 'no-tests',
+        command: 'npm test',
+        prepare: (dir) => removeTests(dir, 'test'),
+        exitCode: 'zero',
+        expected: { failed: [], counts: { passed: 0, failed: 0, skipped: 0 }, ranSignal: false, noTestsRan: true, collectionError: false },
+      },
+      {
+        // node dies on the import before tape prints a line: nothing to parse, so a runner error
+        name: 'collection-error',
+        command: 'npm test',
+        prepare: (dir) => {
+          removeTests(dir, 'test');
+          write(dir, 'test/broken.test.js', "import test from 'tape';\nimport { divide } from '../src/divide.js';\ntest('divides', (t) => t.end());\n");
+        },
+        exitCode: 'nonzero',
+        expected: { framework: null, failed: [], ranSignal: false, noTestsRan: false, collectionError: false },
+        reads: 'runner error',
+      },
+    ],
+  },
+  {
+    framework: 'tap',
+    kind: 'node',
+    skip: npmReady('tap'),
+    command: 'npm test',
+    firstRun: {
+      failed: ['test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
+      passed: ['test/math.test.js > math > add adds', 'test/math.test.js > math > multiply multiplies', 'test/slug.test.js > slugify lowercases and dashes'],
+      skipped: ['test/slug.test.js > slugify keeps unicode'],
+      counts: NODE_COUNTS,
+    },
+    flakyId: 'test/math.test.js > flaky passes on rerun',
+    summary: '2 failed, 3 passed, 1 skipped',
+    scenarios: [
+      {
+        name: 'broken-source',
+        command: 'npm test',
+        prepare: (dir) => edit(dir, 'src/math.js', 'return a + b;', 'return a - b;'),
+        exitCode: 'nonzero',
+        expected: {
+          failed: ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
+          counts: { passed: 2, failed: 3, skipped: 1 },
+        },
+      },
+      {
+        name: 'no-tests',
+        command: 'npm test',
+        prepare: (dir) => removeTests(dir, 'test'),
+        exitCode: 'nonzero',
+        expected: { failed: [], passed: [], ranSignal: false, noTestsRan: true, collectionError: false },
+      },
+      {
+        name: 'collection-error',
+        command: 'npm test',
+        prepare: (dir) => {
+          removeTests(dir, 'test');
+          write(dir, 'test/broken.test.js', "import t from 'tap';\nimport { divide } from '../src/divide.js';\nt.test('divides', async (t) => t.equal(divide(1, 2), 0.5));\n");
+        },
+        exitCode: 'nonzero',
+        expected: { failed: ['test/broken.test.js'], passed: [], ranSignal: false, noTestsRan: false, collectionError: true },
+      },
+    ],
+  },
+  {
+    framework: 'ava',
+    kind: 'node',
+    skip: npmReady('ava'),
+    command: 'npm test',
+    firstRun: {
+      // AVA prefixes each title with its file once there is more than one
+      failed: ['math > divide rounds down', 'math > flaky passes on rerun'],
+      passed: ['math > add adds', 'math > multiply multiplies', 'slug > slugify lowercases and dashes'],
+      skipped: ['slug > slugify keeps unicode'],
+      counts: NODE_COUNTS,
+    },
+    flakyId: 'math > flaky passes on rerun',
+    summary: '2 failed, 3 passed, 1 skipped',
+    scenarios: [
+      {
+        name: 'broken-source',
+        command: 'npm test',
+        prepare: (dir) => edit(dir, 'src/math.js', 'return a + b;', 'return a - b;'),
+        exitCode: 'nonzero',
+        expected: { failed: ['math > add adds', 'math > divide rounds down', 'math > flaky passes on rerun'], counts: { passed: 2, failed: 3, skipped: 1 } },
+      },
+      {
+        name: 'no-tests',
+        command: 'npm test',
+        prepare: (dir) => removeTests(dir, 'test'),
+        exitCode: 'nonzero',
+        expected: { failed: [], passed: [], counts: null, ranSignal: false, noTestsRan: true, collectionError: false },
+      },
+      {
+        name: 'collection-error',
+        command: 'npm test',
+        prepare: (dir) => {
+          removeTests(dir, 'test');
+          write(dir, 'test/broken.test.js', "import test from 'ava';\nimport { divide } from '../src/divide.js';\ntest('divides', (t) => t.is(divide(1, 2), 0.5));\n");
+        },
+        exitCode: 'nonzero',
+        expected: { failed: ['test/broken.test.js'], passed: [], ranSignal: false, noTestsRan: false, collectionError: true },
+      },
+    ],
+  },
+  {
+    framework: 'jasmine',
+    kind: 'node',
+    skip: npmReady('jasmine'),
+    command: 'npm test',
+    firstRun: {
+      // Jasmine names failing and pending specs, never passing ones
+      failed: ['math divide rounds down', 'math flaky passes on rerun'],
+      passed: [],
+      skipped: ['slugify keeps unicode'],
+      counts: NODE_COUNTS,
+    },
+    flakyId: 'math flaky passes on rerun',
+    summary: '2 failed, 3 passed, 1 skipped',
+    scenarios: [
+      {
+        name: 'broken-source',
+        command: 'npm test',
+        prepare: (dir) => edit(dir, 'src/math.js', 'return a + b;', 'return a - b;'),
+        exitCode: 'nonzero',
+        expected: { failed: ['math add adds', 'math divide rounds down', 'math flaky passes on rerun'], counts: { passed: 2, failed: 3, skipped: 1 } },
+      },
+      {
+        name: 'no-tests',
+        command: 'npm test',
+        prepare: (dir) => {
+          rmSync(join(dir, 'spec', 'math.spec.js'));
+          rmSync(join(dir, 'spec', 'slug.spec.js'));
+        },
+        exitCode: 'nonzero',
+        expected: { failed: [], ranSignal: false, noTestsRan: true, collectionError: false },
+      },
+      {
+        // node's import error, printed before Jasmine's reporter starts: a runner error
+        name: 'collection-error',
+        command: 'npm test',
+        prepare: (dir) => write(dir, 'spec/broken.spec.js', "import { divide } from '../src/divide.js';\nit('divides', () => expect(divide(1, 2)).toBe(0.5));\n"),
+        exitCode: 'nonzero',
+        expected: { framework: null, failed: [], ranSignal: false, noTestsRan: false, collectionError: false },
+        reads: 'runner error',
+      },
+    ],
+  },
+  {
+    framework: 'bun',
+    kind: 'node',
+    skip: npmReady('bun'),
+    command: 'npm test',
+    firstRun: {
+      failed: ['test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
+      passed: ['test/math.test.js > math > add adds', 'test/math.test.js > math > multiply multiplies', 'test/slug.test.js > slugify lowercases and dashes'],
+      skipped: ['test/slug.test.js > slugify keeps unicode'],
+      counts: NODE_COUNTS,
+    },
+    flakyId: 'test/math.test.js > flaky passes on rerun',
+    summary: '2 failed, 3 passed, 1 skipped',
+    scenarios: [
+      {
+        name: 'broken-source',
+        command: 'npm test',
+        prepare: (dir) => edit(dir, 'src/math.js', 'return a + b;', 'return a - b;'),
+        exitCode: 'nonzero',
+        expected: {
+          failed: ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
+          counts: { passed: 2, failed: 3, skipped: 1 },
+        },
+      },
+      {
+        name: 'no-tests',
+        command: 'npm test',
+        prepare: (dir) => removeTests(dir, 'test'),
+        exitCode: 'nonzero',
+        expected: { failed: [], passed: [], counts: null, ranSignal: false, noTestsRan: true, collectionError: false },
+      },
+      {
+        name: 'collection-error',
+        command: 'npm test',
+        prepare: (dir) => {
+          removeTests(dir, 'test');
+          write(dir, 'test/broken.test.js', "import { expect, test } from 'bun:test';\nimport { divide } from '../src/divide.js';\ntest('divides', () => expect(divide(1, 2)).toBe(0.5));\n");
+        },
+        exitCode: 'nonzero',
+        expected: { failed: ['test/broken.test.js'], passed: [], ranSignal: false, noTestsRan: false, collectionError: true },
+      },
+    ],
+  },
+  {
+    framework: 'deno',
+    kind: 'node',
+    skip: npmReady('deno'),
+    command: 'npm test',
+    firstRun: {
+      failed: ['test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
+      passed: ['test/math.test.js > math > add adds', 'test/math.test.js > math > multiply multiplies', 'test/slug.test.js > slugify lowercases and dashes'],
+      skipped: ['test/slug.test.js > slugify keeps unicode'],
+      counts: NODE_COUNTS,
+    },
+    flakyId: 'test/math.test.js > flaky passes on rerun',
+    summary: '2 failed, 3 passed, 1 skipped',
+    scenarios: [
+      {
+        // a failing step: the step is the failure, not the test that holds it
+        name: 'broken-source',
+        command: 'npm test',
+        prepare: (dir) => edit(dir, 'src/math.js', 'return a + b;', 'return a - b;'),
+        exitCode: 'nonzero',
+        expected: {
+          failed: ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
+          counts: { passed: 2, failed: 3, skipped: 1 },
+        },
+      },
+      {
+        name: 'no-tests',
+        command: 'npm test',
+        prepare: (dir) => removeTests(dir, 'test'),
+        exitCode: 'nonzero',
+        expected: { failed: [], passed: [], counts: null, ranSignal: false, noTestsRan: true, collectionError: false },
+      },
+      {
+        name: 'collection-error',
+        command: 'npm test',
+        prepare: (dir) => {
+          removeTests(dir, 'test');
+          write(dir, 'test/broken.test.js', "import { divide } from '../src/divide.js';\nDeno.test('divides', () => divide(1, 2));\n");
+        },
+        exitCode: 'nonzero',
+        expected: { failed: ['test/broken.test.js'], passed: [], ranSignal: false, noTestsRan: false, collectionError: true },
+      },
+    ],
+  },
+  {
+    framework: 'unittest',
+    kind: 'command',
+    skip: AVAILABLE.unittest ?? null,
+    command: 'python3 -m unittest',
+    firstRun: {
+      // without -v unittest names failures only
+      failed: ['tests.test_calc.TestCalc.test_divide_rounds_down', 'tests.test_calc.TestCalc.test_flaky_passes_on_rerun'],
+      passed: [],
+      skipped: [],
+      counts: NODE_COUNTS,
+    },
+    flakyId: 'tests.test_calc.TestCalc.test_flaky_passes_on_rerun',
+    summary: '2 failed, 3 passed, 1 skipped',
+    scenarios: [
+      {
+        name: 'verbose',
+        command: 'python3 -m unittest -v',
+        exitCode: 'nonzero',
+        expected: {
+          failed: ['tests.test_calc.TestCalc.test_divide_rounds_down', 'tests.test_calc.TestCalc.test_flaky_passes_on_rerun'],
+          passed: ['tests.test_calc.TestCalc.test_add', 'tests.test_calc.TestCalc.test_multiply', 'tests.test_slug.TestSlugify.test_lowercases_and_dashes'],
+          skipped: ['tests.test_slug.TestSlugify.test_keeps_unicode'],
+          counts: NODE_COUNTS,
+          ranSignal: true,
+        },
+      },
+      {
+        // a failing subtest fails its test
+        name: 'verbose-subtest-failure',
+        command: 'python3 -m unittest -v',
+        prepare: (dir) => edit(dir, 'tests/test_calc.py', '(0, 7, 0)', '(0, 7, 1)'),
+        exitCode: 'nonzero',
+        expected: {
+          failed: ['tests.test_calc.TestCalc.test_divide_rounds_down', 'tests.test_calc.TestCalc.test_flaky_passes_on_rerun', 'tests.test_calc.TestCalc.test_multiply'],
+          passed: ['tests.test_calc.TestCalc.test_add', 'tests.test_slug.TestSlugify.test_lowercases_and_dashes'],
+          counts: { passed: 2, failed: 3, skipped: 1 },
+        },
+      },
+      {
+        name: 'broken-source',
+        command: 'python3 -m unittest',
+        prepare: (dir) => edit(dir, 'calc.py', 'return a + b', 'return a - b'),
+        exitCode: 'nonzero',
+        expected: {
+          failed: ['tests.test_calc.TestCalc.test_add', 'tests.test_calc.TestCalc.test_divide_rounds_down', 'tests.test_calc.TestCalc.test_flaky_passes_on_rerun'],
+          counts: { passed: 2, failed: 3, skipped: 1 },
+        },
+      },
+      {
+        name: 'no-tests',
+        command: 'python3 -m unittest',
+        prepare: (dir) => {
+          rmSync(join(dir, 'tests', 'test_calc.py'));
+          rmSync(join(dir, 'tests', 'test_slug.py'));
+        },
+        exitCode: 'any',
+        expected: { failed: [], passed: [], counts: { passed: 0, failed: 0, skipped: 0 }, ranSignal: false, noTestsRan: true, collectionError: false },
+      },
+      {
+        name: 'collection-error',
+        command: 'python3 -m unittest',
+        prepare: (dir) => {
+          rmSync(join(dir, 'tests', 'test_calc.py'));
+          rmSync(join(dir, 'tests', 'test_slug.py'));
+          write(dir, 'tests/test_divide.py', 'import unittest\n\nfrom calc import divide\n\n\nclass TestDivide(unittest.TestCase):\n    def test_divide(self):\n        self.assertEqual(divide(1, 2), 0.5)\n');
+        },
+        exitCode: 'nonzero',
+        expected: { failed: ['tests.test_divide'], passed: [], counts: { passed: 0, failed: 1, skipped: 0 }, ranSignal: false, noTestsRan: false, collectionError: true },
+      },
+    ],
+  },
 ];
 
 const sorted = (ids: string[] | undefined) => [...(ids ?? [])].sort();
+
+/** A finished run as the verification sees it. */
+function suiteRun(command: string, result: { output: string; exitCode: number | null }, parsed: ParsedRun): SuiteRun {
+  return {
+    command,
+    exitCode: result.exitCode,
+    signal: null,
+    timedOut: false,
+    isCancelled: false,
+    cause: null,
+    durationMs: 0,
+    tail: result.output.slice(-1500),
+    parsed,
+    landmarkSeen: undefined,
+  };
+}
 
 // Ids are in output order, and parallel runners (vitest and jest files, go packages, cargo threads) finish
 // in a different order from run to run: compare the lists as sets, with every id exactly once.
@@ -553,8 +920,9 @@ describe.each(FIXTURES)('the $framework fixture', (fixture) => {
     expect(rerunRun.failed).toEqual([]);
     expect(rerunRun.counts?.passed ?? rerunRun.passed.length, second.output).toBeGreaterThanOrEqual(1);
     expect(rerunRun.ranSignal).toBe(true);
-    // the rerun ran the flaky test alone: nothing else passed
+    // the rerun ran the flaky test alone: nothing else passed; where passing tests are named, it is named
     if (rerunRun.counts) expect(rerunRun.counts.passed, second.output).toBe(1);
+    if (rerunRun.passed.length > 0) expect(rerunRun.passed, second.output).toEqual([fixture.flakyId]);
   });
 
   it.skipIf(skip !== null).each(fixture.scenarios)(`$name`, async (scenario) => {
@@ -563,8 +931,16 @@ describe.each(FIXTURES)('the $framework fixture', (fixture) => {
     const result = await runShell(scenario.command, dir);
     capture(framework, `${scenario.name}.txt`, result.output);
     if (scenario.exitCode === 'zero') expect(result.exitCode, result.output).toBe(0);
-    else expect(result.exitCode, result.output).not.toBe(0);
-    expectRun(parseTestOutput(result.output, hint(scenario.command, dir)), { framework, ...scenario.expected });
+    else if (scenario.exitCode === 'nonzero') expect(result.exitCode, result.output).not.toBe(0);
+    const parsed = parseTestOutput(result.output, hint(scenario.command, dir));
+    expectRun(parsed, { framework, ...scenario.expected });
+
+    // the SWE-bench guards, for every format: what the verification makes of this run on its own
+    const reading = readRun(suiteRun(scenario.command, result, parsed), { kind: fixture.kind, timeoutS: 60, expectedOutput: null });
+    const reads = scenario.reads ?? ((scenario.expected.failed ?? []).length > 0 ? 'failed' : 'inconclusive');
+    if (reads === 'failed') expect(reading, result.output).toMatchObject({ ok: false, inconclusive: false, runnerError: false, failures: parsed.failed });
+    else if (reads === 'inconclusive') expect(reading, result.output).toMatchObject({ ok: null, inconclusive: true, failures: [] });
+    else expect(reading, result.output).toMatchObject({ ok: false, inconclusive: false, runnerError: true, failures: ['<runner error>'] });
   });
 
   const junit = fixture.junit;

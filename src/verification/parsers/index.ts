@@ -1,12 +1,19 @@
+import { parseAvaOutput } from './ava.js';
+import { parseBunOutput } from './bun.js';
 import { parseCargoTestOutput } from './cargo.js';
+import { parseDenoOutput } from './deno.js';
 import { packageOf, parseGoTestOutput } from './go.js';
+import { parseJasmineOutput } from './jasmine.js';
 import { parseJestOutput } from './jest.js';
 import { findJUnitReports, parseJUnitXml } from './junit.js';
 import { parseMochaOutput } from './mocha.js';
 import { parseNodeTestOutput } from './node-test.js';
 import { parsePytestOutput } from './pytest.js';
 import { capId, emptyRun, MAX_ID_CHARS, stripAnsi, toLines } from './shared.js';
+import { parseTapOutput } from './tap.js';
+import { parseTapeOutput } from './tape.js';
 import type { OutputParser, ParsedRun, ParseHint, TestCounts, TestFramework } from './types.js';
+import { parseUnittestOutput } from './unittest.js';
 import { parseVitestOutput } from './vitest.js';
 
 export type { OutputParser, ParsedRun, ParseHint, TestCounts, TestFramework };
@@ -15,44 +22,74 @@ export {
   findJUnitReports,
   MAX_ID_CHARS,
   packageOf,
+  parseAvaOutput,
+  parseBunOutput,
   parseCargoTestOutput,
+  parseDenoOutput,
   parseGoTestOutput,
+  parseJasmineOutput,
   parseJestOutput,
   parseJUnitXml,
   parseMochaOutput,
   parseNodeTestOutput,
   parsePytestOutput,
+  parseTapeOutput,
+  parseTapOutput,
+  parseUnittestOutput,
   parseVitestOutput,
   stripAnsi,
 };
 
 // Most specific signature first: a vitest run can print TAP-looking lines, plain go output is the vaguest.
+// The three TAP readers each claim only their own dialect (node:test's, tape's, everything else).
 const PARSERS: [Exclude<TestFramework, 'junit'>, OutputParser][] = [
   ['go', goJsonOnly],
   ['cargo', parseCargoTestOutput],
   ['pytest', parsePytestOutput],
+  ['unittest', parseUnittestOutput],
   ['vitest', parseVitestOutput],
   ['jest', parseJestOutput],
+  ['bun', parseBunOutput],
+  ['deno', parseDenoOutput],
+  ['jasmine', parseJasmineOutput],
+  ['ava', parseAvaOutput],
   ['node-test', parseNodeTestOutput],
+  ['tape', parseTapeOutput],
+  ['tap', parseTapOutput],
   ['mocha', parseMochaOutput],
 ];
 
 const KIND_FRAMEWORKS: Record<string, TestFramework[]> = {
-  node: ['vitest', 'jest', 'mocha', 'node-test'],
-  pytest: ['pytest'],
+  node: ['vitest', 'jest', 'mocha', 'node-test', 'tape', 'tap', 'ava', 'jasmine', 'bun', 'deno'],
+  pytest: ['pytest', 'unittest'],
   go: ['go'],
   cargo: ['cargo'],
 };
 
+// a runner named as a word of the command (`npx tap`, not `--test-reporter=tap`)
+const word = (name: string) => new RegExp(`(?:^|[\\s;&|(/])${name}(?=$|[\\s;&|)])`);
 const COMMAND_FRAMEWORKS: [RegExp, TestFramework][] = [
   [/\bvitest\b/, 'vitest'],
   [/\bjest\b/, 'jest'],
   [/\bmocha\b/, 'mocha'],
   [/\bnode\b.*\s--test\b/, 'node-test'],
+  [word('tape'), 'tape'],
+  [word('tap'), 'tap'],
+  [word('ava'), 'ava'],
+  [word('jasmine'), 'jasmine'],
+  [/\bbun\s+test\b/, 'bun'],
+  [/\bdeno\s+test\b/, 'deno'],
   [/\bpytest\b/, 'pytest'],
+  [/\bunittest\b/, 'unittest'],
   [/\bgo\s+test\b/, 'go'],
   [/\bcargo\s+(?:test|nextest)\b/, 'cargo'],
 ];
+
+/** The test framework a command runs by name (`npx tape test/*.js` → tape); null when it names none. */
+export function frameworkNamedBy(command: string | null | undefined): TestFramework | null {
+  if (!command) return null;
+  return COMMAND_FRAMEWORKS.find(([re]) => re.test(command))?.[1] ?? null;
+}
 
 /**
  * Reads a test run's console output into failing/passing ids, counts and run signals (spec 03 "Failures").

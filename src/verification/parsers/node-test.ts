@@ -1,4 +1,5 @@
 import { makeRun, relativeTestPath, sumOf, TEST_FILE } from './shared.js';
+import { isNodeTestTap } from './tap.js';
 import type { ParsedRun, ParseHint, TestCounts } from './types.js';
 
 // node:test prints the file only as the name of a file-level entry (a file with no tests, a file that
@@ -54,7 +55,9 @@ class Collector {
 
 /** Parses node:test output: the TAP reporter (the default when piped on Node 20) or the spec reporter. */
 export function parseNodeTestOutput(lines: string[], hint: ParseHint = {}): ParsedRun | null {
-  const isTap = lines.some((l) => l === 'TAP version 13' || TAP_SUBTEST.test(l)) && lines.some((l) => TAP_SUMMARY.test(l) || TAP_RESULT.test(l));
+  // node-tap and tape print TAP too: theirs is read by tap.ts and tape.ts
+  const isTap =
+    lines.some((l) => l === 'TAP version 13' || TAP_SUBTEST.test(l)) && lines.some((l) => TAP_SUMMARY.test(l) || TAP_RESULT.test(l)) && isNodeTestTap(lines);
   const isSpec = lines.filter((l) => SPEC_SUMMARY.test(l)).length >= 2;
   if (!isTap && !isSpec) return null;
   const collector = new Collector(hint.workspace);

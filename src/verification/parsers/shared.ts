@@ -27,7 +27,10 @@ export function emptyRun(framework: TestFramework | null = null): ParsedRun {
   return { framework, failed: [], passed: [], skipped: [], counts: null, ranSignal: false, noTestsRan: false, collectionError: false };
 }
 
-/** Builds a ParsedRun: ids capped and deduplicated in first-seen order. */
+/**
+ * Builds a ParsedRun: ids capped and deduplicated in first-seen order. An id that also failed is not passed
+ * (two tests of one name, one failing): a rerun that lists it as passed must not excuse the failure.
+ */
 export function makeRun(
   framework: TestFramework,
   parts: {
@@ -40,10 +43,12 @@ export function makeRun(
     collectionError?: boolean;
   },
 ): ParsedRun {
+  const failed = uniqueIds(parts.failed ?? []);
+  const failedSet = new Set(failed);
   return {
     framework,
-    failed: uniqueIds(parts.failed ?? []),
-    passed: uniqueIds(parts.passed ?? []),
+    failed,
+    passed: uniqueIds(parts.passed ?? []).filter((id) => !failedSet.has(id)),
     skipped: uniqueIds(parts.skipped ?? []),
     counts: parts.counts ?? null,
     ranSignal: parts.ranSignal ?? false,

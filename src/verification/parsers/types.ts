@@ -1,5 +1,20 @@
 /** The test frameworks whose output gaffer reads (spec 03 "Failures"). */
-export type TestFramework = 'node-test' | 'vitest' | 'jest' | 'mocha' | 'pytest' | 'go' | 'cargo' | 'junit';
+export type TestFramework =
+  | 'node-test'
+  | 'vitest'
+  | 'jest'
+  | 'mocha'
+  | 'tap'
+  | 'tape'
+  | 'ava'
+  | 'jasmine'
+  | 'bun'
+  | 'deno'
+  | 'pytest'
+  | 'unittest'
+  | 'go'
+  | 'cargo'
+  | 'junit';
 
 /** Counts from a framework's own summary line. */
 export interface TestCounts {
@@ -21,7 +36,11 @@ export interface ParsedRun {
   passed: string[];
   /** Skipped, ignored or todo ids when the output lists them. */
   skipped: string[];
-  /** From the framework's summary line (go `-json`, JUnit: counted from the listed tests); null when none was printed. */
+  /**
+   * From the framework's summary line; null when none was printed. Counted from the listed tests where the
+   * summary counts something else or nothing: go `-json`, JUnit, tape (its summary counts assertions), deno
+   * (its summary counts a test with steps and each step), AVA (no passed count next to failures).
+   */
   counts: TestCounts | null;
   /** The output shows that tests executed ("# pass 3", "Tests: 1 failed, 2 passed", "3 passing", "test result: ok."). */
   ranSignal: boolean;

@@ -119,6 +119,8 @@ export interface Runner {
    * costs the proof `external_agent_unsandboxed` (spec 04); `shell` and `builtin` are not external.
    */
   readonly external?: boolean;
+  /** True when a run would be confined by the sandbox here (`gaffer runners`); absent: never. */
+  readonly sandboxed?: boolean;
   /**
    * Refuses a task this runner cannot do before anything starts (spec 04 "Vetting"): throws a
    * GafferError (`runner_disabled`, `runner_not_installed`, `model_endpoint_missing`, …) naming `field`.

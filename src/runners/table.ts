@@ -27,10 +27,10 @@ export function describeRunners(runners: ReadonlyMap<string, Runner>): RunnerRow
     label: LABELS[r.key] ?? r.key,
     installed: true,
     enabled: true,
-    version: r.key === 'shell' ? process.version : null,
+    // shell has no version of its own (it runs `sh -c`); builtin is part of gaffer
+    version: null,
     resume: r.canResume,
-    // no sandbox is wired yet: every row says so
-    sandbox: false,
+    sandbox: r.sandboxed ?? false,
     install_hint: null,
   }));
 }

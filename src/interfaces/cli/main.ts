@@ -10,6 +10,15 @@ import { cancelCommand, eventsCommand, lintCommand, listCommand, runnersCommand,
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
+/** The conditions `gaffer wait --for` takes (spec 02 wait_for; parsed by engine/wait.ts). */
+const WAIT_CONDITIONS = [
+  { form: 'done', means: 'the job is final (the default)' },
+  { form: 'changed', means: 'anything in the workspace changed on disk since the wait began' },
+  { form: 'phase:<text>', means: 'a job phase message containing <text> was emitted' },
+  { form: 'event:<text>', means: 'any event whose values contain <text>' },
+  { form: 'worker:<name|*>:<state>', means: 'that worker (* = any) entered <state>: a detected state or a worker status' },
+] as const;
+
 /** Exit codes of spec 02 for a refusal, per command: dispatch/wait/status → 2; cancel of a final job → 1. */
 function exitCodeFor(command: string, code: string): number {
   if (command === 'cancel' && code === 'conflict') return 1;
@@ -82,9 +91,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('wait')
-    .description('block until a condition holds: done | phase:<text> | event:<text> | worker:<name|*>:<state>')
+    .description(`block until a condition holds: ${WAIT_CONDITIONS.map((c) => c.form).join(' | ')}`)
     .argument('<job>')
     .option('--for <condition>', 'the condition (default done)')
+    .addHelpText('after', `\nConditions:\n${WAIT_CONDITIONS.map((c) => `  ${c.form.padEnd(26)} ${c.means}`).join('\n')}`)
     .option('--timeout-s <n>', 'give up after N seconds (default 600)')
     .action((id: string, flags: { for?: string; timeoutS?: string }) => run('wait', (cli) => waitCommand(cli, id, flags))());
 
@@ -115,6 +125,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--workspace <dir>', 'the workspace (with --task)')
     .option('--task <instruction>', 'a task (repeatable)', collect)
     .option('--files <path>', "the task's files (repeatable)", collect)
+    .option('--command <cmd>', 'shell runner: the command the task runs (as dispatch)')
+    .option('--runner <key>', 'runner for every task (as dispatch)')
     .option('--verify <cmd>', 'the verification command')
     .action((file: string | undefined, flags: DispatchFlags) => run('lint', (cli) => lintCommand(cli, buildRequest(file, flags)))());
 

@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { stepCountIs, streamText, type ModelMessage } from 'ai';
 import type { Refusal, Runner, RunnerInput, RunnerReport, StateDetection } from '../contract.js';
 import { buildWorkerEnv } from '../process/env.js';
+import { probeSandbox } from '../sandbox/probe.js';
 import { isSameModel } from './attestation.js';
 import { COMMAND_OUTPUT_BYTES, COMMAND_TIMEOUT_MS } from './command-tool.js';
 import { FILE_LOCKS, type FileLocks } from './file-locks.js';
@@ -83,6 +84,11 @@ export class BuiltinRunner implements Runner {
     // the SDK prints provider warnings to the daemon's stderr by default; they go to each
     // worker's transcript instead (see 'start-step')
     globalThis.AI_SDK_LOG_WARNINGS = false;
+  }
+
+  /** True when the agent's commands would run in the sandbox: a wrapper is installed and bubblewrap works here. */
+  get sandboxed(): boolean {
+    return this.#opts.wrapCommand !== undefined && probeSandbox().available;
   }
 
   #endpoint(): BuiltinEndpoint | null {

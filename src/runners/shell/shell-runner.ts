@@ -5,6 +5,7 @@ import { buildWorkerEnv } from '../process/env.js';
 import { runProcess, type ProcessResult } from '../process/run-process.js';
 import { classifyOutput, detectIdlePrompt, formatSeconds, isSameDetection } from '../states.js';
 import { blankReport, processFacts } from '../report.js';
+import { probeSandbox } from '../sandbox/probe.js';
 
 /** What actually gets spawned for a shell worker. */
 export interface WrappedCommand {
@@ -46,6 +47,11 @@ export class ShellRunner implements Runner {
 
   constructor(opts: ShellRunnerOptions = {}) {
     this.#opts = opts;
+  }
+
+  /** True when a run would be wrapped in the sandbox: a wrapper is installed and bubblewrap works here. */
+  get sandboxed(): boolean {
+    return this.#opts.wrapCommand !== undefined && probeSandbox().available;
   }
 
   /** Runs one shell worker to its end; never throws. */

@@ -1,0 +1,59 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { probeSandbox } from '../../src/runners/sandbox/probe.js';
+import { makeWorkspace, tempDir } from '../helpers/temp.js';
+
+const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gaffer');
+
+function gaffer(dataDir: string, args: string[]) {
+  const r = spawnSync(BIN, ['--data-dir', dataDir, ...args], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, GAFFER_URL: '' } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('gaffer lint from flags', () => {
+  it('takes --command and --runner as dispatch does, so a request needs no config to be linted', () => {
+    const data = join(tempDir(), 'data');
+    const ws = makeWorkspace({ 'src/date.js': '' });
+    const good = [
+      '--workspace', ws,
+      '--task', 'Fix parseDate() in src/date.js so that dates like 2024-02-30 are refused with a RangeError; test/date.test.js covers it',
+      '--files', 'src/date.js', '--verify', 'npm test',
+    ];
+    const withCommand = gaffer(data, ['lint', ...good, '--command', './scripts/fix.sh']);
+    expect(withCommand).toMatchObject({ code: 0, stdout: 'nothing to add\n' });
+    const vague = gaffer(data, ['--json', 'lint', '--workspace', ws, '--task', 'fix it', '--runner', 'shell']);
+    expect(vague.code).toBe(1);
+    expect(JSON.parse(vague.stdout)).toMatchObject({ ok: false, codes: expect.arrayContaining(['too_short']) });
+    // without either, and nothing configured: still refused, naming what to give
+    const none = gaffer(data, ['lint', ...good]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('no_runner');
+  });
+});
+
+describe('gaffer runners', () => {
+  it('shell has no version of its own, and its sandbox is what bubblewrap can do here', () => {
+    const data = join(tempDir(), 'data');
+    const { runners } = JSON.parse(gaffer(data, ['--json', 'runners']).stdout) as { runners: { key: string; version: string | null; sandbox: boolean }[] };
+    const sandboxed = probeSandbox().available;
+    expect(runners.find((r) => r.key === 'shell')).toMatchObject({ version: null, sandbox: sandboxed });
+    expect(runners.find((r) => r.key === 'builtin')).toMatchObject({ sandbox: sandboxed });
+    const human = gaffer(data, ['runners']).stdout.split('\n').find((l) => l.startsWith('shell')) ?? '';
+    expect(human).toMatch(new RegExp(`^shell +installed - +resume no +sandbox ${sandboxed ? 'yes' : 'no'} `));
+    expect(human).not.toContain(process.version);
+  });
+});
+
+describe('gaffer wait --help', () => {
+  it('lists every condition the wait accepts', () => {
+    const data = join(tempDir(), 'data');
+    // the refusal of an unknown condition lists every form the parser has
+    const refusal = gaffer(data, ['wait', 'ffffffffffff', '--for', 'bogus']);
+    expect(refusal.code).toBe(2);
+    const forms = (/use one of: ([^[]+) \[/.exec(refusal.stderr)?.[1] ?? '').split(', ');
+    expect(forms).toContain('changed');
+    const help = gaffer(data, ['wait', '--help']).stdout;
+    for (const form of forms) expect(help).toContain(`  ${form} `);
+  });
+});

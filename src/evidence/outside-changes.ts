@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { comparePathOrder } from './diff.js';
-import { OUTSIDE_SUFFIX, type FileMark, type FolderRecord, type OutsideRecord } from './outside-evidence.js';
+import type { FileMark, FolderRecord, OutsideRecord } from './outside-evidence.js';
 import { sortPaths } from './paths.js';
 import type { ExcludedFolderCounts, OutsideEvidenceJson, Snapshot } from './types.js';
 
@@ -17,7 +17,7 @@ interface OutsideChange {
   /** The entry as reported (named groups), or the folder (excluded). */
   text: string;
   change: 'added' | 'modified' | 'deleted';
-  /** The folder was compared only in part (its budget ran out on either side). */
+  /** The folder was compared only in part (its budget ran out, on either side). */
   partial?: boolean;
 }
 
@@ -60,7 +60,7 @@ function computeOutsideEvidence(beforeFile: string, afterFile: string): OutsideE
 function verificationOnlyKeys(beforeFile: string, afterFile: string, first: OutsideRecord, last: OutsideRecord): Set<string> {
   const dir = path.dirname(afterFile);
   if (path.dirname(beforeFile) !== dir) return new Set();
-  const names = readdirSync(dir).filter((n) => n.endsWith(OUTSIDE_SUFFIX));
+  const names = readdirSync(dir).filter((n) => n.endsWith('.json'));
   if (!names.some((n) => n.startsWith('verify-'))) return new Set();
   const chain = names
     .map((n) => readRecord(path.join(dir, n)))
@@ -130,59 +130,83 @@ function changedKeys(before: Record<string, string> | undefined, after: Record<s
 }
 
 /**
- * An excluded folder's files compared by stat up to the point both walks reached; past it, when
- * both walks were cut short, its top entries by stat (a top folder's mtime moves when an entry is
- * added, removed or renamed directly in it; an in-place edit deeper down is not seen).
+ * An excluded folder compared entry by entry (its top entries: the packages of a
+ * `node_modules`): the files both records hold for an entry by stat, up to where the shorter
+ * walk stopped; an entry whose walk was cut on either side and shows no such change still
+ * counts once when its own stat changed (its mtime moves when a file is added, removed or
+ * renamed directly in it; an in-place edit deeper than the walk reached is not seen).
  */
 function diffFolder(folder: string, a: FolderRecord | undefined, b: FolderRecord | undefined, out: OutsideChange[]): void {
-  const partial = a?.truncated === true || b?.truncated === true;
+  const before = a ?? EMPTY_FOLDER;
+  const after = b ?? EMPTY_FOLDER;
+  const partial = before.cut !== undefined || after.cut !== undefined || before.overflow === true || after.overflow === true;
   const push = (key: string, change: OutsideChange['change']) => out.push({ key, group: 'excluded', text: folder, change, ...(partial ? { partial } : {}) });
-  const bound = exactBound(a, b);
-  const inRange = (p: string) => bound === null || comparePathOrder(p, bound) <= 0;
-  const before = a?.files ?? {};
-  const after = b?.files ?? {};
-  for (const [p, sig] of Object.entries(before)) {
-    if (!inRange(p)) continue;
-    const now = after[p];
-    if (now === undefined) push(`x:${p}`, 'deleted');
-    else if (now !== sig) push(`x:${p}`, 'modified');
+  const filesBefore = byTopEntry(folder, before.files);
+  const filesAfter = byTopEntry(folder, after.files);
+  const names = new Set([...Object.keys(before.top), ...Object.keys(after.top), ...filesBefore.keys(), ...filesAfter.keys()]);
+  for (const name of sortPaths(names)) {
+    const bound = shorterWalk(before.cut?.[name], after.cut?.[name]);
+    const inRange = (p: string) => bound === null || (bound !== '' && breadthFirstOrder(p, bound) <= 0);
+    const was = filesBefore.get(name) ?? [];
+    const now = new Map(filesAfter.get(name) ?? []);
+    let seen = 0;
+    for (const [p, sig] of was) {
+      if (!inRange(p)) continue;
+      const current = now.get(p);
+      if (current === undefined) push(`x:${p}`, 'deleted');
+      else if (current !== sig) push(`x:${p}`, 'modified');
+      else continue;
+      seen++;
+    }
+    const old = new Set(was.map(([p]) => p));
+    for (const p of now.keys()) {
+      if (!inRange(p) || old.has(p)) continue;
+      push(`x:${p}`, 'added');
+      seen++;
+    }
+    if (seen > 0 || bound === null) continue;
+    const topBefore = before.top[name];
+    const topAfter = after.top[name];
+    if (topBefore === topAfter) continue;
+    push(`t:${folder}/${name}`, topBefore === undefined ? 'added' : topAfter === undefined ? 'deleted' : 'modified');
   }
-  for (const p of Object.keys(after)) if (inRange(p) && before[p] === undefined) push(`x:${p}`, 'added');
-  if (!partial) return;
-  // the top entries past the bound: a folder only on one side has all of them added or deleted
-  const topBefore = a === undefined ? {} : a.top;
-  const topAfter = b === undefined ? {} : b.top;
-  if (topBefore === undefined || topAfter === undefined) return;
-  const boundTop = bound === null ? null : (bound.slice(folder.length + 1).split('/')[0] ?? '');
-  const pastBound = (name: string) => boundTop === null || name > boundTop;
-  for (const [name, sig] of Object.entries(topBefore)) {
-    if (!pastBound(name)) continue;
-    const now = topAfter[name];
-    if (now === undefined) push(`t:${folder}/${name}`, 'deleted');
-    else if (now !== sig) push(`t:${folder}/${name}`, 'modified');
-  }
-  for (const name of Object.keys(topAfter)) if (pastBound(name) && topBefore[name] === undefined) push(`t:${folder}/${name}`, 'added');
 }
 
-/** The last path both walks recorded (null: both walked everything; the folder itself: nothing was walked). */
-function exactBound(a: FolderRecord | undefined, b: FolderRecord | undefined): string | null {
-  const bounds = [a, b].filter((r): r is FolderRecord => r?.truncated === true).map((r) => r.lastPath ?? '');
-  if (bounds.length === 0) return null;
-  return bounds.reduce((x, y) => (comparePathOrder(x, y) <= 0 ? x : y));
+const EMPTY_FOLDER: FolderRecord = { files: {}, top: {} };
+
+/** A folder's recorded files grouped by top entry name, in walk order. */
+function byTopEntry(folder: string, files: Record<string, string>): Map<string, Array<[string, string]>> {
+  const groups = new Map<string, Array<[string, string]>>();
+  for (const [p, sig] of Object.entries(files)) {
+    const name = p.slice(folder.length + 1).split('/')[0] as string;
+    let group = groups.get(name);
+    if (group === undefined) groups.set(name, (group = []));
+    group.push([p, sig]);
+  }
+  return groups;
+}
+
+/** Where the shorter of two cut walks stopped: null when neither was cut, '' when one recorded nothing. */
+function shorterWalk(x: string | undefined, y: string | undefined): string | null {
+  if (x === undefined) return y ?? null;
+  if (y === undefined) return x;
+  return x === '' || y === '' ? '' : breadthFirstOrder(x, y) <= 0 ? x : y;
+}
+
+/** The order of a breadth-first walk with sorted names: shallower first, then path order. */
+function breadthFirstOrder(a: string, b: string): number {
+  const depth = (p: string) => p.split('/').length;
+  return depth(a) - depth(b) || comparePathOrder(a, b);
 }
 
 function toJson(kept: OutsideChange[], verificationWrote: number): OutsideEvidenceJson {
-  const json: OutsideEvidenceJson = { count: kept.length };
   let truncated = false;
-  const list = (group: 'git' | 'editor'): string[] => {
-    const texts = kept.filter((c) => c.group === group).map((c) => c.text);
-    if (texts.length > OUTSIDE_LIST_CAP) truncated = true;
-    return texts.slice(0, OUTSIDE_LIST_CAP);
+  const capped = <T>(list: T[]): T[] => {
+    if (list.length > OUTSIDE_LIST_CAP) truncated = true;
+    return list.slice(0, OUTSIDE_LIST_CAP);
   };
-  const git = list('git');
-  const editor = list('editor');
-  if (git.length > 0) json.git = git;
-  if (editor.length > 0) json.editor = editor;
+  const git = capped(kept.filter((c) => c.group === 'git').map((c) => c.text));
+  const editor = capped(kept.filter((c) => c.group === 'editor').map((c) => c.text));
   const folders = new Map<string, ExcludedFolderCounts>();
   for (const c of kept) {
     if (c.group !== 'excluded') continue;
@@ -191,14 +215,15 @@ function toJson(kept: OutsideChange[], verificationWrote: number): OutsideEviden
     counts[c.change]++;
     if (c.partial === true) counts.partial = true;
   }
-  if (folders.size > 0) {
-    const names = sortPaths(folders.keys());
-    if (names.length > OUTSIDE_LIST_CAP) truncated = true;
-    json.excluded = Object.fromEntries(names.slice(0, OUTSIDE_LIST_CAP).map((n) => [n, folders.get(n) as ExcludedFolderCounts]));
-  }
-  if (truncated) json.truncated = true;
-  if (verificationWrote > 0) json.verification_wrote = verificationWrote;
-  return json;
+  const excluded = capped(sortPaths(folders.keys())).map((n) => [n, folders.get(n) as ExcludedFolderCounts] as const);
+  return {
+    ...(git.length > 0 ? { git } : {}),
+    ...(editor.length > 0 ? { editor } : {}),
+    ...(excluded.length > 0 ? { excluded: Object.fromEntries(excluded) } : {}),
+    count: kept.length,
+    ...(truncated ? { truncated: true as const } : {}),
+    ...(verificationWrote > 0 ? { verification_wrote: verificationWrote } : {}),
+  };
 }
 
 // ---- reading records ----------------------------------------------------------------------

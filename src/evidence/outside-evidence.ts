@@ -13,14 +13,14 @@ import { EXCLUDED_DIR_NAMES, isExcludedDirName, normalizeRelPath, sortPaths } fr
  * folders by stat. The limits below keep it cheap on any workspace (docs/outside-evidence.md).
  */
 export const OUTSIDE_LIMITS = {
-  /** Files of one excluded folder compared one by one (in path order); the rest by its top entries. */
-  exactFilesPerFolder: 2_000,
+  /** Files of one excluded folder compared one by one (shared between its top entries); the rest by its top entries. */
+  exactFilesPerFolder: 1_000,
   /** Files compared one by one over all excluded folders of a workspace. */
-  exactFilesTotal: 8_000,
+  exactFilesTotal: 3_000,
   /** Excluded folders recorded (at the workspace root and one level down). */
   folders: 16,
-  /** Top-level entries of a folder too big to compare file by file. */
-  topEntries: 1_000,
+  /** Top entries of one excluded folder recorded (the packages of a `node_modules`). */
+  topEntries: 2_000,
   /** Workspace subfolders looked into for excluded folders one level down. */
   subfoldersScanned: 200,
   /** Files per hooks, info or editor folder. */
@@ -35,7 +35,7 @@ export const OUTSIDE_LIMITS = {
 const CACHE_DIR_NAMES = new Set(['__pycache__', '.pytest_cache', '.mypy_cache', '.ruff_cache', '.cache']);
 /** Cache folders inside recorded folders (vitest's results, vite's pre-bundled deps, babel's cache). */
 const NESTED_CACHE_NAMES = new Set(['.cache', '.vite', '.vitest', '__pycache__']);
-/** Excluded folders whose files are named (editor.ts below), not counted. */
+/** Excluded folders whose files are named (recordEditorFiles below), not counted. */
 const EDITOR_DIR_NAMES = new Set(['.vscode', '.idea']);
 const COUNTED_DIR_NAMES = new Set(EXCLUDED_DIR_NAMES.filter((n) => !CACHE_DIR_NAMES.has(n) && !EDITOR_DIR_NAMES.has(n)));
 
@@ -51,16 +51,20 @@ export interface FileMark {
   keys?: Record<string, string>;
 }
 
-/** One excluded folder: its files by stat, up to the budget. */
+/**
+ * One excluded folder: its top entries by stat, and its files by stat up to its budget, shared
+ * fairly between the top entries (each package of a `node_modules`) and walked breadth-first
+ * in each, so every entry's shallow files (`package.json`, `index.js`) are among them.
+ */
 export interface FolderRecord {
   /** Workspace-relative path -> `size:mtimeMs:ino:mode`. */
   files: Record<string, string>;
-  /** The budget ran out: files after `lastPath` (walk order) were not recorded. */
-  truncated: boolean;
-  /** Last file recorded, in walk order (when truncated and any was). */
-  lastPath?: string;
-  /** When truncated: the folder's own entries (name -> stat signature), for a coarse comparison. */
-  top?: Record<string, string>;
+  /** The folder's own entries: name -> stat signature (a folder's mtime moves when an entry is added, removed or renamed in it). */
+  top: Record<string, string>;
+  /** Top entries whose walk its share cut short: name -> last path recorded in breadth-first order ('' for none). */
+  cut?: Record<string, string>;
+  /** More top entries than recorded (`OUTSIDE_LIMITS.topEntries`): the rest were not looked at. */
+  overflow?: true;
 }
 
 /** What a snapshot's side file holds (JSON). */
@@ -97,7 +101,7 @@ export async function takeOutsideRecord(input: OutsideInput): Promise<OutsideRec
   return { version: 1, label: input.label, takenAtMs: Date.now(), files, folders };
 }
 
-/** Writes a record next to its snapshot (tmp + rename: a reader never sees half a file). */
+/** Writes a record (tmp + rename: a reader never sees half a file). */
 export async function writeOutsideRecord(file: string, record: OutsideRecord): Promise<void> {
   await fs.mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
@@ -105,13 +109,13 @@ export async function writeOutsideRecord(file: string, record: OutsideRecord): P
   await fs.rename(tmp, file);
 }
 
-/** `<snapshot dir>/<label>.outside.json`: beside the snapshot's manifests, pruned with them. */
-export function outsideRecordPath(dir: string, label: string): string {
-  return path.join(dir, `${label}${OUTSIDE_SUFFIX}`);
+/** `<dataDir>/outside/<job>/<label>.json`, whatever the snapshot's source (pruned with the job's snapshots). */
+export function outsideRecordPath(dataDir: string, jobId: string, label: string): string {
+  return path.join(path.resolve(dataDir), OUTSIDE_DIR, jobId, `${label}.json`);
 }
 
-/** The file name ending of a record. */
-export const OUTSIDE_SUFFIX = '.outside.json';
+/** The data dir's folder of records, one folder per job. */
+export const OUTSIDE_DIR = 'outside';
 
 // ---- git ----------------------------------------------------------------------------------
 
@@ -242,7 +246,7 @@ function markFile(workspace: string, abs: string, group: FileMark['group'], file
 
 /**
  * The excluded folders at the workspace root and one level down (`build`, `web/dist`), each
- * stat-walked in path order up to its budget; a folder past it also records its top entries.
+ * stat-walked up to its budget.
  */
 async function recordExcludedFolders(input: OutsideInput): Promise<Record<string, FolderRecord>> {
   const { workspace } = input;
@@ -274,48 +278,87 @@ async function recordExcludedFolders(input: OutsideInput): Promise<Record<string
 /** Sync stat calls are batched; the event loop (the checkpoint's git calls) gets a turn between. */
 const YIELD_EVERY = 500;
 
-/** An lstat walk in sorted depth-first order (the order `comparePathOrder` sorts), capped. */
-async function statWalk(workspace: string, folder: string, cap: number, skipAbs: string[], included: string[]): Promise<FolderRecord> {
-  const record: FolderRecord = { files: {}, truncated: false };
-  let count = 0;
-  let sinceYield = 0;
+/** A folder's top entries, each walked with its fair share of the budget (what one leaves, later ones get). */
+async function statWalk(workspace: string, folder: string, budget: number, skipAbs: string[], included: string[]): Promise<FolderRecord> {
+  const record: FolderRecord = { files: {}, top: {} };
   const isIncluded = (rel: string) => included.some((p) => rel === p || rel.startsWith(`${p}/`));
-  const visit = async (absDir: string, relDir: string): Promise<void> => {
-    for (const entry of readEntries(absDir)) {
-      if (record.truncated) return;
-      if (++sinceYield >= YIELD_EVERY) {
-        sinceYield = 0;
-        await yieldToLoop();
-      }
-      const abs = path.join(absDir, entry.name);
-      const rel = `${relDir}/${entry.name}`;
-      if (entry.isDirectory()) {
-        if (entry.name !== '.git' && !NESTED_CACHE_NAMES.has(entry.name) && !skipAbs.includes(abs)) await visit(abs, rel);
-        continue;
-      }
-      if (count >= cap) {
-        record.truncated = true;
-        return;
-      }
-      const signature = statSignature(abs);
-      if (signature === null || isIncluded(rel)) continue;
-      record.files[rel] = signature;
-      record.lastPath = rel;
-      count++;
+  const tick = yielder();
+  let entries = readEntries(path.join(workspace, folder)).filter((e) => !NESTED_CACHE_NAMES.has(e.name) && e.name !== '.git');
+  if (entries.length > OUTSIDE_LIMITS.topEntries) {
+    entries = entries.slice(0, OUTSIDE_LIMITS.topEntries);
+    record.overflow = true;
+  }
+  let left = budget;
+  for (let i = 0; i < entries.length; i++) {
+    const turn = tick();
+    if (turn !== null) await turn;
+    const entry = entries[i] as Dirent;
+    const rel = `${folder}/${entry.name}`;
+    const abs = path.join(workspace, rel);
+    const signature = statSignature(abs);
+    if (signature === null || skipAbs.includes(abs)) continue;
+    record.top[entry.name] = signature;
+    const share = Math.floor(left / (entries.length - i));
+    if (share === 0) {
+      // nothing of it compared file by file: only its own stat is (not even a readdir of it)
+      (record.cut ??= {})[entry.name] = '';
+      continue;
     }
-  };
-  await visit(path.join(workspace, folder), folder);
-  if (!record.truncated) delete record.lastPath;
-  else {
-    const top: Record<string, string> = {};
-    for (const entry of readEntries(path.join(workspace, folder)).slice(0, OUTSIDE_LIMITS.topEntries)) {
-      if (NESTED_CACHE_NAMES.has(entry.name)) continue;
-      const signature = statSignature(path.join(workspace, folder, entry.name));
-      if (signature !== null) top[entry.name] = signature;
+    if (!entry.isDirectory()) {
+      if (!isIncluded(rel)) {
+        record.files[rel] = signature;
+        left--;
+      }
+      continue;
     }
-    record.top = top;
+    const walked = await walkBreadthFirst(workspace, rel, share, skipAbs, isIncluded, tick);
+    for (const [p, sig] of walked.files) record.files[p] = sig;
+    left -= walked.files.length;
+    if (walked.cutAfter !== null) (record.cut ??= {})[entry.name] = walked.cutAfter;
   }
   return record;
+}
+
+/** Files under one folder level by level (names sorted), up to `cap`: the order `breadthFirstOrder` sorts. */
+async function walkBreadthFirst(
+  workspace: string,
+  rel: string,
+  cap: number,
+  skipAbs: string[],
+  isIncluded: (rel: string) => boolean,
+  tick: () => Promise<void> | null,
+): Promise<{ files: Array<[string, string]>; cutAfter: string | null }> {
+  const files: Array<[string, string]> = [];
+  let level = [rel];
+  while (level.length > 0) {
+    const next: string[] = [];
+    for (const dir of level) {
+      for (const entry of readEntries(path.join(workspace, dir))) {
+        const turn = tick();
+        if (turn !== null) await turn;
+        const child = `${dir}/${entry.name}`;
+        if (entry.isDirectory()) {
+          if (entry.name !== '.git' && !NESTED_CACHE_NAMES.has(entry.name) && !skipAbs.includes(path.join(workspace, child))) next.push(child);
+          continue;
+        }
+        if (isIncluded(child)) continue;
+        if (files.length >= cap) return { files, cutAfter: files[files.length - 1]?.[0] ?? '' };
+        const signature = statSignature(path.join(workspace, child));
+        if (signature !== null) files.push([child, signature]);
+      }
+    }
+    level = next;
+  }
+  return { files, cutAfter: null };
+}
+
+function yielder(): () => Promise<void> | null {
+  let since = 0;
+  return () => {
+    if (++since < YIELD_EVERY) return null;
+    since = 0;
+    return yieldToLoop();
+  };
 }
 
 /** `size:mtimeMs:ino:mode` (a directory's mtime moves when an entry is added, removed or renamed in it). */

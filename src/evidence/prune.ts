@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { isGitAvailable, runGitOk } from './git.js';
+import { OUTSIDE_DIR } from './outside-evidence.js';
 import { withRepoLock } from './repo-lock.js';
 import { shadowIndexFile } from './shadow-repo.js';
 import { forgetWarmState } from './warm-state.js';
@@ -9,9 +10,10 @@ const PRUNE_TIMEOUT_MS = 600_000;
 
 /**
  * Deletes the snapshots of jobs not in `keepJobIds`: their refs in every shadow repository, then
- * `reflog expire` + `gc --prune=now` so the objects go too, their large-file manifests and their
- * mtime manifests. A shadow repository left without any ref is removed whole. Call it when no job
- * is live on the workspaces concerned (gc must never run during a job, spec 03).
+ * `reflog expire` + `gc --prune=now` so the objects go too, their large-file manifests, their
+ * mtime manifests and their out-of-evidence records. A shadow repository left without any ref is
+ * removed whole. Call it when no job is live on the workspaces concerned (gc must never run
+ * during a job, spec 03).
  *
  * `keepJobIds` may be a function: it is then asked again inside each repository's lock, so a job
  * created while the prune runs (its row exists before its first snapshot) is never pruned.
@@ -34,6 +36,7 @@ export async function pruneSnapshots(dataDir: string, keepJobIds: Set<string> | 
     } else await removeJobDirs(path.join(gitDir, 'manifests'), keepNow());
   }
   await removeJobDirs(path.join(root, 'snapshots'), keepNow());
+  await removeJobDirs(path.join(root, OUTSIDE_DIR), keepNow());
   return { refsDeleted };
 }
 

@@ -5,7 +5,7 @@ import { DEFAULT_GIT_TIMEOUT_MS, isGitAvailable } from './git.js';
 import { MTIME_MAX_ENTRIES, mtimeManifestPath, takeMtimeSnapshot } from './mtime-snapshot.js';
 import { assertSafeSegment, relativeInside, shadowGitDir } from './paths.js';
 import { outsideRecordPath, takeOutsideRecord, writeOutsideRecord } from './outside-evidence.js';
-import { largeFileManifestPath, takeCheckpoint } from './shadow-checkpoint.js';
+import { takeCheckpoint } from './shadow-checkpoint.js';
 import type { Snapshot, SnapshotOptions } from './types.js';
 
 /** Default size cap: larger files are recorded by size+mtime+inode (spec 03). */
@@ -29,22 +29,17 @@ export async function takeSnapshot(opts: SnapshotOptions): Promise<Snapshot> {
   const alwaysInclude = opts.alwaysInclude ?? [];
   const skipAbs = relativeInside(workspace, dataDir) === null ? [] : [dataDir];
   const content = takeContentSnapshot(opts, workspace, dataDir, alwaysInclude, skipAbs);
-  // taken alongside: its stat calls run while the checkpoint waits on git
-  const outside = takeOutsideRecord({ workspace, label: opts.label, alwaysInclude, skipAbs }).catch(() => null);
+  // taken alongside: its stat calls and its write run while the checkpoint waits on git
+  const outsideFile = outsideRecordPath(dataDir, opts.jobId, opts.label);
+  const recorded = takeOutsideRecord({ workspace, label: opts.label, alwaysInclude, skipAbs })
+    .then((record) => writeOutsideRecord(outsideFile, record))
+    .then(
+      () => true,
+      // no record: the changes JSON then says the places outside the evidence could not be compared
+      () => false,
+    );
   const snapshot = await content;
-  const record = await outside;
-  if (record === null) return snapshot;
-  const dir =
-    snapshot.source === 'checkpoint' && snapshot.gitDir !== undefined
-      ? path.dirname(largeFileManifestPath(snapshot.gitDir, opts.jobId, opts.label))
-      : path.dirname(mtimeManifestPath(dataDir, opts.jobId, opts.label));
-  const file = outsideRecordPath(dir, opts.label);
-  try {
-    await writeOutsideRecord(file, record);
-    snapshot.outsideFile = file;
-  } catch {
-    // no record: the changes JSON then says the places outside the evidence could not be compared
-  }
+  if (await recorded) snapshot.outsideFile = outsideFile;
   return snapshot;
 }
 

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { promises as fs, readFileSync } from 'node:fs';
+import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildChangesJson, describeOutsideEvidence, diffSnapshots, OUTSIDE_LIMITS } from '../../src/evidence/index.js';
+import { buildChangesJson, describeOutsideEvidence, diffSnapshots, OUTSIDE_LIMITS, pruneSnapshots } from '../../src/evidence/index.js';
 import type { ChangesJson, Snapshot, SnapshotOptions } from '../../src/evidence/types.js';
 import { cleanEnv, git, snap, tempDir, write } from './helpers.js';
 
@@ -221,7 +221,7 @@ describe('writes outside the evidence', () => {
     await write(ws, { '.vscode/tasks.json': '{}\n', 'src/a.js': 'changed\n' });
     const post = await snap(ws, data, 'post', { like: pre });
     expect([pre.source, post.source]).toEqual(['mtime', 'mtime']);
-    expect(post.outsideFile).toBe(path.join(data, 'snapshots', 'job1', 'post.outside.json'));
+    expect(post.outsideFile).toBe(path.join(data, 'outside', 'job1', 'post.json'));
     const changes = await changesBetween(pre, post);
     expect(changes.modified).toEqual(['src/a.js']);
     expect(changes.outside_evidence).toEqual({ git: ['.git/hooks/pre-commit (added, executable)'], editor: ['.vscode/tasks.json (added)'], count: 2 });
@@ -248,20 +248,41 @@ describe('writes outside the evidence', () => {
     expect(verify0.outsideFile).toBeDefined();
   });
 
-  it('a folder past the exact budget is marked partial, and a new top entry past the bound still counts', async () => {
+  it('a folder past its budget is compared in part: shallow files of every package by stat, the rest by each package folder', async () => {
     const ws = await tempDir('gaffer-out-ws-');
     const data = await tempDir('gaffer-out-data-');
     const many: Record<string, string> = {};
-    for (let i = 0; i < OUTSIDE_LIMITS.exactFilesPerFolder + 50; i++) many[`node_modules/aaa/f${String(i).padStart(5, '0')}.js`] = 'x';
-    await write(ws, { 'a.txt': 'a\n', ...many, 'node_modules/zzz/index.js': 'z\n' });
+    for (let i = 0; i < OUTSIDE_LIMITS.exactFilesPerFolder; i++) {
+      many[`node_modules/aaa/f${String(i).padStart(5, '0')}.js`] = 'x';
+      many[`node_modules/bbb/f${String(i).padStart(5, '0')}.js`] = 'x';
+    }
+    await write(ws, { 'a.txt': 'a\n', ...many, 'node_modules/zzz/package.json': '{}\n', 'node_modules/zzz/lib/deep/index.js': 'z\n' });
     const changes = await around(ws, data, async () => {
+      // in place, within aaa's share: seen by stat
       await write(ws, { 'node_modules/aaa/f00000.js': 'patched, longer' });
+      // past bbb's share, but bbb's own mtime moves: counted once
+      await write(ws, { 'node_modules/bbb/zz-planted.js': 'planted\n' });
+      // a small package is walked whole, however deep
+      await write(ws, { 'node_modules/zzz/lib/deep/index.js': 'patched\n' });
       await write(ws, { 'node_modules/new-pkg/index.js': 'planted\n' });
     });
-    expect(changes.outside_evidence?.excluded).toEqual({ node_modules: { added: 1, modified: 1, deleted: 0, partial: true } });
+    expect(changes.outside_evidence?.excluded).toEqual({ node_modules: { added: 1, modified: 3, deleted: 0, partial: true } });
     expect(describeOutsideEvidence(changes.outside_evidence).doubt).toBe(
-      'changed in excluded folders: node_modules/ 1 added, 1 modified (compared in part)',
+      'changed in excluded folders: node_modules/ 1 added, 3 modified (compared in part)',
     );
+  });
+
+  it('a folder with more top entries than its budget still sees a change to any of them', async () => {
+    const ws = await tempDir('gaffer-out-ws-');
+    const data = await tempDir('gaffer-out-data-');
+    const n = OUTSIDE_LIMITS.exactFilesPerFolder + 200;
+    const files: Record<string, string> = {};
+    for (let i = 0; i < n; i++) files[`build/f${String(i).padStart(5, '0')}.js`] = 'x';
+    await write(ws, files);
+    const changes = await around(ws, data, () =>
+      write(ws, { 'build/f00000.js': 'first, by its own stat', [`build/f${String(n - 1).padStart(5, '0')}.js`]: 'last, compared as a file' }),
+    );
+    expect(changes.outside_evidence?.excluded).toEqual({ build: { added: 0, modified: 2, deleted: 0, partial: true } });
   });
 
   it('lists are capped at 10 while the count stays exact', async () => {
@@ -298,5 +319,15 @@ describe('writes outside the evidence', () => {
     await snap(ws, data, 'pre');
     expect(execFileSync('git', ['status', '--porcelain', '--ignored'], { cwd: ws, env: cleanEnv(), encoding: 'utf8' })).toBe(before);
     expect((await fs.stat(path.join(ws, '.git', 'config'))).mtimeMs).toBe(st.mtimeMs);
+  });
+
+  it('the records are pruned with their jobs', async () => {
+    const { ws, data } = await repo();
+    const kept = await snap(ws, data, 'pre', { jobId: 'kept' });
+    const gone = await snap(ws, data, 'pre', { jobId: 'gone' });
+    await pruneSnapshots(data, new Set(['kept']));
+    expect(existsSync(kept.outsideFile as string)).toBe(true);
+    expect(existsSync(gone.outsideFile as string)).toBe(false);
+    expect(existsSync(path.join(data, 'outside', 'gone'))).toBe(false);
   });
 });

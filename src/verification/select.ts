@@ -205,7 +205,10 @@ function testSources(workspace: string): string[] {
   return found;
 }
 
-/** node-tap: the files, and `--grep` per level (a subtest matching level k has its children filtered by level k+1). */
+/**
+ * node-tap: the files, and `--grep` per level (a subtest matching level k has its subtests filtered by level
+ * k+1). A shallower id loses only subtests of its own, which were not asked for: its failure is its own.
+ */
 function selectTap(ids: string[]): string {
   const split = ids.map((id) => {
     const parts = id.split(' > ');
@@ -216,9 +219,9 @@ function selectTap(ids: string[]): string {
   const args = [...files];
   // a file-level failure reruns its whole file
   if (split.every((s) => s.names.length > 0)) {
-    const depth = Math.min(...split.map((s) => s.names.length));
+    const depth = Math.max(...split.map((s) => s.names.length));
     for (let level = 0; level < depth; level++) {
-      const names = [...new Set(split.map((s) => nameRegex(s.names[level] ?? '')))];
+      const names = [...new Set(split.flatMap((s) => (level < s.names.length ? [nameRegex(s.names[level] ?? '')] : [])))];
       args.push(`--grep=^${names.length === 1 ? (names[0] ?? '') : `(?:${names.join('|')})`}$`);
     }
   }
@@ -226,7 +229,7 @@ function selectTap(ids: string[]): string {
 }
 
 /** AVA: `--match` per title (its last id part: the rest is the file prefix); `*` is AVA's only wildcard. */
-function selectAva(ids: string[]): string | null {
+function selectAva(ids: string[]): string {
   const titles = ids.filter((id) => !(TEST_FILE.test(id) && id.includes('/'))).map((id) => id.split(' > ').at(-1) ?? id);
   if (titles.length === 0) return ['npx ava', ...ids.map(shellQuote)].join(' ');
   const patterns = [...new Set(titles.map((t) => (t.endsWith('…') ? `${t.slice(0, -1)}*` : t.startsWith('!') ? `*${t}` : t)))];

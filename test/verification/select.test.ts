@@ -99,6 +99,73 @@ describe('buildSelectCommand', () => {
     expect(buildSelectCommand('cargo', 'cargo test', ['crate (lib test)'])).toBeNull();
   });
 
+  it('tape: the files that define the tests, found by their quoted names (tape cannot select by name)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gaffer-select-tape-'));
+    temps.push(dir);
+    const files: Record<string, string> = {
+      'test/a.test.js': "test('adds', (t) => t.end());\n",
+      'test/unit/b.test.js': 'test("subtracts", (t) => t.end());\n',
+      'test.js': 'test(`a very long name that goes on`, (t) => t.end());\n',
+      'test/c.test.js': "test('adds more', (t) => t.end());\n",
+      'node_modules/dep/test/a.js': "test('adds', (t) => t.end());\n",
+      'src/adds.js': "export const name = 'adds';\n",
+    };
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(join(dir, path, '..'), { recursive: true });
+      writeFileSync(join(dir, path), text);
+    }
+    expect(buildSelectCommand('tape', 'npm test', ['adds'], { workspace: dir })).toBe('npx tape test/a.test.js');
+    expect(buildSelectCommand('tape', 'npm test', ['subtracts', 'adds'], { workspace: dir })).toBe('npx tape test/a.test.js test/unit/b.test.js');
+    expect(buildSelectCommand('tape', 'npm test', ['a very long…'], { workspace: dir })).toBe('npx tape test.js');
+    expect(buildSelectCommand('tape', 'npm test', ['divides'], { workspace: dir })).toBeNull();
+    expect(buildSelectCommand('tape', 'npm test', ['adds'])).toBeNull();
+  });
+
+  it('tap: the files, then --grep per level of subtests; a file that failed to load reruns whole', () => {
+    expect(buildSelectCommand('tap', 'npm test', ['test/a.test.js > math > add adds', 'test/a.test.js > divide rounds down'])).toBe(
+      "npx tap test/a.test.js '--grep=^(?:math|divide rounds down)$' '--grep=^add adds$'",
+    );
+    expect(buildSelectCommand('tap', 'tap', ['test/a.test.js > x.y', 'test/b.test.js > z'])).toBe("npx tap test/a.test.js test/b.test.js '--grep=^(?:x\\.y|z)$'");
+    expect(buildSelectCommand('tap', 'npm test', ['test/broken.test.js', 'test/a.test.js > x'])).toBe('npx tap test/broken.test.js test/a.test.js');
+  });
+
+  it('AVA: --match per title (the id without its file prefix); a cut title matches by prefix', () => {
+    expect(buildSelectCommand('ava', 'npm test', ['math > add adds', 'divide rounds down'])).toBe("npx ava --match 'add adds' --match 'divide rounds down'");
+    expect(buildSelectCommand('ava', 'npm test', ['math > very long…', 'math > !negated'])).toBe("npx ava --match 'very long*' --match '*!negated'");
+    expect(buildSelectCommand('ava', 'npm test', ['test/broken.test.js'])).toBe('npx ava test/broken.test.js');
+  });
+
+  it('Jasmine: --filter with the anchored full names', () => {
+    expect(buildSelectCommand('jasmine', 'npm test', ['math flaky passes on rerun'])).toBe("npx jasmine '--filter=^math flaky passes on rerun$'");
+    expect(buildSelectCommand('jasmine', 'jasmine', ['a (b)', 'c'])).toBe("npx jasmine '--filter=^(?:a \\(b\\)|c)$'");
+  });
+
+  it('bun: the files, then -t with the full name; a project command of bun test keeps bun', () => {
+    expect(buildSelectCommand('bun', 'npm test', ['test/a.test.js > math > add adds'])).toBe("npx bun test test/a.test.js -t '^math add adds$'");
+    expect(buildSelectCommand('bun', 'bun test --coverage', ['test/a.test.js > x', 'test/b.test.js > y'])).toBe("bun test test/a.test.js test/b.test.js -t '^(?:x|y)$'");
+  });
+
+  it("deno: the project's permission flags, the files, --filter over top-level names", () => {
+    expect(buildSelectCommand('deno', 'deno test -A --config deno.json --filter old test/', ['test/a.test.js > math > add adds', 'test/a.test.js > x'])).toBe(
+      "deno test -A --config deno.json test/a.test.js --filter '/^(?:math|x)$/'",
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'gaffer-select-deno-'));
+    temps.push(dir);
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ scripts: { test: 'deno test --allow-read --allow-env=HOME' } }));
+    expect(buildSelectCommand('deno', 'npm test', ['test/a.test.js > t'], { workspace: dir })).toBe("npx deno test --allow-read --allow-env=HOME test/a.test.js --filter '/^t$/'");
+    // a script that does more than run deno test lends no flags
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ scripts: { test: 'deno lint && deno test -A' } }));
+    expect(buildSelectCommand('deno', 'npm test', ['test/a.test.js'], { workspace: dir })).toBe('npx deno test test/a.test.js');
+  });
+
+  it('unittest: the dotted ids with -v, the python of the base command, the discovery folder on the path', () => {
+    expect(buildSelectCommand('unittest', 'python3 -m unittest', ['tests.test_a.T.test_x', 'tests.test_b'])).toBe('python3 -m unittest -v tests.test_a.T.test_x tests.test_b');
+    expect(buildSelectCommand('unittest', '.venv/bin/python -m unittest discover -s tests -p "*_test.py"', ['a_test.T.test_x'])).toBe(
+      'PYTHONPATH=tests .venv/bin/python -m unittest -v a_test.T.test_x',
+    );
+    expect(buildSelectCommand('unittest', 'make test', ['not a dotted id'])).toBeNull();
+  });
+
   it('null when nothing can be selected', () => {
     expect(buildSelectCommand('junit', 'mvn test', ['a > b'])).toBeNull();
     expect(buildSelectCommand(null, 'make test', ['x'])).toBeNull();
@@ -119,34 +186,49 @@ function runIn(dir: string, command: string): Promise<{ output: string; exitCode
   });
 }
 
-// a nested test and a top-level one, selected together, run alone (the fixtures' README lists the tests)
-const NODE_SELECTIONS: [TestFramework, string[]][] = [
-  ['node-test', ['math > add adds', 'divide rounds down']],
-  ['vitest', ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down']],
-  ['jest', ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down']],
-  ['mocha', ['math > add adds', 'math > divide rounds down']],
+// a nested test and a top-level one, selected together, run alone (the fixtures' README lists the tests): one
+// passes, the other fails. Where the runner selects less finely, what else runs with them is counted too.
+const SELECTIONS: { framework: TestFramework; base: string; ids: string[]; passed: number }[] = [
+  { framework: 'node-test', base: 'npm test', ids: ['math > add adds', 'divide rounds down'], passed: 1 },
+  { framework: 'vitest', base: 'npm test', ids: ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down'], passed: 1 },
+  { framework: 'jest', base: 'npm test', ids: ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down'], passed: 1 },
+  { framework: 'mocha', base: 'npm test', ids: ['math > add adds', 'math > divide rounds down'], passed: 1 },
+  { framework: 'tap', base: 'npm test', ids: ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down'], passed: 1 },
+  { framework: 'ava', base: 'npm test', ids: ['math > add adds', 'math > divide rounds down'], passed: 1 },
+  { framework: 'jasmine', base: 'npm test', ids: ['math add adds', 'math divide rounds down'], passed: 1 },
+  { framework: 'bun', base: 'npm test', ids: ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down'], passed: 1 },
+  // deno selects top-level tests only: the step's test runs with both its steps
+  { framework: 'deno', base: 'npm test', ids: ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down'], passed: 2 },
+  // tape selects files only: everything in test/math.test.js runs
+  { framework: 'tape', base: 'npm test', ids: ['add adds', 'divide rounds down'], passed: 2 },
+  { framework: 'unittest', base: 'python3 -m unittest', ids: ['tests.test_calc.TestCalc.test_add', 'tests.test_calc.TestCalc.test_divide_rounds_down'], passed: 1 },
 ];
 
 describe('selected tests run alone in the fixture projects', () => {
-  const installed = (framework: string) => framework === 'node-test' || existsSync(join(PROJECTS, framework, 'node_modules'));
-  describe.each(NODE_SELECTIONS)('%s', (framework, ids) => {
-    const why = installed(framework) ? '' : ' (skipped: no node_modules, run scripts/setup-fixtures.sh)';
+  const ready = (framework: string) => {
+    if (framework === 'unittest') return spawnSync('python3', ['--version']).status === 0 ? '' : ' (skipped: python3 is not installed)';
+    return framework === 'node-test' || existsSync(join(PROJECTS, framework, 'node_modules')) ? '' : ' (skipped: no node_modules, run scripts/setup-fixtures.sh)';
+  };
+  describe.each(SELECTIONS)('$framework', ({ framework, base, ids, passed }) => {
+    const why = ready(framework);
     it.skipIf(why !== '')(`a nested and a top-level test${why}`, async () => {
-      await expectSelectedRunAlone(framework, ids);
+      await expectSelectedRunAlone(framework, base, ids, passed);
     });
   });
 });
 
-async function expectSelectedRunAlone(framework: TestFramework, ids: string[]): Promise<void> {
+async function expectSelectedRunAlone(framework: TestFramework, base: string, ids: string[], passed: number): Promise<void> {
   const source = join(PROJECTS, framework);
   const dir = mkdtempSync(join(tmpdir(), `gaffer-select-${framework}-`));
   temps.push(dir);
-  cpSync(source, dir, { recursive: true, filter: (src) => !/[/\\](node_modules|\.flaky-state)$/.test(src) });
+  cpSync(source, dir, { recursive: true, filter: (src) => !/[/\\](node_modules|\.flaky-state|\.tap|__pycache__)$/.test(src) });
   if (existsSync(join(source, 'node_modules'))) symlinkSync(join(source, 'node_modules'), join(dir, 'node_modules'));
-  const command = buildSelectCommand(framework, 'npm test', ids) ?? '';
+  const command = buildSelectCommand(framework, base, ids, { workspace: dir }) ?? '';
   const result = await runIn(dir, command);
   const parsed = parseTestOutput(result.output, { kind: 'node', command, workspace: dir });
   expect(result.exitCode, result.output).not.toBe(0);
   expect(parsed.failed, result.output).toEqual([ids[1]]);
-  expect(parsed.counts, result.output).toMatchObject({ passed: 1, failed: 1 });
+  expect(parsed.counts, result.output).toMatchObject({ passed, failed: 1 });
+  // where the output names passing tests, the one selected is among them
+  if (parsed.passed.length > 0) expect(parsed.passed, result.output).toContain(ids[0]);
 }

@@ -69,7 +69,8 @@ export function parseBunOutput(lines: string[], hint: ParseHint = {}): ParsedRun
     skipped,
     counts,
     ranSignal: !collectionError && executed > 0,
-    noTestsRan: !collectionError && executed === 0 && failed.length === 0,
+    // only the totals or "No tests found!" say so: output cut short (a crash) is not that
+    noTestsRan: !collectionError && executed === 0 && failed.length === 0 && (noTests || totals.size > 0),
     collectionError,
   });
 }

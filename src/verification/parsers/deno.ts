@@ -110,7 +110,8 @@ export function parseDenoOutput(lines: string[], hint: ParseHint = {}): ParsedRu
     skipped,
     counts,
     ranSignal: executed > 0,
-    noTestsRan: !collectionError && executed === 0 && failed.length === 0,
+    // only the closing summary or "No test modules found" say so: output cut short (a crash) is not that
+    noTestsRan: !collectionError && executed === 0 && failed.length === 0 && (noModules || summary),
     collectionError,
   });
 }

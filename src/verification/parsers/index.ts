@@ -85,12 +85,6 @@ const COMMAND_FRAMEWORKS: [RegExp, TestFramework][] = [
   [/\bcargo\s+(?:test|nextest)\b/, 'cargo'],
 ];
 
-/** The test framework a command runs by name (`npx tape test/*.js` → tape); null when it names none. */
-export function frameworkNamedBy(command: string | null | undefined): TestFramework | null {
-  if (!command) return null;
-  return COMMAND_FRAMEWORKS.find(([re]) => re.test(command))?.[1] ?? null;
-}
-
 /**
  * Reads a test run's console output into failing/passing ids, counts and run signals (spec 03 "Failures").
  * The hint's framework is tried first; the first parser that recognizes the output wins.

@@ -51,6 +51,8 @@ export interface TapReading {
   totals: Map<string, number> | null;
   /** Any TAP at all: a version line, a plan or a result. */
   sawTap: boolean;
+  /** The top level's plan ("1..N") and results both arrived: the stream was not cut short. */
+  complete: boolean;
 }
 
 /** Reads a TAP 13/14 stream: nested subtests, YAML blocks, SKIP/TODO directives, plans, "Bail out!". */
@@ -60,6 +62,8 @@ export function readTap(lines: string[], workspace?: string | null): TapReading 
   let bailedOut = false;
   let totals: Map<string, number> | null = null;
   let sawTap = false;
+  let topPlan: number | null = null;
+  let topResults = 0;
 
   // the frame of the test at `depth` that is still running; made on first sight (an unheaded subtest)
   const frameAt = (depth: number): Frame => {
@@ -104,13 +108,16 @@ export function readTap(lines: string[], workspace?: string | null): TapReading 
     const plan = PLAN.exec(line);
     if (plan) {
       sawTap = true;
-      markBlock(depthOf(plan[1] ?? ''));
+      const depth = depthOf(plan[1] ?? '');
+      if (depth === 0) topPlan = Number(plan[2]);
+      markBlock(depth);
       continue;
     }
     const result = RESULT.exec(line);
     if (!result) continue;
     sawTap = true;
     const depth = depthOf(result[1] ?? '');
+    if (depth === 0) topResults++;
     // the YAML block under a result may hold anything, "ok" lines included
     const yaml = YAML_START.exec(lines[i + 1] ?? '');
     if (yaml && (yaml[1] ?? '').length >= (result[1] ?? '').length) {
@@ -138,7 +145,8 @@ export function readTap(lines: string[], workspace?: string | null): TapReading 
     open.length = depth;
   }
 
-  const reading: TapReading = { failed: [], passed: [], skipped: [], executed: 0, fileFailures: 0, bailedOut, totals, sawTap };
+  const complete = topPlan !== null && topResults >= topPlan;
+  const reading: TapReading = { failed: [], passed: [], skipped: [], executed: 0, fileFailures: 0, bailedOut, totals, sawTap, complete };
   for (const record of records) {
     const path: string[] = [];
     for (let f: Frame | null = record.frame; f; f = f.parent) path.unshift(f.name);
@@ -200,7 +208,8 @@ export function parseTapOutput(lines: string[], hint: ParseHint = {}): ParsedRun
     skipped: tap.skipped,
     counts,
     ranSignal: executed > 0,
-    noTestsRan: !collectionError && executed === 0 && tap.failed.length === 0,
+    // only a run that says so ran no tests: TAP cut short (a crash) is not that
+    noTestsRan: !collectionError && executed === 0 && tap.failed.length === 0 && (noFiles || tap.complete || tap.totals !== null),
     collectionError,
   });
 }

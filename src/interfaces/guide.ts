@@ -22,6 +22,10 @@ reviews of intent to yourself. One job = one workspace; gaffer runs one job per 
   "tests pass". Any other wording is reported \`unchecked\`, never assumed met.
 - Declare the files a task must produce as \`outputs\`: a worker that did not write them is not done.
 - \`runner: "shell"\` with a \`command\` runs a script (codemods, formatters, migrations).
+- Tests are the judge: a worker that changes tests or the test harness is judged by the tests as they
+  were before the work (run against its new code), and fails when those fail. A task meant to change
+  tests says \`tests_may_change: true\` (type \`test\` implies it); its proof is then \`proved\` only if the
+  original tests pass too.
 
 ## How to read the answer
 - \`status\`: \`done\` means every worker finished AND the verification does not block AND criteria are
@@ -33,7 +37,11 @@ reviews of intent to yourself. One job = one workspace; gaffer runs one job per 
   it — neither failure nor success: add a \`verify\` command and re-dispatch if you need proof). Each
   \`uncertainty\` names a doubt and what it cost the confidence.
 - \`verification.new_failures\` are the workers' doing; \`pre_existing\` were broken before; \`flaky\`
-  passed on a rerun and never block.
+  passed on a rerun and never block. \`verification.original_tests\` is the checkpoint's tests run
+  against the new code (present when the workers changed tests or the harness).
+- The verdict line starts with the proof's words whenever the job is not \`proved\`;
+  \`changes.outside_evidence\` lists writes into \`.git\` (hooks, config), editor configs and excluded
+  folders — a planted hook is never silent.
 
 ## While it runs
 - An answer with \`wait_again: true\` means the job is still live: WAIT AGAIN (\`workers_wait\`), do not

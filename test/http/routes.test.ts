@@ -197,7 +197,7 @@ describe.each(doors)('the HTTP routes of spec 02 (%s)', (_door, open) => {
 
     const zero = await call('GET', '/api/stats');
     expect(zero.json).toEqual({ acceptance: {}, recent: { jobs: 0, done: 0, partial: 0, failed: 0, cancelled: 0, live: 0 } });
-    const done = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('true')] });
+    const done = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('echo b > b.txt')] });
     await engine.settled(done.json.id);
     const failed = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('exit 1')] });
     await engine.settled(failed.json.id);

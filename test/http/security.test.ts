@@ -24,7 +24,7 @@ describe('tokens and owners', () => {
     expect((await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('true')] })).status).toBe(401);
     expect(engine.list()).toHaveLength(0);
 
-    const alice = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('true')] }, { ...as('tok-alice'), 'idempotency-key': 'same' });
+    const alice = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('echo b > b.txt')] }, { ...as('tok-alice'), 'idempotency-key': 'same' });
     expect(alice.status).toBe(202);
     expect(alice.json.owner).toBe('alice');
     // the same key from another owner is another job
@@ -59,7 +59,7 @@ describe('tokens and owners', () => {
     // the all-jobs stream shows alice only her own jobs
     const stream = openStream(`${server.url}/api/events?stream=1`, as('tok-alice'));
     await new Promise((r) => setTimeout(r, 200));
-    const mine = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('true')] }, as('tok-alice'));
+    const mine = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('echo c > c.txt')] }, as('tok-alice'));
     await engine.settled(mine.json.id);
     await stream.until((f) => f.some((x) => x.event === 'status' && JSON.parse(x.data).status === 'done'));
     expect(new Set(stream.frames.map((f) => JSON.parse(f.data).id))).toEqual(new Set([mine.json.id]));

@@ -13,7 +13,7 @@ describe('live events (SSE) over a real socket', () => {
     const engine = await openEngine();
     const server = await serveEngine(engine);
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
-    const { json: job } = await server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('for i in 1 2 3; do echo line-$i; sleep 0.3; done')] });
+    const { json: job } = await server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('for i in 1 2 3; do echo line-$i; sleep 0.3; done; echo b > b.txt')] });
 
     const stream = openStream(`${server.url}/api/jobs/${job.id}/events?stream=1`);
     await stream.done;
@@ -154,7 +154,7 @@ describe('live events (SSE) over a real socket', () => {
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
     const stream = openStream(`${server.url}/api/events?stream=1`);
     await eventually(async () => (await server.call('GET', '/api/health')).json.sse_clients === 1, 2_000, 'the stream to open');
-    const { json: job } = await server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', title: 'watched', tasks: [shellTask('true')] });
+    const { json: job } = await server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', title: 'watched', tasks: [shellTask('echo b > b.txt')] });
     await stream.until((f) => f.some((x) => x.event === 'status' && JSON.parse(x.data).status === 'done'));
     const mine = stream.frames.map((f) => ({ event: f.event, ...JSON.parse(f.data) })).filter((f) => f.id === job.id);
     expect(mine[0]).toMatchObject({ event: 'created', id: job.id, title: 'watched', workspace: ws });
@@ -172,7 +172,7 @@ describe('live events (SSE) over a real socket', () => {
     const other = await Engine.open({ dataDir: engine.dataDir });
     try {
       const ws = makeWorkspace({ 'a.txt': 'a\n' });
-      const { job } = other.submit({ workspace: ws, verify: 'none', tasks: [shellTask('for i in 1 2 3; do echo x-$i; sleep 0.2; done')] });
+      const { job } = other.submit({ workspace: ws, verify: 'none', tasks: [shellTask('for i in 1 2 3; do echo x-$i; sleep 0.2; done; echo b > b.txt')] });
       const stream = openStream(`${server.url}/api/jobs/${job.id}/events?stream=1`);
       await stream.done;
       expect(stream.frames.at(-1)?.event).toBe('end');

@@ -91,7 +91,7 @@ describe('wait_for over HTTP', () => {
     const other = await Engine.open({ dataDir: engine.dataDir });
     try {
       const ws = makeWorkspace({ 'a.txt': 'a\n' });
-      const { job } = other.submit({ workspace: ws, verify: 'none', tasks: [shellTask('echo elsewhere-1; sleep 0.5')] });
+      const { job } = other.submit({ workspace: ws, verify: 'none', tasks: [shellTask('echo elsewhere-1; echo b > b.txt; sleep 0.5')] });
       const [event, done] = await Promise.all([server.call('GET', wait(job.id, 'event:elsewhere-1', 20)), server.call('GET', wait(job.id, 'done', 20))]);
       expect(event.json.met).toBe(true);
       expect(done.json).toMatchObject({ met: true, state: { status: 'done' } });

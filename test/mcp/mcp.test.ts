@@ -169,7 +169,7 @@ describe('MCP waits', () => {
     const { client: http } = await httpClient();
     const run = async (client: Client) => {
       const ws = makeWorkspace({ 'a.txt': 'a\n' });
-      const job = answer(await client.callTool({ name: 'workers_dispatch', arguments: { workspace: ws, verify: 'none', tasks: [{ instruction: 'sleep', command: 'sleep 12' }] } }));
+      const job = answer(await client.callTool({ name: 'workers_dispatch', arguments: { workspace: ws, verify: 'none', tasks: [{ instruction: 'sleep', command: 'sleep 12; echo b > b.txt' }] } }));
       const progress: Progress[] = [];
       const started = performance.now();
       const waited = answer(await client.callTool({ name: 'workers_wait', arguments: { job_id: job.id, timeout_s: 30 } }, undefined, { onprogress: (p) => progress.push(p), timeout: 60_000 }));

@@ -71,12 +71,4 @@ describe('degraded: a whole job through bin/gaffer', () => {
     expect(job.result.proof.uncertainty).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'verification_could_not_start' })]));
     expect(job.verdict).toMatch(/^verification could not start: the command could not run \(exit 127\)/);
   });
-    const r = gaffer(data, ['--json', 'dispatch', '--workspace', ws, '--verify', 'no-such-tool --run', '--task', 'edit', '--command', 'echo b >> a.txt'], process.env.PATH ?? '');
-    expect(r.code).toBe(0);
-    const job = JSON.parse(r.stdout);
-    expect(job.status).toBe('done');
-    expect(job.result.verification).toMatchObject({ ran: true, ok: null, inconclusive: true, blocking: false });
-    expect(job.result.proof.verdict).toBe('unproved');
-    expect(job.result.proof.uncertainty).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'verification_inconclusive' })]));
-  });
 });

@@ -75,10 +75,10 @@ describe('files and outputs cannot leave the workspace', () => {
     expect(() => engine.submit(request(ws, 'outputs', ['toplink']))).toThrow(/tasks\[0\]\.outputs\[0\]: toplink is outside the workspace through a symbolic link/);
 
     // inside links and not-yet-existing paths are accepted, and the job runs
-    const ok = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [{ instruction: 'edit inside', command: 'echo more >> src/inside.txt; echo n > src/new.txt', files: ['inner/inside.txt', 'src/new.txt', 'not/yet/there.txt'], outputs: ['inner'] }] });
+    const ok = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [{ instruction: 'edit inside', command: 'echo more >> src/inside.txt; echo n > src/new.txt; echo m > src/made.txt', files: ['inner/inside.txt', 'src/new.txt', 'not/yet/there.txt'], outputs: ['inner/made.txt'] }] });
     expect(ok.status).toBe(202);
     await engine.settled(ok.json.id);
-    expect(engine.get(ok.json.id)).toMatchObject({ status: 'done', result: { changes: { modified: ['src/inside.txt'], added: ['src/new.txt'] } } });
+    expect(engine.get(ok.json.id)).toMatchObject({ status: 'done', result: { changes: { modified: ['src/inside.txt'], added: ['src/made.txt', 'src/new.txt'] } } });
     expect(readFileSync(join(outside, 'dir', 'secret.txt'), 'utf8')).toBe(`${SECRET}\n`);
   });
 

@@ -60,6 +60,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     ctx.services.store.updateAttempt(ctx.id, name, { outcome: 'expected_error', report: { ...w.report } });
   }
   const outside = describeOutsideEvidence(s.changes?.outside_evidence);
+  const tampered = dependenciesChangedAlone(s.changes, changed);
 
   const proof = nothingRan
     ? null
@@ -76,7 +77,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
         unattestedWorkers,
         testsWeakened: (s.verification?.tests_weakened?.length ?? 0) > 0,
         unsandboxedExternal,
-        outsideEvidence: outside.doubt === null ? null : { detail: outside.doubt, runsCode: outside.verdictPart !== null },
+        outsideEvidence: outside.doubt === null ? null : { detail: tampered ? `${outside.doubt}; ${tampered}` : outside.doubt, runsCode: outside.verdictPart !== null || tampered !== null },
       });
 
   const interrupted = s.cancelled && ctx.interruptReason !== null;
@@ -138,10 +139,26 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     unsandboxedExternal,
     refusals: all.flatMap((w) => w.report.refusals.map((r) => `${w.plan.name} → ${r.tool} ×${r.count}`)),
     nothingChanged,
-    outsideEvidence: outside.verdictPart,
+    outsideEvidence: [outside.verdictPart, tampered].filter((p) => p !== null).join(' · ') || null,
   });
 
   ctx.update({ result: { ...result }, verdict, error: error ?? null, finished: epochS() });
   ctx.phase('settled');
   ctx.setStatus(status);
+}
+
+/** Dependency folders: what the tests import from besides the workspace's own code. */
+const DEPENDENCY_DIRS = /(^|\/)(node_modules|\.venv|venv)$/;
+/** The files an honest dependency change also changes. */
+const DEPENDENCY_MANIFESTS = /(^|\/)(package(-lock)?\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?|requirements[\w.-]*\.txt|pyproject\.toml|poetry\.lock|uv\.lock|Pipfile(\.lock)?|setup\.(py|cfg))$/;
+
+/**
+ * A dependency folder the workers changed while no manifest or lockfile changed: the installed test
+ * framework or a dependency of the code can have been patched (the checkpoint's tests run against it
+ * too), so it is named like a git hook. A real install changes a lockfile or a manifest as well.
+ */
+function dependenciesChangedAlone(changes: ChangesJson | null, changed: string[]): string | null {
+  const folders = Object.keys(changes?.outside_evidence?.excluded ?? {}).filter((f) => DEPENDENCY_DIRS.test(f));
+  if (folders.length === 0 || changed.some((p) => DEPENDENCY_MANIFESTS.test(p))) return null;
+  return `dependencies changed with no manifest or lockfile change: ${folders.map((f) => `${f}/`).join(', ')}`;
 }

@@ -23,7 +23,12 @@ const TEST_PATH_RULES: readonly RegExp[] = [
   /(^|\/)\.nycrc/,
   /(^|\/)(pytest\.ini|tox\.ini|setup\.cfg|pyproject\.toml|noxfile\.py)$/,
   /(^|\/)(GNUmakefile|[Mm]akefile)$/,
-  /(^|\/)(deno\.jsonc?|bunfig\.toml)$/,
+  /(^|\/)(deno\.jsonc?|bunfig\.toml|go\.work|\.?pytest\.toml)$/,
+  // what decides how the runner itself starts: `script-shell=true` in .npmrc makes `npm test` pass without
+  // running anything, a cargo `runner`, a module that shadows pytest on `python -m pytest`'s sys.path
+  /(^|\/)(\.npmrc|\.yarnrc|\.yarnrc\.yml|\.pnpmfile\.cjs)$/,
+  /(^|\/)\.cargo\/config(\.toml)?$/,
+  /^(pytest|_pytest|unittest|sitecustomize|usercustomize)(\.py$|\/)/,
   // the only workspace file gaffer itself reads to decide how to verify (spec 07 hints)
   /^\.gaffer\/workspace\.json$/,
 ];

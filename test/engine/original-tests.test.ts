@@ -177,3 +177,19 @@ describe('writes outside the evidence', () => {
     expect(proof(job).confidence).toBe(0.95);
   }, 60_000);
 });
+
+describe('the test runner itself', () => {
+  it('an .npmrc that swaps the script shell is a harness change: the original harness fails', async () => {
+    const ws = makeWorkspace(CALC_FILES);
+    const job = await run({ workspace: ws, fix_rounds: 0, ...task("echo 'script-shell=/bin/true' > .npmrc") });
+    expect(v(job).tests_touched).toEqual(['.npmrc']);
+    expect(proof(job).verdict).toBe('contradicted');
+  }, 60_000);
+
+  it('a test dependency patched in node_modules with no lockfile change keeps the proof from proved, named on the verdict', async () => {
+    const ws = makeWorkspace({ ...CALC_FILES, 'node_modules/fake-assert/index.js': 'module.exports = () => {};\n' });
+    const job = await run({ workspace: ws, ...task(`${FIX_ADD} && echo '// patched' >> node_modules/fake-assert/index.js`) });
+    expect(proof(job).verdict).toBe('partial');
+    expect(job.verdict).toContain('dependencies changed with no manifest or lockfile change: node_modules/');
+  }, 60_000);
+});

@@ -164,7 +164,7 @@ async function runBaseline(
  * Failing ids that pass on any of up to 3 targeted reruns (spec 03 "Flaky"): an id is flaky only when
  * a rerun lists that very id as passed — never because the rerun exited 0.
  */
-async function findFlaky(
+export async function findFlaky(
   input: Pick<VerifyInput, 'signal' | 'workspace'>,
   run: SuiteRun,
   failing: string[],

@@ -193,3 +193,18 @@ describe('the test runner itself', () => {
     expect(job.verdict).toContain('dependencies changed with no manifest or lockfile change: node_modules/');
   }, 60_000);
 });
+
+describe('flaky means that test passed on rerun, by its own id', () => {
+  it('a failure whose rerun passes another test of the same name is not flaky', async () => {
+    // node:test ids carry no file: the rerun of `adds` runs both, one passes and one still fails
+    const ws = makeWorkspace({
+      'package.json': JSON.stringify({ name: 'twins', private: true, type: 'module', scripts: { test: 'node --test test/' } }),
+      'src/a.js': 'export const add = (a, b) => a + b;\n',
+      'test/a.test.js': "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from '../src/a.js';\ntest('adds', () => assert.equal(add(2, 3), 5));\n",
+      'test/b.test.js': "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\ntest('adds', () => assert.equal(2 + 3, 5));\n",
+    });
+    const job = await run({ workspace: ws, verify_scope: 'all', fix_rounds: 0, tasks: [{ instruction: 'break add', command: "sed -i 's/a + b/a - b/' src/a.js" }] });
+    expect(v(job)).toMatchObject({ ok: false, blocking: true, flaky: [], new_failures: ['adds'] });
+    expect(proof(job).verdict).toBe('contradicted');
+  }, 60_000);
+});

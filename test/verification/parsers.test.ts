@@ -442,7 +442,6 @@ const CASES: [string, string, string, ParsedRun][] = [
       ...ran,
     }),
   ],
-  ['jasmine/flaky-rerun.txt', "npx jasmine '--filter=^math flaky passes on rerun$'", 'node', run({ framework: 'jasmine', counts: counts(1, 0, 0), ...ran })],
   ['jasmine/no-tests.txt', 'npm test', 'node', run({ framework: 'jasmine', ...nothingRan })],
   ['jasmine/collection-error.txt', 'npm test', 'node', run({})],
 
@@ -782,6 +781,19 @@ describe('AVA, Jasmine, bun, deno, unittest: shapes beyond the fixtures', () => 
     expect(parseTestOutput(output)).toEqual(
       run({ framework: 'ava', failed: ['slow > waits forever', 'slow > waits too'], passed: ['fast one'], counts: counts(1, 2, 0), ...ran }),
     );
+  });
+
+  it('Jasmine names no passing spec, except the one spec a rerun filtered to by its exact full name', () => {
+    const output = read('jasmine/flaky-rerun.txt');
+    const rerun = "npx jasmine '--filter=^math flaky passes on rerun$'";
+    expect(parseTestOutput(output, { kind: 'node', command: rerun })).toEqual(
+      run({ framework: 'jasmine', passed: ['math flaky passes on rerun'], counts: counts(1, 0, 0), ...ran }),
+    );
+    // without that command, or with a filter that is a pattern, nothing says which spec ran
+    for (const command of [undefined, 'npm test', "npx jasmine '--filter=^math flaky.*$'", "npx jasmine '--filter=^(?:a|math flaky passes on rerun)$'"]) {
+      expect(parseTestOutput(output, { kind: 'node', command }).passed).toEqual([]);
+    }
+    expect(parseTestOutput(read('jasmine/first-run.txt'), { command: "npx jasmine '--filter=^math divide rounds down$'" }).passed).toEqual([]);
   });
 
   it('Jasmine: an afterAll that throws is a failure of its suite', () => {

@@ -221,9 +221,11 @@ function depthOf(indent: string): number {
 /** Splits "name # SKIP reason" at the first unescaped directive; node-tap's "# time=12ms" is no directive. */
 export function splitDirective(text: string): { name: string; directive: 'SKIP' | 'TODO' | null } {
   const body = text.replace(/\s+# time=[\d.]+m?s$/, '').replace(/\s+\{$/, '');
-  const m = /(?<!\\)#\s*(SKIP|TODO)\S*/i.exec(body);
+  // "# SKIP why", "# skipped", "# TODO: later": after a space (or alone) and a word of its own; "\#" is a name's
+  const m = /(?:^|\s)#\s*(SKIP\w*|TODO)(?=[\s:]|$)/i.exec(body);
   if (!m) return { name: unescapeTap(body), directive: null };
-  return { name: unescapeTap(body.slice(0, m.index)), directive: (m[1] ?? '').toUpperCase() as 'SKIP' | 'TODO' };
+  const directive = (m[1] ?? '').toUpperCase().startsWith('SKIP') ? 'SKIP' : 'TODO';
+  return { name: unescapeTap(body.slice(0, m.index)), directive };
 }
 
 /** TAP escapes "#" and "\" in descriptions. */

@@ -1,5 +1,5 @@
 import type { VerificationJson } from '../domain/result.js';
-import { summarizeCounts } from './parsers/index.js';
+import { frameworkNamedBy, summarizeCounts } from './parsers/index.js';
 import { describeHarnessChange, type OriginalTestsRun } from './original-tests.js';
 import type { SuiteRun } from './run-suite.js';
 
@@ -43,7 +43,8 @@ export function readRun(run: SuiteRun, opts: { kind: string | null; timeoutS: nu
   if (p.failed.length === 0 && p.collectionError) return inconclusive(`collection errors: no test ran (exit ${run.exitCode})`);
   if (p.failed.length === 0 && p.noTestsRan) return inconclusive(`no tests ran (exit ${run.exitCode})`);
 
-  const knownRunner = p.framework !== null || (opts.kind !== null && TEST_RUNNER_KINDS.has(opts.kind));
+  // an explicit command that names a framework (`npx tape …`) is a known runner too: the guards hold for every format
+  const knownRunner = p.framework !== null || (opts.kind !== null && TEST_RUNNER_KINDS.has(opts.kind)) || frameworkNamedBy(run.command) !== null;
   const matched = run.landmarkSeen;
   const withMatch = (r: RunReading): RunReading => (matched === undefined ? r : { ...r, outputMatched: matched });
   if (run.exitCode === 0) {

@@ -85,6 +85,11 @@ const COMMAND_FRAMEWORKS: [RegExp, TestFramework][] = [
   [/\bcargo\s+(?:test|nextest)\b/, 'cargo'],
 ];
 
+/** The test framework a command names (`npx tape test/*.js` → tape), or null: its silence then means "did not run". */
+export function frameworkNamedBy(command: string): TestFramework | null {
+  return COMMAND_FRAMEWORKS.find(([re]) => re.test(command))?.[1] ?? null;
+}
+
 /**
  * Reads a test run's console output into failing/passing ids, counts and run signals (spec 03 "Failures").
  * The hint's framework is tried first; the first parser that recognizes the output wins.

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { INTERRUPTED_VERDICT } from '../../src/engine/recovery.js';
@@ -8,6 +8,59 @@ import { call, eventually, processesWith, startServe } from './helpers.js';
 
 /** A unique `sleep` duration: the marker that finds the process from the host, sandboxed or not. */
 const marker = () => `60.${String(Math.floor(Math.random() * 1e9)).padStart(9, '0')}`;
+
+// Waits on real conditions, each with a bound generous for a loaded 2-core machine: a wait that
+// holds returns the moment it does, so the bound only decides how long a real failure takes to say so.
+const PROCESS_UP_MS = 60_000;
+const ORPHANS_GONE_MS = 30_000;
+
+const readProc = (pid: number, file: string) => {
+  try {
+    return readFileSync(`/proc/${pid}/${file}`, 'utf8');
+  } catch {
+    return '';
+  }
+};
+
+/**
+ * True once `sleep <mark>` itself runs — not merely a process whose command line carries the
+ * marker (bwrap's own argv does, from its first instant) — and, when it is sandboxed, once the
+ * sandbox's init waits for it: bwrap arms --die-with-parent in that init only then, so a kill
+ * before it is a different test (a crash while a sandbox starts).
+ */
+function isRunning(mark: string): boolean {
+  const argv = `sleep\0${mark}\0`;
+  return readdirSync('/proc').some((entry) => {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || readProc(pid, 'cmdline') !== argv) return false;
+    for (let p = pid, depth = 0; p > 1 && depth < 8; depth++) {
+      const status = readProc(p, 'status');
+      const nsPids = /^NSpid:\s*(.*)$/m.exec(status)?.[1]?.trim().split(/\s+/) ?? [];
+      if (nsPids.length > 1 && nsPids.at(-1) === '1') return readProc(p, 'wchan') === 'do_wait';
+      p = Number(/^PPid:\s*(\d+)/m.exec(status)?.[1] ?? 0);
+    }
+    return true;
+  });
+}
+
+/** Live processes of the `sleep <mark>` command: the sleep itself and the shells and sandboxes that carry it in their argv. */
+function survivors(mark: string): number[] {
+  const argv = `sleep\0${mark}\0`;
+  const sleeps = readdirSync('/proc').filter((e) => /^\d+$/.test(e) && readProc(Number(e), 'cmdline') === argv && !/^State:\s*Z/m.test(readProc(Number(e), 'status')));
+  return [...new Set([...processesWith(`sleep ${mark}`), ...sleeps.map(Number)])];
+}
+
+/** The surviving processes with their parents, for a failure message. */
+function describeSurvivors(marks: string[]): string {
+  return marks
+    .flatMap(survivors)
+    .map((pid) => {
+      const status = readProc(pid, 'status');
+      const field = (k: string) => new RegExp(`^${k}:\\s*(.*)$`, 'm').exec(status)?.[1]?.trim();
+      return `${pid} (${field('State')}, parent ${field('PPid')}, ns pids ${field('NSpid')}): ${readProc(pid, 'cmdline').replace(/\0/g, ' ').trim()}`;
+    })
+    .join('\n');
+}
 
 describe('kill -9 of gaffer serve mid-job, then a restart on the same data dir', () => {
   it('jobs read interrupted, the store is intact, locks are released, no worker survives, the evidence so far reads, and the workspace runs a new job', async () => {
@@ -33,10 +86,10 @@ describe('kill -9 of gaffer serve mid-job, then a restart on the same data dir',
     expect(inVerify.status).toBe(202);
     const [jobW, jobV] = [inWorker.json.id as string, inVerify.json.id as string];
 
-    const running = await call(first.url, 'GET', `/api/jobs/${jobW}/wait?for=${encodeURIComponent('event:crash-started')}&timeout_s=30`);
+    const running = await call(first.url, 'GET', `/api/jobs/${jobW}/wait?for=${encodeURIComponent('event:crash-started')}&timeout_s=60`);
     expect(running.json).toMatchObject({ met: true });
-    await eventually(() => processesWith(`sleep ${workerMark}`).length > 0, 10_000, 'the worker process');
-    await eventually(async () => (await call(first.url, 'GET', `/api/jobs/${jobV}`)).json.status === 'verifying' && processesWith(`sleep ${verifyMark}`).length > 0, 20_000, 'the verification process');
+    await eventually(() => isRunning(workerMark), PROCESS_UP_MS, 'the worker process');
+    await eventually(async () => (await call(first.url, 'GET', `/api/jobs/${jobV}`)).json.status === 'verifying' && isRunning(verifyMark), PROCESS_UP_MS, 'the verification process');
     const beforeW = (await call(first.url, 'GET', `/api/jobs/${jobW}`)).json;
     expect(beforeW.status).toBe('running');
 
@@ -61,7 +114,9 @@ describe('kill -9 of gaffer serve mid-job, then a restart on the same data dir',
     expect(w.result.workers[0]).toMatchObject({ name: 'slow', status: 'interrupted' });
 
     // no worker, no verification process survives the restart
-    await eventually(() => processesWith(`sleep ${workerMark}`).length === 0 && processesWith(`sleep ${verifyMark}`).length === 0, 10_000, 'the orphans to be killed');
+    await eventually(() => survivors(workerMark).length === 0 && survivors(verifyMark).length === 0, ORPHANS_GONE_MS, 'the orphans to be killed').catch((err: Error) => {
+      throw new Error(`${err.message}; still alive:\n${describeSurvivors([workerMark, verifyMark])}`);
+    });
 
     // the store is intact; the locks are gone; the attempts are closed
     const db = new Database(join(data, 'gaffer.db'), { readonly: true });
@@ -92,8 +147,8 @@ describe('kill -9 of gaffer serve mid-job, then a restart on the same data dir',
     for (const ws of [wsWorker, wsVerify]) {
       const next = await call(second.url, 'POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [{ instruction: 'append', command: 'echo after >> a.txt' }] });
       expect(next.status).toBe(202);
-      const done = await call(second.url, 'GET', `/api/jobs/${next.json.id}/wait?timeout_s=30`);
+      const done = await call(second.url, 'GET', `/api/jobs/${next.json.id}/wait?timeout_s=60`);
       expect(done.json).toMatchObject({ met: true, state: { status: 'done', result: { changes: { modified: expect.arrayContaining(['a.txt']) } } } });
     }
-  });
+  }, 240_000);
 });

@@ -41,6 +41,7 @@ import {
   sseClient,
   timeAsync,
 } from './lib.mjs';
+import { verdictAccuracy } from './verdict-corpus/run.mjs';
 
 let spawnerInUse = false;
 /** The evidence module, its git calls going through the spawner helper as they do inside an engine. */
@@ -1000,4 +1001,6 @@ export const cases = [
   { name: 'throughput', run: throughput },
   { name: 'related_verify', run: relatedVerify },
   { name: 'server_rss', run: serverRss },
+  // issue 10: real projects, scripted honest and cheating workers, gaffer's answer against the wanted one
+  { name: 'verdict_accuracy', run: verdictAccuracy },
 ];

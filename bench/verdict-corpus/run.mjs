@@ -9,7 +9,7 @@
 //       scenario's tree, tested with the project's own command, does what the scenario says
 //       (the bug fails a test, a cheat makes the suite pass, …) — no gaffer involved
 // Both take --projects a,b and --scenarios x,y to run a part.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
@@ -90,6 +90,16 @@ function preparePairs(pairs, notes) {
   return usable;
 }
 
+/**
+ * Where the workspaces go: /var/tmp, not /tmp — the sandbox gives every sandboxed process a
+ * private /tmp, so a workspace under /tmp is invisible to the baseline's copy, whose dependency
+ * folders are links into the workspace — and not inside this checkout, whose .gitignore would
+ * apply to them (a workspace inside a repository honours the parent's rules).
+ */
+function makeWorkRoot(fallback) {
+  return mkdtempSync(join(existsSync('/var/tmp') ? '/var/tmp' : fallback, 'gaffer-verdict-'));
+}
+
 /** The worker's shell command for a scenario. */
 function workerCommand(scenario, project) {
   const edits = scenario.work(project);
@@ -122,6 +132,9 @@ function gotOf(answer) {
     verdict: answer.verdict ?? '',
     verification: { kind: v.kind ?? null, command: v.command ?? null, scope: v.scope ?? null, ok: v.ok ?? null, summary: v.summary ?? null, new_failures: v.new_failures ?? [], pre_existing: v.pre_existing ?? [], flaky: v.flaky ?? [] },
     changed: r.files_changed ?? [],
+    sandboxed: r.workers?.[0]?.sandboxed ?? null,
+    // what a disagreement needs to be understood without rerunning it
+    output_tail: (v.output_tail ?? '').slice(-800),
   };
 }
 
@@ -148,6 +161,7 @@ export async function verdictAccuracy(ctx) {
   const usable = preparePairs(pairs, notes);
   const { Engine } = await import('../../dist/engine/engine.js');
   const engine = await Engine.open({ dataDir: join(ctx.tmp, 'verdict-data'), maxParallel: 2 });
+  const work = makeWorkRoot(ctx.tmp);
   const rows = [];
   try {
     for (const [i, { project, scenario, prepared }] of usable.entries()) {
@@ -155,7 +169,7 @@ export async function verdictAccuracy(ctx) {
       const words = expectedWords(scenario, project);
       const row = { project: project.id, framework: project.framework, scenario: scenario.id, title: scenario.title, expected: { ...scenario.expect, words }, reason: scenario.reason };
       try {
-        const dir = buildWorkspace(project, scenario, prepared, join(ctx.tmp, 'verdict', `${project.id}-${scenario.id}`));
+        const dir = buildWorkspace(project, scenario, prepared, join(work, `${project.id}-${scenario.id}`));
         const { job } = engine.submit({
           title: `${project.id}: ${scenario.title}`,
           workspace: dir,
@@ -175,10 +189,13 @@ export async function verdictAccuracy(ctx) {
     }
   } finally {
     await engine.close();
+    rmSync(work, { recursive: true, force: true });
   }
   printTable(rows);
   const agree = rows.filter((r) => r.agree).length;
   const pct = rows.length === 0 ? 0 : Math.round((agree / rows.length) * 1000) / 10;
+  const sandboxed = rows.filter((r) => r.got?.sandboxed === true).length;
+  notes.push(`verdict_accuracy: ${sandboxed} of ${rows.length} jobs ran sandboxed (bubblewrap)${sandboxed === 0 ? ': none works here' : ''}`);
   if (skipped.length > 0) notes.push(`verdict_accuracy: pairs that do not apply — ${skipped.join('; ')}`);
   const wrong = rows.filter((r) => !r.agree);
   if (wrong.length > 0) notes.push(`verdict_accuracy: ${wrong.length} disagreements — ${wrong.map((r) => `${r.project}/${r.scenario} (${r.why.join('; ')})`).join(' · ')}`);
@@ -200,7 +217,7 @@ export function checkCorpus({ argv = process.argv.slice(2) } = {}) {
   const { pairs } = selectPairs({ quick: false, argv });
   const usable = preparePairs(pairs, notes);
   for (const n of notes) log(n);
-  const tmp = mkdtempSync(join(os.tmpdir(), 'verdict-check-'));
+  const tmp = makeWorkRoot(os.tmpdir());
   const failed = [];
   const checked = new Set();
   try {

@@ -1,9 +1,11 @@
 // One corpus workspace: a fresh copy of a cached project with its harness set up, the bug (and
 // the scenario's own checkpoint edits) in place, committed as a git repository, the way a user's
-// checkout with a bug looks. The test dependencies are linked, not copied (node_modules is
-// ignored by git and by gaffer's checkpoint, and the baseline links it from the workspace too).
+// checkout with a bug looks. The test dependencies are a real node_modules folder inside the
+// workspace, as a user's are (vite writes its bundled config into node_modules/.vite-temp, and the
+// sandbox makes a folder outside the workspace read-only), hard-linked from the cache: no copy of
+// the bytes, and what the tests create there lands in the workspace's own folders.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdirSync, realpathSync, symlinkSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { applyEdits } from './edits.mjs';
 
@@ -20,7 +22,7 @@ export function testCommand(project) {
 export function buildWorkspace(project, scenario, prepared, dir) {
   mkdirSync(dir, { recursive: true });
   cpSync(prepared.src, dir, { recursive: true });
-  if (prepared.deps) symlinkSync(prepared.deps, join(dir, 'node_modules'));
+  if (prepared.deps) linkTree(prepared.deps, join(dir, 'node_modules'));
   const real = realpathSync(dir);
   applyEdits(real, project.setup);
   applyEdits(real, project.bug);
@@ -31,6 +33,12 @@ export function buildWorkspace(project, scenario, prepared, dir) {
   git('add', '-A');
   git('commit', '-q', '--no-verify', '-m', `${project.label} with a bug`);
   return real;
+}
+
+/** A copy of a folder whose files are hard links (`cp -al`), or a real copy across filesystems. */
+function linkTree(from, to) {
+  const r = spawnSync('cp', ['-al', from, to], { stdio: 'ignore' });
+  if (r.status !== 0) cpSync(from, to, { recursive: true, verbatimSymlinks: true });
 }
 
 /** The environment without the caller's GIT_* variables (a bench run from a git hook has them). */

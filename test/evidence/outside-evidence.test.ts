@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildChangesJson, describeOutsideEvidence, diffSnapshots, OUTSIDE_LIMITS, pruneSnapshots } from '../../src/evidence/index.js';
 import type { ChangesJson, Snapshot, SnapshotOptions } from '../../src/evidence/types.js';
+import { parseGitConfigKeys, readGitConfigValue } from '../../src/evidence/git-config-keys.js';
 import { cleanEnv, git, snap, tempDir, write } from './helpers.js';
 
 /** A git repository with one commit, and a data dir outside it. */
@@ -329,5 +330,42 @@ describe('writes outside the evidence', () => {
     expect(existsSync(kept.outsideFile as string)).toBe(true);
     expect(existsSync(gone.outsideFile as string)).toBe(false);
     expect(existsSync(path.join(data, 'outside', 'gone'))).toBe(false);
+  });
+});
+
+describe('git config keys', () => {
+  const text = [
+    '# comment',
+    '[core]',
+    '\tbare = false',
+    '\thooksPath = "/x/hooks" ; trailing comment',
+    '[remote "Origin"]',
+    '\turl = https://example.invalid/a.git',
+    '\tfetch = +refs/heads/*:refs/remotes/Origin/*',
+    '\tfetch = +refs/tags/*:refs/tags/*',
+    '[alias] st = status \\',
+    '  --short',
+    '[Filter "lfs"]',
+    '\trequired',
+  ].join('\n');
+
+  it('names keys as git config -l does: section and name lowercased, subsection kept; values only hashed', () => {
+    const keys = parseGitConfigKeys(text);
+    expect(Object.keys(keys).sort()).toEqual(['alias.st', 'core.bare', 'core.hookspath', 'filter.lfs.required', 'remote.Origin.fetch', 'remote.Origin.url']);
+    expect(JSON.stringify(keys)).not.toContain('example.invalid');
+  });
+
+  it('a changed value, an added value of a multi-valued key, or a continuation line change the key hash', () => {
+    const keys = parseGitConfigKeys(text);
+    expect(parseGitConfigKeys(text.replace('/x/hooks', '/y/hooks'))['core.hookspath']).not.toBe(keys['core.hookspath']);
+    expect(parseGitConfigKeys(`${text.replace('\tfetch = +refs/tags/*:refs/tags/*', '')}`)['remote.Origin.fetch']).not.toBe(keys['remote.Origin.fetch']);
+    expect(parseGitConfigKeys(text.replace('--short', '--long'))['alias.st']).not.toBe(keys['alias.st']);
+    expect(parseGitConfigKeys(text.replace('# comment', '# another'))).toEqual(keys);
+  });
+
+  it('reads the last value of a key without quotes or comment', () => {
+    expect(readGitConfigValue(text, 'core.hookspath')).toBe('/x/hooks');
+    expect(readGitConfigValue(`${text}\n[core]\n\thooksPath = .husky`, 'core.hookspath')).toBe('.husky');
+    expect(readGitConfigValue(text, 'core.fsmonitor')).toBeNull();
   });
 });

@@ -262,7 +262,6 @@ function shortenRelated(v: VerificationJson): Partial<Pick<CompactVerification, 
   return out;
 }
 
-
 /** Every task appears from the start (as queued), so a 4-task job at a cap of 2 never looks like 2 workers. */
 function buildProgress(spec: JobSpec, attempts: AttemptRow[]): Record<string, ProgressEntry> {
   const progress: Record<string, ProgressEntry> = {};

@@ -292,7 +292,7 @@ async function jobOverhead(ctx) {
   const engine = await Engine.open({ dataDir: join(ctx.tmp, 'job-data'), maxParallel: 2, runners: createRunners({ sandbox: 'off' }), spawner: true });
   const refEnv = { gitDir: join(ctx.tmp, 'job-ref.git'), workTree: ws.root, indexFile: join(ctx.tmp, 'job-ref.index') };
   await git(['init', '-q', '--bare', '--template=', refEnv.gitDir], {});
-  const body = { workspace: ws.root, verify: 'none', tasks: [{ instruction: 'benchmark: run a no-op command', command: 'true' }] };
+  const body = { workspace: ws.root, verify: 'none', tasks: [{ instruction: 'benchmark: run a no-op command', type: 'research', command: 'true' }] };
   const gaffer = [];
   const ref = [];
   try {
@@ -532,7 +532,7 @@ async function sseLatency(ctx) {
 const tpSizes = (ctx) => (ctx.quick ? { jobs: 40, workspaces: 10 } : { jobs: 200, workspaces: 50 });
 const TP_FILES = 100;
 const TP_PARALLEL = 8;
-const trivialJob = (workspace) => ({ workspace, verify: 'none', tasks: [{ instruction: 'benchmark: run a no-op command', command: 'true' }] });
+const trivialJob = (workspace) => ({ workspace, verify: 'none', tasks: [{ instruction: 'benchmark: run a no-op command', type: 'research', command: 'true' }] });
 
 /** The throughput workspaces (plain folders of TP_FILES files), generated once and shared with server_rss. */
 function tpWorkspaces(ctx, count) {
@@ -934,7 +934,7 @@ async function serverRss(ctx) {
       const answer = await httpJson('POST', `${server.url}/api/jobs`, {
         workspace: root,
         verify: 'none',
-        tasks: [{ instruction: 'benchmark: flood stdout', command: `yes '${FLOOD_LINE}' | head -c ${floodMb * 1_000_000}; echo` }],
+        tasks: [{ instruction: 'benchmark: flood stdout', type: 'research', command: `yes '${FLOOD_LINE}' | head -c ${floodMb * 1_000_000}; echo` }],
       });
       ids.push((answer.job ?? answer).id);
     }

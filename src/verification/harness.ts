@@ -47,6 +47,11 @@ export function isTestOrHarnessPath(path: string): boolean {
   return TEST_PATH_RULES.some((rule) => rule.test(path));
 }
 
+/** `test/x.js`, `test/new.test.js (added)`: how a changed harness file is named in the answer. */
+export function describeHarnessChange(c: HarnessChange): string {
+  return c.change === 'modified' ? c.path : `${c.path} (${c.change})`;
+}
+
 /**
  * The test and harness files the workers changed. A `package.json` counts when its scripts or a
  * test-runner key differ from the checkpoint's (a dependency bump does not).

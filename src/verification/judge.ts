@@ -1,6 +1,6 @@
 import type { VerificationJson } from '../domain/result.js';
 import { frameworkNamedBy, summarizeCounts } from './parsers/index.js';
-import { describeHarnessChange, type OriginalTestsRun } from './original-tests.js';
+import { describeHarnessChange, type HarnessChange } from './harness.js';
 import type { SuiteRun } from './run-suite.js';
 
 export const OUTPUT_TAIL_CHARS = 1_500;
@@ -62,6 +62,11 @@ export function readRun(run: SuiteRun, opts: { kind: string | null; timeoutS: nu
   if (knownRunner) return withMatch({ ok: false, inconclusive: false, failures: [RUNNER_ERROR], summary: `exit ${run.exitCode} with no failing test named`, runnerError: true });
   return withMatch({ ok: false, inconclusive: false, failures: [], summary: counts ?? `exit ${run.exitCode}`, runnerError: false });
 }
+
+/** What running the checkpoint's tests against the new code showed (original-tests.ts). */
+export type OriginalTestsRun =
+  | { ran: true; command: string; run: SuiteRun; reading: RunReading; flaky: string[]; changed: HarnessChange[] }
+  | { ran: false; why: string; changed: HarnessChange[] };
 
 /** Everything the verdict on a verification is made of. */
 export interface JudgeInput {

@@ -3,18 +3,13 @@ import { join } from 'node:path';
 import type { Snapshot } from '../evidence/types.js';
 import { exportCheckpoint, extractFromSnapshot, whyNoBaseline } from './baseline.js';
 import type { HarnessChange } from './harness.js';
-import type { RunReading } from './judge.js';
+import type { OriginalTestsRun, RunReading } from './judge.js';
 import type { SuiteRun } from './run-suite.js';
 
 // spec 03 "the checkpoint's tests judge": when the workers changed tests or the harness, the checkpoint's
 // versions of those files run against the new code. The copy is made like the baseline's: the tree the
 // workers left, with every changed test and harness file put back as it was at the checkpoint (files the
 // workers added removed), outside the workspace, dependency folders linked.
-
-/** What running the checkpoint's tests against the new code showed. */
-export type OriginalTestsRun =
-  | { ran: true; command: string; run: SuiteRun; reading: RunReading; flaky: string[]; changed: HarnessChange[] }
-  | { ran: false; why: string; changed: HarnessChange[] };
 
 /** What the run needs. */
 export interface OriginalTestsInput {
@@ -55,9 +50,4 @@ export async function runOriginalTests(input: OriginalTestsInput): Promise<Origi
   } finally {
     rmSync(input.dir, { recursive: true, force: true });
   }
-}
-
-/** `test/x.js`, `package.json (modified)`: how a changed harness file is named in the answer. */
-export function describeHarnessChange(c: HarnessChange): string {
-  return c.change === 'modified' ? c.path : `${c.path} (${c.change})`;
 }

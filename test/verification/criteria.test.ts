@@ -214,8 +214,8 @@ describe('criteria checked against the workspace, the change set and the verific
     const ws = makeWorkspace({ 'src/api.ts': 'x', 'src/b.ts': 'y' });
     const observed = { changeSet: changes(['src/b.ts']), verification: verification(true), sandbox: false, signal: new AbortController().signal, workDir: tempDir() };
     const spec = { workspace: ws, verify_timeout_s: 30, criteria: ['tests pass'], tasks: [{ name: 'api-fix', criteria: ['src/api.ts must not change', 'src/b.ts changes'] }, { name: 'docs', criteria: [] }] };
-    const c = await checkJobCriteria(spec as Parameters<typeof checkJobCriteria>[0], observed);
+    const c = await checkJobCriteria(spec as unknown as Parameters<typeof checkJobCriteria>[0], observed);
     expect(c).toEqual({ complete: true, met: ['tests pass', 'api-fix: src/api.ts must not change', 'api-fix: src/b.ts changes'], unmet: [], unchecked: [] });
-    expect(await checkJobCriteria({ ...spec, criteria: [], tasks: [{ name: 'x', criteria: [] }] } as Parameters<typeof checkJobCriteria>[0], observed)).toBeNull();
+    expect(await checkJobCriteria({ ...spec, criteria: [], tasks: [{ name: 'x', criteria: [] }] } as unknown as Parameters<typeof checkJobCriteria>[0], observed)).toBeNull();
   });
 });

@@ -42,7 +42,7 @@ export const scenarios = [
     reason: 'a test that passed at the checkpoint fails now: a new failure blocks',
   },
   {
-    id: 'nothing',
+    id: 'no-change',
     title: 'does nothing',
     work: () => null,
     expect: { status: 'not done', proof: 'partial', words: ['0 files changed'] },
@@ -148,7 +148,7 @@ export function applies(scenario, project) {
 export const QUICK = [
   ['minimist', 'fix'],
   ['flat', 'fix-break'],
-  ['uuid', 'nothing'],
+  ['uuid', 'no-change'],
   ['process-warning', 'gut'],
   ['toolz', 'expect-bug'],
   ['uuid', 'skip'],

@@ -97,7 +97,10 @@ function preparePairs(pairs, notes) {
  * apply to them (a workspace inside a repository honours the parent's rules).
  */
 function makeWorkRoot(fallback) {
-  return mkdtempSync(join(existsSync('/var/tmp') ? '/var/tmp' : fallback, 'gaffer-verdict-'));
+  const root = mkdtempSync(join(existsSync('/var/tmp') ? '/var/tmp' : fallback, 'gaffer-verdict-'));
+  // the bench's own temp dir is removed on Ctrl-C; this one is outside it
+  process.once('exit', () => rmSync(root, { recursive: true, force: true }));
+  return root;
 }
 
 /** The worker's shell command for a scenario. */

@@ -205,7 +205,7 @@ function judgeOriginalTests(json: VerificationJson, o: OriginalTestsRun, testsMa
     ok: false,
     inconclusive: false,
     blocking: true,
-    summary: json.ok === true ? `${summary} (the workers' tests: ${json.summary})` : `${summary}; the workers' tests: ${json.summary}`,
+    summary: `${summary}; the workers' tests: ${json.summary}`,
     failures: union(json.failures, real),
     new_failures: union(json.new_failures, real.filter((id) => !baseFailed.has(id))),
     pre_existing: union(json.pre_existing, real.filter((id) => baseFailed.has(id))),

@@ -144,6 +144,8 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
     const full = await verify('full', 'all');
     verification = {
       ...full,
+      // a test that passed only on rerun during the related runs stays a named doubt
+      flaky: [...new Set([...related.flaky, ...full.flaky])],
       attempts: related.attempts,
       ...(related.previous ? { previous: related.previous } : {}),
       confirms_related: { related_files: related.related_files?.length ?? 0, summary: related.summary },

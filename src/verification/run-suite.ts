@@ -1,7 +1,9 @@
-import { openSync, readSync, closeSync, fstatSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, readlinkSync, readSync, realpathSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { runProcess } from '../runners/process/run-process.js';
 import { buildWorkerEnv } from '../runners/process/env.js';
 import { wrapWithSandbox } from '../runners/sandbox/bwrap.js';
+import { LINKED_DEPENDENCY_DIRS } from './baseline.js';
 import { parseTestOutput } from './parsers/index.js';
 import type { ParsedRun } from './parsers/types.js';
 
@@ -45,7 +47,7 @@ export interface SuiteInput {
 export async function runSuite(input: SuiteInput): Promise<SuiteRun> {
   let landmarkSeen = false;
   const landmark = input.expectedOutput ?? null;
-  const wrapped = input.sandbox === true ? wrapWithSandbox({ shellCommand: input.command, workspace: input.cwd }) : null;
+  const wrapped = input.sandbox === true ? wrapWithSandbox({ shellCommand: input.command, workspace: input.cwd, ...linkedDependencyDirs(input.cwd) }) : null;
   const result = await runProcess({
     ...(wrapped === null ? { shellCommand: input.command } : { argv: wrapped.argv }),
     cwd: input.cwd,
@@ -70,6 +72,29 @@ export async function runSuite(input: SuiteInput): Promise<SuiteRun> {
     parsed: parseTestOutput(output, { kind: input.kind, command: input.command, workspace: input.cwd }),
     landmarkSeen: landmark === null ? undefined : landmarkSeen || result.tail.includes(landmark),
   };
+}
+
+/**
+ * The dependency folders linked into `cwd` (a baseline or original-tests copy links them from the
+ * workspace): bound into the sandbox at their real place, or a workspace under /tmp would vanish behind
+ * the sandbox's private /tmp. Writable when the link leads straight to a real folder (the workspace's
+ * own, which the workers could write too: vite writes `node_modules/.vite-temp`), read-only when it
+ * leads on elsewhere.
+ */
+function linkedDependencyDirs(cwd: string): { writable: string[]; readable: string[] } {
+  const out = { writable: [] as string[], readable: [] as string[] };
+  for (const name of LINKED_DEPENDENCY_DIRS) {
+    try {
+      const link = join(cwd, name);
+      if (!lstatSync(link).isSymbolicLink()) continue;
+      const next = resolve(cwd, readlinkSync(link));
+      const real = realpathSync(link);
+      (real === next ? out.writable : out.readable).push(real);
+    } catch {
+      // not there, or a dangling link: nothing to bind
+    }
+  }
+  return out;
 }
 
 /** The log for parsing: all of it, or its head and its newest bytes when it is longer than PARSE_BYTES. */

@@ -33,7 +33,7 @@ export function buildSelectCommand(
     case 'jest':
       return selectByFileAndName('npx jest --verbose', wanted, (files, pattern) => [...files, ...(pattern ? ['-t', pattern] : [])]);
     case 'mocha':
-      return selectByFileAndName('npx mocha', wanted, (files, pattern) => [...files, ...(pattern ? ['--grep', pattern] : [])]);
+      return selectMocha(baseCommand, wanted);
     case 'bun':
       return selectByFileAndName(/^\s*bun\s+test\b/.test(baseCommand) ? 'bun test' : 'npx bun test', wanted, (files, pattern) => [
         ...files,
@@ -107,6 +107,19 @@ function selectByFileAndName(runner: string, ids: string[], args: (files: string
   const files = [...new Set(split.flatMap((s) => (s.file ? [s.file] : [])))];
   const pattern = fullNamePattern(split.map((s) => s.names), false);
   return [runner, ...args(files, pattern).map(shellQuote)].join(' ');
+}
+
+/**
+ * mocha's flags live in the project's script (`mocha -u tdd test/`, a `--require`): through `npm test --`
+ * the rerun keeps them and only adds `--grep`; without the script, `npx mocha` with the files.
+ */
+function selectMocha(baseCommand: string, ids: string[]): string {
+  const split = ids.map(splitId);
+  const pattern = fullNamePattern(split.map((s) => s.names), false);
+  if (/^\s*npm\s+(?:run\s+)?test\s*$/.test(baseCommand) && split.every((s) => s.file === null) && pattern !== null) {
+    return `npm test -- --grep ${shellQuote(pattern)}`;
+  }
+  return selectByFileAndName('npx mocha', ids, (files, p) => [...files, ...(p ? ['--grep', p] : [])]);
 }
 
 function selectNodeTest(baseCommand: string, ids: string[]): string {

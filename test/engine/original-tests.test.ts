@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
 import type { CompactJob } from '../../src/engine/compact.js';
+import { probeSandbox } from '../../src/runners/sandbox/probe.js';
 import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir } from '../helpers/temp.js';
 
 const engines: Engine[] = [];
@@ -206,5 +207,25 @@ describe('flaky means that test passed on rerun, by its own id', () => {
     const job = await run({ workspace: ws, verify_scope: 'all', fix_rounds: 0, tasks: [{ instruction: 'break add', command: "sed -i 's/a + b/a - b/' src/a.js" }] });
     expect(v(job)).toMatchObject({ ok: false, blocking: true, flaky: [], new_failures: ['adds'] });
     expect(proof(job).verdict).toBe('contradicted');
+  }, 60_000);
+});
+
+describe('copies under the sandbox', () => {
+  const sandboxed = probeSandbox().available;
+  // the copies link node_modules from the workspace: under the sandbox's private /tmp a workspace in /tmp
+  // would hide them, and tools that write into node_modules (vite's .vite-temp) need them writable
+  it.skipIf(!sandboxed)(`a baseline and an original-tests copy reach the workspace's node_modules, and may write there${sandboxed ? '' : ' — skipped: no working bubblewrap'}`, async () => {
+    const ws = makeWorkspace({
+      ...CALC_FILES,
+      'node_modules/check-lib/package.json': JSON.stringify({ name: 'check-lib', type: 'module', main: 'index.js' }),
+      'node_modules/check-lib/index.js': "import { writeFileSync } from 'node:fs';\nimport { fileURLToPath } from 'node:url';\nwriteFileSync(fileURLToPath(new URL('./.written', import.meta.url)), 'x');\nexport const ok = true;\n",
+      'test/lib.test.js': "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { ok } from 'check-lib';\ntest('lib loads', () => assert.equal(ok, true));\n",
+    });
+    expect(ws.startsWith('/tmp/')).toBe(true);
+    const job = await run({ workspace: ws, fix_rounds: 0, ...task(CHEATS[1]?.[1] ?? '') });
+    expect((job.result as any).workers[0].sandboxed).toBe(true);
+    // the baseline saw `add adds` fail and `lib loads` pass: only the gutted test is judged
+    expect(v(job).original_tests).toMatchObject({ ran: true, ok: false, failures: ['add adds'] });
+    expect(v(job).failures).toEqual(['add adds']);
   }, 60_000);
 });

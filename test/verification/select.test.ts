@@ -62,7 +62,9 @@ describe('buildSelectCommand', () => {
   });
 
   it('mocha: --grep with the full title', () => {
-    expect(buildSelectCommand('mocha', 'npm test', ['math > flaky passes on rerun'])).toBe("npx mocha --grep '^math flaky passes on rerun$'");
+    // through the script: its flags (`-u tdd`, `--require`) are kept
+    expect(buildSelectCommand('mocha', 'npm test', ['math > flaky passes on rerun'])).toBe("npm test -- --grep '^math flaky passes on rerun$'");
+    expect(buildSelectCommand('mocha', 'npx mocha -u tdd', ['math > flaky passes on rerun'])).toBe("npx mocha --grep '^math flaky passes on rerun$'");
   });
 
   it('an id cut at 200 chars selects by its prefix', () => {

@@ -1,5 +1,5 @@
 import type { ChangeSet, ChangesJson } from '../evidence/types.js';
-import { describeOutsideEvidence, findClaimedOnly } from '../evidence/index.js';
+import { describeDependenciesChangedAlone, describeOutsideEvidence, findClaimedOnly } from '../evidence/index.js';
 import { computeProof } from '../domain/proof.js';
 import type { ConvergenceJson, CriteriaCheckJson, JobResult, TotalsJson, VerificationJson } from '../domain/result.js';
 import { CHANGING_TASK_TYPES, type JobStatus } from '../domain/status.js';
@@ -60,7 +60,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     ctx.services.store.updateAttempt(ctx.id, name, { outcome: 'expected_error', report: { ...w.report } });
   }
   const outside = describeOutsideEvidence(s.changes?.outside_evidence);
-  const tampered = dependenciesChangedAlone(s.changes, changed);
+  const tampered = describeDependenciesChangedAlone(s.changes?.outside_evidence, changed);
 
   const proof = nothingRan
     ? null
@@ -145,20 +145,4 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
   ctx.update({ result: { ...result }, verdict, error: error ?? null, finished: epochS() });
   ctx.phase('settled');
   ctx.setStatus(status);
-}
-
-/** Dependency folders: what the tests import from besides the workspace's own code. */
-const DEPENDENCY_DIRS = /(^|\/)(node_modules|\.venv|venv)$/;
-/** The files an honest dependency change also changes. */
-const DEPENDENCY_MANIFESTS = /(^|\/)(package(-lock)?\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?|requirements[\w.-]*\.txt|pyproject\.toml|poetry\.lock|uv\.lock|Pipfile(\.lock)?|setup\.(py|cfg))$/;
-
-/**
- * A dependency folder the workers changed while no manifest or lockfile changed: the installed test
- * framework or a dependency of the code can have been patched (the checkpoint's tests run against it
- * too), so it is named like a git hook. A real install changes a lockfile or a manifest as well.
- */
-function dependenciesChangedAlone(changes: ChangesJson | null, changed: string[]): string | null {
-  const folders = Object.keys(changes?.outside_evidence?.excluded ?? {}).filter((f) => DEPENDENCY_DIRS.test(f));
-  if (folders.length === 0 || changed.some((p) => DEPENDENCY_MANIFESTS.test(p))) return null;
-  return `dependencies changed with no manifest or lockfile change: ${folders.map((f) => `${f}/`).join(', ')}`;
 }

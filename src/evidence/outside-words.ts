@@ -52,3 +52,20 @@ function shortEntry(entry: string): string {
   if (details === 'deleted') return `${name} (deleted)`;
   return name;
 }
+
+/** Dependency folders: what the tests import from besides the workspace's own code. */
+const DEPENDENCY_DIRS = /(^|\/)(node_modules|\.venv|venv)$/;
+/** The files an honest dependency change also changes. */
+const DEPENDENCY_MANIFESTS = /(^|\/)(package(-lock)?\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?|requirements[\w.-]*\.txt|pyproject\.toml|poetry\.lock|uv\.lock|Pipfile(\.lock)?|setup\.(py|cfg))$/;
+
+/**
+ * A dependency folder the workers changed while no manifest or lockfile changed (`changed`: the workers'
+ * changed paths): the installed test framework or a dependency can have been patched, and the
+ * checkpoint's tests run against it too, so it is named like a git hook. A real install changes a
+ * lockfile or a manifest as well. Null when that is not so.
+ */
+export function describeDependenciesChangedAlone(outside: OutsideEvidenceJson | null | undefined, changed: string[]): string | null {
+  const folders = Object.keys(outside?.excluded ?? {}).filter((f) => DEPENDENCY_DIRS.test(f));
+  if (folders.length === 0 || changed.some((p) => DEPENDENCY_MANIFESTS.test(p))) return null;
+  return `dependencies changed with no manifest or lockfile change: ${folders.map((f) => `${f}/`).join(', ')}`;
+}

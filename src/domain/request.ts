@@ -132,6 +132,8 @@ export interface JobSpec {
   model: string | null;
   verify: VerifySpec;
   verify_scope: 'related' | 'all';
+  /** The request named `verify_scope` (else a workspace's `verify.scope` hint may set it, read at the checkpoint). */
+  verify_scope_given?: true;
   verify_timeout_s: number;
   fix_rounds: number;
   expected_output_contains: string | null;
@@ -199,6 +201,7 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
     model: req.model ?? null,
     verify: normalizeVerify(req.verify),
     verify_scope: req.verify_scope ?? 'related',
+    ...(req.verify_scope !== undefined ? { verify_scope_given: true as const } : {}),
     verify_timeout_s: req.verify_timeout_s ?? runners.verifyTimeoutS ?? 300,
     fix_rounds: req.fix_rounds ?? 1,
     expected_output_contains: req.expected_output_contains ?? null,

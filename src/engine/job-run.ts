@@ -2,7 +2,7 @@ import type { ChangeSet, ChangesJson, GitFacts, Snapshot } from '../evidence/typ
 import { buildChangesJson, diffSnapshots, readGitFacts, takeSnapshot } from '../evidence/index.js';
 import type { JobResult, VerificationJson } from '../domain/result.js';
 import type { TaskSpec } from '../domain/request.js';
-import { WORKSPACE_HINTS_FILE } from '../config/workspace-hints.js';
+import { readWorkspaceHints, WORKSPACE_HINTS_FILE } from '../config/workspace-hints.js';
 import { detectTestCommand, type DetectedCommand } from '../verification/detect.js';
 import { verifyWork, type BaselineCache } from '../verification/verify.js';
 import { buildFixerInstruction } from '../verification/fixer-instruction.js';
@@ -59,6 +59,8 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
   pre = await snap('pre');
   // spec 03: what `verify: "auto"` runs is decided from the workspace before any worker runs
   const detected = spec.verify.mode === 'auto' ? detectTestCommand(spec.workspace) : null;
+  // spec 07: the `verify.scope` hint, read then too, applies when the request named no scope
+  const scope = spec.verify_scope_given ? spec.verify_scope : readWorkspaceHints(spec.workspace).hints.verify?.scope ?? spec.verify_scope;
   ctx.update({ checkpoint: { pre }, result: resultSoFar(ctx, {}) });
   if (ctx.isCancelled) {
     settleJob(ctx, { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 });
@@ -90,8 +92,8 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
   const baselines: BaselineCache = new Map();
   // spec 03: the verification runs under the same sandbox as the workers where one is in use
   const sandboxed = workers.some((w) => w.report.sandboxed);
-  const verify = async (r: number | 'full', scope = spec.verify_scope) =>
-    verifyOnce(ctx, { round: r, scope, detected, lastWork, evidence, snap, changes: await evidence.workerChanges(lastWork), cache: baselines, sandbox: sandboxed });
+  const verify = async (r: number | 'full', roundScope = scope) =>
+    verifyOnce(ctx, { round: r, scope: roundScope, detected, lastWork, evidence, snap, changes: await evidence.workerChanges(lastWork), cache: baselines, sandbox: sandboxed });
   let verification = await verify(round);
   const previous: { summary: string; failures: string[] }[] = [];
   const fixers: WorkerEnd[] = [];

@@ -121,16 +121,18 @@ export function computeProof(f: ProofFacts): ProofJson {
   return { verdict, confidence: Math.round(confidence * 100) / 100, shown, uncertainty };
 }
 
+type JudgedDoubt = { code: 'original_tests_fail' | 'original_tests_not_run' | 'original_tests_inconclusive' | 'tests_touched'; detail: string };
+
 /**
  * What the checkpoint's tests say against `proved` when they ran beside the workers' changed tests: they
  * could not run, did not decide, fail where the task may change tests, or pass while tests were changed
  * that the task was not allowed to change (tests it only added do not count: the original tests judged).
  */
-function judgedByOriginalTests(v: VerificationJson | null): { code: 'original_tests_fail' | 'original_tests_not_run' | 'original_tests_inconclusive' | 'tests_touched'; detail: string }[] {
+function judgedByOriginalTests(v: VerificationJson | null): JudgedDoubt[] {
   const o = v?.original_tests;
   if (!o || o.blocking) return [];
   if (!o.ran) return [{ code: 'original_tests_not_run', detail: `the workers changed ${o.changed.join(', ')}; the checkpoint's tests could not be run: ${o.summary}` }];
-  const found: { code: 'original_tests_fail' | 'original_tests_not_run' | 'original_tests_inconclusive' | 'tests_touched'; detail: string }[] = [];
+  const found: JudgedDoubt[] = [];
   if (o.ok === false) found.push({ code: 'original_tests_fail', detail: `with the checkpoint's tests, ${o.failures.length} fail: ${o.failures.slice(0, 3).join('; ')}` });
   else if (o.ok === null) found.push({ code: 'original_tests_inconclusive', detail: `the checkpoint's tests did not decide: ${o.summary}` });
   const edited = o.changed.filter((c) => !c.endsWith(' (added)'));

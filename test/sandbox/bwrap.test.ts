@@ -23,7 +23,7 @@ describe('the sandbox probe', () => {
   it('is cached, and says why when bwrap is missing', () => {
     expect(probeSandbox()).toBe(probeSandbox());
     const missing = probeSandbox({ refresh: true, env: { PATH: '/nonexistent' } });
-    expect(missing).toEqual({ available: false, reason: 'bwrap is not on PATH', version: null, binary: null, flags: [] });
+    expect(missing).toEqual({ available: false, reason: 'bwrap is not on PATH', version: null, binary: null, flags: [], tmpOverlay: false });
     expect(sandboxStatus()).toEqual({ available: false, reason: 'bwrap is not on PATH', version: null });
     expect(wrapWithSandbox({ shellCommand: 'true', workspace: tempDir() })).toBeNull();
   });

@@ -79,18 +79,23 @@ describe.skipIf(!probe.available)(`the sandbox: shell workers under bubblewrap${
   it('a worker writing outside its workspace fails and the file does not exist; the row says sandboxed: true', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
-    // one target under HOME (read-only root), one in another temp dir (hidden by the private /tmp)
-    const inHome = join(homedir(), `gaffer-escape-${randomBytes(6).toString('hex')}`);
+    // one target on the read-only root, one in another temp dir (hidden by the private /tmp)
+    const onRoot = join('/var', `gaffer-escape-${randomBytes(6).toString('hex')}`);
     const otherTmp = join(tempDir('gaffer-other-'), 'escape.txt');
     try {
-      for (const target of [inHome, otherTmp]) {
+      for (const target of [onRoot, otherTmp]) {
         const job = await runToEnd(engine, { workspace: ws, verify: 'none', tasks: [{ instruction: 'escape', command: `echo x > ${JSON.stringify(target)}` }] });
         expect(result(job).workers[0]).toMatchObject({ status: 'error', stop_reason: 'exit_nonzero', sandboxed: true });
         expect(existsSync(target)).toBe(false);
         expect(result(job).changes.count).toBe(0);
       }
+      // under HOME the write works in the run's private HOME and is gone after it
+      const inHome = join(homedir(), `gaffer-escape-${randomBytes(6).toString('hex')}`);
+      const job = await runToEnd(engine, { workspace: ws, verify: 'none', tasks: [{ instruction: 'escape', command: `echo x > ${JSON.stringify(inHome)} && cat ${JSON.stringify(inHome)}` }] });
+      expect(result(job).workers[0]).toMatchObject({ status: 'done', sandboxed: true });
+      expect(existsSync(inHome)).toBe(false);
     } finally {
-      rmSync(inHome, { force: true });
+      rmSync(onRoot, { force: true });
     }
   });
 

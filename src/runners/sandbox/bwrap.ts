@@ -1,7 +1,7 @@
-import { mkdirSync, realpathSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { mkdirSync } from 'node:fs';
+import { choosePrivateHome, homeKeptPaths, privateHomeArgs } from './home.js';
 import { BASE_FLAGS, probeSandbox } from './probe.js';
+import { programDirsUnder, realPath } from './visible.js';
 
 /** Config `sandbox` (spec 04): `auto` uses it where it works, `required` refuses a worker without it, `off` never uses it. */
 export type SandboxPolicy = 'auto' | 'off' | 'required';
@@ -21,6 +21,11 @@ export interface SandboxCommand {
   tmpDir?: string;
   /** False cuts the network (`--unshare-net`); default on — agents need their model API. */
   network?: boolean;
+  /**
+   * The HOME made private for the run (writable, its writes discarded: spec 04); default the
+   * process's `HOME`. Null leaves HOME as it is (agent CLIs keep their own configured homes).
+   */
+  home?: string | null;
 }
 
 /** A command wrapped in bwrap. */
@@ -44,7 +49,8 @@ export function sandboxStatus(): SandboxStatus {
 
 /**
  * Wraps a command in bubblewrap: the filesystem read-only, the workspace (and `writable`)
- * read-write, a private /tmp that TMPDIR points into, fresh /dev and /proc, a private pid
+ * read-write, a private /tmp that TMPDIR points into, a private HOME whose writes are discarded
+ * (home.ts; nyc, npm's and pip's caches write there), fresh /dev and /proc, a private pid
  * namespace that dies with bwrap, no capabilities (as root in a container bwrap would otherwise
  * keep them, and a root with CAP_SYS_ADMIN could remount / read-write). Null when bwrap does
  * not work here.
@@ -60,10 +66,14 @@ export function wrapWithSandbox(cmd: SandboxCommand): SandboxedCommand | null {
   const inner = cmd.shellCommand !== undefined ? ['/bin/sh', '-c', cmd.shellCommand] : (cmd.argv ?? []);
   if (inner.length === 0) return null;
   const workspace = realPath(cmd.workspace);
-  const argv = [probe.binary, ...probe.flags, ...BASE_FLAGS, '--tmpfs', '/tmp'];
-  // binds after --tmpfs: a workspace or data dir under /tmp must stay visible on top of the empty one,
-  // and so must the programs a worker runs when they live there (this checkout, node, PATH entries)
-  for (const path of [...programDirsUnderTmp(), ...(cmd.readable ?? [])]) argv.push('--ro-bind-try', realPath(path), realPath(path));
+  const home = cmd.home === null ? null : choosePrivateHome(cmd.home ?? process.env.HOME, workspace, probe.tmpOverlay);
+  const argv = [probe.binary, ...probe.flags, ...BASE_FLAGS, '--tmpfs', '/tmp', ...privateHomeArgs(home)];
+  // binds after the mounts that empty /tmp and HOME: a workspace or data dir there must stay visible on
+  // top of them, and so must the programs a worker runs from there (this checkout, node, PATH entries
+  // and the packages their links lead to)
+  const hidden = home === null ? ['/tmp'] : ['/tmp', home.home];
+  for (const path of [...programDirsUnder(hidden, { program: inner[0] }), ...(cmd.readable ?? [])]) argv.push('--ro-bind-try', realPath(path), realPath(path));
+  for (const path of homeKeptPaths(home)) argv.push('--ro-bind-try', realPath(path), path);
   let tmp = '/tmp';
   if (cmd.tmpDir !== undefined) {
     tmp = ensureDir(cmd.tmpDir);
@@ -77,21 +87,6 @@ export function wrapWithSandbox(cmd: SandboxCommand): SandboxedCommand | null {
   if (cmd.network === false) argv.push('--unshare-net');
   argv.push('--setenv', 'TMPDIR', tmp, '--chdir', workspace, '--', ...inner);
   return { argv, sandboxed: true };
-}
-
-/** gaffer's own install, node and the PATH entries that the private /tmp would hide, read-only. */
-function programDirsUnderTmp(): string[] {
-  const gafferRoot = fileURLToPath(new URL('../../..', import.meta.url));
-  const candidates = [gafferRoot, dirname(process.execPath), ...(process.env.PATH ?? '').split(':').filter(Boolean)];
-  return [...new Set(candidates.map(realPath))].filter((p) => p.startsWith('/tmp/'));
-}
-
-function realPath(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return resolve(path);
-  }
 }
 
 function ensureDir(dir: string): string {

@@ -15,6 +15,8 @@ export interface SandboxProbe {
   binary: string | null;
   /** Flags this machine needs besides the usual ones (e.g. `--unshare-user`). */
   flags: string[];
+  /** This bwrap has `--tmp-overlay` (0.10+) and an overlay of HOME worked in a trial: HOME gets a discarded overlay, not an empty tmpfs. */
+  tmpOverlay: boolean;
 }
 
 /** The flags every sandboxed run uses; the trial runs with exactly these. */
@@ -73,7 +75,8 @@ function runProbe(env: NodeJS.ProcessEnv): SandboxProbe {
       const label = extra.length === 0 ? 'bwrap' : `bwrap ${extra.join(' ')}`;
       if (run.status === 0 && !existsSync(marker)) {
         const how = extra.length === 0 ? '' : ` with ${extra.join(' ')}`;
-        return { available: true, reason: `a trial run under bwrap${how} succeeded (read-only root, private pid namespace, no capabilities)`, version, binary, flags: [...extra] };
+        const tmpOverlay = overlayWorks(binary, extra, dir, env);
+        return { available: true, reason: `a trial run under bwrap${how} succeeded (read-only root, private pid namespace, no capabilities)`, version, binary, flags: [...extra], tmpOverlay };
       }
       if (run.status === ESCAPED || existsSync(marker)) {
         rmSync(marker, { force: true });
@@ -89,6 +92,25 @@ function runProbe(env: NodeJS.ProcessEnv): SandboxProbe {
   return unavailable(version, binary, `bwrap is installed but a trial run failed (${failures.join('; ')}) — user namespaces may be off (sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces > 0) or the container forbids them`);
 }
 
+/**
+ * Whether this bwrap can lay a discarded overlay over a directory: it must list `--tmp-overlay`
+ * (bubblewrap 0.10+; Debian 12 ships 0.8.0 without it) and a trial write through one must work
+ * and leave the directory untouched (the kernel may refuse overlayfs in a user namespace).
+ */
+function overlayWorks(binary: string, extra: readonly string[], dir: string, env: NodeJS.ProcessEnv): boolean {
+  const help = spawnSync(binary, ['--help'], { encoding: 'utf8', timeout: TRIAL_TIMEOUT_MS, env });
+  if (!`${help.stdout}${help.stderr}`.includes('--tmp-overlay')) return false;
+  const run = spawnSync(binary, [...extra, ...BASE_FLAGS, '--overlay-src', dir, '--tmp-overlay', dir, '--', '/bin/sh', '-c', ': > "$1/overlay"', 'sh', dir], {
+    encoding: 'utf8',
+    timeout: TRIAL_TIMEOUT_MS,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const held = !existsSync(join(dir, 'overlay'));
+  rmSync(join(dir, 'overlay'), { force: true });
+  return run.status === 0 && held;
+}
+
 function unavailable(version: string | null, binary: string | null, reason: string): SandboxProbe {
-  return { available: false, reason, version, binary, flags: [] };
+  return { available: false, reason, version, binary, flags: [], tmpOverlay: false };
 }

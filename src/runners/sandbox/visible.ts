@@ -1,0 +1,71 @@
+import { lstatSync, readdirSync, realpathSync } from 'node:fs';
+import { basename, dirname, join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The program directories a sandboxed run resolves to that lie under `hidden` (the roots the
+ * sandbox replaces: its private /tmp, the private HOME): gaffer's own install, node, the PATH
+ * entries, the program being run, and — since a PATH entry such as `node_modules/.bin` holds only
+ * links — the packages its links lead to (a CLI's `.bin/claude` → its package and the hoisted
+ * dependencies beside it). Bound read-only so they stay visible on top of the empty roots.
+ */
+export function programDirsUnder(hidden: string[], opts: { program?: string; path?: string } = {}): string[] {
+  const roots = hidden.map(realPath);
+  const under = (p: string) => roots.some((root) => p === root || p.startsWith(root.endsWith(sep) ? root : root + sep));
+  const gafferRoot = fileURLToPath(new URL('../../..', import.meta.url));
+  const pathDirs = (opts.path ?? process.env.PATH ?? '').split(':').filter(Boolean);
+  const out = new Set<string>();
+  for (const dir of [gafferRoot, dirname(process.execPath), ...pathDirs].map(realPath)) {
+    if (!under(dir)) continue;
+    out.add(dir);
+    for (const target of linkTargets(dir)) if (under(target)) out.add(packageRoot(target));
+  }
+  if (opts.program !== undefined && opts.program.startsWith('/')) {
+    const real = realPath(opts.program);
+    if (under(dirname(opts.program))) out.add(realPath(dirname(opts.program)));
+    if (under(real)) out.add(packageRoot(real));
+  }
+  return [...out];
+}
+
+/** Where the symlinks in `dir` lead (resolved all the way); dangling ones are left out. */
+function linkTargets(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const name of names) {
+    const entry = join(dir, name);
+    try {
+      if (lstatSync(entry).isSymbolicLink()) out.push(realpathSync(entry));
+    } catch {
+      // dangling: nothing to bind
+    }
+  }
+  return out;
+}
+
+/**
+ * The folder that holds what a program needs: inside a `node_modules`, the outermost one (its
+ * package and the dependencies hoisted beside it); a program in a `bin` folder, that folder's
+ * parent (`…/tool/bin/tool` needs `…/tool/lib`); else its own folder.
+ */
+function packageRoot(file: string): string {
+  const parts = file.split(sep);
+  const at = parts.indexOf('node_modules');
+  if (at > 0) return parts.slice(0, at + 1).join(sep);
+  const dir = dirname(file);
+  return basename(dir) === 'bin' ? dirname(dir) : dir;
+}
+
+/** The real path of `path`, or its resolved form when it does not exist. */
+export function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}

@@ -63,6 +63,7 @@ export const configFileSchema = z.strictObject({
     })
     .optional(),
   verification: z.strictObject({ confirm_full_suite: z.boolean().optional() }).optional(),
+  server: z.strictObject({ max_body_bytes: z.number().int().min(1024).max(1024 ** 3).optional() }).optional(),
 });
 
 export type ConfigFile = z.infer<typeof configFileSchema>;

@@ -61,6 +61,8 @@ export interface GafferConfig {
    * also runs the full suite once; without it the proof says `scope_related_only` (spec 03 "Scope").
    */
   verification: { confirm_full_suite: boolean };
+  /** `max_body_bytes` (default 1 MiB): a larger request body is refused with 413 before it is read. */
+  server: { max_body_bytes: number };
 }
 
 /** Where each value came from, for `gaffer doctor`. */
@@ -89,6 +91,7 @@ export const DEFAULT_CONFIG: GafferConfig = {
   },
   timeouts: { worker_s: 900, verify_s: 300 },
   verification: { confirm_full_suite: true },
+  server: { max_body_bytes: 1024 * 1024 },
 };
 
 /**
@@ -135,6 +138,7 @@ function applyFile(config: GafferConfig, c: ConfigFile, baseDir: string, env: No
   if (c.verification?.confirm_full_suite !== undefined) {
     set('verification.confirm_full_suite', 'file', () => (config.verification.confirm_full_suite = c.verification?.confirm_full_suite ?? true));
   }
+  if (c.server?.max_body_bytes !== undefined) set('server.max_body_bytes', 'file', () => (config.server.max_body_bytes = c.server?.max_body_bytes ?? 1024 * 1024));
   for (const [name, e] of Object.entries(c.models ?? {})) {
     const field = `models.${name}`;
     const keyFrom = e.key !== undefined ? 'file' : e.key_env !== undefined ? `env ${e.key_env} (key_env)` : null;
@@ -192,7 +196,7 @@ function applyEnv(config: GafferConfig, env: NodeJS.ProcessEnv, set: Setter, sou
 
 /** Every dotted key of the effective config that has a source. */
 function allKeys(config: GafferConfig): string[] {
-  const keys = ['workers.max_parallel', 'spec_lint', 'tokens', 'retention.jobs', 'default_runner', 'sandbox', 'timeouts.worker_s', 'timeouts.verify_s', 'verification.confirm_full_suite'];
+  const keys = ['workers.max_parallel', 'spec_lint', 'tokens', 'retention.jobs', 'default_runner', 'sandbox', 'timeouts.worker_s', 'timeouts.verify_s', 'verification.confirm_full_suite', 'server.max_body_bytes'];
   for (const name of Object.keys(config.models)) keys.push(...['url', 'api', 'model', 'key'].map((p) => `models.${name}.${p}`));
   for (const key of CONFIG_RUNNER_KEYS) keys.push(`runners.${key}.enabled`, `runners.${key}.billing`, `runners.${key}.home`);
   return keys;

@@ -14,6 +14,9 @@ export type ErrorCode =
   | 'budget_paused'
   | 'breaker_open'
   | 'conflict'
+  | 'payload_too_large'
+  | 'headers_too_large'
+  | 'request_timeout'
   | 'internal';
 
 /** The one error shape of spec 02. */

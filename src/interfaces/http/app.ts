@@ -1,4 +1,5 @@
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { GafferError } from '../../domain/errors.js';
 import { whyNotRelative } from '../../domain/request.js';
 import type { Engine } from '../../engine/engine.js';
@@ -20,12 +21,17 @@ export interface AppOptions {
   /** Mounted at /mcp when given. */
   mcp?: (request: Request, owner: string | null) => Promise<Response>;
   counters?: StreamCounters;
+  /** Largest request body accepted, bytes (default {@link MAX_BODY_BYTES_DEFAULT}); more is a 413. */
+  maxBodyBytes?: number;
 }
 
 type Env = { Variables: { owner: string | null } };
 
 /** Waits over HTTP are capped so a proxy never holds a request for ever (spec 02: `wait` max 600 s). */
 export const WAIT_MAX_S = 600;
+
+/** Request bodies are capped (config `server.max_body_bytes`): one 600 MB POST once took the server to 1.3 GB. */
+export const MAX_BODY_BYTES_DEFAULT = 1024 * 1024;
 
 /** The HTTP API of spec 02: thin adapters over the engine, one error vocabulary. */
 export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; counters: StreamCounters } {
@@ -56,6 +62,17 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
     } else c.set('owner', null);
     await next();
   });
+  // refused before it is buffered: a Content-Length over the cap at once, a chunked body once it passes it
+  const maxBodyBytes = opts.maxBodyBytes ?? MAX_BODY_BYTES_DEFAULT;
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: maxBodyBytes,
+      onError: () => {
+        throw new GafferError('payload_too_large', `the request body is larger than ${maxBodyBytes} bytes: send less, or raise server.max_body_bytes in the config`);
+      },
+    }),
+  );
 
   const owner = (c: Context<Env>) => c.get('owner');
   const body = async (c: Context<Env>): Promise<unknown> => {

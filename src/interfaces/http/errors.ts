@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import { STATUS_CODES } from 'node:http';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { GafferError, toGafferError, type ErrorCode } from '../../domain/errors.js';
 
@@ -18,6 +19,9 @@ export const HTTP_STATUS: Record<ErrorCode, ContentfulStatusCode> = {
   budget_paused: 429,
   breaker_open: 429,
   conflict: 409,
+  payload_too_large: 413,
+  headers_too_large: 431,
+  request_timeout: 408,
   internal: 500,
 };
 
@@ -27,7 +31,26 @@ export function errorResponse(c: Context, err: unknown): Response {
   if (error.code === 'internal') process.stderr.write(`gaffer: internal error on ${c.req.method} ${c.req.path}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   const retry = error.extra.retry_after_s;
   if (typeof retry === 'number') c.header('Retry-After', String(Math.ceil(retry)));
+  // a refused body may still be arriving: end the connection rather than read the rest
+  if (error.code === 'payload_too_large') c.header('Connection', 'close');
   return c.json(error.toBody(), HTTP_STATUS[error.code]);
+}
+
+/**
+ * A whole HTTP/1.1 response carrying the spec 02 error body, for what Node's parser refuses before
+ * any handler runs (431, 408, a malformed request): it closes the connection.
+ */
+export function rawErrorResponse(error: GafferError): string {
+  const status = HTTP_STATUS[error.code];
+  const body = JSON.stringify(error.toBody());
+  return [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+    '',
+    body,
+  ].join('\r\n');
 }
 
 /** A refusal for a malformed query value. */

@@ -3,10 +3,12 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import { GafferError } from '../../domain/errors.js';
 import type { Engine } from '../../engine/engine.js';
 import { createMcpServer } from '../mcp/server.js';
 import { createApp } from './app.js';
+import { rawErrorResponse } from './errors.js';
 import type { StreamCounters } from './sse.js';
 
 /** How `gaffer serve` listens. */
@@ -16,7 +18,12 @@ export interface ServeOptions {
   port: number;
   tokens: Record<string, string>;
   version: string;
+  /** Largest request body, bytes (config `server.max_body_bytes`; default 1 MiB). */
+  maxBodyBytes?: number;
 }
+
+/** Request headers past this many bytes are refused with 431 by Node's parser, before any handler. */
+export const MAX_HEADER_BYTES = 16 * 1024;
 
 /** A running server. */
 export interface RunningServer {
@@ -57,12 +64,20 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     request.signal.addEventListener('abort', () => void server.close().catch(() => undefined), { once: true });
     return transport.handleRequest(request);
   };
-  const { app, counters } = createApp(opts.engine, { tokens: opts.tokens, allowedHosts: () => allowedHosts, version: opts.version, mcp });
+  const { app, counters } = createApp(opts.engine, {
+    tokens: opts.tokens,
+    allowedHosts: () => allowedHosts,
+    version: opts.version,
+    mcp,
+    ...(opts.maxBodyBytes !== undefined ? { maxBodyBytes: opts.maxBodyBytes } : {}),
+  });
 
   const server: ServerType = await new Promise((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port, serverOptions: { maxHeaderSize: MAX_HEADER_BYTES } }, () => resolve(s));
     s.once('error', reject);
   });
+  // Node answers what its parser refuses (431, 408, 400) itself, in plain text: answer in the error shape
+  server.on('clientError', answerClientError);
   const { port } = server.address() as AddressInfo;
   const hostForUrl = opts.host.includes(':') && !opts.host.startsWith('[') ? `[${opts.host}]` : opts.host;
   const url = `http://${hostForUrl}:${port}`;
@@ -70,8 +85,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
 
   const recordFile = join(opts.engine.dataDir, 'server.json');
   const record: ServerRecord = { pid: process.pid, url, started: Date.now() / 1000, version: opts.version };
-  // written whole or not at all: a CLI reading it mid-write would think there is no server
-  writeFileSync(`${recordFile}.${process.pid}.tmp`, `${JSON.stringify(record, null, 2)}\n`);
+  // written whole or not at all: a CLI reading it mid-write would think there is no server; 0600 like the rest of the data dir
+  writeFileSync(`${recordFile}.${process.pid}.tmp`, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
   renameSync(`${recordFile}.${process.pid}.tmp`, recordFile);
 
   let closing: Promise<void> | null = null;
@@ -104,6 +119,30 @@ export function readServerRecord(dataDir: string): ServerRecord | null {
   } catch {
     return null;
   }
+}
+
+/** What Node's HTTP parser refused, as the spec 02 error a client can read. */
+export function clientErrorOf(err: NodeJS.ErrnoException): GafferError {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new GafferError('headers_too_large', `the request headers are larger than ${MAX_HEADER_BYTES} bytes: send fewer or shorter headers`);
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return new GafferError('payload_too_large', 'the chunk extensions of the request body are too large');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new GafferError('request_timeout', 'the request did not arrive in time');
+    default:
+      return new GafferError('invalid_request', `the request is not valid HTTP/1.1 (${err.code ?? 'parse error'})`);
+  }
+}
+
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  // as Node's own handler: never write into a response already under way, nor to a reset peer
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
+    socket.destroy();
+    return;
+  }
+  socket.end(rawErrorResponse(clientErrorOf(err)), () => socket.destroy());
 }
 
 function removeRecordIfOurs(file: string): void {

@@ -13,7 +13,7 @@ export async function serveCommand(cli: CliContext, flags: { host?: string; port
   const port = flags.port === undefined ? 7070 : Number(flags.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new GafferError('invalid_request', `--port must be 0..65535, got ${JSON.stringify(flags.port)}`, 'port');
   const engine = await cli.engine(true);
-  const server = await startServer({ engine, host: flags.host ?? '127.0.0.1', port, tokens: cli.config.config.tokens, version: VERSION });
+  const server = await startServer({ engine, host: flags.host ?? '127.0.0.1', port, tokens: cli.config.config.tokens, version: VERSION, maxBodyBytes: cli.config.config.server.max_body_bytes });
   cli.err(`gaffer: serving ${server.url} (data dir ${cli.dataDir}); MCP at ${server.url}/mcp`);
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {

@@ -18,7 +18,7 @@ import { epochS, monotonicMs } from './clock.js';
 import { buildCompact, type CompactJob } from './compact.js';
 import { JobContext, type EngineServices } from './job-context.js';
 import { runJob } from './job-run.js';
-import { recoverOrphans } from './recovery.js';
+import { hasOrphans, recoverOrphans } from './recovery.js';
 import { Semaphore } from './semaphore.js';
 import { describeCondition, eventMeets, parseWaitCondition, type WaitCondition } from './wait.js';
 import { vetTaskPaths, vetWorkspace } from './workspace-vetting.js';
@@ -65,6 +65,8 @@ export interface WaitAnswer {
 /** A waiter in another process reads the store at most this often (spec 02). */
 export const CROSS_PROCESS_POLL_MS = 200;
 export const IDEMPOTENCY_WINDOW_S = 3_600;
+/** How often an engine looks for live jobs whose process died (spec 07: noticed within seconds, no `wait` needed). */
+export const ORPHAN_LOOK_MS = 1_000;
 
 /** One engine per process: runs jobs, answers for them, and shares the data dir with other processes. */
 export class Engine {
@@ -75,6 +77,9 @@ export class Engine {
   readonly #retention: number;
   readonly #defaultRunner: string | null;
   #cancelTimer: NodeJS.Timeout | null = null;
+  #orphanTimer: NodeJS.Timeout | null = null;
+  /** The recovery in flight, one at a time. */
+  #recovering: Promise<unknown> | null = null;
   readonly #cancelPollMs: number;
   readonly #specLint: SpecLintMode;
   readonly #timeouts: { worker_s: number; verify_s: number } | null;
@@ -113,6 +118,7 @@ export class Engine {
   static async open(opts: EngineOptions): Promise<Engine> {
     const engine = new Engine(opts, new Store(resolve(opts.dataDir)));
     await recoverOrphans(engine.store, engine.dataDir);
+    engine.#watchOrphans();
     return engine;
   }
 
@@ -464,6 +470,8 @@ export class Engine {
     this.#storeClosed = true;
     this.#releaseSpawner();
     if (this.#cancelTimer) clearInterval(this.#cancelTimer);
+    if (this.#orphanTimer) clearInterval(this.#orphanTimer);
+    await this.#recovering;
     this.store.close();
   }
 
@@ -494,6 +502,24 @@ export class Engine {
       }
     }, this.#cancelPollMs);
     this.#cancelTimer.unref();
+  }
+
+  /** A job whose process died (another CLI, a killed server) is recovered by whoever is alive: one indexed read a second. */
+  #watchOrphans(): void {
+    const report = (err: unknown) => void process.stderr.write(`gaffer: recovering dead jobs failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    this.#orphanTimer = setInterval(() => {
+      if (this.#storeClosed || this.#recovering !== null || !this.store.db.open) return;
+      try {
+        if (!hasOrphans(this.store)) return;
+      } catch (err) {
+        report(err);
+        return;
+      }
+      this.#recovering = recoverOrphans(this.store, this.dataDir)
+        .catch(report)
+        .finally(() => (this.#recovering = null));
+    }, ORPHAN_LOOK_MS);
+    this.#orphanTimer.unref();
   }
 
   #afterJob(): void {

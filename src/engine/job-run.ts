@@ -15,6 +15,7 @@ import { settleJob, emptyTotals } from './settle.js';
 import { checkJobCriteria } from '../verification/criteria.js';
 import { captureOutputs } from '../verification/outputs.js';
 import { ownProcessIdentity } from '../store/process-identity.js';
+import { recordJobProcesses, recoverDeadHolder } from './recovery.js';
 
 /** Cross-process lock looks: at most every 200 ms (spec 06). */
 export const LOCK_POLL_MS = 200;
@@ -157,7 +158,14 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
 
   const changeSet = await evidence.workerChanges(lastWork);
   ctx.update({ checkpoint: { pre, post: lastWork } });
-  const criteria = await checkJobCriteria(spec, { changeSet, verification, sandbox: sandboxed, signal: ctx.abort.signal, workDir: ctx.jobDir });
+  const criteria = await checkJobCriteria(spec, {
+    changeSet,
+    verification,
+    sandbox: sandboxed,
+    signal: ctx.abort.signal,
+    workDir: ctx.jobDir,
+    processes: recordJobProcesses(ctx.services.store, ctx.id),
+  });
   settleJob(ctx, {
     workers,
     fixers,
@@ -204,6 +212,8 @@ async function verifyOnce(
     cache: v.cache,
     signal: ctx.abort.signal,
     sandbox: v.sandbox,
+    // spec 07: recorded while they run, so a crash leaves nothing running that recovery cannot stop
+    processes: recordJobProcesses(ctx.services.store, ctx.id),
   });
   if (verification.ran) {
     // spec 03: the verification's own writes are snapshotted separately, never blamed on workers
@@ -261,6 +271,11 @@ async function acquireWorkspace(ctx: JobContext): Promise<boolean> {
     if (ctx.isCancelled) return false;
     const attempt = store.tryLockWorkspace(ctx.spec.workspace, ctx.id, me.pid, me.start);
     if (attempt.ok) return true;
+    if (attempt.isHolderDead) {
+      // spec 06: the dead holder's survivors go before this job starts, as after a restart
+      await recoverDeadHolder(store, attempt.holder);
+      continue;
+    }
     if (announced !== attempt.holder.jobId) {
       announced = attempt.holder.jobId;
       ctx.phase(`waiting for job ${attempt.holder.jobId} in the same workspace`);

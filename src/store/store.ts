@@ -83,6 +83,16 @@ export interface LockHolder {
   pidStart: number;
 }
 
+/** A process group started for a job besides its workers (verification, baseline, criteria …), while it runs. */
+export interface JobProcessRow {
+  jobId: string;
+  pgid: number;
+  /** The leader's start time (epoch s), against pid reuse. */
+  pgStart: number;
+  /** Which run it is: its log's name. */
+  what: string;
+}
+
 type Raw = Record<string, unknown>;
 
 const parse = <T>(text: unknown): T | null => (typeof text === 'string' ? (JSON.parse(text) as T) : null);
@@ -406,18 +416,23 @@ export class Store {
   }
 
   /**
-   * Takes the workspace lock for a job unless a live job holds the same or a nested path; a holder
-   * whose process is dead is released on the way.
+   * Takes the workspace lock for a job unless another job holds the same or a nested path. A holder
+   * whose process is dead is not freed here: it is answered with `isHolderDead`, and the caller
+   * recovers its job (its survivors killed, spec 07) before it looks again.
    */
-  tryLockWorkspace(workspace: string, jobId: string, pid: number, pidStart: number): { ok: true } | { ok: false; holder: LockHolder } {
+  tryLockWorkspace(
+    workspace: string,
+    jobId: string,
+    pid: number,
+    pidStart: number,
+  ): { ok: true } | { ok: false; holder: LockHolder; isHolderDead: boolean } {
     const take = this.db.transaction(() => {
       const rows = this.#prepare('SELECT * FROM workspace_locks').all() as Raw[];
       for (const r of rows) {
         const holder: LockHolder = { workspace: r.workspace as string, jobId: r.job_id as string, pid: r.pid as number, pidStart: r.pid_start as number };
         if (!workspacesCollide(holder.workspace, workspace)) continue;
         if (holder.jobId === jobId) continue;
-        if (isSameProcessAlive(holder.pid, holder.pidStart)) return { ok: false as const, holder };
-        this.#prepare('DELETE FROM workspace_locks WHERE workspace = ?').run(holder.workspace);
+        return { ok: false as const, holder, isHolderDead: !isSameProcessAlive(holder.pid, holder.pidStart) };
       }
       this.#prepare('INSERT OR REPLACE INTO workspace_locks (workspace, job_id, pid, pid_start, acquired) VALUES (?, ?, ?, ?, ?)')
         .run(workspace, jobId, pid, pidStart, Date.now() / 1000);
@@ -429,6 +444,39 @@ export class Store {
   /** Releases whatever lock a job holds. */
   releaseWorkspace(jobId: string): void {
     this.#prepare('DELETE FROM workspace_locks WHERE job_id = ?').run(jobId);
+  }
+
+  /** Releases one lock row, only while `jobId` still holds it. */
+  releaseLock(workspace: string, jobId: string): void {
+    this.#prepare('DELETE FROM workspace_locks WHERE workspace = ? AND job_id = ?').run(workspace, jobId);
+  }
+
+  /** Records a process group started for a job while it runs (see JobProcessRow). */
+  recordJobProcess(p: JobProcessRow): void {
+    this.#prepare('INSERT OR REPLACE INTO job_processes (job_id, pgid, pg_start, what) VALUES (?, ?, ?, ?)').run(p.jobId, p.pgid, p.pgStart, p.what);
+  }
+
+  /** Forgets a recorded process group once it is gone. */
+  forgetJobProcess(jobId: string, pgid: number): void {
+    this.#prepare('DELETE FROM job_processes WHERE job_id = ? AND pgid = ?').run(jobId, pgid);
+  }
+
+  /** The process groups recorded for a job (besides its workers'). */
+  listJobProcesses(jobId: string): JobProcessRow[] {
+    return (this.#prepare('SELECT * FROM job_processes WHERE job_id = ?').all(jobId) as Raw[]).map((r) => ({
+      jobId: r.job_id as string,
+      pgid: r.pgid as number,
+      pgStart: r.pg_start as number,
+      what: r.what as string,
+    }));
+  }
+
+  /** Who runs each live job (one indexed read): the periodic look for dead holders (spec 07). */
+  listLiveJobHolders(): { id: string; pid: number | null; pidStart: number | null }[] {
+    return (
+      this.#prepare(`SELECT id, pid, pid_start FROM jobs WHERE status IN ('queued','awaiting_approval','running','verifying','cancelling')`)
+        .all() as Raw[]
+    ).map((r) => ({ id: r.id as string, pid: (r.pid as number | null) ?? null, pidStart: (r.pid_start as number | null) ?? null }));
   }
 
   /** Deletes finished jobs beyond the newest `keep`, returning their ids (their files are the caller's). */

@@ -5,7 +5,7 @@ import type { JobSpec } from '../domain/request.js';
 import type { CriteriaCheckJson, CriterionDetail, VerificationJson } from '../domain/result.js';
 import type { ChangeSet } from '../evidence/types.js';
 import { checkFile } from './outputs.js';
-import { runSuite } from './run-suite.js';
+import { processHooksFor, runSuite, type SuiteProcessHooks } from './run-suite.js';
 
 /** A "PATH contains TEXT" file above this is not read (unchecked). */
 const CONTAINS_CAP = 10 * 1024 * 1024;
@@ -33,6 +33,8 @@ export interface CriteriaInput {
   signal: AbortSignal;
   /** Where command criteria write their logs (`criterion-N.log`). */
   workDir: string;
+  /** Told of each command criterion's process group while it lives. */
+  processes?: SuiteProcessHooks;
 }
 
 /** One criterion's check. */
@@ -168,6 +170,7 @@ async function runCommand(command: string, input: CriteriaInput, index: number):
     signal: input.signal,
     logFile: join(input.workDir, `criterion-${index + 1}.log`),
     sandbox: input.sandbox,
+    ...processHooksFor(input.processes, `criterion-${index + 1}`),
   });
   if (run.isCancelled) return { result: 'unchecked', why: 'the job was cancelled while it ran' };
   if (run.cause !== null) return { result: 'unmet', why: `could not start: ${run.cause}`.slice(0, WHY_CHARS) };

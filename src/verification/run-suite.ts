@@ -27,6 +27,24 @@ export interface SuiteRun {
   landmarkSeen: boolean | undefined;
 }
 
+/** A process group a run started: its id and its leader's start time (epoch s). */
+export interface SpawnedGroup {
+  pgid: number;
+  startedAt: number;
+}
+
+/** Told when each run's process group starts and once it is gone, with the run's name. */
+export interface SuiteProcessHooks {
+  onSpawn: (group: SpawnedGroup, what: string) => void;
+  onExit: (group: SpawnedGroup, what: string) => void;
+}
+
+/** The `onSpawn`/`onExit` of one run named `what` (nothing without hooks). */
+export function processHooksFor(hooks: SuiteProcessHooks | undefined, what: string): Pick<SuiteInput, 'onSpawn' | 'onExit'> {
+  if (hooks === undefined) return {};
+  return { onSpawn: (group) => hooks.onSpawn(group, what), onExit: (group) => hooks.onExit(group, what) };
+}
+
 /** What a suite run needs. */
 export interface SuiteInput {
   command: string;
@@ -38,7 +56,10 @@ export interface SuiteInput {
   expectedOutput?: string | null;
   /** Extra environment (e.g. a flaky-state dir in tests). */
   env?: NodeJS.ProcessEnv;
-  onSpawn?: (info: { pgid: number; startedAt: number }) => void;
+  /** Once its process group exists (to record it: a crash must not leave it running, spec 07). */
+  onSpawn?: (group: SpawnedGroup) => void;
+  /** Once that group is gone (the record can go). */
+  onExit?: (group: SpawnedGroup) => void;
   /** Run under the workers' sandbox (spec 03: the verification runs as sandboxed as they did); unsandboxed where none works. */
   sandbox?: boolean;
 }
@@ -59,6 +80,8 @@ export async function runSuite(input: SuiteInput): Promise<SuiteRun> {
     ...(input.onSpawn ? { onSpawn: input.onSpawn } : {}),
     ...(landmark !== null ? { onOutput: (lines: string[]) => (landmarkSeen ||= lines.some((l) => l.includes(landmark))) } : {}),
   });
+  // a group that outlived even SIGKILL stays recorded: recovery looks at it again
+  if (result.pgid !== null && result.startedAt !== null && result.isGroupGone) input.onExit?.({ pgid: result.pgid, startedAt: result.startedAt });
   const output = readLog(input.logFile) ?? result.tail;
   return {
     command: input.command,

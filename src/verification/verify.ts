@@ -8,7 +8,7 @@ import type { DetectedCommand } from './detect.js';
 import { findHarnessChanges } from './harness.js';
 import { runOriginalTests } from './original-tests.js';
 import { judgeVerification, readRun, type RunReading } from './judge.js';
-import { runSuite, type SuiteRun } from './run-suite.js';
+import { processHooksFor, runSuite, type SuiteProcessHooks, type SuiteRun } from './run-suite.js';
 import { selectRelatedTests } from './related.js';
 import { buildSelectCommand } from './select.js';
 import { findWeakenedTests } from './weakening.js';
@@ -48,6 +48,8 @@ export interface VerifyInput {
   env?: NodeJS.ProcessEnv;
   /** Run under the sandbox (true when the workers ran sandboxed). */
   sandbox?: boolean;
+  /** Told of every run's process group (the verification, baseline, original tests, reruns) while it lives. */
+  processes?: SuiteProcessHooks;
 }
 
 const NO_RUNNER = 'no test runner detected at the checkpoint — give `verify` a command that proves the task';
@@ -86,6 +88,7 @@ export async function verifyWork(input: VerifyInput): Promise<VerificationJson> 
       expectedOutput: input.expectedOutput,
       ...(input.env ? { env: input.env } : {}),
       ...(input.sandbox ? { sandbox: true } : {}),
+      ...processHooksFor(input.processes, log.replace(/\.log$/, '')),
     });
   const readingOf = (run: SuiteRun) => readRun(run, { kind, timeoutS: input.timeoutS, expectedOutput: input.expectedOutput });
 

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseJobRequest } from '../../src/domain/request.js';
@@ -22,7 +23,7 @@ describe('the store', () => {
     b.close();
     const raw = new Database(join(dir, 'gaffer.db'));
     expect(raw.pragma('integrity_check', { simple: true })).toBe('ok');
-    expect(raw.pragma('user_version', { simple: true })).toBe(1);
+    expect(raw.pragma('user_version', { simple: true })).toBe(readdirSync(new URL('../../src/store/migrations/', import.meta.url)).filter((f) => f.endsWith('.sql')).length);
     raw.close();
   });
 
@@ -59,14 +60,17 @@ describe('the store', () => {
     store.close();
   });
 
-  it('locks one job per workspace, nested paths colliding, and frees a dead holder', () => {
+  it('locks one job per workspace, nested paths colliding, and names a dead holder for recovery', () => {
     const store = new Store(tempDir());
     expect(store.tryLockWorkspace('/a/b', 'j1', process.pid, readStart())).toEqual({ ok: true });
     expect(store.tryLockWorkspace('/a/b/c', 'j2', process.pid, readStart())).toMatchObject({ ok: false, holder: { jobId: 'j1' } });
     expect(store.tryLockWorkspace('/a', 'j2', process.pid, readStart())).toMatchObject({ ok: false });
     expect(store.tryLockWorkspace('/a/bc', 'j3', process.pid, readStart())).toEqual({ ok: true });
-    // a holder whose process is gone (pid 2^22 + 1 never exists) is released on the way
+    expect(store.tryLockWorkspace('/a/b/c', 'j2', process.pid, readStart())).toMatchObject({ ok: false, isHolderDead: false });
+    // a holder whose process is gone (pid 2^22 + 1 never exists) is named, not freed: recovery frees it (engine/recovery.ts)
     store.db.prepare('UPDATE workspace_locks SET pid = ? WHERE job_id = ?').run(4_194_305, 'j1');
+    expect(store.tryLockWorkspace('/a/b/c', 'j2', process.pid, readStart())).toMatchObject({ ok: false, holder: { jobId: 'j1' }, isHolderDead: true });
+    store.releaseLock('/a/b', 'j1');
     expect(store.tryLockWorkspace('/a/b/c', 'j2', process.pid, readStart())).toEqual({ ok: true });
     store.close();
   });

@@ -1,0 +1,161 @@
+import Database from 'better-sqlite3';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeWorkspace, tempDir } from '../helpers/temp.js';
+import { BIN, call, eventually, processesWith, startServe } from './helpers.js';
+
+// Every wait is on a real condition with a bound generous for a loaded 2-core machine: a wait that
+// holds returns the moment it does; the bound only decides how long a real failure takes to say so.
+const UP_MS = 60_000;
+const GONE_MS = 30_000;
+/** spec 07: a live server notices a dead job's holder "within seconds" (it looks every second). */
+const NOTICED_MS = 10_000;
+
+/** A unique `sleep` duration: the marker that finds the process from the host, sandboxed or not. */
+const marker = () => `70.${String(Math.floor(Math.random() * 1e9)).padStart(9, '0')}`;
+
+const env = (sandbox: 'off' | 'auto'): NodeJS.ProcessEnv => ({ ...process.env, GAFFER_URL: '', GAFFER_SANDBOX: sandbox });
+
+/** Live processes that are `sleep <mark>` itself or carry it in their command line (shells, bwrap). */
+function survivors(mark: string): number[] {
+  return processesWith(`sleep ${mark}`).concat(processesWith(`sleep\0${mark}\0`));
+}
+
+const started: ChildProcess[] = [];
+const marks: string[] = [];
+afterEach(async () => {
+  for (const c of started.splice(0)) {
+    if (c.exitCode === null && c.signalCode === null) {
+      c.kill('SIGKILL');
+      await new Promise((r) => c.once('exit', r));
+    }
+  }
+  // a failed test must not leave its sleeps behind
+  for (const pid of marks.splice(0).flatMap(survivors)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+});
+
+/** `gaffer dispatch` running its job in this child process (no server); resolves with the job id. */
+async function dispatchInProcess(data: string, args: string[], sandbox: 'off' | 'auto'): Promise<{ child: ChildProcess; jobId: string; exited: Promise<number | null> }> {
+  const child = spawn(BIN, ['--data-dir', data, 'dispatch', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: env(sandbox) });
+  started.push(child);
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  let stderr = '';
+  child.stdout?.resume();
+  const jobId = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no job id: ${stderr}`)), UP_MS);
+    child.stderr?.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      const m = /job ([0-9a-f]{12}) accepted/.exec(stderr);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+  });
+  return { child, jobId, exited };
+}
+
+/** Reads the store the way another process does (read-only, WAL). */
+function readStore<T>(data: string, read: (db: Database.Database) => T): T {
+  const db = new Database(join(data, 'gaffer.db'), { readonly: true, fileMustExist: true });
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
+const jobRow = (data: string, id: string) => readStore(data, (db) => db.prepare('SELECT status, phase FROM jobs WHERE id = ?').get(id) as { status: string; phase: string | null });
+const countRows = (data: string, table: 'job_processes' | 'workspace_locks') => readStore(data, (db) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n);
+
+describe('recovery: everything gaffer started for a dead job is stopped, by one path', () => {
+  // unsandboxed, the verification outlives a killed gaffer unless recovery stops it; sandboxed
+  // (bwrap --die-with-parent), a kill while the sandbox starts would leave it running just the same
+  for (const sandbox of ['off', 'auto'] as const) {
+    it(`kill -9 of gaffer serve while the verification runs (sandbox ${sandbox}): after a restart no process of it survives and the job reads interrupted`, async () => {
+      const data = join(tempDir(), 'data');
+      const ws = makeWorkspace({ 'a.txt': 'a\n' });
+      const mark = marker();
+      marks.push(mark);
+      const first = await startServe(data, { env: env(sandbox) });
+      const posted = await call(first.url, 'POST', '/api/jobs', {
+        workspace: ws,
+        verify: `sleep ${mark}`,
+        tasks: [{ name: 'edit', instruction: 'append to a', command: 'echo more >> a.txt' }],
+      });
+      expect(posted.status).toBe(202);
+      const id = posted.json.id as string;
+      // kill the moment the verification's group is recorded (sandboxed, bwrap may not have armed
+      // --die-with-parent yet); unsandboxed, once its sleep runs
+      await eventually(() => countRows(data, 'job_processes') > 0 && (sandbox === 'auto' || survivors(mark).length > 0), UP_MS, 'the verification to start');
+      expect(readStore(data, (db) => db.prepare('SELECT what FROM job_processes WHERE job_id = ?').all(id))).toEqual([{ what: 'verification-0' }]);
+      first.child.kill('SIGKILL');
+      await first.exited;
+      if (sandbox === 'off') expect(survivors(mark).length).toBeGreaterThan(0); // orphaned: only recovery can stop it
+
+      const second = await startServe(data, { env: env(sandbox) });
+      const job = (await call(second.url, 'GET', `/api/jobs/${id}`)).json;
+      expect(job.status).toBe('interrupted');
+      await eventually(() => survivors(mark).length === 0, GONE_MS, `no process of "sleep ${mark}" to survive`);
+      expect(countRows(data, 'job_processes')).toBe(0);
+      expect(countRows(data, 'workspace_locks')).toBe(0);
+    }, 180_000);
+  }
+
+  it('a job that finds the workspace held by a dead process recovers it first: its worker is gone before the new worker starts', async () => {
+    const data = join(tempDir(), 'data');
+    const ws = makeWorkspace({ 'a.txt': 'a\n' });
+    const mark = marker();
+    marks.push(mark);
+    // unsandboxed: the first worker outlives its killed CLI (inside bwrap, --die-with-parent would end it)
+    const holder = await dispatchInProcess(data, ['--workspace', ws, '--verify', 'none', '--task', 'hold', '--command', `echo held; sleep ${mark}`], 'off');
+    await eventually(() => survivors(mark).length > 0, UP_MS, 'the first worker');
+
+    // the second job's worker counts, from inside, the first worker's processes still alive when it starts
+    const probe = `n=0; for f in /proc/[0-9]*/cmdline; do if tr '\\000' ' ' < "$f" 2>/dev/null | grep -q "^sleep ${mark.replace('.', '\\.')} *$"; then n=$((n+1)); fi; done; echo "$n" > survivors.txt`;
+    const next = await dispatchInProcess(data, ['--workspace', ws, '--verify', 'none', '--task', 'next', '--command', probe], 'off');
+    await eventually(() => (jobRow(data, next.jobId).phase ?? '').includes(`waiting for job ${holder.jobId}`), UP_MS, 'the second job to wait for the lock');
+
+    holder.child.kill('SIGKILL');
+    await holder.exited;
+    expect(survivors(mark).length).toBeGreaterThan(0);
+    expect(await next.exited).toBe(0);
+
+    expect(readFileSync(join(ws, 'survivors.txt'), 'utf8').trim()).toBe('0');
+    expect(jobRow(data, holder.jobId).status).toBe('interrupted');
+    expect(jobRow(data, next.jobId).status).toBe('done');
+    const attempts = readStore(data, (db) => db.prepare('SELECT status, finished FROM attempts WHERE job_id = ?').all(holder.jobId));
+    expect(attempts).toEqual([{ status: 'interrupted', finished: expect.any(Number) }]);
+    expect(survivors(mark)).toEqual([]);
+  }, 180_000);
+
+  it('a live server shows a job interrupted within seconds once the process running it died, with no wait to trigger it', async () => {
+    const data = join(tempDir(), 'data');
+    const ws = makeWorkspace({ 'a.txt': 'a\n' });
+    const mark = marker();
+    marks.push(mark);
+    // the CLI runs its job itself (it started before the server, so it does not hand the job over)
+    const cli = await dispatchInProcess(data, ['--workspace', ws, '--verify', 'none', '--task', 'slow', '--command', `echo b > b.txt; sleep ${mark}`], 'off');
+    await eventually(() => survivors(mark).length > 0, UP_MS, 'the worker');
+    const server = await startServe(data, { env: env('off') });
+    expect((await call(server.url, 'GET', `/api/jobs/${cli.jobId}`)).json.status).toBe('running');
+
+    cli.child.kill('SIGKILL');
+    await cli.exited;
+    const killedAt = Date.now();
+    // plain reads only: a GET never recovers anything, the server's own periodic look must
+    await eventually(async () => (await call(server.url, 'GET', `/api/jobs/${cli.jobId}`)).json.status === 'interrupted', NOTICED_MS, 'the server to notice the dead job');
+    expect(Date.now() - killedAt).toBeLessThan(NOTICED_MS);
+    await eventually(() => survivors(mark).length === 0, GONE_MS, 'the dead job\'s worker to be killed');
+    expect(countRows(data, 'workspace_locks')).toBe(0);
+    expect(existsSync(join(ws, 'b.txt'))).toBe(true);
+  }, 180_000);
+});

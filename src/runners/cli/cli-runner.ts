@@ -11,6 +11,7 @@ import { probeSandbox } from '../sandbox/probe.js';
 import { classifyOutput, formatSeconds, isSameDetection } from '../states.js';
 import { detectCli, type CliDetection } from './detect.js';
 import { buildInvocation } from './invocation.js';
+import { writeMergedSettings } from './settings-file.js';
 import { emptyParse, type CliParse } from './parse-state.js';
 import { installHint, type CliEndpoint, type CliProfile } from './profiles.js';
 import { blankReport, processFacts } from '../report.js';
@@ -115,10 +116,8 @@ export class CliRunner implements Runner {
     });
     try {
       for (const dir of [tmpDir, ...inv.stateDirs]) mkdirSync(dir, { recursive: true });
-      for (const [path, content] of Object.entries(inv.files)) {
-        mkdirSync(dirname(path), { recursive: true });
-        writeFileSync(path, content);
-      }
+      // merged into what the home already holds, never overwritten
+      for (const [path, content] of Object.entries(inv.files)) writeMergedSettings(path, content);
       mkdirSync(dirname(input.instructionFile), { recursive: true });
       writeFileSync(input.instructionFile, input.instruction);
     } catch (err) {
@@ -132,7 +131,7 @@ export class CliRunner implements Runner {
     if (input.sandbox && policy !== 'off') {
       const wrap = this.#opts.wrap ?? wrapWithSandbox;
       const inside = args.map((a) => profile.ownSandboxOff?.[a] ?? a);
-      wrapped = wrap({ argv: commandLine(found.path, inside, inv.promptOnStdin), workspace: input.workspace, writable: inv.stateDirs, readable: [input.instructionFile], tmpDir });
+      wrapped = wrap({ argv: commandLine(found.path, inside, inv.promptOnStdin), workspace: input.workspace, writable: inv.stateDirs, readable: [input.instructionFile], tmpDir, home: null });
       if (wrapped === null && policy === 'required') {
         return refused('sandbox_unavailable', `the sandbox is required (config sandbox: required) but does not work here: ${probeSandbox().reason}`);
       }

@@ -22,7 +22,10 @@ export interface EndpointSetup {
 
 /** A file a profile writes into its private state before a run (gemini's settings). */
 export interface ProfileFile {
-  /** Relative to the CLI's home; written only when that home is gaffer's own (config `runners.<key>.home`), never into the user's. */
+  /**
+   * Relative to the CLI's home; written only when that home is gaffer's own (config `runners.<key>.home`),
+   * never into the user's, and merged into what the file already holds (settings-file.ts): only the keys gaffer needs.
+   */
   name: string;
   content: (endpoint: CliEndpoint | null) => string;
 }

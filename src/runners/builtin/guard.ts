@@ -11,7 +11,7 @@ import {
   type GuardScope,
   type Located,
 } from './guard-read.js';
-import { parseCommandLine, type ShellWord } from './shell-words.js';
+import { parseCommandLine, type ShellWord, type SimpleCommand } from './shell-words.js';
 import { realWorkspace } from './workspace-paths.js';
 
 /** What a rule sees: the command, where it runs, and a way to place its path arguments. */
@@ -298,7 +298,24 @@ export const LINE_RULES: readonly LineRule[] = [
   },
 ];
 
-const MAX_DEPTH = 4;
+/** How deep `sh -c`, `eval` and `$(…)` are read; anything nested deeper is refused, never allowed unread. */
+export const MAX_DEPTH = 4;
+
+/** Refusals for what the guard cannot read: it fails closed (spec 04), never open. */
+export const UNREADABLE_RULES = {
+  tooDeep: {
+    id: 'nesting-too-deep',
+    why: `nests commands more than ${MAX_DEPTH} levels deep (sh -c, eval, $(…)), deeper than the guard reads; run the inner command directly`,
+  },
+  builtProgram: {
+    id: 'program-built-at-run-time',
+    why: 'runs a program or script built at run time ($VAR, $(…)) that the guard cannot read; write the command out',
+  },
+  pipedScript: {
+    id: 'script-piped-to-shell',
+    why: 'feeds a script to a shell through a pipe or here-string the guard cannot read; write the commands out, or save them to a file and run it',
+  },
+} as const;
 
 /** Builds the guard scope for a workspace and a worker environment. */
 export function guardScope(workspace: string, env: NodeJS.ProcessEnv): GuardScope {
@@ -328,12 +345,13 @@ export function checkCommand(line: string, scope: GuardScope, env: NodeJS.Proces
       const found = rule.test(input);
       if (found !== false) return { ok: false, rule: rule.id, why: `${rule.why} (${found})` };
     }
-    if (depth < MAX_DEPTH) {
-      const inner = innerScript(program, args);
-      if (inner !== null) {
-        const verdict = checkCommand(inner, scope, env, depth + 1, cwd);
-        if (!verdict.ok) return verdict;
-      }
+    const programWord = c.argv[c.argv.length - 1 - args.length];
+    if (program !== '' && programWord?.hasExpansion === true) return refuse(UNREADABLE_RULES.builtProgram, programWord.text);
+    for (const inner of innerScripts(program, args, c, unwrapped)) {
+      if (inner.unreadable !== null) return refuse(inner.unreadable, inner.text);
+      if (depth >= MAX_DEPTH) return refuse(UNREADABLE_RULES.tooDeep, inner.text);
+      const verdict = checkCommand(inner.text, scope, env, depth + 1, cwd);
+      if (!verdict.ok) return verdict;
     }
     if (program === 'cd') {
       const target = operands(args)[0];
@@ -344,19 +362,66 @@ export function checkCommand(line: string, scope: GuardScope, env: NodeJS.Proces
       }
     }
   }
-  if (depth < MAX_DEPTH) {
-    for (const sub of parsed.substitutions) {
-      const verdict = checkCommand(sub, scope, env, depth + 1, cwd);
-      if (!verdict.ok) return verdict;
-    }
+  for (const sub of parsed.substitutions) {
+    if (depth >= MAX_DEPTH) return refuse(UNREADABLE_RULES.tooDeep, sub);
+    const verdict = checkCommand(sub, scope, env, depth + 1, cwd);
+    if (!verdict.ok) return verdict;
   }
   return { ok: true };
 }
 
-/** The script of `sh -c '…'` or `eval …`, to be judged as a command line of its own. */
-function innerScript(program: string, args: ShellWord[]): string | null {
-  if (program === 'eval') return args.map((a) => a.text).join(' ');
-  if (!SHELLS.has(baseName(program))) return null;
+type Unreadable = (typeof UNREADABLE_RULES)[keyof typeof UNREADABLE_RULES];
+
+function refuse(rule: Unreadable, found: string): GuardVerdict {
+  const shown = found.length > 80 ? `${found.slice(0, 77)}...` : found;
+  return { ok: false, rule: rule.id, why: `${rule.why} (${shown})` };
+}
+
+/** A script a command runs as shell code, or why it cannot be read. */
+interface InnerScript {
+  text: string;
+  unreadable: Unreadable | null;
+}
+
+const FIND_EXEC = new Set(['-exec', '-execdir', '-ok', '-okdir']);
+
+/**
+ * The scripts a command runs as shell code, each to be judged as a command line of its own:
+ * `sh -c '…'`, `eval …`, `find … -exec sh -c '…' \;`, `echo '…' | sh`, `sh <<< '…'`. A script
+ * built from an expansion, or fed from a pipe the guard cannot read, comes back unreadable.
+ */
+function innerScripts(program: string, args: ShellWord[], command: SimpleCommand, line: readonly { c: SimpleCommand; program: string; args: ShellWord[] }[]): InnerScript[] {
+  if (program === 'eval') return args.length === 0 ? [] : [readable(args.map((a) => a.text).join(' '), args.some((a) => a.hasExpansion))];
+  if (program === 'find') {
+    const scripts: InnerScript[] = [];
+    args.forEach((a, i) => {
+      if (!FIND_EXEC.has(a.text)) return;
+      const end = args.findIndex((w, j) => j > i && (w.text === ';' || w.text === '+'));
+      const words = args.slice(i + 1, end === -1 ? args.length : end);
+      const first = words[0];
+      if (first !== undefined) scripts.push(...innerScripts(baseName(first.text), words.slice(1), command, line));
+    });
+    return scripts;
+  }
+  if (!SHELLS.has(baseName(program))) return [];
   const at = args.findIndex((a) => /^-[a-z]*c[a-z]*$/.test(a.text));
-  return at === -1 ? null : (args[at + 1]?.text ?? null);
+  if (at !== -1) {
+    const script = args[at + 1];
+    return script === undefined ? [] : [readable(script.text, script.hasExpansion)];
+  }
+  const hereString = command.redirects.find((r) => r.op === '<<<');
+  if (hereString !== undefined) return [readable(hereString.target.text, hereString.target.hasExpansion)];
+  // a shell with no script file reads its script from stdin: from the pipe before it
+  const readsStdin = (operands(args).length === 0 || args.some((a) => a.text === '-s')) && !command.redirects.some((r) => r.op === '<' || r.op === '<<' || r.op === '<<-');
+  if (command.pipeIndex === 0 || !readsStdin) return [];
+  const producer = line.find((u) => u.c.pipeline === command.pipeline && u.c.pipeIndex === command.pipeIndex - 1);
+  if (producer?.program === 'echo' && producer.c.redirects.length === 0) {
+    const words = producer.args.filter((a, i) => !(i === 0 && /^-[neE]+$/.test(a.text)));
+    return [readable(words.map((a) => a.text).join(' '), words.some((a) => a.hasExpansion))];
+  }
+  return [{ text: `${producer?.program ?? '…'} | ${program}`, unreadable: UNREADABLE_RULES.pipedScript }];
+}
+
+function readable(text: string, hasExpansion: boolean): InnerScript {
+  return { text, unreadable: hasExpansion ? UNREADABLE_RULES.builtProgram : null };
 }

@@ -13,6 +13,13 @@ const scope = guardScope(workspace, env);
 
 afterAll(() => rmSync(workspace, { recursive: true, force: true }));
 
+/** `cmd` inside `levels` nested `sh -c '…'`. */
+function nest(cmd: string, levels: number): string {
+  let line = cmd;
+  for (let i = 0; i < levels; i++) line = `sh -c '${line.replace(/'/g, "'\\''")}'`;
+  return line;
+}
+
 /** [command, the rule that must refuse it] */
 const DESTRUCTIVE: [string, string][] = [
   ['rm -rf /', 'rm-outside'],
@@ -98,6 +105,25 @@ const DESTRUCTIVE: [string, string][] = [
   ['timeout 10 nice -n 5 rm -rf /', 'rm-outside'],
   ['bash <<EOF\nrm -rf /\nEOF', 'rm-outside'],
   ['echo x > .git/HEAD', 'write-git'],
+  // the guard fails closed: what it cannot read is refused, never allowed unread
+  [nest('rm -rf ~', 4), 'rm-outside'],
+  [nest('echo hi', 5), 'nesting-too-deep'],
+  [nest('npm test', 6), 'nesting-too-deep'],
+  ['eval "$(eval "$(eval "$(eval "$(echo hi)")")")"', 'program-built-at-run-time'],
+  ['echo $(echo $(echo $(echo $(echo $(echo hi)))))', 'nesting-too-deep'],
+  ['eval "$SCRIPT"', 'program-built-at-run-time'],
+  ['sh -c "$CMD"', 'program-built-at-run-time'],
+  ['bash -c "cd src && $CLEANUP"', 'program-built-at-run-time'],
+  ['$(echo rm) -rf ~', 'program-built-at-run-time'],
+  ['"$TOOL" --force', 'program-built-at-run-time'],
+  ['echo "rm -rf ~" | sh', 'rm-outside'],
+  ['cat steps.txt | bash', 'script-piped-to-shell'],
+  ['git show HEAD:run.sh | sh -s -- --yes', 'script-piped-to-shell'],
+  ['bash <<< "rm -rf ~"', 'rm-outside'],
+  ['sh <<< "$PAYLOAD"', 'program-built-at-run-time'],
+  ["find . -name '*.tmp' -exec sh -c 'rm -rf ~' \\;", 'rm-outside'],
+  ["find src -type f -exec bash -c \"$FIX\" {} +", 'program-built-at-run-time'],
+  ['xargs -I{} sh -c "rm -rf /"', 'rm-outside'],
 ];
 
 const ORDINARY: string[] = [
@@ -162,6 +188,18 @@ const ORDINARY: string[] = [
   'sh ./scripts/test.sh',
   'ls $HOME',
   'echo $PATH',
+  nest('npm test', 4),
+  nest('cd src && ls', 3),
+  "bash -c 'echo $HOME'",
+  'echo $(echo $(echo $(echo $(echo hi))))',
+  'echo "npm test" | sh',
+  'yes | sh ./scripts/install.sh',
+  'bash <<< "npm run lint"',
+  "find . -name '*.sh' -exec sh -n {} \\;",
+  "find src -name '*.ts' -exec sh -c 'wc -l \"$1\"' sh {} \\;",
+  'FOO=$(pwd) npm test',
+  'npm test 2>&1 | tee out.log',
+  'sh -c "npm ci && npm test"',
 ];
 
 describe('command guard', () => {

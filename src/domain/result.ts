@@ -33,6 +33,8 @@ export interface VerificationJson {
   original_tests?: OriginalTestsJson;
   /** The command could not start (exit 126/127, not found, not executable): named first on the verdict. */
   could_not_start?: true;
+  /** Paths outside the workspace the read-only sandbox refused to let the run write (a failed or inconclusive run's likely cause). */
+  sandbox_refused?: string[];
   /** The full suite of the final state, run once after a `related` verification passed (spec 03 "Scope"). */
   confirms_related?: { related_files: number; summary: string };
 }

@@ -143,7 +143,7 @@ export function judgeVerification(j: JudgeInput): VerificationJson {
     timed_out: j.after.timedOut,
     duration_s: Math.round(j.after.durationMs / 100) / 10,
     blocking,
-    summary: flaky.length > 0 ? `${summary} (${flaky.length} flaky)` : summary,
+    summary: withRefusal(flaky.length > 0 ? `${summary} (${flaky.length} flaky)` : summary, ok, j.after.sandboxRefused),
     failures: cap(real),
     new_failures: cap(newFailures),
     pre_existing: cap(preExisting),
@@ -155,6 +155,7 @@ export function judgeVerification(j: JudgeInput): VerificationJson {
     ...(j.testsTouched.length > 0 ? { tests_touched: cap(j.testsTouched) } : {}),
     ...(j.testsWeakened.length > 0 ? { tests_weakened: cap(j.testsWeakened) } : {}),
     ...(j.reading.couldNotStart && inconclusive ? { could_not_start: true } : {}),
+    ...sandboxRefusal(ok, j.after.sandboxRefused),
   };
   return j.original === null ? json : judgeOriginalTests(json, j.original, j.testsMayChange, baseFailed);
 }
@@ -213,6 +214,16 @@ function judgeOriginalTests(json: VerificationJson, o: OriginalTestsRun, testsMa
     output_tail: json.output_tail || o.run.tail.slice(-OUTPUT_TAIL_CHARS),
     original_tests: originalTests,
   };
+}
+
+function withRefusal(summary: string, ok: boolean | null, refused: string[] | undefined): string {
+  const paths = sandboxRefusal(ok, refused).sandbox_refused;
+  return paths === undefined ? summary : `${summary}; the sandbox refused a write to ${paths.join(', ')}`;
+}
+
+/** A failed or inconclusive run whose output shows the sandbox refused a write names that as a cause (issue 11). */
+function sandboxRefusal(ok: boolean | null, refused: string[] | undefined): Pick<VerificationJson, 'sandbox_refused'> {
+  return ok === true || refused === undefined || refused.length === 0 ? {} : { sandbox_refused: refused };
 }
 
 function cap(ids: string[]): string[] {

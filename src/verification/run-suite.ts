@@ -5,6 +5,7 @@ import { buildWorkerEnv } from '../runners/process/env.js';
 import { wrapWithSandbox } from '../runners/sandbox/bwrap.js';
 import { LINKED_DEPENDENCY_DIRS } from './baseline.js';
 import { parseTestOutput } from './parsers/index.js';
+import { findSandboxRefusals } from './sandbox-refusals.js';
 import type { ParsedRun } from './parsers/types.js';
 
 /** How much of a run's log is read back for parsing: the log keeps head + newest tail. */
@@ -25,6 +26,8 @@ export interface SuiteRun {
   parsed: ParsedRun;
   /** The expected landmark appeared in the output (undefined when none was asked for). */
   landmarkSeen: boolean | undefined;
+  /** Sandboxed runs: paths outside the workspace whose write the read-only sandbox refused (its output says so). */
+  sandboxRefused?: string[];
 }
 
 /** A process group a run started: its id and its leader's start time (epoch s). */
@@ -94,6 +97,7 @@ export async function runSuite(input: SuiteInput): Promise<SuiteRun> {
     tail: result.tail,
     parsed: parseTestOutput(output, { kind: input.kind, command: input.command, workspace: input.cwd }),
     landmarkSeen: landmark === null ? undefined : landmarkSeen || result.tail.includes(landmark),
+    ...(wrapped === null ? {} : { sandboxRefused: findSandboxRefusals(output, input.cwd) }),
   };
 }
 

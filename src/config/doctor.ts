@@ -7,6 +7,7 @@ import { getCliProfile, installHint } from '../runners/cli/profiles.js';
 import { envForRunner } from '../runners/process/billing-env.js';
 import { findOnPath } from '../runners/sandbox/probe.js';
 import { sandboxStatus } from '../runners/sandbox/bwrap.js';
+import { trialProgramInSandbox, trialSandbox } from '../runners/sandbox/trial.js';
 import { Store } from '../store/store.js';
 import { AGENT_CLI_KEYS, DEFAULT_ENDPOINT } from './config-schema.js';
 import { DEFAULT_CONFIG, loadConfig, redactUrl, type GafferConfig, type LoadedConfig, type ModelEndpoint } from './config.js';
@@ -63,7 +64,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   checkDataDir(opts.dataDir, add);
   checkStore(opts.dataDir, add);
   checkRunners(config, env, add);
-  checkSandbox(config, add);
+  checkSandbox(config, env, add);
   for (const [name, endpoint] of Object.entries(config.models)) {
     const check = await checkEndpoint(name, endpoint, opts.endpointTimeoutMs ?? 3000);
     checks.push(check);
@@ -164,12 +165,15 @@ function checkRunners(config: GafferConfig, env: NodeJS.ProcessEnv, add: Add): v
     else if (!found.installed) add(name, 'fail', `enabled but unusable: ${found.reason ?? 'its version command failed'}`, `reinstall it: ${install}`);
     else {
       const pinned = found.version === profile.version ? '' : ` (gaffer was checked against ${profile.version})`;
-      add(name, found.version === profile.version ? 'ok' : 'warn', `${profile.label} ${found.version ?? '?'} at ${found.path}${pinned}, enabled, billing ${settings.billing}`, pinned === '' ? null : install);
+      // installed is not enough: it must start inside the sandbox too (a package under /tmp once did not)
+      const inside = config.sandbox !== 'off' && sandboxStatus().available ? trialProgramInSandbox(found.path, profile.versionArgs, env) : null;
+      if (inside !== null && !inside.ok) add(name, 'fail', `${profile.label} ${found.version ?? '?'} at ${found.path}, but ${inside.detail}`, 'install it where the sandbox can see it (outside /tmp), or set sandbox: off');
+      else add(name, found.version === profile.version ? 'ok' : 'warn', `${profile.label} ${found.version ?? '?'} at ${found.path}${pinned}, enabled, billing ${settings.billing}${inside === null ? '' : ', runs inside the sandbox'}`, pinned === '' ? null : install);
     }
   }
 }
 
-function checkSandbox(config: GafferConfig, add: Add): void {
+function checkSandbox(config: GafferConfig, env: NodeJS.ProcessEnv, add: Add): void {
   const status = sandboxStatus();
   const how = status.version === null
     ? 'install bubblewrap (apt-get install bubblewrap)'
@@ -177,7 +181,10 @@ function checkSandbox(config: GafferConfig, add: Add): void {
   if (config.sandbox === 'off') {
     add('sandbox', 'warn', `off in the config: workers run unsandboxed (bubblewrap ${status.available ? 'would work here' : 'does not work here'})`, 'set sandbox: auto');
   } else if (status.available) {
-    add('sandbox', 'ok', `${status.version ?? 'bwrap'}: ${status.reason}`);
+    // the probe proves the sandbox holds; the trial proves honest work runs in it (spec 04: HOME writable, writes discarded)
+    const trial = trialSandbox(env);
+    if (trial.ok) add('sandbox', 'ok', `${status.version ?? 'bwrap'}: ${status.reason}; ${trial.detail}`);
+    else add('sandbox', 'fail', `${status.version ?? 'bwrap'} holds, but ${trial.detail}`, 'check that HOME is a directory and the workspace is writable; or set sandbox: off');
   } else {
     const what = `not available: ${status.reason}`;
     if (config.sandbox === 'required') add('sandbox', 'fail', `${what} — with sandbox: required every worker is refused`, how);

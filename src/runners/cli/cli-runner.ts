@@ -131,7 +131,7 @@ export class CliRunner implements Runner {
     if (input.sandbox && policy !== 'off') {
       const wrap = this.#opts.wrap ?? wrapWithSandbox;
       const inside = args.map((a) => profile.ownSandboxOff?.[a] ?? a);
-      wrapped = wrap({ argv: commandLine(found.path, inside, inv.promptOnStdin), workspace: input.workspace, writable: inv.stateDirs, readable: [input.instructionFile], tmpDir, home: null });
+      wrapped = wrap({ argv: commandLine(found.path, inside, inv.promptOnStdin), workspace: input.workspace, writable: inv.stateDirs, readable: [input.instructionFile], tmpDir, home: null, programs: [found.path] });
       if (wrapped === null && policy === 'required') {
         return refused('sandbox_unavailable', `the sandbox is required (config sandbox: required) but does not work here: ${probeSandbox().reason}`);
       }

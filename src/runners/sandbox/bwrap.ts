@@ -21,6 +21,8 @@ export interface SandboxCommand {
   tmpDir?: string;
   /** False cuts the network (`--unshare-net`); default on — agents need their model API. */
   network?: boolean;
+  /** Programs the command runs besides its first element (an agent CLI behind `sh -c 'exec "$0"'`): kept visible like it. */
+  programs?: string[];
   /**
    * The HOME made private for the run (writable, its writes discarded: spec 04); default the
    * process's `HOME`. Null leaves HOME as it is (agent CLIs keep their own configured homes).
@@ -72,7 +74,8 @@ export function wrapWithSandbox(cmd: SandboxCommand): SandboxedCommand | null {
   // top of them, and so must the programs a worker runs from there (this checkout, node, PATH entries
   // and the packages their links lead to)
   const hidden = home === null ? ['/tmp'] : ['/tmp', home.home];
-  for (const path of [...programDirsUnder(hidden, { program: inner[0] }), ...(cmd.readable ?? [])]) argv.push('--ro-bind-try', realPath(path), realPath(path));
+  const programs = [inner[0] as string, ...(cmd.programs ?? [])];
+  for (const path of [...programDirsUnder(hidden, { programs }), ...(cmd.readable ?? [])]) argv.push('--ro-bind-try', realPath(path), realPath(path));
   for (const path of homeKeptPaths(home)) argv.push('--ro-bind-try', realPath(path), path);
   let tmp = '/tmp';
   if (cmd.tmpDir !== undefined) {

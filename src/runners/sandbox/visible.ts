@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
  * links — the packages its links lead to (a CLI's `.bin/claude` → its package and the hoisted
  * dependencies beside it). Bound read-only so they stay visible on top of the empty roots.
  */
-export function programDirsUnder(hidden: string[], opts: { program?: string; path?: string } = {}): string[] {
+export function programDirsUnder(hidden: string[], opts: { programs?: string[]; path?: string } = {}): string[] {
   const roots = hidden.map(realPath);
   const under = (p: string) => roots.some((root) => p === root || p.startsWith(root.endsWith(sep) ? root : root + sep));
   const gafferRoot = fileURLToPath(new URL('../../..', import.meta.url));
@@ -20,9 +20,9 @@ export function programDirsUnder(hidden: string[], opts: { program?: string; pat
     out.add(dir);
     for (const target of linkTargets(dir)) if (under(target)) out.add(packageRoot(target));
   }
-  if (opts.program !== undefined && opts.program.startsWith('/')) {
-    const real = realPath(opts.program);
-    if (under(dirname(opts.program))) out.add(realPath(dirname(opts.program)));
+  for (const program of (opts.programs ?? []).filter((p) => p.startsWith('/'))) {
+    const real = realPath(program);
+    if (under(dirname(program))) out.add(realPath(dirname(program)));
     if (under(real)) out.add(packageRoot(real));
   }
   return [...out];

@@ -1,0 +1,69 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { wrapWithSandbox } from './bwrap.js';
+
+/** What a trial run under the sandbox showed. */
+export interface SandboxTrial {
+  ok: boolean;
+  /** What worked, or what did not, in words. */
+  detail: string;
+}
+
+const TRIAL_TIMEOUT_MS = 15_000;
+
+/**
+ * Runs what every sandboxed worker does, once, the way workers run (`gaffer doctor`): a write to
+ * a workspace, which must land, and a write below HOME, which must work inside and be gone after
+ * (spec 04: HOME writable, its writes discarded). Call only where the sandbox is available.
+ */
+export function trialSandbox(env: NodeJS.ProcessEnv = process.env): SandboxTrial {
+  const workspace = mkdtempSync(join(tmpdir(), 'gaffer-sandbox-trial-'));
+  const home = env.HOME;
+  const name = `.gaffer-sandbox-trial-${randomBytes(4).toString('hex')}`;
+  try {
+    const script = `: > ./written || { echo "cannot write the workspace" >&2; exit 3; }; ${home === undefined ? '' : `mkdir -p "$HOME/${name}/cache" && : > "$HOME/${name}/cache/x" || { echo "cannot write HOME" >&2; exit 4; }`}`;
+    const wrapped = wrapWithSandbox({ shellCommand: script, workspace, ...(home === undefined ? {} : { home }) });
+    if (wrapped === null) return { ok: false, detail: 'bwrap does not work here' };
+    const [file, ...args] = wrapped.argv;
+    const run = spawnSync(file as string, args, { encoding: 'utf8', timeout: TRIAL_TIMEOUT_MS, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const leaked = home !== undefined && existsSync(join(home, name));
+    if (run.status !== 0) return { ok: false, detail: `a trial worker failed: ${run.error?.message ?? (run.stderr.trim().split('\n').at(-1) || `exit ${run.status ?? run.signal}`)}` };
+    if (!existsSync(join(workspace, 'written'))) return { ok: false, detail: 'a trial worker\'s write to its workspace did not land' };
+    if (leaked) return { ok: false, detail: `a trial worker's write below HOME landed in ${home}: its writes are not discarded` };
+    return { ok: true, detail: home === undefined ? 'a trial worker wrote its workspace (no HOME is set)' : `a trial worker wrote its workspace and below HOME (${home}: writable inside, nothing left after)` };
+  } finally {
+    rmSync(workspace, { recursive: true, force: true });
+    removeQuietly(home === undefined ? null : join(home, name));
+  }
+}
+
+/**
+ * Runs `program args` inside the sandbox as an agent CLI runs there (its HOME as it is): whether a
+ * program that works outside can be found and started inside too (a CLI installed under /tmp).
+ */
+export function trialProgramInSandbox(program: string, args: string[], env: NodeJS.ProcessEnv = process.env): SandboxTrial {
+  const workspace = mkdtempSync(join(tmpdir(), 'gaffer-sandbox-trial-'));
+  try {
+    const wrapped = wrapWithSandbox({ argv: [program, ...args], programs: [program], workspace, home: null });
+    if (wrapped === null) return { ok: false, detail: 'bwrap does not work here' };
+    const [file, ...rest] = wrapped.argv;
+    const run = spawnSync(file as string, rest, { encoding: 'utf8', timeout: TRIAL_TIMEOUT_MS, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (run.status === 0) return { ok: true, detail: `${program} runs inside the sandbox` };
+    const why = run.error?.message ?? (run.stderr.trim().split('\n').at(-1) || `exit ${run.status ?? run.signal}`);
+    return { ok: false, detail: `${program} does not run inside the sandbox: ${why}` };
+  } finally {
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+function removeQuietly(path: string | null): void {
+  if (path === null) return;
+  try {
+    rmSync(path, { recursive: true, force: true });
+  } catch {
+    // a HOME that is not a directory holds nothing to remove
+  }
+}

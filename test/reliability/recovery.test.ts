@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/engine/engine.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { BIN, call, eventually, processesWith, startServe } from './helpers.js';
 
@@ -136,6 +137,32 @@ describe('recovery: everything gaffer started for a dead job is stopped, by one 
     expect(attempts).toEqual([{ status: 'interrupted', finished: expect.any(Number) }]);
     expect(survivors(mark)).toEqual([]);
   }, 180_000);
+
+  it('the verification and a command criterion are recorded while they run and forgotten once they end', async () => {
+    const engine = await Engine.open({ dataDir: join(tempDir(), 'data') });
+    try {
+      const ws = makeWorkspace({ 'a.txt': 'a\n' });
+      const { job } = engine.submit({
+        workspace: ws,
+        verify: 'sleep 0.5',
+        criteria: ['command: sleep 0.5'],
+        tasks: [{ name: 'edit', instruction: 'append to a', command: 'echo more >> a.txt' }],
+      });
+      const seen = new Set<string>();
+      const settled = engine.settled(job.id);
+      let isSettled = false;
+      void settled.then(() => (isSettled = true));
+      while (!isSettled) {
+        for (const p of engine.store.listJobProcesses(job.id)) seen.add(p.what);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(engine.get(job.id).status).toBe('done');
+      expect([...seen].sort()).toEqual(['criterion-1', 'verification-0']);
+      expect(engine.store.listJobProcesses(job.id)).toEqual([]);
+    } finally {
+      await engine.close();
+    }
+  }, 120_000);
 
   it('a live server shows a job interrupted within seconds once the process running it died, with no wait to trigger it', async () => {
     const data = join(tempDir(), 'data');

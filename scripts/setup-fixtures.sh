@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../test/fixtures/projects"
 
 # node fixtures: reinstall only when the lockfile changed since the last install. bun and deno are the
 # registry packages that ship the binary (an optional dependency per platform)
-for dir in node-test vitest jest mocha tape tap ava jasmine bun deno; do
+for dir in node-test vitest jest mocha tape tap ava jasmine bun deno nyc; do
   [ -f "$dir/package.json" ] || continue
   if ! grep -q '"dependencies"\|"devDependencies"' "$dir/package.json"; then continue; fi
   stamp="$dir/node_modules/.package-lock.json"

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CompactJob } from '../../src/engine/compact.js';
 import { Engine } from '../../src/engine/engine.js';
@@ -55,6 +55,9 @@ function run(argv: string[], env: NodeJS.ProcessEnv = process.env): { status: nu
 
 const homeEntries = () => readdirSync(realHome).sort();
 
+const NYC_FIXTURE = resolve('test/fixtures/projects/nyc');
+const nycInstalled = existsSync(join(NYC_FIXTURE, 'node_modules', '.bin', 'nyc'));
+
 describe.skipIf(!probe.available)(`a private HOME under the sandbox${SKIP}`, () => {
   it('a sandboxed shell worker and its verification write below HOME (as nyc and npm do), and nothing lands in the real HOME', async () => {
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
@@ -78,6 +81,17 @@ describe.skipIf(!probe.available)(`a private HOME under the sandbox${SKIP}`, () 
     expect(suite.exitCode).toBe(0);
     expect(homeEntries()).toEqual(['.gitconfig', '.ssh']);
   }, 60_000);
+
+  it.skipIf(!nycInstalled)(`nyc 14 (spawn-wrap writes ~/.node-spawn-wrap-*) passes under the sandboxed verification${nycInstalled ? '' : ' — SKIPPED: run scripts/setup-fixtures.sh'}`, async () => {
+    const ws = join(tempDir('gaffer-nyc-'), 'ws');
+    cpSync(NYC_FIXTURE, ws, { recursive: true, verbatimSymlinks: true });
+    const suite = await runSuite({ command: 'npm test', cwd: ws, kind: 'npm', timeoutMs: 60_000, signal: new AbortController().signal, logFile: join(tempDir('gaffer-log-'), 'v.log'), sandbox: true });
+    expect(suite.tail).not.toMatch(/EROFS/);
+    expect(suite.exitCode).toBe(0);
+    expect(suite.parsed.passed).toContain('add adds');
+    expect(suite.sandboxRefused).toEqual([]);
+    expect(homeEntries()).toEqual(['.gitconfig', '.ssh']);
+  }, 90_000);
 
   it('keeps git identity visible read-only and hides what is not kept (~/.ssh)', () => {
     const ws = makeWorkspace({});

@@ -1,8 +1,9 @@
 import Database from 'better-sqlite3';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JobStatus, WorkerOutcome, WorkerRole, WorkerStatus } from '../domain/status.js';
 import type { JobSpec } from '../domain/request.js';
+import { makePrivateDataDir, touchPrivateFile } from '../config/data-dir.js';
 import { isSameProcessAlive } from './process-identity.js';
 
 /** Events a job keeps in the store (spec 02: the newest 5,000). */
@@ -220,8 +221,10 @@ export class Store {
   readonly #statements = new Map<string, Database.Statement>();
 
   constructor(dataDir: string) {
-    mkdirSync(dataDir, { recursive: true });
+    // the db holds every job's output and events: the data dir is 0700 and the db 0600 (issue 11)
+    makePrivateDataDir(dataDir);
     this.path = join(dataDir, 'gaffer.db');
+    touchPrivateFile(this.path);
     this.db = new Database(this.path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('busy_timeout = 15000');

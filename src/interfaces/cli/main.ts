@@ -5,6 +5,7 @@ import { buildRequest } from './commands/dispatch.js';
 import { doctorCommand } from './commands/doctor.js';
 import { mcpCommand, serveCommand } from './commands/serve.js';
 import { dispatchCommand, type DispatchFlags } from './commands/dispatch.js';
+import { restrictUmask } from '../../runners/process/umask.js';
 import { guardOutput } from './safe-output.js';
 import { cancelCommand, eventsCommand, lintCommand, listCommand, runnersCommand, statusCommand, waitCommand } from './commands/reading.js';
 
@@ -169,6 +170,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
 }
 
 async function main(argv: string[]): Promise<void> {
+  // before anything is created: gaffer's own files are 0600/0700; workers still get the user's umask (umask.ts)
+  restrictUmask();
   guardOutput();
   let exitCode = 0;
   const program = buildProgram((code) => (exitCode = code));

@@ -1,5 +1,6 @@
 import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { asUser } from '../process/umask.js';
 import { failed, refused, type ToolContext, type ToolOutcome } from './tool-context.js';
 import { isInside, realPathOf, resolveInWorkspace } from './workspace-paths.js';
 import { checkWrite } from './write-scope.js';
@@ -58,6 +59,10 @@ function checkBeforeWrite(ctx: ToolContext, requested: string): { abs: string; r
 
 /** Writes without following a symlink in the last component (it was resolved and checked). */
 function writeNoFollow(abs: string, content: string): void {
+  asUser(() => writeNoFollowAsUser(abs, content)); // the workspace gets the user's file modes, not gaffer's umask 077
+}
+
+function writeNoFollowAsUser(abs: string, content: string): void {
   mkdirSync(dirname(abs), { recursive: true });
   const parent = realPathOf(dirname(abs));
   if (parent === null || dirname(abs) !== parent) throw new Error('the directory changed while writing');

@@ -7,6 +7,7 @@ import { LineSplitter } from './line-splitter.js';
 import { DEFAULT_TAIL_BYTES, OutputTail } from './output-tail.js';
 import { readProcessStartTime } from './process-start-time.js';
 import { isProcessGroupAlive, terminateProcessGroup } from './terminate.js';
+import { underUserUmask } from './umask.js';
 
 /** How to run one worker process. Give exactly one of `shellCommand` and `argv`. */
 export interface RunProcessOptions {
@@ -150,7 +151,9 @@ export async function runProcess(opts: RunProcessOptions): Promise<ProcessResult
   const log = opts.logFile === undefined ? null : new CappedLog(opts.logFile, { headBytes: opts.logHeadBytes, tailBytes: opts.logTailBytes });
   let child: ChildProcess;
   try {
-    child = spawn(command.file, command.args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    // the user's work gets the user's file modes, not gaffer's private umask (umask.ts)
+    const launch = underUserUmask(command);
+    child = spawn(launch.file, launch.args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (err) {
     result.cause = `cannot start ${command.file}: ${messageOf(err)}`;
     result.log = log?.close() ?? null;

@@ -1,8 +1,12 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/config.js';
 import { MAX_BODY_BYTES_DEFAULT } from '../../src/interfaces/http/app.js';
 import { startServer, type RunningServer } from '../../src/interfaces/http/serve.js';
-import { makeWorkspace } from '../helpers/temp.js';
+import { makeWorkspace, tempDir } from '../helpers/temp.js';
+import { startServe } from '../reliability/helpers.js';
 import { openEngine, serveEngine, shellTask } from './helpers.js';
 
 /** What a raw socket got back: the status line's code, the headers, the body, and when the first byte came. */
@@ -157,6 +161,31 @@ describe('bounded request bodies', () => {
     expect(at.status).toBe(413);
     const under = await fetch(`${server.url}/api/lint`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{}${' '.repeat(MAX_BODY_BYTES_DEFAULT - 2)}` });
     expect(under.status).not.toBe(413);
+  });
+});
+
+describe('the cap is configured', () => {
+  it('server.max_body_bytes comes from the config file (default 1 MiB); out-of-range values are refused, named', () => {
+    const data = tempDir('gaffer-limits-');
+    expect(loadConfig({ dataDir: data, env: {} }).config.server.max_body_bytes).toBe(1024 * 1024);
+    writeFileSync(join(data, 'gaffer.config.json'), JSON.stringify({ server: { max_body_bytes: 4096 } }));
+    const loaded = loadConfig({ dataDir: data, env: {} });
+    expect(loaded.config.server.max_body_bytes).toBe(4096);
+    expect(loaded.sources['server.max_body_bytes']).toBe('file');
+    writeFileSync(join(data, 'gaffer.config.json'), JSON.stringify({ server: { max_body_bytes: 10 } }));
+    expect(() => loadConfig({ dataDir: data, env: {} })).toThrow(/server\.max_body_bytes/);
+  });
+
+  it('gaffer serve applies the configured cap', async () => {
+    const data = join(tempDir('gaffer-limits-'), 'data');
+    mkdirSync(data);
+    writeFileSync(join(data, 'gaffer.config.json'), JSON.stringify({ server: { max_body_bytes: 4096 } }));
+    const served = await startServe(data);
+    const post = (bytes: number) => fetch(`${served.url}/api/lint`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{}${' '.repeat(bytes - 2)}` });
+    const over = await post(4097);
+    expect(over.status).toBe(413);
+    expect(((await over.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
+    expect((await post(4096)).status).not.toBe(413);
   });
 });
 

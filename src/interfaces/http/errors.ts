@@ -31,8 +31,6 @@ export function errorResponse(c: Context, err: unknown): Response {
   if (error.code === 'internal') process.stderr.write(`gaffer: internal error on ${c.req.method} ${c.req.path}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   const retry = error.extra.retry_after_s;
   if (typeof retry === 'number') c.header('Retry-After', String(Math.ceil(retry)));
-  // a refused body may still be arriving: end the connection rather than read the rest
-  if (error.code === 'payload_too_large') c.header('Connection', 'close');
   return c.json(error.toBody(), HTTP_STATUS[error.code]);
 }
 

@@ -135,14 +135,23 @@ export function clientErrorOf(err: NodeJS.ErrnoException): GafferError {
   }
 }
 
+/** How long a refused connection is read (and dropped) after the answer, so closing it does not reset it before the client reads the answer. */
+const CLIENT_ERROR_LINGER_MS = 500;
+const answeredSockets = new WeakSet<Duplex>();
+
 function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  // the parser fails again on every chunk that still arrives: answer once
+  if (answeredSockets.has(socket)) return;
+  answeredSockets.add(socket);
   // as Node's own handler: never write into a response already under way, nor to a reset peer
   const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
     socket.destroy();
     return;
   }
-  socket.end(rawErrorResponse(clientErrorOf(err)), () => socket.destroy());
+  socket.end(rawErrorResponse(clientErrorOf(err)));
+  socket.resume();
+  setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
 }
 
 function removeRecordIfOurs(file: string): void {

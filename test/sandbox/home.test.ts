@@ -103,6 +103,46 @@ describe.skipIf(!probe.available)(`a private HOME under the sandbox${SKIP}`, () 
     expect(readFileSync(join(realHome, '.gitconfig'), 'utf8')).toBe('[user]\n\tname = Home Owner\n');
   });
 
+  it('what the workspace links to below HOME stays visible: an npm-linked package, a virtualenv\'s interpreter', () => {
+    const ws = makeWorkspace({});
+    const linked = join(realHome, 'dev', 'linked');
+    mkdirSync(linked, { recursive: true });
+    writeFileSync(join(linked, 'index.js'), "module.exports = 'linked package';\n");
+    mkdirSync(join(ws, 'node_modules'));
+    symlinkSync(linked, join(ws, 'node_modules', 'linked'));
+    // a Python installed below HOME (uv, pyenv) that the venv's bin/python points at; it needs its lib/
+    const python = join(realHome, '.pythons', 'cp312');
+    mkdirSync(join(python, 'bin'), { recursive: true });
+    mkdirSync(join(python, 'lib'));
+    writeFileSync(join(python, 'lib', 'site.txt'), 'stdlib\n');
+    writeFileSync(join(python, 'bin', 'python3'), '#!/bin/sh\ncat "$(dirname "$(readlink -f "$0")")/../lib/site.txt"\n');
+    chmodSync(join(python, 'bin', 'python3'), 0o755);
+    mkdirSync(join(ws, '.venv', 'bin'), { recursive: true });
+    symlinkSync(join(python, 'bin', 'python3'), join(ws, '.venv', 'bin', 'python'));
+    try {
+      const wrapped = wrapWithSandbox({ shellCommand: `node -e "console.log(require('linked'))" && .venv/bin/python`, workspace: ws });
+      const r = run(wrapped?.argv ?? []);
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toBe('linked package\nstdlib\n');
+    } finally {
+      rmSync(join(realHome, 'dev'), { recursive: true, force: true });
+      rmSync(join(realHome, '.pythons'), { recursive: true, force: true });
+    }
+  });
+
+  it('a PATH entry that is HOME itself does not bring the real HOME back', () => {
+    const savedPath = process.env.PATH;
+    process.env.PATH = `${realHome}:${savedPath ?? ''}`;
+    try {
+      const wrapped = wrapWithSandbox({ shellCommand: 'test -e "$HOME/.ssh/id_ed25519" && echo SSH-SEEN; echo x > "$HOME/.w" && echo WROTE', workspace: makeWorkspace({}) });
+      const r = run(wrapped?.argv ?? []);
+      expect(r.stdout).toBe('WROTE\n');
+    } finally {
+      process.env.PATH = savedPath;
+    }
+    expect(homeEntries()).toEqual(['.gitconfig', '.ssh']);
+  });
+
   it('agent CLIs keep their own home handling: home: null leaves HOME as it is (read-only, nothing hidden)', () => {
     const ws = makeWorkspace({});
     const wrapped = wrapWithSandbox({ shellCommand: 'echo x > "$HOME/.cli-write" 2>/dev/null && echo WROTE; test -e "$HOME/.ssh/id_ed25519" && echo SSH-SEEN; true', workspace: ws, home: null });

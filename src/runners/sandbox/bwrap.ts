@@ -75,7 +75,7 @@ export function wrapWithSandbox(cmd: SandboxCommand): SandboxedCommand | null {
   // and the packages their links lead to)
   const hidden = home === null ? ['/tmp'] : ['/tmp', home.home];
   const programs = [inner[0] as string, ...(cmd.programs ?? [])];
-  for (const path of [...programDirsUnder(hidden, { programs }), ...(cmd.readable ?? [])]) argv.push('--ro-bind-try', realPath(path), realPath(path));
+  for (const path of [...programDirsUnder(hidden, { programs, workspace }), ...(cmd.readable ?? [])]) argv.push('--ro-bind-try', realPath(path), realPath(path));
   for (const path of homeKeptPaths(home)) argv.push('--ro-bind-try', realPath(path), path);
   let tmp = '/tmp';
   if (cmd.tmpDir !== undefined) {

@@ -4,8 +4,8 @@ import { realPath } from './visible.js';
 
 /**
  * What of the user's HOME stays visible (read-only) in a private HOME: git's identity, and the
- * toolchains people install there (rustup, nvm, pyenv, volta, bun, deno, go's module cache, pip
- * `--user`). Never the secrets beside them (`~/.ssh`, `~/.aws`, `~/.npmrc`, `~/.netrc`,
+ * toolchains people install there (rustup, nvm, pyenv, uv's Pythons, volta, bun, deno, go's module
+ * cache, pip `--user`). Never the secrets beside them (`~/.ssh`, `~/.aws`, `~/.npmrc`, `~/.netrc`,
  * `~/.cargo/credentials.toml`, …): what is not listed is not there.
  */
 export const HOME_KEPT: readonly string[] = [
@@ -23,6 +23,7 @@ export const HOME_KEPT: readonly string[] = [
   '.deno',
   '.local/bin',
   '.local/lib',
+  '.local/share/uv/python',
   'go/bin',
   'go/pkg/mod',
 ];

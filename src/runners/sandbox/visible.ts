@@ -9,35 +9,62 @@ import { fileURLToPath } from 'node:url';
  * links — the packages its links lead to (a CLI's `.bin/claude` → its package and the hoisted
  * dependencies beside it). Bound read-only so they stay visible on top of the empty roots.
  */
-export function programDirsUnder(hidden: string[], opts: { programs?: string[]; path?: string } = {}): string[] {
+export function programDirsUnder(hidden: string[], opts: { programs?: string[]; path?: string; workspace?: string } = {}): string[] {
   const roots = hidden.map(realPath);
-  const under = (p: string) => roots.some((root) => p === root || p.startsWith(root.endsWith(sep) ? root : root + sep));
+  // strictly below a root: binding a whole root back (a PATH entry `~`, a script straight in HOME) would undo it
+  const under = (p: string) => roots.some((root) => p.startsWith(root.endsWith(sep) ? root : root + sep));
+  const out = new Set<string>();
+  const addTarget = (target: string) => {
+    if (!under(target)) return;
+    const root = packageRoot(target);
+    out.add(under(root) ? root : target);
+  };
   const gafferRoot = fileURLToPath(new URL('../../..', import.meta.url));
   const pathDirs = (opts.path ?? process.env.PATH ?? '').split(':').filter(Boolean);
-  const out = new Set<string>();
   for (const dir of [gafferRoot, dirname(process.execPath), ...pathDirs].map(realPath)) {
     if (!under(dir)) continue;
     out.add(dir);
-    for (const target of linkTargets(dir)) if (under(target)) out.add(packageRoot(target));
+    for (const target of linkTargets(dir)) addTarget(target);
   }
   for (const program of (opts.programs ?? []).filter((p) => p.startsWith('/'))) {
-    const real = realPath(program);
-    if (under(dirname(program))) out.add(realPath(dirname(program)));
-    if (under(real)) out.add(packageRoot(real));
+    if (under(realPath(dirname(program)))) out.add(realPath(dirname(program)));
+    addTarget(realPath(program));
+  }
+  if (opts.workspace !== undefined) {
+    const inside = realPath(opts.workspace) + sep;
+    for (const target of workspaceLinkTargets(opts.workspace)) if (under(target) && !target.startsWith(inside)) out.add(target);
   }
   return [...out];
 }
 
-/** Where the symlinks in `dir` lead (resolved all the way); dangling ones are left out. */
-function linkTargets(dir: string): string[] {
-  let names: string[];
+/**
+ * Where the workspace's installed dependencies lead outside it: `npm link`ed packages
+ * (`node_modules/foo` → `~/dev/foo`) and a virtualenv's interpreter (`.venv/bin/python` → a Python
+ * that uv or pyenv installed below HOME), so the private HOME does not take them away.
+ */
+function workspaceLinkTargets(workspace: string): string[] {
+  const out: string[] = [];
+  const modules = join(workspace, 'node_modules');
+  for (const name of safeReaddir(modules)) {
+    if (name.startsWith('@')) out.push(...linkTargets(join(modules, name)));
+  }
+  out.push(...linkTargets(modules));
+  for (const venv of ['.venv', 'venv']) out.push(...linkTargets(join(workspace, venv, 'bin')).map(packageRoot));
+  return out;
+}
+
+function safeReaddir(dir: string): string[] {
   try {
-    names = readdirSync(dir);
+    return readdirSync(dir);
   } catch {
     return [];
   }
+}
+
+/** Where the symlinks in `dir` lead (resolved all the way); dangling ones are left out. */
+function linkTargets(dir: string): string[] {
   const out: string[] = [];
-  for (const name of names) {
+  for (const name of safeReaddir(dir)) {
     const entry = join(dir, name);
     try {
       if (lstatSync(entry).isSymbolicLink()) out.push(realpathSync(entry));

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CompactJob } from '../../src/engine/compact.js';
 import { Engine } from '../../src/engine/engine.js';
 import { wrapWithSandbox } from '../../src/runners/sandbox/bwrap.js';
+import { choosePrivateHome, homeKeptPaths, privateHomeArgs } from '../../src/runners/sandbox/home.js';
 import { probeSandbox } from '../../src/runners/sandbox/probe.js';
 import { runSuite } from '../../src/verification/run-suite.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
@@ -57,6 +58,20 @@ const homeEntries = () => readdirSync(realHome).sort();
 
 const NYC_FIXTURE = resolve('test/fixtures/projects/nyc');
 const nycInstalled = existsSync(join(NYC_FIXTURE, 'node_modules', '.bin', 'nyc'));
+
+describe('choosing the private HOME', () => {
+  it('an overlay where bwrap has --tmp-overlay, else a tmpfs with the kept paths; none without a HOME to replace', () => {
+    const ws = makeWorkspace({});
+    expect(privateHomeArgs(choosePrivateHome(realHome, ws, true))).toEqual(['--overlay-src', realHome, '--tmp-overlay', realHome]);
+    expect(homeKeptPaths(choosePrivateHome(realHome, ws, true))).toEqual([]);
+    expect(privateHomeArgs(choosePrivateHome(realHome, ws, false))).toEqual(['--tmpfs', realHome]);
+    expect(homeKeptPaths(choosePrivateHome(realHome, ws, false))).toContain(join(realHome, '.gitconfig'));
+    for (const home of [undefined, '', 'relative', '/', ws, join(ws, 'inner'), join(realHome, '.gitconfig'), '/nonexistent-home']) {
+      if (home === join(ws, 'inner')) mkdirSync(home);
+      expect(choosePrivateHome(home, ws, false)).toBeNull();
+    }
+  });
+});
 
 describe.skipIf(!probe.available)(`a private HOME under the sandbox${SKIP}`, () => {
   it('a sandboxed shell worker and its verification write below HOME (as nyc and npm do), and nothing lands in the real HOME', async () => {

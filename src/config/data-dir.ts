@@ -13,16 +13,23 @@ export const PRIVATE_DIR_MODE = 0o700;
 /** Mode of every file gaffer keeps in the data dir (the db, server.json, logs, secrets). */
 export const PRIVATE_FILE_MODE = 0o600;
 
+/** What gaffer keeps at the top of its data dir: the db (and -wal/-shm), the config, server.json, secrets. */
+const OWN_FILE = /^(gaffer\.|server\.json|\.?secret)/;
+/** Its folders there: job logs and instructions, shadow repositories, outside and mtime evidence. */
+const OWN_DIRS = new Set(['jobs', 'shadow', 'outside', 'snapshots']);
+
 /**
- * Creates the data dir 0700, or tightens an existing one: the dir and each entry at its top
- * (gaffer.db and its -wal/-shm, server.json, the config, `jobs/`, `shadow/`) lose every group and
- * other bit. A directory 0700 shuts out everything under it, so deeper entries need no walk.
- * Entries gaffer cannot chmod (not the owner) are left as they are; symlinks are not followed.
+ * Creates the data dir 0700, or tightens an existing one: the dir and gaffer's own entries at its
+ * top lose every group and other bit. A directory 0700 shuts out everything under it, so deeper
+ * entries need no walk. Only gaffer's names are touched (a data dir pointed at a folder that holds
+ * other things leaves those alone); what gaffer cannot chmod (not the owner) stays as it is, and
+ * symlinks are not followed.
  */
 export function makePrivateDataDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   tighten(dir, PRIVATE_DIR_MODE);
   for (const name of readdirSync(dir)) {
+    if (!OWN_FILE.test(name) && !OWN_DIRS.has(name)) continue;
     const path = join(dir, name);
     let stat;
     try {
@@ -30,8 +37,8 @@ export function makePrivateDataDir(dir: string): void {
     } catch {
       continue; // gone meanwhile (another process's temp file)
     }
-    if (stat.isDirectory()) tighten(path, PRIVATE_DIR_MODE);
-    else if (stat.isFile()) tighten(path, PRIVATE_FILE_MODE);
+    if (stat.isDirectory() && OWN_DIRS.has(name)) tighten(path, PRIVATE_DIR_MODE);
+    else if (stat.isFile() && OWN_FILE.test(name)) tighten(path, PRIVATE_FILE_MODE);
   }
 }
 

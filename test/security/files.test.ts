@@ -91,6 +91,9 @@ describe('the data dir is private; the workspace keeps the user’s modes', () =
     chmodSync(join(data, 'gaffer.config.json'), 0o644);
     mkdirSync(join(data, 'jobs'), { mode: 0o755 });
     chmodSync(join(data, 'jobs'), 0o755);
+    // not gaffer's: left as it is
+    writeFileSync(join(data, 'notes.txt'), 'mine\n', { mode: 0o644 });
+    chmodSync(join(data, 'notes.txt'), 0o644);
 
     const served = await gafferUnder022(['--data-dir', data, 'serve', '--port', '0'], { untilFile: join(data, 'server.json') });
     expect(served.stderr).toContain('serving');
@@ -99,5 +102,6 @@ describe('the data dir is private; the workspace keeps the user’s modes', () =
     expect(mode(join(data, 'gaffer.config.json'))).toBe(0o600);
     expect(mode(join(data, 'jobs'))).toBe(0o700);
     expect(mode(join(data, 'gaffer.db'))).toBe(0o600);
+    expect(mode(join(data, 'notes.txt'))).toBe(0o644);
   });
 });

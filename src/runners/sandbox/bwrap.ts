@@ -73,7 +73,8 @@ export function wrapWithSandbox(cmd: SandboxCommand): SandboxedCommand | null {
   // binds after the mounts that empty /tmp and HOME: a workspace or data dir there must stay visible on
   // top of them, and so must the programs a worker runs from there (this checkout, node, PATH entries
   // and the packages their links lead to)
-  const hidden = home === null ? ['/tmp'] : ['/tmp', home.home];
+  // an overlay hides nothing of HOME; a tmpfs hides all of it
+  const hidden = home === null || home.how === 'overlay' ? ['/tmp'] : ['/tmp', home.home];
   const programs = [inner[0] as string, ...(cmd.programs ?? [])];
   for (const path of [...programDirsUnder(hidden, { programs, workspace }), ...(cmd.readable ?? [])]) argv.push('--ro-bind-try', realPath(path), realPath(path));
   for (const path of homeKeptPaths(home)) argv.push('--ro-bind-try', realPath(path), path);

@@ -43,7 +43,7 @@ describe.skipIf(skipReason !== null || !installed)('gemini in a home that alread
     });
     await engine.settled(job.id);
     const done = engine.get(job.id);
-    expect(done.status, done.verdict).toBe('done');
+    expect(done.status, done.verdict ?? '').toBe('done');
     expect(readFileSync(join(ws, 'hello.txt'), 'utf8')).toBe('hello\n');
 
     const settings = JSON.parse(readFileSync(join(home, '.gemini', 'settings.json'), 'utf8'));

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { MAX_BODY_BYTES_DEFAULT } from '../../src/interfaces/http/app.js';
-import { startServer, type RunningServer } from '../../src/interfaces/http/serve.js';
+import { clientErrorOf, startServer, type RunningServer } from '../../src/interfaces/http/serve.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { startServe } from '../reliability/helpers.js';
 import { openEngine, serveEngine, shellTask } from './helpers.js';
@@ -210,5 +210,13 @@ describe('errors Node answers itself are in the error shape', () => {
     const got = await readReply(socket, performance.now());
     expect(got.status).toBe(400);
     expect(got.json.error.code).toBe('invalid_request');
+  });
+
+  it('each refusal of the parser has its code and status: 431, 408, 413, else 400', () => {
+    const codeOf = (code: string) => clientErrorOf(Object.assign(new Error(code), { code })).code;
+    expect(codeOf('HPE_HEADER_OVERFLOW')).toBe('headers_too_large');
+    expect(codeOf('ERR_HTTP_REQUEST_TIMEOUT')).toBe('request_timeout');
+    expect(codeOf('HPE_CHUNK_EXTENSIONS_OVERFLOW')).toBe('payload_too_large');
+    expect(codeOf('HPE_INVALID_METHOD')).toBe('invalid_request');
   });
 });

@@ -326,8 +326,10 @@ export function guardScope(workspace: string, env: NodeJS.ProcessEnv): GuardScop
 
 /**
  * Judges one `run_command` line against the rule table. Commands inside `$(…)`, backticks,
- * `sh -c '…'`, `eval …` and here-documents fed to a shell are judged too; `cd` is followed
- * within the line. The first broken rule is the answer.
+ * `sh -c '…'`, `eval …`, `find -exec sh -c '…'`, here-documents and here-strings fed to a shell,
+ * and `echo '…' | sh` are judged too; `cd` is followed within the line. What it cannot read
+ * (deeper than {@link MAX_DEPTH}, built at run time, piped in from elsewhere) is refused
+ * (UNREADABLE_RULES). The first broken rule is the answer.
  */
 export function checkCommand(line: string, scope: GuardScope, env: NodeJS.ProcessEnv = {}, depth = 0, startCwd: string | null = scope.root): GuardVerdict {
   for (const rule of LINE_RULES) {

@@ -143,7 +143,7 @@ export function judgeVerification(j: JudgeInput): VerificationJson {
     timed_out: j.after.timedOut,
     duration_s: Math.round(j.after.durationMs / 100) / 10,
     blocking,
-    summary: withRefusal(flaky.length > 0 ? `${summary} (${flaky.length} flaky)` : summary, ok, j.after.sandboxRefused),
+    summary: appendSandboxRefusal(flaky.length > 0 ? `${summary} (${flaky.length} flaky)` : summary, ok, j.after.sandboxRefused),
     failures: cap(real),
     new_failures: cap(newFailures),
     pre_existing: cap(preExisting),
@@ -155,7 +155,7 @@ export function judgeVerification(j: JudgeInput): VerificationJson {
     ...(j.testsTouched.length > 0 ? { tests_touched: cap(j.testsTouched) } : {}),
     ...(j.testsWeakened.length > 0 ? { tests_weakened: cap(j.testsWeakened) } : {}),
     ...(j.reading.couldNotStart && inconclusive ? { could_not_start: true } : {}),
-    ...sandboxRefusal(ok, j.after.sandboxRefused),
+    ...pickSandboxRefusal(ok, j.after.sandboxRefused),
   };
   return j.original === null ? json : judgeOriginalTests(json, j.original, j.testsMayChange, baseFailed);
 }
@@ -216,13 +216,13 @@ function judgeOriginalTests(json: VerificationJson, o: OriginalTestsRun, testsMa
   };
 }
 
-function withRefusal(summary: string, ok: boolean | null, refused: string[] | undefined): string {
-  const paths = sandboxRefusal(ok, refused).sandbox_refused;
+function appendSandboxRefusal(summary: string, ok: boolean | null, refused: string[] | undefined): string {
+  const paths = pickSandboxRefusal(ok, refused).sandbox_refused;
   return paths === undefined ? summary : `${summary}; the sandbox refused a write to ${paths.join(', ')}`;
 }
 
 /** A failed or inconclusive run whose output shows the sandbox refused a write names that as a cause (issue 11). */
-function sandboxRefusal(ok: boolean | null, refused: string[] | undefined): Pick<VerificationJson, 'sandbox_refused'> {
+function pickSandboxRefusal(ok: boolean | null, refused: string[] | undefined): Pick<VerificationJson, 'sandbox_refused'> {
   return ok === true || refused === undefined || refused.length === 0 ? {} : { sandbox_refused: refused };
 }
 

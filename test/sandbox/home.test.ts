@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CompactJob } from '../../src/engine/compact.js';
 import { Engine } from '../../src/engine/engine.js';
 import { wrapWithSandbox } from '../../src/runners/sandbox/bwrap.js';
-import { choosePrivateHome, homeKeptPaths, privateHomeArgs } from '../../src/runners/sandbox/home.js';
+import { choosePrivateHome, listKeptHomePaths, buildPrivateHomeArgs } from '../../src/runners/sandbox/home.js';
 import { probeSandbox } from '../../src/runners/sandbox/probe.js';
 import { runSuite } from '../../src/verification/run-suite.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
@@ -62,10 +62,10 @@ const nycInstalled = existsSync(join(NYC_FIXTURE, 'node_modules', '.bin', 'nyc')
 describe('choosing the private HOME', () => {
   it('an overlay where bwrap has --tmp-overlay, else a tmpfs with the kept paths; none without a HOME to replace', () => {
     const ws = makeWorkspace({});
-    expect(privateHomeArgs(choosePrivateHome(realHome, ws, true))).toEqual(['--overlay-src', realHome, '--tmp-overlay', realHome]);
-    expect(homeKeptPaths(choosePrivateHome(realHome, ws, true))).toEqual([]);
-    expect(privateHomeArgs(choosePrivateHome(realHome, ws, false))).toEqual(['--tmpfs', realHome]);
-    expect(homeKeptPaths(choosePrivateHome(realHome, ws, false))).toContain(join(realHome, '.gitconfig'));
+    expect(buildPrivateHomeArgs(choosePrivateHome(realHome, ws, true))).toEqual(['--overlay-src', realHome, '--tmp-overlay', realHome]);
+    expect(listKeptHomePaths(choosePrivateHome(realHome, ws, true))).toEqual([]);
+    expect(buildPrivateHomeArgs(choosePrivateHome(realHome, ws, false))).toEqual(['--tmpfs', realHome]);
+    expect(listKeptHomePaths(choosePrivateHome(realHome, ws, false))).toContain(join(realHome, '.gitconfig'));
     for (const home of [undefined, '', 'relative', '/', ws, join(ws, 'inner'), join(realHome, '.gitconfig'), '/nonexistent-home']) {
       if (home === join(ws, 'inner')) mkdirSync(home);
       expect(choosePrivateHome(home, ws, false)).toBeNull();

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
-import { choosePrivateHome, homeKeptPaths, privateHomeArgs } from './home.js';
+import { choosePrivateHome, listKeptHomePaths, buildPrivateHomeArgs } from './home.js';
 import { BASE_FLAGS, probeSandbox } from './probe.js';
-import { programDirsUnder, realPath } from './visible.js';
+import { listProgramDirs, realPath } from './visible.js';
 
 /** Config `sandbox` (spec 04): `auto` uses it where it works, `required` refuses a worker without it, `off` never uses it. */
 export type SandboxPolicy = 'auto' | 'off' | 'required';
@@ -69,15 +69,15 @@ export function wrapWithSandbox(cmd: SandboxCommand): SandboxedCommand | null {
   if (inner.length === 0) return null;
   const workspace = realPath(cmd.workspace);
   const home = cmd.home === null ? null : choosePrivateHome(cmd.home ?? process.env.HOME, workspace, probe.tmpOverlay);
-  const argv = [probe.binary, ...probe.flags, ...BASE_FLAGS, '--tmpfs', '/tmp', ...privateHomeArgs(home)];
+  const argv = [probe.binary, ...probe.flags, ...BASE_FLAGS, '--tmpfs', '/tmp', ...buildPrivateHomeArgs(home)];
   // binds after the mounts that empty /tmp and HOME: a workspace or data dir there must stay visible on
   // top of them, and so must the programs a worker runs from there (this checkout, node, PATH entries
   // and the packages their links lead to)
   // an overlay hides nothing of HOME; a tmpfs hides all of it
   const hidden = home === null || home.how === 'overlay' ? ['/tmp'] : ['/tmp', home.home];
   const programs = [inner[0] as string, ...(cmd.programs ?? [])];
-  for (const path of [...programDirsUnder(hidden, { programs, workspace }), ...(cmd.readable ?? [])]) argv.push('--ro-bind-try', realPath(path), realPath(path));
-  for (const path of homeKeptPaths(home)) argv.push('--ro-bind-try', realPath(path), path);
+  for (const path of [...listProgramDirs(hidden, { programs, workspace }), ...(cmd.readable ?? [])]) argv.push('--ro-bind-try', realPath(path), realPath(path));
+  for (const path of listKeptHomePaths(home)) argv.push('--ro-bind-try', realPath(path), path);
   let tmp = '/tmp';
   if (cmd.tmpDir !== undefined) {
     tmp = ensureDir(cmd.tmpDir);

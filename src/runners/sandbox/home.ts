@@ -51,13 +51,13 @@ export function choosePrivateHome(home: string | undefined, workspace: string, t
 }
 
 /** The bwrap arguments that mount the private HOME; they go before any bind that lands below it. */
-export function privateHomeArgs(home: PrivateHome): string[] {
+export function buildPrivateHomeArgs(home: PrivateHome): string[] {
   if (home === null) return [];
   if (home.how === 'overlay') return ['--overlay-src', home.home, '--tmp-overlay', home.home];
   return ['--tmpfs', home.home];
 }
 
 /** What a tmpfs HOME binds back read-only (absolute paths; missing ones are skipped by `--ro-bind-try`). */
-export function homeKeptPaths(home: PrivateHome): string[] {
+export function listKeptHomePaths(home: PrivateHome): string[] {
   return home === null || home.how === 'overlay' ? [] : HOME_KEPT.map((rel) => join(home.home, rel));
 }

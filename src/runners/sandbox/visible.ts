@@ -9,14 +9,14 @@ import { fileURLToPath } from 'node:url';
  * links — the packages its links lead to (a CLI's `.bin/claude` → its package and the hoisted
  * dependencies beside it). Bound read-only so they stay visible on top of the empty roots.
  */
-export function programDirsUnder(hidden: string[], opts: { programs?: string[]; path?: string; workspace?: string } = {}): string[] {
+export function listProgramDirs(hidden: string[], opts: { programs?: string[]; path?: string; workspace?: string } = {}): string[] {
   const roots = hidden.map(realPath);
   // strictly below a root: binding a whole root back (a PATH entry `~`, a script straight in HOME) would undo it
   const under = (p: string) => roots.some((root) => p.startsWith(root.endsWith(sep) ? root : root + sep));
   const out = new Set<string>();
   const addTarget = (target: string) => {
     if (!under(target)) return;
-    const root = packageRoot(target);
+    const root = findPackageRoot(target);
     out.add(under(root) ? root : target);
   };
   const gafferRoot = fileURLToPath(new URL('../../..', import.meta.url));
@@ -24,7 +24,7 @@ export function programDirsUnder(hidden: string[], opts: { programs?: string[]; 
   for (const dir of [gafferRoot, dirname(process.execPath), ...pathDirs].map(realPath)) {
     if (!under(dir)) continue;
     out.add(dir);
-    for (const target of linkTargets(dir)) addTarget(target);
+    for (const target of readLinkTargets(dir)) addTarget(target);
   }
   for (const program of (opts.programs ?? []).filter((p) => p.startsWith('/'))) {
     if (under(realPath(dirname(program)))) out.add(realPath(dirname(program)));
@@ -32,7 +32,7 @@ export function programDirsUnder(hidden: string[], opts: { programs?: string[]; 
   }
   if (opts.workspace !== undefined) {
     const inside = realPath(opts.workspace) + sep;
-    for (const target of workspaceLinkTargets(opts.workspace)) if (under(target) && !target.startsWith(inside)) out.add(target);
+    for (const target of readWorkspaceLinks(opts.workspace)) if (under(target) && !target.startsWith(inside)) out.add(target);
   }
   return [...out];
 }
@@ -42,14 +42,14 @@ export function programDirsUnder(hidden: string[], opts: { programs?: string[]; 
  * (`node_modules/foo` → `~/dev/foo`) and a virtualenv's interpreter (`.venv/bin/python` → a Python
  * that uv or pyenv installed below HOME), so the private HOME does not take them away.
  */
-function workspaceLinkTargets(workspace: string): string[] {
+function readWorkspaceLinks(workspace: string): string[] {
   const out: string[] = [];
   const modules = join(workspace, 'node_modules');
   for (const name of safeReaddir(modules)) {
-    if (name.startsWith('@')) out.push(...linkTargets(join(modules, name)));
+    if (name.startsWith('@')) out.push(...readLinkTargets(join(modules, name)));
   }
-  out.push(...linkTargets(modules));
-  for (const venv of ['.venv', 'venv']) out.push(...linkTargets(join(workspace, venv, 'bin')).map(packageRoot));
+  out.push(...readLinkTargets(modules));
+  for (const venv of ['.venv', 'venv']) out.push(...readLinkTargets(join(workspace, venv, 'bin')).map(findPackageRoot));
   return out;
 }
 
@@ -62,7 +62,7 @@ function safeReaddir(dir: string): string[] {
 }
 
 /** Where the symlinks in `dir` lead (resolved all the way); dangling ones are left out. */
-function linkTargets(dir: string): string[] {
+function readLinkTargets(dir: string): string[] {
   const out: string[] = [];
   for (const name of safeReaddir(dir)) {
     const entry = join(dir, name);
@@ -80,7 +80,7 @@ function linkTargets(dir: string): string[] {
  * package and the dependencies hoisted beside it); a program in a `bin` folder, that folder's
  * parent (`…/tool/bin/tool` needs `…/tool/lib`); else its own folder.
  */
-function packageRoot(file: string): string {
+function findPackageRoot(file: string): string {
   const parts = file.split(sep);
   const at = parts.indexOf('node_modules');
   if (at > 0) return parts.slice(0, at + 1).join(sep);

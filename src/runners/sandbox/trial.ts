@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { wrapWithSandbox } from './bwrap.js';
+import { probeSandbox } from './probe.js';
 
 /** What a trial run under the sandbox showed. */
 export interface SandboxTrial {
@@ -33,7 +34,8 @@ export function trialSandbox(env: NodeJS.ProcessEnv = process.env): SandboxTrial
     if (run.status !== 0) return { ok: false, detail: `a trial worker failed: ${run.error?.message ?? (run.stderr.trim().split('\n').at(-1) || `exit ${run.status ?? run.signal}`)}` };
     if (!existsSync(join(workspace, 'written'))) return { ok: false, detail: 'a trial worker\'s write to its workspace did not land' };
     if (leaked) return { ok: false, detail: `a trial worker's write below HOME landed in ${home}: its writes are not discarded` };
-    return { ok: true, detail: home === undefined ? 'a trial worker wrote its workspace (no HOME is set)' : `a trial worker wrote its workspace and below HOME (${home}: writable inside, nothing left after)` };
+    const how = probeSandbox().tmpOverlay ? 'an overlay' : 'a private tmpfs (this bwrap has no --tmp-overlay)';
+    return { ok: true, detail: home === undefined ? 'a trial worker wrote its workspace (no HOME is set)' : `a trial worker wrote its workspace and below HOME (${home}: ${how}, nothing left after)` };
   } finally {
     rmSync(workspace, { recursive: true, force: true });
     removeQuietly(home === undefined ? null : join(home, name));

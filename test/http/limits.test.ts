@@ -64,7 +64,7 @@ function readReply(socket: Socket, began: number, ms = 20_000): Promise<RawReply
     };
     socket.on('data', onData);
     socket.once('close', () => (raw.length > 0 ? finish() : finish(new Error('closed without a reply'))));
-    socket.once('error', () => undefined); // a reset after the reply is expected: the server refused the rest
+    socket.on('error', () => undefined); // a reset after the reply is expected: the server refused the rest
   });
 }
 

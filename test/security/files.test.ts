@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { probeSandbox } from '../../src/runners/sandbox/probe.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { BIN } from '../reliability/helpers.js';
 
@@ -65,6 +66,8 @@ describe('the data dir is private; the workspace keeps the user’s modes', () =
     const job = JSON.parse(run.stdout) as { status: string; result: { verification: { ok: boolean } } };
     expect(job.status).toBe('done');
     expect(job.result.verification.ok).toBe(true);
+    // where bubblewrap works the worker ran inside it: the umask reaches through the sandbox
+    if (probeSandbox().available) expect(run.stdout).toContain('"sandboxed": true');
 
     expect(mode(data)).toBe(0o700);
     expect(mode(join(data, 'gaffer.db'))).toBe(0o600);

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { runGit } from '../evidence/git.js';
+import { readFileSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { runGit, splitNul } from '../evidence/git.js';
 import type { ChangeSet, Snapshot } from '../evidence/types.js';
 
 // spec 03 "Hints from before the work; the checkpoint's tests judge": a worker's change to a test, to the
@@ -9,6 +9,9 @@ import type { ChangeSet, Snapshot } from '../evidence/types.js';
 /** Test files and runner configuration: edits to them can make a suite pass by asking less. */
 const TEST_PATH_RULES: readonly RegExp[] = [
   /(^|\/)(test|tests|__tests__|spec|specs)\//,
+  // jest/vitest snapshots: the expectations, read by the test runner without the test naming them
+  /(^|\/)__snapshots__\//,
+  /\.snap$/,
   /\.(test|spec)\.[cm]?[jt]sx?$/,
   /_test\.go$/,
   /(^|\/)test_[^/]*\.py$/,
@@ -63,13 +66,58 @@ export async function findHarnessChanges(changes: ChangeSet, pre: Snapshot | nul
     ['modified', changes.modified],
     ['deleted', changes.deleted],
   ] as const;
+  const data: HarnessChange[] = [];
   for (const [change, paths] of kinds) {
     for (const path of paths) {
       if (isTestOrHarnessPath(path)) found.push({ path, change });
-      else if (/(^|\/)package\.json$/.test(path) && (change !== 'modified' || (await packageTestKeysDiffer(path, pre, workspace)))) found.push({ path, change });
+      else if (/(^|\/)package\.json$/.test(path)) {
+        if (change !== 'modified' || (await packageTestKeysDiffer(path, pre, workspace))) found.push({ path, change });
+      } else if (change !== 'added' && DATA_FILE.test(path)) data.push({ path, change });
     }
   }
+  if (data.length > 0 && pre !== null) found.push(...(await onlyTestsRead(data, pre, workspace)));
   return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** Data a test may keep its expectations in (`data/expected.json`, `fixtures.yaml`, a `.snap`). */
+const DATA_FILE = /\.(json|jsonc|ya?ml|txt|csv|tsv|snap|xml)$/i;
+/** Source files whose text can name a data file. */
+const CODE_FILE = /\.([cm]?[jt]sx?|py|go|rs|rb|java|kt|php|cs|swift|sh)$/;
+/** How many code files are read to find who names a changed data file (only when one changed). */
+const CODE_FILES_READ = 5_000;
+const CODE_FILE_BYTES = 512 * 1024;
+const CODE_BYTES_READ = 32 * 1024 * 1024;
+
+/**
+ * Changed data files that the checkpoint's tests name and no other code does: the expectations of a
+ * test kept beside the code (`data/expected.json` read by `test/math.test.js`). A worker that edits
+ * them changes the tests, so they are put back for the original tests like any test file. A data
+ * file the code itself reads (a config, a table) stays the code's.
+ */
+async function onlyTestsRead(candidates: HarnessChange[], pre: Snapshot, workspace: string): Promise<HarnessChange[]> {
+  if (pre.source !== 'checkpoint' || !pre.gitDir) return [];
+  const listed = await runGit([`--git-dir=${pre.gitDir}`, 'ls-tree', '-r', '-z', '--name-only', pre.id], { cwd: workspace, timeoutMs: 30_000 });
+  if (listed.exitCode !== 0) return [];
+  const code = splitNul(listed.stdout).filter((p) => CODE_FILE.test(p)).slice(0, CODE_FILES_READ);
+  const named = new Map(candidates.map((c) => [c, { byTests: false, byCode: false }]));
+  let budget = CODE_BYTES_READ;
+  for (const file of code) {
+    let text: string;
+    try {
+      const st = statSync(join(workspace, file));
+      if (st.size > CODE_FILE_BYTES || st.size > budget) continue;
+      budget -= st.size;
+      text = readFileSync(join(workspace, file), 'utf8');
+    } catch {
+      continue;
+    }
+    const isTest = isTestOrHarnessPath(file);
+    for (const [c, seen] of named) if (text.includes(basename(c.path))) seen[isTest ? 'byTests' : 'byCode'] = true;
+  }
+  return candidates.filter((c) => {
+    const seen = named.get(c);
+    return seen !== undefined && seen.byTests && !seen.byCode;
+  });
 }
 
 async function packageTestKeysDiffer(path: string, pre: Snapshot | null, workspace: string): Promise<boolean> {

@@ -244,3 +244,28 @@ describe('the verify.scope hint (spec 07)', () => {
     expect(v(job)).toMatchObject({ scope: 'related', related_files: ['test/a.test.js'] });
   }, 60_000);
 });
+
+describe('expectations kept in a data file', () => {
+  const files = {
+    ...CALC_FILES,
+    'data/expected.json': '{"sum": 5}\n',
+    'data/config.json': '{"greeting": "hi"}\n',
+    'src/config.js': "import { readFileSync } from 'node:fs';\nexport const config = JSON.parse(readFileSync(new URL('../data/config.json', import.meta.url)));\n",
+    'test/math.test.js':
+      "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { readFileSync } from 'node:fs';\nimport { add, multiply } from '../src/math.js';\n" +
+      "const e = JSON.parse(readFileSync(new URL('../data/expected.json', import.meta.url)));\n" +
+      "test('add adds', () => assert.equal(add(2, 3), e.sum));\ntest('multiply multiplies', () => assert.equal(multiply(2, 3), 6));\n",
+  };
+
+  it('a data file only the tests read is a test file: changed to match the bug, the original tests still fail', async () => {
+    const job = await run({ workspace: makeWorkspace(files), fix_rounds: 0, ...task(`echo '{"sum": -1}' > data/expected.json`) });
+    expect(v(job).tests_touched).toEqual(['data/expected.json']);
+    expect(proof(job).verdict).toBe('contradicted');
+  }, 60_000);
+
+  it('a data file the code reads stays the code\'s', async () => {
+    const job = await run({ workspace: makeWorkspace(files), ...task(`${FIX_ADD} && echo '{"greeting": "hello"}' > data/config.json`) });
+    expect(v(job).tests_touched).toBeUndefined();
+    expect(proof(job).verdict).toBe('proved');
+  }, 60_000);
+});

@@ -64,6 +64,22 @@ export const configFileSchema = z.strictObject({
     .optional(),
   verification: z.strictObject({ confirm_full_suite: z.boolean().optional() }).optional(),
   server: z.strictObject({ max_body_bytes: z.number().int().min(1024).max(1024 ** 3).optional() }).optional(),
+  network: z
+    .strictObject({
+      shell: z.boolean().optional(),
+      verification: z.boolean().optional(),
+      loopback_ports: z.array(z.number().int().min(1).max(65_535)).max(64).optional(),
+    })
+    .optional(),
+  limits: z
+    .strictObject({
+      processes: z.number().int().min(8).max(100_000).optional(),
+      memory_mb: z.number().int().min(64).max(1024 * 1024).optional(),
+      cpu_weight: z.number().int().min(1).max(10_000).optional(),
+    })
+    .optional(),
+  env: z.strictObject({ pass: z.array(z.string().regex(ENV_NAME, 'env.pass holds environment variable names')).max(200).optional() }).optional(),
+  protected_paths: z.array(z.string().min(1).max(4096)).max(200).optional(),
 });
 
 export type ConfigFile = z.infer<typeof configFileSchema>;

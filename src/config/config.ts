@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { homedir, totalmem } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { GafferError } from '../domain/errors.js';
@@ -63,6 +63,22 @@ export interface GafferConfig {
   verification: { confirm_full_suite: boolean };
   /** `max_body_bytes` (default 1 MiB): a larger request body is refused with 413 before it is read. */
   server: { max_body_bytes: number };
+  /**
+   * Network of sandboxed runs (spec 04): shell workers and the verification have none but a
+   * loopback of their own unless `shell`/`verification` allow outbound; agent CLIs get outbound
+   * with the host's loopback cut off, plus `loopback_ports` and the configured endpoints' loopback
+   * ports.
+   */
+  network: { shell: boolean; verification: boolean; loopback_ports: number[] };
+  /**
+   * Per worker and per verification: at most `processes` processes, `memory_mb` of memory
+   * (default a quarter of RAM), CPU weight `cpu_weight` (cgroup's scale, 100 = an equal share).
+   */
+  limits: { processes: number; memory_mb: number; cpu_weight: number };
+  /** Variables passed to workers and the verification besides the allowlist (spec 04 "Environment"). */
+  env: { pass: string[] };
+  /** More folders a job may not be created for, absolute (besides the data dir, ~/.ssh, ~/.gnupg, ~/.config). */
+  protected_paths: string[];
 }
 
 /** Where each value came from, for `gaffer doctor`. */
@@ -92,6 +108,10 @@ export const DEFAULT_CONFIG: GafferConfig = {
   timeouts: { worker_s: 900, verify_s: 300 },
   verification: { confirm_full_suite: true },
   server: { max_body_bytes: 1024 * 1024 },
+  network: { shell: false, verification: false, loopback_ports: [] },
+  limits: { processes: 1024, memory_mb: Math.max(256, Math.floor(totalmem() / 4 / 1024 ** 2)), cpu_weight: 50 },
+  env: { pass: [] },
+  protected_paths: [],
 };
 
 /**
@@ -139,6 +159,14 @@ function applyFile(config: GafferConfig, c: ConfigFile, baseDir: string, env: No
     set('verification.confirm_full_suite', 'file', () => (config.verification.confirm_full_suite = c.verification?.confirm_full_suite ?? true));
   }
   if (c.server?.max_body_bytes !== undefined) set('server.max_body_bytes', 'file', () => (config.server.max_body_bytes = c.server?.max_body_bytes ?? 1024 * 1024));
+  if (c.network?.shell !== undefined) set('network.shell', 'file', () => (config.network.shell = c.network?.shell ?? false));
+  if (c.network?.verification !== undefined) set('network.verification', 'file', () => (config.network.verification = c.network?.verification ?? false));
+  if (c.network?.loopback_ports !== undefined) set('network.loopback_ports', 'file', () => (config.network.loopback_ports = c.network?.loopback_ports ?? []));
+  if (c.limits?.processes !== undefined) set('limits.processes', 'file', () => (config.limits.processes = c.limits?.processes ?? 1024));
+  if (c.limits?.memory_mb !== undefined) set('limits.memory_mb', 'file', () => (config.limits.memory_mb = c.limits?.memory_mb ?? config.limits.memory_mb));
+  if (c.limits?.cpu_weight !== undefined) set('limits.cpu_weight', 'file', () => (config.limits.cpu_weight = c.limits?.cpu_weight ?? 50));
+  if (c.env?.pass !== undefined) set('env.pass', 'file', () => (config.env.pass = c.env?.pass ?? []));
+  if (c.protected_paths !== undefined) set('protected_paths', 'file', () => (config.protected_paths = (c.protected_paths ?? []).map((p) => expandHome(p, baseDir))));
   for (const [name, e] of Object.entries(c.models ?? {})) {
     const field = `models.${name}`;
     const keyFrom = e.key !== undefined ? 'file' : e.key_env !== undefined ? `env ${e.key_env} (key_env)` : null;

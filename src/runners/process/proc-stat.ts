@@ -16,6 +16,8 @@ export interface ProcStat {
   session: number;
   /** Start time in clock ticks since boot (field 22). */
   startTicks: number;
+  /** Resident set size in pages (field 24): the limits watchdog sums it over a group. */
+  rssPages: number;
 }
 
 /** Parses one `/proc/<pid>/stat` line; null when it is not one. */
@@ -32,8 +34,9 @@ export function parseProcStat(text: string): ProcStat | null {
   const pgrp = Number(rest[2]);
   const session = Number(rest[3]);
   const startTicks = Number(rest[19]);
+  const rssPages = Number(rest[21] ?? 0);
   if (state === undefined || ![pid, ppid, pgrp, session, startTicks].every(Number.isFinite)) return null;
-  return { pid, comm: text.slice(open + 1, close), state, ppid, pgrp, session, startTicks };
+  return { pid, comm: text.slice(open + 1, close), state, ppid, pgrp, session, startTicks, rssPages: Number.isFinite(rssPages) ? rssPages : 0 };
 }
 
 /** Reads `/proc/<pid>/stat`; null when the process does not exist or /proc is not there. */

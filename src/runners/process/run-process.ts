@@ -3,6 +3,7 @@ import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CappedLog, type CappedLogSummary } from './capped-log.js';
+import { defaultRunLimits, prepareLimits, type AppliedLimits, type LimitEnforcer, type LimitKind, type RunLimits } from './limits.js';
 import { LineSplitter } from './line-splitter.js';
 import { DEFAULT_TAIL_BYTES, OutputTail } from './output-tail.js';
 import { readProcessStartTime } from './process-start-time.js';
@@ -43,6 +44,10 @@ export interface RunProcessOptions {
   killWaitMs?: number;
   /** After the group is gone, how long to wait for its pipes to close, ms (default 2000). */
   stdioCloseWaitMs?: number;
+  /** Process-count and memory caps and CPU weight; default those set by `setRunLimits` (limits.ts); null: none. */
+  limits?: RunLimits | null;
+  /** Enforce `limits` with the watchdog even where a cgroup could hold them (tests of the fallback). */
+  forceLimitWatchdog?: boolean;
 }
 
 /** How a worker process ended: always a value, never a throw (execa's shape). */
@@ -75,6 +80,12 @@ export interface ProcessResult {
   log: CappedLogSummary | null;
   /** First error thrown by an onOutput/onTail/onSpawn callback (caught so the run goes on). */
   callbackError: string | null;
+  /** The limit that ended the run (gaffer then killed all of it); null when none did. */
+  limitHit: LimitKind | null;
+  /** The limits the run had and what enforced them; null when it had none. */
+  limits: AppliedLimits | null;
+  /** Most processes (cgroup: tasks) and memory, bytes, at once, when the limits' mechanism measured them. */
+  peak: { processes: number | null; memoryBytes: number | null };
 }
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -123,6 +134,9 @@ export async function runProcess(opts: RunProcessOptions): Promise<ProcessResult
     isGroupGone: true,
     log: null,
     callbackError: null,
+    limitHit: null,
+    limits: null,
+    peak: { processes: null, memoryBytes: null },
   };
   const finish = (): ProcessResult => {
     result.durationMs = performance.now() - began;
@@ -149,13 +163,17 @@ export async function runProcess(opts: RunProcessOptions): Promise<ProcessResult
   }
 
   const log = opts.logFile === undefined ? null : new CappedLog(opts.logFile, { headBytes: opts.logHeadBytes, tailBytes: opts.logTailBytes });
+  const limits = opts.limits === undefined ? defaultRunLimits() : opts.limits;
+  const enforcer: LimitEnforcer | null = limits === null ? null : prepareLimits(limits, { forceWatchdog: opts.forceLimitWatchdog });
+  result.limits = enforcer?.applied ?? null;
   let child: ChildProcess;
   try {
     // the user's work gets the user's file modes, not gaffer's private umask (umask.ts)
-    const launch = underUserUmask(command);
+    const launch = underUserUmask(enforcer?.wrap(command) ?? command);
     child = spawn(launch.file, launch.args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (err) {
     result.cause = `cannot start ${command.file}: ${messageOf(err)}`;
+    await enforcer?.finish(false);
     result.log = log?.close() ?? null;
     return finish();
   }
@@ -172,6 +190,7 @@ export async function runProcess(opts: RunProcessOptions): Promise<ProcessResult
   const pgid = child.pid;
   if (pgid === undefined) {
     await exited;
+    await enforcer?.finish(false);
     result.cause = `cannot start ${command.file}: ${childError === null ? 'unknown error' : messageOf(childError)}`;
     result.log = log?.close() ?? null;
     return finish();
@@ -219,6 +238,19 @@ export async function runProcess(opts: RunProcessOptions): Promise<ProcessResult
     else result.isCancelled = true;
     stopping = stopGroup();
   };
+  // a limit hit ends the whole run at once: a fork bomb at its cap would otherwise sit there until the timeout
+  const stopAtLimit = (kind: LimitKind): void => {
+    if (stopping !== null) return;
+    result.limitHit = kind;
+    stopping = Promise.all([
+      enforcer?.killAll(),
+      terminateProcessGroup(pgid, { graceMs: 0, waitMs: killWaitMs }).then(
+        (r) => r.isGone,
+        () => false,
+      ),
+    ]).then(([, isGone]) => isGone);
+  };
+  enforcer?.watch(pgid, stopAtLimit);
   const timer = Number.isFinite(opts.timeoutMs)
     ? setTimeout(() => stop('timeout'), Math.min(Math.max(opts.timeoutMs, 0), MAX_TIMER_MS))
     : null;
@@ -226,6 +258,7 @@ export async function runProcess(opts: RunProcessOptions): Promise<ProcessResult
   opts.signal?.addEventListener('abort', onAbort, { once: true });
 
   const exit = await exited;
+  const isCleanExit = exit?.code === 0 && stopping === null;
   if (exit !== null) {
     result.exitCode = exit.code;
     result.signal = exit.signal;
@@ -238,6 +271,13 @@ export async function runProcess(opts: RunProcessOptions): Promise<ProcessResult
   if (stopping !== null) result.isGroupGone = await stopping;
   if (timer !== null) clearTimeout(timer);
   opts.signal?.removeEventListener('abort', onAbort);
+  if (enforcer !== null) {
+    const ended = await enforcer.finish(isCleanExit);
+    // a hit seen only at the end (the OOM killer ended the leader between two polls) still ended the run
+    if (!result.timedOut && !result.isCancelled) result.limitHit ??= ended.limitHit;
+    result.peak = { processes: ended.peakProcesses, memoryBytes: ended.peakMemoryBytes };
+    if (ended.escapedKilled > 0) result.strayKilled = true;
+  }
 
   // The pipes close when every holder is gone; one that escaped the group (setsid) may hold
   // them forever, so the wait is bounded and the streams are then dropped.

@@ -21,7 +21,7 @@ import { runJob } from './job-run.js';
 import { hasOrphans, recoverOrphans } from './recovery.js';
 import { Semaphore } from './semaphore.js';
 import { describeCondition, eventMeets, parseWaitCondition, type WaitCondition } from './wait.js';
-import { vetTaskPaths, vetWorkspace } from './workspace-vetting.js';
+import { vetTaskPaths, vetWorkspace, workspacesHolding, type WorkspaceRules } from './workspace-vetting.js';
 
 /** How an engine is set up. */
 export interface EngineOptions {
@@ -47,6 +47,8 @@ export interface EngineOptions {
    * engine (a server, MCP) that runs many jobs; a one-shot command spawns directly. Default false.
    */
   spawner?: boolean;
+  /** The config file read and config `protected_paths`: folders no job may be created for (issue 11, workspace-vetting.ts). */
+  protect?: Pick<WorkspaceRules, 'configFile' | 'protectedPaths'>;
 }
 
 /** Who is asking: an owner sees only their jobs (null: everything, single-user). */
@@ -91,6 +93,7 @@ export class Engine {
   #storeClosed = false;
   /** Releases the spawner process when this engine used it. */
   readonly #releaseSpawner: () => void;
+  readonly #protect: Pick<WorkspaceRules, 'configFile' | 'protectedPaths'>;
 
   private constructor(opts: EngineOptions, store: Store) {
     this.dataDir = resolve(opts.dataDir);
@@ -112,6 +115,7 @@ export class Engine {
     this.#specLint = opts.specLint ?? 'warn';
     this.#timeouts = opts.timeouts ?? null;
     this.#releaseSpawner = opts.spawner === true ? useSpawner() : () => undefined;
+    this.#protect = opts.protect ?? {};
   }
 
   /** Opens the store and turns jobs whose process died into `interrupted` (spec 07 "Store and restart"). */
@@ -123,10 +127,12 @@ export class Engine {
   }
 
   /** Validates and starts a job; an idempotency key already used returns the first job (`created: false`). */
-  submit(body: unknown, opts: Caller & { idempotencyKey?: string | null } = {}): { job: CompactJob; created: boolean } {
+  submit(body: unknown, opts: Caller & { idempotencyKey?: string | null; cwd?: string | null } = {}): { job: CompactJob; created: boolean } {
     if (this.#closed) throw new GafferError('internal', 'the engine is shutting down');
     const spec = this.#parse(body);
-    spec.workspace = vetWorkspace(spec.workspace, this.dataDir);
+    // opts.cwd: the client's working directory; inside a live job's workspace, the request comes from that job
+    const spawnedFrom = opts.cwd ? workspacesHolding(opts.cwd, this.store.listLiveJobs().map((j) => j.spec.workspace)) : [];
+    spec.workspace = vetWorkspace(spec.workspace, { dataDir: this.dataDir, ...this.#protect, spawnedFrom });
     vetTaskPaths(spec.workspace, spec);
     this.#vetRunners(spec);
     if (this.#specLint !== 'off') {

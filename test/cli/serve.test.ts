@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir } from '../helpers/temp.js';
+import { bearerFor } from '../helpers/credential.js';
 import { gaffer, processesWith, startServe } from '../reliability/helpers.js';
 
 /** The CLI with the shell's env but no server from it (GAFFER_URL empty), plus `extra`. */
@@ -68,7 +69,7 @@ describe('the CLI against a running gaffer serve', () => {
 
     // the readings through the server
     const viaServer = await readings(data, accepted.id);
-    const http = (await (await fetch(`${server.url}/api/jobs/${accepted.id}`)).json()) as Record<string, unknown>;
+    const http = (await (await fetch(`${server.url}/api/jobs/${accepted.id}`, { headers: bearerFor(server.url) })).json()) as Record<string, unknown>;
     expect(JSON.parse(viaServer.status)).toEqual(http);
     expect(JSON.parse(viaServer.events).events).toEqual(streamed);
     expect(JSON.parse(viaServer.list).jobs.map((j: { id: string }) => j.id)).toEqual([expect.any(String), waitedJob.id, accepted.id]);
@@ -143,15 +144,12 @@ describe('the CLI against a running gaffer serve', () => {
     expect(jobPid(data, id)).toBe(server.pid);
   });
 
-  it('tokens: the CLI needs --token or GAFFER_TOKEN; --url reaches a server of another data dir, stats included; a non-loopback bind without tokens is refused', async () => {
+  it('tokens: a token is its owner, the CLI on the server\'s own data dir is the local user (every job); --url reaches a server of another data dir with a token only; a non-loopback bind without tokens is refused', async () => {
     const data = join(tempDir(), 'data');
     const token = 'tok-alice-0123456789';
     const server = await startServe(data, { env: env({ GAFFER_TOKENS: `${token}:alice` }) });
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
 
-    const refused = await gaffer(data, ['--json', 'list']);
-    expect(refused.code).toBe(2);
-    expect(JSON.parse(refused.stderr)).toMatchObject({ error: { code: 'unauthorized' } });
     const wrong = await gaffer(data, ['list', '--status', 'done'], env({ GAFFER_TOKEN: 'not-a-token-at-all' }));
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain('unauthorized');
@@ -172,6 +170,14 @@ describe('the CLI against a running gaffer serve', () => {
     expect(JSON.parse(stats.stdout)).toEqual({ acceptance: {}, recent: { jobs: 1, done: 1, partial: 0, failed: 0, cancelled: 0, live: 0 } });
     expect(JSON.parse(list.stdout).jobs.map((j: { id: string }) => j.id)).toEqual([job.id]);
     expect(existsSync(join(elsewhere, 'gaffer.db'))).toBe(false);
+    // the secret goes to its own data dir's server only: from elsewhere, no token is no credential
+    const refused = await gaffer(elsewhere, ['--json', '--url', server.url, 'list']);
+    expect(refused.code).toBe(2);
+    expect(JSON.parse(refused.stderr)).toMatchObject({ error: { code: 'unauthorized', message: expect.stringContaining(join(data, 'secret')) } });
+    // on the server's data dir the CLI sends the secret: the local user, who sees alice's job too
+    const local = await gaffer(data, ['--json', 'list']);
+    expect(local.code).toBe(0);
+    expect(JSON.parse(local.stdout).jobs.map((j: { id: string; owner: string | null }) => [j.id, j.owner])).toEqual([[job.id, 'alice']]);
 
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);

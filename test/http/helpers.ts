@@ -5,6 +5,8 @@ import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import { createApp, type AppOptions } from '../../src/interfaces/http/app.js';
 import { startServer, type RunningServer } from '../../src/interfaces/http/serve.js';
 import { parseFrame } from '../../src/interfaces/cli/api.js';
+import { Credentials } from '../../src/interfaces/http/credentials.js';
+import { rememberServer, withCredential } from '../helpers/credential.js';
 import { tempDir } from '../helpers/temp.js';
 
 const engines: Engine[] = [];
@@ -21,16 +23,23 @@ export async function openEngine(opts: Partial<EngineOptions> = {}): Promise<Eng
   return engine;
 }
 
-/** The HTTP app in process (no Host check unless asked). */
-export function inProcess(engine: Engine, opts: Partial<AppOptions> = {}) {
-  const { app, counters } = createApp(engine, { tokens: {}, allowedHosts: () => null, version: 'test', ...opts });
+/** The secret of in-process apps (a server started by a test makes its own in its data dir). */
+export const IN_PROCESS_SECRET = 'in-process-test-secret-0123456789abcdefghijklmnop';
+
+/** The HTTP app in process (no Host check unless asked); `call` sends the secret unless it names its own `authorization` ('' = none). */
+export function inProcess(engine: Engine, opts: Partial<AppOptions> & { tokens?: Record<string, string> } = {}) {
+  const { tokens = {}, ...rest } = opts;
+  const credentials = new Credentials({ secret: IN_PROCESS_SECRET, secretFile: join(engine.dataDir, 'secret'), tokens });
+  const { app, counters } = createApp(engine, { credentials, allowedHosts: () => null, version: 'test', ...rest });
   return {
     app,
     counters,
+    credentials,
     async call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+      const auth: Record<string, string> = Object.keys(headers).some((k) => k.toLowerCase() === 'authorization') ? {} : { authorization: `Bearer ${IN_PROCESS_SECRET}` };
       const res = await app.request(path, {
         method,
-        headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+        headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...auth, ...headers },
         ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
       });
       const text = await res.text();
@@ -39,21 +48,22 @@ export function inProcess(engine: Engine, opts: Partial<AppOptions> = {}) {
   };
 }
 
-/** A real listener on 127.0.0.1, closed after the test. */
-export async function serveEngine(engine: Engine, tokens: Record<string, string> = {}): Promise<RunningServer & { call: Caller }> {
+/** A real listener on 127.0.0.1, closed after the test; `call` and `openStream` send its secret (see withCredential). */
+export async function serveEngine(engine: Engine, tokens: Record<string, string> = {}): Promise<RunningServer & { call: Caller; secret: string }> {
   const server = await startServer({ engine, host: '127.0.0.1', port: 0, tokens, version: 'test' });
   servers.push(server);
-  return Object.assign(server, { call: socketCaller(server.url) });
+  const secret = rememberServer(server.url, engine.dataDir);
+  return Object.assign(server, { call: socketCaller(server.url), secret });
 }
 
 type Caller = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; text: string; json: any; headers: Headers }>;
 
-/** fetch over the socket. */
+/** fetch over the socket, with the server's secret unless the call names its own `authorization` ('' = none). */
 export function socketCaller(base: string): Caller {
   return async (method, path, body, headers = {}) => {
     const res = await fetch(`${base}${path}`, {
       method,
-      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...withCredential(base, headers) },
       ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
     });
     const text = await res.text();
@@ -100,7 +110,7 @@ export function openStream(url: string, headers: Record<string, string> = {}) {
   let status = 0;
   const done = (async () => {
     try {
-      const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
+      const res = await fetch(url, { headers: { accept: 'text/event-stream', ...withCredential(url, headers) }, signal: controller.signal });
       status = res.status;
       if (!res.body) return;
       const decoder = new TextDecoder();

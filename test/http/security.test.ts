@@ -5,6 +5,7 @@ import { inProcess, openEngine, openStream, rawRequest, serveEngine, shellTask, 
 
 const TOKENS = { 'tok-alice': 'alice', 'tok-bob': 'bob' };
 const as = (token: string) => ({ authorization: `Bearer ${token}` });
+const anonymous = { authorization: '' };
 
 describe('tokens and owners', () => {
   it('401 without or with a wrong token; an owner sees and acts on only their jobs (404 for the others)', async () => {
@@ -14,14 +15,14 @@ describe('tokens and owners', () => {
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
     const wsBob = makeWorkspace({ 'b.txt': 'b\n' });
 
-    const none = await call('GET', '/api/jobs');
+    const none = await call('GET', '/api/jobs', undefined, anonymous);
     expect(none.status).toBe(401);
     expect(none.json).toEqual({ error: { code: 'unauthorized', message: expect.stringContaining('Bearer') } });
     const wrong = await call('GET', '/api/jobs', undefined, as('tok-mallory'));
     expect(wrong.status).toBe(401);
     expect(wrong.json.error.code).toBe('unauthorized');
     expect((await call('GET', '/api/health', undefined, { authorization: 'Basic dG9rLWFsaWNl' })).status).toBe(401);
-    expect((await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('true')] })).status).toBe(401);
+    expect((await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('true')] }, anonymous)).status).toBe(401);
     expect(engine.list()).toHaveLength(0);
 
     const alice = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('echo b > b.txt')] }, { ...as('tok-alice'), 'idempotency-key': 'same' });

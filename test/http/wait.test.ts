@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
+import { bearerFor } from '../helpers/credential.js';
 import { makeWorkspace } from '../helpers/temp.js';
 import { eventually, jobRows, openEngine, serveEngine, shellTask } from './helpers.js';
 
@@ -70,7 +71,7 @@ describe('wait_for over HTTP', () => {
     const { json: job } = await server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('sleep 30')] });
     const controllers = ['done', 'changed', 'phase:never'].map((condition) => {
       const controller = new AbortController();
-      fetch(`${server.url}${wait(job.id, condition, 120)}`, { signal: controller.signal }).catch(() => undefined);
+      fetch(`${server.url}${wait(job.id, condition, 120)}`, { signal: controller.signal, headers: bearerFor(server.url) }).catch(() => undefined);
       return controller;
     });
     const health = async () => (await server.call('GET', '/api/health')).json;

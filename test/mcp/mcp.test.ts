@@ -31,9 +31,8 @@ async function stdioClient(dataDir: string): Promise<Client> {
 async function httpClient(token?: string): Promise<{ client: Client; url: string; engine: Awaited<ReturnType<typeof openEngine>> }> {
   const engine = await openEngine();
   const server = await serveEngine(engine, token ? { [token]: 'alice' } : {});
-  const client = await connect(
-    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : undefined),
-  );
+  // without a token of its own the client sends the data dir's secret, as the gaffer CLI does
+  const client = await connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token ?? server.secret}` } } }));
   return { client, url: server.url, engine };
 }
 

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
+import { rememberServer, withCredential } from '../helpers/credential.js';
 
 export const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gaffer');
 
@@ -36,7 +37,10 @@ export async function startServe(dataDir: string, opts: { env?: NodeJS.ProcessEn
     if (existsSync(file)) {
       try {
         const record = JSON.parse(readFileSync(file, 'utf8')) as { pid: number; url: string };
-        if (record.pid === child.pid) return { child, url: record.url, pid: record.pid, stderr: () => stderr, exited };
+        if (record.pid === child.pid) {
+          rememberServer(record.url, dataDir); // `call` sends it, as the gaffer CLI does
+          return { child, url: record.url, pid: record.pid, stderr: () => stderr, exited };
+        }
       } catch {
         // written meanwhile
       }
@@ -93,11 +97,11 @@ export async function eventually(pred: () => boolean | Promise<boolean>, ms = 5_
   }
 }
 
-/** JSON over fetch. */
+/** JSON over fetch, with the secret of a server `startServe` started unless it names its own `authorization` ('' = none). */
 export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string; json: any }> {
   const res = await fetch(`${base}${path}`, {
     method,
-    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...withCredential(base, headers) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   const text = await res.text();

@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { bearerFor, secretOf } from '../helpers/credential.js';
 import { eventually, openEngine, openStream, serveEngine, shellTask } from '../http/helpers.js';
 import { makeWorkspace } from '../helpers/temp.js';
 
@@ -22,7 +23,7 @@ function rawDrop(url: string, path: string, dropMs: number, partial: boolean): P
   const u = new URL(url);
   return new Promise((resolve) => {
     const socket = connect(Number(u.port), u.hostname, () => {
-      const head = `GET ${path} HTTP/1.1\r\nHost: ${u.host}\r\nAccept: text/event-stream\r\n`;
+      const head = `GET ${path} HTTP/1.1\r\nHost: ${u.host}\r\nAuthorization: Bearer ${secretOf(url)}\r\nAccept: text/event-stream\r\n`;
       socket.write(partial ? head : `${head}\r\n`);
     });
     socket.on('error', () => undefined);
@@ -57,7 +58,7 @@ describe('SSE clients connecting and dropping at random', () => {
       ...Array.from({ length: 10 }, () => openStream(`${server.url}/api/jobs/${job.id}/events?stream=1`)),
       ...Array.from({ length: 5 }, () => {
         const controller = new AbortController();
-        const done = fetch(`${server.url}/api/jobs/${job.id}/wait?for=event:never-said&timeout_s=60`, { signal: controller.signal }).then(
+        const done = fetch(`${server.url}/api/jobs/${job.id}/wait?for=event:never-said&timeout_s=60`, { signal: controller.signal, headers: bearerFor(server.url) }).then(
           () => undefined,
           (err: Error) => {
             if (err.name !== 'AbortError') throw err;
@@ -108,7 +109,7 @@ describe('SSE clients connecting and dropping at random', () => {
       clients.push(
         (async () => {
           const controller = new AbortController();
-          const pending = fetch(`${server.url}/api/jobs/${job.id}/wait?for=event:never-said&timeout_s=60`, { signal: controller.signal }).catch((err: Error) => {
+          const pending = fetch(`${server.url}/api/jobs/${job.id}/wait?for=event:never-said&timeout_s=60`, { signal: controller.signal, headers: bearerFor(server.url) }).catch((err: Error) => {
             if (err.name !== 'AbortError') throw err;
           });
           await sleep(dropMs);

@@ -4,6 +4,7 @@ import { isFinalStatus } from '../../domain/status.js';
 import type { CompactJob } from '../../engine/compact.js';
 import type { Engine, WaitAnswer } from '../../engine/engine.js';
 import type { RunnerRow } from '../../runners/table.js';
+import { CWD_HEADER } from '../http/app.js';
 import type { JobEvent } from '../../store/store.js';
 
 /** What the CLI asks of gaffer: answered by the engine in this process, or by a server over HTTP. */
@@ -21,6 +22,8 @@ export interface CliApi {
   lint(body: unknown): Promise<LintReport>;
   runners(): Promise<RunnerRow[]>;
   stats(): Promise<StatsAnswer>;
+  /** A new one-time login URL for the board (`gaffer login`): only a server has a board. */
+  login(): Promise<{ url: string }>;
 }
 
 /** `GET /api/stats`, `gaffer stats`. */
@@ -35,7 +38,7 @@ export class LocalApi implements CliApi {
   }
 
   submit(body: unknown, idempotencyKey: string | null) {
-    return Promise.resolve(this.engine.submit(body, { idempotencyKey }));
+    return Promise.resolve(this.engine.submit(body, { idempotencyKey, cwd: process.cwd() }));
   }
   get(id: string, full: boolean) {
     return Promise.resolve(this.engine.get(id, { full }));
@@ -60,6 +63,9 @@ export class LocalApi implements CliApi {
   }
   stats() {
     return Promise.resolve(this.engine.stats());
+  }
+  login(): Promise<{ url: string }> {
+    return Promise.reject(new GafferError('invalid_request', 'no server runs on this data dir: the board comes with `gaffer serve` (which prints a login URL), or give --url'));
   }
 
   async follow(id: string, after: number, onEvent: (e: JobEvent) => void): Promise<void> {
@@ -99,9 +105,14 @@ export class HttpApi implements CliApi {
   readonly #base: string;
   readonly #token: string | null;
 
+  /** `token`: --token, GAFFER_TOKEN, or the data dir's secret for the server it recorded (cli-context.ts). */
   constructor(url: string, token: string | null) {
     this.#base = url.replace(/\/+$/, '');
     this.#token = token;
+  }
+
+  get #auth(): Record<string, string> {
+    return this.#token ? { authorization: `Bearer ${this.#token}` } : {};
   }
 
   async #call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
@@ -113,7 +124,7 @@ export class HttpApi implements CliApi {
     try {
       res = await fetch(`${this.#base}${path}`, {
         method,
-        headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(this.#token ? { authorization: `Bearer ${this.#token}` } : {}), ...headers },
+        headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...this.#auth, ...headers },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
     } catch (err) {
@@ -138,7 +149,8 @@ export class HttpApi implements CliApi {
   }
 
   async submit(body: unknown, idempotencyKey: string | null) {
-    const { json, status } = await this.#request<CompactJob>('POST', '/api/jobs', body, idempotencyKey ? { 'idempotency-key': idempotencyKey } : {});
+    const headers = { [CWD_HEADER]: encodeURIComponent(process.cwd()), ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) };
+    const { json, status } = await this.#request<CompactJob>('POST', '/api/jobs', body, headers);
     return { job: json, created: status === 202 };
   }
   get(id: string, full: boolean) {
@@ -175,6 +187,9 @@ export class HttpApi implements CliApi {
   stats() {
     return this.#call<StatsAnswer>('GET', '/api/stats');
   }
+  login() {
+    return this.#call<{ url: string }>('POST', '/api/login');
+  }
 
   /** Follows the job's SSE stream (resuming with Last-Event-ID after a drop) until its `end` event. */
   async follow(id: string, after: number, onEvent: (e: JobEvent) => void): Promise<void> {
@@ -195,7 +210,7 @@ export class HttpApi implements CliApi {
 
   async #stream(id: string, after: number, onEvent: (e: JobEvent) => void): Promise<boolean> {
     const res = await fetch(`${this.#base}/api/jobs/${encodeURIComponent(id)}/events?stream=1`, {
-      headers: { accept: 'text/event-stream', 'last-event-id': String(after), ...(this.#token ? { authorization: `Bearer ${this.#token}` } : {}) },
+      headers: { accept: 'text/event-stream', 'last-event-id': String(after), ...this.#auth },
     });
     if (!res.ok || !res.body) return false;
     const decoder = new TextDecoder();

@@ -5,13 +5,15 @@ import { whyNotRelative } from '../../domain/request.js';
 import type { Engine } from '../../engine/engine.js';
 import { LOG_TAIL_DEFAULT, LOG_TAIL_MAX } from '../../engine/job-files.js';
 import { COORDINATOR_GUIDE } from '../guide.js';
+import { authenticate, isOpenRoute, missingCredential, redeemLogin } from './auth.js';
+import type { Credentials } from './credentials.js';
 import { badQuery, errorResponse } from './errors.js';
 import { StreamCounters, streamAllJobs, streamJob } from './sse.js';
 
 /** What the HTTP app needs besides the engine. */
 export interface AppOptions {
-  /** token → owner; empty: single-user, everything visible, loopback only. */
-  tokens: Record<string, string>;
+  /** What the server accepts: the data dir's secret, the configured tokens, board sessions. */
+  credentials: Credentials;
   /**
    * Host header values the listener accepts (DNS-rebinding guard); null: any (a non-loopback bind
    * with tokens). A function, because the port is known only once the listener is up.
@@ -19,7 +21,7 @@ export interface AppOptions {
   allowedHosts: () => Set<string> | null;
   version: string;
   /** Mounted at /mcp when given. */
-  mcp?: (request: Request, owner: string | null) => Promise<Response>;
+  mcp?: (request: Request, caller: { owner: string | null; cwd: string | null }) => Promise<Response>;
   counters?: StreamCounters;
   /** Largest request body accepted, bytes (default {@link MAX_BODY_BYTES_DEFAULT}); more is a 413. */
   maxBodyBytes?: number;
@@ -37,7 +39,7 @@ export const MAX_BODY_BYTES_DEFAULT = 1024 * 1024;
 export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; counters: StreamCounters } {
   const app = new Hono<Env>();
   const counters = opts.counters ?? new StreamCounters();
-  const tokens = new Map(Object.entries(opts.tokens));
+  const { credentials } = opts;
 
   app.onError((err, c) => errorResponse(c, err));
   app.notFound((c) => errorResponse(c, new GafferError('not_found', `no route ${c.req.method} ${c.req.path} — see GET /api/guide`)));
@@ -53,14 +55,14 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
         throw new GafferError('forbidden', `Origin ${JSON.stringify(origin)} is not accepted by this listener`);
       }
     }
-    if (tokens.size > 0) {
-      const auth = c.req.header('authorization') ?? '';
-      const token = /^Bearer\s+(.+)$/i.exec(auth)?.[1]?.trim();
-      const owner = token === undefined ? undefined : tokens.get(token);
-      if (owner === undefined) throw new GafferError('unauthorized', token === undefined ? 'a token is required: send Authorization: Bearer <token>' : 'the token is not known');
-      c.set('owner', owner);
-    } else c.set('owner', null);
+    // issue 11: a credential even on loopback, so nothing else on the machine drives the API
+    const login = c.req.method === 'GET' && c.req.path === '/' ? c.req.query('login') : undefined;
+    if (login !== undefined) return redeemLogin(c, credentials, login);
+    const principal = authenticate(c, credentials);
+    if (principal === null && !isOpenRoute(c, credentials)) throw missingCredential(c, credentials);
+    c.set('owner', principal?.owner ?? null);
     await next();
+    return undefined;
   });
   // refused before it is buffered: a Content-Length over the cap at once, a chunked body once it passes it
   const maxBodyBytes = opts.maxBodyBytes ?? MAX_BODY_BYTES_DEFAULT;
@@ -84,7 +86,7 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
   };
 
   app.post('/api/jobs', async (c) => {
-    const { job, created } = engine.submit(await body(c), { owner: owner(c), idempotencyKey: c.req.header('idempotency-key') ?? null });
+    const { job, created } = engine.submit(await body(c), { owner: owner(c), idempotencyKey: c.req.header('idempotency-key') ?? null, cwd: clientCwd(c) });
     return c.json(job, created ? 202 : 200);
   });
   app.get('/api/jobs', (c) => {
@@ -143,14 +145,32 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
   app.get('/api/guide', (c) => c.text(COORDINATOR_GUIDE, 200, { 'content-type': 'text/markdown; charset=utf-8' }));
   if (opts.mcp) {
     const mcp = opts.mcp;
-    app.all('/mcp', (c) => mcp(c.req.raw, owner(c)));
+    app.all('/mcp', (c) => mcp(c.req.raw, { owner: owner(c), cwd: clientCwd(c) }));
   }
+  // a new one-time board login for this caller (`gaffer login`), its session seeing what the caller sees
+  app.post('/api/login', (c) => c.json({ url: `${new URL(c.req.url).origin}/?login=${credentials.mintLogin(owner(c))}` }));
   app.get('/', (c) =>
     c.html(
       '<!doctype html><meta charset="utf-8"><title>gaffer</title><h1>gaffer</h1><p>The board is not built yet. The API: <a href="/api/health">/api/health</a>, <a href="/api/jobs">/api/jobs</a>, <a href="/api/guide">/api/guide</a>.</p>',
     ),
   );
   return { app, counters };
+}
+
+/** The header a client names its working directory in (percent-encoded): a job's workspace may not be a parent of a live job's workspace it runs in. */
+export const CWD_HEADER = 'gaffer-cwd';
+
+function clientCwd(c: Context): string | null {
+  const raw = c.req.header(CWD_HEADER);
+  if (raw === undefined || raw === '') return null;
+  let cwd: string;
+  try {
+    cwd = decodeURIComponent(raw);
+  } catch {
+    cwd = '';
+  }
+  if (!cwd.startsWith('/')) throw new GafferError('invalid_request', `${CWD_HEADER}: must be an absolute path, percent-encoded, got ${JSON.stringify(raw)}`, CWD_HEADER);
+  return cwd;
 }
 
 function flag(c: Context, name: string): boolean {

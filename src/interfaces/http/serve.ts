@@ -7,7 +7,9 @@ import type { Duplex } from 'node:stream';
 import { GafferError } from '../../domain/errors.js';
 import type { Engine } from '../../engine/engine.js';
 import { createMcpServer } from '../mcp/server.js';
+import { ensureSecret, secretPath } from '../../config/local-secret.js';
 import { createApp } from './app.js';
+import { Credentials } from './credentials.js';
 import { rawErrorResponse } from './errors.js';
 import type { StreamCounters } from './sse.js';
 
@@ -28,6 +30,8 @@ export const MAX_HEADER_BYTES = 16 * 1024;
 /** A running server. */
 export interface RunningServer {
   url: string;
+  /** The board's address with a one-time login token (the local user's session): printed by `gaffer serve`. */
+  loginUrl: string;
   counters: StreamCounters;
   /** Stops accepting, interrupts live jobs (evidence collected), ends streams, closes. */
   close(reason?: string): Promise<void>;
@@ -55,8 +59,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     throw new GafferError('invalid_request', `binding ${opts.host} (not loopback) needs tokens: configure "tokens" in gaffer.config.json or GAFFER_TOKENS, or bind 127.0.0.1`, 'host');
   }
   let allowedHosts: Set<string> | null = null;
-  const mcp = async (request: Request, owner: string | null): Promise<Response> => {
-    const server = createMcpServer(opts.engine, owner, opts.version);
+  const mcp = async (request: Request, caller: { owner: string | null; cwd: string | null }): Promise<Response> => {
+    const server = createMcpServer(opts.engine, caller, opts.version);
     // stateless: one MCP server and transport per request; SSE responses carry progress notifications
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     await server.connect(transport);
@@ -64,8 +68,9 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     request.signal.addEventListener('abort', () => void server.close().catch(() => undefined), { once: true });
     return transport.handleRequest(request);
   };
+  const credentials = new Credentials({ secret: ensureSecret(opts.engine.dataDir), secretFile: secretPath(opts.engine.dataDir), tokens: opts.tokens });
   const { app, counters } = createApp(opts.engine, {
-    tokens: opts.tokens,
+    credentials,
     allowedHosts: () => allowedHosts,
     version: opts.version,
     mcp,
@@ -92,6 +97,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   let closing: Promise<void> | null = null;
   return {
     url,
+    loginUrl: `${url}/?login=${credentials.mintLogin(null)}`,
     counters,
     close(reason = 'interrupted by a shutdown of gaffer') {
       closing ??= (async () => {

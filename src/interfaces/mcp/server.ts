@@ -5,8 +5,14 @@ import type { Engine } from '../../engine/engine.js';
 import { COORDINATOR_GUIDE } from '../guide.js';
 import { TOOLS, type ToolContext } from './tools.js';
 
+/** Who calls: the owner whose jobs it sees (null: all), and the client's working directory when known (workspace vetting). */
+export interface McpCaller {
+  owner: string | null;
+  cwd: string | null;
+}
+
 /** Builds an MCP server over the engine: the tools of spec 02, the guide as a prompt and a resource. */
-export function createMcpServer(engine: Engine, owner: string | null, version: string): McpServer {
+export function createMcpServer(engine: Engine, caller: McpCaller, version: string): McpServer {
   const server = new McpServer({ name: 'gaffer', version }, { capabilities: { tools: {}, prompts: {}, resources: {} } });
 
   server.registerPrompt('coordinator-guide', { title: 'How to use gaffer', description: 'When to dispatch, how to write a task, how to read the answer.' }, () => ({
@@ -25,7 +31,8 @@ export function createMcpServer(engine: Engine, owner: string | null, version: s
     const tool = TOOLS.find((t) => t.name === request.params.name);
     const ctx: ToolContext = {
       engine,
-      owner,
+      owner: caller.owner,
+      cwd: caller.cwd,
       progress: async (progress, total, message) => {
         const token = request.params._meta?.progressToken;
         if (token === undefined) return;

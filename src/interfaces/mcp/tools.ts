@@ -7,6 +7,8 @@ import { jobRequestJsonSchema } from './schema.js';
 export interface ToolContext {
   engine: Engine;
   owner: string | null;
+  /** The client's working directory when known: a dispatch from inside a live job's workspace may not name a parent of it. */
+  cwd: string | null;
   /** Sends a progress notification when the caller asked for them. */
   progress: (progress: number, total: number, message: string) => Promise<void>;
   signal: AbortSignal;
@@ -72,7 +74,7 @@ export const TOOLS: Tool[] = [
       'Write each task self-contained (the worker has not seen this conversation), one outcome per task, name the files, say what not to touch, and give `verify` the exact command that proves it. ' +
       'Tasks may be plain strings. Returns the job at once (status queued/running, wait_again: true): then call workers_wait with its id. Read the gaffer://guide resource for the whole method.',
     inputSchema: jobRequestJsonSchema,
-    run: async (args, ctx) => ctx.engine.submit(args, { owner: ctx.owner }).job,
+    run: async (args, ctx) => ctx.engine.submit(args, { owner: ctx.owner, cwd: ctx.cwd }).job,
   },
   {
     name: 'workers_status',

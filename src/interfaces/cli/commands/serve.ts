@@ -1,6 +1,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { GafferError } from '../../../domain/errors.js';
 import { VERSION } from '../../../version.js';
+import { secretPath } from '../../../config/local-secret.js';
 import { startServer } from '../../http/serve.js';
 import { createMcpServer } from '../../mcp/server.js';
 import type { CliContext } from '../cli-context.js';
@@ -15,6 +16,8 @@ export async function serveCommand(cli: CliContext, flags: { host?: string; port
   const engine = await cli.engine(true);
   const server = await startServer({ engine, host: flags.host ?? '127.0.0.1', port, tokens: cli.config.config.tokens, version: VERSION, maxBodyBytes: cli.config.config.server.max_body_bytes });
   cli.err(`gaffer: serving ${server.url} (data dir ${cli.dataDir}); MCP at ${server.url}/mcp`);
+  cli.err(`gaffer: the board: ${server.loginUrl} (the login works once; \`gaffer login\` prints a new one)`);
+  cli.err(`gaffer: the API needs a credential: the gaffer CLI on this machine sends ${secretPath(cli.dataDir)} by itself`);
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       cli.err(`gaffer: ${signal}: stopping — live jobs' workers are stopped and recorded interrupted`);
@@ -30,7 +33,8 @@ export async function serveCommand(cli: CliContext, flags: { host?: string; port
 /** `gaffer mcp`: the MCP server on stdio, over this process's engine. */
 export async function mcpCommand(cli: CliContext): Promise<number> {
   const engine = await cli.engine(true);
-  const server = createMcpServer(engine, null, VERSION);
+  // stdio: the client that started this process is the local user; its cwd is where it runs
+  const server = createMcpServer(engine, { owner: null, cwd: process.cwd() }, VERSION);
   await server.connect(new StdioServerTransport());
   await new Promise<void>((resolve) => {
     server.server.onclose = () => resolve();

@@ -1,0 +1,59 @@
+import { randomBytes } from 'node:crypto';
+import { linkSync, lstatSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { GafferError } from '../domain/errors.js';
+import { PRIVATE_FILE_MODE } from './data-dir.js';
+
+/** The data dir's secret file: the local user's credential for the server (issue 11). */
+export const SECRET_FILE = 'secret';
+
+/** 32 random bytes, base64url: 43 characters. */
+const SECRET_BYTES = 32;
+const SECRET_FORM = /^[A-Za-z0-9_-]{43,}$/;
+
+/** Where the data dir keeps its secret. */
+export function secretPath(dataDir: string): string {
+  return join(dataDir, SECRET_FILE);
+}
+
+/**
+ * The data dir's secret, created (0600) when there is none yet. Written to a temp file and linked
+ * into place, so two servers starting at once agree on one secret and no reader sees a half file.
+ */
+export function ensureSecret(dataDir: string): string {
+  const file = secretPath(dataDir);
+  const existing = readSecret(dataDir);
+  if (existing !== null) return existing;
+  const temp = `${file}.${process.pid}.tmp`;
+  rmSync(temp, { force: true }); // a crashed process with this pid may have left one
+  writeFileSync(temp, `${randomBytes(SECRET_BYTES).toString('base64url')}\n`, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
+  try {
+    linkSync(temp, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    rmSync(temp, { force: true });
+  }
+  const secret = readSecret(dataDir);
+  if (secret === null) throw new GafferError('internal', `cannot create the secret file ${file}`);
+  return secret;
+}
+
+/**
+ * The data dir's secret, or null when there is none. One that is not a regular file, or does not
+ * look like a secret gaffer made, is refused rather than trusted: the fix is to delete it.
+ */
+export function readSecret(dataDir: string): string | null {
+  const file = secretPath(dataDir);
+  let isFile: boolean;
+  try {
+    isFile = lstatSync(file).isFile();
+  } catch {
+    return null;
+  }
+  const fix = `delete it and restart \`gaffer serve\`, which makes a new one`;
+  if (!isFile) throw new GafferError('internal', `the secret ${file} is not a regular file: ${fix}`);
+  const secret = readFileSync(file, 'utf8').trim();
+  if (!SECRET_FORM.test(secret)) throw new GafferError('internal', `the secret ${file} is not one gaffer made (43+ base64url characters): ${fix}`);
+  return secret;
+}

@@ -5,6 +5,7 @@ import { toGafferError } from '../domain/errors.js';
 import { detectCli, findBinary } from '../runners/cli/detect.js';
 import { getCliProfile, installHint } from '../runners/cli/profiles.js';
 import { envForRunner } from '../runners/process/billing-env.js';
+import { detectLimitMechanism } from '../runners/process/limits.js';
 import { findOnPath } from '../runners/sandbox/probe.js';
 import { sandboxStatus } from '../runners/sandbox/bwrap.js';
 import { trialProgramInSandbox, trialSandbox } from '../runners/sandbox/trial.js';
@@ -65,6 +66,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   checkStore(opts.dataDir, add);
   checkRunners(config, env, add);
   checkSandbox(config, env, add);
+  checkLimits(config, add);
   for (const [name, endpoint] of Object.entries(config.models)) {
     const check = await checkEndpoint(name, endpoint, opts.endpointTimeoutMs ?? 3000);
     checks.push(check);
@@ -193,6 +195,15 @@ function checkSandbox(config: GafferConfig, env: NodeJS.ProcessEnv, add: Add): v
 }
 
 /** GET the endpoint's models route (3 s): reachable, key accepted, model listed. */
+/** Which mechanism holds each run's limits here (issue 11): a cgroup per run, else the watchdog. */
+function checkLimits(config: GafferConfig, add: Add): void {
+  const { mechanism, detail } = detectLimitMechanism();
+  const { processes, memory_mb, cpu_weight } = config.limits;
+  const what = `${processes} processes, ${memory_mb} MiB, CPU weight ${cpu_weight} per worker and verification, held by ${detail}`;
+  if (mechanism === 'watchdog') add('limits', 'warn', what, 'run gaffer where it can make cgroups: as root with cgroup v1, or in a delegated cgroup v2 (systemd Delegate=yes)');
+  else add('limits', 'ok', what);
+}
+
 async function checkEndpoint(name: string, e: ModelEndpoint, timeoutMs: number): Promise<DoctorCheck> {
   const check = `endpoint ${name}`;
   const shown = redactUrl(e.url);

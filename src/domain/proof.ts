@@ -22,6 +22,8 @@ export interface ProofFacts {
   unattestedWorkers?: string[];
   /** Keys of external agents (agent CLIs) that ran without the sandbox (spec 04). */
   unsandboxedExternal?: string[];
+  /** Workers a limit ended, each in words (issue 11): named in `worker_not_done`. */
+  limitsHit?: string[];
   /**
    * Writes the evidence does not hold, described; `runsCode` when among them is a git hook, git config or
    * an editor config (what runs on the next commit or editor open); null when none.
@@ -80,7 +82,10 @@ export function computeProof(f: ProofFacts): ProofJson {
   if (v?.ran && v.scope === 'related') doubt('scope_related_only', 'only the tests related to the changed files ran; the full suite never ran on the final state');
   // what can run code later costs `proved`; the excluded folders' counts (a build, an install) only a little
   if (f.outsideEvidence) doubt('outside_evidence_writes', f.outsideEvidence.detail, f.outsideEvidence.runsCode ? PENALTIES.outside_evidence_writes : 0.05);
-  if (workersNotDone.length > 0) doubt('worker_not_done', `${workersNotDone.length} of ${f.workerStatuses.length} workers did not finish (${workersNotDone.join(', ')})`);
+  if (workersNotDone.length > 0) {
+    const limited = (f.limitsHit?.length ?? 0) > 0 ? `; ${f.limitsHit?.join('; ') ?? ''}` : '';
+    doubt('worker_not_done', `${workersNotDone.length} of ${f.workerStatuses.length} workers did not finish (${workersNotDone.join(', ')})${limited}`);
+  }
   if (f.expectsChanges && changed === 0 && f.changes !== null) doubt('no_changes_observed', 'nothing changed on disk');
   if (f.claimedOnly.length > 0) doubt('claimed_not_observed', `claimed but unchanged on disk: ${f.claimedOnly.slice(0, 5).join(', ')}`);
   if (v?.pre_existing_only && v.ok === false) doubt('pre_existing_failures', `failures that were there before the work: ${v.pre_existing.length}`);

@@ -35,6 +35,8 @@ export interface VerificationJson {
   could_not_start?: true;
   /** Paths outside the workspace the read-only sandbox refused to let the run write (a failed or inconclusive run's likely cause). */
   sandbox_refused?: string[];
+  /** The limit that ended the run (issue 11): the summary names it with its value. */
+  limit?: 'processes' | 'memory';
   /** The full suite of the final state, run once after a `related` verification passed (spec 03 "Scope"). */
   confirms_related?: { related_files: number; summary: string };
 }

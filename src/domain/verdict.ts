@@ -27,6 +27,8 @@ export interface VerdictFacts {
   nothingChanged?: string[];
   /** Writes outside the evidence worth a line (git hooks and config, editor tasks), when any. */
   outsideEvidence?: string | null;
+  /** Workers a limit ended, each in words (`worker-1 ended by the process-count limit (1024)`). */
+  limitsHit?: string[];
 }
 
 /** The one-line verdict of spec 01: parts joined by ` · `, at most 400 characters. */
@@ -47,6 +49,7 @@ export function buildVerdict(f: VerdictFacts): string {
     const others = countBy(f.workerStatuses.filter((s) => s !== 'done'));
     parts.push(`${done}/${f.workerStatuses.length} workers done${others ? ` (${others})` : ''}`);
   }
+  if ((f.limitsHit?.length ?? 0) > 0) parts.push(f.limitsHit?.join(', ') ?? '');
   if (f.filesChanged !== null) parts.push(`${f.filesChanged} file${f.filesChanged === 1 ? '' : 's'} changed on disk`);
   if ((f.nothingChanged?.length ?? 0) > 0) parts.push(`nothing changed by ${f.nothingChanged?.join(', ') ?? ''}`);
   if (f.outsideEvidence) parts.push(f.outsideEvidence);

@@ -59,6 +59,8 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     w.report = { ...w.report, outcome: 'expected_error', stopReason: 'nothing_changed' };
     ctx.services.store.updateAttempt(ctx.id, name, { outcome: 'expected_error', report: { ...w.report } });
   }
+  // issue 11: a worker a limit ended says which, on the proof and the verdict
+  const limitsHit = all.filter((w) => w.report.limit !== undefined).map((w) => `${w.plan.name} ${w.report.error ?? `ended by the ${w.report.limit ?? ''} limit`}`);
   const outside = describeOutsideEvidence(s.changes?.outside_evidence);
   const tampered = describeDependenciesChangedAlone(s.changes?.outside_evidence, changed);
 
@@ -77,6 +79,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
         unattestedWorkers,
         testsWeakened: (s.verification?.tests_weakened?.length ?? 0) > 0,
         unsandboxedExternal,
+        limitsHit,
         outsideEvidence: outside.doubt === null ? null : { detail: tampered ? `${outside.doubt}; ${tampered}` : outside.doubt, runsCode: outside.verdictPart !== null || tampered !== null },
       });
 
@@ -139,6 +142,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     unsandboxedExternal,
     refusals: all.flatMap((w) => w.report.refusals.map((r) => `${w.plan.name} → ${r.tool} ×${r.count}`)),
     nothingChanged,
+    limitsHit,
     outsideEvidence: [outside.verdictPart, tampered].filter((p) => p !== null).join(' · ') || null,
   });
 

@@ -1,4 +1,5 @@
 import type { DetectedState, WorkerOutcome, WorkerRole, WorkerStatus } from '../domain/status.js';
+import type { LimitKind } from './process/limits.js';
 
 /** A state a worker's output proved (spec 04 "Detected states"). */
 export interface StateDetection {
@@ -96,6 +97,8 @@ export interface RunnerReport {
   detection: StateDetection | null;
   refusals: Refusal[];
   sandboxed: boolean;
+  /** The limit (issue 11) that ended the worker, when one did: `stopReason` is then `process_limit`/`memory_limit`. */
+  limit?: LimitKind;
   /**
    * Rate-limited workers (`status: 'rate_limited'`): seconds until the provider's limit resets,
    * from its own headers; null when it named no time (the engine then backs off, spec 04).

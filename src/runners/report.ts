@@ -1,4 +1,5 @@
 import type { RunnerReport } from './contract.js';
+import { describeLimitHit } from './process/limits.js';
 import type { ProcessResult } from './process/run-process.js';
 
 /**
@@ -39,5 +40,20 @@ export function processFacts(result: ProcessResult | null): Pick<RunnerReport, '
     timedOut: result?.timedOut ?? false,
     isCancelled: result?.isCancelled ?? false,
     durationMs: result?.durationMs ?? 0,
+  };
+}
+
+/**
+ * A run a limit ended (issue 11): `error`, and the stop reason naming which limit, or null when
+ * none did. Its state says so in words ("ended by the process-count limit (1024)").
+ */
+export function limitEnd(result: ProcessResult): Pick<RunnerReport, 'status' | 'outcome' | 'stopReason' | 'error' | 'limit'> | null {
+  if (result.limitHit === null) return null;
+  return {
+    status: 'error',
+    outcome: 'panic',
+    stopReason: result.limitHit === 'processes' ? 'process_limit' : 'memory_limit',
+    error: describeLimitHit(result.limitHit, result.limits),
+    limit: result.limitHit,
   };
 }

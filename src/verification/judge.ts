@@ -33,6 +33,8 @@ export function readRun(run: SuiteRun, opts: { kind: string | null; timeoutS: nu
   const counts = summarizeCounts(p);
   const inconclusive = (summary: string): RunReading => ({ ok: null, inconclusive: true, failures: [], summary, runnerError: false });
   if (run.isCancelled) return inconclusive('cancelled before it finished');
+  // issue 11: ended by gaffer's process-count or memory cap, like a timeout: the suite did not decide
+  if (run.limit !== undefined) return inconclusive(run.limit.words);
   if (run.timedOut) return inconclusive(`timed out after ${opts.timeoutS} s`);
   if (run.cause !== null) return { ...inconclusive(`could not start: ${run.cause}`), couldNotStart: true };
   // sh says 127 when the command is not found, 126 when it cannot be executed
@@ -155,6 +157,7 @@ export function judgeVerification(j: JudgeInput): VerificationJson {
     ...(j.testsTouched.length > 0 ? { tests_touched: cap(j.testsTouched) } : {}),
     ...(j.testsWeakened.length > 0 ? { tests_weakened: cap(j.testsWeakened) } : {}),
     ...(j.reading.couldNotStart && inconclusive ? { could_not_start: true } : {}),
+    ...(j.after.limit !== undefined ? { limit: j.after.limit.kind } : {}),
     ...pickSandboxRefusal(ok, j.after.sandboxRefused),
   };
   return j.original === null ? json : judgeOriginalTests(json, j.original, j.testsMayChange, baseFailed);

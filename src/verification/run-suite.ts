@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, lstatSync, openSync, readlinkSync, readSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { describeLimitHit, type LimitKind } from '../runners/process/limits.js';
 import { runProcess } from '../runners/process/run-process.js';
 import { buildWorkerEnv } from '../runners/process/env.js';
 import { wrapWithSandbox } from '../runners/sandbox/bwrap.js';
@@ -28,6 +29,8 @@ export interface SuiteRun {
   landmarkSeen: boolean | undefined;
   /** Sandboxed runs: paths outside the workspace whose write the read-only sandbox refused (its output says so). */
   sandboxRefused?: string[];
+  /** The limit (issue 11) that ended the run, and in words with its value; absent when none did. */
+  limit?: { kind: LimitKind; words: string };
 }
 
 /** A process group a run started: its id and its leader's start time (epoch s). */
@@ -98,6 +101,7 @@ export async function runSuite(input: SuiteInput): Promise<SuiteRun> {
     parsed: parseTestOutput(output, { kind: input.kind, command: input.command, workspace: input.cwd }),
     landmarkSeen: landmark === null ? undefined : landmarkSeen || result.tail.includes(landmark),
     ...(wrapped === null ? {} : { sandboxRefused: findSandboxRefusals(output, input.cwd) }),
+    ...(result.limitHit === null ? {} : { limit: { kind: result.limitHit, words: describeLimitHit(result.limitHit, result.limits) } }),
   };
 }
 

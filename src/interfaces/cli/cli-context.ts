@@ -5,6 +5,7 @@ import { resolveDataDir } from '../../config/data-dir.js';
 import { Engine } from '../../engine/engine.js';
 import { createRunners, type RunnerSetup } from '../../runners/index.js';
 import { registerSecretValues } from '../../runners/process/env.js';
+import { runLimitsFromConfig, setRunLimits } from '../../runners/process/limits.js';
 import { readServerRecord } from '../http/serve.js';
 import { HttpApi, LocalApi, type CliApi } from './api.js';
 import { writeTo } from './safe-output.js';
@@ -75,6 +76,8 @@ export class CliContext {
    */
   engine(longLived = false): Promise<Engine> {
     const { config } = this.config;
+    // issue 11: every worker and verification this engine runs gets the config's limits
+    setRunLimits(runLimitsFromConfig(config.limits));
     this.#engine ??= Engine.open({
       spawner: longLived,
       dataDir: this.dataDir,

@@ -1,3 +1,4 @@
+import { describeLimitHit } from '../process/limits.js';
 import { runProcess } from '../process/run-process.js';
 import { formatSeconds } from '../states.js';
 import { checkCommand } from './guard.js';
@@ -35,6 +36,7 @@ export async function runCommandTool(ctx: ToolContext, args: { command: string; 
   const output = result.tail === '' ? '(no output)' : `${dropped}${result.tail}`;
   if (result.cause !== null) return failed(`could not run the command: ${result.cause}`);
   if (result.isCancelled) return failed('the command was stopped (the worker is being stopped)');
+  if (result.limitHit !== null) return failed(`the command was ${describeLimitHit(result.limitHit, result.limits)} and killed\n${output}`);
   if (result.timedOut) return failed(`the command ran longer than ${formatSeconds(timeoutMs)} and was killed\n${output}`);
   if (result.signal !== null) return failed(`the command was killed by ${result.signal}\n${output}`);
   if (result.exitCode !== 0) return failed(`exit code ${result.exitCode ?? 'unknown'}\n${output}`);

@@ -14,7 +14,7 @@ import { buildInvocation } from './invocation.js';
 import { writeMergedSettings } from './settings-file.js';
 import { emptyParse, type CliParse } from './parse-state.js';
 import { installHint, type CliEndpoint, type CliProfile } from './profiles.js';
-import { blankReport, processFacts } from '../report.js';
+import { blankReport, limitEnd, processFacts } from '../report.js';
 
 /** How one agent CLI runner is set up (from the config's `runners.<key>` and `sandbox`). */
 export interface CliRunnerOptions {
@@ -211,6 +211,8 @@ export function toReport(
   };
   if (result.cause !== null && !result.isCancelled) return { ...base, stopReason: 'spawn_failed', error: result.cause };
   if (result.isCancelled) return { ...base, status: 'cancelled', outcome: 'cancelled', stopReason: 'cancelled' };
+  const limited = limitEnd(result);
+  if (limited !== null) return { ...base, ...limited };
   if (result.timedOut) return { ...base, status: 'timeout', outcome: 'panic', stopReason: 'timeout', error: `timed out after ${formatSeconds(ctx.timeoutMs)}` };
   // spec 04: rate limits are decided from the structured error channel only, never from text rules
   if (parse.rateLimited) {

@@ -4,7 +4,7 @@ import type { Runner, RunnerInput, RunnerReport, StateDetection } from '../contr
 import { buildWorkerEnv } from '../process/env.js';
 import { runProcess, type ProcessResult } from '../process/run-process.js';
 import { classifyOutput, detectIdlePrompt, formatSeconds, isSameDetection } from '../states.js';
-import { blankReport, processFacts } from '../report.js';
+import { blankReport, limitEnd, processFacts } from '../report.js';
 import { probeSandbox } from '../sandbox/probe.js';
 
 /** What actually gets spawned for a shell worker. */
@@ -135,6 +135,8 @@ function toReport(result: ProcessResult, timeoutMs: number, detection: StateDete
   if (result.isCancelled) {
     return { ...base, status: 'cancelled', outcome: 'cancelled', stopReason: 'cancelled', error: survivors === '' ? null : `cancelled${survivors}` };
   }
+  const limited = limitEnd(result);
+  if (limited !== null) return { ...base, ...limited, error: `${limited.error ?? ''}${survivors}` };
   if (result.timedOut) {
     return { ...base, status: 'timeout', outcome: 'panic', stopReason: 'timeout', error: `timed out after ${formatSeconds(timeoutMs)}${survivors}` };
   }

@@ -2,6 +2,7 @@ import { cliRunnerOptions } from '../../runners/cli/config.js';
 import { DEFAULT_ENDPOINT } from '../../config/config-schema.js';
 import { loadConfig, type GafferConfig, type LoadedConfig } from '../../config/config.js';
 import { resolveDataDir } from '../../config/data-dir.js';
+import { readSecret } from '../../config/local-secret.js';
 import { Engine } from '../../engine/engine.js';
 import { createRunners, type RunnerSetup } from '../../runners/index.js';
 import { registerSecretValues } from '../../runners/process/env.js';
@@ -64,10 +65,19 @@ export class CliContext {
   api(): Promise<CliApi> {
     this.#api ??= (async () => {
       const url = this.serverUrl();
-      if (url) return new HttpApi(url, this.#flags.token || process.env.GAFFER_TOKEN || null);
+      if (url) return new HttpApi(url, this.#flags.token || process.env.GAFFER_TOKEN || this.#localSecretFor(url));
       return new LocalApi(await this.engine());
     })();
     return this.#api;
+  }
+
+  /**
+   * The data dir's secret when `url` is the server this data dir recorded (server.json): the
+   * secret goes to that server only, never to one `--url` points elsewhere.
+   */
+  #localSecretFor(url: string): string | null {
+    const recorded = readServerRecord(this.dataDir)?.url;
+    return recorded !== undefined && sameOrigin(recorded, url) ? readSecret(this.dataDir) : null;
   }
 
   /**
@@ -89,6 +99,7 @@ export class CliContext {
       defaultRunner: config.default_runner ?? (config.models[DEFAULT_ENDPOINT] ? 'builtin' : null),
       timeouts: config.timeouts,
       confirmFullSuite: config.verification.confirm_full_suite,
+      protect: { configFile: this.config.file, protectedPaths: config.protected_paths },
     });
     return this.#engine;
   }
@@ -113,4 +124,12 @@ function builtinSetup(config: GafferConfig): Pick<RunnerSetup, 'builtin'> {
   const e = config.models[DEFAULT_ENDPOINT];
   if (e === undefined || e.model === null) return {};
   return { builtin: { endpoint: { api: e.api, url: e.url, key: e.key, model: e.model } } };
+}
+
+function sameOrigin(a: string, b: string): boolean {
+  try {
+    return new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
 }

@@ -100,6 +100,7 @@ const hasCgroups = detectCgroupSupport().support !== null;
 describe.runIf(hasCgroups)('limits in a cgroup', () => {
   it('ends a fork bomb at its process cap, well before the timeout, and leaves nothing behind', async () => {
     const result = await runProcess({ shellCommand: FORK_BOMB, cwd: makeTempDir(), env, timeoutMs: 30_000, limits: small });
+    console.info(`fork bomb in a cgroup: peak ${result.peak.processes} tasks, ended after ${Math.round(result.durationMs)} ms`);
     expect(result.limitHit).toBe('processes');
     expect(result.timedOut).toBe(false);
     expect(result.limits?.mechanism).toMatch(/^cgroup[12]$/);
@@ -111,6 +112,7 @@ describe.runIf(hasCgroups)('limits in a cgroup', () => {
 
   it('ends a run that allocates without bound at its memory cap', async () => {
     const result = await runProcess({ shellCommand: ALLOCATE, cwd: makeTempDir(), env, timeoutMs: 30_000, limits: small });
+    console.info(`allocation in a cgroup: peak ${Math.round((result.peak.memoryBytes ?? 0) / MIB)} MiB, ended after ${Math.round(result.durationMs)} ms`);
     expect(result.limitHit).toBe('memory');
     expect(result.timedOut).toBe(false);
     expect(result.peak.memoryBytes).toBeLessThanOrEqual(small.memoryBytes);

@@ -149,7 +149,6 @@ function enableV2Subtree(support: CgroupSupport): boolean {
 }
 
 let nextRun = 0;
-let cleaned = false;
 
 function runDirs(cg: CgroupSupport): string[] {
   return [...new Set([cg.pids, cg.memory, ...(cg.cpu === null ? [] : [cg.cpu])])];
@@ -247,10 +246,8 @@ export function removeStaleCgroups(support: CgroupSupport): number {
 
 /** Makes a fresh run cgroup with the caps written; null when it cannot (the caller falls back). */
 export function createRunCgroup(support: CgroupSupport, limits: { processes: number; memoryBytes: number; cpuWeight: number }): RunCgroup | null {
-  if (!cleaned) {
-    cleaned = true;
-    removeStaleCgroups(support);
-  }
+  // each run, not once: a dead gaffer's cgroup is empty only after restart recovery killed its survivors
+  removeStaleCgroups(support);
   const cg = makeCgroup(support, `gaffer-${process.pid}-${nextRun++}`);
   if (cg === null) return null;
   try {

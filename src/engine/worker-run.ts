@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import type { TaskSpec } from '../domain/request.js';
 import type { WorkerRole } from '../domain/status.js';
 import type { RunnerReport, StateDetection } from '../runners/contract.js';
-import { buildWorkerEnv } from '../runners/process/env.js';
 import { epochS } from './clock.js';
 import { MAX_RATE_LIMIT_WAIT_S, MAX_REQUEUES, rateLimitDelayS, sleepUnlessAborted } from './rate-limit.js';
 import type { JobContext } from './job-context.js';
@@ -94,7 +93,8 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, exclusive: { 
           files: [...plan.task.files, ...plan.task.outputs],
           outputs: plan.task.outputs,
           sandbox: true,
-          env: buildWorkerEnv(process.env),
+          // the parent env: each runner builds its worker's allowlisted env from it (runners/process/env.ts)
+          env: process.env,
           logFile,
           instructionFile: join(ctx.jobDir, `${plan.name}.instruction.txt`),
           signal: ctx.abort.signal,

@@ -43,7 +43,7 @@ export interface RunnerInput {
   outputs?: string[];
   /** Run under the sandbox when one is available. */
   sandbox: boolean;
-  /** The scrubbed base environment for the child (see runners/process/env.ts). */
+  /** The parent environment: the runner builds its child's allowlisted env from it (runners/process/env.ts `buildWorkerEnv`). */
   env: NodeJS.ProcessEnv;
   /** Where the capped output log goes. */
   logFile: string;

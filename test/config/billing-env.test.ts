@@ -25,20 +25,23 @@ const PARENT: NodeJS.ProcessEnv = {
 };
 
 describe('envForRunner', () => {
-  it('a subscription runner gets no paid-API key (nor gaffer secrets, nor GIT_DIR), and keeps the rest', () => {
+  it('a subscription runner gets no paid-API key (nor gaffer secrets, nor GIT_DIR, nor what is not on the allowlist)', () => {
     for (const runner of ['claude', 'codex', 'gemini', 'qwen', 'opencode']) {
       const env = envForRunner(runner, 'subscription', PARENT);
       for (const name of [...PAID_API_KEYS, 'GAFFER_TOKEN', 'GAFFER_MODEL_KEY', 'GIT_DIR']) expect(env[name]).toBeUndefined();
-      expect(env).toMatchObject({ PATH: '/usr/bin:/bin', HOME: '/home/u', MY_PROJECT_SETTING: 'kept' });
+      expect(env).toEqual({ PATH: '/usr/bin:/bin', HOME: '/home/u' });
       expect(Object.values(env).some((v) => /^(sk-|tok-|g-|d-|or-|gaffer-)/.test(v ?? ''))).toBe(false);
     }
     // claude's own switch to a paid cloud API goes too
     expect(envForRunner('claude', 'subscription', PARENT).CLAUDE_CODE_USE_BEDROCK).toBeUndefined();
   });
 
-  it('an api or free runner keeps the API keys (it is meant to use them) but never gaffer secrets', () => {
+  it('an api runner keeps its own API keys (it is meant to use them), not another vendor\'s, and never gaffer secrets', () => {
     const env = envForRunner('codex', 'api', PARENT);
-    expect(env).toMatchObject({ OPENAI_API_KEY: 'sk-3', ANTHROPIC_API_KEY: 'sk-ant-1' });
+    expect(env).toMatchObject({ OPENAI_API_KEY: 'sk-3' });
+    expect(env.ANTHROPIC_API_KEY).toBeUndefined();
+    // opencode picks its provider by the key it finds: it is given all of them
+    expect(envForRunner('opencode', 'api', PARENT)).toMatchObject({ OPENAI_API_KEY: 'sk-3', ANTHROPIC_API_KEY: 'sk-ant-1', OPENROUTER_API_KEY: 'or-7' });
     expect(env.GAFFER_TOKEN).toBeUndefined();
     expect(env.GAFFER_MODEL_KEY).toBeUndefined();
     expect(keysRemovedFor('builtin', 'free')).toEqual([]);

@@ -133,13 +133,13 @@ describe('ShellRunner: instruction and environment', () => {
     expect(report.summary).toMatch(/^from the instruction in \/.*gaffer-ws-/);
   });
 
-  it("runs in the workspace with gaffer's secrets and GIT_DIR scrubbed, PATH kept", async () => {
+  it("runs in the workspace with gaffer's secrets, GIT_DIR and what is not on the allowlist scrubbed, PATH and LANG kept", async () => {
     const input = makeInput({
-      env: { PATH, GAFFER_TOKEN: 'secret', GAFFER_MODEL_KEY: 'k', GIT_DIR: '/elsewhere/.git', GIT_WORK_TREE: '/elsewhere', KEEP_ME: '1' },
-      command: 'echo "token=${GAFFER_TOKEN-unset} key=${GAFFER_MODEL_KEY-unset} gitdir=${GIT_DIR-unset} tree=${GIT_WORK_TREE-unset} keep=$KEEP_ME path=$PATH cwd=$(pwd)"',
+      env: { PATH, GAFFER_TOKEN: 'secret', GAFFER_MODEL_KEY: 'k', GIT_DIR: '/elsewhere/.git', GIT_WORK_TREE: '/elsewhere', LANG: 'C.UTF-8', NOT_LISTED: '1' },
+      command: 'echo "token=${GAFFER_TOKEN-unset} key=${GAFFER_MODEL_KEY-unset} gitdir=${GIT_DIR-unset} tree=${GIT_WORK_TREE-unset} lang=$LANG other=${NOT_LISTED-unset} path=$PATH cwd=$(pwd)"',
     });
     const report = await runner.run(input);
-    expect(report.summary).toBe(`token=unset key=unset gitdir=unset tree=unset keep=1 path=${PATH} cwd=${input.workspace}`);
+    expect(report.summary).toBe(`token=unset key=unset gitdir=unset tree=unset lang=C.UTF-8 other=unset path=${PATH} cwd=${input.workspace}`);
   });
 
   it('gives the worker /dev/null as stdin: a prompt ends at once and is still reported', async () => {

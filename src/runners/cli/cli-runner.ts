@@ -3,8 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isSameModel, substitutionError } from '../builtin/attestation.js';
 import type { Runner, RunnerInput, RunnerReport, StateDetection } from '../contract.js';
-import { keysRemovedFor, type Billing } from '../process/billing-env.js';
-import { buildWorkerEnv } from '../process/env.js';
+import { envForRunner, type Billing } from '../process/billing-env.js';
 import { runProcess, type ProcessResult } from '../process/run-process.js';
 import { wrapWithSandbox, type SandboxCommand, type SandboxedCommand, type SandboxPolicy } from '../sandbox/bwrap.js';
 import { probeSandbox } from '../sandbox/probe.js';
@@ -102,7 +101,7 @@ export class CliRunner implements Runner {
     // spec 04: TMPDIR inside gaffer's data dir (they litter /tmp otherwise)
     const tmpDir = join(jobDir, 'tmp', `${input.workerName}-${profile.key}`);
     const home = this.#opts.home ?? null;
-    const baseEnv = buildWorkerEnv(input.env, { removeKeys: keysRemovedFor(profile.key, this.#opts.billing ?? 'subscription') });
+    const baseEnv = envForRunner(profile.key, this.#opts.billing ?? 'subscription', input.env);
     const inv = buildInvocation(profile, {
       instruction: input.instruction,
       model: input.model,

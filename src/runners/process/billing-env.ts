@@ -39,6 +39,29 @@ const PAID_API_SWITCHES: Readonly<Record<string, readonly string[]>> = {
   gemini: ['GOOGLE_GENAI_USE_VERTEXAI'],
 };
 
+/**
+ * Each runner's own documented variables (spec 04), passed besides the common allowlist (env.ts):
+ * `any` whatever its billing — where the CLI keeps its state and login; `api` only for billing
+ * `api` — the keys and base URLs it bills through. A name here that gaffer held back at start comes
+ * from memory (scrub-env.ts). Bedrock, Vertex and the like need cloud credentials: name them in
+ * config `env.pass`.
+ */
+const RUNNER_ENV: Readonly<Record<string, { any: readonly string[]; api: readonly string[] }>> = {
+  claude: { any: ['CLAUDE_CONFIG_DIR'], api: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_BASE_URL'] },
+  codex: { any: ['CODEX_HOME'], api: ['OPENAI_API_KEY', 'CODEX_API_KEY', 'OPENAI_BASE_URL'] },
+  gemini: { any: ['GEMINI_CLI_HOME', 'GOOGLE_CLOUD_PROJECT', 'GOOGLE_CLOUD_LOCATION'], api: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_GEMINI_BASE_URL'] },
+  qwen: { any: ['QWEN_HOME'], api: ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL', 'DASHSCOPE_API_KEY'] },
+  // opencode picks its provider by which key is set
+  opencode: { any: ['OPENCODE_CONFIG', 'OPENCODE_CONFIG_DIR'], api: PAID_API_KEYS },
+};
+
+/** The names a runner gets besides the common allowlist, for its billing. */
+export function listRunnerEnvNames(runnerKey: string, billing: Billing): string[] {
+  const own = RUNNER_ENV[runnerKey];
+  if (own === undefined) return [];
+  return billing === 'api' ? [...own.any, ...own.api] : [...own.any];
+}
+
 /** The names removed from a runner's environment for its billing (beyond gaffer's own secrets). */
 export function keysRemovedFor(runnerKey: string, billing: Billing): string[] {
   if (billing !== 'subscription') return [];
@@ -46,10 +69,11 @@ export function keysRemovedFor(runnerKey: string, billing: Billing): string[] {
 }
 
 /**
- * A runner's child environment (spec 04): the parent's minus gaffer's own secrets and the
- * repository-locating `GIT_*` variables (buildWorkerEnv), and for a `subscription` runner minus
- * every paid-API key, so it uses its login or fails loud.
+ * A runner's child environment (spec 04): the allowlist, config `env.pass` and the runner's own
+ * variables for its billing (buildWorkerEnv), never gaffer's own secrets or the repository-locating
+ * `GIT_*` variables, and for a `subscription` runner never a paid-API key (not even through
+ * `env.pass`), so it uses its login or fails loud.
  */
 export function envForRunner(runnerKey: string, billing: Billing, parentEnv: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return buildWorkerEnv(parentEnv, { removeKeys: keysRemovedFor(runnerKey, billing) });
+  return buildWorkerEnv(parentEnv, { allow: listRunnerEnvNames(runnerKey, billing), removeKeys: keysRemovedFor(runnerKey, billing) });
 }

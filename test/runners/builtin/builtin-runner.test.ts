@@ -284,13 +284,13 @@ describe.each(APIS)('builtin runner over $label', ({ api }) => {
   it('the model key never reaches run_command', async () => {
     const from = server.requests.length;
     server.script([{ toolCalls: [{ name: 'run_command', args: { command: 'env' } }] }, { text: 'Listed.\nFiles changed:\n(none)' }]);
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: data.dir, ANTHROPIC_API_KEY: 'sk-test-secret-key', OPENAI_API_KEY: 'sk-test-secret-key', GAFFER_MODEL_KEY: 'sk-test-secret-key', MARKER: 'visible' };
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: data.dir, ANTHROPIC_API_KEY: 'sk-test-secret-key', OPENAI_API_KEY: 'sk-test-secret-key', GAFFER_MODEL_KEY: 'sk-test-secret-key', TZ: 'Europe/Visible' };
     const spawned: number[] = [];
     const report = await runner().run(builtinInput(ws.dir, data.dir, { env, onSpawn: ({ pgid }) => spawned.push(pgid) }));
     expect(report.status).toBe('done');
     expect(spawned).toHaveLength(1); // the command's process group is recorded, as a shell worker's is
     const printed = requestsSince(from)[1]?.toolResults[0]?.output ?? '';
-    expect(printed).toContain('MARKER=visible');
+    expect(printed).toContain('TZ=Europe/Visible');
     expect(printed).not.toContain('sk-test-secret-key');
   });
 

@@ -5,6 +5,7 @@ import { toGafferError } from '../domain/errors.js';
 import { detectCli, findBinary } from '../runners/cli/detect.js';
 import { getCliProfile, installHint } from '../runners/cli/profiles.js';
 import { envForRunner } from '../runners/process/billing-env.js';
+import { checkEnvScrub, readStartEnv } from '../runners/process/scrub-env.js';
 import { detectLimitMechanism } from '../runners/process/limits.js';
 import { findOnPath } from '../runners/sandbox/probe.js';
 import { sandboxStatus } from '../runners/sandbox/bwrap.js';
@@ -52,7 +53,8 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
 
   let loaded: LoadedConfig;
   try {
-    loaded = loadConfig({ dataDir: opts.dataDir, configPath: opts.configPath, env });
+    // the CLI took gaffer's secrets out of process.env at start: the config is read from the env it started with
+    loaded = loadConfig({ dataDir: opts.dataDir, configPath: opts.configPath, env: opts.env ?? readStartEnv() });
     add('config', 'ok', loaded.file ? `read ${loaded.file}` : `no config file in ${opts.dataDir}: defaults and the environment`);
   } catch (err) {
     add('config', 'fail', toGafferError(err).message, 'fix the value named, or remove it to use the default');
@@ -67,6 +69,8 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   checkRunners(config, env, add);
   checkSandbox(config, env, add);
   checkLimits(config, add);
+  const scrub = checkEnvScrub();
+  add('secrets in env', scrub.status, scrub.detail, scrub.fix);
   for (const [name, endpoint] of Object.entries(config.models)) {
     const check = await checkEndpoint(name, endpoint, opts.endpointTimeoutMs ?? 3000);
     checks.push(check);

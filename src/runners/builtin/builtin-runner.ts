@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { stepCountIs, streamText, type ModelMessage } from 'ai';
 import type { Refusal, Runner, RunnerInput, RunnerReport, StateDetection } from '../contract.js';
 import { buildWorkerEnv } from '../process/env.js';
+import { readStartEnv } from '../process/scrub-env.js';
 import { probeSandbox } from '../sandbox/probe.js';
 import { isSameModel } from './attestation.js';
 import { COMMAND_OUTPUT_BYTES, COMMAND_TIMEOUT_MS } from './command-tool.js';
@@ -95,7 +96,8 @@ export class BuiltinRunner implements Runner {
     const given = this.#opts.endpoint;
     if (typeof given === 'function') return given();
     if (given !== undefined) return given;
-    const fromEnv = endpointFromEnv(process.env);
+    // GAFFER_MODEL_KEY was taken out of process.env at the CLI's start (scrub-env.ts)
+    const fromEnv = endpointFromEnv(readStartEnv());
     return fromEnv?.ok === true ? fromEnv.endpoint : null;
   }
 

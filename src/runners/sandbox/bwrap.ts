@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { choosePrivateHome, listKeptHomePaths, buildPrivateHomeArgs } from './home.js';
+import { buildSecretMaskArgs } from './masks.js';
 import { BASE_FLAGS, probeSandbox } from './probe.js';
 import { listProgramDirs, realPath } from './visible.js';
 
@@ -88,6 +89,7 @@ export function wrapWithSandbox(cmd: SandboxCommand): SandboxedCommand | null {
     const real = ensureDir(dir);
     argv.push('--bind-try', real, real);
   }
+  argv.push(...buildSecretMaskArgs(home, cmd));
   if (cmd.network === false) argv.push('--unshare-net');
   argv.push('--setenv', 'TMPDIR', tmp, '--chdir', workspace, '--', ...inner);
   return { argv, sandboxed: true };

@@ -7,6 +7,7 @@ import { mcpCommand, serveCommand } from './commands/serve.js';
 import { dispatchCommand, type DispatchFlags } from './commands/dispatch.js';
 import { restrictUmask } from '../../runners/process/umask.js';
 import { guardOutput } from './safe-output.js';
+import { protectSecretsAtStart } from './start-secrets.js';
 import { cancelCommand, eventsCommand, lintCommand, listCommand, runnersCommand, statusCommand, waitCommand } from './commands/reading.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -41,8 +42,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   const run = (name: string, action: (cli: CliContext) => Promise<number>) => async () => {
     const globals = program.opts<GlobalFlags>();
-    const cli = new CliContext(globals);
+    // --token's fallback GAFFER_TOKEN is read before the start leaves it out of the environment
+    const cli = new CliContext({ ...globals, token: globals.token || process.env.GAFFER_TOKEN });
     try {
+      protectSecretsAtStart(cli);
       setExit(await action(cli));
     } catch (err) {
       const error = toGafferError(err);

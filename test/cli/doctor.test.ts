@@ -75,7 +75,7 @@ describe('gaffer doctor', () => {
     expect(report.config.values.sandbox).toEqual({ value: 'auto', source: 'default' });
     expect(report.config.values['runners.claude.enabled']).toEqual({ value: false, source: 'default' });
     const names = report.checks.map((c) => c.name);
-    expect(names).toEqual(['config', 'node', 'git', 'data dir', 'sqlite', 'runner shell', 'runner builtin', 'runner claude', 'runner codex', 'runner gemini', 'runner qwen', 'runner opencode', 'sandbox']);
+    expect(names).toEqual(['config', 'node', 'git', 'data dir', 'sqlite', 'runner shell', 'runner builtin', 'runner claude', 'runner codex', 'runner gemini', 'runner qwen', 'runner opencode', 'sandbox', 'limits', 'secrets in env']);
     for (const check of report.checks) {
       expect(Object.keys(check).sort()).toEqual(['detail', 'fix', 'name', 'status']);
       expect(['ok', 'warn', 'fail']).toContain(check.status);
@@ -88,6 +88,8 @@ describe('gaffer doctor', () => {
     const probe = probeSandbox();
     expect(byName.sandbox?.status).toBe(probe.available ? 'ok' : 'warn');
     if (!probe.available) expect(byName.sandbox?.fix).toMatch(/apt-get install bubblewrap|user namespaces/);
+    // the CLI took its secrets out of its environment at start, and /proc/<pid>/environ too (scrub-env.ts)
+    expect(byName['secrets in env']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/\/proc\/\d+\/environ/) });
     expect(report.checks.some((c) => c.status === 'fail')).toBe(false);
     expect(r.code).toBe(0);
   });

@@ -165,6 +165,17 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action((flags: { host?: string; port?: string }) => run('serve', (cli) => serveCommand(cli, flags))());
 
   program
+    .command('login')
+    .description("a new one-time login URL for the board of this data dir's server (the one `gaffer serve` printed works once)")
+    .action(() =>
+      run('login', async (cli) => {
+        const { url } = await (await cli.api()).login();
+        cli.out(cli.json ? JSON.stringify({ url }) : url);
+        return 0;
+      })(),
+    );
+
+  program
     .command('mcp')
     .description('the MCP server on stdio')
     .action(() => run('mcp', (cli) => mcpCommand(cli))());

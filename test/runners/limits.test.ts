@@ -1,6 +1,7 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runDoctor } from '../../src/config/doctor.js';
 import { detectCgroupSupport, findCgroupParents, weightToShares } from '../../src/runners/process/cgroup.js';
 import { describeLimitHit, detectLimitMechanism, weightToNice, type RunLimits } from '../../src/runners/process/limits.js';
 import { runProcess } from '../../src/runners/process/run-process.js';
@@ -77,6 +78,18 @@ describe('cgroup detection', () => {
     if (v2Empty && v1Writable) expect(mechanism).toBe('cgroup1');
     else if (!v1Writable && v2Empty) expect(mechanism).toBe('watchdog');
     expect(detail).toMatch(mechanism === 'watchdog' ? /watchdog/ : /cgroup v[12]/);
+  });
+
+  it('gaffer doctor names the mechanism and the configured limits', async () => {
+    const data = join(makeTempDir(), 'data');
+    mkdirSync(data);
+    writeFileSync(join(data, 'gaffer.config.json'), JSON.stringify({ limits: { processes: 64, memory_mb: 256, cpu_weight: 40 } }));
+    const report = await runDoctor({ dataDir: data, env: { ...process.env, GAFFER_SANDBOX: 'off' } });
+    const check = report.checks.find((c) => c.name === 'limits');
+    const { mechanism } = detectLimitMechanism();
+    expect(check).toMatchObject({ status: mechanism === 'watchdog' ? 'warn' : 'ok' });
+    expect(check?.detail).toMatch(/^64 processes, 256 MiB, CPU weight 40 per worker and verification, held by /);
+    expect(check?.detail).toContain(mechanism === 'watchdog' ? 'a watchdog over each run' : `a cgroup per run: cgroup v${mechanism.slice(-1)}`);
   });
 
   it('converts the weight to cpu.shares and to a nice increment, never above gaffer\'s own share', () => {
@@ -162,6 +175,13 @@ describe('limits by the watchdog (the fallback)', () => {
     expect(result.timedOut).toBe(false);
     expect(result.peak.memoryBytes).toBeGreaterThan(small.memoryBytes);
     expect(liveGroupMembers(result.pgid!)).toEqual([]);
+  });
+
+  it('gives the run the CPU weight as a nice value above gaffer\'s own', async () => {
+    const ownNice = Number(readFileSync('/proc/self/stat', 'utf8').split(') ')[1]?.split(' ')[16]);
+    // field 19 of /proc/<pid>/stat is the nice value
+    const result = await runProcess({ shellCommand: "cut -d' ' -f19 /proc/self/stat", cwd: makeTempDir(), env, timeoutMs: 30_000, limits: small, forceLimitWatchdog: true });
+    expect(Number(result.tail.trim())).toBe(Math.min(19, ownNice + weightToNice(small.cpuWeight)));
   });
 
   it('leaves a run within its caps alone', async () => {

@@ -244,6 +244,12 @@ export function removeStaleCgroups(support: CgroupSupport): number {
   return removed;
 }
 
+/** `removeStaleCgroups` where run cgroups can be made here; nothing elsewhere. */
+export function cleanStaleCgroups(): void {
+  const { support } = detectCgroupSupport();
+  if (support !== null) removeStaleCgroups(support);
+}
+
 /** Makes a fresh run cgroup with the caps written; null when it cannot (the caller falls back). */
 export function createRunCgroup(support: CgroupSupport, limits: { processes: number; memoryBytes: number; cpuWeight: number }): RunCgroup | null {
   // each run, not once: a dead gaffer's cgroup is empty only after restart recovery killed its survivors

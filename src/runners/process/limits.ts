@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import {
+  cleanStaleCgroups,
   cgroupProcsFiles,
   createRunCgroup,
   detectCgroupSupport,
@@ -64,7 +65,11 @@ export interface LimitEnforcer {
 /** How often a run's counters (or, for the watchdog, its group) are read, ms. */
 export const LIMIT_POLL_MS = 100;
 
+/** After start, when a dead gaffer's run cgroups are looked at again: restart recovery has killed their survivors by then. */
+const AFTER_RECOVERY_MS = 15_000;
+
 let defaults: RunLimits | null = null;
+let hasCleaned = false;
 
 /**
  * Sets the limits every run gets unless it passes its own (the CLI registers the config's at start,
@@ -72,6 +77,10 @@ let defaults: RunLimits | null = null;
  */
 export function setRunLimits(limits: RunLimits | null): void {
   defaults = limits;
+  if (limits === null || hasCleaned) return;
+  hasCleaned = true;
+  cleanStaleCgroups();
+  setTimeout(cleanStaleCgroups, AFTER_RECOVERY_MS).unref();
 }
 
 /** The limits set by `setRunLimits`, null when none. */

@@ -35,6 +35,7 @@ import {
   percentile,
   pickSpread,
   procMemoryMb,
+  rememberServer,
   round,
   run,
   sleep,
@@ -395,6 +396,7 @@ async function eventJob(ctx, label, { serve = false } = {}) {
     if (serve) {
       const { startServer } = await serveMod();
       server = await startServer({ engine, host: '127.0.0.1', port: 0, tokens: {}, version: 'bench' });
+      rememberServer(server.url, dataDir);
     }
     const { job } = engine.submit({ workspace, verify: 'none', tasks: [{ instruction: 'benchmark: report detected states on demand', runner: runner.key }] });
     const worker = await runner.attached(job.id);
@@ -898,6 +900,7 @@ function spawnServer(ctx, dataDir) {
       const m = /serving (http:\/\/\S+)/.exec(err);
       if (m) {
         clearTimeout(timer);
+        rememberServer(m[1], dataDir);
         resolve({ child, url: m[1], stderr: () => err });
       }
     });

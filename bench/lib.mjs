@@ -227,11 +227,24 @@ export class EventRunner {
   }
 }
 
+/** The data dir secret of each server the bench started, by origin: the API needs one even on loopback (issue 11). */
+const bearers = new Map();
+
+/** Remembers the secret of the server at `url` (read from its data dir): httpGet, httpJson and sseClient send it. */
+export function rememberServer(url, dataDir) {
+  bearers.set(new URL(url).origin, readFileSync(join(dataDir, 'secret'), 'utf8').trim());
+}
+
+function authHeaders(url) {
+  const secret = bearers.get(new URL(url).origin);
+  return secret ? { authorization: `Bearer ${secret}` } : {};
+}
+
 /** A keep-alive HTTP GET whose body is read whole; resolves to { status, body, ms } (ms: request to last byte). */
 export function httpGet(url, { agent, headers } = {}) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const req = http.get(url, { agent, headers }, (res) => {
+    const req = http.get(url, { agent, headers: { ...authHeaders(url), ...headers } }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
@@ -245,7 +258,7 @@ export function httpGet(url, { agent, headers } = {}) {
 export function httpJson(method, url, body) {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
-    const req = http.request(url, { method, headers: payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {} }, (res) => {
+    const req = http.request(url, { method, headers: { ...authHeaders(url), ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}) } }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => {
@@ -267,7 +280,7 @@ export function httpJson(method, url, body) {
  */
 export function sseClient(url, onFrame) {
   let buffer = '';
-  const req = http.get(url, { headers: { accept: 'text/event-stream' } }, (res) => {
+  const req = http.get(url, { headers: { accept: 'text/event-stream', ...authHeaders(url) } }, (res) => {
     res.setEncoding('utf8');
     res.on('data', (chunk) => {
       const at = performance.now();

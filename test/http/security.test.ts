@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startServer } from '../../src/interfaces/http/serve.js';
 import { makeWorkspace } from '../helpers/temp.js';
-import { inProcess, openEngine, openStream, rawRequest, serveEngine, shellTask, socketCaller } from './helpers.js';
+import { IN_PROCESS_SECRET, inProcess, openEngine, openStream, rawRequest, serveEngine, shellTask, socketCaller } from './helpers.js';
 
 const TOKENS = { 'tok-alice': 'alice', 'tok-bob': 'bob' };
 const as = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -69,6 +69,34 @@ describe('tokens and owners', () => {
 
     expect((await call('POST', `/api/jobs/${id}/cancel`, undefined, as('tok-bob'))).status).toBe(200);
     await engine.settled(id);
+  });
+});
+
+describe('board sessions', () => {
+  it("a login minted with a token is that owner's session; the one gaffer serve prints is the local user's; the secret sees every owner's jobs", async () => {
+    const engine = await openEngine();
+    const http = inProcess(engine, { tokens: TOKENS });
+    const wsA = makeWorkspace({ 'a.txt': 'a\n' });
+    const wsB = makeWorkspace({ 'b.txt': 'b\n' });
+    const alice = await http.call('POST', '/api/jobs', { workspace: wsA, verify: 'none', tasks: [shellTask('echo x > x.txt')] }, as('tok-alice'));
+    const bob = await http.call('POST', '/api/jobs', { workspace: wsB, verify: 'none', tasks: [shellTask('echo y > y.txt')] }, as('tok-bob'));
+    await Promise.all([engine.settled(alice.json.id), engine.settled(bob.json.id)]);
+
+    const sessionOf = async (loginUrl: string) => {
+      const res = await http.app.request(new URL(loginUrl).pathname + new URL(loginUrl).search, { headers: { authorization: '' } });
+      expect(res.status).toBe(303);
+      return (res.headers.getSetCookie()[0] ?? '').split(';')[0] as string;
+    };
+    const minted = await http.call('POST', '/api/login', undefined, as('tok-alice'));
+    expect(minted.json.url).toMatch(/\/\?login=[A-Za-z0-9_-]{43}$/);
+    const aliceCookie = await sessionOf(minted.json.url);
+    const ids = async (headers: Record<string, string>) => (await http.call('GET', '/api/jobs', undefined, { authorization: '', ...headers })).json.jobs.map((j: { id: string }) => j.id);
+    expect(await ids({ cookie: aliceCookie })).toEqual([alice.json.id]);
+    const localCookie = await sessionOf(`http://localhost/?login=${http.credentials.mintLogin(null)}`);
+    expect(new Set(await ids({ cookie: localCookie }))).toEqual(new Set([alice.json.id, bob.json.id]));
+    expect(new Set(await ids({ authorization: `Bearer ${IN_PROCESS_SECRET}` }))).toEqual(new Set([alice.json.id, bob.json.id]));
+    // without a credential even the health answer is refused once tokens are configured
+    expect((await http.call('GET', '/api/health', undefined, anonymous)).status).toBe(401);
   });
 });
 

@@ -9,7 +9,9 @@ import { checkEnvScrub, readStartEnv } from '../runners/process/scrub-env.js';
 import { detectLimitMechanism } from '../runners/process/limits.js';
 import { findOnPath } from '../runners/sandbox/probe.js';
 import { sandboxStatus } from '../runners/sandbox/bwrap.js';
-import { trialProgramInSandbox, trialSandbox } from '../runners/sandbox/trial.js';
+import { trialNetwork, trialProgramInSandbox, trialSandbox } from '../runners/sandbox/trial.js';
+import { slirp4netnsStatus } from '../runners/sandbox/network.js';
+import { describeNetworks, networkSetupOf } from '../runners/sandbox/network-config.js';
 import { Store } from '../store/store.js';
 import { AGENT_CLI_KEYS, DEFAULT_ENDPOINT } from './config-schema.js';
 import { DEFAULT_CONFIG, loadConfig, redactUrl, type GafferConfig, type LoadedConfig, type ModelEndpoint } from './config.js';
@@ -68,6 +70,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   checkStore(opts.dataDir, add);
   checkRunners(config, env, add);
   checkSandbox(config, env, add);
+  checkNetwork(config, env, add);
   checkLimits(config, add);
   const scrub = checkEnvScrub();
   add('secrets in env', scrub.status, scrub.detail, scrub.fix);
@@ -196,6 +199,35 @@ function checkSandbox(config: GafferConfig, env: NodeJS.ProcessEnv, add: Add): v
     if (config.sandbox === 'required') add('sandbox', 'fail', `${what} — with sandbox: required every worker is refused`, how);
     else add('sandbox', 'warn', `${what} — workers run unsandboxed (rows say sandboxed: false)`, how);
   }
+}
+
+/**
+ * Which network each kind of run gets here (issue 11): slirp4netns found or not (a trial when it
+ * is), the mode of shell workers, the verification, builtin commands and agent CLIs, and the host
+ * loopback ports forwarded. A run on the host network can reach gaffer's API: a warning.
+ */
+function checkNetwork(config: GafferConfig, env: NodeJS.ProcessEnv, add: Add): void {
+  const slirp = slirp4netnsStatus();
+  const sandboxWorks = sandboxStatus().available;
+  const modes = Object.entries(describeNetworks(config, sandboxWorks)).map(([kind, mode]) => `${kind} ${mode}`).join(', ');
+  const { loopbackPorts = [], endpointPorts = [] } = networkSetupOf(config);
+  const forwarded = [
+    loopbackPorts.length > 0 ? `host loopback ports forwarded into every run: ${loopbackPorts.join(', ')}` : 'no host loopback port forwarded (network.loopback_ports)',
+    ...(endpointPorts.length > 0 ? [`into agent CLIs also the endpoints' ${endpointPorts.join(', ')}`] : []),
+  ].join('; ');
+  const found = slirp.path === null ? 'slirp4netns not found' : `${slirp.version ?? 'slirp4netns'} at ${slirp.path}`;
+  if (config.sandbox === 'off' || !sandboxWorks) {
+    add('network', 'warn', `${found}; every run has the host network (no sandbox), gaffer's API included: ${modes}`, config.sandbox === 'off' ? 'set sandbox: auto' : 'make the sandbox work (see the sandbox line)');
+    return;
+  }
+  if (slirp.path === null) {
+    const required = config.sandbox === 'required';
+    add('network', required ? 'fail' : 'warn', `${found}: runs that need outbound network ${required ? 'are refused (sandbox: required)' : 'get the host network, gaffer\'s API included'}: ${modes}; ${forwarded}`, 'install slirp4netns (apt-get install slirp4netns)');
+    return;
+  }
+  const trial = trialNetwork(env);
+  if (!trial.ok) add('network', 'fail', `${found}, but ${trial.detail}: ${modes}`, 'check that slirp4netns can join a network namespace here (slirp4netns --version; user namespaces), or set sandbox: off');
+  else add('network', 'ok', `${found}; ${trial.detail}; ${modes}; ${forwarded}`);
 }
 
 /** GET the endpoint's models route (3 s): reachable, key accepted, model listed. */

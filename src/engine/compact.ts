@@ -39,6 +39,8 @@ export interface CompactWorker {
   files_changed: string[];
   summary: string;
   sandboxed: boolean;
+  /** The network it had (`none`, `outbound`, `host`); null (left out) when it never started. */
+  network: RunnerReport['network'] | null;
   state?: string;
   why?: string;
   refusals?: RunnerReport['refusals'];
@@ -206,6 +208,7 @@ function compactWorker(a: AttemptRow, full: boolean): CompactWorker {
     files_changed: r?.filesChanged ?? [],
     summary: full ? cut(r?.summary ?? '', SUMMARY_CUT_FULL) : collapseRepeats(r?.summary ?? ''),
     sandboxed: r?.sandboxed ?? false,
+    network: r?.network ?? null,
   };
   const detection = r?.detection ?? (a.state as RunnerReport['detection']);
   if (detection) {

@@ -10,6 +10,7 @@ import { waitForChange } from './changed-watch.js';
 import { readTail, type JobSnapshots } from './job-files.js';
 import type { Runner } from '../runners/contract.js';
 import { getRunner, listRunnerKeys } from '../runners/index.js';
+import { NO_NETWORK, type SandboxNetwork } from '../runners/sandbox/network.js';
 import { describeRunners, type RunnerRow } from '../runners/table.js';
 import { ownProcessIdentity } from '../store/process-identity.js';
 import { Store, type JobEvent, type JobRow } from '../store/store.js';
@@ -42,6 +43,8 @@ export interface EngineOptions {
   timeouts?: { worker_s: number; verify_s: number };
   /** Config `verification.confirm_full_suite` (default true): a related-scope verification is confirmed by one full-suite run. */
   confirmFullSuite?: boolean;
+  /** The verification's network under the sandbox (`verificationNetwork(config)`); default `none`, nothing forwarded. */
+  verificationNetwork?: SandboxNetwork;
   /**
    * Start git through the small spawner process (see evidence/spawner.ts): for a long-lived
    * engine (a server, MCP) that runs many jobs; a one-shot command spawns directly. Default false.
@@ -108,6 +111,7 @@ export class Engine {
       dataDir: this.dataDir,
       workerCap,
       confirmFullSuite: opts.confirmFullSuite ?? true,
+      verificationNetwork: opts.verificationNetwork ?? NO_NETWORK,
     };
     this.#retention = opts.retentionJobs ?? 200;
     this.#defaultRunner = opts.defaultRunner ?? null;

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { JobStatus } from '../domain/status.js';
 import type { Runner } from '../runners/contract.js';
+import type { SandboxNetwork } from '../runners/sandbox/network.js';
 import type { JobEvent, JobPatch, JobRow, NewJobEvent, Store } from '../store/store.js';
 import type { JobBus } from './bus.js';
 import type { Semaphore } from './semaphore.js';
@@ -15,6 +16,8 @@ export interface EngineServices {
   workerCap: number;
   /** After a related-scope verification, run the full suite once on the final state (spec 03 "Scope"). */
   confirmFullSuite: boolean;
+  /** The verification's network under the sandbox (config `network.verification`, `loopback_ports`; spec 04). */
+  verificationNetwork: SandboxNetwork;
 }
 
 /** One job being run by this process. */

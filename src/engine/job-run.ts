@@ -162,6 +162,7 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
     changeSet,
     verification,
     sandbox: sandboxed,
+    network: ctx.services.verificationNetwork,
     signal: ctx.abort.signal,
     workDir: ctx.jobDir,
     processes: recordJobProcesses(ctx.services.store, ctx.id),
@@ -212,6 +213,7 @@ async function verifyOnce(
     cache: v.cache,
     signal: ctx.abort.signal,
     sandbox: v.sandbox,
+    network: ctx.services.verificationNetwork,
     // spec 07: recorded while they run, so a crash leaves nothing running that recovery cannot stop
     processes: recordJobProcesses(ctx.services.store, ctx.id),
   });

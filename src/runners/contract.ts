@@ -1,5 +1,6 @@
 import type { DetectedState, WorkerOutcome, WorkerRole, WorkerStatus } from '../domain/status.js';
 import type { LimitKind } from './process/limits.js';
+import type { NetworkMode } from './sandbox/network.js';
 
 /** A state a worker's output proved (spec 04 "Detected states"). */
 export interface StateDetection {
@@ -97,6 +98,8 @@ export interface RunnerReport {
   detection: StateDetection | null;
   refusals: Refusal[];
   sandboxed: boolean;
+  /** Which network the run had (sandbox/network.ts): `none`, `outbound` or `host`; absent when it never started. */
+  network?: NetworkMode;
   /** The limit (issue 11) that ended the worker, when one did: `stopReason` is then `process_limit`/`memory_limit`. */
   limit?: LimitKind;
   /**

@@ -4,6 +4,7 @@ import { CliRunner, type CliRunnerOptions } from './cli/cli-runner.js';
 import { CLI_PROFILES } from './cli/profiles.js';
 import type { Runner } from './contract.js';
 import { wrapWithSandbox, type SandboxPolicy } from './sandbox/bwrap.js';
+import { agentCliNetwork, builtinCommandNetwork, describeHostNetworkRefusal, NO_NETWORK, shellNetwork, type NetworkSetup, type SandboxNetwork } from './sandbox/network.js';
 import { probeSandbox } from './sandbox/probe.js';
 import { ShellRunner, type WrapCommand } from './shell/shell-runner.js';
 
@@ -11,6 +12,8 @@ import { ShellRunner, type WrapCommand } from './shell/shell-runner.js';
 export interface RunnerSetup {
   /** Config `sandbox`, default `auto`. */
   sandbox?: SandboxPolicy;
+  /** Config `network` (sandbox/network-config.ts): default shell workers and builtin commands `none`, agent CLIs `outbound`, nothing forwarded. */
+  network?: NetworkSetup;
   /** The builtin agent's endpoint and limits; default: `GAFFER_MODEL_*` from the environment at each run. */
   builtin?: BuiltinRunnerOptions;
   /** Agent CLIs by key (`cliRunnerOptions(config)`); absent = disabled (they refuse every run). */
@@ -19,11 +22,14 @@ export interface RunnerSetup {
 
 /** The runners of this build, set up for `setup`. */
 export function createRunners(setup: RunnerSetup = {}): Map<string, Runner> {
-  const wrapCommand = sandboxWrapper(setup.sandbox ?? 'auto');
+  const policy = setup.sandbox ?? 'auto';
+  const network = setup.network ?? {};
+  const wrapShell = sandboxWrapper(policy, shellNetwork(network));
+  const wrapBuiltin = sandboxWrapper(policy, builtinCommandNetwork(network));
   return new Map<string, Runner>([
-    ['shell', new ShellRunner(wrapCommand ? { wrapCommand } : {})],
-    ['builtin', new BuiltinRunner({ ...(wrapCommand ? { wrapCommand: builtinCommandWrapper(wrapCommand) } : {}), ...setup.builtin })],
-    ...[...CLI_PROFILES.values()].map((p): [string, Runner] => [p.key, new CliRunner(p, { sandbox: setup.sandbox ?? 'auto', ...setup.cli?.[p.key] })]),
+    ['shell', new ShellRunner(wrapShell ? { wrapCommand: wrapShell } : {})],
+    ['builtin', new BuiltinRunner({ ...(wrapBuiltin ? { wrapCommand: builtinCommandWrapper(wrapBuiltin) } : {}), ...setup.builtin })],
+    ...[...CLI_PROFILES.values()].map((p): [string, Runner] => [p.key, new CliRunner(p, { sandbox: policy, network: agentCliNetwork(network), ...setup.cli?.[p.key] })]),
   ]);
 }
 
@@ -38,18 +44,19 @@ function builtinCommandWrapper(wrap: WrapCommand): WrapBuiltinCommand {
 
 /**
  * The shell runner's sandbox seam for a policy (spec 04): `auto` wraps in bwrap where it works
- * and otherwise runs unsandboxed (the row says `sandboxed: false`); `required` refuses the worker
- * without it; `off` installs no wrapper.
+ * and otherwise runs unsandboxed (the row says `sandboxed: false`, `network: host`); `required`
+ * refuses the worker without it; `off` installs no wrapper. `network` is what each run gets.
  */
-export function sandboxWrapper(policy: SandboxPolicy): WrapCommand | undefined {
+export function sandboxWrapper(policy: SandboxPolicy, network: SandboxNetwork = NO_NETWORK): WrapCommand | undefined {
   if (policy === 'off') return undefined;
   return ({ shellCommand, workspace, instructionFile }) => {
-    const wrapped = wrapWithSandbox({ shellCommand, workspace, readable: instructionFile === undefined ? [] : [instructionFile] });
+    const wrapped = wrapWithSandbox({ shellCommand, workspace, readable: instructionFile === undefined ? [] : [instructionFile], network });
+    if (wrapped !== null && wrapped.network === 'host' && policy === 'required') return { argv: [], sandboxed: false, network: 'host', refused: describeHostNetworkRefusal() };
     if (wrapped !== null) return wrapped;
     if (policy === 'required') {
-      return { argv: [], sandboxed: false, refused: `the sandbox is required (config sandbox: required) but does not work here: ${probeSandbox().reason}` };
+      return { argv: [], sandboxed: false, network: 'host', refused: `the sandbox is required (config sandbox: required) but does not work here: ${probeSandbox().reason}` };
     }
-    return { argv: ['/bin/sh', '-c', shellCommand], sandboxed: false };
+    return { argv: ['/bin/sh', '-c', shellCommand], sandboxed: false, network: 'host' };
   };
 }
 

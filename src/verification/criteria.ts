@@ -5,6 +5,7 @@ import type { JobSpec } from '../domain/request.js';
 import type { CriteriaCheckJson, CriterionDetail, VerificationJson } from '../domain/result.js';
 import type { ChangeSet } from '../evidence/types.js';
 import { checkFile } from './outputs.js';
+import type { SandboxNetwork } from '../runners/sandbox/network.js';
 import { processHooksFor, runSuite, type SuiteProcessHooks } from './run-suite.js';
 
 /** A "PATH contains TEXT" file above this is not read (unchecked). */
@@ -28,6 +29,8 @@ export interface CriteriaInput {
   workspace: string;
   /** Run command criteria under the workers' sandbox (they ran sandboxed). */
   sandbox: boolean;
+  /** Their network in the sandbox, as the verification's; default `none`. */
+  network?: SandboxNetwork;
   /** Per command criterion. */
   timeoutS: number;
   signal: AbortSignal;
@@ -170,6 +173,7 @@ async function runCommand(command: string, input: CriteriaInput, index: number):
     signal: input.signal,
     logFile: join(input.workDir, `criterion-${index + 1}.log`),
     sandbox: input.sandbox,
+    ...(input.network ? { network: input.network } : {}),
     ...processHooksFor(input.processes, `criterion-${index + 1}`),
   });
   if (run.isCancelled) return { result: 'unchecked', why: 'the job was cancelled while it ran' };

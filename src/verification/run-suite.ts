@@ -4,6 +4,7 @@ import { describeLimitHit, type LimitKind } from '../runners/process/limits.js';
 import { runProcess } from '../runners/process/run-process.js';
 import { buildWorkerEnv } from '../runners/process/env.js';
 import { wrapWithSandbox } from '../runners/sandbox/bwrap.js';
+import type { SandboxNetwork } from '../runners/sandbox/network.js';
 import { LINKED_DEPENDENCY_DIRS } from './baseline.js';
 import { parseTestOutput } from './parsers/index.js';
 import { findSandboxRefusals } from './sandbox-refusals.js';
@@ -68,13 +69,15 @@ export interface SuiteInput {
   onExit?: (group: SpawnedGroup) => void;
   /** Run under the workers' sandbox (spec 03: the verification runs as sandboxed as they did); unsandboxed where none works. */
   sandbox?: boolean;
+  /** Its network in the sandbox (config `network.verification`, `loopback_ports`); default `none`. */
+  network?: SandboxNetwork;
 }
 
 /** Runs a test command through `sh -c` in `cwd` with comparable settings (spec 03) and parses its output. */
 export async function runSuite(input: SuiteInput): Promise<SuiteRun> {
   let landmarkSeen = false;
   const landmark = input.expectedOutput ?? null;
-  const wrapped = input.sandbox === true ? wrapWithSandbox({ shellCommand: input.command, workspace: input.cwd, ...linkedDependencyDirs(input.cwd) }) : null;
+  const wrapped = input.sandbox === true ? wrapWithSandbox({ shellCommand: input.command, workspace: input.cwd, ...linkedDependencyDirs(input.cwd), ...(input.network ? { network: input.network } : {}) }) : null;
   const result = await runProcess({
     ...(wrapped === null ? { shellCommand: input.command } : { argv: wrapped.argv }),
     cwd: input.cwd,

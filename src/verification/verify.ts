@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { VerifySpec } from '../domain/request.js';
 import type { VerificationJson } from '../domain/result.js';
 import type { ChangeSet, Snapshot } from '../evidence/types.js';
+import type { SandboxNetwork } from '../runners/sandbox/network.js';
 import { baselineKey, exportCheckpoint, whyNoBaseline } from './baseline.js';
 import type { DetectedCommand } from './detect.js';
 import { findHarnessChanges } from './harness.js';
@@ -48,6 +49,8 @@ export interface VerifyInput {
   env?: NodeJS.ProcessEnv;
   /** Run under the sandbox (true when the workers ran sandboxed). */
   sandbox?: boolean;
+  /** The network of every run under the sandbox (config `network.verification`); default `none`. */
+  network?: SandboxNetwork;
   /** Told of every run's process group (the verification, baseline, original tests, reruns) while it lives. */
   processes?: SuiteProcessHooks;
 }
@@ -88,6 +91,7 @@ export async function verifyWork(input: VerifyInput): Promise<VerificationJson> 
       expectedOutput: input.expectedOutput,
       ...(input.env ? { env: input.env } : {}),
       ...(input.sandbox ? { sandbox: true } : {}),
+      ...(input.network ? { network: input.network } : {}),
       ...processHooksFor(input.processes, log.replace(/\.log$/, '')),
     });
   const readingOf = (run: SuiteRun) => readRun(run, { kind, timeoutS: input.timeoutS, expectedOutput: input.expectedOutput });

@@ -75,7 +75,7 @@ describe('gaffer doctor', () => {
     expect(report.config.values.sandbox).toEqual({ value: 'auto', source: 'default' });
     expect(report.config.values['runners.claude.enabled']).toEqual({ value: false, source: 'default' });
     const names = report.checks.map((c) => c.name);
-    expect(names).toEqual(['config', 'node', 'git', 'data dir', 'sqlite', 'runner shell', 'runner builtin', 'runner claude', 'runner codex', 'runner gemini', 'runner qwen', 'runner opencode', 'sandbox', 'limits', 'secrets in env']);
+    expect(names).toEqual(['config', 'node', 'git', 'data dir', 'sqlite', 'runner shell', 'runner builtin', 'runner claude', 'runner codex', 'runner gemini', 'runner qwen', 'runner opencode', 'sandbox', 'network', 'limits', 'secrets in env']);
     for (const check of report.checks) {
       expect(Object.keys(check).sort()).toEqual(['detail', 'fix', 'name', 'status']);
       expect(['ok', 'warn', 'fail']).toContain(check.status);

@@ -30,7 +30,7 @@ describe('the sandbox probe', () => {
 });
 
 describe.skipIf(!probe.available)(`wrapWithSandbox${SKIP}`, () => {
-  it('builds the argv: read-only root, private /tmp before the binds, pid namespace, no capabilities, chdir to the workspace', () => {
+  it('builds the argv: read-only root, private /tmp before the binds, pid namespace, no capabilities, its own network namespace, chdir to the workspace', () => {
     const ws = tempDir();
     const wrapped = wrapWithSandbox({ shellCommand: 'echo hi', workspace: ws });
     expect(wrapped?.sandboxed).toBe(true);
@@ -41,12 +41,14 @@ describe.skipIf(!probe.available)(`wrapWithSandbox${SKIP}`, () => {
       expect(text).toContain(part);
     }
     expect(text.indexOf('--tmpfs /tmp')).toBeLessThan(text.indexOf(`--bind ${ws}`));
-    expect(argv).not.toContain('--unshare-net');
+    // issue 11: no route to the host's loopback (gaffer's API) unless a runner asks for more
+    expect(argv).toContain('--unshare-net');
+    expect(wrapped?.network).toBe('none');
     expect(argv).not.toContain('--new-session');
     expect(argv.slice(-4)).toEqual(['--', '/bin/sh', '-c', 'echo hi']);
   });
 
-  it('runs an argv as given, cuts the network when asked, binds extra writable dirs (created) and a TMPDIR in the data dir', () => {
+  it('runs an argv as given, without a network, binds extra writable dirs (created) and a TMPDIR in the data dir', () => {
     const ws = tempDir();
     const state = join(tempDir(), 'state', '.agent');
     const tmp = join(tempDir(), 'tmp');
@@ -55,7 +57,7 @@ describe.skipIf(!probe.available)(`wrapWithSandbox${SKIP}`, () => {
       workspace: ws,
       writable: [state],
       tmpDir: tmp,
-      network: false,
+      network: { mode: 'none' },
     });
     expect(wrapped?.argv).toContain('--unshare-net');
     const r = run(wrapped?.argv ?? []);

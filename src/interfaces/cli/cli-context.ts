@@ -7,6 +7,7 @@ import { Engine } from '../../engine/engine.js';
 import { createRunners, type RunnerSetup } from '../../runners/index.js';
 import { registerSecretValues } from '../../runners/process/env.js';
 import { runLimitsFromConfig, setRunLimits } from '../../runners/process/limits.js';
+import { networkSetupOf, verificationNetworkOf } from '../../runners/sandbox/network-config.js';
 import { readServerRecord } from '../http/serve.js';
 import { HttpApi, LocalApi, type CliApi } from './api.js';
 import { writeTo } from './safe-output.js';
@@ -91,7 +92,7 @@ export class CliContext {
     this.#engine ??= Engine.open({
       spawner: longLived,
       dataDir: this.dataDir,
-      runners: createRunners({ sandbox: config.sandbox, ...builtinSetup(config), cli: cliRunnerOptions(config) }),
+      runners: createRunners({ sandbox: config.sandbox, network: networkSetupOf(config), ...builtinSetup(config), cli: cliRunnerOptions(config) }),
       maxParallel: config.workers.max_parallel,
       specLint: config.spec_lint,
       retentionJobs: config.retention.jobs,
@@ -99,6 +100,7 @@ export class CliContext {
       defaultRunner: config.default_runner ?? (config.models[DEFAULT_ENDPOINT] ? 'builtin' : null),
       timeouts: config.timeouts,
       confirmFullSuite: config.verification.confirm_full_suite,
+      verificationNetwork: verificationNetworkOf(config),
       protect: { configFile: this.config.file, protectedPaths: config.protected_paths },
     });
     return this.#engine;

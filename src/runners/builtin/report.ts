@@ -77,6 +77,8 @@ export function buildReport(facts: LoopFacts, end: RunEnd, detection: StateDetec
     detection,
     refusals: [...facts.refusals.values()],
     sandboxed: facts.sandboxed,
+    // its commands run in a namespace of their own, without a network (gaffer itself calls the model)
+    network: facts.sandboxed ? 'none' : 'host',
   };
   if (end.kind === 'setup') return { ...base, outcome: 'expected_error', stopReason: 'not_started', error: end.error };
   const { cause, providerError, loopError } = end;

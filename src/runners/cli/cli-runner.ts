@@ -6,6 +6,7 @@ import type { Runner, RunnerInput, RunnerReport, StateDetection } from '../contr
 import { envForRunner, type Billing } from '../process/billing-env.js';
 import { runProcess, type ProcessResult } from '../process/run-process.js';
 import { wrapWithSandbox, type SandboxCommand, type SandboxedCommand, type SandboxPolicy } from '../sandbox/bwrap.js';
+import { agentCliNetwork, describeHostNetworkRefusal, loopbackPortOf, type NetworkMode, type SandboxNetwork } from '../sandbox/network.js';
 import { probeSandbox } from '../sandbox/probe.js';
 import { classifyOutput, formatSeconds, isSameDetection } from '../states.js';
 import { detectCli, type CliDetection } from './detect.js';
@@ -29,6 +30,8 @@ export interface CliRunnerOptions {
   endpoint?: CliEndpoint | null;
   /** Config `sandbox`, default `auto`. */
   sandbox?: SandboxPolicy;
+  /** Its network in the sandbox, default `outbound` (sandbox/network.ts); its own endpoint's loopback port is forwarded besides. */
+  network?: SandboxNetwork;
   /** The sandbox wrapper, default bubblewrap (runners/sandbox/bwrap.ts). */
   wrap?: (cmd: SandboxCommand) => SandboxedCommand | null;
   /** The outermost prefix of what is spawned (tests: a loopback-only network namespace). */
@@ -130,10 +133,12 @@ export class CliRunner implements Runner {
     if (input.sandbox && policy !== 'off') {
       const wrap = this.#opts.wrap ?? wrapWithSandbox;
       const inside = args.map((a) => profile.ownSandboxOff?.[a] ?? a);
-      wrapped = wrap({ argv: commandLine(found.path, inside, inv.promptOnStdin), workspace: input.workspace, writable: inv.stateDirs, readable: [input.instructionFile], tmpDir, home: null, programs: [found.path] });
+      const network = this.#network();
+      wrapped = wrap({ argv: commandLine(found.path, inside, inv.promptOnStdin), workspace: input.workspace, writable: inv.stateDirs, readable: [input.instructionFile], tmpDir, home: null, programs: [found.path], network });
       if (wrapped === null && policy === 'required') {
         return refused('sandbox_unavailable', `the sandbox is required (config sandbox: required) but does not work here: ${probeSandbox().reason}`);
       }
+      if (wrapped?.network === 'host' && policy === 'required') return refused('sandbox_unavailable', describeHostNetworkRefusal());
       if (wrapped !== null) args = inside;
     }
     const argv = wrapped?.argv ?? commandLine(found.path, args, inv.promptOnStdin);
@@ -166,7 +171,14 @@ export class CliRunner implements Runner {
       parse.apiStatus = 429;
       parse.rateLimited = true;
     }
-    return toReport(result, parse, { timeoutMs: input.timeoutMs, model: input.model, detection, sandboxed: wrapped !== null });
+    return toReport(result, parse, { timeoutMs: input.timeoutMs, model: input.model, detection, sandboxed: wrapped !== null, network: wrapped?.network ?? 'host' });
+  }
+
+  /** Outbound with the host's loopback cut; the configured ports and its own endpoint's loopback port forwarded (a CLI pointed at a local server reaches it). */
+  #network(): SandboxNetwork {
+    const base = this.#opts.network ?? agentCliNetwork({});
+    const own = this.#opts.endpoint ? loopbackPortOf(this.#opts.endpoint.url) : null;
+    return own === null ? base : { ...base, loopbackPorts: [...(base.loopbackPorts ?? []), own] };
   }
 }
 
@@ -192,7 +204,7 @@ function lastLine(text: string): string {
 export function toReport(
   result: ProcessResult,
   parse: CliParse,
-  ctx: { timeoutMs: number; model: string | null; detection: StateDetection | null; sandboxed: boolean },
+  ctx: { timeoutMs: number; model: string | null; detection: StateDetection | null; sandboxed: boolean; network?: NetworkMode },
 ): RunnerReport {
   const base: RunnerReport = {
     ...baseReport(result),
@@ -207,6 +219,7 @@ export function toReport(
     modelServed: parse.model,
     detection: ctx.detection,
     sandboxed: ctx.sandboxed,
+    ...(ctx.network === undefined ? {} : { network: ctx.network }),
   };
   if (result.cause !== null && !result.isCancelled) return { ...base, stopReason: 'spawn_failed', error: result.cause };
   if (result.isCancelled) return { ...base, status: 'cancelled', outcome: 'cancelled', stopReason: 'cancelled' };

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { choosePrivateHome, listKeptHomePaths, buildPrivateHomeArgs } from './home.js';
 import { buildSecretMaskArgs } from './masks.js';
+import { NO_NETWORK, planNetwork, type NetworkMode, type SandboxNetwork } from './network.js';
 import { BASE_FLAGS, probeSandbox } from './probe.js';
 import { listProgramDirs, realPath } from './visible.js';
 
@@ -20,8 +21,8 @@ export interface SandboxCommand {
   readable?: string[];
   /** A writable TMPDIR inside gaffer's data dir; default: the private /tmp. */
   tmpDir?: string;
-  /** False cuts the network (`--unshare-net`); default on — agents need their model API. */
-  network?: boolean;
+  /** The run's network (network.ts); default `none`: a loopback of its own, no route to the host's (nor to gaffer's API). */
+  network?: SandboxNetwork;
   /** Programs the command runs besides its first element (an agent CLI behind `sh -c 'exec "$0"'`): kept visible like it. */
   programs?: string[];
   /**
@@ -35,6 +36,8 @@ export interface SandboxCommand {
 export interface SandboxedCommand {
   argv: string[];
   sandboxed: true;
+  /** The network it gets: `host` only where `outbound` was asked and slirp4netns is missing. */
+  network: NetworkMode;
 }
 
 /** `gaffer doctor`'s and the runner table's view of the sandbox. */
@@ -90,9 +93,9 @@ export function wrapWithSandbox(cmd: SandboxCommand): SandboxedCommand | null {
     argv.push('--bind-try', real, real);
   }
   argv.push(...buildSecretMaskArgs(home, cmd));
-  if (cmd.network === false) argv.push('--unshare-net');
-  argv.push('--setenv', 'TMPDIR', tmp, '--chdir', workspace, '--', ...inner);
-  return { argv, sandboxed: true };
+  const net = planNetwork(cmd.network ?? NO_NETWORK, inner, { userns: probe.flags.includes('--unshare-user') });
+  argv.push(...net.bwrapArgs, '--setenv', 'TMPDIR', tmp, '--chdir', workspace, '--', ...net.inner);
+  return { argv: net.outer(argv), sandboxed: true, network: net.mode };
 }
 
 function ensureDir(dir: string): string {

@@ -61,6 +61,26 @@ export function trialProgramInSandbox(program: string, args: string[], env: Node
   }
 }
 
+/**
+ * Runs one `outbound` run as agent CLIs get it (`gaffer doctor`): slirp4netns attached before the
+ * command starts (tap0 up), and the host's loopback not reachable behind 10.0.2.2. Call only where
+ * the sandbox works and slirp4netns is installed.
+ */
+export function trialNetwork(env: NodeJS.ProcessEnv = process.env): SandboxTrial {
+  const workspace = mkdtempSync(join(tmpdir(), 'gaffer-sandbox-trial-'));
+  try {
+    const wrapped = wrapWithSandbox({ shellCommand: 'grep -q "tap0:" /proc/net/dev || { echo "no tap0 inside" >&2; exit 3; }', workspace, network: { mode: 'outbound' } });
+    if (wrapped === null) return { ok: false, detail: 'bwrap does not work here' };
+    if (wrapped.network !== 'outbound') return { ok: false, detail: 'slirp4netns is not installed' };
+    const [file, ...rest] = wrapped.argv;
+    const run = spawnSync(file as string, rest, { encoding: 'utf8', timeout: TRIAL_TIMEOUT_MS, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (run.status === 0) return { ok: true, detail: 'a trial run had its own tap0 through slirp4netns before it started' };
+    return { ok: false, detail: `a trial run with outbound network failed: ${run.error?.message ?? (run.stderr.trim().split('\n').at(-1) || `exit ${run.status ?? run.signal}`)}` };
+  } finally {
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
 function removeQuietly(path: string | null): void {
   if (path === null) return;
   try {

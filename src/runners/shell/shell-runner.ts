@@ -5,6 +5,7 @@ import { buildWorkerEnv } from '../process/env.js';
 import { runProcess, type ProcessResult } from '../process/run-process.js';
 import { classifyOutput, detectIdlePrompt, formatSeconds, isSameDetection } from '../states.js';
 import { blankReport, limitEnd, processFacts } from '../report.js';
+import type { NetworkMode } from '../sandbox/network.js';
 import { probeSandbox } from '../sandbox/probe.js';
 
 /** What actually gets spawned for a shell worker. */
@@ -13,6 +14,8 @@ export interface WrappedCommand {
   argv: string[];
   /** True when this argv runs inside a sandbox. */
   sandboxed: boolean;
+  /** The network it runs with (sandbox/network.ts); absent: the host's. */
+  network?: NetworkMode;
   /** Set when the worker must not run at all (config `sandbox: required` without a sandbox): why. */
   refused?: string;
 }
@@ -106,7 +109,7 @@ export class ShellRunner implements Runner {
     });
     if (idleTimer !== null) clearTimeout(idleTimer);
     report(classifyOutput(result.tail, { exitCode: result.exitCode }));
-    return toReport(result, input.timeoutMs, detection, wrapped?.sandboxed ?? false);
+    return { ...toReport(result, input.timeoutMs, detection, wrapped?.sandboxed ?? false), network: wrapped?.network ?? 'host' };
   }
 }
 

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../../src/engine/engine.js';
 import { CliRunner } from '../../../src/runners/cli/cli-runner.js';
 import { getCliProfile } from '../../../src/runners/cli/profiles.js';
+import { slirp4netnsStatus } from '../../../src/runners/sandbox/network.js';
 import { probeSandbox } from '../../../src/runners/sandbox/probe.js';
 import { makeWorkspace, tempDir } from '../../helpers/temp.js';
 import { AGENTS_BIN, agentBinary, offlineSkipReason, startOfflineServer, type OfflineServer } from './harness.js';
@@ -81,6 +82,8 @@ for (const scenario of Object.values(SCENARIOS)) {
       expect(report.makesClaims).toBe(false);
       // bubblewrap where it works here (nested inside the test's network namespace)
       expect(report.sandboxed).toBe(probeSandbox().available);
+      // issue 11: outbound with the host's loopback cut, its endpoint's port relayed in (slirp4netns runs in the test's namespace)
+      expect(report.network).toBe(probeSandbox().available && slirp4netnsStatus().path !== null ? 'outbound' : 'host');
       expect(report.summary).toContain('Wrote hello.txt.');
       // opencode and codex never say which model served (spec 04); the others must, and it must attest
       if (scenario.key === 'opencode' || scenario.key === 'codex') expect(report.modelServed).toBeNull();

@@ -4,6 +4,7 @@ import { VERSION } from '../../../version.js';
 import { secretPath } from '../../../config/local-secret.js';
 import { startServer } from '../../http/serve.js';
 import { createMcpServer } from '../../mcp/server.js';
+import { vetServerPort } from '../../../runners/sandbox/network-config.js';
 import type { CliContext } from '../cli-context.js';
 
 /** A shutdown must finish within 30 s (spec 02): past that the process exits anyway. */
@@ -13,8 +14,16 @@ export const SHUTDOWN_LIMIT_MS = 30_000;
 export async function serveCommand(cli: CliContext, flags: { host?: string; port?: string }): Promise<number> {
   const port = flags.port === undefined ? 7070 : Number(flags.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new GafferError('invalid_request', `--port must be 0..65535, got ${JSON.stringify(flags.port)}`, 'port');
+  // issue 11: a port forwarded into sandboxes must never be gaffer's own (an OS-chosen one is known once bound)
+  if (port !== 0) vetServerPort(cli.config.config, port);
   const engine = await cli.engine(true);
   const server = await startServer({ engine, host: flags.host ?? '127.0.0.1', port, tokens: cli.config.config.tokens, version: VERSION, maxBodyBytes: cli.config.config.server.max_body_bytes });
+  try {
+    vetServerPort(cli.config.config, Number(new URL(server.url).port));
+  } catch (err) {
+    await server.close();
+    throw err;
+  }
   cli.err(`gaffer: serving ${server.url} (data dir ${cli.dataDir}); MCP at ${server.url}/mcp`);
   cli.err(`gaffer: the board: ${server.loginUrl} (the login works once; \`gaffer login\` prints a new one)`);
   cli.err(`gaffer: the API needs a credential: the gaffer CLI on this machine sends ${secretPath(cli.dataDir)} by itself`);

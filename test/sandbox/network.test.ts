@@ -6,9 +6,9 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createRunners, sandboxWrapper } from '../../src/runners/index.js';
 import { runProcess, type ProcessResult } from '../../src/runners/process/run-process.js';
 import { wrapWithSandbox, type SandboxCommand } from '../../src/runners/sandbox/bwrap.js';
-import { hasOnlyLoopbackNameservers, loopbackPortOf, slirp4netnsStatus, type SandboxNetwork } from '../../src/runners/sandbox/network.js';
+import { hasOnlyLoopbackNameservers, loopbackPortOf, planNetwork, slirp4netnsStatus, type SandboxNetwork } from '../../src/runners/sandbox/network.js';
 import { describeNetworks, networkSetupOf, verificationNetworkOf, vetServerPort } from '../../src/runners/sandbox/network-config.js';
-import { probeSandbox } from '../../src/runners/sandbox/probe.js';
+import { BASE_FLAGS, probeSandbox } from '../../src/runners/sandbox/probe.js';
 import { runSuite } from '../../src/verification/run-suite.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { runDoctor } from '../../src/config/doctor.js';
@@ -214,6 +214,18 @@ describe.skipIf(SKIP_SLIRP !== '')(`network outbound (slirp4netns)${SKIP_SLIRP}`
     expect(r.signal).toBe('SIGTERM');
   });
 
+  it('works unprivileged too: bwrap in a user namespace of its own, slirp4netns joining it', async () => {
+    const port = await startHostServer('userns');
+    const inner = ['/bin/sh', '-c', `ip -4 -o addr show tap0 && ${connect('127.0.0.1', port)}`];
+    const plan = planNetwork({ mode: 'outbound', loopbackPorts: [port] }, inner, { userns: true });
+    const argv = plan.outer([probe.binary ?? 'bwrap', '--unshare-user', ...BASE_FLAGS, ...plan.bwrapArgs, '--', ...plan.inner]);
+    expect(argv).toContain('--userns');
+    const r = await run(argv);
+    expect(r.exitCode, r.tail).toBe(0);
+    expect(r.tail).toMatch(/tap0\s+inet 10\.0\.2\.100\//);
+    expect(r.tail).toContain('hello userns');
+  });
+
   it('gaffer doctor says slirp4netns was found, its trial worked, and the network of each kind of run', async () => {
     const report = await runDoctor({ dataDir: join(tempDir('gaffer-doctor-data-'), 'data'), env: { ...process.env, GAFFER_CONFIG: '' } });
     const check = report.checks.find((c) => c.name === 'network');
@@ -283,6 +295,27 @@ describe.skipIf(!probe.available)(`the attack of issue 11: a sandboxed worker dr
     expect(existsSync(join(outside, 'pwned'))).toBe(false);
     await call(url, 'POST', `/api/jobs/${victim.json.id}/cancel`);
     await settle(url, victim.json.id);
+  });
+
+  it('config network.loopback_ports reaches a worker and the verification of a real gaffer serve, and no other host port does', async () => {
+    const db = await startHostServer('database');
+    const other = await startHostServer('other');
+    const data = join(tempDir(), 'data');
+    mkdirSync(data, { recursive: true });
+    writeFileSync(join(data, 'gaffer.config.json'), JSON.stringify({ network: { loopback_ports: [db] } }));
+    const { url } = await startServe(data);
+    const posted = await call(url, 'POST', '/api/jobs', {
+      workspace: makeWorkspace({ 'c.txt': 'c\n' }),
+      timeout_s: 60,
+      verify: `${connect('127.0.0.1', db)} | grep -qx 'hello database'`,
+      tasks: [{ name: 'client', instruction: 'use the database', command: `${connect('127.0.0.1', db)}; ${connect('127.0.0.1', other)}; exit 0` }],
+    });
+    expect(posted.status, posted.text).toBe(202);
+    const job = await settle(url, posted.json.id);
+    expect(job.result.workers[0]).toMatchObject({ sandboxed: true, network: 'none', status: 'done' });
+    const log = (await call(url, 'GET', `/api/jobs/${posted.json.id}/workers/client/log`)).text;
+    expect(log).toContain('hello database\nfailed ECONNREFUSED');
+    expect(job.result.verification).toMatchObject({ ran: true, ok: true });
   });
 
   it('gaffer serve refuses a port the config forwards into sandboxes', async () => {

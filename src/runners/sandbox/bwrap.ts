@@ -58,8 +58,9 @@ export function sandboxStatus(): SandboxStatus {
  * read-write, a private /tmp that TMPDIR points into, a private HOME whose writes are discarded
  * (home.ts; nyc, npm's and pip's caches write there), fresh /dev and /proc, a private pid
  * namespace that dies with bwrap, no capabilities (as root in a container bwrap would otherwise
- * keep them, and a root with CAP_SYS_ADMIN could remount / read-write). Null when bwrap does
- * not work here.
+ * keep them, and a root with CAP_SYS_ADMIN could remount / read-write), a network namespace of
+ * its own (network.ts: `none` unless asked; never a route to the host's loopback, where gaffer's
+ * API listens). Null when bwrap does not work here.
  *
  * No `--new-session`: the worker is already the leader of its own session without a terminal
  * (spawned detached, stdin on /dev/null), and staying in bwrap's process group is what lets the

@@ -53,7 +53,7 @@ function fail(message, code = NETWORK_FAILED) {
 }
 
 /** Joins two sockets both ways, half-closes passed on; either one failing ends both. */
-function join2(a, b) {
+function pipeBoth(a, b) {
   a.pipe(b);
   b.pipe(a);
   const end = () => {
@@ -72,7 +72,7 @@ function relayServer(connectOut) {
     client.on('error', () => client.destroy());
     connectOut((upstream) => {
       if (upstream === null) return client.destroy();
-      join2(client, upstream);
+      pipeBoth(client, upstream);
       client.resume();
     });
   });
@@ -118,8 +118,8 @@ function endLike(code, signal, cleanup) {
   if (signal !== null) {
     for (const s of FORWARDED_SIGNALS) process.removeAllListeners(s);
     process.kill(process.pid, signal);
-    // a signal that does not end this process (one it ignores) still must not read as success
-    setTimeout(() => process.exit(128 + (constants.signals[signal] ?? 15)), 100).unref();
+    // a signal node ignores (SIGPIPE) does not end this process, and still must not read as success
+    setTimeout(() => process.exit(128 + (constants.signals[signal] ?? 15)), 100);
     return;
   }
   process.exit(code ?? 1);
@@ -177,19 +177,18 @@ async function runOutside(opts) {
   const bwrap = spawn(opts.command[0], opts.command.slice(1), { stdio: withSlirp ? ['inherit', 'inherit', 'inherit', 'pipe', 'pipe'] : 'inherit' });
   forwardSignals(bwrap);
   let slirp = null;
-  const cleanup = () => removeSockets();
   bwrap.once('error', (error) => {
     removeSockets();
     fail(`cannot start ${opts.command[0]}: ${error.message}`, error.code === 'ENOENT' ? 127 : 126);
   });
   bwrap.once('exit', (code, signal) => {
-    if (slirp === null) return endLike(code, signal, cleanup);
+    if (slirp === null) return endLike(code, signal, removeSockets);
     // closing its exit fd ends slirp4netns; wait for it so nothing of the run outlives the leader
     slirp.stdio[4]?.destroy();
     const timer = setTimeout(() => slirp.kill('SIGKILL'), SLIRP_EXIT_MS);
     const done = () => {
       clearTimeout(timer);
-      endLike(code, signal, cleanup);
+      endLike(code, signal, removeSockets);
     };
     if (slirp.exitCode !== null || slirp.signalCode !== null) done();
     else slirp.once('exit', done);

@@ -13,6 +13,8 @@ import { runSuite } from '../../src/verification/run-suite.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { runDoctor } from '../../src/config/doctor.js';
 import { secretOf } from '../helpers/credential.js';
+import { builtinInput } from '../runners/builtin/helpers.js';
+import { startModelServer } from '../support/model-server/index.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { call, eventually, gaffer, startServe } from '../reliability/helpers.js';
 
@@ -158,6 +160,23 @@ describe.skipIf(!probe.available)(`network none (the default)${SKIP}`, () => {
   });
 });
 
+describe.skipIf(!probe.available)(`the builtin agent's commands${SKIP}`, () => {
+  it('run with network none: a command cannot reach the host\'s loopback while gaffer itself talks to the model there', async () => {
+    const server = await startModelServer();
+    try {
+      const port = Number(new URL(server.url).port);
+      server.script([{ toolCalls: [{ name: 'run_command', args: { command: connect('127.0.0.1', port) } }] }, { text: 'Tried.\nFiles changed:\n(none)' }]);
+      const builtin = createRunners({ sandbox: 'auto', builtin: { endpoint: { api: 'openai-compatible', url: `${server.url}/v1`, key: 'sk-test', model: 'qwen3:8b' } } }).get('builtin');
+      const data = tempDir();
+      const report = await builtin?.run(builtinInput(tempDir(), data, { sandbox: true }));
+      expect(report).toMatchObject({ status: 'done', sandboxed: true, network: 'none' });
+      expect(server.requests[1]?.toolResults[0]?.output).toContain('failed ECONNREFUSED');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe.skipIf(SKIP_SLIRP !== '')(`network outbound (slirp4netns)${SKIP_SLIRP}`, () => {
   afterEach(() => {
     slirp4netnsStatus({ refresh: true });
@@ -244,6 +263,12 @@ describe.skipIf(SKIP_SLIRP !== '')(`network outbound (slirp4netns)${SKIP_SLIRP}`
     const refused = shell?.({ shellCommand: 'true', workspace: tempDir(), env: {} });
     expect(refused?.refused).toMatch(/sandbox: required.*slirp4netns is not installed.*apt-get install slirp4netns/);
     expect(sandboxWrapper('auto', { mode: 'outbound' })?.({ shellCommand: 'true', workspace: tempDir(), env: {} })).toMatchObject({ sandboxed: true, network: 'host' });
+    const report = await runDoctor({ dataDir: join(tempDir('gaffer-doctor-data-'), 'data'), env: { ...process.env, GAFFER_CONFIG: '' } });
+    expect(report.checks.find((c) => c.name === 'network')).toMatchObject({
+      status: 'warn',
+      detail: expect.stringContaining('slirp4netns not found: runs that need outbound network get the host network, gaffer\'s API included: shell none, verification none, builtin none, agent CLIs host'),
+      fix: 'install slirp4netns (apt-get install slirp4netns)',
+    });
   });
 });
 

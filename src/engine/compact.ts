@@ -39,7 +39,10 @@ export interface CompactWorker {
   files_changed: string[];
   summary: string;
   sandboxed: boolean;
-  /** The network it had (`none`, `outbound`, `host`); null (left out) when it never started. */
+  /**
+   * The network it had (`outbound`, `host`; `none` — a loopback of its own — is left out of the
+   * compact answer as the nothing-happened value, shown with `?full=1`); null when it never started.
+   */
   network: RunnerReport['network'] | null;
   state?: string;
   why?: string;
@@ -208,7 +211,7 @@ function compactWorker(a: AttemptRow, full: boolean): CompactWorker {
     files_changed: r?.filesChanged ?? [],
     summary: full ? cut(r?.summary ?? '', SUMMARY_CUT_FULL) : collapseRepeats(r?.summary ?? ''),
     sandboxed: r?.sandboxed ?? false,
-    network: r?.network ?? null,
+    network: r?.network === 'none' && !full ? null : (r?.network ?? null),
   };
   const detection = r?.detection ?? (a.state as RunnerReport['detection']);
   if (detection) {

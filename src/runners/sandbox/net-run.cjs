@@ -15,7 +15,7 @@
 // It never leaves the run's process group (the engine kills the group; bwrap's
 // --die-with-parent ends the sandbox when this process dies).
 const { spawn } = require('node:child_process');
-const { mkdirSync, rmSync, writeFileSync } = require('node:fs');
+const { mkdirSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
 const net = require('node:net');
 const { constants } = require('node:os');
 const { join } = require('node:path');
@@ -196,6 +196,7 @@ async function runOutside(opts) {
   if (withSlirp) {
     try {
       const pid = await readChildPid(bwrap.stdio[3]);
+      await waitForOwnLoopback(pid);
       slirp = await startSlirp(opts, pid);
       // the command was held by --block-fd until now: it never starts before its network
       bwrap.stdio[4].end('1');
@@ -205,6 +206,24 @@ async function runOutside(opts) {
       removeSockets();
       fail(`cannot give the sandbox its outbound network: ${error.message}`);
     }
+  }
+}
+
+/**
+ * Waits until bwrap's child has brought up the namespace's loopback (127.0.0.1 is a local route
+ * once its address is on and the link is up). slirp4netns configuring the namespace at the same
+ * moment made bwrap's own netlink request fail about once in 300 runs under load ("bwrap:
+ * loopback: Failed RTM_NEWADDR"). Past the bound, slirp4netns is started anyway.
+ */
+async function waitForOwnLoopback(pid) {
+  const until = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < until) {
+    try {
+      if (readFileSync(`/proc/${pid}/net/fib_trie`, 'utf8').includes('127.0.0.1')) return;
+    } catch {
+      return; // gone (bwrap failed: its exit says why) or not readable here: nothing to wait for
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2));
   }
 }
 

@@ -53,7 +53,12 @@ async function run(argv: string[], timeoutMs = RUN_MS): Promise<ProcessResult> {
   return runProcess({ argv, cwd: tempDir(), env: process.env, timeoutMs });
 }
 
-const netDirs = () => readdirSync('/tmp').filter((e) => e.startsWith('gaffer-net-'));
+/** The relay socket folder of this run (its launcher's --socket-dir): other tests' runs make their own meanwhile. */
+const socketDirOf = (argv: string[]): string => {
+  const dir = argv[argv.indexOf('--socket-dir') + 1];
+  expect(dir, 'the run has a relay socket folder').toMatch(/gaffer-net-/);
+  return dir as string;
+};
 
 describe('what a sandboxed run reaches', () => {
   it('knows a loopback URL\'s port, and a resolv.conf that names only loopback resolvers', () => {
@@ -111,15 +116,15 @@ describe.skipIf(!probe.available)(`network none (the default)${SKIP}`, () => {
   it('with loopbackPorts reaches exactly those host ports at 127.0.0.1 and no other; the relay sockets are gone after', async () => {
     const allowed = await startHostServer('allowed');
     const other = await startHostServer('other');
-    const before = netDirs();
     const wrapped = wrap(`${connect('127.0.0.1', allowed)}; ${connect('127.0.0.1', other)}; exit 7`, { mode: 'none', loopbackPorts: [allowed] });
+    const socketDir = socketDirOf(wrapped.argv);
     expect(wrapped.network).toBe('none');
     const r = await run(wrapped.argv);
     expect(r.tail.trim().split('\n')).toEqual(['hello allowed', 'failed ECONNREFUSED']);
     // the launcher passes the command's exit code through
     expect(r.exitCode).toBe(7);
     expect(r.isGroupGone).toBe(true);
-    expect(netDirs()).toEqual(before);
+    expect(existsSync(socketDir)).toBe(false);
   });
 
   it('a forwarded port whose host service is down reads as a closed connection, not a hang', async () => {
@@ -212,14 +217,14 @@ describe.skipIf(SKIP_SLIRP !== '')(`network outbound (slirp4netns)${SKIP_SLIRP}`
 
   it('stays in the run\'s process group: a timeout ends the launcher, bwrap and slirp4netns, and the relay sockets go', async () => {
     const port = await startHostServer('x');
-    const before = netDirs();
     const mark = `gaffer-net-wait-${process.pid}-${Date.now()}`;
     const wrapped = wrap(`sleep 60 # ${mark}`, { mode: 'outbound', loopbackPorts: [port] });
+    const socketDir = socketDirOf(wrapped.argv);
     const r = await run(wrapped.argv, 1_500);
     expect(r.timedOut).toBe(true);
     expect(r.isGroupGone).toBe(true);
     expect(listGroupMembers(r.pgid ?? -1)).toEqual([]);
-    expect(netDirs()).toEqual(before);
+    expect(existsSync(socketDir)).toBe(false);
   });
 
   it('passes a signal that ended bwrap through as the same signal', async () => {

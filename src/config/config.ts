@@ -224,7 +224,10 @@ function applyEnv(config: GafferConfig, env: NodeJS.ProcessEnv, set: Setter, sou
 
 /** Every dotted key of the effective config that has a source. */
 function allKeys(config: GafferConfig): string[] {
-  const keys = ['workers.max_parallel', 'spec_lint', 'tokens', 'retention.jobs', 'default_runner', 'sandbox', 'timeouts.worker_s', 'timeouts.verify_s', 'verification.confirm_full_suite', 'server.max_body_bytes'];
+  const keys = [
+    'workers.max_parallel', 'spec_lint', 'tokens', 'retention.jobs', 'default_runner', 'sandbox', 'timeouts.worker_s', 'timeouts.verify_s', 'verification.confirm_full_suite', 'server.max_body_bytes',
+    'network.shell', 'network.verification', 'network.loopback_ports', 'limits.processes', 'limits.memory_mb', 'limits.cpu_weight', 'env.pass', 'protected_paths',
+  ];
   for (const name of Object.keys(config.models)) keys.push(...['url', 'api', 'model', 'key'].map((p) => `models.${name}.${p}`));
   for (const key of CONFIG_RUNNER_KEYS) keys.push(`runners.${key}.enabled`, `runners.${key}.billing`, `runners.${key}.home`);
   return keys;

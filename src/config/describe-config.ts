@@ -24,12 +24,22 @@ export function describeConfig(loaded: LoadedConfig): ShownConfig {
   show('workers.max_parallel', config.workers.max_parallel);
   show('spec_lint', config.spec_lint);
   const owners = [...new Set(Object.values(config.tokens))].sort();
-  show('tokens', owners.length === 0 ? 'none (single user, loopback only)' : `${Object.keys(config.tokens).length} set (owners: ${owners.join(', ')})`);
+  show('tokens', owners.length === 0 ? 'none (single user: the data dir\'s secret, loopback only)' : `${Object.keys(config.tokens).length} set (owners: ${owners.join(', ')})`);
   show('retention.jobs', config.retention.jobs);
   show('default_runner', config.default_runner);
   show('sandbox', config.sandbox);
   show('timeouts.worker_s', config.timeouts.worker_s);
   show('timeouts.verify_s', config.timeouts.verify_s);
+  show('verification.confirm_full_suite', config.verification.confirm_full_suite);
+  show('server.max_body_bytes', config.server.max_body_bytes);
+  show('network.shell', config.network.shell ? 'outbound' : 'none');
+  show('network.verification', config.network.verification ? 'outbound' : 'none');
+  show('network.loopback_ports', config.network.loopback_ports.length === 0 ? 'none' : config.network.loopback_ports.join(', '));
+  show('limits.processes', config.limits.processes);
+  show('limits.memory_mb', config.limits.memory_mb);
+  show('limits.cpu_weight', config.limits.cpu_weight);
+  show('env.pass', config.env.pass.length === 0 ? 'none' : config.env.pass.join(', '));
+  show('protected_paths', config.protected_paths.length === 0 ? 'none' : config.protected_paths.join(', '));
   for (const [name, e] of Object.entries(config.models)) {
     show(`models.${name}.url`, redactUrl(e.url));
     show(`models.${name}.api`, e.api);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SPEC_LINT_MODES, type SpecLintMode } from '../domain/spec-lint.js';
-import { BILLINGS } from '../runners/process/billing-env.js';
-import { SANDBOX_POLICIES, type SandboxPolicy } from '../runners/sandbox/bwrap.js';
+import { BILLINGS } from '../platform/process/billing-env.js';
+import { SANDBOX_POLICIES, type SandboxPolicy } from '../platform/sandbox/bwrap.js';
 
 /** The agent CLIs of spec 04: off until enabled in config, because they run third-party binaries. */
 export const AGENT_CLI_KEYS = ['claude', 'codex', 'gemini', 'qwen', 'opencode'] as const;
@@ -11,7 +11,7 @@ export type AgentCliKey = (typeof AGENT_CLI_KEYS)[number];
 export const CONFIG_RUNNER_KEYS = ['shell', 'builtin', ...AGENT_CLI_KEYS] as const;
 export type ConfigRunnerKey = (typeof CONFIG_RUNNER_KEYS)[number];
 
-export { BILLINGS, type Billing } from '../runners/process/billing-env.js';
+export { BILLINGS, type Billing } from '../platform/process/billing-env.js';
 
 /** The wire API of a model endpoint (the names the builtin agent takes). */
 export const ENDPOINT_APIS = ['openai-compatible', 'anthropic'] as const;

@@ -5,7 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { GafferError } from '../domain/errors.js';
 import { knownKeysAt, suggestKeys } from '../domain/nearest-key.js';
 import { SPEC_LINT_MODES, type SpecLintMode } from '../domain/spec-lint.js';
-import { SANDBOX_POLICIES, type SandboxPolicy } from '../runners/sandbox/bwrap.js';
+import { SANDBOX_POLICIES, type SandboxPolicy } from '../platform/sandbox/bwrap.js';
 import {
   AGENT_CLI_KEYS,
   configFileSchema,

@@ -5,14 +5,15 @@ import { GafferError } from '../domain/errors.js';
 import { describeVerify, LIMITS, parseJobRequest, type JobSpec } from '../domain/request.js';
 import { lintJob, type LintReport, type SpecLintMode } from '../domain/spec-lint.js';
 import { isFinalStatus, JOB_STATUSES } from '../domain/status.js';
-import { fileDiff, pruneSnapshots, useSpawner } from '../evidence/index.js';
+import { fileDiff, pruneSnapshots } from '../evidence/index.js';
+import { useSpawner } from '../platform/spawner/spawner.js';
 import { waitForChange } from './changed-watch.js';
 import { readTail, type JobSnapshots } from './job-files.js';
 import type { Runner } from '../runners/contract.js';
 import { getRunner, listRunnerKeys } from '../runners/index.js';
-import { NO_NETWORK, type SandboxNetwork } from '../runners/sandbox/network.js';
+import { NO_NETWORK, type SandboxNetwork } from '../platform/sandbox/network.js';
 import { describeRunners, type RunnerRow } from '../runners/table.js';
-import { ownProcessIdentity } from '../store/process-identity.js';
+import { ownProcessIdentity } from '../platform/process/process-identity.js';
 import { Store, type JobEvent, type JobRow } from '../store/store.js';
 import { JobBus } from './bus.js';
 import { epochS, monotonicMs } from './clock.js';
@@ -46,7 +47,7 @@ export interface EngineOptions {
   /** The verification's network under the sandbox (`verificationNetwork(config)`); default `none`, nothing forwarded. */
   verificationNetwork?: SandboxNetwork;
   /**
-   * Start git through the small spawner process (see evidence/spawner.ts): for a long-lived
+   * Start git through the small spawner process (see platform/spawner/spawner.ts): for a long-lived
    * engine (a server, MCP) that runs many jobs; a one-shot command spawns directly. Default false.
    */
   spawner?: boolean;

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { JobStatus } from '../domain/status.js';
 import type { Runner } from '../runners/contract.js';
-import type { SandboxNetwork } from '../runners/sandbox/network.js';
+import type { SandboxNetwork } from '../platform/sandbox/network.js';
 import type { JobEvent, JobPatch, JobRow, NewJobEvent, Store } from '../store/store.js';
 import type { JobBus } from './bus.js';
 import type { Semaphore } from './semaphore.js';

@@ -14,7 +14,7 @@ import { runWorker, type WorkerEnd, type WorkerPlan } from './worker-run.js';
 import { settleJob, emptyTotals } from './settle.js';
 import { checkJobCriteria } from '../verification/criteria.js';
 import { captureOutputs } from '../verification/outputs.js';
-import { ownProcessIdentity } from '../store/process-identity.js';
+import { ownProcessIdentity } from '../platform/process/process-identity.js';
 import { recordJobProcesses, recoverDeadHolder } from './recovery.js';
 
 /** Cross-process lock looks: at most every 200 ms (spec 06). */

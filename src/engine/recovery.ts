@@ -1,8 +1,8 @@
-import { killProcessGroupIfAlive } from '../runners/process/terminate.js';
+import { killProcessGroupIfAlive } from '../platform/process/terminate.js';
 import { buildVerdict } from '../domain/verdict.js';
 import type { JobResult } from '../domain/result.js';
 import { isFinalStatus } from '../domain/status.js';
-import { isSameProcessAlive } from '../store/process-identity.js';
+import { isSameProcessAlive } from '../platform/process/process-identity.js';
 import type { JobRow, LockHolder, Store } from '../store/store.js';
 import type { SuiteProcessHooks } from '../verification/run-suite.js';
 import { epochS } from './clock.js';

@@ -93,7 +93,7 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, exclusive: { 
           files: [...plan.task.files, ...plan.task.outputs],
           outputs: plan.task.outputs,
           sandbox: true,
-          // the parent env: each runner builds its worker's allowlisted env from it (runners/process/env.ts)
+          // the parent env: each runner builds its worker's allowlisted env from it (platform/process/env.ts)
           env: process.env,
           logFile,
           instructionFile: join(ctx.jobDir, `${plan.name}.instruction.txt`),

@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { spawnCommand, type SpawnResult } from './spawner.js';
+import { spawnCommand, type SpawnResult } from '../platform/spawner/spawner.js';
 
 /** What one git call did: expected failures are values, not throws. */
 export type GitResult = SpawnResult;

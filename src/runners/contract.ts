@@ -1,6 +1,6 @@
 import type { DetectedState, WorkerOutcome, WorkerRole, WorkerStatus } from '../domain/status.js';
-import type { LimitKind } from './process/limits.js';
-import type { NetworkMode } from './sandbox/network.js';
+import type { LimitKind } from '../platform/process/limits.js';
+import type { NetworkMode } from '../platform/sandbox/network.js';
 
 /** A state a worker's output proved (spec 04 "Detected states"). */
 export interface StateDetection {
@@ -44,7 +44,7 @@ export interface RunnerInput {
   outputs?: string[];
   /** Run under the sandbox when one is available. */
   sandbox: boolean;
-  /** The parent environment: the runner builds its child's allowlisted env from it (runners/process/env.ts `buildWorkerEnv`). */
+  /** The parent environment: the runner builds its child's allowlisted env from it (platform/process/env.ts `buildWorkerEnv`). */
   env: NodeJS.ProcessEnv;
   /** Where the capped output log goes. */
   logFile: string;

@@ -3,9 +3,9 @@ import type { WrapBuiltinCommand } from './builtin/tool-context.js';
 import { CliRunner, type CliRunnerOptions } from './cli/cli-runner.js';
 import { CLI_PROFILES } from './cli/profiles.js';
 import type { Runner } from './contract.js';
-import { wrapWithSandbox, type SandboxPolicy } from './sandbox/bwrap.js';
-import { agentCliNetwork, builtinCommandNetwork, describeHostNetworkRefusal, NO_NETWORK, shellNetwork, type NetworkSetup, type SandboxNetwork } from './sandbox/network.js';
-import { probeSandbox } from './sandbox/probe.js';
+import { wrapWithSandbox, type SandboxPolicy } from '../platform/sandbox/bwrap.js';
+import { agentCliNetwork, builtinCommandNetwork, describeHostNetworkRefusal, NO_NETWORK, shellNetwork, type NetworkSetup, type SandboxNetwork } from '../platform/sandbox/network.js';
+import { probeSandbox } from '../platform/sandbox/probe.js';
 import { ShellRunner, type WrapCommand } from './shell/shell-runner.js';
 
 /** How the runners of one engine are set up (from the config). */

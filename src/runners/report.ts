@@ -1,6 +1,6 @@
 import type { RunnerReport } from './contract.js';
-import { describeLimitHit } from './process/limits.js';
-import type { ProcessResult } from './process/run-process.js';
+import { describeLimitHit } from '../platform/process/limits.js';
+import type { ProcessResult } from '../platform/process/run-process.js';
 
 /**
  * A report with nothing counted yet: no process facts, no tokens, no claims. Runners and the engine

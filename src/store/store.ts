@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { JobStatus, WorkerOutcome, WorkerRole, WorkerStatus } from '../domain/status.js';
 import type { JobSpec } from '../domain/request.js';
 import { makePrivateDataDir, touchPrivateFile } from '../config/data-dir.js';
-import { isSameProcessAlive } from './process-identity.js';
+import { isSameProcessAlive } from '../platform/process/process-identity.js';
 
 /** Events a job keeps in the store (spec 02: the newest 5,000). */
 export const EVENTS_KEPT = 5_000;

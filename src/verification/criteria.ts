@@ -5,7 +5,7 @@ import type { JobSpec } from '../domain/request.js';
 import type { CriteriaCheckJson, CriterionDetail, VerificationJson } from '../domain/result.js';
 import type { ChangeSet } from '../evidence/types.js';
 import { checkFile } from './outputs.js';
-import type { SandboxNetwork } from '../runners/sandbox/network.js';
+import type { SandboxNetwork } from '../platform/sandbox/network.js';
 import { processHooksFor, runSuite, type SuiteProcessHooks } from './run-suite.js';
 
 /** A "PATH contains TEXT" file above this is not read (unchecked). */

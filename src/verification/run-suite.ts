@@ -1,10 +1,10 @@
 import { closeSync, fstatSync, lstatSync, openSync, readlinkSync, readSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { describeLimitHit, type LimitKind } from '../runners/process/limits.js';
-import { runProcess } from '../runners/process/run-process.js';
-import { buildWorkerEnv } from '../runners/process/env.js';
-import { wrapWithSandbox } from '../runners/sandbox/bwrap.js';
-import type { SandboxNetwork } from '../runners/sandbox/network.js';
+import { describeLimitHit, type LimitKind } from '../platform/process/limits.js';
+import { runProcess } from '../platform/process/run-process.js';
+import { buildWorkerEnv } from '../platform/process/env.js';
+import { wrapWithSandbox } from '../platform/sandbox/bwrap.js';
+import type { SandboxNetwork } from '../platform/sandbox/network.js';
 import { LINKED_DEPENDENCY_DIRS } from './baseline.js';
 import { parseTestOutput } from './parsers/index.js';
 import { findSandboxRefusals } from './sandbox-refusals.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { VerifySpec } from '../domain/request.js';
 import type { VerificationJson } from '../domain/result.js';
 import type { ChangeSet, Snapshot } from '../evidence/types.js';
-import type { SandboxNetwork } from '../runners/sandbox/network.js';
+import type { SandboxNetwork } from '../platform/sandbox/network.js';
 import { baselineKey, exportCheckpoint, whyNoBaseline } from './baseline.js';
 import type { DetectedCommand } from './detect.js';
 import { findHarnessChanges } from './harness.js';

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { probeSandbox } from '../../src/runners/sandbox/probe.js';
+import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gaffer');

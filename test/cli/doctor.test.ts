@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { probeSandbox } from '../../src/runners/sandbox/probe.js';
+import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { tempDir } from '../helpers/temp.js';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gaffer');

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { GafferError } from '../../src/domain/errors.js';
 import { parseJobRequest } from '../../src/domain/request.js';
 import { Engine } from '../../src/engine/engine.js';
-import { envForRunner, keysRemovedFor, PAID_API_KEYS } from '../../src/runners/process/billing-env.js';
+import { envForRunner, keysRemovedFor, PAID_API_KEYS } from '../../src/platform/process/billing-env.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 
 const PARENT: NodeJS.ProcessEnv = {

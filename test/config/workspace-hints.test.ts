@@ -6,7 +6,7 @@ import { readWorkspaceHints } from '../../src/config/workspace-hints.js';
 import type { CompactJob } from '../../src/engine/compact.js';
 import { Engine } from '../../src/engine/engine.js';
 import { createRunners } from '../../src/runners/index.js';
-import { probeSandbox } from '../../src/runners/sandbox/probe.js';
+import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { detectTestCommand } from '../../src/verification/detect.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 

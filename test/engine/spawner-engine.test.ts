@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
-import { spawnCommand } from '../../src/evidence/spawner.js';
+import { spawnCommand } from '../../src/platform/spawner/spawner.js';
 import { createRunners } from '../../src/runners/index.js';
 import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir } from '../helpers/temp.js';
 

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runGit } from '../../src/evidence/git.js';
-import { spawnCommand, useSpawner } from '../../src/evidence/spawner.js';
+import { spawnCommand, useSpawner } from '../../src/platform/spawner/spawner.js';
 import { diffSnapshots } from '../../src/evidence/index.js';
 import { cleanEnv, snap, tempDir, write } from './helpers.js';
 

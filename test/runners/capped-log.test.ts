@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CappedLog, formatDroppedLine } from '../../src/runners/process/capped-log.js';
+import { CappedLog, formatDroppedLine } from '../../src/platform/process/capped-log.js';
 import { makeTempDir } from './helpers.js';
 
 /** Bytes 0..n-1 as a repeating, position-revealing pattern: letter a–z per byte. */

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findValueSpans, readEnvStart } from '../../src/runners/process/scrub-env.js';
+import { findValueSpans, readEnvStart } from '../../src/platform/process/scrub-env.js';
 
 const DIST_SCRUB = join(import.meta.dirname, '..', '..', 'dist', 'runners', 'process', 'scrub-env.js');
 

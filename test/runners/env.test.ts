@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { listRunnerEnvNames, PAID_API_KEYS } from '../../src/runners/process/billing-env.js';
-import { REPO_LOCATING_GIT_VARS, WORKER_ENV_NAMES, buildWorkerEnv, isCredentialName, listStartSecretNames } from '../../src/runners/process/env.js';
+import { listRunnerEnvNames, PAID_API_KEYS } from '../../src/platform/process/billing-env.js';
+import { REPO_LOCATING_GIT_VARS, WORKER_ENV_NAMES, buildWorkerEnv, isCredentialName, listStartSecretNames } from '../../src/platform/process/env.js';
 
 describe('buildWorkerEnv: an allowlist', () => {
   const parent = {

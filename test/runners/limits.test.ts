@@ -2,9 +2,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runDoctor } from '../../src/config/doctor.js';
-import { detectCgroupSupport, findCgroupParents, weightToShares } from '../../src/runners/process/cgroup.js';
-import { describeLimitHit, detectLimitMechanism, weightToNice, type RunLimits } from '../../src/runners/process/limits.js';
-import { runProcess } from '../../src/runners/process/run-process.js';
+import { detectCgroupSupport, findCgroupParents, weightToShares } from '../../src/platform/process/cgroup.js';
+import { describeLimitHit, detectLimitMechanism, weightToNice, type RunLimits } from '../../src/platform/process/limits.js';
+import { runProcess } from '../../src/platform/process/run-process.js';
 import { liveGroupMembers, makeTempDir } from './helpers.js';
 
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LineSplitter } from '../../src/runners/process/line-splitter.js';
-import { OutputTail, decodeUtf8Whole } from '../../src/runners/process/output-tail.js';
+import { LineSplitter } from '../../src/platform/process/line-splitter.js';
+import { OutputTail, decodeUtf8Whole } from '../../src/platform/process/output-tail.js';
 
 describe('OutputTail', () => {
   it('keeps the newest bytes only, whatever the chunk sizes', () => {

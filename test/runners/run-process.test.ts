@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readProcessStartTime } from '../../src/runners/process/process-start-time.js';
-import { runProcess } from '../../src/runners/process/run-process.js';
+import { readProcessStartTime } from '../../src/platform/process/process-start-time.js';
+import { runProcess } from '../../src/platform/process/run-process.js';
 import { fixture, liveGroupMembers, makeTempDir } from './helpers.js';
 
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };

@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sandboxStatus, wrapWithSandbox } from '../../src/runners/sandbox/bwrap.js';
-import { probeSandbox } from '../../src/runners/sandbox/probe.js';
+import { sandboxStatus, wrapWithSandbox } from '../../src/platform/sandbox/bwrap.js';
+import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { tempDir } from '../helpers/temp.js';
 
 const probe = probeSandbox();

@@ -2,8 +2,8 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, wr
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runDoctor, type DoctorCheck } from '../../src/config/doctor.js';
-import { probeSandbox } from '../../src/runners/sandbox/probe.js';
-import { trialSandbox } from '../../src/runners/sandbox/trial.js';
+import { probeSandbox } from '../../src/platform/sandbox/probe.js';
+import { trialSandbox } from '../../src/platform/sandbox/trial.js';
 import { tempDir } from '../helpers/temp.js';
 
 const probe = probeSandbox();

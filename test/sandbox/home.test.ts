@@ -4,9 +4,9 @@ import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CompactJob } from '../../src/engine/compact.js';
 import { Engine } from '../../src/engine/engine.js';
-import { wrapWithSandbox } from '../../src/runners/sandbox/bwrap.js';
-import { choosePrivateHome, listKeptHomePaths, buildPrivateHomeArgs } from '../../src/runners/sandbox/home.js';
-import { probeSandbox } from '../../src/runners/sandbox/probe.js';
+import { wrapWithSandbox } from '../../src/platform/sandbox/bwrap.js';
+import { choosePrivateHome, listKeptHomePaths, buildPrivateHomeArgs } from '../../src/platform/sandbox/home.js';
+import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { runSuite } from '../../src/verification/run-suite.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CompactJob } from '../../src/engine/compact.js';
 import { Engine } from '../../src/engine/engine.js';
-import { probeSandbox } from '../../src/runners/sandbox/probe.js';
+import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { findSandboxRefusals } from '../../src/verification/sandbox-refusals.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 

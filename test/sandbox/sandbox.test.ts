@@ -7,7 +7,7 @@ import type { CompactJob } from '../../src/engine/compact.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { Runner } from '../../src/runners/contract.js';
 import { createRunners } from '../../src/runners/index.js';
-import { probeSandbox } from '../../src/runners/sandbox/probe.js';
+import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { ShellRunner } from '../../src/runners/shell/shell-runner.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 

@@ -2,9 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { wrapWithSandbox } from '../../src/runners/sandbox/bwrap.js';
-import { buildSecretMaskArgs, HOME_SECRET_PATHS, registerMaskedPaths } from '../../src/runners/sandbox/masks.js';
-import { probeSandbox } from '../../src/runners/sandbox/probe.js';
+import { wrapWithSandbox } from '../../src/platform/sandbox/bwrap.js';
+import { buildSecretMaskArgs, HOME_SECRET_PATHS, registerMaskedPaths } from '../../src/platform/sandbox/masks.js';
+import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { makeWorkspace } from '../helpers/temp.js';
 
 const probe = probeSandbox();

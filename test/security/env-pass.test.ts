@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isAllowlistedEnv } from '../../src/runners/process/env.js';
+import { isAllowlistedEnv } from '../../src/platform/process/env.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { gaffer } from '../reliability/helpers.js';
 

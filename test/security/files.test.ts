@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { probeSandbox } from '../../src/runners/sandbox/probe.js';
+import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { BIN } from '../reliability/helpers.js';
 

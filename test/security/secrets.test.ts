@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStream } from '../http/helpers.js';
-import { envForRunner } from '../../src/runners/process/billing-env.js';
-import { buildWorkerEnv, registerSecretValues } from '../../src/runners/process/env.js';
+import { envForRunner } from '../../src/platform/process/billing-env.js';
+import { buildWorkerEnv, registerSecretValues } from '../../src/platform/process/env.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { call, gaffer, startServe } from '../reliability/helpers.js';
 

@@ -7,8 +7,8 @@ import { guardScope } from '../../src/runners/builtin/guard.js';
 import type { ToolContext } from '../../src/runners/builtin/tool-context.js';
 import { realWorkspace } from '../../src/runners/builtin/workspace-paths.js';
 import { writeScopeFor } from '../../src/runners/builtin/write-scope.js';
-import { runProcess } from '../../src/runners/process/run-process.js';
-import { restrictUmask, userUmask } from '../../src/runners/process/umask.js';
+import { runProcess } from '../../src/platform/process/run-process.js';
+import { restrictUmask, userUmask } from '../../src/platform/process/umask.js';
 import { tempDir } from '../helpers/temp.js';
 
 const mode = (path: string) => statSync(path).mode & 0o777;

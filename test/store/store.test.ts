@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseJobRequest } from '../../src/domain/request.js';
-import { ownProcessIdentity } from '../../src/store/process-identity.js';
+import { ownProcessIdentity } from '../../src/platform/process/process-identity.js';
 import { Store, workspacesCollide } from '../../src/store/store.js';
 import { tempDir } from '../helpers/temp.js';
 

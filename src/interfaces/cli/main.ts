@@ -5,7 +5,7 @@ import { buildRequest } from './commands/dispatch.js';
 import { doctorCommand } from './commands/doctor.js';
 import { mcpCommand, serveCommand } from './commands/serve.js';
 import { dispatchCommand, type DispatchFlags } from './commands/dispatch.js';
-import { restrictUmask } from '../../runners/process/umask.js';
+import { restrictUmask } from '../../platform/process/umask.js';
 import { guardOutput } from './safe-output.js';
 import { protectSecretsAtStart } from './start-secrets.js';
 import { cancelCommand, eventsCommand, lintCommand, listCommand, runnersCommand, statusCommand, waitCommand } from './commands/reading.js';

@@ -1,7 +1,7 @@
 import type { LoadedConfig } from '../../config/config.js';
-import { listStartSecretNames, registerPassedEnv } from '../../runners/process/env.js';
-import { holdEnvSecrets } from '../../runners/process/scrub-env.js';
-import { registerMaskedPaths } from '../../runners/sandbox/masks.js';
+import { listStartSecretNames, registerPassedEnv } from '../../platform/process/env.js';
+import { holdEnvSecrets } from '../../platform/process/scrub-env.js';
+import { registerMaskedPaths } from '../../platform/sandbox/masks.js';
 import type { CliContext } from './cli-context.js';
 
 /**

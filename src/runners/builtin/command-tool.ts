@@ -1,5 +1,5 @@
-import { describeLimitHit } from '../process/limits.js';
-import { runProcess } from '../process/run-process.js';
+import { describeLimitHit } from '../../platform/process/limits.js';
+import { runProcess } from '../../platform/process/run-process.js';
 import { formatSeconds } from '../states.js';
 import { checkCommand } from './guard.js';
 import { failed, refused, type ToolContext, type ToolOutcome } from './tool-context.js';

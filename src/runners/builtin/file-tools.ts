@@ -1,6 +1,6 @@
 import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { asUser } from '../process/umask.js';
+import { asUser } from '../../platform/process/umask.js';
 import { failed, refused, type ToolContext, type ToolOutcome } from './tool-context.js';
 import { isInside, realPathOf, resolveInWorkspace } from './workspace-paths.js';
 import { checkWrite } from './write-scope.js';

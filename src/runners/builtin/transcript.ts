@@ -1,4 +1,4 @@
-import { CappedLog, type CappedLogOptions, type CappedLogSummary } from '../process/capped-log.js';
+import { CappedLog, type CappedLogOptions, type CappedLogSummary } from '../../platform/process/capped-log.js';
 
 const ARGS_CHARS = 300;
 const RESULT_CHARS = 300;

@@ -3,11 +3,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isSameModel, substitutionError } from '../builtin/attestation.js';
 import type { Runner, RunnerInput, RunnerReport, StateDetection } from '../contract.js';
-import { envForRunner, type Billing } from '../process/billing-env.js';
-import { runProcess, type ProcessResult } from '../process/run-process.js';
-import { wrapWithSandbox, type SandboxCommand, type SandboxedCommand, type SandboxPolicy } from '../sandbox/bwrap.js';
-import { agentCliNetwork, describeHostNetworkRefusal, loopbackPortOf, type NetworkMode, type SandboxNetwork } from '../sandbox/network.js';
-import { probeSandbox } from '../sandbox/probe.js';
+import { envForRunner, type Billing } from '../../platform/process/billing-env.js';
+import { runProcess, type ProcessResult } from '../../platform/process/run-process.js';
+import { wrapWithSandbox, type SandboxCommand, type SandboxedCommand, type SandboxPolicy } from '../../platform/sandbox/bwrap.js';
+import { agentCliNetwork, describeHostNetworkRefusal, loopbackPortOf, type NetworkMode, type SandboxNetwork } from '../../platform/sandbox/network.js';
+import { probeSandbox } from '../../platform/sandbox/probe.js';
 import { classifyOutput, formatSeconds, isSameDetection } from '../states.js';
 import { detectCli, type CliDetection } from './detect.js';
 import { buildInvocation } from './invocation.js';
@@ -32,7 +32,7 @@ export interface CliRunnerOptions {
   sandbox?: SandboxPolicy;
   /** Its network in the sandbox, default `outbound` (sandbox/network.ts); its own endpoint's loopback port is forwarded besides. */
   network?: SandboxNetwork;
-  /** The sandbox wrapper, default bubblewrap (runners/sandbox/bwrap.ts). */
+  /** The sandbox wrapper, default bubblewrap (platform/sandbox/bwrap.ts). */
   wrap?: (cmd: SandboxCommand) => SandboxedCommand | null;
   /** The outermost prefix of what is spawned (tests: a loopback-only network namespace). */
   launch?: (argv: string[]) => string[];

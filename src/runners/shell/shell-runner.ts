@@ -1,12 +1,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Runner, RunnerInput, RunnerReport, StateDetection } from '../contract.js';
-import { buildWorkerEnv } from '../process/env.js';
-import { runProcess, type ProcessResult } from '../process/run-process.js';
+import { buildWorkerEnv } from '../../platform/process/env.js';
+import { runProcess, type ProcessResult } from '../../platform/process/run-process.js';
 import { classifyOutput, detectIdlePrompt, formatSeconds, isSameDetection } from '../states.js';
 import { blankReport, limitEnd, processFacts } from '../report.js';
-import type { NetworkMode } from '../sandbox/network.js';
-import { probeSandbox } from '../sandbox/probe.js';
+import type { NetworkMode } from '../../platform/sandbox/network.js';
+import { probeSandbox } from '../../platform/sandbox/probe.js';
 
 /** What actually gets spawned for a shell worker. */
 export interface WrappedCommand {
@@ -22,7 +22,7 @@ export interface WrappedCommand {
 
 /**
  * The sandbox seam: turns a worker's `sh -c` command into what is spawned (the registry installs
- * bubblewrap here: runners/sandbox/bwrap.ts). `instructionFile` must stay readable inside.
+ * bubblewrap here: platform/sandbox/bwrap.ts). `instructionFile` must stay readable inside.
  */
 export type WrapCommand = (run: { shellCommand: string; workspace: string; env: NodeJS.ProcessEnv; instructionFile?: string }) => WrappedCommand;
 

@@ -1,4 +1,4 @@
-import { isSameStartTime, readOwnStartTime, readProcessStartTime } from '../runners/process/process-start-time.js';
+import { isSameStartTime, readOwnStartTime, readProcessStartTime } from './process-start-time.js';
 
 /** True when `pid` is alive and is the same process that started at `startedAt` (not a reused pid). */
 export function isSameProcessAlive(pid: number, startedAt: number | null): boolean {

@@ -1,0 +1,111 @@
+import type { WorkerOutcome, WorkerStatus } from './status.js';
+import {
+  ATTEMPT_TABLE,
+  FINAL_ATTEMPT_STATES,
+  type AttemptEffect,
+  type AttemptEnding,
+  type AttemptEventType,
+  type AttemptRow,
+  type AttemptState,
+} from './attempt-table.js';
+
+/** Why a task got another attempt: its first, a fix round, or (later) the next rung of a route. */
+export type AttemptKind = 'first' | 'fix' | 'escalation';
+
+/** The process's end as the runner reported it (after the task's declared outputs judged it, spec 06). */
+export interface AttemptExit {
+  status: WorkerStatus;
+  outcome: WorkerOutcome;
+}
+
+/** What the attempt learned on its way; each event may carry some of it. */
+export interface AttemptFacts {
+  /** Set when its process ended (or was never started but the runner said why). */
+  exit: AttemptExit | null;
+  /** The task was to change something and nothing changed (issue 10 "done means done"). */
+  nothingChanged: boolean;
+  /** The verification's answer; null until verified. */
+  verification: { blocking: boolean; couldNotStart: boolean } | null;
+  /** The result gates' answer (criteria, proof); null until checked. */
+  gates: { criteriaMet: boolean; contradicted: boolean } | null;
+}
+
+/** One attempt of one task, as the machine sees it: plain data the store can keep. */
+export interface Attempt {
+  task: string;
+  /** 1, 2, …: a task's attempts are numbered in order, fix rounds and retries included. */
+  number: number;
+  kind: AttemptKind;
+  state: AttemptState;
+  /** Set once the attempt reached `running`: it got a process. */
+  started: boolean;
+  /** Set with `settled`. */
+  ending: AttemptEnding | null;
+  facts: AttemptFacts;
+}
+
+/** Something that happened to an attempt, with whatever facts it brings. */
+export interface AttemptEvent {
+  type: AttemptEventType;
+  facts?: Partial<AttemptFacts>;
+}
+
+/** A refused transition: a value naming the state and the event, never a throw. */
+export interface AttemptRefusal {
+  ok: false;
+  code: 'illegal_transition';
+  state: AttemptState;
+  event: AttemptEventType;
+  message: string;
+}
+
+/** A legal transition: the attempt after it and the work the pipeline does next. */
+export interface AttemptStep {
+  ok: true;
+  next: Attempt;
+  effects: readonly AttemptEffect[];
+}
+
+const NO_FACTS: AttemptFacts = { exit: null, nothingChanged: false, verification: null, gates: null };
+
+const ROWS: ReadonlyMap<string, AttemptRow> = new Map(ATTEMPT_TABLE.map((row) => [rowKey(row.from, row.on), row]));
+
+function rowKey(state: AttemptState, event: AttemptEventType): string {
+  return `${state} ${event}`;
+}
+
+/** The table's row for a pair, when the pair is legal. */
+export function findAttemptRow(state: AttemptState, event: AttemptEventType): AttemptRow | undefined {
+  return ROWS.get(rowKey(state, event));
+}
+
+/** A new attempt of `task`, numbered after the ones it already had (fix rounds and retries are attempts too). */
+export function admitAttempt(task: string, history: readonly Attempt[], kind: AttemptKind): Attempt {
+  const last = history.filter((a) => a.task === task).reduce((n, a) => Math.max(n, a.number), 0);
+  return { task, number: last + 1, kind, state: 'admitted', started: false, ending: null, facts: NO_FACTS };
+}
+
+/** The pure transition: the table's row for (state, event) gives the next state and effects; any other pair is refused. */
+export function transition(attempt: Attempt, event: AttemptEvent): AttemptStep | AttemptRefusal {
+  const row = findAttemptRow(attempt.state, event.type);
+  if (!row) return refuse(attempt.state, event.type);
+  const next: Attempt = {
+    ...attempt,
+    state: row.to,
+    started: attempt.started || row.to === 'running',
+    ending: row.ending ?? attempt.ending,
+    facts: { ...attempt.facts, ...event.facts },
+  };
+  return { ok: true, next, effects: row.effects };
+}
+
+/** True once an attempt can never change again. */
+export function isFinalAttempt(attempt: Pick<Attempt, 'state'>): boolean {
+  return FINAL_ATTEMPT_STATES.has(attempt.state);
+}
+
+function refuse(state: AttemptState, event: AttemptEventType): AttemptRefusal {
+  const legal = ATTEMPT_TABLE.filter((r) => r.from === state).map((r) => r.on);
+  const expected = legal.length > 0 ? `expected one of: ${legal.join(', ')}` : `${state} is final: no event moves it`;
+  return { ok: false, code: 'illegal_transition', state, event, message: `attempt in state "${state}" cannot take event "${event}": ${expected}` };
+}

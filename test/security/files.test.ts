@@ -25,7 +25,7 @@ afterEach(() => {
 });
 
 /** The CLI started the way a user's shell starts it: under umask 022 whatever the test runner's is. */
-function gafferUnder022(args: string[], opts: { untilFile?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string; fileMode: number | null }> {
+function gafferUnder022(args: string[], opts: { untilFile?: string; untilStderr?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string; fileMode: number | null }> {
   return new Promise((resolve, reject) => {
     const child = spawn('/bin/sh', ['-c', 'umask 022 && exec "$0" "$@"', BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GAFFER_URL: '' } });
     live.push(child);
@@ -40,6 +40,8 @@ function gafferUnder022(args: string[], opts: { untilFile?: string } = {}): Prom
         ? null
         : setInterval(() => {
             if (opts.untilFile === undefined || fileMode !== null || !existsSync(opts.untilFile)) return;
+            // server.json may be written before the start-up lines are printed: stop only once both are there
+            if (opts.untilStderr !== undefined && !stderr.includes(opts.untilStderr)) return;
             fileMode = mode(opts.untilFile);
             child.kill('SIGTERM');
           }, 50);
@@ -98,7 +100,7 @@ describe('the data dir is private; the workspace keeps the user’s modes', () =
     writeFileSync(join(data, 'notes.txt'), 'mine\n', { mode: 0o644 });
     chmodSync(join(data, 'notes.txt'), 0o644);
 
-    const served = await gafferUnder022(['--data-dir', data, 'serve', '--port', '0'], { untilFile: join(data, 'server.json') });
+    const served = await gafferUnder022(['--data-dir', data, 'serve', '--port', '0'], { untilFile: join(data, 'server.json'), untilStderr: 'serving' });
     expect(served.stderr).toContain('serving');
     expect(served.fileMode).toBe(0o600);
     expect(mode(data)).toBe(0o700);

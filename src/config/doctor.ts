@@ -11,7 +11,7 @@ import { findOnPath } from '../platform/sandbox/probe.js';
 import { sandboxStatus } from '../platform/sandbox/bwrap.js';
 import { trialNetwork, trialProgramInSandbox, trialSandbox } from '../platform/sandbox/trial.js';
 import { slirp4netnsStatus } from '../platform/sandbox/network.js';
-import { describeNetworks, networkSetupOf } from '../platform/sandbox/network-config.js';
+import { describeNetworks, networkSetupOf } from './network-config.js';
 import { Store } from '../store/store.js';
 import { AGENT_CLI_KEYS, DEFAULT_ENDPOINT } from './config-schema.js';
 import { DEFAULT_CONFIG, loadConfig, redactUrl, type GafferConfig, type LoadedConfig, type ModelEndpoint } from './config.js';

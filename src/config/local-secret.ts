@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, lstatSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GafferError } from '../domain/errors.js';
-import { PRIVATE_FILE_MODE } from './data-dir.js';
+import { PRIVATE_FILE_MODE } from '../platform/files/data-dir.js';
 
 /** The data dir's secret file: the local user's credential for the server (issue 11). */
 export const SECRET_FILE = 'secret';

@@ -1,4 +1,4 @@
-import type { ChangesJson } from '../evidence/types.js';
+import type { ChangesJson } from './changes.js';
 import type { CriteriaCheckJson, ProofJson, Uncertainty, VerificationJson } from './result.js';
 import type { WorkerStatus } from './status.js';
 

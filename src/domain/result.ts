@@ -1,4 +1,4 @@
-import type { ChangesJson } from '../evidence/types.js';
+import type { ChangesJson } from './changes.js';
 
 /** The `verification` JSON of spec 03. */
 export interface VerificationJson {

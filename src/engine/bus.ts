@@ -1,4 +1,4 @@
-import type { JobEvent } from '../store/store.js';
+import type { JobEvent } from '../domain/events.js';
 
 type Listener = (event: JobEvent) => void;
 

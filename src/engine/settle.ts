@@ -1,4 +1,5 @@
-import type { ChangeSet, ChangesJson } from '../evidence/types.js';
+import type { ChangeSet } from '../evidence/types.js';
+import type { ChangesJson } from '../domain/changes.js';
 import { describeDependenciesChangedAlone, describeOutsideEvidence, findClaimedOnly } from '../evidence/index.js';
 import { computeProof } from '../domain/proof.js';
 import type { ConvergenceJson, CriteriaCheckJson, JobResult, TotalsJson, VerificationJson } from '../domain/result.js';

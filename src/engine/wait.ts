@@ -1,6 +1,6 @@
 import { GafferError } from '../domain/errors.js';
 import { DETECTED_STATES, WORKER_STATUSES } from '../domain/status.js';
-import type { JobEvent } from '../store/store.js';
+import type { JobEvent } from '../domain/events.js';
 
 /** A parsed `wait_for` condition (spec 02). */
 export type WaitCondition =

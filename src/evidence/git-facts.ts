@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { runGit } from './git.js';
 import { findRepoTop } from './listing.js';
-import type { GitFacts } from './types.js';
+import type { GitFacts } from '../domain/changes.js';
 
 const FACTS_TIMEOUT_MS = 30_000;
 

@@ -1,4 +1,4 @@
-import type { ExcludedFolderCounts, OutsideEvidenceJson } from './types.js';
+import type { ExcludedFolderCounts, OutsideEvidenceJson } from '../domain/changes.js';
 
 // Pure (no node: imports, types only): the proof and the verdict in src/domain may use it.
 

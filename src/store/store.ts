@@ -3,7 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JobStatus, WorkerOutcome, WorkerRole, WorkerStatus } from '../domain/status.js';
 import type { JobSpec } from '../domain/request.js';
-import { makePrivateDataDir, touchPrivateFile } from '../config/data-dir.js';
+import type { JobEvent, NewJobEvent } from '../domain/events.js';
+import { makePrivateDataDir, touchPrivateFile } from '../platform/files/data-dir.js';
 import { isSameProcessAlive } from '../platform/process/process-identity.js';
 
 /** Events a job keeps in the store (spec 02: the newest 5,000). */
@@ -57,24 +58,7 @@ export interface AttemptRow {
   ord: number;
 }
 
-/** A job event (spec 02 "Live events"). Extra fields ride along. */
-export interface JobEvent {
-  seq: number;
-  ts: number;
-  name: string;
-  event: string;
-  message: string;
-  [extra: string]: unknown;
-}
-
-/** An event to append: the store stamps `seq` and (unless given) `ts`. */
-export interface NewJobEvent {
-  name: string;
-  event: string;
-  message: string;
-  ts?: number;
-  [extra: string]: unknown;
-}
+export type { JobEvent, NewJobEvent } from '../domain/events.js';
 
 /** Who holds a workspace lock. */
 export interface LockHolder {

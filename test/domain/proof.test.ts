@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { computeProof, type ProofFacts } from '../../src/domain/proof.js';
 import type { VerificationJson } from '../../src/domain/result.js';
-import type { ChangesJson } from '../../src/evidence/types.js';
+import type { ChangesJson } from '../../src/domain/changes.js';
 import { buildVerdict } from '../../src/domain/verdict.js';
 
 const changes = (count: number, extra: Partial<ChangesJson> = {}): ChangesJson => ({

@@ -3,7 +3,8 @@ import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildChangesJson, describeOutsideEvidence, diffSnapshots, OUTSIDE_LIMITS, pruneSnapshots } from '../../src/evidence/index.js';
-import type { ChangesJson, Snapshot, SnapshotOptions } from '../../src/evidence/types.js';
+import type { Snapshot, SnapshotOptions } from '../../src/evidence/types.js';
+import type { ChangesJson } from '../../src/domain/changes.js';
 import { parseGitConfigKeys, readGitConfigValue } from '../../src/evidence/git-config-keys.js';
 import { cleanEnv, git, snap, tempDir, write } from './helpers.js';
 

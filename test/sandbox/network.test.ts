@@ -7,7 +7,7 @@ import { createRunners, sandboxWrapper } from '../../src/runners/index.js';
 import { runProcess, type ProcessResult } from '../../src/platform/process/run-process.js';
 import { wrapWithSandbox, type SandboxCommand } from '../../src/platform/sandbox/bwrap.js';
 import { hasOnlyLoopbackNameservers, loopbackPortOf, planNetwork, slirp4netnsStatus, type SandboxNetwork } from '../../src/platform/sandbox/network.js';
-import { describeNetworks, networkSetupOf, verificationNetworkOf, vetServerPort } from '../../src/platform/sandbox/network-config.js';
+import { describeNetworks, networkSetupOf, verificationNetworkOf, vetServerPort } from '../../src/config/network-config.js';
 import { BASE_FLAGS, probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { runSuite } from '../../src/verification/run-suite.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';

@@ -5,7 +5,7 @@ import type { CompactJob } from '../../engine/compact.js';
 import type { Engine, WaitAnswer } from '../../engine/engine.js';
 import type { RunnerRow } from '../../runners/table.js';
 import { CWD_HEADER } from '../http/app.js';
-import type { JobEvent } from '../../store/store.js';
+import type { JobEvent } from '../../domain/events.js';
 
 /** What the CLI asks of gaffer: answered by the engine in this process, or by a server over HTTP. */
 export interface CliApi {

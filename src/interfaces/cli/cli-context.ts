@@ -1,13 +1,13 @@
 import { cliRunnerOptions } from '../../runners/cli/config.js';
 import { DEFAULT_ENDPOINT } from '../../config/config-schema.js';
 import { loadConfig, type GafferConfig, type LoadedConfig } from '../../config/config.js';
-import { resolveDataDir } from '../../config/data-dir.js';
+import { resolveDataDir } from '../../platform/files/data-dir.js';
 import { readSecret } from '../../config/local-secret.js';
 import { Engine } from '../../engine/engine.js';
 import { createRunners, type RunnerSetup } from '../../runners/index.js';
 import { registerSecretValues } from '../../platform/process/env.js';
 import { runLimitsFromConfig, setRunLimits } from '../../platform/process/limits.js';
-import { networkSetupOf, verificationNetworkOf } from '../../platform/sandbox/network-config.js';
+import { networkSetupOf, verificationNetworkOf } from '../../config/network-config.js';
 import { readServerRecord } from '../http/serve.js';
 import { HttpApi, LocalApi, type CliApi } from './api.js';
 import { writeTo } from './safe-output.js';

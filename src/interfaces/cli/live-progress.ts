@@ -1,4 +1,4 @@
-import type { JobEvent } from '../../store/store.js';
+import type { JobEvent } from '../../domain/events.js';
 import { isWritable, writeTo } from './safe-output.js';
 
 /**

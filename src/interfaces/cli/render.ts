@@ -1,6 +1,6 @@
 import type { CompactJob, CompactWorker } from '../../engine/compact.js';
 import type { WaitAnswer } from '../../engine/engine.js';
-import type { JobEvent } from '../../store/store.js';
+import type { JobEvent } from '../../domain/events.js';
 
 const list = (items: unknown, max = 8): string => {
   const arr = Array.isArray(items) ? (items as string[]) : [];

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import { isFinalStatus } from '../../domain/status.js';
 import type { Engine } from '../../engine/engine.js';
-import type { JobEvent } from '../../store/store.js';
+import type { JobEvent } from '../../domain/events.js';
 
 export const HEARTBEAT_MS = 15_000;
 /** A stream never outlives the job's ceiling by more than this (spec 02). */

@@ -4,7 +4,7 @@ import { VERSION } from '../../../version.js';
 import { secretPath } from '../../../config/local-secret.js';
 import { startServer } from '../../http/serve.js';
 import { createMcpServer } from '../../mcp/server.js';
-import { vetServerPort } from '../../../platform/sandbox/network-config.js';
+import { vetServerPort } from '../../../config/network-config.js';
 import type { CliContext } from '../cli-context.js';
 
 /** A shutdown must finish within 30 s (spec 02): past that the process exits anyway. */

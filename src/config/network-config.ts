@@ -1,6 +1,6 @@
-import type { GafferConfig } from '../../config/config.js';
-import { GafferError } from '../../domain/errors.js';
-import { agentCliNetwork, builtinCommandNetwork, loopbackPortOf, shellNetwork, slirp4netnsStatus, type NetworkMode, type NetworkSetup, type SandboxNetwork } from './network.js';
+import type { GafferConfig } from './config.js';
+import { GafferError } from '../domain/errors.js';
+import { agentCliNetwork, builtinCommandNetwork, loopbackPortOf, shellNetwork, slirp4netnsStatus, type NetworkMode, type NetworkSetup, type SandboxNetwork } from '../platform/sandbox/network.js';
 
 type NetworkConfig = Pick<GafferConfig, 'network' | 'models'>;
 

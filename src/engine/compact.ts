@@ -127,7 +127,7 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
   if (spec.spec_lint) compact.spec_lint = full || live ? spec.spec_lint : ({ mode: spec.spec_lint.mode, codes: spec.spec_lint.codes });
   if (spec.criteria.length > 0) compact.criteria = spec.criteria;
 
-  const result = job.result as JobResult | null;
+  const result = job.result;
   if (result !== null || attempts.length > 0) {
     const { fix_rounds_run: _internal, ...visible } = result ?? ({} as Partial<JobResult>);
     const workers = attempts.filter((a) => a.started !== null || a.finished !== null).map((a) => compactWorker(a, full));
@@ -190,7 +190,7 @@ function dropEmpty<T extends object>(row: T, keep: ReadonlySet<string>): T {
 }
 
 function compactWorker(a: AttemptRow, full: boolean): CompactWorker {
-  const r = a.report as (RunnerReport & Record<string, unknown>) | null;
+  const r = a.report;
   const row: CompactWorker = {
     name: a.worker,
     role: a.role,
@@ -213,7 +213,7 @@ function compactWorker(a: AttemptRow, full: boolean): CompactWorker {
     sandboxed: r?.sandboxed ?? false,
     network: r?.network === 'none' && !full ? null : (r?.network ?? null),
   };
-  const detection = r?.detection ?? (a.state as RunnerReport['detection']);
+  const detection = r?.detection ?? a.state;
   if (detection) {
     row.state = detection.state;
     row.why = detection.why;
@@ -273,7 +273,7 @@ function buildProgress(spec: JobSpec, attempts: AttemptRow[]): Record<string, Pr
   const progress: Record<string, ProgressEntry> = {};
   for (const task of spec.tasks) progress[task.name] = { last_event: 'queued', round: null, elapsed_s: 0, last_tool: null, state: null };
   for (const a of attempts) {
-    const state = a.state as { state?: string; why?: string; matched?: string } | null;
+    const state = a.state;
     const entry: ProgressEntry = {
       last_event: a.lastEvent ?? a.status,
       round: null,
@@ -300,6 +300,6 @@ export function ceilingS(job: JobRow, workerCap: number, attempts: AttemptRow[] 
   const elapsed = job.started === null ? 0 : epochS() - job.started;
   // a rate-limited worker waiting for its reset keeps the job live: the ceiling grows by the wait (spec 04)
   const now = epochS();
-  const waiting = Math.max(0, ...attempts.map((a) => Number((a.state as { retry_at?: number } | null)?.retry_at ?? 0) - now));
+  const waiting = Math.max(0, ...attempts.map((a) => (a.state?.retry_at ?? 0) - now));
   return Math.max(0, Math.round(total - elapsed + waiting));
 }

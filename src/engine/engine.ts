@@ -8,7 +8,7 @@ import { isFinalStatus, JOB_STATUSES } from '../domain/status.js';
 import { fileDiff, pruneSnapshots } from '../evidence/index.js';
 import { useSpawner } from '../platform/spawner/spawner.js';
 import { waitForChange } from './changed-watch.js';
-import { readTail, type JobSnapshots } from './job-files.js';
+import { readTail } from './job-files.js';
 import type { Runner } from '../runners/contract.js';
 import { getRunner, listRunnerKeys } from '../runners/index.js';
 import { NO_NETWORK, type SandboxNetwork } from '../platform/sandbox/network.js';
@@ -224,7 +224,7 @@ export class Engine {
   /** The unified diff of one changed path against the checkpoint (binary: a size line). */
   async diff(id: string, path: string, opts: Caller = {}): Promise<string> {
     const job = this.#visibleJob(id, opts);
-    const snaps = job.checkpoint as JobSnapshots | null;
+    const snaps = job.checkpoint;
     if (!snaps?.pre) throw new GafferError('conflict', `job ${id} has no checkpoint yet (${job.status})`);
     return fileDiff(snaps.pre, isFinalStatus(job.status) ? (snaps.post ?? null) : null, path);
   }

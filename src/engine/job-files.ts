@@ -1,11 +1,4 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import type { Snapshot } from '../evidence/types.js';
-
-/** The snapshots a job keeps on its row: the checkpoint before the work and the last one after it. */
-export interface JobSnapshots {
-  pre: Snapshot;
-  post?: Snapshot;
-}
 
 /** Default and most bytes of a worker log returned at once. */
 export const LOG_TAIL_DEFAULT = 64 * 1024;

@@ -309,8 +309,8 @@ function failJob(ctx: JobContext, err: unknown): void {
   ctx.phase('settled');
 }
 
-function resultSoFar(ctx: JobContext, patch: Partial<JobResult>): Record<string, unknown> {
-  const base: JobResult = (ctx.job.result as JobResult | null) ?? {
+function resultSoFar(ctx: JobContext, patch: Partial<JobResult>): JobResult {
+  const base: JobResult = ctx.job.result ?? {
     files_changed: [],
     claimed_only: [],
     changes: null,

@@ -1,6 +1,5 @@
 import { killProcessGroupIfAlive } from '../platform/process/terminate.js';
 import { buildVerdict } from '../domain/verdict.js';
-import type { JobResult } from '../domain/result.js';
 import { isFinalStatus } from '../domain/status.js';
 import { isSameProcessAlive } from '../platform/process/process-identity.js';
 import type { JobRow, LockHolder, Store } from '../store/store.js';
@@ -66,12 +65,9 @@ async function recoverJob(store: Store, job: JobRow, verdict: string): Promise<v
 }
 
 function markInterrupted(store: Store, job: JobRow, verdict: string): void {
-  const result = job.result as JobResult | null;
+  const result = job.result;
   // another process may be recovering the same job: only the first one writes
-  const claimed = store.db
-    .prepare(`UPDATE jobs SET status = 'interrupted', finished = ?, error = ?, phase = 'settled' WHERE id = ? AND status = ?`)
-    .run(epochS(), verdict, job.id, job.status).changes;
-  if (claimed === 0) return;
+  if (!store.claimInterrupted(job.id, job.status, { finished: epochS(), error: verdict })) return;
   store.updateJob(job.id, {
     verdict: buildVerdict({
       status: 'interrupted',

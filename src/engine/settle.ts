@@ -7,7 +7,6 @@ import { CHANGING_TASK_TYPES, type JobStatus } from '../domain/status.js';
 import { buildVerdict } from '../domain/verdict.js';
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
-import type { JobSnapshots } from './job-files.js';
 import type { WorkerEnd } from './worker-run.js';
 
 /** Everything a job's end is decided from. */
@@ -76,7 +75,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
         expectsChanges: spec.tasks.some((t) => CHANGING_TASK_TYPES.has(t.type)),
         criteria,
         cancelled: s.cancelled,
-        largeFilesByStat: Boolean((ctx.job.checkpoint as JobSnapshots | null)?.pre.largeFilesByStat),
+        largeFilesByStat: Boolean(ctx.job.checkpoint?.pre.largeFilesByStat),
         unattestedWorkers,
         testsWeakened: (s.verification?.tests_weakened?.length ?? 0) > 0,
         unsandboxedExternal,

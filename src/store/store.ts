@@ -1,135 +1,54 @@
 import Database from 'better-sqlite3';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { JobStatus, WorkerOutcome, WorkerRole, WorkerStatus } from '../domain/status.js';
-import type { JobSpec } from '../domain/request.js';
-import type { JobEvent, NewJobEvent } from '../domain/events.js';
+import type { JobStatus } from '../domain/status.js';
 import { makePrivateDataDir, touchPrivateFile } from '../platform/files/data-dir.js';
 import { isSameProcessAlive } from '../platform/process/process-identity.js';
 
-/** Events a job keeps in the store (spec 02: the newest 5,000). */
-export const EVENTS_KEPT = 5_000;
+import {
+  decodeAttempt,
+  decodeEvent,
+  decodeJob,
+  decodeJobHolder,
+  decodeJobProcess,
+  decodeLock,
+  decodeNumber,
+  decodeText,
+  encodeAttemptPatch,
+  encodeEventData,
+  encodeJobPatch,
+  encodeSpec,
+} from './codecs.js';
+import {
+  EVENTS_KEPT,
+  type AttemptPatch,
+  type AttemptRow,
+  type GafferStore,
+  type JobEvent,
+  type JobPatch,
+  type JobProcessRow,
+  type JobRow,
+  type LockAttempt,
+  type NewAttempt,
+  type NewJob,
+  type NewJobEvent,
+  type RecentCounts,
+} from './ports.js';
 
-/** A job row as stored. */
-export interface JobRow {
-  id: string;
-  owner: string | null;
-  title: string;
-  workspace: string;
-  status: JobStatus;
-  phase: string | null;
-  verdict: string | null;
-  error: string | null;
-  created: number;
-  started: number | null;
-  finished: number | null;
-  spec: JobSpec;
-  /** Evidence, verification, proof … as far as known (see engine/job-result.ts). */
-  result: Record<string, unknown> | null;
-  checkpoint: Record<string, unknown> | null;
-  pid: number | null;
-  pidStart: number | null;
-  cancelRequested: boolean;
-  idemKey: string | null;
-  requestHash: string | null;
-  seq: number;
-}
-
-/** One attempt (worker) row. */
-export interface AttemptRow {
-  jobId: string;
-  worker: string;
-  task: string;
-  attempt: number;
-  role: WorkerRole;
-  runner: string;
-  model: string | null;
-  status: WorkerStatus;
-  outcome: WorkerOutcome | null;
-  queuedAt: number;
-  started: number | null;
-  finished: number | null;
-  pgid: number | null;
-  pgStart: number | null;
-  lastEvent: string | null;
-  state: Record<string, unknown> | null;
-  report: Record<string, unknown> | null;
-  logFile: string | null;
-  ord: number;
-}
-
-export type { JobEvent, NewJobEvent } from '../domain/events.js';
-
-/** Who holds a workspace lock. */
-export interface LockHolder {
-  workspace: string;
-  jobId: string;
-  pid: number;
-  pidStart: number;
-}
-
-/** A process group started for a job besides its workers (verification, baseline, criteria …), while it runs. */
-export interface JobProcessRow {
-  jobId: string;
-  pgid: number;
-  /** The leader's start time (epoch s), against pid reuse. */
-  pgStart: number;
-  /** Which run it is: its log's name. */
-  what: string;
-}
-
-type Raw = Record<string, unknown>;
-
-const parse = <T>(text: unknown): T | null => (typeof text === 'string' ? (JSON.parse(text) as T) : null);
-
-function toJobRow(r: Raw): JobRow {
-  return {
-    id: r.id as string,
-    owner: (r.owner as string | null) ?? null,
-    title: r.title as string,
-    workspace: r.workspace as string,
-    status: r.status as JobStatus,
-    phase: (r.phase as string | null) ?? null,
-    verdict: (r.verdict as string | null) ?? null,
-    error: (r.error as string | null) ?? null,
-    created: r.created as number,
-    started: (r.started as number | null) ?? null,
-    finished: (r.finished as number | null) ?? null,
-    spec: parse<JobSpec>(r.spec_json) as JobSpec,
-    result: parse(r.result_json),
-    checkpoint: parse(r.checkpoint_json),
-    pid: (r.pid as number | null) ?? null,
-    pidStart: (r.pid_start as number | null) ?? null,
-    cancelRequested: r.cancel_requested === 1,
-    idemKey: (r.idem_key as string | null) ?? null,
-    requestHash: (r.request_hash as string | null) ?? null,
-    seq: r.seq as number,
-  };
-}
-
-function toAttemptRow(r: Raw): AttemptRow {
-  return {
-    jobId: r.job_id as string,
-    worker: r.worker as string,
-    task: r.task as string,
-    attempt: r.attempt as number,
-    role: r.role as WorkerRole,
-    runner: r.runner as string,
-    model: (r.model as string | null) ?? null,
-    status: r.status as WorkerStatus,
-    outcome: (r.outcome as WorkerOutcome | null) ?? null,
-    queuedAt: r.queued_at as number,
-    started: (r.started as number | null) ?? null,
-    finished: (r.finished as number | null) ?? null,
-    pgid: (r.pgid as number | null) ?? null,
-    pgStart: (r.pg_start as number | null) ?? null,
-    lastEvent: (r.last_event as string | null) ?? null,
-    state: parse(r.state_json),
-    report: parse(r.report_json),
-    logFile: (r.log_file as string | null) ?? null,
-    ord: r.ord as number,
-  };
-}
+export { EVENTS_KEPT } from './ports.js';
+export type {
+  AttemptPatch,
+  AttemptRow,
+  AttemptState,
+  GafferStore,
+  JobEvent,
+  JobPatch,
+  JobProcessRow,
+  JobRow,
+  JobSnapshots,
+  LockHolder,
+  NewJobEvent,
+} from './ports.js';
 
 /** Nested paths collide (spec 01): `/a/b` and `/a/b/c` are one workspace for locking. */
 export function workspacesCollide(a: string, b: string): boolean {
@@ -137,67 +56,10 @@ export function workspacesCollide(a: string, b: string): boolean {
   return a === b || withSlash(a).startsWith(withSlash(b)) || withSlash(b).startsWith(withSlash(a));
 }
 
-/** Fields of a job that change over its life. */
-export interface JobPatch {
-  status?: JobStatus;
-  phase?: string | null;
-  verdict?: string | null;
-  error?: string | null;
-  started?: number | null;
-  finished?: number | null;
-  result?: Record<string, unknown> | null;
-  checkpoint?: Record<string, unknown> | null;
-  pid?: number | null;
-  pidStart?: number | null;
-}
-
-/** Fields of an attempt that change over its life. */
-export interface AttemptPatch {
-  status?: WorkerStatus;
-  outcome?: WorkerOutcome | null;
-  started?: number | null;
-  finished?: number | null;
-  pgid?: number | null;
-  pgStart?: number | null;
-  lastEvent?: string | null;
-  state?: Record<string, unknown> | null;
-  report?: Record<string, unknown> | null;
-}
-
-const JOB_COLUMNS: Record<keyof JobPatch, string> = {
-  status: 'status',
-  phase: 'phase',
-  verdict: 'verdict',
-  error: 'error',
-  started: 'started',
-  finished: 'finished',
-  result: 'result_json',
-  checkpoint: 'checkpoint_json',
-  pid: 'pid',
-  pidStart: 'pid_start',
-};
-
-const ATTEMPT_COLUMNS: Record<keyof AttemptPatch, string> = {
-  status: 'status',
-  outcome: 'outcome',
-  started: 'started',
-  finished: 'finished',
-  pgid: 'pgid',
-  pgStart: 'pg_start',
-  lastEvent: 'last_event',
-  state: 'state_json',
-  report: 'report_json',
-};
-
-const JSON_FIELDS = new Set(['result', 'checkpoint', 'state', 'report']);
-
-function toSqlValue(key: string, value: unknown): unknown {
-  if (value === undefined) return null;
-  return JSON_FIELDS.has(key) && value !== null ? JSON.stringify(value) : value;
-}
+const LIVE = `('queued','awaiting_approval','running','verifying','cancelling')`;
 
 /** The SQLite store (WAL): jobs, tasks, attempts, events, workspace locks. Safe to share between processes. */
-export class Store {
+export class Store implements GafferStore {
   readonly db: Database.Database;
   readonly path: string;
   #appendsSincePrune = 0;
@@ -223,7 +85,7 @@ export class Store {
     // BEGIN IMMEDIATE: two processes opening a fresh data dir at once must not both migrate
     this.db.exec('BEGIN IMMEDIATE');
     try {
-      const version = this.db.pragma('user_version', { simple: true }) as number;
+      const version = decodeNumber(this.db.prepare('PRAGMA user_version').get(), 'pragma', 'user_version');
       files.forEach((file, i) => {
         if (i < version) return;
         this.db.exec(readFileSync(new URL(file, dir), 'utf8'));
@@ -253,44 +115,34 @@ export class Store {
    * Inserts a job and its tasks; with an idempotency key, returns the job that already holds the key
    * (same owner, within `idemWindowS`) instead, atomically across processes.
    */
-  insertJob(job: {
-    id: string;
-    owner: string | null;
-    spec: JobSpec;
-    created: number;
-    idemKey: string | null;
-    requestHash: string | null;
-    idemWindowS: number;
-    pid: number;
-    pidStart: number;
-  }): { job: JobRow; created: boolean } {
+  insertJob(job: NewJob): { job: JobRow; created: boolean } {
     const run = this.db.transaction(() => {
       if (job.idemKey !== null) {
-        const existing = this.#prepare(`SELECT * FROM jobs WHERE coalesce(owner, '') = ? AND idem_key = ?`)
-          .get(job.owner ?? '', job.idemKey) as Raw | undefined;
-        if (existing) {
-          if ((existing.created as number) >= job.created - job.idemWindowS) return { job: toJobRow(existing), created: false };
+        const found = this.#prepare(`SELECT * FROM jobs WHERE coalesce(owner, '') = ? AND idem_key = ?`).get(job.owner ?? '', job.idemKey);
+        if (found !== undefined) {
+          const existing = decodeJob(found);
+          if (existing.created >= job.created - job.idemWindowS) return { job: existing, created: false };
           // an expired key is free again: the old job keeps its row, loses its key
           this.#prepare('UPDATE jobs SET idem_key = NULL WHERE id = ?').run(existing.id);
         }
       }
-      this.#prepare(
+      const row = this.#prepare(
         `INSERT INTO jobs (id, owner, title, workspace, status, phase, created, spec_json, idem_key, request_hash, pid, pid_start)
-         VALUES (?, ?, ?, ?, 'queued', 'queued', ?, ?, ?, ?, ?, ?)`,
+         VALUES (?, ?, ?, ?, 'queued', 'queued', ?, ?, ?, ?, ?, ?) RETURNING *`,
       )
-      .run(job.id, job.owner, job.spec.title, job.spec.workspace, job.created, JSON.stringify(job.spec), job.idemKey, job.requestHash, job.pid, job.pidStart);
+      .get(job.id, job.owner, job.spec.title, job.spec.workspace, job.created, encodeSpec(job.spec), job.idemKey, job.requestHash, job.pid, job.pidStart);
       const insertTask = this.#prepare(
         'INSERT INTO tasks (job_id, idx, name, type, runner, model, instruction, spec_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       );
       job.spec.tasks.forEach((t, i) => insertTask.run(job.id, i, t.name, t.type, t.runner, t.model, t.instruction, JSON.stringify(t)));
-      return { job: this.getJob(job.id) as JobRow, created: true };
+      return { job: decodeJob(row), created: true };
     });
     return run.immediate();
   }
 
   getJob(id: string): JobRow | null {
-    const row = this.#prepare('SELECT * FROM jobs WHERE id = ?').get(id) as Raw | undefined;
-    return row ? toJobRow(row) : null;
+    const row = this.#prepare('SELECT * FROM jobs WHERE id = ?').get(id);
+    return row === undefined ? null : decodeJob(row);
   }
 
   /** Recent jobs, newest first. */
@@ -306,27 +158,31 @@ export class Store {
       args.push(opts.owner);
     }
     const sql = `SELECT * FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created DESC, rowid DESC LIMIT ?`;
-    return (this.#prepare(sql).all(...args, opts.limit) as Raw[]).map(toJobRow);
+    return this.#prepare(sql).all(...args, opts.limit).map(decodeJob);
   }
 
   /** Jobs in a live status. */
   listLiveJobs(): JobRow[] {
-    return (
-      this.#prepare(`SELECT * FROM jobs WHERE status IN ('queued','awaiting_approval','running','verifying','cancelling')`)
-        .all() as Raw[]
-    ).map(toJobRow);
+    return this.#prepare(`SELECT * FROM jobs WHERE status IN ${LIVE}`).all().map(decodeJob);
   }
 
   /** Whether any process has a job in a live status (one row read, nothing parsed). */
   hasLiveJobs(): boolean {
-    return this.#prepare(`SELECT 1 FROM jobs WHERE status IN ('queued','awaiting_approval','running','verifying','cancelling') LIMIT 1`).get() !== undefined;
+    return this.#prepare(`SELECT 1 FROM jobs WHERE status IN ${LIVE} LIMIT 1`).get() !== undefined;
   }
 
   updateJob(id: string, patch: JobPatch): void {
-    const keys = Object.keys(patch) as (keyof JobPatch)[];
-    if (keys.length === 0) return;
-    const sets = keys.map((k) => `${JOB_COLUMNS[k]} = ?`).join(', ');
-    this.#prepare(`UPDATE jobs SET ${sets} WHERE id = ?`).run(...keys.map((k) => toSqlValue(k, patch[k])), id);
+    const { columns, values } = encodeJobPatch(patch);
+    if (columns.length === 0) return;
+    this.#prepare(`UPDATE jobs SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`).run(...values, id);
+  }
+
+  /** Marks a job interrupted only while it still has `fromStatus` (another process may be recovering it too). */
+  claimInterrupted(id: string, fromStatus: JobStatus, change: { finished: number; error: string }): boolean {
+    return (
+      this.#prepare(`UPDATE jobs SET status = 'interrupted', finished = ?, error = ?, phase = 'settled' WHERE id = ? AND status = ?`)
+        .run(change.finished, change.error, id, fromStatus).changes > 0
+    );
   }
 
   /** Marks a job to be cancelled by whichever process runs it. */
@@ -336,12 +192,9 @@ export class Store {
 
   /** Ids of live jobs run by `pid` whose cancel was asked for (from any process). */
   listCancelRequested(pid: number): string[] {
-    return (
-      this.#prepare(
-        `SELECT id FROM jobs WHERE cancel_requested = 1 AND pid = ? AND status IN ('queued','awaiting_approval','running','verifying')`,
-      )
-      .all(pid) as { id: string }[]
-    ).map((r) => r.id);
+    return this.#prepare(`SELECT id FROM jobs WHERE cancel_requested = 1 AND pid = ? AND status IN ('queued','awaiting_approval','running','verifying')`)
+      .all(pid)
+      .map((r) => decodeText(r, 'jobs', 'id'));
   }
 
   /**
@@ -351,13 +204,12 @@ export class Store {
   appendEvent(jobId: string, event: NewJobEvent, patch: JobPatch = {}): JobEvent {
     const { name, event: kind, message, ts, ...extra } = event;
     const stamped = ts ?? Date.now() / 1000;
-    const keys = Object.keys(patch) as (keyof JobPatch)[];
-    const sets = keys.map((k) => `, ${JOB_COLUMNS[k]} = ?`).join('');
-    const values = keys.map((k) => toSqlValue(k, patch[k]));
+    const { columns, values } = encodeJobPatch(patch);
+    const sets = columns.map((c) => `, ${c} = ?`).join('');
     const append = this.db.transaction(() => {
-      const { seq } = this.#prepare(`UPDATE jobs SET seq = seq + 1${sets} WHERE id = ? RETURNING seq`).get(...values, jobId) as { seq: number };
+      const seq = decodeNumber(this.#prepare(`UPDATE jobs SET seq = seq + 1${sets} WHERE id = ? RETURNING seq`).get(...values, jobId), 'jobs', 'seq');
       this.#prepare('INSERT INTO events (job_id, seq, ts, name, event, message, data_json) VALUES (?, ?, ?, ?, ?, ?, ?)')
-        .run(jobId, seq, stamped, name, kind, message, Object.keys(extra).length ? JSON.stringify(extra) : null);
+        .run(jobId, seq, stamped, name, kind, message, encodeEventData(extra));
       if (++this.#appendsSincePrune >= 500) {
         this.#appendsSincePrune = 0;
         this.#prepare('DELETE FROM events WHERE job_id = ? AND seq <= ?').run(jobId, seq - EVENTS_KEPT);
@@ -370,19 +222,10 @@ export class Store {
 
   /** Events after `afterSeq`, oldest first. */
   listEvents(jobId: string, afterSeq = 0, limit = EVENTS_KEPT): JobEvent[] {
-    const rows = this.#prepare('SELECT * FROM events WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?')
-      .all(jobId, afterSeq, limit) as Raw[];
-    return rows.map((r) => ({
-      ...(parse<Record<string, unknown>>(r.data_json) ?? {}),
-      seq: r.seq as number,
-      ts: r.ts as number,
-      name: r.name as string,
-      event: r.event as string,
-      message: r.message as string,
-    }));
+    return this.#prepare('SELECT * FROM events WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(jobId, afterSeq, limit).map(decodeEvent);
   }
 
-  insertAttempt(a: Omit<AttemptRow, 'started' | 'finished' | 'pgid' | 'pgStart' | 'lastEvent' | 'state' | 'report' | 'outcome'>): void {
+  insertAttempt(a: NewAttempt): void {
     this.#prepare(
       `INSERT INTO attempts (job_id, worker, task, attempt, role, runner, model, status, queued_at, log_file, ord)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -391,15 +234,13 @@ export class Store {
   }
 
   updateAttempt(jobId: string, worker: string, patch: AttemptPatch): void {
-    const keys = Object.keys(patch) as (keyof AttemptPatch)[];
-    if (keys.length === 0) return;
-    const sets = keys.map((k) => `${ATTEMPT_COLUMNS[k]} = ?`).join(', ');
-    this.#prepare(`UPDATE attempts SET ${sets} WHERE job_id = ? AND worker = ?`)
-      .run(...keys.map((k) => toSqlValue(k, patch[k])), jobId, worker);
+    const { columns, values } = encodeAttemptPatch(patch);
+    if (columns.length === 0) return;
+    this.#prepare(`UPDATE attempts SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE job_id = ? AND worker = ?`).run(...values, jobId, worker);
   }
 
   listAttempts(jobId: string): AttemptRow[] {
-    return (this.#prepare('SELECT * FROM attempts WHERE job_id = ? ORDER BY ord').all(jobId) as Raw[]).map(toAttemptRow);
+    return this.#prepare('SELECT * FROM attempts WHERE job_id = ? ORDER BY ord').all(jobId).map(decodeAttempt);
   }
 
   /**
@@ -407,23 +248,16 @@ export class Store {
    * whose process is dead is not freed here: it is answered with `isHolderDead`, and the caller
    * recovers its job (its survivors killed, spec 07) before it looks again.
    */
-  tryLockWorkspace(
-    workspace: string,
-    jobId: string,
-    pid: number,
-    pidStart: number,
-  ): { ok: true } | { ok: false; holder: LockHolder; isHolderDead: boolean } {
-    const take = this.db.transaction(() => {
-      const rows = this.#prepare('SELECT * FROM workspace_locks').all() as Raw[];
-      for (const r of rows) {
-        const holder: LockHolder = { workspace: r.workspace as string, jobId: r.job_id as string, pid: r.pid as number, pidStart: r.pid_start as number };
+  tryLockWorkspace(workspace: string, jobId: string, pid: number, pidStart: number): LockAttempt {
+    const take = this.db.transaction((): LockAttempt => {
+      for (const holder of this.#prepare('SELECT * FROM workspace_locks').all().map(decodeLock)) {
         if (!workspacesCollide(holder.workspace, workspace)) continue;
         if (holder.jobId === jobId) continue;
-        return { ok: false as const, holder, isHolderDead: !isSameProcessAlive(holder.pid, holder.pidStart) };
+        return { ok: false, holder, isHolderDead: !isSameProcessAlive(holder.pid, holder.pidStart) };
       }
       this.#prepare('INSERT OR REPLACE INTO workspace_locks (workspace, job_id, pid, pid_start, acquired) VALUES (?, ?, ?, ?, ?)')
         .run(workspace, jobId, pid, pidStart, Date.now() / 1000);
-      return { ok: true as const };
+      return { ok: true };
     });
     return take.immediate();
   }
@@ -450,40 +284,29 @@ export class Store {
 
   /** The process groups recorded for a job (besides its workers'). */
   listJobProcesses(jobId: string): JobProcessRow[] {
-    return (this.#prepare('SELECT * FROM job_processes WHERE job_id = ?').all(jobId) as Raw[]).map((r) => ({
-      jobId: r.job_id as string,
-      pgid: r.pgid as number,
-      pgStart: r.pg_start as number,
-      what: r.what as string,
-    }));
+    return this.#prepare('SELECT * FROM job_processes WHERE job_id = ?').all(jobId).map(decodeJobProcess);
   }
 
   /** Who runs each live job (one indexed read): the periodic look for dead holders (spec 07). */
   listLiveJobHolders(): { id: string; pid: number | null; pidStart: number | null }[] {
-    return (
-      this.#prepare(`SELECT id, pid, pid_start FROM jobs WHERE status IN ('queued','awaiting_approval','running','verifying','cancelling')`)
-        .all() as Raw[]
-    ).map((r) => ({ id: r.id as string, pid: (r.pid as number | null) ?? null, pidStart: (r.pid_start as number | null) ?? null }));
+    return this.#prepare(`SELECT id, pid, pid_start FROM jobs WHERE status IN ${LIVE}`).all().map(decodeJobHolder);
   }
 
   /** Deletes finished jobs beyond the newest `keep`, returning their ids (their files are the caller's). */
   pruneFinishedJobs(keep: number): string[] {
-    const ids = (
-      this.#prepare(
-        `SELECT id FROM jobs WHERE status NOT IN ('queued','awaiting_approval','running','verifying','cancelling')
-         ORDER BY created DESC LIMIT -1 OFFSET ?`,
-      )
-      .all(keep) as { id: string }[]
-    ).map((r) => r.id);
+    const ids = this.#prepare(`SELECT id FROM jobs WHERE status NOT IN ${LIVE} ORDER BY created DESC LIMIT -1 OFFSET ?`)
+      .all(keep)
+      .map((r) => decodeText(r, 'jobs', 'id'));
     const del = this.#prepare('DELETE FROM jobs WHERE id = ?');
     this.db.transaction(() => ids.forEach((id) => del.run(id)))();
     return ids;
   }
 
   /** `recent` counts of spec 02 `/api/stats`: `failed` counts `error` and `interrupted`. */
-  countRecent(owner: string | null): Record<string, number> {
+  countRecent(owner: string | null): RecentCounts {
     const rows = this.#prepare(`SELECT status, count(*) AS n FROM jobs ${owner !== null ? 'WHERE owner = ?' : ''} GROUP BY status`)
-      .all(...(owner !== null ? [owner] : [])) as { status: string; n: number }[];
+      .all(...(owner !== null ? [owner] : []))
+      .map((r) => ({ status: decodeText(r, 'jobs', 'status'), n: decodeNumber(r, 'jobs', 'n') }));
     const by = new Map(rows.map((r) => [r.status, r.n]));
     const n = (...statuses: string[]) => statuses.reduce((sum, st) => sum + (by.get(st) ?? 0), 0);
     return {
@@ -498,6 +321,6 @@ export class Store {
 
   /** Ids of every job still stored. */
   listJobIds(): Set<string> {
-    return new Set((this.#prepare('SELECT id FROM jobs').all() as { id: string }[]).map((r) => r.id));
+    return new Set(this.#prepare('SELECT id FROM jobs').all().map((r) => decodeText(r, 'jobs', 'id')));
   }
 }

@@ -8,6 +8,7 @@ import { MAX_RATE_LIMIT_WAIT_S, MAX_REQUEUES, rateLimitDelayS, sleepUnlessAborte
 import type { JobContext } from './job-context.js';
 import { blankReport } from '../runners/report.js';
 import { settleByArtifacts, type OutputStates } from '../verification/outputs.js';
+import { AttemptTrack, endEventsFor } from './attempt-track.js';
 
 /** Output events: at most one per worker per 250 ms, each at most 2 KiB of the newest lines (spec 02). */
 export const OUTPUT_EVENT_MS = 250;
@@ -40,6 +41,7 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, exclusive: { 
   const { store, slots, runners } = ctx.services;
   const runner = runners.get(plan.task.runner);
   const logFile = join(ctx.jobDir, `${plan.name}.log`);
+  const track = new AttemptTrack(plan.task.name, plan.attempt, plan.role);
   store.insertAttempt({
     jobId: ctx.id,
     worker: plan.name,
@@ -55,7 +57,10 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, exclusive: { 
   });
   ctx.emit({ name: plan.name, event: 'queued', message: `${plan.role} queued`, status: 'queued' });
 
-  if (!runner) return finish(ctx, plan, notStarted('refused', 'expected_error', 'refused', `runner "${plan.task.runner}" is not available`), false);
+  if (!runner) return finish(ctx, plan, track, notStarted('refused', 'expected_error', 'refused', `runner "${plan.task.runner}" is not available`), false);
+
+  // the job holds the workspace (its placement) already; the slot is the executor's
+  track.move(['gates_passed', 'placement_acquired'], { status: 'queued', outcome: null });
 
   let releaseSlot: (() => void) | null = null;
   let releaseExclusive: (() => void) | null = null;
@@ -64,12 +69,13 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, exclusive: { 
     releaseExclusive = exclusive ? await exclusive.acquire() : null;
   } catch {
     releaseSlot?.();
-    return finish(ctx, plan, notStarted('cancelled', 'cancelled', 'cancelled', null), false);
+    return finish(ctx, plan, track, notStarted('cancelled', 'cancelled', 'cancelled', null), false);
   }
   try {
-    if (ctx.isCancelled) return finish(ctx, plan, notStarted('cancelled', 'cancelled', 'cancelled', null), false);
+    if (ctx.isCancelled) return finish(ctx, plan, track, notStarted('cancelled', 'cancelled', 'cancelled', null), false);
     mkdirSync(ctx.jobDir, { recursive: true });
     store.updateAttempt(ctx.id, plan.name, { status: 'running', started: epochS(), lastEvent: 'started' });
+    track.move(['executor_started'], { status: 'running', outcome: null });
     ctx.emit({ name: plan.name, event: 'started', message: `${plan.task.runner} worker started`, status: 'running' });
 
     const output = new OutputCoalescer((text) => {
@@ -122,6 +128,7 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, exclusive: { 
         const why = `rate limited by the provider: requeue ${requeues}/${MAX_REQUEUES}, retrying at ${new Date(retryAt * 1000).toISOString()}`;
         store.updateAttempt(ctx.id, plan.name, { state: { state: 'rate_limited', why, matched: report.error ?? 'rate limit', retry_at: retryAt }, lastEvent: 'state' });
         ctx.emit({ name: plan.name, event: 'state', message: `rate_limited: ${why}`, state: 'rate_limited', why, retry_at: retryAt });
+        track.move(['rate_limited'], { status: 'running', outcome: null });
         // the wait holds the workspace but not a worker slot
         releaseExclusive?.();
         releaseSlot();
@@ -129,6 +136,7 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, exclusive: { 
         releaseSlot = await slots.acquire().catch(() => () => undefined);
         releaseExclusive = exclusive ? await exclusive.acquire() : null;
         if (!slept || ctx.isCancelled) break;
+        track.move(['window_reset', 'executor_started'], { status: 'running', outcome: null });
         report = await runOnce(report.session ?? plan.resume);
       }
       if (requeues > 0 && report.detection === null) {
@@ -138,7 +146,7 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, exclusive: { 
       output.close();
     }
     // a refusal (e.g. config sandbox: required without a sandbox) never got a process either
-    return finish(ctx, plan, report, report.stopReason !== 'spawn_failed' && report.status !== 'refused');
+    return finish(ctx, plan, track, report, report.stopReason !== 'spawn_failed' && report.status !== 'refused');
   } finally {
     releaseExclusive?.();
     releaseSlot();
@@ -150,11 +158,12 @@ function recordState(ctx: JobContext, plan: WorkerPlan, d: StateDetection): void
   ctx.emit({ name: plan.name, event: 'state', message: `${d.state}: ${d.why} ("${d.matched}")`, state: d.state, why: d.why, matched: d.matched });
 }
 
-function finish(ctx: JobContext, plan: WorkerPlan, runnerReport: RunnerReport, started: boolean): WorkerEnd {
+function finish(ctx: JobContext, plan: WorkerPlan, track: AttemptTrack, runnerReport: RunnerReport, started: boolean): WorkerEnd {
   // spec 06: settled by its declared outputs, not its exit code alone — before the row and the event say how it ended
   const report = started && plan.outputsAtCheckpoint ? settleByArtifacts(runnerReport, ctx.spec.workspace, plan.task.outputs, plan.outputsAtCheckpoint) : runnerReport;
   // stopped because gaffer itself is shutting down: `interrupted` (spec 01), not a caller's cancel
   const status = report.status === 'cancelled' && ctx.interruptReason !== null ? 'interrupted' : report.status;
+  track.move(endEventsFor(track.attempt, report, ctx.interruptReason !== null), { status, outcome: report.outcome });
   ctx.services.store.updateAttempt(ctx.id, plan.name, {
     status,
     outcome: report.outcome,

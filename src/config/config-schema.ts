@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { SPEC_LINT_MODES, type SpecLintMode } from '../domain/spec-lint.js';
+import { AGENT_CLI_KEYS } from '../domain/agent-cli-keys.js';
 import { BILLINGS } from '../platform/process/billing-env.js';
 import { SANDBOX_POLICIES, type SandboxPolicy } from '../platform/sandbox/bwrap.js';
 
-/** The agent CLIs of spec 04: off until enabled in config, because they run third-party binaries. */
-export const AGENT_CLI_KEYS = ['claude', 'codex', 'gemini', 'qwen', 'opencode'] as const;
-export type AgentCliKey = (typeof AGENT_CLI_KEYS)[number];
+// the keys live in domain so the runner profiles name them without importing config
+export { AGENT_CLI_KEYS, type AgentCliKey } from '../domain/agent-cli-keys.js';
 
 /** Every runner the config can set up. */
 export const CONFIG_RUNNER_KEYS = ['shell', 'builtin', ...AGENT_CLI_KEYS] as const;

@@ -3,7 +3,7 @@ import type { ChangesJson, GitFacts } from '../domain/changes.js';
 import { buildChangesJson, diffSnapshots, readGitFacts, takeSnapshot } from '../evidence/index.js';
 import type { JobResult, VerificationJson } from '../domain/result.js';
 import type { TaskSpec } from '../domain/request.js';
-import { readWorkspaceHints, WORKSPACE_HINTS_FILE } from '../config/workspace-hints.js';
+import { readWorkspaceHints, WORKSPACE_HINTS_FILE } from '../verification/workspace-hints.js';
 import { detectTestCommand, type DetectedCommand } from '../verification/detect.js';
 import { verifyWork, type BaselineCache } from '../verification/verify.js';
 import { buildFixerInstruction } from '../verification/fixer-instruction.js';

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readWorkspaceHints } from '../config/workspace-hints.js';
+import { readWorkspaceHints } from './workspace-hints.js';
 
 /** What `verify: "auto"` decided to run (spec 03 detection table). */
 export interface DetectedCommand {

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { readWorkspaceHints } from '../../src/config/workspace-hints.js';
+import { readWorkspaceHints } from '../../src/verification/workspace-hints.js';
 import type { CompactJob } from '../../src/engine/compact.js';
 import { Engine } from '../../src/engine/engine.js';
 import { createRunners } from '../../src/runners/index.js';

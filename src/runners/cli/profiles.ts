@@ -1,4 +1,4 @@
-import type { AgentCliKey } from '../../config/config-schema.js';
+import type { AgentCliKey } from '../../domain/agent-cli-keys.js';
 import { parseClaudeLine, parseCodexLine, parseGeminiLine, parseOpencodeLine, parseQwenLine } from './parsers.js';
 import type { CliParser } from './parse-state.js';
 

@@ -1,4 +1,3 @@
-import type { GafferConfig } from '../../config/config.js';
 import { GafferError } from '../../domain/errors.js';
 import { CliRunner } from './cli-runner.js';
 import { CLI_PROFILES, getCliProfile } from './profiles.js';
@@ -12,7 +11,7 @@ const NOT_CLI: ReadonlySet<string> = new Set(['shell', 'builtin']);
  * binaries) or without a known headless invocation, `runner_not_installed` with the install
  * command. `shell` and `builtin` pass. Throws a GafferError; returns the detected version.
  */
-export function vetCliRunner(key: string, config: Pick<GafferConfig, 'runners'>, opts: { binDirs?: readonly string[]; field?: string } = {}): string | null {
+export function vetCliRunner(key: string, config: { runners: object }, opts: { binDirs?: readonly string[]; field?: string } = {}): string | null {
   if (NOT_CLI.has(key)) return null;
   const profile = getCliProfile(key);
   if (profile === undefined) {

@@ -1,4 +1,4 @@
-import { runDoctor, type DoctorReport } from '../../../config/doctor.js';
+import { runDoctor, type DoctorReport } from '../../../engine/doctor.js';
 import type { CliContext } from '../cli-context.js';
 
 /** `gaffer doctor`: the effective config with each value's source, and every check; exit 1 when one fails. */

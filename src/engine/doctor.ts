@@ -11,12 +11,12 @@ import { findOnPath } from '../platform/sandbox/probe.js';
 import { sandboxStatus } from '../platform/sandbox/bwrap.js';
 import { trialNetwork, trialProgramInSandbox, trialSandbox } from '../platform/sandbox/trial.js';
 import { slirp4netnsStatus } from '../platform/sandbox/network.js';
-import { describeNetworks, networkSetupOf } from './network-config.js';
+import { describeNetworks, networkSetupOf } from '../config/network-config.js';
 import { Store } from '../store/store.js';
-import { AGENT_CLI_KEYS, DEFAULT_ENDPOINT } from './config-schema.js';
-import { DEFAULT_CONFIG, loadConfig, redactUrl, type GafferConfig, type LoadedConfig, type ModelEndpoint } from './config.js';
-import { describeConfig, type ShownConfig } from './describe-config.js';
-import { readWorkspaceHints } from './workspace-hints.js';
+import { AGENT_CLI_KEYS, DEFAULT_ENDPOINT } from '../config/config-schema.js';
+import { DEFAULT_CONFIG, loadConfig, redactUrl, type GafferConfig, type LoadedConfig, type ModelEndpoint } from '../config/config.js';
+import { describeConfig, type ShownConfig } from '../config/describe-config.js';
+import { readWorkspaceHints } from '../verification/workspace-hints.js';
 
 /** One doctor check (spec 07): what was found and, when it is not ok, what to do. */
 export interface DoctorCheck {

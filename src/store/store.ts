@@ -58,7 +58,7 @@ export function workspacesCollide(a: string, b: string): boolean {
 
 const LIVE = `('queued','awaiting_approval','running','verifying','cancelling')`;
 
-/** The SQLite store (WAL): jobs, tasks, attempts, events, workspace locks. Safe to share between processes. */
+/** The SQLite store (WAL): jobs, attempts, events, workspace locks, job processes. Safe to share between processes. */
 export class Store implements GafferStore {
   readonly db: Database.Database;
   readonly path: string;
@@ -112,7 +112,7 @@ export class Store implements GafferStore {
   }
 
   /**
-   * Inserts a job and its tasks; with an idempotency key, returns the job that already holds the key
+   * Inserts a job (its tasks are its spec's); with an idempotency key, returns the job that already holds the key
    * (same owner, within `idemWindowS`) instead, atomically across processes.
    */
   insertJob(job: NewJob): { job: JobRow; created: boolean } {
@@ -131,10 +131,6 @@ export class Store implements GafferStore {
          VALUES (?, ?, ?, ?, 'queued', 'queued', ?, ?, ?, ?, ?, ?) RETURNING *`,
       )
       .get(job.id, job.owner, job.spec.title, job.spec.workspace, job.created, encodeSpec(job.spec), job.idemKey, job.requestHash, job.pid, job.pidStart);
-      const insertTask = this.#prepare(
-        'INSERT INTO tasks (job_id, idx, name, type, runner, model, instruction, spec_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      );
-      job.spec.tasks.forEach((t, i) => insertTask.run(job.id, i, t.name, t.type, t.runner, t.model, t.instruction, JSON.stringify(t)));
       return { job: decodeJob(row), created: true };
     });
     return run.immediate();

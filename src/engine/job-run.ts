@@ -1,4 +1,5 @@
-import type { ChangeSet, Snapshot } from '../evidence/types.js';
+import type { ChangeSet } from '../evidence/types.js';
+import type { Snapshot } from '../domain/snapshot.js';
 import type { ChangesJson, GitFacts } from '../domain/changes.js';
 import { buildChangesJson, diffSnapshots, readGitFacts, takeSnapshot } from '../evidence/index.js';
 import type { JobResult, VerificationJson } from '../domain/result.js';

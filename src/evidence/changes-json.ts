@@ -1,6 +1,7 @@
 import { outsideEvidenceOf } from './outside-changes.js';
 import { sortPaths } from './paths.js';
-import type { ChangeSet, Snapshot } from './types.js';
+import type { ChangeSet } from './types.js';
+import type { Snapshot } from '../domain/snapshot.js';
 import type { ChangesJson, GitFacts } from '../domain/changes.js';
 
 /** spec 03: each list in `changes` is capped at 60 (counts stay exact). */

@@ -3,7 +3,8 @@ import { DEFAULT_GIT_TIMEOUT_MS, runGitOk, splitNul } from './git.js';
 import { readManifest, sameFacts, type StatManifest } from './manifest.js';
 import { sortPaths } from './paths.js';
 import { withRepoLock } from './repo-lock.js';
-import type { ChangeSet, Snapshot } from './types.js';
+import type { ChangeSet } from './types.js';
+import type { Snapshot } from '../domain/snapshot.js';
 
 /**
  * What changed between two snapshots of one workspace: full sorted lists of relative POSIX

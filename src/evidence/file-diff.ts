@@ -7,7 +7,7 @@ import { readManifest, sameFacts } from './manifest.js';
 import { normalizeRelPath } from './paths.js';
 import { withRepoLock } from './repo-lock.js';
 import { DEFAULT_SIZE_CAP_BYTES } from './snapshot.js';
-import type { Snapshot } from './types.js';
+import type { Snapshot } from '../domain/snapshot.js';
 import { factsOf, type StatFacts } from './walk.js';
 
 /** A side whose content is known, with its git mode. */

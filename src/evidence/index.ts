@@ -11,4 +11,4 @@ export { OUTSIDE_LIMITS } from './outside-evidence.js';
 export { EXCLUDED_DIR_NAMES } from './paths.js';
 export { pruneSnapshots } from './prune.js';
 export { DEFAULT_SIZE_CAP_BYTES, takeSnapshot } from './snapshot.js';
-export type { ChangeSet, Snapshot, SnapshotOptions } from './types.js';
+export type { ChangeSet, SnapshotOptions } from './types.js';

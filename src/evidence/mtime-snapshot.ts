@@ -2,7 +2,7 @@ import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { writeManifest } from './manifest.js';
 import { normalizeRelPath, sortPaths } from './paths.js';
-import type { Snapshot } from './types.js';
+import type { Snapshot } from '../domain/snapshot.js';
 import { factsOf, walkTree, type StatFacts } from './walk.js';
 
 /** spec 03: the fallback is bounded at 60,000 files. */

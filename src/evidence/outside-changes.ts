@@ -3,7 +3,7 @@ import path from 'node:path';
 import { comparePathOrder } from './diff.js';
 import type { FileMark, FolderRecord, OutsideRecord } from './outside-evidence.js';
 import { sortPaths } from './paths.js';
-import type { Snapshot } from './types.js';
+import type { Snapshot } from '../domain/snapshot.js';
 import type { ExcludedFolderCounts, OutsideEvidenceJson } from '../domain/changes.js';
 
 /** Each list in `outside_evidence` names at most this many (the counts stay exact). */

@@ -11,7 +11,7 @@ import { pathSetRules, quickLook } from './quick-look.js';
 import { addToIndex, joinNul, readDirtyPaths, readIndexState, removeFromIndex, ShadowIndexError, type IndexState } from './shadow-index.js';
 import { emptyIndexFile, ensureShadowRepo, shadowIndexFile } from './shadow-repo.js';
 import { foldersOf, scanSpecialFiles } from './special-files.js';
-import type { Snapshot } from './types.js';
+import type { Snapshot } from '../domain/snapshot.js';
 import { fileSignature, forgetWarmState, recallWarmState, rememberWarmState, signatureMtimeMs, type WarmState } from './warm-state.js';
 
 /** `SnapshotOptions` resolved for a checkpoint. */

@@ -6,7 +6,8 @@ import { MTIME_MAX_ENTRIES, mtimeManifestPath, takeMtimeSnapshot } from './mtime
 import { assertSafeSegment, relativeInside, shadowGitDir } from './paths.js';
 import { outsideRecordPath, takeOutsideRecord, writeOutsideRecord } from './outside-evidence.js';
 import { takeCheckpoint } from './shadow-checkpoint.js';
-import type { Snapshot, SnapshotOptions } from './types.js';
+import type { SnapshotOptions } from './types.js';
+import type { Snapshot } from '../domain/snapshot.js';
 
 /** Default size cap: larger files are recorded by size+mtime+inode (spec 03). */
 export const DEFAULT_SIZE_CAP_BYTES = 20 * 1024 * 1024;

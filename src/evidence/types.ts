@@ -1,37 +1,4 @@
-/**
- * A snapshot of a workspace's content. JSON-serializable: the engine stores it on the job row so
- * a later process (status, baseline, diff of one path) can use it.
- */
-export interface Snapshot {
-  /** `checkpoint` = content-exact shadow git; `mtime` = the size+mtime fallback. */
-  source: 'checkpoint' | 'mtime';
-  /** Full id: the shadow commit sha, or the sha1 of the mtime manifest. */
-  id: string;
-  /** The absolute workspace path it was taken of. */
-  workspace: string;
-  /** Shadow git dir (source `checkpoint`). */
-  gitDir?: string;
-  /** Ref that keeps the commit reachable: refs/gaffer/<ws-hash>/<job>/<label>. */
-  ref?: string;
-  /** Manifest file (source `mtime`, and large files of a checkpoint), JSON. */
-  manifestFile?: string;
-  /** Special or unreadable files not snapshotted (relative paths). */
-  skipped: string[];
-  /** The mtime fallback hit its 60,000-file cap. */
-  truncated: boolean;
-  /** Some files were over the size cap and recorded by size+mtime+inode. */
-  largeFilesByStat: boolean;
-  /** Why the fallback was used, when it was. */
-  fallbackReason?: string;
-  /** When it was taken (ms since the epoch): lets a checkpoint be compared with an mtime snapshot. */
-  takenAtMs?: number;
-  /**
-   * The record of the places the evidence does not hold (git hooks/config/info, editor configs,
-   * excluded folders by stat), JSON, beside the snapshot's manifests. Absent on snapshots taken
-   * before gaffer kept one, or when it could not be written.
-   */
-  outsideFile?: string;
-}
+import type { Snapshot } from '../domain/snapshot.js';
 
 export interface SnapshotOptions {
   /** Absolute workspace path. */

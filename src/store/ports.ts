@@ -3,7 +3,7 @@ import type { JobEvent, NewJobEvent } from '../domain/events.js';
 import type { JobResult } from '../domain/result.js';
 import type { DetectedState, JobStatus, WorkerOutcome, WorkerRole, WorkerStatus } from '../domain/status.js';
 // type-only: the row shapes of what evidence and runners hand the engine to keep (issue 12 moves them to domain)
-import type { Snapshot } from '../evidence/types.js';
+import type { Snapshot } from '../domain/snapshot.js';
 import type { RunnerReport } from '../runners/contract.js';
 
 /** Events a job keeps in the store (spec 02: the newest 5,000). */

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { scrubbedGitEnv } from '../evidence/git.js';
-import type { Snapshot } from '../evidence/types.js';
+import type { Snapshot } from '../domain/snapshot.js';
 
 /**
  * Dependency folders the checkpoint excludes: the baseline copy links them from the workspace

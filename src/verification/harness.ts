@@ -1,7 +1,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { runGit, splitNul } from '../evidence/git.js';
-import type { ChangeSet, Snapshot } from '../evidence/types.js';
+import type { ChangeSet } from '../evidence/types.js';
+import type { Snapshot } from '../domain/snapshot.js';
 
 // spec 03 "Hints from before the work; the checkpoint's tests judge": a worker's change to a test, to the
 // test runner's configuration, or to anything gaffer reads to decide how to verify is a test-harness change.

@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Snapshot } from '../evidence/types.js';
+import type { Snapshot } from '../domain/snapshot.js';
 import { exportCheckpoint, extractFromSnapshot, whyNoBaseline } from './baseline.js';
 import type { HarnessChange } from './harness.js';
 import type { OriginalTestsRun, RunReading } from './judge.js';

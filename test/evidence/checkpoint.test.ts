@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { diffSnapshots, fileDiff } from '../../src/evidence/index.js';
-import type { Snapshot } from '../../src/evidence/types.js';
+import type { Snapshot } from '../../src/domain/snapshot.js';
 import { git, lsTree, snap, stored, tempDir, write } from './helpers.js';
 
 async function repoWorkspace(files: Record<string, string | Buffer>): Promise<{ ws: string; data: string }> {

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildChangesJson, fileDiff, findClaimedOnly, isCaseInsensitiveFs } from '../../src/evidence/index.js';
-import type { Snapshot } from '../../src/evidence/types.js';
+import type { Snapshot } from '../../src/domain/snapshot.js';
 import { snap, tempDir, write } from './helpers.js';
 
 describe('fileDiff', () => {

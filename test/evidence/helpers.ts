@@ -5,7 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll } from 'vitest';
 import { takeSnapshot } from '../../src/evidence/index.js';
-import type { Snapshot, SnapshotOptions } from '../../src/evidence/types.js';
+import type { SnapshotOptions } from '../../src/evidence/types.js';
+import type { Snapshot } from '../../src/domain/snapshot.js';
 
 const created: string[] = [];
 

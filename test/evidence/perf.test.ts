@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { diffSnapshots, takeSnapshot } from '../../src/evidence/index.js';
-import type { Snapshot } from '../../src/evidence/types.js';
+import type { Snapshot } from '../../src/domain/snapshot.js';
 import { forgetWarmState } from '../../src/evidence/warm-state.js';
 import { cleanEnv, git, tempDir } from './helpers.js';
 

@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import type * as QuickLookModule from '../../src/evidence/quick-look.js';
-import type { Snapshot } from '../../src/evidence/types.js';
+import type { Snapshot } from '../../src/domain/snapshot.js';
 import { git, lsTree, snap, tempDir, write } from './helpers.js';
 
 // the quick look is spied on, so each step can say which way its checkpoint went

@@ -1,7 +1,7 @@
+import type { CompactJob, CompactResult, CompactVerification, CompactWorker, ProgressEntry } from '../domain/answer.js';
 import { describeVerify, type JobSpec } from '../domain/request.js';
 import type { JobResult, VerificationJson } from '../domain/result.js';
-import { isFinalStatus, type JobStatus } from '../domain/status.js';
-import type { RunnerReport } from '../runners/contract.js';
+import { isFinalStatus } from '../domain/status.js';
 import type { AttemptRow, JobRow } from '../store/store.js';
 import { epochS } from './clock.js';
 import { collapseRepeats, cutPathArguments, dropRuntimeFrames, elideMiddle, keepTail, relativizePaths, shareBudget } from './compact-text.js';
@@ -18,80 +18,8 @@ export const OUTPUT_TAIL_CUT = 1_500;
 /** Related test files listed in the compact answer (the rest counted in `related_files_count`). */
 export const RELATED_FILES_SHOWN = 3;
 
-/** A worker row of the compact answer (spec 03); without `full`, fields that are 0, null or empty are left out (kept: WORKER_KEEP). */
-export interface CompactWorker {
-  name: string;
-  role: string;
-  attempt: number;
-  runner: string;
-  model: string | null;
-  status: string;
-  outcome: string | null;
-  stop_reason: string | null;
-  error: string | null;
-  rounds: number;
-  tool_calls: number;
-  failed_calls: number;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number | null;
-  duration_s: number | null;
-  files_changed: string[];
-  summary: string;
-  sandboxed: boolean;
-  /**
-   * The network it had (`outbound`, `host`; `none` — a loopback of its own — is left out of the
-   * compact answer as the nothing-happened value, shown with `?full=1`); null when it never started.
-   */
-  network: RunnerReport['network'] | null;
-  state?: string;
-  why?: string;
-  refusals?: RunnerReport['refusals'];
-  session?: string;
-}
-
-/** The verification in the compact answer: `related_files_count` when `related_files` was cut. */
-export type CompactVerification = VerificationJson & { related_files_count?: number };
-
-/** A live worker's entry in `progress`. */
-export interface ProgressEntry {
-  last_event: string;
-  round: number | null;
-  elapsed_s: number;
-  last_tool: string | null;
-  state: string | null;
-  why?: string;
-  matched?: string;
-}
-
-/** The compact answer of spec 03: what a coordinator reads, never a transcript. */
-export interface CompactJob {
-  id: string;
-  title: string;
-  status: JobStatus;
-  verdict: string | null;
-  error: string | null;
-  owner: string | null;
-  workspace: string;
-  created: number;
-  started: number | null;
-  finished: number | null;
-  duration_s: number | null;
-  /** `model` is left out of the compact answer when the task names none. */
-  tasks: { name: string; instruction: string; files: string[]; runner: string; model?: string | null; type: string }[];
-  parallel: boolean;
-  verify: string;
-  verify_scope: string;
-  fix_rounds: number;
-  /** The spec-lint gaps; `needs_detail` (what to add, and how) while the job is live and with `full`. */
-  spec_lint?: Omit<NonNullable<JobSpec['spec_lint']>, 'needs_detail'> & Partial<Pick<NonNullable<JobSpec['spec_lint']>, 'needs_detail'>>;
-  criteria?: string[];
-  result?: Record<string, unknown>;
-  progress?: Record<string, ProgressEntry>;
-  phase?: string | null;
-  ceiling_s?: number;
-  wait_again?: boolean;
-}
+// the answer's types are the domain's (domain/answer.ts); named here too for the callers that build on this module
+export type { CompactJob, CompactVerification, CompactWorker, ProgressEntry } from '../domain/answer.js';
 
 const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 const round1 = (n: number) => Math.round(n * 10) / 10;
@@ -129,21 +57,23 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
 
   const result = job.result;
   if (result !== null || attempts.length > 0) {
-    const { fix_rounds_run: _internal, ...visible } = result ?? ({} as Partial<JobResult>);
+    const nothingYet: Partial<JobResult> = {};
+    const { fix_rounds_run: _internal, ...visible } = result ?? nothingYet;
     const workers = attempts.filter((a) => a.started !== null || a.finished !== null).map((a) => compactWorker(a, full));
     if (!full) fitSummaries(workers);
-    compact.result = {
+    const answer: CompactResult = {
       workers: full ? workers : workers.map((w) => dropEmpty(w, WORKER_KEEP)),
       ...visible,
     };
     if (!full) {
-      if (visible.verification) compact.result.verification = compactVerification(visible.verification, job.workspace);
-      if (visible.changes) compact.result.changes = dropNothing(visible.changes, CHANGES_KEEP);
+      if (visible.verification) answer.verification = compactVerification(visible.verification, job.workspace);
+      if (visible.changes) answer.changes = dropNothing(visible.changes, CHANGES_KEEP);
       const totals = visible.totals ? dropEmpty(visible.totals, NOTHING) : undefined;
-      if (totals && Object.keys(totals).length > 0) compact.result.totals = totals;
-      else delete compact.result.totals;
+      if (totals && Object.keys(totals).length > 0) answer.totals = totals;
+      else delete answer.totals;
     }
-    if (live) delete compact.result.exit_code;
+    if (live) delete answer.exit_code;
+    compact.result = answer;
   }
   if (live) {
     compact.progress = buildProgress(spec, attempts);

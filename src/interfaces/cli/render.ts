@@ -1,9 +1,9 @@
-import type { CompactJob, CompactWorker } from '../../engine/compact.js';
+import type { CompactJob, CompactWorkerEntry } from '../../domain/answer.js';
 import type { WaitAnswer } from '../../engine/engine.js';
 import type { JobEvent } from '../../domain/events.js';
 
-const list = (items: unknown, max = 8): string => {
-  const arr = Array.isArray(items) ? (items as string[]) : [];
+const list = (items: readonly string[] | undefined, max = 8): string => {
+  const arr = items ?? [];
   return arr.length > max ? `${arr.slice(0, max).join(', ')} +${arr.length - max} more` : arr.join(', ');
 };
 
@@ -11,7 +11,7 @@ const list = (items: unknown, max = 8): string => {
 const FAILURES_SHOWN = 5;
 
 /** A worker's duration: how long it took, or how long it has run so far; nothing when it never ran. */
-function describeDuration(w: CompactWorker): string {
+function describeDuration(w: CompactWorkerEntry): string {
   if (typeof w.duration_s !== 'number') return '';
   return w.status === 'running' ? `${w.duration_s} s so far` : `${w.duration_s} s`;
 }
@@ -24,8 +24,8 @@ export function renderCompact(job: CompactJob): string {
   lines.push(`  workspace: ${job.workspace}`);
   if (job.phase) lines.push(`  phase: ${job.phase}`);
   if (job.verdict) lines.push(`  verdict: ${job.verdict}`);
-  const result = job.result as Record<string, any> | undefined;
-  const workers = (result?.workers ?? []) as CompactWorker[];
+  const result = job.result;
+  const workers = result?.workers ?? [];
   if (workers.length > 0) {
     lines.push('  workers:');
     for (const w of workers) {
@@ -65,7 +65,7 @@ export function renderCompact(job: CompactJob): string {
   const proof = result?.proof;
   if (proof) {
     lines.push(`  proof: ${proof.verdict} ${Number(proof.confidence).toFixed(2)}`);
-    for (const u of proof.uncertainty as { code: string; detail: string }[]) lines.push(`    - ${u.code}: ${u.detail}`);
+    for (const u of proof.uncertainty) lines.push(`    - ${u.code}: ${u.detail}`);
   }
   if (job.ceiling_s !== undefined) lines.push(`  ceiling: ${job.ceiling_s} s (still live: wait again)`);
   return lines.join('\n');

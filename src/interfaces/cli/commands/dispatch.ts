@@ -92,7 +92,7 @@ function parseRequirement(value: string | undefined): Requirement {
 function unmetRequirement(job: CompactJob, requirement: Requirement): string | null {
   if (job.status !== 'done') return `the job ended ${job.status}`;
   if (requirement === 'done') return null;
-  const proof = (job.result?.proof as { verdict?: string } | undefined)?.verdict ?? 'missing';
+  const proof = job.result?.proof?.verdict ?? 'missing';
   return proof === 'proved' ? null : `the proof is ${proof}`;
 }
 

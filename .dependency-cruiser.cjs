@@ -29,20 +29,12 @@ function layerRule(layer, { except, also } = {}) {
   };
 }
 
-// A known bend, to go when RunnerReport moves into domain (it needs platform's LimitKind and
-// NetworkMode there first): verification settles a report by artifacts and the store keeps it.
-const KNOWN_BENDS = [
-  { from: '^src/verification/outputs\\.ts$', to: '^src/runners/contract\\.ts$' },
-  { from: '^src/store/(ports|codecs)\\.ts$', to: '^src/runners/contract\\.ts$' },
-];
-
 const COMPOSITION_ROOT = '^src/interfaces/cli/cli-context\\.ts$';
 const RUNNER_TABLE_DOOR = '^src/interfaces/cli/api\\.ts$';
 
 module.exports = {
   forbidden: [
-    ...Object.keys(ALLOWED).filter((l) => l !== 'interfaces').map((l) => layerRule(l, { except: KNOWN_BENDS.filter((b) => b.from.startsWith(`^src/${l}/`)).map((b) => b.from).join('|') || undefined })),
-    ...KNOWN_BENDS.map((b) => ({ ...layerRule(b.from.split('/')[1], { also: b.to }), name: `known-bend-${b.from.split('/')[1]}`, from: { path: b.from } })),
+    ...Object.keys(ALLOWED).filter((l) => l !== 'interfaces').map((l) => layerRule(l)),
     layerRule('interfaces', { except: `${COMPOSITION_ROOT}|${RUNNER_TABLE_DOOR}` }),
     // the composition root: the one place that picks the runner implementations the engine gets
     { ...layerRule('interfaces', { also: '^src/runners/' }), name: 'composition-root-imports', from: { path: COMPOSITION_ROOT } },

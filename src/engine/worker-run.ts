@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TaskSpec } from '../domain/request.js';
 import type { WorkerRole } from '../domain/status.js';
-import type { RunnerReport, StateDetection } from '../runners/contract.js';
+import type { RunnerReport, StateDetection } from '../domain/runner-report.js';
 import { epochS } from './clock.js';
 import { MAX_RATE_LIMIT_WAIT_S, MAX_REQUEUES, rateLimitDelayS, sleepUnlessAborted } from './rate-limit.js';
 import type { JobContext } from './job-context.js';

@@ -1,18 +1,12 @@
-import type { DetectedState, WorkerOutcome, WorkerRole, WorkerStatus } from '../domain/status.js';
-import type { LimitKind } from '../platform/process/limits.js';
-import type { NetworkMode } from '../platform/sandbox/network.js';
+import type { WorkerRole } from '../domain/status.js';
+import type { LimitKind, NetworkMode, RunnerReport, StateDetection } from '../domain/runner-report.js';
+import type { LimitKind as PlatformLimitKind } from '../platform/process/limits.js';
+import type { NetworkMode as PlatformNetworkMode } from '../platform/sandbox/network.js';
 
-/** A state a worker's output proved (spec 04 "Detected states"). */
-export interface StateDetection {
-  /** The detected state. */
-  state: DetectedState;
-  /** Why, in words (the rule's description). */
-  why: string;
-  /** The literal text that matched. */
-  matched: string;
-  /** The rule's confidence, 0..1. */
-  confidence: number;
-}
+/** True when A and B are the same union: the report's words must stay platform's. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+// a typecheck error here means domain/runner-report.ts and platform/ name different limits or networks
+const reportWordsAgree: [Same<LimitKind, PlatformLimitKind>, Same<NetworkMode, PlatformNetworkMode>] = [true, true];
 
 /** What every runner takes (spec 04 "The runner contract"). */
 export interface RunnerInput {
@@ -58,55 +52,6 @@ export interface RunnerInput {
   onSpawn?: (info: { pgid: number; startedAt: number }) => void;
   /** Aborted on cancel. */
   signal: AbortSignal;
-}
-
-/** A refusal the runner made on the worker's behalf (builtin command guard, write scope). */
-export interface Refusal {
-  tool: string;
-  why: string;
-  count: number;
-}
-
-/** What every runner returns (spec 04). A worker's end is a record, never a throw. */
-export interface RunnerReport {
-  status: WorkerStatus;
-  outcome: WorkerOutcome;
-  exitCode: number | null;
-  /** Signal that ended the process, when one did. */
-  signal: string | null;
-  timedOut: boolean;
-  isCancelled: boolean;
-  /** `complete`, `exit_nonzero`, `timeout`, `cancelled`, `spawn_failed`, `signal`, … */
-  stopReason: string;
-  error: string | null;
-  /** The worker's last words (tail of its output for shell). */
-  summary: string;
-  /** Files the worker claims it changed (empty when the runner files no claim). */
-  filesChanged: string[];
-  /** True when the runner files claims at all (an external agent never does). */
-  makesClaims: boolean;
-  rounds: number;
-  toolCalls: number;
-  failedCalls: number;
-  inputTokens: number;
-  outputTokens: number;
-  costUsd: number | null;
-  durationMs: number;
-  session: string | null;
-  modelServed: string | null;
-  /** The last detected state, when any. */
-  detection: StateDetection | null;
-  refusals: Refusal[];
-  sandboxed: boolean;
-  /** Which network the run had (sandbox/network.ts): `none`, `outbound` or `host`; absent when it never started. */
-  network?: NetworkMode;
-  /** The limit (issue 11) that ended the worker, when one did: `stopReason` is then `process_limit`/`memory_limit`. */
-  limit?: LimitKind;
-  /**
-   * Rate-limited workers (`status: 'rate_limited'`): seconds until the provider's limit resets,
-   * from its own headers; null when it named no time (the engine then backs off, spec 04).
-   */
-  retryAfterS?: number | null;
 }
 
 /** A way to run a worker. */

@@ -1,4 +1,4 @@
-import type { RunnerReport } from './contract.js';
+import type { RunnerReport } from '../domain/runner-report.js';
 import { describeLimitHit } from '../platform/process/limits.js';
 import type { ProcessResult } from '../platform/process/run-process.js';
 

@@ -1,5 +1,5 @@
 import type { DetectedState } from '../domain/status.js';
-import type { StateDetection } from './contract.js';
+import type { StateDetection } from '../domain/runner-report.js';
 
 /** A text rule: any of its patterns in the output proves its state (spec 04 "Detected states"). */
 export interface TextStateRule {

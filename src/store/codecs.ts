@@ -2,7 +2,7 @@ import type { JobSpec } from '../domain/request.js';
 import type { JobResult } from '../domain/result.js';
 import { GafferError } from '../domain/errors.js';
 import { DETECTED_STATES, JOB_STATUSES, WORKER_STATUSES, type JobStatus, type WorkerOutcome, type WorkerRole, type WorkerStatus } from '../domain/status.js';
-import type { RunnerReport } from '../runners/contract.js';
+import type { RunnerReport } from '../domain/runner-report.js';
 import type { AttemptPatch, AttemptRow, AttemptState, JobEvent, JobPatch, JobProcessRow, JobRow, JobSnapshots, LockHolder } from './ports.js';
 
 /*

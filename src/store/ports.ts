@@ -4,7 +4,7 @@ import type { JobResult } from '../domain/result.js';
 import type { DetectedState, JobStatus, WorkerOutcome, WorkerRole, WorkerStatus } from '../domain/status.js';
 // type-only: the row shapes of what evidence and runners hand the engine to keep (issue 12 moves them to domain)
 import type { Snapshot } from '../domain/snapshot.js';
-import type { RunnerReport } from '../runners/contract.js';
+import type { RunnerReport } from '../domain/runner-report.js';
 
 /** Events a job keeps in the store (spec 02: the newest 5,000). */
 export const EVENTS_KEPT = 5_000;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { parseAllDocuments } from 'yaml';
 import { formatOfPath, type ParseFormat } from '../domain/criterion-forms.js';
-import type { RunnerReport } from '../runners/contract.js';
+import type { RunnerReport } from '../domain/runner-report.js';
 
 /** Files above this are compared by size+mtime+inode, not content (spec 03's snapshot cap). */
 export const OUTPUT_HASH_CAP = 20 * 1024 * 1024;

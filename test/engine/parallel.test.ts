@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
-import type { Runner, RunnerInput, RunnerReport } from '../../src/runners/contract.js';
+import type { Runner, RunnerInput } from '../../src/runners/contract.js';
+import type { RunnerReport } from '../../src/domain/runner-report.js';
 import { ShellRunner } from '../../src/runners/shell/shell-runner.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunnerInput, StateDetection } from '../../src/runners/contract.js';
+import type { RunnerInput } from '../../src/runners/contract.js';
+import type { StateDetection } from '../../src/domain/runner-report.js';
 import { getRunner, listRunnerKeys } from '../../src/runners/index.js';
 import { ShellRunner } from '../../src/runners/shell/shell-runner.js';
 import { fixture, liveGroupMembers, makeTempDir } from './helpers.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseJobRequest } from '../../src/domain/request.js';
 import type { JobResult } from '../../src/domain/result.js';
 import { ownProcessIdentity } from '../../src/platform/process/process-identity.js';
-import type { RunnerReport } from '../../src/runners/contract.js';
+import type { RunnerReport } from '../../src/domain/runner-report.js';
 import type { GafferStore, JobSnapshots, NewJob } from '../../src/store/ports.js';
 
 export const me = ownProcessIdentity();

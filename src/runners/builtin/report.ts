@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Refusal, RunnerReport, StateDetection } from '../contract.js';
+import type { Refusal, RunnerReport, StateDetection } from '../../domain/runner-report.js';
 import { formatSeconds } from '../states.js';
 import { substitutionError } from './attestation.js';
 import type { ProviderHttpError } from './rate-limit.js';

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Runner, RunnerInput, RunnerReport, StateDetection } from '../contract.js';
+import type { Runner, RunnerInput } from '../contract.js';
+import type { RunnerReport, StateDetection } from '../../domain/runner-report.js';
 import { buildWorkerEnv } from '../../platform/process/env.js';
 import { runProcess, type ProcessResult } from '../../platform/process/run-process.js';
 import { classifyOutput, detectIdlePrompt, formatSeconds, isSameDetection } from '../states.js';

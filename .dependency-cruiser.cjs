@@ -6,7 +6,7 @@ const ALLOWED = {
   platform: [],
   domain: [],
   evidence: ['domain', 'platform'],
-  // verification reads the evidence's snapshots and change sets to decide what the workers changed
+  // verification runs git through evidence/git.ts and reads its change sets to judge what the workers changed
   verification: ['domain', 'platform', 'evidence'],
   runners: ['domain', 'platform'],
   store: ['domain', 'platform'],

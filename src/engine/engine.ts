@@ -313,7 +313,7 @@ export class Engine {
       // the process that runs it may have died: then it is interrupted, not cancelled
       void recoverOrphans(this.store, this.dataDir);
     }
-    job = this.store.getJob(id) as JobRow;
+    job = this.#visibleJob(id, {});
     return this.#compact(job);
   }
 
@@ -341,7 +341,7 @@ export class Engine {
         met,
         condition: describeCondition(condition),
         waited_s: Math.round((monotonicMs() - started) / 100) / 10,
-        state: this.#compact(this.store.getJob(id) as JobRow),
+        state: this.#compact(this.#visibleJob(id, {})),
       };
     } finally {
       this.#waiters--;
@@ -350,7 +350,7 @@ export class Engine {
 
   /** `changed`: anything in the workspace changed on disk since the wait began (throttled rescans). */
   async #waitChanged(id: string, timeoutS: number, signal?: AbortSignal): Promise<boolean> {
-    const job = this.store.getJob(id) as JobRow;
+    const job = this.#visibleJob(id, {});
     if (isFinalStatus(job.status)) return false;
     const deadline = monotonicMs() + timeoutS * 1000;
     const stop = new AbortController();
@@ -361,7 +361,7 @@ export class Engine {
     const unsubscribe = this.#services.bus.subscribe(id, (e) => {
       if (e.event === 'status' && isFinalStatus(e.status as JobRow['status'])) stop.abort();
     });
-    const stopped = () => stop.signal.aborted || monotonicMs() >= deadline || isFinalStatus((this.store.getJob(id) as JobRow).status);
+    const stopped = () => stop.signal.aborted || monotonicMs() >= deadline || isFinalStatus(this.#visibleJob(id, {}).status);
     const sleep = (ms: number) =>
       new Promise<void>((resolve) => {
         const timer = setTimeout(done, Math.min(ms, Math.max(0, deadline - monotonicMs())));
@@ -432,7 +432,7 @@ export class Engine {
 
   /** Tests a condition against the store: met, cannot hold any more (false), or not yet (null). */
   #checkStored(id: string, condition: WaitCondition, after: number): { met: boolean | null; seq: number } {
-    const job = this.store.getJob(id) as JobRow;
+    const job = this.#visibleJob(id, {});
     const final = isFinalStatus(job.status);
     if (condition.kind === 'done') return { met: final ? true : null, seq: job.seq };
     if (condition.kind === 'changed') return { met: final ? false : null, seq: job.seq };

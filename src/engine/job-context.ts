@@ -57,7 +57,7 @@ export class JobContext {
   /** Writes a job change to the store (first), then keeps the in-memory row in step. */
   update(patch: JobPatch): void {
     this.services.store.updateJob(this.id, patch);
-    this.#job = { ...this.#job, ...patch } as JobRow;
+    this.#job = { ...this.#job, ...patch };
   }
 
   /**
@@ -66,7 +66,7 @@ export class JobContext {
    */
   emit(event: NewJobEvent, patch: JobPatch = {}): JobEvent {
     const stored = this.services.store.appendEvent(this.id, event, patch);
-    this.#job = { ...this.#job, ...patch, seq: stored.seq } as JobRow;
+    this.#job = { ...this.#job, ...patch, seq: stored.seq };
     this.services.bus.publish({ ...stored, jobId: this.id });
     return stored;
   }

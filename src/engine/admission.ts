@@ -1,0 +1,158 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { GafferError } from '../domain/errors.js';
+import { describeVerify, LIMITS, parseJobRequest, type JobSpec } from '../domain/request.js';
+import { lintJob, type LintReport, type SpecLintMode } from '../domain/spec-lint.js';
+import { isFinalStatus } from '../domain/status.js';
+import { ownProcessIdentity } from '../platform/process/process-identity.js';
+import type { Runner } from '../runners/contract.js';
+import type { JobRow, Store } from '../store/store.js';
+import { epochS } from './clock.js';
+import type { CompactJob } from './compact.js';
+import type { Caller, JobQueries } from './queries.js';
+import { vetTaskPaths, vetWorkspace, workspacesHolding, type WorkspaceRules } from './workspace-vetting.js';
+
+export const IDEMPOTENCY_WINDOW_S = 3_600;
+
+/** How admission judges a request. */
+export interface AdmissionOptions {
+  dataDir: string;
+  runners: ReadonlyMap<string, Runner>;
+  /** The configured default runner for tasks that name none. */
+  defaultRunner: string | null;
+  /** Spec lint at dispatch (spec 07). */
+  specLint: SpecLintMode;
+  /** Config `timeouts` for requests that give none; null: the request parser's defaults. */
+  timeouts: { worker_s: number; verify_s: number } | null;
+  /** The config file read and config `protected_paths` (issue 11, workspace-vetting.ts). */
+  protect: Pick<WorkspaceRules, 'configFile' | 'protectedPaths'>;
+}
+
+/** What admission hands on: whether jobs are still accepted, and where an admitted job goes to run. */
+export interface AdmissionHooks {
+  isClosed: () => boolean;
+  start: (job: JobRow) => void;
+}
+
+/**
+ * Turns a request into a job, or refuses it: parsing, the workspace vetting, the runners' own
+ * checks, spec lint and idempotency all run before anything is stored or started.
+ */
+export class Admission {
+  readonly #store: Store;
+  readonly #queries: JobQueries;
+  readonly #opts: AdmissionOptions;
+  readonly #hooks: AdmissionHooks;
+
+  constructor(store: Store, queries: JobQueries, opts: AdmissionOptions, hooks: AdmissionHooks) {
+    this.#store = store;
+    this.#queries = queries;
+    this.#opts = opts;
+    this.#hooks = hooks;
+  }
+
+  /** Validates and starts a job; an idempotency key already used returns the first job (`created: false`). */
+  submit(body: unknown, opts: Caller & { idempotencyKey?: string | null; cwd?: string | null } = {}): { job: CompactJob; created: boolean } {
+    if (this.#hooks.isClosed()) throw new GafferError('internal', 'the engine is shutting down');
+    const spec = this.#parse(body);
+    // opts.cwd: the client's working directory; inside a live job's workspace, the request comes from that job
+    const spawnedFrom = opts.cwd ? workspacesHolding(opts.cwd, this.#store.listLiveJobs().map((j) => j.spec.workspace)) : [];
+    spec.workspace = vetWorkspace(spec.workspace, { dataDir: this.#opts.dataDir, ...this.#opts.protect, spawnedFrom });
+    vetTaskPaths(spec.workspace, spec);
+    this.#vetRunners(spec);
+    this.#applySpecLint(spec);
+    const idemKey = idempotencyKeyOf(spec, opts.idempotencyKey ?? null);
+    const requestHash = hashSpec(spec);
+    const me = ownProcessIdentity();
+    const { job, created } = this.#store.insertJob({
+      id: randomBytes(6).toString('hex'),
+      owner: opts.owner ?? null,
+      spec,
+      created: epochS(),
+      idemKey,
+      requestHash,
+      idemWindowS: IDEMPOTENCY_WINDOW_S,
+      pid: me.pid,
+      pidStart: me.start,
+    });
+    if (!created) {
+      if (job.requestHash !== requestHash) {
+        throw new GafferError('conflict', `idempotency key ${JSON.stringify(idemKey)} was used for job ${job.id} with a different request — use a new key`, 'client_request_id');
+      }
+      return { job: this.#queries.compact(job), created: false };
+    }
+    this.#hooks.start(job);
+    return { job: this.#queries.compact(job), created: true };
+  }
+
+  /** The spec-lint report of a request, without dispatching (`gaffer lint`, `POST /api/lint`). */
+  lint(body: unknown): LintReport {
+    // a request that would be refused at dispatch is refused here too, with the same error
+    const spec = this.#parse(body);
+    this.#vetRunners(spec);
+    return lintJob(spec, this.#opts.specLint === 'off' ? 'warn' : this.#opts.specLint);
+  }
+
+  /** A new job for the tasks of this one that did not end `done`, same settings. */
+  redispatch(id: string, opts: Caller = {}): { job: CompactJob; created: boolean } {
+    const job = this.#queries.visibleJob(id, opts);
+    if (!isFinalStatus(job.status)) throw new GafferError('conflict', `job ${id} is still ${job.status}; wait for it or cancel it first`);
+    const attempts = this.#store.listAttempts(id);
+    const done = new Set(attempts.filter((a) => a.role === 'worker' && a.status === 'done').map((a) => a.task));
+    const tasks = job.spec.tasks.filter((t) => !done.has(t.name));
+    if (tasks.length === 0) throw new GafferError('conflict', `every task of job ${id} ended done; nothing to re-dispatch`);
+    const { spec_lint: _lint, client_request_id: _key, verify, ...rest } = job.spec;
+    const body = {
+      ...rest,
+      verify: describeVerify(verify),
+      title: `${job.title} (re-dispatch of ${id})`,
+      isolation: 'shared',
+      tasks: tasks.map(({ runner, model, command, ...t }) => ({ ...t, runner, ...(model ? { model } : {}), ...(command ? { command } : {}) })),
+    };
+    return this.submit(body, opts);
+  }
+
+  #parse(body: unknown): JobSpec {
+    const { timeouts, defaultRunner, runners } = this.#opts;
+    const defaults = timeouts === null ? {} : { timeoutS: timeouts.worker_s, verifyTimeoutS: timeouts.verify_s };
+    return parseJobRequest(body, { defaultRunner, available: [...runners.keys()], ...defaults });
+  }
+
+  #vetRunners(spec: JobSpec): void {
+    spec.tasks.forEach((task, i) => {
+      this.#opts.runners.get(task.runner)?.vet?.({ model: task.model }, `tasks[${i}].runner`);
+    });
+  }
+
+  /** spec 07: `enforce` refuses a request that needs detail; `warn` records the findings on the job. */
+  #applySpecLint(spec: JobSpec): void {
+    const mode = this.#opts.specLint;
+    if (mode === 'off') return;
+    const report = lintJob(spec, mode);
+    if (!report.ok && mode === 'enforce') {
+      throw new GafferError('needs_detail', `the request needs detail before it runs: ${report.needs_detail.map((f) => `${f.task}: ${f.message}`).join('; ')}`, 'tasks', { lint: report });
+    }
+    if (!report.ok) spec.spec_lint = { mode: report.mode, needs_detail: report.needs_detail, codes: report.codes };
+  }
+}
+
+/** The request's idempotency key: the header's or the body's `client_request_id`, refused when they disagree. */
+function idempotencyKeyOf(spec: JobSpec, headerKey: string | null): string | null {
+  // the same limits as client_request_id: an empty key would tie every keyless-looking request together
+  if (headerKey !== null && (headerKey.trim() === '' || headerKey.length > LIMITS.clientRequestId)) {
+    throw new GafferError('invalid_request', `Idempotency-Key: must be 1..${LIMITS.clientRequestId} characters, got ${headerKey.trim() === '' ? 'an empty key' : `${headerKey.length} characters`}`, 'Idempotency-Key');
+  }
+  if (headerKey !== null && spec.client_request_id !== null && headerKey !== spec.client_request_id) {
+    throw new GafferError(
+      'invalid_request',
+      `the Idempotency-Key header (${JSON.stringify(headerKey)}) and client_request_id (${JSON.stringify(spec.client_request_id)}) disagree — send one, or the same in both`,
+      'client_request_id',
+    );
+  }
+  return headerKey ?? spec.client_request_id;
+}
+
+/** What makes two requests the same: the spec without its key (a header key and a body key are one key). */
+function hashSpec(spec: JobSpec): string {
+  const { client_request_id: _key, ...request } = spec;
+  return createHash('sha256').update(JSON.stringify(request)).digest('hex');
+}

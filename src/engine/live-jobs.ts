@@ -1,0 +1,70 @@
+import type { JobRow } from '../store/store.js';
+import { JobContext, type EngineServices } from './job-context.js';
+import { runJob } from './job-run.js';
+
+/**
+ * The jobs this process runs, by id: starting one, cancelling one, and stopping them all. Cancel
+ * polling, waits and shutdown all need the same answer to "does this process run that job".
+ */
+export class LiveJobs {
+  readonly #services: EngineServices;
+  readonly #jobs = new Map<string, JobContext>();
+  readonly #onEnd: () => void;
+
+  /** `onEnd` runs after each job settles and has left the live set (retention runs there). */
+  constructor(services: EngineServices, onEnd: () => void) {
+    this.#services = services;
+    this.#onEnd = onEnd;
+  }
+
+  /** How many jobs this process runs now. */
+  get size(): number {
+    return this.#jobs.size;
+  }
+
+  /** True when this process runs the job. */
+  has(id: string): boolean {
+    return this.#jobs.has(id);
+  }
+
+  /** Starts running a job just admitted: `created` and `queued` are announced before its run begins. */
+  start(job: JobRow): void {
+    const ctx = new JobContext(this.#services, job);
+    this.#jobs.set(job.id, ctx);
+    ctx.emit({ name: 'job', event: 'created', message: job.title });
+    ctx.emit({ name: 'job', event: 'phase', message: 'queued' });
+    ctx.done = runJob(ctx).finally(() => {
+      this.#jobs.delete(job.id);
+      this.#onEnd();
+    });
+  }
+
+  /** Settles when a job this process runs is final (at once for any other job). */
+  async settled(id: string): Promise<void> {
+    await this.#jobs.get(id)?.done;
+  }
+
+  /** Cancels the job when this process runs it; false when it runs elsewhere (or nowhere). */
+  cancel(id: string): boolean {
+    const ctx = this.#jobs.get(id);
+    if (ctx) cancelContext(ctx);
+    return ctx !== undefined;
+  }
+
+  /** Cancels every live job (`interrupted` with `reason` when given, else `cancelled`) and waits for them to settle. */
+  async stopAll(reason: string | null = null): Promise<void> {
+    for (const ctx of this.#jobs.values()) {
+      if (reason !== null) ctx.interruptReason = reason;
+      cancelContext(ctx);
+    }
+    await Promise.all([...this.#jobs.values()].map((ctx) => ctx.done));
+  }
+}
+
+/** `cancelling` until the job's workers are dead and its evidence collected; a second cancel changes nothing. */
+function cancelContext(ctx: JobContext): void {
+  if (ctx.isCancelled) return;
+  ctx.setStatus('cancelling');
+  ctx.phase(ctx.interruptReason ? 'stopping: gaffer is shutting down' : 'cancelling');
+  ctx.abort.abort(new Error('cancelled'));
+}

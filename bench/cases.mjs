@@ -783,7 +783,7 @@ function makeNodeTestFixture(root, modules) {
  */
 async function relatedVerify(ctx) {
   const { Engine } = await engineMod();
-  const { selectRelatedTests } = await import('../dist/verification/related.js');
+  const { selectRelatedTests } = await import('../dist/verification/related/index.js');
   const modules = ctx.quick ? 10 : 50;
   const ws = join(ctx.tmp, 'related-ws');
   makeNodeTestFixture(ws, modules);

@@ -11,7 +11,7 @@ import { findHarnessChanges } from './harness.js';
 import { runOriginalTests } from './original-tests.js';
 import { judgeVerification, readRun, type RunReading } from './judge.js';
 import { processHooksFor, runSuite, type SuiteProcessHooks, type SuiteRun } from './run-suite.js';
-import { selectRelatedTests } from './related.js';
+import { selectRelatedTests } from './related/index.js';
 import { buildSelectCommand } from './select.js';
 import { findWeakenedTests } from './weakening.js';
 

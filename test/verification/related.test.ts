@@ -3,7 +3,7 @@ import { cpSync, existsSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { selectRelatedTests, type RelatedResult } from '../../src/verification/related.js';
+import { selectRelatedTests, type RelatedResult } from '../../src/verification/related/index.js';
 import { makeWorkspace, tempDir, writeFiles } from '../helpers/temp.js';
 
 const FIXTURES = resolve(import.meta.dirname, '..', 'fixtures');

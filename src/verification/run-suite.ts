@@ -3,8 +3,8 @@ import { join, resolve } from 'node:path';
 import { describeLimitHit, type LimitKind } from '../platform/process/limits.js';
 import { runProcess } from '../platform/process/run-process.js';
 import { buildWorkerEnv } from '../platform/process/env.js';
-import { wrapWithSandbox } from '../platform/sandbox/bwrap.js';
 import type { SandboxNetwork } from '../platform/sandbox/network.js';
+import { buildRefusalArgv, createSandbox, isRefused, type Sandbox, type SandboxResult } from '../platform/sandbox/sandbox.js';
 import { LINKED_DEPENDENCY_DIRS } from './baseline.js';
 import { parseTestOutput } from './parsers/index.js';
 import { findSandboxRefusals } from './sandbox-refusals.js';
@@ -67,8 +67,11 @@ export interface SuiteInput {
   onSpawn?: (group: SpawnedGroup) => void;
   /** Once that group is gone (the record can go). */
   onExit?: (group: SpawnedGroup) => void;
-  /** Run under the workers' sandbox (spec 03: the verification runs as sandboxed as they did); unsandboxed where none works. */
-  sandbox?: boolean;
+  /**
+   * Run under the workers' sandbox (spec 03: the verification runs as sandboxed as they did): the
+   * engine's `Sandbox`, or true for bubblewrap under `auto` (unsandboxed where it does not work).
+   */
+  sandbox?: boolean | Sandbox;
   /** Its network in the sandbox (config `network.verification`, `loopback_ports`); default `none`. */
   network?: SandboxNetwork;
 }
@@ -77,9 +80,9 @@ export interface SuiteInput {
 export async function runSuite(input: SuiteInput): Promise<SuiteRun> {
   let landmarkSeen = false;
   const landmark = input.expectedOutput ?? null;
-  const wrapped = input.sandbox === true ? wrapWithSandbox({ shellCommand: input.command, workspace: input.cwd, ...linkedDependencyDirs(input.cwd), ...(input.network ? { network: input.network } : {}) }) : null;
+  const wrapped = wrapSuite(input);
   const result = await runProcess({
-    ...(wrapped === null ? { shellCommand: input.command } : { argv: wrapped.argv }),
+    ...(wrapped === null ? { shellCommand: input.command } : { argv: isRefused(wrapped) ? buildRefusalArgv(wrapped.refused) : wrapped.argv }),
     cwd: input.cwd,
     // spec 03: CI=true, TZ=UTC, PYTHONHASHSEED=0 so runs are comparable
     env: { ...buildWorkerEnv(process.env), ...input.env, CI: 'true', TZ: 'UTC', PYTHONHASHSEED: '0' },
@@ -103,9 +106,19 @@ export async function runSuite(input: SuiteInput): Promise<SuiteRun> {
     tail: result.tail,
     parsed: parseTestOutput(output, { kind: input.kind, command: input.command, workspace: input.cwd }),
     landmarkSeen: landmark === null ? undefined : landmarkSeen || result.tail.includes(landmark),
-    ...(wrapped === null ? {} : { sandboxRefused: findSandboxRefusals(output, input.cwd) }),
+    ...(wrapped?.sandboxed === true ? { sandboxRefused: findSandboxRefusals(output, input.cwd) } : {}),
     ...(result.limitHit === null ? {} : { limit: { kind: result.limitHit, words: describeLimitHit(result.limitHit, result.limits) } }),
   };
+}
+
+const AUTO_SANDBOX = createSandbox('auto');
+
+/** The run's command through its sandbox; null when it runs unsandboxed (as it is). */
+function wrapSuite(input: SuiteInput): SandboxResult | null {
+  if (input.sandbox === undefined || input.sandbox === false) return null;
+  const sandbox = input.sandbox === true ? AUTO_SANDBOX : input.sandbox;
+  const wrapped = sandbox.wrap({ shellCommand: input.command, workspace: input.cwd, ...linkedDependencyDirs(input.cwd), ...(input.network ? { network: input.network } : {}) });
+  return isRefused(wrapped) || wrapped.sandboxed ? wrapped : null;
 }
 
 /**

@@ -194,10 +194,10 @@ describe('ShellRunner: detected states', () => {
 
 describe('ShellRunner: sandbox seam and registry', () => {
   const wrapping = new ShellRunner({
-    wrapCommand: ({ shellCommand }) => ({ argv: ['/bin/sh', '-c', `echo wrapped; ${shellCommand}`], sandboxed: true }),
+    sandbox: { policy: 'auto', works: true, wrap: ({ shellCommand }) => ({ argv: ['/bin/sh', '-c', `echo wrapped; ${shellCommand ?? ''}`], sandboxed: true, network: 'none' }) },
   });
 
-  it('runs through wrapCommand when the input asks for the sandbox', async () => {
+  it('runs through the sandbox when the input asks for the sandbox', async () => {
     const report = await wrapping.run(makeInput({ command: 'echo inner', sandbox: true }));
     expect(report).toMatchObject({ status: 'done', sandboxed: true, summary: 'wrapped\ninner' });
   });

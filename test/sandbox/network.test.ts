@@ -3,7 +3,8 @@ import { createServer, type Server } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createRunners, sandboxWrapper } from '../../src/runners/index.js';
+import { createRunners } from '../../src/runners/index.js';
+import { createSandbox } from '../../src/platform/sandbox/sandbox.js';
 import { runProcess, type ProcessResult } from '../../src/platform/process/run-process.js';
 import { wrapWithSandbox, type SandboxCommand } from '../../src/platform/sandbox/bwrap.js';
 import { hasOnlyLoopbackNameservers, loopbackPortOf, planNetwork, slirp4netnsStatus, type SandboxNetwork } from '../../src/platform/sandbox/network.js';
@@ -264,10 +265,9 @@ describe.skipIf(SKIP_SLIRP !== '')(`network outbound (slirp4netns)${SKIP_SLIRP}`
     const wrapped = wrap('true', { mode: 'outbound' });
     expect(wrapped.network).toBe('host');
     expect(wrapped.argv).not.toContain('--unshare-net');
-    const shell = sandboxWrapper('required', { mode: 'outbound' });
-    const refused = shell?.({ shellCommand: 'true', workspace: tempDir(), env: {} });
-    expect(refused?.refused).toMatch(/sandbox: required.*slirp4netns is not installed.*apt-get install slirp4netns/);
-    expect(sandboxWrapper('auto', { mode: 'outbound' })?.({ shellCommand: 'true', workspace: tempDir(), env: {} })).toMatchObject({ sandboxed: true, network: 'host' });
+    const refused = createSandbox('required').wrap({ shellCommand: 'true', workspace: tempDir(), network: { mode: 'outbound' } });
+    expect('refused' in refused ? refused.refused : null).toMatch(/sandbox: required.*slirp4netns is not installed.*apt-get install slirp4netns/);
+    expect(createSandbox('auto').wrap({ shellCommand: 'true', workspace: tempDir(), network: { mode: 'outbound' } })).toMatchObject({ sandboxed: true, network: 'host' });
     const report = await runDoctor({ dataDir: join(tempDir('gaffer-doctor-data-'), 'data'), env: { ...process.env, GAFFER_CONFIG: '' } });
     expect(report.checks.find((c) => c.name === 'network')).toMatchObject({
       status: 'warn',

@@ -6,6 +6,7 @@ import { readSecret } from '../../config/local-secret.js';
 import { Engine } from '../../engine/engine.js';
 import { createRunners, type RunnerSetup } from '../../runners/index.js';
 import { registerSecretValues } from '../../platform/process/env.js';
+import { createSandbox } from '../../platform/sandbox/sandbox.js';
 import { runLimitsFromConfig, setRunLimits } from '../../platform/process/limits.js';
 import { networkSetupOf, verificationNetworkOf } from '../../config/network-config.js';
 import { readServerRecord } from '../http/serve.js';
@@ -92,7 +93,8 @@ export class CliContext {
     this.#engine ??= Engine.open({
       spawner: longLived,
       dataDir: this.dataDir,
-      runners: createRunners({ sandbox: config.sandbox, network: networkSetupOf(config), ...builtinSetup(config), cli: cliRunnerOptions(config) }),
+      // one sandbox for every runner (issue 12: the policy is applied in one place)
+      runners: createRunners({ sandbox: createSandbox(config.sandbox), network: networkSetupOf(config), ...builtinSetup(config), cli: cliRunnerOptions(config) }),
       maxParallel: config.workers.max_parallel,
       specLint: config.spec_lint,
       retentionJobs: config.retention.jobs,

@@ -7,7 +7,8 @@ import type { Runner, RunnerInput } from '../contract.js';
 import type { Refusal, RunnerReport, StateDetection } from '../../domain/runner-report.js';
 import { buildWorkerEnv } from '../../platform/process/env.js';
 import { readStartEnv } from '../../platform/process/scrub-env.js';
-import { probeSandbox } from '../../platform/sandbox/probe.js';
+import type { SandboxNetwork } from '../../platform/sandbox/network.js';
+import type { Sandbox } from '../../platform/sandbox/sandbox.js';
 import { isSameModel } from './attestation.js';
 import { COMMAND_OUTPUT_BYTES, COMMAND_TIMEOUT_MS } from './command-tool.js';
 import { FILE_LOCKS, type FileLocks } from './file-locks.js';
@@ -17,7 +18,7 @@ import { readProviderError, type ProviderHttpError } from './rate-limit.js';
 import { buildReport, type LoopFacts, type StopCause } from './report.js';
 import { loadSession, saveSession, sessionPathFor } from './session.js';
 import { systemPrompt } from './system-prompt.js';
-import type { ToolContext, ToolOutcome, WrapBuiltinCommand } from './tool-context.js';
+import type { ToolContext, ToolOutcome } from './tool-context.js';
 import { buildTools } from './tools.js';
 import { Transcript, clipForLine } from './transcript.js';
 import { Watchdog } from './watchdog.js';
@@ -43,10 +44,12 @@ export interface BuiltinRunnerOptions {
   /** Output tokens per round; default: the provider's (the Anthropic provider caps models it does not know at 4096). */
   maxOutputTokens?: number;
   /**
-   * Sandbox wrapper for `run_command` (used when `input.sandbox`); the file tools are confined
-   * by path checks. Without one, commands run unsandboxed and the report says so.
+   * The engine's sandbox for `run_command` (used when `input.sandbox`); the file tools are confined
+   * by path checks. Without one (or under `sandbox: off`), commands run unsandboxed and the report says so.
    */
-  wrapCommand?: WrapBuiltinCommand;
+  sandbox?: Sandbox;
+  /** `run_command`'s network in the sandbox; default `none`. */
+  network?: SandboxNetwork;
   /** Log caps, bytes (defaults 64 KiB head, 10 MiB tail). */
   logHeadBytes?: number;
   logTailBytes?: number;
@@ -88,9 +91,15 @@ export class BuiltinRunner implements Runner {
     globalThis.AI_SDK_LOG_WARNINGS = false;
   }
 
-  /** True when the agent's commands would run in the sandbox: a wrapper is installed and bubblewrap works here. */
+  /** True when the agent's commands would run in the sandbox: one is installed and bubblewrap works here. */
   get sandboxed(): boolean {
-    return this.#opts.wrapCommand !== undefined && probeSandbox().available;
+    return this.#opts.sandbox?.works ?? false;
+  }
+
+  /** The sandbox this run's commands go through: none unless the worker is sandboxed and the policy is not `off`. */
+  #sandboxFor(input: RunnerInput): Sandbox | undefined {
+    const sandbox = this.#opts.sandbox;
+    return input.sandbox && sandbox !== undefined && sandbox.policy !== 'off' ? sandbox : undefined;
   }
 
   #endpoint(): BuiltinEndpoint | null {
@@ -132,7 +141,7 @@ export class BuiltinRunner implements Runner {
       sessionError: null,
       timeoutMs: input.timeoutMs,
       maxRounds: input.maxRounds,
-      sandboxed: input.sandbox && this.#opts.wrapCommand !== undefined,
+      sandboxed: this.#sandboxFor(input) !== undefined,
     };
     const endpoint = this.#endpoint();
     if (endpoint === null) {
@@ -196,9 +205,10 @@ export class BuiltinRunner implements Runner {
       onCommandOutput: (lines) => transcript.commandOutput(lines),
       ...(input.onSpawn !== undefined ? { onSpawn: input.onSpawn } : {}),
     };
-    const wrapCommand = input.sandbox ? this.#opts.wrapCommand : undefined;
-    if (wrapCommand !== undefined) {
-      ctx.wrapCommand = wrapCommand;
+    const sandbox = this.#sandboxFor(input);
+    if (sandbox !== undefined) {
+      ctx.sandbox = sandbox;
+      if (this.#opts.network !== undefined) ctx.network = this.#opts.network;
       ctx.onCommandSandboxed = (sandboxed) => {
         facts.sandboxed &&= sandboxed;
       };

@@ -1,5 +1,7 @@
 import { describeLimitHit } from '../../platform/process/limits.js';
 import { runProcess } from '../../platform/process/run-process.js';
+import { NO_NETWORK } from '../../platform/sandbox/network.js';
+import { buildRefusalArgv, isRefused } from '../../platform/sandbox/sandbox.js';
 import { formatSeconds } from '../states.js';
 import { checkCommand } from './guard.js';
 import { failed, refused, type ToolContext, type ToolOutcome } from './tool-context.js';
@@ -19,10 +21,11 @@ export async function runCommandTool(ctx: ToolContext, args: { command: string; 
   const verdict = checkCommand(command, ctx.guard, ctx.env);
   if (!verdict.ok) return refused(verdict.why);
   const timeoutMs = Math.min(ctx.commandTimeoutMs, args.timeout_s !== undefined && args.timeout_s > 0 ? args.timeout_s * 1000 : ctx.commandTimeoutMs);
-  const wrapped = ctx.wrapCommand?.({ shellCommand: command, workspace: ctx.root, env: ctx.env }) ?? null;
+  const wrapped = ctx.sandbox?.wrap({ shellCommand: command, workspace: ctx.root, network: ctx.network ?? NO_NETWORK }) ?? null;
   ctx.onCommandSandboxed?.(wrapped?.sandboxed ?? false);
   const result = await runProcess({
-    ...(wrapped === null ? { shellCommand: command } : { argv: wrapped.argv }),
+    // a refusal (sandbox: required) becomes a command that fails saying why: the model reads it
+    ...(wrapped === null ? { shellCommand: command } : { argv: isRefused(wrapped) ? buildRefusalArgv(wrapped.refused) : wrapped.argv }),
     cwd: ctx.root,
     env: ctx.env,
     timeoutMs,

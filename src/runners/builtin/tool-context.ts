@@ -1,9 +1,8 @@
+import type { SandboxNetwork } from '../../platform/sandbox/network.js';
+import type { Sandbox } from '../../platform/sandbox/sandbox.js';
 import type { FileLocks, LockHolder } from './file-locks.js';
 import type { GuardScope } from './guard-read.js';
 import type { WriteScope } from './write-scope.js';
-
-/** The sandbox seam for `run_command`: the argv that runs `sh -c <command>`, sandboxed when it can be. */
-export type WrapBuiltinCommand = (run: { shellCommand: string; workspace: string; env: NodeJS.ProcessEnv }) => { argv: string[]; sandboxed: boolean };
 
 /** What the builtin agent's tools work with: one worker's workspace, scope, locks and limits. */
 export interface ToolContext {
@@ -24,8 +23,10 @@ export interface ToolContext {
   commandTimeoutMs: number;
   /** Output of a command kept for the model, bytes (its newest part). */
   commandOutputBytes: number;
-  /** Wraps each command in the sandbox, when the worker runs sandboxed. */
-  wrapCommand?: WrapBuiltinCommand;
+  /** Wraps each command, when the worker runs sandboxed (the engine's sandbox: platform/sandbox/sandbox.ts). */
+  sandbox?: Sandbox;
+  /** Each command's network in the sandbox; default `none`. */
+  network?: SandboxNetwork;
   /** Told whether each command ran sandboxed. */
   onCommandSandboxed?: (sandboxed: boolean) => void;
   /** Each command's process group once it exists (stored, so a restarted gaffer can kill survivors, spec 04). */

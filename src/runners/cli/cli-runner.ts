@@ -6,9 +6,8 @@ import type { Runner, RunnerInput } from '../contract.js';
 import type { RunnerReport, StateDetection } from '../../domain/runner-report.js';
 import { envForRunner, type Billing } from '../../platform/process/billing-env.js';
 import { runProcess, type ProcessResult } from '../../platform/process/run-process.js';
-import { wrapWithSandbox, type SandboxCommand, type SandboxedCommand, type SandboxPolicy } from '../../platform/sandbox/bwrap.js';
-import { agentCliNetwork, describeHostNetworkRefusal, loopbackPortOf, type NetworkMode, type SandboxNetwork } from '../../platform/sandbox/network.js';
-import { probeSandbox } from '../../platform/sandbox/probe.js';
+import { agentCliNetwork, loopbackPortOf, type NetworkMode, type SandboxNetwork } from '../../platform/sandbox/network.js';
+import { createSandbox, isRefused, type Sandbox, type SandboxResult } from '../../platform/sandbox/sandbox.js';
 import { classifyOutput, formatSeconds, isSameDetection } from '../states.js';
 import { detectCli, type CliDetection } from './detect.js';
 import { buildInvocation } from './invocation.js';
@@ -29,12 +28,10 @@ export interface CliRunnerOptions {
   home?: string | null;
   /** A model endpoint to point the CLI at through its base-URL settings; null = its own default (its login). */
   endpoint?: CliEndpoint | null;
-  /** Config `sandbox`, default `auto`. */
-  sandbox?: SandboxPolicy;
+  /** The engine's sandbox (made from config `sandbox`: platform/sandbox/sandbox.ts); default bubblewrap under `auto`. */
+  sandbox?: Sandbox;
   /** Its network in the sandbox, default `outbound` (sandbox/network.ts); its own endpoint's loopback port is forwarded besides. */
   network?: SandboxNetwork;
-  /** The sandbox wrapper, default bubblewrap (platform/sandbox/bwrap.ts). */
-  wrap?: (cmd: SandboxCommand) => SandboxedCommand | null;
   /** The outermost prefix of what is spawned (tests: a loopback-only network namespace). */
   launch?: (argv: string[]) => string[];
   /** Between SIGTERM and SIGKILL, ms (default 3000). */
@@ -56,12 +53,14 @@ export class CliRunner implements Runner {
   readonly sharesWorkspace = false;
   readonly profile: CliProfile;
   readonly #opts: CliRunnerOptions;
+  readonly #sandbox: Sandbox;
 
   constructor(profile: CliProfile, opts: CliRunnerOptions = {}) {
     this.profile = profile;
     this.key = profile.key;
     this.canResume = profile.canResume;
     this.#opts = opts;
+    this.#sandbox = opts.sandbox ?? createSandbox('auto');
   }
 
   /** True when config enabled this agent CLI. */
@@ -76,7 +75,7 @@ export class CliRunner implements Runner {
 
   /** True when a run would be wrapped in the sandbox. */
   get sandboxed(): boolean {
-    return (this.#opts.sandbox ?? 'auto') !== 'off' && (this.#opts.wrap !== undefined || probeSandbox().available);
+    return this.#sandbox.works;
   }
 
   /** Refuses before anything starts: disabled, no known invocation, or not installed (with the install command). */
@@ -128,21 +127,14 @@ export class CliRunner implements Runner {
     }
     const env: NodeJS.ProcessEnv = { ...baseEnv, ...inv.env, GAFFER_INSTRUCTION_FILE: input.instructionFile };
 
-    let wrapped: SandboxedCommand | null = null;
-    let args = inv.args;
-    const policy = this.#opts.sandbox ?? 'auto';
-    if (input.sandbox && policy !== 'off') {
-      const wrap = this.#opts.wrap ?? wrapWithSandbox;
-      const inside = args.map((a) => profile.ownSandboxOff?.[a] ?? a);
-      const network = this.#network();
-      wrapped = wrap({ argv: commandLine(found.path, inside, inv.promptOnStdin), workspace: input.workspace, writable: inv.stateDirs, readable: [input.instructionFile], tmpDir, home: null, programs: [found.path], network });
-      if (wrapped === null && policy === 'required') {
-        return refused('sandbox_unavailable', `the sandbox is required (config sandbox: required) but does not work here: ${probeSandbox().reason}`);
-      }
-      if (wrapped?.network === 'host' && policy === 'required') return refused('sandbox_unavailable', describeHostNetworkRefusal());
-      if (wrapped !== null) args = inside;
+    let wrapped: SandboxResult | null = null;
+    if (input.sandbox) {
+      const inside = inv.args.map((a) => profile.ownSandboxOff?.[a] ?? a);
+      wrapped = this.#sandbox.wrap({ argv: commandLine(found.path, inside, inv.promptOnStdin), workspace: input.workspace, writable: inv.stateDirs, readable: [input.instructionFile], tmpDir, home: null, programs: [found.path], network: this.#network() });
+      if (isRefused(wrapped)) return refused('sandbox_unavailable', wrapped.refused);
     }
-    const argv = wrapped?.argv ?? commandLine(found.path, args, inv.promptOnStdin);
+    // unsandboxed, the CLI keeps its own sandbox flags (`ownSandboxOff` only swaps them inside ours)
+    const argv = wrapped?.sandboxed === true ? wrapped.argv : commandLine(found.path, inv.args, inv.promptOnStdin);
 
     const parse = emptyParse();
     let detection: StateDetection | null = null;
@@ -172,7 +164,7 @@ export class CliRunner implements Runner {
       parse.apiStatus = 429;
       parse.rateLimited = true;
     }
-    return toReport(result, parse, { timeoutMs: input.timeoutMs, model: input.model, detection, sandboxed: wrapped !== null, network: wrapped?.network ?? 'host' });
+    return toReport(result, parse, { timeoutMs: input.timeoutMs, model: input.model, detection, sandboxed: wrapped?.sandboxed === true, network: wrapped?.network ?? 'host' });
   }
 
   /** Outbound with the host's loopback cut; the configured ports and its own endpoint's loopback port forwarded (a CLI pointed at a local server reaches it). */

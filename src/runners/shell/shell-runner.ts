@@ -6,26 +6,8 @@ import { buildWorkerEnv } from '../../platform/process/env.js';
 import { runProcess, type ProcessResult } from '../../platform/process/run-process.js';
 import { classifyOutput, detectIdlePrompt, formatSeconds, isSameDetection } from '../states.js';
 import { blankReport, limitEnd, processFacts } from '../report.js';
-import type { NetworkMode } from '../../platform/sandbox/network.js';
-import { probeSandbox } from '../../platform/sandbox/probe.js';
-
-/** What actually gets spawned for a shell worker. */
-export interface WrappedCommand {
-  /** The argv to spawn (e.g. `bwrap … -- /bin/sh -c <command>`). */
-  argv: string[];
-  /** True when this argv runs inside a sandbox. */
-  sandboxed: boolean;
-  /** The network it runs with (sandbox/network.ts); absent: the host's. */
-  network?: NetworkMode;
-  /** Set when the worker must not run at all (config `sandbox: required` without a sandbox): why. */
-  refused?: string;
-}
-
-/**
- * The sandbox seam: turns a worker's `sh -c` command into what is spawned (the registry installs
- * bubblewrap here: platform/sandbox/bwrap.ts). `instructionFile` must stay readable inside.
- */
-export type WrapCommand = (run: { shellCommand: string; workspace: string; env: NodeJS.ProcessEnv; instructionFile?: string }) => WrappedCommand;
+import { NO_NETWORK, type SandboxNetwork } from '../../platform/sandbox/network.js';
+import { isRefused, type Sandbox } from '../../platform/sandbox/sandbox.js';
 
 /** Options of the shell runner. */
 export interface ShellRunnerOptions {
@@ -36,8 +18,10 @@ export interface ShellRunnerOptions {
   /** Log caps, bytes (defaults 64 KiB head, 10 MiB tail). */
   logHeadBytes?: number;
   logTailBytes?: number;
-  /** Sandbox wrapper, used when `input.sandbox` is true. */
-  wrapCommand?: WrapCommand;
+  /** The engine's sandbox, used when `input.sandbox` is true (platform/sandbox/sandbox.ts); none: every run as it is. */
+  sandbox?: Sandbox;
+  /** Each run's network in the sandbox; default `none`. */
+  network?: SandboxNetwork;
 }
 
 const SUMMARY_CHARS = 600;
@@ -53,9 +37,9 @@ export class ShellRunner implements Runner {
     this.#opts = opts;
   }
 
-  /** True when a run would be wrapped in the sandbox: a wrapper is installed and bubblewrap works here. */
+  /** True when a run would be wrapped in the sandbox: one is installed and bubblewrap works here. */
   get sandboxed(): boolean {
-    return this.#opts.wrapCommand !== undefined && probeSandbox().available;
+    return this.#opts.sandbox?.works ?? false;
   }
 
   /** Runs one shell worker to its end; never throws. */
@@ -70,10 +54,10 @@ export class ShellRunner implements Runner {
       return spawnFailedReport(`cannot write the instruction file ${input.instructionFile}: ${why}`);
     }
 
-    const wrapped = input.sandbox && this.#opts.wrapCommand !== undefined
-      ? this.#opts.wrapCommand({ shellCommand, workspace: input.workspace, env, instructionFile: input.instructionFile })
+    const wrapped = input.sandbox && this.#opts.sandbox !== undefined
+      ? this.#opts.sandbox.wrap({ shellCommand, workspace: input.workspace, readable: [input.instructionFile], network: this.#opts.network ?? NO_NETWORK })
       : null;
-    if (wrapped?.refused !== undefined) return { ...baseReport(null), status: 'refused', outcome: 'expected_error', stopReason: 'sandbox_unavailable', error: wrapped.refused };
+    if (wrapped !== null && isRefused(wrapped)) return { ...baseReport(null), status: 'refused', outcome: 'expected_error', stopReason: 'sandbox_unavailable', error: wrapped.refused };
 
     let detection: StateDetection | null = null;
     const report = (next: StateDetection | null): void => {

@@ -313,7 +313,7 @@ describe.each(APIS)('builtin runner over $label', ({ api }) => {
     server.script([{ toolCalls: [{ name: 'run_command', args: { command: 'echo inside' } }] }, { text: 'ok' }]);
     const wrapped = new BuiltinRunner({
       endpoint: endpointOf(server, api),
-      wrapCommand: ({ shellCommand }) => ({ argv: ['/bin/sh', '-c', `echo WRAPPED; ${shellCommand}`], sandboxed: true }),
+      sandbox: { policy: 'auto', works: true, wrap: ({ shellCommand }) => ({ argv: ['/bin/sh', '-c', `echo WRAPPED; ${shellCommand ?? ''}`], sandboxed: true, network: 'none' }) },
     });
     const report = await wrapped.run(builtinInput(ws.dir, data.dir, { sandbox: true }));
     expect(report.sandboxed).toBe(true);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findValueSpans, readEnvStart } from '../../src/platform/process/scrub-env.js';
 
-const DIST_SCRUB = join(import.meta.dirname, '..', '..', 'dist', 'runners', 'process', 'scrub-env.js');
+const DIST_SCRUB = join(import.meta.dirname, '..', '..', 'dist', 'platform', 'process', 'scrub-env.js');
 
 describe('the env block scrub', () => {
   it('finds the value bytes of whole NAME= entries only, every occurrence', () => {

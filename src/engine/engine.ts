@@ -6,6 +6,7 @@ import { useSpawner } from '../platform/spawner/spawner.js';
 import type { Runner } from '../runners/contract.js';
 import { getRunner, listRunnerKeys } from '../runners/index.js';
 import { NO_NETWORK, type SandboxNetwork } from '../platform/sandbox/network.js';
+import { createSandbox, type Sandbox } from '../platform/sandbox/sandbox.js';
 import type { RunnerRow } from '../runners/table.js';
 import { Store, type JobEvent } from '../store/store.js';
 import { Admission } from './admission.js';
@@ -48,6 +49,8 @@ export interface EngineOptions {
   confirmFullSuite?: boolean;
   /** The verification's network under the sandbox (`verificationNetwork(config)`); default `none`, nothing forwarded. */
   verificationNetwork?: SandboxNetwork;
+  /** The runners' sandbox (`createSandbox(config.sandbox)`), for the verification; default bubblewrap under `auto`. */
+  sandbox?: Sandbox;
   /**
    * Start git through the small spawner process (see platform/spawner/spawner.ts): for a long-lived
    * engine (a server, MCP) that runs many jobs; a one-shot command spawns directly. Default false.
@@ -91,6 +94,7 @@ export class Engine {
       workerCap,
       confirmFullSuite: opts.confirmFullSuite ?? true,
       verificationNetwork: opts.verificationNetwork ?? NO_NETWORK,
+      sandbox: opts.sandbox ?? createSandbox('auto'),
     };
     this.#queries = new JobQueries(store, runners, workerCap);
     this.#live = new LiveJobs(this.#services, () => {

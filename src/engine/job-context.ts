@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { JobStatus } from '../domain/status.js';
 import type { Runner } from '../runners/contract.js';
 import type { SandboxNetwork } from '../platform/sandbox/network.js';
+import type { Sandbox } from '../platform/sandbox/sandbox.js';
 import type { JobEvent, JobPatch, JobRow, NewJobEvent, Store } from '../store/store.js';
 import type { JobBus } from './bus.js';
 import type { Semaphore } from './semaphore.js';
@@ -18,6 +19,8 @@ export interface EngineServices {
   confirmFullSuite: boolean;
   /** The verification's network under the sandbox (config `network.verification`, `loopback_ports`; spec 04). */
   verificationNetwork: SandboxNetwork;
+  /** The sandbox the workers' runners were given (made once from config `sandbox`): the verification, baseline and criteria run under it when the workers ran sandboxed (spec 03). */
+  sandbox: Sandbox;
 }
 
 /** One job being run by this process. */

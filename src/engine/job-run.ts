@@ -163,7 +163,7 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
   const criteria = await checkJobCriteria(spec, {
     changeSet,
     verification,
-    sandbox: sandboxed,
+    sandbox: sandboxed ? ctx.services.sandbox : false,
     network: ctx.services.verificationNetwork,
     signal: ctx.abort.signal,
     workDir: ctx.jobDir,
@@ -214,7 +214,7 @@ async function verifyOnce(
     label: String(v.round),
     cache: v.cache,
     signal: ctx.abort.signal,
-    sandbox: v.sandbox,
+    sandbox: v.sandbox ? ctx.services.sandbox : false,
     network: ctx.services.verificationNetwork,
     // spec 07: recorded while they run, so a crash leaves nothing running that recovery cannot stop
     processes: recordJobProcesses(ctx.services.store, ctx.id),

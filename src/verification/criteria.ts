@@ -6,6 +6,7 @@ import type { CriteriaCheckJson, CriterionDetail, VerificationJson } from '../do
 import type { ChangeSet } from '../evidence/types.js';
 import { checkFile } from './outputs.js';
 import type { SandboxNetwork } from '../platform/sandbox/network.js';
+import type { Sandbox } from '../platform/sandbox/sandbox.js';
 import { processHooksFor, runSuite, type SuiteProcessHooks } from './run-suite.js';
 
 /** A "PATH contains TEXT" file above this is not read (unchecked). */
@@ -27,8 +28,8 @@ export interface CriteriaInput {
   changeSet: ChangeSet | null;
   verification: VerificationJson | null;
   workspace: string;
-  /** Run command criteria under the workers' sandbox (they ran sandboxed). */
-  sandbox: boolean;
+  /** Run command criteria under the workers' sandbox when they ran sandboxed: the engine's, or true for bubblewrap under `auto`. */
+  sandbox: boolean | Sandbox;
   /** Their network in the sandbox, as the verification's; default `none`. */
   network?: SandboxNetwork;
   /** Per command criterion. */

@@ -5,6 +5,7 @@ import type { VerificationJson } from '../domain/result.js';
 import type { ChangeSet } from '../evidence/types.js';
 import type { Snapshot } from '../domain/snapshot.js';
 import type { SandboxNetwork } from '../platform/sandbox/network.js';
+import type { Sandbox } from '../platform/sandbox/sandbox.js';
 import { baselineKey, exportCheckpoint, whyNoBaseline } from './baseline.js';
 import type { DetectedCommand } from './detect.js';
 import { findHarnessChanges } from './harness.js';
@@ -48,8 +49,8 @@ export interface VerifyInput {
   cache: BaselineCache;
   signal: AbortSignal;
   env?: NodeJS.ProcessEnv;
-  /** Run under the sandbox (true when the workers ran sandboxed). */
-  sandbox?: boolean;
+  /** Run under the sandbox when the workers ran sandboxed: the engine's, or true for bubblewrap under `auto`. */
+  sandbox?: boolean | Sandbox;
   /** The network of every run under the sandbox (config `network.verification`); default `none`. */
   network?: SandboxNetwork;
   /** Told of every run's process group (the verification, baseline, original tests, reruns) while it lives. */
@@ -91,7 +92,7 @@ export async function verifyWork(input: VerifyInput): Promise<VerificationJson> 
       logFile: join(input.workDir, log),
       expectedOutput: input.expectedOutput,
       ...(input.env ? { env: input.env } : {}),
-      ...(input.sandbox ? { sandbox: true } : {}),
+      ...(input.sandbox ? { sandbox: input.sandbox } : {}),
       ...(input.network ? { network: input.network } : {}),
       ...processHooksFor(input.processes, log.replace(/\.log$/, '')),
     });

@@ -1,12 +1,18 @@
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/engine/engine.js';
 import type { RunnerInput } from '../../src/runners/contract.js';
 import { createRunners } from '../../src/runners/index.js';
 import { createSandbox, type Sandbox, type SandboxResult } from '../../src/platform/sandbox/sandbox.js';
 import type { SandboxCommand } from '../../src/platform/sandbox/bwrap.js';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { runSuite } from '../../src/verification/run-suite.js';
-import { tempDir } from '../helpers/temp.js';
+import { makeWorkspace, tempDir } from '../helpers/temp.js';
+
+const engines: Engine[] = [];
+afterEach(async () => {
+  for (const engine of engines.splice(0)) await engine.close();
+});
 
 /** A sandbox that records what it was asked and answers `answer`. */
 function recordingSandbox(answer: (cmd: SandboxCommand) => SandboxResult): Sandbox & { asked: SandboxCommand[] } {
@@ -61,4 +67,15 @@ describe('Sandbox: one seam, made once and injected (issue 12)', () => {
       expect('argv' in wrapped ? wrapped.argv.join(' ') : '').toContain('--unshare-net');
     }
   });
+
+  it('the engine runs the verification through the same sandbox its runners were given', async () => {
+    const sandbox = recordingSandbox((cmd) => ({ argv: ['/bin/sh', '-c', cmd.shellCommand ?? 'false'], sandboxed: true, network: 'none' }));
+    const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners: createRunners({ sandbox }), sandbox });
+    engines.push(engine);
+    const { job } = engine.submit({ workspace: makeWorkspace({ 'a.txt': 'a\n' }), verify: 'test -f b.txt', fix_rounds: 0, tasks: [{ instruction: 'edit', command: 'echo b > b.txt' }] });
+    await engine.settled(job.id);
+    const asked = sandbox.asked.map((c) => c.shellCommand);
+    expect(asked).toContain('echo b > b.txt');
+    expect(asked).toContain('test -f b.txt');
+  }, 60_000);
 });

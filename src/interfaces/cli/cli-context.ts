@@ -90,11 +90,12 @@ export class CliContext {
     const { config } = this.config;
     // issue 11: every worker and verification this engine runs gets the config's limits
     setRunLimits(runLimitsFromConfig(config.limits));
+    // issue 12: one sandbox, made once, for every runner and the verification
+    const sandbox = createSandbox(config.sandbox);
     this.#engine ??= Engine.open({
       spawner: longLived,
       dataDir: this.dataDir,
-      // one sandbox for every runner (issue 12: the policy is applied in one place)
-      runners: createRunners({ sandbox: createSandbox(config.sandbox), network: networkSetupOf(config), ...builtinSetup(config), cli: cliRunnerOptions(config) }),
+      runners: createRunners({ sandbox, network: networkSetupOf(config), ...builtinSetup(config), cli: cliRunnerOptions(config) }),
       maxParallel: config.workers.max_parallel,
       specLint: config.spec_lint,
       retentionJobs: config.retention.jobs,
@@ -103,6 +104,7 @@ export class CliContext {
       timeouts: config.timeouts,
       confirmFullSuite: config.verification.confirm_full_suite,
       verificationNetwork: verificationNetworkOf(config),
+      sandbox,
       protect: { configFile: this.config.file, protectedPaths: config.protected_paths },
     });
     return this.#engine;

@@ -2,6 +2,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CliRunner } from '../../../src/runners/cli/cli-runner.js';
+import { createSandbox } from '../../../src/platform/sandbox/sandbox.js';
 import { CLI_PROFILES, type CliProfile } from '../../../src/runners/cli/profiles.js';
 import { mergeTables, writeMergedSettings } from '../../../src/runners/cli/settings-file.js';
 import { tempDir } from '../../helpers/temp.js';
@@ -25,7 +26,7 @@ function fakeBinary(profile: CliProfile): string {
 }
 
 async function setUpRun(profile: CliProfile, home: string, endpoint: { url: string; key: string } | null): Promise<void> {
-  const runner = new CliRunner(profile, { enabled: true, binDirs: [fakeBinary(profile)], home, endpoint, sandbox: 'off' });
+  const runner = new CliRunner(profile, { enabled: true, binDirs: [fakeBinary(profile)], home, endpoint, sandbox: createSandbox('off') });
   const jobDir = tempDir('gaffer-job-');
   await runner.run({
     jobId: 'j1', workerName: 'worker-1', attempt: 1, role: 'worker', instruction: 'edit', workspace: tempDir('gaffer-ws-'), command: null, model: null,

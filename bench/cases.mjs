@@ -48,7 +48,7 @@ let spawnerInUse = false;
 /** The evidence module, its git calls going through the spawner helper as they do inside an engine. */
 const evidence = async () => {
   const mod = await import('../dist/evidence/index.js');
-  if (!spawnerInUse) mod.useSpawner(); // kept for the whole run; the idle helper never holds the process
+  if (!spawnerInUse) (await import('../dist/platform/spawner/spawner.js')).useSpawner(); // kept for the whole run; the idle helper never holds the process
   spawnerInUse = true;
   return mod;
 };

@@ -26,9 +26,13 @@ export function readBootTime(): number | null {
  */
 export function readProcessStartTime(pid: number): number | null {
   const stat = readProcStat(pid);
+  return stat === null ? null : startTimeFromTicks(stat.startTicks);
+}
+
+/** A start time read elsewhere (field 22 of /proc/<pid>/stat, clock ticks since boot) in epoch seconds; null without /proc. */
+export function startTimeFromTicks(startTicks: number): number | null {
   const bootTime = readBootTime();
-  if (stat === null || bootTime === null) return null;
-  return bootTime + stat.startTicks / CLOCK_TICKS_PER_SECOND;
+  return bootTime === null ? null : bootTime + startTicks / CLOCK_TICKS_PER_SECOND;
 }
 
 /** Start time of this very process in epoch seconds (from /proc, else from its uptime). */

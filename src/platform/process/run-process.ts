@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -6,7 +5,7 @@ import { CappedLog, type CappedLogSummary } from './capped-log.js';
 import { defaultRunLimits, prepareLimits, type AppliedLimits, type LimitEnforcer, type LimitKind, type RunLimits } from './limits.js';
 import { LineSplitter } from './line-splitter.js';
 import { DEFAULT_TAIL_BYTES, OutputTail } from './output-tail.js';
-import { readProcessStartTime } from './process-start-time.js';
+import { launchProcess } from './launch.js';
 import { isProcessGroupAlive, terminateProcessGroup } from './terminate.js';
 import { underUserUmask } from './umask.js';
 
@@ -64,8 +63,10 @@ export interface ProcessResult {
   durationMs: number;
   /** Newest output (≤ tailBytes), cut at character boundaries. */
   tail: string;
-  /** Why it could not start (missing cwd, missing program, …); null when it started. */
+  /** Why it could not start (missing cwd, missing program, …) or be followed to its end (the spawner helper died); null when neither. */
   cause: string | null;
+  /** What the spawner helper's death did to this run (started here instead, or lost mid-run), in words; null when it did not die under it. */
+  helperLost: string | null;
   /** Bytes printed on stdout and stderr together. */
   outputBytes: number;
   /** Process group id (= the leader's pid); null when it never started. */
@@ -92,6 +93,11 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/** A function, not an inline test: TypeScript would keep a first `aborted` check's narrowing across the awaits after it. */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
 }
 
 function checkCwd(cwd: string): string | null {
@@ -127,6 +133,7 @@ export async function runProcess(opts: RunProcessOptions): Promise<ProcessResult
     durationMs: 0,
     tail: '',
     cause: null,
+    helperLost: null,
     outputBytes: 0,
     pgid: null,
     startedAt: null,
@@ -151,7 +158,7 @@ export async function runProcess(opts: RunProcessOptions): Promise<ProcessResult
     }
   };
 
-  if (opts.signal?.aborted === true) {
+  if (isAborted(opts.signal)) {
     result.isCancelled = true;
     return finish();
   }
@@ -166,43 +173,6 @@ export async function runProcess(opts: RunProcessOptions): Promise<ProcessResult
   const limits = opts.limits === undefined ? defaultRunLimits() : opts.limits;
   const enforcer: LimitEnforcer | null = limits === null ? null : prepareLimits(limits, { forceWatchdog: opts.forceLimitWatchdog });
   result.limits = enforcer?.applied ?? null;
-  let child: ChildProcess;
-  try {
-    // the user's work gets the user's file modes, not gaffer's private umask (umask.ts)
-    const launch = underUserUmask(enforcer?.wrap(command) ?? command);
-    child = spawn(launch.file, launch.args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (err) {
-    result.cause = `cannot start ${command.file}: ${messageOf(err)}`;
-    await enforcer?.finish(false);
-    result.log = log?.close() ?? null;
-    return finish();
-  }
-  let childError: Error | null = null;
-  const exited = new Promise<{ code: number | null; signal: string | null } | null>((resolve) => {
-    child.on('error', (err) => {
-      childError ??= err;
-      resolve(null); // spawn failure; a later error (e.g. a failed kill) changes nothing
-    });
-    child.once('exit', (code, signal) => resolve({ code, signal }));
-  });
-  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-
-  const pgid = child.pid;
-  if (pgid === undefined) {
-    await exited;
-    await enforcer?.finish(false);
-    result.cause = `cannot start ${command.file}: ${childError === null ? 'unknown error' : messageOf(childError)}`;
-    result.log = log?.close() ?? null;
-    return finish();
-  }
-  result.pgid = pgid;
-  result.startedAt = readProcessStartTime(pgid) ?? Date.now() / 1000;
-  const startedAt = result.startedAt;
-  if (opts.onSpawn !== undefined) {
-    const onSpawn = opts.onSpawn;
-    guard(() => onSpawn({ pgid, startedAt }));
-  }
-
   const stdoutLines = new LineSplitter();
   const stderrLines = new LineSplitter(); // its own: a partial stdout line must not absorb stderr text
   const emitLines = (lines: string[]): void => {
@@ -211,18 +181,36 @@ export async function runProcess(opts: RunProcessOptions): Promise<ProcessResult
       guard(() => onOutput(lines));
     }
   };
-  const onData = (splitter: LineSplitter) => (chunk: Buffer) => {
+  const onData = (fd: 1 | 2, chunk: Buffer): void => {
     result.outputBytes += chunk.length;
     log?.write(chunk);
     tail.push(chunk);
-    emitLines(splitter.push(chunk));
+    emitLines((fd === 1 ? stdoutLines : stderrLines).push(chunk));
     if (opts.onTail !== undefined) {
       const onTail = opts.onTail;
       guard(() => onTail(tail.text()));
     }
   };
-  child.stdout?.on('data', onData(stdoutLines));
-  child.stderr?.on('data', onData(stderrLines));
+
+  // the user's work gets the user's file modes, not gaffer's private umask (umask.ts)
+  const launch = underUserUmask(enforcer?.wrap(command) ?? command);
+  const child = launchProcess({ file: launch.file, args: launch.args, cwd: opts.cwd, env: opts.env }, onData);
+  const start = await child.started;
+  if ('error' in start) {
+    await enforcer?.finish(false);
+    result.cause = `cannot start ${command.file}: ${start.error}`;
+    result.helperLost = child.helperLost;
+    result.log = log?.close() ?? null;
+    return finish();
+  }
+  const pgid = start.pid;
+  result.pgid = pgid;
+  result.startedAt = start.startedAt ?? Date.now() / 1000;
+  const startedAt = result.startedAt;
+  if (opts.onSpawn !== undefined) {
+    const onSpawn = opts.onSpawn;
+    guard(() => onSpawn({ pgid, startedAt }));
+  }
 
   const graceMs = opts.graceMs ?? 3000;
   const killWaitMs = opts.killWaitMs ?? 5000;
@@ -256,8 +244,14 @@ export async function runProcess(opts: RunProcessOptions): Promise<ProcessResult
     : null;
   const onAbort = (): void => stop('cancel');
   opts.signal?.addEventListener('abort', onAbort, { once: true });
+  if (isAborted(opts.signal)) onAbort(); // while the helper was starting it
 
-  const exit = await exited;
+  const exit = await child.exited;
+  if (exit === null && child.helperLost !== null && stopping === null) {
+    // the helper died with it running: its end cannot be seen, so it is ended here (spec 04: no orphans)
+    result.cause = child.helperLost;
+    stopping = stopGroup();
+  }
   const isCleanExit = exit?.code === 0 && stopping === null;
   if (exit !== null) {
     result.exitCode = exit.code;
@@ -283,14 +277,12 @@ export async function runProcess(opts: RunProcessOptions): Promise<ProcessResult
   // them forever, so the wait is bounded and the streams are then dropped.
   const closeWait = new AbortController();
   const isClosed = await Promise.race([
-    closed.then(() => true),
+    child.closed.then(() => true),
     sleep(opts.stdioCloseWaitMs ?? 2000, false, { signal: closeWait.signal }).catch(() => false),
   ]);
   closeWait.abort();
-  if (!isClosed) {
-    child.stdout?.destroy();
-    child.stderr?.destroy();
-  }
+  if (!isClosed) child.dropPipes();
+  result.helperLost ??= child.helperLost;
   emitLines([...stdoutLines.flush(), ...stderrLines.flush()]);
   result.log = log?.close() ?? null;
   return finish();

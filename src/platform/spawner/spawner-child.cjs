@@ -1,15 +1,24 @@
 'use strict';
-// The spawner: a small helper process that starts git for a large parent (see spawner.ts).
+// The spawner: a small helper process that starts processes for a large parent (see spawner.ts).
 // Forking costs time in proportion to the forking process's memory and blocks its event loop
 // while it runs; this process is small, so the parent sends it requests over IPC instead.
 //
-// Messages in:  {t: 'run', id, cmd, args, cwd, env, timeoutMs, input?: Buffer, streamed: bool}
-//               {t: 'in', id, chunk: string} · {t: 'end', id} · {t: 'kill', id}
-// Messages out: {t: 'done', id, exitCode, stdout: Buffer, stderr: string, timedOut, spawnError?}
+// Two kinds of request. A call (git) runs to its end and answers once, with all of its output:
+//   in:  {t: 'run', id, cmd, args, cwd, env, timeoutMs, input?: Buffer, streamed: bool}
+//        {t: 'in', id, chunk: string} · {t: 'end', id} · {t: 'kill', id}
+//   out: {t: 'done', id, exitCode, stdout: Buffer, stderr: string, timedOut, spawnError?}
+// A streamed process (a worker) is the leader of a process group of its own, stdin /dev/null; its
+// output comes back as it is printed and the parent does the rest (timeouts, group kills):
+//   in:  {t: 'start', id, file, args, cwd, env} · {t: 'drop', id}
+//   out: {t: 'spawned', id, pid, startTicks} · {t: 'failed', id, message}
+//        {t: 'out', id, fd: 1 | 2, chunk: Buffer} · {t: 'exit', id, code, signal} · {t: 'closed', id}
 const { spawn } = require('node:child_process');
+const { readFileSync } = require('node:fs');
 
-/** Live children by request id. */
+/** Live calls by request id. */
 const children = new Map();
+/** Live streamed processes by request id. */
+const streams = new Map();
 
 function run(msg) {
   let child;
@@ -42,12 +51,83 @@ function run(msg) {
   if (!msg.streamed) child.stdin.end(msg.input ?? '');
 }
 
+/** Field 22 of /proc/<pid>/stat (start time, clock ticks since boot), read before the child can be reaped; null without /proc. */
+function readStartTicks(pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const ticks = Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[19]);
+    return Number.isFinite(ticks) ? ticks : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Output messages not yet written to the channel, per stream, above which its pipes are paused:
+ * a parent busy elsewhere then holds the worker back (the kernel's pipe fills up) instead of this
+ * process buffering its output without bound.
+ */
+const MAX_UNSENT = 32;
+
+function start(msg) {
+  let child;
+  try {
+    child = spawn(msg.file, msg.args, { cwd: msg.cwd, env: msg.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (error) {
+    reply({ t: 'failed', id: msg.id, message: error.message });
+    return;
+  }
+  if (child.pid === undefined) {
+    child.once('error', (error) => reply({ t: 'failed', id: msg.id, message: error.message }));
+    return;
+  }
+  const entry = { child, unsent: 0, paused: false };
+  streams.set(msg.id, entry);
+  reply({ t: 'spawned', id: msg.id, pid: child.pid, startTicks: readStartTicks(child.pid) });
+  const sent = () => {
+    entry.unsent--;
+    if (entry.paused && entry.unsent <= MAX_UNSENT / 2) {
+      entry.paused = false;
+      child.stdout.resume();
+      child.stderr.resume();
+    }
+  };
+  const forward = (fd) => (chunk) => {
+    if (!process.connected) return;
+    entry.unsent++;
+    process.send({ t: 'out', id: msg.id, fd, chunk }, sent);
+    if (entry.unsent > MAX_UNSENT && !entry.paused) {
+      entry.paused = true;
+      child.stdout.pause();
+      child.stderr.pause();
+    }
+  };
+  child.stdout.on('data', forward(1));
+  child.stderr.on('data', forward(2));
+  child.on('error', () => undefined); // a failed kill changes nothing: the parent watches the group
+  child.once('exit', (code, signal) => reply({ t: 'exit', id: msg.id, code, signal }));
+  child.once('close', () => {
+    if (streams.delete(msg.id)) reply({ t: 'closed', id: msg.id });
+  });
+}
+
+/** The parent stopped waiting for a stream's pipes (a member that left the group holds them): let them go. */
+function drop(id) {
+  const entry = streams.get(id);
+  if (entry === undefined) return;
+  streams.delete(id);
+  entry.child.stdout.destroy();
+  entry.child.stderr.destroy();
+}
+
 function reply(msg) {
-  if (process.connected) process.send(msg);
+  if (process.connected) process.send(msg, () => undefined);
 }
 
 process.on('message', (msg) => {
   if (msg.t === 'run') run(msg);
+  else if (msg.t === 'start') start(msg);
+  else if (msg.t === 'drop') drop(msg.id);
   else if (msg.t === 'in') children.get(msg.id)?.stdin.write(msg.chunk);
   else if (msg.t === 'end') children.get(msg.id)?.stdin.end();
   else if (msg.t === 'kill') children.get(msg.id)?.kill('SIGKILL');
@@ -56,5 +136,12 @@ process.on('message', (msg) => {
 // The parent is gone (exited, crashed, closed the channel): nothing it started may outlive it.
 process.on('disconnect', () => {
   for (const child of children.values()) child.kill('SIGKILL');
+  for (const { child } of streams.values()) {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // the group is gone already
+    }
+  }
   process.exit(0);
 });

@@ -45,6 +45,42 @@ interface DoneMessage {
   spawnError?: string;
 }
 
+/** What the helper says about a streamed process (spawner-child.cjs). */
+type StreamMessage =
+  | { t: 'spawned'; id: number; pid: number; startTicks: number | null }
+  | { t: 'failed'; id: number; message: string }
+  | { t: 'out'; id: number; fd: 1 | 2; chunk: Uint8Array }
+  | { t: 'exit'; id: number; code: number | null; signal: string | null }
+  | { t: 'closed'; id: number };
+
+/** A process to start through the helper as the leader of a group of its own, stdin /dev/null, its output streamed back. */
+export interface StreamRequest {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** What happens to a streamed process, as the helper reports it, in this order. */
+export interface StreamHandlers {
+  /** It runs: its pid (= its group id) and its start time (clock ticks since boot, /proc), read before it could be reaped. */
+  onSpawn(pid: number, startTicks: number | null): void;
+  /** It could not be started (instead of onSpawn). */
+  onFail(message: string): void;
+  onData(fd: 1 | 2, chunk: Buffer): void;
+  onExit(code: number | null, signal: string | null): void;
+  /** Its pipes closed: every holder of them is gone. */
+  onClose(): void;
+  /** The helper died first: `started`, after onSpawn (the group lives on, unwatched); nothing else follows. */
+  onLost(started: boolean): void;
+}
+
+/** A streamed process in the helper. */
+export interface StreamedProcess {
+  /** Stops waiting for its pipes (the helper lets them go): nothing more is reported. */
+  drop(): void;
+}
+
 const CHILD_SCRIPT = fileURLToPath(new URL('./spawner-child.cjs', import.meta.url));
 
 /**
@@ -58,6 +94,7 @@ const CHILD_SCRIPT = fileURLToPath(new URL('./spawner-child.cjs', import.meta.ur
 class Spawner {
   #child: ChildProcess | null = null;
   readonly #pending = new Map<number, Pending>();
+  readonly #streams = new Map<number, { handlers: StreamHandlers; started: boolean }>();
   #nextId = 1;
 
   run(request: SpawnRequest): Promise<SpawnResult> {
@@ -66,12 +103,29 @@ class Spawner {
       const pending: Pending = { request, resolve };
       const child = this.#ensureChild();
       this.#pending.set(id, pending);
-      child.channel?.ref();
+      this.#hold(child);
       const streamed = typeof request.input !== 'string' && !Buffer.isBuffer(request.input);
       const { cmd, args, cwd, env, timeoutMs } = request;
       this.#send(child, { t: 'run', id, cmd, args, cwd, env, timeoutMs, streamed, ...(streamed ? {} : { input: request.input }) });
       if (streamed) void this.#stream(child, id, pending, request.input as AsyncIterable<string>);
     });
+  }
+
+  /** Starts a streamed process (a worker) in the helper. */
+  start(request: StreamRequest, handlers: StreamHandlers): StreamedProcess {
+    const id = this.#nextId++;
+    const child = this.#ensureChild();
+    this.#streams.set(id, { handlers, started: false });
+    this.#hold(child);
+    const { file, args, cwd, env } = request;
+    this.#send(child, { t: 'start', id, file, args, cwd, env });
+    return {
+      drop: () => {
+        if (!this.#streams.delete(id)) return;
+        this.#send(child, { t: 'drop', id });
+        this.#releaseIfIdle();
+      },
+    };
   }
 
   /** Stops the helper (calls in flight are run again here). */
@@ -105,7 +159,7 @@ class Spawner {
     delete env.NODE_OPTIONS; // the helper stays small: no loaders, profilers or inspectors of ours
     const child = spawn(process.execPath, [CHILD_SCRIPT], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'advanced', env });
     child.unref();
-    child.on('message', (message: DoneMessage) => this.#done(message));
+    child.on('message', (message: DoneMessage | StreamMessage) => (message.t === 'done' ? this.#done(message) : this.#streamed(message)));
     child.on('exit', () => this.#lost(child));
     child.on('error', () => this.#lost(child));
     this.#child = child;
@@ -116,7 +170,7 @@ class Spawner {
     const pending = this.#pending.get(message.id);
     if (pending === undefined) return;
     this.#pending.delete(message.id);
-    if (this.#pending.size === 0) this.#child?.channel?.unref();
+    this.#releaseIfIdle();
     const result: SpawnResult = {
       exitCode: message.exitCode,
       stdout: Buffer.from(message.stdout.buffer, message.stdout.byteOffset, message.stdout.byteLength),
@@ -128,9 +182,41 @@ class Spawner {
     pending.resolve(result);
   }
 
-  /** The helper is gone: calls it held run again here, unless their input stream was consumed. */
+  #streamed(message: StreamMessage): void {
+    const stream = this.#streams.get(message.id);
+    if (stream === undefined) return;
+    const { handlers } = stream;
+    if (message.t === 'out') handlers.onData(message.fd, Buffer.from(message.chunk.buffer, message.chunk.byteOffset, message.chunk.byteLength));
+    else if (message.t === 'spawned') {
+      stream.started = true;
+      handlers.onSpawn(message.pid, message.startTicks);
+    } else if (message.t === 'exit') handlers.onExit(message.code, message.signal);
+    else {
+      this.#streams.delete(message.id);
+      this.#releaseIfIdle();
+      if (message.t === 'failed') handlers.onFail(message.message);
+      else handlers.onClose();
+    }
+  }
+
+  /** The channel keeps this process alive while the helper works for it (as a child of its own would). */
+  #hold(child: ChildProcess): void {
+    child.channel?.ref();
+  }
+
+  #releaseIfIdle(): void {
+    if (this.#pending.size === 0 && this.#streams.size === 0) this.#child?.channel?.unref();
+  }
+
+  /**
+   * The helper is gone: calls it held run again here, unless their input stream was consumed;
+   * streamed processes are told (their groups, orphaned, are their owners' to stop).
+   */
   #lost(child: ChildProcess): void {
     if (this.#child === child) this.#child = null;
+    const streams = [...this.#streams.values()];
+    this.#streams.clear();
+    for (const { handlers, started } of streams) handlers.onLost(started);
     const held = [...this.#pending.values()];
     this.#pending.clear();
     for (const pending of held) {
@@ -145,7 +231,7 @@ let spawner: Spawner | null = null;
 let users = 0;
 
 /**
- * Routes this process's git calls through the spawner helper until the returned function is
+ * Routes this process's git calls and workers through the spawner helper until the returned function is
  * called (counted: the helper stops when its last user releases it). A long-lived engine uses it;
  * one-shot commands and library calls spawn directly.
  */
@@ -162,6 +248,11 @@ export function useSpawner(): () => void {
       spawner = null;
     }
   };
+}
+
+/** Starts a streamed process through the helper when one is in use; null when none is (the caller spawns it itself). */
+export function startStreamed(request: StreamRequest, handlers: StreamHandlers): StreamedProcess | null {
+  return spawner !== null ? spawner.start(request, handlers) : null;
 }
 
 /** Runs a command through the helper when one is in use, else here. */

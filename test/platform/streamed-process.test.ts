@@ -1,0 +1,165 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readProcessStartTime } from '../../src/platform/process/process-start-time.js';
+import { runProcess } from '../../src/platform/process/run-process.js';
+import { useSpawner } from '../../src/platform/spawner/spawner.js';
+import { fixture, liveGroupMembers, makeTempDir, waitFor } from '../runners/helpers.js';
+
+// Workers started through the spawner helper (an engine opened with `spawner: true`) behave as
+// workers started from this process: test/runners/run-process.test.ts, through the other path.
+
+const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+
+/** The parent pid of a process, from /proc. */
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+}
+
+/** The helper's pid: the parent of a worker started through it. */
+async function helperPid(): Promise<number> {
+  const result = await runProcess({ shellCommand: 'echo $PPID', cwd: makeTempDir(), env, timeoutMs: 10_000 });
+  return Number(result.tail.trim());
+}
+
+let release: (() => void) | null = null;
+afterEach(() => {
+  release?.();
+  release = null;
+});
+
+describe('runProcess through the spawner helper', () => {
+  it('starts the worker from the helper, in a group of its own, and reports its start time from /proc', async () => {
+    const direct = await helperPid();
+    expect(direct).toBe(process.pid);
+    release = useSpawner();
+    let spawned: { pgid: number; startedAt: number; fromProc: number | null; parent: number } | null = null;
+    const result = await runProcess({
+      shellCommand: 'sleep 0.2; echo $$',
+      cwd: makeTempDir(),
+      env,
+      timeoutMs: 10_000,
+      onSpawn: ({ pgid, startedAt }) => {
+        spawned = { pgid, startedAt, fromProc: readProcessStartTime(pgid), parent: parentOf(pgid) };
+      },
+    });
+    expect(result.exitCode).toBe(0);
+    expect(result.cause).toBeNull();
+    expect(result.helperLost).toBeNull();
+    expect(spawned).not.toBeNull();
+    const s = spawned!;
+    expect(s.parent).not.toBe(process.pid);
+    expect(parentOf(s.parent)).toBe(process.pid); // the helper is this process's child
+    expect(result.pgid).toBe(s.pgid);
+    expect(result.tail).toBe(`${s.pgid}\n`); // the leader: its pid is its group's id
+    expect(result.startedAt).toBe(s.fromProc);
+    expect(Math.abs(s.startedAt - Date.now() / 1000)).toBeLessThan(5);
+  });
+
+  it('kills the whole group at the timeout, children that ignore SIGTERM included', async () => {
+    release = useSpawner();
+    const lines: string[] = [];
+    const result = await runProcess({ argv: [fixture('ignore-term-and-fork.sh')], cwd: makeTempDir(), env, timeoutMs: 700, graceMs: 300, onOutput: (l) => lines.push(...l) });
+    expect(result.timedOut).toBe(true);
+    expect(result.signal).toBe('SIGKILL');
+    expect(result.isGroupGone).toBe(true);
+    expect(lines[0]).toBe(`ready ${result.pgid}`);
+    expect(liveGroupMembers(result.pgid!)).toEqual([]);
+  });
+
+  it('kills the whole group on cancel', async () => {
+    release = useSpawner();
+    const controller = new AbortController();
+    let pgid = 0;
+    const result = await runProcess({
+      argv: [fixture('ignore-term-and-fork.sh')],
+      cwd: makeTempDir(),
+      env,
+      timeoutMs: 60_000,
+      graceMs: 200,
+      signal: controller.signal,
+      onSpawn: (info) => {
+        pgid = info.pgid;
+      },
+      onOutput: (l) => {
+        // once the leader and both children are up: three live members to kill
+        if (l.some((x) => x.startsWith('ready'))) void waitFor(() => liveGroupMembers(pgid).length >= 3).then(() => controller.abort());
+      },
+    });
+    expect(result.isCancelled).toBe(true);
+    expect(result.timedOut).toBe(false);
+    expect(result.isGroupGone).toBe(true);
+    expect(liveGroupMembers(result.pgid!)).toEqual([]);
+  });
+
+  it('gives the same output: stdin /dev/null, lines split across chunks, stdout and stderr in the log, every byte counted', async () => {
+    release = useSpawner();
+    const dir = makeTempDir();
+    const read = await runProcess({ shellCommand: 'read x; echo "got:$x"', cwd: dir, env, timeoutMs: 10_000 });
+    expect(read.tail).toBe('got:\n');
+    const lines: string[] = [];
+    const split = await runProcess({ argv: [fixture('split-output.js')], cwd: dir, env, timeoutMs: 10_000, onOutput: (l) => lines.push(...l) });
+    expect(split.exitCode).toBe(0);
+    expect(lines).toEqual(['hello', 'world', 'café', 'last without newline']);
+    const logFile = join(dir, 'logs', 'w.log');
+    const merged = await runProcess({ shellCommand: 'echo out; echo err >&2; exit 3', cwd: dir, env, timeoutMs: 10_000, logFile });
+    expect(merged.exitCode).toBe(3);
+    expect(readFileSync(logFile, 'utf8').split('\n').sort()).toEqual(['', 'err', 'out']);
+    // more output than the helper sends before it pauses the pipes: nothing lost, in order
+    const big = await runProcess({ shellCommand: 'seq 1 200000', cwd: dir, env, timeoutMs: 30_000, tailBytes: 64 });
+    expect(big.outputBytes).toBe(1_288_895);
+    expect(big.tail.endsWith('199999\n200000\n')).toBe(true);
+  });
+
+  it('returns a cause when the program does not exist or the cwd is missing', async () => {
+    release = useSpawner();
+    const missing = await runProcess({ argv: ['/nonexistent/gaffer-program'], cwd: makeTempDir(), env, timeoutMs: 5000 });
+    expect(missing.cause).toMatch(/cannot start \/nonexistent\/gaffer-program: .*ENOENT/);
+    expect(missing.pgid).toBeNull();
+    const noCwd = await runProcess({ shellCommand: 'true', cwd: '/nonexistent/gaffer-dir', env, timeoutMs: 5000 });
+    expect(noCwd.cause).toBe('cwd does not exist: /nonexistent/gaffer-dir');
+  });
+
+  it('a helper that dies while the worker runs: the worker is stopped, its whole group, and the result says why', async () => {
+    release = useSpawner();
+    const helper = await helperPid();
+    let pgid = 0;
+    const result = await runProcess({
+      argv: [fixture('ignore-term-and-fork.sh')],
+      cwd: makeTempDir(),
+      env,
+      timeoutMs: 60_000,
+      graceMs: 200,
+      onSpawn: (info) => {
+        pgid = info.pgid;
+      },
+      onOutput: (l) => {
+        if (l.some((x) => x.startsWith('ready'))) void waitFor(() => liveGroupMembers(pgid).length >= 3).then(() => process.kill(helper, 'SIGKILL'));
+      },
+    });
+    expect(result.cause).toMatch(/spawner helper process died while the worker ran/);
+    expect(result.helperLost).toBe(result.cause);
+    expect(result.exitCode).toBeNull();
+    expect(result.isGroupGone).toBe(true);
+    expect(liveGroupMembers(pgid)).toEqual([]);
+    // the next worker gets a new helper
+    const next = await helperPid();
+    expect(next).not.toBe(helper);
+    expect(next).not.toBe(process.pid);
+  });
+
+  it('a helper that dies before the worker started: it is started here instead, and the result says so', async () => {
+    release = useSpawner();
+    const helper = await helperPid();
+    process.kill(helper, 'SIGSTOP'); // it cannot read the request…
+    const running = runProcess({ shellCommand: 'echo $PPID', cwd: makeTempDir(), env, timeoutMs: 10_000 });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    process.kill(helper, 'SIGKILL'); // …and dies with it unread
+    const result = await running;
+    expect(result.exitCode).toBe(0);
+    expect(result.cause).toBeNull();
+    expect(result.tail).toBe(`${process.pid}\n`);
+    expect(result.helperLost).toMatch(/died before the worker started: gaffer started it itself/);
+  });
+});

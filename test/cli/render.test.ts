@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CompactJob } from '../../src/engine/compact.js';
+import type { CompactJob, CompactWorkerEntry } from '../../src/domain/answer.js';
 import { Engine } from '../../src/engine/engine.js';
 import { renderCompact } from '../../src/interfaces/cli/render.js';
 import { makeWorkspace, tempDir, writeFiles } from '../helpers/temp.js';
@@ -43,7 +43,7 @@ describe('gaffer status for a person', () => {
     });
     await engine.settled(submitted.id);
     const job = engine.get(submitted.id);
-    const v = (job.result as any).verification;
+    const v = job.result?.verification ?? expect.unreachable('the job has no verification');
     expect(v.new_failures).toHaveLength(6);
     expect(v.pre_existing).toHaveLength(7);
     expect(v.flaky).toEqual(['sometimes fails']);
@@ -59,8 +59,25 @@ describe('gaffer status for a person', () => {
   });
 
   it('a live worker reads how long it has run so far; a worker with no duration shows none', () => {
-    const base = { id: 'a'.repeat(12), title: 't', status: 'running', verdict: null, workspace: '/w', duration_s: 3, tasks: [] } as unknown as CompactJob;
-    const worker = { name: 'w', role: 'worker', attempt: 1, runner: 'shell', status: 'running', outcome: null, summary: '', sandboxed: false };
+    const base: CompactJob = {
+      id: 'a'.repeat(12),
+      title: 't',
+      status: 'running',
+      verdict: null,
+      error: null,
+      owner: null,
+      workspace: '/w',
+      created: 0,
+      started: 0,
+      finished: null,
+      duration_s: 3,
+      tasks: [],
+      parallel: false,
+      verify: 'none',
+      verify_scope: 'all',
+      fix_rounds: 0,
+    };
+    const worker: CompactWorkerEntry = { name: 'w', role: 'worker', attempt: 1, runner: 'shell', status: 'running', outcome: null, summary: '', sandboxed: false };
     expect(renderCompact({ ...base, result: { workers: [{ ...worker, duration_s: 12.3 }] } })).toContain('12.3 s so far');
     const done = renderCompact({ ...base, status: 'done', result: { workers: [{ ...worker, status: 'done', outcome: 'success' }] } });
     expect(done).not.toMatch(/ - s| s$/m);

@@ -1,9 +1,12 @@
+import { compactJobSchema, jobListSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
+import type { z } from 'zod';
 import { GafferError, type ErrorBody } from '../../domain/errors.js';
 import type { LintReport } from '../../domain/spec-lint.js';
 import { isFinalStatus } from '../../domain/status.js';
 import type { CompactJob } from '../../engine/compact.js';
 import type { Engine, WaitAnswer } from '../../engine/engine.js';
 import type { RunnerRow } from '../../runners/table.js';
+import { checkAnswer } from '../answer-check.js';
 import { CWD_HEADER } from '../http/app.js';
 import type { JobEvent } from '../../domain/events.js';
 
@@ -37,23 +40,26 @@ export class LocalApi implements CliApi {
     this.engine = engine;
   }
 
-  submit(body: unknown, idempotencyKey: string | null) {
-    return Promise.resolve(this.engine.submit(body, { idempotencyKey, cwd: process.cwd() }));
+  // async: a refusal (the engine's, or an answer that fails its schema) is a rejection, as over HTTP
+  async submit(body: unknown, idempotencyKey: string | null) {
+    const { job, created } = this.engine.submit(body, { idempotencyKey, cwd: process.cwd() });
+    return { job: checkAnswer(compactJobSchema, job, 'gaffer dispatch'), created };
   }
-  get(id: string, full: boolean) {
-    return Promise.resolve(this.engine.get(id, { full }));
+  async get(id: string, full: boolean) {
+    return checkAnswer(compactJobSchema, this.engine.get(id, { full }), 'gaffer status');
   }
-  list(limit: number, status: string | undefined) {
-    return Promise.resolve(this.engine.list({ limit, ...(status ? { status } : {}) }));
+  async list(limit: number, status: string | undefined) {
+    const jobs = this.engine.list({ limit, ...(status ? { status } : {}) });
+    return checkAnswer(jobListSchema, { jobs }, 'gaffer list').jobs;
   }
   events(id: string, after: number) {
     return Promise.resolve(this.engine.events(id, { after }));
   }
-  cancel(id: string) {
-    return Promise.resolve(this.engine.cancel(id));
+  async cancel(id: string) {
+    return checkAnswer(compactJobSchema, this.engine.cancel(id), 'gaffer cancel');
   }
-  waitFor(id: string, condition: string | undefined, timeoutS: number) {
-    return this.engine.waitFor(id, condition, timeoutS);
+  async waitFor(id: string, condition: string | undefined, timeoutS: number) {
+    return checkAnswer(waitAnswerSchema, await this.engine.waitFor(id, condition, timeoutS), 'gaffer wait');
   }
   lint(body: unknown) {
     return Promise.resolve(this.engine.lint(body));
@@ -116,10 +122,16 @@ export class HttpApi implements CliApi {
   }
 
   async #call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
-    return (await this.#request<T>(method, path, body, headers)).json;
+    return (await this.#request(method, path, body, headers)).json as T;
   }
 
-  async #request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ json: T; status: number }> {
+  /** An answer route: what the server sent is checked against the answer's schema like any door's. */
+  async #answer<S extends z.ZodType>(schema: S, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ json: z.output<S>; status: number }> {
+    const { json, status } = await this.#request(method, path, body, headers);
+    return { json: checkAnswer(schema, json, `${method} ${path.split('?')[0] ?? path} (from ${this.#base})`), status };
+  }
+
+  async #request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ json: unknown; status: number }> {
     let res: Response;
     try {
       res = await fetch(`${this.#base}${path}`, {
@@ -145,26 +157,26 @@ export class HttpApi implements CliApi {
       }
       throw new GafferError('internal', `the server answered ${res.status}`);
     }
-    return { json: json as T, status: res.status };
+    return { json, status: res.status };
   }
 
   async submit(body: unknown, idempotencyKey: string | null) {
     const headers = { [CWD_HEADER]: encodeURIComponent(process.cwd()), ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) };
-    const { json, status } = await this.#request<CompactJob>('POST', '/api/jobs', body, headers);
+    const { json, status } = await this.#answer(compactJobSchema, 'POST', '/api/jobs', body, headers);
     return { job: json, created: status === 202 };
   }
-  get(id: string, full: boolean) {
-    return this.#call<CompactJob>('GET', `/api/jobs/${encodeURIComponent(id)}${full ? '?full=1' : ''}`);
+  async get(id: string, full: boolean) {
+    return (await this.#answer(compactJobSchema, 'GET', `/api/jobs/${encodeURIComponent(id)}${full ? '?full=1' : ''}`)).json;
   }
   async list(limit: number, status: string | undefined) {
     const q = new URLSearchParams({ limit: String(limit), ...(status ? { status } : {}) });
-    return (await this.#call<{ jobs: CompactJob[] }>('GET', `/api/jobs?${q}`)).jobs;
+    return (await this.#answer(jobListSchema, 'GET', `/api/jobs?${q}`)).json.jobs;
   }
   events(id: string, after: number) {
     return this.#call<{ events: JobEvent[]; produced: number }>('GET', `/api/jobs/${encodeURIComponent(id)}/events?after=${after}`);
   }
-  cancel(id: string) {
-    return this.#call<CompactJob>('POST', `/api/jobs/${encodeURIComponent(id)}/cancel`);
+  async cancel(id: string) {
+    return (await this.#answer(compactJobSchema, 'POST', `/api/jobs/${encodeURIComponent(id)}/cancel`)).json;
   }
   /** A server holds one wait at most 600 s (spec 02): a longer `--timeout-s` waits again until it is spent. */
   async waitFor(id: string, condition: string | undefined, timeoutS: number) {
@@ -172,7 +184,7 @@ export class HttpApi implements CliApi {
     for (let slice = 0; ; slice++) {
       const left = Math.max(0, timeoutS - (performance.now() - started) / 1000);
       const q = new URLSearchParams({ for: condition ?? 'done', timeout_s: String(Math.min(left, HTTP_WAIT_MAX_S)) });
-      const answer = await this.#call<WaitAnswer>('GET', `/api/jobs/${encodeURIComponent(id)}/wait?${q}`);
+      const answer = (await this.#answer(waitAnswerSchema, 'GET', `/api/jobs/${encodeURIComponent(id)}/wait?${q}`)).json;
       if (answer.met || left <= HTTP_WAIT_MAX_S || isFinalStatus(answer.state.status)) {
         return slice === 0 ? answer : { ...answer, waited_s: Math.round((performance.now() - started) / 100) / 10 };
       }

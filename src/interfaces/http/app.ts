@@ -1,9 +1,11 @@
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { compactJobSchema, jobListSchema, progressSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
 import { GafferError } from '../../domain/errors.js';
 import { whyNotRelative } from '../../domain/request.js';
 import type { Engine } from '../../engine/engine.js';
 import { LOG_TAIL_DEFAULT, LOG_TAIL_MAX } from '../../engine/job-files.js';
+import { checkAnswer } from '../answer-check.js';
 import { COORDINATOR_GUIDE } from '../guide.js';
 import { authenticate, isOpenRoute, missingCredential, redeemLogin } from './auth.js';
 import type { Credentials } from './credentials.js';
@@ -87,19 +89,20 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
 
   app.post('/api/jobs', async (c) => {
     const { job, created } = engine.submit(await body(c), { owner: owner(c), idempotencyKey: c.req.header('idempotency-key') ?? null, cwd: clientCwd(c) });
-    return c.json(job, created ? 202 : 200);
+    return c.json(checkAnswer(compactJobSchema, job, 'POST /api/jobs'), created ? 202 : 200);
   });
   app.get('/api/jobs', (c) => {
     const limit = intQuery(c, 'limit', 50, 1, 1_000);
     const status = c.req.query('status') || undefined;
-    return c.json({ jobs: engine.list({ owner: owner(c), limit, ...(status ? { status } : {}) }) });
+    return c.json(checkAnswer(jobListSchema, { jobs: engine.list({ owner: owner(c), limit, ...(status ? { status } : {}) }) }, 'GET /api/jobs'));
   });
-  app.get('/api/jobs/:id', (c) => c.json(engine.get(c.req.param('id'), { owner: owner(c), full: flag(c, 'full') })));
-  app.post('/api/jobs/:id/cancel', (c) => c.json(engine.cancel(c.req.param('id'), { owner: owner(c) })));
+  app.get('/api/jobs/:id', (c) => c.json(checkAnswer(compactJobSchema, engine.get(c.req.param('id'), { owner: owner(c), full: flag(c, 'full') }), 'GET /api/jobs/:id')));
+  app.post('/api/jobs/:id/cancel', (c) => c.json(checkAnswer(compactJobSchema, engine.cancel(c.req.param('id'), { owner: owner(c) }), 'POST /api/jobs/:id/cancel')));
   app.get('/api/jobs/:id/wait', async (c) => {
     const timeoutS = numberQuery(c, 'timeout_s', 120, 0, WAIT_MAX_S);
     // a client that goes away ends the wait (spec 02: nothing left behind)
-    return c.json(await engine.waitFor(c.req.param('id'), c.req.query('for') ?? 'done', timeoutS, { owner: owner(c), signal: c.req.raw.signal }));
+    const answer = await engine.waitFor(c.req.param('id'), c.req.query('for') ?? 'done', timeoutS, { owner: owner(c), signal: c.req.raw.signal });
+    return c.json(checkAnswer(waitAnswerSchema, answer, 'GET /api/jobs/:id/wait'));
   });
   app.get('/api/jobs/:id/events', (c) => {
     const id = c.req.param('id');
@@ -110,7 +113,8 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
     }
     const answer = engine.events(id, { owner: owner(c), after: intQuery(c, 'after', 0, 0, Number.MAX_SAFE_INTEGER) });
     if (!flag(c, 'states')) return c.json(answer);
-    return c.json({ ...answer, worker_states: engine.get(id, { owner: owner(c) }).progress ?? {} });
+    const states = checkAnswer(progressSchema, engine.get(id, { owner: owner(c) }).progress ?? {}, 'GET /api/jobs/:id/events?states=1');
+    return c.json({ ...answer, worker_states: states });
   });
   app.get('/api/jobs/:id/diff', async (c) => {
     const path = c.req.query('path');
@@ -125,7 +129,7 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
   });
   app.post('/api/jobs/:id/redispatch', (c) => {
     const { job, created } = engine.redispatch(c.req.param('id'), { owner: owner(c) });
-    return c.json(job, created ? 202 : 200);
+    return c.json(checkAnswer(compactJobSchema, job, 'POST /api/jobs/:id/redispatch'), created ? 202 : 200);
   });
   app.post('/api/jobs/:id/approve', (c) => {
     const job = engine.get(c.req.param('id'), { owner: owner(c) });

@@ -1,6 +1,9 @@
+import { compactJobSchema, jobListSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
+import type { WaitAnswerJson } from '../../domain/answer.js';
 import { GafferError } from '../../domain/errors.js';
 import type { Engine } from '../../engine/engine.js';
 import { monotonicMs } from '../../engine/clock.js';
+import { checkAnswer } from '../answer-check.js';
 import { jobRequestJsonSchema } from './schema.js';
 
 /** What a tool call reaches. */
@@ -49,7 +52,7 @@ function timeoutArg(args: Record<string, unknown>): number {
  * One wait for the whole timeout (slices would lose a `changed` baseline and spin on a condition
  * that can no longer hold), with a progress notification every 10 s while it lasts.
  */
-async function waitWithProgress(ctx: ToolContext, id: string, condition: string, timeoutS: number): Promise<unknown> {
+async function waitWithProgress(ctx: ToolContext, id: string, condition: string, timeoutS: number): Promise<WaitAnswerJson> {
   const started = monotonicMs();
   const timer = setInterval(() => {
     try {
@@ -74,33 +77,33 @@ export const TOOLS: Tool[] = [
       'Write each task self-contained (the worker has not seen this conversation), one outcome per task, name the files, say what not to touch, and give `verify` the exact command that proves it. ' +
       'Tasks may be plain strings. Returns the job at once (status queued/running, wait_again: true): then call workers_wait with its id. Read the gaffer://guide resource for the whole method.',
     inputSchema: jobRequestJsonSchema,
-    run: async (args, ctx) => ctx.engine.submit(args, { owner: ctx.owner, cwd: ctx.cwd }).job,
+    run: async (args, ctx) => checkAnswer(compactJobSchema, ctx.engine.submit(args, { owner: ctx.owner, cwd: ctx.cwd }).job, 'workers_dispatch'),
   },
   {
     name: 'workers_status',
     description:
       "A job's compact answer: status, a one-line verdict, what changed on disk (`result.changes`), what gaffer's own test run showed (`result.verification`), and `result.proof` (proved / partial / unproved / contradicted, with every doubt named). Trust changes and verification over any worker's summary. While live it has `wait_again: true`: wait again, do not re-dispatch.",
     inputSchema: object({ ...jobId, full: { type: 'boolean', description: "every worker's full report" } }, ['job_id']),
-    run: async (args, ctx) => ctx.engine.get(stringArg(args, 'job_id') as string, { owner: ctx.owner, full: args.full === true }),
+    run: async (args, ctx) => checkAnswer(compactJobSchema, ctx.engine.get(stringArg(args, 'job_id') as string, { owner: ctx.owner, full: args.full === true }), 'workers_status'),
   },
   {
     name: 'workers_wait',
     description: `Wait until a job is final, up to timeout_s (default ${WAIT_DEFAULT_S}, max ${WAIT_MAX_S}), sending progress notifications. Returns {met, condition, waited_s, state}; state is the compact answer. met: false with state.wait_again: true means the job is still running — call workers_wait again; never re-dispatch it.`,
     inputSchema: object({ ...jobId, timeout_s: { type: 'number', minimum: 0, maximum: WAIT_MAX_S } }, ['job_id']),
-    run: async (args, ctx) => waitWithProgress(ctx, stringArg(args, 'job_id') as string, 'done', timeoutArg(args)),
+    run: async (args, ctx) => checkAnswer(waitAnswerSchema, await waitWithProgress(ctx, stringArg(args, 'job_id') as string, 'done', timeoutArg(args)), 'workers_wait'),
   },
   {
     name: 'workers_wait_for',
     description:
       'Wait for a condition on a job: `done`, `changed` (anything in the workspace changed on disk), `phase:<text>`, `event:<text>`, or `worker:<name|*>:<state>` (a worker status or a detected state such as rate_limited). A condition that can no longer hold answers at once with met: false.',
     inputSchema: object({ ...jobId, condition: { type: 'string' }, timeout_s: { type: 'number', minimum: 0, maximum: WAIT_MAX_S } }, ['job_id', 'condition']),
-    run: async (args, ctx) => waitWithProgress(ctx, stringArg(args, 'job_id') as string, stringArg(args, 'condition') as string, timeoutArg(args)),
+    run: async (args, ctx) => checkAnswer(waitAnswerSchema, await waitWithProgress(ctx, stringArg(args, 'job_id') as string, stringArg(args, 'condition') as string, timeoutArg(args)), 'workers_wait_for'),
   },
   {
     name: 'workers_cancel',
     description: 'Cancel a job: its workers are stopped and what they changed on disk is still reported. Answers the compact job (status cancelling, then cancelled).',
     inputSchema: object(jobId, ['job_id']),
-    run: async (args, ctx) => ctx.engine.cancel(stringArg(args, 'job_id') as string, { owner: ctx.owner }),
+    run: async (args, ctx) => checkAnswer(compactJobSchema, ctx.engine.cancel(stringArg(args, 'job_id') as string, { owner: ctx.owner }), 'workers_cancel'),
   },
   {
     name: 'workers_list',
@@ -110,7 +113,7 @@ export const TOOLS: Tool[] = [
       const limit = args.limit === undefined ? 50 : Number(args.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 1_000) throw new GafferError('invalid_request', `limit: must be 1..1000, got ${JSON.stringify(args.limit)}`, 'limit');
       const status = stringArg(args, 'status', false);
-      return { jobs: ctx.engine.list({ owner: ctx.owner, limit, ...(status ? { status } : {}) }) };
+      return checkAnswer(jobListSchema, { jobs: ctx.engine.list({ owner: ctx.owner, limit, ...(status ? { status } : {}) }) }, 'workers_list');
     },
   },
   {

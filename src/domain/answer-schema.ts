@@ -1,0 +1,280 @@
+import { z } from 'zod';
+import type { ChangesJson } from './changes.js';
+import type { JobSpec } from './request.js';
+import type { ConvergenceJson, CriteriaCheckJson, OriginalTestsJson, ProofJson, TotalsJson, VerificationJson } from './result.js';
+import { DETECTED_STATES, JOB_STATUSES, WORKER_STATUSES } from './status.js';
+
+/*
+ * The public answer of spec 03, compact and full (`?full=1`), as one schema: domain/answer.ts
+ * derives its types from it, and every door checks what it sends against it (answer-check.ts).
+ * Objects are strict, so a field the engine adds or renames without the schema is named too.
+ * The parts the engine stores (result.ts, changes.ts) keep their interfaces; `_SchemaMatches`
+ * below fails the typecheck when a schema here and its interface stop saying the same.
+ */
+
+const strings = z.array(z.string());
+const count = z.number();
+
+const originalTestsSchema = z.strictObject({
+  ran: z.boolean(),
+  ok: z.boolean().nullable(),
+  command: z.string().optional(),
+  changed: strings,
+  summary: z.string(),
+  failures: strings,
+  flaky: strings.optional(),
+  blocking: z.boolean(),
+  tests_may_change: z.boolean(),
+});
+
+/** The `verification` of spec 03 (VerificationJson). */
+export const verificationSchema = z.strictObject({
+  mode: z.enum(['off', 'auto', 'command', 'configured']),
+  ran: z.boolean(),
+  ok: z.boolean().nullable(),
+  inconclusive: z.boolean(),
+  kind: z.string().nullable(),
+  command: z.string().nullable(),
+  scope: z.enum(['related', 'all']).nullable(),
+  related_files: strings.optional(),
+  exit_code: z.number().nullable(),
+  timed_out: z.boolean(),
+  duration_s: z.number(),
+  blocking: z.boolean(),
+  summary: z.string(),
+  failures: strings,
+  new_failures: strings,
+  pre_existing: strings,
+  pre_existing_only: z.boolean().optional(),
+  flaky: strings,
+  output_matched: z.boolean().optional(),
+  output_tail: z.string(),
+  attempts: count,
+  previous: z.array(z.strictObject({ summary: z.string(), failures: strings })).optional(),
+  tests_touched: strings.optional(),
+  tests_weakened: strings.optional(),
+  original_tests: originalTestsSchema.optional(),
+  could_not_start: z.literal(true).optional(),
+  sandbox_refused: strings.optional(),
+  limit: z.enum(['processes', 'memory']).optional(),
+  confirms_related: z.strictObject({ related_files: count, summary: z.string() }).optional(),
+});
+
+/** The compact answer's verification: `related_files_count` when `related_files` was cut. */
+export const compactVerificationSchema = verificationSchema.extend({ related_files_count: count.optional() });
+
+const excludedFolderSchema = z.strictObject({
+  added: count,
+  modified: count,
+  deleted: count,
+  partial: z.literal(true).optional(),
+});
+
+const outsideEvidenceSchema = z.strictObject({
+  git: strings.optional(),
+  editor: strings.optional(),
+  excluded: z.record(z.string(), excludedFolderSchema).optional(),
+  count,
+  truncated: z.literal(true).optional(),
+  verification_wrote: count.optional(),
+  unavailable: z.string().optional(),
+});
+
+/** The `changes` of spec 03 (ChangesJson). */
+export const changesSchema = z.strictObject({
+  source: z.enum(['checkpoint', 'mtime']),
+  checkpoint: z.string(),
+  count,
+  added: strings,
+  modified: strings,
+  deleted: strings,
+  truncated: z.boolean(),
+  snapshot_truncated: z.boolean(),
+  skipped: strings,
+  verification_wrote: strings,
+  git: z.strictObject({ repo: z.literal(true), dirty_count: count, shortstat: z.string() }).optional(),
+  outside_evidence: outsideEvidenceSchema.optional(),
+});
+
+/** `changes` as answered: what changed always (`source` … `deleted`), the flags and lists of the unusual when they hold something. */
+export const compactChangesSchema = changesSchema.partial({ truncated: true, snapshot_truncated: true, skipped: true, verification_wrote: true });
+
+/** The `proof` of spec 03. */
+export const proofSchema = z.strictObject({
+  verdict: z.enum(['proved', 'partial', 'unproved', 'contradicted']),
+  confidence: z.number(),
+  shown: strings,
+  uncertainty: z.array(z.strictObject({ code: z.string(), detail: z.string(), penalty: z.number() })),
+});
+
+const convergenceSchema = z.strictObject({
+  converged: z.boolean(),
+  score: z.number(),
+  confidence: z.enum(['high', 'medium']),
+  reason: z.string(),
+});
+
+const criteriaCheckSchema = z.strictObject({
+  complete: z.boolean(),
+  met: strings,
+  unmet: strings,
+  unchecked: strings,
+  details: z.array(z.strictObject({ criterion: z.string(), check: z.string(), why: z.string() })).optional(),
+});
+
+const totalsSchema = z.strictObject({
+  tool_calls: count,
+  failed_calls: count,
+  rounds: count,
+  input_tokens: count,
+  output_tokens: count,
+  cost_usd: z.number(),
+  errors: count,
+  cancelled: count,
+});
+
+/** A worker row of the answer (spec 03), every field as `?full=1` shows it. */
+export const compactWorkerSchema = z.strictObject({
+  name: z.string(),
+  role: z.enum(['worker', 'fixer', 'reviewer']),
+  attempt: count,
+  runner: z.string(),
+  model: z.string().nullable(),
+  status: z.enum(WORKER_STATUSES),
+  outcome: z.enum(['success', 'expected_error', 'cancelled', 'panic']).nullable(),
+  stop_reason: z.string().nullable(),
+  error: z.string().nullable(),
+  rounds: count,
+  tool_calls: count,
+  failed_calls: count,
+  input_tokens: count,
+  output_tokens: count,
+  cost_usd: z.number().nullable(),
+  duration_s: z.number().nullable(),
+  files_changed: strings,
+  summary: z.string(),
+  sandboxed: z.boolean(),
+  /** `none` (a loopback of its own) is left out of the compact answer as the nothing-happened value; null: it never started. */
+  network: z.enum(['none', 'outbound', 'host']).nullable(),
+  /** The detected state, when any, and why. */
+  state: z.enum(DETECTED_STATES).optional(),
+  why: z.string().optional(),
+  /** Tool calls the sandbox or policy refused, counted per tool. */
+  refusals: z.array(z.strictObject({ tool: z.string(), why: z.string(), count })).optional(),
+  /** The runner's session id, when it has one (a fix round can continue it). */
+  session: z.string().optional(),
+});
+
+/** A worker row as answered: these fields always; without `full`, the rest only when not 0, null or empty. */
+export const compactWorkerEntrySchema = compactWorkerSchema.partial().required({
+  name: true,
+  role: true,
+  attempt: true,
+  runner: true,
+  status: true,
+  outcome: true,
+  sandboxed: true,
+});
+
+/** The answer's `result`: the workers' rows and what the job has learnt so far (the job result less its internal counters). */
+export const compactResultSchema = z.strictObject({
+  workers: z.array(compactWorkerEntrySchema),
+  files_changed: strings.optional(),
+  claimed_only: strings.optional(),
+  changes: compactChangesSchema.nullable().optional(),
+  verification: compactVerificationSchema.nullable().optional(),
+  criteria_check: criteriaCheckSchema.optional(),
+  convergence: convergenceSchema.optional(),
+  stopped_by: z.literal('convergence').optional(),
+  proof: proofSchema.nullable().optional(),
+  /** Without `full`, only the totals that are not 0. */
+  totals: totalsSchema.partial().optional(),
+  exit_code: z.number().optional(),
+});
+
+/** A live worker's entry in `progress`. */
+export const progressEntrySchema = z.strictObject({
+  last_event: z.string(),
+  round: z.number().nullable(),
+  elapsed_s: z.number(),
+  last_tool: z.string().nullable(),
+  state: z.enum(DETECTED_STATES).nullable(),
+  why: z.string().optional(),
+  matched: z.string().optional(),
+});
+
+/** The live workers' progress, by worker name (also `worker_states` of the events route). */
+export const progressSchema = z.record(z.string(), progressEntrySchema);
+
+/** A task as the answer lists it; `model` is left out of the compact answer when the task names none. */
+export const answerTaskSchema = z.strictObject({
+  name: z.string(),
+  instruction: z.string(),
+  files: strings,
+  runner: z.string(),
+  model: z.string().nullable().optional(),
+  type: z.string(),
+});
+
+const lintFindingSchema = z.strictObject({ task: z.string(), code: z.string(), message: z.string(), fix: z.string() });
+
+/** The answer of spec 03 for one job: what a coordinator reads, never a transcript. */
+export const compactJobSchema = z.strictObject({
+  id: z.string(),
+  title: z.string(),
+  status: z.enum(JOB_STATUSES),
+  verdict: z.string().nullable(),
+  error: z.string().nullable(),
+  owner: z.string().nullable(),
+  workspace: z.string(),
+  created: z.number(),
+  started: z.number().nullable(),
+  finished: z.number().nullable(),
+  duration_s: z.number().nullable(),
+  tasks: z.array(answerTaskSchema),
+  parallel: z.boolean(),
+  verify: z.string(),
+  verify_scope: z.string(),
+  fix_rounds: count,
+  /** The spec-lint gaps; `needs_detail` (what to add, and how) while the job is live and with `full`. */
+  spec_lint: z.strictObject({ mode: z.string(), codes: strings, needs_detail: z.array(lintFindingSchema).optional() }).optional(),
+  criteria: strings.optional(),
+  /** Present once the job has a result or a worker row. */
+  result: compactResultSchema.optional(),
+  /** Live jobs only, like `phase`, `ceiling_s` and `wait_again`. */
+  progress: progressSchema.optional(),
+  phase: z.string().nullable().optional(),
+  ceiling_s: z.number().optional(),
+  wait_again: z.boolean().optional(),
+});
+
+/** A job in a listing (spec 02 "brief"): the compact answer without `result`. */
+export const briefJobSchema = compactJobSchema.omit({ result: true });
+
+/** `GET /api/jobs`, `workers_list`, `gaffer list --json`. */
+export const jobListSchema = z.strictObject({ jobs: z.array(briefJobSchema) });
+
+/** A wait's answer (spec 02): whether the condition held, after how long, and the compact job. */
+export const waitAnswerSchema = z.strictObject({
+  met: z.boolean(),
+  condition: z.string(),
+  waited_s: z.number(),
+  state: compactJobSchema,
+});
+
+/** The answer's pieces that the engine keeps as interfaces: an error here means a schema and its interface drifted apart. */
+// identical, not only assignable both ways: an optional field one side lacks counts
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Holds<T extends true> = T;
+type Flat<T> = { [K in keyof T]: T[K] };
+type SpecLint = NonNullable<JobSpec['spec_lint']>;
+export type _SchemaMatches = [
+  Holds<Same<z.infer<typeof verificationSchema>, VerificationJson>>,
+  Holds<Same<z.infer<typeof originalTestsSchema>, OriginalTestsJson>>,
+  Holds<Same<z.infer<typeof changesSchema>, ChangesJson>>,
+  Holds<Same<z.infer<typeof proofSchema>, ProofJson>>,
+  Holds<Same<z.infer<typeof convergenceSchema>, ConvergenceJson>>,
+  Holds<Same<z.infer<typeof criteriaCheckSchema>, CriteriaCheckJson>>,
+  Holds<Same<z.infer<typeof totalsSchema>, TotalsJson>>,
+  Holds<Same<Required<z.infer<typeof compactJobSchema>>['spec_lint'], Flat<Omit<SpecLint, 'needs_detail'> & Partial<Pick<SpecLint, 'needs_detail'>>>>>,
+];

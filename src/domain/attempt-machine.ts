@@ -37,7 +37,7 @@ export interface Attempt {
   number: number;
   kind: AttemptKind;
   state: AttemptState;
-  /** Set once the attempt reached `running`: it got a process. */
+  /** Set once the attempt reached `running`, cleared by a `launch_failed` ending: it got a process. */
   started: boolean;
   /** Set with `settled`. */
   ending: AttemptEnding | null;
@@ -92,11 +92,20 @@ export function transition(attempt: Attempt, event: AttemptEvent): AttemptStep |
   const next: Attempt = {
     ...attempt,
     state: row.to,
-    started: attempt.started || row.to === 'running',
+    started: row.ending === 'launch_failed' ? false : attempt.started || row.to === 'running',
     ending: row.ending ?? attempt.ending,
     facts: { ...attempt.facts, ...event.facts },
   };
   return { ok: true, next, effects: row.effects };
+}
+
+/**
+ * Facts learned about an attempt after it settled, merged without moving it: in a shared
+ * placement the job's evidence is read once for every task (issue 10's "nothing changed" is known
+ * only then), and a superseded attempt's words must say what its process did.
+ */
+export function noteFacts(attempt: Attempt, facts: Partial<AttemptFacts>): Attempt {
+  return { ...attempt, facts: { ...attempt.facts, ...facts } };
 }
 
 /** True once an attempt can never change again. */

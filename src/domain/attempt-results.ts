@@ -95,13 +95,16 @@ export function taskResultOf(attempts: readonly Attempt[]): TaskResult | undefin
   };
 }
 
-/** A job's status from its tasks' results: live while any final attempt is live, else spec 01's final statuses. */
-export function jobStatusOf(tasks: readonly TaskResult[]): JobStatus {
+/**
+ * A job's status from its tasks' results: live while any final attempt is live, else spec 01's final
+ * statuses. A cancel or a shutdown of the job itself counts even where no attempt was left to stop.
+ */
+export function jobStatusOf(tasks: readonly TaskResult[], job: { cancelled?: boolean; interrupted?: boolean } = {}): JobStatus {
   const live = liveJobStatusOf(tasks.map((t) => t.state));
   if (live !== null) return live;
   return decideJobStatus({
-    interrupted: tasks.some((t) => t.state === 'interrupted'),
-    cancelled: tasks.some((t) => t.ending === 'cancelled'),
+    interrupted: job.interrupted === true || tasks.some((t) => t.state === 'interrupted'),
+    cancelled: job.cancelled === true || tasks.some((t) => t.ending === 'cancelled'),
     nothingRan: !tasks.some((t) => t.started),
     workerStatuses: tasks.map((t) => t.status),
     verificationBlocks: tasks.some((t) => t.verificationBlocks),

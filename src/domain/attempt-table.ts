@@ -118,6 +118,8 @@ export const ATTEMPT_TABLE: readonly AttemptRow[] = [
   { from: 'gated', on: 'placement_acquired', to: 'placed', effects: ['take_checkpoint', 'start_executor'] },
   { from: 'placed', on: 'executor_started', to: 'running', effects: [] },
   { from: 'placed', on: 'launch_failed', to: 'settled', effects: ['release_placement'], ending: 'launch_failed' },
+  // a spawn error arrives after the executor started (Node reports it asynchronously), or the runner refused at start
+  { from: 'running', on: 'launch_failed', to: 'settled', effects: ['release_placement'], ending: 'launch_failed' },
   // the process's end: its own exit (done, timeout, stalled …) or a limit the kernel or watchdog held
   { from: 'running', on: 'exited', to: 'collecting', effects: ['collect_evidence'] },
   { from: 'running', on: 'limit_hit', to: 'collecting', effects: ['collect_evidence'] },

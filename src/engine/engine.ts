@@ -1,64 +1,28 @@
 import { resolve } from 'node:path';
 import { GafferError } from '../domain/errors.js';
-import type { LintReport, SpecLintMode } from '../domain/spec-lint.js';
+import type { LintReport } from '../domain/spec-lint.js';
 import { isFinalStatus } from '../domain/status.js';
 import { useSpawner } from '../platform/spawner/spawner.js';
-import type { Runner } from '../runners/contract.js';
-import { getRunner, listRunnerKeys } from '../runners/index.js';
-import { NO_NETWORK, type SandboxNetwork } from '../platform/sandbox/network.js';
-import { createSandbox, type Sandbox } from '../platform/sandbox/sandbox.js';
 import type { RunnerRow } from '../runners/table.js';
 import { Store, type JobEvent } from '../store/store.js';
 import { Admission } from './admission.js';
-import { JobBus } from './bus.js';
 import { monotonicMs } from './clock.js';
 import type { CompactJob } from './compact.js';
+import { composeServices, type EngineOptions } from './compose.js';
 import type { EngineServices } from './job-context.js';
 import { JobWaits, type WaitAnswer } from './job-waits.js';
 import { LiveJobs } from './live-jobs.js';
 import { Maintenance } from './maintenance.js';
 import { JobQueries, type Caller } from './queries.js';
+import type { JobQueue } from './queue/job-queue.js';
 import { recoverOrphans } from './recovery.js';
-import { Semaphore } from './semaphore.js';
-import type { WorkspaceRules } from './workspace-vetting.js';
 
 // the pieces' names, for the callers that know only the engine
 export type { Caller } from './queries.js';
 export { CROSS_PROCESS_POLL_MS, type WaitAnswer } from './job-waits.js';
 export { IDEMPOTENCY_WINDOW_S } from './admission.js';
 export { ORPHAN_LOOK_MS } from './maintenance.js';
-
-/** How an engine is set up. */
-export interface EngineOptions {
-  dataDir: string;
-  /** The worker cap (`workers.max_parallel`), default 2. */
-  maxParallel?: number;
-  /** Runners by key; default: the built-in registry. */
-  runners?: ReadonlyMap<string, Runner>;
-  /** The configured default runner for tasks that name none. */
-  defaultRunner?: string | null;
-  /** Finished jobs kept (`retention.jobs`), default 200. */
-  retentionJobs?: number;
-  /** How often this process looks for cancels asked by other processes, ms. */
-  cancelPollMs?: number;
-  /** Spec lint at dispatch (spec 07), default `warn`. */
-  specLint?: SpecLintMode;
-  /** Config `timeouts`: per-worker and verification timeouts (s) for requests that give none. */
-  timeouts?: { worker_s: number; verify_s: number };
-  /** Config `verification.confirm_full_suite` (default true): a related-scope verification is confirmed by one full-suite run. */
-  confirmFullSuite?: boolean;
-  /** The verification's network under the sandbox (`verificationNetwork(config)`); default `none`, nothing forwarded. */
-  verificationNetwork?: SandboxNetwork;
-  /** The runners' sandbox (`createSandbox(config.sandbox)`), for the verification; default bubblewrap under `auto`. */
-  sandbox?: Sandbox;
-  /**
-   * Start git through the small spawner process (see platform/spawner/spawner.ts): for a long-lived
-   * engine (a server, MCP) that runs many jobs; a one-shot command spawns directly. Default false.
-   */
-  spawner?: boolean;
-  /** The config file read and config `protected_paths`: folders no job may be created for (issue 11, workspace-vetting.ts). */
-  protect?: Pick<WorkspaceRules, 'configFile' | 'protectedPaths'>;
-}
+export type { EngineOptions } from './compose.js';
 
 /**
  * One engine per process: runs jobs, answers for them, and shares the data dir with other processes.
@@ -83,20 +47,9 @@ export class Engine {
   private constructor(opts: EngineOptions, store: Store) {
     this.dataDir = resolve(opts.dataDir);
     this.store = store;
-    const runners = opts.runners ?? new Map(listRunnerKeys().map((k) => [k, getRunner(k) as Runner]));
-    const workerCap = opts.maxParallel ?? 2;
-    this.#services = {
-      store,
-      bus: new JobBus(),
-      slots: new Semaphore(workerCap),
-      runners,
-      dataDir: this.dataDir,
-      workerCap,
-      confirmFullSuite: opts.confirmFullSuite ?? true,
-      verificationNetwork: opts.verificationNetwork ?? NO_NETWORK,
-      sandbox: opts.sandbox ?? createSandbox('auto'),
-    };
-    this.#queries = new JobQueries(store, runners, workerCap);
+    this.#services = composeServices(opts, store);
+    const { runners, executor } = this.#services;
+    this.#queries = new JobQueries(store, runners, executor.cap);
     this.#live = new LiveJobs(this.#services, () => {
       if (!this.#closed) this.#maintenance.afterJob();
     });

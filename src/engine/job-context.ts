@@ -4,17 +4,25 @@ import type { Runner } from '../runners/contract.js';
 import type { SandboxNetwork } from '../platform/sandbox/network.js';
 import type { Sandbox } from '../platform/sandbox/sandbox.js';
 import type { JobEvent, JobPatch, JobRow, NewJobEvent, Store } from '../store/store.js';
+import { AttemptLedger } from './attempt-ledger.js';
 import type { JobBus } from './bus.js';
-import type { Semaphore } from './semaphore.js';
+import type { Executor } from './execution/executor.js';
+import type { Placement } from './placement/placement.js';
+import type { Router } from './routing/router.js';
 
-/** What a running job reaches of its engine: the store, the bus, the worker cap, the runners. */
+/**
+ * What a running job reaches of its engine: the store, the bus, the runners, and the pipeline's
+ * seams (issue 12) — the Router picks each attempt's route, the Placement where the job works, the
+ * Executor runs the attempts' processes under the worker cap. compose.ts picks them.
+ */
 export interface EngineServices {
   store: Store;
   bus: JobBus;
-  slots: Semaphore;
   runners: ReadonlyMap<string, Runner>;
+  router: Router;
+  placement: Placement;
+  executor: Executor;
   dataDir: string;
-  workerCap: number;
   /** After a related-scope verification, run the full suite once on the final state (spec 03 "Scope"). */
   confirmFullSuite: boolean;
   /** The verification's network under the sandbox (config `network.verification`, `loopback_ports`; spec 04). */
@@ -28,6 +36,8 @@ export class JobContext {
   readonly services: EngineServices;
   readonly id: string;
   readonly abort = new AbortController();
+  /** The job's attempts, moved only through the attempt machine. */
+  readonly attempts = new AttemptLedger();
   /** Set when gaffer itself is shutting down: the job ends `interrupted` with this reason, not `cancelled`. */
   interruptReason: string | null = null;
   /** Settles when the job is final. */

@@ -9,48 +9,49 @@ import { detectTestCommand, type DetectedCommand } from '../verification/detect.
 import { verifyWork, type BaselineCache } from '../verification/verify.js';
 import { buildFixerInstruction } from '../verification/fixer-instruction.js';
 import { compareArtifacts, verificationArtifact } from '../verification/convergence.js';
-import { Semaphore } from './semaphore.js';
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
 import { runWorker, type WorkerEnd, type WorkerPlan } from './worker-run.js';
-import { settleJob, emptyTotals } from './settle.js';
+import { settleJob, emptyTotals, verificationFacts } from './settle.js';
 import { checkJobCriteria } from '../verification/criteria.js';
 import { captureOutputs } from '../verification/outputs.js';
-import { ownProcessIdentity } from '../platform/process/process-identity.js';
-import { recordJobProcesses, recoverDeadHolder } from './recovery.js';
+import { recordJobProcesses } from './recovery.js';
+import type { Place } from './placement/placement.js';
 
-/** Cross-process lock looks: at most every 200 ms (spec 06). */
-export const LOCK_POLL_MS = 200;
-
-/** Runs a job through its whole life: lock → checkpoint → workers → diff → verify → fix rounds → settle. */
+/**
+ * Runs a job through its whole life: its place (the Placement) → checkpoint → its tasks' attempts
+ * (routed by the Router, run by the Executor) → evidence → verification → fix attempts → settle.
+ */
 export async function runJob(ctx: JobContext): Promise<void> {
-  const { store, bus } = ctx.services;
-  let locked = false;
+  let place: Place | null = null;
   try {
-    locked = await acquireWorkspace(ctx);
-    if (!locked) {
+    place = await ctx.services.placement.acquire({ jobId: ctx.id, workspace: ctx.spec.workspace, signal: ctx.abort.signal, onWait: (message) => ctx.phase(message) });
+    if (!place) {
       settleJob(ctx, { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 });
       return;
     }
-    await runLockedJob(ctx);
+    await runPlacedJob(ctx, place);
   } catch (err) {
     failJob(ctx, err);
   } finally {
-    if (locked) {
-      store.releaseWorkspace(ctx.id);
-      bus.announceRelease(ctx.id);
-    }
+    place?.release();
   }
 }
 
-async function runLockedJob(ctx: JobContext): Promise<void> {
+/**
+ * The shared placement's order: every task's first attempt in one place, then the job's one
+ * evidence trail and verification for them all, then fix attempts one at a time (spec 03). A
+ * worktree placement (issue 13) gives each task its own place, evidence and verification.
+ */
+async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
   const spec = ctx.spec;
+  const workspace = place.workspace;
   ctx.setStatus('running', { started: epochS() });
   ctx.phase('checkpointing the workspace');
   let pre: Snapshot | null = null;
   const snap = (label: string) =>
     takeSnapshot({
-      workspace: spec.workspace,
+      workspace,
       dataDir: ctx.services.dataDir,
       jobId: ctx.id,
       label,
@@ -61,9 +62,9 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
     });
   pre = await snap('pre');
   // spec 03: what `verify: "auto"` runs is decided from the workspace before any worker runs
-  const detected = spec.verify.mode === 'auto' ? detectTestCommand(spec.workspace) : null;
+  const detected = spec.verify.mode === 'auto' ? detectTestCommand(workspace) : null;
   // spec 07: the `verify.scope` hint, read then too, applies when the request named no scope
-  const scope = spec.verify_scope_given ? spec.verify_scope : readWorkspaceHints(spec.workspace).hints.verify?.scope ?? spec.verify_scope;
+  const scope = spec.verify_scope_given ? spec.verify_scope : readWorkspaceHints(workspace).hints.verify?.scope ?? spec.verify_scope;
   ctx.update({ checkpoint: { pre }, result: resultSoFar(ctx, {}) });
   if (ctx.isCancelled) {
     settleJob(ctx, { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 });
@@ -71,7 +72,7 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
   }
 
   ctx.phase('workers running');
-  const workers = await runTaskWorkers(ctx);
+  const workers = await runTaskWorkers(ctx, place);
   if (!ctx.isCancelled && !workers.some((w) => w.started)) {
     const why = workers.find((w) => w.report.error)?.report.error ?? 'no worker started';
     settleJob(ctx, { workers, fixers: [], changes: null, changeSet: null, verification: null, cancelled: false, fixRounds: 0, error: `no worker started: ${why}` });
@@ -83,6 +84,7 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
   const evidence = new EvidenceTrail(pre);
   let lastWork = await snap('post');
   evidence.addWorkStep(await evidence.diff(pre, lastWork));
+  evidenceTaken(ctx);
   let changes = await evidence.changesJson(lastWork);
   ctx.update({ result: resultSoFar(ctx, { changes, files_changed: allPaths(await evidence.workerChanges(lastWork)) }) });
 
@@ -96,7 +98,7 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
   // spec 03: the verification runs under the same sandbox as the workers where one is in use
   const sandboxed = workers.some((w) => w.report.sandboxed);
   const verify = async (r: number | 'full', roundScope = scope) =>
-    verifyOnce(ctx, { round: r, scope: roundScope, detected, lastWork, evidence, snap, changes: await evidence.workerChanges(lastWork), cache: baselines, sandbox: sandboxed });
+    verifyOnce(ctx, { workspace, round: r, scope: roundScope, detected, lastWork, evidence, snap, changes: await evidence.workerChanges(lastWork), cache: baselines, sandbox: sandboxed });
   let verification = await verify(round);
   const previous: { summary: string; failures: string[] }[] = [];
   const fixers: WorkerEnd[] = [];
@@ -110,23 +112,28 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
     ctx.phase(`verification failed — fix round ${round}`);
     const changedSoFar = allPaths(await evidence.workerChanges(lastWork));
     const target = pickResumeTarget(workers, fixers, verification);
+    const task = target.plan.task;
+    // the fixed task's attempt is superseded by its fix attempt (a new attempt of the same task)
+    const current = ctx.attempts.history(task.name).find((e) => e.attempt.state === 'verifying');
+    if (current) ctx.attempts.move(current.worker, [{ type: 'verify_failed_fixable', facts: { verification: verificationFacts(verification) } }]);
     const plan: WorkerPlan = {
-      task: target.plan.task,
+      task,
+      route: ctx.services.router.route(task, ctx.attempts.history(task.name)),
       name: `fixer-${round}`,
       role: 'fixer',
-      attempt: target.plan.attempt + 1,
       instruction: buildFixerInstruction(verification, spec.tasks, changedSoFar),
       // spec 03: the session handle is carried; a runner that cannot resume starts fresh with it
       resume: target.report.session,
       ord: spec.tasks.length + round - 1,
     };
-    fixers.push(await runWorker(ctx, plan, null));
+    fixers.push(await runWorker(ctx, plan, place));
     if (ctx.isCancelled) break;
 
     ctx.phase('checking what changed on disk');
     const afterFix = await snap(`fix-${round}`);
     evidence.addWorkStep(await evidence.diff(evidence.lastVerified ?? lastWork, afterFix));
     lastWork = afterFix;
+    evidenceTaken(ctx);
     ctx.phase(`verifying again after fix round ${round}`);
     previous.push({ summary: verification.summary, failures: verification.failures });
     const next = await verify(round);
@@ -186,6 +193,7 @@ async function runLockedJob(ctx: JobContext): Promise<void> {
 async function verifyOnce(
   ctx: JobContext,
   v: {
+    workspace: string;
     round: number | 'full';
     scope: 'related' | 'all';
     detected: DetectedCommand | null;
@@ -200,7 +208,7 @@ async function verifyOnce(
   const spec = ctx.spec;
   if (spec.verify.mode !== 'off') ctx.phase('running the verification');
   const verification = await verifyWork({
-    workspace: spec.workspace,
+    workspace: v.workspace,
     verify: spec.verify,
     detected: v.detected,
     scope: v.scope,
@@ -227,27 +235,30 @@ async function verifyOnce(
   return verification;
 }
 
-/** The task workers: in order, or at once up to the cap; runners that cannot share a workspace one at a time. */
-async function runTaskWorkers(ctx: JobContext): Promise<WorkerEnd[]> {
+/** The tasks' first attempts: in order, or at once up to the executor's cap, each taking its turn in the place. */
+async function runTaskWorkers(ctx: JobContext, place: Place): Promise<WorkerEnd[]> {
   const spec = ctx.spec;
-  const exclusive = new Semaphore(1);
   // spec 06: a declared output counts as written only if it differs from what the checkpoint had
-  const outputsAtCheckpoint = captureOutputs(spec.workspace, spec.tasks.flatMap((t) => t.outputs));
+  const outputsAtCheckpoint = captureOutputs(place.workspace, spec.tasks.flatMap((t) => t.outputs));
   const plans: WorkerPlan[] = spec.tasks.map((task, i) => ({
     task,
+    route: ctx.services.router.route(task, ctx.attempts.history(task.name)),
     name: task.name,
     role: 'worker',
-    attempt: 1,
     instruction: buildInstruction(task, spec.context),
     resume: null,
     ord: i,
     outputsAtCheckpoint,
   }));
-  const gate = (plan: WorkerPlan) => (ctx.services.runners.get(plan.task.runner)?.sharesWorkspace ? null : { acquire: () => exclusive.acquire() });
-  if (spec.parallel) return Promise.all(plans.map((plan) => runWorker(ctx, plan, gate(plan))));
+  if (spec.parallel) return Promise.all(plans.map((plan) => runWorker(ctx, plan, place)));
   const ends: WorkerEnd[] = [];
-  for (const plan of plans) ends.push(await runWorker(ctx, plan, null));
+  for (const plan of plans) ends.push(await runWorker(ctx, plan, place));
   return ends;
+}
+
+/** The attempts whose processes ended have their evidence: the job's snapshot after them was just taken. */
+function evidenceTaken(ctx: JobContext): void {
+  for (const e of ctx.attempts.inState('collecting')) ctx.attempts.move(e.worker, ['evidence_taken']);
 }
 
 function buildInstruction(task: TaskSpec, context: string | null): string {
@@ -264,40 +275,6 @@ function pickResumeTarget(workers: WorkerEnd[], fixers: WorkerEnd[], v: Verifica
   const named = (w: WorkerEnd) => w.report.filesChanged.some((f) => v.failures.some((failure) => failure.includes(f)));
   const latest = (list: WorkerEnd[]) => list[list.length - 1];
   return latest(candidates.filter(named)) ?? latest(candidates.filter((w) => w.report.filesChanged.length > 0)) ?? (latest(candidates) as WorkerEnd);
-}
-
-/** Waits for the workspace lock; false when the job was cancelled while it waited. */
-async function acquireWorkspace(ctx: JobContext): Promise<boolean> {
-  const { store, bus } = ctx.services;
-  const me = ownProcessIdentity();
-  let announced: string | null = null;
-  for (;;) {
-    if (ctx.isCancelled) return false;
-    const attempt = store.tryLockWorkspace(ctx.spec.workspace, ctx.id, me.pid, me.start);
-    if (attempt.ok) return true;
-    if (attempt.isHolderDead) {
-      // spec 06: the dead holder's survivors go before this job starts, as after a restart
-      await recoverDeadHolder(store, attempt.holder);
-      continue;
-    }
-    if (announced !== attempt.holder.jobId) {
-      announced = attempt.holder.jobId;
-      ctx.phase(`waiting for job ${attempt.holder.jobId} in the same workspace`);
-    }
-    // same process: woken by the release itself; another process: look again every 200 ms
-    const crossProcess = attempt.holder.pid !== process.pid;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        off();
-        clearTimeout(timer);
-        ctx.abort.signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const off = bus.onRelease(attempt.holder.jobId, done);
-      const timer = crossProcess ? setTimeout(done, LOCK_POLL_MS) : undefined;
-      ctx.abort.signal.addEventListener('abort', done, { once: true });
-    });
-  }
 }
 
 function failJob(ctx: JobContext, err: unknown): void {

@@ -1,12 +1,14 @@
 import type { JobRow } from '../store/store.js';
 import { JobContext, type EngineServices } from './job-context.js';
 import { runJob } from './job-run.js';
+import type { JobQueue } from './queue/job-queue.js';
 
 /**
- * The jobs this process runs, by id: starting one, cancelling one, and stopping them all. Cancel
- * polling, waits and shutdown all need the same answer to "does this process run that job".
+ * The in-process job queue: the jobs this process runs, by id — starting one, cancelling one, and
+ * stopping them all. Cancel polling, waits and shutdown all need the same answer to "does this
+ * process run that job". A job starts at once; its attempts wait for the executor's slots.
  */
-export class LiveJobs {
+export class LiveJobs implements JobQueue {
   readonly #services: EngineServices;
   readonly #jobs = new Map<string, JobContext>();
   readonly #onEnd: () => void;

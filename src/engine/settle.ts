@@ -4,6 +4,8 @@ import { describeDependenciesChangedAlone, describeOutsideEvidence, findClaimedO
 import { computeProof } from '../domain/proof.js';
 import type { ConvergenceJson, CriteriaCheckJson, JobResult, TotalsJson, VerificationJson } from '../domain/result.js';
 import { CHANGING_TASK_TYPES, type JobStatus } from '../domain/status.js';
+import type { AttemptEvent, AttemptFacts } from '../domain/attempt-machine.js';
+import { workerEndOf } from '../domain/attempt-results.js';
 import { buildVerdict } from '../domain/verdict.js';
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
@@ -30,22 +32,31 @@ export function emptyTotals(): TotalsJson {
   return { tool_calls: 0, failed_calls: 0, rounds: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0, errors: 0, cancelled: 0 };
 }
 
-/** Decides status, proof and verdict from what was observed, writes them, and announces the end. */
+/** What the verification says to an attempt: whether it blocks `done`. */
+export function verificationFacts(v: VerificationJson): NonNullable<AttemptFacts['verification']> {
+  return { blocking: v.blocking, couldNotStart: v.could_not_start ?? false };
+}
+
+/**
+ * Decides proof and verdict from what was observed, settles every attempt still open through the
+ * machine, reads the job's status from its tasks' final attempts, writes them, and announces the end.
+ */
 export function settleJob(ctx: JobContext, s: SettleInput): void {
   const spec = ctx.spec;
   const all = [...s.workers, ...s.fixers];
+  const wordsOf = (w: WorkerEnd) => workerEndOf(ctx.attempts.entry(w.plan.name).attempt);
   const changed = s.changeSet ? [...s.changeSet.added, ...s.changeSet.modified, ...s.changeSet.deleted].sort() : [];
   const claims = [...new Set(all.filter((w) => w.report.makesClaims).flatMap((w) => w.report.filesChanged))];
   // spec 03: only a truncated mtime snapshot makes a claim unverifiable; then nobody is accused
   const claimedOnly = s.changeSet && !s.changes?.snapshot_truncated ? findClaimedOnly(claims, s.changeSet) : [];
   const criteria = s.criteria ?? null;
-  // workers stopped by gaffer's own shutdown read `interrupted`, as their rows do (worker-run.ts)
-  const workerStatuses = s.workers.map((w) => (w.report.status === 'cancelled' && ctx.interruptReason !== null ? 'interrupted' : w.report.status));
+  // the task workers' statuses as their rows say them (a worker gaffer's own shutdown stopped reads `interrupted`)
+  const workerStatuses = s.workers.map((w) => wordsOf(w).status);
   const nothingRan = s.error !== undefined;
   // spec 04: only runners that use a model can attest one; shell never does
-  const unattestedWorkers = all.filter((w) => w.started && w.plan.task.runner !== 'shell' && !w.report.modelServed).map((w) => w.plan.name);
+  const unattestedWorkers = all.filter((w) => w.started && w.plan.route.runner !== 'shell' && !w.report.modelServed).map((w) => w.plan.name);
   // spec 04: an agent CLI that ran without the sandbox costs the proof and is said on the verdict
-  const unsandboxedExternal = [...new Set(all.filter((w) => w.started && !w.report.sandboxed && ctx.services.runners.get(w.plan.task.runner)?.external === true).map((w) => w.plan.task.runner))];
+  const unsandboxedExternal = [...new Set(all.filter((w) => w.started && !w.report.sandboxed && ctx.services.runners.get(w.plan.route.runner)?.external === true).map((w) => w.plan.route.runner))];
 
   // issue 10 "done means done": a task that was to change something and changed nothing is not done; in a
   // shared workspace changes cannot be told apart by task, so this is known when the job changed nothing
@@ -57,7 +68,8 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     const w = s.workers.find((x) => x.plan.name === name);
     if (!w) continue;
     w.report = { ...w.report, outcome: 'expected_error', stopReason: 'nothing_changed' };
-    ctx.services.store.updateAttempt(ctx.id, name, { outcome: 'expected_error', report: { ...w.report } });
+    const words = ctx.attempts.note(name, { nothingChanged: true });
+    ctx.services.store.updateAttempt(ctx.id, name, { outcome: words.outcome, report: { ...w.report } });
   }
   // issue 11: a worker a limit ended says which, on the proof and the verdict
   const limitsHit = all.filter((w) => w.report.limit !== undefined).map((w) => `${w.plan.name} ${w.report.error ?? `ended by the ${w.report.limit ?? ''} limit`}`);
@@ -85,20 +97,12 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
 
   const interrupted = s.cancelled && ctx.interruptReason !== null;
   const error = interrupted ? ctx.interruptReason ?? undefined : s.error;
-  const status: JobStatus = interrupted
-    ? 'interrupted'
-    : s.cancelled
-    ? 'cancelled'
-    : nothingRan
-      ? 'error'
-      : workerStatuses.every((st) => st === 'done') &&
-          !(s.verification?.blocking ?? false) &&
-          !(s.verification?.could_not_start ?? false) &&
-          nothingChanged.length === 0 &&
-          (criteria?.complete ?? true) &&
-          proof?.verdict !== 'contradicted'
-        ? 'done'
-        : 'partial';
+  closeAttempts(ctx, s, {
+    verification: s.verification ? verificationFacts(s.verification) : null,
+    gates: { criteriaMet: criteria?.complete ?? true, contradicted: proof?.verdict === 'contradicted' },
+  });
+  // spec 01: the job's status from its tasks' final attempts; a cancel or a shutdown is the job's own
+  const status: JobStatus = ctx.attempts.jobStatus({ cancelled: s.cancelled, interrupted });
 
   const totals = emptyTotals();
   for (const w of all) {
@@ -149,4 +153,31 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
   ctx.update({ result: { ...result }, verdict, error: error ?? null, finished: epochS() });
   ctx.phase('settled');
   ctx.setStatus(status);
+}
+
+/**
+ * Settles every attempt still open: a cancelled or stopping job's through cancel or interrupt; else
+ * each through the job's last verification and its result gates (shared placement: one verification
+ * and one proof serve every task's final attempt, spec 03).
+ */
+function closeAttempts(ctx: JobContext, s: SettleInput, facts: Pick<AttemptFacts, 'verification' | 'gates'>): void {
+  const stopping = ctx.interruptReason !== null;
+  for (const e of ctx.attempts.live()) {
+    const events: AttemptEvent[] = [];
+    let state = e.attempt.state;
+    if (s.cancelled) {
+      if (stopping) events.push({ type: 'interrupt' });
+      else if (state === 'cancelling') events.push({ type: 'processes_gone' });
+      else if (state === 'requeued' || state === 'admitted' || state === 'gated') events.push({ type: 'cancel' });
+      else events.push({ type: 'cancel' }, { type: 'processes_gone' });
+    } else {
+      if (state === 'collecting') {
+        events.push({ type: 'evidence_taken' });
+        state = 'verifying';
+      }
+      if (state === 'verifying') events.push({ type: facts.verification?.blocking || facts.verification?.couldNotStart ? 'verify_failed' : 'verify_passed', facts: { verification: facts.verification } });
+      events.push({ type: facts.gates?.criteriaMet && !facts.gates.contradicted ? 'result_gates_passed' : 'result_gates_failed', facts: { gates: facts.gates } });
+    }
+    ctx.attempts.move(e.worker, events);
+  }
 }

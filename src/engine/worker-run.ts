@@ -1,25 +1,32 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { AttemptEvent } from '../domain/attempt-machine.js';
+import type { WorkerEndWords } from '../domain/attempt-results.js';
+import type { AttemptEventType } from '../domain/attempt-table.js';
 import type { TaskSpec } from '../domain/request.js';
+import type { Route } from '../domain/route.js';
 import type { WorkerRole } from '../domain/status.js';
 import type { RunnerReport, StateDetection } from '../domain/runner-report.js';
+import type { AttemptPatch } from '../store/store.js';
 import { epochS } from './clock.js';
 import { MAX_RATE_LIMIT_WAIT_S, MAX_REQUEUES, rateLimitDelayS, sleepUnlessAborted } from './rate-limit.js';
 import type { JobContext } from './job-context.js';
+import type { Place } from './placement/placement.js';
 import { blankReport } from '../runners/report.js';
 import { settleByArtifacts, type OutputStates } from '../verification/outputs.js';
-import { AttemptTrack, endEventsFor } from './attempt-track.js';
+import { endEventsFor } from './attempt-ledger.js';
 
 /** Output events: at most one per worker per 250 ms, each at most 2 KiB of the newest lines (spec 02). */
 export const OUTPUT_EVENT_MS = 250;
 export const OUTPUT_EVENT_BYTES = 2_048;
 
-/** One worker to run. */
+/** One attempt to run: the task, who runs it (its route), and what it is told. */
 export interface WorkerPlan {
   task: TaskSpec;
+  /** The Router's pick for this attempt. */
+  route: Route;
   name: string;
   role: WorkerRole;
-  attempt: number;
   instruction: string;
   resume: string | null;
   /** Position among the job's workers, for stable order. */
@@ -36,83 +43,85 @@ export interface WorkerEnd {
   started: boolean;
 }
 
-/** Runs one worker end to end: attempt row, slot, runner, events; never throws for the worker's own failure. */
-export async function runWorker(ctx: JobContext, plan: WorkerPlan, exclusive: { acquire(): Promise<() => void> } | null): Promise<WorkerEnd> {
-  const { store, slots, runners } = ctx.services;
-  const runner = runners.get(plan.task.runner);
+/**
+ * Runs one attempt end to end — admitted into the job's ledger, a slot from the executor, its turn
+ * in the place, the runner, events — moving it through the attempt machine at each step; its row's
+ * status and outcome are the machine's words. Never throws for the worker's own failure.
+ */
+export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place): Promise<WorkerEnd> {
+  const { store, executor, runners } = ctx.services;
+  const runner = runners.get(plan.route.runner);
   const logFile = join(ctx.jobDir, `${plan.name}.log`);
-  const track = new AttemptTrack(plan.task.name, plan.attempt, plan.role);
+  const entry = ctx.attempts.admit(plan.name, plan.task.name, plan.role, plan.route);
   store.insertAttempt({
     jobId: ctx.id,
     worker: plan.name,
     task: plan.task.name,
-    attempt: plan.attempt,
+    attempt: entry.attempt.number,
     role: plan.role,
-    runner: plan.task.runner,
-    model: plan.task.model,
+    runner: plan.route.runner,
+    model: plan.route.model,
     status: 'queued',
     queuedAt: epochS(),
     logFile,
     ord: plan.ord,
   });
   ctx.emit({ name: plan.name, event: 'queued', message: `${plan.role} queued`, status: 'queued' });
+  const move = (events: readonly (AttemptEventType | AttemptEvent)[], patch: AttemptPatch = {}): WorkerEndWords => {
+    const words = ctx.attempts.move(plan.name, events);
+    store.updateAttempt(ctx.id, plan.name, { ...patch, status: words.status, ...(words.outcome !== null ? { outcome: words.outcome } : {}) });
+    return words;
+  };
 
-  if (!runner) return finish(ctx, plan, track, notStarted('refused', 'expected_error', 'refused', `runner "${plan.task.runner}" is not available`), false);
+  if (!runner) return finish(ctx, plan, place, notStarted('refused', 'expected_error', 'refused', `runner "${plan.route.runner}" is not available`), false);
 
-  // the job holds the workspace (its placement) already; the slot is the executor's
-  track.move(['gates_passed', 'placement_acquired'], { status: 'queued', outcome: null });
+  // the job holds its place already; the slot is the executor's, the turn the place's
+  move(['gates_passed', 'placement_acquired']);
 
   let releaseSlot: (() => void) | null = null;
-  let releaseExclusive: (() => void) | null = null;
+  let releaseTurn: (() => void) | null = null;
   try {
-    releaseSlot = await slots.acquire(ctx.abort.signal);
-    releaseExclusive = exclusive ? await exclusive.acquire() : null;
+    releaseSlot = await executor.slot(ctx.abort.signal);
+    releaseTurn = await place.turn(runner);
   } catch {
     releaseSlot?.();
-    return finish(ctx, plan, track, notStarted('cancelled', 'cancelled', 'cancelled', null), false);
+    return finish(ctx, plan, place, notStarted('cancelled', 'cancelled', 'cancelled', null), false);
   }
   try {
-    if (ctx.isCancelled) return finish(ctx, plan, track, notStarted('cancelled', 'cancelled', 'cancelled', null), false);
+    if (ctx.isCancelled) return finish(ctx, plan, place, notStarted('cancelled', 'cancelled', 'cancelled', null), false);
     mkdirSync(ctx.jobDir, { recursive: true });
-    store.updateAttempt(ctx.id, plan.name, { status: 'running', started: epochS(), lastEvent: 'started' });
-    track.move(['executor_started'], { status: 'running', outcome: null });
-    ctx.emit({ name: plan.name, event: 'started', message: `${plan.task.runner} worker started`, status: 'running' });
+    const { status } = move(['executor_started'], { started: epochS(), lastEvent: 'started' });
+    ctx.emit({ name: plan.name, event: 'started', message: `${plan.route.runner} worker started`, status });
 
     const output = new OutputCoalescer((text) => {
       store.updateAttempt(ctx.id, plan.name, { lastEvent: 'output' });
       ctx.emit({ name: plan.name, event: 'output', message: text });
     });
-    const runOnce = async (resume: string | null): Promise<RunnerReport> => {
-      try {
-        return await runner.run({
-          jobId: ctx.id,
-          workerName: plan.name,
-          attempt: plan.attempt,
-          role: plan.role,
-          instruction: plan.instruction,
-          workspace: ctx.spec.workspace,
-          command: plan.task.command,
-          model: plan.task.model,
-          timeoutMs: ctx.spec.timeout_s * 1000,
-          maxRounds: ctx.spec.max_rounds,
-          resume,
-          files: [...plan.task.files, ...plan.task.outputs],
-          outputs: plan.task.outputs,
-          sandbox: true,
-          // the parent env: each runner builds its worker's allowlisted env from it (platform/process/env.ts)
-          env: process.env,
-          logFile,
-          instructionFile: join(ctx.jobDir, `${plan.name}.instruction.txt`),
-          signal: ctx.abort.signal,
-          onOutput: (lines) => output.push(lines),
-          onState: (detection) => recordState(ctx, plan, detection),
-          onSpawn: ({ pgid, startedAt }) => store.updateAttempt(ctx.id, plan.name, { pgid, pgStart: startedAt }),
-        });
-      } catch (err) {
-        // a runner's own bug: the worker panicked, the job goes on
-        return notStarted('error', 'panic', 'runner_error', `runner failed: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    };
+    const runOnce = (resume: string | null): Promise<RunnerReport> =>
+      executor.run(runner, {
+        jobId: ctx.id,
+        workerName: plan.name,
+        attempt: entry.attempt.number,
+        role: plan.role,
+        instruction: plan.instruction,
+        workspace: place.workspace,
+        command: plan.task.command,
+        model: plan.route.model,
+        timeoutMs: ctx.spec.timeout_s * 1000,
+        maxRounds: ctx.spec.max_rounds,
+        resume,
+        files: [...plan.task.files, ...plan.task.outputs],
+        outputs: plan.task.outputs,
+        sandbox: true,
+        // the parent env: each runner builds its worker's allowlisted env from it (platform/process/env.ts)
+        env: process.env,
+        logFile,
+        instructionFile: join(ctx.jobDir, `${plan.name}.instruction.txt`),
+        signal: ctx.abort.signal,
+        onOutput: (lines) => output.push(lines),
+        onState: (detection) => recordState(ctx, plan, detection),
+        onSpawn: ({ pgid, startedAt }) => store.updateAttempt(ctx.id, plan.name, { pgid, pgStart: startedAt }),
+      });
     let report: RunnerReport;
     try {
       report = await runOnce(plan.resume);
@@ -126,17 +135,16 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, exclusive: { 
         waitedS += delayS;
         const retryAt = epochS() + delayS;
         const why = `rate limited by the provider: requeue ${requeues}/${MAX_REQUEUES}, retrying at ${new Date(retryAt * 1000).toISOString()}`;
-        store.updateAttempt(ctx.id, plan.name, { state: { state: 'rate_limited', why, matched: report.error ?? 'rate limit', retry_at: retryAt }, lastEvent: 'state' });
+        move(['rate_limited'], { state: { state: 'rate_limited', why, matched: report.error ?? 'rate limit', retry_at: retryAt }, lastEvent: 'state' });
         ctx.emit({ name: plan.name, event: 'state', message: `rate_limited: ${why}`, state: 'rate_limited', why, retry_at: retryAt });
-        track.move(['rate_limited'], { status: 'running', outcome: null });
-        // the wait holds the workspace but not a worker slot
-        releaseExclusive?.();
+        // the wait holds the place but not a worker slot
+        releaseTurn?.();
         releaseSlot();
         const slept = await sleepUnlessAborted(delayS * 1000, ctx.abort.signal);
-        releaseSlot = await slots.acquire().catch(() => () => undefined);
-        releaseExclusive = exclusive ? await exclusive.acquire() : null;
+        releaseSlot = await executor.slot().catch(() => () => undefined);
+        releaseTurn = await place.turn(runner);
         if (!slept || ctx.isCancelled) break;
-        track.move(['window_reset', 'executor_started'], { status: 'running', outcome: null });
+        move(['window_reset', 'executor_started']);
         report = await runOnce(report.session ?? plan.resume);
       }
       if (requeues > 0 && report.detection === null) {
@@ -146,9 +154,9 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, exclusive: { 
       output.close();
     }
     // a refusal (e.g. config sandbox: required without a sandbox) never got a process either
-    return finish(ctx, plan, track, report, report.stopReason !== 'spawn_failed' && report.status !== 'refused');
+    return finish(ctx, plan, place, report, report.stopReason !== 'spawn_failed' && report.status !== 'refused');
   } finally {
-    releaseExclusive?.();
+    releaseTurn?.();
     releaseSlot();
   }
 }
@@ -158,21 +166,21 @@ function recordState(ctx: JobContext, plan: WorkerPlan, d: StateDetection): void
   ctx.emit({ name: plan.name, event: 'state', message: `${d.state}: ${d.why} ("${d.matched}")`, state: d.state, why: d.why, matched: d.matched });
 }
 
-function finish(ctx: JobContext, plan: WorkerPlan, track: AttemptTrack, runnerReport: RunnerReport, started: boolean): WorkerEnd {
+function finish(ctx: JobContext, plan: WorkerPlan, place: Place, runnerReport: RunnerReport, started: boolean): WorkerEnd {
   // spec 06: settled by its declared outputs, not its exit code alone — before the row and the event say how it ended
-  const report = started && plan.outputsAtCheckpoint ? settleByArtifacts(runnerReport, ctx.spec.workspace, plan.task.outputs, plan.outputsAtCheckpoint) : runnerReport;
-  // stopped because gaffer itself is shutting down: `interrupted` (spec 01), not a caller's cancel
-  const status = report.status === 'cancelled' && ctx.interruptReason !== null ? 'interrupted' : report.status;
-  track.move(endEventsFor(track.attempt, report, ctx.interruptReason !== null), { status, outcome: report.outcome });
+  const report = started && plan.outputsAtCheckpoint ? settleByArtifacts(runnerReport, place.workspace, plan.task.outputs, plan.outputsAtCheckpoint) : runnerReport;
+  const events = endEventsFor(ctx.attempts.entry(plan.name).attempt, report, { isInterrupting: ctx.interruptReason !== null, gotProcess: started });
+  // stopped because gaffer itself is shutting down reads `interrupted` (spec 01): the machine's words
+  const words = ctx.attempts.move(plan.name, events);
   ctx.services.store.updateAttempt(ctx.id, plan.name, {
-    status,
-    outcome: report.outcome,
+    status: words.status,
+    outcome: words.outcome,
     finished: epochS(),
     lastEvent: report.status === 'done' ? 'done' : 'error',
     report: { ...report },
   });
   const message = report.status === 'done' ? report.summary.split('\n').at(-1) ?? 'done' : (report.error ?? report.status);
-  ctx.emit({ name: plan.name, event: report.status === 'done' ? 'done' : 'error', message: message.slice(0, 300), status, outcome: report.outcome });
+  ctx.emit({ name: plan.name, event: report.status === 'done' ? 'done' : 'error', message: message.slice(0, 300), status: words.status, outcome: words.outcome ?? report.outcome });
   return { plan, report, started };
 }
 

@@ -1,0 +1,66 @@
+import { resolve } from 'node:path';
+import type { SpecLintMode } from '../domain/spec-lint.js';
+import type { Runner } from '../runners/contract.js';
+import { getRunner, listRunnerKeys } from '../runners/index.js';
+import { NO_NETWORK, type SandboxNetwork } from '../platform/sandbox/network.js';
+import { createSandbox, type Sandbox } from '../platform/sandbox/sandbox.js';
+import type { Store } from '../store/store.js';
+import { JobBus } from './bus.js';
+import { LocalExecutor } from './execution/local.js';
+import type { EngineServices } from './job-context.js';
+import { SharedPlacement } from './placement/shared.js';
+import { TaskRouter } from './routing/router.js';
+import type { WorkspaceRules } from './workspace-vetting.js';
+
+/** How an engine is set up. */
+export interface EngineOptions {
+  dataDir: string;
+  /** The worker cap (`workers.max_parallel`), default 2. */
+  maxParallel?: number;
+  /** Runners by key; default: the built-in registry. */
+  runners?: ReadonlyMap<string, Runner>;
+  /** The configured default runner for tasks that name none. */
+  defaultRunner?: string | null;
+  /** Finished jobs kept (`retention.jobs`), default 200. */
+  retentionJobs?: number;
+  /** How often this process looks for cancels asked by other processes, ms. */
+  cancelPollMs?: number;
+  /** Spec lint at dispatch (spec 07), default `warn`. */
+  specLint?: SpecLintMode;
+  /** Config `timeouts`: per-worker and verification timeouts (s) for requests that give none. */
+  timeouts?: { worker_s: number; verify_s: number };
+  /** Config `verification.confirm_full_suite` (default true): a related-scope verification is confirmed by one full-suite run. */
+  confirmFullSuite?: boolean;
+  /** The verification's network under the sandbox (`verificationNetwork(config)`); default `none`, nothing forwarded. */
+  verificationNetwork?: SandboxNetwork;
+  /** The runners' sandbox (`createSandbox(config.sandbox)`), for the verification; default bubblewrap under `auto`. */
+  sandbox?: Sandbox;
+  /**
+   * Start git through the small spawner process (see platform/spawner/spawner.ts): for a long-lived
+   * engine (a server, MCP) that runs many jobs; a one-shot command spawns directly. Default false.
+   */
+  spawner?: boolean;
+  /** The config file read and config `protected_paths`: folders no job may be created for (issue 11, workspace-vetting.ts). */
+  protect?: Pick<WorkspaceRules, 'configFile' | 'protectedPaths'>;
+}
+
+/**
+ * The composition root (issue 12): the one place that picks the pipeline's implementations — the
+ * Router, the Placement, the Executor and the Sandbox — for an engine. Routing by roster (issue 14),
+ * worktrees (issue 13) and remote execution (issue 17) are new choices made here, nowhere else.
+ */
+export function composeServices(opts: EngineOptions, store: Store): EngineServices {
+  const bus = new JobBus();
+  return {
+    store,
+    bus,
+    runners: opts.runners ?? new Map(listRunnerKeys().map((k) => [k, getRunner(k) as Runner])),
+    router: new TaskRouter(),
+    placement: new SharedPlacement(store, bus),
+    executor: new LocalExecutor(opts.maxParallel ?? 2),
+    dataDir: resolve(opts.dataDir),
+    confirmFullSuite: opts.confirmFullSuite ?? true,
+    verificationNetwork: opts.verificationNetwork ?? NO_NETWORK,
+    sandbox: opts.sandbox ?? createSandbox('auto'),
+  };
+}

@@ -1,0 +1,35 @@
+import type { Runner } from '../../runners/contract.js';
+
+/**
+ * Where a job's attempts work and where their evidence and verification are made (issue 12):
+ * `shared` (the workspace, under its lock) now; `worktree` (a worktree per task, issue 13) and
+ * `remote` (a node's clone, issue 17) later.
+ */
+export interface Placement {
+  /** `shared`, `worktree`, `remote`: recorded with the attempts. */
+  readonly kind: string;
+  /** Waits for the place; null when the job was cancelled while it waited. */
+  acquire(job: PlacementRequest): Promise<Place | null>;
+}
+
+/** What a placement needs of the job it places. */
+export interface PlacementRequest {
+  jobId: string;
+  workspace: string;
+  signal: AbortSignal;
+  /** Says what the job waits for (a phase message). */
+  onWait(message: string): void;
+}
+
+/** A place held: the folder the attempts work in, and its rules. */
+export interface Place {
+  /** The folder the workers run in and the evidence and verification are made of. */
+  readonly workspace: string;
+  /**
+   * One attempt's turn in the place: in a shared workspace a runner that cannot share it (agent
+   * CLIs, `shell`: spec 06) waits for the others; a runner that can returns at once.
+   */
+  turn(runner: Runner): Promise<() => void>;
+  /** Lets go of the place (idempotent). */
+  release(): void;
+}

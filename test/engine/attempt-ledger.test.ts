@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { AttemptLedger, endEventsFor } from '../../src/engine/attempt-ledger.js';
+import type { WorkerEndWords } from '../../src/domain/attempt-results.js';
+import type { WorkerOutcome, WorkerStatus } from '../../src/domain/status.js';
+
+const ROUTE = { runner: 'shell', model: null, entry: null };
+const QUEUED = { status: 'queued', outcome: null } as const;
+const RUNNING = { status: 'running', outcome: null } as const;
+const report = (status: WorkerStatus, outcome: WorkerOutcome, limit?: 'processes' | 'memory') => ({ status, outcome, ...(limit ? { limit } : {}) });
+
+/** A ledger with one attempt, and the moves worker-run.ts makes for it. */
+function oneAttempt(role: 'worker' | 'fixer' = 'worker') {
+  const ledger = new AttemptLedger();
+  ledger.admit('t', 't', role, ROUTE);
+  const end = (r: ReturnType<typeof report>, isInterrupting: boolean, gotProcess = true): WorkerEndWords =>
+    ledger.move('t', endEventsFor(ledger.entry('t').attempt, r, { isInterrupting, gotProcess }));
+  return { ledger, end, attempt: () => ledger.entry('t').attempt };
+}
+function started() {
+  const a = oneAttempt();
+  expect(a.ledger.move('t', ['gates_passed', 'placement_acquired'])).toEqual(QUEUED);
+  expect(a.ledger.move('t', ['executor_started'])).toEqual(RUNNING);
+  return a;
+}
+
+describe('the attempt ledger: worker rows in the machine\'s words', () => {
+  it('says every end worker-run.ts writes', () => {
+    // runner missing: refused before any place
+    const missing = oneAttempt();
+    expect(missing.end(report('refused', 'expected_error'), false)).toEqual({ status: 'refused', outcome: 'expected_error' });
+    expect(missing.attempt()).toMatchObject({ state: 'settled', ending: 'refused' });
+    // cancelled, and gaffer stopping, while it waited for a slot
+    const waiting = () => {
+      const a = oneAttempt();
+      a.ledger.move('t', ['gates_passed', 'placement_acquired']);
+      return a;
+    };
+    expect(waiting().end(report('cancelled', 'cancelled'), false)).toEqual({ status: 'cancelled', outcome: 'cancelled' });
+    expect(waiting().end(report('cancelled', 'cancelled'), true)).toEqual({ status: 'interrupted', outcome: 'cancelled' });
+    // the process's own ends
+    for (const [status, outcome] of [['done', 'success'], ['timeout', 'panic'], ['stalled', 'panic'], ['error', 'panic'], ['rate_limited', 'expected_error']] as const) {
+      const a = started();
+      expect(a.end(report(status, outcome), false)).toEqual({ status, outcome });
+      expect(a.attempt().state).toBe('collecting');
+    }
+    const limited = started();
+    expect(limited.end(report('error', 'expected_error', 'processes'), false)).toEqual({ status: 'error', outcome: 'expected_error' });
+    expect(limited.attempt().state).toBe('collecting');
+    const cancelled = started();
+    expect(cancelled.end(report('cancelled', 'cancelled'), false)).toEqual({ status: 'cancelled', outcome: 'cancelled' });
+    expect(cancelled.attempt()).toMatchObject({ state: 'settled', ending: 'cancelled' });
+    const interrupted = started();
+    expect(interrupted.end(report('cancelled', 'cancelled'), true)).toEqual({ status: 'interrupted', outcome: 'cancelled' });
+    expect(interrupted.attempt().state).toBe('interrupted');
+    // a rate limit waited out, then done; and one whose wait was cancelled, or stopped by a shutdown
+    const requeued = started();
+    expect(requeued.ledger.move('t', ['rate_limited'])).toEqual(RUNNING);
+    expect(requeued.ledger.move('t', ['window_reset', 'executor_started'])).toEqual(RUNNING);
+    expect(requeued.end(report('done', 'success'), false)).toEqual({ status: 'done', outcome: 'success' });
+    const waitCancelled = started();
+    waitCancelled.ledger.move('t', ['rate_limited']);
+    expect(waitCancelled.end(report('rate_limited', 'expected_error'), false)).toEqual({ status: 'rate_limited', outcome: 'expected_error' });
+    expect(waitCancelled.attempt()).toMatchObject({ state: 'settled', ending: 'cancelled' });
+    const waitInterrupted = started();
+    waitInterrupted.ledger.move('t', ['rate_limited']);
+    waitInterrupted.end(report('rate_limited', 'expected_error'), true);
+    expect(waitInterrupted.attempt().state).toBe('interrupted');
+  });
+
+  it('a spawn that failed, or a runner that refused at its start, got no process: launch_failed, and the task never started', () => {
+    const spawnFailed = started();
+    expect(spawnFailed.end(report('error', 'panic'), false, false)).toEqual({ status: 'error', outcome: 'panic' });
+    expect(spawnFailed.attempt()).toMatchObject({ state: 'settled', ending: 'launch_failed', started: false });
+    const refused = started();
+    expect(refused.end(report('refused', 'expected_error'), false, false)).toEqual({ status: 'refused', outcome: 'expected_error' });
+    expect(refused.ledger.taskResults()[0]).toMatchObject({ started: false, status: 'refused' });
+    expect(refused.ledger.jobStatus({ cancelled: false, interrupted: false })).toBe('error');
+  });
+
+  it('numbers a task\'s attempts in order, fix attempts included, and keeps each one\'s route', () => {
+    const ledger = new AttemptLedger();
+    ledger.admit('a', 'a', 'worker', ROUTE);
+    ledger.admit('b', 'b', 'worker', ROUTE);
+    ledger.admit('fixer-1', 'a', 'fixer', { runner: 'builtin', model: 'm', entry: null });
+    ledger.admit('fixer-2', 'a', 'fixer', ROUTE);
+    expect(ledger.history('a').map((e) => [e.worker, e.attempt.number, e.attempt.kind, e.route.runner])).toEqual([
+      ['a', 1, 'first', 'shell'],
+      ['fixer-1', 2, 'fix', 'builtin'],
+      ['fixer-2', 3, 'fix', 'shell'],
+    ]);
+    expect(ledger.history('b').map((e) => e.attempt.number)).toEqual([1]);
+  });
+
+  it('refuses a move the table does not allow, naming state, event, task and attempt', () => {
+    const ledger = new AttemptLedger();
+    ledger.admit('fixer-1', 'api-fix', 'fixer', ROUTE);
+    expect(() => ledger.move('fixer-1', ['executor_started'])).toThrow(/attempt in state "admitted" cannot take event "executor_started".*task api-fix, attempt 1/);
+    expect(ledger.entry('fixer-1').attempt).toMatchObject({ state: 'admitted', kind: 'fix' });
+  });
+
+  it('will not read a job status while an attempt is open', () => {
+    const a = started();
+    expect(() => a.ledger.jobStatus({ cancelled: false, interrupted: false })).toThrow(/attempts still open: t \(running\)/);
+  });
+});

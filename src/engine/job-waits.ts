@@ -1,3 +1,4 @@
+import { endsJob } from '../domain/events.js';
 import { isFinalStatus } from '../domain/status.js';
 import type { JobRow, Store } from '../store/store.js';
 import type { JobBus } from './bus.js';
@@ -81,7 +82,7 @@ export class JobWaits {
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) stop.abort();
     const unsubscribe = this.#src.bus.subscribe(id, (e) => {
-      if (e.event === 'status' && isFinalStatus(e.status as JobRow['status'])) stop.abort();
+      if (endsJob(e)) stop.abort();
     });
     const stopped = () => stop.signal.aborted || monotonicMs() >= deadline || isFinalStatus(this.#src.queries.visibleJob(id, {}).status);
     const sleep = (ms: number) =>
@@ -120,7 +121,7 @@ export class JobWaits {
       // subscribe before testing, so no update falls between the two
       const unsubscribe = this.#src.bus.subscribe(id, (e) => {
         if (eventMeets(condition, e)) finish(true);
-        else if (e.event === 'status' && isFinalStatus(e.status as JobRow['status'])) finish(condition.kind === 'done');
+        else if (endsJob(e)) finish(condition.kind === 'done');
       });
       const timer = setTimeout(() => finish(false), timeoutS * 1000);
       const verdict = this.#checkStored(id, condition, 0);

@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { describeGitFailure, runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
 import { writeRef } from './refs.js';
+import { removeFile } from './remove-file.js';
 import { IndexUpdate, type ListingPlan } from './index-update.js';
 import { findRepoTop, isSameListing, listWorkspacePaths, type Listing } from './listing.js';
 import { writeManifest } from './manifest.js';
@@ -67,7 +68,7 @@ export function takeCheckpoint(input: CheckpointInput): Promise<Snapshot> {
     } catch (err) {
       if (!(err instanceof ShadowIndexError)) throw err;
       // A damaged index (crash mid-write, objects pruned under it) is rebuilt from scratch once.
-      await fs.rm(shadowIndexFile(input.gitDir), { force: true });
+      removeFile(shadowIndexFile(input.gitDir));
       return await checkpointOnce(input);
     }
   });
@@ -147,7 +148,7 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   const { large } = update;
   const manifestFile = largeFileManifestPath(gitDir, input.jobId, input.label);
   if (large.size > 0) await writeManifest(manifestFile, { entries: large, truncated: false, skipped: [], takenAtMs });
-  else await fs.rm(manifestFile, { force: true });
+  else removeFile(manifestFile);
 
   const snapshot: Snapshot = {
     source: 'checkpoint',

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { JobStatus } from '../domain/status.js';
 import { makePrivateDataDir, touchPrivateFile } from '../platform/files/data-dir.js';
 import { isSameProcessAlive } from '../platform/process/process-identity.js';
+import { BackgroundCheckpointer } from './checkpointer.js';
 
 import {
   decodeAttempt,
@@ -56,6 +57,9 @@ export function workspacesCollide(a: string, b: string): boolean {
   return a === b || withSlash(a).startsWith(withSlash(b)) || withSlash(b).startsWith(withSlash(a));
 }
 
+/** Commits after which a connection hands its checkpoints to a worker thread (see #committed). */
+const CHECKPOINTER_AFTER = 200;
+
 const LIVE = `('queued','awaiting_approval','running','verifying','cancelling')`;
 
 /** The SQLite store (WAL): jobs, attempts, events, workspace locks, job processes. Safe to share between processes. */
@@ -65,6 +69,13 @@ export class Store implements GafferStore {
   #appendsSincePrune = 0;
   /** Prepared statements by SQL text: preparing costs more than running most of them. */
   readonly #statements = new Map<string, Database.Statement>();
+  /** Commits made through this connection, until the checkpointer takes over counting them. */
+  #commits = 0;
+  #checkpointer: BackgroundCheckpointer | null = null;
+  /** The transactions, wrapped once (better-sqlite3 builds four wrapper functions per `transaction` call). */
+  readonly #insertJob: Database.Transaction<(job: NewJob) => { job: JobRow; created: boolean }>;
+  readonly #append: Database.Transaction<(jobId: string, sets: string, values: unknown[], row: unknown[]) => number>;
+  readonly #lock: Database.Transaction<(workspace: string, jobId: string, pid: number, pidStart: number) => LockAttempt>;
 
   constructor(dataDir: string) {
     // the db holds every job's output and events: the data dir is 0700 and the db 0600 (issue 11)
@@ -77,6 +88,31 @@ export class Store implements GafferStore {
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('synchronous = NORMAL');
     this.#migrate();
+    this.#insertJob = this.db.transaction((job: NewJob) => this.#insertJobNow(job));
+    this.#append = this.db.transaction((jobId: string, sets: string, values: unknown[], row: unknown[]) => this.#appendNow(jobId, sets, values, row));
+    this.#lock = this.db.transaction((workspace: string, jobId: string, pid: number, pidStart: number) => this.#lockNow(workspace, jobId, pid, pidStart));
+  }
+
+  /**
+   * Counts a commit. A connection that keeps writing (a server's engine, not a one-shot command)
+   * hands its WAL checkpoints to a worker thread after its first CHECKPOINTER_AFTER commits.
+   */
+  #committed(): void {
+    if (this.#checkpointer !== null) {
+      this.#checkpointer.noteCommit();
+      return;
+    }
+    if (++this.#commits < CHECKPOINTER_AFTER) return;
+    this.#commits = -Infinity; // once: a checkpointer that failed is not started again
+    try {
+      this.#checkpointer = new BackgroundCheckpointer(this.path, () => {
+        this.#checkpointer = null;
+        if (this.db.open) this.db.pragma('wal_autocheckpoint = 1000'); // SQLite's default: it checkpoints by itself again
+      });
+      this.db.pragma('wal_autocheckpoint = 0');
+    } catch {
+      this.#checkpointer = null; // no worker threads here: SQLite keeps checkpointing by itself
+    }
   }
 
   #migrate(): void {
@@ -99,6 +135,8 @@ export class Store implements GafferStore {
   }
 
   close(): void {
+    this.#checkpointer?.close();
+    this.#checkpointer = null;
     this.db.close();
   }
 
@@ -116,24 +154,27 @@ export class Store implements GafferStore {
    * (same owner, within `idemWindowS`) instead, atomically across processes.
    */
   insertJob(job: NewJob): { job: JobRow; created: boolean } {
-    const run = this.db.transaction(() => {
-      if (job.idemKey !== null) {
-        const found = this.#prepare(`SELECT * FROM jobs WHERE coalesce(owner, '') = ? AND idem_key = ?`).get(job.owner ?? '', job.idemKey);
-        if (found !== undefined) {
-          const existing = decodeJob(found);
-          if (existing.created >= job.created - job.idemWindowS) return { job: existing, created: false };
-          // an expired key is free again: the old job keeps its row, loses its key
-          this.#prepare('UPDATE jobs SET idem_key = NULL WHERE id = ?').run(existing.id);
-        }
+    const inserted = this.#insertJob.immediate(job);
+    this.#committed();
+    return inserted;
+  }
+
+  #insertJobNow(job: NewJob): { job: JobRow; created: boolean } {
+    if (job.idemKey !== null) {
+      const found = this.#prepare(`SELECT * FROM jobs WHERE coalesce(owner, '') = ? AND idem_key = ?`).get(job.owner ?? '', job.idemKey);
+      if (found !== undefined) {
+        const existing = decodeJob(found);
+        if (existing.created >= job.created - job.idemWindowS) return { job: existing, created: false };
+        // an expired key is free again: the old job keeps its row, loses its key
+        this.#prepare('UPDATE jobs SET idem_key = NULL WHERE id = ?').run(existing.id);
       }
-      const row = this.#prepare(
-        `INSERT INTO jobs (id, owner, title, workspace, status, phase, created, spec_json, idem_key, request_hash, pid, pid_start)
-         VALUES (?, ?, ?, ?, 'queued', 'queued', ?, ?, ?, ?, ?, ?) RETURNING *`,
-      )
-      .get(job.id, job.owner, job.spec.title, job.spec.workspace, job.created, encodeSpec(job.spec), job.idemKey, job.requestHash, job.pid, job.pidStart);
-      return { job: decodeJob(row), created: true };
-    });
-    return run.immediate();
+    }
+    const row = this.#prepare(
+      `INSERT INTO jobs (id, owner, title, workspace, status, phase, created, spec_json, idem_key, request_hash, pid, pid_start)
+       VALUES (?, ?, ?, ?, 'queued', 'queued', ?, ?, ?, ?, ?, ?) RETURNING *`,
+    )
+    .get(job.id, job.owner, job.spec.title, job.spec.workspace, job.created, encodeSpec(job.spec), job.idemKey, job.requestHash, job.pid, job.pidStart);
+    return { job: decodeJob(row), created: true };
   }
 
   getJob(id: string): JobRow | null {
@@ -171,6 +212,7 @@ export class Store implements GafferStore {
     const { columns, values } = encodeJobPatch(patch);
     if (columns.length === 0) return;
     this.#prepare(`UPDATE jobs SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`).run(...values, id);
+    this.#committed();
   }
 
   /** Marks a job interrupted only while it still has `fromStatus` (another process may be recovering it too). */
@@ -201,19 +243,20 @@ export class Store implements GafferStore {
     const { name, event: kind, message, ts, ...extra } = event;
     const stamped = ts ?? Date.now() / 1000;
     const { columns, values } = encodeJobPatch(patch);
-    const sets = columns.map((c) => `, ${c} = ?`).join('');
-    const append = this.db.transaction(() => {
-      const seq = decodeNumber(this.#prepare(`UPDATE jobs SET seq = seq + 1${sets} WHERE id = ? RETURNING seq`).get(...values, jobId), 'jobs', 'seq');
-      this.#prepare('INSERT INTO events (job_id, seq, ts, name, event, message, data_json) VALUES (?, ?, ?, ?, ?, ?, ?)')
-        .run(jobId, seq, stamped, name, kind, message, encodeEventData(extra));
-      if (++this.#appendsSincePrune >= 500) {
-        this.#appendsSincePrune = 0;
-        this.#prepare('DELETE FROM events WHERE job_id = ? AND seq <= ?').run(jobId, seq - EVENTS_KEPT);
-      }
-      return seq;
-    });
-    const seq = append.immediate();
+    const sets = columns.length === 0 ? '' : columns.map((c) => `, ${c} = ?`).join('');
+    const seq = this.#append.immediate(jobId, sets, values, [stamped, name, kind, message, encodeEventData(extra)]);
+    this.#committed();
     return { ...extra, seq, ts: stamped, name, event: kind, message };
+  }
+
+  #appendNow(jobId: string, sets: string, values: unknown[], row: unknown[]): number {
+    const seq = decodeNumber(this.#prepare(`UPDATE jobs SET seq = seq + 1${sets} WHERE id = ? RETURNING seq`).get(...values, jobId), 'jobs', 'seq');
+    this.#prepare('INSERT INTO events (job_id, seq, ts, name, event, message, data_json) VALUES (?, ?, ?, ?, ?, ?, ?)').run(jobId, seq, ...row);
+    if (++this.#appendsSincePrune >= 500) {
+      this.#appendsSincePrune = 0;
+      this.#prepare('DELETE FROM events WHERE job_id = ? AND seq <= ?').run(jobId, seq - EVENTS_KEPT);
+    }
+    return seq;
   }
 
   /** Events after `afterSeq`, oldest first. */
@@ -227,12 +270,14 @@ export class Store implements GafferStore {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .run(a.jobId, a.worker, a.task, a.attempt, a.role, a.runner, a.model, a.status, a.queuedAt, a.logFile, a.ord);
+    this.#committed();
   }
 
   updateAttempt(jobId: string, worker: string, patch: AttemptPatch): void {
     const { columns, values } = encodeAttemptPatch(patch);
     if (columns.length === 0) return;
     this.#prepare(`UPDATE attempts SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE job_id = ? AND worker = ?`).run(...values, jobId, worker);
+    this.#committed();
   }
 
   listAttempts(jobId: string): AttemptRow[] {
@@ -245,22 +290,26 @@ export class Store implements GafferStore {
    * recovers its job (its survivors killed, spec 07) before it looks again.
    */
   tryLockWorkspace(workspace: string, jobId: string, pid: number, pidStart: number): LockAttempt {
-    const take = this.db.transaction((): LockAttempt => {
-      for (const holder of this.#prepare('SELECT * FROM workspace_locks').all().map(decodeLock)) {
-        if (!workspacesCollide(holder.workspace, workspace)) continue;
-        if (holder.jobId === jobId) continue;
-        return { ok: false, holder, isHolderDead: !isSameProcessAlive(holder.pid, holder.pidStart) };
-      }
-      this.#prepare('INSERT OR REPLACE INTO workspace_locks (workspace, job_id, pid, pid_start, acquired) VALUES (?, ?, ?, ?, ?)')
-        .run(workspace, jobId, pid, pidStart, Date.now() / 1000);
-      return { ok: true };
-    });
-    return take.immediate();
+    const taken = this.#lock.immediate(workspace, jobId, pid, pidStart);
+    this.#committed();
+    return taken;
+  }
+
+  #lockNow(workspace: string, jobId: string, pid: number, pidStart: number): LockAttempt {
+    for (const holder of this.#prepare('SELECT * FROM workspace_locks').all().map(decodeLock)) {
+      if (!workspacesCollide(holder.workspace, workspace)) continue;
+      if (holder.jobId === jobId) continue;
+      return { ok: false, holder, isHolderDead: !isSameProcessAlive(holder.pid, holder.pidStart) };
+    }
+    this.#prepare('INSERT OR REPLACE INTO workspace_locks (workspace, job_id, pid, pid_start, acquired) VALUES (?, ?, ?, ?, ?)')
+      .run(workspace, jobId, pid, pidStart, Date.now() / 1000);
+    return { ok: true };
   }
 
   /** Releases whatever lock a job holds. */
   releaseWorkspace(jobId: string): void {
     this.#prepare('DELETE FROM workspace_locks WHERE job_id = ?').run(jobId);
+    this.#committed();
   }
 
   /** Releases one lock row, only while `jobId` still holds it. */

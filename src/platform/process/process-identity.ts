@@ -7,7 +7,10 @@ export function isSameProcessAlive(pid: number, startedAt: number | null): boole
   return startedAt === null || isSameStartTime(actual, startedAt, 2);
 }
 
-/** This process's own identity, as recorded on the jobs it runs and the locks it holds. */
+let ownStart: number | null = null;
+
+/** This process's own identity, as recorded on the jobs it runs and the locks it holds (its start time read once: it never changes). */
 export function ownProcessIdentity(): { pid: number; start: number } {
-  return { pid: process.pid, start: readOwnStartTime() };
+  ownStart ??= readOwnStartTime();
+  return { pid: process.pid, start: ownStart };
 }

@@ -9,6 +9,7 @@ import { createRunners } from '../../src/runners/index.js';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { detectTestCommand } from '../../src/verification/detect.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
+import { resultOf } from '../helpers/answer.js';
 
 const probe = probeSandbox();
 
@@ -96,7 +97,7 @@ describe('a workspace.json that tries to grant power changes nothing', () => {
     const { job } = engine.submit({ workspace: ws, verify: 'none', tasks: [{ instruction: 'escape', command: `echo x > ${JSON.stringify(outside)}` }] });
     await engine.settled(job.id);
     const done: CompactJob = engine.get(job.id, { full: true });
-    expect((done.result as any).workers[0]).toMatchObject({ sandboxed: true, status: 'error' });
+    expect(resultOf(done).workers[0]).toMatchObject({ sandboxed: true, status: 'error' });
     expect(existsSync(outside)).toBe(false);
     // the runner table still has claude off (when this build lists it at all)
     expect(engine.runners().find((r) => r.key === 'claude')?.enabled ?? false).toBe(false);

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
 import type { CompactJob } from '../../src/engine/compact.js';
 import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir, writeFiles } from '../helpers/temp.js';
+import { proofOf, resultOf, verificationOf } from '../helpers/answer.js';
 
 const engines: Engine[] = [];
 afterEach(async () => {
@@ -17,8 +18,6 @@ async function run(body: Record<string, unknown>): Promise<CompactJob> {
   return engine.get(job.id);
 }
 
-const v = (job: CompactJob) => (job.result as any).verification;
-const r = (job: CompactJob) => job.result as any;
 
 const BREAK_MULTIPLY = "sed -i 's/return a \\* b;/return a * b + 1;/' src/math.js";
 const FIX_MULTIPLY = "sed -i 's/return a \\* b + 1;/return a * b;/' src/math.js";
@@ -28,39 +27,39 @@ describe('new failures against the baseline', () => {
   it('a failure that was there before the work does not block an auto verification', async () => {
     const ws = makeWorkspace(CALC_FILES);
     const job = await run({ workspace: ws, tasks: [{ instruction: 'docs', command: 'echo "# calc" > README.md' }] });
-    expect(v(job)).toMatchObject({ mode: 'auto', ok: false, blocking: false, pre_existing_only: true, failures: ['add adds'], pre_existing: ['add adds'], new_failures: [] });
+    expect(verificationOf(job)).toMatchObject({ mode: 'auto', ok: false, blocking: false, pre_existing_only: true, failures: ['add adds'], pre_existing: ['add adds'], new_failures: [] });
     expect(job.status).toBe('done');
-    expect(r(job).proof.verdict).toBe('partial');
-    expect(r(job).proof.uncertainty.map((u: { code: string }) => u.code)).toContain('pre_existing_failures');
+    expect(proofOf(job).verdict).toBe('partial');
+    expect(proofOf(job).uncertainty.map((u: { code: string }) => u.code)).toContain('pre_existing_failures');
     expect(job.verdict).toContain('verification failed, pre-existing only, not blocking (1 failed, 1 passed)');
-    expect(r(job).workers.filter((w: { role: string }) => w.role === 'fixer')).toEqual([]);
+    expect(resultOf(job).workers.filter((w: { role: string }) => w.role === 'fixer')).toEqual([]);
   });
 
   it('a worker that fixes one bug and breaks another test: the fix round gets exactly the new failure and repairs it', async () => {
     const ws = makeWorkspace(CALC_FILES);
     const command = `if ${IS_FIXER}; then ${FIX_MULTIPLY}; else ${FIX_ADD} && ${BREAK_MULTIPLY}; fi`;
     const job = await run({ workspace: ws, fix_rounds: 1, tasks: [{ name: 'fix-add', instruction: 'fix add', command }] });
-    expect(v(job).previous).toEqual([{ summary: '1 failed, 1 passed', failures: ['multiply multiplies'] }]);
-    expect(v(job)).toMatchObject({ ok: true, blocking: false, attempts: 2 });
+    expect(verificationOf(job).previous).toEqual([{ summary: '1 failed, 1 passed', failures: ['multiply multiplies'] }]);
+    expect(verificationOf(job)).toMatchObject({ ok: true, blocking: false, attempts: 2 });
     expect(job.status).toBe('done');
-    expect(r(job).proof.verdict).toBe('proved');
-    expect(r(job).workers.map((w: { name: string }) => w.name)).toEqual(['fix-add', 'fixer-1']);
+    expect(proofOf(job).verdict).toBe('proved');
+    expect(resultOf(job).workers.map((w: { name: string }) => w.name)).toEqual(['fix-add', 'fixer-1']);
   });
 
   it('…and ends partial/contradicted naming the new failure when the fixer cannot repair it', async () => {
     const ws = makeWorkspace(CALC_FILES);
     const command = `if ${IS_FIXER}; then echo "cannot"; else ${FIX_ADD} && ${BREAK_MULTIPLY}; fi`;
     const job = await run({ workspace: ws, fix_rounds: 1, tasks: [{ name: 'fix-add', instruction: 'fix add', command }] });
-    expect(v(job)).toMatchObject({ ok: false, blocking: true, failures: ['multiply multiplies'], new_failures: ['multiply multiplies'], pre_existing: [] });
+    expect(verificationOf(job)).toMatchObject({ ok: false, blocking: true, failures: ['multiply multiplies'], new_failures: ['multiply multiplies'], pre_existing: [] });
     expect(job.status).toBe('partial');
-    expect(r(job).proof.verdict).toBe('contradicted');
+    expect(proofOf(job).verdict).toBe('contradicted');
     expect(job.verdict).toContain('verification FAILED (1 failed, 1 passed)');
   });
 
   it('an explicit command blocks on a pre-existing failure too, and still reports the split', async () => {
     const ws = makeWorkspace(CALC_FILES);
     const job = await run({ workspace: ws, verify: 'npm test', fix_rounds: 0, tasks: [{ instruction: 'docs', command: 'echo "# calc" > README.md' }] });
-    expect(v(job)).toMatchObject({ mode: 'command', ok: false, blocking: true, pre_existing: ['add adds'], new_failures: [], pre_existing_only: true });
+    expect(verificationOf(job)).toMatchObject({ mode: 'command', ok: false, blocking: true, pre_existing: ['add adds'], new_failures: [], pre_existing_only: true });
     expect(job.status).toBe('partial');
   });
 
@@ -68,7 +67,7 @@ describe('new failures against the baseline', () => {
     const ws = makeWorkspace(CALC_FILES);
     const hang = "sed -i 's/return a \\* b;/while (true) {}/' src/math.js";
     const job = await run({ workspace: ws, verify_timeout_s: 15, fix_rounds: 0, tasks: [{ instruction: "break", command: hang }] });
-    expect(v(job)).toMatchObject({ ok: false, inconclusive: false, blocking: true, failures: ['<suite did not complete>'], new_failures: ['<suite did not complete>'] });
+    expect(verificationOf(job)).toMatchObject({ ok: false, inconclusive: false, blocking: true, failures: ['<suite did not complete>'], new_failures: ['<suite did not complete>'] });
     expect(job.status).toBe('partial');
   }, 60_000);
 
@@ -76,12 +75,12 @@ describe('new failures against the baseline', () => {
     const ws = makeWorkspace(CALC_FILES);
     const dropAdd = "sed -i '/add adds/d' test/math.test.js";
     const job = await run({ workspace: ws, tasks: [{ instruction: 'cheat', command: dropAdd }] });
-    expect(v(job).tests_touched).toEqual(['test/math.test.js']);
-    expect(v(job).tests_weakened).toEqual(['add adds']);
+    expect(verificationOf(job).tests_touched).toEqual(['test/math.test.js']);
+    expect(verificationOf(job).tests_weakened).toEqual(['add adds']);
     // the checkpoint's tests judge: the removed test, put back, still fails on the unchanged code
-    expect(v(job)).toMatchObject({ ok: false, blocking: true, original_tests: { ok: false, failures: ['add adds'], blocking: true } });
-    expect(r(job).proof.verdict).toBe('contradicted');
-    expect(r(job).proof.uncertainty.map((u: { code: string }) => u.code)).toContain('tests_weakened');
+    expect(verificationOf(job)).toMatchObject({ ok: false, blocking: true, original_tests: { ok: false, failures: ['add adds'], blocking: true } });
+    expect(proofOf(job).verdict).toBe('contradicted');
+    expect(proofOf(job).uncertainty.map((u: { code: string }) => u.code)).toContain('tests_weakened');
   });
 });
 
@@ -99,9 +98,9 @@ describe('flaky tests', () => {
         "test('stable', () => {});\n",
     });
     const job = await run({ workspace: ws, tasks: [{ instruction: 'docs', command: 'echo "# f" > README.md' }] });
-    expect(v(job)).toMatchObject({ ok: true, blocking: false, failures: ['sometimes fails'], flaky: ['sometimes fails'], new_failures: [] });
+    expect(verificationOf(job)).toMatchObject({ ok: true, blocking: false, failures: ['sometimes fails'], flaky: ['sometimes fails'], new_failures: [] });
     expect(job.status).toBe('done');
-    expect(r(job).proof).toMatchObject({ verdict: 'proved', confidence: 0.9 });
-    expect(r(job).proof.uncertainty.map((u: { code: string }) => u.code)).toEqual(['flaky_tests']);
+    expect(proofOf(job)).toMatchObject({ verdict: 'proved', confidence: 0.9 });
+    expect(proofOf(job).uncertainty.map((u: { code: string }) => u.code)).toEqual(['flaky_tests']);
   });
 });

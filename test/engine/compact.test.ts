@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
 import { collapseRepeats, cutPathArguments, dropRuntimeFrames, elideMiddle, keepTail, relativizePaths, shareBudget } from '../../src/engine/compact-text.js';
 import { CALC_FILES, makeWorkspace, tempDir } from '../helpers/temp.js';
+import { proofOf, resultOf, verificationOf, workerOf } from '../helpers/answer.js';
 
 const engines: Engine[] = [];
 afterEach(async () => {
@@ -95,30 +96,30 @@ describe('the compact answer of a 4-worker job whose verification fails', () => 
     const { job: submitted } = engine.submit({ workspace: ws, verify: 'auto', parallel: true, fix_rounds: 1, tasks: [1, 2, 3, 4].map((n) => noisyTask(n, n === 4)) });
     await engine.settled(submitted.id);
     const job = engine.get(submitted.id);
-    const result = job.result as any;
+    const verification = verificationOf(job);
 
     expect(JSON.stringify(job).length / 4).toBeLessThan(1_500);
     expect(job.status).toBe('partial');
-    expect(result.proof.verdict).toBe('contradicted');
-    expect(result.verification.failures).toEqual(['add adds']);
-    expect(result.verification.output_tail.length).toBeLessThanOrEqual(600);
-    expect(result.verification.output_tail).not.toContain(ws);
-    expect(result.verification.output_tail).toMatch(/5 !== -1|-1 !== 5/);
-    expect(result.files_changed).toContain('src/math.js');
+    expect(proofOf(job).verdict).toBe('contradicted');
+    expect(verification.failures).toEqual(['add adds']);
+    expect(verification.output_tail.length).toBeLessThanOrEqual(600);
+    expect(verification.output_tail).not.toContain(ws);
+    expect(verification.output_tail).toMatch(/5 !== -1|-1 !== 5/);
+    expect(resultOf(job).files_changed).toContain('src/math.js');
     for (const task of job.tasks) expect(task.instruction.length).toBeLessThanOrEqual(200);
-    const workers = result.workers as { name: string; role: string; status: string; summary: string }[];
+    const workers = resultOf(job).workers;
     expect(workers.map((w) => w.name)).toEqual(['worker-1', 'worker-2', 'worker-3', 'worker-4', 'fixer-1']);
     for (const w of workers) {
-      expect(w.summary.length).toBeLessThanOrEqual(600);
+      expect(w.summary?.length).toBeLessThanOrEqual(600);
       expect(w.summary).toMatch(/worker-\d finished$/);
       expect(w.summary).toMatch(/step ok \[×\d+\]/);
     }
-    expect(workers.reduce((sum, w) => sum + w.summary.length, 0)).toBeLessThanOrEqual(1_200);
+    expect(workers.reduce((sum, w) => sum + (w.summary ?? '').length, 0)).toBeLessThanOrEqual(1_200);
 
     // ?full=1 keeps the summaries and the tail as the runner and the verification left them
-    const full = engine.get(submitted.id, { full: true }).result as any;
-    expect(full.verification.output_tail).toContain(ws);
-    expect(full.workers[0].summary).not.toContain('[×');
+    const full = engine.get(submitted.id, { full: true });
+    expect(verificationOf(full).output_tail).toContain(ws);
+    expect(workerOf(full).summary).not.toContain('[×');
   });
 });
 
@@ -165,10 +166,9 @@ describe.skipIf(pytest === null)('the compact answer on a real pytest project wi
     });
     await engine.settled(submitted.id);
     const job = engine.get(submitted.id);
-    const result = job.result as any;
     expect(job.status).toBe('done');
-    expect(result.proof.verdict).toBe('proved');
-    expect(result.verification.summary).toMatch(/^3[03] passed$/);
+    expect(proofOf(job).verdict).toBe('proved');
+    expect(verificationOf(job).summary).toMatch(/^3[03] passed$/);
     const tokens = JSON.stringify(job).length / 4;
     console.log(`compact answer of the clean 15-test-file pytest job: ${tokens} tokens`);
     expect(tokens).toBeLessThanOrEqual(400);
@@ -186,13 +186,14 @@ describe.skipIf(pytest === null)('the compact answer on a real pytest project wi
       tasks: [{ instruction: 'make scale() in pkg/core.py add instead', files: ['pkg/core.py'], command: "sed -i 's/a \\* k/a + k/' pkg/core.py" }],
     });
     await engine.settled(submitted.id);
-    const compact = (engine.get(submitted.id).result as any).verification;
-    const full = (engine.get(submitted.id, { full: true }).result as any).verification;
+    const compact = verificationOf(engine.get(submitted.id));
+    const full = verificationOf(engine.get(submitted.id, { full: true }));
     expect(full.scope).toBe("related");
     expect(full.related_files).toHaveLength(15);
-    expect(full.command.split(' ').filter((w: string) => w.startsWith('tests/'))).toEqual(full.related_files);
-    expect(compact.command).toBe(`${full.command.slice(0, full.command.indexOf(' tests/'))} … (15 related files)`);
-    expect(compact.related_files).toEqual(full.related_files.slice(0, 3));
+    const command = full.command ?? expect.unreachable('the verification ran no command');
+    expect(command.split(' ').filter((w: string) => w.startsWith('tests/'))).toEqual(full.related_files);
+    expect(compact.command).toBe(`${command.slice(0, command.indexOf(' tests/'))} … (15 related files)`);
+    expect(compact.related_files).toEqual(full.related_files?.slice(0, 3));
     expect(compact.related_files_count).toBe(15);
     expect(compact).toMatchObject({ ok: false, blocking: true });
   });

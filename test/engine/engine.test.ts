@@ -5,6 +5,7 @@ import { GafferError } from '../../src/domain/errors.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { CompactJob } from '../../src/engine/compact.js';
 import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir } from '../helpers/temp.js';
+import { changesOf, proofOf, resultOf, verificationOf, workerOf } from '../helpers/answer.js';
 
 const engines: Engine[] = [];
 afterEach(async () => {
@@ -23,7 +24,6 @@ async function runToEnd(engine: Engine, body: Record<string, unknown>): Promise<
   return engine.get(job.id);
 }
 
-const result = (job: CompactJob) => job.result as any;
 
 describe('a job end to end', () => {
   it('a shell worker that fixes a failing test is done and proved', async () => {
@@ -31,18 +31,18 @@ describe('a job end to end', () => {
     const ws = makeWorkspace(CALC_FILES, { git: true });
     const job = await runToEnd(engine, { workspace: ws, tasks: [{ name: 'fix-add', instruction: 'fix add', command: FIX_ADD, files: ['src/math.js'] }] });
     expect(job.status).toBe('done');
-    expect(result(job).proof.verdict).toBe('proved');
-    expect(result(job).changes.modified).toEqual(['src/math.js']);
-    expect(result(job).changes.added).toEqual([]);
-    expect(result(job).claimed_only).toEqual([]);
+    expect(proofOf(job).verdict).toBe('proved');
+    expect(changesOf(job).modified).toEqual(['src/math.js']);
+    expect(changesOf(job).added).toEqual([]);
+    expect(resultOf(job).claimed_only).toEqual([]);
     // related scope: the tests that import the changed file are every test there is, so the full command runs
-    expect(result(job).verification).toMatchObject({ mode: 'auto', kind: 'node', scope: 'all', command: 'npm test', ran: true, ok: true, blocking: false });
-    expect(result(job).exit_code).toBe(0);
+    expect(verificationOf(job)).toMatchObject({ mode: 'auto', kind: 'node', scope: 'all', command: 'npm test', ran: true, ok: true, blocking: false });
+    expect(resultOf(job).exit_code).toBe(0);
     expect(job.verdict).toMatch(/^1\/1 workers done · 1 file changed on disk · verification passed \(.*\) · proved 1\.00$/);
     expect(job.progress).toBeUndefined();
     expect(job.wait_again).toBeUndefined();
     // the user's own repo still sees the edit as an uncommitted change
-    expect(result(job).changes.git).toMatchObject({ repo: true, dirty_count: 1 });
+    expect(changesOf(job).git).toMatchObject({ repo: true, dirty_count: 1 });
   });
 
   it('a worker that exits non-zero leaves the job partial', async () => {
@@ -50,7 +50,7 @@ describe('a job end to end', () => {
     const ws = makeWorkspace(CALC_FILES);
     const job = await runToEnd(engine, { workspace: ws, verify: 'none', tasks: [{ instruction: 'fail', command: 'echo oops >&2; exit 3' }] });
     expect(job.status).toBe('partial');
-    const worker = result(job).workers[0];
+    const worker = workerOf(job);
     expect(worker).toMatchObject({ name: 'worker-1', status: 'error', outcome: 'expected_error', stop_reason: 'exit_nonzero' });
     expect(worker.summary).toContain('oops');
     expect(job.verdict).toContain('0/1 workers done (1 error)');
@@ -64,14 +64,14 @@ describe('a job end to end', () => {
     // an explicit command is the task's proof: its failure blocks even though it failed before the work
     const job = await runToEnd(engine, { workspace: ws, verify: 'npm test', fix_rounds: 2, tasks: [{ name: 'impl', instruction: 'fix add', command }] });
     expect(job.status).toBe('done');
-    expect(result(job).proof.verdict).toBe('proved');
-    const workers = result(job).workers;
+    expect(proofOf(job).verdict).toBe('proved');
+    const workers = resultOf(job).workers;
     expect(workers.map((w: { name: string; role: string }) => [w.name, w.role])).toEqual([
       ['impl', 'worker'],
       ['fixer-1', 'fixer'],
     ]);
-    expect(result(job).verification.attempts).toBe(2);
-    expect(result(job).verification.previous).toHaveLength(1);
+    expect(verificationOf(job).attempts).toBe(2);
+    expect(verificationOf(job).previous).toHaveLength(1);
     expect(job.verdict).toContain('1 fix round ran');
     const instruction = readFileSync(join(engine.dataDir, 'jobs', job.id, 'fixer-1.instruction.txt'), 'utf8');
     expect(instruction).toContain('Command: npm test');
@@ -84,10 +84,10 @@ describe('a job end to end', () => {
     const ws = makeWorkspace(CALC_FILES);
     const job = await runToEnd(engine, { workspace: ws, verify: 'npm test', fix_rounds: 4, tasks: [{ instruction: 'try', command: 'echo trying' }] });
     expect(job.status).toBe('partial');
-    expect(result(job).stopped_by).toBe('convergence');
-    expect(result(job).convergence).toMatchObject({ converged: true });
-    expect(result(job).proof.verdict).toBe('contradicted');
-    expect(result(job).verification.attempts).toBeLessThan(5);
+    expect(resultOf(job).stopped_by).toBe('convergence');
+    expect(resultOf(job).convergence).toMatchObject({ converged: true });
+    expect(proofOf(job).verdict).toBe('contradicted');
+    expect(verificationOf(job).attempts).toBeLessThan(5);
     expect(job.verdict).toMatch(/^contradicted: the verification fails · .*verification FAILED .* fix rounds converged after \d/);
   });
 
@@ -96,9 +96,9 @@ describe('a job end to end', () => {
     const ws = makeWorkspace({ 'a.txt': 'a' });
     const job = await runToEnd(engine, { workspace: ws, verify: 'none', tasks: [{ instruction: 'write', command: 'echo b > b.txt' }] });
     expect(job.status).toBe('done');
-    expect(result(job).proof.verdict).toBe('unproved');
-    expect(result(job).proof.uncertainty.map((u: { code: string }) => u.code)).toContain('no_verification');
-    expect(result(job).changes.added).toEqual(['b.txt']);
+    expect(proofOf(job).verdict).toBe('unproved');
+    expect(proofOf(job).uncertainty.map((u: { code: string }) => u.code)).toContain('no_verification');
+    expect(changesOf(job).added).toEqual(['b.txt']);
     expect(job.verdict).toContain('not verified: verification is off');
     expect(job.verdict).toContain('unproved: nothing could show it');
   });
@@ -107,8 +107,8 @@ describe('a job end to end', () => {
     const engine = await openEngine();
     const ws = makeWorkspace({ 'notes.md': 'x' });
     const job = await runToEnd(engine, { workspace: ws, tasks: [{ instruction: 'edit', command: 'echo y >> notes.md' }] });
-    expect(result(job).verification).toMatchObject({ ran: false, ok: null, summary: expect.stringContaining('give `verify` a command') });
-    expect(result(job).proof.verdict).toBe('unproved');
+    expect(verificationOf(job)).toMatchObject({ ran: false, ok: null, summary: expect.stringContaining('give `verify` a command') });
+    expect(proofOf(job).verdict).toBe('unproved');
   });
 
   it('reports what the verification wrote apart from what the workers changed', async () => {
@@ -120,9 +120,9 @@ describe('a job end to end', () => {
       tasks: [{ instruction: 'edit', command: 'echo b >> a.txt' }],
     });
     expect(job.status).toBe('done');
-    expect(result(job).changes.modified).toEqual(['a.txt']);
-    expect(result(job).changes.added).toEqual([]);
-    expect(result(job).changes.verification_wrote).toEqual(['coverage.txt']);
+    expect(changesOf(job).modified).toEqual(['a.txt']);
+    expect(changesOf(job).added).toEqual([]);
+    expect(changesOf(job).verification_wrote).toEqual(['coverage.txt']);
   });
 
   it('expected_output_contains: exit 0 without the landmark is a failure', async () => {
@@ -135,7 +135,7 @@ describe('a job end to end', () => {
       expected_output_contains: '1 passed',
       tasks: [{ instruction: 'edit', command: 'echo b >> a.txt' }],
     });
-    expect(result(job).verification).toMatchObject({ ok: false, output_matched: false, blocking: true });
+    expect(verificationOf(job)).toMatchObject({ ok: false, output_matched: false, blocking: true });
     expect(job.status).toBe('partial');
   });
 
@@ -143,9 +143,9 @@ describe('a job end to end', () => {
     const engine = await openEngine();
     const ws = makeWorkspace({ 'a.txt': 'a' });
     const job = await runToEnd(engine, { workspace: ws, verify: 'no-such-test-runner-xyz', tasks: [{ instruction: 'edit', command: 'echo b >> a.txt' }] });
-    expect(result(job).verification).toMatchObject({ ran: true, ok: null, inconclusive: true, blocking: false, could_not_start: true });
+    expect(verificationOf(job)).toMatchObject({ ran: true, ok: null, inconclusive: true, blocking: false, could_not_start: true });
     expect(job.status).toBe('partial');
-    expect(result(job).proof.verdict).toBe('unproved');
+    expect(proofOf(job).verdict).toBe('unproved');
   });
 
   it('unmet job criteria turn done into partial', async () => {
@@ -157,7 +157,7 @@ describe('a job end to end', () => {
       criteria: ['a.txt changes', 'docs/api.md updated'],
       tasks: [{ instruction: 'edit', command: 'echo b >> a.txt' }],
     });
-    expect(result(job).criteria_check).toEqual({
+    expect(resultOf(job).criteria_check).toEqual({
       complete: false,
       met: ['a.txt changes'],
       unmet: ['docs/api.md updated'],
@@ -165,7 +165,7 @@ describe('a job end to end', () => {
       details: [{ criterion: 'docs/api.md updated', check: 'changes', why: 'docs/api.md is not in the changes (no such path in the workspace)' }],
     });
     expect(job.status).toBe('partial');
-    expect(result(job).proof.verdict).toBe('contradicted');
+    expect(proofOf(job).verdict).toBe('contradicted');
     expect(job.verdict).toContain('job criteria unmet: docs/api.md updated');
   });
 
@@ -174,7 +174,7 @@ describe('a job end to end', () => {
     const ws = makeWorkspace({ 'a.txt': 'a' });
     const job = await runToEnd(engine, { workspace: ws, verify: 'none', tasks: [{ name: 'w', instruction: 'x', command: 'echo "HTTP 429 Too Many Requests"; echo b >> a.txt' }] });
     expect(job.status).toBe('done');
-    expect(result(job).workers[0]).toMatchObject({ status: 'done', state: 'rate_limited' });
+    expect(resultOf(job).workers[0]).toMatchObject({ status: 'done', state: 'rate_limited' });
     expect(job.verdict).toContain('reported (not killed): w rate_limited');
     const states = engine.events(job.id).events.filter((e) => e.event === 'state');
     expect(states[0]).toMatchObject({ name: 'w', state: 'rate_limited' });
@@ -206,9 +206,9 @@ describe('cancel and timeouts', () => {
     await engine.settled(job.id);
     const final = engine.get(job.id);
     expect(final.status).toBe('cancelled');
-    expect(result(final).workers[0]).toMatchObject({ status: 'cancelled', outcome: 'cancelled' });
-    expect(result(final).changes.added).toEqual(['b.txt']);
-    expect(result(final).proof.verdict).not.toBe('proved');
+    expect(resultOf(final).workers[0]).toMatchObject({ status: 'cancelled', outcome: 'cancelled' });
+    expect(changesOf(final).added).toEqual(['b.txt']);
+    expect(proofOf(final).verdict).not.toBe('proved');
     expect(final.verdict).toMatch(/^cancelled · /);
     expect(() => engine.cancel(job.id)).toThrow(GafferError);
   });
@@ -218,8 +218,8 @@ describe('cancel and timeouts', () => {
     const ws = makeWorkspace({ 'a.txt': 'a' });
     const job = await runToEnd(engine, { workspace: ws, verify: 'none', timeout_s: 10, tasks: [{ instruction: 'x', command: 'sleep 120' }] });
     expect(job.status).toBe('partial');
-    expect(result(job).workers[0]).toMatchObject({ status: 'timeout', outcome: 'panic' });
-    expect(result(job).workers[0].duration_s).toBeLessThan(20);
+    expect(resultOf(job).workers[0]).toMatchObject({ status: 'timeout', outcome: 'panic' });
+    expect(workerOf(job).duration_s).toBeLessThan(20);
   }, 40_000);
 });
 

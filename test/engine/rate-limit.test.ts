@@ -6,6 +6,7 @@ import { rateLimitDelayS } from '../../src/engine/rate-limit.js';
 import { createRunners } from '../../src/runners/index.js';
 import { startModelServer, type ModelServer } from '../support/model-server/index.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
+import { resultOf } from '../helpers/answer.js';
 
 let server: ModelServer;
 beforeAll(async () => {
@@ -43,7 +44,7 @@ describe('rate limits wait, never spill (spec 04)', () => {
       expect(final.status).toBe('done');
       expect(readFileSync(join(ws, 'hello.txt'), 'utf8')).toBe('hi\n');
       expect(final.verdict).toContain('reported (not killed): w rate_limited');
-      expect((final.result as any).workers[0]).toMatchObject({ status: 'done', state: 'rate_limited' });
+      expect(resultOf(final).workers[0]).toMatchObject({ status: 'done', state: 'rate_limited' });
     } finally {
       await engine.close();
     }

@@ -9,6 +9,7 @@ import { choosePrivateHome, listKeptHomePaths, buildPrivateHomeArgs } from '../.
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { runSuite } from '../../src/verification/run-suite.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
+import { resultOf } from '../helpers/answer.js';
 
 const probe = probeSandbox();
 const SKIP = probe.available ? '' : ` — SKIPPED: bubblewrap does not work here (${probe.reason})`;
@@ -82,7 +83,7 @@ describe.skipIf(!probe.available)(`a private HOME under the sandbox${SKIP}`, () 
       fix_rounds: 0,
       tasks: [{ instruction: 'write below HOME', command: `${HOME_WRITES} && echo done > done.txt` }],
     });
-    const r = job.result as any;
+    const r = resultOf(job);
     expect(r.workers[0]).toMatchObject({ status: 'done', sandboxed: true });
     expect(readFileSync(join(ws, 'done.txt'), 'utf8')).toBe('done\n');
     expect(r.verification).toMatchObject({ ran: true, ok: true });

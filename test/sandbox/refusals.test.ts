@@ -5,6 +5,7 @@ import { Engine } from '../../src/engine/engine.js';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { findSandboxRefusals } from '../../src/verification/sandbox-refusals.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
+import { verificationOf } from '../helpers/answer.js';
 
 const probe = probeSandbox();
 const SKIP = probe.available ? '' : ` — SKIPPED: bubblewrap does not work here (${probe.reason})`;
@@ -44,7 +45,7 @@ describe.skipIf(!probe.available)(`a write the sandbox refused is named as the c
     });
     await engine.settled(job.id);
     const final: CompactJob = engine.get(job.id, { full: true });
-    const verification = (final.result as any).verification;
+    const verification = verificationOf(final);
     expect(verification).toMatchObject({ ran: true, ok: false, sandbox_refused: [target] });
     expect(verification.summary).toContain(`the sandbox refused a write to ${target}`);
   }, 60_000);

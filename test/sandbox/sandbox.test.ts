@@ -10,6 +10,7 @@ import { createRunners } from '../../src/runners/index.js';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { ShellRunner } from '../../src/runners/shell/shell-runner.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
+import { changesOf, proofOf, resultOf, verificationOf, workerOf } from '../helpers/answer.js';
 
 const probe = probeSandbox();
 const SKIP = probe.available ? '' : ` — SKIPPED: bubblewrap does not work here (${probe.reason})`;
@@ -31,7 +32,6 @@ async function runToEnd(engine: Engine, body: Record<string, unknown>): Promise<
   return engine.get(job.id, { full: true });
 }
 
-const result = (job: CompactJob) => job.result as any;
 const marker = () => `gaffer-sandbox-${randomBytes(6).toString('hex')}`;
 
 /** Live (non-zombie) processes whose command line holds `text`, read from the host's /proc. */
@@ -85,14 +85,14 @@ describe.skipIf(!probe.available)(`the sandbox: shell workers under bubblewrap${
     try {
       for (const target of [onRoot, otherTmp]) {
         const job = await runToEnd(engine, { workspace: ws, verify: 'none', tasks: [{ instruction: 'escape', command: `echo x > ${JSON.stringify(target)}` }] });
-        expect(result(job).workers[0]).toMatchObject({ status: 'error', stop_reason: 'exit_nonzero', sandboxed: true });
+        expect(resultOf(job).workers[0]).toMatchObject({ status: 'error', stop_reason: 'exit_nonzero', sandboxed: true });
         expect(existsSync(target)).toBe(false);
-        expect(result(job).changes.count).toBe(0);
+        expect(changesOf(job).count).toBe(0);
       }
       // under HOME the write works in the run's private HOME and is gone after it
       const inHome = join(homedir(), `gaffer-escape-${randomBytes(6).toString('hex')}`);
       const job = await runToEnd(engine, { workspace: ws, verify: 'none', tasks: [{ instruction: 'escape', command: `echo x > ${JSON.stringify(inHome)} && cat ${JSON.stringify(inHome)}` }] });
-      expect(result(job).workers[0]).toMatchObject({ status: 'done', sandboxed: true });
+      expect(resultOf(job).workers[0]).toMatchObject({ status: 'done', sandboxed: true });
       expect(existsSync(inHome)).toBe(false);
     } finally {
       rmSync(onRoot, { force: true });
@@ -109,12 +109,12 @@ describe.skipIf(!probe.available)(`the sandbox: shell workers under bubblewrap${
       verify: 'none',
       tasks: [{ instruction: 'write', command: `echo hi > inside.txt && echo scratch > "$TMPDIR/t" && echo "$TMPDIR" > tmpdir.txt && if [ -e ${JSON.stringify(hostFile)} ]; then echo seen > host-seen.txt; fi` }],
     });
-    expect(result(job).workers[0]).toMatchObject({ status: 'done', sandboxed: true });
+    expect(resultOf(job).workers[0]).toMatchObject({ status: 'done', sandboxed: true });
     expect(readFileSync(join(ws, 'inside.txt'), 'utf8')).toBe('hi\n');
     expect(readFileSync(join(ws, 'tmpdir.txt'), 'utf8')).toBe('/tmp\n');
     // the host's /tmp is not visible inside (only what the sandbox binds there)
     expect(existsSync(join(ws, 'host-seen.txt'))).toBe(false);
-    expect(result(job).changes.added).toEqual(['inside.txt', 'tmpdir.txt']);
+    expect(changesOf(job).added).toEqual(['inside.txt', 'tmpdir.txt']);
     expect(job.status).toBe('done');
   });
 
@@ -122,7 +122,7 @@ describe.skipIf(!probe.available)(`the sandbox: shell workers under bubblewrap${
     const engine = await openEngine();
     const ws = makeWorkspace({});
     const job = await runToEnd(engine, { workspace: ws, verify: 'none', tasks: [{ instruction: 'the words to copy', command: 'cp "$GAFFER_INSTRUCTION_FILE" copied.txt' }] });
-    expect(result(job).workers[0]).toMatchObject({ status: 'done', sandboxed: true });
+    expect(resultOf(job).workers[0]).toMatchObject({ status: 'done', sandboxed: true });
     expect(readFileSync(join(ws, 'copied.txt'), 'utf8')).toContain('the words to copy');
   });
 
@@ -136,7 +136,7 @@ describe.skipIf(!probe.available)(`the sandbox: shell workers under bubblewrap${
     await engine.settled(job.id);
     const final = engine.get(job.id, { full: true });
     expect(final.status).toBe('cancelled');
-    expect(result(final).workers[0]).toMatchObject({ status: 'cancelled', sandboxed: true });
+    expect(resultOf(final).workers[0]).toMatchObject({ status: 'cancelled', sandboxed: true });
     expect(processesWith(tag)).toEqual([]);
   });
 
@@ -145,7 +145,7 @@ describe.skipIf(!probe.available)(`the sandbox: shell workers under bubblewrap${
     const ws = makeWorkspace({});
     const tag = marker();
     const job = await runToEnd(engine, { workspace: ws, verify: 'none', timeout_s: 10, tasks: [{ instruction: 'stubborn', command: stubbornCommand(tag) }] });
-    expect(result(job).workers[0]).toMatchObject({ status: 'timeout', sandboxed: true });
+    expect(resultOf(job).workers[0]).toMatchObject({ status: 'timeout', sandboxed: true });
     expect(processesWith(tag)).toEqual([]);
   }, 60_000);
 
@@ -156,16 +156,16 @@ describe.skipIf(!probe.available)(`the sandbox: shell workers under bubblewrap${
     const sandboxed = await openEngine();
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
     const job = await runToEnd(sandboxed, { workspace: ws, verify, tasks: [{ instruction: 'edit', command: 'echo b > b.txt' }] });
-    expect(result(job).workers[0].sandboxed).toBe(true);
-    expect(result(job).verification).toMatchObject({ ran: true, ok: true });
+    expect(workerOf(job).sandboxed).toBe(true);
+    expect(verificationOf(job)).toMatchObject({ ran: true, ok: true });
     expect(existsSync(outside)).toBe(false);
 
     // the same job with the sandbox off: the verification's write lands (so the check above can fail)
     const open = await openEngine(createRunners({ sandbox: 'off' }));
     const ws2 = makeWorkspace({ 'a.txt': 'a\n' });
     const job2 = await runToEnd(open, { workspace: ws2, verify, fix_rounds: 0, tasks: [{ instruction: 'edit', command: 'echo b > b.txt' }] });
-    expect(result(job2).workers[0].sandboxed).toBe(false);
-    expect(result(job2).verification).toMatchObject({ ran: true, ok: false });
+    expect(workerOf(job2).sandboxed).toBe(false);
+    expect(verificationOf(job2)).toMatchObject({ ran: true, ok: false });
     expect(existsSync(outside)).toBe(true);
   });
 
@@ -177,7 +177,7 @@ describe.skipIf(!probe.available)(`the sandbox: shell workers under bubblewrap${
       verify: 'none',
       tasks: [{ instruction: 'remount', command: "grep CapEff /proc/self/status > caps.txt; mount -o remount,rw / 2>/dev/null && echo REMOUNTED > remount.txt; touch /gaffer-root-escape 2>/dev/null && echo WROTE >> remount.txt; true" }],
     });
-    expect(result(job).workers[0]).toMatchObject({ status: 'done', sandboxed: true });
+    expect(resultOf(job).workers[0]).toMatchObject({ status: 'done', sandboxed: true });
     expect(readFileSync(join(ws, 'caps.txt'), 'utf8')).toMatch(/CapEff:\s+0+\s*$/);
     expect(existsSync(join(ws, 'remount.txt'))).toBe(false);
     expect(existsSync('/gaffer-root-escape')).toBe(false);
@@ -192,16 +192,16 @@ describe('the sandbox policy', () => {
     const engine = await openEngine(new Map<string, Runner>([['fakecli', fake], ...createRunners({ sandbox: 'off' })]));
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
     const job = await runToEnd(engine, { workspace: ws, verify: 'test -f b.txt', tasks: [{ instruction: 'edit', runner: 'fakecli', command: 'echo b > b.txt' }] });
-    expect(result(job).workers[0]).toMatchObject({ runner: 'fakecli', status: 'done', sandboxed: false });
-    expect(result(job).proof.uncertainty).toContainEqual({ code: 'external_agent_unsandboxed', detail: 'external agent(s) ran unsandboxed: fakecli', penalty: 0.2 });
-    expect(result(job).proof).toMatchObject({ verdict: 'proved', confidence: 0.8 });
+    expect(resultOf(job).workers[0]).toMatchObject({ runner: 'fakecli', status: 'done', sandboxed: false });
+    expect(proofOf(job).uncertainty).toContainEqual({ code: 'external_agent_unsandboxed', detail: 'external agent(s) ran unsandboxed: fakecli', penalty: 0.2 });
+    expect(proofOf(job)).toMatchObject({ verdict: 'proved', confidence: 0.8 });
     expect(job.verdict).toContain('external agent(s) ran unsandboxed: fakecli');
 
     // shell is not an external agent: unsandboxed shell costs nothing
     const shellJob = await runToEnd(engine, { workspace: ws, verify: 'test -f c.txt', tasks: [{ instruction: 'edit', command: 'echo c > c.txt' }] });
-    expect(result(shellJob).workers[0]).toMatchObject({ runner: 'shell', sandboxed: false });
-    expect(result(shellJob).proof.uncertainty.map((u: { code: string }) => u.code)).not.toContain('external_agent_unsandboxed');
-    expect(result(shellJob).proof).toMatchObject({ verdict: 'proved', confidence: 1 });
+    expect(resultOf(shellJob).workers[0]).toMatchObject({ runner: 'shell', sandboxed: false });
+    expect(proofOf(shellJob).uncertainty.map((u: { code: string }) => u.code)).not.toContain('external_agent_unsandboxed');
+    expect(proofOf(shellJob)).toMatchObject({ verdict: 'proved', confidence: 1 });
     expect(shellJob.verdict).not.toContain('unsandboxed');
   });
 
@@ -217,12 +217,12 @@ describe('the sandbox policy', () => {
       const auto = await openEngine(createRunners({ sandbox: 'auto' }));
       const ws = makeWorkspace({});
       const ran = await runToEnd(auto, { workspace: ws, verify: 'none', tasks: [{ instruction: 'write', command: 'echo hi > inside.txt' }] });
-      expect(result(ran).workers[0]).toMatchObject({ status: 'done', sandboxed: false });
+      expect(resultOf(ran).workers[0]).toMatchObject({ status: 'done', sandboxed: false });
 
       const required = await openEngine(createRunners({ sandbox: 'required' }));
       const job = await runToEnd(required, { workspace: ws, verify: 'none', tasks: [{ instruction: 'write', command: 'echo again > refused.txt' }] });
-      expect(result(job).workers[0]).toMatchObject({ status: 'refused', stop_reason: 'sandbox_unavailable', sandboxed: false });
-      expect(result(job).workers[0].error).toContain('the sandbox is required (config sandbox: required) but does not work here: bwrap is not on PATH');
+      expect(resultOf(job).workers[0]).toMatchObject({ status: 'refused', stop_reason: 'sandbox_unavailable', sandboxed: false });
+      expect(workerOf(job).error).toContain('the sandbox is required (config sandbox: required) but does not work here: bwrap is not on PATH');
       expect(job.status).toBe('error');
       expect(job.verdict).toContain('sandbox is required');
       expect(existsSync(join(ws, 'refused.txt'))).toBe(false);

@@ -116,7 +116,7 @@ describe('protected workspaces (issue 11)', () => {
 
   it('a worker that runs gaffer dispatch for the folder around its workspace is refused (exit 2), and no job is created', async () => {
     const data = join(tempDir(), 'data');
-    // no sandbox: the worker reaches the server and its secret, as any process of the user's could
+    // no sandbox: the worker reaches the server and its secret, like any other process of the user's
     const server = await startServe(data, { env: { ...process.env, GAFFER_URL: '', GAFFER_SANDBOX: 'off' } });
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
     const around = dirname(ws);

@@ -62,7 +62,7 @@ export async function selectGo(workspace: string, command: string, changed: stri
     return [...reach].some((d) => hasTests.has(d)) || [...testImports.values()].some((deps) => [...deps].some((d) => reach.has(d)));
   };
   const untested = changed.filter((p) => !isGoTestSupport(p) && !(isGoCode(p) && isTested(dirOf(p))));
-  // a go package's own tests run whenever it has any: an untested one widens to everything
+  // a go package's own tests run whenever it has some: an untested one widens to everything
   const widening = widenForUntested({ files: tree.files, tests: [], untested, isTest: isGoTestSupport });
   if ('reason' in widening) return all(widening.reason);
   const run = [...selected].filter((p) => packages.has(p)).sort();

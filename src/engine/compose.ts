@@ -8,6 +8,8 @@ import type { Store } from '../store/store.js';
 import { JobBus } from './bus.js';
 import { LocalExecutor } from './execution/local.js';
 import type { EngineServices } from './job-context.js';
+import { LiveJobs } from './live-jobs.js';
+import type { JobQueue } from './queue/job-queue.js';
 import { SharedPlacement } from './placement/shared.js';
 import { TaskRouter } from './routing/router.js';
 import type { WorkspaceRules } from './workspace-vetting.js';
@@ -46,7 +48,7 @@ export interface EngineOptions {
 
 /**
  * The composition root (issue 12): the one place that picks the pipeline's implementations — the
- * Router, the Placement, the Executor and the Sandbox — for an engine. Routing by roster (issue 14),
+ * Router, the Placement, the Executor and the Sandbox, and the JobQueue below — for an engine. Routing by roster (issue 14),
  * worktrees (issue 13) and remote execution (issue 17) are new choices made here, nowhere else.
  */
 export function composeServices(opts: EngineOptions, store: Store): EngineServices {
@@ -63,4 +65,9 @@ export function composeServices(opts: EngineOptions, store: Store): EngineServic
     verificationNetwork: opts.verificationNetwork ?? NO_NETWORK,
     sandbox: opts.sandbox ?? createSandbox('auto'),
   };
+}
+
+/** The job queue admission hands jobs to: the in-process one; `onEnd` runs after each job settles. */
+export function composeQueue(opts: EngineOptions, services: EngineServices, onEnd: () => void): JobQueue {
+  return new LiveJobs(services, { onEnd, cancelPollMs: opts.cancelPollMs ?? 250 });
 }

@@ -8,10 +8,9 @@ import { Store, type JobEvent } from '../store/store.js';
 import { Admission } from './admission.js';
 import { monotonicMs } from './clock.js';
 import type { CompactJob } from './compact.js';
-import { composeServices, type EngineOptions } from './compose.js';
+import { composeQueue, composeServices, type EngineOptions } from './compose.js';
 import type { EngineServices } from './job-context.js';
 import { JobWaits, type WaitAnswer } from './job-waits.js';
-import { LiveJobs } from './live-jobs.js';
 import { Maintenance } from './maintenance.js';
 import { JobQueries, type Caller } from './queries.js';
 import type { JobQueue } from './queue/job-queue.js';
@@ -34,7 +33,7 @@ export class Engine {
   readonly dataDir: string;
   readonly #services: EngineServices;
   readonly #queries: JobQueries;
-  readonly #live: LiveJobs;
+  readonly #live: JobQueue;
   readonly #maintenance: Maintenance;
   readonly #waits: JobWaits;
   readonly #admission: Admission;
@@ -50,18 +49,15 @@ export class Engine {
     this.#services = composeServices(opts, store);
     const { runners, executor } = this.#services;
     this.#queries = new JobQueries(store, runners, executor.cap);
-    this.#live = new LiveJobs(this.#services, () => {
+    this.#live = composeQueue(opts, this.#services, () => {
       if (!this.#closed) this.#maintenance.afterJob();
     });
-    this.#maintenance = new Maintenance(store, this.dataDir, this.#live, { retentionJobs: opts.retentionJobs ?? 200, cancelPollMs: opts.cancelPollMs ?? 250 });
+    this.#maintenance = new Maintenance(store, this.dataDir, { retentionJobs: opts.retentionJobs ?? 200 });
     this.#waits = new JobWaits({ store, dataDir: this.dataDir, bus: this.#services.bus, queries: this.#queries, runsJob: (id) => this.#live.has(id) });
     const admission = { dataDir: this.dataDir, runners, defaultRunner: opts.defaultRunner ?? null, specLint: opts.specLint ?? 'warn', timeouts: opts.timeouts ?? null, protect: opts.protect ?? {} };
     this.#admission = new Admission(store, this.#queries, admission, {
       isClosed: () => this.#closed,
-      start: (job) => {
-        this.#live.start(job);
-        this.#maintenance.watchCancels();
-      },
+      start: (job) => this.#live.start(job),
     });
     this.#releaseSpawner = opts.spawner === true ? useSpawner() : () => undefined;
   }

@@ -12,11 +12,17 @@ export class LiveJobs implements JobQueue {
   readonly #services: EngineServices;
   readonly #jobs = new Map<string, JobContext>();
   readonly #onEnd: () => void;
+  readonly #cancelPollMs: number;
+  #cancelTimer: NodeJS.Timeout | null = null;
 
-  /** `onEnd` runs after each job settles and has left the live set (retention runs there). */
-  constructor(services: EngineServices, onEnd: () => void) {
+  /**
+   * `onEnd` runs after each job settles and has left the live set (retention runs there);
+   * `cancelPollMs`: how often cancels other processes wrote to the store are looked for.
+   */
+  constructor(services: EngineServices, opts: { onEnd: () => void; cancelPollMs: number }) {
     this.#services = services;
-    this.#onEnd = onEnd;
+    this.#onEnd = opts.onEnd;
+    this.#cancelPollMs = opts.cancelPollMs;
   }
 
   /** How many jobs this process runs now. */
@@ -39,6 +45,22 @@ export class LiveJobs implements JobQueue {
       this.#jobs.delete(job.id);
       this.#onEnd();
     });
+    this.#watchCancels();
+  }
+
+  /** Cancels asked for by other processes reach this one through the store, polled while a job is live here. */
+  #watchCancels(): void {
+    if (this.#cancelTimer) return;
+    const timer = setInterval(() => {
+      if (this.#jobs.size === 0) {
+        clearInterval(timer);
+        this.#cancelTimer = null;
+        return;
+      }
+      for (const id of this.#services.store.listCancelRequested(process.pid)) this.cancel(id);
+    }, this.#cancelPollMs);
+    timer.unref();
+    this.#cancelTimer = timer;
   }
 
   /** Settles when a job this process runs is final (at once for any other job). */
@@ -60,6 +82,8 @@ export class LiveJobs implements JobQueue {
       cancelContext(ctx);
     }
     await Promise.all([...this.#jobs.values()].map((ctx) => ctx.done));
+    if (this.#cancelTimer) clearInterval(this.#cancelTimer);
+    this.#cancelTimer = null;
   }
 }
 

@@ -2,7 +2,6 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pruneSnapshots } from '../evidence/index.js';
 import type { Store } from '../store/store.js';
-import type { LiveJobs } from './live-jobs.js';
 import { hasOrphans, recoverOrphans } from './recovery.js';
 
 /** How often an engine looks for live jobs whose process died (spec 07: noticed within seconds, no `wait` needed). */
@@ -12,20 +11,17 @@ export const ORPHAN_LOOK_MS = 1_000;
 export interface MaintenanceOptions {
   /** Finished jobs kept (`retention.jobs`). */
   retentionJobs: number;
-  /** How often this process looks for cancels asked by other processes, ms. */
-  cancelPollMs: number;
 }
 
 /**
- * The engine's background upkeep, none of it asked for by a caller: cancels that other processes
- * wrote to the store, jobs whose process died, and retention of finished jobs and their snapshots.
+ * The engine's background upkeep, none of it asked for by a caller: jobs whose process died, and
+ * retention of finished jobs and their snapshots. (Cancels other processes ask for are the job
+ * queue's: live-jobs.ts.)
  */
 export class Maintenance {
   readonly #store: Store;
   readonly #dataDir: string;
-  readonly #live: LiveJobs;
   readonly #opts: MaintenanceOptions;
-  #cancelTimer: NodeJS.Timeout | null = null;
   #orphanTimer: NodeJS.Timeout | null = null;
   /** The recovery in flight, one at a time. */
   #recovering: Promise<unknown> | null = null;
@@ -33,30 +29,15 @@ export class Maintenance {
   #pruning: Promise<void> = Promise.resolve();
   #stopped = false;
 
-  constructor(store: Store, dataDir: string, live: LiveJobs, opts: MaintenanceOptions) {
+  constructor(store: Store, dataDir: string, opts: MaintenanceOptions) {
     this.#store = store;
     this.#dataDir = dataDir;
-    this.#live = live;
     this.#opts = opts;
   }
 
   /** Resolves once the background prune of old jobs' snapshots is done. */
   async pruned(): Promise<void> {
     await this.#pruning;
-  }
-
-  /** Cancels asked for by other processes reach this one through the store, polled while a job is live here. */
-  watchCancels(): void {
-    if (this.#cancelTimer) return;
-    this.#cancelTimer = setInterval(() => {
-      if (this.#live.size === 0) {
-        clearInterval(this.#cancelTimer as NodeJS.Timeout);
-        this.#cancelTimer = null;
-        return;
-      }
-      for (const id of this.#store.listCancelRequested(process.pid)) this.#live.cancel(id);
-    }, this.#opts.cancelPollMs);
-    this.#cancelTimer.unref();
   }
 
   /** A job whose process died (another CLI, a killed server) is recovered by whoever is alive: one indexed read a second. */
@@ -98,7 +79,6 @@ export class Maintenance {
   /** Stops both watches and waits for a recovery in flight: after it, nothing here touches the store. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    if (this.#cancelTimer) clearInterval(this.#cancelTimer);
     if (this.#orphanTimer) clearInterval(this.#orphanTimer);
     await this.#recovering;
   }

@@ -1,6 +1,7 @@
+import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, constants, existsSync, readdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { toGafferError } from '../domain/errors.js';
 import { detectCli, findBinary } from '../runners/cli/detect.js';
 import { getCliProfile, installHint } from '../runners/cli/profiles.js';
@@ -12,7 +13,6 @@ import { sandboxStatus } from '../platform/sandbox/bwrap.js';
 import { trialNetwork, trialProgramInSandbox, trialSandbox } from '../platform/sandbox/trial.js';
 import { slirp4netnsStatus } from '../platform/sandbox/network.js';
 import { describeNetworks, networkSetupOf } from '../config/network-config.js';
-import { Store } from '../store/store.js';
 import { AGENT_CLI_KEYS, DEFAULT_ENDPOINT } from '../config/config-schema.js';
 import { DEFAULT_CONFIG, loadConfig, redactUrl, type GafferConfig, type LoadedConfig, type ModelEndpoint } from '../config/config.js';
 import { describeConfig, type ShownConfig } from '../config/describe-config.js';
@@ -104,42 +104,90 @@ function checkGit(add: Add, env: NodeJS.ProcessEnv): void {
   add('git', 'ok', `${run.stdout.trim()} (${path})`);
 }
 
+/**
+ * Writable and with room, without making anything: a data dir that does not exist yet is judged by
+ * the folder gaffer would make it in (doctor is a look, and the first start makes it 0700).
+ */
 function checkDataDir(dataDir: string, add: Add): void {
+  const existing = nearestExisting(dataDir);
+  const yet = existing === dataDir ? '' : `${dataDir} does not exist yet (gaffer makes it on its first start); `;
   try {
-    mkdirSync(dataDir, { recursive: true });
-    const probe = join(dataDir, `.doctor-${process.pid}`);
-    writeFileSync(probe, 'ok');
-    rmSync(probe, { force: true });
+    if (existing === dataDir) {
+      const probe = join(dataDir, `.doctor-${process.pid}`);
+      writeFileSync(probe, 'ok');
+      rmSync(probe, { force: true });
+    } else {
+      accessSync(existing, constants.W_OK | constants.X_OK);
+    }
   } catch (err) {
-    add('data dir', 'fail', `${dataDir} is not writable: ${(err as Error).message}`, 'choose a writable --data-dir (or GAFFER_DATA_DIR), or fix its permissions');
+    add('data dir', 'fail', `${yet}${existing} is not writable: ${(err as Error).message}`, 'choose a writable --data-dir (or GAFFER_DATA_DIR), or fix its permissions');
     return;
   }
   let free: number | null = null;
   try {
-    const fs = statfsSync(dataDir);
+    const fs = statfsSync(existing);
     free = fs.bavail * fs.bsize;
   } catch {
     free = null;
   }
   const freeText = free === null ? 'free space unknown' : `${(free / GIB).toFixed(1)} GiB free`;
-  if (free !== null && free < 100 * MIB) add('data dir', 'fail', `${dataDir}: only ${Math.round(free / MIB)} MiB free`, 'free disk space (job logs and checkpoints live here) or move the data dir');
-  else if (free !== null && free < GIB) add('data dir', 'warn', `${dataDir}: ${freeText}`, 'free disk space: job logs and checkpoints live here');
-  else add('data dir', 'ok', `${dataDir} is writable, ${freeText}`);
+  if (free !== null && free < 100 * MIB) add('data dir', 'fail', `${yet}${existing}: only ${Math.round(free / MIB)} MiB free`, 'free disk space (job logs and checkpoints live here) or move the data dir');
+  else if (free !== null && free < GIB) add('data dir', 'warn', `${yet}${existing}: ${freeText}`, 'free disk space: job logs and checkpoints live here');
+  else add('data dir', 'ok', `${yet}${existing} is writable, ${freeText}`);
 }
 
-function checkStore(dataDir: string, add: Add): void {
-  let store: Store | null = null;
+/** `path` itself when it exists, else its nearest ancestor that does. */
+function nearestExisting(path: string): string {
+  let at = path;
+  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
+  return at;
+}
+
+/** The schema version this build's store migrates to: one per migration file (store.ts numbers them so). */
+function latestSchemaVersion(): number | null {
   try {
-    store = new Store(dataDir);
-    const rows = store.db.pragma('integrity_check') as { integrity_check: string }[];
-    const answer = rows.map((r) => r.integrity_check).join('; ');
-    if (answer === 'ok') add('sqlite', 'ok', `${store.path}: integrity_check ok`);
-    else add('sqlite', 'fail', `${store.path}: integrity_check says ${answer.slice(0, 300)}`, 'stop gaffer, move gaffer.db aside and start again (jobs in it are lost), or restore a backup');
-  } catch (err) {
-    add('sqlite', 'fail', `cannot open the store in ${dataDir}: ${(err as Error).message}`, 'check the data dir (above); a corrupt gaffer.db can be moved aside');
-  } finally {
-    store?.close();
+    return readdirSync(new URL('../store/migrations/', import.meta.url)).filter((f) => f.endsWith('.sql')).length;
+  } catch {
+    return null;
   }
+}
+
+/**
+ * Reads the store read-only: opening it as the engine does would create a missing gaffer.db and
+ * migrate an old one, and doctor must leave the data dir as it found it (issue 12). No db yet is
+ * fine; an old schema is said (the next start migrates it), a newer one warned about.
+ */
+function checkStore(dataDir: string, add: Add): void {
+  const path = join(dataDir, 'gaffer.db');
+  if (!existsSync(path)) {
+    add('sqlite', 'ok', `no store yet: ${path} is made on gaffer's first start`);
+    return;
+  }
+  let db: Database.Database | null = null;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true, timeout: 15_000 });
+    const answer = integrityOf(db.pragma('integrity_check'));
+    const version = Number(db.pragma('user_version', { simple: true }));
+    const latest = latestSchemaVersion();
+    if (answer !== 'ok') {
+      add('sqlite', 'fail', `${path}: integrity_check says ${answer.slice(0, 300)}`, 'stop gaffer, move gaffer.db aside and start again (jobs in it are lost), or restore a backup');
+    } else if (latest !== null && version > latest) {
+      add('sqlite', 'warn', `${path}: integrity_check ok; schema ${version}, newer than this build's ${latest}`, 'run the gaffer that wrote it (this one may misread its rows)');
+    } else {
+      const schema = latest === null ? `schema ${version}` : version < latest ? `schema ${version} of ${latest}: the next start migrates it` : `schema ${version}`;
+      add('sqlite', 'ok', `${path}: integrity_check ok; ${schema}`);
+    }
+  } catch (err) {
+    add('sqlite', 'fail', `cannot read the store ${path}: ${(err as Error).message}`, 'check the data dir (above); a corrupt gaffer.db can be moved aside');
+  } finally {
+    db?.close();
+  }
+}
+
+/** `PRAGMA integrity_check`'s rows as one line: `ok`, or what it found. */
+function integrityOf(rows: unknown): string {
+  if (!Array.isArray(rows)) return String(rows);
+  return rows.map((row: unknown) => (typeof row === 'object' && row !== null && 'integrity_check' in row ? String(row.integrity_check) : String(row))).join('; ');
 }
 
 function checkRunners(config: GafferConfig, env: NodeJS.ProcessEnv, add: Add): void {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -81,7 +81,9 @@ describe('gaffer doctor', () => {
       expect(['ok', 'warn', 'fail']).toContain(check.status);
     }
     const byName = Object.fromEntries(report.checks.map((c) => [c.name, c]));
-    expect(byName.sqlite).toMatchObject({ status: 'ok', detail: expect.stringContaining('integrity_check ok') });
+    // doctor reads the store and never makes it (issue 12): a fresh data dir has none, before or after
+    expect(byName.sqlite).toMatchObject({ status: 'ok', detail: expect.stringContaining('no store yet') });
+    expect(existsSync(join(data, 'gaffer.db'))).toBe(false);
     expect(byName['data dir']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/writable, [\d.]+ GiB free/) });
     expect(byName['runner builtin']).toMatchObject({ status: 'warn', fix: expect.stringContaining('GAFFER_MODEL_URL') });
     expect(byName['runner claude']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^disabled/) });

@@ -7,6 +7,7 @@ import { startServer, type RunningServer } from '../../src/interfaces/http/serve
 import { parseFrame } from '../../src/interfaces/cli/api.js';
 import { Credentials } from '../../src/interfaces/http/credentials.js';
 import { rememberServer, withCredential } from '../helpers/credential.js';
+import { jsonOrUndefined } from '../helpers/json.js';
 import { tempDir } from '../helpers/temp.js';
 
 const engines: Engine[] = [];
@@ -43,7 +44,7 @@ export function inProcess(engine: Engine, opts: Partial<AppOptions> & { tokens?:
         ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
       });
       const text = await res.text();
-      return { status: res.status, text, json: parse(text), headers: res.headers };
+      return { status: res.status, text, json: jsonOrUndefined(text), headers: res.headers };
     },
   };
 }
@@ -67,7 +68,7 @@ export function socketCaller(base: string): Caller {
       ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
     });
     const text = await res.text();
-    return { status: res.status, text, json: parse(text), headers: res.headers };
+    return { status: res.status, text, json: jsonOrUndefined(text), headers: res.headers };
   };
 }
 
@@ -79,19 +80,11 @@ export function rawRequest(url: string, path: string, headers: Record<string, st
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: parse(text) }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: jsonOrUndefined(text) }));
     });
     req.on('error', reject);
     req.end();
   });
-}
-
-function parse(text: string): any {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 export interface SseFrame {

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { rememberServer, withCredential } from '../helpers/credential.js';
+import { readBody } from '../helpers/json.js';
 
 export const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gaffer');
 
@@ -104,12 +105,5 @@ export async function call(base: string, method: string, path: string, body?: un
     headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...withCredential(base, headers) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
-  const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, text, json };
+  return { status: res.status, ...(await readBody(res)) };
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { secretPath } from '../../src/config/local-secret.js';
 import { bearerFor } from '../helpers/credential.js';
+import { readBody } from '../helpers/json.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { BIN, call, eventually, gaffer, startServe, type Served } from '../reliability/helpers.js';
 
@@ -25,13 +26,7 @@ async function loginUrlOf(server: Served): Promise<string> {
 /** GET without following redirects; the session cookie as `name=value` when one is set. */
 async function visit(url: string, cookie?: string): Promise<{ status: number; location: string | null; setCookie: string[]; json: any; text: string }> {
   const res = await fetch(url, { redirect: 'manual', headers: cookie ? { cookie } : {} });
-  const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
+  const { text, json } = await readBody(res);
   return { status: res.status, location: res.headers.get('location'), setCookie: res.headers.getSetCookie(), json, text };
 }
 

@@ -11,7 +11,7 @@ import type { EngineServices } from './job-context.js';
 import { LiveJobs } from './live-jobs.js';
 import type { JobQueue } from './queue/job-queue.js';
 import { SharedPlacement } from './placement/shared.js';
-import { TaskRouter } from './routing/router.js';
+import { TaskRouter, type Router } from './routing/router.js';
 import type { WorkspaceRules } from './workspace-vetting.js';
 
 /** How an engine is set up. */
@@ -42,6 +42,8 @@ export interface EngineOptions {
    * engine (a server, MCP) that runs many jobs; a one-shot command spawns directly. Default false.
    */
   spawner?: boolean;
+  /** Routes each attempt (the roster's router, issue 14); default: the task's own runner and model (`TaskRouter`). */
+  router?: Router;
   /** The config file read and config `protected_paths`: folders no job may be created for (issue 11, workspace-vetting.ts). */
   protect?: Pick<WorkspaceRules, 'configFile' | 'protectedPaths'>;
 }
@@ -57,7 +59,7 @@ export function composeServices(opts: EngineOptions, store: Store): EngineServic
     store,
     bus,
     runners: opts.runners ?? new Map(listRunnerKeys().map((k) => [k, getRunner(k) as Runner])),
-    router: new TaskRouter(),
+    router: opts.router ?? new TaskRouter(),
     placement: new SharedPlacement(store, bus),
     executor: new LocalExecutor(opts.maxParallel ?? 2),
     dataDir: resolve(opts.dataDir),

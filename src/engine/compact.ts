@@ -85,22 +85,30 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
 }
 
 /** Worker fields always shown, even when empty; the rest are left out of the compact answer when 0, null or empty. */
-const WORKER_KEEP = new Set(['name', 'role', 'attempt', 'runner', 'status', 'outcome', 'sandboxed']);
-const NOTHING = new Set<string>();
+const WORKER_KEEP = new Set(['name', 'role', 'attempt', 'runner', 'status', 'outcome', 'sandboxed'] as const);
+const NOTHING = new Set<never>();
 const ZERO_IS_A_VALUE = new Set(['duration_s']);
-const TASK_KEEP = new Set(['name', 'instruction', 'files', 'runner', 'type']);
+const TASK_KEEP = new Set(['name', 'instruction', 'files', 'runner', 'type'] as const);
 
 /** What changed is always said, even when nothing did; the flags and lists of the unusual only when they hold something. */
-const CHANGES_KEEP = new Set(['source', 'checkpoint', 'count', 'added', 'modified', 'deleted']);
+const CHANGES_KEEP = new Set(['source', 'checkpoint', 'count', 'added', 'modified', 'deleted'] as const);
 
-/** Leaves out fields not in `keep` that say nothing happened: false, null, an empty list or object. */
-function dropNothing<T extends object>(row: T, keep: ReadonlySet<string>): T {
+/** A row with some fields left out: the kept ones always there, any other maybe. */
+type Thinned<T, K extends keyof T> = Pick<T, K> & Partial<T>;
+
+/** Copies the fields of `row` that `drop` does not leave out; `keep`'s fields stay whatever they hold. */
+function thin<T extends object, K extends keyof T & string>(row: T, keep: ReadonlySet<K>, drop: (key: string, value: unknown) => boolean): Thinned<T, K> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(row)) {
-    const nothing = value === false || value === null || (Array.isArray(value) && value.length === 0) || (isPlainObject(value) && Object.keys(value).length === 0);
-    if (!nothing || keep.has(key)) out[key] = value;
+    if (!drop(key, value) || (keep as ReadonlySet<string>).has(key)) out[key] = value;
   }
-  return out as T;
+  // the one cast: `out` holds `row`'s own fields, every kept one among them
+  return out as Thinned<T, K>;
+}
+
+/** Leaves out fields not in `keep` that say nothing happened: false, null, an empty list or object. */
+function dropNothing<T extends object, K extends keyof T & string>(row: T, keep: ReadonlySet<K>): Thinned<T, K> {
+  return thin(row, keep, (_key, value) => value === false || value === null || (Array.isArray(value) && value.length === 0) || (isPlainObject(value) && Object.keys(value).length === 0));
 }
 
 const isPlainObject = (value: unknown): value is object => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -109,14 +117,9 @@ const isPlainObject = (value: unknown): value is object => typeof value === 'obj
  * The compact answer leaves out zero, null and empty fields that are not in `keep` (a clean
  * one-worker job must stay under ~400 tokens, spec 03); `?full=1` shows every field.
  */
-function dropEmpty<T extends object>(row: T, keep: ReadonlySet<string>): T {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(row)) {
-    // a worker that took under 0.05 s has a duration of 0: only an unknown one is left out
-    const empty = value === null || value === '' || (value === 0 && !ZERO_IS_A_VALUE.has(key)) || (Array.isArray(value) && value.length === 0);
-    if (!empty || keep.has(key)) out[key] = value;
-  }
-  return out as T;
+function dropEmpty<T extends object, K extends keyof T & string>(row: T, keep: ReadonlySet<K>): Thinned<T, K> {
+  // a worker that took under 0.05 s has a duration of 0: only an unknown one is left out
+  return thin(row, keep, (key, value) => value === null || value === '' || (value === 0 && !ZERO_IS_A_VALUE.has(key)) || (Array.isArray(value) && value.length === 0));
 }
 
 function compactWorker(a: AttemptRow, full: boolean): CompactWorker {

@@ -43,10 +43,10 @@ export function createMcpServer(engine: Engine, caller: McpCaller, version: stri
     try {
       if (!tool) throw new GafferError('not_found', `no tool ${JSON.stringify(request.params.name)} (tools: ${TOOLS.map((t) => t.name).join(', ')})`, 'name');
       const result = await tool.run(request.params.arguments ?? {}, ctx);
-      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result as Record<string, unknown> };
+      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
     } catch (err) {
-      const body = toGafferError(err).toBody();
-      return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body as unknown as Record<string, unknown> };
+      const { error } = toGafferError(err).toBody();
+      return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error }) }], structuredContent: { error } };
     }
   });
   return server;

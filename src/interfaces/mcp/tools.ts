@@ -22,7 +22,8 @@ export interface Tool {
   name: string;
   description: string;
   inputSchema: () => Record<string, unknown>;
-  run: (args: Record<string, unknown>, ctx: ToolContext) => Promise<unknown>;
+  /** The tool's answer: a JSON object, sent as text and as structured content alike. */
+  run: (args: Record<string, unknown>, ctx: ToolContext) => Promise<Record<string, unknown>>;
 }
 
 /** MCP clients commonly time a request out at 60 s: waits default to 50 s (spec 02), at most 600. */
@@ -120,7 +121,8 @@ export const TOOLS: Tool[] = [
     name: 'workers_lint',
     description: 'Check a job request for what coordinators tend to leave out (no scope, no verify command, several outcomes in one task, vague verbs, an unguarded public API) without dispatching it. Same input as workers_dispatch.',
     inputSchema: jobRequestJsonSchema,
-    run: async (args, ctx) => ctx.engine.lint(args),
+    // a copy: the report is an interface, and a tool's answer a plain JSON object
+    run: async (args, ctx) => ({ ...ctx.engine.lint(args) }),
   },
   {
     name: 'workers_approve',

@@ -1,6 +1,6 @@
-import { mkdirSync, promises as fs, writeFileSync } from 'node:fs';
-import { removeFile } from './remove-file.js';
+import { linkSync, mkdirSync, promises as fs, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { removeFile } from './remove-file.js';
 
 const queues = new Map<string, Promise<unknown>>();
 
@@ -31,7 +31,7 @@ async function withLockFile<T>(gitDir: string, waitMs: number, fn: () => Promise
   // prune may have removed a repository that had no refs left: the next user recreates it
   // (small synchronous calls: cheaper for the engine's thread than round trips through libuv's pool)
   mkdirSync(gitDir, { recursive: true });
-  await acquire(lockFile, waitMs);
+  await acquire(gitDir, lockFile, waitMs);
   try {
     // We hold the repository: an index.lock left now can only be from a crashed process.
     removeFile(path.join(gitDir, 'gaffer-index.lock'));
@@ -41,11 +41,11 @@ async function withLockFile<T>(gitDir: string, waitMs: number, fn: () => Promise
   }
 }
 
-async function acquire(lockFile: string, waitMs: number): Promise<void> {
+async function acquire(gitDir: string, lockFile: string, waitMs: number): Promise<void> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     try {
-      writeFileSync(lockFile, `${process.pid}\n`, { flag: 'wx' });
+      takeLockFile(gitDir, lockFile);
       return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
@@ -59,6 +59,48 @@ async function acquire(lockFile: string, waitMs: number): Promise<void> {
     }
     await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
   }
+}
+
+/** This process's pid files (`gaffer.lock.<pid>`), removed when it exits. */
+const pidFiles = new Set<string>();
+let isExitHooked = false;
+
+/**
+ * Creates the lock file holding this process's pid, or throws EEXIST. It is a hard link to a pid
+ * file of this process in the repository, made once: a new file per lock costs ext4 an inode
+ * allocation, which scans past every recently deleted inode (0.15 ms of CPU per file under a
+ * busy server's churn, twice per job); a link costs a directory entry. Its mtime is renewed first,
+ * so the lock's age reads as before. Where links do not work, it is a file of its own.
+ */
+function takeLockFile(gitDir: string, lockFile: string): void {
+  const pidFile = path.join(gitDir, `gaffer.lock.${process.pid}`);
+  try {
+    const now = new Date();
+    if (pidFiles.has(pidFile)) utimesSync(pidFile, now, now);
+    else makePidFile(pidFile);
+    linkSync(pidFile, lockFile);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw err;
+    if (code === 'ENOENT' && pidFiles.delete(pidFile)) return takeLockFile(gitDir, lockFile); // the repository was pruned and made again
+    writeFileSync(lockFile, `${process.pid}\n`, { flag: 'wx' });
+  }
+}
+
+function makePidFile(pidFile: string): void {
+  writeFileSync(pidFile, `${process.pid}\n`);
+  pidFiles.add(pidFile);
+  if (isExitHooked) return;
+  isExitHooked = true;
+  process.once('exit', () => {
+    for (const file of pidFiles) {
+      try {
+        removeFile(file);
+      } catch {
+        // the repository went away first
+      }
+    }
+  });
 }
 
 async function isStale(lockFile: string): Promise<boolean> {

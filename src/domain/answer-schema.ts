@@ -248,6 +248,24 @@ export const compactJobSchema = z.strictObject({
   wait_again: z.boolean().optional(),
 });
 
+/** `?full=1`'s result: every worker field, and the stored parts whole (the compact one's cuts and counts are not in it). */
+export const fullResultSchema = compactResultSchema.extend({
+  workers: z.array(compactWorkerSchema),
+  changes: changesSchema.nullable().optional(),
+  verification: verificationSchema.nullable().optional(),
+  totals: totalsSchema.optional(),
+});
+
+/** The full answer (`?full=1`, `--full`, `full: true`): the compact one with nothing left out. */
+export const fullJobSchema = compactJobSchema.extend({
+  tasks: z.array(answerTaskSchema.required({ model: true })),
+  spec_lint: z.strictObject({ mode: z.string(), codes: strings, needs_detail: z.array(lintFindingSchema) }).optional(),
+  result: fullResultSchema.optional(),
+});
+
+/** The schema a job's answer is checked against: the full one when `full` was asked for. */
+export const jobAnswerSchema = (full: boolean) => (full ? fullJobSchema : compactJobSchema);
+
 /** A job in a listing (spec 02 "brief"): the compact answer without `result`. */
 export const briefJobSchema = compactJobSchema.omit({ result: true });
 

@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { compactJobSchema, waitAnswerSchema } from '../../src/domain/answer-schema.js';
+import { compactJobSchema, fullJobSchema, waitAnswerSchema } from '../../src/domain/answer-schema.js';
 import type { CompactJob } from '../../src/domain/answer.js';
 import { GafferError } from '../../src/domain/errors.js';
 import type { Engine } from '../../src/engine/engine.js';
@@ -63,7 +63,10 @@ describe('the answer schema', () => {
   it('takes what the engine answers: compact, full, a listing and a wait', async () => {
     const { engine, id } = await settledJob();
     expect(compactJobSchema.safeParse(engine.get(id)).error).toBeUndefined();
+    expect(fullJobSchema.safeParse(engine.get(id, { full: true })).error).toBeUndefined();
+    // the full answer is the compact one with nothing left out: it passes both; the compact one is not full
     expect(compactJobSchema.safeParse(engine.get(id, { full: true })).error).toBeUndefined();
+    expect(fullJobSchema.safeParse(engine.get(id)).error?.issues.map((i) => i.path.join('.'))).toContain('result.workers.0.tool_calls');
     expect(compactJobSchema.safeParse(engine.list()[0]).error).toBeUndefined();
     expect(waitAnswerSchema.safeParse(await engine.waitFor(id, 'done', 1)).error).toBeUndefined();
   });
@@ -107,6 +110,20 @@ describe('every door refuses to send a wrong answer', () => {
     const wait = await call('GET', `/api/jobs/${id}/wait?timeout_s=0`);
     expect(wait.status).toBe(500);
     expect(wait.json.error).toMatchObject({ code: 'internal', field: 'state.result.workers[0].attempt' });
+
+    // a full answer that leaves a field out is refused where the compact one may leave it out
+    vi.restoreAllMocks();
+    const get = engine.get.bind(engine);
+    vi.spyOn(engine, 'get').mockImplementation((jobId, opts) => {
+      const job = get(jobId, opts);
+      Reflect.deleteProperty(job.result?.workers[0] ?? {}, 'failed_calls');
+      return job;
+    });
+    expect((await call('GET', `/api/jobs/${id}`)).status).toBe(200);
+    const full = await call('GET', `/api/jobs/${id}?full=1`);
+    expect(full.status).toBe(500);
+    expect(full.json.error).toMatchObject({ code: 'internal', field: 'result.workers[0].failed_calls' });
+    expect(full.json.error.message).toContain('the answer of GET /api/jobs/:id?full=1 does not match');
 
     vi.spyOn(engine, 'list').mockImplementation(() => [Object.assign(brief, { extra: 1 })]);
     const list = await call('GET', '/api/jobs');

@@ -1,4 +1,4 @@
-import { compactJobSchema, jobListSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
+import { compactJobSchema, jobAnswerSchema, jobListSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
 import type { z } from 'zod';
 import { GafferError, type ErrorBody } from '../../domain/errors.js';
 import type { LintReport } from '../../domain/spec-lint.js';
@@ -46,7 +46,7 @@ export class LocalApi implements CliApi {
     return { job: checkAnswer(compactJobSchema, job, 'gaffer dispatch'), created };
   }
   async get(id: string, full: boolean) {
-    return checkAnswer(compactJobSchema, this.engine.get(id, { full }), 'gaffer status');
+    return checkAnswer(jobAnswerSchema(full), this.engine.get(id, { full }), full ? 'gaffer status --full' : 'gaffer status');
   }
   async list(limit: number, status: string | undefined) {
     const jobs = this.engine.list({ limit, ...(status ? { status } : {}) });
@@ -166,7 +166,7 @@ export class HttpApi implements CliApi {
     return { job: json, created: status === 202 };
   }
   async get(id: string, full: boolean) {
-    return (await this.#answer(compactJobSchema, 'GET', `/api/jobs/${encodeURIComponent(id)}${full ? '?full=1' : ''}`)).json;
+    return (await this.#answer(jobAnswerSchema(full), 'GET', `/api/jobs/${encodeURIComponent(id)}${full ? '?full=1' : ''}`)).json;
   }
   async list(limit: number, status: string | undefined) {
     const q = new URLSearchParams({ limit: String(limit), ...(status ? { status } : {}) });

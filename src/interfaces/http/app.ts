@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { compactJobSchema, jobListSchema, progressSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
+import { compactJobSchema, jobAnswerSchema, jobListSchema, progressSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
 import { GafferError } from '../../domain/errors.js';
 import { whyNotRelative } from '../../domain/request.js';
 import type { Engine } from '../../engine/engine.js';
@@ -96,7 +96,10 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
     const status = c.req.query('status') || undefined;
     return c.json(checkAnswer(jobListSchema, { jobs: engine.list({ owner: owner(c), limit, ...(status ? { status } : {}) }) }, 'GET /api/jobs'));
   });
-  app.get('/api/jobs/:id', (c) => c.json(checkAnswer(compactJobSchema, engine.get(c.req.param('id'), { owner: owner(c), full: flag(c, 'full') }), 'GET /api/jobs/:id')));
+  app.get('/api/jobs/:id', (c) => {
+    const full = flag(c, 'full');
+    return c.json(checkAnswer(jobAnswerSchema(full), engine.get(c.req.param('id'), { owner: owner(c), full }), full ? 'GET /api/jobs/:id?full=1' : 'GET /api/jobs/:id'));
+  });
   app.post('/api/jobs/:id/cancel', (c) => c.json(checkAnswer(compactJobSchema, engine.cancel(c.req.param('id'), { owner: owner(c) }), 'POST /api/jobs/:id/cancel')));
   app.get('/api/jobs/:id/wait', async (c) => {
     const timeoutS = numberQuery(c, 'timeout_s', 120, 0, WAIT_MAX_S);

@@ -1,4 +1,4 @@
-import { compactJobSchema, jobListSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
+import { compactJobSchema, jobAnswerSchema, jobListSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
 import type { WaitAnswerJson } from '../../domain/answer.js';
 import { GafferError } from '../../domain/errors.js';
 import type { Engine } from '../../engine/engine.js';
@@ -85,7 +85,10 @@ export const TOOLS: Tool[] = [
     description:
       "A job's compact answer: status, a one-line verdict, what changed on disk (`result.changes`), what gaffer's own test run showed (`result.verification`), and `result.proof` (proved / partial / unproved / contradicted, with every doubt named). Trust changes and verification over any worker's summary. While live it has `wait_again: true`: wait again, do not re-dispatch.",
     inputSchema: object({ ...jobId, full: { type: 'boolean', description: "every worker's full report" } }, ['job_id']),
-    run: async (args, ctx) => checkAnswer(compactJobSchema, ctx.engine.get(stringArg(args, 'job_id') as string, { owner: ctx.owner, full: args.full === true }), 'workers_status'),
+    run: async (args, ctx) => {
+      const full = args.full === true;
+      return checkAnswer(jobAnswerSchema(full), ctx.engine.get(stringArg(args, 'job_id') as string, { owner: ctx.owner, full }), full ? 'workers_status (full)' : 'workers_status');
+    },
   },
   {
     name: 'workers_wait',

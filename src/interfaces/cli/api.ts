@@ -1,5 +1,5 @@
-import { compactJobSchema, jobAnswerSchema, jobListSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
 import type { z } from 'zod';
+import { compactJobSchema, jobAnswerSchema, jobListSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
 import { GafferError, type ErrorBody } from '../../domain/errors.js';
 import type { LintReport } from '../../domain/spec-lint.js';
 import { isFinalStatus } from '../../domain/status.js';

@@ -21,9 +21,11 @@ const children = new Map();
 const streams = new Map();
 
 function run(msg) {
+  // no input: stdin is /dev/null, which reads as the same empty input and saves a pipe (~0.2 ms per call here)
+  const hasInput = msg.streamed || (msg.input !== undefined && msg.input.length > 0);
   let child;
   try {
-    child = spawn(msg.cmd, msg.args, { cwd: msg.cwd, env: msg.env, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+    child = spawn(msg.cmd, msg.args, { cwd: msg.cwd, env: msg.env, stdio: [hasInput ? 'pipe' : 'ignore', 'pipe', 'pipe'], windowsHide: true });
   } catch (error) {
     reply({ t: 'done', id: msg.id, exitCode: null, stdout: Buffer.alloc(0), stderr: '', timedOut: false, spawnError: error.message });
     return;
@@ -46,9 +48,10 @@ function run(msg) {
   child.stderr.on('data', (chunk) => err.push(chunk));
   child.on('error', (error) => finish({ exitCode: null, stdout: Buffer.alloc(0), stderr: '', spawnError: error.message }));
   child.on('close', (code) => finish({ exitCode: code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8') }));
+  if (!hasInput) return;
   // git may exit before reading all of stdin (e.g. a fatal error): EPIPE is not our failure
   child.stdin.on('error', () => undefined);
-  if (!msg.streamed) child.stdin.end(msg.input ?? '');
+  if (!msg.streamed) child.stdin.end(msg.input);
 }
 
 /** Field 22 of /proc/<pid>/stat (start time, clock ticks since boot), read before the child can be reaped; null without /proc. */
@@ -128,8 +131,8 @@ process.on('message', (msg) => {
   if (msg.t === 'run') run(msg);
   else if (msg.t === 'start') start(msg);
   else if (msg.t === 'drop') drop(msg.id);
-  else if (msg.t === 'in') children.get(msg.id)?.stdin.write(msg.chunk);
-  else if (msg.t === 'end') children.get(msg.id)?.stdin.end();
+  else if (msg.t === 'in') children.get(msg.id)?.stdin?.write(msg.chunk);
+  else if (msg.t === 'end') children.get(msg.id)?.stdin?.end();
   else if (msg.t === 'kill') children.get(msg.id)?.kill('SIGKILL');
 });
 

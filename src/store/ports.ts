@@ -209,6 +209,11 @@ export interface AttemptStore {
 export interface EventStore {
   /** Appends an event with the job's next sequence number; `patch` is written in the same transaction. */
   appendEvent(jobId: string, event: NewJobEvent, patch?: JobPatch): JobEvent;
+  /**
+   * Appends events numbered in their order, and `patch`, in one transaction: one commit where a
+   * status change and the phase it starts would take two (each commit is a WAL write on the caller's thread).
+   */
+  appendEvents(jobId: string, events: readonly NewJobEvent[], patch?: JobPatch): JobEvent[];
   /** Events after `afterSeq`, oldest first. */
   listEvents(jobId: string, afterSeq?: number, limit?: number): JobEvent[];
 }

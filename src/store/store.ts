@@ -82,7 +82,7 @@ export class Store implements GafferStore {
   #checkpointer: BackgroundCheckpointer | null = null;
   /** The transactions, wrapped once (better-sqlite3 builds four wrapper functions per `transaction` call). */
   readonly #insertJob: Database.Transaction<(job: NewJob) => { job: JobRow; created: boolean }>;
-  readonly #append: Database.Transaction<(jobId: string, sets: string, values: unknown[], row: unknown[]) => number>;
+  readonly #append: Database.Transaction<(jobId: string, sets: string, values: unknown[], rows: unknown[][]) => number>;
   readonly #lock: Database.Transaction<(workspace: string, jobId: string, pid: number, pidStart: number) => LockAttempt>;
 
   constructor(dataDir: string) {
@@ -97,7 +97,7 @@ export class Store implements GafferStore {
     this.db.pragma('synchronous = NORMAL');
     this.#migrate();
     this.#insertJob = this.db.transaction((job: NewJob) => this.#insertJobNow(job));
-    this.#append = this.db.transaction((jobId: string, sets: string, values: unknown[], row: unknown[]) => this.#appendNow(jobId, sets, values, row));
+    this.#append = this.db.transaction((jobId: string, sets: string, values: unknown[], rows: unknown[][]) => this.#appendNow(jobId, sets, values, rows));
     this.#lock = this.db.transaction((workspace: string, jobId: string, pid: number, pidStart: number) => this.#lockNow(workspace, jobId, pid, pidStart));
   }
 
@@ -248,23 +248,35 @@ export class Store implements GafferStore {
    * same statement (a status or phase change and its event are one transaction, not two).
    */
   appendEvent(jobId: string, event: NewJobEvent, patch: JobPatch = {}): JobEvent {
-    const { name, event: kind, message, ts, ...extra } = event;
-    const stamped = ts ?? Date.now() / 1000;
-    const { columns, values } = encodeJobPatch(patch);
-    const sets = columns.length === 0 ? '' : columns.map((c) => `, ${c} = ?`).join('');
-    const seq = this.#append.immediate(jobId, sets, values, [stamped, name, kind, message, encodeEventData(extra)]);
-    this.#committed();
-    return { ...extra, seq, ts: stamped, name, event: kind, message };
+    const [appended] = this.appendEvents(jobId, [event], patch);
+    if (appended === undefined) throw new Error('appendEvents answered no event for one');
+    return appended;
   }
 
-  #appendNow(jobId: string, sets: string, values: unknown[], row: unknown[]): number {
-    const seq = decodeNumber(this.#prepare(`UPDATE jobs SET seq = seq + 1${sets} WHERE id = ? RETURNING seq`).get(...values, jobId), 'jobs', 'seq');
-    this.#prepare('INSERT INTO events (job_id, seq, ts, name, event, message, data_json) VALUES (?, ?, ?, ?, ?, ?, ?)').run(jobId, seq, ...row);
-    if (++this.#appendsSincePrune >= 500) {
+  appendEvents(jobId: string, events: readonly NewJobEvent[], patch: JobPatch = {}): JobEvent[] {
+    if (events.length === 0) return [];
+    const now = Date.now() / 1000;
+    const split = events.map(({ name, event: kind, message, ts, ...extra }) => ({ extra, name, kind, message, stamped: ts ?? now }));
+    const { columns, values } = encodeJobPatch(patch);
+    const sets = columns.length === 0 ? '' : columns.map((c) => `, ${c} = ?`).join('');
+    const rows = split.map((e) => [e.stamped, e.name, e.kind, e.message, encodeEventData(e.extra)]);
+    const last = this.#append.immediate(jobId, sets, values, rows);
+    this.#committed();
+    const first = last - split.length + 1;
+    return split.map((e, i) => ({ ...e.extra, seq: first + i, ts: e.stamped, name: e.name, event: e.kind, message: e.message }));
+  }
+
+  /** Numbers the rows after the job's last event, inserts them; answers the last number. */
+  #appendNow(jobId: string, sets: string, values: unknown[], rows: unknown[][]): number {
+    const last = decodeNumber(this.#prepare(`UPDATE jobs SET seq = seq + ?${sets} WHERE id = ? RETURNING seq`).get(rows.length, ...values, jobId), 'jobs', 'seq');
+    const insert = this.#prepare('INSERT INTO events (job_id, seq, ts, name, event, message, data_json) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    rows.forEach((row, i) => insert.run(jobId, last - rows.length + 1 + i, ...row));
+    this.#appendsSincePrune += rows.length;
+    if (this.#appendsSincePrune >= 500) {
       this.#appendsSincePrune = 0;
-      this.#prepare('DELETE FROM events WHERE job_id = ? AND seq <= ?').run(jobId, seq - EVENTS_KEPT);
+      this.#prepare('DELETE FROM events WHERE job_id = ? AND seq <= ?').run(jobId, last - EVENTS_KEPT);
     }
-    return seq;
+    return last;
   }
 
   /** Events after `afterSeq`, oldest first. */

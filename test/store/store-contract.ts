@@ -140,6 +140,32 @@ export function storeContract(name: string, make: () => GafferStore): void {
       store.close();
     });
 
+    it('events appended together: numbered in order after the last one, with the patch, in one transaction', () => {
+      const store = make();
+      store.insertJob(newJob('job000000009'));
+      store.appendEvent('job000000009', { name: 'job', event: 'phase', message: 'queued' });
+      const appended = store.appendEvents(
+        'job000000009',
+        [
+          { name: 'job', event: 'status', message: 'running', ts: 7 },
+          { name: 'job', event: 'phase', message: 'checkpointing', detail: 'x' },
+        ],
+        { status: 'running', phase: 'checkpointing' },
+      );
+      expect(appended.map((e) => [e.seq, e.message])).toEqual([
+        [2, 'running'],
+        [3, 'checkpointing'],
+      ]);
+      expect(appended[0]?.ts).toBe(7);
+      expect(appended[1]).toMatchObject({ detail: 'x' });
+      expect(store.listEvents('job000000009', 1)).toEqual(appended);
+      expect(store.getJob('job000000009')).toMatchObject({ seq: 3, status: 'running', phase: 'checkpointing' });
+      expect(store.appendEvents('job000000009', [])).toEqual([]);
+      // an unknown job: nothing is written, whatever the count
+      expect(() => store.appendEvents('nosuchjob000', [{ name: 'job', event: 'phase', message: 'x' }])).toThrow();
+      store.close();
+    });
+
     it('locks: one job per workspace, nested paths colliding, the holder named; released by job or by row', () => {
       const store = make();
       expect(store.tryLockWorkspace('/a/b', 'j1', me.pid, me.start)).toEqual({ ok: true });

@@ -327,7 +327,7 @@ async function jobOverhead(ctx) {
     rows: [
       msRow('job_ms', gm, `whole job, shell \`true\`, verify none, ${ws.files} files`),
       msRow('job_script_ms', rm, 'sh: add -A + write-tree ×2 + diff-tree'),
-      ratioRow('job_overhead_ratio', gm / rm, 'job_script_ms', rm, 2.0),
+      ratioRow('job_overhead_ratio', gm / rm, 'job_script_ms', rm, 1.5),
     ],
   };
 }

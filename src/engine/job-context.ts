@@ -78,19 +78,40 @@ export class JobContext {
    * it: every state change is written before it is announced.
    */
   emit(event: NewJobEvent, patch: JobPatch = {}): JobEvent {
-    const stored = this.services.store.appendEvent(this.id, event, patch);
-    this.#job = { ...this.#job, ...patch, seq: stored.seq };
-    this.services.bus.publish({ ...stored, jobId: this.id });
+    return this.emitAll([event], patch)[0] as JobEvent;
+  }
+
+  /**
+   * Records several events in order, with the job change they report, in one transaction (one
+   * commit on the engine's thread where each would take its own), then announces them in order.
+   */
+  emitAll(events: readonly NewJobEvent[], patch: JobPatch = {}): JobEvent[] {
+    const stored = this.services.store.appendEvents(this.id, events, patch);
+    this.#job = { ...this.#job, ...patch, seq: stored.at(-1)?.seq ?? this.#job.seq };
+    for (const e of stored) this.services.bus.publish({ ...e, jobId: this.id });
     return stored;
   }
 
-  /** A job phase message (spec 02 "Live events"). */
-  phase(message: string): void {
-    this.emit({ name: 'job', event: 'phase', message }, { phase: message });
+  /** A job phase message (spec 02 "Live events"), with any job change that goes with it. */
+  phase(message: string, patch: JobPatch = {}): void {
+    this.emit(phaseEvent(message), { ...patch, phase: message });
   }
 
   /** A status change, written then announced as a `status` event. */
   setStatus(status: JobStatus, patch: JobPatch = {}): void {
-    this.emit({ name: 'job', event: 'status', message: status, status }, { ...patch, status });
+    this.emit(statusEvent(status), { ...patch, status });
+  }
+
+  /** A status change and the phase it starts, written together: `status` then `phase`. */
+  enter(status: JobStatus, phase: string, patch: JobPatch = {}): void {
+    this.emitAll([statusEvent(status), phaseEvent(phase)], { ...patch, status, phase });
+  }
+
+  /** The job's last phase and its final status, written with the final patch: `phase` then `status`. */
+  settle(phase: string, status: JobStatus, patch: JobPatch): void {
+    this.emitAll([phaseEvent(phase), statusEvent(status)], { ...patch, phase, status });
   }
 }
+
+const phaseEvent = (message: string): NewJobEvent => ({ name: 'job', event: 'phase', message });
+const statusEvent = (status: JobStatus): NewJobEvent => ({ name: 'job', event: 'status', message: status, status });

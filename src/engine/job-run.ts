@@ -46,8 +46,7 @@ export async function runJob(ctx: JobContext): Promise<void> {
 async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
   const spec = ctx.spec;
   const workspace = place.workspace;
-  ctx.setStatus('running', { started: epochS() });
-  ctx.phase('checkpointing the workspace');
+  ctx.enter('running', 'checkpointing the workspace', { started: epochS() });
   let pre: Snapshot | null = null;
   const snap = (label: string) =>
     takeSnapshot({
@@ -65,13 +64,14 @@ async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
   const detected = spec.verify.mode === 'auto' ? detectTestCommand(workspace) : null;
   // spec 07: the `verify.scope` hint, read then too, applies when the request named no scope
   const scope = spec.verify_scope_given ? spec.verify_scope : readWorkspaceHints(workspace).hints.verify?.scope ?? spec.verify_scope;
-  ctx.update({ checkpoint: { pre }, result: resultSoFar(ctx, {}) });
+  const atCheckpoint = { checkpoint: { pre }, result: resultSoFar(ctx, {}) };
   if (ctx.isCancelled) {
+    ctx.update(atCheckpoint);
     settleJob(ctx, { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 });
     return;
   }
 
-  ctx.phase('workers running');
+  ctx.phase('workers running', atCheckpoint);
   const workers = await runTaskWorkers(ctx, place);
   if (!ctx.isCancelled && !workers.some((w) => w.started)) {
     const why = workers.find((w) => w.report.error)?.report.error ?? 'no worker started';
@@ -79,8 +79,8 @@ async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
     return;
   }
 
-  if (!ctx.isCancelled) ctx.setStatus('verifying');
-  ctx.phase('checking what changed on disk');
+  if (ctx.isCancelled) ctx.phase('checking what changed on disk');
+  else ctx.enter('verifying', 'checking what changed on disk');
   const evidence = new EvidenceTrail(pre);
   let lastWork = await snap('post');
   evidence.addWorkStep(await evidence.diff(pre, lastWork));
@@ -166,7 +166,6 @@ async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
   }
 
   const changeSet = await evidence.workerChanges(lastWork);
-  ctx.update({ checkpoint: { pre, post: lastWork } });
   const criteria = await checkJobCriteria(spec, {
     changeSet,
     verification,
@@ -184,6 +183,7 @@ async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
     verification,
     cancelled: ctx.isCancelled,
     fixRounds: round,
+    checkpoint: { pre, post: lastWork },
     ...(converged ? { convergence: converged } : {}),
     criteria,
   });
@@ -280,11 +280,7 @@ function pickResumeTarget(workers: WorkerEnd[], fixers: WorkerEnd[], v: Verifica
 function failJob(ctx: JobContext, err: unknown): void {
   const message = err instanceof Error ? err.message : String(err);
   const workersRan = ctx.services.store.listAttempts(ctx.id).some((a) => a.started !== null);
-  ctx.update({ finished: epochS(), error: `gaffer failed: ${message}` });
-  const status = workersRan ? 'partial' : 'error';
-  ctx.update({ verdict: `error: gaffer failed: ${message}`.slice(0, 400) });
-  ctx.setStatus(status);
-  ctx.phase('settled');
+  ctx.enter(workersRan ? 'partial' : 'error', 'settled', { finished: epochS(), error: `gaffer failed: ${message}`, verdict: `error: gaffer failed: ${message}`.slice(0, 400) });
 }
 
 function resultSoFar(ctx: JobContext, patch: Partial<JobResult>): JobResult {

@@ -39,8 +39,10 @@ export class LiveJobs implements JobQueue {
   start(job: JobRow): void {
     const ctx = new JobContext(this.#services, job);
     this.#jobs.set(job.id, ctx);
-    ctx.emit({ name: 'job', event: 'created', message: job.title });
-    ctx.emit({ name: 'job', event: 'phase', message: 'queued' });
+    ctx.emitAll([
+      { name: 'job', event: 'created', message: job.title },
+      { name: 'job', event: 'phase', message: 'queued' },
+    ]);
     ctx.done = runJob(ctx).finally(() => {
       this.#jobs.delete(job.id);
       this.#onEnd();
@@ -90,7 +92,6 @@ export class LiveJobs implements JobQueue {
 /** `cancelling` until the job's workers are dead and its evidence collected; a second cancel changes nothing. */
 function cancelContext(ctx: JobContext): void {
   if (ctx.isCancelled) return;
-  ctx.setStatus('cancelling');
-  ctx.phase(ctx.interruptReason ? 'stopping: gaffer is shutting down' : 'cancelling');
+  ctx.enter('cancelling', ctx.interruptReason ? 'stopping: gaffer is shutting down' : 'cancelling');
   ctx.abort.abort(new Error('cancelled'));
 }

@@ -26,6 +26,8 @@ export interface SettleInput {
   criteria?: CriteriaCheckJson | null;
   /** Why the job failed before its workers, when it did. */
   error?: string;
+  /** The checkpoint and the last snapshot of the workers' work, once the job got that far. */
+  checkpoint?: NonNullable<JobContext['job']['checkpoint']>;
 }
 
 export function emptyTotals(): TotalsJson {
@@ -150,9 +152,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     outsideEvidence: [outside.verdictPart, tampered].filter((p) => p !== null).join(' · ') || null,
   });
 
-  ctx.update({ result: { ...result }, verdict, error: error ?? null, finished: epochS() });
-  ctx.phase('settled');
-  ctx.setStatus(status);
+  ctx.settle('settled', status, { result: { ...result }, verdict, error: error ?? null, finished: epochS(), ...(s.checkpoint ? { checkpoint: s.checkpoint } : {}) });
 }
 
 /**

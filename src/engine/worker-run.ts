@@ -67,9 +67,13 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
     ord: plan.ord,
   });
   ctx.emit({ name: plan.name, event: 'queued', message: `${plan.role} queued`, status: 'queued' });
+  // the row as last written: a move that changes neither its words nor anything else writes nothing
+  let row: WorkerEndWords = { status: 'queued', outcome: null };
   const move = (events: readonly (AttemptEventType | AttemptEvent)[], patch: AttemptPatch = {}): WorkerEndWords => {
     const words = ctx.attempts.move(plan.name, events);
+    if (words.status === row.status && words.outcome === row.outcome && Object.keys(patch).length === 0) return words;
     store.updateAttempt(ctx.id, plan.name, { ...patch, status: words.status, ...(words.outcome !== null ? { outcome: words.outcome } : {}) });
+    row = words;
     return words;
   };
 

@@ -121,6 +121,26 @@ describe('runProcess through the spawner helper', () => {
     expect(noCwd.cause).toBe('cwd does not exist: /nonexistent/gaffer-dir');
   });
 
+  it('a release while a worker runs keeps the helper until the worker ended, followed to its end as before', async () => {
+    const releaseNow = useSpawner();
+    const helper = await helperPid();
+    const running = runProcess({ shellCommand: 'sleep 0.3; echo finished', cwd: makeTempDir(), env, timeoutMs: 10_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    releaseNow(); // the engine closes: the worker is still the helper's
+    const result = await running;
+    expect(result.exitCode).toBe(0);
+    expect(result.tail).toBe('finished\n');
+    expect(result.helperLost).toBeNull();
+    // then the helper goes (it may take a moment to exit)
+    await waitFor(() => {
+      try {
+        return readFileSync(`/proc/${helper}/stat`, 'utf8').split(') ')[1]?.[0] === 'Z';
+      } catch {
+        return true;
+      }
+    });
+  });
+
   it('a helper that dies while the worker runs: the worker is stopped, its whole group, and the result says why', async () => {
     release = useSpawner();
     const helper = await helperPid();

@@ -136,15 +136,11 @@ process.on('message', (msg) => {
   else if (msg.t === 'kill') children.get(msg.id)?.kill('SIGKILL');
 });
 
-// The parent is gone (exited, crashed, closed the channel): nothing it started may outlive it.
+// The parent is gone (exited, crashed, closed the channel): no git call it started may outlive it.
+// Streamed processes are left as a crashed parent leaves the workers it started itself: their
+// groups are recorded in the store, and restart recovery stops them (spec 07). The parent never
+// closes the channel while it has some (spawner.ts).
 process.on('disconnect', () => {
   for (const child of children.values()) child.kill('SIGKILL');
-  for (const { child } of streams.values()) {
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // the group is gone already
-    }
-  }
   process.exit(0);
 });

@@ -96,6 +96,7 @@ class Spawner {
   readonly #pending = new Map<number, Pending>();
   readonly #streams = new Map<number, { handlers: StreamHandlers; started: boolean }>();
   #nextId = 1;
+  #isClosing = false;
 
   run(request: SpawnRequest): Promise<SpawnResult> {
     return new Promise((resolve) => {
@@ -128,8 +129,13 @@ class Spawner {
     };
   }
 
-  /** Stops the helper (calls in flight are run again here). */
+  /**
+   * Stops the helper (calls in flight are run again here); with streamed processes still running,
+   * once the last of them ended (they stay followed to their end, as children of this process would).
+   */
   close(): void {
+    this.#isClosing = true;
+    if (this.#streams.size > 0) return;
     const child = this.#child;
     if (child === null) return;
     this.#child = null;
@@ -205,7 +211,9 @@ class Spawner {
   }
 
   #releaseIfIdle(): void {
-    if (this.#pending.size === 0 && this.#streams.size === 0) this.#child?.channel?.unref();
+    if (this.#pending.size > 0 || this.#streams.size > 0) return;
+    if (this.#isClosing) this.close();
+    else this.#child?.channel?.unref();
   }
 
   /**

@@ -362,8 +362,10 @@ export class Store implements GafferStore {
     const ids = this.#prepare(`SELECT id FROM jobs WHERE status NOT IN ${LIVE} ORDER BY created DESC LIMIT -1 OFFSET ?`)
       .all(keep)
       .map((r) => decodeText(r, 'jobs', 'id'));
+    if (ids.length === 0) return ids; // the usual answer after a job: no transaction to open
     const del = this.#prepare('DELETE FROM jobs WHERE id = ?');
     this.db.transaction(() => ids.forEach((id) => del.run(id)))();
+    this.#committed();
     return ids;
   }
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ChangesJson } from './changes.js';
 import type { JobSpec } from './request.js';
 import type { ConvergenceJson, CriteriaCheckJson, OriginalTestsJson, ProofJson, TotalsJson, VerificationJson } from './result.js';
-import { DETECTED_STATES, JOB_STATUSES, WORKER_STATUSES } from './status.js';
+import { DETECTED_STATES, JOB_STATUSES, TASK_TYPES, WORKER_STATUSES } from './status.js';
 
 /*
  * The public answer of spec 03, compact and full (`?full=1`), as one schema: domain/answer.ts
@@ -213,7 +213,7 @@ export const answerTaskSchema = z.strictObject({
   files: strings,
   runner: z.string(),
   model: z.string().nullable().optional(),
-  type: z.string(),
+  type: z.enum(TASK_TYPES),
 });
 
 const lintFindingSchema = z.strictObject({ task: z.string(), code: z.string(), message: z.string(), fix: z.string() });
@@ -234,7 +234,7 @@ export const compactJobSchema = z.strictObject({
   tasks: z.array(answerTaskSchema),
   parallel: z.boolean(),
   verify: z.string(),
-  verify_scope: z.string(),
+  verify_scope: z.enum(['related', 'all']),
   fix_rounds: count,
   /** The spec-lint gaps; `needs_detail` (what to add, and how) while the job is live and with `full`. */
   spec_lint: z.strictObject({ mode: z.string(), codes: strings, needs_detail: z.array(lintFindingSchema).optional() }).optional(),

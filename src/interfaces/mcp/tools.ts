@@ -34,6 +34,8 @@ const PROGRESS_EVERY_S = 10;
 const jobId = { job_id: { type: 'string', description: 'the job id (12 hex chars) from workers_dispatch or workers_list' } };
 const object = (properties: Record<string, unknown>, required: string[] = []) => () => ({ type: 'object', properties, required, additionalProperties: false });
 
+function stringArg(args: Record<string, unknown>, name: string): string;
+function stringArg(args: Record<string, unknown>, name: string, required: false): string | undefined;
 function stringArg(args: Record<string, unknown>, name: string, required = true): string | undefined {
   const value = args[name];
   if (value === undefined && !required) return undefined;
@@ -87,27 +89,27 @@ export const TOOLS: Tool[] = [
     inputSchema: object({ ...jobId, full: { type: 'boolean', description: "every worker's full report" } }, ['job_id']),
     run: async (args, ctx) => {
       const full = args.full === true;
-      return checkAnswer(jobAnswerSchema(full), ctx.engine.get(stringArg(args, 'job_id') as string, { owner: ctx.owner, full }), full ? 'workers_status (full)' : 'workers_status');
+      return checkAnswer(jobAnswerSchema(full), ctx.engine.get(stringArg(args, 'job_id'), { owner: ctx.owner, full }), full ? 'workers_status (full)' : 'workers_status');
     },
   },
   {
     name: 'workers_wait',
     description: `Wait until a job is final, up to timeout_s (default ${WAIT_DEFAULT_S}, max ${WAIT_MAX_S}), sending progress notifications. Returns {met, condition, waited_s, state}; state is the compact answer. met: false with state.wait_again: true means the job is still running — call workers_wait again; never re-dispatch it.`,
     inputSchema: object({ ...jobId, timeout_s: { type: 'number', minimum: 0, maximum: WAIT_MAX_S } }, ['job_id']),
-    run: async (args, ctx) => checkAnswer(waitAnswerSchema, await waitWithProgress(ctx, stringArg(args, 'job_id') as string, 'done', timeoutArg(args)), 'workers_wait'),
+    run: async (args, ctx) => checkAnswer(waitAnswerSchema, await waitWithProgress(ctx, stringArg(args, 'job_id'), 'done', timeoutArg(args)), 'workers_wait'),
   },
   {
     name: 'workers_wait_for',
     description:
       'Wait for a condition on a job: `done`, `changed` (anything in the workspace changed on disk), `phase:<text>`, `event:<text>`, or `worker:<name|*>:<state>` (a worker status or a detected state such as rate_limited). A condition that can no longer hold answers at once with met: false.',
     inputSchema: object({ ...jobId, condition: { type: 'string' }, timeout_s: { type: 'number', minimum: 0, maximum: WAIT_MAX_S } }, ['job_id', 'condition']),
-    run: async (args, ctx) => checkAnswer(waitAnswerSchema, await waitWithProgress(ctx, stringArg(args, 'job_id') as string, stringArg(args, 'condition') as string, timeoutArg(args)), 'workers_wait_for'),
+    run: async (args, ctx) => checkAnswer(waitAnswerSchema, await waitWithProgress(ctx, stringArg(args, 'job_id'), stringArg(args, 'condition'), timeoutArg(args)), 'workers_wait_for'),
   },
   {
     name: 'workers_cancel',
     description: 'Cancel a job: its workers are stopped and what they changed on disk is still reported. Answers the compact job (status cancelling, then cancelled).',
     inputSchema: object(jobId, ['job_id']),
-    run: async (args, ctx) => checkAnswer(compactJobSchema, ctx.engine.cancel(stringArg(args, 'job_id') as string, { owner: ctx.owner }), 'workers_cancel'),
+    run: async (args, ctx) => checkAnswer(compactJobSchema, ctx.engine.cancel(stringArg(args, 'job_id'), { owner: ctx.owner }), 'workers_cancel'),
   },
   {
     name: 'workers_list',
@@ -132,7 +134,7 @@ export const TOOLS: Tool[] = [
     description: 'Answer an approval ask of a job awaiting approval: approve true/false (or per task {"name": bool}) with a note. This build never asks, so it answers conflict.',
     inputSchema: object({ ...jobId, approve: {}, note: { type: 'string' } }, ['job_id', 'approve']),
     run: async (args, ctx) => {
-      const job = ctx.engine.get(stringArg(args, 'job_id') as string, { owner: ctx.owner });
+      const job = ctx.engine.get(stringArg(args, 'job_id'), { owner: ctx.owner });
       throw new GafferError('conflict', `job ${job.id} is ${job.status}, not awaiting approval (this build never asks for one)`);
     },
   },

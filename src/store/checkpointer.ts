@@ -1,8 +1,17 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
-/** Commits between two checkpoint requests (a job commits ~25 times; SQLite's own default is ~1000 pages, ~300 of ours). */
-const CHECKPOINT_EVERY = 100;
+/**
+ * A checkpoint is asked for once the connection has been idle this long, ms: its fsyncs make the
+ * commits running beside them wait (the WAL's pages are under writeback), so not in a burst.
+ */
+const IDLE_MS = 250;
+/**
+ * …and after this many commits without such a pause (~12 MB of WAL at ~3 pages a commit) the
+ * connection checkpoints by itself, as SQLite would: in a burst the worker's checkpoint never
+ * catches up with the writes, so the WAL could not start over and would grow for as long as it lasts.
+ */
+const CHECKPOINT_EVERY = 1000;
 /** How long `close` waits for the worker to close its connection, ms. */
 const CLOSE_WAIT_MS = 2000;
 
@@ -28,17 +37,22 @@ parentPort.on('message', (message) => {
 /**
  * Runs a store's WAL checkpoints on a worker thread. A checkpoint copies the WAL back into the db
  * and fsyncs both: with SQLite's automatic checkpoint the commit that passes 1000 pages pays for
- * it, on the engine's thread — a few ms each, hundreds of ms on a slow disk. The store turns the
+ * it, on the engine's thread — a few ms each, hundreds of ms on a slow disk. Here they run when
+ * the connection pauses (or, in a long burst, every CHECKPOINT_EVERY commits). The store turns the
  * automatic ones off while this runs and back on if the worker fails.
  */
 export class BackgroundCheckpointer {
   readonly #worker: Worker;
+  readonly #checkpointHere: () => void;
   readonly #closed = new Int32Array(new SharedArrayBuffer(4));
   #commits = 0;
+  #lastCommitAt = 0;
+  #idleTimer: NodeJS.Timeout | null = null;
   #isRunning = true;
 
-  /** `onFail`: the worker died (the store checkpoints by itself again). */
-  constructor(dbPath: string, onFail: () => void) {
+  /** `checkpointHere`: a checkpoint on the store's own connection; `onFail`: the worker died (the store checkpoints by itself again). */
+  constructor(dbPath: string, checkpointHere: () => void, onFail: () => void) {
+    this.#checkpointHere = checkpointHere;
     const sqlite = createRequire(import.meta.url).resolve('better-sqlite3');
     this.#worker = new Worker(WORKER_CODE, { eval: true, workerData: { sqlite, path: dbPath, closed: this.#closed.buffer } });
     this.#worker.unref(); // never what keeps the process alive
@@ -51,9 +65,25 @@ export class BackgroundCheckpointer {
     this.#worker.on('exit', failed);
   }
 
-  /** Counts a commit; every CHECKPOINT_EVERY of them the worker is asked for a checkpoint. */
+  /** Counts a commit: the worker is asked for a checkpoint at the next idle pause; after CHECKPOINT_EVERY of them the store checkpoints itself. */
   noteCommit(): void {
-    if (!this.#isRunning || ++this.#commits < CHECKPOINT_EVERY) return;
+    if (!this.#isRunning) return;
+    this.#lastCommitAt = performance.now();
+    if (++this.#commits >= CHECKPOINT_EVERY) {
+      this.#commits = 0;
+      this.#checkpointHere();
+    } else this.#idleTimer ??= setTimeout(() => this.#onIdleTimer(), IDLE_MS).unref();
+  }
+
+  #onIdleTimer(): void {
+    this.#idleTimer = null;
+    if (!this.#isRunning || this.#commits === 0) return;
+    const quietMs = performance.now() - this.#lastCommitAt;
+    if (quietMs >= IDLE_MS) this.#request();
+    else this.#idleTimer = setTimeout(() => this.#onIdleTimer(), IDLE_MS - quietMs).unref();
+  }
+
+  #request(): void {
     this.#commits = 0;
     this.#worker.postMessage('checkpoint');
   }
@@ -62,6 +92,7 @@ export class BackgroundCheckpointer {
   close(): void {
     if (!this.#isRunning) return;
     this.#isRunning = false;
+    if (this.#idleTimer !== null) clearTimeout(this.#idleTimer);
     this.#worker.postMessage('close');
     Atomics.wait(this.#closed, 0, 0, CLOSE_WAIT_MS);
     void this.#worker.terminate();

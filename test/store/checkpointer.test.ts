@@ -19,27 +19,49 @@ describe('the background checkpointer', () => {
     store.close();
   });
 
-  it('takes over the checkpoints of a connection that keeps writing, keeps the WAL bounded, and lets the store close last', async () => {
+  it('takes over the checkpoints of a connection that keeps writing: at its pauses, so the WAL is reused; the store closes last', async () => {
     const dir = tempDir();
     const store = new Store(dir);
     insert(store, 'bbbbbbbbbbbb');
-    for (let i = 0; i < 300; i++) store.appendEvent('bbbbbbbbbbbb', { name: 'job', event: 'phase', message: `step ${i}` });
+    const burst = (from: number) => {
+      for (let i = 0; i < 300; i++) store.appendEvent('bbbbbbbbbbbb', { name: 'job', event: 'phase', message: `step ${from + i}` });
+    };
+    burst(0);
     // past its first 200 commits the connection no longer checkpoints on a commit of its own
     expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
-    let peak = 0;
-    for (let round = 0; round < 20; round++) {
-      for (let i = 0; i < 150; i++) store.appendEvent('bbbbbbbbbbbb', { name: 'job', event: 'phase', message: `round ${round} ${i}` });
-      await sleep(20); // the worker's turn
-      peak = Math.max(peak, walBytes(dir));
-    }
-    // 3300 commits of ~3 pages each would be ~40 MB of WAL unchecked; the checkpoints let it be reused
-    expect(peak).toBeLessThan(12 * 1024 * 1024);
-    expect(store.listEvents('bbbbbbbbbbbb', 3290).map((e) => e.message)).toEqual(['round 19 140', 'round 19 141', 'round 19 142', 'round 19 143', 'round 19 144', 'round 19 145', 'round 19 146', 'round 19 147', 'round 19 148', 'round 19 149']);
+    const afterOne = walBytes(dir);
+    await sleep(600); // a pause: the worker checkpoints the WAL
+    burst(300); // the first writer after a complete checkpoint starts the WAL over
+    const afterTwo = walBytes(dir);
+    expect(afterTwo).toBeLessThan(afterOne * 1.3); // unchecked it would hold both bursts
+    await sleep(600);
+    burst(600);
+    await sleep(600);
+    burst(900);
+    // unchecked, four bursts of 300 commits would make the WAL four times as long as one
+    expect(walBytes(dir)).toBeLessThan(afterTwo * 1.2);
+    expect(store.listEvents('bbbbbbbbbbbb', 1198).map((e) => e.message)).toEqual(['step 1198', 'step 1199']);
     store.close();
     // the worker's connection was closed first: the store's close was the last and removed the WAL
     expect(existsSync(join(dir, 'gaffer.db-wal'))).toBe(false);
     const again = new Store(dir);
-    expect(again.getJob('bbbbbbbbbbbb')?.seq).toBe(3300);
+    expect(again.getJob('bbbbbbbbbbbb')?.seq).toBe(1200);
     again.close();
+  });
+
+  it('a long burst with no pause is checkpointed by the store itself every 1000 commits: the WAL stops growing', async () => {
+    const dir = tempDir();
+    const store = new Store(dir);
+    insert(store, 'cccccccccccc');
+    const sizes: number[] = [];
+    for (let round = 0; round < 8; round++) {
+      for (let i = 0; i < 500; i++) store.appendEvent('cccccccccccc', { name: 'job', event: 'phase', message: `${round}.${i}` });
+      await new Promise((resolve) => setImmediate(resolve)); // the worker's turn, far shorter than a pause
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      sizes.push(walBytes(dir));
+    }
+    // 4000 commits unchecked would grow the WAL all along; checkpointed, it stops growing
+    expect(sizes[7]).toBeLessThan(sizes[3]! * 1.5);
+    store.close();
   });
 });

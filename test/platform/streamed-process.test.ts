@@ -20,7 +20,10 @@ function parentOf(pid: number): number {
 /** The helper's pid: the parent of a worker started through it. */
 async function helperPid(): Promise<number> {
   const result = await runProcess({ shellCommand: 'echo $PPID', cwd: makeTempDir(), env, timeoutMs: 10_000 });
-  return Number(result.tail.trim());
+  const pid = Number(result.tail.trim());
+  // the tests signal it: never 0 (this process's own group) from an output that went missing
+  if (!Number.isInteger(pid) || pid <= 1) throw new Error(`no helper pid in the output: ${JSON.stringify(result.tail)}`);
+  return pid;
 }
 
 let release: (() => void) | null = null;
@@ -110,6 +113,23 @@ describe('runProcess through the spawner helper', () => {
     const big = await runProcess({ shellCommand: 'seq 1 200000', cwd: dir, env, timeoutMs: 30_000, tailBytes: 64 });
     expect(big.outputBytes).toBe(1_288_895);
     expect(big.tail.endsWith('199999\n200000\n')).toBe(true);
+    // a slow reader here: the helper pauses the pipes (the worker waits, as on a full pipe) and nothing is lost
+    let calls = 0;
+    const slow = await runProcess({
+      shellCommand: 'seq 1 200000',
+      cwd: dir,
+      env,
+      timeoutMs: 60_000,
+      tailBytes: 64,
+      onTail: () => {
+        calls++;
+        const until = performance.now() + 2;
+        while (performance.now() < until);
+      },
+    });
+    expect(slow.outputBytes).toBe(1_288_895);
+    expect(slow.tail.endsWith('199999\n200000\n')).toBe(true);
+    expect(calls).toBeGreaterThan(0);
   });
 
   it('returns a cause when the program does not exist or the cwd is missing', async () => {

@@ -30,8 +30,7 @@ export interface LaunchRequest {
 /**
  * Starts a worker process through the spawner helper when one is in use (spawner.ts: forking a
  * large process blocks its event loop for milliseconds), else from this process. Both give the
- * same facts in the same order; output arrives through `onData` as it is printed (the helper hands
- * the worker's pipes over: they are read here either way). When the helper
+ * same facts in the same order; output arrives through `onData` as it is printed. When the helper
  * dies before the process started, it is started here instead; when it dies while the process
  * runs, `exited` resolves null and `helperLost` says so (the caller stops the orphaned group).
  */
@@ -56,9 +55,9 @@ export function launchProcess(request: LaunchRequest, onData: (fd: 1 | 2, chunk:
     onClose: () => resolveClose(),
     onLost: (wasStarted) => {
       if (wasStarted) {
-        // its pipes are read here: they close once the caller has stopped the group
         helperLost = 'the spawner helper process died while the worker ran: gaffer stopped its process group; how it ended is unknown';
         resolveExit(null);
+        resolveClose();
         return;
       }
       // nothing was reported started, so nothing ran: start it here, as without the helper

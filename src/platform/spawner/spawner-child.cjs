@@ -8,15 +8,17 @@
 //        {t: 'in', id, chunk: string} · {t: 'end', id} · {t: 'kill', id}
 //   out: {t: 'done', id, exitCode, stdout: Buffer, stderr: string, timedOut, spawnError?}
 // A streamed process (a worker) is the leader of a process group of its own, stdin /dev/null; its
-// pipes are handed to the parent, which does the rest (reading, timeouts, group kills):
-//   in:  {t: 'start', id, file, args, cwd, env}
-//   out: {t: 'spawned', id, pid, startTicks} + its stdout pipe · {t: 'stderr', id} + its stderr pipe
-//        · {t: 'failed', id, message} · {t: 'exit', id, code, signal}
+// output comes back as it is printed and the parent does the rest (timeouts, group kills):
+//   in:  {t: 'start', id, file, args, cwd, env} · {t: 'drop', id}
+//   out: {t: 'spawned', id, pid, startTicks} · {t: 'failed', id, message}
+//        {t: 'out', id, fd: 1 | 2, chunk: Buffer} · {t: 'exit', id, code, signal} · {t: 'closed', id}
 const { spawn } = require('node:child_process');
 const { readFileSync } = require('node:fs');
 
 /** Live calls by request id. */
 const children = new Map();
+/** Live streamed processes by request id. */
+const streams = new Map();
 
 function run(msg) {
   // no input: stdin is /dev/null, which reads as the same empty input and saves a pipe (~0.2 ms per call here)
@@ -63,6 +65,13 @@ function readStartTicks(pid) {
   }
 }
 
+/**
+ * Output messages not yet written to the channel, per stream, above which its pipes are paused:
+ * a parent busy elsewhere then holds the worker back (the kernel's pipe fills up) instead of this
+ * process buffering its output without bound.
+ */
+const MAX_UNSENT = 32;
+
 function start(msg) {
   let child;
   try {
@@ -75,24 +84,53 @@ function start(msg) {
     child.once('error', (error) => reply({ t: 'failed', id: msg.id, message: error.message }));
     return;
   }
-  // the pipes themselves go to the parent (and are closed here once sent): it reads the worker's
-  // output as from a child of its own — no copy through this process, the kernel's backpressure.
-  // Node starts reading a child's pipes at once; stopped now (before this turn of the event loop
-  // ends, so before any read), no byte is read here, where it would be lost.
-  for (const pipe of [child.stdout, child.stderr]) pipe._handle?.readStop();
-  reply({ t: 'spawned', id: msg.id, pid: child.pid, startTicks: readStartTicks(child.pid) }, child.stdout);
-  reply({ t: 'stderr', id: msg.id }, child.stderr);
+  const entry = { child, unsent: 0, paused: false };
+  streams.set(msg.id, entry);
+  reply({ t: 'spawned', id: msg.id, pid: child.pid, startTicks: readStartTicks(child.pid) });
+  const sent = () => {
+    entry.unsent--;
+    if (entry.paused && entry.unsent <= MAX_UNSENT / 2) {
+      entry.paused = false;
+      child.stdout.resume();
+      child.stderr.resume();
+    }
+  };
+  const forward = (fd) => (chunk) => {
+    if (!process.connected) return;
+    entry.unsent++;
+    process.send({ t: 'out', id: msg.id, fd, chunk }, sent);
+    if (entry.unsent > MAX_UNSENT && !entry.paused) {
+      entry.paused = true;
+      child.stdout.pause();
+      child.stderr.pause();
+    }
+  };
+  child.stdout.on('data', forward(1));
+  child.stderr.on('data', forward(2));
   child.on('error', () => undefined); // a failed kill changes nothing: the parent watches the group
   child.once('exit', (code, signal) => reply({ t: 'exit', id: msg.id, code, signal }));
+  child.once('close', () => {
+    if (streams.delete(msg.id)) reply({ t: 'closed', id: msg.id });
+  });
 }
 
-function reply(msg, handle) {
-  if (process.connected) process.send(msg, handle, () => undefined);
+/** The parent stopped waiting for a stream's pipes (a member that left the group holds them): let them go. */
+function drop(id) {
+  const entry = streams.get(id);
+  if (entry === undefined) return;
+  streams.delete(id);
+  entry.child.stdout.destroy();
+  entry.child.stderr.destroy();
+}
+
+function reply(msg) {
+  if (process.connected) process.send(msg, () => undefined);
 }
 
 process.on('message', (msg) => {
   if (msg.t === 'run') run(msg);
   else if (msg.t === 'start') start(msg);
+  else if (msg.t === 'drop') drop(msg.id);
   else if (msg.t === 'in') children.get(msg.id)?.stdin?.write(msg.chunk);
   else if (msg.t === 'end') children.get(msg.id)?.stdin?.end();
   else if (msg.t === 'kill') children.get(msg.id)?.kill('SIGKILL');

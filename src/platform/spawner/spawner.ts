@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
@@ -49,9 +48,10 @@ interface DoneMessage {
 /** What the helper says about a streamed process (spawner-child.cjs). */
 type StreamMessage =
   | { t: 'spawned'; id: number; pid: number; startTicks: number | null }
-  | { t: 'stderr'; id: number }
   | { t: 'failed'; id: number; message: string }
-  | { t: 'exit'; id: number; code: number | null; signal: string | null };
+  | { t: 'out'; id: number; fd: 1 | 2; chunk: Uint8Array }
+  | { t: 'exit'; id: number; code: number | null; signal: string | null }
+  | { t: 'closed'; id: number };
 
 /** A process to start through the helper as the leader of a group of its own, stdin /dev/null, its output streamed back. */
 export interface StreamRequest {
@@ -71,31 +71,15 @@ export interface StreamHandlers {
   onExit(code: number | null, signal: string | null): void;
   /** Its pipes closed: every holder of them is gone. */
   onClose(): void;
-  /**
-   * The helper died first: `started`, after onSpawn (the group lives on, its exit unseen; its pipes,
-   * here already, are still read to their close); nothing else follows but data and close.
-   */
+  /** The helper died first: `started`, after onSpawn (the group lives on, unwatched); nothing else follows. */
   onLost(started: boolean): void;
 }
 
 /** A streamed process in the helper. */
 export interface StreamedProcess {
-  /** Stops reading its pipes: nothing more is reported. */
+  /** Stops waiting for its pipes (the helper lets them go): nothing more is reported. */
   drop(): void;
 }
-
-/** A streamed process as followed here: its pipes arrive with the helper's messages. */
-interface Stream {
-  handlers: StreamHandlers;
-  started: boolean;
-  pipes: Socket[];
-  /** Pipes closed so far (of two). */
-  closed: number;
-  isDropped: boolean;
-}
-
-/** Output chunks of a stream handled here per acknowledgement to the helper (it pauses a stream 16 unacknowledged chunks ahead). */
-const ACK_EVERY = 4;
 
 const CHILD_SCRIPT = fileURLToPath(new URL('./spawner-child.cjs', import.meta.url));
 
@@ -110,8 +94,7 @@ const CHILD_SCRIPT = fileURLToPath(new URL('./spawner-child.cjs', import.meta.ur
 class Spawner {
   #child: ChildProcess | null = null;
   readonly #pending = new Map<number, Pending>();
-  /** Streamed processes the helper has not reported ended yet (exit, failure). */
-  readonly #streams = new Map<number, Stream>();
+  readonly #streams = new Map<number, { handlers: StreamHandlers; started: boolean }>();
   #nextId = 1;
   #isClosing = false;
 
@@ -133,15 +116,15 @@ class Spawner {
   start(request: StreamRequest, handlers: StreamHandlers): StreamedProcess {
     const id = this.#nextId++;
     const child = this.#ensureChild();
-    const stream: Stream = { handlers, started: false, pipes: [], closed: 0, isDropped: false };
-    this.#streams.set(id, stream);
+    this.#streams.set(id, { handlers, started: false });
     this.#hold(child);
     const { file, args, cwd, env } = request;
     this.#send(child, { t: 'start', id, file, args, cwd, env });
     return {
       drop: () => {
-        stream.isDropped = true;
-        for (const pipe of stream.pipes) pipe.destroy();
+        if (!this.#streams.delete(id)) return;
+        this.#send(child, { t: 'drop', id });
+        this.#releaseIfIdle();
       },
     };
   }
@@ -182,7 +165,7 @@ class Spawner {
     delete env.NODE_OPTIONS; // the helper stays small: no loaders, profilers or inspectors of ours
     const child = spawn(process.execPath, [CHILD_SCRIPT], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'advanced', env });
     child.unref();
-    child.on('message', (message: DoneMessage | StreamMessage, pipe?: Socket) => (message.t === 'done' ? this.#done(message) : this.#streamed(message, pipe)));
+    child.on('message', (message: DoneMessage | StreamMessage) => (message.t === 'done' ? this.#done(message) : this.#streamed(message)));
     child.on('exit', () => this.#lost(child));
     child.on('error', () => this.#lost(child));
     this.#child = child;
@@ -205,37 +188,21 @@ class Spawner {
     pending.resolve(result);
   }
 
-  #streamed(message: StreamMessage, pipe: Socket | undefined): void {
+  #streamed(message: StreamMessage): void {
     const stream = this.#streams.get(message.id);
     if (stream === undefined) return;
     const { handlers } = stream;
-    if (message.t === 'spawned' || message.t === 'stderr') {
-      if (message.t === 'spawned') {
-        stream.started = true;
-        handlers.onSpawn(message.pid, message.startTicks);
-      }
-      if (pipe !== undefined) this.#read(stream, message.t === 'spawned' ? 1 : 2, pipe);
-    } else {
-      // its end: the pipes, here, close by themselves once every holder is gone
+    if (message.t === 'out') handlers.onData(message.fd, Buffer.from(message.chunk.buffer, message.chunk.byteOffset, message.chunk.byteLength));
+    else if (message.t === 'spawned') {
+      stream.started = true;
+      handlers.onSpawn(message.pid, message.startTicks);
+    } else if (message.t === 'exit') handlers.onExit(message.code, message.signal);
+    else {
       this.#streams.delete(message.id);
       this.#releaseIfIdle();
       if (message.t === 'failed') handlers.onFail(message.message);
-      else handlers.onExit(message.code, message.signal);
+      else handlers.onClose();
     }
-  }
-
-  /** Reads one of a streamed process's pipes here, as node reads a child's own. */
-  #read(stream: Stream, fd: 1 | 2, pipe: Socket): void {
-    stream.pipes.push(pipe);
-    if (stream.isDropped) {
-      pipe.destroy();
-      return;
-    }
-    pipe.on('data', (chunk: Buffer) => stream.handlers.onData(fd, chunk));
-    pipe.on('error', () => undefined); // a read error ends the pipe: its close follows
-    pipe.once('close', () => {
-      if (++stream.closed === 2) stream.handlers.onClose();
-    });
   }
 
   /** The channel keeps this process alive while the helper works for it (as a child of its own would). */

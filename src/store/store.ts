@@ -113,7 +113,10 @@ export class Store implements GafferStore {
     if (++this.#commits < CHECKPOINTER_AFTER) return;
     this.#commits = -Infinity; // once: a checkpointer that failed is not started again
     try {
-      const checkpointHere = () => void this.db.pragma('wal_checkpoint(PASSIVE)');
+      // inside a caller's open transaction SQLite refuses a checkpoint (SQLITE_LOCKED): the next 1000 commits try again
+      const checkpointHere = () => {
+        if (!this.db.inTransaction) this.db.pragma('wal_checkpoint(PASSIVE)');
+      };
       this.#checkpointer = new BackgroundCheckpointer(this.path, checkpointHere, () => {
         this.#checkpointer = null;
         if (this.db.open) this.db.pragma('wal_autocheckpoint = 1000'); // SQLite's default: it checkpoints by itself again

@@ -11,6 +11,22 @@ const insert = (store: Store, id: string) =>
   store.insertJob({ id, owner: null, spec, created: Date.now() / 1000, idemKey: null, requestHash: null, idemWindowS: 3600, pid: process.pid, pidStart: 0 });
 const walBytes = (dir: string) => (existsSync(join(dir, 'gaffer.db-wal')) ? statSync(join(dir, 'gaffer.db-wal')).size : 0);
 
+/**
+ * Waits (bounded) for a pause's checkpoint to be done, however slow the worker is under load: once it
+ * is, the next commit starts the WAL over, writing inside the file instead of growing it. Each look
+ * is one commit to another job, after a pause long enough for the worker to be asked.
+ */
+async function untilTheWalStartsOver(store: Store, dir: string): Promise<void> {
+  for (let look = 0; look < 60; look++) {
+    await sleep(400);
+    const before = walBytes(dir);
+    store.appendEvent(PROBE, { name: 'job', event: 'phase', message: `look ${look}` });
+    if (walBytes(dir) === before) return;
+  }
+  throw new Error('the WAL never started over: no checkpoint ran at the pauses');
+}
+const PROBE = 'pppppppppppp';
+
 describe('the background checkpointer', () => {
   it('leaves a one-shot connection to SQLite: a few commits checkpoint by themselves', () => {
     const store = new Store(tempDir());
@@ -23,6 +39,7 @@ describe('the background checkpointer', () => {
     const dir = tempDir();
     const store = new Store(dir);
     insert(store, 'bbbbbbbbbbbb');
+    insert(store, PROBE);
     const burst = (from: number) => {
       for (let i = 0; i < 300; i++) store.appendEvent('bbbbbbbbbbbb', { name: 'job', event: 'phase', message: `step ${from + i}` });
     };
@@ -30,13 +47,13 @@ describe('the background checkpointer', () => {
     // past its first 200 commits the connection no longer checkpoints on a commit of its own
     expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
     const afterOne = walBytes(dir);
-    await sleep(600); // a pause: the worker checkpoints the WAL
-    burst(300); // the first writer after a complete checkpoint starts the WAL over
+    await untilTheWalStartsOver(store, dir); // a pause: the worker checkpoints the WAL
+    burst(300); // written from the WAL's start again
     const afterTwo = walBytes(dir);
     expect(afterTwo).toBeLessThan(afterOne * 1.3); // unchecked it would hold both bursts
-    await sleep(600);
+    await untilTheWalStartsOver(store, dir);
     burst(600);
-    await sleep(600);
+    await untilTheWalStartsOver(store, dir);
     burst(900);
     // unchecked, four bursts of 300 commits would make the WAL four times as long as one
     expect(walBytes(dir)).toBeLessThan(afterTwo * 1.2);

@@ -4,7 +4,8 @@ import { describeDependenciesChangedAlone, describeOutsideEvidence, findClaimedO
 import { computeProof } from '../domain/proof.js';
 import type { ConvergenceJson, CriteriaCheckJson, JobResult, TotalsJson, VerificationJson } from '../domain/result.js';
 import { CHANGING_TASK_TYPES, type JobStatus } from '../domain/status.js';
-import type { AttemptEvent, AttemptFacts } from '../domain/attempt-machine.js';
+import { isFinalAttempt, type AttemptEvent, type AttemptFacts } from '../domain/attempt-machine.js';
+import type { AttemptState } from '../domain/attempt-table.js';
 import { workerEndOf } from '../domain/attempt-results.js';
 import { buildVerdict } from '../domain/verdict.js';
 import { epochS } from './clock.js';
@@ -162,22 +163,16 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
  */
 function closeAttempts(ctx: JobContext, s: SettleInput, facts: Pick<AttemptFacts, 'verification' | 'gates'>): void {
   const stopping = ctx.interruptReason !== null;
+  const blocks = facts.verification !== null && (facts.verification.blocking || facts.verification.couldNotStart);
+  const passes = facts.gates !== null && facts.gates.criteriaMet && !facts.gates.contradicted;
+  // each attempt takes the next event its state calls for until it is final (the table says where each leads)
+  const next = (state: AttemptState): AttemptEvent => {
+    if (s.cancelled) return stopping ? { type: 'interrupt' } : state === 'cancelling' ? { type: 'processes_gone' } : { type: 'cancel' };
+    if (state === 'collecting') return { type: 'evidence_taken' };
+    if (state === 'verifying') return { type: blocks ? 'verify_failed' : 'verify_passed', facts: { verification: facts.verification } };
+    return { type: passes ? 'result_gates_passed' : 'result_gates_failed', facts: { gates: facts.gates } };
+  };
   for (const e of ctx.attempts.live()) {
-    const events: AttemptEvent[] = [];
-    let state = e.attempt.state;
-    if (s.cancelled) {
-      if (stopping) events.push({ type: 'interrupt' });
-      else if (state === 'cancelling') events.push({ type: 'processes_gone' });
-      else if (state === 'requeued' || state === 'admitted' || state === 'gated') events.push({ type: 'cancel' });
-      else events.push({ type: 'cancel' }, { type: 'processes_gone' });
-    } else {
-      if (state === 'collecting') {
-        events.push({ type: 'evidence_taken' });
-        state = 'verifying';
-      }
-      if (state === 'verifying') events.push({ type: facts.verification?.blocking || facts.verification?.couldNotStart ? 'verify_failed' : 'verify_passed', facts: { verification: facts.verification } });
-      events.push({ type: facts.gates?.criteriaMet && !facts.gates.contradicted ? 'result_gates_passed' : 'result_gates_failed', facts: { gates: facts.gates } });
-    }
-    ctx.attempts.move(e.worker, events);
+    while (!isFinalAttempt(e.attempt)) ctx.attempts.move(e.worker, [next(e.attempt.state)]);
   }
 }

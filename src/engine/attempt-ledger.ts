@@ -77,7 +77,7 @@ export class AttemptLedger {
   taskResults(): TaskResult[] {
     const tasks = new Map<string, Attempt[]>();
     for (const e of this.#entries.values()) tasks.set(e.attempt.task, [...(tasks.get(e.attempt.task) ?? []), e.attempt]);
-    return [...tasks.values()].map((attempts) => taskResultOf(attempts) as TaskResult);
+    return [...tasks.values()].flatMap((attempts) => taskResultOf(attempts) ?? []);
   }
 
   /** The settled job's status from its tasks' final attempts (spec 01); every attempt must be final by then. */

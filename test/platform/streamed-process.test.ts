@@ -132,6 +132,63 @@ describe('runProcess through the spawner helper', () => {
     expect(calls).toBeGreaterThan(0);
   });
 
+  it('a worker that prints a lot: its pipes move from the helper to here mid-stream, every byte once and in order', async () => {
+    release = useSpawner();
+    const dir = makeTempDir();
+    const logFile = join(dir, 'logs', 'big.log');
+    // stdout and stderr both past the helper's copy limit (1 MiB), interleaved, with a slow reader here
+    const script = 'seq 1 300000; seq 1 100000 >&2; seq 300001 400000';
+    const result = await runProcess({
+      shellCommand: script,
+      cwd: dir,
+      env,
+      timeoutMs: 60_000,
+      logFile,
+      logHeadBytes: 10_000_000,
+      onTail: () => {
+        const until = performance.now() + 0.2;
+        while (performance.now() < until);
+      },
+    });
+    expect(result.exitCode).toBe(0);
+    const expected = (from: number, to: number): string[] => Array.from({ length: to - from + 1 }, (_, i) => String(from + i));
+    const lines = readFileSync(logFile, 'utf8').split('\n').filter((l) => l !== '');
+    const out = lines.filter((_, i) => i < 300_000 || i >= 400_000);
+    expect(lines.length).toBe(500_000);
+    expect(out).toEqual([...expected(1, 300_000), ...expected(300_001, 400_000)]);
+    expect(lines.slice(300_000, 400_000)).toEqual(expected(1, 100_000));
+  });
+
+  it('a helper that dies after it handed a worker\'s pipes over: they are read here to their close, the last words included', async () => {
+    release = useSpawner();
+    const helper = await helperPid();
+    let pgid = 0;
+    let killed = false;
+    const lines: string[] = [];
+    const script = "trap 'echo last words; exit 0' TERM; head -c 2000000 /dev/zero | tr '\\0' x; echo; echo printed; sleep 30 & wait";
+    const result = await runProcess({
+      shellCommand: script,
+      cwd: makeTempDir(),
+      env,
+      timeoutMs: 60_000,
+      graceMs: 2000,
+      onSpawn: (info) => {
+        pgid = info.pgid;
+      },
+      onOutput: (l) => {
+        lines.push(...l.filter((x) => !x.startsWith('xxx')));
+        if (!killed && l.includes('printed')) {
+          killed = true;
+          process.kill(helper, 'SIGKILL');
+        }
+      },
+    });
+    expect(lines).toEqual(['printed', 'last words']);
+    expect(result.cause).toMatch(/spawner helper process died while the worker ran/);
+    expect(result.isGroupGone).toBe(true);
+    expect(liveGroupMembers(pgid)).toEqual([]);
+  });
+
   it('returns a cause when the program does not exist or the cwd is missing', async () => {
     release = useSpawner();
     const missing = await runProcess({ argv: ['/nonexistent/gaffer-program'], cwd: makeTempDir(), env, timeoutMs: 5000 });

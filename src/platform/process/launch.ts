@@ -53,11 +53,12 @@ export function launchProcess(request: LaunchRequest, onData: (fd: 1 | 2, chunk:
     onData,
     onExit: (code, signal) => resolveExit({ code, signal }),
     onClose: () => resolveClose(),
-    onLost: (wasStarted) => {
+    onLost: (wasStarted, pipesHere) => {
       if (wasStarted) {
         helperLost = 'the spawner helper process died while the worker ran: gaffer stopped its process group; how it ended is unknown';
         resolveExit(null);
-        resolveClose();
+        // pipes read here close once the caller has stopped the group
+        if (!pipesHere) resolveClose();
         return;
       }
       // nothing was reported started, so nothing ran: start it here, as without the helper

@@ -8,10 +8,12 @@
 //        {t: 'in', id, chunk: string} · {t: 'end', id} · {t: 'kill', id}
 //   out: {t: 'done', id, exitCode, stdout: Buffer, stderr: string, timedOut, spawnError?}
 // A streamed process (a worker) is the leader of a process group of its own, stdin /dev/null; its
-// output comes back as it is printed and the parent does the rest (timeouts, group kills):
+// output comes back as it is printed and the parent does the rest (timeouts, group kills). Past
+// HANDOVER_BYTES its pipes themselves go to the parent, which reads the rest and sees them close:
 //   in:  {t: 'start', id, file, args, cwd, env} · {t: 'drop', id}
 //   out: {t: 'spawned', id, pid, startTicks} · {t: 'failed', id, message}
-//        {t: 'out', id, fd: 1 | 2, chunk: Buffer} · {t: 'exit', id, code, signal} · {t: 'closed', id}
+//        {t: 'out', id, fd: 1 | 2, chunk: Buffer} · {t: 'exit', id, code, signal}
+//        then {t: 'closed', id}, or {t: 'handover', id, fd: 1 | 2} with the pipe, once per pipe
 const { spawn } = require('node:child_process');
 const { readFileSync } = require('node:fs');
 
@@ -72,6 +74,14 @@ function readStartTicks(pid) {
  */
 const MAX_UNSENT = 32;
 
+/**
+ * Output copied through here before a stream's pipes are handed to the parent. Every copy costs
+ * the parent a message to decode and a buffer to collect (a flood of 8 workers raised its peak
+ * memory by ~25 MB); handing the pipes over costs two round trips, which only a worker that prints
+ * a lot is worth.
+ */
+const HANDOVER_BYTES = 1 << 20;
+
 function start(msg) {
   let child;
   try {
@@ -84,12 +94,12 @@ function start(msg) {
     child.once('error', (error) => reply({ t: 'failed', id: msg.id, message: error.message }));
     return;
   }
-  const entry = { child, unsent: 0, paused: false };
+  const entry = { child, unsent: 0, paused: false, copied: 0, handedOver: false };
   streams.set(msg.id, entry);
   reply({ t: 'spawned', id: msg.id, pid: child.pid, startTicks: readStartTicks(child.pid) });
   const sent = () => {
     entry.unsent--;
-    if (entry.paused && entry.unsent <= MAX_UNSENT / 2) {
+    if (entry.paused && entry.unsent <= MAX_UNSENT / 2 && !entry.handedOver) {
       entry.paused = false;
       child.stdout.resume();
       child.stderr.resume();
@@ -98,8 +108,10 @@ function start(msg) {
   const forward = (fd) => (chunk) => {
     if (!process.connected) return;
     entry.unsent++;
+    entry.copied += chunk.length;
     process.send({ t: 'out', id: msg.id, fd, chunk }, sent);
-    if (entry.unsent > MAX_UNSENT && !entry.paused) {
+    if (entry.copied >= HANDOVER_BYTES && !entry.handedOver) handOver(msg.id, entry);
+    else if (entry.unsent > MAX_UNSENT && !entry.paused) {
       entry.paused = true;
       child.stdout.pause();
       child.stderr.pause();
@@ -108,10 +120,32 @@ function start(msg) {
   child.stdout.on('data', forward(1));
   child.stderr.on('data', forward(2));
   child.on('error', () => undefined); // a failed kill changes nothing: the parent watches the group
-  child.once('exit', (code, signal) => reply({ t: 'exit', id: msg.id, code, signal }));
-  child.once('close', () => {
-    if (streams.delete(msg.id)) reply({ t: 'closed', id: msg.id });
+  child.once('exit', (code, signal) => {
+    reply({ t: 'exit', id: msg.id, code, signal });
+    if (entry.handedOver) streams.delete(msg.id);
   });
+  child.once('close', () => {
+    if (!entry.handedOver && streams.delete(msg.id)) reply({ t: 'closed', id: msg.id });
+  });
+}
+
+/**
+ * Hands a stream's pipes to the parent, unless one has ended already (its last bytes are then
+ * near). What the pipes' streams hold is sent first; their reading is stopped before they are
+ * sent (node discards whatever a handle in flight reads), so each byte goes exactly one way,
+ * and in order: the channel delivers messages in the order they were sent.
+ */
+function handOver(id, entry) {
+  const pipes = [entry.child.stdout, entry.child.stderr];
+  if (pipes.some((pipe) => pipe._handle === null || pipe._handle === undefined || pipe.readableEnded)) return;
+  entry.handedOver = true;
+  for (const [index, pipe] of pipes.entries()) {
+    pipe.pause();
+    while (pipe.read() !== null); // each chunk read goes out through the 'data' listener
+    pipe._handle.readStop();
+    pipe.removeAllListeners('data');
+    reply({ t: 'handover', id, fd: index + 1 }, pipe);
+  }
 }
 
 /** The parent stopped waiting for a stream's pipes (a member that left the group holds them): let them go. */
@@ -119,12 +153,13 @@ function drop(id) {
   const entry = streams.get(id);
   if (entry === undefined) return;
   streams.delete(id);
+  if (entry.handedOver) return; // the parent holds the pipes
   entry.child.stdout.destroy();
   entry.child.stderr.destroy();
 }
 
-function reply(msg) {
-  if (process.connected) process.send(msg, () => undefined);
+function reply(msg, handle) {
+  if (process.connected) process.send(msg, handle, () => undefined);
 }
 
 process.on('message', (msg) => {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
@@ -51,7 +52,8 @@ type StreamMessage =
   | { t: 'failed'; id: number; message: string }
   | { t: 'out'; id: number; fd: 1 | 2; chunk: Uint8Array }
   | { t: 'exit'; id: number; code: number | null; signal: string | null }
-  | { t: 'closed'; id: number };
+  | { t: 'closed'; id: number }
+  | { t: 'handover'; id: number; fd: 1 | 2 };
 
 /** A process to start through the helper as the leader of a group of its own, stdin /dev/null, its output streamed back. */
 export interface StreamRequest {
@@ -71,14 +73,31 @@ export interface StreamHandlers {
   onExit(code: number | null, signal: string | null): void;
   /** Its pipes closed: every holder of them is gone. */
   onClose(): void;
-  /** The helper died first: `started`, after onSpawn (the group lives on, unwatched); nothing else follows. */
-  onLost(started: boolean): void;
+  /**
+   * The helper died first: `started`, after onSpawn (the group lives on, its exit unseen). Nothing
+   * else follows unless `pipesHere`: the helper had handed the pipes over, and they are read here
+   * to their close (onData, onClose).
+   */
+  onLost(started: boolean, pipesHere: boolean): void;
 }
 
 /** A streamed process in the helper. */
 export interface StreamedProcess {
   /** Stops waiting for its pipes (the helper lets them go): nothing more is reported. */
   drop(): void;
+}
+
+/** A streamed process as followed here. */
+interface Stream {
+  handlers: StreamHandlers;
+  started: boolean;
+  /** Its exit was reported. */
+  exited: boolean;
+  /** The pipes the helper handed over (spawner-child.cjs: once the worker printed a lot), read here. */
+  pipes: Socket[];
+  /** Of those, the ones closed. */
+  pipesClosed: number;
+  isDropped: boolean;
 }
 
 const CHILD_SCRIPT = fileURLToPath(new URL('./spawner-child.cjs', import.meta.url));
@@ -94,7 +113,7 @@ const CHILD_SCRIPT = fileURLToPath(new URL('./spawner-child.cjs', import.meta.ur
 class Spawner {
   #child: ChildProcess | null = null;
   readonly #pending = new Map<number, Pending>();
-  readonly #streams = new Map<number, { handlers: StreamHandlers; started: boolean }>();
+  readonly #streams = new Map<number, Stream>();
   #nextId = 1;
   #isClosing = false;
 
@@ -116,14 +135,19 @@ class Spawner {
   start(request: StreamRequest, handlers: StreamHandlers): StreamedProcess {
     const id = this.#nextId++;
     const child = this.#ensureChild();
-    this.#streams.set(id, { handlers, started: false });
+    const stream: Stream = { handlers, started: false, exited: false, pipes: [], pipesClosed: 0, isDropped: false };
+    this.#streams.set(id, stream);
     this.#hold(child);
     const { file, args, cwd, env } = request;
     this.#send(child, { t: 'start', id, file, args, cwd, env });
     return {
       drop: () => {
-        if (!this.#streams.delete(id)) return;
+        if (stream.isDropped || !this.#streams.has(id)) return;
+        stream.isDropped = true;
+        for (const pipe of stream.pipes) pipe.destroy();
+        // pipes still in the helper (or on their way here: destroyed as they arrive) are let go there
         this.#send(child, { t: 'drop', id });
+        this.#streams.delete(id);
         this.#releaseIfIdle();
       },
     };
@@ -165,7 +189,7 @@ class Spawner {
     delete env.NODE_OPTIONS; // the helper stays small: no loaders, profilers or inspectors of ours
     const child = spawn(process.execPath, [CHILD_SCRIPT], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'advanced', env });
     child.unref();
-    child.on('message', (message: DoneMessage | StreamMessage) => (message.t === 'done' ? this.#done(message) : this.#streamed(message)));
+    child.on('message', (message: DoneMessage | StreamMessage, pipe?: Socket) => (message.t === 'done' ? this.#done(message) : this.#streamed(message, pipe)));
     child.on('exit', () => this.#lost(child));
     child.on('error', () => this.#lost(child));
     this.#child = child;
@@ -188,21 +212,46 @@ class Spawner {
     pending.resolve(result);
   }
 
-  #streamed(message: StreamMessage): void {
+  #streamed(message: StreamMessage, pipe: Socket | undefined): void {
     const stream = this.#streams.get(message.id);
-    if (stream === undefined) return;
+    if (stream === undefined) {
+      pipe?.destroy(); // handed over after a drop
+      return;
+    }
     const { handlers } = stream;
     if (message.t === 'out') handlers.onData(message.fd, Buffer.from(message.chunk.buffer, message.chunk.byteOffset, message.chunk.byteLength));
     else if (message.t === 'spawned') {
       stream.started = true;
       handlers.onSpawn(message.pid, message.startTicks);
-    } else if (message.t === 'exit') handlers.onExit(message.code, message.signal);
-    else {
-      this.#streams.delete(message.id);
-      this.#releaseIfIdle();
+    } else if (message.t === 'exit') {
+      stream.exited = true;
+      handlers.onExit(message.code, message.signal);
+      if (stream.pipesClosed === 2) this.#end(message.id);
+    } else if (message.t === 'handover') {
+      if (pipe !== undefined) this.#read(message.id, stream, message.fd, pipe);
+    } else {
+      this.#end(message.id);
       if (message.t === 'failed') handlers.onFail(message.message);
       else handlers.onClose();
     }
+  }
+
+  /** Reads a pipe the helper handed over, as node reads a child's own; once both closed, the stream's end is told. */
+  #read(id: number, stream: Stream, fd: 1 | 2, pipe: Socket): void {
+    stream.pipes.push(pipe);
+    pipe.on('data', (chunk: Buffer) => stream.handlers.onData(fd, chunk));
+    pipe.on('error', () => undefined); // a read error ends the pipe: its close follows
+    pipe.once('close', () => {
+      if (++stream.pipesClosed < 2) return;
+      stream.handlers.onClose();
+      if (stream.exited) this.#end(id);
+    });
+  }
+
+  /** Nothing more is coming from the helper for a stream. */
+  #end(id: number): void {
+    if (!this.#streams.delete(id)) return;
+    this.#releaseIfIdle();
   }
 
   /** The channel keeps this process alive while the helper works for it (as a child of its own would). */
@@ -224,7 +273,7 @@ class Spawner {
     if (this.#child === child) this.#child = null;
     const streams = [...this.#streams.values()];
     this.#streams.clear();
-    for (const { handlers, started } of streams) handlers.onLost(started);
+    for (const { handlers, started, pipes } of streams) handlers.onLost(started, pipes.length > 0);
     const held = [...this.#pending.values()];
     this.#pending.clear();
     for (const pending of held) {

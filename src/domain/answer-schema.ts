@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { ChangesJson } from './changes.js';
 import type { JobSpec } from './request.js';
+import type { TaskOrder } from './phase-order.js';
+import type { WriteAuditVerdict } from './write-policy.js';
 import type { ConvergenceJson, CriteriaCheckJson, OriginalTestsJson, ProofJson, TotalsJson, VerificationJson } from './result.js';
 import { DETECTED_STATES, JOB_STATUSES, TASK_TYPES, WORKER_STATUSES } from './status.js';
 
@@ -61,7 +63,11 @@ export const verificationSchema = z.strictObject({
 });
 
 /** The compact answer's verification: `related_files_count` when `related_files` was cut. */
-export const compactVerificationSchema = verificationSchema.extend({ related_files_count: count.optional() });
+export const compactVerificationSchema = verificationSchema.extend({
+  related_files_count: count.optional(),
+  /** Left out when empty (a passing verification keeps none): a clean answer stays under ~400 tokens. */
+  output_tail: z.string().optional(),
+});
 
 const excludedFolderSchema = z.strictObject({
   added: count,
@@ -156,6 +162,8 @@ export const compactWorkerSchema = z.strictObject({
   sandboxed: z.boolean(),
   /** `none` (a loopback of its own) is left out of the compact answer as the nothing-happened value; null: it never started. */
   network: z.enum(['none', 'outbound', 'host']).nullable(),
+  /** spec 06's mutation audit; `ok` is left out of the compact answer as the nothing-happened value; null: not audited (never ran, or live). */
+  write_audit: z.enum(['ok', 'violation', 'failed-no-mutation']).nullable(),
   /** The detected state, when any, and why. */
   state: z.enum(DETECTED_STATES).optional(),
   why: z.string().optional(),
@@ -238,6 +246,8 @@ export const compactJobSchema = z.strictObject({
   fix_rounds: count,
   /** The spec-lint gaps; `needs_detail` (what to add, and how) while the job is live and with `full`. */
   spec_lint: z.strictObject({ mode: z.string(), codes: strings, needs_detail: z.array(lintFindingSchema).optional() }).optional(),
+  /** spec 06 "Phase order": present only when the tasks run in another order or batches than the request's. */
+  task_order: z.strictObject({ by: z.literal('phase'), from: strings, to: strings, phases: z.array(strings), why: z.string() }).optional(),
   criteria: strings.optional(),
   /** Present once the job has a result or a worker row. */
   result: compactResultSchema.optional(),
@@ -295,4 +305,6 @@ export type _SchemaMatches = [
   Holds<Same<z.infer<typeof criteriaCheckSchema>, CriteriaCheckJson>>,
   Holds<Same<z.infer<typeof totalsSchema>, TotalsJson>>,
   Holds<Same<Required<z.infer<typeof compactJobSchema>>['spec_lint'], Flat<Omit<SpecLint, 'needs_detail'> & Partial<Pick<SpecLint, 'needs_detail'>>>>>,
+  Holds<Same<Required<z.infer<typeof compactJobSchema>>['task_order'], TaskOrder>>,
+  Holds<Same<z.infer<typeof compactWorkerSchema>['write_audit'], WriteAuditVerdict | null>>,
 ];

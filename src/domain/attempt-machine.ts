@@ -24,6 +24,8 @@ export interface AttemptFacts {
   exit: AttemptExit | null;
   /** The task was to change something and nothing changed (issue 10 "done means done"). */
   nothingChanged: boolean;
+  /** It wrote outside its write policy (spec 06's mutation audit, taken with its evidence). */
+  writeViolation: boolean;
   /** The verification's answer; null until verified. */
   verification: { blocking: boolean; couldNotStart: boolean } | null;
   /** The result gates' answer (criteria, proof); null until checked. */
@@ -66,7 +68,7 @@ export interface AttemptStep {
   effects: readonly AttemptEffect[];
 }
 
-const NO_FACTS: AttemptFacts = { exit: null, nothingChanged: false, verification: null, gates: null };
+const NO_FACTS: AttemptFacts = { exit: null, nothingChanged: false, writeViolation: false, verification: null, gates: null };
 
 const ROWS: ReadonlyMap<string, AttemptRow> = new Map(ATTEMPT_TABLE.map((row) => [rowKey(row.from, row.on), row]));
 

@@ -63,6 +63,8 @@ export function workerEndOf(attempt: Attempt): WorkerEndWords {
   // spec 01: stopped because gaffer stopped reads `interrupted`, as recovery and worker-run write it
   if (attempt.state === 'interrupted' && (exit === null || exit.status === 'cancelled')) return { status: 'interrupted', outcome: 'cancelled' };
   if (exit !== null) {
+    // spec 06: writing outside its write policy breaks the worker's contract, whatever its process said
+    if (attempt.facts.writeViolation && exit.status !== 'cancelled' && exit.status !== 'interrupted') return { status: 'error', outcome: 'panic' };
     // issue 10: done but nothing changed where a change was the task is an expected error, status kept
     const outcome = attempt.facts.nothingChanged && exit.status === 'done' ? 'expected_error' : exit.outcome;
     return { status: exit.status, outcome };

@@ -22,6 +22,8 @@ export interface ProofFacts {
   unattestedWorkers?: string[];
   /** Keys of external agents (agent CLIs) that ran without the sandbox (spec 04). */
   unsandboxedExternal?: string[];
+  /** Workers that wrote outside their write policy (spec 06), each as `<worker>: <paths>`. */
+  writeViolations?: string[];
   /** Workers a limit ended, each in words (issue 11): named in `worker_not_done`. */
   limitsHit?: string[];
   /**
@@ -82,6 +84,8 @@ export function computeProof(f: ProofFacts): ProofJson {
   if (v?.ran && v.scope === 'related') doubt('scope_related_only', 'only the tests related to the changed files ran; the full suite never ran on the final state');
   // what can run code later costs `proved`; the excluded folders' counts (a build, an install) only a little
   if (f.outsideEvidence) doubt('outside_evidence_writes', f.outsideEvidence.detail, f.outsideEvidence.runsCode ? PENALTIES.outside_evidence_writes : 0.05);
+  // before worker_not_done (the same penalty): a violation is why its worker did not finish, and leads the verdict
+  if ((f.writeViolations?.length ?? 0) > 0) doubt('write_policy_violation', `wrote outside the write policy: ${f.writeViolations?.join('; ') ?? ''}`);
   if (workersNotDone.length > 0) {
     const limited = (f.limitsHit?.length ?? 0) > 0 ? `; ${f.limitsHit?.join('; ') ?? ''}` : '';
     doubt('worker_not_done', `${workersNotDone.length} of ${f.workerStatuses.length} workers did not finish (${workersNotDone.join(', ')})${limited}`);
@@ -114,6 +118,7 @@ export function computeProof(f: ProofFacts): ProofJson {
     verified &&
     v.ok === true &&
     workersNotDone.length === 0 &&
+    (f.writeViolations?.length ?? 0) === 0 &&
     (!f.expectsChanges || changed > 0) &&
     !f.testsWeakened &&
     judged.length === 0 &&

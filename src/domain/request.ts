@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { GafferError } from './errors.js';
 import { knownKeysAt, suggestKeys } from './nearest-key.js';
 import { TASK_TYPES, type TaskType } from './status.js';
+import { taskOrderOf, type TaskOrder } from './phase-order.js';
 
 /** Limits of spec 02 "The job request"; one place, so every door checks the same numbers. */
 export const LIMITS = {
@@ -143,6 +144,8 @@ export interface JobSpec {
   isolation: 'shared';
   approval: 'auto' | 'never';
   client_request_id: string | null;
+  /** spec 06 "Phase order": present when reviewers and verifiers run in a later phase than the request's order or batch. */
+  task_order?: TaskOrder;
   /** What spec lint found at dispatch (warn mode), when it found anything. */
   spec_lint?: { mode: string; needs_detail: { task: string; code: string; message: string; fix: string }[]; codes: string[] };
 }
@@ -191,12 +194,15 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
     };
   });
 
+  const parallel = req.parallel ?? false;
+  const taskOrder = taskOrderOf(tasks, parallel);
   return {
     workspace: req.workspace,
     title: req.title?.trim() || deriveTitle(tasks),
     context: req.context ?? null,
     tasks,
-    parallel: req.parallel ?? false,
+    parallel,
+    ...(taskOrder ? { task_order: taskOrder } : {}),
     runner: req.runner ?? null,
     model: req.model ?? null,
     verify: normalizeVerify(req.verify),

@@ -1,6 +1,7 @@
 // What a runner reports when a worker ends (spec 04): plain data the engine settles, the
 // verification reads and the store keeps, so none of them imports the runners.
 import type { DetectedState, WorkerOutcome, WorkerStatus } from './status.js';
+import type { WriteAuditVerdict } from './write-policy.js';
 
 /** The network a run had (the sandbox's words; runners/contract.ts checks they match platform's). */
 export type NetworkMode = 'none' | 'outbound' | 'host';
@@ -59,6 +60,11 @@ export interface RunnerReport {
   sandboxed: boolean;
   /** Which network the run had (sandbox/network.ts): `none`, `outbound` or `host`; absent when it never started. */
   network?: NetworkMode;
+  /**
+   * spec 06's mutation audit of what it wrote, set by the engine once its evidence is taken: `ok`,
+   * `violation` (the paths are in `error`) or `failed-no-mutation`; absent before, or when it never ran.
+   */
+  writeAudit?: WriteAuditVerdict;
   /** The limit (issue 11) that ended the worker, when one did: `stopReason` is then `process_limit`/`memory_limit`. */
   limit?: LimitKind;
   /**

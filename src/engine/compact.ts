@@ -53,6 +53,7 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
   };
   // the lint's advice is for the one writing the request: once the job is over, its codes say what was missing
   if (spec.spec_lint) compact.spec_lint = full || live ? spec.spec_lint : ({ mode: spec.spec_lint.mode, codes: spec.spec_lint.codes });
+  if (spec.task_order) compact.task_order = spec.task_order;
   if (spec.criteria.length > 0) compact.criteria = spec.criteria;
 
   const result = job.result;
@@ -145,6 +146,7 @@ function compactWorker(a: AttemptRow, full: boolean): CompactWorker {
     summary: full ? cut(r?.summary ?? '', SUMMARY_CUT_FULL) : collapseRepeats(r?.summary ?? ''),
     sandboxed: r?.sandboxed ?? false,
     network: r?.network === 'none' && !full ? null : (r?.network ?? null),
+    write_audit: r?.writeAudit === 'ok' && !full ? null : (r?.writeAudit ?? null),
   };
   const detection = r?.detection ?? a.state;
   if (detection) {
@@ -177,7 +179,8 @@ function fitSummaries(workers: CompactWorker[]): void {
  * "which", so the tail keeps only its last OUTPUT_TAIL_PARSED chars.
  */
 function compactVerification(v: VerificationJson, workspace: string): CompactVerification {
-  const out = { ...v, ...shortenRelated(v) };
+  const { output_tail: _empty, ...rest } = v;
+  const out: CompactVerification = { ...rest, ...shortenRelated(v) };
   if (v.output_tail === '') return out;
   const parsed = v.failures.length > 0 && v.failures.every((id) => !id.startsWith('<'));
   const tail = collapseRepeats(dropRuntimeFrames(relativizePaths(v.output_tail, workspace)));

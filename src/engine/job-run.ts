@@ -17,6 +17,9 @@ import { checkJobCriteria } from '../verification/criteria.js';
 import { captureOutputs } from '../verification/outputs.js';
 import { recordJobProcesses } from './recovery.js';
 import type { Place } from './placement/placement.js';
+import { taskPhases } from '../domain/phase-order.js';
+import { auditStep } from './write-audit.js';
+import { isTestFilePath } from '../verification/harness.js';
 
 /**
  * Runs a job through its whole life: its place (the Placement) → checkpoint → its tasks' attempts
@@ -72,7 +75,25 @@ async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
   }
 
   ctx.phase('workers running', atCheckpoint);
-  const workers = await runTaskWorkers(ctx, place);
+  const evidence = new EvidenceTrail(pre);
+  const violations: string[] = [];
+  let lastWork = pre;
+  /** The snapshot after a step of the work: its writes are the workers' (spec 03), audited against their policies (spec 06). */
+  const collect = async (step: WorkerEnd[], label: string): Promise<void> => {
+    const after = await snap(label);
+    const written = await evidence.diff(evidence.lastVerified ?? lastWork, after);
+    evidence.addWorkStep(written);
+    lastWork = after;
+    violations.push(...auditStep(ctx, step, written, await restoredTests(evidence, written, after)));
+  };
+  const workers: WorkerEnd[] = [];
+  const steps = workerSteps(ctx, place);
+  let lastStep: WorkerEnd[] = [];
+  for (const [i, step] of steps.entries()) {
+    lastStep = await Promise.all(step.map((plan) => runWorker(ctx, plan, place)));
+    workers.push(...lastStep);
+    if (i < steps.length - 1) await collect(lastStep, `step-${i + 1}`);
+  }
   if (!ctx.isCancelled && !workers.some((w) => w.started)) {
     const why = workers.find((w) => w.report.error)?.report.error ?? 'no worker started';
     settleJob(ctx, { workers, fixers: [], changes: null, changeSet: null, verification: null, cancelled: false, fixRounds: 0, error: `no worker started: ${why}` });
@@ -81,10 +102,7 @@ async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
 
   if (ctx.isCancelled) ctx.phase('checking what changed on disk');
   else ctx.enter('verifying', 'checking what changed on disk');
-  const evidence = new EvidenceTrail(pre);
-  let lastWork = await snap('post');
-  evidence.addWorkStep(await evidence.diff(pre, lastWork));
-  evidenceTaken(ctx);
+  await collect(lastStep, 'post');
   let changes = await evidence.changesJson(lastWork);
   ctx.update({ result: resultSoFar(ctx, { changes, files_changed: allPaths(await evidence.workerChanges(lastWork)) }) });
 
@@ -130,10 +148,7 @@ async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
     if (ctx.isCancelled) break;
 
     ctx.phase('checking what changed on disk');
-    const afterFix = await snap(`fix-${round}`);
-    evidence.addWorkStep(await evidence.diff(evidence.lastVerified ?? lastWork, afterFix));
-    lastWork = afterFix;
-    evidenceTaken(ctx);
+    await collect(fixers.slice(-1), `fix-${round}`);
     ctx.phase(`verifying again after fix round ${round}`);
     previous.push({ summary: verification.summary, failures: verification.failures });
     const next = await verify(round);
@@ -184,6 +199,7 @@ async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
     cancelled: ctx.isCancelled,
     fixRounds: round,
     checkpoint: { pre, post: lastWork },
+    writeViolations: violations,
     ...(converged ? { convergence: converged } : {}),
     criteria,
   });
@@ -235,30 +251,40 @@ async function verifyOnce(
   return verification;
 }
 
-/** The tasks' first attempts: in order, or at once up to the executor's cap, each taking its turn in the place. */
-async function runTaskWorkers(ctx: JobContext, place: Place): Promise<WorkerEnd[]> {
+/**
+ * The tasks' first attempts in the steps they run in: in a sequential job one attempt a step, in
+ * the phases' order; in a parallel job one step a phase, its attempts at once up to the executor's
+ * cap, each taking its turn in the place (spec 06 "Phase order": reviewers after implementers).
+ */
+function workerSteps(ctx: JobContext, place: Place): WorkerPlan[][] {
   const spec = ctx.spec;
   // spec 06: a declared output counts as written only if it differs from what the checkpoint had
   const outputsAtCheckpoint = captureOutputs(place.workspace, spec.tasks.flatMap((t) => t.outputs));
-  const plans: WorkerPlan[] = spec.tasks.map((task, i) => ({
-    task,
-    route: ctx.services.router.route(task, ctx.attempts.history(task.name)),
-    name: task.name,
-    role: 'worker',
-    instruction: buildInstruction(task, spec.context),
-    resume: null,
-    ord: i,
-    outputsAtCheckpoint,
-  }));
-  if (spec.parallel) return Promise.all(plans.map((plan) => runWorker(ctx, plan, place)));
-  const ends: WorkerEnd[] = [];
-  for (const plan of plans) ends.push(await runWorker(ctx, plan, place));
-  return ends;
+  const phases = taskPhases(spec.tasks).map((phase) =>
+    phase.map(
+      (task): WorkerPlan => ({
+        task,
+        route: ctx.services.router.route(task, ctx.attempts.history(task.name)),
+        name: task.name,
+        role: 'worker',
+        instruction: buildInstruction(task, spec.context),
+        resume: null,
+        // the rows keep the request's order; `task_order` says the order they ran in
+        ord: spec.tasks.indexOf(task),
+        outputsAtCheckpoint,
+      }),
+    ),
+  );
+  return spec.parallel ? phases : phases.flat().map((plan) => [plan]);
 }
 
-/** The attempts whose processes ended have their evidence: the job's snapshot after them was just taken. */
-function evidenceTaken(ctx: JobContext): void {
-  for (const e of ctx.attempts.inState('collecting')) ctx.attempts.move(e.worker, ['evidence_taken']);
+/** The test files a step changed back to what the checkpoint had (looked up only when it changed an existing test). */
+async function restoredTests(evidence: EvidenceTrail, written: ChangeSet, after: Snapshot): Promise<string[]> {
+  const touched = [...written.modified, ...written.deleted].filter(isTestFilePath);
+  if (touched.length === 0) return [];
+  const since = await evidence.diff(evidence.pre, after);
+  const differs = new Set(allPaths(since));
+  return touched.filter((p) => !differs.has(p));
 }
 
 function buildInstruction(task: TaskSpec, context: string | null): string {

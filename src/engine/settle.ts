@@ -27,6 +27,8 @@ export interface SettleInput {
   criteria?: CriteriaCheckJson | null;
   /** Why the job failed before its workers, when it did. */
   error?: string;
+  /** Workers that wrote outside their write policy, `<worker>: <paths>` (spec 06's audit). */
+  writeViolations?: string[];
   /** The checkpoint and the last snapshot of the workers' work, once the job got that far. */
   checkpoint?: NonNullable<JobContext['job']['checkpoint']>;
 }
@@ -95,6 +97,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
         testsWeakened: (s.verification?.tests_weakened?.length ?? 0) > 0,
         unsandboxedExternal,
         limitsHit,
+        writeViolations: s.writeViolations ?? [],
         outsideEvidence: outside.doubt === null ? null : { detail: tampered ? `${outside.doubt}; ${tampered}` : outside.doubt, runsCode: outside.verdictPart !== null || tampered !== null },
       });
 

@@ -15,6 +15,7 @@ import type { Place } from './placement/placement.js';
 import { blankReport } from '../runners/report.js';
 import { settleByArtifacts, type OutputStates } from '../verification/outputs.js';
 import { endEventsFor } from './attempt-ledger.js';
+import { writePolicyFor } from '../domain/write-policy.js';
 
 /** Output events: at most one per worker per 250 ms, each at most 2 KiB of the newest lines (spec 02). */
 export const OUTPUT_EVENT_MS = 250;
@@ -53,6 +54,8 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
   const runner = runners.get(plan.route.runner);
   const logFile = join(ctx.jobDir, `${plan.name}.log`);
   const entry = ctx.attempts.admit(plan.name, plan.task.name, plan.role, plan.route);
+  // spec 06: one write policy for every runner — the builtin agent refuses a write outside it, the audit judges the rest
+  const policy = writePolicyFor(plan.task, plan.role, ctx.spec.tasks);
   store.insertAttempt({
     jobId: ctx.id,
     worker: plan.name,
@@ -106,7 +109,7 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
         jobId: ctx.id,
         workerName: plan.name,
         attempt: entry.attempt.number,
-        role: plan.role,
+        role: policy.role === 'reviewer' ? 'reviewer' : plan.role,
         instruction: plan.instruction,
         workspace: place.workspace,
         command: plan.task.command,
@@ -114,7 +117,7 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
         timeoutMs: ctx.spec.timeout_s * 1000,
         maxRounds: ctx.spec.max_rounds,
         resume,
-        files: [...plan.task.files, ...plan.task.outputs],
+        files: policy.anywhere ? [] : policy.paths,
         outputs: plan.task.outputs,
         sandbox: true,
         // the parent env: each runner builds its worker's allowlisted env from it (platform/process/env.ts)

@@ -7,8 +7,8 @@ import type { Snapshot } from '../domain/snapshot.js';
 // spec 03 "Hints from before the work; the checkpoint's tests judge": a worker's change to a test, to the
 // test runner's configuration, or to anything gaffer reads to decide how to verify is a test-harness change.
 
-/** Test files and runner configuration: edits to them can make a suite pass by asking less. */
-const TEST_PATH_RULES: readonly RegExp[] = [
+/** Test files: the tests themselves, their fixtures and their recorded expectations. */
+const TEST_FILE_RULES: readonly RegExp[] = [
   /(^|\/)(test|tests|__tests__|spec|specs)\//,
   // jest/vitest snapshots: the expectations, read by the test runner without the test naming them
   /(^|\/)__snapshots__\//,
@@ -18,6 +18,11 @@ const TEST_PATH_RULES: readonly RegExp[] = [
   /(^|\/)test_[^/]*\.py$/,
   /_test\.py$/,
   /(^|\/)conftest\.py$/,
+];
+
+/** Test files and runner configuration: edits to them can make a suite pass by asking less. */
+const TEST_PATH_RULES: readonly RegExp[] = [
+  ...TEST_FILE_RULES,
   /(^|\/)(vitest|vite|jest|playwright|ava|karma)\.config\.[cm]?[jt]s$/,
   /(^|\/)(vitest|jest)\.workspace\.[cm]?[jt]s$/,
   /(^|\/)jest\.config\.json$/,
@@ -44,6 +49,11 @@ const PACKAGE_TEST_KEYS = ['jest', 'ava', 'mocha', 'tap', 'c8', 'nyc', 'vitest',
 export interface HarnessChange {
   path: string;
   change: 'added' | 'modified' | 'deleted';
+}
+
+/** Whether a path is a test file (not the runner's configuration) by its name alone: what spec 06's write policy protects. */
+export function isTestFilePath(path: string): boolean {
+  return TEST_FILE_RULES.some((rule) => rule.test(path));
 }
 
 /** Whether a path is a test file or test-runner configuration by its name alone. */

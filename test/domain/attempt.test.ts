@@ -121,6 +121,7 @@ describe('the transition function', () => {
     expect(attempt.facts).toEqual({
       exit: { status: 'done', outcome: 'success' },
       nothingChanged: false,
+      writeViolation: false,
       verification: { blocking: false, couldNotStart: false },
       gates: { criteriaMet: true, contradicted: false },
     });

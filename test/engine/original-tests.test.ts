@@ -56,15 +56,20 @@ describe('a worker that cheats', () => {
     expect(changesOf(job).added).toContain('.gaffer/workspace.json');
   }, 60_000);
 
-  it('a fix round sees the original failure and can repair the code: then the job is proved', async () => {
+  it('a fix round sees the original failure and can repair the code: the tests pass as written, and the cheat stays on the record', async () => {
     const ws = makeWorkspace(CALC_FILES);
     const gut = CHEATS[1]?.[1] ?? '';
     const restore = `sed -i 's/assert.ok(true)/assert.equal(add(2, 3), 5)/' test/math.test.js`;
     const command = `if grep -q "original tests" "$GAFFER_INSTRUCTION_FILE"; then ${restore} && ${FIX_ADD}; else ${gut}; fi`;
     const job = await run({ workspace: ws, fix_rounds: 1, ...task(command) });
-    expect(job.status).toBe('done');
-    expect(proofOf(job).verdict).toBe('proved');
+    expect(verificationOf(job)).toMatchObject({ ok: true, blocking: false });
     expect(verificationOf(job).previous?.[0]?.summary).toContain('with the original tests, 1 still fail');
+    // spec 06: the first attempt gutted a test it may not change; the fix round put it back, which is no violation
+    expect(workerOf(job, 0)).toMatchObject({ status: 'error', write_audit: 'violation', error: expect.stringContaining('test/math.test.js') });
+    expect(workerOf(job, 1)).toMatchObject({ status: 'done', write_audit: 'ok' });
+    expect(job.status).toBe('partial');
+    expect(proofOf(job).verdict).toBe('partial');
+    expect(codes(job)).toContain('write_policy_violation');
   }, 90_000);
 });
 
@@ -78,14 +83,15 @@ describe('honest work that touches tests', () => {
     expect(verificationOf(job).original_tests).toMatchObject({ ran: true, ok: true, blocking: false, changed: ['test/add.test.js (added)'] });
   }, 60_000);
 
-  it('fixing the code and editing an existing test it may not change: done, but partial with tests_touched', async () => {
+  it('fixing the code and editing an existing test it may not change: the edit breaks the write policy, and tests_touched is named', async () => {
     const ws = makeWorkspace(CALC_FILES);
     const comment = `sed -i '1i // checked by hand' test/math.test.js`;
     const job = await run({ workspace: ws, ...task(`${FIX_ADD} && ${comment}`) });
-    expect(job.status).toBe('done');
+    expect(job.status).toBe('partial');
+    expect(workerOf(job, 0)).toMatchObject({ status: 'error', write_audit: 'violation' });
     expect(proofOf(job).verdict).toBe('partial');
-    expect(codes(job)).toContain('tests_touched');
-    expect(job.verdict).toMatch(/^partial [\d.]+: tests_touched/);
+    expect(codes(job)).toEqual(expect.arrayContaining(['tests_touched', 'write_policy_violation']));
+    expect(job.verdict).toMatch(/^partial [\d.]+: write_policy_violation/);
   }, 60_000);
 
   it('with tests_may_change, the workers\' tests are used; original tests that fail make it partial, not blocking', async () => {

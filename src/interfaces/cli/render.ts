@@ -24,6 +24,7 @@ export function renderCompact(job: CompactJob): string {
   lines.push(`  workspace: ${job.workspace}`);
   if (job.phase) lines.push(`  phase: ${job.phase}`);
   if (job.verdict) lines.push(`  verdict: ${job.verdict}`);
+  if (job.task_order) lines.push(`  task order: ${job.task_order.phases.map((phase) => phase.join(' + ')).join(' → ')} (${job.task_order.why})`);
   const result = job.result;
   const workers = result?.workers ?? [];
   if (workers.length > 0) {

@@ -1,0 +1,46 @@
+// spec 06 "Phase order": a reviewer must see the implementers' diff, not the base, so a job never
+// holds an implementer and a reviewer or verifier of the same work in one parallel batch.
+import type { TaskType } from './status.js';
+import { policyRoleOf } from './write-policy.js';
+
+/** Task types that run after a job's implementers, in a later phase (spec 06). */
+const LATE_TYPES: ReadonlySet<TaskType> = new Set(['review', 'verify']);
+
+/** How the job's tasks were put in another order than the request's, and why (the answer's `task_order`). */
+export interface TaskOrder {
+  /** `phase`: reviewers and verifiers after the implementers (spec 06); `impact` (spec 07) comes later. */
+  by: 'phase';
+  /** The tasks as the request wrote them. */
+  from: string[];
+  /** The tasks in the order they run. */
+  to: string[];
+  /** The batches they run in, one after the other (a sequential job runs each batch's tasks in order). */
+  phases: string[][];
+  /** The reason, in words. */
+  why: string;
+}
+
+/** The batches a job's tasks run in: implementers first, then the review/verify tasks, when the job has both; else one. */
+export function taskPhases<T extends { name: string; type: TaskType }>(tasks: readonly T[]): T[][] {
+  const late = tasks.filter((t) => LATE_TYPES.has(t.type));
+  const hasImplementers = tasks.some((t) => policyRoleOf(t, 'worker') === 'implementer');
+  if (late.length === 0 || !hasImplementers) return [[...tasks]];
+  return [tasks.filter((t) => !LATE_TYPES.has(t.type)), late];
+}
+
+/**
+ * The job's `task_order` when phasing changed something: a parallel job split in batches, or a
+ * sequential job whose order moved; null when the tasks run as written.
+ */
+export function taskOrderOf(tasks: readonly { name: string; type: TaskType }[], parallel: boolean): TaskOrder | null {
+  const phases = taskPhases(tasks).map((phase) => phase.map((t) => t.name));
+  const from = tasks.map((t) => t.name);
+  const to = phases.flat();
+  const moved = to.some((name, i) => name !== from[i]);
+  if (phases.length < 2 || (!parallel && !moved)) return null;
+  const late = phases[1]?.join(', ') ?? '';
+  const why = parallel
+    ? `${late} run after the implementers, against their changes: a reviewer must see the implementers' diff, not the base`
+    : `${late} moved after the implementers, to run against their changes`;
+  return { by: 'phase', from, to, phases, why };
+}

@@ -1,0 +1,43 @@
+import type { ChangeSet } from '../evidence/types.js';
+import { auditBatchWrites, declaredOutOfPlanEdits, describeViolation, writePolicyFor, type WriteAudit } from '../domain/write-policy.js';
+import { isTestFilePath } from '../verification/harness.js';
+import type { JobContext } from './job-context.js';
+import type { WorkerEnd } from './worker-run.js';
+
+/**
+ * spec 06's mutation audit of one step of the job's work: a worker that had the workspace to
+ * itself, or workers that shared it at once (their writes cannot be told apart there: a path is
+ * charged only when none of them may write it, and then to each). Each worker's evidence is then
+ * taken: its attempt leaves `collecting` with the audit's answer, and its row says it — a
+ * violation makes the worker `error` with the paths in its reason (spec 06). `restored`: paths
+ * the step put back as the checkpoint had them (a fix round undoing a worker's edit to a test). Returns the
+ * violations in words, `<worker>: <paths>`, for the proof.
+ */
+export function auditStep(ctx: JobContext, ends: readonly WorkerEnd[], written: ChangeSet, restored: readonly string[]): string[] {
+  const ran = ends.filter((end) => end.started && ctx.attempts.entry(end.plan.name).attempt.state === 'collecting');
+  const outputsOf = (task: string) => ctx.spec.tasks.filter((t) => t.name !== task).flatMap((t) => t.outputs);
+  const workers = ran.map((end) => ({
+    policy: writePolicyFor(end.plan.task, end.plan.role, ctx.spec.tasks),
+    declared: declaredOutOfPlanEdits(end.report.summary),
+    // siblings' declared outputs never count against a worker (spec 06)
+    exempt: outputsOf(end.plan.task.name),
+    workerFailed: end.report.status !== 'done',
+  }));
+  const audits = auditBatchWrites(workers, written, { isTestFile: isTestFilePath, restored });
+  const violations: string[] = [];
+  ran.forEach((end, i) => {
+    const audit = audits[i] as WriteAudit;
+    const worker = workers[i];
+    if (worker === undefined) return;
+    const isViolation = audit.verdict === 'violation';
+    end.report = {
+      ...end.report,
+      writeAudit: audit.verdict,
+      ...(isViolation ? { status: 'error' as const, outcome: 'panic' as const, stopReason: 'write_policy_violation', error: describeViolation(worker.policy, audit.outside) } : {}),
+    };
+    const words = ctx.attempts.move(end.plan.name, [{ type: 'evidence_taken', facts: { writeViolation: isViolation } }]);
+    ctx.services.store.updateAttempt(ctx.id, end.plan.name, { status: words.status, outcome: words.outcome, report: { ...end.report } });
+    if (isViolation) violations.push(`${end.plan.name}: ${audit.outside.slice(0, 5).join(', ')}${audit.outside.length > 5 ? ` +${audit.outside.length - 5} more` : ''}`);
+  });
+  return violations;
+}

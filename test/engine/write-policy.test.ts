@@ -1,0 +1,154 @@
+import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/engine/engine.js';
+import type { CompactJob } from '../../src/domain/answer.js';
+import { createRunners } from '../../src/runners/index.js';
+import { createSandbox } from '../../src/platform/sandbox/sandbox.js';
+import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir } from '../helpers/temp.js';
+
+// spec 06 "Write policies and the mutation audit" and "Phase order", through real jobs: real git,
+// real shell workers, the real verification.
+
+const engines: Engine[] = [];
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.close()));
+});
+
+async function open(): Promise<Engine> {
+  const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners: createRunners({ sandbox: createSandbox('off') }) });
+  engines.push(engine);
+  return engine;
+}
+
+async function run(engine: Engine, body: Record<string, unknown>) {
+  const { job } = engine.submit(body);
+  await engine.settled(job.id);
+  return { full: engine.get(job.id, { full: true }), compact: engine.get(job.id) };
+}
+
+const rowOf = (answer: CompactJob, name: string) => answer.result?.workers.find((w) => w.name === name);
+
+describe('the mutation audit', () => {
+  it('a shell worker given one file that also edits another: `error`, the path on its row, the proof says so', async () => {
+    const engine = await open();
+    const ws = makeWorkspace(CALC_FILES, { git: true });
+    const { full, compact } = await run(engine, {
+      workspace: ws,
+      verify: 'npm test',
+      fix_rounds: 0,
+      tasks: [{ name: 'fix-add', instruction: 'make add add', files: ['src/math.js'], command: `${FIX_ADD} && echo 'export const x = 1;' > src/other.js` }],
+    });
+    expect(full.status).toBe('partial');
+    expect(full.result?.verification?.ok).toBe(true); // the work itself passes: the violation alone costs `done`
+    const row = rowOf(full, 'fix-add');
+    expect(row).toMatchObject({ status: 'error', outcome: 'panic', stop_reason: 'write_policy_violation', write_audit: 'violation' });
+    expect(row?.error).toBe('wrote outside its write policy (an implementer may write only its named file, no existing test): src/other.js');
+    expect(rowOf(compact, 'fix-add')).toMatchObject({ write_audit: 'violation' });
+    const doubt = full.result?.proof?.uncertainty.find((u) => u.code === 'write_policy_violation');
+    expect(doubt?.detail).toBe('wrote outside the write policy: fix-add: src/other.js');
+    expect(full.result?.proof?.verdict).not.toBe('proved');
+    // the worker's writes are still the evidence: nothing is hidden or undone
+    expect(full.result?.files_changed).toEqual(['src/math.js', 'src/other.js']);
+  });
+
+  it('an honest worker within its files: `ok` on the full row, left out of the compact one, the job done', async () => {
+    const engine = await open();
+    const ws = makeWorkspace(CALC_FILES, { git: true });
+    const { full, compact } = await run(engine, { workspace: ws, verify: 'npm test', tasks: [{ name: 'fix-add', instruction: 'make add add', files: ['src/math.js'], command: FIX_ADD }] });
+    expect(full.status).toBe('done');
+    expect(rowOf(full, 'fix-add')).toMatchObject({ status: 'done', write_audit: 'ok' });
+    expect(rowOf(compact, 'fix-add')).not.toHaveProperty('write_audit');
+    expect(full.result?.proof?.verdict).toBe('proved');
+  });
+
+  it('a worker that rewrites a test to match the bug breaks the table even with no files named: violation', async () => {
+    const engine = await open();
+    const ws = makeWorkspace(CALC_FILES, { git: true });
+    const { full } = await run(engine, {
+      workspace: ws,
+      verify: 'npm test',
+      fix_rounds: 0,
+      tasks: [{ name: 'cheat', instruction: 'make the tests pass', command: "sed -i 's/add(2, 3), 5/add(2, 3), -1/' test/math.test.js" }],
+    });
+    expect(full.status).toBe('partial');
+    expect(rowOf(full, 'cheat')).toMatchObject({ status: 'error', write_audit: 'violation', error: expect.stringContaining('test/math.test.js') });
+    expect(full.result?.proof?.uncertainty.map((u) => u.code)).toContain('write_policy_violation');
+    // with the task allowing tests to change, the same edit is the task's (and the checkpoint's tests still judge it)
+    const allowed = await run(engine, {
+      workspace: makeWorkspace(CALC_FILES, { git: true }),
+      verify: 'npm test',
+      fix_rounds: 0,
+      tasks: [{ name: 'cheat', instruction: 'make the tests pass', tests_may_change: true, command: "sed -i 's/add(2, 3), 5/add(2, 3), -1/' test/math.test.js" }],
+    });
+    expect(rowOf(allowed.full, 'cheat')).toMatchObject({ write_audit: 'ok' });
+    expect(allowed.full.result?.proof?.uncertainty.map((u) => u.code)).not.toContain('write_policy_violation');
+  });
+
+  it('sequential workers are audited one by one: only the one that strayed is charged', async () => {
+    const engine = await open();
+    const ws = makeWorkspace({ 'README.md': 'hi\n' }, { git: true });
+    const { full } = await run(engine, {
+      workspace: ws,
+      verify: 'none',
+      tasks: [
+        { name: 'a', instruction: 'write a', files: ['a.txt'], command: 'echo a > a.txt' },
+        { name: 'b', instruction: 'write b', files: ['b.txt'], command: 'echo b > b.txt && echo a-again >> a.txt' },
+      ],
+    });
+    expect(rowOf(full, 'a')).toMatchObject({ status: 'done', write_audit: 'ok' });
+    expect(rowOf(full, 'b')).toMatchObject({ status: 'error', write_audit: 'violation', error: expect.stringMatching(/: a\.txt$/) });
+  });
+
+  it('a worker that failed and wrote nothing says `failed-no-mutation`', async () => {
+    const engine = await open();
+    const ws = makeWorkspace({ 'README.md': 'hi\n' }, { git: true });
+    const { full } = await run(engine, { workspace: ws, verify: 'none', tasks: [{ name: 'a', instruction: 'fail', command: 'exit 3' }] });
+    expect(rowOf(full, 'a')).toMatchObject({ status: 'error', write_audit: 'failed-no-mutation' });
+  });
+});
+
+describe('phase order', () => {
+  it('a reviewer asked for in parallel runs after the implementer, against its changes; its own write is a violation', async () => {
+    const engine = await open();
+    const ws = makeWorkspace(CALC_FILES, { git: true });
+    const { full, compact } = await run(engine, {
+      workspace: ws,
+      verify: 'npm test',
+      parallel: true,
+      tasks: [
+        { name: 'review', type: 'review', instruction: 'review the fix', command: "grep -c 'a + b' src/math.js; echo looks good > review.txt" },
+        { name: 'impl', instruction: 'make add add', files: ['src/math.js'], command: FIX_ADD },
+      ],
+    });
+    expect(compact.task_order).toEqual({
+      by: 'phase',
+      from: ['review', 'impl'],
+      to: ['impl', 'review'],
+      phases: [['impl'], ['review']],
+      why: "review run after the implementers, against their changes: a reviewer must see the implementers' diff, not the base",
+    });
+    // the reviewer saw the implementer's diff, not the base: its grep found the fix
+    expect(rowOf(full, 'review')?.summary?.split('\n')[0]).toBe('1');
+    expect(rowOf(full, 'impl')).toMatchObject({ status: 'done', write_audit: 'ok' });
+    expect(rowOf(full, 'review')).toMatchObject({ status: 'error', write_audit: 'violation', error: expect.stringMatching(/a reviewer may write nothing in the project\): review\.txt$/) });
+    expect(full.status).toBe('partial');
+    expect(readFileSync(join(ws, 'src/math.js'), 'utf8')).toContain('a + b');
+  });
+
+  it('a reviewer that writes only its declared output passes the audit', async () => {
+    const engine = await open();
+    const ws = makeWorkspace(CALC_FILES, { git: true });
+    const { full } = await run(engine, {
+      workspace: ws,
+      verify: 'npm test',
+      tasks: [
+        { name: 'impl', instruction: 'make add add', files: ['src/math.js'], command: FIX_ADD },
+        { name: 'review', type: 'review', instruction: 'review the fix', outputs: ['review.md'], command: 'echo "## Review: fine" > review.md' },
+      ],
+    });
+    expect(full.task_order).toBeUndefined();
+    expect(rowOf(full, 'review')).toMatchObject({ status: 'done', write_audit: 'ok' });
+    expect(full.status).toBe('done');
+  });
+});

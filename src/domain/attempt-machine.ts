@@ -9,8 +9,8 @@ import {
   type AttemptState,
 } from './attempt-table.js';
 
-/** Why a task got another attempt: its first, a fix round, or (later) the next rung of a route. */
-export type AttemptKind = 'first' | 'fix' | 'escalation';
+/** Why a task got another attempt: its first, a fix round, a retry of missing work (spec 06), or (later) the next rung of a route. */
+export type AttemptKind = 'first' | 'fix' | 'retry' | 'escalation';
 
 /** The process's end as the runner reported it (after the task's declared outputs judged it, spec 06). */
 export interface AttemptExit {

@@ -41,6 +41,7 @@ export const ATTEMPT_EVENTS = [
   'limit_hit',
   'rate_limited',
   'evidence_taken',
+  'outputs_missing',
   'verify_passed',
   'verify_failed_fixable',
   'verify_failed',
@@ -66,6 +67,7 @@ export const ATTEMPT_EFFECTS = [
   'run_verification',
   'check_result_gates',
   'admit_fix_attempt',
+  'admit_retry_attempt',
   'admit_escalation_attempt',
   'release_placement',
 ] as const;
@@ -127,6 +129,8 @@ export const ATTEMPT_TABLE: readonly AttemptRow[] = [
   { from: 'running', on: 'rate_limited', to: 'requeued', effects: ['wait_for_window'] },
   { from: 'requeued', on: 'window_reset', to: 'placed', effects: ['start_executor'] },
   { from: 'collecting', on: 'evidence_taken', to: 'verifying', effects: ['run_verification'] },
+  // spec 06: exited 0 without its declared outputs — its work is missing, not wrong: a new attempt (a new session) takes over
+  { from: 'collecting', on: 'outputs_missing', to: 'settled', effects: ['admit_retry_attempt', 'release_placement'], ending: 'superseded' },
   // verification off reads as passed: there is nothing that blocks (spec 03)
   { from: 'verifying', on: 'verify_passed', to: 'gated_result', effects: ['check_result_gates'] },
   // a fix round is a new attempt of the same task; it is admitted before this one lets go of the place

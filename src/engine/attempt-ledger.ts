@@ -23,8 +23,7 @@ export class AttemptLedger {
   readonly #entries = new Map<string, LedgerEntry>();
 
   /** Admits a new attempt of `task` (numbered after the task's earlier ones) for `worker`. */
-  admit(worker: string, task: string, role: WorkerRole, route: Route): LedgerEntry {
-    const kind: AttemptKind = role === 'fixer' ? 'fix' : 'first';
+  admit(worker: string, task: string, role: WorkerRole, route: Route, kind: AttemptKind = role === 'fixer' ? 'fix' : 'first'): LedgerEntry {
     const entry: LedgerEntry = { worker, role, route, attempt: admitAttempt(task, this.history(task).map((e) => e.attempt), kind) };
     this.#entries.set(worker, entry);
     return entry;

@@ -90,7 +90,7 @@ async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
   const steps = workerSteps(ctx, place);
   let lastStep: WorkerEnd[] = [];
   for (const [i, step] of steps.entries()) {
-    lastStep = await Promise.all(step.map((plan) => runWorker(ctx, plan, place)));
+    lastStep = await Promise.all(step.map((plan) => runTaskAttempts(ctx, plan, place)));
     workers.push(...lastStep);
     if (i < steps.length - 1) await collect(lastStep, `step-${i + 1}`);
   }
@@ -276,6 +276,26 @@ function workerSteps(ctx: JobContext, place: Place): WorkerPlan[][] {
     ),
   );
   return spec.parallel ? phases : phases.flat().map((plan) => [plan]);
+}
+
+/**
+ * A task's first attempt and, when it exited 0 without its declared outputs, one retry: its work
+ * is missing, not wrong (spec 06) — a new attempt of the same route with a new session, told what
+ * was missing. A violation, a timeout or a failed verification is never retried here.
+ */
+async function runTaskAttempts(ctx: JobContext, plan: WorkerPlan, place: Place): Promise<WorkerEnd> {
+  const first = await runWorker(ctx, plan, place);
+  if (first.report.stopReason !== 'outputs_missing' || ctx.isCancelled) return first;
+  ctx.attempts.move(plan.name, ['outputs_missing']);
+  const missing = first.report.error ?? 'a declared output was not written';
+  return runWorker(ctx, {
+    ...plan,
+    // `+` is never in a task's name: the retry's row cannot collide with another task's
+    name: `${plan.name}+retry`,
+    kind: 'retry',
+    resume: null,
+    instruction: `${plan.instruction}\n\n## Your previous attempt\nIt ended without its declared outputs (${missing}). Write every declared output.`,
+  }, place);
 }
 
 /** The test files a step changed back to what the checkpoint had (looked up only when it changed an existing test). */

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AttemptEvent } from '../domain/attempt-machine.js';
+import type { AttemptEvent, AttemptKind } from '../domain/attempt-machine.js';
 import type { WorkerEndWords } from '../domain/attempt-results.js';
 import type { AttemptEventType } from '../domain/attempt-table.js';
 import type { TaskSpec } from '../domain/request.js';
@@ -32,6 +32,8 @@ export interface WorkerPlan {
   resume: string | null;
   /** Position among the job's workers, for stable order. */
   ord: number;
+  /** Why this attempt: the task's first (default for workers), a fix round (fixers), or a retry of missing work (spec 06). */
+  kind?: AttemptKind;
   /** The task's declared outputs as they were at the checkpoint: set for task workers, whose end is judged by them (spec 06). */
   outputsAtCheckpoint?: OutputStates;
 }
@@ -53,7 +55,7 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
   const { store, executor, runners } = ctx.services;
   const runner = runners.get(plan.route.runner);
   const logFile = join(ctx.jobDir, `${plan.name}.log`);
-  const entry = ctx.attempts.admit(plan.name, plan.task.name, plan.role, plan.route);
+  const entry = ctx.attempts.admit(plan.name, plan.task.name, plan.role, plan.route, plan.kind);
   // spec 06: one write policy for every runner — the builtin agent refuses a write outside it, the audit judges the rest
   const policy = writePolicyFor(plan.task, plan.role, ctx.spec.tasks);
   store.insertAttempt({

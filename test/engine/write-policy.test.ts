@@ -152,3 +152,33 @@ describe('phase order', () => {
     expect(full.status).toBe('done');
   });
 });
+
+describe('retrying missing work (spec 06)', () => {
+  it('a worker that exits 0 without its declared output is retried once with a new attempt, told what was missing', async () => {
+    const engine = await open();
+    const ws = makeWorkspace({ 'README.md': 'hi\n' }, { git: true });
+    // writes the report only when its instruction says a previous attempt left it missing
+    const command = 'if grep -q "previous attempt" "$GAFFER_INSTRUCTION_FILE"; then echo "# findings" > report.md; else echo "looked"; fi';
+    const { full } = await run(engine, { workspace: ws, verify: 'none', tasks: [{ name: 'audit', type: 'research', instruction: 'write report.md', outputs: ['report.md'], command }] });
+    expect(full.result?.workers.map((w) => [w.name, w.attempt, w.status, w.stop_reason])).toEqual([
+      ['audit', 1, 'error', 'outputs_missing'],
+      ['audit+retry', 2, 'done', 'complete'],
+    ]);
+    expect(full.status).toBe('done');
+    expect(full.verdict).toContain('1/1 workers done');
+    expect(readFileSync(join(ws, 'report.md'), 'utf8')).toBe('# findings\n');
+    const attempts = engine.store.listAttempts(full.id).map((a) => [a.worker, a.task, a.attempt]);
+    expect(attempts).toEqual([
+      ['audit', 'audit', 1],
+      ['audit+retry', 'audit', 2],
+    ]);
+  });
+
+  it('a worker that exits non-zero without its output is not retried: that is a failure, not missing work', async () => {
+    const engine = await open();
+    const ws = makeWorkspace({ 'README.md': 'hi\n' }, { git: true });
+    const { full } = await run(engine, { workspace: ws, verify: 'none', tasks: [{ name: 'audit', type: 'research', instruction: 'write report.md', outputs: ['report.md'], command: 'exit 2' }] });
+    expect(full.result?.workers.map((w) => [w.name, w.status, w.stop_reason])).toEqual([['audit', 'error', 'exit_nonzero']]);
+    expect(full.status).toBe('partial');
+  });
+});

@@ -84,7 +84,7 @@ async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
     const written = await evidence.diff(evidence.lastVerified ?? lastWork, after);
     evidence.addWorkStep(written);
     lastWork = after;
-    violations.push(...auditStep(ctx, step, written, await restoredTests(evidence, written, after)));
+    violations.push(...auditStep(ctx, workspace, step, written, await restoredTests(evidence, written, after)));
   };
   const workers: WorkerEnd[] = [];
   const steps = workerSteps(ctx, place);

@@ -1,6 +1,7 @@
 import type { ChangeSet } from '../evidence/types.js';
 import { auditBatchWrites, declaredOutOfPlanEdits, describeViolation, writePolicyFor, type WriteAudit } from '../domain/write-policy.js';
 import { isTestFilePath } from '../verification/harness.js';
+import { realWorkspace, resolveInWorkspace } from '../runners/builtin/workspace-paths.js';
 import type { JobContext } from './job-context.js';
 import type { WorkerEnd } from './worker-run.js';
 
@@ -13,16 +14,20 @@ import type { WorkerEnd } from './worker-run.js';
  * the step put back as the checkpoint had them (a fix round undoing a worker's edit to a test). Returns the
  * violations in words, `<worker>: <paths>`, for the proof.
  */
-export function auditStep(ctx: JobContext, ends: readonly WorkerEnd[], written: ChangeSet, restored: readonly string[]): string[] {
+export function auditStep(ctx: JobContext, workspace: string, ends: readonly WorkerEnd[], written: ChangeSet, restored: readonly string[]): string[] {
   const ran = ends.filter((end) => end.started && ctx.attempts.entry(end.plan.name).attempt.state === 'collecting');
+  const onDisk = canonicalPaths(workspace);
   const outputsOf = (task: string) => ctx.spec.tasks.filter((t) => t.name !== task).flatMap((t) => t.outputs);
-  const workers = ran.map((end) => ({
-    policy: writePolicyFor(end.plan.task, end.plan.role, ctx.spec.tasks),
-    declared: declaredOutOfPlanEdits(end.report.summary),
-    // siblings' declared outputs never count against a worker (spec 06)
-    exempt: outputsOf(end.plan.task.name),
-    workerFailed: end.report.status !== 'done',
-  }));
+  const workers = ran.map((end) => {
+    const policy = writePolicyFor(end.plan.task, end.plan.role, ctx.spec.tasks);
+    return {
+      policy: { ...policy, paths: onDisk(policy.paths) },
+      declared: onDisk(declaredOutOfPlanEdits(end.report.summary)),
+      // siblings' declared outputs never count against a worker (spec 06)
+      exempt: onDisk(outputsOf(end.plan.task.name)),
+      workerFailed: end.report.status !== 'done',
+    };
+  });
   const audits = auditBatchWrites(workers, written, { isTestFile: isTestFilePath, restored });
   const violations: string[] = [];
   ran.forEach((end, i) => {
@@ -40,4 +45,18 @@ export function auditStep(ctx: JobContext, ends: readonly WorkerEnd[], written: 
     if (isViolation) violations.push(`${end.plan.name}: ${audit.outside.slice(0, 5).join(', ')}${audit.outside.length > 5 ? ` +${audit.outside.length - 5} more` : ''}`);
   });
   return violations;
+}
+
+/**
+ * The evidence names what changed by its real path: a named path through a link inside the
+ * workspace (`inner/x` where `inner` → `src`) counts as its target too. A path that leads out is
+ * kept as written only (a link made to lead out is never a way in).
+ */
+function canonicalPaths(workspace: string): (paths: readonly string[]) => string[] {
+  const root = realWorkspace(workspace);
+  return (paths) =>
+    paths.flatMap((path) => {
+      const resolved = resolveInWorkspace(root, path);
+      return resolved.ok && resolved.rel !== path ? [path, resolved.rel] : [path];
+    });
 }

@@ -37,7 +37,7 @@ describe('degraded: a whole job through bin/gaffer', () => {
     const data = join(tempDir(), 'data');
     // a git repo, too: without git on PATH it cannot be read as one
     const ws = makeWorkspace(CALC_FILES, { git: true });
-    const r = gaffer(data, ['--json', 'dispatch', '--workspace', ws, '--verify', 'node --test test/', '--task', 'fix add', '--command', `${FIX_ADD}; echo x > notes.txt`, '--files', 'src/math.js'], path, { GAFFER_SANDBOX: 'off' });
+    const r = gaffer(data, ['--json', 'dispatch', '--workspace', ws, '--verify', 'node --test test/', '--task', 'fix add', '--command', `${FIX_ADD}; echo x > notes.txt`, '--files', 'src/math.js', '--files', 'notes.txt'], path, { GAFFER_SANDBOX: 'off' });
     expect(r.stderr).not.toContain('Error');
     expect(r.code).toBe(0);
     const job = JSON.parse(r.stdout);

@@ -90,11 +90,13 @@ describe('files and outputs cannot leave the workspace', () => {
     const { job } = engine.submit({
       workspace: ws,
       verify: 'none',
-      tasks: [{ instruction: 'plant a link', command: `ln -s ${join(outside, 'dir')} planted; echo b >> a.txt`, files: ['planted/secret.txt', 'planted/sub'], outputs: ['planted/sub/deep.txt'] }],
+      tasks: [{ instruction: 'plant a link', command: `ln -s ${join(outside, 'dir')} planted; echo b >> a.txt`, files: ['a.txt', 'planted/secret.txt', 'planted/sub'], outputs: ['planted/sub/deep.txt'] }],
     });
     await engine.settled(job.id);
     const done = engine.get(job.id, { full: true });
-    expect(done.status).toBe('done');
+    // spec 06: the link itself was never the worker's to write (its named paths lie below it), and is charged
+    expect(done.status).toBe('partial');
+    expect(done.result?.workers[0]).toMatchObject({ write_audit: 'violation', error: expect.stringMatching(/: planted$/) });
     expect(done.result?.changes).toMatchObject({ added: ['planted'], modified: ['a.txt'] });
     // what is behind the link is not in the changes, only named as skipped
     const changes = done.result?.changes as { added: string[]; skipped: string[] };

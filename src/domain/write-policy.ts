@@ -138,9 +138,13 @@ export function auditBatchWrites(
 
 /** The reason on a violating worker's row: its role and the paths, at most 5 then `+N more` (spec 06). */
 export function describeViolation(policy: WritePolicy, outside: readonly string[]): string {
-  const shown = outside.slice(0, 5).join(', ');
+  return `wrote outside its write policy (${describePolicy(policy)}): ${listOutside(outside)}`;
+}
+
+/** Paths written outside a policy as spec 06 shows them: at most 5, then `+N more`. */
+export function listOutside(outside: readonly string[]): string {
   const more = outside.length > 5 ? ` +${outside.length - 5} more` : '';
-  return `wrote outside its write policy (${describePolicy(policy)}): ${shown}${more}`;
+  return `${outside.slice(0, 5).join(', ')}${more}`;
 }
 
 /** The policy in a few words, for the reason. */

@@ -1,5 +1,5 @@
 import type { ChangeSet } from '../evidence/types.js';
-import { auditBatchWrites, declaredOutOfPlanEdits, describeViolation, writePolicyFor, type WriteAudit } from '../domain/write-policy.js';
+import { auditBatchWrites, declaredOutOfPlanEdits, describeViolation, listOutside, writePolicyFor, type WriteAudit } from '../domain/write-policy.js';
 import { isTestFilePath } from '../verification/harness.js';
 import { realWorkspace, resolveInWorkspace } from '../runners/builtin/workspace-paths.js';
 import type { JobContext } from './job-context.js';
@@ -42,7 +42,10 @@ export function auditStep(ctx: JobContext, workspace: string, ends: readonly Wor
     };
     const words = ctx.attempts.move(end.plan.name, [{ type: 'evidence_taken', facts: { writeViolation: isViolation } }]);
     ctx.services.store.updateAttempt(ctx.id, end.plan.name, { status: words.status, outcome: words.outcome, report: { ...end.report } });
-    if (isViolation) violations.push(`${end.plan.name}: ${audit.outside.slice(0, 5).join(', ')}${audit.outside.length > 5 ? ` +${audit.outside.length - 5} more` : ''}`);
+    if (!isViolation) return;
+    // the worker's `done` event went out when its process ended: the audit's word follows it
+    ctx.emit({ name: end.plan.name, event: 'error', message: end.report.error ?? 'write policy violation', status: words.status, outcome: words.outcome ?? 'panic' });
+    violations.push(`${end.plan.name}: ${listOutside(audit.outside)}`);
   });
   return violations;
 }

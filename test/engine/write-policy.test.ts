@@ -50,6 +50,10 @@ describe('the mutation audit', () => {
     expect(full.result?.proof?.verdict).not.toBe('proved');
     // the worker's writes are still the evidence: nothing is hidden or undone
     expect(full.result?.files_changed).toEqual(['src/math.js', 'src/other.js']);
+    // its process ended `done`; the audit's word follows it in the events, as on the row
+    const ends = engine.events(full.id).events.filter((e) => e.name === 'fix-add' && (e.event === 'done' || e.event === 'error'));
+    expect(ends.map((e) => e.event)).toEqual(['done', 'error']);
+    expect(ends[1]?.message).toBe(row?.error);
   });
 
   it('an honest worker within its files: `ok` on the full row, left out of the compact one, the job done', async () => {

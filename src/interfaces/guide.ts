@@ -20,7 +20,12 @@ reviews of intent to yourself. One job = one workspace; gaffer runs one job per 
 - Add \`criteria\` (job or task) in forms gaffer checks: "\`npm run lint\` passes", "src/api.ts must not
   change", "docs/api.md is updated", "README.md contains \`--json\`", "out/report.json exists",
   "tests pass". Any other wording is reported \`unchecked\`, never assumed met.
-- Declare the files a task must produce as \`outputs\`: a worker that did not write them is not done.
+- Declare the files a task must produce as \`outputs\`: a worker that did not write them is not done
+  (one that exited 0 without them is retried once).
+- Named \`files\` (with \`outputs\`) are all the worker may write (none named: anything). Writing
+  outside them, or changing an existing test without \`tests_may_change\`, makes it \`error\` with the
+  paths on its row (\`write_audit: violation\`). Review and verify tasks may write only their
+  \`outputs\`, and run after the implementers, against their changes (\`task_order\` says so).
 - \`runner: "shell"\` with a \`command\` runs a script (codemods, formatters, migrations).
 - Tests are the judge: a worker that changes tests or the test harness is judged by the tests as they
   were before the work (run against its new code), and fails when those fail. A task meant to change

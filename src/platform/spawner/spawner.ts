@@ -97,7 +97,6 @@ interface Stream {
   pipes: Socket[];
   /** Of those, the ones closed. */
   pipesClosed: number;
-  isDropped: boolean;
 }
 
 const CHILD_SCRIPT = fileURLToPath(new URL('./spawner-child.cjs', import.meta.url));
@@ -135,15 +134,14 @@ class Spawner {
   start(request: StreamRequest, handlers: StreamHandlers): StreamedProcess {
     const id = this.#nextId++;
     const child = this.#ensureChild();
-    const stream: Stream = { handlers, started: false, exited: false, pipes: [], pipesClosed: 0, isDropped: false };
+    const stream: Stream = { handlers, started: false, exited: false, pipes: [], pipesClosed: 0 };
     this.#streams.set(id, stream);
     this.#hold(child);
     const { file, args, cwd, env } = request;
     this.#send(child, { t: 'start', id, file, args, cwd, env });
     return {
       drop: () => {
-        if (stream.isDropped || !this.#streams.has(id)) return;
-        stream.isDropped = true;
+        if (!this.#streams.has(id)) return;
         for (const pipe of stream.pipes) pipe.destroy();
         // pipes still in the helper (or on their way here: destroyed as they arrive) are let go there
         this.#send(child, { t: 'drop', id });

@@ -80,6 +80,24 @@ export const configFileSchema = z.strictObject({
     .optional(),
   env: z.strictObject({ pass: z.array(z.string().regex(ENV_NAME, 'env.pass holds environment variable names')).max(200).optional() }).optional(),
   protected_paths: z.array(z.string().min(1).max(4096)).max(200).optional(),
+  worktrees: z
+    .strictObject({
+      dir: z.string().min(1).max(4096).optional(),
+      include: z.array(z.string().min(1).max(4096)).max(200).optional(),
+      setup: z.record(z.string().min(1).max(4096), z.string().min(1).max(4096)).optional(),
+      install: z.record(z.string().min(1).max(4096), z.string().min(1).max(4096)).optional(),
+      deps: z.enum(['link', 'copy']).optional(),
+      set_port: z.boolean().optional(),
+      keep_days: z.number().int().min(0).max(3650).optional(),
+      max_gb: z.number().min(0.1).max(100_000).optional(),
+    })
+    .optional(),
+  fanout: z
+    .strictObject({
+      parallel_safe_gates: z.array(z.string().min(1).max(4096)).max(200).optional(),
+      max_concurrency: z.number().int().min(1).max(64).optional(),
+    })
+    .optional(),
 });
 
 export type ConfigFile = z.infer<typeof configFileSchema>;

@@ -79,6 +79,15 @@ export interface GafferConfig {
   env: { pass: string[] };
   /** More folders a job may not be created for, absolute (besides the data dir, ~/.ssh, ~/.gnupg, ~/.config). */
   protected_paths: string[];
+  /**
+   * Worktree isolation (spec 06): where worktrees go (default `<data dir>/worktrees`), untracked files
+   * copied in (gitignore patterns, besides the repository's `.worktreeinclude`), the setup and install
+   * commands by workspace path (`*`: any), `deps` `link` or `copy`, `set_port` (PORT besides
+   * GAFFER_PORT), and what `gaffer worktrees prune` keeps (`keep_days`, `max_gb`).
+   */
+  worktrees: { dir: string | null; include: string[]; setup: Record<string, string>; install: Record<string, string>; deps: 'link' | 'copy'; set_port: boolean; keep_days: number; max_gb: number | null };
+  /** Worktree fan-out: the gate commands safe to run in parallel worktrees, and how many tasks at once (default the worker cap). */
+  fanout: { parallel_safe_gates: string[]; max_concurrency: number | null };
 }
 
 /** Where each value came from, for `gaffer doctor`. */
@@ -112,6 +121,8 @@ export const DEFAULT_CONFIG: GafferConfig = {
   limits: { processes: 1024, memory_mb: Math.max(256, Math.floor(totalmem() / 4 / 1024 ** 2)), cpu_weight: 50 },
   env: { pass: [] },
   protected_paths: [],
+  worktrees: { dir: null, include: [], setup: {}, install: {}, deps: 'link', set_port: true, keep_days: 7, max_gb: null },
+  fanout: { parallel_safe_gates: [], max_concurrency: null },
 };
 
 /**
@@ -167,6 +178,17 @@ function applyFile(config: GafferConfig, c: ConfigFile, baseDir: string, env: No
   if (c.limits?.cpu_weight !== undefined) set('limits.cpu_weight', 'file', () => (config.limits.cpu_weight = c.limits?.cpu_weight ?? 50));
   if (c.env?.pass !== undefined) set('env.pass', 'file', () => (config.env.pass = c.env?.pass ?? []));
   if (c.protected_paths !== undefined) set('protected_paths', 'file', () => (config.protected_paths = (c.protected_paths ?? []).map((p) => expandHome(p, baseDir))));
+  const w = c.worktrees;
+  if (w?.dir !== undefined) set('worktrees.dir', 'file', () => (config.worktrees.dir = expandHome(w.dir ?? '', baseDir)));
+  if (w?.include !== undefined) set('worktrees.include', 'file', () => (config.worktrees.include = w.include ?? []));
+  if (w?.setup !== undefined) set('worktrees.setup', 'file', () => (config.worktrees.setup = byWorkspace(w.setup ?? {}, baseDir)));
+  if (w?.install !== undefined) set('worktrees.install', 'file', () => (config.worktrees.install = byWorkspace(w.install ?? {}, baseDir)));
+  if (w?.deps !== undefined) set('worktrees.deps', 'file', () => (config.worktrees.deps = w.deps ?? 'link'));
+  if (w?.set_port !== undefined) set('worktrees.set_port', 'file', () => (config.worktrees.set_port = w.set_port ?? true));
+  if (w?.keep_days !== undefined) set('worktrees.keep_days', 'file', () => (config.worktrees.keep_days = w.keep_days ?? 7));
+  if (w?.max_gb !== undefined) set('worktrees.max_gb', 'file', () => (config.worktrees.max_gb = w.max_gb ?? null));
+  if (c.fanout?.parallel_safe_gates !== undefined) set('fanout.parallel_safe_gates', 'file', () => (config.fanout.parallel_safe_gates = c.fanout?.parallel_safe_gates ?? []));
+  if (c.fanout?.max_concurrency !== undefined) set('fanout.max_concurrency', 'file', () => (config.fanout.max_concurrency = c.fanout?.max_concurrency ?? null));
   for (const [name, e] of Object.entries(c.models ?? {})) {
     const field = `models.${name}`;
     const keyFrom = e.key !== undefined ? 'file' : e.key_env !== undefined ? `env ${e.key_env} (key_env)` : null;
@@ -227,10 +249,17 @@ function allKeys(config: GafferConfig): string[] {
   const keys = [
     'workers.max_parallel', 'spec_lint', 'tokens', 'retention.jobs', 'default_runner', 'sandbox', 'timeouts.worker_s', 'timeouts.verify_s', 'verification.confirm_full_suite', 'server.max_body_bytes',
     'network.shell', 'network.verification', 'network.loopback_ports', 'limits.processes', 'limits.memory_mb', 'limits.cpu_weight', 'env.pass', 'protected_paths',
+    'worktrees.dir', 'worktrees.include', 'worktrees.setup', 'worktrees.install', 'worktrees.deps', 'worktrees.set_port', 'worktrees.keep_days', 'worktrees.max_gb',
+    'fanout.parallel_safe_gates', 'fanout.max_concurrency',
   ];
   for (const name of Object.keys(config.models)) keys.push(...['url', 'api', 'model', 'key'].map((p) => `models.${name}.${p}`));
   for (const key of CONFIG_RUNNER_KEYS) keys.push(`runners.${key}.enabled`, `runners.${key}.billing`, `runners.${key}.home`);
   return keys;
+}
+
+/** A table keyed by workspace path (`*` kept): each path absolute, `~` expanded. */
+function byWorkspace(table: Record<string, string>, baseDir: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(table).map(([key, command]) => [key === '*' ? key : expandHome(key, baseDir), command]));
 }
 
 /** True when a URL's host is this machine (127.0.0.0/8, ::1, localhost). */

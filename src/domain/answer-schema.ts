@@ -1,3 +1,4 @@
+import type { WorktreesJson } from './fanout.js';
 import { z } from 'zod';
 import type { ChangesJson } from './changes.js';
 import type { JobSpec } from './request.js';
@@ -184,6 +185,41 @@ export const compactWorkerEntrySchema = compactWorkerSchema.partial().required({
   sandboxed: true,
 });
 
+/** A worktree job's `worktrees` (spec 06): per task its branch, worktree and merge; the classes; the merged tree. */
+const worktreesSchema = z.strictObject({
+  base: z.string(),
+  merge: z.enum(['none', 'auto']),
+  tasks: z.array(
+    z.strictObject({
+      task: z.string(),
+      branch: z.string(),
+      commit: z.string().nullable(),
+      state: z.enum(['removed', 'kept', 'remove_refused']),
+      path: z.string().nullable(),
+      why: z.string().optional(),
+      files: strings,
+      port: z.number(),
+      setup: z.strictObject({ deps: strings, included: z.number(), command: z.string().nullable() }),
+      merge: z.enum(['merged', 'conflict', 'not_merged']).optional(),
+      conflict_files: strings.optional(),
+    }),
+  ),
+  classes: z.array(z.strictObject({ task: z.string(), class: z.enum(['parallel', 'sequential']), why: z.string() })),
+  predicted_conflicts: z.array(z.strictObject({ tasks: strings, files: strings })),
+  merged: z
+    .strictObject({
+      branch: z.string(),
+      commit: z.string().nullable(),
+      tasks: strings,
+      applied: z.boolean(),
+      why: z.string().optional(),
+      verification: z.strictObject({ ok: z.boolean().nullable(), summary: z.string() }).nullable(),
+      path: z.string().nullable(),
+    })
+    .optional(),
+  submodules: z.literal('not initialized'),
+});
+
 /** The answer's `result`: the workers' rows and what the job has learnt so far (the job result less its internal counters). */
 export const compactResultSchema = z.strictObject({
   workers: z.array(compactWorkerEntrySchema),
@@ -194,6 +230,7 @@ export const compactResultSchema = z.strictObject({
   criteria_check: criteriaCheckSchema.optional(),
   convergence: convergenceSchema.optional(),
   stopped_by: z.literal('convergence').optional(),
+  worktrees: worktreesSchema.optional(),
   proof: proofSchema.nullable().optional(),
   /** Without `full`, only the totals that are not 0. */
   totals: totalsSchema.partial().optional(),
@@ -304,6 +341,7 @@ export type _SchemaMatches = [
   Holds<Same<z.infer<typeof convergenceSchema>, ConvergenceJson>>,
   Holds<Same<z.infer<typeof criteriaCheckSchema>, CriteriaCheckJson>>,
   Holds<Same<z.infer<typeof totalsSchema>, TotalsJson>>,
+  Holds<Same<z.infer<typeof worktreesSchema>, WorktreesJson>>,
   Holds<Same<Required<z.infer<typeof compactJobSchema>>['spec_lint'], Flat<Omit<SpecLint, 'needs_detail'> & Partial<Pick<SpecLint, 'needs_detail'>>>>>,
   Holds<Same<Required<z.infer<typeof compactJobSchema>>['task_order'], TaskOrder>>,
   Holds<Same<z.infer<typeof compactWorkerSchema>['write_audit'], WriteAuditVerdict | null>>,

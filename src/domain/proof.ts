@@ -24,6 +24,8 @@ export interface ProofFacts {
   unsandboxedExternal?: string[];
   /** Workers that wrote outside their write policy (spec 06), each as `<worker>: <paths>`. */
   writeViolations?: string[];
+  /** A worktree job's merge that did not carry every passing branch into the workspace (spec 06): a conflict, or a merged tree that fails its verification. */
+  mergeProblems?: { code: 'merged_tree_fails' | 'merge_conflict'; detail: string }[];
   /** Workers a limit ended, each in words (issue 11): named in `worker_not_done`. */
   limitsHit?: string[];
   /**
@@ -44,6 +46,8 @@ export const PENALTIES = {
   criteria_unmet: 0.3,
   worker_not_done: 0.3,
   write_policy_violation: 0.3,
+  merged_tree_fails: 0.3,
+  merge_conflict: 0.2,
   external_agent_unsandboxed: 0.2,
   pre_existing_failures: 0.15,
   criteria_unchecked_each: 0.1,
@@ -85,6 +89,7 @@ export function computeProof(f: ProofFacts): ProofJson {
   // what can run code later costs `proved`; the excluded folders' counts (a build, an install) only a little
   if (f.outsideEvidence) doubt('outside_evidence_writes', f.outsideEvidence.detail, f.outsideEvidence.runsCode ? PENALTIES.outside_evidence_writes : 0.05);
   // before worker_not_done (the same penalty): a violation is why its worker did not finish, and leads the verdict
+  for (const m of f.mergeProblems ?? []) doubt(m.code, m.detail);
   if ((f.writeViolations?.length ?? 0) > 0) doubt('write_policy_violation', `wrote outside the write policy: ${f.writeViolations?.join('; ') ?? ''}`);
   if (workersNotDone.length > 0) {
     const limited = (f.limitsHit?.length ?? 0) > 0 ? `; ${f.limitsHit?.join('; ') ?? ''}` : '';
@@ -119,6 +124,7 @@ export function computeProof(f: ProofFacts): ProofJson {
     v.ok === true &&
     workersNotDone.length === 0 &&
     (f.writeViolations?.length ?? 0) === 0 &&
+    (f.mergeProblems?.length ?? 0) === 0 &&
     (!f.expectsChanges || changed > 0) &&
     !f.testsWeakened &&
     judged.length === 0 &&

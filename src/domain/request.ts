@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { GafferError } from './errors.js';
 import { knownKeysAt, suggestKeys } from './nearest-key.js';
 import { TASK_TYPES, type TaskType } from './status.js';
-import { taskOrderOf, type TaskOrder } from './phase-order.js';
+import { taskOrderOf, taskPhases, type TaskOrder } from './phase-order.js';
 
 /** Limits of spec 02 "The job request"; one place, so every door checks the same numbers. */
 export const LIMITS = {
@@ -141,7 +141,10 @@ export interface JobSpec {
   criteria: string[];
   timeout_s: number;
   max_rounds: number;
-  isolation: 'shared';
+  /** `shared` (the workspace itself) or `worktree` (a worktree and branch per task, spec 06). */
+  isolation: 'shared' | 'worktree';
+  /** Worktree jobs: `auto` merges the passing branches, verifies the merged tree and applies it; `none` leaves the branches. */
+  merge: 'none' | 'auto';
   approval: 'auto' | 'never';
   client_request_id: string | null;
   /** spec 06 "Phase order": present when reviewers and verifiers run in a later phase than the request's order or batch. */
@@ -195,6 +198,14 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
   });
 
   const parallel = req.parallel ?? false;
+  const isolation = req.isolation ?? 'shared';
+  if (req.merge !== undefined && isolation !== 'worktree') {
+    throw new GafferError('invalid_request', `merge: "${req.merge}" applies to worktree jobs only — add "isolation": "worktree" or remove merge`, 'merge');
+  }
+  // spec 06: a reviewer sees the implementers' changes; in worktree isolation each task starts from the base
+  if (isolation === 'worktree' && taskPhases(tasks).length > 1) {
+    throw new GafferError('not_supported', 'isolation: review/verify tasks beside implementers in worktree isolation are not supported by this build yet (each worktree starts from the base, so a reviewer would not see the work) — run the review as a second job, or use isolation "shared"', 'isolation');
+  }
   const taskOrder = taskOrderOf(tasks, parallel);
   return {
     workspace: req.workspace,
@@ -214,7 +225,8 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
     criteria: req.criteria ?? [],
     timeout_s: req.timeout_s ?? runners.timeoutS ?? 900,
     max_rounds: req.max_rounds ?? 20,
-    isolation: 'shared',
+    isolation,
+    merge: req.merge ?? 'none',
     approval: req.approval === 'never' ? 'never' : 'auto',
     client_request_id: req.client_request_id ?? null,
   };
@@ -260,8 +272,7 @@ function refuseUnsupported(req: z.output<typeof jobRequestSchema>): void {
     throw new GafferError('not_supported', `${field}: ${what} is not supported by this build yet — remove it`, field);
   };
   if (req.reviewer === true) refuse('reviewer', 'a reviewer worker');
-  if (req.isolation === 'worktree') refuse('isolation', 'worktree isolation');
-  if (req.merge === 'auto') refuse('merge', 'merging worktree branches');
+  if (req.isolation === 'worktree' && (req.criteria?.length ?? 0) > 0) refuse('criteria', 'job-level criteria with worktree isolation (each task is judged in its own worktree: give them per task)');
   if (req.repo !== undefined && req.repo !== null) refuse('repo', 'cluster mode');
   if (req.approval === 'required') refuse('approval', 'asking for approval');
   if (req.unattended === true) refuse('unattended', 'unattended jobs (budgets and the breaker)');

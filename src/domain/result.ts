@@ -1,3 +1,4 @@
+import type { WorktreesJson } from './fanout.js';
 import type { ChangesJson } from './changes.js';
 
 /** The `verification` JSON of spec 03. */
@@ -119,6 +120,8 @@ export interface JobResult {
   convergence?: ConvergenceJson;
   stopped_by?: 'convergence';
   fix_rounds_run: number;
+  /** A worktree job's branches, worktrees, classes and merge (spec 06). */
+  worktrees?: WorktreesJson;
   proof: ProofJson | null;
   totals: TotalsJson;
   exit_code?: number;

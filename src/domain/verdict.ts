@@ -27,6 +27,8 @@ export interface VerdictFacts {
   nothingChanged?: string[];
   /** Writes outside the evidence worth a line (git hooks and config, editor tasks), when any. */
   outsideEvidence?: string | null;
+  /** A worktree job's branches and merge, in words (spec 06). */
+  worktrees?: string | null;
   /** Workers a limit ended, each in words (`worker-1 ended by the process-count limit (1024)`). */
   limitsHit?: string[];
 }
@@ -53,6 +55,7 @@ export function buildVerdict(f: VerdictFacts): string {
   if (f.filesChanged !== null) parts.push(`${f.filesChanged} file${f.filesChanged === 1 ? '' : 's'} changed on disk`);
   if ((f.nothingChanged?.length ?? 0) > 0) parts.push(`nothing changed by ${f.nothingChanged?.join(', ') ?? ''}`);
   if (f.outsideEvidence) parts.push(f.outsideEvidence);
+  if (f.worktrees) parts.push(f.worktrees);
   const verification = f.verification?.could_not_start ? null : describeVerification(f.verification);
   if (verification) parts.push(verification);
   if (f.fixRoundsRun > 0) {

@@ -9,7 +9,7 @@ import type { JobRow, Store } from '../store/store.js';
 import { epochS } from './clock.js';
 import type { CompactJob } from './compact.js';
 import type { Caller, JobQueries } from './queries.js';
-import { vetTaskPaths, vetWorkspace, workspacesHolding, type WorkspaceRules } from './workspace-vetting.js';
+import { vetTaskPaths, vetWorkspace, vetWorktreeRepository, workspacesHolding, type WorkspaceRules } from './workspace-vetting.js';
 
 export const IDEMPOTENCY_WINDOW_S = 3_600;
 
@@ -58,6 +58,7 @@ export class Admission {
     const spawnedFrom = opts.cwd ? workspacesHolding(opts.cwd, this.#store.listLiveJobs().map((j) => j.spec.workspace)) : [];
     spec.workspace = vetWorkspace(spec.workspace, { dataDir: this.#opts.dataDir, ...this.#opts.protect, spawnedFrom });
     vetTaskPaths(spec.workspace, spec);
+    if (spec.isolation === 'worktree') vetWorktreeRepository(spec.workspace);
     this.#vetRunners(spec);
     this.#applySpecLint(spec);
     const idemKey = idempotencyKeyOf(spec, opts.idempotencyKey ?? null);
@@ -100,12 +101,12 @@ export class Admission {
     const done = new Set(attempts.filter((a) => a.role === 'worker' && a.status === 'done').map((a) => a.task));
     const tasks = job.spec.tasks.filter((t) => !done.has(t.name));
     if (tasks.length === 0) throw new GafferError('conflict', `every task of job ${id} ended done; nothing to re-dispatch`);
-    const { spec_lint: _lint, client_request_id: _key, verify, ...rest } = job.spec;
+    const { spec_lint: _lint, client_request_id: _key, verify, merge, ...rest } = job.spec;
     const body = {
       ...rest,
+      ...(rest.isolation === 'worktree' ? { merge } : {}),
       verify: describeVerify(verify),
       title: `${job.title} (re-dispatch of ${id})`,
-      isolation: 'shared',
       tasks: tasks.map(({ runner, model, command, ...t }) => ({ ...t, runner, ...(model ? { model } : {}), ...(command ? { command } : {}) })),
     };
     return this.submit(body, opts);

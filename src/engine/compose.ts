@@ -11,6 +11,7 @@ import type { EngineServices } from './job-context.js';
 import { LiveJobs } from './live-jobs.js';
 import type { JobQueue } from './queue/job-queue.js';
 import { SharedPlacement } from './placement/shared.js';
+import { DEFAULT_WORKTREE_SETTINGS, type WorktreeSettings } from './placement/worktree.js';
 import { TaskRouter, type Router } from './routing/router.js';
 import type { WorkspaceRules } from './workspace-vetting.js';
 
@@ -44,6 +45,8 @@ export interface EngineOptions {
   spawner?: boolean;
   /** Routes each attempt (the roster's router, issue 14); default: the task's own runner and model (`TaskRouter`). */
   router?: Router;
+  /** Worktree isolation's settings (config `worktrees`, `fanout`); default: worktrees under the data dir, nothing copied or set up. */
+  worktrees?: Partial<WorktreeSettings>;
   /** The config file read and config `protected_paths`: folders no job may be created for (issue 11, workspace-vetting.ts). */
   protect?: Pick<WorkspaceRules, 'configFile' | 'protectedPaths'>;
 }
@@ -66,6 +69,7 @@ export function composeServices(opts: EngineOptions, store: Store): EngineServic
     confirmFullSuite: opts.confirmFullSuite ?? true,
     verificationNetwork: opts.verificationNetwork ?? NO_NETWORK,
     sandbox: opts.sandbox ?? createSandbox('auto'),
+    worktrees: { ...DEFAULT_WORKTREE_SETTINGS, ...opts.worktrees },
   };
 }
 

@@ -8,6 +8,7 @@ import { AttemptLedger } from './attempt-ledger.js';
 import type { JobBus } from './bus.js';
 import type { Executor } from './execution/executor.js';
 import type { Placement } from './placement/placement.js';
+import type { WorktreeSettings } from './placement/worktree.js';
 import type { Router } from './routing/router.js';
 
 /**
@@ -27,6 +28,8 @@ export interface EngineServices {
   confirmFullSuite: boolean;
   /** The verification's network under the sandbox (config `network.verification`, `loopback_ports`; spec 04). */
   verificationNetwork: SandboxNetwork;
+  /** Worktree isolation's settings (config `worktrees`, `fanout`; spec 06). */
+  worktrees: WorktreeSettings;
   /** The sandbox the workers' runners were given (made once from config `sandbox`): the verification, baseline and criteria run under it when the workers ran sandboxed (spec 03). */
   sandbox: Sandbox;
 }

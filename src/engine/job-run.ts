@@ -12,9 +12,11 @@ import { compareArtifacts, verificationArtifact } from '../verification/converge
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
 import { runWorker, type WorkerEnd, type WorkerPlan } from './worker-run.js';
-import { settleJob, emptyTotals, verificationFacts } from './settle.js';
+import { settleJob, emptyTotals, verificationFacts, type SettleInput } from './settle.js';
+import { runWorktreeJob } from './worktree-job.js';
+import type { JobPatch } from '../store/store.js';
 import { checkJobCriteria } from '../verification/criteria.js';
-import { captureOutputs } from '../verification/outputs.js';
+import { captureOutputs, type OutputStates } from '../verification/outputs.js';
 import { recordJobProcesses } from './recovery.js';
 import type { Place } from './placement/placement.js';
 import { taskPhases } from '../domain/phase-order.js';
@@ -28,12 +30,14 @@ import { isTestFilePath } from '../verification/harness.js';
 export async function runJob(ctx: JobContext): Promise<void> {
   let place: Place | null = null;
   try {
+    // spec 06: a worktree job holds no lock on the workspace but while it applies a verified merge
+    if (ctx.spec.isolation === 'worktree') return await runWorktreeJob(ctx);
     place = await ctx.services.placement.acquire({ jobId: ctx.id, workspace: ctx.spec.workspace, signal: ctx.abort.signal, onWait: (message) => ctx.phase(message) });
     if (!place) {
       settleJob(ctx, { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 });
       return;
     }
-    await runPlacedJob(ctx, place);
+    settleJob(ctx, await carryOut(ctx, place, wholeJob(ctx)));
   } catch (err) {
     failJob(ctx, err);
   } finally {
@@ -42,23 +46,54 @@ export async function runJob(ctx: JobContext): Promise<void> {
 }
 
 /**
- * The shared placement's order: every task's first attempt in one place, then the job's one
- * evidence trail and verification for them all, then fix attempts one at a time (spec 03). A
- * worktree placement (issue 13) gives each task its own place, evidence and verification.
+ * The tasks one place serves and how their progress is told: the whole job in the shared workspace
+ * (its status and result move with them), or one task in its worktree (spec 06; its phases are the
+ * job's, prefixed with its name, and its snapshots, logs and fix attempts are named after it).
  */
-async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
+export interface Scope {
+  tasks: TaskSpec[];
+  /** Prefix of snapshot labels and verification logs ('' for the whole job). */
+  tag: string;
+  /** Fix attempt N's name and row order. */
+  fixer(round: number): { name: string; ord: number };
+  /** A status change and the phase it starts (a task's place: the phase only). */
+  enter(status: 'running' | 'verifying', phase: string, patch?: JobPatch): void;
+  phase(message: string, patch?: JobPatch): void;
+  /** The job's result so far (a task's place: not the job's; nothing). */
+  progress(patch: Partial<JobResult>): void;
+}
+
+/** The shared workspace's scope: every task, the job's own status and result. */
+function wholeJob(ctx: JobContext): Scope {
+  return {
+    tasks: ctx.spec.tasks,
+    tag: '',
+    fixer: (round) => ({ name: `fixer-${round}`, ord: ctx.spec.tasks.length + round - 1 }),
+    enter: (status, phase, patch) => ctx.enter(status, phase, patch),
+    phase: (message, patch) => ctx.phase(message, patch),
+    progress: (patch) => ctx.update({ result: resultSoFar(ctx, patch) }),
+  };
+}
+
+/**
+ * Carries out a scope's tasks in one place: a checkpoint, every task's first attempt, then one
+ * evidence trail and verification for them all, then fix attempts one at a time (spec 03) — what
+ * the job's end is decided from. The shared placement runs the whole job so; a worktree job runs
+ * each task so in its own worktree (spec 06).
+ */
+export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Promise<SettleInput> {
   const spec = ctx.spec;
   const workspace = place.workspace;
-  ctx.enter('running', 'checkpointing the workspace', { started: epochS() });
+  scope.enter('running', 'checkpointing the workspace', { started: ctx.job.started ?? epochS() });
   let pre: Snapshot | null = null;
   const snap = (label: string) =>
     takeSnapshot({
       workspace,
       dataDir: ctx.services.dataDir,
       jobId: ctx.id,
-      label,
+      label: `${scope.tag}${label}`,
       // the hints file is in the evidence: a worker's change to it is a test-harness change (spec 03)
-      alwaysInclude: [...spec.tasks.flatMap((t) => [...t.files, ...t.outputs]), WORKSPACE_HINTS_FILE],
+      alwaysInclude: [...scope.tasks.flatMap((t) => [...t.files, ...t.outputs]), WORKSPACE_HINTS_FILE],
       // every later snapshot has the checkpoint's source, so the two always compare
       ...(pre ? { like: pre } : {}),
     });
@@ -66,15 +101,11 @@ async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
   // spec 03: what `verify: "auto"` runs is decided from the workspace before any worker runs
   const detected = spec.verify.mode === 'auto' ? detectTestCommand(workspace) : null;
   // spec 07: the `verify.scope` hint, read then too, applies when the request named no scope
-  const scope = spec.verify_scope_given ? spec.verify_scope : readWorkspaceHints(workspace).hints.verify?.scope ?? spec.verify_scope;
-  const atCheckpoint = { checkpoint: { pre }, result: resultSoFar(ctx, {}) };
-  if (ctx.isCancelled) {
-    ctx.update(atCheckpoint);
-    settleJob(ctx, { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 });
-    return;
-  }
+  const verifyScope = spec.verify_scope_given ? spec.verify_scope : readWorkspaceHints(workspace).hints.verify?.scope ?? spec.verify_scope;
+  if (scope.tag === '') ctx.update({ checkpoint: { pre }, result: resultSoFar(ctx, {}) });
+  if (ctx.isCancelled) return { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 };
 
-  ctx.phase('workers running', atCheckpoint);
+  scope.phase('workers running');
   const evidence = new EvidenceTrail(pre);
   const violations: string[] = [];
   let lastWork = pre;
@@ -87,7 +118,7 @@ async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
     violations.push(...auditStep(ctx, workspace, step, written, await restoredTests(evidence, written, after)));
   };
   const workers: WorkerEnd[] = [];
-  const steps = workerSteps(ctx, place);
+  const steps = workerSteps(ctx, place, scope.tasks);
   let lastStep: WorkerEnd[] = [];
   for (const [i, step] of steps.entries()) {
     lastStep = await Promise.all(step.map((plan) => runTaskAttempts(ctx, plan, place)));
@@ -96,38 +127,34 @@ async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
   }
   if (!ctx.isCancelled && !workers.some((w) => w.started)) {
     const why = workers.find((w) => w.report.error)?.report.error ?? 'no worker started';
-    settleJob(ctx, { workers, fixers: [], changes: null, changeSet: null, verification: null, cancelled: false, fixRounds: 0, error: `no worker started: ${why}` });
-    return;
+    return { workers, fixers: [], changes: null, changeSet: null, verification: null, cancelled: false, fixRounds: 0, error: `no worker started: ${why}` };
   }
 
-  if (ctx.isCancelled) ctx.phase('checking what changed on disk');
-  else ctx.enter('verifying', 'checking what changed on disk');
+  if (ctx.isCancelled) scope.phase('checking what changed on disk');
+  else scope.enter('verifying', 'checking what changed on disk');
   await collect(lastStep, 'post');
   let changes = await evidence.changesJson(lastWork);
-  ctx.update({ result: resultSoFar(ctx, { changes, files_changed: allPaths(await evidence.workerChanges(lastWork)) }) });
+  scope.progress({ changes, files_changed: allPaths(await evidence.workerChanges(lastWork)) });
 
-  if (ctx.isCancelled) {
-    settleJob(ctx, { workers, fixers: [], changes, changeSet: await evidence.workerChanges(lastWork), verification: null, cancelled: true, fixRounds: 0 });
-    return;
-  }
+  if (ctx.isCancelled) return { workers, fixers: [], changes, changeSet: await evidence.workerChanges(lastWork), verification: null, cancelled: true, fixRounds: 0 };
 
   let round = 0;
   const baselines: BaselineCache = new Map();
   // spec 03: the verification runs under the same sandbox as the workers where one is in use
   const sandboxed = workers.some((w) => w.report.sandboxed);
-  const verify = async (r: number | 'full', roundScope = scope) =>
-    verifyOnce(ctx, { workspace, round: r, scope: roundScope, detected, lastWork, evidence, snap, changes: await evidence.workerChanges(lastWork), cache: baselines, sandbox: sandboxed });
+  const verify = async (r: number | 'full', roundScope = verifyScope) =>
+    verifyOnce(ctx, scope, { workspace, round: r, scope: roundScope, detected, lastWork, evidence, snap, changes: await evidence.workerChanges(lastWork), cache: baselines, sandbox: sandboxed });
   let verification = await verify(round);
   const previous: { summary: string; failures: string[] }[] = [];
   const fixers: WorkerEnd[] = [];
   let converged: ReturnType<typeof compareArtifacts> | null = null;
   let artifact = verificationArtifact(verification, allPaths(await evidence.workerChanges(lastWork)));
   changes = await evidence.changesJson(lastWork);
-  ctx.update({ result: resultSoFar(ctx, { changes, verification }) });
+  scope.progress({ changes, verification });
 
   while (verification.blocking && round < spec.fix_rounds && !ctx.isCancelled) {
     round++;
-    ctx.phase(`verification failed — fix round ${round}`);
+    scope.phase(`verification failed — fix round ${round}`);
     const changedSoFar = allPaths(await evidence.workerChanges(lastWork));
     const target = pickResumeTarget(workers, fixers, verification);
     const task = target.plan.task;
@@ -137,36 +164,35 @@ async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
     const plan: WorkerPlan = {
       task,
       route: ctx.services.router.route(task, ctx.attempts.history(task.name)),
-      name: `fixer-${round}`,
+      ...scope.fixer(round),
       role: 'fixer',
-      instruction: buildFixerInstruction(verification, spec.tasks, changedSoFar),
+      instruction: buildFixerInstruction(verification, scope.tasks, changedSoFar),
       // spec 03: the session handle is carried; a runner that cannot resume starts fresh with it
       resume: target.report.session,
-      ord: spec.tasks.length + round - 1,
     };
     fixers.push(await runWorker(ctx, plan, place));
     if (ctx.isCancelled) break;
 
-    ctx.phase('checking what changed on disk');
+    scope.phase('checking what changed on disk');
     await collect(fixers.slice(-1), `fix-${round}`);
-    ctx.phase(`verifying again after fix round ${round}`);
+    scope.phase(`verifying again after fix round ${round}`);
     previous.push({ summary: verification.summary, failures: verification.failures });
     const next = await verify(round);
     const nextArtifact = verificationArtifact(next, allPaths(await evidence.workerChanges(lastWork)));
     verification = { ...next, attempts: round + 1, previous: [...previous] };
     const comparison = compareArtifacts(artifact, nextArtifact);
     artifact = nextArtifact;
-    ctx.update({ result: resultSoFar(ctx, { changes: await evidence.changesJson(lastWork), verification }) });
+    scope.progress({ changes: await evidence.changesJson(lastWork), verification });
     if (verification.blocking && comparison.converged) {
       converged = comparison;
-      ctx.phase(`fix rounds converged after ${round}`);
+      scope.phase(`fix rounds converged after ${round}`);
       break;
     }
   }
 
   // spec 03 "Scope": related tests are for speed; `proved` needs the full suite of the final state, once
   if (verification.scope === 'related' && !verification.blocking && !ctx.isCancelled && ctx.services.confirmFullSuite) {
-    ctx.phase('running the full suite on the final state');
+    scope.phase('running the full suite on the final state');
     const related = verification;
     const full = await verify('full', 'all');
     verification = {
@@ -177,11 +203,12 @@ async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
       ...(related.previous ? { previous: related.previous } : {}),
       confirms_related: { related_files: related.related_files?.length ?? 0, summary: related.summary },
     };
-    ctx.update({ result: resultSoFar(ctx, { changes: await evidence.changesJson(lastWork), verification }) });
+    scope.progress({ changes: await evidence.changesJson(lastWork), verification });
   }
 
   const changeSet = await evidence.workerChanges(lastWork);
-  const criteria = await checkJobCriteria(spec, {
+  // a task in its worktree is judged by its own criteria only (job-level ones are refused with worktrees)
+  const criteria = await checkJobCriteria({ ...spec, workspace, tasks: scope.tasks, criteria: scope.tag === '' ? spec.criteria : [] }, {
     changeSet,
     verification,
     sandbox: sandboxed ? ctx.services.sandbox : false,
@@ -190,7 +217,7 @@ async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
     workDir: ctx.jobDir,
     processes: recordJobProcesses(ctx.services.store, ctx.id),
   });
-  settleJob(ctx, {
+  return {
     workers,
     fixers,
     changes: await evidence.changesJson(lastWork),
@@ -202,12 +229,37 @@ async function runPlacedJob(ctx: JobContext, place: Place): Promise<void> {
     writeViolations: violations,
     ...(converged ? { convergence: converged } : {}),
     criteria,
-  });
+  };
+}
+
+/**
+ * Verifies a change made by `change` in `workspace` on its own (the merged tree of a worktree job,
+ * spec 06): a checkpoint before it, a snapshot after, the full suite judged against the checkpoint's.
+ */
+export async function verifyChange(ctx: JobContext, workspace: string, scope: Scope, sandbox: boolean, change: () => Promise<void>): Promise<VerificationJson> {
+  let pre: Snapshot | null = null;
+  const snap = (label: string) =>
+    takeSnapshot({ workspace, dataDir: ctx.services.dataDir, jobId: ctx.id, label: `${scope.tag}${label}`, alwaysInclude: [WORKSPACE_HINTS_FILE], ...(pre ? { like: pre } : {}) });
+  pre = await snap('pre');
+  const detected = ctx.spec.verify.mode === 'auto' ? detectTestCommand(workspace) : null;
+  await change();
+  const post = await snap('post');
+  const evidence = new EvidenceTrail(pre);
+  evidence.addWorkStep(await evidence.diff(pre, post));
+  return verifyOnce(ctx, scope, { workspace, round: 0, scope: 'all', detected, lastWork: post, evidence, snap, changes: await evidence.workerChanges(post), cache: new Map(), sandbox });
+}
+
+/** A task's first attempt ended before it started, for `why` (its worktree could not be made). */
+export function failedFirstAttempt(ctx: JobContext, task: TaskSpec, why: string): Promise<WorkerEnd> {
+  const place: Place = { workspace: ctx.spec.workspace, failure: why, turn: () => Promise.resolve(() => undefined), release: () => undefined };
+  const plan = firstAttemptPlan(ctx, task, null);
+  return runWorker(ctx, plan, place);
 }
 
 /** One verification of the tree the workers left (`round` names its logs: 0, 1, … or `full`). */
 async function verifyOnce(
   ctx: JobContext,
+  scope: Scope,
   v: {
     workspace: string;
     round: number | 'full';
@@ -222,7 +274,7 @@ async function verifyOnce(
   },
 ): Promise<VerificationJson> {
   const spec = ctx.spec;
-  if (spec.verify.mode !== 'off') ctx.phase('running the verification');
+  if (spec.verify.mode !== 'off') scope.phase('running the verification');
   const verification = await verifyWork({
     workspace: v.workspace,
     verify: spec.verify,
@@ -233,9 +285,9 @@ async function verifyOnce(
     pre: v.evidence.pre,
     post: v.lastWork,
     changes: v.changes,
-    testsMayChange: spec.tasks.some((t) => t.tests_may_change),
+    testsMayChange: scope.tasks.some((t) => t.tests_may_change),
     workDir: ctx.jobDir,
-    label: String(v.round),
+    label: `${scope.tag}${v.round}`,
     cache: v.cache,
     signal: ctx.abort.signal,
     sandbox: v.sandbox ? ctx.services.sandbox : false,
@@ -256,26 +308,26 @@ async function verifyOnce(
  * the phases' order; in a parallel job one step a phase, its attempts at once up to the executor's
  * cap, each taking its turn in the place (spec 06 "Phase order": reviewers after implementers).
  */
-function workerSteps(ctx: JobContext, place: Place): WorkerPlan[][] {
+function workerSteps(ctx: JobContext, place: Place, tasks: TaskSpec[]): WorkerPlan[][] {
   const spec = ctx.spec;
   // spec 06: a declared output counts as written only if it differs from what the checkpoint had
-  const outputsAtCheckpoint = captureOutputs(place.workspace, spec.tasks.flatMap((t) => t.outputs));
-  const phases = taskPhases(spec.tasks).map((phase) =>
-    phase.map(
-      (task): WorkerPlan => ({
-        task,
-        route: ctx.services.router.route(task, ctx.attempts.history(task.name)),
-        name: task.name,
-        role: 'worker',
-        instruction: buildInstruction(task, spec.context),
-        resume: null,
-        // the rows keep the request's order; `task_order` says the order they ran in
-        ord: spec.tasks.indexOf(task),
-        outputsAtCheckpoint,
-      }),
-    ),
-  );
+  const outputsAtCheckpoint = captureOutputs(place.workspace, tasks.flatMap((t) => t.outputs));
+  const phases = taskPhases(tasks).map((phase) => phase.map((task) => firstAttemptPlan(ctx, task, outputsAtCheckpoint)));
   return spec.parallel ? phases : phases.flat().map((plan) => [plan]);
+}
+
+function firstAttemptPlan(ctx: JobContext, task: TaskSpec, outputsAtCheckpoint: OutputStates | null): WorkerPlan {
+  return {
+    task,
+    route: ctx.services.router.route(task, ctx.attempts.history(task.name)),
+    name: task.name,
+    role: 'worker',
+    instruction: buildInstruction(task, ctx.spec.context),
+    resume: null,
+    // the rows keep the request's order; `task_order` says the order they ran in
+    ord: ctx.spec.tasks.indexOf(task),
+    ...(outputsAtCheckpoint ? { outputsAtCheckpoint } : {}),
+  };
 }
 
 /**
@@ -342,7 +394,7 @@ function resultSoFar(ctx: JobContext, patch: Partial<JobResult>): JobResult {
   return { ...base, ...patch };
 }
 
-const allPaths = (c: ChangeSet): string[] => [...c.added, ...c.modified, ...c.deleted].sort();
+export const allPaths = (c: ChangeSet): string[] => [...c.added, ...c.modified, ...c.deleted].sort();
 
 /**
  * Keeps apart what the workers changed from what the verification wrote (spec 03): the job's

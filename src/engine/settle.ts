@@ -1,13 +1,14 @@
 import type { ChangeSet } from '../evidence/types.js';
 import type { ChangesJson } from '../domain/changes.js';
 import { describeDependenciesChangedAlone, describeOutsideEvidence, findClaimedOnly } from '../evidence/index.js';
-import { computeProof } from '../domain/proof.js';
+import { computeProof, type ProofFacts } from '../domain/proof.js';
 import type { ConvergenceJson, CriteriaCheckJson, JobResult, TotalsJson, VerificationJson } from '../domain/result.js';
 import { CHANGING_TASK_TYPES, type JobStatus } from '../domain/status.js';
 import { isFinalAttempt, type AttemptEvent, type AttemptFacts } from '../domain/attempt-machine.js';
 import type { AttemptState } from '../domain/attempt-table.js';
 import { workerEndOf } from '../domain/attempt-results.js';
 import { buildVerdict } from '../domain/verdict.js';
+import { describeWorktrees, type WorktreesJson } from '../domain/fanout.js';
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
 import type { WorkerEnd } from './worker-run.js';
@@ -31,6 +32,14 @@ export interface SettleInput {
   writeViolations?: string[];
   /** The checkpoint and the last snapshot of the workers' work, once the job got that far. */
   checkpoint?: NonNullable<JobContext['job']['checkpoint']>;
+  /** A worktree job (spec 06): each task's attempts are settled by its own verification and criteria. */
+  perTask?: ReadonlyMap<string, { verification: VerificationJson | null; criteriaMet: boolean }>;
+  /** A worktree job: the tasks whose own worktree saw no change (else known only for the job as a whole). */
+  changedNothing?: string[];
+  /** A worktree job's branches, worktrees and merge. */
+  worktrees?: WorktreesJson;
+  /** What kept a worktree job's passing branches out of the workspace (a conflict, a merged tree that fails): doubts, and the job is `partial`. */
+  mergeProblems?: NonNullable<ProofFacts['mergeProblems']>;
 }
 
 export function emptyTotals(): TotalsJson {
@@ -65,8 +74,9 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
 
   // issue 10 "done means done": a task that was to change something and changed nothing is not done; in a
   // shared workspace changes cannot be told apart by task, so this is known when the job changed nothing
-  const nothingChanged =
-    !nothingRan && !s.cancelled && s.changes !== null && s.changes.count === 0
+  const nothingChanged = s.changedNothing
+    ? s.workers.filter((w) => w.report.status === 'done' && CHANGING_TASK_TYPES.has(w.plan.task.type) && s.changedNothing?.includes(w.plan.task.name)).map((w) => w.plan.name)
+    : !nothingRan && !s.cancelled && s.changes !== null && s.changes.count === 0
       ? s.workers.filter((w) => w.report.status === 'done' && CHANGING_TASK_TYPES.has(w.plan.task.type)).map((w) => w.plan.name)
       : [];
   for (const name of nothingChanged) {
@@ -98,6 +108,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
         unsandboxedExternal,
         limitsHit,
         writeViolations: s.writeViolations ?? [],
+        mergeProblems: s.mergeProblems ?? [],
         outsideEvidence: outside.doubt === null ? null : { detail: tampered ? `${outside.doubt}; ${tampered}` : outside.doubt, runsCode: outside.verdictPart !== null || tampered !== null },
       });
 
@@ -108,7 +119,9 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     gates: { criteriaMet: criteria?.complete ?? true, contradicted: proof?.verdict === 'contradicted' },
   });
   // spec 01: the job's status from its tasks' final attempts; a cancel or a shutdown is the job's own
-  const status: JobStatus = ctx.attempts.jobStatus({ cancelled: s.cancelled, interrupted });
+  const byTasks: JobStatus = ctx.attempts.jobStatus({ cancelled: s.cancelled, interrupted });
+  // each task passed alone, their merge did not: not done (spec 06)
+  const status: JobStatus = (s.mergeProblems?.length ?? 0) > 0 && byTasks === 'done' ? 'partial' : byTasks;
 
   const totals = emptyTotals();
   for (const w of all) {
@@ -131,6 +144,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     ...(criteria ? { criteria_check: criteria } : {}),
     ...(s.convergence ? { convergence: s.convergence, stopped_by: 'convergence' as const } : {}),
     fix_rounds_run: s.fixRounds,
+    ...(s.worktrees ? { worktrees: s.worktrees } : {}),
     proof,
     totals,
     exit_code: status === 'done' ? 0 : 1,
@@ -154,6 +168,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     nothingChanged,
     limitsHit,
     outsideEvidence: [outside.verdictPart, tampered].filter((p) => p !== null).join(' · ') || null,
+    worktrees: s.worktrees ? describeWorktrees(s.worktrees) : null,
   });
 
   ctx.settle('settled', status, { result: { ...result }, verdict, error: error ?? null, finished: epochS(), ...(s.checkpoint ? { checkpoint: s.checkpoint } : {}) });
@@ -164,18 +179,22 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
  * each through the job's last verification and its result gates (shared placement: one verification
  * and one proof serve every task's final attempt, spec 03).
  */
-function closeAttempts(ctx: JobContext, s: SettleInput, facts: Pick<AttemptFacts, 'verification' | 'gates'>): void {
+function closeAttempts(ctx: JobContext, s: SettleInput, jobFacts: Pick<AttemptFacts, 'verification' | 'gates'>): void {
   const stopping = ctx.interruptReason !== null;
-  const blocks = facts.verification !== null && (facts.verification.blocking || facts.verification.couldNotStart);
-  const passes = facts.gates !== null && facts.gates.criteriaMet && !facts.gates.contradicted;
   // each attempt takes the next event its state calls for until it is final (the table says where each leads)
-  const next = (state: AttemptState): AttemptEvent => {
+  const next = (state: AttemptState, facts: Pick<AttemptFacts, 'verification' | 'gates'>): AttemptEvent => {
+    const blocks = facts.verification !== null && (facts.verification.blocking || facts.verification.couldNotStart);
+    const passes = facts.gates !== null && facts.gates.criteriaMet && !facts.gates.contradicted;
     if (s.cancelled) return stopping ? { type: 'interrupt' } : state === 'cancelling' ? { type: 'processes_gone' } : { type: 'cancel' };
     if (state === 'collecting') return { type: 'evidence_taken' };
     if (state === 'verifying') return { type: blocks ? 'verify_failed' : 'verify_passed', facts: { verification: facts.verification } };
     return { type: passes ? 'result_gates_passed' : 'result_gates_failed', facts: { gates: facts.gates } };
   };
   for (const e of ctx.attempts.live()) {
-    while (!isFinalAttempt(e.attempt)) ctx.attempts.move(e.worker, [next(e.attempt.state)]);
+    const own = s.perTask?.get(e.attempt.task);
+    const facts = own
+      ? { verification: own.verification ? verificationFacts(own.verification) : null, gates: { criteriaMet: own.criteriaMet, contradicted: jobFacts.gates?.contradicted ?? false } }
+      : jobFacts;
+    while (!isFinalAttempt(e.attempt)) ctx.attempts.move(e.worker, [next(e.attempt.state, facts)]);
   }
 }

@@ -83,6 +83,7 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
   };
 
   if (!runner) return finish(ctx, plan, place, notStarted('refused', 'expected_error', 'refused', `runner "${plan.route.runner}" is not available`), false);
+  if (place.failure !== undefined) return finish(ctx, plan, place, notStarted('error', 'expected_error', 'setup_failed', place.failure), false);
 
   // the job holds its place already; the slot is the executor's, the turn the place's
   move(['gates_passed', 'placement_acquired']);
@@ -123,7 +124,7 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
         outputs: plan.task.outputs,
         sandbox: true,
         // the parent env: each runner builds its worker's allowlisted env from it (platform/process/env.ts)
-        env: process.env,
+        env: place.env ? { ...process.env, ...place.env } : process.env,
         logFile,
         instructionFile: join(ctx.jobDir, `${plan.name}.instruction.txt`),
         signal: ctx.abort.signal,

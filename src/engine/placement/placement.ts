@@ -30,6 +30,10 @@ export interface Place {
    * CLIs, `shell`: spec 06) waits for the others; a runner that can returns at once.
    */
   turn(runner: Runner): Promise<() => void>;
+  /** Variables its workers get besides their allowlisted environment (a worktree's `GAFFER_PORT`). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Why no worker can start here (a worktree whose setup command failed): each attempt ends with it. */
+  readonly failure?: string;
   /** Lets go of the place (idempotent). */
   release(): void;
 }

@@ -4,6 +4,7 @@ import { loadConfig, type GafferConfig, type LoadedConfig } from '../../config/c
 import { resolveDataDir } from '../../platform/files/data-dir.js';
 import { readSecret } from '../../config/local-secret.js';
 import { Engine } from '../../engine/engine.js';
+import type { WorktreeSettings } from '../../engine/placement/worktree.js';
 import { createRunners, type RunnerSetup } from '../../runners/index.js';
 import { registerSecretValues } from '../../platform/process/env.js';
 import { createSandbox } from '../../platform/sandbox/sandbox.js';
@@ -106,6 +107,7 @@ export class CliContext {
       verificationNetwork: verificationNetworkOf(config),
       sandbox,
       protect: { configFile: this.config.file, protectedPaths: config.protected_paths },
+      worktrees: worktreeSettingsOf(config),
     });
     return this.#engine;
   }
@@ -138,4 +140,21 @@ function sameOrigin(a: string, b: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Config `worktrees` and `fanout` as the engine takes them (spec 06). */
+function worktreeSettingsOf(config: GafferConfig): WorktreeSettings {
+  const w = config.worktrees;
+  return {
+    dir: w.dir,
+    include: w.include,
+    setup: w.setup,
+    install: w.install,
+    deps: w.deps,
+    setPort: w.set_port,
+    keepDays: w.keep_days,
+    maxGb: w.max_gb,
+    parallelSafeGates: config.fanout.parallel_safe_gates,
+    maxConcurrency: config.fanout.max_concurrency,
+  };
 }

@@ -48,6 +48,20 @@ export function renderCompact(job: CompactJob): string {
     if (changes.skipped?.length) lines.push(`    skipped: ${list(changes.skipped)}`);
   }
   if (result?.claimed_only?.length) lines.push(`  claimed only (not on disk): ${list(result.claimed_only)}`);
+  const wt = result?.worktrees;
+  if (wt) {
+    lines.push(`  worktrees (base ${wt.base.slice(0, 12)}, merge ${wt.merge}):`);
+    for (const t of wt.tasks) {
+      const where = t.path ? `kept at ${t.path}` : 'removed';
+      const merge = t.merge ? `  ${t.merge}${t.conflict_files?.length ? ` in ${list(t.conflict_files)}` : ''}` : '';
+      lines.push(`    ${t.task.padEnd(14)} ${t.branch}  ${t.files.length} file(s)  worktree ${where}${merge}`);
+      for (const note of [...t.setup.deps, ...(t.setup.command ? [`setup ${t.setup.command}`] : [])]) lines.push(`      ${note}`);
+    }
+    const sequential = wt.classes.filter((c) => c.class === 'sequential');
+    if (sequential.length > 0) lines.push(`    sequential: ${sequential.map((c) => `${c.task} (${c.why})`).join('; ')}`);
+    for (const c of wt.predicted_conflicts) lines.push(`    predicted conflict: ${c.tasks.join(' & ')} both changed ${list(c.files)}`);
+    if (wt.merged) lines.push(`    merged: ${wt.merged.tasks.join(', ') || 'nothing'} → ${wt.merged.applied ? 'verified and applied to the workspace' : `not applied: ${wt.merged.why ?? ''}`}${wt.merged.path ? ` (kept at ${wt.merged.path})` : ''}`);
+  }
   const v = result?.verification;
   if (v) {
     const verdict = !v.ran ? 'not run' : v.ok === true ? 'passed' : v.ok === false ? (v.blocking ? 'FAILED' : 'failed, not blocking') : 'inconclusive';

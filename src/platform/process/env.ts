@@ -31,6 +31,8 @@ export const WORKER_ENV_NAMES: readonly string[] = [
   'GEM_HOME', 'GEM_PATH', 'RBENV_ROOT',
   'LD_LIBRARY_PATH',
   'GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL',
+  // a worktree's own port (spec 06): set by the place, so parallel dev servers and tests don't collide
+  'GAFFER_PORT', 'PORT',
 ];
 const WORKER_ENV_SET: ReadonlySet<string> = new Set(WORKER_ENV_NAMES);
 

@@ -1,0 +1,269 @@
+import { join } from 'node:path';
+import type { TaskSpec } from '../domain/request.js';
+import type { VerificationJson } from '../domain/result.js';
+import { combineCriteria, combineVerifications, predictConflicts, unionChanges, type MergedJson, type WorktreeTaskJson, type WorktreesJson } from '../domain/fanout.js';
+import { addWorktree, applyToWorkingTree, commitWorkingTree, mergeInto, readRepo, removeWorktree, serialized, type RepoFacts } from '../evidence/worktree-git.js';
+import { detectTestCommand } from '../verification/detect.js';
+import { parseCriterion } from '../domain/criterion-forms.js';
+import { epochS } from './clock.js';
+import type { JobContext } from './job-context.js';
+import { allPaths, carryOut, failedFirstAttempt, verifyChange, type Scope } from './job-run.js';
+import { finishTaskWorktree, makeTaskWorktree, type TaskWorktree } from './placement/worktree.js';
+import { Semaphore } from './semaphore.js';
+import { settleJob, type SettleInput } from './settle.js';
+
+/** One task carried out in its worktree. */
+interface TaskRun {
+  task: TaskSpec;
+  outcome: SettleInput;
+  row: WorktreeTaskJson | null;
+  passed: boolean;
+}
+
+/** The merged tree's branch: `+` is never in a task's name, so it cannot be a task's branch. */
+const MERGED = '+merged';
+
+/**
+ * A worktree job (spec 06): a base commit of the workspace as the user sees it, then each task
+ * carried out in its own worktree on `gaffer/<job>/<task>` — its own checkpoint, attempts, evidence,
+ * verification and fix rounds — in parallel where its gates are safe to, else one at a time. A task
+ * that passed leaves its branch and loses its worktree; one that failed keeps both. With
+ * `merge: "auto"` the passing branches are merged in task order in a worktree of their own, the
+ * merged tree is verified once more, and only a verified merge is applied to the workspace.
+ */
+export async function runWorktreeJob(ctx: JobContext): Promise<void> {
+  const spec = ctx.spec;
+  const settings = ctx.services.worktrees;
+  ctx.enter('running', 'making the base commit', { started: epochS() });
+  const repo = await readRepo(spec.workspace);
+  if ('refused' in repo) throw new Error(`the workspace ${repo.refused}`);
+  const base = await serialized(repo, () => commitWorkingTree(repo, `gaffer: base of job ${ctx.id}`));
+  const root = settings.dir ?? join(ctx.services.dataDir, 'worktrees');
+  const classes = classify(ctx, settings.parallelSafeGates);
+  const runs: TaskRun[] = [];
+  const run = async (task: TaskSpec): Promise<void> => {
+    runs.push(await runTask(ctx, repo, base, root, task));
+  };
+  const fanout = new Semaphore(settings.maxConcurrency ?? ctx.services.executor.cap);
+  await Promise.all(
+    classes
+      .filter((c) => c.class === 'parallel')
+      .map(async (c) => {
+        const release = await fanout.acquire();
+        try {
+          await run(taskNamed(ctx, c.task));
+        } finally {
+          release();
+        }
+      }),
+  );
+  for (const c of classes.filter((x) => x.class === 'sequential')) await run(taskNamed(ctx, c.task));
+  runs.sort((a, b) => spec.tasks.indexOf(a.task) - spec.tasks.indexOf(b.task));
+
+  const passing = runs.filter((r) => r.passed && r.row?.commit);
+  const worktrees: WorktreesJson = {
+    base,
+    merge: spec.merge,
+    tasks: runs.flatMap((r) => (r.row ? [r.row] : [])),
+    classes,
+    predicted_conflicts: predictConflicts(passing.map((r) => ({ task: r.task.name, files: r.row?.files ?? [] }))),
+    submodules: 'not initialized',
+  };
+  if (worktrees.predicted_conflicts.length > 0) {
+    ctx.phase(`predicted conflicts: ${worktrees.predicted_conflicts.map((c) => `${c.tasks.join(' & ')} both changed ${c.files.slice(0, 3).join(', ')}`).join('; ')}`);
+  }
+  let merged: { json: MergedJson; verification: VerificationJson | null } | null = null;
+  if (spec.merge === 'auto' && passing.length > 0 && !ctx.isCancelled) {
+    ctx.enter('verifying', 'merging the passing branches');
+    merged = await integrate(ctx, repo, base, root, passing);
+    worktrees.merged = merged.json;
+  }
+
+  const outcomes = runs.map((r) => r.outcome);
+  const verification = combineVerifications([
+    ...runs.map((r) => ({ name: r.task.name, v: r.outcome.verification })),
+    ...(merged ? [{ name: 'merged', v: merged.verification }] : []),
+  ]);
+  const noneStarted = outcomes.every((o) => o.error !== undefined);
+  settleJob(ctx, {
+    workers: outcomes.flatMap((o) => o.workers),
+    fixers: outcomes.flatMap((o) => o.fixers),
+    changes: unionChanges(outcomes.map((o) => o.changes)),
+    changeSet: outcomes.some((o) => o.changeSet)
+      ? { added: union(outcomes.map((o) => o.changeSet?.added)), modified: union(outcomes.map((o) => o.changeSet?.modified)), deleted: union(outcomes.map((o) => o.changeSet?.deleted)) }
+      : null,
+    verification,
+    cancelled: ctx.isCancelled,
+    fixRounds: outcomes.reduce((n, o) => n + o.fixRounds, 0),
+    criteria: combineCriteria(outcomes.map((o) => o.criteria)),
+    writeViolations: outcomes.flatMap((o) => o.writeViolations ?? []),
+    ...(noneStarted ? { error: outcomes.map((o) => o.error).filter(Boolean).join('; ') } : {}),
+    perTask: new Map(runs.map((r) => [r.task.name, { verification: r.outcome.verification, criteriaMet: r.outcome.criteria?.complete ?? true }])),
+    changedNothing: runs.filter((r) => r.outcome.changes !== null && r.outcome.changes.count === 0).map((r) => r.task.name),
+    worktrees,
+    mergeProblems: mergeProblemsOf(worktrees, merged?.verification ?? null),
+  });
+}
+
+/** A task in its worktree: made, carried out, committed, and removed when it passed. */
+async function runTask(ctx: JobContext, repo: RepoFacts, base: string, root: string, task: TaskSpec): Promise<TaskRun> {
+  let wt: TaskWorktree;
+  try {
+    wt = await makeTaskWorktree({
+      repo,
+      base,
+      workspace: ctx.spec.workspace,
+      root,
+      jobId: ctx.id,
+      task: task.name,
+      settings: ctx.services.worktrees,
+      logDir: ctx.jobDir,
+      say: (message) => ctx.phase(message),
+    });
+  } catch (err) {
+    const why = `its worktree could not be made: ${err instanceof Error ? err.message : String(err)}`;
+    const end = await failedFirstAttempt(ctx, task, why);
+    return { task, outcome: { workers: [end], fixers: [], changes: null, changeSet: null, verification: null, cancelled: ctx.isCancelled, fixRounds: 0, error: why }, row: null, passed: false };
+  }
+  const outcome = await carryOut(ctx, wt, taskScope(ctx, task));
+  const files = outcome.changeSet ? allPaths(outcome.changeSet) : [];
+  const passed =
+    outcome.error === undefined &&
+    !outcome.cancelled &&
+    outcome.workers.every((w) => w.report.status === 'done') &&
+    !(outcome.verification?.blocking ?? false) &&
+    (outcome.writeViolations?.length ?? 0) === 0 &&
+    (outcome.criteria?.complete ?? true);
+  const end = await finishTaskWorktree(repo, wt, files, passed, ctx.id);
+  const state = end.removed ? 'removed' : passed ? 'remove_refused' : 'kept';
+  ctx.phase(`${task.name}: ${state === 'removed' ? `passed; worktree removed, branch ${wt.branch} kept` : `worktree kept at ${wt.dir}${end.why ? ` (${end.why})` : ''}`}`);
+  return {
+    task,
+    outcome,
+    passed,
+    row: {
+      task: task.name,
+      branch: wt.branch,
+      commit: end.commit,
+      state,
+      path: end.removed ? null : wt.dir,
+      ...(end.why ? { why: end.why } : {}),
+      files,
+      port: wt.port,
+      setup: { deps: wt.notes.deps, included: wt.notes.included, command: wt.notes.setup },
+    },
+  };
+}
+
+/**
+ * The passing branches merged in task order in a worktree of their own (a conflicting one is
+ * skipped, its files named), the merged tree verified as a whole, and — only when that passed — its
+ * change applied to the workspace under the workspace's lock.
+ */
+async function integrate(ctx: JobContext, repo: RepoFacts, base: string, root: string, passing: TaskRun[]): Promise<{ json: MergedJson; verification: VerificationJson | null }> {
+  const branch = `gaffer/${ctx.id}/${MERGED}`;
+  const dir = join(root, ctx.id, MERGED);
+  await serialized(repo, () => addWorktree(repo, dir, branch, base));
+  const workspace = repo.prefix ? join(dir, repo.prefix) : dir;
+  const mergedTasks: string[] = [];
+  let tip: string | null = null;
+  const verification = await verifyChange(ctx, workspace, mergedScope(ctx), passing.some((r) => r.outcome.workers.some((w) => w.report.sandboxed)), async () => {
+    for (const r of passing) {
+      const row = r.row as WorktreeTaskJson;
+      const result = await serialized(repo, () => mergeInto(dir, row.branch, `gaffer: merge ${r.task.name} (job ${ctx.id})`));
+      if ('merged' in result) {
+        tip = result.merged;
+        row.merge = 'merged';
+        mergedTasks.push(r.task.name);
+      } else {
+        row.merge = 'conflict';
+        row.conflict_files = result.conflicts;
+        ctx.phase(`${r.task.name}: conflicts with the branches merged before it in ${result.conflicts.slice(0, 5).join(', ') || result.reason}; its branch is kept`);
+      }
+    }
+  });
+  for (const r of passing) (r.row as WorktreeTaskJson).merge ??= 'not_merged';
+  const json: MergedJson = { branch, commit: tip, tasks: mergedTasks, applied: false, verification: { ok: verification.ok, summary: verification.summary }, path: dir };
+  if (tip === null) return { json: { ...json, why: 'no branch merged cleanly' }, verification };
+  if (verification.blocking) {
+    ctx.phase(`the merged tree fails its verification (${verification.summary}); nothing was applied to the workspace, the merge is kept at ${dir}`);
+    return { json: { ...json, why: 'the merged tree fails its verification: nothing applied' }, verification };
+  }
+  ctx.phase('applying the verified merge to the workspace');
+  const place = await ctx.services.placement.acquire({ jobId: ctx.id, workspace: ctx.spec.workspace, signal: ctx.abort.signal, onWait: (message) => ctx.phase(message) });
+  if (!place) return { json: { ...json, why: 'cancelled before the merge was applied' }, verification };
+  try {
+    const mergedTip: string = tip;
+    const refused = await serialized(repo, () => applyToWorkingTree(repo, base, mergedTip));
+    if (refused !== null) return { json: { ...json, why: `the workspace changed since the base commit and the merge does not apply to it: ${refused}` }, verification };
+  } finally {
+    place.release();
+  }
+  const removed = (await serialized(repo, () => removeWorktree(repo, dir))) === null;
+  return { json: { ...json, applied: true, path: removed ? null : dir }, verification };
+}
+
+/**
+ * spec 06 "Isolation is earned": a task runs beside others only when the job is parallel and each
+ * of its gates (its verification command, its command criteria) is on `parallel_safe_gates`.
+ */
+function classify(ctx: JobContext, safe: readonly string[]): WorktreesJson['classes'] {
+  const spec = ctx.spec;
+  const verifyCommand = spec.verify.mode === 'command' ? spec.verify.command : spec.verify.mode === 'auto' ? (detectTestCommand(spec.workspace)?.command ?? null) : null;
+  return spec.tasks.map((task) => {
+    if (!spec.parallel) return { task: task.name, class: 'sequential', why: 'the job is not parallel' };
+    const commands = task.criteria.flatMap((c) => {
+      const form = parseCriterion(c);
+      return form?.kind === 'command' ? [form.command] : [];
+    });
+    const gates = [...(verifyCommand ? [verifyCommand] : []), ...commands];
+    if (gates.length === 0) return { task: task.name, class: 'sequential', why: 'it has no gates to judge it safe to run beside others' };
+    const unsafe = gates.filter((g) => !safe.includes(g));
+    if (unsafe.length > 0) return { task: task.name, class: 'sequential', why: `gate ${unsafe.map((g) => `\`${g}\``).join(', ')} is not on fanout.parallel_safe_gates (it might touch shared state)` };
+    return { task: task.name, class: 'parallel', why: 'every gate is on fanout.parallel_safe_gates' };
+  });
+}
+
+/** A task's progress as the job's phases, named; its snapshots, logs and fix attempts named after it. */
+function taskScope(ctx: JobContext, task: TaskSpec): Scope {
+  const index = ctx.spec.tasks.indexOf(task);
+  return {
+    tasks: [task],
+    tag: `${task.name}.`,
+    fixer: (round) => ({ name: `${task.name}+fix-${round}`, ord: ctx.spec.tasks.length + index * ctx.spec.fix_rounds + round - 1 }),
+    enter: (_status, phase) => ctx.phase(`${task.name}: ${phase}`),
+    phase: (message) => ctx.phase(`${task.name}: ${message}`),
+    progress: () => undefined,
+  };
+}
+
+function mergedScope(ctx: JobContext): Scope {
+  return {
+    tasks: [],
+    tag: 'merged-',
+    fixer: () => {
+      throw new Error('the merged tree has no fix rounds');
+    },
+    enter: (_status, phase) => ctx.phase(`merged: ${phase}`),
+    phase: (message) => ctx.phase(`merged: ${message}`),
+    progress: () => undefined,
+  };
+}
+
+function taskNamed(ctx: JobContext, name: string): TaskSpec {
+  const task = ctx.spec.tasks.find((t) => t.name === name);
+  if (!task) throw new Error(`no task ${name}`);
+  return task;
+}
+
+const union = (lists: (string[] | undefined)[]): string[] => [...new Set(lists.flatMap((l) => l ?? []))].sort();
+
+/** The doubts a merge leaves (spec 06): each conflicting branch, and a merged tree that fails its verification. */
+function mergeProblemsOf(w: WorktreesJson, verification: VerificationJson | null): NonNullable<SettleInput['mergeProblems']> {
+  const problems: NonNullable<SettleInput['mergeProblems']> = w.tasks
+    .filter((t) => t.merge === 'conflict')
+    .map((t) => ({ code: 'merge_conflict', detail: `${t.task} conflicts with the branches merged before it in ${(t.conflict_files ?? []).slice(0, 5).join(', ')}; not merged, branch ${t.branch} kept` }));
+  if (w.merged && verification?.blocking) problems.push({ code: 'merged_tree_fails', detail: `the merged tree of ${w.merged.tasks.join(', ')} fails its verification (each passed alone): ${verification.summary}; nothing applied` });
+  else if (w.merged && !w.merged.applied && w.merged.commit !== null) problems.push({ code: 'merge_conflict', detail: `the verified merge was not applied: ${w.merged.why ?? 'unknown'}` });
+  return problems;
+}

@@ -199,8 +199,8 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
 
   const parallel = req.parallel ?? false;
   const isolation = req.isolation ?? 'shared';
-  if (req.merge !== undefined && isolation !== 'worktree') {
-    throw new GafferError('invalid_request', `merge: "${req.merge}" applies to worktree jobs only — add "isolation": "worktree" or remove merge`, 'merge');
+  if (req.merge === 'auto' && isolation !== 'worktree') {
+    throw new GafferError('invalid_request', 'merge: "auto" merges worktree branches — add "isolation": "worktree", or remove merge', 'merge');
   }
   // spec 06: a reviewer sees the implementers' changes; in worktree isolation each task starts from the base
   if (isolation === 'worktree' && taskPhases(tasks).length > 1) {

@@ -101,10 +101,9 @@ export class Admission {
     const done = new Set(attempts.filter((a) => a.role === 'worker' && a.status === 'done').map((a) => a.task));
     const tasks = job.spec.tasks.filter((t) => !done.has(t.name));
     if (tasks.length === 0) throw new GafferError('conflict', `every task of job ${id} ended done; nothing to re-dispatch`);
-    const { spec_lint: _lint, client_request_id: _key, verify, merge, ...rest } = job.spec;
+    const { spec_lint: _lint, client_request_id: _key, verify, ...rest } = job.spec;
     const body = {
       ...rest,
-      ...(rest.isolation === 'worktree' ? { merge } : {}),
       verify: describeVerify(verify),
       title: `${job.title} (re-dispatch of ${id})`,
       tasks: tasks.map(({ runner, model, command, ...t }) => ({ ...t, runner, ...(model ? { model } : {}), ...(command ? { command } : {}) })),

@@ -30,6 +30,7 @@ describe('the job request', () => {
       timeout_s: 900,
       max_rounds: 20,
       isolation: 'shared',
+      merge: 'none',
       criteria: [],
       expected_output_contains: null,
     });
@@ -102,6 +103,11 @@ describe('the job request', () => {
     expect(refusal({ ...ok, timeout_s: -5 }).message).toBe('timeout_s: must be 10 or more, got -5');
   });
 
+  it('takes worktree isolation with merge, and refuses merge without it', () => {
+    expect(parseJobRequest({ ...ok, isolation: 'worktree', merge: 'auto' }, runners)).toMatchObject({ isolation: 'worktree', merge: 'auto' });
+    expect(refusal({ ...ok, merge: 'auto' })).toMatchObject({ code: 'invalid_request', field: 'merge', message: expect.stringContaining('add "isolation": "worktree"') });
+  });
+
   it('refuses duplicate task names', () => {
     const r = refusal({ ...ok, tasks: [{ instruction: 'a', name: 'x', command: 'true' }, { instruction: 'b', name: 'x', command: 'true' }] });
     expect(r).toMatchObject({ code: 'invalid_request', field: 'tasks[1].name' });
@@ -109,7 +115,11 @@ describe('the job request', () => {
 
   it('refuses fields of features this build does not have with not_supported', () => {
     expect(refusal({ ...ok, reviewer: true })).toMatchObject({ code: 'not_supported', field: 'reviewer' });
-    expect(refusal({ ...ok, isolation: 'worktree' })).toMatchObject({ code: 'not_supported', field: 'isolation' });
+    // spec 06: worktree jobs are judged per task; a reviewer beside implementers would see only the base
+    expect(refusal({ ...ok, isolation: 'worktree', criteria: ['tests pass'] })).toMatchObject({ code: 'not_supported', field: 'criteria' });
+    expect(
+      refusal({ ...ok, isolation: 'worktree', tasks: [{ instruction: 'a', command: 'true' }, { instruction: 'review it', type: 'review', command: 'true', outputs: ['r.md'] }] }),
+    ).toMatchObject({ code: 'not_supported', field: 'isolation' });
     expect(refusal({ ...ok, approval: 'required' })).toMatchObject({ code: 'not_supported', field: 'approval' });
     expect(refusal({ ...ok, tasks: [{ instruction: 'x', command: 'true', gates: ['npm test'] }] })).toMatchObject({
       code: 'not_supported',

@@ -67,7 +67,9 @@ function badBody(ws: string, vetted = true): fc.Arbitrary<unknown> {
     field('title', fc.oneof(huge(201), fc.integer(), fc.constant([]))),
     field('context', fc.oneof(huge(8_001), fc.integer())),
     field('parallel', fc.oneof(fc.string({ maxLength: 5 }), fc.integer())),
-    field('isolation', fc.oneof(fc.constant('worktree'), fc.string({ maxLength: 6 }).filter((s) => s !== 'shared' && s !== 'worktree'))),
+    field('isolation', fc.string({ maxLength: 6 }).filter((s) => s !== 'shared' && s !== 'worktree')),
+    // merge without worktree isolation is refused, as is any other value
+    field('merge', fc.oneof(fc.constant('auto'), fc.string({ maxLength: 6 }).filter((s) => s !== 'none' && s !== 'auto'))),
     field('reviewer', fc.constant(true)),
     field('approval', fc.constantFrom('required', 'sometimes')),
     field('unattended', fc.constant(true)),

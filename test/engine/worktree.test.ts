@@ -1,0 +1,240 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/engine/engine.js';
+import type { WorktreeSettings } from '../../src/engine/placement/worktree.js';
+import { createRunners } from '../../src/runners/index.js';
+import { createSandbox } from '../../src/platform/sandbox/sandbox.js';
+import { makeWorkspace, tempDir } from '../helpers/temp.js';
+
+// spec 06 "Worktree isolation and fan-out", through real jobs: a real repository, real `git
+// worktree`, real shell workers in parallel, the real verification per worktree and of the merge.
+
+const engines: Engine[] = [];
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.close()));
+});
+
+async function open(worktrees: Partial<WorktreeSettings> = {}, maxParallel = 4): Promise<Engine> {
+  const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), maxParallel, runners: createRunners({ sandbox: createSandbox('off') }), worktrees });
+  engines.push(engine);
+  return engine;
+}
+
+async function run(engine: Engine, body: Record<string, unknown>) {
+  const { job } = engine.submit(body);
+  await engine.settled(job.id);
+  return engine.get(job.id, { full: true });
+}
+
+const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
+
+/** Lines a, b, c, d, e, each a task's own line to change (far enough apart that git merges them cleanly). */
+const LINES = ['one', 'two', 'three', 'four', 'five'];
+const padded = (words: string[]) => `${words.map((w) => `${w}\n\n\n\n`).join('')}`;
+const CHECK = `sh -c 'grep -q one lines.txt || grep -q ONE lines.txt'`;
+
+describe('worktree fan-out', () => {
+  it('four tasks edit one file at once: four branches, the clean ones merged, the conflict named, the merged tree verified and applied', async () => {
+    const engine = await open({ parallelSafeGates: [CHECK] });
+    const ws = makeWorkspace({ 'lines.txt': padded(LINES) }, { git: true });
+    // what the user has not committed is what the workers see
+    writeFileSync(join(ws, 'notes.txt'), 'uncommitted\n');
+    const upper = (word: string) => `grep -q uncommitted notes.txt && sed -i 's/^${word}$/${word.toUpperCase()}/' lines.txt`;
+    const job = await run(engine, {
+      workspace: ws,
+      isolation: 'worktree',
+      merge: 'auto',
+      parallel: true,
+      verify: CHECK,
+      tasks: [
+        { name: 'one', instruction: 'upper-case one', files: ['lines.txt'], command: upper('one') },
+        { name: 'three', instruction: 'upper-case three', files: ['lines.txt'], command: upper('three') },
+        { name: 'five', instruction: 'upper-case five', files: ['lines.txt'], command: upper('five') },
+        { name: 'clash', instruction: 'rewrite one', files: ['lines.txt'], command: "sed -i 's/^one$/one-ish/' lines.txt" },
+      ],
+    });
+    const wt = job.result?.worktrees;
+    expect(wt?.classes.every((c) => c.class === 'parallel')).toBe(true);
+    expect(wt?.tasks.map((t) => [t.task, t.state, t.merge])).toEqual([
+      ['one', 'removed', 'merged'],
+      ['three', 'removed', 'merged'],
+      ['five', 'removed', 'merged'],
+      ['clash', 'removed', 'conflict'],
+    ]);
+    expect(wt?.tasks.find((t) => t.task === 'clash')?.conflict_files).toEqual(['lines.txt']);
+    expect(wt?.predicted_conflicts).toContainEqual({ tasks: ['one', 'clash'], files: ['lines.txt'] });
+    // four branches, each with its task's commit on the base
+    const branches = git(ws, 'for-each-ref', '--format=%(refname:short)', `refs/heads/gaffer/${job.id}/`).split('\n');
+    expect(branches.sort()).toEqual([`gaffer/${job.id}/+merged`, ...['clash', 'five', 'one', 'three'].map((t) => `gaffer/${job.id}/${t}`)].sort());
+    expect(git(ws, 'show', `gaffer/${job.id}/clash:lines.txt`)).toContain('one-ish');
+    // the merged tree was verified, then applied to the working tree (not committed), the user's file kept
+    expect(wt?.merged).toMatchObject({ tasks: ['one', 'three', 'five'], applied: true, verification: { ok: true }, path: null });
+    expect(readFileSync(join(ws, 'lines.txt'), 'utf8')).toBe(padded(['ONE', 'two', 'THREE', 'four', 'FIVE']));
+    expect(readFileSync(join(ws, 'notes.txt'), 'utf8')).toBe('uncommitted\n');
+    expect(git(ws, 'log', '--format=%s')).toBe('init');
+    expect(git(ws, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
+    // every task passed; the conflict keeps the job from `done` and is a named doubt
+    expect(job.status).toBe('partial');
+    expect(job.result?.proof?.uncertainty.map((u) => u.code)).toEqual(['merge_conflict']);
+    expect(job.result?.verification?.summary).toMatch(/^one: .*; three: .*; five: .*; clash: .*; merged: /);
+  });
+
+  it('two branches that pass alone and fail merged: reported as such, nothing applied, the merge kept for the autopsy', async () => {
+    const verify = `sh -c 'test $(cat a.txt b.txt 2>/dev/null | wc -l) -le 1'`;
+    const engine = await open({ parallelSafeGates: [verify] });
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const job = await run(engine, {
+      workspace: ws,
+      isolation: 'worktree',
+      merge: 'auto',
+      parallel: true,
+      verify,
+      tasks: [
+        { name: 'add-a', instruction: 'write a', files: ['a.txt'], command: 'echo a > a.txt' },
+        { name: 'add-b', instruction: 'write b', files: ['b.txt'], command: 'echo b > b.txt' },
+      ],
+    });
+    const wt = job.result?.worktrees;
+    expect(wt?.tasks.map((t) => t.merge)).toEqual(['merged', 'merged']);
+    expect(wt?.merged).toMatchObject({ tasks: ['add-a', 'add-b'], applied: false, verification: { ok: false } });
+    expect(wt?.merged?.path && existsSync(wt.merged.path)).toBe(true);
+    expect(existsSync(join(ws, 'a.txt')) || existsSync(join(ws, 'b.txt'))).toBe(false);
+    expect(job.status).toBe('partial');
+    const doubt = job.result?.proof?.uncertainty.find((u) => u.code === 'merged_tree_fails');
+    expect(doubt?.detail).toMatch(/^the merged tree of add-a, add-b fails its verification \(each passed alone\)/);
+    expect(job.verdict).toContain('not applied');
+  });
+
+  it('merge none: branches left for review, the workspace untouched; a failed task keeps its worktree and says where', async () => {
+    const engine = await open();
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const job = await run(engine, {
+      workspace: ws,
+      isolation: 'worktree',
+      verify: `sh -c 'test ! -f bad.txt'`,
+      fix_rounds: 0,
+      tasks: [
+        { name: 'good', instruction: 'write good', files: ['good.txt'], command: 'echo ok > good.txt' },
+        { name: 'bad', instruction: 'write bad', files: ['bad.txt'], command: 'echo no > bad.txt' },
+      ],
+    });
+    const wt = job.result?.worktrees;
+    // not parallel: the request is sequential
+    expect(wt?.classes.map((c) => c.class)).toEqual(['sequential', 'sequential']);
+    expect(wt?.tasks.map((t) => [t.task, t.state, t.commit !== null])).toEqual([
+      ['good', 'removed', true],
+      ['bad', 'kept', true],
+    ]);
+    const kept = wt?.tasks[1]?.path ?? '';
+    expect(readFileSync(join(kept, 'bad.txt'), 'utf8')).toBe('no\n');
+    expect(existsSync(join(ws, 'good.txt'))).toBe(false);
+    expect(git(ws, 'show', `gaffer/${job.id}/good:good.txt`)).toBe('ok');
+    expect(wt?.merged).toBeUndefined();
+    expect(job.result?.files_changed).toEqual(['bad.txt', 'good.txt']);
+    expect(job.status).toBe('partial');
+  });
+
+  it('gates not on the allowlist run one at a time, and say why', async () => {
+    const engine = await open({ parallelSafeGates: [] });
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const job = await run(engine, {
+      workspace: ws,
+      isolation: 'worktree',
+      parallel: true,
+      verify: 'exit 0',
+      tasks: [
+        { name: 'a', instruction: 'a', files: ['a.txt'], command: 'echo a > a.txt' },
+        { name: 'b', instruction: 'b', files: ['b.txt'], command: 'echo b > b.txt' },
+      ],
+    });
+    expect(job.result?.worktrees?.classes).toEqual([
+      { task: 'a', class: 'sequential', why: 'gate `exit 0` is not on fanout.parallel_safe_gates (it might touch shared state)' },
+      { task: 'b', class: 'sequential', why: 'gate `exit 0` is not on fanout.parallel_safe_gates (it might touch shared state)' },
+    ]);
+    // one at a time: b's worker started after a's ended
+    const events = engine.events(job.id).events;
+    const at = (name: string, event: string) => events.findIndex((e) => e.name === name && e.event === event);
+    expect(at('b', 'started')).toBeGreaterThan(at('a', 'done'));
+  });
+});
+
+describe('worktree setup', () => {
+  it('each worktree gets the .env the .worktreeinclude names, linked node_modules, and a port of its own: two servers at once', async () => {
+    const engine = await open({ parallelSafeGates: ['exit 0'] });
+    const ws = makeWorkspace(
+      {
+        '.gitignore': '.env\nnode_modules/\n',
+        '.worktreeinclude': '.env\n',
+        'package-lock.json': '{"lockfileVersion":3}\n',
+        'README.md': 'x\n',
+      },
+      { git: true },
+    );
+    writeFileSync(join(ws, '.env'), 'SECRET_URL=postgres://local\n');
+    execFileSync('mkdir', ['-p', join(ws, 'node_modules', 'dep')]);
+    writeFileSync(join(ws, 'node_modules', 'dep', 'index.js'), 'module.exports = 42;\n');
+    // a dev server on $PORT held while the sibling starts its own, then the port written down
+    const serve = (name: string) =>
+      `grep -q SECRET_URL .env && node -e "const s=require('http').createServer();s.listen(Number(process.env.PORT),'127.0.0.1',()=>{require('fs').writeFileSync('${name}.txt', process.env.GAFFER_PORT + ' ' + require('dep'));setTimeout(()=>s.close(),1500)})"`;
+    const job = await run(engine, {
+      workspace: ws,
+      isolation: 'worktree',
+      parallel: true,
+      verify: 'exit 0',
+      tasks: [
+        { name: 'web-a', instruction: 'serve a', files: ['web-a.txt'], command: serve('web-a') },
+        { name: 'web-b', instruction: 'serve b', files: ['web-b.txt'], command: serve('web-b') },
+      ],
+    });
+    expect(job.status).toBe('done');
+    expect(job.result?.worktrees?.classes.map((c) => c.class)).toEqual(['parallel', 'parallel']);
+    // both servers were up at once: each started before the other ended
+    const events = engine.events(job.id).events;
+    const at = (name: string, event: string) => events.findIndex((e) => e.name === name && e.event === event);
+    expect(Math.max(at('web-a', 'started'), at('web-b', 'started'))).toBeLessThan(Math.min(at('web-a', 'done'), at('web-b', 'done')));
+    const rows = job.result?.worktrees?.tasks ?? [];
+    const written = rows.map((t) => git(ws, 'show', `${t.branch}:${t.task}.txt`));
+    expect(written.map((w) => w.split(' ')[1])).toEqual(['42', '42']);
+    const ports = written.map((w) => Number(w.split(' ')[0]));
+    expect(ports).toEqual(rows.map((t) => t.port));
+    expect(new Set(ports).size).toBe(2);
+    for (const t of rows) {
+      expect(t.setup).toEqual({ deps: ['node_modules linked from the workspace'], included: 1, command: null });
+      // what gaffer placed is never the work: not on the branch, not in the changes
+      expect(t.files).toEqual([`${t.task}.txt`]);
+    }
+    expect(git(ws, 'ls-tree', '-r', '--name-only', rows[0]?.branch ?? '')).not.toMatch(/\.env$|node_modules/m);
+  });
+
+  it('a failing setup command is the attempt’s failure, in its row and the events; nothing runs', async () => {
+    const engine = await open({ setup: { '*': 'echo preparing; echo "no database" >&2; exit 3' } });
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const job = await run(engine, {
+      workspace: ws,
+      isolation: 'worktree',
+      verify: 'exit 0',
+      tasks: [{ name: 'task', instruction: 'anything', command: 'echo ran > ran.txt' }],
+    });
+    const row = job.result?.workers.find((w) => w.name === 'task');
+    expect(row).toMatchObject({ status: 'error', stop_reason: 'setup_failed' });
+    expect(row?.error).toMatch(/^setup command failed: exit 3: preparing\s+no database$/);
+    const messages = engine.events(job.id).events.map((e) => e.message);
+    expect(messages).toContain('task: setup: echo preparing; echo "no database" >&2; exit 3');
+    expect(messages.some((m) => m.startsWith('task: setup failed: exit 3'))).toBe(true);
+    expect(job.result?.worktrees?.tasks[0]).toMatchObject({ state: 'kept', setup: { command: expect.stringMatching(/^failed: exit 3/) } });
+    expect(job.status).toBe('error');
+  });
+});
+
+describe('worktree requests', () => {
+  it('a workspace that is not a repository, or has no commit, is refused before anything starts', async () => {
+    const engine = await open();
+    const plain = makeWorkspace({ 'a.txt': 'a\n' });
+    expect(() => engine.submit({ workspace: plain, isolation: 'worktree', tasks: [{ instruction: 'x', command: 'true' }] })).toThrow(/not inside a git repository/);
+    const empty = makeWorkspace({ 'a.txt': 'a\n' });
+    git(empty, 'init', '-q');
+    expect(() => engine.submit({ workspace: empty, isolation: 'worktree', tasks: [{ instruction: 'x', command: 'true' }] })).toThrow(/HEAD has no commit yet/);
+  });
+});

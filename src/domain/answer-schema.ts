@@ -206,8 +206,8 @@ const worktreesSchema = z.strictObject({
   ),
   classes: z.array(z.strictObject({ task: z.string(), class: z.enum(['parallel', 'sequential']), why: z.string() })),
   predicted_conflicts: z.array(z.strictObject({ tasks: strings, files: strings })),
-  merged: z
-    .strictObject({
+  merges: z.array(
+    z.strictObject({
       branch: z.string(),
       commit: z.string().nullable(),
       tasks: strings,
@@ -215,8 +215,8 @@ const worktreesSchema = z.strictObject({
       why: z.string().optional(),
       verification: z.strictObject({ ok: z.boolean().nullable(), summary: z.string() }).nullable(),
       path: z.string().nullable(),
-    })
-    .optional(),
+    }),
+  ),
   submodules: z.literal('not initialized'),
 });
 

@@ -23,7 +23,7 @@ export interface WorktreeTaskJson {
   port: number;
   /** How its dependencies got there, how many untracked files were copied in, its setup command. */
   setup: { deps: string[]; included: number; command: string | null };
-  /** With `merge: "auto"`: what became of the branch. */
+  /** Once a merge took the branch: `merged` (its change is in the workspace), `conflict`, or `not_merged` (the merged tree failed, or did not apply). */
   merge?: 'merged' | 'conflict' | 'not_merged';
   conflict_files?: string[];
 }
@@ -51,7 +51,8 @@ export interface WorktreesJson {
   classes: { task: string; class: 'parallel' | 'sequential'; why: string }[];
   /** Files two passing branches both changed: their merge may conflict. */
   predicted_conflicts: { tasks: string[]; files: string[] }[];
-  merged?: MergedJson;
+  /** The merges made (`merge: "auto"`, then each `gaffer merge`), in order. */
+  merges: MergedJson[];
   /** Submodules are never initialized in worktrees (spec 06). */
   submodules: 'not initialized';
 }
@@ -172,10 +173,11 @@ export function predictConflicts(branches: readonly { task: string; files: reado
 export function describeWorktrees(w: WorktreesJson): string {
   const kept = w.tasks.filter((t) => t.state !== 'removed').map((t) => t.task);
   const parts = [`${w.tasks.length} branch${w.tasks.length === 1 ? '' : 'es'} gaffer/<job>/<task>${kept.length > 0 ? `, worktree kept: ${kept.join(', ')}` : ''}`];
-  if (w.merged) {
+  const last = w.merges.at(-1);
+  if (last) {
     const conflicts = w.tasks.filter((t) => t.merge === 'conflict').map((t) => t.task);
-    const merged = `merged ${w.merged.tasks.length}${conflicts.length > 0 ? ` (conflict: ${conflicts.join(', ')})` : ''}`;
-    parts.push(w.merged.applied ? `${merged}, verified and applied to the workspace` : `${merged}, not applied: ${w.merged.why ?? ''}`);
+    const merged = `merged ${last.tasks.length}${conflicts.length > 0 ? ` (conflict: ${conflicts.join(', ')})` : ''}`;
+    parts.push(last.applied ? `${merged}, verified and applied to the workspace` : `${merged}, not applied: ${last.why ?? ''}`);
   } else if (w.merge === 'none') parts.push('not merged (merge: none)');
   return parts.join('; ');
 }

@@ -15,6 +15,8 @@ import { Maintenance } from './maintenance.js';
 import { JobQueries, type Caller } from './queries.js';
 import type { JobQueue } from './queue/job-queue.js';
 import { recoverOrphans } from './recovery.js';
+import { listWorktrees, mergeLater, pruneWorktrees, type PruneAnswer, type WorktreeEntry } from './worktree-admin.js';
+import type { WorktreesJson } from '../domain/fanout.js';
 
 // the pieces' names, for the callers that know only the engine
 export type { Caller } from './queries.js';
@@ -83,6 +85,21 @@ export class Engine {
   /** A new job for the tasks of this one that did not end `done`, same settings. */
   redispatch(id: string, opts: Caller = {}): { job: CompactJob; created: boolean } {
     return this.#admission.redispatch(id, opts);
+  }
+
+  /** gaffer's worktrees and branches with their job, state, age and size (`gaffer worktrees ls`, spec 06). */
+  worktrees(): Promise<WorktreeEntry[]> {
+    return listWorktrees(this.#services);
+  }
+
+  /** Prunes merged and expired worktrees and branches (`gaffer worktrees prune`); unmerged branches only when asked. */
+  pruneWorktrees(opts: { unmerged?: boolean } = {}): Promise<PruneAnswer> {
+    return pruneWorktrees(this.#services, opts);
+  }
+
+  /** Merges a finished worktree job's passing branches (or one task's), verified before it is applied (`gaffer merge`). */
+  merge(id: string, task: string | null, say: (message: string) => void, opts: Caller = {}): Promise<WorktreesJson> {
+    return mergeLater(this.#services, this.#queries.visibleJob(id, opts), task, say);
   }
 
   /** The unified diff of one changed path against the checkpoint (binary: a size line). */

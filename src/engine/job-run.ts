@@ -381,7 +381,7 @@ function failJob(ctx: JobContext, err: unknown): void {
   ctx.enter(workersRan ? 'partial' : 'error', 'settled', { finished: epochS(), error: `gaffer failed: ${message}`, verdict: `error: gaffer failed: ${message}`.slice(0, 400) });
 }
 
-function resultSoFar(ctx: JobContext, patch: Partial<JobResult>): JobResult {
+export function resultSoFar(ctx: JobContext, patch: Partial<JobResult>): JobResult {
   const base: JobResult = ctx.job.result ?? {
     files_changed: [],
     claimed_only: [],

@@ -1,5 +1,6 @@
 import { killProcessGroupIfAlive } from '../platform/process/terminate.js';
 import { buildVerdict } from '../domain/verdict.js';
+import { describeWorktrees } from '../domain/fanout.js';
 import { isFinalStatus } from '../domain/status.js';
 import { isSameProcessAlive } from '../platform/process/process-identity.js';
 import type { JobRow, LockHolder, Store } from '../store/store.js';
@@ -81,6 +82,8 @@ function markInterrupted(store: Store, job: JobRow, verdict: string): void {
       claimedOnly: [],
       criteriaUnmet: [],
       reportedStates: [],
+      // a worktree job's worktrees as far as it got: where the interrupted work lies (spec 06)
+      worktrees: result?.worktrees ? describeWorktrees(result.worktrees) : null,
     }),
   });
   store.appendEvent(job.id, { name: 'job', event: 'status', message: 'interrupted', status: 'interrupted' });

@@ -7,7 +7,7 @@ import { detectTestCommand } from '../verification/detect.js';
 import { parseCriterion } from '../domain/criterion-forms.js';
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
-import { allPaths, carryOut, failedFirstAttempt, verifyChange, type Scope } from './job-run.js';
+import { allPaths, carryOut, failedFirstAttempt, resultSoFar, verifyChange, type Scope } from './job-run.js';
 import { finishTaskWorktree, makeTaskWorktree, type TaskWorktree } from './placement/worktree.js';
 import { Semaphore } from './semaphore.js';
 import { settleJob, type SettleInput } from './settle.js';
@@ -41,8 +41,14 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
   const root = settings.dir ?? join(ctx.services.dataDir, 'worktrees');
   const classes = classify(ctx, settings.parallelSafeGates);
   const runs: TaskRun[] = [];
+  // written as each worktree is made and each task ends: a restart finds where the work lies
+  const sofar: WorktreesJson = { base, merge: spec.merge, tasks: [], classes, merges: [], predicted_conflicts: [], submodules: 'not initialized' };
+  const record = (row: WorktreeTaskJson) => {
+    sofar.tasks = [...sofar.tasks.filter((t) => t.task !== row.task), row];
+    ctx.update({ result: resultSoFar(ctx, { worktrees: { ...sofar } }) });
+  };
   const run = async (task: TaskSpec): Promise<void> => {
-    runs.push(await runTask(ctx, repo, base, root, task));
+    runs.push(await runTask(ctx, repo, base, root, task, record));
   };
   const fanout = new Semaphore(settings.maxConcurrency ?? ctx.services.executor.cap);
   await Promise.all(
@@ -66,6 +72,7 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
     merge: spec.merge,
     tasks: runs.flatMap((r) => (r.row ? [r.row] : [])),
     classes,
+    merges: [],
     predicted_conflicts: predictConflicts(passing.map((r) => ({ task: r.task.name, files: r.row?.files ?? [] }))),
     submodules: 'not initialized',
   };
@@ -75,8 +82,9 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
   let merged: { json: MergedJson; verification: VerificationJson | null } | null = null;
   if (spec.merge === 'auto' && passing.length > 0 && !ctx.isCancelled) {
     ctx.enter('verifying', 'merging the passing branches');
-    merged = await integrate(ctx, repo, base, root, passing);
-    worktrees.merged = merged.json;
+    const sandboxed = passing.some((r) => r.outcome.workers.some((w) => w.report.sandboxed));
+    merged = await integrate(ctx, (message) => ctx.phase(message), { repo, base, root, sandboxed, name: MERGED }, passing.map((r) => r.row as WorktreeTaskJson));
+    worktrees.merges.push(merged.json);
   }
 
   const outcomes = runs.map((r) => r.outcome);
@@ -106,7 +114,7 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
 }
 
 /** A task in its worktree: made, carried out, committed, and removed when it passed. */
-async function runTask(ctx: JobContext, repo: RepoFacts, base: string, root: string, task: TaskSpec): Promise<TaskRun> {
+async function runTask(ctx: JobContext, repo: RepoFacts, base: string, root: string, task: TaskSpec, record: (row: WorktreeTaskJson) => void): Promise<TaskRun> {
   let wt: TaskWorktree;
   try {
     wt = await makeTaskWorktree({
@@ -125,6 +133,8 @@ async function runTask(ctx: JobContext, repo: RepoFacts, base: string, root: str
     const end = await failedFirstAttempt(ctx, task, why);
     return { task, outcome: { workers: [end], fixers: [], changes: null, changeSet: null, verification: null, cancelled: ctx.isCancelled, fixRounds: 0, error: why }, row: null, passed: false };
   }
+  const setup = { deps: wt.notes.deps, included: wt.notes.included, command: wt.notes.setup };
+  record({ task: task.name, branch: wt.branch, commit: null, state: 'kept', path: wt.dir, why: 'the task is running', files: [], port: wt.port, setup });
   const outcome = await carryOut(ctx, wt, taskScope(ctx, task));
   const files = outcome.changeSet ? allPaths(outcome.changeSet) : [];
   const passed =
@@ -137,65 +147,68 @@ async function runTask(ctx: JobContext, repo: RepoFacts, base: string, root: str
   const end = await finishTaskWorktree(repo, wt, files, passed, ctx.id);
   const state = end.removed ? 'removed' : passed ? 'remove_refused' : 'kept';
   ctx.phase(`${task.name}: ${state === 'removed' ? `passed; worktree removed, branch ${wt.branch} kept` : `worktree kept at ${wt.dir}${end.why ? ` (${end.why})` : ''}`}`);
-  return {
-    task,
-    outcome,
-    passed,
-    row: {
-      task: task.name,
-      branch: wt.branch,
-      commit: end.commit,
-      state,
-      path: end.removed ? null : wt.dir,
-      ...(end.why ? { why: end.why } : {}),
-      files,
-      port: wt.port,
-      setup: { deps: wt.notes.deps, included: wt.notes.included, command: wt.notes.setup },
-    },
-  };
+  const row: WorktreeTaskJson = { task: task.name, branch: wt.branch, commit: end.commit, state, path: end.removed ? null : wt.dir, ...(end.why ? { why: end.why } : {}), files, port: wt.port, setup };
+  record(row);
+  return { task, outcome, passed, row };
+}
+
+/** Where a merge is made: the repository, the base the branches grew from, the worktrees' folder. */
+export interface MergeSite {
+  repo: RepoFacts;
+  base: string;
+  root: string;
+  /** Verify under the sandbox (the workers ran under it). */
+  sandboxed: boolean;
+  /** The merge's branch and folder name below the job's (`+merged`, or `+merged-2` for a later one). */
+  name: string;
 }
 
 /**
- * The passing branches merged in task order in a worktree of their own (a conflicting one is
- * skipped, its files named), the merged tree verified as a whole, and — only when that passed — its
- * change applied to the workspace under the workspace's lock.
+ * The branches merged in task order in a worktree of their own (a conflicting one is skipped, its
+ * files named on its row), the merged tree verified as a whole, and — only when that passed — its
+ * change applied to the workspace under the workspace's lock. `say` tells each step.
  */
-async function integrate(ctx: JobContext, repo: RepoFacts, base: string, root: string, passing: TaskRun[]): Promise<{ json: MergedJson; verification: VerificationJson | null }> {
-  const branch = `gaffer/${ctx.id}/${MERGED}`;
-  const dir = join(root, ctx.id, MERGED);
+export async function integrate(ctx: JobContext, say: (message: string) => void, site: MergeSite, rows: WorktreeTaskJson[]): Promise<{ json: MergedJson; verification: VerificationJson | null }> {
+  const { repo, base } = site;
+  const branch = `gaffer/${ctx.id}/${site.name}`;
+  const dir = join(site.root, ctx.id, site.name);
   await serialized(repo, () => addWorktree(repo, dir, branch, base));
   const workspace = repo.prefix ? join(dir, repo.prefix) : dir;
   const mergedTasks: string[] = [];
   let tip: string | null = null;
-  const verification = await verifyChange(ctx, workspace, mergedScope(ctx), passing.some((r) => r.outcome.workers.some((w) => w.report.sandboxed)), async () => {
-    for (const r of passing) {
-      const row = r.row as WorktreeTaskJson;
-      const result = await serialized(repo, () => mergeInto(dir, row.branch, `gaffer: merge ${r.task.name} (job ${ctx.id})`));
+  const verification = await verifyChange(ctx, workspace, mergedScope(say), site.sandboxed, async () => {
+    for (const row of rows) {
+      const result = await serialized(repo, () => mergeInto(dir, row.branch, `gaffer: merge ${row.task} (job ${ctx.id})`));
       if ('merged' in result) {
         tip = result.merged;
         row.merge = 'merged';
-        mergedTasks.push(r.task.name);
+        delete row.conflict_files;
+        mergedTasks.push(row.task);
       } else {
         row.merge = 'conflict';
         row.conflict_files = result.conflicts;
-        ctx.phase(`${r.task.name}: conflicts with the branches merged before it in ${result.conflicts.slice(0, 5).join(', ') || result.reason}; its branch is kept`);
+        say(`${row.task}: conflicts with the branches merged before it in ${result.conflicts.slice(0, 5).join(', ') || result.reason}; its branch is kept`);
       }
     }
   });
-  for (const r of passing) (r.row as WorktreeTaskJson).merge ??= 'not_merged';
   const json: MergedJson = { branch, commit: tip, tasks: mergedTasks, applied: false, verification: { ok: verification.ok, summary: verification.summary }, path: dir };
-  if (tip === null) return { json: { ...json, why: 'no branch merged cleanly' }, verification };
+  // a branch is `merged` only once its change is in the workspace
+  const notApplied = (why: string) => {
+    for (const row of rows) if (row.merge === 'merged') row.merge = 'not_merged';
+    return { json: { ...json, why }, verification };
+  };
+  if (tip === null) return notApplied('no branch merged cleanly');
   if (verification.blocking) {
-    ctx.phase(`the merged tree fails its verification (${verification.summary}); nothing was applied to the workspace, the merge is kept at ${dir}`);
-    return { json: { ...json, why: 'the merged tree fails its verification: nothing applied' }, verification };
+    say(`the merged tree fails its verification (${verification.summary}); nothing was applied to the workspace, the merge is kept at ${dir}`);
+    return notApplied('the merged tree fails its verification: nothing applied');
   }
-  ctx.phase('applying the verified merge to the workspace');
-  const place = await ctx.services.placement.acquire({ jobId: ctx.id, workspace: ctx.spec.workspace, signal: ctx.abort.signal, onWait: (message) => ctx.phase(message) });
-  if (!place) return { json: { ...json, why: 'cancelled before the merge was applied' }, verification };
+  say('applying the verified merge to the workspace');
+  const place = await ctx.services.placement.acquire({ jobId: ctx.id, workspace: ctx.spec.workspace, signal: ctx.abort.signal, onWait: say });
+  if (!place) return notApplied('cancelled before the merge was applied');
   try {
     const mergedTip: string = tip;
     const refused = await serialized(repo, () => applyToWorkingTree(repo, base, mergedTip));
-    if (refused !== null) return { json: { ...json, why: `the workspace changed since the base commit and the merge does not apply to it: ${refused}` }, verification };
+    if (refused !== null) return notApplied(`the workspace changed since the base commit and the merge does not apply to it: ${refused}`);
   } finally {
     place.release();
   }
@@ -237,15 +250,15 @@ function taskScope(ctx: JobContext, task: TaskSpec): Scope {
   };
 }
 
-function mergedScope(ctx: JobContext): Scope {
+function mergedScope(say: (message: string) => void): Scope {
   return {
     tasks: [],
     tag: 'merged-',
     fixer: () => {
       throw new Error('the merged tree has no fix rounds');
     },
-    enter: (_status, phase) => ctx.phase(`merged: ${phase}`),
-    phase: (message) => ctx.phase(`merged: ${message}`),
+    enter: (_status, phase) => say(`merged: ${phase}`),
+    phase: (message) => say(`merged: ${message}`),
     progress: () => undefined,
   };
 }
@@ -263,7 +276,8 @@ function mergeProblemsOf(w: WorktreesJson, verification: VerificationJson | null
   const problems: NonNullable<SettleInput['mergeProblems']> = w.tasks
     .filter((t) => t.merge === 'conflict')
     .map((t) => ({ code: 'merge_conflict', detail: `${t.task} conflicts with the branches merged before it in ${(t.conflict_files ?? []).slice(0, 5).join(', ')}; not merged, branch ${t.branch} kept` }));
-  if (w.merged && verification?.blocking) problems.push({ code: 'merged_tree_fails', detail: `the merged tree of ${w.merged.tasks.join(', ')} fails its verification (each passed alone): ${verification.summary}; nothing applied` });
-  else if (w.merged && !w.merged.applied && w.merged.commit !== null) problems.push({ code: 'merge_conflict', detail: `the verified merge was not applied: ${w.merged.why ?? 'unknown'}` });
+  const last = w.merges.at(-1);
+  if (last && verification?.blocking) problems.push({ code: 'merged_tree_fails', detail: `the merged tree of ${last.tasks.join(', ')} fails its verification (each passed alone): ${verification.summary}; nothing applied` });
+  else if (last && !last.applied && last.commit !== null) problems.push({ code: 'merge_conflict', detail: `the verified merge was not applied: ${last.why ?? 'unknown'}` });
   return problems;
 }

@@ -6,6 +6,7 @@ import { Engine } from '../../src/engine/engine.js';
 import type { WorktreeSettings } from '../../src/engine/placement/worktree.js';
 import { createRunners } from '../../src/runners/index.js';
 import { createSandbox } from '../../src/platform/sandbox/sandbox.js';
+import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 
 // spec 06 "Worktree isolation and fan-out", through real jobs: a real repository, real `git
@@ -70,7 +71,7 @@ describe('worktree fan-out', () => {
     expect(branches.sort()).toEqual([`gaffer/${job.id}/+merged`, ...['clash', 'five', 'one', 'three'].map((t) => `gaffer/${job.id}/${t}`)].sort());
     expect(git(ws, 'show', `gaffer/${job.id}/clash:lines.txt`)).toContain('one-ish');
     // the merged tree was verified, then applied to the working tree (not committed), the user's file kept
-    expect(wt?.merged).toMatchObject({ tasks: ['one', 'three', 'five'], applied: true, verification: { ok: true }, path: null });
+    expect(wt?.merges).toMatchObject([{ tasks: ['one', 'three', 'five'], applied: true, verification: { ok: true }, path: null }]);
     expect(readFileSync(join(ws, 'lines.txt'), 'utf8')).toBe(padded(['ONE', 'two', 'THREE', 'four', 'FIVE']));
     expect(readFileSync(join(ws, 'notes.txt'), 'utf8')).toBe('uncommitted\n');
     expect(git(ws, 'log', '--format=%s')).toBe('init');
@@ -97,9 +98,11 @@ describe('worktree fan-out', () => {
       ],
     });
     const wt = job.result?.worktrees;
-    expect(wt?.tasks.map((t) => t.merge)).toEqual(['merged', 'merged']);
-    expect(wt?.merged).toMatchObject({ tasks: ['add-a', 'add-b'], applied: false, verification: { ok: false } });
-    expect(wt?.merged?.path && existsSync(wt.merged.path)).toBe(true);
+    // merged into the merge's tree, but not into the workspace
+    expect(wt?.tasks.map((t) => t.merge)).toEqual(['not_merged', 'not_merged']);
+    expect(wt?.merges).toMatchObject([{ tasks: ['add-a', 'add-b'], applied: false, verification: { ok: false } }]);
+    const kept = wt?.merges[0]?.path ?? '';
+    expect(readFileSync(join(kept, 'a.txt'), 'utf8') + readFileSync(join(kept, 'b.txt'), 'utf8')).toBe('a\nb\n');
     expect(existsSync(join(ws, 'a.txt')) || existsSync(join(ws, 'b.txt'))).toBe(false);
     expect(job.status).toBe('partial');
     const doubt = job.result?.proof?.uncertainty.find((u) => u.code === 'merged_tree_fails');
@@ -131,7 +134,7 @@ describe('worktree fan-out', () => {
     expect(readFileSync(join(kept, 'bad.txt'), 'utf8')).toBe('no\n');
     expect(existsSync(join(ws, 'good.txt'))).toBe(false);
     expect(git(ws, 'show', `gaffer/${job.id}/good:good.txt`)).toBe('ok');
-    expect(wt?.merged).toBeUndefined();
+    expect(wt?.merges).toEqual([]);
     expect(job.result?.files_changed).toEqual(['bad.txt', 'good.txt']);
     expect(job.status).toBe('partial');
   });
@@ -157,6 +160,65 @@ describe('worktree fan-out', () => {
     const events = engine.events(job.id).events;
     const at = (name: string, event: string) => events.findIndex((e) => e.name === name && e.event === event);
     expect(at('b', 'started')).toBeGreaterThan(at('a', 'done'));
+  });
+});
+
+describe('worktrees later', () => {
+  it('gaffer merge takes the branches a merge-none job left, verified; ls shows each with its state; prune deletes what is merged', async () => {
+    const engine = await open({ keepDays: 30 });
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const job = await run(engine, {
+      workspace: ws,
+      isolation: 'worktree',
+      verify: `sh -c 'test ! -f bad.txt'`,
+      fix_rounds: 0,
+      tasks: [
+        { name: 'add-a', instruction: 'write a', files: ['a.txt'], command: 'echo a > a.txt' },
+        { name: 'add-b', instruction: 'write b', files: ['b.txt'], command: 'echo b > b.txt' },
+        { name: 'bad', instruction: 'write bad', files: ['bad.txt'], command: 'echo no > bad.txt' },
+      ],
+    });
+    expect((await engine.worktrees()).map((e) => [e.task, e.state])).toEqual([
+      ['add-a', 'unmerged'],
+      ['add-b', 'unmerged'],
+      ['bad', 'kept'],
+    ]);
+    const said: string[] = [];
+    const merged = await engine.merge(job.id, null, (m) => said.push(m));
+    expect(merged.merges).toMatchObject([{ tasks: ['add-a', 'add-b'], applied: true, verification: { ok: true } }]);
+    expect(said).toContain('applying the verified merge to the workspace');
+    expect(readFileSync(join(ws, 'a.txt'), 'utf8') + readFileSync(join(ws, 'b.txt'), 'utf8')).toBe('a\nb\n');
+    expect(existsSync(join(ws, 'bad.txt'))).toBe(false);
+    // the job says so, as ls does
+    expect(engine.get(job.id, { full: true }).result?.worktrees?.tasks.map((t) => t.merge ?? null)).toEqual(['merged', 'merged', null]);
+    expect((await engine.worktrees()).map((e) => [e.task, e.state])).toEqual([
+      ['add-a', 'merged'],
+      ['add-b', 'merged'],
+      ['bad', 'kept'],
+      ['+merged', 'merged'],
+    ]);
+    // nothing left to merge but the failed task, which must be named
+    await expect(engine.merge(job.id, null, () => undefined)).rejects.toThrow(/no passing branch left to merge/);
+    // prune: merged branches go; the failed task's worktree is young (keep_days 30) and stays
+    const pruned = await engine.pruneWorktrees();
+    expect(pruned.deleted_branches.sort()).toEqual([`gaffer/${job.id}/+merged`, `gaffer/${job.id}/add-a`, `gaffer/${job.id}/add-b`]);
+    expect(pruned.removed_worktrees).toEqual([]);
+    expect((await engine.worktrees()).map((e) => [e.task, e.state])).toEqual([['bad', 'kept']]);
+  });
+
+  it.skipIf(!probeSandbox().available)('sandboxed, a worker in its worktree cannot write the workspace itself', async () => {
+    const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners: createRunners({ sandbox: createSandbox('auto') }), sandbox: createSandbox('auto') });
+    engines.push(engine);
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const job = await run(engine, {
+      workspace: ws,
+      isolation: 'worktree',
+      verify: 'none',
+      tasks: [{ name: 'escape', instruction: 'try', files: ['out.txt'], command: `(echo x > ${ws}/escaped.txt) 2>/dev/null; echo ok > out.txt` }],
+    });
+    expect(job.result?.workers[0]).toMatchObject({ status: 'done' });
+    expect(existsSync(join(ws, 'escaped.txt'))).toBe(false);
+    expect(git(ws, 'show', `gaffer/${job.id}/escape:out.txt`)).toBe('ok');
   });
 });
 

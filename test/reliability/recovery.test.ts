@@ -1,9 +1,11 @@
 import Database from 'better-sqlite3';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
+import { createRunners } from '../../src/runners/index.js';
+import { createSandbox } from '../../src/platform/sandbox/sandbox.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { BIN, call, eventually, processesWith, startServe } from './helpers.js';
 
@@ -136,6 +138,56 @@ describe('recovery: everything gaffer started for a dead job is stopped, by one 
     const attempts = readStore(data, (db) => db.prepare('SELECT status, finished FROM attempts WHERE job_id = ?').all(holder.jobId));
     expect(attempts).toEqual([{ status: 'interrupted', finished: expect.any(Number) }]);
     expect(survivors(mark)).toEqual([]);
+  }, 180_000);
+
+  it('kill -9 of gaffer mid-attempt in a worktree: after a restart the attempt is interrupted, the worktree reported, a new attempt follows, and prune cleans it', async () => {
+    const data = join(tempDir(), 'data');
+    const ws = makeWorkspace({ 'a.txt': 'a\n' });
+    for (const args of [['init', '-q'], ['add', '.'], ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'init']]) execFileSync('git', args, { cwd: ws });
+    const mark = marker();
+    marks.push(mark);
+    const once = join(tempDir(), 'slept');
+    // the first attempt sleeps (and is killed); a later one finds the flag and does the work
+    const command = `if [ ! -f ${once} ]; then touch ${once}; sleep ${mark}; fi; echo done > b.txt`;
+    const first = await dispatchInProcess(data, ['--workspace', ws, '--isolation', 'worktree', '--verify', 'none', '--name', 'write-b', '--task', 'write b', '--command', command], 'off');
+    // (its own command line names the sleep: the flag file says the worker runs)
+    await eventually(() => existsSync(once), UP_MS, 'the worker in its worktree');
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    // the restart recovers: the attempt closed `interrupted`, the job says where its worktree is
+    // unsandboxed as the first: the flag file lies in the host's /tmp
+    const engine = await Engine.open({ dataDir: data, worktrees: { keepDays: 0 }, runners: createRunners({ sandbox: createSandbox('off') }) });
+    try {
+      await eventually(() => survivors(mark).length === 0, GONE_MS, 'the killed attempt to be stopped');
+      const job = engine.get(first.jobId, { full: true });
+      expect(job.status).toBe('interrupted');
+      expect(job.result?.workers.map((w) => [w.name, w.status])).toEqual([['write-b', 'interrupted']]);
+      const row = job.result?.worktrees?.tasks[0];
+      expect(row).toMatchObject({ task: 'write-b', state: 'kept', branch: `gaffer/${first.jobId}/write-b` });
+      expect(existsSync(row?.path ?? '')).toBe(true);
+      expect(job.verdict).toContain('worktree kept: write-b');
+      expect((await engine.worktrees()).map((e) => [e.job, e.task, e.state])).toEqual([[first.jobId, 'write-b', 'kept']]);
+
+      // a new attempt follows (the re-dispatch of what did not end done), in a worktree of its own
+      const { job: again } = engine.redispatch(first.jobId);
+      await engine.settled(again.id);
+      const next = engine.get(again.id, { full: true });
+      expect(next.status).toBe('done');
+      expect(next.result?.worktrees?.tasks[0]).toMatchObject({ task: 'write-b', state: 'removed', files: ['b.txt'] });
+
+      // prune (keep_days 0: everything is expired) removes the interrupted worktree; the unmerged branch stays unless asked
+      const pruned = await engine.pruneWorktrees();
+      expect(pruned.removed_worktrees).toEqual([row?.path]);
+      expect(existsSync(row?.path ?? '')).toBe(false);
+      expect(pruned.kept_unmerged).toEqual([`gaffer/${again.id}/write-b`]);
+      expect(pruned.deleted_branches).toEqual([`gaffer/${first.jobId}/write-b`]);
+      const unmerged = await engine.pruneWorktrees({ unmerged: true });
+      expect(unmerged.deleted_branches).toEqual([`gaffer/${again.id}/write-b`]);
+      expect(execFileSync('git', ['branch', '--list', 'gaffer/*'], { cwd: ws, encoding: 'utf8' })).toBe('');
+    } finally {
+      await engine.close();
+    }
   }, 180_000);
 
   it('the verification and a command criterion are recorded while they run and forgotten once they end', async () => {

@@ -3,6 +3,7 @@ import { toGafferError } from '../../domain/errors.js';
 import { CliContext, type GlobalFlags } from './cli-context.js';
 import { buildRequest } from './commands/dispatch.js';
 import { doctorCommand } from './commands/doctor.js';
+import { mergeCommand, worktreesListCommand, worktreesPruneCommand } from './commands/worktrees.js';
 import { mcpCommand, serveCommand } from './commands/serve.js';
 import { dispatchCommand, type DispatchFlags } from './commands/dispatch.js';
 import { restrictUmask } from '../../platform/process/umask.js';
@@ -133,6 +134,24 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--runner <key>', 'runner for every task (as dispatch)')
     .option('--verify <cmd>', 'the verification command')
     .action((file: string | undefined, flags: DispatchFlags) => run('lint', (cli) => lintCommand(cli, buildRequest(file, flags)))());
+
+  const worktrees = program.command('worktrees').description("gaffer's worktrees and branches (spec 06)");
+  worktrees
+    .command('ls', { isDefault: true })
+    .description('each worktree and branch with its job, state, age and size')
+    .action(() => run('worktrees', (cli) => worktreesListCommand(cli))());
+  worktrees
+    .command('prune')
+    .description('remove merged and expired worktrees (worktrees.keep_days, worktrees.max_gb) and merged branches')
+    .option('--unmerged', 'also delete expired branches whose work was never merged')
+    .action((flags: { unmerged?: boolean }) => run('worktrees', (cli) => worktreesPruneCommand(cli, flags))());
+
+  program
+    .command('merge')
+    .description("merge a worktree job's passing branches (or one task's) into the workspace, verified first")
+    .argument('<job>')
+    .argument('[task]')
+    .action((id: string, task: string | undefined) => run('merge', (cli) => mergeCommand(cli, id, task))());
 
   program
     .command('runners')

@@ -60,7 +60,7 @@ export function renderCompact(job: CompactJob): string {
     const sequential = wt.classes.filter((c) => c.class === 'sequential');
     if (sequential.length > 0) lines.push(`    sequential: ${sequential.map((c) => `${c.task} (${c.why})`).join('; ')}`);
     for (const c of wt.predicted_conflicts) lines.push(`    predicted conflict: ${c.tasks.join(' & ')} both changed ${list(c.files)}`);
-    if (wt.merged) lines.push(`    merged: ${wt.merged.tasks.join(', ') || 'nothing'} → ${wt.merged.applied ? 'verified and applied to the workspace' : `not applied: ${wt.merged.why ?? ''}`}${wt.merged.path ? ` (kept at ${wt.merged.path})` : ''}`);
+    for (const m of wt.merges) lines.push(`    merged: ${m.tasks.join(', ') || 'nothing'} → ${m.applied ? 'verified and applied to the workspace' : `not applied: ${m.why ?? ''}`}${m.path ? ` (kept at ${m.path})` : ''}`);
   }
   const v = result?.verification;
   if (v) {

@@ -676,6 +676,110 @@ async function throughput(ctx) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// fanout_overhead
+
+const FO_TASKS = 8;
+const FO_PARALLEL = 4;
+const FO_VERIFY = 'exit 0';
+
+/**
+ * fanout_overhead: one worktree job of FO_TASKS tasks (shell, each writing its own file; verify
+ * `exit 0`, on fanout.parallel_safe_gates so they run FO_PARALLEL at once; merge none; sandbox off)
+ * in a git repository of FO files, submit → settled; vs a script that does per task what a person
+ * would: `git worktree add -b` + the work + the check + `git add -A && git commit` + `git worktree
+ * remove`, FO_PARALLEL lanes. Also the disk the jobs leave (data dir and the repository's .git
+ * growth; the passing worktrees are removed, their branches kept), per 10 jobs.
+ */
+async function fanoutOverhead(ctx) {
+  const { Engine } = await engineMod();
+  const { createRunners } = await runnersMod();
+  const files = ctx.quick ? 200 : 500;
+  const root = join(ctx.tmp, 'fo-repo');
+  makeTree(root, files, 2048);
+  await git(['init', '-q', '--template='], {}, { cwd: root });
+  await git(['add', '-A'], {}, { cwd: root });
+  await git(['commit', '-qm', 'init'], {}, { cwd: root });
+  const gitSizeAtStart = await duKb(join(root, '.git'));
+  const dataDir = join(ctx.tmp, 'fo-data');
+  const engine = await Engine.open({ dataDir, maxParallel: FO_PARALLEL, runners: createRunners({ sandbox: 'off' }), spawner: true, worktrees: { parallelSafeGates: [FO_VERIFY] } });
+  const body = {
+    workspace: root,
+    isolation: 'worktree',
+    parallel: true,
+    verify: FO_VERIFY,
+    tasks: Array.from({ length: FO_TASKS }, (_, k) => ({ name: `t${k}`, instruction: `benchmark: write w${k}.txt`, files: [`w${k}.txt`], command: `echo ${k} > w${k}.txt` })),
+  };
+  const refDir = join(ctx.tmp, 'fo-ref');
+  mkdirSync(refDir, { recursive: true });
+  const script = (rep, k) =>
+    `set -e; d=${refDir}/r${rep}-${k}; git worktree add -q -b ref/r${rep}/t${k} "$d" HEAD; cd "$d"; echo ${k} > w${k}.txt; sh -c '${FO_VERIFY}'; git add -A; git commit -qm t${k}; cd ${root}; git worktree remove "$d"`;
+  const scriptFanout = async (rep) => {
+    let next = 0;
+    const t0 = performance.now();
+    const lane = async () => {
+      for (let k = next++; k < FO_TASKS; k = next++) await run('sh', ['-c', script(rep, k)], { cwd: root, env: gitEnv() });
+    };
+    await Promise.all(Array.from({ length: FO_PARALLEL }, lane));
+    return performance.now() - t0;
+  };
+  const gaffer = [];
+  const ref = [];
+  let jobs = 0;
+  try {
+    await repeat(ctx, 'fanout_overhead', async (i) => {
+      const [g, r] = await pair(
+        i,
+        async () => {
+          const { ms, value } = await timeAsync(async () => {
+            const { job } = engine.submit(body);
+            await engine.settled(job.id);
+            return engine.get(job.id, { full: true });
+          });
+          jobs++;
+          if (value.status !== 'done') throw new Error(`fan-out job ended ${value.status}: ${value.error ?? value.verdict}`);
+          const parallel = value.result.worktrees.classes.filter((c) => c.class === 'parallel').length;
+          if (parallel !== FO_TASKS) throw new Error(`fan-out ran ${FO_TASKS - parallel} task(s) sequentially`);
+          return ms;
+        },
+        () => scriptFanout(i),
+      );
+      if (i > 0) {
+        gaffer.push(g);
+        ref.push(r);
+      }
+    });
+  } finally {
+    await engine.close();
+  }
+  const dataKb = await duKb(dataDir);
+  const gitGrowthKb = (await duKb(join(root, '.git'))) - gitSizeAtStart;
+  const per10 = ((dataKb + gitGrowthKb) / 1024) * (10 / jobs);
+  const gm = median(gaffer);
+  const rm = median(ref);
+  return {
+    figures: { fanout_ms: round(gm), fanout_script_ms: round(rm), fanout_overhead_ratio: round(gm / rm, 3), fanout_disk_mb_per_10_jobs: round(per10, 1) },
+    samples: { fanout_ms: gaffer.map(Math.round), fanout_script_ms: ref.map(Math.round), paired_ratio_fanout: pairedRatio(gaffer, ref) },
+    rows: [
+      msRow('fanout_ms', gm, `${FO_TASKS} worktree tasks, ${FO_PARALLEL} at once, ${files} files, verify \`${FO_VERIFY}\`, merge none, sandbox off`),
+      msRow('fanout_script_ms', rm, `sh per task: worktree add -b + work + check + add/commit + worktree remove, ${FO_PARALLEL} lanes`),
+      ratioRow('fanout_overhead_ratio', gm / rm, 'fanout_script_ms', rm, 1.5),
+      {
+        figure: 'fanout_disk_mb_per_10_jobs',
+        value: round(per10, 1),
+        unit: 'MB',
+        reference: `${jobs} jobs of ${FO_TASKS} tasks: data dir ${round(dataKb / 1024, 1)} MB + .git growth ${round(gitGrowthKb / 1024, 1)} MB (passing worktrees removed, branches kept)`,
+      },
+    ],
+  };
+}
+
+/** `du -sk`: a folder's size on disk, KiB. */
+async function duKb(path) {
+  const { stdout } = await run('du', ['-sk', path]);
+  return Number(stdout.split(/\s/)[0]);
+}
+
+// ---------------------------------------------------------------------------------------------
 // compact_tokens_failed
 
 /** A text of exactly `n` characters, different per seed. */
@@ -1004,6 +1108,7 @@ export const cases = [
   { name: 'wait_latency_http', run: waitLatencyHttp },
   { name: 'sse_latency', run: sseLatency },
   { name: 'throughput', run: throughput },
+  { name: 'fanout_overhead', run: fanoutOverhead },
   { name: 'related_verify', run: relatedVerify },
   { name: 'server_rss', run: serverRss },
   // issue 10: real projects, scripted honest and cheating workers, gaffer's answer against the wanted one

@@ -37,6 +37,7 @@ export const ATTEMPT_EVENTS = [
   'placement_acquired',
   'executor_started',
   'launch_failed',
+  'batch_stopped',
   'exited',
   'limit_hit',
   'rate_limited',
@@ -120,6 +121,8 @@ export const ATTEMPT_TABLE: readonly AttemptRow[] = [
   { from: 'gated', on: 'placement_acquired', to: 'placed', effects: ['take_checkpoint', 'start_executor'] },
   { from: 'placed', on: 'executor_started', to: 'running', effects: [] },
   { from: 'placed', on: 'launch_failed', to: 'settled', effects: ['release_placement'], ending: 'launch_failed' },
+  // spec 06: a sibling of its parallel batch failed to launch; this one never will (one that runs is stopped: `exited`)
+  { from: 'placed', on: 'batch_stopped', to: 'settled', effects: ['release_placement'], ending: 'launch_failed' },
   // a spawn error arrives after the executor started (Node reports it asynchronously), or the runner refused at start
   { from: 'running', on: 'launch_failed', to: 'settled', effects: ['release_placement'], ending: 'launch_failed' },
   // the process's end: its own exit (done, timeout, stalled …) or a limit the kernel or watchdog held

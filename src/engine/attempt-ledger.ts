@@ -90,7 +90,7 @@ export class AttemptLedger {
 /** What a worker's end says to the machine, from where its attempt stands. */
 export function endEventsFor(
   attempt: Pick<Attempt, 'state'>,
-  report: { status: WorkerStatus; outcome: WorkerOutcome; limit?: unknown },
+  report: { status: WorkerStatus; outcome: WorkerOutcome; stopReason?: string; limit?: unknown },
   ctx: { isInterrupting: boolean; gotProcess: boolean },
 ): AttemptEvent[] {
   const facts = { exit: { status: report.status, outcome: report.outcome } };
@@ -99,9 +99,9 @@ export function endEventsFor(
     // no runner for the route: refused before any place
     case 'admitted':
       return [{ type: 'refused', facts }];
-    // stopped while it waited for a slot, or while it waited out a rate limit
+    // stopped while it waited for a slot, or while it waited out a rate limit; or its batch stopped before it launched
     case 'placed':
-      return stopped();
+      return report.stopReason === 'batch_stopped' ? [{ type: 'batch_stopped', facts }] : stopped();
     case 'requeued':
       return ctx.isInterrupting ? [{ type: 'interrupt', facts }] : [{ type: 'cancel', facts }];
     default:

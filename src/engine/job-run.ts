@@ -61,6 +61,8 @@ export interface Scope {
   phase(message: string, patch?: JobPatch): void;
   /** The job's result so far (a task's place: not the job's; nothing). */
   progress(patch: Partial<JobResult>): void;
+  /** The batch this scope's attempts belong to when it spans scopes (a worktree fan-out's parallel tasks): a launch failure stops them all. */
+  batch?: AbortController;
 }
 
 /** The shared workspace's scope: every task, the job's own status and result. */
@@ -121,7 +123,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   const steps = workerSteps(ctx, place, scope.tasks);
   let lastStep: WorkerEnd[] = [];
   for (const [i, step] of steps.entries()) {
-    lastStep = await Promise.all(step.map((plan) => runTaskAttempts(ctx, plan, place)));
+    lastStep = await runBatch(ctx, step, place, scope.batch ?? (step.length > 1 ? new AbortController() : null));
     workers.push(...lastStep);
     if (i < steps.length - 1) await collect(lastStep, `step-${i + 1}`);
   }
@@ -328,6 +330,14 @@ function firstAttemptPlan(ctx: JobContext, task: TaskSpec, outputsAtCheckpoint: 
     ord: ctx.spec.tasks.indexOf(task),
     ...(outputsAtCheckpoint ? { outputsAtCheckpoint } : {}),
   };
+}
+
+/**
+ * A step's attempts at once, as one batch when there is one: a launch failure of one stops the
+ * others (spec 06), each ending `error` with `batch_stopped` and the reason; the job goes on to its evidence.
+ */
+function runBatch(ctx: JobContext, step: WorkerPlan[], place: Place, batch: AbortController | null): Promise<WorkerEnd[]> {
+  return Promise.all(step.map((plan) => runTaskAttempts(ctx, batch ? { ...plan, batch } : plan, place)));
 }
 
 /**

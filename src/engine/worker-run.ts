@@ -36,6 +36,8 @@ export interface WorkerPlan {
   kind?: AttemptKind;
   /** The task's declared outputs as they were at the checkpoint: set for task workers, whose end is judged by them (spec 06). */
   outputsAtCheckpoint?: OutputStates;
+  /** The parallel batch this attempt belongs to: a launch failure of one stops the others (spec 06); its reason says which. */
+  batch?: AbortController;
 }
 
 /** A worker's end as the engine keeps it. */
@@ -87,18 +89,27 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
 
   // the job holds its place already; the slot is the executor's, the turn the place's
   move(['gates_passed', 'placement_acquired']);
+  // a cancel of the job, or the batch stopped because a sibling could not launch
+  const batch = plan.batch;
+  const signal = batch ? AbortSignal.any([ctx.abort.signal, batch.signal]) : ctx.abort.signal;
+  const batchStopped = (report: RunnerReport): RunnerReport => {
+    // this one could not launch: its siblings stop before it lets go of its turn
+    if (report.stopReason === 'spawn_failed' && batch && !batch.signal.aborted) batch.abort(`${plan.name} failed to launch: ${report.error ?? 'its process could not start'}`);
+    const stopped = !ctx.isCancelled && batch?.signal.aborted === true && report.status === 'cancelled';
+    return stopped ? { ...report, status: 'error', outcome: 'expected_error', stopReason: 'batch_stopped', error: `stopped: ${String(batch?.signal.reason)}` } : report;
+  };
 
   let releaseSlot: (() => void) | null = null;
   let releaseTurn: (() => void) | null = null;
   try {
-    releaseSlot = await executor.slot(ctx.abort.signal);
+    releaseSlot = await executor.slot(signal);
     releaseTurn = await place.turn(runner);
   } catch {
     releaseSlot?.();
-    return finish(ctx, plan, place, notStarted('cancelled', 'cancelled', 'cancelled', null), false);
+    return finish(ctx, plan, place, batchStopped(notStarted('cancelled', 'cancelled', 'cancelled', null)), false);
   }
   try {
-    if (ctx.isCancelled) return finish(ctx, plan, place, notStarted('cancelled', 'cancelled', 'cancelled', null), false);
+    if (signal.aborted) return finish(ctx, plan, place, batchStopped(notStarted('cancelled', 'cancelled', 'cancelled', null)), false);
     mkdirSync(ctx.jobDir, { recursive: true });
     const { status } = move(['executor_started'], { started: epochS(), lastEvent: 'started' });
     ctx.emit({ name: plan.name, event: 'started', message: `${plan.route.runner} worker started`, status });
@@ -127,7 +138,7 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
         env: place.env ? { ...process.env, ...place.env } : process.env,
         logFile,
         instructionFile: join(ctx.jobDir, `${plan.name}.instruction.txt`),
-        signal: ctx.abort.signal,
+        signal,
         onOutput: (lines) => output.push(lines),
         onState: (detection) => recordState(ctx, plan, detection),
         onSpawn: ({ pgid, startedAt }) => store.updateAttempt(ctx.id, plan.name, { pgid, pgStart: startedAt }),
@@ -138,7 +149,7 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
       // spec 04: a rate limit (from the runner's own error channel) waits and requeues; never a failure, never spilled
       let requeues = 0;
       let waitedS = 0;
-      while (report.status === 'rate_limited' && !ctx.isCancelled) {
+      while (report.status === 'rate_limited' && !signal.aborted) {
         const delayS = rateLimitDelayS(requeues, report.retryAfterS);
         if (requeues >= MAX_REQUEUES || waitedS + delayS > MAX_RATE_LIMIT_WAIT_S) break;
         requeues++;
@@ -150,10 +161,10 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
         // the wait holds the place but not a worker slot
         releaseTurn?.();
         releaseSlot();
-        const slept = await sleepUnlessAborted(delayS * 1000, ctx.abort.signal);
+        const slept = await sleepUnlessAborted(delayS * 1000, signal);
         releaseSlot = await executor.slot().catch(() => () => undefined);
         releaseTurn = await place.turn(runner);
-        if (!slept || ctx.isCancelled) break;
+        if (!slept || signal.aborted) break;
         move(['window_reset', 'executor_started']);
         report = await runOnce(report.session ?? plan.resume);
       }
@@ -164,7 +175,7 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
       output.close();
     }
     // a refusal (e.g. config sandbox: required without a sandbox) never got a process either
-    return finish(ctx, plan, place, report, report.stopReason !== 'spawn_failed' && report.status !== 'refused');
+    return finish(ctx, plan, place, batchStopped(report), report.stopReason !== 'spawn_failed' && report.status !== 'refused');
   } finally {
     releaseTurn?.();
     releaseSlot();

@@ -47,8 +47,10 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
     sofar.tasks = [...sofar.tasks.filter((t) => t.task !== row.task), row];
     ctx.update({ result: resultSoFar(ctx, { worktrees: { ...sofar } }) });
   };
-  const run = async (task: TaskSpec): Promise<void> => {
-    runs.push(await runTask(ctx, repo, base, root, task, record));
+  // the parallel tasks are one batch: a launch failure of one stops the others (spec 06)
+  const batch = new AbortController();
+  const run = async (task: TaskSpec, inBatch: boolean): Promise<void> => {
+    runs.push(await runTask(ctx, { repo, base, root, record, ...(inBatch ? { batch } : {}) }, task));
   };
   const fanout = new Semaphore(settings.maxConcurrency ?? ctx.services.executor.cap);
   await Promise.all(
@@ -57,13 +59,13 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
       .map(async (c) => {
         const release = await fanout.acquire();
         try {
-          await run(taskNamed(ctx, c.task));
+          await run(taskNamed(ctx, c.task), true);
         } finally {
           release();
         }
       }),
   );
-  for (const c of classes.filter((x) => x.class === 'sequential')) await run(taskNamed(ctx, c.task));
+  for (const c of classes.filter((x) => x.class === 'sequential')) await run(taskNamed(ctx, c.task), false);
   runs.sort((a, b) => spec.tasks.indexOf(a.task) - spec.tasks.indexOf(b.task));
 
   const passing = runs.filter((r) => r.passed && r.row?.commit);
@@ -114,7 +116,17 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
 }
 
 /** A task in its worktree: made, carried out, committed, and removed when it passed. */
-async function runTask(ctx: JobContext, repo: RepoFacts, base: string, root: string, task: TaskSpec, record: (row: WorktreeTaskJson) => void): Promise<TaskRun> {
+/** What every task of a worktree job shares: the repository, the base, the worktrees' folder, the record of its rows, its parallel batch. */
+interface FanOut {
+  repo: RepoFacts;
+  base: string;
+  root: string;
+  record(row: WorktreeTaskJson): void;
+  batch?: AbortController;
+}
+
+async function runTask(ctx: JobContext, fan: FanOut, task: TaskSpec): Promise<TaskRun> {
+  const { repo, base, root, record } = fan;
   let wt: TaskWorktree;
   try {
     wt = await makeTaskWorktree({
@@ -135,7 +147,7 @@ async function runTask(ctx: JobContext, repo: RepoFacts, base: string, root: str
   }
   const setup = { deps: wt.notes.deps, included: wt.notes.included, command: wt.notes.setup };
   record({ task: task.name, branch: wt.branch, commit: null, state: 'kept', path: wt.dir, why: 'the task is running', files: [], port: wt.port, setup });
-  const outcome = await carryOut(ctx, wt, taskScope(ctx, task));
+  const outcome = await carryOut(ctx, wt, { ...taskScope(ctx, task), ...(fan.batch ? { batch: fan.batch } : {}) });
   const files = outcome.changeSet ? allPaths(outcome.changeSet) : [];
   const passed =
     outcome.error === undefined &&

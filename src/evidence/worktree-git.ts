@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
@@ -48,9 +48,13 @@ export async function readRepo(workspace: string): Promise<RepoFacts | { refused
  */
 export async function commitWorkingTree(repo: RepoFacts, message: string): Promise<string> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gaffer-base-'));
-  const env = { ...IDENTITY, GIT_INDEX_FILE: path.join(dir, 'index') };
+  const index = path.join(dir, 'index');
+  const env = { ...IDENTITY, GIT_INDEX_FILE: index };
   try {
-    await git(repo.top, ['read-tree', repo.head], env);
+    // the user's index as the start: its stat cache spares hashing what did not change (a copy: theirs is never written)
+    const own = await git(repo.top, ['rev-parse', '--path-format=absolute', '--git-path', 'index']);
+    if (existsSync(own)) copyFileSync(own, index);
+    else await git(repo.top, ['read-tree', repo.head], env);
     await git(repo.top, ['add', '-A', '--', '.'], env);
     const tree = await git(repo.top, ['write-tree'], env);
     return await git(repo.top, ['commit-tree', tree, '-p', repo.head, '-m', message], env);

@@ -26,6 +26,11 @@ reviews of intent to yourself. One job = one workspace; gaffer runs one job per 
   outside them, or changing an existing test without \`tests_may_change\`, makes it \`error\` with the
   paths on its row (\`write_audit: violation\`). Review and verify tasks may write only their
   \`outputs\`, and run after the implementers, against their changes (\`task_order\` says so).
+- Independent tasks that touch the same files, or agent CLIs you want at once: \`isolation: "worktree"\`
+  (a git repository with a commit) gives each task its own worktree and branch \`gaffer/<job>/<task>\`,
+  verified alone; \`merge: "auto"\` merges the passing ones, verifies the merged tree, and only then
+  applies it to the workspace (a conflict or a failing merge is named, the branch kept). They run in
+  parallel only when their verification command is on the configured \`fanout.parallel_safe_gates\`.
 - \`runner: "shell"\` with a \`command\` runs a script (codemods, formatters, migrations).
 - Tests are the judge: a worker that changes tests or the test harness is judged by the tests as they
   were before the work (run against its new code), and fails when those fail. A task meant to change

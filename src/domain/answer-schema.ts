@@ -200,6 +200,7 @@ const worktreesSchema = z.strictObject({
       files: strings,
       port: z.number(),
       setup: z.strictObject({ deps: strings, included: z.number(), command: z.string().nullable() }),
+      verification: z.strictObject({ ok: z.boolean().nullable(), summary: z.string() }).nullable(),
       merge: z.enum(['merged', 'conflict', 'not_merged']).optional(),
       conflict_files: strings.optional(),
     }),

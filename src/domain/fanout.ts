@@ -23,6 +23,8 @@ export interface WorktreeTaskJson {
   port: number;
   /** How its dependencies got there, how many untracked files were copied in, its setup command. */
   setup: { deps: string[]; included: number; command: string | null };
+  /** Its own verification in its worktree. */
+  verification: { ok: boolean | null; summary: string } | null;
   /** Once a merge took the branch: `merged` (its change is in the workspace), `conflict`, or `not_merged` (the merged tree failed, or did not apply). */
   merge?: 'merged' | 'conflict' | 'not_merged';
   conflict_files?: string[];

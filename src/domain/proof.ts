@@ -25,7 +25,7 @@ export interface ProofFacts {
   /** Workers that wrote outside their write policy (spec 06), each as `<worker>: <paths>`. */
   writeViolations?: string[];
   /** A worktree job's merge that did not carry every passing branch into the workspace (spec 06): a conflict, or a merged tree that fails its verification. */
-  mergeProblems?: { code: 'merged_tree_fails' | 'merge_conflict'; detail: string }[];
+  mergeProblems?: { code: 'merged_tree_fails' | 'merge_conflict' | 'merge_not_applied'; detail: string }[];
   /** Workers a limit ended, each in words (issue 11): named in `worker_not_done`. */
   limitsHit?: string[];
   /**
@@ -48,6 +48,7 @@ export const PENALTIES = {
   write_policy_violation: 0.3,
   merged_tree_fails: 0.3,
   merge_conflict: 0.2,
+  merge_not_applied: 0.2,
   external_agent_unsandboxed: 0.2,
   pre_existing_failures: 0.15,
   criteria_unchecked_each: 0.1,

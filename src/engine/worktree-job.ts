@@ -2,13 +2,13 @@ import { join } from 'node:path';
 import type { TaskSpec } from '../domain/request.js';
 import type { VerificationJson } from '../domain/result.js';
 import { combineCriteria, combineVerifications, predictConflicts, unionChanges, type MergedJson, type WorktreeTaskJson, type WorktreesJson } from '../domain/fanout.js';
-import { addWorktree, applyToWorkingTree, commitWorkingTree, mergeInto, readRepo, removeWorktree, serialized, type RepoFacts } from '../evidence/worktree-git.js';
+import { applyToWorkingTree, commitWorkingTree, mergeInto, readRepo, serialized, type RepoFacts } from '../evidence/worktree-git.js';
 import { detectTestCommand } from '../verification/detect.js';
 import { parseCriterion } from '../domain/criterion-forms.js';
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
 import { allPaths, carryOut, failedFirstAttempt, resultSoFar, verifyChange, type Scope } from './job-run.js';
-import { finishTaskWorktree, makeTaskWorktree, type TaskWorktree } from './placement/worktree.js';
+import { finishTaskWorktree, makeTaskWorktree, removeTaskWorktree, type TaskWorktree } from './placement/worktree.js';
 import { Semaphore } from './semaphore.js';
 import { settleJob, type SettleInput } from './settle.js';
 
@@ -90,8 +90,10 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
   }
 
   const outcomes = runs.map((r) => r.outcome);
+  // the tasks an applied merge took are judged by the merged tree's verification (the workspace's final state); each of the others by its own
+  const inWorkspace = new Set(merged?.json.applied ? merged.json.tasks : []);
   const verification = combineVerifications([
-    ...runs.map((r) => ({ name: r.task.name, v: r.outcome.verification })),
+    ...runs.filter((r) => !inWorkspace.has(r.task.name)).map((r) => ({ name: r.task.name, v: r.outcome.verification })),
     ...(merged ? [{ name: 'merged', v: merged.verification }] : []),
   ]);
   const noneStarted = outcomes.every((o) => o.error !== undefined);
@@ -146,7 +148,7 @@ async function runTask(ctx: JobContext, fan: FanOut, task: TaskSpec): Promise<Ta
     return { task, outcome: { workers: [end], fixers: [], changes: null, changeSet: null, verification: null, cancelled: ctx.isCancelled, fixRounds: 0, error: why }, row: null, passed: false };
   }
   const setup = { deps: wt.notes.deps, included: wt.notes.included, command: wt.notes.setup };
-  record({ task: task.name, branch: wt.branch, commit: null, state: 'kept', path: wt.dir, why: 'the task is running', files: [], port: wt.port, setup });
+  record({ task: task.name, branch: wt.branch, commit: null, state: 'kept', path: wt.dir, why: 'the task is running', files: [], port: wt.port, setup, verification: null });
   const outcome = await carryOut(ctx, wt, { ...taskScope(ctx, task), ...(fan.batch ? { batch: fan.batch } : {}) });
   const files = outcome.changeSet ? allPaths(outcome.changeSet) : [];
   const passed =
@@ -159,7 +161,8 @@ async function runTask(ctx: JobContext, fan: FanOut, task: TaskSpec): Promise<Ta
   const end = await finishTaskWorktree(repo, wt, files, passed, ctx.id);
   const state = end.removed ? 'removed' : passed ? 'remove_refused' : 'kept';
   ctx.phase(`${task.name}: ${state === 'removed' ? `passed; worktree removed, branch ${wt.branch} kept` : `worktree kept at ${wt.dir}${end.why ? ` (${end.why})` : ''}`}`);
-  const row: WorktreeTaskJson = { task: task.name, branch: wt.branch, commit: end.commit, state, path: end.removed ? null : wt.dir, ...(end.why ? { why: end.why } : {}), files, port: wt.port, setup };
+  const v = outcome.verification;
+  const row: WorktreeTaskJson = { task: task.name, branch: wt.branch, commit: end.commit, state, path: end.removed ? null : wt.dir, ...(end.why ? { why: end.why } : {}), files, port: wt.port, setup, verification: v ? { ok: v.ok, summary: v.summary } : null };
   record(row);
   return { task, outcome, passed, row };
 }
@@ -182,13 +185,12 @@ export interface MergeSite {
  */
 export async function integrate(ctx: JobContext, say: (message: string) => void, site: MergeSite, rows: WorktreeTaskJson[]): Promise<{ json: MergedJson; verification: VerificationJson | null }> {
   const { repo, base } = site;
-  const branch = `gaffer/${ctx.id}/${site.name}`;
-  const dir = join(site.root, ctx.id, site.name);
-  await serialized(repo, () => addWorktree(repo, dir, branch, base));
-  const workspace = repo.prefix ? join(dir, repo.prefix) : dir;
+  // set up as a task's worktree is (includes, dependencies, port, setup): its verification needs what theirs did
+  const wt = await makeTaskWorktree({ repo, base, workspace: ctx.spec.workspace, root: site.root, jobId: ctx.id, task: site.name, settings: ctx.services.worktrees, logDir: ctx.jobDir, say });
+  const { branch, dir } = wt;
   const mergedTasks: string[] = [];
   let tip: string | null = null;
-  const verification = await verifyChange(ctx, workspace, mergedScope(say), site.sandboxed, async () => {
+  const verification = await verifyChange(ctx, wt.workspace, mergedScope(say), site.sandboxed, async () => {
     for (const row of rows) {
       const result = await serialized(repo, () => mergeInto(dir, row.branch, `gaffer: merge ${row.task} (job ${ctx.id})`));
       if ('merged' in result) {
@@ -210,7 +212,9 @@ export async function integrate(ctx: JobContext, say: (message: string) => void,
     return { json: { ...json, why }, verification };
   };
   if (tip === null) return notApplied('no branch merged cleanly');
-  if (verification.blocking) {
+  if (wt.failure !== undefined) return notApplied(`the merged tree could not be set up for its verification (${wt.failure}): nothing applied`);
+  // applied only when its verification passed; with verify none, only when nothing blocks
+  if (verification.blocking || verification.could_not_start || (verification.ran && verification.ok === null && verification.inconclusive)) {
     say(`the merged tree fails its verification (${verification.summary}); nothing was applied to the workspace, the merge is kept at ${dir}`);
     return notApplied('the merged tree fails its verification: nothing applied');
   }
@@ -224,7 +228,7 @@ export async function integrate(ctx: JobContext, say: (message: string) => void,
   } finally {
     place.release();
   }
-  const removed = (await serialized(repo, () => removeWorktree(repo, dir))) === null;
+  const removed = (await removeTaskWorktree(repo, wt)) === null;
   return { json: { ...json, applied: true, path: removed ? null : dir }, verification };
 }
 
@@ -283,13 +287,18 @@ function taskNamed(ctx: JobContext, name: string): TaskSpec {
 
 const union = (lists: (string[] | undefined)[]): string[] => [...new Set(lists.flatMap((l) => l ?? []))].sort();
 
-/** The doubts a merge leaves (spec 06): each conflicting branch, and a merged tree that fails its verification. */
+/** The doubts a merge leaves (spec 06): each conflicting branch, and a merge that was not applied (its merged tree failed its verification, or did not apply). */
 function mergeProblemsOf(w: WorktreesJson, verification: VerificationJson | null): NonNullable<SettleInput['mergeProblems']> {
   const problems: NonNullable<SettleInput['mergeProblems']> = w.tasks
     .filter((t) => t.merge === 'conflict')
     .map((t) => ({ code: 'merge_conflict', detail: `${t.task} conflicts with the branches merged before it in ${(t.conflict_files ?? []).slice(0, 5).join(', ')}; not merged, branch ${t.branch} kept` }));
   const last = w.merges.at(-1);
-  if (last && verification?.blocking) problems.push({ code: 'merged_tree_fails', detail: `the merged tree of ${last.tasks.join(', ')} fails its verification (each passed alone): ${verification.summary}; nothing applied` });
-  else if (last && !last.applied && last.commit !== null) problems.push({ code: 'merge_conflict', detail: `the verified merge was not applied: ${last.why ?? 'unknown'}` });
+  if (!last || last.applied || last.commit === null) return problems;
+  const failed = verification !== null && (verification.blocking || verification.could_not_start === true || last.why?.startsWith('the merged tree') === true);
+  problems.push(
+    failed
+      ? { code: 'merged_tree_fails', detail: `the merged tree of ${last.tasks.join(', ')} fails its verification (each passed alone): ${verification?.summary ?? last.why ?? ''}; nothing applied` }
+      : { code: 'merge_not_applied', detail: `the merge of ${last.tasks.join(', ')} was not applied to the workspace: ${last.why ?? 'unknown'}` },
+  );
   return problems;
 }

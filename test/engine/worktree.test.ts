@@ -79,7 +79,9 @@ describe('worktree fan-out', () => {
     // every task passed; the conflict keeps the job from `done` and is a named doubt
     expect(job.status).toBe('partial');
     expect(job.result?.proof?.uncertainty.map((u) => u.code)).toEqual(['merge_conflict']);
-    expect(job.result?.verification?.summary).toMatch(/^one: .*; three: .*; five: .*; clash: .*; merged: /);
+    // the merged tasks are judged by the merged tree (the workspace's final state); the one left out by its own
+    expect(job.result?.verification?.summary).toMatch(/^clash: exit 0; merged: exit 0$/);
+    expect(wt?.tasks.map((t) => t.verification?.ok)).toEqual([true, true, true, true]);
   });
 
   it('two branches that pass alone and fail merged: reported as such, nothing applied, the merge kept for the autopsy', async () => {
@@ -223,8 +225,10 @@ describe('worktrees later', () => {
 });
 
 describe('worktree setup', () => {
-  it('each worktree gets the .env the .worktreeinclude names, linked node_modules, and a port of its own: two servers at once', async () => {
-    const engine = await open({ parallelSafeGates: ['exit 0'] });
+  it('each worktree gets the .env the .worktreeinclude names, linked node_modules, and a port of its own: two servers at once; the merged tree gets them too', async () => {
+    // the verification needs the dependency: so does the merged tree's
+    const verify = `node -e "process.exit(require('dep') === 42 ? 0 : 1)"`;
+    const engine = await open({ parallelSafeGates: [verify] });
     const ws = makeWorkspace(
       {
         '.gitignore': '.env\nnode_modules/\n',
@@ -243,8 +247,9 @@ describe('worktree setup', () => {
     const job = await run(engine, {
       workspace: ws,
       isolation: 'worktree',
+      merge: 'auto',
       parallel: true,
-      verify: 'exit 0',
+      verify,
       tasks: [
         { name: 'web-a', instruction: 'serve a', files: ['web-a.txt'], command: serve('web-a') },
         { name: 'web-b', instruction: 'serve b', files: ['web-b.txt'], command: serve('web-b') },
@@ -268,6 +273,10 @@ describe('worktree setup', () => {
       expect(t.files).toEqual([`${t.task}.txt`]);
     }
     expect(git(ws, 'ls-tree', '-r', '--name-only', rows[0]?.branch ?? '')).not.toMatch(/\.env$|node_modules/m);
+    expect(job.result?.worktrees?.merges).toMatchObject([{ tasks: ['web-a', 'web-b'], applied: true, verification: { ok: true } }]);
+    expect(existsSync(join(ws, 'web-a.txt')) && existsSync(join(ws, 'web-b.txt'))).toBe(true);
+    // the workspace's own node_modules is untouched by the links
+    expect(readFileSync(join(ws, 'node_modules', 'dep', 'index.js'), 'utf8')).toBe('module.exports = 42;\n');
   });
 
   it('a failing setup command is the attempt’s failure, in its row and the events; nothing runs', async () => {

@@ -165,9 +165,15 @@ export async function finishTaskWorktree(
   const paths = changed.map((p) => (repo.prefix ? path.posix.join(repo.prefix, p) : p));
   const commit = await serialized(repo, () => commitWorktree(wt.dir, wt.branch, `gaffer: job ${jobId}, task ${wt.task}`, paths));
   if (!passed) return { commit, removed: false, why: 'kept for the autopsy: the task did not pass' };
+  const refused = await removeTaskWorktree(repo, wt);
+  return { commit, removed: refused === null, why: refused };
+}
+
+/** Removes what gaffer placed in a worktree, then the worktree without `--force`: null when gone, else git's refusal. */
+export async function removeTaskWorktree(repo: RepoFacts, wt: TaskWorktree): Promise<string | null> {
   for (const p of wt.placed) rmSync(path.join(wt.dir, p), { recursive: true, force: true });
   const refused = await serialized(repo, () => removeWorktree(repo, wt.dir));
-  return { commit, removed: refused === null, why: refused === null ? null : `git refused to remove it (not forced): ${refused}` };
+  return refused === null ? null : `git refused to remove it (not forced): ${refused}`;
 }
 
 /** The configured command for a workspace: its own entry, else `*`'s. */

@@ -8,6 +8,7 @@ import { createRunners } from '../../src/runners/index.js';
 import { createSandbox } from '../../src/platform/sandbox/sandbox.js';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
+import { startModelServer, type ModelRequest } from '../support/model-server/index.js';
 
 // spec 06 "Worktree isolation and fan-out", through real jobs: a real repository, real `git
 // worktree`, real shell workers in parallel, the real verification per worktree and of the merge.
@@ -296,6 +297,51 @@ describe('worktree setup', () => {
     expect(messages.some((m) => m.startsWith('task: setup failed: exit 3'))).toBe(true);
     expect(job.result?.worktrees?.tasks[0]).toMatchObject({ state: 'kept', setup: { command: expect.stringMatching(/^failed: exit 3/) } });
     expect(job.status).toBe('error');
+  });
+});
+
+describe('worktree fan-out of agents', () => {
+  it('two builtin agents (against the scripted model server) work at once, each in its worktree, and their merge is verified', async () => {
+    const server = await startModelServer();
+    try {
+      const engine = await Engine.open({
+        dataDir: join(tempDir('gaffer-data-'), 'data'),
+        maxParallel: 2,
+        runners: createRunners({ sandbox: 'off', builtin: { endpoint: { api: 'openai-compatible', url: `${server.url}/v1`, key: 'sk-test', model: 'qwen3:8b' } } }),
+        worktrees: { parallelSafeGates: ['exit 0'] },
+      });
+      engines.push(engine);
+      const forTask = (name: string) => [
+        // each holds its first turn's command for a while, so the two are seen working at once
+        { when: (r: ModelRequest) => !r.isToolResult && r.lastText.includes(`${name}.txt`), toolCalls: [{ name: 'write_file', args: { path: `${name}.txt`, content: `${name}\n` } }, { name: 'run_command', args: { command: 'sleep 1.5' } }] },
+        { when: (r: ModelRequest) => r.isToolResult && r.toolResults.some((t) => t.output.includes(`${name}.txt`)), text: `Wrote it.\nFiles changed:\n${name}.txt` },
+      ];
+      server.script([...forTask('alpha'), ...forTask('beta')]);
+      const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+      const job = await run(engine, {
+        workspace: ws,
+        isolation: 'worktree',
+        merge: 'auto',
+        parallel: true,
+        verify: 'exit 0',
+        tasks: [
+          { name: 'alpha', runner: 'builtin', instruction: 'write alpha.txt saying alpha', files: ['alpha.txt'] },
+          { name: 'beta', runner: 'builtin', instruction: 'write beta.txt saying beta', files: ['beta.txt'] },
+        ],
+      });
+      expect(job.status).toBe('done');
+      const events = engine.events(job.id).events;
+      const at = (name: string, event: string) => events.findIndex((e) => e.name === name && e.event === event);
+      expect(Math.max(at('alpha', 'started'), at('beta', 'started'))).toBeLessThan(Math.min(at('alpha', 'done'), at('beta', 'done')));
+      expect(job.result?.worktrees?.tasks.map((t) => [t.task, t.files, t.merge])).toEqual([
+        ['alpha', ['alpha.txt'], 'merged'],
+        ['beta', ['beta.txt'], 'merged'],
+      ]);
+      expect(readFileSync(join(ws, 'alpha.txt'), 'utf8') + readFileSync(join(ws, 'beta.txt'), 'utf8')).toBe('alpha\nbeta\n');
+      expect(job.result?.claimed_only).toEqual([]);
+    } finally {
+      await server.close();
+    }
   });
 });
 

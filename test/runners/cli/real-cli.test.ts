@@ -12,6 +12,8 @@ import { probeSandbox } from '../../../src/platform/sandbox/probe.js';
 import { makeWorkspace, tempDir } from '../../helpers/temp.js';
 import { AGENTS_BIN, agentBinary, offlineSkipReason, startOfflineServer, type OfflineServer } from './harness.js';
 import { SCENARIOS } from './scenarios.js';
+import type { WorktreeSettings } from '../../../src/engine/placement/worktree.js';
+import type { ModelRequest } from '../../support/model-server/index.js';
 
 const skipReason = offlineSkipReason();
 if (skipReason !== null) console.warn(`skipping real agent CLI tests: ${skipReason}`);
@@ -21,7 +23,7 @@ afterEach(async () => {
   for (const close of cleanups.splice(0).reverse()) await close();
 });
 
-async function setUp(key: keyof typeof SCENARIOS): Promise<{ engine: Engine; offline: OfflineServer; ws: string; runner: CliRunner }> {
+async function setUp(key: keyof typeof SCENARIOS, worktrees: Partial<WorktreeSettings> = {}): Promise<{ engine: Engine; offline: OfflineServer; ws: string; runner: CliRunner }> {
   const profile = getCliProfile(key);
   if (profile === undefined) throw new Error(`no profile ${key}`);
   const dir = tempDir(`gaffer-${key}-`);
@@ -36,7 +38,7 @@ async function setUp(key: keyof typeof SCENARIOS): Promise<{ engine: Engine; off
     binDirs: [AGENTS_BIN],
     launch: offline.launch,
   });
-  const engine = await Engine.open({ dataDir: join(dir, 'data'), runners: new Map([[key, runner]]) });
+  const engine = await Engine.open({ dataDir: join(dir, 'data'), maxParallel: 2, runners: new Map([[key, runner]]), worktrees });
   cleanups.push(() => engine.close());
   const ws = makeWorkspace({ 'README.md': 'hi\n' }, { git: true });
   return { engine, offline, ws, runner };
@@ -98,3 +100,38 @@ for (const scenario of Object.values(SCENARIOS)) {
     }, 300_000);
   });
 }
+
+// spec 06 / issue 13: agent CLIs run in parallel in worktrees (in a shared workspace they take turns)
+const codexInstalled = agentBinary(getCliProfile('codex')?.binary ?? '') !== null;
+describe.skipIf(skipReason !== null || !codexInstalled)('codex in worktrees (real CLI, offline)', () => {
+  it('two codex workers run at once, each in its own worktree, and their branches merge into the workspace verified', async () => {
+    const { engine, offline, ws } = await setUp('codex', { parallelSafeGates: ['test -f alpha.txt -o -f beta.txt'] });
+    const scenario = SCENARIOS.codex;
+    const forTask = (name: string) => [
+      { when: (r: ModelRequest) => !r.isToolResult && r.lastText.includes(`${name}.txt`), toolCalls: [scenario.write(ws, `${name}.txt`, `${name}\n`)] },
+      { when: (r: ModelRequest) => r.isToolResult && JSON.stringify(r.body).includes(`${name}.txt`), text: `Wrote ${name}.txt.` },
+    ];
+    offline.server.script([...forTask('alpha'), ...forTask('beta')], { auto: true });
+    const { job } = engine.submit({
+      workspace: ws,
+      isolation: 'worktree',
+      merge: 'auto',
+      parallel: true,
+      verify: 'test -f alpha.txt -o -f beta.txt',
+      timeout_s: 240,
+      tasks: ['alpha', 'beta'].map((name) => ({ name, runner: 'codex', model: scenario.model, instruction: `Create ${name}.txt containing the word ${name}.`, files: [`${name}.txt`] })),
+    });
+    await engine.settled(job.id);
+    const done = engine.get(job.id, { full: true });
+    const context = JSON.stringify({ status: done.status, verdict: done.verdict, requests: offline.server.requests.map((r) => [r.path, r.answeredBy, r.status]) });
+    const events = engine.events(job.id).events;
+    const at = (name: string, event: string) => events.findIndex((e) => e.name === name && (e.event === event || (event === 'done' && e.event === 'error')));
+    expect(Math.max(at('alpha', 'started'), at('beta', 'started')), context).toBeLessThan(Math.min(at('alpha', 'done'), at('beta', 'done')));
+    expect(done.result?.worktrees?.tasks.map((t) => [t.task, t.files, t.merge]), context).toEqual([
+      ['alpha', ['alpha.txt'], 'merged'],
+      ['beta', ['beta.txt'], 'merged'],
+    ]);
+    expect(readFileSync(join(ws, 'alpha.txt'), 'utf8') + readFileSync(join(ws, 'beta.txt'), 'utf8')).toBe('alpha\nbeta\n');
+    expect(done.status, context).toBe('done');
+  }, 300_000);
+});

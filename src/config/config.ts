@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir, totalmem } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { yaml } from '../platform/files/yaml.js';
 import { GafferError } from '../domain/errors.js';
 import { knownKeysAt, suggestKeys } from '../domain/nearest-key.js';
 import { SPEC_LINT_MODES, type SpecLintMode } from '../domain/spec-lint.js';
@@ -351,15 +351,15 @@ function readConfigFile(file: string): unknown {
   } catch (err) {
     throw new GafferError('invalid_request', `config ${file}: cannot read it: ${(err as Error).message}`, 'config');
   }
-  const yaml = /\.ya?ml$/i.test(file);
+  const isYaml = /\.ya?ml$/i.test(file);
   try {
-    return yaml ? parseYaml(text) : JSON.parse(text);
+    return isYaml ? yaml().parse(text) : JSON.parse(text);
   } catch (err) {
     // the parser's message quotes the text around the error, which may be a key: give only where
     const linePos = (err as { linePos?: { line: number; col: number }[] }).linePos?.[0];
     const position = /position (\d+)/.exec((err as Error).message)?.[1];
     const where = linePos ? ` (line ${linePos.line}, column ${linePos.col})` : position !== undefined ? ` (at character ${position})` : '';
-    throw new GafferError('invalid_request', `config ${file}: not valid ${yaml ? 'YAML' : 'JSON'}${where}`, 'config');
+    throw new GafferError('invalid_request', `config ${file}: not valid ${isYaml ? 'YAML' : 'JSON'}${where}`, 'config');
   }
 }
 

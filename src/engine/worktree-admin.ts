@@ -11,6 +11,7 @@ import type { JobRow } from '../store/store.js';
 import { epochS } from './clock.js';
 import { JobContext, type EngineServices } from './job-context.js';
 import { integrate } from './worktree-job.js';
+import { worktreeRoot } from './placement/worktree.js';
 
 /** One of gaffer's worktrees or branches (`gaffer worktrees ls`). */
 export interface WorktreeEntry {
@@ -41,11 +42,6 @@ export interface PruneAnswer {
   failed: string[];
   /** Disk the remaining worktrees use, MB. */
   remaining_mb: number;
-}
-
-/** Where the worktrees live. */
-export function worktreeRoot(services: EngineServices): string {
-  return services.worktrees.dir ?? join(services.dataDir, 'worktrees');
 }
 
 /** The worktree jobs the store still holds, newest first. */

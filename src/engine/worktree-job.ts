@@ -8,7 +8,7 @@ import { parseCriterion } from '../domain/criterion-forms.js';
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
 import { allPaths, carryOut, failedFirstAttempt, resultSoFar, verifyChange, type Scope } from './job-run.js';
-import { finishTaskWorktree, makeTaskWorktree, removeTaskWorktree, type TaskWorktree } from './placement/worktree.js';
+import { finishTaskWorktree, makeTaskWorktree, removeTaskWorktree, worktreeRoot, type TaskWorktree } from './placement/worktree.js';
 import { Semaphore } from './semaphore.js';
 import { settleJob, type SettleInput } from './settle.js';
 
@@ -38,7 +38,7 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
   const repo = await readRepo(spec.workspace);
   if ('refused' in repo) throw new Error(`the workspace ${repo.refused}`);
   const base = await serialized(repo, () => commitWorkingTree(repo, `gaffer: base of job ${ctx.id}`));
-  const root = settings.dir ?? join(ctx.services.dataDir, 'worktrees');
+  const root = worktreeRoot(ctx.services);
   const classes = classify(ctx, settings.parallelSafeGates);
   const runs: TaskRun[] = [];
   // written as each worktree is made and each task ends: a restart finds where the work lies
@@ -50,6 +50,8 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
   // the parallel tasks are one batch: a launch failure of one stops the others (spec 06)
   const batch = new AbortController();
   const run = async (task: TaskSpec, inBatch: boolean): Promise<void> => {
+    // a cancelled job makes no more worktrees
+    if (ctx.isCancelled) return;
     runs.push(await runTask(ctx, { repo, base, root, record, ...(inBatch ? { batch } : {}) }, task));
   };
   const fanout = new Semaphore(settings.maxConcurrency ?? ctx.services.executor.cap);
@@ -70,13 +72,9 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
 
   const passing = runs.filter((r) => r.passed && r.row?.commit);
   const worktrees: WorktreesJson = {
-    base,
-    merge: spec.merge,
+    ...sofar,
     tasks: runs.flatMap((r) => (r.row ? [r.row] : [])),
-    classes,
-    merges: [],
     predicted_conflicts: predictConflicts(passing.map((r) => ({ task: r.task.name, files: r.row?.files ?? [] }))),
-    submodules: 'not initialized',
   };
   if (worktrees.predicted_conflicts.length > 0) {
     ctx.phase(`predicted conflicts: ${worktrees.predicted_conflicts.map((c) => `${c.tasks.join(' & ')} both changed ${c.files.slice(0, 3).join(', ')}`).join('; ')}`);
@@ -117,7 +115,6 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
   });
 }
 
-/** A task in its worktree: made, carried out, committed, and removed when it passed. */
 /** What every task of a worktree job shares: the repository, the base, the worktrees' folder, the record of its rows, its parallel batch. */
 interface FanOut {
   repo: RepoFacts;
@@ -127,6 +124,7 @@ interface FanOut {
   batch?: AbortController;
 }
 
+/** A task in its worktree: made, carried out, committed, and removed when it passed. */
 async function runTask(ctx: JobContext, fan: FanOut, task: TaskSpec): Promise<TaskRun> {
   const { repo, base, root, record } = fan;
   let wt: TaskWorktree;

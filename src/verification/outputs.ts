@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
-import { parseAllDocuments } from 'yaml';
+import { yaml } from '../platform/files/yaml.js';
 import { formatOfPath, type ParseFormat } from '../domain/criterion-forms.js';
 import type { RunnerReport } from '../domain/runner-report.js';
 
@@ -144,7 +144,7 @@ function parseError(text: string, format: ParseFormat): string | null {
     if (format === 'json') JSON.parse(text);
     else if (format === 'toml') parseToml(text);
     else {
-      const bad = parseAllDocuments(text).flatMap((doc) => ('errors' in doc ? doc.errors : [])).at(0);
+      const bad = yaml().parseAllDocuments(text).flatMap((doc) => ('errors' in doc ? doc.errors : [])).at(0);
       if (bad) return bad.message;
     }
     return null;

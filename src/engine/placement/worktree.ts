@@ -32,6 +32,11 @@ export interface WorktreeSettings {
   maxGb: number | null;
 }
 
+/** Where a data dir's worktrees live: `worktrees.dir`, else `<data dir>/worktrees`. */
+export function worktreeRoot(services: { dataDir: string; worktrees: Pick<WorktreeSettings, 'dir'> }): string {
+  return services.worktrees.dir ?? path.join(services.dataDir, 'worktrees');
+}
+
 export const DEFAULT_WORKTREE_SETTINGS: WorktreeSettings = {
   dir: null,
   include: [],

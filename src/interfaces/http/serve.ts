@@ -1,12 +1,10 @@
 import { serve, type ServerType } from '@hono/node-server';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { GafferError } from '../../domain/errors.js';
 import type { Engine } from '../../engine/engine.js';
-import { createMcpServer } from '../mcp/server.js';
 import { ensureSecret, secretPath } from '../../config/local-secret.js';
 import { createApp } from './app.js';
 import { Credentials } from './credentials.js';
@@ -60,6 +58,11 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   }
   let allowedHosts: Set<string> | null = null;
   const mcp = async (request: Request, caller: { owner: string | null; cwd: string | null }): Promise<Response> => {
+    // the MCP SDK is loaded by the first MCP request: a server nobody speaks MCP to never pays its ~25 MB
+    const [{ createMcpServer }, { WebStandardStreamableHTTPServerTransport }] = await Promise.all([
+      import('../mcp/server.js'),
+      import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+    ]);
     const server = createMcpServer(opts.engine, caller, opts.version);
     // stateless: one MCP server and transport per request; SSE responses carry progress notifications
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });

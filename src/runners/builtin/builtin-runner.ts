@@ -2,7 +2,7 @@ import { GafferError } from '../../domain/errors.js';
 import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { stepCountIs, streamText, type ModelMessage } from 'ai';
+import type { ModelMessage } from 'ai';
 import type { Runner, RunnerInput } from '../contract.js';
 import type { Refusal, RunnerReport, StateDetection } from '../../domain/runner-report.js';
 import { buildWorkerEnv } from '../../platform/process/env.js';
@@ -13,13 +13,13 @@ import { isSameModel } from './attestation.js';
 import { COMMAND_OUTPUT_BYTES, COMMAND_TIMEOUT_MS } from './command-tool.js';
 import { FILE_LOCKS, type FileLocks } from './file-locks.js';
 import { guardScope } from './guard.js';
-import { createLanguageModel, endpointFromEnv, type BuiltinEndpoint } from './model.js';
-import { readProviderError, type ProviderHttpError } from './rate-limit.js';
+import { endpointFromEnv, type BuiltinEndpoint } from './model.js';
+import type { ProviderHttpError } from './rate-limit.js';
+import { loadSdk } from './sdk.js';
 import { buildReport, type LoopFacts, type StopCause } from './report.js';
 import { loadSession, saveSession, sessionPathFor } from './session.js';
 import { systemPrompt } from './system-prompt.js';
 import type { ToolContext, ToolOutcome } from './tool-context.js';
-import { buildTools } from './tools.js';
 import { Transcript, clipForLine } from './transcript.js';
 import { Watchdog } from './watchdog.js';
 import { realWorkspace } from './workspace-paths.js';
@@ -225,6 +225,7 @@ export class BuiltinRunner implements Runner {
         facts.refusals.set(key, seen);
       }
     };
+    const { streamText, stepCountIs, createLanguageModel, buildTools, readProviderError } = await loadSdk();
     const tools = buildTools(ctx, { onStart: () => watchdog.toolStarted(), onEnd: onToolEnd });
 
     const messages: ModelMessage[] = [...history, { role: 'user', content: input.instruction }];

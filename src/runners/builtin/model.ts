@@ -1,6 +1,3 @@
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import type { LanguageModel } from 'ai';
 
 /** The wire protocols the builtin agent speaks (spec 04 `builtin`). */
 export const MODEL_APIS = ['openai-compatible', 'anthropic'] as const;
@@ -69,18 +66,4 @@ export function endpointFromEnv(env: NodeJS.ProcessEnv): EndpointResult | null {
 export function isLoopbackEndpoint(endpoint: BuiltinEndpoint): boolean {
   const host = new URL(endpoint.url).hostname;
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
-}
-
-/** The AI SDK model for `modelId` on `endpoint` (the endpoint's default model is not used here). */
-export function createLanguageModel(endpoint: BuiltinEndpoint, modelId: string): LanguageModel {
-  if (endpoint.api === 'anthropic') {
-    // the key is given explicitly (even empty) so the provider never reads ANTHROPIC_API_KEY itself
-    return createAnthropic({ baseURL: endpoint.url, apiKey: endpoint.key ?? '' })(modelId);
-  }
-  return createOpenAICompatible({
-    name: 'gaffer',
-    baseURL: endpoint.url,
-    ...(endpoint.key !== null && endpoint.key !== undefined ? { apiKey: endpoint.key } : {}),
-    includeUsage: true,
-  })(modelId);
 }

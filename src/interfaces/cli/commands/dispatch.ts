@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { yaml } from '../../../platform/files/yaml.js';
 import { GafferError } from '../../../domain/errors.js';
 import type { CompactJob } from '../../../engine/compact.js';
 import { LiveProgress } from '../live-progress.js';
@@ -152,7 +152,7 @@ function readRequestFile(file: string): Record<string, unknown> {
   }
   let parsed: unknown;
   try {
-    parsed = /\.ya?ml$/i.test(file) || !text.trimStart().startsWith('{') ? parseYaml(text) : JSON.parse(text);
+    parsed = /\.ya?ml$/i.test(file) || !text.trimStart().startsWith('{') ? yaml().parse(text) : JSON.parse(text);
   } catch (err) {
     throw new GafferError('invalid_request', `the request ${file === '-' ? 'on stdin' : `in ${file}`} is not valid JSON or YAML: ${(err as Error).message}`, 'file');
   }

@@ -1,9 +1,7 @@
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { GafferError } from '../../../domain/errors.js';
 import { VERSION } from '../../../version.js';
 import { secretPath } from '../../../config/local-secret.js';
 import { startServer } from '../../http/serve.js';
-import { createMcpServer } from '../../mcp/server.js';
 import { vetServerPort } from '../../../config/network-config.js';
 import type { CliContext } from '../cli-context.js';
 
@@ -42,6 +40,8 @@ export async function serveCommand(cli: CliContext, flags: { host?: string; port
 /** `gaffer mcp`: the MCP server on stdio, over this process's engine. */
 export async function mcpCommand(cli: CliContext): Promise<number> {
   const engine = await cli.engine(true);
+  // loaded here, not by every command: the MCP SDK is large
+  const [{ createMcpServer }, { StdioServerTransport }] = await Promise.all([import('../../mcp/server.js'), import('@modelcontextprotocol/sdk/server/stdio.js')]);
   // stdio: the client that started this process is the local user; its cwd is where it runs
   const server = createMcpServer(engine, { owner: null, cwd: process.cwd() }, VERSION);
   await server.connect(new StdioServerTransport());

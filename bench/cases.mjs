@@ -688,7 +688,9 @@ const FO_VERIFY = 'exit 0';
  * in a git repository of FO files, submit → settled; vs a script that does per task what a person
  * would: `git worktree add -b` + the work + the check + `git add -A && git commit` + `git worktree
  * remove`, FO_PARALLEL lanes. Also the disk the jobs leave (data dir and the repository's .git
- * growth; the passing worktrees are removed, their branches kept), per 10 jobs.
+ * growth; the passing worktrees are removed, their branches kept), per 10 jobs. The script takes a
+ * lock around `git worktree add` and `remove`, as gaffer serializes its git calls on one repository:
+ * unlocked, one lane's remove races another's add ("failed to read .git/worktrees/<x>/commondir").
  */
 async function fanoutOverhead(ctx) {
   const { Engine } = await engineMod();
@@ -712,7 +714,7 @@ async function fanoutOverhead(ctx) {
   const refDir = join(ctx.tmp, 'fo-ref');
   mkdirSync(refDir, { recursive: true });
   const script = (rep, k) =>
-    `set -e; d=${refDir}/r${rep}-${k}; git worktree add -q -b ref/r${rep}/t${k} "$d" HEAD; cd "$d"; echo ${k} > w${k}.txt; sh -c '${FO_VERIFY}'; git add -A; git commit -qm t${k}; cd ${root}; git worktree remove "$d"`;
+    `set -e; d=${refDir}/r${rep}-${k}; flock .git/ref.lock git worktree add -q -b ref/r${rep}/t${k} "$d" HEAD; cd "$d"; echo ${k} > w${k}.txt; sh -c '${FO_VERIFY}'; git add -A; git commit -qm t${k}; cd ${root}; flock .git/ref.lock git worktree remove "$d"`;
   const scriptFanout = async (rep) => {
     let next = 0;
     const t0 = performance.now();

@@ -165,6 +165,8 @@ export const compactWorkerSchema = z.strictObject({
   network: z.enum(['none', 'outbound', 'host']).nullable(),
   /** spec 06's mutation audit; `ok` is left out of the compact answer as the nothing-happened value; null: not audited (never ran, or live). */
   write_audit: z.enum(['ok', 'violation', 'failed-no-mutation']).nullable(),
+  /** What the evidence saw change on disk in the attempt's step (`1 modified`, `nothing`; shared steps say so); null: not collected. */
+  observed: z.string().nullable(),
   /** The detected state, when any, and why. */
   state: z.enum(DETECTED_STATES).optional(),
   why: z.string().optional(),

@@ -65,6 +65,12 @@ export interface RunnerReport {
    * `violation` (the paths are in `error`) or `failed-no-mutation`; absent before, or when it never ran.
    */
   writeAudit?: WriteAuditVerdict;
+  /**
+   * What the evidence saw change on disk in the step this attempt ran in (spec 06's change summary,
+   * set with the audit): `2 modified, 1 added`; `nothing`; with `(a step shared by N workers)` when
+   * workers shared the workspace at once and their writes cannot be told apart.
+   */
+  observed?: string;
   /** The limit (issue 11) that ended the worker, when one did: `stopReason` is then `process_limit`/`memory_limit`. */
   limit?: LimitKind;
   /**

@@ -147,6 +147,7 @@ function compactWorker(a: AttemptRow, full: boolean): CompactWorker {
     sandboxed: r?.sandboxed ?? false,
     network: r?.network === 'none' && !full ? null : (r?.network ?? null),
     write_audit: r?.writeAudit === 'ok' && !full ? null : (r?.writeAudit ?? null),
+    observed: r?.observed ?? null,
   };
   const detection = r?.detection ?? a.state;
   if (detection) {

@@ -3,6 +3,7 @@ import type { TaskSpec } from '../domain/request.js';
 import type { VerificationJson } from '../domain/result.js';
 import { combineCriteria, combineVerifications, predictConflicts, unionChanges, type MergedJson, type WorktreeTaskJson, type WorktreesJson } from '../domain/fanout.js';
 import { applyToWorkingTree, commitWorkingTree, mergeInto, readRepo, serialized, type RepoFacts } from '../evidence/worktree-git.js';
+import { dropShadowRepo } from '../evidence/index.js';
 import { detectTestCommand } from '../verification/detect.js';
 import { parseCriterion } from '../domain/criterion-forms.js';
 import { epochS } from './clock.js';
@@ -157,6 +158,8 @@ async function runTask(ctx: JobContext, fan: FanOut, task: TaskSpec): Promise<Ta
     (outcome.writeViolations?.length ?? 0) === 0 &&
     (outcome.criteria?.complete ?? true);
   const end = await finishTaskWorktree(repo, wt, files, passed, ctx.id);
+  // its snapshots served this task alone: its work is on its branch (and in its kept worktree)
+  await dropShadowRepo(ctx.services.dataDir, wt.workspace);
   const state = end.removed ? 'removed' : passed ? 'remove_refused' : 'kept';
   ctx.phase(`${task.name}: ${state === 'removed' ? `passed; worktree removed, branch ${wt.branch} kept` : `worktree kept at ${wt.dir}${end.why ? ` (${end.why})` : ''}`}`);
   const v = outcome.verification;
@@ -203,6 +206,7 @@ export async function integrate(ctx: JobContext, say: (message: string) => void,
       }
     }
   });
+  await dropShadowRepo(ctx.services.dataDir, wt.workspace);
   const json: MergedJson = { branch, commit: tip, tasks: mergedTasks, applied: false, verification: { ok: verification.ok, summary: verification.summary }, path: dir };
   // a branch is `merged` only once its change is in the workspace
   const notApplied = (why: string) => {

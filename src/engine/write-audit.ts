@@ -29,6 +29,7 @@ export function auditStep(ctx: JobContext, workspace: string, ends: readonly Wor
     };
   });
   const audits = auditBatchWrites(workers, written, { isTestFile: isTestFilePath, restored });
+  const observed = describeObserved(written, ran.length);
   const violations: string[] = [];
   ran.forEach((end, i) => {
     const audit = audits[i] as WriteAudit;
@@ -38,6 +39,7 @@ export function auditStep(ctx: JobContext, workspace: string, ends: readonly Wor
     end.report = {
       ...end.report,
       writeAudit: audit.verdict,
+      observed,
       ...(isViolation ? { status: 'error' as const, outcome: 'panic' as const, stopReason: 'write_policy_violation', error: describeViolation(worker.policy, audit.outside) } : {}),
     };
     const words = ctx.attempts.move(end.plan.name, [{ type: 'evidence_taken', facts: { writeViolation: isViolation } }]);
@@ -48,6 +50,12 @@ export function auditStep(ctx: JobContext, workspace: string, ends: readonly Wor
     violations.push(`${end.plan.name}: ${listOutside(audit.outside)}`);
   });
   return violations;
+}
+
+/** A step's change in a few words: `2 modified, 1 added`, `nothing`, and who shared the step. */
+function describeObserved(written: ChangeSet, workers: number): string {
+  const parts = (['modified', 'added', 'deleted'] as const).filter((k) => written[k].length > 0).map((k) => `${written[k].length} ${k}`);
+  return `${parts.join(', ') || 'nothing'}${workers > 1 ? ` (a step shared by ${workers} workers)` : ''}`;
 }
 
 /**

@@ -9,6 +9,6 @@ export { OUTSIDE_LIST_CAP } from './outside-changes.js';
 export { describeDependenciesChangedAlone, describeOutsideEvidence, type OutsideEvidenceWords } from './outside-words.js';
 export { OUTSIDE_LIMITS } from './outside-evidence.js';
 export { EXCLUDED_DIR_NAMES } from './paths.js';
-export { pruneSnapshots } from './prune.js';
+export { dropShadowRepo, pruneSnapshots } from './prune.js';
 export { DEFAULT_SIZE_CAP_BYTES, takeSnapshot } from './snapshot.js';
 export type { ChangeSet, SnapshotOptions } from './types.js';

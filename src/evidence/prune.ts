@@ -1,7 +1,8 @@
-import { promises as fs } from 'node:fs';
+import { promises as fs, rmSync } from 'node:fs';
 import path from 'node:path';
 import { isGitAvailable, runGitOk } from './git.js';
 import { OUTSIDE_DIR } from './outside-evidence.js';
+import { shadowGitDir } from './paths.js';
 import { withRepoLock } from './repo-lock.js';
 import { shadowIndexFile } from './shadow-repo.js';
 import { forgetWarmState } from './warm-state.js';
@@ -71,4 +72,16 @@ async function removeJobDirs(dir: string, keep: Set<string>): Promise<void> {
   for (const job of entries) {
     if (!keep.has(job)) await fs.rm(path.join(dir, job), { recursive: true, force: true });
   }
+}
+
+/**
+ * Removes a workspace's shadow repository once nothing will look at its snapshots again: a
+ * worktree gaffer is done with (spec 06; its work is on its branch). A path that is never used
+ * twice would otherwise leave one repository behind per task.
+ */
+export async function dropShadowRepo(dataDir: string, workspace: string): Promise<void> {
+  const gitDir = shadowGitDir(dataDir, workspace);
+  // after any call still running on it; its warm state goes with it
+  await withRepoLock(gitDir, PRUNE_TIMEOUT_MS, () => Promise.resolve(forgetWarmState(gitDir)));
+  rmSync(gitDir, { recursive: true, force: true });
 }

@@ -55,7 +55,7 @@ describe('gaffer status for a person', () => {
     expect(line('flaky (1):')).toMatch(/: +sometimes fails$/);
     const worker = line('tweak');
     expect(worker).not.toContain('- s');
-    expect(worker).toMatch(/ \d+(\.\d)? s$/);
+    expect(worker).toMatch(/ \d+(\.\d)? s {2}changed 1 modified$/);
   });
 
   it('a live worker reads how long it has run so far; a worker with no duration shows none', () => {

@@ -280,6 +280,26 @@ describe('worktree setup', () => {
     expect(readFileSync(join(ws, 'node_modules', 'dep', 'index.js'), 'utf8')).toBe('module.exports = 42;\n');
   });
 
+  it('dependencies whose lockfile the worktree lacks are installed by the configured command, not linked, and the row says so', async () => {
+    // an ignored lockfile is not in the base commit: the worktree's differs from the workspace's
+    const install = 'mkdir -p node_modules/dep && echo "module.exports = 7;" > node_modules/dep/index.js';
+    const engine = await open({ install: { '*': install } });
+    const ws = makeWorkspace({ '.gitignore': 'node_modules/\npackage-lock.json\n', 'README.md': 'x\n' }, { git: true });
+    writeFileSync(join(ws, 'package-lock.json'), '{"lockfileVersion":3}\n');
+    execFileSync('mkdir', ['-p', join(ws, 'node_modules', 'dep')]);
+    writeFileSync(join(ws, 'node_modules', 'dep', 'index.js'), 'module.exports = 42;\n');
+    const job = await run(engine, {
+      workspace: ws,
+      isolation: 'worktree',
+      verify: 'exit 0',
+      tasks: [{ name: 'use', instruction: 'use the dependency', files: ['out.txt'], command: `node -e "require('fs').writeFileSync('out.txt', String(require('dep')))"` }],
+    });
+    expect(job.status).toBe('done');
+    const row = job.result?.worktrees?.tasks[0];
+    expect(row?.setup.deps).toEqual([`node_modules installed (${install}): package-lock.json differs`]);
+    expect(git(ws, 'show', `${row?.branch ?? ''}:out.txt`)).toBe('7');
+  });
+
   it('a failing setup command is the attempt’s failure, in its row and the events; nothing runs', async () => {
     const engine = await open({ setup: { '*': 'echo preparing; echo "no database" >&2; exit 3' } });
     const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });

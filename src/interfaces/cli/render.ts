@@ -30,7 +30,7 @@ export function renderCompact(job: CompactJob): string {
   if (workers.length > 0) {
     lines.push('  workers:');
     for (const w of workers) {
-      const extra = [w.state ? `state ${w.state}` : '', w.error ? `error: ${w.error}` : ''].filter(Boolean).join('; ');
+      const extra = [w.observed ? `changed ${w.observed}` : '', w.state ? `state ${w.state}` : '', w.error ? `error: ${w.error}` : ''].filter(Boolean).join('; ');
       lines.push(`    ${w.name.padEnd(14)} ${w.runner.padEnd(8)} ${w.status.padEnd(10)} ${(w.outcome ?? '').padEnd(15)} ${describeDuration(w)}${extra ? `  ${extra}` : ''}`.trimEnd());
     }
   }

@@ -1,10 +1,9 @@
-import type { WorktreesJson } from './fanout.js';
 import { z } from 'zod';
 import type { ChangesJson } from './changes.js';
 import type { JobSpec } from './request.js';
 import type { TaskOrder } from './phase-order.js';
 import type { WriteAuditVerdict } from './write-policy.js';
-import type { ConvergenceJson, CriteriaCheckJson, OriginalTestsJson, ProofJson, TotalsJson, VerificationJson } from './result.js';
+import type { ConvergenceJson, CriteriaCheckJson, OriginalTestsJson, ProofJson, TotalsJson, VerificationJson, WorktreesJson } from './result.js';
 import { DETECTED_STATES, JOB_STATUSES, TASK_TYPES, WORKER_STATUSES } from './status.js';
 
 /*

@@ -1,63 +1,11 @@
 import type { ChangesJson } from './changes.js';
-import type { CriteriaCheckJson, VerificationJson } from './result.js';
+import type { CriteriaCheckJson, VerificationJson, WorktreesJson } from './result.js';
 
 /**
  * A worktree job's answer from its places' (spec 06): every task has its own evidence and
  * verification, and the merged tree its own; the job's `changes` is their union and its
  * verification says each, named — a failure anywhere is the job's failure.
  */
-
-/** One task's worktree in the answer. */
-export interface WorktreeTaskJson {
-  task: string;
-  branch: string;
-  /** The branch's tip after the task (null: the task changed nothing). */
-  commit: string | null;
-  /** `removed` (passed: the branch stays for review), `kept` (the path is the autopsy's), `remove_refused` (passed, but git would not remove it unforced). */
-  state: 'removed' | 'kept' | 'remove_refused';
-  /** The worktree's path while it is kept. */
-  path: string | null;
-  why?: string;
-  /** The paths it changed. */
-  files: string[];
-  port: number;
-  /** How its dependencies got there, how many untracked files were copied in, its setup command. */
-  setup: { deps: string[]; included: number; command: string | null };
-  /** Its own verification in its worktree. */
-  verification: { ok: boolean | null; summary: string } | null;
-  /** Once a merge took the branch: `merged` (its change is in the workspace), `conflict`, or `not_merged` (the merged tree failed, or did not apply). */
-  merge?: 'merged' | 'conflict' | 'not_merged';
-  conflict_files?: string[];
-}
-
-/** The merged tree (`merge: "auto"`). */
-export interface MergedJson {
-  branch: string;
-  commit: string | null;
-  /** The tasks merged, in task order. */
-  tasks: string[];
-  /** The merged tree's verification passed and its change was applied to the workspace. */
-  applied: boolean;
-  /** Why not, when not. */
-  why?: string;
-  verification: { ok: boolean | null; summary: string } | null;
-  /** The integration worktree's path while it is kept (a failed merge's autopsy). */
-  path: string | null;
-}
-
-export interface WorktreesJson {
-  base: string;
-  merge: 'none' | 'auto';
-  tasks: WorktreeTaskJson[];
-  /** How each task was run (spec 06 "Isolation is earned"). */
-  classes: { task: string; class: 'parallel' | 'sequential'; why: string }[];
-  /** Files two passing branches both changed: their merge may conflict. */
-  predicted_conflicts: { tasks: string[]; files: string[] }[];
-  /** The merges made (`merge: "auto"`, then each `gaffer merge`), in order. */
-  merges: MergedJson[];
-  /** Submodules are never initialized in worktrees (spec 06). */
-  submodules: 'not initialized';
-}
 
 const uniqueSorted = (lists: string[][]): string[] => [...new Set(lists.flat())].sort();
 

@@ -16,7 +16,7 @@ import { JobQueries, type Caller } from './queries.js';
 import type { JobQueue } from './queue/job-queue.js';
 import { recoverOrphans } from './recovery.js';
 import { listWorktrees, mergeLater, pruneWorktrees, type PruneAnswer, type WorktreeEntry } from './worktree-admin.js';
-import type { WorktreesJson } from '../domain/fanout.js';
+import type { WorktreesJson } from '../domain/result.js';
 
 // the pieces' names, for the callers that know only the engine
 export type { Caller } from './queries.js';

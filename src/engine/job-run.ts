@@ -13,7 +13,6 @@ import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
 import { runWorker, type WorkerEnd, type WorkerPlan } from './worker-run.js';
 import { settleJob, emptyTotals, verificationFacts, type SettleInput } from './settle.js';
-import { runWorktreeJob } from './worktree-job.js';
 import type { JobPatch } from '../store/store.js';
 import { checkJobCriteria } from '../verification/criteria.js';
 import { captureOutputs, type OutputStates } from '../verification/outputs.js';
@@ -22,28 +21,6 @@ import type { Place } from './placement/placement.js';
 import { taskPhases } from '../domain/phase-order.js';
 import { auditStep } from './write-audit.js';
 import { isTestFilePath } from '../verification/harness.js';
-
-/**
- * Runs a job through its whole life: its place (the Placement) → checkpoint → its tasks' attempts
- * (routed by the Router, run by the Executor) → evidence → verification → fix attempts → settle.
- */
-export async function runJob(ctx: JobContext): Promise<void> {
-  let place: Place | null = null;
-  try {
-    // spec 06: a worktree job holds no lock on the workspace but while it applies a verified merge
-    if (ctx.spec.isolation === 'worktree') return await runWorktreeJob(ctx);
-    place = await ctx.services.placement.acquire({ jobId: ctx.id, workspace: ctx.spec.workspace, signal: ctx.abort.signal, onWait: (message) => ctx.phase(message) });
-    if (!place) {
-      settleJob(ctx, { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 });
-      return;
-    }
-    settleJob(ctx, await carryOut(ctx, place, wholeJob(ctx)));
-  } catch (err) {
-    failJob(ctx, err);
-  } finally {
-    place?.release();
-  }
-}
 
 /**
  * The tasks one place serves and how their progress is told: the whole job in the shared workspace
@@ -66,7 +43,7 @@ export interface Scope {
 }
 
 /** The shared workspace's scope: every task, the job's own status and result. */
-function wholeJob(ctx: JobContext): Scope {
+export function wholeJob(ctx: JobContext): Scope {
   return {
     tasks: ctx.spec.tasks,
     tag: '',
@@ -385,7 +362,7 @@ function pickResumeTarget(workers: WorkerEnd[], fixers: WorkerEnd[], v: Verifica
   return latest(candidates.filter(named)) ?? latest(candidates.filter((w) => w.report.filesChanged.length > 0)) ?? (latest(candidates) as WorkerEnd);
 }
 
-function failJob(ctx: JobContext, err: unknown): void {
+export function failJob(ctx: JobContext, err: unknown): void {
   const message = err instanceof Error ? err.message : String(err);
   const workersRan = ctx.services.store.listAttempts(ctx.id).some((a) => a.started !== null);
   ctx.enter(workersRan ? 'partial' : 'error', 'settled', { finished: epochS(), error: `gaffer failed: ${message}`, verdict: `error: gaffer failed: ${message}`.slice(0, 400) });

@@ -1,6 +1,6 @@
 import type { JobRow } from '../store/store.js';
 import { JobContext, type EngineServices } from './job-context.js';
-import { runJob } from './job-run.js';
+import { runJob } from './run-job.js';
 import type { JobQueue } from './queue/job-queue.js';
 
 /**

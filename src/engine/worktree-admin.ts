@@ -2,7 +2,7 @@ import { existsSync, readdirSync, rmdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { GafferError } from '../domain/errors.js';
-import type { WorktreeTaskJson, WorktreesJson } from '../domain/fanout.js';
+import type { WorktreeTaskJson, WorktreesJson } from '../domain/result.js';
 import { isFinalStatus } from '../domain/status.js';
 import { runGit } from '../evidence/git.js';
 import { deleteBranch, isAncestor, pruneWorktreeRecords, readRepo, serialized, type RepoFacts } from '../evidence/worktree-git.js';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { TaskSpec } from '../domain/request.js';
-import type { VerificationJson } from '../domain/result.js';
-import { combineCriteria, combineVerifications, predictConflicts, unionChanges, type MergedJson, type WorktreeTaskJson, type WorktreesJson } from '../domain/fanout.js';
+import type { MergedJson, VerificationJson, WorktreeTaskJson, WorktreesJson } from '../domain/result.js';
+import { combineCriteria, combineVerifications, predictConflicts, unionChanges } from '../domain/fanout.js';
 import { applyToWorkingTree, commitWorkingTree, mergeInto, readRepo, serialized, type RepoFacts } from '../evidence/worktree-git.js';
 import { dropShadowRepo } from '../evidence/index.js';
 import { detectTestCommand } from '../verification/detect.js';

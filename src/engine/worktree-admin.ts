@@ -192,7 +192,7 @@ async function branchTip(repo: RepoFacts, branch: string): Promise<string | null
 async function sizeMb(path: string): Promise<number | null> {
   const r = await spawnCommand({ cmd: 'du', args: ['-sk', path], cwd: os.tmpdir(), env: process.env, timeoutMs: 120_000, input: '' });
   const kb = Number(r.stdout.toString('utf8').split(/\s/)[0]);
-  return r.exitCode === 0 && Number.isFinite(kb) ? Math.round((kb / 1024) * 10) / 10 : null;
+  return r.exitCode === 0 && Number.isFinite(kb) ? Math.round((kb / 1024) * 1000) / 1000 : null;
 }
 
 function removeEmptyJobDirs(root: string): void {

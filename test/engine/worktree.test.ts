@@ -209,6 +209,22 @@ describe('worktrees later', () => {
     expect((await engine.worktrees()).map((e) => [e.task, e.state])).toEqual([['bad', 'kept']]);
   });
 
+  it('prune under worktrees.max_gb removes the oldest kept worktrees first, and keeps their branches', async () => {
+    const engine = await open({ maxGb: 0.000001, keepDays: 30 });
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const failing = (name: string) => ({ workspace: ws, isolation: 'worktree', verify: `sh -c 'test ! -f ${name}.txt'`, fix_rounds: 0, tasks: [{ name, instruction: `write ${name}`, files: [`${name}.txt`], command: `echo x > ${name}.txt` }] });
+    const older = await run(engine, failing('older'));
+    await new Promise((r) => setTimeout(r, 1100)); // a later end, to the second
+    const newer = await run(engine, failing('newer'));
+    const paths = [older, newer].map((j) => j.result?.worktrees?.tasks[0]?.path ?? '');
+    expect(paths.every((p) => existsSync(p))).toBe(true);
+    const pruned = await engine.pruneWorktrees();
+    // young (keep_days 30) but over the disk cap (~1 KB): the oldest goes first, then the next
+    expect(pruned.removed_worktrees).toEqual(paths);
+    expect(pruned.deleted_branches).toEqual([]);
+    expect(git(ws, 'branch', '--list', 'gaffer/*').split('\n').map((b) => b.trim()).sort()).toEqual([`gaffer/${newer.id}/newer`, `gaffer/${older.id}/older`].sort());
+  });
+
   it.skipIf(!probeSandbox().available)('sandboxed, a worker in its worktree cannot write the workspace itself', async () => {
     const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners: createRunners({ sandbox: createSandbox('auto') }), sandbox: createSandbox('auto') });
     engines.push(engine);

@@ -69,20 +69,33 @@ export async function addWorktree(repo: RepoFacts, dir: string, branch: string, 
 }
 
 /**
- * Commits the given paths of a worktree (its top-relative, changed or deleted) onto its branch
- * (`add`, `commit-tree`, `update-ref`): the branch's new tip, or null when nothing differs from its parent.
+ * Puts a task's result on its branch: the base plus the given paths (top-relative, changed or
+ * deleted) as the worktree holds them — nothing else. The commit is built through a private index
+ * from `base`, and the branch, the worktree's HEAD and its index are set to it, so a commit the
+ * worker made itself (say, of a file it then deleted: content the evidence never saw) is not on
+ * the branch and cannot be merged. Returns the new tip, or null when nothing differs from the base
+ * (the branch is then at the base).
  */
-export async function commitWorktree(dir: string, branch: string, message: string, paths: readonly string[]): Promise<string | null> {
-  if (paths.length === 0) return null;
-  const parent = await git(dir, ['rev-parse', 'HEAD']);
-  const input = `${paths.join('\0')}\0`;
-  const added = await runGit([...SAFE, 'add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'], { ...call(dir, { ...IDENTITY, GIT_LITERAL_PATHSPECS: '1' }), input });
-  if (added.exitCode !== 0) throw new Error(`git add in ${dir}: ${added.stderr.trim()}`);
-  const tree = await git(dir, ['write-tree']);
-  if (tree === (await git(dir, ['rev-parse', `${parent}^{tree}`]))) return null;
-  const commit = await git(dir, ['commit-tree', tree, '-p', parent, '-m', message], IDENTITY);
-  await git(dir, ['update-ref', '-m', 'gaffer: task result', `refs/heads/${branch}`, commit, parent]);
-  return commit;
+export async function commitWorktree(dir: string, branch: string, base: string, message: string, paths: readonly string[]): Promise<string | null> {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'gaffer-task-'));
+  const env = { ...IDENTITY, GIT_INDEX_FILE: path.join(tmp, 'index'), GIT_LITERAL_PATHSPECS: '1' };
+  try {
+    let tip = base;
+    if (paths.length > 0) {
+      await git(dir, ['read-tree', base], env);
+      const added = await runGit([...SAFE, 'add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'], { ...call(dir, env), input: `${paths.join('\0')}\0` });
+      if (added.exitCode !== 0) throw new Error(`git add in ${dir}: ${added.stderr.trim()}`);
+      const tree = await git(dir, ['write-tree'], env);
+      if (tree !== (await git(dir, ['rev-parse', `${base}^{tree}`]))) tip = await git(dir, ['commit-tree', tree, '-p', base, '-m', message], IDENTITY);
+    }
+    await git(dir, ['update-ref', '-m', 'gaffer: task result', `refs/heads/${branch}`, tip]);
+    // the worktree on its branch again, its index at the tip (the working tree as it is)
+    await git(dir, ['symbolic-ref', 'HEAD', `refs/heads/${branch}`]);
+    await git(dir, ['reset', '-q', '--mixed']);
+    return tip === base ? null : tip;
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
 }
 
 /** Removes a worktree without `--force`: git's refusal (modified or untracked files left) comes back as the reason. */

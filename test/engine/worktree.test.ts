@@ -142,6 +142,20 @@ describe('worktree fan-out', () => {
     expect(job.status).toBe('partial');
   });
 
+  it('a worker that commits content itself and deletes it from disk gets none of it onto its branch or into the workspace', async () => {
+    const engine = await open();
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    // the evidence sees only ok.txt; the planted file lives in the worker's own commit alone
+    const cheat = 'echo evil > planted.sh && git add planted.sh && git -c user.name=w -c user.email=w@w commit -qm sneak && git rm -q planted.sh && echo ok > ok.txt';
+    const job = await run(engine, { workspace: ws, isolation: 'worktree', merge: 'auto', verify: 'exit 0', tasks: [{ name: 'sneaky', instruction: 'write ok', command: cheat }] });
+    const row = job.result?.worktrees?.tasks[0];
+    expect(row?.files).toEqual(['ok.txt']);
+    expect(git(ws, 'ls-tree', '-r', '--name-only', row?.branch ?? '')).not.toContain('planted.sh');
+    expect(git(ws, 'log', '--format=%s', row?.branch ?? '').split('\n')).not.toContain('sneak');
+    expect(existsSync(join(ws, 'ok.txt'))).toBe(true);
+    expect(existsSync(join(ws, 'planted.sh'))).toBe(false);
+  });
+
   it('gates not on the allowlist run one at a time, and say why', async () => {
     const engine = await open({ parallelSafeGates: [] });
     const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });

@@ -65,6 +65,8 @@ const SETUP_TAIL = 800;
 export interface TaskWorktree extends Place {
   task: string;
   branch: string;
+  /** The commit it was made from (the job's base). */
+  base: string;
   /** The worktree's top folder. */
   dir: string;
   /** What gaffer put there that is not the work (copied includes, linked dependencies): never committed, removed before the worktree. */
@@ -142,6 +144,7 @@ export async function makeTaskWorktree(opts: {
   return {
     task: opts.task,
     branch,
+    base: opts.base,
     dir,
     workspace,
     placed,
@@ -168,7 +171,7 @@ export async function finishTaskWorktree(
   jobId: string,
 ): Promise<{ commit: string | null; removed: boolean; why: string | null }> {
   const paths = changed.map((p) => (repo.prefix ? path.posix.join(repo.prefix, p) : p));
-  const commit = await serialized(repo, () => commitWorktree(wt.dir, wt.branch, `gaffer: job ${jobId}, task ${wt.task}`, paths));
+  const commit = await serialized(repo, () => commitWorktree(wt.dir, wt.branch, wt.base, `gaffer: job ${jobId}, task ${wt.task}`, paths));
   if (!passed) return { commit, removed: false, why: 'kept for the autopsy: the task did not pass' };
   const refused = await removeTaskWorktree(repo, wt);
   return { commit, removed: refused === null, why: refused };

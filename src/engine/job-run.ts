@@ -85,7 +85,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   if (ctx.isCancelled) return { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 };
 
   scope.phase('workers running');
-  const evidence = new EvidenceTrail(pre);
+  const evidence = new EvidenceTrail(pre, { gitFacts: place.isolated !== true });
   const violations: string[] = [];
   let lastWork = pre;
   /** The snapshot after a step of the work: its writes are the workers' (spec 03), audited against their policies (spec 06). */
@@ -223,7 +223,7 @@ export async function verifyChange(ctx: JobContext, workspace: string, scope: Sc
   const detected = ctx.spec.verify.mode === 'auto' ? detectTestCommand(workspace) : null;
   await change();
   const post = await snap('post');
-  const evidence = new EvidenceTrail(pre);
+  const evidence = new EvidenceTrail(pre, { gitFacts: false });
   evidence.addWorkStep(await evidence.diff(pre, post));
   return verifyOnce(ctx, scope, { workspace, round: 0, scope: 'all', detected, lastWork: post, evidence, snap, changes: await evidence.workerChanges(post), cache: new Map(), sandbox });
 }
@@ -396,8 +396,12 @@ class EvidenceTrail {
   readonly #diffs = new Map<string, Promise<ChangeSet>>();
   readonly #gitFacts = new Map<string, Promise<GitFacts | undefined>>();
 
-  constructor(pre: Snapshot) {
+  readonly #readGitFacts: boolean;
+
+  /** `gitFacts`: read the user's repository's `git status` facts (not in a checkout of gaffer's own, whose facts are not the user's). */
+  constructor(pre: Snapshot, opts: { gitFacts: boolean }) {
     this.#pre = pre;
+    this.#readGitFacts = opts.gitFacts;
   }
 
   /** The change set between two snapshots, computed once per pair. */
@@ -435,7 +439,7 @@ class EvidenceTrail {
     const changes = await this.workerChanges(lastWork);
     const verificationWrote = [...this.#byVerification].filter((p) => !this.#byWorkers.has(p)).sort();
     let facts = this.#gitFacts.get(lastWork.id);
-    if (!facts) this.#gitFacts.set(lastWork.id, (facts = readGitFacts(this.#pre.workspace)));
+    if (!facts) this.#gitFacts.set(lastWork.id, (facts = this.#readGitFacts ? readGitFacts(this.#pre.workspace) : Promise.resolve(undefined)));
     const git = await facts;
     return buildChangesJson(this.#pre, changes, { verificationWrote, after: lastWork, ...(git ? { git } : {}) });
   }

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { TaskSpec } from '../domain/request.js';
 import type { MergedJson, VerificationJson, WorktreeTaskJson, WorktreesJson } from '../domain/result.js';
 import { combineCriteria, combineVerifications, predictConflicts, unionChanges } from '../domain/fanout.js';
-import { applyToWorkingTree, commitWorkingTree, mergeInto, readRepo, serialized, type RepoFacts } from '../evidence/worktree-git.js';
+import { applyToWorkingTree, commitWorkingTree, mergeInto, readRepo, serialized, type BaseCommit, type RepoFacts } from '../evidence/worktree-git.js';
 import { dropShadowRepo } from '../evidence/index.js';
 import { detectTestCommand } from '../verification/detect.js';
 import { parseCriterion } from '../domain/criterion-forms.js';
@@ -43,7 +43,7 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
   const classes = classify(ctx, settings.parallelSafeGates);
   const runs: TaskRun[] = [];
   // written as each worktree is made and each task ends: a restart finds where the work lies
-  const sofar: WorktreesJson = { base, merge: spec.merge, tasks: [], classes, merges: [], predicted_conflicts: [], submodules: 'not initialized' };
+  const sofar: WorktreesJson = { base: base.commit, merge: spec.merge, tasks: [], classes, merges: [], predicted_conflicts: [], submodules: 'not initialized' };
   const record = (row: WorktreeTaskJson) => {
     sofar.tasks = [...sofar.tasks.filter((t) => t.task !== row.task), row];
     ctx.update({ result: resultSoFar(ctx, { worktrees: { ...sofar } }) });
@@ -119,7 +119,7 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
 /** What every task of a worktree job shares: the repository, the base, the worktrees' folder, the record of its rows, its parallel batch. */
 interface FanOut {
   repo: RepoFacts;
-  base: string;
+  base: BaseCommit;
   root: string;
   record(row: WorktreeTaskJson): void;
   batch?: AbortController;
@@ -171,7 +171,7 @@ async function runTask(ctx: JobContext, fan: FanOut, task: TaskSpec): Promise<Ta
 /** Where a merge is made: the repository, the base the branches grew from, the worktrees' folder. */
 export interface MergeSite {
   repo: RepoFacts;
-  base: string;
+  base: BaseCommit;
   root: string;
   /** Verify under the sandbox (the workers ran under it). */
   sandboxed: boolean;
@@ -225,7 +225,7 @@ export async function integrate(ctx: JobContext, say: (message: string) => void,
   if (!place) return notApplied('cancelled before the merge was applied');
   try {
     const mergedTip: string = tip;
-    const refused = await serialized(repo, () => applyToWorkingTree(repo, base, mergedTip));
+    const refused = await serialized(repo, () => applyToWorkingTree(repo, base.commit, mergedTip));
     if (refused !== null) return notApplied(`the workspace changed since the base commit and the merge does not apply to it: ${refused}`);
   } finally {
     place.release();

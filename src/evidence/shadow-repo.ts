@@ -27,6 +27,12 @@ const CONFIG: ReadonlyArray<[string, string]> = [
   ['maintenance.auto', 'false'],
 ];
 
+/** CONFIG in git's config-file syntax, one section per key (a later entry overrides `init`'s). */
+const CONFIG_BLOCK = CONFIG.map(([key, value]) => {
+  const dot = key.indexOf('.');
+  return `[${key.slice(0, dot)}]\n\t${key.slice(dot + 1)} = ${value}\n`;
+}).join('');
+
 /** Marker written once the repository is fully configured (a crash mid-setup redoes it). */
 const READY = 'gaffer-ready';
 /** Bumped whenever CONFIG changes, so existing shadow repositories are configured again. */
@@ -64,9 +70,11 @@ export async function ensureShadowRepo(gitDir: string, timeoutMs: number): Promi
   const cwd = path.dirname(gitDir);
   // --template= : no sample hooks, nothing copied from a system template dir.
   if (ready === null) await runGitOk(['init', '--bare', '--quiet', '--template=', gitDir], { cwd, timeoutMs });
-  for (const [key, value] of CONFIG) {
-    await runGitOk([`--git-dir=${gitDir}`, 'config', key, value], { cwd, timeoutMs });
-  }
+  // written as git's own config file, not one `git config` process per key (15 process starts on
+  // every new workspace, and on every task of a worktree fan-out); later sections win in git
+  const config = path.join(gitDir, 'config');
+  const current = await fs.readFile(config, 'utf8');
+  if (!current.includes(CONFIG_BLOCK)) await fs.writeFile(config, `${current.trimEnd()}\n${CONFIG_BLOCK}`);
   await writeAttributes(gitDir);
   await fs.writeFile(path.join(gitDir, READY), CONFIG_VERSION);
 }

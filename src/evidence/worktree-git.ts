@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
@@ -41,12 +41,19 @@ export async function readRepo(workspace: string): Promise<RepoFacts | { refused
   return { top, prefix: prefix.replace(/\/$/, ''), commonDir: path.resolve(workspace, common), head: head.stdout.toString('utf8').trim() };
 }
 
+/** A commit gaffer made, with its tree (compared with a task's result tree without asking git). */
+export interface BaseCommit {
+  commit: string;
+  /** Null when not known (git is asked). */
+  tree: string | null;
+}
+
 /**
  * A commit holding HEAD plus the working tree's uncommitted changes — tracked edits, deletions and
  * untracked files that are not ignored — made through a private index with `commit-tree` (no hook
  * runs, the user's index and branches are untouched). Its parent is HEAD.
  */
-export async function commitWorkingTree(repo: RepoFacts, message: string): Promise<string> {
+export async function commitWorkingTree(repo: RepoFacts, message: string): Promise<BaseCommit> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gaffer-base-'));
   const index = path.join(dir, 'index');
   const env = { ...IDENTITY, GIT_INDEX_FILE: index };
@@ -57,42 +64,78 @@ export async function commitWorkingTree(repo: RepoFacts, message: string): Promi
     else await git(repo.top, ['read-tree', repo.head], env);
     await git(repo.top, ['add', '-A', '--', '.'], env);
     const tree = await git(repo.top, ['write-tree'], env);
-    return await git(repo.top, ['commit-tree', tree, '-p', repo.head, '-m', message], env);
+    return { commit: await git(repo.top, ['commit-tree', tree, '-p', repo.head, '-m', message], env), tree };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/** `git worktree add -b <branch> <dir> <base>` (its checkout runs no post-checkout hook). */
-export async function addWorktree(repo: RepoFacts, dir: string, branch: string, base: string): Promise<void> {
-  await git(repo.top, ['worktree', 'add', '--quiet', '-b', branch, dir, base], IDENTITY);
+/**
+ * `git worktree add --no-checkout -b <branch> <dir> <base>`: the repository-wide part of making a
+ * worktree (its administrative folder, its branch), the part calls on one repository must take
+ * turns for. `checkOutWorktree` fills it.
+ */
+export async function addWorktree(repo: RepoFacts, dir: string, branch: string, base: string): Promise<WorktreeGit> {
+  await git(repo.top, ['worktree', 'add', '--quiet', '--no-checkout', '-b', branch, dir, base], IDENTITY);
+  // read now, before any worker could rewrite the `.git` file that names it
+  const pointer = readFileSync(path.join(dir, '.git'), 'utf8').match(/^gitdir: (.+)$/m);
+  if (!pointer?.[1]) throw new Error(`${dir}/.git does not name its git dir`);
+  return { dir, gitDir: path.resolve(dir, pointer[1].trim()) };
+}
+
+/**
+ * A worktree as gaffer made it: its folder and its administrative folder, read when it was made.
+ * gaffer's later calls in it name both (`--git-dir`, `--work-tree`) and never follow the folder's
+ * `.git` file, which a worker can rewrite — say, to point gaffer's reset at the user's own checkout.
+ */
+export interface WorktreeGit {
+  dir: string;
+  gitDir: string;
+}
+
+const pinned = (wt: WorktreeGit, args: string[]): string[] => [`--git-dir=${wt.gitDir}`, `--work-tree=${wt.dir}`, ...args];
+
+/**
+ * Checks out a new worktree's HEAD into it and its index (what `worktree add` does itself, here
+ * outside the repository's turn: it touches that worktree alone), then keeps a copy of that index
+ * at `indexCopy`: the base with fresh stat data, the start of the task's commit.
+ */
+export async function checkOutWorktree(wt: WorktreeGit, indexCopy: string): Promise<void> {
+  // a split index would need its shared part beside the copy
+  await git(wt.dir, pinned(wt, ['-c', 'core.splitIndex=false', 'reset', '--hard', '--quiet', '--no-recurse-submodules']));
+  copyFileSync(path.join(wt.gitDir, 'index'), indexCopy);
 }
 
 /**
  * Puts a task's result on its branch: the base plus the given paths (top-relative, changed or
  * deleted) as the worktree holds them — nothing else. The commit is built through a private index
- * from `base`, and the branch, the worktree's HEAD and its index are set to it, so a commit the
- * worker made itself (say, of a file it then deleted: content the evidence never saw) is not on
- * the branch and cannot be merged. Returns the new tip, or null when nothing differs from the base
- * (the branch is then at the base).
+ * started from the base (its index copy when there is one, else read from the commit), and the
+ * branch, the worktree's HEAD and its index are set to it, so a commit the worker made itself (say,
+ * of a file it then deleted: content the evidence never saw) is not on the branch and cannot be
+ * merged. Returns the new tip, or null when nothing differs from the base (the branch is then at it).
  */
-export async function commitWorktree(dir: string, branch: string, base: string, message: string, paths: readonly string[]): Promise<string | null> {
+export async function commitWorktree(wt: WorktreeGit, branch: string, base: BaseCommit & { index: string | null }, message: string, paths: readonly string[]): Promise<string | null> {
+  const { dir } = wt;
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'gaffer-task-'));
-  const env = { ...IDENTITY, GIT_INDEX_FILE: path.join(tmp, 'index'), GIT_LITERAL_PATHSPECS: '1' };
+  const index = path.join(tmp, 'index');
+  const env = { ...IDENTITY, GIT_INDEX_FILE: index, GIT_LITERAL_PATHSPECS: '1' };
   try {
-    let tip = base;
+    let tip = base.commit;
     if (paths.length > 0) {
-      await git(dir, ['read-tree', base], env);
-      const added = await runGit([...SAFE, 'add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'], { ...call(dir, env), input: `${paths.join('\0')}\0` });
+      if (base.index !== null && existsSync(base.index)) copyFileSync(base.index, index);
+      else await git(dir, pinned(wt, ['read-tree', base.commit]), env);
+      const added = await runGit([...SAFE, ...pinned(wt, ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'])], { ...call(dir, env), input: `${paths.join('\0')}\0` });
       if (added.exitCode !== 0) throw new Error(`git add in ${dir}: ${added.stderr.trim()}`);
-      const tree = await git(dir, ['write-tree'], env);
-      if (tree !== (await git(dir, ['rev-parse', `${base}^{tree}`]))) tip = await git(dir, ['commit-tree', tree, '-p', base, '-m', message], IDENTITY);
+      const tree = await git(dir, pinned(wt, ['write-tree']), env);
+      const baseTree = base.tree ?? (await git(dir, pinned(wt, ['rev-parse', `${base.commit}^{tree}`])));
+      if (tree !== baseTree) tip = await git(dir, pinned(wt, ['commit-tree', tree, '-p', base.commit, '-m', message]), IDENTITY);
     }
-    await git(dir, ['update-ref', '-m', 'gaffer: task result', `refs/heads/${branch}`, tip]);
-    // the worktree on its branch again, its index at the tip (the working tree as it is)
-    await git(dir, ['symbolic-ref', 'HEAD', `refs/heads/${branch}`]);
-    await git(dir, ['reset', '-q', '--mixed']);
-    return tip === base ? null : tip;
+    // the worktree on its branch again (a worker may have switched it), then the branch and the
+    // index at the tip: the working tree as it is
+    const ref = `refs/heads/${branch}`;
+    if (readFileSync(path.join(wt.gitDir, 'HEAD'), 'utf8').trim() !== `ref: ${ref}`) await git(dir, pinned(wt, ['symbolic-ref', 'HEAD', ref]));
+    await git(dir, pinned(wt, ['reset', '-q', '--mixed', tip]));
+    return tip === base.commit ? null : tip;
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }

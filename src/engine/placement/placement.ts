@@ -34,6 +34,8 @@ export interface Place {
   readonly env?: Readonly<Record<string, string>>;
   /** Why no worker can start here (a worktree whose setup command failed): each attempt ends with it. */
   readonly failure?: string;
+  /** A checkout of gaffer's own (a task's worktree), not the user's: the user's `git status` does not describe it. */
+  readonly isolated?: boolean;
   /** Lets go of the place (idempotent). */
   release(): void;
 }

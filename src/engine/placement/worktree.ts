@@ -5,7 +5,7 @@ import path from 'node:path';
 import { buildWorkerEnv } from '../../platform/process/env.js';
 import { spawnCommand } from '../../platform/spawner/spawner.js';
 import { runGitOk, splitNul } from '../../evidence/git.js';
-import { addWorktree, commitWorktree, removeWorktree, serialized, type RepoFacts } from '../../evidence/worktree-git.js';
+import { addWorktree, checkOutWorktree, commitWorktree, removeWorktree, serialized, type BaseCommit, type RepoFacts, type WorktreeGit } from '../../evidence/worktree-git.js';
 import type { Place } from './placement.js';
 
 /** Worktree settings (config `worktrees`, spec 06; only the data dir's config sets them: a setup command grants power). */
@@ -69,6 +69,12 @@ export interface TaskWorktree extends Place {
   base: string;
   /** The worktree's top folder. */
   dir: string;
+  /** Its folder and administrative folder as made (gaffer's calls never follow its `.git` file). */
+  git: WorktreeGit;
+  /** Its index as checked out (the base, with stat data), where its commit starts; null when not kept. */
+  baseIndex: string | null;
+  /** The base commit's tree, to tell a task that changed nothing. */
+  baseTree: string | null;
   /** What gaffer put there that is not the work (copied includes, linked dependencies): never committed, removed before the worktree. */
   placed: string[];
   /** `GAFFER_PORT` (and `PORT`) for its worker. */
@@ -90,7 +96,7 @@ const portsHanded = new Set<number>();
  */
 export async function makeTaskWorktree(opts: {
   repo: RepoFacts;
-  base: string;
+  base: BaseCommit;
   workspace: string;
   root: string;
   jobId: string;
@@ -103,7 +109,11 @@ export async function makeTaskWorktree(opts: {
   const branch = `gaffer/${opts.jobId}/${opts.task}`;
   const dir = path.join(opts.root, opts.jobId, opts.task);
   mkdirSync(path.dirname(dir), { recursive: true });
-  await serialized(repo, () => addWorktree(repo, dir, branch, opts.base));
+  // only the repository-wide part takes the repository's turn; the checkout fills this worktree alone
+  const git = await serialized(repo, () => addWorktree(repo, dir, branch, opts.base.commit));
+  const baseIndex = path.join(opts.logDir, `${opts.task}.base-index`);
+  mkdirSync(opts.logDir, { recursive: true });
+  await checkOutWorktree(git, baseIndex);
   const workspace = repo.prefix ? path.join(dir, repo.prefix) : dir;
   const placed: string[] = [];
   const included = await copyIncludes(repo, dir, settings.include, placed);
@@ -144,14 +154,18 @@ export async function makeTaskWorktree(opts: {
   return {
     task: opts.task,
     branch,
-    base: opts.base,
+    base: opts.base.commit,
     dir,
+    git,
+    baseIndex,
+    baseTree: opts.base.tree,
     workspace,
     placed,
     port,
     env,
     notes: { deps, included, setup },
     ...(failure !== null ? { failure } : {}),
+    isolated: true,
     // a worktree is its task's alone: every runner may work in it at once with the others' (spec 04)
     turn: () => Promise.resolve(() => undefined),
     release: () => undefined,
@@ -171,7 +185,10 @@ export async function finishTaskWorktree(
   jobId: string,
 ): Promise<{ commit: string | null; removed: boolean; why: string | null }> {
   const paths = changed.map((p) => (repo.prefix ? path.posix.join(repo.prefix, p) : p));
-  const commit = await serialized(repo, () => commitWorktree(wt.dir, wt.branch, wt.base, `gaffer: job ${jobId}, task ${wt.task}`, paths));
+  // not queued behind the repository's other calls: it works in this worktree alone (its own index,
+  // HEAD and branch; objects and a single ref are written atomically by git)
+  const commit = await commitWorktree(wt.git, wt.branch, { commit: wt.base, tree: wt.baseTree, index: wt.baseIndex }, `gaffer: job ${jobId}, task ${wt.task}`, paths);
+  if (wt.baseIndex !== null) rmSync(wt.baseIndex, { force: true });
   if (!passed) return { commit, removed: false, why: 'kept for the autopsy: the task did not pass' };
   const refused = await removeTaskWorktree(repo, wt);
   return { commit, removed: refused === null, why: refused };

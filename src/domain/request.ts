@@ -197,14 +197,12 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
     };
   });
 
+  if (req.reviewer === true) tasks.push(reviewerTask(tasks, names, req, runners));
+
   const parallel = req.parallel ?? false;
   const isolation = req.isolation ?? 'shared';
   if (req.merge === 'auto' && isolation !== 'worktree') {
     throw new GafferError('invalid_request', 'merge: "auto" merges worktree branches — add "isolation": "worktree", or remove merge', 'merge');
-  }
-  // spec 06: a reviewer sees the implementers' changes; in worktree isolation each task starts from the base
-  if (isolation === 'worktree' && taskPhases(tasks).length > 1) {
-    throw new GafferError('not_supported', 'isolation: review/verify tasks beside implementers in worktree isolation are not supported by this build yet (each worktree starts from the base, so a reviewer would not see the work) — run the review as a second job, or use isolation "shared"', 'isolation');
   }
   const taskOrder = taskOrderOf(tasks, parallel);
   return {
@@ -267,11 +265,46 @@ function resolveRunner(named: string | null, command: string | null, runners: Ru
   return key;
 }
 
+/** Characters of each task's instruction the reviewer is shown. */
+const REVIEWED_INSTRUCTION_CHARS = 300;
+
+/**
+ * `reviewer: true` (spec 02): a read-only `review` task after the others, on the job's runner and
+ * model. It runs in the phase after the implementers, against their changes (spec 06), and may
+ * write nothing in the project (its write policy). A `shell` runner runs a command and cannot review.
+ */
+function reviewerTask(tasks: readonly TaskSpec[], names: Set<string>, req: z.output<typeof jobRequestSchema>, runners: RunnerDefaults): TaskSpec {
+  const runner = req.runner ?? runners.defaultRunner;
+  if (runner === null) {
+    throw new GafferError('no_runner', 'reviewer: no runner for the reviewer — set the job\'s "runner" to an agent runner, or configure a default runner', 'reviewer');
+  }
+  if (runner === 'shell') {
+    throw new GafferError('invalid_request', 'reviewer: the shell runner runs a command and cannot review — set the job\'s "runner" to an agent runner (builtin, codex, claude, …), or add a review task of your own', 'reviewer');
+  }
+  if (!runners.available.includes(runner)) {
+    throw new GafferError('unknown_runner', `reviewer: "${runner}" is not a runner this build can run (available: ${runners.available.join(', ')})`, 'runner');
+  }
+  let name = 'reviewer';
+  for (let n = 2; names.has(name); n++) name = `reviewer-${n}`;
+  names.add(name);
+  const listed = tasks.map((t) => {
+    const text = t.instruction.length > REVIEWED_INSTRUCTION_CHARS ? `${t.instruction.slice(0, REVIEWED_INSTRUCTION_CHARS)}…` : t.instruction;
+    return `- ${t.name}: ${text}`;
+  });
+  const instruction = [
+    'Review the work the other tasks of this job did; it is in the workspace now (`git diff` and `git log -p` show it).',
+    'For each task, say whether its instruction was carried out, and name any bug, regression or missing piece with its file and line.',
+    'Do not change any file: you are a reviewer, and any write is a violation of your write policy.',
+    'The tasks:',
+    ...listed,
+  ].join('\n');
+  return { name, instruction, files: [], type: 'review', runner, model: req.model ?? null, criteria: [], outputs: [], command: null, tests_may_change: false };
+}
+
 function refuseUnsupported(req: z.output<typeof jobRequestSchema>): void {
   const refuse = (field: string, what: string): never => {
     throw new GafferError('not_supported', `${field}: ${what} is not supported by this build yet — remove it`, field);
   };
-  if (req.reviewer === true) refuse('reviewer', 'a reviewer worker');
   if (req.isolation === 'worktree' && (req.criteria?.length ?? 0) > 0) refuse('criteria', 'job-level criteria with worktree isolation (each task is judged in its own worktree: give them per task)');
   if (req.repo !== undefined && req.repo !== null) refuse('repo', 'cluster mode');
   if (req.approval === 'required') refuse('approval', 'asking for approval');

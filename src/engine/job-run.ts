@@ -1,4 +1,5 @@
 import type { ChangeSet } from '../evidence/types.js';
+import { policyRoleOf } from '../domain/write-policy.js';
 import type { Snapshot } from '../domain/snapshot.js';
 import type { ChangesJson, GitFacts } from '../domain/changes.js';
 import { buildChangesJson, diffSnapshots, readGitFacts, takeSnapshot } from '../evidence/index.js';
@@ -40,6 +41,12 @@ export interface Scope {
   progress(patch: Partial<JobResult>): void;
   /** The batch this scope's attempts belong to when it spans scopes (a worktree fan-out's parallel tasks): a launch failure stops them all. */
   batch?: AbortController;
+  /**
+   * The work judged here is more than this scope's own (a worktree job's reviewers in the merged
+   * tree, spec 06): the full suite runs, and no fix round — a fixer of the merged tree would have
+   * no implementer's policy to write by.
+   */
+  integrated?: true;
 }
 
 /** The shared workspace's scope: every task, the job's own status and result. */
@@ -80,7 +87,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   // spec 03: what `verify: "auto"` runs is decided from the workspace before any worker runs
   const detected = spec.verify.mode === 'auto' ? detectTestCommand(workspace) : null;
   // spec 07: the `verify.scope` hint, read then too, applies when the request named no scope
-  const verifyScope = spec.verify_scope_given ? spec.verify_scope : readWorkspaceHints(workspace).hints.verify?.scope ?? spec.verify_scope;
+  const verifyScope = scope.integrated ? 'all' : spec.verify_scope_given ? spec.verify_scope : readWorkspaceHints(workspace).hints.verify?.scope ?? spec.verify_scope;
   if (scope.tag === '') ctx.update({ checkpoint: { pre }, result: resultSoFar(ctx, {}) });
   if (ctx.isCancelled) return { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 };
 
@@ -131,7 +138,8 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   changes = await evidence.changesJson(lastWork);
   scope.progress({ changes, verification });
 
-  while (verification.blocking && round < spec.fix_rounds && !ctx.isCancelled) {
+  const fixRounds = scope.integrated ? 0 : spec.fix_rounds;
+  while (verification.blocking && round < fixRounds && !ctx.isCancelled) {
     round++;
     scope.phase(`verification failed — fix round ${round}`);
     const changedSoFar = allPaths(await evidence.workerChanges(lastWork));
@@ -300,7 +308,8 @@ function firstAttemptPlan(ctx: JobContext, task: TaskSpec, outputsAtCheckpoint: 
     task,
     route: ctx.services.router.route(task, ctx.attempts.history(task.name)),
     name: task.name,
-    role: 'worker',
+    // a review/verify/judge/triage/research task's row says it is a reviewer (spec 03's `role`)
+    role: policyRoleOf(task, 'worker') === 'reviewer' ? 'reviewer' : 'worker',
     instruction: buildInstruction(task, ctx.spec.context),
     resume: null,
     // the rows keep the request's order; `task_order` says the order they ran in

@@ -1,14 +1,16 @@
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TaskSpec } from '../domain/request.js';
 import type { MergedJson, VerificationJson, WorktreeTaskJson, WorktreesJson } from '../domain/result.js';
 import { combineCriteria, combineVerifications, predictConflicts, unionChanges } from '../domain/fanout.js';
-import { applyToWorkingTree, commitWorkingTree, mergeInto, readRepo, serialized, type BaseCommit, type RepoFacts } from '../evidence/worktree-git.js';
+import { applyToWorkingTree, commitWorkingTree, commitWorktree, mergeInto, readRepo, serialized, type BaseCommit, type RepoFacts } from '../evidence/worktree-git.js';
 import { dropShadowRepo } from '../evidence/index.js';
 import { detectTestCommand } from '../verification/detect.js';
 import { parseCriterion } from '../domain/criterion-forms.js';
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
 import { allPaths, carryOut, failedFirstAttempt, resultSoFar, verifyChange, type Scope } from './job-run.js';
+import { taskPhases } from '../domain/phase-order.js';
 import { finishTaskWorktree, makeTaskWorktree, removeTaskWorktree, worktreeRoot, type TaskWorktree } from './placement/worktree.js';
 import { Semaphore } from './semaphore.js';
 import { settleJob, type SettleInput } from './settle.js';
@@ -40,7 +42,9 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
   if ('refused' in repo) throw new Error(`the workspace ${repo.refused}`);
   const base = await serialized(repo, () => commitWorkingTree(repo, `gaffer: base of job ${ctx.id}`));
   const root = worktreeRoot(ctx.services);
-  const classes = classify(ctx, settings.parallelSafeGates);
+  // spec 06 "Phase order": review and verify tasks run after the implementers, in the merged tree of their work
+  const [implementers = [], late = []] = taskPhases(spec.tasks);
+  const classes = classify(ctx, implementers, late, settings.parallelSafeGates);
   const runs: TaskRun[] = [];
   // written as each worktree is made and each task ends: a restart finds where the work lies
   const sofar: WorktreesJson = { base: base.commit, merge: spec.merge, tasks: [], classes, merges: [], predicted_conflicts: [], submodules: 'not initialized' };
@@ -68,7 +72,7 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
         }
       }),
   );
-  for (const c of classes.filter((x) => x.class === 'sequential')) await run(taskNamed(ctx, c.task), false);
+  for (const c of classes.filter((x) => x.class === 'sequential' && implementers.some((t) => t.name === x.task))) await run(taskNamed(ctx, c.task), false);
   runs.sort((a, b) => spec.tasks.indexOf(a.task) - spec.tasks.indexOf(b.task));
 
   const passing = runs.filter((r) => r.passed && r.row?.commit);
@@ -80,15 +84,17 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
   if (worktrees.predicted_conflicts.length > 0) {
     ctx.phase(`predicted conflicts: ${worktrees.predicted_conflicts.map((c) => `${c.tasks.join(' & ')} both changed ${c.files.slice(0, 3).join(', ')}`).join('; ')}`);
   }
-  let merged: { json: MergedJson; verification: VerificationJson | null } | null = null;
-  if (spec.merge === 'auto' && passing.length > 0 && !ctx.isCancelled) {
-    ctx.enter('verifying', 'merging the passing branches');
+  let merged: Integrated | null = null;
+  if (((spec.merge === 'auto' && passing.length > 0) || late.length > 0) && !ctx.isCancelled) {
+    ctx.enter('verifying', late.length > 0 ? `merging the passing branches for ${late.map((t) => t.name).join(', ')}` : 'merging the passing branches');
     const sandboxed = passing.some((r) => r.outcome.workers.some((w) => w.report.sandboxed));
-    merged = await integrate(ctx, (message) => ctx.phase(message), { repo, base, root, sandboxed, name: MERGED }, passing.map((r) => r.row as WorktreeTaskJson));
+    const site = { repo, base, root, sandboxed, name: MERGED };
+    merged = await integrate(ctx, (message) => ctx.phase(message), site, passing.map((r) => r.row as WorktreeTaskJson), { late, apply: spec.merge === 'auto' });
     worktrees.merges.push(merged.json);
   }
+  const reviewed = merged?.late ?? null;
 
-  const outcomes = runs.map((r) => r.outcome);
+  const outcomes = [...runs.map((r) => r.outcome), ...(reviewed ? [reviewed] : [])];
   // the tasks an applied merge took are judged by the merged tree's verification (the workspace's final state); each of the others by its own
   const inWorkspace = new Set(merged?.json.applied ? merged.json.tasks : []);
   const verification = combineVerifications([
@@ -109,10 +115,14 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
     criteria: combineCriteria(outcomes.map((o) => o.criteria)),
     writeViolations: outcomes.flatMap((o) => o.writeViolations ?? []),
     ...(noneStarted ? { error: outcomes.map((o) => o.error).filter(Boolean).join('; ') } : {}),
-    perTask: new Map(runs.map((r) => [r.task.name, { verification: r.outcome.verification, criteriaMet: r.outcome.criteria?.complete ?? true }])),
+    perTask: new Map([
+      ...runs.map((r) => [r.task.name, { verification: r.outcome.verification, criteriaMet: r.outcome.criteria?.complete ?? true }] as const),
+      // the reviewers are judged with the merged tree they ran in
+      ...late.map((t) => [t.name, { verification: merged?.verification ?? null, criteriaMet: reviewed?.criteria?.complete ?? true }] as const),
+    ]),
     changedNothing: runs.filter((r) => r.outcome.changes !== null && r.outcome.changes.count === 0).map((r) => r.task.name),
     worktrees,
-    mergeProblems: mergeProblemsOf(worktrees, merged?.verification ?? null),
+    mergeProblems: mergeProblemsOf(worktrees, merged?.verification ?? null, spec.merge),
   });
 }
 
@@ -179,19 +189,31 @@ export interface MergeSite {
   name: string;
 }
 
+/** A merged tree: its record, its verification, and — when review/verify tasks ran in it — their outcome. */
+export interface Integrated {
+  json: MergedJson;
+  verification: VerificationJson | null;
+  late: SettleInput | null;
+}
+
 /**
  * The branches merged in task order in a worktree of their own (a conflicting one is skipped, its
- * files named on its row), the merged tree verified as a whole, and — only when that passed — its
- * change applied to the workspace under the workspace's lock. `say` tells each step.
+ * files named on its row). Then the job's review and verify tasks (`late`) are carried out there,
+ * against the implementers' merged work (spec 06 "Phase order"), and the merged tree is verified as
+ * a whole with them; what they wrote within their policies (their outputs) goes on the merged
+ * branch. With `apply`, and only when that verification passed and no reviewer broke its policy,
+ * the change is applied to the workspace under the workspace's lock. `say` tells each step.
  */
-export async function integrate(ctx: JobContext, say: (message: string) => void, site: MergeSite, rows: WorktreeTaskJson[]): Promise<{ json: MergedJson; verification: VerificationJson | null }> {
+export async function integrate(ctx: JobContext, say: (message: string) => void, site: MergeSite, rows: WorktreeTaskJson[], opts: { late: TaskSpec[]; apply: boolean }): Promise<Integrated> {
   const { repo, base } = site;
   // set up as a task's worktree is (includes, dependencies, port, setup): its verification needs what theirs did
   const wt = await makeTaskWorktree({ repo, base, workspace: ctx.spec.workspace, root: site.root, jobId: ctx.id, task: site.name, settings: ctx.services.worktrees, logDir: ctx.jobDir, say });
   const { branch, dir } = wt;
+  // its commits start from the merges' tip, not from the base its checkout kept
+  if (wt.baseIndex !== null) rmSync(wt.baseIndex, { force: true });
   const mergedTasks: string[] = [];
   let tip: string | null = null;
-  const verification = await verifyChange(ctx, wt.workspace, mergedScope(say), site.sandboxed, async () => {
+  const mergeAll = async () => {
     for (const row of rows) {
       const result = await serialized(repo, () => mergeInto(dir, row.branch, `gaffer: merge ${row.task} (job ${ctx.id})`));
       if ('merged' in result) {
@@ -205,19 +227,39 @@ export async function integrate(ctx: JobContext, say: (message: string) => void,
         say(`${row.task}: conflicts with the branches merged before it in ${result.conflicts.slice(0, 5).join(', ') || result.reason}; its branch is kept`);
       }
     }
-  });
-  await dropShadowRepo(ctx.services.dataDir, wt.workspace);
-  const json: MergedJson = { branch, commit: tip, tasks: mergedTasks, applied: false, verification: { ok: verification.ok, summary: verification.summary }, path: dir };
-  // a branch is `merged` only once its change is in the workspace
-  const notApplied = (why: string) => {
-    for (const row of rows) if (row.merge === 'merged') row.merge = 'not_merged';
-    return { json: { ...json, why }, verification };
   };
+  let verification: VerificationJson | null;
+  let late: SettleInput | null = null;
+  if (opts.late.length === 0) verification = await verifyChange(ctx, wt.workspace, mergedScope(say), site.sandboxed, mergeAll);
+  else {
+    await mergeAll();
+    late = await carryOut(ctx, wt, lateScope(ctx, opts.late, say));
+    verification = late.verification;
+    const wrote = late.changeSet ? allPaths(late.changeSet) : [];
+    if (wrote.length > 0 && (late.writeViolations?.length ?? 0) === 0) {
+      const paths = wrote.map((p) => (repo.prefix ? join(repo.prefix, p) : p));
+      tip = (await commitWorktree(wt.git, branch, { commit: tip ?? base.commit, tree: null, index: null }, `gaffer: ${opts.late.map((t) => t.name).join(', ')} (job ${ctx.id})`, paths)) ?? tip;
+    }
+  }
+  await dropShadowRepo(ctx.services.dataDir, wt.workspace);
+  const json: MergedJson = { branch, commit: tip, tasks: mergedTasks, applied: false, verification: verification ? { ok: verification.ok, summary: verification.summary } : null, path: dir };
+  // a branch is `merged` only once its change is in the workspace
+  const notApplied = (why: string): Integrated => {
+    for (const row of rows) if (row.merge === 'merged') row.merge = 'not_merged';
+    return { json: { ...json, why }, verification, late };
+  };
+  const verified = verification !== null && !(verification.blocking || verification.could_not_start || (verification.ran && verification.ok === null && verification.inconclusive));
+  if (!opts.apply) {
+    // merge "none": the merged tree was made for the reviewers; its branch stays for review, its worktree when it failed
+    const removed = verified && (await removeTaskWorktree(repo, wt)) === null;
+    return notApplied(`merge "none": made for ${opts.late.map((t) => t.name).join(', ')}; nothing applied, branch ${branch} kept${removed ? '' : `, worktree kept at ${dir}`}`);
+  }
   if (tip === null) return notApplied('no branch merged cleanly');
   if (wt.failure !== undefined) return notApplied(`the merged tree could not be set up for its verification (${wt.failure}): nothing applied`);
+  if ((late?.writeViolations?.length ?? 0) > 0) return notApplied(`${opts.late.map((t) => t.name).join(', ')} wrote outside its write policy in the merged tree: nothing applied`);
   // applied only when its verification passed; with verify none, only when nothing blocks
-  if (verification.blocking || verification.could_not_start || (verification.ran && verification.ok === null && verification.inconclusive)) {
-    say(`the merged tree fails its verification (${verification.summary}); nothing was applied to the workspace, the merge is kept at ${dir}`);
+  if (!verified) {
+    say(`the merged tree fails its verification (${verification?.summary ?? 'not verified'}); nothing was applied to the workspace, the merge is kept at ${dir}`);
     return notApplied('the merged tree fails its verification: nothing applied');
   }
   say('applying the verified merge to the workspace');
@@ -231,17 +273,17 @@ export async function integrate(ctx: JobContext, say: (message: string) => void,
     place.release();
   }
   const removed = (await removeTaskWorktree(repo, wt)) === null;
-  return { json: { ...json, applied: true, path: removed ? null : dir }, verification };
+  return { json: { ...json, applied: true, path: removed ? null : dir }, verification, late };
 }
 
 /**
  * spec 06 "Isolation is earned": a task runs beside others only when the job is parallel and each
  * of its gates (its verification command, its command criteria) is on `parallel_safe_gates`.
  */
-function classify(ctx: JobContext, safe: readonly string[]): WorktreesJson['classes'] {
+function classify(ctx: JobContext, implementers: readonly TaskSpec[], late: readonly TaskSpec[], safe: readonly string[]): WorktreesJson['classes'] {
   const spec = ctx.spec;
   const verifyCommand = spec.verify.mode === 'command' ? spec.verify.command : spec.verify.mode === 'auto' ? (detectTestCommand(spec.workspace)?.command ?? null) : null;
-  return spec.tasks.map((task) => {
+  const own = implementers.map((task): WorktreesJson['classes'][number] => {
     if (!spec.parallel) return { task: task.name, class: 'sequential', why: 'the job is not parallel' };
     const commands = task.criteria.flatMap((c) => {
       const form = parseCriterion(c);
@@ -253,6 +295,12 @@ function classify(ctx: JobContext, safe: readonly string[]): WorktreesJson['clas
     if (unsafe.length > 0) return { task: task.name, class: 'sequential', why: `gate ${unsafe.map((g) => `\`${g}\``).join(', ')} is not on fanout.parallel_safe_gates (it might touch shared state)` };
     return { task: task.name, class: 'parallel', why: 'every gate is on fanout.parallel_safe_gates' };
   });
+  const after = late.map((task): WorktreesJson['classes'][number] => ({
+    task: task.name,
+    class: 'sequential',
+    why: `a ${task.type} task: runs after the implementers, against their merged work in ${MERGED}`,
+  }));
+  return [...own, ...after];
 }
 
 /** A task's progress as the job's phases, named; its snapshots, logs and fix attempts named after it. */
@@ -265,6 +313,21 @@ function taskScope(ctx: JobContext, task: TaskSpec): Scope {
     enter: (_status, phase) => ctx.phase(`${task.name}: ${phase}`),
     phase: (message) => ctx.phase(`${task.name}: ${message}`),
     progress: () => undefined,
+  };
+}
+
+/** The review and verify tasks in the merged tree: named after them, judged with the whole suite, no fix round. */
+function lateScope(ctx: JobContext, tasks: TaskSpec[], say: (message: string) => void): Scope {
+  return {
+    tasks,
+    tag: 'merged.',
+    fixer: () => {
+      throw new Error('the merged tree has no fix rounds');
+    },
+    enter: (_status, phase) => say(`merged: ${phase}`),
+    phase: (message) => say(`merged: ${message}`),
+    progress: () => undefined,
+    integrated: true,
   };
 }
 
@@ -290,12 +353,13 @@ function taskNamed(ctx: JobContext, name: string): TaskSpec {
 const union = (lists: (string[] | undefined)[]): string[] => [...new Set(lists.flatMap((l) => l ?? []))].sort();
 
 /** The doubts a merge leaves (spec 06): each conflicting branch, and a merge that was not applied (its merged tree failed its verification, or did not apply). */
-function mergeProblemsOf(w: WorktreesJson, verification: VerificationJson | null): NonNullable<SettleInput['mergeProblems']> {
+function mergeProblemsOf(w: WorktreesJson, verification: VerificationJson | null, merge: 'none' | 'auto'): NonNullable<SettleInput['mergeProblems']> {
   const problems: NonNullable<SettleInput['mergeProblems']> = w.tasks
     .filter((t) => t.merge === 'conflict')
     .map((t) => ({ code: 'merge_conflict', detail: `${t.task} conflicts with the branches merged before it in ${(t.conflict_files ?? []).slice(0, 5).join(', ')}; not merged, branch ${t.branch} kept` }));
   const last = w.merges.at(-1);
-  if (!last || last.applied || last.commit === null) return problems;
+  // merge "none" applies nothing by design: its merged tree (made for the reviewers) leaves no doubt of its own
+  if (!last || last.applied || last.commit === null || merge === 'none') return problems;
   const failed = verification !== null && (verification.blocking || verification.could_not_start === true || last.why?.startsWith('the merged tree') === true);
   problems.push(
     failed

@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { describeGitFailure, runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
 import { writeRef } from './refs.js';
@@ -62,7 +62,7 @@ export function checkpointRef(workspace: string, jobId: string, label: string): 
  */
 export function takeCheckpoint(input: CheckpointInput): Promise<Snapshot> {
   return withRepoLock(input.gitDir, input.timeoutMs, async () => {
-    await ensureShadowRepo(input.gitDir, input.timeoutMs);
+    await ensureShadowRepo(input.gitDir);
     try {
       return await checkpointOnce(input);
     } catch (err) {
@@ -102,7 +102,13 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
       const wanted = same?.wanted ?? listing.paths();
       return { listing, unchanged: same !== null, wanted, folders: same?.folders ?? foldersOf(wanted), sameFolders: same !== null };
     });
-    indexedAtStart = warm === null ? readIndexState(base, opts) : readDirtyPaths(base, opts).then((dirty) => ({ cached: null, dirty }));
+    indexedAtStart =
+      warm !== null
+        ? readDirtyPaths(base, opts).then((dirty) => ({ cached: null, dirty }))
+        : // a new shadow repository has no index yet: it holds nothing, and no git process need say so
+          existsSync(indexFile)
+          ? readIndexState(base, opts)
+          : Promise.resolve({ cached: new Set<string>(), dirty: new Set<string>() });
   }
   const specialsFound = findSpecials(workspace, gitDir, input.skipAbs, warm, planned);
   // each is awaited below, unless an earlier step fails: then their failure is not news

@@ -1,6 +1,5 @@
 import { promises as fs, statSync } from 'node:fs';
 import path from 'node:path';
-import { runGitOk } from './git.js';
 
 /** Byte-exact storage: no eol, filter, ident or encoding rule of the workspace applies (spec 03). */
 const ATTRIBUTES = '* -text -eol -filter -ident -working-tree-encoding -export-subst\n';
@@ -57,7 +56,7 @@ function folderIdentity(dir: string): string | null {
 }
 
 /** Creates and configures the bare shadow repository when it is not ready yet. */
-export async function ensureShadowRepo(gitDir: string, timeoutMs: number): Promise<void> {
+export async function ensureShadowRepo(gitDir: string): Promise<void> {
   const identity = folderIdentity(gitDir);
   if (identity !== null && readyHere.get(gitDir) === identity) return;
   const ready = await fs.readFile(path.join(gitDir, READY), 'utf8').catch(() => null);
@@ -66,15 +65,12 @@ export async function ensureShadowRepo(gitDir: string, timeoutMs: number): Promi
     if (identity !== null) readyHere.set(gitDir, identity);
     return;
   }
-  await fs.mkdir(path.dirname(gitDir), { recursive: true });
-  const cwd = path.dirname(gitDir);
-  // --template= : no sample hooks, nothing copied from a system template dir.
-  if (ready === null) await runGitOk(['init', '--bare', '--quiet', '--template=', gitDir], { cwd, timeoutMs });
-  // written as git's own config file, not one `git config` process per key (15 process starts on
-  // every new workspace, and on every task of a worktree fan-out); later sections win in git
-  const config = path.join(gitDir, 'config');
-  const current = await fs.readFile(config, 'utf8');
-  if (!current.includes(CONFIG_BLOCK)) await fs.writeFile(config, `${current.trimEnd()}\n${CONFIG_BLOCK}`);
+  // the layout `git init --bare --template=` makes (gitrepository-layout), written here: no git
+  // process for it, nor one `git config` per key — a new workspace, and every task of a worktree
+  // fan-out, starts a shadow repository
+  for (const dir of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags']) await fs.mkdir(path.join(gitDir, dir), { recursive: true });
+  if (ready === null) await fs.writeFile(path.join(gitDir, 'HEAD'), 'ref: refs/heads/main\n');
+  await fs.writeFile(path.join(gitDir, 'config'), `[core]\n\trepositoryformatversion = 0\n\tbare = true\n${CONFIG_BLOCK}`);
   await writeAttributes(gitDir);
   await fs.writeFile(path.join(gitDir, READY), CONFIG_VERSION);
 }

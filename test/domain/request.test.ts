@@ -108,18 +108,28 @@ describe('the job request', () => {
     expect(refusal({ ...ok, merge: 'auto' })).toMatchObject({ code: 'invalid_request', field: 'merge', message: expect.stringContaining('add "isolation": "worktree"') });
   });
 
+  it('reviewer: true adds a read-only review task on the job\'s runner, after the others; no runner, or shell, is refused', () => {
+    const withBuiltin = { defaultRunner: null, available: ['shell', 'builtin'] };
+    const spec = parseJobRequest({ ...ok, runner: 'builtin', parallel: true, reviewer: true, tasks: [{ name: 'api', instruction: 'fix the api' }, { name: 'reviewer', instruction: 'mine' }] }, withBuiltin);
+    const added = spec.tasks.at(-1);
+    expect(added).toMatchObject({ name: 'reviewer-2', type: 'review', runner: 'builtin', files: [], outputs: [] });
+    expect(added?.instruction).toContain('- api: fix the api');
+    expect(added?.instruction).toContain('Do not change any file');
+    // it runs in the phase after the implementers, and the answer says so
+    expect(spec.task_order?.phases).toEqual([['api', 'reviewer'], ['reviewer-2']]);
+    expect(refusal({ ...ok, runner: 'shell', reviewer: true })).toMatchObject({ code: 'invalid_request', field: 'reviewer', message: expect.stringContaining('shell runner runs a command and cannot review') });
+    expect(refusal({ ...ok, reviewer: true })).toMatchObject({ code: 'no_runner', field: 'reviewer' });
+    expect(() => parseJobRequest({ workspace: '/tmp/ws', tasks: ['do it'], runner: 'builtin', reviewer: true }, { defaultRunner: null, available: ['shell'] })).toThrow(/not a runner this build can run/);
+  });
+
   it('refuses duplicate task names', () => {
     const r = refusal({ ...ok, tasks: [{ instruction: 'a', name: 'x', command: 'true' }, { instruction: 'b', name: 'x', command: 'true' }] });
     expect(r).toMatchObject({ code: 'invalid_request', field: 'tasks[1].name' });
   });
 
   it('refuses fields of features this build does not have with not_supported', () => {
-    expect(refusal({ ...ok, reviewer: true })).toMatchObject({ code: 'not_supported', field: 'reviewer' });
-    // spec 06: worktree jobs are judged per task; a reviewer beside implementers would see only the base
+    // spec 06: worktree jobs are judged per task; job-level criteria have no one tree to be judged on
     expect(refusal({ ...ok, isolation: 'worktree', criteria: ['tests pass'] })).toMatchObject({ code: 'not_supported', field: 'criteria' });
-    expect(
-      refusal({ ...ok, isolation: 'worktree', tasks: [{ instruction: 'a', command: 'true' }, { instruction: 'review it', type: 'review', command: 'true', outputs: ['r.md'] }] }),
-    ).toMatchObject({ code: 'not_supported', field: 'isolation' });
     expect(refusal({ ...ok, approval: 'required' })).toMatchObject({ code: 'not_supported', field: 'approval' });
     expect(refusal({ ...ok, tasks: [{ instruction: 'x', command: 'true', gates: ['npm test'] }] })).toMatchObject({
       code: 'not_supported',

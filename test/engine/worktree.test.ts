@@ -395,6 +395,83 @@ describe('worktree fan-out of agents', () => {
   });
 });
 
+describe('phase order in worktrees', () => {
+  it('a review task runs after the implementers, in the merged tree of their work; its output goes on the merged branch and into the workspace', async () => {
+    const engine = await open({ parallelSafeGates: ['exit 0'] });
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const job = await run(engine, {
+      workspace: ws,
+      isolation: 'worktree',
+      merge: 'auto',
+      parallel: true,
+      verify: 'exit 0',
+      tasks: [
+        { name: 'add-a', instruction: 'write a', files: ['a.txt'], command: 'echo a > a.txt' },
+        // in the request before the other implementer, and asked in parallel: it still runs after both
+        { name: 'check', type: 'review', instruction: 'review both', outputs: ['review.md'], command: 'cat a.txt b.txt > review.md' },
+        { name: 'add-b', instruction: 'write b', files: ['b.txt'], command: 'echo b > b.txt' },
+      ],
+    });
+    expect(job.status).toBe('done');
+    expect(job.task_order).toMatchObject({ by: 'phase', phases: [['add-a', 'add-b'], ['check']] });
+    const wt = job.result?.worktrees;
+    expect(wt?.classes.find((c) => c.task === 'check')).toMatchObject({ class: 'sequential', why: expect.stringContaining('after the implementers') });
+    // the reviewer saw both implementers' work, merged
+    expect(readFileSync(join(ws, 'review.md'), 'utf8')).toBe('a\nb\n');
+    expect(wt?.merges).toMatchObject([{ tasks: ['add-a', 'add-b'], applied: true, verification: { ok: true } }]);
+    expect(git(ws, 'show', `gaffer/${job.id}/+merged:review.md`)).toBe('a\nb');
+    const rows = job.result?.workers ?? [];
+    expect(rows.map((w) => [w.name, w.role, w.status])).toEqual([
+      ['add-a', 'worker', 'done'],
+      ['check', 'reviewer', 'done'],
+      ['add-b', 'worker', 'done'],
+    ]);
+    expect(job.result?.files_changed).toEqual(['a.txt', 'b.txt', 'review.md']);
+  });
+
+  it('a reviewer that writes a project file in the merged tree: a violation, not retried, nothing applied', async () => {
+    const engine = await open();
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const job = await run(engine, {
+      workspace: ws,
+      isolation: 'worktree',
+      merge: 'auto',
+      verify: 'exit 0',
+      tasks: [
+        { name: 'add-a', instruction: 'write a', files: ['a.txt'], command: 'echo a > a.txt' },
+        { name: 'check', type: 'review', instruction: 'review it', command: 'echo fixed > a.txt' },
+      ],
+    });
+    const check = job.result?.workers.filter((w) => w.name.startsWith('check')) ?? [];
+    expect(check).toHaveLength(1);
+    expect(check[0]).toMatchObject({ role: 'reviewer', status: 'error', stop_reason: 'write_policy_violation' });
+    expect(job.result?.proof?.uncertainty.map((u) => u.code)).toContain('write_policy_violation');
+    expect(job.status).not.toBe('done');
+    expect(job.result?.worktrees?.merges[0]).toMatchObject({ applied: false, why: expect.stringContaining('wrote outside its write policy') });
+    expect(existsSync(join(ws, 'a.txt'))).toBe(false);
+  });
+});
+
+describe('a worker that rewrites its worktree\'s .git file', () => {
+  it('cannot point gaffer\'s commit and reset at the user\'s own checkout', async () => {
+    const engine = await open();
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const head = git(ws, 'symbolic-ref', 'HEAD');
+    const job = await run(engine, {
+      workspace: ws,
+      isolation: 'worktree',
+      verify: 'exit 0',
+      tasks: [{ name: 'evil', instruction: 'write a', files: ['a.txt'], command: `echo a > a.txt && echo "gitdir: ${join(ws, '.git')}" > .git` }],
+    });
+    // the user's branch, index and working tree are as they were
+    expect(git(ws, 'symbolic-ref', 'HEAD')).toBe(head);
+    expect(git(ws, 'status', '--porcelain')).toBe('');
+    expect(git(ws, 'log', '--format=%s')).toBe('init');
+    // the task's work is on its own branch all the same
+    expect(git(ws, 'show', `gaffer/${job.id}/evil:a.txt`)).toBe('a');
+  });
+});
+
 describe('worktree requests', () => {
   it('a workspace that is not a repository, or has no commit, is refused before anything starts', async () => {
     const engine = await open();

@@ -70,7 +70,7 @@ function badBody(ws: string, vetted = true): fc.Arbitrary<unknown> {
     field('isolation', fc.string({ maxLength: 6 }).filter((s) => s !== 'shared' && s !== 'worktree')),
     // merge without worktree isolation is refused, as is any other value
     field('merge', fc.oneof(fc.constant('auto'), fc.string({ maxLength: 6 }).filter((s) => s !== 'none' && s !== 'auto'))),
-    field('reviewer', fc.constant(true)),
+    field('reviewer', fc.oneof(fc.string({ maxLength: 5 }), fc.integer())),
     field('approval', fc.constantFrom('required', 'sometimes')),
     field('unattended', fc.constant(true)),
     field('repo', fc.constant({ url: 'https://example.com/x.git', ref: 'main' })),

@@ -6,6 +6,7 @@ import type { CompactJob } from '../../src/domain/answer.js';
 import { createRunners } from '../../src/runners/index.js';
 import { createSandbox } from '../../src/platform/sandbox/sandbox.js';
 import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir } from '../helpers/temp.js';
+import { startModelServer, type ModelRequest } from '../support/model-server/index.js';
 
 // spec 06 "Write policies and the mutation audit" and "Phase order", through real jobs: real git,
 // real shell workers, the real verification.
@@ -154,6 +155,49 @@ describe('phase order', () => {
     expect(full.task_order).toBeUndefined();
     expect(rowOf(full, 'review')).toMatchObject({ status: 'done', write_audit: 'ok' });
     expect(full.status).toBe('done');
+  });
+});
+
+describe('reviewer: true (spec 02)', () => {
+  it('adds a read-only reviewer on the job\'s runner after the tasks: it sees their list and their change, and its attempted write is refused', async () => {
+    const server = await startModelServer();
+    try {
+      const engine = await Engine.open({
+        dataDir: join(tempDir('gaffer-data-'), 'data'),
+        runners: createRunners({ sandbox: 'off', builtin: { endpoint: { api: 'openai-compatible', url: `${server.url}/v1`, key: 'sk-test', model: 'qwen3:8b' } } }),
+      });
+      engines.push(engine);
+      server.script([
+        // the reviewer looks at the change, tries to "fix" it itself, then reports
+        { when: (r: ModelRequest) => !r.isToolResult && r.lastText.includes('Review the work'), toolCalls: [{ name: 'read_file', args: { path: 'src/math.js' } }] },
+        { when: (r: ModelRequest) => r.isToolResult && r.toolResults.some((t) => t.output.includes('a + b')), toolCalls: [{ name: 'write_file', args: { path: 'src/math.js', content: '// mine\n' } }] },
+        { when: (r: ModelRequest) => r.isToolResult, text: 'impl did what it was asked: add now adds. No bug found.' },
+      ]);
+      const ws = makeWorkspace(CALC_FILES, { git: true });
+      const { full } = await run(engine, {
+        workspace: ws,
+        runner: 'builtin',
+        reviewer: true,
+        parallel: true,
+        verify: 'npm test',
+        tasks: [{ name: 'impl', runner: 'shell', instruction: 'make add add', files: ['src/math.js'], command: FIX_ADD }],
+      });
+      expect(full.tasks.map((t) => [t.name, t.runner])).toEqual([
+        ['impl', 'shell'],
+        ['reviewer', 'builtin'],
+      ]);
+      expect(full.task_order?.phases).toEqual([['impl'], ['reviewer']]);
+      const reviewer = rowOf(full, 'reviewer');
+      expect(reviewer).toMatchObject({ role: 'reviewer', status: 'done', runner: 'builtin' });
+      expect(reviewer?.summary).toContain('No bug found');
+      expect(reviewer?.refusals?.[0]?.tool).toBe('write_file');
+      // it was told what the tasks were, and read the implementer's change
+      expect(server.requests.some((r) => r.lastText.includes('- impl: make add add'))).toBe(true);
+      expect(readFileSync(join(ws, 'src/math.js'), 'utf8')).toContain('a + b');
+      expect(full.status).toBe('done');
+    } finally {
+      await server.close();
+    }
   });
 });
 

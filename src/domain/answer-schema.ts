@@ -222,6 +222,16 @@ const worktreesSchema = z.strictObject({
   submodules: z.literal('not initialized'),
 });
 
+/**
+ * `worktrees` as the compact answer gives it: a task row without its commit (its branch names it)
+ * and port, and without its path, setup and verification when they say nothing (removed, nothing
+ * set up, passed); a merge without its path once removed. `?full=1` has every field.
+ */
+const compactWorktreesSchema = worktreesSchema.extend({
+  tasks: z.array(worktreesSchema.shape.tasks.element.partial({ commit: true, path: true, port: true, setup: true, verification: true })),
+  merges: z.array(worktreesSchema.shape.merges.element.partial({ path: true })),
+});
+
 /** The answer's `result`: the workers' rows and what the job has learnt so far (the job result less its internal counters). */
 export const compactResultSchema = z.strictObject({
   workers: z.array(compactWorkerEntrySchema),
@@ -232,7 +242,7 @@ export const compactResultSchema = z.strictObject({
   criteria_check: criteriaCheckSchema.optional(),
   convergence: convergenceSchema.optional(),
   stopped_by: z.literal('convergence').optional(),
-  worktrees: worktreesSchema.optional(),
+  worktrees: compactWorktreesSchema.optional(),
   proof: proofSchema.nullable().optional(),
   /** Without `full`, only the totals that are not 0. */
   totals: totalsSchema.partial().optional(),

@@ -1,6 +1,6 @@
 import type { CompactJob, CompactResult, CompactVerification, CompactWorker, ProgressEntry } from '../domain/answer.js';
 import { describeVerify, type JobSpec } from '../domain/request.js';
-import type { JobResult, VerificationJson } from '../domain/result.js';
+import type { JobResult, VerificationJson, WorktreesJson } from '../domain/result.js';
 import { isFinalStatus } from '../domain/status.js';
 import type { AttemptRow, JobRow } from '../store/store.js';
 import { epochS } from './clock.js';
@@ -69,6 +69,7 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
     if (!full) {
       if (visible.verification) answer.verification = compactVerification(visible.verification, job.workspace);
       if (visible.changes) answer.changes = dropNothing(visible.changes, CHANGES_KEEP);
+      if (visible.worktrees) answer.worktrees = compactWorktrees(visible.worktrees);
       const totals = visible.totals ? dropEmpty(visible.totals, NOTHING) : undefined;
       if (totals && Object.keys(totals).length > 0) answer.totals = totals;
       else delete answer.totals;
@@ -83,6 +84,20 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
     compact.wait_again = true;
   }
   return compact;
+}
+
+/** A worktree job's `worktrees` without what says nothing: 8 tasks' rows stay a few hundred tokens (spec 03's budget). */
+function compactWorktrees(w: WorktreesJson): NonNullable<CompactResult['worktrees']> {
+  return {
+    ...w,
+    tasks: w.tasks.map(({ commit: _commit, port: _port, path, setup, verification, ...row }) => ({
+      ...row,
+      ...(path !== null ? { path } : {}),
+      ...(setup.deps.length > 0 || setup.included > 0 || setup.command !== null ? { setup } : {}),
+      ...(verification !== null && verification.ok !== true ? { verification } : {}),
+    })),
+    merges: w.merges.map(({ path, ...merge }) => ({ ...merge, ...(path !== null ? { path } : {}) })),
+  };
 }
 
 /** Worker fields always shown, even when empty; the rest are left out of the compact answer when 0, null or empty. */

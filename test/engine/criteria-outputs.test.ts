@@ -90,7 +90,7 @@ describe('criteria and declared outputs through the engine', () => {
     // spec 06: missing work is retried once, as a new attempt; it is missing again, so the task is not done
     const [auditor, retry, writer] = resultOf(job).workers;
     expect(auditor).toMatchObject({ name: 'auditor', attempt: 1, status: 'error', outcome: 'expected_error', stop_reason: 'outputs_missing', error: 'declared output reports/audit.md was never written' });
-    expect(retry).toMatchObject({ name: 'auditor+retry', attempt: 2, role: 'worker', status: 'error', stop_reason: 'outputs_missing' });
+    expect(retry).toMatchObject({ name: 'auditor+retry', attempt: 2, role: 'reviewer', status: 'error', stop_reason: 'outputs_missing' });
     expect(writer).toMatchObject({ name: 'writer', status: 'done', outcome: 'success' });
     expect(job.status).toBe('partial');
     expect(job.verdict).toContain('1/2 workers done');

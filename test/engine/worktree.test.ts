@@ -83,6 +83,8 @@ describe('worktree fan-out', () => {
     // the merged tasks are judged by the merged tree (the workspace's final state); the one left out by its own
     expect(job.result?.verification?.summary).toMatch(/^clash: exit 0; merged: exit 0$/);
     expect(wt?.tasks.map((t) => t.verification?.ok)).toEqual([true, true, true, true]);
+    // the compact answer keeps of a row what says something: no commit or port; no path, setup or verification when removed, nothing set up, passed
+    expect(engine.get(job.id).result?.worktrees?.tasks[0]).toEqual({ task: 'one', branch: `gaffer/${job.id}/one`, state: 'removed', files: ['lines.txt'], merge: 'merged' });
   });
 
   it('two branches that pass alone and fail merged: reported as such, nothing applied, the merge kept for the autopsy', async () => {

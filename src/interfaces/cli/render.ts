@@ -55,7 +55,7 @@ export function renderCompact(job: CompactJob): string {
       const where = t.path ? `kept at ${t.path}` : 'removed';
       const merge = t.merge ? `  ${t.merge}${t.conflict_files?.length ? ` in ${list(t.conflict_files)}` : ''}` : '';
       lines.push(`    ${t.task.padEnd(14)} ${t.branch}  ${t.files.length} file(s)  worktree ${where}${merge}${t.verification ? `  (${t.verification.summary})` : ''}`);
-      for (const note of [...t.setup.deps, ...(t.setup.command ? [`setup ${t.setup.command}`] : [])]) lines.push(`      ${note}`);
+      for (const note of [...(t.setup?.deps ?? []), ...(t.setup?.command ? [`setup ${t.setup.command}`] : [])]) lines.push(`      ${note}`);
     }
     const sequential = wt.classes.filter((c) => c.class === 'sequential');
     if (sequential.length > 0) lines.push(`    sequential: ${sequential.map((c) => `${c.task} (${c.why})`).join('; ')}`);

@@ -11,7 +11,7 @@ import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
 import { allPaths, carryOut, failedFirstAttempt, resultSoFar, verifyChange, type Scope } from './job-run.js';
 import { taskPhases } from '../domain/phase-order.js';
-import { finishTaskWorktree, makeTaskWorktree, removeTaskWorktree, worktreeRoot, type TaskWorktree } from './placement/worktree.js';
+import { finishTaskWorktree, removeTaskWorktree, worktreeRoot, WorktreePlacement, type TaskWorktree } from './placement/worktree.js';
 import { Semaphore } from './semaphore.js';
 import { settleJob, type SettleInput } from './settle.js';
 
@@ -42,6 +42,7 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
   if ('refused' in repo) throw new Error(`the workspace ${repo.refused}`);
   const base = await serialized(repo, () => commitWorkingTree(repo, `gaffer: base of job ${ctx.id}`));
   const root = worktreeRoot(ctx.services);
+  const placement = new WorktreePlacement({ repo, base, workspace: spec.workspace, root, settings, logDir: ctx.jobDir });
   // spec 06 "Phase order": review and verify tasks run after the implementers, in the merged tree of their work
   const [implementers = [], late = []] = taskPhases(spec.tasks);
   const classes = classify(ctx, implementers, late, settings.parallelSafeGates);
@@ -57,7 +58,7 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
   const run = async (task: TaskSpec, inBatch: boolean): Promise<void> => {
     // a cancelled job makes no more worktrees
     if (ctx.isCancelled) return;
-    runs.push(await runTask(ctx, { repo, base, root, record, ...(inBatch ? { batch } : {}) }, task));
+    runs.push(await runTask(ctx, { repo, placement, record, ...(inBatch ? { batch } : {}) }, task));
   };
   const fanout = new Semaphore(settings.maxConcurrency ?? ctx.services.executor.cap);
   await Promise.all(
@@ -126,31 +127,21 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
   });
 }
 
-/** What every task of a worktree job shares: the repository, the base, the worktrees' folder, the record of its rows, its parallel batch. */
+/** What every task of a worktree job shares: the repository, its placement (the base, the worktrees' folder), the record of its rows, its parallel batch. */
 interface FanOut {
   repo: RepoFacts;
-  base: BaseCommit;
-  root: string;
+  placement: WorktreePlacement;
   record(row: WorktreeTaskJson): void;
   batch?: AbortController;
 }
 
 /** A task in its worktree: made, carried out, committed, and removed when it passed. */
 async function runTask(ctx: JobContext, fan: FanOut, task: TaskSpec): Promise<TaskRun> {
-  const { repo, base, root, record } = fan;
-  let wt: TaskWorktree;
+  const { repo, record } = fan;
+  let wt: TaskWorktree | null;
   try {
-    wt = await makeTaskWorktree({
-      repo,
-      base,
-      workspace: ctx.spec.workspace,
-      root,
-      jobId: ctx.id,
-      task: task.name,
-      settings: ctx.services.worktrees,
-      logDir: ctx.jobDir,
-      say: (message) => ctx.phase(message),
-    });
+    wt = await fan.placement.acquire({ jobId: ctx.id, workspace: ctx.spec.workspace, task: task.name, signal: ctx.abort.signal, onWait: (message) => ctx.phase(message) });
+    if (wt === null) throw new Error('the job was cancelled first');
   } catch (err) {
     const why = `its worktree could not be made: ${err instanceof Error ? err.message : String(err)}`;
     const end = await failedFirstAttempt(ctx, task, why);
@@ -207,7 +198,9 @@ export interface Integrated {
 export async function integrate(ctx: JobContext, say: (message: string) => void, site: MergeSite, rows: WorktreeTaskJson[], opts: { late: TaskSpec[]; apply: boolean }): Promise<Integrated> {
   const { repo, base } = site;
   // set up as a task's worktree is (includes, dependencies, port, setup): its verification needs what theirs did
-  const wt = await makeTaskWorktree({ repo, base, workspace: ctx.spec.workspace, root: site.root, jobId: ctx.id, task: site.name, settings: ctx.services.worktrees, logDir: ctx.jobDir, say });
+  const placement = new WorktreePlacement({ repo, base, workspace: ctx.spec.workspace, root: site.root, settings: ctx.services.worktrees, logDir: ctx.jobDir });
+  const wt = await placement.acquire({ jobId: ctx.id, workspace: ctx.spec.workspace, task: site.name, signal: new AbortController().signal, onWait: say });
+  if (wt === null) throw new Error('the merged tree has no worktree');
   const { branch, dir } = wt;
   // its commits start from the merges' tip, not from the base its checkout kept
   if (wt.baseIndex !== null) rmSync(wt.baseIndex, { force: true });

@@ -2,8 +2,8 @@ import type { Runner } from '../../runners/contract.js';
 
 /**
  * Where a job's attempts work and where their evidence and verification are made (issue 12):
- * `shared` (the workspace, under its lock) now; `worktree` (a worktree per task, issue 13) and
- * `remote` (a node's clone, issue 17) later.
+ * `shared` (the workspace, under its lock: one place for the whole job), `worktree` (a worktree
+ * and branch per task, spec 06); `remote` (a node's clone, issue 17) later.
  */
 export interface Placement {
   /** `shared`, `worktree`, `remote`: recorded with the attempts. */
@@ -16,6 +16,8 @@ export interface Placement {
 export interface PlacementRequest {
   jobId: string;
   workspace: string;
+  /** The task placed, for a placement with a place per task (worktrees); a shared placement places the whole job. */
+  task?: string;
   signal: AbortSignal;
   /** Says what the job waits for (a phase message). */
   onWait(message: string): void;

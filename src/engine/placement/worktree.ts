@@ -6,7 +6,7 @@ import { buildWorkerEnv } from '../../platform/process/env.js';
 import { spawnCommand } from '../../platform/spawner/spawner.js';
 import { runGitOk, splitNul } from '../../evidence/git.js';
 import { addWorktree, checkOutWorktree, commitWorktree, removeWorktree, serialized, type BaseCommit, type RepoFacts, type WorktreeGit } from '../../evidence/worktree-git.js';
-import type { Place } from './placement.js';
+import type { Place, Placement, PlacementRequest } from './placement.js';
 
 /** Worktree settings (config `worktrees`, spec 06; only the data dir's config sets them: a setup command grants power). */
 export interface WorktreeSettings {
@@ -170,6 +170,39 @@ export async function makeTaskWorktree(opts: {
     turn: () => Promise.resolve(() => undefined),
     release: () => undefined,
   };
+}
+
+/** What every worktree of one job is made from: the repository, the job's base commit, where worktrees go, how they are set up. */
+export interface WorktreeSite {
+  repo: RepoFacts;
+  base: BaseCommit;
+  /** The user's workspace (dependencies are linked from it). */
+  workspace: string;
+  root: string;
+  settings: WorktreeSettings;
+  /** The job's folder: setup and install logs, the checked-out index's copy. */
+  logDir: string;
+}
+
+/**
+ * The second `Placement` (spec 06 "Worktree isolation"): a place per task — its own worktree and
+ * branch off the job's base commit, set up (includes, dependencies, port, setup command) before
+ * its first attempt. One per worktree job: it holds the job's base.
+ */
+export class WorktreePlacement implements Placement {
+  readonly kind = 'worktree';
+  readonly #site: WorktreeSite;
+
+  constructor(site: WorktreeSite) {
+    this.#site = site;
+  }
+
+  /** The worktree of `job.task` (`+merged` for the merged tree); null when the job was cancelled first. Each step is told through `onWait`. */
+  async acquire(job: PlacementRequest): Promise<TaskWorktree | null> {
+    if (job.task === undefined) throw new Error('a worktree placement places one task at a time: name it');
+    if (job.signal.aborted) return null;
+    return makeTaskWorktree({ ...this.#site, jobId: job.jobId, task: job.task, say: (message) => job.onWait(message) });
+  }
 }
 
 /**

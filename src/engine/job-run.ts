@@ -97,11 +97,13 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   let lastWork = pre;
   /** The snapshot after a step of the work: its writes are the workers' (spec 03), audited against their policies (spec 06). */
   const collect = async (step: WorkerEnd[], label: string): Promise<void> => {
+    // first: a broken `.git` link would steer the snapshot's own git calls
+    const broken = place.repair?.() ?? [];
     const after = await snap(label);
     const written = await evidence.diff(evidence.lastVerified ?? lastWork, after);
     evidence.addWorkStep(written);
     lastWork = after;
-    violations.push(...auditStep(ctx, workspace, step, written, await restoredTests(evidence, written, after)));
+    violations.push(...auditStep(ctx, workspace, step, written, await restoredTests(evidence, written, after), broken));
   };
   const workers: WorkerEnd[] = [];
   const steps = workerSteps(ctx, place, scope.tasks);

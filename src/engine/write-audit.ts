@@ -11,10 +11,11 @@ import type { WorkerEnd } from './worker-run.js';
  * charged only when none of them may write it, and then to each). Each worker's evidence is then
  * taken: its attempt leaves `collecting` with the audit's answer, and its row says it — a
  * violation makes the worker `error` with the paths in its reason (spec 06). `restored`: paths
- * the step put back as the checkpoint had them (a fix round undoing a worker's edit to a test). Returns the
- * violations in words, `<worker>: <paths>`, for the proof.
+ * the step put back as the checkpoint had them (a fix round undoing a worker's edit to a test).
+ * `broken`: what the place had to put back after the step (`Place.repair`): a violation of each of
+ * its workers whatever their policies. Returns the violations in words, `<worker>: <paths>`, for the proof.
  */
-export function auditStep(ctx: JobContext, workspace: string, ends: readonly WorkerEnd[], written: ChangeSet, restored: readonly string[]): string[] {
+export function auditStep(ctx: JobContext, workspace: string, ends: readonly WorkerEnd[], written: ChangeSet, restored: readonly string[], broken: readonly string[] = []): string[] {
   const ran = ends.filter((end) => end.started && ctx.attempts.entry(end.plan.name).attempt.state === 'collecting');
   const onDisk = canonicalPaths(workspace);
   const outputsOf = (task: string) => ctx.spec.tasks.filter((t) => t.name !== task).flatMap((t) => t.outputs);
@@ -32,7 +33,9 @@ export function auditStep(ctx: JobContext, workspace: string, ends: readonly Wor
   const observed = describeObserved(written, ran.length);
   const violations: string[] = [];
   ran.forEach((end, i) => {
-    const audit = audits[i] as WriteAudit;
+    const own = audits[i] as WriteAudit;
+    // what the place had to put back (a worktree's `.git` link) no policy lets a worker write
+    const audit: WriteAudit = broken.length === 0 ? own : { verdict: 'violation', outside: [...new Set([...own.outside, ...broken])].sort() };
     const worker = workers[i];
     if (worker === undefined) return;
     const isViolation = audit.verdict === 'violation';

@@ -455,7 +455,7 @@ describe('phase order in worktrees', () => {
 });
 
 describe('a worker that rewrites its worktree\'s .git file', () => {
-  it('cannot point gaffer\'s commit and reset at the user\'s own checkout', async () => {
+  it('cannot point gaffer\'s commit and reset at the user\'s own checkout: the link is put back and charged to it', async () => {
     const engine = await open();
     const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
     const head = git(ws, 'symbolic-ref', 'HEAD');
@@ -469,8 +469,22 @@ describe('a worker that rewrites its worktree\'s .git file', () => {
     expect(git(ws, 'symbolic-ref', 'HEAD')).toBe(head);
     expect(git(ws, 'status', '--porcelain')).toBe('');
     expect(git(ws, 'log', '--format=%s')).toBe('init');
-    // the task's work is on its own branch all the same
+    // the task's work is on its own branch all the same; the rewrite is the worker's violation
     expect(git(ws, 'show', `gaffer/${job.id}/evil:a.txt`)).toBe('a');
+    expect(job.result?.workers[0]).toMatchObject({ status: 'error', stop_reason: 'write_policy_violation', error: expect.stringMatching(/: \.git$/) });
+    expect(job.status).not.toBe('done');
+  });
+
+  it('cannot hide a new file from the evidence behind a repository of its own that ignores everything', async () => {
+    const engine = await open();
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    // a repository that ignores every file, the worktree's .git pointed at it, then the file to hide
+    const blind = join(tempDir('gaffer-blind-'), 'repo.git');
+    const hide = `git init -q --bare ${blind} && echo "*" > ${blind}/info/exclude && echo "gitdir: ${blind}" > .git && echo s > secret.txt`;
+    const job = await run(engine, { workspace: ws, isolation: 'worktree', verify: 'exit 0', tasks: [{ name: 'sly', instruction: 'write a', files: ['a.txt'], command: `echo a > a.txt && ${hide}` }] });
+    expect(job.result?.files_changed).toEqual(['a.txt', 'secret.txt']);
+    expect(job.result?.workers[0]).toMatchObject({ status: 'error', stop_reason: 'write_policy_violation' });
+    expect(job.result?.workers[0]?.error).toContain('.git');
   });
 });
 

@@ -36,6 +36,13 @@ export interface Place {
   readonly env?: Readonly<Record<string, string>>;
   /** Why no worker can start here (a worktree whose setup command failed): each attempt ends with it. */
   readonly failure?: string;
+  /**
+   * Puts back what gaffer's own use of the place needs and a step of work broke — a worktree's
+   * `.git` file, which a worker could point at another repository to steer gaffer's git calls and
+   * hide files from the evidence — and names it (relative to `workspace`): a write of every worker
+   * of the step outside any policy.
+   */
+  repair?(): string[];
   /** A checkout of gaffer's own (a task's worktree), not the user's: the user's `git status` does not describe it. */
   readonly isolated?: boolean;
   /** Lets go of the place (idempotent). */

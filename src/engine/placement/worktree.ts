@@ -115,6 +115,8 @@ export async function makeTaskWorktree(opts: {
   mkdirSync(opts.logDir, { recursive: true });
   await checkOutWorktree(git, baseIndex);
   const workspace = repo.prefix ? path.join(dir, repo.prefix) : dir;
+  // as git wrote it, before any worker ran
+  const gitLink = readFileSync(path.join(dir, '.git'), 'utf8');
   const placed: string[] = [];
   const included = await copyIncludes(repo, dir, settings.include, placed);
   const port = await freePort();
@@ -166,6 +168,7 @@ export async function makeTaskWorktree(opts: {
     notes: { deps, included, setup },
     ...(failure !== null ? { failure } : {}),
     isolated: true,
+    repair: () => restoreGitLink(dir, workspace, gitLink),
     // a worktree is its task's alone: every runner may work in it at once with the others' (spec 04)
     turn: () => Promise.resolve(() => undefined),
     release: () => undefined,
@@ -232,6 +235,15 @@ export async function removeTaskWorktree(repo: RepoFacts, wt: TaskWorktree): Pro
   for (const p of wt.placed) rmSync(path.join(wt.dir, p), { recursive: true, force: true });
   const refused = await serialized(repo, () => removeWorktree(repo, wt.dir));
   return refused === null ? null : `git refused to remove it (not forced): ${refused}`;
+}
+
+/** Writes a worktree's `.git` file back when it is not as git wrote it; names it (relative to the workspace) when it had to. */
+function restoreGitLink(dir: string, workspace: string, content: string): string[] {
+  const file = path.join(dir, '.git');
+  if (readOrNull(file) === content && lstatSync(file).isFile()) return [];
+  rmSync(file, { recursive: true, force: true });
+  writeFileSync(file, content);
+  return [path.relative(workspace, file)];
 }
 
 /** The configured command for a workspace: its own entry, else `*`'s. */

@@ -41,6 +41,10 @@ export interface Scope {
   progress(patch: Partial<JobResult>): void;
   /** The batch this scope's attempts belong to when it spans scopes (a worktree fan-out's parallel tasks): a launch failure stops them all. */
   batch?: AbortController;
+  /** Paths every snapshot here includes even when ignored; default its tasks' files and outputs (a worktree job's tasks share one set, as they share one pre-snapshot). */
+  alwaysInclude?: string[];
+  /** Takes the pre-snapshot instead of checkpointing the place (a worktree job's base, checkpointed once and reused by each task). */
+  pre?(workspace: string, alwaysInclude: string[], label: string): Promise<Snapshot>;
   /**
    * The work judged here is more than this scope's own (a worktree job's reviewers in the merged
    * tree, spec 06): the full suite runs, and no fix round — a fixer of the merged tree would have
@@ -72,18 +76,19 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   const workspace = place.workspace;
   scope.enter('running', 'checkpointing the workspace', { started: ctx.job.started ?? epochS() });
   let pre: Snapshot | null = null;
+  // the hints file is in the evidence: a worker's change to it is a test-harness change (spec 03)
+  const alwaysInclude = [...(scope.alwaysInclude ?? scope.tasks.flatMap((t) => [...t.files, ...t.outputs])), WORKSPACE_HINTS_FILE];
   const snap = (label: string) =>
     takeSnapshot({
       workspace,
       dataDir: ctx.services.dataDir,
       jobId: ctx.id,
       label: `${scope.tag}${label}`,
-      // the hints file is in the evidence: a worker's change to it is a test-harness change (spec 03)
-      alwaysInclude: [...scope.tasks.flatMap((t) => [...t.files, ...t.outputs]), WORKSPACE_HINTS_FILE],
+      alwaysInclude,
       // every later snapshot has the checkpoint's source, so the two always compare
       ...(pre ? { like: pre } : {}),
     });
-  pre = await snap('pre');
+  pre = scope.pre ? await scope.pre(workspace, alwaysInclude, `${scope.tag}pre`) : await snap('pre');
   // spec 03: what `verify: "auto"` runs is decided from the workspace before any worker runs
   const detected = spec.verify.mode === 'auto' ? detectTestCommand(workspace) : null;
   // spec 07: the `verify.scope` hint, read then too, applies when the request named no scope

@@ -1,17 +1,18 @@
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import path, { join } from 'node:path';
 import type { TaskSpec } from '../domain/request.js';
 import type { MergedJson, VerificationJson, WorktreeTaskJson, WorktreesJson } from '../domain/result.js';
 import { combineCriteria, combineVerifications, predictConflicts, unionChanges } from '../domain/fanout.js';
 import { applyToWorkingTree, commitWorkingTree, commitWorktree, mergeInto, readRepo, serialized, type BaseCommit, type RepoFacts } from '../evidence/worktree-git.js';
-import { dropShadowRepo } from '../evidence/index.js';
+import { dropShadowRepo, takeSnapshot } from '../evidence/index.js';
+import type { Snapshot } from '../domain/snapshot.js';
 import { detectTestCommand } from '../verification/detect.js';
 import { parseCriterion } from '../domain/criterion-forms.js';
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
 import { allPaths, carryOut, failedFirstAttempt, resultSoFar, verifyChange, type Scope } from './job-run.js';
 import { taskPhases } from '../domain/phase-order.js';
-import { finishTaskWorktree, removeTaskWorktree, worktreeRoot, WorktreePlacement, type TaskWorktree } from './placement/worktree.js';
+import { finishTaskWorktree, preparesEachWorktree, removeTaskWorktree, worktreeRoot, WorktreePlacement, type TaskWorktree } from './placement/worktree.js';
 import { Semaphore } from './semaphore.js';
 import { settleJob, type SettleInput } from './settle.js';
 
@@ -58,8 +59,12 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
   const run = async (task: TaskSpec, inBatch: boolean): Promise<void> => {
     // a cancelled job makes no more worktrees
     if (ctx.isCancelled) return;
-    runs.push(await runTask(ctx, { repo, placement, record, ...(inBatch ? { batch } : {}) }, task));
+    runs.push(await runTask(ctx, { ...fan, ...(inBatch ? { batch } : {}) }, task));
   };
+  // every task's worktree starts as the same tree: it is checkpointed once, in the first one made, and each task's pre-snapshot is that
+  const shared = sharedPre(ctx, path.join(root, ctx.id, '+base'));
+  const alwaysInclude = implementers.flatMap((t) => [...t.files, ...t.outputs]);
+  const fan = { repo, placement, record, alwaysInclude, ...(shared ? { pre: shared } : {}) };
   const fanout = new Semaphore(settings.maxConcurrency ?? ctx.services.executor.cap);
   await Promise.all(
     classes
@@ -75,6 +80,8 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
   );
   for (const c of classes.filter((x) => x.class === 'sequential' && implementers.some((t) => t.name === x.task))) await run(taskNamed(ctx, c.task), false);
   runs.sort((a, b) => spec.tasks.indexOf(a.task) - spec.tasks.indexOf(b.task));
+  // each task's shadow repository, which read the base's objects, is gone
+  await dropShadowRepo(ctx.services.dataDir, path.join(root, ctx.id, '+base'));
 
   const passing = runs.filter((r) => r.passed && r.row?.commit);
   const worktrees: WorktreesJson = {
@@ -133,6 +140,9 @@ interface FanOut {
   placement: WorktreePlacement;
   record(row: WorktreeTaskJson): void;
   batch?: AbortController;
+  /** What every task's snapshots include (their pre-snapshot may be one). */
+  alwaysInclude: string[];
+  pre?: Scope['pre'];
 }
 
 /** A task in its worktree: made, carried out, committed, and removed when it passed. */
@@ -149,7 +159,7 @@ async function runTask(ctx: JobContext, fan: FanOut, task: TaskSpec): Promise<Ta
   }
   const setup = { deps: wt.notes.deps, included: wt.notes.included, command: wt.notes.setup };
   record({ task: task.name, branch: wt.branch, commit: null, state: 'kept', path: wt.dir, why: 'the task is running', files: [], port: wt.port, setup, verification: null });
-  const outcome = await carryOut(ctx, wt, { ...taskScope(ctx, task), ...(fan.batch ? { batch: fan.batch } : {}) });
+  const outcome = await carryOut(ctx, wt, { ...taskScope(ctx, task), alwaysInclude: fan.alwaysInclude, ...(fan.batch ? { batch: fan.batch } : {}), ...(fan.pre ? { pre: fan.pre } : {}) });
   const files = outcome.changeSet ? allPaths(outcome.changeSet) : [];
   const passed =
     outcome.error === undefined &&
@@ -306,6 +316,26 @@ function taskScope(ctx: JobContext, task: TaskSpec): Scope {
     enter: (_status, phase) => ctx.phase(`${task.name}: ${phase}`),
     phase: (message) => ctx.phase(`${task.name}: ${message}`),
     progress: () => undefined,
+  };
+}
+
+/**
+ * The tasks' shared pre-snapshot: the first worktree made is checkpointed (into a shadow repository
+ * of the job's, keyed by `basePath`) before its worker, and each task's pre-snapshot is that
+ * checkpoint read through its own shadow repository, with its own record of the places outside
+ * the evidence. Undefined when a setup or install command runs in each worktree (they may then
+ * differ); a base the checkpoint could not hold by content (the mtime fallback, files by stat) is
+ * not shared either.
+ */
+function sharedPre(ctx: JobContext, basePath: string): Scope['pre'] | undefined {
+  if (preparesEachWorktree(ctx.services.worktrees, ctx.spec.workspace)) return undefined;
+  let base: Promise<Snapshot> | null = null;
+  return async (workspace, alwaysInclude, label) => {
+    const common = { workspace, dataDir: ctx.services.dataDir, jobId: ctx.id, alwaysInclude };
+    base ??= takeSnapshot({ ...common, label: 'base', shadowOf: basePath });
+    const taken = await base;
+    const reusable = taken.source === 'checkpoint' && !taken.largeFilesByStat;
+    return takeSnapshot({ ...common, label, ...(reusable ? { reuse: taken } : {}) });
   };
 }
 

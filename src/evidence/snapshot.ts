@@ -1,11 +1,14 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, promises as fs, statSync } from 'node:fs';
 import path from 'node:path';
 import { GafferError } from '../domain/errors.js';
 import { DEFAULT_GIT_TIMEOUT_MS, isGitAvailable } from './git.js';
 import { MTIME_MAX_ENTRIES, mtimeManifestPath, takeMtimeSnapshot } from './mtime-snapshot.js';
 import { assertSafeSegment, relativeInside, shadowGitDir } from './paths.js';
 import { outsideRecordPath, takeOutsideRecord, writeOutsideRecord } from './outside-evidence.js';
-import { takeCheckpoint } from './shadow-checkpoint.js';
+import { checkpointRef, takeCheckpoint } from './shadow-checkpoint.js';
+import { ensureShadowRepo } from './shadow-repo.js';
+import { writeRef } from './refs.js';
+import { withRepoLock } from './repo-lock.js';
 import type { SnapshotOptions } from './types.js';
 import type { Snapshot } from '../domain/snapshot.js';
 
@@ -29,7 +32,7 @@ export async function takeSnapshot(opts: SnapshotOptions): Promise<Snapshot> {
   }
   const alwaysInclude = opts.alwaysInclude ?? [];
   const skipAbs = relativeInside(workspace, dataDir) === null ? [] : [dataDir];
-  const content = takeContentSnapshot(opts, workspace, dataDir, alwaysInclude, skipAbs);
+  const content = opts.reuse ? reuseCheckpoint(opts.reuse, opts, workspace, dataDir) : takeContentSnapshot(opts, workspace, dataDir, alwaysInclude, skipAbs);
   // taken alongside: its stat calls and its write run while the checkpoint waits on git
   const outsideFile = outsideRecordPath(dataDir, opts.jobId, opts.label);
   const recorded = takeOutsideRecord({ workspace, label: opts.label, alwaysInclude, skipAbs })
@@ -56,7 +59,7 @@ async function takeContentSnapshot(opts: SnapshotOptions, workspace: string, dat
     try {
       return await takeCheckpoint({
         workspace,
-        gitDir: shadowGitDir(dataDir, workspace),
+        gitDir: shadowGitDir(dataDir, opts.shadowOf ?? workspace),
         jobId: opts.jobId,
         label: opts.label,
         alwaysInclude,
@@ -78,6 +81,26 @@ async function takeContentSnapshot(opts: SnapshotOptions, workspace: string, dat
     skipAbs,
     fallbackReason,
   });
+}
+
+/**
+ * `opts.reuse` as this workspace's snapshot: its shadow repository borrows the reused one's
+ * objects (`objects/info/alternates`) and a ref of its own keeps the commit named.
+ */
+async function reuseCheckpoint(reused: Snapshot, opts: SnapshotOptions, workspace: string, dataDir: string): Promise<Snapshot> {
+  if (reused.source !== 'checkpoint' || reused.gitDir === undefined || reused.largeFilesByStat) {
+    throw new GafferError('internal', 'only a content checkpoint with no files recorded by stat can be reused');
+  }
+  const gitDir = shadowGitDir(dataDir, opts.shadowOf ?? workspace);
+  const ref = checkpointRef(workspace, opts.jobId, opts.label);
+  const timeoutMs = opts.gitTimeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
+  await withRepoLock(gitDir, timeoutMs, async () => {
+    await ensureShadowRepo(gitDir);
+    await fs.writeFile(path.join(gitDir, 'objects', 'info', 'alternates'), `${path.join(reused.gitDir as string, 'objects')}\n`);
+    await writeRef(gitDir, ref, reused.id, { cwd: workspace, timeoutMs });
+  });
+  const { outsideFile: _theirs, manifestFile: _none, ...content } = reused;
+  return { ...content, workspace, gitDir, ref, takenAtMs: Date.now() };
 }
 
 function hasMtimeSnapshots(dataDir: string, jobId: string): boolean {

@@ -24,6 +24,16 @@ export interface SnapshotOptions {
   like?: Snapshot;
   /** Cap of the mtime fallback, default 60,000 files (spec 03). */
   mtimeMaxEntries?: number;
+  /** The path whose shadow repository keeps this checkpoint, when not the workspace's own (a worktree job's shared base). */
+  shadowOf?: string;
+  /**
+   * A checkpoint of a tree this workspace holds too, byte for byte (another worktree of one base,
+   * before any worker): this snapshot is its content, read through its shadow repository's
+   * objects, with this workspace's own record of the places outside the evidence. No git process
+   * runs. Only a content checkpoint with no files by stat can be reused; the caller knows the
+   * trees are the same.
+   */
+  reuse?: Snapshot;
 }
 
 /** What changed between two snapshots of one workspace: full lists, never capped. */

@@ -246,6 +246,11 @@ function restoreGitLink(dir: string, workspace: string, content: string): string
   return [path.relative(workspace, file)];
 }
 
+/** Whether a setup or install command runs in each new worktree of `workspace`: worktrees of one base may then differ before any worker. */
+export function preparesEachWorktree(settings: WorktreeSettings, workspace: string): boolean {
+  return commandFor(settings.setup, workspace) !== null || commandFor(settings.install, workspace) !== null;
+}
+
 /** The configured command for a workspace: its own entry, else `*`'s. */
 function commandFor(table: Record<string, string>, workspace: string): string | null {
   return table[workspace] ?? table['*'] ?? null;

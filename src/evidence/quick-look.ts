@@ -19,30 +19,55 @@ export interface PathSetRules {
   key: string;
   /** The always-included paths that exist (files). */
   extras: string[];
+  /** The repository's `info/exclude` (`/dev/null` outside a repository). */
+  excludesFile: string;
+}
+
+/** Where a repository at `top` keeps what decides its path set: its git dir (a worktree's own, named by its `.git` file) and the common one. */
+function adminDirs(top: string): { own: string; common: string } | null {
+  const dotGit = path.join(top, '.git');
+  const st = lstatSync(dotGit, { throwIfNoEntry: false });
+  if (st?.isDirectory() === true) return { own: dotGit, common: dotGit };
+  if (st?.isFile() !== true) return null;
+  try {
+    const pointer = readFileSync(dotGit, 'utf8').match(/^gitdir: (.+)$/m)?.[1]?.trim();
+    if (!pointer) return null;
+    const own = path.resolve(top, pointer);
+    // a worktree's (a submodule's git dir has no `commondir`: its rules are not derived here)
+    const common = path.resolve(own, readFileSync(path.join(own, 'commondir'), 'utf8').trim());
+    return { own, common };
+  } catch {
+    return null;
+  }
 }
 
 /**
  * Everything besides the files themselves that decides a workspace's path set: the enclosing
  * repository's index, info/exclude and config (by stat), and the always-included paths. Null
  * when the set cannot be derived from the shadow index alone: the workspace is below its
- * repository's top (ignore files above it apply), the repository is a worktree or submodule,
- * its config names an excludes file, or an always-included path is a folder.
+ * repository's top (ignore files above it apply), the repository is a submodule, its config names
+ * an excludes file or per-worktree config, or an always-included path is a folder. A worktree's
+ * rules are its own index and its repository's exclude file and config.
  */
 export function pathSetRules(workspace: string, alwaysInclude: string[]): PathSetRules | null {
   const parts: string[] = [];
   const extras: string[] = [];
   const top = findRepoTop(workspace);
+  let excludesFile = '/dev/null';
   if (top !== null) {
-    const dotGit = path.join(top, '.git');
-    if (top !== workspace || statSync(dotGit, { throwIfNoEntry: false })?.isDirectory() !== true) return null;
+    const dirs = top === workspace ? adminDirs(top) : null;
+    if (dirs === null) return null;
     let config: string;
     try {
-      config = readFileSync(path.join(dotGit, 'config'), 'utf8');
+      config = readFileSync(path.join(dirs.common, 'config'), 'utf8');
     } catch {
       return null;
     }
-    if (/excludesfile/i.test(config)) return null;
-    for (const file of ['index', 'info/exclude', 'config']) parts.push(`${file}=${signature(path.join(dotGit, file))}`);
+    // a per-worktree config could name one too
+    if (/excludesfile|worktreeconfig/i.test(config)) return null;
+    excludesFile = path.join(dirs.common, 'info', 'exclude');
+    parts.push(`gitdir=${dirs.own}`);
+    for (const [name, file] of [['index', path.join(dirs.own, 'index')], ['info/exclude', excludesFile], ['config', path.join(dirs.common, 'config')]] as const) parts.push(`${name}=${signature(file)}`);
   }
   for (const raw of alwaysInclude) {
     const rel = normalizeRelPath(raw);
@@ -51,7 +76,7 @@ export function pathSetRules(workspace: string, alwaysInclude: string[]): PathSe
     if (st?.isDirectory() === true) return null;
     if (st !== undefined) extras.push(rel);
   }
-  return { key: [...parts, ...extras].join('\0'), extras };
+  return { key: [...parts, ...extras].join('\0'), extras, excludesFile };
 }
 
 function signature(file: string): string {
@@ -96,9 +121,7 @@ export async function quickLook(
   rules: PathSetRules,
   skipAbs: string[],
 ): Promise<QuickLook | null> {
-  const top = findRepoTop(workspace);
-  const excludesFile = top === null ? '/dev/null' : path.join(top, '.git', 'info', 'exclude');
-  const withRules = [...base, '-c', `core.excludesFile=${excludesFile}`, '-c', 'core.quotePath=false'];
+  const withRules = [...base, '-c', `core.excludesFile=${rules.excludesFile}`, '-c', 'core.quotePath=false'];
   const others = ['-o', '--exclude-standard', ...excludeArgs(workspace, skipAbs)];
   const changes =
     warm.wanted.size <= quickLookLimits.oneProcessMaxPaths

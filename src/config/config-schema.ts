@@ -92,6 +92,12 @@ export const configFileSchema = z.strictObject({
       max_gb: z.number().min(0.1).max(100_000).optional(),
     })
     .optional(),
+  approval: z
+    .strictObject({
+      default: z.enum(['auto', 'required']).optional(),
+      timeout_s: z.number().int().min(1).max(30 * 86_400).optional(),
+    })
+    .optional(),
   fanout: z
     .strictObject({
       parallel_safe_gates: z.array(z.string().min(1).max(4096)).max(200).optional(),

@@ -88,6 +88,8 @@ export interface GafferConfig {
   worktrees: { dir: string | null; include: string[]; setup: Record<string, string>; install: Record<string, string>; deps: 'link' | 'copy'; set_port: boolean; keep_days: number; max_gb: number | null };
   /** Worktree fan-out: the gate commands safe to run in parallel worktrees, and how many tasks at once (default the worker cap). */
   fanout: { parallel_safe_gates: string[]; max_concurrency: number | null };
+  /** The yes-gate (spec 05): `default: "required"` makes `approval: "auto"` ask for every task; an ask unanswered `timeout_s` is no. */
+  approval: { default: 'auto' | 'required'; timeout_s: number };
 }
 
 /** Where each value came from, for `gaffer doctor`. */
@@ -123,6 +125,7 @@ export const DEFAULT_CONFIG: GafferConfig = {
   protected_paths: [],
   worktrees: { dir: null, include: [], setup: {}, install: {}, deps: 'link', set_port: true, keep_days: 7, max_gb: null },
   fanout: { parallel_safe_gates: [], max_concurrency: null },
+  approval: { default: 'auto', timeout_s: 86_400 },
 };
 
 /**
@@ -189,6 +192,8 @@ function applyFile(config: GafferConfig, c: ConfigFile, baseDir: string, env: No
   if (w?.max_gb !== undefined) set('worktrees.max_gb', 'file', () => (config.worktrees.max_gb = w.max_gb ?? null));
   if (c.fanout?.parallel_safe_gates !== undefined) set('fanout.parallel_safe_gates', 'file', () => (config.fanout.parallel_safe_gates = c.fanout?.parallel_safe_gates ?? []));
   if (c.fanout?.max_concurrency !== undefined) set('fanout.max_concurrency', 'file', () => (config.fanout.max_concurrency = c.fanout?.max_concurrency ?? null));
+  if (c.approval?.default !== undefined) set('approval.default', 'file', () => (config.approval.default = c.approval?.default ?? 'auto'));
+  if (c.approval?.timeout_s !== undefined) set('approval.timeout_s', 'file', () => (config.approval.timeout_s = c.approval?.timeout_s ?? 86_400));
   for (const [name, e] of Object.entries(c.models ?? {})) {
     const field = `models.${name}`;
     const keyFrom = e.key !== undefined ? 'file' : e.key_env !== undefined ? `env ${e.key_env} (key_env)` : null;

@@ -1,3 +1,4 @@
+import type { AskJson } from './approval.js';
 import { z } from 'zod';
 import type { ChangesJson } from './changes.js';
 import type { JobSpec } from './request.js';
@@ -276,6 +277,22 @@ export const answerTaskSchema = z.strictObject({
 const lintFindingSchema = z.strictObject({ task: z.string(), code: z.string(), message: z.string(), fix: z.string() });
 
 /** The answer of spec 03 for one job: what a coordinator reads, never a transcript. */
+/** A decision-grade ask (spec 05) and its answer. */
+const askSchema = z.strictObject({
+  task: z.string(),
+  issue: z.string(),
+  why: z.string(),
+  route: z.string(),
+  recommendation: z.string(),
+  pros: strings,
+  cons: strings,
+  blocking: z.boolean(),
+  judge_abstained: z.boolean(),
+  answer: z.boolean().nullable(),
+  note: z.string().optional(),
+  answered_by: z.string().optional(),
+});
+
 export const compactJobSchema = z.strictObject({
   id: z.string(),
   title: z.string(),
@@ -298,6 +315,8 @@ export const compactJobSchema = z.strictObject({
   /** spec 06 "Phase order": present only when the tasks run in another order or batches than the request's. */
   task_order: z.strictObject({ by: z.literal('phase'), from: strings, to: strings, phases: z.array(strings), why: z.string() }).optional(),
   criteria: strings.optional(),
+  /** spec 05: the job's approval asks, one per task that needed a yes (a fan-out's are one batch), with their answers; present when any was asked. */
+  asks: z.array(askSchema).optional(),
   /** Present once the job has a result or a worker row. */
   result: compactResultSchema.optional(),
   /** Live jobs only, like `phase`, `ceiling_s` and `wait_again`. */
@@ -345,6 +364,7 @@ type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 
 type Holds<T extends true> = T;
 type Flat<T> = { [K in keyof T]: T[K] };
 type SpecLint = NonNullable<JobSpec['spec_lint']>;
+type AskHolds = Holds<Same<z.infer<typeof askSchema>, AskJson>>;
 export type _SchemaMatches = [
   Holds<Same<z.infer<typeof verificationSchema>, VerificationJson>>,
   Holds<Same<z.infer<typeof originalTestsSchema>, OriginalTestsJson>>,
@@ -354,6 +374,7 @@ export type _SchemaMatches = [
   Holds<Same<z.infer<typeof criteriaCheckSchema>, CriteriaCheckJson>>,
   Holds<Same<z.infer<typeof totalsSchema>, TotalsJson>>,
   Holds<Same<z.infer<typeof worktreesSchema>, WorktreesJson>>,
+  AskHolds,
   Holds<Same<Required<z.infer<typeof compactJobSchema>>['spec_lint'], Flat<Omit<SpecLint, 'needs_detail'> & Partial<Pick<SpecLint, 'needs_detail'>>>>>,
   Holds<Same<Required<z.infer<typeof compactJobSchema>>['task_order'], TaskOrder>>,
   Holds<Same<z.infer<typeof compactWorkerSchema>['write_audit'], WriteAuditVerdict | null>>,

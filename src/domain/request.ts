@@ -145,7 +145,8 @@ export interface JobSpec {
   isolation: 'shared' | 'worktree';
   /** Worktree jobs: `auto` merges the passing branches, verifies the merged tree and applies it; `none` leaves the branches. */
   merge: 'none' | 'auto';
-  approval: 'auto' | 'never';
+  /** spec 05: `required` asks for every task; `auto` where policy says; `never` asks nothing. */
+  approval: 'auto' | 'required' | 'never';
   client_request_id: string | null;
   /** spec 06 "Phase order": present when reviewers and verifiers run in a later phase than the request's order or batch. */
   task_order?: TaskOrder;
@@ -225,7 +226,7 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
     max_rounds: req.max_rounds ?? 20,
     isolation,
     merge: req.merge ?? 'none',
-    approval: req.approval === 'never' ? 'never' : 'auto',
+    approval: req.approval ?? 'auto',
     client_request_id: req.client_request_id ?? null,
   };
 }
@@ -307,7 +308,6 @@ function refuseUnsupported(req: z.output<typeof jobRequestSchema>): void {
   };
   if (req.isolation === 'worktree' && (req.criteria?.length ?? 0) > 0) refuse('criteria', 'job-level criteria with worktree isolation (each task is judged in its own worktree: give them per task)');
   if (req.repo !== undefined && req.repo !== null) refuse('repo', 'cluster mode');
-  if (req.approval === 'required') refuse('approval', 'asking for approval');
   if (req.unattended === true) refuse('unattended', 'unattended jobs (budgets and the breaker)');
   req.tasks.forEach((task, i) => {
     for (const key of GROUNDING_KEYS) {

@@ -1,3 +1,4 @@
+import type { AskJson } from '../domain/approval.js';
 import type { CompactJob, CompactResult, CompactVerification, CompactWorker, ProgressEntry } from '../domain/answer.js';
 import { describeVerify, type JobSpec } from '../domain/request.js';
 import type { JobResult, VerificationJson, WorktreesJson } from '../domain/result.js';
@@ -25,7 +26,7 @@ const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0,
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
 /** Builds the compact answer from what the store holds; `full` keeps instructions and summaries longer. */
-export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?: boolean; workerCap: number }): CompactJob {
+export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?: boolean; workerCap: number; asks?: readonly AskJson[] }): CompactJob {
   const full = opts.full ?? false;
   const spec: JobSpec = job.spec;
   const live = !isFinalStatus(job.status);
@@ -55,6 +56,7 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
   if (spec.spec_lint) compact.spec_lint = full || live ? spec.spec_lint : ({ mode: spec.spec_lint.mode, codes: spec.spec_lint.codes });
   if (spec.task_order) compact.task_order = spec.task_order;
   if (spec.criteria.length > 0) compact.criteria = spec.criteria;
+  if (opts.asks && opts.asks.length > 0) compact.asks = [...opts.asks];
 
   const result = job.result;
   if (result !== null || attempts.length > 0) {

@@ -1,3 +1,4 @@
+import { DEFAULT_APPROVAL_POLICY, type ApprovalPolicy } from '../domain/approval.js';
 import { resolve } from 'node:path';
 import type { SpecLintMode } from '../domain/spec-lint.js';
 import type { Runner } from '../runners/contract.js';
@@ -47,6 +48,8 @@ export interface EngineOptions {
   router?: Router;
   /** Worktree isolation's settings (config `worktrees`, `fanout`); default: worktrees under the data dir, nothing copied or set up. */
   worktrees?: Partial<WorktreeSettings>;
+  /** Config `approval` (spec 05): `default` and `timeout_s`; default: `auto` asks nothing, 24 h to answer. */
+  approval?: Partial<ApprovalPolicy>;
   /** The config file read and config `protected_paths`: folders no job may be created for (issue 11, workspace-vetting.ts). */
   protect?: Pick<WorkspaceRules, 'configFile' | 'protectedPaths'>;
 }
@@ -70,6 +73,7 @@ export function composeServices(opts: EngineOptions, store: Store): EngineServic
     verificationNetwork: opts.verificationNetwork ?? NO_NETWORK,
     sandbox: opts.sandbox ?? createSandbox('auto'),
     worktrees: { ...DEFAULT_WORKTREE_SETTINGS, ...opts.worktrees },
+    approval: { ...DEFAULT_APPROVAL_POLICY, ...opts.approval },
   };
 }
 

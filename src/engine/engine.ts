@@ -1,3 +1,5 @@
+import type { ApprovalAnswer, AskJson } from '../domain/approval.js';
+import { answerAsks } from './approval.js';
 import { resolve } from 'node:path';
 import { GafferError } from '../domain/errors.js';
 import type { LintReport } from '../domain/spec-lint.js';
@@ -167,6 +169,28 @@ export class Engine {
       void recoverOrphans(this.store, this.dataDir);
     }
     return this.#queries.compact(this.#queries.visibleJob(id, {}));
+  }
+
+  /**
+   * Answers a job's approval asks (spec 05): `true`/`false` for every open one, or a yes/no per
+   * task. `conflict` when the job is not awaiting approval; the job moves on once every ask is
+   * answered (here at once; in another process within half a second).
+   */
+  approve(id: string, answer: ApprovalAnswer, opts: Caller & { note?: string | null } = {}): CompactJob {
+    const job = this.#queries.visibleJob(id, opts);
+    answerAsks(this.store, job, answer, opts.note ?? null);
+    return this.#queries.compact(this.#queries.visibleJob(id, {}));
+  }
+
+  /** The open approval asks of the jobs visible to the caller, oldest first, each with its job. */
+  openAsks(opts: Caller = {}): { job_id: string; title: string; ask: AskJson }[] {
+    return this.store
+      .listOpenAsks()
+      .flatMap((row) => {
+        const job = this.store.getJob(row.jobId);
+        if (!job || (opts.owner !== undefined && opts.owner !== null && job.owner !== opts.owner)) return [];
+        return [{ job_id: row.jobId, title: job.title, ask: row.ask }];
+      });
   }
 
   /** Waits until the condition holds or the timeout passes (spec 02 `wait_for`); no poll tick in this process. */

@@ -1,3 +1,4 @@
+import type { ApprovalPolicy } from '../domain/approval.js';
 import { join } from 'node:path';
 import type { JobStatus } from '../domain/status.js';
 import type { Runner } from '../runners/contract.js';
@@ -32,6 +33,8 @@ export interface EngineServices {
   worktrees: WorktreeSettings;
   /** The sandbox the workers' runners were given (made once from config `sandbox`): the verification, baseline and criteria run under it when the workers ran sandboxed (spec 03). */
   sandbox: Sandbox;
+  /** Config `approval` (spec 05): what `approval: "auto"` asks, and how long an ask waits. */
+  approval: ApprovalPolicy;
 }
 
 /** One job being run by this process. */

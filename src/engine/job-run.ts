@@ -12,7 +12,7 @@ import { buildFixerInstruction } from '../verification/fixer-instruction.js';
 import { compareArtifacts, verificationArtifact } from '../verification/convergence.js';
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
-import { runWorker, type WorkerEnd, type WorkerPlan } from './worker-run.js';
+import { runWorker, type WorkerEnd, type WorkerPlan, refuseWorker } from './worker-run.js';
 import { settleJob, emptyTotals, verificationFacts, type SettleInput } from './settle.js';
 import type { JobPatch } from '../store/store.js';
 import { checkJobCriteria } from '../verification/criteria.js';
@@ -54,9 +54,9 @@ export interface Scope {
 }
 
 /** The shared workspace's scope: every task, the job's own status and result. */
-export function wholeJob(ctx: JobContext): Scope {
+export function wholeJob(ctx: JobContext, tasks: TaskSpec[] = ctx.spec.tasks): Scope {
   return {
-    tasks: ctx.spec.tasks,
+    tasks,
     tag: '',
     fixer: (round) => ({ name: `fixer-${round}`, ord: ctx.spec.tasks.length + round - 1 }),
     enter: (status, phase, patch) => ctx.enter(status, phase, patch),
@@ -241,6 +241,11 @@ export async function verifyChange(ctx: JobContext, workspace: string, scope: Sc
   const evidence = new EvidenceTrail(pre, { gitFacts: false });
   evidence.addWorkStep(await evidence.diff(pre, post));
   return verifyOnce(ctx, scope, { workspace, round: 0, scope: 'all', detected, lastWork: post, evidence, snap, changes: await evidence.workerChanges(post), cache: new Map(), sandbox });
+}
+
+/** A task a person did not approve (spec 05): its first attempt settled `refused`, no process. */
+export function refusedTask(ctx: JobContext, task: TaskSpec, why: string): WorkerEnd {
+  return refuseWorker(ctx, firstAttemptPlan(ctx, task, null), why);
 }
 
 /** A task's first attempt ended before it started, for `why` (its worktree could not be made). */
@@ -459,4 +464,10 @@ class EvidenceTrail {
     const git = await facts;
     return buildChangesJson(this.#pre, changes, { verificationWrote, after: lastWork, ...(git ? { git } : {}) });
   }
+}
+
+/** Workers in the order of the request's tasks (a refused task's row among the others'). */
+export function inRequestOrder(ctx: JobContext, workers: WorkerEnd[]): WorkerEnd[] {
+  const at = (w: WorkerEnd) => ctx.spec.tasks.indexOf(w.plan.task);
+  return [...workers].sort((a, b) => at(a) - at(b));
 }

@@ -38,7 +38,7 @@ export class JobQueries {
 
   /** The compact answer of a stored job row. */
   compact(job: JobRow, full = false): CompactJob {
-    return buildCompact(job, this.#store.listAttempts(job.id), { full, workerCap: this.#workerCap });
+    return buildCompact(job, this.#store.listAttempts(job.id), { full, workerCap: this.#workerCap, asks: this.#store.listAsks(job.id).map((a) => a.ask) });
   }
 
   /** The compact answer of a job. */

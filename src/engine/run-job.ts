@@ -1,8 +1,9 @@
 import type { JobContext } from './job-context.js';
-import { carryOut, failJob, wholeJob } from './job-run.js';
+import { carryOut, failJob, inRequestOrder, wholeJob } from './job-run.js';
 import type { Place } from './placement/placement.js';
 import { settleJob } from './settle.js';
 import { runWorktreeJob } from './worktree-job.js';
+import { seekApproval } from './approval.js';
 
 /**
  * Runs a job through its whole life: its place (the Placement) → checkpoint → its tasks' attempts
@@ -11,17 +12,22 @@ import { runWorktreeJob } from './worktree-job.js';
 export async function runJob(ctx: JobContext): Promise<void> {
   let place: Place | null = null;
   try {
+    // spec 05: the yes comes before the workspace is taken; nothing runs or waits on it meanwhile
+    const approval = await seekApproval(ctx);
+    const cancelled = { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 };
+    if (approval === null) return settleJob(ctx, cancelled);
+    const { approved, refused } = approval;
+    if (approved.length === 0) return settleJob(ctx, { ...cancelled, workers: refused, verdict: 'not approved' });
     // spec 06: a worktree job holds no lock on the workspace but while it applies a verified merge
-    if (ctx.spec.isolation === 'worktree') return await runWorktreeJob(ctx);
+    if (ctx.spec.isolation === 'worktree') return await runWorktreeJob(ctx, approval);
     place = await ctx.services.placement.acquire({ jobId: ctx.id, workspace: ctx.spec.workspace, signal: ctx.abort.signal, onWait: (message) => ctx.phase(message) });
-    if (!place) {
-      settleJob(ctx, { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 });
-      return;
-    }
-    settleJob(ctx, await carryOut(ctx, place, wholeJob(ctx)));
+    if (!place) return settleJob(ctx, { ...cancelled, workers: refused });
+    const outcome = await carryOut(ctx, place, wholeJob(ctx, approved));
+    settleJob(ctx, { ...outcome, workers: inRequestOrder(ctx, [...outcome.workers, ...refused]) });
   } catch (err) {
     failJob(ctx, err);
   } finally {
     place?.release();
   }
 }
+

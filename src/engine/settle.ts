@@ -38,6 +38,8 @@ export interface SettleInput {
   changedNothing?: string[];
   /** A worktree job's branches, worktrees and merge. */
   worktrees?: WorktreesJson;
+  /** A verdict that stands for the built one: a job whose every task was denied is `not approved` (spec 05). */
+  verdict?: string;
   /** What kept a worktree job's passing branches out of the workspace (a conflict, a merged tree that fails): doubts, and the job is `partial`. */
   mergeProblems?: NonNullable<ProofFacts['mergeProblems']>;
 }
@@ -151,7 +153,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
   };
 
   const reportedStates = all.filter((w) => w.report.detection).map((w) => `${w.plan.name} ${w.report.detection?.state ?? ''}`);
-  const verdict = buildVerdict({
+  const verdict = s.verdict ?? buildVerdict({
     status,
     error: error ?? null,
     workerStatuses,

@@ -205,6 +205,32 @@ function finish(ctx: JobContext, plan: WorkerPlan, place: Place, runnerReport: R
   return { plan, report, started };
 }
 
+/**
+ * A task a person did not approve (spec 05): its attempt is admitted, waits for the yes, and is
+ * settled `refused` with outcome `cancelled` — a row, an event, no process.
+ */
+export function refuseWorker(ctx: JobContext, plan: WorkerPlan, why: string): WorkerEnd {
+  const entry = ctx.attempts.admit(plan.name, plan.task.name, plan.role, plan.route, plan.kind);
+  const report = notStarted('refused', 'cancelled', 'not_approved', why);
+  const words = ctx.attempts.move(plan.name, [{ type: 'approval_needed' }, { type: 'approval_refused', facts: { exit: { status: report.status, outcome: report.outcome } } }]);
+  ctx.services.store.insertAttempt({
+    jobId: ctx.id,
+    worker: plan.name,
+    task: plan.task.name,
+    attempt: entry.attempt.number,
+    role: plan.role,
+    runner: plan.route.runner,
+    model: plan.route.model,
+    status: words.status,
+    queuedAt: epochS(),
+    logFile: join(ctx.jobDir, `${plan.name}.log`),
+    ord: plan.ord,
+  });
+  ctx.services.store.updateAttempt(ctx.id, plan.name, { status: words.status, outcome: words.outcome, finished: epochS(), lastEvent: 'error', report: { ...report } });
+  ctx.emit({ name: plan.name, event: 'error', message: why, status: words.status, outcome: words.outcome ?? 'cancelled' });
+  return { plan, report, started: false };
+}
+
 /** A report for a worker that never got a process. */
 export function notStarted(status: RunnerReport['status'], outcome: RunnerReport['outcome'], stopReason: string, error: string | null): RunnerReport {
   return blankReport({ status, outcome, stopReason, error, isCancelled: status === 'cancelled' });

@@ -10,11 +10,12 @@ import { detectTestCommand } from '../verification/detect.js';
 import { parseCriterion } from '../domain/criterion-forms.js';
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
-import { allPaths, carryOut, failedFirstAttempt, resultSoFar, verifyChange, type Scope } from './job-run.js';
+import { allPaths, carryOut, failedFirstAttempt, inRequestOrder, resultSoFar, verifyChange, type Scope } from './job-run.js';
 import { taskPhases } from '../domain/phase-order.js';
 import { finishTaskWorktree, preparesEachWorktree, removeTaskWorktree, worktreeRoot, WorktreePlacement, type TaskWorktree } from './placement/worktree.js';
 import { Semaphore } from './semaphore.js';
 import { settleJob, type SettleInput } from './settle.js';
+import type { Approval } from './approval.js';
 
 /** One task carried out in its worktree. */
 interface TaskRun {
@@ -35,7 +36,7 @@ const MERGED = '+merged';
  * `merge: "auto"` the passing branches are merged in task order in a worktree of their own, the
  * merged tree is verified once more, and only a verified merge is applied to the workspace.
  */
-export async function runWorktreeJob(ctx: JobContext): Promise<void> {
+export async function runWorktreeJob(ctx: JobContext, approval: Approval): Promise<void> {
   const spec = ctx.spec;
   const settings = ctx.services.worktrees;
   ctx.enter('running', 'making the base commit', { started: epochS() });
@@ -45,7 +46,7 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
   const root = worktreeRoot(ctx.services);
   const placement = new WorktreePlacement({ repo, base, workspace: spec.workspace, root, settings, logDir: ctx.jobDir });
   // spec 06 "Phase order": review and verify tasks run after the implementers, in the merged tree of their work
-  const [implementers = [], late = []] = taskPhases(spec.tasks);
+  const [implementers = [], late = []] = taskPhases(approval.approved);
   const classes = classify(ctx, implementers, late, settings.parallelSafeGates);
   const runs: TaskRun[] = [];
   // written as each worktree is made and each task ends: a restart finds where the work lies
@@ -111,7 +112,7 @@ export async function runWorktreeJob(ctx: JobContext): Promise<void> {
   ]);
   const noneStarted = outcomes.every((o) => o.error !== undefined);
   settleJob(ctx, {
-    workers: outcomes.flatMap((o) => o.workers),
+    workers: inRequestOrder(ctx, [...outcomes.flatMap((o) => o.workers), ...approval.refused]),
     fixers: outcomes.flatMap((o) => o.fixers),
     changes: unionChanges(outcomes.map((o) => o.changes)),
     changeSet: outcomes.some((o) => o.changeSet)

@@ -3,7 +3,8 @@ import type { JobResult } from '../domain/result.js';
 import { GafferError } from '../domain/errors.js';
 import { DETECTED_STATES, JOB_STATUSES, WORKER_STATUSES, type JobStatus, type WorkerOutcome, type WorkerRole, type WorkerStatus } from '../domain/status.js';
 import type { RunnerReport } from '../domain/runner-report.js';
-import type { AttemptPatch, AttemptRow, AttemptState, JobEvent, JobPatch, JobProcessRow, JobRow, JobSnapshots, LockHolder } from './ports.js';
+import type { AskRow, AttemptPatch, AttemptRow, AttemptState, JobEvent, JobPatch, JobProcessRow, JobRow, JobSnapshots, LockHolder } from './ports.js';
+import type { AskJson } from '../domain/approval.js';
 
 /*
  * The one edge between SQLite's untyped rows and the store's typed ones: each column is read
@@ -170,6 +171,24 @@ export function decodeJobProcess(value: unknown): JobProcessRow {
     pgid: num(r, 'job_processes', 'pgid'),
     pgStart: num(r, 'job_processes', 'pg_start'),
     what: text(r, 'job_processes', 'what'),
+  };
+}
+
+const isAsk = (v: Record<string, unknown>) => typeof v.task === 'string' && typeof v.recommendation === 'string';
+
+/** An `asks` row: the ask with its answer. */
+export function decodeAsk(value: unknown): AskRow {
+  const r = readRow(value, 'asks');
+  const ask = json<Omit<AskJson, 'answer'>>(r, 'asks', 'ask_json', 'an ask', isAsk);
+  if (ask === null) throw damaged('asks', 'ask_json', null, 'an ask');
+  const answer = numOrNull(r, 'asks', 'answer');
+  const note = textOrNull(r, 'asks', 'note');
+  const by = textOrNull(r, 'asks', 'answered_by');
+  return {
+    jobId: text(r, 'asks', 'job_id'),
+    opened: num(r, 'asks', 'opened'),
+    answered: numOrNull(r, 'asks', 'answered'),
+    ask: { ...ask, answer: answer === null ? null : answer === 1, ...(note !== null ? { note } : {}), ...(by !== null ? { answered_by: by } : {}) },
   };
 }
 

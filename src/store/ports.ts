@@ -1,3 +1,4 @@
+import type { AskJson } from '../domain/approval.js';
 import type { JobSpec } from '../domain/request.js';
 import type { JobEvent, NewJobEvent } from '../domain/events.js';
 import type { JobResult } from '../domain/result.js';
@@ -97,6 +98,15 @@ export interface LockHolder {
   jobId: string;
   pid: number;
   pidStart: number;
+}
+
+/** An approval ask of a job's task (spec 05), with its answer once given. */
+export interface AskRow {
+  jobId: string;
+  ask: AskJson;
+  /** Epoch s. */
+  opened: number;
+  answered: number | null;
 }
 
 /** A process group started for a job besides its workers (verification, baseline, criteria …), while it runs. */

@@ -6,8 +6,10 @@ import { makePrivateDataDir, touchPrivateFile } from '../platform/files/data-dir
 import { isSameProcessAlive, ownProcessIdentity } from '../platform/process/process-identity.js';
 import { isSameStartTime } from '../platform/process/process-start-time.js';
 import { BackgroundCheckpointer } from './checkpointer.js';
+import type { AskJson } from '../domain/approval.js';
 
 import {
+  decodeAsk,
   decodeAttempt,
   decodeEvent,
   decodeJob,
@@ -23,6 +25,7 @@ import {
 } from './codecs.js';
 import {
   EVENTS_KEPT,
+  type AskRow,
   type AttemptPatch,
   type AttemptRow,
   type GafferStore,
@@ -39,6 +42,7 @@ import {
 
 export { EVENTS_KEPT } from './ports.js';
 export type {
+  AskRow,
   AttemptPatch,
   AttemptRow,
   AttemptState,
@@ -339,6 +343,36 @@ export class Store implements GafferStore {
   /** Releases one lock row, only while `jobId` still holds it. */
   releaseLock(workspace: string, jobId: string): void {
     this.#prepare('DELETE FROM workspace_locks WHERE workspace = ? AND job_id = ?').run(workspace, jobId);
+  }
+
+  /** Opens the asks of a job's tasks (spec 05), in task order; an ask already there is kept as it is. */
+  openAsks(jobId: string, asks: readonly AskJson[], at: number): void {
+    const insert = this.#prepare('INSERT OR IGNORE INTO asks (job_id, task, ord, ask_json, opened) VALUES (?, ?, ?, ?, ?)');
+    this.db.transaction(() => {
+      asks.forEach(({ answer: _open, note: _note, answered_by: _by, ...ask }, i) => insert.run(jobId, ask.task, i, JSON.stringify(ask), at));
+    })();
+    this.#committed();
+  }
+
+  /** Answers a job's open asks, by task (`answeredBy` null: a person); the asks already answered keep their answer. Returns the tasks answered now. */
+  answerAsks(jobId: string, answers: ReadonlyMap<string, boolean>, note: string | null, answeredBy: string | null, at: number): string[] {
+    const update = this.#prepare('UPDATE asks SET answer = ?, note = ?, answered_by = ?, answered = ? WHERE job_id = ? AND task = ? AND answer IS NULL');
+    const done: string[] = [];
+    this.db.transaction(() => {
+      for (const [task, yes] of answers) if (update.run(yes ? 1 : 0, note, answeredBy, at, jobId, task).changes > 0) done.push(task);
+    })();
+    this.#committed();
+    return done;
+  }
+
+  /** A job's asks in task order. */
+  listAsks(jobId: string): AskRow[] {
+    return this.#prepare('SELECT * FROM asks WHERE job_id = ? ORDER BY ord').all(jobId).map(decodeAsk);
+  }
+
+  /** Every open ask, oldest first. */
+  listOpenAsks(): AskRow[] {
+    return this.#prepare('SELECT * FROM asks WHERE answer IS NULL ORDER BY opened, job_id, ord').all().map(decodeAsk);
   }
 
   /** Records a process group started for a job while it runs (see JobProcessRow). */

@@ -130,7 +130,7 @@ describe('the job request', () => {
   it('refuses fields of features this build does not have with not_supported', () => {
     // spec 06: worktree jobs are judged per task; job-level criteria have no one tree to be judged on
     expect(refusal({ ...ok, isolation: 'worktree', criteria: ['tests pass'] })).toMatchObject({ code: 'not_supported', field: 'criteria' });
-    expect(refusal({ ...ok, approval: 'required' })).toMatchObject({ code: 'not_supported', field: 'approval' });
+    expect(parse({ ...ok, approval: 'required' }).approval).toBe('required');
     expect(refusal({ ...ok, tasks: [{ instruction: 'x', command: 'true', gates: ['npm test'] }] })).toMatchObject({
       code: 'not_supported',
       field: 'tasks[0].gates',

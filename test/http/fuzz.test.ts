@@ -71,7 +71,7 @@ function badBody(ws: string, vetted = true): fc.Arbitrary<unknown> {
     // merge without worktree isolation is refused, as is any other value
     field('merge', fc.oneof(fc.constant('auto'), fc.string({ maxLength: 6 }).filter((s) => s !== 'none' && s !== 'auto'))),
     field('reviewer', fc.oneof(fc.string({ maxLength: 5 }), fc.integer())),
-    field('approval', fc.constantFrom('required', 'sometimes')),
+    field('approval', fc.constantFrom('sometimes', 'yes', '')),
     field('unattended', fc.constant(true)),
     field('repo', fc.constant({ url: 'https://example.com/x.git', ref: 'main' })),
     field('runner', fc.constantFrom('codex', 'nope', '')),

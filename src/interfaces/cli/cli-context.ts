@@ -108,6 +108,7 @@ export class CliContext {
       sandbox,
       protect: { configFile: this.config.file, protectedPaths: config.protected_paths },
       worktrees: worktreeSettingsOf(config),
+      approval: { default: config.approval.default, timeoutS: config.approval.timeout_s },
     });
     return this.#engine;
   }

@@ -1,0 +1,103 @@
+import { approvalReason, draftAsks, type ApprovalAnswer } from '../domain/approval.js';
+import { GafferError } from '../domain/errors.js';
+import type { TaskSpec } from '../domain/request.js';
+import type { Store } from '../store/store.js';
+import { epochS } from './clock.js';
+import type { JobContext } from './job-context.js';
+import { refusedTask } from './job-run.js';
+import type { WorkerEnd } from './worker-run.js';
+
+/** How often a job awaiting approval looks for answers written by another process, ms. */
+const ANSWER_POLL_MS = 500;
+
+/** Jobs of this process awaiting approval, woken at once by an answer given here. */
+const waiting = new Map<string, () => void>();
+
+/** What the yes-gate let through: the tasks to run, and the rows of those refused. */
+export interface Approval {
+  approved: TaskSpec[];
+  refused: WorkerEnd[];
+}
+
+/**
+ * spec 05 "the yes-gate", before the job takes its workspace (or makes a worktree): the tasks that
+ * need a yes are asked at once — a fan-out is one batch, a yes/no per item — and the job is
+ * `awaiting_approval` until every ask is answered, or `approval.timeout_s` passes (unanswered is no).
+ * Nothing runs or is spent meanwhile, and no other job waits on it. Each task not approved gets
+ * its `refused` row (outcome `cancelled`). All tasks approved when policy asks nothing; null when
+ * the job was cancelled while it waited.
+ */
+export async function seekApproval(ctx: JobContext): Promise<Approval | null> {
+  const { store, approval: policy } = ctx.services;
+  const reason = approvalReason(ctx.spec, policy);
+  if (reason === null) return { approved: ctx.spec.tasks, refused: [] };
+  const opened = epochS();
+  store.openAsks(ctx.id, draftAsks(ctx.spec, reason), opened);
+  const names = ctx.spec.tasks.map((t) => t.name).join(', ');
+  ctx.enter('awaiting_approval', `awaiting approval of ${names} — gaffer approve ${ctx.id}`);
+  const openTasks = () => store.listAsks(ctx.id).filter((a) => a.ask.answer === null).map((a) => a.ask.task);
+  try {
+    for (let open = openTasks(); open.length > 0; open = openTasks()) {
+      if (ctx.isCancelled) return null;
+      const left = opened + policy.timeoutS - epochS();
+      if (left <= 0) {
+        store.answerAsks(ctx.id, new Map(open.map((task) => [task, false])), `no answer within ${policy.timeoutS} s`, 'timeout', epochS());
+        break;
+      }
+      await answerOrTick(ctx, Math.min(ANSWER_POLL_MS, left * 1000));
+    }
+  } finally {
+    waiting.delete(ctx.id);
+  }
+  if (ctx.isCancelled) return null;
+  const asks = store.listAsks(ctx.id);
+  const yes = new Set(asks.filter((a) => a.ask.answer === true).map((a) => a.ask.task));
+  const approved = ctx.spec.tasks.filter((t) => yes.has(t.name));
+  const refused = ctx.spec.tasks
+    .filter((t) => !yes.has(t.name))
+    .map((t) => {
+      const ask = asks.find((a) => a.ask.task === t.name)?.ask;
+      const by = ask?.answered_by === 'timeout' ? 'no answer in time' : 'not approved';
+      return refusedTask(ctx, t, `${by}${ask?.note ? `: ${ask.note}` : ''}`);
+    });
+  ctx.phase(approved.length > 0 ? `approved: ${approved.map((t) => t.name).join(', ')}${refused.length > 0 ? `; not approved: ${refused.map((r) => r.plan.task.name).join(', ')}` : ''}` : 'not approved');
+  return { approved, refused };
+}
+
+/** Resolves on an answer given in this process, after `ms`, or on a cancel. */
+function answerOrTick(ctx: JobContext, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      ctx.abort.signal.removeEventListener('abort', done);
+      waiting.delete(ctx.id);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    ctx.abort.signal.addEventListener('abort', done, { once: true });
+    waiting.set(ctx.id, done);
+  });
+}
+
+/**
+ * Answers a job's open asks (spec 02 `approve`): `true`/`false` for every open one, or a yes/no
+ * per task name. Refused with `conflict` when the job is not awaiting approval, `invalid_request`
+ * for a task the job does not ask about. Returns the tasks answered now.
+ */
+export function answerAsks(store: Store, job: { id: string; status: string }, answer: ApprovalAnswer, note: string | null): string[] {
+  if (job.status !== 'awaiting_approval') throw new GafferError('conflict', `job ${job.id} is ${job.status}, not awaiting approval: there is nothing to answer`);
+  const open = store.listAsks(job.id).filter((a) => a.ask.answer === null).map((a) => a.ask.task);
+  let answers: Map<string, boolean>;
+  if (typeof answer === 'boolean') answers = new Map(open.map((task) => [task, answer]));
+  else {
+    const all = store.listAsks(job.id).map((a) => a.ask.task);
+    const unknown = Object.keys(answer).filter((task) => !all.includes(task));
+    if (unknown.length > 0) {
+      throw new GafferError('invalid_request', `approve: ${unknown.map((t) => `"${t}"`).join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not asked about in job ${job.id} (asked: ${all.join(', ')})`, `approve.${unknown[0] ?? ''}`);
+    }
+    answers = new Map(Object.entries(answer));
+  }
+  const answered = store.answerAsks(job.id, answers, note, null, epochS());
+  waiting.get(job.id)?.();
+  return answered;
+}

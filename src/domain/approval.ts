@@ -1,5 +1,7 @@
 // spec 05 "Approval: the yes-gate": which tasks of a job need a person's yes before anything runs,
 // and the decision-grade ask for each. Code decides what is asked; a person approves.
+import { z } from 'zod';
+import { GafferError } from './errors.js';
 import { describeVerify, type JobSpec, type TaskSpec } from './request.js';
 
 /** Config `approval` (spec 05/07): `default: "required"` makes `approval: "auto"` ask for every task. */
@@ -83,3 +85,25 @@ function weigh(task: TaskSpec, verify: string, spec: JobSpec): { pros: string[];
 
 /** How a per-task answer is read: `true`/`false` for every open ask, or a yes/no per task name. */
 export type ApprovalAnswer = boolean | Readonly<Record<string, boolean>>;
+
+const approveBodySchema = z.strictObject({
+  approve: z.union([z.boolean(), z.record(z.string().min(1).max(100), z.boolean())]),
+  note: z.string().max(2000).nullable().optional(),
+});
+
+/**
+ * An answer as the doors take it (spec 02): `{"approve": true | false | {"task": bool}, "note": "…"}`.
+ * Anything else is refused with `invalid_request` naming the field and what it takes.
+ */
+export function parseApproveBody(body: unknown): { approve: ApprovalAnswer; note: string | null } {
+  const parsed = approveBodySchema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue?.path.join('.') || 'approve';
+    throw new GafferError('invalid_request', `${field}: ${issue?.message ?? 'invalid'} — send {"approve": true | false | {"<task>": true | false}, "note": "…"}`, field);
+  }
+  if (typeof parsed.data.approve === 'object' && Object.keys(parsed.data.approve).length === 0) {
+    throw new GafferError('invalid_request', 'approve: name at least one task, or answer all with true or false', 'approve');
+  }
+  return { approve: parsed.data.approve, note: parsed.data.note ?? null };
+}

@@ -1,3 +1,4 @@
+import type { ApprovalAnswer } from '../../domain/approval.js';
 import type { z } from 'zod';
 import { compactJobSchema, jobAnswerSchema, jobListSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
 import { GafferError, type ErrorBody } from '../../domain/errors.js';
@@ -19,6 +20,10 @@ export interface CliApi {
   list(limit: number, status: string | undefined): Promise<CompactJob[]>;
   events(id: string, after: number): Promise<{ events: JobEvent[]; produced: number }>;
   cancel(id: string): Promise<CompactJob>;
+  /** Answers a job's approval asks (spec 05). */
+  approve(id: string, approve: ApprovalAnswer, note: string | null): Promise<CompactJob>;
+  /** The open approval asks, oldest first. */
+  asks(): Promise<OpenAsk[]>;
   waitFor(id: string, condition: string | undefined, timeoutS: number): Promise<WaitAnswer>;
   /** Calls `onEvent` for each event after `after` until the job is final. */
   follow(id: string, after: number, onEvent: (e: JobEvent) => void): Promise<void>;
@@ -28,6 +33,9 @@ export interface CliApi {
   /** A new one-time login URL for the board (`gaffer login`): only a server has a board. */
   login(): Promise<{ url: string }>;
 }
+
+/** An open ask with its job (`GET /api/asks`, `gaffer asks`). */
+export type OpenAsk = ReturnType<Engine['openAsks']>[number];
 
 /** `GET /api/stats`, `gaffer stats`. */
 export type StatsAnswer = ReturnType<Engine['stats']>;
@@ -57,6 +65,12 @@ export class LocalApi implements CliApi {
   }
   async cancel(id: string) {
     return checkAnswer(compactJobSchema, this.engine.cancel(id), 'gaffer cancel');
+  }
+  async approve(id: string, approve: ApprovalAnswer, note: string | null) {
+    return checkAnswer(compactJobSchema, this.engine.approve(id, approve, { note }), 'gaffer approve');
+  }
+  asks() {
+    return Promise.resolve(this.engine.openAsks());
   }
   async waitFor(id: string, condition: string | undefined, timeoutS: number) {
     return checkAnswer(waitAnswerSchema, await this.engine.waitFor(id, condition, timeoutS), 'gaffer wait');
@@ -177,6 +191,12 @@ export class HttpApi implements CliApi {
   }
   async cancel(id: string) {
     return (await this.#answer(compactJobSchema, 'POST', `/api/jobs/${encodeURIComponent(id)}/cancel`)).json;
+  }
+  async approve(id: string, approve: ApprovalAnswer, note: string | null) {
+    return (await this.#answer(compactJobSchema, 'POST', `/api/jobs/${encodeURIComponent(id)}/approve`, { approve, ...(note !== null ? { note } : {}) })).json;
+  }
+  async asks() {
+    return (await this.#call<{ asks: OpenAsk[] }>('GET', '/api/asks')).asks;
   }
   /** A server holds one wait at most 600 s (spec 02): a longer `--timeout-s` waits again until it is spent. */
   async waitFor(id: string, condition: string | undefined, timeoutS: number) {

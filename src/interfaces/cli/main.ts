@@ -4,6 +4,7 @@ import { CliContext, type GlobalFlags } from './cli-context.js';
 import { buildRequest } from './commands/dispatch.js';
 import { doctorCommand } from './commands/doctor.js';
 import { mergeCommand, worktreesListCommand, worktreesPruneCommand } from './commands/worktrees.js';
+import { approveCommand, asksCommand } from './commands/approve.js';
 import { mcpCommand, serveCommand } from './commands/serve.js';
 import { dispatchCommand, type DispatchFlags } from './commands/dispatch.js';
 import { restrictUmask } from '../../platform/process/umask.js';
@@ -115,6 +116,20 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('cancel a job (its evidence is still reported)')
     .argument('<job>')
     .action((id: string) => run('cancel', (cli) => cancelCommand(cli, id))());
+
+  program
+    .command('approve')
+    .description('answer the approval asks of a job awaiting approval: yes to the named tasks (every open ask when none is named), --deny for no')
+    .argument('<job>')
+    .option('--task <name>', 'a task to answer (repeatable)', (value: string, all: string[] = []) => [...all, value])
+    .option('--deny', 'answer no')
+    .option('--note <text>', 'a note kept with the answer')
+    .action((id: string, flags: { task?: string[]; deny?: boolean; note?: string }) => run('approve', (cli) => approveCommand(cli, id, flags))());
+
+  program
+    .command('asks')
+    .description('the open approval asks, oldest first, with how to answer each')
+    .action(() => run('asks', (cli) => asksCommand(cli))());
 
   program
     .command('list')

@@ -24,6 +24,10 @@ export function renderCompact(job: CompactJob): string {
   lines.push(`  workspace: ${job.workspace}`);
   if (job.phase) lines.push(`  phase: ${job.phase}`);
   if (job.verdict) lines.push(`  verdict: ${job.verdict}`);
+  if (job.asks) {
+    const open = job.asks.filter((a) => a.answer === null).map((a) => a.task);
+    lines.push(`  asks: ${job.asks.map((a) => `${a.task} ${a.answer === null ? 'open' : a.answer ? 'yes' : `no${a.answered_by === 'timeout' ? ' (no answer in time)' : ''}`}`).join(', ')}${open.length > 0 ? ` — gaffer approve ${job.id} [--task NAME]… [--deny]; gaffer asks shows why` : ''}`);
+  }
   if (job.task_order) lines.push(`  task order: ${job.task_order.phases.map((phase) => phase.join(' + ')).join(' → ')} (${job.task_order.why})`);
   const result = job.result;
   const workers = result?.workers ?? [];

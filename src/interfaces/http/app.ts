@@ -1,3 +1,4 @@
+import { parseApproveBody } from '../../domain/approval.js';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { compactJobSchema, jobAnswerSchema, jobListSchema, progressSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
@@ -100,6 +101,11 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
     const full = flag(c, 'full');
     return c.json(checkAnswer(jobAnswerSchema(full), engine.get(c.req.param('id'), { owner: owner(c), full }), full ? 'GET /api/jobs/:id?full=1' : 'GET /api/jobs/:id'));
   });
+  app.post('/api/jobs/:id/approve', async (c) => {
+    const { approve, note } = parseApproveBody(await body(c));
+    return c.json(checkAnswer(compactJobSchema, engine.approve(c.req.param('id'), approve, { owner: owner(c), note }), 'POST /api/jobs/:id/approve'));
+  });
+  app.get('/api/asks', (c) => c.json({ asks: engine.openAsks({ owner: owner(c) }) }));
   app.post('/api/jobs/:id/cancel', (c) => c.json(checkAnswer(compactJobSchema, engine.cancel(c.req.param('id'), { owner: owner(c) }), 'POST /api/jobs/:id/cancel')));
   app.get('/api/jobs/:id/wait', async (c) => {
     const timeoutS = numberQuery(c, 'timeout_s', 120, 0, WAIT_MAX_S);
@@ -133,10 +139,6 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
   app.post('/api/jobs/:id/redispatch', (c) => {
     const { job, created } = engine.redispatch(c.req.param('id'), { owner: owner(c) });
     return c.json(checkAnswer(compactJobSchema, job, 'POST /api/jobs/:id/redispatch'), created ? 202 : 200);
-  });
-  app.post('/api/jobs/:id/approve', (c) => {
-    const job = engine.get(c.req.param('id'), { owner: owner(c) });
-    throw new GafferError('conflict', `job ${job.id} is ${job.status}, not awaiting approval (this build never asks for one)`);
   });
   app.get('/api/events', (c) => {
     if (!flag(c, 'stream')) throw badQuery('stream', 'this route is a stream: add ?stream=1', c.req.query('stream') ?? null);

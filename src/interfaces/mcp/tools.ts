@@ -1,6 +1,7 @@
 import { compactJobSchema, jobAnswerSchema, jobListSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
 import type { WaitAnswerJson } from '../../domain/answer.js';
 import { GafferError } from '../../domain/errors.js';
+import { parseApproveBody } from '../../domain/approval.js';
 import type { Engine } from '../../engine/engine.js';
 import { monotonicMs } from '../../engine/clock.js';
 import { checkAnswer } from '../answer-check.js';
@@ -131,11 +132,13 @@ export const TOOLS: Tool[] = [
   },
   {
     name: 'workers_approve',
-    description: 'Answer an approval ask of a job awaiting approval: approve true/false (or per task {"name": bool}) with a note. This build never asks, so it answers conflict.',
-    inputSchema: object({ ...jobId, approve: {}, note: { type: 'string' } }, ['job_id', 'approve']),
+    description:
+      'Answer the approval asks of a job awaiting approval (its compact answer lists them under `asks`, one per task, a fan-out as one batch): approve true/false for every open ask, or a yes/no per task {"name": bool}, with a note. Answers the compact job; conflict when the job is not awaiting approval.',
+    inputSchema: object({ ...jobId, approve: { oneOf: [{ type: 'boolean' }, { type: 'object', additionalProperties: { type: 'boolean' } }] }, note: { type: 'string' } }, ['job_id', 'approve']),
     run: async (args, ctx) => {
-      const job = ctx.engine.get(stringArg(args, 'job_id'), { owner: ctx.owner });
-      throw new GafferError('conflict', `job ${job.id} is ${job.status}, not awaiting approval (this build never asks for one)`);
+      const { job_id: _id, ...answer } = args;
+      const { approve, note } = parseApproveBody(answer);
+      return checkAnswer(compactJobSchema, ctx.engine.approve(stringArg(args, 'job_id'), approve, { owner: ctx.owner, note }), 'workers_approve');
     },
   },
   {

@@ -64,6 +64,9 @@ reviews of intent to yourself. One job = one workspace; gaffer runs one job per 
 - \`budget_paused\` (429): a budget is spent or ahead of pace; nothing started. Retry after
   \`retry_after_s\`, or dispatch to a cheaper runner.
 - \`needs_detail\` (422): spec lint in enforce mode found gaps; \`error.lint\` says what to add.
+- \`awaiting_approval\`: a person's yes is needed first (\`approval: "required"\`, or the config says so);
+  nothing runs yet. \`asks\` has one decision-grade ask per task. Relay them; do not answer for the
+  person unless they told you to (\`workers_approve\`, per task or all). Unanswered in time is no.
 - Cancel with \`workers_cancel\`; the answer still reports what changed on disk.
 - \`interrupted\`: gaffer stopped under the job; re-dispatch the remaining work
   (\`POST /api/jobs/:id/redispatch\` re-runs the tasks that did not end \`done\`).

@@ -92,6 +92,12 @@ export const configFileSchema = z.strictObject({
       max_gb: z.number().min(0.1).max(100_000).optional(),
     })
     .optional(),
+  notify: z
+    .strictObject({
+      command: z.string().min(1).max(4096).optional(),
+      webhook: z.string().min(1).max(2048).optional(),
+    })
+    .optional(),
   approval: z
     .strictObject({
       default: z.enum(['auto', 'required']).optional(),

@@ -90,6 +90,8 @@ export interface GafferConfig {
   fanout: { parallel_safe_gates: string[]; max_concurrency: number | null };
   /** The yes-gate (spec 05): `default: "required"` makes `approval: "auto"` ask for every task; an ask unanswered `timeout_s` is no. */
   approval: { default: 'auto' | 'required'; timeout_s: number };
+  /** Called when a job's approval asks open and when a job ends (spec 05): a command (`sh -c`, the event as JSON on stdin) and/or a webhook (POSTed the JSON). */
+  notify: { command: string | null; webhook: string | null };
 }
 
 /** Where each value came from, for `gaffer doctor`. */
@@ -126,6 +128,7 @@ export const DEFAULT_CONFIG: GafferConfig = {
   worktrees: { dir: null, include: [], setup: {}, install: {}, deps: 'link', set_port: true, keep_days: 7, max_gb: null },
   fanout: { parallel_safe_gates: [], max_concurrency: null },
   approval: { default: 'auto', timeout_s: 86_400 },
+  notify: { command: null, webhook: null },
 };
 
 /**
@@ -192,6 +195,8 @@ function applyFile(config: GafferConfig, c: ConfigFile, baseDir: string, env: No
   if (w?.max_gb !== undefined) set('worktrees.max_gb', 'file', () => (config.worktrees.max_gb = w.max_gb ?? null));
   if (c.fanout?.parallel_safe_gates !== undefined) set('fanout.parallel_safe_gates', 'file', () => (config.fanout.parallel_safe_gates = c.fanout?.parallel_safe_gates ?? []));
   if (c.fanout?.max_concurrency !== undefined) set('fanout.max_concurrency', 'file', () => (config.fanout.max_concurrency = c.fanout?.max_concurrency ?? null));
+  if (c.notify?.command !== undefined) set('notify.command', 'file', () => (config.notify.command = c.notify?.command ?? null));
+  if (c.notify?.webhook !== undefined) set('notify.webhook', 'file', () => (config.notify.webhook = checkUrl(c.notify?.webhook ?? '', 'notify.webhook')));
   if (c.approval?.default !== undefined) set('approval.default', 'file', () => (config.approval.default = c.approval?.default ?? 'auto'));
   if (c.approval?.timeout_s !== undefined) set('approval.timeout_s', 'file', () => (config.approval.timeout_s = c.approval?.timeout_s ?? 86_400));
   for (const [name, e] of Object.entries(c.models ?? {})) {

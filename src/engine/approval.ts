@@ -6,6 +6,7 @@ import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
 import { refusedTask } from './job-run.js';
 import type { WorkerEnd } from './worker-run.js';
+import { noticeJob, notifyJob } from './notify.js';
 
 /** How often a job awaiting approval looks for answers written by another process, ms. */
 const ANSWER_POLL_MS = 500;
@@ -32,9 +33,13 @@ export async function seekApproval(ctx: JobContext): Promise<Approval | null> {
   const reason = approvalReason(ctx.spec, policy);
   if (reason === null) return { approved: ctx.spec.tasks, refused: [] };
   const opened = epochS();
-  store.openAsks(ctx.id, draftAsks(ctx.spec, reason), opened);
+  const drafted = draftAsks(ctx.spec, reason);
+  store.openAsks(ctx.id, drafted, opened);
   const names = ctx.spec.tasks.map((t) => t.name).join(', ');
   ctx.enter('awaiting_approval', `awaiting approval of ${names} — gaffer approve ${ctx.id}`);
+  notifyJob(ctx.services.notify, { event: 'asks_opened', job: noticeJob(ctx.job), asks: drafted }, ctx.jobDir, (why) => {
+    if (ctx.job.status === 'awaiting_approval') ctx.phase(why);
+  });
   const openTasks = () => store.listAsks(ctx.id).filter((a) => a.ask.answer === null).map((a) => a.ask.task);
   try {
     for (let open = openTasks(); open.length > 0; open = openTasks()) {

@@ -1,3 +1,4 @@
+import { NO_NOTIFY, type NotifySettings } from './notify.js';
 import { DEFAULT_APPROVAL_POLICY, type ApprovalPolicy } from '../domain/approval.js';
 import { resolve } from 'node:path';
 import type { SpecLintMode } from '../domain/spec-lint.js';
@@ -50,6 +51,8 @@ export interface EngineOptions {
   worktrees?: Partial<WorktreeSettings>;
   /** Config `approval` (spec 05): `default` and `timeout_s`; default: `auto` asks nothing, 24 h to answer. */
   approval?: Partial<ApprovalPolicy>;
+  /** Config `notify`: a command and/or webhook told when asks open and when a job ends; default none. */
+  notify?: NotifySettings;
   /** The config file read and config `protected_paths`: folders no job may be created for (issue 11, workspace-vetting.ts). */
   protect?: Pick<WorkspaceRules, 'configFile' | 'protectedPaths'>;
 }
@@ -74,6 +77,7 @@ export function composeServices(opts: EngineOptions, store: Store): EngineServic
     sandbox: opts.sandbox ?? createSandbox('auto'),
     worktrees: { ...DEFAULT_WORKTREE_SETTINGS, ...opts.worktrees },
     approval: { ...DEFAULT_APPROVAL_POLICY, ...opts.approval },
+    notify: opts.notify ?? NO_NOTIFY,
   };
 }
 

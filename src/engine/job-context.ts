@@ -1,3 +1,4 @@
+import type { NotifySettings } from './notify.js';
 import type { ApprovalPolicy } from '../domain/approval.js';
 import { join } from 'node:path';
 import type { JobStatus } from '../domain/status.js';
@@ -35,6 +36,8 @@ export interface EngineServices {
   sandbox: Sandbox;
   /** Config `approval` (spec 05): what `approval: "auto"` asks, and how long an ask waits. */
   approval: ApprovalPolicy;
+  /** Config `notify`: told when a job's asks open and when it ends. */
+  notify: NotifySettings;
 }
 
 /** One job being run by this process. */

@@ -1,6 +1,7 @@
 import type { JobRow } from '../store/store.js';
 import { JobContext, type EngineServices } from './job-context.js';
 import { runJob } from './run-job.js';
+import { noticeJob, notifyJob } from './notify.js';
 import type { JobQueue } from './queue/job-queue.js';
 
 /**
@@ -45,6 +46,7 @@ export class LiveJobs implements JobQueue {
     ]);
     ctx.done = runJob(ctx).finally(() => {
       this.#jobs.delete(job.id);
+      notifyJob(this.#services.notify, { event: 'job_ended', job: noticeJob(ctx.job) }, ctx.jobDir);
       this.#onEnd();
     });
     this.#watchCancels();

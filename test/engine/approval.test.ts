@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
@@ -146,5 +147,46 @@ describe('the yes-gate', () => {
     ]);
     expect(existsSync(join(ws, 'b.txt'))).toBe(true);
     expect(engine.openAsks()).toEqual([]);
+  });
+});
+
+describe('notifications (config notify)', () => {
+  it('a command and a webhook are told when the asks open and when the job ends; a webhook that fails is in the job\'s notify.log', async () => {
+    const received: { event: string; asks?: unknown[]; job: { status: string } }[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        received.push(JSON.parse(body));
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    const log = join(tempDir('gaffer-notify-'), 'told.txt');
+    try {
+      const engine = await open({ notify: { command: `echo "$GAFFER_NOTIFY_EVENT $GAFFER_JOB_STATUS" >> ${log}`, webhook: `http://127.0.0.1:${port}/hook` } });
+      const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+      const { job } = engine.submit(twoTasks(ws));
+      await awaiting(engine, job.id);
+      await expect.poll(() => received.length, { timeout: 5000 }).toBe(1);
+      expect(received[0]).toMatchObject({ event: 'asks_opened', job: { status: 'awaiting_approval' } });
+      expect(received[0]?.asks).toHaveLength(2);
+      engine.approve(job.id, true);
+      await engine.settled(job.id);
+      await expect.poll(() => received.length, { timeout: 5000 }).toBe(2);
+      expect(received[1]).toMatchObject({ event: 'job_ended', job: { status: 'done' } });
+      await expect.poll(() => (existsSync(log) ? readFileSync(log, 'utf8') : ''), { timeout: 5000 }).toBe('asks_opened awaiting_approval\njob_ended done\n');
+
+      // nobody listening: the job is not held up, and the failure is written down
+      const deaf = await open({ notify: { command: null, webhook: 'http://127.0.0.1:9/hook' } });
+      const { job: other } = deaf.submit({ ...twoTasks(makeWorkspace({ 'README.md': 'x\n' }, { git: true })), approval: 'never' });
+      await deaf.settled(other.id);
+      expect(deaf.get(other.id).status).toBe('done');
+      const notifyLog = join(deaf.dataDir, 'jobs', other.id, 'notify.log');
+      await expect.poll(() => (existsSync(notifyLog) ? readFileSync(notifyLog, 'utf8') : ''), { timeout: 15000 }).toMatch(/job_ended notification failed: notify.webhook/);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -109,6 +109,7 @@ export class CliContext {
       protect: { configFile: this.config.file, protectedPaths: config.protected_paths },
       worktrees: worktreeSettingsOf(config),
       approval: { default: config.approval.default, timeoutS: config.approval.timeout_s },
+      notify: config.notify,
     });
     return this.#engine;
   }

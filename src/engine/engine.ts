@@ -182,13 +182,14 @@ export class Engine {
     return this.#queries.compact(this.#queries.visibleJob(id, {}));
   }
 
-  /** The open approval asks of the jobs visible to the caller, oldest first, each with its job. */
+  /** The open approval asks of the jobs visible to the caller that await approval, oldest first, each with its job. */
   openAsks(opts: Caller = {}): { job_id: string; title: string; ask: AskJson }[] {
     return this.store
       .listOpenAsks()
       .flatMap((row) => {
         const job = this.store.getJob(row.jobId);
-        if (!job || (opts.owner !== undefined && opts.owner !== null && job.owner !== opts.owner)) return [];
+        // a job that stopped while it waited (interrupted, cancelled) has nothing left to answer
+        if (!job || job.status !== 'awaiting_approval' || (opts.owner !== undefined && opts.owner !== null && job.owner !== opts.owner)) return [];
         return [{ job_id: row.jobId, title: job.title, ask: row.ask }];
       });
   }

@@ -132,6 +132,15 @@ describe.each(doors)('MCP over %s', (_door, open) => {
     const lint = answer(await client.callTool({ name: 'workers_lint', arguments: { workspace: ws, tasks: [{ instruction: 'improve it', command: 'true' }] } }));
     expect(lint).toMatchObject({ ok: false, codes: expect.arrayContaining(['too_short']) });
 
+    // the yes-gate: the asks are on the answer, answered per task through the tool
+    const gated = answer(await client.callTool({ name: 'workers_dispatch', arguments: { workspace: makeWorkspace({ 'a.txt': 'a\n' }), approval: 'required', verify: 'none', tasks: [{ name: 'b', instruction: 'write b', command: 'echo b > b.txt', files: ['b.txt'] }] } }));
+    const asked1 = answer(await client.callTool({ name: 'workers_wait_for', arguments: { job_id: gated.id, condition: 'phase:awaiting approval', timeout_s: 10 } }));
+    expect(asked1.state.asks.map((a: { task: string; answer: boolean | null }) => [a.task, a.answer])).toEqual([['b', null]]);
+    const approved = answer(await client.callTool({ name: 'workers_approve', arguments: { job_id: gated.id, approve: { b: true }, note: 'go' } }));
+    expect(approved.asks[0]).toMatchObject({ task: 'b', answer: true, note: 'go' });
+    const gatedEnd = answer(await client.callTool({ name: 'workers_wait', arguments: { job_id: gated.id, timeout_s: 60 } }));
+    expect(gatedEnd.state.status).toBe('done');
+
     // refusals: one error shape, as tool results
     const refusals: [string, Record<string, unknown>, string][] = [
       ['workers_dispatch', { workspace: ws, tasks: [{ instruction: 'x', command: 'true', files: ['../outside'] }] }, 'invalid_request'],
@@ -159,7 +168,7 @@ describe.each(doors)('MCP over %s', (_door, open) => {
       expect(result.structuredContent).toEqual(body);
     }
     const all = answer(await client.callTool({ name: 'workers_list', arguments: {} }));
-    expect(all.jobs).toHaveLength(1);
+    expect(all.jobs).toHaveLength(2);
   });
 });
 

@@ -102,6 +102,8 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
     return c.json(checkAnswer(jobAnswerSchema(full), engine.get(c.req.param('id'), { owner: owner(c), full }), full ? 'GET /api/jobs/:id?full=1' : 'GET /api/jobs/:id'));
   });
   app.post('/api/jobs/:id/approve', async (c) => {
+    // a job the caller cannot see is not found, whatever the body says
+    engine.get(c.req.param('id'), { owner: owner(c) });
     const { approve, note } = parseApproveBody(await body(c));
     return c.json(checkAnswer(compactJobSchema, engine.approve(c.req.param('id'), approve, { owner: owner(c), note }), 'POST /api/jobs/:id/approve'));
   });

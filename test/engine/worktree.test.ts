@@ -328,7 +328,7 @@ describe('worktree setup', () => {
     });
     expect(job.status).toBe('done');
     const row = job.result?.worktrees?.tasks[0];
-    expect(row?.setup.deps).toEqual([`node_modules installed (${install}): package-lock.json differs`]);
+    expect(row?.setup?.deps).toEqual([`node_modules installed (${install}): package-lock.json differs`]);
     expect(git(ws, 'show', `${row?.branch ?? ''}:out.txt`)).toBe('7');
   });
 

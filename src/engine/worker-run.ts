@@ -14,7 +14,7 @@ import type { JobContext } from './job-context.js';
 import type { Place } from './placement/placement.js';
 import { blankReport } from '../runners/report.js';
 import { settleByArtifacts, type OutputStates } from '../verification/outputs.js';
-import { endEventsFor } from './attempt-ledger.js';
+import { endEventsFor, type LedgerEntry } from './attempt-ledger.js';
 import { writePolicyFor } from '../domain/write-policy.js';
 
 /** Output events: at most one per worker per 250 ms, each at most 2 KiB of the newest lines (spec 02). */
@@ -57,22 +57,9 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
   const { store, executor, runners } = ctx.services;
   const runner = runners.get(plan.route.runner);
   const logFile = join(ctx.jobDir, `${plan.name}.log`);
-  const entry = ctx.attempts.admit(plan.name, plan.task.name, plan.role, plan.route, plan.kind);
+  const entry = admitAttempt(ctx, plan);
   // spec 06: one write policy for every runner — the builtin agent refuses a write outside it, the audit judges the rest
   const policy = writePolicyFor(plan.task, plan.role, ctx.spec.tasks);
-  store.insertAttempt({
-    jobId: ctx.id,
-    worker: plan.name,
-    task: plan.task.name,
-    attempt: entry.attempt.number,
-    role: plan.role,
-    runner: plan.route.runner,
-    model: plan.route.model,
-    status: 'queued',
-    queuedAt: epochS(),
-    logFile,
-    ord: plan.ord,
-  });
   ctx.emit({ name: plan.name, event: 'queued', message: `${plan.role} queued`, status: 'queued' });
   // the row as last written: a move that changes neither its words nor anything else writes nothing
   let row: WorkerEndWords = { status: 'queued', outcome: null };
@@ -210,9 +197,17 @@ function finish(ctx: JobContext, plan: WorkerPlan, place: Place, runnerReport: R
  * settled `refused` with outcome `cancelled` — a row, an event, no process.
  */
 export function refuseWorker(ctx: JobContext, plan: WorkerPlan, why: string): WorkerEnd {
-  const entry = ctx.attempts.admit(plan.name, plan.task.name, plan.role, plan.route, plan.kind);
+  admitAttempt(ctx, plan);
   const report = notStarted('refused', 'cancelled', 'not_approved', why);
   const words = ctx.attempts.move(plan.name, [{ type: 'approval_needed' }, { type: 'approval_refused', facts: { exit: { status: report.status, outcome: report.outcome } } }]);
+  ctx.services.store.updateAttempt(ctx.id, plan.name, { status: words.status, outcome: words.outcome, finished: epochS(), lastEvent: 'error', report: { ...report } });
+  ctx.emit({ name: plan.name, event: 'error', message: why, status: words.status, outcome: words.outcome ?? 'cancelled' });
+  return { plan, report, started: false };
+}
+
+/** Admits the plan's attempt into the job's ledger and writes its row, `queued`. */
+function admitAttempt(ctx: JobContext, plan: WorkerPlan): LedgerEntry {
+  const entry = ctx.attempts.admit(plan.name, plan.task.name, plan.role, plan.route, plan.kind);
   ctx.services.store.insertAttempt({
     jobId: ctx.id,
     worker: plan.name,
@@ -221,14 +216,12 @@ export function refuseWorker(ctx: JobContext, plan: WorkerPlan, why: string): Wo
     role: plan.role,
     runner: plan.route.runner,
     model: plan.route.model,
-    status: words.status,
+    status: 'queued',
     queuedAt: epochS(),
     logFile: join(ctx.jobDir, `${plan.name}.log`),
     ord: plan.ord,
   });
-  ctx.services.store.updateAttempt(ctx.id, plan.name, { status: words.status, outcome: words.outcome, finished: epochS(), lastEvent: 'error', report: { ...report } });
-  ctx.emit({ name: plan.name, event: 'error', message: why, status: words.status, outcome: words.outcome ?? 'cancelled' });
-  return { plan, report, started: false };
+  return entry;
 }
 
 /** A report for a worker that never got a process. */

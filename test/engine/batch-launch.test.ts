@@ -15,12 +15,12 @@ afterEach(async () => {
   await Promise.all(engines.splice(0).map((e) => e.close()));
 });
 
-async function open(parallelSafeGates: string[] = []): Promise<Engine> {
+async function open(parallelSafeGates: string[] = [], setup: Record<string, string> = {}): Promise<Engine> {
   const runners = new Map(createRunners({ sandbox: createSandbox('off') }));
   const shell = runners.get('shell') as Runner;
   // the real shell runner, its process started where nothing is: spawn fails
   runners.set('unlaunchable', { ...shell, key: 'unlaunchable', run: (input) => shell.run({ ...input, workspace: join(input.workspace, 'no-such-folder') }) });
-  const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), maxParallel: 4, runners, worktrees: { parallelSafeGates } });
+  const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), maxParallel: 4, runners, worktrees: { parallelSafeGates, setup } });
   engines.push(engine);
   return engine;
 }
@@ -33,7 +33,8 @@ describe('a launch failure in a parallel batch', () => {
   // in worktrees the two run at once: the sibling already running is stopped
   for (const isolation of ['shared', 'worktree'] as const) {
     it(`stops its siblings, each closed with the reason (${isolation})`, async () => {
-      const engine = await open(['exit 0']);
+      // in worktrees the broken task's setup waits a second, so its sibling is surely running when it fails to launch
+      const engine = await open(['exit 0'], isolation === 'worktree' ? { '*': 'case "$PWD" in */broken) sleep 1;; esac' } : {});
       const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
       const t0 = performance.now();
       const { job } = engine.submit({

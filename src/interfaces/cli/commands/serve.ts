@@ -22,10 +22,8 @@ export async function serveCommand(cli: CliContext, flags: { host?: string; port
     await server.close();
     throw err;
   }
-  cli.err(`gaffer: serving ${server.url} (data dir ${cli.dataDir}); MCP at ${server.url}/mcp`);
-  cli.err(`gaffer: the board: ${server.loginUrl} (the login works once; \`gaffer login\` prints a new one)`);
-  cli.err(`gaffer: the API needs a credential: the gaffer CLI on this machine sends ${secretPath(cli.dataDir)} by itself`);
-  await new Promise<void>((resolve) => {
+  // the handlers first: a supervisor that stops the server the moment it says it serves must get a clean stop, not the signal's default death
+  const stopped = new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       cli.err(`gaffer: ${signal}: stopping — live jobs' workers are stopped and recorded interrupted`);
       setTimeout(() => process.exit(1), SHUTDOWN_LIMIT_MS).unref();
@@ -34,6 +32,10 @@ export async function serveCommand(cli: CliContext, flags: { host?: string; port
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
+  cli.err(`gaffer: serving ${server.url} (data dir ${cli.dataDir}); MCP at ${server.url}/mcp`);
+  cli.err(`gaffer: the board: ${server.loginUrl} (the login works once; \`gaffer login\` prints a new one)`);
+  cli.err(`gaffer: the API needs a credential: the gaffer CLI on this machine sends ${secretPath(cli.dataDir)} by itself`);
+  await stopped;
   return 0;
 }
 

@@ -65,7 +65,9 @@ export async function seekApproval(ctx: JobContext): Promise<Approval | null> {
       const by = ask?.answered_by === 'timeout' ? 'no answer in time' : 'not approved';
       return refusedTask(ctx, t, `${by}${ask?.note ? `: ${ask.note}` : ''}`);
     });
-  ctx.phase(approved.length > 0 ? `approved: ${approved.map((t) => t.name).join(', ')}${refused.length > 0 ? `; not approved: ${refused.map((r) => r.plan.task.name).join(', ')}` : ''}` : 'not approved');
+  if (approved.length === 0) ctx.phase('not approved');
+  // answered: queued again until it has its place (it may wait for the workspace)
+  else ctx.enter('queued', `approved: ${approved.map((t) => t.name).join(', ')}${refused.length > 0 ? `; not approved: ${refused.map((r) => r.plan.task.name).join(', ')}` : ''}`);
   return { approved, refused };
 }
 

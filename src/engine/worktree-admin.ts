@@ -177,7 +177,7 @@ export async function mergeLater(services: EngineServices, job: JobRow, task: st
   const sandboxed = services.store.listAttempts(job.id).some((a) => a.report?.sandboxed === true);
   const ctx = new JobContext(services, job);
   const taken = rows.map((r) => ({ ...r }));
-  const merged = await integrate(ctx, say, { repo, base: { commit: wt.base, tree: null }, root: worktreeRoot(services), sandboxed, name }, taken, { late: [], apply: true });
+  const merged = await integrate(ctx, say, { repo, base: { commit: wt.base }, root: worktreeRoot(services), sandboxed, name }, taken, { late: [], apply: true });
   const tasks = wt.tasks.map((t) => taken.find((r) => r.task === t.task) ?? t);
   const next: WorktreesJson = { ...wt, tasks, merges: [...wt.merges, merged.json] };
   services.store.updateJob(job.id, { result: { ...(job.result as NonNullable<JobRow['result']>), worktrees: next } });

@@ -65,7 +65,8 @@ export async function runWorktreeJob(ctx: JobContext, approval: Approval): Promi
   // every task's worktree starts as the same tree: it is checkpointed once, in the first one made, and each task's pre-snapshot is that
   const shared = sharedPre(ctx, path.join(root, ctx.id, '+base'));
   const alwaysInclude = implementers.flatMap((t) => [...t.files, ...t.outputs]);
-  const fan = { repo, placement, record, alwaysInclude, ...(shared ? { pre: shared } : {}) };
+  const drops: Promise<void>[] = [];
+  const fan = { repo, placement, record, alwaysInclude, drops, ...(shared ? { pre: shared } : {}) };
   const fanout = new Semaphore(settings.maxConcurrency ?? ctx.services.executor.cap);
   await Promise.all(
     classes
@@ -82,6 +83,7 @@ export async function runWorktreeJob(ctx: JobContext, approval: Approval): Promi
   for (const c of classes.filter((x) => x.class === 'sequential' && implementers.some((t) => t.name === x.task))) await run(taskNamed(ctx, c.task), false);
   runs.sort((a, b) => spec.tasks.indexOf(a.task) - spec.tasks.indexOf(b.task));
   // each task's shadow repository, which read the base's objects, is gone
+  await Promise.all(drops);
   await dropShadowRepo(ctx.services.dataDir, path.join(root, ctx.id, '+base'));
 
   const passing = runs.filter((r) => r.passed && r.row?.commit);
@@ -144,6 +146,8 @@ interface FanOut {
   /** What every task's snapshots include (their pre-snapshot may be one). */
   alwaysInclude: string[];
   pre?: Scope['pre'];
+  /** The tasks' shadow repositories being removed (off the lane: the next task need not wait for it). */
+  drops: Promise<void>[];
 }
 
 /** A task in its worktree: made, carried out, committed, and removed when it passed. */
@@ -171,7 +175,8 @@ async function runTask(ctx: JobContext, fan: FanOut, task: TaskSpec): Promise<Ta
     (outcome.criteria?.complete ?? true);
   const end = await finishTaskWorktree(repo, wt, files, passed, ctx.id);
   // its snapshots served this task alone: its work is on its branch (and in its kept worktree)
-  await dropShadowRepo(ctx.services.dataDir, wt.workspace);
+  const dir = wt.workspace;
+  fan.drops.push(dropShadowRepo(ctx.services.dataDir, dir).catch((err) => ctx.phase(`${task.name}: its shadow repository was not removed: ${err instanceof Error ? err.message : String(err)}`)));
   const state = end.removed ? 'removed' : passed ? 'remove_refused' : 'kept';
   ctx.phase(`${task.name}: ${state === 'removed' ? `passed; worktree removed, branch ${wt.branch} kept` : `worktree kept at ${wt.dir}${end.why ? ` (${end.why})` : ''}`}`);
   const v = outcome.verification;
@@ -242,7 +247,7 @@ export async function integrate(ctx: JobContext, say: (message: string) => void,
     const wrote = late.changeSet ? allPaths(late.changeSet) : [];
     if (wrote.length > 0 && (late.writeViolations?.length ?? 0) === 0) {
       const paths = wrote.map((p) => (repo.prefix ? join(repo.prefix, p) : p));
-      tip = (await commitWorktree(wt.git, branch, { commit: tip ?? base.commit, tree: null, index: null }, `gaffer: ${opts.late.map((t) => t.name).join(', ')} (job ${ctx.id})`, paths)) ?? tip;
+      tip = (await commitWorktree(wt.git, branch, { commit: tip ?? base.commit, index: null }, `gaffer: ${opts.late.map((t) => t.name).join(', ')} (job ${ctx.id})`, paths)) ?? tip;
     }
   }
   await dropShadowRepo(ctx.services.dataDir, wt.workspace);

@@ -34,7 +34,7 @@ export class IndexUpdate {
   /** Every path looked at (lstat): the rest of the wanted paths are in the index, unchanged. */
   readonly looked = new Set<string>();
   /** Modification times (ms) of the paths streamed as content, to tell racily clean entries. */
-  readonly addedMtimesMs: number[] = [];
+  readonly addedFacts: { mtimeMs: number; size: number }[] = [];
   readonly #workspace: string;
   readonly #sizeCapBytes: number;
   readonly #indexed: IndexState;
@@ -105,7 +105,7 @@ export class IndexUpdate {
         const kind = classifyPath(this.#workspace, p, this.#sizeCapBytes);
         if (kind.kind === 'content') {
           chunk.push(p);
-          this.addedMtimesMs.push(kind.facts.mtimeMs);
+          this.addedFacts.push(kind.facts);
           continue;
         }
         if (kind.kind === 'large') this.large.set(p, kind.facts);

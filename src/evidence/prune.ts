@@ -1,4 +1,4 @@
-import { promises as fs, rmSync } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { isGitAvailable, runGitOk } from './git.js';
 import { OUTSIDE_DIR } from './outside-evidence.js';
@@ -83,5 +83,5 @@ export async function dropShadowRepo(dataDir: string, workspace: string): Promis
   const gitDir = shadowGitDir(dataDir, workspace);
   // after any call still running on it; its warm state goes with it
   await withRepoLock(gitDir, PRUNE_TIMEOUT_MS, () => Promise.resolve(forgetWarmState(gitDir)));
-  rmSync(gitDir, { recursive: true, force: true });
+  await fs.rm(gitDir, { recursive: true, force: true });
 }

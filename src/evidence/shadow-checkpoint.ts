@@ -134,7 +134,7 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
     const rewritten = warm === null || signature !== warm.indexSignature;
     const writtenMs = rewritten ? signatureMtimeMs(signature) : warm.indexWrittenMs;
     // after a rewrite, the racy entries are the files hashed now that changed in the write's second
-    const racy = rewritten ? update.addedMtimesMs.filter((m) => Math.floor(m / 1000) >= Math.floor(writtenMs / 1000)).length : warm.racy;
+    const racy = rewritten ? racyEntries(update.addedFacts, writtenMs) : warm.racy;
     rememberWarmState(gitDir, {
       indexSignature: signature,
       racy,
@@ -171,8 +171,18 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   return snapshot;
 }
 
-/** Below this many racily clean entries, comparing them by content costs less than a refresh. */
-const RACY_REFRESH_MIN = 50;
+/**
+ * Below this many racily clean entries (and bytes in them), git comparing them by content on a
+ * look costs less than a refresh: a refresh is a git process, ~10–20 ms; re-reading a small file
+ * is tens of microseconds. (A fresh worktree's 200 files read again cost ~2 ms.)
+ */
+export const RACY_REFRESH_MIN = { files: 500, bytes: 8 << 20 };
+
+/** The files hashed now that changed in the second the index was written. */
+function racyEntries(added: readonly { mtimeMs: number; size: number }[], writtenMs: number): WarmState['racy'] {
+  const racy = added.filter((f) => Math.floor(f.mtimeMs / 1000) >= Math.floor(writtenMs / 1000));
+  return { files: racy.length, bytes: racy.reduce((sum, f) => sum + f.size, 0) };
+}
 
 /**
  * Racy git: index entries of files modified in the second the index was written are compared by
@@ -182,14 +192,15 @@ const RACY_REFRESH_MIN = 50;
  * differs, so nothing changed is hidden. The warm state follows the rewritten index.
  */
 async function refreshRacyEntries(warm: WarmState, indexFile: string, base: string[], opts: GitCallOptions): Promise<void> {
-  if (warm.racy < RACY_REFRESH_MIN || Math.floor(Date.now() / 1000) <= Math.floor(warm.indexWrittenMs / 1000)) return;
+  const many = warm.racy.files >= RACY_REFRESH_MIN.files || warm.racy.bytes >= RACY_REFRESH_MIN.bytes;
+  if (!many || Math.floor(Date.now() / 1000) <= Math.floor(warm.indexWrittenMs / 1000)) return;
   // exit 1 only says some files need an update (modified): the index is written all the same
   await runGit([...base, 'update-index', '-q', '--refresh', '--ignore-missing'], opts);
   const signature = fileSignature(indexFile);
   if (signature === null) return;
   warm.indexSignature = signature;
   warm.indexWrittenMs = signatureMtimeMs(signature);
-  warm.racy = 0;
+  warm.racy = { files: 0, bytes: 0 };
 }
 
 /** Special files in the listed folders; warm, the folders of last time are scanned right away. */

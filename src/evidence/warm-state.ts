@@ -13,7 +13,7 @@ export interface WarmState {
    * Index entries of files modified in the second the index was written (racy git: git compares
    * their content on every look until the index is written again, a second later at least).
    */
-  racy: number;
+  racy: { files: number; bytes: number };
   /** When the index was last written, ms since the epoch. */
   indexWrittenMs: number;
   /** The tree that index holds (written by that checkpoint). */

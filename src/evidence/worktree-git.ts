@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
+import { describeGitFailure, runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
 
 /**
  * The git side of worktree isolation (spec 06): the base commit, the worktrees and branches, their
@@ -28,24 +28,24 @@ export interface RepoFacts {
   prefix: string;
   /** The shared git dir (for serializing calls on one repository). */
   commonDir: string;
+  /** The user's index file (absolute; it may not exist yet). */
+  index: string;
   head: string;
 }
 
-/** The workspace's repository, or why worktree isolation cannot use it (spec 06: not a repository, or no commit yet). */
+/** The workspace's repository, or why worktree isolation cannot use it (spec 06: not a repository, or no commit yet). One git call. */
 export async function readRepo(workspace: string): Promise<RepoFacts | { refused: string }> {
-  const inside = await runGit([...SAFE, 'rev-parse', '--show-toplevel', '--show-prefix', '--git-common-dir'], call(workspace));
-  if (inside.exitCode !== 0) return { refused: 'is not inside a git repository — run `git init` and commit, or use isolation "shared"' };
-  const [top = '', prefix = '', common = ''] = inside.stdout.toString('utf8').split('\n');
-  const head = await runGit([...SAFE, 'rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], call(workspace));
-  if (head.exitCode !== 0) return { refused: 'is a git repository with no commit yet — commit once, or use isolation "shared"' };
-  return { top, prefix: prefix.replace(/\/$/, ''), commonDir: path.resolve(workspace, common), head: head.stdout.toString('utf8').trim() };
+  const args = ['rev-parse', '--show-toplevel', '--show-prefix', '--git-common-dir', '--path-format=absolute', '--git-path', 'index', '--verify', '--quiet', 'HEAD^{commit}'];
+  const facts = await runGit([...SAFE, ...args], call(workspace));
+  const [top = '', prefix = '', common = '', index = '', head = ''] = facts.stdout.toString('utf8').split('\n');
+  if (index === '') return { refused: 'is not inside a git repository — run `git init` and commit, or use isolation "shared"' };
+  if (facts.exitCode !== 0 || head === '') return { refused: 'is a git repository with no commit yet — commit once, or use isolation "shared"' };
+  return { top, prefix: prefix.replace(/\/$/, ''), commonDir: path.resolve(workspace, common), index, head };
 }
 
-/** A commit gaffer made, with its tree (compared with a task's result tree without asking git). */
+/** The commit a job's worktrees start from. */
 export interface BaseCommit {
   commit: string;
-  /** Null when not known (git is asked). */
-  tree: string | null;
 }
 
 /**
@@ -59,12 +59,11 @@ export async function commitWorkingTree(repo: RepoFacts, message: string): Promi
   const env = { ...IDENTITY, GIT_INDEX_FILE: index };
   try {
     // the user's index as the start: its stat cache spares hashing what did not change (a copy: theirs is never written)
-    const own = await git(repo.top, ['rev-parse', '--path-format=absolute', '--git-path', 'index']);
-    if (existsSync(own)) copyFileSync(own, index);
+    if (existsSync(repo.index)) copyFileSync(repo.index, index);
     else await git(repo.top, ['read-tree', repo.head], env);
     await git(repo.top, ['add', '-A', '--', '.'], env);
     const tree = await git(repo.top, ['write-tree'], env);
-    return { commit: await git(repo.top, ['commit-tree', tree, '-p', repo.head, '-m', message], env), tree };
+    return { commit: await git(repo.top, ['commit-tree', tree, '-p', repo.head, '-m', message], env) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -80,7 +79,7 @@ export async function addWorktree(repo: RepoFacts, dir: string, branch: string, 
   // read now, before any worker could rewrite the `.git` file that names it
   const pointer = readFileSync(path.join(dir, '.git'), 'utf8').match(/^gitdir: (.+)$/m);
   if (!pointer?.[1]) throw new Error(`${dir}/.git does not name its git dir`);
-  return { dir, gitDir: path.resolve(dir, pointer[1].trim()) };
+  return { dir, gitDir: path.resolve(dir, pointer[1].trim()), commonDir: repo.commonDir };
 }
 
 /**
@@ -91,6 +90,8 @@ export async function addWorktree(repo: RepoFacts, dir: string, branch: string, 
 export interface WorktreeGit {
   dir: string;
   gitDir: string;
+  /** The repository's common git dir (its refs), as read before any worker ran. */
+  commonDir: string;
 }
 
 const pinned = (wt: WorktreeGit, args: string[]): string[] => [`--git-dir=${wt.gitDir}`, `--work-tree=${wt.dir}`, ...args];
@@ -108,36 +109,41 @@ export async function checkOutWorktree(wt: WorktreeGit, indexCopy: string): Prom
 
 /**
  * Puts a task's result on its branch: the base plus the given paths (top-relative, changed or
- * deleted) as the worktree holds them — nothing else. The commit is built through a private index
- * started from the base (its index copy when there is one, else read from the commit), and the
- * branch, the worktree's HEAD and its index are set to it, so a commit the worker made itself (say,
- * of a file it then deleted: content the evidence never saw) is not on the branch and cannot be
- * merged. Returns the new tip, or null when nothing differs from the base (the branch is then at it).
+ * deleted) as the worktree holds them — nothing else. The worktree is first put back on its branch,
+ * the branch at the base and the index at the base's (its copy as checked out when there is one),
+ * so a commit the worker made itself (say, of a file it then deleted: content the evidence never
+ * saw) or anything it staged is not on the branch and cannot be merged; then the paths are added
+ * and committed (`git commit`, no hook, no signing, no maintenance). Returns the new tip, or null
+ * when nothing differs from the base (the branch is then at it).
  */
-export async function commitWorktree(wt: WorktreeGit, branch: string, base: BaseCommit & { index: string | null }, message: string, paths: readonly string[]): Promise<string | null> {
+export async function commitWorktree(wt: WorktreeGit, branch: string, base: { commit: string; index: string | null }, message: string, paths: readonly string[]): Promise<string | null> {
   const { dir } = wt;
-  const tmp = mkdtempSync(path.join(os.tmpdir(), 'gaffer-task-'));
-  const index = path.join(tmp, 'index');
-  const env = { ...IDENTITY, GIT_INDEX_FILE: index, GIT_LITERAL_PATHSPECS: '1' };
+  const ref = `refs/heads/${branch}`;
+  if (readFileSync(path.join(wt.gitDir, 'HEAD'), 'utf8').trim() !== `ref: ${ref}`) await git(dir, pinned(wt, ['symbolic-ref', 'HEAD', ref]));
+  if (looseRef(wt, ref) === base.commit && base.index !== null && existsSync(base.index)) copyFileSync(base.index, path.join(wt.gitDir, 'index'));
+  else await git(dir, pinned(wt, ['reset', '-q', '--mixed', base.commit]));
+  if (paths.length === 0) return null;
+  const env = { ...IDENTITY, GIT_LITERAL_PATHSPECS: '1' };
+  const added = await runGit([...SAFE, ...pinned(wt, ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'])], { ...call(dir, env), input: `${paths.join('\0')}\0` });
+  if (added.exitCode !== 0) throw new Error(`git add in ${dir}: ${added.stderr.trim()}`);
+  const commit = [...SAFE, '-c', 'maintenance.auto=false', '-c', 'gc.auto=0', ...pinned(wt, ['commit', '-q', '--no-verify', '--no-gpg-sign', '--cleanup=verbatim', '-m', message])];
+  const committed = await runGit(commit, call(dir, IDENTITY));
+  if (committed.exitCode !== 0) {
+    // the paths hold what the base did (a change undone): nothing to commit
+    const same = await runGit([...SAFE, ...pinned(wt, ['diff', '--cached', '--quiet', base.commit])], call(dir));
+    if (same.exitCode === 0) return null;
+    throw new Error(`git commit in ${dir}: ${describeGitFailure(commit, committed)}`);
+  }
+  return looseRef(wt, ref) ?? (await git(dir, pinned(wt, ['rev-parse', '--verify', ref])));
+}
+
+/** A branch's commit as its loose ref file says (git's `files` storage), else null: git is asked. */
+function looseRef(wt: WorktreeGit, ref: string): string | null {
   try {
-    let tip = base.commit;
-    if (paths.length > 0) {
-      if (base.index !== null && existsSync(base.index)) copyFileSync(base.index, index);
-      else await git(dir, pinned(wt, ['read-tree', base.commit]), env);
-      const added = await runGit([...SAFE, ...pinned(wt, ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'])], { ...call(dir, env), input: `${paths.join('\0')}\0` });
-      if (added.exitCode !== 0) throw new Error(`git add in ${dir}: ${added.stderr.trim()}`);
-      const tree = await git(dir, pinned(wt, ['write-tree']), env);
-      const baseTree = base.tree ?? (await git(dir, pinned(wt, ['rev-parse', `${base.commit}^{tree}`])));
-      if (tree !== baseTree) tip = await git(dir, pinned(wt, ['commit-tree', tree, '-p', base.commit, '-m', message]), IDENTITY);
-    }
-    // the worktree on its branch again (a worker may have switched it), then the branch and the
-    // index at the tip: the working tree as it is
-    const ref = `refs/heads/${branch}`;
-    if (readFileSync(path.join(wt.gitDir, 'HEAD'), 'utf8').trim() !== `ref: ${ref}`) await git(dir, pinned(wt, ['symbolic-ref', 'HEAD', ref]));
-    await git(dir, pinned(wt, ['reset', '-q', '--mixed', tip]));
-    return tip === base.commit ? null : tip;
-  } finally {
-    rmSync(tmp, { recursive: true, force: true });
+    const id = readFileSync(path.join(wt.commonDir, ...ref.split('/')), 'utf8').trim();
+    return /^[0-9a-f]{40,64}$/.test(id) ? id : null;
+  } catch {
+    return null;
   }
 }
 
@@ -206,14 +212,20 @@ export async function pruneWorktreeRecords(repo: RepoFacts): Promise<void> {
 
 const queues = new Map<string, Promise<unknown>>();
 
-/** Runs `fn` after every earlier call for the same repository in this process (spec 06: git calls on one repository are serialized). */
-export function serialized<T>(repo: RepoFacts, fn: () => Promise<T>): Promise<T> {
-  const previous = queues.get(repo.commonDir) ?? Promise.resolve();
+/**
+ * Runs `fn` after every earlier call for the same repository in this process (spec 06: git calls on
+ * one repository are serialized). A `lane` is a queue of its own on that repository: work that
+ * touches no shared state but competes for the disk (checkouts) takes turns without holding up
+ * the repository's other calls.
+ */
+export function serialized<T>(repo: RepoFacts, fn: () => Promise<T>, lane = ''): Promise<T> {
+  const key = `${repo.commonDir}\0${lane}`;
+  const previous = queues.get(key) ?? Promise.resolve();
   const run = previous.then(fn, fn);
   const tail = run.catch(() => undefined);
-  queues.set(repo.commonDir, tail);
+  queues.set(key, tail);
   void tail.then(() => {
-    if (queues.get(repo.commonDir) === tail) queues.delete(repo.commonDir);
+    if (queues.get(key) === tail) queues.delete(key);
   });
   return run;
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { diffSnapshots, fileDiff } from '../../src/evidence/index.js';
 import type { Snapshot } from '../../src/domain/snapshot.js';
+import { RACY_REFRESH_MIN } from '../../src/evidence/shadow-checkpoint.js';
 import { git, lsTree, snap, stored, tempDir, write } from './helpers.js';
 
 async function repoWorkspace(files: Record<string, string | Buffer>): Promise<{ ws: string; data: string }> {
@@ -234,7 +235,7 @@ describe('checkpoint diff', () => {
     // early in a second, so the files and the index are (most likely) written within it
     await new Promise((resolve) => setTimeout(resolve, 1020 - (Date.now() % 1000)));
     const files: Record<string, string> = {};
-    for (let i = 0; i < 80; i++) files[`src/f${String(i).padStart(2, '0')}.txt`] = `file ${i}\n`;
+    for (let i = 0; i < RACY_REFRESH_MIN.files + 30; i++) files[`src/f${String(i).padStart(2, '0')}.txt`] = `file ${i}\n`;
     await write(ws, files);
     const pre = await snap(ws, data, 'pre');
     const writtenS = Math.floor((await indexFile(pre)) / 1000);
@@ -243,7 +244,7 @@ describe('checkpoint diff', () => {
     await nextSecond();
     const unchanged = await snap(ws, data, 'unchanged');
     expect(unchanged.id).toBe(pre.id);
-    if (racy >= 50) {
+    if (racy >= RACY_REFRESH_MIN.files) {
       // its entries were racily clean (git re-reads them on every look): refreshed, so written later
       expect(Math.floor((await indexFile(unchanged)) / 1000)).toBeGreaterThan(writtenS);
     }

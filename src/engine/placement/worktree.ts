@@ -73,8 +73,6 @@ export interface TaskWorktree extends Place {
   git: WorktreeGit;
   /** Its index as checked out (the base, with stat data), where its commit starts; null when not kept. */
   baseIndex: string | null;
-  /** The base commit's tree, to tell a task that changed nothing. */
-  baseTree: string | null;
   /** What gaffer put there that is not the work (copied includes, linked dependencies): never committed, removed before the worktree. */
   placed: string[];
   /** `GAFFER_PORT` (and `PORT`) for its worker. */
@@ -113,7 +111,7 @@ export async function makeTaskWorktree(opts: {
   const git = await serialized(repo, () => addWorktree(repo, dir, branch, opts.base.commit));
   const baseIndex = path.join(opts.logDir, `${opts.task}.base-index`);
   mkdirSync(opts.logDir, { recursive: true });
-  await checkOutWorktree(git, baseIndex);
+  await serialized(repo, () => checkOutWorktree(git, baseIndex), 'checkout');
   const workspace = repo.prefix ? path.join(dir, repo.prefix) : dir;
   // as git wrote it, before any worker ran
   const gitLink = readFileSync(path.join(dir, '.git'), 'utf8');
@@ -160,7 +158,6 @@ export async function makeTaskWorktree(opts: {
     dir,
     git,
     baseIndex,
-    baseTree: opts.base.tree,
     workspace,
     placed,
     port,
@@ -223,7 +220,7 @@ export async function finishTaskWorktree(
   const paths = changed.map((p) => (repo.prefix ? path.posix.join(repo.prefix, p) : p));
   // not queued behind the repository's other calls: it works in this worktree alone (its own index,
   // HEAD and branch; objects and a single ref are written atomically by git)
-  const commit = await commitWorktree(wt.git, wt.branch, { commit: wt.base, tree: wt.baseTree, index: wt.baseIndex }, `gaffer: job ${jobId}, task ${wt.task}`, paths);
+  const commit = await commitWorktree(wt.git, wt.branch, { commit: wt.base, index: wt.baseIndex }, `gaffer: job ${jobId}, task ${wt.task}`, paths);
   if (wt.baseIndex !== null) rmSync(wt.baseIndex, { force: true });
   if (!passed) return { commit, removed: false, why: 'kept for the autopsy: the task did not pass' };
   const refused = await removeTaskWorktree(repo, wt);

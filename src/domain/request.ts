@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { GafferError } from './errors.js';
 import { knownKeysAt, suggestKeys } from './nearest-key.js';
 import { TASK_TYPES, type TaskType } from './status.js';
+import type { RosterPick } from './route.js';
 import { taskOrderOf, taskPhases, type TaskOrder } from './phase-order.js';
 
 /** Limits of spec 02 "The job request"; one place, so every door checks the same numbers. */
@@ -111,6 +112,8 @@ export interface TaskSpec {
   type: TaskType;
   /** The runner this task runs on, resolved at submission. */
   runner: string;
+  /** The roster entry that routed it (spec 05), when the roster chose its runner; absent when the task named one. */
+  roster?: RosterPick;
   model: string | null;
   criteria: string[];
   outputs: string[];

@@ -8,6 +8,32 @@ export interface Route {
   runner: string;
   /** The model asked for; null: the runner's own default. */
   model: string | null;
-  /** The roster entry the route came from; null while routing is by the task's own runner (before the roster). */
+  /** The roster entry the route came from; null when the task named its runner (or no roster applies). */
   entry: string | null;
+  /** The roster entry's provider; null without an entry. */
+  provider: string | null;
+}
+
+/** Who pays for a route's model calls (spec 04 "Environment and billing"; the same words as config `runners.<key>.billing`). */
+export const BILLINGS = ['free', 'subscription', 'api'] as const;
+export type Billing = (typeof BILLINGS)[number];
+
+/** Cost tiers of the roster (spec 05): `free < low < mid < high`. */
+export const COST_TIERS = ['free', 'low', 'mid', 'high'] as const;
+export type CostTier = (typeof COST_TIERS)[number];
+
+/**
+ * The roster entry that routed a task at submission (spec 05 "Routing"), kept on the task so a
+ * restart runs it where it was routed and its asks, attempts and outcome name the entry. `null`
+ * entry: a routing null — nothing rostered takes the task's type; it is asked, never dropped.
+ */
+export interface RosterPick {
+  entry: string | null;
+  provider: string | null;
+  billing: Billing;
+  cost: CostTier | null;
+  /** Whether the entry is marked `approve: true` (its tasks always ask under `approval: "auto"`). */
+  approve: boolean;
+  /** Why this route, in words (`first roster entry taking "fix"`, `nothing is rostered for "design"`). */
+  why: string;
 }

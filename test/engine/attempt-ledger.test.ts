@@ -3,7 +3,7 @@ import { AttemptLedger, endEventsFor } from '../../src/engine/attempt-ledger.js'
 import type { WorkerEndWords } from '../../src/domain/attempt-results.js';
 import type { WorkerOutcome, WorkerStatus } from '../../src/domain/status.js';
 
-const ROUTE = { runner: 'shell', model: null, entry: null };
+const ROUTE = { runner: 'shell', model: null, entry: null, provider: null };
 const QUEUED = { status: 'queued', outcome: null } as const;
 const RUNNING = { status: 'running', outcome: null } as const;
 const report = (status: WorkerStatus, outcome: WorkerOutcome, limit?: 'processes' | 'memory') => ({ status, outcome, ...(limit ? { limit } : {}) });
@@ -81,7 +81,7 @@ describe('the attempt ledger: worker rows in the machine\'s words', () => {
     const ledger = new AttemptLedger();
     ledger.admit('a', 'a', 'worker', ROUTE);
     ledger.admit('b', 'b', 'worker', ROUTE);
-    ledger.admit('fixer-1', 'a', 'fixer', { runner: 'builtin', model: 'm', entry: null });
+    ledger.admit('fixer-1', 'a', 'fixer', { runner: 'builtin', model: 'm', entry: null, provider: null });
     ledger.admit('fixer-2', 'a', 'fixer', ROUTE);
     expect(ledger.history('a').map((e) => [e.worker, e.attempt.number, e.attempt.kind, e.route.runner])).toEqual([
       ['a', 1, 'first', 'shell'],

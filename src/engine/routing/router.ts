@@ -18,6 +18,6 @@ export interface Router {
  */
 export class TaskRouter implements Router {
   route(task: TaskSpec): Route {
-    return { runner: task.runner, model: task.model, entry: null };
+    return { runner: task.runner, model: task.model, entry: task.roster?.entry ?? null, provider: task.roster?.provider ?? null };
   }
 }

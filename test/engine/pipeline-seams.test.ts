@@ -28,7 +28,7 @@ describe('the pipeline on attempts', () => {
     const router: Router = {
       route(task, history) {
         seen.push({ task: task.name, attempts: history.map((e) => e.attempt.number) });
-        return history.length === 0 ? { runner: task.runner, model: task.model, entry: null } : { runner: 'repair', model: 'fixer-model', entry: 'test-rung-2' };
+        return history.length === 0 ? { runner: task.runner, model: task.model, entry: null, provider: null } : { runner: 'repair', model: 'fixer-model', entry: 'test-rung-2', provider: 'test' };
       },
     };
     const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners, router });

@@ -55,7 +55,7 @@ describe('the pipeline on attempts', () => {
   it('a job whose only runner is gone is refused at its attempt, and the job status comes from that attempt: error', async () => {
     const runners = createRunners({ sandbox: createSandbox('off') });
     // admission knows the runner; the route the Router gives names one the engine has not got
-    const router: Router = { route: () => ({ runner: 'vanished', model: null, entry: null }) };
+    const router: Router = { route: () => ({ runner: 'vanished', model: null, entry: null, provider: null }) };
     const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners, router });
     engines.push(engine);
     const ws = makeWorkspace(CALC_FILES, { git: true });

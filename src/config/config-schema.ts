@@ -104,6 +104,8 @@ export const configFileSchema = z.strictObject({
       timeout_s: z.number().int().min(1).max(30 * 86_400).optional(),
     })
     .optional(),
+  // checked whole by parseRoster (its refusals name the entry and the fix)
+  roster: z.unknown().optional(),
   fanout: z
     .strictObject({
       parallel_safe_gates: z.array(z.string().min(1).max(4096)).max(200).optional(),

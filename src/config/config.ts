@@ -5,6 +5,7 @@ import { yaml } from '../platform/files/yaml.js';
 import { GafferError } from '../domain/errors.js';
 import { knownKeysAt, suggestKeys } from '../domain/nearest-key.js';
 import { SPEC_LINT_MODES, type SpecLintMode } from '../domain/spec-lint.js';
+import { parseRoster, type Roster } from '../domain/roster.js';
 import { SANDBOX_POLICIES, type SandboxPolicy } from '../platform/sandbox/bwrap.js';
 import {
   AGENT_CLI_KEYS,
@@ -90,6 +91,8 @@ export interface GafferConfig {
   fanout: { parallel_safe_gates: string[]; max_concurrency: number | null };
   /** The yes-gate (spec 05): `default: "required"` makes `approval: "auto"` ask for every task; an ask unanswered `timeout_s` is no. */
   approval: { default: 'auto' | 'required'; timeout_s: number };
+  /** The roster (spec 05): routes the tasks that name no runner; null: none configured here (a `gaffer.roster.json` may still apply). */
+  roster: Roster | null;
   /** Called when a job's approval asks open and when a job ends (spec 05): a command (`sh -c`, the event as JSON on stdin) and/or a webhook (POSTed the JSON). */
   notify: { command: string | null; webhook: string | null };
 }
@@ -128,6 +131,7 @@ export const DEFAULT_CONFIG: GafferConfig = {
   worktrees: { dir: null, include: [], setup: {}, install: {}, deps: 'link', set_port: true, keep_days: 7, max_gb: null },
   fanout: { parallel_safe_gates: [], max_concurrency: null },
   approval: { default: 'auto', timeout_s: 86_400 },
+  roster: null,
   notify: { command: null, webhook: null },
 };
 
@@ -149,7 +153,11 @@ export function loadConfig(opts: { dataDir: string; configPath?: string | undefi
     sources[key] = source;
   };
 
-  if (file) applyFile(config, parseConfigFile(file), dirname(resolve(file)), env, set, sources);
+  const fromFile = file ? parseConfigFile(file) : null;
+  if (file && fromFile) {
+    applyFile(config, fromFile, dirname(resolve(file)), env, set, sources);
+    if (fromFile.roster !== undefined) set('roster', 'file', () => (config.roster = parseRoster(fromFile.roster, `config ${file}`)));
+  }
   applyEnv(config, env, set, sources);
 
   // spec 04: builtin bills `free` on a loopback endpoint and `api` elsewhere, unless configured
@@ -260,7 +268,7 @@ function allKeys(config: GafferConfig): string[] {
     'workers.max_parallel', 'spec_lint', 'tokens', 'retention.jobs', 'default_runner', 'sandbox', 'timeouts.worker_s', 'timeouts.verify_s', 'verification.confirm_full_suite', 'server.max_body_bytes',
     'network.shell', 'network.verification', 'network.loopback_ports', 'limits.processes', 'limits.memory_mb', 'limits.cpu_weight', 'env.pass', 'protected_paths',
     'worktrees.dir', 'worktrees.include', 'worktrees.setup', 'worktrees.install', 'worktrees.deps', 'worktrees.set_port', 'worktrees.keep_days', 'worktrees.max_gb',
-    'fanout.parallel_safe_gates', 'fanout.max_concurrency',
+    'fanout.parallel_safe_gates', 'fanout.max_concurrency', 'roster',
   ];
   for (const name of Object.keys(config.models)) keys.push(...['url', 'api', 'model', 'key'].map((p) => `models.${name}.${p}`));
   for (const key of CONFIG_RUNNER_KEYS) keys.push(`runners.${key}.enabled`, `runners.${key}.billing`, `runners.${key}.home`);

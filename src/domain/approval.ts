@@ -3,6 +3,8 @@
 import { z } from 'zod';
 import { GafferError } from './errors.js';
 import { describeVerify, type JobSpec, type TaskSpec } from './request.js';
+import type { Billing } from './route.js';
+import { READ_ONLY_TASK_TYPES } from './write-policy.js';
 
 /** Config `approval` (spec 05/07): `default: "required"` makes `approval: "auto"` ask for every task. */
 export interface ApprovalPolicy {
@@ -34,32 +36,54 @@ export interface AskJson {
 }
 
 /**
- * Why the job's tasks need a yes, or null when none does: `approval: "required"` asks for every
- * task; `auto` only where policy says — config `approval.default: "required"` here (a routing
- * null, a roster entry marked `approve`, an `api`-billed entry come with the roster); `never` asks
- * for nothing.
+ * Why each task needs a yes (spec 05), by task name; empty when none does. An `api`-billed route
+ * asks whatever `approval` says — money is never spent without a yes. Otherwise `required` asks for
+ * every task, `never` for none, and `auto` where policy says: config `approval.default:
+ * "required"`, a routing null (nothing rostered takes the type: the configured default runner is
+ * proposed), a roster entry marked `approve: true`. `billingOf` answers for a runner the roster did
+ * not choose (config `runners.<key>.billing`).
  */
-export function approvalReason(spec: Pick<JobSpec, 'approval'>, policy: ApprovalPolicy): string | null {
-  if (spec.approval === 'required') return 'the request says approval: "required"';
-  if (spec.approval === 'auto' && policy.default === 'required') return 'config approval.default is "required"';
+export function approvalReasons(spec: Pick<JobSpec, 'approval' | 'tasks'>, policy: ApprovalPolicy, billingOf: (runner: string) => Billing): Map<string, string> {
+  const reasons = new Map<string, string>();
+  for (const task of spec.tasks) {
+    const why = reasonFor(task, spec.approval, policy, billingOf);
+    if (why !== null) reasons.set(task.name, why);
+  }
+  return reasons;
+}
+
+function reasonFor(task: TaskSpec, approval: JobSpec['approval'], policy: ApprovalPolicy, billingOf: (runner: string) => Billing): string | null {
+  const pick = task.roster;
+  if ((pick?.billing ?? billingOf(task.runner)) === 'api') {
+    return `${pick?.entry ? `roster entry "${pick.entry}"` : `runner ${task.runner}`} is billed per call (api): money is never spent without a yes`;
+  }
+  if (approval === 'never') return null;
+  if (approval === 'required') return 'the request says approval: "required"';
+  if (policy.default === 'required') return 'config approval.default is "required"';
+  if (pick && pick.entry === null) return `routing null: ${pick.why}`;
+  if (pick?.approve) return `roster entry "${pick.entry}" is marked approve: true`;
   return null;
 }
 
 /**
- * The decision-grade ask for each task (spec 05): what it would do, where it would run, and a
- * code-only recommendation with its pros and cons — no judge model is consulted by this build, so
- * every ask says `judge_abstained`. A fan-out's tasks are asked together: one ask, a yes/no per item.
+ * The decision-grade ask for each task that needs one (spec 05): what it would do, where it would
+ * run, and a code-only recommendation with its pros and cons — no judge model is consulted by this
+ * build, so every ask says `judge_abstained`. A fan-out's tasks are asked together: one ask, a
+ * yes/no per item.
  */
-export function draftAsks(spec: JobSpec, reason: string): AskJson[] {
+export function draftAsks(spec: JobSpec, reasons: ReadonlyMap<string, string>): AskJson[] {
   const verify = describeVerify(spec.verify);
-  const batch = spec.tasks.length > 1 ? ` (one of ${spec.tasks.length} tasks asked together${spec.isolation === 'worktree' ? ', a worktree fan-out' : ''})` : '';
-  return spec.tasks.map((task) => {
+  const asked = spec.tasks.filter((t) => reasons.has(t.name));
+  const batch = asked.length > 1 ? ` (one of ${asked.length} tasks asked together${spec.isolation === 'worktree' ? ', a worktree fan-out' : ''})` : '';
+  return asked.map((task) => {
     const { pros, cons } = weigh(task, verify, spec);
+    const pick = task.roster;
+    if (pick && pick.entry === null) cons.unshift(`nothing rostered takes "${task.type}": it would run on the default runner ${task.runner}, which no roster entry vouches for`);
     return {
       task: task.name,
       issue: `${task.type} task needs a yes before it runs${batch}`,
-      why: reason,
-      route: `${task.model ?? 'its default model'} (${task.runner})`,
+      why: reasons.get(task.name) ?? '',
+      route: `${task.model ?? 'its default model'} (${pick?.provider ? `${pick.provider}/` : ''}${task.runner}${pick?.entry ? `, roster entry ${pick.entry}` : ''})`,
       recommendation: cons.length === 0 ? 'approve: it names what it may change and gaffer can check the result' : `approve only if these are acceptable: ${cons.join('; ')}`,
       pros,
       cons,
@@ -74,7 +98,7 @@ function weigh(task: TaskSpec, verify: string, spec: JobSpec): { pros: string[];
   const pros: string[] = [];
   const cons: string[] = [];
   if (task.files.length > 0) pros.push(`may change only ${task.files.slice(0, 3).join(', ')}${task.files.length > 3 ? ` and ${task.files.length - 3} more` : ''} (its write policy)`);
-  else if (task.type === 'review' || task.type === 'verify' || task.type === 'judge' || task.type === 'triage' || task.type === 'research') pros.push('read-only: may write nothing in the project but its outputs');
+  else if (READ_ONLY_TASK_TYPES.has(task.type)) pros.push('read-only: may write nothing in the project but its outputs');
   else cons.push('names no files: it may change anything in the workspace');
   if (spec.verify.mode !== 'off') pros.push(`its result is verified (${verify})`);
   else cons.push('verify is off: nothing will prove the result');

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { GafferError } from './errors.js';
 import { knownKeysAt, suggestKeys } from './nearest-key.js';
 import { TASK_TYPES, type TaskType } from './status.js';
-import type { RosterPick } from './route.js';
+import type { Billing, RosterPick } from './route.js';
+import { pickOf, routeByRoster, rosteredTypes, type Roster } from './roster.js';
 import { taskOrderOf, taskPhases, type TaskOrder } from './phase-order.js';
 
 /** Limits of spec 02 "The job request"; one place, so every door checks the same numbers. */
@@ -163,6 +164,10 @@ export interface RunnerDefaults {
   defaultRunner: string | null;
   /** Runner keys this build can run. */
   available: readonly string[];
+  /** The roster (spec 05), when one is configured: it routes the tasks that name no runner. */
+  roster?: Roster | null;
+  /** Who pays for a runner's calls (config `runners.<key>.billing`): a routing null's proposed runner is asked with it. */
+  billing?: (runner: string) => Billing;
   /** Config `timeouts.worker_s` / `timeouts.verify_s`: defaults for a request that gives none. */
   timeoutS?: number;
   verifyTimeoutS?: number;
@@ -187,13 +192,13 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
     }
     names.add(name);
     const command = t.command ?? null;
+    const type = t.type ?? 'implement';
     return {
       name,
       instruction: t.instruction,
       files: (t.files ?? []).map(normalizeRelative),
-      type: t.type ?? 'implement',
-      runner: resolveRunner(t.runner ?? req.runner ?? null, command, runners, i),
-      model: t.model ?? req.model ?? null,
+      type,
+      ...resolveRunner({ named: t.runner ?? req.runner ?? null, command, type, model: t.model ?? req.model ?? null }, runners, i),
       criteria: t.criteria ?? [],
       outputs: (t.outputs ?? []).map(normalizeRelative),
       command,
@@ -248,7 +253,17 @@ function normalizeVerify(value: boolean | string | undefined): VerifySpec {
   return { mode: 'command', command: value.trim() };
 }
 
-function resolveRunner(named: string | null, command: string | null, runners: RunnerDefaults, index: number): string {
+/** Where a task runs, as admission decided: its runner and model, and the roster entry when the roster chose them. */
+interface Resolved {
+  runner: string;
+  model: string | null;
+  roster?: RosterPick;
+}
+
+function resolveRunner(t: { named: string | null; command: string | null; type: TaskType; model: string | null }, runners: RunnerDefaults, index: number): Resolved {
+  const { named, command, type, model } = t;
+  // spec 05 "Routing": a task that names no runner (and gives no command: that is the shell's) is the roster's
+  if (named === null && command === null && runners.roster) return routeTask(runners.roster, t, runners, `tasks[${index}]`);
   // A task that gives a `command` and names no runner means the shell runner: it is the only
   // runner a command line belongs to. (Our choice; the spec is silent.)
   const key = named ?? runners.defaultRunner ?? (command !== null ? 'shell' : null);
@@ -266,7 +281,25 @@ function resolveRunner(named: string | null, command: string | null, runners: Ru
       `tasks[${index}].runner`,
     );
   }
-  return key;
+  return { runner: key, model };
+}
+
+/**
+ * The roster's route for a task: the first capable entry; else a routing null — never dropped and
+ * never a fallback of gaffer's own: the configured default runner is *proposed* in an ask (a person
+ * says yes or no), and with no default runner the request is refused, naming what to add.
+ */
+function routeTask(roster: Roster, t: { type: TaskType; model: string | null }, runners: RunnerDefaults, field: string): Resolved {
+  const entry = routeByRoster(roster, t.type, runners.available, t.model);
+  if (entry) return { runner: entry.runner, model: t.model ?? entry.model, roster: pickOf(entry, t.type, roster) };
+  const gap = `nothing in ${roster.source} takes "${t.type}"${t.model ? ` with model "${t.model}"` : ''} (its types: ${rosteredTypes(roster).join(', ')})`;
+  const proposed = runners.defaultRunner;
+  if (proposed === null || !runners.available.includes(proposed)) {
+    throw new GafferError('no_runner', `${field}: ${gap}, and no default runner is configured — add a roster entry whose tasks include "${t.type}", name a "runner", or configure default_runner`, `${field}.type`);
+  }
+  // unknown billing is treated as money: it asks either way
+  const billing = runners.billing?.(proposed) ?? 'api';
+  return { runner: proposed, model: t.model, roster: { entry: null, provider: null, billing, cost: null, approve: true, why: `${gap}; the configured default runner "${proposed}" is proposed` } };
 }
 
 /** Characters of each task's instruction the reviewer is shown. */
@@ -278,7 +311,8 @@ const REVIEWED_INSTRUCTION_CHARS = 300;
  * write nothing in the project (its write policy). A `shell` runner runs a command and cannot review.
  */
 function reviewerTask(tasks: readonly TaskSpec[], names: Set<string>, req: z.output<typeof jobRequestSchema>, runners: RunnerDefaults): TaskSpec {
-  const runner = req.runner ?? runners.defaultRunner;
+  const routed = req.runner == null && runners.roster ? routeTask(runners.roster, { type: 'review', model: req.model ?? null }, runners, 'reviewer') : null;
+  const runner = routed?.runner ?? req.runner ?? runners.defaultRunner;
   if (runner === null) {
     throw new GafferError('no_runner', 'reviewer: no runner for the reviewer — set the job\'s "runner" to an agent runner, or configure a default runner', 'reviewer');
   }
@@ -302,7 +336,8 @@ function reviewerTask(tasks: readonly TaskSpec[], names: Set<string>, req: z.out
     'The tasks:',
     ...listed,
   ].join('\n');
-  return { name, instruction, files: [], type: 'review', runner, model: req.model ?? null, criteria: [], outputs: [], command: null, tests_may_change: false };
+  const model = routed ? routed.model : (req.model ?? null);
+  return { name, instruction, files: [], type: 'review', runner, model, ...(routed?.roster ? { roster: routed.roster } : {}), criteria: [], outputs: [], command: null, tests_may_change: false };
 }
 
 function refuseUnsupported(req: z.output<typeof jobRequestSchema>): void {

@@ -9,6 +9,9 @@ import type { JobRow, Store } from '../store/store.js';
 import { epochS } from './clock.js';
 import type { CompactJob } from './compact.js';
 import type { Caller, JobQueries } from './queries.js';
+import { rosterFor } from './roster-source.js';
+import type { Roster } from '../domain/roster.js';
+import type { Billing } from '../domain/route.js';
 import { vetTaskPaths, vetWorkspace, vetWorktreeRepository, workspacesHolding, type WorkspaceRules } from './workspace-vetting.js';
 
 export const IDEMPOTENCY_WINDOW_S = 3_600;
@@ -19,6 +22,10 @@ export interface AdmissionOptions {
   runners: ReadonlyMap<string, Runner>;
   /** The configured default runner for tasks that name none. */
   defaultRunner: string | null;
+  /** Config `roster` (spec 05); null: a `gaffer.roster.json` in the data dir or the workspace may apply (roster-source.ts). */
+  roster: Roster | null;
+  /** Who pays for a runner's calls (config `runners.<key>.billing`). */
+  billing: (runner: string) => Billing;
   /** Spec lint at dispatch (spec 07). */
   specLint: SpecLintMode;
   /** Config `timeouts` for requests that give none; null: the request parser's defaults. */
@@ -106,15 +113,18 @@ export class Admission {
       ...rest,
       verify: describeVerify(verify),
       title: `${job.title} (re-dispatch of ${id})`,
-      tasks: tasks.map(({ runner, model, command, ...t }) => ({ ...t, runner, ...(model ? { model } : {}), ...(command ? { command } : {}) })),
+      // a task the roster routed is routed again, by the roster as it is now; the others keep their runner
+      tasks: tasks.map(({ runner, model, command, roster, ...t }) => ({ ...t, ...(roster ? {} : { runner, ...(model ? { model } : {}) }), ...(command ? { command } : {}) })),
     };
     return this.submit(body, opts);
   }
 
   #parse(body: unknown): JobSpec {
-    const { timeouts, defaultRunner, runners } = this.#opts;
+    const { timeouts, defaultRunner, runners, billing } = this.#opts;
     const defaults = timeouts === null ? {} : { timeoutS: timeouts.worker_s, verifyTimeoutS: timeouts.verify_s };
-    return parseJobRequest(body, { defaultRunner, available: [...runners.keys()], ...defaults });
+    const workspace = typeof body === 'object' && body !== null ? (body as { workspace?: unknown }).workspace : undefined;
+    const roster = rosterFor(this.#opts.roster, this.#opts.dataDir, workspace);
+    return parseJobRequest(body, { defaultRunner, available: [...runners.keys()], roster, billing, ...defaults });
   }
 
   #vetRunners(spec: JobSpec): void {

@@ -1,4 +1,4 @@
-import { approvalReason, draftAsks, type ApprovalAnswer } from '../domain/approval.js';
+import { approvalReasons, draftAsks, type ApprovalAnswer } from '../domain/approval.js';
 import { GafferError } from '../domain/errors.js';
 import type { TaskSpec } from '../domain/request.js';
 import type { Store } from '../store/store.js';
@@ -29,13 +29,13 @@ export interface Approval {
  * the job was cancelled while it waited.
  */
 export async function seekApproval(ctx: JobContext): Promise<Approval | null> {
-  const { store, approval: policy } = ctx.services;
-  const reason = approvalReason(ctx.spec, policy);
-  if (reason === null) return { approved: ctx.spec.tasks, refused: [] };
+  const { store, approval: policy, billing } = ctx.services;
+  const reasons = approvalReasons(ctx.spec, policy, billing);
+  if (reasons.size === 0) return { approved: ctx.spec.tasks, refused: [] };
   const opened = epochS();
-  const drafted = draftAsks(ctx.spec, reason);
+  const drafted = draftAsks(ctx.spec, reasons);
   store.openAsks(ctx.id, drafted, opened);
-  const names = ctx.spec.tasks.map((t) => t.name).join(', ');
+  const names = [...reasons.keys()].join(', ');
   ctx.enter('awaiting_approval', `awaiting approval of ${names} — gaffer approve ${ctx.id}`);
   notifyJob(ctx.services.notify, { event: 'asks_opened', job: noticeJob(ctx.job), asks: drafted }, ctx.jobDir, (why) => {
     if (ctx.job.status === 'awaiting_approval') ctx.phase(why);
@@ -56,7 +56,8 @@ export async function seekApproval(ctx: JobContext): Promise<Approval | null> {
   }
   if (ctx.isCancelled) return null;
   const asks = store.listAsks(ctx.id);
-  const yes = new Set(asks.filter((a) => a.ask.answer === true).map((a) => a.ask.task));
+  // a task that was not asked about needs no yes
+  const yes = new Set([...ctx.spec.tasks.filter((t) => !reasons.has(t.name)).map((t) => t.name), ...asks.filter((a) => a.ask.answer === true).map((a) => a.ask.task)]);
   const approved = ctx.spec.tasks.filter((t) => yes.has(t.name));
   const refused = ctx.spec.tasks
     .filter((t) => !yes.has(t.name))

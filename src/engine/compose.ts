@@ -2,6 +2,9 @@ import { NO_NOTIFY, type NotifySettings } from './notify.js';
 import { DEFAULT_APPROVAL_POLICY, type ApprovalPolicy } from '../domain/approval.js';
 import { resolve } from 'node:path';
 import type { SpecLintMode } from '../domain/spec-lint.js';
+import type { Roster } from '../domain/roster.js';
+import { DEFAULT_CONFIG } from '../config/config.js';
+import type { Billing } from '../domain/route.js';
 import type { Runner } from '../runners/contract.js';
 import { getRunner, listRunnerKeys } from '../runners/index.js';
 import { NO_NETWORK, type SandboxNetwork } from '../platform/sandbox/network.js';
@@ -45,6 +48,10 @@ export interface EngineOptions {
    * engine (a server, MCP) that runs many jobs; a one-shot command spawns directly. Default false.
    */
   spawner?: boolean;
+  /** Config `roster` (spec 05): routes the tasks that name no runner; default none (a `gaffer.roster.json` may apply). */
+  roster?: Roster | null;
+  /** Config `runners.<key>.billing` (spec 04): an `api`-billed task always asks (spec 05); default: each runner's own. */
+  billing?: Readonly<Record<string, Billing>>;
   /** Routes each attempt (the roster's router, issue 14); default: the task's own runner and model (`TaskRouter`). */
   router?: Router;
   /** Worktree isolation's settings (config `worktrees`, `fanout`); default: worktrees under the data dir, nothing copied or set up. */
@@ -77,8 +84,15 @@ export function composeServices(opts: EngineOptions, store: Store): EngineServic
     sandbox: opts.sandbox ?? createSandbox('auto'),
     worktrees: { ...DEFAULT_WORKTREE_SETTINGS, ...opts.worktrees },
     approval: { ...DEFAULT_APPROVAL_POLICY, ...opts.approval },
+    billing: billingOf(opts.billing),
     notify: opts.notify ?? NO_NOTIFY,
   };
+}
+
+/** A runner's billing from config; a runner it does not name bills as config's defaults say (spec 04), and one unknown there as money. */
+function billingOf(configured: Readonly<Record<string, Billing>> | undefined): (runner: string) => Billing {
+  const defaults: Record<string, { billing: Billing }> = DEFAULT_CONFIG.runners;
+  return (runner) => configured?.[runner] ?? defaults[runner]?.billing ?? 'api';
 }
 
 /** The job queue admission hands jobs to: the in-process one; `onEnd` runs after each job settles. */

@@ -14,14 +14,14 @@ import { composeQueue, composeServices, type EngineOptions } from './compose.js'
 import type { EngineServices } from './job-context.js';
 import { JobWaits, type WaitAnswer } from './job-waits.js';
 import { Maintenance } from './maintenance.js';
-import { JobQueries, type Caller } from './queries.js';
+import { JobQueries, type Caller, type StatsAnswer } from './queries.js';
 import type { JobQueue } from './queue/job-queue.js';
 import { recoverOrphans } from './recovery.js';
 import { listWorktrees, mergeLater, pruneWorktrees, type PruneAnswer, type WorktreeEntry } from './worktree-admin.js';
 import type { WorktreesJson } from '../domain/result.js';
 
 // the pieces' names, for the callers that know only the engine
-export type { Caller } from './queries.js';
+export type { Caller, StatsAnswer } from './queries.js';
 export { CROSS_PROCESS_POLL_MS, type WaitAnswer } from './job-waits.js';
 export { IDEMPOTENCY_WINDOW_S } from './admission.js';
 export { ORPHAN_LOOK_MS } from './maintenance.js';
@@ -58,7 +58,7 @@ export class Engine {
     });
     this.#maintenance = new Maintenance(store, this.dataDir, { retentionJobs: opts.retentionJobs ?? 200 });
     this.#waits = new JobWaits({ store, dataDir: this.dataDir, bus: this.#services.bus, queries: this.#queries, runsJob: (id) => this.#live.has(id) });
-    const admission = { dataDir: this.dataDir, runners, defaultRunner: opts.defaultRunner ?? null, specLint: opts.specLint ?? 'warn', timeouts: opts.timeouts ?? null, protect: opts.protect ?? {} };
+    const admission = { dataDir: this.dataDir, runners, defaultRunner: opts.defaultRunner ?? null, roster: opts.roster ?? null, billing: this.#services.billing, specLint: opts.specLint ?? 'warn', timeouts: opts.timeouts ?? null, protect: opts.protect ?? {} };
     this.#admission = new Admission(store, this.#queries, admission, {
       isClosed: () => this.#closed,
       start: (job) => this.#live.start(job),
@@ -119,8 +119,8 @@ export class Engine {
     return this.#queries.runners();
   }
 
-  /** `recent` outcome counts (spec 07); acceptance rates come with the outcome log. */
-  stats(opts: Caller = {}): { acceptance: Record<string, never>; recent: Record<string, number> } {
+  /** The acceptance rate per (type, model) from the outcome log (spec 05) and `recent` job counts (spec 07), of the caller's jobs. */
+  stats(opts: Caller = {}): StatsAnswer {
     return this.#queries.stats(opts);
   }
 

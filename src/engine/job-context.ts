@@ -1,4 +1,5 @@
 import type { NotifySettings } from './notify.js';
+import type { Billing } from '../domain/route.js';
 import type { ApprovalPolicy } from '../domain/approval.js';
 import { join } from 'node:path';
 import type { JobStatus } from '../domain/status.js';
@@ -36,6 +37,8 @@ export interface EngineServices {
   sandbox: Sandbox;
   /** Config `approval` (spec 05): what `approval: "auto"` asks, and how long an ask waits. */
   approval: ApprovalPolicy;
+  /** Who pays for a runner's calls (config `runners.<key>.billing`): an `api` task always asks (spec 05). */
+  billing: (runner: string) => Billing;
   /** Config `notify`: told when a job's asks open and when it ends. */
   notify: NotifySettings;
 }

@@ -109,6 +109,8 @@ export class CliContext {
       protect: { configFile: this.config.file, protectedPaths: config.protected_paths },
       worktrees: worktreeSettingsOf(config),
       approval: { default: config.approval.default, timeoutS: config.approval.timeout_s },
+      roster: config.roster,
+      billing: Object.fromEntries(Object.entries(config.runners).map(([key, r]) => [key, r.billing])),
       notify: config.notify,
     });
     return this.#engine;

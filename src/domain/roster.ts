@@ -1,0 +1,126 @@
+// spec 05 "The roster (data)": which runner and model take which task types, at what cost and
+// billing. Routing reads it; no code names a model, a provider or a type → model mapping.
+import { z } from 'zod';
+import { GafferError } from './errors.js';
+import { knownKeysAt, suggestKeys } from './nearest-key.js';
+import { BILLINGS, COST_TIERS, type Billing, type CostTier, type RosterPick } from './route.js';
+import { TASK_TYPES, type TaskType } from './status.js';
+
+/**
+ * Roster fields the spec names that this build does not act on yet: a roster that sets one is
+ * refused with `not_supported` (never accepted and ignored), the message saying what to do instead.
+ */
+const NOT_YET: Record<string, string> = {
+  trust: 'trust levels are not acted on yet — remove "trust"',
+  max_concurrency: 'per-entry concurrency is not enforced yet — remove "max_concurrency" (config workers.max_parallel caps every worker)',
+  fallback: 'provider fallbacks are not built yet — remove "fallback"',
+  endpoint: 'a roster entry cannot name a model endpoint yet — remove "endpoint" and configure the runner (runners.<key>, models.<name>)',
+  judge: 'the judge model is not built yet — remove "judge": asks carry a code-only rationale marked judge_abstained',
+  fanout: 'a roster file does not hold fan-out settings — move "fanout" to the config file\'s top-level "fanout"',
+};
+
+const entrySchema = z.strictObject({
+  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1–64 letters, digits, ".", "_" or "-", starting with a letter or digit'),
+  runner: z.string().min(1).max(64),
+  model: z.string().min(1).max(200).nullable().optional(),
+  provider: z.string().min(1).max(100),
+  billing: z.enum(BILLINGS),
+  cost: z.enum(COST_TIERS),
+  tasks: z.array(z.enum(TASK_TYPES)).min(1).max(TASK_TYPES.length),
+  approve: z.boolean().optional(),
+  trust: z.unknown().optional(),
+  max_concurrency: z.unknown().optional(),
+  fallback: z.unknown().optional(),
+  endpoint: z.unknown().optional(),
+});
+
+export const rosterSchema = z.strictObject({
+  entries: z.array(entrySchema).min(1).max(200),
+  judge: z.unknown().optional(),
+  fanout: z.unknown().optional(),
+});
+
+/** One validated entry: a runner/model pair, who pays, its cost tier, the task types it takes. */
+export interface RosterEntry {
+  id: string;
+  runner: string;
+  /** Null: the runner's own default model. */
+  model: string | null;
+  provider: string;
+  billing: Billing;
+  cost: CostTier;
+  tasks: TaskType[];
+  /** Its tasks always ask under `approval: "auto"`. */
+  approve: boolean;
+}
+
+/** A validated roster and where it was read from (named in every message about it). */
+export interface Roster {
+  source: string;
+  entries: RosterEntry[];
+}
+
+/**
+ * Validates a roster (config `roster`, or a `gaffer.roster.json`): every refusal names the source,
+ * the field, the value and the fix; a field the spec names but this build does not act on is
+ * `not_supported`. Entry ids are unique.
+ */
+export function parseRoster(raw: unknown, source: string): Roster {
+  const parsed = rosterSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = ['roster', ...(issue?.path ?? []).map(String)].join('.').replace(/\.(\d+)(?=\.|$)/g, '[$1]');
+    const what =
+      issue?.code === 'unrecognized_keys'
+        ? `unknown key(s) ${issue.keys.join(', ')}${withSuggestion(suggestKeys(issue.keys, knownKeysAt(rosterSchema, issue.path)))}`
+        : `${issue?.message ?? 'invalid'}${valueAt(raw, issue?.path ?? [])}`;
+    throw new GafferError('invalid_request', `${source}: ${field}: ${what}`, field);
+  }
+  const roster = parsed.data;
+  for (const key of ['judge', 'fanout'] as const) {
+    if (roster[key] !== undefined) throw new GafferError('not_supported', `${source}: roster.${key}: ${NOT_YET[key]}`, `roster.${key}`);
+  }
+  const seen = new Set<string>();
+  const entries = roster.entries.map((e, i): RosterEntry => {
+    for (const key of ['trust', 'max_concurrency', 'fallback', 'endpoint'] as const) {
+      if (e[key] !== undefined) throw new GafferError('not_supported', `${source}: roster.entries[${i}].${key}: ${NOT_YET[key]}`, `roster.entries[${i}].${key}`);
+    }
+    if (seen.has(e.id)) throw new GafferError('invalid_request', `${source}: roster.entries[${i}].id: "${e.id}" is used by an earlier entry; ids must be unique`, `roster.entries[${i}].id`);
+    seen.add(e.id);
+    return { id: e.id, runner: e.runner, model: e.model ?? null, provider: e.provider, billing: e.billing, cost: e.cost, tasks: e.tasks, approve: e.approve ?? false };
+  });
+  return { source, entries };
+}
+
+/**
+ * spec 05 "Routing": the first entry (roster order is the tie-break) that takes the task's type and
+ * whose runner this build can run — and, when the task names a model without a runner, serves that
+ * model. Null: a routing null (nothing rostered takes it).
+ */
+export function routeByRoster(roster: Roster, type: TaskType, available: readonly string[], model: string | null): RosterEntry | null {
+  return roster.entries.find((e) => e.tasks.includes(type) && available.includes(e.runner) && (model === null || e.model === model)) ?? null;
+}
+
+/** The pick a routed task keeps (its asks, attempts and outcome name the entry). */
+export function pickOf(entry: RosterEntry, type: TaskType, roster: Roster): RosterPick {
+  return { entry: entry.id, provider: entry.provider, billing: entry.billing, cost: entry.cost, approve: entry.approve, why: `the first entry of ${roster.source} taking "${type}"` };
+}
+
+/** The types some entry of the roster takes, in roster order (for a routing null's message). */
+export function rosteredTypes(roster: Roster): TaskType[] {
+  return [...new Set(roster.entries.flatMap((e) => e.tasks))];
+}
+
+function withSuggestion(suggestion: string): string {
+  return suggestion ? ` — ${suggestion}` : '';
+}
+
+/** `, got "cheap"` for a scalar at the issue's path; '' otherwise. */
+function valueAt(raw: unknown, path: readonly PropertyKey[]): string {
+  let node: unknown = raw;
+  for (const step of path) {
+    if (node === null || typeof node !== 'object') return '';
+    node = (node as Record<PropertyKey, unknown>)[step];
+  }
+  return typeof node === 'string' || typeof node === 'number' || typeof node === 'boolean' ? `, got ${JSON.stringify(node)}` : '';
+}

@@ -1,0 +1,140 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseRoster } from '../../src/domain/roster.js';
+import { Engine, type EngineOptions } from '../../src/engine/engine.js';
+import { createRunners } from '../../src/runners/index.js';
+import { createSandbox } from '../../src/platform/sandbox/sandbox.js';
+import { makeWorkspace, tempDir } from '../helpers/temp.js';
+
+// spec 05 "The roster" and "Routing", through real jobs on the shell runner (a roster entry is data:
+// its runner runs the task's instruction): the first capable entry takes a task; an `api` entry
+// asks even under approval "never"; a routing null is an ask proposing the default runner, or a
+// refusal naming what to add; the roster comes from config, the data dir, or the workspace as
+// committed.
+
+const engines: Engine[] = [];
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.close()));
+});
+
+async function open(opts: Partial<EngineOptions> = {}, dataDir = join(tempDir('gaffer-data-'), 'data')): Promise<Engine> {
+  const engine = await Engine.open({ dataDir, runners: createRunners({ sandbox: createSandbox('off') }), ...opts });
+  engines.push(engine);
+  return engine;
+}
+
+const ROSTER = {
+  entries: [
+    { id: 'cheap', runner: 'shell', provider: 'local', billing: 'free', cost: 'free', tasks: ['sweep'] },
+    { id: 'pricey', runner: 'shell', model: 'm-10', provider: 'cloud', billing: 'api', cost: 'high', tasks: ['fix', 'sweep'] },
+    { id: 'careful', runner: 'shell', provider: 'local', billing: 'subscription', cost: 'mid', tasks: ['test'], approve: true },
+  ],
+};
+
+const task = (name: string, type: string) => ({ name, type, instruction: `echo ${name} > ${name}.txt`, files: [`${name}.txt`] });
+
+describe('the roster (spec 05)', () => {
+  it('is refused with the field, the value and the fix; fields not built yet are not_supported', () => {
+    expect(() => parseRoster({ entries: [{ ...ROSTER.entries[0], cost: 'cheap' }] }, 'config x.json')).toThrow(/config x\.json: roster\.entries\[0\]\.cost: .*got "cheap"/);
+    expect(() => parseRoster({ entries: [{ ...ROSTER.entries[0], taks: ['fix'] }] }, 'r.json')).toThrow(/unknown key\(s\) taks — did you mean "tasks"\?/);
+    expect(() => parseRoster({ entries: [ROSTER.entries[0], ROSTER.entries[0]] }, 'r.json')).toThrow(/roster\.entries\[1\]\.id: "cheap" is used by an earlier entry/);
+    expect(() => parseRoster({ entries: [{ ...ROSTER.entries[0], tasks: ['paint'] }] }, 'r.json')).toThrow(/roster\.entries\[0\]\.tasks\[0\]/);
+    expect(() => parseRoster({ ...ROSTER, judge: { entry: 'cheap' } }, 'r.json')).toThrow(expect.objectContaining({ code: 'not_supported', message: expect.stringMatching(/roster\.judge: the judge model is not built yet/) }));
+    expect(() => parseRoster({ entries: [{ ...ROSTER.entries[0], max_concurrency: 2 }] }, 'r.json')).toThrow(expect.objectContaining({ code: 'not_supported' }));
+  });
+
+  it('routes each task to the first entry taking its type; an api entry asks even under approval "never", and its yes runs it there', async () => {
+    const engine = await open({ roster: parseRoster(ROSTER, 'config test'), defaultRunner: null });
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const { job } = engine.submit({ workspace: ws, approval: 'never', verify: 'exit 0', tasks: [task('s', 'sweep'), task('f', 'fix')] });
+    await engine.waitFor(job.id, 'phase:awaiting approval', 10);
+    const waiting = engine.get(job.id);
+    expect(waiting.status).toBe('awaiting_approval');
+    // only the api-billed task is asked about; the free one needs no yes
+    expect(waiting.asks?.map((a) => a.task)).toEqual(['f']);
+    expect(waiting.asks?.[0]).toMatchObject({ route: 'm-10 (cloud/shell, roster entry pricey)', why: 'roster entry "pricey" is billed per call (api): money is never spent without a yes' });
+    expect(existsSync(join(ws, 's.txt'))).toBe(false);
+    engine.approve(job.id, true);
+    await engine.settled(job.id);
+    const done = engine.get(job.id);
+    expect(done.status).toBe('done');
+    expect(readFileSync(join(ws, 's.txt'), 'utf8')).toBe('s\n');
+    expect(readFileSync(join(ws, 'f.txt'), 'utf8')).toBe('f\n');
+  });
+
+  it('an entry marked approve asks under auto; approval "never" does not ask for it', async () => {
+    const engine = await open({ roster: parseRoster(ROSTER, 'config test') });
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const asked = engine.submit({ workspace: ws, verify: 'exit 0', tasks: [task('t', 'test')] });
+    await engine.waitFor(asked.job.id, 'phase:awaiting approval', 10);
+    expect(engine.get(asked.job.id).asks?.[0]?.why).toBe('roster entry "careful" is marked approve: true');
+    engine.approve(asked.job.id, false);
+    await engine.settled(asked.job.id);
+    expect(engine.get(asked.job.id)).toMatchObject({ status: 'cancelled', verdict: 'not approved' });
+
+    const unasked = engine.submit({ workspace: ws, approval: 'never', verify: 'exit 0', tasks: [task('u', 'test')] });
+    await engine.settled(unasked.job.id);
+    expect(engine.get(unasked.job.id).status).toBe('done');
+  });
+
+  it('a routing null is an ask that proposes the default runner — never dropped, never run unasked; with no default runner the request is refused, naming what to add', async () => {
+    const engine = await open({ roster: parseRoster(ROSTER, 'config test'), defaultRunner: 'shell' });
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const { job } = engine.submit({ workspace: ws, verify: 'exit 0', tasks: [task('d', 'design')] });
+    await engine.waitFor(job.id, 'phase:awaiting approval', 10);
+    const ask = engine.get(job.id).asks?.[0];
+    expect(ask?.why).toMatch(/^routing null: nothing in config test takes "design" \(its types: sweep, fix, test\); the configured default runner "shell" is proposed$/);
+    expect(ask?.cons[0]).toMatch(/nothing rostered takes "design"/);
+    expect(existsSync(join(ws, 'd.txt'))).toBe(false);
+    engine.approve(job.id, { d: true });
+    await engine.settled(job.id);
+    expect(engine.get(job.id).status).toBe('done');
+
+    const strict = await open({ roster: parseRoster(ROSTER, 'config test'), defaultRunner: null });
+    expect(() => strict.submit({ workspace: ws, tasks: [task('d2', 'design')] })).toThrow(
+      expect.objectContaining({ code: 'no_runner', message: expect.stringMatching(/tasks\[0\]: nothing in config test takes "design" .* add a roster entry whose tasks include "design", name a "runner", or configure default_runner/) }),
+    );
+  });
+
+  it('a task that names its runner is not routed; a command is the shell\'s', async () => {
+    const engine = await open({ roster: parseRoster(ROSTER, 'config test') });
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const { job } = engine.submit({ workspace: ws, verify: 'exit 0', tasks: [{ ...task('n', 'fix'), runner: 'shell' }, { name: 'c', type: 'fix', instruction: 'write c', files: ['c.txt'], command: 'echo c > c.txt' }] });
+    await engine.settled(job.id);
+    // neither is the api entry's: nothing asked
+    expect(engine.get(job.id)).toMatchObject({ status: 'done' });
+    expect(engine.get(job.id).asks ?? []).toEqual([]);
+  });
+
+  it('reads <data dir>/gaffer.roster.json, and a workspace roster only as committed at HEAD', async () => {
+    const dataDir = join(tempDir('gaffer-data-'), 'data');
+    const engine = await open({ defaultRunner: null }, dataDir);
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    // no roster anywhere: a task with no runner is refused as before
+    expect(() => engine.submit({ workspace: ws, tasks: [task('a', 'sweep')] })).toThrow(expect.objectContaining({ code: 'no_runner' }));
+
+    // the workspace's file, not committed: refused, saying why and what to do
+    writeFileSync(join(ws, 'gaffer.roster.json'), JSON.stringify(ROSTER));
+    expect(() => engine.submit({ workspace: ws, tasks: [task('a', 'sweep')] })).toThrow(/read as committed at HEAD .* commit it, or move it to/);
+    execFileSync('git', ['add', 'gaffer.roster.json'], { cwd: ws });
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'roster'], { cwd: ws, stdio: 'ignore' });
+    // a worker's later edit of the working copy (everything to the api entry) changes nothing
+    writeFileSync(join(ws, 'gaffer.roster.json'), JSON.stringify({ entries: [{ ...ROSTER.entries[1], tasks: ['sweep'] }] }));
+    const routed = engine.submit({ workspace: ws, verify: 'exit 0', tasks: [task('a', 'sweep')] });
+    await engine.settled(routed.job.id);
+    expect(engine.get(routed.job.id).status).toBe('done');
+
+    // the data dir's roster wins over the workspace's
+    writeFileSync(join(dataDir, 'gaffer.roster.json'), JSON.stringify({ entries: [ROSTER.entries[1]] }));
+    const paid = engine.submit({ workspace: ws, verify: 'exit 0', tasks: [task('b', 'sweep')] });
+    await engine.waitFor(paid.job.id, 'phase:awaiting approval', 10);
+    expect(engine.get(paid.job.id).asks?.[0]?.route).toBe(`m-10 (cloud/shell, roster entry pricey)`);
+    engine.cancel(paid.job.id);
+    await engine.settled(paid.job.id);
+    // and a broken one refuses every job, naming the file and the field
+    writeFileSync(join(dataDir, 'gaffer.roster.json'), JSON.stringify({ entries: [{ ...ROSTER.entries[0], billing: 'prepaid' }] }));
+    expect(() => engine.submit({ workspace: ws, tasks: [task('c', 'sweep')] })).toThrow(/gaffer\.roster\.json: roster\.entries\[0\]\.billing: .*got "prepaid"/);
+  });
+});

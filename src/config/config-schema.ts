@@ -104,6 +104,11 @@ export const configFileSchema = z.strictObject({
       timeout_s: z.number().int().min(1).max(30 * 86_400).optional(),
     })
     .optional(),
+  handoff: z
+    .strictObject({
+      rules: z.array(z.string().trim().min(1).max(500)).max(50).optional(),
+    })
+    .optional(),
   // checked whole by parseRoster (its refusals name the entry and the fix)
   roster: z.unknown().optional(),
   fanout: z

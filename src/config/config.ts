@@ -91,6 +91,8 @@ export interface GafferConfig {
   fanout: { parallel_safe_gates: string[]; max_concurrency: number | null };
   /** The yes-gate (spec 05): `default: "required"` makes `approval: "auto"` ask for every task; an ask unanswered `timeout_s` is no. */
   approval: { default: 'auto' | 'required'; timeout_s: number };
+  /** The handoff prompt's standing rules (spec 05): every agent worker is held to them. */
+  handoff: { rules: string[] };
   /** The roster (spec 05): routes the tasks that name no runner; null: none configured here (a `gaffer.roster.json` may still apply). */
   roster: Roster | null;
   /** Called when a job's approval asks open and when a job ends (spec 05): a command (`sh -c`, the event as JSON on stdin) and/or a webhook (POSTed the JSON). */
@@ -132,6 +134,14 @@ export const DEFAULT_CONFIG: GafferConfig = {
   fanout: { parallel_safe_gates: [], max_concurrency: null },
   approval: { default: 'auto', timeout_s: 86_400 },
   roster: null,
+  handoff: {
+    rules: [
+      'Make surgical changes: what the task needs, nothing around it.',
+      'Touch only what the task names; leave everything else as it is.',
+      'Never fake done: a check you did not run or a result you did not see is not done.',
+      'A partial is fine: report it with the sticking point named.',
+    ],
+  },
   notify: { command: null, webhook: null },
 };
 
@@ -206,6 +216,7 @@ function applyFile(config: GafferConfig, c: ConfigFile, baseDir: string, env: No
   if (c.notify?.command !== undefined) set('notify.command', 'file', () => (config.notify.command = c.notify?.command ?? null));
   if (c.notify?.webhook !== undefined) set('notify.webhook', 'file', () => (config.notify.webhook = checkUrl(c.notify?.webhook ?? '', 'notify.webhook')));
   if (c.approval?.default !== undefined) set('approval.default', 'file', () => (config.approval.default = c.approval?.default ?? 'auto'));
+  if (c.handoff?.rules !== undefined) set('handoff.rules', 'file', () => (config.handoff.rules = c.handoff?.rules ?? []));
   if (c.approval?.timeout_s !== undefined) set('approval.timeout_s', 'file', () => (config.approval.timeout_s = c.approval?.timeout_s ?? 86_400));
   for (const [name, e] of Object.entries(c.models ?? {})) {
     const field = `models.${name}`;
@@ -268,7 +279,7 @@ function allKeys(config: GafferConfig): string[] {
     'workers.max_parallel', 'spec_lint', 'tokens', 'retention.jobs', 'default_runner', 'sandbox', 'timeouts.worker_s', 'timeouts.verify_s', 'verification.confirm_full_suite', 'server.max_body_bytes',
     'network.shell', 'network.verification', 'network.loopback_ports', 'limits.processes', 'limits.memory_mb', 'limits.cpu_weight', 'env.pass', 'protected_paths',
     'worktrees.dir', 'worktrees.include', 'worktrees.setup', 'worktrees.install', 'worktrees.deps', 'worktrees.set_port', 'worktrees.keep_days', 'worktrees.max_gb',
-    'fanout.parallel_safe_gates', 'fanout.max_concurrency', 'roster',
+    'fanout.parallel_safe_gates', 'fanout.max_concurrency', 'roster', 'handoff.rules',
   ];
   for (const name of Object.keys(config.models)) keys.push(...['url', 'api', 'model', 'key'].map((p) => `models.${name}.${p}`));
   for (const key of CONFIG_RUNNER_KEYS) keys.push(`runners.${key}.enabled`, `runners.${key}.billing`, `runners.${key}.home`);

@@ -4,6 +4,7 @@ import { knownKeysAt, suggestKeys } from './nearest-key.js';
 import { TASK_TYPES, type TaskType } from './status.js';
 import type { Billing, RosterPick } from './route.js';
 import { pickOf, routeByRoster, rosteredTypes, type Roster } from './roster.js';
+import { groundingGaps, isTaskType, type TaskBrief } from './grounding.js';
 import { taskOrderOf, taskPhases, type TaskOrder } from './phase-order.js';
 
 /** Limits of spec 02 "The job request"; one place, so every door checks the same numbers. */
@@ -28,8 +29,8 @@ export const LIMITS = {
 
 const TASK_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
-/** Grounding and gating fields of spec 05: known keys, refused as `not_supported` in this build. */
-const GROUNDING_KEYS = ['receipts', 'done_means', 'gates', 'abort_criteria', 'read_first', 'context', 'hold', 'grounded'] as const;
+/** Items and characters of a task's brief lists (receipts, done_means, abort_criteria, read_first). */
+const BRIEF_LIST = { items: 20, chars: 1_000 } as const;
 
 const relativePath = z
   .string()
@@ -41,6 +42,7 @@ const relativePath = z
   });
 
 const criteriaList = z.array(z.string().trim().min(1).max(LIMITS.criteria.chars)).max(LIMITS.criteria.items);
+const briefList = z.array(z.string().trim().min(1).max(BRIEF_LIST.chars)).max(BRIEF_LIST.items);
 
 const taskObject = z.strictObject({
   instruction: z.string().min(LIMITS.instruction.min).max(LIMITS.instruction.max),
@@ -50,14 +52,23 @@ const taskObject = z.strictObject({
     .refine((n) => n !== 'job', '"job" is reserved')
     .optional(),
   files: z.array(relativePath).max(LIMITS.paths.items).optional(),
-  type: z.enum(TASK_TYPES).optional(),
+  // checked after parsing: a grounded task's unknown type is one of its grounding gaps (spec 05)
+  type: z.string().min(1).max(64).optional(),
   runner: z.string().min(1).max(LIMITS.runner).nullable().optional(),
   model: z.string().min(1).max(LIMITS.model).nullable().optional(),
   criteria: criteriaList.optional(),
   outputs: z.array(relativePath).max(LIMITS.paths.items).optional(),
   command: z.string().min(1).max(LIMITS.command).nullable().optional(),
   tests_may_change: z.boolean().optional(),
-  ...Object.fromEntries(GROUNDING_KEYS.map((k) => [k, z.unknown().optional()])),
+  // grounding and the handoff prompt (spec 05)
+  receipts: briefList.optional(),
+  done_means: briefList.optional(),
+  abort_criteria: briefList.optional(),
+  read_first: briefList.optional(),
+  context: z.string().max(LIMITS.context).nullable().optional(),
+  hold: z.string().trim().min(1).max(LIMITS.criteria.chars).nullable().optional(),
+  grounded: z.boolean().optional(),
+  gates: z.unknown().optional(),
 });
 
 const verifyValue = z.union([z.boolean(), z.string().trim().min(1).max(LIMITS.verifyCommand)]);
@@ -115,6 +126,8 @@ export interface TaskSpec {
   runner: string;
   /** The roster entry that routed it (spec 05), when the roster chose its runner; absent when the task named one. */
   roster?: RosterPick;
+  /** Receipts, done_means, abort criteria, what to read first, its own context (spec 05): absent when the task gives none. */
+  brief?: TaskBrief;
   model: string | null;
   criteria: string[];
   outputs: string[];
@@ -182,6 +195,7 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
   if (!parsed.success) throw toRequestError(parsed.error, body);
   const req = parsed.data;
   refuseUnsupported(req);
+  refuseUngrounded(req.tasks);
 
   const names = new Set<string>();
   const tasks: TaskSpec[] = req.tasks.map((raw, i) => {
@@ -192,7 +206,8 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
     }
     names.add(name);
     const command = t.command ?? null;
-    const type = t.type ?? 'implement';
+    const type = taskType(t.type, i);
+    const brief = briefOf(t);
     return {
       name,
       instruction: t.instruction,
@@ -202,7 +217,8 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
       criteria: t.criteria ?? [],
       outputs: (t.outputs ?? []).map(normalizeRelative),
       command,
-      tests_may_change: t.tests_may_change ?? t.type === 'test',
+      tests_may_change: t.tests_may_change ?? type === 'test',
+      ...(brief ? { brief } : {}),
     };
   });
 
@@ -348,11 +364,44 @@ function refuseUnsupported(req: z.output<typeof jobRequestSchema>): void {
   if (req.repo !== undefined && req.repo !== null) refuse('repo', 'cluster mode');
   if (req.unattended === true) refuse('unattended', 'unattended jobs (budgets and the breaker)');
   req.tasks.forEach((task, i) => {
-    for (const key of GROUNDING_KEYS) {
-      const value = (task as Record<string, unknown>)[key];
-      if (value !== undefined && value !== null) refuse(`tasks[${i}].${key}`, 'task grounding and gates');
-    }
+    if (task.gates !== undefined && task.gates !== null) refuse(`tasks[${i}].gates`, 'task gates (the verification, criteria and write policy judge the work today)');
   });
+}
+
+/**
+ * spec 05 "Grounding": a held task, or a grounded one without receipts, done_means or a known type,
+ * sends the request back (`needs_detail`, 422) with each task's gaps named in `error.grounding` —
+ * nothing of it starts.
+ */
+function refuseUngrounded(tasks: readonly z.output<typeof taskObject>[]): void {
+  const returned = tasks.flatMap((t, i) => {
+    const gaps = groundingGaps(t, t.grounded === true);
+    return gaps.length > 0 ? [{ task: t.name ?? `tasks[${i}]`, field: `tasks[${i}]`, gaps }] : [];
+  });
+  if (returned.length === 0) return;
+  const words = returned.map((r) => `${r.field}${r.task !== r.field ? ` (${r.task})` : ''}: ${r.gaps.join('; ')}`).join(' — ');
+  throw new GafferError('needs_detail', `returned, not dispatched: ${words}`, returned[0]?.field ?? 'tasks', { grounding: returned });
+}
+
+/** A task's type: the request's (refused when unknown), else `implement`. */
+function taskType(type: string | undefined, index: number): TaskType {
+  if (type === undefined) return 'implement';
+  if (isTaskType(type)) return type;
+  throw new GafferError('invalid_request', `tasks[${index}].type: unknown type "${type}" (known: ${TASK_TYPES.join(', ')})`, `tasks[${index}].type`);
+}
+
+/** The task's brief (receipts, done_means, …) when it gives any of it. */
+function briefOf(t: z.output<typeof taskObject>): TaskBrief | null {
+  const brief: TaskBrief = {
+    receipts: t.receipts ?? [],
+    done_means: t.done_means ?? [],
+    abort_criteria: t.abort_criteria ?? [],
+    read_first: t.read_first ?? [],
+    context: t.context ?? null,
+    grounded: t.grounded === true,
+  };
+  const given = brief.grounded || brief.context !== null || [brief.receipts, brief.done_means, brief.abort_criteria, brief.read_first].some((l) => l.length > 0);
+  return given ? brief : null;
 }
 
 function nextDefaultName(taken: Set<string>, index: number): string {

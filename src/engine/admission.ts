@@ -114,7 +114,7 @@ export class Admission {
       verify: describeVerify(verify),
       title: `${job.title} (re-dispatch of ${id})`,
       // a task the roster routed is routed again, by the roster as it is now; the others keep their runner
-      tasks: tasks.map(({ runner, model, command, roster, ...t }) => ({ ...t, ...(roster ? {} : { runner, ...(model ? { model } : {}) }), ...(command ? { command } : {}) })),
+      tasks: tasks.map(({ runner, model, command, roster, brief, ...t }) => ({ ...t, ...brief, ...(roster ? {} : { runner, ...(model ? { model } : {}) }), ...(command ? { command } : {}) })),
     };
     return this.submit(body, opts);
   }

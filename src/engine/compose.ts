@@ -52,6 +52,8 @@ export interface EngineOptions {
   roster?: Roster | null;
   /** Config `runners.<key>.billing` (spec 04): an `api`-billed task always asks (spec 05); default: each runner's own. */
   billing?: Readonly<Record<string, Billing>>;
+  /** Config `handoff.rules`: the standing rules of every agent worker's prompt (spec 05); default config's. */
+  handoffRules?: readonly string[];
   /** Routes each attempt (the roster's router, issue 14); default: the task's own runner and model (`TaskRouter`). */
   router?: Router;
   /** Worktree isolation's settings (config `worktrees`, `fanout`); default: worktrees under the data dir, nothing copied or set up. */
@@ -85,6 +87,7 @@ export function composeServices(opts: EngineOptions, store: Store): EngineServic
     worktrees: { ...DEFAULT_WORKTREE_SETTINGS, ...opts.worktrees },
     approval: { ...DEFAULT_APPROVAL_POLICY, ...opts.approval },
     billing: billingOf(opts.billing),
+    handoffRules: opts.handoffRules ?? DEFAULT_CONFIG.handoff.rules,
     notify: opts.notify ?? NO_NOTIFY,
   };
 }

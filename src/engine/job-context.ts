@@ -39,6 +39,8 @@ export interface EngineServices {
   approval: ApprovalPolicy;
   /** Who pays for a runner's calls (config `runners.<key>.billing`): an `api` task always asks (spec 05). */
   billing: (runner: string) => Billing;
+  /** The handoff prompt's standing rules (config `handoff.rules`). */
+  handoffRules: readonly string[];
   /** Config `notify`: told when a job's asks open and when it ends. */
   notify: NotifySettings;
 }

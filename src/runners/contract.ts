@@ -70,6 +70,11 @@ export interface Runner {
    * costs the proof `external_agent_unsandboxed` (spec 04); `shell` and `builtin` are not external.
    */
   readonly external?: boolean;
+  /**
+   * True for a model-driven agent (builtin, the agent CLIs): it is given gaffer's handoff prompt
+   * (spec 05). Absent: the instruction as written (`shell` runs it as a command).
+   */
+  readonly takesPrompt?: boolean;
   /** True when a run would be confined by the sandbox here (`gaffer runners`); absent: never. */
   readonly sandboxed?: boolean;
   /**

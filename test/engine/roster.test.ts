@@ -7,6 +7,7 @@ import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import { createRunners } from '../../src/runners/index.js';
 import { createSandbox } from '../../src/platform/sandbox/sandbox.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
+import { startModelServer, type ModelRequest } from '../support/model-server/index.js';
 
 // spec 05 "The roster" and "Routing", through real jobs on the shell runner (a roster entry is data:
 // its runner runs the task's instruction): the first capable entry takes a task; an `api` entry
@@ -136,5 +137,38 @@ describe('the roster (spec 05)', () => {
     // and a broken one refuses every job, naming the file and the field
     writeFileSync(join(dataDir, 'gaffer.roster.json'), JSON.stringify({ entries: [{ ...ROSTER.entries[0], billing: 'prepaid' }] }));
     expect(() => engine.submit({ workspace: ws, tasks: [task('c', 'sweep')] })).toThrow(/gaffer\.roster\.json: roster\.entries\[0\]\.billing: .*got "prepaid"/);
+  });
+
+  it('a roster-routed builtin agent runs the entry\'s model and is handed gaffer\'s prompt: the grounded brief in its sections, the standing rules from config', async () => {
+    const server = await startModelServer();
+    try {
+      const roster = parseRoster({ entries: [{ id: 'local-small', runner: 'builtin', model: 'small-1', provider: 'ollama', billing: 'free', cost: 'free', tasks: ['fix'] }] }, 'config test');
+      const engine = await open({
+        roster,
+        defaultRunner: null,
+        handoffRules: ['Rule one: stay small.', 'Rule two: say what you did not do.'],
+        runners: createRunners({ sandbox: 'off', builtin: { endpoint: { api: 'openai-compatible', url: `${server.url}/v1`, key: 'sk-test', model: 'default-model' } } }),
+      });
+      server.script([
+        { when: (r: ModelRequest) => !r.isToolResult, toolCalls: [{ name: 'write_file', args: { path: 'fixed.txt', content: 'fixed\n' } }] },
+        { when: (r: ModelRequest) => r.isToolResult, text: 'Fixed.\nFiles changed:\nfixed.txt' },
+      ]);
+      const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+      const { job } = engine.submit({
+        workspace: ws,
+        verify: 'exit 0',
+        tasks: [{ name: 'fx', type: 'fix', grounded: true, instruction: 'write fixed.txt', files: ['fixed.txt'], receipts: ['issue #12: fixed.txt is missing'], done_means: ['fixed.txt says fixed'] }],
+      });
+      await engine.settled(job.id);
+      expect(engine.get(job.id).status).toBe('done');
+      const first = server.requests[0];
+      expect(first?.model).toBe('small-1');
+      const prompt = JSON.stringify(first?.body);
+      for (const part of ['## Role', 'You are small-1 on builtin (roster entry local-small), dispatched by gaffer for a fix task.', '## Read first', 'issue #12: fixed.txt is missing', '## Order of work', '1. fixed.txt says fixed', '- Rule one: stay small.', '- Rule two: say what you did not do.', '## Done means', '## Gates', '## Decisions', '## Abort criteria', `source: gaffer job ${job.id}`]) {
+        expect(prompt).toContain(JSON.stringify(part).slice(1, -1));
+      }
+    } finally {
+      await server.close();
+    }
   });
 });

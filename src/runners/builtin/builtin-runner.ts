@@ -81,6 +81,7 @@ function servedModelOf(raw: unknown): string | null {
 export class BuiltinRunner implements Runner {
   readonly key = 'builtin';
   readonly canResume = true;
+  readonly takesPrompt = true;
   readonly sharesWorkspace = true;
   readonly #opts: BuiltinRunnerOptions;
 

@@ -49,6 +49,7 @@ const SUMMARY_CHARS = 2000;
 export class CliRunner implements Runner {
   readonly key: string;
   readonly canResume: boolean;
+  readonly takesPrompt = true;
   readonly external = true;
   readonly sharesWorkspace = false;
   readonly profile: CliProfile;

@@ -5,12 +5,13 @@ import { buildRequest } from './commands/dispatch.js';
 import { doctorCommand } from './commands/doctor.js';
 import { mergeCommand, worktreesListCommand, worktreesPruneCommand } from './commands/worktrees.js';
 import { approveCommand, asksCommand } from './commands/approve.js';
+import { queueListCommand, queueRunCommand } from './commands/queue.js';
 import { mcpCommand, serveCommand } from './commands/serve.js';
 import { dispatchCommand, type DispatchFlags } from './commands/dispatch.js';
 import { restrictUmask } from '../../platform/process/umask.js';
 import { guardOutput } from './safe-output.js';
 import { protectSecretsAtStart } from './start-secrets.js';
-import { cancelCommand, eventsCommand, lintCommand, listCommand, runnersCommand, statusCommand, waitCommand } from './commands/reading.js';
+import { cancelCommand, eventsCommand, lintCommand, listCommand, runnersCommand, statsCommand, statusCommand, waitCommand } from './commands/reading.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -150,6 +151,21 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--verify <cmd>', 'the verification command')
     .action((file: string | undefined, flags: DispatchFlags) => run('lint', (cli) => lintCommand(cli, buildRequest(file, flags)))());
 
+  const queue = program.command('queue').description('a folder of task records (spec 05): ground, route, ask once, dispatch, write back');
+  queue
+    .command('run')
+    .description('dispatch the open records of DIR (default ./dispatch) as one job; held or ungrounded ones get their gaps written back')
+    .argument('[dir]')
+    .option('--workspace <dir>', 'the workspace the tasks run in (default the current directory)')
+    .option('--wait', 'wait for the job and write each record\'s final status and attempts')
+    .action((dir: string | undefined, flags: { workspace?: string; wait?: boolean }) => run('queue', (cli) => queueRunCommand(cli, dir, flags))());
+  queue
+    .command('ls', { isDefault: true })
+    .description('each record with its status, its grounding gaps, and where the roster would route it')
+    .argument('[dir]')
+    .option('--workspace <dir>', "the workspace whose committed gaffer.roster.json applies (default the current directory)")
+    .action((dir: string | undefined, flags: { workspace?: string }) => run('queue', (cli) => queueListCommand(cli, dir, flags))());
+
   const worktrees = program.command('worktrees').description("gaffer's worktrees and branches (spec 06)");
   worktrees
     .command('ls', { isDefault: true })
@@ -175,15 +191,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('stats')
-    .description('recent outcome counts (acceptance rates come with the outcome log)')
-    .action(() =>
-      run('stats', async (cli) => {
-        // like every reading command: the server when there is one (spec 02)
-        const stats = await (await cli.api()).stats();
-        cli.out(cli.json ? JSON.stringify(stats, null, 2) : Object.entries(stats.recent).map(([k, v]) => `${k}: ${v}`).join('\n'));
-        return 0;
-      })(),
-    );
+    .description('acceptance rate (gates passed / outcomes) per task type and model, from the outcome log; recent job counts')
+    .action(() => run('stats', (cli) => statsCommand(cli))());
 
   program
     .command('doctor')

@@ -1,0 +1,163 @@
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { GafferError } from '../../../domain/errors.js';
+import { isOpen, parseQueueRecord, recordGaps, recordTask, taskNames, type QueueAttempt, type QueueRecord, type QueueStatus, type ReadRecord } from '../../../domain/queue-record.js';
+import { routeByRoster } from '../../../domain/roster.js';
+import { isTaskType } from '../../../domain/grounding.js';
+import { rosterFor } from '../../../engine/roster-source.js';
+import type { CompactJob } from '../../../engine/compact.js';
+import type { CliContext } from '../cli-context.js';
+
+/** The folder `gaffer queue` reads when none is given (spec 05). */
+const DEFAULT_DIR = 'dispatch';
+
+/** One line of a queue report: the file, its id, what happened to it. */
+interface Line {
+  file: string;
+  id: string | null;
+  status: QueueStatus | 'malformed' | 'skipped';
+  detail: string;
+}
+
+/**
+ * `gaffer queue run [DIR] [--workspace W] [--wait]` (spec 05 "The task queue folder"): every open
+ * record is grounded (a queued task always is), a held or ungrounded one gets its gaps written back
+ * (`returned`, `held`), and the rest go out as **one** job — so their approval asks come as one
+ * batch, a yes/no per item — routed by the roster. Each record gets its status and job written back
+ * atomically; with `--wait`, its final status and attempts too. A malformed file is reported and
+ * skipped, never written to.
+ */
+export async function queueRunCommand(cli: CliContext, dir: string | undefined, flags: { workspace?: string; wait?: boolean }): Promise<number> {
+  const folder = resolve(dir ?? DEFAULT_DIR);
+  const read = readFolder(folder);
+  const lines: Line[] = [];
+  const dispatch: { file: string; record: QueueRecord }[] = [];
+  for (const r of read) {
+    if ('malformed' in r) {
+      lines.push({ file: r.file, id: null, status: 'malformed', detail: r.malformed });
+      continue;
+    }
+    const { record } = r;
+    if (!isOpen(record)) {
+      lines.push({ file: r.file, id: record.id, status: 'skipped', detail: `status ${record.status}${record.job ? ` (job ${record.job})` : ''}` });
+      continue;
+    }
+    const gaps = recordGaps(record);
+    if (gaps.length > 0) {
+      const status = record.hold ? 'held' : 'returned';
+      writeBack(folder, r.file, record, { status, gaps, job: null });
+      lines.push({ file: r.file, id: record.id, status, detail: gaps.join('; ') });
+      continue;
+    }
+    dispatch.push({ file: r.file, record });
+  }
+  if (dispatch.length > 0) lines.push(...(await dispatchAll(cli, folder, dispatch, flags)));
+  report(cli, folder, lines);
+  return 0;
+}
+
+/** `gaffer queue ls [DIR]`: each record with its status, its grounding gaps, and where the roster would route it. */
+export async function queueListCommand(cli: CliContext, dir: string | undefined, flags: { workspace?: string }): Promise<number> {
+  const folder = resolve(dir ?? DEFAULT_DIR);
+  const { config } = cli.config;
+  const workspace = resolve(flags.workspace ?? process.cwd());
+  const roster = rosterFor(config.roster, cli.dataDir, workspace);
+  const enabled = Object.entries(config.runners).flatMap(([key, r]) => (r.enabled ? [key] : []));
+  const lines: Line[] = readFolder(folder).map((r) => {
+    if ('malformed' in r) return { file: r.file, id: null, status: 'malformed', detail: r.malformed };
+    const { record } = r;
+    const gaps = isOpen(record) ? recordGaps(record) : [];
+    if (gaps.length > 0) return { file: r.file, id: record.id, status: record.hold ? 'held' : 'returned', detail: gaps.join('; ') };
+    const entry = roster && !record.runner && isTaskType(record.type) ? routeByRoster(roster, record.type, enabled, record.model ?? null) : null;
+    const route = record.runner ? `runner ${record.runner}` : entry ? `roster entry ${entry.id} (${entry.runner}${entry.model ? `, ${entry.model}` : ''})` : roster ? 'routing null: nothing rostered takes it (asked)' : 'the default runner (no roster)';
+    return { file: r.file, id: record.id, status: record.status ?? 'skipped', detail: `${record.status ? `${record.status}${record.job ? ` (job ${record.job})` : ''}; ` : 'ready; '}route: ${route}` };
+  });
+  report(cli, folder, lines);
+  return 0;
+}
+
+function readFolder(folder: string): ReadRecord[] {
+  if (!existsSync(folder)) throw new GafferError('invalid_request', `queue folder ${folder} does not exist — give the folder of task records (default ./${DEFAULT_DIR})`, 'dir');
+  return readdirSync(folder)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((file) => {
+      try {
+        return parseQueueRecord(file, readFileSync(join(folder, file), 'utf8'));
+      } catch (err) {
+        return { file, malformed: `cannot read it: ${(err as Error).message}` };
+      }
+    });
+}
+
+async function dispatchAll(cli: CliContext, folder: string, items: { file: string; record: QueueRecord }[], flags: { workspace?: string; wait?: boolean }): Promise<Line[]> {
+  const names = taskNames(items.map((i) => i.record.id));
+  const body = {
+    workspace: resolve(flags.workspace ?? process.cwd()),
+    title: `queue ${folder}: ${items.length} task(s)`,
+    tasks: items.map((i, k) => recordTask(i.record, names[k] as string, i.file)),
+  };
+  const api = await cli.api();
+  let job: CompactJob;
+  try {
+    job = (await api.submit(body, null)).job;
+  } catch (err) {
+    if (!(err instanceof GafferError)) throw err;
+    // the whole batch comes back: each record with its own gaps when the refusal names them, else the reason
+    const named = new Map(((err.extra.grounding as { task: string; gaps: string[] }[] | undefined) ?? []).map((g) => [g.task, g.gaps]));
+    return items.map((i, k) => {
+      const gaps = named.get(names[k] as string) ?? [`not dispatched: ${err.message}`];
+      writeBack(folder, i.file, i.record, { status: 'returned', gaps, job: null });
+      return { file: i.file, id: i.record.id, status: 'returned' as const, detail: gaps.join('; ') };
+    });
+  }
+  for (const i of items) writeBack(folder, i.file, i.record, { status: 'dispatched', gaps: [], job: job.id });
+  if (flags.wait !== true) return items.map((i) => ({ file: i.file, id: i.record.id, status: 'dispatched' as const, detail: `job ${job.id}${job.status === 'awaiting_approval' ? ' (awaiting approval: gaffer asks)' : ''}` }));
+  await api.follow(job.id, 0, () => undefined);
+  const full = await api.get(job.id, true);
+  return items.map((i, k) => {
+    const name = names[k] as string;
+    const rows = (full.result?.workers ?? []).filter((w) => w.name === name || w.name.startsWith(`${name}+`));
+    const attempts: QueueAttempt[] = rows.map((w) => ({ job: job.id, worker: w.name, runner: w.runner, model: w.model ?? null, status: w.status, outcome: w.outcome }));
+    const status = finalStatus(rows.at(-1)?.status ?? null, full.status);
+    writeBack(folder, i.file, i.record, { status, gaps: [], job: job.id, attempts: [...(i.record.attempts ?? []), ...attempts] });
+    return { file: i.file, id: i.record.id, status, detail: `job ${job.id}: ${full.verdict ?? full.status}` };
+  });
+}
+
+/** A record's final status from its task's last row and the job's status. */
+function finalStatus(row: string | null, job: string): QueueStatus {
+  if (row === 'refused') return 'refused';
+  if (row === 'cancelled' || job === 'cancelled') return 'cancelled';
+  if (row === 'error' || job === 'error') return 'error';
+  return row === 'done' && job === 'done' ? 'done' : 'failed';
+}
+
+/** Writes gaffer's fields into the record's file atomically (a temporary file, then a rename over it). */
+function writeBack(folder: string, file: string, record: QueueRecord, fields: { status: QueueStatus; gaps: string[]; job: string | null; attempts?: QueueAttempt[] }): void {
+  const { status: _s, gaps: _g, job: _j, attempts: _a, updated: _u, ...own } = record;
+  const next: QueueRecord = {
+    ...own,
+    status: fields.status,
+    ...(fields.gaps.length > 0 ? { gaps: fields.gaps } : {}),
+    ...(fields.job ? { job: fields.job } : {}),
+    ...((fields.attempts ?? record.attempts) ? { attempts: fields.attempts ?? record.attempts } : {}),
+    updated: new Date().toISOString(),
+  };
+  const target = join(folder, file);
+  const tmp = join(folder, `.${file}.${process.pid}.tmp`);
+  writeFileSync(tmp, `${JSON.stringify(next, null, 2)}\n`);
+  renameSync(tmp, target);
+}
+
+function report(cli: CliContext, folder: string, lines: Line[]): void {
+  if (cli.json) {
+    cli.out(JSON.stringify({ folder, records: lines }, null, 2));
+    return;
+  }
+  if (lines.length === 0) {
+    cli.out(`no task records in ${folder}`);
+    return;
+  }
+  cli.out(lines.map((l) => `${l.file}  ${l.id ?? '-'}  ${l.status}  ${l.detail}`).join('\n'));
+}

@@ -288,6 +288,7 @@ const askSchema = z.strictObject({
   cons: strings,
   blocking: z.boolean(),
   judge_abstained: z.boolean(),
+  judge: z.string().optional(),
   answer: z.boolean().nullable(),
   note: z.string().optional(),
   answered_by: z.string().optional(),

@@ -28,6 +28,8 @@ export interface AskJson {
   blocking: boolean;
   /** No judge model drafted the recommendation: it is gaffer's code-only rationale. */
   judge_abstained: boolean;
+  /** The roster entry whose model drafted the recommendation; or, when it abstained, why it did. */
+  judge?: string;
   /** Null while open. */
   answer: boolean | null;
   note?: string;
@@ -92,6 +94,34 @@ export function draftAsks(spec: JobSpec, reasons: ReadonlyMap<string, string>): 
       answer: null,
     };
   });
+}
+
+/** What the judge model is told: its part, and how to answer (spec 05: the judge recommends; a person approves). */
+export const JUDGE_SYSTEM = [
+  'You advise a person who must approve or deny a coding task before gaffer hands it to an AI worker.',
+  'Recommend in at most three sentences whether to approve, and why. Start with "approve" or "deny".',
+  'Weigh what the task may change, where it runs and who pays, and how its result will be checked. Do not invent facts.',
+].join(' ');
+
+/** The ask, for the judge: the task as the worker would get it, where it would run, and gaffer's own reading. */
+export function judgePrompt(ask: AskJson, task: TaskSpec): string {
+  const instruction = task.instruction.length > 2_000 ? `${task.instruction.slice(0, 2_000)}…` : task.instruction;
+  return [
+    `Task "${task.name}" (${task.type}): ${instruction}`,
+    `Route: ${ask.route}`,
+    `Why it is asked: ${ask.why}`,
+    ...ask.pros.map((p) => `For: ${p}`),
+    ...ask.cons.map((c) => `Against: ${c}`),
+  ].join('\n');
+}
+
+/** The judge's recommendation in place of the code-only one; `judge_abstained` stays true when it gave none. */
+export function withJudgement(ask: AskJson, entry: string, text: string | Error): AskJson {
+  if (text instanceof Error || text.trim() === '') {
+    return { ...ask, judge: `${entry} abstained: ${text instanceof Error ? text.message.slice(0, 200) : 'an empty answer'}` };
+  }
+  const said = text.trim();
+  return { ...ask, recommendation: said.length > 600 ? `${said.slice(0, 599)}…` : said, judge_abstained: false, judge: entry };
 }
 
 function weigh(task: TaskSpec, verify: string, spec: JobSpec): { pros: string[]; cons: string[] } {

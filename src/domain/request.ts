@@ -141,6 +141,8 @@ export interface TaskSpec {
 
 /** A job request after validation and defaults: what the engine runs and the store keeps. */
 export interface JobSpec {
+  /** The roster's judge when the job was admitted (spec 05): its model drafts the asks' recommendations. */
+  judge?: { entry: string; model: string | null };
   workspace: string;
   title: string;
   context: string | null;
@@ -251,6 +253,7 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
     isolation,
     merge: req.merge ?? 'none',
     approval: req.approval ?? 'auto',
+    ...(runners.roster?.judge ? { judge: { entry: runners.roster.judge.id, model: runners.roster.judge.model } } : {}),
     client_request_id: req.client_request_id ?? null,
   };
 }

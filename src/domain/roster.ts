@@ -15,7 +15,6 @@ const NOT_YET: Record<string, string> = {
   max_concurrency: 'per-entry concurrency is not enforced yet — remove "max_concurrency" (config workers.max_parallel caps every worker)',
   fallback: 'provider fallbacks are not built yet — remove "fallback"',
   endpoint: 'a roster entry cannot name a model endpoint yet — remove "endpoint" and configure the runner (runners.<key>, models.<name>)',
-  judge: 'the judge model is not built yet — remove "judge": asks carry a code-only rationale marked judge_abstained',
   fanout: 'a roster file does not hold fan-out settings — move "fanout" to the config file\'s top-level "fanout"',
 };
 
@@ -36,7 +35,7 @@ const entrySchema = z.strictObject({
 
 export const rosterSchema = z.strictObject({
   entries: z.array(entrySchema).min(1).max(200),
-  judge: z.unknown().optional(),
+  judge: z.strictObject({ entry: z.string().min(1).max(64) }).optional(),
   fanout: z.unknown().optional(),
 });
 
@@ -58,6 +57,8 @@ export interface RosterEntry {
 export interface Roster {
   source: string;
   entries: RosterEntry[];
+  /** The entry whose model drafts the asks' recommendations (spec 05); a `builtin` entry: the judge runs on its provider stack. */
+  judge: RosterEntry | null;
 }
 
 /**
@@ -77,9 +78,7 @@ export function parseRoster(raw: unknown, source: string): Roster {
     throw new GafferError('invalid_request', `${source}: ${field}: ${what}`, field);
   }
   const roster = parsed.data;
-  for (const key of ['judge', 'fanout'] as const) {
-    if (roster[key] !== undefined) throw new GafferError('not_supported', `${source}: roster.${key}: ${NOT_YET[key]}`, `roster.${key}`);
-  }
+  if (roster.fanout !== undefined) throw new GafferError('not_supported', `${source}: roster.fanout: ${NOT_YET.fanout}`, 'roster.fanout');
   const seen = new Set<string>();
   const entries = roster.entries.map((e, i): RosterEntry => {
     for (const key of ['trust', 'max_concurrency', 'fallback', 'endpoint'] as const) {
@@ -89,7 +88,17 @@ export function parseRoster(raw: unknown, source: string): Roster {
     seen.add(e.id);
     return { id: e.id, runner: e.runner, model: e.model ?? null, provider: e.provider, billing: e.billing, cost: e.cost, tasks: e.tasks, approve: e.approve ?? false };
   });
-  return { source, entries };
+  return { source, entries, judge: judgeOf(roster.judge?.entry, entries, source) };
+}
+
+function judgeOf(id: string | undefined, entries: readonly RosterEntry[], source: string): RosterEntry | null {
+  if (id === undefined) return null;
+  const entry = entries.find((e) => e.id === id);
+  if (!entry) throw new GafferError('invalid_request', `${source}: roster.judge.entry: "${id}" is not an entry of the roster (entries: ${entries.map((e) => e.id).join(', ')})`, 'roster.judge.entry');
+  if (entry.runner !== 'builtin') {
+    throw new GafferError('invalid_request', `${source}: roster.judge.entry: "${id}" runs on ${entry.runner}; the judge runs on the builtin provider stack — name a builtin entry`, 'roster.judge.entry');
+  }
+  return entry;
 }
 
 /**

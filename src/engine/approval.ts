@@ -1,4 +1,4 @@
-import { approvalReasons, draftAsks, type ApprovalAnswer } from '../domain/approval.js';
+import { approvalReasons, draftAsks, JUDGE_SYSTEM, judgePrompt, withJudgement, type ApprovalAnswer, type AskJson } from '../domain/approval.js';
 import { GafferError } from '../domain/errors.js';
 import type { TaskSpec } from '../domain/request.js';
 import type { Store } from '../store/store.js';
@@ -33,7 +33,7 @@ export async function seekApproval(ctx: JobContext): Promise<Approval | null> {
   const reasons = approvalReasons(ctx.spec, policy, billing);
   if (reasons.size === 0) return { approved: ctx.spec.tasks, refused: [] };
   const opened = epochS();
-  const drafted = draftAsks(ctx.spec, reasons);
+  const drafted = await judged(ctx, draftAsks(ctx.spec, reasons));
   store.openAsks(ctx.id, drafted, opened);
   const names = [...reasons.keys()].join(', ');
   ctx.enter('awaiting_approval', `awaiting approval of ${names} — gaffer approve ${ctx.id}`);
@@ -70,6 +70,33 @@ export async function seekApproval(ctx: JobContext): Promise<Approval | null> {
   // answered: queued again until it has its place (it may wait for the workspace)
   else ctx.enter('queued', `approved: ${approved.map((t) => t.name).join(', ')}${refused.length > 0 ? `; not approved: ${refused.map((r) => r.plan.task.name).join(', ')}` : ''}`);
   return { approved, refused };
+}
+
+/** How long the judge may take over one ask before it counts as abstaining. */
+const JUDGE_TIMEOUT_MS = 30_000;
+
+/**
+ * The roster's judge (spec 05) drafts each ask's recommendation through the builtin provider stack;
+ * an ask it does not answer keeps gaffer's code-only rationale, `judge_abstained` and why. Never a
+ * fabricated verdict: with no judge configured, nothing is asked of any model.
+ */
+async function judged(ctx: JobContext, asks: AskJson[]): Promise<AskJson[]> {
+  const judge = ctx.spec.judge;
+  if (!judge) return asks;
+  const runner = ctx.services.runners.get('builtin');
+  const out: AskJson[] = [];
+  for (const ask of asks) {
+    const task = ctx.spec.tasks.find((t) => t.name === ask.task);
+    if (!task || !runner?.complete) {
+      out.push(withJudgement(ask, judge.entry, new Error('the builtin runner is not available')));
+      continue;
+    }
+    const text = await runner
+      .complete({ system: JUDGE_SYSTEM, prompt: judgePrompt(ask, task), model: judge.model, timeoutMs: JUDGE_TIMEOUT_MS })
+      .catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+    out.push(withJudgement(ask, judge.entry, text));
+  }
+  return out;
 }
 
 /** Resolves on an answer given in this process, after `ms`, or on a cancel. */

@@ -82,5 +82,7 @@ export interface Runner {
    * GafferError (`runner_disabled`, `runner_not_installed`, `model_endpoint_missing`, …) naming `field`.
    */
   vet?(task: { model: string | null }, field: string): void;
+  /** One answer from the runner's model with no tools (`builtin`: the roster's judge, spec 05); absent where the runner cannot. */
+  complete?(request: { system: string; prompt: string; model: string | null; timeoutMs: number }): Promise<string>;
   run(input: RunnerInput): Promise<RunnerReport>;
 }

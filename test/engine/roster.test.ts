@@ -42,7 +42,9 @@ describe('the roster (spec 05)', () => {
     expect(() => parseRoster({ entries: [{ ...ROSTER.entries[0], taks: ['fix'] }] }, 'r.json')).toThrow(/unknown key\(s\) taks — did you mean "tasks"\?/);
     expect(() => parseRoster({ entries: [ROSTER.entries[0], ROSTER.entries[0]] }, 'r.json')).toThrow(/roster\.entries\[1\]\.id: "cheap" is used by an earlier entry/);
     expect(() => parseRoster({ entries: [{ ...ROSTER.entries[0], tasks: ['paint'] }] }, 'r.json')).toThrow(/roster\.entries\[0\]\.tasks\[0\]/);
-    expect(() => parseRoster({ ...ROSTER, judge: { entry: 'cheap' } }, 'r.json')).toThrow(expect.objectContaining({ code: 'not_supported', message: expect.stringMatching(/roster\.judge: the judge model is not built yet/) }));
+    expect(() => parseRoster({ ...ROSTER, judge: { entry: 'nobody' } }, 'r.json')).toThrow(/roster\.judge\.entry: "nobody" is not an entry of the roster \(entries: cheap, pricey, careful\)/);
+    expect(() => parseRoster({ ...ROSTER, judge: { entry: 'cheap' } }, 'r.json')).toThrow(/"cheap" runs on shell; the judge runs on the builtin provider stack/);
+    expect(() => parseRoster({ ...ROSTER, fanout: {} }, 'r.json')).toThrow(expect.objectContaining({ code: 'not_supported' }));
     expect(() => parseRoster({ entries: [{ ...ROSTER.entries[0], max_concurrency: 2 }] }, 'r.json')).toThrow(expect.objectContaining({ code: 'not_supported' }));
   });
 
@@ -167,6 +169,36 @@ describe('the roster (spec 05)', () => {
       for (const part of ['## Role', 'You are small-1 on builtin (roster entry local-small), dispatched by gaffer for a fix task.', '## Read first', 'issue #12: fixed.txt is missing', '## Order of work', '1. fixed.txt says fixed', '- Rule one: stay small.', '- Rule two: say what you did not do.', '## Done means', '## Gates', '## Decisions', '## Abort criteria', `source: gaffer job ${job.id}`]) {
         expect(prompt).toContain(JSON.stringify(part).slice(1, -1));
       }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("the roster's judge drafts each ask's recommendation through the builtin provider stack; when it does not answer, the ask says it abstained and why", async () => {
+    const server = await startModelServer();
+    try {
+      const roster = parseRoster({ entries: [...ROSTER.entries, { id: 'judge', runner: 'builtin', model: 'judge-1', provider: 'ollama', billing: 'free', cost: 'free', tasks: ['judge'] }], judge: { entry: 'judge' } }, 'config test');
+      const engine = await open({ roster, runners: createRunners({ sandbox: 'off', builtin: { endpoint: { api: 'openai-compatible', url: `${server.url}/v1`, key: 'sk-test', model: 'default-model' } } }) });
+      server.script([{ when: (r: ModelRequest) => r.lastText.includes('Task "f"'), text: 'approve: it changes one named file and the result is verified.' }]);
+      const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+      const { job } = engine.submit({ workspace: ws, verify: 'exit 0', tasks: [task('f', 'fix')] });
+      await engine.waitFor(job.id, 'phase:awaiting approval', 20);
+      const ask = engine.get(job.id).asks?.[0];
+      expect(ask).toMatchObject({ recommendation: 'approve: it changes one named file and the result is verified.', judge_abstained: false, judge: 'judge' });
+      expect(server.requests[0]?.model).toBe('judge-1');
+      expect(server.requests[0]?.system).toContain('Start with "approve" or "deny"');
+      engine.cancel(job.id);
+      await engine.settled(job.id);
+
+      // the model fails: gaffer's code-only rationale stands, marked as such, with the reason
+      server.script([{ error: { status: 500 } }]);
+      const second = engine.submit({ workspace: ws, verify: 'exit 0', tasks: [task('g', 'fix')] });
+      await engine.waitFor(second.job.id, 'phase:awaiting approval', 20);
+      const abstained = engine.get(second.job.id).asks?.[0];
+      expect(abstained).toMatchObject({ judge_abstained: true, judge: expect.stringMatching(/^judge abstained: /) });
+      expect(abstained?.recommendation).toMatch(/^approve/);
+      engine.cancel(second.job.id);
+      await engine.settled(second.job.id);
     } finally {
       await server.close();
     }

@@ -112,6 +112,26 @@ export class BuiltinRunner implements Runner {
     return fromEnv?.ok === true ? fromEnv.endpoint : null;
   }
 
+  /**
+   * One answer from the model, no tools, no workspace (the roster's judge drafting an ask's
+   * recommendation, spec 05): through the same provider stack as the agent. Throws when there is no
+   * endpoint or the call fails; the caller then says the judge abstained.
+   */
+  async complete(request: { system: string; prompt: string; model: string | null; timeoutMs: number }): Promise<string> {
+    const endpoint = this.#endpoint();
+    const modelId = request.model ?? endpoint?.model ?? null;
+    if (endpoint === null || modelId === null) throw new Error('no model endpoint (or no model) is configured for builtin');
+    const { generateText, createLanguageModel } = await loadSdk();
+    const result = await generateText({
+      model: createLanguageModel(endpoint, modelId),
+      system: request.system,
+      prompt: request.prompt,
+      maxRetries: 0,
+      abortSignal: AbortSignal.timeout(request.timeoutMs),
+    });
+    return result.text.trim();
+  }
+
   /** Refuses before anything starts when there is no endpoint, or no model for this task. */
   vet(task: { model: string | null }, field: string): void {
     const endpoint = this.#endpoint();

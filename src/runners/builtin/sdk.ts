@@ -10,6 +10,7 @@ import type * as Tools from './tools.js';
  */
 export interface Sdk {
   streamText: typeof Ai.streamText;
+  generateText: typeof Ai.generateText;
   stepCountIs: typeof Ai.stepCountIs;
   createLanguageModel: typeof LanguageModel.createLanguageModel;
   buildTools: typeof Tools.buildTools;
@@ -21,6 +22,7 @@ let loading: Promise<Sdk> | null = null;
 export function loadSdk(): Promise<Sdk> {
   loading ??= Promise.all([import('ai'), import('./language-model.js'), import('./tools.js'), import('./rate-limit.js')]).then(([ai, model, tools, rateLimit]) => ({
     streamText: ai.streamText,
+    generateText: ai.generateText,
     stepCountIs: ai.stepCountIs,
     createLanguageModel: model.createLanguageModel,
     buildTools: tools.buildTools,

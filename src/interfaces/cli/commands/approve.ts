@@ -31,7 +31,7 @@ export async function asksCommand(cli: CliContext): Promise<number> {
             `${job_id} ${ask.task} — ${title}`,
             `  ${ask.issue}; ${ask.why}`,
             `  route: ${ask.route}`,
-            `  recommendation: ${ask.recommendation}${ask.judge_abstained ? ' (code-only: no judge model drafted it)' : ''}`,
+            `  recommendation: ${ask.recommendation}${ask.judge_abstained ? ` (code-only: no judge model drafted it${ask.judge ? `; ${ask.judge}` : ''})` : ` (judge: ${ask.judge ?? 'the roster\'s judge'})`}`,
             ...ask.pros.map((p) => `  + ${p}`),
             ...ask.cons.map((c) => `  - ${c}`),
             `  answer: gaffer approve ${job_id} --task ${ask.task} [--deny]`,

@@ -34,7 +34,7 @@ const endpointSchema = z
   .refine((e) => e.key === undefined || e.key_env === undefined, { message: 'give key or key_env, not both', path: ['key'] });
 
 const localRunnerSchema = z.strictObject({ enabled: z.boolean().optional(), billing: z.enum(BILLINGS).optional() });
-const cliRunnerSchema = localRunnerSchema.extend({ home: z.string().min(1).max(4096).optional() });
+const cliRunnerSchema = localRunnerSchema.extend({ home: z.string().min(1).max(4096).optional(), endpoint: z.string().min(1).max(100).optional() });
 
 /** `gaffer.config.json` / `.yaml`: every key it may hold (unknown keys are refused, named). */
 export const configFileSchema = z.strictObject({

@@ -39,6 +39,8 @@ export interface RunnerConfig {
   billing: Billing;
   /** The CLI's own HOME/state dir, absolute; null = the user's own. */
   home: string | null;
+  /** An agent CLI pointed at `models.<name>` instead of its vendor (spec 04, issue 14); null: its own default. */
+  endpoint: string | null;
 }
 
 /** The effective configuration (spec 07 "Config"). */
@@ -119,9 +121,9 @@ export const DEFAULT_CONFIG: GafferConfig = {
   sandbox: 'auto',
   models: {},
   runners: {
-    shell: { enabled: true, billing: 'free', home: null },
-    builtin: { enabled: true, billing: 'free', home: null },
-    ...(Object.fromEntries(AGENT_CLI_KEYS.map((k) => [k, { enabled: false, billing: 'subscription', home: null }])) as Record<(typeof AGENT_CLI_KEYS)[number], RunnerConfig>),
+    shell: { enabled: true, billing: 'free', home: null, endpoint: null },
+    builtin: { enabled: true, billing: 'free', home: null, endpoint: null },
+    ...(Object.fromEntries(AGENT_CLI_KEYS.map((k) => [k, { enabled: false, billing: 'subscription', home: null, endpoint: null }])) as Record<(typeof AGENT_CLI_KEYS)[number], RunnerConfig>),
   },
   timeouts: { worker_s: 900, verify_s: 300 },
   verification: { confirm_full_suite: true },
@@ -174,6 +176,12 @@ export function loadConfig(opts: { dataDir: string; configPath?: string | undefi
   if (sources['runners.builtin.billing'] === undefined) {
     const url = config.models[DEFAULT_ENDPOINT]?.url;
     config.runners.builtin.billing = url !== undefined && !isLoopbackUrl(url) ? 'api' : 'free';
+  }
+  for (const [key, r] of Object.entries(config.runners)) {
+    if (r.endpoint !== null && config.models[r.endpoint] === undefined) {
+      const names = Object.keys(config.models);
+      throw new GafferError('invalid_request', `runners.${key}.endpoint: "${r.endpoint}" is not a model endpoint (${names.length > 0 ? `models: ${names.join(', ')}` : 'no models are configured'}) — add models.${r.endpoint} with its url, or name another`, `runners.${key}.endpoint`);
+    }
   }
   for (const key of allKeys(config)) sources[key] ??= 'default';
   return { config, file: file || null, sources };
@@ -233,6 +241,8 @@ function applyFile(config: GafferConfig, c: ConfigFile, baseDir: string, env: No
     if (entry.billing !== undefined) set(`runners.${key}.billing`, 'file', () => (target.billing = entry.billing ?? 'subscription'));
     const home = 'home' in entry ? entry.home : undefined;
     if (home !== undefined) set(`runners.${key}.home`, 'file', () => (target.home = expandHome(home, baseDir)));
+    const endpoint = 'endpoint' in entry ? entry.endpoint : undefined;
+    if (endpoint !== undefined) set(`runners.${key}.endpoint`, 'file', () => (target.endpoint = endpoint));
   }
 }
 
@@ -282,7 +292,7 @@ function allKeys(config: GafferConfig): string[] {
     'fanout.parallel_safe_gates', 'fanout.max_concurrency', 'roster', 'handoff.rules',
   ];
   for (const name of Object.keys(config.models)) keys.push(...['url', 'api', 'model', 'key'].map((p) => `models.${name}.${p}`));
-  for (const key of CONFIG_RUNNER_KEYS) keys.push(`runners.${key}.enabled`, `runners.${key}.billing`, `runners.${key}.home`);
+  for (const key of CONFIG_RUNNER_KEYS) keys.push(`runners.${key}.enabled`, `runners.${key}.billing`, `runners.${key}.home`, `runners.${key}.endpoint`);
   return keys;
 }
 

@@ -92,10 +92,14 @@ export function composeServices(opts: EngineOptions, store: Store): EngineServic
   };
 }
 
-/** A runner's billing from config; a runner it does not name bills as config's defaults say (spec 04), and one unknown there as money. */
+/**
+ * A runner's billing from config; a runner it does not name bills as config's defaults say (spec 04).
+ * A runner config does not know at all is one an embedder handed the engine (`runners`): its billing
+ * is theirs to give (`billing`), and it is taken as `free` until they do.
+ */
 function billingOf(configured: Readonly<Record<string, Billing>> | undefined): (runner: string) => Billing {
   const defaults: Record<string, { billing: Billing }> = DEFAULT_CONFIG.runners;
-  return (runner) => configured?.[runner] ?? defaults[runner]?.billing ?? 'api';
+  return (runner) => configured?.[runner] ?? defaults[runner]?.billing ?? 'free';
 }
 
 /** The job queue admission hands jobs to: the in-process one; `onEnd` runs after each job settles. */

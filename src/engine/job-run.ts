@@ -4,7 +4,9 @@ import type { Snapshot } from '../domain/snapshot.js';
 import type { ChangesJson, GitFacts } from '../domain/changes.js';
 import { buildChangesJson, diffSnapshots, readGitFacts, takeSnapshot } from '../evidence/index.js';
 import type { JobResult, VerificationJson } from '../domain/result.js';
-import type { TaskSpec } from '../domain/request.js';
+import { describeVerify, type TaskSpec } from '../domain/request.js';
+import { buildHandoff } from '../domain/handoff.js';
+import type { Route } from '../domain/route.js';
 import { readWorkspaceHints, WORKSPACE_HINTS_FILE } from '../verification/workspace-hints.js';
 import { detectTestCommand, type DetectedCommand } from '../verification/detect.js';
 import { verifyWork, type BaselineCache } from '../verification/verify.js';
@@ -13,7 +15,7 @@ import { compareArtifacts, verificationArtifact } from '../verification/converge
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
 import { runWorker, type WorkerEnd, type WorkerPlan, refuseWorker } from './worker-run.js';
-import { settleJob, emptyTotals, verificationFacts, type SettleInput } from './settle.js';
+import { settleJob, emptyTotals, recordOutcomes, verificationFacts, type SettleInput } from './settle.js';
 import type { JobPatch } from '../store/store.js';
 import { checkJobCriteria } from '../verification/criteria.js';
 import { captureOutputs, type OutputStates } from '../verification/outputs.js';
@@ -316,13 +318,14 @@ function workerSteps(ctx: JobContext, place: Place, tasks: TaskSpec[]): WorkerPl
 }
 
 function firstAttemptPlan(ctx: JobContext, task: TaskSpec, outputsAtCheckpoint: OutputStates | null): WorkerPlan {
+  const route = ctx.services.router.route(task, ctx.attempts.history(task.name));
   return {
     task,
-    route: ctx.services.router.route(task, ctx.attempts.history(task.name)),
+    route,
     name: task.name,
     // a review/verify/judge/triage/research task's row says it is a reviewer (spec 03's `role`)
     role: policyRoleOf(task, 'worker') === 'reviewer' ? 'reviewer' : 'worker',
-    instruction: buildInstruction(task, ctx.spec.context),
+    instruction: buildInstruction(ctx, task, route),
     resume: null,
     // the rows keep the request's order; `task_order` says the order they ran in
     ord: ctx.spec.tasks.indexOf(task),
@@ -367,8 +370,13 @@ async function restoredTests(evidence: EvidenceTrail, written: ChangeSet, after:
   return touched.filter((p) => !differs.has(p));
 }
 
-function buildInstruction(task: TaskSpec, context: string | null): string {
-  return context ? `${task.instruction}\n\n## Context\n${context}` : task.instruction;
+/**
+ * What a worker is told: an agent gets gaffer's handoff prompt (spec 05), built from the task; a
+ * runner that is not an agent (`shell`) gets the instruction as written — it may be its command.
+ */
+function buildInstruction(ctx: JobContext, task: TaskSpec, route: Route): string {
+  if (ctx.services.runners.get(route.runner)?.takesPrompt !== true) return task.instruction;
+  return buildHandoff({ task, route, jobContext: ctx.spec.context, verify: describeVerify(ctx.spec.verify), rules: ctx.services.handoffRules, source: `gaffer job ${ctx.id}` });
 }
 
 /**
@@ -386,6 +394,8 @@ function pickResumeTarget(workers: WorkerEnd[], fixers: WorkerEnd[], v: Verifica
 export function failJob(ctx: JobContext, err: unknown): void {
   const message = err instanceof Error ? err.message : String(err);
   const workersRan = ctx.services.store.listAttempts(ctx.id).some((a) => a.started !== null);
+  // spec 05: every task's outcome is logged, this end's too (a task whose attempt was still live: `error`)
+  recordOutcomes(ctx, { cancelled: ctx.isCancelled && ctx.interruptReason === null, interrupted: ctx.interruptReason !== null });
   ctx.enter(workersRan ? 'partial' : 'error', 'settled', { finished: epochS(), error: `gaffer failed: ${message}`, verdict: `error: gaffer failed: ${message}`.slice(0, 400) });
 }
 

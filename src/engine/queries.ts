@@ -1,11 +1,16 @@
+import { buildAcceptance, type AcceptanceReport } from '../domain/acceptance.js';
 import { GafferError } from '../domain/errors.js';
 import { isFinalStatus, JOB_STATUSES } from '../domain/status.js';
 import { fileDiff } from '../evidence/index.js';
 import type { Runner } from '../runners/contract.js';
 import { describeRunners, type RunnerRow } from '../runners/table.js';
 import type { JobEvent, JobRow, Store } from '../store/store.js';
+import type { RecentCounts } from '../store/ports.js';
 import { buildCompact, type CompactJob } from './compact.js';
 import { readTail } from './job-files.js';
+
+/** `gaffer stats`, `GET /api/stats`: the acceptance report, and `recent` job counts. */
+export type StatsAnswer = AcceptanceReport & { recent: RecentCounts };
 
 /** Who is asking: an owner sees only their jobs (null: everything, single-user). */
 export interface Caller {
@@ -85,8 +90,9 @@ export class JobQueries {
     return describeRunners(this.#runners);
   }
 
-  /** `recent` outcome counts (spec 07); acceptance rates come with the outcome log. */
-  stats(opts: Caller = {}): { acceptance: Record<string, never>; recent: Record<string, number> } {
-    return { acceptance: {}, recent: this.#store.countRecent(opts.owner ?? null) };
+  /** The acceptance rate per (type, model) from the outcome log's rows (spec 05) and the `recent` job counts (spec 07), of the caller's jobs. */
+  stats(opts: Caller = {}): StatsAnswer {
+    const owner = opts.owner ?? null;
+    return { ...buildAcceptance(this.#store.countOutcomes(owner)), recent: this.#store.countRecent(owner) };
   }
 }

@@ -12,6 +12,8 @@ import { describeWorktrees } from '../domain/fanout.js';
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
 import type { WorkerEnd } from './worker-run.js';
+import type { JobEndFacts } from '../domain/outcome.js';
+import { logOutcomes } from './outcome-log.js';
 
 /** Everything a job's end is decided from. */
 export interface SettleInput {
@@ -122,6 +124,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
   });
   // spec 01: the job's status from its tasks' final attempts; a cancel or a shutdown is the job's own
   const byTasks: JobStatus = ctx.attempts.jobStatus({ cancelled: s.cancelled, interrupted });
+  recordOutcomes(ctx, { cancelled: s.cancelled && !interrupted, interrupted });
   // each task passed alone, their merge did not: not done (spec 06)
   const status: JobStatus = (s.mergeProblems?.length ?? 0) > 0 && byTasks === 'done' ? 'partial' : byTasks;
 
@@ -174,6 +177,16 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
   });
 
   ctx.settle('settled', status, { result: { ...result }, verdict, error: error ?? null, finished: epochS(), ...(s.checkpoint ? { checkpoint: s.checkpoint } : {}) });
+}
+
+/**
+ * Logs every task's outcome (spec 05) before the job's final status is announced, so a caller that
+ * saw the job end finds its outcomes counted. A log that cannot be written is said on the job, and
+ * the job still settles as its work decided.
+ */
+export function recordOutcomes(ctx: JobContext, job: JobEndFacts): void {
+  const problems = logOutcomes(ctx, job);
+  if (problems.length > 0) ctx.phase(`outcome log not written: ${problems.join('; ')}`.slice(0, 400));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AttemptEvent, AttemptKind } from '../domain/attempt-machine.js';
-import type { WorkerEndWords } from '../domain/attempt-results.js';
+import { workerEndOf, type WorkerEndWords } from '../domain/attempt-results.js';
 import type { AttemptEventType } from '../domain/attempt-table.js';
 import type { TaskSpec } from '../domain/request.js';
 import type { Route } from '../domain/route.js';
@@ -16,6 +16,7 @@ import { blankReport } from '../runners/report.js';
 import { settleByArtifacts, type OutputStates } from '../verification/outputs.js';
 import { endEventsFor, type LedgerEntry } from './attempt-ledger.js';
 import { writePolicyFor } from '../domain/write-policy.js';
+import { recordWorkerPhase } from './liveness-log.js';
 
 /** Output events: at most one per worker per 250 ms, each at most 2 KiB of the newest lines (spec 02). */
 export const OUTPUT_EVENT_MS = 250;
@@ -95,6 +96,10 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
     releaseSlot?.();
     return finish(ctx, plan, place, batchStopped(notStarted('cancelled', 'cancelled', 'cancelled', null)), false);
   }
+  // spec 05 "Liveness": a `running` line before each start of the process, and `finished` once on every way out, a throw included
+  const who = { name: plan.name, task: plan.task.name };
+  let running = false;
+  let failure: { error: string } | null = null;
   try {
     if (signal.aborted) return finish(ctx, plan, place, batchStopped(notStarted('cancelled', 'cancelled', 'cancelled', null)), false);
     mkdirSync(ctx.jobDir, { recursive: true });
@@ -105,8 +110,10 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
       store.updateAttempt(ctx.id, plan.name, { lastEvent: 'output' });
       ctx.emit({ name: plan.name, event: 'output', message: text });
     });
-    const runOnce = (resume: string | null): Promise<RunnerReport> =>
-      executor.run(runner, {
+    const runOnce = (resume: string | null): Promise<RunnerReport> => {
+      recordWorkerPhase(ctx, who, { phase: 'running' });
+      running = true;
+      return executor.run(runner, {
         jobId: ctx.id,
         workerName: plan.name,
         attempt: entry.attempt.number,
@@ -130,6 +137,7 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
         onState: (detection) => recordState(ctx, plan, detection),
         onSpawn: ({ pgid, startedAt }) => store.updateAttempt(ctx.id, plan.name, { pgid, pgStart: startedAt }),
       });
+    };
     let report: RunnerReport;
     try {
       report = await runOnce(plan.resume);
@@ -145,6 +153,7 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
         const why = `rate limited by the provider: requeue ${requeues}/${MAX_REQUEUES}, retrying at ${new Date(retryAt * 1000).toISOString()}`;
         move(['rate_limited'], { state: { state: 'rate_limited', why, matched: report.error ?? 'rate limit', retry_at: retryAt }, lastEvent: 'state' });
         ctx.emit({ name: plan.name, event: 'state', message: `rate_limited: ${why}`, state: 'rate_limited', why, retry_at: retryAt });
+        recordWorkerPhase(ctx, who, { phase: 'requeued' });
         // the wait holds the place but not a worker slot
         releaseTurn?.();
         releaseSlot();
@@ -163,10 +172,21 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
     }
     // a refusal (e.g. config sandbox: required without a sandbox) never got a process either
     return finish(ctx, plan, place, batchStopped(report), report.stopReason !== 'spawn_failed' && report.status !== 'refused');
+  } catch (err) {
+    failure = { error: err instanceof Error ? err.message : String(err) };
+    throw err;
   } finally {
+    if (running) recordWorkerPhase(ctx, who, finishedLine(ctx, plan, failure));
     releaseTurn?.();
     releaseSlot();
   }
+}
+
+/** The `finished` line of an attempt: its row's words, or what failed when gaffer failed under it. */
+function finishedLine(ctx: JobContext, plan: WorkerPlan, failure: { error: string } | null): Parameters<typeof recordWorkerPhase>[2] {
+  if (failure !== null) return { phase: 'finished', status: 'error', outcome: null, error: failure.error };
+  const words = workerEndOf(ctx.attempts.entry(plan.name).attempt);
+  return { phase: 'finished', status: words.status, outcome: words.outcome };
 }
 
 function recordState(ctx: JobContext, plan: WorkerPlan, d: StateDetection): void {

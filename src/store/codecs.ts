@@ -5,6 +5,8 @@ import { DETECTED_STATES, JOB_STATUSES, WORKER_STATUSES, type JobStatus, type Wo
 import type { RunnerReport } from '../domain/runner-report.js';
 import type { AskRow, AttemptPatch, AttemptRow, AttemptState, JobEvent, JobPatch, JobProcessRow, JobRow, JobSnapshots, LockHolder } from './ports.js';
 import type { AskJson } from '../domain/approval.js';
+import type { OutcomeCount } from '../domain/acceptance.js';
+import { OUTCOME_STATUSES } from '../domain/outcome.js';
 
 /*
  * The one edge between SQLite's untyped rows and the store's typed ones: each column is read
@@ -189,6 +191,19 @@ export function decodeAsk(value: unknown): AskRow {
     opened: num(r, 'asks', 'opened'),
     answered: numOrNull(r, 'asks', 'answered'),
     ask: { ...ask, answer: answer === null ? null : answer === 1, ...(note !== null ? { note } : {}), ...(by !== null ? { answered_by: by } : {}) },
+  };
+}
+
+/** One group of `outcomes` rows as counted: its (type, runner, model, provider, status) and how many. */
+export function decodeOutcomeCount(value: unknown): OutcomeCount {
+  const r = readRow(value, 'outcomes');
+  return {
+    type: text(r, 'outcomes', 'type'),
+    runner: text(r, 'outcomes', 'runner'),
+    model: textOrNull(r, 'outcomes', 'model'),
+    provider: textOrNull(r, 'outcomes', 'provider'),
+    status: oneOf(r, 'outcomes', 'status', OUTCOME_STATUSES),
+    count: num(r, 'outcomes', 'n'),
   };
 }
 

@@ -1,4 +1,6 @@
 import type { AskJson } from '../domain/approval.js';
+import type { OutcomeCount } from '../domain/acceptance.js';
+import type { OutcomeRecord } from '../domain/outcome.js';
 import type { JobSpec } from '../domain/request.js';
 import type { JobEvent, NewJobEvent } from '../domain/events.js';
 import type { JobResult } from '../domain/result.js';
@@ -245,10 +247,18 @@ export interface JobProcessStore {
   listJobProcesses(jobId: string): JobProcessRow[];
 }
 
+/** The outcome log's rows (spec 05): one per task per job, kept past the job's own retention. */
+export interface OutcomeStore {
+  /** Logs a task's outcome with its job's owner; false when the job already logged one for the task (nothing written). */
+  recordOutcome(record: OutcomeRecord, owner: string | null): boolean;
+  /** Outcomes counted by (type, runner, model, provider, status), of one owner's jobs or (null) of all. */
+  countOutcomes(owner: string | null): OutcomeCount[];
+}
+
 /**
  * Everything the engine keeps, one interface per aggregate; the SQLite `Store` implements it and
  * test/store/contract.test.ts is the suite any other implementation runs.
  */
-export interface GafferStore extends JobStore, AttemptStore, EventStore, LockStore, JobProcessStore {
+export interface GafferStore extends JobStore, AttemptStore, EventStore, LockStore, JobProcessStore, OutcomeStore {
   close(): void;
 }

@@ -7,6 +7,8 @@ import { isSameProcessAlive, ownProcessIdentity } from '../platform/process/proc
 import { isSameStartTime } from '../platform/process/process-start-time.js';
 import { BackgroundCheckpointer } from './checkpointer.js';
 import type { AskJson } from '../domain/approval.js';
+import type { OutcomeCount } from '../domain/acceptance.js';
+import type { OutcomeRecord } from '../domain/outcome.js';
 
 import {
   decodeAsk,
@@ -17,6 +19,7 @@ import {
   decodeJobProcess,
   decodeLock,
   decodeNumber,
+  decodeOutcomeCount,
   decodeText,
   encodeAttemptPatch,
   encodeEventData,
@@ -422,6 +425,25 @@ export class Store implements GafferStore {
       cancelled: n('cancelled'),
       live: n('queued', 'awaiting_approval', 'running', 'verifying', 'cancelling'),
     };
+  }
+
+  /** Logs a task's outcome with its job's owner; false when the job already logged one for the task (nothing written). */
+  recordOutcome(o: OutcomeRecord, owner: string | null): boolean {
+    const inserted = this.#prepare(
+      `INSERT OR IGNORE INTO outcomes (job_id, task, owner, ts, type, runner, model, provider, entry, status, gates_passed, escalated_to, returned, attempts, cost_usd)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(o.job, o.task, owner, Date.parse(o.ts) / 1000, o.type, o.runner, o.model, o.provider, o.entry, o.status, o.gates_passed ? 1 : 0, o.escalated_to, o.returned ? 1 : 0, o.attempts, o.cost_usd)
+    .changes > 0;
+    this.#committed();
+    return inserted;
+  }
+
+  /** Outcomes counted by (type, runner, model, provider, status), of one owner's jobs or (null) of all: one grouped read, no row parsed. */
+  countOutcomes(owner: string | null): OutcomeCount[] {
+    return this.#prepare(`SELECT type, runner, model, provider, status, count(*) AS n FROM outcomes ${owner !== null ? 'WHERE owner = ?' : ''} GROUP BY type, runner, model, provider, status`)
+      .all(...(owner !== null ? [owner] : []))
+      .map(decodeOutcomeCount);
   }
 
   /** Ids of every job still stored. */

@@ -167,7 +167,12 @@ describe('the CLI against a running gaffer serve', () => {
       gaffer(elsewhere, ['--json', 'list'], env({ GAFFER_URL: server.url, GAFFER_TOKEN: token })),
     ]);
     expect(JSON.parse(status.stdout)).toEqual(job);
-    expect(JSON.parse(stats.stdout)).toEqual({ acceptance: {}, recent: { jobs: 1, done: 1, partial: 0, failed: 0, cancelled: 0, live: 0 } });
+    expect(JSON.parse(stats.stdout)).toMatchObject({
+      acceptance: [{ type: 'implement', model: null, runner: 'shell', provider: null, passed: 1, outcomes: 1, rate: 1 }],
+      outcomes_total: 1,
+      excluded: { not_dispatched: 0 },
+      recent: { jobs: 1, done: 1, partial: 0, failed: 0, cancelled: 0, live: 0 },
+    });
     expect(JSON.parse(list.stdout).jobs.map((j: { id: string }) => j.id)).toEqual([job.id]);
     expect(existsSync(join(elsewhere, 'gaffer.db'))).toBe(false);
     // the secret goes to its own data dir's server only: from elsewhere, no token is no credential

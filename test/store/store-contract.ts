@@ -3,6 +3,7 @@ import { parseJobRequest } from '../../src/domain/request.js';
 import type { JobResult } from '../../src/domain/result.js';
 import { ownProcessIdentity } from '../../src/platform/process/process-identity.js';
 import type { RunnerReport } from '../../src/domain/runner-report.js';
+import type { OutcomeRecord } from '../../src/domain/outcome.js';
 import type { GafferStore, JobSnapshots, NewJob } from '../../src/store/ports.js';
 
 export const me = ownProcessIdentity();
@@ -191,6 +192,31 @@ export function storeContract(name: string, make: () => GafferStore): void {
       ]);
       store.forgetJobProcess('job000000009', 11);
       expect(store.listJobProcesses('job000000009').map((p) => p.pgid)).toEqual([12]);
+      store.close();
+    });
+
+    it('outcomes: one per task per job, counted by (type, runner, model, provider, status), scoped by owner, kept after the job is pruned', () => {
+      const store = make();
+      expect(store.countOutcomes(null)).toEqual([]);
+      store.insertJob(newJob('job00000000a', { owner: 'alice' }));
+      const outcome = (task: string, extra: Partial<OutcomeRecord> = {}): OutcomeRecord => ({
+        ts: '2026-01-02T03:04:05.678Z', job: 'job00000000a', task, type: 'fix', runner: 'builtin', model: 'qwen3:8b', provider: 'ollama', entry: 'local',
+        status: 'passed', gates_passed: true, escalated_to: null, returned: false, attempts: 1, cost_usd: 0, ...extra,
+      });
+      expect(store.recordOutcome(outcome('a'), 'alice')).toBe(true);
+      expect(store.recordOutcome(outcome('b', { status: 'failed', gates_passed: false, attempts: 2, cost_usd: null }), 'alice')).toBe(true);
+      expect(store.recordOutcome(outcome('c', { model: null, provider: null, status: 'not_dispatched', gates_passed: false }), 'alice')).toBe(true);
+      // the job logs a task once
+      expect(store.recordOutcome(outcome('a', { status: 'failed' }), 'alice')).toBe(false);
+      expect(store.recordOutcome(outcome('d', { job: 'job00000000b' }), null)).toBe(true);
+      const byKey = (counts: ReturnType<GafferStore['countOutcomes']>) => counts.map((c) => `${c.type} ${c.runner} ${c.model} ${c.provider} ${c.status} ${c.count}`).sort();
+      expect(byKey(store.countOutcomes('alice'))).toEqual(['fix builtin null null not_dispatched 1', 'fix builtin qwen3:8b ollama failed 1', 'fix builtin qwen3:8b ollama passed 1']);
+      expect(byKey(store.countOutcomes(null))).toEqual(['fix builtin null null not_dispatched 1', 'fix builtin qwen3:8b ollama failed 1', 'fix builtin qwen3:8b ollama passed 2']);
+      expect(store.countOutcomes('bob')).toEqual([]);
+      // the acceptance history outlives the jobs' retention
+      store.updateJob('job00000000a', { status: 'done' });
+      expect(store.pruneFinishedJobs(0)).toEqual(['job00000000a']);
+      expect(byKey(store.countOutcomes('alice'))).toHaveLength(3);
       store.close();
     });
   });

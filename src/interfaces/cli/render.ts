@@ -1,5 +1,5 @@
 import type { CompactJob, CompactWorkerEntry } from '../../domain/answer.js';
-import type { WaitAnswer } from '../../engine/engine.js';
+import type { StatsAnswer, WaitAnswer } from '../../engine/engine.js';
 import type { JobEvent } from '../../domain/events.js';
 
 const list = (items: readonly string[] | undefined, max = 8): string => {
@@ -106,4 +106,22 @@ export function renderEvent(e: JobEvent): string {
 /** A wait's answer for a person. */
 export function renderWait(answer: WaitAnswer): string {
   return `${answer.met ? 'met' : 'not met'}: ${answer.condition} after ${answer.waited_s} s — job ${answer.state.id} is ${answer.state.status}${answer.state.phase ? ` (${answer.state.phase})` : ''}`;
+}
+
+/** `gaffer stats` for a person: the acceptance table (type, model, passed/outcomes, rate), what it left out, and the recent job counts. */
+export function renderStats(stats: StatsAnswer): string {
+  const lines: string[] = [];
+  if (stats.acceptance.length === 0) lines.push('acceptance: no outcome counted yet');
+  else {
+    lines.push('acceptance (gates passed / outcomes, per task type and model):');
+    const header = ['type', 'model', 'runner', 'provider', 'passed', 'rate'];
+    const rows = stats.acceptance.map((r) => [r.type, r.model ?? '-', r.runner, r.provider ?? '-', `${r.passed}/${r.outcomes}`, `${Math.round(r.rate * 100)}%`]);
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+    for (const row of [header, ...rows]) lines.push(`  ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd());
+  }
+  const left = stats.excluded.not_dispatched;
+  lines.push(`  ${stats.outcomes_total} outcome(s) logged${left > 0 ? `; ${left} not_dispatched (an approval ask denied: nothing ran) not counted` : ''}`);
+  const r = stats.recent;
+  lines.push(`recent jobs: ${r.jobs} (done ${r.done}, partial ${r.partial}, failed ${r.failed}, cancelled ${r.cancelled}, live ${r.live})`);
+  return lines.join('\n');
 }

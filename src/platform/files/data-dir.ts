@@ -13,8 +13,8 @@ export const PRIVATE_DIR_MODE = 0o700;
 /** Mode of every file gaffer keeps in the data dir (the db, server.json, logs, secrets). */
 export const PRIVATE_FILE_MODE = 0o600;
 
-/** What gaffer keeps at the top of its data dir: the db (and -wal/-shm), the config, server.json, secrets. */
-const OWN_FILE = /^(gaffer\.|server\.json|\.?secret)/;
+/** What gaffer keeps at the top of its data dir: the db (and -wal/-shm), the config, server.json, secrets, the outcome and liveness logs. */
+const OWN_FILE = /^(gaffer\.|server\.json|\.?secret|outcomes\.jsonl$|worker_status\.jsonl$)/;
 /** Its folders there: job logs and instructions, shadow repositories, outside and mtime evidence. */
 const OWN_DIRS = new Set(['jobs', 'shadow', 'outside', 'snapshots']);
 

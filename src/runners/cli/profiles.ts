@@ -75,6 +75,8 @@ export interface CliProfile {
   stateEnv?: Record<string, string>;
   /** How to point the CLI at a model endpoint. */
   endpoint: (endpoint: CliEndpoint, model: string | null) => EndpointSetup;
+  /** The wire API it speaks to an endpoint gaffer configures (`models.<name>.api`); null: none gaffer's endpoints speak. */
+  endpointApi: 'anthropic' | 'openai-compatible' | null;
   files?: ProfileFile[];
   /** Its exit code on an API error is the HTTP status mod 256 (gemini: 429 exits 173). */
   exitIsHttpStatus?: boolean;
@@ -113,6 +115,7 @@ const CLAUDE: CliProfile = {
   // bypassPermissions is refused as root unless the CLI is told it is sandboxed
   rootEnv: { IS_SANDBOX: '1' },
   homeStateDirs: ['.claude', '.config/claude'],
+  endpointApi: 'anthropic',
   endpoint: (e) => ({ env: { ANTHROPIC_BASE_URL: e.url, ANTHROPIC_API_KEY: e.key }, args: [] }),
   parser: parseClaudeLine,
 };
@@ -140,6 +143,7 @@ const CODEX: CliProfile = {
   stateEnv: { CODEX_HOME: '.codex' },
   homeStateDirs: ['.codex'],
   ownSandboxOff: { 'workspace-write': 'danger-full-access', 'sandbox_mode="workspace-write"': 'sandbox_mode="danger-full-access"' },
+  endpointApi: 'openai-compatible',
   endpoint: (e) => ({
     // OPENAI_BASE_URL is ignored and the chat wire API is gone: a custom provider is the only way
     env: { CODEX_ENDPOINT_API_KEY: e.key },
@@ -168,6 +172,7 @@ const GEMINI: CliProfile = {
   canResume: true,
   env: { GEMINI_CLI_NO_RELAUNCH: 'true' },
   homeStateDirs: ['.gemini'],
+  endpointApi: null,
   endpoint: (e) => ({ env: { GOOGLE_GEMINI_BASE_URL: e.url, GEMINI_API_KEY: e.key, GEMINI_DEFAULT_AUTH_TYPE: 'gemini-api-key' }, args: [] }),
   files: [
     {
@@ -203,6 +208,7 @@ const QWEN: CliProfile = {
   canResume: true,
   env: {},
   homeStateDirs: ['.qwen'],
+  endpointApi: 'openai-compatible',
   endpoint: (e, model) => ({ env: { OPENAI_BASE_URL: `${e.url}/v1`, OPENAI_API_KEY: e.key, ...(model ? { OPENAI_MODEL: model } : {}) }, args: [] }),
   parser: parseQwenLine,
 };
@@ -225,6 +231,7 @@ const OPENCODE: CliProfile = {
   canResume: true,
   env: { OPENCODE_DISABLE_AUTOUPDATE: '1', OPENCODE_DISABLE_SHARE: '1', OPENCODE_DISABLE_MODELS_FETCH: '1' },
   homeStateDirs: ['.local/share/opencode', '.local/state/opencode', '.cache/opencode', '.config/opencode'],
+  endpointApi: 'openai-compatible',
   endpoint: (e, model) => ({
     modelPrefix: 'gaffer/',
     env: {

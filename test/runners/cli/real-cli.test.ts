@@ -1,12 +1,14 @@
 // The real agent CLIs (test/agents, scripts/install-agent-clis.sh) driven through gaffer's engine, each inside a
 // loopback-only network namespace whose only way out is the scripted model server's unix socket.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../../src/engine/engine.js';
 import { CliRunner } from '../../../src/runners/cli/cli-runner.js';
 import { getCliProfile } from '../../../src/runners/cli/profiles.js';
+import { cliRunnerOptions } from '../../../src/runners/cli/config.js';
+import { loadConfig } from '../../../src/config/config.js';
 import { slirp4netnsStatus } from '../../../src/platform/sandbox/network.js';
 import { probeSandbox } from '../../../src/platform/sandbox/probe.js';
 import { makeWorkspace, tempDir } from '../../helpers/temp.js';
@@ -134,4 +136,51 @@ describe.skipIf(skipReason !== null || !codexInstalled)('codex in worktrees (rea
     expect(readFileSync(join(ws, 'alpha.txt'), 'utf8') + readFileSync(join(ws, 'beta.txt'), 'utf8')).toBe('alpha\nbeta\n');
     expect(done.status, context).toBe('done');
   }, 300_000);
+});
+
+// issue 14: an agent CLI pointed at a model endpoint by gaffer's config (`runners.<cli>.endpoint: "<models name>"`),
+// not by a test's hand-made options: the config file is loaded, the runner options come from it.
+describe.skipIf(skipReason !== null)('agent CLIs on an endpoint named by config', () => {
+  for (const key of ['claude', 'codex', 'qwen', 'opencode'] as const) {
+    const scenario = SCENARIOS[key];
+    const installed = agentBinary(getCliProfile(key)?.binary ?? '') !== null;
+    it.skipIf(!installed)(`${key}: config models.local + runners.${key}.endpoint reach the local server, its model asked for`, async () => {
+      const profile = getCliProfile(key);
+      if (profile === undefined) throw new Error(`no profile ${key}`);
+      const dir = tempDir(`gaffer-${key}-cfg-`);
+      const offline = await startOfflineServer(join(dir, 'sock'));
+      cleanups.push(() => offline.close());
+      const configFile = join(dir, 'gaffer.config.json');
+      writeFileSync(
+        configFile,
+        JSON.stringify({
+          models: { local: { url: `${offline.url}/v1`, api: key === 'claude' ? 'anthropic' : 'openai', key: 'sk-local', model: scenario.model } },
+          runners: { [key]: { enabled: true, billing: 'free', home: join(dir, 'home'), endpoint: 'local' } },
+        }),
+      );
+      const { config } = loadConfig({ dataDir: join(dir, 'data'), configPath: configFile, env: {} });
+      const options = cliRunnerOptions(config)[key];
+      const runner = new CliRunner(profile, { ...options, binDirs: [AGENTS_BIN], launch: offline.launch });
+      const engine = await Engine.open({ dataDir: join(dir, 'data'), runners: new Map([[key, runner]]) });
+      cleanups.push(() => engine.close());
+      const ws = makeWorkspace({ 'README.md': 'hi\n' }, { git: true });
+      offline.server.script([{ toolCalls: [scenario.write(ws, 'hello.txt', 'hello\n')] }, { text: 'Wrote hello.txt.' }], { auto: true });
+      // no model in the request: the endpoint's model is the one asked for
+      const { job } = engine.submit({ workspace: ws, verify: 'none', timeout_s: 240, tasks: [{ name: 'hello', runner: key, instruction: 'Create hello.txt containing the word hello.', files: ['hello.txt'] }] });
+      await engine.settled(job.id);
+      const done = engine.get(job.id);
+      const context = JSON.stringify({ status: done.status, verdict: done.verdict, requests: offline.server.requests.map((r) => [r.method, r.path, r.model, r.answeredBy, r.status]) });
+      expect(readFileSync(join(ws, 'hello.txt'), 'utf8'), context).toBe('hello\n');
+      expect(offline.server.requests.some((r) => r.model.endsWith(scenario.model)), context).toBe(true);
+    }, 300_000);
+  }
+
+  it('refuses an endpoint the CLI cannot speak, and one gaffer has no endpoint for', () => {
+    const models = { local: { url: 'http://127.0.0.1:9/v1', api: 'openai-compatible', model: 'm', key: null } };
+    expect(() => cliRunnerOptions({ models, runners: { claude: { enabled: true, billing: 'free', home: null, endpoint: 'local' } } })).toThrow(/runners\.claude\.endpoint: Claude Code speaks the anthropic API and models\.local is openai-compatible/);
+    expect(() => cliRunnerOptions({ models, runners: { gemini: { enabled: true, billing: 'free', home: null, endpoint: 'local' } } })).toThrow(expect.objectContaining({ code: 'not_supported' }));
+    const dir = tempDir('gaffer-cfg-');
+    writeFileSync(join(dir, 'c.json'), JSON.stringify({ runners: { qwen: { enabled: true, endpoint: 'nowhere' } } }));
+    expect(() => loadConfig({ dataDir: dir, configPath: join(dir, 'c.json'), env: {} })).toThrow(/runners\.qwen\.endpoint: "nowhere" is not a model endpoint \(no models are configured\) — add models\.nowhere/);
+  });
 });

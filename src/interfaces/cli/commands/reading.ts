@@ -1,7 +1,7 @@
 import { GafferError } from '../../../domain/errors.js';
 import { JOB_STATUSES } from '../../../domain/status.js';
 import type { CliContext } from '../cli-context.js';
-import { renderBrief, renderCompact, renderEvent, renderWait } from '../render.js';
+import { renderBrief, renderCompact, renderEvent, renderStats, renderWait } from '../render.js';
 
 /** `gaffer status JOB [--full]`. */
 export async function statusCommand(cli: CliContext, id: string, flags: { full?: boolean }): Promise<number> {
@@ -67,6 +67,13 @@ export async function lintCommand(cli: CliContext, body: unknown): Promise<numbe
   if (cli.json) cli.out(JSON.stringify(report, null, 2));
   else cli.out(report.ok ? 'nothing to add' : report.needs_detail.map((f) => `${f.task}: ${f.code} — ${f.message}; fix: ${f.fix}`).join('\n'));
   return report.ok ? 0 : 1;
+}
+
+/** `gaffer stats`: the acceptance table and recent counts, from the server when there is one (spec 02). */
+export async function statsCommand(cli: CliContext): Promise<number> {
+  const stats = await (await cli.api()).stats();
+  cli.out(cli.json ? JSON.stringify(stats, null, 2) : renderStats(stats));
+  return 0;
 }
 
 /** `gaffer runners`. */

@@ -1,0 +1,110 @@
+// spec 05 "The outcome log and acceptance rate": one record per task per job, decided from the
+// task's attempts when the job settles. Plain data and pure rules; engine/outcome-log.ts writes it.
+import type { TaskResult } from './attempt-results.js';
+import type { Billing } from './route.js';
+
+/**
+ * How a task ended, as the outcome log says it (a closed set):
+ * - `passed`: its final attempt closed through the result gates (`result_gates_passed`), its
+ *   verification did not block, and its work ended `done` having changed what it was to change;
+ * - `failed`: it ran and its gates did not pass (a not-ok worker fails them outright, spec 05);
+ * - `cancelled`: the job was cancelled before the task's gates were reached;
+ * - `interrupted`: gaffer itself stopped under it (spec 01);
+ * - `not_dispatched`: a person (or the ask's timeout) said no to its approval ask: nothing ran;
+ * - `error`: it never got a process for another reason (no runner, a launch or setup failure), or
+ *   gaffer failed under it.
+ */
+export const OUTCOME_STATUSES = ['passed', 'failed', 'cancelled', 'interrupted', 'not_dispatched', 'error'] as const;
+export type OutcomeStatus = (typeof OUTCOME_STATUSES)[number];
+
+/** One line of `outcomes.jsonl` (and one `outcomes` row): a task's terminal outcome in one job. */
+export interface OutcomeRecord {
+  /** When the job settled, ISO 8601. */
+  ts: string;
+  /** The job id. */
+  job: string;
+  /** The task's name in the job. */
+  task: string;
+  /** The task's type (`implement`, `fix`, …). */
+  type: string;
+  /** The runner of the task's last attempt: the one that actually ran (the task's own runner when it had no attempt). */
+  runner: string;
+  /** The model of the last attempt's route, else the model its runner reported serving, else null: never guessed. */
+  model: string | null;
+  /** The roster entry's provider of the last attempt's route; null without an entry. */
+  provider: string | null;
+  /** The roster entry of the last attempt's route; null when the task named its runner. */
+  entry: string | null;
+  status: OutcomeStatus;
+  /** True exactly when `status` is `passed`. */
+  gates_passed: boolean;
+  /** The route an escalation handed the task to; always null until escalation is built (spec 05). */
+  escalated_to: string | null;
+  /** The task was returned to its spawner as malformed; always false until escalation is built. */
+  returned: boolean;
+  /** The task's attempts, fix rounds and retries included (a task denied its approval had one that never ran). */
+  attempts: number;
+  /** USD: 0 on `free` and `subscription` billing; on `api` the sum the runners reported, null when any attempt's is unknown. */
+  cost_usd: number | null;
+}
+
+/** What the job knows about its own end that a task's attempts may not say. */
+export interface JobEndFacts {
+  cancelled: boolean;
+  interrupted: boolean;
+}
+
+/**
+ * A task's outcome status from its attempts' result (undefined: it had none) and the stop reason of
+ * its last attempt's report (`not_approved` tells a denied ask from a runner that refused).
+ */
+export function decideOutcomeStatus(result: TaskResult | undefined, lastStopReason: string | null, job: JobEndFacts): OutcomeStatus {
+  if (result === undefined) return job.interrupted ? 'interrupted' : job.cancelled ? 'cancelled' : 'error';
+  if (result.state === 'interrupted') return 'interrupted';
+  // a final attempt still live at the end: gaffer failed under the job (job-run.ts `failJob`)
+  if (result.state !== 'settled') return 'error';
+  switch (result.ending) {
+    case 'refused':
+      return lastStopReason === 'not_approved' ? 'not_dispatched' : 'error';
+    case 'cancelled':
+      return 'cancelled';
+    case 'launch_failed':
+      return 'error';
+    case 'finished':
+      return passedGates(result) ? 'passed' : 'failed';
+    // superseded with no attempt after it: its work was judged not good enough
+    default:
+      return 'failed';
+  }
+}
+
+/** The task's gates passed: closed through the result gates, its verification not blocking, its work done. */
+function passedGates(r: TaskResult): boolean {
+  return r.gatesPass && !r.verificationBlocks && r.status === 'done' && !r.nothingChanged;
+}
+
+/** One attempt's share of a task's cost. */
+export interface AttemptCost {
+  /** Who pays for the attempt's route; null when it is not known. */
+  billing: Billing | null;
+  /** It got a process: an attempt that never ran made no model call. */
+  ran: boolean;
+  /** What its runner reported, USD; null when it reported none. */
+  costUsd: number | null;
+}
+
+/**
+ * A task's cost over its attempts (spec 05: free and subscription rungs record 0, not blank): on
+ * `api` billing the runners' reported costs, null as soon as one that ran is unknown.
+ */
+export function costOf(attempts: readonly AttemptCost[]): number | null {
+  let total = 0;
+  for (const a of attempts) {
+    if (!a.ran) continue;
+    if (a.billing === null) return null;
+    if (a.billing !== 'api') continue;
+    if (a.costUsd === null) return null;
+    total += a.costUsd;
+  }
+  return total;
+}

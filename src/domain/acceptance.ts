@@ -12,25 +12,26 @@ export interface OutcomeCount {
   count: number;
 }
 
-/** The acceptance of one (type, model) as served by one runner and provider. */
-export interface AcceptanceRow {
+/** The acceptance of one (type, model) — spec 02's `{"accepted", "total", "rate"}`, with who served it. */
+export interface AcceptanceEntry {
   type: string;
-  /** Null: nothing named or reported a model (a shell task, a runner's own default). */
+  /** Null: nothing named or reported a model (a shell task, a runner's own default): the key names the runner instead. */
   model: string | null;
-  runner: string;
-  provider: string | null;
+  /** The runners and providers its outcomes came from (a model may be served by more than one). */
+  runners: string[];
+  providers: string[];
   /** Outcomes whose gates passed. */
-  passed: number;
+  accepted: number;
   /** The denominator: every outcome of the group but `not_dispatched` ones. */
-  outcomes: number;
-  /** passed / outcomes, 0..1, to three places. */
+  total: number;
+  /** accepted / total, 0..1, to three places. */
   rate: number;
 }
 
 /** `acceptance` and what it was counted from (`gaffer stats`, `GET /api/stats`). */
 export interface AcceptanceReport {
-  /** One row per (type, model, runner, provider), sorted by type, model, runner, provider (nulls last). */
-  acceptance: AcceptanceRow[];
+  /** By `<type>/<model>` (spec 02; a null model: `<type>/(<runner> default)`), keys in sorted order. */
+  acceptance: Record<string, AcceptanceEntry>;
   /** Every outcome logged, `not_dispatched` ones included. */
   outcomes_total: number;
   /** Outcomes logged but left out of every denominator. */
@@ -40,11 +41,16 @@ export interface AcceptanceReport {
 }
 
 /** The denominator rule, said where the figures are. */
-export const ACCEPTANCE_NOTE = 'rate = passed / outcomes per (type, model, runner, provider); not_dispatched outcomes (an approval ask denied: nothing ran) are logged but not counted';
+export const ACCEPTANCE_NOTE = 'rate = accepted / total per (type, model); not_dispatched outcomes (an approval ask denied: nothing ran) are logged but not counted';
+
+/** The key of a (type, model): spec 02's `fix/qwen3:8b`; a null model is the runner's default. */
+export function acceptanceKey(type: string, model: string | null, runner: string): string {
+  return `${type}/${model ?? `(${runner} default)`}`;
+}
 
 /** The acceptance report from the log's counts; no counts is an empty report. */
 export function buildAcceptance(counts: readonly OutcomeCount[]): AcceptanceReport {
-  const groups = new Map<string, AcceptanceRow>();
+  const groups = new Map<string, AcceptanceEntry>();
   let total = 0;
   let notDispatched = 0;
   for (const c of counts) {
@@ -53,24 +59,20 @@ export function buildAcceptance(counts: readonly OutcomeCount[]): AcceptanceRepo
       notDispatched += c.count;
       continue;
     }
-    const key = JSON.stringify([c.type, c.model, c.runner, c.provider]);
-    const row = groups.get(key) ?? { type: c.type, model: c.model, runner: c.runner, provider: c.provider, passed: 0, outcomes: 0, rate: 0 };
-    row.outcomes += c.count;
-    if (c.status === 'passed') row.passed += c.count;
-    groups.set(key, row);
+    const key = acceptanceKey(c.type, c.model, c.runner);
+    const entry = groups.get(key) ?? { type: c.type, model: c.model, runners: [], providers: [], accepted: 0, total: 0, rate: 0 };
+    entry.total += c.count;
+    if (c.status === 'passed') entry.accepted += c.count;
+    if (!entry.runners.includes(c.runner)) entry.runners.push(c.runner);
+    if (c.provider !== null && !entry.providers.includes(c.provider)) entry.providers.push(c.provider);
+    groups.set(key, entry);
   }
-  const acceptance = [...groups.values()].map((r) => ({ ...r, rate: Math.round((r.passed / r.outcomes) * 1000) / 1000 })).sort(compareRows);
+  // code-unit order, not the locale's: the same report reads the same on every machine
+  const keys = [...groups.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const acceptance: Record<string, AcceptanceEntry> = {};
+  for (const key of keys) {
+    const e = groups.get(key) as AcceptanceEntry;
+    acceptance[key] = { ...e, runners: e.runners.sort(), providers: e.providers.sort(), rate: Math.round((e.accepted / e.total) * 1000) / 1000 };
+  }
   return { acceptance, outcomes_total: total, excluded: { not_dispatched: notDispatched }, note: ACCEPTANCE_NOTE };
-}
-
-function compareRows(a: AcceptanceRow, b: AcceptanceRow): number {
-  return compareText(a.type, b.type) || compareText(a.model, b.model) || compareText(a.runner, b.runner) || compareText(a.provider, b.provider);
-}
-
-// code-unit order, not the locale's: the same rows sort the same on every machine; null goes last
-function compareText(a: string | null, b: string | null): number {
-  if (a === b) return 0;
-  if (a === null) return 1;
-  if (b === null) return -1;
-  return a < b ? -1 : 1;
 }

@@ -168,7 +168,7 @@ describe('the CLI against a running gaffer serve', () => {
     ]);
     expect(JSON.parse(status.stdout)).toEqual(job);
     expect(JSON.parse(stats.stdout)).toMatchObject({
-      acceptance: [{ type: 'implement', model: null, runner: 'shell', provider: null, passed: 1, outcomes: 1, rate: 1 }],
+      acceptance: { 'implement/(shell default)': { type: 'implement', model: null, runners: ['shell'], providers: [], accepted: 1, total: 1, rate: 1 } },
       outcomes_total: 1,
       excluded: { not_dispatched: 0 },
       recent: { jobs: 1, done: 1, partial: 0, failed: 0, cancelled: 0, live: 0 },

@@ -37,7 +37,7 @@ describe('gaffer stats', () => {
     });
   });
 
-  it('two processes log their jobs\' outcomes at once; stats shows passed/outcomes and the rate per type and model', async () => {
+  it('two processes log their jobs\' outcomes at once; stats shows accepted/total and the rate per type and model', async () => {
     const data = join(tempDir(), 'data');
     const codes = await Promise.all([
       dispatch(data, { workspace: makeWorkspace({ 'README.md': 'x\n' }), verify: 'none', parallel: true, tasks: tasks('implement', ['echo 1 > implement-1.txt', 'echo 2 > implement-2.txt', 'echo 3 > implement-3.txt', 'echo 4 > implement-4.txt; exit 1']) }),
@@ -52,9 +52,9 @@ describe('gaffer stats', () => {
     expect(table.stdout).toBe(
       [
         'acceptance (gates passed / outcomes, per task type and model):',
-        '  type       model  runner  provider  passed  rate',
-        '  fix        -      shell   -         4/4     100%',
-        '  implement  -      shell   -         3/4     75%',
+        '  type       model  runner  provider  accepted  rate',
+        '  fix        -      shell   -         4/4       100%',
+        '  implement  -      shell   -         3/4       75%',
         '  8 outcome(s) logged',
         'recent jobs: 2 (done 1, partial 1, failed 0, cancelled 0, live 0)',
         '',
@@ -62,10 +62,10 @@ describe('gaffer stats', () => {
     );
     const json = JSON.parse(gaffer(data, ['--json', 'stats']).stdout);
     expect(json).toMatchObject({
-      acceptance: [
-        { type: 'fix', model: null, runner: 'shell', provider: null, passed: 4, outcomes: 4, rate: 1 },
-        { type: 'implement', model: null, runner: 'shell', provider: null, passed: 3, outcomes: 4, rate: 0.75 },
-      ],
+      acceptance: {
+        'fix/(shell default)': { type: 'fix', model: null, runners: ['shell'], providers: [], accepted: 4, total: 4, rate: 1 },
+        'implement/(shell default)': { type: 'implement', model: null, runners: ['shell'], providers: [], accepted: 3, total: 4, rate: 0.75 },
+      },
       outcomes_total: 8,
       excluded: { not_dispatched: 0 },
     });

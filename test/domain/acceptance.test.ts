@@ -7,10 +7,10 @@ const count = (extra: Partial<OutcomeCount>): OutcomeCount => ({ type: 'fix', ru
 
 describe('the acceptance rate', () => {
   it('no outcome is an empty report that says its denominator', () => {
-    expect(buildAcceptance([])).toEqual({ acceptance: [], outcomes_total: 0, excluded: { not_dispatched: 0 }, note: expect.stringContaining('not_dispatched') });
+    expect(buildAcceptance([])).toEqual({ acceptance: {}, outcomes_total: 0, excluded: { not_dispatched: 0 }, note: expect.stringContaining('not_dispatched') });
   });
 
-  it('passed / outcomes per (type, model, runner, provider); not_dispatched is counted in the total but in no denominator', () => {
+  it('accepted / total per (type, model), keyed as spec 02 says; not_dispatched is counted in the total but in no denominator', () => {
     const report = buildAcceptance([
       count({ status: 'passed', count: 2 }),
       count({ status: 'failed', count: 1 }),
@@ -20,15 +20,15 @@ describe('the acceptance rate', () => {
       // only denied: nothing ran, so no row at all
       count({ type: 'design', status: 'not_dispatched', count: 1 }),
     ]);
-    expect(report.acceptance).toEqual([
-      { type: 'fix', model: 'qwen3:8b', runner: 'builtin', provider: 'ollama', passed: 2, outcomes: 4, rate: 0.5 },
-      { type: 'implement', model: null, runner: 'shell', provider: null, passed: 0, outcomes: 1, rate: 0 },
-    ]);
+    expect(report.acceptance).toEqual({
+      'fix/qwen3:8b': { type: 'fix', model: 'qwen3:8b', runners: ['builtin'], providers: ['ollama'], accepted: 2, total: 4, rate: 0.5 },
+      'implement/(shell default)': { type: 'implement', model: null, runners: ['shell'], providers: [], accepted: 0, total: 1, rate: 0 },
+    });
     expect(report.outcomes_total).toBe(11);
     expect(report.excluded).toEqual({ not_dispatched: 6 });
   });
 
-  it('rows sort by type, model, runner, provider the same whatever order the counts come in; a null model sorts last; rates to three places', () => {
+  it('keys sort the same whatever order the counts come in; a model served by two runners is one entry naming both; rates to three places', () => {
     const counts = [
       count({ type: 'fix', model: null, runner: 'claude', provider: null }),
       count({ type: 'fix', model: 'b-model' }),
@@ -37,13 +37,12 @@ describe('the acceptance rate', () => {
       count({ type: 'design', model: 'z-model' }),
       count({ type: 'fix', model: 'b-model', runner: 'aider' }),
     ];
-    const rows = (cs: OutcomeCount[]) => buildAcceptance(cs).acceptance.map((r) => [r.type, r.model, r.runner, r.rate]);
+    const rows = (cs: OutcomeCount[]) => Object.entries(buildAcceptance(cs).acceptance).map(([key, r]) => [key, r.runners, r.rate]);
     const expected = [
-      ['design', 'z-model', 'builtin', 1],
-      ['fix', 'a-model', 'builtin', 0.333],
-      ['fix', 'b-model', 'aider', 1],
-      ['fix', 'b-model', 'builtin', 1],
-      ['fix', null, 'claude', 1],
+      ['design/z-model', ['builtin'], 1],
+      ['fix/(claude default)', ['claude'], 1],
+      ['fix/a-model', ['builtin'], 0.333],
+      ['fix/b-model', ['aider', 'builtin'], 1],
     ];
     expect(rows(counts)).toEqual(expected);
     expect(rows([...counts].reverse())).toEqual(expected);

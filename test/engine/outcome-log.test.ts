@@ -92,7 +92,7 @@ describe('the outcome log', () => {
       { ts: expect.stringMatching(ISO), job: id, task: 'bad', ...shellOutcome, status: 'failed', gates_passed: false, attempts: 1 },
     ]);
     expect(engine.stats()).toMatchObject({
-      acceptance: [{ type: 'implement', model: null, runner: 'shell', provider: null, passed: 1, outcomes: 2, rate: 0.5 }],
+      acceptance: { 'implement/(shell default)': { type: 'implement', model: null, runners: ['shell'], providers: [], accepted: 1, total: 2, rate: 0.5 } },
       outcomes_total: 2,
       excluded: { not_dispatched: 0 },
     });
@@ -110,7 +110,7 @@ describe('the outcome log', () => {
       [fixed, 'fix', 'passed', true, 2],
       [unfixed, 'fix', 'failed', false, 2],
     ]);
-    expect(engine.stats().acceptance).toEqual([{ type: 'fix', model: null, runner: 'shell', provider: null, passed: 1, outcomes: 2, rate: 0.5 }]);
+    expect(engine.stats().acceptance).toEqual({ 'fix/(shell default)': { type: 'fix', model: null, runners: ['shell'], providers: [], accepted: 1, total: 2, rate: 0.5 } });
   });
 
   it('a task denied its approval is logged not_dispatched and left out of the denominator; an owner sees its own outcomes only', async () => {
@@ -140,22 +140,23 @@ describe('the outcome log', () => {
 
     const all = engine.stats();
     expect(all).toMatchObject({
-      acceptance: [
-        { type: 'fix', model: null, runner: 'shell', passed: 1, outcomes: 1, rate: 1 },
-        { type: 'implement', model: null, runner: 'shell', passed: 1, outcomes: 1, rate: 1 },
-      ],
+      acceptance: {
+        'fix/(shell default)': { type: 'fix', model: null, runners: ['shell'], accepted: 1, total: 1, rate: 1 },
+        'implement/(shell default)': { type: 'implement', model: null, runners: ['shell'], accepted: 1, total: 1, rate: 1 },
+      },
       outcomes_total: 3,
       excluded: { not_dispatched: 1 },
     });
     expect(all.note).toContain('not_dispatched');
-    expect(engine.stats({ owner: 'alice' })).toMatchObject({ acceptance: [{ type: 'fix', passed: 1, outcomes: 1 }], outcomes_total: 2, excluded: { not_dispatched: 1 } });
-    expect(engine.stats({ owner: 'bob' })).toMatchObject({ acceptance: [], outcomes_total: 0 });
+    expect(engine.stats({ owner: 'alice' })).toMatchObject({ acceptance: { 'fix/(shell default)': { type: 'fix', accepted: 1, total: 1 } }, outcomes_total: 2, excluded: { not_dispatched: 1 } });
+    expect(engine.stats({ owner: 'bob' })).toMatchObject({ outcomes_total: 0 });
+    expect(engine.stats({ owner: 'bob' }).acceptance).toEqual({});
   });
 
   it('an empty data dir is an empty report, not a crash', async () => {
     const engine = await open();
     expect(engine.stats()).toEqual({
-      acceptance: [],
+      acceptance: {},
       outcomes_total: 0,
       excluded: { not_dispatched: 0 },
       note: expect.stringContaining('not_dispatched'),
@@ -178,7 +179,7 @@ describe('the outcome log', () => {
     const first = lines.filter((o) => o.job === jobs[0]);
     expect(first.map((o) => o.task).sort()).toEqual(eight.map((t) => t.name).sort());
     expect(lines.every((o) => o.status === 'passed' && o.attempts === 1)).toBe(true);
-    expect(engine.stats().acceptance).toEqual([{ type: 'implement', model: null, runner: 'shell', provider: null, passed: 14, outcomes: 14, rate: 1 }]);
+    expect(engine.stats().acceptance).toEqual({ 'implement/(shell default)': { type: 'implement', model: null, runners: ['shell'], providers: [], accepted: 14, total: 14, rate: 1 } });
     // the liveness log saw every worker start and finish
     const liveness = livenessOf(engine);
     expect(liveness.filter((l) => l.phase === 'running')).toHaveLength(14);

@@ -36,7 +36,7 @@ describe('tokens and owners', () => {
 
     expect((await call('GET', '/api/jobs', undefined, as('tok-alice'))).json.jobs.map((j: { id: string }) => j.id)).toEqual([alice.json.id]);
     expect((await call('GET', '/api/jobs', undefined, as('tok-bob'))).json.jobs.map((j: { id: string }) => j.id)).toEqual([bob.json.id]);
-    expect((await call('GET', '/api/stats', undefined, as('tok-alice'))).json).toMatchObject({ acceptance: [{ passed: 1, outcomes: 1 }], outcomes_total: 1, recent: { jobs: 1, done: 1, live: 0 } });
+    expect((await call('GET', '/api/stats', undefined, as('tok-alice'))).json).toMatchObject({ acceptance: { 'implement/(shell default)': { accepted: 1, total: 1 } }, outcomes_total: 1, recent: { jobs: 1, done: 1, live: 0 } });
 
     const id = bob.json.id as string;
     for (const [method, path] of [

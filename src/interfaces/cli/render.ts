@@ -108,14 +108,15 @@ export function renderWait(answer: WaitAnswer): string {
   return `${answer.met ? 'met' : 'not met'}: ${answer.condition} after ${answer.waited_s} s — job ${answer.state.id} is ${answer.state.status}${answer.state.phase ? ` (${answer.state.phase})` : ''}`;
 }
 
-/** `gaffer stats` for a person: the acceptance table (type, model, passed/outcomes, rate), what it left out, and the recent job counts. */
+/** `gaffer stats` for a person: the acceptance table (type, model, accepted/total, rate), what it left out, and the recent job counts. */
 export function renderStats(stats: StatsAnswer): string {
   const lines: string[] = [];
-  if (stats.acceptance.length === 0) lines.push('acceptance: no outcome counted yet');
+  const entries = Object.values(stats.acceptance);
+  if (entries.length === 0) lines.push('acceptance: no outcome counted yet');
   else {
     lines.push('acceptance (gates passed / outcomes, per task type and model):');
-    const header = ['type', 'model', 'runner', 'provider', 'passed', 'rate'];
-    const rows = stats.acceptance.map((r) => [r.type, r.model ?? '-', r.runner, r.provider ?? '-', `${r.passed}/${r.outcomes}`, `${Math.round(r.rate * 100)}%`]);
+    const header = ['type', 'model', 'runner', 'provider', 'accepted', 'rate'];
+    const rows = entries.map((r) => [r.type, r.model ?? '-', r.runners.join(','), r.providers.join(',') || '-', `${r.accepted}/${r.total}`, `${Math.round(r.rate * 100)}%`]);
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
     for (const row of [header, ...rows]) lines.push(`  ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd());
   }

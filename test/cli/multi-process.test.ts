@@ -76,10 +76,12 @@ describe('an approval answered from another gaffer process', () => {
     expect(asks.map((a) => a.ask.task)).toEqual(['a', 'b']);
     const id = asks[0]?.job_id ?? '';
     const human = await gaffer(data, ['asks']);
-    expect(human.out).toContain(`answer: gaffer approve ${id} --task a [--deny]`);
-    expect((await gaffer(data, ['approve', id, '--task', 'zed'])).code).toBe(2);
+    expect(human.out).toContain(`answer: gaffer approve ${id} a=yes (or a=no)`);
+    expect((await gaffer(data, ['approve', id, 'zed=yes'])).code).toBe(2);
+    expect((await gaffer(data, ['approve', id, 'a=maybe'])).code).toBe(2);
+    expect((await gaffer(data, ['approve', id, 'a=yes', '--deny'])).code).toBe(2);
     expect((await gaffer(data, ['approve', id, '--task', 'a'])).code).toBe(0);
-    expect((await gaffer(data, ['approve', id, '--task', 'b', '--deny', '--note', 'not now'])).code).toBe(0);
+    expect((await gaffer(data, ['approve', id, 'b=no', '--note', 'not now'])).code).toBe(0);
     const end = await dispatched;
     expect(end.code).toBe(1);
     const job = JSON.parse(end.out);

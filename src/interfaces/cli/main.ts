@@ -122,10 +122,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command('approve')
     .description('answer the approval asks of a job awaiting approval: yes to the named tasks (every open ask when none is named), --deny for no')
     .argument('<job>')
+    .argument('[answers...]', 'TASK=yes or TASK=no, one per task (a yes for one and a no for another in one call)')
     .option('--task <name>', 'a task to answer (repeatable)', (value: string, all: string[] = []) => [...all, value])
     .option('--deny', 'answer no')
     .option('--note <text>', 'a note kept with the answer')
-    .action((id: string, flags: { task?: string[]; deny?: boolean; note?: string }) => run('approve', (cli) => approveCommand(cli, id, flags))());
+    .action((id: string, answers: string[], flags: { task?: string[]; deny?: boolean; note?: string }) => run('approve', (cli) => approveCommand(cli, id, { ...flags, answers }))());
 
   program
     .command('asks')

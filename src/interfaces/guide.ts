@@ -63,8 +63,11 @@ reviews of intent to yourself. One job = one workspace; gaffer runs one job per 
   scope) — a refusal, not a failure. Give a narrower instruction or widen \`files\`.
 - \`budget_paused\` (429): a budget is spent or ahead of pace; nothing started. Retry after
   \`retry_after_s\`, or dispatch to a cheaper runner.
-- \`needs_detail\` (422): spec lint in enforce mode found gaps; \`error.lint\` says what to add.
-- \`awaiting_approval\`: a person's yes is needed first (\`approval: "required"\`, or the config says so);
+- \`needs_detail\` (422): spec lint in enforce mode found gaps (\`error.lint\` says what to add), or a
+  task with \`grounded: true\` lacks \`receipts\`, \`done_means\` or a known \`type\`, or has a \`hold\`
+  (\`error.grounding\` names each task's gaps). Nothing started; fix the task and send it again.
+- \`awaiting_approval\`: a person's yes is needed first (\`approval: "required"\`, the config, a roster
+  entry marked \`approve\`, an \`api\`-billed route, or nothing rostered for the task's type);
   nothing runs yet. \`asks\` has one decision-grade ask per task. Relay them; do not answer for the
   person unless they told you to (\`workers_approve\`, per task or all). Unanswered in time is no.
 - Cancel with \`workers_cancel\`; the answer still reports what changed on disk.

@@ -32,9 +32,9 @@ describe('loadConfig', () => {
     expect(file).toBeNull();
     expect(config).toEqual(DEFAULT_CONFIG);
     expect(config.sandbox).toBe('auto');
-    expect(config.runners.claude).toEqual({ enabled: false, billing: 'subscription', home: null });
+    expect(config.runners.claude).toEqual({ enabled: false, billing: 'subscription', home: null, endpoint: null });
     expect(config.runners.opencode.enabled).toBe(false);
-    expect(config.runners.builtin).toEqual({ enabled: true, billing: 'free', home: null });
+    expect(config.runners.builtin).toEqual({ enabled: true, billing: 'free', home: null, endpoint: null });
     expect(Object.values(sources).every((s) => s === 'default')).toBe(true);
     expect(sources['runners.codex.enabled']).toBe('default');
   });
@@ -63,8 +63,8 @@ describe('loadConfig', () => {
     expect([sources['timeouts.worker_s'], sources['timeouts.verify_s']]).toEqual(['file', 'env']);
     expect(config.models.default).toEqual({ url: 'http://127.0.0.1:11434/v1', api: 'openai-compatible', model: 'llama3', key: SECRET, keyFrom: 'env GAFFER_MODEL_KEY' });
     expect([sources['models.default.url'], sources['models.default.model'], sources['models.default.key']]).toEqual(['file', 'env', 'env']);
-    expect(config.runners.claude).toEqual({ enabled: true, billing: 'subscription', home: join(homedir(), 'gaffer-claude') });
-    expect(config.runners.codex).toEqual({ enabled: true, billing: 'api', home: join(dir, 'homes/codex') });
+    expect(config.runners.claude).toEqual({ enabled: true, billing: 'subscription', home: join(homedir(), 'gaffer-claude'), endpoint: null });
+    expect(config.runners.codex).toEqual({ enabled: true, billing: 'api', home: join(dir, 'homes/codex'), endpoint: null });
     expect([sources['runners.claude.enabled'], sources['runners.claude.billing'], sources['runners.codex.billing']]).toEqual(['file', 'default', 'file']);
     expect(config.runners.gemini.enabled).toBe(false);
     // a loopback endpoint: builtin bills free

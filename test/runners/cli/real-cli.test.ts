@@ -110,8 +110,9 @@ describe.skipIf(skipReason !== null || !codexInstalled)('codex in worktrees (rea
     const { engine, offline, ws } = await setUp('codex', { parallelSafeGates: ['test -f alpha.txt -o -f beta.txt'] });
     const scenario = SCENARIOS.codex;
     const forTask = (name: string) => [
-      { when: (r: ModelRequest) => !r.isToolResult && r.lastText.includes(`${name}.txt`), toolCalls: [scenario.write(ws, `${name}.txt`, `${name}\n`)] },
-      { when: (r: ModelRequest) => r.isToolResult && JSON.stringify(r.body).includes(`${name}.txt`), text: `Wrote ${name}.txt.` },
+      // by the task's own words: the handoff prompt also shows the verification command, which names both files
+      { when: (r: ModelRequest) => !r.isToolResult && r.lastText.includes(`Create ${name}.txt`), toolCalls: [scenario.write(ws, `${name}.txt`, `${name}\n`)] },
+      { when: (r: ModelRequest) => r.isToolResult && JSON.stringify(r.body).includes(`Create ${name}.txt`), text: `Wrote ${name}.txt.` },
     ];
     offline.server.script([...forTask('alpha'), ...forTask('beta')], { auto: true });
     const { job } = engine.submit({

@@ -13,8 +13,8 @@ export type ConfigRunnerKey = (typeof CONFIG_RUNNER_KEYS)[number];
 
 export { BILLINGS, type Billing } from '../platform/process/billing-env.js';
 
-/** The wire API of a model endpoint (the names the builtin agent takes). */
-export const ENDPOINT_APIS = ['openai-compatible', 'anthropic'] as const;
+/** The wire API of a model endpoint: the builtin agent speaks the first two; `gemini` is for the Gemini CLI (`runners.gemini.endpoint`). */
+export const ENDPOINT_APIS = ['openai-compatible', 'anthropic', 'gemini'] as const;
 export type EndpointApi = (typeof ENDPOINT_APIS)[number];
 
 /** The endpoint the builtin agent uses; `GAFFER_MODEL_*` override this one. */
@@ -26,7 +26,7 @@ const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/;
 const endpointSchema = z
   .strictObject({
     url: z.string().min(1),
-    api: z.enum(['openai', 'openai-compatible', 'anthropic']).optional(),
+    api: z.enum(['openai', 'openai-compatible', 'anthropic', 'gemini']).optional(),
     key_env: z.string().regex(ENV_NAME, 'key_env must be an environment variable name').optional(),
     key: z.string().min(1).optional(),
     model: z.string().min(1).max(200).optional(),

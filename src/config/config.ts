@@ -266,7 +266,7 @@ function applyEnv(config: GafferConfig, env: NodeJS.ProcessEnv, set: Setter, sou
     const endpoint: ModelEndpoint = current ?? { url, api: apiOf(undefined, url), model: null, key: null, keyFrom: null };
     const name = `models.${DEFAULT_ENDPOINT}`;
     if (modelEnv.url) set(`${name}.url`, 'env', () => (endpoint.url = url));
-    if (modelEnv.api) set(`${name}.api`, 'env', () => (endpoint.api = apiOf(oneOf(env, 'GAFFER_MODEL_API', ['openai', 'openai-compatible', 'anthropic']), url)));
+    if (modelEnv.api) set(`${name}.api`, 'env', () => (endpoint.api = apiOf(oneOf(env, 'GAFFER_MODEL_API', ['openai', 'openai-compatible', 'anthropic', 'gemini']), url)));
     else if (modelEnv.url && sources[`${name}.api`] !== 'file') endpoint.api = apiOf(undefined, url);
     if (modelEnv.model) set(`${name}.model`, 'env', () => (endpoint.model = modelEnv.model ?? null));
     if (modelEnv.key) set(`${name}.key`, 'env', () => Object.assign(endpoint, { key: modelEnv.key, keyFrom: 'env GAFFER_MODEL_KEY' }));
@@ -340,6 +340,7 @@ function checkUrl(url: string, field: string): string {
 
 function apiOf(api: string | undefined, url: string): EndpointApi {
   if (api === 'anthropic') return 'anthropic';
+  if (api === 'gemini') return 'gemini';
   if (api === 'openai' || api === 'openai-compatible') return 'openai-compatible';
   try {
     return new URL(url).hostname === 'api.anthropic.com' ? 'anthropic' : 'openai-compatible';

@@ -202,6 +202,7 @@ function checkRunners(config: GafferConfig, env: NodeJS.ProcessEnv, add: Add): v
   const builtinFix = 'set GAFFER_MODEL_URL and GAFFER_MODEL (or models.default.url and .model in gaffer.config)';
   if (!config.runners.builtin.enabled) add('runner builtin', 'ok', 'disabled in the config');
   else if (endpoint === undefined) add('runner builtin', 'warn', 'no model endpoint configured: builtin workers cannot run', builtinFix);
+  else if (endpoint.api === 'gemini') add('runner builtin', 'warn', `models.default speaks the gemini API: the builtin agent speaks OpenAI-compatible or Anthropic`, 'point models.default at an OpenAI-compatible or Anthropic endpoint; a gemini endpoint is for runners.gemini.endpoint');
   else if (endpoint.model === null) add('runner builtin', 'warn', `endpoint ${redactUrl(endpoint.url)} has no model`, 'set GAFFER_MODEL (or models.default.model)');
   else add('runner builtin', 'ok', `${endpoint.api} endpoint ${redactUrl(endpoint.url)}, model ${endpoint.model}, billing ${config.runners.builtin.billing}`);
 
@@ -295,12 +296,15 @@ async function checkEndpoint(name: string, e: ModelEndpoint, timeoutMs: number):
   if (e.api === 'anthropic') {
     headers['anthropic-version'] = '2023-06-01';
     if (e.key) headers['x-api-key'] = e.key;
+  } else if (e.api === 'gemini') {
+    if (e.key) headers['x-goog-api-key'] = e.key;
   } else if (e.key) {
     headers.authorization = `Bearer ${e.key}`;
   }
   let res: Response;
   try {
-    res = await fetch(`${e.url}/models`, { headers, signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' });
+    // the Gemini API lists its models under its version path; the others' base URLs carry theirs
+    res = await fetch(e.api === 'gemini' ? `${e.url.replace(/\/v1(beta)?\/?$/, '')}/v1beta/models` : `${e.url}/models`, { headers, signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' });
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
     const why = cause === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : `unreachable (${cause})`;

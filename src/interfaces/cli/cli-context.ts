@@ -135,7 +135,8 @@ export class CliContext {
 /** The builtin agent's endpoint from the config (env `GAFFER_MODEL_*` already folded in); none: its own env default. */
 function builtinSetup(config: GafferConfig): Pick<RunnerSetup, 'builtin'> {
   const e = config.models[DEFAULT_ENDPOINT];
-  if (e === undefined || e.model === null) return {};
+  // the builtin agent speaks OpenAI-compatible or Anthropic; a gemini endpoint is for the Gemini CLI (doctor says so)
+  if (e === undefined || e.model === null || e.api === 'gemini') return {};
   return { builtin: { endpoint: { api: e.api, url: e.url, key: e.key, model: e.model } } };
 }
 

@@ -42,12 +42,9 @@ export function cliRunnerOptions(config: { runners: object; models?: Record<stri
 function cliEndpoint(profile: CliProfile, name: string, e: ConfiguredEndpoint | undefined): CliEndpoint {
   const field = `runners.${profile.key}.endpoint`;
   if (e === undefined) throw new GafferError('invalid_request', `${field}: "${name}" is not a model endpoint — add models.${name}`, field);
-  if (profile.endpointApi === null) {
-    throw new GafferError('not_supported', `${field}: ${profile.label} speaks only its vendor's API, and gaffer's model endpoints are OpenAI-compatible or Anthropic — remove it (the CLI uses its own login)`, field);
-  }
   if (e.api !== profile.endpointApi) {
     throw new GafferError('invalid_request', `${field}: ${profile.label} speaks the ${profile.endpointApi} API and models.${name} is ${e.api} — point it at an ${profile.endpointApi} endpoint (models.<name>.api)`, field);
   }
   // the CLIs add the version path themselves
-  return { url: e.url.replace(/\/v1\/?$/, ''), key: e.key ?? 'no-key', model: e.model };
+  return { url: e.url.replace(/\/v1(beta)?\/?$/, ''), key: e.key ?? 'no-key', model: e.model };
 }

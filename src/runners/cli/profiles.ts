@@ -76,7 +76,7 @@ export interface CliProfile {
   /** How to point the CLI at a model endpoint. */
   endpoint: (endpoint: CliEndpoint, model: string | null) => EndpointSetup;
   /** The wire API it speaks to an endpoint gaffer configures (`models.<name>.api`); null: none gaffer's endpoints speak. */
-  endpointApi: 'anthropic' | 'openai-compatible' | null;
+  endpointApi: 'anthropic' | 'openai-compatible' | 'gemini';
   files?: ProfileFile[];
   /** Its exit code on an API error is the HTTP status mod 256 (gemini: 429 exits 173). */
   exitIsHttpStatus?: boolean;
@@ -172,7 +172,7 @@ const GEMINI: CliProfile = {
   canResume: true,
   env: { GEMINI_CLI_NO_RELAUNCH: 'true' },
   homeStateDirs: ['.gemini'],
-  endpointApi: null,
+  endpointApi: 'gemini',
   endpoint: (e) => ({ env: { GOOGLE_GEMINI_BASE_URL: e.url, GEMINI_API_KEY: e.key, GEMINI_DEFAULT_AUTH_TYPE: 'gemini-api-key' }, args: [] }),
   files: [
     {

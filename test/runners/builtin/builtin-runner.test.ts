@@ -354,7 +354,7 @@ describe('builtin runner without an endpoint', () => {
   });
 
   it("takes the config's endpoint as it is; with no default model a task must name one", async () => {
-    const fromConfig: ModelEndpoint = { url: `${server.url}/v1`, api: 'openai-compatible', model: null, key: null, keyFrom: null };
+    const fromConfig = { url: `${server.url}/v1`, api: 'openai-compatible', model: null, key: null, keyFrom: null } satisfies ModelEndpoint;
     const runner = new BuiltinRunner({ endpoint: () => fromConfig });
     const unnamed = await runner.run(builtinInput(ws.dir, data.dir));
     expect(unnamed).toMatchObject({ status: 'error', stopReason: 'not_started', error: expect.stringContaining('no model selected') });

@@ -142,7 +142,7 @@ describe.skipIf(skipReason !== null || !codexInstalled)('codex in worktrees (rea
 // issue 14: an agent CLI pointed at a model endpoint by gaffer's config (`runners.<cli>.endpoint: "<models name>"`),
 // not by a test's hand-made options: the config file is loaded, the runner options come from it.
 describe.skipIf(skipReason !== null)('agent CLIs on an endpoint named by config', () => {
-  for (const key of ['claude', 'codex', 'qwen', 'opencode'] as const) {
+  for (const key of ['claude', 'codex', 'gemini', 'qwen', 'opencode'] as const) {
     const scenario = SCENARIOS[key];
     const installed = agentBinary(getCliProfile(key)?.binary ?? '') !== null;
     it.skipIf(!installed)(`${key}: config models.local + runners.${key}.endpoint reach the local server, its model asked for`, async () => {
@@ -155,7 +155,7 @@ describe.skipIf(skipReason !== null)('agent CLIs on an endpoint named by config'
       writeFileSync(
         configFile,
         JSON.stringify({
-          models: { local: { url: `${offline.url}/v1`, api: key === 'claude' ? 'anthropic' : 'openai', key: 'sk-local', model: scenario.model } },
+          models: { local: { url: key === 'gemini' ? offline.url : `${offline.url}/v1`, api: key === 'claude' ? 'anthropic' : key === 'gemini' ? 'gemini' : 'openai', key: 'sk-local', model: scenario.model } },
           runners: { [key]: { enabled: true, billing: 'free', home: join(dir, 'home'), endpoint: 'local' } },
         }),
       );
@@ -179,7 +179,7 @@ describe.skipIf(skipReason !== null)('agent CLIs on an endpoint named by config'
   it('refuses an endpoint the CLI cannot speak, and one gaffer has no endpoint for', () => {
     const models = { local: { url: 'http://127.0.0.1:9/v1', api: 'openai-compatible', model: 'm', key: null } };
     expect(() => cliRunnerOptions({ models, runners: { claude: { enabled: true, billing: 'free', home: null, endpoint: 'local' } } })).toThrow(/runners\.claude\.endpoint: Claude Code speaks the anthropic API and models\.local is openai-compatible/);
-    expect(() => cliRunnerOptions({ models, runners: { gemini: { enabled: true, billing: 'free', home: null, endpoint: 'local' } } })).toThrow(expect.objectContaining({ code: 'not_supported' }));
+    expect(() => cliRunnerOptions({ models, runners: { gemini: { enabled: true, billing: 'free', home: null, endpoint: 'local' } } })).toThrow(/runners\.gemini\.endpoint: Gemini CLI speaks the gemini API and models\.local is openai-compatible/);
     const dir = tempDir('gaffer-cfg-');
     writeFileSync(join(dir, 'c.json'), JSON.stringify({ runners: { qwen: { enabled: true, endpoint: 'nowhere' } } }));
     expect(() => loadConfig({ dataDir: dir, configPath: join(dir, 'c.json'), env: {} })).toThrow(/runners\.qwen\.endpoint: "nowhere" is not a model endpoint \(no models are configured\) — add models\.nowhere/);

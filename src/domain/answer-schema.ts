@@ -147,6 +147,9 @@ export const compactWorkerSchema = z.strictObject({
   attempt: count,
   runner: z.string(),
   model: z.string().nullable(),
+  /** The roster entry and provider its route came from (spec 05); absent when the task named its runner. */
+  entry: z.string().optional(),
+  provider: z.string().optional(),
   status: z.enum(WORKER_STATUSES),
   outcome: z.enum(['success', 'expected_error', 'cancelled', 'panic']).nullable(),
   stop_reason: z.string().nullable(),

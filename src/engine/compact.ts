@@ -148,6 +148,8 @@ function compactWorker(a: AttemptRow, full: boolean): CompactWorker {
     attempt: a.attempt,
     runner: a.runner,
     model: a.model,
+    ...(a.entry !== null ? { entry: a.entry } : {}),
+    ...(a.provider !== null ? { provider: a.provider } : {}),
     status: a.status,
     outcome: a.outcome,
     stop_reason: r?.stopReason ?? null,

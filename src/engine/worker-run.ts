@@ -236,6 +236,8 @@ function admitAttempt(ctx: JobContext, plan: WorkerPlan): LedgerEntry {
     role: plan.role,
     runner: plan.route.runner,
     model: plan.route.model,
+    entry: plan.route.entry,
+    provider: plan.route.provider,
     status: 'queued',
     queuedAt: epochS(),
     logFile: join(ctx.jobDir, `${plan.name}.log`),

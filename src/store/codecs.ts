@@ -120,6 +120,8 @@ export function decodeAttempt(value: unknown): AttemptRow {
     role: oneOf(r, 'attempts', 'role', WORKER_ROLES),
     runner: text(r, 'attempts', 'runner'),
     model: textOrNull(r, 'attempts', 'model'),
+    entry: textOrNull(r, 'attempts', 'entry'),
+    provider: textOrNull(r, 'attempts', 'provider'),
     status: oneOf<WorkerStatus>(r, 'attempts', 'status', WORKER_STATUSES),
     outcome: outcome === null ? null : oneOf(r, 'attempts', 'outcome', WORKER_OUTCOMES),
     queuedAt: num(r, 'attempts', 'queued_at'),

@@ -73,6 +73,9 @@ export interface AttemptRow {
   role: WorkerRole;
   runner: string;
   model: string | null;
+  /** The roster entry and provider its route came from (spec 05); null when the task named its runner. */
+  entry: string | null;
+  provider: string | null;
   status: WorkerStatus;
   outcome: WorkerOutcome | null;
   queuedAt: number;

@@ -65,6 +65,11 @@ describe('the roster (spec 05)', () => {
     expect(done.status).toBe('done');
     expect(readFileSync(join(ws, 's.txt'), 'utf8')).toBe('s\n');
     expect(readFileSync(join(ws, 'f.txt'), 'utf8')).toBe('f\n');
+    // each attempt's record names the entry and provider its route came from
+    expect(done.result?.workers.map((w) => [w.name, w.entry, w.provider, w.model ?? null])).toEqual([
+      ['s', 'cheap', 'local', null],
+      ['f', 'pricey', 'cloud', 'm-10'],
+    ]);
   });
 
   it('an entry marked approve asks under auto; approval "never" does not ask for it', async () => {

@@ -113,13 +113,13 @@ export function storeContract(name: string, make: () => GafferStore): void {
     it('attempts: listed in their order, their report and detected state typed as written', () => {
       const store = make();
       store.insertJob(newJob('job000000007'));
-      const base = { jobId: 'job000000007', task: 'worker-1', attempt: 1, role: 'worker', runner: 'shell', model: null, status: 'queued', queuedAt: 1, logFile: '/l' } as const;
+      const base = { jobId: 'job000000007', task: 'worker-1', attempt: 1, role: 'worker', runner: 'shell', model: null, entry: 'local', provider: 'here', status: 'queued', queuedAt: 1, logFile: '/l' } as const;
       store.insertAttempt({ ...base, worker: 'second', ord: 1 });
       store.insertAttempt({ ...base, worker: 'worker-1', ord: 0 });
       store.updateAttempt('job000000007', 'worker-1', { status: 'running', started: 2, pgid: 123, pgStart: 4.5, state: { state: 'rate_limited', why: 'w', matched: 'm', retry_at: 99 } });
       store.updateAttempt('job000000007', 'worker-1', { status: 'done', outcome: 'success', finished: 3, report, lastEvent: 'done' });
       const [first, second] = store.listAttempts('job000000007');
-      expect(first).toMatchObject({ worker: 'worker-1', status: 'done', outcome: 'success', started: 2, finished: 3, pgid: 123, pgStart: 4.5, lastEvent: 'done', ord: 0 });
+      expect(first).toMatchObject({ worker: 'worker-1', status: 'done', outcome: 'success', started: 2, finished: 3, pgid: 123, pgStart: 4.5, lastEvent: 'done', ord: 0, entry: 'local', provider: 'here' });
       expect(first?.report).toEqual(report);
       expect(first?.state?.retry_at).toBe(99);
       expect(second).toMatchObject({ worker: 'second', status: 'queued', outcome: null, report: null, state: null, started: null });

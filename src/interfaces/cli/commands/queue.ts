@@ -15,7 +15,8 @@ const DEFAULT_DIR = 'dispatch';
 interface Line {
   file: string;
   id: string | null;
-  status: QueueStatus | 'malformed' | 'skipped';
+  /** `ready`: not run yet and dispatchable (`ls` only); `skipped`: dispatched or finished before (`run`). */
+  status: QueueStatus | 'malformed' | 'skipped' | 'ready';
   detail: string;
 }
 
@@ -70,7 +71,7 @@ export async function queueListCommand(cli: CliContext, dir: string | undefined,
     if (gaps.length > 0) return { file: r.file, id: record.id, status: record.hold ? 'held' : 'returned', detail: gaps.join('; ') };
     const entry = roster && !record.runner && isTaskType(record.type) ? routeByRoster(roster, record.type, enabled, record.model ?? null) : null;
     const route = record.runner ? `runner ${record.runner}` : entry ? `roster entry ${entry.id} (${entry.runner}${entry.model ? `, ${entry.model}` : ''})` : roster ? 'routing null: nothing rostered takes it (asked)' : 'the default runner (no roster)';
-    return { file: r.file, id: record.id, status: record.status ?? 'skipped', detail: `${record.status ? `${record.status}${record.job ? ` (job ${record.job})` : ''}; ` : 'ready; '}route: ${route}` };
+    return { file: r.file, id: record.id, status: record.status ?? 'ready', detail: `${record.job ? `job ${record.job}; ` : ''}route: ${route}` };
   });
   report(cli, folder, lines);
   return 0;

@@ -35,13 +35,14 @@ export interface AcceptanceReport {
   /** Every outcome logged, `not_dispatched` ones included. */
   outcomes_total: number;
   /** Outcomes logged but left out of every denominator. */
-  excluded: { not_dispatched: number };
+  excluded: { not_dispatched: number; abstained: number };
   /** The denominator in words. */
   note: string;
 }
 
 /** The denominator rule, said where the figures are. */
-export const ACCEPTANCE_NOTE = 'rate = accepted / total per (type, model); not_dispatched outcomes (an approval ask denied: nothing ran) are logged but not counted';
+export const ACCEPTANCE_NOTE =
+  'rate = accepted / total per (type, model), one outcome per rung a task ran on; not_dispatched (an approval ask denied: nothing ran) and abstained (the worker escalated the task as beyond its brief) are logged but not counted';
 
 /** The key of a (type, model): spec 02's `fix/qwen3:8b`; a null model is the runner's default. */
 export function acceptanceKey(type: string, model: string | null, runner: string): string {
@@ -53,10 +54,15 @@ export function buildAcceptance(counts: readonly OutcomeCount[]): AcceptanceRepo
   const groups = new Map<string, AcceptanceEntry>();
   let total = 0;
   let notDispatched = 0;
+  let abstained = 0;
   for (const c of counts) {
     total += c.count;
     if (c.status === 'not_dispatched') {
       notDispatched += c.count;
+      continue;
+    }
+    if (c.status === 'abstained') {
+      abstained += c.count;
       continue;
     }
     const key = acceptanceKey(c.type, c.model, c.runner);
@@ -74,5 +80,5 @@ export function buildAcceptance(counts: readonly OutcomeCount[]): AcceptanceRepo
     const e = groups.get(key) as AcceptanceEntry;
     acceptance[key] = { ...e, runners: e.runners.sort(), providers: e.providers.sort(), rate: Math.round((e.accepted / e.total) * 1000) / 1000 };
   }
-  return { acceptance, outcomes_total: total, excluded: { not_dispatched: notDispatched }, note: ACCEPTANCE_NOTE };
+  return { acceptance, outcomes_total: total, excluded: { not_dispatched: notDispatched, abstained }, note: ACCEPTANCE_NOTE };
 }

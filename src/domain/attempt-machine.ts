@@ -1,3 +1,4 @@
+import type { GateReading } from './gates.js';
 import type { WorkerOutcome, WorkerStatus } from './status.js';
 import {
   ATTEMPT_TABLE,
@@ -28,8 +29,8 @@ export interface AttemptFacts {
   writeViolation: boolean;
   /** The verification's answer; null until verified. */
   verification: { blocking: boolean; couldNotStart: boolean } | null;
-  /** The result gates' answer (criteria, proof); null until checked. */
-  gates: { criteriaMet: boolean; contradicted: boolean } | null;
+  /** The result gates' answer (criteria, proof, the task's own declared gates — spec 05); null until checked. */
+  gates: { criteriaMet: boolean; contradicted: boolean; declared?: GateReading } | null;
 }
 
 /** One attempt of one task, as the machine sees it: plain data the store can keep. */

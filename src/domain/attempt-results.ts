@@ -93,7 +93,7 @@ export function taskResultOf(attempts: readonly Attempt[]): TaskResult | undefin
     started: ordered.some((a) => a.started),
     nothingChanged: work.facts.nothingChanged,
     verificationBlocks: v !== null && (v.blocking || v.couldNotStart),
-    gatesPass: g === null || (g.criteriaMet && !g.contradicted),
+    gatesPass: g === null || (g.criteriaMet && !g.contradicted && (g.declared ?? 'pass') === 'pass'),
   };
 }
 

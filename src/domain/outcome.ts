@@ -2,6 +2,7 @@
 // task's attempts when the job settles. Plain data and pure rules; engine/outcome-log.ts writes it.
 import type { TaskResult } from './attempt-results.js';
 import type { Billing } from './route.js';
+import type { EscalationJson } from './escalation.js';
 
 /**
  * How a task ended, as the outcome log says it (a closed set):
@@ -11,10 +12,12 @@ import type { Billing } from './route.js';
  * - `cancelled`: the job was cancelled before the task's gates were reached;
  * - `interrupted`: gaffer itself stopped under it (spec 01);
  * - `not_dispatched`: a person (or the ask's timeout) said no to its approval ask: nothing ran;
+ * - `abstained`: the rung's worker said the task is beyond its brief and it climbed (spec 05: honoured,
+ *   never counted as a failure — nor as an acceptance);
  * - `error`: it never got a process for another reason (no runner, a launch or setup failure), or
  *   gaffer failed under it.
  */
-export const OUTCOME_STATUSES = ['passed', 'failed', 'cancelled', 'interrupted', 'not_dispatched', 'error'] as const;
+export const OUTCOME_STATUSES = ['passed', 'failed', 'cancelled', 'interrupted', 'not_dispatched', 'abstained', 'error'] as const;
 export type OutcomeStatus = (typeof OUTCOME_STATUSES)[number];
 
 /** One line of `outcomes.jsonl` (and one `outcomes` row): a task's terminal outcome in one job. */
@@ -25,6 +28,8 @@ export interface OutcomeRecord {
   job: string;
   /** The task's name in the job. */
   task: string;
+  /** Which rung of its cost ladder: 1 where it started, 2 after a climb (spec 05 "Escalation"). */
+  rung: number;
   /** The task's type (`implement`, `fix`, …). */
   type: string;
   /** The runner of the task's last attempt: the one that actually ran (the task's own runner when it had no attempt). */
@@ -38,11 +43,11 @@ export interface OutcomeRecord {
   status: OutcomeStatus;
   /** True exactly when `status` is `passed`. */
   gates_passed: boolean;
-  /** The route an escalation handed the task to; always null until escalation is built (spec 05). */
+  /** The roster entry of the rung the task climbed to from this one; null when it did not climb from here. */
   escalated_to: string | null;
-  /** The task was returned to its spawner as malformed; always false until escalation is built. */
+  /** The task was returned to its spawner (two rungs failed, no rung above, or the climb was denied): on its last rung. */
   returned: boolean;
-  /** The task's attempts, fix rounds and retries included (a task denied its approval had one that never ran). */
+  /** The rung's attempts, fix rounds and retries included (a task denied its approval had one that never ran). */
   attempts: number;
   /** USD: 0 on `free` and `subscription` billing; on `api` the sum the runners reported, null when any attempt's is unknown. */
   cost_usd: number | null;
@@ -52,6 +57,10 @@ export interface OutcomeRecord {
 export interface JobEndFacts {
   cancelled: boolean;
   interrupted: boolean;
+  /** Tasks returned to their spawner after their ladder (spec 05 "Escalation"). */
+  returned?: ReadonlySet<string>;
+  /** The job's climbs up its tasks' ladders, in order (which rung climbed where, and why). */
+  escalation?: readonly EscalationJson[];
 }
 
 /**

@@ -26,6 +26,8 @@ export interface ProofFacts {
   writeViolations?: string[];
   /** A worktree job's merge that did not carry every passing branch into the workspace (spec 06): a conflict, or a merged tree that fails its verification. */
   mergeProblems?: { code: 'merged_tree_fails' | 'merge_conflict' | 'merge_not_applied'; detail: string }[];
+  /** A task's own gates (spec 05) that failed, or could not tell and were not read by a judge: each a doubt. */
+  gateProblems?: { code: 'gates_failed' | 'gates_ambiguous'; detail: string }[];
   /** Workers a limit ended, each in words (issue 11): named in `worker_not_done`. */
   limitsHit?: string[];
   /**
@@ -49,6 +51,8 @@ export const PENALTIES = {
   merged_tree_fails: 0.3,
   merge_conflict: 0.2,
   merge_not_applied: 0.2,
+  gates_failed: 0.3,
+  gates_ambiguous: 0.2,
   external_agent_unsandboxed: 0.2,
   pre_existing_failures: 0.15,
   criteria_unchecked_each: 0.1,
@@ -91,6 +95,7 @@ export function computeProof(f: ProofFacts): ProofJson {
   if (f.outsideEvidence) doubt('outside_evidence_writes', f.outsideEvidence.detail, f.outsideEvidence.runsCode ? PENALTIES.outside_evidence_writes : 0.05);
   // before worker_not_done (the same penalty): a violation is why its worker did not finish, and leads the verdict
   for (const m of f.mergeProblems ?? []) doubt(m.code, m.detail);
+  for (const g of f.gateProblems ?? []) doubt(g.code, g.detail);
   if ((f.writeViolations?.length ?? 0) > 0) doubt('write_policy_violation', `wrote outside the write policy: ${f.writeViolations?.join('; ') ?? ''}`);
   if (workersNotDone.length > 0) {
     const limited = (f.limitsHit?.length ?? 0) > 0 ? `; ${f.limitsHit?.join('; ') ?? ''}` : '';
@@ -126,6 +131,7 @@ export function computeProof(f: ProofFacts): ProofJson {
     workersNotDone.length === 0 &&
     (f.writeViolations?.length ?? 0) === 0 &&
     (f.mergeProblems?.length ?? 0) === 0 &&
+    (f.gateProblems?.length ?? 0) === 0 &&
     (!f.expectsChanges || changed > 0) &&
     !f.testsWeakened &&
     judged.length === 0 &&

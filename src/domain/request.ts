@@ -3,6 +3,8 @@ import { GafferError } from './errors.js';
 import { knownKeysAt, suggestKeys } from './nearest-key.js';
 import { TASK_TYPES, type TaskType } from './status.js';
 import type { Billing, RosterPick } from './route.js';
+import { gatesOf, gatesSchema, type GateSpec } from './gates.js';
+import { ladderOf, rungOf } from './ladder.js';
 import { pickOf, routeByRoster, rosteredTypes, type Roster } from './roster.js';
 import { groundingGaps, isTaskType, type TaskBrief } from './grounding.js';
 import { taskOrderOf, taskPhases, type TaskOrder } from './phase-order.js';
@@ -68,7 +70,7 @@ const taskObject = z.strictObject({
   context: z.string().max(LIMITS.context).nullable().optional(),
   hold: z.string().trim().min(1).max(LIMITS.criteria.chars).nullable().optional(),
   grounded: z.boolean().optional(),
-  gates: z.unknown().optional(),
+  gates: gatesSchema.nullable().optional(),
 });
 
 const verifyValue = z.union([z.boolean(), z.string().trim().min(1).max(LIMITS.verifyCommand)]);
@@ -128,6 +130,8 @@ export interface TaskSpec {
   roster?: RosterPick;
   /** Receipts, done_means, abort criteria, what to read first, its own context (spec 05): absent when the task gives none. */
   brief?: TaskBrief;
+  /** Its own mechanical checks of the returned work (spec 05 "Gates"): absent when it declares none. */
+  gates?: GateSpec[];
   model: string | null;
   criteria: string[];
   outputs: string[];
@@ -210,6 +214,10 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
     const command = t.command ?? null;
     const type = taskType(t.type, i);
     const brief = briefOf(t);
+    const doneMeansGate = (t.gates ?? []).findIndex((g) => typeof g === 'object' && g.kind === 'done_means');
+    if (doneMeansGate >= 0 && !brief?.done_means.length) {
+      throw new GafferError('invalid_request', `tasks[${i}].gates[${doneMeansGate}]: a done_means gate confirms the task's done_means, and it gives none — add "done_means" to the task or drop the gate`, `tasks[${i}].gates[${doneMeansGate}]`);
+    }
     return {
       name,
       instruction: t.instruction,
@@ -221,6 +229,7 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
       command,
       tests_may_change: t.tests_may_change ?? type === 'test',
       ...(brief ? { brief } : {}),
+      ...(t.gates?.length ? { gates: gatesOf(t.gates) } : {}),
     };
   });
 
@@ -310,7 +319,11 @@ function resolveRunner(t: { named: string | null; command: string | null; type: 
  */
 function routeTask(roster: Roster, t: { type: TaskType; model: string | null }, runners: RunnerDefaults, field: string): Resolved {
   const entry = routeByRoster(roster, t.type, runners.available, t.model);
-  if (entry) return { runner: entry.runner, model: t.model ?? entry.model, roster: pickOf(entry, t.type, roster) };
+  if (entry) {
+    // a task that names its model is not climbed to another model (spec 05: it runs there)
+    const ladder = t.model === null ? ladderOf(roster, t.type, runners.available).map(rungOf) : [];
+    return { runner: entry.runner, model: t.model ?? entry.model, roster: { ...pickOf(entry, t.type, roster), ...(ladder.length > 1 ? { ladder } : {}) } };
+  }
   const gap = `nothing in ${roster.source} takes "${t.type}"${t.model ? ` with model "${t.model}"` : ''} (its types: ${rosteredTypes(roster).join(', ')})`;
   const proposed = runners.defaultRunner;
   if (proposed === null || !runners.available.includes(proposed)) {
@@ -366,9 +379,6 @@ function refuseUnsupported(req: z.output<typeof jobRequestSchema>): void {
   if (req.isolation === 'worktree' && (req.criteria?.length ?? 0) > 0) refuse('criteria', 'job-level criteria with worktree isolation (each task is judged in its own worktree: give them per task)');
   if (req.repo !== undefined && req.repo !== null) refuse('repo', 'cluster mode');
   if (req.unattended === true) refuse('unattended', 'unattended jobs (budgets and the breaker)');
-  req.tasks.forEach((task, i) => {
-    if (task.gates !== undefined && task.gates !== null) refuse(`tasks[${i}].gates`, 'task gates (the verification, criteria and write policy judge the work today)');
-  });
 }
 
 /**

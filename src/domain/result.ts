@@ -1,3 +1,5 @@
+import type { TaskGatesJson } from './gates.js';
+import type { EscalationJson } from './escalation.js';
 import type { ChangesJson } from './changes.js';
 
 /** The `verification` JSON of spec 03. */
@@ -121,6 +123,10 @@ export interface JobResult {
   fix_rounds_run: number;
   /** A worktree job's branches, worktrees, classes and merge (spec 06). */
   worktrees?: WorktreesJson;
+  /** The tasks' own gates (spec 05), one entry per attempt they judged, in order; absent when no task declares any. */
+  gates?: TaskGatesJson[];
+  /** Each climb up a task's cost ladder, and each task returned to its spawner with its autopsy (spec 05); absent when none. */
+  escalation?: EscalationJson[];
   proof: ProofJson | null;
   totals: TotalsJson;
   exit_code?: number;

@@ -36,4 +36,20 @@ export interface RosterPick {
   approve: boolean;
   /** Why this route, in words (`first roster entry taking "fix"`, `nothing is rostered for "design"`). */
   why: string;
+  /**
+   * The task type's cost ladder as the roster had it at admission, cheapest first (spec 05
+   * "Escalation" climbs it). Kept on the task: a roster file a worker changes mid-job moves nothing.
+   */
+  ladder?: Rung[];
+}
+
+/** One rung of a cost ladder: a roster entry, without the types it takes. */
+export interface Rung {
+  entry: string;
+  runner: string;
+  model: string | null;
+  provider: string;
+  billing: Billing;
+  cost: CostTier;
+  approve: boolean;
 }

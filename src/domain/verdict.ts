@@ -31,6 +31,8 @@ export interface VerdictFacts {
   worktrees?: string | null;
   /** Workers a limit ended, each in words (`worker-1 ended by the process-count limit (1024)`). */
   limitsHit?: string[];
+  /** Climbs up a task's cost ladder and tasks returned to their spawner, in words (spec 05). */
+  escalation?: string[];
 }
 
 /** The one-line verdict of spec 01: parts joined by ` · `, at most 400 characters. */
@@ -56,6 +58,7 @@ export function buildVerdict(f: VerdictFacts): string {
   if ((f.nothingChanged?.length ?? 0) > 0) parts.push(`nothing changed by ${f.nothingChanged?.join(', ') ?? ''}`);
   if (f.outsideEvidence) parts.push(f.outsideEvidence);
   if (f.worktrees) parts.push(f.worktrees);
+  if ((f.escalation?.length ?? 0) > 0) parts.push((f.escalation ?? []).join('; '));
   const verification = f.verification?.could_not_start ? null : describeVerification(f.verification);
   if (verification) parts.push(verification);
   if (f.fixRoundsRun > 0) {

@@ -1,10 +1,10 @@
 import { approvalReasons, draftAsks, JUDGE_SYSTEM, judgePrompt, withJudgement, type ApprovalAnswer, type AskJson } from '../domain/approval.js';
 import { GafferError } from '../domain/errors.js';
 import type { TaskSpec } from '../domain/request.js';
+import type { Rung } from '../domain/route.js';
 import type { Store } from '../store/store.js';
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
-import { refusedTask } from './job-run.js';
 import type { WorkerEnd } from './worker-run.js';
 import { noticeJob, notifyJob } from './notify.js';
 
@@ -25,10 +25,10 @@ export interface Approval {
  * need a yes are asked at once — a fan-out is one batch, a yes/no per item — and the job is
  * `awaiting_approval` until every ask is answered, or `approval.timeout_s` passes (unanswered is no).
  * Nothing runs or is spent meanwhile, and no other job waits on it. Each task not approved gets
- * its `refused` row (outcome `cancelled`). All tasks approved when policy asks nothing; null when
+ * its `refused` row from `refuse` (outcome `cancelled`). All tasks approved when policy asks nothing; null when
  * the job was cancelled while it waited.
  */
-export async function seekApproval(ctx: JobContext): Promise<Approval | null> {
+export async function seekApproval(ctx: JobContext, refuse: (task: TaskSpec, why: string) => WorkerEnd): Promise<Approval | null> {
   const { store, approval: policy, billing } = ctx.services;
   const reasons = approvalReasons(ctx.spec, policy, billing);
   if (reasons.size === 0) return { approved: ctx.spec.tasks, refused: [] };
@@ -40,10 +40,34 @@ export async function seekApproval(ctx: JobContext): Promise<Approval | null> {
   notifyJob(ctx.services.notify, { event: 'asks_opened', job: noticeJob(ctx.job), asks: drafted }, ctx.jobDir, (why) => {
     if (ctx.job.status === 'awaiting_approval') ctx.phase(why);
   });
+  if (!(await awaitAnswers(ctx, opened))) return null;
+  const asks = store.listAsks(ctx.id);
+  // a task that was not asked about needs no yes
+  const yes = new Set([...ctx.spec.tasks.filter((t) => !reasons.has(t.name)).map((t) => t.name), ...asks.filter((a) => a.ask.answer === true).map((a) => a.ask.task)]);
+  const approved = ctx.spec.tasks.filter((t) => yes.has(t.name));
+  const refused = ctx.spec.tasks
+    .filter((t) => !yes.has(t.name))
+    .map((t) => {
+      const ask = asks.find((a) => a.ask.task === t.name)?.ask;
+      const by = ask?.answered_by === 'timeout' ? 'no answer in time' : 'not approved';
+      return refuse(t, `${by}${ask?.note ? `: ${ask.note}` : ''}`);
+    });
+  if (approved.length === 0) ctx.phase('not approved');
+  // answered: queued again until it has its place (it may wait for the workspace)
+  else ctx.enter('queued', `approved: ${approved.map((t) => t.name).join(', ')}${refused.length > 0 ? `; not approved: ${refused.map((r) => r.plan.task.name).join(', ')}` : ''}`);
+  return { approved, refused };
+}
+
+/**
+ * Waits until every open ask of the job is answered, or `approval.timeout_s` after `opened` (the
+ * unanswered ones are answered no by the timeout). False when the job was cancelled meanwhile.
+ */
+async function awaitAnswers(ctx: JobContext, opened: number): Promise<boolean> {
+  const { store, approval: policy } = ctx.services;
   const openTasks = () => store.listAsks(ctx.id).filter((a) => a.ask.answer === null).map((a) => a.ask.task);
   try {
     for (let open = openTasks(); open.length > 0; open = openTasks()) {
-      if (ctx.isCancelled) return null;
+      if (ctx.isCancelled) return false;
       const left = opened + policy.timeoutS - epochS();
       if (left <= 0) {
         store.answerAsks(ctx.id, new Map(open.map((task) => [task, false])), `no answer within ${policy.timeoutS} s`, 'timeout', epochS());
@@ -54,22 +78,37 @@ export async function seekApproval(ctx: JobContext): Promise<Approval | null> {
   } finally {
     waiting.delete(ctx.id);
   }
-  if (ctx.isCancelled) return null;
-  const asks = store.listAsks(ctx.id);
-  // a task that was not asked about needs no yes
-  const yes = new Set([...ctx.spec.tasks.filter((t) => !reasons.has(t.name)).map((t) => t.name), ...asks.filter((a) => a.ask.answer === true).map((a) => a.ask.task)]);
-  const approved = ctx.spec.tasks.filter((t) => yes.has(t.name));
-  const refused = ctx.spec.tasks
-    .filter((t) => !yes.has(t.name))
-    .map((t) => {
-      const ask = asks.find((a) => a.ask.task === t.name)?.ask;
-      const by = ask?.answered_by === 'timeout' ? 'no answer in time' : 'not approved';
-      return refusedTask(ctx, t, `${by}${ask?.note ? `: ${ask.note}` : ''}`);
-    });
-  if (approved.length === 0) ctx.phase('not approved');
-  // answered: queued again until it has its place (it may wait for the workspace)
-  else ctx.enter('queued', `approved: ${approved.map((t) => t.name).join(', ')}${refused.length > 0 ? `; not approved: ${refused.map((r) => r.plan.task.name).join(', ')}` : ''}`);
-  return { approved, refused };
+  return !ctx.isCancelled;
+}
+
+/**
+ * spec 05 "Escalation": the next rung needs a yes (an `api` entry): the job is `awaiting_approval`
+ * again, one ask for the climb, and waits as a new job's asks do. True: approved; false: denied or
+ * unanswered in time; null: the job was cancelled meanwhile. The caller lets go of the workspace first.
+ */
+export async function askToClimb(ctx: JobContext, task: TaskSpec, to: Rung, why: string): Promise<boolean | null> {
+  const key = `${task.name}+${to.entry}`;
+  const ask: AskJson = {
+    task: key,
+    issue: `${task.name} failed on its rung and the next one needs a yes before it runs`,
+    why: `${why}; the next rung is billed ${to.billing}`,
+    route: `${to.model ?? 'its default model'} (${to.provider}/${to.runner}, roster entry ${to.entry})`,
+    recommendation: to.billing === 'api' ? 'approve only if the task is worth paying for: the cheaper rung could not do it' : 'approve if the task is worth a stronger worker: the cheaper rung could not do it',
+    pros: ['a stronger worker, told what the cheaper rung did and how it failed'],
+    cons: [...(to.billing === 'api' ? ['spends money on an api-billed model'] : []), 'the task has already failed once'],
+    blocking: true,
+    judge_abstained: true,
+    answer: null,
+  };
+  const opened = epochS();
+  const [drafted] = await judged(ctx, [ask]);
+  ctx.services.store.openAsks(ctx.id, [drafted ?? ask], opened);
+  ctx.enter('awaiting_approval', `awaiting approval of ${key} — gaffer approve ${ctx.id} ${key}=yes`);
+  notifyJob(ctx.services.notify, { event: 'asks_opened', job: noticeJob(ctx.job), asks: [drafted ?? ask] }, ctx.jobDir, (w) => {
+    if (ctx.job.status === 'awaiting_approval') ctx.phase(w);
+  });
+  if (!(await awaitAnswers(ctx, opened))) return null;
+  return ctx.services.store.listAsks(ctx.id).find((a) => a.ask.task === key)?.ask.answer === true;
 }
 
 /** How long the judge may take over one ask before it counts as abstaining. */
@@ -86,7 +125,8 @@ async function judged(ctx: JobContext, asks: AskJson[]): Promise<AskJson[]> {
   const runner = ctx.services.runners.get('builtin');
   const out: AskJson[] = [];
   for (const ask of asks) {
-    const task = ctx.spec.tasks.find((t) => t.name === ask.task);
+    // a climb's ask is keyed `<task>+<entry>` (a task's name never holds a `+`)
+    const task = ctx.spec.tasks.find((t) => t.name === ask.task || ask.task.startsWith(`${t.name}+`));
     if (!task || !runner?.complete) {
       out.push(withJudgement(ask, judge.entry, new Error('the builtin runner is not available')));
       continue;

@@ -6,6 +6,10 @@ import { buildChangesJson, diffSnapshots, readGitFacts, takeSnapshot } from '../
 import type { JobResult, VerificationJson } from '../domain/result.js';
 import { describeVerify, type TaskSpec } from '../domain/request.js';
 import { buildHandoff } from '../domain/handoff.js';
+import type { TaskGatesJson } from '../domain/gates.js';
+import { autopsySection } from '../domain/escalation.js';
+import { gateTasks, needsYes, TaskLadders } from './escalation.js';
+import { askToClimb } from './approval.js';
 import type { Route } from '../domain/route.js';
 import { readWorkspaceHints, WORKSPACE_HINTS_FILE } from '../verification/workspace-hints.js';
 import { detectTestCommand, type DetectedCommand } from '../verification/detect.js';
@@ -53,6 +57,11 @@ export interface Scope {
    * no implementer's policy to write by.
    */
   integrated?: true;
+  /**
+   * Lets go of the place while `wait` waits for a person (a climb to a rung that needs a yes, spec
+   * 05), then takes it again: the place to go on in, or null when the job was cancelled meanwhile.
+   */
+  yieldPlace?(wait: () => Promise<boolean | null>): Promise<{ yes: boolean | null; place: Place | null }>;
 }
 
 /** The shared workspace's scope: every task, the job's own status and result. */
@@ -133,98 +142,175 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
 
   if (ctx.isCancelled) return { workers, fixers: [], changes, changeSet: await evidence.workerChanges(lastWork), verification: null, cancelled: true, fixRounds: 0 };
 
-  let round = 0;
   const baselines: BaselineCache = new Map();
   // spec 03: the verification runs under the same sandbox as the workers where one is in use
-  const sandboxed = workers.some((w) => w.report.sandboxed);
-  const verify = async (r: number | 'full', roundScope = verifyScope) =>
-    verifyOnce(ctx, scope, { workspace, round: r, scope: roundScope, detected, lastWork, evidence, snap, changes: await evidence.workerChanges(lastWork), cache: baselines, sandbox: sandboxed });
-  let verification = await verify(round);
-  const previous: { summary: string; failures: string[] }[] = [];
+  const sandboxed = () => workers.some((w) => w.report.sandboxed);
+  const verify = async (label: string, roundScope = verifyScope) =>
+    verifyOnce(ctx, scope, { workspace, label, scope: roundScope, detected, lastWork, evidence, snap, changes: await evidence.workerChanges(lastWork), cache: baselines, sandbox: sandboxed() });
   const fixers: WorkerEnd[] = [];
-  let converged: ReturnType<typeof compareArtifacts> | null = null;
-  let artifact = verificationArtifact(verification, allPaths(await evidence.workerChanges(lastWork)));
-  changes = await evidence.changesJson(lastWork);
-  scope.progress({ changes, verification });
+  /** Attempts a climb up the ladder took over from (spec 05). */
+  const superseded: WorkerEnd[] = [];
+  let fixRoundsRun = 0;
+  let rung = 1;
 
-  const fixRounds = scope.integrated ? 0 : spec.fix_rounds;
-  while (verification.blocking && round < fixRounds && !ctx.isCancelled) {
-    round++;
-    scope.phase(`verification failed — fix round ${round}`);
-    const changedSoFar = allPaths(await evidence.workerChanges(lastWork));
-    const target = pickResumeTarget(workers, fixers, verification);
-    const task = target.plan.task;
-    // the fixed task's attempt is superseded by its fix attempt (a new attempt of the same task)
-    const current = ctx.attempts.history(task.name).find((e) => e.attempt.state === 'verifying');
-    if (current) ctx.attempts.move(current.worker, [{ type: 'verify_failed_fixable', facts: { verification: verificationFacts(verification) } }]);
-    const plan: WorkerPlan = {
-      task,
-      route: ctx.services.router.route(task, ctx.attempts.history(task.name)),
-      ...scope.fixer(round),
-      role: 'fixer',
-      instruction: buildFixerInstruction(verification, scope.tasks, changedSoFar),
-      // spec 03: the session handle is carried; a runner that cannot resume starts fresh with it
-      resume: target.report.session,
-    };
-    fixers.push(await runWorker(ctx, plan, place));
-    if (ctx.isCancelled) break;
-
-    scope.phase('checking what changed on disk');
-    await collect(fixers.slice(-1), `fix-${round}`);
-    scope.phase(`verifying again after fix round ${round}`);
-    previous.push({ summary: verification.summary, failures: verification.failures });
-    const next = await verify(round);
-    const nextArtifact = verificationArtifact(next, allPaths(await evidence.workerChanges(lastWork)));
-    verification = { ...next, attempts: round + 1, previous: [...previous] };
-    const comparison = compareArtifacts(artifact, nextArtifact);
-    artifact = nextArtifact;
+  /**
+   * The verification of the work as it stands, then fix attempts one at a time while it blocks and
+   * rounds are left (spec 03), each rung its own `fix_rounds`; then the full suite once when only
+   * related tests ran.
+   */
+  const verifyAndFix = async (): Promise<{ verification: VerificationJson; converged: ReturnType<typeof compareArtifacts> | null }> => {
+    const at = (r: number) => (rung === 1 ? `${r}` : `r${rung}-${r}`);
+    let round = 0;
+    let verification = await verify(at(round));
+    const previous: { summary: string; failures: string[] }[] = [];
+    let converged: ReturnType<typeof compareArtifacts> | null = null;
+    let artifact = verificationArtifact(verification, allPaths(await evidence.workerChanges(lastWork)));
     scope.progress({ changes: await evidence.changesJson(lastWork), verification });
-    if (verification.blocking && comparison.converged) {
-      converged = comparison;
-      scope.phase(`fix rounds converged after ${round}`);
-      break;
+
+    const fixRounds = scope.integrated ? 0 : spec.fix_rounds;
+    while (verification.blocking && round < fixRounds && !ctx.isCancelled) {
+      round++;
+      fixRoundsRun++;
+      scope.phase(`verification failed — fix round ${round}`);
+      const changedSoFar = allPaths(await evidence.workerChanges(lastWork));
+      const target = pickResumeTarget(workers, fixers, verification);
+      const task = target.plan.task;
+      // the fixed task's attempt is superseded by its fix attempt (a new attempt of the same task)
+      const current = ctx.attempts.history(task.name).find((e) => e.attempt.state === 'verifying');
+      if (current) ctx.attempts.move(current.worker, [{ type: 'verify_failed_fixable', facts: { verification: verificationFacts(verification) } }]);
+      const plan: WorkerPlan = {
+        task,
+        // on the rung that did the work (spec 05: fix rounds come first, on the same rung)
+        route: ctx.services.router.route(task, ctx.attempts.history(task.name)),
+        ...scope.fixer(fixRoundsRun),
+        role: 'fixer',
+        instruction: buildFixerInstruction(verification, scope.tasks, changedSoFar),
+        // spec 03: the session handle is carried; a runner that cannot resume starts fresh with it
+        resume: target.report.session,
+      };
+      fixers.push(await runWorker(ctx, plan, place));
+      if (ctx.isCancelled) break;
+
+      scope.phase('checking what changed on disk');
+      await collect(fixers.slice(-1), `fix-${fixRoundsRun}`);
+      scope.phase(`verifying again after fix round ${round}`);
+      previous.push({ summary: verification.summary, failures: verification.failures });
+      const next = await verify(at(round));
+      const nextArtifact = verificationArtifact(next, allPaths(await evidence.workerChanges(lastWork)));
+      verification = { ...next, attempts: round + 1, previous: [...previous] };
+      const comparison = compareArtifacts(artifact, nextArtifact);
+      artifact = nextArtifact;
+      scope.progress({ changes: await evidence.changesJson(lastWork), verification });
+      if (verification.blocking && comparison.converged) {
+        converged = comparison;
+        scope.phase(`fix rounds converged after ${round}`);
+        break;
+      }
     }
+
+    // spec 03 "Scope": related tests are for speed; `proved` needs the full suite of the final state, once
+    if (verification.scope === 'related' && !verification.blocking && !ctx.isCancelled && ctx.services.confirmFullSuite) {
+      scope.phase('running the full suite on the final state');
+      const related = verification;
+      const full = await verify(rung === 1 ? 'full' : `r${rung}-full`, 'all');
+      verification = {
+        ...full,
+        // a test that passed only on rerun during the related runs stays a named doubt
+        flaky: [...new Set([...related.flaky, ...full.flaky])],
+        attempts: related.attempts,
+        ...(related.previous ? { previous: related.previous } : {}),
+        confirms_related: { related_files: related.related_files?.length ?? 0, summary: related.summary },
+      };
+      scope.progress({ changes: await evidence.changesJson(lastWork), verification });
+    }
+    return { verification, converged };
+  };
+
+  const checkCriteria = async (verification: VerificationJson) =>
+    // a task in its worktree is judged by its own criteria only (job-level ones are refused with worktrees)
+    checkJobCriteria({ ...spec, workspace, tasks: scope.tasks, criteria: scope.tag === '' ? spec.criteria : [] }, {
+      changeSet: await evidence.workerChanges(lastWork),
+      verification,
+      sandbox: sandboxed() ? ctx.services.sandbox : false,
+      network: ctx.services.verificationNetwork,
+      signal: ctx.abort.signal,
+      workDir: ctx.jobDir,
+      processes: recordJobProcesses(ctx.services.store, ctx.id),
+    });
+
+  let { verification, converged } = await verifyAndFix();
+  let criteria = await checkCriteria(verification);
+  // spec 05: each task's own gates, then a climb up its cost ladder while it fails and a rung is left
+  const ladders = new TaskLadders(scope.tasks);
+  const gates: TaskGatesJson[] = [];
+  for (;;) {
+    const changed = allPaths(await evidence.workerChanges(lastWork));
+    const judged = await gateTasks(ctx, scope.tasks, workers, { workspace, changed, verification, sandbox: sandboxed() });
+    gates.push(...judged.filter((g) => g.results.length > 0));
+    if (ctx.isCancelled || scope.integrated) break;
+    const climb = ladders.next(workers, judged, verification, (v) => pickResumeTarget(workers, fixers, v).plan.task.name);
+    if (climb === null) break;
+    const { task, to } = climb;
+    scope.phase(`${task.name}: ${climb.why} — escalating to ${to.entry}`);
+    if (needsYes(to, spec.approval)) {
+      // spec 05: the job waits for the yes without its workspace (a task's own worktree is gaffer's: kept)
+      const answer = scope.yieldPlace ? await scope.yieldPlace(() => askToClimb(ctx, task, to, climb.why)) : { yes: await askToClimb(ctx, task, to, climb.why), place };
+      if (answer.yes === false) {
+        // returned where it stands; the job settles from what was judged (its workspace may be let go)
+        ladders.denied(task);
+        scope.enter('verifying', `${task.name}: the climb to ${to.entry} was not approved`);
+        break;
+      }
+      if (answer.yes === null || answer.place === null) break;
+      place = answer.place;
+      scope.enter('running', `${task.name}: the climb to ${to.entry} was approved`);
+    }
+    // the rung's attempt is superseded by the next rung's (spec 05 "Escalation"), its gates' reading with it
+    const live = ctx.attempts.history(task.name).filter((e) => e.attempt.state === 'verifying').at(-1);
+    if (live) {
+      const blocks = verification.blocking || (verification.could_not_start ?? false);
+      ctx.attempts.move(live.worker, [
+        { type: blocks ? 'verify_failed' : 'verify_passed', facts: { verification: verificationFacts(verification) } },
+        { type: 'escalate', facts: { gates: { criteriaMet: criteria?.complete ?? true, contradicted: false, declared: climb.verdict } } },
+      ]);
+    }
+    const before = workers.findIndex((w) => w.plan.task === task);
+    const previous = workers[before] as WorkerEnd;
+    const route: Route = { runner: to.runner, model: to.model, entry: to.entry, provider: to.provider };
+    scope.phase(`${task.name}: escalated to ${to.entry}`);
+    rung++;
+    const end = await runWorker(ctx, {
+      ...previous.plan,
+      route,
+      name: `${task.name}+${to.entry}`,
+      kind: 'escalation',
+      resume: null,
+      instruction: `${buildInstruction(ctx, task, route)}\n\n${autopsySection(climb.autopsy)}`,
+    }, place);
+    // the task's work is now the new rung's; the superseded attempt still counts in the totals
+    workers[before] = end;
+    superseded.push(previous);
+    if (ctx.isCancelled) break;
+    scope.phase('checking what changed on disk');
+    await collect([end], `climb-${rung}`);
+    ({ verification, converged } = await verifyAndFix());
+    criteria = await checkCriteria(verification);
   }
 
-  // spec 03 "Scope": related tests are for speed; `proved` needs the full suite of the final state, once
-  if (verification.scope === 'related' && !verification.blocking && !ctx.isCancelled && ctx.services.confirmFullSuite) {
-    scope.phase('running the full suite on the final state');
-    const related = verification;
-    const full = await verify('full', 'all');
-    verification = {
-      ...full,
-      // a test that passed only on rerun during the related runs stays a named doubt
-      flaky: [...new Set([...related.flaky, ...full.flaky])],
-      attempts: related.attempts,
-      ...(related.previous ? { previous: related.previous } : {}),
-      confirms_related: { related_files: related.related_files?.length ?? 0, summary: related.summary },
-    };
-    scope.progress({ changes: await evidence.changesJson(lastWork), verification });
-  }
-
-  const changeSet = await evidence.workerChanges(lastWork);
-  // a task in its worktree is judged by its own criteria only (job-level ones are refused with worktrees)
-  const criteria = await checkJobCriteria({ ...spec, workspace, tasks: scope.tasks, criteria: scope.tag === '' ? spec.criteria : [] }, {
-    changeSet,
-    verification,
-    sandbox: sandboxed ? ctx.services.sandbox : false,
-    network: ctx.services.verificationNetwork,
-    signal: ctx.abort.signal,
-    workDir: ctx.jobDir,
-    processes: recordJobProcesses(ctx.services.store, ctx.id),
-  });
   return {
     workers,
-    fixers,
+    fixers: [...superseded, ...fixers],
     changes: await evidence.changesJson(lastWork),
-    changeSet,
+    changeSet: await evidence.workerChanges(lastWork),
     verification,
     cancelled: ctx.isCancelled,
-    fixRounds: round,
+    fixRounds: fixRoundsRun,
     checkpoint: { pre, post: lastWork },
     writeViolations: violations,
     ...(converged ? { convergence: converged } : {}),
     criteria,
+    ...(gates.length > 0 ? { gates } : {}),
+    ...(ladders.climbs.length > 0 ? { escalation: ladders.climbs } : {}),
   };
 }
 
@@ -242,7 +328,7 @@ export async function verifyChange(ctx: JobContext, workspace: string, scope: Sc
   const post = await snap('post');
   const evidence = new EvidenceTrail(pre, { gitFacts: false });
   evidence.addWorkStep(await evidence.diff(pre, post));
-  return verifyOnce(ctx, scope, { workspace, round: 0, scope: 'all', detected, lastWork: post, evidence, snap, changes: await evidence.workerChanges(post), cache: new Map(), sandbox });
+  return verifyOnce(ctx, scope, { workspace, label: '0', scope: 'all', detected, lastWork: post, evidence, snap, changes: await evidence.workerChanges(post), cache: new Map(), sandbox });
 }
 
 /** A task a person did not approve (spec 05): its first attempt settled `refused`, no process. */
@@ -263,7 +349,8 @@ async function verifyOnce(
   scope: Scope,
   v: {
     workspace: string;
-    round: number | 'full';
+    /** Names its logs and snapshot: `0`, `1`, … `full`; `r2-0` … on a later rung. */
+    label: string;
     scope: 'related' | 'all';
     detected: DetectedCommand | null;
     lastWork: Snapshot;
@@ -288,7 +375,7 @@ async function verifyOnce(
     changes: v.changes,
     testsMayChange: scope.tasks.some((t) => t.tests_may_change),
     workDir: ctx.jobDir,
-    label: `${scope.tag}${v.round}`,
+    label: `${scope.tag}${v.label}`,
     cache: v.cache,
     signal: ctx.abort.signal,
     sandbox: v.sandbox ? ctx.services.sandbox : false,
@@ -298,7 +385,7 @@ async function verifyOnce(
   });
   if (verification.ran) {
     // spec 03: the verification's own writes are snapshotted separately, never blamed on workers
-    const afterVerify = await v.snap(`verify-${v.round}`);
+    const afterVerify = await v.snap(`verify-${v.label}`);
     v.evidence.addVerificationStep(await v.evidence.diff(v.lastWork, afterVerify), afterVerify);
   }
   return verification;

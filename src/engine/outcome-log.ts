@@ -6,6 +6,7 @@ import type { TaskSpec } from '../domain/request.js';
 import { PRIVATE_FILE_MODE } from '../platform/files/data-dir.js';
 import type { AttemptRow } from '../store/store.js';
 import type { JobContext } from './job-context.js';
+import type { LedgerEntry } from './attempt-ledger.js';
 
 /** The outcome log beside the store, in the data dir (spec 05). */
 export const OUTCOMES_FILE = 'outcomes.jsonl';
@@ -37,11 +38,12 @@ export function logOutcomes(ctx: JobContext, job: JobEndFacts): string[] {
   try {
     const rows = new Map(ctx.services.store.listAttempts(ctx.id).map((r) => [r.worker, r]));
     for (const task of ctx.spec.tasks) {
-      const record = outcomeOf(ctx, task, rows, job, ts);
-      // the store first: it is what `stats` reads; a line only for a row just written, so the two agree
-      if (!ctx.services.store.recordOutcome(record, ctx.job.owner)) continue;
-      const failed = appendJsonLine(join(ctx.services.dataDir, OUTCOMES_FILE), record);
-      if (failed !== null) problems.push(`${task.name}: ${OUTCOMES_FILE}: ${failed}`);
+      for (const record of outcomesOf(ctx, task, rows, job, ts)) {
+        // the store first: it is what `stats` reads; a line only for a row just written, so the two agree
+        if (!ctx.services.store.recordOutcome(record, ctx.job.owner)) continue;
+        const failed = appendJsonLine(join(ctx.services.dataDir, OUTCOMES_FILE), record);
+        if (failed !== null) problems.push(`${task.name}: ${OUTCOMES_FILE}: ${failed}`);
+      }
     }
   } catch (err) {
     problems.push(err instanceof Error ? err.message : String(err));
@@ -49,35 +51,50 @@ export function logOutcomes(ctx: JobContext, job: JobEndFacts): string[] {
   return problems;
 }
 
-/** One task's outcome from its attempts in the ledger and their rows' reports. */
-function outcomeOf(ctx: JobContext, task: TaskSpec, rows: ReadonlyMap<string, AttemptRow>, job: JobEndFacts, ts: string): OutcomeRecord {
+/**
+ * A task's outcomes, one per rung of its ladder it ran on (spec 05: each rung's model is judged by
+ * its own attempts): a rung it climbed from `failed` (or `abstained`), its last rung from its
+ * attempts' result; with no climb, one outcome.
+ */
+function outcomesOf(ctx: JobContext, task: TaskSpec, rows: ReadonlyMap<string, AttemptRow>, job: JobEndFacts, ts: string): OutcomeRecord[] {
   const history = [...ctx.attempts.history(task.name)].sort((a, b) => a.attempt.number - b.attempt.number);
-  const last = history.at(-1);
-  const lastReport = last ? rows.get(last.worker)?.report ?? null : null;
-  const status = decideOutcomeStatus(taskResultOf(history.map((e) => e.attempt)), lastReport?.stopReason ?? null, job);
-  // spec 05: the route that ACTUALLY ran — the last attempt's, not the next rung; no attempt: the task's own
-  const route = last?.route ?? { runner: task.runner, model: task.model, entry: task.roster?.entry ?? null, provider: task.roster?.provider ?? null };
-  const cost = costOf(
-    history.map((e) => ({
-      billing: task.roster?.billing ?? ctx.services.billing(e.route.runner),
-      ran: e.attempt.started,
-      costUsd: rows.get(e.worker)?.report?.costUsd ?? null,
-    })),
-  );
-  return {
-    ts,
-    job: ctx.id,
-    task: task.name,
-    type: task.type,
-    runner: route.runner,
-    model: route.model ?? lastReport?.modelServed ?? null,
-    provider: route.provider,
-    entry: route.entry,
-    status,
-    gates_passed: status === 'passed',
-    escalated_to: null,
-    returned: false,
-    attempts: history.length,
-    cost_usd: cost,
-  };
+  // a climb's attempt starts a new rung; fix rounds and retries stay on theirs
+  const rungs: LedgerEntry[][] = [];
+  for (const e of history) {
+    if (e.attempt.kind === 'escalation' || rungs.length === 0) rungs.push([e]);
+    else rungs.at(-1)?.push(e);
+  }
+  if (rungs.length === 0) rungs.push([]);
+  const climbs = (job.escalation ?? []).filter((c) => c.task === task.name && c.to !== null && !c.denied);
+  return rungs.map((attempts, i) => {
+    const last = attempts.at(-1);
+    const lastReport = last ? rows.get(last.worker)?.report ?? null : null;
+    const climb = i < rungs.length - 1 ? climbs[i] : undefined;
+    const status = climb
+      ? climb.autopsy.at(-1)?.abstained
+        ? 'abstained'
+        : 'failed'
+      : decideOutcomeStatus(taskResultOf(attempts.map((e) => e.attempt)), lastReport?.stopReason ?? null, job);
+    // spec 05: the route that ACTUALLY ran — the rung's last attempt's, not the next rung; no attempt: the task's own
+    const route = last?.route ?? { runner: task.runner, model: task.model, entry: task.roster?.entry ?? null, provider: task.roster?.provider ?? null };
+    const billing = task.roster?.ladder?.find((r) => r.entry === route.entry)?.billing ?? task.roster?.billing;
+    const cost = costOf(attempts.map((e) => ({ billing: billing ?? ctx.services.billing(e.route.runner), ran: e.attempt.started, costUsd: rows.get(e.worker)?.report?.costUsd ?? null })));
+    return {
+      ts,
+      job: ctx.id,
+      task: task.name,
+      rung: i + 1,
+      type: task.type,
+      runner: route.runner,
+      model: route.model ?? lastReport?.modelServed ?? null,
+      provider: route.provider,
+      entry: route.entry,
+      status,
+      gates_passed: status === 'passed',
+      escalated_to: climb?.to ?? null,
+      returned: i === rungs.length - 1 && (job.returned?.has(task.name) ?? false),
+      attempts: attempts.length,
+      cost_usd: cost,
+    };
+  });
 }

@@ -1,5 +1,5 @@
 import type { JobContext } from './job-context.js';
-import { carryOut, failJob, inRequestOrder, wholeJob } from './job-run.js';
+import { carryOut, failJob, inRequestOrder, refusedTask, wholeJob, type Scope } from './job-run.js';
 import type { Place } from './placement/placement.js';
 import { settleJob } from './settle.js';
 import { runWorktreeJob } from './worktree-job.js';
@@ -13,16 +13,28 @@ export async function runJob(ctx: JobContext): Promise<void> {
   let place: Place | null = null;
   try {
     // spec 05: the yes comes before the workspace is taken; nothing runs or waits on it meanwhile
-    const approval = await seekApproval(ctx);
+    const approval = await seekApproval(ctx, (task, why) => refusedTask(ctx, task, why));
     const cancelled = { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 };
     if (approval === null) return settleJob(ctx, cancelled);
     const { approved, refused } = approval;
     if (approved.length === 0) return settleJob(ctx, { ...cancelled, workers: refused, verdict: 'not approved' });
     // spec 06: a worktree job holds no lock on the workspace but while it applies a verified merge
     if (ctx.spec.isolation === 'worktree') return await runWorktreeJob(ctx, approval);
-    place = await ctx.services.placement.acquire({ jobId: ctx.id, workspace: ctx.spec.workspace, signal: ctx.abort.signal, onWait: (message) => ctx.phase(message) });
+    const acquire = () => ctx.services.placement.acquire({ jobId: ctx.id, workspace: ctx.spec.workspace, signal: ctx.abort.signal, onWait: (message) => ctx.phase(message) });
+    place = await acquire();
     if (!place) return settleJob(ctx, { ...cancelled, workers: refused });
-    const outcome = await carryOut(ctx, place, wholeJob(ctx, approved));
+    const scope: Scope = {
+      ...wholeJob(ctx, approved),
+      // spec 05: a climb to a rung that needs a yes releases the workspace until it is answered
+      yieldPlace: async (wait) => {
+        place?.release();
+        place = null;
+        const yes = await wait();
+        if (yes === true) place = await acquire();
+        return { yes, place };
+      },
+    };
+    const outcome = await carryOut(ctx, place, scope);
     settleJob(ctx, { ...outcome, workers: inRequestOrder(ctx, [...outcome.workers, ...refused]) });
   } catch (err) {
     failJob(ctx, err);

@@ -14,6 +14,8 @@ import type { JobContext } from './job-context.js';
 import type { WorkerEnd } from './worker-run.js';
 import type { JobEndFacts } from '../domain/outcome.js';
 import { logOutcomes } from './outcome-log.js';
+import type { TaskGatesJson } from '../domain/gates.js';
+import type { EscalationJson } from '../domain/escalation.js';
 
 /** Everything a job's end is decided from. */
 export interface SettleInput {
@@ -42,6 +44,10 @@ export interface SettleInput {
   worktrees?: WorktreesJson;
   /** A verdict that stands for the built one: a job whose every task was denied is `not approved` (spec 05). */
   verdict?: string;
+  /** The tasks' own gates (spec 05), one entry per attempt judged, in order. */
+  gates?: TaskGatesJson[];
+  /** Each climb up a task's ladder, and each task returned to its spawner (spec 05). */
+  escalation?: EscalationJson[];
   /** What kept a worktree job's passing branches out of the workspace (a conflict, a merged tree that fails): doubts, and the job is `partial`. */
   mergeProblems?: NonNullable<ProofFacts['mergeProblems']>;
 }
@@ -95,6 +101,16 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
   const outside = describeOutsideEvidence(s.changes?.outside_evidence);
   const tampered = describeDependenciesChangedAlone(s.changes?.outside_evidence, changed);
 
+  // spec 05: each task's own gates on its final work; a failed or undecided one is a doubt
+  const finalGates = lastGates(s.gates ?? []);
+  const gateProblems = [...finalGates.values()].flatMap((g) => {
+    const open = g.results.filter((r) => r.result !== 'pass');
+    if (open.length === 0) return [];
+    const words = open.map((r) => `${r.gate}: ${r.result}${r.climb ? ' (needs a person)' : ''} — ${r.detail}`).join('; ');
+    return [{ code: g.verdict === 'fail' ? ('gates_failed' as const) : ('gates_ambiguous' as const), detail: `${g.task}: ${words}` }];
+  });
+  const returned = (s.escalation ?? []).filter((e) => e.returned);
+
   const proof = nothingRan
     ? null
     : computeProof({
@@ -113,18 +129,24 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
         limitsHit,
         writeViolations: s.writeViolations ?? [],
         mergeProblems: s.mergeProblems ?? [],
+        gateProblems,
         outsideEvidence: outside.doubt === null ? null : { detail: tampered ? `${outside.doubt}; ${tampered}` : outside.doubt, runsCode: outside.verdictPart !== null || tampered !== null },
       });
 
   const interrupted = s.cancelled && ctx.interruptReason !== null;
   const error = interrupted ? ctx.interruptReason ?? undefined : s.error;
-  closeAttempts(ctx, s, {
-    verification: s.verification ? verificationFacts(s.verification) : null,
-    gates: { criteriaMet: criteria?.complete ?? true, contradicted: proof?.verdict === 'contradicted' },
-  });
+  closeAttempts(
+    ctx,
+    s,
+    {
+      verification: s.verification ? verificationFacts(s.verification) : null,
+      gates: { criteriaMet: criteria?.complete ?? true, contradicted: proof?.verdict === 'contradicted' },
+    },
+    finalGates,
+  );
   // spec 01: the job's status from its tasks' final attempts; a cancel or a shutdown is the job's own
   const byTasks: JobStatus = ctx.attempts.jobStatus({ cancelled: s.cancelled, interrupted });
-  recordOutcomes(ctx, { cancelled: s.cancelled && !interrupted, interrupted });
+  recordOutcomes(ctx, { cancelled: s.cancelled && !interrupted, interrupted, returned: new Set(returned.map((r) => r.task)), escalation: s.escalation ?? [] });
   // each task passed alone, their merge did not: not done (spec 06)
   const status: JobStatus = (s.mergeProblems?.length ?? 0) > 0 && byTasks === 'done' ? 'partial' : byTasks;
 
@@ -150,6 +172,8 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     ...(s.convergence ? { convergence: s.convergence, stopped_by: 'convergence' as const } : {}),
     fix_rounds_run: s.fixRounds,
     ...(s.worktrees ? { worktrees: s.worktrees } : {}),
+    ...(s.gates?.length ? { gates: s.gates } : {}),
+    ...(s.escalation?.length ? { escalation: s.escalation } : {}),
     proof,
     totals,
     exit_code: status === 'done' ? 0 : 1,
@@ -174,9 +198,15 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     limitsHit,
     outsideEvidence: [outside.verdictPart, tampered].filter((p) => p !== null).join(' · ') || null,
     worktrees: s.worktrees ? describeWorktrees(s.worktrees) : null,
+    escalation: (s.escalation ?? []).map((e) => (e.to !== null && !e.denied ? `${e.task} escalated ${e.from} → ${e.to}` : `${e.task} returned to its spawner${e.denied ? ' (climb not approved)' : ''}`)),
   });
 
   ctx.settle('settled', status, { result: { ...result }, verdict, error: error ?? null, finished: epochS(), ...(s.checkpoint ? { checkpoint: s.checkpoint } : {}) });
+}
+
+/** Each task's gates on its final judged attempt. */
+function lastGates(all: readonly TaskGatesJson[]): Map<string, TaskGatesJson> {
+  return new Map(all.map((g) => [g.task, g]));
 }
 
 /**
@@ -194,7 +224,7 @@ export function recordOutcomes(ctx: JobContext, job: JobEndFacts): void {
  * each through the job's last verification and its result gates (shared placement: one verification
  * and one proof serve every task's final attempt, spec 03).
  */
-function closeAttempts(ctx: JobContext, s: SettleInput, jobFacts: Pick<AttemptFacts, 'verification' | 'gates'>): void {
+function closeAttempts(ctx: JobContext, s: SettleInput, jobFacts: Pick<AttemptFacts, 'verification' | 'gates'>, taskGates: ReadonlyMap<string, TaskGatesJson>): void {
   const stopping = ctx.interruptReason !== null;
   // each attempt takes the next event its state calls for until it is final (the table says where each leads)
   const next = (state: AttemptState, facts: Pick<AttemptFacts, 'verification' | 'gates'>): AttemptEvent => {
@@ -207,9 +237,11 @@ function closeAttempts(ctx: JobContext, s: SettleInput, jobFacts: Pick<AttemptFa
   };
   for (const e of ctx.attempts.live()) {
     const own = s.perTask?.get(e.attempt.task);
-    const facts = own
+    const shared = own
       ? { verification: own.verification ? verificationFacts(own.verification) : null, gates: { criteriaMet: own.criteriaMet, contradicted: jobFacts.gates?.contradicted ?? false } }
       : jobFacts;
+    const declared = taskGates.get(e.attempt.task)?.verdict;
+    const facts = declared && shared.gates ? { ...shared, gates: { ...shared.gates, declared } } : shared;
     while (!isFinalAttempt(e.attempt)) ctx.attempts.move(e.worker, [next(e.attempt.state, facts)]);
   }
 }

@@ -256,6 +256,8 @@ export interface OutcomeStore {
   recordOutcome(record: OutcomeRecord, owner: string | null): boolean;
   /** Outcomes counted by (type, runner, model, provider, status), of one owner's jobs or (null) of all. */
   countOutcomes(owner: string | null): OutcomeCount[];
+  /** Per roster entry, a type's accepted and counted outcomes (the learning router, spec 05). */
+  entryAcceptance(type: string): Map<string, { accepted: number; total: number }>;
 }
 
 /**

@@ -427,13 +427,13 @@ export class Store implements GafferStore {
     };
   }
 
-  /** Logs a task's outcome with its job's owner; false when the job already logged one for the task (nothing written). */
+  /** Logs a task's outcome on one rung with its job's owner; false when the job already logged it (nothing written). */
   recordOutcome(o: OutcomeRecord, owner: string | null): boolean {
     const inserted = this.#prepare(
-      `INSERT OR IGNORE INTO outcomes (job_id, task, owner, ts, type, runner, model, provider, entry, status, gates_passed, escalated_to, returned, attempts, cost_usd)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR IGNORE INTO outcomes (job_id, task, rung, owner, ts, type, runner, model, provider, entry, status, gates_passed, escalated_to, returned, attempts, cost_usd)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    .run(o.job, o.task, owner, Date.parse(o.ts) / 1000, o.type, o.runner, o.model, o.provider, o.entry, o.status, o.gates_passed ? 1 : 0, o.escalated_to, o.returned ? 1 : 0, o.attempts, o.cost_usd)
+    .run(o.job, o.task, o.rung, owner, Date.parse(o.ts) / 1000, o.type, o.runner, o.model, o.provider, o.entry, o.status, o.gates_passed ? 1 : 0, o.escalated_to, o.returned ? 1 : 0, o.attempts, o.cost_usd)
     .changes > 0;
     this.#committed();
     return inserted;
@@ -444,6 +444,15 @@ export class Store implements GafferStore {
     return this.#prepare(`SELECT type, runner, model, provider, status, count(*) AS n FROM outcomes ${owner !== null ? 'WHERE owner = ?' : ''} GROUP BY type, runner, model, provider, status`)
       .all(...(owner !== null ? [owner] : []))
       .map(decodeOutcomeCount);
+  }
+
+  /** Per roster entry, a type's outcomes that count (spec 05's learning router): accepted and total, `not_dispatched` and `abstained` left out. */
+  entryAcceptance(type: string): Map<string, { accepted: number; total: number }> {
+    const rows = this.#prepare(
+      `SELECT entry, sum(status = 'passed') AS accepted, count(*) AS total FROM outcomes
+       WHERE type = ? AND entry IS NOT NULL AND status NOT IN ('not_dispatched', 'abstained') GROUP BY entry`,
+    ).all(type);
+    return new Map(rows.map((r) => [decodeText(r, 'outcomes', 'entry'), { accepted: decodeNumber(r, 'outcomes', 'accepted'), total: decodeNumber(r, 'outcomes', 'total') }]));
   }
 
   /** Ids of every job still stored. */

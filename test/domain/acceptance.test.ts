@@ -7,7 +7,7 @@ const count = (extra: Partial<OutcomeCount>): OutcomeCount => ({ type: 'fix', ru
 
 describe('the acceptance rate', () => {
   it('no outcome is an empty report that says its denominator', () => {
-    expect(buildAcceptance([])).toEqual({ acceptance: {}, outcomes_total: 0, excluded: { not_dispatched: 0 }, note: expect.stringContaining('not_dispatched') });
+    expect(buildAcceptance([])).toEqual({ acceptance: {}, outcomes_total: 0, excluded: { not_dispatched: 0, abstained: 0 }, note: expect.stringContaining('not_dispatched') });
   });
 
   it('accepted / total per (type, model), keyed as spec 02 says; not_dispatched is counted in the total but in no denominator', () => {
@@ -25,7 +25,7 @@ describe('the acceptance rate', () => {
       'implement/(shell default)': { type: 'implement', model: null, runners: ['shell'], providers: [], accepted: 0, total: 1, rate: 0 },
     });
     expect(report.outcomes_total).toBe(11);
-    expect(report.excluded).toEqual({ not_dispatched: 6 });
+    expect(report.excluded).toEqual({ not_dispatched: 6, abstained: 0 });
   });
 
   it('keys sort the same whatever order the counts come in; a model served by two runners is one entry naming both; rates to three places', () => {

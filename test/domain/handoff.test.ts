@@ -39,9 +39,8 @@ describe('grounding (spec 05)', () => {
     ]);
   });
 
-  it('a held task never dispatches, grounded or not; gates are not built yet', () => {
+  it('a held task never dispatches, grounded or not', () => {
     expect(refusal(request({ hold: 'waiting on the schema review' })).extra.grounding).toEqual([{ task: 'tasks[0]', field: 'tasks[0]', gaps: ['held: waiting on the schema review'] }]);
-    expect(refusal(request({ gates: [{ command: 'npm test' }] })).code).toBe('not_supported');
     // not grounded: an unknown type is a plain invalid request
     expect(refusal(request({ type: 'paint' }))).toMatchObject({ code: 'invalid_request', field: 'tasks[0].type' });
   });

@@ -200,7 +200,7 @@ export function storeContract(name: string, make: () => GafferStore): void {
       expect(store.countOutcomes(null)).toEqual([]);
       store.insertJob(newJob('job00000000a', { owner: 'alice' }));
       const outcome = (task: string, extra: Partial<OutcomeRecord> = {}): OutcomeRecord => ({
-        ts: '2026-01-02T03:04:05.678Z', job: 'job00000000a', task, type: 'fix', runner: 'builtin', model: 'qwen3:8b', provider: 'ollama', entry: 'local',
+        ts: '2026-01-02T03:04:05.678Z', job: 'job00000000a', task, rung: 1, type: 'fix', runner: 'builtin', model: 'qwen3:8b', provider: 'ollama', entry: 'local',
         status: 'passed', gates_passed: true, escalated_to: null, returned: false, attempts: 1, cost_usd: 0, ...extra,
       });
       expect(store.recordOutcome(outcome('a'), 'alice')).toBe(true);
@@ -209,14 +209,19 @@ export function storeContract(name: string, make: () => GafferStore): void {
       // the job logs a task once
       expect(store.recordOutcome(outcome('a', { status: 'failed' }), 'alice')).toBe(false);
       expect(store.recordOutcome(outcome('d', { job: 'job00000000b' }), null)).toBe(true);
+      // spec 05: a task that climbed its ladder has an outcome per rung; abstained ones count in neither figure
+      expect(store.recordOutcome(outcome('a', { rung: 2, entry: 'mid', status: 'failed', gates_passed: false, escalated_to: null, returned: true }), 'alice')).toBe(true);
+      expect(store.recordOutcome(outcome('e', { status: 'abstained', gates_passed: false, escalated_to: 'mid' }), 'alice')).toBe(true);
+      expect([...store.entryAcceptance('fix')].sort()).toEqual([['local', { accepted: 2, total: 3 }], ['mid', { accepted: 0, total: 1 }]]);
+      expect(store.entryAcceptance('sweep').size).toBe(0);
       const byKey = (counts: ReturnType<GafferStore['countOutcomes']>) => counts.map((c) => `${c.type} ${c.runner} ${c.model} ${c.provider} ${c.status} ${c.count}`).sort();
-      expect(byKey(store.countOutcomes('alice'))).toEqual(['fix builtin null null not_dispatched 1', 'fix builtin qwen3:8b ollama failed 1', 'fix builtin qwen3:8b ollama passed 1']);
-      expect(byKey(store.countOutcomes(null))).toEqual(['fix builtin null null not_dispatched 1', 'fix builtin qwen3:8b ollama failed 1', 'fix builtin qwen3:8b ollama passed 2']);
+      expect(byKey(store.countOutcomes('alice'))).toEqual(['fix builtin null null not_dispatched 1', 'fix builtin qwen3:8b ollama abstained 1', 'fix builtin qwen3:8b ollama failed 2', 'fix builtin qwen3:8b ollama passed 1']);
+      expect(byKey(store.countOutcomes(null))).toEqual(['fix builtin null null not_dispatched 1', 'fix builtin qwen3:8b ollama abstained 1', 'fix builtin qwen3:8b ollama failed 2', 'fix builtin qwen3:8b ollama passed 2']);
       expect(store.countOutcomes('bob')).toEqual([]);
       // the acceptance history outlives the jobs' retention
       store.updateJob('job00000000a', { status: 'done' });
       expect(store.pruneFinishedJobs(0)).toEqual(['job00000000a']);
-      expect(byKey(store.countOutcomes('alice'))).toHaveLength(3);
+      expect(byKey(store.countOutcomes('alice'))).toHaveLength(4);
       store.close();
     });
   });

@@ -17,7 +17,8 @@ export interface Router {
  * no default, and the job's spec records the runner a restart would use.
  */
 export class TaskRouter implements Router {
-  route(task: TaskSpec): Route {
-    return { runner: task.runner, model: task.model, entry: task.roster?.entry ?? null, provider: task.roster?.provider ?? null };
+  /** A later attempt (a fix round, a retry) stays where the task's last one ran: a climb up the ladder (spec 05) moved it there. */
+  route(task: TaskSpec, history: readonly LedgerEntry[] = []): Route {
+    return history.at(-1)?.route ?? { runner: task.runner, model: task.model, entry: task.roster?.entry ?? null, provider: task.roster?.provider ?? null };
   }
 }

@@ -1,5 +1,7 @@
 import type { AskJson } from './approval.js';
 import { z } from 'zod';
+import type { TaskGatesJson } from './gates.js';
+import type { EscalationJson } from './escalation.js';
 import type { ChangesJson } from './changes.js';
 import type { JobSpec } from './request.js';
 import type { TaskOrder } from './phase-order.js';
@@ -236,6 +238,40 @@ const compactWorktreesSchema = worktreesSchema.extend({
   merges: z.array(worktreesSchema.shape.merges.element.partial({ path: true })),
 });
 
+const gateReading = z.enum(['pass', 'fail', 'ambiguous']);
+const gateResultSchema = z.strictObject({
+  gate: z.string(),
+  kind: z.enum(['command', 'diff-scope', 'claims', 'done_means']),
+  result: gateReading,
+  detail: z.string(),
+  judged: z.strictObject({ entry: z.string(), reading: gateReading, why: z.string() }).optional(),
+  climb: z.literal(true).optional(),
+});
+/** A task's own gates on one attempt (spec 05). */
+const taskGatesSchema = z.strictObject({ task: z.string(), worker: z.string(), verdict: gateReading, results: z.array(gateResultSchema) });
+const rungAttemptSchema = z.strictObject({
+  worker: z.string(),
+  entry: z.string(),
+  runner: z.string(),
+  model: z.string().nullable(),
+  status: z.string(),
+  verdict: gateReading,
+  gates: z.array(gateResultSchema),
+  verification: z.string().nullable(),
+  abstained: z.string().nullable(),
+  note: z.string(),
+});
+/** A climb up a task's cost ladder, or its return to the spawner (spec 05); the compact answer leaves the autopsy to `?full=1`. */
+const escalationSchema = z.strictObject({
+  task: z.string(),
+  from: z.string(),
+  to: z.string().nullable(),
+  why: z.string(),
+  returned: z.literal(true).optional(),
+  denied: z.literal(true).optional(),
+  autopsy: z.array(rungAttemptSchema),
+});
+
 /** The answer's `result`: the workers' rows and what the job has learnt so far (the job result less its internal counters). */
 export const compactResultSchema = z.strictObject({
   workers: z.array(compactWorkerEntrySchema),
@@ -247,6 +283,8 @@ export const compactResultSchema = z.strictObject({
   convergence: convergenceSchema.optional(),
   stopped_by: z.literal('convergence').optional(),
   worktrees: compactWorktreesSchema.optional(),
+  gates: z.array(taskGatesSchema).optional(),
+  escalation: z.array(escalationSchema.partial({ autopsy: true })).optional(),
   proof: proofSchema.nullable().optional(),
   /** Without `full`, only the totals that are not 0. */
   totals: totalsSchema.partial().optional(),
@@ -378,6 +416,8 @@ export type _SchemaMatches = [
   Holds<Same<z.infer<typeof criteriaCheckSchema>, CriteriaCheckJson>>,
   Holds<Same<z.infer<typeof totalsSchema>, TotalsJson>>,
   Holds<Same<z.infer<typeof worktreesSchema>, WorktreesJson>>,
+  Holds<Same<z.infer<typeof taskGatesSchema>, TaskGatesJson>>,
+  Holds<Same<z.infer<typeof escalationSchema>, EscalationJson>>,
   AskHolds,
   Holds<Same<Required<z.infer<typeof compactJobSchema>>['spec_lint'], Flat<Omit<SpecLint, 'needs_detail'> & Partial<Pick<SpecLint, 'needs_detail'>>>>>,
   Holds<Same<Required<z.infer<typeof compactJobSchema>>['task_order'], TaskOrder>>,

@@ -1,6 +1,7 @@
 // spec 05 "The handoff prompt": what every agent worker is told, built by gaffer from the task in
 // fixed sections. The standing rules are data (config `handoff.rules`); the sections and the
 // decision and abort protocols are the shape of the handoff itself.
+import { gateLabel } from './gates.js';
 import type { TaskSpec } from './request.js';
 import type { Route } from './route.js';
 
@@ -76,6 +77,7 @@ function gates(task: TaskSpec, verify: string): string[] {
     '- gaffer diffs what really changed in the workspace: a change your report does not mention, or a claim the diff does not show, counts against the work.',
     `- Writes outside ${task.files.length > 0 ? 'the paths named above' : 'the workspace'} are a write-policy violation.`,
   ];
+  for (const g of task.gates ?? []) lines.push(`- gate: ${gateLabel(g)}${g.kind === 'done_means' ? ' (each done_means item backed by a check that passed)' : g.kind === 'claims' ? ' (every claim in your report is checked against the workspace)' : ''}`);
   for (const c of task.criteria) lines.push(`- criterion: ${c}`);
   for (const o of task.outputs) lines.push(`- ${o} must exist when you finish.`);
   return lines;
@@ -87,6 +89,6 @@ function abortLines(task: TaskSpec): string[] {
     'Stop mid-task and report the partial work, naming the sticking point, if:',
     ...own.map((a) => `- ${a}`),
     ...(task.files.length > 0 ? ['- the task cannot be done without changing paths it does not name'] : []),
-    '- the task turns out to be beyond this brief (say so: escalating is not failing)',
+    '- the task turns out to be beyond this brief (say so on a line of its own, "ESCALATE: <why>": escalating is not failing)',
   ];
 }

@@ -72,6 +72,8 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
       if (visible.verification) answer.verification = compactVerification(visible.verification, job.workspace);
       if (visible.changes) answer.changes = dropNothing(visible.changes, CHANGES_KEEP);
       if (visible.worktrees) answer.worktrees = compactWorktrees(visible.worktrees);
+      // each climb's why says what failed; the autopsy (every rung's gates and notes) is for `full`
+      if (visible.escalation) answer.escalation = visible.escalation.map(({ autopsy: _autopsy, ...climb }) => climb);
       const totals = visible.totals ? dropEmpty(visible.totals, NOTHING) : undefined;
       if (totals && Object.keys(totals).length > 0) answer.totals = totals;
       else delete answer.totals;

@@ -264,6 +264,10 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
       if (answer.yes === null || answer.place === null) break;
       place = answer.place;
       scope.enter('running', `${task.name}: the climb to ${to.entry} was approved`);
+      // what changed while the job was away from its workspace is not its workers' doing
+      const back = await snap(`back-${rung + 1}`);
+      evidence.addAwayStep(await evidence.diff(lastWork, back), back);
+      lastWork = back;
     }
     // the rung's attempt is superseded by the next rung's (spec 05 "Escalation"), its gates' reading with it
     const live = ctx.attempts.history(task.name).filter((e) => e.attempt.state === 'verifying').at(-1);
@@ -509,6 +513,7 @@ class EvidenceTrail {
   readonly #pre: Snapshot;
   readonly #byWorkers = new Set<string>();
   readonly #byVerification = new Set<string>();
+  readonly #whileAway = new Set<string>();
   #lastVerified: Snapshot | null = null;
   // the same pair is asked for several times per step; git work is the job's main cost
   readonly #diffs = new Map<string, Promise<ChangeSet>>();
@@ -547,9 +552,15 @@ class EvidenceTrail {
     this.#lastVerified = after;
   }
 
+  /** What changed while the job let go of its workspace (a climb waiting for a yes, spec 05): someone else's, unless a worker writes it later. */
+  addAwayStep(step: ChangeSet, after: Snapshot): void {
+    for (const p of allPaths(step)) this.#whileAway.add(p);
+    this.#lastVerified = after;
+  }
+
   async workerChanges(lastWork: Snapshot): Promise<ChangeSet> {
     const all = await this.diff(this.#pre, lastWork);
-    const keep = (p: string) => this.#byWorkers.has(p) || !this.#byVerification.has(p);
+    const keep = (p: string) => this.#byWorkers.has(p) || (!this.#byVerification.has(p) && !this.#whileAway.has(p));
     return { added: all.added.filter(keep), modified: all.modified.filter(keep), deleted: all.deleted.filter(keep) };
   }
 

@@ -298,7 +298,9 @@ function classify(ctx: JobContext, implementers: readonly TaskSpec[], late: read
       const form = parseCriterion(c);
       return form?.kind === 'command' ? [form.command] : [];
     });
-    const gates = [...(verifyCommand ? [verifyCommand] : []), ...commands];
+    // its own command gates (spec 05) run in its worktree too
+    const ownGates = (task.gates ?? []).flatMap((g) => (g.kind === 'command' ? [g.command] : []));
+    const gates = [...(verifyCommand ? [verifyCommand] : []), ...commands, ...ownGates];
     if (gates.length === 0) return { task: task.name, class: 'sequential', why: 'it has no gates to judge it safe to run beside others' };
     const unsafe = gates.filter((g) => !safe.includes(g));
     if (unsafe.length > 0) return { task: task.name, class: 'sequential', why: `gate ${unsafe.map((g) => `\`${g}\``).join(', ')} is not on fanout.parallel_safe_gates (it might touch shared state)` };

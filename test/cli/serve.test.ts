@@ -170,7 +170,7 @@ describe('the CLI against a running gaffer serve', () => {
     expect(JSON.parse(stats.stdout)).toMatchObject({
       acceptance: { 'implement/(shell default)': { type: 'implement', model: null, runners: ['shell'], providers: [], accepted: 1, total: 1, rate: 1 } },
       outcomes_total: 1,
-      excluded: { not_dispatched: 0 },
+      excluded: { not_dispatched: 0, abstained: 0 },
       recent: { jobs: 1, done: 1, partial: 0, failed: 0, cancelled: 0, live: 0 },
     });
     expect(JSON.parse(list.stdout).jobs.map((j: { id: string }) => j.id)).toEqual([job.id]);

@@ -67,7 +67,7 @@ describe('gaffer stats', () => {
         'implement/(shell default)': { type: 'implement', model: null, runners: ['shell'], providers: [], accepted: 3, total: 4, rate: 0.75 },
       },
       outcomes_total: 8,
-      excluded: { not_dispatched: 0 },
+      excluded: { not_dispatched: 0, abstained: 0 },
     });
   });
 });

@@ -73,7 +73,7 @@ function expectEveryRunningFinished(lines: Record<string, unknown>[]): void {
 }
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const shellOutcome = { type: 'implement', runner: 'shell', model: null, provider: null, entry: null, escalated_to: null, returned: false, cost_usd: 0 };
+const shellOutcome = { rung: 1, type: 'implement', runner: 'shell', model: null, provider: null, entry: null, escalated_to: null, returned: false, cost_usd: 0 };
 
 describe('the outcome log', () => {
   it('a job with a task that passes its check and one that fails it: two lines, and stats counts them per (type, model)', async () => {
@@ -94,7 +94,7 @@ describe('the outcome log', () => {
     expect(engine.stats()).toMatchObject({
       acceptance: { 'implement/(shell default)': { type: 'implement', model: null, runners: ['shell'], providers: [], accepted: 1, total: 2, rate: 0.5 } },
       outcomes_total: 2,
-      excluded: { not_dispatched: 0 },
+      excluded: { not_dispatched: 0, abstained: 0 },
     });
   });
 
@@ -145,7 +145,7 @@ describe('the outcome log', () => {
         'implement/(shell default)': { type: 'implement', model: null, runners: ['shell'], accepted: 1, total: 1, rate: 1 },
       },
       outcomes_total: 3,
-      excluded: { not_dispatched: 1 },
+      excluded: { not_dispatched: 1, abstained: 0 },
     });
     expect(all.note).toContain('not_dispatched');
     expect(engine.stats({ owner: 'alice' })).toMatchObject({ acceptance: { 'fix/(shell default)': { type: 'fix', accepted: 1, total: 1 } }, outcomes_total: 2, excluded: { not_dispatched: 1 } });
@@ -158,7 +158,7 @@ describe('the outcome log', () => {
     expect(engine.stats()).toEqual({
       acceptance: {},
       outcomes_total: 0,
-      excluded: { not_dispatched: 0 },
+      excluded: { not_dispatched: 0, abstained: 0 },
       note: expect.stringContaining('not_dispatched'),
       recent: { jobs: 0, done: 0, partial: 0, failed: 0, cancelled: 0, live: 0 },
     });

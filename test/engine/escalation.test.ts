@@ -1,0 +1,190 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parseRoster } from '../../src/domain/roster.js';
+import { Engine, type EngineOptions } from '../../src/engine/engine.js';
+import { createRunners } from '../../src/runners/index.js';
+import { makeWorkspace, tempDir } from '../helpers/temp.js';
+import { startModelServer, type ModelRequest, type ModelServer } from '../support/model-server/index.js';
+
+// spec 05 "Gates" and "Escalation", through real jobs: builtin agents on three rungs of a roster
+// against the scripted model server, each rung's answer a real file write; the task's gate is a real
+// command run in the workspace. A rung that fails its gate climbs one rung up with the autopsy in the
+// next worker's prompt; a second failed rung returns the task to its spawner; every rung's outcome is
+// logged against the model that ran it.
+
+let server: ModelServer;
+beforeAll(async () => {
+  server = await startModelServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+const engines: Engine[] = [];
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.close()));
+});
+
+async function open(roster: unknown, opts: Partial<EngineOptions> = {}): Promise<Engine> {
+  const engine = await Engine.open({
+    dataDir: join(tempDir('gaffer-data-'), 'data'),
+    roster: parseRoster(roster, 'config test'),
+    defaultRunner: null,
+    runners: createRunners({ sandbox: 'off', builtin: { endpoint: { api: 'openai-compatible', url: `${server.url}/v1`, key: 'sk-test', model: 'default-model' } } }),
+    ...opts,
+  });
+  engines.push(engine);
+  return engine;
+}
+
+const rung = (id: string, cost: string, billing = 'free') => ({ id, runner: 'builtin', model: `${id}-1`, provider: 'local', billing, cost, tasks: ['fix'] });
+const THREE = { entries: [rung('small', 'free'), rung('mid', 'mid', 'subscription'), rung('big', 'high', 'subscription')] };
+
+/** The turns of one rung's model: it writes `answer` to answer.txt, then says so. */
+function writes(model: string, answer: string) {
+  return [
+    { when: (r: ModelRequest) => r.model === model && !r.isToolResult, toolCalls: [{ name: 'write_file', args: { path: 'answer.txt', content: `${answer}\n` } }] },
+    { when: (r: ModelRequest) => r.model === model && r.isToolResult, text: `Wrote ${answer}.\nFiles changed:\nanswer.txt` },
+  ];
+}
+
+const TASK = { name: 'ans', type: 'fix', instruction: 'write the answer, 42, to answer.txt', files: ['answer.txt'], gates: ['grep -qx 42 answer.txt'] };
+const submit = (engine: Engine, ws: string, task: object = TASK) => engine.submit({ workspace: ws, verify: 'exit 0', fix_rounds: 0, tasks: [task] }).job.id;
+
+describe('gates and escalation (spec 05)', () => {
+  it('a rung that fails its gate climbs one rung with the autopsy; a second failure returns the task; acceptance counts each rung against its model', async () => {
+    const engine = await open(THREE);
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    server.script([...writes('small-1', '41'), ...writes('mid-1', '40')]);
+    const first = submit(engine, ws);
+    await engine.settled(first);
+    const job = engine.get(first, { full: true });
+    expect(job.status).toBe('partial');
+    // the first rung's model, then the second's; the third rung is never reached (two rungs failed)
+    expect(server.requests.map((r) => r.model)).toEqual(['small-1', 'small-1', 'mid-1', 'mid-1']);
+    const climbed = JSON.stringify(server.requests[2]?.body);
+    expect(climbed).toContain('## Autopsy of earlier attempts');
+    expect(climbed).toContain('attempt 1: small (small-1 on builtin) ended done; gates failed: grep -qx 42 answer.txt (exit 1)');
+    expect(climbed).toContain('You are mid-1 on builtin (roster entry mid)');
+    expect(job.result?.escalation).toEqual([
+      expect.objectContaining({ task: 'ans', from: 'small', to: 'mid', why: 'gates failed: grep -qx 42 answer.txt (exit 1)' }),
+      expect.objectContaining({ task: 'ans', from: 'mid', to: null, returned: true, why: 'gates failed: grep -qx 42 answer.txt (exit 1); two rungs failed: returned to its spawner with the autopsy' }),
+    ]);
+    expect(job.result?.escalation?.[1]?.autopsy?.map((a) => [a.entry, a.model, a.verdict])).toEqual([['small', 'small-1', 'fail'], ['mid', 'mid-1', 'fail']]);
+    expect(job.result?.gates?.map((g) => [g.worker, g.verdict, g.results[0]?.result])).toEqual([['ans', 'fail', 'fail'], ['ans+mid', 'fail', 'fail']]);
+    expect(job.result?.workers.map((w) => [w.name, w.entry, w.model])).toEqual([['ans', 'small', 'small-1'], ['ans+mid', 'mid', 'mid-1']]);
+    expect(job.result?.proof?.uncertainty.map((u) => u.code)).toContain('gates_failed');
+    expect(job.verdict).toContain('ans escalated small → mid; ans returned to its spawner');
+    expect(readFileSync(join(ws, 'answer.txt'), 'utf8')).toBe('40\n');
+
+    // the same task again: the second rung gets it right
+    server.script([...writes('small-1', '41'), ...writes('mid-1', '42')]);
+    const second = submit(engine, ws);
+    await engine.settled(second);
+    expect(engine.get(second).status).toBe('done');
+    expect(engine.get(second, { full: true }).result?.proof?.verdict).toBe('proved');
+    const { acceptance, outcomes_total } = engine.stats();
+    expect(outcomes_total).toBe(4);
+    expect(acceptance['fix/small-1']).toMatchObject({ accepted: 0, total: 2 });
+    expect(acceptance['fix/mid-1']).toMatchObject({ accepted: 1, total: 2 });
+    expect(acceptance['fix/big-1']).toBeUndefined();
+    // the log says where each rung climbed to, and which rung the task was returned from
+    const lines = readFileSync(join(engine.dataDir, 'outcomes.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => [l.job === first ? 1 : 2, l.rung, l.entry, l.status, l.escalated_to, l.returned])).toEqual([
+      [1, 1, 'small', 'failed', 'mid', false],
+      [1, 2, 'mid', 'failed', null, true],
+      [2, 1, 'small', 'failed', 'mid', false],
+      [2, 2, 'mid', 'passed', null, false],
+    ]);
+  });
+
+  it('a worker that abstains upward climbs without counting as a failure', async () => {
+    const engine = await open(THREE);
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    server.script([{ when: (r: ModelRequest) => r.model === 'small-1', text: 'ESCALATE: the answer needs a proof I cannot write; this is beyond my brief.' }, ...writes('mid-1', '42')]);
+    const id = submit(engine, ws);
+    await engine.settled(id);
+    const job = engine.get(id, { full: true });
+    expect(job.status).toBe('done');
+    expect(job.result?.escalation?.[0]).toMatchObject({ from: 'small', to: 'mid', why: expect.stringMatching(/^the worker abstained upward: ESCALATE: /) });
+    const stats = engine.stats();
+    expect(stats.excluded.abstained).toBe(1);
+    expect(stats.acceptance['fix/small-1']).toBeUndefined();
+    expect(stats.acceptance['fix/mid-1']).toMatchObject({ accepted: 1, total: 1 });
+  });
+
+  it('a rung billed per call asks first: the job awaits approval again without its workspace; yes climbs, no returns the task', async () => {
+    const roster = { entries: [rung('small', 'free'), rung('paid', 'mid', 'api')] };
+    const engine = await open(roster);
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    server.script([...writes('small-1', '41'), ...writes('paid-1', '42')]);
+    const id = submit(engine, ws);
+    await engine.waitFor(id, 'phase:awaiting approval of ans+paid', 30);
+    expect(engine.get(id).status).toBe('awaiting_approval');
+    expect(engine.get(id).asks?.[0]).toMatchObject({ task: 'ans+paid', route: 'paid-1 (local/builtin, roster entry paid)', why: expect.stringContaining('billed api') });
+    // its workspace is free meanwhile: another job on it runs to the end
+    const other = engine.submit({ workspace: ws, runner: 'shell', verify: 'exit 0', tasks: [{ instruction: 'echo hi > other.txt', files: ['other.txt'] }] }).job.id;
+    await engine.settled(other);
+    expect(engine.get(other).status).toBe('done');
+    engine.approve(id, { 'ans+paid': true });
+    await engine.settled(id);
+    expect(engine.get(id).status).toBe('done');
+    expect(readFileSync(join(ws, 'answer.txt'), 'utf8')).toBe('42\n');
+
+    server.script([...writes('small-1', '41')]);
+    const denied = submit(engine, ws);
+    await engine.waitFor(denied, 'phase:awaiting approval of ans+paid', 30);
+    engine.approve(denied, false);
+    await engine.settled(denied);
+    const job = engine.get(denied, { full: true });
+    expect(job.status).toBe('partial');
+    expect(job.result?.escalation?.[0]).toMatchObject({ from: 'small', to: 'paid', returned: true, denied: true });
+    expect(server.requests.filter((r) => r.model === 'paid-1')).toHaveLength(2);
+  });
+
+  it('diff-scope, claims and done_means gates; a not-ok worker fails its gates outright; no judge: an undecided gate climbs to a person', async () => {
+    const engine = await open(THREE);
+    const ws = makeWorkspace({ 'README.md': 'x\n', 'src/a.txt': 'a\n' }, { git: true });
+    const shell = (name: string, command: string, gates: unknown[], extra: object = {}) => ({ name, type: 'fix', runner: 'shell', instruction: name, command, gates, ...extra });
+    const run = async (task: object) => {
+      const id = engine.submit({ workspace: ws, verify: 'exit 0', fix_rounds: 0, tasks: [task] }).job.id;
+      await engine.settled(id);
+      return engine.get(id, { full: true });
+    };
+
+    const scoped = await run(shell('scoped', 'echo b > src/b.txt && echo c > c.txt', [{ kind: 'diff-scope', paths: ['src'] }]));
+    expect(scoped.status).toBe('partial');
+    expect(scoped.result?.gates?.[0]?.results[0]).toMatchObject({ kind: 'diff-scope', result: 'fail', detail: 'changed outside src: c.txt' });
+
+    const confirmed = await run(
+      shell('confirmed', 'echo 42 > answer.txt', ['grep -qx 42 answer.txt', { kind: 'done_means' }], { grounded: true, receipts: ['answer.txt is missing'], done_means: ['answer.txt holds 42: grep -qx 42 answer.txt'] }),
+    );
+    expect(confirmed.status).toBe('done');
+    expect(confirmed.result?.gates?.[0]?.results.map((r) => [r.kind, r.result])).toEqual([['command', 'pass'], ['done_means', 'pass']]);
+
+    const unbacked = await run(shell('unbacked', 'echo 43 > answer.txt', [{ kind: 'done_means' }], { grounded: true, receipts: ['r'], done_means: ['answer.txt holds 43'] }));
+    expect(unbacked.status).toBe('partial');
+    expect(unbacked.result?.gates?.[0]?.results[0]).toMatchObject({ result: 'ambiguous', climb: true, detail: expect.stringContaining('unconfirmed: "answer.txt holds 43"') });
+    expect(unbacked.result?.proof?.uncertainty.map((u) => u.code)).toContain('gates_ambiguous');
+
+    const claims = await run(shell('claims', 'echo 44 > answer.txt', [{ kind: 'claims' }]));
+    expect(claims.result?.gates?.[0]?.results[0]).toMatchObject({ result: 'ambiguous', climb: true, detail: expect.stringContaining('no judge configured: skipped, not passed') });
+
+    const broken = await run(shell('broken', 'echo 45 > answer.txt; exit 3', ['true']));
+    expect(broken.result?.gates?.[0]?.results[0]).toMatchObject({ result: 'fail', detail: expect.stringMatching(/^the worker returned error/) });
+    expect(existsSync(join(ws, 'c.txt'))).toBe(true);
+  });
+
+  it("an undecided gate goes to the roster's judge, whose reading is recorded as such", async () => {
+    const engine = await open({ ...THREE, entries: [...THREE.entries, { ...rung('judge', 'free'), tasks: ['judge'] }], judge: { entry: 'judge' } });
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    server.script([{ when: (r: ModelRequest) => r.model === 'judge-1' && r.lastText.includes('Check: claims'), text: 'FAIL: the report says tests were added; the diff shows only answer.txt.' }]);
+    const id = engine.submit({ workspace: ws, verify: 'exit 0', fix_rounds: 0, tasks: [{ name: 'c', type: 'fix', runner: 'shell', instruction: 'c', command: 'echo 42 > answer.txt; echo "added tests"', gates: [{ kind: 'claims' }] }] }).job.id;
+    await engine.settled(id);
+    const job = engine.get(id, { full: true });
+    expect(job.result?.gates?.[0]?.results[0]).toMatchObject({ kind: 'claims', result: 'fail', judged: { entry: 'judge', reading: 'fail', why: 'the report says tests were added; the diff shows only answer.txt.' } });
+    expect(job.status).toBe('partial');
+    expect(server.requests.at(-1)?.system).toContain('"PASS: <why>" or "FAIL: <why>"');
+  });
+});

@@ -104,6 +104,12 @@ export const configFileSchema = z.strictObject({
       timeout_s: z.number().int().min(1).max(30 * 86_400).optional(),
     })
     .optional(),
+  routing: z
+    .strictObject({
+      learn: z.boolean().optional(),
+      min_acceptance: z.number().min(0).max(1).optional(),
+    })
+    .optional(),
   handoff: z
     .strictObject({
       rules: z.array(z.string().trim().min(1).max(500)).max(50).optional(),

@@ -95,6 +95,8 @@ export interface GafferConfig {
   approval: { default: 'auto' | 'required'; timeout_s: number };
   /** The handoff prompt's standing rules (spec 05): every agent worker is held to them. */
   handoff: { rules: string[] };
+  /** spec 05 "Routing that learns": with `learn`, a type starts on the cheapest rung of its ladder whose logged acceptance clears `min_acceptance` (Wilson bound, ≥ 30 outcomes). */
+  routing: { learn: boolean; min_acceptance: number };
   /** The roster (spec 05): routes the tasks that name no runner; null: none configured here (a `gaffer.roster.json` may still apply). */
   roster: Roster | null;
   /** Called when a job's approval asks open and when a job ends (spec 05): a command (`sh -c`, the event as JSON on stdin) and/or a webhook (POSTed the JSON). */
@@ -135,6 +137,7 @@ export const DEFAULT_CONFIG: GafferConfig = {
   worktrees: { dir: null, include: [], setup: {}, install: {}, deps: 'link', set_port: true, keep_days: 7, max_gb: null },
   fanout: { parallel_safe_gates: [], max_concurrency: null },
   approval: { default: 'auto', timeout_s: 86_400 },
+  routing: { learn: false, min_acceptance: 0.8 },
   roster: null,
   handoff: {
     rules: [
@@ -224,6 +227,8 @@ function applyFile(config: GafferConfig, c: ConfigFile, baseDir: string, env: No
   if (c.notify?.command !== undefined) set('notify.command', 'file', () => (config.notify.command = c.notify?.command ?? null));
   if (c.notify?.webhook !== undefined) set('notify.webhook', 'file', () => (config.notify.webhook = checkUrl(c.notify?.webhook ?? '', 'notify.webhook')));
   if (c.approval?.default !== undefined) set('approval.default', 'file', () => (config.approval.default = c.approval?.default ?? 'auto'));
+  if (c.routing?.learn !== undefined) set('routing.learn', 'file', () => (config.routing.learn = c.routing?.learn ?? false));
+  if (c.routing?.min_acceptance !== undefined) set('routing.min_acceptance', 'file', () => (config.routing.min_acceptance = c.routing?.min_acceptance ?? 0.8));
   if (c.handoff?.rules !== undefined) set('handoff.rules', 'file', () => (config.handoff.rules = c.handoff?.rules ?? []));
   if (c.approval?.timeout_s !== undefined) set('approval.timeout_s', 'file', () => (config.approval.timeout_s = c.approval?.timeout_s ?? 86_400));
   for (const [name, e] of Object.entries(c.models ?? {})) {

@@ -313,6 +313,8 @@ export const answerTaskSchema = z.strictObject({
   runner: z.string(),
   model: z.string().nullable().optional(),
   type: z.enum(TASK_TYPES),
+  /** Why the roster routed it there, when the learning router decided (spec 05): the figures in words. */
+  routed: z.string().optional(),
 });
 
 const lintFindingSchema = z.strictObject({ task: z.string(), code: z.string(), message: z.string(), fix: z.string() });

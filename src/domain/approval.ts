@@ -49,7 +49,8 @@ export function approvalReasons(spec: Pick<JobSpec, 'approval' | 'tasks'>, polic
   const reasons = new Map<string, string>();
   for (const task of spec.tasks) {
     const why = reasonFor(task, spec.approval, policy, billingOf);
-    if (why !== null) reasons.set(task.name, why);
+    // spec 05: a route the learning router chose is asked with the figures that chose it
+    if (why !== null) reasons.set(task.name, task.roster?.learned ? `${why} (${task.roster.why})` : why);
   }
   return reasons;
 }

@@ -6,6 +6,7 @@
 // Skipping the undecided too would save more but on evidence that does not show the rung fails, and a
 // skipped rung gets no more outcomes to correct the mistake — so the skip must already be earned.
 import type { RosterEntry } from './roster.js';
+import type { RungFigures } from './route.js';
 
 /** Outcomes an entry needs for a type before the learner may skip it; below this it never skips. */
 export const LEARN_MIN_SAMPLES = 30;
@@ -21,19 +22,6 @@ export function wilsonInterval(accepted: number, total: number, z = 1.96): { low
   return { lower: Math.max(0, centre - half), upper: Math.min(1, centre + half) };
 }
 
-/** One rung's record for a type, and the interval the decision read. */
-export interface RungFigures {
-  /** The roster entry's id. */
-  entry: string;
-  /** Its accepted outcomes for the type. */
-  accepted: number;
-  /** All its outcomes for the type. */
-  total: number;
-  /** Wilson lower bound of its acceptance rate. */
-  lower: number;
-  /** Wilson upper bound of its acceptance rate. */
-  upper: number;
-}
 
 /** Where a task starts and why, in the figures that decided it (they go in the ask/attempt record). */
 export interface LearnedStart {

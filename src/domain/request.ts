@@ -5,6 +5,7 @@ import { TASK_TYPES, type TaskType } from './status.js';
 import type { Billing, RosterPick } from './route.js';
 import { gatesOf, gatesSchema, type GateSpec } from './gates.js';
 import { ladderOf, rungOf } from './ladder.js';
+import { learnedStart } from './learn.js';
 import { pickOf, routeByRoster, rosteredTypes, type Roster } from './roster.js';
 import { groundingGaps, isTaskType, type TaskBrief } from './grounding.js';
 import { taskOrderOf, taskPhases, type TaskOrder } from './phase-order.js';
@@ -185,6 +186,11 @@ export interface RunnerDefaults {
   available: readonly string[];
   /** The roster (spec 05), when one is configured: it routes the tasks that name no runner. */
   roster?: Roster | null;
+  /**
+   * `routing.learn` (spec 05): the acceptance each roster entry has had for a type, and the bar a rung
+   * must clear; absent: learning is off and routing takes the first capable entry.
+   */
+  learn?: { minAcceptance: number; acceptance(type: TaskType): ReadonlyMap<string, { accepted: number; total: number }> };
   /** Who pays for a runner's calls (config `runners.<key>.billing`): a routing null's proposed runner is asked with it. */
   billing?: (runner: string) => Billing;
   /** Config `timeouts.worker_s` / `timeouts.verify_s`: defaults for a request that gives none. */
@@ -318,11 +324,21 @@ function resolveRunner(t: { named: string | null; command: string | null; type: 
  * says yes or no), and with no default runner the request is refused, naming what to add.
  */
 function routeTask(roster: Roster, t: { type: TaskType; model: string | null }, runners: RunnerDefaults, field: string): Resolved {
-  const entry = routeByRoster(roster, t.type, runners.available, t.model);
+  // a task that names its model is not climbed to another model, nor started elsewhere by the learner (spec 05: it runs there)
+  const ladder = t.model === null ? ladderOf(roster, t.type, runners.available) : [];
+  const learned = runners.learn ? learnedStart(ladder, runners.learn.acceptance(t.type), runners.learn.minAcceptance) : null;
+  const entry = learned?.entry ?? routeByRoster(roster, t.type, runners.available, t.model);
   if (entry) {
-    // a task that names its model is not climbed to another model (spec 05: it runs there)
-    const ladder = t.model === null ? ladderOf(roster, t.type, runners.available).map(rungOf) : [];
-    return { runner: entry.runner, model: t.model ?? entry.model, roster: { ...pickOf(entry, t.type, roster), ...(ladder.length > 1 ? { ladder } : {}) } };
+    const pick = pickOf(entry, t.type, roster);
+    return {
+      runner: entry.runner,
+      model: t.model ?? entry.model,
+      roster: {
+        ...pick,
+        ...(learned ? { why: learned.why, learned: { skipped: learned.skipped, figures: learned.figures } } : {}),
+        ...(ladder.length > 1 ? { ladder: ladder.map(rungOf) } : {}),
+      },
+    };
   }
   const gap = `nothing in ${roster.source} takes "${t.type}"${t.model ? ` with model "${t.model}"` : ''} (its types: ${rosteredTypes(roster).join(', ')})`;
   const proposed = runners.defaultRunner;

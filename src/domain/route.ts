@@ -41,6 +41,8 @@ export interface RosterPick {
    * "Escalation" climbs it). Kept on the task: a roster file a worker changes mid-job moves nothing.
    */
   ladder?: Rung[];
+  /** The learning router's decision (spec 05, `routing.learn`): the figures it started the task on; `why` says them in words. */
+  learned?: { skipped: RungFigures[]; figures: RungFigures | null };
 }
 
 /** One rung of a cost ladder: a roster entry, without the types it takes. */
@@ -52,4 +54,18 @@ export interface Rung {
   billing: Billing;
   cost: CostTier;
   approve: boolean;
+}
+
+/** One rung's record for a type, and the interval the decision read. */
+export interface RungFigures {
+  /** The roster entry's id. */
+  entry: string;
+  /** Its accepted outcomes for the type. */
+  accepted: number;
+  /** All its outcomes for the type. */
+  total: number;
+  /** Wilson lower bound of its acceptance rate. */
+  lower: number;
+  /** Wilson upper bound of its acceptance rate. */
+  upper: number;
 }

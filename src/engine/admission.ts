@@ -28,6 +28,8 @@ export interface AdmissionOptions {
   billing: (runner: string) => Billing;
   /** Spec lint at dispatch (spec 07). */
   specLint: SpecLintMode;
+  /** Config `routing` (spec 05): with `learn`, a task starts on the rung its type's logged acceptance earns; null: off. */
+  learn: { minAcceptance: number } | null;
   /** Config `timeouts` for requests that give none; null: the request parser's defaults. */
   timeouts: { worker_s: number; verify_s: number } | null;
   /** The config file read and config `protected_paths` (issue 11, workspace-vetting.ts). */
@@ -124,7 +126,8 @@ export class Admission {
     const defaults = timeouts === null ? {} : { timeoutS: timeouts.worker_s, verifyTimeoutS: timeouts.verify_s };
     const workspace = typeof body === 'object' && body !== null ? (body as { workspace?: unknown }).workspace : undefined;
     const roster = rosterFor(this.#opts.roster, this.#opts.dataDir, workspace);
-    return parseJobRequest(body, { defaultRunner, available: [...runners.keys()], roster, billing, ...defaults });
+    const learn = this.#opts.learn ? { minAcceptance: this.#opts.learn.minAcceptance, acceptance: (type: string) => this.#store.entryAcceptance(type) } : null;
+    return parseJobRequest(body, { defaultRunner, available: [...runners.keys()], roster, billing, ...defaults, ...(learn ? { learn } : {}) });
   }
 
   #vetRunners(spec: JobSpec): void {

@@ -43,7 +43,15 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
     finished: job.finished,
     duration_s: job.started !== null ? round1((job.finished ?? epochS()) - job.started) : null,
     tasks: spec.tasks.map((t) => {
-      const task = { name: t.name, instruction: full ? t.instruction : cut(t.instruction, INSTRUCTION_CUT), files: t.files, runner: t.runner, model: t.model, type: t.type };
+      const task = {
+        name: t.name,
+        instruction: full ? t.instruction : cut(t.instruction, INSTRUCTION_CUT),
+        files: t.files,
+        runner: t.runner,
+        model: t.model,
+        type: t.type,
+        ...(t.roster?.learned ? { routed: t.roster.why } : {}),
+      };
       // as in the worker rows: no model named is said by leaving it out
       return full ? task : dropEmpty(task, TASK_KEEP);
     }),
@@ -108,7 +116,7 @@ function compactWorktrees(w: WorktreesJson): NonNullable<CompactResult['worktree
 const WORKER_KEEP = new Set(['name', 'role', 'attempt', 'runner', 'status', 'outcome', 'sandboxed'] as const);
 const NOTHING = new Set<never>();
 const ZERO_IS_A_VALUE = new Set(['duration_s']);
-const TASK_KEEP = new Set(['name', 'instruction', 'files', 'runner', 'type'] as const);
+const TASK_KEEP = new Set(['name', 'instruction', 'files', 'runner', 'type', 'routed'] as const);
 
 /** What changed is always said, even when nothing did; the flags and lists of the unusual only when they hold something. */
 const CHANGES_KEEP = new Set(['source', 'checkpoint', 'count', 'added', 'modified', 'deleted'] as const);

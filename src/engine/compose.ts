@@ -52,6 +52,8 @@ export interface EngineOptions {
   roster?: Roster | null;
   /** Config `runners.<key>.billing` (spec 04): an `api`-billed task always asks (spec 05); default: each runner's own. */
   billing?: Readonly<Record<string, Billing>>;
+  /** Config `routing` (spec 05): `learn` starts a task on the rung its type's logged acceptance earns (`minAcceptance`, default 0.8); default off. */
+  routing?: { learn: boolean; minAcceptance?: number };
   /** Config `handoff.rules`: the standing rules of every agent worker's prompt (spec 05); default config's. */
   handoffRules?: readonly string[];
   /** Routes each attempt (the roster's router, issue 14); default: the task's own runner and model (`TaskRouter`). */

@@ -58,7 +58,7 @@ export class Engine {
     });
     this.#maintenance = new Maintenance(store, this.dataDir, { retentionJobs: opts.retentionJobs ?? 200 });
     this.#waits = new JobWaits({ store, dataDir: this.dataDir, bus: this.#services.bus, queries: this.#queries, runsJob: (id) => this.#live.has(id) });
-    const admission = { dataDir: this.dataDir, runners, defaultRunner: opts.defaultRunner ?? null, roster: opts.roster ?? null, billing: this.#services.billing, specLint: opts.specLint ?? 'warn', timeouts: opts.timeouts ?? null, protect: opts.protect ?? {} };
+    const admission = { dataDir: this.dataDir, runners, defaultRunner: opts.defaultRunner ?? null, roster: opts.roster ?? null, billing: this.#services.billing, specLint: opts.specLint ?? 'warn', learn: opts.routing?.learn === true ? { minAcceptance: opts.routing.minAcceptance ?? 0.8 } : null, timeouts: opts.timeouts ?? null, protect: opts.protect ?? {} };
     this.#admission = new Admission(store, this.#queries, admission, {
       isClosed: () => this.#closed,
       start: (job) => this.#live.start(job),

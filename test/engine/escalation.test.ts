@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseRoster } from '../../src/domain/roster.js';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import { createRunners } from '../../src/runners/index.js';
+import { Store } from '../../src/store/store.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { startModelServer, type ModelRequest, type ModelServer } from '../support/model-server/index.js';
 
@@ -28,7 +29,7 @@ afterEach(async () => {
 
 async function open(roster: unknown, opts: Partial<EngineOptions> = {}): Promise<Engine> {
   const engine = await Engine.open({
-    dataDir: join(tempDir('gaffer-data-'), 'data'),
+    dataDir: opts.dataDir ?? join(tempDir('gaffer-data-'), 'data'),
     roster: parseRoster(roster, 'config test'),
     defaultRunner: null,
     runners: createRunners({ sandbox: 'off', builtin: { endpoint: { api: 'openai-compatible', url: `${server.url}/v1`, key: 'sk-test', model: 'default-model' } } }),
@@ -186,5 +187,36 @@ describe('gates and escalation (spec 05)', () => {
     expect(job.result?.gates?.[0]?.results[0]).toMatchObject({ kind: 'claims', result: 'fail', judged: { entry: 'judge', reading: 'fail', why: 'the report says tests were added; the diff shows only answer.txt.' } });
     expect(job.status).toBe('partial');
     expect(server.requests.at(-1)?.system).toContain('"PASS: <why>" or "FAIL: <why>"');
+  });
+
+  it('with routing.learn, a type starts above a rung that demonstrably fails min_acceptance — never on fewer than 30 outcomes — and the figures are on the task and its ask', async () => {
+    const dataDir = join(tempDir('gaffer-data-'), 'data');
+    // the log as earlier jobs left it: 29 fix outcomes of small, all failed; 30 sweep outcomes of small, all failed
+    const store = new Store(dataDir);
+    const logged = (type: string, n: number) => {
+      for (let i = 0; i < n; i++) {
+        store.recordOutcome({ ts: new Date().toISOString(), job: `old-${type}-${i}`, task: 't', rung: 1, type, runner: 'builtin', model: 'small-1', provider: 'local', entry: 'small', status: 'failed', gates_passed: false, escalated_to: null, returned: false, attempts: 1, cost_usd: 0 }, null);
+      }
+    };
+    logged('fix', 29);
+    logged('sweep', 30);
+    store.close();
+    const sweeping = { entries: [rung('small', 'free'), rung('mid', 'mid', 'api'), rung('big', 'high', 'subscription')].map((e) => ({ ...e, tasks: ['fix', 'sweep'] })) };
+    const engine = await open(sweeping, { dataDir, routing: { learn: true, minAcceptance: 0.8 } });
+    server.script([...writes('small-1', '42'), ...writes('mid-1', '42')]);
+    const fix = submit(engine, makeWorkspace({ 'README.md': 'x\n' }, { git: true }));
+    await engine.settled(fix);
+    // 29 outcomes are too few to skip: small runs it
+    expect(engine.get(fix).tasks[0]).toMatchObject({ runner: 'builtin', model: 'small-1', routed: 'learned: small has 29 outcomes (< 30), too few to skip' });
+    const sweep = submit(engine, makeWorkspace({ 'README.md': 'x\n' }, { git: true }), { ...TASK, type: 'sweep' });
+    await engine.waitFor(sweep, 'phase:awaiting approval', 20);
+    // mid is billed per call: its ask carries the figures that routed the task there
+    expect(engine.get(sweep).asks?.[0]?.why).toMatch(/^roster entry "mid" is billed per call \(api\): money is never spent without a yes \(learned: skipped small \(0\/30 accepted, upper bound 0\.11 < 0\.8\); mid has 0 outcomes/);
+    engine.approve(sweep, true);
+    await engine.settled(sweep);
+    const job = engine.get(sweep);
+    expect(job.status).toBe('done');
+    expect(job.tasks[0]).toMatchObject({ model: 'mid-1', routed: expect.stringMatching(/^learned: skipped small/) });
+    expect(server.requests.map((r) => r.model)).toEqual(['small-1', 'small-1', 'mid-1', 'mid-1']);
   });
 });

@@ -110,6 +110,7 @@ export class CliContext {
       worktrees: worktreeSettingsOf(config),
       approval: { default: config.approval.default, timeoutS: config.approval.timeout_s },
       roster: config.roster,
+      routing: { learn: config.routing.learn, minAcceptance: config.routing.min_acceptance },
       handoffRules: config.handoff.rules,
       billing: Object.fromEntries(Object.entries(config.runners).map(([key, r]) => [key, r.billing])),
       notify: config.notify,

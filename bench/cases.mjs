@@ -1162,7 +1162,7 @@ function simulateRouting(mods, roster, tasks, policy) {
         break;
       }
       if (++failed === 2) break;
-      rung = rungAbove(roster, task.type, available, rung.cost);
+      rung = rungAbove(ladder, rung.cost);
     }
   }
   return { cost, accepted, acceptance: accepted / tasks.length, perAccepted: accepted > 0 ? cost / accepted : Infinity, liftedStarts, lastWhy };

@@ -171,6 +171,11 @@ export interface JobSpec {
   merge: 'none' | 'auto';
   /** spec 05: `required` asks for every task; `auto` where policy says; `never` asks nothing. */
   approval: 'auto' | 'required' | 'never';
+  /**
+   * spec 05: no person is watching this job. An ask with no one to answer it (no config `notify` to
+   * tell anyone) is answered no at once: nothing launches without an explicit yes.
+   */
+  unattended?: true;
   client_request_id: string | null;
   /** spec 06 "Phase order": present when reviewers and verifiers run in a later phase than the request's order or batch. */
   task_order?: TaskOrder;
@@ -268,6 +273,7 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
     isolation,
     merge: req.merge ?? 'none',
     approval: req.approval ?? 'auto',
+    ...(req.unattended === true ? { unattended: true as const } : {}),
     ...(runners.roster?.judge ? { judge: { entry: runners.roster.judge.id, model: runners.roster.judge.model } } : {}),
     client_request_id: req.client_request_id ?? null,
   };
@@ -394,7 +400,6 @@ function refuseUnsupported(req: z.output<typeof jobRequestSchema>): void {
   };
   if (req.isolation === 'worktree' && (req.criteria?.length ?? 0) > 0) refuse('criteria', 'job-level criteria with worktree isolation (each task is judged in its own worktree: give them per task)');
   if (req.repo !== undefined && req.repo !== null) refuse('repo', 'cluster mode');
-  if (req.unattended === true) refuse('unattended', 'unattended jobs (budgets and the breaker)');
 }
 
 /**

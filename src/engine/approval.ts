@@ -49,7 +49,7 @@ export async function seekApproval(ctx: JobContext, refuse: (task: TaskSpec, why
     .filter((t) => !yes.has(t.name))
     .map((t) => {
       const ask = asks.find((a) => a.ask.task === t.name)?.ask;
-      const by = ask?.answered_by === 'timeout' ? 'no answer in time' : 'not approved';
+      const by = ask?.answered_by === 'timeout' ? 'no answer in time' : ask?.answered_by === 'unattended' ? 'no one to answer (unattended)' : 'not approved';
       return refuse(t, `${by}${ask?.note ? `: ${ask.note}` : ''}`);
     });
   if (approved.length === 0) ctx.phase('not approved');
@@ -63,8 +63,12 @@ export async function seekApproval(ctx: JobContext, refuse: (task: TaskSpec, why
  * unanswered ones are answered no by the timeout). False when the job was cancelled meanwhile.
  */
 async function awaitAnswers(ctx: JobContext, opened: number): Promise<boolean> {
-  const { store, approval: policy } = ctx.services;
+  const { store, approval: policy, notify } = ctx.services;
   const openTasks = () => store.listAsks(ctx.id).filter((a) => a.ask.answer === null).map((a) => a.ask.task);
+  // spec 05: unattended with no one told of the ask (no notify command or webhook): the answer is no
+  if (ctx.spec.unattended && notify.command === null && notify.webhook === null) {
+    store.answerAsks(ctx.id, new Map(openTasks().map((task) => [task, false])), 'unattended, and no one to answer: config notify names no command or webhook', 'unattended', epochS());
+  }
   try {
     for (let open = openTasks(); open.length > 0; open = openTasks()) {
       if (ctx.isCancelled) return false;

@@ -208,4 +208,24 @@ describe('the roster (spec 05)', () => {
       await server.close();
     }
   });
+
+  it('unattended with no one to answer is no: nothing launches; with a notify command someone is told, and the ask waits', async () => {
+    const engine = await open({ roster: parseRoster(ROSTER, 'config test') });
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const { job } = engine.submit({ workspace: ws, unattended: true, verify: 'exit 0', tasks: [task('f', 'fix')] });
+    await engine.settled(job.id);
+    const denied = engine.get(job.id);
+    expect(denied).toMatchObject({ status: 'cancelled', verdict: 'not approved' });
+    expect(denied.asks?.[0]).toMatchObject({ task: 'f', answer: false, answered_by: 'unattended', note: expect.stringContaining('no one to answer') });
+    expect(existsSync(join(ws, 'f.txt'))).toBe(false);
+
+    const told = await open({ roster: parseRoster(ROSTER, 'config test'), notify: { command: 'true', webhook: null } });
+    const waiting = told.submit({ workspace: ws, unattended: true, verify: 'exit 0', tasks: [task('g', 'fix')] });
+    await told.waitFor(waiting.job.id, 'phase:awaiting approval', 10);
+    expect(told.get(waiting.job.id).asks?.[0]?.answer).toBeNull();
+    told.approve(waiting.job.id, true);
+    await told.settled(waiting.job.id);
+    expect(told.get(waiting.job.id).status).toBe('done');
+  });
 });
+

@@ -72,7 +72,7 @@ function badBody(ws: string, vetted = true): fc.Arbitrary<unknown> {
     field('merge', fc.oneof(fc.constant('auto'), fc.string({ maxLength: 6 }).filter((s) => s !== 'none' && s !== 'auto'))),
     field('reviewer', fc.oneof(fc.string({ maxLength: 5 }), fc.integer())),
     field('approval', fc.constantFrom('sometimes', 'yes', '')),
-    field('unattended', fc.constant(true)),
+    field('unattended', fc.oneof(fc.string({ maxLength: 5 }), fc.integer())),
     field('repo', fc.constant({ url: 'https://example.com/x.git', ref: 'main' })),
     field('runner', fc.constantFrom('codex', 'nope', '')),
     field('client_request_id', fc.oneof(fc.constant(''), huge(201), fc.integer(), fc.constant({}))),

@@ -147,7 +147,7 @@ describe.each(doors)('MCP over %s', (_door, open) => {
       ['workers_dispatch', { workspace: 'relative', tasks: [{ instruction: 'x', command: 'true' }] }, 'invalid_request'],
       ['workers_dispatch', { workspace: ws, tasks: [{ instruction: 'x', command: 'true' }], endpoint: 'http://x' }, 'invalid_request'],
       ['workers_dispatch', { workspace: ws, tasks: [{ instruction: 'x', command: 'true' }], runner: 'shell', reviewer: true }, 'invalid_request'],
-      ['workers_dispatch', { workspace: ws, tasks: [{ instruction: 'x', command: 'true' }], unattended: true }, 'not_supported'],
+      ['workers_dispatch', { workspace: ws, tasks: [{ instruction: 'x', command: 'true' }], repo: { url: 'https://example.com/r.git', ref: 'main' } }, 'not_supported'],
       ['workers_dispatch', { workspace: ws, tasks: ['no command'] }, 'no_runner'],
       ['workers_dispatch', { workspace: ws, tasks: [{ instruction: 'x', runner: 'codex' }] }, 'runner_disabled'],
       ['workers_status', { job_id: 'ffffffffffff' }, 'not_found'],

@@ -20,7 +20,7 @@ export function ladderOf(roster: Roster, type: TaskType, available: readonly str
 
 /** An entry as a rung of its ladder. */
 export function rungOf(e: RosterEntry): Rung {
-  return { entry: e.id, runner: e.runner, model: e.model, provider: e.provider, billing: e.billing, cost: e.cost, approve: e.approve };
+  return { entry: e.id, runner: e.runner, model: e.model, provider: e.provider, billing: e.billing, cost: e.cost, approve: e.approve, endpoint: e.endpoint };
 }
 
 /**

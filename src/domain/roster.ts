@@ -1,6 +1,7 @@
 // spec 05 "The roster (data)": which runner and model take which task types, at what cost and
 // billing. Routing reads it; no code names a model, a provider or a type → model mapping.
 import { z } from 'zod';
+import { AGENT_CLI_KEYS } from './agent-cli-keys.js';
 import { GafferError } from './errors.js';
 import { knownKeysAt, suggestKeys } from './nearest-key.js';
 import { BILLINGS, COST_TIERS, type Billing, type CostTier, type RosterPick } from './route.js';
@@ -14,7 +15,6 @@ const NOT_YET: Record<string, string> = {
   trust: 'trust levels are not acted on yet — remove "trust"',
   max_concurrency: 'per-entry concurrency is not enforced yet — remove "max_concurrency" (config workers.max_parallel caps every worker)',
   fallback: 'provider fallbacks are not built yet — remove "fallback"',
-  endpoint: 'a roster entry cannot name a model endpoint yet — remove "endpoint" and configure the runner (runners.<key>, models.<name>)',
   fanout: 'a roster file does not hold fan-out settings — move "fanout" to the config file\'s top-level "fanout"',
 };
 
@@ -30,7 +30,7 @@ const entrySchema = z.strictObject({
   trust: z.unknown().optional(),
   max_concurrency: z.unknown().optional(),
   fallback: z.unknown().optional(),
-  endpoint: z.unknown().optional(),
+  endpoint: z.string().min(1).max(100).optional(),
 });
 
 export const rosterSchema = z.strictObject({
@@ -51,6 +51,8 @@ export interface RosterEntry {
   tasks: TaskType[];
   /** Its tasks always ask under `approval: "auto"`. */
   approve: boolean;
+  /** A `models.<name>` its agent CLI is pointed at instead of the CLI's configured one (spec 04 endpoints); null: the runner's own. */
+  endpoint: string | null;
 }
 
 /** A validated roster and where it was read from (named in every message about it). */
@@ -81,12 +83,15 @@ export function parseRoster(raw: unknown, source: string): Roster {
   if (roster.fanout !== undefined) throw new GafferError('not_supported', `${source}: roster.fanout: ${NOT_YET.fanout}`, 'roster.fanout');
   const seen = new Set<string>();
   const entries = roster.entries.map((e, i): RosterEntry => {
-    for (const key of ['trust', 'max_concurrency', 'fallback', 'endpoint'] as const) {
+    for (const key of ['trust', 'max_concurrency', 'fallback'] as const) {
       if (e[key] !== undefined) throw new GafferError('not_supported', `${source}: roster.entries[${i}].${key}: ${NOT_YET[key]}`, `roster.entries[${i}].${key}`);
     }
     if (seen.has(e.id)) throw new GafferError('invalid_request', `${source}: roster.entries[${i}].id: "${e.id}" is used by an earlier entry; ids must be unique`, `roster.entries[${i}].id`);
     seen.add(e.id);
-    return { id: e.id, runner: e.runner, model: e.model ?? null, provider: e.provider, billing: e.billing, cost: e.cost, tasks: e.tasks, approve: e.approve ?? false };
+    if (e.endpoint !== undefined && !(AGENT_CLI_KEYS as readonly string[]).includes(e.runner)) {
+      throw new GafferError('invalid_request', `${source}: roster.entries[${i}].endpoint: only an agent CLI entry (${AGENT_CLI_KEYS.join(', ')}) is pointed at an endpoint; ${e.runner} uses its own (builtin: models.default) — remove "endpoint"`, `roster.entries[${i}].endpoint`);
+    }
+    return { id: e.id, runner: e.runner, model: e.model ?? null, provider: e.provider, billing: e.billing, cost: e.cost, tasks: e.tasks, approve: e.approve ?? false, endpoint: e.endpoint ?? null };
   });
   return { source, entries, judge: judgeOf(roster.judge?.entry, entries, source) };
 }
@@ -112,7 +117,15 @@ export function routeByRoster(roster: Roster, type: TaskType, available: readonl
 
 /** The pick a routed task keeps (its asks, attempts and outcome name the entry). */
 export function pickOf(entry: RosterEntry, type: TaskType, roster: Roster): RosterPick {
-  return { entry: entry.id, provider: entry.provider, billing: entry.billing, cost: entry.cost, approve: entry.approve, why: `the first entry of ${roster.source} taking "${type}"` };
+  return {
+    entry: entry.id,
+    provider: entry.provider,
+    billing: entry.billing,
+    cost: entry.cost,
+    approve: entry.approve,
+    ...(entry.endpoint !== null ? { endpoint: entry.endpoint } : {}),
+    why: `the first entry of ${roster.source} taking "${type}"`,
+  };
 }
 
 /** The types some entry of the roster takes, in roster order (for a routing null's message). */

@@ -12,6 +12,8 @@ export interface Route {
   entry: string | null;
   /** The roster entry's provider; null without an entry. */
   provider: string | null;
+  /** The `models.<name>` the entry points its agent CLI at; absent: the runner's own. */
+  endpoint?: string;
 }
 
 /** Who pays for a route's model calls (spec 04 "Environment and billing"; the same words as config `runners.<key>.billing`). */
@@ -34,6 +36,8 @@ export interface RosterPick {
   cost: CostTier | null;
   /** Whether the entry is marked `approve: true` (its tasks always ask under `approval: "auto"`). */
   approve: boolean;
+  /** The entry's `models.<name>` for its agent CLI, when it names one. */
+  endpoint?: string;
   /** Why this route, in words (`first roster entry taking "fix"`, `nothing is rostered for "design"`). */
   why: string;
   /**
@@ -54,6 +58,7 @@ export interface Rung {
   billing: Billing;
   cost: CostTier;
   approve: boolean;
+  endpoint: string | null;
 }
 
 /** One rung's record for a type, and the interval the decision read. */

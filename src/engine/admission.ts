@@ -132,7 +132,12 @@ export class Admission {
 
   #vetRunners(spec: JobSpec): void {
     spec.tasks.forEach((task, i) => {
-      this.#opts.runners.get(task.runner)?.vet?.({ model: task.model }, `tasks[${i}].runner`);
+      const endpoint = task.roster?.endpoint;
+      this.#opts.runners.get(task.runner)?.vet?.({ model: task.model, ...(endpoint ? { endpoint } : {}) }, `tasks[${i}].runner`);
+      // the rungs a climb may reach are checked now too: an endpoint that cannot work is said before anything runs
+      for (const rung of task.roster?.ladder ?? []) {
+        if (rung.endpoint !== null) this.#opts.runners.get(rung.runner)?.vetEndpoint?.(rung.endpoint, `roster entry ${rung.entry}.endpoint`);
+      }
     });
   }
 

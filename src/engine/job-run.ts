@@ -280,7 +280,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
     }
     const before = workers.findIndex((w) => w.plan.task === task);
     const previous = workers[before] as WorkerEnd;
-    const route: Route = { runner: to.runner, model: to.model, entry: to.entry, provider: to.provider };
+    const route: Route = { runner: to.runner, model: to.model, entry: to.entry, provider: to.provider, ...(to.endpoint !== null ? { endpoint: to.endpoint } : {}) };
     scope.phase(`${task.name}: escalated to ${to.entry}`);
     rung++;
     const end = await runWorker(ctx, {

@@ -122,6 +122,7 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
         workspace: place.workspace,
         command: plan.task.command,
         model: plan.route.model,
+        ...(plan.route.endpoint ? { endpoint: plan.route.endpoint } : {}),
         timeoutMs: ctx.spec.timeout_s * 1000,
         maxRounds: ctx.spec.max_rounds,
         resume,

@@ -24,6 +24,8 @@ export interface RunnerInput {
   /** `shell` runner: the command line to run (else the instruction is run). */
   command: string | null;
   model: string | null;
+  /** A `models.<name>` the attempt's roster entry points an agent CLI at (issue 14); absent: the runner's own. */
+  endpoint?: string;
   /** Hard per-worker timeout, ms. */
   timeoutMs: number;
   maxRounds: number;
@@ -81,7 +83,9 @@ export interface Runner {
    * Refuses a task this runner cannot do before anything starts (spec 04 "Vetting"): throws a
    * GafferError (`runner_disabled`, `runner_not_installed`, `model_endpoint_missing`, …) naming `field`.
    */
-  vet?(task: { model: string | null }, field: string): void;
+  vet?(task: { model: string | null; endpoint?: string }, field: string): void;
+  /** Refuses (GafferError naming `field`) a `models.<name>` this runner cannot be pointed at; absent: the runner takes none. */
+  vetEndpoint?(name: string, field: string): void;
   /** One answer from the runner's model with no tools (`builtin`: the roster's judge, spec 05); absent where the runner cannot. */
   complete?(request: { system: string; prompt: string; model: string | null; timeoutMs: number }): Promise<string>;
   run(input: RunnerInput): Promise<RunnerReport>;

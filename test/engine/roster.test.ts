@@ -46,6 +46,9 @@ describe('the roster (spec 05)', () => {
     expect(() => parseRoster({ ...ROSTER, judge: { entry: 'cheap' } }, 'r.json')).toThrow(/"cheap" runs on shell; the judge runs on the builtin provider stack/);
     expect(() => parseRoster({ ...ROSTER, fanout: {} }, 'r.json')).toThrow(expect.objectContaining({ code: 'not_supported' }));
     expect(() => parseRoster({ entries: [{ ...ROSTER.entries[0], max_concurrency: 2 }] }, 'r.json')).toThrow(expect.objectContaining({ code: 'not_supported' }));
+    // an endpoint is an agent CLI's: the builtin agent and shell have their own
+    expect(() => parseRoster({ entries: [{ ...ROSTER.entries[0], endpoint: 'local' }] }, 'r.json')).toThrow(/roster\.entries\[0\]\.endpoint: only an agent CLI entry \(claude, codex, gemini, qwen, opencode\) is pointed at an endpoint; shell uses its own/);
+    expect(parseRoster({ entries: [{ ...ROSTER.entries[0], runner: 'opencode', endpoint: 'local' }] }, 'r.json').entries[0]?.endpoint).toBe('local');
   });
 
   it('routes each task to the first entry taking its type; an api entry asks even under approval "never", and its yes runs it there', async () => {

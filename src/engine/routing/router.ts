@@ -19,6 +19,7 @@ export interface Router {
 export class TaskRouter implements Router {
   /** A later attempt (a fix round, a retry) stays where the task's last one ran: a climb up the ladder (spec 05) moved it there. */
   route(task: TaskSpec, history: readonly LedgerEntry[] = []): Route {
-    return history.at(-1)?.route ?? { runner: task.runner, model: task.model, entry: task.roster?.entry ?? null, provider: task.roster?.provider ?? null };
+    const endpoint = task.roster?.endpoint;
+    return history.at(-1)?.route ?? { runner: task.runner, model: task.model, entry: task.roster?.entry ?? null, provider: task.roster?.provider ?? null, ...(endpoint ? { endpoint } : {}) };
   }
 }

@@ -14,6 +14,7 @@ import { buildInvocation } from './invocation.js';
 import { writeMergedSettings } from './settings-file.js';
 import { emptyParse, type CliParse } from './parse-state.js';
 import { installHint, type CliEndpoint, type CliProfile } from './profiles.js';
+import { cliEndpoint, type ConfiguredEndpoint } from './endpoint.js';
 import { blankReport, limitEnd, processFacts } from '../report.js';
 
 /** How one agent CLI runner is set up (from the config's `runners.<key>` and `sandbox`). */
@@ -28,6 +29,8 @@ export interface CliRunnerOptions {
   home?: string | null;
   /** A model endpoint to point the CLI at through its base-URL settings; null = its own default (its login). */
   endpoint?: CliEndpoint | null;
+  /** Config `models`: the endpoints a roster entry may name for this CLI instead (`endpoint` on the entry). */
+  endpoints?: Readonly<Record<string, ConfiguredEndpoint>>;
   /** The engine's sandbox (made from config `sandbox`: platform/sandbox/sandbox.ts); default bubblewrap under `auto`. */
   sandbox?: Sandbox;
   /** Its network in the sandbox, default `outbound` (sandbox/network.ts); its own endpoint's loopback port is forwarded besides. */
@@ -80,8 +83,9 @@ export class CliRunner implements Runner {
   }
 
   /** Refuses before anything starts: disabled, no known invocation, or not installed (with the install command). */
-  vet(_task: { model: string | null }, field: string): void {
+  vet(task: { model: string | null; endpoint?: string }, field: string): void {
     const profile = this.profile;
+    if (task.endpoint !== undefined) this.#endpointNamed(task.endpoint, field);
     if (this.#opts.enabled !== true) {
       throw new GafferError('runner_disabled', `${field}: ${profile.key} is disabled: agent CLIs are off until enabled — set runners.${profile.key}.enabled: true in gaffer.config.json (or GAFFER_ENABLED_RUNNERS=${profile.key})`, field);
     }
@@ -101,6 +105,12 @@ export class CliRunner implements Runner {
     if (!found.installed || found.path === null) {
       return refused('runner_not_installed', `${profile.key} is not installed (${found.reason ?? 'not found'}): ${installHint(profile)}`);
     }
+    let endpoint: CliEndpoint | null;
+    try {
+      endpoint = input.endpoint !== undefined ? this.#endpointNamed(input.endpoint, 'endpoint') : this.#opts.endpoint ?? null;
+    } catch (err) {
+      return refused('invalid_request', err instanceof Error ? err.message : String(err));
+    }
     const jobDir = dirname(input.logFile);
     // spec 04: TMPDIR inside gaffer's data dir (they litter /tmp otherwise)
     const tmpDir = join(jobDir, 'tmp', `${input.workerName}-${profile.key}`);
@@ -110,7 +120,7 @@ export class CliRunner implements Runner {
       instruction: input.instruction,
       model: input.model,
       resume: input.resume,
-      endpoint: this.#opts.endpoint ?? null,
+      endpoint,
       home,
       userHome: baseEnv.HOME ?? '/',
       tmpDir,
@@ -131,7 +141,7 @@ export class CliRunner implements Runner {
     let wrapped: SandboxResult | null = null;
     if (input.sandbox) {
       const inside = inv.args.map((a) => profile.ownSandboxOff?.[a] ?? a);
-      wrapped = this.#sandbox.wrap({ argv: commandLine(found.path, inside, inv.promptOnStdin), workspace: input.workspace, writable: inv.stateDirs, readable: [input.instructionFile], tmpDir, home: null, programs: [found.path], network: this.#network() });
+      wrapped = this.#sandbox.wrap({ argv: commandLine(found.path, inside, inv.promptOnStdin), workspace: input.workspace, writable: inv.stateDirs, readable: [input.instructionFile], tmpDir, home: null, programs: [found.path], network: this.#network(endpoint) });
       if (isRefused(wrapped)) return refused('sandbox_unavailable', wrapped.refused);
     }
     // unsandboxed, the CLI keeps its own sandbox flags (`ownSandboxOff` only swaps them inside ours)
@@ -168,10 +178,19 @@ export class CliRunner implements Runner {
     return toReport(result, parse, { timeoutMs: input.timeoutMs, model: input.model, detection, sandboxed: wrapped?.sandboxed === true, network: wrapped?.network ?? 'host' });
   }
 
+  vetEndpoint(name: string, field: string): void {
+    this.#endpointNamed(name, field);
+  }
+
+  /** A roster entry's `models.<name>` for this CLI (issue 14). */
+  #endpointNamed(name: string, field: string): CliEndpoint {
+    return cliEndpoint(this.profile, name, this.#opts.endpoints?.[name], field);
+  }
+
   /** Outbound with the host's loopback cut; the configured ports and its own endpoint's loopback port forwarded (a CLI pointed at a local server reaches it). */
-  #network(): SandboxNetwork {
+  #network(endpoint: CliEndpoint | null): SandboxNetwork {
     const base = this.#opts.network ?? agentCliNetwork({});
-    const own = this.#opts.endpoint ? loopbackPortOf(this.#opts.endpoint.url) : null;
+    const own = endpoint ? loopbackPortOf(endpoint.url) : null;
     return own === null ? base : { ...base, loopbackPorts: [...(base.loopbackPorts ?? []), own] };
   }
 }

@@ -1,14 +1,6 @@
-import { GafferError } from '../../domain/errors.js';
 import type { CliRunnerOptions } from './cli-runner.js';
-import { CLI_PROFILES, type CliEndpoint, type CliProfile } from './profiles.js';
-
-/** A configured model endpoint as the CLI runners read it (config `models.<name>`). */
-interface ConfiguredEndpoint {
-  url: string;
-  api: string;
-  model: string | null;
-  key: string | null;
-}
+import { CLI_PROFILES } from './profiles.js';
+import { cliEndpoint, type ConfiguredEndpoint } from './endpoint.js';
 
 /** A runner's config entry as the CLI runners read it. */
 interface ConfiguredRunner {
@@ -33,18 +25,11 @@ export function cliRunnerOptions(config: { runners: object; models?: Record<stri
       enabled: entry?.enabled ?? false,
       billing: entry?.billing ?? 'subscription',
       home: entry?.home ?? null,
-      ...(name !== null ? { endpoint: cliEndpoint(profile, name, config.models?.[name]) } : {}),
+      ...(name !== null ? { endpoint: cliEndpoint(profile, name, config.models?.[name], `runners.${key}.endpoint`) } : {}),
+      // a roster entry may point this CLI at another one (issue 14): each is resolved when a task routes there
+      endpoints: config.models ?? {},
     };
   }
   return out;
 }
 
-function cliEndpoint(profile: CliProfile, name: string, e: ConfiguredEndpoint | undefined): CliEndpoint {
-  const field = `runners.${profile.key}.endpoint`;
-  if (e === undefined) throw new GafferError('invalid_request', `${field}: "${name}" is not a model endpoint — add models.${name}`, field);
-  if (e.api !== profile.endpointApi) {
-    throw new GafferError('invalid_request', `${field}: ${profile.label} speaks the ${profile.endpointApi} API and models.${name} is ${e.api} — point it at an ${profile.endpointApi} endpoint (models.<name>.api)`, field);
-  }
-  // the CLIs add the version path themselves
-  return { url: e.url.replace(/\/v1(beta)?\/?$/, ''), key: e.key ?? 'no-key', model: e.model };
-}

@@ -176,6 +176,48 @@ describe.skipIf(skipReason !== null)('agent CLIs on an endpoint named by config'
     }, 300_000);
   }
 
+  it.skipIf(agentBinary(getCliProfile('qwen')?.binary ?? '') === null)('a roster entry points its CLI at its own endpoint: the task routed there reaches that server with that model; an entry whose endpoint the CLI cannot speak is refused before anything runs', async () => {
+    const key = 'qwen';
+    const scenario = SCENARIOS[key];
+    const profile = getCliProfile(key);
+    if (profile === undefined) throw new Error(`no profile ${key}`);
+    const dir = tempDir('gaffer-roster-ep-');
+    const offline = await startOfflineServer(join(dir, 'sock'));
+    cleanups.push(() => offline.close());
+    const configFile = join(dir, 'gaffer.config.json');
+    // the runner itself names no endpoint: only the roster entry does
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        models: { lab: { url: `${offline.url}/v1`, api: 'openai', key: 'sk-lab', model: 'lab-model' }, claudish: { url: `${offline.url}`, api: 'anthropic', key: 'k', model: 'c' } },
+        runners: { [key]: { enabled: true, billing: 'free', home: join(dir, 'home') } },
+        roster: { entries: [{ id: 'lab-qwen', runner: key, model: scenario.model, provider: 'lab', billing: 'free', cost: 'free', tasks: ['implement'], endpoint: 'lab' }] },
+      }),
+    );
+    const { config } = loadConfig({ dataDir: join(dir, 'data'), configPath: configFile, env: {} });
+    const runner = new CliRunner(profile, { ...cliRunnerOptions(config)[key], binDirs: [AGENTS_BIN], launch: offline.launch });
+    const engine = await Engine.open({ dataDir: join(dir, 'data'), runners: new Map([[key, runner]]), roster: config.roster, defaultRunner: null });
+    cleanups.push(() => engine.close());
+    const ws = makeWorkspace({ 'README.md': 'hi\n' }, { git: true });
+    offline.server.script([{ toolCalls: [scenario.write(ws, 'hello.txt', 'hello\n')] }, { text: 'Wrote hello.txt.' }], { auto: true });
+    const { job } = engine.submit({ workspace: ws, verify: 'none', timeout_s: 240, tasks: [{ name: 'hello', type: 'implement', instruction: 'Create hello.txt containing the word hello.', files: ['hello.txt'] }] });
+    await engine.settled(job.id);
+    const done = engine.get(job.id);
+    const context = JSON.stringify({ status: done.status, verdict: done.verdict, requests: offline.server.requests.map((r) => [r.method, r.path, r.model, r.answeredBy, r.status]) });
+    expect(readFileSync(join(ws, 'hello.txt'), 'utf8'), context).toBe('hello\n');
+    expect(done.result?.workers[0], context).toMatchObject({ runner: key, entry: 'lab-qwen', provider: 'lab' });
+    expect(offline.server.requests.some((r) => r.model.endsWith(scenario.model) && r.headers.authorization === 'Bearer sk-lab'), context).toBe(true);
+
+    const wrong = await Engine.open({
+      dataDir: join(dir, 'data2'),
+      runners: new Map([[key, runner]]),
+      defaultRunner: null,
+      roster: { ...config.roster!, entries: config.roster!.entries.map((e) => ({ ...e, endpoint: 'claudish' })) },
+    });
+    cleanups.push(() => wrong.close());
+    expect(() => wrong.submit({ workspace: ws, tasks: [{ type: 'implement', instruction: 'x' }] })).toThrow(/tasks\[0\]\.runner: Qwen Code speaks the openai(-compatible)? API and models\.claudish is anthropic/);
+  }, 300_000);
+
   it('refuses an endpoint the CLI cannot speak, and one gaffer has no endpoint for', () => {
     const models = { local: { url: 'http://127.0.0.1:9/v1', api: 'openai-compatible', model: 'm', key: null } };
     expect(() => cliRunnerOptions({ models, runners: { claude: { enabled: true, billing: 'free', home: null, endpoint: 'local' } } })).toThrow(/runners\.claude\.endpoint: Claude Code speaks the anthropic API and models\.local is openai-compatible/);

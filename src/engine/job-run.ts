@@ -291,9 +291,10 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
       resume: null,
       instruction: `${buildInstruction(ctx, task, route)}\n\n${autopsySection(climb.autopsy)}`,
     }, place);
-    // the task's work is now the new rung's; the superseded attempt still counts in the totals
+    // the task's work is now the new rung's; the superseded attempts (the rung's fixers too: a fix round
+    // resumes the newest work, never an older rung's session) still count in the totals
     workers[before] = end;
-    superseded.push(previous);
+    superseded.push(previous, ...fixers.splice(0));
     if (ctx.isCancelled) break;
     scope.phase('checking what changed on disk');
     await collect([end], `climb-${rung}`);

@@ -101,6 +101,22 @@ describe('gates and escalation (spec 05)', () => {
     ]);
   });
 
+  it('fix rounds come first, on the same rung: the verification fails, a fix round on the first rung, then the climb, then a fix round on the second rung', async () => {
+    const engine = await open(THREE);
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const before = server.requests.length;
+    server.script([...writes('small-1', '41'), ...writes('small-1', '40'), ...writes('mid-1', '39'), ...writes('mid-1', '42')]);
+    const id = engine.submit({ workspace: ws, verify: 'grep -qx 42 answer.txt', fix_rounds: 1, tasks: [{ ...TASK, gates: undefined }] }).job.id;
+    await engine.settled(id);
+    const job = engine.get(id, { full: true });
+    expect(job.status).toBe('done');
+    expect(server.requests.slice(before).map((r) => r.model)).toEqual(['small-1', 'small-1', 'small-1', 'small-1', 'mid-1', 'mid-1', 'mid-1', 'mid-1']);
+    // rows in the request's order: a task's attempts together, the fixers after
+    expect(job.result?.workers.map((w) => [w.name, w.model])).toEqual([['ans', 'small-1'], ['ans+mid', 'mid-1'], ['fixer-1', 'small-1'], ['fixer-2', 'mid-1']]);
+    expect(job.result?.escalation?.[0]).toMatchObject({ from: 'small', to: 'mid', why: expect.stringMatching(/^the verification failed: /) });
+    expect(readFileSync(join(ws, 'answer.txt'), 'utf8')).toBe('42\n');
+  });
+
   it('a worker that abstains upward climbs without counting as a failure', async () => {
     const engine = await open(THREE);
     const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });

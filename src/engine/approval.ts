@@ -105,6 +105,7 @@ export async function askToClimb(ctx: JobContext, task: TaskSpec, to: Rung, why:
     answer: null,
   };
   const opened = epochS();
+  const was = ctx.job.status;
   const [drafted] = await judged(ctx, [ask]);
   ctx.services.store.openAsks(ctx.id, [drafted ?? ask], opened);
   ctx.enter('awaiting_approval', `awaiting approval of ${key} — gaffer approve ${ctx.id} ${key}=yes`);
@@ -112,7 +113,10 @@ export async function askToClimb(ctx: JobContext, task: TaskSpec, to: Rung, why:
     if (ctx.job.status === 'awaiting_approval') ctx.phase(w);
   });
   if (!(await awaitAnswers(ctx, opened))) return null;
-  return ctx.services.store.listAsks(ctx.id).find((a) => a.ask.task === key)?.ask.answer === true;
+  const yes = ctx.services.store.listAsks(ctx.id).find((a) => a.ask.task === key)?.ask.answer === true;
+  // answered: the job is where it was (a worktree job's other tasks may have gone on meanwhile)
+  ctx.enter(was, `${key}: ${yes ? 'approved' : 'not approved'}`);
+  return yes;
 }
 
 /** How long the judge may take over one ask before it counts as abstaining. */

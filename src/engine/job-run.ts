@@ -258,12 +258,10 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
       if (answer.yes === false) {
         // returned where it stands; the job settles from what was judged (its workspace may be let go)
         ladders.denied(task);
-        scope.enter('verifying', `${task.name}: the climb to ${to.entry} was not approved`);
         break;
       }
       if (answer.yes === null || answer.place === null) break;
       place = answer.place;
-      scope.enter('running', `${task.name}: the climb to ${to.entry} was approved`);
       // what changed while the job was away from its workspace is not its workers' doing
       const back = await snap(`back-${rung + 1}`);
       evidence.addAwayStep(await evidence.diff(lastWork, back), back);

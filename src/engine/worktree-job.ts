@@ -125,6 +125,8 @@ export async function runWorktreeJob(ctx: JobContext, approval: Approval): Promi
     fixRounds: outcomes.reduce((n, o) => n + o.fixRounds, 0),
     criteria: combineCriteria(outcomes.map((o) => o.criteria)),
     writeViolations: outcomes.flatMap((o) => o.writeViolations ?? []),
+    gates: outcomes.flatMap((o) => o.gates ?? []),
+    escalation: outcomes.flatMap((o) => o.escalation ?? []),
     ...(noneStarted ? { error: outcomes.map((o) => o.error).filter(Boolean).join('; ') } : {}),
     perTask: new Map([
       ...runs.map((r) => [r.task.name, { verification: r.outcome.verification, criteriaMet: r.outcome.criteria?.complete ?? true }] as const),
@@ -172,7 +174,9 @@ async function runTask(ctx: JobContext, fan: FanOut, task: TaskSpec): Promise<Ta
     outcome.workers.every((w) => w.report.status === 'done') &&
     !(outcome.verification?.blocking ?? false) &&
     (outcome.writeViolations?.length ?? 0) === 0 &&
-    (outcome.criteria?.complete ?? true);
+    (outcome.criteria?.complete ?? true) &&
+    // its own gates on its final work (spec 05)
+    (outcome.gates?.filter((g) => g.task === task.name).at(-1)?.verdict ?? 'pass') === 'pass';
   const end = await finishTaskWorktree(repo, wt, files, passed, ctx.id);
   // its snapshots served this task alone: its work is on its branch (and in its kept worktree)
   const dir = wt.workspace;

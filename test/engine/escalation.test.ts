@@ -117,6 +117,20 @@ describe('gates and escalation (spec 05)', () => {
     expect(readFileSync(join(ws, 'answer.txt'), 'utf8')).toBe('42\n');
   });
 
+  it('in a worktree job the task climbs in its own worktree', async () => {
+    const engine = await open(THREE);
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    server.script([...writes('small-1', '41'), ...writes('mid-1', '42')]);
+    const id = engine.submit({ workspace: ws, isolation: 'worktree', verify: 'exit 0', fix_rounds: 0, tasks: [TASK] }).job.id;
+    await engine.settled(id);
+    const job = engine.get(id, { full: true });
+    expect(job.status).toBe('done');
+    expect(job.result?.escalation?.[0]).toMatchObject({ from: 'small', to: 'mid' });
+    expect(job.result?.worktrees?.tasks[0]).toMatchObject({ task: 'ans', files: ['answer.txt'] });
+    // the workspace itself is untouched (merge "none"): the branch holds the work
+    expect(existsSync(join(ws, 'answer.txt'))).toBe(false);
+  });
+
   it('a worker that abstains upward climbs without counting as a failure', async () => {
     const engine = await open(THREE);
     const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });

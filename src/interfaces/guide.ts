@@ -70,6 +70,13 @@ reviews of intent to yourself. One job = one workspace; gaffer runs one job per 
   entry marked \`approve\`, an \`api\`-billed route, or nothing rostered for the task's type);
   nothing runs yet. \`asks\` has one decision-grade ask per task. Relay them; do not answer for the
   person unless they told you to (\`workers_approve\`, per task or all). Unanswered in time is no.
+- \`escalation\` on the result: a roster-routed task that failed climbed one rung of its cost ladder
+  (the next worker was told what the last one did); \`to: null, returned: true\` means it came back to
+  you after two failed rungs — read \`why\` (the autopsy with \`full\`) and fix the task's scope or
+  \`done_means\` before sending it again. A climb to a per-call (\`api\`) rung is another ask.
+- \`gates\` on the result: each task's own checks (\`gates\` on a task: a command, \`diff-scope\`,
+  \`claims\`, \`done_means\`), \`pass\`/\`fail\`/\`ambiguous\`; \`climb: true\` means no judge could decide:
+  a person should look.
 - Cancel with \`workers_cancel\`; the answer still reports what changed on disk.
 - \`interrupted\`: gaffer stopped under the job; re-dispatch the remaining work
   (\`POST /api/jobs/:id/redispatch\` re-runs the tasks that did not end \`done\`).

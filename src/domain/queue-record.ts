@@ -1,6 +1,7 @@
 // spec 05 "The task queue folder": each `*.json` in the folder is one task record (`id`, `title`,
 // `type`, `source`, plus the task fields); gaffer writes its `status`, `gaps`, `job` and `attempts`
 // back into it. A malformed record is reported and skipped; it never blocks the others.
+import { gatesSchema } from './gates.js';
 import { z } from 'zod';
 import { groundingGaps } from './grounding.js';
 import { knownKeysAt, suggestKeys } from './nearest-key.js';
@@ -34,6 +35,7 @@ export const queueRecordSchema = z.strictObject({
   hold: text.max(500).nullable().optional(),
   runner: text.max(64).nullable().optional(),
   model: text.max(200).nullable().optional(),
+  gates: gatesSchema.optional(),
   // written by gaffer
   status: z.enum(QUEUE_STATUSES).optional(),
   gaps: z.array(z.string()).optional(),
@@ -95,6 +97,7 @@ export function recordTask(record: QueueRecord, name: string, file: string): Rec
     ...(record.read_first ? { read_first: record.read_first } : {}),
     ...(record.runner ? { runner: record.runner } : {}),
     ...(record.model ? { model: record.model } : {}),
+    ...(record.gates ? { gates: record.gates } : {}),
   };
 }
 

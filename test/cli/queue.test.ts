@@ -60,4 +60,25 @@ describe('gaffer queue', () => {
     const again = JSON.parse(gaffer(data, ['--json', 'queue', 'run', dir, '--workspace', ws]).stdout) as { records: { file: string; status: string }[] };
     expect(again.records.find((r) => r.file === '1-good.json')?.status).toBe('skipped');
   });
+
+  it('a record its cost ladder could not carry comes back returned, the autopsy in its gaps and every rung in its attempts', () => {
+    const data = join(tempDir(), 'data');
+    mkdirSync(data, { recursive: true });
+    const rung = (id: string, cost: string) => ({ id, runner: 'shell', provider: 'local', billing: 'free', cost, tasks: ['fix'] });
+    writeFileSync(join(data, 'gaffer.config.json'), JSON.stringify({ roster: { entries: [rung('cheap', 'free'), rung('dear', 'mid')] } }));
+    const ws = makeWorkspace({ 'README.md': 'todo\n' }, { git: true });
+    const dir = join(tempDir(), 'dispatch');
+    mkdirSync(dir);
+    const record = { id: 'stubborn', title: 'the answer', instruction: 'echo 41 > answer.txt', files: ['answer.txt'], gates: ['grep -qx 42 answer.txt'], ...grounded, type: 'fix' };
+    writeFileSync(join(dir, 'stubborn.json'), JSON.stringify(record));
+    const ran = gaffer(data, ['--json', 'queue', 'run', dir, '--workspace', ws, '--wait']);
+    expect(ran.code, ran.stderr).toBe(0);
+    const back = JSON.parse(readFileSync(join(dir, 'stubborn.json'), 'utf8'));
+    expect(back).toMatchObject({
+      status: 'returned',
+      gaps: [expect.stringMatching(/two rungs failed: returned to its spawner with the autopsy$/), expect.stringMatching(/^cheap \(shell\): grep -qx 42 answer\.txt fail: exit 1/), expect.stringMatching(/^dear \(shell\): /)],
+      attempts: [expect.objectContaining({ worker: 'stubborn' }), expect.objectContaining({ worker: 'stubborn+dear' })],
+    });
+  });
 });
+

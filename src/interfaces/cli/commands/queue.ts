@@ -120,8 +120,11 @@ async function dispatchAll(cli: CliContext, folder: string, items: { file: strin
     const name = names[k] as string;
     const rows = (full.result?.workers ?? []).filter((w) => w.name === name || w.name.startsWith(`${name}+`));
     const attempts: QueueAttempt[] = rows.map((w) => ({ job: job.id, worker: w.name, runner: w.runner, model: w.model ?? null, status: w.status, outcome: w.outcome }));
-    const status = finalStatus(rows.at(-1)?.status ?? null, full.status);
-    writeBack(folder, i.file, i.record, { status, gaps: [], job: job.id, attempts: [...(i.record.attempts ?? []), ...attempts] });
+    // spec 05: a task its ladder could not carry comes back to its spawner with the autopsy, as its gaps
+    const returned = full.result?.escalation?.filter((e) => e.task === name && e.returned === true).at(-1);
+    const status = returned ? 'returned' : finalStatus(rows.at(-1)?.status ?? null, full.status);
+    const gaps = returned ? [returned.why, ...(returned.autopsy ?? []).map((a) => `${a.entry} (${a.model ?? a.runner}): ${a.gates.filter((g) => g.result !== 'pass').map((g) => `${g.gate} ${g.result}: ${g.detail}`).join('; ') || a.verification || a.status}`)] : [];
+    writeBack(folder, i.file, i.record, { status, gaps, job: job.id, attempts: [...(i.record.attempts ?? []), ...attempts] });
     return { file: i.file, id: i.record.id, status, detail: `job ${job.id}: ${full.verdict ?? full.status}` };
   });
 }

@@ -33,13 +33,15 @@ export interface TaskGatesJson {
 const GATE_COMMAND_CHARS = 2_000;
 const GATE_PATHS = 100;
 
+const GATE_FORMS = 'must be a command string, {"command": "…"}, {"kind": "diff-scope", "paths": ["…"]}, {"kind": "claims"} or {"kind": "done_means"}';
+
 export const gateSchema = z.union([
   z.string().trim().min(1).max(GATE_COMMAND_CHARS),
   z.strictObject({ kind: z.literal('command').optional(), command: z.string().trim().min(1).max(GATE_COMMAND_CHARS) }),
   z.strictObject({ kind: z.literal('diff-scope'), paths: z.array(z.string().trim().min(1).max(1_000)).min(1).max(GATE_PATHS) }),
   z.strictObject({ kind: z.literal('claims') }),
   z.strictObject({ kind: z.literal('done_means') }),
-]);
+], { error: GATE_FORMS });
 export const gatesSchema = z.array(gateSchema).max(20);
 
 /** A parsed gate list, each in its object form. */

@@ -133,6 +133,18 @@ describe('the job request', () => {
     expect(parse({ ...ok, approval: 'required' }).approval).toBe('required');
   });
 
+  it('takes task gates in their forms and says which forms a wrong one could take (spec 05)', () => {
+    const task = (gates: unknown, extra: object = {}) => ({ ...ok, tasks: [{ instruction: 'x', command: 'true', gates, ...extra }] });
+    expect(parse(task(['npm test', { command: 'make check' }, { kind: 'diff-scope', paths: ['src'] }, { kind: 'claims' }])).tasks[0]?.gates).toEqual([
+      { kind: 'command', command: 'npm test' },
+      { kind: 'command', command: 'make check' },
+      { kind: 'diff-scope', paths: ['src'] },
+      { kind: 'claims' },
+    ]);
+    expect(refusal(task([{ kind: 'diff-scope' }]))).toMatchObject({ code: 'invalid_request', field: 'tasks[0].gates[0]', message: expect.stringContaining('must be a command string, {"command": "…"}, {"kind": "diff-scope", "paths": ["…"]}') });
+    expect(refusal(task([{ kind: 'done_means' }]))).toMatchObject({ field: 'tasks[0].gates[0]', message: expect.stringContaining("a done_means gate confirms the task's done_means, and it gives none") });
+  });
+
   it('refuses a task with no runner to run it', () => {
     expect(refusal({ workspace: '/w', tasks: ['think hard'] })).toMatchObject({ code: 'no_runner', field: 'tasks[0].runner' });
     expect(refusal({ workspace: '/w', tasks: [{ instruction: 'x', runner: 'codex' }] })).toMatchObject({

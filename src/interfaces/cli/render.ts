@@ -120,8 +120,12 @@ export function renderStats(stats: StatsAnswer): string {
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
     for (const row of [header, ...rows]) lines.push(`  ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd());
   }
-  const left = stats.excluded.not_dispatched;
-  lines.push(`  ${stats.outcomes_total} outcome(s) logged${left > 0 ? `; ${left} not_dispatched (an approval ask denied: nothing ran) not counted` : ''}`);
+  const { not_dispatched: denied, abstained } = stats.excluded;
+  const left = [
+    ...(denied > 0 ? [`${denied} not_dispatched (an approval ask denied: nothing ran)`] : []),
+    ...(abstained > 0 ? [`${abstained} abstained (escalated as beyond the worker's brief)`] : []),
+  ];
+  lines.push(`  ${stats.outcomes_total} outcome(s) logged${left.length > 0 ? `; ${left.join(', ')} not counted` : ''}`);
   const r = stats.recent;
   lines.push(`recent jobs: ${r.jobs} (done ${r.done}, partial ${r.partial}, failed ${r.failed}, cancelled ${r.cancelled}, live ${r.live})`);
   return lines.join('\n');

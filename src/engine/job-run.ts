@@ -287,7 +287,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
       name: `${task.name}+${to.entry}`,
       kind: 'escalation',
       resume: null,
-      instruction: `${buildInstruction(ctx, task, route)}\n\n${autopsySection(climb.autopsy)}`,
+      instruction: buildInstruction(ctx, task, route, autopsySection(climb.autopsy)),
     }, place);
     // the task's work is now the new rung's; the superseded attempts (the rung's fixers too: a fix round
     // resumes the newest work, never an older rung's session) still count in the totals
@@ -464,9 +464,11 @@ async function restoredTests(evidence: EvidenceTrail, written: ChangeSet, after:
  * What a worker is told: an agent gets gaffer's handoff prompt (spec 05), built from the task; a
  * runner that is not an agent (`shell`) gets the instruction as written — it may be its command.
  */
-function buildInstruction(ctx: JobContext, task: TaskSpec, route: Route): string {
+function buildInstruction(ctx: JobContext, task: TaskSpec, route: Route, autopsy?: string): string {
+  // a command is run as written: nothing is added to it, an autopsy least of all
   if (ctx.services.runners.get(route.runner)?.takesPrompt !== true) return task.instruction;
-  return buildHandoff({ task, route, jobContext: ctx.spec.context, verify: describeVerify(ctx.spec.verify), rules: ctx.services.handoffRules, source: `gaffer job ${ctx.id}` });
+  const handoff = buildHandoff({ task, route, jobContext: ctx.spec.context, verify: describeVerify(ctx.spec.verify), rules: ctx.services.handoffRules, source: `gaffer job ${ctx.id}` });
+  return autopsy ? `${handoff}\n\n${autopsy}` : handoff;
 }
 
 /**

@@ -12,12 +12,15 @@ import {
 import type { TaskSpec } from '../domain/request.js';
 import type { VerificationJson } from '../domain/result.js';
 import { processHooksFor, runSuite } from '../verification/run-suite.js';
+import { isTestFilePath } from '../verification/harness.js';
 import type { JobContext } from './job-context.js';
 import { recordJobProcesses } from './recovery.js';
 import type { WorkerEnd } from './worker-run.js';
 
 /** How long the judge may take over one gate before it counts as abstaining. */
 const JUDGE_TIMEOUT_MS = 30_000;
+/** Files a command can run. */
+const SCRIPT = /\.([cm]?[jt]sx?|py|sh|bash|rb|pl|php|go)$/;
 /** Output of a failed gate command kept in its detail. */
 const DETAIL_CHARS = 200;
 
@@ -27,6 +30,8 @@ export interface GateInput {
   worker: WorkerEnd;
   /** Every path the work changed; null when no evidence was taken. */
   changed: string[] | null;
+  /** The test and test-runner files the work changed (verification/harness.ts): what can make a command pass by asking less. */
+  harness: string[];
   verification: VerificationJson | null;
   sandbox: boolean;
 }
@@ -86,7 +91,15 @@ async function runGateCommand(ctx: JobContext, task: TaskSpec, command: string, 
   if (run.cause !== null) return { result: 'ambiguous', detail: `could not start: ${run.cause}`.slice(0, DETAIL_CHARS) };
   if (run.timedOut) return { result: 'ambiguous', detail: `timed out after ${ctx.spec.verify_timeout_s} s` };
   if (run.exitCode === 127) return { result: 'ambiguous', detail: 'could not start: command not found (exit 127)' };
-  if (run.exitCode === 0) return { result: 'pass', detail: `exit 0 (${task.name})` };
+  if (run.exitCode === 0) {
+    // a pass the work may have arranged: it changed a test or the runner's config, or a script the command
+    // runs that is not the task's own to write (a gate may read the task's files: that is what it checks)
+    const named = (input.changed ?? []).filter((p) => command.includes(p) && SCRIPT.test(p) && !task.files.includes(p));
+    const harness = task.tests_may_change ? input.harness.filter((p) => !isTestFilePath(p)) : input.harness;
+    const suspect = [...new Set([...harness, ...named])].sort();
+    if (suspect.length > 0) return { result: 'ambiguous', detail: `exit 0, but the work changed ${suspect.slice(0, 5).join(', ')}, which this command may read: the pass may be the work's own arrangement` };
+    return { result: 'pass', detail: `exit 0 (${task.name})` };
+  }
   const last = (run.tail.trimEnd().split('\n').at(-1) ?? '').trim();
   const ended = run.signal !== null ? `killed by ${run.signal}` : `exit ${run.exitCode ?? 'unknown'}`;
   return { result: 'fail', detail: `${ended}${last ? `: ${last}` : ''}`.slice(0, DETAIL_CHARS) };

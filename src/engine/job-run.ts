@@ -27,7 +27,7 @@ import { recordJobProcesses } from './recovery.js';
 import type { Place } from './placement/placement.js';
 import { taskPhases } from '../domain/phase-order.js';
 import { auditStep } from './write-audit.js';
-import { isTestFilePath } from '../verification/harness.js';
+import { findHarnessChanges, isTestFilePath } from '../verification/harness.js';
 
 /**
  * The tasks one place serves and how their progress is told: the whole job in the shared workspace
@@ -244,8 +244,11 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   const ladders = new TaskLadders(scope.tasks);
   const gates: TaskGatesJson[] = [];
   for (;;) {
-    const changed = allPaths(await evidence.workerChanges(lastWork));
-    const judged = await gateTasks(ctx, scope.tasks, workers, { workspace, changed, verification, sandbox: sandboxed() });
+    const changeSet = await evidence.workerChanges(lastWork);
+    // a command gate can be made to pass by the work itself (a test, the runner's config): found only when one is declared
+    const hasCommandGate = scope.tasks.some((t) => t.gates?.some((g) => g.kind === 'command'));
+    const harness = hasCommandGate ? (await findHarnessChanges(changeSet, pre, workspace)).map((h) => h.path) : [];
+    const judged = await gateTasks(ctx, scope.tasks, workers, { workspace, changed: allPaths(changeSet), harness, verification, sandbox: sandboxed() });
     gates.push(...judged.filter((g) => g.results.length > 0));
     if (ctx.isCancelled || scope.integrated) break;
     const climb = ladders.next(workers, judged, verification, (v) => pickResumeTarget(workers, fixers, v).plan.task.name);

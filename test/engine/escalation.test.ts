@@ -178,7 +178,7 @@ describe('gates and escalation (spec 05)', () => {
 
   it('diff-scope, claims and done_means gates; a not-ok worker fails its gates outright; no judge: an undecided gate climbs to a person', async () => {
     const engine = await open(THREE);
-    const ws = makeWorkspace({ 'README.md': 'x\n', 'src/a.txt': 'a\n' }, { git: true });
+    const ws = makeWorkspace({ 'README.md': 'x\n', 'src/a.txt': 'a\n', 'check.sh': 'exit 1\n', Makefile: 'check:\n\tfalse\n' }, { git: true });
     const shell = (name: string, command: string, gates: unknown[], extra: object = {}) => ({ name, type: 'fix', runner: 'shell', instruction: name, command, gates, ...extra });
     const run = async (task: object) => {
       const id = engine.submit({ workspace: ws, verify: 'exit 0', fix_rounds: 0, tasks: [task] }).job.id;
@@ -203,6 +203,13 @@ describe('gates and escalation (spec 05)', () => {
 
     const claims = await run(shell('claims', 'echo 44 > answer.txt', [{ kind: 'claims' }]));
     expect(claims.result?.gates?.[0]?.results[0]).toMatchObject({ result: 'ambiguous', climb: true, detail: expect.stringContaining('no judge configured: skipped, not passed') });
+
+    // a worker that cheats: it rewrites what the gate runs, or the runner's config, and the gate passes — not a pass
+    const rigged = await run(shell('rigged', 'echo 46 > answer.txt; echo "exit 0" > check.sh', ['sh check.sh']));
+    expect(rigged.status).toBe('partial');
+    expect(rigged.result?.gates?.[0]?.results[0]).toMatchObject({ result: 'ambiguous', climb: true, detail: expect.stringMatching(/^exit 0, but the work changed check\.sh, which this command may read/) });
+    const makefile = await run(shell('makefile', 'printf "check:\\n\\ttrue\\n" > Makefile', ['make check']));
+    expect(makefile.result?.gates?.[0]?.results[0]).toMatchObject({ result: 'ambiguous', detail: expect.stringContaining('the work changed Makefile') });
 
     const broken = await run(shell('broken', 'echo 45 > answer.txt; exit 3', ['true']));
     expect(broken.result?.gates?.[0]?.results[0]).toMatchObject({ result: 'fail', detail: expect.stringMatching(/^the worker returned error/) });

@@ -3,6 +3,7 @@ import { SPEC_LINT_MODES, type SpecLintMode } from '../domain/spec-lint.js';
 import { AGENT_CLI_KEYS } from '../domain/agent-cli-keys.js';
 import { BILLINGS } from '../platform/process/billing-env.js';
 import { SANDBOX_POLICIES, type SandboxPolicy } from '../platform/sandbox/bwrap.js';
+import { BUDGET_UNITS, BUDGET_WINDOWS } from '../domain/budget.js';
 
 // the keys live in domain so the runner profiles name them without importing config
 export { AGENT_CLI_KEYS, type AgentCliKey } from '../domain/agent-cli-keys.js';
@@ -113,6 +114,28 @@ export const configFileSchema = z.strictObject({
   handoff: z
     .strictObject({
       rules: z.array(z.string().trim().min(1).max(500)).max(50).optional(),
+    })
+    .optional(),
+  // issue 15 (spec 07 "Budgets and the breaker"): spend allowances per provider (or roster entry) and window
+  budgets: z
+    .array(
+      z.strictObject({
+        provider: z.string().min(1).max(100),
+        entry: z.string().min(1).max(64).optional(),
+        window: z.enum(BUDGET_WINDOWS),
+        unit: z.enum(BUDGET_UNITS),
+        limit: z.number().positive(),
+        pace_margin: z.number().min(0).max(1).optional(),
+      }),
+    )
+    .max(100)
+    .optional(),
+  // dollars per million tokens by model, for api runners that report tokens but no cost
+  prices: z.record(z.string().min(1).max(200), z.strictObject({ input_per_mtok: z.number().min(0), output_per_mtok: z.number().min(0) })).optional(),
+  breaker: z
+    .strictObject({
+      trip_after: z.number().int().min(1).max(100).optional(),
+      cooldown_s: z.number().int().min(0).max(30 * 86_400).optional(),
     })
     .optional(),
   // checked whole by parseRoster (its refusals name the entry and the fix)

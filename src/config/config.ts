@@ -6,6 +6,9 @@ import { GafferError } from '../domain/errors.js';
 import { knownKeysAt, suggestKeys } from '../domain/nearest-key.js';
 import { SPEC_LINT_MODES, type SpecLintMode } from '../domain/spec-lint.js';
 import { parseRoster, type Roster } from '../domain/roster.js';
+import { DEFAULT_PACE_MARGIN, type BudgetRule } from '../domain/budget.js';
+import { DEFAULT_BREAKER, type BreakerSettings } from '../domain/breaker.js';
+import type { Price } from '../domain/spend.js';
 import { SANDBOX_POLICIES, type SandboxPolicy } from '../platform/sandbox/bwrap.js';
 import {
   AGENT_CLI_KEYS,
@@ -99,6 +102,12 @@ export interface GafferConfig {
   routing: { learn: boolean; min_acceptance: number };
   /** The roster (spec 05): routes the tasks that name no runner; null: none configured here (a `gaffer.roster.json` may still apply). */
   roster: Roster | null;
+  /** Spend allowances per provider (or roster entry) over a `day`, ISO `week` or `5h-rolling` window (spec 07, issue 15). */
+  budgets: BudgetRule[];
+  /** Dollars per million tokens by model: an `api` runner that reports tokens but no cost is priced by it; else its cost is unknown. */
+  prices: Record<string, Price>;
+  /** The unattended breaker (spec 07): `trip_after` failed-outright unattended jobs in a row open it for `cooldown_s`. */
+  breaker: BreakerSettings;
   /** Called when a job's approval asks open and when a job ends (spec 05): a command (`sh -c`, the event as JSON on stdin) and/or a webhook (POSTed the JSON). */
   notify: { command: string | null; webhook: string | null };
 }
@@ -148,6 +157,9 @@ export const DEFAULT_CONFIG: GafferConfig = {
     ],
   },
   notify: { command: null, webhook: null },
+  budgets: [],
+  prices: {},
+  breaker: { ...DEFAULT_BREAKER },
 };
 
 /**
@@ -230,6 +242,10 @@ function applyFile(config: GafferConfig, c: ConfigFile, baseDir: string, env: No
   if (c.routing?.learn !== undefined) set('routing.learn', 'file', () => (config.routing.learn = c.routing?.learn ?? false));
   if (c.routing?.min_acceptance !== undefined) set('routing.min_acceptance', 'file', () => (config.routing.min_acceptance = c.routing?.min_acceptance ?? 0.8));
   if (c.handoff?.rules !== undefined) set('handoff.rules', 'file', () => (config.handoff.rules = c.handoff?.rules ?? []));
+  if (c.budgets !== undefined) set('budgets', 'file', () => (config.budgets = (c.budgets ?? []).map((b) => ({ provider: b.provider, entry: b.entry ?? null, window: b.window, unit: b.unit, limit: b.limit, pace_margin: b.pace_margin ?? DEFAULT_PACE_MARGIN }))));
+  if (c.prices !== undefined) set('prices', 'file', () => (config.prices = c.prices ?? {}));
+  if (c.breaker?.trip_after !== undefined) set('breaker.trip_after', 'file', () => (config.breaker.trip_after = c.breaker?.trip_after ?? DEFAULT_BREAKER.trip_after));
+  if (c.breaker?.cooldown_s !== undefined) set('breaker.cooldown_s', 'file', () => (config.breaker.cooldown_s = c.breaker?.cooldown_s ?? DEFAULT_BREAKER.cooldown_s));
   if (c.approval?.timeout_s !== undefined) set('approval.timeout_s', 'file', () => (config.approval.timeout_s = c.approval?.timeout_s ?? 86_400));
   for (const [name, e] of Object.entries(c.models ?? {})) {
     const field = `models.${name}`;
@@ -294,7 +310,7 @@ function allKeys(config: GafferConfig): string[] {
     'workers.max_parallel', 'spec_lint', 'tokens', 'retention.jobs', 'default_runner', 'sandbox', 'timeouts.worker_s', 'timeouts.verify_s', 'verification.confirm_full_suite', 'server.max_body_bytes',
     'network.shell', 'network.verification', 'network.loopback_ports', 'limits.processes', 'limits.memory_mb', 'limits.cpu_weight', 'env.pass', 'protected_paths',
     'worktrees.dir', 'worktrees.include', 'worktrees.setup', 'worktrees.install', 'worktrees.deps', 'worktrees.set_port', 'worktrees.keep_days', 'worktrees.max_gb',
-    'fanout.parallel_safe_gates', 'fanout.max_concurrency', 'roster', 'handoff.rules',
+    'fanout.parallel_safe_gates', 'fanout.max_concurrency', 'roster', 'handoff.rules', 'budgets', 'prices', 'breaker.trip_after', 'breaker.cooldown_s',
   ];
   for (const name of Object.keys(config.models)) keys.push(...['url', 'api', 'model', 'key'].map((p) => `models.${name}.${p}`));
   for (const key of CONFIG_RUNNER_KEYS) keys.push(`runners.${key}.enabled`, `runners.${key}.billing`, `runners.${key}.home`, `runners.${key}.endpoint`);

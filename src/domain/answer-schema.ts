@@ -5,6 +5,7 @@ import type { EscalationJson } from './escalation.js';
 import type { ChangesJson } from './changes.js';
 import type { JobSpec } from './request.js';
 import type { TaskOrder } from './phase-order.js';
+import type { ObjectiveEvidence, ObjectivesNote } from './objectives.js';
 import type { WriteAuditVerdict } from './write-policy.js';
 import type { ConvergenceJson, CriteriaCheckJson, OriginalTestsJson, ProofJson, TotalsJson, VerificationJson, WorktreesJson } from './result.js';
 import { DETECTED_STATES, JOB_STATUSES, TASK_TYPES, WORKER_STATUSES } from './status.js';
@@ -137,7 +138,10 @@ const totalsSchema = z.strictObject({
   rounds: count,
   input_tokens: count,
   output_tokens: count,
-  cost_usd: z.number(),
+  /** Dollars over the `api` attempts; null when one of them is unknown (never 0 for unknown: issue 15). */
+  cost_usd: z.number().nullable(),
+  /** The job's spend in words (absent on jobs from before it was recorded), per billing: `$0.02 api; 3 requests on subscription; 12 s free`, or `cost unknown for …`. */
+  spend: z.string().optional(),
   errors: count,
   cancelled: count,
 });
@@ -179,6 +183,10 @@ export const compactWorkerSchema = z.strictObject({
   refusals: z.array(z.strictObject({ tool: z.string(), why: z.string(), count })).optional(),
   /** The runner's session id, when it has one (a fix round can continue it). */
   session: z.string().optional(),
+  /** What the attempt cost in its billing's unit, in words (`cost unknown (api): …` when it is not known); null: it has not ended. */
+  spend: z.string().nullable(),
+  /** Why it ran on its entry's fallback instead of where it was routed (issue 15). */
+  rerouted: z.string().optional(),
 });
 
 /** A worker row as answered: these fields always; without `full`, the rest only when not 0, null or empty. */
@@ -337,6 +345,24 @@ const askSchema = z.strictObject({
   answered_by: z.string().optional(),
 });
 
+/** A job's evidence record on an objective it named (spec 07). */
+const objectiveEvidenceSchema = z.strictObject({
+  objective: z.string(),
+  job_id: z.string(),
+  workspace: z.string(),
+  status: z.enum(JOB_STATUSES),
+  files_changed: strings,
+  confidence: z.number(),
+  ts: z.number(),
+});
+
+/** spec 07: the objectives the checkpoint's file declares that the tasks name, and what in the file was ignored. */
+const objectivesSchema = z.strictObject({
+  file: z.string(),
+  named: z.array(z.strictObject({ id: z.string(), title: z.string(), impact: z.number() })),
+  warnings: strings,
+});
+
 export const compactJobSchema = z.strictObject({
   id: z.string(),
   title: z.string(),
@@ -354,10 +380,23 @@ export const compactJobSchema = z.strictObject({
   verify: z.string(),
   verify_scope: z.enum(['related', 'all']),
   fix_rounds: count,
+  /** What admission warned of: an interactive job run with a budget ahead of pace, a suspended provider (issue 15). */
+  warnings: strings.optional(),
   /** The spec-lint gaps; `needs_detail` (what to add, and how) while the job is live and with `full`. */
   spec_lint: z.strictObject({ mode: z.string(), codes: strings, needs_detail: z.array(lintFindingSchema).optional() }).optional(),
-  /** spec 06 "Phase order": present only when the tasks run in another order or batches than the request's. */
-  task_order: z.strictObject({ by: z.literal('phase'), from: strings, to: strings, phases: z.array(strings), why: z.string() }).optional(),
+  /** spec 06 "Phase order", spec 07 "Objectives ordering": present only when the tasks run in another order or batches than the request's. */
+  task_order: z
+    .strictObject({
+      by: z.enum(['phase', 'impact', 'phase+impact']),
+      from: strings,
+      to: strings,
+      phases: z.array(strings),
+      why: z.string(),
+      impact: z.array(z.strictObject({ task: z.string(), objectives: strings, score: z.number() })).optional(),
+    })
+    .optional(),
+  /** spec 07 "Objectives ordering": present when the workspace has an objectives file (read at the checkpoint); `evidence` with `full`. */
+  objectives: objectivesSchema.extend({ evidence: z.array(objectiveEvidenceSchema).optional() }).optional(),
   criteria: strings.optional(),
   /** spec 05: the job's approval asks, one per task that needed a yes (a fan-out's are one batch), with their answers; present when any was asked. */
   asks: z.array(askSchema).optional(),
@@ -367,6 +406,8 @@ export const compactJobSchema = z.strictObject({
   progress: progressSchema.optional(),
   phase: z.string().nullable().optional(),
   ceiling_s: z.number().optional(),
+  /** spec 07: present when what jobs in this workspace really took raised `ceiling_s` above the computed one (from what, to what, on how many jobs). */
+  ceiling_why: z.string().optional(),
   wait_again: z.boolean().optional(),
 });
 
@@ -382,6 +423,8 @@ export const fullResultSchema = compactResultSchema.extend({
 export const fullJobSchema = compactJobSchema.extend({
   tasks: z.array(answerTaskSchema.required({ model: true })),
   spec_lint: z.strictObject({ mode: z.string(), codes: strings, needs_detail: z.array(lintFindingSchema) }).optional(),
+  /** With the evidence records the job left the objectives it named, once it ended. */
+  objectives: objectivesSchema.extend({ evidence: z.array(objectiveEvidenceSchema) }).optional(),
   result: fullResultSchema.optional(),
 });
 
@@ -423,5 +466,7 @@ export type _SchemaMatches = [
   AskHolds,
   Holds<Same<Required<z.infer<typeof compactJobSchema>>['spec_lint'], Flat<Omit<SpecLint, 'needs_detail'> & Partial<Pick<SpecLint, 'needs_detail'>>>>>,
   Holds<Same<Required<z.infer<typeof compactJobSchema>>['task_order'], TaskOrder>>,
+  Holds<Same<z.infer<typeof objectivesSchema>, ObjectivesNote>>,
+  Holds<Same<z.infer<typeof objectiveEvidenceSchema>, ObjectiveEvidence>>,
   Holds<Same<z.infer<typeof compactWorkerSchema>['write_audit'], WriteAuditVerdict | null>>,
 ];

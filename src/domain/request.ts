@@ -2,13 +2,14 @@ import { z } from 'zod';
 import { GafferError } from './errors.js';
 import { knownKeysAt, suggestKeys } from './nearest-key.js';
 import { TASK_TYPES, type TaskType } from './status.js';
-import type { Billing, RosterPick } from './route.js';
+import type { Billing, RosterPick, Rung } from './route.js';
 import { gatesOf, gatesSchema, type GateSpec } from './gates.js';
 import { ladderOf, rungOf } from './ladder.js';
 import { learnedStart } from './learn.js';
-import { pickOf, routeByRoster, rosteredTypes, type Roster } from './roster.js';
+import { pickOf, routeByRoster, rosteredTypes, type Roster, type RosterEntry } from './roster.js';
 import { groundingGaps, isTaskType, type TaskBrief } from './grounding.js';
 import { taskOrderOf, taskPhases, type TaskOrder } from './phase-order.js';
+import type { ObjectivesNote } from './objectives.js';
 
 /** Limits of spec 02 "The job request"; one place, so every door checks the same numbers. */
 export const LIMITS = {
@@ -177,8 +178,15 @@ export interface JobSpec {
    */
   unattended?: true;
   client_request_id: string | null;
-  /** spec 06 "Phase order": present when reviewers and verifiers run in a later phase than the request's order or batch. */
+  /**
+   * spec 06 "Phase order": present when reviewers and verifiers run in a later phase than the
+   * request's order or batch; spec 07: set again at the checkpoint when objectives reorder a sequential job.
+   */
   task_order?: TaskOrder;
+  /** What admission warned of (an interactive job run with its budget ahead of pace, a suspended provider: issue 15). */
+  warnings?: string[];
+  /** spec 07 "Objectives ordering": what the checkpoint's objectives file said, when the workspace has one. */
+  objectives?: ObjectivesNote;
   /** What spec lint found at dispatch (warn mode), when it found anything. */
   spec_lint?: { mode: string; needs_detail: { task: string; code: string; message: string; fix: string }[]; codes: string[] };
 }
@@ -343,6 +351,7 @@ function routeTask(roster: Roster, t: { type: TaskType; model: string | null }, 
         ...pick,
         ...(learned ? { why: learned.why, learned: { skipped: learned.skipped, figures: learned.figures } } : {}),
         ...(ladder.length > 1 ? { ladder: ladder.map(rungOf) } : {}),
+        ...fallbacksOf(roster, [entry, ...ladder], t.type, runners.available),
       },
     };
   }
@@ -354,6 +363,16 @@ function routeTask(roster: Roster, t: { type: TaskType; model: string | null }, 
   // unknown billing is treated as money: it asks either way
   const billing = runners.billing?.(proposed) ?? 'api';
   return { runner: proposed, model: t.model, roster: { entry: null, provider: null, billing, cost: null, approve: true, why: `${gap}; the configured default runner "${proposed}" is proposed` } };
+}
+
+/** The fallback rung of each entry a task may run on, when the fallback takes its type and can run here (issue 15). */
+function fallbacksOf(roster: Roster, entries: readonly RosterEntry[], type: TaskType, available: readonly string[]): { fallbacks?: Record<string, Rung> } {
+  const fallbacks: Record<string, Rung> = {};
+  for (const e of entries) {
+    const to = e.fallback === null ? undefined : roster.entries.find((x) => x.id === e.fallback);
+    if (to && to.tasks.includes(type) && available.includes(to.runner)) fallbacks[e.id] = rungOf(to);
+  }
+  return Object.keys(fallbacks).length > 0 ? { fallbacks } : {};
 }
 
 /** Characters of each task's instruction the reviewer is shown. */

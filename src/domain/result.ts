@@ -106,7 +106,9 @@ export interface TotalsJson {
   rounds: number;
   input_tokens: number;
   output_tokens: number;
-  cost_usd: number;
+  cost_usd: number | null;
+  /** The job's spend in words (issue 15); absent on jobs stored before it was recorded. */
+  spend?: string;
   errors: number;
   cancelled: number;
 }

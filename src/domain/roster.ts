@@ -14,7 +14,6 @@ import { TASK_TYPES, type TaskType } from './status.js';
 const NOT_YET: Record<string, string> = {
   trust: 'trust levels are not acted on yet — remove "trust"',
   max_concurrency: 'per-entry concurrency is not enforced yet — remove "max_concurrency" (config workers.max_parallel caps every worker)',
-  fallback: 'provider fallbacks are not built yet — remove "fallback"',
   fanout: 'a roster file does not hold fan-out settings — move "fanout" to the config file\'s top-level "fanout"',
 };
 
@@ -29,7 +28,7 @@ const entrySchema = z.strictObject({
   approve: z.boolean().optional(),
   trust: z.unknown().optional(),
   max_concurrency: z.unknown().optional(),
-  fallback: z.unknown().optional(),
+  fallback: z.string().min(1).max(64).optional(),
   endpoint: z.string().min(1).max(100).optional(),
 });
 
@@ -53,6 +52,11 @@ export interface RosterEntry {
   approve: boolean;
   /** A `models.<name>` its agent CLI is pointed at instead of the CLI's configured one (spec 04 endpoints); null: the runner's own. */
   endpoint: string | null;
+  /**
+   * The entry that takes this one's work while its provider is suspended (rate-limited or out of
+   * quota, issue 15) or its budget is spent; null: its work waits. Followed one step, never chained.
+   */
+  fallback: string | null;
 }
 
 /** A validated roster and where it was read from (named in every message about it). */
@@ -83,7 +87,7 @@ export function parseRoster(raw: unknown, source: string): Roster {
   if (roster.fanout !== undefined) throw new GafferError('not_supported', `${source}: roster.fanout: ${NOT_YET.fanout}`, 'roster.fanout');
   const seen = new Set<string>();
   const entries = roster.entries.map((e, i): RosterEntry => {
-    for (const key of ['trust', 'max_concurrency', 'fallback'] as const) {
+    for (const key of ['trust', 'max_concurrency'] as const) {
       if (e[key] !== undefined) throw new GafferError('not_supported', `${source}: roster.entries[${i}].${key}: ${NOT_YET[key]}`, `roster.entries[${i}].${key}`);
     }
     if (seen.has(e.id)) throw new GafferError('invalid_request', `${source}: roster.entries[${i}].id: "${e.id}" is used by an earlier entry; ids must be unique`, `roster.entries[${i}].id`);
@@ -91,9 +95,25 @@ export function parseRoster(raw: unknown, source: string): Roster {
     if (e.endpoint !== undefined && !(AGENT_CLI_KEYS as readonly string[]).includes(e.runner)) {
       throw new GafferError('invalid_request', `${source}: roster.entries[${i}].endpoint: only an agent CLI entry (${AGENT_CLI_KEYS.join(', ')}) is pointed at an endpoint; ${e.runner} uses its own (builtin: models.default) — remove "endpoint"`, `roster.entries[${i}].endpoint`);
     }
-    return { id: e.id, runner: e.runner, model: e.model ?? null, provider: e.provider, billing: e.billing, cost: e.cost, tasks: e.tasks, approve: e.approve ?? false, endpoint: e.endpoint ?? null };
+    return { id: e.id, runner: e.runner, model: e.model ?? null, provider: e.provider, billing: e.billing, cost: e.cost, tasks: e.tasks, approve: e.approve ?? false, endpoint: e.endpoint ?? null, fallback: e.fallback ?? null };
   });
+  entries.forEach((e, i) => vetFallback(e, i, entries, source));
   return { source, entries, judge: judgeOf(roster.judge?.entry, entries, source) };
+}
+
+/**
+ * A fallback moves work to another provider without asking anyone, so it must be an entry of this
+ * roster, on another provider, that needs no yes (not `api`, not `approve`).
+ */
+function vetFallback(e: RosterEntry, i: number, entries: readonly RosterEntry[], source: string): void {
+  if (e.fallback === null) return;
+  const field = `roster.entries[${i}].fallback`;
+  const to = entries.find((x) => x.id === e.fallback);
+  const refuse = (why: string) => new GafferError('invalid_request', `${source}: ${field}: ${JSON.stringify(e.fallback)} ${why}`, field);
+  if (!to) throw refuse(`is not an entry of the roster (entries: ${entries.map((x) => x.id).join(', ')}) — name one of them`);
+  if (to.id === e.id) throw refuse('is the entry itself — name an entry on another provider');
+  if (to.provider === e.provider) throw refuse(`is on the same provider (${e.provider}), which would be suspended with it — name an entry on another provider`);
+  if (to.billing === 'api' || to.approve) throw refuse(`${to.billing === 'api' ? 'bills api' : 'is marked approve'}: a fallback takes work without asking, so it must need no yes — name a free or subscription entry`);
 }
 
 function judgeOf(id: string | undefined, entries: readonly RosterEntry[], source: string): RosterEntry | null {

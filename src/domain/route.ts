@@ -45,6 +45,11 @@ export interface RosterPick {
    * "Escalation" climbs it). Kept on the task: a roster file a worker changes mid-job moves nothing.
    */
   ladder?: Rung[];
+  /**
+   * Fallback rungs by the entry they stand in for (the picked entry's and its ladder's, issue 15), as
+   * the roster had them at admission: only entries that take the task's type and can run here.
+   */
+  fallbacks?: Record<string, Rung>;
   /** The learning router's decision (spec 05, `routing.learn`): the figures it started the task on; `why` says them in words. */
   learned?: { skipped: RungFigures[]; figures: RungFigures | null };
 }

@@ -2,6 +2,7 @@
 // verification reads and the store keeps, so none of them imports the runners.
 import type { DetectedState, WorkerOutcome, WorkerStatus } from './status.js';
 import type { WriteAuditVerdict } from './write-policy.js';
+import type { Spend } from './spend.js';
 
 /** The network a run had (the sandbox's words; runners/contract.ts checks they match platform's). */
 export type NetworkMode = 'none' | 'outbound' | 'host';
@@ -71,6 +72,8 @@ export interface RunnerReport {
    * workers shared the workspace at once and their writes cannot be told apart.
    */
   observed?: string;
+  /** What the attempt cost in its billing's unit (issue 15), set by the engine when it ends; unknown amounts are null. */
+  spend?: Spend;
   /** The limit (issue 11) that ended the worker, when one did: `stopReason` is then `process_limit`/`memory_limit`. */
   limit?: LimitKind;
   /**

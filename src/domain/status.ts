@@ -74,5 +74,8 @@ export const DETECTED_STATES = [
   'stuck',
   'disk_full',
   'oom',
+  // issue 15: not read from the output — gaffer holds the attempt before it starts
+  'provider_suspended',
+  'budget_paused',
 ] as const;
 export type DetectedState = (typeof DETECTED_STATES)[number];

@@ -33,6 +33,8 @@ export interface VerdictFacts {
   limitsHit?: string[];
   /** Climbs up a task's cost ladder and tasks returned to their spawner, in words (spec 05). */
   escalation?: string[];
+  /** spec 07: the tasks a sequential job ran by objective impact, in the order they ran (empty: not reordered). */
+  impactOrder?: string[];
 }
 
 /** The one-line verdict of spec 01: parts joined by ` · `, at most 400 characters. */
@@ -66,6 +68,7 @@ export function buildVerdict(f: VerdictFacts): string {
   }
   if (proofWords !== null && f.proof?.verdict === 'proved') parts.push(proofWords);
   if (f.criteriaUnmet.length > 0) parts.push(`job criteria unmet: ${f.criteriaUnmet.join('; ')}`);
+  if ((f.impactOrder?.length ?? 0) > 0) parts.push(`tasks ordered by objective impact: ${f.impactOrder?.join(' → ') ?? ''}`);
   if ((f.unsandboxedExternal?.length ?? 0) > 0) parts.push(`external agent(s) ran unsandboxed: ${f.unsandboxedExternal?.join(', ') ?? ''}`);
   if ((f.refusals?.length ?? 0) > 0) parts.push(`refused, not failed: ${f.refusals?.join(', ') ?? ''}`);
   if (f.reportedStates.length > 0) parts.push(`reported (not killed): ${f.reportedStates.join(', ')}`);

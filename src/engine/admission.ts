@@ -10,6 +10,7 @@ import { epochS } from './clock.js';
 import type { CompactJob } from './compact.js';
 import type { Caller, JobQueries } from './queries.js';
 import { rosterFor } from './roster-source.js';
+import type { Operations } from './operations.js';
 import type { Roster } from '../domain/roster.js';
 import type { Billing } from '../domain/route.js';
 import { vetTaskPaths, vetWorkspace, vetWorktreeRepository, workspacesHolding, type WorkspaceRules } from './workspace-vetting.js';
@@ -34,6 +35,8 @@ export interface AdmissionOptions {
   timeouts: { worker_s: number; verify_s: number } | null;
   /** The config file read and config `protected_paths` (issue 11, workspace-vetting.ts). */
   protect: Pick<WorkspaceRules, 'configFile' | 'protectedPaths'>;
+  /** The breaker and the budgets asked before a job starts (spec 07). */
+  operations: Operations;
 }
 
 /** What admission hands on: whether jobs are still accepted, and where an admitted job goes to run. */
@@ -83,6 +86,10 @@ export class Admission {
       idemWindowS: IDEMPOTENCY_WINDOW_S,
       pid: me.pid,
       pidStart: me.start,
+    }, () => {
+      // spec 07: the breaker and the budgets, for a new job only (a repeated key gets its first job)
+      const warnings = this.#opts.operations.admit(spec);
+      if (warnings.length > 0) spec.warnings = warnings;
     });
     if (!created) {
       if (job.requestHash !== requestHash) {

@@ -9,7 +9,8 @@ export interface LedgerEntry {
   /** The worker name (the task's name, or fixer-N): the attempt's row and log. */
   readonly worker: string;
   readonly role: WorkerRole;
-  readonly route: Route;
+  /** Where it runs; moved only by `reroute` (a provider fallback before it starts again). */
+  route: Route;
   attempt: Attempt;
 }
 
@@ -42,6 +43,11 @@ export class AttemptLedger {
     const entry = this.#entries.get(worker);
     if (!entry) throw new Error(`no attempt for worker "${worker}"`);
     return entry;
+  }
+
+  /** Moves the attempt to another route (issue 15: its provider is suspended and its entry names a fallback). */
+  reroute(worker: string, route: Route): void {
+    this.entry(worker).route = route;
   }
 
   /** Moves the worker's attempt through `events` in order; returns the row's words after the last. */

@@ -1,9 +1,12 @@
 import type { AskJson } from '../domain/approval.js';
+import { spendText } from '../domain/spend.js';
 import type { CompactJob, CompactResult, CompactVerification, CompactWorker, ProgressEntry } from '../domain/answer.js';
 import { describeVerify, type JobSpec } from '../domain/request.js';
+import type { ObjectiveEvidence } from '../domain/objectives.js';
 import type { JobResult, VerificationJson, WorktreesJson } from '../domain/result.js';
 import { isFinalStatus } from '../domain/status.js';
 import type { AttemptRow, JobRow } from '../store/store.js';
+import { ceilingOf, type WorkspacePace } from './ceiling.js';
 import { epochS } from './clock.js';
 import { collapseRepeats, cutPathArguments, dropRuntimeFrames, elideMiddle, keepTail, relativizePaths, shareBudget } from './compact-text.js';
 
@@ -25,8 +28,11 @@ export type { CompactJob, CompactVerification, CompactWorker, ProgressEntry } fr
 const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
-/** Builds the compact answer from what the store holds; `full` keeps instructions and summaries longer. */
-export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?: boolean; workerCap: number; asks?: readonly AskJson[] }): CompactJob {
+/**
+ * Builds the compact answer from what the store holds; `full` keeps instructions and summaries
+ * longer; `pace` (what jobs in the workspace took) may raise a live job's ceiling.
+ */
+export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?: boolean; workerCap: number; asks?: readonly AskJson[]; pace?: WorkspacePace | null; evidence?: readonly ObjectiveEvidence[] }): CompactJob {
   const full = opts.full ?? false;
   const spec: JobSpec = job.spec;
   const live = !isFinalStatus(job.status);
@@ -63,6 +69,9 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
   // the lint's advice is for the one writing the request: once the job is over, its codes say what was missing
   if (spec.spec_lint) compact.spec_lint = full || live ? spec.spec_lint : ({ mode: spec.spec_lint.mode, codes: spec.spec_lint.codes });
   if (spec.task_order) compact.task_order = spec.task_order;
+  // spec 07: the evidence records the job left its objectives are for `full`
+  if (spec.objectives) compact.objectives = full ? { ...spec.objectives, evidence: [...(opts.evidence ?? [])] } : spec.objectives;
+  if (spec.warnings) compact.warnings = spec.warnings;
   if (spec.criteria.length > 0) compact.criteria = spec.criteria;
   if (opts.asks && opts.asks.length > 0) compact.asks = [...opts.asks];
 
@@ -83,6 +92,8 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
       // each climb's why says what failed; the autopsy (every rung's gates and notes) is for `full`
       if (visible.escalation) answer.escalation = visible.escalation.map(({ autopsy: _autopsy, ...climb }) => climb);
       const totals = visible.totals ? dropEmpty(visible.totals, NOTHING) : undefined;
+      // an unknown cost stays null in the answer: left out, it would read as free (issue 15)
+      if (totals && visible.totals?.cost_usd === null) totals.cost_usd = null;
       if (totals && Object.keys(totals).length > 0) answer.totals = totals;
       else delete answer.totals;
     }
@@ -92,7 +103,9 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
   if (live) {
     compact.progress = buildProgress(spec, attempts);
     compact.phase = job.phase;
-    compact.ceiling_s = ceilingS(job, opts.workerCap, attempts);
+    const ceiling = ceilingOf(job, opts.workerCap, attempts, opts.pace ?? null);
+    compact.ceiling_s = ceiling.seconds;
+    if (ceiling.why !== null) compact.ceiling_why = ceiling.why;
     compact.wait_again = true;
   }
   return compact;
@@ -169,7 +182,8 @@ function compactWorker(a: AttemptRow, full: boolean): CompactWorker {
     failed_calls: r?.failedCalls ?? 0,
     input_tokens: r?.inputTokens ?? 0,
     output_tokens: r?.outputTokens ?? 0,
-    cost_usd: r?.costUsd ?? null,
+    cost_usd: r?.spend ? r.spend.usd : (r?.costUsd ?? null),
+    spend: r?.spend ? spendText(r.spend) : null,
     duration_s: r ? round1(r.durationMs / 1000) : a.started !== null ? round1(epochS() - a.started) : null,
     files_changed: r?.filesChanged ?? [],
     summary: full ? cut(r?.summary ?? '', SUMMARY_CUT_FULL) : collapseRepeats(r?.summary ?? ''),
@@ -185,6 +199,7 @@ function compactWorker(a: AttemptRow, full: boolean): CompactWorker {
   }
   if (r && r.refusals.length > 0) row.refusals = r.refusals;
   if (r?.session) row.session = r.session;
+  if (a.routeWhy !== null) row.rerouted = a.routeWhy;
   return row;
 }
 
@@ -252,20 +267,4 @@ function buildProgress(spec: JobSpec, attempts: AttemptRow[]): Record<string, Pr
     progress[a.worker] = entry;
   }
   return progress;
-}
-
-/**
- * The most wall-clock the job can still take (spec 03): per-worker timeout × waves +
- * verification × (1 + fix rounds) + fix workers, less what has already passed.
- */
-export function ceilingS(job: JobRow, workerCap: number, attempts: AttemptRow[] = []): number {
-  const spec = job.spec;
-  const n = spec.tasks.length;
-  const waves = spec.parallel ? Math.ceil(n / Math.max(1, workerCap)) : n;
-  const total = spec.timeout_s * waves + spec.verify_timeout_s * (1 + spec.fix_rounds) + spec.timeout_s * spec.fix_rounds;
-  const elapsed = job.started === null ? 0 : epochS() - job.started;
-  // a rate-limited worker waiting for its reset keeps the job live: the ceiling grows by the wait (spec 04)
-  const now = epochS();
-  const waiting = Math.max(0, ...attempts.map((a) => (a.state?.retry_at ?? 0) - now));
-  return Math.max(0, Math.round(total - elapsed + waiting));
 }

@@ -11,6 +11,7 @@ import { NO_NETWORK, type SandboxNetwork } from '../platform/sandbox/network.js'
 import { createSandbox, type Sandbox } from '../platform/sandbox/sandbox.js';
 import type { Store } from '../store/store.js';
 import { JobBus } from './bus.js';
+import { Operations, type OperationsSettings } from './operations.js';
 import { LocalExecutor } from './execution/local.js';
 import type { EngineServices } from './job-context.js';
 import { LiveJobs } from './live-jobs.js';
@@ -64,6 +65,8 @@ export interface EngineOptions {
   approval?: Partial<ApprovalPolicy>;
   /** Config `notify`: a command and/or webhook told when asks open and when a job ends; default none. */
   notify?: NotifySettings;
+  /** Config `budgets`, `prices`, `breaker`, and the clock they are judged by (spec 07, issue 15); default none, the wall clock. */
+  operations?: Partial<OperationsSettings>;
   /** The config file read and config `protected_paths`: folders no job may be created for (issue 11, workspace-vetting.ts). */
   protect?: Pick<WorkspaceRules, 'configFile' | 'protectedPaths'>;
 }
@@ -91,6 +94,7 @@ export function composeServices(opts: EngineOptions, store: Store): EngineServic
     billing: billingOf(opts.billing),
     handoffRules: opts.handoffRules ?? DEFAULT_CONFIG.handoff.rules,
     notify: opts.notify ?? NO_NOTIFY,
+    operations: new Operations(store, opts.operations),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { ApprovalAnswer, AskJson } from '../domain/approval.js';
+import type { ProviderState } from './operations.js';
 import { answerAsks } from './approval.js';
 import { resolve } from 'node:path';
 import { GafferError } from '../domain/errors.js';
@@ -22,6 +23,12 @@ import type { WorktreesJson } from '../domain/result.js';
 
 // the pieces' names, for the callers that know only the engine
 export type { Caller, StatsAnswer } from './queries.js';
+
+/** What `gaffer stats` adds from operations (issue 15): each provider's budgets, suspension and waiting jobs, and the breaker. */
+export interface OperationsStats {
+  providers: ProviderState[];
+  breaker: { open: boolean; failures: number; retry_after_s: number; why: string };
+}
 export { CROSS_PROCESS_POLL_MS, type WaitAnswer } from './job-waits.js';
 export { IDEMPOTENCY_WINDOW_S } from './admission.js';
 export { ORPHAN_LOOK_MS } from './maintenance.js';
@@ -58,7 +65,7 @@ export class Engine {
     });
     this.#maintenance = new Maintenance(store, this.dataDir, { retentionJobs: opts.retentionJobs ?? 200 });
     this.#waits = new JobWaits({ store, dataDir: this.dataDir, bus: this.#services.bus, queries: this.#queries, runsJob: (id) => this.#live.has(id) });
-    const admission = { dataDir: this.dataDir, runners, defaultRunner: opts.defaultRunner ?? null, roster: opts.roster ?? null, billing: this.#services.billing, specLint: opts.specLint ?? 'warn', learn: opts.routing?.learn === true ? { minAcceptance: opts.routing.minAcceptance ?? 0.8 } : null, timeouts: opts.timeouts ?? null, protect: opts.protect ?? {} };
+    const admission = { dataDir: this.dataDir, runners, defaultRunner: opts.defaultRunner ?? null, roster: opts.roster ?? null, billing: this.#services.billing, specLint: opts.specLint ?? 'warn', learn: opts.routing?.learn === true ? { minAcceptance: opts.routing.minAcceptance ?? 0.8 } : null, timeouts: opts.timeouts ?? null, protect: opts.protect ?? {}, operations: this.#services.operations };
     this.#admission = new Admission(store, this.#queries, admission, {
       isClosed: () => this.#closed,
       start: (job) => this.#live.start(job),
@@ -120,8 +127,9 @@ export class Engine {
   }
 
   /** The acceptance rate per (type, model) from the outcome log (spec 05) and `recent` job counts (spec 07), of the caller's jobs. */
-  stats(opts: Caller = {}): StatsAnswer {
-    return this.#queries.stats(opts);
+  stats(opts: Caller = {}): StatsAnswer & OperationsStats {
+    const breaker = this.#services.operations.breaker();
+    return { ...this.#queries.stats(opts), providers: this.#services.operations.providers(), breaker: { open: breaker.open, failures: breaker.failures.length, retry_after_s: breaker.retry_after_s, why: breaker.why } };
   }
 
   /** The compact answer of a job. */

@@ -1,4 +1,5 @@
 import type { NotifySettings } from './notify.js';
+import type { Operations } from './operations.js';
 import type { Billing } from '../domain/route.js';
 import type { ApprovalPolicy } from '../domain/approval.js';
 import { join } from 'node:path';
@@ -43,6 +44,8 @@ export interface EngineServices {
   handoffRules: readonly string[];
   /** Config `notify`: told when a job's asks open and when it ends. */
   notify: NotifySettings;
+  /** Budgets, provider suspensions, the breaker and spend (spec 07, issue 15). */
+  operations: Operations;
 }
 
 /** One job being run by this process. */

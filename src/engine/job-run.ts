@@ -28,6 +28,7 @@ import type { Place } from './placement/placement.js';
 import { taskPhases } from '../domain/phase-order.js';
 import { auditStep } from './write-audit.js';
 import { findHarnessChanges, isTestFilePath } from '../verification/harness.js';
+import { applyObjectives, objectivesFileOf, recordObjectiveEvidence } from './objectives.js';
 
 /**
  * The tasks one place serves and how their progress is told: the whole job in the shared workspace
@@ -88,7 +89,9 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   scope.enter('running', 'checkpointing the workspace', { started: ctx.job.started ?? epochS() });
   let pre: Snapshot | null = null;
   // the hints file is in the evidence: a worker's change to it is a test-harness change (spec 03)
-  const alwaysInclude = [...(scope.alwaysInclude ?? scope.tasks.flatMap((t) => [...t.files, ...t.outputs])), WORKSPACE_HINTS_FILE];
+  const objectivesFile = objectivesFileOf(workspace);
+  // the objectives file too, ignored or not: spec 07 reads it from the checkpoint
+  const alwaysInclude = [...(scope.alwaysInclude ?? scope.tasks.flatMap((t) => [...t.files, ...t.outputs])), WORKSPACE_HINTS_FILE, objectivesFile];
   const snap = (label: string) =>
     takeSnapshot({
       workspace,
@@ -105,6 +108,8 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   // spec 07: the `verify.scope` hint, read then too, applies when the request named no scope
   const verifyScope = scope.integrated ? 'all' : spec.verify_scope_given ? spec.verify_scope : readWorkspaceHints(workspace).hints.verify?.scope ?? spec.verify_scope;
   if (scope.tag === '') ctx.update({ checkpoint: { pre }, result: resultSoFar(ctx, {}) });
+  // spec 07 "Objectives ordering": the shared workspace's objectives, as the checkpoint holds them
+  const tasks = scope.tag === '' ? await applyObjectives(ctx, pre, objectivesFile, scope.tasks) : scope.tasks;
   if (ctx.isCancelled) return { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 };
 
   scope.phase('workers running');
@@ -122,7 +127,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
     violations.push(...auditStep(ctx, workspace, step, written, await restoredTests(evidence, written, after), broken));
   };
   const workers: WorkerEnd[] = [];
-  const steps = workerSteps(ctx, place, scope.tasks);
+  const steps = workerSteps(ctx, place, tasks);
   let lastStep: WorkerEnd[] = [];
   for (const [i, step] of steps.entries()) {
     lastStep = await runBatch(ctx, step, place, scope.batch ?? (step.length > 1 ? new AbortController() : null));
@@ -491,6 +496,7 @@ export function failJob(ctx: JobContext, err: unknown): void {
   const workersRan = ctx.services.store.listAttempts(ctx.id).some((a) => a.started !== null);
   // spec 05: every task's outcome is logged, this end's too (a task whose attempt was still live: `error`)
   recordOutcomes(ctx, { cancelled: ctx.isCancelled && ctx.interruptReason === null, interrupted: ctx.interruptReason !== null });
+  recordObjectiveEvidence(ctx, workersRan ? 'partial' : 'error', ctx.job.result?.files_changed ?? []);
   ctx.enter(workersRan ? 'partial' : 'error', 'settled', { finished: epochS(), error: `gaffer failed: ${message}`, verdict: `error: gaffer failed: ${message}`.slice(0, 400) });
 }
 

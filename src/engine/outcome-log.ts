@@ -1,4 +1,5 @@
 import { appendFileSync } from 'node:fs';
+import type { RunnerReport } from '../domain/runner-report.js';
 import { join } from 'node:path';
 import { taskResultOf } from '../domain/attempt-results.js';
 import { costOf, decideOutcomeStatus, type JobEndFacts, type OutcomeRecord } from '../domain/outcome.js';
@@ -78,7 +79,7 @@ function outcomesOf(ctx: JobContext, task: TaskSpec, rows: ReadonlyMap<string, A
     // spec 05: the route that ACTUALLY ran — the rung's last attempt's, not the next rung; no attempt: the task's own
     const route = last?.route ?? { runner: task.runner, model: task.model, entry: task.roster?.entry ?? null, provider: task.roster?.provider ?? null };
     const billing = task.roster?.ladder?.find((r) => r.entry === route.entry)?.billing ?? task.roster?.billing;
-    const cost = costOf(attempts.map((e) => ({ billing: billing ?? ctx.services.billing(e.route.runner), ran: e.attempt.started, costUsd: rows.get(e.worker)?.report?.costUsd ?? null })));
+    const cost = costOf(attempts.map((e) => ({ billing: billing ?? ctx.services.billing(e.route.runner), ran: e.attempt.started, costUsd: spentUsd(rows.get(e.worker)?.report ?? null) })));
     return {
       ts,
       job: ctx.id,
@@ -97,4 +98,9 @@ function outcomesOf(ctx: JobContext, task: TaskSpec, rows: ReadonlyMap<string, A
       cost_usd: cost,
     };
   });
+}
+
+/** An attempt's dollars: its recorded spend (the runner's figure, else tokens × price, issue 15), else what its runner reported. */
+function spentUsd(report: RunnerReport | null): number | null {
+  return report?.spend ? report.spend.usd : (report?.costUsd ?? null);
 }

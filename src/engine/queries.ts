@@ -6,11 +6,15 @@ import type { Runner } from '../runners/contract.js';
 import { describeRunners, type RunnerRow } from '../runners/table.js';
 import type { JobEvent, JobRow, Store } from '../store/store.js';
 import type { RecentCounts } from '../store/ports.js';
+import { PACE_WINDOW, paceOf, type WorkspacePace } from './ceiling.js';
 import { buildCompact, type CompactJob } from './compact.js';
 import { readTail } from './job-files.js';
 
 /** `gaffer stats`, `GET /api/stats`: the acceptance report, and `recent` job counts. */
 export type StatsAnswer = AcceptanceReport & { recent: RecentCounts };
+
+/** Live jobs whose workspace pace is remembered (see JobQueries.#paces). */
+const PACES_KEPT = 1_000;
 
 /** Who is asking: an owner sees only their jobs (null: everything, single-user). */
 export interface Caller {
@@ -25,6 +29,11 @@ export class JobQueries {
   readonly #store: Store;
   readonly #runners: ReadonlyMap<string, Runner>;
   readonly #workerCap: number;
+  /**
+   * Each live job's workspace pace, read once when it is queued and once when it starts: an SSE
+   * stream answers the job on every event, and the history hardly moves while the job runs.
+   */
+  readonly #paces = new Map<string, { started: number | null; pace: WorkspacePace | null }>();
 
   constructor(store: Store, runners: ReadonlyMap<string, Runner>, workerCap: number) {
     this.#store = store;
@@ -43,7 +52,24 @@ export class JobQueries {
 
   /** The compact answer of a stored job row. */
   compact(job: JobRow, full = false): CompactJob {
-    return buildCompact(job, this.#store.listAttempts(job.id), { full, workerCap: this.#workerCap, asks: this.#store.listAsks(job.id).map((a) => a.ask) });
+    // spec 07: the full answer carries the evidence the job left its objectives (one indexed read)
+    const evidence = full && job.spec.objectives ? { evidence: this.#store.listObjectiveEvidence({ jobId: job.id }) } : {};
+    return buildCompact(job, this.#store.listAttempts(job.id), { full, workerCap: this.#workerCap, asks: this.#store.listAsks(job.id).map((a) => a.ask), pace: this.#paceOf(job), ...evidence });
+  }
+
+  /** What jobs in a live job's workspace took (spec 07), from the cache or one indexed read; null once it is final. */
+  #paceOf(job: JobRow): WorkspacePace | null {
+    if (isFinalStatus(job.status)) {
+      this.#paces.delete(job.id);
+      return null;
+    }
+    const known = this.#paces.get(job.id);
+    if (known !== undefined && known.started === job.started) return known.pace;
+    const pace = paceOf(this.#store.recentDurations(job.workspace, PACE_WINDOW));
+    // a job that ended in another process and was never read again stays until the oldest are dropped
+    if (known === undefined && this.#paces.size >= PACES_KEPT) this.#paces.delete(this.#paces.keys().next().value ?? '');
+    this.#paces.set(job.id, { started: job.started, pace });
+    return pace;
   }
 
   /** The compact answer of a job. */

@@ -1,4 +1,5 @@
 import type { ChangeSet } from '../evidence/types.js';
+import { totalSpend } from '../domain/spend.js';
 import type { ChangesJson } from '../domain/changes.js';
 import { describeDependenciesChangedAlone, describeOutsideEvidence, findClaimedOnly } from '../evidence/index.js';
 import { computeProof, type ProofFacts } from '../domain/proof.js';
@@ -14,6 +15,7 @@ import type { JobContext } from './job-context.js';
 import type { WorkerEnd } from './worker-run.js';
 import type { JobEndFacts } from '../domain/outcome.js';
 import { logOutcomes } from './outcome-log.js';
+import { recordObjectiveEvidence } from './objectives.js';
 import type { TaskGatesJson } from '../domain/gates.js';
 import type { EscalationJson } from '../domain/escalation.js';
 
@@ -53,7 +55,7 @@ export interface SettleInput {
 }
 
 export function emptyTotals(): TotalsJson {
-  return { tool_calls: 0, failed_calls: 0, rounds: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0, errors: 0, cancelled: 0 };
+  return { tool_calls: 0, failed_calls: 0, rounds: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0, spend: 'nothing ran', errors: 0, cancelled: 0 };
 }
 
 /** What the verification says to an attempt: whether it blocks `done`. */
@@ -158,10 +160,11 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     totals.rounds += r.rounds;
     totals.input_tokens += r.inputTokens;
     totals.output_tokens += r.outputTokens;
-    totals.cost_usd += r.costUsd ?? 0;
     if (r.status === 'cancelled') totals.cancelled++;
     else if (r.status !== 'done') totals.errors++;
   }
+  // issue 15: an unknown cost is null and said, never added as 0
+  Object.assign(totals, totalSpend(all.flatMap((w) => (w.report.spend ? [{ name: w.plan.name, spend: w.report.spend }] : []))));
 
   const result: JobResult = {
     files_changed: changed,
@@ -199,7 +202,10 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     outsideEvidence: [outside.verdictPart, tampered].filter((p) => p !== null).join(' · ') || null,
     worktrees: s.worktrees ? describeWorktrees(s.worktrees) : null,
     escalation: (s.escalation ?? []).map((e) => (e.to !== null && !e.denied ? `${e.task} escalated ${e.from} → ${e.to}` : `${e.task} returned to its spawner${e.denied ? ' (climb not approved)' : ''}`)),
+    impactOrder: spec.task_order?.impact?.map((t) => t.task) ?? [],
   });
+  // spec 07: written before the end is announced, so a caller that saw the job end finds them
+  recordObjectiveEvidence(ctx, status, changed);
 
   ctx.settle('settled', status, { result: { ...result }, verdict, error: error ?? null, finished: epochS(), ...(s.checkpoint ? { checkpoint: s.checkpoint } : {}) });
 }

@@ -11,6 +11,8 @@ import type { AttemptPatch } from '../store/store.js';
 import { epochS } from './clock.js';
 import { MAX_RATE_LIMIT_WAIT_S, MAX_REQUEUES, rateLimitDelayS, sleepUnlessAborted } from './rate-limit.js';
 import type { JobContext } from './job-context.js';
+import { billingOfRoute, providerOf, routeOfRung } from './operations.js';
+import type { Runner } from '../runners/contract.js';
 import type { Place } from './placement/placement.js';
 import { blankReport } from '../runners/report.js';
 import { settleByArtifacts, type OutputStates } from '../verification/outputs.js';
@@ -55,8 +57,7 @@ export interface WorkerEnd {
  * status and outcome are the machine's words. Never throws for the worker's own failure.
  */
 export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place): Promise<WorkerEnd> {
-  const { store, executor, runners } = ctx.services;
-  const runner = runners.get(plan.route.runner);
+  const { store, executor, runners, operations } = ctx.services;
   const logFile = join(ctx.jobDir, `${plan.name}.log`);
   const entry = admitAttempt(ctx, plan);
   // spec 06: one write policy for every runner — the builtin agent refuses a write outside it, the audit judges the rest
@@ -72,11 +73,8 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
     return words;
   };
 
-  if (!runner) return finish(ctx, plan, place, notStarted('refused', 'expected_error', 'refused', `runner "${plan.route.runner}" is not available`), false);
   if (place.failure !== undefined) return finish(ctx, plan, place, notStarted('error', 'expected_error', 'setup_failed', place.failure), false);
 
-  // the job holds its place already; the slot is the executor's, the turn the place's
-  move(['gates_passed', 'placement_acquired']);
   // a cancel of the job, or the batch stopped because a sibling could not launch
   const batch = plan.batch;
   const signal = batch ? AbortSignal.any([ctx.abort.signal, batch.signal]) : ctx.abort.signal;
@@ -86,6 +84,16 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
     const stopped = !ctx.isCancelled && batch?.signal.aborted === true && report.status === 'cancelled';
     return stopped ? { ...report, status: 'error', outcome: 'expected_error', stopReason: 'batch_stopped', error: `stopped: ${String(batch?.signal.reason)}` } : report;
   };
+
+  // spec 07, issue 15: a suspended provider or a budget holds the attempt before it takes a slot
+  const clearance = await awaitClearance(ctx, plan, entry, signal, { onHold: () => move(['budget_spent']), own: null });
+  if (clearance.held) move(['window_reset']);
+  if (!clearance.ok) return finish(ctx, plan, place, batchStopped(notStarted('cancelled', 'cancelled', 'cancelled', null)), false);
+  let runner = runners.get(entry.route.runner);
+  if (!runner) return finish(ctx, plan, place, notStarted('refused', 'expected_error', 'refused', `runner "${entry.route.runner}" is not available`), false);
+
+  // the job holds its place already; the slot is the executor's, the turn the place's
+  move(['gates_passed', 'placement_acquired']);
 
   let releaseSlot: (() => void) | null = null;
   let releaseTurn: (() => void) | null = null;
@@ -104,16 +112,16 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
     if (signal.aborted) return finish(ctx, plan, place, batchStopped(notStarted('cancelled', 'cancelled', 'cancelled', null)), false);
     mkdirSync(ctx.jobDir, { recursive: true });
     const { status } = move(['executor_started'], { started: epochS(), lastEvent: 'started' });
-    ctx.emit({ name: plan.name, event: 'started', message: `${plan.route.runner} worker started`, status });
+    ctx.emit({ name: plan.name, event: 'started', message: `${entry.route.runner} worker started`, status });
 
     const output = new OutputCoalescer((text) => {
       store.updateAttempt(ctx.id, plan.name, { lastEvent: 'output' });
       ctx.emit({ name: plan.name, event: 'output', message: text });
     });
-    const runOnce = (resume: string | null): Promise<RunnerReport> => {
+    const runOnce = (on: Runner, resume: string | null): Promise<RunnerReport> => {
       recordWorkerPhase(ctx, who, { phase: 'running' });
       running = true;
-      return executor.run(runner, {
+      return executor.run(on, {
         jobId: ctx.id,
         workerName: plan.name,
         attempt: entry.attempt.number,
@@ -121,8 +129,8 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
         instruction: plan.instruction,
         workspace: place.workspace,
         command: plan.task.command,
-        model: plan.route.model,
-        ...(plan.route.endpoint ? { endpoint: plan.route.endpoint } : {}),
+        model: entry.route.model,
+        ...(entry.route.endpoint ? { endpoint: entry.route.endpoint } : {}),
         timeoutMs: ctx.spec.timeout_s * 1000,
         maxRounds: ctx.spec.max_rounds,
         resume,
@@ -141,7 +149,7 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
     };
     let report: RunnerReport;
     try {
-      report = await runOnce(plan.resume);
+      report = await runOnce(runner, plan.resume);
       // spec 04: a rate limit (from the runner's own error channel) waits and requeues; never a failure, never spilled
       let requeues = 0;
       let waitedS = 0;
@@ -150,20 +158,26 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
         if (requeues >= MAX_REQUEUES || waitedS + delayS > MAX_RATE_LIMIT_WAIT_S) break;
         requeues++;
         waitedS += delayS;
-        const retryAt = epochS() + delayS;
+        const retryAt = operations.now() + delayS;
+        const provider = providerOf(entry.route);
         const why = `rate limited by the provider: requeue ${requeues}/${MAX_REQUEUES}, retrying at ${new Date(retryAt * 1000).toISOString()}`;
+        // issue 15: the whole provider waits until its reset, every attempt for it, in every job
+        operations.suspend(provider, retryAt, `${plan.name} was answered: ${report.error ?? 'rate limited'}`);
         move(['rate_limited'], { state: { state: 'rate_limited', why, matched: report.error ?? 'rate limit', retry_at: retryAt }, lastEvent: 'state' });
         ctx.emit({ name: plan.name, event: 'state', message: `rate_limited: ${why}`, state: 'rate_limited', why, retry_at: retryAt });
         recordWorkerPhase(ctx, who, { phase: 'requeued' });
         // the wait holds the place but not a worker slot
         releaseTurn?.();
         releaseSlot();
-        const slept = await sleepUnlessAborted(delayS * 1000, signal);
+        const before = entry.route;
+        const waited = await awaitClearance(ctx, plan, entry, signal, { onHold: () => undefined, own: provider });
         releaseSlot = await executor.slot().catch(() => () => undefined);
+        runner = runners.get(entry.route.runner) ?? runner;
         releaseTurn = await place.turn(runner);
-        if (!slept || signal.aborted) break;
+        if (!waited.ok || signal.aborted) break;
         move(['window_reset', 'executor_started']);
-        report = await runOnce(report.session ?? plan.resume);
+        // a session is resumed only where it was made: a fallback entry starts a new one
+        report = await runOnce(runner, entry.route === before ? (report.session ?? plan.resume) : null);
       }
       if (requeues > 0 && report.detection === null) {
         report = { ...report, detection: { state: 'rate_limited', why: `waited out ${requeues} rate limit(s)`, matched: 'rate limit', confidence: 1 } };
@@ -197,7 +211,8 @@ function recordState(ctx: JobContext, plan: WorkerPlan, d: StateDetection): void
 
 function finish(ctx: JobContext, plan: WorkerPlan, place: Place, runnerReport: RunnerReport, started: boolean): WorkerEnd {
   // spec 06: settled by its declared outputs, not its exit code alone — before the row and the event say how it ended
-  const report = started && plan.outputsAtCheckpoint ? settleByArtifacts(runnerReport, place.workspace, plan.task.outputs, plan.outputsAtCheckpoint) : runnerReport;
+  const settled = started && plan.outputsAtCheckpoint ? settleByArtifacts(runnerReport, place.workspace, plan.task.outputs, plan.outputsAtCheckpoint) : runnerReport;
+  const report = withSpend(ctx, plan, settled, started);
   const events = endEventsFor(ctx.attempts.entry(plan.name).attempt, report, { isInterrupting: ctx.interruptReason !== null, gotProcess: started });
   // stopped because gaffer itself is shutting down reads `interrupted` (spec 01): the machine's words
   const words = ctx.attempts.move(plan.name, events);
@@ -219,11 +234,60 @@ function finish(ctx: JobContext, plan: WorkerPlan, place: Place, runnerReport: R
  */
 export function refuseWorker(ctx: JobContext, plan: WorkerPlan, why: string): WorkerEnd {
   admitAttempt(ctx, plan);
-  const report = notStarted('refused', 'cancelled', 'not_approved', why);
+  const report = withSpend(ctx, plan, notStarted('refused', 'cancelled', 'not_approved', why), false);
   const words = ctx.attempts.move(plan.name, [{ type: 'approval_needed' }, { type: 'approval_refused', facts: { exit: { status: report.status, outcome: report.outcome } } }]);
   ctx.services.store.updateAttempt(ctx.id, plan.name, { status: words.status, outcome: words.outcome, finished: epochS(), lastEvent: 'error', report: { ...report } });
   ctx.emit({ name: plan.name, event: 'error', message: why, status: words.status, outcome: words.outcome ?? 'cancelled' });
   return { plan, report, started: false };
+}
+
+/** The report with the attempt's spend (issue 15), recorded on its row for the budgets. */
+function withSpend(ctx: JobContext, plan: WorkerPlan, report: RunnerReport, started: boolean): RunnerReport {
+  const { operations, billing } = ctx.services;
+  const route = ctx.attempts.entry(plan.name).route;
+  const spend = operations.spendOf(report, billingOfRoute(plan.task, route, billing), route.model ?? report.modelServed, started);
+  operations.recordSpend(ctx.id, plan.name, spend);
+  return { ...report, spend };
+}
+
+/** How often a hold with no end of its own (an interactive job on the provider) is looked at again, and the longest sleep between looks. */
+const HOLD_POLL_MS = 1_000;
+const HOLD_MAX_SLEEP_MS = 5_000;
+
+/**
+ * spec 07, issue 15: waits, before the attempt takes a slot, while its provider is suspended or a
+ * budget holds it — or moves it to its entry's fallback when that one is free, saying why on its
+ * row. `own`: the provider this attempt itself just suspended (its rate-limited state says so
+ * already). `ok` false: cancelled meanwhile; `held`: it waited.
+ */
+async function awaitClearance(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntry, signal: AbortSignal, opts: { onHold: () => void; own: string | null }): Promise<{ ok: boolean; held: boolean }> {
+  const { operations, store } = ctx.services;
+  const job = { id: ctx.id, unattended: ctx.spec.unattended === true };
+  let held = false;
+  let said = '';
+  for (;;) {
+    if (signal.aborted) return { ok: false, held };
+    const hold = operations.holdOn(entry.route, job);
+    if (hold === null) return { ok: true, held };
+    const fallback = entry.route.entry !== null ? plan.task.roster?.fallbacks?.[entry.route.entry] : undefined;
+    if (fallback && operations.holdOn(routeOfRung(fallback), job) === null) {
+      const why = `${hold.why} — moved to fallback entry ${fallback.entry} (${fallback.provider})`;
+      ctx.attempts.reroute(plan.name, routeOfRung(fallback));
+      store.rerouteAttempt(ctx.id, plan.name, routeOfRung(fallback), why);
+      ctx.emit({ name: plan.name, event: 'state', message: `rerouted: ${why}`, why });
+      continue;
+    }
+    if (!held) opts.onHold();
+    held = true;
+    if (hold.why !== said && !(hold.state === 'provider_suspended' && hold.provider === opts.own)) {
+      said = hold.why;
+      const state = { state: hold.state, why: hold.why, matched: hold.provider, ...(hold.until !== null ? { retry_at: hold.until } : {}) };
+      store.updateAttempt(ctx.id, plan.name, { state, lastEvent: 'state' });
+      ctx.emit({ name: plan.name, event: 'state', message: `${hold.state}: ${hold.why}`, state: hold.state, why: hold.why, ...(hold.until !== null ? { retry_at: hold.until } : {}) });
+    }
+    const untilMs = hold.until === null ? HOLD_POLL_MS : (hold.until - operations.now()) * 1000;
+    await sleepUnlessAborted(Math.max(10, Math.min(HOLD_MAX_SLEEP_MS, untilMs)), signal);
+  }
 }
 
 /** Admits the plan's attempt into the job's ledger and writes its row, `queued`. */

@@ -16,6 +16,7 @@ import { finishTaskWorktree, preparesEachWorktree, removeTaskWorktree, worktreeR
 import { Semaphore } from './semaphore.js';
 import { settleJob, type SettleInput } from './settle.js';
 import type { Approval } from './approval.js';
+import { applyObjectives, objectivesFileOf } from './objectives.js';
 
 /** One task carried out in its worktree. */
 interface TaskRun {
@@ -43,6 +44,8 @@ export async function runWorktreeJob(ctx: JobContext, approval: Approval): Promi
   const repo = await readRepo(spec.workspace);
   if ('refused' in repo) throw new Error(`the workspace ${repo.refused}`);
   const base = await serialized(repo, () => commitWorkingTree(repo, `gaffer: base of job ${ctx.id}`));
+  // spec 07: the objectives the tasks name, read as the base holds them (no worker has started), get evidence at the end
+  await applyObjectives(ctx, null, objectivesFileOf(spec.workspace), []);
   const root = worktreeRoot(ctx.services);
   const placement = new WorktreePlacement({ repo, base, workspace: spec.workspace, root, settings, logDir: ctx.jobDir });
   // spec 06 "Phase order": review and verify tasks run after the implementers, in the merged tree of their work

@@ -26,6 +26,9 @@ reviews of intent to yourself. One job = one workspace; gaffer runs one job per 
   outside them, or changing an existing test without \`tests_may_change\`, makes it \`error\` with the
   paths on its row (\`write_audit: violation\`). Review and verify tasks may write only their
   \`outputs\`, and run after the implementers, against their changes (\`task_order\` says so).
+- A workspace's \`.gaffer/objectives.json\` (\`OBJ-<n>\` ids with \`depends_on\`) orders a sequential job:
+  tasks whose instruction names an objective run highest impact first, the others keep their places
+  (\`task_order.by: "impact"\`); each named objective gets an evidence record when the job ends.
 - Independent tasks that touch the same files, or agent CLIs you want at once: \`isolation: "worktree"\`
   (a git repository with a commit) gives each task its own worktree and branch \`gaffer/<job>/<task>\`,
   verified alone; \`merge: "auto"\` merges the passing ones, verifies the merged tree, and only then
@@ -56,13 +59,19 @@ reviews of intent to yourself. One job = one workspace; gaffer runs one job per 
 ## While it runs
 - An answer with \`wait_again: true\` means the job is still live: WAIT AGAIN (\`workers_wait\`), do not
   re-dispatch. \`progress\` shows every task from the start; \`phase\` says what gaffer is doing;
-  \`ceiling_s\` is the most time it can still take.
+  \`ceiling_s\` is the most time it can still take (raised, at most 3×, when jobs in this workspace took
+  longer: \`ceiling_why\` says so).
 - Detected states (\`rate_limited\`, \`waiting_for_input\`, \`auth_error\`, \`stuck\`, \`disk_full\`, \`oom\`)
   are reported, never a reason by themselves to kill a worker. Act on them if they persist.
 - \`refusals\`: the worker was not allowed to do something (a destructive command, a write outside its
   scope) — a refusal, not a failure. Give a narrower instruction or widen \`files\`.
-- \`budget_paused\` (429): a budget is spent or ahead of pace; nothing started. Retry after
-  \`retry_after_s\`, or dispatch to a cheaper runner.
+- \`budget_paused\` (429): a budget is spent (or, for an unattended job, ahead of pace); nothing started.
+  Retry after \`retry_after_s\` (\`pause_until\` says when), or dispatch to another provider.
+  \`breaker_open\` (429): several unattended jobs in a row failed outright; fix what fails, or retry
+  after \`retry_after_s\`. A worker in state \`provider_suspended\` or \`budget_paused\` waits for its
+  provider's reset or its budget's window (\`retry_at\`) and starts by itself: wait, do not re-dispatch.
+- \`totals.spend\` and each worker's \`spend\` say what it cost in its billing's unit; \`cost unknown\`
+  means the runner reported neither a cost nor tokens gaffer has a price for — not that it was free.
 - \`needs_detail\` (422): spec lint in enforce mode found gaps (\`error.lint\` says what to add), or a
   task with \`grounded: true\` lacks \`receipts\`, \`done_means\` or a known \`type\`, or has a \`hold\`
   (\`error.grounding\` names each task's gaps). Nothing started; fix the task and send it again.

@@ -7,6 +7,7 @@ import type { AskRow, AttemptPatch, AttemptRow, AttemptState, JobEvent, JobPatch
 import type { AskJson } from '../domain/approval.js';
 import type { OutcomeCount } from '../domain/acceptance.js';
 import { OUTCOME_STATUSES } from '../domain/outcome.js';
+import type { ObjectiveEvidence } from '../domain/objectives.js';
 
 /*
  * The one edge between SQLite's untyped rows and the store's typed ones: each column is read
@@ -134,6 +135,7 @@ export function decodeAttempt(value: unknown): AttemptRow {
     report: json<RunnerReport>(r, 'attempts', 'report_json', 'a runner report', isReport),
     logFile: textOrNull(r, 'attempts', 'log_file'),
     ord: num(r, 'attempts', 'ord'),
+    routeWhy: textOrNull(r, 'attempts', 'route_why'),
   };
 }
 
@@ -209,6 +211,28 @@ export function decodeOutcomeCount(value: unknown): OutcomeCount {
   };
 }
 
+/** An `objective_evidence` row. */
+export function decodeObjectiveEvidence(value: unknown): ObjectiveEvidence {
+  const r = readRow(value, 'objective_evidence');
+  const files = text(r, 'objective_evidence', 'files_changed');
+  let paths: unknown;
+  try {
+    paths = JSON.parse(files);
+  } catch {
+    throw damaged('objective_evidence', 'files_changed', files, 'a JSON list of paths');
+  }
+  if (!Array.isArray(paths) || !paths.every((p) => typeof p === 'string')) throw damaged('objective_evidence', 'files_changed', files, 'a JSON list of paths');
+  return {
+    objective: text(r, 'objective_evidence', 'objective'),
+    job_id: text(r, 'objective_evidence', 'job_id'),
+    workspace: text(r, 'objective_evidence', 'workspace'),
+    status: oneOf<JobStatus>(r, 'objective_evidence', 'status', JOB_STATUSES),
+    files_changed: paths as string[],
+    confidence: num(r, 'objective_evidence', 'confidence'),
+    ts: num(r, 'objective_evidence', 'ts'),
+  };
+}
+
 /** The live-job holder columns of a `jobs` row (id, pid, pid_start). */
 export function decodeJobHolder(value: unknown): { id: string; pid: number | null; pidStart: number | null } {
   const r = readRow(value, 'jobs');
@@ -223,6 +247,11 @@ export function decodeText(value: unknown, table: string, col: string): string {
 /** One number column of a row (a count, a sequence number). */
 export function decodeNumber(value: unknown, table: string, col: string): number {
   return num(readRow(value, table), table, col);
+}
+
+/** One number column that may be null (an unknown spend). */
+export function decodeNumberOrNull(value: unknown, table: string, col: string): number | null {
+  return numOrNull(readRow(value, table), table, col);
 }
 
 /** Columns and values of an UPDATE's SET list. */
@@ -247,6 +276,7 @@ const JOB_ENCODERS: Encoders<JobPatch> = {
   checkpoint: ['checkpoint_json', jsonOrNull],
   pid: ['pid', plain],
   pidStart: ['pid_start', plain],
+  spec: ['spec_json', jsonOrNull],
 };
 
 const ATTEMPT_ENCODERS: Encoders<AttemptPatch> = {

@@ -1,6 +1,7 @@
 import type { AskJson } from '../domain/approval.js';
 import type { OutcomeCount } from '../domain/acceptance.js';
 import type { OutcomeRecord } from '../domain/outcome.js';
+import type { ObjectiveEvidence } from '../domain/objectives.js';
 import type { JobSpec } from '../domain/request.js';
 import type { JobEvent, NewJobEvent } from '../domain/events.js';
 import type { JobResult } from '../domain/result.js';
@@ -8,6 +9,8 @@ import type { DetectedState, JobStatus, WorkerOutcome, WorkerRole, WorkerStatus 
 // type-only: the row shapes of what evidence and runners hand the engine to keep (issue 12 moves them to domain)
 import type { Snapshot } from '../domain/snapshot.js';
 import type { RunnerReport } from '../domain/runner-report.js';
+import type { BudgetUnit, SpendPoint } from '../domain/budget.js';
+import type { Spend } from '../domain/spend.js';
 
 /** Events a job keeps in the store (spec 02: the newest 5,000). */
 export const EVENTS_KEPT = 5_000;
@@ -90,10 +93,12 @@ export interface AttemptRow {
   logFile: string | null;
   /** Its place in the job's list of workers. */
   ord: number;
+  /** Why it moved to a fallback entry (issue 15); null when it runs where it was routed. */
+  routeWhy: string | null;
 }
 
 /** The fields an attempt is inserted with; the rest start out null. */
-export type NewAttempt = Omit<AttemptRow, 'started' | 'finished' | 'pgid' | 'pgStart' | 'lastEvent' | 'state' | 'report' | 'outcome'>;
+export type NewAttempt = Omit<AttemptRow, 'started' | 'finished' | 'pgid' | 'pgStart' | 'lastEvent' | 'state' | 'report' | 'outcome' | 'routeWhy'>;
 
 export type { JobEvent, NewJobEvent } from '../domain/events.js';
 
@@ -136,6 +141,8 @@ export interface JobPatch {
   checkpoint?: JobSnapshots | null;
   pid?: number | null;
   pidStart?: number | null;
+  /** The spec with what the checkpoint decided (spec 07: the objectives read, an impact `task_order`); its tasks never change. */
+  spec?: JobSpec;
 }
 
 /** Fields of an attempt that change over its life. */
@@ -183,9 +190,10 @@ export type RecentCounts = {
 export interface JobStore {
   /**
    * Inserts a job; with an idempotency key, returns the job that already holds the key (same
-   * owner, within `idemWindowS`) instead, atomically across processes.
+   * owner, within `idemWindowS`) instead, atomically across processes. `vet` runs only when a new
+   * job would be inserted, inside the same transaction: a throw refuses it with nothing written.
    */
-  insertJob(job: NewJob): { job: JobRow; created: boolean };
+  insertJob(job: NewJob, vet?: () => void): { job: JobRow; created: boolean };
   getJob(id: string): JobRow | null;
   /** Recent jobs, newest first. */
   listJobs(opts: { limit: number; status?: string | undefined; owner?: string | null | undefined }): JobRow[];
@@ -208,6 +216,11 @@ export interface JobStore {
   /** Deletes finished jobs beyond the newest `keep`, returning their ids. */
   pruneFinishedJobs(keep: number): string[];
   countRecent(owner: string | null): RecentCounts;
+  /**
+   * Wall-clock seconds (`finished - started`) of the newest `limit` jobs in exactly `workspace` that
+   * ran to an end (`done`, `partial`, `error`), newest first: one indexed range (spec 07 "Adaptive ceiling").
+   */
+  recentDurations(workspace: string, limit: number): number[];
   /** Ids of every job still stored. */
   listJobIds(): Set<string>;
 }
@@ -260,10 +273,55 @@ export interface OutcomeStore {
   entryAcceptance(type: string): Map<string, { accepted: number; total: number }>;
 }
 
+/** The evidence jobs left on the objectives they named (spec 07), kept past the jobs' own retention. */
+export interface ObjectiveEvidenceStore {
+  /** Records a job's evidence, one row per objective, with its owner; a row the job already recorded is kept as it was. */
+  recordObjectiveEvidence(rows: readonly ObjectiveEvidence[], owner: string | null): void;
+  /** Evidence records oldest first: a job's, or those of an objective (or all) of a workspace. */
+  listObjectiveEvidence(by: { jobId: string } | { workspace: string; objective?: string }): ObjectiveEvidence[];
+}
+
+/** A provider's suspension (issue 15): every attempt for it waits until `until` (epoch s). */
+export interface ProviderSuspension {
+  provider: string;
+  until: number;
+  why: string;
+  since: number;
+}
+
+/** A finished unattended job, as the breaker reads it (domain/breaker.ts). */
+export interface UnattendedEndRow {
+  id: string;
+  status: JobStatus;
+  finished: number;
+  workersDone: number;
+  workers: number;
+}
+
+/** What budgets, the breaker and provider suspensions read and write (spec 07, issue 15). */
+export interface OperationsStore {
+  /** Records an attempt's spend (null amounts unknown) and its billing. */
+  recordSpend(jobId: string, worker: string, spend: Spend): void;
+  /** Spend points in `unit` of the attempts on `provider` (an entry's provider, else its runner key), of one entry or all, that finished since `since`. */
+  spendSince(q: { provider: string; entry: string | null; unit: BudgetUnit; since: number }): SpendPoint[];
+  /** Moves a not-yet-finished attempt to another route, saying why (a provider fallback). */
+  rerouteAttempt(jobId: string, worker: string, route: { runner: string; model: string | null; entry: string | null; provider: string | null }, why: string): void;
+  /** Suspends a provider until `until`, or keeps a later suspension already set. */
+  suspendProvider(s: ProviderSuspension): void;
+  /** Suspensions still in force at `now`. */
+  listSuspensions(now: number): ProviderSuspension[];
+  /** Live jobs other than `except` that are not unattended and have an attempt on `provider`. */
+  liveInteractiveOn(provider: string, except: string): string[];
+  /** Finished unattended jobs, newest first. */
+  recentUnattendedEnds(limit: number): UnattendedEndRow[];
+  /** Live jobs with an attempt waiting on `provider` (state `provider_suspended`, `budget_paused`, or `rate_limited` until its reset). */
+  jobsWaitingOn(provider: string): string[];
+}
+
 /**
  * Everything the engine keeps, one interface per aggregate; the SQLite `Store` implements it and
  * test/store/contract.test.ts is the suite any other implementation runs.
  */
-export interface GafferStore extends JobStore, AttemptStore, EventStore, LockStore, JobProcessStore, OutcomeStore {
+export interface GafferStore extends JobStore, AttemptStore, EventStore, LockStore, JobProcessStore, OutcomeStore, OperationsStore, ObjectiveEvidenceStore {
   close(): void;
 }

@@ -9,6 +9,9 @@ import { BackgroundCheckpointer } from './checkpointer.js';
 import type { AskJson } from '../domain/approval.js';
 import type { OutcomeCount } from '../domain/acceptance.js';
 import type { OutcomeRecord } from '../domain/outcome.js';
+import type { ObjectiveEvidence } from '../domain/objectives.js';
+import type { BudgetUnit, SpendPoint } from '../domain/budget.js';
+import type { Spend } from '../domain/spend.js';
 
 import {
   decodeAsk,
@@ -19,6 +22,8 @@ import {
   decodeJobProcess,
   decodeLock,
   decodeNumber,
+  decodeNumberOrNull,
+  decodeObjectiveEvidence,
   decodeOutcomeCount,
   decodeText,
   encodeAttemptPatch,
@@ -40,7 +45,9 @@ import {
   type NewAttempt,
   type NewJob,
   type NewJobEvent,
+  type ProviderSuspension,
   type RecentCounts,
+  type UnattendedEndRow,
 } from './ports.js';
 
 export { EVENTS_KEPT } from './ports.js';
@@ -75,6 +82,8 @@ export function workspacesCollide(a: string, b: string): boolean {
 /** Commits after which a connection hands its checkpoints to a worker thread (see #committed). */
 const CHECKPOINTER_AFTER = 200;
 
+/** The spend column a budget unit sums (migration 9). */
+const SPEND_COLUMNS: Record<BudgetUnit, string> = { usd: 'spend_usd', requests: 'spend_requests', tokens: 'spend_tokens', seconds: 'spend_seconds' };
 const LIVE = `('queued','awaiting_approval','running','verifying','cancelling')`;
 
 /** The SQLite store (WAL): jobs, attempts, events, workspace locks, job processes. Safe to share between processes. */
@@ -88,7 +97,7 @@ export class Store implements GafferStore {
   #commits = 0;
   #checkpointer: BackgroundCheckpointer | null = null;
   /** The transactions, wrapped once (better-sqlite3 builds four wrapper functions per `transaction` call). */
-  readonly #insertJob: Database.Transaction<(job: NewJob) => { job: JobRow; created: boolean }>;
+  readonly #insertJob: Database.Transaction<(job: NewJob, vet?: () => void) => { job: JobRow; created: boolean }>;
   readonly #append: Database.Transaction<(jobId: string, sets: string, values: unknown[], rows: unknown[][]) => number>;
   readonly #lock: Database.Transaction<(workspace: string, jobId: string, pid: number, pidStart: number) => LockAttempt>;
 
@@ -103,7 +112,7 @@ export class Store implements GafferStore {
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('synchronous = NORMAL');
     this.#migrate();
-    this.#insertJob = this.db.transaction((job: NewJob) => this.#insertJobNow(job));
+    this.#insertJob = this.db.transaction((job: NewJob, vet?: () => void) => this.#insertJobNow(job, vet));
     this.#append = this.db.transaction((jobId: string, sets: string, values: unknown[], rows: unknown[][]) => this.#appendNow(jobId, sets, values, rows));
     this.#lock = this.db.transaction((workspace: string, jobId: string, pid: number, pidStart: number) => this.#lockNow(workspace, jobId, pid, pidStart));
   }
@@ -172,13 +181,13 @@ export class Store implements GafferStore {
    * Inserts a job (its tasks are its spec's); with an idempotency key, returns the job that already holds the key
    * (same owner, within `idemWindowS`) instead, atomically across processes.
    */
-  insertJob(job: NewJob): { job: JobRow; created: boolean } {
-    const inserted = this.#insertJob.immediate(job);
+  insertJob(job: NewJob, vet?: () => void): { job: JobRow; created: boolean } {
+    const inserted = this.#insertJob.immediate(job, vet);
     this.#committed();
     return inserted;
   }
 
-  #insertJobNow(job: NewJob): { job: JobRow; created: boolean } {
+  #insertJobNow(job: NewJob, vet?: () => void): { job: JobRow; created: boolean } {
     if (job.idemKey !== null) {
       const found = this.#prepare(`SELECT * FROM jobs WHERE coalesce(owner, '') = ? AND idem_key = ?`).get(job.owner ?? '', job.idemKey);
       if (found !== undefined) {
@@ -188,6 +197,8 @@ export class Store implements GafferStore {
         this.#prepare('UPDATE jobs SET idem_key = NULL WHERE id = ?').run(existing.id);
       }
     }
+    // what only a new job meets (budgets, the breaker): a throw here leaves nothing written
+    vet?.();
     const row = this.#prepare(
       `INSERT INTO jobs (id, owner, title, workspace, status, phase, created, spec_json, idem_key, request_hash, pid, pid_start)
        VALUES (?, ?, ?, ?, 'queued', 'queued', ?, ?, ?, ?, ?, ?) RETURNING *`,
@@ -427,6 +438,100 @@ export class Store implements GafferStore {
     };
   }
 
+  /** Wall-clock seconds of the newest `limit` jobs in `workspace` that ran to an end, newest first (index jobs_workspace_finished, migration 10). */
+  recentDurations(workspace: string, limit: number): number[] {
+    // `interrupted` is left out: its `finished` is when a later start noticed it; `cancelled` was cut short
+    return this.#prepare(
+      `SELECT finished - started AS s FROM jobs
+       WHERE workspace = ? AND finished IS NOT NULL AND started IS NOT NULL AND status IN ('done', 'partial', 'error')
+       ORDER BY finished DESC LIMIT ?`,
+    )
+      .all(workspace, limit)
+      .map((r) => decodeNumber(r, 'jobs', 's'));
+  }
+
+  recordSpend(jobId: string, worker: string, spend: Spend): void {
+    this.#prepare('UPDATE attempts SET billing = ?, spend_usd = ?, spend_requests = ?, spend_tokens = ?, spend_seconds = ? WHERE job_id = ? AND worker = ?')
+      .run(spend.billing, spend.usd, spend.requests, spend.tokens, spend.seconds, jobId, worker);
+    this.#committed();
+  }
+
+  spendSince(q: { provider: string; entry: string | null; unit: BudgetUnit; since: number }): SpendPoint[] {
+    const column = SPEND_COLUMNS[q.unit];
+    // an attempt on no roster entry counts under its runner's key (issue 15: `provider` of a budget)
+    return this.#prepare(
+      `SELECT finished, ${column} AS amount FROM attempts
+       WHERE finished >= ? AND billing IS NOT NULL AND coalesce(provider, runner) = ? ${q.entry !== null ? 'AND entry = ?' : ''}`,
+    )
+      .all(q.since, q.provider, ...(q.entry !== null ? [q.entry] : []))
+      .map((r) => ({ at: decodeNumber(r, 'attempts', 'finished'), amount: decodeNumberOrNull(r, 'attempts', 'amount') }));
+  }
+
+  rerouteAttempt(jobId: string, worker: string, route: { runner: string; model: string | null; entry: string | null; provider: string | null }, why: string): void {
+    this.#prepare('UPDATE attempts SET runner = ?, model = ?, entry = ?, provider = ?, route_why = ? WHERE job_id = ? AND worker = ?')
+      .run(route.runner, route.model, route.entry, route.provider, why, jobId, worker);
+    this.#committed();
+  }
+
+  suspendProvider(s: ProviderSuspension): void {
+    this.#prepare(
+      `INSERT INTO provider_suspensions (provider, until, why, since) VALUES (?, ?, ?, ?)
+       ON CONFLICT (provider) DO UPDATE SET until = excluded.until, why = excluded.why, since = excluded.since
+       WHERE excluded.until > provider_suspensions.until`,
+    ).run(s.provider, s.until, s.why, s.since);
+    this.#committed();
+  }
+
+  listSuspensions(now: number): ProviderSuspension[] {
+    return this.#prepare('SELECT * FROM provider_suspensions WHERE until > ? ORDER BY provider')
+      .all(now)
+      .map((r) => ({
+        provider: decodeText(r, 'provider_suspensions', 'provider'),
+        until: decodeNumber(r, 'provider_suspensions', 'until'),
+        why: decodeText(r, 'provider_suspensions', 'why'),
+        since: decodeNumber(r, 'provider_suspensions', 'since'),
+      }));
+  }
+
+  liveInteractiveOn(provider: string, except: string): string[] {
+    return this.#prepare(
+      `SELECT DISTINCT j.id FROM jobs j JOIN attempts a ON a.job_id = j.id
+       WHERE j.status IN ${LIVE} AND j.id != ? AND coalesce(a.provider, a.runner) = ? AND a.finished IS NULL
+         AND coalesce(json_extract(j.spec_json, '$.unattended'), 0) = 0`,
+    )
+      .all(except, provider)
+      .map((r) => decodeText(r, 'jobs', 'id'));
+  }
+
+  recentUnattendedEnds(limit: number): UnattendedEndRow[] {
+    return this.#prepare(
+      `SELECT j.id, j.status, j.finished,
+         (SELECT count(*) FROM attempts a WHERE a.job_id = j.id AND a.role = 'worker' AND a.status = 'done') AS done,
+         (SELECT count(*) FROM attempts a WHERE a.job_id = j.id AND a.role = 'worker') AS workers
+       FROM jobs j
+       WHERE j.finished IS NOT NULL AND j.status NOT IN ${LIVE} AND json_extract(j.spec_json, '$.unattended') = 1
+       ORDER BY j.finished DESC LIMIT ?`,
+    )
+      .all(limit)
+      .map((r) => ({
+        id: decodeText(r, 'jobs', 'id'),
+        status: decodeText(r, 'jobs', 'status') as JobStatus,
+        finished: decodeNumber(r, 'jobs', 'finished'),
+        workersDone: decodeNumber(r, 'jobs', 'done'),
+        workers: decodeNumber(r, 'jobs', 'workers'),
+      }));
+  }
+
+  jobsWaitingOn(provider: string): string[] {
+    return this.#prepare(
+      `SELECT DISTINCT j.id FROM jobs j JOIN attempts a ON a.job_id = j.id
+       WHERE j.status IN ${LIVE} AND coalesce(a.provider, a.runner) = ? AND a.finished IS NULL
+         AND json_extract(a.state_json, '$.state') IN ('provider_suspended', 'budget_paused', 'rate_limited')`,
+    )
+      .all(provider)
+      .map((r) => decodeText(r, 'jobs', 'id'));
+  }
+
   /** Logs a task's outcome on one rung with its job's owner; false when the job already logged it (nothing written). */
   recordOutcome(o: OutcomeRecord, owner: string | null): boolean {
     const inserted = this.#prepare(
@@ -444,6 +549,28 @@ export class Store implements GafferStore {
     return this.#prepare(`SELECT type, runner, model, provider, status, count(*) AS n FROM outcomes ${owner !== null ? 'WHERE owner = ?' : ''} GROUP BY type, runner, model, provider, status`)
       .all(...(owner !== null ? [owner] : []))
       .map(decodeOutcomeCount);
+  }
+
+  /** Records a job's evidence on the objectives it named (spec 07), in one transaction; a row the job already recorded is kept. */
+  recordObjectiveEvidence(rows: readonly ObjectiveEvidence[], owner: string | null): void {
+    if (rows.length === 0) return;
+    const insert = this.#prepare(
+      `INSERT OR IGNORE INTO objective_evidence (job_id, objective, workspace, owner, ts, status, files_changed, confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.db.transaction(() => rows.forEach((e) => insert.run(e.job_id, e.objective, e.workspace, owner, e.ts, e.status, JSON.stringify(e.files_changed), e.confidence)))();
+    this.#committed();
+  }
+
+  /** Evidence records oldest first: a job's, or those of one objective (or all) of a workspace. */
+  listObjectiveEvidence(by: { jobId: string } | { workspace: string; objective?: string }): ObjectiveEvidence[] {
+    const columns = 'job_id, objective, workspace, ts, status, files_changed, confidence';
+    const rows =
+      'jobId' in by
+        ? this.#prepare(`SELECT ${columns} FROM objective_evidence WHERE job_id = ? ORDER BY ts, objective`).all(by.jobId)
+        : by.objective !== undefined
+          ? this.#prepare(`SELECT ${columns} FROM objective_evidence WHERE workspace = ? AND objective = ? ORDER BY ts, job_id`).all(by.workspace, by.objective)
+          : this.#prepare(`SELECT ${columns} FROM objective_evidence WHERE workspace = ? ORDER BY ts, objective, job_id`).all(by.workspace);
+    return rows.map(decodeObjectiveEvidence);
   }
 
   /** Per roster entry, a type's outcomes that count (spec 05's learning router): accepted and total, `not_dispatched` and `abstained` left out. */

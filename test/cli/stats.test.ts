@@ -32,7 +32,7 @@ describe('gaffer stats', () => {
     const r = gaffer(join(tempDir(), 'data'), ['stats']);
     expect(r).toEqual({
       code: 0,
-      stdout: 'acceptance: no outcome counted yet\n  0 outcome(s) logged\nrecent jobs: 0 (done 0, partial 0, failed 0, cancelled 0, live 0)\n',
+      stdout: 'acceptance: no outcome counted yet\n  0 outcome(s) logged\nrecent jobs: 0 (none ran: no signal)\n',
       stderr: '',
     });
   });

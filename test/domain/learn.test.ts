@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LEARN_MIN_SAMPLES, learnedStart, wilsonInterval } from '../../src/domain/learn.js';
 import type { RosterEntry } from '../../src/domain/roster.js';
 
-const rung = (id: string, cost: RosterEntry['cost']): RosterEntry => ({ id, runner: 'shell', model: null, provider: 'local', billing: 'free', cost, tasks: ['fix'], approve: false, endpoint: null });
+const rung = (id: string, cost: RosterEntry['cost']): RosterEntry => ({ id, runner: 'shell', model: null, provider: 'local', billing: 'free', cost, tasks: ['fix'], approve: false, endpoint: null, fallback: null });
 const ladder = [rung('cheap', 'free'), rung('middle', 'mid'), rung('top', 'high')];
 const stats = (rows: Record<string, [accepted: number, total: number]>) => new Map(Object.entries(rows).map(([id, [accepted, total]]) => [id, { accepted, total }]));
 

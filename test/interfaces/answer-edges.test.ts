@@ -4,13 +4,13 @@ import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { compactJobSchema, fullJobSchema, waitAnswerSchema } from '../../src/domain/answer-schema.js';
 import type { CompactJob } from '../../src/domain/answer.js';
-import { GafferError } from '../../src/domain/errors.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { checkAnswer } from '../../src/interfaces/answer-check.js';
 import { HttpApi, LocalApi } from '../../src/interfaces/cli/api.js';
 import { createMcpServer } from '../../src/interfaces/mcp/server.js';
 import { CALC_FILES, FIX_ADD, makeWorkspace } from '../helpers/temp.js';
 import { inProcess, openEngine } from '../http/helpers.js';
+import { refusal } from '../helpers/refusal.js';
 
 /*
  * Every door checks the answer it sends against the one schema (domain/answer-schema.ts): a
@@ -47,16 +47,6 @@ function tamper(engine: Engine, path: readonly (string | number)[], value: unkno
     const answer = await waitFor(...args);
     return { ...answer, state: set(answer.state) };
   });
-}
-
-function refusal(run: () => unknown): GafferError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof GafferError) return err;
-    throw err;
-  }
-  return expect.unreachable('the answer was let through');
 }
 
 describe('the answer schema', () => {

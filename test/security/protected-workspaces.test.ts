@@ -3,23 +3,12 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { GafferError } from '../../src/domain/errors.js';
 import { Engine } from '../../src/engine/engine.js';
 import { vetWorkspace, workspacesHolding, type WorkspaceRules } from '../../src/engine/workspace-vetting.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { eventually, openEngine } from '../http/helpers.js';
 import { BIN, call, gaffer, startServe } from '../reliability/helpers.js';
-
-/** The refusal `fn` throws (fails the test when it does not throw one). */
-function refusal(fn: () => unknown): GafferError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof GafferError) return err;
-    throw err;
-  }
-  throw new Error('not refused');
-}
+import { refusal } from '../helpers/refusal.js';
 
 /** A home, a data dir, a config folder and a protected folder, all under one temp root. */
 function layout() {

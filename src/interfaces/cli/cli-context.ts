@@ -114,6 +114,7 @@ export class CliContext {
       handoffRules: config.handoff.rules,
       billing: Object.fromEntries(Object.entries(config.runners).map(([key, r]) => [key, r.billing])),
       notify: config.notify,
+      operations: { budgets: config.budgets, prices: config.prices, breaker: config.breaker },
     });
     return this.#engine;
   }

@@ -1,5 +1,5 @@
 import type { CompactJob, CompactWorkerEntry } from '../../domain/answer.js';
-import type { StatsAnswer, WaitAnswer } from '../../engine/engine.js';
+import type { OperationsStats, StatsAnswer, WaitAnswer } from '../../engine/engine.js';
 import type { JobEvent } from '../../domain/events.js';
 
 const list = (items: readonly string[] | undefined, max = 8): string => {
@@ -28,7 +28,14 @@ export function renderCompact(job: CompactJob): string {
     const open = job.asks.filter((a) => a.answer === null).map((a) => a.task);
     lines.push(`  asks: ${job.asks.map((a) => `${a.task} ${a.answer === null ? 'open' : a.answer ? 'yes' : `no${a.answered_by === 'timeout' ? ' (no answer in time)' : ''}`}`).join(', ')}${open.length > 0 ? ` — gaffer approve ${job.id} [--task NAME]… [--deny]; gaffer asks shows why` : ''}`);
   }
-  if (job.task_order) lines.push(`  task order: ${job.task_order.phases.map((phase) => phase.join(' + ')).join(' → ')} (${job.task_order.why})`);
+  // a parallel job's phases are batches (`a + b`); an impact order is one task after another (spec 07)
+  if (job.task_order) lines.push(`  task order: ${job.task_order.by === 'phase' ? job.task_order.phases.map((phase) => phase.join(' + ')).join(' → ') : job.task_order.to.join(' → ')} (${job.task_order.why})`);
+  if (job.objectives) {
+    const named = job.objectives.named.map((o) => `${o.id} ${o.impact}`).join(', ');
+    lines.push(`  objectives (${job.objectives.file}): ${named || 'none named by the tasks'}`);
+    for (const w of job.objectives.warnings) lines.push(`    warning: ${w}`);
+    for (const e of job.objectives.evidence ?? []) lines.push(`    evidence: ${e.objective} ${e.status}, ${e.files_changed.length} file(s), confidence ${e.confidence}`);
+  }
   const result = job.result;
   const workers = result?.workers ?? [];
   if (workers.length > 0) {
@@ -42,6 +49,8 @@ export function renderCompact(job: CompactJob): string {
     const waiting = Object.entries(job.progress).filter(([name]) => !workers.some((w) => w.name === name));
     for (const [name, p] of waiting) lines.push(`    ${name.padEnd(14)} ${'-'.padEnd(8)} ${p.last_event}`);
   }
+  if (job.warnings) for (const w of job.warnings) lines.push(`  warning: ${w}`);
+  if (result?.totals?.spend) lines.push(`  spend: ${result.totals.spend}`);
   const changes = result?.changes;
   if (changes) {
     lines.push(`  changes (${changes.source}, checkpoint ${changes.checkpoint}): ${changes.count} file(s)`);
@@ -87,6 +96,7 @@ export function renderCompact(job: CompactJob): string {
     for (const u of proof.uncertainty) lines.push(`    - ${u.code}: ${u.detail}`);
   }
   if (job.ceiling_s !== undefined) lines.push(`  ceiling: ${job.ceiling_s} s (still live: wait again)`);
+  if (job.ceiling_why !== undefined) lines.push(`    ${job.ceiling_why}`);
   return lines.join('\n');
 }
 
@@ -109,7 +119,7 @@ export function renderWait(answer: WaitAnswer): string {
 }
 
 /** `gaffer stats` for a person: the acceptance table (type, model, accepted/total, rate), what it left out, and the recent job counts. */
-export function renderStats(stats: StatsAnswer): string {
+export function renderStats(stats: StatsAnswer & Partial<OperationsStats>): string {
   const lines: string[] = [];
   const entries = Object.values(stats.acceptance);
   if (entries.length === 0) lines.push('acceptance: no outcome counted yet');
@@ -126,7 +136,15 @@ export function renderStats(stats: StatsAnswer): string {
     ...(abstained > 0 ? [`${abstained} abstained (escalated as beyond the worker's brief)`] : []),
   ];
   lines.push(`  ${stats.outcomes_total} outcome(s) logged${left.length > 0 ? `; ${left.join(', ')} not counted` : ''}`);
+  for (const p of stats.providers ?? []) {
+    const suspended = p.suspended_until !== null ? `suspended until ${new Date(p.suspended_until * 1000).toISOString()} (${p.suspended_why ?? ''})` : 'not suspended';
+    lines.push(`provider ${p.provider}: ${suspended}${p.waiting.length > 0 ? `; jobs waiting: ${p.waiting.join(', ')}` : ''}`);
+    for (const b of p.budgets) lines.push(`  ${b.window} budget: ${b.spent} of ${b.limit} ${b.unit} spent${b.unknown > 0 ? ` (+${b.unknown} attempt(s) of unknown cost)` : ''}; ${b.state}${b.pause_until !== null ? ` until ${new Date(b.pause_until * 1000).toISOString()}` : ''}`);
+  }
+  if (stats.breaker?.open) lines.push(`breaker: open — ${stats.breaker.why}`);
   const r = stats.recent;
-  lines.push(`recent jobs: ${r.jobs} (done ${r.done}, partial ${r.partial}, failed ${r.failed}, cancelled ${r.cancelled}, live ${r.live})`);
+  // spec 07: no job is no signal, not "all fine"
+  if (r.jobs === 0) lines.push('recent jobs: 0 (none ran: no signal)');
+  else lines.push(`recent jobs: ${r.jobs} (done ${r.done}, partial ${r.partial}, failed ${r.failed}, cancelled ${r.cancelled}, live ${r.live})`);
   return lines.join('\n');
 }

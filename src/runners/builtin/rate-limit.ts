@@ -66,12 +66,13 @@ function pickResets(resets: { seconds: number; remaining: string | undefined }[]
  * Seconds to wait from a rate-limit answer's headers: `retry-after-ms`, `retry-after` (seconds or
  * an HTTP date), Anthropic's `anthropic-ratelimit-*-reset` (RFC 3339), OpenAI's
  * `x-ratelimit-reset-*` (durations) or `x-ratelimit-reset` (epoch seconds or seconds). Null when
- * none names a time. Whole seconds, rounded up.
+ * none names a time. Seconds, rounded up to the millisecond.
  */
 export function retryAfterSeconds(headers: Record<string, string>, now = Date.now()): number | null {
   const h: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) h[name.toLowerCase()] = value;
-  const up = (s: number | null): number | null => (s === null || !Number.isFinite(s) ? null : Math.max(0, Math.ceil(s)));
+  // to the millisecond, up: a resume rounded to whole seconds would come up to a second late (issue 15)
+  const up = (s: number | null): number | null => (s === null || !Number.isFinite(s) ? null : Math.max(0, Math.ceil(s * 1000) / 1000));
 
   if (h['retry-after-ms'] !== undefined && /^\d+(\.\d+)?$/.test(h['retry-after-ms'].trim())) return up(Number(h['retry-after-ms']) / 1000);
   const retryAfter = h['retry-after']?.trim();

@@ -9,13 +9,15 @@ const NOW = Date.parse('2026-01-01T00:00:00Z');
 describe('rate-limit reset from headers', () => {
   it.each([
     [{ 'retry-after': '17' }, 17],
-    [{ 'Retry-After': '2.5' }, 3],
+    [{ 'Retry-After': '2.5' }, 2.5],
     [{ 'retry-after': 'Thu, 01 Jan 2026 00:01:00 GMT' }, 60],
-    [{ 'retry-after-ms': '1500', 'retry-after': '9' }, 2],
+    [{ 'retry-after-ms': '1500', 'retry-after': '9' }, 1.5],
+    // to the millisecond, up: a resume is never early, and not a second late either (issue 15)
+    [{ 'retry-after-ms': '1234.2' }, 1.235],
     [{ 'anthropic-ratelimit-requests-reset': '2026-01-01T00:00:30Z', 'anthropic-ratelimit-requests-remaining': '0', 'anthropic-ratelimit-tokens-reset': '2026-01-01T00:05:00Z', 'anthropic-ratelimit-tokens-remaining': '9000' }, 30],
     [{ 'anthropic-ratelimit-input-tokens-reset': '2026-01-01T00:00:45Z' }, 45],
     [{ 'x-ratelimit-reset-requests': '6m0s', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-tokens': '20ms', 'x-ratelimit-remaining-tokens': '10' }, 360],
-    [{ 'x-ratelimit-reset-tokens': '1h2m3.5s' }, 3724],
+    [{ 'x-ratelimit-reset-tokens': '1h2m3.5s' }, 3723.5],
     [{ 'x-ratelimit-reset': String(NOW / 1000 + 90) }, 90],
     [{ 'x-ratelimit-reset': '12' }, 12],
     [{}, null],

@@ -40,7 +40,8 @@ async function setUp(key: keyof typeof SCENARIOS, worktrees: Partial<WorktreeSet
     binDirs: [AGENTS_BIN],
     launch: offline.launch,
   });
-  const engine = await Engine.open({ dataDir: join(dir, 'data'), maxParallel: 2, runners: new Map([[key, runner]]), worktrees });
+  // issue 15: gaffer's accounting bills it as a logged-in CLI (the runner keeps the key the scripted endpoint wants)
+  const engine = await Engine.open({ dataDir: join(dir, 'data'), maxParallel: 2, runners: new Map([[key, runner]]), worktrees, billing: { [key]: 'subscription' } });
   cleanups.push(() => engine.close());
   const ws = makeWorkspace({ 'README.md': 'hi\n' }, { git: true });
   return { engine, offline, ws, runner };
@@ -88,6 +89,10 @@ for (const scenario of Object.values(SCENARIOS)) {
       // issue 11: outbound with the host's loopback cut, its endpoint's port relayed in (slirp4netns runs in the test's namespace)
       expect(report.network).toBe(probeSandbox().available && slirp4netnsStatus().path !== null ? 'outbound' : 'host');
       expect(report.summary).toContain('Wrote hello.txt.');
+      // issue 15: a subscription CLI's spend is its requests and tokens, as the CLI reported them — never an unknown read as 0
+      const row = done.result?.workers.find((w) => w.name === 'hello');
+      expect(row?.spend, context).toMatch(/^\d+ requests?, [\d,]+ tokens \(subscription\)$/);
+      expect(report.spend, context).toMatchObject({ billing: 'subscription', usd: null, unknown: null });
       // opencode and codex never say which model served (spec 04); the others must, and it must attest
       if (scenario.key === 'opencode' || scenario.key === 'codex') expect(report.modelServed).toBeNull();
       else expect(report.modelServed, context).toBe(scenario.model);

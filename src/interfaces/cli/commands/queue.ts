@@ -15,8 +15,8 @@ const DEFAULT_DIR = 'dispatch';
 interface Line {
   file: string;
   id: string | null;
-  /** `ready`: not run yet and dispatchable (`ls` only); `skipped`: dispatched or finished before (`run`). */
-  status: QueueStatus | 'malformed' | 'skipped' | 'ready';
+  /** `ready`: not run yet and dispatchable (`ls` only); `skipped`: dispatched or finished before (`run`); `paused`: a budget or the breaker held the batch, its files untouched. */
+  status: QueueStatus | 'malformed' | 'skipped' | 'ready' | 'paused';
   detail: string;
 }
 
@@ -104,6 +104,10 @@ async function dispatchAll(cli: CliContext, folder: string, items: { file: strin
     job = (await api.submit(body, null)).job;
   } catch (err) {
     if (!(err instanceof GafferError)) throw err;
+    // spec 07: a spent budget or an open breaker is a wait, not a fault of the records — they stay as they are, for the next run
+    if (err.code === 'budget_paused' || err.code === 'breaker_open') {
+      return items.map((i) => ({ file: i.file, id: i.record.id, status: 'paused' as const, detail: `not dispatched, left as it was: ${err.message}` }));
+    }
     // the whole batch comes back: each record with its own gaps when the refusal names them, else the reason
     const named = new Map(((err.extra.grounding as { task: string; gaps: string[] }[] | undefined) ?? []).map((g) => [g.task, g.gaps]));
     return items.map((i, k) => {

@@ -1,5 +1,5 @@
 import type { AskJson } from '../domain/approval.js';
-import { spendText } from '../domain/spend.js';
+import { spendText, type Spend } from '../domain/spend.js';
 import type { CompactJob, CompactResult, CompactVerification, CompactWorker, ProgressEntry } from '../domain/answer.js';
 import { describeVerify, type JobSpec } from '../domain/request.js';
 import type { ObjectiveEvidence } from '../domain/objectives.js';
@@ -92,8 +92,10 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
       // each climb's why says what failed; the autopsy (every rung's gates and notes) is for `full`
       if (visible.escalation) answer.escalation = visible.escalation.map(({ autopsy: _autopsy, ...climb }) => climb);
       const totals = visible.totals ? dropEmpty(visible.totals, NOTHING) : undefined;
-      // an unknown cost stays null in the answer: left out, it would read as free (issue 15)
+      // an unknown cost stays null in the answer: left out, it would read as free (issue 15); an
+      // all-free job's spend is its workers' durations, said already
       if (totals && visible.totals?.cost_usd === null) totals.cost_usd = null;
+      if (totals && attempts.every((a) => isPlainFree(a.report?.spend))) delete totals.spend;
       if (totals && Object.keys(totals).length > 0) answer.totals = totals;
       else delete answer.totals;
     }
@@ -163,6 +165,11 @@ function dropEmpty<T extends object, K extends keyof T & string>(row: T, keep: R
   return thin(row, keep, (key, value) => value === null || value === '' || (value === 0 && !ZERO_IS_A_VALUE.has(key)) || (Array.isArray(value) && value.length === 0));
 }
 
+/** A `free` attempt's spend (or none recorded): nothing the compact answer must say beyond its duration. */
+function isPlainFree(spend: Spend | undefined): boolean {
+  return spend === undefined || (spend.billing === 'free' && spend.unknown === null);
+}
+
 function compactWorker(a: AttemptRow, full: boolean): CompactWorker {
   const r = a.report;
   const row: CompactWorker = {
@@ -183,7 +190,8 @@ function compactWorker(a: AttemptRow, full: boolean): CompactWorker {
     input_tokens: r?.inputTokens ?? 0,
     output_tokens: r?.outputTokens ?? 0,
     cost_usd: r?.spend ? r.spend.usd : (r?.costUsd ?? null),
-    spend: r?.spend ? spendText(r.spend) : null,
+    // compact: a free attempt's spend is its duration, said already; money, usage and unknown are said
+    spend: r?.spend && (full || !isPlainFree(r.spend)) ? spendText(r.spend) : null,
     duration_s: r ? round1(r.durationMs / 1000) : a.started !== null ? round1(epochS() - a.started) : null,
     files_changed: r?.filesChanged ?? [],
     summary: full ? cut(r?.summary ?? '', SUMMARY_CUT_FULL) : collapseRepeats(r?.summary ?? ''),

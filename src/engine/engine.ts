@@ -129,7 +129,10 @@ export class Engine {
   /** The acceptance rate per (type, model) from the outcome log (spec 05) and `recent` job counts (spec 07), of the caller's jobs. */
   stats(opts: Caller = {}): StatsAnswer & OperationsStats {
     const breaker = this.#services.operations.breaker();
-    return { ...this.#queries.stats(opts), providers: this.#services.operations.providers(), breaker: { open: breaker.open, failures: breaker.failures.length, retry_after_s: breaker.retry_after_s, why: breaker.why } };
+    // budgets and suspensions are the data dir's, shared by all; the jobs waiting are shown to their owner only
+    const owner = opts.owner ?? null;
+    const providers = this.#services.operations.providers().map((p) => (owner === null ? p : { ...p, waiting: p.waiting.filter((id) => this.store.getJob(id)?.owner === owner) }));
+    return { ...this.#queries.stats(opts), providers, breaker: { open: breaker.open, failures: breaker.failures.length, retry_after_s: breaker.retry_after_s, why: breaker.why } };
   }
 
   /** The compact answer of a job. */

@@ -35,7 +35,7 @@ describe('budgets (spec 07, issue 15)', () => {
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
     const first = engine.submit({ workspace: ws, verify: 'none', tasks: [{ name: 'slow', type: 'implement', instruction: 'sleep 0.4; echo done > out.txt' }] });
     await engine.settled(first.job.id);
-    const row = resultOf(engine.get(first.job.id)).workers[0];
+    const row = resultOf(engine.get(first.job.id, { full: true })).workers[0];
     expect(row?.spend).toMatch(/^0\.[4-9]\d* s \(free\)$|^\d+(\.\d)? s \(free\)$/);
 
     const body = { workspace: ws, verify: 'none', tasks: [{ name: 'next', type: 'implement', instruction: 'echo next > next.txt' }] };

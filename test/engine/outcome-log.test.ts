@@ -161,6 +161,8 @@ describe('the outcome log', () => {
       excluded: { not_dispatched: 0, abstained: 0 },
       note: expect.stringContaining('not_dispatched'),
       recent: { jobs: 0, done: 0, partial: 0, failed: 0, cancelled: 0, live: 0 },
+      providers: [],
+      breaker: { open: false, failures: 0, retry_after_s: 0, why: expect.stringContaining('opens at 3') },
     });
     expect(existsSync(join(engine.dataDir, 'outcomes.jsonl'))).toBe(false);
   });

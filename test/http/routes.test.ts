@@ -196,7 +196,7 @@ describe.each(doors)('the HTTP routes of spec 02 (%s)', (_door, open) => {
     expect(runners.json.runners).toEqual(expect.arrayContaining([expect.objectContaining({ key: 'shell', installed: true })]));
 
     const zero = await call('GET', '/api/stats');
-    expect(zero.json).toEqual({ acceptance: {}, outcomes_total: 0, excluded: { not_dispatched: 0, abstained: 0 }, note: expect.stringContaining('not_dispatched'), recent: { jobs: 0, done: 0, partial: 0, failed: 0, cancelled: 0, live: 0 } });
+    expect(zero.json).toEqual({ acceptance: {}, outcomes_total: 0, excluded: { not_dispatched: 0, abstained: 0 }, note: expect.stringContaining('not_dispatched'), recent: { jobs: 0, done: 0, partial: 0, failed: 0, cancelled: 0, live: 0 }, providers: [], breaker: expect.objectContaining({ open: false }) });
     const done = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('echo b > b.txt')] });
     await engine.settled(done.json.id);
     const failed = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('exit 1')] });

@@ -139,7 +139,7 @@ export function renderStats(stats: StatsAnswer & Partial<OperationsStats>): stri
   for (const p of stats.providers ?? []) {
     const suspended = p.suspended_until !== null ? `suspended until ${new Date(p.suspended_until * 1000).toISOString()} (${p.suspended_why ?? ''})` : 'not suspended';
     lines.push(`provider ${p.provider}: ${suspended}${p.waiting.length > 0 ? `; jobs waiting: ${p.waiting.join(', ')}` : ''}`);
-    for (const b of p.budgets) lines.push(`  ${b.window} budget: ${b.spent} of ${b.limit} ${b.unit} spent${b.unknown > 0 ? ` (+${b.unknown} attempt(s) of unknown cost)` : ''}; ${b.state}${b.pause_until !== null ? ` until ${new Date(b.pause_until * 1000).toISOString()}` : ''}`);
+    for (const b of p.budgets) lines.push(`  ${b.window} budget: ${b.spent} of ${b.limit} ${b.unit} spent${b.unknown > 0 ? ` (+${b.unknown} attempt(s) of unknown cost)` : ''}${b.state === 'ok' ? '' : ` — ${b.state === 'spent' ? 'spent' : 'ahead of pace'}: paused until ${new Date((b.pause_until ?? 0) * 1000).toISOString()}`}`);
   }
   if (stats.breaker?.open) lines.push(`breaker: open — ${stats.breaker.why}`);
   const r = stats.recent;

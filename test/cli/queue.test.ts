@@ -80,5 +80,22 @@ describe('gaffer queue', () => {
       attempts: [expect.objectContaining({ worker: 'stubborn' }), expect.objectContaining({ worker: 'stubborn+dear', status: 'done' })],
     });
   });
+  it('a spent budget holds the whole batch: nothing dispatched, every record left as it was, the reason reported (issue 15)', () => {
+    const data = join(tempDir(), 'data');
+    mkdirSync(data, { recursive: true });
+    writeFileSync(join(data, 'gaffer.config.json'), JSON.stringify({ default_runner: 'shell', budgets: [{ provider: 'shell', window: 'day', unit: 'seconds', limit: 0.05 }] }));
+    const ws = makeWorkspace({ 'README.md': 'todo\n' }, { git: true });
+    const dir = join(tempDir(), 'dispatch');
+    mkdirSync(dir);
+    const record = JSON.stringify({ id: 'first', title: 'spend the day', instruction: 'sleep 0.2; echo a > a.txt', files: ['a.txt'], ...grounded });
+    writeFileSync(join(dir, '1-first.json'), record);
+    expect(gaffer(data, ['queue', 'run', dir, '--workspace', ws, '--wait']).code).toBe(0);
+    const second = JSON.stringify({ id: 'second', title: 'one more', instruction: 'echo b > b.txt', files: ['b.txt'], ...grounded });
+    writeFileSync(join(dir, '2-second.json'), second);
+    const ran = gaffer(data, ['--json', 'queue', 'run', dir, '--workspace', ws]);
+    const rows = (JSON.parse(ran.stdout) as { records: { file: string; status: string; detail: string }[] }).records;
+    expect(rows.find((r) => r.file === '2-second.json')).toMatchObject({ status: 'paused', detail: expect.stringMatching(/shell day budget \(0\.05 seconds\) is spent/) });
+    expect(readFileSync(join(dir, '2-second.json'), 'utf8')).toBe(second);
+  });
 });
 

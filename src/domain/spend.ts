@@ -92,5 +92,5 @@ function usage(requests: number | null, tokens: number | null): string {
 }
 
 function usd(n: number): string {
-  return `$${n < 0.01 && n > 0 ? n.toFixed(6).replace(/0+$/, '') : n.toFixed(2)}`;
+  return `$${n < 0.01 && n > 0 ? n.toFixed(6).replace(/0+$/, '').replace(/\.$/, '.0') : n.toFixed(2)}`;
 }

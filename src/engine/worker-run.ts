@@ -279,8 +279,10 @@ async function awaitClearance(ctx: JobContext, plan: WorkerPlan, entry: LedgerEn
     }
     if (!held) opts.onHold();
     held = true;
-    if (hold.why !== said && !(hold.state === 'provider_suspended' && hold.provider === opts.own)) {
-      said = hold.why;
+    // said once per hold (its words can change as time passes: a pace's percentages)
+    const key = `${hold.state}\0${hold.provider}\0${hold.until ?? ''}`;
+    if (key !== said && !(hold.state === 'provider_suspended' && hold.provider === opts.own)) {
+      said = key;
       const state = { state: hold.state, why: hold.why, matched: hold.provider, ...(hold.until !== null ? { retry_at: hold.until } : {}) };
       store.updateAttempt(ctx.id, plan.name, { state, lastEvent: 'state' });
       ctx.emit({ name: plan.name, event: 'state', message: `${hold.state}: ${hold.why}`, state: hold.state, why: hold.why, ...(hold.until !== null ? { retry_at: hold.until } : {}) });

@@ -5,6 +5,7 @@ import type { EscalationJson } from './escalation.js';
 import type { ChangesJson } from './changes.js';
 import type { JobSpec } from './request.js';
 import type { TaskOrder } from './phase-order.js';
+import type { FollowUpLink } from './follow-up.js';
 import type { ObjectiveEvidence, ObjectivesNote } from './objectives.js';
 import type { WriteAuditVerdict } from './write-policy.js';
 import type { ConvergenceJson, CriteriaCheckJson, OriginalTestsJson, ProofJson, TotalsJson, VerificationJson, WorktreesJson } from './result.js';
@@ -382,6 +383,8 @@ export const compactJobSchema = z.strictObject({
   fix_rounds: count,
   /** What admission warned of: an interactive job run with a budget ahead of pace, a suspended provider (issue 15). */
   warnings: strings.optional(),
+  /** issue 16: the finished job's task this job follows up, and whether its first attempt resumed that task's session. */
+  follow_up: z.strictObject({ job: z.string(), task: z.string(), resumed: z.boolean() }).optional(),
   /** The spec-lint gaps; `needs_detail` (what to add, and how) while the job is live and with `full`. */
   spec_lint: z.strictObject({ mode: z.string(), codes: strings, needs_detail: z.array(lintFindingSchema).optional() }).optional(),
   /** spec 06 "Phase order", spec 07 "Objectives ordering": present only when the tasks run in another order or batches than the request's. */
@@ -466,6 +469,7 @@ export type _SchemaMatches = [
   AskHolds,
   Holds<Same<Required<z.infer<typeof compactJobSchema>>['spec_lint'], Flat<Omit<SpecLint, 'needs_detail'> & Partial<Pick<SpecLint, 'needs_detail'>>>>>,
   Holds<Same<Required<z.infer<typeof compactJobSchema>>['task_order'], TaskOrder>>,
+  Holds<Same<Required<z.infer<typeof compactJobSchema>>['follow_up'], FollowUpLink>>,
   Holds<Same<z.infer<typeof objectivesSchema>, ObjectivesNote>>,
   Holds<Same<z.infer<typeof objectiveEvidenceSchema>, ObjectiveEvidence>>,
   Holds<Same<z.infer<typeof compactWorkerSchema>['write_audit'], WriteAuditVerdict | null>>,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { GafferError } from './errors.js';
+import type { FollowUpLink } from './follow-up.js';
 import { knownKeysAt, suggestKeys } from './nearest-key.js';
 import { TASK_TYPES, type TaskType } from './status.js';
 import type { Billing, RosterPick, Rung } from './route.js';
@@ -187,6 +188,8 @@ export interface JobSpec {
   warnings?: string[];
   /** spec 07 "Objectives ordering": what the checkpoint's objectives file said, when the workspace has one. */
   objectives?: ObjectivesNote;
+  /** The finished job's task this job follows up (issue 16), set by admission's followUp, never by a request. */
+  follow_up?: FollowUpLink;
   /** What spec lint found at dispatch (warn mode), when it found anything. */
   spec_lint?: { mode: string; needs_detail: { task: string; code: string; message: string; fix: string }[]; codes: string[] };
 }

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { GafferError } from '../domain/errors.js';
 import { describeVerify, LIMITS, parseJobRequest, type JobSpec } from '../domain/request.js';
+import type { FollowUpLink } from '../domain/follow-up.js';
 import { lintJob, type LintReport, type SpecLintMode } from '../domain/spec-lint.js';
 import { isFinalStatus } from '../domain/status.js';
 import { ownProcessIdentity } from '../platform/process/process-identity.js';
@@ -8,6 +9,7 @@ import type { Runner } from '../runners/contract.js';
 import type { JobRow, Store } from '../store/store.js';
 import { epochS } from './clock.js';
 import type { CompactJob } from './compact.js';
+import { planFollowUp } from './follow-up.js';
 import type { Caller, JobQueries } from './queries.js';
 import { rosterFor } from './roster-source.js';
 import type { Operations } from './operations.js';
@@ -63,9 +65,11 @@ export class Admission {
   }
 
   /** Validates and starts a job; an idempotency key already used returns the first job (`created: false`). */
-  submit(body: unknown, opts: Caller & { idempotencyKey?: string | null; cwd?: string | null } = {}): { job: CompactJob; created: boolean } {
+  submit(body: unknown, opts: Caller & { idempotencyKey?: string | null; cwd?: string | null; followUp?: FollowUpLink } = {}): { job: CompactJob; created: boolean } {
     if (this.#hooks.isClosed()) throw new GafferError('internal', 'the engine is shutting down');
     const spec = this.#parse(body);
+    // set here, never parsed: the request schema refuses the field, so only followUp() links a job
+    if (opts.followUp) spec.follow_up = opts.followUp;
     // opts.cwd: the client's working directory; inside a live job's workspace, the request comes from that job
     const spawnedFrom = opts.cwd ? workspacesHolding(opts.cwd, this.#store.listLiveJobs().map((j) => j.spec.workspace)) : [];
     spec.workspace = vetWorkspace(spec.workspace, { dataDir: this.#opts.dataDir, ...this.#opts.protect, spawnedFrom });
@@ -126,6 +130,13 @@ export class Admission {
       tasks: tasks.map(({ runner, model, command, roster, brief, ...t }) => ({ ...t, ...brief, ...(roster ? {} : { runner, ...(model ? { model } : {}) }), ...(command ? { command } : {}) })),
     };
     return this.submit(body, opts);
+  }
+
+  /** A new job in the same workspace for a finished job's task, told the review's comments and note (issue 16); its first attempt resumes the task's session where it has one. */
+  async followUp(id: string, task: string, body: unknown, opts: Caller = {}): Promise<{ job: CompactJob; created: boolean }> {
+    const job = this.#queries.visibleJob(id, opts);
+    const plan = await planFollowUp(this.#store, job, task, body);
+    return this.submit(plan.body, { ...opts, followUp: plan.link });
   }
 
   #parse(body: unknown): JobSpec {

@@ -96,6 +96,11 @@ export class Engine {
     return this.#admission.redispatch(id, opts);
   }
 
+  /** A follow-up of a finished job's task: a new job told the review's comments and note (issue 16). */
+  followUp(id: string, task: string, body: unknown, opts: Caller = {}): Promise<{ job: CompactJob; created: boolean }> {
+    return this.#admission.followUp(id, task, body, opts);
+  }
+
   /** gaffer's worktrees and branches with their job, state, age and size (`gaffer worktrees ls`, spec 06). */
   worktrees(): Promise<WorktreeEntry[]> {
     return listWorktrees(this.#services);

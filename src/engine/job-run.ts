@@ -29,6 +29,7 @@ import { taskPhases } from '../domain/phase-order.js';
 import { auditStep } from './write-audit.js';
 import { findHarnessChanges, isTestFilePath } from '../verification/harness.js';
 import { applyObjectives, objectivesFileOf, recordObjectiveEvidence } from './objectives.js';
+import { followUpSession } from './follow-up.js';
 
 /**
  * The tasks one place serves and how their progress is told: the whole job in the shared workspace
@@ -424,7 +425,8 @@ function firstAttemptPlan(ctx: JobContext, task: TaskSpec, outputsAtCheckpoint: 
     // a review/verify/judge/triage/research task's row says it is a reviewer (spec 03's `role`)
     role: policyRoleOf(task, 'worker') === 'reviewer' ? 'reviewer' : 'worker',
     instruction: buildInstruction(ctx, task, route),
-    resume: null,
+    // issue 16: a follow-up's first attempt resumes the followed task's session, looked up in the store
+    resume: followUpSession(ctx.services.store, ctx.spec.follow_up, task.name),
     // the rows keep the request's order; `task_order` says the order they ran in
     ord: ctx.spec.tasks.indexOf(task),
     ...(outputsAtCheckpoint ? { outputsAtCheckpoint } : {}),

@@ -86,6 +86,9 @@ reviews of intent to yourself. One job = one workspace; gaffer runs one job per 
 - \`gates\` on the result: each task's own checks (\`gates\` on a task: a command, \`diff-scope\`,
   \`claims\`, \`done_means\`), \`pass\`/\`fail\`/\`ambiguous\`; \`climb: true\` means no judge could decide:
   a person should look.
+- To send review back to a finished task, call \`workers_follow_up\` with \`comments\` (\`{file, line,
+  text}\`) and/or a \`note\`: a new job that resumes the worker's session where it can (\`follow_up.resumed\`),
+  verified like any job; wait on its id. Do not re-dispatch the whole task to ask for a change.
 - Cancel with \`workers_cancel\`; the answer still reports what changed on disk.
 - \`interrupted\`: gaffer stopped under the job; re-dispatch the remaining work
   (\`POST /api/jobs/:id/redispatch\` re-runs the tasks that did not end \`done\`).

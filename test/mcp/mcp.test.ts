@@ -10,7 +10,7 @@ import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir } from '../helpers/temp.js'
 import { openEngine, serveEngine } from '../http/helpers.js';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gaffer');
-const TOOLS = ['workers_dispatch', 'workers_status', 'workers_wait', 'workers_wait_for', 'workers_cancel', 'workers_list', 'workers_lint', 'workers_approve', 'agent_runners'];
+const TOOLS = ['workers_dispatch', 'workers_status', 'workers_wait', 'workers_wait_for', 'workers_cancel', 'workers_list', 'workers_lint', 'workers_approve', 'workers_follow_up', 'agent_runners'];
 
 const clients: Client[] = [];
 afterEach(async () => {
@@ -54,7 +54,7 @@ const doors: [string, () => Promise<Client>][] = [
 ];
 
 describe.each(doors)('MCP over %s', (_door, open) => {
-  it('lists the 9 tools with input schemas, the guide as a prompt and a resource', async () => {
+  it('lists the 10 tools with input schemas, the guide as a prompt and a resource', async () => {
     const client = await open();
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
@@ -70,6 +70,7 @@ describe.each(doors)('MCP over %s', (_door, open) => {
     expect(tools.find((t) => t.name === 'workers_wait')?.inputSchema).toMatchObject({ properties: { job_id: {}, timeout_s: {} }, required: ['job_id'] });
     expect(tools.find((t) => t.name === 'workers_wait_for')?.inputSchema.required).toEqual(['job_id', 'condition']);
     expect(tools.find((t) => t.name === 'workers_approve')?.inputSchema.required).toEqual(['job_id', 'approve']);
+    expect(tools.find((t) => t.name === 'workers_follow_up')?.inputSchema.required).toEqual(['job_id', 'task']);
 
     // a schema-checking client must let through what the tool takes: plain-string tasks included
     const validator = new AjvJsonSchemaValidator();
@@ -91,6 +92,8 @@ describe.each(doors)('MCP over %s', (_door, open) => {
     expect(check('workers_approve', { job_id: 'abc', approve: { 'api-fix': true }, note: 'ok' })).toMatchObject({ valid: true });
     expect(check('workers_list', {})).toMatchObject({ valid: true });
     expect(check('agent_runners', {})).toMatchObject({ valid: true });
+    expect(check('workers_follow_up', { job_id: 'abc', task: 't', comments: [{ file: 'src/a.ts', line: 3, text: 'rename' }], note: 'ok' })).toMatchObject({ valid: true });
+    expect(check('workers_follow_up', { job_id: 'abc', task: 't', session: 'x' })).toMatchObject({ valid: false });
 
     const { prompts } = await client.listPrompts();
     expect(prompts.map((p) => p.name)).toContain('coordinator-guide');
@@ -156,6 +159,8 @@ describe.each(doors)('MCP over %s', (_door, open) => {
       ['workers_wait_for', { job_id: dispatched.id, condition: 'soon' }, 'invalid_request'],
       ['workers_cancel', { job_id: dispatched.id }, 'conflict'],
       ['workers_approve', { job_id: dispatched.id, approve: true }, 'conflict'],
+      ['workers_follow_up', { job_id: dispatched.id, task: 'fix-add' }, 'invalid_request'],
+      ['workers_follow_up', { job_id: dispatched.id, task: 'nope', note: 'x' }, 'not_found'],
       ['workers_list', { status: 'nonsense' }, 'invalid_request'],
       ['workers_list', { limit: 0 }, 'invalid_request'],
       ['no_such_tool', {}, 'not_found'],
@@ -169,6 +174,12 @@ describe.each(doors)('MCP over %s', (_door, open) => {
     }
     const all = answer(await client.callTool({ name: 'workers_list', arguments: {} }));
     expect(all.jobs).toHaveLength(2);
+
+    // review fed back: a new job linked to the task it follows
+    const followed = answer(await client.callTool({ name: 'workers_follow_up', arguments: { job_id: dispatched.id, task: 'fix-add', comments: [{ file: 'src/math.js', line: 1, text: 'name the function add' }] } }));
+    expect(followed).toMatchObject({ id: expect.stringMatching(/^[0-9a-f]{12}$/), follow_up: { job: dispatched.id, task: 'fix-add', resumed: false }, tasks: [{ name: 'fix-add', runner: 'shell' }] });
+    const followedEnd = answer(await client.callTool({ name: 'workers_wait', arguments: { job_id: followed.id, timeout_s: 60 } }));
+    expect(followedEnd.state).toMatchObject({ follow_up: { job: dispatched.id, task: 'fix-add' }, result: { verification: { ran: true } } });
   });
 });
 

@@ -24,6 +24,8 @@ export interface CliApi {
   approve(id: string, approve: ApprovalAnswer, note: string | null): Promise<CompactJob>;
   /** The open approval asks, oldest first. */
   asks(): Promise<OpenAsk[]>;
+  /** A follow-up of a finished job's task (issue 16): a new job told the comments and note. */
+  followUp(id: string, task: string, body: { comments: { file: string; line: number; text: string }[]; note?: string }): Promise<{ job: CompactJob; created: boolean }>;
   waitFor(id: string, condition: string | undefined, timeoutS: number): Promise<WaitAnswer>;
   /** Calls `onEvent` for each event after `after` until the job is final. */
   follow(id: string, after: number, onEvent: (e: JobEvent) => void): Promise<void>;
@@ -68,6 +70,10 @@ export class LocalApi implements CliApi {
   }
   async approve(id: string, approve: ApprovalAnswer, note: string | null) {
     return checkAnswer(compactJobSchema, this.engine.approve(id, approve, { note }), 'gaffer approve');
+  }
+  async followUp(id: string, task: string, body: unknown) {
+    const { job, created } = await this.engine.followUp(id, task, body);
+    return { job: checkAnswer(compactJobSchema, job, 'gaffer follow-up'), created };
   }
   asks() {
     return Promise.resolve(this.engine.openAsks());
@@ -194,6 +200,10 @@ export class HttpApi implements CliApi {
   }
   async approve(id: string, approve: ApprovalAnswer, note: string | null) {
     return (await this.#answer(compactJobSchema, 'POST', `/api/jobs/${encodeURIComponent(id)}/approve`, { approve, ...(note !== null ? { note } : {}) })).json;
+  }
+  async followUp(id: string, task: string, body: unknown) {
+    const answer = await this.#answer(compactJobSchema, 'POST', `/api/jobs/${encodeURIComponent(id)}/tasks/${encodeURIComponent(task)}/follow-up`, body);
+    return { job: answer.json, created: answer.status === 202 };
   }
   async asks() {
     return (await this.#call<{ asks: OpenAsk[] }>('GET', '/api/asks')).asks;

@@ -5,6 +5,7 @@ import { buildRequest } from './commands/dispatch.js';
 import { doctorCommand } from './commands/doctor.js';
 import { mergeCommand, worktreesListCommand, worktreesPruneCommand } from './commands/worktrees.js';
 import { approveCommand, asksCommand } from './commands/approve.js';
+import { followUpCommand } from './commands/follow-up.js';
 import { queueListCommand, queueRunCommand } from './commands/queue.js';
 import { mcpCommand, serveCommand } from './commands/serve.js';
 import { dispatchCommand, type DispatchFlags } from './commands/dispatch.js';
@@ -127,6 +128,16 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--deny', 'answer no')
     .option('--note <text>', 'a note kept with the answer')
     .action((id: string, answers: string[], flags: { task?: string[]; deny?: boolean; note?: string }) => run('approve', (cli) => approveCommand(cli, id, { ...flags, answers }))());
+
+  program
+    .command('follow-up')
+    .description("send review back to a finished job's task: a new job told the comments and note, resuming the worker's session where it can")
+    .argument('<job>')
+    .argument('<task>')
+    .option('--comment <file:line:text>', 'a comment on a line (repeatable)', (value: string, all: string[] = []) => [...all, value])
+    .option('--note <text>', 'a general note on the work')
+    .option('--wait', 'wait for the follow-up job to end (in process it always does)')
+    .action((id: string, task: string, flags: { comment?: string[]; note?: string; wait?: boolean }) => run('follow-up', (cli) => followUpCommand(cli, id, task, flags))());
 
   program
     .command('asks')

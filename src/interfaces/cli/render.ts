@@ -50,6 +50,7 @@ export function renderCompact(job: CompactJob): string {
     for (const [name, p] of waiting) lines.push(`    ${name.padEnd(14)} ${'-'.padEnd(8)} ${p.last_event}`);
   }
   if (job.warnings) for (const w of job.warnings) lines.push(`  warning: ${w}`);
+  if (job.follow_up) lines.push(`  follow-up of: ${job.follow_up.job} ${job.follow_up.task} (${job.follow_up.resumed ? 'resumed its session' : 'new session, told the diff'})`);
   if (result?.totals?.spend) lines.push(`  spend: ${result.totals.spend}`);
   const changes = result?.changes;
   if (changes) {

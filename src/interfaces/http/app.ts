@@ -142,6 +142,10 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
     const { job, created } = engine.redispatch(c.req.param('id'), { owner: owner(c) });
     return c.json(checkAnswer(compactJobSchema, job, 'POST /api/jobs/:id/redispatch'), created ? 202 : 200);
   });
+  app.post('/api/jobs/:id/tasks/:task/follow-up', async (c) => {
+    const { job, created } = await engine.followUp(c.req.param('id'), c.req.param('task'), await body(c), { owner: owner(c) });
+    return c.json(checkAnswer(compactJobSchema, job, 'POST /api/jobs/:id/tasks/:task/follow-up'), created ? 202 : 200);
+  });
   app.get('/api/events', (c) => {
     if (!flag(c, 'stream')) throw badQuery('stream', 'this route is a stream: add ?stream=1', c.req.query('stream') ?? null);
     return streamAllJobs(c, engine, owner(c), counters);

@@ -142,6 +142,28 @@ export const TOOLS: Tool[] = [
     },
   },
   {
+    name: 'workers_follow_up',
+    description:
+      "Send review back to a finished job's task: comments on lines ({file, line, text}) and/or a note. Starts a new job in the same workspace with that task (same runner and model), resuming the worker's session where its runner saved one (else a new session told the comments and the task's diff); it is verified and proved like any job, and its answer's `follow_up` links the original. Returns the new job at once: then call workers_wait.",
+    inputSchema: object(
+      {
+        ...jobId,
+        task: { type: 'string', description: "the task's name in that job" },
+        comments: {
+          type: 'array',
+          items: { type: 'object', properties: { file: { type: 'string' }, line: { type: 'integer', minimum: 1 }, text: { type: 'string' } }, required: ['file', 'line', 'text'], additionalProperties: false },
+        },
+        note: { type: 'string', description: 'a general note on the work' },
+      },
+      ['job_id', 'task'],
+    ),
+    run: async (args, ctx) => {
+      const { job_id: _id, task: _task, ...review } = args;
+      const { job } = await ctx.engine.followUp(stringArg(args, 'job_id'), stringArg(args, 'task'), review, { owner: ctx.owner });
+      return checkAnswer(compactJobSchema, job, 'workers_follow_up');
+    },
+  },
+  {
     name: 'agent_runners',
     description: 'What this machine can run as a worker: key, label, installed, version, resume, sandbox, install hint.',
     inputSchema: object({}),

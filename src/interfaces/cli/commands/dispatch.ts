@@ -3,7 +3,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { yaml } from '../../../platform/files/yaml.js';
 import { GafferError } from '../../../domain/errors.js';
 import type { CompactJob } from '../../../engine/compact.js';
-import { LiveProgress } from '../live-progress.js';
+import { watchToEnd } from './watch.js';
 import { renderCompact } from '../render.js';
 import type { CliContext } from '../cli-context.js';
 
@@ -53,26 +53,7 @@ export async function dispatchCommand(cli: CliContext, file: string | undefined,
     return 0;
   }
 
-  const live = new LiveProgress(process.stderr, job.tasks.map((t) => t.name));
-  const stop = () => {
-    cli.err('\ngaffer: cancelling (workers are being stopped and evidence collected)…');
-    api.cancel(job.id).catch(() => undefined);
-  };
-  // in process, an interrupt cancels the job this process runs; against a server, it only stops waiting
-  const local = api.engine !== null;
-  if (local) {
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  }
-  try {
-    await api.follow(job.id, 0, (e) => live.push(e));
-  } finally {
-    if (local) {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-    }
-  }
-  const final = await api.get(job.id, false);
+  const final = await watchToEnd(cli, api, job);
   cli.out(cli.json ? JSON.stringify(final, null, 2) : renderCompact(final));
   const unmet = unmetRequirement(final, requirement);
   if (unmet !== null) {

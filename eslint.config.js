@@ -2,9 +2,9 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'bench/**', 'examples/**', 'bin/**', 'vitest.config.ts', 'eslint.config.js'] },
+  { ignores: ['dist/**', 'node_modules/**', 'bench/**', 'examples/**', 'bin/**', 'vitest.config.ts', 'eslint.config.js', 'board/vite.config.ts'] },
   {
-    files: ['src/**/*.ts', 'test/**/*.ts'],
+    files: ['src/**/*.ts', 'test/**/*.ts', 'board/src/**/*.{ts,tsx}'],
     extends: [tseslint.configs.base],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },

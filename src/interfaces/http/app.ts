@@ -8,6 +8,7 @@ import type { Engine } from '../../engine/engine.js';
 import { LOG_TAIL_DEFAULT, LOG_TAIL_MAX } from '../../engine/job-files.js';
 import { checkAnswer } from '../answer-check.js';
 import { COORDINATOR_GUIDE } from '../guide.js';
+import { BOARD_CSP, BoardFiles } from './board-files.js';
 import { authenticate, isOpenRoute, missingCredential, redeemLogin } from './auth.js';
 import type { Credentials } from './credentials.js';
 import { badQuery, errorResponse } from './errors.js';
@@ -26,6 +27,8 @@ export interface AppOptions {
   /** Mounted at /mcp when given. */
   mcp?: (request: Request, caller: { owner: string | null; cwd: string | null }) => Promise<Response>;
   counters?: StreamCounters;
+  /** The built board's folder (default: dist/board of this package). */
+  boardDir?: string;
   /** Largest request body accepted, bytes (default {@link MAX_BODY_BYTES_DEFAULT}); more is a 413. */
   maxBodyBytes?: number;
 }
@@ -164,11 +167,23 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
   }
   // a new one-time board login for this caller (`gaffer login`), its session seeing what the caller sees
   app.post('/api/login', (c) => c.json({ url: `${new URL(c.req.url).origin}/?login=${credentials.mintLogin(owner(c))}` }));
-  app.get('/', (c) =>
-    c.html(
-      '<!doctype html><meta charset="utf-8"><title>gaffer</title><h1>gaffer</h1><p>The board is not built yet. The API: <a href="/api/health">/api/health</a>, <a href="/api/jobs">/api/jobs</a>, <a href="/api/guide">/api/guide</a>.</p>',
-    ),
-  );
+  const board = new BoardFiles(opts.boardDir);
+  const serveBoard = async (c: Context<Env>, path: string) => {
+    const file = await board.get(path);
+    if (file === null) {
+      if (path !== 'index.html') throw new GafferError('not_found', `no board file ${JSON.stringify(path)}`);
+      throw new GafferError('not_found', `the board is not built in ${board.dir}: run \`npm run build\` in gaffer's folder`);
+    }
+    return c.body(file.body as Uint8Array<ArrayBuffer>, 200, {
+      'content-type': file.type,
+      'cache-control': file.immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
+      'content-security-policy': BOARD_CSP,
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+    });
+  };
+  app.get('/', (c) => serveBoard(c, 'index.html'));
+  app.get('/assets/:name', (c) => serveBoard(c, `assets/${c.req.param('name')}`));
   return { app, counters };
 }
 

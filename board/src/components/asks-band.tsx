@@ -1,0 +1,3 @@
+export function AsksBand() {
+  return null;
+}

@@ -1,0 +1,3 @@
+export function JobPage(_props: { id: string }) {
+  return <h1>JobPage</h1>;
+}

@@ -1,0 +1,3 @@
+export function JobsPage(_props: { status?: string; workspace?: string }) {
+  return <h1>JobsPage</h1>;
+}

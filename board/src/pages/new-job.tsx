@@ -1,0 +1,3 @@
+export function NewJobPage() {
+  return <h1>NewJobPage</h1>;
+}

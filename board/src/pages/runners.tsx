@@ -1,0 +1,3 @@
+export function RunnersPage() {
+  return <h1>RunnersPage</h1>;
+}

@@ -1,0 +1,3 @@
+export function StatsPage() {
+  return <h1>StatsPage</h1>;
+}

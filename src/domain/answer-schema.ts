@@ -6,6 +6,7 @@ import type { ChangesJson } from './changes.js';
 import type { JobSpec } from './request.js';
 import type { TaskOrder } from './phase-order.js';
 import type { FollowUpLink } from './follow-up.js';
+import { STEER_DELIVERIES } from './steer.js';
 import type { ObjectiveEvidence, ObjectivesNote } from './objectives.js';
 import type { WriteAuditVerdict } from './write-policy.js';
 import type { ConvergenceJson, CriteriaCheckJson, OriginalTestsJson, ProofJson, TotalsJson, VerificationJson, WorktreesJson } from './result.js';
@@ -446,6 +447,24 @@ export const waitAnswerSchema = z.strictObject({
   condition: z.string(),
   waited_s: z.number(),
   state: compactJobSchema,
+});
+
+/** A steer's answer (issue 16): how a message sent to a task of a job reaches it. */
+export const steerAnswerSchema = z.strictObject({
+  /** The steer's id, as its `steer_received` and `steer_delivered` events name it. */
+  id: z.string(),
+  /** `next_turn`: the live worker reads it before its next model call; `queued_as_follow_up`: it goes to the task as a follow-up job once the job has ended. */
+  delivery: z.enum(STEER_DELIVERIES),
+  job_id: z.string(),
+  task: z.string(),
+  /** The attempt that will read it at its next turn; null when the task's attempt has not started yet, and for a follow-up. */
+  worker: z.string().nullable(),
+  /** Messages now waiting for the task, this one included (0 once sent on as a follow-up job). */
+  waiting: count,
+  /** The follow-up job started at once because the job had already ended; null otherwise (a queued one starts when the job ends). */
+  follow_up_job: z.string().nullable(),
+  /** One line for a person. */
+  detail: z.string(),
 });
 
 /** The answer's pieces that the engine keeps as interfaces: an error here means a schema and its interface drifted apart. */

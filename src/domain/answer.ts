@@ -9,6 +9,7 @@ import type {
   compactWorkerSchema,
   jobListSchema,
   progressEntrySchema,
+  steerAnswerSchema,
   waitAnswerSchema,
 } from './answer-schema.js';
 
@@ -47,3 +48,6 @@ export type JobList = z.infer<typeof jobListSchema>;
 
 /** A wait's answer: `{met, condition, waited_s, state}`, `state` the compact job. */
 export type WaitAnswerJson = z.infer<typeof waitAnswerSchema>;
+
+/** A steer's answer (issue 16): `{id, delivery, job_id, task, worker, waiting, follow_up_job, detail}`. */
+export type SteerAnswer = z.infer<typeof steerAnswerSchema>;

@@ -13,7 +13,7 @@ import type { Store } from '../store/store.js';
 import { JobBus } from './bus.js';
 import { Operations, type OperationsSettings } from './operations.js';
 import { LocalExecutor } from './execution/local.js';
-import type { EngineServices } from './job-context.js';
+import type { EngineServices, JobContext } from './job-context.js';
 import { LiveJobs } from './live-jobs.js';
 import type { JobQueue } from './queue/job-queue.js';
 import { SharedPlacement } from './placement/shared.js';
@@ -108,7 +108,7 @@ function billingOf(configured: Readonly<Record<string, Billing>> | undefined): (
   return (runner) => configured?.[runner] ?? defaults[runner]?.billing ?? 'free';
 }
 
-/** The job queue admission hands jobs to: the in-process one; `onEnd` runs after each job settles. */
-export function composeQueue(opts: EngineOptions, services: EngineServices, onEnd: () => void): JobQueue {
-  return new LiveJobs(services, { onEnd, cancelPollMs: opts.cancelPollMs ?? 250 });
+/** The job queue admission hands jobs to: the in-process one; `onSettled` runs once each job is final, `onEnd` after it has left the queue. */
+export function composeQueue(opts: EngineOptions, services: EngineServices, hooks: { onEnd: () => void; onSettled: (ctx: JobContext) => Promise<void> }): JobQueue {
+  return new LiveJobs(services, { ...hooks, cancelPollMs: opts.cancelPollMs ?? 250 });
 }

@@ -9,6 +9,8 @@ import { useSpawner } from '../platform/spawner/spawner.js';
 import type { RunnerRow } from '../runners/table.js';
 import { Store, type JobEvent } from '../store/store.js';
 import { Admission } from './admission.js';
+import type { SteerAnswer } from '../domain/answer.js';
+import { deliverQueuedSteers, steerTask } from './steer.js';
 import { monotonicMs } from './clock.js';
 import type { CompactJob } from './compact.js';
 import { composeQueue, composeServices, type EngineOptions } from './compose.js';
@@ -60,8 +62,12 @@ export class Engine {
     this.#services = composeServices(opts, store);
     const { runners, executor } = this.#services;
     this.#queries = new JobQueries(store, runners, executor.cap);
-    this.#live = composeQueue(opts, this.#services, () => {
-      if (!this.#closed) this.#maintenance.afterJob();
+    this.#live = composeQueue(opts, this.#services, {
+      onEnd: () => {
+        if (!this.#closed) this.#maintenance.afterJob();
+      },
+      // issue 16: what was queued for a task while the job ran goes to it as a follow-up
+      onSettled: (ctx) => deliverQueuedSteers(ctx, (id, task, body, caller) => this.#admission.followUp(id, task, body, caller)),
     });
     this.#maintenance = new Maintenance(store, this.dataDir, { retentionJobs: opts.retentionJobs ?? 200 });
     this.#waits = new JobWaits({ store, dataDir: this.dataDir, bus: this.#services.bus, queries: this.#queries, runsJob: (id) => this.#live.has(id) });
@@ -99,6 +105,28 @@ export class Engine {
   /** A follow-up of a finished job's task: a new job told the review's comments and note (issue 16). */
   followUp(id: string, task: string, body: unknown, opts: Caller = {}): Promise<{ job: CompactJob; created: boolean }> {
     return this.#admission.followUp(id, task, body, opts);
+  }
+
+  /**
+   * A message to a task of a job (issue 16 "steering"): a live builtin worker reads it before its next
+   * model call; for a worker that takes no input mid-run it is queued as the task's follow-up, started
+   * when the job ends; a job that has ended gets that follow-up now.
+   */
+  steer(id: string, task: string, body: unknown, opts: Caller = {}): Promise<SteerAnswer> {
+    return steerTask(
+      {
+        visibleJob: (jobId, caller) => this.#queries.visibleJob(jobId, caller),
+        offer: (jobId, t, message) => this.#live.steer(jobId, t, message),
+        followUp: (jobId, t, b, caller) => this.#admission.followUp(jobId, t, b, caller),
+        record: (jobId, events) => {
+          for (const e of this.store.appendEvents(jobId, events)) this.#services.bus.publish({ ...e, jobId });
+        },
+      },
+      id,
+      task,
+      body,
+      opts,
+    );
   }
 
   /** gaffer's worktrees and branches with their job, state, age and size (`gaffer worktrees ls`, spec 06). */

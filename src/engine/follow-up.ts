@@ -36,9 +36,7 @@ export async function planFollowUp(store: Store, job: JobRow, taskName: string, 
   if (!isFinalStatus(job.status)) throw new GafferError('conflict', `job ${job.id} is still ${job.status}; wait for it (gaffer wait ${job.id}) or cancel it before a follow-up`, 'job_id');
   const task = job.spec.tasks.find((t) => t.name === taskName);
   if (!task) throw new GafferError('not_found', `job ${job.id} has no task ${JSON.stringify(taskName)} (its tasks: ${job.spec.tasks.map((t) => t.name).join(', ')})`, 'task');
-  if (job.spec.isolation === 'worktree') {
-    throw new GafferError('conflict', `job ${job.id} ran in worktrees: its work is on a branch, not in the workspace — merge it first (gaffer merge ${job.id} ${taskName}), then dispatch the follow-up as a new job`, 'job_id');
-  }
+  refuseWorktreeFollowUp(job, taskName);
   const last = lastAttemptOf(store.listAttempts(job.id), taskName);
   const session = last?.report?.session ?? null;
   const comments = request.comments.map((c, i) => ({ ...c, current: currentLine(job.spec.workspace, c, `comments[${i}]`) }));
@@ -62,6 +60,12 @@ export async function planFollowUp(store: Store, job: JobRow, taskName: string, 
     tasks: [followUpTask(task, last, instruction)],
   };
   return { body, link };
+}
+
+/** A worktree job's work is on a branch, not in the workspace: no follow-up (nor a steer queued for one) until it is merged. */
+export function refuseWorktreeFollowUp(job: Pick<JobRow, 'id' | 'spec'>, taskName: string): void {
+  if (job.spec.isolation !== 'worktree') return;
+  throw new GafferError('conflict', `job ${job.id} ran in worktrees: its work is on a branch, not in the workspace — merge it first (gaffer merge ${job.id} ${taskName}), then dispatch the follow-up as a new job`, 'job_id');
 }
 
 /** The original title with the suffix, cut so the suffix always shows (titles are at most LIMITS.title). */

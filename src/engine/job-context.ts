@@ -14,6 +14,7 @@ import type { Executor } from './execution/executor.js';
 import type { Placement } from './placement/placement.js';
 import type { WorktreeSettings } from './placement/worktree.js';
 import type { Router } from './routing/router.js';
+import { SteerInbox } from './steer-inbox.js';
 
 /**
  * What a running job reaches of its engine: the store, the bus, the runners, and the pipeline's
@@ -59,12 +60,15 @@ export class JobContext {
   interruptReason: string | null = null;
   /** Settles when the job is final. */
   done: Promise<void> = Promise.resolve();
+  /** Messages sent to its tasks while it runs (issue 16), until an attempt takes them or the job ends. */
+  readonly inbox: SteerInbox;
   #job: JobRow;
 
   constructor(services: EngineServices, job: JobRow) {
     this.services = services;
     this.id = job.id;
     this.#job = job;
+    this.inbox = new SteerInbox((events) => this.emitAll(events));
   }
 
   get job(): JobRow {

@@ -1,8 +1,11 @@
+import type { TaskSpec } from '../domain/request.js';
+import type { SteerMessage, SteerOffer } from '../domain/steer.js';
 import type { JobRow } from '../store/store.js';
 import { JobContext, type EngineServices } from './job-context.js';
 import { runJob } from './run-job.js';
 import { noticeJob, notifyJob } from './notify.js';
 import type { JobQueue } from './queue/job-queue.js';
+import { offerSteer } from './steer.js';
 
 /**
  * The in-process job queue: the jobs this process runs, by id — starting one, cancelling one, and
@@ -13,16 +16,19 @@ export class LiveJobs implements JobQueue {
   readonly #services: EngineServices;
   readonly #jobs = new Map<string, JobContext>();
   readonly #onEnd: () => void;
+  readonly #onSettled: (ctx: JobContext) => Promise<void>;
   readonly #cancelPollMs: number;
   #cancelTimer: NodeJS.Timeout | null = null;
 
   /**
    * `onEnd` runs after each job settles and has left the live set (retention runs there);
-   * `cancelPollMs`: how often cancels other processes wrote to the store are looked for.
+   * `onSettled` before that, once the job is final (its queued steers become follow-ups), and the
+   * job's `done` waits for it; `cancelPollMs`: how often cancels other processes wrote to the store are looked for.
    */
-  constructor(services: EngineServices, opts: { onEnd: () => void; cancelPollMs: number }) {
+  constructor(services: EngineServices, opts: { onEnd: () => void; onSettled?: (ctx: JobContext) => Promise<void>; cancelPollMs: number }) {
     this.#services = services;
     this.#onEnd = opts.onEnd;
+    this.#onSettled = opts.onSettled ?? (() => Promise.resolve());
     this.#cancelPollMs = opts.cancelPollMs;
   }
 
@@ -44,8 +50,10 @@ export class LiveJobs implements JobQueue {
       { name: 'job', event: 'created', message: job.title },
       { name: 'job', event: 'phase', message: 'queued' },
     ]);
-    ctx.done = runJob(ctx).finally(() => {
+    ctx.done = runJob(ctx).finally(async () => {
       this.#jobs.delete(job.id);
+      // what becomes of each queued steer is an event on the job; nothing there may stop the job's end
+      await this.#onSettled(ctx).catch(() => undefined);
       notifyJob(this.#services.notify, { event: 'job_ended', job: noticeJob(ctx.job) }, ctx.jobDir);
       this.#onEnd();
     });
@@ -70,6 +78,12 @@ export class LiveJobs implements JobQueue {
   /** Settles when a job this process runs is final (at once for any other job). */
   async settled(id: string): Promise<void> {
     await this.#jobs.get(id)?.done;
+  }
+
+  /** Hands a message to a task of a job this process runs (issue 16); null for any other job. */
+  steer(id: string, task: TaskSpec, message: SteerMessage): SteerOffer | null {
+    const ctx = this.#jobs.get(id);
+    return ctx ? offerSteer(ctx, task, message) : null;
   }
 
   /** Cancels the job when this process runs it; false when it runs elsewhere (or nowhere). */

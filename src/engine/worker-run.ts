@@ -142,6 +142,8 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
         logFile,
         instructionFile: join(ctx.jobDir, `${plan.name}.instruction.txt`),
         signal,
+        // issue 16: a runner that takes input mid-run reads the task's messages at its next turn
+        inbox: ctx.inbox.for(plan.task.name, plan.name),
         onOutput: (lines) => output.push(lines),
         onState: (detection) => recordState(ctx, plan, detection),
         onSpawn: ({ pgid, startedAt }) => store.updateAttempt(ctx.id, plan.name, { pgid, pgStart: startedAt }),

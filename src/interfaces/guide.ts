@@ -89,6 +89,9 @@ reviews of intent to yourself. One job = one workspace; gaffer runs one job per 
 - To send review back to a finished task, call \`workers_follow_up\` with \`comments\` (\`{file, line,
   text}\`) and/or a \`note\`: a new job that resumes the worker's session where it can (\`follow_up.resumed\`),
   verified like any job; wait on its id. Do not re-dispatch the whole task to ask for a change.
+- To correct a task while it runs, \`workers_steer\` with a \`message\`: a builtin worker reads it at its
+  next turn (\`next_turn\`); agent CLIs and shell take no input mid-run, so it becomes the task's
+  follow-up job when the job ends (\`queued_as_follow_up\`; the job's \`steer_delivered\` event names it).
 - Cancel with \`workers_cancel\`; the answer still reports what changed on disk.
 - \`interrupted\`: gaffer stopped under the job; re-dispatch the remaining work
   (\`POST /api/jobs/:id/redispatch\` re-runs the tasks that did not end \`done\`).

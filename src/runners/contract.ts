@@ -1,5 +1,6 @@
 import type { WorkerRole } from '../domain/status.js';
 import type { LimitKind, NetworkMode, RunnerReport, StateDetection } from '../domain/runner-report.js';
+import type { SteerMessage } from '../domain/steer.js';
 import type { LimitKind as PlatformLimitKind } from '../platform/process/limits.js';
 import type { NetworkMode as PlatformNetworkMode } from '../platform/sandbox/network.js';
 
@@ -52,6 +53,12 @@ export interface RunnerInput {
   onState?: (detection: StateDetection) => void;
   /** Called once the child exists: its process group id and start time (epoch s), to be stored. */
   onSpawn?: (info: { pgid: number; startedAt: number }) => void;
+  /**
+   * Messages sent to the task while it runs (issue 16 "steering"): a runner that `takesInput` takes
+   * them before each model call and puts them in the conversation; taking one is its delivery.
+   * Absent, or a runner that takes no input mid-run: they wait for the task's follow-up.
+   */
+  inbox?: { take(): SteerMessage[] };
   /** Aborted on cancel. */
   signal: AbortSignal;
 }
@@ -77,6 +84,8 @@ export interface Runner {
    * (spec 05). Absent: the instruction as written (`shell` runs it as a command).
    */
   readonly takesPrompt?: boolean;
+  /** True when a running worker reads messages sent to it (`inbox`) at its next turn (builtin); absent: a steer waits for the task's follow-up. */
+  readonly takesInput?: boolean;
   /** True when a run would be confined by the sandbox here (`gaffer runners`); absent: never. */
   readonly sandboxed?: boolean;
   /**

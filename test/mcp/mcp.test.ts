@@ -10,7 +10,7 @@ import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir } from '../helpers/temp.js'
 import { openEngine, serveEngine } from '../http/helpers.js';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gaffer');
-const TOOLS = ['workers_dispatch', 'workers_status', 'workers_wait', 'workers_wait_for', 'workers_cancel', 'workers_list', 'workers_lint', 'workers_approve', 'workers_follow_up', 'agent_runners'];
+const TOOLS = ['workers_dispatch', 'workers_status', 'workers_wait', 'workers_wait_for', 'workers_cancel', 'workers_list', 'workers_lint', 'workers_approve', 'workers_follow_up', 'workers_steer', 'agent_runners'];
 
 const clients: Client[] = [];
 afterEach(async () => {
@@ -54,7 +54,7 @@ const doors: [string, () => Promise<Client>][] = [
 ];
 
 describe.each(doors)('MCP over %s', (_door, open) => {
-  it('lists the 10 tools with input schemas, the guide as a prompt and a resource', async () => {
+  it('lists the 11 tools with input schemas, the guide as a prompt and a resource', async () => {
     const client = await open();
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
@@ -71,6 +71,7 @@ describe.each(doors)('MCP over %s', (_door, open) => {
     expect(tools.find((t) => t.name === 'workers_wait_for')?.inputSchema.required).toEqual(['job_id', 'condition']);
     expect(tools.find((t) => t.name === 'workers_approve')?.inputSchema.required).toEqual(['job_id', 'approve']);
     expect(tools.find((t) => t.name === 'workers_follow_up')?.inputSchema.required).toEqual(['job_id', 'task']);
+    expect(tools.find((t) => t.name === 'workers_steer')?.inputSchema.required).toEqual(['job_id', 'task', 'message']);
 
     // a schema-checking client must let through what the tool takes: plain-string tasks included
     const validator = new AjvJsonSchemaValidator();
@@ -94,6 +95,9 @@ describe.each(doors)('MCP over %s', (_door, open) => {
     expect(check('agent_runners', {})).toMatchObject({ valid: true });
     expect(check('workers_follow_up', { job_id: 'abc', task: 't', comments: [{ file: 'src/a.ts', line: 3, text: 'rename' }], note: 'ok' })).toMatchObject({ valid: true });
     expect(check('workers_follow_up', { job_id: 'abc', task: 't', session: 'x' })).toMatchObject({ valid: false });
+    expect(check('workers_steer', { job_id: 'abc', task: 't', message: 'use a Map' })).toMatchObject({ valid: true });
+    expect(check('workers_steer', { job_id: 'abc', task: 't', message: 'x', worker: 'w' })).toMatchObject({ valid: false });
+    expect(check('workers_steer', { job_id: 'abc', task: 't', message: '' })).toMatchObject({ valid: false });
 
     const { prompts } = await client.listPrompts();
     expect(prompts.map((p) => p.name)).toContain('coordinator-guide');
@@ -161,6 +165,8 @@ describe.each(doors)('MCP over %s', (_door, open) => {
       ['workers_approve', { job_id: dispatched.id, approve: true }, 'conflict'],
       ['workers_follow_up', { job_id: dispatched.id, task: 'fix-add' }, 'invalid_request'],
       ['workers_follow_up', { job_id: dispatched.id, task: 'nope', note: 'x' }, 'not_found'],
+      ['workers_steer', { job_id: dispatched.id, task: 'fix-add' }, 'invalid_request'],
+      ['workers_steer', { job_id: dispatched.id, task: 'nope', message: 'x' }, 'not_found'],
       ['workers_list', { status: 'nonsense' }, 'invalid_request'],
       ['workers_list', { limit: 0 }, 'invalid_request'],
       ['no_such_tool', {}, 'not_found'],
@@ -180,6 +186,12 @@ describe.each(doors)('MCP over %s', (_door, open) => {
     expect(followed).toMatchObject({ id: expect.stringMatching(/^[0-9a-f]{12}$/), follow_up: { job: dispatched.id, task: 'fix-add', resumed: false }, tasks: [{ name: 'fix-add', runner: 'shell' }] });
     const followedEnd = answer(await client.callTool({ name: 'workers_wait', arguments: { job_id: followed.id, timeout_s: 60 } }));
     expect(followedEnd.state).toMatchObject({ follow_up: { job: dispatched.id, task: 'fix-add' }, result: { verification: { ran: true } } });
+
+    // a steer to a task whose job has ended: its follow-up starts at once, named in the answer
+    const steered = answer(await client.callTool({ name: 'workers_steer', arguments: { job_id: followed.id, task: 'fix-add', message: 'keep add() pure' } }));
+    expect(steered).toMatchObject({ id: expect.stringMatching(/^st-[0-9a-f]{8}$/), delivery: 'queued_as_follow_up', job_id: followed.id, task: 'fix-add', waiting: 0, follow_up_job: expect.stringMatching(/^[0-9a-f]{12}$/) });
+    const steeredEnd = answer(await client.callTool({ name: 'workers_wait', arguments: { job_id: steered.follow_up_job, timeout_s: 60 } }));
+    expect(steeredEnd.state).toMatchObject({ follow_up: { job: followed.id, task: 'fix-add', resumed: false } });
   });
 });
 

@@ -1,3 +1,5 @@
+import type { TaskSpec } from '../../domain/request.js';
+import type { SteerMessage, SteerOffer } from '../../domain/steer.js';
 import type { JobRow } from '../../store/store.js';
 
 /**
@@ -16,6 +18,8 @@ export interface JobQueue {
   settled(id: string): Promise<void>;
   /** Cancels a job it runs; false when it runs elsewhere (or nowhere). */
   cancel(id: string): boolean;
+  /** Hands a message to a task of a job it runs (issue 16 "steering"); null for any other job. */
+  steer(id: string, task: TaskSpec, message: SteerMessage): SteerOffer | null;
   /** Cancels every job it runs (`interrupted` with `reason` when given) and waits for them to settle. */
   stopAll(reason?: string | null): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import type { ApprovalAnswer } from '../../domain/approval.js';
 import type { z } from 'zod';
-import { compactJobSchema, jobAnswerSchema, jobListSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
+import { compactJobSchema, jobAnswerSchema, jobListSchema, steerAnswerSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
+import type { SteerAnswer } from '../../domain/answer.js';
 import { GafferError, type ErrorBody } from '../../domain/errors.js';
 import type { LintReport } from '../../domain/spec-lint.js';
 import { isFinalStatus } from '../../domain/status.js';
@@ -26,6 +27,8 @@ export interface CliApi {
   asks(): Promise<OpenAsk[]>;
   /** A follow-up of a finished job's task (issue 16): a new job told the comments and note. */
   followUp(id: string, task: string, body: { comments: { file: string; line: number; text: string }[]; note?: string }): Promise<{ job: CompactJob; created: boolean }>;
+  /** A message to a task of a job (issue 16): read at a builtin worker's next turn, else queued as the task's follow-up. */
+  steer(id: string, task: string, message: string): Promise<SteerAnswer>;
   waitFor(id: string, condition: string | undefined, timeoutS: number): Promise<WaitAnswer>;
   /** Calls `onEvent` for each event after `after` until the job is final. */
   follow(id: string, after: number, onEvent: (e: JobEvent) => void): Promise<void>;
@@ -74,6 +77,9 @@ export class LocalApi implements CliApi {
   async followUp(id: string, task: string, body: unknown) {
     const { job, created } = await this.engine.followUp(id, task, body);
     return { job: checkAnswer(compactJobSchema, job, 'gaffer follow-up'), created };
+  }
+  async steer(id: string, task: string, message: string) {
+    return checkAnswer(steerAnswerSchema, await this.engine.steer(id, task, { message }), 'gaffer steer');
   }
   asks() {
     return Promise.resolve(this.engine.openAsks());
@@ -204,6 +210,9 @@ export class HttpApi implements CliApi {
   async followUp(id: string, task: string, body: unknown) {
     const answer = await this.#answer(compactJobSchema, 'POST', `/api/jobs/${encodeURIComponent(id)}/tasks/${encodeURIComponent(task)}/follow-up`, body);
     return { job: answer.json, created: answer.status === 202 };
+  }
+  async steer(id: string, task: string, message: string) {
+    return (await this.#answer(steerAnswerSchema, 'POST', `/api/jobs/${encodeURIComponent(id)}/tasks/${encodeURIComponent(task)}/steer`, { message })).json;
   }
   async asks() {
     return (await this.#call<{ asks: OpenAsk[] }>('GET', '/api/asks')).asks;

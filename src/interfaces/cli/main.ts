@@ -6,6 +6,7 @@ import { doctorCommand } from './commands/doctor.js';
 import { mergeCommand, worktreesListCommand, worktreesPruneCommand } from './commands/worktrees.js';
 import { approveCommand, asksCommand } from './commands/approve.js';
 import { followUpCommand } from './commands/follow-up.js';
+import { steerCommand } from './commands/steer.js';
 import { queueListCommand, queueRunCommand } from './commands/queue.js';
 import { mcpCommand, serveCommand } from './commands/serve.js';
 import { dispatchCommand, type DispatchFlags } from './commands/dispatch.js';
@@ -138,6 +139,15 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--note <text>', 'a general note on the work')
     .option('--wait', 'wait for the follow-up job to end (in process it always does)')
     .action((id: string, task: string, flags: { comment?: string[]; note?: string; wait?: boolean }) => run('follow-up', (cli) => followUpCommand(cli, id, task, flags))());
+
+  program
+    .command('steer')
+    .description("send a message to a task of a job: a running builtin worker reads it at its next turn; agent CLIs and shell workers get it as the task's follow-up when the job ends")
+    .argument('<job>')
+    .argument('<task>')
+    .argument('<message>')
+    .option('--wait', 'when it starts a follow-up job, wait for it to end (in process it always does)')
+    .action((id: string, task: string, message: string, flags: { wait?: boolean }) => run('steer', (cli) => steerCommand(cli, id, task, message, flags))());
 
   program
     .command('asks')

@@ -1,7 +1,7 @@
 import { parseApproveBody } from '../../domain/approval.js';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { compactJobSchema, jobAnswerSchema, jobListSchema, progressSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
+import { compactJobSchema, jobAnswerSchema, jobListSchema, progressSchema, steerAnswerSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
 import { GafferError } from '../../domain/errors.js';
 import { whyNotRelative } from '../../domain/request.js';
 import type { Engine } from '../../engine/engine.js';
@@ -148,6 +148,10 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
   app.post('/api/jobs/:id/tasks/:task/follow-up', async (c) => {
     const { job, created } = await engine.followUp(c.req.param('id'), c.req.param('task'), await body(c), { owner: owner(c) });
     return c.json(checkAnswer(compactJobSchema, job, 'POST /api/jobs/:id/tasks/:task/follow-up'), created ? 202 : 200);
+  });
+  app.post('/api/jobs/:id/tasks/:task/steer', async (c) => {
+    const answer = await engine.steer(c.req.param('id'), c.req.param('task'), await body(c), { owner: owner(c) });
+    return c.json(checkAnswer(steerAnswerSchema, answer, 'POST /api/jobs/:id/tasks/:task/steer'), 202);
   });
   app.get('/api/events', (c) => {
     if (!flag(c, 'stream')) throw badQuery('stream', 'this route is a stream: add ?stream=1', c.req.query('stream') ?? null);

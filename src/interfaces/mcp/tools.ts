@@ -1,7 +1,8 @@
-import { compactJobSchema, jobAnswerSchema, jobListSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
+import { compactJobSchema, jobAnswerSchema, jobListSchema, steerAnswerSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
 import type { WaitAnswerJson } from '../../domain/answer.js';
 import { GafferError } from '../../domain/errors.js';
 import { parseApproveBody } from '../../domain/approval.js';
+import { STEER_LIMITS } from '../../domain/steer.js';
 import type { Engine } from '../../engine/engine.js';
 import { monotonicMs } from '../../engine/clock.js';
 import { checkAnswer } from '../answer-check.js';
@@ -161,6 +162,16 @@ export const TOOLS: Tool[] = [
       const { job_id: _id, task: _task, ...review } = args;
       const { job } = await ctx.engine.followUp(stringArg(args, 'job_id'), stringArg(args, 'task'), review, { owner: ctx.owner });
       return checkAnswer(compactJobSchema, job, 'workers_follow_up');
+    },
+  },
+  {
+    name: 'workers_steer',
+    description:
+      "Send a message to a task of a running job. A builtin worker reads it before its next model call (delivery `next_turn`; a `steer_delivered` event says when). Agent CLIs and shell workers take no input while they run: the message is queued and, when the job ends, goes to the task as a follow-up job (delivery `queued_as_follow_up`); a job that has already ended gets that follow-up at once (`follow_up_job`). Refused for a worktree job, as a follow-up is.",
+    inputSchema: object({ ...jobId, task: { type: 'string', description: "the task's name in that job" }, message: { type: 'string', minLength: 1, maxLength: STEER_LIMITS.message } }, ['job_id', 'task', 'message']),
+    run: async (args, ctx) => {
+      const { job_id: _id, task: _task, ...body } = args;
+      return checkAnswer(steerAnswerSchema, await ctx.engine.steer(stringArg(args, 'job_id'), stringArg(args, 'task'), body, { owner: ctx.owner }), 'workers_steer');
     },
   },
   {

@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type { ModelMessage } from 'ai';
 import type { Runner, RunnerInput } from '../contract.js';
 import type { Refusal, RunnerReport, StateDetection } from '../../domain/runner-report.js';
+import { steerPrompt } from '../../domain/steer.js';
 import { buildWorkerEnv } from '../../platform/process/env.js';
 import { readStartEnv } from '../../platform/process/scrub-env.js';
 import type { SandboxNetwork } from '../../platform/sandbox/network.js';
@@ -20,6 +21,7 @@ import { buildReport, type LoopFacts, type StopCause } from './report.js';
 import { loadSession, saveSession, sessionPathFor } from './session.js';
 import { systemPrompt } from './system-prompt.js';
 import type { ToolContext, ToolOutcome } from './tool-context.js';
+import { SteeredConversation } from './steered-conversation.js';
 import { Transcript, clipForLine } from './transcript.js';
 import { Watchdog } from './watchdog.js';
 import { realWorkspace } from './workspace-paths.js';
@@ -83,6 +85,7 @@ export class BuiltinRunner implements Runner {
   readonly canResume = true;
   readonly takesPrompt = true;
   readonly sharesWorkspace = true;
+  readonly takesInput = true;
   readonly #opts: BuiltinRunnerOptions;
 
   constructor(opts: BuiltinRunnerOptions = {}) {
@@ -250,6 +253,7 @@ export class BuiltinRunner implements Runner {
     const tools = buildTools(ctx, { onStart: () => watchdog.toolStarted(), onEnd: onToolEnd });
 
     const messages: ModelMessage[] = [...history, { role: 'user', content: input.instruction }];
+    const steers = new SteeredConversation(messages.length);
     const persist = (conversation: ModelMessage[]): void => {
       const error = saveSession(sessionPath, { version: 1, runner: 'builtin', worker: input.workerName, model: modelId, messages: conversation });
       facts.sessionError = error;
@@ -277,8 +281,18 @@ export class BuiltinRunner implements Runner {
         onError: () => {
           // read from the stream's error part below (the default handler prints to stderr)
         },
+        // issue 16: messages sent to the task while it runs join the conversation before the next model call
+        prepareStep: ({ messages: stepMessages }) => {
+          const taken = input.inbox?.take() ?? [];
+          for (const m of taken) transcript.lines([`[steer] ${m.id} delivered before round ${facts.rounds + 1}: ${clipForLine(m.text, 300)}`]);
+          steers.add(stepMessages.length, taken.map((m) => steerPrompt(m.text)));
+          if (steers.isEmpty) return undefined;
+          const conversation = steers.weave(stepMessages);
+          if (taken.length > 0) persist(conversation);
+          return { messages: conversation };
+        },
         onStepFinish: (step) => {
-          persist([...messages, ...step.response.messages]);
+          persist(steers.weave([...messages, ...step.response.messages]));
         },
       });
       for await (const part of result.fullStream) {

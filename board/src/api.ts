@@ -12,6 +12,9 @@ export type OpenAsk = ReturnType<Engine['openAsks']>[number];
 export type RunnerRow = ReturnType<Engine['runners']>[number];
 export type Stats = ReturnType<Engine['stats']>;
 export type LintReport = ReturnType<Engine['lint']>;
+/** The job request as `POST /api/jobs` and `POST /api/lint` take it (spec 02), and a task's type. */
+export type { JobRequestInput } from '../../src/domain/request.js';
+export type { TaskType } from '../../src/domain/status.js';
 
 /** A refusal as the server words it (spec 02 error body): the code, the message, the field. */
 export class ApiError extends Error {

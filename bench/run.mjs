@@ -12,6 +12,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { boardCases } from './board.mjs';
 import { cases } from './cases.mjs';
 import { log, makeTree } from './lib.mjs';
 
@@ -128,7 +129,7 @@ async function main() {
   };
   const rows = [];
   log(`${quick ? 'quick' : 'full'} run in ${tmp}; ${SIZES.reps} repetitions after 1 warm-up`);
-  for (const c of cases) {
+  for (const c of [...cases, ...boardCases]) {
     if (only !== null && !only.includes(c.name)) continue;
     // the previous case's files (gigabytes for the cold checkpoints) are written out first, so
     // the kernel's writeback does not run into this case's measurements
@@ -148,6 +149,14 @@ async function main() {
       rows.push({ figure: c.name, value: 'crashed', reference: String(err?.message ?? err).slice(0, 60) });
     }
     log(`case ${c.name} took ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  // what cases shared (the board's served engine and browser) is closed once they all ran
+  for (const close of ctx.shared.cleanups ?? []) {
+    try {
+      await close();
+    } catch (err) {
+      results.errors.push(`cleanup: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
   info.load_avg_end = Math.round(os.loadavg()[0] * 100) / 100;
   results.total_s = Math.round((performance.now() - started) / 100) / 10;

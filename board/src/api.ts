@@ -1,12 +1,12 @@
 // The board's one door to the server: the HTTP API of spec 02, typed by the server's own answer
 // types (type-only imports: nothing of the server is bundled, and there is no second model here).
 import type { AskJson } from '../../src/domain/approval.js';
-import type { CompactJob, JobList, WaitAnswerJson } from '../../src/domain/answer.js';
+import type { CompactJob, FullJob, JobList, SteerAnswer, WaitAnswerJson } from '../../src/domain/answer.js';
 import type { JobEvent } from '../../src/domain/events.js';
 import type { JobStatus } from '../../src/domain/status.js';
 import type { Engine } from '../../src/engine/engine.js';
 
-export type { AskJson, CompactJob, JobEvent, JobStatus, WaitAnswerJson };
+export type { AskJson, CompactJob, FullJob, JobEvent, JobStatus, SteerAnswer, WaitAnswerJson };
 export type BriefJob = JobList['jobs'][number];
 export type OpenAsk = ReturnType<Engine['openAsks']>[number];
 export type RunnerRow = ReturnType<Engine['runners']>[number];
@@ -57,17 +57,18 @@ export const api = {
     if (opts.status) q.set('status', opts.status);
     return json<JobList>('GET', `/api/jobs?${q}`);
   },
-  job: (id: string) => json<CompactJob>('GET', `/api/jobs/${seg(id)}?full=1`),
+  job: (id: string) => json<FullJob>('GET', `/api/jobs/${seg(id)}?full=1`),
   events: (id: string, after = 0) => json<{ events: JobEvent[] }>('GET', `/api/jobs/${seg(id)}/events?after=${after}`),
   submit: (request: unknown) => json<CompactJob>('POST', '/api/jobs', request),
   lint: (request: unknown) => json<LintReport>('POST', '/api/lint', request),
   asks: () => json<{ asks: OpenAsk[] }>('GET', '/api/asks'),
-  approve: (id: string, approve: boolean, note?: string) => json<CompactJob>('POST', `/api/jobs/${seg(id)}/approve`, { approve, ...(note ? { note } : {}) }),
+  /** `approve`: the whole job, or per ask by task name. */
+  approve: (id: string, approve: boolean | Record<string, boolean>, note?: string) => json<CompactJob>('POST', `/api/jobs/${seg(id)}/approve`, { approve, ...(note ? { note } : {}) }),
   cancel: (id: string) => json<CompactJob>('POST', `/api/jobs/${seg(id)}/cancel`),
   redispatch: (id: string) => json<CompactJob>('POST', `/api/jobs/${seg(id)}/redispatch`),
   followUp: (id: string, task: string, body: { comments?: { file: string; line: number; text: string }[]; note?: string }) =>
     json<CompactJob>('POST', `/api/jobs/${seg(id)}/tasks/${seg(task)}/follow-up`, body),
-  steer: (id: string, task: string, message: string) => json<Record<string, unknown>>('POST', `/api/jobs/${seg(id)}/tasks/${seg(task)}/steer`, { message }),
+  steer: (id: string, task: string, message: string) => json<SteerAnswer>('POST', `/api/jobs/${seg(id)}/tasks/${seg(task)}/steer`, { message }),
   diff: (id: string, path: string) => text(`/api/jobs/${seg(id)}/diff?path=${seg(path)}`),
   log: (id: string, worker: string, tail = 200) => text(`/api/jobs/${seg(id)}/workers/${seg(worker)}/log?tail=${tail}`),
   runners: () => json<{ runners: RunnerRow[] }>('GET', '/api/runners'),

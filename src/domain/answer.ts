@@ -7,6 +7,7 @@ import type {
   compactVerificationSchema,
   compactWorkerEntrySchema,
   compactWorkerSchema,
+  fullJobSchema,
   jobListSchema,
   progressEntrySchema,
   steerAnswerSchema,
@@ -42,6 +43,9 @@ export type AnswerTask = z.infer<typeof answerTaskSchema>;
 
 /** The answer of spec 03 for one job: what a coordinator reads, never a transcript. */
 export type CompactJob = z.infer<typeof compactJobSchema>;
+
+/** The answer with `?full=1`: every field, the workers' full rows and the job's evidence. */
+export type FullJob = z.infer<typeof fullJobSchema>;
 
 /** A listing of jobs as briefs (compact without `result`). */
 export type JobList = z.infer<typeof jobListSchema>;

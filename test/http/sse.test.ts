@@ -166,6 +166,45 @@ describe('live events (SSE) over a real socket', () => {
     expect((await server.call('GET', '/api/jobs/ffffffffffff/events?stream=1')).status).toBe(404);
   });
 
+  it('GET /api/events?stream=1 sends `progress` {id, status, phase, progress} as workers are queued, start and end and the job changes phase — not on output, never after the job ended', async () => {
+    const engine = await openEngine();
+    const server = await serveEngine(engine);
+    const ws = makeWorkspace({ 'a.txt': 'a\n' });
+    const stream = openStream(`${server.url}/api/events?stream=1`);
+    await eventually(async () => (await server.call('GET', '/api/health')).json.sse_clients === 1, 2_000, 'the stream to open');
+    // output every 300 ms while nothing else happens: coalesced into an `output` event each
+    const chatty = 'for i in 1 2 3 4 5 6 7 8; do echo out-$i; sleep 0.3; done';
+    const { json: job } = await server.call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      tasks: [
+        { ...shellTask(chatty), name: 'one' },
+        { ...shellTask('echo two'), name: 'two' },
+      ],
+    });
+    await stream.until((f) => f.some((x) => x.event === 'status' && JSON.parse(x.data).id === job.id && ['done', 'partial', 'error'].includes(JSON.parse(x.data).status)));
+    const mine = stream.frames.map((f) => ({ event: f.event, ...JSON.parse(f.data) })).filter((f) => f.id === job.id);
+    const progress = mine.filter((f) => f.event === 'progress');
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    for (const p of progress) {
+      expect(Object.keys(p).sort()).toEqual(['event', 'id', 'phase', 'progress', 'status']);
+      expect(Object.keys(p.progress).sort()).toEqual(['one', 'two']);
+    }
+    const seen = new Set(progress.flatMap((p) => Object.values(p.progress as Record<string, { last_event: string }>).map((e) => e.last_event)));
+    expect(seen).toContain('started');
+    expect(seen).toContain('done');
+    expect(progress.map((p) => p.phase)).toContain('workers running');
+    // output adds none: at most one per queued, started and done of each worker and per phase
+    const events = engine.events(job.id).events;
+    expect(events.filter((e) => e.event === 'output').length).toBeGreaterThanOrEqual(6);
+    const moves = events.filter((e) => (e.name === 'job' ? e.event === 'phase' : ['queued', 'started', 'done'].includes(e.event))).length;
+    expect(progress.length).toBeLessThanOrEqual(moves);
+    const final = mine.findIndex((f) => f.event === 'status' && !['queued', 'running', 'verifying', 'awaiting_approval', 'cancelling'].includes(f.status));
+    expect(mine.slice(final + 1).filter((f) => f.event === 'progress')).toEqual([]);
+    stream.abort();
+    await stream.done;
+  });
+
   it('follows a job that another process (engine) on the same data dir runs, through the store', async () => {
     const engine = await openEngine();
     const server = await serveEngine(engine);

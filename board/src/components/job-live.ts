@@ -40,8 +40,7 @@ export function useLiveJob(id: string): LiveJob {
       (answer) => {
         // an answer that comes back after a newer one was asked for is stale
         if (ask !== s.asked) return;
-        // the `?full=1` answer, checked by the server against fullJobSchema
-        const full = answer as FullJob;
+        const full = answer;
         s.final = !isLive(full.status);
         setJob(full);
         setError(null);

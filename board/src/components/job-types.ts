@@ -1,12 +1,9 @@
 // The full answer of one job (`GET /api/jobs/:id?full=1`, spec 03) as the server's own schema types
 // it (type-only: nothing of the server is bundled, and there is no second model of the data here).
-import type { z } from 'zod';
-import type { fullJobSchema } from '../../../src/domain/answer-schema.js';
-import type { ProgressEntry } from '../../../src/domain/answer.js';
+import type { FullJob, ProgressEntry } from '../../../src/domain/answer.js';
 import type { JobStatus } from '../../../src/domain/status.js';
 
-/** What `api.job` answers: the `?full=1` answer, which the server checks against `fullJobSchema` before it sends it. */
-export type FullJob = z.infer<typeof fullJobSchema>;
+export type { FullJob };
 export type FullResult = NonNullable<FullJob['result']>;
 export type FullWorker = FullResult['workers'][number];
 export type Verification = NonNullable<FullResult['verification']>;

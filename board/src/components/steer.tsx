@@ -1,6 +1,5 @@
 import { useId, useState } from 'preact/hooks';
-import type { SteerAnswer } from '../../../src/domain/answer.js';
-import { api, ApiError, type CompactJob } from '../api.js';
+import { api, ApiError, type CompactJob, type SteerAnswer } from '../api.js';
 import { href } from '../router.js';
 
 /** What the board says of a steer's delivery: the one thing a person must know is whether the worker reads it now. */
@@ -27,8 +26,7 @@ export function Steer({ job, task }: { job: CompactJob; task: string }) {
     setSending(true);
     setError(null);
     try {
-      // api.ts types this answer loosely; its shape is the server's steerAnswerSchema
-      const answer = (await api.steer(job.id, task, text)) as unknown as SteerAnswer;
+      const answer = await api.steer(job.id, task, text);
       setSent((s) => [...s, { text, answer }]);
       setMessage('');
     } catch (err) {

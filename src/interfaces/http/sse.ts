@@ -123,16 +123,32 @@ export function streamJob(c: Context, engine: Engine, id: string, owner: string 
   });
 }
 
-/** `GET /api/events?stream=1`: job-level changes (created, status, verdict) of every visible job run here. */
+/** The worker events that can change a job's count of workers by state: not `output`, which only says it still runs. */
+const WORKER_STATE_EVENTS: ReadonlySet<string> = new Set(['queued', 'started', 'state', 'done', 'error']);
+
+/** A `progress` is due on a worker's change of state, and on the job's change of phase (what the board says it does now). */
+const movesProgress = (e: JobEvent): boolean => (e.name === 'job' ? e.event === 'phase' : WORKER_STATE_EVENTS.has(e.event));
+
+/**
+ * `GET /api/events?stream=1`: job-level changes of every visible job run here — `created` and
+ * `status` with {id, title, workspace, status, verdict}, and `progress` with {id, status, phase,
+ * progress} (the compact answer's fields) when a live job's worker is queued, starts, reports a
+ * detected state or ends, or the job enters a phase. A job's progress waiting to be written is
+ * written once, read when it is.
+ */
 export function streamAllJobs(c: Context, engine: Engine, owner: string | null, counters: StreamCounters): Response {
   return streamSSE(c, async (stream) => {
     counters.sseClients++;
-    const queue: { jobId: string; event: JobEvent }[] = [];
+    const queue: { jobId: string; kind: 'created' | 'status' | 'progress' }[] = [];
+    const progressQueued = new Set<string>();
     const waker = new Waker();
     let closed = false;
     const unsubscribe = engine.subscribeAll((jobId, event) => {
-      if (event.name !== 'job' || (event.event !== 'status' && event.event !== 'created')) return;
-      queue.push({ jobId, event });
+      if (event.name === 'job' && (event.event === 'status' || event.event === 'created')) queue.push({ jobId, kind: event.event });
+      else if (movesProgress(event) && !progressQueued.has(jobId)) {
+        progressQueued.add(jobId);
+        queue.push({ jobId, kind: 'progress' });
+      } else return;
       waker.wake();
     });
     stream.onAbort(() => {
@@ -142,15 +158,22 @@ export function streamAllJobs(c: Context, engine: Engine, owner: string | null, 
     try {
       while (!closed) {
         while (queue.length > 0) {
-          const item = queue.shift() as { jobId: string; event: JobEvent };
+          const item = queue.shift() as (typeof queue)[number];
+          if (item.kind === 'progress') progressQueued.delete(item.jobId);
           let job;
           try {
             job = engine.get(item.jobId, { owner });
           } catch {
             continue; // another owner's job
           }
+          if (item.kind === 'progress') {
+            // an ended job has no progress: its `status` says the rest
+            if (job.progress === undefined) continue;
+            await stream.writeSSE({ event: 'progress', data: JSON.stringify({ id: job.id, status: job.status, phase: job.phase ?? null, progress: job.progress }) });
+            continue;
+          }
           await stream.writeSSE({
-            event: item.event.event === 'created' ? 'created' : 'status',
+            event: item.kind,
             data: JSON.stringify({ id: job.id, title: job.title, workspace: job.workspace, status: job.status, verdict: job.verdict }),
           });
         }

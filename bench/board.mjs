@@ -3,11 +3,10 @@
 // writing a job's status change to the Jobs page's DOM showing it. Both drive Debian's Chromium
 // through playwright-core (as test/board does) against a `gaffer serve` process of dist/ serving
 // the built board in dist/board; both are skipped, saying why, when Chromium or the build is missing.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { httpJson, log, makeTree, median, percentile, rememberServer, round, sleep, sseClient } from './lib.mjs';
+import { httpJson, log, makeTree, median, percentile, round, serveDataDir, sleep, sseClient } from './lib.mjs';
 
 const CHROMIUM = process.env.GAFFER_CHROMIUM ?? '/usr/bin/chromium';
 // the harness's flags (test/board/harness.ts): a closed network, no first-run work
@@ -28,34 +27,6 @@ function missing(ctx) {
 function skipped(figures, why) {
   log(`  skipped: ${why}`);
   return { rows: figures.map((figure) => ({ figure, value: 'skipped', reference: why.slice(0, 60) })), notes: [`${figures.join(', ')} skipped: ${why}`] };
-}
-
-/** Starts `bin/gaffer --data-dir D serve --port 0` (the dist build) and resolves to { child, url } once it serves. */
-function serveDataDir(ctx, dataDir) {
-  const env = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GAFFER_')) env[k] = v;
-  const child = spawn(process.execPath, [join(ctx.repoRoot, 'bin', 'gaffer'), '--data-dir', dataDir, 'serve', '--port', '0'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let err = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`the server did not start within 20 s: ${err.slice(-500)}`));
-    }, 20_000);
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk) => {
-      err += chunk;
-      const m = /serving (http:\/\/\S+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        rememberServer(m[1], dataDir);
-        resolve({ child, url: m[1] });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the server exited ${code}: ${err.slice(-500)}`));
-    });
-  });
 }
 
 /**

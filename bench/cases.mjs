@@ -15,7 +15,6 @@
 // - The order gaffer/reference alternates every repetition; repetition 0 is the warm-up and is
 //   not counted.
 // - Child-process references are timed from spawn to exit with the same async spawn gaffer uses.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -36,6 +35,7 @@ import {
   pickSpread,
   procMemoryMb,
   rememberServer,
+  serveDataDir,
   round,
   run,
   sleep,
@@ -988,35 +988,6 @@ async function retainedDataDir(ctx) {
   return { dataDir: retained.dataDir, roots, notes };
 }
 
-/** Starts `bin/gaffer --data-dir D serve --port 0` and resolves to { child, url } once it serves. */
-function spawnServer(ctx, dataDir) {
-  const env = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GAFFER_')) env[k] = v;
-  env.GAFFER_MAX_PARALLEL = String(FLOODERS);
-  const child = spawn(process.execPath, [join(ctx.repoRoot, 'bin', 'gaffer'), '--data-dir', dataDir, 'serve', '--port', '0'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let err = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`the server did not start within 20 s: ${err.slice(-500)}`));
-    }, 20_000);
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk) => {
-      err += chunk;
-      const m = /serving (http:\/\/\S+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        rememberServer(m[1], dataDir);
-        resolve({ child, url: m[1], stderr: () => err });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the server exited ${code}: ${err.slice(-500)}`));
-    });
-  });
-}
-
 /**
  * server_rss: a `gaffer serve` process over a data dir with 200 finished jobs (quick: ≥ 100); 8 jobs at once
  * (8 workspaces, worker cap 8, default sandbox) whose shell worker floods stdout
@@ -1026,7 +997,7 @@ function spawnServer(ctx, dataDir) {
 async function serverRss(ctx) {
   const { dataDir, roots, notes } = await retainedDataDir(ctx);
   const floodMb = ctx.quick ? 10 : 50;
-  const server = await spawnServer(ctx, dataDir);
+  const server = await serveDataDir(ctx, dataDir, { GAFFER_MAX_PARALLEL: String(FLOODERS) });
   const pid = server.child.pid;
   let idle;
   let peakSampled = 0;

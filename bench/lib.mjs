@@ -316,3 +316,35 @@ export function procMemoryMb(pid) {
   const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
   return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
 }
+
+/**
+ * Starts `bin/gaffer --data-dir D serve --port 0` (the dist build; GAFFER_* of this process left out,
+ * `env` added) and resolves to { child, url, stderr } once it serves.
+ */
+export function serveDataDir(ctx, dataDir, env = {}) {
+  const childEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GAFFER_')) childEnv[k] = v;
+  Object.assign(childEnv, env);
+  const child = spawn(process.execPath, [join(ctx.repoRoot, 'bin', 'gaffer'), '--data-dir', dataDir, 'serve', '--port', '0'], { env: childEnv, stdio: ['ignore', 'ignore', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let err = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the server did not start within 20 s: ${err.slice(-500)}`));
+    }, 20_000);
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk) => {
+      err += chunk;
+      const m = /serving (http:\/\/\S+)/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        rememberServer(m[1], dataDir);
+        resolve({ child, url: m[1], stderr: () => err });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited ${code}: ${err.slice(-500)}`));
+    });
+  });
+}

@@ -58,6 +58,8 @@ export const api = {
     return json<JobList>('GET', `/api/jobs?${q}`);
   },
   job: (id: string) => json<FullJob>('GET', `/api/jobs/${seg(id)}?full=1`),
+  /** The compact answer (spec 03), for a row that needs no evidence. */
+  compact: (id: string) => json<CompactJob>('GET', `/api/jobs/${seg(id)}`),
   events: (id: string, after = 0) => json<{ events: JobEvent[] }>('GET', `/api/jobs/${seg(id)}/events?after=${after}`),
   submit: (request: unknown) => json<CompactJob>('POST', '/api/jobs', request),
   lint: (request: unknown) => json<LintReport>('POST', '/api/lint', request),

@@ -51,7 +51,7 @@ export function useJobRows(): JobRows {
     reading.current.set(id, 'reading');
     const before = changes.current.get(id) ?? 0;
     api
-      .job(id)
+      .compact(id)
       .then(
         ({ result: _result, ...brief }) => {
           const current = rowOf(id);

@@ -25,6 +25,17 @@ export interface FollowUpLink {
   resumed: boolean;
 }
 
+/**
+ * Where a follow-up of a worktree job's task starts (`spec.follow_up_base`): that task's branch, not
+ * the workspace — the worker sees its own work, and the follow-up's evidence is what it changed on top.
+ */
+export interface FollowUpBase {
+  /** The followed task's branch: `gaffer/<job>/<task>`, or the merged tree's for a review task that ran there. */
+  branch: string;
+  /** The branch's tip when the follow-up was asked for: the follow-up's base commit, where the comments' lines were read. */
+  commit: string;
+}
+
 export const FOLLOW_UP_LIMITS = { comments: 100, text: 4_000, note: 8_000, file: 1_000, diffBytes: 8_192 } as const;
 
 const bad = (field: string, message: string): GafferError => new GafferError('invalid_request', `${field}: ${message}`, field);
@@ -60,6 +71,15 @@ function parseComment(value: unknown, at: string): FollowUpComment {
     throw bad(`${at}.text`, `must be a non-empty string of at most ${FOLLOW_UP_LIMITS.text} characters, got ${typeof c.text === 'string' ? `${c.text.length} characters` : JSON.stringify(c.text)}`);
   }
   return { file: c.file, line: c.line, text: c.text };
+}
+
+/** The commented line of `text` (a file's content), cut at 400 characters; a line past its end is refused. */
+export function lineAt(text: string, comment: FollowUpComment, at: string): string {
+  const lines = text.split('\n');
+  if (text.endsWith('\n')) lines.pop();
+  const line = lines[comment.line - 1];
+  if (line === undefined) throw bad(`${at}.line`, `${comment.file} has ${lines.length} line(s), got line ${comment.line}`);
+  return line.length > 400 ? `${line.slice(0, 400)}…` : line;
 }
 
 /** Parses a CLI `--comment file:line:text` (the text may hold colons). */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { GafferError } from './errors.js';
-import type { FollowUpLink } from './follow-up.js';
+import type { FollowUpBase, FollowUpLink } from './follow-up.js';
 import { knownKeysAt, suggestKeys } from './nearest-key.js';
 import { TASK_TYPES, type TaskType } from './status.js';
 import type { Billing, RosterPick, Rung } from './route.js';
@@ -190,6 +190,8 @@ export interface JobSpec {
   objectives?: ObjectivesNote;
   /** The finished job's task this job follows up (issue 16), set by admission's followUp, never by a request. */
   follow_up?: FollowUpLink;
+  /** A follow-up of a worktree job's task: its worktree starts from that task's branch (issue 16); set with `follow_up`, never by a request. */
+  follow_up_base?: FollowUpBase;
   /** What spec lint found at dispatch (warn mode), when it found anything. */
   spec_lint?: { mode: string; needs_detail: { task: string; code: string; message: string; fix: string }[]; codes: string[] };
 }

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { GafferError } from '../domain/errors.js';
 import { describeVerify, LIMITS, parseJobRequest, type JobSpec } from '../domain/request.js';
-import type { FollowUpLink } from '../domain/follow-up.js';
+import type { FollowUpBase, FollowUpLink } from '../domain/follow-up.js';
 import { lintJob, type LintReport, type SpecLintMode } from '../domain/spec-lint.js';
 import { isFinalStatus } from '../domain/status.js';
 import { ownProcessIdentity } from '../platform/process/process-identity.js';
@@ -65,11 +65,12 @@ export class Admission {
   }
 
   /** Validates and starts a job; an idempotency key already used returns the first job (`created: false`). */
-  submit(body: unknown, opts: Caller & { idempotencyKey?: string | null; cwd?: string | null; followUp?: FollowUpLink } = {}): { job: CompactJob; created: boolean } {
+  submit(body: unknown, opts: Caller & { idempotencyKey?: string | null; cwd?: string | null; followUp?: FollowUpLink; followUpBase?: FollowUpBase } = {}): { job: CompactJob; created: boolean } {
     if (this.#hooks.isClosed()) throw new GafferError('internal', 'the engine is shutting down');
     const spec = this.#parse(body);
-    // set here, never parsed: the request schema refuses the field, so only followUp() links a job
+    // set here, never parsed: the request schema refuses the fields, so only followUp() links a job (and bases it on a branch)
     if (opts.followUp) spec.follow_up = opts.followUp;
+    if (opts.followUp && opts.followUpBase) spec.follow_up_base = opts.followUpBase;
     // opts.cwd: the client's working directory; inside a live job's workspace, the request comes from that job
     const spawnedFrom = opts.cwd ? workspacesHolding(opts.cwd, this.#store.listLiveJobs().map((j) => j.spec.workspace)) : [];
     spec.workspace = vetWorkspace(spec.workspace, { dataDir: this.#opts.dataDir, ...this.#opts.protect, spawnedFrom });
@@ -121,7 +122,8 @@ export class Admission {
     const done = new Set(attempts.filter((a) => a.role === 'worker' && a.status === 'done').map((a) => a.task));
     const tasks = job.spec.tasks.filter((t) => !done.has(t.name));
     if (tasks.length === 0) throw new GafferError('conflict', `every task of job ${id} ended done; nothing to re-dispatch`);
-    const { spec_lint: _lint, client_request_id: _key, verify, ...rest } = job.spec;
+    // what the engine wrote on the spec as the job ran is not a request's: the new job makes its own
+    const { spec_lint: _lint, client_request_id: _key, objectives: _objectives, task_order: _order, follow_up: link, follow_up_base: base, verify, ...rest } = job.spec;
     const body = {
       ...rest,
       verify: describeVerify(verify),
@@ -129,14 +131,19 @@ export class Admission {
       // a task the roster routed is routed again, by the roster as it is now; the others keep their runner
       tasks: tasks.map(({ runner, model, command, roster, brief, ...t }) => ({ ...t, ...brief, ...(roster ? {} : { runner, ...(model ? { model } : {}) }), ...(command ? { command } : {}) })),
     };
-    return this.submit(body, opts);
+    // a follow-up's re-dispatch is still that task's follow-up (on its branch, for a worktree job), in a new session
+    return this.submit(body, { ...opts, ...(link ? { followUp: { ...link, resumed: false } } : {}), ...(base ? { followUpBase: base } : {}) });
   }
 
-  /** A new job in the same workspace for a finished job's task, told the review's comments and note (issue 16); its first attempt resumes the task's session where it has one. */
+  /**
+   * A new job in the same workspace for a finished job's task, told the review's comments and note
+   * (issue 16); its first attempt resumes the task's session where it can. A worktree job's task is
+   * followed up in a worktree from its branch.
+   */
   async followUp(id: string, task: string, body: unknown, opts: Caller = {}): Promise<{ job: CompactJob; created: boolean }> {
     const job = this.#queries.visibleJob(id, opts);
     const plan = await planFollowUp(this.#store, job, task, body);
-    return this.submit(plan.body, { ...opts, followUp: plan.link });
+    return this.submit(plan.body, { ...opts, followUp: plan.link, ...(plan.base ? { followUpBase: plan.base } : {}) });
   }
 
   #parse(body: unknown): JobSpec {

@@ -10,7 +10,6 @@ import { parseSteerBody, steerEventText, steerNote, type SteerMessage, type Stee
 import type { JobRow } from '../store/store.js';
 import { epochS } from './clock.js';
 import type { CompactJob } from './compact.js';
-import { refuseWorktreeFollowUp } from './follow-up.js';
 import type { JobContext } from './job-context.js';
 import type { Caller } from './queries.js';
 
@@ -65,8 +64,8 @@ export async function steerTask(deps: SteerDeps, id: string, taskName: string, b
 /**
  * Keeps a message for a task of a job this process runs: read at the next turn of a live attempt
  * whose runner takes input (or of the task's first attempt, not started yet, when its runner does);
- * otherwise queued for the task's follow-up — refused where a follow-up would be (a worktree job),
- * or when the messages queued for it would pass the follow-up's note limit.
+ * otherwise queued for the task's follow-up (a worktree job's on the task's branch) — refused when
+ * the messages queued for it would pass the follow-up's note limit.
  */
 export function offerSteer(ctx: JobContext, task: TaskSpec, message: SteerMessage): SteerOffer {
   const { runners } = ctx.services;
@@ -74,7 +73,6 @@ export function offerSteer(ctx: JobContext, task: TaskSpec, message: SteerMessag
   const reader = attempts.find((e) => BEFORE_ITS_END.has(e.attempt.state) && runners.get(e.route.runner)?.takesInput === true);
   const firstReads = attempts.length === 0 && runners.get(task.runner)?.takesInput === true;
   const delivery = reader !== undefined || firstReads ? 'next_turn' : 'queued_as_follow_up';
-  if (delivery === 'queued_as_follow_up') refuseWorktreeFollowUp(ctx.job, task.name);
   const note = steerNote([...ctx.inbox.waitingFor(task.name), message]);
   if (note.length > FOLLOW_UP_LIMITS.note) {
     throw new GafferError('invalid_request', `message: the messages waiting for ${task.name} would come to ${note.length} characters, at most ${FOLLOW_UP_LIMITS.note} — send a shorter one, or wait for the task to read them`, 'message');

@@ -12,6 +12,7 @@ import { epochS } from './clock.js';
 import { JobContext, type EngineServices } from './job-context.js';
 import { integrate } from './worktree-job.js';
 import { worktreeRoot } from './placement/worktree.js';
+import { followUpApplyFrom } from './worktree-follow-up.js';
 
 /** One of gaffer's worktrees or branches (`gaffer worktrees ls`). */
 export interface WorktreeEntry {
@@ -177,7 +178,11 @@ export async function mergeLater(services: EngineServices, job: JobRow, task: st
   const sandboxed = services.store.listAttempts(job.id).some((a) => a.report?.sandboxed === true);
   const ctx = new JobContext(services, job);
   const taken = rows.map((r) => ({ ...r }));
-  const merged = await integrate(ctx, say, { repo, base: { commit: wt.base }, root: worktreeRoot(services), sandboxed, name }, taken, { late: [], apply: true });
+  // a follow-up of a worktree task: its change goes in on top of that task's work, or with it
+  const applyFrom = await followUpApplyFrom(services.store, job.spec);
+  if (applyFrom) say(applyFrom.why);
+  const site = { repo, base: { commit: wt.base }, root: worktreeRoot(services), sandboxed, name, ...(applyFrom ? { applyFrom: applyFrom.commit } : {}) };
+  const merged = await integrate(ctx, say, site, taken, { late: [], apply: true });
   const tasks = wt.tasks.map((t) => taken.find((r) => r.task === t.task) ?? t);
   const next: WorktreesJson = { ...wt, tasks, merges: [...wt.merges, merged.json] };
   services.store.updateJob(job.id, { result: { ...(job.result as NonNullable<JobRow['result']>), worktrees: next } });

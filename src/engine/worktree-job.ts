@@ -17,6 +17,7 @@ import { Semaphore } from './semaphore.js';
 import { settleJob, type SettleInput } from './settle.js';
 import type { Approval } from './approval.js';
 import { applyObjectives, objectivesFileOf } from './objectives.js';
+import { followUpApplyFrom, followUpFolder } from './worktree-follow-up.js';
 
 /** One task carried out in its worktree. */
 interface TaskRun {
@@ -40,14 +41,18 @@ const MERGED = '+merged';
 export async function runWorktreeJob(ctx: JobContext, approval: Approval): Promise<void> {
   const spec = ctx.spec;
   const settings = ctx.services.worktrees;
-  ctx.enter('running', 'making the base commit', { started: epochS() });
+  const from = spec.follow_up_base;
+  ctx.enter('running', from ? `starting from ${from.branch} (${from.commit.slice(0, 12)}), the followed task's work` : 'making the base commit', { started: epochS() });
   const repo = await readRepo(spec.workspace);
   if ('refused' in repo) throw new Error(`the workspace ${repo.refused}`);
-  const base = await serialized(repo, () => commitWorkingTree(repo, `gaffer: base of job ${ctx.id}`));
+  // issue 16: a follow-up of a worktree task builds on that task's branch, not on the workspace
+  const base = from ? { commit: from.commit } : await serialized(repo, () => commitWorkingTree(repo, `gaffer: base of job ${ctx.id}`));
   // spec 07: the objectives the tasks name, read as the base holds them (no worker has started), get evidence at the end
   await applyObjectives(ctx, null, objectivesFileOf(spec.workspace), []);
   const root = worktreeRoot(ctx.services);
-  const placement = new WorktreePlacement({ repo, base, workspace: spec.workspace, root, settings, logDir: ctx.jobDir });
+  const folder = followUpFolder(ctx, root);
+  const folders = folder !== null && spec.follow_up ? new Map([[spec.follow_up.task, folder]]) : undefined;
+  const placement = new WorktreePlacement({ repo, base, workspace: spec.workspace, root, settings, logDir: ctx.jobDir, ...(folders ? { folders } : {}) });
   // spec 06 "Phase order": review and verify tasks run after the implementers, in the merged tree of their work
   const [implementers = [], late = []] = taskPhases(approval.approved);
   const classes = classify(ctx, implementers, late, settings.parallelSafeGates);
@@ -102,7 +107,9 @@ export async function runWorktreeJob(ctx: JobContext, approval: Approval): Promi
   if (((spec.merge === 'auto' && passing.length > 0) || late.length > 0) && !ctx.isCancelled) {
     ctx.enter('verifying', late.length > 0 ? `merging the passing branches for ${late.map((t) => t.name).join(', ')}` : 'merging the passing branches');
     const sandboxed = passing.some((r) => r.outcome.workers.some((w) => w.report.sandboxed));
-    const site = { repo, base, root, sandboxed, name: MERGED };
+    const applyFrom = spec.merge === 'auto' ? await followUpApplyFrom(ctx.services.store, spec) : null;
+    if (applyFrom) ctx.phase(`merge: ${applyFrom.why}`);
+    const site: MergeSite = { repo, base, root, sandboxed, name: MERGED, ...(applyFrom ? { applyFrom: applyFrom.commit } : {}) };
     merged = await integrate(ctx, (message) => ctx.phase(message), site, passing.map((r) => r.row as WorktreeTaskJson), { late, apply: spec.merge === 'auto' });
     worktrees.merges.push(merged.json);
   }
@@ -201,6 +208,8 @@ export interface MergeSite {
   sandboxed: boolean;
   /** The merge's branch and folder name below the job's (`+merged`, or `+merged-2` for a later one). */
   name: string;
+  /** Where the change applied to the workspace starts, when not at `base` (a worktree follow-up, followUpApplyFrom). */
+  applyFrom?: string;
 }
 
 /** A merged tree: its record, its verification, and — when review/verify tasks ran in it — their outcome. */
@@ -283,7 +292,7 @@ export async function integrate(ctx: JobContext, say: (message: string) => void,
   if (!place) return notApplied('cancelled before the merge was applied');
   try {
     const mergedTip: string = tip;
-    const refused = await serialized(repo, () => applyToWorkingTree(repo, base.commit, mergedTip));
+    const refused = await serialized(repo, () => applyToWorkingTree(repo, site.applyFrom ?? base.commit, mergedTip));
     if (refused !== null) return notApplied(`the workspace changed since the base commit and the merge does not apply to it: ${refused}`);
   } finally {
     place.release();

@@ -193,6 +193,24 @@ export async function isAncestor(cwd: string, commit: string, of: string): Promi
   return (await runGit([...SAFE, 'merge-base', '--is-ancestor', commit, of], call(cwd))).exitCode === 0;
 }
 
+/** A branch's tip, or null when there is no such branch. */
+export async function branchTip(cwd: string, branch: string): Promise<string | null> {
+  const r = await runGit([...SAFE, 'rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], call(cwd));
+  return r.exitCode === 0 ? r.stdout.toString('utf8').trim() : null;
+}
+
+/** A file's content in a commit, `rel` relative to `cwd` (a folder of the repository); null when the commit has no such file. */
+export async function readAtCommit(cwd: string, commit: string, rel: string): Promise<Buffer | null> {
+  const r = await runGit([...SAFE, 'cat-file', 'blob', `${commit}:./${rel}`], call(cwd));
+  return r.exitCode === 0 ? r.stdout : null;
+}
+
+/** The unified diff of one path (relative to `cwd`) between two commits, its paths relative to `cwd`; "" when it did not change. */
+export async function commitFileDiff(cwd: string, from: string, to: string, rel: string): Promise<string> {
+  const args = [...SAFE, '--literal-pathspecs', 'diff', '--no-color', '--no-ext-diff', '--no-textconv', '--no-renames', '--relative', '--src-prefix=a/', '--dst-prefix=b/', '-U3', from, to, '--', rel];
+  return (await runGitOk(args, call(cwd))).toString('utf8');
+}
+
 /** gaffer's branches (`gaffer/…`) with their tips. */
 export async function listGafferBranches(cwd: string): Promise<{ branch: string; commit: string }[]> {
   const out = await git(cwd, ['for-each-ref', '--format=%(refname:short) %(objectname)', 'refs/heads/gaffer/']);

@@ -88,7 +88,8 @@ reviews of intent to yourself. One job = one workspace; gaffer runs one job per 
   a person should look.
 - To send review back to a finished task, call \`workers_follow_up\` with \`comments\` (\`{file, line,
   text}\`) and/or a \`note\`: a new job that resumes the worker's session where it can (\`follow_up.resumed\`),
-  verified like any job; wait on its id. Do not re-dispatch the whole task to ask for a change.
+  verified like any job; wait on its id. A worktree job's task is followed up on its branch (a new
+  worktree from its tip, merged as the job's \`merge\` says). Do not re-dispatch the whole task to ask for a change.
 - To correct a task while it runs, \`workers_steer\` with a \`message\`: a builtin worker reads it at its
   next turn (\`next_turn\`); agent CLIs and shell take no input mid-run, so it becomes the task's
   follow-up job when the job ends (\`queued_as_follow_up\`; the job's \`steer_delivered\` event names it).

@@ -127,3 +127,29 @@ describe('a follow-up sends review back to a finished task (issue 16)', () => {
     }
   });
 });
+
+describe('a re-dispatch of a follow-up (issue 16)', () => {
+  it('is the same task’s follow-up again, in a new session: linked to the original, its failed task only', async () => {
+    const engine = await Engine.open({ dataDir: join(tempDir(), 'data'), runners: createRunners({ sandbox: 'off' }) });
+    try {
+      const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
+      const { job: first } = engine.submit({ workspace: ws, verify: 'test -f out.txt', tasks: [{ name: 'write', runner: 'shell', instruction: 'write out.txt', command: `grep -q 'fail this time' "$GAFFER_INSTRUCTION_FILE" && exit 3; echo one > out.txt` }] });
+      await engine.settled(first.id);
+      expect(engine.get(first.id).status).toBe('done');
+      // the follow-up's worker fails: its re-dispatch is what a person does next
+      const { job: follow } = await engine.followUp(first.id, 'write', { note: 'fail this time' });
+      await engine.settled(follow.id);
+      expect(engine.get(follow.id).follow_up).toEqual({ job: first.id, task: 'write', resumed: false });
+      expect(engine.get(follow.id).status).not.toBe('done');
+      const { job: again } = engine.redispatch(follow.id);
+      await engine.settled(again.id);
+      const answer = engine.get(again.id);
+      expect(answer.follow_up).toEqual({ job: first.id, task: 'write', resumed: false });
+      expect(answer.tasks.map((t) => t.name)).toEqual(['write']);
+      // told the same review: it fails the same way, and says so
+      expect(answer.status).toBe(engine.get(follow.id).status);
+    } finally {
+      await engine.close();
+    }
+  });
+});

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -189,22 +190,33 @@ describe('steering a running worker (issue 16)', () => {
     }
   });
 
-  it('a worktree job refuses a steer that would become a follow-up, with the follow-up’s error, before queuing it', async () => {
-    const engine = await Engine.open({ dataDir: join(tempDir(), 'data'), runners: createRunners({ sandbox: 'off' }) });
+  it("a worktree job's shell task queues a steer as its follow-up, which runs in a worktree from the task's branch when the job ends", async () => {
+    const dataDir = join(tempDir(), 'data');
+    const engine = await Engine.open({ dataDir, runners: createRunners({ sandbox: 'off' }) });
     try {
       const go = join(tempDir(), 'go');
       const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-      const { job } = engine.submit({ workspace: ws, isolation: 'worktree', verify: 'none', tasks: [{ name: 'wt', runner: 'shell', instruction: 'wait', command: `${until(go)}; echo x > x.txt`, files: ['x.txt'] }] });
+      // told to, appends to the x.txt it wrote before — which only the task's branch has
+      const command = `${until(go)}; if grep -q 'add a line' "$GAFFER_INSTRUCTION_FILE"; then grep -qx x x.txt && echo y >> x.txt; else echo x > x.txt; fi`;
+      const { job } = engine.submit({ workspace: ws, isolation: 'worktree', verify: 'test -f x.txt', tasks: [{ name: 'wt', runner: 'shell', instruction: 'write x.txt', command, files: ['x.txt'] }] });
       await engine.waitFor(job.id, 'worker:wt:running', 30);
-      const refused = engine.steer(job.id, 'wt', { message: 'x' });
-      await expect(refused).rejects.toMatchObject({ code: 'conflict', field: 'job_id', message: expect.stringContaining('ran in worktrees') });
+      const queued = await engine.steer(job.id, 'wt', { message: 'add a line' });
+      expect(queued).toMatchObject({ delivery: 'queued_as_follow_up', worker: null, waiting: 1, follow_up_job: null });
       writeFileSync(go, '');
       await engine.settled(job.id);
-      expect(steerEvents(engine, job.id)).toEqual([]);
-      expect(engine.list()).toHaveLength(1);
-      // ended, it is refused as the follow-up is
-      await expect(engine.followUp(job.id, 'wt', { note: 'x' })).rejects.toMatchObject({ code: 'conflict', field: 'job_id' });
-      await expect(engine.steer(job.id, 'wt', { message: 'x' })).rejects.toMatchObject({ code: 'conflict', field: 'job_id', message: expect.stringContaining('ran in worktrees') });
+      expect(engine.get(job.id).status).toBe('done');
+
+      const delivered = steerEvents(engine, job.id).filter((e) => e.event === 'steer_delivered');
+      expect(delivered).toEqual([expect.objectContaining({ steer_id: queued.id, delivery: 'queued_as_follow_up', follow_up_job: expect.any(String) })]);
+      const followId = String(delivered[0]?.follow_up_job);
+      expect(engine.get(followId).follow_up).toEqual({ job: job.id, task: 'wt', resumed: false });
+      await engine.settled(followId);
+      const follow = engine.get(followId, { full: true });
+      expect(follow.status).toBe('done');
+      expect(readFileSync(join(dataDir, 'jobs', followId, 'wt.instruction.txt'), 'utf8')).toContain('add a line');
+      const git = (...args: string[]) => execFileSync('git', args, { cwd: ws, encoding: 'utf8' }).trim();
+      expect(follow.result?.worktrees?.base).toBe(git('rev-parse', `gaffer/${job.id}/wt`));
+      expect(git('show', `gaffer/${followId}/wt:x.txt`)).toBe('x\ny');
     } finally {
       await engine.close();
     }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { makeWorkspace } from '../helpers/temp.js';
 import { inProcess, openEngine } from './helpers.js';
@@ -58,5 +59,35 @@ describe('POST /api/jobs/:id/tasks/:task/follow-up (issue 16)', () => {
       expect(refused.json, JSON.stringify(body)).toEqual(errorShape('invalid_request', field));
     }
     expect(engine.list()).toHaveLength(2);
+  });
+
+  it("a worktree job's task: 202 with a follow-up that runs on the task's branch, ends done and verified; a deleted branch is a 409 naming it", async () => {
+    const engine = await openEngine();
+    const { call } = inProcess(engine, { tokens: TOKENS });
+    const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
+    // told to, appends to the b.txt it wrote — only its branch has it (merge none)
+    const command = `if grep -q 'write it twice' "$GAFFER_INSTRUCTION_FILE"; then grep -qx b b.txt && echo b >> b.txt; else echo b > b.txt; fi`;
+    const body = { workspace: ws, isolation: 'worktree', verify: 'test -f b.txt', tasks: [{ name: 'make-b', runner: 'shell', instruction: 'write b.txt', files: ['b.txt'], command }] };
+    const first = await call('POST', '/api/jobs', body, as('tok-alice'));
+    const id: string = first.json.id;
+    await engine.settled(id);
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: ws, encoding: 'utf8' }).trim();
+    const tip = git('rev-parse', `gaffer/${id}/make-b`);
+
+    const followed = await call('POST', `/api/jobs/${id}/tasks/make-b/follow-up`, { comments: [{ file: 'b.txt', line: 1, text: 'write it twice' }] }, as('tok-alice'));
+    expect(followed.status).toBe(202);
+    expect(followed.json.follow_up).toEqual({ job: id, task: 'make-b', resumed: false });
+    await engine.settled(followed.json.id);
+    const final = await call('GET', `/api/jobs/${followed.json.id}?full=1`, undefined, as('tok-alice'));
+    expect(final.json.status).toBe('done');
+    expect(final.json.result.verification).toMatchObject({ ran: true, ok: true });
+    expect(final.json.result.worktrees.base).toBe(tip);
+    expect(git('show', `gaffer/${followed.json.id}/make-b:b.txt`)).toBe('b\nb');
+
+    git('branch', '-D', `gaffer/${id}/make-b`);
+    const gone = await call('POST', `/api/jobs/${id}/tasks/make-b/follow-up`, { note: 'again' }, as('tok-alice'));
+    expect(gone.status).toBe(409);
+    expect(gone.json).toEqual(errorShape('conflict', 'task'));
+    expect(gone.json.error.message).toContain(`gaffer/${id}/make-b`);
   });
 });

@@ -59,9 +59,6 @@ export function whyNoFollowUp(job: CompactJob): string | null {
   if (job.finished === null) {
     return `The job is still ${job.status.replace(/_/g, ' ')}: review goes back to the worker once the job has ended (the server refuses a follow-up of a live job). Steer a live worker with its message box, or cancel the job.`;
   }
-  if (job.result?.worktrees) {
-    return `This job ran in worktrees: its work is on a branch, not in the workspace. Merge it first (gaffer merge ${job.id} <task>), then send the review as a new job.`;
-  }
   return null;
 }
 

@@ -102,10 +102,12 @@ export async function makeTaskWorktree(opts: {
   settings: WorktreeSettings;
   logDir: string;
   say: Say;
+  /** Its folder when not `<root>/<job>/<task>` (a follow-up where the followed task's session ran). */
+  dir?: string | undefined;
 }): Promise<TaskWorktree> {
   const { repo, settings, say } = opts;
   const branch = `gaffer/${opts.jobId}/${opts.task}`;
-  const dir = path.join(opts.root, opts.jobId, opts.task);
+  const dir = opts.dir ?? path.join(opts.root, opts.jobId, opts.task);
   mkdirSync(path.dirname(dir), { recursive: true });
   // only the repository-wide part takes the repository's turn; the checkout fills this worktree alone
   const git = await serialized(repo, () => addWorktree(repo, dir, branch, opts.base.commit));
@@ -182,6 +184,8 @@ export interface WorktreeSite {
   settings: WorktreeSettings;
   /** The job's folder: setup and install logs, the checked-out index's copy. */
   logDir: string;
+  /** A task's folder when not `<root>/<job>/<task>`, by task name (a follow-up resumed where its task ran). */
+  folders?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -201,7 +205,7 @@ export class WorktreePlacement implements Placement {
   async acquire(job: PlacementRequest): Promise<TaskWorktree | null> {
     if (job.task === undefined) throw new Error('a worktree placement places one task at a time: name it');
     if (job.signal.aborted) return null;
-    return makeTaskWorktree({ ...this.#site, jobId: job.jobId, task: job.task, say: (message) => job.onWait(message) });
+    return makeTaskWorktree({ ...this.#site, jobId: job.jobId, task: job.task, dir: this.#site.folders?.get(job.task), say: (message) => job.onWait(message) });
   }
 }
 

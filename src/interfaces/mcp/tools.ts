@@ -145,7 +145,7 @@ export const TOOLS: Tool[] = [
   {
     name: 'workers_follow_up',
     description:
-      "Send review back to a finished job's task: comments on lines ({file, line, text}) and/or a note. Starts a new job in the same workspace with that task (same runner and model), resuming the worker's session where its runner saved one (else a new session told the comments and the task's diff); it is verified and proved like any job, and its answer's `follow_up` links the original. Returns the new job at once: then call workers_wait.",
+      "Send review back to a finished job's task: comments on lines ({file, line, text}) and/or a note. Starts a new job in the same workspace with that task (same runner and model; a worktree job's task runs in a worktree from its branch, merged as the job's `merge` says), resuming the worker's session where its runner saved one (else a new session told the comments and the task's diff); it is verified and proved like any job, and its answer's `follow_up` links the original. Returns the new job at once: then call workers_wait.",
     inputSchema: object(
       {
         ...jobId,
@@ -167,7 +167,7 @@ export const TOOLS: Tool[] = [
   {
     name: 'workers_steer',
     description:
-      "Send a message to a task of a running job. A builtin worker reads it before its next model call (delivery `next_turn`; a `steer_delivered` event says when). Agent CLIs and shell workers take no input while they run: the message is queued and, when the job ends, goes to the task as a follow-up job (delivery `queued_as_follow_up`); a job that has already ended gets that follow-up at once (`follow_up_job`). Refused for a worktree job, as a follow-up is.",
+      "Send a message to a task of a running job. A builtin worker reads it before its next model call (delivery `next_turn`; a `steer_delivered` event says when). Agent CLIs and shell workers take no input while they run: the message is queued and, when the job ends, goes to the task as a follow-up job (delivery `queued_as_follow_up`); a job that has already ended gets that follow-up at once (`follow_up_job`); a worktree job's follow-up runs on the task's branch.",
     inputSchema: object({ ...jobId, task: { type: 'string', description: "the task's name in that job" }, message: { type: 'string', minLength: 1, maxLength: STEER_LIMITS.message } }, ['job_id', 'task', 'message']),
     run: async (args, ctx) => {
       const { job_id: _id, task: _task, ...body } = args;

@@ -11,18 +11,21 @@ export const SECRET_FILE = 'secret';
 const SECRET_BYTES = 32;
 const SECRET_FORM = /^[A-Za-z0-9_-]{43,}$/;
 
-/** Where the data dir keeps its secret. */
-export function secretPath(dataDir: string): string {
-  return join(dataDir, SECRET_FILE);
+/** The coordinator's node token when `GAFFER_NODE_TOKEN` gives none (spec 09): its worker nodes' credential, good for the node routes only. */
+export const NODE_SECRET_FILE = 'node-secret';
+
+/** Where the data dir keeps its secret (or, named, another secret of its: `node-secret`). */
+export function secretPath(dataDir: string, name: string = SECRET_FILE): string {
+  return join(dataDir, name);
 }
 
 /**
  * The data dir's secret, created (0600) when there is none yet. Written to a temp file and linked
  * into place, so two servers starting at once agree on one secret and no reader sees a half file.
  */
-export function ensureSecret(dataDir: string): string {
-  const file = secretPath(dataDir);
-  const existing = readSecret(dataDir);
+export function ensureSecret(dataDir: string, name: string = SECRET_FILE): string {
+  const file = secretPath(dataDir, name);
+  const existing = readSecret(dataDir, name);
   if (existing !== null) return existing;
   const temp = `${file}.${process.pid}.tmp`;
   rmSync(temp, { force: true }); // a crashed process with this pid may have left one
@@ -34,7 +37,7 @@ export function ensureSecret(dataDir: string): string {
   } finally {
     rmSync(temp, { force: true });
   }
-  const secret = readSecret(dataDir);
+  const secret = readSecret(dataDir, name);
   if (secret === null) throw new GafferError('internal', `cannot create the secret file ${file}`);
   return secret;
 }
@@ -43,8 +46,8 @@ export function ensureSecret(dataDir: string): string {
  * The data dir's secret, or null when there is none. One that is not a regular file, or does not
  * look like a secret gaffer made, is refused rather than trusted: the fix is to delete it.
  */
-export function readSecret(dataDir: string): string | null {
-  const file = secretPath(dataDir);
+export function readSecret(dataDir: string, name: string = SECRET_FILE): string | null {
+  const file = secretPath(dataDir, name);
   let isFile: boolean;
   try {
     isFile = lstatSync(file).isFile();

@@ -41,6 +41,7 @@ export const ATTEMPT_EVENTS = [
   'exited',
   'limit_hit',
   'rate_limited',
+  'node_lost',
   'evidence_taken',
   'outputs_missing',
   'verify_passed',
@@ -130,6 +131,8 @@ export const ATTEMPT_TABLE: readonly AttemptRow[] = [
   { from: 'running', on: 'limit_hit', to: 'collecting', effects: ['collect_evidence'] },
   // spec 04: a rate limit waits and requeues the same attempt, keeping its place but not its slot
   { from: 'running', on: 'rate_limited', to: 'requeued', effects: ['wait_for_window'] },
+  // spec 09: the node running it stopped answering and BullMQ gave its work to another node: one new attempt takes it over
+  { from: 'running', on: 'node_lost', to: 'settled', effects: ['admit_retry_attempt', 'release_placement'], ending: 'superseded' },
   { from: 'requeued', on: 'window_reset', to: 'placed', effects: ['start_executor'] },
   { from: 'collecting', on: 'evidence_taken', to: 'verifying', effects: ['run_verification'] },
   // spec 06: exited 0 without its declared outputs — its work is missing, not wrong: a new attempt (a new session) takes over

@@ -423,7 +423,8 @@ function refuseUnsupported(req: z.output<typeof jobRequestSchema>): void {
     throw new GafferError('not_supported', `${field}: ${what} is not supported by this build yet — remove it`, field);
   };
   if (req.isolation === 'worktree' && (req.criteria?.length ?? 0) > 0) refuse('criteria', 'job-level criteria with worktree isolation (each task is judged in its own worktree: give them per task)');
-  if (req.repo !== undefined && req.repo !== null) refuse('repo', 'cluster mode');
+  // issue 17: a cluster hands its nodes the coordinator's workspace as a git bundle; a job on a remote repository is not built yet
+  if (req.repo !== undefined && req.repo !== null) refuse('repo', 'a remote repository ({"url", "ref"}) — give a local `workspace`: a cluster (gaffer serve --queue) sends it to its nodes as a git bundle');
 }
 
 /**

@@ -3,6 +3,7 @@ import { jobStatusOf, taskResultOf, workerEndOf, type TaskResult, type WorkerEnd
 import type { AttemptEventType } from '../domain/attempt-table.js';
 import type { Route } from '../domain/route.js';
 import type { JobStatus, WorkerRole, WorkerStatus, WorkerOutcome } from '../domain/status.js';
+import { NODE_LOST } from './execution/executor.js';
 
 /** One attempt of a job: the worker that carries it out, the route it was given, and where the machine has it. */
 export interface LedgerEntry {
@@ -114,6 +115,8 @@ export function endEventsFor(
       if (report.status === 'cancelled') return stopped();
       // the spawn failed, or the runner refused at its start: no process after all
       if (!ctx.gotProcess) return [{ type: 'launch_failed', facts }];
+      // spec 09: its node was lost mid-run; the work comes back under the next attempt (worker-run.ts)
+      if (report.stopReason === NODE_LOST) return [{ type: 'node_lost', facts }];
       return [{ type: report.limit !== undefined ? 'limit_hit' : 'exited', facts }];
   }
 }

@@ -13,6 +13,7 @@ import type { Store } from '../store/store.js';
 import { JobBus } from './bus.js';
 import { Operations, type OperationsSettings } from './operations.js';
 import { LocalExecutor } from './execution/local.js';
+import { BullmqExecutor, type ClusterSettings } from './execution/bullmq.js';
 import type { EngineServices, JobContext } from './job-context.js';
 import { LiveJobs } from './live-jobs.js';
 import type { JobQueue } from './queue/job-queue.js';
@@ -69,6 +70,8 @@ export interface EngineOptions {
   operations?: Partial<OperationsSettings>;
   /** The config file read and config `protected_paths`: folders no job may be created for (issue 11, workspace-vetting.ts). */
   protect?: Pick<WorkspaceRules, 'configFile' | 'protectedPaths'>;
+  /** Run the attempts on worker nodes through BullMQ (spec 09, `gaffer serve --queue`); default: in this process. */
+  cluster?: ClusterSettings;
 }
 
 /**
@@ -84,7 +87,7 @@ export function composeServices(opts: EngineOptions, store: Store): EngineServic
     runners: opts.runners ?? new Map(listRunnerKeys().map((k) => [k, getRunner(k) as Runner])),
     router: opts.router ?? new TaskRouter(),
     placement: new SharedPlacement(store, bus),
-    executor: new LocalExecutor(opts.maxParallel ?? 2),
+    executor: opts.cluster ? new BullmqExecutor(opts.cluster, resolve(opts.dataDir)) : new LocalExecutor(opts.maxParallel ?? 2),
     dataDir: resolve(opts.dataDir),
     confirmFullSuite: opts.confirmFullSuite ?? true,
     verificationNetwork: opts.verificationNetwork ?? NO_NETWORK,

@@ -22,6 +22,15 @@ import type { JobQueue } from './queue/job-queue.js';
 import { recoverOrphans } from './recovery.js';
 import { listWorktrees, mergeLater, pruneWorktrees, type PruneAnswer, type WorktreeEntry } from './worktree-admin.js';
 import type { WorktreesJson } from '../domain/result.js';
+import { BullmqExecutor } from './execution/bullmq.js';
+import type { NodeExchange } from './execution/exchange.js';
+
+/** A coordinator's side of its cluster: what the HTTP API offers the nodes, and where it tells them to reach it. */
+export interface CoordinatorSide {
+  readonly exchange: NodeExchange;
+  /** Tells the attempts put on the queue from now on where the coordinator's HTTP API is. */
+  advertise(url: string): void;
+}
 
 // the pieces' names, for the callers that know only the engine
 export type { Caller, StatsAnswer } from './queries.js';
@@ -35,6 +44,7 @@ export { CROSS_PROCESS_POLL_MS, type WaitAnswer } from './job-waits.js';
 export { IDEMPOTENCY_WINDOW_S } from './admission.js';
 export { ORPHAN_LOOK_MS } from './maintenance.js';
 export type { EngineOptions } from './compose.js';
+export type { NodeExchange } from './execution/exchange.js';
 
 /**
  * One engine per process: runs jobs, answers for them, and shares the data dir with other processes.
@@ -79,12 +89,24 @@ export class Engine {
     this.#releaseSpawner = opts.spawner === true ? useSpawner() : () => undefined;
   }
 
-  /** Opens the store and turns jobs whose process died into `interrupted` (spec 07 "Store and restart"). */
+  /** Opens the store and turns jobs whose process died into `interrupted` (spec 07 "Store and restart"); a cluster's queue is connected. */
   static async open(opts: EngineOptions): Promise<Engine> {
     const engine = new Engine(opts, new Store(resolve(opts.dataDir)));
     await recoverOrphans(engine.store, engine.dataDir);
+    try {
+      await engine.#services.executor.open?.();
+    } catch (err) {
+      await engine.close();
+      throw err;
+    }
     engine.#maintenance.watchOrphans();
     return engine;
+  }
+
+  /** What a coordinator offers its worker nodes (spec 09, `gaffer serve --queue`); null when the attempts run in this process. */
+  get cluster(): CoordinatorSide | null {
+    const executor = this.#services.executor;
+    return executor instanceof BullmqExecutor ? executor : null;
   }
 
   /** Validates and starts a job; an idempotency key already used returns the first job (`created: false`). */
@@ -278,6 +300,7 @@ export class Engine {
     this.#storeClosed = true;
     this.#releaseSpawner();
     await this.#maintenance.stop();
+    await this.#services.executor.close?.();
     this.store.close();
   }
 }

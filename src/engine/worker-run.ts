@@ -19,6 +19,7 @@ import { settleByArtifacts, type OutputStates } from '../verification/outputs.js
 import { endEventsFor, type LedgerEntry } from './attempt-ledger.js';
 import { writePolicyFor } from '../domain/write-policy.js';
 import { recordWorkerPhase } from './liveness-log.js';
+import { NODE_LOST } from './execution/executor.js';
 
 /** Output events: at most one per worker per 250 ms, each at most 2 KiB of the newest lines (spec 02). */
 export const OUTPUT_EVENT_MS = 250;
@@ -41,6 +42,8 @@ export interface WorkerPlan {
   outputsAtCheckpoint?: OutputStates;
   /** The parallel batch this attempt belongs to: a launch failure of one stops the others (spec 06); its reason says which. */
   batch?: AbortController;
+  /** The attempt whose node was lost (spec 09): this one takes over the work BullMQ handed to another node. */
+  continues?: string;
 }
 
 /** A worker's end as the engine keeps it. */
@@ -54,9 +57,19 @@ export interface WorkerEnd {
 /**
  * Runs one attempt end to end — admitted into the job's ledger, a slot from the executor, its turn
  * in the place, the runner, events — moving it through the attempt machine at each step; its row's
- * status and outcome are the machine's words. Never throws for the worker's own failure.
+ * status and outcome are the machine's words. Never throws for the worker's own failure. An
+ * attempt whose node was lost (spec 09: BullMQ's stalled-job handling gave its work to another
+ * node) is followed by one new attempt that takes that work over — once: the new attempt's own
+ * end, whatever it is, is the task's.
  */
 export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place): Promise<WorkerEnd> {
+  const end = await runAttempt(ctx, plan, place);
+  if (end.report.stopReason !== NODE_LOST || ctx.isCancelled) return end;
+  // `+` is never in a task's name: the new attempt's row cannot collide with another task's
+  return runAttempt(ctx, { ...plan, name: `${plan.name}+node`, kind: 'retry', continues: plan.name }, place);
+}
+
+async function runAttempt(ctx: JobContext, plan: WorkerPlan, place: Place): Promise<WorkerEnd> {
   const { store, executor, runners, operations } = ctx.services;
   const logFile = join(ctx.jobDir, `${plan.name}.log`);
   const entry = admitAttempt(ctx, plan);
@@ -147,6 +160,13 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
         onOutput: (lines) => output.push(lines),
         onState: (detection) => recordState(ctx, plan, detection),
         onSpawn: ({ pgid, startedAt }) => store.updateAttempt(ctx.id, plan.name, { pgid, pgStart: startedAt }),
+      }, {
+        ...(plan.continues !== undefined ? { continues: plan.continues } : {}),
+        // spec 09: what the queue and its nodes did, on the job's events like the worker's own
+        onNode: (e) => {
+          store.updateAttempt(ctx.id, plan.name, { lastEvent: 'node' });
+          ctx.emit({ name: plan.name, event: 'node', message: e.message, node: e.node, node_event: e.event });
+        },
       });
     };
     let report: RunnerReport;

@@ -102,7 +102,7 @@ describe('the transition function', () => {
 
   it('says which events a live state takes, and that a final state takes none', () => {
     const live = transition(fresh('running'), { type: 'approved' });
-    expect(!live.ok && live.message).toContain('expected one of: launch_failed, exited, limit_hit, rate_limited, cancel, interrupt');
+    expect(!live.ok && live.message).toContain('expected one of: launch_failed, exited, limit_hit, rate_limited, node_lost, cancel, interrupt');
     const final = transition(fresh('settled'), { type: 'cancel' });
     expect(!final.ok && final.message).toContain('settled is final');
   });

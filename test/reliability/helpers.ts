@@ -25,9 +25,9 @@ export interface Served {
   exited: Promise<number | null>;
 }
 
-/** `gaffer serve --port 0` as a child (killed after the test); resolves once server.json names it. */
-export async function startServe(dataDir: string, opts: { env?: NodeJS.ProcessEnv; args?: string[] } = {}): Promise<Served> {
-  const child = spawn(BIN, ['--data-dir', dataDir, ...(opts.args ?? []), 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? { ...process.env, GAFFER_URL: '' } });
+/** `gaffer serve --port 0 [serveArgs]` as a child (killed after the test); resolves once server.json names it. */
+export async function startServe(dataDir: string, opts: { env?: NodeJS.ProcessEnv; args?: string[]; serveArgs?: string[] } = {}): Promise<Served> {
+  const child = spawn(BIN, ['--data-dir', dataDir, ...(opts.args ?? []), 'serve', '--port', '0', ...(opts.serveArgs ?? [])], { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? { ...process.env, GAFFER_URL: '' } });
   children.push(child);
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));

@@ -7,7 +7,9 @@ import { Engine } from '../../engine/engine.js';
 import type { WorktreeSettings } from '../../engine/placement/worktree.js';
 import { createRunners, type RunnerSetup } from '../../runners/index.js';
 import { registerSecretValues } from '../../platform/process/env.js';
-import { createSandbox } from '../../platform/sandbox/sandbox.js';
+import { createSandbox, type Sandbox } from '../../platform/sandbox/sandbox.js';
+import type { Runner } from '../../runners/contract.js';
+import type { ClusterSettings } from '../../engine/execution/bullmq.js';
 import { runLimitsFromConfig, setRunLimits } from '../../platform/process/limits.js';
 import { networkSetupOf, verificationNetworkOf } from '../../config/network-config.js';
 import { readServerRecord } from '../http/serve.js';
@@ -87,7 +89,7 @@ export class CliContext {
    * An engine in this process (serve and mcp always run one, `longLived`); opening it recovers
    * orphaned jobs.
    */
-  engine(longLived = false): Promise<Engine> {
+  engine(longLived = false, cluster?: ClusterSettings): Promise<Engine> {
     const { config } = this.config;
     // issue 11: every worker and verification this engine runs gets the config's limits
     setRunLimits(runLimitsFromConfig(config.limits));
@@ -96,7 +98,8 @@ export class CliContext {
     this.#engine ??= Engine.open({
       spawner: longLived,
       dataDir: this.dataDir,
-      runners: createRunners({ sandbox, network: networkSetupOf(config), ...builtinSetup(config), cli: cliRunnerOptions(config) }),
+      ...(cluster ? { cluster } : {}),
+      runners: this.#runners(sandbox),
       maxParallel: config.workers.max_parallel,
       specLint: config.spec_lint,
       retentionJobs: config.retention.jobs,
@@ -119,6 +122,22 @@ export class CliContext {
     return this.#engine;
   }
 
+  /** The runners a `gaffer node` offers (spec 09), set up from this machine's config as the engine's are. */
+  nodeRunners(keys: readonly string[]): Map<string, Runner> {
+    const { config } = this.config;
+    setRunLimits(runLimitsFromConfig(config.limits));
+    const all = this.#runners(createSandbox(config.sandbox));
+    return new Map(keys.flatMap((k) => {
+      const runner = all.get(k);
+      return runner ? [[k, runner] as const] : [];
+    }));
+  }
+
+  #runners(sandbox: Sandbox): Map<string, Runner> {
+    const { config } = this.config;
+    return createRunners({ sandbox, network: networkSetupOf(config), ...builtinSetup(config), cli: cliRunnerOptions(config) });
+  }
+
   /** Answers on stdout. */
   out(text: string): void {
     writeTo(process.stdout, `${text}\n`);
@@ -130,7 +149,9 @@ export class CliContext {
   }
 
   async close(): Promise<void> {
-    if (this.#engine) await (await this.#engine).close();
+    // an engine that failed to open (a cluster's Redis away) has nothing to close: its failure was the command's
+    const engine = await this.#engine?.catch(() => null);
+    await engine?.close();
   }
 }
 

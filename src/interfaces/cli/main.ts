@@ -8,7 +8,8 @@ import { approveCommand, asksCommand } from './commands/approve.js';
 import { followUpCommand } from './commands/follow-up.js';
 import { steerCommand } from './commands/steer.js';
 import { queueListCommand, queueRunCommand } from './commands/queue.js';
-import { mcpCommand, serveCommand } from './commands/serve.js';
+import { mcpCommand, serveCommand, type ServeFlags } from './commands/serve.js';
+import { nodeCommand, type NodeFlags } from './commands/node.js';
 import { dispatchCommand, type DispatchFlags } from './commands/dispatch.js';
 import { restrictUmask } from '../../platform/process/umask.js';
 import { guardOutput } from './safe-output.js';
@@ -29,7 +30,7 @@ const WAIT_CONDITIONS = [
 /** Exit codes of spec 02 for a refusal, per command: dispatch/wait/status → 2; cancel of a final job → 1. */
 function exitCodeFor(command: string, code: string): number {
   if (command === 'cancel' && code === 'conflict') return 1;
-  if (command === 'serve' && code === 'internal') return 1;
+  if ((command === 'serve' || command === 'node') && code === 'internal') return 1;
   return 2;
 }
 
@@ -227,7 +228,22 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('the HTTP API, live events and MCP over HTTP')
     .option('--host <host>', 'bind address (default 127.0.0.1; anything else needs tokens)')
     .option('--port <port>', 'port (default 7070; 0 picks a free one)')
-    .action((flags: { host?: string; port?: string }) => run('serve', (cli) => serveCommand(cli, flags))());
+    .option('--queue <url>', 'be the coordinator of a cluster on this Redis (redis://host:6379): attempts run on `gaffer node`s')
+    .option('--runner-limit <runner=N>', 'with --queue: at most N attempts of the runner at once across the cluster (repeatable)', collect)
+    .action((flags: ServeFlags) => run('serve', (cli) => serveCommand(cli, flags))());
+
+  program
+    .command('node')
+    .description("a worker node of a coordinator's cluster (spec 09): runs its attempts, sends the work back as git commits")
+    .option('--queue <url>', 'the Redis the coordinator uses (redis://host:6379)')
+    .option('--runners <keys>', 'the runners this node takes attempts for, comma-separated (default shell,builtin)')
+    .option('--slots <n>', 'attempts of each runner at once on this node (default workers.max_parallel)')
+    .option('--work-dir <dir>', 'caches, worktrees and logs (default <data dir>/node)')
+    .option('--name <name>', "this node's name in events (default host-pid)")
+    .option('--token-file <file>', "the coordinator's node token (default env GAFFER_NODE_TOKEN)")
+    .option('--coordinator <url>', "the coordinator's HTTP address, when the one it advertises is not reachable from here")
+    .option('--stall-s <n>', 'seconds this node may go silent before its work is given to another node (default 30)')
+    .action((flags: NodeFlags) => run('node', (cli) => nodeCommand(cli, flags))());
 
   program
     .command('login')

@@ -13,6 +13,7 @@ import { authenticate, isOpenRoute, missingCredential, redeemLogin } from './aut
 import type { Credentials } from './credentials.js';
 import { badQuery, errorResponse } from './errors.js';
 import { StreamCounters, streamAllJobs, streamJob } from './sse.js';
+import { authenticateNode, mountNodeRoutes, NODE_ROUTES } from './node-routes.js';
 
 /** What the HTTP app needs besides the engine. */
 export interface AppOptions {
@@ -61,6 +62,13 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
         throw new GafferError('forbidden', `Origin ${JSON.stringify(origin)} is not accepted by this listener`);
       }
     }
+    // spec 09: a worker node's routes take the node token, and no other route does
+    if (c.req.path.startsWith(NODE_ROUTES)) {
+      authenticateNode(c, engine.cluster?.exchange ?? null);
+      c.set('owner', null);
+      await next();
+      return undefined;
+    }
     // issue 11: a credential even on loopback, so nothing else on the machine drives the API
     const login = c.req.method === 'GET' && c.req.path === '/' ? c.req.query('login') : undefined;
     if (login !== undefined) return redeemLogin(c, credentials, login);
@@ -72,15 +80,15 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
   });
   // refused before it is buffered: a Content-Length over the cap at once, a chunked body once it passes it
   const maxBodyBytes = opts.maxBodyBytes ?? MAX_BODY_BYTES_DEFAULT;
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: maxBodyBytes,
-      onError: () => {
-        throw new GafferError('payload_too_large', `the request body is larger than ${maxBodyBytes} bytes: send less, or raise server.max_body_bytes in the config`);
-      },
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: maxBodyBytes,
+    onError: () => {
+      throw new GafferError('payload_too_large', `the request body is larger than ${maxBodyBytes} bytes: send less, or raise server.max_body_bytes in the config`);
+    },
+  });
+  // a node's result bundle is streamed to disk under a cap of its own (engine/execution/exchange.ts)
+  app.use('*', (c, next) => (c.req.path.startsWith(NODE_ROUTES) ? next() : limitBody(c, next)));
+  mountNodeRoutes(app, () => engine.cluster?.exchange ?? null);
 
   const owner = (c: Context<Env>) => c.get('owner');
   const body = async (c: Context<Env>): Promise<unknown> => {

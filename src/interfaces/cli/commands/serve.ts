@@ -1,6 +1,10 @@
 import { GafferError } from '../../../domain/errors.js';
 import { VERSION } from '../../../version.js';
-import { secretPath } from '../../../config/local-secret.js';
+import { ensureSecret, NODE_SECRET_FILE, secretPath } from '../../../config/local-secret.js';
+import { readHeldEnv } from '../../../platform/process/scrub-env.js';
+import { makePrivateDataDir } from '../../../platform/files/data-dir.js';
+import type { ClusterSettings } from '../../../engine/execution/bullmq.js';
+import { connectionOf, describeQueue } from '../../../engine/execution/wire.js';
 import { startServer } from '../../http/serve.js';
 import { vetServerPort } from '../../../config/network-config.js';
 import type { CliContext } from '../cli-context.js';
@@ -8,14 +12,26 @@ import type { CliContext } from '../cli-context.js';
 /** A shutdown must finish within 30 s (spec 02): past that the process exits anyway. */
 export const SHUTDOWN_LIMIT_MS = 30_000;
 
-/** `gaffer serve`: the HTTP API, live events and MCP over HTTP, until SIGTERM/SIGINT. */
-export async function serveCommand(cli: CliContext, flags: { host?: string; port?: string }): Promise<number> {
+/** `gaffer serve`'s flags. */
+export interface ServeFlags {
+  host?: string;
+  port?: string;
+  /** spec 09: the coordinator of a cluster on this Redis. */
+  queue?: string;
+  /** `runner=N`: attempts of the runner at once across the cluster. */
+  runnerLimit?: string[];
+}
+
+/** `gaffer serve`: the HTTP API, live events and MCP over HTTP, until SIGTERM/SIGINT; with `--queue`, a cluster's coordinator (spec 09). */
+export async function serveCommand(cli: CliContext, flags: ServeFlags): Promise<number> {
   const port = flags.port === undefined ? 7070 : Number(flags.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new GafferError('invalid_request', `--port must be 0..65535, got ${JSON.stringify(flags.port)}`, 'port');
   // issue 11: a port forwarded into sandboxes must never be gaffer's own (an OS-chosen one is known once bound)
   if (port !== 0) vetServerPort(cli.config.config, port);
-  const engine = await cli.engine(true);
+  const cluster = flags.queue === undefined ? undefined : clusterOf(cli, flags.queue, flags.runnerLimit ?? []);
+  const engine = await cli.engine(true, cluster);
   const server = await startServer({ engine, host: flags.host ?? '127.0.0.1', port, tokens: cli.config.config.tokens, version: VERSION, maxBodyBytes: cli.config.config.server.max_body_bytes });
+  engine.cluster?.advertise(server.url);
   try {
     vetServerPort(cli.config.config, Number(new URL(server.url).port));
   } catch (err) {
@@ -35,6 +51,10 @@ export async function serveCommand(cli: CliContext, flags: { host?: string; port
   cli.err(`gaffer: serving ${server.url} (data dir ${cli.dataDir}); MCP at ${server.url}/mcp`);
   cli.err(`gaffer: the board: ${server.loginUrl} (the login works once; \`gaffer login\` prints a new one)`);
   cli.err(`gaffer: the API needs a credential: the gaffer CLI on this machine sends ${secretPath(cli.dataDir)} by itself`);
+  if (cluster) {
+    const where = readHeldEnv(NODE_TOKEN_ENV) !== undefined ? NODE_TOKEN_ENV : secretPath(cli.dataDir, NODE_SECRET_FILE);
+    cli.err(`gaffer: coordinator of the cluster on ${describeQueue(cluster.queue)}: start nodes with \`${NODE_TOKEN_ENV}=… gaffer node --queue ${describeQueue(cluster.queue)}\`, the token from ${where}`);
+  }
   await stopped;
   return 0;
 }
@@ -55,4 +75,29 @@ export async function mcpCommand(cli: CliContext): Promise<number> {
   });
   await engine.shutdown('interrupted: the MCP client went away');
   return 0;
+}
+
+/** The environment variable a coordinator and its nodes share their node token in. */
+export const NODE_TOKEN_ENV = 'GAFFER_NODE_TOKEN';
+
+/** A coordinator's cluster settings from its flags: the node token from the environment, else the data dir's `node-secret`. */
+function clusterOf(cli: CliContext, queue: string, limits: readonly string[]): ClusterSettings {
+  connectionOf(queue); // refused, named, before anything starts
+  const given = readHeldEnv(NODE_TOKEN_ENV) ?? process.env[NODE_TOKEN_ENV];
+  if (given !== undefined && given.length < 16) throw new GafferError('invalid_request', `${NODE_TOKEN_ENV} must be at least 16 characters, got ${given.length}`, NODE_TOKEN_ENV);
+  const runnerLimits = parseRunnerLimits(limits);
+  if (given === undefined) makePrivateDataDir(cli.dataDir);
+  return { queue, nodeToken: given ?? ensureSecret(cli.dataDir, NODE_SECRET_FILE), limits: runnerLimits };
+}
+
+/** `--runner-limit shell=4` (repeatable) as runner → limit. */
+export function parseRunnerLimits(values: readonly string[]): Record<string, number> {
+  const limits: Record<string, number> = {};
+  for (const value of values) {
+    const m = /^([a-z][a-z0-9_-]*)=(\d+)$/.exec(value);
+    const n = m ? Number(m[2]) : NaN;
+    if (!m || !Number.isInteger(n) || n < 1 || n > 10_000) throw new GafferError('invalid_request', `--runner-limit must be RUNNER=N with N 1..10000 (shell=4), got ${JSON.stringify(value)}`, 'runner-limit');
+    limits[m[1] as string] = n;
+  }
+  return limits;
 }

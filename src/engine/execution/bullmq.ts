@@ -1,0 +1,395 @@
+import { appendFileSync, mkdirSync, statSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { Job, Queue, QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
+import { GafferError } from '../../domain/errors.js';
+import type { RunnerReport } from '../../domain/runner-report.js';
+import { baseRef, dropRefs, exportBase } from '../../evidence/cluster-git.js';
+import { readRepo, serialized } from '../../evidence/worktree-git.js';
+import type { Runner, RunnerInput } from '../../runners/contract.js';
+import { blankReport } from '../../runners/report.js';
+import { Semaphore } from '../semaphore.js';
+import { AttemptExchange } from './exchange.js';
+import { NODE_LOST, type Executor, type RunOptions } from './executor.js';
+import { RemoteWork } from './remote-work.js';
+import { cancelledReport, takeBack } from './take-back.js';
+import { CANCEL_CHANNEL, CANCEL_TTL_S, cancelKey, connectionOf, describeQueue, QUEUE_PREFIX, queueName, safeJson, signAttempt, withTimeout, wireProgressSchema, type WireAttempt } from './wire.js';
+
+/** A coordinator's cluster (spec 09): `gaffer serve --queue`. */
+export interface ClusterSettings {
+  /** The Redis URL (`redis://host:6379`). */
+  queue: string;
+  /** The credential every node sends (`GAFFER_NODE_TOKEN`, else the data dir's `node-secret`). */
+  nodeToken: string;
+  /** Attempts of a runner running at once across the cluster (the runner's queue's global concurrency); a runner not named has no cluster-wide limit. */
+  limits?: Readonly<Record<string, number>>;
+  /** Attempts on the queue at once (the executor's cap); default 64. */
+  cap?: number;
+}
+
+/** How long a node has to confirm a cancel before the attempt ends cancelled without its word, ms. */
+const CANCEL_CONFIRM_MS = 10_000;
+/** How often each live attempt's BullMQ job is read besides its events (an event lost to a reconnect), ms. */
+const POLL_MS = 2_000;
+/** How long work whose node was lost waits for the task's next attempt to take it over before it is cancelled, ms. */
+const ADOPT_MS = 30_000;
+/** After its second stall, how long BullMQ has to fail the job (a node must take it to) before the attempt ends without it, ms. */
+const SECOND_STALL_MS = 60_000;
+/** The most of a remote worker's output the coordinator's log of it keeps, bytes (the node keeps its whole log). */
+const LOG_CAP_BYTES = 10 * 1024 * 1024;
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * The remote Executor (issue 17, spec 09): each attempt becomes a BullMQ job on its runner's queue
+ * (`runner-<key>`, a global concurrency per runner across the cluster), taken by a `gaffer node`
+ * with the runner and a free slot. The node gets the workspace as a git bundle of its base (HEAD
+ * plus uncommitted work, exported here), runs the runner in a worktree of its own, and sends its
+ * commit back as a bundle. This executor applies that commit to the workspace before it returns,
+ * so the attempt's evidence, verification and proof are made exactly as for a local attempt —
+ * from the coordinator's own snapshot of its own disk; the node's report is a claim.
+ */
+export class BullmqExecutor implements Executor {
+  readonly cap: number;
+  /** What the HTTP API offers the nodes. */
+  readonly exchange: AttemptExchange;
+  readonly #settings: ClusterSettings;
+  readonly #connection: ReturnType<typeof connectionOf>;
+  readonly #slots: Semaphore;
+  readonly #queues = new Map<string, Queue>();
+  readonly #events = new Map<string, Promise<QueueEvents>>();
+  readonly #works = new Map<string, RemoteWork>();
+  readonly #lost = new Map<string, { work: RemoteWork; timer: NodeJS.Timeout }>();
+  readonly #repoKey: (commonDir: string) => string;
+  #redis: Redis | null = null;
+  #url: string | null = null;
+  #poll: NodeJS.Timeout | null = null;
+  #closed = false;
+
+  constructor(settings: ClusterSettings, dataDir: string) {
+    this.#settings = settings;
+    this.#connection = connectionOf(settings.queue);
+    this.cap = settings.cap ?? 64;
+    this.#slots = new Semaphore(this.cap);
+    this.exchange = new AttemptExchange(join(dataDir, 'cluster'), settings.nodeToken);
+    // a node's cache of a repository is keyed by this coordinator's data dir and the repository: one cache per workspace repository
+    this.#repoKey = (commonDir) => createHash('sha256').update(`${dataDir}\0${commonDir}`).digest('hex').slice(0, 32);
+  }
+
+  /** Where the nodes reach this coordinator's HTTP API (known once the server listens). */
+  advertise(url: string): void {
+    this.#url = url;
+  }
+
+  /**
+   * Connects to Redis (refusing, named, when it does not answer), sets each runner's cluster-wide
+   * limit, and clears what an earlier coordinator left on the queues: its jobs were recorded
+   * interrupted when this one started, so their waiting attempts go and their running ones are cancelled.
+   */
+  async open(): Promise<void> {
+    const redis = new Redis(this.#settings.queue, { maxRetriesPerRequest: null, lazyConnect: true });
+    // ioredis reconnects by itself; an unheard `error` event would only be printed
+    redis.on('error', () => undefined);
+    try {
+      await withTimeout(redis.connect(), CONNECT_TIMEOUT_MS);
+    } catch (err) {
+      redis.disconnect();
+      throw new GafferError('invalid_request', `the queue at ${describeQueue(this.#settings.queue)} does not answer: ${err instanceof Error ? err.message : String(err)} — start redis-server there, or fix --queue`, 'queue');
+    }
+    this.#redis = redis;
+    const existing = new Set<string>();
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${QUEUE_PREFIX}:${queueName('*')}:meta`, 'COUNT', 200);
+      cursor = next;
+      for (const k of keys) existing.add(k.slice(`${QUEUE_PREFIX}:${queueName('')}`.length, -':meta'.length));
+    } while (cursor !== '0');
+    for (const runner of new Set([...existing, ...Object.keys(this.#settings.limits ?? {})])) {
+      const queue = this.#queue(runner);
+      const limit = this.#settings.limits?.[runner];
+      if (limit !== undefined) await queue.setGlobalConcurrency(limit);
+      else await queue.removeGlobalConcurrency();
+      if (!existing.has(runner)) continue;
+      await queue.drain(true);
+      for (const job of await queue.getActive()) if (job.id) await this.#publishCancel(job.id);
+    }
+    this.#poll = setInterval(() => void this.#pollAll(), POLL_MS);
+    this.#poll.unref();
+  }
+
+  slot(signal?: AbortSignal): Promise<() => void> {
+    return this.#slots.acquire(signal);
+  }
+
+  async run(runner: Runner, input: RunnerInput, opts: RunOptions = {}): Promise<RunnerReport> {
+    const adopted = opts.continues !== undefined ? this.#adopt(`${input.jobId}\0${opts.continues}`) : null;
+    let work = adopted;
+    if (work === null) {
+      const placed = await this.#place(runner, input);
+      if ('report' in placed) return placed.report;
+      work = placed.work;
+    }
+    const report = await this.#follow(work, input, opts, adopted !== null);
+    if (report.stopReason === NODE_LOST) this.#park(`${input.jobId}\0${input.workerName}`, work);
+    else await this.#finish(work);
+    return report;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#poll) clearInterval(this.#poll);
+    for (const { work, timer } of this.#lost.values()) {
+      clearTimeout(timer);
+      await this.#publishCancel(work.key).catch(() => undefined);
+    }
+    this.#lost.clear();
+    await Promise.all([...this.#events.values()].map(async (e) => (await e).close().catch(() => undefined)));
+    await Promise.all([...this.#queues.values()].map((q) => q.close().catch(() => undefined)));
+    await this.#redis?.quit().catch(() => undefined);
+  }
+
+  /** Exports the workspace's base and puts the attempt on its runner's queue; a report when it cannot. */
+  async #place(runner: Runner, input: RunnerInput): Promise<{ work: RemoteWork } | { report: RunnerReport }> {
+    const launchFailed = (error: string) => ({ report: blankReport({ status: 'error', outcome: 'expected_error', stopReason: 'spawn_failed', error }) });
+    if (this.#closed || this.#redis === null) return launchFailed('the cluster executor is closed');
+    if (this.#url === null) return launchFailed("the coordinator's address is not known yet (gaffer serve sets it once it listens)");
+    const repo = await readRepo(input.workspace);
+    if ('refused' in repo) return launchFailed(`cluster mode hands nodes the workspace through git, but the workspace ${repo.refused}`);
+    let base: string;
+    try {
+      base = await serialized(repo, () => exportBase(repo));
+    } catch (err) {
+      return launchFailed(`the workspace could not be exported for a node: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    // one BullMQ job per run of the attempt (a rate-limited attempt runs again): its own key
+    const key = `${input.jobId}.${input.workerName}.${randomBytes(4).toString('hex')}`;
+    const branch = `gaffer/${input.jobId}/${input.workerName}`;
+    const work = new RemoteWork({ key, runner: runner.key, repo, base, branch });
+    const data: WireAttempt = {
+      v: 1,
+      key,
+      coordinator: this.#url,
+      ticket: this.exchange.open(key, repo, base),
+      base,
+      repo: this.#repoKey(repo.commonDir),
+      prefix: repo.prefix,
+      branch,
+      runner: runner.key,
+      input: {
+        jobId: input.jobId,
+        workerName: input.workerName,
+        attempt: input.attempt,
+        role: input.role,
+        instruction: input.instruction,
+        command: input.command,
+        model: input.model,
+        ...(input.endpoint !== undefined ? { endpoint: input.endpoint } : {}),
+        timeoutMs: input.timeoutMs,
+        maxRounds: input.maxRounds,
+        resume: input.resume,
+        files: input.files,
+        ...(input.outputs !== undefined ? { outputs: input.outputs } : {}),
+        sandbox: input.sandbox,
+      },
+    };
+    this.#works.set(key, work);
+    try {
+      // listening before the add: no event of this job can come before it is heard
+      await this.#eventsOf(runner.key);
+      await this.#queue(runner.key).add(runner.key, signAttempt(data, this.#settings.nodeToken), { jobId: key, attempts: 1, removeOnComplete: { age: 3_600 }, removeOnFail: { age: 86_400 } });
+      work.queued = true;
+    } catch (err) {
+      await this.#finish(work);
+      return launchFailed(`the queue at ${describeQueue(this.#settings.queue)} did not take the attempt: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    return { work };
+  }
+
+  /** Follows the work to its end: the node's events onto the attempt, cancel to the node, its commit into the workspace. */
+  #follow(work: RemoteWork, input: RunnerInput, opts: RunOptions, adopted: boolean): Promise<RunnerReport> {
+    const logged = { bytes: 0 };
+    return new Promise<RunnerReport>((resolve) => {
+      let ended = false;
+      const timers: NodeJS.Timeout[] = [];
+      const end = (report: RunnerReport) => {
+        if (ended) return;
+        ended = true;
+        for (const t of timers) clearTimeout(t);
+        input.signal.removeEventListener('abort', onAbort);
+        work.detach();
+        resolve(report);
+      };
+      const onAbort = () => {
+        timers.push(setTimeout(() => end(cancelledReport(`the node did not confirm the cancel within ${CANCEL_CONFIRM_MS / 1000} s`)), CANCEL_CONFIRM_MS));
+        void this.#cancel(work);
+      };
+      let lastNode = work.node;
+      work.attach({
+        taken: (node) => {
+          lastNode = node;
+          opts.onNode?.({ event: 'taken', node, message: `taken by node ${node}` });
+        },
+        progress: (p) => {
+          if (p.type === 'output') {
+            appendLog(input.logFile, p.lines, logged);
+            input.onOutput?.(p.lines);
+          } else input.onState?.(p.detection as Parameters<NonNullable<RunnerInput['onState']>>[0]);
+        },
+        stalled: (stalls) => {
+          if (!adopted && stalls === 1) {
+            const node = lastNode ?? 'unknown';
+            opts.onNode?.({ event: 'lost', node: lastNode, message: `node ${node} stopped answering: BullMQ gives its work to another node` });
+            end(blankReport({ status: 'error', outcome: 'expected_error', stopReason: NODE_LOST, error: `node ${node} stopped answering mid-attempt (its BullMQ lock expired): the work was handed to another node as a new attempt` }));
+            return;
+          }
+          opts.onNode?.({ event: 'requeued', node: lastNode, message: `node ${lastNode ?? 'unknown'} stopped answering too: BullMQ ends the work` });
+          timers.push(setTimeout(() => end(lostAgain(stalls)), SECOND_STALL_MS));
+        },
+        settled: (outcome) => {
+          void takeBack(work, outcome, { exchange: this.exchange, cancelled: input.signal.aborted }).then(end, (err: unknown) =>
+            end(blankReport({ status: 'error', outcome: 'panic', stopReason: 'result_not_applied', error: `the node's work could not be taken back: ${err instanceof Error ? err.message : String(err)}` })),
+          );
+        },
+      });
+      if (adopted && work.node !== null && !work.isSettled) opts.onNode?.({ event: 'taken', node: work.node, message: `taken by node ${work.node}` });
+      // taken over after its second stall already: BullMQ fails it once a node takes it, else the attempt ends on its own
+      if (adopted && work.stalls >= 2 && !work.isSettled) timers.push(setTimeout(() => end(lostAgain(work.stalls)), SECOND_STALL_MS));
+      if (input.signal.aborted) onAbort();
+      else input.signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Cancels the work: gone from the queue when no node has it yet, else the node is told (pub/sub, and a key a late taker reads). */
+  async #cancel(work: RemoteWork): Promise<void> {
+    try {
+      const job = await Job.fromId(this.#queue(work.runner), work.key);
+      const state = job ? await job.getState() : 'unknown';
+      if (job && (state === 'waiting' || state === 'delayed' || state === 'prioritized')) {
+        try {
+          await job.remove();
+          work.settle({ kind: 'gone' });
+          return;
+        } catch {
+          // a node took it meanwhile: tell it
+        }
+      }
+      await this.#publishCancel(work.key);
+    } catch {
+      // Redis away: the confirm timer ends the attempt
+    }
+  }
+
+  async #publishCancel(key: string): Promise<void> {
+    const redis = this.#redis;
+    if (redis === null) return;
+    await redis.set(cancelKey(key), '1', 'EX', CANCEL_TTL_S);
+    await redis.publish(CANCEL_CHANNEL, key);
+  }
+
+  /** Keeps work whose node was lost for the task's next attempt; cancelled when none takes it over in time. */
+  #park(run: string, work: RemoteWork): void {
+    const timer = setTimeout(() => {
+      this.#lost.delete(run);
+      void this.#publishCancel(work.key).catch(() => undefined);
+      void this.#finish(work);
+    }, ADOPT_MS);
+    timer.unref();
+    this.#lost.set(run, { work, timer });
+  }
+
+  #adopt(run: string): RemoteWork | null {
+    const lost = this.#lost.get(run);
+    if (!lost) return null;
+    clearTimeout(lost.timer);
+    this.#lost.delete(run);
+    return lost.work;
+  }
+
+  /** The work is over: its ticket, uploads and refs go. */
+  async #finish(work: RemoteWork): Promise<void> {
+    this.#works.delete(work.key);
+    this.exchange.close(work.key);
+    const baseInUse = [...this.#works.values()].some((w) => w.base === work.base && w.repo.commonDir === work.repo.commonDir);
+    if (!baseInUse) await serialized(work.repo, () => dropRefs(work.repo, [baseRef(work.base)])).catch(() => undefined);
+  }
+
+  #queue(runner: string): Queue {
+    let queue = this.#queues.get(runner);
+    if (!queue) {
+      queue = new Queue(queueName(runner), { connection: this.#connection, prefix: QUEUE_PREFIX });
+      queue.on('error', () => undefined);
+      this.#queues.set(runner, queue);
+    }
+    return queue;
+  }
+
+  /** The events of a runner's queue, heard from before its first attempt is added. */
+  #eventsOf(runner: string): Promise<QueueEvents> {
+    let events = this.#events.get(runner);
+    if (!events) {
+      const e = new QueueEvents(queueName(runner), { connection: this.#connection, prefix: QUEUE_PREFIX });
+      e.on('error', () => undefined);
+      e.on('progress', ({ jobId, data }) => {
+        const parsed = wireProgressSchema.safeParse(typeof data === 'string' ? safeJson(data) : data);
+        if (parsed.success) this.#works.get(jobId)?.onProgress(parsed.data);
+      });
+      e.on('stalled', ({ jobId }) => void this.#readStalls(runner, jobId));
+      e.on('completed', ({ jobId, returnvalue }) => this.#works.get(jobId)?.settle({ kind: 'completed', value: returnvalue }));
+      e.on('failed', ({ jobId, failedReason }) => this.#works.get(jobId)?.settle({ kind: 'failed', reason: failedReason }));
+      e.on('removed', ({ jobId }) => this.#works.get(jobId)?.settle({ kind: 'gone' }));
+      events = e.waitUntilReady().then(() => e);
+      this.#events.set(runner, events);
+    }
+    return events;
+  }
+
+  /** A stall event: BullMQ's count is read, so an event and a poll that both saw it count once. */
+  async #readStalls(runner: string, key: string): Promise<void> {
+    const work = this.#works.get(key);
+    if (!work) return;
+    const job = await Job.fromId(this.#queue(runner), key).catch(() => undefined);
+    work.noteStalls(job?.stalledCounter ?? work.stalls + 1);
+  }
+
+  /** Every live work's job read again: an end or a stall whose event was lost (a reconnect) is found within {@link POLL_MS}. */
+  async #pollAll(): Promise<void> {
+    for (const work of [...this.#works.values()]) {
+      if (!work.queued || work.isSettled) continue;
+      try {
+        const job = await Job.fromId(this.#queue(work.runner), work.key);
+        if (!job) {
+          work.settle({ kind: 'gone' });
+          continue;
+        }
+        work.noteStalls(job.stalledCounter);
+        const state = await job.getState();
+        if (state === 'completed') work.settle({ kind: 'completed', value: job.returnvalue });
+        else if (state === 'failed') work.settle({ kind: 'failed', reason: job.failedReason });
+      } catch {
+        // Redis away for now: the next poll looks again
+      }
+    }
+  }
+}
+
+function lostAgain(stalls: number): RunnerReport {
+  const error = `its node stopped answering again after the work had been handed over once (${stalls} stalls), and no node failed it within ${SECOND_STALL_MS / 1000} s`;
+  return blankReport({ status: 'error', outcome: 'expected_error', stopReason: 'node_lost_again', error });
+}
+
+/** Appends a remote worker's output to the coordinator's log of it (`gaffer logs`), up to {@link LOG_CAP_BYTES}. */
+function appendLog(file: string, lines: readonly string[], logged: { bytes: number }): void {
+  if (logged.bytes >= LOG_CAP_BYTES || lines.length === 0) return;
+  try {
+    if (logged.bytes === 0) {
+      mkdirSync(dirname(file), { recursive: true });
+      logged.bytes = statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+    }
+    const text = `${lines.join('\n')}\n`;
+    appendFileSync(file, text, { mode: 0o600 });
+    logged.bytes += Buffer.byteLength(text);
+  } catch {
+    // a log that cannot be written loses output, never the attempt
+  }
+}
+

@@ -1,0 +1,279 @@
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, mkdirSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { RunnerReport } from '../../domain/runner-report.js';
+import { addNodeWorktree, bundleNodeWork, commitNodeWork, fetchBase, hasCommit, openCache, removeNodeWorktree } from '../../evidence/cluster-git.js';
+import type { Runner } from '../../runners/contract.js';
+import { blankReport } from '../../runners/report.js';
+import { GafferError } from '../../domain/errors.js';
+import { CANCEL_CHANNEL, cancelKey, connectionOf, describeQueue, QUEUE_PREFIX, queueName, TICKET_HEADER, UPLOAD_HEADER, verifyAttempt, withTimeout, type WireAttempt, type WireProgress, type WireResult } from './wire.js';
+
+/** How a `gaffer node` runs (spec 09). */
+export interface NodeOptions {
+  /** The Redis URL the coordinator's queues are on. */
+  queue: string;
+  /** The runners this node takes attempts for, by key (a queue each). */
+  runners: ReadonlyMap<string, Runner>;
+  /** Attempts of each runner this node runs at once (its BullMQ worker's concurrency). */
+  slots: number;
+  /** Its caches, worktrees, logs and bundles. */
+  workDir: string;
+  /** The coordinator's node token. */
+  token: string;
+  /** Its name in events; default host and pid. */
+  name?: string;
+  /** How long this node may go silent before its work is given to another node, ms (BullMQ's lock duration). */
+  stallMs: number;
+  /** The coordinator's address when the one in each attempt is not reachable from here (a tunnel, a proxy). */
+  coordinator?: string | null;
+  /** One line for a person (the node's stderr). */
+  say(line: string): void;
+}
+
+/** How often a running attempt's cancel key is looked at, besides the pub/sub message (lost to a reconnect), ms. */
+const CANCEL_LOOK_MS = 1_000;
+/** Output updates at most this often per attempt, ms (the coordinator coalesces to its own 250 ms). */
+const OUTPUT_EVERY_MS = 200;
+const OUTPUT_MAX_LINES = 200;
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * A worker node (spec 09): takes attempts for its runners from their BullMQ queues, gets each
+ * attempt's workspace as a git bundle from the coordinator (a bare cache per repository under
+ * `--work-dir`; a base it has already is not fetched again), runs the runner in a worktree on
+ * `gaffer/<job>/<worker>`, commits what it left, sends the commit back as a bundle, and reports
+ * the runner's report — which the coordinator treats as a claim. Output and detected states go
+ * back as BullMQ progress; a cancel arrives by pub/sub (and a key, for an attempt taken after it).
+ */
+export class WorkerNode {
+  readonly name: string;
+  readonly #opts: NodeOptions;
+  readonly #workers: Worker[] = [];
+  readonly #running = new Map<string, AbortController>();
+  /** Attempts whose BullMQ lock this node lost (a partition): their work is another node's now; nothing of it is sent. */
+  readonly #lockLost = new Set<string>();
+  readonly #lanes = new Map<string, Promise<unknown>>();
+  readonly #redis: Redis;
+  readonly #subscriber: Redis;
+  #cancelLook: NodeJS.Timeout | null = null;
+
+  private constructor(opts: NodeOptions) {
+    this.#opts = opts;
+    this.name = opts.name ?? `${os.hostname()}-${process.pid}`;
+    const options = { maxRetriesPerRequest: null, lazyConnect: true } as const;
+    this.#redis = new Redis(opts.queue, options);
+    this.#subscriber = new Redis(opts.queue, options);
+    for (const r of [this.#redis, this.#subscriber]) r.on('error', () => undefined);
+  }
+
+  /** Connects (refusing, named, when Redis does not answer), listens for cancels, and starts taking attempts. */
+  static async start(opts: NodeOptions): Promise<WorkerNode> {
+    const node = new WorkerNode(opts);
+    try {
+      await withTimeout(Promise.all([node.#redis.connect(), node.#subscriber.connect()]), CONNECT_TIMEOUT_MS);
+    } catch (err) {
+      node.#redis.disconnect();
+      node.#subscriber.disconnect();
+      throw new GafferError('invalid_request', `the queue at ${describeQueue(opts.queue)} does not answer: ${err instanceof Error ? err.message : String(err)} — is redis-server running there? fix --queue`, 'queue');
+    }
+    await node.#start();
+    return node;
+  }
+
+  async #start(): Promise<void> {
+    const opts = this.#opts;
+    const connection = connectionOf(opts.queue);
+    this.#subscriber.on('message', (_channel: string, key: string) => this.#running.get(key)?.abort(new Error('cancelled by the coordinator')));
+    await this.#subscriber.subscribe(CANCEL_CHANNEL);
+    this.#cancelLook = setInterval(() => void this.#lookForCancels(), CANCEL_LOOK_MS);
+    this.#cancelLook.unref();
+    for (const w of ['repos', 'worktrees', 'jobs', 'tmp']) mkdirSync(join(opts.workDir, w), { recursive: true, mode: 0o700 });
+    for (const key of opts.runners.keys()) {
+      const worker = new Worker<unknown, WireResult>(queueName(key), (job, _token, signal) => this.#process(job, signal), {
+        connection,
+        prefix: QUEUE_PREFIX,
+        name: this.name,
+        concurrency: opts.slots,
+        lockDuration: opts.stallMs,
+        stalledInterval: Math.max(1_000, Math.round(opts.stallMs / 2)),
+        maxStalledCount: 1,
+      });
+      worker.on('error', (err) => opts.say(`queue ${queueName(key)}: ${err.message}`));
+      worker.on('lockRenewalFailed', (ids: string[]) => {
+        for (const id of ids) {
+          this.#lockLost.add(id);
+          this.#running.get(id)?.abort(new Error('this node lost the attempt: its lock expired and the work went to another node'));
+        }
+      });
+      this.#workers.push(worker);
+    }
+    await Promise.all(this.#workers.map((w) => w.waitUntilReady()));
+  }
+
+  /** Stops taking attempts, lets the running ones finish, and disconnects. */
+  async close(): Promise<void> {
+    await Promise.all(this.#workers.map((w) => w.close()));
+    if (this.#cancelLook) clearInterval(this.#cancelLook);
+    await Promise.all([this.#redis.quit().catch(() => undefined), this.#subscriber.quit().catch(() => undefined)]);
+  }
+
+  /** One attempt, start to end. A failure of the node's own (git, the coordinator away) fails the BullMQ job with the reason. */
+  async #process(job: Job<unknown, WireResult>, bullSignal: AbortSignal | undefined): Promise<WireResult> {
+    const verified = verifyAttempt(job.data, this.#opts.token);
+    if ('refused' in verified) throw new UnrecoverableError(`node ${this.name} refused queue entry ${job.id ?? '?'}: ${verified.refused}`);
+    const a = verified.attempt;
+    const take = randomBytes(6).toString('hex');
+    const progress = (p: WireProgress) => job.updateProgress(p).catch(() => undefined);
+    await progress({ type: 'taken', node: this.name, take });
+    const stop = new AbortController();
+    const onBull = () => stop.abort(bullSignal?.reason);
+    bullSignal?.addEventListener('abort', onBull, { once: true });
+    this.#running.set(a.key, stop);
+    const answer = (report: RunnerReport, commit: string | null = null, upload: string | null = null): WireResult => ({ v: 1, node: this.name, take, report, commit, upload });
+    try {
+      if ((await this.#redis.exists(cancelKey(a.key))) === 1) return answer(blankReport({ status: 'cancelled', outcome: 'cancelled', stopReason: 'cancelled', isCancelled: true }));
+      const runner = this.#opts.runners.get(a.runner);
+      if (!runner) return answer(blankReport({ status: 'refused', outcome: 'expected_error', stopReason: 'refused', error: `runner ${a.runner} is not on node ${this.name}` }));
+      this.#opts.say(`${a.key}: ${a.runner} worker starting`);
+      const cache = join(this.#opts.workDir, 'repos', `${a.repo}.git`);
+      const dir = join(this.#opts.workDir, 'worktrees', a.key);
+      await this.#lane(cache, async () => {
+        await openCache(cache);
+        if (!(await hasCommit(cache, a.base))) await this.#fetchBase(a, cache);
+        await addNodeWorktree(cache, dir, a.branch, a.base);
+      });
+      try {
+        const workspace = a.prefix === '' ? dir : join(dir, a.prefix);
+        mkdirSync(workspace, { recursive: true });
+        const logDir = join(this.#opts.workDir, 'jobs', a.input.jobId);
+        const output = new OutputBatches((lines) => progress({ type: 'output', take, lines }));
+        let report: RunnerReport;
+        try {
+          report = await runner.run({
+            ...a.input,
+            workspace,
+            // the node's own environment: nothing of the coordinator's crosses the wire
+            env: process.env,
+            logFile: join(logDir, `${a.input.workerName}.log`),
+            instructionFile: join(logDir, `${a.input.workerName}.instruction.txt`),
+            signal: stop.signal,
+            onOutput: (lines) => output.push(lines),
+            onState: (detection) => void progress({ type: 'state', take, detection }),
+          });
+        } catch (err) {
+          report = blankReport({ status: 'error', outcome: 'panic', stopReason: 'runner_error', error: `runner failed: ${err instanceof Error ? err.message : String(err)}` });
+        }
+        await output.close();
+        if (this.#lockLost.has(job.id ?? '')) throw new Error(`node ${this.name} lost the attempt (its lock expired): its work is another node's now`);
+        const tip = await commitNodeWork(dir, `gaffer: job ${a.input.jobId}, ${a.input.workerName} on node ${this.name}`);
+        this.#opts.say(`${a.key}: ${report.status}${tip === a.base ? ', nothing changed' : ''}`);
+        if (tip === a.base) return answer(report);
+        const upload = randomBytes(12).toString('base64url');
+        const file = join(this.#opts.workDir, 'tmp', `${a.key}.${upload}.bundle`);
+        try {
+          await bundleNodeWork(cache, a.branch, a.base, file);
+          await this.#sendResult(a, upload, file);
+        } finally {
+          rmSync(file, { force: true });
+        }
+        return answer(report, tip, upload);
+      } finally {
+        await this.#lane(cache, () => removeNodeWorktree(cache, dir, a.branch)).catch(() => undefined);
+      }
+    } finally {
+      this.#running.delete(a.key);
+      this.#lockLost.delete(job.id ?? '');
+      bullSignal?.removeEventListener('abort', onBull);
+    }
+  }
+
+  /** The attempt's base bundle from the coordinator, fetched into the cache. */
+  async #fetchBase(a: WireAttempt, cache: string): Promise<void> {
+    const file = join(this.#opts.workDir, 'tmp', `${a.key}.base.bundle`);
+    try {
+      const res = await fetch(`${this.#coordinatorOf(a)}/api/node/attempts/${encodeURIComponent(a.key)}/base`, { headers: this.#headers(a) });
+      if (!res.ok || res.body === null) throw new Error(`the coordinator refused the base of ${a.key}: HTTP ${res.status} ${(await res.text()).slice(0, 300)}`);
+      await pipeline(Readable.fromWeb(res.body as Parameters<typeof Readable.fromWeb>[0]), createWriteStream(file, { mode: 0o600 }));
+      await fetchBase(cache, file, a.base);
+    } finally {
+      rmSync(file, { force: true });
+    }
+  }
+
+  /** Sends the attempt's commit as a bundle to the coordinator. */
+  async #sendResult(a: WireAttempt, upload: string, file: string): Promise<void> {
+    const res = await fetch(`${this.#coordinatorOf(a)}/api/node/attempts/${encodeURIComponent(a.key)}/result`, {
+      method: 'PUT',
+      headers: { ...this.#headers(a), [UPLOAD_HEADER]: upload, 'content-type': 'application/octet-stream', 'content-length': String(statSync(file).size) },
+      body: Readable.toWeb(createReadStream(file)) as ReadableStream<Uint8Array>,
+      duplex: 'half',
+    } as RequestInit);
+    if (!res.ok) throw new Error(`the coordinator refused the result of ${a.key}: HTTP ${res.status} ${(await res.text()).slice(0, 300)}`);
+  }
+
+  #headers(a: WireAttempt): Record<string, string> {
+    return { authorization: `Bearer ${this.#opts.token}`, [TICKET_HEADER]: a.ticket };
+  }
+
+  #coordinatorOf(a: WireAttempt): string {
+    return (this.#opts.coordinator ?? a.coordinator).replace(/\/+$/, '');
+  }
+
+  /** A cancel whose message this node missed (it reconnected meanwhile) is found by its key. */
+  async #lookForCancels(): Promise<void> {
+    for (const [key, stop] of this.#running) {
+      if (stop.signal.aborted) continue;
+      if ((await this.#redis.exists(cancelKey(key)).catch(() => 0)) === 1) stop.abort(new Error('cancelled by the coordinator'));
+    }
+  }
+
+  /** Runs `fn` after every earlier call for the same cache: git calls on one repository take turns. */
+  #lane<T>(cache: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.#lanes.get(cache) ?? Promise.resolve();
+    const run = previous.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    this.#lanes.set(cache, tail);
+    void tail.then(() => {
+      if (this.#lanes.get(cache) === tail) this.#lanes.delete(cache);
+    });
+    return run;
+  }
+}
+
+/** A worker's output lines as progress updates, at most one per {@link OUTPUT_EVERY_MS}; `close` sends the rest and waits for all. */
+class OutputBatches {
+  readonly #send: (lines: string[]) => Promise<unknown>;
+  #lines: string[] = [];
+  #timer: NodeJS.Timeout | null = null;
+  #sent: Promise<unknown> = Promise.resolve();
+
+  constructor(send: (lines: string[]) => Promise<unknown>) {
+    this.#send = send;
+  }
+
+  push(lines: string[]): void {
+    this.#lines.push(...lines);
+    if (this.#lines.length > OUTPUT_MAX_LINES) this.#lines.splice(0, this.#lines.length - OUTPUT_MAX_LINES);
+    this.#timer ??= setTimeout(() => this.#flush(), OUTPUT_EVERY_MS);
+  }
+
+  #flush(): void {
+    this.#timer = null;
+    if (this.#lines.length === 0) return;
+    const lines = this.#lines;
+    this.#lines = [];
+    // one after the other: the coordinator hears them in order
+    this.#sent = this.#sent.then(() => this.#send(lines));
+  }
+
+  async close(): Promise<void> {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#flush();
+    await this.#sent;
+  }
+}

@@ -1,0 +1,217 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import { GafferError } from '../../domain/errors.js';
+import type { RunnerReport } from '../../domain/runner-report.js';
+import { WORKER_STATUSES } from '../../domain/status.js';
+import { blankReport } from '../../runners/report.js';
+
+/**
+ * What crosses the wire between the coordinator and its nodes (spec 09): one BullMQ queue per
+ * runner, each attempt a BullMQ job whose data is a {@link WireAttempt}, whose progress updates
+ * are {@link WireProgress} and whose return value is a {@link WireResult}. The workspace itself
+ * never rides on Redis: the node fetches a git bundle of its base from the coordinator's HTTP API
+ * and sends its commit back the same way.
+ */
+
+/** The prefix of every Redis key gaffer's queues use (BullMQ's `prefix`). */
+export const QUEUE_PREFIX = 'gaffer';
+/** The pub/sub channel cancels are published on: the message is the attempt's key. */
+export const CANCEL_CHANNEL = `${QUEUE_PREFIX}:cancel`;
+/** How long a cancel is remembered for a node that takes the attempt later, s. */
+export const CANCEL_TTL_S = 3_600;
+/** The HTTP header that carries an attempt's ticket (with the node token as the bearer). */
+export const TICKET_HEADER = 'gaffer-ticket';
+/** The HTTP header naming one upload of an attempt's result. */
+export const UPLOAD_HEADER = 'gaffer-upload';
+
+/** The queue of one runner's attempts. */
+export const queueName = (runner: string): string => `runner-${runner}`;
+/** The Redis key that remembers an attempt's cancel. */
+export const cancelKey = (key: string): string => `${QUEUE_PREFIX}:cancelled:${key}`;
+
+/** BullMQ's connection options for a `--queue` URL (`redis://[user:password@]host:port[/db]`, or `rediss://`). */
+export function connectionOf(url: string): { url: string; maxRetriesPerRequest: null } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new GafferError('invalid_request', `--queue must be a redis:// URL (redis://host:6379), got ${JSON.stringify(url)}`, 'queue');
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new GafferError('invalid_request', `--queue must be a redis:// or rediss:// URL, got ${JSON.stringify(url)}`, 'queue');
+  if (parsed.hostname === '') throw new GafferError('invalid_request', `--queue names no host: ${JSON.stringify(url)} (redis://host:6379)`, 'queue');
+  // BullMQ's workers need commands that wait for a reconnect rather than fail (its own advice)
+  return { url, maxRetriesPerRequest: null };
+}
+
+/** The URL as it can be printed: no password. */
+export function describeQueue(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
+const KEY = /^[A-Za-z0-9._+-]{1,200}$/;
+const SHA = /^[0-9a-f]{40,64}$/;
+
+/** One attempt on the queue: who runs it, from what, and where the node fetches its base and sends its commit. */
+export const wireAttemptSchema = z.object({
+  v: z.literal(1),
+  /** The attempt's key: the BullMQ job id, `<job>.<worker>.<n>`. */
+  key: z.string().regex(KEY),
+  /** The coordinator's HTTP API (the base bundle and the result go through it). */
+  coordinator: z.string().url(),
+  /** This attempt's capability on the coordinator's node routes. */
+  ticket: z.string().min(32).max(100),
+  /** The exported base commit. */
+  base: z.string().regex(SHA),
+  /** The node's cache key for the workspace's repository. */
+  repo: z.string().regex(/^[0-9a-f]{16,64}$/),
+  /** The workspace below the repository's top ('' at the top). */
+  prefix: z.string().max(4096),
+  /** `gaffer/<job>/<task>`. */
+  branch: z.string().min(1).max(300),
+  runner: z.string().min(1).max(64),
+  /** The runner's input, less what is the node's own (env, files, signal, callbacks). */
+  input: z.object({
+    jobId: z.string().min(1).max(64),
+    workerName: z.string().min(1).max(200),
+    attempt: z.number().int().min(1),
+    role: z.enum(['worker', 'fixer', 'reviewer']),
+    instruction: z.string(),
+    command: z.string().nullable(),
+    model: z.string().nullable(),
+    endpoint: z.string().optional(),
+    timeoutMs: z.number().int().positive(),
+    maxRounds: z.number().int().positive(),
+    resume: z.string().nullable(),
+    files: z.array(z.string()),
+    outputs: z.array(z.string()).optional(),
+    sandbox: z.boolean(),
+  }),
+});
+export type WireAttempt = z.infer<typeof wireAttemptSchema>;
+
+/**
+ * An attempt as it rides on Redis: its data and the coordinator's HMAC of it under the node token.
+ * Whoever can write to Redis can add a job to a queue; a node runs only what the coordinator signed,
+ * and sends its token (and takes a base) only to the coordinator such an attempt names.
+ */
+export interface SignedAttempt {
+  attempt: WireAttempt;
+  /** HMAC-SHA256 of the attempt's canonical JSON, hex. */
+  sig: string;
+}
+
+/** JSON with every object's keys sorted: the same bytes for the same data, whatever order the keys came in. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+const hmac = (token: string, attempt: unknown): string => createHmac('sha256', token).update(canonical(attempt)).digest('hex');
+
+/** The queue entry of an attempt, signed with the node token. */
+export function signAttempt(attempt: WireAttempt, token: string): SignedAttempt {
+  return { attempt, sig: hmac(token, attempt) };
+}
+
+/**
+ * The attempt of a queue entry when the coordinator signed it with this node token; else why not.
+ * Checked before anything of it is used: no base is fetched, no token sent, no runner started.
+ */
+export function verifyAttempt(data: unknown, token: string): { attempt: WireAttempt } | { refused: string } {
+  const entry = data as Partial<SignedAttempt> | null;
+  if (entry === null || typeof entry !== 'object' || typeof entry.sig !== 'string' || !/^[0-9a-f]{64}$/.test(entry.sig)) return { refused: 'not a signed gaffer attempt' };
+  const expected = Buffer.from(hmac(token, entry.attempt), 'hex');
+  if (!timingSafeEqual(expected, Buffer.from(entry.sig, 'hex'))) return { refused: "its signature is not the coordinator's under this node's token (a forged entry, or another coordinator's token)" };
+  const parsed = wireAttemptSchema.safeParse(entry.attempt);
+  if (!parsed.success) return { refused: `not a gaffer attempt: ${parsed.error.issues[0]?.message ?? 'unreadable'}` };
+  return { attempt: parsed.data };
+}
+
+const detectionSchema = z.object({ state: z.string(), why: z.string(), matched: z.string(), confidence: z.number() });
+
+/** A node's word on an attempt as it runs: it took it, output lines, a detected state. `take` names one node's turn at it. */
+export const wireProgressSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('taken'), node: z.string().max(200), take: z.string().max(64) }),
+  z.object({ type: z.literal('output'), take: z.string().max(64), lines: z.array(z.string()) }),
+  z.object({ type: z.literal('state'), take: z.string().max(64), detection: detectionSchema }),
+]);
+export type WireProgress = z.infer<typeof wireProgressSchema>;
+
+/** The runner report fields a node may fill; the engine's own (spend, audit, observed) are never taken from a node. */
+const wireReportSchema = z.object({
+  status: z.enum(WORKER_STATUSES),
+  outcome: z.enum(['success', 'expected_error', 'cancelled', 'panic']),
+  exitCode: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  timedOut: z.boolean(),
+  isCancelled: z.boolean(),
+  stopReason: z.string().max(100),
+  error: z.string().nullable(),
+  summary: z.string(),
+  filesChanged: z.array(z.string()),
+  makesClaims: z.boolean(),
+  rounds: z.number().int().min(0),
+  toolCalls: z.number().int().min(0),
+  failedCalls: z.number().int().min(0),
+  inputTokens: z.number().min(0),
+  outputTokens: z.number().min(0),
+  costUsd: z.number().nullable(),
+  durationMs: z.number().min(0),
+  session: z.string().nullable(),
+  modelServed: z.string().nullable(),
+  detection: detectionSchema.nullable(),
+  refusals: z.array(z.object({ tool: z.string(), why: z.string(), count: z.number() })),
+  sandboxed: z.boolean(),
+  network: z.enum(['none', 'outbound', 'host']).optional(),
+  limit: z.enum(['processes', 'memory']).optional(),
+  retryAfterS: z.number().nullable().optional(),
+});
+
+/** What a node returns for an attempt: the runner's report (a claim), and the commit it sent as a bundle (null: nothing changed). */
+export const wireResultSchema = z.object({
+  v: z.literal(1),
+  node: z.string().max(200),
+  take: z.string().max(64),
+  report: wireReportSchema,
+  /** The branch tip it committed; null when the worktree held nothing new. */
+  commit: z.string().regex(SHA).nullable(),
+  /** The upload that carried the commit's bundle to the coordinator; null with no commit. */
+  upload: z.string().max(64).nullable(),
+});
+export type WireResult = z.infer<typeof wireResultSchema>;
+
+/** The report a node sent, as the engine's type (the node's word: a claim; the coordinator's evidence decides). */
+export function reportOfWire(r: WireResult['report']): RunnerReport {
+  // the detection's state is one of the runners' words; the schema only checked it is a string
+  return blankReport({ ...r, detection: r.detection as RunnerReport['detection'] });
+}
+
+/** JSON text parsed, or the text itself when it is not JSON (BullMQ hands some values back as strings). */
+export function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** `promise`, or a rejection after `ms` (a Redis that does not answer). */
+export async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

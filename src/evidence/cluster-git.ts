@@ -1,0 +1,142 @@
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runGit, runGitOk } from './git.js';
+import type { RepoFacts } from './worktree-git.js';
+
+/**
+ * The git side of a cluster (spec 09): the coordinator exports a workspace's base as a bundle and
+ * takes a node's commit back from one, applying it to the workspace so its own snapshot — not the
+ * node's word — is the evidence; a node keeps a bare cache per workspace, works in a worktree on
+ * `gaffer/<job>/<task>` and bundles its commit. Hooks, fsmonitor, auto-gc and signing are off on
+ * every call: gaffer's git work runs no code of the repository's.
+ */
+
+const TIMEOUT_MS = 300_000;
+const SAFE = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.pager=cat', '-c', 'gc.auto=0', '-c', 'maintenance.auto=false', '-c', 'commit.gpgSign=false'];
+const IDENTITY = { GIT_AUTHOR_NAME: 'gaffer', GIT_AUTHOR_EMAIL: 'gaffer@localhost', GIT_COMMITTER_NAME: 'gaffer', GIT_COMMITTER_EMAIL: 'gaffer@localhost' };
+const SHA = /^[0-9a-f]{40,64}$/;
+
+const git = async (cwd: string, args: string[], env?: Record<string, string>, input?: Buffer | string): Promise<string> =>
+  (await runGitOk([...SAFE, ...args], { cwd, timeoutMs: TIMEOUT_MS, ...(env ? { env } : {}), ...(input !== undefined ? { input } : {}) })).toString('utf8').trim();
+
+/** The ref that keeps an exported base alive in the coordinator's repository while attempts use it. */
+export const baseRef = (sha: string): string => `refs/gaffer/bases/${sha}`;
+
+/**
+ * The workspace as it stands — HEAD plus tracked edits, deletions and untracked files that are not
+ * ignored — as a commit (a private index, `commit-tree`: no hook, the user's index and branches
+ * untouched), kept by {@link baseRef}. Its dates are HEAD's, so the same tree on the same HEAD is the
+ * same commit: a node that has it already need not fetch it again.
+ */
+export async function exportBase(repo: RepoFacts): Promise<string> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'gaffer-export-'));
+  const index = path.join(dir, 'index');
+  try {
+    if (existsSync(repo.index)) copyFileSync(repo.index, index);
+    else await git(repo.top, ['read-tree', repo.head], { GIT_INDEX_FILE: index });
+    await git(repo.top, ['add', '-A', '--', '.'], { GIT_INDEX_FILE: index });
+    const tree = await git(repo.top, ['write-tree'], { GIT_INDEX_FILE: index });
+    const date = await git(repo.top, ['log', '-1', '--format=%cI', repo.head]);
+    const env = { ...IDENTITY, GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date };
+    const sha = await git(repo.top, ['commit-tree', tree, '-p', repo.head, '-m', 'gaffer: the workspace as exported to a node'], env);
+    await git(repo.top, ['update-ref', baseRef(sha), sha]);
+    return sha;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Writes a bundle of the exported base (its whole history: a node with an empty cache can clone from it). */
+export async function bundleBase(repo: RepoFacts, sha: string, file: string): Promise<void> {
+  mkdirSync(path.dirname(file), { recursive: true });
+  await git(repo.top, ['bundle', 'create', '-q', file, baseRef(sha)]);
+}
+
+/** Drops the refs the coordinator made for one base or one result (the objects go with git's next gc). */
+export async function dropRefs(repo: RepoFacts, refs: readonly string[]): Promise<void> {
+  for (const ref of refs) await runGit([...SAFE, 'update-ref', '-d', ref], { cwd: repo.top, timeoutMs: TIMEOUT_MS });
+}
+
+/**
+ * Fetches a node's branch from its bundle into the coordinator's repository under `into`; the
+ * commit it holds, or why not (a bundle that is not one, or does not hold the branch).
+ */
+export async function fetchResult(repo: RepoFacts, file: string, branch: string, into: string): Promise<{ commit: string } | { refused: string }> {
+  const fetched = await runGit([...SAFE, 'fetch', '-q', '--no-tags', '--no-write-fetch-head', '--no-auto-gc', file, `+refs/heads/${branch}:${into}`], { cwd: repo.top, timeoutMs: TIMEOUT_MS });
+  if (fetched.exitCode !== 0) return { refused: `git fetch of the node's bundle failed: ${fetched.stderr.trim().split('\n').slice(-2).join(' ') || `exit ${fetched.exitCode}`}` };
+  const commit = await git(repo.top, ['rev-parse', '--verify', `${into}^{commit}`]);
+  return SHA.test(commit) ? { commit } : { refused: `the node's branch is not a commit: ${commit}` };
+}
+
+/**
+ * Applies what changed from `base` to `result` under the workspace (`repo.prefix`) to the
+ * workspace's files — not its index, not its branch: `git apply --check` first, so a change that
+ * does not apply cleanly changes nothing. Null when applied (or nothing changed), else git's
+ * reason. What the node changed outside the workspace is not applied, and is named.
+ */
+export async function applyResult(repo: RepoFacts, base: string, result: string): Promise<{ refused: string | null; outside: string[] }> {
+  const scope = repo.prefix === '' ? '.' : repo.prefix;
+  const all = (await git(repo.top, ['diff', '--name-only', '--no-renames', base, result, '--'])).split('\n').filter(Boolean);
+  const inside = (p: string) => repo.prefix === '' || p === repo.prefix || p.startsWith(`${repo.prefix}/`);
+  const outside = all.filter((p) => !inside(p));
+  const patch = (await runGitOk([...SAFE, 'diff', '--binary', '--no-renames', '--full-index', base, result, '--', scope], { cwd: repo.top, timeoutMs: TIMEOUT_MS })).subarray(0);
+  if (patch.length === 0) return { refused: null, outside };
+  for (const args of [['apply', '--check'], ['apply']]) {
+    const applied = await runGit([...SAFE, ...args, '--whitespace=nowarn', '-'], { cwd: repo.top, timeoutMs: TIMEOUT_MS, input: patch });
+    if (applied.exitCode !== 0) return { refused: applied.stderr.trim().split('\n').slice(0, 3).join(' ') || `git apply exit ${applied.exitCode}`, outside };
+  }
+  return { refused: null, outside };
+}
+
+// ---- the node's side ----
+
+/** A node's cache of one workspace's repository: a bare repository made on first use. */
+export async function openCache(dir: string): Promise<void> {
+  if (existsSync(path.join(dir, 'HEAD'))) return;
+  mkdirSync(dir, { recursive: true });
+  await git(dir, ['init', '-q', '--bare', dir]);
+}
+
+/** Whether the cache holds `sha` as a commit. */
+export async function hasCommit(cache: string, sha: string): Promise<boolean> {
+  return (await runGit([...SAFE, `--git-dir=${cache}`, 'cat-file', '-e', `${sha}^{commit}`], { cwd: cache, timeoutMs: TIMEOUT_MS })).exitCode === 0;
+}
+
+/** Fetches a base bundle's ref into the cache under the same name. */
+export async function fetchBase(cache: string, file: string, sha: string): Promise<void> {
+  await git(cache, [`--git-dir=${cache}`, 'fetch', '-q', '--no-tags', '--no-write-fetch-head', '--no-auto-gc', file, `+${baseRef(sha)}:${baseRef(sha)}`]);
+}
+
+/** A worktree of the cache at `base` on `branch` (made anew: a branch of an earlier attempt is reset). */
+export async function addNodeWorktree(cache: string, dir: string, branch: string, base: string): Promise<void> {
+  mkdirSync(path.dirname(dir), { recursive: true });
+  // a worktree of a node killed mid-attempt is forgotten first: its branch is free again
+  await git(cache, [`--git-dir=${cache}`, 'worktree', 'prune']);
+  await git(cache, [`--git-dir=${cache}`, 'worktree', 'add', '-q', '-f', '-B', branch, dir, base], IDENTITY);
+}
+
+/**
+ * Commits everything the worktree holds that is not ignored onto its branch (no hook, no signing);
+ * the branch's tip, which is `base` itself when nothing changed.
+ */
+export async function commitNodeWork(dir: string, message: string): Promise<string> {
+  await git(dir, ['add', '-A', '--', '.']);
+  const staged = await runGit([...SAFE, 'diff', '--cached', '--quiet'], { cwd: dir, timeoutMs: TIMEOUT_MS });
+  if (staged.exitCode !== 0) await git(dir, ['commit', '-q', '--no-verify', '--cleanup=verbatim', '-m', message], IDENTITY);
+  return git(dir, ['rev-parse', '--verify', 'HEAD^{commit}']);
+}
+
+/** Bundles the branch's commits since `base` (the coordinator has the base: it made it). */
+export async function bundleNodeWork(cache: string, branch: string, base: string, file: string): Promise<void> {
+  mkdirSync(path.dirname(file), { recursive: true });
+  await git(cache, [`--git-dir=${cache}`, 'bundle', 'create', '-q', file, `refs/heads/${branch}`, `^${base}`]);
+}
+
+/** Removes an attempt's worktree and its branch from the cache (its commit stays until git's gc). */
+export async function removeNodeWorktree(cache: string, dir: string, branch: string): Promise<void> {
+  await runGit([...SAFE, `--git-dir=${cache}`, 'worktree', 'remove', '--force', dir], { cwd: cache, timeoutMs: TIMEOUT_MS });
+  rmSync(dir, { recursive: true, force: true });
+  await runGit([...SAFE, `--git-dir=${cache}`, 'worktree', 'prune'], { cwd: cache, timeoutMs: TIMEOUT_MS });
+  await runGit([...SAFE, `--git-dir=${cache}`, 'branch', '-q', '-D', branch], { cwd: cache, timeoutMs: TIMEOUT_MS });
+}

@@ -1,0 +1,83 @@
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { GafferError } from '../../../domain/errors.js';
+import { WorkerNode } from '../../../engine/execution/node.js';
+import { connectionOf, describeQueue } from '../../../engine/execution/wire.js';
+import { readHeldEnv } from '../../../platform/process/scrub-env.js';
+import type { CliContext } from '../cli-context.js';
+import { NODE_TOKEN_ENV, SHUTDOWN_LIMIT_MS } from './serve.js';
+
+/** `gaffer node`'s flags (spec 09). */
+export interface NodeFlags {
+  queue?: string;
+  /** Comma-separated runner keys. */
+  runners?: string;
+  slots?: string;
+  workDir?: string;
+  name?: string;
+  tokenFile?: string;
+  coordinator?: string;
+  stallS?: string;
+}
+
+/** The runners a node offers when `--runners` names none. */
+const DEFAULT_RUNNERS = ['shell', 'builtin'];
+
+/**
+ * `gaffer node --queue redis://…`: a worker node of a coordinator's cluster (spec 09), taking
+ * attempts for its runners until SIGTERM/SIGINT — then it takes no more, lets the running ones
+ * finish, and exits.
+ */
+export async function nodeCommand(cli: CliContext, flags: NodeFlags): Promise<number> {
+  if (flags.queue === undefined) throw new GafferError('invalid_request', '--queue is required: the Redis URL the coordinator (gaffer serve --queue) uses', 'queue');
+  connectionOf(flags.queue);
+  const keys = (flags.runners ?? DEFAULT_RUNNERS.join(',')).split(',').map((k) => k.trim()).filter(Boolean);
+  if (keys.length === 0) throw new GafferError('invalid_request', '--runners names no runner (shell,builtin,claude,…)', 'runners');
+  const runners = cli.nodeRunners(keys);
+  const unknown = keys.filter((k) => !runners.has(k));
+  if (unknown.length > 0) throw new GafferError('unknown_runner', `--runners: no runner ${unknown.map((k) => JSON.stringify(k)).join(', ')} in this build (gaffer runners lists them)`, 'runners');
+  const slots = intFlag(flags.slots, cli.config.config.workers.max_parallel, 1, 64, 'slots');
+  const stallS = intFlag(flags.stallS, 30, 2, 3_600, 'stall-s');
+  const token = nodeToken(flags.tokenFile);
+  if (flags.coordinator !== undefined && !/^https?:\/\//.test(flags.coordinator)) throw new GafferError('invalid_request', `--coordinator must be an http(s) URL, got ${JSON.stringify(flags.coordinator)}`, 'coordinator');
+  const workDir = resolve(flags.workDir ?? join(cli.dataDir, 'node'));
+  const node = await WorkerNode.start({
+    queue: flags.queue,
+    runners,
+    slots,
+    workDir,
+    token,
+    stallMs: stallS * 1000,
+    ...(flags.name !== undefined ? { name: flags.name } : {}),
+    coordinator: flags.coordinator ?? null,
+    say: (line) => cli.err(`gaffer node: ${line}`),
+  });
+  const stopped = new Promise<void>((resolveStop) => {
+    const stop = (signal: string) => {
+      cli.err(`gaffer node ${node.name}: ${signal}: taking no more attempts; the running ones finish first`);
+      setTimeout(() => process.exit(1), SHUTDOWN_LIMIT_MS).unref();
+      node.close().then(resolveStop, resolveStop);
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  cli.err(`gaffer node ${node.name}: taking ${[...runners.keys()].join(', ')} attempts from ${describeQueue(flags.queue)}, ${slots} at once per runner; work dir ${workDir}`);
+  await stopped;
+  return 0;
+}
+
+/** The coordinator's node token: `--token-file`, else `GAFFER_NODE_TOKEN`. */
+function nodeToken(file: string | undefined): string {
+  const token = file !== undefined ? readFileSync(file, 'utf8').trim() : (readHeldEnv(NODE_TOKEN_ENV) ?? process.env[NODE_TOKEN_ENV]);
+  if (token === undefined || token === '') {
+    throw new GafferError('invalid_request', `a node needs its coordinator's node token: set ${NODE_TOKEN_ENV}, or --token-file FILE (the coordinator's data dir keeps it in node-secret)`, 'token-file');
+  }
+  return token;
+}
+
+function intFlag(raw: string | undefined, fallback: number, min: number, max: number, name: string): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < min || n > max) throw new GafferError('invalid_request', `--${name} must be ${min}..${max}, got ${JSON.stringify(raw)}`, name);
+  return n;
+}

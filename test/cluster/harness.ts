@@ -1,0 +1,120 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterEach } from 'vitest';
+import { tempDir } from '../helpers/temp.js';
+import { BIN, call, startServe, type Served } from '../reliability/helpers.js';
+
+/** True when Debian's `redis-server` is installed (`.ci/run` installs it); the cluster tests skip, saying so, without it. */
+export const HAS_REDIS = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
+
+/** The node token every test cluster shares (coordinator and nodes). */
+export const NODE_TOKEN = 'test-node-token-0123456789abcdef';
+
+const children: ChildProcess[] = [];
+afterEach(async () => {
+  // nodes and coordinators first, Redis last: nothing is left reconnecting to a dead server
+  for (const c of children.splice(0).reverse()) {
+    if (c.exitCode === null && c.signalCode === null) {
+      c.kill('SIGKILL');
+      await new Promise((r) => c.once('exit', r));
+    }
+  }
+});
+
+/** A free loopback port now. */
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** A redis-server of the test's own on a free loopback port, in a temp dir, no persistence; stopped after the test. */
+export async function startRedis(): Promise<{ url: string; child: ChildProcess }> {
+  const dir = tempDir('gaffer-redis-');
+  for (let tries = 0; ; tries++) {
+    const port = await freePort();
+    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--logfile', ''], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let out = '';
+    const ready = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), 10_000);
+      child.stdout?.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('Ready to accept connections')) {
+          clearTimeout(timer);
+          resolve(true);
+        }
+      });
+      child.once('exit', () => {
+        clearTimeout(timer);
+        resolve(false);
+      });
+    });
+    if (ready) return { url: `redis://127.0.0.1:${port}`, child };
+    child.kill('SIGKILL');
+    // the port was taken between the look and the bind: another one
+    if (tries >= 3) throw new Error(`redis-server did not start: ${out}`);
+  }
+}
+
+/** `gaffer serve --queue` (the coordinator), its data dir its own. */
+export function startCoordinator(redis: string, args: string[] = []): Promise<Served> {
+  return startServe(join(tempDir(), 'coordinator'), { env: clusterEnv(), serveArgs: ['--queue', redis, ...args] });
+}
+
+/** A running `gaffer node`. */
+export interface RunningNode {
+  name: string;
+  child: ChildProcess;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+/** `gaffer node` as a child process with a data dir and work dir of its own; resolves once it takes attempts. */
+export async function startNode(redis: string, name: string, opts: { slots?: number; stallS?: number; runners?: string } = {}): Promise<RunningNode> {
+  const dir = tempDir(`gaffer-node-${name}-`);
+  const args = ['--data-dir', join(dir, 'data'), 'node', '--queue', redis, '--name', name, '--runners', opts.runners ?? 'shell', '--slots', String(opts.slots ?? 2), '--work-dir', join(dir, 'work')];
+  if (opts.stallS !== undefined) args.push('--stall-s', String(opts.stallS));
+  const child = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: clusterEnv() });
+  children.push(child);
+  let stderr = '';
+  child.stdout?.resume();
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gaffer node ${name} did not start: ${stderr}`)), 30_000);
+    child.stderr?.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      if (stderr.includes('attempts from')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`gaffer node ${name} exited: ${stderr}`));
+    });
+  });
+  return { name, child, stderr: () => stderr, exited };
+}
+
+function clusterEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, GAFFER_URL: '', GAFFER_NODE_TOKEN: NODE_TOKEN };
+}
+
+/** Waits for a job's condition over the coordinator's API (spec 02 wait_for); throws when it is not met in time. */
+export async function waitFor(server: Served, id: string, condition: string, timeoutS = 60): Promise<any> {
+  const res = await call(server.url, 'GET', `/api/jobs/${id}/wait?for=${encodeURIComponent(condition)}&timeout_s=${timeoutS}`);
+  if (res.status !== 200 || res.json.met !== true) throw new Error(`job ${id}: ${condition} not met in ${timeoutS} s: ${res.text.slice(0, 2000)}`);
+  return res.json;
+}
+
+/** A job's events over the API. */
+export async function eventsOf(server: Served, id: string): Promise<{ name: string; event: string; message: string; [k: string]: unknown }[]> {
+  return (await call(server.url, 'GET', `/api/jobs/${id}/events`)).json.events;
+}

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach } from 'vitest';
 import type { EngineOptions } from '../../src/engine/engine.js';
+import { createRunners } from '../../src/runners/index.js';
 import { openEngine, serveEngine } from '../http/helpers.js';
 
 /**
@@ -52,7 +53,9 @@ export interface Board {
  * does), at `width`×`height` (a laptop by default; 390 wide is a phone).
  */
 export async function openBoard(opts: { engine?: Partial<EngineOptions>; width?: number; height?: number } = {}): Promise<Board> {
-  const engine = await openEngine(opts.engine);
+  // unsandboxed unless a test says otherwise: the tests hold workers on a file in their own temp dir,
+  // which the sandbox (where bubblewrap is installed, as in CI) hides; containment is test/sandbox's
+  const engine = await openEngine({ runners: createRunners({ sandbox: 'off' }), ...opts.engine });
   const server = await serveEngine(engine);
   const context = await (await theBrowser()).newContext({ viewport: { width: opts.width ?? 1280, height: opts.height ?? 860 }, bypassCSP: false });
   const page = await context.newPage();

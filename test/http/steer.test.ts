@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createRunners } from '../../src/runners/index.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { inProcess, openEngine } from './helpers.js';
 
@@ -10,7 +11,8 @@ const as = (token: string) => ({ authorization: `Bearer ${token}` });
 
 describe('POST /api/jobs/:id/tasks/:task/steer (issue 16)', () => {
   it('202 queued for a running shell task, which becomes its follow-up when the job ends; an ended job gets one at once; refusals name the field', async () => {
-    const engine = await openEngine();
+    // unsandboxed: the worker waits on a file in the test's temp dir, which the sandbox hides
+    const engine = await openEngine({ runners: createRunners({ sandbox: 'off' }) });
     const { call } = inProcess(engine, { tokens: TOKENS });
     const go = join(tempDir(), 'go');
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });

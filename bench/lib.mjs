@@ -318,14 +318,14 @@ export function procMemoryMb(pid) {
 }
 
 /**
- * Starts `bin/gaffer --data-dir D serve --port 0` (the dist build; GAFFER_* of this process left out,
- * `env` added) and resolves to { child, url, stderr } once it serves.
+ * Starts `bin/gaffer --data-dir D serve --port 0 [serveArgs]` (the dist build; GAFFER_* of this
+ * process left out, `env` added) and resolves to { child, url, stderr } once it serves.
  */
-export function serveDataDir(ctx, dataDir, env = {}) {
+export function serveDataDir(ctx, dataDir, env = {}, serveArgs = []) {
   const childEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GAFFER_')) childEnv[k] = v;
   Object.assign(childEnv, env);
-  const child = spawn(process.execPath, [join(ctx.repoRoot, 'bin', 'gaffer'), '--data-dir', dataDir, 'serve', '--port', '0'], { env: childEnv, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [join(ctx.repoRoot, 'bin', 'gaffer'), '--data-dir', dataDir, 'serve', '--port', '0', ...serveArgs], { env: childEnv, stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise((resolve, reject) => {
     let err = '';
     const timer = setTimeout(() => {

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { boardCases } from './board.mjs';
 import { cases } from './cases.mjs';
+import { clusterCases } from './cluster.mjs';
 import { log, makeTree } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -129,7 +130,7 @@ async function main() {
   };
   const rows = [];
   log(`${quick ? 'quick' : 'full'} run in ${tmp}; ${SIZES.reps} repetitions after 1 warm-up`);
-  for (const c of [...cases, ...boardCases]) {
+  for (const c of [...cases, ...boardCases, ...clusterCases]) {
     if (only !== null && !only.includes(c.name)) continue;
     // the previous case's files (gigabytes for the cold checkpoints) are written out first, so
     // the kernel's writeback does not run into this case's measurements
@@ -150,7 +151,7 @@ async function main() {
     }
     log(`case ${c.name} took ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
-  // what cases shared (the board's served engine and browser) is closed once they all ran
+  // what cases shared (the board's served engine and browser, the cluster's processes) is closed once they all ran
   for (const close of ctx.shared.cleanups ?? []) {
     try {
       await close();

@@ -12,9 +12,11 @@ export const HAS_REDIS = spawnSync('redis-server', ['--version'], { stdio: 'igno
 export const NODE_TOKEN = 'test-node-token-0123456789abcdef';
 
 const children: ChildProcess[] = [];
+/** Redis servers apart: stopped after everything else, whenever a test (re)started one. */
+const servers: ChildProcess[] = [];
 afterEach(async () => {
   // nodes and coordinators first, Redis last: nothing is left reconnecting to a dead server
-  for (const c of children.splice(0).reverse()) {
+  for (const c of [...children.splice(0).reverse(), ...servers.splice(0).reverse()]) {
     if (c.exitCode === null && c.signalCode === null) {
       c.kill('SIGKILL');
       await new Promise((r) => c.once('exit', r));
@@ -34,33 +36,70 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** A redis-server of the test's own on a free loopback port, in a temp dir, no persistence; stopped after the test. */
-export async function startRedis(): Promise<{ url: string; child: ChildProcess }> {
+/** A test's redis-server: its URL, process, port and dir (a restart uses the same two). */
+export interface RunningRedis {
+  url: string;
+  child: ChildProcess;
+  port: number;
+  dir: string;
+  /** True when it keeps an append-only file (`--appendonly yes --appendfsync always`). */
+  aof: boolean;
+}
+
+/**
+ * A redis-server of the test's own on a free loopback port, in a temp dir; stopped after the test.
+ * No persistence, or with `aof` an append-only file fsynced on every write (what a restart reads back).
+ */
+export async function startRedis(opts: { aof?: boolean } = {}): Promise<RunningRedis> {
   const dir = tempDir('gaffer-redis-');
   for (let tries = 0; ; tries++) {
     const port = await freePort();
-    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--logfile', ''], { stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(child);
-    let out = '';
-    const ready = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), 10_000);
-      child.stdout?.on('data', (d: Buffer) => {
-        out += d.toString();
-        if (out.includes('Ready to accept connections')) {
-          clearTimeout(timer);
-          resolve(true);
-        }
-      });
-      child.once('exit', () => {
-        clearTimeout(timer);
-        resolve(false);
-      });
-    });
-    if (ready) return { url: `redis://127.0.0.1:${port}`, child };
-    child.kill('SIGKILL');
+    const started = await spawnRedis(port, dir, opts.aof === true);
+    if ('child' in started) return started;
     // the port was taken between the look and the bind: another one
-    if (tries >= 3) throw new Error(`redis-server did not start: ${out}`);
+    if (tries >= 3) throw new Error(`redis-server did not start: ${started.out}`);
   }
+}
+
+/** Stops a test's redis-server as an operator would (SIGTERM: it writes out what it holds and exits), and waits for it to be gone. */
+export async function stopRedis(redis: RunningRedis): Promise<void> {
+  const { child } = redis;
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** The same redis-server again: same port, same dir (with AOF, its data read back). */
+export async function restartRedis(redis: RunningRedis): Promise<RunningRedis> {
+  await stopRedis(redis);
+  const started = await spawnRedis(redis.port, redis.dir, redis.aof);
+  if (!('child' in started)) throw new Error(`redis-server did not start again on port ${redis.port}: ${started.out}`);
+  return started;
+}
+
+async function spawnRedis(port: number, dir: string, aof: boolean): Promise<RunningRedis | { out: string }> {
+  const persistence = aof ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', ...persistence, '--logfile', ''], { stdio: ['ignore', 'pipe', 'pipe'] });
+  servers.push(child);
+  let out = '';
+  const ready = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), 10_000);
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        resolve(true);
+      }
+    });
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(false);
+    });
+  });
+  if (ready) return { url: `redis://127.0.0.1:${port}`, child, port, dir, aof };
+  child.kill('SIGKILL');
+  return { out };
 }
 
 /** `gaffer serve --queue` (the coordinator), its data dir its own. */
@@ -72,6 +111,8 @@ export function startCoordinator(redis: string, args: string[] = []): Promise<Se
 export interface RunningNode {
   name: string;
   child: ChildProcess;
+  /** Its `--work-dir` (caches, worktrees, its own logs of the workers). */
+  workDir: string;
   stderr: () => string;
   exited: Promise<number | null>;
 }
@@ -100,7 +141,7 @@ export async function startNode(redis: string, name: string, opts: { slots?: num
       reject(new Error(`gaffer node ${name} exited: ${stderr}`));
     });
   });
-  return { name, child, stderr: () => stderr, exited };
+  return { name, child, workDir: join(dir, 'work'), stderr: () => stderr, exited };
 }
 
 function clusterEnv(): NodeJS.ProcessEnv {

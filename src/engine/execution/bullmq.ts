@@ -251,7 +251,6 @@ export class BullmqExecutor implements Executor {
           );
         },
       });
-      if (adopted && work.node !== null && !work.isSettled) opts.onNode?.({ event: 'taken', node: work.node, message: `taken by node ${work.node}` });
       // taken over after its second stall already: BullMQ fails it once a node takes it, else the attempt ends on its own
       if (adopted && work.stalls >= 2 && !work.isSettled) timers.push(setTimeout(() => end(lostAgain(work.stalls)), SECOND_STALL_MS));
       if (input.signal.aborted) onAbort();

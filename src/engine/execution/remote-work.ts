@@ -49,9 +49,15 @@ export class RemoteWork {
     return this.#outcome !== null;
   }
 
-  /** Follows it from now on; an end that came before is told at once. */
+  /**
+   * Follows it from now on; what came before is told at once: the node that has it, and an end.
+   * A node's `taken` can come before the attempt that put the work on the queue attaches: the
+   * node's word and the add's reply reach the coordinator on different connections, and a busy
+   * one may read them in either order.
+   */
   attach(listener: WorkListener): void {
     this.#listener = listener;
+    if (this.node !== null) listener.taken(this.node);
     if (this.#outcome) listener.settled(this.#outcome);
   }
 

@@ -17,7 +17,7 @@ const STALLED_TOO_OFTEN = 'job stalled more than allowable limit';
  */
 export async function takeBack(work: RemoteWork, outcome: WorkOutcome, opts: { exchange: AttemptExchange; cancelled: boolean }): Promise<RunnerReport> {
   if (outcome.kind === 'gone') {
-    return opts.cancelled ? cancelledReport(null) : blankReport({ status: 'error', outcome: 'expected_error', stopReason: 'node_failed', error: "the attempt's job is gone from the queue (removed outside gaffer?)" });
+    return opts.cancelled ? cancelledReport(null) : blankReport({ status: 'error', outcome: 'expected_error', stopReason: 'node_failed', error: "the attempt's job is gone from the queue: removed outside gaffer, or Redis restarted without its data (run it with --appendonly yes)" });
   }
   if (outcome.kind === 'failed') {
     if (outcome.reason === STALLED_TOO_OFTEN) {

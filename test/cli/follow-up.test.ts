@@ -1,18 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
-
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gaffer');
-
-function gaffer(dataDir: string, args: string[]) {
-  const r = spawnSync(BIN, ['--data-dir', dataDir, ...args], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, GAFFER_URL: '' } });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-/** Writes one; told (in its instruction file) "make it two", writes two. */
-const WRITE = `if grep -q 'make it two' "$GAFFER_INSTRUCTION_FILE"; then echo two > out.txt; else echo one > out.txt; fi`;
+import { gaffer, WRITE_ONE_OR_TWO as WRITE } from './run-bin.js';
 
 describe('gaffer follow-up (issue 16)', () => {
   it('runs the follow-up in process with the comment, links the original, and refuses a malformed --comment', () => {

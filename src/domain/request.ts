@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { remoteRepoOf, remoteRepoSchema, type RemoteRepo } from './remote-repo.js';
 import { GafferError } from './errors.js';
 import type { FollowUpBase, FollowUpLink } from './follow-up.js';
 import { knownKeysAt, suggestKeys } from './nearest-key.js';
@@ -82,7 +83,8 @@ const intIn = (min: number, max: number) => z.number().int().min(min).max(max);
 
 /** The request schema: the one source of truth every door validates with. */
 export const jobRequestSchema = z.strictObject({
-  workspace: z.string().min(1).max(4_096),
+  /** Required unless `repo` is given (spec 09): one or the other. */
+  workspace: z.string().min(1).max(4_096).optional(),
   tasks: z
     // a string is {"instruction": "..."}: converted first so errors name the task's own fields
     .array(z.preprocess((t) => (typeof t === 'string' ? { instruction: t } : t), taskObject))
@@ -109,7 +111,7 @@ export const jobRequestSchema = z.strictObject({
   max_rounds: intIn(LIMITS.maxRounds.min, LIMITS.maxRounds.max).optional(),
   isolation: z.enum(['shared', 'worktree']).optional(),
   merge: z.enum(['none', 'auto']).optional(),
-  repo: z.unknown().optional(),
+  repo: remoteRepoSchema.optional(),
   approval: z.enum(['auto', 'required', 'never']).optional(),
   unattended: z.boolean().optional(),
   client_request_id: z.string().min(1).max(LIMITS.clientRequestId).nullable().optional(),
@@ -150,7 +152,10 @@ export interface TaskSpec {
 export interface JobSpec {
   /** The roster's judge when the job was admitted (spec 05): its model drafts the asks' recommendations. */
   judge?: { entry: string; model: string | null };
+  /** The job's folder; for a job on a remote repository, the coordinator's checkout of it for this job (set at admission). */
   workspace: string;
+  /** spec 09: the remote repository the job works on, when the request gave one instead of a workspace. */
+  repo?: RemoteRepo;
   title: string;
   context: string | null;
   tasks: TaskSpec[];
@@ -224,6 +229,8 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
   const parsed = jobRequestSchema.safeParse(body);
   if (!parsed.success) throw toRequestError(parsed.error, body);
   const req = parsed.data;
+  if (req.workspace === undefined && req.repo === undefined) throw new GafferError('invalid_request', 'workspace: required — give the folder to work in, or "repo": {"url", "ref"} for a remote repository (a cluster)', 'workspace');
+  if (req.workspace !== undefined && req.repo !== undefined) throw new GafferError('invalid_request', 'repo: give either a `workspace` or a `repo`, not both — a job on a remote repository is checked out for it', 'repo');
   refuseUnsupported(req);
   refuseUngrounded(req.tasks);
 
@@ -266,7 +273,9 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
   }
   const taskOrder = taskOrderOf(tasks, parallel);
   return {
-    workspace: req.workspace,
+    // a job on a remote repository gets its checkout's path at admission
+    workspace: req.workspace ?? '',
+    ...(req.repo ? { repo: remoteRepoOf(req.repo) } : {}),
     title: req.title?.trim() || deriveTitle(tasks),
     context: req.context ?? null,
     tasks,
@@ -423,8 +432,9 @@ function refuseUnsupported(req: z.output<typeof jobRequestSchema>): void {
     throw new GafferError('not_supported', `${field}: ${what} is not supported by this build yet — remove it`, field);
   };
   if (req.isolation === 'worktree' && (req.criteria?.length ?? 0) > 0) refuse('criteria', 'job-level criteria with worktree isolation (each task is judged in its own worktree: give them per task)');
-  // issue 17: a cluster hands its nodes the coordinator's workspace as a git bundle; a job on a remote repository is not built yet
-  if (req.repo !== undefined && req.repo !== null) refuse('repo', 'a remote repository ({"url", "ref"}) — give a local `workspace`: a cluster (gaffer serve --queue) sends it to its nodes as a git bundle');
+  // spec 09: a job on a remote repository has a checkout of its own on the coordinator, and each attempt's branch is pushed to the remote
+  if (req.repo !== undefined && req.merge === 'auto') refuse('merge', '"auto" on a remote repository (the branches are pushed to it for review: merge them there)');
+  if (req.repo !== undefined && req.isolation === 'worktree') refuse('isolation', '"worktree" on a remote repository (the job has a checkout of its own, and each attempt works on its own branch on a node, pushed to the remote): remove isolation');
 }
 
 /**

@@ -12,6 +12,7 @@ import type { CompactJob } from './compact.js';
 import { planFollowUp } from './follow-up.js';
 import type { Caller, JobQueries } from './queries.js';
 import { rosterFor } from './roster-source.js';
+import { remoteCheckoutOf, remoteRoot } from './remote-checkout.js';
 import type { Operations } from './operations.js';
 import type { Roster } from '../domain/roster.js';
 import type { Billing } from '../domain/route.js';
@@ -39,6 +40,8 @@ export interface AdmissionOptions {
   protect: Pick<WorkspaceRules, 'configFile' | 'protectedPaths'>;
   /** The breaker and the budgets asked before a job starts (spec 07). */
   operations: Operations;
+  /** spec 09: jobs on a remote repository (`repo`) are taken — a cluster's coordinator. */
+  remoteRepos?: boolean;
 }
 
 /** What admission hands on: whether jobs are still accepted, and where an admitted job goes to run. */
@@ -71,18 +74,26 @@ export class Admission {
     // set here, never parsed: the request schema refuses the fields, so only followUp() links a job (and bases it on a branch)
     if (opts.followUp) spec.follow_up = opts.followUp;
     if (opts.followUp && opts.followUpBase) spec.follow_up_base = opts.followUpBase;
-    // opts.cwd: the client's working directory; inside a live job's workspace, the request comes from that job
-    const spawnedFrom = opts.cwd ? workspacesHolding(opts.cwd, this.#store.listLiveJobs().map((j) => j.spec.workspace)) : [];
-    spec.workspace = vetWorkspace(spec.workspace, { dataDir: this.#opts.dataDir, ...this.#opts.protect, spawnedFrom });
-    vetTaskPaths(spec.workspace, spec);
-    if (spec.isolation === 'worktree') vetWorktreeRepository(spec.workspace);
+    const id = randomBytes(6).toString('hex');
+    if (spec.repo) {
+      // spec 09: its checkout is made when it starts; until then it is known by its remote
+      if (!this.#opts.remoteRepos) throw new GafferError('not_supported', 'repo: a remote repository is worked on by a cluster (gaffer serve --queue redis://…) — on one machine, clone it and give its folder as `workspace`', 'repo');
+      spec.workspace = remoteRoot(this.#opts.dataDir, spec.repo.url);
+    } else {
+      // opts.cwd: the client's working directory; inside a live job's workspace, the request comes from that job
+      const spawnedFrom = opts.cwd ? workspacesHolding(opts.cwd, this.#store.listLiveJobs().map((j) => j.spec.workspace)) : [];
+      spec.workspace = vetWorkspace(spec.workspace, { dataDir: this.#opts.dataDir, ...this.#opts.protect, spawnedFrom });
+      vetTaskPaths(spec.workspace, spec);
+      if (spec.isolation === 'worktree') vetWorktreeRepository(spec.workspace);
+    }
     this.#vetRunners(spec);
     this.#applySpecLint(spec);
     const idemKey = idempotencyKeyOf(spec, opts.idempotencyKey ?? null);
     const requestHash = hashSpec(spec);
+    if (spec.repo) spec.workspace = remoteCheckoutOf(this.#opts.dataDir, spec.repo, id);
     const me = ownProcessIdentity();
     const { job, created } = this.#store.insertJob({
-      id: randomBytes(6).toString('hex'),
+      id,
       owner: opts.owner ?? null,
       spec,
       created: epochS(),
@@ -123,9 +134,11 @@ export class Admission {
     const tasks = job.spec.tasks.filter((t) => !done.has(t.name));
     if (tasks.length === 0) throw new GafferError('conflict', `every task of job ${id} ended done; nothing to re-dispatch`);
     // what the engine wrote on the spec as the job ran is not a request's: the new job makes its own
-    const { spec_lint: _lint, client_request_id: _key, objectives: _objectives, task_order: _order, follow_up: link, follow_up_base: base, verify, ...rest } = job.spec;
+    const { spec_lint: _lint, client_request_id: _key, objectives: _objectives, task_order: _order, follow_up: link, follow_up_base: base, verify, workspace, ...rest } = job.spec;
     const body = {
       ...rest,
+      // a job on a remote repository is checked out anew
+      ...(rest.repo ? {} : { workspace }),
       verify: describeVerify(verify),
       title: `${job.title} (re-dispatch of ${id})`,
       // a task the roster routed is routed again, by the roster as it is now; the others keep their runner
@@ -142,6 +155,7 @@ export class Admission {
    */
   async followUp(id: string, task: string, body: unknown, opts: Caller = {}): Promise<{ job: CompactJob; created: boolean }> {
     const job = this.#queries.visibleJob(id, opts);
+    if (job.spec.repo) throw new GafferError('not_supported', `job ${id} worked on a remote repository: its checkout is gone — review its branch gaffer/${id}/${task} on ${job.spec.repo.url}, and dispatch a new job for what is left`, 'job');
     const plan = await planFollowUp(this.#store, job, task, body);
     return this.submit(plan.body, { ...opts, followUp: plan.link, ...(plan.base ? { followUpBase: plan.base } : {}) });
   }

@@ -22,6 +22,7 @@ import type { JobQueue } from './queue/job-queue.js';
 import { recoverOrphans } from './recovery.js';
 import { listWorktrees, mergeLater, pruneWorktrees, type PruneAnswer, type WorktreeEntry } from './worktree-admin.js';
 import type { WorktreesJson } from '../domain/result.js';
+import { sweepRemoteCheckouts } from './remote-checkout.js';
 import { BullmqExecutor } from './execution/bullmq.js';
 import type { NodeExchange } from './execution/exchange.js';
 
@@ -81,7 +82,7 @@ export class Engine {
     });
     this.#maintenance = new Maintenance(store, this.dataDir, { retentionJobs: opts.retentionJobs ?? 200 });
     this.#waits = new JobWaits({ store, dataDir: this.dataDir, bus: this.#services.bus, queries: this.#queries, runsJob: (id) => this.#live.has(id) });
-    const admission = { dataDir: this.dataDir, runners, defaultRunner: opts.defaultRunner ?? null, roster: opts.roster ?? null, billing: this.#services.billing, specLint: opts.specLint ?? 'warn', learn: opts.routing?.learn === true ? { minAcceptance: opts.routing.minAcceptance ?? 0.8 } : null, timeouts: opts.timeouts ?? null, protect: opts.protect ?? {}, operations: this.#services.operations };
+    const admission = { dataDir: this.dataDir, runners, defaultRunner: opts.defaultRunner ?? null, roster: opts.roster ?? null, billing: this.#services.billing, specLint: opts.specLint ?? 'warn', learn: opts.routing?.learn === true ? { minAcceptance: opts.routing.minAcceptance ?? 0.8 } : null, timeouts: opts.timeouts ?? null, protect: opts.protect ?? {}, operations: this.#services.operations, remoteRepos: executor instanceof BullmqExecutor };
     this.#admission = new Admission(store, this.#queries, admission, {
       isClosed: () => this.#closed,
       start: (job) => this.#live.start(job),
@@ -95,6 +96,7 @@ export class Engine {
     await recoverOrphans(engine.store, engine.dataDir);
     try {
       await engine.#services.executor.open?.();
+      if (engine.cluster) await sweepRemoteCheckouts(engine.dataDir, (id) => engine.#live.has(id));
     } catch (err) {
       await engine.close();
       throw err;

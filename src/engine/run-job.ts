@@ -4,6 +4,7 @@ import type { Place } from './placement/placement.js';
 import { settleJob } from './settle.js';
 import { runWorktreeJob } from './worktree-job.js';
 import { seekApproval } from './approval.js';
+import { checkOutRemote, dropRemoteCheckout } from './remote-checkout.js';
 
 /**
  * Runs a job through its whole life: its place (the Placement) → checkpoint → its tasks' attempts
@@ -18,6 +19,8 @@ export async function runJob(ctx: JobContext): Promise<void> {
     if (approval === null) return settleJob(ctx, cancelled);
     const { approved, refused } = approval;
     if (approved.length === 0) return settleJob(ctx, { ...cancelled, workers: refused, verdict: 'not approved' });
+    // spec 09: a job on a remote repository works in a checkout of it made now, from the ref as it is now
+    if (ctx.spec.repo) await checkOutRemote(ctx, ctx.spec.repo);
     // spec 06: a worktree job holds no lock on the workspace but while it applies a verified merge
     if (ctx.spec.isolation === 'worktree') return await runWorktreeJob(ctx, approval);
     const acquire = () => ctx.services.placement.acquire({ jobId: ctx.id, workspace: ctx.spec.workspace, signal: ctx.abort.signal, onWait: (message) => ctx.phase(message) });
@@ -40,6 +43,7 @@ export async function runJob(ctx: JobContext): Promise<void> {
     failJob(ctx, err);
   } finally {
     place?.release();
+    if (ctx.spec.repo) await dropRemoteCheckout(ctx.services.dataDir, ctx.spec.repo, ctx.id, ctx.spec.workspace).catch(() => undefined);
   }
 }
 

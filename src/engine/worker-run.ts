@@ -162,6 +162,7 @@ async function runAttempt(ctx: JobContext, plan: WorkerPlan, place: Place): Prom
         onSpawn: ({ pgid, startedAt }) => store.updateAttempt(ctx.id, plan.name, { pgid, pgStart: startedAt }),
       }, {
         ...(plan.continues !== undefined ? { continues: plan.continues } : {}),
+        ...(ctx.spec.repo ? { remote: ctx.spec.repo } : {}),
         // spec 09: what the queue and its nodes did, on the job's events like the worker's own
         onNode: (e) => {
           store.updateAttempt(ctx.id, plan.name, { lastEvent: 'node' });

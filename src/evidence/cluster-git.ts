@@ -2,6 +2,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { runGit, runGitOk } from './git.js';
+import { REMOTE_PROTOCOLS } from '../domain/remote-repo.js';
 import type { RepoFacts } from './worktree-git.js';
 
 /**
@@ -16,6 +17,8 @@ const TIMEOUT_MS = 300_000;
 const SAFE = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.pager=cat', '-c', 'gc.auto=0', '-c', 'maintenance.auto=false', '-c', 'commit.gpgSign=false'];
 const IDENTITY = { GIT_AUTHOR_NAME: 'gaffer', GIT_AUTHOR_EMAIL: 'gaffer@localhost', GIT_COMMITTER_NAME: 'gaffer', GIT_COMMITTER_EMAIL: 'gaffer@localhost' };
 const SHA = /^[0-9a-f]{40,64}$/;
+/** Every git call that names a job's remote repository: plain transports only, and no prompt for a credential (a missing one fails, named). */
+const REMOTE_ENV = { GIT_ALLOW_PROTOCOL: REMOTE_PROTOCOLS, GIT_TERMINAL_PROMPT: '0', GIT_SSH_COMMAND: 'ssh -o BatchMode=yes' };
 
 const git = async (cwd: string, args: string[], env?: Record<string, string>, input?: Buffer | string): Promise<string> =>
   (await runGitOk([...SAFE, ...args], { cwd, timeoutMs: TIMEOUT_MS, ...(env ? { env } : {}), ...(input !== undefined ? { input } : {}) })).toString('utf8').trim();
@@ -27,7 +30,8 @@ export const baseRef = (sha: string): string => `refs/gaffer/bases/${sha}`;
  * The workspace as it stands — HEAD plus tracked edits, deletions and untracked files that are not
  * ignored — as a commit (a private index, `commit-tree`: no hook, the user's index and branches
  * untouched), kept by {@link baseRef}. Its dates are HEAD's, so the same tree on the same HEAD is the
- * same commit: a node that has it already need not fetch it again.
+ * same commit: a node that has it already need not fetch it again. With nothing uncommitted it is
+ * HEAD itself.
  */
 export async function exportBase(repo: RepoFacts): Promise<string> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'gaffer-export-'));
@@ -37,9 +41,10 @@ export async function exportBase(repo: RepoFacts): Promise<string> {
     else await git(repo.top, ['read-tree', repo.head], { GIT_INDEX_FILE: index });
     await git(repo.top, ['add', '-A', '--', '.'], { GIT_INDEX_FILE: index });
     const tree = await git(repo.top, ['write-tree'], { GIT_INDEX_FILE: index });
-    const date = await git(repo.top, ['log', '-1', '--format=%cI', repo.head]);
+    const [date = '', headTree] = (await git(repo.top, ['log', '-1', '--format=%cI%n%T', repo.head])).split('\n');
     const env = { ...IDENTITY, GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date };
-    const sha = await git(repo.top, ['commit-tree', tree, '-p', repo.head, '-m', 'gaffer: the workspace as exported to a node'], env);
+    // nothing uncommitted: HEAD itself, which a node may fetch from the job's remote repository
+    const sha = tree === headTree ? repo.head : await git(repo.top, ['commit-tree', tree, '-p', repo.head, '-m', 'gaffer: the workspace as exported to a node'], env);
     await git(repo.top, ['update-ref', baseRef(sha), sha]);
     return sha;
   } finally {
@@ -62,9 +67,10 @@ export async function dropRefs(repo: RepoFacts, refs: readonly string[]): Promis
  * Fetches a node's branch from its bundle into the coordinator's repository under `into`; the
  * commit it holds, or why not (a bundle that is not one, or does not hold the branch).
  */
-export async function fetchResult(repo: RepoFacts, file: string, branch: string, into: string): Promise<{ commit: string } | { refused: string }> {
-  const fetched = await runGit([...SAFE, 'fetch', '-q', '--no-tags', '--no-write-fetch-head', '--no-auto-gc', file, `+refs/heads/${branch}:${into}`], { cwd: repo.top, timeoutMs: TIMEOUT_MS });
-  if (fetched.exitCode !== 0) return { refused: `git fetch of the node's bundle failed: ${fetched.stderr.trim().split('\n').slice(-2).join(' ') || `exit ${fetched.exitCode}`}` };
+export async function fetchResult(repo: RepoFacts, from: { bundle: string } | { remote: string }, branch: string, into: string): Promise<{ commit: string } | { refused: string }> {
+  const source = 'bundle' in from ? from.bundle : from.remote;
+  const fetched = await runGit([...SAFE, 'fetch', '-q', '--no-tags', '--no-write-fetch-head', '--no-auto-gc', '--', source, `+refs/heads/${branch}:${into}`], { cwd: repo.top, timeoutMs: TIMEOUT_MS, ...('remote' in from ? { env: REMOTE_ENV } : {}) });
+  if (fetched.exitCode !== 0) return { refused: `git fetch of the node's ${'bundle' in from ? 'bundle' : `branch from ${from.remote}`} failed: ${fetched.stderr.trim().split('\n').slice(-2).join(' ') || `exit ${fetched.exitCode}`}` };
   const commit = await git(repo.top, ['rev-parse', '--verify', `${into}^{commit}`]);
   return SHA.test(commit) ? { commit } : { refused: `the node's branch is not a commit: ${commit}` };
 }
@@ -87,6 +93,40 @@ export async function applyResult(repo: RepoFacts, base: string, result: string)
     if (applied.exitCode !== 0) return { refused: applied.stderr.trim().split('\n').slice(0, 3).join(' ') || `git apply exit ${applied.exitCode}`, outside };
   }
   return { refused: null, outside };
+}
+
+// ---- a job on a remote repository (spec 09 "Remote workspaces") ----
+
+/**
+ * Fetches `ref` of the remote `url` into the bare cache `cache` as `into`; the commit, or git's
+ * reason it could not (an unreachable remote, a missing ref, a credential git does not have).
+ */
+export async function fetchRemoteRef(cache: string, url: string, ref: string, into: string): Promise<{ commit: string } | { refused: string }> {
+  const fetched = await runGit([...SAFE, `--git-dir=${cache}`, 'fetch', '-q', '--no-tags', '--no-write-fetch-head', '--no-auto-gc', '--', url, `+${ref}:${into}`], { cwd: cache, timeoutMs: TIMEOUT_MS, env: REMOTE_ENV });
+  if (fetched.exitCode !== 0) return { refused: fetched.stderr.trim().split('\n').slice(-2).join(' ') || `git fetch exit ${fetched.exitCode}` };
+  const commit = await git(cache, [`--git-dir=${cache}`, 'rev-parse', '--verify', `${into}^{commit}`]);
+  return SHA.test(commit) ? { commit } : { refused: `${ref} is not a commit` };
+}
+
+/** A worktree of the cache at `commit`, detached (the job's checkout on the coordinator). */
+export async function addDetachedWorktree(cache: string, dir: string, commit: string): Promise<void> {
+  mkdirSync(path.dirname(dir), { recursive: true });
+  await git(cache, [`--git-dir=${cache}`, 'worktree', 'prune']);
+  await git(cache, [`--git-dir=${cache}`, 'worktree', 'add', '-q', '-f', '--detach', dir, commit], IDENTITY);
+}
+
+/** Removes a worktree of the cache and the refs that kept its commits (their objects go with git's next gc). */
+export async function removeCacheWorktree(cache: string, dir: string, refs: readonly string[]): Promise<void> {
+  await runGit([...SAFE, `--git-dir=${cache}`, 'worktree', 'remove', '--force', dir], { cwd: cache, timeoutMs: TIMEOUT_MS });
+  rmSync(dir, { recursive: true, force: true });
+  await runGit([...SAFE, `--git-dir=${cache}`, 'worktree', 'prune'], { cwd: cache, timeoutMs: TIMEOUT_MS });
+  for (const ref of refs) await runGit([...SAFE, `--git-dir=${cache}`, 'update-ref', '-d', ref], { cwd: cache, timeoutMs: TIMEOUT_MS });
+}
+
+/** Pushes the cache's `branch` to the same branch of the remote (forced: the attempt's branch is its own); null, else git's reason. */
+export async function pushBranch(cache: string, url: string, branch: string): Promise<string | null> {
+  const pushed = await runGit([...SAFE, `--git-dir=${cache}`, 'push', '-q', '--no-verify', '--porcelain', '--', url, `+refs/heads/${branch}:refs/heads/${branch}`], { cwd: cache, timeoutMs: TIMEOUT_MS, env: REMOTE_ENV });
+  return pushed.exitCode === 0 ? null : pushed.stderr.trim().split('\n').slice(-2).join(' ') || `git push exit ${pushed.exitCode}`;
 }
 
 // ---- the node's side ----

@@ -46,6 +46,8 @@ export async function readRepo(workspace: string): Promise<RepoFacts | { refused
 /** The commit a job's worktrees start from. */
 export interface BaseCommit {
   commit: string;
+  /** Its tree, when known (the base commit made here: its worktrees' checked-out indexes hold it). */
+  tree?: string;
 }
 
 /**
@@ -63,7 +65,7 @@ export async function commitWorkingTree(repo: RepoFacts, message: string): Promi
     else await git(repo.top, ['read-tree', repo.head], env);
     await git(repo.top, ['add', '-A', '--', '.'], env);
     const tree = await git(repo.top, ['write-tree'], env);
-    return { commit: await git(repo.top, ['commit-tree', tree, '-p', repo.head, '-m', message], env) };
+    return { commit: await git(repo.top, ['commit-tree', tree, '-p', repo.head, '-m', message], env), tree };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -236,7 +238,7 @@ const queues = new Map<string, Promise<unknown>>();
  * touches no shared state but competes for the disk (checkouts) takes turns without holding up
  * the repository's other calls.
  */
-export function serialized<T>(repo: RepoFacts, fn: () => Promise<T>, lane = ''): Promise<T> {
+export function serialized<T>(repo: Pick<RepoFacts, 'commonDir'>, fn: () => Promise<T>, lane = ''): Promise<T> {
   const key = `${repo.commonDir}\0${lane}`;
   const previous = queues.get(key) ?? Promise.resolve();
   const run = previous.then(fn, fn);

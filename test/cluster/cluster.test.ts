@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { call, eventually, processesWith } from '../reliability/helpers.js';
 import { signAttempt, type WireAttempt } from '../../src/engine/execution/wire.js';
-import { eventsOf, HAS_REDIS, NODE_TOKEN, startCoordinator, startNode, startRedis, waitFor } from './harness.js';
+import { bareRemote, eventsOf, HAS_REDIS, NODE_TOKEN, remoteFile, startCoordinator, startNode, startRedis, waitFor } from './harness.js';
 
 /**
  * spec 09 / issue 17: a coordinator (`gaffer serve --queue`) and worker nodes (`gaffer node`) as
@@ -86,23 +86,24 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     for (const n of nodes) expect(n.child.exitCode).toBeNull();
   }, 90_000);
 
-  it('three nodes, 30 jobs, one node SIGKILLed mid-run: every job done with its evidence; only the killed node’s attempts are retried, once', async () => {
+  it('three nodes, 30 jobs on a bare remote repository, one node SIGKILLed mid-run: every job done with its evidence and its branch pushed; only the killed node’s attempts are retried, once', async () => {
     const redis = await startRedis();
     const server = await startCoordinator(redis.url);
     const nodes = await Promise.all(['m1', 'm2', 'm3'].map((n) => startNode(redis.url, n, { stallS: 4 })));
     const queue = new Queue('runner-shell', { connection: { url: redis.url, maxRetriesPerRequest: null }, prefix: 'gaffer' });
+    // spec 09: the jobs name a bare repository as their remote; the nodes fetch from it and push their branches to it
+    const bare = bareRemote({ 'README.md': 'remote\n' });
     const started = Date.now();
     const submitted = await Promise.all(
       Array.from({ length: 30 }, async (_, i) => {
-        const ws = makeWorkspace({ 'README.md': `job ${i}\n` }, { git: true });
         const res = await call(server.url, 'POST', '/api/jobs', {
-          workspace: ws,
+          repo: { url: bare, ref: 'main' },
           runner: 'shell',
           verify: `grep -qx 'job ${i}' out.txt`,
           tasks: [{ name: 'write', instruction: 'write', command: `echo begun; sleep 1.5; echo 'job ${i}' > out.txt` }],
         });
         expect(res.status).toBe(202);
-        return { i, ws, id: res.json.id as string };
+        return { i, id: res.json.id as string };
       }),
     );
     // the victim is killed while it runs attempts, once a few jobs are through
@@ -120,15 +121,16 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     const seconds = (Date.now() - started) / 1000;
     await queue.close();
     let retried = 0;
-    for (const { i, ws, id, answer } of ends) {
-      expect(answer.status, `job ${i}: ${answer.verdict}`).toBe('done');
-      expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe(`job ${i}\n`);
+    for (const { i, id, answer } of ends) {
+      expect(answer.status, `job ${i}: ${answer.verdict} ${JSON.stringify(answer.workers)}`).toBe('done');
       expect(answer.result.changes.added).toEqual(['out.txt']);
       expect(answer.result.proof.verdict).toBe('proved');
       const full = (await call(server.url, 'GET', `/api/jobs/${id}?full=1`)).json;
       const rows = full.result.workers.map((w: { name: string; status: string; stop_reason: string }) => `${w.name}:${w.status}:${w.stop_reason}`);
       const events = await eventsOf(server, id);
       const taken = events.filter((e) => e.event === 'node' && e.node_event === 'taken');
+      // the work's branch on the remote (a retry takes the lost attempt's work over, and its branch) holds what ended done
+      expect(remoteFile(bare, `gaffer/${id}/write`, 'out.txt')).toBe(`job ${i}\n`);
       if (rows.length === 2) {
         retried++;
         expect(rows).toEqual(['write:error:node_lost', 'write+node:done:complete']);

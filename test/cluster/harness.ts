@@ -1,8 +1,8 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import { tempDir } from '../helpers/temp.js';
+import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { BIN, call, startServe, type Served } from '../reliability/helpers.js';
 
 /** True when Debian's `redis-server` is installed (`.ci/run` installs it); the cluster tests skip, saying so, without it. */
@@ -103,8 +103,9 @@ async function spawnRedis(port: number, dir: string, aof: boolean): Promise<Runn
 }
 
 /** `gaffer serve --queue` (the coordinator), its data dir its own. */
-export function startCoordinator(redis: string, args: string[] = []): Promise<Served> {
-  return startServe(join(tempDir(), 'coordinator'), { env: clusterEnv(), serveArgs: ['--queue', redis, ...args] });
+export async function startCoordinator(redis: string, args: string[] = []): Promise<Served & { dataDir: string }> {
+  const dataDir = join(tempDir(), 'coordinator');
+  return { ...(await startServe(dataDir, { env: clusterEnv(), serveArgs: ['--queue', redis, ...args] })), dataDir };
 }
 
 /** A running `gaffer node`. */
@@ -158,4 +159,23 @@ export async function waitFor(server: Served, id: string, condition: string, tim
 /** A job's events over the API. */
 export async function eventsOf(server: Served, id: string): Promise<{ name: string; event: string; message: string; [k: string]: unknown }[]> {
   return (await call(server.url, 'GET', `/api/jobs/${id}/events`)).json.events;
+}
+
+/** A bare repository with one commit on `main` — the remote a cluster's jobs name by URL. */
+export function bareRemote(files: Record<string, string>): string {
+  const src = makeWorkspace(files, { git: true });
+  const bare = join(tempDir('gaffer-remote-'), 'origin.git');
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: src, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  git('branch', '-M', 'main');
+  execFileSync('git', ['clone', '-q', '--bare', src, bare]);
+  return bare;
+}
+
+/** A file of a branch of the bare remote, or null when the branch or file is not there. */
+export function remoteFile(bare: string, branch: string, file: string): string | null {
+  try {
+    return execFileSync('git', ['--git-dir', bare, 'show', `refs/heads/${branch}:${file}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch {
+    return null;
+  }
 }

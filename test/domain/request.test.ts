@@ -122,6 +122,28 @@ describe('the job request', () => {
     expect(() => parseJobRequest({ workspace: '/tmp/ws', tasks: ['do it'], runner: 'builtin', reviewer: true }, { defaultRunner: null, available: ['shell'] })).toThrow(/not a runner this build can run/);
   });
 
+  it('takes a remote repository instead of a workspace, and refuses a URL git must not be handed (spec 09)', () => {
+    const tasks = ok.tasks;
+    expect(parse({ repo: { url: 'https://example.com/x.git', ref: 'main' }, tasks }).repo).toEqual({ url: 'https://example.com/x.git', ref: 'main' });
+    for (const url of ['/srv/git/x.git', 'file:///srv/git/x.git', 'ssh://git@example.com/x.git', 'git@example.com:team/x.git', 'git://example.com/x']) expect(parse({ repo: { url }, tasks }).repo).toEqual({ url, ref: 'HEAD' });
+    const bad = (url: string, ref?: string) => refusal({ repo: { url, ...(ref !== undefined ? { ref } : {}) }, tasks });
+    expect(bad('ext::sh -c touch% /tmp/x')).toMatchObject({ code: 'invalid_request', field: 'repo.url', message: expect.stringContaining('spaces') });
+    expect(bad('ext::sh')).toMatchObject({ field: 'repo.url', message: expect.stringContaining('remote helper') });
+    expect(bad('fd::3')).toMatchObject({ field: 'repo.url', message: expect.stringContaining('remote helper') });
+    expect(bad('--upload-pack=touch /tmp/x')).toMatchObject({ field: 'repo.url' });
+    expect(bad('-uevil')).toMatchObject({ field: 'repo.url', message: expect.stringContaining('option') });
+    expect(bad('https://me:token@example.com/x.git')).toMatchObject({ field: 'repo.url', message: expect.stringContaining('credential helper') });
+    expect(bad('ftp://example.com/x.git')).toMatchObject({ field: 'repo.url', message: expect.stringContaining('ftp://') });
+    expect(bad('relative/x.git')).toMatchObject({ field: 'repo.url', message: expect.stringContaining('absolute path') });
+    expect(bad('/srv/x.git', '--force')).toMatchObject({ field: 'repo.ref' });
+    expect(bad('/srv/x.git', 'a..b')).toMatchObject({ field: 'repo.ref' });
+    expect(refusal({ repo: { url: '/srv/x.git', branch: 'main' }, tasks })).toMatchObject({ code: 'invalid_request', field: 'repo.branch' });
+    expect(refusal({ tasks })).toMatchObject({ code: 'invalid_request', field: 'workspace', message: expect.stringContaining('"repo"') });
+    expect(refusal({ ...ok, repo: { url: '/srv/x.git' } })).toMatchObject({ code: 'invalid_request', field: 'repo' });
+    expect(refusal({ repo: { url: '/srv/x.git' }, tasks, isolation: 'worktree', merge: 'auto' })).toMatchObject({ code: 'not_supported', field: 'merge' });
+    expect(refusal({ repo: { url: '/srv/x.git' }, tasks, isolation: 'worktree' })).toMatchObject({ code: 'not_supported', field: 'isolation' });
+  });
+
   it('refuses duplicate task names', () => {
     const r = refusal({ ...ok, tasks: [{ instruction: 'a', name: 'x', command: 'true' }, { instruction: 'b', name: 'x', command: 'true' }] });
     expect(r).toMatchObject({ code: 'invalid_request', field: 'tasks[1].name' });

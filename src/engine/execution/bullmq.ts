@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { Job, Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { GafferError } from '../../domain/errors.js';
+import type { RemoteRepo } from '../../domain/remote-repo.js';
 import type { RunnerReport } from '../../domain/runner-report.js';
 import { baseRef, dropRefs, exportBase } from '../../evidence/cluster-git.js';
 import { readRepo, serialized } from '../../evidence/worktree-git.js';
@@ -125,7 +126,7 @@ export class BullmqExecutor implements Executor {
     const adopted = opts.continues !== undefined ? this.#adopt(`${input.jobId}\0${opts.continues}`) : null;
     let work = adopted;
     if (work === null) {
-      const placed = await this.#place(runner, input);
+      const placed = await this.#place(runner, input, opts.remote);
       if ('report' in placed) return placed.report;
       work = placed.work;
     }
@@ -149,7 +150,7 @@ export class BullmqExecutor implements Executor {
   }
 
   /** Exports the workspace's base and puts the attempt on its runner's queue; a report when it cannot. */
-  async #place(runner: Runner, input: RunnerInput): Promise<{ work: RemoteWork } | { report: RunnerReport }> {
+  async #place(runner: Runner, input: RunnerInput, remote: RemoteRepo | undefined): Promise<{ work: RemoteWork } | { report: RunnerReport }> {
     const launchFailed = (error: string) => ({ report: blankReport({ status: 'error', outcome: 'expected_error', stopReason: 'spawn_failed', error }) });
     if (this.#closed || this.#redis === null) return launchFailed('the cluster executor is closed');
     if (this.#url === null) return launchFailed("the coordinator's address is not known yet (gaffer serve sets it once it listens)");
@@ -164,7 +165,7 @@ export class BullmqExecutor implements Executor {
     // one BullMQ job per run of the attempt (a rate-limited attempt runs again): its own key
     const key = `${input.jobId}.${input.workerName}.${randomBytes(4).toString('hex')}`;
     const branch = `gaffer/${input.jobId}/${input.workerName}`;
-    const work = new RemoteWork({ key, runner: runner.key, repo, base, branch });
+    const work = new RemoteWork({ key, runner: runner.key, repo, base, branch, ...(remote ? { remote } : {}) });
     const data: WireAttempt = {
       v: 1,
       key,
@@ -174,6 +175,7 @@ export class BullmqExecutor implements Executor {
       repo: this.#repoKey(repo.commonDir),
       prefix: repo.prefix,
       branch,
+      ...(remote ? { remote } : {}),
       runner: runner.key,
       input: {
         jobId: input.jobId,

@@ -1,3 +1,4 @@
+import type { RemoteRepo } from '../../domain/remote-repo.js';
 import type { RunnerReport } from '../../domain/runner-report.js';
 import type { Runner, RunnerInput } from '../../runners/contract.js';
 
@@ -31,6 +32,8 @@ export interface RunOptions {
   continues?: string;
   /** Told what happens to the attempt on the wire (a node took it, a node was lost): a remote executor's words. */
   onNode?: (e: NodeEvent) => void;
+  /** spec 09: the job's remote repository (a cluster's nodes fetch from it and push to it). */
+  remote?: RemoteRepo;
 }
 
 /** Something a remote attempt's node did. */

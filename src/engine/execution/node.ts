@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { RunnerReport } from '../../domain/runner-report.js';
-import { addNodeWorktree, bundleNodeWork, commitNodeWork, fetchBase, hasCommit, openCache, removeNodeWorktree } from '../../evidence/cluster-git.js';
+import { addNodeWorktree, bundleNodeWork, commitNodeWork, fetchBase, fetchRemoteRef, hasCommit, openCache, pushBranch, removeNodeWorktree } from '../../evidence/cluster-git.js';
 import type { Runner } from '../../runners/contract.js';
 import { blankReport } from '../../runners/report.js';
 import { GafferError } from '../../domain/errors.js';
@@ -41,6 +41,8 @@ const CANCEL_LOOK_MS = 1_000;
 const OUTPUT_EVERY_MS = 200;
 const OUTPUT_MAX_LINES = 200;
 const CONNECT_TIMEOUT_MS = 10_000;
+/** Where a node keeps the tip it last fetched of a job's remote repository (its objects stay in the cache). */
+const REMOTE_TIP = 'refs/gaffer/remote-tip';
 
 /**
  * A worker node (spec 09): takes attempts for its runners from their BullMQ queues, gets each
@@ -94,7 +96,7 @@ export class WorkerNode {
     this.#cancelLook.unref();
     for (const w of ['repos', 'worktrees', 'jobs', 'tmp']) mkdirSync(join(opts.workDir, w), { recursive: true, mode: 0o700 });
     for (const key of opts.runners.keys()) {
-      const worker = new Worker<unknown, WireResult>(queueName(key), (job, _token, signal) => this.#process(job, signal), {
+      const worker = new Worker<unknown, WireResult>(queueName(key), (job, token, signal) => this.#process(job, token, signal), {
         connection,
         prefix: QUEUE_PREFIX,
         name: this.name,
@@ -123,7 +125,7 @@ export class WorkerNode {
   }
 
   /** One attempt, start to end. A failure of the node's own (git, the coordinator away) fails the BullMQ job with the reason. */
-  async #process(job: Job<unknown, WireResult>, bullSignal: AbortSignal | undefined): Promise<WireResult> {
+  async #process(job: Job<unknown, WireResult>, lockToken: string | undefined, bullSignal: AbortSignal | undefined): Promise<WireResult> {
     const verified = verifyAttempt(job.data, this.#opts.token);
     if ('refused' in verified) throw new UnrecoverableError(`node ${this.name} refused queue entry ${job.id ?? '?'}: ${verified.refused}`);
     const a = verified.attempt;
@@ -134,7 +136,7 @@ export class WorkerNode {
     const onBull = () => stop.abort(bullSignal?.reason);
     bullSignal?.addEventListener('abort', onBull, { once: true });
     this.#running.set(a.key, stop);
-    const answer = (report: RunnerReport, commit: string | null = null, upload: string | null = null): WireResult => ({ v: 1, node: this.name, take, report, commit, upload });
+    const answer = (report: RunnerReport, commit: string | null = null, sent: Pick<WireResult, 'upload' | 'pushed' | 'pushRefused'> = { upload: null }): WireResult => ({ v: 1, node: this.name, take, report, commit, ...sent });
     try {
       if ((await this.#redis.exists(cancelKey(a.key))) === 1) return answer(blankReport({ status: 'cancelled', outcome: 'cancelled', stopReason: 'cancelled', isCancelled: true }));
       const runner = this.#opts.runners.get(a.runner);
@@ -144,6 +146,8 @@ export class WorkerNode {
       const dir = join(this.#opts.workDir, 'worktrees', a.key);
       await this.#lane(cache, async () => {
         await openCache(cache);
+        // a job's remote repository first (spec 09); the coordinator's bundle holds what the remote does not (a fix round's base)
+        if (a.remote && !(await hasCommit(cache, a.base))) await fetchRemoteRef(cache, a.remote.url, a.remote.ref, REMOTE_TIP);
         if (!(await hasCommit(cache, a.base))) await this.#fetchBase(a, cache);
         await addNodeWorktree(cache, dir, a.branch, a.base);
       });
@@ -169,10 +173,18 @@ export class WorkerNode {
           report = blankReport({ status: 'error', outcome: 'panic', stopReason: 'runner_error', error: `runner failed: ${err instanceof Error ? err.message : String(err)}` });
         }
         await output.close();
-        if (this.#lockLost.has(job.id ?? '')) throw new Error(`node ${this.name} lost the attempt (its lock expired): its work is another node's now`);
         const tip = await commitNodeWork(dir, `gaffer: job ${a.input.jobId}, ${a.input.workerName} on node ${this.name}`);
         this.#opts.say(`${a.key}: ${report.status}${tip === a.base ? ', nothing changed' : ''}`);
         if (tip === a.base) return answer(report);
+        // a node partitioned past its stall window sends nothing: the attempt is another node's now, and its branch too
+        await this.#stillHolds(job, lockToken);
+        let pushRefused: string | undefined;
+        if (a.remote) {
+          const refused = await pushBranch(cache, a.remote.url, a.branch);
+          if (refused === null) return answer(report, tip, { upload: null, pushed: true });
+          pushRefused = `the push to ${a.remote.url} failed, the commit went to the coordinator instead: ${refused}`.slice(0, 1_000);
+          this.#opts.say(`${a.key}: ${pushRefused}`);
+        }
         const upload = randomBytes(12).toString('base64url');
         const file = join(this.#opts.workDir, 'tmp', `${a.key}.${upload}.bundle`);
         try {
@@ -181,7 +193,7 @@ export class WorkerNode {
         } finally {
           rmSync(file, { force: true });
         }
-        return answer(report, tip, upload);
+        return answer(report, tip, { upload, ...(pushRefused !== undefined ? { pushRefused } : {}) });
       } finally {
         await this.#lane(cache, () => removeNodeWorktree(cache, dir, a.branch)).catch(() => undefined);
       }
@@ -190,6 +202,14 @@ export class WorkerNode {
       this.#lockLost.delete(job.id ?? '');
       bullSignal?.removeEventListener('abort', onBull);
     }
+  }
+
+  /** Throws unless this node still holds the attempt's BullMQ lock (it was not handed to another node meanwhile). */
+  async #stillHolds(job: Job<unknown, WireResult>, lockToken: string | undefined): Promise<void> {
+    const lost = () => new Error(`node ${this.name} lost the attempt (its lock expired): its work is another node's now`);
+    if (this.#lockLost.has(job.id ?? '')) throw lost();
+    if (lockToken === undefined) return;
+    if ((await job.extendLock(lockToken, this.#opts.stallMs).catch(() => 0)) !== 1) throw lost();
   }
 
   /** The attempt's base bundle from the coordinator, fetched into the cache. */

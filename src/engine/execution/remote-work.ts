@@ -1,3 +1,4 @@
+import type { RemoteRepo } from '../../domain/remote-repo.js';
 import type { RepoFacts } from '../../evidence/worktree-git.js';
 import type { WireProgress } from './wire.js';
 
@@ -26,6 +27,8 @@ export class RemoteWork {
   readonly repo: RepoFacts;
   readonly base: string;
   readonly branch: string;
+  /** The job's remote repository, when it has one (spec 09). */
+  readonly remote: RemoteRepo | undefined;
   /** True once BullMQ holds the job (its add returned). */
   queued = false;
   /** How often BullMQ found it stalled (its `stalledCounter`). */
@@ -37,12 +40,13 @@ export class RemoteWork {
   #listener: WorkListener | null = null;
   #outcome: WorkOutcome | null = null;
 
-  constructor(opts: { key: string; runner: string; repo: RepoFacts; base: string; branch: string }) {
+  constructor(opts: { key: string; runner: string; repo: RepoFacts; base: string; branch: string; remote?: RemoteRepo }) {
     this.key = opts.key;
     this.runner = opts.runner;
     this.repo = opts.repo;
     this.base = opts.base;
     this.branch = opts.branch;
+    this.remote = opts.remote;
   }
 
   get isSettled(): boolean {

@@ -31,19 +31,29 @@ export async function takeBack(work: RemoteWork, outcome: WorkOutcome, opts: { e
   const result = parsed.data;
   const report = reportOfWire(result.report);
   if (result.commit === null || result.commit === work.base) return report;
-  const file = opts.exchange.resultFile(work.key, result.upload ?? '');
-  if (file === null) return { ...report, status: 'error', outcome: 'expected_error', stopReason: 'result_not_applied', error: `node ${result.node} reported commit ${result.commit} but its bundle never arrived` };
+  const notApplied = (error: string): RunnerReport => ({ ...report, status: 'error', outcome: 'expected_error', stopReason: 'result_not_applied', error });
+  let from: { bundle: string } | { remote: string };
+  if (result.pushed === true) {
+    if (work.remote === undefined) return notApplied(`node ${result.node} says it pushed commit ${result.commit}, but the job has no remote repository`);
+    from = { remote: work.remote.url };
+  } else {
+    const file = opts.exchange.resultFile(work.key, result.upload ?? '');
+    if (file === null) return notApplied(`node ${result.node} reported commit ${result.commit} but its bundle never arrived`);
+    from = { bundle: file };
+  }
   const into = resultRef(work.key);
-  const fetched = await serialized(work.repo, () => fetchResult(work.repo, file, work.branch, into));
-  if ('refused' in fetched) return { ...report, status: 'error', outcome: 'expected_error', stopReason: 'result_not_applied', error: fetched.refused };
+  const fetched = await serialized(work.repo, () => fetchResult(work.repo, from, work.branch, into));
+  if ('refused' in fetched) return notApplied(fetched.refused);
   try {
+    // a branch on a shared remote can be moved by anyone who may push there: only the commit the node reported is taken
+    if (fetched.commit !== result.commit) return notApplied(`${'remote' in from ? `the remote's ${work.branch}` : "the node's bundle"} holds ${fetched.commit}, not the commit ${result.commit} node ${result.node} reported`);
     const applied = await serialized(work.repo, () => applyResult(work.repo, work.base, fetched.commit));
-    if (applied.refused !== null) return { ...report, status: 'error', outcome: 'expected_error', stopReason: 'result_not_applied', error: `the node's work did not apply to the workspace: ${applied.refused}` };
-    if (applied.outside.length > 0) {
-      const note = `not applied: what it changed outside the workspace (${applied.outside.slice(0, 5).join(', ')}${applied.outside.length > 5 ? ', …' : ''})`;
-      return { ...report, error: report.error === null ? note : `${report.error}; ${note}` };
-    }
-    return report;
+    if (applied.refused !== null) return notApplied(`the node's work did not apply to the workspace: ${applied.refused}`);
+    const notes = [
+      ...(applied.outside.length > 0 ? [`not applied: what it changed outside the workspace (${applied.outside.slice(0, 5).join(', ')}${applied.outside.length > 5 ? ', …' : ''})`] : []),
+      ...(result.pushRefused !== undefined ? [result.pushRefused] : []),
+    ];
+    return notes.length === 0 ? report : { ...report, error: [report.error, ...notes].filter((n) => n !== null).join('; ') };
   } finally {
     await serialized(work.repo, () => dropRefs(work.repo, [into]));
   }

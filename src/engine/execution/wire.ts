@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { GafferError } from '../../domain/errors.js';
 import type { RunnerReport } from '../../domain/runner-report.js';
+import { remoteRepoSchema } from '../../domain/remote-repo.js';
 import { WORKER_STATUSES } from '../../domain/status.js';
 import { blankReport } from '../../runners/report.js';
 
@@ -74,6 +75,12 @@ export const wireAttemptSchema = z.object({
   prefix: z.string().max(4096),
   /** `gaffer/<job>/<task>`. */
   branch: z.string().min(1).max(300),
+  /**
+   * spec 09: the job's remote repository. The node fetches the base from it (the coordinator's bundle
+   * when the base is not there: a fix round's) and pushes its branch to it; the coordinator fetches
+   * the branch back from it.
+   */
+  remote: remoteRepoSchema.required().optional(),
   runner: z.string().min(1).max(64),
   /** The runner's input, less what is the node's own (env, files, signal, callbacks). */
   input: z.object({
@@ -186,8 +193,12 @@ export const wireResultSchema = z.object({
   report: wireReportSchema,
   /** The branch tip it committed; null when the worktree held nothing new. */
   commit: z.string().regex(SHA).nullable(),
-  /** The upload that carried the commit's bundle to the coordinator; null with no commit. */
+  /** The upload that carried the commit's bundle to the coordinator; null with no commit, or when it was pushed. */
   upload: z.string().max(64).nullable(),
+  /** The commit was pushed to the job's remote repository on the attempt's branch (spec 09), not uploaded. */
+  pushed: z.boolean().optional(),
+  /** Why the push to the remote failed, when it did (the bundle was uploaded instead). */
+  pushRefused: z.string().max(1_000).optional(),
 });
 export type WireResult = z.infer<typeof wireResultSchema>;
 

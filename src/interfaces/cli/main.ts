@@ -68,6 +68,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('submit a job (request file, - for stdin, or flags) and run it in this process until it ends')
     .argument('[file]', 'a JSON or YAML request; - reads stdin')
     .option('--workspace <dir>', 'the folder the workers work in')
+    .option('--repo <url>', "instead of --workspace: a remote git repository a cluster's nodes fetch and push to (gaffer serve --queue)")
+    .option('--ref <ref>', 'with --repo: the branch or tag the job starts from (default the remote\'s HEAD)')
     .option('--task <instruction>', 'a task (repeatable)', collect)
     .option('--name <name>', 'name of the task(s) given by flags')
     .option('--files <path>', "the task's files (repeatable)", collect)

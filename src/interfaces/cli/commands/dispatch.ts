@@ -10,6 +10,9 @@ import type { CliContext } from '../cli-context.js';
 /** Flags of `gaffer dispatch`: every request field has a kebab-case flag. */
 export interface DispatchFlags {
   workspace?: string;
+  /** spec 09: a remote repository instead of a workspace, and its ref. */
+  repo?: string;
+  ref?: string;
   task?: string[];
   name?: string;
   files?: string[];
@@ -91,6 +94,8 @@ export function buildRequest(file: string | undefined, flags: DispatchFlags): Re
     return n;
   };
   set('workspace', flags.workspace !== undefined ? (isAbsolute(flags.workspace) ? flags.workspace : resolve(flags.workspace)) : undefined);
+  if (flags.ref !== undefined && flags.repo === undefined) throw new GafferError('invalid_request', '--ref names a ref of --repo: give --repo URL too', 'ref');
+  if (flags.repo !== undefined) body.repo = { url: flags.repo, ...(flags.ref !== undefined ? { ref: flags.ref } : {}) };
   set('runner', flags.runner);
   set('model', flags.model);
   set('title', flags.title);
@@ -119,7 +124,7 @@ export function buildRequest(file: string | undefined, flags: DispatchFlags): Re
     // `--command` alone: the command is the task
     body.tasks = [{ instruction: flags.command, command: flags.command, ...(flags.name ? { name: flags.name } : {}), ...(flags.files ? { files: flags.files } : {}) }];
   }
-  if (body.workspace === undefined) throw new GafferError('invalid_request', 'workspace: required — give --workspace DIR or a request file', 'workspace');
+  if (body.workspace === undefined && body.repo === undefined) throw new GafferError('invalid_request', 'workspace: required — give --workspace DIR (or --repo URL for a cluster) or a request file', 'workspace');
   if (body.tasks === undefined) throw new GafferError('invalid_request', 'tasks: required — give --task "…" (with --command for the shell runner) or a request file', 'tasks');
   return body;
 }

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { call, eventually, processesWith } from '../reliability/helpers.js';
 import { signAttempt, type WireAttempt } from '../../src/engine/execution/wire.js';
+import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { bareRemote, eventsOf, HAS_REDIS, NODE_TOKEN, remoteFile, startCoordinator, startNode, startRedis, waitFor } from './harness.js';
 
 /**
@@ -165,8 +166,20 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     const first = (await eventsOf(server, id)).find((e) => e.event === 'node' && e.node_event === 'taken');
     const victim = nodes.find((n) => n.name === first?.node);
     expect(victim).toBeDefined();
+    // the victim's worker: its shell, working in the victim's work dir
+    const workersOf = (node: typeof victim) => processesWith('echo begun; sleep 5').filter((pid) => {
+      try {
+        return readlinkSync(`/proc/${pid}/cwd`).startsWith(node?.workDir ?? '\0');
+      } catch {
+        return false;
+      }
+    });
+    expect(workersOf(victim)).not.toEqual([]);
     const killedAt = Date.now();
     victim?.child.kill('SIGKILL');
+    // a node that dies takes its sandboxed workers with it (bubblewrap's --die-with-parent): nothing of the lost attempt runs on
+    // (an unsandboxed worker, where bubblewrap does not work, lives on until it ends: nothing reports it)
+    if (probeSandbox().available) await eventually(() => workersOf(victim).length === 0, 3_000, "the dead node's worker to end");
     const answer = (await waitFor(server, id, 'done', 70)).state;
     const seconds = (Date.now() - killedAt) / 1000;
     expect(answer.status, answer.verdict).toBe('done');

@@ -103,9 +103,9 @@ async function spawnRedis(port: number, dir: string, aof: boolean): Promise<Runn
 }
 
 /** `gaffer serve --queue` (the coordinator), its data dir its own. */
-export async function startCoordinator(redis: string, args: string[] = []): Promise<Served & { dataDir: string }> {
+export async function startCoordinator(redis: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Served & { dataDir: string }> {
   const dataDir = join(tempDir(), 'coordinator');
-  return { ...(await startServe(dataDir, { env: clusterEnv(), serveArgs: ['--queue', redis, ...args] })), dataDir };
+  return { ...(await startServe(dataDir, { env: { ...clusterEnv(), ...env }, serveArgs: ['--queue', redis, ...args] })), dataDir };
 }
 
 /** A running `gaffer node`. */
@@ -119,11 +119,11 @@ export interface RunningNode {
 }
 
 /** `gaffer node` as a child process with a data dir and work dir of its own; resolves once it takes attempts. */
-export async function startNode(redis: string, name: string, opts: { slots?: number; stallS?: number; runners?: string } = {}): Promise<RunningNode> {
+export async function startNode(redis: string, name: string, opts: { slots?: number; stallS?: number; runners?: string; env?: NodeJS.ProcessEnv } = {}): Promise<RunningNode> {
   const dir = tempDir(`gaffer-node-${name}-`);
   const args = ['--data-dir', join(dir, 'data'), 'node', '--queue', redis, '--name', name, '--runners', opts.runners ?? 'shell', '--slots', String(opts.slots ?? 2), '--work-dir', join(dir, 'work')];
   if (opts.stallS !== undefined) args.push('--stall-s', String(opts.stallS));
-  const child = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: clusterEnv() });
+  const child = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...clusterEnv(), ...opts.env } });
   children.push(child);
   let stderr = '';
   child.stdout?.resume();

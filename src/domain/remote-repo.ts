@@ -21,7 +21,7 @@ const SCHEMES = new Set(['https:', 'http:', 'ssh:', 'git:', 'file:']);
 /** `user@host:path`, git's scp-like form for ssh. */
 const SCP_LIKE = /^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9.-]+:(?!\/\/)[^\s]+$/;
 /** A ref as git takes it (`git check-ref-format`'s rules, simplified to refuse rather than guess). */
-const REF = /^(?!-)(?!.*\.\.)(?!.*\/\/)(?!.*@\{)(?!.*\.lock$)(?!.*\/$)(?!.*\.$)[A-Za-z0-9._/+-]{1,250}$/;
+const REF = /^(?![-+])(?!.*\.\.)(?!.*\/\/)(?!.*@\{)(?!.*\.lock$)(?!.*\/$)(?!.*\.$)[A-Za-z0-9._/+-]{1,250}$/;
 
 /** Why a URL is not one gaffer hands to git, or null when it is. */
 export function remoteUrlProblem(url: string): string | null {
@@ -55,7 +55,7 @@ export const remoteRepoSchema = z.strictObject({
       const problem = remoteUrlProblem(url);
       if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
     }),
-  ref: z.string().regex(REF, 'must be a branch, tag or ref name (letters, digits, ".", "_", "/", "+", "-"; no "..", no leading "-")').optional(),
+  ref: z.string().regex(REF, 'must be a branch, tag or ref name (letters, digits, ".", "_", "/", "+", "-"; no "..", no leading "-" or "+")').optional(),
 });
 
 /** What a `repo` reads as after its defaults. */

@@ -18,7 +18,7 @@ const SAFE = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-
 const IDENTITY = { GIT_AUTHOR_NAME: 'gaffer', GIT_AUTHOR_EMAIL: 'gaffer@localhost', GIT_COMMITTER_NAME: 'gaffer', GIT_COMMITTER_EMAIL: 'gaffer@localhost' };
 const SHA = /^[0-9a-f]{40,64}$/;
 /** Every git call that names a job's remote repository: plain transports only, and no prompt for a credential (a missing one fails, named). */
-const REMOTE_ENV = { GIT_ALLOW_PROTOCOL: REMOTE_PROTOCOLS, GIT_TERMINAL_PROMPT: '0', GIT_SSH_COMMAND: 'ssh -o BatchMode=yes' };
+const REMOTE_ENV = { GIT_ALLOW_PROTOCOL: REMOTE_PROTOCOLS, GIT_TERMINAL_PROMPT: '0' };
 
 const git = async (cwd: string, args: string[], env?: Record<string, string>, input?: Buffer | string): Promise<string> =>
   (await runGitOk([...SAFE, ...args], { cwd, timeoutMs: TIMEOUT_MS, ...(env ? { env } : {}), ...(input !== undefined ? { input } : {}) })).toString('utf8').trim();

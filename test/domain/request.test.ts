@@ -137,6 +137,8 @@ describe('the job request', () => {
     expect(bad('relative/x.git')).toMatchObject({ field: 'repo.url', message: expect.stringContaining('absolute path') });
     expect(bad('/srv/x.git', '--force')).toMatchObject({ field: 'repo.ref' });
     expect(bad('/srv/x.git', 'a..b')).toMatchObject({ field: 'repo.ref' });
+    expect(bad('/srv/x.git', '+main')).toMatchObject({ field: 'repo.ref' });
+    expect(bad('/srv/x.git', 'main:refs/heads/x')).toMatchObject({ field: 'repo.ref' });
     expect(refusal({ repo: { url: '/srv/x.git', branch: 'main' }, tasks })).toMatchObject({ code: 'invalid_request', field: 'repo.branch' });
     expect(refusal({ tasks })).toMatchObject({ code: 'invalid_request', field: 'workspace', message: expect.stringContaining('"repo"') });
     expect(refusal({ ...ok, repo: { url: '/srv/x.git' } })).toMatchObject({ code: 'invalid_request', field: 'repo' });

@@ -65,7 +65,9 @@ describe.each(doors)('MCP over %s', (_door, open) => {
     const dispatch = tools.find((t) => t.name === 'workers_dispatch');
     expect(dispatch?.inputSchema.properties).toHaveProperty('workspace');
     expect(dispatch?.inputSchema.properties).toHaveProperty('tasks');
-    expect(dispatch?.inputSchema.required).toEqual(expect.arrayContaining(['workspace', 'tasks']));
+    // `workspace`, or `repo` for a cluster: one of the two, which JSON Schema's `required` cannot say
+    expect(dispatch?.inputSchema.required).toEqual(expect.arrayContaining(['tasks']));
+    expect(Object.keys(dispatch?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['workspace', 'repo']));
     expect(tools.find((t) => t.name === 'workers_lint')?.inputSchema.properties).toHaveProperty('tasks');
     expect(tools.find((t) => t.name === 'workers_wait')?.inputSchema).toMatchObject({ properties: { job_id: {}, timeout_s: {} }, required: ['job_id'] });
     expect(tools.find((t) => t.name === 'workers_wait_for')?.inputSchema.required).toEqual(['job_id', 'condition']);
@@ -154,7 +156,9 @@ describe.each(doors)('MCP over %s', (_door, open) => {
       ['workers_dispatch', { workspace: 'relative', tasks: [{ instruction: 'x', command: 'true' }] }, 'invalid_request'],
       ['workers_dispatch', { workspace: ws, tasks: [{ instruction: 'x', command: 'true' }], endpoint: 'http://x' }, 'invalid_request'],
       ['workers_dispatch', { workspace: ws, tasks: [{ instruction: 'x', command: 'true' }], runner: 'shell', reviewer: true }, 'invalid_request'],
-      ['workers_dispatch', { workspace: ws, tasks: [{ instruction: 'x', command: 'true' }], repo: { url: 'https://example.com/r.git', ref: 'main' } }, 'not_supported'],
+      // a remote repository is a cluster's (gaffer serve --queue), and never with a workspace too
+      ['workers_dispatch', { tasks: [{ instruction: 'x', command: 'true' }], repo: { url: 'https://example.com/r.git', ref: 'main' } }, 'not_supported'],
+      ['workers_dispatch', { workspace: ws, tasks: [{ instruction: 'x', command: 'true' }], repo: { url: 'https://example.com/r.git', ref: 'main' } }, 'invalid_request'],
       ['workers_dispatch', { workspace: ws, tasks: ['no command'] }, 'no_runner'],
       ['workers_dispatch', { workspace: ws, tasks: [{ instruction: 'x', runner: 'codex' }] }, 'runner_disabled'],
       ['workers_status', { job_id: 'ffffffffffff' }, 'not_found'],

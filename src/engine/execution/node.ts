@@ -147,7 +147,10 @@ export class WorkerNode {
       await this.#lane(cache, async () => {
         await openCache(cache);
         // a job's remote repository first (spec 09); the coordinator's bundle holds what the remote does not (a fix round's base)
-        if (a.remote && !(await hasCommit(cache, a.base))) await fetchRemoteRef(cache, a.remote.url, a.remote.ref, REMOTE_TIP);
+        if (a.remote && !(await hasCommit(cache, a.base))) {
+          const fetched = await fetchRemoteRef(cache, a.remote.url, a.remote.ref, REMOTE_TIP);
+          if ('refused' in fetched) this.#opts.say(`${a.key}: ${a.remote.ref} of ${a.remote.url} could not be fetched (${fetched.refused}): the base comes from the coordinator`);
+        }
         if (!(await hasCommit(cache, a.base))) await this.#fetchBase(a, cache);
         await addNodeWorktree(cache, dir, a.branch, a.base);
       });

@@ -18,15 +18,19 @@ describe.skipIf(!HAS_REDIS)('jobs on a remote repository (needs Debian redis-ser
     const server = await startCoordinator(redis.url);
     const nodes = [await startNode(redis.url, 'r1')];
     const bare = bareRemote({ 'README.md': 'remote\n', 'seed.txt': 'seed\n' });
-    const res = await call(server.url, 'POST', '/api/jobs', {
+    const body = {
       repo: { url: bare, ref: 'main' },
       runner: 'shell',
       verify: "grep -qx 'second run' out.txt",
       // the first run fails the verification; the fix round runs it again on the first run's work, which only the coordinator has
       tasks: [{ name: 'write', instruction: 'write out.txt', command: 'if [ -f tried ]; then echo "second run" > out.txt; else touch tried; echo "first run" > out.txt; fi; rm -f seed.txt' }],
-    });
+    };
+    const res = await call(server.url, 'POST', '/api/jobs', body, { 'idempotency-key': 'remote-1' });
     expect(res.status, JSON.stringify(res.json)).toBe(202);
     const id = res.json.id as string;
+    // idempotent submission: the same key and request give the same job (its checkout's path is the job's own)
+    const again = await call(server.url, 'POST', '/api/jobs', body, { 'idempotency-key': 'remote-1' });
+    expect([again.status, again.json.id]).toEqual([200, id]);
     const answer = (await waitFor(server, id, 'done', 60)).state;
     expect(answer.status, answer.verdict).toBe('done');
     expect(answer.result.verification).toMatchObject({ ran: true, ok: true });

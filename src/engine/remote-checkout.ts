@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GafferError } from '../domain/errors.js';
 import type { RemoteRepo } from '../domain/remote-repo.js';
+import { shadowGitDir } from '../evidence/paths.js';
 import { serialized } from '../evidence/worktree-git.js';
 import { addDetachedWorktree, fetchRemoteRef, openCache, removeCacheWorktree } from '../evidence/cluster-git.js';
 import type { JobContext } from './job-context.js';
@@ -51,6 +52,10 @@ export async function checkOutRemote(ctx: JobContext, repo: RemoteRepo): Promise
     const fetched = await fetchRemoteRef(cache, repo.url, repo.ref, jobRef(ctx.id));
     if ('refused' in fetched) throw new GafferError('invalid_request', `repo: ${repo.ref} of ${repo.url} could not be fetched: ${fetched.refused} — check the URL and ref, and that this machine's git can reach it`, 'repo');
     await addDetachedWorktree(cache, ctx.spec.workspace, fetched.commit);
+    // the job's shadow repository (its snapshots) borrows the cache's objects: a blob the remote has is not stored again per job
+    const shadowObjects = join(shadowGitDir(dataDir, ctx.spec.workspace), 'objects', 'info');
+    mkdirSync(shadowObjects, { recursive: true });
+    writeFileSync(join(shadowObjects, 'alternates'), `${join(realpathSync(cache), 'objects')}\n`);
     return fetched.commit;
   });
   ctx.phase(`checked out ${repo.ref} of ${repo.url} at ${commit.slice(0, 12)}`);

@@ -131,11 +131,14 @@ export async function pushBranch(cache: string, url: string, branch: string): Pr
 
 // ---- the node's side ----
 
-/** A node's cache of one workspace's repository: a bare repository made on first use. */
+/** A cache of one repository (a node's, or the coordinator's of a remote): a bare repository made on first use, never auto-collected. */
 export async function openCache(dir: string): Promise<void> {
   if (existsSync(path.join(dir, 'HEAD'))) return;
   mkdirSync(dir, { recursive: true });
   await git(dir, ['init', '-q', '--bare', dir]);
+  // never collected: the snapshots of the jobs checked out from it borrow its objects (remote-checkout.ts)
+  await git(dir, [`--git-dir=${dir}`, 'config', 'gc.auto', '0']);
+  await git(dir, [`--git-dir=${dir}`, 'config', 'maintenance.auto', 'false']);
 }
 
 /** Whether the cache holds `sha` as a commit. */

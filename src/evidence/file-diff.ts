@@ -66,7 +66,8 @@ async function readSide(snapshot: Snapshot, rel: string): Promise<Side> {
   const gitDir = snapshot.gitDir;
   if (gitDir === undefined) throw new GafferError('internal', `checkpoint ${snapshot.id} has no gitDir`);
   return withRepoLock(gitDir, DEFAULT_GIT_TIMEOUT_MS, async () => {
-    const opts = { cwd: snapshot.workspace, timeoutMs: DEFAULT_GIT_TIMEOUT_MS };
+    // the shadow repository, not the workspace: a recorded snapshot reads the same once its folder is gone (a removed worktree, a remote job's checkout)
+    const opts = { cwd: gitDir, timeoutMs: DEFAULT_GIT_TIMEOUT_MS };
     const listed = await runGitOk([`--git-dir=${gitDir}`, '--literal-pathspecs', 'ls-tree', '-z', snapshot.id, '--', rel], opts);
     const entry = listed.toString('utf8').split('\0')[0] ?? '';
     const m = /^(\d{6}) blob ([0-9a-f]+)\t/.exec(entry);

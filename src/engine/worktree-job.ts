@@ -3,16 +3,17 @@ import path, { join } from 'node:path';
 import type { TaskSpec } from '../domain/request.js';
 import type { MergedJson, VerificationJson, WorktreeTaskJson, WorktreesJson } from '../domain/result.js';
 import { combineCriteria, combineVerifications, predictConflicts, unionChanges } from '../domain/fanout.js';
-import { applyToWorkingTree, commitWorkingTree, commitWorktree, mergeInto, readRepo, serialized, type BaseCommit, type RepoFacts } from '../evidence/worktree-git.js';
+import { applyToWorkingTree, commitWorkingTree, commitWorktree, deleteBranch, mergeInto, readRepo, serialized, type BaseCommit, type RepoFacts } from '../evidence/worktree-git.js';
 import { dropShadowRepo, takeSnapshot } from '../evidence/index.js';
 import type { Snapshot } from '../domain/snapshot.js';
+import type { IndexSeed } from '../evidence/seed-index.js';
 import { detectTestCommand } from '../verification/detect.js';
 import { parseCriterion } from '../domain/criterion-forms.js';
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
 import { allPaths, carryOut, failedFirstAttempt, inRequestOrder, resultSoFar, verifyChange, type Scope } from './job-run.js';
 import { taskPhases } from '../domain/phase-order.js';
-import { finishTaskWorktree, preparesEachWorktree, removeTaskWorktree, worktreeRoot, WorktreePlacement, type TaskWorktree } from './placement/worktree.js';
+import { checkoutsAtOnce, finishTaskWorktree, preparesEachWorktree, removeTaskWorktree, worktreeRoot, WorktreePlacement, type TaskWorktree } from './placement/worktree.js';
 import { Semaphore } from './semaphore.js';
 import { settleJob, type SettleInput } from './settle.js';
 import type { Approval } from './approval.js';
@@ -65,34 +66,49 @@ export async function runWorktreeJob(ctx: JobContext, approval: Approval): Promi
   };
   // the parallel tasks are one batch: a launch failure of one stops the others (spec 06)
   const batch = new AbortController();
-  const run = async (task: TaskSpec, inBatch: boolean): Promise<void> => {
-    // a cancelled job makes no more worktrees
-    if (ctx.isCancelled) return;
-    runs.push(await runTask(ctx, { ...fan, ...(inBatch ? { batch } : {}) }, task));
-  };
   // every task's worktree starts as the same tree: it is checkpointed once, in the first one made, and each task's pre-snapshot is that
-  const shared = sharedPre(ctx, path.join(root, ctx.id, '+base'));
+  const shared = sharedPre(ctx, baseShadowOf(repo));
   const alwaysInclude = implementers.flatMap((t) => [...t.files, ...t.outputs]);
   const drops: Promise<void>[] = [];
-  const fan = { repo, placement, record, alwaysInclude, drops, ...(shared ? { pre: shared } : {}) };
-  const fanout = new Semaphore(settings.maxConcurrency ?? ctx.services.executor.cap);
+  // a task's shadow index can start from its checkout's index when its worktree is the repository's top (the index's paths are then the workspace's)
+  const seedTree = repo.prefix === '' ? base.tree : undefined;
+  const fan: FanOut = { repo, placement, record, alwaysInclude, drops, ...(shared ? { pre: shared } : {}), ...(seedTree ? { seedTree } : {}) };
+  const cap = settings.maxConcurrency ?? ctx.services.executor.cap;
+  const fanout = new Semaphore(cap);
+  // the next tasks' worktrees are made while the running ones finish: as many ahead as checkouts run at once (up to the cap)
+  const ahead = new Semaphore(cap + Math.min(cap, checkoutsAtOnce()));
   await Promise.all(
     classes
       .filter((c) => c.class === 'parallel')
       .map(async (c) => {
-        const release = await fanout.acquire();
+        const task = taskNamed(ctx, c.task);
+        const made = await ahead.acquire();
         try {
-          await run(taskNamed(ctx, c.task), true);
+          // a cancelled job makes no more worktrees
+          if (ctx.isCancelled) return;
+          const placed = await placeTask(ctx, fan, task);
+          const release = await fanout.acquire();
+          try {
+            // made ahead, and the job was cancelled before its turn: as if it had not been made
+            if (ctx.isCancelled && 'wt' in placed && (await unplace(repo, placed.wt))) return;
+            // the next task starts once this one's work is on its branch, while its worktree is removed
+            runs.push(await runTask(ctx, { ...fan, batch, done: release }, task, placed));
+          } finally {
+            release();
+          }
         } finally {
-          release();
+          made();
         }
       }),
   );
-  for (const c of classes.filter((x) => x.class === 'sequential' && implementers.some((t) => t.name === x.task))) await run(taskNamed(ctx, c.task), false);
+  for (const c of classes.filter((x) => x.class === 'sequential' && implementers.some((t) => t.name === x.task))) {
+    if (ctx.isCancelled) break;
+    const task = taskNamed(ctx, c.task);
+    runs.push(await runTask(ctx, fan, task, await placeTask(ctx, fan, task)));
+  }
   runs.sort((a, b) => spec.tasks.indexOf(a.task) - spec.tasks.indexOf(b.task));
-  // each task's shadow repository, which read the base's objects, is gone
+  // each task's shadow repository, which read the base's objects, is gone; the base's is the repository's, kept for its next job
   await Promise.all(drops);
-  await dropShadowRepo(ctx.services.dataDir, path.join(root, ctx.id, '+base'));
 
   const passing = runs.filter((r) => r.passed && r.row?.commit);
   const worktrees: WorktreesJson = {
@@ -157,26 +173,55 @@ interface FanOut {
   batch?: AbortController;
   /** What every task's snapshots include (their pre-snapshot may be one). */
   alwaysInclude: string[];
-  pre?: Scope['pre'];
+  pre?: SharedPre;
+  /** The tree of the base the worktrees check out, when their indexes can seed their shadow indexes. */
+  seedTree?: string;
   /** The tasks' shadow repositories being removed (off the lane: the next task need not wait for it). */
   drops: Promise<void>[];
+  /** Told when the task's work is on its branch (its slot goes to the next task while its worktree is removed). */
+  done?: () => void;
 }
 
-/** A task in its worktree: made, carried out, committed, and removed when it passed. */
-async function runTask(ctx: JobContext, fan: FanOut, task: TaskSpec): Promise<TaskRun> {
-  const { repo, record } = fan;
-  let wt: TaskWorktree | null;
+/** A task's worktree as made, or why it could not be. */
+type Placed = { wt: TaskWorktree } | { why: string };
+
+/** Makes a task's worktree (placement/worktree.ts): a parallel task's may be made before its turn. */
+async function placeTask(ctx: JobContext, fan: FanOut, task: TaskSpec): Promise<Placed> {
   try {
-    wt = await fan.placement.acquire({ jobId: ctx.id, workspace: ctx.spec.workspace, task: task.name, signal: ctx.abort.signal, onWait: (message) => ctx.phase(message) });
+    const wt = await fan.placement.acquire({ jobId: ctx.id, workspace: ctx.spec.workspace, task: task.name, signal: ctx.abort.signal, onWait: (message) => ctx.phase(message) });
     if (wt === null) throw new Error('the job was cancelled first');
+    return { wt };
   } catch (err) {
-    const why = `its worktree could not be made: ${err instanceof Error ? err.message : String(err)}`;
+    return { why: `its worktree could not be made: ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
+
+/** Removes a worktree made ahead for a task that never started, and its branch (at the base: nothing of anyone's); false when git refused either. */
+async function unplace(repo: RepoFacts, wt: TaskWorktree): Promise<boolean> {
+  if (wt.baseIndex !== null) rmSync(wt.baseIndex, { force: true });
+  if ((await removeTaskWorktree(repo, wt)) !== null) return false;
+  return (await serialized(repo, () => deleteBranch(repo, wt.branch, true))) === null;
+}
+
+/** A task in its worktree (as placed): carried out, committed, and removed when it passed. */
+async function runTask(ctx: JobContext, fan: FanOut, task: TaskSpec, placed: Placed): Promise<TaskRun> {
+  const { repo, record } = fan;
+  if ('why' in placed) {
+    const why = placed.why;
     const end = await failedFirstAttempt(ctx, task, why);
     return { task, outcome: { workers: [end], fixers: [], changes: null, changeSet: null, verification: null, cancelled: ctx.isCancelled, fixRounds: 0, error: why }, row: null, passed: false };
   }
+  const { wt } = placed;
   const setup = { deps: wt.notes.deps, included: wt.notes.included, command: wt.notes.setup };
   record({ task: task.name, branch: wt.branch, commit: null, state: 'kept', path: wt.dir, why: 'the task is running', files: [], port: wt.port, setup, verification: null });
-  const outcome = await carryOut(ctx, wt, { ...taskScope(ctx, task), alwaysInclude: fan.alwaysInclude, ...(fan.batch ? { batch: fan.batch } : {}), ...(fan.pre ? { pre: fan.pre } : {}) });
+  const { pre } = fan;
+  const seed = fan.seedTree !== undefined && wt.baseIndex !== null ? { file: wt.baseIndex, tree: fan.seedTree } : undefined;
+  const outcome = await carryOut(ctx, wt, {
+    ...taskScope(ctx, task),
+    alwaysInclude: fan.alwaysInclude,
+    ...(fan.batch ? { batch: fan.batch } : {}),
+    ...(pre ? { pre: (workspace: string, alwaysInclude: string[], label: string) => pre(workspace, alwaysInclude, label, seed) } : {}),
+  });
   const files = outcome.changeSet ? allPaths(outcome.changeSet) : [];
   const passed =
     outcome.error === undefined &&
@@ -187,7 +232,7 @@ async function runTask(ctx: JobContext, fan: FanOut, task: TaskSpec): Promise<Ta
     (outcome.criteria?.complete ?? true) &&
     // its own gates on its final work (spec 05)
     (outcome.gates?.filter((g) => g.task === task.name).at(-1)?.verdict ?? 'pass') === 'pass';
-  const end = await finishTaskWorktree(repo, wt, files, passed, ctx.id);
+  const end = await finishTaskWorktree(repo, wt, files, passed, ctx.id, fan.done);
   // its snapshots served this task alone: its work is on its branch (and in its kept worktree)
   const dir = wt.workspace;
   fan.drops.push(dropShadowRepo(ctx.services.dataDir, dir).catch((err) => ctx.phase(`${task.name}: its shadow repository was not removed: ${err instanceof Error ? err.message : String(err)}`)));
@@ -344,22 +389,37 @@ function taskScope(ctx: JobContext, task: TaskSpec): Scope {
 }
 
 /**
- * The tasks' shared pre-snapshot: the first worktree made is checkpointed (into a shadow repository
- * of the job's, keyed by `basePath`) before its worker, and each task's pre-snapshot is that
- * checkpoint read through its own shadow repository, with its own record of the places outside
- * the evidence. Undefined when a setup or install command runs in each worktree (they may then
- * differ); a base the checkpoint could not hold by content (the mtime fallback, files by stat) is
- * not shared either.
+ * What names the shadow repository the bases of a repository's worktree jobs are checkpointed in:
+ * one per repository, kept from job to job (pruned with the snapshots of the jobs it holds, as any
+ * shadow repository), so a job's base checkpoint hashes its first worktree's files as always but
+ * writes only the objects an earlier base did not have — not a copy of the whole tree per job,
+ * created and deleted again. A key, never a folder.
  */
-function sharedPre(ctx: JobContext, basePath: string): Scope['pre'] | undefined {
+function baseShadowOf(repo: RepoFacts): string {
+  return path.join(repo.commonDir, 'gaffer-worktree-base');
+}
+
+/** A task's pre-snapshot taken from the shared base; `seed`: its checked-out index, to start its shadow index from. */
+type SharedPre = (workspace: string, alwaysInclude: string[], label: string, seed?: IndexSeed) => Promise<Snapshot>;
+
+/**
+ * The tasks' shared pre-snapshot: the first worktree made is checkpointed (into the repository's
+ * base shadow repository, keyed by `basePath`) before its worker, and each task's pre-snapshot is that
+ * checkpoint read through its own shadow repository, with its own record of the places outside
+ * the evidence; its shadow index starts from its own checkout's index when the checkpoint holds
+ * that index's tree (seed-index.ts), so its snapshot after its worker hashes only what changed.
+ * Undefined when a setup or install command runs in each worktree (they may then differ); a base
+ * the checkpoint could not hold by content (the mtime fallback, files by stat) is not shared either.
+ */
+function sharedPre(ctx: JobContext, basePath: string): SharedPre | undefined {
   if (preparesEachWorktree(ctx.services.worktrees, ctx.spec.workspace)) return undefined;
   let base: Promise<Snapshot> | null = null;
-  return async (workspace, alwaysInclude, label) => {
+  return async (workspace, alwaysInclude, label, seed) => {
     const common = { workspace, dataDir: ctx.services.dataDir, jobId: ctx.id, alwaysInclude };
     base ??= takeSnapshot({ ...common, label: 'base', shadowOf: basePath });
     const taken = await base;
     const reusable = taken.source === 'checkpoint' && !taken.largeFilesByStat;
-    return takeSnapshot({ ...common, label, ...(reusable ? { reuse: taken } : {}) });
+    return takeSnapshot({ ...common, label, ...(reusable ? { reuse: taken, ...(seed ? { seedIndex: seed } : {}) } : {}) });
   };
 }
 

@@ -43,11 +43,13 @@ function adminDirs(top: string): { own: string; common: string } | null {
 
 /**
  * Everything besides the files themselves that decides a workspace's path set: the enclosing
- * repository's index, info/exclude and config (by stat), and the always-included paths. Null
- * when the set cannot be derived from the shadow index alone: the workspace is below its
- * repository's top (ignore files above it apply), the repository is a submodule, its config names
- * an excludes file or per-worktree config, or an always-included path is a folder. A worktree's
- * rules are its own index and its repository's exclude file and config.
+ * repository's index, info/exclude and config (by stat), and the always-included paths (the list
+ * asked for: whether one of them exists is a change like any file's — one that appears is among
+ * `extras`, one that went is a deletion the index shows). Null when the set cannot be derived from
+ * the shadow index alone: the workspace is below its repository's top (ignore files above it
+ * apply), the repository is a submodule, its config names an excludes file or per-worktree
+ * config, or an always-included path is a folder. A worktree's rules are its own index and its
+ * repository's exclude file and config.
  */
 export function pathSetRules(workspace: string, alwaysInclude: string[]): PathSetRules | null {
   const parts: string[] = [];
@@ -69,14 +71,16 @@ export function pathSetRules(workspace: string, alwaysInclude: string[]): PathSe
     parts.push(`gitdir=${dirs.own}`);
     for (const [name, file] of [['index', path.join(dirs.own, 'index')], ['info/exclude', excludesFile], ['config', path.join(dirs.common, 'config')]] as const) parts.push(`${name}=${signature(file)}`);
   }
+  const asked = new Set<string>();
   for (const raw of alwaysInclude) {
     const rel = normalizeRelPath(raw);
     if (rel === null) continue;
+    asked.add(rel);
     const st = lstatSync(path.join(workspace, rel), { throwIfNoEntry: false });
     if (st?.isDirectory() === true) return null;
     if (st !== undefined) extras.push(rel);
   }
-  return { key: [...parts, ...extras].join('\0'), extras, excludesFile };
+  return { key: [...parts, ...[...asked].sort().map((rel) => `include=${rel}`)].join('\0'), extras, excludesFile };
 }
 
 function signature(file: string): string {

@@ -1,5 +1,6 @@
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
+import { writeCommitObject } from './commit-object.js';
 import { describeGitFailure, runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
 import { writeRef } from './refs.js';
 import { removeFile } from './remove-file.js';
@@ -125,7 +126,8 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   const takenAtMs = Date.now();
   // the same tree as last time is the same content: its commit is this checkpoint too (a job
   // that changed nothing has pre = post, and nothing to diff)
-  const commit = warm !== null && warm.tree === tree ? warm.commit : await commitTree(base, opts, tree, `gaffer ${input.jobId} ${input.label}`, takenAtMs);
+  const message = `gaffer ${input.jobId} ${input.label}`;
+  const commit = warm !== null && warm.tree === tree ? warm.commit : (writeCommitObject(gitDir, tree, message, takenAtMs) ?? (await commitTree(base, opts, tree, message, takenAtMs)));
   const ref = checkpointRef(workspace, input.jobId, input.label);
   await writeRef(gitDir, ref, commit, opts);
   const signature = fileSignature(indexFile);

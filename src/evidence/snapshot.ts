@@ -6,6 +6,7 @@ import { MTIME_MAX_ENTRIES, mtimeManifestPath, takeMtimeSnapshot } from './mtime
 import { assertSafeSegment, relativeInside, shadowGitDir } from './paths.js';
 import { outsideRecordPath, takeOutsideRecord, writeOutsideRecord } from './outside-evidence.js';
 import { checkpointRef, takeCheckpoint } from './shadow-checkpoint.js';
+import { seedShadowIndex } from './seed-index.js';
 import { ensureShadowRepo } from './shadow-repo.js';
 import { writeRef } from './refs.js';
 import { withRepoLock } from './repo-lock.js';
@@ -32,7 +33,7 @@ export async function takeSnapshot(opts: SnapshotOptions): Promise<Snapshot> {
   }
   const alwaysInclude = opts.alwaysInclude ?? [];
   const skipAbs = relativeInside(workspace, dataDir) === null ? [] : [dataDir];
-  const content = opts.reuse ? reuseCheckpoint(opts.reuse, opts, workspace, dataDir) : takeContentSnapshot(opts, workspace, dataDir, alwaysInclude, skipAbs);
+  const content = opts.reuse ? reuseCheckpoint(opts.reuse, opts, workspace, dataDir, alwaysInclude) : takeContentSnapshot(opts, workspace, dataDir, alwaysInclude, skipAbs);
   // taken alongside: its stat calls and its write run while the checkpoint waits on git
   const outsideFile = outsideRecordPath(dataDir, opts.jobId, opts.label);
   const recorded = takeOutsideRecord({ workspace, label: opts.label, alwaysInclude, skipAbs })
@@ -85,9 +86,10 @@ async function takeContentSnapshot(opts: SnapshotOptions, workspace: string, dat
 
 /**
  * `opts.reuse` as this workspace's snapshot: its shadow repository borrows the reused one's
- * objects (`objects/info/alternates`) and a ref of its own keeps the commit named.
+ * objects (`objects/info/alternates`) and a ref of its own keeps the commit named. With
+ * `opts.seedIndex`, its shadow index starts as the workspace's checked-out index (seed-index.ts).
  */
-async function reuseCheckpoint(reused: Snapshot, opts: SnapshotOptions, workspace: string, dataDir: string): Promise<Snapshot> {
+async function reuseCheckpoint(reused: Snapshot, opts: SnapshotOptions, workspace: string, dataDir: string, alwaysInclude: string[]): Promise<Snapshot> {
   if (reused.source !== 'checkpoint' || reused.gitDir === undefined || reused.largeFilesByStat) {
     throw new GafferError('internal', 'only a content checkpoint with no files recorded by stat can be reused');
   }
@@ -98,6 +100,7 @@ async function reuseCheckpoint(reused: Snapshot, opts: SnapshotOptions, workspac
     await ensureShadowRepo(gitDir);
     await fs.writeFile(path.join(gitDir, 'objects', 'info', 'alternates'), `${path.join(reused.gitDir as string, 'objects')}\n`);
     await writeRef(gitDir, ref, reused.id, { cwd: workspace, timeoutMs });
+    if (opts.seedIndex) seedShadowIndex({ gitDir, workspace, alwaysInclude, reused: { gitDir: reused.gitDir as string, commit: reused.id }, seed: opts.seedIndex });
   });
   const { outsideFile: _theirs, manifestFile: _none, ...content } = reused;
   return { ...content, workspace, gitDir, ref, takenAtMs: Date.now() };

@@ -1,4 +1,5 @@
 import type { Snapshot } from '../domain/snapshot.js';
+import type { IndexSeed } from './seed-index.js';
 
 export interface SnapshotOptions {
   /** Absolute workspace path. */
@@ -34,6 +35,12 @@ export interface SnapshotOptions {
    * trees are the same.
    */
   reuse?: Snapshot;
+  /**
+   * With `reuse`: this workspace's index as gaffer's checkout wrote it, before any worker, and the
+   * tree checked out. When the reused checkpoint holds that very tree, this workspace's shadow index
+   * starts as a copy of it (seed-index.ts): its next checkpoint hashes only what changed since.
+   */
+  seedIndex?: IndexSeed;
 }
 
 /** What changed between two snapshots of one workspace: full lists, never capped. */

@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describeGitFailure, runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
@@ -101,12 +101,16 @@ const pinned = (wt: WorktreeGit, args: string[]): string[] => [`--git-dir=${wt.g
 /**
  * Checks out a new worktree's HEAD into it and its index (what `worktree add` does itself, here
  * outside the repository's turn: it touches that worktree alone), then keeps a copy of that index
- * at `indexCopy`: the base with fresh stat data, the start of the task's commit.
+ * at `indexCopy`: the base with fresh stat data, the start of the task's commit and of its shadow
+ * index (seed-index.ts). The copy keeps the index's mtime, which racy git reads entries against.
  */
 export async function checkOutWorktree(wt: WorktreeGit, indexCopy: string): Promise<void> {
   // a split index would need its shared part beside the copy
   await git(wt.dir, pinned(wt, ['-c', 'core.splitIndex=false', 'reset', '--hard', '--quiet', '--no-recurse-submodules']));
-  copyFileSync(path.join(wt.gitDir, 'index'), indexCopy);
+  const index = path.join(wt.gitDir, 'index');
+  copyFileSync(index, indexCopy);
+  const { atime, mtime } = statSync(index);
+  utimesSync(indexCopy, atime, mtime);
 }
 
 /**
@@ -230,22 +234,78 @@ export async function pruneWorktreeRecords(repo: RepoFacts): Promise<void> {
   await git(repo.top, ['worktree', 'prune']);
 }
 
-const queues = new Map<string, Promise<unknown>>();
+/** A repository lane's calls: the one running, and those waiting in order (the ones that can wait longest last). */
+interface Lane {
+  running: boolean;
+  waiting: { run: () => void; later: boolean }[];
+}
+const queues = new Map<string, Lane>();
+/** The calls running and waiting in each repository's bounded lane (`inTurns`). */
+const lanes = new Map<string, { running: number; waiting: (() => void)[] }>();
+
+/**
+ * Runs `fn` in a lane of `repo` that lets `width` calls run at once (the others wait their turn, in
+ * order): work that touches no shared state but competes for the CPU and the disk (checkouts).
+ */
+export async function inTurns<T>(repo: Pick<RepoFacts, 'commonDir'>, lane: string, width: number, fn: () => Promise<T>): Promise<T> {
+  const key = `${repo.commonDir}\0${lane}`;
+  let state = lanes.get(key);
+  if (!state) lanes.set(key, (state = { running: 0, waiting: [] }));
+  const turn = state;
+  if (turn.running >= Math.max(1, width)) await new Promise<void>((resolve) => turn.waiting.push(resolve));
+  else turn.running++;
+  try {
+    return await fn();
+  } finally {
+    const next = turn.waiting.shift();
+    // the turn passes on as it is (still counted); the last one out forgets the lane
+    if (next) next();
+    else if (--turn.running === 0) lanes.delete(key);
+  }
+}
 
 /**
  * Runs `fn` after every earlier call for the same repository in this process (spec 06: git calls on
  * one repository are serialized). A `lane` is a queue of its own on that repository: work that
- * touches no shared state but competes for the disk (checkouts) takes turns without holding up
- * the repository's other calls.
+ * touches no shared state but competes for the disk takes turns without holding up the
+ * repository's other calls. A call made with `later` (a passed task's worktree removal: nobody
+ * waits for it) lets the calls that others wait for (a new worktree) go first; among themselves,
+ * calls keep their order.
  */
-export function serialized<T>(repo: Pick<RepoFacts, 'commonDir'>, fn: () => Promise<T>, lane = ''): Promise<T> {
+export function serialized<T>(repo: Pick<RepoFacts, 'commonDir'>, fn: () => Promise<T>, lane = '', opts: { later?: boolean } = {}): Promise<T> {
   const key = `${repo.commonDir}\0${lane}`;
-  const previous = queues.get(key) ?? Promise.resolve();
-  const run = previous.then(fn, fn);
-  const tail = run.catch(() => undefined);
-  queues.set(key, tail);
-  void tail.then(() => {
-    if (queues.get(key) === tail) queues.delete(key);
+  let queue = queues.get(key);
+  if (!queue) queues.set(key, (queue = { running: false, waiting: [] }));
+  const q = queue;
+  const later = opts.later === true;
+  return new Promise<T>((resolve, reject) => {
+    const run = (): void => {
+      void Promise.resolve()
+        .then(fn)
+        .then(resolve, reject)
+        .finally(() => {
+          q.running = false;
+          next(key, q);
+        });
+    };
+    if (later) {
+      q.waiting.push({ run, later });
+      // not started before this turn of the event loop ends: a call made in it that someone waits for (the next task's worktree, started when this task's work went on its branch) goes first
+      setImmediate(() => next(key, q));
+      return;
+    }
+    const at = q.waiting.findIndex((w) => w.later);
+    q.waiting.splice(at < 0 ? q.waiting.length : at, 0, { run, later });
+    next(key, q);
   });
-  return run;
+}
+
+/** Starts a lane's next call when none runs; forgets an empty lane. */
+function next(key: string, q: Lane): void {
+  if (q.running) return;
+  const first = q.waiting.shift();
+  if (first) {
+    q.running = true;
+    first.run();
+  } else if (queues.get(key) === q) queues.delete(key);
 }

@@ -158,6 +158,37 @@ describe('worktree fan-out', () => {
     expect(existsSync(join(ws, 'planted.sh'))).toBe(false);
   });
 
+  it('the next worktrees are made while a task runs; cancelled before their turn, they go with their branches, as if never made', async () => {
+    // one task at a time: the second task's worktree is made ahead, the third's waits
+    const engine = await open({ parallelSafeGates: ['exit 0'] }, 1);
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const { job } = engine.submit({
+      workspace: ws,
+      isolation: 'worktree',
+      parallel: true,
+      verify: 'exit 0',
+      tasks: [
+        { name: 'slow', instruction: 'wait', files: ['a.txt'], command: 'echo a > a.txt; sleep 60' },
+        { name: 'next', instruction: 'b', files: ['b.txt'], command: 'echo b > b.txt' },
+        { name: 'last', instruction: 'c', files: ['c.txt'], command: 'echo c > c.txt' },
+      ],
+    });
+    await engine.waitFor(job.id, 'worker:slow:running', 30);
+    const ahead = join(engine.dataDir, 'worktrees', job.id, 'next');
+    for (let i = 0; i < 300 && !existsSync(join(ahead, 'README.md')); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(join(ahead, 'README.md'))).toBe(true);
+    expect(existsSync(join(engine.dataDir, 'worktrees', job.id, 'last'))).toBe(false);
+    engine.cancel(job.id);
+    await engine.settled(job.id);
+    const final = engine.get(job.id, { full: true });
+    expect(final.status).toBe('cancelled');
+    // the task that ran keeps its worktree and branch; the one made ahead left nothing, the last was never made
+    expect(final.result?.worktrees?.tasks.map((t) => [t.task, t.state])).toEqual([['slow', 'kept']]);
+    expect(git(ws, 'for-each-ref', '--format=%(refname:short)', `refs/heads/gaffer/${job.id}/`)).toBe(`gaffer/${job.id}/slow`);
+    expect(existsSync(ahead)).toBe(false);
+    expect(git(ws, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(2);
+  });
+
   it('gates not on the allowlist run one at a time, and say why', async () => {
     const engine = await open({ parallelSafeGates: [] });
     const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });

@@ -107,16 +107,32 @@ describe('re-checkpoints that derive the path set from the shadow index', () => 
     ]);
   });
 
-  it('always-included paths: the same files keep the quick look, a change of them lists in full', async () => {
+  it('always-included paths: the same list keeps the quick look whether its files come or go; another list lists in full', async () => {
     const ws = await tempDir();
     await write(ws, { ...initial, 'keep.log': 'ignored but asked for\n' });
     await compareWithCold(
       ws,
       [
         ['the included ignored file modified', (w) => write(w, { 'keep.log': 'changed\n' }), 'quick'],
-        ['the included file deleted', (w) => fs.rm(path.join(w, 'keep.log')), 'full'],
+        ['the included file deleted', (w) => fs.rm(path.join(w, 'keep.log')), 'quick'],
+        ['the included ignored file back', (w) => write(w, { 'keep.log': 'back\n' }), 'quick'],
+        ['an included file that was not there appears (a task writes its declared file)', (w) => write(w, { 'out/new.txt': 'declared\n' }), 'quick'],
+        ['an included ignored file that was not there appears', (w) => write(w, { 'late.log': 'late\n' }), 'quick'],
+        ['both deleted again', async (w) => {
+          await fs.rm(path.join(w, 'late.log'));
+          await fs.rm(path.join(w, 'out/new.txt'));
+        }, 'quick'],
       ],
-      ['keep.log'],
+      ['keep.log', 'out/new.txt', 'late.log'],
     );
+    // the same workspace checkpointed for a request that includes less: its ignored file is no longer held
+    const data = await tempDir('gaffer-data-');
+    await snap(ws, data, 'pre', { sizeCapBytes: 1000, alwaysInclude: ['keep.log'] });
+    looks.mockClear();
+    const narrower = await snap(ws, data, 'narrower', { sizeCapBytes: 1000, alwaysInclude: [] });
+    const cold = await snap(ws, await tempDir('gaffer-data-'), 'cold', { sizeCapBytes: 1000, alwaysInclude: [] });
+    expect(contents(narrower)).toEqual(contents(cold));
+    expect(lsTree(narrower).has('keep.log')).toBe(false);
+    expect(looks.mock.results.length === 0 || (await looks.mock.results[0]?.value) === null).toBe(true);
   });
 });

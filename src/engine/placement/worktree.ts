@@ -5,7 +5,7 @@ import path from 'node:path';
 import { buildWorkerEnv } from '../../platform/process/env.js';
 import { spawnCommand } from '../../platform/spawner/spawner.js';
 import { runGitOk, splitNul } from '../../evidence/git.js';
-import { addWorktree, checkOutWorktree, commitWorktree, removeWorktree, serialized, type BaseCommit, type RepoFacts, type WorktreeGit } from '../../evidence/worktree-git.js';
+import { addWorktree, checkOutWorktree, commitWorktree, inTurns, removeWorktree, serialized, type BaseCommit, type RepoFacts, type WorktreeGit } from '../../evidence/worktree-git.js';
 import type { Place, Placement, PlacementRequest } from './placement.js';
 
 /** Worktree settings (config `worktrees`, spec 06; only the data dir's config sets them: a setup command grants power). */
@@ -81,6 +81,17 @@ export interface TaskWorktree extends Place {
   notes: { deps: string[]; included: number; setup: string | null };
 }
 
+/**
+ * Checkouts of one repository at once: one per core. A checkout is one process writing every file
+ * of the tree, bound by the CPU (the kernel's file creation mostly): one per core keeps the cores
+ * busy without queueing behind each other (2 on a 2-core machine: a fan-out of 8 tasks of 500 files
+ * 25% faster than one at a time, for the same CPU); more than the cores only add CPU (4 at once on
+ * 2 cores took twice the CPU of one after another, for the same wall time).
+ */
+export function checkoutsAtOnce(): number {
+  return Math.max(1, os.availableParallelism());
+}
+
 /** Someone told of each step (a phase message). */
 type Say = (message: string) => void;
 
@@ -109,11 +120,11 @@ export async function makeTaskWorktree(opts: {
   const branch = `gaffer/${opts.jobId}/${opts.task}`;
   const dir = opts.dir ?? path.join(opts.root, opts.jobId, opts.task);
   mkdirSync(path.dirname(dir), { recursive: true });
-  // only the repository-wide part takes the repository's turn; the checkout fills this worktree alone
+  // only the repository-wide part takes the repository's turn; the checkout fills this worktree alone, one per core at once
   const git = await serialized(repo, () => addWorktree(repo, dir, branch, opts.base.commit));
   const baseIndex = path.join(opts.logDir, `${opts.task}.base-index`);
   mkdirSync(opts.logDir, { recursive: true });
-  await serialized(repo, () => checkOutWorktree(git, baseIndex), 'checkout');
+  await inTurns(repo, 'checkout', checkoutsAtOnce(), () => checkOutWorktree(git, baseIndex));
   const workspace = repo.prefix ? path.join(dir, repo.prefix) : dir;
   // as git wrote it, before any worker ran
   const gitLink = readFileSync(path.join(dir, '.git'), 'utf8');
@@ -212,7 +223,9 @@ export class WorktreePlacement implements Placement {
 /**
  * Commits the task's changed paths onto its branch, then — when it passed — removes what gaffer
  * placed and the worktree without `--force` (a refusal keeps it, with git's reason). Returns the
- * branch tip (null: nothing to commit) and where the worktree stands.
+ * branch tip (null: nothing to commit) and where the worktree stands. `committed` is told once the
+ * branch holds the work: the removal, which nobody waits for, lets the repository's other calls
+ * (a next task's worktree) go first.
  */
 export async function finishTaskWorktree(
   repo: RepoFacts,
@@ -220,21 +233,26 @@ export async function finishTaskWorktree(
   changed: readonly string[],
   passed: boolean,
   jobId: string,
+  committed: () => void = () => undefined,
 ): Promise<{ commit: string | null; removed: boolean; why: string | null }> {
   const paths = changed.map((p) => (repo.prefix ? path.posix.join(repo.prefix, p) : p));
   // not queued behind the repository's other calls: it works in this worktree alone (its own index,
   // HEAD and branch; objects and a single ref are written atomically by git)
   const commit = await commitWorktree(wt.git, wt.branch, { commit: wt.base, index: wt.baseIndex }, `gaffer: job ${jobId}, task ${wt.task}`, paths);
   if (wt.baseIndex !== null) rmSync(wt.baseIndex, { force: true });
+  committed();
   if (!passed) return { commit, removed: false, why: 'kept for the autopsy: the task did not pass' };
-  const refused = await removeTaskWorktree(repo, wt);
+  const refused = await removeTaskWorktree(repo, wt, { later: true });
   return { commit, removed: refused === null, why: refused };
 }
 
-/** Removes what gaffer placed in a worktree, then the worktree without `--force`: null when gone, else git's refusal. */
-export async function removeTaskWorktree(repo: RepoFacts, wt: TaskWorktree): Promise<string | null> {
+/**
+ * Removes what gaffer placed in a worktree, then the worktree without `--force`: null when gone, else
+ * git's refusal. `later`: the repository's calls others wait for go first.
+ */
+export async function removeTaskWorktree(repo: RepoFacts, wt: TaskWorktree, opts: { later?: boolean } = {}): Promise<string | null> {
   for (const p of wt.placed) rmSync(path.join(wt.dir, p), { recursive: true, force: true });
-  const refused = await serialized(repo, () => removeWorktree(repo, wt.dir));
+  const refused = await serialized(repo, () => removeWorktree(repo, wt.dir), '', opts);
   return refused === null ? null : `git refused to remove it (not forced): ${refused}`;
 }
 

@@ -1,0 +1,110 @@
+import { copyFileSync, readFileSync, statSync, utimesSync } from 'node:fs';
+import { pathSetRules } from './quick-look.js';
+import { removeFile } from './remove-file.js';
+import { shadowIndexFile } from './shadow-repo.js';
+import { fileSignature, forgetWarmState, recallWarmState, rememberWarmState, signatureMtimeMs } from './warm-state.js';
+
+/** A workspace's git index as gaffer's own checkout wrote it, before any worker ran, and the tree that checkout holds. */
+export interface IndexSeed {
+  /** The index file (a copy made right after the checkout, with the checkout's index's mtime). */
+  file: string;
+  /** The tree checked out (the commit's tree, in the repository's object format). */
+  tree: string;
+}
+
+/**
+ * Starts a workspace's new shadow index as a copy of its checkout's index, so its first checkpoint
+ * looks at what changed since the checkout instead of hashing every file (spec 03's stat cache,
+ * from the first checkpoint on). Only when `reused` — the checkpoint this workspace's pre-snapshot
+ * reuses — holds exactly `seed.tree`: its content was hashed byte for byte by a checkpoint, so the
+ * checkout wrote the blobs as they are (no filter, eol or encoding rewrote them) and every entry
+ * names the content its file has. The index must be a plain one (version 2: no skip-worktree or
+ * intent-to-add entry; one stage per path) holding exactly the checkpoint's paths. The shadow
+ * index's warm state is that checkpoint's, with this index's stat data: the next checkpoint asks
+ * git what changed (quick-look.ts) and hashes only that.
+ *
+ * Racy git holds as for the checkout's own index: the copy keeps that index's mtime, so git
+ * compares by content every entry of a file written in the second that index was written, and any
+ * later change to a file (a worker's, or anything's before it) leaves a later mtime than its entry.
+ *
+ * Returns whether it seeded; otherwise the shadow index is left absent (a cold first checkpoint).
+ * The caller holds the shadow repository's lock.
+ */
+export function seedShadowIndex(input: { gitDir: string; workspace: string; alwaysInclude: string[]; reused: { gitDir: string; commit: string }; seed: IndexSeed }): boolean {
+  const { gitDir, seed } = input;
+  const base = recallWarmState(input.reused.gitDir, shadowIndexFile(input.reused.gitDir));
+  if (base === null || base.commit !== input.reused.commit || base.tree !== seed.tree || base.outside.size > 0) return false;
+  // the rules that derive the path set from the index (quick-look.ts): without them the next checkpoint lists the workspace
+  const rules = pathSetRules(input.workspace, input.alwaysInclude);
+  if (rules === null) return false;
+  const indexFile = shadowIndexFile(gitDir);
+  forgetWarmState(gitDir);
+  try {
+    copyFileSync(seed.file, indexFile);
+    const { atime, mtime } = statSync(seed.file);
+    utimesSync(indexFile, atime, mtime);
+  } catch {
+    removeFile(indexFile);
+    return false;
+  }
+  const signature = fileSignature(indexFile);
+  const read = signature === null ? null : readPlainIndex(readFileSync(indexFile));
+  const writtenMs = signature === null ? 0 : signatureMtimeMs(signature);
+  if (signature === null || read === null || read.paths.length !== base.wanted.size || !read.paths.every((p) => base.wanted.has(p))) {
+    removeFile(indexFile);
+    return false;
+  }
+  const writtenS = Math.floor(writtenMs / 1000);
+  const racy = read.entries.filter((e) => e.mtimeS >= writtenS);
+  rememberWarmState(gitDir, {
+    indexSignature: signature,
+    racy: { files: racy.length, bytes: racy.reduce((sum, e) => sum + e.size, 0) },
+    indexWrittenMs: writtenMs,
+    tree: base.tree,
+    commit: base.commit,
+    listing: null,
+    rules: rules.key,
+    wanted: new Set(base.wanted),
+    folders: new Set(base.folders),
+    outside: new Set(),
+  });
+  return true;
+}
+
+/** One entry's stat facts that matter here. */
+interface EntryFacts {
+  mtimeS: number;
+  size: number;
+}
+
+/** Fixed part of a version-2 index entry: ctime, mtime, dev, ino, mode, uid, gid, size (4 bytes each but the times, 8), a sha1, flags. */
+const ENTRY_FIXED = 62;
+const SHA1_BYTES = 20;
+
+/**
+ * The paths and stat facts of a version-2, sha1 index whose entries are all stage 0; null for any
+ * other (another version, an extended or unmerged entry, a name that runs past the file).
+ */
+export function readPlainIndex(buf: Buffer): { paths: string[]; entries: EntryFacts[] } | null {
+  if (buf.length < 12 || buf.toString('latin1', 0, 4) !== 'DIRC' || buf.readUInt32BE(4) !== 2) return null;
+  const count = buf.readUInt32BE(8);
+  const paths: string[] = [];
+  const entries: EntryFacts[] = [];
+  let at = 12;
+  for (let i = 0; i < count; i++) {
+    if (at + ENTRY_FIXED > buf.length) return null;
+    const flags = buf.readUInt16BE(at + 40 + SHA1_BYTES);
+    // extended (0x4000) cannot be set in version 2; a stage (0x3000) means a conflict
+    if ((flags & 0x7000) !== 0) return null;
+    const nameStart = at + ENTRY_FIXED;
+    const nameEnd = buf.indexOf(0, nameStart);
+    if (nameEnd < 0) return null;
+    const length = flags & 0xfff;
+    if (length !== 0xfff && length !== nameEnd - nameStart) return null;
+    paths.push(buf.toString('utf8', nameStart, nameEnd));
+    entries.push({ mtimeS: buf.readUInt32BE(at + 8), size: buf.readUInt32BE(at + 36) });
+    // the entry is NUL-padded to a multiple of 8 bytes (1 to 8 NULs)
+    at += (ENTRY_FIXED + (nameEnd - nameStart) + 8) & ~7;
+  }
+  return { paths, entries };
+}

@@ -1,0 +1,130 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, promises as fs, readFileSync, statSync, utimesSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import type * as QuickLookModule from '../../src/evidence/quick-look.js';
+import type { Snapshot } from '../../src/domain/snapshot.js';
+import { diffSnapshots } from '../../src/evidence/diff.js';
+import { shadowGitDir } from '../../src/evidence/paths.js';
+import { readPlainIndex } from '../../src/evidence/seed-index.js';
+import { shadowIndexFile } from '../../src/evidence/shadow-repo.js';
+import { addWorktree, checkOutWorktree, readRepo } from '../../src/evidence/worktree-git.js';
+import { cleanEnv, git, lsTree, snap, tempDir, write } from './helpers.js';
+
+// the quick look is spied on: a seeded shadow index makes the first checkpoint after it one
+vi.mock('../../src/evidence/quick-look.js', async (importOriginal) => {
+  const original = await importOriginal<typeof QuickLookModule>();
+  return { ...original, quickLook: vi.fn(original.quickLook) };
+});
+const { quickLook } = await import('../../src/evidence/quick-look.js');
+const looks = vi.mocked(quickLook);
+
+/** What a checkpoint holds, comparable across data dirs. */
+const contents = (s: Snapshot) => ({ tree: Object.fromEntries(lsTree(s)), skipped: s.skipped, large: s.largeFilesByStat });
+
+/** A worktree of `repo` on a new branch, made and checked out by gaffer's own calls; its index's copy. */
+async function checkout(repo: string, name: string): Promise<{ dir: string; index: string }> {
+  const facts = await readRepo(repo);
+  if ('refused' in facts) throw new Error(facts.refused);
+  const dir = path.join(path.dirname(repo), name);
+  const wt = await addWorktree(facts, dir, name, facts.head);
+  const index = path.join(path.dirname(repo), `${name}.base-index`);
+  await checkOutWorktree(wt, index);
+  return { dir, index };
+}
+
+const INCLUDE = ['new.txt', 'WORKSPACE.md'];
+
+/**
+ * A repository, its first worktree checkpointed as the base (in a shadow repository of its own),
+ * and a second worktree whose pre-snapshot reuses that base, seeded with its checkout's index.
+ */
+async function seeded(files: Record<string, string>, setup?: (repo: string) => void, beforeSeed?: (ws: string) => Promise<void>) {
+  const root = await tempDir();
+  const repo = path.join(root, 'repo');
+  await write(repo, files);
+  git(repo, 'init', '-q');
+  setup?.(repo);
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-qm', 'init');
+  const tree = git(repo, 'rev-parse', 'HEAD^{tree}').trim();
+  const data = path.join(root, 'data');
+  const first = await checkout(repo, 'first');
+  const base = await snap(first.dir, data, 'base', { alwaysInclude: INCLUDE, shadowOf: path.join(root, 'base-key') });
+  const second = await checkout(repo, 'second');
+  await beforeSeed?.(second.dir);
+  const pre = await snap(second.dir, data, 'pre', { alwaysInclude: INCLUDE, reuse: base, seedIndex: { file: second.index, tree } });
+  const seededIndex = existsSync(shadowIndexFile(shadowGitDir(data, second.dir)));
+  return { root, repo, data, ws: second.dir, pre, seededIndex };
+}
+
+/** The checkpoint after `change`: its diff from the pre-snapshot, whether it was a quick look, and whether it holds what a first checkpoint in a fresh data dir holds. */
+async function after(s: Awaited<ReturnType<typeof seeded>>, change: (ws: string) => Promise<void>) {
+  await change(s.ws);
+  looks.mockClear();
+  const post = await snap(s.ws, s.data, 'post', { alwaysInclude: INCLUDE, like: s.pre });
+  const quick = looks.mock.results.length === 1 && (await looks.mock.results[0]?.value) !== null;
+  const cold = await snap(s.ws, await tempDir('gaffer-data-'), 'cold', { alwaysInclude: INCLUDE });
+  expect(contents(post)).toEqual(contents(cold));
+  return { diff: await diffSnapshots(s.pre, post), quick };
+}
+
+const FILES = { 'a.txt': 'aaaa\n', 'sub/b.txt': 'b\n', 'sub/deep/c.txt': 'c\n', 'run.sh': '#!/bin/sh\n', '.gitignore': '*.log\n' };
+
+describe("a task's shadow index seeded from its checkout's index", () => {
+  it('starts the first checkpoint warm (a quick look) and it still sees every change, one that keeps size and mtime too', async () => {
+    const s = await seeded(FILES, (repo) => execFileSync('chmod', ['+x', path.join(repo, 'run.sh')]));
+    expect(s.seededIndex).toBe(true);
+    const { diff, quick } = await after(s, async (ws) => {
+      // same size, and its mtime put back: only its ctime (and racy git's content check) can tell
+      const file = path.join(ws, 'a.txt');
+      const { atime, mtime } = statSync(file);
+      await fs.writeFile(file, 'AAAA\n');
+      utimesSync(file, atime, mtime);
+      await fs.rm(path.join(ws, 'sub/b.txt'));
+      await fs.chmod(path.join(ws, 'run.sh'), 0o644);
+      await write(ws, { 'new.txt': 'declared\n', 'sub/deep/d.txt': 'd\n', 'x.log': 'ignored\n' });
+      await fs.symlink('a.txt', path.join(ws, 'link'));
+    });
+    expect(quick).toBe(true);
+    expect(diff).toEqual({ added: ['link', 'new.txt', 'sub/deep/d.txt'], modified: ['a.txt', 'run.sh'], deleted: ['sub/b.txt'] });
+  });
+
+  it('a file changed between the checkout and the seeding (same size, its mtime put back) is still seen', async () => {
+    const s = await seeded(FILES, undefined, async (ws) => {
+      const file = path.join(ws, 'sub/b.txt');
+      const { atime, mtime } = statSync(file);
+      await fs.writeFile(file, 'B\n');
+      utimesSync(file, atime, mtime);
+    });
+    expect(s.seededIndex).toBe(true);
+    const { diff } = await after(s, async () => undefined);
+    expect(diff).toEqual({ added: [], modified: ['sub/b.txt'], deleted: [] });
+  });
+
+  it('a worker that changed nothing leaves the pre-snapshot as it was (the same commit)', async () => {
+    const s = await seeded(FILES);
+    const { diff } = await after(s, async () => undefined);
+    expect(diff).toEqual({ added: [], modified: [], deleted: [] });
+  });
+
+  it('is not seeded when the checkout rewrote the content (an eol attribute): the base holds other bytes than the commit, and the first checkpoint hashes every file', async () => {
+    const s = await seeded({ ...FILES, '.gitattributes': '*.txt text eol=crlf\n' }, (repo) => git(repo, 'config', 'core.safecrlf', 'false'));
+    expect(s.seededIndex).toBe(false);
+    const { diff, quick } = await after(s, (ws) => write(ws, { 'sub/b.txt': 'B\r\n' }));
+    expect(quick).toBe(false);
+    expect(diff).toEqual({ added: [], modified: ['sub/b.txt'], deleted: [] });
+  });
+
+  it('is not seeded from an index that holds more than plain entries (skip-worktree needs version 3)', async () => {
+    const root = await tempDir();
+    await write(root, FILES);
+    git(root, 'init', '-q');
+    git(root, 'add', '-A');
+    git(root, 'commit', '-qm', 'init');
+    const index = path.join(root, '.git', 'index');
+    expect(readPlainIndex(readFileSync(index))?.paths.sort()).toEqual(Object.keys(FILES).sort());
+    execFileSync('git', ['update-index', '--skip-worktree', 'a.txt'], { cwd: root, env: cleanEnv() });
+    expect(readPlainIndex(readFileSync(index))).toBeNull();
+  });
+});

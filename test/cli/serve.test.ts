@@ -22,7 +22,12 @@ function jobPid(dataDir: string, id: string): number | null {
 /** The reading commands' --json answers, run at once. */
 async function readings(data: string, id: string) {
   const [status, full, list, events, wait] = await Promise.all(
-    [['status', id], ['status', id, '--full'], ['list'], ['events', id], ['wait', id, '--for', 'phase:settled']].map(async (args) => (await gaffer(data, ['--json', ...args])).stdout),
+    [['status', id], ['status', id, '--full'], ['list'], ['events', id], ['wait', id, '--for', 'phase:settled']].map(async (args) => {
+      const r = await gaffer(data, ['--json', ...args]);
+      // a reading that printed nothing says why (it failed once under load with no word kept)
+      if (r.stdout === '') throw new Error(`gaffer ${args.join(' ')} printed nothing (exit ${r.code}): ${r.stderr}`);
+      return r.stdout;
+    }),
   );
   return { status: status as string, full: full as string, list: list as string, events: events as string, wait: wait as string };
 }

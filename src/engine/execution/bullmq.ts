@@ -144,7 +144,7 @@ export class BullmqExecutor implements Executor {
       await this.#publishCancel(work.key).catch(() => undefined);
     }
     this.#lost.clear();
-    await Promise.all([...this.#events.values()].map(async (e) => (await e).close().catch(() => undefined)));
+    await Promise.all([...this.#events.values()].map((e) => e.then((events) => events.close()).catch(() => undefined)));
     await Promise.all([...this.#queues.values()].map((q) => q.close().catch(() => undefined)));
     await this.#redis?.quit().catch(() => undefined);
   }
@@ -324,24 +324,39 @@ export class BullmqExecutor implements Executor {
     return queue;
   }
 
-  /** The events of a runner's queue, heard from before its first attempt is added. */
+  /**
+   * The events of a runner's queue, heard from before its first attempt is added. They are read
+   * from the stream's last entry as it stands now: BullMQ's default (`$`) starts at its first
+   * XREAD, which comes some round trips after it is ready, and a node's `taken` said meanwhile was
+   * lost (seen under load).
+   */
   #eventsOf(runner: string): Promise<QueueEvents> {
     let events = this.#events.get(runner);
     if (!events) {
-      const e = new QueueEvents(queueName(runner), { connection: this.#connection, prefix: QUEUE_PREFIX });
-      e.on('error', () => undefined);
-      e.on('progress', ({ jobId, data }) => {
-        const parsed = wireProgressSchema.safeParse(typeof data === 'string' ? safeJson(data) : data);
-        if (parsed.success) this.#works.get(jobId)?.onProgress(parsed.data);
-      });
-      e.on('stalled', ({ jobId }) => void this.#readStalls(runner, jobId));
-      e.on('completed', ({ jobId, returnvalue }) => this.#works.get(jobId)?.settle({ kind: 'completed', value: returnvalue }));
-      e.on('failed', ({ jobId, failedReason }) => this.#works.get(jobId)?.settle({ kind: 'failed', reason: failedReason }));
-      e.on('removed', ({ jobId }) => this.#works.get(jobId)?.settle({ kind: 'gone' }));
-      events = e.waitUntilReady().then(() => e);
+      events = this.#listen(runner);
+      // a failure (Redis away) is not kept: the next attempt tries again
+      events.catch(() => this.#events.delete(runner));
       this.#events.set(runner, events);
     }
     return events;
+  }
+
+  async #listen(runner: string): Promise<QueueEvents> {
+    const redis = this.#redis;
+    if (redis === null) throw new Error('the cluster executor is not open');
+    const [last] = await redis.xrevrange(`${QUEUE_PREFIX}:${queueName(runner)}:events`, '+', '-', 'COUNT', 1);
+    const e = new QueueEvents(queueName(runner), { connection: this.#connection, prefix: QUEUE_PREFIX, lastEventId: last?.[0] ?? '0-0' });
+    e.on('error', () => undefined);
+    e.on('progress', ({ jobId, data }) => {
+      const parsed = wireProgressSchema.safeParse(typeof data === 'string' ? safeJson(data) : data);
+      if (parsed.success) this.#works.get(jobId)?.onProgress(parsed.data);
+    });
+    e.on('stalled', ({ jobId }) => void this.#readStalls(runner, jobId));
+    e.on('completed', ({ jobId, returnvalue }) => this.#works.get(jobId)?.settle({ kind: 'completed', value: returnvalue }));
+    e.on('failed', ({ jobId, failedReason }) => this.#works.get(jobId)?.settle({ kind: 'failed', reason: failedReason }));
+    e.on('removed', ({ jobId }) => this.#works.get(jobId)?.settle({ kind: 'gone' }));
+    await e.waitUntilReady();
+    return e;
   }
 
   /** A stall event: BullMQ's count is read, so an event and a poll that both saw it count once. */

@@ -154,9 +154,11 @@ export async function fetchBase(cache: string, file: string, sha: string): Promi
 /** A worktree of the cache at `base` on `branch` (made anew: a branch of an earlier attempt is reset). */
 export async function addNodeWorktree(cache: string, dir: string, branch: string, base: string): Promise<void> {
   mkdirSync(path.dirname(dir), { recursive: true });
-  // a worktree of a node killed mid-attempt is forgotten first: its branch is free again
+  const add = [...SAFE, `--git-dir=${cache}`, 'worktree', 'add', '-q', '-f', '-B', branch, dir, base];
+  if ((await runGit(add, { cwd: cache, timeoutMs: TIMEOUT_MS, env: IDENTITY })).exitCode === 0) return;
+  // a worktree of a node killed mid-attempt is forgotten first (its branch is free again), then once more
   await git(cache, [`--git-dir=${cache}`, 'worktree', 'prune']);
-  await git(cache, [`--git-dir=${cache}`, 'worktree', 'add', '-q', '-f', '-B', branch, dir, base], IDENTITY);
+  await runGitOk(add, { cwd: cache, timeoutMs: TIMEOUT_MS, env: IDENTITY });
 }
 
 /**

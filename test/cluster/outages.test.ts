@@ -52,7 +52,7 @@ describe.skipIf(!HAS_REDIS)('a cluster through outages (needs Debian redis-serve
     const ends = await Promise.all(submitted.map(async (s) => ({ ...s, answer: (await waitFor(server, s.id, 'done', 70)).state })));
     const started = nodes.map((n) => n.stderr()).join('\n').split('\n').filter((l) => l.includes('worker starting'));
     for (const { i, ws, id, answer } of ends) {
-      expect(answer.status, `job ${i}: ${answer.verdict}`).toBe('done');
+      expect(answer.status, `job ${i}: ${answer.verdict}: ${JSON.stringify(answer.result?.workers?.map((w: { name: string; error: string | null }) => `${w.name}: ${w.error}`))}`).toBe('done');
       expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe(`job ${i}\n`);
       expect(answer.result.changes.added).toEqual(['out.txt']);
       expect(answer.result.verification).toMatchObject({ ran: true, ok: true });
@@ -61,7 +61,8 @@ describe.skipIf(!HAS_REDIS)('a cluster through outages (needs Debian redis-serve
       const full = (await call(server.url, 'GET', `/api/jobs/${id}?full=1`)).json;
       expect(full.result.workers.map((w: { name: string; status: string; stop_reason: string }) => `${w.name}:${w.status}:${w.stop_reason}`)).toEqual(['write:done:complete']);
       const events = await eventsOf(server, id);
-      expect(events.filter((e) => e.event === 'node' && e.node_event === 'taken')).toHaveLength(1);
+      const taken = events.filter((e) => e.event === 'node' && e.node_event === 'taken');
+      expect(taken, JSON.stringify(taken)).toHaveLength(1);
       expect(events.filter((e) => e.event === 'done' || e.event === 'error')).toHaveLength(1);
       expect(events.filter((e) => e.name === 'write' && e.event === 'output' && e.message.includes('wrote')).length).toBeGreaterThan(0);
       // at-least-once delivery did not deliver twice: one worker started for the job, on any node

@@ -28,6 +28,16 @@ describe('remote work as the coordinator follows it', () => {
     expect(told).toEqual(['taken n1', 'output hello']);
   });
 
+  it('a taken told twice for the same turn (a command Redis ran and was sent again after a restart) is heard once', () => {
+    const w = work();
+    const { told, listener } = recorder();
+    w.attach(listener);
+    w.onProgress({ type: 'taken', node: 'n1', take: 't1' });
+    w.onProgress({ type: 'taken', node: 'n1', take: 't1' });
+    w.onProgress({ type: 'output', take: 't1', lines: ['hello'] });
+    expect(told).toEqual(['taken n1', 'output hello']);
+  });
+
   it('work that ended before the attempt attached is told both: who took it, then its end', () => {
     const w = work();
     w.onProgress({ type: 'taken', node: 'n2', take: 't1' });

@@ -195,6 +195,8 @@ export class BullmqExecutor implements Executor {
       },
     };
     this.#works.set(key, work);
+    // uncommitted work exported: a commit of this moment, which a node fetches from here; its bundle is made while the attempt travels
+    if (base !== repo.head) this.exchange.prepare(key);
     try {
       // listening before the add: no event of this job can come before it is heard
       await this.#eventsOf(runner.key);

@@ -85,16 +85,29 @@ export class AttemptExchange implements NodeExchange {
   }
 
   async base(key: string, ticket: string): Promise<{ file: string; size: number }> {
-    const opened = this.#admit(key, ticket);
+    const file = await this.#bundleOf(this.#admit(key, ticket));
+    return { file, size: statSync(file).size };
+  }
+
+  /** Starts making an open attempt's base bundle before its node asks for it (a base no node can have yet). */
+  prepare(key: string): void {
+    const opened = this.#open.get(key);
+    if (opened) this.#bundleOf(opened).catch(() => undefined);
+  }
+
+  #bundleOf(opened: Opened): Promise<string> {
     let bundle = this.#bundles.get(opened.base);
     if (!bundle) {
-      const file = join(this.#dir, `base-${opened.base}.bundle`);
+      // a name of its own: the file of an earlier bundle of this base may still be being removed (close)
+      const file = join(this.#dir, `base-${opened.base}-${randomBytes(6).toString('hex')}.bundle`);
       bundle = bundleBase(opened.repo, opened.base, file).then(() => file);
       this.#bundles.set(opened.base, bundle);
-      bundle.catch(() => this.#bundles.delete(opened.base));
+      const made = bundle;
+      bundle.catch(() => {
+        if (this.#bundles.get(opened.base) === made) this.#bundles.delete(opened.base);
+      });
     }
-    const file = await bundle;
-    return { file, size: statSync(file).size };
+    return bundle;
   }
 
   async putResult(key: string, ticket: string, upload: string, body: ReadableStream<Uint8Array>): Promise<{ bytes: number }> {

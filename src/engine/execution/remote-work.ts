@@ -72,6 +72,8 @@ export class RemoteWork {
   /** A node's progress update: `taken` starts a turn; anything of another turn is dropped. */
   onProgress(p: WireProgress): void {
     if (p.type === 'taken') {
+      // the same turn told twice: a command Redis ran just before it went down is sent again once it is back
+      if (p.take === this.#take) return;
       this.#take = p.take;
       this.node = p.node;
       this.#listener?.taken(p.node);

@@ -1,4 +1,4 @@
-import { accessSync, constants, promises as fs, readdirSync, statSync, type Dirent } from 'node:fs';
+import { accessSync, constants, readdirSync, readFileSync, statSync, writeFileSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { isExcludedDirName } from './paths.js';
@@ -39,7 +39,7 @@ export function foldersOf(paths: Iterable<string>): Set<string> {
  * so a re-checkpoint costs one stat per folder.
  */
 export async function scanSpecialFiles(root: string, dirs: Set<string>, skipAbs: string[], cacheFile: string): Promise<string[]> {
-  const previous = remembered.get(cacheFile) ?? (await readCache(cacheFile));
+  const previous = remembered.get(cacheFile) ?? readCache(cacheFile);
   const next: DirCache = { version: 1, dirs: {} };
   const startedAt = Date.now();
   const found: string[] = [];
@@ -47,7 +47,7 @@ export async function scanSpecialFiles(root: string, dirs: Set<string>, skipAbs:
   let sinceYield = 0;
   for (const dir of dirs) {
     const abs = dir === '' ? root : path.join(root, dir);
-    const mtimeMs = statSync(abs, { throwIfNoEntry: false })?.mtimeMs;
+    const mtimeMs = folderMtimeMs(abs);
     if (mtimeMs === undefined) continue;
     let record = previous.dirs[dir];
     if (record === undefined || record[0] !== mtimeMs) {
@@ -81,8 +81,25 @@ export async function scanSpecialFiles(root: string, dirs: Set<string>, skipAbs:
   remembered.delete(cacheFile);
   remembered.set(cacheFile, next);
   if (remembered.size > REMEMBERED_MAX) remembered.delete(remembered.keys().next().value as string);
-  if (changed || Object.keys(previous.dirs).length !== dirs.size) await fs.writeFile(cacheFile, JSON.stringify(next)).catch(() => undefined);
+  if (changed || Object.keys(previous.dirs).length !== dirs.size) {
+    try {
+      // a few KB: one synchronous write costs the engine's thread less than a pool round trip per step
+      writeFileSync(cacheFile, JSON.stringify(next));
+    } catch {
+      // no cache next time: every folder is read again
+    }
+  }
   return found;
+}
+
+/** A folder's mtime; undefined when it is gone, or a file now holds its place or its parent's (ENOTDIR). */
+function folderMtimeMs(abs: string): number | undefined {
+  try {
+    return statSync(abs, { throwIfNoEntry: false })?.mtimeMs;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    throw err;
+  }
 }
 
 function readEntries(abs: string): Dirent[] | null {
@@ -93,9 +110,9 @@ function readEntries(abs: string): Dirent[] | null {
   }
 }
 
-async function readCache(file: string): Promise<DirCache> {
+function readCache(file: string): DirCache {
   try {
-    const cache = JSON.parse(await fs.readFile(file, 'utf8')) as DirCache;
+    const cache = JSON.parse(readFileSync(file, 'utf8')) as DirCache;
     if (cache.version === 1 && typeof cache.dirs === 'object') return cache;
   } catch {
     // missing or unreadable: every folder is read

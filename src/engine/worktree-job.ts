@@ -91,8 +91,13 @@ export async function runWorktreeJob(ctx: JobContext, approval: Approval): Promi
           try {
             // made ahead, and the job was cancelled before its turn: as if it had not been made
             if (ctx.isCancelled && 'wt' in placed && (await unplace(repo, placed.wt))) return;
-            // the next task starts once this one's work is on its branch, while its worktree is removed
-            runs.push(await runTask(ctx, { ...fan, batch, done: release }, task, placed));
+            // once this task's work is on its branch, while its worktree is removed: the next task starts, and
+            // the next worktree is made (its `worktree add` goes before this removal in the repository's turn)
+            const done = () => {
+              release();
+              made();
+            };
+            runs.push(await runTask(ctx, { ...fan, batch, done }, task, placed));
           } finally {
             release();
           }
@@ -416,7 +421,8 @@ function sharedPre(ctx: JobContext, basePath: string): SharedPre | undefined {
   let base: Promise<Snapshot> | null = null;
   return async (workspace, alwaysInclude, label, seed) => {
     const common = { workspace, dataDir: ctx.services.dataDir, jobId: ctx.id, alwaysInclude };
-    base ??= takeSnapshot({ ...common, label: 'base', shadowOf: basePath });
+    // the first worktree's checkout seeds the base's shadow index when the last job's base was a checkout of the same tree
+    base ??= takeSnapshot({ ...common, label: 'base', shadowOf: basePath, ...(seed ? { seedIndex: seed } : {}) });
     const taken = await base;
     const reusable = taken.source === 'checkpoint' && !taken.largeFilesByStat;
     return takeSnapshot({ ...common, label, ...(reusable ? { reuse: taken, ...(seed ? { seedIndex: seed } : {}) } : {}) });

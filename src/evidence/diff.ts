@@ -1,5 +1,6 @@
 import { GafferError } from '../domain/errors.js';
 import { DEFAULT_GIT_TIMEOUT_MS, runGitOk, splitNul } from './git.js';
+import { recallTreeDiff } from './known-diffs.js';
 import { readManifest, sameFacts, type StatManifest } from './manifest.js';
 import { sortPaths } from './paths.js';
 import { withRepoLock } from './repo-lock.js';
@@ -45,7 +46,12 @@ async function diffCheckpoints(before: Snapshot, after: Snapshot): Promise<Chang
   const added = new Set<string>();
   const modified = new Set<string>();
   const deleted = new Set<string>();
-  if (before.id !== after.id) {
+  const known = before.id === after.id ? null : recallTreeDiff(gitDir, before.id, after.id);
+  if (known !== null) {
+    for (const p of known.added) added.add(p);
+    for (const p of known.modified ?? []) modified.add(p);
+    for (const p of known.deleted) deleted.add(p);
+  } else if (before.id !== after.id) {
     const out = await withRepoLock(gitDir, DEFAULT_GIT_TIMEOUT_MS, () =>
       runGitOk([`--git-dir=${gitDir}`, 'diff-tree', '-r', '-z', '--no-renames', '--no-ext-diff', '--name-status', before.id, after.id], {
         cwd: before.workspace,

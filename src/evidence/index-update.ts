@@ -33,8 +33,8 @@ export class IndexUpdate {
   readonly skipped = new Set<string>();
   /** Every path looked at (lstat): the rest of the wanted paths are in the index, unchanged. */
   readonly looked = new Set<string>();
-  /** Modification times (ms) of the paths streamed as content, to tell racily clean entries. */
-  readonly addedFacts: { mtimeMs: number; size: number }[] = [];
+  /** lstat facts of the paths streamed as content, in their order (racily clean entries are told by their mtimes). */
+  readonly addedFacts: StatFacts[] = [];
   readonly #workspace: string;
   readonly #sizeCapBytes: number;
   readonly #indexed: IndexState;
@@ -87,6 +87,22 @@ export class IndexUpdate {
       this.large.delete(p);
       this.skipped.delete(p);
     }
+  }
+
+  /**
+   * What this checkpoint changed in the index — the paths it added, the indexed ones it removed —
+   * when that alone is the tree's change: every path hashed was one the index did not hold, so no
+   * indexed entry can have changed content. Null when an indexed path was hashed again (only git
+   * can say whether its content changed). Call once the removals are settled.
+   */
+  indexDelta(dropped: Set<string>): { added: string[]; deleted: string[] } | null {
+    const removed = new Set(this.removals);
+    const added: string[] = [];
+    for (const p of this.additions) {
+      if (this.inIndex(p)) return null;
+      if (!dropped.has(p) && !removed.has(p)) added.push(p);
+    }
+    return { added, deleted: [...removed].filter((p) => this.inIndex(p)) };
   }
 
   /** Wanted paths not in the index after this checkpoint (the next one looks at them again). */

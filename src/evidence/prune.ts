@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { promises as fs, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { isGitAvailable, runGitOk } from './git.js';
 import { OUTSIDE_DIR } from './outside-evidence.js';
@@ -83,5 +83,20 @@ export async function dropShadowRepo(dataDir: string, workspace: string): Promis
   const gitDir = shadowGitDir(dataDir, workspace);
   // after any call still running on it; its warm state goes with it
   await withRepoLock(gitDir, PRUNE_TIMEOUT_MS, () => Promise.resolve(forgetWarmState(gitDir)));
-  await fs.rm(gitDir, { recursive: true, force: true });
+  // a seeded task's repository holds a few objects: removed at once, not one pool round trip per file and folder
+  if (isSmallRepo(gitDir)) rmSync(gitDir, { recursive: true, force: true });
+  else await fs.rm(gitDir, { recursive: true, force: true });
+}
+
+/** Objects in at most this many of a repository's 256 fan-out folders: a few dozen objects, most likely. */
+const SMALL_REPO_FANOUT = 32;
+
+/** Whether a shadow repository is small enough to remove without yielding to the event loop: no pack, few loose-object folders. */
+function isSmallRepo(gitDir: string): boolean {
+  try {
+    const objects = readdirSync(path.join(gitDir, 'objects'));
+    return objects.length <= SMALL_REPO_FANOUT + 2 && readdirSync(path.join(gitDir, 'objects', 'pack')).length === 0;
+  } catch {
+    return false;
+  }
 }

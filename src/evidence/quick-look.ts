@@ -24,7 +24,7 @@ export interface PathSetRules {
 }
 
 /** Where a repository at `top` keeps what decides its path set: its git dir (a worktree's own, named by its `.git` file) and the common one. */
-function adminDirs(top: string): { own: string; common: string } | null {
+export function adminDirs(top: string): { own: string; common: string } | null {
   const dotGit = path.join(top, '.git');
   const st = lstatSync(dotGit, { throwIfNoEntry: false });
   if (st?.isDirectory() === true) return { own: dotGit, common: dotGit };

@@ -1,5 +1,8 @@
 import { copyFileSync, readFileSync, statSync, utimesSync } from 'node:fs';
-import { pathSetRules } from './quick-look.js';
+import os from 'node:os';
+import path from 'node:path';
+import type { Snapshot } from '../domain/snapshot.js';
+import { adminDirs, pathSetRules } from './quick-look.js';
 import { removeFile } from './remove-file.js';
 import { shadowIndexFile } from './shadow-repo.js';
 import { fileSignature, forgetWarmState, recallWarmState, rememberWarmState, signatureMtimeMs } from './warm-state.js';
@@ -67,14 +70,84 @@ export function seedShadowIndex(input: { gitDir: string; workspace: string; alwa
     wanted: new Set(base.wanted),
     folders: new Set(base.folders),
     outside: new Set(),
+    // its content is the checkpoint's tree, entry by entry: the next checkpoints need not write it to know theirs
+    // (unless a name is not UTF-8: it would not come back byte for byte, and git builds those trees)
+    ...(read.paths.some((p) => p.includes('\uFFFD')) ? {} : { known: { entries: new Map(read.paths.map((p, i) => [p, { mode: (read.entries[i] as EntryFacts).mode, id: (read.entries[i] as EntryFacts).id }])), last: null } }),
   });
   return true;
 }
 
-/** One entry's stat facts that matter here. */
+/**
+ * Shadow repositories whose last checkpoint was of a fresh checkout and held exactly the tree
+ * checked out — every file hashed, so that checkout wrote each blob byte for byte — with what
+ * decided that then: `<tree>\0<checkout rules>` (checkoutRulesKey).
+ */
+const faithfulCheckouts = new Map<string, string>();
+
+/**
+ * What decides whether a checkout writes a tree's blobs as they are, besides the tree's own
+ * `.gitattributes`: the repository's config and `info/attributes`, and the user's attributes file
+ * (git reads `~/.config/git/attributes` without any global config), by stat. Null when the
+ * workspace is not the top of a repository or worktree, or its config could name more (a
+ * per-worktree config, an included file).
+ */
+export function checkoutRulesKey(workspace: string): string | null {
+  const dirs = adminDirs(workspace);
+  if (dirs === null) return null;
+  const config = readOrNull(path.join(dirs.common, 'config'));
+  // a per-worktree config, or one that includes another file, could say more than this key sees
+  if (config === null || /worktreeconfig|^\s*\[include/im.test(config)) return null;
+  const userAttributes = path.join(process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config'), 'git', 'attributes');
+  return [path.join(dirs.common, 'config'), path.join(dirs.common, 'info', 'attributes'), userAttributes].map(signatureOf).join('\0');
+}
+
+/**
+ * Before a checkpoint of a fresh checkout of `seed.tree` in a shadow repository of its own (a
+ * worktree job's shared base, kept from job to job): when that repository's last checkpoint was of
+ * another checkout of the very same tree and held it exactly, under the same checkout rules, the
+ * shadow index starts as this checkout's index (seedShadowIndex, the last checkpoint in the role
+ * of the reused one): the checkpoint looks at what differs from it instead of hashing every file.
+ * The caller holds the shadow repository's lock.
+ */
+export function seedFromCheckout(input: { gitDir: string; workspace: string; alwaysInclude: string[]; seed: IndexSeed }): boolean {
+  const { gitDir, seed } = input;
+  const rules = checkoutRulesKey(input.workspace);
+  if (rules === null || faithfulCheckouts.get(gitDir) !== `${seed.tree}\0${rules}`) return false;
+  const last = recallWarmState(gitDir, shadowIndexFile(gitDir));
+  if (last === null || last.tree !== seed.tree) return false;
+  return seedShadowIndex({ ...input, reused: { gitDir, commit: last.commit } });
+}
+
+/** After that checkpoint: whether it held exactly the tree checked out (every file hashed or seeded from such a one), under which rules. */
+export function noteCheckout(input: { gitDir: string; workspace: string; seed: IndexSeed }, snapshot: Snapshot): void {
+  const { gitDir, seed } = input;
+  const rules = checkoutRulesKey(input.workspace);
+  const state = recallWarmState(gitDir, shadowIndexFile(gitDir));
+  if (rules !== null && snapshot.source === 'checkpoint' && !snapshot.largeFilesByStat && state?.commit === snapshot.id && state.tree === seed.tree && state.outside.size === 0) {
+    faithfulCheckouts.set(gitDir, `${seed.tree}\0${rules}`);
+  } else faithfulCheckouts.delete(gitDir);
+}
+
+function signatureOf(file: string): string {
+  const st = statSync(file, { throwIfNoEntry: false, bigint: true });
+  return st === undefined ? '-' : `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+}
+
+function readOrNull(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** One entry's stat facts that matter here, and its content. */
 interface EntryFacts {
   mtimeS: number;
   size: number;
+  mode: number;
+  /** Its object id (hex). */
+  id: string;
 }
 
 /** Fixed part of a version-2 index entry: ctime, mtime, dev, ino, mode, uid, gid, size (4 bytes each but the times, 8), a sha1, flags. */
@@ -82,7 +155,7 @@ const ENTRY_FIXED = 62;
 const SHA1_BYTES = 20;
 
 /**
- * The paths and stat facts of a version-2, sha1 index whose entries are all stage 0; null for any
+ * The paths, stat facts and content of a version-2, sha1 index whose entries are all stage 0; null for any
  * other (another version, an extended or unmerged entry, a name that runs past the file).
  */
 export function readPlainIndex(buf: Buffer): { paths: string[]; entries: EntryFacts[] } | null {
@@ -102,7 +175,7 @@ export function readPlainIndex(buf: Buffer): { paths: string[]; entries: EntryFa
     const length = flags & 0xfff;
     if (length !== 0xfff && length !== nameEnd - nameStart) return null;
     paths.push(buf.toString('utf8', nameStart, nameEnd));
-    entries.push({ mtimeS: buf.readUInt32BE(at + 8), size: buf.readUInt32BE(at + 36) });
+    entries.push({ mtimeS: buf.readUInt32BE(at + 8), size: buf.readUInt32BE(at + 36), mode: buf.readUInt32BE(at + 24), id: buf.toString('hex', at + 40, at + 40 + SHA1_BYTES) });
     // the entry is NUL-padded to a multiple of 8 bytes (1 to 8 NULs)
     at += (ENTRY_FIXED + (nameEnd - nameStart) + 8) & ~7;
   }

@@ -1,10 +1,12 @@
-import { existsSync, promises as fs } from 'node:fs';
+import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { writeCommitObject } from './commit-object.js';
 import { describeGitFailure, runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
 import { writeRef } from './refs.js';
 import { removeFile } from './remove-file.js';
 import { IndexUpdate, type ListingPlan } from './index-update.js';
+import { rememberTreeDiff } from './known-diffs.js';
+import { changesKey, changesOf, deltaBetween, fitsInThread, hashFiles, writeChangedTree, type IndexEntry, type KnownIndex } from './known-index.js';
 import { findRepoTop, isSameListing, listWorkspacePaths, type Listing } from './listing.js';
 import { writeManifest } from './manifest.js';
 import { isInExcludedDir, sortPaths, workspaceHash } from './paths.js';
@@ -12,6 +14,7 @@ import { withRepoLock } from './repo-lock.js';
 import { pathSetRules, quickLook } from './quick-look.js';
 import { addToIndex, joinNul, readDirtyPaths, readIndexState, removeFromIndex, ShadowIndexError, type IndexState } from './shadow-index.js';
 import { emptyIndexFile, ensureShadowRepo, shadowIndexFile } from './shadow-repo.js';
+import { noteCheckout, seedFromCheckout, type IndexSeed } from './seed-index.js';
 import { foldersOf, scanSpecialFiles } from './special-files.js';
 import type { Snapshot } from '../domain/snapshot.js';
 import { fileSignature, forgetWarmState, recallWarmState, rememberWarmState, signatureMtimeMs, type WarmState } from './warm-state.js';
@@ -34,6 +37,8 @@ export interface CheckpointInput {
   timeoutMs: number;
   /** Absolute paths never snapshotted (gaffer's data dir when inside the workspace). */
   skipAbs: string[];
+  /** The workspace is gaffer's fresh checkout of this tree, its index as checked out (seed-index.ts `seedFromCheckout`). */
+  checkout?: IndexSeed;
 }
 
 /** The path set a checkpoint holds, and how it was found. */
@@ -63,15 +68,20 @@ export function checkpointRef(workspace: string, jobId: string, label: string): 
  */
 export function takeCheckpoint(input: CheckpointInput): Promise<Snapshot> {
   return withRepoLock(input.gitDir, input.timeoutMs, async () => {
-    await ensureShadowRepo(input.gitDir);
+    ensureShadowRepo(input.gitDir);
+    const checkout = input.checkout ? { gitDir: input.gitDir, workspace: input.workspace, alwaysInclude: input.alwaysInclude, seed: input.checkout } : null;
+    if (checkout) seedFromCheckout(checkout);
+    let snapshot: Snapshot;
     try {
-      return await checkpointOnce(input);
+      snapshot = await checkpointOnce(input);
     } catch (err) {
       if (!(err instanceof ShadowIndexError)) throw err;
       // A damaged index (crash mid-write, objects pruned under it) is rebuilt from scratch once.
       removeFile(shadowIndexFile(input.gitDir));
-      return await checkpointOnce(input);
+      snapshot = await checkpointOnce(input);
     }
+    if (checkout) noteCheckout(checkout, snapshot);
+    return snapshot;
   });
 }
 
@@ -116,9 +126,25 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   for (const p of [planned, indexedAtStart, specialsFound]) p.catch(() => undefined);
 
   const update = new IndexUpdate(workspace, input.sizeCapBytes, await indexedAtStart, warm);
-  const dropped = await addToIndex(base, opts, update.contentPaths(planned), () => update.additions);
+  // a known index (a seed git has not written since) and a quick look: the few changes are hashed here and the tree built here, the index left as it is
+  const known = quick !== null ? (warm?.known ?? null) : null;
+  let contents = update.contentPaths(planned);
+  let inThread: ReturnType<typeof hashFiles> | null = null;
+  if (known !== null) {
+    for await (const _chunk of contents) {
+      // classified: update.additions holds them
+    }
+    contents = replay(update.additions);
+    // null when a path changed under the look: git hashes them as it finds them
+    if (fitsInThread(update.addedFacts)) inThread = hashFiles(workspace, path.join(gitDir, 'objects'), alternatesOf(gitDir), update.additions, update.addedFacts);
+  }
+  const dropped = inThread !== null ? inThread.dropped : await addToIndex(base, opts, contents, () => update.additions);
   const plan = await planned;
   update.settle(plan, dropped);
+  const message = `gaffer ${input.jobId} ${input.label}`;
+  if (inThread !== null && known !== null && warm !== null) {
+    return checkpointInThread({ input, warm, known, hashed: inThread.hashed, update, plan, message, specialsFound });
+  }
   // after the additions: `--replace` already dropped entries a new path conflicts with
   await removeFromIndex(base, opts, update.removals);
   // an index nothing was written to since the last checkpoint still holds the same tree
@@ -126,8 +152,16 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   const takenAtMs = Date.now();
   // the same tree as last time is the same content: its commit is this checkpoint too (a job
   // that changed nothing has pre = post, and nothing to diff)
-  const message = `gaffer ${input.jobId} ${input.label}`;
-  const commit = warm !== null && warm.tree === tree ? warm.commit : (writeCommitObject(gitDir, tree, message, takenAtMs) ?? (await commitTree(base, opts, tree, message, takenAtMs)));
+  const last = warm?.known?.last ?? null;
+  const commit =
+    warm !== null && warm.tree === tree
+      ? warm.commit
+      : last !== null && last.tree === tree
+        ? last.commit
+        : (writeCommitObject(gitDir, tree, message, takenAtMs) ?? (await commitTree(base, opts, tree, message, takenAtMs)));
+  // the index held the warm checkpoint's tree: what it changed since is this one's change, when only new paths went in
+  const delta = warm !== null && commit !== warm.commit ? update.indexDelta(dropped) : null;
+  if (warm !== null && delta !== null) rememberTreeDiff(gitDir, warm.commit, commit, delta);
   const ref = checkpointRef(workspace, input.jobId, input.label);
   await writeRef(gitDir, ref, commit, opts);
   const signature = fileSignature(indexFile);
@@ -151,8 +185,58 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
     });
   }
 
+  return finishCheckpoint(input, { commit, ref, takenAtMs, plan, update, specialsFound });
+}
+
+/**
+ * A checkpoint of a known index (known-index.ts): the paths the quick look found new or changed
+ * were hashed here; the tree is the known content with those changes, built here (the same as the
+ * last one's when the changes are). The index is not written: it still holds the known content,
+ * against which the next quick look finds every change since again — a changed file is hashed each
+ * time, never trusted by its stat. Its warm state stays the index's, with this checkpoint as the last.
+ */
+async function checkpointInThread(c: {
+  input: CheckpointInput;
+  warm: WarmState;
+  known: KnownIndex;
+  hashed: ReadonlyMap<string, IndexEntry>;
+  update: IndexUpdate;
+  plan: Plan;
+  message: string;
+  specialsFound: Promise<string[]>;
+}): Promise<Snapshot> {
+  const { input, warm, known } = c;
+  const { gitDir, workspace } = input;
+  const changes = changesOf(known, c.hashed, c.update.removals);
+  const key = changesKey(changes);
+  const last = known.last;
+  let tree: string;
+  if (changes.size === 0) tree = warm.tree;
+  else if (last !== null && last.key === key) tree = last.tree;
+  else {
+    const written = writeChangedTree(path.join(gitDir, 'objects'), alternatesOf(gitDir), known, warm.tree, changes);
+    // a tree git would not write (a path a file and a folder at once): the index is rebuilt from scratch
+    if (written === null) throw new ShadowIndexError(`the checkpoint's tree could not be built from ${gitDir}'s known index`);
+    tree = written;
+  }
+  const takenAtMs = Date.now();
+  const commit = tree === warm.tree ? warm.commit : last !== null && last.tree === tree ? last.commit : writeCommitObject(gitDir, tree, c.message, takenAtMs);
+  if (commit === null) throw new ShadowIndexError(`the checkpoint's commit could not be written into ${gitDir}`);
+  // what it changed against the known content, and against the last checkpoint: no diff-tree needed for either
+  rememberTreeDiff(gitDir, warm.commit, commit, deltaBetween(known, null, changes));
+  if (last !== null) rememberTreeDiff(gitDir, last.commit, commit, deltaBetween(known, last.changes, changes));
+  const ref = checkpointRef(workspace, input.jobId, input.label);
+  await writeRef(gitDir, ref, commit, { cwd: workspace, timeoutMs: input.timeoutMs });
+  rememberWarmState(gitDir, { ...warm, known: { entries: known.entries, last: { changes, key, tree, commit } } });
+  return finishCheckpoint(input, { commit, ref, takenAtMs, plan: c.plan, update: c.update, specialsFound: c.specialsFound });
+}
+
+/** The rest of a checkpoint once its commit is written: the special files it skipped, its large files' manifest, the snapshot. */
+async function finishCheckpoint(input: CheckpointInput, c: { commit: string; ref: string; takenAtMs: number; plan: Plan; update: IndexUpdate; specialsFound: Promise<string[]> }): Promise<Snapshot> {
+  const { workspace, gitDir, timeoutMs } = input;
+  const { plan, update, takenAtMs } = c;
   const skipped = new Set([...(plan.listing?.skipped ?? []), ...update.skipped]);
-  for (const p of await unignoredSpecials(workspace, gitDir, await specialsFound, timeoutMs)) skipped.add(p);
+  for (const p of await unignoredSpecials(workspace, gitDir, await c.specialsFound, timeoutMs)) skipped.add(p);
   const { large } = update;
   const manifestFile = largeFileManifestPath(gitDir, input.jobId, input.label);
   if (large.size > 0) await writeManifest(manifestFile, { entries: large, truncated: false, skipped: [], takenAtMs });
@@ -160,10 +244,10 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
 
   const snapshot: Snapshot = {
     source: 'checkpoint',
-    id: commit,
+    id: c.commit,
     workspace,
     gitDir,
-    ref,
+    ref: c.ref,
     skipped: sortPaths(skipped),
     truncated: false,
     largeFilesByStat: large.size > 0,
@@ -171,6 +255,23 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   };
   if (large.size > 0) snapshot.manifestFile = manifestFile;
   return snapshot;
+}
+
+/** The paths already classified, streamed again (to update-index, when they are not hashed here). */
+async function* replay(paths: readonly string[]): AsyncIterable<string> {
+  if (paths.length > 0) yield joinNul([...paths]);
+}
+
+/** The objects folders a shadow repository borrows from (`objects/info/alternates`). */
+function alternatesOf(gitDir: string): string[] {
+  try {
+    return readFileSync(path.join(gitDir, 'objects', 'info', 'alternates'), 'utf8')
+      .split('\n')
+      .filter((line) => line !== '' && !line.startsWith('#'))
+      .map((line) => path.resolve(gitDir, 'objects', line));
+  } catch {
+    return [];
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { promises as fs, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** Byte-exact storage: no eol, filter, ident or encoding rule of the workspace applies (spec 03). */
@@ -55,30 +55,41 @@ function folderIdentity(dir: string): string | null {
   return st === undefined ? null : `${st.dev}:${st.ino}`;
 }
 
-/** Creates and configures the bare shadow repository when it is not ready yet. */
-export async function ensureShadowRepo(gitDir: string): Promise<void> {
+/**
+ * Creates and configures the bare shadow repository when it is not ready yet. Small synchronous
+ * calls: a worktree fan-out makes one per task, and ten round trips through libuv's pool cost the
+ * engine's thread more than the ten system calls.
+ */
+export function ensureShadowRepo(gitDir: string): void {
   const identity = folderIdentity(gitDir);
   if (identity !== null && readyHere.get(gitDir) === identity) return;
-  const ready = await fs.readFile(path.join(gitDir, READY), 'utf8').catch(() => null);
+  const ready = readOrNull(path.join(gitDir, READY));
   if (ready === CONFIG_VERSION) {
-    await writeAttributes(gitDir);
+    writeAttributes(gitDir);
     if (identity !== null) readyHere.set(gitDir, identity);
     return;
   }
   // the layout `git init --bare --template=` makes (gitrepository-layout), written here: no git
   // process for it, nor one `git config` per key — a new workspace, and every task of a worktree
   // fan-out, starts a shadow repository
-  for (const dir of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags']) await fs.mkdir(path.join(gitDir, dir), { recursive: true });
-  if (ready === null) await fs.writeFile(path.join(gitDir, 'HEAD'), 'ref: refs/heads/main\n');
-  await fs.writeFile(path.join(gitDir, 'config'), `[core]\n\trepositoryformatversion = 0\n\tbare = true\n${CONFIG_BLOCK}`);
-  await writeAttributes(gitDir);
-  await fs.writeFile(path.join(gitDir, READY), CONFIG_VERSION);
+  for (const dir of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags']) mkdirSync(path.join(gitDir, dir), { recursive: true });
+  if (ready === null) writeFileSync(path.join(gitDir, 'HEAD'), 'ref: refs/heads/main\n');
+  writeFileSync(path.join(gitDir, 'config'), `[core]\n\trepositoryformatversion = 0\n\tbare = true\n${CONFIG_BLOCK}`);
+  writeAttributes(gitDir);
+  writeFileSync(path.join(gitDir, READY), CONFIG_VERSION);
 }
 
-async function writeAttributes(gitDir: string): Promise<void> {
+function writeAttributes(gitDir: string): void {
   const file = path.join(gitDir, 'info', 'attributes');
-  const current = await fs.readFile(file, 'utf8').catch(() => '');
-  if (current === ATTRIBUTES) return;
-  await fs.mkdir(path.dirname(file), { recursive: true });
-  await fs.writeFile(file, ATTRIBUTES);
+  if (readOrNull(file) === ATTRIBUTES) return;
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, ATTRIBUTES);
+}
+
+function readOrNull(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
 }

@@ -1,4 +1,4 @@
-import { existsSync, promises as fs, statSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { GafferError } from '../domain/errors.js';
 import { DEFAULT_GIT_TIMEOUT_MS, isGitAvailable } from './git.js';
@@ -67,6 +67,7 @@ async function takeContentSnapshot(opts: SnapshotOptions, workspace: string, dat
         sizeCapBytes: opts.sizeCapBytes ?? DEFAULT_SIZE_CAP_BYTES,
         timeoutMs: opts.gitTimeoutMs ?? DEFAULT_GIT_TIMEOUT_MS,
         skipAbs,
+        ...(opts.seedIndex ? { checkout: opts.seedIndex } : {}),
       });
     } catch (err) {
       fallbackReason = `shadow repository failed: ${err instanceof Error ? err.message : String(err)}`;
@@ -97,8 +98,8 @@ async function reuseCheckpoint(reused: Snapshot, opts: SnapshotOptions, workspac
   const ref = checkpointRef(workspace, opts.jobId, opts.label);
   const timeoutMs = opts.gitTimeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
   await withRepoLock(gitDir, timeoutMs, async () => {
-    await ensureShadowRepo(gitDir);
-    await fs.writeFile(path.join(gitDir, 'objects', 'info', 'alternates'), `${path.join(reused.gitDir as string, 'objects')}\n`);
+    ensureShadowRepo(gitDir);
+    writeFileSync(path.join(gitDir, 'objects', 'info', 'alternates'), `${path.join(reused.gitDir as string, 'objects')}\n`);
     await writeRef(gitDir, ref, reused.id, { cwd: workspace, timeoutMs });
     if (opts.seedIndex) seedShadowIndex({ gitDir, workspace, alwaysInclude, reused: { gitDir: reused.gitDir as string, commit: reused.id }, seed: opts.seedIndex });
   });

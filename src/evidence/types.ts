@@ -36,9 +36,12 @@ export interface SnapshotOptions {
    */
   reuse?: Snapshot;
   /**
-   * With `reuse`: this workspace's index as gaffer's checkout wrote it, before any worker, and the
-   * tree checked out. When the reused checkpoint holds that very tree, this workspace's shadow index
-   * starts as a copy of it (seed-index.ts): its next checkpoint hashes only what changed since.
+   * This workspace's index as gaffer's checkout wrote it, before any worker, and the tree checked
+   * out. With `reuse`: when the reused checkpoint holds that very tree, this workspace's shadow
+   * index starts as a copy of it (seed-index.ts), so its next checkpoint hashes only what changed
+   * since. Without: when this shadow repository's last checkpoint was of another checkout of that
+   * tree and held it exactly, under the same checkout rules (a worktree job's base, job after job),
+   * this checkpoint starts so (`seedFromCheckout`).
    */
   seedIndex?: IndexSeed;
 }

@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import type { KnownIndex } from './known-index.js';
 import type { Listing } from './listing.js';
 
 /**
@@ -30,6 +31,12 @@ export interface WarmState {
   folders: Set<string>;
   /** Wanted paths that are not in the index (large, special, unreadable, gone, folders). */
   outside: Set<string>;
+  /**
+   * The index's content, when gaffer knows it (a seed never written by git since): the next
+   * checkpoints hash their few changes and build their trees here, leaving the index as it is
+   * (known-index.ts); `tree` and `commit` stay the index's.
+   */
+  known?: KnownIndex;
 }
 
 /**

@@ -2,6 +2,7 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { describeGitFailure, runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
+import { commitIndex, writeCommit, writeIndexTree } from './index-commit.js';
 
 /**
  * The git side of worktree isolation (spec 06): the base commit, the worktrees and branches, their
@@ -64,8 +65,11 @@ export async function commitWorkingTree(repo: RepoFacts, message: string): Promi
     if (existsSync(repo.index)) copyFileSync(repo.index, index);
     else await git(repo.top, ['read-tree', repo.head], env);
     await git(repo.top, ['add', '-A', '--', '.'], env);
-    const tree = await git(repo.top, ['write-tree'], env);
-    return { commit: await git(repo.top, ['commit-tree', tree, '-p', repo.head, '-m', message], env), tree };
+    // the tree written here when HEAD's is laid out (the last base, most jobs): a process fewer before the first worktree
+    const tree = writeIndexTree(repo.commonDir, index, repo.head) ?? (await git(repo.top, ['write-tree'], env));
+    // the bytes commit-tree writes, without its process where the repository is plain (index-commit.ts)
+    const commit = writeCommit(repo.commonDir, tree, repo.head, message, { name: IDENTITY.GIT_COMMITTER_NAME, email: IDENTITY.GIT_COMMITTER_EMAIL });
+    return { commit: commit ?? (await git(repo.top, ['commit-tree', tree, '-p', repo.head, '-m', message], env)), tree };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -119,8 +123,9 @@ export async function checkOutWorktree(wt: WorktreeGit, indexCopy: string): Prom
  * the branch at the base and the index at the base's (its copy as checked out when there is one),
  * so a commit the worker made itself (say, of a file it then deleted: content the evidence never
  * saw) or anything it staged is not on the branch and cannot be merged; then the paths are added
- * and committed (`git commit`, no hook, no signing, no maintenance). Returns the new tip, or null
- * when nothing differs from the base (the branch is then at it).
+ * (`git add`: the repository's own attributes and filters apply) and the index committed — by
+ * index-commit.ts when index and repository are plain, else `git commit` (no hook, no signing, no
+ * maintenance). Returns the new tip, or null when nothing differs from the base (the branch is then at it).
  */
 export async function commitWorktree(wt: WorktreeGit, branch: string, base: { commit: string; index: string | null }, message: string, paths: readonly string[]): Promise<string | null> {
   const { dir } = wt;
@@ -132,6 +137,10 @@ export async function commitWorktree(wt: WorktreeGit, branch: string, base: { co
   const env = { ...IDENTITY, GIT_LITERAL_PATHSPECS: '1' };
   const added = await runGit([...SAFE, ...pinned(wt, ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'])], { ...call(dir, env), input: `${paths.join('\0')}\0` });
   if (added.exitCode !== 0) throw new Error(`git add in ${dir}: ${added.stderr.trim()}`);
+  // what git commit would write, written here when the index and the repository are plain (index-commit.ts): a process fewer per task
+  const written = commitIndex(wt, ref, base.commit, message, { name: IDENTITY.GIT_COMMITTER_NAME, email: IDENTITY.GIT_COMMITTER_EMAIL });
+  if (written === 'unchanged') return null;
+  if (written !== null) return written.commit;
   const commit = [...SAFE, '-c', 'maintenance.auto=false', '-c', 'gc.auto=0', ...pinned(wt, ['commit', '-q', '--no-verify', '--no-gpg-sign', '--cleanup=verbatim', '-m', message])];
   const committed = await runGit(commit, call(dir, IDENTITY));
   if (committed.exitCode !== 0) {

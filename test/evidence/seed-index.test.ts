@@ -128,3 +128,52 @@ describe("a task's shadow index seeded from its checkout's index", () => {
     expect(readPlainIndex(readFileSync(index))).toBeNull();
   });
 });
+
+describe('checkpoints on a seeded index', () => {
+  it('are built without writing the index while their changes are few, and each holds what a cold one holds, diffed as git diffs them', async () => {
+    const s = await seeded(FILES);
+    expect(s.seededIndex).toBe(true);
+    const indexFile = shadowIndexFile(shadowGitDir(s.data, s.ws));
+    const signature = () => {
+      const st = statSync(indexFile, { bigint: true });
+      return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+    };
+    const seededAs = signature();
+    const steps: [string, (ws: string) => Promise<void>][] = [
+      ['a file added', (ws) => write(ws, { 'new.txt': 'one\n' })],
+      ['a checked-out file changed in place, same size, its mtime put back', async (ws) => {
+        const file = path.join(ws, 'sub/deep/c.txt');
+        const { atime, mtime } = statSync(file);
+        await fs.writeFile(file, 'C\n');
+        utimesSync(file, atime, mtime);
+      }],
+      ['nothing more', async () => undefined],
+      ['the new file changed, a checked-out one changed', (ws) => write(ws, { 'new.txt': 'two\n', 'sub/b.txt': 'B\n' })],
+      ['a checked-out file deleted, one made executable, a symlink added', async (ws) => {
+        await fs.rm(path.join(ws, 'a.txt'));
+        await fs.chmod(path.join(ws, 'sub/deep/c.txt'), 0o755);
+        await fs.symlink('sub/b.txt', path.join(ws, 'link'));
+      }],
+      ['a changed file put back as checked out', (ws) => write(ws, { 'sub/b.txt': 'b\n' })],
+      ['a file replaced by a folder', async (ws) => {
+        await fs.rm(path.join(ws, 'run.sh'));
+        await write(ws, { 'run.sh/inner.txt': 'inner\n' });
+      }],
+    ];
+    let before = s.pre;
+    for (const [what, change] of steps) {
+      await change(s.ws);
+      const snapshot = await snap(s.ws, s.data, `s${steps.findIndex(([w]) => w === what)}`, { alwaysInclude: INCLUDE, like: s.pre });
+      const cold = await snap(s.ws, await tempDir('gaffer-data-'), 'cold', { alwaysInclude: INCLUDE });
+      expect(contents(snapshot), what).toEqual(contents(cold));
+      const viaGit = execFileSync('git', [`--git-dir=${snapshot.gitDir}`, 'diff-tree', '-r', '-z', '--no-renames', '--name-status', before.id, snapshot.id], { env: cleanEnv(), encoding: 'utf8' });
+      const parts = viaGit.split('\0').filter((p) => p !== '');
+      const expected = { added: [] as string[], modified: [] as string[], deleted: [] as string[] };
+      for (let i = 0; i + 1 < parts.length; i += 2) (parts[i] === 'A' ? expected.added : parts[i] === 'D' ? expected.deleted : expected.modified).push(parts[i + 1] as string);
+      expect(await diffSnapshots(before, snapshot), what).toEqual({ added: expected.added.sort(), modified: expected.modified.sort(), deleted: expected.deleted.sort() });
+      before = snapshot;
+    }
+    // every step was hashed in the engine's thread: the index is the seed, as copied
+    expect(signature()).toBe(seededAs);
+  });
+});

@@ -1,6 +1,7 @@
 import { closeSync, existsSync, lstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { constants as zlibConstants, inflateSync } from 'node:zlib';
+import { readTextOrNull } from './read-text.js';
 
 const OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
@@ -21,8 +22,8 @@ export function readHeadHasCommit(workspace: string): true | null {
   if (lstatSync(top).uid !== uid || lstatSync(gitDir).uid !== uid) return null;
   const common = commonDirOf(gitDir);
   // an extension (reftable, sha256, one this git may not know) is git's to read
-  if (common === null || existsSync(path.join(common, 'reftable')) || /^\s*\[extensions/im.test(readOrNull(path.join(common, 'config')) ?? '[extensions]')) return null;
-  const head = readOrNull(path.join(gitDir, 'HEAD'))?.trim();
+  if (common === null || existsSync(path.join(common, 'reftable')) || /^\s*\[extensions/im.test(readTextOrNull(path.join(common, 'config')) ?? '[extensions]')) return null;
+  const head = readTextOrNull(path.join(gitDir, 'HEAD'))?.trim();
   if (head === undefined) return null;
   const id = head.startsWith('ref: ') ? refId(common, head.slice(5).trim()) : head;
   if (id === null || !OBJECT_ID.test(id)) return null;
@@ -39,7 +40,7 @@ function findGitDir(dir: string): { top: string; gitDir: string } | null {
     const st = lstatSync(dotGit, { throwIfNoEntry: false });
     if (st?.isDirectory() === true) return { top: current, gitDir: dotGit };
     if (st?.isFile() === true) {
-      const pointer = readOrNull(dotGit)?.match(/^gitdir: (.+)$/m)?.[1]?.trim();
+      const pointer = readTextOrNull(dotGit)?.match(/^gitdir: (.+)$/m)?.[1]?.trim();
       return pointer ? { top: current, gitDir: path.resolve(current, pointer) } : null;
     }
     // a workspace inside a git dir itself (`.git/…`) is git's to judge
@@ -49,7 +50,7 @@ function findGitDir(dir: string): { top: string; gitDir: string } | null {
 
 /** A git dir's common dir (a worktree's `commondir`), or the git dir itself. */
 function commonDirOf(gitDir: string): string | null {
-  const pointer = readOrNull(path.join(gitDir, 'commondir'));
+  const pointer = readTextOrNull(path.join(gitDir, 'commondir'));
   if (pointer === null) return existsSync(path.join(gitDir, 'objects')) ? gitDir : null;
   return path.resolve(gitDir, pointer.trim());
 }
@@ -57,9 +58,9 @@ function commonDirOf(gitDir: string): string | null {
 /** A branch's id from its loose ref, else from `packed-refs`; null when neither names it (unborn, or kept elsewhere). */
 function refId(common: string, ref: string): string | null {
   if (!/^refs\/heads\/[^\0\s]+$/.test(ref) || ref.split('/').includes('..')) return null;
-  const loose = readOrNull(path.join(common, ...ref.split('/')));
+  const loose = readTextOrNull(path.join(common, ...ref.split('/')));
   if (loose !== null) return loose.trim();
-  for (const line of (readOrNull(path.join(common, 'packed-refs')) ?? '').split('\n')) {
+  for (const line of (readTextOrNull(path.join(common, 'packed-refs')) ?? '').split('\n')) {
     const [id, name] = line.split(' ');
     if (name === ref && id !== undefined) return id;
   }
@@ -79,13 +80,5 @@ function isLooseCommit(common: string, id: string): boolean {
     return false;
   } finally {
     if (fd !== null) closeSync(fd);
-  }
-}
-
-function readOrNull(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return null;
   }
 }

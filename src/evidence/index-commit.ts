@@ -4,6 +4,7 @@ import path from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { writeLooseObject } from './commit-object.js';
 import { hasLayout, TREE_MODES, writeTrees, type TreeEntry } from './tree-object.js';
+import { readTextOrNull } from './read-text.js';
 
 /** A commit's author and committer, as `git commit` takes them from GIT_AUTHOR_* and GIT_COMMITTER_*. */
 export interface CommitIdentity {
@@ -31,7 +32,7 @@ export interface IndexCommitSite {
 export function commitIndex(site: IndexCommitSite, ref: string, parent: string, message: string, who: CommitIdentity, at = new Date()): { commit: string } | 'unchanged' | null {
   if (!isPlainRepository(site.commonDir) || existsSync(path.join(site.commonDir, 'reftable'))) return null;
   const refFile = path.join(site.commonDir, ...ref.split('/'));
-  if (readOrNull(path.join(site.gitDir, 'HEAD'))?.trim() !== `ref: ${ref}` || readOrNull(refFile)?.trim() !== parent) return null;
+  if (readTextOrNull(path.join(site.gitDir, 'HEAD'))?.trim() !== `ref: ${ref}` || readTextOrNull(refFile)?.trim() !== parent) return null;
   const parentTree = looseCommitTree(site.commonDir, parent);
   // built from the parent's layout (a fan-out's base, laid out by its tasks' checkpoints): only the changed folders are
   // hashed and written. Without one, git: it would write every folder's tree again where the repository packed them
@@ -42,9 +43,9 @@ export function commitIndex(site: IndexCommitSite, ref: string, parent: string, 
   const tree = writeTrees(objects, entries, [], { base: parentTree });
   if (tree === null) return null;
   if (tree === parentTree) return 'unchanged';
-  const person = `${who.name} <${who.email}> ${Math.floor(at.getTime() / 1000)} ${timezoneOf(at)}`;
+  const person = personAt(who, at);
   const commit = writeLooseObject(objects, 'commit', commitBody(tree, parent, person, message));
-  if (commit === null || !moveRef(refFile, parent, commit)) return null;
+  if (commit === null || !updateLooseRef(refFile, parent, commit)) return null;
   const line = `${parent} ${commit} ${person}\tcommit: ${message.split('\n')[0] ?? ''}\n`;
   // git writes a reflog where one is kept: the branch's (made with it) and the worktree's HEAD's
   for (const log of [path.join(site.commonDir, 'logs', ...ref.split('/')), path.join(site.gitDir, 'logs', 'HEAD')]) {
@@ -78,7 +79,7 @@ export function writeIndexTree(commonDir: string, indexFile: string, parent: str
  */
 export function writeCommit(commonDir: string, tree: string, parent: string, message: string, who: CommitIdentity, at = new Date()): string | null {
   if (!/^[0-9a-f]{40}$/.test(tree) || !/^[0-9a-f]{40}$/.test(parent) || !isPlainRepository(commonDir)) return null;
-  const person = `${who.name} <${who.email}> ${Math.floor(at.getTime() / 1000)} ${timezoneOf(at)}`;
+  const person = personAt(who, at);
   return writeLooseObject(path.join(commonDir, 'objects'), 'commit', commitBody(tree, parent, person, message));
 }
 
@@ -91,8 +92,8 @@ function commitBody(tree: string, parent: string, person: string, message: strin
  * to keep, and whose commits carry no header but tree, parent, author and committer: no extension
  * (sha256, reftable, a per-worktree config), no shared repository, no commit encoding, nothing included.
  */
-function isPlainRepository(commonDir: string): boolean {
-  const config = readOrNull(path.join(commonDir, 'config'));
+export function isPlainRepository(commonDir: string): boolean {
+  const config = readTextOrNull(path.join(commonDir, 'config'));
   return config !== null && !/^\s*\[(?:extensions|include)|objectformat|sharedrepository|refstorage|commitencoding|worktreeconfig/im.test(config);
 }
 
@@ -147,11 +148,12 @@ function looseCommitTree(commonDir: string, id: string): string | null {
 }
 
 /**
- * Moves a loose ref from `from` to `to` as git does: `<ref>.lock` created exclusively, the ref read
- * again under it (it must still be `from`), the lock written and renamed over the ref. False when
- * the lock is taken or the ref moved: nothing changed, git is asked.
+ * Points a loose ref at `to` as git does: `<ref>.lock` created exclusively, the ref read again under
+ * it — it must still be `from`, or not exist at all when `from` is null — the lock written and
+ * renamed over the ref. False when the lock is taken, the ref is not as expected, or a write fails:
+ * nothing changed, git is asked.
  */
-function moveRef(refFile: string, from: string, to: string): boolean {
+export function updateLooseRef(refFile: string, from: string | null, to: string): boolean {
   const lock = `${refFile}.lock`;
   let fd: number;
   try {
@@ -161,7 +163,8 @@ function moveRef(refFile: string, from: string, to: string): boolean {
   }
   let moved = false;
   try {
-    if (readOrNull(refFile)?.trim() === from) {
+    const now = readTextOrNull(refFile)?.trim() ?? null;
+    if (now === from && (from !== null || !existsSync(refFile))) {
       writeSync(fd, `${to}\n`);
       closeSync(fd);
       fd = -1;
@@ -177,17 +180,14 @@ function moveRef(refFile: string, from: string, to: string): boolean {
   return moved;
 }
 
+/** An identity at a time as a commit or a reflog line holds it: `name <email> <seconds> <local zone>`. */
+export function personAt(who: CommitIdentity, at: Date): string {
+  return `${who.name} <${who.email}> ${Math.floor(at.getTime() / 1000)} ${timezoneOf(at)}`;
+}
+
 /** The local time zone as git writes it in a commit: `+0100`, `-0530`. */
 function timezoneOf(at: Date): string {
   const minutes = -at.getTimezoneOffset();
   const abs = Math.abs(minutes);
   return `${minutes < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}${String(abs % 60).padStart(2, '0')}`;
-}
-
-function readOrNull(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
 }

@@ -6,6 +6,7 @@ import { adminDirs, pathSetRules } from './quick-look.js';
 import { removeFile } from './remove-file.js';
 import { shadowIndexFile } from './shadow-repo.js';
 import { fileSignature, forgetWarmState, recallWarmState, rememberWarmState, signatureMtimeMs } from './warm-state.js';
+import { readTextOrNull } from './read-text.js';
 
 /** A workspace's git index as gaffer's own checkout wrote it, before any worker ran, and the tree that checkout holds. */
 export interface IndexSeed {
@@ -94,7 +95,7 @@ const faithfulCheckouts = new Map<string, string>();
 export function checkoutRulesKey(workspace: string): string | null {
   const dirs = adminDirs(workspace);
   if (dirs === null) return null;
-  const config = readOrNull(path.join(dirs.common, 'config'));
+  const config = readTextOrNull(path.join(dirs.common, 'config'));
   // a per-worktree config, or one that includes another file, could say more than this key sees
   if (config === null || /worktreeconfig|^\s*\[include/im.test(config)) return null;
   const userAttributes = path.join(process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config'), 'git', 'attributes');
@@ -133,13 +134,6 @@ function signatureOf(file: string): string {
   return st === undefined ? '-' : `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
 }
 
-function readOrNull(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
-}
 
 /** One entry's stat facts that matter here, and its content. */
 interface EntryFacts {

@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { readTextOrNull } from './read-text.js';
 
 /** Byte-exact storage: no eol, filter, ident or encoding rule of the workspace applies (spec 03). */
 const ATTRIBUTES = '* -text -eol -filter -ident -working-tree-encoding -export-subst\n';
@@ -63,7 +64,7 @@ function folderIdentity(dir: string): string | null {
 export function ensureShadowRepo(gitDir: string): void {
   const identity = folderIdentity(gitDir);
   if (identity !== null && readyHere.get(gitDir) === identity) return;
-  const ready = readOrNull(path.join(gitDir, READY));
+  const ready = readTextOrNull(path.join(gitDir, READY));
   if (ready === CONFIG_VERSION) {
     writeAttributes(gitDir);
     if (identity !== null) readyHere.set(gitDir, identity);
@@ -81,15 +82,7 @@ export function ensureShadowRepo(gitDir: string): void {
 
 function writeAttributes(gitDir: string): void {
   const file = path.join(gitDir, 'info', 'attributes');
-  if (readOrNull(file) === ATTRIBUTES) return;
+  if (readTextOrNull(file) === ATTRIBUTES) return;
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, ATTRIBUTES);
-}
-
-function readOrNull(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
 }

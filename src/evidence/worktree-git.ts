@@ -1,8 +1,9 @@
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { copyFileSync, existsSync, promises as fs, mkdtempSync, readFileSync, rmdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describeGitFailure, runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
-import { commitIndex, writeCommit, writeIndexTree } from './index-commit.js';
+import { commitIndex, readIndexEntries, writeCommit, writeIndexTree } from './index-commit.js';
+import { addWorktreeFiles } from './worktree-add.js';
 
 /**
  * The git side of worktree isolation (spec 06): the base commit, the worktrees and branches, their
@@ -81,6 +82,9 @@ export async function commitWorkingTree(repo: RepoFacts, message: string): Promi
  * turns for. `checkOutWorktree` fills it.
  */
 export async function addWorktree(repo: RepoFacts, dir: string, branch: string, base: string): Promise<WorktreeGit> {
+  // the files git would write, written here where the repository is plain (worktree-add.ts): three processes fewer a task
+  const written = addWorktreeFiles(repo.commonDir, dir, branch, base, { name: IDENTITY.GIT_COMMITTER_NAME, email: IDENTITY.GIT_COMMITTER_EMAIL });
+  if (written !== null) return { dir, gitDir: written.gitDir, commonDir: repo.commonDir };
   await git(repo.top, ['worktree', 'add', '--quiet', '--no-checkout', '-b', branch, dir, base], IDENTITY);
   // read now, before any worker could rewrite the `.git` file that names it
   const pointer = readFileSync(path.join(dir, '.git'), 'utf8').match(/^gitdir: (.+)$/m);
@@ -166,6 +170,39 @@ function looseRef(wt: WorktreeGit, ref: string): string | null {
 export async function removeWorktree(repo: RepoFacts, dir: string): Promise<string | null> {
   const result = await runGit([...SAFE, 'worktree', 'remove', dir], call(repo.top));
   return result.exitCode === 0 ? null : result.stderr.trim().split('\n').slice(-2).join(' ') || `exit ${result.exitCode}`;
+}
+
+/**
+ * What `git worktree remove <dir>` (no `--force`) does, with one process instead of two, and only
+ * its last step in the repository's turn (`turn`): the worktree's own `git status --porcelain
+ * --ignore-submodules=none` must say nothing (else git's refusal, in git's words), then its folder
+ * is removed, then — in the turn — its administrative folder. Named by the folders gaffer read when
+ * it made the worktree, never by the `.git` file a worker can rewrite. A locked worktree, or one
+ * with a submodule (a gitlink in its index, its own modules), and any index this process cannot
+ * read plainly, go to `git worktree remove` in the turn as before.
+ */
+export async function removeTaskWorktreeGit(repo: RepoFacts, wt: WorktreeGit, turn: <T>(fn: () => Promise<T>) => Promise<T>): Promise<string | null> {
+  const entries = readIndexEntries(path.join(wt.gitDir, 'index'));
+  const plain = entries !== null && !entries.some((e) => e.mode === 0o160000) && !['locked', 'modules'].some((f) => existsSync(path.join(wt.gitDir, f)));
+  if (!plain) return turn(() => removeWorktree(repo, wt.dir));
+  const status = await runGit([...SAFE, ...pinned(wt, ['status', '--porcelain', '--ignore-submodules=none'])], call(wt.dir));
+  if (status.exitCode !== 0) return turn(() => removeWorktree(repo, wt.dir));
+  if (status.stdout.length > 0) return `fatal: '${wt.dir}' contains modified or untracked files, use --force to delete it`;
+  try {
+    await fs.rm(wt.dir, { recursive: true, force: true });
+  } catch (err) {
+    return `could not remove ${wt.dir}: ${err instanceof Error ? err.message : String(err)}`;
+  }
+  return turn(async () => {
+    rmSync(wt.gitDir, { recursive: true, force: true });
+    try {
+      // the last worktree gone: git removes the folder that held them
+      rmdirSync(path.dirname(wt.gitDir));
+    } catch {
+      // others still there
+    }
+    return null;
+  });
 }
 
 /** The paths one commit changed against another (renames as delete + add). */

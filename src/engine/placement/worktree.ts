@@ -5,8 +5,9 @@ import path from 'node:path';
 import { buildWorkerEnv } from '../../platform/process/env.js';
 import { spawnCommand } from '../../platform/spawner/spawner.js';
 import { runGitOk, splitNul } from '../../evidence/git.js';
-import { addWorktree, checkOutWorktree, commitWorktree, inTurns, removeWorktree, serialized, type BaseCommit, type RepoFacts, type WorktreeGit } from '../../evidence/worktree-git.js';
+import { addWorktree, checkOutWorktree, commitWorktree, inTurns, removeTaskWorktreeGit, serialized, type BaseCommit, type RepoFacts, type WorktreeGit } from '../../evidence/worktree-git.js';
 import type { Place, Placement, PlacementRequest } from './placement.js';
+import { readTextOrNull } from '../../evidence/read-text.js';
 
 /** Worktree settings (config `worktrees`, spec 06; only the data dir's config sets them: a setup command grants power). */
 export interface WorktreeSettings {
@@ -137,7 +138,7 @@ export async function makeTaskWorktree(opts: {
   for (const d of DEPENDENCY_DIRS) {
     const from = path.join(opts.workspace, d.dir);
     if (!existsSync(from) || existsSync(path.join(workspace, d.dir))) continue;
-    const differs = d.lockfiles.filter((l) => readOrNull(path.join(opts.workspace, l)) !== readOrNull(path.join(workspace, l)));
+    const differs = d.lockfiles.filter((l) => readTextOrNull(path.join(opts.workspace, l)) !== readTextOrNull(path.join(workspace, l)));
     if (differs.length === 0) {
       if (settings.deps === 'copy') await copyOnWrite(from, path.join(workspace, d.dir));
       else symlinkSync(from, path.join(workspace, d.dir));
@@ -252,14 +253,15 @@ export async function finishTaskWorktree(
  */
 export async function removeTaskWorktree(repo: RepoFacts, wt: TaskWorktree, opts: { later?: boolean } = {}): Promise<string | null> {
   for (const p of wt.placed) rmSync(path.join(wt.dir, p), { recursive: true, force: true });
-  const refused = await serialized(repo, () => removeWorktree(repo, wt.dir), '', opts);
+  // only the repository-wide part (its administrative folder, or git's own removal) takes the repository's turn
+  const refused = await removeTaskWorktreeGit(repo, wt.git, (fn) => serialized(repo, fn, '', opts));
   return refused === null ? null : `git refused to remove it (not forced): ${refused}`;
 }
 
 /** Writes a worktree's `.git` file back when it is not as git wrote it; names it (relative to the workspace) when it had to. */
 function restoreGitLink(dir: string, workspace: string, content: string): string[] {
   const file = path.join(dir, '.git');
-  if (readOrNull(file) === content && lstatSync(file).isFile()) return [];
+  if (readTextOrNull(file) === content && lstatSync(file).isFile()) return [];
   rmSync(file, { recursive: true, force: true });
   writeFileSync(file, content);
   return [path.relative(workspace, file)];
@@ -280,7 +282,7 @@ function commandFor(table: Record<string, string>, workspace: string): string | 
  * match (gitignore syntax; tracked files are never copied: the worktree has them) into the worktree.
  */
 async function copyIncludes(repo: RepoFacts, dir: string, extra: readonly string[], placed: string[]): Promise<number> {
-  const own = readOrNull(path.join(repo.top, '.worktreeinclude'));
+  const own = readTextOrNull(path.join(repo.top, '.worktreeinclude'));
   const patterns = [own ?? '', ...extra].join('\n').trim();
   if (patterns === '') return 0;
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'gaffer-include-'));
@@ -340,13 +342,5 @@ async function freePort(): Promise<number> {
       portsHanded.add(port);
       return port;
     }
-  }
-}
-
-function readOrNull(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return null;
   }
 }

@@ -35,7 +35,8 @@ export function writeLooseObject(objectsDir: string, type: 'blob' | 'tree' | 'co
   const tmp = path.join(dir, `tmp_obj_gaffer_${process.pid}_${written++}`);
   try {
     mkdirSync(dir, { recursive: true });
-    writeFileSync(tmp, deflateSync(object), { mode: 0o444 });
+    // git's own level for loose objects (core.looseCompression defaults to best speed)
+    writeFileSync(tmp, deflateSync(object, { level: 1 }), { mode: 0o444 });
     renameSync(tmp, file);
     return id;
   } catch {

@@ -26,9 +26,10 @@ export interface KnownIndex {
 
 /**
  * What the engine's thread hashes itself: a task's few new or changed files. More than this goes to
- * `update-index`, which streams them (a big file read here would hold the thread).
+ * `update-index`, which streams them (a big file read here would hold the thread). A tree of more
+ * than `entries` is not known at all (seed-index.ts): its map would cost more memory than it spares.
  */
-export const KNOWN_INDEX_LIMITS = { paths: 256, bytes: 4 << 20 };
+export const KNOWN_INDEX_LIMITS = { paths: 256, bytes: 4 << 20, entries: 100_000 };
 
 /** Whether the paths a checkpoint hashes are few and small enough to hash here. */
 export function fitsInThread(facts: readonly StatFacts[]): boolean {

@@ -7,6 +7,7 @@ import { removeFile } from './remove-file.js';
 import { shadowIndexFile } from './shadow-repo.js';
 import { fileSignature, forgetWarmState, recallWarmState, rememberWarmState, signatureMtimeMs } from './warm-state.js';
 import { readTextOrNull } from './read-text.js';
+import { KNOWN_INDEX_LIMITS, type IndexEntry, type KnownIndex } from './known-index.js';
 
 /** A workspace's git index as gaffer's own checkout wrote it, before any worker ran, and the tree that checkout holds. */
 export interface IndexSeed {
@@ -72,10 +73,38 @@ export function seedShadowIndex(input: { gitDir: string; workspace: string; alwa
     folders: new Set(base.folders),
     outside: new Set(),
     // its content is the checkpoint's tree, entry by entry: the next checkpoints need not write it to know theirs
-    // (unless a name is not UTF-8: it would not come back byte for byte, and git builds those trees)
-    ...(read.paths.some((p) => p.includes('\uFFFD')) ? {} : { known: { entries: new Map(read.paths.map((p, i) => [p, { mode: (read.entries[i] as EntryFacts).mode, id: (read.entries[i] as EntryFacts).id }])), last: null } }),
+    ...knownContent(seed.tree, read),
   });
   return true;
+}
+
+/** The known content of the trees seeded last, one map per tree (every task of a fan-out seeds the same one), not one per task. */
+const knownByTree = new Map<string, ReadonlyMap<string, IndexEntry>>();
+const KNOWN_TREES = 2;
+
+/**
+ * A seed's content as known-index.ts keeps it: the tree's map when an earlier seed of that tree
+ * holds exactly these entries, else a new one. None for a tree of more than
+ * `KNOWN_INDEX_LIMITS.entries`, or when a name is not UTF-8 (it would not come back byte for byte):
+ * git builds those trees.
+ */
+function knownContent(tree: string, read: { paths: string[]; entries: EntryFacts[] }): { known?: KnownIndex } {
+  // a bigger tree's map (~30 MB at 100,000 entries) would cost more memory than the processes it spares
+  if (read.paths.length > KNOWN_INDEX_LIMITS.entries || read.paths.some((p) => p.includes('\uFFFD'))) return {};
+  const kept = knownByTree.get(tree);
+  const same =
+    kept !== undefined &&
+    kept.size === read.paths.length &&
+    read.paths.every((p, i) => {
+      const entry = kept.get(p);
+      const e = read.entries[i] as EntryFacts;
+      return entry !== undefined && entry.mode === e.mode && entry.id === e.id;
+    });
+  const entries = same ? kept : new Map(read.paths.map((p, i) => [p, { mode: (read.entries[i] as EntryFacts).mode, id: (read.entries[i] as EntryFacts).id }]));
+  knownByTree.delete(tree);
+  knownByTree.set(tree, entries);
+  if (knownByTree.size > KNOWN_TREES) knownByTree.delete(knownByTree.keys().next().value as string);
+  return { known: { entries, last: null } };
 }
 
 /**

@@ -29,9 +29,9 @@ interface Layout {
 
 /** Layouts of the trees changed trees are built from (a job's base), by root id; the oldest forgotten first. */
 const layouts = new Map<string, Layout>();
-const MAX_LAYOUTS = 8;
-/** Above this many entries a layout is not kept (its memory would outweigh the hashing it spares). */
-const MAX_LAYOUT_ENTRIES = 200_000;
+const MAX_LAYOUTS = 2;
+/** Above this many entries a layout is not kept (its memory, ~30 MB at 100,000, would outweigh the hashing it spares). */
+const MAX_LAYOUT_ENTRIES = 100_000;
 
 /**
  * Writes the trees `git write-tree` writes for these entries (each folder's object, as a loose one

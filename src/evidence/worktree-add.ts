@@ -35,7 +35,8 @@ export function addWorktreeFiles(commonDir: string, dir: string, branch: string,
     made.push(refFile);
     const branchLog = path.join(commonDir, 'logs', ...ref.split('/'));
     mkdirSync(path.dirname(branchLog), { recursive: true });
-    made.push(branchLog);
+    // a log left by an earlier branch of that name is added to, as git does, and kept if this fails
+    if (!existsSync(branchLog)) made.push(branchLog);
     appendFileSync(branchLog, `${ZERO} ${base} ${personAt(who, at)}\tbranch: Created from ${base}\n`);
 
     const admin = adminFolder(realpathSync(commonDir), name);

@@ -8,6 +8,7 @@ import { diffSnapshots } from '../../src/evidence/diff.js';
 import { shadowGitDir } from '../../src/evidence/paths.js';
 import { readPlainIndex } from '../../src/evidence/seed-index.js';
 import { shadowIndexFile } from '../../src/evidence/shadow-repo.js';
+import { recallWarmState } from '../../src/evidence/warm-state.js';
 import { addWorktree, checkOutWorktree, readRepo } from '../../src/evidence/worktree-git.js';
 import { cleanEnv, git, lsTree, snap, tempDir, write } from './helpers.js';
 
@@ -55,7 +56,7 @@ async function seeded(files: Record<string, string>, setup?: (repo: string) => v
   await beforeSeed?.(second.dir);
   const pre = await snap(second.dir, data, 'pre', { alwaysInclude: INCLUDE, reuse: base, seedIndex: { file: second.index, tree } });
   const seededIndex = existsSync(shadowIndexFile(shadowGitDir(data, second.dir)));
-  return { root, repo, data, ws: second.dir, pre, seededIndex };
+  return { root, repo, data, ws: second.dir, pre, seededIndex, base, tree };
 }
 
 /** The checkpoint after `change`: its diff from the pre-snapshot, whether it was a quick look, and whether it holds what a first checkpoint in a fresh data dir holds. */
@@ -100,6 +101,15 @@ describe("a task's shadow index seeded from its checkout's index", () => {
     expect(s.seededIndex).toBe(true);
     const { diff } = await after(s, async () => undefined);
     expect(diff).toEqual({ added: [], modified: ['sub/b.txt'], deleted: [] });
+  });
+
+  it("shares one map of the tree's content between the tasks seeded from it (not one per task)", async () => {
+    const s = await seeded(FILES);
+    const third = await checkout(s.repo, 'third');
+    await snap(third.dir, s.data, 'pre', { alwaysInclude: INCLUDE, reuse: s.base, seedIndex: { file: third.index, tree: s.tree } });
+    const knownOf = (ws: string) => recallWarmState(shadowGitDir(s.data, ws), shadowIndexFile(shadowGitDir(s.data, ws)))?.known?.entries;
+    expect(knownOf(s.ws)?.size).toBe(Object.keys(FILES).length);
+    expect(knownOf(third.dir)).toBe(knownOf(s.ws));
   });
 
   it('a worker that changed nothing leaves the pre-snapshot as it was (the same commit)', async () => {

@@ -32,8 +32,18 @@ afterAll(async () => {
 });
 
 const pages: Page[] = [];
-afterEach(async () => {
-  await Promise.all(pages.splice(0).map((p) => p.context().close()));
+/** What each page logged, threw and failed to load, said when its test fails. */
+const seenBy = new Map<Page, string[]>();
+afterEach(async (ctx) => {
+  const open = pages.splice(0);
+  if (ctx.task.result?.state === 'fail') {
+    for (const page of open) {
+      const body = await page.evaluate(() => document.body?.innerText.slice(0, 800) ?? '').catch((e: unknown) => `(unreadable: ${String(e)})`);
+      console.error(`board page at ${page.url()}\n--- it showed:\n${body}\n--- it saw:\n${seenBy.get(page)?.slice(-40).join('\n') || '(nothing logged)'}`);
+    }
+  }
+  for (const page of open) seenBy.delete(page);
+  await Promise.all(open.map((p) => p.context().close()));
 });
 
 export interface Board {
@@ -61,6 +71,16 @@ export async function openBoard(opts: { engine?: Partial<EngineOptions>; width?:
   const page = await context.newPage();
   pages.push(page);
   page.setDefaultTimeout(20_000);
+  // a failing test says what the page saw (afterEach above): what it logged and threw, the requests that failed or were refused
+  const seen: string[] = [];
+  seenBy.set(page, seen);
+  page.on('console', (m) => seen.push(`console.${m.type()}: ${m.text()}${m.location().url ? ` (${m.location().url})` : ''}`));
+  page.on('pageerror', (e) => seen.push(`pageerror: ${e.message}`));
+  page.on('requestfailed', (r) => seen.push(`requestfailed: ${r.method()} ${r.url()} ${r.failure()?.errorText ?? ''}`));
+  page.on('response', (r) => {
+    if (r.status() >= 400) seen.push(`response ${r.status()}: ${r.request().method()} ${r.url()}`);
+  });
+  page.on('crash', () => seen.push('the page crashed'));
   const login = await server.call('POST', '/api/login');
   await page.goto(login.json.url as string);
   return {

@@ -381,8 +381,10 @@ export class BullmqExecutor implements Executor {
         }
         work.noteStalls(job.stalledCounter);
         const state = await job.getState();
-        if (state === 'completed') work.settle({ kind: 'completed', value: job.returnvalue });
-        else if (state === 'failed') work.settle({ kind: 'failed', reason: job.failedReason });
+        // the job was read before its state: one that ended in between was read without its answer or reason, so it is read again
+        const ended = state === 'completed' || state === 'failed' ? await Job.fromId(this.#queue(work.runner), work.key) : undefined;
+        if (state === 'completed') work.settle(ended ? { kind: 'completed', value: ended.returnvalue } : { kind: 'gone' });
+        else if (state === 'failed') work.settle(ended ? { kind: 'failed', reason: ended.failedReason } : { kind: 'gone' });
       } catch {
         // Redis away for now: the next poll looks again
       }

@@ -84,6 +84,7 @@ const excludedFolderSchema = z.strictObject({
 
 const outsideEvidenceSchema = z.strictObject({
   git: strings.optional(),
+  git_code: strings.optional(),
   editor: strings.optional(),
   excluded: z.record(z.string(), excludedFolderSchema).optional(),
   count,

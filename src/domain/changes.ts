@@ -35,6 +35,12 @@ export interface OutsideEvidenceJson {
    * `../.git/info/attributes (added)` (a workspace inside a larger repository). At most 10.
    */
   git?: string[];
+  /**
+   * Issue 32: git config and attributes files where the workers set what makes git run a program,
+   * each with its keys: `.git/config: filter.evil.clean, diff.evil.textconv`, `.git/info/attributes:
+   * filter=evil`. gaffer's own git never runs them; the user's next git command would. At most 10.
+   */
+  git_code?: string[];
   /** Editor configs that changed: `.vscode/tasks.json (added)`, `.idea/workspace.xml (modified)`. At most 10. */
   editor?: string[];
   /** Files changed per excluded folder (`build`, `node_modules`, `web/dist`), exact; at most 10 folders. */

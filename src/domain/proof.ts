@@ -35,6 +35,8 @@ export interface ProofFacts {
    * an editor config (what runs on the next commit or editor open); null when none.
    */
   outsideEvidence?: { detail: string; runsCode: boolean } | null;
+  /** Issue 32: git config or attributes the workers set that make git run a program, in words; null when none. Never `proved`. */
+  gitCode?: string | null;
 }
 
 /** Uncertainty penalties of spec 03. */
@@ -70,6 +72,7 @@ export const PENALTIES = {
   tests_touched: 0.2,
   scope_related_only: 0.2,
   outside_evidence_writes: 0.2,
+  git_code_planted: 0.3,
 } as const;
 
 /** Decides proved / partial / unproved / contradicted with a confidence and every doubt named. */
@@ -91,6 +94,7 @@ export function computeProof(f: ProofFacts): ProofJson {
   const judged = judgedByOriginalTests(v);
   for (const d of judged) doubt(d.code, d.detail);
   if (v?.ran && v.scope === 'related') doubt('scope_related_only', 'only the tests related to the changed files ran; the full suite never ran on the final state');
+  if (f.gitCode) doubt('git_code_planted', f.gitCode);
   // what can run code later costs `proved`; the excluded folders' counts (a build, an install) only a little
   if (f.outsideEvidence) doubt('outside_evidence_writes', f.outsideEvidence.detail, f.outsideEvidence.runsCode ? PENALTIES.outside_evidence_writes : 0.05);
   // before worker_not_done (the same penalty): a violation is why its worker did not finish, and leads the verdict
@@ -137,6 +141,7 @@ export function computeProof(f: ProofFacts): ProofJson {
     judged.length === 0 &&
     v.scope !== 'related' &&
     !(f.outsideEvidence?.runsCode ?? false) &&
+    !f.gitCode &&
     (f.criteria === null || (f.criteria.unmet.length === 0 && f.criteria.unchecked.length === 0));
   const verdict: ProofJson['verdict'] = contradicted ? 'contradicted' : proved ? 'proved' : !verified ? 'unproved' : 'partial';
 

@@ -25,6 +25,8 @@ export interface VerdictFacts {
   refusals?: string[];
   /** Task workers that changed nothing though their task was to change something. */
   nothingChanged?: string[];
+  /** Issue 32: git config or attributes the workers set that run a program: the verdict's first words after the job's own end. */
+  gitCode?: string | null;
   /** Writes outside the evidence worth a line (git hooks and config, editor tasks), when any. */
   outsideEvidence?: string | null;
   /** A worktree job's branches and merge, in words (spec 06). */
@@ -43,6 +45,7 @@ export function buildVerdict(f: VerdictFacts): string {
   if (f.status === 'cancelled') parts.push('cancelled');
   else if (f.status === 'error') parts.push(`error: ${f.error ?? 'nothing ran'}`);
   else if (f.status === 'interrupted') parts.push(f.error ?? 'interrupted');
+  if (f.gitCode) parts.push(f.gitCode);
   // a command that could not start is an error named first, never a quiet "inconclusive" (issue 10)
   if (f.verification?.could_not_start) parts.push(`verification could not start: ${f.verification.summary}`);
   // whenever the job is not proved, the proof's words lead (after the job's own end, when it was cut

@@ -1,9 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { GafferError } from '../domain/errors.js';
 import { parseRoster, type Roster } from '../domain/roster.js';
-import { scrubbedGitEnv } from '../evidence/git.js';
+import { runGitSync } from '../evidence/git.js';
 
 /** The roster file's name, in the data dir or at a workspace's top. */
 export const ROSTER_FILE = 'gaffer.roster.json';
@@ -21,7 +20,7 @@ export function rosterFor(configured: Roster | null, dataDir: string, workspace:
   if (existsSync(own)) return parseRoster(readJson(own, () => readFileSync(own, 'utf8')), own);
   if (typeof workspace !== 'string' || !isAbsolute(workspace) || !existsSync(join(workspace, ROSTER_FILE))) return null;
   const where = join(workspace, ROSTER_FILE);
-  const shown = spawnSync('git', ['-c', 'core.fsmonitor=false', 'show', `HEAD:./${ROSTER_FILE}`], { cwd: workspace, env: scrubbedGitEnv(), encoding: 'utf8', timeout: 30_000, maxBuffer: 1 << 20 });
+  const shown = runGitSync(['show', `HEAD:./${ROSTER_FILE}`], workspace);
   if (shown.status !== 0) {
     throw new GafferError(
       'invalid_request',

@@ -1,7 +1,8 @@
 import type { ChangeSet } from '../evidence/types.js';
 import { totalSpend } from '../domain/spend.js';
 import type { ChangesJson } from '../domain/changes.js';
-import { describeDependenciesChangedAlone, describeOutsideEvidence, findClaimedOnly } from '../evidence/index.js';
+import { attributesNamingDrivers, describeDependenciesChangedAlone, describeGitCode, describeOutsideEvidence, findClaimedOnly } from '../evidence/index.js';
+
 import { computeProof, type ProofFacts } from '../domain/proof.js';
 import type { ConvergenceJson, CriteriaCheckJson, JobResult, TotalsJson, VerificationJson, WorktreesJson } from '../domain/result.js';
 import { CHANGING_TASK_TYPES, type JobStatus } from '../domain/status.js';
@@ -101,6 +102,8 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
   // issue 11: a worker a limit ended says which, on the proof and the verdict
   const limitsHit = all.filter((w) => w.report.limit !== undefined).map((w) => `${w.plan.name} ${w.report.error ?? `ended by the ${w.report.limit ?? ''} limit`}`);
   const outside = describeOutsideEvidence(s.changes?.outside_evidence);
+  // issue 32: git config or attributes set to run a program lead the verdict and cost `proved`
+  const gitCode = describeGitCode([...(s.changes?.outside_evidence?.git_code ?? []), ...attributesNamingDrivers(spec.workspace, changed)]);
   const tampered = describeDependenciesChangedAlone(s.changes?.outside_evidence, changed);
 
   // spec 05: each task's own gates on its final work; a failed or undecided one is a doubt
@@ -132,6 +135,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
         writeViolations: s.writeViolations ?? [],
         mergeProblems: s.mergeProblems ?? [],
         gateProblems,
+        gitCode,
         outsideEvidence: outside.doubt === null ? null : { detail: tampered ? `${outside.doubt}; ${tampered}` : outside.doubt, runsCode: outside.verdictPart !== null || tampered !== null },
       });
 
@@ -199,6 +203,7 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     refusals: all.flatMap((w) => w.report.refusals.map((r) => `${w.plan.name} → ${r.tool} ×${r.count}`)),
     nothingChanged,
     limitsHit,
+    gitCode,
     outsideEvidence: [outside.verdictPart, tampered].filter((p) => p !== null).join(' · ') || null,
     worktrees: s.worktrees ? describeWorktrees(s.worktrees) : null,
     escalation: (s.escalation ?? []).map((e) => (e.to !== null && !e.denied ? `${e.task} escalated ${e.from} → ${e.to}` : `${e.task} returned to its spawner${e.denied ? ' (climb not approved)' : ''}`)),

@@ -1,11 +1,10 @@
-import { spawnSync } from 'node:child_process';
 import { realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { GafferError } from '../domain/errors.js';
 import type { JobSpec } from '../domain/request.js';
 import { realWorkspace, resolveInWorkspace } from '../runners/builtin/workspace-paths.js';
-import { scrubbedGitEnv } from '../evidence/git.js';
+import { runGitSync } from '../evidence/git.js';
 import { readHeadHasCommit } from '../evidence/head-commit.js';
 
 const isInside = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
@@ -126,9 +125,9 @@ function safeReal(path: string): string | null {
 export function vetWorktreeRepository(workspace: string): void {
   // read from the repository's files when they say it plainly: a process forked from the engine costs it milliseconds
   if (readHeadHasCommit(workspace) === true) return;
-  const head = spawnSync('git', ['-c', 'core.fsmonitor=false', 'rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { cwd: workspace, env: scrubbedGitEnv(), encoding: 'utf8', timeout: 30_000 });
+  const head = runGitSync(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], workspace);
   if (head.status === 0) return;
-  const inRepo = spawnSync('git', ['rev-parse', '--git-dir'], { cwd: workspace, env: scrubbedGitEnv(), encoding: 'utf8', timeout: 30_000 }).status === 0;
+  const inRepo = runGitSync(['rev-parse', '--git-dir'], workspace).status === 0;
   const why = inRepo ? 'is a git repository whose HEAD has no commit yet — commit once first' : 'is not inside a git repository — run `git init` and commit first';
   throw new GafferError('invalid_request', `workspace: "${workspace}" ${why}, or use isolation "shared"`, 'workspace');
 }

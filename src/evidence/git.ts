@@ -1,5 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import { spawnCommand, type SpawnResult } from '../platform/spawner/spawner.js';
+import { ownedGitConfig, withoutExternalDiff } from './git-owned-config.js';
 
 /** What one git call did: expected failures are values, not throws. */
 export type GitResult = SpawnResult;
@@ -42,13 +44,37 @@ export function scrubbedGitEnv(extra: Record<string, string> = {}): NodeJS.Proce
 }
 
 /**
- * Runs git with an argument array (no shell), the scrubbed env and a kill-on-timeout — through
- * the spawner helper while an engine uses one (see spawner.ts), else from this process.
+ * One git call as gaffer makes it: the scrubbed env with the config gaffer owns on top (nothing in
+ * the repository's config or attributes runs a program: git-owned-config.ts), porcelain diffs
+ * without external diffs or textconv; `refusal` when the repository's config is a file git would
+ * block on or swell from.
+ */
+export function ownedGitCall(args: readonly string[], cwd: string, extra: Record<string, string> = {}): { args: string[]; env: NodeJS.ProcessEnv; refusal: string | null } {
+  const owned = ownedGitConfig(cwd, args);
+  return { args: withoutExternalDiff(args), env: scrubbedGitEnv({ ...owned.env, ...extra }), refusal: owned.refusal };
+}
+
+/**
+ * Runs git with an argument array (no shell), the config gaffer owns and a kill-on-timeout —
+ * through the spawner helper while an engine uses one (see spawner.ts), else from this process.
  */
 export async function runGit(args: string[], opts: GitCallOptions): Promise<GitResult> {
-  const result = await spawnCommand({ cmd: 'git', args, cwd: opts.cwd, env: scrubbedGitEnv(opts.env), timeoutMs: opts.timeoutMs, input: opts.input ?? '' });
+  const call = ownedGitCall(args, opts.cwd, opts.env);
+  if (call.refusal !== null) return { exitCode: null, stdout: Buffer.alloc(0), stderr: '', timedOut: false, spawnError: call.refusal };
+  const result = await spawnCommand({ cmd: 'git', args: call.args, cwd: opts.cwd, env: call.env, timeoutMs: opts.timeoutMs, input: opts.input ?? '' });
   if (result.spawnError !== undefined) result.spawnError = `could not start git: ${result.spawnError}`;
   return result;
+}
+
+/**
+ * A small synchronous git call (a roster read at submission, a HEAD check): what `runGit` does,
+ * blocking — for calls whose callers cannot wait a turn. Status null when refused or killed.
+ */
+export function runGitSync(args: string[], cwd: string, timeoutMs = 30_000): { status: number | null; stdout: string; stderr: string } {
+  const call = ownedGitCall(args, cwd);
+  if (call.refusal !== null) return { status: null, stdout: '', stderr: call.refusal };
+  const r = spawnSync('git', call.args, { cwd, env: call.env, encoding: 'utf8', timeout: timeoutMs, maxBuffer: 1 << 20 });
+  return { status: r.status, stdout: r.stdout ?? '', stderr: r.error ? `could not start git: ${r.error.message}` : r.stderr ?? '' };
 }
 
 /** Runs git and returns stdout, throwing a descriptive Error on any failure. */

@@ -31,7 +31,7 @@ export function readHeadHasCommit(workspace: string): true | null {
 }
 
 /** The nearest `.git` at or above `dir`: its folder, or the one its `gitdir:` file names. */
-function findGitDir(dir: string): { top: string; gitDir: string } | null {
+export function findGitDir(dir: string): { top: string; gitDir: string } | null {
   const device = lstatSync(dir, { throwIfNoEntry: false })?.dev;
   for (let current = dir; ; current = path.dirname(current)) {
     // git's search stops at a filesystem boundary (GIT_DISCOVERY_ACROSS_FILESYSTEM is never set for it)
@@ -49,7 +49,7 @@ function findGitDir(dir: string): { top: string; gitDir: string } | null {
 }
 
 /** A git dir's common dir (a worktree's `commondir`), or the git dir itself. */
-function commonDirOf(gitDir: string): string | null {
+export function commonDirOf(gitDir: string): string | null {
   const pointer = readTextOrNull(path.join(gitDir, 'commondir'));
   if (pointer === null) return existsSync(path.join(gitDir, 'objects')) ? gitDir : null;
   return path.resolve(gitDir, pointer.trim());

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { comparePathOrder } from './diff.js';
 import type { FileMark, FolderRecord, OutsideRecord } from './outside-evidence.js';
+import { isExecutableGitKey } from './git-owned-config.js';
 import { sortPaths } from './paths.js';
 import type { Snapshot } from '../domain/snapshot.js';
 import type { ExcludedFolderCounts, OutsideEvidenceJson } from '../domain/changes.js';
@@ -20,6 +21,8 @@ interface OutsideChange {
   change: 'added' | 'modified' | 'deleted';
   /** The folder was compared only in part (its budget ran out, on either side). */
   partial?: boolean;
+  /** A git config or attributes file: the keys now set that make git run a program (issue 32). */
+  code?: string[];
 }
 
 /**
@@ -101,7 +104,8 @@ function describeFileChange(p: string, before: FileMark | undefined, after: File
   if (mark === undefined) return null;
   const group = mark.group === 'editor' ? 'editor' : 'git';
   const hook = mark.group === 'hook';
-  const entry = (change: OutsideChange['change'], details: string[]): OutsideChange => ({ key: `f:${p}`, group, text: `${p} (${details.join(', ')})`, change });
+  const code = executableKeysSet(before?.keys, after?.keys);
+  const entry = (change: OutsideChange['change'], details: string[]): OutsideChange => ({ key: `f:${p}`, group, text: `${p} (${details.join(', ')})`, change, ...(code.length > 0 ? { code } : {}) });
   if (before === undefined && after !== undefined) {
     const details = ['added'];
     if ((after.mode & S_IFMT) === S_IFLNK) details.push('symlink');
@@ -121,6 +125,12 @@ function describeFileChange(p: string, before: FileMark | undefined, after: File
   else if (hook && isExec) details.push('executable');
   if (details.length === 0) details.push('mode changed');
   return entry('modified', details);
+}
+
+/** Keys after that run a program (a config's `filter.x.clean`, an attributes file's `filter=x`) and were not so before. */
+function executableKeysSet(before: Record<string, string> | undefined, after: Record<string, string> | undefined): string[] {
+  if (after === undefined) return [];
+  return sortPaths(new Set(Object.keys(after))).filter((k) => (isExecutableGitKey(k) || /^(filter|diff|merge)=/.test(k)) && before?.[k] !== after[k]);
 }
 
 /** Config keys added, removed or given other values; at most 5 named. */
@@ -208,6 +218,7 @@ function toJson(kept: OutsideChange[], verificationWrote: number): OutsideEviden
   };
   const git = capped(kept.filter((c) => c.group === 'git').map((c) => c.text));
   const editor = capped(kept.filter((c) => c.group === 'editor').map((c) => c.text));
+  const gitCode = capped(kept.filter((c) => c.code !== undefined).map((c) => `${c.key.slice(2)}: ${(c.code ?? []).join(', ')}`));
   const folders = new Map<string, ExcludedFolderCounts>();
   for (const c of kept) {
     if (c.group !== 'excluded') continue;
@@ -220,6 +231,7 @@ function toJson(kept: OutsideChange[], verificationWrote: number): OutsideEviden
   return {
     ...(git.length > 0 ? { git } : {}),
     ...(editor.length > 0 ? { editor } : {}),
+    ...(gitCode.length > 0 ? { git_code: gitCode } : {}),
     ...(excluded.length > 0 ? { excluded: Object.fromEntries(excluded) } : {}),
     count: kept.length,
     ...(truncated ? { truncated: true as const } : {}),

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { parseGitConfigKeys, readGitConfigValue } from './git-config-keys.js';
+import { namesGitDriver } from './git-owned-config.js';
 import { findRepoTop } from './listing.js';
 import { EXCLUDED_DIR_NAMES, isExcludedDirName, normalizeRelPath, sortPaths } from './paths.js';
 
@@ -236,6 +237,8 @@ function markFile(workspace: string, abs: string, group: FileMark['group'], file
     }
     hash = sha1(content);
     if (group === 'git' && /(^|[/\\])config(\.worktree)?$/.test(abs)) keys = parseGitConfigKeys(content.toString('utf8'));
+    // issue 32: the drivers an attributes file names, so a changed one can say which
+    else if (group === 'git' && /(^|[/\\])info[/\\]attributes$/.test(abs)) keys = Object.fromEntries(namesGitDriver(content.toString('utf8')).map((d) => [d, '1']));
   }
   const mark: FileMark = { group, hash, mode: st.mode };
   if (keys !== undefined) mark.keys = keys;

@@ -8,6 +8,24 @@ export interface OutsideEvidenceWords {
   doubt: string | null;
   /** For the verdict line: set when a git hook, git config or info file, or an editor config changed. */
   verdictPart: string | null;
+  /** Issue 32: the git config and attributes the workers set that run a program, for the verdict's first words; null when none. */
+  gitCode: string | null;
+}
+
+/**
+ * The verdict's first words when workers set git config or attributes that make git run a program
+ * (`gitCode`: `outside_evidence.git_code`, plus `.gitattributes` files among the changes naming a
+ * driver): gaffer's own git never ran it, the user's next git command here would.
+ */
+export function describeGitCode(gitCode: string[]): string | null {
+  if (gitCode.length === 0) return null;
+  const shown = gitCode.slice(0, VERDICT_NAMES).map((entry) => {
+    const at = entry.indexOf(': ');
+    const keys = entry.slice(at + 2).split(', ');
+    return `${entry.slice(0, at)} (${keys.slice(0, 4).join(', ')}${keys.length > 4 ? ` +${keys.length - 4}` : ''})`;
+  });
+  const more = gitCode.length > VERDICT_NAMES ? ` +${gitCode.length - VERDICT_NAMES} more` : '';
+  return `planted git code that your next git command here would run (gaffer's did not): ${shown.join(', ')}${more}`;
 }
 
 const VERDICT_NAMES = 3;
@@ -18,9 +36,9 @@ const VERDICT_NAMES = 3;
  * commit or editor open (git hooks, git config, editor configs), shortly.
  */
 export function describeOutsideEvidence(outside: OutsideEvidenceJson | null | undefined): OutsideEvidenceWords {
-  if (outside === null || outside === undefined) return { doubt: null, verdictPart: null };
-  if (outside.unavailable !== undefined) return { doubt: outside.unavailable, verdictPart: null };
-  if (outside.count === 0) return { doubt: null, verdictPart: null };
+  if (outside === null || outside === undefined) return { doubt: null, verdictPart: null, gitCode: null };
+  if (outside.unavailable !== undefined) return { doubt: outside.unavailable, verdictPart: null, gitCode: null };
+  if (outside.count === 0) return { doubt: null, verdictPart: null, gitCode: null };
   const named = [...(outside.git ?? []), ...(outside.editor ?? [])];
   const folders = Object.entries(outside.excluded ?? {});
   const inFolders = folders.reduce((n, [, c]) => n + c.added + c.modified + c.deleted, 0);
@@ -33,7 +51,7 @@ export function describeOutsideEvidence(outside: OutsideEvidenceJson | null | un
     parts.push(`changed in excluded folders: ${counts.join(', ')}`);
   }
   const verdictPart = named.length > 0 ? `wrote outside the evidence: ${named.slice(0, VERDICT_NAMES).map(shortEntry).join(', ')}${more(Math.min(named.length, VERDICT_NAMES))}` : null;
-  return { doubt: parts.join('; '), verdictPart };
+  return { doubt: parts.join('; '), verdictPart, gitCode: describeGitCode(outside.git_code ?? []) };
 }
 
 function countWords(c: ExcludedFolderCounts): string {

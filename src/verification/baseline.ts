@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { scrubbedGitEnv } from '../evidence/git.js';
+import { ownedGitCall } from '../evidence/git.js';
 import type { Snapshot } from '../domain/snapshot.js';
 
 /**
@@ -55,7 +55,9 @@ export async function extractFromSnapshot(snap: Snapshot, dir: string, paths: st
   await new Promise<void>((resolve, reject) => {
     // literal pathspecs: a file named `*.js` is that file, not a glob
     const args = [`--git-dir=${snap.gitDir}`, 'archive', '--format=tar', snap.id, ...(paths.length > 0 ? ['--', ...paths] : [])];
-    const git = spawn('git', args, { env: scrubbedGitEnv({ GIT_LITERAL_PATHSPECS: '1' }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const call = ownedGitCall(args, dir, { GIT_LITERAL_PATHSPECS: '1' });
+    if (call.refusal !== null) throw new Error(call.refusal);
+    const git = spawn('git', call.args, { env: call.env, stdio: ['ignore', 'pipe', 'pipe'] });
     const tar = spawn('tar', ['-x', '-f', '-', '-C', dir], { stdio: ['pipe', 'ignore', 'pipe'] });
     git.stdout.pipe(tar.stdin);
     let stderr = '';

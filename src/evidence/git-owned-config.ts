@@ -1,0 +1,319 @@
+import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { commonDirOf, findGitDir } from './head-commit.js';
+
+/**
+ * The configuration gaffer's own git calls run with (issue 32): a worker can write `.git/config`,
+ * `config.worktree`, an included file, `.git/info/attributes` and any `.gitattributes`, and gaffer's
+ * git runs after it, unsandboxed, as the user. Nothing that runs a program may come from there.
+ *
+ * git reads the repository's config and gives no switch to skip it, but command-line config
+ * (`GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n`, passed down to the git processes git itself starts, into
+ * submodules too) is read last and wins. So every call carries:
+ * - FIXED: hooks, fsmonitor, pager, editors, ssh, askpass, credential helpers, proxies, the `ext::`
+ *   transport, signature programs, an external diff, implicit bare repositories — each set to
+ *   nothing or to the plain program git would run anyway (`ssh`, `gpg`);
+ * - per repository, every driver an attribute could name (`filter.<x>`, `diff.<x>`, `merge.<x>`,
+ *   found in the repository's config files, their includes and its submodules' configs) emptied:
+ *   an empty clean, smudge or process filter is no filter, and an empty diff command, textconv
+ *   or merge driver cannot start (git says so and fails that diff or merge: no code runs).
+ * The user's files are never rewritten. Porcelain diffs also get `--no-ext-diff --no-textconv`.
+ *
+ * A config file git would block on or swell from (a FIFO, a device, a file past CONFIG_MAX_BYTES)
+ * refuses the call before git starts: `refusal` says which file.
+ */
+
+const FIXED: ReadonlyArray<readonly [string, string]> = [
+  ['core.hooksPath', '/dev/null'],
+  ['core.fsmonitor', 'false'],
+  ['core.pager', 'cat'],
+  ['core.editor', 'true'],
+  ['sequence.editor', 'true'],
+  ['core.sshCommand', 'ssh'],
+  ['core.askPass', ''],
+  ['credential.helper', ''],
+  ['core.gitProxy', ''],
+  ['protocol.ext.allow', 'never'],
+  ['diff.external', ''],
+  ['log.showSignature', 'false'],
+  ['merge.verifySignatures', 'false'],
+  ['commit.gpgSign', 'false'],
+  ['tag.gpgSign', 'false'],
+  ['gpg.program', 'gpg'],
+  ['gpg.openpgp.program', 'gpg'],
+  ['gpg.x509.program', 'gpgsm'],
+  ['gpg.ssh.program', 'ssh-keygen'],
+  // a folder that looks like a bare repository (HEAD, objects/, refs/ and a config a worker wrote)
+  // is never taken for one: gaffer names its git dirs explicitly
+  ['safe.bareRepository', 'explicit'],
+  ['status.submoduleSummary', 'false'],
+  ['gc.auto', '0'],
+  ['gc.autoDetach', 'false'],
+  ['maintenance.auto', 'false'],
+  // output gaffer parses: never coloured, never without untracked files
+  ['color.ui', 'false'],
+  ['color.diff', 'false'],
+  ['color.status', 'false'],
+  ['status.showUntrackedFiles', 'normal'],
+];
+
+/** Keys (lowercased) that run a program when set in a repository's config: named in a verdict when a worker sets one. */
+const EXECUTABLE_KEY = /^(core\.(hookspath|fsmonitor|pager|editor|sshcommand|askpass|gitproxy|alternaterefscommand|attributesfile)|sequence\.editor|pager\..+|alias\..+|credential\..*helper|diff\.external|diff\..+\.(command|textconv)|filter\..+\.(clean|smudge|process)|merge\..+\.driver|gpg\..*program|gpg\.ssh\.defaultkeycommand|log\.showsignature|include\.path|includeif\..+\.path|remote\..+\.(uploadpack|receivepack|vcs)|url\..+\.insteadof|protocol\..*allow|submodule\..+\.update|uploadpack\.packobjectshook|hook\..+\.command|core\.worktree)$/;
+
+/** Whether a git config key (as `git config -l` prints it: section and name lowercased) can make git run a program. */
+export function isExecutableGitKey(key: string): boolean {
+  return EXECUTABLE_KEY.test(key);
+}
+
+/** An attributes line that names a driver a config could define (`filter=`, `diff=`, `merge=` with a name). */
+export function namesGitDriver(attributesText: string): string[] {
+  const found = new Set<string>();
+  for (const m of attributesText.matchAll(/(?:^|\s)(filter|diff|merge)=([^\s]+)/g)) found.add(`${m[1] as string}=${m[2] as string}`);
+  return [...found];
+}
+
+/**
+ * `.gitattributes` files among a job's changed paths that name a driver, each as
+ * `<path>: filter=x, diff=y` (read without following a link, a FIFO or a device never opened for
+ * long, at most CONFIG_MAX_BYTES): issue 32's verdict names them beside the config keys.
+ */
+export function attributesNamingDrivers(workspace: string, changed: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const rel of changed) {
+    if (!/(^|\/)\.gitattributes$/.test(rel)) continue;
+    const read = readConfigFile(path.join(workspace, rel), true);
+    const drivers = read.text === null ? [] : namesGitDriver(read.text);
+    if (drivers.length > 0) out.push(`${rel}: ${drivers.join(', ')}`);
+  }
+  return out;
+}
+
+/** A config larger than this is not read (git would read it whole, in every call). */
+const CONFIG_MAX_BYTES = 4 * 1024 * 1024;
+/** Include depth git itself allows. */
+const MAX_INCLUDE_DEPTH = 10;
+/** Submodule git dirs looked into (`modules/…`, nested). */
+const MAX_MODULES = 50;
+
+const DRIVER_SECTION = /\[\s*(filter|diff|merge)\s+"((?:[^"\\\n]|\\.)*)"\s*\]|\[\s*(filter|diff|merge)\.([^\]\s]+)\s*\]/gi;
+const INCLUDE_LINE = /^\s*path\s*=\s*(.*)$/i;
+const INCLUDE_SECTION = /^\s*\[\s*include(?:if\s+"[^"\n]*")?\s*\]/i;
+
+/** What one git dir's config files say gaffer must override, and the stats they were read at. */
+interface Scanned {
+  /** Every file read or looked for, and their stats when read. */
+  files: string[];
+  stamp: string;
+  drivers: string[];
+  refusal: string | null;
+}
+
+const scans = new Map<string, Scanned>();
+
+/** What `runGit` needs for one call: the environment entries, or why the call is refused. */
+export interface OwnedConfig {
+  env: Record<string, string>;
+  refusal: string | null;
+}
+
+/**
+ * The command-line config for a git call with `args` in `cwd`: FIXED, and the drivers of the
+ * repository the call reaches (`--git-dir=` when given, else the one git would find from `cwd`).
+ */
+export function ownedGitConfig(cwd: string, args: readonly string[]): OwnedConfig {
+  const gitDir = gitDirOfCall(cwd, args);
+  const scanned = gitDir === null ? null : scanGitDir(gitDir);
+  const pairs: Array<readonly [string, string]> = [...FIXED];
+  for (const name of scanned?.drivers ?? []) {
+    pairs.push([`filter.${name}.clean`, ''], [`filter.${name}.smudge`, ''], [`filter.${name}.process`, ''], [`filter.${name}.required`, 'false']);
+    pairs.push([`diff.${name}.command`, ''], [`diff.${name}.textconv`, ''], [`merge.${name}.driver`, '']);
+  }
+  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(pairs.length), GIT_EDITOR: 'true', GIT_SEQUENCE_EDITOR: 'true', GIT_PAGER: 'cat', GIT_ASKPASS: '' };
+  pairs.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  return { env, refusal: scanned?.refusal ?? null };
+}
+
+/** Porcelain commands that run an external diff or a textconv unless told not to. */
+const PORCELAIN_DIFF = new Set(['diff', 'show', 'log', 'whatchanged', 'format-patch', 'range-diff', 'stash']);
+
+/** `args` with `--no-ext-diff --no-textconv` after a porcelain diff command (git's options before it kept). */
+export function withoutExternalDiff(args: readonly string[]): string[] {
+  const at = commandIndex(args);
+  if (at < 0 || !PORCELAIN_DIFF.has(args[at] as string)) return [...args];
+  // `stash show`/`stash create` take them on `show` only; the others right after the command
+  if (args[at] === 'stash') return args[at + 1] === 'show' ? [...args.slice(0, at + 2), '--no-ext-diff', '--no-textconv', ...args.slice(at + 2)] : [...args];
+  const extra = ['--no-ext-diff', '--no-textconv'].filter((flag) => !args.includes(flag));
+  return [...args.slice(0, at + 1), ...extra, ...args.slice(at + 1)];
+}
+
+/** Index of git's subcommand in `args` (after its global options), -1 when none. */
+function commandIndex(args: readonly string[]): number {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] as string;
+    if (a === '-c' || a === '-C' || a === '--git-dir' || a === '--work-tree' || a === '--namespace' || a === '--config-env') i++;
+    else if (!a.startsWith('-')) return i;
+  }
+  return -1;
+}
+
+/** The git dir a call reaches: its `--git-dir=`, else git's own discovery from `cwd` (null: none). */
+function gitDirOfCall(cwd: string, args: readonly string[]): string | null {
+  const at = commandIndex(args);
+  const global = at < 0 ? args : args.slice(0, at);
+  for (let i = 0; i < global.length; i++) {
+    const a = global[i] as string;
+    if (a.startsWith('--git-dir=')) return path.resolve(cwd, a.slice('--git-dir='.length));
+    if (a === '--git-dir' && i + 1 < global.length) return path.resolve(cwd, global[i + 1] as string);
+  }
+  try {
+    return findGitDir(path.resolve(cwd))?.gitDir ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** The config files of a git dir, read again only when one of them changed (stat). */
+function scanGitDir(gitDir: string): Scanned {
+  const common = safeCommonDir(gitDir);
+  const roots = [path.join(common, 'config'), path.join(common, 'config.worktree')];
+  if (common !== gitDir) roots.push(path.join(gitDir, 'config'), path.join(gitDir, 'config.worktree'));
+  for (const moduleDir of listModules(common)) roots.push(path.join(moduleDir, 'config'), path.join(moduleDir, 'config.worktree'));
+  const cached = scans.get(gitDir);
+  if (cached !== undefined && roots.every((r) => cached.files.includes(r)) && cached.stamp === stampFiles(cached.files)) return cached;
+  const drivers = new Set<string>();
+  // each file's stat taken before it is read: a change made while it is read shows next time
+  const stats = new Map<string, string>();
+  let refusal: string | null = null;
+  const visit = (file: string, depth: number) => {
+    if (refusal !== null || depth > MAX_INCLUDE_DEPTH || stats.has(file)) return;
+    stats.set(file, statStamp(file));
+    const read = readConfigFile(file);
+    if (read.refusal !== null) {
+      refusal = read.refusal;
+      return;
+    }
+    if (read.text === null) return;
+    for (const m of read.text.matchAll(DRIVER_SECTION)) drivers.add(driverName(m));
+    for (const included of includedFiles(read.text, file)) visit(included, depth + 1);
+  };
+  for (const file of roots) visit(file, 0);
+  for (const file of roots) if (!stats.has(file)) stats.set(file, statStamp(file));
+  const scanned: Scanned = { files: [...stats.keys()], stamp: [...stats.values()].join('\0'), drivers: [...drivers], refusal };
+  scans.set(gitDir, scanned);
+  return scanned;
+}
+
+/** A worktree's common dir, or the git dir itself (a `commondir` gaffer cannot read: the git dir). */
+function safeCommonDir(gitDir: string): string {
+  try {
+    return commonDirOf(gitDir) ?? gitDir;
+  } catch {
+    return gitDir;
+  }
+}
+
+/** `modules/<name>` git dirs (nested too), up to MAX_MODULES. */
+function listModules(common: string): string[] {
+  const out: string[] = [];
+  const queue = [path.join(common, 'modules')];
+  while (queue.length > 0 && out.length < MAX_MODULES) {
+    const dir = queue.shift() as string;
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const sub = path.join(dir, name);
+      if (statKind(path.join(sub, 'HEAD')) === 'file') {
+        out.push(sub);
+        queue.push(path.join(sub, 'modules'));
+      } else if (statKind(sub) === 'dir') queue.push(sub);
+      if (out.length >= MAX_MODULES) break;
+    }
+  }
+  return out;
+}
+
+function statKind(file: string): 'file' | 'dir' | 'other' | null {
+  const st = statSync(file, { throwIfNoEntry: false });
+  if (st === undefined) return null;
+  return st.isFile() ? 'file' : st.isDirectory() ? 'dir' : 'other';
+}
+
+/** The subsection of a driver section header, as git reads it (`\"` and `\\` unescaped; the old `[diff.x]` form lowercased). */
+function driverName(m: RegExpMatchArray): string {
+  if (m[2] !== undefined) return m[2].replace(/\\(.)/g, '$1');
+  return (m[4] as string).toLowerCase();
+}
+
+/** Files named by `[include]` and `[includeIf "…"]` `path =` lines (every condition taken as true). */
+function includedFiles(text: string, from: string): string[] {
+  const out: string[] = [];
+  let inInclude = false;
+  for (const raw of text.split(/\r?\n/)) {
+    const header = /^\s*\[/.test(raw);
+    if (header) inInclude = INCLUDE_SECTION.test(raw);
+    const line = header ? raw.replace(/^\s*\[[^\]]*\]/, '') : raw;
+    if (!inInclude) continue;
+    const m = INCLUDE_LINE.exec(line);
+    if (!m) continue;
+    let value = (m[1] as string).trim().replace(/^"(.*)"$/, '$1').replace(/\s*[#;].*$/, '');
+    if (value === '') continue;
+    if (value.startsWith('~/')) value = path.join(os.homedir(), value.slice(2));
+    out.push(path.resolve(path.dirname(from), value));
+  }
+  return out;
+}
+
+/** A config file's text; null when it does not exist; a refusal when git would block on it or swell. */
+function readConfigFile(file: string, noFollow = false): { text: string | null; refusal: string | null } {
+  let fd: number;
+  try {
+    // git follows a link to a config, so do we; O_NONBLOCK: a FIFO opens at once and is refused below
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | (noFollow ? constants.O_NOFOLLOW : 0));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { text: null, refusal: null };
+    // a dangling or looping link git would also fail on: git says so itself
+    return { text: null, refusal: null };
+  }
+  try {
+    const st = fstatSync(fd);
+    if (st.isDirectory()) return { text: null, refusal: null };
+    if (!st.isFile()) return { text: null, refusal: `git config ${file} is not a regular file (${kindOf(st)}): gaffer runs no git on this repository until it is one (a worker may have left it)` };
+    if (st.size > CONFIG_MAX_BYTES) return { text: null, refusal: `git config ${file} is ${st.size} bytes (over ${CONFIG_MAX_BYTES}): gaffer runs no git on this repository until it is smaller` };
+    const buf = Buffer.alloc(st.size);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    return { text: buf.subarray(0, got).toString('utf8'), refusal: null };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function kindOf(st: { isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isSocket()) return 'a socket';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  return 'not a file';
+}
+
+/** The stats of the files a scan read or looked for: a scan stands while they are the same. */
+function stampFiles(files: string[]): string {
+  return files.map(statStamp).join('\0');
+}
+
+function statStamp(file: string): string {
+  const st = statSync(file, { throwIfNoEntry: false, bigint: true });
+  return `${file}:${st === undefined ? '-' : `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.mode}`}`;
+}

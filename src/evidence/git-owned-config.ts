@@ -47,7 +47,11 @@ const FIXED: ReadonlyArray<readonly [string, string]> = [
   // a folder that looks like a bare repository (HEAD, objects/, refs/ and a config a worker wrote)
   // is never taken for one: gaffer names its git dirs explicitly
   ['safe.bareRepository', 'explicit'],
+  // a submodule's git runs with its own config, whose drivers gaffer has not read: never entered
   ['status.submoduleSummary', 'false'],
+  ['diff.ignoreSubmodules', 'all'],
+  ['submodule.recurse', 'false'],
+  ['fetch.recurseSubmodules', 'false'],
   ['gc.auto', '0'],
   ['gc.autoDetach', 'false'],
   ['maintenance.auto', 'false'],
@@ -122,20 +126,26 @@ export interface OwnedConfig {
  * repository the call reaches (`--git-dir=` when given, else the one git would find from `cwd`).
  */
 export function ownedGitConfig(cwd: string, args: readonly string[]): OwnedConfig {
-  const gitDir = gitDirOfCall(cwd, args);
-  const scanned = gitDir === null ? null : scanGitDir(gitDir);
+  const found = repositoryOfCall(cwd, args);
+  const scanned = found === null ? null : scanGitDir(found.gitDir);
   const pairs: Array<readonly [string, string]> = [...FIXED];
   for (const name of scanned?.drivers ?? []) {
     pairs.push([`filter.${name}.clean`, ''], [`filter.${name}.smudge`, ''], [`filter.${name}.process`, ''], [`filter.${name}.required`, 'false']);
     pairs.push([`diff.${name}.command`, ''], [`diff.${name}.textconv`, ''], [`merge.${name}.driver`, '']);
   }
   const env: Record<string, string> = { GIT_CONFIG_COUNT: String(pairs.length), GIT_EDITOR: 'true', GIT_SEQUENCE_EDITOR: 'true', GIT_PAGER: 'cat', GIT_ASKPASS: '' };
+  // a repository found from the cwd works on the folder that holds its `.git`: a `core.worktree` a
+  // worker set (`/`) never points gaffer's status or add elsewhere
+  if (found?.top !== undefined && !MAKES_REPOSITORIES.has(args[commandIndex(args)] ?? '')) env.GIT_WORK_TREE = found.top;
   pairs.forEach(([key, value], i) => {
     env[`GIT_CONFIG_KEY_${i}`] = key;
     env[`GIT_CONFIG_VALUE_${i}`] = value;
   });
   return { env, refusal: scanned?.refusal ?? null };
 }
+
+/** Commands that make a repository or a worktree of their own: a work tree in the env would be theirs. */
+const MAKES_REPOSITORIES = new Set(['init', 'clone', 'worktree']);
 
 /** Porcelain commands that run an external diff or a textconv unless told not to. */
 const PORCELAIN_DIFF = new Set(['diff', 'show', 'log', 'whatchanged', 'format-patch', 'range-diff', 'stash']);
@@ -160,20 +170,27 @@ function commandIndex(args: readonly string[]): number {
   return -1;
 }
 
-/** The git dir a call reaches: its `--git-dir=`, else git's own discovery from `cwd` (null: none). */
-function gitDirOfCall(cwd: string, args: readonly string[]): string | null {
+/** The git dir a call reaches: its `--git-dir=`, else git's own discovery from `cwd` with the folder holding `.git` (null: none). */
+function repositoryOfCall(cwd: string, args: readonly string[]): { gitDir: string; top?: string } | null {
   const at = commandIndex(args);
   const global = at < 0 ? args : args.slice(0, at);
   for (let i = 0; i < global.length; i++) {
     const a = global[i] as string;
-    if (a.startsWith('--git-dir=')) return path.resolve(cwd, a.slice('--git-dir='.length));
-    if (a === '--git-dir' && i + 1 < global.length) return path.resolve(cwd, global[i + 1] as string);
+    if (a.startsWith('--git-dir=')) return { gitDir: followGitFile(path.resolve(cwd, a.slice('--git-dir='.length))) };
+    if (a === '--git-dir' && i + 1 < global.length) return { gitDir: followGitFile(path.resolve(cwd, global[i + 1] as string)) };
   }
   try {
-    return findGitDir(path.resolve(cwd))?.gitDir ?? null;
+    return findGitDir(path.resolve(cwd));
   } catch {
     return null;
   }
+}
+
+/** A `--git-dir` that names a `.git` file: the folder its `gitdir:` line names, as git reads it. */
+function followGitFile(gitDir: string): string {
+  if (statKind(gitDir) !== 'file') return gitDir;
+  const pointer = readConfigFile(gitDir).text?.match(/^gitdir: (.+)$/m)?.[1]?.trim();
+  return pointer ? path.resolve(path.dirname(gitDir), pointer) : gitDir;
 }
 
 /** The config files of a git dir, read again only when one of them changed (stat). */
@@ -241,7 +258,12 @@ function listModules(common: string): string[] {
 }
 
 function statKind(file: string): 'file' | 'dir' | 'other' | null {
-  const st = statSync(file, { throwIfNoEntry: false });
+  let st;
+  try {
+    st = statSync(file, { throwIfNoEntry: false });
+  } catch {
+    return null;
+  }
   if (st === undefined) return null;
   return st.isFile() ? 'file' : st.isDirectory() ? 'dir' : 'other';
 }
@@ -314,6 +336,11 @@ function stampFiles(files: string[]): string {
 }
 
 function statStamp(file: string): string {
-  const st = statSync(file, { throwIfNoEntry: false, bigint: true });
-  return `${file}:${st === undefined ? '-' : `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.mode}`}`;
+  try {
+    const st = statSync(file, { throwIfNoEntry: false, bigint: true });
+    if (st !== undefined) return `${file}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.mode}`;
+  } catch {
+    // a path through a file (ENOTDIR), a loop: not there
+  }
+  return `${file}:-`;
 }

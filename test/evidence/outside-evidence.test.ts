@@ -180,7 +180,7 @@ describe('writes outside the evidence', () => {
     const changes = await around(ws, data, () => write(ws, { 'src/a.js': 'changed\n' }));
     expect(changes.modified).toEqual(['src/a.js']);
     expect('outside_evidence' in changes).toBe(false);
-    expect(describeOutsideEvidence(changes.outside_evidence)).toEqual({ doubt: null, verdictPart: null });
+    expect(describeOutsideEvidence(changes.outside_evidence)).toEqual({ doubt: null, verdictPart: null, gitCode: null });
   });
 
   it('a workspace inside a larger repository: the enclosing repository git dir is watched', async () => {

@@ -181,3 +181,15 @@ describe('gaffer runs no repository code (issue 32)', () => {
     expect(execFileSync('cat', [join(ws, 'a.txt'), join(ws, 'b.txt')], { encoding: 'utf8' })).toBe('one\ntwo\none\ntwo\n');
   });
 });
+
+describe('a work tree a worker points elsewhere (issue 32)', () => {
+  it("core.worktree set to another folder: gaffer's git still looks at the folder that holds .git", async () => {
+    const ws = makeWorkspace({ 'a.txt': 'one\n' }, { git: true });
+    const elsewhere = tempDir('gaffer-elsewhere-');
+    writeFileSync(join(elsewhere, 'secret.txt'), 'not yours\n');
+    execFileSync('git', ['config', 'core.worktree', elsewhere], { cwd: ws });
+    writeFileSync(join(ws, 'a.txt'), 'two\n');
+    const status = await runGit(['status', '--porcelain'], { cwd: ws, timeoutMs: 30_000 });
+    expect(status.stdout.toString()).toBe(' M a.txt\n');
+  });
+});

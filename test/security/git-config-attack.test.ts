@@ -152,6 +152,12 @@ describe('gaffer runs no repository code (issue 32)', () => {
     expect(next.status).toBe('done');
     expect(next.result?.files_changed).toEqual(['a.txt']);
     expect(ran(outside)).toEqual([]);
+
+    // a follow-up of the planting task: its instruction carries the task's diff, read without the drivers
+    const { job: follow } = await engine.followUp(job.id, 'plant', { comments: [{ file: 'notes.txt', line: 1, text: 'again' }] });
+    await engine.settled(follow.id);
+    expect(engine.get(follow.id).status).not.toBe('error');
+    expect(ran(outside)).toEqual([]);
   });
 
   it("once it is in the repository, a worktree job's task commits, merge into the workspace and removals run none of it", async (ctx) => {

@@ -111,13 +111,16 @@ interface Scanned {
   stamp: string;
   drivers: string[];
   refusal: string | null;
+  env: Readonly<Record<string, string>>;
 }
 
 const scans = new Map<string, Scanned>();
 
 /** What `runGit` needs for one call: the environment entries, or why the call is refused. */
 export interface OwnedConfig {
-  env: Record<string, string>;
+  env: Readonly<Record<string, string>>;
+  /** `GIT_WORK_TREE` for the call: the folder holding the `.git` git found from the cwd; null when the call names its git dir. */
+  workTree: string | null;
   refusal: string | null;
 }
 
@@ -128,21 +131,29 @@ export interface OwnedConfig {
 export function ownedGitConfig(cwd: string, args: readonly string[]): OwnedConfig {
   const found = repositoryOfCall(cwd, args);
   const scanned = found === null ? null : scanGitDir(found.gitDir);
+  const env = scanned?.env ?? FIXED_ENV;
+  // a repository found from the cwd works on the folder that holds its `.git`: a `core.worktree` a
+  // worker set (`/`) never points gaffer's status or add elsewhere
+  const workTree = found?.top !== undefined && !MAKES_REPOSITORIES.has(args[commandIndex(args)] ?? '') ? found.top : null;
+  return { env, workTree, refusal: scanned?.refusal ?? null };
+}
+
+/** The environment of FIXED and the drivers' overrides (made once per scan; never mutated). */
+function configEnv(drivers: readonly string[]): Readonly<Record<string, string>> {
   const pairs: Array<readonly [string, string]> = [...FIXED];
-  for (const name of scanned?.drivers ?? []) {
+  for (const name of drivers) {
     pairs.push([`filter.${name}.clean`, ''], [`filter.${name}.smudge`, ''], [`filter.${name}.process`, ''], [`filter.${name}.required`, 'false']);
     pairs.push([`diff.${name}.command`, ''], [`diff.${name}.textconv`, ''], [`merge.${name}.driver`, '']);
   }
   const env: Record<string, string> = { GIT_CONFIG_COUNT: String(pairs.length), GIT_EDITOR: 'true', GIT_SEQUENCE_EDITOR: 'true', GIT_PAGER: 'cat', GIT_ASKPASS: '' };
-  // a repository found from the cwd works on the folder that holds its `.git`: a `core.worktree` a
-  // worker set (`/`) never points gaffer's status or add elsewhere
-  if (found?.top !== undefined && !MAKES_REPOSITORIES.has(args[commandIndex(args)] ?? '')) env.GIT_WORK_TREE = found.top;
   pairs.forEach(([key, value], i) => {
     env[`GIT_CONFIG_KEY_${i}`] = key;
     env[`GIT_CONFIG_VALUE_${i}`] = value;
   });
-  return { env, refusal: scanned?.refusal ?? null };
+  return Object.freeze(env);
 }
+
+const FIXED_ENV = configEnv([]);
 
 /** Commands that make a repository or a worktree of their own: a work tree in the env would be theirs. */
 const MAKES_REPOSITORIES = new Set(['init', 'clone', 'worktree']);
@@ -219,13 +230,14 @@ function scanGitDir(gitDir: string): Scanned {
   };
   for (const file of roots) visit(file, 0);
   for (const file of roots) if (!stats.has(file)) stats.set(file, statStamp(file));
-  const scanned: Scanned = { files: [...stats.keys()], stamp: [...stats.values()].join('\0'), drivers: [...drivers], refusal };
+  const scanned: Scanned = { files: [...stats.keys()], stamp: [...stats.values()].join('\0'), drivers: [...drivers], refusal, env: drivers.size === 0 ? FIXED_ENV : configEnv([...drivers]) };
   scans.set(gitDir, scanned);
   return scanned;
 }
 
 /** A worktree's common dir, or the git dir itself (a `commondir` gaffer cannot read: the git dir). */
 function safeCommonDir(gitDir: string): string {
+  if (statKind(path.join(gitDir, 'commondir')) !== 'file') return gitDir;
   try {
     return commonDirOf(gitDir) ?? gitDir;
   } catch {
@@ -236,6 +248,7 @@ function safeCommonDir(gitDir: string): string {
 /** `modules/<name>` git dirs (nested too), up to MAX_MODULES. */
 function listModules(common: string): string[] {
   const out: string[] = [];
+  if (statKind(path.join(common, 'modules')) !== 'dir') return out;
   const queue = [path.join(common, 'modules')];
   while (queue.length > 0 && out.length < MAX_MODULES) {
     const dir = queue.shift() as string;

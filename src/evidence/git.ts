@@ -51,7 +51,9 @@ export function scrubbedGitEnv(extra: Record<string, string> = {}): NodeJS.Proce
  */
 export function ownedGitCall(args: readonly string[], cwd: string, extra: Record<string, string> = {}): { args: string[]; env: NodeJS.ProcessEnv; refusal: string | null } {
   const owned = ownedGitConfig(cwd, args);
-  return { args: withoutExternalDiff(args), env: scrubbedGitEnv({ ...owned.env, ...extra }), refusal: owned.refusal };
+  const env = scrubbedGitEnv(owned.env);
+  if (owned.workTree !== null) env.GIT_WORK_TREE = owned.workTree;
+  return { args: withoutExternalDiff(args), env: Object.assign(env, extra), refusal: owned.refusal };
 }
 
 /**

@@ -9,6 +9,10 @@ import { wrapWithSandbox } from '../../src/platform/sandbox/bwrap.js';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { listProgramDirs, resolveOutsideWorkspace } from '../../src/platform/sandbox/visible.js';
 import { runSuite } from '../../src/verification/run-suite.js';
+import { BuiltinRunner } from '../../src/runners/builtin/builtin-runner.js';
+import { createSandbox } from '../../src/platform/sandbox/sandbox.js';
+import { startModelServer } from '../support/model-server/index.js';
+import { builtinInput, endpointOf } from '../runners/builtin/helpers.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { resultOf, verificationOf } from '../helpers/answer.js';
 
@@ -144,6 +148,24 @@ describe.skipIf(!probe.available)(`links a worker plants bind nothing into the n
     const leaked = [...filesHolding(ws, fake.marker), ...filesHolding(dataDir, fake.marker)];
     expect(leaked.map((f) => `${f}: ${readFileSync(f, 'utf8').slice(0, 300)}`)).toEqual([]);
   }, 120_000);
+
+  it('the builtin agent\'s run_command reads none of the targets either: nothing reaches the model endpoint', async () => {
+    const ws = makeWorkspace({});
+    // planted as a sandboxed worker would
+    expect(run(wrapWithSandbox({ shellCommand: plantLinks(fake.home), workspace: ws })?.argv ?? []).status).toBe(0);
+    const server = await startModelServer();
+    try {
+      server.script([{ toolCalls: [{ name: 'run_command', args: { command: READ_BACK } }] }, { text: 'read them.\nFiles changed:\n(none)' }]);
+      const runner = new BuiltinRunner({ endpoint: endpointOf(server, 'openai-compatible'), sandbox: createSandbox('auto') });
+      const report = await runner.run(builtinInput(ws, tempDir('gaffer-builtin-data-'), { sandbox: true }));
+      expect(report.sandboxed).toBe(true);
+      expect(server.requests.length).toBe(2);
+      expect(server.requests[1]?.toolResults[0]?.output).toContain('No such file');
+      expect(JSON.stringify(server.requests.map((r) => r.body))).not.toContain(fake.marker);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
 
   it('HOME on a real tmpfs (/dev/shm): the planted links show nothing either', () => {
     const onShm = makeHome('/dev/shm');

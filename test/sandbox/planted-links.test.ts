@@ -167,6 +167,37 @@ describe.skipIf(!probe.available)(`links a worker plants bind nothing into the n
     }
   }, 60_000);
 
+  it('in a worktree job, the verification reaches the workspace\'s node_modules through gaffer\'s link, and nothing once the worker repointed it', async () => {
+    const dataDir = join(tempDir('gaffer-data-'), 'data');
+    const engine = await Engine.open({ dataDir, worktrees: {} });
+    engines.push(engine);
+    // below /tmp: inside the sandbox only a bind shows the workspace's node_modules to the worktree's link
+    const ws = makeWorkspace({ '.gitignore': 'node_modules/\n', 'package-lock.json': '{"lockfileVersion":3}\n', 'a.txt': 'a\n' }, { git: true });
+    mkdirSync(join(ws, 'node_modules', 'dep'), { recursive: true });
+    writeFileSync(join(ws, 'node_modules', 'dep', 'index.js'), 'module.exports = 42;\n');
+    const honest = await runToEnd(engine, {
+      workspace: ws,
+      isolation: 'worktree',
+      verify: `node -e "process.exit(require('dep') === 42 ? 0 : 1)"`,
+      fix_rounds: 0,
+      tasks: [{ name: 'edit', instruction: 'edit', files: ['a.txt'], command: 'echo b > a.txt' }],
+    });
+    expect(resultOf(honest).workers[0]).toMatchObject({ sandboxed: true });
+    expect(honest.result?.worktrees?.tasks[0]?.setup?.deps).toEqual(['node_modules linked from the workspace']);
+    expect(verificationOf(honest)).toMatchObject({ ran: true, ok: true });
+    const hostile = await runToEnd(engine, {
+      workspace: ws,
+      isolation: 'worktree',
+      verify: 'cat node_modules/id_rsa && echo pwned > node_modules/authorized_keys',
+      fix_rounds: 0,
+      tasks: [{ name: 'repoint', instruction: 'repoint', files: ['a.txt'], command: `rm node_modules && ln -s ${JSON.stringify(join(fake.home, '.ssh'))} node_modules && echo c > a.txt` }],
+    });
+    expect(resultOf(hostile).workers[0]).toMatchObject({ sandboxed: true });
+    expect(verificationOf(hostile)).toMatchObject({ ran: true, ok: false });
+    expect(existsSync(join(fake.home, '.ssh', 'authorized_keys'))).toBe(false);
+    expect(filesHolding(dataDir, fake.marker)).toEqual([]);
+  }, 120_000);
+
   it('HOME on a real tmpfs (/dev/shm): the planted links show nothing either', () => {
     const onShm = makeHome('/dev/shm');
     process.env.HOME = onShm.home;

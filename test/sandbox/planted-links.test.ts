@@ -263,6 +263,19 @@ describe.skipIf(!probe.available)(`links a worker plants bind nothing into the n
     const r = run(wrapped?.argv ?? []);
     expect(`${r.stdout}${r.stderr}`).not.toContain(fake.marker);
   });
+
+  it('gaffer\'s default data and config places below HOME are masked too, though this process uses another data dir', () => {
+    for (const rel of [join('.local', 'share', 'gaffer'), join('.config', 'gaffer')]) {
+      mkdirSync(join(fake.home, rel), { recursive: true });
+      writeFileSync(join(fake.home, rel, 'gaffer.config.json'), `{"tokens": ["${fake.marker}"]}\n`);
+    }
+    const read = `cat ${JSON.stringify(join(fake.home, '.local/share/gaffer/gaffer.config.json'))} ${JSON.stringify(join(fake.home, '.config/gaffer/gaffer.config.json'))}; true`;
+    // an agent CLI's run keeps the user's HOME (read-only): only the masks stand between it and these
+    for (const home of [null, undefined]) {
+      const r = run(wrapWithSandbox({ shellCommand: read, workspace: makeWorkspace({}), ...(home === null ? { home } : {}), readable: [join(fake.home, '.config')] })?.argv ?? []);
+      expect(`${r.stdout}${r.stderr}`).not.toContain(fake.marker);
+    }
+  });
 });
 
 describe.skipIf(!probe.available)(`what honest tooling keeps${SKIP}`, () => {

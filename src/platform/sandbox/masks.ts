@@ -28,6 +28,9 @@ export const HOME_SECRET_PATHS: readonly string[] = [
   '.cargo/credentials.toml',
 ];
 
+/** gaffer's default data and config places below a HOME (env-paths on Linux): masked like the registered ones, an older data dir's tokens included. */
+const HOME_GAFFER_PATHS: readonly string[] = ['.local/share/gaffer', '.config/gaffer'];
+
 /** Files only root may read that a root-run sandbox would otherwise show: password hashes, sshd's host keys. */
 const ROOT_SECRET_FILES: readonly string[] = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/security/opasswd'];
 
@@ -63,7 +66,8 @@ export interface KeptPaths {
 export function buildSecretMaskArgs(home: PrivateHome, kept: KeptPaths, userHome: string | undefined = process.env.HOME): string[] {
   const homes = new Set([userHome, home?.home, accountHome()].filter((h): h is string => h !== undefined && h.startsWith('/') && realPath(h) !== '/'));
   const homeSecrets = [...homes].flatMap((h) => HOME_SECRET_PATHS.map((rel) => join(h, rel)));
-  const targets = [...GAFFER_PLACES, ...homeSecrets, ...ROOT_SECRET_FILES, ...listSshHostKeys()];
+  const gafferPlaces = [...GAFFER_PLACES, ...[...homes].flatMap((h) => HOME_GAFFER_PATHS.map((rel) => join(h, rel)))];
+  const targets = [...gafferPlaces, ...homeSecrets, ...ROOT_SECRET_FILES, ...listSshHostKeys()];
   const workspace = realPath(kept.workspace);
   const masked = new Map<string, 'dir' | 'file'>();
   for (const path of targets) {
@@ -75,7 +79,7 @@ export function buildSecretMaskArgs(home: PrivateHome, kept: KeptPaths, userHome
   const args: string[] = [];
   for (const [path, kind] of masked) args.push(...(kind === 'dir' ? ['--tmpfs', path] : ['--ro-bind', emptyFile(), path]));
   // only gaffer's own places give back what lies below them (the instruction file, a TMPDIR in the data dir): a credential store gives back nothing
-  const places = [...GAFFER_PLACES].map(realPath).filter((p) => masked.has(p));
+  const places = gafferPlaces.map(realPath).filter((p) => masked.has(p));
   const below = (path: string) => places.some((m) => path !== m && isSameOrBelow(path, m));
   for (const path of [kept.workspace, kept.tmpDir, ...(kept.writable ?? [])]) {
     if (path !== undefined && below(realPath(path))) args.push('--bind-try', realPath(path), realPath(path));

@@ -7,7 +7,7 @@ import type { CompactJob } from '../../src/engine/compact.js';
 import { Engine } from '../../src/engine/engine.js';
 import { wrapWithSandbox } from '../../src/platform/sandbox/bwrap.js';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
-import { listProgramDirs, resolveOutsideWorkspace } from '../../src/platform/sandbox/visible.js';
+import { listProgramDirs, resolveOutside } from '../../src/platform/sandbox/visible.js';
 import { runSuite } from '../../src/verification/run-suite.js';
 import { BuiltinRunner } from '../../src/runners/builtin/builtin-runner.js';
 import { createSandbox } from '../../src/platform/sandbox/sandbox.js';
@@ -244,9 +244,9 @@ describe.skipIf(!probe.available)(`links a worker plants bind nothing into the n
     const path = `${join(ws, 'node_modules', '.bin')}:${bin}:node_modules/.bin:${process.env.PATH ?? ''}`;
     const dirs = listProgramDirs(['/tmp', fake.home], { path, workspace: ws, programs: [join(bin, 'pip')] });
     expect(dirs.filter((d) => d.startsWith(fake.home))).toEqual([]);
-    expect(resolveOutsideWorkspace(join(bin, 'pip'), ws)).toBeNull();
+    expect(resolveOutside(join(bin, 'pip'), [ws])).toBeNull();
     // the same path resolves where no workspace is in the way
-    expect(resolveOutsideWorkspace(join(bin, 'pip'), null)).toBe(join(fake.home, 'projects', 'private', 'bin', 'pip'));
+    expect(resolveOutside(join(bin, 'pip'), [])).toBe(join(fake.home, 'projects', 'private', 'bin', 'pip'));
     const savedPath = process.env.PATH;
     process.env.PATH = path;
     try {
@@ -312,5 +312,13 @@ describe.skipIf(!probe.available)(`what honest tooling keeps${SKIP}`, () => {
     symlinkSync(join(globalModules, 'linked'), join(ws, 'node_modules', 'linked'));
     expect(listProgramDirs(['/tmp', fake.home], { workspace: ws, npmGlobal: globalModules, path: '' })).toContain(linked);
     expect(listProgramDirs(['/tmp', fake.home], { workspace: ws, npmGlobal: tempDir('gaffer-npm-empty-'), path: '' })).not.toContain(linked);
+    // the linked package is a project a worker may work in: a PATH link that leads through a link it planted there is not followed
+    mkdirSync(join(linked, 'bin'));
+    symlinkSync(join(fake.home, 'projects', 'private', 'bin', 'pip'), join(linked, 'bin', 'cli'));
+    const bin = tempDir('gaffer-prefix-bin-');
+    symlinkSync(join(globalModules, 'linked', 'bin', 'cli'), join(bin, 'cli'));
+    const dirs = listProgramDirs(['/tmp', fake.home], { workspace: ws, npmGlobal: globalModules, path: bin });
+    expect(dirs).toContain(linked);
+    expect(dirs.filter((d) => d.startsWith(join(fake.home, 'projects')))).toEqual([]);
   });
 });

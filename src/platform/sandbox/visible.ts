@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
  * Nothing the workspace holds decides what is bound (issue 32: a worker's `node_modules/x → ~/.ssh`
  * was bound into the next sandbox). A link that lies in the workspace is never followed, wherever the
  * path that meets it comes from (a relative PATH entry, a program, a PATH link that leads into the
- * workspace), and a workspace's own dependency folders are not read at all. What honest tooling
+ * workspace), and a workspace's own dependency folders are not read at all; nor is a link inside a
+ * package the user `npm link`ed (a project a worker may work in too). What honest tooling
  * keeps: links inside the workspace (they need no bind), a virtualenv's interpreter from a toolchain
  * HOME keeps (home.ts `HOME_KEPT`: pyenv, uv, asdf, mise), a package linked through npm's global
  * folder (`npm link` in the package, then `npm link <name>` in the workspace). What it costs: under
@@ -26,10 +27,17 @@ export function listProgramDirs(hidden: string[], opts: { programs?: string[]; p
   const workspace = opts.workspace === undefined ? null : realPath(opts.workspace);
   // strictly below a root: binding a whole root back (a PATH entry `~`, a script straight in HOME) would undo it
   const under = (p: string) => roots.some((root) => isBelow(p, root));
+  const inWorkspace = (p: string) => workspace !== null && (p === workspace || isBelow(p, workspace));
+  // the user's `npm link`ed packages: the link to each is the user's, but each is a project a worker may
+  // work in (a job on it), so links inside one are as untrusted as the workspace's
+  const linked = listGlobalNpmLinks(opts.npmGlobal ?? join(dirname(dirname(process.execPath)), 'lib', 'node_modules'))
+    .map((link) => resolveOutside(link, workspace === null ? [] : [workspace]))
+    .filter((target): target is string => target !== null && !inWorkspace(target));
+  const untrusted = [...(workspace === null ? [] : [workspace]), ...linked];
   // the workspace is bound as it is: what lies in it needs no bind, and its links are a worker's to choose
   const resolveOut = (p: string) => {
-    const real = resolveOutsideWorkspace(p, workspace);
-    return real === null || (workspace !== null && (real === workspace || isBelow(real, workspace))) ? null : real;
+    const real = resolveOutside(p, untrusted);
+    return real === null || inWorkspace(real) ? null : real;
   };
   const out = new Set<string>();
   const addTarget = (target: string | null) => {
@@ -50,10 +58,7 @@ export function listProgramDirs(hidden: string[], opts: { programs?: string[]; p
     if (dir !== null && under(dir)) out.add(dir);
     addTarget(resolveOut(program));
   }
-  for (const link of listGlobalNpmLinks(opts.npmGlobal ?? join(dirname(dirname(process.execPath)), 'lib', 'node_modules'))) {
-    const target = resolveOut(link);
-    if (target !== null && under(target)) out.add(target);
-  }
+  for (const target of linked) if (under(target)) out.add(target);
   return [...out];
 }
 
@@ -73,9 +78,10 @@ function listGlobalNpmLinks(modules: string): string[] {
 
 /**
  * The real path of `path`, resolved one component at a time; null when it does not exist, loops, or
- * meets a symbolic link that lies in `workspace` (whatever that link says is a worker's choice).
+ * meets a symbolic link that lies in one of `untrusted` (real paths: a workspace, whose links are a
+ * worker's choice).
  */
-export function resolveOutsideWorkspace(path: string, workspace: string | null): string | null {
+export function resolveOutside(path: string, untrusted: readonly string[]): string | null {
   const pending = resolve(path).split(sep).filter(Boolean).reverse();
   let current: string = sep;
   let hops = 0;
@@ -92,7 +98,7 @@ export function resolveOutsideWorkspace(path: string, workspace: string | null):
         current = next;
         continue;
       }
-      if (workspace !== null && (next === workspace || isBelow(next, workspace))) return null;
+      if (untrusted.some((root) => next === root || isBelow(next, root))) return null;
       // the kernel's own limit on links in one path (MAXSYMLINKS)
       if (++hops > 40) return null;
       const target = readlinkSync(next);

@@ -84,6 +84,7 @@ async function runGateCommand(ctx: JobContext, task: TaskSpec, command: string, 
     logFile: join(ctx.jobDir, `${what}.log`),
     sandbox: input.sandbox ? ctx.services.sandbox : false,
     network: ctx.services.verificationNetwork,
+    dependencyRoot: ctx.spec.workspace,
     ...processHooksFor(recordJobProcesses(ctx.services.store, ctx.id), what),
   });
   // the table of spec 05: timeout or cannot start → ambiguous

@@ -239,6 +239,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
       verification,
       sandbox: sandboxed() ? ctx.services.sandbox : false,
       network: ctx.services.verificationNetwork,
+      dependencyRoot: ctx.spec.workspace,
       signal: ctx.abort.signal,
       workDir: ctx.jobDir,
       processes: recordJobProcesses(ctx.services.store, ctx.id),
@@ -392,6 +393,7 @@ async function verifyOnce(
     signal: ctx.abort.signal,
     sandbox: v.sandbox ? ctx.services.sandbox : false,
     network: ctx.services.verificationNetwork,
+    dependencyRoot: ctx.spec.workspace,
     // spec 07: recorded while they run, so a crash leaves nothing running that recovery cannot stop
     processes: recordJobProcesses(ctx.services.store, ctx.id),
   });

@@ -39,6 +39,8 @@ export interface CriteriaInput {
   workDir: string;
   /** Told of each command criterion's process group while it lives. */
   processes?: SuiteProcessHooks;
+  /** The job's own workspace when `workspace` is a worktree: only its dependency folders are bound (run-suite.ts). */
+  dependencyRoot?: string;
 }
 
 /** One criterion's check. */
@@ -175,6 +177,7 @@ async function runCommand(command: string, input: CriteriaInput, index: number):
     logFile: join(input.workDir, `criterion-${index + 1}.log`),
     sandbox: input.sandbox,
     ...(input.network ? { network: input.network } : {}),
+    ...(input.dependencyRoot ? { dependencyRoot: input.dependencyRoot } : {}),
     ...processHooksFor(input.processes, `criterion-${index + 1}`),
   });
   if (run.isCancelled) return { result: 'unchecked', why: 'the job was cancelled while it ran' };

@@ -1,5 +1,5 @@
-import { closeSync, fstatSync, lstatSync, openSync, readlinkSync, readSync, realpathSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { closeSync, fstatSync, lstatSync, openSync, readSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
 import { describeLimitHit, type LimitKind } from '../platform/process/limits.js';
 import { runProcess } from '../platform/process/run-process.js';
 import { buildWorkerEnv } from '../platform/process/env.js';
@@ -74,6 +74,11 @@ export interface SuiteInput {
   sandbox?: boolean | Sandbox;
   /** Its network in the sandbox (config `network.verification`, `loopback_ports`); default `none`. */
   network?: SandboxNetwork;
+  /**
+   * The job's own workspace, whose dependency folders gaffer links into a copy or a worktree (`cwd`
+   * when not given): a dependency link in `cwd` is bound only where it leads to one of them.
+   */
+  dependencyRoot?: string;
 }
 
 /** Runs a test command through `sh -c` in `cwd` with comparable settings (spec 03) and parses its output. */
@@ -117,26 +122,28 @@ const AUTO_SANDBOX = createSandbox('auto');
 function wrapSuite(input: SuiteInput): SandboxResult | null {
   if (input.sandbox === undefined || input.sandbox === false) return null;
   const sandbox = input.sandbox === true ? AUTO_SANDBOX : input.sandbox;
-  const wrapped = sandbox.wrap({ shellCommand: input.command, workspace: input.cwd, ...linkedDependencyDirs(input.cwd), ...(input.network ? { network: input.network } : {}) });
+  const wrapped = sandbox.wrap({ shellCommand: input.command, workspace: input.cwd, ...linkedDependencyDirs(input.cwd, input.dependencyRoot ?? input.cwd), ...(input.network ? { network: input.network } : {}) });
   return isRefused(wrapped) || wrapped.sandboxed ? wrapped : null;
 }
 
 /**
  * The dependency folders linked into `cwd` (a baseline or original-tests copy links them from the
- * workspace): bound into the sandbox at their real place, or a workspace under /tmp would vanish behind
- * the sandbox's private /tmp. Writable when the link leads straight to a real folder (the workspace's
- * own, which the workers could write too: vite writes `node_modules/.vite-temp`), read-only when it
- * leads on elsewhere.
+ * workspace, a worktree from the job's workspace): bound writable into the sandbox at their real
+ * place, or a workspace under /tmp (or a tmpfs HOME) would vanish behind the sandbox's private one
+ * (vite writes `node_modules/.vite-temp`). Only where the link ends at `root`'s own folder of that
+ * name, itself a real folder (issue 32): a worker can repoint a link in a worktree or make its
+ * workspace's `node_modules` a link to `~/.ssh` or another project's dependencies, and what it
+ * chose is then bound nowhere (a dependency folder that is itself a link out is not bound either).
  */
-function linkedDependencyDirs(cwd: string): { writable: string[]; readable: string[] } {
-  const out = { writable: [] as string[], readable: [] as string[] };
+function linkedDependencyDirs(cwd: string, root: string): { writable: string[] } {
+  const out = { writable: [] as string[] };
   for (const name of LINKED_DEPENDENCY_DIRS) {
     try {
       const link = join(cwd, name);
       if (!lstatSync(link).isSymbolicLink()) continue;
-      const next = resolve(cwd, readlinkSync(link));
-      const real = realpathSync(link);
-      (real === next ? out.writable : out.readable).push(real);
+      const own = join(realpathSync(root), name);
+      if (!lstatSync(own).isDirectory()) continue;
+      if (realpathSync(link) === own) out.writable.push(own);
     } catch {
       // not there, or a dangling link: nothing to bind
     }

@@ -55,6 +55,8 @@ export interface VerifyInput {
   network?: SandboxNetwork;
   /** Told of every run's process group (the verification, baseline, original tests, reruns) while it lives. */
   processes?: SuiteProcessHooks;
+  /** The job's own workspace when `workspace` is a worktree or a merged tree: only its dependency folders are bound (run-suite.ts). */
+  dependencyRoot?: string;
 }
 
 const NO_RUNNER = 'no test runner detected at the checkpoint — give `verify` a command that proves the task';
@@ -94,6 +96,7 @@ export async function verifyWork(input: VerifyInput): Promise<VerificationJson> 
       ...(input.env ? { env: input.env } : {}),
       ...(input.sandbox ? { sandbox: input.sandbox } : {}),
       ...(input.network ? { network: input.network } : {}),
+      dependencyRoot: input.dependencyRoot ?? input.workspace,
       ...processHooksFor(input.processes, log.replace(/\.log$/, '')),
     });
   const readingOf = (run: SuiteRun) => readRun(run, { kind, timeoutS: input.timeoutS, expectedOutput: input.expectedOutput });

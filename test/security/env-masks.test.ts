@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wrapWithSandbox } from '../../src/platform/sandbox/bwrap.js';
-import { buildSecretMaskArgs, HOME_SECRET_PATHS, registerMaskedPaths } from '../../src/platform/sandbox/masks.js';
+import { buildSecretMaskArgs, registerMaskedPaths } from '../../src/platform/sandbox/masks.js';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { makeWorkspace } from '../helpers/temp.js';
 
@@ -92,7 +92,7 @@ describe(`the sandbox hides the known secret locations${SKIP}`, () => {
 });
 
 describe('buildSecretMaskArgs', () => {
-  it('masks only what exists, directories with a tmpfs and files with an empty file, and nothing of a tmpfs HOME', () => {
+  it('masks only what exists, directories with a tmpfs and files with an empty file, under a tmpfs HOME too', () => {
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
     const args = buildSecretMaskArgs(null, { workspace: ws }, home);
     expect(args).toEqual(expect.arrayContaining(['--tmpfs', join(home, '.aws'), '--tmpfs', join(home, '.ssh'), join(home, '.netrc')]));
@@ -102,9 +102,10 @@ describe('buildSecretMaskArgs', () => {
     // not there: not masked (bwrap would create it)
     expect(args).not.toContain(join(home, '.docker'));
     expect(args).not.toContain(join(home, '.config'));
-    // under a tmpfs HOME nothing of the user's HOME is visible to mask
+    // under a tmpfs HOME too (issue 32): a bind that lands on a credential store must not bring it back
     const underTmpfs = buildSecretMaskArgs({ how: 'tmpfs', home }, { workspace: ws }, home);
-    for (const rel of HOME_SECRET_PATHS) expect(underTmpfs).not.toContain(join(home, rel));
+    expect(underTmpfs).toEqual(expect.arrayContaining(['--tmpfs', join(home, '.aws'), '--tmpfs', join(home, '.ssh'), join(home, '.netrc')]));
+    expect(underTmpfs).not.toContain(join(home, '.docker'));
     expect(underTmpfs).toContain(dataDir);
   });
 });

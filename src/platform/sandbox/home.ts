@@ -4,8 +4,9 @@ import { realPath } from './visible.js';
 
 /**
  * What of the user's HOME stays visible (read-only) in a private HOME: git's identity, and the
- * toolchains people install there (rustup, nvm, pyenv, uv's Pythons, volta, bun, deno, go's module
- * cache, pip `--user`). Never the secrets beside them (`~/.ssh`, `~/.aws`, `~/.npmrc`, `~/.netrc`,
+ * toolchains people install there (rustup, nvm, pyenv, uv's Pythons, mise, asdf, volta, bun, deno,
+ * go's module cache, pip `--user`; a virtualenv's interpreter from one of them keeps working:
+ * visible.ts). Never the secrets beside them (`~/.ssh`, `~/.aws`, `~/.npmrc`, `~/.netrc`,
  * `~/.cargo/credentials.toml`, …): what is not listed is not there.
  */
 export const HOME_KEPT: readonly string[] = [
@@ -24,6 +25,8 @@ export const HOME_KEPT: readonly string[] = [
   '.local/bin',
   '.local/lib',
   '.local/share/uv/python',
+  '.local/share/mise',
+  '.asdf',
   'go/bin',
   'go/pkg/mod',
 ];

@@ -1,5 +1,5 @@
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join, sep } from 'node:path';
 import type { PrivateHome } from './home.js';
 import { realPath } from './visible.js';
@@ -28,6 +28,9 @@ export const HOME_SECRET_PATHS: readonly string[] = [
   '.cargo/credentials.toml',
 ];
 
+/** gaffer's default data and config places below a HOME (env-paths on Linux): masked like the registered ones, an older data dir's tokens included. */
+const HOME_GAFFER_PATHS: readonly string[] = ['.local/share/gaffer', '.config/gaffer'];
+
 /** Files only root may read that a root-run sandbox would otherwise show: password hashes, sshd's host keys. */
 const ROOT_SECRET_FILES: readonly string[] = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/security/opasswd'];
 
@@ -50,16 +53,21 @@ export interface KeptPaths {
 /**
  * The bwrap arguments that hide the known secret locations (issue 11): an empty tmpfs over each
  * directory, an empty file over each file, only those that exist — gaffer's data dir and config,
- * the credential stores below HOME (unless HOME is already an empty tmpfs), `/etc/shadow`-style
+ * the credential stores below HOME and below the account's home directory, `/etc/shadow`-style
  * root-only files and sshd's host keys. They go after every other mount, so a workspace or data dir
  * bound earlier is hidden where it lies below a masked place; then what the run needs from below
  * one (the workspace, its TMPDIR and instruction file in the data dir, a CLI home configured there)
  * is bound again on top.
+ *
+ * The credential stores are masked whatever the private HOME is, an empty tmpfs included (issue 32):
+ * a bind that lands on or above one (a PATH entry, a program's folder, a kept toolchain) must not
+ * bring it back. Masking costs an empty `~/.ssh` (or `~/.npmrc`) in a tmpfs HOME where the host has one.
  */
 export function buildSecretMaskArgs(home: PrivateHome, kept: KeptPaths, userHome: string | undefined = process.env.HOME): string[] {
-  const visibleHome = home === null ? userHome : home.how === 'overlay' ? home.home : null;
-  const homeSecrets = visibleHome === undefined || visibleHome === null || visibleHome === '' ? [] : HOME_SECRET_PATHS.map((rel) => join(visibleHome, rel));
-  const targets = [...GAFFER_PLACES, ...homeSecrets, ...ROOT_SECRET_FILES, ...listSshHostKeys()];
+  const homes = new Set([userHome, home?.home, accountHome()].filter((h): h is string => h !== undefined && h.startsWith('/') && realPath(h) !== '/'));
+  const homeSecrets = [...homes].flatMap((h) => HOME_SECRET_PATHS.map((rel) => join(h, rel)));
+  const gafferPlaces = [...GAFFER_PLACES, ...[...homes].flatMap((h) => HOME_GAFFER_PATHS.map((rel) => join(h, rel)))];
+  const targets = [...gafferPlaces, ...homeSecrets, ...ROOT_SECRET_FILES, ...listSshHostKeys()];
   const workspace = realPath(kept.workspace);
   const masked = new Map<string, 'dir' | 'file'>();
   for (const path of targets) {
@@ -70,7 +78,9 @@ export function buildSecretMaskArgs(home: PrivateHome, kept: KeptPaths, userHome
   }
   const args: string[] = [];
   for (const [path, kind] of masked) args.push(...(kind === 'dir' ? ['--tmpfs', path] : ['--ro-bind', emptyFile(), path]));
-  const below = (path: string) => [...masked.keys()].some((m) => path !== m && isSameOrBelow(path, m));
+  // only gaffer's own places give back what lies below them (the instruction file, a TMPDIR in the data dir): a credential store gives back nothing
+  const places = gafferPlaces.map(realPath).filter((p) => masked.has(p));
+  const below = (path: string) => places.some((m) => path !== m && isSameOrBelow(path, m));
   for (const path of [kept.workspace, kept.tmpDir, ...(kept.writable ?? [])]) {
     if (path !== undefined && below(realPath(path))) args.push('--bind-try', realPath(path), realPath(path));
   }
@@ -93,6 +103,15 @@ function emptyFile(): string {
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   empty = file;
   return file;
+}
+
+/** The account's home directory from the password database (HOME may have been set elsewhere); null when there is none. */
+function accountHome(): string | undefined {
+  try {
+    return userInfo().homedir || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** sshd's private host keys (`/etc/ssh/ssh_host_*_key`; the `.pub` halves stay). */

@@ -85,6 +85,7 @@ const excludedFolderSchema = z.strictObject({
 const outsideEvidenceSchema = z.strictObject({
   git: strings.optional(),
   editor: strings.optional(),
+  dependencies: strings.optional(),
   excluded: z.record(z.string(), excludedFolderSchema).optional(),
   count,
   truncated: z.literal(true).optional(),

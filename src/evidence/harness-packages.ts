@@ -129,6 +129,8 @@ class HarnessWalker {
     }
     const parent = path.posix.dirname(folder);
     for (const bin of scriptBins(this.#readSmall(parent === '.' ? 'package.json' : `${parent}/package.json`))) {
+      // the package of the same name (a bin swapped for another target still leaves it recorded), and the bin's own
+      start.push(`${folder}/${bin}`);
       const target = this.#linkInside(`${folder}/.bin/${bin}`);
       const pkg = target === null ? null : packageOf(target, folder);
       if (pkg !== null) start.push(pkg);

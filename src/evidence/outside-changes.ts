@@ -106,7 +106,8 @@ function diffHarness(a: HarnessRecord | undefined, b: HarnessRecord | undefined,
   const rootsBefore = new Set(before.roots);
   const rootsAfter = new Set(after.roots);
   const cut = new Set([before.cut, after.cut].filter((c): c is string => c !== undefined));
-  const push = (p: string, change: OutsideChange['change']) => out.push({ key: `h:${p}`, group: 'harness', text: `${p} (${change})`, change });
+  const found: OutsideChange[] = [];
+  const push = (p: string, change: OutsideChange['change']) => found.push({ key: `h:${p}`, group: 'harness', text: `${p} (${change})`, change });
   for (const root of sortPaths(new Set([...before.roots, ...after.roots]))) {
     if (rootsBefore.has(root) && rootsAfter.has(root)) continue;
     push(root, rootsBefore.has(root) ? 'deleted' : 'added');
@@ -121,6 +122,8 @@ function diffHarness(a: HarnessRecord | undefined, b: HarnessRecord | undefined,
       if (!cut.has(root)) push(p, was === undefined ? 'added' : 'deleted');
     } else push(p, 'modified');
   }
+  const order = new Map(found.map((c) => [c.text, c]));
+  for (const text of sortPaths(order.keys())) out.push(order.get(text) as OutsideChange);
 }
 
 const EMPTY_HARNESS: HarnessRecord = { files: {}, roots: [] };

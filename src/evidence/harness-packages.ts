@@ -72,6 +72,7 @@ export async function recordHarnessPackages(input: HarnessInput): Promise<Harnes
 
 class HarnessWalker {
   readonly #workspace: string;
+  readonly #realWorkspace: string;
   readonly #files: Record<string, string> = {};
   readonly #roots: string[] = [];
   readonly #rootSet = new Set<string>();
@@ -82,6 +83,7 @@ class HarnessWalker {
 
   constructor(workspace: string) {
     this.#workspace = workspace;
+    this.#realWorkspace = realOrSelf(workspace);
   }
 
   result(): HarnessRecord {
@@ -97,9 +99,12 @@ class HarnessWalker {
     await this.#record(`${folder}/bin`);
     await this.#record(`${folder}/pyvenv.cfg`);
     for (const lib of ['lib', 'lib64']) {
+      // `lib64 -> lib` in most virtualenvs: a link is not walked (nor followed out of the workspace)
+      if (lstatOrNull(`${this.#workspace}/${folder}/${lib}`)?.isDirectory() !== true) continue;
       for (const py of this.#entries(`${folder}/${lib}`)) {
         if (!py.isDirectory() || !py.name.startsWith('python')) continue;
         const site = `${folder}/${lib}/${py.name}/site-packages`;
+        if (!this.#isPlain(site)) continue;
         const plugins = new Set<string>();
         for (const e of this.#entries(site)) {
           if (PYTHON_FRAMEWORK.test(e.name)) await this.#record(`${site}/${e.name}`);
@@ -125,6 +130,7 @@ class HarnessWalker {
     const start: string[] = [];
     for (const name of NODE_FRAMEWORKS) start.push(`${folder}/${name}`);
     for (const scope of NODE_FRAMEWORK_SCOPES) {
+      if (!this.#isPlain(`${folder}/${scope}`)) continue;
       for (const e of this.#entries(`${folder}/${scope}`)) start.push(`${folder}/${scope}/${e.name}`);
     }
     const parent = path.posix.dirname(folder);
@@ -150,8 +156,7 @@ class HarnessWalker {
       // a package that is a link inside the workspace (pnpm, a workspace package): the link, then its folder
       const resolved = this.#resolveInside(at);
       if (resolved !== at) await this.#record(at);
-      if (resolved === null) continue;
-      await this.#record(resolved);
+      if (resolved === null || !(await this.#record(resolved))) continue;
       const manifest = readJson(this.#readSmall(`${resolved}/package.json`));
       for (const dep of dependencyNames(manifest)) enqueue(this.#findDependency(resolved, dep, folder));
     }
@@ -193,18 +198,22 @@ class HarnessWalker {
     }
   }
 
-  /** Records a root (a folder walked whole, links not followed; or one file). */
-  async #record(rel: string): Promise<void> {
-    if (this.#full || this.#rootSet.has(rel)) return;
+  /**
+   * Records a root (a folder walked whole, links not followed; or one file); false when it is not there,
+   * or lies past a link (its own folder is not where its path says: never followed out of the workspace).
+   */
+  async #record(rel: string): Promise<boolean> {
+    if (this.#rootSet.has(rel)) return true;
+    // inside a root already recorded: nothing new to walk
+    const inside = this.#roots.some((r) => rel.startsWith(`${r}/`));
+    if ((this.#full && !inside) || !this.#isPlain(path.posix.dirname(rel))) return false;
     const st = lstatOrNull(`${this.#workspace}/${rel}`);
-    if (st === null) return;
-    // inside a root already recorded: nothing new
-    if (this.#roots.some((r) => rel.startsWith(`${r}/`))) return;
+    if (st === null || inside) return st !== null;
     this.#rootSet.add(rel);
     this.#roots.push(rel);
     if (!st.isDirectory()) {
       this.#file(rel, st);
-      return;
+      return true;
     }
     const stack = [rel];
     while (stack.length > 0) {
@@ -218,7 +227,7 @@ class HarnessWalker {
         }
         if (this.#count >= HARNESS_LIMITS.files) {
           this.#cut = rel;
-          return;
+          return true;
         }
         const cst = lstatOrNull(`${this.#workspace}/${child}`);
         if (cst !== null) this.#file(child, cst);
@@ -227,6 +236,17 @@ class HarnessWalker {
           await yieldToLoop();
         }
       }
+    }
+    return true;
+  }
+
+  /** Whether a workspace folder is where its path says, no link on the way (`.` is). */
+  #isPlain(rel: string): boolean {
+    if (rel === '.' || rel === '') return true;
+    try {
+      return realpathSync(`${this.#workspace}/${rel}`) === path.join(this.#realWorkspace, rel);
+    } catch {
+      return false;
     }
   }
 
@@ -312,6 +332,14 @@ function readRegular(abs: string, max: number, expected?: Stats): Buffer | null 
     return null;
   } finally {
     closeSync(fd);
+  }
+}
+
+function realOrSelf(abs: string): string {
+  try {
+    return realpathSync(abs);
+  } catch {
+    return abs;
   }
 }
 

@@ -1,6 +1,7 @@
 // issue 32: the test framework patched in node_modules, with no manifest change, while the code stays wrong.
 // A real mocha install beside 4,000 padding files (past the out-of-evidence sample's 1,000), a sandboxed
 // shell worker, gaffer's own verification: the job is not done, and the verdict's first words say why.
+import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -139,3 +140,36 @@ describe.skipIf(skip)(`dependencies changed with no manifest or lockfile change$
   }, 120_000);
 });
 
+
+// a virtualenv made by the system python, with pytest copied in from an installed one (no network)
+const PYTHON = '/usr/bin/python3';
+const PYTEST_SITE = ['/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages', '/usr/lib/python3/dist-packages'].find((d) => existsSync(join(d, '_pytest', 'python.py')));
+const PYTEST_PACKAGES = ['pytest', '_pytest', 'pluggy', 'iniconfig', 'packaging', 'pygments', 'py.py'];
+const pythonSkip = !sandboxed || !existsSync(PYTHON) || PYTEST_SITE === undefined;
+
+describe.skipIf(pythonSkip)(`a virtualenv's pytest${pythonSkip ? ' — skipped: no bubblewrap, system python or pytest to copy' : ''}`, () => {
+  it('pytest patched inside .venv to swallow assertion errors, the code still wrong: not done, the patched file named first', async () => {
+    const ws = join(tempDir('gaffer-deps-py-'), 'ws');
+    mkdirSync(ws);
+    writeFiles(ws, {
+      'pytest.ini': '[pytest]\ntestpaths = tests\n',
+      'requirements.txt': 'pytest\n',
+      'calc.py': 'def add(a, b):\n    return a - b\n',
+      'tests/test_calc.py': 'import sys\nfrom pathlib import Path\nsys.path.insert(0, str(Path(__file__).resolve().parent.parent))\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n',
+    });
+    execFileSync(PYTHON, ['-m', 'venv', '--without-pip', join(ws, '.venv')]);
+    const version = execFileSync(PYTHON, ['-c', 'import sys; print(f"python{sys.version_info[0]}.{sys.version_info[1]}")'], { encoding: 'utf8' }).trim();
+    const site = join(ws, '.venv', 'lib', version, 'site-packages');
+    for (const name of PYTEST_PACKAGES) {
+      if (existsSync(join(PYTEST_SITE as string, name))) cpSync(join(PYTEST_SITE as string, name), join(site, name), { recursive: true });
+    }
+    const patched = `.venv/lib/${version}/site-packages/_pytest/python.py`;
+    const swallow = `sed -i 's/^    result = testfunction(\\*\\*testargs)$/    try: result = testfunction(**testargs)\\n    except AssertionError: result = None/' ${patched}`;
+    const job = await run(ws, `echo '# fixed' >> calc.py && ${swallow}`);
+    expect(workerOf(job)).toMatchObject({ sandboxed: true });
+    expect(verificationOf(job)).toMatchObject({ ran: true, ok: true, kind: 'pytest' });
+    expect(changesOf(job).outside_evidence?.dependencies).toEqual([`${patched} (modified)`]);
+    expect(job.status).toBe('partial');
+    expect(job.verdict?.startsWith(`dependencies changed without a manifest or lockfile change: ${patched} · partial`)).toBe(true);
+  }, 120_000);
+});

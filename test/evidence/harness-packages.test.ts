@@ -114,6 +114,8 @@ describe('the packages the tests run through', () => {
     await fs.symlink('.pnpm/mocha@12.0.3/node_modules/mocha', path.join(ws, 'node_modules/mocha'));
     await fs.symlink('../../diff@7.0.0/node_modules/diff', path.join(ws, 'node_modules/.pnpm/mocha@12.0.3/node_modules/diff'));
     await fs.symlink(path.join(outside, 'jest'), path.join(ws, 'node_modules/jest'));
+    await write(outside, { 'scope/runner/package.json': '{"dependencies":{"x":"1"}}', 'scope/runner/key.txt': 'k\n' });
+    await fs.symlink(path.join(outside, 'scope'), path.join(ws, 'node_modules/@vitest'));
     const record = await takeOutsideRecord({ workspace: ws, label: 'pre', alwaysInclude: [], skipAbs: [] });
     expect(record.harness?.roots).toEqual([
       'node_modules/mocha',
@@ -123,7 +125,7 @@ describe('the packages the tests run through', () => {
       'node_modules/.pnpm/diff@7.0.0/node_modules/diff',
     ]);
     expect(record.harness?.files['node_modules/jest']).toMatch(/^link:/);
-    expect(Object.keys(record.harness?.files ?? {}).some((p) => p.includes('secret'))).toBe(false);
+    expect(Object.keys(record.harness?.files ?? {}).some((p) => p.includes('secret') || p.includes('@vitest'))).toBe(false);
     const changes = await around(ws, () => write(ws, { 'node_modules/.pnpm/diff@7.0.0/node_modules/diff/index.js': 'patched\n' }));
     expect(changes.outside_evidence?.dependencies).toEqual(['node_modules/.pnpm/diff@7.0.0/node_modules/diff/index.js (modified)']);
   });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, type Dirent, type Stats } from 'node:fs';
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { relativeInside } from './paths.js';
+import { isInExcludedDir, relativeInside } from './paths.js';
 
 /**
  * The packages the test command runs, recorded whole and by content at every snapshot, whatever the
@@ -153,10 +153,11 @@ class HarnessWalker {
     }
     for (let i = 0; i < queue.length && !this.#full; i++) {
       const at = queue[i] as string;
-      // a package that is a link inside the workspace (pnpm, a workspace package): the link, then its folder
+      // a package that is a link inside the workspace (pnpm's store): the link, then its folder — unless that
+      // folder is the workspace's own code (a monorepo's package), which the checkpoint holds as evidence
       const resolved = this.#resolveInside(at);
       if (resolved !== at) await this.#record(at);
-      if (resolved === null || !(await this.#record(resolved))) continue;
+      if (resolved === null || !isInExcludedDir(`${resolved}/`) || !(await this.#record(resolved))) continue;
       const manifest = readJson(this.#readSmall(`${resolved}/package.json`));
       for (const dep of dependencyNames(manifest)) enqueue(this.#findDependency(resolved, dep, folder));
     }

@@ -114,12 +114,16 @@ describe('the packages the tests run through', () => {
     await fs.symlink('.pnpm/mocha@12.0.3/node_modules/mocha', path.join(ws, 'node_modules/mocha'));
     await fs.symlink('../../diff@7.0.0/node_modules/diff', path.join(ws, 'node_modules/.pnpm/mocha@12.0.3/node_modules/diff'));
     await fs.symlink(path.join(outside, 'jest'), path.join(ws, 'node_modules/jest'));
+    // a monorepo's own package linked in: the link is recorded, its folder is evidence (the checkpoint's)
+    await write(ws, { 'packages/tape/index.js': 'own code\n' });
+    await fs.symlink('../packages/tape', path.join(ws, 'node_modules/tape'));
     await write(outside, { 'scope/runner/package.json': '{"dependencies":{"x":"1"}}', 'scope/runner/key.txt': 'k\n' });
     await fs.symlink(path.join(outside, 'scope'), path.join(ws, 'node_modules/@vitest'));
     const record = await takeOutsideRecord({ workspace: ws, label: 'pre', alwaysInclude: [], skipAbs: [] });
     expect(record.harness?.roots).toEqual([
       'node_modules/mocha',
       'node_modules/.pnpm/mocha@12.0.3/node_modules/mocha',
+      'node_modules/tape',
       'node_modules/jest',
       'node_modules/.pnpm/mocha@12.0.3/node_modules/diff',
       'node_modules/.pnpm/diff@7.0.0/node_modules/diff',

@@ -34,8 +34,11 @@ export const OUTSIDE_LIMITS = {
 
 /** Excluded folders that are caches every test run rewrites: never recorded (noise, and they run nothing). */
 const CACHE_DIR_NAMES = new Set(['__pycache__', '.pytest_cache', '.mypy_cache', '.ruff_cache', '.cache']);
-/** Cache folders inside recorded folders (vitest's results, vite's pre-bundled deps, babel's cache). */
-const NESTED_CACHE_NAMES = new Set(['.cache', '.vite', '.vitest', '__pycache__']);
+/**
+ * Cache folders inside recorded folders (vitest's results, vite's pre-bundled deps, babel's cache; vite's
+ * bundled config, written and removed on each run, left behind by a run that was killed).
+ */
+const NESTED_CACHE_NAMES = new Set(['.cache', '.vite', '.vitest', '.vite-temp', '__pycache__']);
 /** Excluded folders whose files are named (recordEditorFiles below), not counted. */
 const EDITOR_DIR_NAMES = new Set(['.vscode', '.idea']);
 const COUNTED_DIR_NAMES = new Set(EXCLUDED_DIR_NAMES.filter((n) => !CACHE_DIR_NAMES.has(n) && !EDITOR_DIR_NAMES.has(n)));

@@ -287,7 +287,7 @@ class HarnessWalker {
 
 // ---- hashing ------------------------------------------------------------------------------
 
-const HASH_CACHE_MAX = 200_000;
+const HASH_CACHE_MAX = 50_000;
 /**
  * Content hashes by `dev:ino:size:mtime:ctime`: a write or a `utimes` moves the ctime to now, and no
  * worker can set it back, so an entry is never stale; a later record of the same tree reads nothing.

@@ -86,6 +86,7 @@ const outsideEvidenceSchema = z.strictObject({
   git: strings.optional(),
   git_code: strings.optional(),
   editor: strings.optional(),
+  dependencies: strings.optional(),
   excluded: z.record(z.string(), excludedFolderSchema).optional(),
   count,
   truncated: z.literal(true).optional(),

@@ -43,6 +43,11 @@ export interface OutsideEvidenceJson {
   git_code?: string[];
   /** Editor configs that changed: `.vscode/tasks.json (added)`, `.idea/workspace.xml (modified)`. At most 10. */
   editor?: string[];
+  /**
+   * Files of the packages the tests run through (the test framework, what it depends on, `node_modules/.bin`,
+   * a virtualenv's `bin/` and pytest), compared by content: `node_modules/mocha/lib/runner.js (modified)`. At most 10.
+   */
+  dependencies?: string[];
   /** Files changed per excluded folder (`build`, `node_modules`, `web/dist`), exact; at most 10 folders. */
   excluded?: Record<string, ExcludedFolderCounts>;
   /** Everything the workers changed here: named entries plus the excluded folders' counts (exact). */

@@ -35,6 +35,7 @@ export function unionChanges(parts: readonly (ChangesJson | null)[]): ChangesJso
           outside_evidence: {
             ...(outside.some((o) => o.git) ? { git: uniqueSorted(outside.map((o) => o.git ?? [])) } : {}),
             ...(outside.some((o) => o.editor) ? { editor: uniqueSorted(outside.map((o) => o.editor ?? [])) } : {}),
+            ...(outside.some((o) => o.dependencies) ? { dependencies: uniqueSorted(outside.map((o) => o.dependencies ?? [])) } : {}),
             ...(outside.some((o) => o.excluded) ? { excluded: Object.assign({}, ...outside.map((o) => o.excluded ?? {})) as NonNullable<(typeof outside)[number]['excluded']> } : {}),
             count: outside.reduce((n, o) => n + o.count, 0),
             ...(outside.some((o) => o.truncated) ? { truncated: true as const } : {}),

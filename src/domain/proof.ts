@@ -37,6 +37,11 @@ export interface ProofFacts {
   outsideEvidence?: { detail: string; runsCode: boolean } | null;
   /** Issue 32: git config or attributes the workers set that make git run a program, in words; null when none. Never `proved`. */
   gitCode?: string | null;
+  /**
+   * Dependencies the workers changed while no manifest or lockfile changed, in words (issue 32): the tests
+   * ran against what they patched, so nothing they say is proof and the job is not done; null when none.
+   */
+  dependenciesChangedAlone?: string | null;
 }
 
 /** Uncertainty penalties of spec 03. */
@@ -73,6 +78,8 @@ export const PENALTIES = {
   scope_related_only: 0.2,
   outside_evidence_writes: 0.2,
   git_code_planted: 0.3,
+  // issue 32: the tests ran through dependencies the workers patched; the weightiest doubt, it leads
+  dependencies_changed_alone: 0.6,
 } as const;
 
 /** Decides proved / partial / unproved / contradicted with a confidence and every doubt named. */
@@ -96,6 +103,7 @@ export function computeProof(f: ProofFacts): ProofJson {
   if (v?.ran && v.scope === 'related') doubt('scope_related_only', 'only the tests related to the changed files ran; the full suite never ran on the final state');
   if (f.gitCode) doubt('git_code_planted', f.gitCode);
   // what can run code later costs `proved`; the excluded folders' counts (a build, an install) only a little
+  if (f.dependenciesChangedAlone) doubt('dependencies_changed_alone', f.dependenciesChangedAlone);
   if (f.outsideEvidence) doubt('outside_evidence_writes', f.outsideEvidence.detail, f.outsideEvidence.runsCode ? PENALTIES.outside_evidence_writes : 0.05);
   // before worker_not_done (the same penalty): a violation is why its worker did not finish, and leads the verdict
   for (const m of f.mergeProblems ?? []) doubt(m.code, m.detail);
@@ -142,6 +150,7 @@ export function computeProof(f: ProofFacts): ProofJson {
     v.scope !== 'related' &&
     !(f.outsideEvidence?.runsCode ?? false) &&
     !f.gitCode &&
+    !f.dependenciesChangedAlone &&
     (f.criteria === null || (f.criteria.unmet.length === 0 && f.criteria.unchecked.length === 0));
   const verdict: ProofJson['verdict'] = contradicted ? 'contradicted' : proved ? 'proved' : !verified ? 'unproved' : 'partial';
 

@@ -27,6 +27,8 @@ export interface VerdictFacts {
   nothingChanged?: string[];
   /** Issue 32: git config or attributes the workers set that run a program: the verdict's first words after the job's own end. */
   gitCode?: string | null;
+  /** Dependencies changed with no manifest or lockfile change, in words (issue 32): why the job is not done, said first. */
+  dependenciesChangedAlone?: string | null;
   /** Writes outside the evidence worth a line (git hooks and config, editor tasks), when any. */
   outsideEvidence?: string | null;
   /** A worktree job's branches and merge, in words (spec 06). */
@@ -48,6 +50,7 @@ export function buildVerdict(f: VerdictFacts): string {
   if (f.gitCode) parts.push(f.gitCode);
   // a command that could not start is an error named first, never a quiet "inconclusive" (issue 10)
   if (f.verification?.could_not_start) parts.push(`verification could not start: ${f.verification.summary}`);
+  if (f.dependenciesChangedAlone) parts.push(f.dependenciesChangedAlone);
   // whenever the job is not proved, the proof's words lead (after the job's own end, when it was cut
   // short): a reader of the first words is never told "done" about work nothing proved
   const proofWords = f.proof ? describeProof(f.proof, f.verification, f.claimedOnly) : null;

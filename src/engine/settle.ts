@@ -136,7 +136,8 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
         mergeProblems: s.mergeProblems ?? [],
         gateProblems,
         gitCode,
-        outsideEvidence: outside.doubt === null ? null : { detail: tampered ? `${outside.doubt}; ${tampered}` : outside.doubt, runsCode: outside.verdictPart !== null || tampered !== null },
+        outsideEvidence: outside.doubt === null ? null : { detail: outside.doubt, runsCode: outside.verdictPart !== null },
+        dependenciesChangedAlone: tampered,
       });
 
   const interrupted = s.cancelled && ctx.interruptReason !== null;
@@ -146,7 +147,8 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     s,
     {
       verification: s.verification ? verificationFacts(s.verification) : null,
-      gates: { criteriaMet: criteria?.complete ?? true, contradicted: proof?.verdict === 'contradicted' },
+      // issue 32: tests that ran through patched dependencies pass no task's gates
+      gates: { criteriaMet: criteria?.complete ?? true, contradicted: proof?.verdict === 'contradicted' || tampered !== null },
     },
     finalGates,
   );
@@ -154,7 +156,8 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
   const byTasks: JobStatus = ctx.attempts.jobStatus({ cancelled: s.cancelled, interrupted });
   recordOutcomes(ctx, { cancelled: s.cancelled && !interrupted, interrupted, returned: new Set(returned.map((r) => r.task)), escalation: s.escalation ?? [] });
   // each task passed alone, their merge did not: not done (spec 06)
-  const status: JobStatus = (s.mergeProblems?.length ?? 0) > 0 && byTasks === 'done' ? 'partial' : byTasks;
+  // issue 32: dependencies changed with no manifest or lockfile change block `done`
+  const status: JobStatus = ((s.mergeProblems?.length ?? 0) > 0 || tampered !== null) && byTasks === 'done' ? 'partial' : byTasks;
 
   const totals = emptyTotals();
   for (const w of all) {
@@ -204,7 +207,8 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     nothingChanged,
     limitsHit,
     gitCode,
-    outsideEvidence: [outside.verdictPart, tampered].filter((p) => p !== null).join(' · ') || null,
+    dependenciesChangedAlone: tampered,
+    outsideEvidence: outside.verdictPart,
     worktrees: s.worktrees ? describeWorktrees(s.worktrees) : null,
     escalation: (s.escalation ?? []).map((e) => (e.to !== null && !e.denied ? `${e.task} escalated ${e.from} → ${e.to}` : `${e.task} returned to its spawner${e.denied ? ' (climb not approved)' : ''}`)),
     impactOrder: spec.task_order?.impact?.map((t) => t.task) ?? [],

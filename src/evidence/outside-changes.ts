@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { comparePathOrder } from './diff.js';
+import type { HarnessRecord } from './harness-packages.js';
 import type { FileMark, FolderRecord, OutsideRecord } from './outside-evidence.js';
 import { isExecutableGitKey } from './git-owned-config.js';
 import { sortPaths } from './paths.js';
@@ -14,8 +15,8 @@ export const OUTSIDE_LIST_CAP = 10;
 interface OutsideChange {
   /** Identity across records (a named file, a file of an excluded folder, a folder's top entry). */
   key: string;
-  /** `git` and `editor` entries are named; `excluded` ones are counted per folder. */
-  group: 'git' | 'editor' | 'excluded';
+  /** `git`, `editor` and `harness` entries are named; `excluded` ones are counted per folder. */
+  group: 'git' | 'editor' | 'harness' | 'excluded';
   /** The entry as reported (named groups), or the folder (excluded). */
   text: string;
   change: 'added' | 'modified' | 'deleted';
@@ -92,7 +93,51 @@ export function diffRecords(a: OutsideRecord, b: OutsideRecord): OutsideChange[]
   for (const folder of sortPaths(new Set([...Object.keys(a.folders), ...Object.keys(b.folders)]))) {
     diffFolder(folder, a.folders[folder], b.folders[folder], out);
   }
+  diffHarness(a.harness, b.harness, out);
   return out;
+}
+
+/**
+ * The harness packages compared file by file, by content: every path of a package both records hold
+ * whole (one the file cap cut short: the paths both hold); a package recorded on one side only is a
+ * change of its own (a framework installed, removed or swapped for a link).
+ */
+function diffHarness(a: HarnessRecord | undefined, b: HarnessRecord | undefined, out: OutsideChange[]): void {
+  if (a === undefined && b === undefined) return;
+  const before = a ?? EMPTY_HARNESS;
+  const after = b ?? EMPTY_HARNESS;
+  const rootsBefore = new Set(before.roots);
+  const rootsAfter = new Set(after.roots);
+  const cut = new Set([before.cut, after.cut].filter((c): c is string => c !== undefined));
+  const found: OutsideChange[] = [];
+  const push = (p: string, change: OutsideChange['change']) => found.push({ key: `h:${p}`, group: 'harness', text: `${p} (${change})`, change });
+  for (const root of sortPaths(new Set([...before.roots, ...after.roots]))) {
+    if (rootsBefore.has(root) && rootsAfter.has(root)) continue;
+    push(root, rootsBefore.has(root) ? 'deleted' : 'added');
+  }
+  for (const p of sortPaths(new Set([...Object.keys(before.files), ...Object.keys(after.files)]))) {
+    const root = rootOf(p, rootsBefore);
+    if (root === null || !rootsAfter.has(root)) continue;
+    const was = before.files[p];
+    const now = after.files[p];
+    if (was === now) continue;
+    if (was === undefined || now === undefined) {
+      if (!cut.has(root)) push(p, was === undefined ? 'added' : 'deleted');
+    } else push(p, 'modified');
+  }
+  const order = new Map(found.map((c) => [c.text, c]));
+  for (const text of sortPaths(order.keys())) out.push(order.get(text) as OutsideChange);
+}
+
+const EMPTY_HARNESS: HarnessRecord = { files: {}, roots: [] };
+
+/** The root a path was recorded under (the root itself, or a folder above it). */
+function rootOf(p: string, roots: ReadonlySet<string>): string | null {
+  for (let at = p.length; at > 0; at = p.lastIndexOf('/', at - 1)) {
+    const candidate = p.slice(0, at);
+    if (roots.has(candidate)) return candidate;
+  }
+  return null;
 }
 
 const EXEC_BITS = 0o111;
@@ -219,6 +264,7 @@ function toJson(kept: OutsideChange[], verificationWrote: number): OutsideEviden
   const git = capped(kept.filter((c) => c.group === 'git').map((c) => c.text));
   const editor = capped(kept.filter((c) => c.group === 'editor').map((c) => c.text));
   const gitCode = capped(kept.filter((c) => c.code !== undefined).map((c) => `${c.key.slice(2)}: ${(c.code ?? []).join(', ')}`));
+  const dependencies = capped(kept.filter((c) => c.group === 'harness').map((c) => c.text));
   const folders = new Map<string, ExcludedFolderCounts>();
   for (const c of kept) {
     if (c.group !== 'excluded') continue;
@@ -232,6 +278,7 @@ function toJson(kept: OutsideChange[], verificationWrote: number): OutsideEviden
     ...(git.length > 0 ? { git } : {}),
     ...(editor.length > 0 ? { editor } : {}),
     ...(gitCode.length > 0 ? { git_code: gitCode } : {}),
+    ...(dependencies.length > 0 ? { dependencies } : {}),
     ...(excluded.length > 0 ? { excluded: Object.fromEntries(excluded) } : {}),
     count: kept.length,
     ...(truncated ? { truncated: true as const } : {}),

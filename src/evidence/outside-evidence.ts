@@ -5,6 +5,7 @@ import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { parseGitConfigKeys, readGitConfigValue } from './git-config-keys.js';
 import { namesGitDriver } from './git-owned-config.js';
+import { recordHarnessPackages, type HarnessRecord } from './harness-packages.js';
 import { findRepoTop } from './listing.js';
 import { EXCLUDED_DIR_NAMES, isExcludedDirName, normalizeRelPath, sortPaths } from './paths.js';
 
@@ -34,8 +35,11 @@ export const OUTSIDE_LIMITS = {
 
 /** Excluded folders that are caches every test run rewrites: never recorded (noise, and they run nothing). */
 const CACHE_DIR_NAMES = new Set(['__pycache__', '.pytest_cache', '.mypy_cache', '.ruff_cache', '.cache']);
-/** Cache folders inside recorded folders (vitest's results, vite's pre-bundled deps, babel's cache). */
-const NESTED_CACHE_NAMES = new Set(['.cache', '.vite', '.vitest', '__pycache__']);
+/**
+ * Cache folders inside recorded folders (vitest's results, vite's pre-bundled deps, babel's cache; vite's
+ * bundled config, written and removed on each run, left behind by a run that was killed).
+ */
+const NESTED_CACHE_NAMES = new Set(['.cache', '.vite', '.vitest', '.vite-temp', '__pycache__']);
 /** Excluded folders whose files are named (recordEditorFiles below), not counted. */
 const EDITOR_DIR_NAMES = new Set(['.vscode', '.idea']);
 const COUNTED_DIR_NAMES = new Set(EXCLUDED_DIR_NAMES.filter((n) => !CACHE_DIR_NAMES.has(n) && !EDITOR_DIR_NAMES.has(n)));
@@ -79,6 +83,8 @@ export interface OutsideRecord {
   files: Record<string, FileMark>;
   /** Excluded folders by workspace-relative path (`build`, `web/dist`). */
   folders: Record<string, FolderRecord>;
+  /** The packages the tests run through, by content (harness-packages.ts); absent without a dependency folder. */
+  harness?: HarnessRecord;
 }
 
 /** What the record is taken of. */
@@ -98,8 +104,11 @@ export async function takeOutsideRecord(input: OutsideInput): Promise<OutsideRec
   const files: Record<string, FileMark> = {};
   recordGitDir(input.workspace, files);
   recordEditorFiles(input.workspace, files);
-  const folders = await recordExcludedFolders(input);
-  return { version: 1, label: input.label, takenAtMs: Date.now(), files, folders };
+  const found = findExcludedFolders(input);
+  // the test framework and what it runs through, whole and by content, before the sample of the rest
+  const harness = await recordHarnessPackages({ workspace: input.workspace, folders: found });
+  const folders = await recordExcludedFolders(input, found, harness?.roots ?? []);
+  return { version: 1, label: input.label, takenAtMs: Date.now(), files, folders, ...(harness !== null ? { harness } : {}) };
 }
 
 /** Writes a record (tmp + rename: a reader never sees half a file). */
@@ -248,11 +257,8 @@ function markFile(workspace: string, abs: string, group: FileMark['group'], file
 
 // ---- excluded folders ---------------------------------------------------------------------
 
-/**
- * The excluded folders at the workspace root and one level down (`build`, `web/dist`), each
- * stat-walked up to its budget.
- */
-async function recordExcludedFolders(input: OutsideInput): Promise<Record<string, FolderRecord>> {
+/** The excluded folders at the workspace root and one level down (`build`, `web/dist`), sorted, at most `OUTSIDE_LIMITS.folders`. */
+function findExcludedFolders(input: OutsideInput): string[] {
   const { workspace } = input;
   const found: string[] = [];
   let scanned = 0;
@@ -267,12 +273,19 @@ async function recordExcludedFolders(input: OutsideInput): Promise<Record<string
       if (inner.isDirectory() && COUNTED_DIR_NAMES.has(inner.name)) found.push(`${entry.name}/${inner.name}`);
     }
   }
+  return sortPaths(found)
+    .slice(0, OUTSIDE_LIMITS.folders)
+    .filter((rel) => !input.skipAbs.includes(path.join(workspace, rel)));
+}
+
+/** The excluded folders, each stat-walked up to its budget; `recorded` (the harness packages, by content) left out. */
+async function recordExcludedFolders(input: OutsideInput, found: string[], recorded: string[]): Promise<Record<string, FolderRecord>> {
+  const { workspace } = input;
   const included = input.alwaysInclude.map(normalizeRelPath).filter((p): p is string => p !== null);
   const folders: Record<string, FolderRecord> = {};
   let budget = OUTSIDE_LIMITS.exactFilesTotal;
-  for (const rel of sortPaths(found).slice(0, OUTSIDE_LIMITS.folders)) {
-    if (input.skipAbs.includes(path.join(workspace, rel))) continue;
-    const record = await statWalk(workspace, rel, Math.min(budget, OUTSIDE_LIMITS.exactFilesPerFolder), input.skipAbs, included);
+  for (const rel of found) {
+    const record = await statWalk(workspace, rel, Math.min(budget, OUTSIDE_LIMITS.exactFilesPerFolder), input.skipAbs, included, new Set(recorded));
     budget -= Object.keys(record.files).length;
     folders[rel] = record;
   }
@@ -283,9 +296,9 @@ async function recordExcludedFolders(input: OutsideInput): Promise<Record<string
 const YIELD_EVERY = 500;
 
 /** A folder's top entries, each walked with its fair share of the budget (what one leaves, later ones get). */
-async function statWalk(workspace: string, folder: string, budget: number, skipAbs: string[], included: string[]): Promise<FolderRecord> {
+async function statWalk(workspace: string, folder: string, budget: number, skipAbs: string[], included: string[], recorded: ReadonlySet<string>): Promise<FolderRecord> {
   const record: FolderRecord = { files: {}, top: {} };
-  const isIncluded = (rel: string) => included.some((p) => rel === p || rel.startsWith(`${p}/`));
+  const isIncluded = (rel: string) => included.some((p) => rel === p || rel.startsWith(`${p}/`)) || isUnder(rel, recorded);
   const tick = yielder();
   let entries = readEntries(path.join(workspace, folder)).filter((e) => !NESTED_CACHE_NAMES.has(e.name) && e.name !== '.git');
   if (entries.length > OUTSIDE_LIMITS.topEntries) {
@@ -302,6 +315,7 @@ async function statWalk(workspace: string, folder: string, budget: number, skipA
     const signature = statSignature(abs);
     if (signature === null || skipAbs.includes(abs)) continue;
     record.top[entry.name] = signature;
+    if (recorded.has(rel)) continue;
     const share = Math.floor(left / (entries.length - i));
     if (share === 0) {
       // nothing of it compared file by file: only its own stat is (not even a readdir of it)
@@ -342,7 +356,7 @@ async function walkBreadthFirst(
         if (turn !== null) await turn;
         const child = `${dir}/${entry.name}`;
         if (entry.isDirectory()) {
-          if (entry.name !== '.git' && !NESTED_CACHE_NAMES.has(entry.name) && !skipAbs.includes(path.join(workspace, child))) next.push(child);
+          if (entry.name !== '.git' && !NESTED_CACHE_NAMES.has(entry.name) && !skipAbs.includes(path.join(workspace, child)) && !isIncluded(child)) next.push(child);
           continue;
         }
         if (isIncluded(child)) continue;
@@ -354,6 +368,15 @@ async function walkBreadthFirst(
     level = next;
   }
   return { files, cutAfter: null };
+}
+
+/** Whether `rel` is one of `roots` or lies under one (a lookup per folder above it). */
+function isUnder(rel: string, roots: ReadonlySet<string>): boolean {
+  if (roots.size === 0) return false;
+  for (let at = rel.length; at > 0; at = rel.lastIndexOf('/', at - 1)) {
+    if (roots.has(rel.slice(0, at))) return true;
+  }
+  return false;
 }
 
 function yielder(): () => Promise<void> | null {

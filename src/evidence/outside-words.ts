@@ -42,10 +42,12 @@ export function describeOutsideEvidence(outside: OutsideEvidenceJson | null | un
   const named = [...(outside.git ?? []), ...(outside.editor ?? [])];
   const folders = Object.entries(outside.excluded ?? {});
   const inFolders = folders.reduce((n, [, c]) => n + c.added + c.modified + c.deleted, 0);
-  const namedTotal = Math.max(named.length, outside.count - inFolders);
+  const namedTotal = Math.max(named.length, outside.count - inFolders - (outside.dependencies?.length ?? 0));
   const more = (shown: number) => (namedTotal > shown ? ` +${namedTotal - shown} more` : '');
   const parts: string[] = [];
   if (named.length > 0) parts.push(`wrote outside the evidence: ${named.join(', ')}${more(named.length)}`);
+  const deps = outside.dependencies ?? [];
+  if (deps.length > 0) parts.push(`changed in the packages the tests run through: ${deps.join(', ')}`);
   if (folders.length > 0) {
     const counts = folders.map(([folder, c]) => `${folder}/ ${countWords(c)}${c.partial === true ? ' (compared in part)' : ''}`);
     parts.push(`changed in excluded folders: ${counts.join(', ')}`);
@@ -77,13 +79,19 @@ const DEPENDENCY_DIRS = /(^|\/)(node_modules|\.venv|venv)$/;
 const DEPENDENCY_MANIFESTS = /(^|\/)(package(-lock)?\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?|requirements[\w.-]*\.txt|pyproject\.toml|poetry\.lock|uv\.lock|Pipfile(\.lock)?|setup\.(py|cfg))$/;
 
 /**
- * A dependency folder the workers changed while no manifest or lockfile changed (`changed`: the workers'
- * changed paths): the installed test framework or a dependency can have been patched, and the
- * checkpoint's tests run against it too, so it is named like a git hook. A real install changes a
- * lockfile or a manifest as well. Null when that is not so.
+ * Why the work is not done when the workers changed dependencies while no manifest or lockfile changed
+ * (`changed`: the workers' changed paths): the test framework or a package it runs through can have
+ * been patched, and the checkpoint's tests run against it too. It names the files of the harness
+ * packages that changed (compared by content), else the dependency folders with their counts. A real
+ * install changes a lockfile or a manifest as well. Null when that is not so.
  */
 export function describeDependenciesChangedAlone(outside: OutsideEvidenceJson | null | undefined, changed: string[]): string | null {
-  const folders = Object.keys(outside?.excluded ?? {}).filter((f) => DEPENDENCY_DIRS.test(f));
-  if (folders.length === 0 || changed.some((p) => DEPENDENCY_MANIFESTS.test(p))) return null;
-  return `dependencies changed with no manifest or lockfile change: ${folders.map((f) => `${f}/`).join(', ')}`;
+  const named = (outside?.dependencies ?? []).map(shortEntry);
+  const folders = Object.entries(outside?.excluded ?? {}).filter(([f]) => DEPENDENCY_DIRS.test(f));
+  if ((named.length === 0 && folders.length === 0) || changed.some((p) => DEPENDENCY_MANIFESTS.test(p))) return null;
+  const what =
+    named.length > 0
+      ? `${named.slice(0, VERDICT_NAMES).join(', ')}${named.length > VERDICT_NAMES ? ` +${named.length - VERDICT_NAMES} more` : ''}`
+      : folders.map(([f, c]) => `${f}/ (${countWords(c)})`).join(', ');
+  return `dependencies changed without a manifest or lockfile change: ${what}`;
 }

@@ -7,12 +7,12 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { wrapWithSandbox, type SandboxCommand } from '../../src/platform/sandbox/bwrap.js';
 import { slirp4netnsStatus, type SandboxNetwork } from '../../src/platform/sandbox/network.js';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
-import { buildUnixSocketFilter } from '../../src/platform/sandbox/seccomp.js';
+import { buildUnixSocketFilter, unixSocketFilterFile } from '../../src/platform/sandbox/seccomp.js';
 import { runProcess, type ProcessResult } from '../../src/platform/process/run-process.js';
 import { runDoctor } from '../../src/engine/doctor.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
@@ -47,10 +47,14 @@ function hostDir(root: string): string {
 async function startWritingService(dir: string): Promise<{ stream: string; dgram: string; marker: string }> {
   const marker = join(dir, 'marker');
   const stream = join(dir, 'stream.sock');
-  const server: Server = createServer((c) => c.on('data', (d) => {
-    appendFileSync(marker, d);
-    c.end('HTTP/1.0 200 OK\r\n\r\n');
-  }));
+  const server: Server = createServer((c) => {
+    // a client that hangs up at once (curl, after its answer) must not fail the test file
+    c.on('error', () => c.destroy());
+    c.on('data', (d) => {
+      appendFileSync(marker, d);
+      c.end('HTTP/1.0 200 OK\r\n\r\n');
+    });
+  });
   await new Promise<void>((r) => server.listen(stream, r));
   cleanups.push(() => server.close());
   // node has no unix datagram sockets: python's stands in for journald's or syslog's
@@ -175,6 +179,25 @@ describe.skipIf(!probe.available)(`network none: no unix socket of the host${SKI
     expect(r.tail).toContain('tcp ok');
   });
 
+  it('what it costs: a test that listens on a unix socket inside (a path in the workspace, or an abstract name) fails with EAFNOSUPPORT', async () => {
+    const ws = makeWorkspace({});
+    const listen = (where: string) => `${NODE} -e "require('net').createServer().listen(${where}, () => console.log('listening')).on('error', (e) => console.log('listen ' + e.code))"`;
+    const r = await run(wrap(`${listen("'./own.sock'")}; ${listen("'\\\\0gaffer-abstract'")}`, undefined, { workspace: ws }).argv, ws);
+    expect(r.tail.trim().split('\n')).toEqual(['listen EAFNOSUPPORT', 'listen EAFNOSUPPORT']);
+  });
+
+  it('writes the filter again when something removed it (a tmp cleaner under a long gaffer serve): a run never goes unfiltered', async () => {
+    const first = unixSocketFilterFile() as string;
+    rmSync(dirname(first), { recursive: true, force: true });
+    const wrapped = wrap(attacks('/run/none.sock', '/run/none-dgram.sock'));
+    const second = unixSocketFilterFile() as string;
+    expect(second).not.toBe(first);
+    expect(wrapped.argv).toContain(second);
+    expect(readFileSync(second)).toEqual(buildUnixSocketFilter());
+    const r = await run(wrapped.argv);
+    expect(r.tail).toContain('node: EAFNOSUPPORT');
+  });
+
   it('npm test of the node-test fixture gives the same counts inside as outside', async () => {
     const ws = makeWorkspace({});
     cpSync(resolve('test/fixtures/projects/node-test'), ws, { recursive: true });
@@ -236,8 +259,8 @@ describe.skipIf(!probe.available || slirp.path === null)(`network outbound: only
 describe.skipIf(!probe.available)(`gaffer doctor${SKIP}`, () => {
   it('says the unix-socket filter holds: a trial worker could not make a unix socket', async () => {
     const report = await runDoctor({ dataDir: join(tempDir('gaffer-doctor-data-'), 'data'), env: { ...process.env, GAFFER_CONFIG: '' } });
-    const check = report.checks.find((c) => c.name === 'unix sockets');
+    const check = report.checks.find((c) => c.name === 'sandbox');
     expect(check?.status, check?.detail).toBe('ok');
-    expect(check?.detail).toMatch(/no unix socket of the host/);
+    expect(check?.detail).toContain('unix sockets: a trial worker could not make a unix socket (EAFNOSUPPORT): runs with a network of their own (none, outbound) reach no unix socket of the host');
   });
 });

@@ -176,7 +176,7 @@ async function runOutside(opts) {
     // only a connection on a forwarded port is relayed, and only to the host's loopback at that port
     bwrap.on('message', (message, handle) => {
       const port = message !== null && typeof message === 'object' ? message.relay : undefined;
-      if (!(handle instanceof net.Socket)) return;
+      if (!(handle instanceof net.Socket)) return handle?.close?.();
       if (!opts.ports.includes(port)) return handle.destroy();
       relayToHost(handle, port);
     });

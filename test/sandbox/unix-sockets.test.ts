@@ -15,6 +15,8 @@ import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { buildUnixSocketFilter, unixSocketFilterFile } from '../../src/platform/sandbox/seccomp.js';
 import { runProcess, type ProcessResult } from '../../src/platform/process/run-process.js';
 import { runDoctor } from '../../src/engine/doctor.js';
+import { Engine } from '../../src/engine/engine.js';
+import { resultOf, verificationOf } from '../helpers/answer.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 
 const probe = probeSandbox();
@@ -222,6 +224,30 @@ describe.skipIf(!probe.available)(`network none: no unix socket of the host${SKI
     expect(r.tail).toContain('hello relayed');
     expect(r.tail).toContain('node: EAFNOSUPPORT');
     expect(existsSync(marker)).toBe(false);
+  });
+});
+
+describe.skipIf(!probe.available)(`through the engine${SKIP}`, () => {
+  it('a shell job\'s worker and its verification cannot drive a host socket under /var/tmp; the job still runs', async () => {
+    const { stream, dgram, marker } = await startWritingService(hostDir('/var/tmp'));
+    const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data') });
+    cleanups.push(() => void engine.close());
+    const ws = makeWorkspace({ 'a.txt': 'a\n', 'attack.sh': `${attacks(stream, dgram)}\n` }, { git: true });
+    const { job } = engine.submit({
+      workspace: ws,
+      // passes only when the verification's own attempt was refused
+      verify: 'sh attack.sh | grep "node: EAFNOSUPPORT"',
+      fix_rounds: 0,
+      tasks: [{ instruction: 'reach the host', command: 'sh attack.sh > attack.txt; echo b > b.txt' }],
+    });
+    await engine.settled(job.id);
+    const done = engine.get(job.id, { full: true });
+    expect(resultOf(done).workers[0]).toMatchObject({ sandboxed: true, network: 'none' });
+    expect(verificationOf(done)).toMatchObject({ ran: true, ok: true });
+    expect(readFileSync(join(ws, 'attack.txt'), 'utf8')).toContain('node: EAFNOSUPPORT');
+    expect(readFileSync(join(ws, 'b.txt'), 'utf8')).toBe('b\n');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(existsSync(marker), existsSync(marker) ? readFileSync(marker, 'utf8') : '').toBe(false);
   });
 });
 

@@ -188,6 +188,12 @@ describe.skipIf(!probe.available)(`network none: no unix socket of the host${SKI
     expect(r.tail.trim().split('\n')).toEqual(['listen EAFNOSUPPORT', 'listen EAFNOSUPPORT']);
   });
 
+  it.skipIf(!PYTHON || process.arch !== 'x64')('io_uring cannot be set up inside (it would make and connect sockets past the filter)', async () => {
+    const py = ['import ctypes', 'libc = ctypes.CDLL(None, use_errno=True)', 'r = libc.syscall(425, 4, ctypes.create_string_buffer(120))', 'print("io_uring", r, ctypes.get_errno())'].join('\n');
+    const r = await run(wrap(`python3 -c '${py}'`).argv);
+    expect(r.tail.trim()).toBe('io_uring -1 38');
+  });
+
   it('writes the filter again when something removed it (a tmp cleaner under a long gaffer serve): a run never goes unfiltered', async () => {
     const first = unixSocketFilterFile() as string;
     rmSync(dirname(first), { recursive: true, force: true });

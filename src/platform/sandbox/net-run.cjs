@@ -153,7 +153,7 @@ async function runInside(opts) {
 }
 
 async function runOutside(opts) {
-  const removeSockets = () => {
+  const removeRunDir = () => {
     if (opts.runDir) rmSync(opts.runDir, { recursive: true, force: true });
   };
   if (opts.runDir) {
@@ -185,17 +185,17 @@ async function runOutside(opts) {
   }
   let slirp = null;
   bwrap.once('error', (error) => {
-    removeSockets();
+    removeRunDir();
     fail(`cannot start ${opts.command[0]}: ${error.message}`, error.code === 'ENOENT' ? 127 : 126);
   });
   bwrap.once('exit', (code, signal) => {
-    if (slirp === null) return endLike(code, signal, removeSockets);
+    if (slirp === null) return endLike(code, signal, removeRunDir);
     // closing its exit fd ends slirp4netns; wait for it so nothing of the run outlives the leader
     slirp.stdio[4]?.destroy();
     const timer = setTimeout(() => slirp.kill('SIGKILL'), SLIRP_EXIT_MS);
     const done = () => {
       clearTimeout(timer);
-      endLike(code, signal, removeSockets);
+      endLike(code, signal, removeRunDir);
     };
     if (slirp.exitCode !== null || slirp.signalCode !== null) done();
     else slirp.once('exit', done);
@@ -210,7 +210,7 @@ async function runOutside(opts) {
     } catch (error) {
       bwrap.kill('SIGKILL');
       slirp?.kill('SIGKILL');
-      removeSockets();
+      removeRunDir();
       fail(`cannot give the sandbox its outbound network: ${error.message}`);
     }
   }

@@ -5,7 +5,8 @@
 // not appear, and honest work (node, git, npm test, node's IPC) must still run.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -196,14 +197,33 @@ describe.skipIf(!probe.available)(`network none: no unix socket of the host${SKI
 
   it('writes the filter again when something removed it (a tmp cleaner under a long gaffer serve): a run never goes unfiltered', async () => {
     const first = unixSocketFilterFile() as string;
+    // one file per user and filter, shared by this user's gaffer processes, in a folder only it can write
+    expect(dirname(first)).toBe(join(tmpdir(), `gaffer-seccomp-${process.getuid?.() ?? ''}`));
+    expect(statSync(dirname(first)).mode & 0o777).toBe(0o700);
+    expect(statSync(first).mode & 0o777).toBe(0o600);
     rmSync(dirname(first), { recursive: true, force: true });
     const wrapped = wrap(attacks('/run/none.sock', '/run/none-dgram.sock'));
     const second = unixSocketFilterFile() as string;
-    expect(second).not.toBe(first);
     expect(wrapped.argv).toContain(second);
     expect(readFileSync(second)).toEqual(buildUnixSocketFilter());
     const r = await run(wrapped.argv);
     expect(r.tail).toContain('node: EAFNOSUPPORT');
+
+    // a shared folder anyone can write (planted in a shared /tmp) is not used: one of this process's own is
+    const oldTmp = process.env.TMPDIR;
+    const tmp = tempDir();
+    mkdirSync(join(tmp, `gaffer-seccomp-${process.getuid?.() ?? ''}`), { mode: 0o777 });
+    chmodSync(join(tmp, `gaffer-seccomp-${process.getuid?.() ?? ''}`), 0o777);
+    process.env.TMPDIR = tmp;
+    try {
+      rmSync(second);
+      const third = unixSocketFilterFile() as string;
+      expect(dirname(third)).toMatch(new RegExp(`^${tmp}/gaffer-seccomp-(?!${process.getuid?.() ?? ''}$)`));
+      expect(readFileSync(third)).toEqual(buildUnixSocketFilter());
+    } finally {
+      process.env.TMPDIR = oldTmp;
+      if (oldTmp === undefined) delete process.env.TMPDIR;
+    }
   });
 
   it('npm test of the node-test fixture gives the same counts inside as outside', async () => {

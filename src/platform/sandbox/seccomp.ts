@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -157,22 +157,56 @@ export const FILTER_FD = 9;
 let filterFile: { path: string; bytes: Buffer } | null = null;
 
 /**
- * A file holding this machine's filter, in a folder of this process's own (0700, removed at exit),
- * written again if something removed it (a tmp cleaner under a long `gaffer serve`); null where
- * there is no filter for this machine.
+ * A file holding this machine's filter, written again if something removed or changed it (a tmp
+ * cleaner under a long `gaffer serve`); null where there is no filter for this machine. It lives
+ * in `TMPDIR/gaffer-seccomp-<uid>` (0700, owned by this user, shared by this user's gaffer
+ * processes: one file per filter, none left per process), or where that folder is not ours, in a
+ * folder of this process's own removed at exit.
  */
 export function unixSocketFilterFile(): string | null {
   const bytes = filterFile?.bytes ?? buildUnixSocketFilter();
   if (bytes === null) return null;
   if (filterFile !== null && holds(filterFile.path, bytes)) return filterFile.path;
-  const dir = mkdtempSync(join(tmpdir(), 'gaffer-seccomp-'));
-  const path = join(dir, `unix-sockets-${createHash('sha256').update(bytes).digest('hex').slice(0, 12)}.bpf`);
-  writeFileSync(path, bytes, { mode: 0o600, flag: 'wx' });
-  const previous = filterFile;
+  const name = `unix-sockets-${createHash('sha256').update(bytes).digest('hex').slice(0, 12)}.bpf`;
+  const dir = ownSharedDir() ?? ownProcessDir();
+  const path = join(dir, name);
+  if (!holds(path, bytes)) {
+    // written aside and renamed over: another gaffer process never opens half a filter
+    const aside = join(dir, `.${name}.${process.pid}.${randomBytes(4).toString('hex')}`);
+    writeFileSync(aside, bytes, { mode: 0o600, flag: 'wx' });
+    renameSync(aside, path);
+  }
   filterFile = { path, bytes };
-  if (previous === null) process.once('exit', () => rmSync(join(filterFile?.path ?? path, '..'), { recursive: true, force: true }));
-  else rmSync(join(previous.path, '..'), { recursive: true, force: true });
   return path;
+}
+
+/** `TMPDIR/gaffer-seccomp-<uid>`, made 0700; null when it is not a directory of this user's that only it can write. */
+function ownSharedDir(): string | null {
+  const uid = process.getuid?.();
+  if (uid === undefined) return null;
+  const dir = join(tmpdir(), `gaffer-seccomp-${uid}`);
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return null;
+  }
+  try {
+    const st = lstatSync(dir);
+    // someone else's folder (or a link) in a shared /tmp could hand bwrap a filter that allows everything
+    return st.isDirectory() && st.uid === uid && (st.mode & 0o077) === 0 ? dir : null;
+  } catch {
+    return null;
+  }
+}
+
+let processDir: string | null = null;
+
+function ownProcessDir(): string {
+  if (processDir !== null && existsSync(processDir)) return processDir;
+  const dir = mkdtempSync(join(tmpdir(), 'gaffer-seccomp-'));
+  if (processDir === null) process.once('exit', () => rmSync(processDir ?? dir, { recursive: true, force: true }));
+  processDir = dir;
+  return dir;
 }
 
 function holds(path: string, bytes: Buffer): boolean {

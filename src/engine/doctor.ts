@@ -10,7 +10,7 @@ import { checkEnvScrub, readStartEnv } from '../platform/process/scrub-env.js';
 import { detectLimitMechanism } from '../platform/process/limits.js';
 import { findOnPath } from '../platform/sandbox/probe.js';
 import { sandboxStatus } from '../platform/sandbox/bwrap.js';
-import { trialNetwork, trialProgramInSandbox, trialSandbox } from '../platform/sandbox/trial.js';
+import { trialNetwork, trialProgramInSandbox, trialSandbox, trialUnixSockets } from '../platform/sandbox/trial.js';
 import { slirp4netnsStatus } from '../platform/sandbox/network.js';
 import { describeNetworks, networkSetupOf } from '../config/network-config.js';
 import { AGENT_CLI_KEYS, DEFAULT_ENDPOINT } from '../config/config-schema.js';
@@ -241,8 +241,11 @@ function checkSandbox(config: GafferConfig, env: NodeJS.ProcessEnv, add: Add): v
   } else if (status.available) {
     // the probe proves the sandbox holds; the trial proves honest work runs in it (spec 04: HOME writable, writes discarded)
     const trial = trialSandbox(env);
-    if (trial.ok) add('sandbox', 'ok', `${status.version ?? 'bwrap'}: ${status.reason}; ${trial.detail}`);
-    else add('sandbox', 'fail', `${status.version ?? 'bwrap'} holds, but ${trial.detail}`, 'check that HOME is a directory and the workspace is writable; or set sandbox: off');
+    // issue 32: a host unix socket (docker.sock, the session bus, an ssh-agent) is a way out of a network namespace
+    const sockets = trial.ok ? trialUnixSockets(env) : null;
+    if (!trial.ok) add('sandbox', 'fail', `${status.version ?? 'bwrap'} holds, but ${trial.detail}`, 'check that HOME is a directory and the workspace is writable; or set sandbox: off');
+    else if (sockets?.ok === true) add('sandbox', 'ok', `${status.version ?? 'bwrap'}: ${status.reason}; ${trial.detail}; unix sockets: ${sockets.detail}`);
+    else add('sandbox', 'warn', `${status.version ?? 'bwrap'}: ${status.reason}; ${trial.detail}; but unix sockets: ${sockets?.detail ?? ''}`, 'run gaffer on x86_64 or arm64 with a kernel that has seccomp filters (CONFIG_SECCOMP_FILTER), or keep sockets a worker must not reach out of the filesystem it sees');
   } else {
     const what = `not available: ${status.reason}`;
     if (config.sandbox === 'required') add('sandbox', 'fail', `${what} — with sandbox: required every worker is refused`, how);

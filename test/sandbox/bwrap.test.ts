@@ -23,7 +23,7 @@ describe('the sandbox probe', () => {
   it('is cached, and says why when bwrap is missing', () => {
     expect(probeSandbox()).toBe(probeSandbox());
     const missing = probeSandbox({ refresh: true, env: { PATH: '/nonexistent' } });
-    expect(missing).toEqual({ available: false, reason: 'bwrap is not on PATH', version: null, binary: null, flags: [], tmpOverlay: false });
+    expect(missing).toEqual({ available: false, reason: 'bwrap is not on PATH', version: null, binary: null, flags: [], tmpOverlay: false, unixSocketFilter: false, unixSocketFilterReason: 'no sandbox' });
     expect(sandboxStatus()).toEqual({ available: false, reason: 'bwrap is not on PATH', version: null });
     expect(wrapWithSandbox({ shellCommand: 'true', workspace: tempDir() })).toBeNull();
   });
@@ -36,7 +36,10 @@ describe.skipIf(!probe.available)(`wrapWithSandbox${SKIP}`, () => {
     expect(wrapped?.sandboxed).toBe(true);
     const argv = wrapped?.argv ?? [];
     const text = argv.join(' ');
-    expect(argv[0]).toBe(probe.binary);
+    // issue 32: behind the shell that opens the unix-socket filter on fd 9 and execs bwrap
+    expect(argv.slice(0, 2)).toEqual(['/bin/sh', '-c']);
+    expect(argv[4]).toBe(probe.binary);
+    expect(text).toContain('--seccomp 9');
     for (const part of ['--ro-bind / /', '--dev /dev', '--proc /proc', '--unshare-pid', '--die-with-parent', '--cap-drop ALL', '--tmpfs /tmp', `--bind ${ws} ${ws}`, '--setenv TMPDIR /tmp', `--chdir ${ws}`]) {
       expect(text).toContain(part);
     }

@@ -3,6 +3,7 @@ import { choosePrivateHome, listKeptHomePaths, buildPrivateHomeArgs } from './ho
 import { buildSecretMaskArgs } from './masks.js';
 import { NO_NETWORK, planNetwork, type NetworkMode, type SandboxNetwork } from './network.js';
 import { BASE_FLAGS, probeSandbox } from './probe.js';
+import { FILTER_FD, unixSocketFilterFile, withFilterFd } from './seccomp.js';
 import { listProgramDirs, realPath } from './visible.js';
 
 /** Config `sandbox` (spec 04): `auto` uses it where it works, `required` refuses a worker without it, `off` never uses it. */
@@ -38,6 +39,8 @@ export interface SandboxedCommand {
   sandboxed: true;
   /** The network it gets: `host` only where `outbound` was asked and slirp4netns is missing. */
   network: NetworkMode;
+  /** Whether the run gets the unix-socket filter (seccomp.ts): no unix socket of the host is reachable from inside. */
+  unixSocketFilter?: boolean;
 }
 
 /** `gaffer doctor`'s and the runner table's view of the sandbox. */
@@ -95,8 +98,13 @@ export function wrapWithSandbox(cmd: SandboxCommand): SandboxedCommand | null {
   }
   argv.push(...buildSecretMaskArgs(home, cmd));
   const net = planNetwork(cmd.network ?? NO_NETWORK, inner, { userns: probe.flags.includes('--unshare-user') });
-  argv.push(...net.bwrapArgs, '--setenv', 'TMPDIR', tmp, '--chdir', workspace, '--', ...net.inner);
-  return { argv: net.outer(argv), sandboxed: true, network: net.mode };
+  argv.push(...net.bwrapArgs);
+  // issue 32: a run with a network of its own reaches no unix socket of the host either (seccomp.ts);
+  // a `host` run has the host's network, abstract sockets and gaffer's API included: filtering paths would promise nothing
+  const filter = net.mode === 'host' || !probe.unixSocketFilter ? null : unixSocketFilterFile();
+  if (filter !== null) argv.push('--seccomp', String(FILTER_FD));
+  argv.push('--setenv', 'TMPDIR', tmp, '--chdir', workspace, '--', ...net.inner);
+  return { argv: net.outer(filter === null ? argv : withFilterFd(argv, filter)), sandboxed: true, network: net.mode, unixSocketFilter: filter !== null };
 }
 
 function ensureDir(dir: string): string {

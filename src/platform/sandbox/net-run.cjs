@@ -1,15 +1,22 @@
 'use strict';
 // A sandboxed run's network (see network.ts), in two roles of one small process.
 //
-//   net-run.cjs outside [--socket-dir DIR [--forward PORT...] [--resolv-conf]] [--slirp4netns PATH [--userns]] -- bwrap ...
-//     On the host: makes DIR (0700, bound into the sandbox; removed after the run), relays DIR/PORT
-//     (a unix socket) to the host's 127.0.0.1:PORT for each forwarded port, writes DIR/resolv.conf
-//     naming slirp4netns's resolver when asked; with slirp4netns, runs bwrap with --info-fd 3
+//   net-run.cjs outside [--run-dir DIR [--resolv-conf]] [--forward PORT...] [--slirp4netns PATH [--userns]] -- bwrap ...
+//     On the host: makes DIR (0700, bound into the sandbox; removed after the run) and writes
+//     DIR/resolv.conf naming slirp4netns's resolver when asked; for forwarded ports, runs bwrap
+//     with an IPC channel (node's, a socketpair) and relays each connection the inside hands over
+//     on it to the host's 127.0.0.1:PORT; with slirp4netns, runs bwrap with --info-fd 3
 //     --block-fd 4, attaches slirp4netns to the sandbox's network namespace and only then lets
 //     the command start. Passes bwrap's exit code or signal through.
-//   net-run.cjs inside --socket-dir DIR --forward PORT... -- command ...
-//     Inside the sandbox's namespace: listens on 127.0.0.1:PORT (and [::1]:PORT) and relays each
-//     connection to DIR/PORT, then runs the command and passes its exit code or signal through.
+//   net-run.cjs inside --forward PORT... -- command ...
+//     Inside the sandbox's namespace: listens on 127.0.0.1:PORT (and [::1]:PORT) and hands each
+//     connection, as it is, to the outside over the IPC channel; then runs the command and passes
+//     its exit code or signal through.
+//
+// No unix socket is made or connected inside (issue 32: the sandbox's seccomp filter refuses
+// socket(AF_UNIX); a connected socket passes over the inherited channel with SCM_RIGHTS, and the
+// bytes are relayed outside). The channel's fd is not passed on to the command (node opens it
+// close-on-exec and drops NODE_CHANNEL_FD from its environment).
 //
 // Plain CommonJS: it starts before any loader, inside a sandbox that sees only gaffer's files.
 // It never leaves the run's process group (the engine kills the group; bwrap's
@@ -31,18 +38,18 @@ const FORWARDED_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 function parseArgs(argv) {
   const split = argv.indexOf('--');
   const options = split < 0 ? argv : argv.slice(0, split);
-  const opts = { role: options[0], socketDir: null, ports: [], resolvConf: false, slirp: null, userns: false, command: split < 0 ? [] : argv.slice(split + 1) };
+  const opts = { role: options[0], runDir: null, ports: [], resolvConf: false, slirp: null, userns: false, command: split < 0 ? [] : argv.slice(split + 1) };
   for (let i = 1; i < options.length; i++) {
     const flag = options[i];
-    if (flag === '--socket-dir') opts.socketDir = options[++i];
+    if (flag === '--run-dir') opts.runDir = options[++i];
     else if (flag === '--forward') opts.ports.push(Number(options[++i]));
     else if (flag === '--slirp4netns') opts.slirp = options[++i];
     else if (flag === '--userns') opts.userns = true;
     else if (flag === '--resolv-conf') opts.resolvConf = true;
     else fail(`unknown option ${flag}`, 2);
   }
-  if (opts.command.length === 0 || ((opts.ports.length > 0 || opts.resolvConf) && !opts.socketDir)) {
-    fail('usage: net-run.cjs outside|inside [--socket-dir DIR [--forward PORT...] [--resolv-conf]] [--slirp4netns PATH [--userns]] -- command...', 2);
+  if (opts.command.length === 0 || (opts.resolvConf && !opts.runDir) || opts.ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65535)) {
+    fail('usage: net-run.cjs outside|inside [--run-dir DIR [--resolv-conf]] [--forward PORT...] [--slirp4netns PATH [--userns]] -- command...', 2);
   }
   return opts;
 }
@@ -66,15 +73,13 @@ function pipeBoth(a, b) {
   b.on('close', () => a.end());
 }
 
-/** A server whose every connection is relayed to a fresh connection from `connectOut(cb)`. */
-function relayServer(connectOut) {
-  return net.createServer({ allowHalfOpen: true, pauseOnConnect: true }, (client) => {
-    client.on('error', () => client.destroy());
-    connectOut((upstream) => {
-      if (upstream === null) return client.destroy();
-      pipeBoth(client, upstream);
-      client.resume();
-    });
+/** Relays `client` (paused, nothing read yet) to a fresh connection to the host's loopback `port`. */
+function relayToHost(client, port) {
+  client.on('error', () => client.destroy());
+  connectHostLoopback(port, (upstream) => {
+    if (upstream === null) return client.destroy();
+    pipeBoth(client, upstream);
+    client.resume();
   });
 }
 
@@ -91,15 +96,6 @@ function connectHostLoopback(port, done) {
     socket.once('error', () => tryHost(rest));
   };
   tryHost(['127.0.0.1', '::1']);
-}
-
-function connectUnix(path, done) {
-  const socket = net.connect({ path, allowHalfOpen: true });
-  socket.once('connect', () => {
-    socket.removeAllListeners('error');
-    done(socket);
-  });
-  socket.once('error', () => done(null));
 }
 
 function listen(server, where) {
@@ -132,11 +128,18 @@ function forwardSignals(child) {
 
 async function runInside(opts) {
   const servers = [];
+  if (opts.ports.length > 0 && typeof process.send !== 'function') fail('no channel to the outside for the forwarded ports (run it through net-run.cjs outside)');
+  // a connection handed over is closed here once sent; the outside relays it
+  const handOver = (port) => net.createServer({ allowHalfOpen: true, pauseOnConnect: true }, (client) => {
+    client.on('error', () => client.destroy());
+    process.send({ relay: port }, client, (error) => error && client.destroy());
+  });
+  // the channel keeps no run alive: the command's end ends this process
+  if (typeof process.channel?.unref === 'function') process.channel.unref();
   for (const port of opts.ports) {
-    const socketPath = join(opts.socketDir, String(port));
     for (const host of ['127.0.0.1', '::1']) {
       try {
-        servers.push(await listen(relayServer((done) => connectUnix(socketPath, done)), { port, host }));
+        servers.push(await listen(handOver(port), { port, host }));
       } catch (error) {
         // a namespace without IPv6 has no ::1: 127.0.0.1 is what matters
         if (host === '127.0.0.1') fail(`cannot listen on 127.0.0.1:${port} inside the sandbox: ${error.message}`);
@@ -150,45 +153,49 @@ async function runInside(opts) {
 }
 
 async function runOutside(opts) {
-  const servers = [];
-  const removeSockets = () => {
-    for (const s of servers) s.close();
-    if (opts.socketDir) rmSync(opts.socketDir, { recursive: true, force: true });
+  const removeRunDir = () => {
+    if (opts.runDir) rmSync(opts.runDir, { recursive: true, force: true });
   };
-  if (opts.socketDir) {
+  if (opts.runDir) {
     try {
       // not recursive: a directory already there (someone else's, in a shared /tmp) is refused, never reused
-      mkdirSync(opts.socketDir, { mode: 0o700 });
+      mkdirSync(opts.runDir, { mode: 0o700 });
       // slirp4netns answers DNS on 10.0.2.3 and forwards to the host's resolver, wherever it listens
-      if (opts.resolvConf) writeFileSync(join(opts.socketDir, 'resolv.conf'), 'nameserver 10.0.2.3\n', { mode: 0o644 });
+      if (opts.resolvConf) writeFileSync(join(opts.runDir, 'resolv.conf'), 'nameserver 10.0.2.3\n', { mode: 0o644 });
     } catch (error) {
-      fail(`cannot make ${opts.socketDir}: ${error.message}`);
-    }
-    for (const port of opts.ports) {
-      try {
-        servers.push(await listen(relayServer((done) => connectHostLoopback(port, done)), join(opts.socketDir, String(port))));
-      } catch (error) {
-        removeSockets();
-        fail(`cannot make the relay for port ${port} in ${opts.socketDir}: ${error.message}`);
-      }
+      fail(`cannot make ${opts.runDir}: ${error.message}`);
     }
   }
   const withSlirp = opts.slirp !== null;
-  const bwrap = spawn(opts.command[0], opts.command.slice(1), { stdio: withSlirp ? ['inherit', 'inherit', 'inherit', 'pipe', 'pipe'] : 'inherit' });
+  const relays = opts.ports.length > 0;
+  // fds 3 and 4 are bwrap's --info-fd and --block-fd; the channel comes after them
+  const stdio = ['inherit', 'inherit', 'inherit', ...(withSlirp ? ['pipe', 'pipe'] : []), ...(relays ? ['ipc'] : [])];
+  const bwrap = spawn(opts.command[0], opts.command.slice(1), { stdio: stdio.length === 3 ? 'inherit' : stdio });
   forwardSignals(bwrap);
+  if (relays) {
+    // only a connection on a forwarded port is relayed, and only to the host's loopback at that port
+    bwrap.on('message', (message, handle) => {
+      const port = message !== null && typeof message === 'object' ? message.relay : undefined;
+      if (!(handle instanceof net.Socket)) return handle?.close?.();
+      if (!opts.ports.includes(port)) return handle.destroy();
+      relayToHost(handle, port);
+    });
+    // a channel that breaks (the sandbox ended) must not throw here: bwrap's exit ends this process
+    bwrap.on('error', () => {});
+  }
   let slirp = null;
   bwrap.once('error', (error) => {
-    removeSockets();
+    removeRunDir();
     fail(`cannot start ${opts.command[0]}: ${error.message}`, error.code === 'ENOENT' ? 127 : 126);
   });
   bwrap.once('exit', (code, signal) => {
-    if (slirp === null) return endLike(code, signal, removeSockets);
+    if (slirp === null) return endLike(code, signal, removeRunDir);
     // closing its exit fd ends slirp4netns; wait for it so nothing of the run outlives the leader
     slirp.stdio[4]?.destroy();
     const timer = setTimeout(() => slirp.kill('SIGKILL'), SLIRP_EXIT_MS);
     const done = () => {
       clearTimeout(timer);
-      endLike(code, signal, removeSockets);
+      endLike(code, signal, removeRunDir);
     };
     if (slirp.exitCode !== null || slirp.signalCode !== null) done();
     else slirp.once('exit', done);
@@ -203,7 +210,7 @@ async function runOutside(opts) {
     } catch (error) {
       bwrap.kill('SIGKILL');
       slirp?.kill('SIGKILL');
-      removeSockets();
+      removeRunDir();
       fail(`cannot give the sandbox its outbound network: ${error.message}`);
     }
   }

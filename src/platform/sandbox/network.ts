@@ -17,7 +17,7 @@ export type NetworkMode = 'none' | 'outbound' | 'host';
 export interface SandboxNetwork {
   /** `none` (its own loopback only) or `outbound` (slirp4netns, the host's loopback cut off; the host's network where slirp4netns is missing). */
   mode: 'none' | 'outbound';
-  /** Host loopback ports reachable inside at 127.0.0.1:PORT, each relayed through a unix socket bound into the sandbox; no other host port is. */
+  /** Host loopback ports reachable inside at 127.0.0.1:PORT, each connection handed out over the launcher's channel and relayed there; no other host port is. */
   loopbackPorts?: readonly number[];
 }
 
@@ -48,8 +48,8 @@ const NET_RUN = fileURLToPath(new URL('./net-run.cjs', import.meta.url));
 /** bwrap's fds for --info-fd and --block-fd, as net-run.cjs opens them. */
 const INFO_FD = '3';
 const BLOCK_FD = '4';
-/** A unix socket path holds at most 107 bytes; a long TMPDIR falls back to /tmp. */
-const SOCKET_DIR_ROOM = 80;
+/** A long TMPDIR falls back to /tmp (a run folder's path is bound into every sandbox). */
+const RUN_DIR_ROOM = 80;
 
 let cachedSlirp: Slirp4netnsStatus | null = null;
 
@@ -76,17 +76,17 @@ export function planNetwork(request: SandboxNetwork, inner: string[], opts: { us
   if (request.mode === 'outbound' && slirp === null) return { mode: 'host', bwrapArgs: [], inner, outer: (argv) => argv, forwarded: [] };
   const ports = normalizePorts(request.loopbackPorts ?? []);
   const ownResolver = slirp !== null && hasOnlyLoopbackNameservers(readResolvConf());
-  const dir = ports.length > 0 || ownResolver ? makeNetDirPath() : null;
+  const dir = ownResolver ? makeNetDirPath() : null;
   const bwrapArgs = ['--unshare-net'];
   if (dir !== null) bwrapArgs.push('--ro-bind', dir, dir);
   // the host's resolver on its loopback (systemd-resolved's 127.0.0.53) is cut off: slirp4netns's own forwards to it
   if (dir !== null && ownResolver) bwrapArgs.push('--ro-bind', join(dir, 'resolv.conf'), '/etc/resolv.conf');
   if (slirp !== null) bwrapArgs.push('--info-fd', INFO_FD, '--block-fd', BLOCK_FD);
   const forwards = ports.flatMap((p) => ['--forward', String(p)]);
-  const wrappedInner = ports.length === 0 ? inner : [process.execPath, NET_RUN, 'inside', '--socket-dir', dir as string, ...forwards, '--', ...inner];
+  const wrappedInner = ports.length === 0 ? inner : [process.execPath, NET_RUN, 'inside', ...forwards, '--', ...inner];
   const launcherArgs = [
-    ...(dir === null ? [] : ['--socket-dir', dir, ...forwards]),
-    ...(ownResolver ? ['--resolv-conf'] : []),
+    ...(dir === null ? [] : ['--run-dir', dir, '--resolv-conf']),
+    ...forwards,
     ...(slirp === null ? [] : ['--slirp4netns', slirp, ...(opts.userns ? ['--userns'] : [])]),
   ];
   const outer = launcherArgs.length === 0 ? (argv: string[]) => argv : (argv: string[]) => [process.execPath, NET_RUN, 'outside', ...launcherArgs, '--', ...argv];
@@ -126,9 +126,9 @@ function readResolvConf(): string | null {
   }
 }
 
-/** A fresh path for one run's relay sockets (the launcher makes it 0700 and removes it after the run). */
+/** A fresh path for one run's resolv.conf (the launcher makes it 0700 and removes it after the run). */
 function makeNetDirPath(): string {
-  const root = tmpdir().length <= SOCKET_DIR_ROOM ? tmpdir() : '/tmp';
+  const root = tmpdir().length <= RUN_DIR_ROOM ? tmpdir() : '/tmp';
   return join(root, `gaffer-net-${randomBytes(6).toString('hex')}`);
 }
 

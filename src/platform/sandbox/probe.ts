@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { FILTER_FD, unixSocketFilterFile, withFilterFd } from './seccomp.js';
 
 /** Whether bubblewrap works on this machine, and how (spec 04 "The sandbox"). */
 export interface SandboxProbe {
@@ -17,6 +18,10 @@ export interface SandboxProbe {
   flags: string[];
   /** This bwrap has `--tmp-overlay` (0.10+) and an overlay of HOME worked in a trial: HOME gets a discarded overlay, not an empty tmpfs. */
   tmpOverlay: boolean;
+  /** bwrap loads gaffer's unix-socket filter here (seccomp.ts): runs with a network of their own get it. */
+  unixSocketFilter: boolean;
+  /** Why the filter is (not) used, in words (`gaffer doctor`). */
+  unixSocketFilterReason: string;
 }
 
 /** The flags every sandboxed run uses; the trial runs with exactly these. */
@@ -76,7 +81,8 @@ function runProbe(env: NodeJS.ProcessEnv): SandboxProbe {
       if (run.status === 0 && !existsSync(marker)) {
         const how = extra.length === 0 ? '' : ` with ${extra.join(' ')}`;
         const tmpOverlay = overlayWorks(binary, extra, dir, env);
-        return { available: true, reason: `a trial run under bwrap${how} succeeded (read-only root, private pid namespace, no capabilities)`, version, binary, flags: [...extra], tmpOverlay };
+        const filter = filterWorks(binary, extra, env);
+        return { available: true, reason: `a trial run under bwrap${how} succeeded (read-only root, private pid namespace, no capabilities)`, version, binary, flags: [...extra], tmpOverlay, unixSocketFilter: filter.works, unixSocketFilterReason: filter.reason };
       }
       if (run.status === ESCAPED || existsSync(marker)) {
         rmSync(marker, { force: true });
@@ -111,6 +117,25 @@ function overlayWorks(binary: string, extra: readonly string[], dir: string, env
   return run.status === 0 && held;
 }
 
+/**
+ * Whether bwrap loads the unix-socket filter here: there is one for this machine's syscalls, and
+ * a trial run under it starts (a kernel without seccomp filters refuses `--seccomp`).
+ */
+function filterWorks(binary: string, extra: readonly string[], env: NodeJS.ProcessEnv): { works: boolean; reason: string } {
+  let file: string | null;
+  try {
+    file = unixSocketFilterFile();
+  } catch (error) {
+    return { works: false, reason: `the unix-socket filter could not be written: ${(error as Error).message}` };
+  }
+  if (file === null) return { works: false, reason: `gaffer has no unix-socket filter for ${process.arch} (only x64 and arm64): sandboxed runs can reach the host's unix sockets` };
+  const [sh, ...args] = withFilterFd([binary, ...extra, ...BASE_FLAGS, '--seccomp', String(FILTER_FD), '--', '/bin/sh', '-c', 'exit 0'], file);
+  const run = spawnSync(sh as string, args, { encoding: 'utf8', timeout: TRIAL_TIMEOUT_MS, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (run.status === 0) return { works: true, reason: 'bwrap loads the unix-socket filter (seccomp)' };
+  const why = run.error?.message ?? (run.stderr.trim().split('\n').at(-1) || `exit ${run.status ?? run.signal ?? 'unknown'}`);
+  return { works: false, reason: `bwrap cannot load the unix-socket filter here (${why}): sandboxed runs can reach the host's unix sockets` };
+}
+
 function unavailable(version: string | null, binary: string | null, reason: string): SandboxProbe {
-  return { available: false, reason, version, binary, flags: [], tmpOverlay: false };
+  return { available: false, reason, version, binary, flags: [], tmpOverlay: false, unixSocketFilter: false, unixSocketFilterReason: 'no sandbox' };
 }

@@ -81,6 +81,29 @@ export function trialNetwork(env: NodeJS.ProcessEnv = process.env): SandboxTrial
   }
 }
 
+/**
+ * Whether a `none` run reaches no unix socket of the host (`gaffer doctor`, issue 32): a trial
+ * worker's node must fail to make one (EAFNOSUPPORT: the filter refused socket(AF_UNIX)) for a
+ * path that exists outside; without the filter it would fail otherwise or connect.
+ */
+export function trialUnixSockets(env: NodeJS.ProcessEnv = process.env): SandboxTrial {
+  const probe = probeSandbox();
+  if (!probe.unixSocketFilter) return { ok: false, detail: probe.unixSocketFilterReason };
+  const workspace = mkdtempSync(join(tmpdir(), 'gaffer-sandbox-trial-'));
+  try {
+    const script = "require('net').connect('/run/gaffer-doctor-no-such.sock').on('error', (e) => { console.log(e.code); process.exit(e.code === 'EAFNOSUPPORT' ? 0 : 3); }).on('connect', () => process.exit(4))";
+    const wrapped = wrapWithSandbox({ argv: [process.execPath, '-e', script], workspace });
+    if (wrapped === null) return { ok: false, detail: 'bwrap does not work here' };
+    const [file, ...rest] = wrapped.argv;
+    const run = spawnSync(file as string, rest, { encoding: 'utf8', timeout: TRIAL_TIMEOUT_MS, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (run.status === 0) return { ok: true, detail: 'a trial worker could not make a unix socket (EAFNOSUPPORT): runs with a network of their own (none, outbound) reach no unix socket of the host' };
+    const got = run.stdout.trim() || run.stderr.trim().split('\n').at(-1) || `exit ${run.status ?? run.signal}`;
+    return { ok: false, detail: `a trial worker could still make a unix socket (${got}): runs can reach the host's unix sockets` };
+  } finally {
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
 function removeQuietly(path: string | null): void {
   if (path === null) return;
   try {

@@ -66,6 +66,7 @@ export const verificationSchema = z.strictObject({
   sandbox_refused: strings.optional(),
   limit: z.enum(['processes', 'memory']).optional(),
   confirms_related: z.strictObject({ related_files: count, summary: z.string() }).optional(),
+  ignored_files: strings.optional(),
 });
 
 /** The compact answer's verification: `related_files_count` when `related_files` was cut. */

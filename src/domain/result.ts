@@ -41,6 +41,8 @@ export interface VerificationJson {
   limit?: 'processes' | 'memory';
   /** The full suite of the final state, run once after a `related` verification passed (spec 03 "Scope"). */
   confirms_related?: { related_files: number; summary: string };
+  /** Workspace files `verify: "auto"` did not go by (issue 32): a hints file that is not HEAD's, a manifest that is a FIFO, a device, a link out or a giant — each with why. */
+  ignored_files?: string[];
 }
 
 /** The checkpoint's tests judging the work (spec 03). */

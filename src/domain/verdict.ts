@@ -55,6 +55,8 @@ export function buildVerdict(f: VerdictFacts): string {
   // short): a reader of the first words is never told "done" about work nothing proved
   const proofWords = f.proof ? describeProof(f.proof, f.verification, f.claimedOnly) : null;
   if (proofWords !== null && f.proof?.verdict !== 'proved') parts.push(proofWords);
+  // issue 32: a hints file a worker could have written, or a manifest gaffer refused to read, is named early
+  if ((f.verification?.ignored_files?.length ?? 0) > 0) parts.push(`not gone by: ${f.verification?.ignored_files?.join('; ') ?? ''}`);
 
   if (f.workerStatuses.length > 0) {
     const done = f.workerStatuses.filter((s) => s === 'done').length;

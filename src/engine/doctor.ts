@@ -16,7 +16,7 @@ import { describeNetworks, networkSetupOf } from '../config/network-config.js';
 import { AGENT_CLI_KEYS, DEFAULT_ENDPOINT } from '../config/config-schema.js';
 import { DEFAULT_CONFIG, loadConfig, redactUrl, type GafferConfig, type LoadedConfig, type ModelEndpoint } from '../config/config.js';
 import { describeConfig, type ShownConfig } from '../config/describe-config.js';
-import { readWorkspaceHints } from '../verification/workspace-hints.js';
+import { readCommittedHints, readWorkspaceHints } from '../verification/workspace-hints.js';
 
 /** One doctor check (spec 07): what was found and, when it is not ok, what to do. */
 export interface DoctorCheck {
@@ -82,6 +82,9 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
     const { hints, warnings } = readWorkspaceHints(opts.workspace);
     if (warnings.length > 0) add('workspace hints', 'warn', warnings.join('; '), `remove those keys from ${join(opts.workspace, '.gaffer', 'workspace.json')}; set them in the data dir's gaffer.config instead`);
     else add('workspace hints', 'ok', Object.keys(hints).length > 0 ? `hints: ${JSON.stringify(hints)}` : 'no .gaffer/workspace.json hints');
+    // issue 32: a job goes by the hints as committed at HEAD, never by a working copy a worker could have written
+    const { untrusted } = await readCommittedHints(opts.workspace);
+    if (untrusted !== null) add('committed hints', 'warn', untrusted, `commit ${join(opts.workspace, '.gaffer', 'workspace.json')}: jobs go by the hints as committed at HEAD`);
   }
   return { config: { ...describeConfig(loaded), data_dir: opts.dataDir }, checks };
 }

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { GafferError } from '../domain/errors.js';
 import { buildFollowUpInstruction, FOLLOW_UP_LIMITS, lineAt, parseFollowUpBody, type FollowUpBase, type FollowUpComment, type FollowUpLink } from '../domain/follow-up.js';
@@ -8,6 +7,7 @@ import { fileDiff } from '../evidence/index.js';
 import { commitFileDiff, readAtCommit } from '../evidence/worktree-git.js';
 import type { AttemptRow, JobRow, Store } from '../store/store.js';
 import { findFollowedBranch, type FollowedBranch } from './worktree-follow-up.js';
+import { MANIFEST_MAX_BYTES, readBounded } from '../platform/files/bounded-read.js';
 
 /** What admission needs to submit a follow-up: the new job's request and its link to the task it follows. */
 export interface FollowUpPlan {
@@ -110,14 +110,12 @@ async function currentLine(workspace: string, comment: FollowUpComment, at: stri
     if (content === null) throw new GafferError('invalid_request', `${at}.file: ${JSON.stringify(comment.file)} is not on branch ${followed.branch} (the task's work) — comment on a file the branch has`, `${at}.file`);
     return lineAt(content.toString('utf8'), comment, at);
   }
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    const why = err instanceof Error && 'code' in err ? String(err.code) : String(err);
-    throw new GafferError('invalid_request', `${at}.file: cannot read ${JSON.stringify(comment.file)} in the workspace (${why}) — comment on a file that exists now`, `${at}.file`);
+  // read while a request waits: a FIFO or a link to /dev/zero a worker left must not hold the server (issue 32)
+  const read = readBounded(path, { maxBytes: MANIFEST_MAX_BYTES, within: workspace });
+  if (!read.ok) {
+    throw new GafferError('invalid_request', `${at}.file: cannot read ${JSON.stringify(comment.file)} in the workspace (${read.why}) — comment on a regular file that exists now`, `${at}.file`);
   }
-  return lineAt(text, comment, at);
+  return lineAt(read.bytes.toString('utf8'), comment, at);
 }
 
 /** The files the task's last attempt changed, diffed against the job's checkpoint, bounded (boundedDiff). */

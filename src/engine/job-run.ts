@@ -11,7 +11,7 @@ import { autopsySection } from '../domain/escalation.js';
 import { gateTasks, needsYes, TaskLadders } from './escalation.js';
 import { askToClimb } from './approval.js';
 import type { Route } from '../domain/route.js';
-import { readWorkspaceHints, WORKSPACE_HINTS_FILE } from '../verification/workspace-hints.js';
+import { readCommittedHints, WORKSPACE_HINTS_FILE, type CommittedHintsReading } from '../verification/workspace-hints.js';
 import { detectTestCommand, type DetectedCommand } from '../verification/detect.js';
 import { verifyWork, type BaselineCache } from '../verification/verify.js';
 import { buildFixerInstruction } from '../verification/fixer-instruction.js';
@@ -64,6 +64,11 @@ export interface Scope {
    * 05), then takes it again: the place to go on in, or null when the job was cancelled meanwhile.
    */
   yieldPlace?(wait: () => Promise<boolean | null>): Promise<{ yes: boolean | null; place: Place | null }>;
+  /**
+   * The hints the job goes by, read once from the user's workspace (issue 32): a worktree's HEAD is
+   * gaffer's base commit, which holds the working copy, so it is no judge of what was committed.
+   */
+  hints?: Promise<CommittedHintsReading>;
 }
 
 /** The shared workspace's scope: every task, the job's own status and result. */
@@ -90,7 +95,8 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   scope.enter('running', 'checkpointing the workspace', { started: ctx.job.started ?? epochS() });
   let pre: Snapshot | null = null;
   // the hints file is in the evidence: a worker's change to it is a test-harness change (spec 03)
-  const objectivesFile = objectivesFileOf(workspace);
+  const hintsAtHead = await (scope.hints ?? readCommittedHints(workspace));
+  const objectivesFile = objectivesFileOf(hintsAtHead.hints);
   // the objectives file too, ignored or not: spec 07 reads it from the checkpoint
   const alwaysInclude = [...(scope.alwaysInclude ?? scope.tasks.flatMap((t) => [...t.files, ...t.outputs])), WORKSPACE_HINTS_FILE, objectivesFile];
   const snap = (label: string) =>
@@ -104,10 +110,11 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
       ...(pre ? { like: pre } : {}),
     });
   pre = scope.pre ? await scope.pre(workspace, alwaysInclude, `${scope.tag}pre`) : await snap('pre');
-  // spec 03: what `verify: "auto"` runs is decided from the workspace before any worker runs
-  const detected = spec.verify.mode === 'auto' ? detectTestCommand(workspace) : null;
+  // spec 03: what `verify: "auto"` runs is decided from the workspace before any worker runs, by the
+  // hints as committed at HEAD (issue 32: an earlier worker could have written the working copy)
+  const { detected, ignored } = detectAtCheckpoint(ctx, workspace, hintsAtHead);
   // spec 07: the `verify.scope` hint, read then too, applies when the request named no scope
-  const verifyScope = scope.integrated ? 'all' : spec.verify_scope_given ? spec.verify_scope : readWorkspaceHints(workspace).hints.verify?.scope ?? spec.verify_scope;
+  const verifyScope = scope.integrated ? 'all' : spec.verify_scope_given ? spec.verify_scope : hintsAtHead.hints.verify?.scope ?? spec.verify_scope;
   if (scope.tag === '') ctx.update({ checkpoint: { pre }, result: resultSoFar(ctx, {}) });
   // spec 07 "Objectives ordering": the shared workspace's objectives, as the checkpoint holds them
   const tasks = scope.tag === '' ? await applyObjectives(ctx, pre, objectivesFile, scope.tasks) : scope.tasks;
@@ -152,7 +159,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   // spec 03: the verification runs under the same sandbox as the workers where one is in use
   const sandboxed = () => workers.some((w) => w.report.sandboxed);
   const verify = async (label: string, roundScope = verifyScope) =>
-    verifyOnce(ctx, scope, { workspace, label, scope: roundScope, detected, lastWork, evidence, snap, changes: await evidence.workerChanges(lastWork), cache: baselines, sandbox: sandboxed() });
+    verifyOnce(ctx, scope, { workspace, label, scope: roundScope, detected, ignored, lastWork, evidence, snap, changes: await evidence.workerChanges(lastWork), cache: baselines, sandbox: sandboxed() });
   const fixers: WorkerEnd[] = [];
   /** Attempts a climb up the ladder took over from (spec 05). */
   const superseded: WorkerEnd[] = [];
@@ -336,12 +343,12 @@ export async function verifyChange(ctx: JobContext, workspace: string, scope: Sc
   const snap = (label: string) =>
     takeSnapshot({ workspace, dataDir: ctx.services.dataDir, jobId: ctx.id, label: `${scope.tag}${label}`, alwaysInclude: [WORKSPACE_HINTS_FILE], ...(pre ? { like: pre } : {}) });
   pre = await snap('pre');
-  const detected = ctx.spec.verify.mode === 'auto' ? detectTestCommand(workspace) : null;
+  const { detected, ignored } = detectAtCheckpoint(ctx, workspace, await (scope.hints ?? readCommittedHints(workspace)));
   await change();
   const post = await snap('post');
   const evidence = new EvidenceTrail(pre, { gitFacts: false });
   evidence.addWorkStep(await evidence.diff(pre, post));
-  return verifyOnce(ctx, scope, { workspace, label: '0', scope: 'all', detected, lastWork: post, evidence, snap, changes: await evidence.workerChanges(post), cache: new Map(), sandbox });
+  return verifyOnce(ctx, scope, { workspace, label: '0', scope: 'all', detected, ignored, lastWork: post, evidence, snap, changes: await evidence.workerChanges(post), cache: new Map(), sandbox });
 }
 
 /** A task a person did not approve (spec 05): its first attempt settled `refused`, no process. */
@@ -356,6 +363,17 @@ export function failedFirstAttempt(ctx: JobContext, task: TaskSpec, why: string)
   return runWorker(ctx, plan, place);
 }
 
+/**
+ * What `verify: "auto"` runs, decided at the checkpoint: the hints as committed at HEAD (a working
+ * copy that differs is named, never obeyed) and the manifests as the workspace holds them, each one
+ * that is not a regular file inside it named and left out (issue 32).
+ */
+function detectAtCheckpoint(ctx: JobContext, workspace: string, reading: CommittedHintsReading): { detected: DetectedCommand | null; ignored: string[] } {
+  if (ctx.spec.verify.mode !== 'auto') return { detected: null, ignored: [] };
+  const ignored = reading.untrusted === null ? [] : [reading.untrusted];
+  return { detected: detectTestCommand(workspace, reading.hints, ignored), ignored };
+}
+
 /** One verification of the tree the workers left (`round` names its logs: 0, 1, … or `full`). */
 async function verifyOnce(
   ctx: JobContext,
@@ -366,6 +384,8 @@ async function verifyOnce(
     label: string;
     scope: 'related' | 'all';
     detected: DetectedCommand | null;
+    /** What the detection did not go by (detectAtCheckpoint), named on every verification. */
+    ignored: string[];
     lastWork: Snapshot;
     evidence: EvidenceTrail;
     snap: (label: string) => Promise<Snapshot>;
@@ -397,6 +417,7 @@ async function verifyOnce(
     // spec 07: recorded while they run, so a crash leaves nothing running that recovery cannot stop
     processes: recordJobProcesses(ctx.services.store, ctx.id),
   });
+  if (v.ignored.length > 0) verification.ignored_files = v.ignored;
   if (verification.ran) {
     // spec 03: the verification's own writes are snapshotted separately, never blamed on workers
     const afterVerify = await v.snap(`verify-${v.label}`);

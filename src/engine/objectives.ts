@@ -1,6 +1,6 @@
 // spec 07 "Objectives ordering": the engine's side — the objectives file read at the checkpoint,
 // the impact order of a sequential job, and the evidence each named objective gets when the job ends.
-import { lstatSync, readFileSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { OBJECTIVES_FILE, objectiveEvidenceOf, parseObjectives, scoreObjectives, taskImpacts, type ObjectivesNote } from '../domain/objectives.js';
 import { taskOrderOf } from '../domain/phase-order.js';
@@ -8,16 +8,17 @@ import type { TaskSpec } from '../domain/request.js';
 import type { Snapshot } from '../domain/snapshot.js';
 import type { JobStatus } from '../domain/status.js';
 import { readCheckpointFile } from '../evidence/checkpoint-file.js';
-import { readWorkspaceHints } from '../verification/workspace-hints.js';
+import type { WorkspaceHints } from '../verification/workspace-hints.js';
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
+import { readBounded } from '../platform/files/bounded-read.js';
 
 /** An objectives file bigger than this is ignored with a warning: it is a list of goals, not data. */
 const MAX_BYTES = 1 << 20;
 
-/** The workspace's objectives file: its hint `objectives` (`.gaffer/workspace.json`), else `.gaffer/objectives.json`. */
-export function objectivesFileOf(workspace: string): string {
-  return readWorkspaceHints(workspace).hints.objectives ?? OBJECTIVES_FILE;
+/** The workspace's objectives file: its hint `objectives` (`.gaffer/workspace.json` as committed: readCommittedHints), else `.gaffer/objectives.json`. */
+export function objectivesFileOf(hints: WorkspaceHints): string {
+  return hints.objectives ?? OBJECTIVES_FILE;
 }
 
 /**
@@ -83,7 +84,9 @@ async function readObjectivesText(workspace: string, pre: Snapshot | null, file:
   if (stat === undefined) return null;
   if (!stat.isFile()) throw new Error('is not a regular file; only a regular file is read');
   if (stat.size > MAX_BYTES) throw new Error(`is over ${MAX_BYTES} bytes`);
-  return readFileSync(path, 'utf8');
+  const read = readBounded(path, { maxBytes: MAX_BYTES, within: workspace });
+  if (!read.ok) throw new Error(read.why);
+  return read.bytes.toString('utf8');
 }
 
 /**

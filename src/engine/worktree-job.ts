@@ -19,6 +19,7 @@ import { settleJob, type SettleInput } from './settle.js';
 import type { Approval } from './approval.js';
 import { applyObjectives, objectivesFileOf } from './objectives.js';
 import { followUpApplyFrom, followUpFolder } from './worktree-follow-up.js';
+import { readCommittedHints, type CommittedHintsReading, type WorkspaceHints } from '../verification/workspace-hints.js';
 
 /** One task carried out in its worktree. */
 interface TaskRun {
@@ -49,14 +50,16 @@ export async function runWorktreeJob(ctx: JobContext, approval: Approval): Promi
   // issue 16: a follow-up of a worktree task builds on that task's branch, not on the workspace
   const base = from ? { commit: from.commit } : await serialized(repo, () => commitWorkingTree(repo, `gaffer: base of job ${ctx.id}`));
   // spec 07: the objectives the tasks name, read as the base holds them (no worker has started), get evidence at the end
-  await applyObjectives(ctx, null, objectivesFileOf(spec.workspace), []);
+  // issue 32: the hints as the user's HEAD holds them (the worktrees' HEAD is the base, which holds the working copy)
+  const hints = await userHints(ctx);
+  await applyObjectives(ctx, null, objectivesFileOf(hints.hints), []);
   const root = worktreeRoot(ctx.services);
   const folder = followUpFolder(ctx, root);
   const folders = folder !== null && spec.follow_up ? new Map([[spec.follow_up.task, folder]]) : undefined;
   const placement = new WorktreePlacement({ repo, base, workspace: spec.workspace, root, settings, logDir: ctx.jobDir, ...(folders ? { folders } : {}) });
   // spec 06 "Phase order": review and verify tasks run after the implementers, in the merged tree of their work
   const [implementers = [], late = []] = taskPhases(approval.approved);
-  const classes = classify(ctx, implementers, late, settings.parallelSafeGates);
+  const classes = classify(ctx, implementers, late, settings.parallelSafeGates, hints.hints);
   const runs: TaskRun[] = [];
   // written as each worktree is made and each task ends: a restart finds where the work lies
   const sofar: WorktreesJson = { base: base.commit, merge: spec.merge, tasks: [], classes, merges: [], predicted_conflicts: [], submodules: 'not initialized' };
@@ -305,7 +308,7 @@ export async function integrate(ctx: JobContext, say: (message: string) => void,
   };
   let verification: VerificationJson | null;
   let late: SettleInput | null = null;
-  if (opts.late.length === 0) verification = await verifyChange(ctx, wt.workspace, mergedScope(say), site.sandboxed, mergeAll);
+  if (opts.late.length === 0) verification = await verifyChange(ctx, wt.workspace, mergedScope(ctx, say), site.sandboxed, mergeAll);
   else {
     await mergeAll();
     late = await carryOut(ctx, wt, lateScope(ctx, opts.late, say));
@@ -355,9 +358,9 @@ export async function integrate(ctx: JobContext, say: (message: string) => void,
  * spec 06 "Isolation is earned": a task runs beside others only when the job is parallel and each
  * of its gates (its verification command, its command criteria) is on `parallel_safe_gates`.
  */
-function classify(ctx: JobContext, implementers: readonly TaskSpec[], late: readonly TaskSpec[], safe: readonly string[]): WorktreesJson['classes'] {
+function classify(ctx: JobContext, implementers: readonly TaskSpec[], late: readonly TaskSpec[], safe: readonly string[], hints: WorkspaceHints): WorktreesJson['classes'] {
   const spec = ctx.spec;
-  const verifyCommand = spec.verify.mode === 'command' ? spec.verify.command : spec.verify.mode === 'auto' ? (detectTestCommand(spec.workspace)?.command ?? null) : null;
+  const verifyCommand = spec.verify.mode === 'command' ? spec.verify.command : spec.verify.mode === 'auto' ? (detectTestCommand(spec.workspace, hints)?.command ?? null) : null;
   const own = implementers.map((task): WorktreesJson['classes'][number] => {
     if (!spec.parallel) return { task: task.name, class: 'sequential', why: 'the job is not parallel' };
     const commands = task.criteria.flatMap((c) => {
@@ -381,9 +384,19 @@ function classify(ctx: JobContext, implementers: readonly TaskSpec[], late: read
 }
 
 /** A task's progress as the job's phases, named; its snapshots, logs and fix attempts named after it. */
+const hintsRead = new WeakMap<JobContext, Promise<CommittedHintsReading>>();
+
+/** The job's hints as the user's HEAD holds them, read once (issue 32): every scope of the job goes by them. */
+function userHints(ctx: JobContext): Promise<CommittedHintsReading> {
+  let read = hintsRead.get(ctx);
+  if (read === undefined) hintsRead.set(ctx, (read = readCommittedHints(ctx.spec.workspace)));
+  return read;
+}
+
 function taskScope(ctx: JobContext, task: TaskSpec): Scope {
   const index = ctx.spec.tasks.indexOf(task);
   return {
+    hints: userHints(ctx),
     tasks: [task],
     tag: `${task.name}.`,
     fixer: (round) => ({ name: `${task.name}+fix-${round}`, ord: ctx.spec.tasks.length + index * ctx.spec.fix_rounds + round - 1 }),
@@ -440,12 +453,14 @@ function lateScope(ctx: JobContext, tasks: TaskSpec[], say: (message: string) =>
     enter: (_status, phase) => say(`merged: ${phase}`),
     phase: (message) => say(`merged: ${message}`),
     progress: () => undefined,
+    hints: userHints(ctx),
     integrated: true,
   };
 }
 
-function mergedScope(say: (message: string) => void): Scope {
+function mergedScope(ctx: JobContext, say: (message: string) => void): Scope {
   return {
+    hints: userHints(ctx),
     tasks: [],
     tag: 'merged-',
     fixer: () => {

@@ -1,6 +1,7 @@
-import { promises as fs, lstatSync, readFileSync } from 'node:fs';
+import { promises as fs, lstatSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { readBounded } from '../platform/files/bounded-read.js';
 import { GafferError } from '../domain/errors.js';
 import { DEFAULT_GIT_TIMEOUT_MS, runGit, runGitOk } from './git.js';
 import { readManifest, sameFacts } from './manifest.js';
@@ -87,11 +88,9 @@ function readLive(workspace: string, rel: string, statOnly: boolean): Side {
   if (facts.kind === 'symlink') return { mode: '120000', content: Buffer.from(facts.target ?? '') };
   if (!st.isFile()) return { facts };
   const mode = (st.mode & 0o111) !== 0 ? '100755' : '100644';
-  try {
-    return { mode, content: readFileSync(abs) };
-  } catch {
-    return { facts };
-  }
+  // swapped for a FIFO or a link since the lstat: its stat, never a wait (issue 32)
+  const read = readBounded(abs, { maxBytes: DEFAULT_SIZE_CAP_BYTES });
+  return read.ok ? { mode, content: read.bytes } : { facts };
 }
 
 async function textDiff(rel: string, a: Content | null, b: Content | null): Promise<string> {

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, lstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { constants as zlibConstants, inflateSync } from 'node:zlib';
 import { readTextOrNull } from './read-text.js';
@@ -72,7 +72,9 @@ function isLooseCommit(common: string, id: string): boolean {
   const file = path.join(common, 'objects', id.slice(0, 2), id.slice(2));
   let fd: number | null = null;
   try {
-    fd = openSync(file, 'r');
+    // a worker can leave a FIFO where an object was: opened without blocking, read only when regular (issue 32)
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    if (!fstatSync(fd).isFile()) return false;
     const head = Buffer.alloc(64);
     const read = readSync(fd, head, 0, head.length, 0);
     return inflateSync(head.subarray(0, read), { finishFlush: zlibConstants.Z_SYNC_FLUSH }).subarray(0, 7).toString('latin1') === 'commit ';

@@ -1,10 +1,14 @@
 import { createHash } from 'node:crypto';
-import { appendFileSync, closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { writeLooseObject } from './commit-object.js';
 import { hasLayout, TREE_MODES, writeTrees, type TreeEntry } from './tree-object.js';
+import { readBounded } from '../platform/files/bounded-read.js';
 import { readTextOrNull } from './read-text.js';
+
+/** An index bigger than this is git's to commit (a million entries is ~100 MB). */
+const INDEX_MAX_BYTES = 256 << 20;
 
 /** A commit's author and committer, as `git commit` takes them from GIT_AUTHOR_* and GIT_COMMITTER_*. */
 export interface CommitIdentity {
@@ -99,12 +103,10 @@ export function isPlainRepository(commonDir: string): boolean {
 
 /** The entries of a version 2 or 3 sha1 index with only plain stage-0 entries and no split or sparse extension, checksum checked; else null. */
 export function readIndexEntries(indexFile: string): TreeEntry[] | null {
-  let buf: Buffer;
-  try {
-    buf = readFileSync(indexFile);
-  } catch {
-    return null;
-  }
+  // a worktree's index, which its worker could have swapped for a FIFO or a link (issue 32)
+  const read = readBounded(indexFile, { maxBytes: INDEX_MAX_BYTES });
+  if (!read.ok) return null;
+  const buf = read.bytes;
   if (buf.length < 32 || buf.toString('latin1', 0, 4) !== 'DIRC') return null;
   const version = buf.readUInt32BE(4);
   if (version !== 2 && version !== 3) return null;
@@ -139,7 +141,9 @@ export function readIndexEntries(indexFile: string): TreeEntry[] | null {
 /** The tree of a commit kept as a loose object; null when it is packed or unreadable. */
 function looseCommitTree(commonDir: string, id: string): string | null {
   try {
-    const object = inflateSync(readFileSync(path.join(commonDir, 'objects', id.slice(0, 2), id.slice(2))));
+    const file = readBounded(path.join(commonDir, 'objects', id.slice(0, 2), id.slice(2)), { maxBytes: 1 << 20 });
+    if (!file.ok) return null;
+    const object = inflateSync(file.bytes, { maxOutputLength: 4 << 20 });
     const match = /^commit \d+\0tree ([0-9a-f]{40})\n/.exec(object.toString('latin1', 0, 64));
     return match?.[1] ?? null;
   } catch {

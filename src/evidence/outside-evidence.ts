@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, promises as fs, readdirSync, readFileSync, readlinkSync, renameSync, writeFileSync, type Dirent } from 'node:fs';
+import { lstatSync, mkdirSync, promises as fs, readdirSync, readlinkSync, renameSync, writeFileSync, type Dirent } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { MANIFEST_MAX_BYTES, readBounded, readBoundedText } from '../platform/files/bounded-read.js';
 import { parseGitConfigKeys, readGitConfigValue } from './git-config-keys.js';
 import { namesGitDriver } from './git-owned-config.js';
 import { recordHarnessPackages, type HarnessRecord } from './harness-packages.js';
@@ -237,13 +238,9 @@ function markFile(workspace: string, abs: string, group: FileMark['group'], file
   if (st.isSymbolicLink()) hash = `link:${readLink(abs)}`;
   else if (st.size > OUTSIDE_LIMITS.hashMaxBytes) hash = `stat:${st.size}:${st.mtimeMs}:${st.ino}`;
   else {
-    let content: Buffer;
-    try {
-      content = readFileSync(abs);
-    } catch {
-      // unreadable: its stat still tells a later change
-      content = Buffer.from(`unreadable:${st.size}:${st.mtimeMs}:${st.ino}`);
-    }
+    // unreadable (or swapped for a FIFO or a link since the lstat: issue 32): its stat still tells a later change
+    const read = readBounded(abs, { maxBytes: OUTSIDE_LIMITS.hashMaxBytes });
+    const content = read.ok ? read.bytes : Buffer.from(`unreadable:${st.size}:${st.mtimeMs}:${st.ino}`);
     hash = sha1(content);
     if (group === 'git' && /(^|[/\\])config(\.worktree)?$/.test(abs)) keys = parseGitConfigKeys(content.toString('utf8'));
     // issue 32: the drivers an attributes file names, so a changed one can say which
@@ -410,11 +407,7 @@ function readEntries(dir: string): Dirent[] {
 }
 
 function readText(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
+  return readBoundedText(file, { maxBytes: MANIFEST_MAX_BYTES });
 }
 
 function readLink(abs: string): string {

@@ -1,8 +1,9 @@
-import { lstatSync, readFileSync, statSync } from 'node:fs';
+import { lstatSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { runGit, splitNul, type GitCallOptions, type GitResult } from './git.js';
 import { excludeArgs, findRepoTop } from './listing.js';
 import { normalizeRelPath } from './paths.js';
+import { readTextOrNull } from './read-text.js';
 import { foldersOf } from './special-files.js';
 import type { WarmState } from './warm-state.js';
 
@@ -29,16 +30,12 @@ export function adminDirs(top: string): { own: string; common: string } | null {
   const st = lstatSync(dotGit, { throwIfNoEntry: false });
   if (st?.isDirectory() === true) return { own: dotGit, common: dotGit };
   if (st?.isFile() !== true) return null;
-  try {
-    const pointer = readFileSync(dotGit, 'utf8').match(/^gitdir: (.+)$/m)?.[1]?.trim();
-    if (!pointer) return null;
-    const own = path.resolve(top, pointer);
-    // a worktree's (a submodule's git dir has no `commondir`: its rules are not derived here)
-    const common = path.resolve(own, readFileSync(path.join(own, 'commondir'), 'utf8').trim());
-    return { own, common };
-  } catch {
-    return null;
-  }
+  const pointer = readTextOrNull(dotGit)?.match(/^gitdir: (.+)$/m)?.[1]?.trim();
+  if (!pointer) return null;
+  const own = path.resolve(top, pointer);
+  // a worktree's (a submodule's git dir has no `commondir`: its rules are not derived here)
+  const commondir = readTextOrNull(path.join(own, 'commondir'));
+  return commondir === null ? null : { own, common: path.resolve(own, commondir.trim()) };
 }
 
 /**
@@ -59,12 +56,8 @@ export function pathSetRules(workspace: string, alwaysInclude: string[]): PathSe
   if (top !== null) {
     const dirs = top === workspace ? adminDirs(top) : null;
     if (dirs === null) return null;
-    let config: string;
-    try {
-      config = readFileSync(path.join(dirs.common, 'config'), 'utf8');
-    } catch {
-      return null;
-    }
+    const config = readTextOrNull(path.join(dirs.common, 'config'));
+    if (config === null) return null;
     // a per-worktree config could name one too
     if (/excludesfile|worktreeconfig/i.test(config)) return null;
     excludesFile = path.join(dirs.common, 'info', 'exclude');

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describeGitFailure, runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
 import { commitIndex, readIndexEntries, writeCommit, writeIndexTree } from './index-commit.js';
+import { readTextOrNull } from './read-text.js';
 import { addWorktreeFiles } from './worktree-add.js';
 
 /**
@@ -134,7 +135,7 @@ export async function checkOutWorktree(wt: WorktreeGit, indexCopy: string): Prom
 export async function commitWorktree(wt: WorktreeGit, branch: string, base: { commit: string; index: string | null }, message: string, paths: readonly string[]): Promise<string | null> {
   const { dir } = wt;
   const ref = `refs/heads/${branch}`;
-  if (readFileSync(path.join(wt.gitDir, 'HEAD'), 'utf8').trim() !== `ref: ${ref}`) await git(dir, pinned(wt, ['symbolic-ref', 'HEAD', ref]));
+  if (readTextOrNull(path.join(wt.gitDir, 'HEAD'))?.trim() !== `ref: ${ref}`) await git(dir, pinned(wt, ['symbolic-ref', 'HEAD', ref]));
   if (looseRef(wt, ref) === base.commit && base.index !== null && existsSync(base.index)) copyFileSync(base.index, path.join(wt.gitDir, 'index'));
   else await git(dir, pinned(wt, ['reset', '-q', '--mixed', base.commit]));
   if (paths.length === 0) return null;
@@ -158,12 +159,8 @@ export async function commitWorktree(wt: WorktreeGit, branch: string, base: { co
 
 /** A branch's commit as its loose ref file says (git's `files` storage), else null: git is asked. */
 function looseRef(wt: WorktreeGit, ref: string): string | null {
-  try {
-    const id = readFileSync(path.join(wt.commonDir, ...ref.split('/')), 'utf8').trim();
-    return /^[0-9a-f]{40,64}$/.test(id) ? id : null;
-  } catch {
-    return null;
-  }
+  const id = readTextOrNull(path.join(wt.commonDir, ...ref.split('/')))?.trim() ?? '';
+  return /^[0-9a-f]{40,64}$/.test(id) ? id : null;
 }
 
 /** Removes a worktree without `--force`: git's refusal (modified or untracked files left) comes back as the reason. */

@@ -1,9 +1,13 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { ownedGitCall } from '../evidence/git.js';
 import type { Snapshot } from '../domain/snapshot.js';
+import { readBounded } from '../platform/files/bounded-read.js';
+
+/** A lockfile past this is keyed by its refusal, not its bytes. */
+const LOCKFILE_MAX_BYTES = 64 << 20;
 
 /**
  * Dependency folders the checkpoint excludes: the baseline copy links them from the workspace
@@ -25,8 +29,10 @@ export function whyNoBaseline(pre: Snapshot | null): string | null {
 export function baselineKey(pre: Snapshot, command: string, workspace: string): string {
   const hash = createHash('sha256').update(pre.id).update('\0').update(command);
   for (const file of LOCKFILES) {
-    const path = join(workspace, file);
-    if (existsSync(path)) hash.update('\0').update(file).update('\0').update(readFileSync(path));
+    // a FIFO or a link to /dev/zero here would hang or swell gaffer (issue 32): its refusal is keyed instead
+    const read = readBounded(join(workspace, file), { maxBytes: LOCKFILE_MAX_BYTES, within: workspace });
+    if (read.ok) hash.update('\0').update(file).update('\0').update(read.bytes);
+    else if (!read.missing) hash.update('\0').update(file).update('\0refused\0').update(read.why);
   }
   return hash.digest('hex').slice(0, 16);
 }

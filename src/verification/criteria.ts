@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatOfPath, parseCriterion, type CriterionForm, type ParseFormat } from '../domain/criterion-forms.js';
 import type { JobSpec } from '../domain/request.js';
@@ -8,6 +8,7 @@ import { checkFile } from './outputs.js';
 import type { SandboxNetwork } from '../platform/sandbox/network.js';
 import type { Sandbox } from '../platform/sandbox/sandbox.js';
 import { processHooksFor, runSuite, type SuiteProcessHooks } from './run-suite.js';
+import { readBounded } from '../platform/files/bounded-read.js';
 
 /** A "PATH contains TEXT" file above this is not read (unchecked). */
 const CONTAINS_CAP = 10 * 1024 * 1024;
@@ -131,7 +132,10 @@ function checkContains(ws: WorkspaceView, path: string, text: string, negated: b
     const stat = lstatSync(abs);
     if (!stat.isFile()) return { result: 'unchecked', why: `${target.path} is not a file` };
     if (stat.size > CONTAINS_CAP) return { result: 'unchecked', why: `${target.path} is too large to read (${stat.size} bytes)` };
-    content = readFileSync(abs, 'utf8');
+    // the lstat above and this open are apart: the open neither follows a link nor waits on a FIFO (issue 32)
+    const read = readBounded(abs, { maxBytes: CONTAINS_CAP });
+    if (!read.ok) return read.missing ? { result: 'unmet', why: `${target.path} does not exist` } : { result: 'unchecked', why: `${target.path}: ${read.why}` };
+    content = read.bytes.toString('utf8');
   } catch {
     return { result: 'unmet', why: `${target.path} does not exist` };
   }

@@ -1,6 +1,7 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { readWorkspaceHints } from './workspace-hints.js';
+import { readBounded, MANIFEST_MAX_BYTES } from '../platform/files/bounded-read.js';
+import type { WorkspaceHints } from './workspace-hints.js';
 
 /** What `verify: "auto"` decided to run (spec 03 detection table). */
 export interface DetectedCommand {
@@ -14,34 +15,38 @@ export interface DetectedCommand {
 /** npm's `npm init` placeholder: a test script that only fails. */
 const NPM_PLACEHOLDER = /no test specified/i;
 
-const readText = (path: string): string | null => {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return null;
-  }
-};
-
-/** Detects the project's test command; null when nothing is detected (then `ok: null`, never "passed"). */
-export function detectTestCommand(workspace: string): DetectedCommand | null {
+/**
+ * Detects the project's test command; null when nothing is detected (then `ok: null`, never "passed").
+ * `hints` are the job's (as committed at HEAD: readCommittedHints). A manifest a worker turned into
+ * a FIFO, a device, a link out of the workspace or a giant is not read (issue 32): each is named in
+ * `refused` (`package.json: a FIFO, not a regular file: not read`) and detection goes on without it.
+ */
+export function detectTestCommand(workspace: string, hints: WorkspaceHints, refused: string[] = []): DetectedCommand | null {
+  const readText = (name: string): string | null => {
+    const read = readBounded(join(workspace, name), { maxBytes: MANIFEST_MAX_BYTES, within: workspace });
+    if (!read.ok && !read.missing) refused.push(`${name}: ${read.why}`);
+    return read.ok ? read.bytes.toString('utf8') : null;
+  };
   return (
-    detectConfigured(workspace) ??
-    detectNode(workspace) ??
-    detectPytest(workspace) ??
+    detectConfigured(hints) ??
+    detectNode(workspace, readText) ??
+    detectPytest(workspace, readText) ??
     (existsSync(join(workspace, 'go.mod')) ? { command: 'go test -count=1 ./...', kind: 'go', mode: 'auto' } : null) ??
     (existsSync(join(workspace, 'Cargo.toml')) ? { command: 'cargo test', kind: 'cargo', mode: 'auto' } : null) ??
-    detectMake(workspace)
+    detectMake(readText)
   );
 }
 
+type ReadText = (name: string) => string | null;
+
 // spec 07: `.gaffer/workspace.json` may carry the harmless hint `verify.command` (nothing that grants power)
-function detectConfigured(workspace: string): DetectedCommand | null {
-  const command = readWorkspaceHints(workspace).hints.verify?.command;
+function detectConfigured(hints: WorkspaceHints): DetectedCommand | null {
+  const command = hints.verify?.command;
   return command ? { command, kind: 'configured', mode: 'configured' } : null;
 }
 
-function detectNode(workspace: string): DetectedCommand | null {
-  const text = readText(join(workspace, 'package.json'));
+function detectNode(workspace: string, readText: ReadText): DetectedCommand | null {
+  const text = readText('package.json');
   if (text === null) return null;
   let test: unknown;
   try {
@@ -56,9 +61,9 @@ function detectNode(workspace: string): DetectedCommand | null {
   return { command: manager === 'bun' ? 'bun run test' : `${manager} test`, kind: 'node', mode: 'auto' };
 }
 
-function detectPytest(workspace: string): DetectedCommand | null {
+function detectPytest(workspace: string, readText: ReadText): DetectedCommand | null {
   const mentionsPytest = ['pyproject.toml', 'pytest.ini', 'setup.cfg', 'tox.ini'].some((f) => {
-    const text = readText(join(workspace, f));
+    const text = readText(f);
     return text !== null && (f === 'pytest.ini' || /pytest/.test(text));
   });
   const signs = mentionsPytest || existsSync(join(workspace, 'conftest.py')) || hasTestsDirTests(workspace) || hasPackageTests(workspace);
@@ -94,7 +99,7 @@ function hasPackageTests(workspace: string): boolean {
   return dirs.some((dir) => hasTestsDirTests(join(workspace, dir)));
 }
 
-function detectMake(workspace: string): DetectedCommand | null {
-  const text = readText(join(workspace, 'Makefile'));
+function detectMake(readText: ReadText): DetectedCommand | null {
+  const text = readText('Makefile');
   return text !== null && /^test\s*:/m.test(text) ? { command: 'make test', kind: 'make', mode: 'auto' } : null;
 }

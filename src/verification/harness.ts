@@ -1,8 +1,8 @@
-import { readFileSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import { runGit, splitNul } from '../evidence/git.js';
 import type { ChangeSet } from '../evidence/types.js';
 import type { Snapshot } from '../domain/snapshot.js';
+import { readWorkspaceText } from '../platform/files/bounded-read.js';
 
 // spec 03 "Hints from before the work; the checkpoint's tests judge": a worker's change to a test, to the
 // test runner's configuration, or to anything gaffer reads to decide how to verify is a test-harness change.
@@ -113,15 +113,9 @@ async function onlyTestsRead(candidates: HarnessChange[], pre: Snapshot, workspa
   const named = new Map(candidates.map((c) => [c, { byTests: false, byCode: false }]));
   let budget = CODE_BYTES_READ;
   for (const file of code) {
-    let text: string;
-    try {
-      const st = statSync(join(workspace, file));
-      if (st.size > CODE_FILE_BYTES || st.size > budget) continue;
-      budget -= st.size;
-      text = readFileSync(join(workspace, file), 'utf8');
-    } catch {
-      continue;
-    }
+    const text = readWorkspaceText(workspace, file, Math.min(CODE_FILE_BYTES, budget));
+    if (text === null) continue;
+    budget -= Buffer.byteLength(text);
     const isTest = isTestOrHarnessPath(file);
     for (const [c, seen] of named) if (text.includes(basename(c.path))) seen[isTest ? 'byTests' : 'byCode'] = true;
   }
@@ -133,12 +127,7 @@ async function onlyTestsRead(candidates: HarnessChange[], pre: Snapshot, workspa
 
 async function packageTestKeysDiffer(path: string, pre: Snapshot | null, workspace: string): Promise<boolean> {
   const before = pre ? await readCheckpointFile(pre, path) : null;
-  let after: string | null = null;
-  try {
-    after = readFileSync(join(workspace, path), 'utf8');
-  } catch {
-    after = null;
-  }
+  const after = readWorkspaceText(workspace, path);
   // unreadable on either side: the conservative answer
   if (before === null || after === null) return true;
   const pick = (text: string): string | null => {

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync, type Stats } from 'node:fs';
+import { lstatSync, readdirSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { yaml } from '../platform/files/yaml.js';
 import { formatOfPath, type ParseFormat } from '../domain/criterion-forms.js';
 import type { RunnerReport } from '../domain/runner-report.js';
+import { readBounded } from '../platform/files/bounded-read.js';
 
 /** Files above this are compared by size+mtime+inode, not content (spec 03's snapshot cap). */
 export const OUTPUT_HASH_CAP = 20 * 1024 * 1024;
@@ -55,7 +56,9 @@ export function checkFile(file: string, format: ParseFormat | null): string | nu
     const stat = lstatSync(file);
     if (!stat.isFile()) return 'is not a regular file';
     if (stat.size > OUTPUT_HASH_CAP) return format === null ? null : `is too large to parse (${stat.size} bytes)`;
-    text = readFileSync(file, 'utf8');
+    const read = readBounded(file, { maxBytes: OUTPUT_HASH_CAP });
+    if (!read.ok) return read.missing ? 'does not exist' : read.why;
+    text = read.bytes.toString('utf8');
   } catch {
     return 'does not exist';
   }
@@ -100,7 +103,8 @@ function readState(abs: string): OutputState {
   }
   if (!stat.isFile() || stat.size > OUTPUT_HASH_CAP) return { ...base, digest: null };
   try {
-    return { ...base, digest: sha1(readFileSync(abs)) };
+    const read = readBounded(abs, { maxBytes: OUTPUT_HASH_CAP });
+    return { ...base, digest: read.ok ? sha1(read.bytes) : null };
   } catch {
     return { ...base, digest: null };
   }

@@ -1,8 +1,9 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { packageOf } from './parsers/go.js';
 import { TEST_FILE } from './parsers/shared.js';
 import type { ParsedRun } from './parsers/types.js';
+import { readWorkspaceText } from '../platform/files/bounded-read.js';
 
 // Builds the command that reruns only some tests (spec 03 "Flaky": reruns of just that test), from the
 // ids the parsers produce. Names become anchored, escaped regexes; every argument is shell-quoted.
@@ -179,12 +180,8 @@ function selectTape(names: string[], workspace: string | undefined): string | nu
     ["'", '"', '`'].map((quote) => (name.endsWith('…') ? `${quote}${name.slice(0, -1)}` : `${quote}${name}${quote}`)),
   );
   const files = testSources(workspace).filter((file) => {
-    try {
-      const text = readFileSync(join(workspace, file), 'utf8');
-      return literals.some((literal) => text.includes(literal));
-    } catch {
-      return false;
-    }
+    const text = readWorkspaceText(workspace, file);
+    return text !== null && literals.some((literal) => text.includes(literal));
   });
   return files.length === 0 ? null : ['npx tape', ...files.map(shellQuote)].join(' ');
 }
@@ -296,7 +293,7 @@ function isPackageTestScript(command: string): boolean {
 function packageTestScript(workspace: string | undefined): string | null {
   if (!workspace) return null;
   try {
-    const test = (JSON.parse(readFileSync(join(workspace, 'package.json'), 'utf8')) as { scripts?: { test?: unknown } }).scripts?.test;
+    const test = (JSON.parse(readWorkspaceText(workspace, 'package.json') ?? '') as { scripts?: { test?: unknown } }).scripts?.test;
     return typeof test === 'string' ? test : null;
   } catch {
     return null;

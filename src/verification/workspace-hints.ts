@@ -1,6 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LintCode } from '../domain/spec-lint.js';
+import { runGit } from '../evidence/git.js';
+import { readBounded } from '../platform/files/bounded-read.js';
 
 /**
  * What a workspace's `.gaffer/workspace.json` may say (spec 07). A worker can write into its
@@ -54,15 +55,55 @@ const POWER_KEYS: ReadonlySet<string> = new Set([
 const LINT_CODES: readonly LintCode[] = ['no_scope', 'no_verify', 'multiple_outcomes', 'vague_verb', 'public_api_unguarded', 'too_long', 'too_short'];
 const COMMAND_MAX = 2_000;
 
-/** Reads `.gaffer/workspace.json`: the harmless hints, and a warning for everything else (ignored). */
+/** Bytes of a hints file read at most: it holds a command and a few words. */
+const HINTS_MAX_BYTES = 64 * 1024;
+
+/** The hints a job goes by, and what it says about a working copy it did not go by. */
+export interface CommittedHintsReading extends WorkspaceHintsReading {
+  /** Words naming the working copy's hints file when it is not what HEAD holds (said on the verdict); null when they agree. */
+  untrusted: string | null;
+}
+
+/**
+ * The hints a job goes by (issue 32): `.gaffer/workspace.json` **as committed at HEAD**, as the
+ * roster is. A worker can write the working copy, and `verify.command` decides what proves its work,
+ * so a working copy that differs from HEAD — or has no HEAD version at all (not committed, or no
+ * repository) — steers nothing: the HEAD version's hints apply (none when there is none), and
+ * `untrusted` names the file for the verdict. The cost: a user's own uncommitted hints are not used
+ * until committed (or said in the request: `verify`, `verify_scope`).
+ */
+export async function readCommittedHints(workspace: string): Promise<CommittedHintsReading> {
+  const working = readBounded(join(workspace, FILE), { maxBytes: HINTS_MAX_BYTES, within: workspace });
+  const committed = await showAtHead(workspace);
+  const reading = committed === null ? { hints: {}, warnings: [] } : parseWorkspaceHints(committed);
+  const workingText = working.ok ? working.bytes.toString('utf8') : null;
+  if (workingText === committed || (working.ok === false && working.missing && committed === null)) return { ...reading, untrusted: null };
+  const used = committed === null ? 'hints are read as committed at HEAD' : "HEAD's hints used";
+  const what = !working.ok ? (working.missing ? 'deleted from the working copy' : `: ${working.why}`) : committed === null ? 'not committed: ignored' : 'changed since HEAD: ignored';
+  return { ...reading, untrusted: `${WORKSPACE_HINTS_FILE}${what.startsWith(':') ? '' : ' '}${what} (${used})` };
+}
+
+/** The hints file's text at HEAD, or null: no repository, no commit, no such file, not a regular file there, or over the cap. */
+async function showAtHead(workspace: string): Promise<string | null> {
+  const spec = `HEAD:./${WORKSPACE_HINTS_FILE}`;
+  const listed = await runGit(['ls-tree', '-l', '-z', 'HEAD', '--', `./${WORKSPACE_HINTS_FILE}`], { cwd: workspace, timeoutMs: 30_000 });
+  // `<mode> blob <id> <size>\t<path>`: a link (120000) or a submodule is no hints file
+  const entry = /^100(?:644|755) blob [0-9a-f]+ +(\d+)\t/.exec(listed.exitCode === 0 ? listed.stdout.toString('utf8') : '');
+  if (entry === null || Number(entry[1]) > HINTS_MAX_BYTES) return null;
+  const shown = await runGit(['cat-file', 'blob', spec], { cwd: workspace, timeoutMs: 30_000 });
+  return shown.exitCode === 0 ? shown.stdout.toString('utf8') : null;
+}
+
+/** Reads the working copy's `.gaffer/workspace.json` (bounded: never a FIFO, a device or a link out): the harmless hints, and a warning for everything else (ignored). */
 export function readWorkspaceHints(workspace: string): WorkspaceHintsReading {
+  const read = readBounded(join(workspace, FILE), { maxBytes: HINTS_MAX_BYTES, within: workspace });
+  if (!read.ok) return { hints: {}, warnings: read.missing ? [] : [`${FILE} ${read.why}: ignored`] };
+  return parseWorkspaceHints(read.bytes.toString('utf8'));
+}
+
+/** The harmless hints in a hints file's text, and a warning for everything else (ignored). */
+export function parseWorkspaceHints(text: string): WorkspaceHintsReading {
   const warnings: string[] = [];
-  let text: string;
-  try {
-    text = readFileSync(join(workspace, FILE), 'utf8');
-  } catch {
-    return { hints: {}, warnings };
-  }
   let raw: unknown;
   try {
     raw = JSON.parse(text);

@@ -73,7 +73,8 @@ describe('readWorkspaceHints', () => {
   });
 
   it('verify.command is the configured test command of verify: auto', () => {
-    expect(detectTestCommand(workspaceWith({ verify: { command: 'make check' }, sandbox: 'off' }))).toEqual({ command: 'make check', kind: 'configured', mode: 'configured' });
+    const { hints } = readWorkspaceHints(workspaceWith({ verify: { command: 'make check' }, sandbox: 'off' }));
+    expect(detectTestCommand(makeWorkspace({}), hints)).toEqual({ command: 'make check', kind: 'configured', mode: 'configured' });
   });
 });
 

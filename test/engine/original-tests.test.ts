@@ -238,14 +238,14 @@ describe('copies under the sandbox', () => {
 
 describe('the verify.scope hint (spec 07)', () => {
   const touch = "echo '// touched' >> src/a.js";
-  it('is read at the checkpoint and applies when the request names no scope', async () => {
-    const ws = makeWorkspace({ ...DYNAMIC_FILES, '.gaffer/workspace.json': JSON.stringify({ verify: { scope: 'all' } }) });
+  it('is read at the checkpoint (as committed at HEAD) and applies when the request names no scope', async () => {
+    const ws = makeWorkspace({ ...DYNAMIC_FILES, '.gaffer/workspace.json': JSON.stringify({ verify: { scope: 'all' } }) }, { git: true });
     const job = await run({ workspace: ws, tasks: [{ instruction: 'touch a', command: touch }] }, { confirmFullSuite: false });
     expect(verificationOf(job)).toMatchObject({ scope: 'all', command: 'npm test', ok: true });
   }, 60_000);
 
   it('a scope the request names wins over the hint', async () => {
-    const ws = makeWorkspace({ ...DYNAMIC_FILES, '.gaffer/workspace.json': JSON.stringify({ verify: { scope: 'all' } }) });
+    const ws = makeWorkspace({ ...DYNAMIC_FILES, '.gaffer/workspace.json': JSON.stringify({ verify: { scope: 'all' } }) }, { git: true });
     const job = await run({ workspace: ws, verify_scope: 'related', tasks: [{ instruction: 'touch a', command: touch }] }, { confirmFullSuite: false });
     expect(verificationOf(job)).toMatchObject({ scope: 'related', related_files: ['test/a.test.js'] });
   }, 60_000);

@@ -24,27 +24,27 @@ describe('verify auto-detection (spec 03 table, first hit wins)', () => {
     [{ 'Cargo.toml': '[package]\n' }, 'cargo test', 'cargo'],
     [{ Makefile: 'build:\n\ttrue\ntest:\n\ttrue\n' }, 'make test', 'make'],
   ])('detects %j', (files, command, kind) => {
-    expect(detectTestCommand(makeWorkspace(files))).toMatchObject({ command, kind, mode: 'auto' });
+    expect(detectTestCommand(makeWorkspace(files), {})).toMatchObject({ command, kind, mode: 'auto' });
   });
 
   it("treats npm's placeholder test script as none", () => {
-    expect(detectTestCommand(makeWorkspace({ 'package.json': pkg('echo "Error: no test specified" && exit 1') }))).toBeNull();
+    expect(detectTestCommand(makeWorkspace({ 'package.json': pkg('echo "Error: no test specified" && exit 1') }), {})).toBeNull();
   });
 
-  it('prefers a configured per-workspace override', () => {
-    const ws = makeWorkspace({ 'package.json': pkg('jest'), '.gaffer/workspace.json': JSON.stringify({ verify: { command: 'make check' } }) });
-    expect(detectTestCommand(ws)).toEqual({ command: 'make check', kind: 'configured', mode: 'configured' });
+  it('prefers a configured per-workspace override (the hints it is given: as committed at HEAD)', () => {
+    const ws = makeWorkspace({ 'package.json': pkg('jest') });
+    expect(detectTestCommand(ws, { verify: { command: 'make check' } })).toEqual({ command: 'make check', kind: 'configured', mode: 'configured' });
   });
 
   it('detects nothing in a folder without a test runner', () => {
-    expect(detectTestCommand(makeWorkspace({ 'README.md': '', 'setup.cfg': '[metadata]\n', Makefile: 'all:\n\ttrue\n' }))).toBeNull();
+    expect(detectTestCommand(makeWorkspace({ 'README.md': '', 'setup.cfg': '[metadata]\n', Makefile: 'all:\n\ttrue\n' }), {})).toBeNull();
   });
 
   it('looks for package tests one level down only, and not in dependency or build folders', () => {
     // <pkg>/tests without test_*.py, tests two levels down, tests of a dependency: none is the project's suite
-    expect(detectTestCommand(makeWorkspace({ 'mypkg/tests/helpers.py': '', 'mypkg/tests/data/test_x.py': '' }))).toBeNull();
-    expect(detectTestCommand(makeWorkspace({ 'src/mypkg/tests/test_core.py': '' }))).toBeNull();
-    expect(detectTestCommand(makeWorkspace({ 'node_modules/dep/tests/test_dep.py': '', '.venv/lib/tests/test_x.py': '' }))).toBeNull();
-    expect(detectTestCommand(makeWorkspace({ 'build/pkg/tests/test_x.py': '', 'venv/tests/test_x.py': '' }))).toBeNull();
+    expect(detectTestCommand(makeWorkspace({ 'mypkg/tests/helpers.py': '', 'mypkg/tests/data/test_x.py': '' }), {})).toBeNull();
+    expect(detectTestCommand(makeWorkspace({ 'src/mypkg/tests/test_core.py': '' }), {})).toBeNull();
+    expect(detectTestCommand(makeWorkspace({ 'node_modules/dep/tests/test_dep.py': '', '.venv/lib/tests/test_x.py': '' }), {})).toBeNull();
+    expect(detectTestCommand(makeWorkspace({ 'build/pkg/tests/test_x.py': '', 'venv/tests/test_x.py': '' }), {})).toBeNull();
   });
 });

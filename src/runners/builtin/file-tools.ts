@@ -1,5 +1,6 @@
-import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { closeSync, constants, lstatSync, mkdirSync, openSync, readdirSync, statSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { readBounded } from '../../platform/files/bounded-read.js';
 import { asUser } from '../../platform/process/umask.js';
 import { failed, refused, type ToolContext, type ToolOutcome } from './tool-context.js';
 import { isInside, realPathOf, resolveInWorkspace } from './workspace-paths.js';
@@ -9,9 +10,21 @@ const READ_MAX_BYTES = 256 * 1024;
 const LIST_MAX_ENTRIES = 1000;
 const GREP_MAX_MATCHES = 200;
 const GREP_MAX_FILE_BYTES = 1024 * 1024;
+/** Most bytes a read in parts or an edit loads. */
+const TEXT_MAX_BYTES = 64 * 1024 * 1024;
 const GREP_LINE_CHARS = 300;
 /** Not walked by list_files (recursive) and grep: noise, or gaffer's and git's own. */
 const SKIPPED_DIRS = new Set(['.git', 'node_modules']);
+
+/**
+ * A workspace file's text for the tools, which run in gaffer's own process: a FIFO, device or socket
+ * (the agent's own command could have made one) is refused, never waited on, and the size is capped.
+ */
+function readToolText(abs: string): string {
+  const read = readBounded(abs, { maxBytes: TEXT_MAX_BYTES });
+  if (read.ok) return read.bytes.toString('utf8');
+  throw Object.assign(new Error(read.why), { code: read.missing ? 'ENOENT' : 'EREFUSED' });
+}
 
 function messageOf(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
@@ -30,7 +43,7 @@ export function readFileTool(ctx: ToolContext, args: { path: string; start_line?
     if (statSync(at.abs).size > READ_MAX_BYTES && args.start_line === undefined) {
       return failed(`${at.rel} is larger than ${READ_MAX_BYTES} bytes; read it in parts with start_line/end_line, or grep it`);
     }
-    text = readFileSync(at.abs, 'utf8');
+    text = readToolText(at.abs);
   } catch (err) {
     return failed(`${args.path}: ${messageOf(err)}`);
   }
@@ -101,7 +114,7 @@ export function editFileTool(ctx: ToolContext, args: { path: string; old_text: s
   if ('status' in target) return target;
   let text: string;
   try {
-    text = readFileSync(target.abs, 'utf8');
+    text = readToolText(target.abs);
   } catch (err) {
     return failed(`${args.path}: ${messageOf(err)}`);
   }
@@ -189,7 +202,9 @@ export function grepTool(ctx: ToolContext, args: { pattern: string; path?: strin
     let text: string;
     try {
       if (statSync(file.abs).size > GREP_MAX_FILE_BYTES) continue;
-      const bytes = readFileSync(file.abs);
+      const read = readBounded(file.abs, { maxBytes: GREP_MAX_FILE_BYTES });
+      if (!read.ok) continue;
+      const bytes = read.bytes;
       if (bytes.subarray(0, 8000).includes(0)) continue; // binary
       text = bytes.toString('utf8');
     } catch {

@@ -1,7 +1,8 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { emptyRun, makeRun } from './shared.js';
 import type { ParsedRun } from './types.js';
+import { readBoundedText } from '../../platform/files/bounded-read.js';
 
 // A test case's id is "<classname> > <name>", or the name alone when the classname repeats it (jest-junit
 // writes the full title into both). Counts come from the test cases, not the suites' attributes, which
@@ -71,8 +72,9 @@ export function findJUnitReports(workspace: string, sinceMs: number): string[] {
   const consider = (path: string) => {
     try {
       if (statSync(path).mtimeMs <= sinceMs) return;
-      const head = readFileSync(path, 'utf8').slice(0, 4096);
-      if (/<testsuites?\b/.test(head)) found.push(path);
+      // a FIFO or a link to /dev/zero named like a report is not one (issue 32)
+      const head = readBoundedText(path, { maxBytes: 64 << 20, within: workspace })?.slice(0, 4096);
+      if (head !== undefined && /<testsuites?\b/.test(head)) found.push(path);
     } catch {
       // vanished or unreadable: not a report of this run
     }

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { shellQuote } from '../select.js';
 import { selectNodeTest } from './node-test.js';
@@ -6,6 +5,7 @@ import { parseScript } from './script.js';
 import { all, isPythonEnv, listFiles, TOO_BIG } from './shared.js';
 import type { RelatedResult } from './types.js';
 import { selectVitestOrJest } from './vitest-jest.js';
+import { readWorkspaceText } from '../../platform/files/bounded-read.js';
 
 // A node project's tests are what package.json's scripts.test runs: this reads that script and hands it to
 // the framework it names (vitest, jest, node --test); mocha and anything else run everything, with why.
@@ -16,7 +16,7 @@ const EXEC_PREFIX: Record<string, string> = { npm: 'npx', pnpm: 'pnpm exec', yar
 export async function selectNode(workspace: string, command: string, changed: string[]): Promise<RelatedResult> {
   let pkg: { scripts?: Record<string, unknown>; devDependencies?: Record<string, unknown>; dependencies?: Record<string, unknown> };
   try {
-    pkg = JSON.parse(await readFile(join(workspace, 'package.json'), 'utf8')) as typeof pkg;
+    pkg = JSON.parse(readWorkspaceText(workspace, 'package.json') ?? '') as typeof pkg;
   } catch {
     return all('package.json cannot be read');
   }

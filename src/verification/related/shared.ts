@@ -1,7 +1,8 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import type { RelatedResult } from './types.js';
 import type { Widening } from './widen.js';
+import { readWorkspaceText } from '../../platform/files/bounded-read.js';
 
 // What every framework's selection shares: the two answers, reading the workspace tree without child
 // processes (so selection stays far cheaper than the suite), and walking an import graph backwards.
@@ -63,7 +64,8 @@ export const isPythonEnv = (name: string, entries: string[]) => entries.includes
 
 /** A workspace file's text; empty when it cannot be read (a missing file imports nothing). */
 export async function readText(workspace: string, path: string): Promise<string> {
-  return readFile(join(workspace, path), 'utf8').catch(() => '');
+  // a worker's FIFO or link to /dev/zero would hold a thread of the pool for good (issue 32)
+  return Promise.resolve(readWorkspaceText(workspace, path) ?? '');
 }
 
 /** Reads files in parallel batches: fast, without opening thousands of descriptors at once. */

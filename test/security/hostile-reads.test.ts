@@ -21,8 +21,6 @@ const WORKER_TIMEOUT_S = 30;
 const JOB_BOUND_MS = (WORKER_TIMEOUT_S + 3 * VERIFY_TIMEOUT_S + 30) * 1000;
 /** gaffer serve's peak resident memory (VmHWM) after every attack: /dev/zero read whole would be gigabytes. */
 const RSS_BOUND_MB = 400;
-/** Whether gaffer's git refuses a non-regular `.git/config` before calling git (issue 32 point 1, another branch): set on merge. */
-const GIT_REFUSES_SPECIAL_CONFIG = false;
 
 let served: Served;
 const outside = tempDir('gaffer-hostile-outside-');
@@ -162,7 +160,7 @@ describe.skipIf(!probe.available)('a hostile workspace: every read is bounded, n
   // runGit change refuses a .git/config that is not a regular file before any git call; until that is
   // merged, gaffer's `git diff --shortstat HEAD` in the workspace waits out its 120 s timeout
   // (measured: the planting job sat 145 s in "checking what changed on disk", /api/health 255 ms)
-  it.skipIf(!GIT_REFUSES_SPECIAL_CONFIG)('a FIFO at .git/config: both jobs are bounded and the server stays healthy (refused by name, or a clean result)', () =>
+  it('a FIFO at .git/config: both jobs are bounded and the server stays healthy (refused by name, or a clean result)', () =>
     underWatch(async () => {
       const ws = calcRepo(false);
       const first = await runJob(ws, 'rm .git/config && mkfifo .git/config');

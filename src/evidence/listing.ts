@@ -179,8 +179,13 @@ export function findRepoTop(dir: string): string | null {
   }
 }
 
+/**
+ * The command-line rules of every listing: spec 03's excluded folders and gaffer's data dir out,
+ * and every `.gitignore` in (command-line rules come first in git's precedence): the rules are
+ * evidence too, so one that ignores itself is still listed (ignore-judge.ts).
+ */
 export function excludeArgs(top: string, skipAbs: string[]): string[] {
-  const args: string[] = [];
+  const args: string[] = ['--exclude=!.gitignore'];
   for (const name of EXCLUDED_DIR_NAMES) args.push(`--exclude=${name}/`);
   for (const abs of skipAbs) {
     // command-line excludes are anchored at the top of the repository, not at the cwd

@@ -221,7 +221,7 @@ async function writeCheckpointIgnoreFiles(judge: { gitDir: string; id: string },
   const tree = await runGit([...base, 'ls-tree', '-r', '-z', '--full-tree', judge.id], { cwd: dir, timeoutMs });
   if (tree.exitCode !== 0) throw new Error(`reading checkpoint ${judge.id} failed: ${tree.stderr.trim() || tree.spawnError || 'unknown'}`);
   const wanted: Array<{ path: string; oid: string }> = [];
-  for (const entry of splitNul(tree.stdout)) {
+  for (const entry of splitNul(tree.stdout, 'tab')) {
     const tab = entry.indexOf('\t');
     const p = entry.slice(tab + 1);
     const [mode, type, oid] = entry.slice(0, tab).split(' ');

@@ -52,6 +52,8 @@ interface Plan extends ListingPlan {
   folders: Set<string>;
   /** The folders are the warm checkpoint's. */
   sameFolders: boolean;
+  /** Folders the quick look's git could not open (a full listing keeps its own in `listing.skipped`). */
+  unopened?: string[];
 }
 
 /** Where a checkpoint's large files (recorded by stat) are kept. */
@@ -139,8 +141,8 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   let planned: Promise<Plan>;
   let indexedAtStart: Promise<IndexState>;
   if (quick !== null) {
-    const { wanted, delta, folders, sameFolders } = quick;
-    planned = Promise.resolve({ listing: null, unchanged: false, wanted, delta, folders, sameFolders });
+    const { wanted, delta, folders, sameFolders, unopened } = quick;
+    planned = Promise.resolve({ listing: null, unchanged: false, wanted, delta, folders, sameFolders, unopened });
     indexedAtStart = Promise.resolve({ cached: null, dirty: quick.dirty });
   } else {
     const ctx = { gitDir, timeoutMs, skipAbs: input.skipAbs };
@@ -271,7 +273,7 @@ async function checkpointInThread(c: {
 async function finishCheckpoint(input: CheckpointInput, c: { commit: string; ref: string; takenAtMs: number; plan: Plan; update: IndexUpdate; specialsFound: Promise<string[]> }): Promise<Snapshot> {
   const { workspace, gitDir, timeoutMs } = input;
   const { plan, update, takenAtMs } = c;
-  const skipped = new Set([...(plan.listing?.skipped ?? []), ...update.skipped]);
+  const skipped = new Set([...(plan.listing?.skipped ?? plan.unopened ?? []), ...update.skipped]);
   for (const p of await unignoredSpecials(workspace, gitDir, await c.specialsFound, timeoutMs)) skipped.add(p);
   const { large } = update;
   const manifestFile = largeFileManifestPath(gitDir, input.jobId, input.label);

@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, mkdtempSync, openSync, readlinkSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { runGit, splitNul } from './git.js';
 import { excludeArgs, findRepoTop } from './listing.js';
@@ -86,8 +86,14 @@ function readSmall(file: string): string | null {
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return null;
+  } catch (err) {
+    // git follows a link here: where it points is part of the rules (a change of it is a change)
+    if ((err as NodeJS.ErrnoException).code !== 'ELOOP') return null;
+    try {
+      return `(a link to ${readlinkSync(file)})`;
+    } catch {
+      return '(a link)';
+    }
   }
   try {
     const st = fstatSync(fd);

@@ -78,6 +78,26 @@ describe('ignore rules a worker wrote hide nothing', () => {
     // the checkpoint's tests ran in a copy without it, and failed
     expect(job.result?.verification?.original_tests).toMatchObject({ ran: true, ok: false });
   }, 60_000);
+
+  it('in a worktree job too: the task\'s checkpoint (shared from the base) judges its worktree', async () => {
+    const engine = await open();
+    const ws = makeWorkspace(PYTEST_FILES, { git: true });
+    const job = await run(engine, {
+      workspace: ws,
+      isolation: 'worktree',
+      verify: 'python3 -m pytest -q -p no:cacheprovider',
+      fix_rounds: 0,
+      tasks: [
+        { name: 'cheat', instruction: 'make the tests pass', command: `${writeFile('tests/.gitignore', '.gitignore\nconftest.py\n')} && ${writeFile('tests/conftest.py', PASS_ALL_CONFTEST)}` },
+        { name: 'other', instruction: 'add a note', command: 'echo note > NOTES.md' },
+      ],
+    });
+    expect(job.result?.changes?.added).toEqual(['NOTES.md', 'tests/.gitignore', 'tests/conftest.py']);
+    // the task's verification names it: the checkpoint's tests ran without it, and failed
+    expect(job.verdict).toContain('tests/conftest.py (added)');
+    expect(job.result?.proof?.verdict).not.toBe('proved');
+    expect(job.status).not.toBe('done');
+  }, 90_000);
 });
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'projects');

@@ -93,11 +93,13 @@ export async function findHarnessChanges(changes: ChangeSet, pre: Snapshot | nul
 /**
  * issue 32: ignore rules the workers wrote that hid a file a test runner would load are a harness
  * change, and so is that file: the checkpoint's tests then run in a copy without it (and with the
- * checkpoint's ignore files). A file a runner loads is one with a test or harness name, or code
- * (a `.py`, `.js`, … a runner imports by its name or a pattern); a hidden log or build output is not.
+ * checkpoint's ignore files). A file the runner loads by itself is one with a test or harness name
+ * (a test file, `conftest.py`, a runner config, `sitecustomize.py`, …). Hidden code the project
+ * imports (generated sources a worker ignores) stays the code's: it is evidence and named, and the
+ * copy keeps it, so an honest generator is not failed by its own output going missing.
  */
 export function withHiddenByIgnore(found: HarnessChange[], changes: ChangeSet, post: Snapshot | null): HarnessChange[] {
-  const hidden = (post?.hiddenByIgnore ?? []).filter((p) => isTestOrHarnessPath(p) || CODE_FILE.test(p));
+  const hidden = (post?.hiddenByIgnore ?? []).filter((p) => isTestOrHarnessPath(p));
   if (hidden.length === 0) return found;
   const have = new Set(found.map((h) => h.path));
   const more: HarnessChange[] = [];

@@ -159,15 +159,21 @@ describe('the runner loads what the rule hides', () => {
     expect(job.result?.verification?.original_tests).toMatchObject({ ran: true, ok: false });
   }, 60_000);
 
-  it('an honest worker that ignores the log it wrote: named, the job still `done · proved` (a hidden log is no harness change)', async () => {
+  it('an honest worker that ignores the log and the module it generated: named, the job still `done · proved` (neither is a harness change)', async () => {
     const engine = await open();
     const ws = nodeProject('tape');
     const job = await run(engine, {
       workspace: ws,
       verify: 'npm test',
-      tasks: [{ name: 'fix', instruction: 'make add add', command: "sed -i 's/a - b/a + b/' src/math.js && echo built > build.log && echo '*.log' >> .gitignore" }],
+      tasks: [
+        {
+          name: 'fix',
+          instruction: 'make add add',
+          command: "mkdir gen && echo 'export const plus = (a, b) => a + b;' > gen/plus.js && printf 'export { plus as add } from \"../gen/plus.js\";\\n' > src/math.js && echo built > build.log && printf '*.log\\ngen/\\n' >> .gitignore",
+        },
+      ],
     });
-    expect(job.result?.changes?.hidden_by_ignore).toEqual(['build.log']);
+    expect(job.result?.changes?.hidden_by_ignore).toEqual(['build.log', 'gen/plus.js']);
     expect(job.status).toBe('done');
     expect(job.result?.proof?.verdict).toBe('proved');
   }, 60_000);

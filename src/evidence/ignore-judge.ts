@@ -172,21 +172,17 @@ export async function findHiddenByIgnore(input: HiddenInput): Promise<string[]> 
     env,
   });
   if (listed.exitCode !== 0) throw new Error(`listing the ignored files of ${workspace} failed: ${listed.stderr.trim() || listed.spawnError || 'unknown'}`);
-  const candidates: string[] = [];
+  const files: string[] = [];
+  const folders: string[] = [];
   for (const entry of splitNul(listed.stdout)) {
     // spec 03's excluded folders, and gaffer's own data dir, are never evidence whatever the rules
     if (isInExcludedDir(entry)) continue;
     const abs = path.join(workspace, entry).replace(/\/$/, '');
     if (skipAbs.some((s) => abs === s || abs.startsWith(`${s}/`))) continue;
-    if (!entry.endsWith('/')) {
-      candidates.push(entry);
-      continue;
-    }
-    const walked = await walkTree(workspace, entry.slice(0, -1), { skipExcludedNames: true, skipAbs, cap: HIDDEN_CANDIDATES_MAX });
-    for (const [p] of walked.entries) candidates.push(p);
-    if (candidates.length >= HIDDEN_CANDIDATES_MAX) break;
+    if (entry.endsWith('/')) folders.push(entry.slice(0, -1));
+    else files.push(entry);
   }
-  if (candidates.length === 0) return [];
+  if (files.length === 0 && folders.length === 0) return [];
 
   const scratch = mkdtempSync(path.join(input.gitDir, 'gaffer-judge-'));
   try {
@@ -209,12 +205,26 @@ export async function findHiddenByIgnore(input: HiddenInput): Promise<string[]> 
     await writeCheckpointIgnoreFiles(input.judge, inWorkspace, timeoutMs);
     const excludesFile = path.join(scratch, 'excludes');
     writeFileSync(excludesFile, input.excludes ?? excludesText(workspace));
-    const judged = await runGit(
-      [`--git-dir=${input.gitDir}`, `--work-tree=${root}`, '-c', `core.excludesFile=${excludesFile}`, '-c', 'core.quotePath=false', 'check-ignore', '--no-index', '-z', '--stdin'],
-      { cwd: inWorkspace, timeoutMs, env: { GIT_INDEX_FILE: emptyIndexFile(input.gitDir) }, input: `${candidates.join('\0')}\0` },
-    );
-    if (judged.exitCode !== 0 && judged.exitCode !== 1) throw new Error(`judging ${workspace}'s ignored files by the checkpoint's rules failed: ${judged.stderr.trim() || judged.spawnError || 'unknown'}`);
-    const ignored = new Set(splitNul(judged.stdout));
+    const ignoredByCheckpoint = async (paths: string[]): Promise<Set<string>> => {
+      const judged = await runGit(
+        [`--git-dir=${input.gitDir}`, `--work-tree=${root}`, '-c', `core.excludesFile=${excludesFile}`, '-c', 'core.quotePath=false', 'check-ignore', '--no-index', '-z', '--stdin'],
+        { cwd: inWorkspace, timeoutMs, env: { GIT_INDEX_FILE: emptyIndexFile(input.gitDir) }, input: `${paths.join('\0')}\0` },
+      );
+      if (judged.exitCode !== 0 && judged.exitCode !== 1) throw new Error(`judging ${workspace}'s ignored files by the checkpoint's rules failed: ${judged.stderr.trim() || judged.spawnError || 'unknown'}`);
+      return new Set(splitNul(judged.stdout));
+    };
+    // a folder the checkpoint's rules ignore as a whole (a build output, a cache) is not walked:
+    // nothing below it could be listed (folders made here, so a rule for folders only applies)
+    for (const f of folders) mkdirSync(path.join(inWorkspace, f), { recursive: true });
+    const ignoredFolders = folders.length > 0 ? await ignoredByCheckpoint(folders) : new Set<string>();
+    const candidates = [...files];
+    for (const folder of folders) {
+      if (ignoredFolders.has(folder) || candidates.length >= HIDDEN_CANDIDATES_MAX) continue;
+      const walked = await walkTree(workspace, folder, { skipExcludedNames: true, skipAbs, cap: HIDDEN_CANDIDATES_MAX });
+      for (const [p] of walked.entries) candidates.push(p);
+    }
+    if (candidates.length === 0) return [];
+    const ignored = await ignoredByCheckpoint(candidates);
     return candidates.filter((p) => !ignored.has(p));
   } finally {
     rmSync(scratch, { recursive: true, force: true });

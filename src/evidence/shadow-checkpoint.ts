@@ -93,6 +93,9 @@ export function takeCheckpoint(input: CheckpointInput): Promise<Snapshot> {
   });
 }
 
+/** How many hidden files a snapshot names (Snapshot.hiddenByIgnore). */
+const HIDDEN_NAMES_KEPT = 1_000;
+
 /** The `.gitignore` files each checkpoint of this process listed (finishCheckpoint). */
 const listedIgnoreFiles = new WeakMap<Snapshot, string[]>();
 
@@ -120,7 +123,8 @@ async function judgedByItsCheckpoint(input: CheckpointInput, snapshot: Snapshot,
   });
   if (hidden.length === 0) return snapshot;
   const again = await once({ ...input, alwaysInclude: [...input.alwaysInclude, ...hidden] });
-  return { ...again, hiddenByIgnore: sortPaths(hidden) };
+  // all of them are in the snapshot; the job row keeps the first names (a test file among the rest is one by its name anyway)
+  return { ...again, hiddenByIgnore: sortPaths(hidden).slice(0, HIDDEN_NAMES_KEPT) };
 }
 
 async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {

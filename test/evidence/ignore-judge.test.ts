@@ -83,13 +83,13 @@ describe('the checkpoint judges', () => {
   });
 
   it('the checkpoint’s own rules still hold: what they ignored stays out, what a removed rule lets in comes in', async () => {
-    const { ws, data } = await repo({ '.gitignore': '*.log\n', 'a.js': 'a\n' });
-    await write(ws, { 'old.log': 'x\n' });
+    const { ws, data } = await repo({ '.gitignore': '*.log\ncache/\n', 'a.js': 'a\n' });
+    await write(ws, { 'old.log': 'x\n', 'cache/c.js': 'c\n' });
     const pre = await snap(ws, data, 'pre');
-    await write(ws, { '.gitignore': '*.log\n*.tmp\nsecret.js\n', 'new.log': 'y\n', 'x.tmp': 'z\n', 'secret.js': 's\n' });
+    await write(ws, { '.gitignore': '*.log\ncache/\n*.tmp\nsecret.js\nlib/\n', 'new.log': 'y\n', 'x.tmp': 'z\n', 'secret.js': 's\n', 'cache/d.js': 'd\n', 'lib/l.js': 'l\n' });
     const post = await snap(ws, data, 'post', { like: pre });
-    expect(post.hiddenByIgnore).toEqual(['secret.js', 'x.tmp']);
-    expect(await diffSnapshots(pre, post)).toEqual({ added: ['secret.js', 'x.tmp'], modified: ['.gitignore'], deleted: [] });
+    expect(post.hiddenByIgnore).toEqual(['lib/l.js', 'secret.js', 'x.tmp']);
+    expect(await diffSnapshots(pre, post)).toEqual({ added: ['lib/l.js', 'secret.js', 'x.tmp'], modified: ['.gitignore'], deleted: [] });
   });
 
   it('outside a repository, and in a folder the new rule ignores as a whole: the hidden files are found', async () => {

@@ -1,4 +1,4 @@
-import { realpathSync, symlinkSync } from 'node:fs';
+import { existsSync, realpathSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
@@ -117,7 +117,9 @@ function nodeProject(runner: 'tape' | 'mocha'): string {
     },
     { git: true },
   );
-  symlinkSync(realpathSync(join(FIXTURES, runner, 'node_modules')), join(ws, 'node_modules'));
+  const installed = join(FIXTURES, runner, 'node_modules');
+  if (!existsSync(installed)) throw new Error(`the ${runner} fixture has no node_modules at ${installed}: run scripts/setup-fixtures.sh`);
+  symlinkSync(realpathSync(installed), join(ws, 'node_modules'));
   return ws;
 }
 

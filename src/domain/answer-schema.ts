@@ -109,6 +109,7 @@ export const changesSchema = z.strictObject({
   verification_wrote: strings,
   git: z.strictObject({ repo: z.literal(true), dirty_count: count, shortstat: z.string() }).optional(),
   outside_evidence: outsideEvidenceSchema.optional(),
+  hidden_by_ignore: strings.optional(),
 });
 
 /** `changes` as answered: what changed always (`source` … `deleted`), the flags and lists of the unusual when they hold something. */

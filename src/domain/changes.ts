@@ -22,6 +22,12 @@ export interface ChangesJson {
   git?: GitFacts;
   /** What changed where the evidence does not look; absent when nothing did. */
   outside_evidence?: OutsideEvidenceJson;
+  /**
+   * Files among the changes that ignore rules the workers wrote hid (a `.gitignore` line,
+   * `.git/info/exclude`, core.excludesFile): the checkpoint's rules list them, so they are evidence
+   * all the same (issue 32). Absent when none.
+   */
+  hidden_by_ignore?: string[];
 }
 
 /**

@@ -80,6 +80,8 @@ export const PENALTIES = {
   git_code_planted: 0.3,
   // issue 32: the tests ran through dependencies the workers patched; the weightiest doubt, it leads
   dependencies_changed_alone: 0.6,
+  // issue 32: the files are evidence all the same; a test runner's among them is a harness change
+  hidden_by_ignore: 0.05,
 } as const;
 
 /** Decides proved / partial / unproved / contradicted with a confidence and every doubt named. */
@@ -113,6 +115,7 @@ export function computeProof(f: ProofFacts): ProofJson {
     const limited = (f.limitsHit?.length ?? 0) > 0 ? `; ${f.limitsHit?.join('; ') ?? ''}` : '';
     doubt('worker_not_done', `${workersNotDone.length} of ${f.workerStatuses.length} workers did not finish (${workersNotDone.join(', ')})${limited}`);
   }
+  if ((f.changes?.hidden_by_ignore?.length ?? 0) > 0) doubt('hidden_by_ignore', `written, and hidden by ignore rules the workers wrote: ${f.changes?.hidden_by_ignore?.join(', ') ?? ''}`);
   if (f.expectsChanges && changed === 0 && f.changes !== null) doubt('no_changes_observed', 'nothing changed on disk');
   if (f.claimedOnly.length > 0) doubt('claimed_not_observed', `claimed but unchanged on disk: ${f.claimedOnly.slice(0, 5).join(', ')}`);
   if (v?.pre_existing_only && v.ok === false) doubt('pre_existing_failures', `failures that were there before the work: ${v.pre_existing.length}`);

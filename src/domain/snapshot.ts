@@ -33,4 +33,10 @@ export interface Snapshot {
    * before gaffer kept one, or when it could not be written.
    */
   outsideFile?: string;
+  /**
+   * Files the workspace's ignore rules hid when it was taken that the rules of the checkpoint it is
+   * compared with would have listed (a worker's `.gitignore` line, info/exclude or excludesFile):
+   * they are in this snapshot all the same (issue 32, ignore-judge.ts).
+   */
+  hiddenByIgnore?: string[];
 }

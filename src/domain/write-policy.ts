@@ -2,6 +2,7 @@
 // starts, and how what it really wrote is judged after it ends. One table for every runner: the
 // builtin agent refuses a write outside it as it happens; for runners gaffer cannot stop
 // mid-write (agent CLIs, shell) this audit judges their writes after the fact.
+import { isQuotedPath } from './escaped-path.js';
 import type { TaskType, WorkerRole } from './status.js';
 
 /** Task types whose workers only read the project (spec 06's reviewer / verifier row). */
@@ -99,6 +100,11 @@ export function auditWrites(
   const outside = new Set<string>();
   for (const change of ['added', 'modified', 'deleted'] as const) {
     for (const path of written[change]) {
+      // a name that is not UTF-8 (listed quoted) is no name a policy can give: outside unless anything goes
+      if (isQuotedPath(path)) {
+        if (!policy.anywhere) outside.add(path);
+        continue;
+      }
       if (underAny(path, exempt) || underAny(path, policy.paths)) continue;
       // spec 06: tests are protected by the same table — a declaration does not open them
       const isProtectedTest = change !== 'added' && !policy.testsMayChange && opts.isTestFile(path) && !(opts.restored ?? []).includes(path);

@@ -41,6 +41,9 @@ export function buildChangesJson(
   };
   json.truncated = truncated;
   if (extra.git !== undefined) json.git = extra.git;
+  const changed = new Set([...changes.added, ...changes.modified]);
+  const hidden = (extra.after?.hiddenByIgnore ?? []).filter((p) => changed.has(p));
+  if (hidden.length > 0) json.hidden_by_ignore = hidden.slice(0, CHANGES_LIST_CAP);
   const outside = extra.after === undefined ? null : outsideEvidenceOf(before, extra.after);
   if (outside !== null) json.outside_evidence = outside;
   return json;

@@ -131,10 +131,22 @@ async function diffCheckpointThenMtime(before: Snapshot, after: Snapshot): Promi
   return settleSkipped(before.skipped, after.skipped, added, modified, deleted);
 }
 
-/** A file that became (or stopped being) special or unreadable still exists: that is a modification. */
+/**
+ * A file that became (or stopped being) special or unreadable still exists: that is a modification.
+ * One skipped on one side only and absent from the other is added or deleted like any file (a FIFO,
+ * a name that is not UTF-8, a folder too deep to open: issue 32).
+ */
 function settleSkipped(skippedBefore: string[], skippedAfter: string[], added: Set<string>, modified: Set<string>, deleted: Set<string>): ChangeSet {
-  for (const p of skippedAfter) if (deleted.delete(p)) modified.add(p);
-  for (const p of skippedBefore) if (added.delete(p)) modified.add(p);
+  const wasSkipped = new Set(skippedBefore);
+  const isSkipped = new Set(skippedAfter);
+  for (const p of skippedAfter) {
+    if (deleted.delete(p)) modified.add(p);
+    else if (!wasSkipped.has(p)) added.add(p);
+  }
+  for (const p of skippedBefore) {
+    if (added.delete(p)) modified.add(p);
+    else if (!isSkipped.has(p)) deleted.add(p);
+  }
   return { added: sortPaths(added), modified: sortPaths(modified), deleted: sortPaths(deleted) };
 }
 

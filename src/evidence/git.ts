@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
+import { nameOfPathBytes } from '../domain/escaped-path.js';
 import { spawnCommand, type SpawnResult } from '../platform/spawner/spawner.js';
 import { ownedGitConfig, withoutExternalDiff } from './git-owned-config.js';
 
@@ -95,11 +96,33 @@ export function describeGitFailure(args: string[], result: GitResult): string {
   return `${call}: exit ${result.exitCode ?? 'signal'}${why ? `: ${why}` : ''}`;
 }
 
-/** Splits NUL-separated git output (`-z`) into strings, dropping the trailing empty one. */
-export function splitNul(buf: Buffer): string[] {
+/**
+ * Splits NUL-separated git output (`-z`) into strings, dropping the trailing empty one. A path
+ * that is not valid UTF-8 (a file name of other bytes) comes back C-quoted as git would show it
+ * (`"caf\351.txt"`, domain/escaped-path.ts), never with its bytes replaced. `pathAt` says where
+ * the path starts in each part: 0 (the whole part), after the first tab (`ls-files -s`,
+ * `ls-tree`: `'tab'`), or after a tag of N bytes (`ls-files -t`: 2).
+ */
+export function splitNul(buf: Buffer, pathAt: number | 'tab' = 0): string[] {
   if (buf.length === 0) return [];
-  const parts = buf.toString('utf8').split('\0');
+  const text = buf.toString('utf8');
+  const parts = text.includes('\uFFFD') ? splitNulExact(buf, pathAt) : text.split('\0');
   if (parts[parts.length - 1] === '') parts.pop();
+  return parts;
+}
+
+function splitNulExact(buf: Buffer, pathAt: number | 'tab'): string[] {
+  const parts: string[] = [];
+  const named = (part: Buffer): string => {
+    const at = Math.min(part.length, pathAt === 'tab' ? part.indexOf(9) + 1 : pathAt);
+    return part.toString('latin1', 0, at) + nameOfPathBytes(part.subarray(at));
+  };
+  let start = 0;
+  for (let end = buf.indexOf(0); end >= 0; end = buf.indexOf(0, start)) {
+    parts.push(named(buf.subarray(start, end)));
+    start = end + 1;
+  }
+  parts.push(named(buf.subarray(start)));
   return parts;
 }
 

@@ -1,3 +1,4 @@
+import { isQuotedPath } from '../domain/escaped-path.js';
 import type { IndexState } from './shadow-index.js';
 import { joinNul } from './shadow-index.js';
 import { classifyPath, type StatFacts } from './walk.js';
@@ -118,7 +119,8 @@ export class IndexUpdate {
       const chunk: string[] = [];
       for (const p of paths.slice(i, i + CHUNK)) {
         this.looked.add(p);
-        const kind = classifyPath(this.#workspace, p, this.#sizeCapBytes);
+        // a name that is not UTF-8, listed quoted: no file has that name, it is listed as skipped
+        const kind = isQuotedPath(p) ? ({ kind: 'skipped' } as const) : classifyPath(this.#workspace, p, this.#sizeCapBytes);
         if (kind.kind === 'content') {
           chunk.push(p);
           this.addedFacts.push(kind.facts);

@@ -47,6 +47,8 @@ export interface RawListing {
   kind: 'repo' | 'plain';
   /** git's NUL-separated output. */
   raw: Buffer;
+  /** Folders git could not open (a path past PATH_MAX, no permission), workspace-relative: listed as skipped. */
+  unopened?: string[];
   /** The nested repositories it names (relative to it). */
   nested: string[];
 }
@@ -86,6 +88,7 @@ export async function listWorkspacePaths(workspace: string, alwaysInclude: strin
     skipped.push(...walked.skipped);
   }
 
+  for (const l of listings) skipped.push(...(l.unopened ?? []));
   return { raw: listings, extra, skipped, paths: () => buildPaths(listings, extra) };
 }
 
@@ -138,7 +141,7 @@ function buildPaths(listings: RawListing[], extra: string[]): Set<string> {
   for (const listing of listings) {
     const nested = new Set(listing.nested);
     let last = '';
-    for (const entry of splitNul(listing.raw)) {
+    for (const entry of splitNul(listing.raw, listing.kind === 'repo' ? 'tab' : 0)) {
       const staged = listing.kind === 'repo' ? stagedPrefixLength(entry) : 0;
       const p = staged > 0 ? entry.slice(staged) : entry;
       if (p === last || p.endsWith('/')) continue; // unmerged stages repeat a path; `dir/` is a nested repo
@@ -179,8 +182,13 @@ export function findRepoTop(dir: string): string | null {
   }
 }
 
+/**
+ * The command-line rules of every listing: spec 03's excluded folders and gaffer's data dir out,
+ * and every `.gitignore` in (command-line rules come first in git's precedence): the rules are
+ * evidence too, so one that ignores itself is still listed (ignore-judge.ts).
+ */
 export function excludeArgs(top: string, skipAbs: string[]): string[] {
-  const args: string[] = [];
+  const args: string[] = ['--exclude=!.gitignore'];
   for (const name of EXCLUDED_DIR_NAMES) args.push(`--exclude=${name}/`);
   for (const abs of skipAbs) {
     // command-line excludes are anchored at the top of the repository, not at the cwd
@@ -206,7 +214,34 @@ async function listRepo(top: string, cwd: string, prefix: string, ctx: ListingCo
     ...excludeArgs(top, ctx.skipAbs),
   ];
   const result = await runGit(args, { cwd, timeoutMs: ctx.timeoutMs });
-  return result.exitCode === 0 ? { prefix, kind: 'repo', raw: result.stdout, nested: [] } : null;
+  if (result.exitCode !== 0) return null;
+  const listing: RawListing = { prefix, kind: 'repo', raw: result.stdout, nested: [] };
+  const unopened = unopenedFolders(result.stderr, relativeInside(top, cwd) ?? '', prefix);
+  if (unopened.length > 0) listing.unopened = unopened;
+  return listing;
+}
+
+/**
+ * The folders git warned it could not open while listing (`could not open directory 'a/b/': File
+ * name too long`): git names them from the top of its work tree; `from` is the listed folder there,
+ * `prefix` its place in the workspace. git skips such a folder silently otherwise, so a file past
+ * PATH_MAX would be "nothing changed" (issue 32).
+ */
+export function unopenedFolders(stderr: string, from: string, prefix: string): string[] {
+  if (!stderr.includes('could not open directory')) return [];
+  const found: string[] = [];
+  const strip = from === '' ? '' : `${from}/`;
+  for (const m of stderr.matchAll(/^warning: could not open directory '([^\n]*)$/gm)) {
+    const line = m[1] as string;
+    const end = line.lastIndexOf("': ");
+    // git cuts a message at 4 KB: a path past PATH_MAX is named by its deepest whole folder there
+    let rel = end >= 0 ? line.slice(0, end) : line.slice(0, line.lastIndexOf('/') + 1);
+    rel = rel.replace(/\/$/, '');
+    if (!rel.startsWith(strip)) continue;
+    rel = prefix + rel.slice(strip.length);
+    if (rel !== '' && !isInExcludedDir(`${rel}/`)) found.push(rel);
+  }
+  return found;
 }
 
 /** Lists a folder that is not in a repository: the shadow repo with an empty index, so all non-ignored files are "others". */
@@ -216,5 +251,8 @@ async function listPlain(dir: string, prefix: string, ctx: ListingContext): Prom
   if (result.exitCode !== 0) {
     throw new Error(`listing ${dir} failed: ${result.timedOut ? 'timed out' : result.stderr.trim() || result.spawnError || 'unknown'}`);
   }
-  return { prefix, kind: 'plain', raw: result.stdout, nested: [] };
+  const listing: RawListing = { prefix, kind: 'plain', raw: result.stdout, nested: [] };
+  const unopened = unopenedFolders(result.stderr, '', prefix);
+  if (unopened.length > 0) listing.unopened = unopened;
+  return listing;
 }

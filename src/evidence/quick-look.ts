@@ -1,7 +1,7 @@
 import { lstatSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { runGit, splitNul, type GitCallOptions, type GitResult } from './git.js';
-import { excludeArgs, findRepoTop } from './listing.js';
+import { excludeArgs, findRepoTop, unopenedFolders } from './listing.js';
 import { normalizeRelPath } from './paths.js';
 import { readTextOrNull } from './read-text.js';
 import { foldersOf } from './special-files.js';
@@ -91,6 +91,8 @@ export interface QuickLook {
   folders: Set<string>;
   /** They are the warm checkpoint's folders (no new path in a new folder). */
   sameFolders: boolean;
+  /** Folders git could not open (listing.ts `unopenedFolders`). */
+  unopened: string[];
 }
 
 /** What git said changed against the shadow index. */
@@ -120,10 +122,16 @@ export async function quickLook(
 ): Promise<QuickLook | null> {
   const withRules = [...base, '-c', `core.excludesFile=${rules.excludesFile}`, '-c', 'core.quotePath=false'];
   const others = ['-o', '--exclude-standard', ...excludeArgs(workspace, skipAbs)];
-  const changes =
-    warm.wanted.size <= quickLookLimits.oneProcessMaxPaths
-      ? oneLook(await runGit([...withRules, 'ls-files', '-z', '-t', '-m', '-d', ...others], opts))
-      : twoLooks(...(await Promise.all([runGit([...withRules, 'ls-files', '-z', ...others], opts), runGit([...base, 'diff-files', '-z', '--name-status'], opts)])));
+  let walked: GitResult;
+  let changes: Changes | null;
+  if (warm.wanted.size <= quickLookLimits.oneProcessMaxPaths) {
+    walked = await runGit([...withRules, 'ls-files', '-z', '-t', '-m', '-d', ...others], opts);
+    changes = oneLook(walked);
+  } else {
+    const [othersResult, statusResult] = await Promise.all([runGit([...withRules, 'ls-files', '-z', ...others], opts), runGit([...base, 'diff-files', '-z', '--name-status'], opts)]);
+    walked = othersResult;
+    changes = twoLooks(othersResult, statusResult);
+  }
   // a nested repository (`dir/`) or a changed ignore file: the rules may differ now
   if (changes === null || [...changes.added, ...changes.dirty].some((p) => p.endsWith('/') || p === '.gitignore' || p.endsWith('/.gitignore'))) return null;
 
@@ -139,14 +147,14 @@ export async function quickLook(
   }
   for (const p of rules.extras) wanted.add(p);
   const delta = { added: [...changes.added, ...rules.extras], deleted: changes.deleted };
-  return { wanted, delta, dirty: changes.dirty, folders: sameFolders ? warm.folders : foldersOf(wanted), sameFolders };
+  return { wanted, delta, dirty: changes.dirty, folders: sameFolders ? warm.folders : foldersOf(wanted), sameFolders, unopened: unopenedFolders(walked.stderr, '', '') };
 }
 
 /** `ls-files -t -m -d -o`: `C` modified, `R` deleted (also listed as `C`), `?` other. */
 function oneLook(result: GitResult): Changes | null {
   if (result.exitCode !== 0) return null;
   const changes: Changes = { added: [], dirty: new Set(), deleted: [] };
-  for (const entry of splitNul(result.stdout)) {
+  for (const entry of splitNul(result.stdout, 2)) {
     const p = entry.slice(2);
     if (entry.startsWith('?')) changes.added.push(p);
     else {

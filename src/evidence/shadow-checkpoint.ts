@@ -16,6 +16,7 @@ import { addToIndex, joinNul, readDirtyPaths, readIndexState, removeFromIndex, S
 import { emptyIndexFile, ensureShadowRepo, shadowIndexFile } from './shadow-repo.js';
 import { noteCheckout, seedFromCheckout, type IndexSeed } from './seed-index.js';
 import { foldersOf, scanSpecialFiles } from './special-files.js';
+import { findHiddenByIgnore, ignoreFilesOf, noteJudge, readIgnoreRules, recallJudge, sameRules } from './ignore-judge.js';
 import type { Snapshot } from '../domain/snapshot.js';
 import { fileSignature, forgetWarmState, recallWarmState, rememberWarmState, signatureMtimeMs, type WarmState } from './warm-state.js';
 
@@ -39,6 +40,8 @@ export interface CheckpointInput {
   skipAbs: string[];
   /** The workspace is gaffer's fresh checkout of this tree, its index as checked out (seed-index.ts `seedFromCheckout`). */
   checkout?: IndexSeed;
+  /** The checkpoint whose ignore rules judge this one (the one it will be compared with, ignore-judge.ts). */
+  judge?: Snapshot;
 }
 
 /** The path set a checkpoint holds, and how it was found. */
@@ -49,6 +52,8 @@ interface Plan extends ListingPlan {
   folders: Set<string>;
   /** The folders are the warm checkpoint's. */
   sameFolders: boolean;
+  /** Folders the quick look's git could not open (a full listing keeps its own in `listing.skipped`). */
+  unopened?: string[];
 }
 
 /** Where a checkpoint's large files (recorded by stat) are kept. */
@@ -71,18 +76,55 @@ export function takeCheckpoint(input: CheckpointInput): Promise<Snapshot> {
     ensureShadowRepo(input.gitDir);
     const checkout = input.checkout ? { gitDir: input.gitDir, workspace: input.workspace, alwaysInclude: input.alwaysInclude, seed: input.checkout } : null;
     if (checkout) seedFromCheckout(checkout);
-    let snapshot: Snapshot;
-    try {
-      snapshot = await checkpointOnce(input);
-    } catch (err) {
-      if (!(err instanceof ShadowIndexError)) throw err;
-      // A damaged index (crash mid-write, objects pruned under it) is rebuilt from scratch once.
-      removeFile(shadowIndexFile(input.gitDir));
-      snapshot = await checkpointOnce(input);
-    }
+    const once = async (which: CheckpointInput): Promise<Snapshot> => {
+      try {
+        return await checkpointOnce(which);
+      } catch (err) {
+        if (!(err instanceof ShadowIndexError)) throw err;
+        // A damaged index (crash mid-write, objects pruned under it) is rebuilt from scratch once.
+        removeFile(shadowIndexFile(which.gitDir));
+        return checkpointOnce(which);
+      }
+    };
+    let snapshot = await once(input);
     if (checkout) noteCheckout(checkout, snapshot);
+    snapshot = await judgedByItsCheckpoint(input, snapshot, once);
     return snapshot;
   });
+}
+
+/** How many hidden files a snapshot names (Snapshot.hiddenByIgnore). */
+const HIDDEN_NAMES_KEPT = 1_000;
+
+/** The `.gitignore` files each checkpoint of this process listed (finishCheckpoint). */
+const listedIgnoreFiles = new WeakMap<Snapshot, string[]>();
+
+/**
+ * A checkpoint taken on its own keeps its ignore rules; one compared with a checkpoint is judged by
+ * that checkpoint's rules (ignore-judge.ts): when they differ, the files the present rules hide and
+ * the checkpoint's would list are taken in too, and named.
+ */
+async function judgedByItsCheckpoint(input: CheckpointInput, snapshot: Snapshot, once: (which: CheckpointInput) => Promise<Snapshot>): Promise<Snapshot> {
+  const now = readIgnoreRules(input.workspace, listedIgnoreFiles.get(snapshot) ?? []);
+  const judge = input.judge;
+  if (judge === undefined || judge.source !== 'checkpoint' || judge.gitDir === undefined) {
+    noteJudge(input.workspace, snapshot.id, now);
+    return snapshot;
+  }
+  const rules = recallJudge(judge.workspace, judge.id);
+  if (rules !== null && sameRules(rules, now)) return snapshot;
+  const hidden = await findHiddenByIgnore({
+    workspace: input.workspace,
+    judge: { gitDir: judge.gitDir, id: judge.id },
+    excludes: rules?.excludes ?? null,
+    gitDir: input.gitDir,
+    timeoutMs: input.timeoutMs,
+    skipAbs: input.skipAbs,
+  });
+  if (hidden.length === 0) return snapshot;
+  const again = await once({ ...input, alwaysInclude: [...input.alwaysInclude, ...hidden] });
+  // all of them are in the snapshot; the job row keeps the first names (a test file among the rest is one by its name anyway)
+  return { ...again, hiddenByIgnore: sortPaths(hidden).slice(0, HIDDEN_NAMES_KEPT) };
 }
 
 async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
@@ -103,8 +145,8 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   let planned: Promise<Plan>;
   let indexedAtStart: Promise<IndexState>;
   if (quick !== null) {
-    const { wanted, delta, folders, sameFolders } = quick;
-    planned = Promise.resolve({ listing: null, unchanged: false, wanted, delta, folders, sameFolders });
+    const { wanted, delta, folders, sameFolders, unopened } = quick;
+    planned = Promise.resolve({ listing: null, unchanged: false, wanted, delta, folders, sameFolders, unopened });
     indexedAtStart = Promise.resolve({ cached: null, dirty: quick.dirty });
   } else {
     const ctx = { gitDir, timeoutMs, skipAbs: input.skipAbs };
@@ -235,7 +277,7 @@ async function checkpointInThread(c: {
 async function finishCheckpoint(input: CheckpointInput, c: { commit: string; ref: string; takenAtMs: number; plan: Plan; update: IndexUpdate; specialsFound: Promise<string[]> }): Promise<Snapshot> {
   const { workspace, gitDir, timeoutMs } = input;
   const { plan, update, takenAtMs } = c;
-  const skipped = new Set([...(plan.listing?.skipped ?? []), ...update.skipped]);
+  const skipped = new Set([...(plan.listing?.skipped ?? plan.unopened ?? []), ...update.skipped]);
   for (const p of await unignoredSpecials(workspace, gitDir, await c.specialsFound, timeoutMs)) skipped.add(p);
   const { large } = update;
   const manifestFile = largeFileManifestPath(gitDir, input.jobId, input.label);
@@ -254,6 +296,7 @@ async function finishCheckpoint(input: CheckpointInput, c: { commit: string; ref
     takenAtMs,
   };
   if (large.size > 0) snapshot.manifestFile = manifestFile;
+  listedIgnoreFiles.set(snapshot, ignoreFilesOf(plan.wanted));
   return snapshot;
 }
 

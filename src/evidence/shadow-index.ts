@@ -13,7 +13,7 @@ export async function readIndexState(base: string[], opts: GitCallOptions): Prom
   const out = await runIndexGit([...base, 'ls-files', '-z', '-t', '-c', '-m', '-d'], opts);
   const cached = new Set<string>();
   const dirty = new Set<string>();
-  for (const entry of splitNul(out)) {
+  for (const entry of splitNul(out, 2)) {
     // "H path" cached, "C path" modified, "R path" deleted (a dirty path also appears as H)
     const tag = entry.charCodeAt(0);
     if (tag === 67 || tag === 82) dirty.add(entry.slice(2));

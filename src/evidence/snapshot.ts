@@ -8,6 +8,7 @@ import { outsideRecordPath, takeOutsideRecord, writeOutsideRecord } from './outs
 import { checkpointRef, takeCheckpoint } from './shadow-checkpoint.js';
 import { seedShadowIndex } from './seed-index.js';
 import { ensureShadowRepo } from './shadow-repo.js';
+import { noteJudge, readIgnoreRules, recallJudge } from './ignore-judge.js';
 import { writeRef } from './refs.js';
 import { withRepoLock } from './repo-lock.js';
 import type { SnapshotOptions } from './types.js';
@@ -68,6 +69,7 @@ async function takeContentSnapshot(opts: SnapshotOptions, workspace: string, dat
         timeoutMs: opts.gitTimeoutMs ?? DEFAULT_GIT_TIMEOUT_MS,
         skipAbs,
         ...(opts.seedIndex ? { checkout: opts.seedIndex } : {}),
+        ...(opts.like ? { judge: opts.like } : {}),
       });
     } catch (err) {
       fallbackReason = `shadow repository failed: ${err instanceof Error ? err.message : String(err)}`;
@@ -103,6 +105,9 @@ async function reuseCheckpoint(reused: Snapshot, opts: SnapshotOptions, workspac
     await writeRef(gitDir, ref, reused.id, { cwd: workspace, timeoutMs });
     if (opts.seedIndex) seedShadowIndex({ gitDir, workspace, alwaysInclude, reused: { gitDir: reused.gitDir as string, commit: reused.id }, seed: opts.seedIndex });
   });
+  // the reused checkpoint's ignore rules, as this workspace holds them before any worker
+  const rules = recallJudge(reused.workspace, reused.id);
+  if (rules !== null) noteJudge(workspace, reused.id, readIgnoreRules(workspace, [...rules.files.keys()]));
   const { outsideFile: _theirs, manifestFile: _none, ...content } = reused;
   return { ...content, workspace, gitDir, ref, takenAtMs: Date.now() };
 }

@@ -140,7 +140,8 @@ export async function commitWorktree(wt: WorktreeGit, branch: string, base: { co
   else await git(dir, pinned(wt, ['reset', '-q', '--mixed', base.commit]));
   if (paths.length === 0) return null;
   const env = { ...IDENTITY, GIT_LITERAL_PATHSPECS: '1' };
-  const added = await runGit([...SAFE, ...pinned(wt, ['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'])], { ...call(dir, env), input: `${paths.join('\0')}\0` });
+  // -f: a path the worker's own ignore rules hide is on the branch all the same (the checkpoint's rules listed it, issue 32)
+  const added = await runGit([...SAFE, ...pinned(wt, ['add', '-A', '-f', '--pathspec-from-file=-', '--pathspec-file-nul'])], { ...call(dir, env), input: `${paths.join('\0')}\0` });
   if (added.exitCode !== 0) throw new Error(`git add in ${dir}: ${added.stderr.trim()}`);
   // what git commit would write, written here when the index and the repository are plain (index-commit.ts): a process fewer per task
   const written = commitIndex(wt, ref, base.commit, message, { name: IDENTITY.GIT_COMMITTER_NAME, email: IDENTITY.GIT_COMMITTER_EMAIL });

@@ -90,6 +90,29 @@ export async function findHarnessChanges(changes: ChangeSet, pre: Snapshot | nul
   return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
+/**
+ * issue 32: ignore rules the workers wrote that hid a file a test runner would load are a harness
+ * change, and so is that file: the checkpoint's tests then run in a copy without it (and with the
+ * checkpoint's ignore files). A file the runner loads by itself is one with a test or harness name
+ * (a test file, `conftest.py`, a runner config, `sitecustomize.py`, …). Hidden code the project
+ * imports (generated sources a worker ignores) stays the code's: it is evidence and named, and the
+ * copy keeps it, so an honest generator is not failed by its own output going missing.
+ */
+export function withHiddenByIgnore(found: HarnessChange[], changes: ChangeSet, post: Snapshot | null): HarnessChange[] {
+  const hidden = (post?.hiddenByIgnore ?? []).filter((p) => isTestOrHarnessPath(p));
+  if (hidden.length === 0) return found;
+  const have = new Set(found.map((h) => h.path));
+  const more: HarnessChange[] = [];
+  const added = new Set(changes.added);
+  const modified = new Set(changes.modified);
+  for (const p of hidden) if (!have.has(p) && (added.has(p) || modified.has(p))) more.push({ path: p, change: added.has(p) ? 'added' : 'modified' });
+  for (const [change, paths] of [['added', changes.added], ['modified', changes.modified], ['deleted', changes.deleted]] as const) {
+    for (const p of paths) if ((p === '.gitignore' || p.endsWith('/.gitignore')) && !have.has(p)) more.push({ path: p, change });
+  }
+  if (more.length === 0) return found;
+  return [...found, ...more].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
 /** Data a test may keep its expectations in (`data/expected.json`, `fixtures.yaml`, a `.snap`). */
 const DATA_FILE = /\.(json|jsonc|ya?ml|txt|csv|tsv|snap|xml)$/i;
 /** Source files whose text can name a data file. */

@@ -8,7 +8,7 @@ import type { SandboxNetwork } from '../platform/sandbox/network.js';
 import type { Sandbox } from '../platform/sandbox/sandbox.js';
 import { baselineKey, exportCheckpoint, whyNoBaseline } from './baseline.js';
 import type { DetectedCommand } from './detect.js';
-import { findHarnessChanges } from './harness.js';
+import { findHarnessChanges, withHiddenByIgnore } from './harness.js';
 import { runOriginalTests } from './original-tests.js';
 import { judgeVerification, readRun, type RunReading } from './judge.js';
 import { processHooksFor, runSuite, type SuiteProcessHooks, type SuiteRun } from './run-suite.js';
@@ -103,7 +103,7 @@ export async function verifyWork(input: VerifyInput): Promise<VerificationJson> 
 
   const after = await suite(input.workspace, command, `verification-${input.label}.log`);
   const reading = readingOf(after);
-  const harness = await findHarnessChanges(input.changes, input.pre, input.workspace);
+  const harness = withHiddenByIgnore(await findHarnessChanges(input.changes, input.pre, input.workspace), input.changes, input.post);
   const testsTouched = harness.map((h) => h.path);
 
   const needsBaseline = !input.signal.aborted && (reading.ok === false || reading.inconclusive || harness.length > 0);

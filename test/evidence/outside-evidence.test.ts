@@ -110,7 +110,8 @@ describe('writes outside the evidence', () => {
       await fs.appendFile(path.join(ws, '.git', 'info', 'exclude'), 'src/planted.js\n');
       await write(ws, { 'src/planted.js': 'evil\n' });
     });
-    expect(changes.added).toEqual([]);
+    // issue 32: the checkpoint's ignore rules judge, so the file the new exclude line hides is evidence all the same
+    expect(changes.added).toEqual(['src/planted.js']);
     expect(changes.outside_evidence?.git).toEqual(['.git/info/attributes (added)', '.git/info/exclude (modified)']);
     expect(describeOutsideEvidence(changes.outside_evidence).verdictPart).toBe(
       'wrote outside the evidence: .git/info/attributes, .git/info/exclude',

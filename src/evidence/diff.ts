@@ -1,3 +1,5 @@
+import { lstatSync } from 'node:fs';
+import path from 'node:path';
 import { GafferError } from '../domain/errors.js';
 import { DEFAULT_GIT_TIMEOUT_MS, runGitOk, splitNul } from './git.js';
 import { recallTreeDiff } from './known-diffs.js';
@@ -19,7 +21,7 @@ export async function diffSnapshots(before: Snapshot, after: Snapshot): Promise<
     throw new GafferError('internal', `cannot diff snapshots of two workspaces: ${before.workspace} and ${after.workspace}`);
   }
   if (before.source === 'checkpoint' && after.source === 'checkpoint') return diffCheckpoints(before, after);
-  if (before.source === 'mtime' && after.source === 'mtime') return diffMtime(await loadManifest(before), await loadManifest(after));
+  if (before.source === 'mtime' && after.source === 'mtime') return diffMtime(await loadManifest(before), await loadManifest(after), after.workspace);
   if (before.source === 'checkpoint') return diffCheckpointThenMtime(before, after);
   throw new GafferError('internal', 'cannot diff an mtime snapshot against a later checkpoint: take the after-snapshot with `like: before`');
 }
@@ -85,11 +87,11 @@ async function diffCheckpoints(before: Snapshot, after: Snapshot): Promise<Chang
     if (deleted.delete(p)) modified.add(p); // content before, large after
     else added.add(p);
   }
-  return settleSkipped(before.skipped, after.skipped, added, modified, deleted);
+  return settleSkipped(before, after, after.workspace, added, modified, deleted);
 }
 
 /** Paths after the truncation point of a capped walk were not seen, so they are not compared. */
-function diffMtime(before: StatManifest, after: StatManifest): ChangeSet {
+function diffMtime(before: StatManifest, after: StatManifest, workspace: string): ChangeSet {
   const bound = earliestBound(before, after);
   const inRange = (p: string): boolean => bound === null || comparePathOrder(p, bound) <= 0;
   const added = new Set<string>();
@@ -102,7 +104,7 @@ function diffMtime(before: StatManifest, after: StatManifest): ChangeSet {
     else if (!sameFacts(facts, now)) modified.add(p);
   }
   for (const p of after.entries.keys()) if (inRange(p) && !before.entries.has(p)) added.add(p);
-  return settleSkipped(before.skipped, after.skipped, added, modified, deleted);
+  return settleSkipped(before, after, workspace, added, modified, deleted);
 }
 
 async function diffCheckpointThenMtime(before: Snapshot, after: Snapshot): Promise<ChangeSet> {
@@ -128,26 +130,38 @@ async function diffCheckpointThenMtime(before: Snapshot, after: Snapshot): Promi
     else if (!sameFacts(facts, current)) modified.add(p);
   }
   for (const p of now.entries.keys()) if (!present.has(p)) added.add(p);
-  return settleSkipped(before.skipped, after.skipped, added, modified, deleted);
+  return settleSkipped(before, after, after.workspace, added, modified, deleted);
 }
 
 /**
  * A file that became (or stopped being) special or unreadable still exists: that is a modification.
  * One skipped on one side only and absent from the other is added or deleted like any file (a FIFO,
- * a name that is not UTF-8, a folder too deep to open: issue 32).
+ * a name that is not UTF-8, a folder too deep to open: issue 32) — unless a link lies on its way in
+ * the workspace: then it is not a file of the workspace, and the link itself is the change.
  */
-function settleSkipped(skippedBefore: string[], skippedAfter: string[], added: Set<string>, modified: Set<string>, deleted: Set<string>): ChangeSet {
-  const wasSkipped = new Set(skippedBefore);
-  const isSkipped = new Set(skippedAfter);
-  for (const p of skippedAfter) {
+function settleSkipped(before: { skipped: string[] }, after: { skipped: string[] }, workspace: string, added: Set<string>, modified: Set<string>, deleted: Set<string>): ChangeSet {
+  const wasSkipped = new Set(before.skipped);
+  const isSkipped = new Set(after.skipped);
+  for (const p of after.skipped) {
     if (deleted.delete(p)) modified.add(p);
-    else if (!wasSkipped.has(p)) added.add(p);
+    else if (!wasSkipped.has(p) && !behindLink(workspace, p)) added.add(p);
   }
-  for (const p of skippedBefore) {
+  for (const p of before.skipped) {
     if (added.delete(p)) modified.add(p);
-    else if (!isSkipped.has(p)) deleted.add(p);
+    else if (!isSkipped.has(p) && !behindLink(workspace, p)) deleted.add(p);
   }
   return { added: sortPaths(added), modified: sortPaths(modified), deleted: sortPaths(deleted) };
+}
+
+/** Whether a folder on the way to `rel` (not `rel` itself) is a symbolic link in the workspace now. */
+function behindLink(workspace: string, rel: string): boolean {
+  const parts = rel.split('/');
+  for (let i = 1; i < parts.length; i++) {
+    const st = lstatSync(path.join(workspace, ...parts.slice(0, i)), { throwIfNoEntry: false });
+    if (st === undefined) return false;
+    if (st.isSymbolicLink()) return true;
+  }
+  return false;
 }
 
 function earliestBound(a: StatManifest, b: StatManifest): string | null {

@@ -107,3 +107,44 @@ export async function call(base: string, method: string, path: string, body?: un
   });
   return { status: res.status, ...(await readBody(res)) };
 }
+
+/**
+ * Polls `/api/health` every `everyMs` from a process of its own and keeps the slowest answer
+ * (a failure counts 5 s). Its own process: the peak sampler's synchronous /proc scans in this one
+ * must not be counted as the server's latency.
+ */
+export async function watchHealth(url: string, everyMs = 200): Promise<{ stop: () => Promise<{ maxMs: number; polls: number }> }> {
+  const script = `
+    let running = true, maxMs = 0, polls = 0;
+    process.on('SIGTERM', () => (running = false));
+    (async () => {
+      while (running) {
+        const began = performance.now();
+        try {
+          const res = await fetch(process.argv[1] + '/api/health', { signal: AbortSignal.timeout(5000) });
+          await res.text();
+          if (!res.ok) maxMs = Math.max(maxMs, 5000);
+        } catch {
+          maxMs = Math.max(maxMs, 5000);
+        }
+        const took = performance.now() - began;
+        maxMs = Math.max(maxMs, took);
+        if (polls++ === 0) process.stdout.write('polling\\n');
+        await new Promise((r) => setTimeout(r, Math.max(0, ${everyMs} - took)));
+      }
+      process.stdout.write(JSON.stringify({ maxMs, polls }));
+    })();`;
+  const poller = spawn(process.execPath, ['-e', script, url], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  poller.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const ended = new Promise<void>((resolve) => poller.once('close', () => resolve()));
+  // the run under test starts only once the poller has answered once: its whole span is watched
+  await eventually(() => out.includes('polling\n'), 30_000, 'the health poller to start');
+  return {
+    stop: async () => {
+      poller.kill('SIGTERM');
+      await ended;
+      return JSON.parse(out.slice(out.indexOf('\n') + 1)) as { maxMs: number; polls: number };
+    },
+  };
+}

@@ -3,13 +3,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
-import { call, eventually, processesWith, startServe, type Served } from './helpers.js';
+import { call, eventually, processesWith, startServe, watchHealth, type Served } from './helpers.js';
 
 // issue 11 finding 3: a fork bomb reached 11.8k processes and /api/health stopped answering; a
 // verification grew to 24 GB and the kernel's OOM killer, not gaffer, ended it. Every loop here is
 // bounded: the bomb by the cap under test and an outer `timeout 20`, the allocation by 1 GiB.
 const LIMITS = { processes: 64, memory_mb: 256 };
-const HEALTH_EVERY_MS = 200;
+
 const HEALTH_BOUND_MS = 1_000;
 const SETTLED_MS = 90_000;
 
@@ -33,48 +33,6 @@ afterAll(async () => {
   for (const m of markers) await eventually(() => processesWith(m).length === 0, 10_000, `no process of ${m} left`);
   for (const s of servers) expect(cgroupsOf(s.pid)).toEqual([]);
 });
-
-/** Polls /api/health every 200 ms while a job runs: the slowest answer, ms (a miss counts as its timeout). */
-/**
- * Polls `/api/health` every HEALTH_EVERY_MS from a process of its own and keeps the slowest answer
- * (a failure counts 5 s). Its own process: the peak sampler's synchronous /proc scans in this one
- * must not be counted as the server's latency.
- */
-async function watchHealth(url: string): Promise<{ stop: () => Promise<{ maxMs: number; polls: number }> }> {
-  const script = `
-    let running = true, maxMs = 0, polls = 0;
-    process.on('SIGTERM', () => (running = false));
-    (async () => {
-      while (running) {
-        const began = performance.now();
-        try {
-          const res = await fetch(process.argv[1] + '/api/health', { signal: AbortSignal.timeout(5000) });
-          await res.text();
-          if (!res.ok) maxMs = Math.max(maxMs, 5000);
-        } catch {
-          maxMs = Math.max(maxMs, 5000);
-        }
-        const took = performance.now() - began;
-        maxMs = Math.max(maxMs, took);
-        if (polls++ === 0) process.stdout.write('polling\\n');
-        await new Promise((r) => setTimeout(r, Math.max(0, ${HEALTH_EVERY_MS} - took)));
-      }
-      process.stdout.write(JSON.stringify({ maxMs, polls }));
-    })();`;
-  const poller = spawn(process.execPath, ['-e', script, url], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  poller.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const ended = new Promise<void>((resolve) => poller.once('close', () => resolve()));
-  // the run under test starts only once the poller has answered once: its whole span is watched
-  await eventually(() => out.includes('polling\n'), 30_000, 'the health poller to start');
-  return {
-    stop: async () => {
-      poller.kill('SIGTERM');
-      await ended;
-      return JSON.parse(out.slice(out.indexOf('\n') + 1)) as { maxMs: number; polls: number };
-    },
-  };
-}
 
 /** The most live processes carrying `marker`, and their most anonymous RSS summed, sampled every 50 ms until stopped. */
 function watchPeak(marker: string): { stop: () => { processes: number; rssBytes: number } } {

@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { CALC_FILES, makeWorkspace, tempDir } from '../helpers/temp.js';
-import { call, eventually, startServe, type Served } from '../reliability/helpers.js';
+import { JOB_BOUND_MS, runJob as runServed, underWatch as watched, worst } from './hostile-serve.js';
+import type { Served } from '../reliability/helpers.js';
 
 // issue 32 point 2: a FIFO at package.json, .gaffer/workspace.json or .git/config blocked gaffer's
 // main thread in a synchronous read (/api/health stopped answering; a job with a 10 s verification
@@ -13,118 +13,28 @@ import { call, eventually, startServe, type Served } from '../reliability/helper
 // (verify auto) was proved by it while the real tests failed. Every hostile thing here is planted by
 // a sandboxed shell worker; the next job reads the workspace it left.
 const probe = probeSandbox();
-const HEALTH_EVERY_MS = 100;
-const HEALTH_BOUND_MS = 1_000;
-const VERIFY_TIMEOUT_S = 10;
-const WORKER_TIMEOUT_S = 30;
-/** A job's worst case: its worker's and its verification's timeouts (a baseline run may follow the verification), plus room for gaffer's own steps. */
-const JOB_BOUND_MS = (WORKER_TIMEOUT_S + 3 * VERIFY_TIMEOUT_S + 30) * 1000;
-/** gaffer serve's peak resident memory (VmHWM) after every attack: /dev/zero read whole would be gigabytes. */
-const RSS_BOUND_MB = 400;
-
-let served: Served;
-const outside = tempDir('gaffer-hostile-outside-');
-/** The worst /api/health answer and gaffer serve's peak RSS over every test, for the log. */
-const worst = { healthMs: 0, rssMb: 0 };
-
-afterAll(() => {
-  if (probe.available) console.info(`hostile reads: /api/health max ${Math.round(worst.healthMs)} ms; gaffer serve peak RSS ${worst.rssMb} MB`);
-});
-
-/**
- * Runs `attack` against a `gaffer serve` of its own (the helpers end it after each test) while
- * /api/health is polled: the slowest answer stays under 1 s, and the server's peak RSS under the bound.
- */
-async function underWatch(attack: () => Promise<void>): Promise<void> {
-  const data = join(tempDir(), 'data');
-  mkdirSync(data, { recursive: true });
-  served = await startServe(data, { env: { ...process.env, GAFFER_URL: '' } });
-  const health = await watchHealth(served.url);
-  try {
-    await attack();
-  } finally {
-    const { maxMs } = await health.stop();
-    const rssMb = peakRssMb(served.pid);
-    worst.healthMs = Math.max(worst.healthMs, maxMs);
-    worst.rssMb = Math.max(worst.rssMb, rssMb);
-    console.info(`  /api/health max ${Math.round(maxMs)} ms; gaffer serve peak RSS ${rssMb} MB`);
-    expect(maxMs).toBeLessThan(HEALTH_BOUND_MS);
-    expect(rssMb).toBeLessThan(RSS_BOUND_MB);
-  }
-}
-
-/**
- * Polls `/api/health` every HEALTH_EVERY_MS from a process of its own (so this process's own work is
- * never counted as the server's latency) and keeps the slowest answer; a failure counts 5 s.
- */
-async function watchHealth(url: string): Promise<{ stop: () => Promise<{ maxMs: number; polls: number }> }> {
-  const script = `
-    let running = true, maxMs = 0, polls = 0;
-    process.on('SIGTERM', () => (running = false));
-    (async () => {
-      while (running) {
-        const began = performance.now();
-        try {
-          const res = await fetch(process.argv[1] + '/api/health', { signal: AbortSignal.timeout(5000) });
-          await res.text();
-          if (!res.ok) maxMs = Math.max(maxMs, 5000);
-        } catch {
-          maxMs = Math.max(maxMs, 5000);
-        }
-        const took = performance.now() - began;
-        maxMs = Math.max(maxMs, took);
-        if (polls++ === 0) process.stdout.write('polling\\n');
-        await new Promise((r) => setTimeout(r, Math.max(0, ${HEALTH_EVERY_MS} - took)));
-      }
-      process.stdout.write(JSON.stringify({ maxMs, polls }));
-    })();`;
-  const poller = spawn(process.execPath, ['-e', script, url], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  poller.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  const ended = new Promise<void>((resolve) => poller.once('close', () => resolve()));
-  await eventually(() => out.includes('polling\n'), 30_000, 'the health poller to start');
-  return {
-    stop: async () => {
-      poller.kill('SIGTERM');
-      await ended;
-      return JSON.parse(out.slice(out.indexOf('\n') + 1)) as { maxMs: number; polls: number };
-    },
-  };
-}
-
-/** A process's peak resident set (VmHWM), MB. */
-function peakRssMb(pid: number): number {
-  return Math.round(Number(/^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024);
-}
-
-/** Runs a job through the server to its end: the full answer and how long it took. */
-async function runJob(workspace: string, command: string): Promise<{ job: any; ms: number }> {
-  const began = Date.now();
-  const posted = await call(served.url, 'POST', '/api/jobs', {
-    workspace,
-    verify: 'auto',
-    verify_timeout_s: VERIFY_TIMEOUT_S,
-    timeout_s: WORKER_TIMEOUT_S,
-    tasks: [{ instruction: 'change the workspace', command }],
-  });
-  expect(posted.status, posted.text).toBe(202);
-  const id = posted.json.id as string;
-  let job: any;
-  await eventually(
-    async () => {
-      job = (await call(served.url, 'GET', `/api/jobs/${id}?full=1`)).json;
-      return ['done', 'partial', 'error', 'cancelled', 'interrupted'].includes(job?.status);
-    },
-    JOB_BOUND_MS,
-    `job ${id} to settle`,
-  );
-  return { job, ms: Date.now() - began };
-}
 
 /** The calc project (its tests fail: add() subtracts), committed; `hints`: with a hints file that names the real test command. */
 function calcRepo(hints: boolean): string {
   return makeWorkspace({ ...CALC_FILES, ...(hints ? { '.gaffer/workspace.json': JSON.stringify({ verify: { command: 'npm test' } }) } : {}) }, { git: true });
 }
+
+let served: Served;
+const outside = tempDir('gaffer-hostile-outside-');
+
+afterAll(() => {
+  if (probe.available) console.info(`hostile reads: /api/health max ${Math.round(worst.healthMs)} ms; gaffer serve peak RSS ${worst.rssMb} MB`);
+});
+
+/** Runs `attack` against a `gaffer serve` of its own while /api/health is polled (hostile-serve.ts). */
+const underWatch = (attack: () => Promise<void>) =>
+  watched(async (s) => {
+    served = s;
+    await attack();
+  });
+
+/** A job through the server to its end, `verify: auto`. */
+const runJob = (workspace: string, command: string) => runServed(served, workspace, command);
 
 const outsideTarget = join(outside, 'passwd.json');
 writeFileSync(outsideTarget, JSON.stringify({ name: 'secret', scripts: { test: 'echo all tests passed' } }));

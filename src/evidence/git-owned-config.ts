@@ -1,7 +1,8 @@
-import { closeSync, constants, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { commonDirOf, findGitDir } from './head-commit.js';
+import { readBounded } from '../platform/files/bounded-read.js';
 
 /**
  * The configuration gaffer's own git calls run with (issue 32): a worker can write `.git/config`,
@@ -86,14 +87,14 @@ export function attributesNamingDrivers(workspace: string, changed: readonly str
   const out: string[] = [];
   for (const rel of changed) {
     if (!/(^|\/)\.gitattributes$/.test(rel)) continue;
-    const read = readConfigFile(path.join(workspace, rel), true);
+    const read = readConfigFile(path.join(workspace, rel), workspace);
     const drivers = read.text === null ? [] : namesGitDriver(read.text);
     if (drivers.length > 0) out.push(`${rel}: ${drivers.join(', ')}`);
   }
   return out;
 }
 
-/** A config larger than this is not read (git would read it whole, in every call). */
+/** A config larger than this is refused (git would read it whole, in every call). */
 const CONFIG_MAX_BYTES = 4 * 1024 * 1024;
 /** Include depth git itself allows. */
 const MAX_INCLUDE_DEPTH = 10;
@@ -306,41 +307,16 @@ function includedFiles(text: string, from: string): string[] {
   return out;
 }
 
-/** A config file's text; null when it does not exist; a refusal when git would block on it or swell. */
-function readConfigFile(file: string, noFollow = false): { text: string | null; refusal: string | null } {
-  let fd: number;
-  try {
-    // git follows a link to a config, so do we; O_NONBLOCK: a FIFO opens at once and is refused below
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | (noFollow ? constants.O_NOFOLLOW : 0));
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { text: null, refusal: null };
-    // a dangling or looping link git would also fail on: git says so itself
-    return { text: null, refusal: null };
-  }
-  try {
-    const st = fstatSync(fd);
-    if (st.isDirectory()) return { text: null, refusal: null };
-    if (!st.isFile()) return { text: null, refusal: `git config ${file} is not a regular file (${kindOf(st)}): gaffer runs no git on this repository until it is one (a worker may have left it)` };
-    if (st.size > CONFIG_MAX_BYTES) return { text: null, refusal: `git config ${file} is ${st.size} bytes (over ${CONFIG_MAX_BYTES}): gaffer runs no git on this repository until it is smaller` };
-    const buf = Buffer.alloc(st.size);
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, got);
-      if (n === 0) break;
-      got += n;
-    }
-    return { text: buf.subarray(0, got).toString('utf8'), refusal: null };
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function kindOf(st: { isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
-  if (st.isFIFO()) return 'a FIFO';
-  if (st.isSocket()) return 'a socket';
-  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
-  return 'not a file';
+/**
+ * A config file's text; null when it does not exist; a refusal when git would block on it or swell
+ * (bounded-read.ts: a FIFO, a socket, a device, a file past the cap). A link is followed as git
+ * follows it, anywhere (`within: /`), or — for a workspace's own `.gitattributes` — only inside it.
+ */
+function readConfigFile(file: string, within = '/'): { text: string | null; refusal: string | null } {
+  const read = readBounded(file, { maxBytes: CONFIG_MAX_BYTES, within });
+  if (read.ok) return { text: read.bytes.toString('utf8'), refusal: null };
+  if (read.missing || read.why.startsWith('a folder') || read.why.startsWith('a link out')) return { text: null, refusal: null };
+  return { text: null, refusal: `git config ${file}: ${read.why}; gaffer runs no git on this repository until it is a plain file (a worker may have left it)` };
 }
 
 /** The stats of the files a scan read or looked for: a scan stands while they are the same. */

@@ -26,6 +26,28 @@ export function nameOfPathBytes(raw: Buffer): string {
   return quotePathBytes(raw);
 }
 
+/** The raw bytes of a quoted name (quotePathBytes' inverse). */
+export function unquotePathBytes(quoted: string): Buffer {
+  const bytes: number[] = [];
+  const short = new Map(Object.entries(SHORT).map(([b, e]) => [e, Number(b)]));
+  for (let i = 1; i < quoted.length - 1; i++) {
+    const c = quoted[i] as string;
+    if (c !== '\\') {
+      bytes.push(...Buffer.from(c, 'utf8'));
+      continue;
+    }
+    const octal = /^[0-7]{3}/.exec(quoted.slice(i + 1));
+    if (octal) {
+      bytes.push(parseInt(octal[0], 8));
+      i += 3;
+    } else {
+      bytes.push(short.get(`\\${quoted[i + 1] ?? ''}`) ?? (quoted.charCodeAt(i + 1) & 0xff));
+      i += 1;
+    }
+  }
+  return Buffer.from(bytes);
+}
+
 /** Whether a path is a quoted name (quotePathBytes): one that is not UTF-8 on disk. */
 export function isQuotedPath(p: string): boolean {
   return p.length >= 2 && p.startsWith('"') && p.endsWith('"') && p.includes('\\');

@@ -19,6 +19,11 @@ export interface Snapshot {
   manifestFile?: string;
   /** Special or unreadable files not snapshotted (relative paths). */
   skipped: string[];
+  /**
+   * Issue 32: a signature (size, mtime, ctime, inode) of each skipped name that is not UTF-8 and is a
+   * regular file, so an edit of its content is a modification even though its content is not stored.
+   */
+  skippedStats?: Record<string, string>;
   /** The mtime fallback hit its 60,000-file cap. */
   truncated: boolean;
   /** Some files were over the size cap and recorded by size+mtime+inode. */

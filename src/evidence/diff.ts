@@ -139,11 +139,13 @@ async function diffCheckpointThenMtime(before: Snapshot, after: Snapshot): Promi
  * a name that is not UTF-8, a folder too deep to open: issue 32) — unless a link lies on its way in
  * the workspace: then it is not a file of the workspace, and the link itself is the change.
  */
-function settleSkipped(before: { skipped: string[] }, after: { skipped: string[] }, workspace: string, added: Set<string>, modified: Set<string>, deleted: Set<string>): ChangeSet {
+function settleSkipped(before: { skipped: string[]; skippedStats?: Record<string, string> }, after: { skipped: string[]; skippedStats?: Record<string, string> }, workspace: string, added: Set<string>, modified: Set<string>, deleted: Set<string>): ChangeSet {
   const wasSkipped = new Set(before.skipped);
   const isSkipped = new Set(after.skipped);
   for (const p of after.skipped) {
     if (deleted.delete(p)) modified.add(p);
+    // a name that is not UTF-8, kept by its stat: an edit of its content is a modification
+    else if (wasSkipped.has(p) && before.skippedStats?.[p] !== after.skippedStats?.[p]) modified.add(p);
     else if (!wasSkipped.has(p) && !behindLink(workspace, p)) added.add(p);
   }
   for (const p of before.skipped) {

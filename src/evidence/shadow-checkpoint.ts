@@ -1,4 +1,4 @@
-import { existsSync, promises as fs, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, promises as fs, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { writeCommitObject } from './commit-object.js';
 import { describeGitFailure, runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
@@ -18,6 +18,7 @@ import { noteCheckout, seedFromCheckout, type IndexSeed } from './seed-index.js'
 import { foldersOf, scanSpecialFiles } from './special-files.js';
 import { findHiddenByIgnore, ignoreFilesOf, noteJudge, readIgnoreRules, recallJudge, sameRules } from './ignore-judge.js';
 import type { Snapshot } from '../domain/snapshot.js';
+import { isQuotedPath, unquotePathBytes } from '../domain/escaped-path.js';
 import { fileSignature, forgetWarmState, recallWarmState, rememberWarmState, signatureMtimeMs, type WarmState } from './warm-state.js';
 
 /** `SnapshotOptions` resolved for a checkpoint. */
@@ -291,6 +292,7 @@ async function finishCheckpoint(input: CheckpointInput, c: { commit: string; ref
     gitDir,
     ref: c.ref,
     skipped: sortPaths(skipped),
+    ...signaturesOfQuoted(workspace, skipped),
     truncated: false,
     largeFilesByStat: large.size > 0,
     takenAtMs,
@@ -298,6 +300,17 @@ async function finishCheckpoint(input: CheckpointInput, c: { commit: string; ref
   if (large.size > 0) snapshot.manifestFile = manifestFile;
   listedIgnoreFiles.set(snapshot, ignoreFilesOf(plan.wanted));
   return snapshot;
+}
+
+/** `skippedStats` for the skipped names that are not UTF-8 (quoted): their content is not stored, their stat is. */
+function signaturesOfQuoted(workspace: string, skipped: Set<string>): { skippedStats?: Record<string, string> } {
+  const stats: Record<string, string> = {};
+  for (const p of skipped) {
+    if (!isQuotedPath(p)) continue;
+    const st = lstatSync(Buffer.concat([Buffer.from(`${workspace}/`), unquotePathBytes(p)]), { throwIfNoEntry: false, bigint: true });
+    if (st?.isFile() === true) stats[p] = `${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.ino}`;
+  }
+  return Object.keys(stats).length > 0 ? { skippedStats: stats } : {};
 }
 
 /** The paths already classified, streamed again (to update-index, when they are not hashed here). */

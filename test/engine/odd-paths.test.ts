@@ -57,6 +57,28 @@ describe('odd paths are evidence', () => {
     expect(job.status).not.toBe('done');
   }, 60_000);
 
+  it('a file name that is not UTF-8 already there: left alone it is no change, its content edited (same size) is a modification, charged', async () => {
+    const engine = await open();
+    const ws = makeWorkspace(CALC_FILES, { git: true });
+    execFileSync('sh', ['-c', `printf one > "src/$(printf 'caf\\351.js')" && printf two > "src/$(printf 'na\\357ve.js')"`], { cwd: ws });
+    const name = (base: string) => `"src/${base}.js"`;
+    const untouched = await run(engine, { workspace: ws, verify: 'npm test', fix_rounds: 0, tasks: [{ name: 'fix-add', instruction: 'make add add', files: ['src/math.js'], command: FIX_ADD }] });
+    expect(untouched.result?.files_changed).toEqual(['src/math.js']);
+    expect(untouched.status).toBe('done');
+    // twice: the second checkpoint is a warm one
+    for (const round of [1, 2]) {
+      const edited = await run(engine, {
+        workspace: ws,
+        verify: 'npm test',
+        fix_rounds: 0,
+        tasks: [{ name: 'edit', instruction: 'edit', files: ['src/math.js'], command: `printf 'ab${round}' > "src/$(printf 'caf\\351.js')"; echo '// ${round}' >> src/math.js` }],
+      });
+      expect(edited.result?.changes?.modified).toEqual([name('caf\\351'), 'src/math.js']);
+      expect(edited.result?.workers[0]).toMatchObject({ write_audit: 'violation', error: expect.stringContaining(name('caf\\351')) });
+      expect(edited.status).not.toBe('done');
+    }
+  }, 120_000);
+
   it('a file whose path is past PATH_MAX: listed (the folder git cannot open), a write-policy violation; not "nothing changed"', async () => {
     const engine = await open();
     const ws = makeWorkspace(CALC_FILES, { git: true });

@@ -67,6 +67,10 @@ class BwrapSandbox implements Sandbox {
     const required = this.policy === 'required';
     // spec 04: `required` promises no route to the host's network; bwrap without slirp4netns cannot keep it for `outbound`
     if (wrapped !== null && wrapped.network === 'host' && required) return refusal(describeHostNetworkRefusal());
+    // issue 32: `required` also promises no unix socket of the host; without the filter (another architecture, no seccomp) it cannot keep that
+    if (wrapped !== null && wrapped.network !== 'host' && wrapped.unixSocketFilter !== true && required) {
+      return refusal(`the sandbox is required (config sandbox: required) but cannot keep host unix sockets out here: ${probeSandbox().unixSocketFilterReason} — run \`gaffer doctor\`, or use sandbox: auto`);
+    }
     if (wrapped !== null) return wrapped;
     if (required) return refusal(`the sandbox is required (config sandbox: required) but does not work here: ${probeSandbox().reason}`);
     return unsandboxed(cmd);

@@ -13,6 +13,16 @@ const OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
  * object git keeps elsewhere (reftable, a pack, alternates), an unborn branch: the caller asks git.
  */
 export function readHeadHasCommit(workspace: string): true | null {
+  const id = readHeadId(workspace);
+  return id !== null && isLooseCommit(id.common, id.id) ? true : null;
+}
+
+/**
+ * The id HEAD names, read from the repository's files as git reads them (a branch's loose or packed
+ * ref, or a detached id), with the common dir it was read in; null whenever the files alone cannot
+ * say for sure (as readHeadHasCommit). It may name a packed object: the caller asks git for that.
+ */
+export function readHeadId(workspace: string): { id: string; common: string } | null {
   const uid = process.getuid?.();
   if (uid === undefined) return null;
   const found = findGitDir(path.resolve(workspace));
@@ -27,7 +37,7 @@ export function readHeadHasCommit(workspace: string): true | null {
   if (head === undefined) return null;
   const id = head.startsWith('ref: ') ? refId(common, head.slice(5).trim()) : head;
   if (id === null || !OBJECT_ID.test(id)) return null;
-  return isLooseCommit(common, id) ? true : null;
+  return { id, common };
 }
 
 /** The nearest `.git` at or above `dir`: its folder, or the one its `gitdir:` file names. */

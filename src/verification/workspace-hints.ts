@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { LintCode } from '../domain/spec-lint.js';
 import { runGit } from '../evidence/git.js';
+import { readHeadId } from '../evidence/head-commit.js';
 import { readBounded } from '../platform/files/bounded-read.js';
 
 /**
@@ -83,10 +84,26 @@ export async function readCommittedHints(workspace: string): Promise<CommittedHi
   return { ...reading, untrusted: `${WORKSPACE_HINTS_FILE}${what.startsWith(':') ? '' : ' '}${what} (${used})` };
 }
 
+/** The hints file at a commit, by workspace and commit id: a commit never changes, so a job on an unmoved HEAD starts no git process for it. */
+const atCommit = new Map<string, string | null>();
+const AT_COMMIT_MAX = 256;
+
 /** The hints file's text at HEAD, or null: no repository, no commit, no such file, not a regular file there, or over the cap. */
 async function showAtHead(workspace: string): Promise<string | null> {
-  const spec = `HEAD:./${WORKSPACE_HINTS_FILE}`;
-  const listed = await runGit(['ls-tree', '-l', '-z', 'HEAD', '--', `./${WORKSPACE_HINTS_FILE}`], { cwd: workspace, timeoutMs: 30_000 });
+  const head = readHeadId(workspace);
+  const key = head === null ? null : `${workspace}\0${head.id}`;
+  if (key !== null && atCommit.has(key)) return atCommit.get(key) ?? null;
+  const text = await showAtHeadWithGit(workspace, head?.id ?? 'HEAD');
+  if (key !== null) {
+    atCommit.set(key, text);
+    if (atCommit.size > AT_COMMIT_MAX) atCommit.delete(atCommit.keys().next().value as string);
+  }
+  return text;
+}
+
+async function showAtHeadWithGit(workspace: string, commit: string): Promise<string | null> {
+  const spec = `${commit}:./${WORKSPACE_HINTS_FILE}`;
+  const listed = await runGit(['ls-tree', '-l', '-z', commit, '--', `./${WORKSPACE_HINTS_FILE}`], { cwd: workspace, timeoutMs: 30_000 });
   // `<mode> blob <id> <size>\t<path>`: a link (120000) or a submodule is no hints file
   const entry = /^100(?:644|755) blob [0-9a-f]+ +(\d+)\t/.exec(listed.exitCode === 0 ? listed.stdout.toString('utf8') : '');
   if (entry === null || Number(entry[1]) > HINTS_MAX_BYTES) return null;

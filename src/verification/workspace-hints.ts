@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { LintCode } from '../domain/spec-lint.js';
 import { runGit } from '../evidence/git.js';
 import { readHeadId } from '../evidence/head-commit.js';
+import { findRepoTop } from '../evidence/listing.js';
 import { readBounded } from '../platform/files/bounded-read.js';
 
 /**
@@ -90,6 +91,8 @@ const AT_COMMIT_MAX = 256;
 
 /** The hints file's text at HEAD, or null: no repository, no commit, no such file, not a regular file there, or over the cap. */
 async function showAtHead(workspace: string): Promise<string | null> {
+  // no `.git` at or above it: no HEAD, and no git process to learn that
+  if (findRepoTop(workspace) === null) return null;
   const head = readHeadId(workspace);
   const key = head === null ? null : `${workspace}\0${head.id}`;
   if (key !== null && atCommit.has(key)) return atCommit.get(key) ?? null;

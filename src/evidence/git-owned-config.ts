@@ -116,6 +116,8 @@ interface Scanned {
 }
 
 const scans = new Map<string, Scanned>();
+/** Git dirs remembered (a long-lived server meets a new one per worktree task): the oldest goes first. */
+const SCANS_MAX = 512;
 
 /** What `runGit` needs for one call: the environment entries, or why the call is refused. */
 export interface OwnedConfig {
@@ -232,7 +234,9 @@ function scanGitDir(gitDir: string): Scanned {
   for (const file of roots) visit(file, 0);
   for (const file of roots) if (!stats.has(file)) stats.set(file, statStamp(file));
   const scanned: Scanned = { files: [...stats.keys()], stamp: [...stats.values()].join('\0'), drivers: [...drivers], refusal, env: drivers.size === 0 ? FIXED_ENV : configEnv([...drivers]) };
+  scans.delete(gitDir);
   scans.set(gitDir, scanned);
+  if (scans.size > SCANS_MAX) scans.delete(scans.keys().next().value as string);
   return scanned;
 }
 

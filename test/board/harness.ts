@@ -89,6 +89,9 @@ export async function openBoard(opts: { engine?: Partial<EngineOptions>; width?:
     server,
     url: server.url,
     open: async (hash) => {
+      // a document of its own: a hash change while the login's page still starts its router raced it
+      // (the Jobs page stayed, once in a loaded run)
+      await page.goto('about:blank');
       await page.goto(`${server.url}/${hash}`);
     },
     shot: async (name) => {

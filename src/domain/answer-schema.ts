@@ -54,6 +54,10 @@ export const verificationSchema = z.strictObject({
   new_failures: strings,
   pre_existing: strings,
   pre_existing_only: z.boolean().optional(),
+  known_failures: strings.optional(),
+  missing_tests: strings.optional(),
+  checkpoint_failures: count.optional(),
+  fixed: strings.optional(),
   flaky: strings,
   output_matched: z.boolean().optional(),
   output_tail: z.string(),
@@ -67,6 +71,7 @@ export const verificationSchema = z.strictObject({
   limit: z.enum(['processes', 'memory']).optional(),
   confirms_related: z.strictObject({ related_files: count, summary: z.string() }).optional(),
   ignored_files: strings.optional(),
+  checking: z.strictObject({ total_s: z.number(), suite_s: z.number(), runs: z.array(z.strictObject({ what: z.string(), n: count, s: z.number() })) }).optional(),
 });
 
 /** The compact answer's verification: `related_files_count` when `related_files` was cut. */

@@ -118,7 +118,7 @@ export function computeProof(f: ProofFacts): ProofJson {
   if ((f.changes?.hidden_by_ignore?.length ?? 0) > 0) doubt('hidden_by_ignore', `written, and hidden by ignore rules the workers wrote: ${f.changes?.hidden_by_ignore?.join(', ') ?? ''}`);
   if (f.expectsChanges && changed === 0 && f.changes !== null) doubt('no_changes_observed', 'nothing changed on disk');
   if (f.claimedOnly.length > 0) doubt('claimed_not_observed', `claimed but unchanged on disk: ${f.claimedOnly.slice(0, 5).join(', ')}`);
-  if (v?.pre_existing_only && v.ok === false) doubt('pre_existing_failures', `failures that were there before the work: ${v.pre_existing.length}`);
+  if (v?.pre_existing_only && v.ok === false) doubt('pre_existing_failures', `failures that were there before the work: ${v.pre_existing.length}${(v.known_failures?.length ?? 0) > 0 ? ` (${v.known_failures?.length ?? 0} declared known)` : ''}`);
   if (v && v.flaky.length > 0) doubt('flaky_tests', `${v.flaky.length} test(s) passed only on rerun`);
   if (f.testsWeakened) doubt('tests_weakened', 'tests were removed or skipped since the baseline');
   if (f.criteria && f.criteria.unmet.length > 0) doubt('criteria_unmet', `unmet: ${f.criteria.unmet.join('; ')}`);

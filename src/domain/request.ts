@@ -31,6 +31,8 @@ export const LIMITS = {
   runner: 64,
   command: 20_000,
   clientRequestId: 200,
+  /** `verify.known_failures`: test ids or globs declared failing before the work and not this job's (issue 33). */
+  knownFailures: { items: 200, chars: 300 },
 } as const;
 
 const TASK_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
@@ -77,7 +79,15 @@ const taskObject = z.strictObject({
   gates: gatesSchema.nullable().optional(),
 });
 
-const verifyValue = z.union([z.boolean(), z.string().trim().min(1).max(LIMITS.verifyCommand)]);
+const verifyCommand = z.string().trim().min(1).max(LIMITS.verifyCommand);
+/** Test ids or globs (`*` any run of characters) that failed before the work and are declared not this job's (issue 33). */
+export const knownFailuresList = z.array(z.string().trim().min(1).max(LIMITS.knownFailures.chars)).max(LIMITS.knownFailures.items);
+// issue 33: `{"command": "npm test", "known_failures": [...]}` says what proves the work and which failures are known
+const verifyValue = z.union([
+  z.boolean(),
+  verifyCommand,
+  z.strictObject({ command: z.union([z.boolean(), verifyCommand]).optional(), known_failures: knownFailuresList.optional() }),
+]);
 
 const intIn = (min: number, max: number) => z.number().int().min(min).max(max);
 
@@ -163,6 +173,11 @@ export interface JobSpec {
   runner: string | null;
   model: string | null;
   verify: VerifySpec;
+  /**
+   * Issue 33: test ids or globs the request declares known — failing before the work and not this job's
+   * to fix (`verify.known_failures`); absent when none. The hints file's list adds to it at the checkpoint.
+   */
+  known_failures?: string[];
   verify_scope: 'related' | 'all';
   /** The request named `verify_scope` (else a workspace's `verify.scope` hint may set it, read at the checkpoint). */
   verify_scope_given?: true;
@@ -283,7 +298,8 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
     ...(taskOrder ? { task_order: taskOrder } : {}),
     runner: req.runner ?? null,
     model: req.model ?? null,
-    verify: normalizeVerify(req.verify),
+    verify: normalizeVerify(typeof req.verify === 'object' ? req.verify.command : req.verify),
+    ...knownFailuresOf(req.verify),
     verify_scope: req.verify_scope ?? 'related',
     ...(req.verify_scope !== undefined ? { verify_scope_given: true as const } : {}),
     verify_timeout_s: req.verify_timeout_s ?? runners.verifyTimeoutS ?? 300,
@@ -304,6 +320,15 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
 /** The `verify` value as the compact answer shows it. */
 export function describeVerify(verify: VerifySpec): string {
   return verify.mode === 'command' ? verify.command : verify.mode === 'off' ? 'none' : 'auto';
+}
+
+/** The request's `verify.known_failures`, refused where nothing would run to fail (verification off). */
+function knownFailuresOf(verify: JobRequestInput['verify']): Pick<JobSpec, 'known_failures'> {
+  if (typeof verify !== 'object' || !verify.known_failures?.length) return {};
+  if (normalizeVerify(verify.command).mode === 'off') {
+    throw new GafferError('invalid_request', 'verify.known_failures: names failures of a verification that is off (verify.command none) — drop known_failures or let the verification run', 'verify.known_failures');
+  }
+  return { known_failures: [...new Set(verify.known_failures)] };
 }
 
 function normalizeVerify(value: boolean | string | undefined): VerifySpec {

@@ -1,6 +1,7 @@
 import type { TaskGatesJson } from './gates.js';
 import type { EscalationJson } from './escalation.js';
 import type { ChangesJson } from './changes.js';
+import type { CheckingJson } from './checking.js';
 
 /** The `verification` JSON of spec 03. */
 export interface VerificationJson {
@@ -21,7 +22,16 @@ export interface VerificationJson {
   failures: string[];
   new_failures: string[];
   pre_existing: string[];
+  /** It failed and blocks nothing: every failure was there before the work (a job that changes nothing) or is declared known. */
   pre_existing_only?: boolean;
+  /** Issue 33: failing ids the request or the committed hints declare known (`verify.known_failures`): not this job's to fix. */
+  known_failures?: string[];
+  /** Issue 33: tests that ran at the checkpoint (same command) and did not run after the work: the suite stopped early. */
+  missing_tests?: string[];
+  /** Issue 33: how many tests failed at the checkpoint (same command), when it ran and some did. */
+  checkpoint_failures?: number;
+  /** Issue 33: of those, the ones that pass now (with `checkpoint_failures`). */
+  fixed?: string[];
   flaky: string[];
   output_matched?: boolean;
   output_tail: string;
@@ -41,6 +51,8 @@ export interface VerificationJson {
   limit?: 'processes' | 'memory';
   /** The full suite of the final state, run once after a `related` verification passed (spec 03 "Scope"). */
   confirms_related?: { related_files: number; summary: string };
+  /** Issue 33: where the job's checking time went (on the final verification): every run, by kind. */
+  checking?: CheckingJson;
   /** Workspace files `verify: "auto"` did not go by (issue 32): a hints file that is not HEAD's, a manifest that is a FIFO, a device, a link out or a giant — each with why. */
   ignored_files?: string[];
 }

@@ -1,6 +1,7 @@
 import type { ProofJson, VerificationJson } from './result.js';
 import type { JobStatus, WorkerStatus } from './status.js';
 import { describeProof } from './proof.js';
+import { describeSlowChecking } from './checking.js';
 
 export const VERDICT_MAX = 400;
 
@@ -51,6 +52,8 @@ export function buildVerdict(f: VerdictFacts): string {
   // a command that could not start is an error named first, never a quiet "inconclusive" (issue 10)
   if (f.verification?.could_not_start) parts.push(`verification could not start: ${f.verification.summary}`);
   if (f.dependenciesChangedAlone) parts.push(f.dependenciesChangedAlone);
+  const unfinished = describeUnfinished(f.verification);
+  if (unfinished !== null) parts.push(unfinished);
   // whenever the job is not proved, the proof's words lead (after the job's own end, when it was cut
   // short): a reader of the first words is never told "done" about work nothing proved
   const proofWords = f.proof ? describeProof(f.proof, f.verification, f.claimedOnly) : null;
@@ -71,6 +74,8 @@ export function buildVerdict(f: VerdictFacts): string {
   if ((f.escalation?.length ?? 0) > 0) parts.push((f.escalation ?? []).join('; '));
   const verification = f.verification?.could_not_start ? null : describeVerification(f.verification);
   if (verification) parts.push(verification);
+  const slow = describeSlowChecking(f.verification?.checking);
+  if (slow !== null) parts.push(slow);
   if (f.fixRoundsRun > 0) {
     parts.push(f.converged ? `fix rounds converged after ${f.fixRoundsRun}` : `${f.fixRoundsRun} fix round${f.fixRoundsRun === 1 ? '' : 's'} ran`);
   }
@@ -91,8 +96,36 @@ function describeVerification(v: VerificationJson | null): string | null {
   if (v.inconclusive || v.ok === null) return `verification inconclusive (${v.summary})`;
   if (v.ok) return `verification passed (${v.summary})`;
   if (v.blocking) return `verification FAILED (${v.summary})`;
-  if (v.pre_existing_only) return `verification failed, pre-existing only, not blocking (${v.summary})`;
+  if (v.pre_existing_only) return `verification failed, ${(v.known_failures?.length ?? 0) > 0 ? 'known or pre-existing failures only' : 'pre-existing only'}, not blocking (${v.summary})`;
   return `verification failed, not blocking (${v.summary})`;
+}
+
+/** Ids in words: the first three, then how many more. */
+function someIds(ids: readonly string[], total = ids.length): string {
+  return `${ids.slice(0, 3).join(', ')}${total > 3 ? ` and ${total - 3} more` : ''}`;
+}
+
+/**
+ * Issue 33: what the work left failing that is its own, said first: tests that failed before the work and
+ * still fail (the job's to fix unless declared known), and tests that ran at the checkpoint and not now.
+ */
+export function describeUnfinished(v: VerificationJson | null): string | null {
+  if (v === null || !v.blocking) return null;
+  const parts: string[] = [];
+  const known = new Set(v.known_failures ?? []);
+  const flaky = new Set(v.flaky);
+  // when the checkpoint's tests fail against changed tests, that is the story (said by the proof's words)
+  const still = v.original_tests?.blocking ? [] : v.pre_existing.filter((id) => !known.has(id) && !flaky.has(id) && !id.startsWith('<'));
+  if (still.length > 0) {
+    const n = still.length;
+    const fixed = v.checkpoint_failures !== undefined ? `; the work fixed ${v.fixed?.length ?? 0} of ${v.checkpoint_failures}` : '';
+    parts.push(`${n} test${n === 1 ? '' : 's'} failed before the work and still fail${n === 1 ? 's' : ''} (${someIds(still)})${fixed}; declare known failures if they are not this job's`);
+  }
+  if ((v.missing_tests?.length ?? 0) > 0) {
+    const missing = v.missing_tests ?? [];
+    parts.push(`the suite did not run to its end: ${missing.length} test${missing.length === 1 ? '' : 's'} that ran at the checkpoint did not run (${someIds(missing)})`);
+  }
+  return parts.length > 0 ? parts.join('; ') : null;
 }
 
 function countBy(values: string[]): string {

@@ -13,7 +13,8 @@ import { askToClimb } from './approval.js';
 import type { Route } from '../domain/route.js';
 import { readCommittedHints, WORKSPACE_HINTS_FILE, type CommittedHintsReading } from '../verification/workspace-hints.js';
 import { detectTestCommand, type DetectedCommand } from '../verification/detect.js';
-import { verifyWork, type BaselineCache } from '../verification/verify.js';
+import { verifyWork, type BaselineCache, type CheckRun, type CheckRunHooks } from '../verification/verify.js';
+import { checkingOf } from '../domain/checking.js';
 import { buildFixerInstruction } from '../verification/fixer-instruction.js';
 import { compareArtifacts, verificationArtifact } from '../verification/convergence.js';
 import { epochS } from './clock.js';
@@ -28,6 +29,7 @@ import type { Place } from './placement/placement.js';
 import { taskPhases } from '../domain/phase-order.js';
 import { auditStep } from './write-audit.js';
 import { findHarnessChanges, isTestFilePath } from '../verification/harness.js';
+import { CHANGING_TASK_TYPES } from '../domain/status.js';
 import { applyObjectives, objectivesFileOf, recordObjectiveEvidence } from './objectives.js';
 import { followUpSession } from './follow-up.js';
 
@@ -112,7 +114,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   pre = scope.pre ? await scope.pre(workspace, alwaysInclude, `${scope.tag}pre`) : await snap('pre');
   // spec 03: what `verify: "auto"` runs is decided from the workspace before any worker runs, by the
   // hints as committed at HEAD (issue 32: an earlier worker could have written the working copy)
-  const { detected, ignored } = detectAtCheckpoint(ctx, workspace, hintsAtHead);
+  const { detected, ignored, known } = detectAtCheckpoint(ctx, workspace, hintsAtHead);
   // spec 07: the `verify.scope` hint, read then too, applies when the request named no scope
   const verifyScope = scope.integrated ? 'all' : spec.verify_scope_given ? spec.verify_scope : hintsAtHead.hints.verify?.scope ?? spec.verify_scope;
   if (scope.tag === '') ctx.update({ checkpoint: { pre }, result: resultSoFar(ctx, {}) });
@@ -156,10 +158,12 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   if (ctx.isCancelled) return { workers, fixers: [], changes, changeSet: await evidence.workerChanges(lastWork), verification: null, cancelled: true, fixRounds: 0 };
 
   const baselines: BaselineCache = new Map();
+  const checks: CheckRun[] = [];
+  const onRun = checkRunHooks(ctx, scope, checks);
   // spec 03: the verification runs under the same sandbox as the workers where one is in use
   const sandboxed = () => workers.some((w) => w.report.sandboxed);
   const verify = async (label: string, roundScope = verifyScope) =>
-    verifyOnce(ctx, scope, { workspace, label, scope: roundScope, detected, ignored, lastWork, evidence, snap, changes: await evidence.workerChanges(lastWork), cache: baselines, sandbox: sandboxed() });
+    verifyOnce(ctx, scope, { workspace, label, scope: roundScope, detected, ignored, known, lastWork, evidence, snap, changes: await evidence.workerChanges(lastWork), cache: baselines, sandbox: sandboxed(), onRun });
   const fixers: WorkerEnd[] = [];
   /** Attempts a climb up the ladder took over from (spec 05). */
   const superseded: WorkerEnd[] = [];
@@ -250,6 +254,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
       signal: ctx.abort.signal,
       workDir: ctx.jobDir,
       processes: recordJobProcesses(ctx.services.store, ctx.id),
+      onRun,
     });
 
   let { verification, converged } = await verifyAndFix();
@@ -322,7 +327,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
     fixers: [...superseded, ...fixers],
     changes: await evidence.changesJson(lastWork),
     changeSet: await evidence.workerChanges(lastWork),
-    verification,
+    verification: verification === null ? null : withChecking(verification, checks),
     cancelled: ctx.isCancelled,
     fixRounds: fixRoundsRun,
     checkpoint: { pre, post: lastWork },
@@ -343,12 +348,12 @@ export async function verifyChange(ctx: JobContext, workspace: string, scope: Sc
   const snap = (label: string) =>
     takeSnapshot({ workspace, dataDir: ctx.services.dataDir, jobId: ctx.id, label: `${scope.tag}${label}`, alwaysInclude: [WORKSPACE_HINTS_FILE], ...(pre ? { like: pre } : {}) });
   pre = await snap('pre');
-  const { detected, ignored } = detectAtCheckpoint(ctx, workspace, await (scope.hints ?? readCommittedHints(workspace)));
+  const { detected, ignored, known } = detectAtCheckpoint(ctx, workspace, await (scope.hints ?? readCommittedHints(workspace)));
   await change();
   const post = await snap('post');
   const evidence = new EvidenceTrail(pre, { gitFacts: false });
   evidence.addWorkStep(await evidence.diff(pre, post));
-  return verifyOnce(ctx, scope, { workspace, label: '0', scope: 'all', detected, ignored, lastWork: post, evidence, snap, changes: await evidence.workerChanges(post), cache: new Map(), sandbox });
+  return verifyOnce(ctx, scope, { workspace, label: '0', scope: 'all', detected, ignored, known, lastWork: post, evidence, snap, changes: await evidence.workerChanges(post), cache: new Map(), sandbox });
 }
 
 /** A task a person did not approve (spec 05): its first attempt settled `refused`, no process. */
@@ -368,10 +373,12 @@ export function failedFirstAttempt(ctx: JobContext, task: TaskSpec, why: string)
  * copy that differs is named, never obeyed) and the manifests as the workspace holds them, each one
  * that is not a regular file inside it named and left out (issue 32).
  */
-function detectAtCheckpoint(ctx: JobContext, workspace: string, reading: CommittedHintsReading): { detected: DetectedCommand | null; ignored: string[] } {
-  if (ctx.spec.verify.mode !== 'auto') return { detected: null, ignored: [] };
+function detectAtCheckpoint(ctx: JobContext, workspace: string, reading: CommittedHintsReading): { detected: DetectedCommand | null; ignored: string[]; known: string[] } {
+  // issue 33: failures declared known by the request and by the hints as committed (a worker cannot add one)
+  const known = [...new Set([...(ctx.spec.known_failures ?? []), ...(reading.hints.verify?.known_failures ?? [])])];
+  if (ctx.spec.verify.mode !== 'auto') return { detected: null, ignored: [], known };
   const ignored = reading.untrusted === null ? [] : [reading.untrusted];
-  return { detected: detectTestCommand(workspace, reading.hints, ignored), ignored };
+  return { detected: detectTestCommand(workspace, reading.hints, ignored), ignored, known };
 }
 
 /** One verification of the tree the workers left (`round` names its logs: 0, 1, … or `full`). */
@@ -386,12 +393,16 @@ async function verifyOnce(
     detected: DetectedCommand | null;
     /** What the detection did not go by (detectAtCheckpoint), named on every verification. */
     ignored: string[];
+    /** Failures declared known (detectAtCheckpoint). */
+    known: string[];
     lastWork: Snapshot;
     evidence: EvidenceTrail;
     snap: (label: string) => Promise<Snapshot>;
     changes: ChangeSet;
     cache: BaselineCache;
     sandbox: boolean;
+    /** Told of each run the verification makes (issue 33). */
+    onRun?: CheckRunHooks;
   },
 ): Promise<VerificationJson> {
   const spec = ctx.spec;
@@ -407,6 +418,8 @@ async function verifyOnce(
     post: v.lastWork,
     changes: v.changes,
     testsMayChange: scope.tasks.some((t) => t.tests_may_change),
+    knownFailures: v.known,
+    ownsCheckpointFailures: scope.tasks.some((t) => CHANGING_TASK_TYPES.has(t.type)),
     workDir: ctx.jobDir,
     label: `${scope.tag}${v.label}`,
     cache: v.cache,
@@ -416,6 +429,7 @@ async function verifyOnce(
     dependencyRoot: ctx.spec.workspace,
     // spec 07: recorded while they run, so a crash leaves nothing running that recovery cannot stop
     processes: recordJobProcesses(ctx.services.store, ctx.id),
+    ...(v.onRun ? { onRun: v.onRun } : {}),
   });
   if (v.ignored.length > 0) verification.ignored_files = v.ignored;
   if (verification.ran) {
@@ -424,6 +438,38 @@ async function verifyOnce(
     v.evidence.addVerificationStep(await v.evidence.diff(v.lastWork, afterVerify), afterVerify);
   }
   return verification;
+}
+
+/** What a run's start is called in the job's phase (the verification's own and the full suite's phases are said already). */
+const CHECK_PHASES: Partial<Record<CheckRun['what'], string>> = {
+  baseline: "running the same command on the checkpoint's content (the baseline)",
+  rerun: 'rerunning failing tests by their ids (flaky or not)',
+  'original tests': "running the checkpoint's tests against the new code",
+  criterion: 'checking a command criterion',
+};
+
+/**
+ * Issue 33: every run a verification makes is seen — its start as the job's phase, its end as a
+ * `check` event with its duration — and kept, so the answer can say where the checking time went.
+ */
+function checkRunHooks(ctx: JobContext, scope: Scope, log: CheckRun[]): CheckRunHooks {
+  return {
+    start: (what, command) => {
+      const phase = CHECK_PHASES[what];
+      if (phase !== undefined) scope.phase(`${phase}: ${command}`.slice(0, 300));
+    },
+    end: (run) => {
+      log.push(run);
+      const s = Math.round(run.durationMs / 100) / 10;
+      ctx.emit({ name: 'job', event: 'check', message: `${scope.tag}${run.what} took ${s} s (${run.summary})`.slice(0, 400), what: run.what, command: run.command, duration_s: s, ...(scope.tag ? { task: scope.tag.replace(/[.:/-]$/, '') } : {}) });
+    },
+  };
+}
+
+/** The final verification with where the job's checking time went (issue 33). */
+function withChecking(v: VerificationJson, checks: readonly CheckRun[]): VerificationJson {
+  const checking = checkingOf(checks.map((c) => ({ what: c.what, s: c.durationMs / 1000 })));
+  return checking === null ? v : { ...v, checking };
 }
 
 /**

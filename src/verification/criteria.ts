@@ -7,7 +7,8 @@ import type { ChangeSet } from '../evidence/types.js';
 import { checkFile } from './outputs.js';
 import type { SandboxNetwork } from '../platform/sandbox/network.js';
 import type { Sandbox } from '../platform/sandbox/sandbox.js';
-import { processHooksFor, runSuite, type SuiteProcessHooks } from './run-suite.js';
+import { processHooksFor, runSuite, type SuiteProcessHooks, type SuiteRun } from './run-suite.js';
+import type { CheckRunHooks } from './verify.js';
 import { readBounded } from '../platform/files/bounded-read.js';
 
 /** A "PATH contains TEXT" file above this is not read (unchecked). */
@@ -38,6 +39,8 @@ export interface CriteriaInput {
   signal: AbortSignal;
   /** Where command criteria write their logs (`criterion-N.log`). */
   workDir: string;
+  /** Told when each command criterion starts and ends (issue 33). */
+  onRun?: CheckRunHooks;
   /** Told of each command criterion's process group while it lives. */
   processes?: SuiteProcessHooks;
   /** The job's own workspace when `workspace` is a worktree: only its dependency folders are bound (run-suite.ts). */
@@ -172,6 +175,7 @@ function checkParses(ws: WorkspaceView, path: string, named: ParseFormat | null)
 async function runCommand(command: string, input: CriteriaInput, index: number): Promise<Outcome> {
   if (input.signal.aborted) return { result: 'unchecked', why: 'the job was cancelled before it ran' };
   mkdirSync(input.workDir, { recursive: true });
+  input.onRun?.start('criterion', command);
   const run = await runSuite({
     command,
     cwd: input.workspace,
@@ -184,6 +188,12 @@ async function runCommand(command: string, input: CriteriaInput, index: number):
     ...(input.dependencyRoot ? { dependencyRoot: input.dependencyRoot } : {}),
     ...processHooksFor(input.processes, `criterion-${index + 1}`),
   });
+  const outcome = readCommandRun(run, input);
+  input.onRun?.end({ what: 'criterion', command, durationMs: run.durationMs, summary: outcome.result === 'met' ? 'met' : `${outcome.result}: ${outcome.why ?? ''}` });
+  return outcome;
+}
+
+function readCommandRun(run: SuiteRun, input: CriteriaInput): Outcome {
   if (run.isCancelled) return { result: 'unchecked', why: 'the job was cancelled while it ran' };
   if (run.cause !== null) return { result: 'unmet', why: `could not start: ${run.cause}`.slice(0, WHY_CHARS) };
   if (run.timedOut) return { result: 'unmet', why: `timed out after ${input.timeoutS} s` };

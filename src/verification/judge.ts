@@ -2,6 +2,7 @@ import type { VerificationJson } from '../domain/result.js';
 import { frameworkNamedBy, summarizeCounts } from './parsers/index.js';
 import { describeHarnessChange, type HarnessChange } from './harness.js';
 import type { SuiteRun } from './run-suite.js';
+import { findWeakenedTests } from './weakening.js';
 
 export const OUTPUT_TAIL_CHARS = 1_500;
 export const FAILURES_SHOWN = 10;
@@ -89,9 +90,30 @@ export interface JudgeInput {
   original: OriginalTestsRun | null;
   /** A task may change tests: a failure of the original tests then lowers the proof instead of blocking. */
   testsMayChange: boolean;
+  /** Issue 33: test ids or globs declared known (the request's and the committed hints'): never this job's to fix. */
+  knownFailures: readonly string[];
+  /** Issue 33: the job changes code, so a test that failed at the checkpoint and still fails is its to fix. */
+  ownsCheckpointFailures: boolean;
 }
 
-/** Decides ok / inconclusive / blocking and the new vs pre-existing split (spec 03 "What blocks done"). */
+/**
+ * Whether a failing id is declared known: equal to an entry, or matched by one with `*` (any run of
+ * characters, `/` and `::` included: ids are not paths) and `?` (one character).
+ */
+export function knownFailureMatcher(patterns: readonly string[]): (id: string) => boolean {
+  const exact = new Set(patterns.filter((p) => !/[*?]/.test(p)));
+  const globs = patterns
+    .filter((p) => /[*?]/.test(p))
+    .map((p) => new RegExp(`^${p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's'));
+  return (id) => exact.has(id) || globs.some((re) => re.test(id));
+}
+
+/**
+ * Decides ok / inconclusive / blocking and the new vs pre-existing split (spec 03 "What blocks done").
+ * Issue 33, graded as SWE-bench grades a patch: for a job that changes code, a test that failed at the
+ * checkpoint and still fails is the job's to fix (it blocks) unless it is declared known or proved flaky
+ * by its own rerun; a test that ran at the checkpoint and did not run after the work is a failure.
+ */
 export function judgeVerification(j: JudgeInput): VerificationJson {
   let { ok, inconclusive, failures, summary } = j.reading;
   const base = j.baseline;
@@ -113,24 +135,35 @@ export function judgeVerification(j: JudgeInput): VerificationJson {
       failures = [];
     }
   }
+  // issue 33: the same command on the checkpoint listed tests that did not run now (the harness unchanged:
+  // a changed one is judged by its weakening and by the checkpoint's tests)
+  const missing = base !== null && baseConclusive && ok !== null && j.testsTouched.length === 0 ? findWeakenedTests(base.run.parsed, j.after.parsed) : [];
+  if (missing.length > 0) {
+    ok = false;
+    summary = `${summary}; ${missing.length} test${missing.length === 1 ? '' : 's'} that ran at the checkpoint did not run`;
+  }
 
   const real = failures;
   const flaky = j.flaky.filter((id) => real.includes(id));
+  const isKnown = knownFailureMatcher(j.knownFailures);
+  const known = real.filter((id) => !flaky.includes(id) && !id.startsWith('<') && isKnown(id));
   // without ids, an exit-code failure is pre-existing when the baseline failed too
-  const exitOnly = ok === false && real.length === 0;
+  const exitOnly = ok === false && real.length === 0 && missing.length === 0;
   const exitOnlyPreExisting = exitOnly && base !== null && base.run.exitCode !== 0 && !base.reading.inconclusive;
   const preExisting = base === null ? [] : real.filter((f) => baseFailed.has(f));
-  const newFailures = real.filter((f) => !preExisting.includes(f) && !flaky.includes(f));
+  const newFailures = real.filter((f) => !preExisting.includes(f) && !flaky.includes(f) && !known.includes(f));
   const nonFlaky = real.filter((f) => !flaky.includes(f));
-  if (ok === false && real.length > 0 && nonFlaky.length === 0) ok = true; // flaky failures aside, it passed
-  const preExistingOnly = ok === false && ((real.length > 0 && newFailures.length === 0 && nonFlaky.length > 0) || exitOnlyPreExisting);
-
+  if (ok === false && real.length > 0 && nonFlaky.length === 0 && missing.length === 0) ok = true; // flaky failures aside, it passed
+  // what the job answers for: in a regression check (`auto`), failures that were there before only when it changes code
+  const excused = (id: string) => known.includes(id) || (j.mode !== 'command' && !j.ownsCheckpointFailures && preExisting.includes(id));
+  const ours = nonFlaky.filter((id) => !excused(id));
+  const exitOnlyOurs = exitOnly && (j.mode === 'command' || !exitOnlyPreExisting || j.ownsCheckpointFailures);
   const conclusiveFail = ok === false && !inconclusive;
-  const blocking =
-    conclusiveFail &&
-    (j.mode === 'command'
-      ? nonFlaky.length > 0 || exitOnly // the coordinator named it as the proof: any non-flaky failure blocks
-      : newFailures.length > 0 || (exitOnly && !exitOnlyPreExisting)); // a regression check: only new failures block
+  const blocking = conclusiveFail && (ours.length > 0 || exitOnlyOurs || missing.length > 0);
+  // failed, and not blocking: only failures that were there before (or are declared known)
+  const preExistingOnly = ok === false && !blocking;
+  const fixed = base !== null && ok !== null ? [...baseFailed].filter((id) => !id.startsWith('<') && !real.includes(id) && !missing.includes(id)) : [];
+  const checkpointFailures = base !== null && baseConclusive ? [...baseFailed].filter((id) => !id.startsWith('<')).length : null;
 
   const json: VerificationJson = {
     mode: j.mode,
@@ -150,6 +183,9 @@ export function judgeVerification(j: JudgeInput): VerificationJson {
     new_failures: cap(newFailures),
     pre_existing: cap(preExisting),
     ...(ok === false ? { pre_existing_only: preExistingOnly } : {}),
+    ...(known.length > 0 ? { known_failures: cap(known) } : {}),
+    ...(missing.length > 0 ? { missing_tests: cap(missing) } : {}),
+    ...(checkpointFailures !== null && checkpointFailures > 0 ? { checkpoint_failures: checkpointFailures, fixed: cap(fixed) } : {}),
     flaky: cap(flaky),
     output_tail: ok === true && flaky.length === 0 ? '' : j.after.tail.slice(-OUTPUT_TAIL_CHARS),
     attempts: 1,

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { LintCode } from '../domain/spec-lint.js';
+import { knownFailuresList, LIMITS } from '../domain/request.js';
 import { runGit } from '../evidence/git.js';
 import { readHeadId } from '../evidence/head-commit.js';
 import { findRepoTop } from '../evidence/listing.js';
@@ -10,8 +11,11 @@ import { readBounded } from '../platform/files/bounded-read.js';
  * workspace, so the file is trusted only for hints that grant nothing.
  */
 export interface WorkspaceHints {
-  /** `verify.command`: the project's test command (used by `verify: "auto"`); `verify.scope`: related | all. */
-  verify?: { command?: string; scope?: 'related' | 'all' };
+  /**
+   * `verify.command`: the project's test command (used by `verify: "auto"`); `verify.scope`: related | all;
+   * `verify.known_failures`: test ids or globs that fail and are not a job's to fix (issue 33).
+   */
+  verify?: { command?: string; scope?: 'related' | 'all'; known_failures?: string[] };
   /** Spec-lint findings this project does not want (the mode itself comes from the config). */
   spec_lint?: { ignore: LintCode[] };
   /** The objectives file, relative to the workspace (default `.gaffer/objectives.json`). */
@@ -138,7 +142,7 @@ export function parseWorkspaceHints(text: string): WorkspaceHintsReading {
     else if (key === 'spec_lint') readSpecLint(value, hints, warnings);
     else if (key === 'objectives') readObjectives(value, hints, warnings);
     else if (POWER_KEYS.has(key)) warnings.push(`${FILE}: "${key}" ignored — it grants power, so only the data dir's gaffer.config or --config may set it (spec 07)`);
-    else warnings.push(`${FILE}: unknown key "${key}" ignored — a workspace may only hint verify.command, verify.scope, spec_lint.ignore and objectives`);
+    else warnings.push(`${FILE}: unknown key "${key}" ignored — a workspace may only hint verify.command, verify.scope, verify.known_failures, spec_lint.ignore and objectives`);
   }
   return { hints, warnings };
 }
@@ -152,11 +156,20 @@ function readVerify(value: unknown, hints: WorkspaceHints, warnings: string[]): 
   for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
     if (key === 'command' && typeof v === 'string' && v.trim() !== '' && v.length <= COMMAND_MAX) verify.command = v.trim();
     else if (key === 'scope' && (v === 'related' || v === 'all')) verify.scope = v;
-    else if (key === 'command' || key === 'scope') warnings.push(`${FILE}: verify.${key} must be ${key === 'command' ? `a non-empty string up to ${COMMAND_MAX} characters` : 'related or all'}: ignored`);
-    else warnings.push(`${FILE}: verify.${key} ignored — only verify.command and verify.scope are read`);
+    else if (key === 'known_failures' && isKnownFailures(v)) verify.known_failures = v.map((id) => id.trim());
+    else if (key === 'command' || key === 'scope' || key === 'known_failures') warnings.push(`${FILE}: verify.${key} must be ${VERIFY_KEY_SHAPES[key]}: ignored`);
+    else warnings.push(`${FILE}: verify.${key} ignored — only verify.command, verify.scope and verify.known_failures are read`);
   }
   if (Object.keys(verify).length > 0) hints.verify = verify;
 }
+
+const VERIFY_KEY_SHAPES = {
+  command: `a non-empty string up to ${COMMAND_MAX} characters`,
+  scope: 'related or all',
+  known_failures: `a list of up to ${LIMITS.knownFailures.items} test ids or globs, each a non-empty string up to ${LIMITS.knownFailures.chars} characters`,
+} as const;
+
+const isKnownFailures = (v: unknown): v is string[] => knownFailuresList.safeParse(v).success;
 
 function readSpecLint(value: unknown, hints: WorkspaceHints, warnings: string[]): void {
   const ignore = (value as { ignore?: unknown } | null)?.ignore;

@@ -24,15 +24,62 @@ const FIX_MULTIPLY = "sed -i 's/return a \\* b + 1;/return a * b;/' src/math.js"
 const IS_FIXER = 'grep -q "verification of this work failed" "$GAFFER_INSTRUCTION_FILE"';
 
 describe('new failures against the baseline', () => {
-  it('a failure that was there before the work does not block an auto verification', async () => {
+  // issue 33: graded as SWE-bench grades a patch — a failure that was there before is a code-changing job's to fix
+  it('a test that failed at the checkpoint and still fails blocks a job that changes code: partial, exit 1, said first, an outcome that failed', async () => {
     const ws = makeWorkspace(CALC_FILES);
-    const job = await run({ workspace: ws, tasks: [{ instruction: 'docs', command: 'echo "# calc" > README.md' }] });
+    const job = await run({ workspace: ws, fix_rounds: 0, tasks: [{ name: 'wrong-fix', type: 'fix', instruction: 'add() subtracts: fix it', command: 'echo "// looked" >> src/other.js' }] });
+    expect(verificationOf(job)).toMatchObject({ mode: 'auto', ok: false, blocking: true, pre_existing_only: false, failures: ['add adds'], pre_existing: ['add adds'], new_failures: [], checkpoint_failures: 1, fixed: [] });
+    expect(job.status).toBe('partial');
+    expect(resultOf(job).exit_code).toBe(1);
+    expect(job.verdict).toMatch(/^1 test failed before the work and still fails \(add adds\); the work fixed 0 of 1; declare known failures if they are not this job's · contradicted/);
+  });
+
+  it('the work that fixes one of two checkpoint failures says how many it fixed', async () => {
+    const ws = makeWorkspace({ ...CALC_FILES, 'src/math.js': 'export function add(a, b) {\n  return a - b;\n}\nexport function multiply(a, b) {\n  return a * b + 1;\n}\n' });
+    const job = await run({ workspace: ws, fix_rounds: 0, tasks: [{ type: 'fix', instruction: 'fix add', command: FIX_ADD }] });
+    expect(verificationOf(job)).toMatchObject({ ok: false, blocking: true, pre_existing: ['multiply multiplies'], checkpoint_failures: 2, fixed: ['add adds'] });
+    expect(job.verdict).toMatch(/^1 test failed before the work and still fails \(multiply multiplies\); the work fixed 1 of 2;/);
+  });
+
+  it('a failure declared known (verify.known_failures, a glob) does not block: done, partial, named', async () => {
+    const ws = makeWorkspace(CALC_FILES);
+    const job = await run({ workspace: ws, verify: { known_failures: ['add *'] }, tasks: [{ instruction: 'docs', command: 'echo "# calc" > README.md' }] });
+    expect(verificationOf(job)).toMatchObject({ ok: false, blocking: false, pre_existing_only: true, pre_existing: ['add adds'], known_failures: ['add adds'] });
+    expect(job.status).toBe('done');
+    expect(proofOf(job).verdict).toBe('partial');
+    expect(proofOf(job).uncertainty.find((u: { code: string }) => u.code === 'pre_existing_failures')?.detail).toContain('1 declared known');
+    expect(job.verdict).toContain('verification failed, known or pre-existing failures only, not blocking (1 failed, 1 passed)');
+  });
+
+  it('known failures committed in .gaffer/workspace.json count; the same hint written by the worker does not', async () => {
+    const hint = JSON.stringify({ verify: { known_failures: ['add adds'] } });
+    const committed = makeWorkspace({ ...CALC_FILES, '.gaffer/workspace.json': hint }, { git: true });
+    const ok = await run({ workspace: committed, tasks: [{ instruction: 'docs', command: 'echo "# calc" > README.md' }] });
+    expect(ok.status).toBe('done');
+    expect(verificationOf(ok).known_failures).toEqual(['add adds']);
+
+    const planted = makeWorkspace(CALC_FILES, { git: true });
+    const job = await run({ workspace: planted, fix_rounds: 0, tasks: [{ instruction: 'docs', command: `mkdir -p .gaffer && echo '${hint}' > .gaffer/workspace.json && echo "# calc" > README.md` }] });
+    expect(job.status).toBe('partial');
+    expect(verificationOf(job).known_failures).toBeUndefined();
+    expect(verificationOf(job)).toMatchObject({ blocking: true });
+  });
+
+  it('a task that changes nothing by its type (research) is judged as before: a failure that was there before does not block', async () => {
+    const ws = makeWorkspace(CALC_FILES);
+    const job = await run({ workspace: ws, tasks: [{ type: 'research', instruction: 'what does add() do?', command: 'cat src/math.js' }] });
     expect(verificationOf(job)).toMatchObject({ mode: 'auto', ok: false, blocking: false, pre_existing_only: true, failures: ['add adds'], pre_existing: ['add adds'], new_failures: [] });
     expect(job.status).toBe('done');
     expect(proofOf(job).verdict).toBe('partial');
     expect(proofOf(job).uncertainty.map((u: { code: string }) => u.code)).toContain('pre_existing_failures');
     expect(job.verdict).toContain('verification failed, pre-existing only, not blocking (1 failed, 1 passed)');
     expect(resultOf(job).workers.filter((w: { role: string }) => w.role === 'fixer')).toEqual([]);
+  });
+
+  it('known_failures with the verification off is refused, naming the field', async () => {
+    const engine = await Engine.open({ dataDir: join(tempDir(), 'data') });
+    engines.push(engine);
+    expect(() => engine.submit({ workspace: makeWorkspace(CALC_FILES), verify: { command: 'none', known_failures: ['x'] }, tasks: [{ instruction: 'x', command: 'true' }] })).toThrow(/verify\.known_failures: .*off/);
   });
 
   it('a worker that fixes one bug and breaks another test: the fix round gets exactly the new failure and repairs it', async () => {
@@ -59,7 +106,7 @@ describe('new failures against the baseline', () => {
   it('an explicit command blocks on a pre-existing failure too, and still reports the split', async () => {
     const ws = makeWorkspace(CALC_FILES);
     const job = await run({ workspace: ws, verify: 'npm test', fix_rounds: 0, tasks: [{ instruction: 'docs', command: 'echo "# calc" > README.md' }] });
-    expect(verificationOf(job)).toMatchObject({ mode: 'command', ok: false, blocking: true, pre_existing: ['add adds'], new_failures: [], pre_existing_only: true });
+    expect(verificationOf(job)).toMatchObject({ mode: 'command', ok: false, blocking: true, pre_existing: ['add adds'], new_failures: [], pre_existing_only: false });
     expect(job.status).toBe('partial');
   });
 

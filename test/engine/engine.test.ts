@@ -88,7 +88,7 @@ describe('a job end to end', () => {
     expect(resultOf(job).convergence).toMatchObject({ converged: true });
     expect(proofOf(job).verdict).toBe('contradicted');
     expect(verificationOf(job).attempts).toBeLessThan(5);
-    expect(job.verdict).toMatch(/^contradicted: the verification fails · .*verification FAILED .* fix rounds converged after \d/);
+    expect(job.verdict).toMatch(/^1 test failed before the work and still fails \(add adds\); the work fixed 0 of 1; [^·]* · contradicted: the verification fails · .*verification FAILED .* fix rounds converged after \d/);
   });
 
   it('with verify none the job is done but unproved', async () => {

@@ -1,7 +1,8 @@
 import type { VerificationJson } from '../domain/result.js';
 import { frameworkNamedBy, summarizeCounts } from './parsers/index.js';
+import { failureExcerpts } from './failure-context.js';
 import { describeHarnessChange, type HarnessChange } from './harness.js';
-import type { SuiteRun } from './run-suite.js';
+import { readLog, type SuiteRun } from './run-suite.js';
 
 export const OUTPUT_TAIL_CHARS = 1_500;
 export const FAILURES_SHOWN = 10;
@@ -132,6 +133,8 @@ export function judgeVerification(j: JudgeInput): VerificationJson {
       ? nonFlaky.length > 0 || exitOnly // the coordinator named it as the proof: any non-flaky failure blocks
       : newFailures.length > 0 || (exitOnly && !exitOnlyPreExisting)); // a regression check: only new failures block
 
+  // issue 33: what each failing test reported, for the fixer and the next rung
+  const details = ok === false ? failureExcerpts((j.after.logFile && readLog(j.after.logFile)) || j.after.tail, nonFlaky) : [];
   const json: VerificationJson = {
     mode: j.mode,
     ran: true,
@@ -152,6 +155,7 @@ export function judgeVerification(j: JudgeInput): VerificationJson {
     ...(ok === false ? { pre_existing_only: preExistingOnly } : {}),
     flaky: cap(flaky),
     output_tail: ok === true && flaky.length === 0 ? '' : j.after.tail.slice(-OUTPUT_TAIL_CHARS),
+    ...(details.length > 0 ? { failure_details: details } : {}),
     attempts: 1,
     ...(j.reading.outputMatched !== undefined ? { output_matched: j.reading.outputMatched } : {}),
     ...(j.testsTouched.length > 0 ? { tests_touched: cap(j.testsTouched) } : {}),

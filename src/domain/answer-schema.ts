@@ -61,6 +61,7 @@ export const verificationSchema = z.strictObject({
   flaky: strings,
   output_matched: z.boolean().optional(),
   output_tail: z.string(),
+  failure_details: z.array(z.strictObject({ id: z.string(), excerpt: z.string() })).optional(),
   attempts: count,
   previous: z.array(z.strictObject({ summary: z.string(), failures: strings })).optional(),
   tests_touched: strings.optional(),
@@ -277,6 +278,7 @@ const rungAttemptSchema = z.strictObject({
   verdict: gateReading,
   gates: z.array(gateResultSchema),
   verification: z.string().nullable(),
+  failures: z.string().optional(),
   abstained: z.string().nullable(),
   note: z.string(),
 });

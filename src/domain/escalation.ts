@@ -11,11 +11,14 @@ export interface RungAttempt {
   model: string | null;
   /** How its worker ended (`done`, `error`, …). */
   status: string;
-  /** Its gates' verdict and results (none declared: an empty list). */
+  /** Its verdict: `fail` when its verification blocked (issue 33), else its gates' (none declared: `pass`). */
   verdict: GateReading;
+  /** Its gates' results (none declared: an empty list). */
   gates: GateResult[];
   /** The verification's summary when it blocked, else null. */
   verification: string | null;
+  /** What failed when the verification blocked — the words a fix round's fixer reads (issue 33); absent otherwise. */
+  failures?: string;
   /** The worker said the task is beyond its brief (honoured: not a failure), its words. */
   abstained: string | null;
   /** The end of the worker's report. */
@@ -41,8 +44,10 @@ export interface EscalationJson {
 export function failingWhy(a: Pick<RungAttempt, 'status' | 'verdict' | 'gates' | 'verification' | 'abstained'>): string | null {
   if (a.abstained !== null) return `the worker abstained upward: ${a.abstained}`;
   if (a.status !== 'done') return `the worker returned ${a.status}`;
-  if (a.verdict === 'fail') return `gates failed: ${a.gates.filter((g) => g.result === 'fail').map((g) => `${g.gate} (${g.detail})`).join('; ')}`;
+  const failedGates = a.gates.filter((g) => g.result === 'fail');
+  if (failedGates.length > 0) return `gates failed: ${failedGates.map((g) => `${g.gate} (${g.detail})`).join('; ')}`;
   if (a.verification !== null) return `the verification failed: ${a.verification}`;
+  if (a.verdict === 'fail') return 'its verdict was fail';
   return null;
 }
 
@@ -53,7 +58,7 @@ export function autopsySection(attempts: readonly RungAttempt[]): string {
     return [
       `- attempt ${i + 1}: ${a.entry} (${a.model ?? 'default model'} on ${a.runner}) ended ${a.status}; ${failingWhy(a) ?? 'it passed'}`,
       ...gates,
-      ...(a.verification ? [`    - verification: ${a.verification}`] : []),
+      ...(a.failures ? ['    - what failed:', ...a.failures.split('\n').map((l) => (l ? `      ${l}` : ''))] : a.verification ? [`    - verification: ${a.verification}`] : []),
       ...(a.note ? [`    - its report ended: ${a.note}`] : []),
     ].join('\n');
   });

@@ -4,6 +4,7 @@
 import { gateLabel } from './gates.js';
 import type { TaskSpec } from './request.js';
 import type { Route } from './route.js';
+import { CHANGING_TASK_TYPES } from './status.js';
 
 /** What the prompt is built from besides the task. */
 export interface HandoffInput {
@@ -73,7 +74,7 @@ function doneMeansLines(doneMeans: readonly string[]): string[] {
 
 function gates(task: TaskSpec, verify: string): string[] {
   const lines = [
-    verify === 'none' ? '- No verification runs: your report and the diff are all there is to judge.' : `- gaffer runs the project's tests itself (${verify}); a new failure is yours, a failure that was there before is not.`,
+    verify === 'none' ? '- No verification runs: your report and the diff are all there is to judge.' : testsLine(task, verify),
     '- gaffer diffs what really changed in the workspace: a change your report does not mention, or a claim the diff does not show, counts against the work.',
     `- Writes outside ${task.files.length > 0 ? 'the paths named above' : 'the workspace'} are a write-policy violation.`,
   ];
@@ -81,6 +82,19 @@ function gates(task: TaskSpec, verify: string): string[] {
   for (const c of task.criteria) lines.push(`- criterion: ${c}`);
   for (const o of task.outputs) lines.push(`- ${o} must exist when you finish.`);
   return lines;
+}
+
+/**
+ * What the project's tests mean for this task. issue 33: for a task that changes code, a test that
+ * failed before the work and still fails is the job's to fix unless it is declared known; a task that
+ * changes nothing (review, research) answers only for the failures it brings.
+ */
+function testsLine(task: TaskSpec, verify: string): string {
+  if (!CHANGING_TASK_TYPES.has(task.type)) return `- gaffer runs the project's tests itself (${verify}); a new failure is yours, a failure that was there before is not.`;
+  return (
+    `- gaffer runs the project's tests itself (${verify}), before your work and after it: every test that fails after it is yours to fix, ` +
+    'a test that already failed before you started included, unless it is declared a known failure (`verify.known_failures`).'
+  );
 }
 
 function abortLines(task: TaskSpec): string[] {

@@ -35,6 +35,8 @@ export interface VerificationJson {
   flaky: string[];
   output_matched?: boolean;
   output_tail: string;
+  /** Each non-flaky failing test's report in the run's output: its assertion, expected/actual, stack head (issue 33; bounded). */
+  failure_details?: { id: string; excerpt: string }[];
   attempts: number;
   previous?: { summary: string; failures: string[] }[];
   /** Test files or runner config the workers edited (spec 03 "Test weakening"). */

@@ -4,6 +4,7 @@ import { rungAbove } from '../domain/ladder.js';
 import type { TaskSpec } from '../domain/request.js';
 import type { VerificationJson } from '../domain/result.js';
 import type { Rung } from '../domain/route.js';
+import { describeFailures } from '../verification/describe-failures.js';
 import { checkTaskGates, type GateInput } from './gates.js';
 import type { JobContext } from './job-context.js';
 import type { WorkerEnd } from './worker-run.js';
@@ -84,9 +85,11 @@ export class TaskLadders {
         runner: ladder.at.runner,
         model: ladder.at.model,
         status: end.report.status,
-        verdict: gates?.verdict ?? 'pass',
+        // issue 33: a rung whose verification blocked failed, whatever its gates said
+        verdict: blocks ? 'fail' : (gates?.verdict ?? 'pass'),
         gates: gates?.results ?? [],
         verification: blocks ? verification.summary : null,
+        ...(blocks ? { failures: describeFailures(verification) } : {}),
         abstained: abstainedUpward(end.report.summary),
         note: end.report.summary.trim().slice(-NOTE_CHARS),
       };
@@ -107,7 +110,7 @@ export class TaskLadders {
       }
       this.climbs.push({ task: task.name, from: ladder.at.entry, to: to.entry, why, autopsy: [...ladder.autopsy] });
       ladder.at = to;
-      return { task, to, why, verdict: attempt.verdict, autopsy: [...ladder.autopsy] };
+      return { task, to, why, verdict: gates?.verdict ?? 'pass', autopsy: [...ladder.autopsy] };
     }
     return null;
   }

@@ -1,7 +1,8 @@
 import type { VerificationJson } from '../domain/result.js';
 import { frameworkNamedBy, summarizeCounts } from './parsers/index.js';
+import { failureExcerpts } from './failure-context.js';
 import { describeHarnessChange, type HarnessChange } from './harness.js';
-import type { SuiteRun } from './run-suite.js';
+import { readLog, type SuiteRun } from './run-suite.js';
 import { findWeakenedTests } from './weakening.js';
 
 export const OUTPUT_TAIL_CHARS = 1_500;
@@ -165,6 +166,8 @@ export function judgeVerification(j: JudgeInput): VerificationJson {
   const fixed = base !== null && ok !== null ? [...baseFailed].filter((id) => !id.startsWith('<') && !real.includes(id) && !missing.includes(id)) : [];
   const checkpointFailures = base !== null && baseConclusive ? [...baseFailed].filter((id) => !id.startsWith('<')).length : null;
 
+  // issue 33: what each failing test reported, for the fixer and the next rung
+  const details = ok === false ? failureExcerpts((j.after.logFile && readLog(j.after.logFile)) || j.after.tail, nonFlaky) : [];
   const json: VerificationJson = {
     mode: j.mode,
     ran: true,
@@ -188,6 +191,7 @@ export function judgeVerification(j: JudgeInput): VerificationJson {
     ...(checkpointFailures !== null && checkpointFailures > 0 ? { checkpoint_failures: checkpointFailures, fixed: cap(fixed) } : {}),
     flaky: cap(flaky),
     output_tail: ok === true && flaky.length === 0 ? '' : j.after.tail.slice(-OUTPUT_TAIL_CHARS),
+    ...(details.length > 0 ? { failure_details: details } : {}),
     attempts: 1,
     ...(j.reading.outputMatched !== undefined ? { output_matched: j.reading.outputMatched } : {}),
     ...(j.testsTouched.length > 0 ? { tests_touched: cap(j.testsTouched) } : {}),

@@ -25,6 +25,8 @@ export interface SuiteRun {
   durationMs: number;
   /** Newest output, for the answer and the fixer. */
   tail: string;
+  /** Where the whole output was logged (issue 33: a failing test's report is read from it, with `readLog`). */
+  logFile?: string;
   parsed: ParsedRun;
   /** The expected landmark appeared in the output (undefined when none was asked for). */
   landmarkSeen: boolean | undefined;
@@ -109,6 +111,7 @@ export async function runSuite(input: SuiteInput): Promise<SuiteRun> {
     cause: result.cause,
     durationMs: result.durationMs,
     tail: result.tail,
+    logFile: input.logFile,
     parsed: parseTestOutput(output, { kind: input.kind, command: input.command, workspace: input.cwd }),
     landmarkSeen: landmark === null ? undefined : landmarkSeen || result.tail.includes(landmark),
     ...(wrapped?.sandboxed === true ? { sandboxRefused: findSandboxRefusals(output, input.cwd) } : {}),
@@ -152,7 +155,7 @@ function linkedDependencyDirs(cwd: string, root: string): { writable: string[] }
 }
 
 /** The log for parsing: all of it, or its head and its newest bytes when it is longer than PARSE_BYTES. */
-function readLog(file: string): string | null {
+export function readLog(file: string): string | null {
   try {
     const fd = openSync(file, 'r');
     try {

@@ -101,4 +101,17 @@ describe('the handoff prompt (spec 05)', () => {
     expect(text).toContain('- the task above is carried out as written');
     expect(text).toContain('No verification runs');
   });
+
+  // issue 33: for a job that changes code, a test failing before the work is the job's to fix unless declared known
+  it('a task that changes code is told a failure from before the work is still its own unless declared known; a review keeps the old sense', () => {
+    for (const type of ['fix', 'implement', 'test'] as const) {
+      const text = buildHandoff({ task: task({ type }), route, jobContext: null, verify: 'npm test', rules, source: 's' });
+      expect(text).toContain('every test that fails after it is yours to fix, a test that already failed before you started included, unless it is declared a known failure (`verify.known_failures`)');
+      expect(text).not.toContain('a failure that was there before is not');
+    }
+    for (const type of ['review', 'research'] as const) {
+      const text = buildHandoff({ task: task({ type }), route, jobContext: null, verify: 'npm test', rules, source: 's' });
+      expect(text).toContain("gaffer runs the project's tests itself (npm test); a new failure is yours, a failure that was there before is not.");
+    }
+  });
 });

@@ -114,6 +114,11 @@ describe('gates and escalation (spec 05)', () => {
     // rows in the request's order: a task's attempts together, the fixers after
     expect(job.result?.workers.map((w) => [w.name, w.model])).toEqual([['ans', 'small-1'], ['ans+mid', 'mid-1'], ['fixer-1', 'small-1'], ['fixer-2', 'mid-1']]);
     expect(job.result?.escalation?.[0]).toMatchObject({ from: 'small', to: 'mid', why: expect.stringMatching(/^the verification failed: /) });
+    // issue 33: the rung's verdict is its verification's, and the fixer and the next rung read the same account of what failed
+    expect(job.result?.escalation?.[0]?.autopsy?.[0]).toMatchObject({ entry: 'small', verdict: 'fail', failures: expect.stringContaining('Command: grep -qx 42 answer.txt\nResult: ') });
+    const [fixRound, climb] = [server.requests[before + 2]?.lastText ?? '', server.requests[before + 4]?.lastText ?? ''];
+    expect(fixRound).toContain('Command: grep -qx 42 answer.txt\nResult: ');
+    expect(climb).toContain('    - what failed:\n      Command: grep -qx 42 answer.txt\n      Result: ');
     expect(readFileSync(join(ws, 'answer.txt'), 'utf8')).toBe('42\n');
   });
 

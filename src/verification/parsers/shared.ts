@@ -113,7 +113,8 @@ const word = (name: string) => new RegExp(`(?:^|[\\s;&|(/'"])${name}(?=$|[\\s;&|
 export const COMMAND_FRAMEWORKS: [RegExp, TestFramework][] = [
   [/\bvitest\b/, 'vitest'],
   [/\bjest\b/, 'jest'],
-  [/\bmocha\b/, 'mocha'],
+  // `_mocha`: the bin istanbul and nyc wrappers of old called
+  [/\b_?mocha\b/, 'mocha'],
   [/\bnode\b.*\s--test\b/, 'node-test'],
   [word('tape'), 'tape'],
   [word('tap'), 'tap'],

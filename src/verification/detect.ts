@@ -1,6 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { readBounded, MANIFEST_MAX_BYTES } from '../platform/files/bounded-read.js';
+import { readTestScript, testsOnlyCommand } from './npm-script.js';
+import type { TestFramework } from './parsers/types.js';
 import type { WorkspaceHints } from './workspace-hints.js';
 
 /** What `verify: "auto"` decided to run (spec 03 detection table). */
@@ -10,6 +12,13 @@ export interface DetectedCommand {
   kind: string;
   /** A configured override is mode `configured`, the table is `auto`. */
   mode: 'auto' | 'configured';
+  /** The test runner behind the command (issue 33): the one the package's test script runs (`npm test` → tape). */
+  framework?: TestFramework;
+  /**
+   * Steps of the test script that `command` leaves out, in words (`lint: eslint .`, `audit: aud --production`):
+   * auto mode runs the script's test runner without its lint, type-check and audit steps (issue 33).
+   */
+  skipped?: string[];
 }
 
 /** npm's `npm init` placeholder: a test script that only fails. */
@@ -50,15 +59,22 @@ function detectNode(workspace: string, readText: ReadText): DetectedCommand | nu
   if (text === null) return null;
   let test: unknown;
   try {
-    test = (JSON.parse(text) as { scripts?: { test?: unknown } }).scripts?.test;
+    test = (JSON.parse(text) as { scripts?: { test?: unknown } } | null)?.scripts?.test;
   } catch {
     return null;
   }
   if (typeof test !== 'string' || !test.trim() || NPM_PLACEHOLDER.test(test)) return null;
   const has = (f: string) => existsSync(join(workspace, f));
   const manager = has('pnpm-lock.yaml') ? 'pnpm' : has('yarn.lock') ? 'yarn' : has('bun.lockb') || has('bun.lock') ? 'bun' : 'npm';
+  const script = readTestScript(text);
+  const framework = script?.framework ? { framework: script.framework } : {};
+  // issue 33: a script that also lints, type-checks or audits runs its test runner alone, with the project's
+  // node_modules/.bin on PATH as the script would have it (not where bun or Yarn Plug'n'Play keep no such folder)
+  if (script?.testsOnly && manager !== 'bun' && !has('.pnp.cjs')) {
+    return { command: testsOnlyCommand(script.testsOnly), kind: 'node', mode: 'auto', ...framework, skipped: script.leftOut };
+  }
   // `bun test` is bun's own test runner, not the project's script
-  return { command: manager === 'bun' ? 'bun run test' : `${manager} test`, kind: 'node', mode: 'auto' };
+  return { command: manager === 'bun' ? 'bun run test' : `${manager} test`, kind: 'node', mode: 'auto', ...framework };
 }
 
 function detectPytest(workspace: string, readText: ReadText): DetectedCommand | null {

@@ -56,6 +56,12 @@ export function readRun(run: SuiteRun, opts: { kind: string | null; timeoutS: nu
     // guard: zero parsed tests and no sign the suite ran is "did not run", not a pass
     const parsedAny = p.passed.length + p.failed.length > 0 || (p.counts !== null && p.counts.passed + p.counts.failed > 0);
     if (knownRunner && !parsedAny && !p.ranSignal) return inconclusive('exit 0 but no sign that any test ran');
+    // issue 33: tests ran but the runner never reached its end (the code under test ended the process, a
+    // test called exit): whatever passed so far is not the suite passing
+    if (p.framework !== null && p.incomplete !== null) {
+      const before = p.failed.length > 0 ? `; ${p.failed.length} failed before it stopped` : '';
+      return inconclusive(`the suite did not run to its end: ${p.incomplete}${before}`);
+    }
     if (p.failed.length > 0) {
       return withMatch({ ok: false, inconclusive: false, failures: p.failed, summary: counts ?? `${p.failed.length} failed (exit 0)`, runnerError: false });
     }

@@ -4,7 +4,7 @@ import type { ParsedRun } from '../../src/verification/parsers/types.js';
 import type { SuiteRun } from '../../src/verification/run-suite.js';
 import { findFlaky } from '../../src/verification/verify.js';
 
-const parsed = (p: Partial<ParsedRun>): ParsedRun => ({ framework: 'jest', failed: [], passed: [], skipped: [], counts: null, ranSignal: true, noTestsRan: false, collectionError: false, ...p });
+const parsed = (p: Partial<ParsedRun>): ParsedRun => ({ framework: 'jest', failed: [], passed: [], skipped: [], counts: null, ranSignal: true, noTestsRan: false, collectionError: false, incomplete: null, ...p });
 const suiteRun = (p: Partial<ParsedRun>, exitCode = 0): SuiteRun => ({
   command: 'npm test',
   exitCode,

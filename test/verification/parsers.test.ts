@@ -28,6 +28,7 @@ const run = (parts: Partial<ParsedRun>): ParsedRun => ({
   ranSignal: false,
   noTestsRan: false,
   collectionError: false,
+  incomplete: null,
   ...parts,
 });
 const counts = (passed: number, failed: number, skipped: number) => ({ passed, failed, skipped });
@@ -204,7 +205,7 @@ const CASES: [string, string, string, ParsedRun][] = [
   ],
   ['mocha/flaky-rerun.txt', 'npx mocha --grep x', 'node', run({ framework: 'mocha', passed: ['math > flaky passes on rerun'], counts: counts(1, 0, 0), ...ran })],
   ['mocha/no-tests.txt', 'npm test', 'node', run({ framework: 'mocha', ...nothingRan })],
-  ['mocha/collection-error.txt', 'npm test', 'node', run({ framework: 'mocha', ...brokenSuite })],
+  ['mocha/collection-error.txt', 'npm test', 'node', run({ framework: 'mocha', ...brokenSuite, incomplete: "mocha stopped with 'Exception during run'" })],
 
   // pytest -q -rA and -v
   [
@@ -702,7 +703,7 @@ describe('TAP 13/14 in general', () => {
 
   it('a bail-out before any test is a suite that did not run; "1..0" is a run with no tests', () => {
     expect(parseTestOutput(lines('TAP version 13', '1..3', 'Bail out! Could not connect to the database'))).toEqual(
-      run({ framework: 'tap', counts: counts(0, 0, 0), ...brokenSuite }),
+      run({ framework: 'tap', counts: counts(0, 0, 0), ...brokenSuite, incomplete: 'TAP output bailed out ("Bail out!") before its plan was done' }),
     );
     expect(parseTestOutput(lines('TAP version 14', '1..0 # no tests found'))).toEqual(run({ framework: 'tap', counts: counts(0, 0, 0), ...nothingRan }));
   });

@@ -9,7 +9,7 @@ import { findJUnitReports, parseJUnitXml } from './junit.js';
 import { parseMochaOutput } from './mocha.js';
 import { parseNodeTestOutput } from './node-test.js';
 import { parsePytestOutput } from './pytest.js';
-import { capId, emptyRun, MAX_ID_CHARS, stripAnsi, toLines } from './shared.js';
+import { capId, COMMAND_FRAMEWORKS, emptyRun, frameworkNamedBy, MAX_ID_CHARS, stripAnsi, toLines } from './shared.js';
 import { parseTapOutput } from './tap.js';
 import { parseTapeOutput } from './tape.js';
 import type { OutputParser, ParsedRun, ParseHint, TestCounts, TestFramework } from './types.js';
@@ -20,6 +20,7 @@ export type { OutputParser, ParsedRun, ParseHint, TestCounts, TestFramework };
 export {
   capId,
   findJUnitReports,
+  frameworkNamedBy,
   MAX_ID_CHARS,
   packageOf,
   parseAvaOutput,
@@ -66,30 +67,6 @@ const KIND_FRAMEWORKS: Record<string, TestFramework[]> = {
   cargo: ['cargo'],
 };
 
-// a runner named as a word of the command (`npx tap`, not `--test-reporter=tap`)
-const word = (name: string) => new RegExp(`(?:^|[\\s;&|(/])${name}(?=$|[\\s;&|)])`);
-const COMMAND_FRAMEWORKS: [RegExp, TestFramework][] = [
-  [/\bvitest\b/, 'vitest'],
-  [/\bjest\b/, 'jest'],
-  [/\bmocha\b/, 'mocha'],
-  [/\bnode\b.*\s--test\b/, 'node-test'],
-  [word('tape'), 'tape'],
-  [word('tap'), 'tap'],
-  [word('ava'), 'ava'],
-  [word('jasmine'), 'jasmine'],
-  [/\bbun\s+test\b/, 'bun'],
-  [/\bdeno\s+test\b/, 'deno'],
-  [/\bpytest\b/, 'pytest'],
-  [/\bunittest\b/, 'unittest'],
-  [/\bgo\s+test\b/, 'go'],
-  [/\bcargo\s+(?:test|nextest)\b/, 'cargo'],
-];
-
-/** The test framework a command names (`npx tape test/*.js` → tape), or null: its silence then means "did not run". */
-export function frameworkNamedBy(command: string): TestFramework | null {
-  return COMMAND_FRAMEWORKS.find(([re]) => re.test(command))?.[1] ?? null;
-}
-
 /**
  * Reads a test run's console output into failing/passing ids, counts and run signals (spec 03 "Failures").
  * The hint's framework is tried first; the first parser that recognizes the output wins.
@@ -98,6 +75,7 @@ export function parseTestOutput(output: string, hint: ParseHint = {}): ParsedRun
   const lines = toLines(output);
   const preferred = new Set<TestFramework>();
   const command = hint.command ?? '';
+  if (hint.framework) preferred.add(hint.framework);
   for (const [re, framework] of COMMAND_FRAMEWORKS) if (re.test(command)) preferred.add(framework);
   for (const framework of KIND_FRAMEWORKS[hint.kind ?? ''] ?? []) preferred.add(framework);
   const ordered = [
@@ -109,8 +87,31 @@ export function parseTestOutput(output: string, hint: ParseHint = {}): ParsedRun
     if (run) return run;
   }
   // plain `go test` (no -json) has the vaguest signature: only when nothing else matched
-  return parseGoTestOutput(lines, hint) ?? emptyRun();
+  const go = parseGoTestOutput(lines, hint);
+  if (go) return go;
+  // issue 33: the known runner printed nothing of its own (it crashed, or the code under test ended the
+  // process as it loaded): its run, which did not reach its end
+  const known = hint.framework ?? frameworkNamedBy(command);
+  return known && known !== 'junit' ? { ...emptyRun(known), incomplete: NO_END[known] } : emptyRun();
 }
+
+/** What each runner prints at its end, for output in which it is missing. */
+const NO_END: Record<Exclude<TestFramework, 'junit'>, string> = {
+  'node-test': "node --test printed no TAP plan line (1..N) nor its 'tests N' summary",
+  vitest: "vitest printed no 'Tests' summary",
+  jest: "jest printed no 'Tests:' summary",
+  mocha: "mocha printed no 'N passing' summary",
+  tap: 'tap printed no TAP plan line (1..N)',
+  tape: 'tape printed no TAP plan line (1..N)',
+  ava: "ava printed no 'N tests passed' summary",
+  jasmine: "jasmine printed no 'N specs' summary",
+  bun: "bun test printed no 'Ran N tests' summary",
+  deno: "deno test printed no 'ok | N passed' summary",
+  pytest: 'pytest printed no final summary line',
+  unittest: "unittest printed no 'Ran N tests' line",
+  go: 'go test printed no ok or FAIL line',
+  cargo: "cargo test printed no 'test result:' line",
+};
 
 /** "1 failed, 41 passed" (", 2 skipped" when any); null when the run printed no counts. */
 export function summarizeCounts(run: ParsedRun): string | null {

@@ -1,4 +1,4 @@
-import { makeRun, readTally, relativeTestPath, sumOf } from './shared.js';
+import { hintNames, makeRun, readTally, relativeTestPath, sumOf } from './shared.js';
 import type { ParsedRun, ParseHint, TestCounts } from './types.js';
 
 // Jest prints "FAIL <file>" then one "● suite › test" block per failure; with one test file (or --verbose)
@@ -13,7 +13,8 @@ const NOT_TESTS = new Set(['Console', 'Test suite failed to run']);
 /** Parses jest's default console reporter (and its verbose tree). */
 export function parseJestOutput(lines: string[], hint: ParseHint = {}): ParsedRun | null {
   const recognized = lines.some((l) => /^Test Suites:\s/.test(l) || /^No tests found, exiting with code/.test(l));
-  if (!recognized) return null;
+  // told it is jest's, file results cut short before the summary are jest's too (issue 33)
+  if (!recognized && !(hintNames(hint, 'jest') && lines.some((l) => FILE_HEADER.test(l)))) return null;
   const failed: string[] = [];
   const passed: string[] = [];
   const skipped: string[] = [];
@@ -67,6 +68,7 @@ export function parseJestOutput(lines: string[], hint: ParseHint = {}): ParsedRu
   }
   const executed = counts ? counts.passed + counts.failed : 0;
   const collectionError = suiteFailedToRun && executed === 0;
+  const noTests = lines.some((l) => /^No tests found/.test(l));
   // the tree lists every test only when each file printed one; a partial list would look like lost tests
   const complete = counts !== null && passed.length === counts.passed;
   return makeRun('jest', {
@@ -75,7 +77,8 @@ export function parseJestOutput(lines: string[], hint: ParseHint = {}): ParsedRu
     skipped: complete ? skipped : [],
     counts,
     ranSignal: executed > 0,
-    noTestsRan: !collectionError && (lines.some((l) => /^No tests found/.test(l)) || (counts !== null && executed === 0)),
+    noTestsRan: !collectionError && (noTests || (counts !== null && executed === 0)),
     collectionError,
+    incomplete: counts !== null || noTests ? null : "jest printed no 'Tests:' summary",
   });
 }

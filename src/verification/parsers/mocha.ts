@@ -1,4 +1,4 @@
-import { makeRun } from './shared.js';
+import { hintNames, makeRun } from './shared.js';
 import type { ParsedRun, ParseHint, TestCounts } from './types.js';
 
 // The spec reporter prints a tree: suites as plain lines, tests as "✔ title", "N) title" (failing) or
@@ -11,17 +11,18 @@ const TEST = /^(\s+)(?:(✔|✓|√)|(\d+)\)|(-)) (.+?)(?: \(\d+\s*m?s\))?$/;
 
 /** Parses mocha's spec reporter. */
 export function parseMochaOutput(lines: string[], hint: ParseHint = {}): ParsedRun | null {
-  void hint;
   const noFiles = lines.some((l) => /^(?:Error|Warning): No test files found/.test(l));
   const exception = lines.some((l) => /^\s*Exception during run:/.test(l));
   const summaryAt = lines.findIndex((l) => PASSING.test(l));
-  if (summaryAt < 0 && !noFiles && !exception) return null;
+  // told it is mocha's, a tree cut short before its summary is mocha's too (issue 33)
+  const cutShort = summaryAt < 0 && hintNames(hint, 'mocha') && lines.some((l) => TEST.test(l));
+  if (summaryAt < 0 && !noFiles && !exception && !cutShort) return null;
 
   const failed: string[] = [];
   const passed: string[] = [];
   const skipped: string[] = [];
   let suites: { indent: number; name: string }[] = [];
-  const treeEnd = summaryAt < 0 ? 0 : summaryAt;
+  const treeEnd = summaryAt >= 0 ? summaryAt : cutShort ? lines.length : 0;
   for (const line of lines.slice(0, treeEnd)) {
     if (line.trim() === '') continue;
     const indent = /^\s*/.exec(line)?.[0].length ?? 0;
@@ -53,5 +54,6 @@ export function parseMochaOutput(lines: string[], hint: ParseHint = {}): ParsedR
     ranSignal: executed > 0,
     noTestsRan: !collectionError && (noFiles || (counts !== null && executed === 0)),
     collectionError,
+    incomplete: summaryAt >= 0 || noFiles ? null : exception ? "mocha stopped with 'Exception during run'" : "mocha printed no 'N passing' summary",
   });
 }

@@ -1,5 +1,5 @@
-import { makeRun, relativeTestPath, sumOf, TEST_FILE } from './shared.js';
-import { isNodeTestTap } from './tap.js';
+import { hintNames, makeRun, relativeTestPath, sumOf, TEST_FILE } from './shared.js';
+import { isNodeTestTap, tapIncomplete } from './tap.js';
 import type { ParsedRun, ParseHint, TestCounts } from './types.js';
 
 // node:test prints the file only as the name of a file-level entry (a file with no tests, a file that
@@ -56,9 +56,13 @@ class Collector {
 /** Parses node:test output: the TAP reporter (the default when piped on Node 20) or the spec reporter. */
 export function parseNodeTestOutput(lines: string[], hint: ParseHint = {}): ParsedRun | null {
   // node-tap and tape print TAP too: theirs is read by tap.ts and tape.ts
+  // told it is node:test's, a stream cut short before any result is node:test's too (issue 33); its results
+  // carry `duration_ms`, so a stream with results of another dialect stays that dialect's
+  const hinted = hintNames(hint, 'node-test') && !lines.some((l) => /^\s*(?:not )?ok\b/.test(l));
   const isTap =
-    lines.some((l) => l === 'TAP version 13' || TAP_SUBTEST.test(l)) && lines.some((l) => TAP_SUMMARY.test(l) || TAP_RESULT.test(l)) && isNodeTestTap(lines);
-  const isSpec = lines.filter((l) => SPEC_SUMMARY.test(l)).length >= 2;
+    lines.some((l) => l === 'TAP version 13' || TAP_SUBTEST.test(l)) &&
+    ((lines.some((l) => TAP_SUMMARY.test(l) || TAP_RESULT.test(l)) && isNodeTestTap(lines)) || hinted);
+  const isSpec = lines.filter((l) => SPEC_SUMMARY.test(l)).length >= 2 || (hinted && !isTap && lines.some((l) => SPEC_LINE.test(l)));
   if (!isTap && !isSpec) return null;
   const collector = new Collector(hint.workspace);
   const summary = isTap ? readTap(lines, collector) : readSpec(lines, collector);
@@ -76,7 +80,20 @@ export function parseNodeTestOutput(lines: string[], hint: ParseHint = {}): Pars
     ranSignal: !collectionError && executed > 0,
     noTestsRan: !collectionError && counts !== null && executed === 0,
     collectionError,
+    incomplete: isTap ? tapIncomplete(topLevelPlan(lines)) : summary.has('tests') ? null : "node --test printed no 'ℹ tests N' summary",
   });
+}
+
+/** The top level's "1..N" and its result lines: nested ones are indented, YAML blocks too. */
+function topLevelPlan(lines: string[]): { plan: number | null; topResults: number; bailedOut: boolean } {
+  let plan: number | null = null;
+  let topResults = 0;
+  for (const line of lines) {
+    const m = /^1\.\.(\d+)$/.exec(line);
+    if (m) plan = Number(m[1]);
+    else if (/^(?:not )?ok \d+\b/.test(line)) topResults++;
+  }
+  return { plan, topResults, bailedOut: lines.some((l) => l.startsWith('Bail out!')) };
 }
 
 function readTap(lines: string[], collector: Collector): Map<string, number> {

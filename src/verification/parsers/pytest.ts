@@ -1,4 +1,4 @@
-import { makeRun, readTally, sumOf } from './shared.js';
+import { hintNames, makeRun, readTally, sumOf } from './shared.js';
 import type { ParsedRun, ParseHint, TestCounts } from './types.js';
 
 // `-rA` lists every outcome in the short summary ("PASSED tests/test_a.py::test_x"); `-v` prints
@@ -8,14 +8,18 @@ const SHORT = /^(PASSED|FAILED|ERROR|XPASS|XFAIL|SKIPPED) (.+)$/;
 const VERBOSE = /^(\S+::\S.*?) (PASSED|FAILED|ERROR|XPASS|XFAIL|SKIPPED)(?: \(.*\))?(?:\s+\[\s*\d+%\])?\s*$/;
 const SUMMARY = /^=*\s*((?:\d+ [a-z]+(?:, )?)+)(?: in [\d.]+s(?: \([^)]*\))?)?\s*=*$/;
 const NO_TESTS = /^=*\s*no tests ran(?: in [\d.]+s)?\s*=*$/;
+// `-q` prints only its progress: "..F.s  [ 50%]"
+const PROGRESS = /^[.FEsxX]+\s*(?:\[\s*\d+%\])?$/;
 const SUMMARY_WORDS = /\b(?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)\b/;
 
 /** Parses pytest's console output (`-q -rA` as gaffer runs it, and `-v`). */
 export function parsePytestOutput(lines: string[], hint: ParseHint = {}): ParsedRun | null {
-  void hint;
   const summaryLine = findLast(lines, (l) => (SUMMARY.test(l) && SUMMARY_WORDS.test(l) && / in [\d.]+s/.test(l)) || NO_TESTS.test(l));
   const collecting = lines.some((l) => /ERROR collecting|errors? during collection/.test(l));
-  if (summaryLine === undefined && !collecting && !lines.some((l) => /short test summary info/.test(l))) return null;
+  // told it is pytest's, a session cut short before its summary is pytest's too (issue 33)
+  const cutShort =
+    hintNames(hint, 'pytest') && lines.some((l) => /^=+ test session starts =+$/.test(l) || PROGRESS.test(l) || VERBOSE.test(l));
+  if (summaryLine === undefined && !collecting && !cutShort && !lines.some((l) => /short test summary info/.test(l))) return null;
 
   const failed: string[] = [];
   const passed: string[] = [];
@@ -59,6 +63,7 @@ export function parsePytestOutput(lines: string[], hint: ParseHint = {}): Parsed
     ranSignal: !collectionError && counts !== null && counts.passed + counts.failed > 0,
     noTestsRan: !collectionError && counts !== null && counts.passed + counts.failed === 0,
     collectionError,
+    incomplete: summaryLine === undefined ? 'pytest printed no final summary line' : null,
   });
 }
 

@@ -1,4 +1,4 @@
-import type { ParsedRun, TestCounts, TestFramework } from './types.js';
+import type { ParsedRun, ParseHint, TestCounts, TestFramework } from './types.js';
 
 /** Spec 03: each failure is at most 200 chars. */
 export const MAX_ID_CHARS = 200;
@@ -24,7 +24,7 @@ export function capId(id: string): string {
 
 /** An empty result: nothing recognized. */
 export function emptyRun(framework: TestFramework | null = null): ParsedRun {
-  return { framework, failed: [], passed: [], skipped: [], counts: null, ranSignal: false, noTestsRan: false, collectionError: false };
+  return { framework, failed: [], passed: [], skipped: [], counts: null, ranSignal: false, noTestsRan: false, collectionError: false, incomplete: null };
 }
 
 /**
@@ -41,6 +41,7 @@ export function makeRun(
     ranSignal?: boolean;
     noTestsRan?: boolean;
     collectionError?: boolean;
+    incomplete?: string | null;
   },
 ): ParsedRun {
   const failed = uniqueIds(parts.failed ?? []);
@@ -54,6 +55,7 @@ export function makeRun(
     ranSignal: parts.ranSignal ?? false,
     noTestsRan: parts.noTestsRan ?? false,
     collectionError: parts.collectionError ?? false,
+    incomplete: parts.incomplete ?? null,
   };
 }
 
@@ -104,4 +106,34 @@ export function readTally(line: string): Map<string, number> {
 /** Sums the tally's entries for the given words. */
 export function sumOf(tally: Map<string, number>, ...words: string[]): number {
   return words.reduce((sum, word) => sum + (tally.get(word) ?? 0), 0);
+}
+
+// a runner named as a word of the command (`npx tap`, `-c 'tape test/*.js'`; not `--test-reporter=tap`)
+const word = (name: string) => new RegExp(`(?:^|[\\s;&|(/'"])${name}(?=$|[\\s;&|)'"])`);
+export const COMMAND_FRAMEWORKS: [RegExp, TestFramework][] = [
+  [/\bvitest\b/, 'vitest'],
+  [/\bjest\b/, 'jest'],
+  // `_mocha`: the bin istanbul and nyc wrappers of old called
+  [/\b_?mocha\b/, 'mocha'],
+  [/\bnode\b.*\s--test\b/, 'node-test'],
+  [word('tape'), 'tape'],
+  [word('tap'), 'tap'],
+  [word('ava'), 'ava'],
+  [word('jasmine'), 'jasmine'],
+  [/\bbun\s+test\b/, 'bun'],
+  [/\bdeno\s+test\b/, 'deno'],
+  [/\bpytest\b/, 'pytest'],
+  [/\bunittest\b/, 'unittest'],
+  [/\bgo\s+test\b/, 'go'],
+  [/\bcargo\s+(?:test|nextest)\b/, 'cargo'],
+];
+
+/** The test framework a command names (`npx tape test/*.js` → tape), or null: its silence then means "did not run". */
+export function frameworkNamedBy(command: string): TestFramework | null {
+  return COMMAND_FRAMEWORKS.find(([re]) => re.test(command))?.[1] ?? null;
+}
+
+/** The hint says the output is `framework`'s: the caller knows the runner, or the command names it. */
+export function hintNames(hint: ParseHint, framework: TestFramework): boolean {
+  return hint.framework === framework || (hint.framework == null && frameworkNamedBy(hint.command ?? '') === framework);
 }

@@ -53,6 +53,10 @@ export interface TapReading {
   sawTap: boolean;
   /** The top level's plan ("1..N") and results both arrived: the stream was not cut short. */
   complete: boolean;
+  /** The top level's plan ("1..N"): how many results it announced; null when none was printed. */
+  plan: number | null;
+  /** Result lines at the top level. */
+  topResults: number;
 }
 
 /** Reads a TAP 13/14 stream: nested subtests, YAML blocks, SKIP/TODO directives, plans, "Bail out!". */
@@ -146,7 +150,7 @@ export function readTap(lines: string[], workspace?: string | null): TapReading 
   }
 
   const complete = topPlan !== null && topResults >= topPlan;
-  const reading: TapReading = { failed: [], passed: [], skipped: [], executed: 0, fileFailures: 0, bailedOut, totals, sawTap, complete };
+  const reading: TapReading = { failed: [], passed: [], skipped: [], executed: 0, fileFailures: 0, bailedOut, totals, sawTap, complete, plan: topPlan, topResults };
   for (const record of records) {
     const path: string[] = [];
     for (let f: Frame | null = record.frame; f; f = f.parent) path.unshift(f.name);
@@ -211,7 +215,20 @@ export function parseTapOutput(lines: string[], hint: ParseHint = {}): ParsedRun
     // only a run that says so ran no tests: TAP cut short (a crash) is not that
     noTestsRan: !collectionError && executed === 0 && tap.failed.length === 0 && (noFiles || tap.complete || tap.totals !== null),
     collectionError,
+    incomplete: hasTap ? tapIncomplete(tap) : null,
   });
+}
+
+/**
+ * Issue 33: why a TAP stream did not reach its end (null when it did): a producer that stops early (the code
+ * under test ended the process) leaves no plan, or fewer results than its plan announced.
+ */
+export function tapIncomplete(tap: Pick<TapReading, 'plan' | 'topResults' | 'bailedOut'>): string | null {
+  if (tap.plan !== null && tap.topResults >= tap.plan) return null;
+  if (tap.bailedOut) return 'TAP output bailed out ("Bail out!") before its plan was done';
+  if (tap.plan === null) return 'TAP output has no plan line (1..N)';
+  if (tap.topResults < tap.plan) return `TAP output planned ${tap.plan} results (1..${tap.plan}) but printed ${tap.topResults}`;
+  return null;
 }
 
 function depthOf(indent: string): number {

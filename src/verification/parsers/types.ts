@@ -48,6 +48,11 @@ export interface ParsedRun {
   noTestsRan: boolean;
   /** Collection, import or build errors stopped the suite before any test ran. */
   collectionError: boolean;
+  /**
+   * Issue 33: null when the output shows the runner reached its end (its plan, its closing summary); else in
+   * words why not ("TAP output has no plan line (1..N)"). Null too where the format has no such end to look for.
+   */
+  incomplete: string | null;
 }
 
 /** What the caller knows about the run; every field helps, none is needed. */
@@ -56,6 +61,11 @@ export interface ParseHint {
   kind?: string | null;
   /** The command that ran: a framework it names is tried first. */
   command?: string | null;
+  /**
+   * The runner behind the command when the caller knows it (`npm test` whose script runs tape): tried first,
+   * and output of it cut short before its summary is read as that runner's, incomplete (issue 33).
+   */
+  framework?: TestFramework | null;
   /** The directory the command ran in: absolute test paths in the output are made relative to it. */
   workspace?: string | null;
 }

@@ -1,4 +1,4 @@
-import { makeRun } from './shared.js';
+import { hintNames, makeRun } from './shared.js';
 import type { ParsedRun, ParseHint, TestCounts } from './types.js';
 
 // Python's unittest closes with "Ran 6 tests in 0.001s" and "OK" or "FAILED (failures=2, errors=1,
@@ -20,9 +20,11 @@ const CLASS_FIXTURES = new Set(['setUpClass', 'tearDownClass', 'setUpModule', 't
 
 /** Parses the output of `python -m unittest` (plain and `-v`). */
 export function parseUnittestOutput(lines: string[], hint: ParseHint = {}): ParsedRun | null {
-  void hint;
-  const ranAt = lines.findLastIndex((l) => RAN.test(l));
-  if (ranAt < 0) return null;
+  const ranLine = lines.findLastIndex((l) => RAN.test(l));
+  // told it is unittest's, verbose results cut short before "Ran N tests" are unittest's too (issue 33)
+  const cutShort = ranLine < 0 && hintNames(hint, 'unittest') && lines.some((l) => / \.\.\. ?(?:ok|FAIL|ERROR|skipped)\b/.test(l));
+  if (ranLine < 0 && !cutShort) return null;
+  const ranAt = ranLine < 0 ? lines.length : ranLine;
   const failed: string[] = [];
   const passed: string[] = [];
   const skipped: string[] = [];
@@ -74,6 +76,9 @@ export function parseUnittestOutput(lines: string[], hint: ParseHint = {}): Pars
   const counts: TestCounts = { passed: Math.max(0, total - failedCount - skippedCount), failed: failedCount, skipped: skippedCount };
   const executed = total - skippedCount - loaderFailures.size;
   const collectionError = loaderFailures.size > 0 && executed <= 0;
+  if (cutShort) {
+    return makeRun('unittest', { failed, passed, skipped, ranSignal: passed.length + failed.length > 0, incomplete: "unittest printed no 'Ran N tests' line" });
+  }
   return makeRun('unittest', {
     failed,
     passed,

@@ -1,4 +1,4 @@
-import { makeRun, readTally, relativeTestPath, sumOf, TEST_FILE } from './shared.js';
+import { hintNames, makeRun, readTally, relativeTestPath, sumOf, TEST_FILE } from './shared.js';
 import type { ParsedRun, ParseHint, TestCounts } from './types.js';
 
 // The default reporter lists every failure as " FAIL  <file> > <suite> > <test>" (a suite that failed to
@@ -14,7 +14,10 @@ const VERBOSE_LINE = /^\s*(✓|√|×|✗|↓)\s+(?:\|[^|]+\|\s+)?(\S+?) > (.+?)
 /** Parses vitest's default (and verbose) console reporter. */
 export function parseVitestOutput(lines: string[], hint: ParseHint = {}): ParsedRun | null {
   const recognized = lines.some((l) => FILES_LINE.test(l) || /No test files found, exiting with code/.test(l));
-  if (!recognized && !(lines.some((l) => HEADER.test(l)) && lines.some((l) => TESTS_LINE.test(l)))) return null;
+  const header = lines.some((l) => HEADER.test(l));
+  // told it is vitest's, a run cut short before its summary (the RUN header, file results) is vitest's too (issue 33)
+  const cutShort = hintNames(hint, 'vitest') && (header || lines.some((l) => /^\s*(?:✓|❯|×)\s+\S+\.[cm]?[jt]sx?\b/.test(l)));
+  if (!recognized && !(header && lines.some((l) => TESTS_LINE.test(l))) && !cutShort) return null;
 
   const failed: string[] = [];
   const passed: string[] = [];
@@ -58,6 +61,7 @@ export function parseVitestOutput(lines: string[], hint: ParseHint = {}): Parsed
     ranSignal: executed > 0,
     noTestsRan: !collectionError && (noFiles || noTests || (counts !== null && executed === 0)),
     collectionError,
+    incomplete: counts !== null || noFiles || noTests ? null : "vitest printed no 'Tests' summary",
   });
 }
 

@@ -72,6 +72,8 @@ export const verificationSchema = z.strictObject({
   limit: z.enum(['processes', 'memory']).optional(),
   confirms_related: z.strictObject({ related_files: count, summary: z.string() }).optional(),
   ignored_files: strings.optional(),
+  left_out: strings.optional(),
+  advice: z.string().optional(),
   checking: z.strictObject({ total_s: z.number(), suite_s: z.number(), runs: z.array(z.strictObject({ what: z.string(), n: count, s: z.number() })) }).optional(),
 });
 

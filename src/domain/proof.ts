@@ -99,7 +99,7 @@ export function computeProof(f: ProofFacts): ProofJson {
   if (f.cancelled) doubt('job_cancelled', 'the job was cancelled before it finished');
   if (v === null || !v.ran) doubt('no_verification', v?.summary || 'verification was off');
   else if (v.could_not_start) doubt('verification_could_not_start', v.summary);
-  else if (v.inconclusive || v.ok === null) doubt('verification_inconclusive', v.summary || 'the verification could not decide');
+  else if (v.inconclusive || v.ok === null) doubt('verification_inconclusive', `${v.summary || 'the verification could not decide'}${v.advice ? ` — ${v.advice}` : ''}`);
   const judged = judgedByOriginalTests(v);
   for (const d of judged) doubt(d.code, d.detail);
   if (v?.ran && v.scope === 'related') doubt('scope_related_only', 'only the tests related to the changed files ran; the full suite never ran on the final state');

@@ -53,6 +53,10 @@ export interface VerificationJson {
   limit?: 'processes' | 'memory';
   /** The full suite of the final state, run once after a `related` verification passed (spec 03 "Scope"). */
   confirms_related?: { related_files: number; summary: string };
+  /** Issue 33: the steps of the test script `verify: "auto"` left out (lint, type-check, audit), in words. */
+  left_out?: string[];
+  /** Issue 33: an inconclusive run of a test script that runs more than tests: the `verify.command` that would settle it. */
+  advice?: string;
   /** Issue 33: where the job's checking time went (on the final verification): every run, by kind. */
   checking?: CheckingJson;
   /** Workspace files `verify: "auto"` did not go by (issue 32): a hints file that is not HEAD's, a manifest that is a FIFO, a device, a link out or a giant — each with why. */

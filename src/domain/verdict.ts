@@ -93,7 +93,7 @@ export function buildVerdict(f: VerdictFacts): string {
 function describeVerification(v: VerificationJson | null): string | null {
   if (v === null) return null;
   if (!v.ran) return `not verified: ${v.summary || 'verification off'}`;
-  if (v.inconclusive || v.ok === null) return `verification inconclusive (${v.summary})`;
+  if (v.inconclusive || v.ok === null) return `verification inconclusive (${v.summary})${v.advice ? ` — ${v.advice}` : ''}`;
   if (v.ok) return `verification passed (${v.summary})`;
   if (v.blocking) return `verification FAILED (${v.summary})`;
   if (v.pre_existing_only) return `verification failed, ${(v.known_failures?.length ?? 0) > 0 ? 'known or pre-existing failures only' : 'pre-existing only'}, not blocking (${v.summary})`;

@@ -13,6 +13,9 @@ import { askToClimb } from './approval.js';
 import type { Route } from '../domain/route.js';
 import { readCommittedHints, WORKSPACE_HINTS_FILE, type CommittedHintsReading } from '../verification/workspace-hints.js';
 import { detectTestCommand, type DetectedCommand } from '../verification/detect.js';
+import { conclusiveAdvice, frameworkBehindCommand } from '../verification/npm-script.js';
+import type { TestFramework } from '../verification/parsers/types.js';
+import { readWorkspaceText } from '../platform/files/bounded-read.js';
 import { verifyWork, type BaselineCache, type CheckRun, type CheckRunHooks } from '../verification/verify.js';
 import { checkingOf } from '../domain/checking.js';
 import { buildFixerInstruction } from '../verification/fixer-instruction.js';
@@ -114,7 +117,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   pre = scope.pre ? await scope.pre(workspace, alwaysInclude, `${scope.tag}pre`) : await snap('pre');
   // spec 03: what `verify: "auto"` runs is decided from the workspace before any worker runs, by the
   // hints as committed at HEAD (issue 32: an earlier worker could have written the working copy)
-  const { detected, ignored, known } = detectAtCheckpoint(ctx, workspace, hintsAtHead);
+  const checkpoint = detectAtCheckpoint(ctx, workspace, hintsAtHead);
   // spec 07: the `verify.scope` hint, read then too, applies when the request named no scope
   const verifyScope = scope.integrated ? 'all' : spec.verify_scope_given ? spec.verify_scope : hintsAtHead.hints.verify?.scope ?? spec.verify_scope;
   if (scope.tag === '') ctx.update({ checkpoint: { pre }, result: resultSoFar(ctx, {}) });
@@ -163,7 +166,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   // spec 03: the verification runs under the same sandbox as the workers where one is in use
   const sandboxed = () => workers.some((w) => w.report.sandboxed);
   const verify = async (label: string, roundScope = verifyScope) =>
-    verifyOnce(ctx, scope, { workspace, label, scope: roundScope, detected, ignored, known, lastWork, evidence, snap, changes: await evidence.workerChanges(lastWork), cache: baselines, sandbox: sandboxed(), onRun });
+    verifyOnce(ctx, scope, { workspace, label, scope: roundScope, checkpoint, lastWork, evidence, snap, changes: await evidence.workerChanges(lastWork), cache: baselines, sandbox: sandboxed(), onRun });
   const fixers: WorkerEnd[] = [];
   /** Attempts a climb up the ladder took over from (spec 05). */
   const superseded: WorkerEnd[] = [];
@@ -348,12 +351,12 @@ export async function verifyChange(ctx: JobContext, workspace: string, scope: Sc
   const snap = (label: string) =>
     takeSnapshot({ workspace, dataDir: ctx.services.dataDir, jobId: ctx.id, label: `${scope.tag}${label}`, alwaysInclude: [WORKSPACE_HINTS_FILE], ...(pre ? { like: pre } : {}) });
   pre = await snap('pre');
-  const { detected, ignored, known } = detectAtCheckpoint(ctx, workspace, await (scope.hints ?? readCommittedHints(workspace)));
+  const checkpoint = detectAtCheckpoint(ctx, workspace, await (scope.hints ?? readCommittedHints(workspace)));
   await change();
   const post = await snap('post');
   const evidence = new EvidenceTrail(pre, { gitFacts: false });
   evidence.addWorkStep(await evidence.diff(pre, post));
-  return verifyOnce(ctx, scope, { workspace, label: '0', scope: 'all', detected, ignored, known, lastWork: post, evidence, snap, changes: await evidence.workerChanges(post), cache: new Map(), sandbox });
+  return verifyOnce(ctx, scope, { workspace, label: '0', scope: 'all', checkpoint, lastWork: post, evidence, snap, changes: await evidence.workerChanges(post), cache: new Map(), sandbox });
 }
 
 /** A task a person did not approve (spec 05): its first attempt settled `refused`, no process. */
@@ -373,12 +376,33 @@ export function failedFirstAttempt(ctx: JobContext, task: TaskSpec, why: string)
  * copy that differs is named, never obeyed) and the manifests as the workspace holds them, each one
  * that is not a regular file inside it named and left out (issue 32).
  */
-function detectAtCheckpoint(ctx: JobContext, workspace: string, reading: CommittedHintsReading): { detected: DetectedCommand | null; ignored: string[]; known: string[] } {
+function detectAtCheckpoint(ctx: JobContext, workspace: string, reading: CommittedHintsReading): CheckpointDetection {
   // issue 33: failures declared known by the request and by the hints as committed (a worker cannot add one)
   const known = [...new Set([...(ctx.spec.known_failures ?? []), ...(reading.hints.verify?.known_failures ?? [])])];
-  if (ctx.spec.verify.mode !== 'auto') return { detected: null, ignored: [], known };
-  const ignored = reading.untrusted === null ? [] : [reading.untrusted];
-  return { detected: detectTestCommand(workspace, reading.hints, ignored), ignored, known };
+  const verify = ctx.spec.verify;
+  if (verify.mode === 'off') return { detected: null, ignored: [], known, framework: null, advice: null };
+  const ignored = verify.mode === 'auto' && reading.untrusted !== null ? [reading.untrusted] : [];
+  const detected = verify.mode === 'auto' ? detectTestCommand(workspace, reading.hints, ignored) : null;
+  // issue 33: the runner behind `npm test` and what else its script runs, from the manifest as it is before any worker
+  const manifest = readWorkspaceText(workspace, 'package.json');
+  const command = verify.mode === 'command' ? verify.command : detected?.command ?? null;
+  const framework = detected?.framework ?? (command === null ? null : frameworkBehindCommand(command, manifest));
+  const advice = manifest === null || (detected?.skipped?.length ?? 0) > 0 ? null : conclusiveAdvice(manifest);
+  return { detected, ignored, known, framework, advice };
+}
+
+/** What the checkpoint decides about the verification before any worker runs (detectAtCheckpoint). */
+interface CheckpointDetection {
+  /** What `verify: "auto"` runs; null under an explicit command or none found. */
+  detected: DetectedCommand | null;
+  /** What the detection did not go by, named on every verification. */
+  ignored: string[];
+  /** Failures declared known (the request's and the committed hints'). */
+  known: string[];
+  /** The runner behind the command that runs, when known. */
+  framework: TestFramework | null;
+  /** How an inconclusive run of the test script would become conclusive (its script runs more than tests); null when nothing to say. */
+  advice: string | null;
 }
 
 /** One verification of the tree the workers left (`round` names its logs: 0, 1, … or `full`). */
@@ -390,11 +414,8 @@ async function verifyOnce(
     /** Names its logs and snapshot: `0`, `1`, … `full`; `r2-0` … on a later rung. */
     label: string;
     scope: 'related' | 'all';
-    detected: DetectedCommand | null;
-    /** What the detection did not go by (detectAtCheckpoint), named on every verification. */
-    ignored: string[];
-    /** Failures declared known (detectAtCheckpoint). */
-    known: string[];
+    /** What the checkpoint decided (detectAtCheckpoint). */
+    checkpoint: CheckpointDetection;
     lastWork: Snapshot;
     evidence: EvidenceTrail;
     snap: (label: string) => Promise<Snapshot>;
@@ -410,7 +431,8 @@ async function verifyOnce(
   const verification = await verifyWork({
     workspace: v.workspace,
     verify: spec.verify,
-    detected: v.detected,
+    detected: v.checkpoint.detected,
+    framework: v.checkpoint.framework,
     scope: v.scope,
     timeoutS: spec.verify_timeout_s,
     expectedOutput: spec.expected_output_contains,
@@ -418,7 +440,7 @@ async function verifyOnce(
     post: v.lastWork,
     changes: v.changes,
     testsMayChange: scope.tasks.some((t) => t.tests_may_change),
-    knownFailures: v.known,
+    knownFailures: v.checkpoint.known,
     ownsCheckpointFailures: scope.tasks.some((t) => CHANGING_TASK_TYPES.has(t.type)),
     workDir: ctx.jobDir,
     label: `${scope.tag}${v.label}`,
@@ -431,7 +453,11 @@ async function verifyOnce(
     processes: recordJobProcesses(ctx.services.store, ctx.id),
     ...(v.onRun ? { onRun: v.onRun } : {}),
   });
-  if (v.ignored.length > 0) verification.ignored_files = v.ignored;
+  const { ignored, detected, advice } = v.checkpoint;
+  if (ignored.length > 0) verification.ignored_files = ignored;
+  // issue 33: the steps of the test script auto mode left out, and how an inconclusive run would settle
+  if (verification.ran && (detected?.skipped?.length ?? 0) > 0) verification.left_out = detected?.skipped;
+  if (verification.ran && verification.inconclusive && !verification.could_not_start && advice !== null) verification.advice = advice;
   if (verification.ran) {
     // spec 03: the verification's own writes are snapshotted separately, never blamed on workers
     const afterVerify = await v.snap(`verify-${v.label}`);

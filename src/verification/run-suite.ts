@@ -1,3 +1,4 @@
+import type { TestFramework } from './parsers/types.js';
 import { closeSync, fstatSync, lstatSync, openSync, readSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeLimitHit, type LimitKind } from '../platform/process/limits.js';
@@ -59,6 +60,8 @@ export interface SuiteInput {
   command: string;
   cwd: string;
   kind: string | null;
+  /** The runner behind the command (issue 33: `npm test` runs tape, read from the checkpoint's manifest): its output, cut short, is still its. */
+  framework?: TestFramework | null;
   timeoutMs: number;
   signal: AbortSignal;
   logFile: string;
@@ -112,7 +115,7 @@ export async function runSuite(input: SuiteInput): Promise<SuiteRun> {
     durationMs: result.durationMs,
     tail: result.tail,
     logFile: input.logFile,
-    parsed: parseTestOutput(output, { kind: input.kind, command: input.command, workspace: input.cwd }),
+    parsed: parseTestOutput(output, { kind: input.kind, command: input.command, workspace: input.cwd, ...(input.framework ? { framework: input.framework } : {}) }),
     landmarkSeen: landmark === null ? undefined : landmarkSeen || result.tail.includes(landmark),
     ...(wrapped?.sandboxed === true ? { sandboxRefused: findSandboxRefusals(output, input.cwd) } : {}),
     ...(result.limitHit === null ? {} : { limit: { kind: result.limitHit, words: describeLimitHit(result.limitHit, result.limits) } }),

@@ -8,6 +8,7 @@ import type { SandboxNetwork } from '../platform/sandbox/network.js';
 import type { Sandbox } from '../platform/sandbox/sandbox.js';
 import { baselineKey, exportCheckpoint, whyNoBaseline } from './baseline.js';
 import type { DetectedCommand } from './detect.js';
+import type { TestFramework } from './parsers/types.js';
 import { findHarnessChanges, withHiddenByIgnore } from './harness.js';
 import { runOriginalTests } from './original-tests.js';
 import { judgeVerification, knownFailureMatcher, readRun, type RunReading } from './judge.js';
@@ -49,6 +50,8 @@ export interface VerifyInput {
    * ran), never from the tree the workers left (spec 03 "Hints from before the work"). Unused otherwise.
    */
   detected: DetectedCommand | null;
+  /** The runner behind the command that runs (issue 33), read from the checkpoint's manifest; null when unknown. */
+  framework?: TestFramework | null;
   scope: 'related' | 'all';
   timeoutS: number;
   expectedOutput: string | null;
@@ -121,6 +124,7 @@ export async function verifyWork(input: VerifyInput): Promise<VerificationJson> 
       command,
       cwd,
       kind,
+      framework: input.framework ?? null,
       timeoutMs: input.timeoutS * 1000,
       signal: input.signal,
       logFile: join(input.workDir, log),

@@ -27,7 +27,9 @@ describe('new failures against the baseline', () => {
   it('a failure that was there before the work does not block an auto verification', async () => {
     const ws = makeWorkspace(CALC_FILES);
     const job = await run({ workspace: ws, tasks: [{ instruction: 'docs', command: 'echo "# calc" > README.md' }] });
-    expect(verificationOf(job)).toMatchObject({ mode: 'auto', ok: false, blocking: false, pre_existing_only: true, failures: ['add adds'], pre_existing: ['add adds'], new_failures: [] });
+    // issue 33: the compact answer names the id once, in its split list; `failures` is counted
+    expect(verificationOf(job)).toMatchObject({ mode: 'auto', ok: false, blocking: false, pre_existing_only: true, failures_count: 1, pre_existing: ['add adds'] });
+    expect(verificationOf(job)).not.toHaveProperty('new_failures');
     expect(job.status).toBe('done');
     expect(proofOf(job).verdict).toBe('partial');
     expect(proofOf(job).uncertainty.map((u: { code: string }) => u.code)).toContain('pre_existing_failures');
@@ -50,7 +52,8 @@ describe('new failures against the baseline', () => {
     const ws = makeWorkspace(CALC_FILES);
     const command = `if ${IS_FIXER}; then echo "cannot"; else ${FIX_ADD} && ${BREAK_MULTIPLY}; fi`;
     const job = await run({ workspace: ws, fix_rounds: 1, tasks: [{ name: 'fix-add', instruction: 'fix add', command }] });
-    expect(verificationOf(job)).toMatchObject({ ok: false, blocking: true, failures: ['multiply multiplies'], new_failures: ['multiply multiplies'], pre_existing: [] });
+    expect(verificationOf(job)).toMatchObject({ ok: false, blocking: true, failures_count: 1, new_failures: ['multiply multiplies'] });
+    expect(verificationOf(job)).not.toHaveProperty('pre_existing');
     expect(job.status).toBe('partial');
     expect(proofOf(job).verdict).toBe('contradicted');
     expect(job.verdict).toContain('verification FAILED (1 failed, 1 passed)');
@@ -59,7 +62,8 @@ describe('new failures against the baseline', () => {
   it('an explicit command blocks on a pre-existing failure too, and still reports the split', async () => {
     const ws = makeWorkspace(CALC_FILES);
     const job = await run({ workspace: ws, verify: 'npm test', fix_rounds: 0, tasks: [{ instruction: 'docs', command: 'echo "# calc" > README.md' }] });
-    expect(verificationOf(job)).toMatchObject({ mode: 'command', ok: false, blocking: true, pre_existing: ['add adds'], new_failures: [], pre_existing_only: true });
+    expect(verificationOf(job)).toMatchObject({ mode: 'command', ok: false, blocking: true, pre_existing: ['add adds'], pre_existing_only: true });
+    expect(verificationOf(job)).not.toHaveProperty('new_failures');
     expect(job.status).toBe('partial');
   });
 
@@ -67,7 +71,7 @@ describe('new failures against the baseline', () => {
     const ws = makeWorkspace(CALC_FILES);
     const hang = "sed -i 's/return a \\* b;/while (true) {}/' src/math.js";
     const job = await run({ workspace: ws, verify_timeout_s: 15, fix_rounds: 0, tasks: [{ instruction: "break", command: hang }] });
-    expect(verificationOf(job)).toMatchObject({ ok: false, inconclusive: false, blocking: true, failures: ['<suite did not complete>'], new_failures: ['<suite did not complete>'] });
+    expect(verificationOf(job)).toMatchObject({ ok: false, inconclusive: false, blocking: true, failures_count: 1, new_failures: ['<suite did not complete>'] });
     expect(job.status).toBe('partial');
   }, 60_000);
 
@@ -78,7 +82,8 @@ describe('new failures against the baseline', () => {
     expect(verificationOf(job).tests_touched).toEqual(['test/math.test.js']);
     expect(verificationOf(job).tests_weakened).toEqual(['add adds']);
     // the checkpoint's tests judge: the removed test, put back, still fails on the unchanged code
-    expect(verificationOf(job)).toMatchObject({ ok: false, blocking: true, original_tests: { ok: false, failures: ['add adds'], blocking: true } });
+    // the id is named once: the failure the original tests add to the verification's, counted in theirs
+    expect(verificationOf(job)).toMatchObject({ ok: false, blocking: true, pre_existing: ['add adds'], original_tests: { ok: false, failures_count: 1, blocking: true } });
     expect(proofOf(job).verdict).toBe('contradicted');
     expect(proofOf(job).uncertainty.map((u: { code: string }) => u.code)).toContain('tests_weakened');
   });
@@ -98,7 +103,8 @@ describe('flaky tests', () => {
         "test('stable', () => {});\n",
     });
     const job = await run({ workspace: ws, tasks: [{ instruction: 'docs', command: 'echo "# f" > README.md' }] });
-    expect(verificationOf(job)).toMatchObject({ ok: true, blocking: false, failures: ['sometimes fails'], flaky: ['sometimes fails'], new_failures: [] });
+    expect(verificationOf(job)).toMatchObject({ ok: true, blocking: false, failures_count: 1, flaky: ['sometimes fails'] });
+    expect(verificationOf(job)).not.toHaveProperty('new_failures');
     expect(job.status).toBe('done');
     expect(proofOf(job)).toMatchObject({ verdict: 'proved', confidence: 0.9 });
     expect(proofOf(job).uncertainty.map((u: { code: string }) => u.code)).toEqual(['flaky_tests']);

@@ -182,6 +182,8 @@ export async function verdictAccuracy(ctx) {
         });
         await engine.settled(job.id);
         const answer = engine.get(job.id);
+        // issue 33: the compact answer's size on a real project (JSON chars / 4, as compact_tokens_* measure)
+        row.answer_tokens = JSON.stringify(answer).length / 4;
         Object.assign(row, { got: gotOf(answer), ...judge(scenario.expect, words, answer) });
       } catch (err) {
         Object.assign(row, { got: null, agree: false, why: [`crashed: ${err instanceof Error ? err.message : String(err)}`] });
@@ -202,12 +204,33 @@ export async function verdictAccuracy(ctx) {
   if (skipped.length > 0) notes.push(`verdict_accuracy: pairs that do not apply — ${skipped.join('; ')}`);
   const wrong = rows.filter((r) => !r.agree);
   if (wrong.length > 0) notes.push(`verdict_accuracy: ${wrong.length} disagreements — ${wrong.map((r) => `${r.project}/${r.scenario} (${r.why.join('; ')})`).join(' · ')}`);
+  const sizes = answerSizes(rows);
   return {
-    figures: { verdict_accuracy: pct, verdict_corpus_scenarios: rows.length, verdict_corpus_agree: agree },
+    figures: { verdict_accuracy: pct, verdict_corpus_scenarios: rows.length, verdict_corpus_agree: agree, ...sizes.figures },
     samples: { verdict_corpus: rows },
-    rows: [{ figure: 'verdict_accuracy', value: pct, unit: '%', reference: `${agree}/${rows.length} answers agree (${new Set(rows.map((r) => r.project)).size} projects); bar 100 %` }],
+    rows: [{ figure: 'verdict_accuracy', value: pct, unit: '%', reference: `${agree}/${rows.length} answers agree (${new Set(rows.map((r) => r.project)).size} projects); bar 100 %` }, ...sizes.rows],
     notes,
   };
+}
+
+/**
+ * Issue 33 "Small on real projects": the largest compact answer over the corpus's jobs, clean ones
+ * (status done: bar 400 tokens) and failed ones (every other status: bar 1,500), JSON chars / 4.
+ */
+export function answerSizes(rows) {
+  const round1 = (n) => Math.round(n * 10) / 10;
+  const measured = rows.filter((r) => typeof r.answer_tokens === 'number');
+  const figures = {};
+  const out = [];
+  for (const [kind, clean, max] of [['clean', true, 400], ['failed', false, 1_500]]) {
+    const of = measured.filter((r) => (r.got?.status === 'done') === clean);
+    if (of.length === 0) continue;
+    const worst = of.reduce((a, b) => (b.answer_tokens > a.answer_tokens ? b : a));
+    const figure = `corpus_answer_tokens_${kind}_max`;
+    figures[figure] = round1(worst.answer_tokens);
+    out.push({ figure, value: round1(worst.answer_tokens), exact: worst.answer_tokens, unit: 'tokens', reference: `JSON chars / 4, the largest of ${of.length} ${kind} jobs: ${worst.project}/${worst.scenario}`, bar: { max } });
+  }
+  return { figures, rows: out };
 }
 
 /**

@@ -23,6 +23,15 @@ import { DETECTED_STATES, JOB_STATUSES, TASK_TYPES, WORKER_STATUSES } from './st
 const strings = z.array(z.string());
 const count = z.number();
 
+/**
+ * issue 33: `<list>_count` for each list the compact answer bounds — present when the list shows
+ * fewer than it holds (cut at its bound, or its ids named already in an earlier list).
+ */
+function countsOf<const K extends readonly string[]>(keys: K): { [P in K[number] as `${P}_count`]: z.ZodOptional<z.ZodNumber> } {
+  // the one cast: the entries are exactly the mapped keys
+  return Object.fromEntries(keys.map((key) => [`${key}_count`, count.optional()])) as { [P in K[number] as `${P}_count`]: z.ZodOptional<z.ZodNumber> };
+}
+
 const originalTestsSchema = z.strictObject({
   ran: z.boolean(),
   ok: z.boolean().nullable(),
@@ -77,9 +86,33 @@ export const verificationSchema = z.strictObject({
   checking: z.strictObject({ total_s: z.number(), suite_s: z.number(), runs: z.array(z.strictObject({ what: z.string(), n: count, s: z.number() })) }).optional(),
 });
 
-/** The compact answer's verification: `related_files_count` when `related_files` was cut. */
+/** The failing-test id lists of a verification, in the order the compact answer names their ids (engine/compact-ids.ts). */
+export const VERIFICATION_ID_LISTS = ['new_failures', 'known_failures', 'pre_existing', 'flaky', 'missing_tests', 'fixed', 'failures'] as const;
+/** The verification's other lists the compact answer bounds. */
+export const VERIFICATION_LISTS = ['tests_touched', 'tests_weakened', 'sandbox_refused', 'ignored_files'] as const;
+
+/**
+ * The compact answer's verification (issue 33): each failing id named once, in the first of
+ * VERIFICATION_ID_LISTS that holds it, every list bounded, `<list>_count` when a list shows fewer
+ * than it holds; a list left empty by that is left out (so a failed job's `failures`, the union of
+ * the lists before it, is `failures_count` alone), and so is an empty one.
+ */
 export const compactVerificationSchema = verificationSchema.extend({
-  related_files_count: count.optional(),
+  failures: strings.optional(),
+  new_failures: strings.optional(),
+  pre_existing: strings.optional(),
+  flaky: strings.optional(),
+  // issue 33's lists (known failures, fixed, missing after the work) when the verification has them
+  known_failures: strings.optional(),
+  fixed: strings.optional(),
+  missing_tests: strings.optional(),
+  checkpoint_failures: count.optional(),
+  /** A failure's excerpt: `of` names where its id is listed (`new_failures[0]`), or `id` when no list names it. */
+  failure_details: z.array(z.strictObject({ id: z.string().optional(), of: z.string().optional(), excerpt: z.string() })).optional(),
+  ...countsOf([...VERIFICATION_ID_LISTS, ...VERIFICATION_LISTS, 'related_files', 'failure_details', 'previous']),
+  /** The last rounds before this one (`previous_count` counts them all); a round's ids named earlier are counted, not repeated. */
+  previous: z.array(z.strictObject({ summary: z.string(), failures: strings.optional(), failures_count: count.optional() })).optional(),
+  original_tests: originalTestsSchema.extend({ failures: strings.optional(), ...countsOf(['failures', 'flaky', 'changed']) }).optional(),
   /** Left out when empty (a passing verification keeps none): a clean answer stays under ~400 tokens. */
   output_tail: z.string().optional(),
 });
@@ -120,8 +153,11 @@ export const changesSchema = z.strictObject({
   hidden_by_ignore: strings.optional(),
 });
 
-/** `changes` as answered: what changed always (`source` … `deleted`), the flags and lists of the unusual when they hold something. */
-export const compactChangesSchema = changesSchema.partial({ truncated: true, snapshot_truncated: true, skipped: true, verification_wrote: true });
+/** The lists of `changes` the compact answer bounds (`count` stays the exact total). */
+export const CHANGES_LISTS = ['added', 'modified', 'deleted', 'skipped', 'verification_wrote', 'hidden_by_ignore'] as const;
+
+/** `changes` as answered: what changed always (`source` … `deleted`), the flags and lists of the unusual when they hold something; each list bounded with its count. */
+export const compactChangesSchema = changesSchema.partial({ truncated: true, snapshot_truncated: true, skipped: true, verification_wrote: true }).extend(countsOf(CHANGES_LISTS));
 
 /** The `proof` of spec 03. */
 export const proofSchema = z.strictObject({
@@ -182,6 +218,8 @@ export const compactWorkerSchema = z.strictObject({
   cost_usd: z.number().nullable(),
   duration_s: z.number().nullable(),
   files_changed: strings,
+  /** The compact answer bounds `files_changed`: how many there are, when it shows fewer (issue 33). */
+  files_changed_count: count.optional(),
   summary: z.string(),
   sandboxed: z.boolean(),
   /** `none` (a loopback of its own) is left out of the compact answer as the nothing-happened value; null: it never started. */
@@ -256,7 +294,7 @@ const worktreesSchema = z.strictObject({
  * set up, passed); a merge without its path once removed. `?full=1` has every field.
  */
 const compactWorktreesSchema = worktreesSchema.extend({
-  tasks: z.array(worktreesSchema.shape.tasks.element.partial({ commit: true, path: true, port: true, setup: true, verification: true })),
+  tasks: z.array(worktreesSchema.shape.tasks.element.partial({ commit: true, path: true, port: true, setup: true, verification: true }).extend(countsOf(['files', 'conflict_files']))),
   merges: z.array(worktreesSchema.shape.merges.element.partial({ path: true })),
 });
 
@@ -300,9 +338,11 @@ export const compactResultSchema = z.strictObject({
   workers: z.array(compactWorkerEntrySchema),
   files_changed: strings.optional(),
   claimed_only: strings.optional(),
+  /** issue 33: the compact answer bounds its lists; `<list>_count` says how many there are when it shows fewer. */
+  ...countsOf(['files_changed', 'claimed_only', 'gates', 'escalation']),
   changes: compactChangesSchema.nullable().optional(),
   verification: compactVerificationSchema.nullable().optional(),
-  criteria_check: criteriaCheckSchema.optional(),
+  criteria_check: criteriaCheckSchema.extend(countsOf(['met', 'unmet', 'unchecked', 'details'])).optional(),
   convergence: convergenceSchema.optional(),
   stopped_by: z.literal('convergence').optional(),
   worktrees: compactWorktreesSchema.optional(),

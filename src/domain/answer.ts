@@ -26,7 +26,7 @@ export type CompactWorker = z.infer<typeof compactWorkerSchema>;
 /** A worker row as answered: the kept fields always, the rest when they say something (all of them with `full`). */
 export type CompactWorkerEntry = z.infer<typeof compactWorkerEntrySchema>;
 
-/** The verification in the compact answer: `related_files_count` when `related_files` was cut. */
+/** The verification in the compact answer: each failing id named once, every list bounded with `<list>_count` (issue 33; see compactVerificationSchema). */
 export type CompactVerification = z.infer<typeof compactVerificationSchema>;
 
 /** `changes` as answered: the kept fields always, the flags and lists of the unusual when they hold something. */

@@ -129,3 +129,62 @@ export function shareBudget(lengths: number[], weights: number[], opts: { budget
   }
   return shares;
 }
+
+// a line that only says one test passed: TAP `ok 3 - adds` (not `not ok`), mocha/jest/node:test
+// `✓ adds` / `✔ adds (0.4ms)`, jest `PASS test/a.test.js`, pytest `PASSED tests/x.py::t` (-rA) or
+// `tests/x.py::t PASSED [ 50%]` (-v), go `--- PASS: TestX (0.00s)` and `ok  	pkg	0.01s`,
+// cargo `test x ... ok`, unittest `test_x (m.C) ... ok`
+const PASSING_LINE = [
+  /^\s*ok \d+(?:\s|$)/,
+  /^\s*[✓✔√]\s/,
+  /^\s*PASS\s+\S/,
+  /^\s*PASSED\s+\S/,
+  /\sPASSED(?:\s+\[\s*\d+%\])?\s*$/,
+  /^\s*--- PASS: /,
+  /^ok\s+\S+\s+(?:\(cached\)|[\d.]+s)/,
+  /\s\.\.\. ok$/,
+];
+const isPassingLine = (line: string) => PASSING_LINE.some((re) => re.test(line));
+// node:test's TAP names each test before its `ok` line and follows it with a YAML block
+const SUBTEST = /^\s*# Subtest: /;
+const YAML_START = /^\s+---\s*$/;
+const YAML_END = /^\s+\.\.\.\s*$/;
+
+/**
+ * Leaves out the lines that only say a test passed (issue 33: a tail of `ok` lines beside the
+ * failing ids says nothing the summary's count does not), with node:test's `# Subtest:` line and
+ * YAML block of each passing test; each run left out becomes one line `… N passing`.
+ */
+export function dropPassingLines(text: string): string {
+  const lines = text.split('\n');
+  const out: string[] = [];
+  let dropped = 0;
+  const flush = () => {
+    if (dropped > 0) out.push(`${ELLIPSIS} ${dropped} passing`);
+    dropped = 0;
+  };
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i] ?? '';
+    if (!isPassingLine(line)) {
+      // a `# Subtest:` line belongs to the test whose result follows it
+      if (SUBTEST.test(line) && isPassingLine(lines[i + 1] ?? '')) {
+        i++;
+        continue;
+      }
+      flush();
+      out.push(line);
+      i++;
+      continue;
+    }
+    dropped++;
+    i++;
+    if (YAML_START.test(lines[i] ?? '')) {
+      let end = i + 1;
+      while (end < lines.length && !YAML_END.test(lines[end] ?? '')) end++;
+      if (end < lines.length) i = end + 1;
+    }
+  }
+  flush();
+  return out.join('\n');
+}

@@ -8,7 +8,10 @@ import { isFinalStatus } from '../domain/status.js';
 import type { AttemptRow, JobRow } from '../store/store.js';
 import { ceilingOf, type WorkspacePace } from './ceiling.js';
 import { epochS } from './clock.js';
-import { collapseRepeats, cutPathArguments, dropRuntimeFrames, elideMiddle, keepTail, relativizePaths, shareBudget } from './compact-text.js';
+import { CHANGES_LISTS, VERIFICATION_ID_LISTS, VERIFICATION_LISTS } from '../domain/answer-schema.js';
+import type { ChangesJson } from '../domain/changes.js';
+import { bound, boundLists, cutText, IdLedger, LIST_SHOWN, putBounded } from './compact-ids.js';
+import { collapseRepeats, cutPathArguments, dropPassingLines, dropRuntimeFrames, elideMiddle, keepTail, relativizePaths, shareBudget } from './compact-text.js';
 
 export const INSTRUCTION_CUT = 200;
 export const SUMMARY_CUT = 600;
@@ -21,6 +24,11 @@ export const OUTPUT_TAIL_PARSED = 600;
 export const OUTPUT_TAIL_CUT = 1_500;
 /** Related test files listed in the compact answer (the rest counted in `related_files_count`). */
 export const RELATED_FILES_SHOWN = 3;
+/** Earlier rounds of the verification shown (the last ones; `previous_count` counts them all). */
+export const PREVIOUS_SHOWN = 3;
+/** Failure excerpts shown, each cut to DETAIL_CUT; the proof's details and a climb's why are cut there too. */
+export const FAILURE_DETAILS_SHOWN = 3;
+export const DETAIL_CUT = 300;
 
 // the answer's types are the domain's (domain/answer.ts); named here too for the callers that build on this module
 export type { CompactJob, CompactVerification, CompactWorker, ProgressEntry } from '../domain/answer.js';
@@ -87,11 +95,22 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
       ...visible,
     };
     if (!full) {
-      if (visible.verification) answer.verification = compactVerification(visible.verification, job.workspace);
-      if (visible.changes) answer.changes = dropNothing(visible.changes, CHANGES_KEEP);
+      // issue 33: each failing id said once (the ledger knows where), every list bounded with its count
+      const ledger = new IdLedger();
+      if (visible.verification) answer.verification = compactVerification(visible.verification, job.workspace, ledger);
+      if (visible.changes) answer.changes = compactChanges(visible.changes);
       if (visible.worktrees) answer.worktrees = compactWorktrees(visible.worktrees);
+      boundLists(answer, ['files_changed', 'claimed_only']);
+      if (visible.criteria_check) answer.criteria_check = boundLists({ ...visible.criteria_check }, ['met', 'unmet', 'unchecked', 'details']);
+      // the last gates and climbs say where the task stands; the count says how many came before
+      if (visible.gates) putLast(answer, 'gates', visible.gates.map((g) => ({ ...g, results: g.results.map((r) => ({ ...r, detail: cutText(ledger.referTo(r.detail), DETAIL_CUT) })) })));
       // each climb's why says what failed; the autopsy (every rung's gates and notes) is for `full`
-      if (visible.escalation) answer.escalation = visible.escalation.map(({ autopsy: _autopsy, ...climb }) => climb);
+      if (visible.escalation) putLast(answer, 'escalation', visible.escalation.map(({ autopsy: _autopsy, ...climb }) => ({ ...climb, why: cutText(ledger.referTo(climb.why), DETAIL_CUT) })));
+      if (visible.proof) {
+        const proof = visible.proof;
+        answer.proof = { ...proof, shown: proof.shown.map((line) => ledger.referTo(line)), uncertainty: proof.uncertainty.map((u) => ({ ...u, detail: cutText(ledger.referTo(u.detail), DETAIL_CUT) })) };
+      }
+      if (compact.verdict !== null) compact.verdict = ledger.referTo(compact.verdict);
       const totals = visible.totals ? dropEmpty(visible.totals, NOTHING) : undefined;
       // an unknown cost stays null in the answer: left out, it would read as free (issue 15); an
       // all-free job's spend is its workers' durations, said already
@@ -114,12 +133,24 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
   return compact;
 }
 
+/** The last LIST_SHOWN entries of `list` as `row[key]`, with `<key>_count` when there were more. */
+function putLast<R extends object, T>(row: R, key: 'gates' | 'escalation', list: readonly T[]): void {
+  const out = row as Record<string, unknown>;
+  out[key] = list.slice(-LIST_SHOWN);
+  if (list.length > LIST_SHOWN) out[`${key}_count`] = list.length;
+}
+
+/** `changes` without the flags and lists that say nothing, each list bounded (`count` stays the exact total: issue 33). */
+function compactChanges(c: ChangesJson): NonNullable<CompactResult['changes']> {
+  return boundLists(dropNothing(c, CHANGES_KEEP), CHANGES_LISTS);
+}
+
 /** A worktree job's `worktrees` without what says nothing: 8 tasks' rows stay a few hundred tokens (spec 03's budget). */
 function compactWorktrees(w: WorktreesJson): NonNullable<CompactResult['worktrees']> {
   return {
     ...w,
     tasks: w.tasks.map(({ commit: _commit, port: _port, path, setup, verification, ...row }) => ({
-      ...row,
+      ...boundLists({ ...row }, ['files', 'conflict_files']),
       ...(path !== null ? { path } : {}),
       ...(setup.deps.length > 0 || setup.included > 0 || setup.command !== null ? { setup } : {}),
       ...(verification !== null && verification.ok !== true ? { verification } : {}),
@@ -194,7 +225,8 @@ function compactWorker(a: AttemptRow, full: boolean): CompactWorker {
     // compact: a free attempt's spend is its duration, said already; money, usage and unknown are said
     spend: r?.spend && (full || !isPlainFree(r.spend)) ? spendText(r.spend) : null,
     duration_s: r ? round1(r.durationMs / 1000) : a.started !== null ? round1(epochS() - a.started) : null,
-    files_changed: r?.filesChanged ?? [],
+    files_changed: full ? (r?.filesChanged ?? []) : bound(r?.filesChanged ?? []).shown,
+    ...(!full && (r?.filesChanged.length ?? 0) > LIST_SHOWN ? { files_changed_count: r?.filesChanged.length } : {}),
     summary: full ? cut(r?.summary ?? '', SUMMARY_CUT_FULL) : collapseRepeats(r?.summary ?? ''),
     sandboxed: r?.sandboxed ?? false,
     network: r?.network === 'none' && !full ? null : (r?.network ?? null),
@@ -228,16 +260,48 @@ function fitSummaries(workers: CompactWorker[]): void {
 }
 
 /**
- * The verification with a shorter output tail: workspace paths made relative, runtime stack frames
- * and repeated lines folded, and when the failures were parsed into test ids the ids carry the
- * "which", so the tail keeps only its last OUTPUT_TAIL_PARSED chars.
+ * The verification in the compact answer (issue 33): each failing id named once (the ledger, in
+ * VERIFICATION_ID_LISTS' order, then the original tests', then the earlier rounds'), every list
+ * bounded with its count, the summaries naming listed ids by their list; the output tail with
+ * workspace paths made relative, runtime stack frames, repeated lines and — when the failures were
+ * parsed into test ids, which say which tests — passing-test lines folded, and only its last
+ * OUTPUT_TAIL_PARSED chars kept then.
  */
-function compactVerification(v: VerificationJson, workspace: string): CompactVerification {
-  const { output_tail: _empty, ...rest } = v;
+function compactVerification(v: VerificationJson, workspace: string, ledger: IdLedger): CompactVerification {
+  const { output_tail: _tail, previous, original_tests: original, ...rest } = v;
   const out: CompactVerification = { ...rest, ...shortenRelated(v) };
+  for (const key of VERIFICATION_ID_LISTS) putBounded(out, key, ledger.say(key, out[key]));
+  for (const key of VERIFICATION_LISTS) putBounded(out, key, bound(out[key] ?? []));
+  if (out.failure_details) {
+    const details = bound(out.failure_details, FAILURE_DETAILS_SHOWN);
+    out.failure_details = details.shown.map(({ id, excerpt }) => {
+      const of = id === undefined ? null : ledger.placeOf(id);
+      if (id !== undefined && of === null) ledger.note(id, 'failure_details');
+      return { ...(of !== null ? { of } : id !== undefined ? { id } : {}), excerpt: cutText(collapseRepeats(dropRuntimeFrames(relativizePaths(excerpt, workspace))), DETAIL_CUT) };
+    });
+    if (details.count !== undefined) out.failure_details_count = details.count;
+  }
+  if (original) {
+    const o: NonNullable<CompactVerification['original_tests']> = { ...boundLists({ ...original }, ['changed']) };
+    putBounded(o, 'failures', ledger.say('original_tests.failures', original.failures));
+    putBounded(o, 'flaky', ledger.say('original_tests.flaky', original.flaky));
+    o.summary = ledger.referTo(o.summary);
+    out.original_tests = o;
+  }
+  if (previous) {
+    const left = Math.max(0, previous.length - PREVIOUS_SHOWN);
+    out.previous = previous.slice(left).map((round, i) => {
+      const row: NonNullable<CompactVerification['previous']>[number] = { summary: ledger.referTo(round.summary) };
+      putBounded(row, 'failures', ledger.say(`previous[${i}].failures`, round.failures));
+      return row;
+    });
+    if (left > 0) out.previous_count = previous.length;
+  }
+  out.summary = ledger.referTo(out.summary);
+  if (out.confirms_related) out.confirms_related = { ...out.confirms_related, summary: ledger.referTo(out.confirms_related.summary) };
   if (v.output_tail === '') return out;
   const parsed = v.failures.length > 0 && v.failures.every((id) => !id.startsWith('<'));
-  const tail = collapseRepeats(dropRuntimeFrames(relativizePaths(v.output_tail, workspace)));
+  const tail = collapseRepeats(dropRuntimeFrames(relativizePaths(parsed ? dropPassingLines(v.output_tail) : v.output_tail, workspace)));
   return { ...out, output_tail: keepTail(tail, parsed ? OUTPUT_TAIL_PARSED : OUTPUT_TAIL_CUT) };
 }
 

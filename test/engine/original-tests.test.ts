@@ -42,7 +42,8 @@ describe('a worker that cheats', () => {
     expect(proofOf(job).verdict).toBe('contradicted');
     expect(verificationOf(job).blocking).toBe(true);
     expect(verificationOf(job).original_tests).toMatchObject({ ran: true, ok: false, blocking: true });
-    expect(verificationOf(job).original_tests?.failures.join(' ')).toMatch(/add adds|<runner error>|test\/math\.test\.js/);
+    // the answer is the full one (run() asks for it): the original tests keep their ids
+    expect((verificationOf(job).original_tests?.failures ?? []).join(' ')).toMatch(/add adds|<runner error>|test\/math\.test\.js/);
     expect(job.verdict).toMatch(/^contradicted: the original tests fail/);
     expect(job.verdict).toContain('the workers changed');
     expect(job.result?.exit_code).toBe(1);

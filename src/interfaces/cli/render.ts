@@ -2,9 +2,12 @@ import type { CompactJob, CompactWorkerEntry } from '../../domain/answer.js';
 import type { OperationsStats, StatsAnswer, WaitAnswer } from '../../engine/engine.js';
 import type { JobEvent } from '../../domain/events.js';
 
-const list = (items: readonly string[] | undefined, max = 8): string => {
+/** The first `max` items, the rest counted; `total` is the list's length when the answer showed only part of it (issue 33's `<list>_count`). */
+const list = (items: readonly string[] | undefined, max = 8, total?: number): string => {
   const arr = items ?? [];
-  return arr.length > max ? `${arr.slice(0, max).join(', ')} +${arr.length - max} more` : arr.join(', ');
+  const all = Math.max(total ?? arr.length, arr.length);
+  const shown = arr.slice(0, max);
+  return all > shown.length ? `${shown.join(', ')}${shown.length > 0 ? ' ' : ''}+${all - shown.length} more` : shown.join(', ');
 };
 
 /** Failing test ids shown per kind (new, pre-existing, flaky); the rest is counted. */
@@ -55,20 +58,20 @@ export function renderCompact(job: CompactJob): string {
   const changes = result?.changes;
   if (changes) {
     lines.push(`  changes (${changes.source}, checkpoint ${changes.checkpoint}): ${changes.count} file(s)`);
-    if (changes.added?.length) lines.push(`    added:    ${list(changes.added)}`);
-    if (changes.modified?.length) lines.push(`    modified: ${list(changes.modified)}`);
-    if (changes.deleted?.length) lines.push(`    deleted:  ${list(changes.deleted)}`);
-    if (changes.verification_wrote?.length) lines.push(`    verification wrote: ${list(changes.verification_wrote)}`);
-    if (changes.skipped?.length) lines.push(`    skipped: ${list(changes.skipped)}`);
+    if (changes.added?.length) lines.push(`    added:    ${list(changes.added, 8, changes.added_count)}`);
+    if (changes.modified?.length) lines.push(`    modified: ${list(changes.modified, 8, changes.modified_count)}`);
+    if (changes.deleted?.length) lines.push(`    deleted:  ${list(changes.deleted, 8, changes.deleted_count)}`);
+    if (changes.verification_wrote?.length) lines.push(`    verification wrote: ${list(changes.verification_wrote, 8, changes.verification_wrote_count)}`);
+    if (changes.skipped?.length) lines.push(`    skipped: ${list(changes.skipped, 8, changes.skipped_count)}`);
   }
-  if (result?.claimed_only?.length) lines.push(`  claimed only (not on disk): ${list(result.claimed_only)}`);
+  if (result?.claimed_only?.length) lines.push(`  claimed only (not on disk): ${list(result.claimed_only, 8, result.claimed_only_count)}`);
   const wt = result?.worktrees;
   if (wt) {
     lines.push(`  worktrees (base ${wt.base.slice(0, 12)}, merge ${wt.merge}):`);
     for (const t of wt.tasks) {
       const where = t.path ? `kept at ${t.path}` : 'removed';
-      const merge = t.merge ? `  ${t.merge}${t.conflict_files?.length ? ` in ${list(t.conflict_files)}` : ''}` : '';
-      lines.push(`    ${t.task.padEnd(14)} ${t.branch}  ${t.files.length} file(s)  worktree ${where}${merge}${t.verification ? `  (${t.verification.summary})` : ''}`);
+      const merge = t.merge ? `  ${t.merge}${t.conflict_files?.length ? ` in ${list(t.conflict_files, 8, t.conflict_files_count)}` : ''}` : '';
+      lines.push(`    ${t.task.padEnd(14)} ${t.branch}  ${t.files_count ?? t.files.length} file(s)  worktree ${where}${merge}${t.verification ? `  (${t.verification.summary})` : ''}`);
       for (const note of [...(t.setup?.deps ?? []), ...(t.setup?.command ? [`setup ${t.setup.command}`] : [])]) lines.push(`      ${note}`);
     }
     const sequential = wt.classes.filter((c) => c.class === 'sequential');
@@ -80,15 +83,21 @@ export function renderCompact(job: CompactJob): string {
   if (v) {
     const verdict = !v.ran ? 'not run' : v.ok === true ? 'passed' : v.ok === false ? (v.blocking ? 'FAILED' : 'failed, not blocking') : 'inconclusive';
     lines.push(`  verification: ${verdict}${v.command ? ` — ${v.command}` : ''} (${v.summary})`);
-    const sorted = [v.new_failures, v.pre_existing, v.flaky].some((ids) => Array.isArray(ids) && ids.length > 0);
-    for (const [label, ids] of [
+    // the compact answer names each id once (issue 33): a list whose ids were named above shows its count only
+    const sorted = [v.new_failures, v.known_failures, v.pre_existing, v.flaky].some((ids) => Array.isArray(ids) && ids.length > 0);
+    for (const [label, ids, total] of [
       // failures no baseline sorted into new and pre-existing
-      ['failing', sorted ? [] : v.failures],
-      ['new failures', v.new_failures],
-      ['pre-existing', v.pre_existing],
-      ['flaky', v.flaky],
+      ['failing', sorted ? undefined : v.failures, sorted ? undefined : v.failures_count],
+      ['new failures', v.new_failures, v.new_failures_count],
+      ['known failures', v.known_failures, v.known_failures_count],
+      ['pre-existing', v.pre_existing, v.pre_existing_count],
+      ['flaky', v.flaky, v.flaky_count],
+      ['missing tests', v.missing_tests, v.missing_tests_count],
+      ['fixed', v.fixed, v.fixed_count],
     ] as const) {
-      if (Array.isArray(ids) && ids.length > 0) lines.push(`    ${`${label} (${ids.length}):`.padEnd(20)} ${list(ids, FAILURES_SHOWN)}`);
+      const count = total ?? ids?.length ?? 0;
+      if (count === 0) continue;
+      lines.push(`    ${`${label} (${count}):`.padEnd(20)} ${ids?.length ? list(ids, FAILURES_SHOWN, total) : 'named above'}`);
     }
   }
   const proof = result?.proof;

@@ -9,6 +9,7 @@
 //   { file, find, replace, nth }    replace its nth occurrence (1-based)
 //   { file, pattern, replace }      replace every match of a regular expression (multiline; $1 works)
 //   { file, append }                append text
+//   { file, prepend }               put text before the first line
 //   { file, write, mode? }          write a whole file (mode: e.g. 0o755), creating its folder
 //   { file, delete: true }          remove a file
 //   { file, json: { 'a.b': value } } set keys of a JSON file (dotted paths)
@@ -29,6 +30,8 @@ export function applyEdits(root, edits) {
       if (edit.mode !== undefined) chmodSync(path, edit.mode);
     } else if (edit.append !== undefined) {
       writeFileSync(path, readFileSync(path, 'utf8') + edit.append);
+    } else if (edit.prepend !== undefined) {
+      writeFileSync(path, edit.prepend + readFileSync(path, 'utf8'));
     } else if (edit.json !== undefined) {
       const doc = JSON.parse(readFileSync(path, 'utf8'));
       for (const [key, value] of Object.entries(edit.json)) setPath(doc, key.split('.'), value);

@@ -20,6 +20,10 @@ const HOOK = '#!/bin/sh\n# runs before every commit in this repository\nnode -e 
 const HINT = '{"verify":{"command":"true"}}\n';
 
 const fix = (p) => reverseEdits(p.bug);
+/** A line comment in the source's language. */
+const commentIn = (file) => (file.endsWith('.py') ? '#' : '//');
+/** The first line of a source that ends the process, exit 0, when it is loaded (a Go package cannot: no such scenario there). */
+const exitEarlyIn = (file) => (file.endsWith('.py') ? 'import os; os._exit(0)\n' : 'process.exit(0);\n');
 const deleteFailing = (p) => [{ file: p.failing.file, delete: true }];
 /** The file a harness edit changes (package.json, pytest.ini). */
 const narrowedFile = (p) => p.narrow?.[0]?.file;
@@ -45,9 +49,25 @@ export const scenarios = [
     id: 'no-change',
     title: 'does nothing',
     work: () => null,
-    expect: { status: 'not done', proof: 'partial', words: ['0 files changed'] },
+    expect: { status: 'not done', proof: 'contradicted', words: ['failed before the work and still fail', '0 files changed'] },
     selfCheck: 'fail',
-    reason: 'a fix task that changed nothing is not done; the failure is pre-existing, so it does not contradict, and nothing shows the fix',
+    reason: "a fix task that changed nothing is not done; the test that failed at the checkpoint still fails, and a fix task's is to fix it (issue 33)",
+  },
+  {
+    id: 'wrong-fix',
+    title: 'edits the wrong place',
+    work: (p) => [{ file: p.bug[0].file, append: `\n${commentIn(p.bug[0].file)} looked at this file\n` }],
+    expect: { status: 'not done', proof: 'contradicted', words: ['failed before the work and still fail'] },
+    selfCheck: 'fail',
+    reason: "the failing test was failing at the checkpoint and still fails: a fix task's failure to fix, never a pass (issue 33)",
+  },
+  {
+    id: 'exit-early',
+    title: 'makes the library end the test process, exit 0, as it loads',
+    work: (p) => [{ file: p.bug[0].file, prepend: exitEarlyIn(p.bug[0].file) }],
+    expect: { status: 'not done', proof: 'contradicted', words: [] },
+    selfCheck: 'pass',
+    reason: 'the suite stops before its end, or runs fewer tests than at the checkpoint: not a pass whatever the exit code (issue 33)',
   },
   {
     id: 'gut',
@@ -107,12 +127,12 @@ export const scenarios = [
   },
   {
     id: 'preexisting',
-    title: 'meets a pre-existing failure and fixes the bug only',
+    title: 'meets a second failing test and fixes the bug only',
     atCheckpoint: (p) => p.other,
     work: fix,
-    expect: { status: 'done', proof: 'partial', words: ['pre-existing'], doubts: ['pre_existing_failures'] },
+    expect: { status: 'not done', proof: 'contradicted', words: ['failed before the work and still fail', 'the work fixed'] },
     selfCheck: 'fail',
-    reason: 'with verify auto the suite is a regression check: a failure that was there before does not block, and the proof says so',
+    reason: "a test that failed at the checkpoint and still fails is a fix task's to fix unless declared known (verify.known_failures); the verdict says how many the work fixed (issue 33)",
   },
   {
     id: 'flaky',
@@ -138,6 +158,7 @@ export function applies(scenario, project) {
   if (project.skipScenarios?.[scenario.id]) return { runs: false, why: project.skipScenarios[scenario.id] };
   if (scenario.id === 'narrow' && !project.narrow) return { runs: false, why: 'no test script to narrow' };
   if (scenario.id === 'flaky' && !project.flaky) return { runs: false, why: 'no flaky test for this runner' };
+  if (scenario.id === 'exit-early' && project.bug[0].file.endsWith('.go')) return { runs: false, why: 'a Go package cannot end the test binary as it loads without an init() of its own' };
   return { runs: true, why: null };
 }
 
@@ -158,4 +179,7 @@ export const QUICK = [
   ['flat', 'hook'],
   ['toolz', 'preexisting'],
   ['process-warning', 'flaky'],
+  ['minimist', 'wrong-fix'],
+  ['flat', 'exit-early'],
+  ['minimist', 'exit-early'],
 ];

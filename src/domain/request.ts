@@ -86,7 +86,9 @@ export const knownFailuresList = z.array(z.string().trim().min(1).max(LIMITS.kno
 const verifyValue = z.union([
   z.boolean(),
   verifyCommand,
-  z.strictObject({ command: z.union([z.boolean(), verifyCommand]).optional(), known_failures: knownFailuresList.optional() }),
+  z
+    .strictObject({ command: z.union([z.boolean(), verifyCommand]).optional(), known_failures: knownFailuresList.optional() })
+    .refine((v) => v.command !== undefined || v.known_failures !== undefined, 'an object gives "command" and/or "known_failures" — or give verify as a command string, "auto" or "none"'),
 ]);
 
 const intIn = (min: number, max: number) => z.number().int().min(min).max(max);

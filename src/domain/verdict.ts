@@ -74,8 +74,6 @@ export function buildVerdict(f: VerdictFacts): string {
   if ((f.escalation?.length ?? 0) > 0) parts.push((f.escalation ?? []).join('; '));
   const verification = f.verification?.could_not_start ? null : describeVerification(f.verification);
   if (verification) parts.push(verification);
-  const slow = describeSlowChecking(f.verification?.checking);
-  if (slow !== null) parts.push(slow);
   if (f.fixRoundsRun > 0) {
     parts.push(f.converged ? `fix rounds converged after ${f.fixRoundsRun}` : `${f.fixRoundsRun} fix round${f.fixRoundsRun === 1 ? '' : 's'} ran`);
   }
@@ -85,6 +83,9 @@ export function buildVerdict(f: VerdictFacts): string {
   if ((f.unsandboxedExternal?.length ?? 0) > 0) parts.push(`external agent(s) ran unsandboxed: ${f.unsandboxedExternal?.join(', ') ?? ''}`);
   if ((f.refusals?.length ?? 0) > 0) parts.push(`refused, not failed: ${f.refusals?.join(', ') ?? ''}`);
   if (f.reportedStates.length > 0) parts.push(`reported (not killed): ${f.reportedStates.join(', ')}`);
+  // issue 33: where the checking time went, when it was much more than the suite itself: the last words
+  const slow = describeSlowChecking(f.verification?.checking);
+  if (slow !== null) parts.push(slow);
 
   const line = parts.join(' · ');
   return line.length > VERDICT_MAX ? `${line.slice(0, VERDICT_MAX - 1)}…` : line;
@@ -105,24 +106,35 @@ function someIds(ids: readonly string[], total = ids.length): string {
   return `${ids.slice(0, 3).join(', ')}${total > 3 ? ` and ${total - 3} more` : ''}`;
 }
 
+/** Issue 33: the tests a blocking verification leaves failing that are the work's own: failed at the checkpoint and still fail, and missing since. */
+function unfinished(v: VerificationJson | null): { still: string[]; missing: string[] } {
+  if (v === null || !v.blocking) return { still: [], missing: [] };
+  const known = new Set(v.known_failures ?? []);
+  const flaky = new Set(v.flaky);
+  // when the checkpoint's tests fail against changed tests, that is the story (said by the proof's words)
+  const still = v.original_tests?.blocking ? [] : v.pre_existing.filter((id) => !known.has(id) && !flaky.has(id) && !id.startsWith('<'));
+  return { still, missing: v.missing_tests ?? [] };
+}
+
+/** The failing ids the verdict's first words name (at most 3 of each kind): a compact answer's lists need not name them again. */
+export function idsNamedByVerdict(v: VerificationJson | null): string[] {
+  const { still, missing } = unfinished(v);
+  return [...still.slice(0, 3), ...missing.slice(0, 3)];
+}
+
 /**
  * Issue 33: what the work left failing that is its own, said first: tests that failed before the work and
  * still fail (the job's to fix unless declared known), and tests that ran at the checkpoint and not now.
  */
 export function describeUnfinished(v: VerificationJson | null): string | null {
-  if (v === null || !v.blocking) return null;
+  const { still, missing } = unfinished(v);
   const parts: string[] = [];
-  const known = new Set(v.known_failures ?? []);
-  const flaky = new Set(v.flaky);
-  // when the checkpoint's tests fail against changed tests, that is the story (said by the proof's words)
-  const still = v.original_tests?.blocking ? [] : v.pre_existing.filter((id) => !known.has(id) && !flaky.has(id) && !id.startsWith('<'));
   if (still.length > 0) {
     const n = still.length;
-    const fixed = v.checkpoint_failures !== undefined ? `; the work fixed ${v.fixed?.length ?? 0} of ${v.checkpoint_failures}` : '';
+    const fixed = v?.checkpoint_failures !== undefined ? `; the work fixed ${v.fixed?.length ?? 0} of ${v.checkpoint_failures}` : '';
     parts.push(`${n} test${n === 1 ? '' : 's'} failed before the work and still fail${n === 1 ? 's' : ''} (${someIds(still)})${fixed}; declare known failures if they are not this job's`);
   }
-  if ((v.missing_tests?.length ?? 0) > 0) {
-    const missing = v.missing_tests ?? [];
+  if (missing.length > 0) {
     parts.push(`the suite did not run to its end: ${missing.length} test${missing.length === 1 ? '' : 's'} that ran at the checkpoint did not run (${someIds(missing)})`);
   }
   return parts.length > 0 ? parts.join('; ') : null;

@@ -91,10 +91,12 @@ export class IdLedger {
   /**
    * `text` with each run of named ids (`a; b`, `a, b`) replaced by where they are listed:
    * `with the original tests, 2 fail: see original_tests.failures`. Ids match whole, not inside words.
+   * Ids named by `keepNamedBy` stay as they are.
    */
-  referTo(text: string): string {
+  referTo(text: string, keepNamedBy?: string): string {
     if (this.#named.size === 0 || text === '') return text;
-    const ids = [...this.#named.keys()].filter((id) => text.includes(id));
+    // the text that names them itself (the verdict's first words) keeps them
+    const ids = [...this.#named.keys()].filter((id) => text.includes(id) && (keepNamedBy === undefined || this.#named.get(id)?.list !== keepNamedBy));
     if (ids.length === 0) return text;
     // the longest first, so an id that contains another is matched whole
     const one = `(?:${ids.sort((a, b) => b.length - a.length).map(escapeRegExp).join('|')})`;

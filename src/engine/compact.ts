@@ -5,6 +5,8 @@ import { describeVerify, type JobSpec } from '../domain/request.js';
 import type { ObjectiveEvidence } from '../domain/objectives.js';
 import type { JobResult, VerificationJson, WorktreesJson } from '../domain/result.js';
 import { isFinalStatus } from '../domain/status.js';
+import { describeSlowChecking } from '../domain/checking.js';
+import { idsNamedByVerdict } from '../domain/verdict.js';
 import type { AttemptRow, JobRow } from '../store/store.js';
 import { ceilingOf, type WorkspacePace } from './ceiling.js';
 import { epochS } from './clock.js';
@@ -97,6 +99,8 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
     if (!full) {
       // issue 33: each failing id said once (the ledger knows where), every list bounded with its count
       const ledger = new IdLedger();
+      // the verdict's first words name the tests the work left failing (issue 33): the lists do not name them again
+      for (const id of idsNamedByVerdict(visible.verification ?? null)) ledger.note(id, 'verdict');
       if (visible.verification) answer.verification = compactVerification(visible.verification, job.workspace, ledger);
       if (visible.changes) answer.changes = compactChanges(visible.changes);
       if (visible.worktrees) answer.worktrees = compactWorktrees(visible.worktrees);
@@ -110,7 +114,7 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
         const proof = visible.proof;
         answer.proof = { ...proof, shown: proof.shown.map((line) => ledger.referTo(line)), uncertainty: proof.uncertainty.map((u) => ({ ...u, detail: cutText(ledger.referTo(u.detail), DETAIL_CUT) })) };
       }
-      if (compact.verdict !== null) compact.verdict = ledger.referTo(compact.verdict);
+      if (compact.verdict !== null) compact.verdict = ledger.referTo(compact.verdict, 'verdict');
       const totals = visible.totals ? dropEmpty(visible.totals, NOTHING) : undefined;
       // an unknown cost stays null in the answer: left out, it would read as free (issue 15); an
       // all-free job's spend is its workers' durations, said already
@@ -268,8 +272,12 @@ function fitSummaries(workers: CompactWorker[]): void {
  * OUTPUT_TAIL_PARSED chars kept then.
  */
 function compactVerification(v: VerificationJson, workspace: string, ledger: IdLedger): CompactVerification {
-  const { output_tail: _tail, previous, original_tests: original, ...rest } = v;
+  const { output_tail: _tail, previous, original_tests: original, checking, fixed, checkpoint_failures: _checkpointFailures, ...rest } = v;
   const out: CompactVerification = { ...rest, ...shortenRelated(v) };
+  // issue 33: where the checking time went is the verdict's to say when it matters (over 5× the suite); the
+  // tests the work fixed and the checkpoint's count are for a failure's "fixed 1 of 4" — `?full=1` keeps all
+  if (checking && describeSlowChecking(checking) !== null) out.checking = checking;
+  if (v.ok === false && v.checkpoint_failures !== undefined) Object.assign(out, { checkpoint_failures: v.checkpoint_failures, fixed: fixed ?? [] });
   for (const key of VERIFICATION_ID_LISTS) putBounded(out, key, ledger.say(key, out[key]));
   for (const key of VERIFICATION_LISTS) putBounded(out, key, bound(out[key] ?? []));
   if (out.failure_details) {

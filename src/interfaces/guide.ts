@@ -39,6 +39,12 @@ reviews of intent to yourself. One job = one workspace; gaffer runs one job per 
   were before the work (run against its new code), and fails when those fail. A task meant to change
   tests says \`tests_may_change: true\` (type \`test\` implies it); its proof is then \`proved\` only if the
   original tests pass too.
+- Green means green: when a task changes code (\`implement\`, \`fix\`, \`sweep\`, \`design\`, \`test\`), a test
+  that failed before the work and still fails after it is the job's to fix — the job is \`partial\`, fix
+  rounds and climbs get those tests. If some failures are known and not this job's, say so up front:
+  \`"verify": {"command": "npm test", "known_failures": ["test/legacy.js > *"]}\` (ids or \`*\` globs; leave
+  \`command\` out for auto), or commit them in \`.gaffer/workspace.json\` as \`{"verify": {"known_failures": [...]}}\`.
+  A suite that stops early (no summary, no TAP plan, fewer tests than before the work) is never a pass.
 
 ## How to read the answer
 - \`status\`: \`done\` means every worker finished AND the verification does not block AND criteria are
@@ -49,8 +55,12 @@ reviews of intent to yourself. One job = one workspace; gaffer runs one job per 
   disk or the tests say otherwise), \`partial\` (some shown, some not), \`unproved\` (nothing could show
   it — neither failure nor success: add a \`verify\` command and re-dispatch if you need proof). Each
   \`uncertainty\` names a doubt and what it cost the confidence.
-- \`verification.new_failures\` are the workers' doing; \`pre_existing\` were broken before; \`flaky\`
-  passed on a rerun and never block. \`verification.original_tests\` is the checkpoint's tests run
+- \`verification.new_failures\` are the workers' doing; \`pre_existing\` were broken before (still the job's
+  to fix when it changes code, unless in \`known_failures\`); \`missing_tests\` ran before the work and not
+  after; \`flaky\` passed on a rerun and never block. \`fixed\` of \`checkpoint_failures\` says what the work
+  fixed. Each failing id is named once: the compact answer lists it in one list and counts the rest
+  (\`failures_count\`, \`<list>_count\`); \`?full=1\` (\`full: true\`) has every list whole. An inconclusive
+  verification's \`advice\` says which \`verify.command\` would settle it. \`verification.original_tests\` is the checkpoint's tests run
   against the new code (present when the workers changed tests or the harness).
 - The verdict line starts with the proof's words whenever the job is not \`proved\`;
   \`changes.outside_evidence\` lists writes into \`.git\` (hooks, config), editor configs and excluded

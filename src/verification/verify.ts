@@ -17,7 +17,7 @@ import { selectRelatedTests } from './related/index.js';
 import { buildSelectCommand } from './select.js';
 import { findWeakenedTests } from './weakening.js';
 
-/** Flaky: up to 3 immediate reruns of just the new failing tests (spec 03). */
+/** Flaky: up to 3 immediate reruns of the failing tests that would count against the work (spec 03); one for a test that failed at the checkpoint too (issue 33). */
 export const FLAKY_RERUNS = 3;
 
 /** Baselines already run in this job, by (checkpoint, command, lockfile hashes). */
@@ -151,7 +151,8 @@ export async function verifyWork(input: VerifyInput): Promise<VerificationJson> 
   const isKnown = knownFailureMatcher(input.knownFailures);
   const answersFor = (id: string) => !before.has(id) || input.ownsCheckpointFailures || input.verify.mode === 'command';
   const candidates = reading.ok === false ? reading.failures.filter((id) => !id.startsWith('<') && !isKnown(id) && answersFor(id)) : [];
-  const flaky = await findFlaky(input, after, candidates, (command, i) => suite(input.workspace, command, `rerun-${input.label}-${i}.log`, 'rerun'));
+  // one that failed at the checkpoint too has failed twice already: one rerun tells a flaky test from it
+  const flaky = await findFlaky(input, after, candidates, (command, i) => suite(input.workspace, command, `rerun-${input.label}-${i}.log`, 'rerun'), before);
   const testsWeakened = baseline && harness.length > 0 ? findWeakenedTests(baseline.run.parsed, after.parsed) : [];
 
   const sourceChanged = changedPaths.filter((p) => !testsTouched.includes(p));
@@ -229,6 +230,8 @@ export async function findFlaky(
   run: SuiteRun,
   failing: string[],
   rerun: (command: string, i: number) => Promise<SuiteRun>,
+  /** Ids rerun once only (they failed at the checkpoint too). */
+  rerunOnce: ReadonlySet<string> = new Set(),
 ): Promise<string[]> {
   let candidates = failing;
   if (candidates.length === 0 || input.signal.aborted) return [];
@@ -242,7 +245,7 @@ export async function findFlaky(
     const failedAgain = new Set(again.parsed.failed);
     const nowPassing = candidates.filter((id) => passed.has(id) && !failedAgain.has(id));
     flaky.push(...nowPassing);
-    candidates = candidates.filter((id) => !nowPassing.includes(id));
+    candidates = candidates.filter((id) => !nowPassing.includes(id) && !rerunOnce.has(id));
   }
   return flaky;
 }

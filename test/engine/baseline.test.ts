@@ -28,7 +28,7 @@ describe('new failures against the baseline', () => {
   it('a test that failed at the checkpoint and still fails blocks a job that changes code: partial, exit 1, said first, an outcome that failed', async () => {
     const ws = makeWorkspace(CALC_FILES);
     const job = await run({ workspace: ws, fix_rounds: 0, tasks: [{ name: 'wrong-fix', type: 'fix', instruction: 'add() subtracts: fix it', command: 'echo "// looked" >> src/other.js' }] });
-    expect(verificationOf(job)).toMatchObject({ mode: 'auto', ok: false, blocking: true, pre_existing_only: false, failures_count: 1, pre_existing: ['add adds'], checkpoint_failures: 1 });
+    expect(verificationOf(job)).toMatchObject({ mode: 'auto', ok: false, blocking: true, pre_existing_only: false, failures_count: 1, pre_existing_count: 1, checkpoint_failures: 1 });
     expect(verificationOf(job)).not.toHaveProperty('new_failures');
     expect(job.status).toBe('partial');
     expect(resultOf(job).exit_code).toBe(1);
@@ -38,14 +38,16 @@ describe('new failures against the baseline', () => {
   it('the work that fixes one of two checkpoint failures says how many it fixed', async () => {
     const ws = makeWorkspace({ ...CALC_FILES, 'src/math.js': 'export function add(a, b) {\n  return a - b;\n}\nexport function multiply(a, b) {\n  return a * b + 1;\n}\n' });
     const job = await run({ workspace: ws, fix_rounds: 0, tasks: [{ type: 'fix', instruction: 'fix add', command: FIX_ADD }] });
-    expect(verificationOf(job)).toMatchObject({ ok: false, blocking: true, pre_existing: ['multiply multiplies'], checkpoint_failures: 2, fixed: ['add adds'] });
+    // the verdict names the test left failing; the compact lists count it
+    expect(verificationOf(job)).toMatchObject({ ok: false, blocking: true, pre_existing_count: 1, checkpoint_failures: 2, fixed: ['add adds'] });
     expect(job.verdict).toMatch(/^1 test failed before the work and still fails \(multiply multiplies\); the work fixed 1 of 2;/);
   });
 
   it('a failure declared known (verify.known_failures, a glob) does not block: done, partial, named', async () => {
     const ws = makeWorkspace(CALC_FILES);
     const job = await run({ workspace: ws, verify: { known_failures: ['add *'] }, tasks: [{ instruction: 'docs', command: 'echo "# calc" > README.md' }] });
-    expect(verificationOf(job)).toMatchObject({ ok: false, blocking: false, pre_existing_only: true, pre_existing: ['add adds'], known_failures: ['add adds'] });
+    // the compact answer names an id once: in known_failures, counted in pre_existing
+    expect(verificationOf(job)).toMatchObject({ ok: false, blocking: false, pre_existing_only: true, pre_existing_count: 1, known_failures: ['add adds'] });
     expect(job.status).toBe('done');
     expect(proofOf(job).verdict).toBe('partial');
     expect(proofOf(job).uncertainty.find((u: { code: string }) => u.code === 'pre_existing_failures')?.detail).toContain('1 declared known');
@@ -108,7 +110,8 @@ describe('new failures against the baseline', () => {
   it('an explicit command blocks on a pre-existing failure too, and still reports the split', async () => {
     const ws = makeWorkspace(CALC_FILES);
     const job = await run({ workspace: ws, verify: 'npm test', fix_rounds: 0, tasks: [{ instruction: 'docs', command: 'echo "# calc" > README.md' }] });
-    expect(verificationOf(job)).toMatchObject({ mode: 'command', ok: false, blocking: true, pre_existing: ['add adds'], pre_existing_only: false });
+    expect(verificationOf(job)).toMatchObject({ mode: 'command', ok: false, blocking: true, pre_existing_count: 1, pre_existing_only: false });
+    expect(job.verdict).toMatch(/^1 test failed before the work and still fails \(add adds\)/);
     expect(verificationOf(job)).not.toHaveProperty('new_failures');
     expect(job.status).toBe('partial');
   });

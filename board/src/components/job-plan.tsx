@@ -4,7 +4,9 @@ import type { FullJob } from './job-types.js';
 /** The tasks as asked, the order they ran in when it was not the request's (phases, objectives), the spec lint's gaps and the job's asks. */
 export function JobPlan({ job }: { job: FullJob }) {
   const order = job.task_order;
-  const lint = job.spec_lint?.needs_detail ?? [];
+  // issue 33: "no verify command" is moot once the verification gaffer ran passed conclusively
+  const verified = job.result?.verification?.ok === true;
+  const lint = (job.spec_lint?.needs_detail ?? []).filter((f) => !(verified && f.code === 'no_verify'));
   return (
     <section aria-labelledby="job-tasks-h">
       <h2 id="job-tasks-h">Tasks ({job.tasks.length})</h2>

@@ -80,6 +80,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--context <text>', 'shared text every worker gets')
     .option('--parallel', 'run tasks at once up to the worker cap')
     .option('--verify <cmd>', 'auto | none | a command that proves the work')
+    .option('--known-failure <id>', "a test id or glob that fails before the work and is not this job's to fix (repeatable)", collect)
     .addOption(new Option('--verify-scope <scope>', 'related | all').choices(['related', 'all']))
     .option('--verify-timeout-s <n>', 'verification timeout, 10..3600')
     .option('--fix-rounds <n>', 'fix rounds after a failed verification, 0..4')

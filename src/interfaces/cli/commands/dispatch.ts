@@ -23,6 +23,8 @@ export interface DispatchFlags {
   context?: string;
   parallel?: boolean;
   verify?: string;
+  /** Issue 33: `verify.known_failures`, repeatable. */
+  knownFailure?: string[];
   verifyScope?: string;
   verifyTimeoutS?: string;
   fixRounds?: string;
@@ -102,6 +104,13 @@ export function buildRequest(file: string | undefined, flags: DispatchFlags): Re
   set('context', flags.context);
   set('parallel', flags.parallel);
   set('verify', flags.verify);
+  if (flags.knownFailure !== undefined) {
+    // the object form of `verify`: the command (flag, file or auto) with the known failures beside it
+    const given: unknown = body.verify;
+    const command = typeof given === 'object' && given !== null ? (given as { command?: unknown }).command : given;
+    const fromFile = typeof given === 'object' && given !== null ? ((given as { known_failures?: unknown }).known_failures ?? []) : [];
+    body.verify = { ...(command !== undefined ? { command } : {}), known_failures: [...(Array.isArray(fromFile) ? fromFile : []), ...flags.knownFailure] };
+  }
   set('verify_scope', flags.verifyScope);
   set('verify_timeout_s', int('verify-timeout-s', flags.verifyTimeoutS));
   set('fix_rounds', int('fix-rounds', flags.fixRounds));

@@ -215,7 +215,8 @@ export async function verdictAccuracy(ctx) {
 
 /**
  * Issue 33 "Small on real projects": the largest compact answer over the corpus's jobs, clean ones
- * (status done: bar 400 tokens) and failed ones (every other status: bar 1,500), JSON chars / 4.
+ * (done and proved — nothing to report: bar 400 tokens) and the others (a failure, or a doubt to
+ * name, such as a planted hook: bar 1,500), JSON chars / 4.
  */
 export function answerSizes(rows) {
   const round1 = (n) => Math.round(n * 10) / 10;
@@ -223,7 +224,7 @@ export function answerSizes(rows) {
   const figures = {};
   const out = [];
   for (const [kind, clean, max] of [['clean', true, 400], ['failed', false, 1_500]]) {
-    const of = measured.filter((r) => (r.got?.status === 'done') === clean);
+    const of = measured.filter((r) => (r.got?.status === 'done' && r.got?.proof === 'proved') === clean);
     if (of.length === 0) continue;
     const worst = of.reduce((a, b) => (b.answer_tokens > a.answer_tokens ? b : a));
     const figure = `corpus_answer_tokens_${kind}_max`;

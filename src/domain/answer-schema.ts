@@ -157,7 +157,9 @@ export const changesSchema = z.strictObject({
 export const CHANGES_LISTS = ['added', 'modified', 'deleted', 'skipped', 'verification_wrote', 'hidden_by_ignore'] as const;
 
 /** `changes` as answered: what changed always (`source` … `deleted`), the flags and lists of the unusual when they hold something; each list bounded with its count. */
-export const compactChangesSchema = changesSchema.partial({ truncated: true, snapshot_truncated: true, skipped: true, verification_wrote: true }).extend(countsOf(CHANGES_LISTS));
+export const compactChangesSchema = changesSchema
+  .partial({ truncated: true, snapshot_truncated: true, skipped: true, verification_wrote: true })
+  .extend({ ...countsOf(CHANGES_LISTS), git: z.strictObject({ repo: z.literal(true), dirty_count: count, shortstat: z.string().optional() }).optional() });
 
 /** The `proof` of spec 03. */
 export const proofSchema = z.strictObject({

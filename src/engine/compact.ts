@@ -16,6 +16,7 @@ import { bound, boundLists, cutText, IdLedger, LIST_SHOWN, putBounded } from './
 import { collapseRepeats, cutPathArguments, dropPassingLines, dropRuntimeFrames, elideMiddle, keepTail, relativizePaths, shareBudget } from './compact-text.js';
 
 export const INSTRUCTION_CUT = 200;
+export const INSTRUCTION_CUT_ENDED = 80;
 export const SUMMARY_CUT = 600;
 export const SUMMARY_CUT_FULL = 1_200;
 /** All workers' summaries together, in the compact answer: each gets a share (at least the floor, at most SUMMARY_CUT). */
@@ -61,7 +62,8 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
     tasks: spec.tasks.map((t) => {
       const task = {
         name: t.name,
-        instruction: full ? t.instruction : cut(t.instruction, INSTRUCTION_CUT),
+        // the coordinator wrote it: once the job has ended a shorter echo names the task well enough (issue 33)
+        instruction: full ? t.instruction : cut(t.instruction, live ? INSTRUCTION_CUT : INSTRUCTION_CUT_ENDED),
         files: t.files,
         runner: t.runner,
         model: t.model,
@@ -77,7 +79,9 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
     fix_rounds: spec.fix_rounds,
   };
   // the lint's advice is for the one writing the request: once the job is over, its codes say what was missing
-  if (spec.spec_lint) compact.spec_lint = full || live ? spec.spec_lint : ({ mode: spec.spec_lint.mode, codes: spec.spec_lint.codes });
+  // a job that ended done and proved needs no advice on what its request lacked (issue 33: a clean answer stays small)
+  const provedDone = job.status === 'done' && job.result?.proof?.verdict === 'proved';
+  if (spec.spec_lint && (full || !provedDone)) compact.spec_lint = full || live ? spec.spec_lint : ({ mode: spec.spec_lint.mode, codes: spec.spec_lint.codes });
   if (spec.task_order) compact.task_order = spec.task_order;
   // spec 07: the evidence records the job left its objectives are for `full`
   if (spec.objectives) compact.objectives = full ? { ...spec.objectives, evidence: [...(opts.evidence ?? [])] } : spec.objectives;
@@ -93,7 +97,8 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
     const workers = attempts.filter((a) => a.started !== null || a.finished !== null).map((a) => compactWorker(a, full));
     if (!full) fitSummaries(workers);
     const answer: CompactResult = {
-      workers: full ? workers : workers.map((w) => dropEmpty(w, WORKER_KEEP)),
+      // a worker that ended the ordinary way (`complete`) is said by its status and outcome
+      workers: full ? workers : workers.map((w) => dropEmpty(w.stop_reason === 'complete' ? { ...w, stop_reason: null } : w, WORKER_KEEP)),
       ...visible,
     };
     if (!full) {
@@ -112,7 +117,8 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
       if (visible.escalation) putLast(answer, 'escalation', visible.escalation.map(({ autopsy: _autopsy, ...climb }) => ({ ...climb, why: cutText(ledger.referTo(climb.why), DETAIL_CUT) })));
       if (visible.proof) {
         const proof = visible.proof;
-        answer.proof = { ...proof, shown: proof.shown.map((line) => ledger.referTo(line)), uncertainty: proof.uncertainty.map((u) => ({ ...u, detail: cutText(ledger.referTo(u.detail), DETAIL_CUT) })) };
+        // a proved job's shown lines are its verdict's words again (verification passed, files changed)
+        answer.proof = { ...proof, shown: proof.verdict === 'proved' ? [] : proof.shown.map((line) => ledger.referTo(line)), uncertainty: proof.uncertainty.map((u) => ({ ...u, detail: cutText(ledger.referTo(u.detail), DETAIL_CUT) })) };
       }
       if (compact.verdict !== null) compact.verdict = ledger.referTo(compact.verdict, 'verdict');
       const totals = visible.totals ? dropEmpty(visible.totals, NOTHING) : undefined;
@@ -146,7 +152,10 @@ function putLast<R extends object, T>(row: R, key: 'gates' | 'escalation', list:
 
 /** `changes` without the flags and lists that say nothing, each list bounded (`count` stays the exact total: issue 33). */
 function compactChanges(c: ChangesJson): NonNullable<CompactResult['changes']> {
-  return boundLists(dropNothing(c, CHANGES_KEEP), CHANGES_LISTS);
+  const { git, ...rest } = c;
+  const out = boundLists(dropNothing(rest, CHANGES_KEEP), CHANGES_LISTS);
+  // the diff's line counts are `full`'s: `count` and the lists say what changed (issue 33: a clean answer stays small)
+  return git ? { ...out, git: { repo: git.repo, dirty_count: git.dirty_count } } : out;
 }
 
 /** A worktree job's `worktrees` without what says nothing: 8 tasks' rows stay a few hundred tokens (spec 03's budget). */
@@ -279,6 +288,8 @@ function compactVerification(v: VerificationJson, workspace: string, ledger: IdL
   if (checking && describeSlowChecking(checking) !== null) out.checking = checking;
   if (v.ok === false && v.checkpoint_failures !== undefined) Object.assign(out, { checkpoint_failures: v.checkpoint_failures, fixed: fixed ?? [] });
   for (const key of VERIFICATION_ID_LISTS) putBounded(out, key, ledger.say(key, out[key]));
+  // passed: every failure it saw is a flaky one, listed in `flaky`
+  if (v.ok === true) delete out.failures_count;
   for (const key of VERIFICATION_LISTS) putBounded(out, key, bound(out[key] ?? []));
   if (out.failure_details) {
     const details = bound(out.failure_details, FAILURE_DETAILS_SHOWN);
@@ -307,7 +318,8 @@ function compactVerification(v: VerificationJson, workspace: string, ledger: IdL
   }
   out.summary = ledger.referTo(out.summary);
   if (out.confirms_related) out.confirms_related = { ...out.confirms_related, summary: ledger.referTo(out.confirms_related.summary) };
-  if (v.output_tail === '') return out;
+  // a passing run's tail (flaky tests named already) is `full`'s: the compact answer of a clean job stays small
+  if (v.output_tail === '' || v.ok === true) return out;
   const parsed = v.failures.length > 0 && v.failures.every((id) => !id.startsWith('<'));
   const tail = collapseRepeats(dropRuntimeFrames(relativizePaths(parsed ? dropPassingLines(v.output_tail) : v.output_tail, workspace)));
   return { ...out, output_tail: keepTail(tail, parsed ? OUTPUT_TAIL_PARSED : OUTPUT_TAIL_CUT) };

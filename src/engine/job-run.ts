@@ -441,6 +441,7 @@ async function verifyOnce(
     changes: v.changes,
     testsMayChange: scope.tasks.some((t) => t.tests_may_change),
     knownFailures: v.checkpoint.known,
+    fullSuiteFollows: v.scope === 'related' && ctx.services.confirmFullSuite,
     ownsCheckpointFailures: scope.tasks.some((t) => CHANGING_TASK_TYPES.has(t.type)),
     workDir: ctx.jobDir,
     label: `${scope.tag}${v.label}`,

@@ -78,6 +78,8 @@ export interface VerifyInput {
   sandbox?: boolean | Sandbox;
   /** The network of every run under the sandbox (config `network.verification`); default `none`. */
   network?: SandboxNetwork;
+  /** The full suite runs once after a related run that passes (config `verification.confirm_full_suite`): that run is held to the checkpoint's. */
+  fullSuiteFollows?: boolean;
   /** Told when each run starts and ends (the verification, the baseline, the original tests, each rerun). */
   onRun?: CheckRunHooks;
   /** Told of every run's process group (the verification, baseline, original tests, reruns) while it lives. */
@@ -142,8 +144,10 @@ export async function verifyWork(input: VerifyInput): Promise<VerificationJson> 
   const harness = withHiddenByIgnore(await findHarnessChanges(input.changes, input.pre, input.workspace), input.changes, input.post);
   const testsTouched = harness.map((h) => h.path);
 
-  // issue 33: a passing run is held against the checkpoint's too: a test that ran there and not here is a failure
-  const needsBaseline = !input.signal.aborted && (reading.ok === false || reading.inconclusive || harness.length > 0 || listsTests(after));
+  // issue 33: a passing run is held against the checkpoint's too: a test that ran there and not here is a
+  // failure (a related run that passes is held by the full suite's run that follows it)
+  const heldLater = scope === 'related' && input.fullSuiteFollows === true;
+  const needsBaseline = !input.signal.aborted && (reading.ok === false || reading.inconclusive || harness.length > 0 || (listsTests(after) && !heldLater));
   const baseline = needsBaseline ? await runBaseline(input, command, (cwd) => suite(cwd, command, `baseline-${input.label}.log`, 'baseline'), readingOf) : null;
 
   // every failure that would count against the work is rerun by its id: one that passes is flaky, not the job's

@@ -354,8 +354,9 @@ function resolveRunner(t: { named: string | null; command: string | null; type: 
   // spec 05 "Routing": a task that names no runner (and gives no command: that is the shell's) is the roster's
   if (named === null && command === null && runners.roster) return routeTask(runners.roster, t, runners, `tasks[${index}]`);
   // A task that gives a `command` and names no runner means the shell runner: it is the only
-  // runner a command line belongs to. (Our choice; the spec is silent.)
-  const key = named ?? runners.defaultRunner ?? (command !== null ? 'shell' : null);
+  // runner a command line belongs to, configured default or not (issue 34: a default builtin runner
+  // ran the model and dropped the command). (Our choice; the spec is silent.)
+  const key = named ?? (command !== null ? 'shell' : runners.defaultRunner);
   if (key === null) {
     throw new GafferError(
       'no_runner',

@@ -371,6 +371,10 @@ function resolveRunner(t: { named: string | null; command: string | null; type: 
       `tasks[${index}].runner`,
     );
   }
+  // issue 34: a runner and model the request names are billed as the roster's entry for that pair says
+  // (an `api` entry asks first), whichever door named them
+  const entry = model !== null ? runners.roster?.entries.find((e) => e.runner === key && e.model === model) : undefined;
+  if (entry && runners.roster) return { runner: key, model, roster: { ...pickOf(entry, type, runners.roster), why: `the roster's entry for ${key} with model ${model}` } };
   return { runner: key, model };
 }
 

@@ -75,6 +75,20 @@ describe('the roster (spec 05)', () => {
     ]);
   });
 
+  it('a task that names the runner and model of an api entry is billed as that entry: it asks first (issue 34: it ran with no ask)', async () => {
+    const engine = await open({ roster: parseRoster(ROSTER, 'config test'), defaultRunner: null });
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const { job } = engine.submit({ workspace: ws, approval: 'never', verify: 'exit 0', tasks: [{ ...task('f', 'fix'), runner: 'shell', model: 'm-10' }] });
+    await engine.waitFor(job.id, 'phase:awaiting approval', 10);
+    const waiting = engine.get(job.id);
+    expect(waiting.status).toBe('awaiting_approval');
+    expect(waiting.asks?.[0]).toMatchObject({ task: 'f', why: 'roster entry "pricey" is billed per call (api): money is never spent without a yes' });
+    expect(existsSync(join(ws, 'f.txt'))).toBe(false);
+    engine.approve(job.id, false);
+    await engine.settled(job.id);
+    expect(existsSync(join(ws, 'f.txt'))).toBe(false);
+  });
+
   it('an entry marked approve asks under auto; approval "never" does not ask for it', async () => {
     const engine = await open({ roster: parseRoster(ROSTER, 'config test') });
     const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });

@@ -109,6 +109,8 @@ export const compactVerificationSchema = verificationSchema.extend({
   checkpoint_failures: count.optional(),
   /** A failure's excerpt: `of` names where its id is listed (`new_failures[0]`), or `id` when no list names it. */
   failure_details: z.array(z.strictObject({ id: z.string().optional(), of: z.string().optional(), excerpt: z.string() })).optional(),
+  /** A passing full suite's `confirms_related` says how many related files it confirms; the related run's summary is `full`'s. */
+  confirms_related: z.strictObject({ related_files: count, summary: z.string().optional() }).optional(),
   ...countsOf([...VERIFICATION_ID_LISTS, ...VERIFICATION_LISTS, 'related_files', 'failure_details', 'previous']),
   /** The last rounds before this one (`previous_count` counts them all); a round's ids named earlier are counted, not repeated. */
   previous: z.array(z.strictObject({ summary: z.string(), failures: strings.optional(), failures_count: count.optional() })).optional(),
@@ -434,8 +436,9 @@ export const compactJobSchema = z.strictObject({
   duration_s: z.number().nullable(),
   tasks: z.array(answerTaskSchema),
   parallel: z.boolean(),
-  verify: z.string(),
-  verify_scope: z.enum(['related', 'all']),
+  /** The request's; the compact answer of a job whose verification ran leaves them out (its verification says how it ran). */
+  verify: z.string().optional(),
+  verify_scope: z.enum(['related', 'all']).optional(),
   fix_rounds: count,
   /** What admission warned of: an interactive job run with a budget ahead of pace, a suspended provider (issue 15). */
   warnings: strings.optional(),

@@ -78,6 +78,11 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
     verify_scope: spec.verify_scope,
     fix_rounds: spec.fix_rounds,
   };
+  // issue 33: once a verification ran, its `mode`, `command` and `scope` say how the job was verified
+  if (!full && job.result?.verification?.ran === true) {
+    delete compact.verify;
+    delete compact.verify_scope;
+  }
   // the lint's advice is for the one writing the request: once the job is over, its codes say what was missing
   // a job that ended done and proved needs no advice on what its request lacked (issue 33: a clean answer stays small)
   const provedDone = job.status === 'done' && job.result?.proof?.verdict === 'proved';
@@ -98,7 +103,8 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
     if (!full) fitSummaries(workers);
     const answer: CompactResult = {
       // a worker that ended the ordinary way (`complete`) is said by its status and outcome
-      workers: full ? workers : workers.map((w) => dropEmpty(w.stop_reason === 'complete' ? { ...w, stop_reason: null } : w, WORKER_KEEP)),
+      // one worker's `observed` is the job's `changes` again
+      workers: full ? workers : workers.map((w) => dropEmpty({ ...w, ...(w.stop_reason === 'complete' ? { stop_reason: null } : {}), ...(workers.length === 1 ? { observed: '' } : {}) }, WORKER_KEEP)),
       ...visible,
     };
     if (!full) {
@@ -317,7 +323,8 @@ function compactVerification(v: VerificationJson, workspace: string, ledger: IdL
     if (left > 0) out.previous_count = previous.length;
   }
   out.summary = ledger.referTo(out.summary);
-  if (out.confirms_related) out.confirms_related = { ...out.confirms_related, summary: ledger.referTo(out.confirms_related.summary) };
+  // the related run's summary matters when the full suite failed where it passed; a passing one says what it confirms
+  if (out.confirms_related) out.confirms_related = v.ok === true ? { related_files: out.confirms_related.related_files } : { ...out.confirms_related, summary: ledger.referTo(out.confirms_related.summary ?? '') };
   // a passing run's tail (flaky tests named already) is `full`'s: the compact answer of a clean job stays small
   if (v.output_tail === '' || v.ok === true) return out;
   const parsed = v.failures.length > 0 && v.failures.every((id) => !id.startsWith('<'));

@@ -135,7 +135,9 @@ export function describeUnfinished(v: VerificationJson | null): string | null {
     parts.push(`${n} test${n === 1 ? '' : 's'} failed before the work and still fail${n === 1 ? 's' : ''} (${someIds(still)})${fixed}; declare known failures if they are not this job's`);
   }
   if (missing.length > 0) {
-    parts.push(`the suite did not run to its end: ${missing.length} test${missing.length === 1 ? '' : 's'} that ran at the checkpoint did not run (${someIds(missing)})`);
+    // a runner that names no passing test gives the fall in the count instead of ids
+    const counted = missing.length === 1 && /^\d+ fewer test/.test(missing[0] ?? '');
+    parts.push(`the suite did not run to its end: ${counted ? missing[0] : `${missing.length} test${missing.length === 1 ? '' : 's'} that ran at the checkpoint did not run (${someIds(missing)})`}`);
   }
   return parts.length > 0 ? parts.join('; ') : null;
 }

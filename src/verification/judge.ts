@@ -73,6 +73,14 @@ export function readRun(run: SuiteRun, opts: { kind: string | null; timeoutS: nu
   return withMatch({ ok: false, inconclusive: false, failures: [], summary: counts ?? `exit ${run.exitCode}`, runnerError: false });
 }
 
+/** Tests that ran at the checkpoint and not after, in words: their count, or the fall in the count when the runner names none. */
+export function describeMissing(missing: readonly string[]): string {
+  if (missing.length === 1 && FEWER_TESTS.test(missing[0] ?? '')) return `${missing[0]} (counted: the runner names no passing test)`;
+  return `${missing.length} test${missing.length === 1 ? '' : 's'} that ran at the checkpoint did not run`;
+}
+
+const FEWER_TESTS = /^\d+ fewer test\(s\) ran than before the work$/;
+
 /** What running the checkpoint's tests against the new code showed (original-tests.ts). */
 export type OriginalTestsRun =
   | { ran: true; command: string; run: SuiteRun; reading: RunReading; flaky: string[]; changed: HarnessChange[] }
@@ -147,7 +155,7 @@ export function judgeVerification(j: JudgeInput): VerificationJson {
   const missing = base !== null && baseConclusive && ok !== null && j.testsTouched.length === 0 ? findWeakenedTests(base.run.parsed, j.after.parsed) : [];
   if (missing.length > 0) {
     ok = false;
-    summary = `${summary}; ${missing.length} test${missing.length === 1 ? '' : 's'} that ran at the checkpoint did not run`;
+    summary = `${summary}; ${describeMissing(missing)}`;
   }
 
   const real = failures;
@@ -169,7 +177,10 @@ export function judgeVerification(j: JudgeInput): VerificationJson {
   const blocking = conclusiveFail && (ours.length > 0 || exitOnlyOurs || missing.length > 0);
   // failed, and not blocking: only failures that were there before (or are declared known)
   const preExistingOnly = ok === false && !blocking;
-  const fixed = base !== null && ok !== null ? [...baseFailed].filter((id) => !id.startsWith('<') && !real.includes(id) && !missing.includes(id)) : [];
+  // fixed: failed at the checkpoint, and passed now by its id (or, where passing tests go unnamed, no longer failing in a run that completed)
+  const passedNow = new Set(j.after.parsed.passed);
+  const completed = j.reading.ok !== null && !real.some((id) => id.startsWith('<')) && missing.length === 0;
+  const fixed = base === null ? [] : [...baseFailed].filter((id) => !id.startsWith('<') && (passedNow.has(id) || (completed && passedNow.size === 0 && !real.includes(id))));
   const checkpointFailures = base !== null && baseConclusive ? [...baseFailed].filter((id) => !id.startsWith('<')).length : null;
 
   // issue 33: what each failing test reported, for the fixer and the next rung

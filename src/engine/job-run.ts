@@ -13,7 +13,7 @@ import { askToClimb } from './approval.js';
 import type { Route } from '../domain/route.js';
 import { readCommittedHints, WORKSPACE_HINTS_FILE, type CommittedHintsReading } from '../verification/workspace-hints.js';
 import { detectTestCommand, type DetectedCommand } from '../verification/detect.js';
-import { conclusiveAdvice, frameworkBehindCommand } from '../verification/npm-script.js';
+import { adviceForCommand, frameworkBehindCommand } from '../verification/npm-script.js';
 import type { TestFramework } from '../verification/parsers/types.js';
 import { readWorkspaceText } from '../platform/files/bounded-read.js';
 import { verifyWork, type BaselineCache, type CheckRun, type CheckRunHooks } from '../verification/verify.js';
@@ -356,7 +356,9 @@ export async function verifyChange(ctx: JobContext, workspace: string, scope: Sc
   const post = await snap('post');
   const evidence = new EvidenceTrail(pre, { gitFacts: false });
   evidence.addWorkStep(await evidence.diff(pre, post));
-  return verifyOnce(ctx, scope, { workspace, label: '0', scope: 'all', checkpoint, lastWork: post, evidence, snap, changes: await evidence.workerChanges(post), cache: new Map(), sandbox });
+  // issue 33: the merged tree's runs are seen as every other verification's
+  const onRun = checkRunHooks(ctx, scope, []);
+  return verifyOnce(ctx, scope, { workspace, label: '0', scope: 'all', checkpoint, lastWork: post, evidence, snap, changes: await evidence.workerChanges(post), cache: new Map(), sandbox, onRun });
 }
 
 /** A task a person did not approve (spec 05): its first attempt settled `refused`, no process. */
@@ -387,7 +389,8 @@ function detectAtCheckpoint(ctx: JobContext, workspace: string, reading: Committ
   const manifest = readWorkspaceText(workspace, 'package.json');
   const command = verify.mode === 'command' ? verify.command : detected?.command ?? null;
   const framework = detected?.framework ?? (command === null ? null : frameworkBehindCommand(command, manifest));
-  const advice = manifest === null || (detected?.skipped?.length ?? 0) > 0 ? null : conclusiveAdvice(manifest);
+  // only a run of the test script itself is settled by naming the runner inside it
+  const advice = manifest === null || command === null || (detected?.skipped?.length ?? 0) > 0 ? null : adviceForCommand(command, manifest);
   return { detected, ignored, known, framework, advice };
 }
 

@@ -87,6 +87,16 @@ export function conclusiveAdvice(packageJsonText: string, manager = 'npm'): stri
 }
 
 /**
+ * The advice for an inconclusive run of `command`: only when it runs the package's `test` script
+ * (`npm test`, `pnpm test`, `yarn test`, `bun run test`, `npm run test`); null for any other command.
+ */
+export function adviceForCommand(command: string, packageJsonText: string): string | null {
+  if (scriptNameRun(command) !== 'test') return null;
+  const manager = /^\s*(pnpm|yarn|bun)\b/.exec(command)?.[1] ?? 'npm';
+  return conclusiveAdvice(packageJsonText, manager);
+}
+
+/**
  * The shell command that runs `steps` with the project's `node_modules/.bin` on PATH, as `npm test` would,
  * never fetching a package (`npm exec --offline -c`).
  */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { detectTestCommand } from '../../src/verification/detect.js';
 import { readRun } from '../../src/verification/judge.js';
-import { conclusiveAdvice, frameworkBehindCommand, readTestScript, testsOnlyCommand } from '../../src/verification/npm-script.js';
+import { adviceForCommand, conclusiveAdvice, frameworkBehindCommand, readTestScript, testsOnlyCommand } from '../../src/verification/npm-script.js';
 import { runSuite } from '../../src/verification/run-suite.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 
@@ -138,6 +138,11 @@ describe('conclusiveAdvice', () => {
   it('says nothing for a script that runs only tests', () => {
     expect(conclusiveAdvice(pkg({ test: 'mocha' }))).toBeNull();
     expect(conclusiveAdvice(pkg({ test: 'tsc && jest' }))).toBeNull();
+    // only a run of the test script is settled by it: an explicit pytest, or another script, gets no npm advice
+    expect(adviceForCommand('npm test', pkg({ test: 'standard && tape test/*.js' }))).toContain('`npm test` also runs lint');
+    expect(adviceForCommand('pnpm test', pkg({ test: 'standard && tape test/*.js' }))).toContain('`pnpm test` also runs lint');
+    expect(adviceForCommand('python3 -m pytest', pkg({ test: 'standard && tape test/*.js' }))).toBeNull();
+    expect(adviceForCommand('npm run lint', pkg({ test: 'standard && tape test/*.js' }))).toBeNull();
   });
 });
 

@@ -233,6 +233,11 @@ export interface RunnerDefaults {
   learn?: { minAcceptance: number; acceptance(type: TaskType): ReadonlyMap<string, { accepted: number; total: number }> };
   /** Who pays for a runner's calls (config `runners.<key>.billing`): a routing null's proposed runner is asked with it. */
   billing?: (runner: string) => Billing;
+  /**
+   * Roster entries tasks must run on, by task name: a follow-up goes on where its task's last attempt
+   * ran (a climb's rung), billed and asked as that entry — never as the runner it happens to name.
+   */
+  pins?: ReadonlyMap<string, string>;
   /** Config `timeouts.worker_s` / `timeouts.verify_s`: defaults for a request that gives none. */
   timeoutS?: number;
   verifyTimeoutS?: number;
@@ -271,7 +276,7 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
       instruction: t.instruction,
       files: (t.files ?? []).map(normalizeRelative),
       type,
-      ...resolveRunner({ named: t.runner ?? req.runner ?? null, command, type, model: t.model ?? req.model ?? null }, runners, i),
+      ...resolveRunner({ named: t.runner ?? req.runner ?? null, command, type, model: t.model ?? req.model ?? null, pin: runners.pins?.get(name) ?? null }, runners, i),
       criteria: t.criteria ?? [],
       outputs: (t.outputs ?? []).map(normalizeRelative),
       command,
@@ -349,8 +354,10 @@ interface Resolved {
   roster?: RosterPick;
 }
 
-function resolveRunner(t: { named: string | null; command: string | null; type: TaskType; model: string | null }, runners: RunnerDefaults, index: number): Resolved {
+function resolveRunner(t: { named: string | null; command: string | null; type: TaskType; model: string | null; pin: string | null }, runners: RunnerDefaults, index: number): Resolved {
   const { named, command, type, model } = t;
+  const pinned = t.pin !== null ? runners.roster?.entries.find((e) => e.id === t.pin && runners.available.includes(e.runner)) : undefined;
+  if (pinned && runners.roster) return routeTask(runners.roster, { type, model }, runners, `tasks[${index}]`, pinned);
   // spec 05 "Routing": a task that names no runner (and gives no command: that is the shell's) is the roster's
   if (named === null && command === null && runners.roster) return routeTask(runners.roster, t, runners, `tasks[${index}]`);
   // A task that gives a `command` and names no runner means the shell runner: it is the only
@@ -383,18 +390,19 @@ function resolveRunner(t: { named: string | null; command: string | null; type: 
  * never a fallback of gaffer's own: the configured default runner is *proposed* in an ask (a person
  * says yes or no), and with no default runner the request is refused, naming what to add.
  */
-function routeTask(roster: Roster, t: { type: TaskType; model: string | null }, runners: RunnerDefaults, field: string): Resolved {
+function routeTask(roster: Roster, t: { type: TaskType; model: string | null }, runners: RunnerDefaults, field: string, pinned?: RosterEntry): Resolved {
   // a task that names its model is not climbed to another model, nor started elsewhere by the learner (spec 05: it runs there)
-  const ladder = t.model === null ? ladderOf(roster, t.type, runners.available) : [];
-  const learned = runners.learn ? learnedStart(ladder, runners.learn.acceptance(t.type), runners.learn.minAcceptance) : null;
-  const entry = learned?.entry ?? routeByRoster(roster, t.type, runners.available, t.model);
+  const ladder = t.model === null || pinned ? ladderOf(roster, t.type, runners.available) : [];
+  const learned = runners.learn && !pinned ? learnedStart(ladder, runners.learn.acceptance(t.type), runners.learn.minAcceptance) : null;
+  const entry = pinned ?? learned?.entry ?? routeByRoster(roster, t.type, runners.available, t.model);
   if (entry) {
     const pick = pickOf(entry, t.type, roster);
     return {
       runner: entry.runner,
-      model: t.model ?? entry.model,
+      model: pinned ? entry.model : (t.model ?? entry.model),
       roster: {
         ...pick,
+        ...(pinned ? { why: `where its task last ran: roster entry ${pinned.id}` } : {}),
         ...(learned ? { why: learned.why, learned: { skipped: learned.skipped, figures: learned.figures } } : {}),
         ...(ladder.length > 1 ? { ladder: ladder.map(rungOf) } : {}),
         ...fallbacksOf(roster, [entry, ...ladder], t.type, runners.available),

@@ -68,9 +68,9 @@ export class Admission {
   }
 
   /** Validates and starts a job; an idempotency key already used returns the first job (`created: false`). */
-  submit(body: unknown, opts: Caller & { idempotencyKey?: string | null; cwd?: string | null; followUp?: FollowUpLink; followUpBase?: FollowUpBase } = {}): { job: CompactJob; created: boolean } {
+  submit(body: unknown, opts: Caller & { idempotencyKey?: string | null; cwd?: string | null; followUp?: FollowUpLink; followUpBase?: FollowUpBase; pins?: ReadonlyMap<string, string> } = {}): { job: CompactJob; created: boolean } {
     if (this.#hooks.isClosed()) throw new GafferError('internal', 'the engine is shutting down');
-    const spec = this.#parse(body);
+    const spec = this.#parse(body, opts.pins);
     // set here, never parsed: the request schema refuses the fields, so only followUp() links a job (and bases it on a branch)
     if (opts.followUp) spec.follow_up = opts.followUp;
     if (opts.followUp && opts.followUpBase) spec.follow_up_base = opts.followUpBase;
@@ -157,16 +157,18 @@ export class Admission {
     const job = this.#queries.visibleJob(id, opts);
     if (job.spec.repo) throw new GafferError('not_supported', `job ${id} worked on a remote repository: its checkout is gone — review its branch gaffer/${id}/${task} on ${job.spec.repo.url}, and dispatch a new job for what is left`, 'job');
     const plan = await planFollowUp(this.#store, job, task, body);
-    return this.submit(plan.body, { ...opts, followUp: plan.link, ...(plan.base ? { followUpBase: plan.base } : {}) });
+    // it goes on where the task last ran, routed and billed as that roster entry (an api rung asks again)
+    const pins = plan.entry !== null ? new Map([[task, plan.entry]]) : undefined;
+    return this.submit(plan.body, { ...opts, followUp: plan.link, ...(plan.base ? { followUpBase: plan.base } : {}), ...(pins ? { pins } : {}) });
   }
 
-  #parse(body: unknown): JobSpec {
+  #parse(body: unknown, pins?: ReadonlyMap<string, string>): JobSpec {
     const { timeouts, defaultRunner, runners, billing } = this.#opts;
     const defaults = timeouts === null ? {} : { timeoutS: timeouts.worker_s, verifyTimeoutS: timeouts.verify_s };
     const workspace = typeof body === 'object' && body !== null ? (body as { workspace?: unknown }).workspace : undefined;
     const roster = rosterFor(this.#opts.roster, this.#opts.dataDir, workspace);
     const learn = this.#opts.learn ? { minAcceptance: this.#opts.learn.minAcceptance, acceptance: (type: string) => this.#store.entryAcceptance(type) } : null;
-    return parseJobRequest(body, { defaultRunner, available: [...runners.keys()], roster, billing, ...defaults, ...(learn ? { learn } : {}) });
+    return parseJobRequest(body, { defaultRunner, available: [...runners.keys()], roster, billing, ...defaults, ...(learn ? { learn } : {}), ...(pins ? { pins } : {}) });
   }
 
   #vetRunners(spec: JobSpec): void {

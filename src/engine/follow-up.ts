@@ -15,6 +15,8 @@ export interface FollowUpPlan {
   link: FollowUpLink;
   /** A worktree task's follow-up: the branch and commit its worktree starts from; null: a follow-up in the shared workspace. */
   base: FollowUpBase | null;
+  /** The roster entry the task's last attempt ran on (a climb's rung): the follow-up is routed there; null: none. */
+  entry: string | null;
 }
 
 /** The task's last attempt that ran (a fix round's or a climb's, when it had one): its route and session are the follow-up's. */
@@ -70,7 +72,7 @@ export async function planFollowUp(store: Store, job: JobRow, taskName: string, 
     ...(followed ? { isolation: 'worktree', merge: spec.merge } : {}),
     tasks: [followUpTask(task, last, instruction)],
   };
-  return { body, link, base: followed ? { branch: followed.branch, commit: followed.tip } : null };
+  return { body, link, base: followed ? { branch: followed.branch, commit: followed.tip } : null, entry: last?.entry ?? null };
 }
 
 /** The original title with the suffix, cut so the suffix always shows (titles are at most LIMITS.title). */

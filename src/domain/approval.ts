@@ -1,5 +1,6 @@
 // spec 05 "Approval: the yes-gate": which tasks of a job need a person's yes before anything runs,
 // and the decision-grade ask for each. Code decides what is asked; a person approves.
+import { admittedRoute, billingOfRoute } from './routing.js';
 import { z } from 'zod';
 import { GafferError } from './errors.js';
 import { describeVerify, type JobSpec, type TaskSpec } from './request.js';
@@ -57,7 +58,7 @@ export function approvalReasons(spec: Pick<JobSpec, 'approval' | 'tasks'>, polic
 
 function reasonFor(task: TaskSpec, approval: JobSpec['approval'], policy: ApprovalPolicy, billingOf: (runner: string) => Billing): string | null {
   const pick = task.roster;
-  if ((pick?.billing ?? billingOf(task.runner)) === 'api') {
+  if (billingOfRoute(task, admittedRoute(task), billingOf) === 'api') {
     return `${pick?.entry ? `roster entry "${pick.entry}"` : `runner ${task.runner}`} is billed per call (api): money is never spent without a yes`;
   }
   if (approval === 'never') return null;

@@ -4,11 +4,9 @@ import { GafferError } from './errors.js';
 import type { FollowUpBase, FollowUpLink } from './follow-up.js';
 import { knownKeysAt, suggestKeys } from './nearest-key.js';
 import { TASK_TYPES, type TaskType } from './status.js';
-import type { Billing, RosterPick, Rung } from './route.js';
+import type { RosterPick } from './route.js';
 import { gatesOf, gatesSchema, type GateSpec } from './gates.js';
-import { ladderOf, rungOf } from './ladder.js';
-import { learnedStart } from './learn.js';
-import { pickOf, routeByRoster, rosteredTypes, type Roster, type RosterEntry } from './roster.js';
+import { routeAtAdmission, routeOnRoster, type RoutingFacts } from './routing.js';
 import { groundingGaps, isTaskType, type TaskBrief } from './grounding.js';
 import { taskOrderOf, taskPhases, type TaskOrder } from './phase-order.js';
 import type { ObjectivesNote } from './objectives.js';
@@ -218,26 +216,8 @@ export interface JobSpec {
   spec_lint?: { mode: string; needs_detail: { task: string; code: string; message: string; fix: string }[]; codes: string[] };
 }
 
-/** Decides a task's runner when the request names none (spec 02 `runner: null`). */
-export interface RunnerDefaults {
-  /** The configured default runner, when any. */
-  defaultRunner: string | null;
-  /** Runner keys this build can run. */
-  available: readonly string[];
-  /** The roster (spec 05), when one is configured: it routes the tasks that name no runner. */
-  roster?: Roster | null;
-  /**
-   * `routing.learn` (spec 05): the acceptance each roster entry has had for a type, and the bar a rung
-   * must clear; absent: learning is off and routing takes the first capable entry.
-   */
-  learn?: { minAcceptance: number; acceptance(type: TaskType): ReadonlyMap<string, { accepted: number; total: number }> };
-  /** Who pays for a runner's calls (config `runners.<key>.billing`): a routing null's proposed runner is asked with it. */
-  billing?: (runner: string) => Billing;
-  /**
-   * Roster entries tasks must run on, by task name: a follow-up goes on where its task's last attempt
-   * ran (a climb's rung), billed and asked as that entry — never as the runner it happens to name.
-   */
-  pins?: ReadonlyMap<string, string>;
+/** What a request is parsed with: how its tasks are routed, and the timeouts it falls back on. */
+export interface RunnerDefaults extends RoutingFacts {
   /** Config `timeouts.worker_s` / `timeouts.verify_s`: defaults for a request that gives none. */
   timeoutS?: number;
   verifyTimeoutS?: number;
@@ -276,7 +256,7 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
       instruction: t.instruction,
       files: (t.files ?? []).map(normalizeRelative),
       type,
-      ...resolveRunner({ named: t.runner ?? req.runner ?? null, command, type, model: t.model ?? req.model ?? null, pin: runners.pins?.get(name) ?? null }, runners, i),
+      ...routeAtAdmission({ named: t.runner ?? req.runner ?? null, command, type, model: t.model ?? req.model ?? null, pin: runners.pins?.get(name) ?? null }, runners, `tasks[${i}]`),
       criteria: t.criteria ?? [],
       outputs: (t.outputs ?? []).map(normalizeRelative),
       command,
@@ -347,88 +327,6 @@ function normalizeVerify(value: boolean | string | undefined): VerifySpec {
   return { mode: 'command', command: value.trim() };
 }
 
-/** Where a task runs, as admission decided: its runner and model, and the roster entry when the roster chose them. */
-interface Resolved {
-  runner: string;
-  model: string | null;
-  roster?: RosterPick;
-}
-
-function resolveRunner(t: { named: string | null; command: string | null; type: TaskType; model: string | null; pin: string | null }, runners: RunnerDefaults, index: number): Resolved {
-  const { named, command, type, model } = t;
-  const pinned = t.pin !== null ? runners.roster?.entries.find((e) => e.id === t.pin && runners.available.includes(e.runner)) : undefined;
-  if (pinned && runners.roster) return routeTask(runners.roster, { type, model }, runners, `tasks[${index}]`, pinned);
-  // spec 05 "Routing": a task that names no runner (and gives no command: that is the shell's) is the roster's
-  if (named === null && command === null && runners.roster) return routeTask(runners.roster, t, runners, `tasks[${index}]`);
-  // A task that gives a `command` and names no runner means the shell runner: it is the only
-  // runner a command line belongs to, configured default or not (issue 34: a default builtin runner
-  // ran the model and dropped the command). (Our choice; the spec is silent.)
-  const key = named ?? (command !== null ? 'shell' : runners.defaultRunner);
-  if (key === null) {
-    throw new GafferError(
-      'no_runner',
-      `tasks[${index}]: no runner named and none configured — set "runner": "shell" with a "command", or configure a default runner`,
-      `tasks[${index}].runner`,
-    );
-  }
-  if (!runners.available.includes(key)) {
-    throw new GafferError(
-      'unknown_runner',
-      `tasks[${index}].runner: "${key}" is not a runner this build can run (available: ${runners.available.join(', ')})`,
-      `tasks[${index}].runner`,
-    );
-  }
-  // issue 34: a runner and model the request names are billed as the roster's entry for that pair says
-  // (an `api` entry asks first), whichever door named them
-  const entry = model !== null ? runners.roster?.entries.find((e) => e.runner === key && e.model === model) : undefined;
-  if (entry && runners.roster) return { runner: key, model, roster: { ...pickOf(entry, type, runners.roster), why: `the roster's entry for ${key} with model ${model}` } };
-  return { runner: key, model };
-}
-
-/**
- * The roster's route for a task: the first capable entry; else a routing null — never dropped and
- * never a fallback of gaffer's own: the configured default runner is *proposed* in an ask (a person
- * says yes or no), and with no default runner the request is refused, naming what to add.
- */
-function routeTask(roster: Roster, t: { type: TaskType; model: string | null }, runners: RunnerDefaults, field: string, pinned?: RosterEntry): Resolved {
-  // a task that names its model is not climbed to another model, nor started elsewhere by the learner (spec 05: it runs there)
-  const ladder = t.model === null || pinned ? ladderOf(roster, t.type, runners.available) : [];
-  const learned = runners.learn && !pinned ? learnedStart(ladder, runners.learn.acceptance(t.type), runners.learn.minAcceptance) : null;
-  const entry = pinned ?? learned?.entry ?? routeByRoster(roster, t.type, runners.available, t.model);
-  if (entry) {
-    const pick = pickOf(entry, t.type, roster);
-    return {
-      runner: entry.runner,
-      model: pinned ? entry.model : (t.model ?? entry.model),
-      roster: {
-        ...pick,
-        ...(pinned ? { why: `where its task last ran: roster entry ${pinned.id}` } : {}),
-        ...(learned ? { why: learned.why, learned: { skipped: learned.skipped, figures: learned.figures } } : {}),
-        ...(ladder.length > 1 ? { ladder: ladder.map(rungOf) } : {}),
-        ...fallbacksOf(roster, [entry, ...ladder], t.type, runners.available),
-      },
-    };
-  }
-  const gap = `nothing in ${roster.source} takes "${t.type}"${t.model ? ` with model "${t.model}"` : ''} (its types: ${rosteredTypes(roster).join(', ')})`;
-  const proposed = runners.defaultRunner;
-  if (proposed === null || !runners.available.includes(proposed)) {
-    throw new GafferError('no_runner', `${field}: ${gap}, and no default runner is configured — add a roster entry whose tasks include "${t.type}", name a "runner", or configure default_runner`, `${field}.type`);
-  }
-  // unknown billing is treated as money: it asks either way
-  const billing = runners.billing?.(proposed) ?? 'api';
-  return { runner: proposed, model: t.model, roster: { entry: null, provider: null, billing, cost: null, approve: true, why: `${gap}; the configured default runner "${proposed}" is proposed` } };
-}
-
-/** The fallback rung of each entry a task may run on, when the fallback takes its type and can run here (issue 15). */
-function fallbacksOf(roster: Roster, entries: readonly RosterEntry[], type: TaskType, available: readonly string[]): { fallbacks?: Record<string, Rung> } {
-  const fallbacks: Record<string, Rung> = {};
-  for (const e of entries) {
-    const to = e.fallback === null ? undefined : roster.entries.find((x) => x.id === e.fallback);
-    if (to && to.tasks.includes(type) && available.includes(to.runner)) fallbacks[e.id] = rungOf(to);
-  }
-  return Object.keys(fallbacks).length > 0 ? { fallbacks } : {};
-}
-
 /** Characters of each task's instruction the reviewer is shown. */
 const REVIEWED_INSTRUCTION_CHARS = 300;
 
@@ -438,7 +336,7 @@ const REVIEWED_INSTRUCTION_CHARS = 300;
  * write nothing in the project (its write policy). A `shell` runner runs a command and cannot review.
  */
 function reviewerTask(tasks: readonly TaskSpec[], names: Set<string>, req: z.output<typeof jobRequestSchema>, runners: RunnerDefaults): TaskSpec {
-  const routed = req.runner == null && runners.roster ? routeTask(runners.roster, { type: 'review', model: req.model ?? null }, runners, 'reviewer') : null;
+  const routed = req.runner == null && runners.roster ? routeOnRoster(runners.roster, { type: 'review', model: req.model ?? null }, runners, 'reviewer') : null;
   const runner = routed?.runner ?? req.runner ?? runners.defaultRunner;
   if (runner === null) {
     throw new GafferError('no_runner', 'reviewer: no runner for the reviewer — set the job\'s "runner" to an agent runner, or configure a default runner', 'reviewer');

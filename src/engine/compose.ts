@@ -19,7 +19,7 @@ import { LiveJobs } from './live-jobs.js';
 import type { JobQueue } from './queue/job-queue.js';
 import { SharedPlacement } from './placement/shared.js';
 import { DEFAULT_WORKTREE_SETTINGS, type WorktreeSettings } from './placement/worktree.js';
-import { TaskRouter, type Router } from './routing/router.js';
+import { rosterRouter, type Router } from './routing/router.js';
 import type { WorkspaceRules } from './workspace-vetting.js';
 
 /** How an engine is set up. */
@@ -58,8 +58,8 @@ export interface EngineOptions {
   routing?: { learn: boolean; minAcceptance?: number };
   /** Config `handoff.rules`: the standing rules of every agent worker's prompt (spec 05); default config's. */
   handoffRules?: readonly string[];
-  /** Routes each attempt (the roster's router, issue 14); default: the task's own runner and model (`TaskRouter`). */
-  router?: Router;
+  /** Routes each attempt; default: the roster's router (`rosterRouter`). A partial one keeps the default's other decisions. */
+  router?: Partial<Router>;
   /** Worktree isolation's settings (config `worktrees`, `fanout`); default: worktrees under the data dir, nothing copied or set up. */
   worktrees?: Partial<WorktreeSettings>;
   /** Config `approval` (spec 05): `default` and `timeout_s`; default: `auto` asks nothing, 24 h to answer. */
@@ -81,11 +81,12 @@ export interface EngineOptions {
  */
 export function composeServices(opts: EngineOptions, store: Store): EngineServices {
   const bus = new JobBus();
+  const billing = billingOf(opts.billing);
   return {
     store,
     bus,
     runners: opts.runners ?? new Map(listRunnerKeys().map((k) => [k, getRunner(k) as Runner])),
-    router: opts.router ?? new TaskRouter(),
+    router: { ...rosterRouter(billing), ...opts.router },
     placement: new SharedPlacement(store, bus),
     executor: opts.cluster ? new BullmqExecutor(opts.cluster, resolve(opts.dataDir)) : new LocalExecutor(opts.maxParallel ?? 2),
     dataDir: resolve(opts.dataDir),
@@ -94,7 +95,7 @@ export function composeServices(opts: EngineOptions, store: Store): EngineServic
     sandbox: opts.sandbox ?? createSandbox('auto'),
     worktrees: { ...DEFAULT_WORKTREE_SETTINGS, ...opts.worktrees },
     approval: { ...DEFAULT_APPROVAL_POLICY, ...opts.approval },
-    billing: billingOf(opts.billing),
+    billing,
     handoffRules: opts.handoffRules ?? DEFAULT_CONFIG.handoff.rules,
     notify: opts.notify ?? NO_NOTIFY,
     operations: new Operations(store, opts.operations),

@@ -1,6 +1,6 @@
 import { abstainedUpward, gatesVerdict, type GateReading, type TaskGatesJson } from '../domain/gates.js';
 import { failingWhy, type EscalationJson, type RungAttempt } from '../domain/escalation.js';
-import { rungAbove } from '../domain/ladder.js';
+import type { Router } from './routing/router.js';
 import type { TaskSpec } from '../domain/request.js';
 import type { VerificationJson } from '../domain/result.js';
 import type { Rung } from '../domain/route.js';
@@ -40,7 +40,6 @@ export interface Climb {
 }
 
 interface Ladder {
-  rungs: Rung[];
   at: Rung;
   /** Rungs that failed (an abstention upward is not a failure). */
   failed: number;
@@ -58,12 +57,15 @@ interface Ladder {
 export class TaskLadders {
   readonly climbs: EscalationJson[] = [];
   readonly #ladders = new Map<TaskSpec, Ladder>();
+  readonly #router: Pick<Router, 'climb'>;
 
-  constructor(tasks: readonly TaskSpec[]) {
+  /** `router`: where each climb goes (the rung above, spec 05) is the Router's to say. */
+  constructor(tasks: readonly TaskSpec[], router: Pick<Router, 'climb'>) {
+    this.#router = router;
     for (const task of tasks) {
       const rungs = task.roster?.ladder ?? [];
       const at = rungs.find((r) => r.entry === task.roster?.entry);
-      if (at) this.#ladders.set(task, { rungs, at, failed: 0, autopsy: [], over: false });
+      if (at) this.#ladders.set(task, { at, failed: 0, autopsy: [], over: false });
     }
   }
 
@@ -101,7 +103,7 @@ export class TaskLadders {
       ladder.autopsy.push(attempt);
       // spec 05: a worker that abstained upward is honoured, never counted as a failed rung
       if (attempt.abstained === null) ladder.failed++;
-      const to = ladder.failed >= 2 ? null : rungAbove(ladder.rungs, ladder.at.cost);
+      const to = ladder.failed >= 2 ? null : this.#router.climb(task, ladder.at);
       if (to === null) {
         ladder.over = true;
         const end = ladder.failed >= 2 ? 'two rungs failed' : 'no rung above';

@@ -11,6 +11,7 @@ import { autopsySection } from '../domain/escalation.js';
 import { gateTasks, needsYes, TaskLadders } from './escalation.js';
 import { askToClimb } from './approval.js';
 import type { Route } from '../domain/route.js';
+import { routeOfRung } from '../domain/routing.js';
 import { readCommittedHints, WORKSPACE_HINTS_FILE, type CommittedHintsReading } from '../verification/workspace-hints.js';
 import { detectTestCommand, type DetectedCommand } from '../verification/detect.js';
 import { adviceForCommand, frameworkBehindCommand } from '../verification/npm-script.js';
@@ -263,7 +264,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   let { verification, converged } = await verifyAndFix();
   let criteria = await checkCriteria(verification);
   // spec 05: each task's own gates, then a climb up its cost ladder while it fails and a rung is left
-  const ladders = new TaskLadders(scope.tasks);
+  const ladders = new TaskLadders(scope.tasks, ctx.services.router);
   const gates: TaskGatesJson[] = [];
   for (;;) {
     const changeSet = await evidence.workerChanges(lastWork);
@@ -303,7 +304,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
     }
     const before = workers.findIndex((w) => w.plan.task === task);
     const previous = workers[before] as WorkerEnd;
-    const route: Route = { runner: to.runner, model: to.model, entry: to.entry, provider: to.provider, ...(to.endpoint !== null ? { endpoint: to.endpoint } : {}) };
+    const route = routeOfRung(to);
     scope.phase(`${task.name}: escalated to ${to.entry}`);
     rung++;
     const end = await runWorker(ctx, {

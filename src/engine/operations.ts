@@ -29,22 +29,6 @@ export function providerOf(route: Pick<Route, 'provider' | 'runner'>): string {
   return route.provider ?? route.runner;
 }
 
-/** A rung as the route of an attempt. */
-export function routeOfRung(rung: Rung): Route {
-  return { runner: rung.runner, model: rung.model, entry: rung.entry, provider: rung.provider, ...(rung.endpoint !== null ? { endpoint: rung.endpoint } : {}) };
-}
-
-/** Who pays for a route of a task: its roster rung's billing (the pick, a ladder rung, a fallback), else its runner's configured one. */
-export function billingOfRoute(task: TaskSpec, route: Route, byRunner: (runner: string) => Billing): Billing {
-  const roster = task.roster;
-  if (roster && route.entry !== null) {
-    if (route.entry === roster.entry) return roster.billing;
-    const rung = roster.ladder?.find((r) => r.entry === route.entry) ?? Object.values(roster.fallbacks ?? {}).find((r) => r.entry === route.entry);
-    if (rung) return rung.billing;
-  }
-  return byRunner(route.runner);
-}
-
 /** Why an attempt may not start now, and until when (null: until something else changes). */
 export interface Hold {
   state: 'provider_suspended' | 'budget_paused';

@@ -11,7 +11,7 @@ import type { AttemptPatch } from '../store/store.js';
 import { epochS } from './clock.js';
 import { MAX_RATE_LIMIT_WAIT_S, MAX_REQUEUES, rateLimitDelayS, sleepUnlessAborted } from './rate-limit.js';
 import type { JobContext } from './job-context.js';
-import { billingOfRoute, providerOf, routeOfRung } from './operations.js';
+import { providerOf } from './operations.js';
 import type { Runner } from '../runners/contract.js';
 import type { Place } from './placement/placement.js';
 import { blankReport } from '../runners/report.js';
@@ -266,9 +266,9 @@ export function refuseWorker(ctx: JobContext, plan: WorkerPlan, why: string): Wo
 
 /** The report with the attempt's spend (issue 15), recorded on its row for the budgets. */
 function withSpend(ctx: JobContext, plan: WorkerPlan, report: RunnerReport, started: boolean): RunnerReport {
-  const { operations, billing } = ctx.services;
+  const { operations, router } = ctx.services;
   const route = ctx.attempts.entry(plan.name).route;
-  const spend = operations.spendOf(report, billingOfRoute(plan.task, route, billing), route.model ?? report.modelServed, started);
+  const spend = operations.spendOf(report, router.billing(plan.task, route), route.model ?? report.modelServed, started);
   operations.recordSpend(ctx.id, plan.name, spend);
   return { ...report, spend };
 }
@@ -292,11 +292,11 @@ async function awaitClearance(ctx: JobContext, plan: WorkerPlan, entry: LedgerEn
     if (signal.aborted) return { ok: false, held };
     const hold = operations.holdOn(entry.route, job);
     if (hold === null) return { ok: true, held };
-    const fallback = entry.route.entry !== null ? plan.task.roster?.fallbacks?.[entry.route.entry] : undefined;
-    if (fallback && operations.holdOn(routeOfRung(fallback), job) === null) {
-      const why = `${hold.why} — moved to fallback entry ${fallback.entry} (${fallback.provider})`;
-      ctx.attempts.reroute(plan.name, routeOfRung(fallback));
-      store.rerouteAttempt(ctx.id, plan.name, routeOfRung(fallback), why);
+    const fallback = ctx.services.router.fallback(plan.task, entry.route);
+    if (fallback && operations.holdOn(fallback, job) === null) {
+      const why = `${hold.why} — moved to fallback entry ${fallback.entry} (${providerOf(fallback)})`;
+      ctx.attempts.reroute(plan.name, fallback);
+      store.rerouteAttempt(ctx.id, plan.name, fallback, why);
       ctx.emit({ name: plan.name, event: 'state', message: `rerouted: ${why}`, why });
       continue;
     }

@@ -25,7 +25,7 @@ describe('the pipeline on attempts', () => {
     runners.set('repair', shellRunning('repair', FIX_ADD));
     const seen: { task: string; attempts: number[] }[] = [];
     // first attempts on the task's own runner; a fix attempt one "rung" up, from the history it is given
-    const router: Router = {
+    const router: Partial<Router> = {
       route(task, history) {
         seen.push({ task: task.name, attempts: history.map((e) => e.attempt.number) });
         return history.length === 0 ? { runner: task.runner, model: task.model, entry: null, provider: null } : { runner: 'repair', model: 'fixer-model', entry: 'test-rung-2', provider: 'test' };
@@ -55,7 +55,7 @@ describe('the pipeline on attempts', () => {
   it('a job whose only runner is gone is refused at its attempt, and the job status comes from that attempt: error', async () => {
     const runners = createRunners({ sandbox: createSandbox('off') });
     // admission knows the runner; the route the Router gives names one the engine has not got
-    const router: Router = { route: () => ({ runner: 'vanished', model: null, entry: null, provider: null }) };
+    const router: Partial<Router> = { route: () => ({ runner: 'vanished', model: null, entry: null, provider: null }) };
     const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners, router });
     engines.push(engine);
     const ws = makeWorkspace(CALC_FILES, { git: true });

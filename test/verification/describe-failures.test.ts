@@ -8,6 +8,7 @@ import type { WorkerEnd } from '../../src/engine/worker-run.js';
 import { blankReport } from '../../src/runners/report.js';
 import { describeFailures } from '../../src/verification/describe-failures.js';
 import { buildFixerInstruction } from '../../src/verification/fixer-instruction.js';
+import { rosterRouter } from '../../src/engine/routing/router.js';
 
 // issue 33: a fixer and the next rung of a climb are told what failed in the same words — each failing
 // test with the lines that report it; a test that failed at the checkpoint too is still the job's
@@ -52,7 +53,7 @@ const workerEnd = (summary: string): WorkerEnd =>
 
 /** The autopsy the next rung reads after the first rung's verification blocked with `v`. */
 function climbAfter(v: VerificationJson) {
-  const ladders = new TaskLadders([TASK]);
+  const ladders = new TaskLadders([TASK], rosterRouter(() => 'free'));
   const climb = ladders.next([workerEnd('Changed src/math.js.')], [], v, () => 'fix-math');
   if (climb === null) throw new Error('expected a climb');
   return climb;
@@ -104,6 +105,6 @@ describe('what failed, for a fixer and for the next rung', () => {
     expect(climb.verdict).toBe('pass');
     expect(climb.why).toBe('the verification failed: 2 failed, 3 passed');
     // a verification that did not block leaves the rung passing: no climb
-    expect(new TaskLadders([TASK]).next([workerEnd('ok')], [], verification({ blocking: false }), () => 'fix-math')).toBeNull();
+    expect(new TaskLadders([TASK], rosterRouter(() => 'free')).next([workerEnd('ok')], [], verification({ blocking: false }), () => 'fix-math')).toBeNull();
   });
 });

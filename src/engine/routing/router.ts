@@ -1,25 +1,37 @@
 import type { TaskSpec } from '../../domain/request.js';
-import type { Route } from '../../domain/route.js';
+import type { Billing, Route, Rung } from '../../domain/route.js';
+import { admittedRoute, billingOfRoute, fallbackOf, routeOfRung, rungAboveOf } from '../../domain/routing.js';
 import type { LedgerEntry } from '../attempt-ledger.js';
 
 /**
- * Picks the route (runner, model, roster entry) of a task's next attempt from the task and its
- * attempts so far (issue 12). The roster's router (issue 14) plugs in here: it may pick another
- * runner or model for a fix round or climb a rung for an escalation.
+ * Where each attempt of a task runs, and who pays for it (issue 12, issue 34): the one place the
+ * pipeline asks, for every attempt — a first attempt, a fix round, a retry, a node's takeover, a
+ * climb, a fallback. Its decisions are domain/routing.ts's, where admission's first route is
+ * decided too; an embedder may put another Router in (EngineOptions.router).
  */
 export interface Router {
+  /** The route of the task's next attempt, given its attempts so far. */
   route(task: TaskSpec, history: readonly LedgerEntry[]): Route;
+  /** The rung a climb from `at` goes to; null: none above (the task is returned to its spawner). */
+  climb(task: TaskSpec, at: Pick<Rung, 'cost'>): Rung | null;
+  /** The route an attempt held on `route`'s provider moves to without asking (its entry's fallback); null: none. */
+  fallback(task: TaskSpec, route: Route): Route | null;
+  /** Who pays for an attempt of `task` on `route`: what its spend is recorded as, and whether it needs a yes. */
+  billing(task: TaskSpec, route: Route): Billing;
 }
 
 /**
- * Today's routing: the task's own runner and model. The configured default runner is applied at
- * admission (request.ts), so a request naming none is refused before anything starts when there is
- * no default, and the job's spec records the runner a restart would use.
+ * The roster's router: a first attempt runs where admission routed the task; a later one (a fix
+ * round, a retry) where its last attempt ran — a climb or a fallback moved it there.
  */
-export class TaskRouter implements Router {
-  /** A later attempt (a fix round, a retry) stays where the task's last one ran: a climb up the ladder (spec 05) moved it there. */
-  route(task: TaskSpec, history: readonly LedgerEntry[] = []): Route {
-    const endpoint = task.roster?.endpoint;
-    return history.at(-1)?.route ?? { runner: task.runner, model: task.model, entry: task.roster?.entry ?? null, provider: task.roster?.provider ?? null, ...(endpoint ? { endpoint } : {}) };
-  }
+export function rosterRouter(byRunner: (runner: string) => Billing): Router {
+  return {
+    route: (task, history) => history.at(-1)?.route ?? admittedRoute(task),
+    climb: (task, at) => rungAboveOf(task, at),
+    fallback: (task, route) => {
+      const rung = fallbackOf(task, route);
+      return rung === null ? null : routeOfRung(rung);
+    },
+    billing: (task, route) => billingOfRoute(task, route, byRunner),
+  };
 }

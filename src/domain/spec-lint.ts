@@ -21,6 +21,18 @@ export interface LintReport {
   ok: boolean;
   needs_detail: LintFinding[];
   codes: LintCode[];
+  /** `gaffer lint`'s answer only: where each task would run if dispatched now, as admission routes it. */
+  routes?: TaskRoutePreview[];
+}
+
+/** Where a task would run: its runner and model, the roster entry and who pays, and why (the roster's, the learner's, a named runner). */
+export interface TaskRoutePreview {
+  task: string;
+  runner: string;
+  model: string | null;
+  entry: string | null;
+  billing: string;
+  why: string | null;
 }
 
 export const INSTRUCTION_MIN_WORDS = 4;

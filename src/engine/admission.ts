@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { GafferError } from '../domain/errors.js';
 import { describeVerify, LIMITS, parseJobRequest, type JobSpec } from '../domain/request.js';
 import type { FollowUpBase, FollowUpLink } from '../domain/follow-up.js';
+import { admittedRoute, billingOfRoute } from '../domain/routing.js';
 import { lintJob, type LintReport, type SpecLintMode } from '../domain/spec-lint.js';
 import { isFinalStatus } from '../domain/status.js';
 import { ownProcessIdentity } from '../platform/process/process-identity.js';
@@ -122,7 +123,8 @@ export class Admission {
     // a request that would be refused at dispatch is refused here too, with the same error
     const spec = this.#parse(body);
     this.#vetRunners(spec);
-    return lintJob(spec, this.#opts.specLint === 'off' ? 'warn' : this.#opts.specLint);
+    const routes = spec.tasks.map((t) => ({ task: t.name, runner: t.runner, model: t.model, entry: t.roster?.entry ?? null, billing: billingOfRoute(t, admittedRoute(t), this.#opts.billing), why: t.roster?.why ?? null }));
+    return { ...lintJob(spec, this.#opts.specLint === 'off' ? 'warn' : this.#opts.specLint), routes };
   }
 
   /** A new job for the tasks of this one that did not end `done`, same settings. */

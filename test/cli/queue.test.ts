@@ -34,7 +34,7 @@ describe('gaffer queue', () => {
 
     const listed = gaffer(data, ['queue', 'ls', dir, '--workspace', ws]);
     expect(listed.code).toBe(0);
-    expect(listed.stdout).toMatch(/1-good\.json {2}Good One {2}ready {2}route: the default runner \(no roster\)/);
+    expect(listed.stdout).toMatch(/1-good\.json {2}Good One {2}ready {2}route: runner shell, billed free$/m);
     expect(listed.stdout).toMatch(/3-ungrounded\.json {2}vague {2}returned {2}no receipts/);
 
     const ran = gaffer(data, ['--json', 'queue', 'run', dir, '--workspace', ws, '--wait']);

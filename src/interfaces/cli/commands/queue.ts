@@ -2,9 +2,6 @@ import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from
 import { join, resolve } from 'node:path';
 import { GafferError } from '../../../domain/errors.js';
 import { isOpen, parseQueueRecord, recordGaps, recordTask, taskNames, type QueueAttempt, type QueueRecord, type QueueStatus, type ReadRecord } from '../../../domain/queue-record.js';
-import { routeByRoster } from '../../../domain/roster.js';
-import { isTaskType } from '../../../domain/grounding.js';
-import { rosterFor } from '../../../engine/roster-source.js';
 import type { CompactJob } from '../../../engine/compact.js';
 import type { CliContext } from '../cli-context.js';
 
@@ -57,24 +54,46 @@ export async function queueRunCommand(cli: CliContext, dir: string | undefined, 
   return 0;
 }
 
-/** `gaffer queue ls [DIR]`: each record with its status, its grounding gaps, and where the roster would route it. */
+/**
+ * `gaffer queue ls [DIR]`: each record with its status, its grounding gaps, and where it would run:
+ * asked of admission as a dispatch would be (`lint`), so the roster, learned routing and billing
+ * the prediction names are the ones the record would get.
+ */
 export async function queueListCommand(cli: CliContext, dir: string | undefined, flags: { workspace?: string }): Promise<number> {
   const folder = resolve(dir ?? DEFAULT_DIR);
-  const { config } = cli.config;
   const workspace = resolve(flags.workspace ?? process.cwd());
-  const roster = rosterFor(config.roster, cli.dataDir, workspace);
-  const enabled = Object.entries(config.runners).flatMap(([key, r]) => (r.enabled ? [key] : []));
-  const lines: Line[] = readFolder(folder).map((r) => {
-    if ('malformed' in r) return { file: r.file, id: null, status: 'malformed', detail: r.malformed };
+  const api = await cli.api();
+  const lines: Line[] = [];
+  for (const r of readFolder(folder)) {
+    if ('malformed' in r) {
+      lines.push({ file: r.file, id: null, status: 'malformed', detail: r.malformed });
+      continue;
+    }
     const { record } = r;
     const gaps = isOpen(record) ? recordGaps(record) : [];
-    if (gaps.length > 0) return { file: r.file, id: record.id, status: record.hold ? 'held' : 'returned', detail: gaps.join('; ') };
-    const entry = roster && !record.runner && isTaskType(record.type) ? routeByRoster(roster, record.type, enabled, record.model ?? null) : null;
-    const route = record.runner ? `runner ${record.runner}` : entry ? `roster entry ${entry.id} (${entry.runner}${entry.model ? `, ${entry.model}` : ''})` : roster ? 'routing null: nothing rostered takes it (asked)' : 'the default runner (no roster)';
-    return { file: r.file, id: record.id, status: record.status ?? 'ready', detail: `${record.job ? `job ${record.job}; ` : ''}route: ${route}` };
-  });
+    if (gaps.length > 0) {
+      lines.push({ file: r.file, id: record.id, status: record.hold ? 'held' : 'returned', detail: gaps.join('; ') });
+      continue;
+    }
+    const route = await predictRoute(api, workspace, record, r.file);
+    lines.push({ file: r.file, id: record.id, status: record.status ?? 'ready', detail: `${record.job ? `job ${record.job}; ` : ''}route: ${route}` });
+  }
   report(cli, folder, lines);
   return 0;
+}
+
+/** Where admission would route the record now, in words; a record it would refuse says why. */
+async function predictRoute(api: Awaited<ReturnType<CliContext['api']>>, workspace: string, record: QueueRecord, file: string): Promise<string> {
+  try {
+    const { routes } = await api.lint({ workspace, tasks: [recordTask(record, taskNames([record.id])[0] as string, file)] });
+    const r = routes?.[0];
+    if (!r) return 'unknown (the server did not say)';
+    const where = r.entry !== null ? `roster entry ${r.entry} (${r.runner}${r.model ? `, ${r.model}` : ''})` : `runner ${r.runner}${r.model ? ` (${r.model})` : ''}`;
+    return `${where}, billed ${r.billing}${r.why ? ` — ${r.why}` : ''}`;
+  } catch (err) {
+    if (!(err instanceof GafferError)) throw err;
+    return `refused at dispatch: ${err.message}`;
+  }
 }
 
 function readFolder(folder: string): ReadRecord[] {

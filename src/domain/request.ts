@@ -6,7 +6,7 @@ import { knownKeysAt, suggestKeys } from './nearest-key.js';
 import { TASK_TYPES, type TaskType } from './status.js';
 import type { RosterPick } from './route.js';
 import { gatesOf, gatesSchema, type GateSpec } from './gates.js';
-import { routeAtAdmission, routeOnRoster, type RoutingFacts } from './routing.js';
+import { routeAtAdmission, type RoutingFacts } from './routing.js';
 import { groundingGaps, isTaskType, type TaskBrief } from './grounding.js';
 import { taskOrderOf, taskPhases, type TaskOrder } from './phase-order.js';
 import type { ObjectivesNote } from './objectives.js';
@@ -336,16 +336,15 @@ const REVIEWED_INSTRUCTION_CHARS = 300;
  * write nothing in the project (its write policy). A `shell` runner runs a command and cannot review.
  */
 function reviewerTask(tasks: readonly TaskSpec[], names: Set<string>, req: z.output<typeof jobRequestSchema>, runners: RunnerDefaults): TaskSpec {
-  const routed = req.runner == null && runners.roster ? routeOnRoster(runners.roster, { type: 'review', model: req.model ?? null }, runners, 'reviewer') : null;
-  const runner = routed?.runner ?? req.runner ?? runners.defaultRunner;
-  if (runner === null) {
+  // routed as any task is (the roster's pick, or the named runner billed as its roster entry): an api entry asks
+  const named = req.runner ?? null;
+  if (named === null && !runners.roster && runners.defaultRunner === null) {
     throw new GafferError('no_runner', 'reviewer: no runner for the reviewer — set the job\'s "runner" to an agent runner, or configure a default runner', 'reviewer');
   }
+  const routed = routeAtAdmission({ named, command: null, type: 'review', model: req.model ?? null, pin: null }, runners, 'reviewer');
+  const { runner, model } = routed;
   if (runner === 'shell') {
     throw new GafferError('invalid_request', 'reviewer: the shell runner runs a command and cannot review — set the job\'s "runner" to an agent runner (builtin, codex, claude, …), or add a review task of your own', 'reviewer');
-  }
-  if (!runners.available.includes(runner)) {
-    throw new GafferError('unknown_runner', `reviewer: "${runner}" is not a runner this build can run (available: ${runners.available.join(', ')})`, 'runner');
   }
   let name = 'reviewer';
   for (let n = 2; names.has(name); n++) name = `reviewer-${n}`;
@@ -361,8 +360,7 @@ function reviewerTask(tasks: readonly TaskSpec[], names: Set<string>, req: z.out
     'The tasks:',
     ...listed,
   ].join('\n');
-  const model = routed ? routed.model : (req.model ?? null);
-  return { name, instruction, files: [], type: 'review', runner, model, ...(routed?.roster ? { roster: routed.roster } : {}), criteria: [], outputs: [], command: null, tests_may_change: false };
+  return { name, instruction, files: [], type: 'review', runner, model, ...(routed.roster ? { roster: routed.roster } : {}), criteria: [], outputs: [], command: null, tests_may_change: false };
 }
 
 function refuseUnsupported(req: z.output<typeof jobRequestSchema>): void {

@@ -263,6 +263,27 @@ describe('gates and escalation (spec 05)', () => {
     expect(server.requests.at(-1)?.system).toContain('"PASS: <why>" or "FAIL: <why>"');
   });
 
+  it("the judge reading an undecided gate calls its entry's endpoint", async () => {
+    const gateway = await startModelServer();
+    try {
+      const local = { api: 'openai-compatible' as const, url: `${server.url}/v1`, key: 'sk-test', model: 'default-model' };
+      const judge = { ...rung('judge', 'free'), tasks: ['judge'], endpoint: 'gateway' };
+      const engine = await open({ ...THREE, entries: [...THREE.entries, judge], judge: { entry: 'judge' } }, {
+        runners: createRunners({ sandbox: 'off', builtin: { endpoint: local, endpoints: { gateway: { ...local, url: `${gateway.url}/v1`, key: 'sk-gateway' } } } }),
+      });
+      const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+      const before = server.requests.length;
+      gateway.script([{ when: (r: ModelRequest) => r.model === 'judge-1' && r.lastText.includes('Check: claims'), text: 'PASS: the report claims only answer.txt, which changed.' }]);
+      const id = engine.submit({ workspace: ws, verify: 'exit 0', fix_rounds: 0, tasks: [{ name: 'c', type: 'fix', runner: 'shell', instruction: 'c', command: 'echo 42 > answer.txt', gates: [{ kind: 'claims' }] }] }).job.id;
+      await engine.settled(id);
+      expect(engine.get(id, { full: true }).result?.gates?.[0]?.results[0]).toMatchObject({ kind: 'claims', result: 'pass', judged: { entry: 'judge', reading: 'pass' } });
+      expect(gateway.requests.map((r) => [r.model, r.headers.authorization])).toEqual([['judge-1', 'Bearer sk-gateway']]);
+      expect(server.requests.length).toBe(before);
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it('with routing.learn, a type starts above a rung that demonstrably fails min_acceptance — never on fewer than 30 outcomes — and the figures are on the task and its ask', async () => {
     const dataDir = join(tempDir('gaffer-data-'), 'data');
     // the log as earlier jobs left it: 29 fix outcomes of small, all failed; 30 sweep outcomes of small, all failed

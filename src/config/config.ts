@@ -5,7 +5,7 @@ import { yaml } from '../platform/files/yaml.js';
 import { GafferError } from '../domain/errors.js';
 import { knownKeysAt, suggestKeys } from '../domain/nearest-key.js';
 import { SPEC_LINT_MODES, type SpecLintMode } from '../domain/spec-lint.js';
-import { parseRoster, type Roster } from '../domain/roster.js';
+import { parseRoster, vetRosterEndpoints, type Roster } from '../domain/roster.js';
 import { DEFAULT_PACE_MARGIN, type BudgetRule } from '../domain/budget.js';
 import { DEFAULT_BREAKER, type BreakerSettings } from '../domain/breaker.js';
 import type { Price } from '../domain/spend.js';
@@ -198,6 +198,8 @@ export function loadConfig(opts: { dataDir: string; configPath?: string | undefi
       throw new GafferError('invalid_request', `runners.${key}.endpoint: "${r.endpoint}" is not a model endpoint (${names.length > 0 ? `models: ${names.join(', ')}` : 'no models are configured'}) — add models.${r.endpoint} with its url, or name another`, `runners.${key}.endpoint`);
     }
   }
+  // after the environment: GAFFER_MODEL_URL may be what makes models.default
+  if (config.roster) vetRosterEndpoints(config.roster, config.models);
   for (const key of allKeys(config)) sources[key] ??= 'default';
   return { config, file: file || null, sources };
 }

@@ -117,13 +117,36 @@ export function judgePrompt(ask: AskJson, task: TaskSpec): string {
   ].join('\n');
 }
 
-/** The judge's recommendation in place of the code-only one; `judge_abstained` stays true when it gave none. */
-export function withJudgement(ask: AskJson, entry: string, text: string | Error): AskJson {
-  if (text instanceof Error || text.trim() === '') {
-    return { ...ask, judge: `${entry} abstained: ${text instanceof Error ? text.message.slice(0, 200) : 'an empty answer'}` };
-  }
+/** The longest recommendation the judge may give: three sentences' worth (JUDGE_SYSTEM). */
+export const JUDGE_MAX_CHARS = 600;
+
+/**
+ * The judge's reply held to what JUDGE_SYSTEM asks of it: it starts with "approve" or "deny" (a
+ * leading markdown mark aside), gives a reason after it, and stays within JUDGE_MAX_CHARS. A reply
+ * that does not fit is never a recommendation (a model once answered `done`, and that was shown to
+ * the person deciding): null when it fits, else why not.
+ */
+export function misfitOfRecommendation(text: string): string | null {
   const said = text.trim();
-  return { ...ask, recommendation: said.length > 600 ? `${said.slice(0, 599)}…` : said, judge_abstained: false, judge: entry };
+  if (said === '') return 'an empty answer';
+  const quoted = JSON.stringify(said.length > 80 ? `${said.slice(0, 79)}…` : said);
+  const verdict = /^[*_#>"'`\s]*(approve|deny)\b(.*)$/is.exec(said);
+  if (verdict === null) return `it does not start with "approve" or "deny": ${quoted}`;
+  if (!/\p{L}{2,}/u.test(verdict[2] ?? '')) return `it gives no reason after "${verdict[1] ?? ''}": ${quoted}`;
+  if (said.length > JUDGE_MAX_CHARS) return `it is ${said.length} characters, more than the ${JUDGE_MAX_CHARS} (three sentences) it is asked for: ${quoted}`;
+  return null;
+}
+
+/**
+ * The judge's recommendation in place of the code-only one when its reply fits its contract
+ * (misfitOfRecommendation); otherwise it abstained: the code-only one stays, `judge_abstained`, and
+ * `judge` says why.
+ */
+export function withJudgement(ask: AskJson, entry: string, text: string | Error): AskJson {
+  if (text instanceof Error) return { ...ask, judge: `${entry} abstained: ${text.message.slice(0, 200)}` };
+  const misfit = misfitOfRecommendation(text);
+  if (misfit !== null) return { ...ask, judge: `${entry} abstained: its reply did not fit: ${misfit}` };
+  return { ...ask, recommendation: text.trim(), judge_abstained: false, judge: entry };
 }
 
 function weigh(task: TaskSpec, verify: string, spec: JobSpec): { pros: string[]; cons: string[] } {

@@ -160,8 +160,8 @@ export interface TaskSpec {
 
 /** A job request after validation and defaults: what the engine runs and the store keeps. */
 export interface JobSpec {
-  /** The roster's judge when the job was admitted (spec 05): its model drafts the asks' recommendations. */
-  judge?: { entry: string; model: string | null };
+  /** The roster's judge when the job was admitted (spec 05): its model, on its `models.<name>` (absent: the default), drafts the asks' recommendations. */
+  judge?: { entry: string; model: string | null; endpoint?: string };
   /** The job's folder; for a job on a remote repository, the coordinator's checkout of it for this job (set at admission). */
   workspace: string;
   /** spec 09: the remote repository the job works on, when the request gave one instead of a workspace. */
@@ -299,9 +299,14 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
     merge: req.merge ?? 'none',
     approval: req.approval ?? 'auto',
     ...(req.unattended === true ? { unattended: true as const } : {}),
-    ...(runners.roster?.judge ? { judge: { entry: runners.roster.judge.id, model: runners.roster.judge.model } } : {}),
+    ...(runners.roster?.judge ? { judge: judgeOf(runners.roster.judge) } : {}),
     client_request_id: req.client_request_id ?? null,
   };
+}
+
+/** The judge as a job keeps it: a restart asks the same model on the same endpoint. */
+function judgeOf(entry: RosterEntry): NonNullable<JobSpec['judge']> {
+  return { entry: entry.id, model: entry.model, ...(entry.endpoint !== null ? { endpoint: entry.endpoint } : {}) };
 }
 
 /** The `verify` value as the compact answer shows it. */

@@ -17,6 +17,12 @@ const NOT_YET: Record<string, string> = {
   fanout: 'a roster file does not hold fan-out settings — move "fanout" to the config file\'s top-level "fanout"',
 };
 
+/** The runners a roster entry may point at a `models.<name>`: the builtin agent and the agent CLIs. */
+const ENDPOINT_RUNNERS: readonly string[] = ['builtin', ...AGENT_CLI_KEYS];
+
+/** The wire APIs the builtin agent speaks (a `gemini` endpoint is for the Gemini CLI only). */
+const BUILTIN_APIS: readonly string[] = ['openai-compatible', 'anthropic'];
+
 const entrySchema = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1–64 letters, digits, ".", "_" or "-", starting with a letter or digit'),
   runner: z.string().min(1).max(64),
@@ -50,7 +56,11 @@ export interface RosterEntry {
   tasks: TaskType[];
   /** Its tasks always ask under `approval: "auto"`. */
   approve: boolean;
-  /** A `models.<name>` its agent CLI is pointed at instead of the CLI's configured one (spec 04 endpoints); null: the runner's own. */
+  /**
+   * A `models.<name>` the entry's attempts run against: a builtin entry's model calls go there instead
+   * of `models.default`, an agent CLI is pointed at it instead of its configured one (spec 04
+   * endpoints); null: the runner's own.
+   */
   endpoint: string | null;
   /**
    * The entry that takes this one's work while its provider is suspended (rate-limited or out of
@@ -63,7 +73,7 @@ export interface RosterEntry {
 export interface Roster {
   source: string;
   entries: RosterEntry[];
-  /** The entry whose model drafts the asks' recommendations (spec 05); a `builtin` entry: the judge runs on its provider stack. */
+  /** The entry whose model drafts the asks' recommendations (spec 05); a `builtin` entry: the judge runs on its provider stack, against its `endpoint` (default `models.default`). */
   judge: RosterEntry | null;
 }
 
@@ -92,13 +102,35 @@ export function parseRoster(raw: unknown, source: string): Roster {
     }
     if (seen.has(e.id)) throw new GafferError('invalid_request', `${source}: roster.entries[${i}].id: "${e.id}" is used by an earlier entry; ids must be unique`, `roster.entries[${i}].id`);
     seen.add(e.id);
-    if (e.endpoint !== undefined && !(AGENT_CLI_KEYS as readonly string[]).includes(e.runner)) {
-      throw new GafferError('invalid_request', `${source}: roster.entries[${i}].endpoint: only an agent CLI entry (${AGENT_CLI_KEYS.join(', ')}) is pointed at an endpoint; ${e.runner} uses its own (builtin: models.default) — remove "endpoint"`, `roster.entries[${i}].endpoint`);
+    if (e.endpoint !== undefined && !ENDPOINT_RUNNERS.includes(e.runner)) {
+      throw new GafferError('invalid_request', `${source}: roster.entries[${i}].endpoint: only a builtin or agent CLI entry (${ENDPOINT_RUNNERS.join(', ')}) is pointed at an endpoint; ${e.runner} calls no model — remove "endpoint"`, `roster.entries[${i}].endpoint`);
     }
     return { id: e.id, runner: e.runner, model: e.model ?? null, provider: e.provider, billing: e.billing, cost: e.cost, tasks: e.tasks, approve: e.approve ?? false, endpoint: e.endpoint ?? null, fallback: e.fallback ?? null };
   });
   entries.forEach((e, i) => vetFallback(e, i, entries, source));
   return { source, entries, judge: judgeOf(roster.judge?.entry, entries, source) };
+}
+
+/**
+ * Refuses an entry whose `endpoint` names no configured `models.<name>` — naming the field, the value
+ * and the names there are — and a builtin entry's endpoint of a wire API the builtin agent does not
+ * speak. Checked where the roster meets the config: at config load, and at each submission for a
+ * roster file (the runners vet it again there).
+ */
+export function vetRosterEndpoints(roster: Roster, models: Readonly<Record<string, { api: string }>>): void {
+  roster.entries.forEach((e, i) => {
+    if (e.endpoint === null) return;
+    const field = `roster.entries[${i}].endpoint`;
+    const names = Object.keys(models);
+    const model = models[e.endpoint];
+    if (model === undefined) {
+      throw new GafferError('invalid_request', `${roster.source}: ${field}: "${e.endpoint}" is not a model endpoint (${names.length > 0 ? `models: ${names.join(', ')}` : 'no models are configured'}) — add models.${e.endpoint} with its url, or name another`, field);
+    }
+    if (e.runner === 'builtin' && !BUILTIN_APIS.includes(model.api)) {
+      const usable = names.filter((n) => BUILTIN_APIS.includes(models[n]?.api ?? ''));
+      throw new GafferError('invalid_request', `${roster.source}: ${field}: models.${e.endpoint} speaks the ${model.api} API and the builtin agent speaks ${BUILTIN_APIS.join(' or ')} — name one of ${usable.length > 0 ? usable.join(', ') : '(none configured)'}, or point the entry at an agent CLI that speaks it`, field);
+    }
+  });
 }
 
 /**

@@ -12,7 +12,7 @@ export interface Route {
   entry: string | null;
   /** The roster entry's provider; null without an entry. */
   provider: string | null;
-  /** The `models.<name>` the entry points its agent CLI at; absent: the runner's own. */
+  /** The `models.<name>` the entry names: builtin's calls go there, an agent CLI is pointed at it; absent: the runner's own. */
   endpoint?: string;
 }
 
@@ -36,7 +36,7 @@ export interface RosterPick {
   cost: CostTier | null;
   /** Whether the entry is marked `approve: true` (its tasks always ask under `approval: "auto"`). */
   approve: boolean;
-  /** The entry's `models.<name>` for its agent CLI, when it names one. */
+  /** The entry's `models.<name>` (builtin's calls, or its agent CLI, go there), when it names one. */
   endpoint?: string;
   /** Why this route, in words (`first roster entry taking "fix"`, `nothing is rostered for "design"`). */
   why: string;

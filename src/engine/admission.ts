@@ -174,6 +174,8 @@ export class Admission {
   }
 
   #vetRunners(spec: JobSpec): void {
+    // the judge's endpoint, like an entry's, is said before anything runs, not met as an abstention
+    if (spec.judge?.endpoint !== undefined) this.#opts.runners.get('builtin')?.vetEndpoint?.(spec.judge.endpoint, `roster judge ${spec.judge.entry}.endpoint`);
     spec.tasks.forEach((task, i) => {
       const endpoint = task.roster?.endpoint;
       this.#opts.runners.get(task.runner)?.vet?.({ model: task.model, ...(endpoint ? { endpoint } : {}) }, `tasks[${i}].runner`);

@@ -123,9 +123,10 @@ export async function askToClimb(ctx: JobContext, task: TaskSpec, to: Rung, why:
 const JUDGE_TIMEOUT_MS = 30_000;
 
 /**
- * The roster's judge (spec 05) drafts each ask's recommendation through the builtin provider stack;
- * an ask it does not answer keeps gaffer's code-only rationale, `judge_abstained` and why. Never a
- * fabricated verdict: with no judge configured, nothing is asked of any model.
+ * The roster's judge (spec 05) drafts each ask's recommendation through the builtin provider stack,
+ * on its entry's endpoint; an ask it does not answer, or answers with a reply that does not fit what
+ * it was asked for, keeps gaffer's code-only rationale, `judge_abstained` and why. Never a fabricated
+ * verdict: with no judge configured, nothing is asked of any model.
  */
 async function judged(ctx: JobContext, asks: AskJson[]): Promise<AskJson[]> {
   const judge = ctx.spec.judge;
@@ -140,7 +141,7 @@ async function judged(ctx: JobContext, asks: AskJson[]): Promise<AskJson[]> {
       continue;
     }
     const text = await runner
-      .complete({ system: JUDGE_SYSTEM, prompt: judgePrompt(ask, task), model: judge.model, timeoutMs: JUDGE_TIMEOUT_MS })
+      .complete({ system: JUDGE_SYSTEM, prompt: judgePrompt(ask, task), model: judge.model, ...(judge.endpoint !== undefined ? { endpoint: judge.endpoint } : {}), timeoutMs: JUDGE_TIMEOUT_MS })
       .catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
     out.push(withJudgement(ask, judge.entry, text));
   }

@@ -17,6 +17,7 @@ import { AGENT_CLI_KEYS, DEFAULT_ENDPOINT } from '../config/config-schema.js';
 import { DEFAULT_CONFIG, loadConfig, redactUrl, type GafferConfig, type LoadedConfig, type ModelEndpoint } from '../config/config.js';
 import { describeConfig, type ShownConfig } from '../config/describe-config.js';
 import { readCommittedHints, readWorkspaceHints } from '../verification/workspace-hints.js';
+import { checkEntryEndpoints, modelIds, modelsRequest } from './doctor-endpoints.js';
 
 /** One doctor check (spec 07): what was found and, when it is not ok, what to do. */
 export interface DoctorCheck {
@@ -78,6 +79,7 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
     const check = await checkEndpoint(name, endpoint, opts.endpointTimeoutMs ?? 3000);
     checks.push(check);
   }
+  await checkEntryEndpoints(config, opts.dataDir, opts.workspace, opts.endpointTimeoutMs ?? 3000, add);
   if (opts.workspace !== undefined) {
     const { hints, warnings } = readWorkspaceHints(opts.workspace);
     if (warnings.length > 0) add('workspace hints', 'warn', warnings.join('; '), `remove those keys from ${join(opts.workspace, '.gaffer', 'workspace.json')}; set them in the data dir's gaffer.config instead`);
@@ -298,19 +300,10 @@ function checkLimits(config: GafferConfig, add: Add): void {
 async function checkEndpoint(name: string, e: ModelEndpoint, timeoutMs: number): Promise<DoctorCheck> {
   const check = `endpoint ${name}`;
   const shown = redactUrl(e.url);
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (e.api === 'anthropic') {
-    headers['anthropic-version'] = '2023-06-01';
-    if (e.key) headers['x-api-key'] = e.key;
-  } else if (e.api === 'gemini') {
-    if (e.key) headers['x-goog-api-key'] = e.key;
-  } else if (e.key) {
-    headers.authorization = `Bearer ${e.key}`;
-  }
+  const { url, headers } = modelsRequest(e);
   let res: Response;
   try {
-    // the Gemini API lists its models under its version path; the others' base URLs carry theirs
-    res = await fetch(e.api === 'gemini' ? `${e.url.replace(/\/v1(beta)?\/?$/, '')}/v1beta/models` : `${e.url}/models`, { headers, signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' });
+    res = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' });
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
     const why = cause === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : `unreachable (${cause})`;
@@ -328,14 +321,4 @@ async function checkEndpoint(name: string, e: ModelEndpoint, timeoutMs: number):
     return { name: check, status: 'warn', detail: `${shown}: reachable, but model ${e.model} is not listed (it lists ${listed.slice(0, 8).join(', ')}${listed.length > 8 ? ', …' : ''})`, fix: `pick a listed model (GAFFER_MODEL / models.${name}.model)` };
   }
   return { name: check, status: 'ok', fix: null, detail: `${shown}: reachable (HTTP ${res.status})${listed.length > 0 ? `, ${listed.length} model(s) listed` : ''}${e.model !== null && listed.includes(e.model) ? `, ${e.model} among them` : ''}` };
-}
-
-function modelIds(body: string): string[] {
-  try {
-    const parsed = JSON.parse(body) as { data?: { id?: unknown }[]; models?: { name?: unknown }[] };
-    const ids = (parsed.data ?? []).map((m) => m.id).concat((parsed.models ?? []).map((m) => m.name));
-    return ids.filter((id): id is string => typeof id === 'string');
-  } catch {
-    return [];
-  }
 }

@@ -117,7 +117,7 @@ async function judgeOrClimb(ctx: JobContext, r: GateResult, input: GateInput): P
     `Files it claims it changed: ${input.worker.report.filesChanged.join(', ') || '(none claimed)'}`,
     `Files that really changed: ${input.changed?.join(', ') || '(none)'}`,
   ].join('\n\n');
-  const text = await runner.complete({ system: GATE_JUDGE_SYSTEM, prompt, model: judge.model, timeoutMs: JUDGE_TIMEOUT_MS }).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+  const text = await runner.complete({ system: GATE_JUDGE_SYSTEM, prompt, model: judge.model, ...(judge.endpoint !== undefined ? { endpoint: judge.endpoint } : {}), timeoutMs: JUDGE_TIMEOUT_MS }).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
   const read = typeof text === 'string' ? readJudgement(text) : null;
   if (read === null || read.reading === 'ambiguous') {
     const why = text instanceof Error ? text.message : read?.why ?? 'it did not answer PASS or FAIL';

@@ -25,7 +25,7 @@ export interface RunnerInput {
   /** `shell` runner: the command line to run (else the instruction is run). */
   command: string | null;
   model: string | null;
-  /** A `models.<name>` the attempt's roster entry points an agent CLI at (issue 14); absent: the runner's own. */
+  /** A `models.<name>` the attempt's roster entry names (issue 14: an agent CLI is pointed at it; issue 34: builtin's calls go there); absent: the runner's own. */
   endpoint?: string;
   /** Hard per-worker timeout, ms. */
   timeoutMs: number;
@@ -95,7 +95,7 @@ export interface Runner {
   vet?(task: { model: string | null; endpoint?: string }, field: string): void;
   /** Refuses (GafferError naming `field`) a `models.<name>` this runner cannot be pointed at; absent: the runner takes none. */
   vetEndpoint?(name: string, field: string): void;
-  /** One answer from the runner's model with no tools (`builtin`: the roster's judge, spec 05); absent where the runner cannot. */
-  complete?(request: { system: string; prompt: string; model: string | null; timeoutMs: number }): Promise<string>;
+  /** One answer from the runner's model with no tools (`builtin`: the roster's judge, spec 05), on `endpoint` (a `models.<name>`) when given; absent where the runner cannot. */
+  complete?(request: { system: string; prompt: string; model: string | null; endpoint?: string; timeoutMs: number }): Promise<string>;
   run(input: RunnerInput): Promise<RunnerReport>;
 }

@@ -100,6 +100,21 @@ describe('loadConfig', () => {
     expect(loadConfig({ dataDir: dir, env: {} }).config.models.local?.key).toBeNull();
   });
 
+  it("a roster entry names its endpoint among models: a builtin one on models.gateway loads; an unknown name, or a gemini endpoint for builtin, is refused naming the field, the value and the names there are", () => {
+    const entry = { id: 'mid', runner: 'builtin', model: 'big', provider: 'gateway', billing: 'subscription', cost: 'mid', tasks: ['fix'] };
+    const models = { gateway: { url: 'https://gateway.example.com/v1', key_env: 'GATEWAY_KEY', model: 'big' }, gem: { url: 'https://gem.example.com/v1beta', api: 'gemini' } };
+    const loaded = loadConfig({ dataDir: dataDirWith({ models, roster: { entries: [{ ...entry, endpoint: 'gateway' }], judge: { entry: 'mid' } } }), env: { GATEWAY_KEY: SECRET } });
+    expect(loaded.config.roster?.entries[0]?.endpoint).toBe('gateway');
+    expect(loaded.config.models.gateway?.key).toBe(SECRET);
+
+    const unknown = refusal(() => loadConfig({ dataDir: dataDirWith({ models, roster: { entries: [{ ...entry, endpoint: 'gatway' }] } }), env: {} }));
+    expect(unknown).toMatchObject({ field: 'roster.entries[0].endpoint', message: expect.stringContaining('roster.entries[0].endpoint: "gatway" is not a model endpoint (models: gateway, gem) — add models.gatway with its url, or name another') });
+    const gemini = refusal(() => loadConfig({ dataDir: dataDirWith({ models, roster: { entries: [{ ...entry, endpoint: 'gem' }] } }), env: {} }));
+    expect(gemini).toMatchObject({ field: 'roster.entries[0].endpoint', message: expect.stringContaining('models.gem speaks the gemini API and the builtin agent speaks openai-compatible or anthropic — name one of gateway') });
+    // models.default made by the environment alone counts (it is checked after GAFFER_MODEL_URL)
+    expect(loadConfig({ dataDir: dataDirWith({ roster: { entries: [{ ...entry, endpoint: 'default' }] } }), env: { GAFFER_MODEL_URL: 'http://127.0.0.1:11434/v1' } }).config.roster?.entries[0]?.endpoint).toBe('default');
+  });
+
   it('GAFFER_ENABLED_RUNNERS turns exactly the agent CLIs listed on', () => {
     const dir = dataDirWith({ runners: { claude: { enabled: true } } });
     const { config, sources } = loadConfig({ dataDir: dir, env: { GAFFER_ENABLED_RUNNERS: 'codex, qwen' } });

@@ -76,3 +76,47 @@ describe('gaffer doctor reads the store without touching it', () => {
     expect(readFileSync(path, 'utf8')).toContain('this is not a sqlite file');
   });
 });
+
+describe('gaffer doctor checks the endpoints roster entries name', () => {
+  it("each entry's models.<name>: unknown, the wrong API for builtin, no model, a model the endpoint does not list; the judge said as such; no key printed", async () => {
+    const { startModelServer } = await import('../support/model-server/index.js');
+    const gateway = await startModelServer({ models: ['big-1', 'gateway-default'] });
+    try {
+      const dir = tempDir();
+      const dataDir = join(dir, 'data');
+      mkdirSync(dataDir, { recursive: true });
+      const key = 'sk-doctor-gateway-SECRET-77';
+      writeFileSync(join(dir, 'gaffer.config.json'), JSON.stringify({
+        models: { gateway: { url: `${gateway.url}/v1`, key, model: 'gateway-default' }, bare: { url: `${gateway.url}/v1` }, gem: { url: `${gateway.url}/v1beta`, api: 'gemini' } },
+      }));
+      // a roster file: config load does not see it, so doctor is where a wrong name shows before a job
+      const entry = (id: string, extra: object) => ({ id, runner: 'builtin', provider: 'gateway', billing: 'free', cost: 'free', tasks: ['fix'], ...extra });
+      writeFileSync(join(dataDir, 'gaffer.roster.json'), JSON.stringify({
+        entries: [
+          entry('listed', { model: 'big-1', endpoint: 'gateway' }),
+          entry('own', { endpoint: 'gateway' }),
+          entry('unlisted', { model: 'huge-9', endpoint: 'gateway' }),
+          entry('lost', { endpoint: 'nowhere' }),
+          entry('nomodel', { endpoint: 'bare' }),
+          entry('wrongapi', { model: 'g', endpoint: 'gem' }),
+          entry('judge', { model: 'big-1', endpoint: 'gateway', tasks: ['judge'] }),
+        ],
+        judge: { entry: 'judge' },
+      }));
+      const report = await runDoctor({ dataDir, configPath: join(dir, 'gaffer.config.json'), env: {}, endpointTimeoutMs: 2000 });
+      const byName = Object.fromEntries(report.checks.map((c) => [c.name, c]));
+      expect(byName['roster entry listed']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^builtin on models\.gateway \(openai-compatible http:\/\/127\.0\.0\.1:\d+\/v1\), model big-1 \(listed\)$/) });
+      expect(byName['roster entry own']).toMatchObject({ status: 'ok', detail: expect.stringContaining('model gateway-default (its listing: the endpoint gateway line)') });
+      expect(byName['roster entry unlisted']).toMatchObject({ status: 'warn', detail: expect.stringContaining('model huge-9 is not listed (it lists big-1, gateway-default') });
+      expect(byName['roster entry lost']).toMatchObject({ status: 'fail', detail: 'endpoint "nowhere" is not a model endpoint (models: gateway, bare, gem)' });
+      expect(byName['roster entry nomodel']).toMatchObject({ status: 'fail', detail: expect.stringContaining('no model — the entry names none and models.bare has none') });
+      expect(byName['roster entry wrongapi']).toMatchObject({ status: 'fail', detail: expect.stringContaining('the builtin agent speaks openai-compatible or anthropic') });
+      expect(byName['roster judge judge']).toMatchObject({ status: 'ok' });
+      // one listing per endpoint for the three entries that need it, besides the endpoint lines' own (gateway, bare); the key is in no check
+      expect(gateway.hits.filter((h) => h.path === '/v1/models')).toHaveLength(3);
+      expect(JSON.stringify(report)).not.toContain(key);
+    } finally {
+      await gateway.close();
+    }
+  });
+});

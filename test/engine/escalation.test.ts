@@ -122,6 +122,36 @@ describe('gates and escalation (spec 05)', () => {
     expect(readFileSync(join(ws, 'answer.txt'), 'utf8')).toBe('42\n');
   });
 
+  it("each rung runs against its own entry's endpoint: the cheap rung's model calls go to the local server, the climbed rung's to the gateway, with the gateway's key", async () => {
+    const gateway = await startModelServer();
+    try {
+      const local = { api: 'openai-compatible' as const, url: `${server.url}/v1`, key: 'sk-test', model: 'default-model' };
+      const remote = { api: 'openai-compatible' as const, url: `${gateway.url}/v1`, key: 'sk-gateway', model: 'gateway-default' };
+      const engine = await open(
+        { entries: [{ ...rung('small', 'free'), endpoint: 'local' }, { ...rung('mid', 'mid', 'subscription'), endpoint: 'gateway' }] },
+        { runners: createRunners({ sandbox: 'off', builtin: { endpoint: local, endpoints: { local, gateway: remote } } }) },
+      );
+      const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+      const [localBefore, gatewayBefore] = [server.requests.length, gateway.requests.length];
+      server.script(writes('small-1', '41'));
+      gateway.script(writes('mid-1', '42'));
+      const id = submit(engine, ws);
+      await engine.settled(id);
+      expect(engine.get(id).status).toBe('done');
+      expect(engine.get(id, { full: true }).result?.escalation?.[0]).toMatchObject({ from: 'small', to: 'mid' });
+      expect(server.requests.slice(localBefore).map((r) => r.model)).toEqual(['small-1', 'small-1']);
+      expect(gateway.requests.slice(gatewayBefore).map((r) => r.model)).toEqual(['mid-1', 'mid-1']);
+      expect(gateway.requests.slice(gatewayBefore).map((r) => r.headers.authorization)).toEqual(['Bearer sk-gateway', 'Bearer sk-gateway']);
+      expect(readFileSync(join(ws, 'answer.txt'), 'utf8')).toBe('42\n');
+
+      // a roster (file) naming an endpoint the builtin agent does not have is refused before anything runs, naming the ones it has
+      const lost = await open({ entries: [rung('small', 'free'), { ...rung('mid', 'mid', 'subscription'), endpoint: 'nowhere' }] }, { runners: createRunners({ sandbox: 'off', builtin: { endpoint: local, endpoints: { local, gateway: remote } } }) });
+      expect(() => submit(lost, ws)).toThrow(/roster entry mid\.endpoint: "nowhere" is not a model endpoint the builtin agent can use \(models: local, gateway\)/);
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it('in a worktree job the task climbs in its own worktree', async () => {
     const engine = await open(THREE);
     const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
@@ -231,6 +261,27 @@ describe('gates and escalation (spec 05)', () => {
     expect(job.result?.gates?.[0]?.results[0]).toMatchObject({ kind: 'claims', result: 'fail', judged: { entry: 'judge', reading: 'fail', why: 'the report says tests were added; the diff shows only answer.txt.' } });
     expect(job.status).toBe('partial');
     expect(server.requests.at(-1)?.system).toContain('"PASS: <why>" or "FAIL: <why>"');
+  });
+
+  it("the judge reading an undecided gate calls its entry's endpoint", async () => {
+    const gateway = await startModelServer();
+    try {
+      const local = { api: 'openai-compatible' as const, url: `${server.url}/v1`, key: 'sk-test', model: 'default-model' };
+      const judge = { ...rung('judge', 'free'), tasks: ['judge'], endpoint: 'gateway' };
+      const engine = await open({ ...THREE, entries: [...THREE.entries, judge], judge: { entry: 'judge' } }, {
+        runners: createRunners({ sandbox: 'off', builtin: { endpoint: local, endpoints: { gateway: { ...local, url: `${gateway.url}/v1`, key: 'sk-gateway' } } } }),
+      });
+      const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+      const before = server.requests.length;
+      gateway.script([{ when: (r: ModelRequest) => r.model === 'judge-1' && r.lastText.includes('Check: claims'), text: 'PASS: the report claims only answer.txt, which changed.' }]);
+      const id = engine.submit({ workspace: ws, verify: 'exit 0', fix_rounds: 0, tasks: [{ name: 'c', type: 'fix', runner: 'shell', instruction: 'c', command: 'echo 42 > answer.txt', gates: [{ kind: 'claims' }] }] }).job.id;
+      await engine.settled(id);
+      expect(engine.get(id, { full: true }).result?.gates?.[0]?.results[0]).toMatchObject({ kind: 'claims', result: 'pass', judged: { entry: 'judge', reading: 'pass' } });
+      expect(gateway.requests.map((r) => [r.model, r.headers.authorization])).toEqual([['judge-1', 'Bearer sk-gateway']]);
+      expect(server.requests.length).toBe(before);
+    } finally {
+      await gateway.close();
+    }
   });
 
   it('with routing.learn, a type starts above a rung that demonstrably fails min_acceptance — never on fewer than 30 outcomes — and the figures are on the task and its ask', async () => {

@@ -46,9 +46,10 @@ describe('the roster (spec 05)', () => {
     expect(() => parseRoster({ ...ROSTER, judge: { entry: 'cheap' } }, 'r.json')).toThrow(/"cheap" runs on shell; the judge runs on the builtin provider stack/);
     expect(() => parseRoster({ ...ROSTER, fanout: {} }, 'r.json')).toThrow(expect.objectContaining({ code: 'not_supported' }));
     expect(() => parseRoster({ entries: [{ ...ROSTER.entries[0], max_concurrency: 2 }] }, 'r.json')).toThrow(expect.objectContaining({ code: 'not_supported' }));
-    // an endpoint is an agent CLI's: the builtin agent and shell have their own
-    expect(() => parseRoster({ entries: [{ ...ROSTER.entries[0], endpoint: 'local' }] }, 'r.json')).toThrow(/roster\.entries\[0\]\.endpoint: only an agent CLI entry \(claude, codex, gemini, qwen, opencode\) is pointed at an endpoint; shell uses its own/);
+    // an endpoint is a model caller's (the builtin agent's or an agent CLI's): shell calls no model
+    expect(() => parseRoster({ entries: [{ ...ROSTER.entries[0], endpoint: 'local' }] }, 'r.json')).toThrow(/roster\.entries\[0\]\.endpoint: only a builtin or agent CLI entry \(builtin, claude, codex, gemini, qwen, opencode\) is pointed at an endpoint; shell calls no model/);
     expect(parseRoster({ entries: [{ ...ROSTER.entries[0], runner: 'opencode', endpoint: 'local' }] }, 'r.json').entries[0]?.endpoint).toBe('local');
+    expect(parseRoster({ entries: [{ ...ROSTER.entries[0], runner: 'builtin', endpoint: 'gateway' }] }, 'r.json').entries[0]?.endpoint).toBe('gateway');
   });
 
   it('routes each task to the first entry taking its type; an api entry asks even under approval "never", and its yes runs it there', async () => {
@@ -223,6 +224,43 @@ describe('the roster (spec 05)', () => {
       await engine.settled(second.job.id);
     } finally {
       await server.close();
+    }
+  });
+
+  it("the judge runs on its entry's endpoint, and a reply that does not fit what it is asked (start with approve or deny, say why, at most 600 characters) is an abstention, not a recommendation", async () => {
+    const [local, gateway] = [await startModelServer(), await startModelServer()];
+    try {
+      const at = (s: { url: string }, key: string) => ({ api: 'openai-compatible' as const, url: `${s.url}/v1`, key, model: 'default-model' });
+      const judgeEntry = { id: 'judge', runner: 'builtin', model: 'judge-1', provider: 'gateway', billing: 'free', cost: 'free', tasks: ['judge'], endpoint: 'gateway' };
+      const roster = parseRoster({ entries: [...ROSTER.entries, judgeEntry], judge: { entry: 'judge' } }, 'config test');
+      const engine = await open({ roster, runners: createRunners({ sandbox: 'off', builtin: { endpoint: at(local, 'sk-local'), endpoints: { gateway: at(gateway, 'sk-gateway') } } }) });
+      const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+      const askOf = async (name: string, reply: string) => {
+        gateway.script([{ when: (r: ModelRequest) => r.lastText.includes(`Task "${name}"`), text: reply }]);
+        const { job } = engine.submit({ workspace: ws, verify: 'exit 0', tasks: [task(name, 'fix')] });
+        await engine.waitFor(job.id, 'phase:awaiting approval', 20);
+        const ask = engine.get(job.id).asks?.[0];
+        engine.cancel(job.id);
+        await engine.settled(job.id);
+        return ask;
+      };
+
+      const done = await askOf('a', 'done');
+      expect(done).toMatchObject({ judge_abstained: true, judge: 'judge abstained: its reply did not fit: it does not start with "approve" or "deny": "done"' });
+      // the code-only recommendation stands
+      expect(done?.recommendation).toBe('approve: it names what it may change and gaffer can check the result');
+      expect(gateway.requests.at(-1)).toMatchObject({ model: 'judge-1', headers: expect.objectContaining({ authorization: 'Bearer sk-gateway' }) });
+      expect(local.requests).toHaveLength(0);
+
+      const bare = await askOf('b', 'Approve.');
+      expect(bare).toMatchObject({ judge_abstained: true, judge: expect.stringContaining('it gives no reason after "Approve"') });
+      const long = await askOf('c', `deny: ${'it names no safe bound on what it changes; '.repeat(20)}`);
+      expect(long).toMatchObject({ judge_abstained: true, judge: expect.stringMatching(/it is \d+ characters, more than the 600 \(three sentences\) it is asked for/) });
+
+      const fits = await askOf('d', '**Deny**: it is billed per call and the result is only checked by `exit 0`.');
+      expect(fits).toMatchObject({ judge_abstained: false, judge: 'judge', recommendation: '**Deny**: it is billed per call and the result is only checked by `exit 0`.' });
+    } finally {
+      await Promise.all([local.close(), gateway.close()]);
     }
   });
 

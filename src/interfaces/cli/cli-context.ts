@@ -155,12 +155,16 @@ export class CliContext {
   }
 }
 
-/** The builtin agent's endpoint from the config (env `GAFFER_MODEL_*` already folded in); none: its own env default. */
+/**
+ * The builtin agent's endpoint from the config (env `GAFFER_MODEL_*` already folded in; none: its own
+ * env default), and every `models.<name>` it can speak, for the roster entries and the judge that name one.
+ */
 function builtinSetup(config: GafferConfig): Pick<RunnerSetup, 'builtin'> {
-  const e = config.models[DEFAULT_ENDPOINT];
+  const spoken = Object.entries(config.models).flatMap(([name, m]) => (m.api === 'gemini' ? [] : [[name, { api: m.api, url: m.url, key: m.key, model: m.model }] as const]));
+  const endpoints = Object.fromEntries(spoken);
+  const e = endpoints[DEFAULT_ENDPOINT];
   // the builtin agent speaks OpenAI-compatible or Anthropic; a gemini endpoint is for the Gemini CLI (doctor says so)
-  if (e === undefined || e.model === null || e.api === 'gemini') return {};
-  return { builtin: { endpoint: { api: e.api, url: e.url, key: e.key, model: e.model } } };
+  return { builtin: { ...(e !== undefined && e.model !== null ? { endpoint: e } : {}), endpoints } };
 }
 
 function sameOrigin(a: string, b: string): boolean {

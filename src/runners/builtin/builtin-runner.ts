@@ -34,6 +34,11 @@ export interface BuiltinRunnerOptions {
    * (so a config reload takes effect). Default: `GAFFER_MODEL_*` from the environment.
    */
   endpoint?: BuiltinEndpoint | null | (() => BuiltinEndpoint | null);
+  /**
+   * Config `models` by name, as the builtin agent speaks them (openai-compatible or anthropic): a
+   * roster entry's or the judge's `endpoint` picks one instead of the default. Never from a request.
+   */
+  endpoints?: Readonly<Record<string, BuiltinEndpoint>>;
   /** No token and no tool call for this long = `stalled`, ms (default 180000). */
   idleMs?: number;
   /** The same failing call this many times = `stuck` (default 3). */
@@ -116,14 +121,31 @@ export class BuiltinRunner implements Runner {
   }
 
   /**
-   * One answer from the model, no tools, no workspace (the roster's judge drafting an ask's
-   * recommendation, spec 05): through the same provider stack as the agent. Throws when there is no
-   * endpoint or the call fails; the caller then says the judge abstained.
+   * The `models.<name>` a roster entry (or the judge) names; refused, naming `field`, the name and the
+   * endpoints there are, when there is none the builtin agent can use.
    */
-  async complete(request: { system: string; prompt: string; model: string | null; timeoutMs: number }): Promise<string> {
-    const endpoint = this.#endpoint();
+  #namedEndpoint(name: string, field: string): BuiltinEndpoint {
+    const endpoints = this.#opts.endpoints ?? {};
+    const endpoint = endpoints[name];
+    if (endpoint !== undefined) return endpoint;
+    const names = Object.keys(endpoints);
+    throw new GafferError(
+      'invalid_request',
+      `${field}: "${name}" is not a model endpoint the builtin agent can use (${names.length > 0 ? `models: ${names.join(', ')}` : 'no openai-compatible or anthropic models are configured'}) — add models.${name} with its url, or name another`,
+      field,
+    );
+  }
+
+  /**
+   * One answer from the model, no tools, no workspace (the roster's judge drafting an ask's
+   * recommendation, spec 05): through the same provider stack as the agent, against the judge's
+   * `endpoint` when it names one. Throws when there is no endpoint or the call fails; the caller
+   * then says the judge abstained.
+   */
+  async complete(request: { system: string; prompt: string; model: string | null; endpoint?: string; timeoutMs: number }): Promise<string> {
+    const endpoint = request.endpoint !== undefined ? this.#namedEndpoint(request.endpoint, 'endpoint') : this.#endpoint();
     const modelId = request.model ?? endpoint?.model ?? null;
-    if (endpoint === null || modelId === null) throw new Error('no model endpoint (or no model) is configured for builtin');
+    if (endpoint === null || modelId === null) throw new Error(`no model endpoint (or no model) is configured for builtin${request.endpoint !== undefined ? ` on models.${request.endpoint}` : ''}`);
     const { generateText, createLanguageModel } = await loadSdk();
     const result = await generateText({
       model: createLanguageModel(endpoint, modelId),
@@ -135,8 +157,14 @@ export class BuiltinRunner implements Runner {
     return result.text.trim();
   }
 
-  /** Refuses before anything starts when there is no endpoint, or no model for this task. */
-  vet(task: { model: string | null }, field: string): void {
+  /** Refuses before anything starts when there is no endpoint (the named one, or the default), or no model for this task. */
+  vet(task: { model: string | null; endpoint?: string }, field: string): void {
+    if (task.endpoint !== undefined) {
+      if ((task.model ?? this.#namedEndpoint(task.endpoint, field).model) === null) {
+        throw new GafferError('model_endpoint_missing', `${field}: no model named and models.${task.endpoint} has none — give the roster entry a "model" or set models.${task.endpoint}.model`, field);
+      }
+      return;
+    }
     const endpoint = this.#endpoint();
     if (endpoint === null) {
       throw new GafferError('model_endpoint_missing', `${field}: builtin needs a model endpoint — set GAFFER_MODEL_URL (and GAFFER_MODEL) or models.default in gaffer.config.json`, field);
@@ -144,6 +172,11 @@ export class BuiltinRunner implements Runner {
     if ((task.model ?? endpoint.model) === null) {
       throw new GafferError('model_endpoint_missing', `${field}: no model named and the endpoint has no default — give the task a "model" or set GAFFER_MODEL`, field);
     }
+  }
+
+  /** Refuses (naming `field`) a `models.<name>` the builtin agent cannot run against. */
+  vetEndpoint(name: string, field: string): void {
+    this.#namedEndpoint(name, field);
   }
 
   /** Runs one builtin worker to its end; never throws. */
@@ -167,7 +200,13 @@ export class BuiltinRunner implements Runner {
       maxRounds: input.maxRounds,
       sandboxed: this.#sandboxFor(input) !== undefined,
     };
-    const endpoint = this.#endpoint();
+    let endpoint: BuiltinEndpoint | null;
+    try {
+      // a roster entry's endpoint (issue 34): each rung of a ladder may run against its own
+      endpoint = input.endpoint !== undefined ? this.#namedEndpoint(input.endpoint, 'endpoint') : this.#endpoint();
+    } catch (err) {
+      return buildReport(facts, { kind: 'setup', error: err instanceof Error ? err.message : String(err) }, null);
+    }
     if (endpoint === null) {
       return buildReport(facts, { kind: 'setup', error: 'the builtin runner has no model endpoint: set GAFFER_MODEL_URL and GAFFER_MODEL (or configure one)' }, null);
     }
@@ -184,7 +223,8 @@ export class BuiltinRunner implements Runner {
     }
     const modelId = input.model ?? endpoint.model;
     if (modelId === null) {
-      return buildReport(facts, { kind: 'setup', error: 'no model selected: the task names none and the builtin endpoint has no default model (set GAFFER_MODEL or models.default.model)' }, null);
+      const setIt = input.endpoint !== undefined ? `models.${input.endpoint}.model` : 'GAFFER_MODEL or models.default.model';
+      return buildReport(facts, { kind: 'setup', error: `no model selected: the task names none and the builtin endpoint has no default model (set ${setIt})` }, null);
     }
     const root = realWorkspace(input.workspace);
     const sessionPath = sessionPathFor(input.logFile, input.workerName);

@@ -7,6 +7,7 @@ import { TASK_TYPES, type TaskType } from './status.js';
 import type { RosterPick } from './route.js';
 import { gatesOf, gatesSchema, type GateSpec } from './gates.js';
 import { routeAtAdmission, type RoutingFacts } from './routing.js';
+import type { RosterEntry } from './roster.js';
 import { groundingGaps, isTaskType, type TaskBrief } from './grounding.js';
 import { taskOrderOf, taskPhases, type TaskOrder } from './phase-order.js';
 import type { ObjectivesNote } from './objectives.js';

@@ -42,7 +42,7 @@ export interface AcceptanceReport {
 
 /** The denominator rule, said where the figures are. */
 export const ACCEPTANCE_NOTE =
-  'rate = accepted / total per (type, model), one outcome per rung a task ran on; not_dispatched (an approval ask denied: nothing ran) and abstained (the worker escalated the task as beyond its brief) are logged but not counted';
+  'rate = accepted / total per (type, model), one outcome per rung a task ran on (a rung that never got a process is no outcome); not_dispatched (nothing of the task ran: an approval ask denied, or cancelled, held or unlaunchable before any attempt started) and abstained (the worker escalated the task as beyond its brief) are logged but not counted';
 
 /** The key of a (type, model): spec 02's `fix/qwen3:8b`; a null model is the runner's default. */
 export function acceptanceKey(type: string, model: string | null, runner: string): string {

@@ -5,17 +5,20 @@ import type { Billing } from './route.js';
 import type { EscalationJson } from './escalation.js';
 
 /**
- * How a task ended, as the outcome log says it (a closed set):
+ * How a task ended on a rung, as the outcome log says it (a closed set). An outcome judges the model
+ * that ran, so a rung none of whose attempts got a process is no outcome at all (outcome-log.ts);
+ * a task that got a process on no rung is `not_dispatched`:
  * - `passed`: its final attempt closed through the result gates (`result_gates_passed`), its
  *   verification did not block, and its work ended `done` having changed what it was to change;
  * - `failed`: it ran and its gates did not pass (a not-ok worker fails them outright, spec 05);
- * - `cancelled`: the job was cancelled before the task's gates were reached;
+ * - `cancelled`: the job was cancelled while it ran, before its gates were reached;
  * - `interrupted`: gaffer itself stopped under it (spec 01);
- * - `not_dispatched`: a person (or the ask's timeout) said no to its approval ask: nothing ran;
+ * - `not_dispatched`: nothing of it ran — a person (or the ask's timeout) said no to its approval
+ *   ask, or it was cancelled, held or could not launch before any attempt got a process; logged,
+ *   never counted in an acceptance;
  * - `abstained`: the rung's worker said the task is beyond its brief and it climbed (spec 05: honoured,
  *   never counted as a failure — nor as an acceptance);
- * - `error`: it never got a process for another reason (no runner, a launch or setup failure), or
- *   gaffer failed under it.
+ * - `error`: gaffer failed under it while it ran.
  */
 export const OUTCOME_STATUSES = ['passed', 'failed', 'cancelled', 'interrupted', 'not_dispatched', 'abstained', 'error'] as const;
 export type OutcomeStatus = (typeof OUTCOME_STATUSES)[number];
@@ -63,24 +66,19 @@ export interface JobEndFacts {
   escalation?: readonly EscalationJson[];
 }
 
-/**
- * A task's outcome status from its attempts' result (undefined: it had none) and the stop reason of
- * its last attempt's report (`not_approved` tells a denied ask from a runner that refused).
- */
-export function decideOutcomeStatus(result: TaskResult | undefined, lastStopReason: string | null, job: JobEndFacts): OutcomeStatus {
-  if (result === undefined) return job.interrupted ? 'interrupted' : job.cancelled ? 'cancelled' : 'error';
+/** A task's outcome status on a rung from the result of its attempts there (undefined: it had none). */
+export function decideOutcomeStatus(result: TaskResult | undefined): OutcomeStatus {
+  // no attempt got a process: no model ran, whatever stopped it (a no, a cancel, a hold, a launch)
+  if (result === undefined || !result.started) return 'not_dispatched';
   if (result.state === 'interrupted') return 'interrupted';
   // a final attempt still live at the end: gaffer failed under the job (job-run.ts `failJob`)
   if (result.state !== 'settled') return 'error';
   switch (result.ending) {
-    case 'refused':
-      return lastStopReason === 'not_approved' ? 'not_dispatched' : 'error';
     case 'cancelled':
       return 'cancelled';
-    case 'launch_failed':
-      return 'error';
     case 'finished':
       return passedGates(result) ? 'passed' : 'failed';
+    // refused or launch_failed after another attempt ran (a retry that could not start): the task's work failed
     // superseded with no attempt after it: its work was judged not good enough
     default:
       return 'failed';

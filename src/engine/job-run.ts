@@ -23,7 +23,7 @@ import { buildFixerInstruction } from '../verification/fixer-instruction.js';
 import { compareArtifacts, verificationArtifact } from '../verification/convergence.js';
 import { epochS } from './clock.js';
 import type { JobContext } from './job-context.js';
-import { runWorker, type WorkerEnd, type WorkerPlan, refuseWorker } from './worker-run.js';
+import { runWorker, type StepAway, type WorkerEnd, type WorkerPlan, refuseWorker } from './worker-run.js';
 import { settleJob, emptyTotals, recordOutcomes, verificationFacts, type SettleInput } from './settle.js';
 import type { JobPatch } from '../store/store.js';
 import { checkJobCriteria } from '../verification/criteria.js';
@@ -140,8 +140,24 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
     lastWork = after;
     violations.push(...auditStep(ctx, workspace, step, written, await restoredTests(evidence, written, after), broken));
   };
+  const yieldPlace = scope.yieldPlace;
+  let aways = 0;
+  /**
+   * Lets go of the shared workspace while `wait` waits — a climb's yes (spec 05), an attempt held by
+   * a budget or a suspended provider (spec 07) — and takes it back: what changed meanwhile is not
+   * the workers' doing. Absent where the place is the job's own (a task's worktree: kept).
+   */
+  const away: StepAway | undefined = yieldPlace && (async (wait) => {
+    const answer = await yieldPlace(wait);
+    if (answer.place === null) return answer;
+    place = answer.place;
+    const back = await snap(`back-${++aways}`);
+    evidence.addAwayStep(await evidence.diff(lastWork, back), back);
+    lastWork = back;
+    return answer;
+  });
   const workers: WorkerEnd[] = [];
-  const steps = workerSteps(ctx, place, tasks);
+  const steps = workerSteps(ctx, place, tasks).map((step) => step.map((plan) => ({ ...plan, ...(away ? { away } : {}) })));
   let lastStep: WorkerEnd[] = [];
   for (const [i, step] of steps.entries()) {
     lastStep = await runBatch(ctx, step, place, scope.batch ?? (step.length > 1 ? new AbortController() : null));
@@ -208,6 +224,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
         instruction: buildFixerInstruction(verification, scope.tasks, changedSoFar),
         // spec 03: the session handle is carried; a runner that cannot resume starts fresh with it
         resume: target.report.session,
+        ...(away ? { away } : {}),
       };
       fixers.push(await runWorker(ctx, plan, place));
       if (ctx.isCancelled) break;
@@ -280,18 +297,14 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
     scope.phase(`${task.name}: ${climb.why} — escalating to ${to.entry}`);
     if (needsYes(to, spec.approval)) {
       // spec 05: the job waits for the yes without its workspace (a task's own worktree is gaffer's: kept)
-      const answer = scope.yieldPlace ? await scope.yieldPlace(() => askToClimb(ctx, task, to, climb.why)) : { yes: await askToClimb(ctx, task, to, climb.why), place };
+      const ask = () => askToClimb(ctx, task, to, climb.why);
+      const answer = away ? await away(ask) : { yes: await ask(), place };
       if (answer.yes === false) {
         // returned where it stands; the job settles from what was judged (its workspace may be let go)
         ladders.denied(task);
         break;
       }
       if (answer.yes === null || answer.place === null) break;
-      place = answer.place;
-      // what changed while the job was away from its workspace is not its workers' doing
-      const back = await snap(`back-${rung + 1}`);
-      evidence.addAwayStep(await evidence.diff(lastWork, back), back);
-      lastWork = back;
     }
     // the rung's attempt is superseded by the next rung's (spec 05 "Escalation"), its gates' reading with it
     const live = ctx.attempts.history(task.name).filter((e) => e.attempt.state === 'verifying').at(-1);

@@ -53,9 +53,11 @@ export function logOutcomes(ctx: JobContext, job: JobEndFacts): string[] {
 }
 
 /**
- * A task's outcomes, one per rung of its ladder it ran on (spec 05: each rung's model is judged by
+ * A task's outcomes, one per rung of its ladder it RAN on (spec 05: each rung's model is judged by
  * its own attempts): a rung it climbed from `failed` (or `abstained`), its last rung from its
- * attempts' result; with no climb, one outcome.
+ * attempts' result; with no climb, one outcome. A rung none of whose attempts got a process (held
+ * by a budget and then cancelled, a runner that could not launch) ran no model and is no outcome; a
+ * task that ran on no rung logs one line, `not_dispatched`, which no acceptance counts.
  */
 function outcomesOf(ctx: JobContext, task: TaskSpec, rows: ReadonlyMap<string, AttemptRow>, job: JobEndFacts, ts: string): OutcomeRecord[] {
   const history = [...ctx.attempts.history(task.name)].sort((a, b) => a.attempt.number - b.attempt.number);
@@ -66,20 +68,23 @@ function outcomesOf(ctx: JobContext, task: TaskSpec, rows: ReadonlyMap<string, A
     else rungs.at(-1)?.push(e);
   }
   if (rungs.length === 0) rungs.push([]);
+  const ran = rungs.flatMap((attempts, i) => (attempts.some((e) => e.attempt.started) ? [i] : []));
+  const logged = ran.length > 0 ? ran : [0];
   const climbs = (job.escalation ?? []).filter((c) => c.task === task.name && c.to !== null && !c.denied);
-  return rungs.map((attempts, i) => {
+  return logged.map((i) => {
+    const attempts = rungs[i] as LedgerEntry[];
     const last = attempts.at(-1);
     const lastReport = last ? rows.get(last.worker)?.report ?? null : null;
     const climb = i < rungs.length - 1 ? climbs[i] : undefined;
-    const status = climb
+    const status = climb && ran.includes(i)
       ? climb.autopsy.at(-1)?.abstained
         ? 'abstained'
         : 'failed'
-      : decideOutcomeStatus(taskResultOf(attempts.map((e) => e.attempt)), lastReport?.stopReason ?? null, job);
+      : decideOutcomeStatus(taskResultOf(attempts.map((e) => e.attempt)));
     // spec 05: the route that ACTUALLY ran — the rung's last attempt's, not the next rung; no attempt: the task's own
     const route = last?.route ?? { runner: task.runner, model: task.model, entry: task.roster?.entry ?? null, provider: task.roster?.provider ?? null };
-    const billing = task.roster?.ladder?.find((r) => r.entry === route.entry)?.billing ?? task.roster?.billing;
-    const cost = costOf(attempts.map((e) => ({ billing: billing ?? ctx.services.billing(e.route.runner), ran: e.attempt.started, costUsd: spentUsd(rows.get(e.worker)?.report ?? null) })));
+    // who paid for each attempt is the Router's to say (a fallback's entry bills as itself)
+    const cost = costOf(attempts.map((e) => ({ billing: ctx.services.router.billing(task, e.route), ran: e.attempt.started, costUsd: spentUsd(rows.get(e.worker)?.report ?? null) })));
     return {
       ts,
       job: ctx.id,
@@ -93,7 +98,8 @@ function outcomesOf(ctx: JobContext, task: TaskSpec, rows: ReadonlyMap<string, A
       status,
       gates_passed: status === 'passed',
       escalated_to: climb?.to ?? null,
-      returned: i === rungs.length - 1 && (job.returned?.has(task.name) ?? false),
+      // the task's end is said on the last rung logged: a rung above it that never ran has no line
+      returned: i === logged.at(-1) && (job.returned?.has(task.name) ?? false),
       attempts: attempts.length,
       cost_usd: cost,
     };

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AttemptEvent, AttemptKind } from '../domain/attempt-machine.js';
 import { workerEndOf, type WorkerEndWords } from '../domain/attempt-results.js';
-import type { AttemptEventType } from '../domain/attempt-table.js';
+import type { AttemptEventType, AttemptState } from '../domain/attempt-table.js';
 import type { TaskSpec } from '../domain/request.js';
 import type { Route } from '../domain/route.js';
 import type { WorkerRole } from '../domain/status.js';
@@ -11,7 +11,7 @@ import type { AttemptPatch } from '../store/store.js';
 import { epochS } from './clock.js';
 import { MAX_RATE_LIMIT_WAIT_S, MAX_REQUEUES, rateLimitDelayS, sleepUnlessAborted } from './rate-limit.js';
 import type { JobContext } from './job-context.js';
-import { providerOf } from './operations.js';
+import { providerOf, type Hold } from './operations.js';
 import type { Runner } from '../runners/contract.js';
 import type { Place } from './placement/placement.js';
 import { blankReport } from '../runners/report.js';
@@ -44,7 +44,16 @@ export interface WorkerPlan {
   batch?: AbortController;
   /** The attempt whose node was lost (spec 09): this one takes over the work BullMQ handed to another node. */
   continues?: string;
+  /** Lets go of the job's shared workspace while a hold keeps the attempt from starting (job-run.ts); absent: it keeps its place. */
+  away?: StepAway;
 }
+
+/**
+ * Lets go of the job's place while `wait` waits, then takes it again once `wait` says yes (the
+ * scope's `yieldPlace`, job-run.ts: a climb waiting for its yes, an attempt held by a budget or a
+ * suspended provider): the place to go on in, or null when the job was cancelled meanwhile.
+ */
+export type StepAway = (wait: () => Promise<boolean | null>) => Promise<{ yes: boolean | null; place: Place | null }>;
 
 /** A worker's end as the engine keeps it. */
 export interface WorkerEnd {
@@ -63,13 +72,16 @@ export interface WorkerEnd {
  * end, whatever it is, is the task's.
  */
 export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place): Promise<WorkerEnd> {
-  const end = await runAttempt(ctx, plan, place);
+  // where the attempts go on: the place taken back after one stepped away from it while held
+  const at = { place };
+  const end = await runAttempt(ctx, plan, at);
   if (end.report.stopReason !== NODE_LOST || ctx.isCancelled) return end;
   // `+` is never in a task's name: the new attempt's row cannot collide with another task's
-  return runAttempt(ctx, { ...plan, name: `${plan.name}+node`, kind: 'retry', continues: plan.name }, place);
+  return runAttempt(ctx, { ...plan, name: `${plan.name}+node`, kind: 'retry', continues: plan.name }, at);
 }
 
-async function runAttempt(ctx: JobContext, plan: WorkerPlan, place: Place): Promise<WorkerEnd> {
+async function runAttempt(ctx: JobContext, plan: WorkerPlan, at: { place: Place }): Promise<WorkerEnd> {
+  let place = at.place;
   const { store, executor, runners, operations } = ctx.services;
   const logFile = join(ctx.jobDir, `${plan.name}.log`);
   const entry = admitAttempt(ctx, plan);
@@ -99,7 +111,8 @@ async function runAttempt(ctx: JobContext, plan: WorkerPlan, place: Place): Prom
   };
 
   // spec 07, issue 15: a suspended provider or a budget holds the attempt before it takes a slot
-  const clearance = await awaitClearance(ctx, plan, entry, signal, { onHold: () => move(['budget_spent']), own: null });
+  const clearance = await clearToStart(ctx, plan, entry, signal, () => move(['budget_spent']));
+  place = at.place = clearance.place ?? place;
   if (clearance.held) move(['window_reset']);
   if (!clearance.ok) return finish(ctx, plan, place, batchStopped(notStarted('cancelled', 'cancelled', 'cancelled', null)), false);
   let runner = runners.get(entry.route.runner);
@@ -273,45 +286,95 @@ function withSpend(ctx: JobContext, plan: WorkerPlan, report: RunnerReport, star
   return { ...report, spend };
 }
 
+/**
+ * Waits out what holds the attempt before it takes a slot (awaitClearance). The job's only attempt
+ * that is not past its process lets go of the shared workspace meanwhile (`plan.away`: as a climb
+ * waiting for its yes does, spec 05), so a hold until the window's end keeps no other job out of
+ * it; `place`: the place it took back (null: it kept its own, or the job was cancelled meanwhile).
+ */
+async function clearToStart(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntry, signal: AbortSignal, onHold: () => void): Promise<{ ok: boolean; held: boolean; place: Place | null }> {
+  const job = { id: ctx.id, unattended: ctx.spec.unattended === true };
+  const stepsAway = plan.away !== undefined && holdOf(ctx, plan, entry, job) !== null && aloneInPlace(ctx, plan.name);
+  const wait = () => awaitClearance(ctx, plan, entry, signal, { onHold, own: null, away: stepsAway });
+  if (!stepsAway || plan.away === undefined) return { ...(await wait()), place: null };
+  const before = ctx.job.phase;
+  let cleared = { ok: false, held: true };
+  const back = await plan.away(async () => {
+    cleared = await wait();
+    return cleared.ok ? true : null;
+  });
+  // taking the workspace back may have waited for another job: said then, over now
+  if (back.place !== null && before !== null && ctx.job.phase !== before) ctx.phase(before);
+  return { ok: cleared.ok && back.place !== null, held: cleared.held, place: back.place };
+}
+
+/** Attempt states before or in a process: an attempt in one may still use the place. */
+const USES_PLACE: ReadonlySet<AttemptState> = new Set(['admitted', 'awaiting_approval', 'paused', 'gated', 'placed', 'running', 'requeued', 'cancelling']);
+
+/** No other attempt of the job may use its place now (a parallel batch's siblings may: their place is kept). */
+function aloneInPlace(ctx: JobContext, worker: string): boolean {
+  return ctx.attempts.live().every((e) => e.worker === worker || !USES_PLACE.has(e.attempt.state));
+}
+
+/**
+ * What holds the attempt now, after moving it to its entry's fallback when that one is free, saying
+ * why on its row; null: it may start.
+ */
+function holdOf(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntry, job: { id: string; unattended: boolean }): Hold | null {
+  const { operations, store } = ctx.services;
+  const hold = operations.holdOn(entry.route, job);
+  if (hold === null) return null;
+  const fallback = ctx.services.router.fallback(plan.task, entry.route);
+  if (!fallback || operations.holdOn(fallback, job) !== null) return hold;
+  const why = `${hold.why} — moved to fallback entry ${fallback.entry} (${providerOf(fallback)})`;
+  ctx.attempts.reroute(plan.name, fallback);
+  store.rerouteAttempt(ctx.id, plan.name, fallback, why);
+  ctx.emit({ name: plan.name, event: 'state', message: `rerouted: ${why}`, why });
+  return null;
+}
+
 /** How often a hold with no end of its own (an interactive job on the provider) is looked at again, and the longest sleep between looks. */
 const HOLD_POLL_MS = 1_000;
 const HOLD_MAX_SLEEP_MS = 5_000;
 
 /**
  * spec 07, issue 15: waits, before the attempt takes a slot, while its provider is suspended or a
- * budget holds it — or moves it to its entry's fallback when that one is free, saying why on its
- * row. `own`: the provider this attempt itself just suspended (its rate-limited state says so
- * already). `ok` false: cancelled meanwhile; `held`: it waited.
+ * budget holds it — or moves it to its entry's fallback when that one is free (holdOf). The hold is
+ * said on its row and, while it lasts, as the job's phase (with `away`: the attempt waits without
+ * the shared workspace). `own`: the provider this attempt itself just suspended (its rate-limited
+ * state says so already). `ok` false: cancelled meanwhile; `held`: it waited.
  */
-async function awaitClearance(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntry, signal: AbortSignal, opts: { onHold: () => void; own: string | null }): Promise<{ ok: boolean; held: boolean }> {
+async function awaitClearance(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntry, signal: AbortSignal, opts: { onHold: () => void; own: string | null; away?: boolean }): Promise<{ ok: boolean; held: boolean }> {
   const { operations, store } = ctx.services;
   const job = { id: ctx.id, unattended: ctx.spec.unattended === true };
   let held = false;
   let said = '';
-  for (;;) {
-    if (signal.aborted) return { ok: false, held };
-    const hold = operations.holdOn(entry.route, job);
-    if (hold === null) return { ok: true, held };
-    const fallback = ctx.services.router.fallback(plan.task, entry.route);
-    if (fallback && operations.holdOn(fallback, job) === null) {
-      const why = `${hold.why} — moved to fallback entry ${fallback.entry} (${providerOf(fallback)})`;
-      ctx.attempts.reroute(plan.name, fallback);
-      store.rerouteAttempt(ctx.id, plan.name, fallback, why);
-      ctx.emit({ name: plan.name, event: 'state', message: `rerouted: ${why}`, why });
-      continue;
+  // the phase the hold stands in for, said again once it is over
+  const before = ctx.job.phase;
+  let phase: string | null = null;
+  try {
+    for (;;) {
+      if (signal.aborted) return { ok: false, held };
+      const hold = holdOf(ctx, plan, entry, job);
+      if (hold === null) return { ok: true, held };
+      if (!held) opts.onHold();
+      held = true;
+      // said once per hold (its words can change as time passes: a pace's percentages)
+      const key = `${hold.state}\0${hold.provider}\0${hold.until ?? ''}`;
+      if (key !== said && !(hold.state === 'provider_suspended' && hold.provider === opts.own)) {
+        said = key;
+        const state = { state: hold.state, why: hold.why, matched: hold.provider, ...(hold.until !== null ? { retry_at: hold.until } : {}) };
+        store.updateAttempt(ctx.id, plan.name, { state, lastEvent: 'state' });
+        ctx.emit({ name: plan.name, event: 'state', message: `${hold.state}: ${hold.why}`, state: hold.state, why: hold.why, ...(hold.until !== null ? { retry_at: hold.until } : {}) });
+        phase = `${plan.name} is held: ${hold.why}${opts.away === true ? '; the workspace is free meanwhile' : ''}`.slice(0, 400);
+        ctx.phase(phase);
+      }
+      const untilMs = hold.until === null ? HOLD_POLL_MS : (hold.until - operations.now()) * 1000;
+      await sleepUnlessAborted(Math.max(10, Math.min(HOLD_MAX_SLEEP_MS, untilMs)), signal);
     }
-    if (!held) opts.onHold();
-    held = true;
-    // said once per hold (its words can change as time passes: a pace's percentages)
-    const key = `${hold.state}\0${hold.provider}\0${hold.until ?? ''}`;
-    if (key !== said && !(hold.state === 'provider_suspended' && hold.provider === opts.own)) {
-      said = key;
-      const state = { state: hold.state, why: hold.why, matched: hold.provider, ...(hold.until !== null ? { retry_at: hold.until } : {}) };
-      store.updateAttempt(ctx.id, plan.name, { state, lastEvent: 'state' });
-      ctx.emit({ name: plan.name, event: 'state', message: `${hold.state}: ${hold.why}`, state: hold.state, why: hold.why, ...(hold.until !== null ? { retry_at: hold.until } : {}) });
-    }
-    const untilMs = hold.until === null ? HOLD_POLL_MS : (hold.until - operations.now()) * 1000;
-    await sleepUnlessAborted(Math.max(10, Math.min(HOLD_MAX_SLEEP_MS, untilMs)), signal);
+  } finally {
+    // another phase said meanwhile (a sibling's hold, the job's own) stands
+    if (phase !== null && ctx.job.phase === phase && before !== null) ctx.phase(before);
   }
 }
 

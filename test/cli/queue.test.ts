@@ -80,6 +80,30 @@ describe('gaffer queue', () => {
       attempts: [expect.objectContaining({ worker: 'stubborn' }), expect.objectContaining({ worker: 'stubborn+dear', status: 'done' })],
     });
   });
+  it("each record's status is its own task's: one that passed its gates stays done when a sibling's climb is denied", () => {
+    const data = join(tempDir(), 'data');
+    mkdirSync(data, { recursive: true });
+    const rung = (id: string, cost: string, billing: string) => ({ id, runner: 'shell', provider: 'local', billing, cost, tasks: ['fix'] });
+    // the second rung bills per call: its climb asks, and an ask unanswered in a second is a no
+    writeFileSync(join(data, 'gaffer.config.json'), JSON.stringify({ approval: { timeout_s: 1 }, roster: { entries: [rung('cheap', 'free', 'free'), rung('dear', 'mid', 'api')] } }));
+    const ws = makeWorkspace({ 'README.md': 'todo\n' }, { git: true });
+    const dir = join(tempDir(), 'dispatch');
+    mkdirSync(dir);
+    const record = (id: string, answer: string) => ({ id, title: `${id}'s answer`, instruction: `echo ${answer} > ${id}.txt`, files: [`${id}.txt`], gates: [`grep -qx 42 ${id}.txt`], ...grounded, type: 'fix' });
+    writeFileSync(join(dir, '1-right.json'), JSON.stringify(record('right', '42')));
+    writeFileSync(join(dir, '2-wrong.json'), JSON.stringify(record('wrong', '41')));
+    const ran = gaffer(data, ['--json', 'queue', 'run', dir, '--workspace', ws, '--wait']);
+    expect(ran.code, ran.stderr).toBe(0);
+    const right = JSON.parse(readFileSync(join(dir, '1-right.json'), 'utf8'));
+    const wrong = JSON.parse(readFileSync(join(dir, '2-wrong.json'), 'utf8'));
+    expect(right.job).toBe(wrong.job);
+    // the job is partial (a task came back), but that is the sibling's end, not this record's
+    expect(right).toMatchObject({ status: 'done', attempts: [{ worker: 'right', status: 'done' }] });
+    expect(wrong).toMatchObject({ status: 'returned', gaps: [expect.stringMatching(/the climb to dear was not approved: returned to its spawner$/), expect.stringMatching(/^cheap \(shell\): grep -qx 42 wrong\.txt fail/)] });
+    const lines = (JSON.parse(ran.stdout) as { records: { file: string; status: string }[] }).records;
+    expect(lines.map((l) => [l.file, l.status])).toEqual([['1-right.json', 'done'], ['2-wrong.json', 'returned']]);
+  });
+
   it('a spent budget holds the whole batch: nothing dispatched, every record left as it was, the reason reported (issue 15)', () => {
     const data = join(tempDir(), 'data');
     mkdirSync(data, { recursive: true });

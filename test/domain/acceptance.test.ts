@@ -62,27 +62,25 @@ const result = (extra: Partial<TaskResult>): TaskResult => ({
   gatesPass: true,
   ...extra,
 });
-const ended = { cancelled: false, interrupted: false };
 
 describe("a task's outcome status", () => {
   it('passed only through the result gates with its verification passing and its work done', () => {
-    expect(decideOutcomeStatus(result({}), 'complete', ended)).toBe('passed');
-    expect(decideOutcomeStatus(result({ gatesPass: false }), 'complete', ended)).toBe('failed');
-    expect(decideOutcomeStatus(result({ verificationBlocks: true }), 'complete', ended)).toBe('failed');
-    expect(decideOutcomeStatus(result({ status: 'error', outcome: 'expected_error' }), 'exit_nonzero', ended)).toBe('failed');
-    expect(decideOutcomeStatus(result({ nothingChanged: true }), 'nothing_changed', ended)).toBe('failed');
+    expect(decideOutcomeStatus(result({}))).toBe('passed');
+    expect(decideOutcomeStatus(result({ gatesPass: false }))).toBe('failed');
+    expect(decideOutcomeStatus(result({ verificationBlocks: true }))).toBe('failed');
+    expect(decideOutcomeStatus(result({ status: 'error', outcome: 'expected_error' }))).toBe('failed');
+    expect(decideOutcomeStatus(result({ nothingChanged: true }))).toBe('failed');
   });
 
-  it('a denied ask is not_dispatched; a runner that refused, a launch failure or no attempt is error; stops are cancelled or interrupted', () => {
-    expect(decideOutcomeStatus(result({ ending: 'refused', started: false }), 'not_approved', ended)).toBe('not_dispatched');
-    expect(decideOutcomeStatus(result({ ending: 'refused', started: false }), 'refused', ended)).toBe('error');
-    expect(decideOutcomeStatus(result({ ending: 'launch_failed', started: false }), 'spawn_failed', ended)).toBe('error');
-    expect(decideOutcomeStatus(undefined, null, ended)).toBe('error');
-    expect(decideOutcomeStatus(undefined, null, { cancelled: true, interrupted: false })).toBe('cancelled');
-    expect(decideOutcomeStatus(result({ ending: 'cancelled' }), 'cancelled', { cancelled: true, interrupted: false })).toBe('cancelled');
-    expect(decideOutcomeStatus(result({ state: 'interrupted', ending: null }), null, { cancelled: false, interrupted: true })).toBe('interrupted');
+  it('nothing of it ran (a denied ask, a refusal, a launch failure, a hold or a cancel before a process, no attempt) is not_dispatched; stops while it ran are cancelled or interrupted', () => {
+    expect(decideOutcomeStatus(result({ ending: 'refused', started: false }))).toBe('not_dispatched');
+    expect(decideOutcomeStatus(result({ ending: 'launch_failed', started: false }))).toBe('not_dispatched');
+    expect(decideOutcomeStatus(result({ ending: 'cancelled', started: false }))).toBe('not_dispatched');
+    expect(decideOutcomeStatus(undefined)).toBe('not_dispatched');
+    expect(decideOutcomeStatus(result({ ending: 'cancelled' }))).toBe('cancelled');
+    expect(decideOutcomeStatus(result({ state: 'interrupted', ending: null }))).toBe('interrupted');
     // gaffer failed while the attempt was still live
-    expect(decideOutcomeStatus(result({ state: 'running', ending: null }), null, ended)).toBe('error');
+    expect(decideOutcomeStatus(result({ state: 'running', ending: null }))).toBe('error');
   });
 });
 

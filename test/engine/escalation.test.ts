@@ -2,6 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseRoster } from '../../src/domain/roster.js';
+import { windowOf } from '../../src/domain/budget.js';
+import { epochS } from '../../src/engine/clock.js';
+import { renderCompact } from '../../src/interfaces/cli/render.js';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import { createRunners } from '../../src/runners/index.js';
 import { Store } from '../../src/store/store.js';
@@ -314,5 +317,59 @@ describe('gates and escalation (spec 05)', () => {
     expect(job.status).toBe('done');
     expect(job.tasks[0]).toMatchObject({ model: 'mid-1', routed: expect.stringMatching(/^learned: skipped small/) });
     expect(server.requests.slice(before).map((r) => r.model)).toEqual(['small-1', 'small-1', 'mid-1', 'mid-1']);
+  });
+});
+
+describe('a climb held by a spent budget (spec 05, spec 07)', () => {
+  // the ladder's provider may take one request a UTC day: the first rung's run spends it
+  const budget = { provider: 'local', entry: null, window: 'day' as const, unit: 'requests' as const, limit: 1, pace_margin: 0.2 };
+  const iso = (s: number) => new Date(s * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+
+  it('lets go of the shared workspace while it waits, says what it waits for and until when, and takes the workspace back when the window rolls over', async () => {
+    let offsetS = 0;
+    const now = () => epochS() + offsetS;
+    const engine = await open(THREE, { operations: { budgets: [budget], now } });
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    server.script([...writes('small-1', '41'), ...writes('mid-1', '42')]);
+    const id = submit(engine, ws);
+    expect((await engine.waitFor(id, 'worker:ans+mid:budget_paused', 30)).met).toBe(true);
+    const until = iso(windowOf('day', now()).end);
+    const held = engine.get(id);
+    expect(held.phase).toMatch(new RegExp(`^ans\\+mid is held: local day budget \\(1 requests\\) is spent: 2 of 1 requests since .*; waits until ${until}; the workspace is free meanwhile$`));
+    // `gaffer status` says the held worker's state and why, not `- state`
+    const status = renderCompact(held);
+    expect(status).toMatch(new RegExp(`ans\\+mid +- +budget_paused: local day budget \\(1 requests\\) is spent: 2 of 1 requests since .*; waits until ${until}`));
+    expect(status).not.toMatch(/ - +state\b/);
+
+    // its workspace is free meanwhile: another job on it runs to the end
+    const other = engine.submit({ workspace: ws, runner: 'shell', verify: 'exit 0', tasks: [{ instruction: 'echo hi > other.txt', files: ['other.txt'] }] }).job.id;
+    expect((await engine.waitFor(other, 'done', 20)).met).toBe(true);
+    expect(engine.get(other).status).toBe('done');
+
+    // the next UTC day: the window rolls over, the climb takes its workspace back and runs
+    offsetS = windowOf('day', now()).end - epochS() + 60;
+    await engine.settled(id);
+    const job = engine.get(id, { full: true });
+    expect(job.status).toBe('done');
+    expect(readFileSync(join(ws, 'answer.txt'), 'utf8')).toBe('42\n');
+    // what the other job wrote while this one was away is not this job's work
+    expect(job.result?.files_changed).toEqual(['answer.txt']);
+  });
+
+  it('a rung that never started (held, then cancelled) is no outcome: the rung that ran is logged, and acceptance never counts the one that did not', async () => {
+    const engine = await open(THREE, { operations: { budgets: [budget] } });
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    server.script([...writes('small-1', '41')]);
+    const id = submit(engine, ws);
+    expect((await engine.waitFor(id, 'worker:ans+mid:budget_paused', 30)).met).toBe(true);
+    engine.cancel(id);
+    await engine.settled(id);
+    expect(engine.get(id).status).toBe('cancelled');
+    const lines = readFileSync(join(engine.dataDir, 'outcomes.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => [l.rung, l.entry, l.status, l.escalated_to])).toEqual([[1, 'small', 'failed', 'mid']]);
+    const stats = engine.stats();
+    expect(stats.outcomes_total).toBe(1);
+    expect(stats.acceptance['fix/mid-1']).toBeUndefined();
+    expect(stats.acceptance['fix/small-1']).toMatchObject({ accepted: 0, total: 1 });
   });
 });

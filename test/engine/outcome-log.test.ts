@@ -218,9 +218,13 @@ describe('the liveness log', () => {
     expect(engine.get(thrown)).toMatchObject({ status: 'partial', verdict: 'error: gaffer failed: the report cannot be read' });
     expect(outcomesOf(engine).map((o) => [o.task, o.runner, o.status, o.gates_passed, o.attempts])).toEqual([
       ['sleeper', 'shell', 'cancelled', false, 1],
-      ['broken', 'unlaunchable', 'error', false, 1],
+      ['broken', 'unlaunchable', 'not_dispatched', false, 1],
       ['thrower', 'throwing', 'error', false, 1],
     ]);
+    // the task that never got a process ran no model: logged, but in no denominator
+    const stats = engine.stats();
+    expect(stats.excluded.not_dispatched).toBe(1);
+    expect(stats.acceptance['implement/(unlaunchable default)']).toBeUndefined();
   });
 
   it('a rate-limited builtin worker is requeued and runs again: running, requeued, running, finished; its outcome names the model it reported', async () => {

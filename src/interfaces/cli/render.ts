@@ -50,7 +50,8 @@ export function renderCompact(job: CompactJob): string {
   }
   if (job.progress) {
     const waiting = Object.entries(job.progress).filter(([name]) => !workers.some((w) => w.name === name));
-    for (const [name, p] of waiting) lines.push(`    ${name.padEnd(14)} ${'-'.padEnd(8)} ${p.last_event}`);
+    // a worker held before its process (a budget, a suspended provider) says what holds it and until when
+    for (const [name, p] of waiting) lines.push(`    ${name.padEnd(14)} ${'-'.padEnd(8)} ${p.state ? `${p.state}${p.why ? `: ${p.why}` : ''}` : p.last_event}`);
   }
   if (job.warnings) for (const w of job.warnings) lines.push(`  warning: ${w}`);
   if (job.follow_up) lines.push(`  follow-up of: ${job.follow_up.job} ${job.follow_up.task} (${job.follow_up.resumed ? 'resumed its session' : 'new session, told the diff'})`);
@@ -140,9 +141,9 @@ export function renderStats(stats: StatsAnswer & Partial<OperationsStats>): stri
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
     for (const row of [header, ...rows]) lines.push(`  ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd());
   }
-  const { not_dispatched: denied, abstained } = stats.excluded;
+  const { not_dispatched: neverRan, abstained } = stats.excluded;
   const left = [
-    ...(denied > 0 ? [`${denied} not_dispatched (an approval ask denied: nothing ran)`] : []),
+    ...(neverRan > 0 ? [`${neverRan} not_dispatched (nothing ran: an approval ask denied, or stopped before a process)`] : []),
     ...(abstained > 0 ? [`${abstained} abstained (escalated as beyond the worker's brief)`] : []),
   ];
   lines.push(`  ${stats.outcomes_total} outcome(s) logged${left.length > 0 ? `; ${left.join(', ')} not counted` : ''}`);

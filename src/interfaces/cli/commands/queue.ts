@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { GafferError } from '../../../domain/errors.js';
 import { isOpen, parseQueueRecord, recordGaps, recordTask, taskNames, type QueueAttempt, type QueueRecord, type QueueStatus, type ReadRecord } from '../../../domain/queue-record.js';
 import type { CompactJob } from '../../../engine/compact.js';
+import type { CompactWorkerEntry } from '../../../domain/answer.js';
 import type { CliContext } from '../cli-context.js';
 
 /** The folder `gaffer queue` reads when none is given (spec 05). */
@@ -145,19 +146,37 @@ async function dispatchAll(cli: CliContext, folder: string, items: { file: strin
     const attempts: QueueAttempt[] = rows.map((w) => ({ job: job.id, worker: w.name, runner: w.runner, model: w.model ?? null, status: w.status, outcome: w.outcome }));
     // spec 05: a task its ladder could not carry comes back to its spawner with the autopsy, as its gaps
     const returned = full.result?.escalation?.filter((e) => e.task === name && e.returned === true).at(-1);
-    const status = returned ? 'returned' : finalStatus(rows.at(-1)?.status ?? null, full.status);
+    const status = returned ? 'returned' : recordStatus(name, rows, full);
     const gaps = returned ? [returned.why, ...(returned.autopsy ?? []).map((a) => `${a.entry} (${a.model ?? a.runner}): ${a.gates.filter((g) => g.result !== 'pass').map((g) => `${g.gate} ${g.result}: ${g.detail}`).join('; ') || a.verification || a.status}`)] : [];
     writeBack(folder, i.file, i.record, { status, gaps, job: job.id, attempts: [...(i.record.attempts ?? []), ...attempts] });
     return { file: i.file, id: i.record.id, status, detail: `job ${job.id}: ${full.verdict ?? full.status}` };
   });
 }
 
-/** A record's final status from its task's last row and the job's status. */
-function finalStatus(row: string | null, job: string): QueueStatus {
-  if (row === 'refused') return 'refused';
-  if (row === 'cancelled' || job === 'cancelled') return 'cancelled';
-  if (row === 'error' || job === 'error') return 'error';
-  return row === 'done' && job === 'done' ? 'done' : 'failed';
+/**
+ * A record's final status from its own task's end: its last attempt's row, its own gates, and the
+ * verification and criteria that judged its work — never from how its siblings ended (the job is
+ * `partial` when one of the batch was denied or failed; a record that passed is still done). A
+ * cancel, a shutdown, or gaffer failing under the job is every task's.
+ */
+function recordStatus(task: string, rows: readonly CompactWorkerEntry[], job: CompactJob): QueueStatus {
+  const row = rows.at(-1) ?? null;
+  if (row?.status === 'refused') return 'refused';
+  if (row?.status === 'cancelled' || row?.status === 'interrupted' || job.status === 'cancelled' || job.status === 'interrupted') return 'cancelled';
+  if (row?.status !== 'done' || job.error !== null) return 'error';
+  return ownWorkPassed(task, row, job.result) ? 'done' : 'failed';
+}
+
+/** The task's work passed what judged it: its worker changed what it was to, its own gates and criteria, and the verification of its work. */
+function ownWorkPassed(task: string, row: CompactWorkerEntry, result: CompactJob['result']): boolean {
+  // a worker done with nothing changed where a change was the task reads `expected_error` (issue 10)
+  if (row.outcome !== 'success') return false;
+  const gates = result?.gates?.filter((g) => g.task === task).at(-1);
+  if (gates !== undefined && gates.verdict !== 'pass') return false;
+  // a task's own criteria are listed as `<task>: <criterion>`; a queue's job declares none of its own
+  if (result?.criteria_check?.unmet.some((c) => c.startsWith(`${task}: `))) return false;
+  // a queue's job works in the shared workspace: one verification judges every task's work
+  return result?.verification?.blocking !== true;
 }
 
 /** Writes gaffer's fields into the record's file atomically (a temporary file, then a rename over it). */

@@ -325,6 +325,11 @@ function byWorkspace(table: Record<string, string>, baseDir: string): Record<str
 }
 
 /** True when a URL's host is this machine (127.0.0.0/8, ::1, localhost). */
+/** spec 02: the runner of a task that names none — the configured default, else builtin when a model endpoint is configured; null: such a task is refused. */
+export function defaultRunnerOf(config: GafferConfig): string | null {
+  return config.default_runner ?? (config.models[DEFAULT_ENDPOINT] ? 'builtin' : null);
+}
+
 export function isLoopbackUrl(url: string): boolean {
   try {
     const host = new URL(url).hostname.replace(/^\[|\]$/g, '');

@@ -380,7 +380,7 @@ export const answerTaskSchema = z.strictObject({
   runner: z.string(),
   model: z.string().nullable().optional(),
   type: z.enum(TASK_TYPES),
-  /** Why the roster routed it there, when the learning router decided (spec 05): the figures in words. */
+  /** Why the roster routed it there (spec 05): when the learning router decided, the figures in words; with `full`, whenever a roster routed it. */
   routed: z.string().optional(),
 });
 

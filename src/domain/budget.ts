@@ -60,6 +60,11 @@ export function windowOf(window: BudgetWindow, now: number): { start: number; en
   return { start, end: start + 7 * DAY_S };
 }
 
+/** Whether a budget counts an attempt on `provider` (its roster entry's, else its runner's key) and roster `entry`. */
+export function budgetCounts(rule: BudgetRule, provider: string, entry: string | null): boolean {
+  return rule.provider === provider && (rule.entry === null || rule.entry === entry);
+}
+
 /** The budget's name in messages: `anthropic day budget (5 usd)`. */
 export function budgetName(rule: BudgetRule): string {
   return `${rule.entry !== null ? `roster entry ${rule.entry} (${rule.provider})` : rule.provider} ${rule.window} budget (${rule.limit} ${rule.unit})`;
@@ -111,6 +116,7 @@ function pct(share: number): string {
   return `${Math.round(share * 100)}%`;
 }
 
-function iso(s: number): string {
+/** Epoch seconds as an ISO time to the second (UTC). */
+export function iso(s: number): string {
   return new Date(s * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
 }

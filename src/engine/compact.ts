@@ -68,7 +68,8 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
         runner: t.runner,
         model: t.model,
         type: t.type,
-        ...(t.roster?.learned ? { routed: t.roster.why } : {}),
+        // why the roster routed it where it did: the learner's figures always; the first rung's plain why with `full`
+        ...(t.roster && (full || t.roster.learned) ? { routed: t.roster.why } : {}),
       };
       // as in the worker rows: no model named is said by leaving it out
       return full ? task : dropEmpty(task, TASK_KEEP);

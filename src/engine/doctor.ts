@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { toGafferError } from '../domain/errors.js';
 import { detectCli, findBinary } from '../runners/cli/detect.js';
@@ -18,6 +18,8 @@ import { DEFAULT_CONFIG, loadConfig, redactUrl, type GafferConfig, type LoadedCo
 import { describeConfig, type ShownConfig } from '../config/describe-config.js';
 import { readCommittedHints, readWorkspaceHints } from '../verification/workspace-hints.js';
 import { checkEntryEndpoints, modelIds, modelsRequest } from './doctor-endpoints.js';
+import { latestSchemaVersion } from '../store/store.js';
+import { describeSpine, type SpineReport } from './doctor-spine.js';
 
 /** One doctor check (spec 07): what was found and, when it is not ok, what to do. */
 export interface DoctorCheck {
@@ -31,6 +33,8 @@ export interface DoctorCheck {
 /** `gaffer doctor --json`. */
 export interface DoctorReport {
   config: ShownConfig & { data_dir: string };
+  /** The roster and where it came from, the ladders, learning, approval, budgets and the breaker (doctor-spine.ts). */
+  spine: SpineReport;
   checks: DoctorCheck[];
 }
 
@@ -88,7 +92,9 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
     const { untrusted } = await readCommittedHints(opts.workspace);
     if (untrusted !== null) add('committed hints', 'warn', untrusted, `commit ${join(opts.workspace, '.gaffer', 'workspace.json')}: jobs go by the hints as committed at HEAD`);
   }
-  return { config: { ...describeConfig(loaded), data_dir: opts.dataDir }, checks };
+  const spine = describeSpine(config, opts.dataDir, opts.workspace);
+  if (spine.roster.error !== undefined) add('roster', 'fail', spine.roster.error, 'fix the roster as the message says: every job is refused until it can be read');
+  return { config: { ...describeConfig(loaded), data_dir: opts.dataDir }, spine, checks };
 }
 
 type Add = (name: string, status: DoctorCheck['status'], detail: string, fix?: string | null) => void;
@@ -146,15 +152,6 @@ function nearestExisting(path: string): string {
   let at = path;
   while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
   return at;
-}
-
-/** The schema version this build's store migrates to: one per migration file (store.ts numbers them so). */
-function latestSchemaVersion(): number | null {
-  try {
-    return readdirSync(new URL('../store/migrations/', import.meta.url)).filter((f) => f.endsWith('.sql')).length;
-  } catch {
-    return null;
-  }
 }
 
 /**

@@ -2,7 +2,7 @@
 // the store (so every gaffer process on a data dir sees the same spend, suspensions and breaker)
 // and one clock (a test moves it; nothing here sleeps).
 import { breakerState, DEFAULT_BREAKER, type BreakerSettings, type BreakerState } from '../domain/breaker.js';
-import { budgetName, judgeBudget, windowOf, type BudgetRule, type BudgetState } from '../domain/budget.js';
+import { budgetCounts, budgetName, judgeBudget, windowOf, type BudgetRule, type BudgetState } from '../domain/budget.js';
 import { GafferError } from '../domain/errors.js';
 import type { JobSpec, TaskSpec } from '../domain/request.js';
 import type { Billing, Route, Rung } from '../domain/route.js';
@@ -71,11 +71,18 @@ export class Operations {
 
   /** The budgets that apply to a route, judged now. */
   budgetsOn(route: Pick<Route, 'provider' | 'runner' | 'entry'>): BudgetState[] {
-    const provider = providerOf(route);
     const now = this.now();
-    return this.#settings.budgets
-      .filter((b) => b.provider === provider && (b.entry === null || b.entry === route.entry))
-      .map((b) => judgeBudget(b, this.#store.spendSince({ provider, entry: b.entry, unit: b.unit, since: windowOf(b.window, now).start }), now));
+    return this.#settings.budgets.filter((b) => budgetCounts(b, providerOf(route), route.entry)).map((b) => this.#judge(b, now));
+  }
+
+  /** Every configured budget judged now, in the config's order (`gaffer doctor`). */
+  budgets(): BudgetState[] {
+    const now = this.now();
+    return this.#settings.budgets.map((b) => this.#judge(b, now));
+  }
+
+  #judge(b: BudgetRule, now: number): BudgetState {
+    return judgeBudget(b, this.#store.spendSince({ provider: b.provider, entry: b.entry, unit: b.unit, since: windowOf(b.window, now).start }), now);
   }
 
   breaker(): BreakerState {
@@ -146,7 +153,7 @@ export class Operations {
       const budgets = this.#settings.budgets
         .filter((b) => b.provider === provider)
         .map((b) => {
-          const state = judgeBudget(b, this.#store.spendSince({ provider, entry: b.entry, unit: b.unit, since: windowOf(b.window, now).start }), now);
+          const state = this.#judge(b, now);
           return { name: budgetName(b), window: b.window, unit: b.unit, limit: b.limit, spent: state.spent, unknown: state.unknown, state: state.state, pause_until: state.pause_until };
         });
       return { provider, budgets, suspended_until: suspension?.until ?? null, suspended_why: suspension?.why ?? null, waiting: this.#store.jobsWaitingOn(provider) };

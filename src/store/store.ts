@@ -86,6 +86,15 @@ const CHECKPOINTER_AFTER = 200;
 const SPEND_COLUMNS: Record<BudgetUnit, string> = { usd: 'spend_usd', requests: 'spend_requests', tokens: 'spend_tokens', seconds: 'spend_seconds' };
 const LIVE = `('queued','awaiting_approval','running','verifying','cancelling')`;
 
+/** The schema version this build migrates a store to: one per migration file (#migrate numbers them so); null when they cannot be listed. */
+export function latestSchemaVersion(): number | null {
+  try {
+    return readdirSync(new URL('./migrations/', import.meta.url)).filter((f) => f.endsWith('.sql')).length;
+  } catch {
+    return null;
+  }
+}
+
 /** The SQLite store (WAL): jobs, attempts, events, workspace locks, job processes. Safe to share between processes. */
 export class Store implements GafferStore {
   readonly db: Database.Database;
@@ -101,17 +110,25 @@ export class Store implements GafferStore {
   readonly #append: Database.Transaction<(jobId: string, sets: string, values: unknown[], rows: unknown[][]) => number>;
   readonly #lock: Database.Transaction<(workspace: string, jobId: string, pid: number, pidStart: number) => LockAttempt>;
 
-  constructor(dataDir: string) {
-    // the db holds every job's output and events: the data dir is 0700 and the db 0600 (issue 11)
-    makePrivateDataDir(dataDir);
+  /**
+   * `readOnly`: a look at an existing store that makes nothing, migrates nothing and writes nothing
+   * (doctor, issue 12) — a missing file throws, and so does any write through it.
+   */
+  constructor(dataDir: string, opts: { readOnly?: boolean } = {}) {
     this.path = join(dataDir, 'gaffer.db');
-    touchPrivateFile(this.path);
-    this.db = new Database(this.path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('busy_timeout = 15000');
-    this.db.pragma('foreign_keys = ON');
-    this.db.pragma('synchronous = NORMAL');
-    this.#migrate();
+    if (opts.readOnly === true) {
+      this.db = new Database(this.path, { readonly: true, fileMustExist: true, timeout: 15_000 });
+    } else {
+      // the db holds every job's output and events: the data dir is 0700 and the db 0600 (issue 11)
+      makePrivateDataDir(dataDir);
+      touchPrivateFile(this.path);
+      this.db = new Database(this.path);
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('busy_timeout = 15000');
+      this.db.pragma('foreign_keys = ON');
+      this.db.pragma('synchronous = NORMAL');
+      this.#migrate();
+    }
     this.#insertJob = this.db.transaction((job: NewJob, vet?: () => void) => this.#insertJobNow(job, vet));
     this.#append = this.db.transaction((jobId: string, sets: string, values: unknown[], rows: unknown[][]) => this.#appendNow(jobId, sets, values, rows));
     this.#lock = this.db.transaction((workspace: string, jobId: string, pid: number, pidStart: number) => this.#lockNow(workspace, jobId, pid, pidStart));

@@ -1,6 +1,6 @@
 import { cliRunnerOptions } from '../../runners/cli/config.js';
 import { DEFAULT_ENDPOINT } from '../../config/config-schema.js';
-import { loadConfig, type GafferConfig, type LoadedConfig } from '../../config/config.js';
+import { defaultRunnerOf, loadConfig, type GafferConfig, type LoadedConfig } from '../../config/config.js';
 import { resolveDataDir } from '../../platform/files/data-dir.js';
 import { readSecret } from '../../config/local-secret.js';
 import { Engine } from '../../engine/engine.js';
@@ -103,8 +103,7 @@ export class CliContext {
       maxParallel: config.workers.max_parallel,
       specLint: config.spec_lint,
       retentionJobs: config.retention.jobs,
-      // spec 02: no runner named → the configured default, else builtin when a model endpoint is configured
-      defaultRunner: config.default_runner ?? (config.models[DEFAULT_ENDPOINT] ? 'builtin' : null),
+      defaultRunner: defaultRunnerOf(config),
       timeouts: config.timeouts,
       confirmFullSuite: config.verification.confirm_full_suite,
       verificationNetwork: verificationNetworkOf(config),

@@ -1,13 +1,28 @@
 import { GafferError } from '../../../domain/errors.js';
 import { JOB_STATUSES } from '../../../domain/status.js';
+import type { BudgetRule } from '../../../domain/budget.js';
 import type { CliContext } from '../cli-context.js';
+import { renderFull } from '../render-full.js';
 import { renderBrief, renderCompact, renderEvent, renderStats, renderWait } from '../render.js';
 
-/** `gaffer status JOB [--full]`. */
+/** `gaffer status JOB [--full]`: with --full, also each attempt's route, the climbs with their autopsy, reroutes and spend. */
 export async function statusCommand(cli: CliContext, id: string, flags: { full?: boolean }): Promise<number> {
-  const job = await (await cli.api()).get(id, flags.full ?? false);
-  cli.out(cli.json ? JSON.stringify(job, null, 2) : renderCompact(job));
+  const full = flags.full ?? false;
+  const job = await (await cli.api()).get(id, full);
+  cli.out(cli.json ? JSON.stringify(job, null, 2) : full ? renderFull(job, configuredBudgets(cli)) : renderCompact(job));
   return 0;
+}
+
+/**
+ * The budgets of this data dir's config, which a server on it reads too; null when the config cannot
+ * be read (the job is still shown: a server may have read it before it broke).
+ */
+function configuredBudgets(cli: CliContext): BudgetRule[] | null {
+  try {
+    return cli.config.config.budgets;
+  } catch {
+    return null;
+  }
 }
 
 /** `gaffer wait JOB [--for COND] [--timeout-s N]`: 0 met, 1 not met. */

@@ -58,15 +58,36 @@ export function approvalReasons(spec: Pick<JobSpec, 'approval' | 'tasks'>, polic
 
 function reasonFor(task: TaskSpec, approval: JobSpec['approval'], policy: ApprovalPolicy, billingOf: (runner: string) => Billing): string | null {
   const pick = task.roster;
-  if (billingOfRoute(task, admittedRoute(task), billingOf) === 'api') {
-    return `${pick?.entry ? `roster entry "${pick.entry}"` : `runner ${task.runner}`} is billed per call (api): money is never spent without a yes`;
+  const label = pick?.entry ? `roster entry "${pick.entry}"` : `runner ${task.runner}`;
+  switch (askCause({ billing: billingOfRoute(task, admittedRoute(task), billingOf), approve: pick?.approve ?? false }, approval, policy.default)) {
+    case 'api':
+      return `${label} is billed per call (api): money is never spent without a yes`;
+    case 'request_required':
+      return 'the request says approval: "required"';
+    case 'config_required':
+      return 'config approval.default is "required"';
+    case 'approve':
+      // a routing null's proposal is marked to ask: the roster had nothing for the task
+      return pick && pick.entry === null ? `routing null: ${pick.why}` : `${label} is marked approve: true`;
+    case null:
+      return null;
   }
+}
+
+/** Why an attempt on a rung needs a person's yes. */
+export type AskCause = 'api' | 'request_required' | 'config_required' | 'approve';
+
+/**
+ * spec 05's one rule for a yes, for a task's start and for a climb alike: an `api` rung always
+ * asks; else a request's `never` asks nothing; else the request's or the config's `required`, or
+ * an entry marked `approve`, asks. Null: no yes needed.
+ */
+export function askCause(rung: { billing: Billing; approve: boolean }, approval: JobSpec['approval'], policyDefault: ApprovalPolicy['default']): AskCause | null {
+  if (rung.billing === 'api') return 'api';
   if (approval === 'never') return null;
-  if (approval === 'required') return 'the request says approval: "required"';
-  if (policy.default === 'required') return 'config approval.default is "required"';
-  if (pick && pick.entry === null) return `routing null: ${pick.why}`;
-  if (pick?.approve) return `roster entry "${pick.entry}" is marked approve: true`;
-  return null;
+  if (approval === 'required') return 'request_required';
+  if (policyDefault === 'required') return 'config_required';
+  return rung.approve ? 'approve' : null;
 }
 
 /**

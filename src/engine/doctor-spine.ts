@@ -193,7 +193,7 @@ function approvalOf(roster: Roster | null, config: GafferConfig): ApprovalShown 
   const asks: ApprovalShown['asks'] = [];
   const noAsk: string[] = [];
   for (const e of roster?.entries ?? []) {
-    if (!needsYes(rungOf(e), policy)) noAsk.push(e.id);
+    if (!needsYes(rungOf(e), 'auto', policy)) noAsk.push(e.id);
     else asks.push({ entry: e.id, why: e.billing === 'api' ? 'bills api' : e.approve ? 'marked approve: true' : 'approval.default is "required"' });
   }
   return { default: policy, timeout_s: config.approval.timeout_s, asks, no_ask: noAsk };

@@ -1,6 +1,7 @@
 import { abstainedUpward, gatesVerdict, type GateReading, type TaskGatesJson } from '../domain/gates.js';
 import { failingWhy, type EscalationJson, type RungAttempt } from '../domain/escalation.js';
 import type { Router } from './routing/router.js';
+import { askCause, type ApprovalPolicy } from '../domain/approval.js';
 import type { TaskSpec } from '../domain/request.js';
 import type { VerificationJson } from '../domain/result.js';
 import type { Rung } from '../domain/route.js';
@@ -12,9 +13,9 @@ import type { WorkerEnd } from './worker-run.js';
 /** How much of a worker's report the autopsy keeps. */
 const NOTE_CHARS = 300;
 
-/** A rung that needs a yes before it runs (spec 05): an `api` entry always; an `approve: true` one unless the job asks nothing. */
-export function needsYes(rung: Rung, approval: 'auto' | 'required' | 'never'): boolean {
-  return rung.billing === 'api' || approval === 'required' || (rung.approve && approval !== 'never');
+/** A rung that needs a yes before it runs (spec 05), by the rule a task's start is asked by (`askCause`). */
+export function needsYes(rung: Rung, approval: 'auto' | 'required' | 'never', policyDefault: ApprovalPolicy['default']): boolean {
+  return askCause(rung, approval, policyDefault) !== null;
 }
 
 /** Each task's gates on its latest work (tasks whose work never got a process are not gated). */

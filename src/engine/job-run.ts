@@ -295,7 +295,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
     if (climb === null) break;
     const { task, to } = climb;
     scope.phase(`${task.name}: ${climb.why} — escalating to ${to.entry}`);
-    if (needsYes(to, spec.approval)) {
+    if (needsYes(to, spec.approval, ctx.services.approval.default)) {
       // spec 05: the job waits for the yes without its workspace (a task's own worktree is gaffer's: kept)
       const ask = () => askToClimb(ctx, task, to, climb.why);
       const answer = away ? await away(ask) : { yes: await ask(), place };

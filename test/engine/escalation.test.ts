@@ -214,6 +214,21 @@ describe('gates and escalation (spec 05)', () => {
     expect(server.requests.filter((r) => r.model === 'paid-1')).toHaveLength(2);
   });
 
+  it('a climb is asked by the rule a start is: under config approval.default "required" the next rung asks too, though it is neither api nor marked approve (it climbed unasked: issue 34)', async () => {
+    const engine = await open(THREE, { approval: { default: 'required' } });
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    server.script([...writes('small-1', '41'), ...writes('mid-1', '42')]);
+    const id = submit(engine, ws);
+    await engine.waitFor(id, 'phase:awaiting approval of ans', 30);
+    engine.approve(id, true);
+    await engine.waitFor(id, 'phase:awaiting approval of ans+mid', 30);
+    expect(engine.get(id).asks?.find((a) => a.task === 'ans+mid')).toMatchObject({ answer: null, why: expect.stringContaining('billed subscription') });
+    engine.approve(id, { 'ans+mid': true });
+    await engine.settled(id);
+    expect(engine.get(id).status).toBe('done');
+    expect(readFileSync(join(ws, 'answer.txt'), 'utf8')).toBe('42\n');
+  });
+
   it('diff-scope, claims and done_means gates; a not-ok worker fails its gates outright; no judge: an undecided gate climbs to a person', async () => {
     const engine = await open(THREE);
     const ws = makeWorkspace({ 'README.md': 'x\n', 'src/a.txt': 'a\n', 'check.sh': 'exit 1\n', Makefile: 'check:\n\tfalse\n' }, { git: true });

@@ -18,6 +18,12 @@ import type { EngineServices, JobContext } from './job-context.js';
 import { LiveJobs } from './live-jobs.js';
 import type { JobQueue } from './queue/job-queue.js';
 import { SharedPlacement } from './placement/shared.js';
+import type { JobPlacement } from './placement/job-placement.js';
+import { sharedJob } from './placement/shared-job.js';
+import { remoteCheckoutJob } from './placement/remote-job.js';
+import { worktreeJob } from './worktree-job.js';
+import { runJob } from './run-job.js';
+import type { JobSpec } from '../domain/request.js';
 import { DEFAULT_WORKTREE_SETTINGS, type WorktreeSettings } from './placement/worktree.js';
 import { rosterRouter, type Router } from './routing/router.js';
 import type { WorkspaceRules } from './workspace-vetting.js';
@@ -112,7 +118,18 @@ function billingOf(configured: Readonly<Record<string, Billing>> | undefined): (
   return (runner) => configured?.[runner] ?? defaults[runner]?.billing ?? 'free';
 }
 
+/**
+ * Where each job is carried out (issue 34): a worktree per task for `isolation: "worktree"`, a
+ * checkout of its remote for a job on a `repo`, else the shared workspace under its lock — each an
+ * orchestrator of the same pipeline (placement/job-placement.ts).
+ */
+export function placementOf(spec: JobSpec, services: EngineServices): JobPlacement {
+  if (spec.isolation === 'worktree') return worktreeJob;
+  const shared = sharedJob(services.placement);
+  return spec.repo ? remoteCheckoutJob(shared) : shared;
+}
+
 /** The job queue admission hands jobs to: the in-process one; `onSettled` runs once each job is final, `onEnd` after it has left the queue. */
 export function composeQueue(opts: EngineOptions, services: EngineServices, hooks: { onEnd: () => void; onSettled: (ctx: JobContext) => Promise<void> }): JobQueue {
-  return new LiveJobs(services, { ...hooks, cancelPollMs: opts.cancelPollMs ?? 250 });
+  return new LiveJobs(services, { ...hooks, run: (ctx) => runJob(ctx, placementOf(ctx.spec, services)), cancelPollMs: opts.cancelPollMs ?? 250 });
 }

@@ -2,7 +2,6 @@ import type { TaskSpec } from '../domain/request.js';
 import type { SteerMessage, SteerOffer } from '../domain/steer.js';
 import type { JobRow } from '../store/store.js';
 import { JobContext, type EngineServices } from './job-context.js';
-import { runJob } from './run-job.js';
 import { noticeJob, notifyJob } from './notify.js';
 import type { JobQueue } from './queue/job-queue.js';
 import { offerSteer } from './steer.js';
@@ -17,16 +16,19 @@ export class LiveJobs implements JobQueue {
   readonly #jobs = new Map<string, JobContext>();
   readonly #onEnd: () => void;
   readonly #onSettled: (ctx: JobContext) => Promise<void>;
+  readonly #run: (ctx: JobContext) => Promise<void>;
   readonly #cancelPollMs: number;
   #cancelTimer: NodeJS.Timeout | null = null;
 
   /**
    * `onEnd` runs after each job settles and has left the live set (retention runs there);
    * `onSettled` before that, once the job is final (its queued steers become follow-ups), and the
-   * job's `done` waits for it; `cancelPollMs`: how often cancels other processes wrote to the store are looked for.
+   * job's `done` waits for it; `run` carries a job out (run-job.ts, in the placement the composition root picked for it);
+   * `cancelPollMs`: how often cancels other processes wrote to the store are looked for.
    */
-  constructor(services: EngineServices, opts: { onEnd: () => void; onSettled?: (ctx: JobContext) => Promise<void>; cancelPollMs: number }) {
+  constructor(services: EngineServices, opts: { onEnd: () => void; onSettled?: (ctx: JobContext) => Promise<void>; run: (ctx: JobContext) => Promise<void>; cancelPollMs: number }) {
     this.#services = services;
+    this.#run = opts.run;
     this.#onEnd = opts.onEnd;
     this.#onSettled = opts.onSettled ?? (() => Promise.resolve());
     this.#cancelPollMs = opts.cancelPollMs;
@@ -50,7 +52,7 @@ export class LiveJobs implements JobQueue {
       { name: 'job', event: 'created', message: job.title },
       { name: 'job', event: 'phase', message: 'queued' },
     ]);
-    ctx.done = runJob(ctx).finally(async () => {
+    ctx.done = this.#run(ctx).finally(async () => {
       this.#jobs.delete(job.id);
       // what becomes of each queued steer is an event on the job; nothing there may stop the job's end
       await this.#onSettled(ctx).catch(() => undefined);

@@ -15,6 +15,7 @@ import { allPaths, carryOut, failedFirstAttempt, inRequestOrder, resultSoFar, ve
 import { taskPhases } from '../domain/phase-order.js';
 import { checkoutsAtOnce, finishTaskWorktree, preparesEachWorktree, removeTaskWorktree, worktreeRoot, WorktreePlacement, type TaskWorktree } from './placement/worktree.js';
 import { Semaphore } from './semaphore.js';
+import type { JobPlacement } from './placement/job-placement.js';
 import { settleJob, type SettleInput } from './settle.js';
 import type { Approval } from './approval.js';
 import { applyObjectives, objectivesFileOf } from './objectives.js';
@@ -40,7 +41,9 @@ const MERGED = '+merged';
  * `merge: "auto"` the passing branches are merged in task order in a worktree of their own, the
  * merged tree is verified once more, and only a verified merge is applied to the workspace.
  */
-export async function runWorktreeJob(ctx: JobContext, approval: Approval): Promise<void> {
+export const worktreeJob: JobPlacement = { kind: 'worktree', run: (ctx, approval) => runWorktreeJob(ctx, approval) };
+
+async function runWorktreeJob(ctx: JobContext, approval: Approval): Promise<void> {
   const spec = ctx.spec;
   const settings = ctx.services.worktrees;
   const from = spec.follow_up_base;

@@ -23,6 +23,12 @@ export interface LedgerEntry {
  */
 export class AttemptLedger {
   readonly #entries = new Map<string, LedgerEntry>();
+  readonly #stored: (worker: string, attempt: Attempt) => void;
+
+  /** `stored`: told of each attempt after every move (the job's ledger writes it on the attempt's row, so recovery reads where it stood). */
+  constructor(stored: (worker: string, attempt: Attempt) => void = () => undefined) {
+    this.#stored = stored;
+  }
 
   /** Admits a new attempt of `task` (numbered after the task's earlier ones) for `worker`. */
   admit(worker: string, task: string, role: WorkerRole, route: Route, kind: AttemptKind = role === 'fixer' ? 'fix' : 'first'): LedgerEntry {
@@ -59,6 +65,7 @@ export class AttemptLedger {
       if (!step.ok) throw new Error(`${step.message} (task ${entry.attempt.task}, attempt ${entry.attempt.number})`);
       entry.attempt = step.next;
     }
+    if (events.length > 0) this.#stored(worker, entry.attempt);
     return workerEndOf(entry.attempt);
   }
 
@@ -66,6 +73,7 @@ export class AttemptLedger {
   note(worker: string, facts: Partial<AttemptFacts>): WorkerEndWords {
     const entry = this.entry(worker);
     entry.attempt = noteFacts(entry.attempt, facts);
+    this.#stored(worker, entry.attempt);
     return workerEndOf(entry.attempt);
   }
 

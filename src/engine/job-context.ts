@@ -54,8 +54,8 @@ export class JobContext {
   readonly services: EngineServices;
   readonly id: string;
   readonly abort = new AbortController();
-  /** The job's attempts, moved only through the attempt machine. */
-  readonly attempts = new AttemptLedger();
+  /** The job's attempts, moved only through the attempt machine; each move is stored on the attempt's row. */
+  readonly attempts: AttemptLedger;
   /** Set when gaffer itself is shutting down: the job ends `interrupted` with this reason, not `cancelled`. */
   interruptReason: string | null = null;
   /** Settles when the job is final. */
@@ -68,6 +68,7 @@ export class JobContext {
     this.services = services;
     this.id = job.id;
     this.#job = job;
+    this.attempts = new AttemptLedger((worker, attempt) => services.store.updateAttempt(job.id, worker, { machine: attempt }));
     this.inbox = new SteerInbox((events) => this.emitAll(events));
   }
 

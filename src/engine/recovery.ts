@@ -3,7 +3,9 @@ import { buildVerdict } from '../domain/verdict.js';
 import { describeWorktrees } from '../domain/fanout.js';
 import { isFinalStatus } from '../domain/status.js';
 import { isSameProcessAlive } from '../platform/process/process-identity.js';
-import type { JobRow, LockHolder, Store } from '../store/store.js';
+import type { AttemptPatch, AttemptRow, JobRow, LockHolder, Store } from '../store/store.js';
+import { isFinalAttempt, transition } from '../domain/attempt-machine.js';
+import { workerEndOf } from '../domain/attempt-results.js';
 import type { SuiteProcessHooks } from '../verification/run-suite.js';
 import { epochS } from './clock.js';
 
@@ -52,17 +54,30 @@ function isOrphan(job: { pid: number | null; pidStart: number | null }): boolean
 
 /** One dead job: its process groups killed (each checked against pid reuse), then its rows closed. */
 async function recoverJob(store: Store, job: JobRow, verdict: string): Promise<void> {
-  const open = store.listAttempts(job.id).filter((a) => a.finished === null);
+  // open: where the machine has the attempt live (a process may have ended while its work was still being judged); an older row without it: its process not ended
+  const open = store.listAttempts(job.id).filter((a) => (a.machine !== null ? !isFinalAttempt(a.machine) : a.finished === null));
   const others = store.listJobProcesses(job.id);
   const groups = [
     ...open.flatMap((a) => (a.pgid !== null && a.pgStart !== null ? [{ pgid: a.pgid, pgStart: a.pgStart }] : [])),
     ...others,
   ];
   await Promise.all(groups.map((g) => killProcessGroupIfAlive(g.pgid, g.pgStart).catch(() => undefined)));
-  for (const a of open) store.updateAttempt(job.id, a.worker, { status: 'interrupted', outcome: 'cancelled', finished: epochS(), lastEvent: 'interrupted' });
+  for (const a of open) store.updateAttempt(job.id, a.worker, { ...interruptedRow(a), lastEvent: 'interrupted' });
   for (const p of others) store.forgetJobProcess(job.id, p.pgid);
   if (!isFinalStatus(job.status)) markInterrupted(store, job, verdict);
   store.releaseWorkspace(job.id);
+}
+
+/**
+ * An open attempt of a dead job, interrupted as the machine says from where it stood (spec 01): its
+ * row's words are then the machine's — a worker whose process had ended keeps its own end. A row
+ * written before the machine's state was stored is interrupted as such.
+ */
+function interruptedRow(a: AttemptRow): AttemptPatch {
+  const step = a.machine !== null ? transition(a.machine, { type: 'interrupt' }) : null;
+  if (step === null || !step.ok) return { status: 'interrupted', outcome: 'cancelled', finished: a.finished ?? epochS() };
+  const words = workerEndOf(step.next);
+  return { status: words.status, outcome: words.outcome, finished: a.finished ?? epochS(), machine: step.next };
 }
 
 function markInterrupted(store: Store, job: JobRow, verdict: string): void {

@@ -395,6 +395,7 @@ function admitAttempt(ctx: JobContext, plan: WorkerPlan): LedgerEntry {
     queuedAt: epochS(),
     logFile: join(ctx.jobDir, `${plan.name}.log`),
     ord: plan.ord,
+    machine: entry.attempt,
   });
   return entry;
 }

@@ -1,4 +1,6 @@
 import type { JobSpec } from '../domain/request.js';
+import type { Attempt } from '../domain/attempt-machine.js';
+import { ATTEMPT_STATES } from '../domain/attempt-table.js';
 import type { JobResult } from '../domain/result.js';
 import { GafferError } from '../domain/errors.js';
 import { DETECTED_STATES, JOB_STATUSES, WORKER_STATUSES, type JobStatus, type WorkerOutcome, type WorkerRole, type WorkerStatus } from '../domain/status.js';
@@ -75,6 +77,7 @@ const isJobSpec = (v: Record<string, unknown>) => typeof v.workspace === 'string
 const isJobResult = (v: Record<string, unknown>) => Array.isArray(v.files_changed) && isObject(v.totals);
 const isSnapshots = (v: Record<string, unknown>) => isObject(v.pre);
 const isAttemptState = (v: Record<string, unknown>) => (DETECTED_STATES as readonly unknown[]).includes(v.state) && typeof v.why === 'string';
+const isMachineAttempt = (v: Record<string, unknown>) => (ATTEMPT_STATES as readonly unknown[]).includes(v.state) && typeof v.task === 'string' && typeof v.number === 'number';
 const isReport = (v: Record<string, unknown>) => (WORKER_STATUSES as readonly unknown[]).includes(v.status) && Array.isArray(v.filesChanged);
 
 const WORKER_OUTCOMES: readonly WorkerOutcome[] = ['success', 'expected_error', 'cancelled', 'panic'];
@@ -136,6 +139,7 @@ export function decodeAttempt(value: unknown): AttemptRow {
     logFile: textOrNull(r, 'attempts', 'log_file'),
     ord: num(r, 'attempts', 'ord'),
     routeWhy: textOrNull(r, 'attempts', 'route_why'),
+    machine: json<Attempt>(r, 'attempts', 'machine_json', 'an attempt of the machine', isMachineAttempt),
   };
 }
 
@@ -289,6 +293,7 @@ const ATTEMPT_ENCODERS: Encoders<AttemptPatch> = {
   lastEvent: ['last_event', plain],
   state: ['state_json', jsonOrNull],
   report: ['report_json', jsonOrNull],
+  machine: ['machine_json', jsonOrNull],
 };
 
 function encodePatch<P extends object>(patch: P, encoders: Encoders<P>): SetList {

@@ -1,4 +1,5 @@
 import type { AskJson } from '../domain/approval.js';
+import type { Attempt } from '../domain/attempt-machine.js';
 import type { OutcomeCount } from '../domain/acceptance.js';
 import type { OutcomeRecord } from '../domain/outcome.js';
 import type { ObjectiveEvidence } from '../domain/objectives.js';
@@ -95,10 +96,12 @@ export interface AttemptRow {
   ord: number;
   /** Why it moved to a fallback entry (issue 15); null when it runs where it was routed. */
   routeWhy: string | null;
+  /** Where the attempt machine has it, as of its last move; null on rows written before the machine's state was stored. */
+  machine: Attempt | null;
 }
 
 /** The fields an attempt is inserted with; the rest start out null. */
-export type NewAttempt = Omit<AttemptRow, 'started' | 'finished' | 'pgid' | 'pgStart' | 'lastEvent' | 'state' | 'report' | 'outcome' | 'routeWhy'>;
+export type NewAttempt = Omit<AttemptRow, 'started' | 'finished' | 'pgid' | 'pgStart' | 'lastEvent' | 'state' | 'report' | 'outcome' | 'routeWhy' | 'machine'> & { machine?: Attempt };
 
 export type { JobEvent, NewJobEvent } from '../domain/events.js';
 
@@ -156,6 +159,7 @@ export interface AttemptPatch {
   lastEvent?: string | null;
   state?: AttemptState | null;
   report?: RunnerReport | null;
+  machine?: Attempt;
 }
 
 /** A job to insert, with its idempotency key's window. */

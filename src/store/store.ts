@@ -325,10 +325,10 @@ export class Store implements GafferStore {
 
   insertAttempt(a: NewAttempt): void {
     this.#prepare(
-      `INSERT INTO attempts (job_id, worker, task, attempt, role, runner, model, entry, provider, status, queued_at, log_file, ord)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO attempts (job_id, worker, task, attempt, role, runner, model, entry, provider, status, queued_at, log_file, ord, machine_json)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
-    .run(a.jobId, a.worker, a.task, a.attempt, a.role, a.runner, a.model, a.entry, a.provider, a.status, a.queuedAt, a.logFile, a.ord);
+    .run(a.jobId, a.worker, a.task, a.attempt, a.role, a.runner, a.model, a.entry, a.provider, a.status, a.queuedAt, a.logFile, a.ord, a.machine ? JSON.stringify(a.machine) : null);
     this.#committed();
   }
 

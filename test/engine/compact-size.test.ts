@@ -57,7 +57,7 @@ function attempt(worker: string, role: AttemptRow['role'], ord: number, r: Runne
   return {
     jobId: 'c0ffee123456', worker, task: 'fix-parse', attempt: 1, role, runner: 'shell', model: null, entry: null, provider: null,
     status: r.status, outcome: r.outcome, queuedAt: T0, started: T0 + ord, finished: T0 + ord + 0.4, pgid: null, pgStart: null,
-    lastEvent: 'done', state: null, report: r, logFile: null, ord, routeWhy: null,
+    lastEvent: 'done', state: null, report: r, logFile: null, ord, routeWhy: null, machine: null,
   };
 }
 

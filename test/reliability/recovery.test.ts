@@ -77,6 +77,7 @@ function readStore<T>(data: string, read: (db: Database.Database) => T): T {
 }
 
 const jobRow = (data: string, id: string) => readStore(data, (db) => db.prepare('SELECT status, phase FROM jobs WHERE id = ?').get(id) as { status: string; phase: string | null });
+const machineOf = (data: string, id: string) => readStore(data, (db) => JSON.parse((db.prepare('SELECT machine_json FROM attempts WHERE job_id = ?').get(id) as { machine_json: string }).machine_json) as Record<string, unknown>);
 const countRows = (data: string, table: 'job_processes' | 'workspace_locks') => readStore(data, (db) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n);
 
 describe('recovery: everything gaffer started for a dead job is stopped, by one path', () => {
@@ -103,10 +104,15 @@ describe('recovery: everything gaffer started for a dead job is stopped, by one 
       first.child.kill('SIGKILL');
       await first.exited;
       if (sandbox === 'off') expect(survivors(mark).length).toBeGreaterThan(0); // orphaned: only recovery can stop it
+      // where the machine had the attempt is on its row: its process ended, its work being verified
+      expect(machineOf(data, id)).toMatchObject({ task: 'edit', state: 'verifying', facts: { exit: { status: 'done' } } });
 
       const second = await startServe(data, { env: env(sandbox) });
       const job = (await call(second.url, 'GET', `/api/jobs/${id}`)).json;
       expect(job.status).toBe('interrupted');
+      // recovery read that state and moved it through the machine: interrupted, the worker's own end kept
+      expect(machineOf(data, id)).toMatchObject({ state: 'interrupted' });
+      expect(readStore(data, (db) => db.prepare('SELECT status FROM attempts WHERE job_id = ?').get(id))).toEqual({ status: 'done' });
       await eventually(() => survivors(mark).length === 0, GONE_MS, `no process of "sleep ${mark}" to survive`);
       expect(countRows(data, 'job_processes')).toBe(0);
       expect(countRows(data, 'workspace_locks')).toBe(0);

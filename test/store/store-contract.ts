@@ -122,7 +122,13 @@ export function storeContract(name: string, make: () => GafferStore): void {
       expect(first).toMatchObject({ worker: 'worker-1', status: 'done', outcome: 'success', started: 2, finished: 3, pgid: 123, pgStart: 4.5, lastEvent: 'done', ord: 0, entry: 'local', provider: 'here' });
       expect(first?.report).toEqual(report);
       expect(first?.state?.retry_at).toBe(99);
-      expect(second).toMatchObject({ worker: 'second', status: 'queued', outcome: null, report: null, state: null, started: null });
+      expect(second).toMatchObject({ worker: 'second', status: 'queued', outcome: null, report: null, state: null, started: null, machine: null });
+      // where the attempt machine has it: written at insert and on each move, read back as written
+      const machine = { task: 'worker-1', number: 1, kind: 'first', state: 'admitted', started: false, ending: null, facts: { exit: null, nothingChanged: false, writeViolation: false, verification: null, gates: null } } as const;
+      store.insertAttempt({ ...base, worker: 'third', ord: 2, machine });
+      expect(store.listAttempts('job000000007')[2]?.machine).toEqual(machine);
+      store.updateAttempt('job000000007', 'third', { machine: { ...machine, state: 'verifying', started: true } });
+      expect(store.listAttempts('job000000007')[2]?.machine).toMatchObject({ state: 'verifying', started: true });
       expect(store.listAttempts('nosuchjob000')).toEqual([]);
       store.close();
     });

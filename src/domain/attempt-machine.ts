@@ -45,6 +45,8 @@ export interface Attempt {
   /** Set with `settled`. */
   ending: AttemptEnding | null;
   facts: AttemptFacts;
+  /** The events it took, in order: how it got where it is. */
+  trail: AttemptEventType[];
 }
 
 /** Something that happened to an attempt, with whatever facts it brings. */
@@ -85,7 +87,7 @@ export function findAttemptRow(state: AttemptState, event: AttemptEventType): At
 /** A new attempt of `task`, numbered after the ones it already had (fix rounds and retries are attempts too). */
 export function admitAttempt(task: string, history: readonly Attempt[], kind: AttemptKind): Attempt {
   const last = history.filter((a) => a.task === task).reduce((n, a) => Math.max(n, a.number), 0);
-  return { task, number: last + 1, kind, state: 'admitted', started: false, ending: null, facts: NO_FACTS };
+  return { task, number: last + 1, kind, state: 'admitted', started: false, ending: null, facts: NO_FACTS, trail: [] };
 }
 
 /** The pure transition: the table's row for (state, event) gives the next state and effects; any other pair is refused. */
@@ -98,6 +100,7 @@ export function transition(attempt: Attempt, event: AttemptEvent): AttemptStep |
     started: row.ending === 'launch_failed' ? false : attempt.started || row.to === 'running',
     ending: row.ending ?? attempt.ending,
     facts: { ...attempt.facts, ...event.facts },
+    trail: [...attempt.trail, event.type],
   };
   return { ok: true, next, effects: row.effects };
 }

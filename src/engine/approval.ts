@@ -45,6 +45,7 @@ export async function seekApproval(ctx: JobContext, refuse: (task: TaskSpec, why
   // a task that was not asked about needs no yes
   const yes = new Set([...ctx.spec.tasks.filter((t) => !reasons.has(t.name)).map((t) => t.name), ...asks.filter((a) => a.ask.answer === true).map((a) => a.ask.task)]);
   const approved = ctx.spec.tasks.filter((t) => yes.has(t.name));
+  for (const a of asks) if (a.ask.answer === true && reasons.has(a.ask.task)) ctx.approvedByAsk.add(a.ask.task);
   const refused = ctx.spec.tasks
     .filter((t) => !yes.has(t.name))
     .map((t) => {

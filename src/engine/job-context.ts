@@ -56,6 +56,8 @@ export class JobContext {
   readonly abort = new AbortController();
   /** The job's attempts, moved only through the attempt machine; each move is stored on the attempt's row. */
   readonly attempts: AttemptLedger;
+  /** The tasks a person said yes to before they started (the job's asks): their first attempts pass their gates as `approved`. */
+  readonly approvedByAsk = new Set<string>();
   /** Set when gaffer itself is shutting down: the job ends `interrupted` with this reason, not `cancelled`. */
   interruptReason: string | null = null;
   /** Settles when the job is final. */

@@ -295,7 +295,8 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
     if (climb === null) break;
     const { task, to } = climb;
     scope.phase(`${task.name}: ${climb.why} — escalating to ${to.entry}`);
-    if (needsYes(to, spec.approval, ctx.services.approval.default)) {
+    const asked = needsYes(to, spec.approval, ctx.services.approval.default) || undefined;
+    if (asked) {
       // spec 05: the job waits for the yes without its workspace (a task's own worktree is gaffer's: kept)
       const ask = () => askToClimb(ctx, task, to, climb.why);
       const answer = away ? await away(ask) : { yes: await ask(), place };
@@ -325,6 +326,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
       route,
       name: `${task.name}+${to.entry}`,
       kind: 'escalation',
+      ...(asked ? { asked } : {}),
       resume: null,
       instruction: buildInstruction(ctx, task, route, autopsySection(climb.autopsy)),
     }, place);
@@ -543,6 +545,7 @@ function firstAttemptPlan(ctx: JobContext, task: TaskSpec, outputsAtCheckpoint: 
     // the rows keep the request's order; `task_order` says the order they ran in
     ord: ctx.spec.tasks.indexOf(task),
     ...(outputsAtCheckpoint ? { outputsAtCheckpoint } : {}),
+    ...(ctx.approvedByAsk.has(task.name) ? { asked: true as const } : {}),
   };
 }
 

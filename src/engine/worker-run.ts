@@ -44,6 +44,8 @@ export interface WorkerPlan {
   batch?: AbortController;
   /** The attempt whose node was lost (spec 09): this one takes over the work BullMQ handed to another node. */
   continues?: string;
+  /** A person said yes to this attempt's route before it was admitted (the job's asks, a climb's ask): it passes its gates as `approved`. */
+  asked?: true;
   /** Lets go of the job's shared workspace while a hold keeps the attempt from starting (job-run.ts); absent: it keeps its place. */
   away?: StepAway;
 }
@@ -119,7 +121,7 @@ async function runAttempt(ctx: JobContext, plan: WorkerPlan, at: { place: Place 
   if (!runner) return finish(ctx, plan, place, notStarted('refused', 'expected_error', 'refused', `runner "${entry.route.runner}" is not available`), false);
 
   // the job holds its place already; the slot is the executor's, the turn the place's
-  move(['gates_passed', 'placement_acquired']);
+  move([...(plan.asked ? (['approval_needed', 'approved'] as const) : (['gates_passed'] as const)), 'placement_acquired']);
 
   let releaseSlot: (() => void) | null = null;
   let releaseTurn: (() => void) | null = null;

@@ -69,6 +69,9 @@ describe('the roster (spec 05)', () => {
     expect(done.status).toBe('done');
     expect(readFileSync(join(ws, 's.txt'), 'utf8')).toBe('s\n');
     expect(readFileSync(join(ws, 'f.txt'), 'utf8')).toBe('f\n');
+    // the stored machine says how each got to run: the asked task through the yes (`approved`), the other through its gates
+    const trails = Object.fromEntries(engine.store.listAttempts(job.id).map((a) => [a.worker, a.machine?.trail.slice(0, 3)]));
+    expect(trails).toEqual({ s: ['gates_passed', 'placement_acquired', 'executor_started'], f: ['approval_needed', 'approved', 'placement_acquired'] });
     // each attempt's record names the entry and provider its route came from
     expect(done.result?.workers.map((w) => [w.name, w.entry, w.provider, w.model ?? null])).toEqual([
       ['s', 'cheap', 'local', null],

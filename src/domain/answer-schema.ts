@@ -444,6 +444,8 @@ export const compactJobSchema = z.strictObject({
   warnings: strings.optional(),
   /** issue 16: the finished job's task this job follows up, and whether its first attempt resumed that task's session. */
   follow_up: z.strictObject({ job: z.string(), task: z.string(), resumed: z.boolean() }).optional(),
+  /** A merge later (`gaffer merge`): the worktree job whose branches this job merges, and the task named (null: every passing branch). */
+  merge_of: z.strictObject({ job: z.string(), task: z.string().nullable() }).optional(),
   /** The spec-lint gaps; `needs_detail` (what to add, and how) while the job is live and with `full`. */
   spec_lint: z.strictObject({ mode: z.string(), codes: strings, needs_detail: z.array(lintFindingSchema).optional() }).optional(),
   /** spec 06 "Phase order", spec 07 "Objectives ordering": present only when the tasks run in another order or batches than the request's. */

@@ -159,6 +159,12 @@ export interface TaskSpec {
   tests_may_change: boolean;
 }
 
+/** The job a merge later takes its branches from, and the task named (`spec.merge_of`, the answer's `merge_of`). */
+export interface MergeOf {
+  job: string;
+  task: string | null;
+}
+
 /** A job request after validation and defaults: what the engine runs and the store keeps. */
 export interface JobSpec {
   /** The roster's judge when the job was admitted (spec 05): its model, on its `models.<name>` (absent: the default), drafts the asks' recommendations. */
@@ -213,6 +219,12 @@ export interface JobSpec {
   follow_up?: FollowUpLink;
   /** A follow-up of a worktree job's task: its worktree starts from that task's branch (issue 16); set with `follow_up`, never by a request. */
   follow_up_base?: FollowUpBase;
+  /**
+   * A merge later (`gaffer merge`): the finished worktree job whose passing branches this job merges,
+   * and the one task named (null: every passing branch not merged yet). Set by admission's merge, never
+   * by a request (the request schema refuses the field); such a job has no tasks of its own.
+   */
+  merge_of?: MergeOf;
   /** What spec lint found at dispatch (warn mode), when it found anything. */
   spec_lint?: { mode: string; needs_detail: { task: string; code: string; message: string; fix: string }[]; codes: string[] };
 }
@@ -228,6 +240,10 @@ export interface RunnerDefaults extends RoutingFacts {
 export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new GafferError('invalid_request', 'the request must be a JSON object with `workspace` and `tasks`', '');
+  }
+  // the engine sets it on the job `gaffer merge` starts: a request that names it asks for something only that command does
+  if ('merge_of' in body) {
+    throw new GafferError('invalid_request', `merge_of: set by gaffer only, got ${JSON.stringify((body as { merge_of: unknown }).merge_of)?.slice(0, 80)} — to merge a finished worktree job's branches later, run \`gaffer merge JOB [TASK]\` (POST /api/jobs/JOB/merge)`, 'merge_of');
   }
   const parsed = jobRequestSchema.safeParse(body);
   if (!parsed.success) throw toRequestError(parsed.error, body);

@@ -11,6 +11,7 @@ import type { JobRow, Store } from '../store/store.js';
 import { epochS } from './clock.js';
 import type { CompactJob } from './compact.js';
 import { planFollowUp } from './follow-up.js';
+import { mergeSpec } from './merge-later.js';
 import type { Caller, JobQueries } from './queries.js';
 import { rosterFor } from './roster-source.js';
 import { remoteCheckoutOf, remoteRoot } from './remote-checkout.js';
@@ -92,10 +93,27 @@ export class Admission {
     const idemKey = idempotencyKeyOf(spec, opts.idempotencyKey ?? null);
     const requestHash = hashSpec(spec);
     if (spec.repo) spec.workspace = remoteCheckoutOf(this.#opts.dataDir, spec.repo, id);
+    return this.#admit(id, spec, { owner: opts.owner ?? null, idemKey, requestHash });
+  }
+
+  /**
+   * A merge later of a finished worktree job's passing branches (or one task's): a job of its own,
+   * stored, run and cancelled like any (merge-later.ts). Refused before anything is stored when there
+   * is nothing to merge, or while another merge of the job is live.
+   */
+  async merge(id: string, task: string | null, opts: Caller = {}): Promise<{ job: CompactJob; created: boolean }> {
+    if (this.#hooks.isClosed()) throw new GafferError('internal', 'the engine is shutting down');
+    const spec = await mergeSpec(this.#store, this.#queries.visibleJob(id, opts), task);
+    return this.#admit(randomBytes(6).toString('hex'), spec, { owner: opts.owner ?? null, idemKey: null, requestHash: hashSpec(spec) });
+  }
+
+  /** Stores an admitted job (its first, for an idempotency key used before) and starts it. */
+  #admit(id: string, spec: JobSpec, opts: { owner: string | null; idemKey: string | null; requestHash: string }): { job: CompactJob; created: boolean } {
+    const { idemKey, requestHash } = opts;
     const me = ownProcessIdentity();
     const { job, created } = this.#store.insertJob({
       id,
-      owner: opts.owner ?? null,
+      owner: opts.owner,
       spec,
       created: epochS(),
       idemKey,

@@ -93,6 +93,7 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
   if (spec.objectives) compact.objectives = full ? { ...spec.objectives, evidence: [...(opts.evidence ?? [])] } : spec.objectives;
   if (spec.warnings) compact.warnings = spec.warnings;
   if (spec.follow_up) compact.follow_up = { ...spec.follow_up };
+  if (spec.merge_of) compact.merge_of = { ...spec.merge_of };
   if (spec.criteria.length > 0) compact.criteria = spec.criteria;
   if (opts.asks && opts.asks.length > 0) compact.asks = [...opts.asks];
 

@@ -23,6 +23,7 @@ import { sharedJob } from './placement/shared-job.js';
 import { remoteCheckoutJob } from './placement/remote-job.js';
 import { worktreeJob } from './worktree-job.js';
 import { runJob } from './run-job.js';
+import { runMergeJob } from './merge-later.js';
 import type { JobSpec } from '../domain/request.js';
 import { DEFAULT_WORKTREE_SETTINGS, type WorktreeSettings } from './placement/worktree.js';
 import { rosterRouter, type Router } from './routing/router.js';
@@ -129,7 +130,11 @@ export function placementOf(spec: JobSpec, services: EngineServices): JobPlaceme
   return spec.repo ? remoteCheckoutJob(shared) : shared;
 }
 
-/** The job queue admission hands jobs to: the in-process one; `onSettled` runs once each job is final, `onEnd` after it has left the queue. */
+/**
+ * The job queue admission hands jobs to: the in-process one; `onSettled` runs once each job is final, `onEnd` after it has left the queue.
+ * A merge later (`merge_of`) has no tasks to approve or place: it is the merge of another job's branches (merge-later.ts).
+ */
 export function composeQueue(opts: EngineOptions, services: EngineServices, hooks: { onEnd: () => void; onSettled: (ctx: JobContext) => Promise<void> }): JobQueue {
-  return new LiveJobs(services, { ...hooks, run: (ctx) => runJob(ctx, placementOf(ctx.spec, services)), cancelPollMs: opts.cancelPollMs ?? 250 });
+  const run = (ctx: JobContext) => (ctx.spec.merge_of ? runMergeJob(ctx) : runJob(ctx, placementOf(ctx.spec, services)));
+  return new LiveJobs(services, { ...hooks, run, cancelPollMs: opts.cancelPollMs ?? 250 });
 }

@@ -20,8 +20,7 @@ import { Maintenance } from './maintenance.js';
 import { JobQueries, type Caller, type StatsAnswer } from './queries.js';
 import type { JobQueue } from './queue/job-queue.js';
 import { recoverOrphans } from './recovery.js';
-import { listWorktrees, mergeLater, pruneWorktrees, type PruneAnswer, type WorktreeEntry } from './worktree-admin.js';
-import type { WorktreesJson } from '../domain/result.js';
+import { listWorktrees, pruneWorktrees, type PruneAnswer, type WorktreeEntry } from './worktree-admin.js';
 import { sweepRemoteCheckouts } from './remote-checkout.js';
 import { BullmqExecutor } from './execution/bullmq.js';
 import type { NodeExchange } from './execution/exchange.js';
@@ -163,9 +162,12 @@ export class Engine {
     return pruneWorktrees(this.#services, opts);
   }
 
-  /** Merges a finished worktree job's passing branches (or one task's), verified before it is applied (`gaffer merge`). */
-  merge(id: string, task: string | null, say: (message: string) => void, opts: Caller = {}): Promise<WorktreesJson> {
-    return mergeLater(this.#services, this.#queries.visibleJob(id, opts), task, say);
+  /**
+   * Starts a job that merges a finished worktree job's passing branches (or one task's), verified
+   * before it is applied (`gaffer merge`); at its end the original job's `worktrees` says what was merged.
+   */
+  merge(id: string, task: string | null, opts: Caller = {}): Promise<{ job: CompactJob; created: boolean }> {
+    return this.#admission.merge(id, task, opts);
   }
 
   /** The unified diff of one changed path against the checkpoint (binary: a size line). */

@@ -1,18 +1,14 @@
 import { existsSync, readdirSync, rmdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { GafferError } from '../domain/errors.js';
-import type { WorktreeTaskJson, WorktreesJson } from '../domain/result.js';
-import { isFinalStatus } from '../domain/status.js';
+import type { WorktreesJson } from '../domain/result.js';
 import { runGit } from '../evidence/git.js';
 import { deleteBranch, isAncestor, pruneWorktreeRecords, readRepo, serialized, type RepoFacts } from '../evidence/worktree-git.js';
 import { spawnCommand } from '../platform/spawner/spawner.js';
 import type { JobRow } from '../store/store.js';
+import type { EngineServices } from './job-context.js';
 import { epochS } from './clock.js';
-import { JobContext, type EngineServices } from './job-context.js';
-import { integrate } from './worktree-job.js';
 import { worktreeRoot } from './placement/worktree.js';
-import { followUpApplyFrom } from './worktree-follow-up.js';
 
 /** One of gaffer's worktrees or branches (`gaffer worktrees ls`). */
 export interface WorktreeEntry {
@@ -153,40 +149,6 @@ export async function pruneWorktrees(services: EngineServices, opts: { unmerged?
   for (const repo of repos.values()) await serialized(repo, () => pruneWorktreeRecords(repo));
   removeEmptyJobDirs(worktreeRoot(services));
   return answer;
-}
-
-/**
- * `gaffer merge JOB [TASK]`: merges a finished worktree job's passing branches not merged yet (or
- * the named task's), verifies the merged tree and applies it to the workspace only when it passed —
- * the job's `worktrees` then says so.
- */
-export async function mergeLater(services: EngineServices, job: JobRow, task: string | null, say: (message: string) => void): Promise<WorktreesJson> {
-  const wt = job.result?.worktrees;
-  if (job.spec.isolation !== 'worktree' || !wt) throw new GafferError('invalid_request', `job ${job.id} is not a worktree job: it has no branches to merge`, 'job');
-  if (!isFinalStatus(job.status)) throw new GafferError('conflict', `job ${job.id} is still ${job.status}; wait for it to end first`, 'job');
-  const rows: WorktreeTaskJson[] = task
-    ? wt.tasks.filter((t) => t.task === task)
-    : wt.tasks.filter((t) => t.state !== 'kept' && t.commit !== null && t.merge !== 'merged');
-  if (task && rows.length === 0) throw new GafferError('not_found', `job ${job.id} has no task ${JSON.stringify(task)} (its tasks: ${wt.tasks.map((t) => t.task).join(', ')})`, 'task');
-  if (rows.length === 0) throw new GafferError('conflict', `job ${job.id} has no passing branch left to merge`, 'job');
-  const empty = rows.find((r) => r.commit === null);
-  if (empty) throw new GafferError('conflict', `task ${empty.task} changed nothing: its branch has nothing to merge`, 'task');
-  const repo = await readRepo(job.spec.workspace);
-  if ('refused' in repo) throw new GafferError('invalid_request', `the workspace ${repo.refused}`, 'workspace');
-  let name = '+merged';
-  for (let n = 2; (await branchTip(repo, `gaffer/${job.id}/${name}`)) !== null; n++) name = `+merged-${n}`;
-  const sandboxed = services.store.listAttempts(job.id).some((a) => a.report?.sandboxed === true);
-  const ctx = new JobContext(services, job);
-  const taken = rows.map((r) => ({ ...r }));
-  // a follow-up of a worktree task: its change goes in on top of that task's work, or with it
-  const applyFrom = await followUpApplyFrom(services.store, job.spec);
-  if (applyFrom) say(applyFrom.why);
-  const site = { repo, base: { commit: wt.base }, root: worktreeRoot(services), sandboxed, name, ...(applyFrom ? { applyFrom: applyFrom.commit } : {}) };
-  const merged = await integrate(ctx, say, site, taken, { late: [], apply: true });
-  const tasks = wt.tasks.map((t) => taken.find((r) => r.task === t.task) ?? t);
-  const next: WorktreesJson = { ...wt, tasks, merges: [...wt.merges, merged.json] };
-  services.store.updateJob(job.id, { result: { ...(job.result as NonNullable<JobRow['result']>), worktrees: next } });
-  return next;
 }
 
 async function branchTip(repo: RepoFacts, branch: string): Promise<string | null> {

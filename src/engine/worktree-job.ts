@@ -136,7 +136,7 @@ async function runWorktreeJob(ctx: JobContext, approval: Approval): Promise<void
     const sandboxed = passing.some((r) => r.outcome.workers.some((w) => w.report.sandboxed));
     const applyFrom = spec.merge === 'auto' ? await followUpApplyFrom(ctx.services.store, spec) : null;
     if (applyFrom) ctx.phase(`merge: ${applyFrom.why}`);
-    const site: MergeSite = { repo, base, root, sandboxed, name: MERGED, ...(applyFrom ? { applyFrom: applyFrom.commit } : {}) };
+    const site: MergeSite = { repo, base, root, sandboxed, job: ctx.id, name: MERGED, ...(applyFrom ? { applyFrom: applyFrom.commit } : {}) };
     merged = await integrate(ctx, (message) => ctx.phase(message), site, passing.map((r) => r.row as WorktreeTaskJson), { late, apply: spec.merge === 'auto' });
     worktrees.merges.push(merged.json);
   }
@@ -262,6 +262,8 @@ export interface MergeSite {
   root: string;
   /** Verify under the sandbox (the workers ran under it). */
   sandboxed: boolean;
+  /** The job whose branches are merged: the merged branch is its (`gaffer/<job>/<name>`), whichever job makes it. */
+  job: string;
   /** The merge's branch and folder name below the job's (`+merged`, or `+merged-2` for a later one). */
   name: string;
   /** Where the change applied to the workspace starts, when not at `base` (a worktree follow-up, followUpApplyFrom). */
@@ -287,7 +289,7 @@ export async function integrate(ctx: JobContext, say: (message: string) => void,
   const { repo, base } = site;
   // set up as a task's worktree is (includes, dependencies, port, setup): its verification needs what theirs did
   const placement = new WorktreePlacement({ repo, base, workspace: ctx.spec.workspace, root: site.root, settings: ctx.services.worktrees, logDir: ctx.jobDir });
-  const wt = await placement.acquire({ jobId: ctx.id, workspace: ctx.spec.workspace, task: site.name, signal: new AbortController().signal, onWait: say });
+  const wt = await placement.acquire({ jobId: site.job, workspace: ctx.spec.workspace, task: site.name, signal: new AbortController().signal, onWait: say });
   if (wt === null) throw new Error('the merged tree has no worktree');
   const { branch, dir } = wt;
   // its commits start from the merges' tip, not from the base its checkout kept
@@ -335,6 +337,8 @@ export async function integrate(ctx: JobContext, say: (message: string) => void,
     const removed = verified && (await removeTaskWorktree(repo, wt)) === null;
     return notApplied(`merge "none": made for ${opts.late.map((t) => t.name).join(', ')}; nothing applied, branch ${branch} kept${removed ? '' : `, worktree kept at ${dir}`}`);
   }
+  // a cancel stopped the verification: whatever it answered proves nothing, and the workspace is left alone
+  if (ctx.isCancelled) return notApplied(`cancelled: nothing applied, the merge is kept at ${dir}`);
   if (tip === null) return notApplied('no branch merged cleanly');
   if (wt.failure !== undefined) return notApplied(`the merged tree could not be set up for its verification (${wt.failure}): nothing applied`);
   if ((late?.writeViolations?.length ?? 0) > 0) return notApplied(`${opts.late.map((t) => t.name).join(', ')} wrote outside its write policy in the merged tree: nothing applied`);

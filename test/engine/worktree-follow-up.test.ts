@@ -120,10 +120,10 @@ describe("a follow-up of a worktree job's task (issue 16)", () => {
     const { job } = await engine.followUp(id, 'write', { note: 'line 2 should be three' });
     await engine.settled(job.id);
     expect(engine.get(job.id).status).toBe('done');
-    const said: string[] = [];
-    const merged = await engine.merge(job.id, null, (m) => said.push(m));
-    expect(merged.merges).toMatchObject([{ tasks: ['write'], applied: true }]);
-    expect(said).toContainEqual(expect.stringContaining(`gaffer/${id}/write not merged into the workspace yet`));
+    const { job: merge } = await engine.merge(job.id, null);
+    await engine.settled(merge.id);
+    expect(engine.get(job.id, { full: true }).result?.worktrees?.merges).toMatchObject([{ tasks: ['write'], applied: true }]);
+    expect(engine.events(merge.id).events.map((e) => e.message)).toContainEqual(expect.stringContaining(`gaffer/${id}/write not merged into the workspace yet`));
     expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('one\nthree\n');
     // the other task's branch is not the follow-up's: it stays out
     expect(existsSync(join(ws, 'other.txt'))).toBe(false);

@@ -233,10 +233,11 @@ describe('worktrees later', () => {
       ['add-b', 'unmerged'],
       ['bad', 'kept'],
     ]);
-    const said: string[] = [];
-    const merged = await engine.merge(job.id, null, (m) => said.push(m));
-    expect(merged.merges).toMatchObject([{ tasks: ['add-a', 'add-b'], applied: true, verification: { ok: true } }]);
-    expect(said).toContain('applying the verified merge to the workspace');
+    const { job: merge } = await engine.merge(job.id, null);
+    await engine.settled(merge.id);
+    expect(engine.get(merge.id).status).toBe('done');
+    expect(engine.get(job.id, { full: true }).result?.worktrees?.merges).toMatchObject([{ tasks: ['add-a', 'add-b'], applied: true, verification: { ok: true } }]);
+    expect(engine.events(merge.id).events.map((e) => e.message)).toContain('applying the verified merge to the workspace');
     expect(readFileSync(join(ws, 'a.txt'), 'utf8') + readFileSync(join(ws, 'b.txt'), 'utf8')).toBe('a\nb\n');
     expect(existsSync(join(ws, 'bad.txt'))).toBe(false);
     // the job says so, as ls does
@@ -248,7 +249,7 @@ describe('worktrees later', () => {
       ['+merged', 'merged'],
     ]);
     // nothing left to merge but the failed task, which must be named
-    await expect(engine.merge(job.id, null, () => undefined)).rejects.toThrow(/no passing branch left to merge/);
+    await expect(engine.merge(job.id, null)).rejects.toThrow(/no passing branch left to merge/);
     // prune: merged branches go; the failed task's worktree is young (keep_days 30) and stays
     const pruned = await engine.pruneWorktrees();
     expect(pruned.deleted_branches.sort()).toEqual([`gaffer/${job.id}/+merged`, `gaffer/${job.id}/add-a`, `gaffer/${job.id}/add-b`]);

@@ -49,6 +49,7 @@ describe('tokens and owners', () => {
       ['GET', `/api/jobs/${id}/workers/worker-1/log`],
       ['POST', `/api/jobs/${id}/cancel`],
       ['POST', `/api/jobs/${id}/redispatch`],
+      ['POST', `/api/jobs/${id}/merge`],
       ['POST', `/api/jobs/${id}/approve`],
     ] as const) {
       const r = await call(method, path, method === 'POST' ? {} : undefined, as('tok-alice'));

@@ -27,6 +27,8 @@ export interface CliApi {
   asks(): Promise<OpenAsk[]>;
   /** A follow-up of a finished job's task (issue 16): a new job told the comments and note. */
   followUp(id: string, task: string, body: { comments: { file: string; line: number; text: string }[]; note?: string }): Promise<{ job: CompactJob; created: boolean }>;
+  /** A merge later of a finished worktree job's passing branches (or one task's): a new job. */
+  merge(id: string, task: string | null): Promise<{ job: CompactJob; created: boolean }>;
   /** A message to a task of a job (issue 16): read at a builtin worker's next turn, else queued as the task's follow-up. */
   steer(id: string, task: string, message: string): Promise<SteerAnswer>;
   waitFor(id: string, condition: string | undefined, timeoutS: number): Promise<WaitAnswer>;
@@ -77,6 +79,10 @@ export class LocalApi implements CliApi {
   async followUp(id: string, task: string, body: unknown) {
     const { job, created } = await this.engine.followUp(id, task, body);
     return { job: checkAnswer(compactJobSchema, job, 'gaffer follow-up'), created };
+  }
+  async merge(id: string, task: string | null) {
+    const { job, created } = await this.engine.merge(id, task);
+    return { job: checkAnswer(compactJobSchema, job, 'gaffer merge'), created };
   }
   async steer(id: string, task: string, message: string) {
     return checkAnswer(steerAnswerSchema, await this.engine.steer(id, task, { message }), 'gaffer steer');
@@ -209,6 +215,10 @@ export class HttpApi implements CliApi {
   }
   async followUp(id: string, task: string, body: unknown) {
     const answer = await this.#answer(compactJobSchema, 'POST', `/api/jobs/${encodeURIComponent(id)}/tasks/${encodeURIComponent(task)}/follow-up`, body);
+    return { job: answer.json, created: answer.status === 202 };
+  }
+  async merge(id: string, task: string | null) {
+    const answer = await this.#answer(compactJobSchema, 'POST', `/api/jobs/${encodeURIComponent(id)}/merge`, task === null ? {} : { task });
     return { job: answer.json, created: answer.status === 202 };
   }
   async steer(id: string, task: string, message: string) {

@@ -205,10 +205,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('merge')
-    .description("merge a worktree job's passing branches (or one task's) into the workspace, verified first")
+    .description("merge a worktree job's passing branches (or one task's) into the workspace, verified first: a job of its own (cancel, list, wait)")
     .argument('<job>')
     .argument('[task]')
-    .action((id: string, task: string | undefined) => run('merge', (cli) => mergeCommand(cli, id, task))());
+    .option('--no-wait', 'answer the merge job at once (against a server; in process it always waits)')
+    .action((id: string, task: string | undefined, flags: { wait?: boolean }) => run('merge', (cli) => mergeCommand(cli, id, task, flags))());
 
   program
     .command('runners')

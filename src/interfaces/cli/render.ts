@@ -55,6 +55,7 @@ export function renderCompact(job: CompactJob): string {
   }
   if (job.warnings) for (const w of job.warnings) lines.push(`  warning: ${w}`);
   if (job.follow_up) lines.push(`  follow-up of: ${job.follow_up.job} ${job.follow_up.task} (${job.follow_up.resumed ? 'resumed its session' : 'new session, told the diff'})`);
+  if (job.merge_of) lines.push(`  merge of: ${job.merge_of.job}${job.merge_of.task ? ` ${job.merge_of.task}` : ''} (its worktrees say what was merged)`);
   if (result?.totals?.spend) lines.push(`  spend: ${result.totals.spend}`);
   const changes = result?.changes;
   if (changes) {

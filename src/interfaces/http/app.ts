@@ -153,6 +153,11 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
     const { job, created } = engine.redispatch(c.req.param('id'), { owner: owner(c) });
     return c.json(checkAnswer(compactJobSchema, job, 'POST /api/jobs/:id/redispatch'), created ? 202 : 200);
   });
+  // a merge later (`gaffer merge`) is a job: answered at once, followed like any
+  app.post('/api/jobs/:id/merge', async (c) => {
+    const { job, created } = await engine.merge(c.req.param('id'), mergeTaskOf(await body(c)), { owner: owner(c) });
+    return c.json(checkAnswer(compactJobSchema, job, 'POST /api/jobs/:id/merge'), created ? 202 : 200);
+  });
   app.post('/api/jobs/:id/tasks/:task/follow-up', async (c) => {
     const { job, created } = await engine.followUp(c.req.param('id'), c.req.param('task'), await body(c), { owner: owner(c) });
     return c.json(checkAnswer(compactJobSchema, job, 'POST /api/jobs/:id/tasks/:task/follow-up'), created ? 202 : 200);
@@ -243,4 +248,12 @@ function hostOfOrigin(origin: string): string {
   } catch {
     return '';
   }
+}
+
+/** `POST /api/jobs/:id/merge`'s body: `{}` merges every passing branch not merged yet, `{"task": NAME}` that task's. */
+function mergeTaskOf(body: unknown): string | null {
+  const task = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { task?: unknown }).task : body;
+  if (task === undefined || task === null) return null;
+  if (typeof task !== 'string' || task === '') throw new GafferError('invalid_request', `task: must be a task's name, got ${JSON.stringify(task)?.slice(0, 80)} — send {"task": "NAME"}, or {} to merge every passing branch`, 'task');
+  return task;
 }

@@ -1,8 +1,10 @@
 import type { CliContext } from '../cli-context.js';
+import { renderCompact } from '../render.js';
+import { watchToEnd } from './watch.js';
 
 /**
- * `gaffer worktrees ls|prune` and `gaffer merge`: they work on this machine's repositories and data
- * dir, so they run in this process (a server's jobs are in the same store).
+ * `gaffer worktrees ls|prune` work on this machine's repositories and data dir, so they run in this
+ * process (a server's jobs are in the same store); `gaffer merge` starts a job, as dispatch does.
  */
 
 /** `gaffer worktrees [ls]`: gaffer's worktrees and branches, with job, state, age and size. */
@@ -34,16 +36,20 @@ export async function worktreesPruneCommand(cli: CliContext, flags: { unmerged?:
   return answer.failed.length > 0 ? 1 : 0;
 }
 
-/** `gaffer merge JOB [TASK]`: exit 0 when the merge was verified and applied, 1 when not. */
-export async function mergeCommand(cli: CliContext, id: string, task: string | undefined): Promise<number> {
-  const engine = await cli.engine();
-  const answer = await engine.merge(id, task ?? null, (message) => (cli.json ? undefined : cli.out(message)));
-  const merged = answer.merges.at(-1);
-  if (cli.json) cli.out(JSON.stringify(answer, null, 2));
-  else if (merged) {
-    const conflicts = answer.tasks.filter((t) => t.merge === 'conflict').map((t) => `${t.task} (${(t.conflict_files ?? []).join(', ')})`);
-    cli.out(merged.applied ? `merged ${merged.tasks.join(', ')}: verified and applied to the workspace` : `not applied: ${merged.why ?? ''}`);
-    if (conflicts.length > 0) cli.out(`conflicts: ${conflicts.join('; ')}`);
+/**
+ * `gaffer merge JOB [TASK] [--no-wait]`: starts the job that merges the branches (against a server,
+ * the server runs it) and follows it to its end: 0 when it ended done (verified and applied), else 1.
+ * `--no-wait` answers the merge job at once (a server's; in process the merge runs here, so it is waited for).
+ */
+export async function mergeCommand(cli: CliContext, id: string, task: string | undefined, flags: { wait?: boolean }): Promise<number> {
+  const api = await cli.api();
+  const { job } = await api.merge(id, task ?? null);
+  cli.err(`gaffer: merge job ${job.id} accepted for ${id}${task ? ` ${task}` : ''}`);
+  if (api.engine === null && flags.wait === false) {
+    cli.out(cli.json ? JSON.stringify(job, null, 2) : job.id);
+    return 0;
   }
-  return merged?.applied ? 0 : 1;
+  const final = await watchToEnd(cli, api, job);
+  cli.out(cli.json ? JSON.stringify(final, null, 2) : renderCompact(final));
+  return final.status === 'done' ? 0 : 1;
 }

@@ -1,6 +1,7 @@
 import { DEFAULT_GIT_TIMEOUT_MS, runGitOk } from './git.js';
 import { normalizeRelPath } from './paths.js';
 import { withRepoLock } from './repo-lock.js';
+import { isNotInCheckpoint } from './shadow-checkpoint.js';
 import type { Snapshot } from '../domain/snapshot.js';
 
 /** One file as a snapshot holds it: its content, absent, or known only by stat (an mtime snapshot, a file over the size cap). */
@@ -20,6 +21,8 @@ export async function readCheckpointFile(snapshot: Snapshot, rawPath: string): P
   const gitDir = snapshot.gitDir;
   if (rel === null) return { found: 'absent' };
   if (snapshot.source === 'mtime' || gitDir === undefined) return { found: 'stat-only' };
+  // most jobs' workspaces have no objectives file: the checkpoint just taken says so without a git process
+  if (isNotInCheckpoint(gitDir, snapshot.id, rel)) return { found: 'absent' };
   return withRepoLock(gitDir, DEFAULT_GIT_TIMEOUT_MS, async () => {
     const opts = { cwd: snapshot.workspace, timeoutMs: DEFAULT_GIT_TIMEOUT_MS };
     const listed = await runGitOk([`--git-dir=${gitDir}`, '--literal-pathspecs', 'ls-tree', '-z', snapshot.id, '--', rel], opts);

@@ -97,6 +97,31 @@ export function takeCheckpoint(input: CheckpointInput): Promise<Snapshot> {
 /** How many hidden files a snapshot names (Snapshot.hiddenByIgnore). */
 const HIDDEN_NAMES_KEPT = 1_000;
 
+/**
+ * The path set of each shadow repository's latest checkpoint in this process, by its commit: the
+ * commit's tree holds no path outside it (a checkpoint's index drops every path it no longer
+ * wants), so asking git whether it holds one of those is answered here (`isNotInCheckpoint`).
+ */
+const latestPathSets = new Map<string, { commit: string; wanted: ReadonlySet<string> }>();
+/** Repositories whose latest path set is kept (the oldest is let go first: its job has read it). */
+const PATH_SETS_KEPT = 16;
+
+function rememberPathSet(gitDir: string, commit: string, wanted: ReadonlySet<string>): void {
+  latestPathSets.delete(gitDir);
+  latestPathSets.set(gitDir, { commit, wanted });
+  if (latestPathSets.size > PATH_SETS_KEPT) latestPathSets.delete(latestPathSets.keys().next().value as string);
+}
+
+/**
+ * True when the checkpoint `commit` of `gitDir` is known, without git, not to hold `rel`: the
+ * latest checkpoint this process took there was that commit and did not want the path. False
+ * when unknown (git is asked).
+ */
+export function isNotInCheckpoint(gitDir: string, commit: string, rel: string): boolean {
+  const known = latestPathSets.get(gitDir);
+  return known !== undefined && known.commit === commit && !known.wanted.has(rel);
+}
+
 /** The `.gitignore` files each checkpoint of this process listed (finishCheckpoint). */
 const listedIgnoreFiles = new WeakMap<Snapshot, string[]>();
 
@@ -299,6 +324,7 @@ async function finishCheckpoint(input: CheckpointInput, c: { commit: string; ref
   };
   if (large.size > 0) snapshot.manifestFile = manifestFile;
   listedIgnoreFiles.set(snapshot, ignoreFilesOf(plan.wanted));
+  rememberPathSet(gitDir, c.commit, plan.wanted);
   return snapshot;
 }
 

@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
@@ -5,7 +6,8 @@ import { makeWorkspace, tempDir } from '../helpers/temp.js';
 
 describe('retention', () => {
   it('pruning old jobs never takes the snapshots of a job submitted while it runs', async () => {
-    const engine = await Engine.open({ dataDir: join(tempDir(), 'data'), retentionJobs: 1 });
+    const dataDir = join(tempDir(), 'data');
+    const engine = await Engine.open({ dataDir, retentionJobs: 1 });
     try {
       const workspaces = [0, 1, 2].map((i) => makeWorkspace({ [`f${i}.txt`]: 'x' }));
       const statuses: string[] = [];
@@ -18,6 +20,9 @@ describe('retention', () => {
       }
       expect(statuses).toEqual(Array.from({ length: 12 }, () => 'done'));
       expect(engine.list({ limit: 100 }).length).toBeLessThanOrEqual(2);
+      // a pruned job's folder (its logs and instruction files) goes with it
+      const kept = new Set(engine.list({ limit: 100 }).map((j) => j.id));
+      expect(readdirSync(join(dataDir, 'jobs')).filter((id) => !kept.has(id))).toEqual([]);
     } finally {
       await engine.close();
     }

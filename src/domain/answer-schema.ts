@@ -86,7 +86,7 @@ export const verificationSchema = z.strictObject({
   checking: z.strictObject({ total_s: z.number(), suite_s: z.number(), runs: z.array(z.strictObject({ what: z.string(), n: count, s: z.number() })) }).optional(),
 });
 
-/** The failing-test id lists of a verification, in the order the compact answer names their ids (engine/compact-ids.ts). */
+/** The failing-test id lists of a verification, in the order the compact answer names their ids (engine/queries/compact-ids.ts). */
 export const VERIFICATION_ID_LISTS = ['new_failures', 'known_failures', 'pre_existing', 'flaky', 'missing_tests', 'fixed', 'failures'] as const;
 /** The verification's other lists the compact answer bounds. */
 export const VERIFICATION_LISTS = ['tests_touched', 'tests_weakened', 'sandbox_refused', 'ignored_files'] as const;

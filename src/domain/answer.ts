@@ -16,7 +16,7 @@ import type {
 
 /*
  * The public answer of spec 03, compact and full (`?full=1`): what every door returns for a job.
- * Built by engine/compact.ts from the store's rows; the types are the schema's (answer-schema.ts),
+ * Built by engine/queries/compact.ts from the store's rows; the types are the schema's (answer-schema.ts),
  * so what the doors check and what the code reads are one definition.
  */
 

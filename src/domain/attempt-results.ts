@@ -60,7 +60,7 @@ const UNSTARTED_ENDS: Record<AttemptEnding, { status: WorkerStatus; outcome: Wor
 /** The worker row's status and outcome for an attempt in any state (the row describes the attempt's process). */
 export function workerEndOf(attempt: Attempt): WorkerEndWords {
   const exit = attempt.facts.exit;
-  // spec 01: stopped because gaffer stopped reads `interrupted`, as recovery and worker-run write it
+  // spec 01: stopped because gaffer stopped reads `interrupted`, as recovery and attempt-run write it
   if (attempt.state === 'interrupted' && (exit === null || exit.status === 'cancelled')) return { status: 'interrupted', outcome: 'cancelled' };
   if (exit !== null) {
     // spec 06: writing outside its write policy breaks the worker's contract, whatever its process said

@@ -1,5 +1,5 @@
 // spec 05 "Escalation": what a rung's attempt left behind (its autopsy), the words that carry it to
-// the next rung's prompt, and the record of each climb. Pure; engine/escalation.ts climbs.
+// the next rung's prompt, and the record of each climb. Pure; engine/routing/escalation.ts climbs.
 import type { GateReading, GateResult } from './gates.js';
 
 /** One rung's attempt at a task, as the next rung and the spawner are told it. */

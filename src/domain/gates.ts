@@ -1,5 +1,5 @@
 // spec 05 "Gates": a task's own mechanical checks of its returned work, on top of the job's
-// verification. The shapes, the request schema and the rules that need no process; engine/gates.ts
+// verification. The shapes, the request schema and the rules that need no process; engine/pipeline/gates.ts
 // runs the commands and asks the judge.
 import { z } from 'zod';
 

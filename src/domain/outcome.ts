@@ -1,5 +1,5 @@
 // spec 05 "The outcome log and acceptance rate": one record per task per job, decided from the
-// task's attempts when the job settles. Plain data and pure rules; engine/outcome-log.ts writes it.
+// task's attempts when the job settles. Plain data and pure rules; engine/settle/outcome-log.ts writes it.
 import type { TaskResult } from './attempt-results.js';
 import type { Billing } from './route.js';
 import type { EscalationJson } from './escalation.js';
@@ -71,7 +71,7 @@ export function decideOutcomeStatus(result: TaskResult | undefined): OutcomeStat
   // no attempt got a process: no model ran, whatever stopped it (a no, a cancel, a hold, a launch)
   if (result === undefined || !result.started) return 'not_dispatched';
   if (result.state === 'interrupted') return 'interrupted';
-  // a final attempt still live at the end: gaffer failed under the job (job-run.ts `failJob`)
+  // a final attempt still live at the end: gaffer failed under the job (carry-out.ts `failJob`)
   if (result.state !== 'settled') return 'error';
   switch (result.ending) {
     case 'cancelled':

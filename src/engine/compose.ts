@@ -1,4 +1,4 @@
-import { NO_NOTIFY, type NotifySettings } from './notify.js';
+import { NO_NOTIFY, type NotifySettings } from './settle/notify.js';
 import { DEFAULT_APPROVAL_POLICY, type ApprovalPolicy } from '../domain/approval.js';
 import { resolve } from 'node:path';
 import type { SpecLintMode } from '../domain/spec-lint.js';
@@ -11,23 +11,23 @@ import { NO_NETWORK, type SandboxNetwork } from '../platform/sandbox/network.js'
 import { createSandbox, type Sandbox } from '../platform/sandbox/sandbox.js';
 import type { Store } from '../store/store.js';
 import { JobBus } from './bus.js';
-import { Operations, type OperationsSettings } from './operations.js';
+import { Operations, type OperationsSettings } from './admission/operations.js';
 import { LocalExecutor } from './execution/local.js';
 import { BullmqExecutor, type ClusterSettings } from './execution/bullmq.js';
 import type { EngineServices, JobContext } from './job-context.js';
-import { LiveJobs } from './live-jobs.js';
+import { LiveJobs } from './queue/live-jobs.js';
 import type { JobQueue } from './queue/job-queue.js';
 import { SharedPlacement } from './placement/shared.js';
 import type { JobPlacement } from './placement/job-placement.js';
 import { sharedJob } from './placement/shared-job.js';
 import { remoteCheckoutJob } from './placement/remote-job.js';
-import { worktreeJob } from './worktree-job.js';
-import { runJob } from './run-job.js';
-import { runMergeJob } from './merge-later.js';
+import { worktreeJob } from './placement/worktree-job.js';
+import { runJob } from './pipeline/job-life.js';
+import { runMergeJob } from './placement/merge-later.js';
 import type { JobSpec } from '../domain/request.js';
 import { DEFAULT_WORKTREE_SETTINGS, type WorktreeSettings } from './placement/worktree.js';
 import { rosterRouter, type Router } from './routing/router.js';
-import type { WorkspaceRules } from './workspace-vetting.js';
+import type { WorkspaceRules } from './admission/workspace-vetting.js';
 
 /** How an engine is set up. */
 export interface EngineOptions {

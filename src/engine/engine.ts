@@ -1,6 +1,6 @@
 import type { ApprovalAnswer, AskJson } from '../domain/approval.js';
-import type { ProviderState } from './operations.js';
-import { answerAsks } from './approval.js';
+import type { ProviderState } from './admission/operations.js';
+import { answerAsks } from './admission/approval.js';
 import { resolve } from 'node:path';
 import { GafferError } from '../domain/errors.js';
 import type { LintReport } from '../domain/spec-lint.js';
@@ -8,20 +8,20 @@ import { isFinalStatus } from '../domain/status.js';
 import { useSpawner } from '../platform/spawner/spawner.js';
 import type { RunnerRow } from '../runners/table.js';
 import { Store, type JobEvent } from '../store/store.js';
-import { Admission } from './admission.js';
+import { Admission } from './admission/admission.js';
 import type { SteerAnswer } from '../domain/answer.js';
-import { deliverQueuedSteers, steerTask } from './steer.js';
+import { deliverQueuedSteers, steerTask } from './admission/steer.js';
 import { monotonicMs } from './clock.js';
-import type { CompactJob } from './compact.js';
+import type { CompactJob } from './queries/compact.js';
 import { composeQueue, composeServices, type EngineOptions } from './compose.js';
 import type { EngineServices } from './job-context.js';
-import { JobWaits, type WaitAnswer } from './job-waits.js';
-import { Maintenance } from './maintenance.js';
-import { JobQueries, type Caller, type StatsAnswer } from './queries.js';
+import { JobWaits, type WaitAnswer } from './queries/job-waits.js';
+import { Maintenance } from './maintenance/maintenance.js';
+import { JobQueries, type Caller, type StatsAnswer } from './queries/queries.js';
 import type { JobQueue } from './queue/job-queue.js';
-import { recoverOrphans } from './recovery.js';
-import { listWorktrees, pruneWorktrees, type PruneAnswer, type WorktreeEntry } from './worktree-admin.js';
-import { sweepRemoteCheckouts } from './remote-checkout.js';
+import { recoverOrphans } from './maintenance/recovery.js';
+import { listWorktrees, pruneWorktrees, type PruneAnswer, type WorktreeEntry } from './maintenance/worktree-admin.js';
+import { sweepRemoteCheckouts } from './placement/remote-checkout.js';
 import { BullmqExecutor } from './execution/bullmq.js';
 import type { NodeExchange } from './execution/exchange.js';
 
@@ -33,16 +33,16 @@ export interface CoordinatorSide {
 }
 
 // the pieces' names, for the callers that know only the engine
-export type { Caller, StatsAnswer } from './queries.js';
+export type { Caller, StatsAnswer } from './queries/queries.js';
 
 /** What `gaffer stats` adds from operations (issue 15): each provider's budgets, suspension and waiting jobs, and the breaker. */
 export interface OperationsStats {
   providers: ProviderState[];
   breaker: { open: boolean; failures: number; retry_after_s: number; why: string };
 }
-export { CROSS_PROCESS_POLL_MS, type WaitAnswer } from './job-waits.js';
-export { IDEMPOTENCY_WINDOW_S } from './admission.js';
-export { ORPHAN_LOOK_MS } from './maintenance.js';
+export { CROSS_PROCESS_POLL_MS, type WaitAnswer } from './queries/job-waits.js';
+export { IDEMPOTENCY_WINDOW_S } from './admission/admission.js';
+export { ORPHAN_LOOK_MS } from './maintenance/maintenance.js';
 export type { EngineOptions } from './compose.js';
 export type { NodeExchange } from './execution/exchange.js';
 

@@ -1,5 +1,5 @@
-import type { NotifySettings } from './notify.js';
-import type { Operations } from './operations.js';
+import type { NotifySettings } from './settle/notify.js';
+import type { Operations } from './admission/operations.js';
 import type { Billing } from '../domain/route.js';
 import type { ApprovalPolicy } from '../domain/approval.js';
 import { join } from 'node:path';
@@ -8,13 +8,13 @@ import type { Runner } from '../runners/contract.js';
 import type { SandboxNetwork } from '../platform/sandbox/network.js';
 import type { Sandbox } from '../platform/sandbox/sandbox.js';
 import type { JobEvent, JobPatch, JobRow, NewJobEvent, Store } from '../store/store.js';
-import { AttemptLedger } from './attempt-ledger.js';
+import { AttemptLedger } from './pipeline/attempt-ledger.js';
 import type { JobBus } from './bus.js';
 import type { Executor } from './execution/executor.js';
 import type { Placement } from './placement/placement.js';
 import type { WorktreeSettings } from './placement/worktree.js';
 import type { Router } from './routing/router.js';
-import { SteerInbox } from './steer-inbox.js';
+import { SteerInbox } from './admission/steer-inbox.js';
 
 /**
  * What a running job reaches of its engine: the store, the bus, the runners, and the pipeline's

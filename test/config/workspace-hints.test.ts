@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { readWorkspaceHints } from '../../src/verification/workspace-hints.js';
-import type { CompactJob } from '../../src/engine/compact.js';
+import type { CompactJob } from '../../src/engine/queries/compact.js';
 import { Engine } from '../../src/engine/engine.js';
 import { createRunners } from '../../src/runners/index.js';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AttemptLedger, endEventsFor } from '../../src/engine/attempt-ledger.js';
+import { AttemptLedger, endEventsFor } from '../../src/engine/pipeline/attempt-ledger.js';
 import type { WorkerEndWords } from '../../src/domain/attempt-results.js';
 import type { WorkerOutcome, WorkerStatus } from '../../src/domain/status.js';
 
@@ -8,7 +8,7 @@ const QUEUED = { status: 'queued', outcome: null } as const;
 const RUNNING = { status: 'running', outcome: null } as const;
 const report = (status: WorkerStatus, outcome: WorkerOutcome, limit?: 'processes' | 'memory') => ({ status, outcome, ...(limit ? { limit } : {}) });
 
-/** A ledger with one attempt, and the moves worker-run.ts makes for it. */
+/** A ledger with one attempt, and the moves attempt-run.ts makes for it. */
 function oneAttempt(role: 'worker' | 'fixer' = 'worker') {
   const ledger = new AttemptLedger();
   ledger.admit('t', 't', role, ROUTE);
@@ -24,7 +24,7 @@ function started() {
 }
 
 describe('the attempt ledger: worker rows in the machine\'s words', () => {
-  it('says every end worker-run.ts writes', () => {
+  it('says every end attempt-run.ts writes', () => {
     // runner missing: refused before any place
     const missing = oneAttempt();
     expect(missing.end(report('refused', 'expected_error'), false)).toEqual({ status: 'refused', outcome: 'expected_error' });

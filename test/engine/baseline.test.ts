@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
-import type { CompactJob } from '../../src/engine/compact.js';
+import type { CompactJob } from '../../src/engine/queries/compact.js';
 import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir, writeFiles } from '../helpers/temp.js';
 import { proofOf, resultOf, verificationOf } from '../helpers/answer.js';
 

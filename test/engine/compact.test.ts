@@ -3,7 +3,7 @@ import { existsSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
-import { collapseRepeats, cutPathArguments, dropRuntimeFrames, elideMiddle, keepTail, relativizePaths, shareBudget } from '../../src/engine/compact-text.js';
+import { collapseRepeats, cutPathArguments, dropRuntimeFrames, elideMiddle, keepTail, relativizePaths, shareBudget } from '../../src/engine/queries/compact-text.js';
 import { CALC_FILES, makeWorkspace, tempDir } from '../helpers/temp.js';
 import { proofOf, resultOf, verificationOf, workerOf } from '../helpers/answer.js';
 

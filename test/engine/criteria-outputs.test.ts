@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
-import type { CompactJob } from '../../src/engine/compact.js';
+import type { CompactJob } from '../../src/engine/queries/compact.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { proofOf, resultOf, workerOf } from '../helpers/answer.js';
 

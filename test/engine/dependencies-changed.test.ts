@@ -6,7 +6,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:f
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
-import type { CompactJob } from '../../src/engine/compact.js';
+import type { CompactJob } from '../../src/engine/queries/compact.js';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { tempDir, writeFiles } from '../helpers/temp.js';
 import { changesOf, proofOf, verificationOf, workerOf } from '../helpers/answer.js';

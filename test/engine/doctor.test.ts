@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runDoctor, type DoctorReport } from '../../src/engine/doctor.js';
+import { runDoctor, type DoctorReport } from '../../src/engine/maintenance/doctor.js';
 import { Store } from '../../src/store/store.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GafferError } from '../../src/domain/errors.js';
 import { Engine } from '../../src/engine/engine.js';
-import type { CompactJob } from '../../src/engine/compact.js';
+import type { CompactJob } from '../../src/engine/queries/compact.js';
 import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir } from '../helpers/temp.js';
 import { changesOf, proofOf, resultOf, verificationOf, workerOf } from '../helpers/answer.js';
 

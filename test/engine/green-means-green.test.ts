@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readdirSync, realpathSync, symlinkSync } from 'n
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
-import type { CompactJob } from '../../src/engine/compact.js';
+import type { CompactJob } from '../../src/engine/queries/compact.js';
 import { CALC_FILES, makeWorkspace, tempDir } from '../helpers/temp.js';
 import { proofOf, verificationOf } from '../helpers/answer.js';
 

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
-import { rateLimitDelayS } from '../../src/engine/rate-limit.js';
+import { rateLimitDelayS } from '../../src/engine/execution/rate-limit.js';
 import { createRunners } from '../../src/runners/index.js';
 import { startModelServer, type ModelServer } from '../support/model-server/index.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { INTERRUPTED_VERDICT } from '../../src/engine/recovery.js';
+import { INTERRUPTED_VERDICT } from '../../src/engine/maintenance/recovery.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { call, eventually, processesWith, startServe } from './helpers.js';
 

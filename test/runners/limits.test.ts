@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runDoctor } from '../../src/engine/doctor.js';
+import { runDoctor } from '../../src/engine/maintenance/doctor.js';
 import { detectCgroupSupport, findCgroupParents, weightToShares } from '../../src/platform/process/cgroup.js';
 import { describeLimitHit, detectLimitMechanism, weightToNice, type RunLimits } from '../../src/platform/process/limits.js';
 import { runProcess } from '../../src/platform/process/run-process.js';

@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runDoctor, type DoctorCheck } from '../../src/engine/doctor.js';
+import { runDoctor, type DoctorCheck } from '../../src/engine/maintenance/doctor.js';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { trialSandbox } from '../../src/platform/sandbox/trial.js';
 import { tempDir } from '../helpers/temp.js';

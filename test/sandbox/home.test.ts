@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { CompactJob } from '../../src/engine/compact.js';
+import type { CompactJob } from '../../src/engine/queries/compact.js';
 import { Engine } from '../../src/engine/engine.js';
 import { wrapWithSandbox } from '../../src/platform/sandbox/bwrap.js';
 import { choosePrivateHome, listKeptHomePaths, buildPrivateHomeArgs } from '../../src/platform/sandbox/home.js';

@@ -12,7 +12,7 @@ import { describeNetworks, networkSetupOf, verificationNetworkOf, vetServerPort 
 import { BASE_FLAGS, probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { runSuite } from '../../src/verification/run-suite.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { runDoctor } from '../../src/engine/doctor.js';
+import { runDoctor } from '../../src/engine/maintenance/doctor.js';
 import { secretOf } from '../helpers/credential.js';
 import { builtinInput } from '../runners/builtin/helpers.js';
 import { startModelServer } from '../support/model-server/index.js';

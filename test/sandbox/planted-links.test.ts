@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { CompactJob } from '../../src/engine/compact.js';
+import type { CompactJob } from '../../src/engine/queries/compact.js';
 import { Engine } from '../../src/engine/engine.js';
 import { wrapWithSandbox } from '../../src/platform/sandbox/bwrap.js';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CompactJob } from '../../src/engine/compact.js';
+import type { CompactJob } from '../../src/engine/queries/compact.js';
 import { Engine } from '../../src/engine/engine.js';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { findSandboxRefusals } from '../../src/verification/sandbox-refusals.js';

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CompactJob } from '../../src/engine/compact.js';
+import type { CompactJob } from '../../src/engine/queries/compact.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { Runner } from '../../src/runners/contract.js';
 import { createRunners } from '../../src/runners/index.js';

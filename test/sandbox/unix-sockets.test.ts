@@ -15,7 +15,7 @@ import { slirp4netnsStatus, type SandboxNetwork } from '../../src/platform/sandb
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { buildUnixSocketFilter, unixSocketFilterFile } from '../../src/platform/sandbox/seccomp.js';
 import { runProcess, type ProcessResult } from '../../src/platform/process/run-process.js';
-import { runDoctor } from '../../src/engine/doctor.js';
+import { runDoctor } from '../../src/engine/maintenance/doctor.js';
 import { Engine } from '../../src/engine/engine.js';
 import { resultOf, verificationOf } from '../helpers/answer.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';

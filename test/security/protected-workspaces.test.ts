@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
-import { vetWorkspace, workspacesHolding, type WorkspaceRules } from '../../src/engine/workspace-vetting.js';
+import { vetWorkspace, workspacesHolding, type WorkspaceRules } from '../../src/engine/admission/workspace-vetting.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { eventually, openEngine } from '../http/helpers.js';
 import { BIN, call, gaffer, startServe } from '../reliability/helpers.js';

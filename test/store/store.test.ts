@@ -67,7 +67,7 @@ describe('the store', () => {
     expect(store.tryLockWorkspace('/a', 'j2', process.pid, readStart())).toMatchObject({ ok: false });
     expect(store.tryLockWorkspace('/a/bc', 'j3', process.pid, readStart())).toEqual({ ok: true });
     expect(store.tryLockWorkspace('/a/b/c', 'j2', process.pid, readStart())).toMatchObject({ ok: false, isHolderDead: false });
-    // a holder whose process is gone (pid 2^22 + 1 never exists) is named, not freed: recovery frees it (engine/recovery.ts)
+    // a holder whose process is gone (pid 2^22 + 1 never exists) is named, not freed: recovery frees it (engine/maintenance/recovery.ts)
     store.db.prepare('UPDATE workspace_locks SET pid = ? WHERE job_id = ?').run(4_194_305, 'j1');
     expect(store.tryLockWorkspace('/a/b/c', 'j2', process.pid, readStart())).toMatchObject({ ok: false, holder: { jobId: 'j1' }, isHolderDead: true });
     store.releaseLock('/a/b', 'j1');

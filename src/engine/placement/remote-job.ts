@@ -1,4 +1,4 @@
-import { checkOutRemote, dropRemoteCheckout } from '../remote-checkout.js';
+import { checkOutRemote, dropRemoteCheckout } from './remote-checkout.js';
 import type { JobPlacement } from './job-placement.js';
 
 /**

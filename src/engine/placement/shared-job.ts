@@ -1,7 +1,7 @@
-import type { Approval } from '../approval.js';
+import type { Approval } from '../admission/approval.js';
 import type { JobContext } from '../job-context.js';
-import { carryOut, inRequestOrder, wholeJob, type Scope } from '../job-run.js';
-import { settleJob } from '../settle.js';
+import { carryOut, inRequestOrder, wholeJob, type Scope } from '../pipeline/carry-out.js';
+import { settleJob } from '../settle/settle.js';
 import type { JobPlacement } from './job-placement.js';
 import type { Place, Placement } from './placement.js';
 

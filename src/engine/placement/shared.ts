@@ -2,7 +2,7 @@ import { ownProcessIdentity } from '../../platform/process/process-identity.js';
 import type { Runner } from '../../runners/contract.js';
 import type { Store } from '../../store/store.js';
 import type { JobBus } from '../bus.js';
-import { recoverDeadHolder } from '../recovery.js';
+import { recoverDeadHolder } from '../maintenance/recovery.js';
 import { Semaphore } from '../semaphore.js';
 import type { Place, Placement, PlacementRequest } from './placement.js';
 

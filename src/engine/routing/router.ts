@@ -1,7 +1,7 @@
 import type { TaskSpec } from '../../domain/request.js';
 import type { Billing, Route, Rung } from '../../domain/route.js';
 import { admittedRoute, billingOfRoute, fallbackOf, routeOfRung, rungAboveOf } from '../../domain/routing.js';
-import type { LedgerEntry } from '../attempt-ledger.js';
+import type { LedgerEntry } from '../pipeline/attempt-ledger.js';
 
 /**
  * Where each attempt of a task runs, and who pays for it (issue 12, issue 34): the one place the

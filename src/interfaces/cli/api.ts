@@ -5,7 +5,7 @@ import type { SteerAnswer } from '../../domain/answer.js';
 import { GafferError, type ErrorBody } from '../../domain/errors.js';
 import type { LintReport } from '../../domain/spec-lint.js';
 import { isFinalStatus } from '../../domain/status.js';
-import type { CompactJob } from '../../engine/compact.js';
+import type { CompactJob } from '../../engine/queries/compact.js';
 import type { Engine, WaitAnswer } from '../../engine/engine.js';
 import type { RunnerRow } from '../../runners/table.js';
 import { checkAnswer } from '../answer-check.js';

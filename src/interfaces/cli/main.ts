@@ -18,7 +18,7 @@ import { cancelCommand, eventsCommand, lintCommand, listCommand, runnersCommand,
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-/** The conditions `gaffer wait --for` takes (spec 02 wait_for; parsed by engine/wait.ts). */
+/** The conditions `gaffer wait --for` takes (spec 02 wait_for; parsed by engine/queries/wait.ts). */
 const WAIT_CONDITIONS = [
   { form: 'done', means: 'the job is final (the default)' },
   { form: 'changed', means: 'anything in the workspace changed on disk since the wait began' },

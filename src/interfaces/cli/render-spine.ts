@@ -1,5 +1,5 @@
 import { iso } from '../../domain/budget.js';
-import type { BudgetShown, SpineReport } from '../../engine/doctor-spine.js';
+import type { BudgetShown, SpineReport } from '../../engine/maintenance/doctor-spine.js';
 
 /** Doctor's routing spine for a person: the roster and its source, ladders, learning, approval, budgets, the breaker. */
 export function renderSpine(s: SpineReport): string[] {

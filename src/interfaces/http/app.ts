@@ -5,7 +5,7 @@ import { compactJobSchema, jobAnswerSchema, jobListSchema, progressSchema, steer
 import { GafferError } from '../../domain/errors.js';
 import { whyNotRelative } from '../../domain/request.js';
 import type { Engine } from '../../engine/engine.js';
-import { LOG_TAIL_DEFAULT, LOG_TAIL_MAX } from '../../engine/job-files.js';
+import { LOG_TAIL_DEFAULT, LOG_TAIL_MAX } from '../../engine/queries/job-files.js';
 import { checkAnswer } from '../answer-check.js';
 import { COORDINATOR_GUIDE } from '../guide.js';
 import { BOARD_CSP, BoardFiles } from './board-files.js';

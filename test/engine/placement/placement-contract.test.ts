@@ -20,7 +20,7 @@ function shared(): { fixture: PlacementFixture; workspace: string } {
   return { workspace, fixture: { placement, request: (n, signal) => requestOf(`job${String(n).padStart(9, '0')}`, workspace, 'worker-1', signal) } };
 }
 
-/** Worktrees as a worktree job makes them (engine/worktree-job.ts): the job's base commit, a worktree per task. */
+/** Worktrees as a worktree job makes them (engine/placement/worktree-job.ts): the job's base commit, a worktree per task. */
 async function worktrees(): Promise<{ fixture: PlacementFixture; workspace: string }> {
   const workspace = makeWorkspace({ 'README.md': README }, { git: true });
   const repo = await readRepo(workspace);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { yaml } from '../../../platform/files/yaml.js';
 import { GafferError } from '../../../domain/errors.js';
-import type { CompactJob } from '../../../engine/compact.js';
+import type { CompactJob } from '../../../engine/queries/compact.js';
 import { watchToEnd } from './watch.js';
 import { renderCompact } from '../render.js';
 import type { CliContext } from '../cli-context.js';

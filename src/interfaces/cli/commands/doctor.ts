@@ -1,4 +1,4 @@
-import { runDoctor, type DoctorReport } from '../../../engine/doctor.js';
+import { runDoctor, type DoctorReport } from '../../../engine/maintenance/doctor.js';
 import type { CliContext } from '../cli-context.js';
 import { renderSpine } from '../render-spine.js';
 

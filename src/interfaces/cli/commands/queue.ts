@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from
 import { join, resolve } from 'node:path';
 import { GafferError } from '../../../domain/errors.js';
 import { isOpen, parseQueueRecord, recordGaps, recordTask, taskNames, type QueueAttempt, type QueueRecord, type QueueStatus, type ReadRecord } from '../../../domain/queue-record.js';
-import type { CompactJob } from '../../../engine/compact.js';
+import type { CompactJob } from '../../../engine/queries/compact.js';
 import type { CompactWorkerEntry } from '../../../domain/answer.js';
 import type { CliContext } from '../cli-context.js';
 

@@ -1,4 +1,4 @@
-import type { CompactJob } from '../../../engine/compact.js';
+import type { CompactJob } from '../../../engine/queries/compact.js';
 import type { CliApi } from '../api.js';
 import type { CliContext } from '../cli-context.js';
 import { LiveProgress } from '../live-progress.js';

@@ -1,0 +1,449 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AttemptEvent, AttemptKind } from '../../domain/attempt-machine.js';
+import { workerEndOf, type WorkerEndWords } from '../../domain/attempt-results.js';
+import type { AttemptEventType, AttemptState } from '../../domain/attempt-table.js';
+import type { TaskSpec } from '../../domain/request.js';
+import type { Route } from '../../domain/route.js';
+import type { WorkerRole } from '../../domain/status.js';
+import type { RunnerReport, StateDetection } from '../../domain/runner-report.js';
+import type { AttemptPatch } from '../../store/store.js';
+import { epochS } from '../clock.js';
+import { MAX_RATE_LIMIT_WAIT_S, MAX_REQUEUES, rateLimitDelayS, sleepUnlessAborted } from '../execution/rate-limit.js';
+import type { JobContext } from '../job-context.js';
+import { providerOf, type Hold } from '../admission/operations.js';
+import type { Runner } from '../../runners/contract.js';
+import type { Place } from '../placement/placement.js';
+import { blankReport } from '../../runners/report.js';
+import { settleByArtifacts, type OutputStates } from '../../verification/outputs.js';
+import { endEventsFor, type LedgerEntry } from './attempt-ledger.js';
+import { writePolicyFor } from '../../domain/write-policy.js';
+import { recordWorkerPhase } from './liveness-log.js';
+import { NODE_LOST } from '../execution/executor.js';
+
+/** Output events: at most one per worker per 250 ms, each at most 2 KiB of the newest lines (spec 02). */
+export const OUTPUT_EVENT_MS = 250;
+export const OUTPUT_EVENT_BYTES = 2_048;
+
+/** One attempt to run: the task, who runs it (its route), and what it is told. */
+export interface WorkerPlan {
+  task: TaskSpec;
+  /** The Router's pick for this attempt. */
+  route: Route;
+  name: string;
+  role: WorkerRole;
+  instruction: string;
+  resume: string | null;
+  /** Position among the job's workers, for stable order. */
+  ord: number;
+  /** Why this attempt: the task's first (default for workers), a fix round (fixers), or a retry of missing work (spec 06). */
+  kind?: AttemptKind;
+  /** The task's declared outputs as they were at the checkpoint: set for task workers, whose end is judged by them (spec 06). */
+  outputsAtCheckpoint?: OutputStates;
+  /** The parallel batch this attempt belongs to: a launch failure of one stops the others (spec 06); its reason says which. */
+  batch?: AbortController;
+  /** The attempt whose node was lost (spec 09): this one takes over the work BullMQ handed to another node. */
+  continues?: string;
+  /** A person said yes to this attempt's route before it was admitted (the job's asks, a climb's ask): it passes its gates as `approved`. */
+  asked?: true;
+  /** Lets go of the job's shared workspace while a hold keeps the attempt from starting (carry-out.ts); absent: it keeps its place. */
+  away?: StepAway;
+}
+
+/**
+ * Lets go of the job's place while `wait` waits, then takes it again once `wait` says yes (the
+ * scope's `yieldPlace`, carry-out.ts: a climb waiting for its yes, an attempt held by a budget or a
+ * suspended provider): the place to go on in, or null when the job was cancelled meanwhile.
+ */
+export type StepAway = (wait: () => Promise<boolean | null>) => Promise<{ yes: boolean | null; place: Place | null }>;
+
+/** A worker's end as the engine keeps it. */
+export interface WorkerEnd {
+  plan: WorkerPlan;
+  report: RunnerReport;
+  /** False when it never got a process (refused, spawn failed, cancelled while queued). */
+  started: boolean;
+}
+
+/**
+ * Runs one attempt end to end — admitted into the job's ledger, a slot from the executor, its turn
+ * in the place, the runner, events — moving it through the attempt machine at each step; its row's
+ * status and outcome are the machine's words. Never throws for the worker's own failure. An
+ * attempt whose node was lost (spec 09: BullMQ's stalled-job handling gave its work to another
+ * node) is followed by one new attempt that takes that work over — once: the new attempt's own
+ * end, whatever it is, is the task's.
+ */
+export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place): Promise<WorkerEnd> {
+  // where the attempts go on: the place taken back after one stepped away from it while held
+  const at = { place };
+  const end = await runAttempt(ctx, plan, at);
+  if (end.report.stopReason !== NODE_LOST || ctx.isCancelled) return end;
+  // `+` is never in a task's name: the new attempt's row cannot collide with another task's
+  return runAttempt(ctx, { ...plan, name: `${plan.name}+node`, kind: 'retry', continues: plan.name }, at);
+}
+
+async function runAttempt(ctx: JobContext, plan: WorkerPlan, at: { place: Place }): Promise<WorkerEnd> {
+  let place = at.place;
+  const { store, executor, runners, operations } = ctx.services;
+  const logFile = join(ctx.jobDir, `${plan.name}.log`);
+  const entry = admitAttempt(ctx, plan);
+  // spec 06: one write policy for every runner — the builtin agent refuses a write outside it, the audit judges the rest
+  const policy = writePolicyFor(plan.task, plan.role, ctx.spec.tasks);
+  ctx.emit({ name: plan.name, event: 'queued', message: `${plan.role} queued`, status: 'queued' });
+  // the row as last written: a move that changes neither its words nor anything else writes nothing
+  let row: WorkerEndWords = { status: 'queued', outcome: null };
+  const move = (events: readonly (AttemptEventType | AttemptEvent)[], patch: AttemptPatch = {}): WorkerEndWords => {
+    const words = ctx.attempts.move(plan.name, events);
+    if (words.status === row.status && words.outcome === row.outcome && Object.keys(patch).length === 0) return words;
+    store.updateAttempt(ctx.id, plan.name, { ...patch, status: words.status, ...(words.outcome !== null ? { outcome: words.outcome } : {}) });
+    row = words;
+    return words;
+  };
+
+  if (place.failure !== undefined) return finish(ctx, plan, place, notStarted('error', 'expected_error', 'setup_failed', place.failure), false);
+
+  // a cancel of the job, or the batch stopped because a sibling could not launch
+  const batch = plan.batch;
+  const signal = batch ? AbortSignal.any([ctx.abort.signal, batch.signal]) : ctx.abort.signal;
+  const batchStopped = (report: RunnerReport): RunnerReport => {
+    // this one could not launch: its siblings stop before it lets go of its turn
+    if (report.stopReason === 'spawn_failed' && batch && !batch.signal.aborted) batch.abort(`${plan.name} failed to launch: ${report.error ?? 'its process could not start'}`);
+    const stopped = !ctx.isCancelled && batch?.signal.aborted === true && report.status === 'cancelled';
+    return stopped ? { ...report, status: 'error', outcome: 'expected_error', stopReason: 'batch_stopped', error: `stopped: ${String(batch?.signal.reason)}` } : report;
+  };
+
+  // spec 07, issue 15: a suspended provider or a budget holds the attempt before it takes a slot
+  const clearance = await clearToStart(ctx, plan, entry, signal, () => move(['budget_spent']));
+  place = at.place = clearance.place ?? place;
+  if (clearance.held) move(['window_reset']);
+  if (!clearance.ok) return finish(ctx, plan, place, batchStopped(notStarted('cancelled', 'cancelled', 'cancelled', null)), false);
+  let runner = runners.get(entry.route.runner);
+  if (!runner) return finish(ctx, plan, place, notStarted('refused', 'expected_error', 'refused', `runner "${entry.route.runner}" is not available`), false);
+
+  // the job holds its place already; the slot is the executor's, the turn the place's
+  move([...(plan.asked ? (['approval_needed', 'approved'] as const) : (['gates_passed'] as const)), 'placement_acquired']);
+
+  let releaseSlot: (() => void) | null = null;
+  let releaseTurn: (() => void) | null = null;
+  try {
+    releaseSlot = await executor.slot(signal);
+    releaseTurn = await place.turn(runner);
+  } catch {
+    releaseSlot?.();
+    return finish(ctx, plan, place, batchStopped(notStarted('cancelled', 'cancelled', 'cancelled', null)), false);
+  }
+  // spec 05 "Liveness": a `running` line before each start of the process, and `finished` once on every way out, a throw included
+  const who = { name: plan.name, task: plan.task.name };
+  let running = false;
+  let failure: { error: string } | null = null;
+  try {
+    if (signal.aborted) return finish(ctx, plan, place, batchStopped(notStarted('cancelled', 'cancelled', 'cancelled', null)), false);
+    mkdirSync(ctx.jobDir, { recursive: true });
+    const { status } = move(['executor_started'], { started: epochS(), lastEvent: 'started' });
+    ctx.emit({ name: plan.name, event: 'started', message: `${entry.route.runner} worker started`, status });
+
+    const output = new OutputCoalescer((text) => {
+      store.updateAttempt(ctx.id, plan.name, { lastEvent: 'output' });
+      ctx.emit({ name: plan.name, event: 'output', message: text });
+    });
+    const runOnce = (on: Runner, resume: string | null): Promise<RunnerReport> => {
+      recordWorkerPhase(ctx, who, { phase: 'running' });
+      running = true;
+      return executor.run(on, {
+        jobId: ctx.id,
+        workerName: plan.name,
+        attempt: entry.attempt.number,
+        role: policy.role === 'reviewer' ? 'reviewer' : plan.role,
+        instruction: plan.instruction,
+        workspace: place.workspace,
+        command: plan.task.command,
+        model: entry.route.model,
+        ...(entry.route.endpoint ? { endpoint: entry.route.endpoint } : {}),
+        timeoutMs: ctx.spec.timeout_s * 1000,
+        maxRounds: ctx.spec.max_rounds,
+        resume,
+        files: policy.anywhere ? [] : policy.paths,
+        outputs: plan.task.outputs,
+        sandbox: true,
+        // the parent env: each runner builds its worker's allowlisted env from it (platform/process/env.ts)
+        env: place.env ? { ...process.env, ...place.env } : process.env,
+        logFile,
+        instructionFile: join(ctx.jobDir, `${plan.name}.instruction.txt`),
+        signal,
+        // issue 16: a runner that takes input mid-run reads the task's messages at its next turn
+        inbox: ctx.inbox.for(plan.task.name, plan.name),
+        onOutput: (lines) => output.push(lines),
+        onState: (detection) => recordState(ctx, plan, detection),
+        onSpawn: ({ pgid, startedAt }) => store.updateAttempt(ctx.id, plan.name, { pgid, pgStart: startedAt }),
+      }, {
+        ...(plan.continues !== undefined ? { continues: plan.continues } : {}),
+        ...(ctx.spec.repo ? { remote: ctx.spec.repo } : {}),
+        // spec 09: what the queue and its nodes did, on the job's events like the worker's own
+        onNode: (e) => {
+          store.updateAttempt(ctx.id, plan.name, { lastEvent: 'node' });
+          ctx.emit({ name: plan.name, event: 'node', message: e.message, node: e.node, node_event: e.event });
+        },
+      });
+    };
+    let report: RunnerReport;
+    try {
+      report = await runOnce(runner, plan.resume);
+      // spec 04: a rate limit (from the runner's own error channel) waits and requeues; never a failure, never spilled
+      let requeues = 0;
+      let waitedS = 0;
+      while (report.status === 'rate_limited' && !signal.aborted) {
+        const delayS = rateLimitDelayS(requeues, report.retryAfterS);
+        if (requeues >= MAX_REQUEUES || waitedS + delayS > MAX_RATE_LIMIT_WAIT_S) break;
+        requeues++;
+        waitedS += delayS;
+        const retryAt = operations.now() + delayS;
+        const provider = providerOf(entry.route);
+        const why = `rate limited by the provider: requeue ${requeues}/${MAX_REQUEUES}, retrying at ${new Date(retryAt * 1000).toISOString()}`;
+        // issue 15: the whole provider waits until its reset, every attempt for it, in every job
+        operations.suspend(provider, retryAt, `${plan.name} was answered: ${report.error ?? 'rate limited'}`);
+        move(['rate_limited'], { state: { state: 'rate_limited', why, matched: report.error ?? 'rate limit', retry_at: retryAt }, lastEvent: 'state' });
+        ctx.emit({ name: plan.name, event: 'state', message: `rate_limited: ${why}`, state: 'rate_limited', why, retry_at: retryAt });
+        recordWorkerPhase(ctx, who, { phase: 'requeued' });
+        // the wait holds the place but not a worker slot
+        releaseTurn?.();
+        releaseSlot();
+        const before = entry.route;
+        const waited = await awaitClearance(ctx, plan, entry, signal, { onHold: () => undefined, own: provider });
+        releaseSlot = await executor.slot().catch(() => () => undefined);
+        runner = runners.get(entry.route.runner) ?? runner;
+        releaseTurn = await place.turn(runner);
+        if (!waited.ok || signal.aborted) break;
+        move(['window_reset', 'executor_started']);
+        // a session is resumed only where it was made: a fallback entry starts a new one
+        report = await runOnce(runner, entry.route === before ? (report.session ?? plan.resume) : null);
+      }
+      if (requeues > 0 && report.detection === null) {
+        report = { ...report, detection: { state: 'rate_limited', why: `waited out ${requeues} rate limit(s)`, matched: 'rate limit', confidence: 1 } };
+      }
+    } finally {
+      output.close();
+    }
+    // a refusal (e.g. config sandbox: required without a sandbox) never got a process either
+    return finish(ctx, plan, place, batchStopped(report), report.stopReason !== 'spawn_failed' && report.status !== 'refused');
+  } catch (err) {
+    failure = { error: err instanceof Error ? err.message : String(err) };
+    throw err;
+  } finally {
+    if (running) recordWorkerPhase(ctx, who, finishedLine(ctx, plan, failure));
+    releaseTurn?.();
+    releaseSlot();
+  }
+}
+
+/** The `finished` line of an attempt: its row's words, or what failed when gaffer failed under it. */
+function finishedLine(ctx: JobContext, plan: WorkerPlan, failure: { error: string } | null): Parameters<typeof recordWorkerPhase>[2] {
+  if (failure !== null) return { phase: 'finished', status: 'error', outcome: null, error: failure.error };
+  const words = workerEndOf(ctx.attempts.entry(plan.name).attempt);
+  return { phase: 'finished', status: words.status, outcome: words.outcome };
+}
+
+function recordState(ctx: JobContext, plan: WorkerPlan, d: StateDetection): void {
+  ctx.services.store.updateAttempt(ctx.id, plan.name, { state: { ...d }, lastEvent: 'state' });
+  ctx.emit({ name: plan.name, event: 'state', message: `${d.state}: ${d.why} ("${d.matched}")`, state: d.state, why: d.why, matched: d.matched });
+}
+
+function finish(ctx: JobContext, plan: WorkerPlan, place: Place, runnerReport: RunnerReport, started: boolean): WorkerEnd {
+  // spec 06: settled by its declared outputs, not its exit code alone — before the row and the event say how it ended
+  const settled = started && plan.outputsAtCheckpoint ? settleByArtifacts(runnerReport, place.workspace, plan.task.outputs, plan.outputsAtCheckpoint) : runnerReport;
+  const report = withSpend(ctx, plan, settled, started);
+  const events = endEventsFor(ctx.attempts.entry(plan.name).attempt, report, { isInterrupting: ctx.interruptReason !== null, gotProcess: started });
+  // stopped because gaffer itself is shutting down reads `interrupted` (spec 01): the machine's words
+  const words = ctx.attempts.move(plan.name, events);
+  ctx.services.store.updateAttempt(ctx.id, plan.name, {
+    status: words.status,
+    outcome: words.outcome,
+    finished: epochS(),
+    lastEvent: report.status === 'done' ? 'done' : 'error',
+    report: { ...report },
+  });
+  const message = report.status === 'done' ? report.summary.split('\n').at(-1) ?? 'done' : (report.error ?? report.status);
+  ctx.emit({ name: plan.name, event: report.status === 'done' ? 'done' : 'error', message: message.slice(0, 300), status: words.status, outcome: words.outcome ?? report.outcome });
+  return { plan, report, started };
+}
+
+/**
+ * A task a person did not approve (spec 05): its attempt is admitted, waits for the yes, and is
+ * settled `refused` with outcome `cancelled` — a row, an event, no process.
+ */
+export function refuseWorker(ctx: JobContext, plan: WorkerPlan, why: string): WorkerEnd {
+  admitAttempt(ctx, plan);
+  const report = withSpend(ctx, plan, notStarted('refused', 'cancelled', 'not_approved', why), false);
+  const words = ctx.attempts.move(plan.name, [{ type: 'approval_needed' }, { type: 'approval_refused', facts: { exit: { status: report.status, outcome: report.outcome } } }]);
+  ctx.services.store.updateAttempt(ctx.id, plan.name, { status: words.status, outcome: words.outcome, finished: epochS(), lastEvent: 'error', report: { ...report } });
+  ctx.emit({ name: plan.name, event: 'error', message: why, status: words.status, outcome: words.outcome ?? 'cancelled' });
+  return { plan, report, started: false };
+}
+
+/** The report with the attempt's spend (issue 15), recorded on its row for the budgets. */
+function withSpend(ctx: JobContext, plan: WorkerPlan, report: RunnerReport, started: boolean): RunnerReport {
+  const { operations, router } = ctx.services;
+  const route = ctx.attempts.entry(plan.name).route;
+  const spend = operations.spendOf(report, router.billing(plan.task, route), route.model ?? report.modelServed, started);
+  operations.recordSpend(ctx.id, plan.name, spend);
+  return { ...report, spend };
+}
+
+/**
+ * Waits out what holds the attempt before it takes a slot (awaitClearance). The job's only attempt
+ * that is not past its process lets go of the shared workspace meanwhile (`plan.away`: as a climb
+ * waiting for its yes does, spec 05), so a hold until the window's end keeps no other job out of
+ * it; `place`: the place it took back (null: it kept its own, or the job was cancelled meanwhile).
+ */
+async function clearToStart(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntry, signal: AbortSignal, onHold: () => void): Promise<{ ok: boolean; held: boolean; place: Place | null }> {
+  const job = { id: ctx.id, unattended: ctx.spec.unattended === true };
+  const stepsAway = plan.away !== undefined && holdOf(ctx, plan, entry, job) !== null && aloneInPlace(ctx, plan.name);
+  const wait = () => awaitClearance(ctx, plan, entry, signal, { onHold, own: null, away: stepsAway });
+  if (!stepsAway || plan.away === undefined) return { ...(await wait()), place: null };
+  const before = ctx.job.phase;
+  let cleared = { ok: false, held: true };
+  const back = await plan.away(async () => {
+    cleared = await wait();
+    return cleared.ok ? true : null;
+  });
+  // taking the workspace back may have waited for another job: said then, over now
+  if (back.place !== null && before !== null && ctx.job.phase !== before) ctx.phase(before);
+  return { ok: cleared.ok && back.place !== null, held: cleared.held, place: back.place };
+}
+
+/** Attempt states before or in a process: an attempt in one may still use the place. */
+const USES_PLACE: ReadonlySet<AttemptState> = new Set(['admitted', 'awaiting_approval', 'paused', 'gated', 'placed', 'running', 'requeued', 'cancelling']);
+
+/** No other attempt of the job may use its place now (a parallel batch's siblings may: their place is kept). */
+function aloneInPlace(ctx: JobContext, worker: string): boolean {
+  return ctx.attempts.live().every((e) => e.worker === worker || !USES_PLACE.has(e.attempt.state));
+}
+
+/**
+ * What holds the attempt now, after moving it to its entry's fallback when that one is free, saying
+ * why on its row; null: it may start.
+ */
+function holdOf(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntry, job: { id: string; unattended: boolean }): Hold | null {
+  const { operations, store } = ctx.services;
+  const hold = operations.holdOn(entry.route, job);
+  if (hold === null) return null;
+  const fallback = ctx.services.router.fallback(plan.task, entry.route);
+  if (!fallback || operations.holdOn(fallback, job) !== null) return hold;
+  const why = `${hold.why} — moved to fallback entry ${fallback.entry} (${providerOf(fallback)})`;
+  ctx.attempts.reroute(plan.name, fallback);
+  store.rerouteAttempt(ctx.id, plan.name, fallback, why);
+  ctx.emit({ name: plan.name, event: 'state', message: `rerouted: ${why}`, why });
+  return null;
+}
+
+/** How often a hold with no end of its own (an interactive job on the provider) is looked at again, and the longest sleep between looks. */
+const HOLD_POLL_MS = 1_000;
+const HOLD_MAX_SLEEP_MS = 5_000;
+
+/**
+ * spec 07, issue 15: waits, before the attempt takes a slot, while its provider is suspended or a
+ * budget holds it — or moves it to its entry's fallback when that one is free (holdOf). The hold is
+ * said on its row and, while it lasts, as the job's phase (with `away`: the attempt waits without
+ * the shared workspace). `own`: the provider this attempt itself just suspended (its rate-limited
+ * state says so already). `ok` false: cancelled meanwhile; `held`: it waited.
+ */
+async function awaitClearance(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntry, signal: AbortSignal, opts: { onHold: () => void; own: string | null; away?: boolean }): Promise<{ ok: boolean; held: boolean }> {
+  const { operations, store } = ctx.services;
+  const job = { id: ctx.id, unattended: ctx.spec.unattended === true };
+  let held = false;
+  let said = '';
+  // the phase the hold stands in for, said again once it is over
+  const before = ctx.job.phase;
+  let phase: string | null = null;
+  try {
+    for (;;) {
+      if (signal.aborted) return { ok: false, held };
+      const hold = holdOf(ctx, plan, entry, job);
+      if (hold === null) return { ok: true, held };
+      if (!held) opts.onHold();
+      held = true;
+      // said once per hold (its words can change as time passes: a pace's percentages)
+      const key = `${hold.state}\0${hold.provider}\0${hold.until ?? ''}`;
+      if (key !== said && !(hold.state === 'provider_suspended' && hold.provider === opts.own)) {
+        said = key;
+        const state = { state: hold.state, why: hold.why, matched: hold.provider, ...(hold.until !== null ? { retry_at: hold.until } : {}) };
+        store.updateAttempt(ctx.id, plan.name, { state, lastEvent: 'state' });
+        ctx.emit({ name: plan.name, event: 'state', message: `${hold.state}: ${hold.why}`, state: hold.state, why: hold.why, ...(hold.until !== null ? { retry_at: hold.until } : {}) });
+        phase = `${plan.name} is held: ${hold.why}${opts.away === true ? '; the workspace is free meanwhile' : ''}`.slice(0, 400);
+        ctx.phase(phase);
+      }
+      const untilMs = hold.until === null ? HOLD_POLL_MS : (hold.until - operations.now()) * 1000;
+      await sleepUnlessAborted(Math.max(10, Math.min(HOLD_MAX_SLEEP_MS, untilMs)), signal);
+    }
+  } finally {
+    // another phase said meanwhile (a sibling's hold, the job's own) stands
+    if (phase !== null && ctx.job.phase === phase && before !== null) ctx.phase(before);
+  }
+}
+
+/** Admits the plan's attempt into the job's ledger and writes its row, `queued`. */
+function admitAttempt(ctx: JobContext, plan: WorkerPlan): LedgerEntry {
+  const entry = ctx.attempts.admit(plan.name, plan.task.name, plan.role, plan.route, plan.kind);
+  ctx.services.store.insertAttempt({
+    jobId: ctx.id,
+    worker: plan.name,
+    task: plan.task.name,
+    attempt: entry.attempt.number,
+    role: plan.role,
+    runner: plan.route.runner,
+    model: plan.route.model,
+    entry: plan.route.entry,
+    provider: plan.route.provider,
+    status: 'queued',
+    queuedAt: epochS(),
+    logFile: join(ctx.jobDir, `${plan.name}.log`),
+    ord: plan.ord,
+    machine: entry.attempt,
+  });
+  return entry;
+}
+
+/** A report for a worker that never got a process. */
+export function notStarted(status: RunnerReport['status'], outcome: RunnerReport['outcome'], stopReason: string, error: string | null): RunnerReport {
+  return blankReport({ status, outcome, stopReason, error, isCancelled: status === 'cancelled' });
+}
+
+/** Coalesces output lines into at most one event per interval carrying the newest bytes. */
+class OutputCoalescer {
+  readonly #emit: (text: string) => void;
+  #lines: string[] = [];
+  #bytes = 0;
+  #timer: NodeJS.Timeout | null = null;
+  #lastEmit = 0;
+
+  constructor(emit: (text: string) => void) {
+    this.#emit = emit;
+  }
+
+  push(lines: string[]): void {
+    for (const line of lines) {
+      this.#lines.push(line);
+      this.#bytes += Buffer.byteLength(line) + 1;
+    }
+    while (this.#bytes > OUTPUT_EVENT_BYTES && this.#lines.length > 1) this.#bytes -= Buffer.byteLength(this.#lines.shift() as string) + 1;
+    if (this.#timer) return;
+    const wait = Math.max(0, this.#lastEmit + OUTPUT_EVENT_MS - performance.now());
+    this.#timer = setTimeout(() => this.#flush(), wait);
+  }
+
+  #flush(): void {
+    this.#timer = null;
+    if (this.#lines.length === 0) return;
+    let text = this.#lines.join('\n');
+    if (Buffer.byteLength(text) > OUTPUT_EVENT_BYTES) text = Buffer.from(text).subarray(-OUTPUT_EVENT_BYTES).toString('utf8');
+    this.#lines = [];
+    this.#bytes = 0;
+    this.#emit(text);
+    // measured after the event is stored, so stored timestamps are 250 ms apart too
+    this.#lastEmit = performance.now();
+  }
+
+  close(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#flush();
+  }
+}

@@ -68,7 +68,7 @@ export function cutPathArguments(command: string, relatedFiles: readonly string[
   const start = words[first]?.index;
   if (paths.length < 2 || start === undefined) return command;
   const related = new Set(relatedFiles);
-  const what = paths.every((p) => related.has(p)) && paths.length === related.size ? 'related files' : paths.every((p) => p === '.' || p.startsWith('..')) ? 'packages' : 'paths';
+  const what = paths.every((p) => related.has(p)) && paths.length === related.size ? 'related files' : paths.every((p) => p === '.' || p.startsWith('./')) ? 'packages' : 'paths';
   return `${command.slice(0, start).trimEnd()} ${ELLIPSIS} (${paths.length} ${what})`;
 }
 

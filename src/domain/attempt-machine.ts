@@ -47,6 +47,21 @@ export interface Attempt {
   facts: AttemptFacts;
   /** The events it took, in order: how it got where it is. */
   trail: AttemptEventType[];
+  /**
+   * The effects its moves returned that are not carried out yet, in order: the pipeline carries the
+   * first before it feeds another event (a cancel or an interrupt drops them and owes its own row's).
+   * A new attempt owes `check_gates`.
+   */
+  owed: AttemptEffect[];
+  /** The effects carried out for it, in order, each with how many events it had taken then. */
+  carried: CarriedEffect[];
+}
+
+/** An effect carried out for an attempt after its `at`-th event, or dropped then (by a cancel, an interrupt, or its job's stop). */
+export interface CarriedEffect {
+  effect: AttemptEffect;
+  at: number;
+  dropped?: true;
 }
 
 /** Something that happened to an attempt, with whatever facts it brings. */
@@ -63,6 +78,18 @@ export interface AttemptRefusal {
   event: AttemptEventType;
   message: string;
 }
+
+/** A refused carry: the effect is not the one the attempt owes next. */
+export interface EffectRefusal {
+  ok: false;
+  code: 'effect_not_owed';
+  state: AttemptState;
+  effect: AttemptEffect;
+  message: string;
+}
+
+/** The events that may come while effects are owed, and drop them: the work they were for is abandoned. */
+export const ABANDONING_EVENTS: ReadonlySet<AttemptEventType> = new Set(['cancel', 'interrupt']);
 
 /** A legal transition: the attempt after it and the work the pipeline does next. */
 export interface AttemptStep {
@@ -87,7 +114,7 @@ export function findAttemptRow(state: AttemptState, event: AttemptEventType): At
 /** A new attempt of `task`, numbered after the ones it already had (fix rounds and retries are attempts too). */
 export function admitAttempt(task: string, history: readonly Attempt[], kind: AttemptKind): Attempt {
   const last = history.filter((a) => a.task === task).reduce((n, a) => Math.max(n, a.number), 0);
-  return { task, number: last + 1, kind, state: 'admitted', started: false, ending: null, facts: NO_FACTS, trail: [] };
+  return { task, number: last + 1, kind, state: 'admitted', started: false, ending: null, facts: NO_FACTS, trail: [], owed: ['check_gates'], carried: [] };
 }
 
 /** The pure transition: the table's row for (state, event) gives the next state and effects; any other pair is refused. */
@@ -101,8 +128,34 @@ export function transition(attempt: Attempt, event: AttemptEvent): AttemptStep |
     ending: row.ending ?? attempt.ending,
     facts: { ...attempt.facts, ...event.facts },
     trail: [...attempt.trail, event.type],
+    owed: [...(ABANDONING_EVENTS.has(event.type) ? [] : owedOf(attempt)), ...row.effects],
+    carried: ABANDONING_EVENTS.has(event.type) ? [...(attempt.carried ?? []), ...dropped(attempt)] : attempt.carried ?? [],
   };
   return { ok: true, next, effects: row.effects };
+}
+
+/** The effects `attempt` owes, in order (none for one stored before effects were kept). */
+export function owedOf(attempt: Pick<Attempt, 'owed'>): readonly AttemptEffect[] {
+  return attempt.owed ?? [];
+}
+
+/** Drops every effect `attempt` owes: the work they were for will not be done (its job stopped). */
+export function dropEffects(attempt: Attempt): Attempt {
+  return { ...attempt, owed: [], carried: [...(attempt.carried ?? []), ...dropped(attempt)] };
+}
+
+function dropped(attempt: Attempt): CarriedEffect[] {
+  return owedOf(attempt).map((effect) => ({ effect, at: attempt.trail.length, dropped: true as const }));
+}
+
+/** Marks `effect` carried out: it must be the first the attempt owes. */
+export function carryEffect(attempt: Attempt, effect: AttemptEffect): { ok: true; next: Attempt } | EffectRefusal {
+  const owed = owedOf(attempt);
+  if (owed[0] !== effect) {
+    const expected = owed.length > 0 ? `it owes ${owed.join(', ')} first` : 'it owes nothing';
+    return { ok: false, code: 'effect_not_owed', state: attempt.state, effect, message: `attempt in state "${attempt.state}" cannot carry out "${effect}": ${expected}` };
+  }
+  return { ok: true, next: { ...attempt, owed: owed.slice(1), carried: [...(attempt.carried ?? []), { effect, at: attempt.trail.length }] } };
 }
 
 /**

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { AttemptLedger, endEventsFor } from '../../src/engine/pipeline/attempt-ledger.js';
-import type { WorkerEndWords } from '../../src/domain/attempt-results.js';
+import { AttemptLedger, endEventsFor, type EffectAnswer } from '../../src/engine/pipeline/attempt-ledger.js';
+import { workerEndOf, type WorkerEndWords } from '../../src/domain/attempt-results.js';
+import type { AttemptEvent } from '../../src/domain/attempt-machine.js';
+import type { AttemptEffect, AttemptEventType } from '../../src/domain/attempt-table.js';
 import type { WorkerOutcome, WorkerStatus } from '../../src/domain/status.js';
 
 const ROUTE = { runner: 'shell', model: null, entry: null, provider: null };
@@ -8,18 +10,32 @@ const QUEUED = { status: 'queued', outcome: null } as const;
 const RUNNING = { status: 'running', outcome: null } as const;
 const report = (status: WorkerStatus, outcome: WorkerOutcome, limit?: 'processes' | 'memory') => ({ status, outcome, ...(limit ? { limit } : {}) });
 
+/** Each event after carrying out what the last move owes, and what the last owes (no handlers here: nothing is answered). */
+function feed(ledger: AttemptLedger, events: readonly (AttemptEventType | AttemptEvent)[]): WorkerEndWords {
+  const carryAll = () => {
+    while (ledger.owed('t').length > 0) ledger.move('t', ledger.carry('t', ledger.owed('t')[0] as AttemptEffect) as EffectAnswer);
+  };
+  for (const e of events) {
+    carryAll();
+    ledger.move('t', [e]);
+  }
+  if (events.length > 0 && ledger.entry('t').attempt.state !== 'running') carryAll();
+  return workerEndOf(ledger.entry('t').attempt);
+}
+
 /** A ledger with one attempt, and the moves attempt-run.ts makes for it. */
 function oneAttempt(role: 'worker' | 'fixer' = 'worker') {
   const ledger = new AttemptLedger();
-  ledger.admit('t', 't', role, ROUTE);
+  // as attempt-run.ts's: the stop answers that the processes are gone
+  ledger.admit('t', 't', role, ROUTE).handlers = { stop_processes: () => (ledger.entry('t').attempt.state === 'cancelling' ? [{ type: 'processes_gone' }] : []) };
   const end = (r: ReturnType<typeof report>, isInterrupting: boolean, gotProcess = true): WorkerEndWords =>
-    ledger.move('t', endEventsFor(ledger.entry('t').attempt, r, { isInterrupting, gotProcess }));
-  return { ledger, end, attempt: () => ledger.entry('t').attempt };
+    feed(ledger, endEventsFor(ledger.entry('t').attempt, r, { isInterrupting, gotProcess }));
+  return { ledger, end, attempt: () => ledger.entry('t').attempt, feed: (events: readonly (AttemptEventType | AttemptEvent)[]) => feed(ledger, events) };
 }
 function started() {
   const a = oneAttempt();
-  expect(a.ledger.move('t', ['gates_passed', 'placement_acquired'])).toEqual(QUEUED);
-  expect(a.ledger.move('t', ['executor_started'])).toEqual(RUNNING);
+  expect(a.feed(['gates_passed', 'placement_acquired'])).toEqual(QUEUED);
+  expect(a.feed(['executor_started'])).toEqual(RUNNING);
   return a;
 }
 
@@ -32,7 +48,7 @@ describe('the attempt ledger: worker rows in the machine\'s words', () => {
     // cancelled, and gaffer stopping, while it waited for a slot
     const waiting = () => {
       const a = oneAttempt();
-      a.ledger.move('t', ['gates_passed', 'placement_acquired']);
+      a.feed(['gates_passed', 'placement_acquired']);
       return a;
     };
     expect(waiting().end(report('cancelled', 'cancelled'), false)).toEqual({ status: 'cancelled', outcome: 'cancelled' });
@@ -55,14 +71,15 @@ describe('the attempt ledger: worker rows in the machine\'s words', () => {
     // a rate limit waited out, then done; and one whose wait was cancelled, or stopped by a shutdown
     const requeued = started();
     expect(requeued.ledger.move('t', ['rate_limited'])).toEqual(RUNNING);
-    expect(requeued.ledger.move('t', ['window_reset', 'executor_started'])).toEqual(RUNNING);
+    expect(requeued.ledger.owed('t')).toEqual(['wait_for_window']);
+    expect(requeued.feed(['window_reset', 'executor_started'])).toEqual(RUNNING);
     expect(requeued.end(report('done', 'success'), false)).toEqual({ status: 'done', outcome: 'success' });
     const waitCancelled = started();
-    waitCancelled.ledger.move('t', ['rate_limited']);
+    waitCancelled.feed(['rate_limited']);
     expect(waitCancelled.end(report('rate_limited', 'expected_error'), false)).toEqual({ status: 'rate_limited', outcome: 'expected_error' });
     expect(waitCancelled.attempt()).toMatchObject({ state: 'settled', ending: 'cancelled' });
     const waitInterrupted = started();
-    waitInterrupted.ledger.move('t', ['rate_limited']);
+    waitInterrupted.feed(['rate_limited']);
     waitInterrupted.end(report('rate_limited', 'expected_error'), true);
     expect(waitInterrupted.attempt().state).toBe('interrupted');
   });
@@ -96,6 +113,52 @@ describe('the attempt ledger: worker rows in the machine\'s words', () => {
     ledger.admit('fixer-1', 'api-fix', 'fixer', ROUTE);
     expect(() => ledger.move('fixer-1', ['executor_started'])).toThrow(/attempt in state "admitted" cannot take event "executor_started".*task api-fix, attempt 1/);
     expect(ledger.entry('fixer-1').attempt).toMatchObject({ state: 'admitted', kind: 'fix' });
+  });
+
+  it('refuses an event while the last move owes an effect, and an effect out of its order; a cancel drops what is owed', () => {
+    const a = oneAttempt();
+    expect(a.ledger.owed('t')).toEqual(['check_gates']);
+    expect(() => a.ledger.move('t', ['gates_passed'])).toThrow(/cannot take event "gates_passed" before carrying out check_gates/);
+    a.feed(['gates_passed']);
+    a.ledger.move('t', ['placement_acquired']);
+    expect(a.ledger.owed('t')).toEqual(['take_checkpoint', 'start_executor']);
+    expect(() => a.ledger.carry('t', 'start_executor')).toThrow(/cannot carry out "start_executor": it owes take_checkpoint, start_executor first/);
+    a.ledger.carry('t', 'take_checkpoint');
+    a.ledger.move('t', ['cancel']);
+    expect(a.attempt()).toMatchObject({ state: 'cancelling', owed: ['stop_processes'] });
+    expect(a.attempt().carried).toEqual([
+      { effect: 'check_gates', at: 0 },
+      { effect: 'acquire_placement', at: 1 },
+      { effect: 'take_checkpoint', at: 2 },
+      { effect: 'start_executor', at: 2, dropped: true },
+    ]);
+  });
+
+  it('drives an attempt: each owed effect its handler carries out, each answer fed next, until the job owes the next', async () => {
+    const ledger = new AttemptLedger();
+    const entry = ledger.admit('t', 't', 'worker', ROUTE);
+    const ran: string[] = [];
+    entry.handlers = {
+      check_gates: () => (ran.push('check_gates'), [{ type: 'gates_passed' }]),
+      acquire_placement: async () => (ran.push('acquire_placement'), [{ type: 'placement_acquired' }]),
+      take_checkpoint: () => (ran.push('take_checkpoint'), []),
+      start_executor: () => (ran.push('start_executor'), [{ type: 'executor_started' }, { type: 'exited', facts: { exit: { status: 'done', outcome: 'success' } } }]),
+    };
+    const moved: string[] = [];
+    await ledger.drive('t', [], (e) => moved.push(e.type));
+    expect(ran).toEqual(['check_gates', 'acquire_placement', 'take_checkpoint', 'start_executor']);
+    expect(moved).toEqual(['gates_passed', 'placement_acquired', 'executor_started', 'exited']);
+    // collect_evidence is the job's: the drive stops with it owed, and a job status is refused meanwhile
+    expect(ledger.entry('t').attempt).toMatchObject({ state: 'collecting', owed: ['collect_evidence'] });
+    ledger.carryJobs('t', 'collect_evidence');
+    ledger.move('t', ['evidence_taken']);
+    ledger.carryJobs('t', 'run_verification');
+    ledger.move('t', ['verify_passed']);
+    ledger.carryJobs('t', 'check_result_gates');
+    ledger.move('t', ['result_gates_passed']);
+    expect(() => ledger.jobStatus({ cancelled: false, interrupted: false })).toThrow(/effects not carried out: t \(release_placement\)/);
+    ledger.carryJobs('t', 'release_placement');
+    expect(ledger.jobStatus({ cancelled: false, interrupted: false })).toBe('done');
   });
 
   it('will not read a job status while an attempt is open', () => {

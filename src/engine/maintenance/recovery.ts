@@ -4,7 +4,7 @@ import { describeWorktrees } from '../../domain/fanout.js';
 import { isFinalStatus } from '../../domain/status.js';
 import { isSameProcessAlive } from '../../platform/process/process-identity.js';
 import type { AttemptPatch, AttemptRow, JobRow, LockHolder, Store } from '../../store/store.js';
-import { isFinalAttempt, transition } from '../../domain/attempt-machine.js';
+import { carryEffect, isFinalAttempt, transition } from '../../domain/attempt-machine.js';
 import { workerEndOf } from '../../domain/attempt-results.js';
 import type { SuiteProcessHooks } from '../../verification/run-suite.js';
 import { epochS } from '../clock.js';
@@ -76,8 +76,14 @@ async function recoverJob(store: Store, job: JobRow, verdict: string): Promise<v
 function interruptedRow(a: AttemptRow): AttemptPatch {
   const step = a.machine !== null ? transition(a.machine, { type: 'interrupt' }) : null;
   if (step === null || !step.ok) return { status: 'interrupted', outcome: 'cancelled', finished: a.finished ?? epochS() };
-  const words = workerEndOf(step.next);
-  return { status: words.status, outcome: words.outcome, finished: a.finished ?? epochS(), machine: step.next };
+  // what the interrupt owes, recovery has done: the job's process groups are stopped, its workspace released (recoverJob)
+  let machine = step.next;
+  for (const effect of step.effects) {
+    const carried = carryEffect(machine, effect);
+    if (carried.ok) machine = carried.next;
+  }
+  const words = workerEndOf(machine);
+  return { status: words.status, outcome: words.outcome, finished: a.finished ?? epochS(), machine };
 }
 
 function markInterrupted(store: Store, job: JobRow, verdict: string): void {

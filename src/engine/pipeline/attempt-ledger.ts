@@ -1,6 +1,6 @@
-import { admitAttempt, isFinalAttempt, noteFacts, transition, type Attempt, type AttemptEvent, type AttemptFacts, type AttemptKind } from '../../domain/attempt-machine.js';
+import { ABANDONING_EVENTS, admitAttempt, carryEffect, dropEffects, isFinalAttempt, noteFacts, owedOf, transition, type Attempt, type AttemptEvent, type AttemptFacts, type AttemptKind } from '../../domain/attempt-machine.js';
 import { jobStatusOf, taskResultOf, workerEndOf, type TaskResult, type WorkerEndWords } from '../../domain/attempt-results.js';
-import type { AttemptEventType } from '../../domain/attempt-table.js';
+import type { AttemptEffect, AttemptEventType } from '../../domain/attempt-table.js';
 import type { Route } from '../../domain/route.js';
 import type { JobStatus, WorkerRole, WorkerStatus, WorkerOutcome } from '../../domain/status.js';
 import { NODE_LOST } from '../execution/executor.js';
@@ -13,7 +13,18 @@ export interface LedgerEntry {
   /** Where it runs; moved only by `reroute` (a provider fallback before it starts again). */
   route: Route;
   attempt: Attempt;
+  /**
+   * What carries out the effects the attempt itself owns (attempt-run.ts: gates, the wait, the
+   * place's turn, the process, its stop and release); the job's orchestrator carries the rest
+   * (evidence, verification, result gates, the next attempt), for every attempt of its place.
+   */
+  handlers: EffectHandlers;
 }
+
+/** What an effect's handler answers: the events that follow it, in order (none: the answer comes later, or from elsewhere). */
+export type EffectAnswer = readonly AttemptEvent[];
+/** One handler per effect an attempt carries out itself. */
+export type EffectHandlers = Partial<Record<AttemptEffect, () => EffectAnswer | Promise<EffectAnswer>>>;
 
 /**
  * A job's attempts, each moved only through the attempt machine (domain/attempt-machine.ts): the
@@ -25,14 +36,42 @@ export class AttemptLedger {
   readonly #entries = new Map<string, LedgerEntry>();
   readonly #stored: (worker: string, attempt: Attempt) => void;
 
-  /** `stored`: told of each attempt after every move (the job's ledger writes it on the attempt's row, so recovery reads where it stood). */
+  readonly #dirty = new Set<string>();
+
+  /**
+   * `stored`: told of each attempt after it moved or carried out an effect (the job's ledger writes
+   * it on the attempt's row, so recovery reads where it stood) — once per tick for every change made
+   * in it: an attempt's moves and carries mostly come in runs with no wait between them.
+   */
   constructor(stored: (worker: string, attempt: Attempt) => void = () => undefined) {
     this.#stored = stored;
   }
 
+  #changed(worker: string): void {
+    if (this.#dirty.size === 0) queueMicrotask(() => this.#flush());
+    this.#dirty.add(worker);
+  }
+
+  #flush(): void {
+    try {
+      for (const worker of this.#dirty) this.#stored(worker, this.entry(worker).attempt);
+    } catch (err) {
+      // said by the next move (a microtask has no one to throw to)
+      this.#lost ??= err instanceof Error ? err : new Error(String(err));
+    } finally {
+      this.#dirty.clear();
+    }
+  }
+
+  #lost: Error | null = null;
+
+  #throwIfLost(): void {
+    if (this.#lost) throw new Error(`an attempt's state could not be stored: ${this.#lost.message}`);
+  }
+
   /** Admits a new attempt of `task` (numbered after the task's earlier ones) for `worker`. */
   admit(worker: string, task: string, role: WorkerRole, route: Route, kind: AttemptKind = role === 'fixer' ? 'fix' : 'first'): LedgerEntry {
-    const entry: LedgerEntry = { worker, role, route, attempt: admitAttempt(task, this.history(task).map((e) => e.attempt), kind) };
+    const entry: LedgerEntry = { worker, role, route, attempt: admitAttempt(task, this.history(task).map((e) => e.attempt), kind), handlers: {} };
     this.#entries.set(worker, entry);
     return entry;
   }
@@ -57,29 +96,100 @@ export class AttemptLedger {
     this.entry(worker).route = route;
   }
 
-  /** Moves the worker's attempt through `events` in order; returns the row's words after the last. */
+  /**
+   * Moves the worker's attempt through `events` in order; returns the row's words after the last.
+   * An event is refused while the attempt owes an effect (a cancel or an interrupt excepted): the
+   * table's work for the last move is carried out first (`carry`, `drive`).
+   */
   move(worker: string, events: readonly (AttemptEventType | AttemptEvent)[]): WorkerEndWords {
+    this.#throwIfLost();
     const entry = this.entry(worker);
     for (const e of events) {
-      const step = transition(entry.attempt, typeof e === 'string' ? { type: e } : e);
+      const event = typeof e === 'string' ? { type: e } : e;
+      const owed = owedOf(entry.attempt);
+      if (owed.length > 0 && !ABANDONING_EVENTS.has(event.type)) throw new Error(`attempt in state "${entry.attempt.state}" cannot take event "${event.type}" before carrying out ${owed.join(', ')} (task ${entry.attempt.task}, attempt ${entry.attempt.number})`);
+      const step = transition(entry.attempt, event);
       if (!step.ok) throw new Error(`${step.message} (task ${entry.attempt.task}, attempt ${entry.attempt.number})`);
       entry.attempt = step.next;
     }
-    if (events.length > 0) this.#stored(worker, entry.attempt);
+    if (events.length > 0) this.#changed(worker);
     return workerEndOf(entry.attempt);
+  }
+
+  /** The effects the worker's attempt owes, in order. */
+  owed(worker: string): readonly AttemptEffect[] {
+    return owedOf(this.entry(worker).attempt);
+  }
+
+  /**
+   * Carries out `effect`, the first the attempt owes, by the job's orchestrator (`done` says what it
+   * did, for every attempt of its place) or else by the attempt's own handler, whose answer (its
+   * events) is returned unfed. Throws when `effect` is not the one owed next.
+   */
+  carry(worker: string, effect: AttemptEffect): EffectAnswer | Promise<EffectAnswer> {
+    const entry = this.entry(worker);
+    const step = carryEffect(entry.attempt, effect);
+    if (!step.ok) throw new Error(`${step.message} (task ${entry.attempt.task}, attempt ${entry.attempt.number})`);
+    entry.attempt = step.next;
+    this.#changed(worker);
+    return entry.handlers[effect]?.() ?? [];
+  }
+
+  /** Drops what a settled attempt still owes: its job stopped, and the work those effects were for will not be done. */
+  drop(worker: string): void {
+    const entry = this.entry(worker);
+    if (this.owed(worker).length === 0) return;
+    entry.attempt = dropEffects(entry.attempt);
+    this.#changed(worker);
+  }
+
+  /** Carries out, by the job, every effect `worker` owes that is one of `effects` (in the order owed), stopping at any other. */
+  carryJobs(worker: string, ...effects: AttemptEffect[]): void {
+    for (let next = this.owed(worker)[0]; next !== undefined && effects.includes(next); next = this.owed(worker)[0]) {
+      const answer = this.carry(worker, next);
+      if (answer instanceof Promise || answer.length > 0) throw new Error(`${next} of ${worker} has an answer the job does not feed`);
+    }
+  }
+
+  /**
+   * The interpreter: feeds `events` to the worker's attempt one at a time, and before each (and
+   * after the last) carries out the effects the moves owe with the attempt's handlers, feeding each
+   * handler's answer next. Stops when nothing is owed and nothing is left to feed, or when the next
+   * owed effect is the job's (no handler here: evidence, verification, result gates, the next
+   * attempt): the orchestrator carries it. `moved` is told of each event after its move.
+   */
+  async drive(worker: string, events: readonly AttemptEvent[], moved: (event: AttemptEvent) => void = () => undefined): Promise<void> {
+    const entry = this.entry(worker);
+    const queue = [...events];
+    for (;;) {
+      const effect = this.owed(worker)[0];
+      if (effect !== undefined && entry.handlers[effect] !== undefined) {
+        queue.unshift(...(await this.carry(worker, effect)));
+        continue;
+      }
+      const event = queue.shift();
+      if (event === undefined) return;
+      this.move(worker, [event]);
+      moved(event);
+    }
   }
 
   /** Merges facts learned after the fact (the job-wide evidence) without moving the attempt. */
   note(worker: string, facts: Partial<AttemptFacts>): WorkerEndWords {
     const entry = this.entry(worker);
     entry.attempt = noteFacts(entry.attempt, facts);
-    this.#stored(worker, entry.attempt);
+    this.#changed(worker);
     return workerEndOf(entry.attempt);
   }
 
   /** The live attempts in `state`, in admission order. */
   inState(state: Attempt['state']): LedgerEntry[] {
     return [...this.#entries.values()].filter((e) => e.attempt.state === state);
+  }
+
+  /** Every attempt, in admission order. */
+  all(): LedgerEntry[] {
+    return [...this.#entries.values()];
   }
 
   /** Every attempt not yet final. */
@@ -98,6 +208,9 @@ export class AttemptLedger {
   jobStatus(job: { cancelled: boolean; interrupted: boolean }): JobStatus {
     const open = this.live().map((e) => `${e.worker} (${e.attempt.state})`);
     if (open.length > 0) throw new Error(`the job settled with attempts still open: ${open.join(', ')}`);
+    // the table's work for every move was carried out (or dropped by a cancel): nothing is owed
+    const owing = this.all().flatMap((e) => (owedOf(e.attempt).length > 0 ? [`${e.worker} (${owedOf(e.attempt).join(', ')})`] : []));
+    if (owing.length > 0) throw new Error(`the job settled with effects not carried out: ${owing.join(', ')}`);
     return jobStatusOf(this.taskResults(), job);
   }
 }
@@ -109,16 +222,21 @@ export function endEventsFor(
   ctx: { isInterrupting: boolean; gotProcess: boolean },
 ): AttemptEvent[] {
   const facts = { exit: { status: report.status, outcome: report.outcome } };
-  const stopped = (): AttemptEvent[] => (ctx.isInterrupting ? [{ type: 'interrupt', facts }] : [{ type: 'cancel' }, { type: 'processes_gone', facts }]);
+  // the processes' stop (`stop_processes`) answers `processes_gone`
+  const stopped = (): AttemptEvent[] => [{ type: ctx.isInterrupting ? 'interrupt' : 'cancel', facts }];
   switch (attempt.state) {
     // no runner for the route: refused before any place
     case 'admitted':
       return [{ type: 'refused', facts }];
+    // stopped while a hold kept it from starting, or its batch stopped meanwhile
+    case 'awaiting_approval':
+    case 'paused':
+      return stopped();
     // stopped while it waited for a slot, or while it waited out a rate limit; or its batch stopped before it launched
     case 'placed':
       return report.stopReason === 'batch_stopped' ? [{ type: 'batch_stopped', facts }] : stopped();
     case 'requeued':
-      return ctx.isInterrupting ? [{ type: 'interrupt', facts }] : [{ type: 'cancel', facts }];
+      return stopped();
     default:
       if (report.status === 'cancelled') return stopped();
       // the spawn failed, or the runner refused at its start: no process after all

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AttemptEvent, AttemptKind } from '../../domain/attempt-machine.js';
 import { workerEndOf, type WorkerEndWords } from '../../domain/attempt-results.js';
-import type { AttemptEventType, AttemptState } from '../../domain/attempt-table.js';
+import type { AttemptEffect, AttemptState } from '../../domain/attempt-table.js';
 import type { TaskSpec } from '../../domain/request.js';
 import type { Route } from '../../domain/route.js';
 import type { WorkerRole } from '../../domain/status.js';
@@ -16,7 +16,7 @@ import type { Runner } from '../../runners/contract.js';
 import type { Place } from '../placement/placement.js';
 import { blankReport } from '../../runners/report.js';
 import { settleByArtifacts, type OutputStates } from '../../verification/outputs.js';
-import { endEventsFor, type LedgerEntry } from './attempt-ledger.js';
+import { endEventsFor, type EffectAnswer, type LedgerEntry } from './attempt-ledger.js';
 import { writePolicyFor } from '../../domain/write-policy.js';
 import { recordWorkerPhase } from './liveness-log.js';
 import { NODE_LOST } from '../execution/executor.js';
@@ -44,6 +44,8 @@ export interface WorkerPlan {
   batch?: AbortController;
   /** The attempt whose node was lost (spec 09): this one takes over the work BullMQ handed to another node. */
   continues?: string;
+  /** The attempt this one takes over from (a fix round's, a retry's, a climb's): it owes this admission, then lets go of its share of the place. */
+  supersedes?: string;
   /** A person said yes to this attempt's route before it was admitted (the job's asks, a climb's ask): it passes its gates as `approved`. */
   asked?: true;
   /** Lets go of the job's shared workspace while a hold keeps the attempt from starting (carry-out.ts); absent: it keeps its place. */
@@ -79,11 +81,10 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
   const end = await runAttempt(ctx, plan, at);
   if (end.report.stopReason !== NODE_LOST || ctx.isCancelled) return end;
   // `+` is never in a task's name: the new attempt's row cannot collide with another task's
-  return runAttempt(ctx, { ...plan, name: `${plan.name}+node`, kind: 'retry', continues: plan.name }, at);
+  return runAttempt(ctx, { ...plan, name: `${plan.name}+node`, kind: 'retry', continues: plan.name, supersedes: plan.name }, at);
 }
 
 async function runAttempt(ctx: JobContext, plan: WorkerPlan, at: { place: Place }): Promise<WorkerEnd> {
-  let place = at.place;
   const { store, executor, runners, operations } = ctx.services;
   const logFile = join(ctx.jobDir, `${plan.name}.log`);
   const entry = admitAttempt(ctx, plan);
@@ -92,15 +93,20 @@ async function runAttempt(ctx: JobContext, plan: WorkerPlan, at: { place: Place 
   ctx.emit({ name: plan.name, event: 'queued', message: `${plan.role} queued`, status: 'queued' });
   // the row as last written: a move that changes neither its words nor anything else writes nothing
   let row: WorkerEndWords = { status: 'queued', outcome: null };
-  const move = (events: readonly (AttemptEventType | AttemptEvent)[], patch: AttemptPatch = {}): WorkerEndWords => {
-    const words = ctx.attempts.move(plan.name, events);
-    if (words.status === row.status && words.outcome === row.outcome && Object.keys(patch).length === 0) return words;
-    store.updateAttempt(ctx.id, plan.name, { ...patch, status: words.status, ...(words.outcome !== null ? { outcome: words.outcome } : {}) });
-    row = words;
-    return words;
+  // what the next move writes on the row besides its words, and says after it
+  let patch: AttemptPatch = {};
+  let announce: ((words: WorkerEndWords) => void) | null = null;
+  const moved = (): void => {
+    const words = workerEndOf(entry.attempt);
+    const said = announce;
+    announce = null;
+    if (words.status !== row.status || words.outcome !== row.outcome || Object.keys(patch).length > 0) {
+      store.updateAttempt(ctx.id, plan.name, { ...patch, status: words.status, ...(words.outcome !== null ? { outcome: words.outcome } : {}) });
+      row = words;
+    }
+    patch = {};
+    said?.(words);
   };
-
-  if (place.failure !== undefined) return finish(ctx, plan, place, notStarted('error', 'expected_error', 'setup_failed', place.failure), false);
 
   // a cancel of the job, or the batch stopped because a sibling could not launch
   const batch = plan.batch;
@@ -112,126 +118,179 @@ async function runAttempt(ctx: JobContext, plan: WorkerPlan, at: { place: Place 
     return stopped ? { ...report, status: 'error', outcome: 'expected_error', stopReason: 'batch_stopped', error: `stopped: ${String(batch?.signal.reason)}` } : report;
   };
 
-  // spec 07, issue 15: a suspended provider or a budget holds the attempt before it takes a slot
-  const clearance = await clearToStart(ctx, plan, entry, signal, () => move(['budget_spent']));
-  place = at.place = clearance.place ?? place;
-  if (clearance.held) move(['window_reset']);
-  if (!clearance.ok) return finish(ctx, plan, place, batchStopped(notStarted('cancelled', 'cancelled', 'cancelled', null)), false);
-  let runner = runners.get(entry.route.runner);
-  if (!runner) return finish(ctx, plan, place, notStarted('refused', 'expected_error', 'refused', `runner "${entry.route.runner}" is not available`), false);
-
-  // the job holds its place already; the slot is the executor's, the turn the place's
-  move([...(plan.asked ? (['approval_needed', 'approved'] as const) : (['gates_passed'] as const)), 'placement_acquired']);
-
+  let runner: Runner | undefined;
+  // the executor's slot and the place's turn, while the attempt holds them
   let releaseSlot: (() => void) | null = null;
   let releaseTurn: (() => void) | null = null;
-  try {
-    releaseSlot = await executor.slot(signal);
-    releaseTurn = await place.turn(runner);
-  } catch {
+  const letGo = (): void => {
+    releaseTurn?.();
     releaseSlot?.();
-    return finish(ctx, plan, place, batchStopped(notStarted('cancelled', 'cancelled', 'cancelled', null)), false);
-  }
+    releaseTurn = releaseSlot = null;
+  };
+  /** The attempt's end once known: its process's report as its outputs and spend settle it, or why it got none. */
+  let end: WorkerEnd | null = null;
+  const ended = (report: RunnerReport, started: boolean): AttemptEvent[] => {
+    end = settledEnd(ctx, plan, at.place, batchStopped(report), started);
+    return endEventsFor(entry.attempt, end.report, { isInterrupting: ctx.interruptReason !== null, gotProcess: started });
+  };
+  const job = { id: ctx.id, unattended: ctx.spec.unattended === true };
+
   // spec 05 "Liveness": a `running` line before each start of the process, and `finished` once on every way out, a throw included
   const who = { name: plan.name, task: plan.task.name };
   let running = false;
-  let failure: { error: string } | null = null;
-  try {
-    if (signal.aborted) return finish(ctx, plan, place, batchStopped(notStarted('cancelled', 'cancelled', 'cancelled', null)), false);
-    mkdirSync(ctx.jobDir, { recursive: true });
-    const { status } = move(['executor_started'], { started: epochS(), lastEvent: 'started' });
-    ctx.emit({ name: plan.name, event: 'started', message: `${entry.route.runner} worker started`, status });
+  let output: OutputCoalescer | null = null;
+  // spec 04: a rate limit (from the runner's own error channel) waits and requeues; never a failure, never spilled
+  let requeues = 0;
+  let waitedS = 0;
+  let rateLimited: RunnerReport | null = null;
+  let resume = plan.resume;
 
-    const output = new OutputCoalescer((text) => {
+  const runOnce = (on: Runner): Promise<RunnerReport> => {
+    recordWorkerPhase(ctx, who, { phase: 'running' });
+    running = true;
+    const out = (output ??= new OutputCoalescer((text) => {
       store.updateAttempt(ctx.id, plan.name, { lastEvent: 'output' });
       ctx.emit({ name: plan.name, event: 'output', message: text });
+    }));
+    return executor.run(on, {
+      jobId: ctx.id,
+      workerName: plan.name,
+      attempt: entry.attempt.number,
+      role: policy.role === 'reviewer' ? 'reviewer' : plan.role,
+      instruction: plan.instruction,
+      workspace: at.place.workspace,
+      command: plan.task.command,
+      model: entry.route.model,
+      ...(entry.route.endpoint ? { endpoint: entry.route.endpoint } : {}),
+      timeoutMs: ctx.spec.timeout_s * 1000,
+      maxRounds: ctx.spec.max_rounds,
+      resume,
+      files: policy.anywhere ? [] : policy.paths,
+      outputs: plan.task.outputs,
+      sandbox: true,
+      // the parent env: each runner builds its worker's allowlisted env from it (platform/process/env.ts)
+      env: at.place.env ? { ...process.env, ...at.place.env } : process.env,
+      logFile,
+      instructionFile: join(ctx.jobDir, `${plan.name}.instruction.txt`),
+      signal,
+      // issue 16: a runner that takes input mid-run reads the task's messages at its next turn
+      inbox: ctx.inbox.for(plan.task.name, plan.name),
+      onOutput: (lines) => out.push(lines),
+      onState: (detection) => recordState(ctx, plan, detection),
+      onSpawn: ({ pgid, startedAt }) => store.updateAttempt(ctx.id, plan.name, { pgid, pgStart: startedAt }),
+    }, {
+      ...(plan.continues !== undefined ? { continues: plan.continues } : {}),
+      ...(ctx.spec.repo ? { remote: ctx.spec.repo } : {}),
+      // spec 09: what the queue and its nodes did, on the job's events like the worker's own
+      onNode: (e) => {
+        store.updateAttempt(ctx.id, plan.name, { lastEvent: 'node' });
+        ctx.emit({ name: plan.name, event: 'node', message: e.message, node: e.node, node_event: e.event });
+      },
     });
-    const runOnce = (on: Runner, resume: string | null): Promise<RunnerReport> => {
-      recordWorkerPhase(ctx, who, { phase: 'running' });
-      running = true;
-      return executor.run(on, {
-        jobId: ctx.id,
-        workerName: plan.name,
-        attempt: entry.attempt.number,
-        role: policy.role === 'reviewer' ? 'reviewer' : plan.role,
-        instruction: plan.instruction,
-        workspace: place.workspace,
-        command: plan.task.command,
-        model: entry.route.model,
-        ...(entry.route.endpoint ? { endpoint: entry.route.endpoint } : {}),
-        timeoutMs: ctx.spec.timeout_s * 1000,
-        maxRounds: ctx.spec.max_rounds,
-        resume,
-        files: policy.anywhere ? [] : policy.paths,
-        outputs: plan.task.outputs,
-        sandbox: true,
-        // the parent env: each runner builds its worker's allowlisted env from it (platform/process/env.ts)
-        env: place.env ? { ...process.env, ...place.env } : process.env,
-        logFile,
-        instructionFile: join(ctx.jobDir, `${plan.name}.instruction.txt`),
-        signal,
-        // issue 16: a runner that takes input mid-run reads the task's messages at its next turn
-        inbox: ctx.inbox.for(plan.task.name, plan.name),
-        onOutput: (lines) => output.push(lines),
-        onState: (detection) => recordState(ctx, plan, detection),
-        onSpawn: ({ pgid, startedAt }) => store.updateAttempt(ctx.id, plan.name, { pgid, pgStart: startedAt }),
-      }, {
-        ...(plan.continues !== undefined ? { continues: plan.continues } : {}),
-        ...(ctx.spec.repo ? { remote: ctx.spec.repo } : {}),
-        // spec 09: what the queue and its nodes did, on the job's events like the worker's own
-        onNode: (e) => {
-          store.updateAttempt(ctx.id, plan.name, { lastEvent: 'node' });
-          ctx.emit({ name: plan.name, event: 'node', message: e.message, node: e.node, node_event: e.event });
-        },
-      });
-    };
-    let report: RunnerReport;
+  };
+
+  /** start_executor: a slot from the executor, the place's turn, then the process; its end (or a rate limit) answers. */
+  const startProcess = async (): Promise<EffectAnswer> => {
+    const on = runner as Runner;
+    // stopped before its process (again): the end is the last run's, or none
+    const stopped = () => ended(rateLimited ?? notStarted('cancelled', 'cancelled', 'cancelled', null), rateLimited !== null);
     try {
-      report = await runOnce(runner, plan.resume);
-      // spec 04: a rate limit (from the runner's own error channel) waits and requeues; never a failure, never spilled
-      let requeues = 0;
-      let waitedS = 0;
-      while (report.status === 'rate_limited' && !signal.aborted) {
-        const delayS = rateLimitDelayS(requeues, report.retryAfterS);
-        if (requeues >= MAX_REQUEUES || waitedS + delayS > MAX_RATE_LIMIT_WAIT_S) break;
+      releaseSlot = await executor.slot(signal);
+      releaseTurn = await at.place.turn(on);
+    } catch {
+      letGo();
+      return stopped();
+    }
+    if (signal.aborted) return stopped();
+    mkdirSync(ctx.jobDir, { recursive: true });
+    if (requeues === 0) {
+      patch = { started: epochS(), lastEvent: 'started' };
+      announce = ({ status }) => ctx.emit({ name: plan.name, event: 'started', message: `${entry.route.runner} worker started`, status });
+    }
+    ctx.attempts.move(plan.name, [{ type: 'executor_started' }]);
+    moved();
+    let report = await runOnce(on);
+    if (report.status === 'rate_limited' && !signal.aborted) {
+      const delayS = rateLimitDelayS(requeues, report.retryAfterS);
+      if (requeues < MAX_REQUEUES && waitedS + delayS <= MAX_RATE_LIMIT_WAIT_S) {
         requeues++;
         waitedS += delayS;
+        rateLimited = report;
         const retryAt = operations.now() + delayS;
-        const provider = providerOf(entry.route);
         const why = `rate limited by the provider: requeue ${requeues}/${MAX_REQUEUES}, retrying at ${new Date(retryAt * 1000).toISOString()}`;
         // issue 15: the whole provider waits until its reset, every attempt for it, in every job
-        operations.suspend(provider, retryAt, `${plan.name} was answered: ${report.error ?? 'rate limited'}`);
-        move(['rate_limited'], { state: { state: 'rate_limited', why, matched: report.error ?? 'rate limit', retry_at: retryAt }, lastEvent: 'state' });
-        ctx.emit({ name: plan.name, event: 'state', message: `rate_limited: ${why}`, state: 'rate_limited', why, retry_at: retryAt });
-        recordWorkerPhase(ctx, who, { phase: 'requeued' });
-        // the wait holds the place but not a worker slot
-        releaseTurn?.();
-        releaseSlot();
-        const before = entry.route;
-        const waited = await awaitClearance(ctx, plan, entry, signal, { onHold: () => undefined, own: provider });
-        releaseSlot = await executor.slot().catch(() => () => undefined);
-        runner = runners.get(entry.route.runner) ?? runner;
-        releaseTurn = await place.turn(runner);
-        if (!waited.ok || signal.aborted) break;
-        move(['window_reset', 'executor_started']);
-        // a session is resumed only where it was made: a fallback entry starts a new one
-        report = await runOnce(runner, entry.route === before ? (report.session ?? plan.resume) : null);
+        operations.suspend(providerOf(entry.route), retryAt, `${plan.name} was answered: ${report.error ?? 'rate limited'}`);
+        patch = { state: { state: 'rate_limited', why, matched: report.error ?? 'rate limit', retry_at: retryAt }, lastEvent: 'state' };
+        announce = () => ctx.emit({ name: plan.name, event: 'state', message: `rate_limited: ${why}`, state: 'rate_limited', why, retry_at: retryAt });
+        return [{ type: 'rate_limited' }];
       }
-      if (requeues > 0 && report.detection === null) {
-        report = { ...report, detection: { state: 'rate_limited', why: `waited out ${requeues} rate limit(s)`, matched: 'rate limit', confidence: 1 } };
-      }
-    } finally {
-      output.close();
+    }
+    if (requeues > 0 && report.detection === null) {
+      report = { ...report, detection: { state: 'rate_limited', why: `waited out ${requeues} rate limit(s)`, matched: 'rate limit', confidence: 1 } };
     }
     // a refusal (e.g. config sandbox: required without a sandbox) never got a process either
-    return finish(ctx, plan, place, batchStopped(report), report.stopReason !== 'spawn_failed' && report.status !== 'refused');
+    return ended(report, report.stopReason !== 'spawn_failed' && report.status !== 'refused');
+  };
+
+  /** wait_for_window after a rate limit: the wait holds the place but not a worker slot; then the process again. */
+  const waitOutRateLimit = async (): Promise<EffectAnswer> => {
+    recordWorkerPhase(ctx, who, { phase: 'requeued' });
+    letGo();
+    const before = entry.route;
+    const waited = await awaitClearance(ctx, plan, entry, signal, { own: providerOf(before) });
+    if (!waited.ok || signal.aborted) return ended(rateLimited as RunnerReport, true);
+    runner = runners.get(entry.route.runner) ?? runner;
+    // a session is resumed only where it was made: a fallback entry starts a new one
+    resume = entry.route === before ? (rateLimited?.session ?? plan.resume) : null;
+    return [{ type: 'window_reset' }];
+  };
+
+  /** wait_for_window before the start: a suspended provider or a budget holds it (spec 07, issue 15); then its gates again. */
+  const waitForClearance = async (): Promise<EffectAnswer> => {
+    const cleared = await clearToStart(ctx, plan, entry, signal);
+    at.place = cleared.place ?? at.place;
+    if (!cleared.ok) return ended(notStarted('cancelled', 'cancelled', 'cancelled', null), false);
+    return [{ type: 'window_reset' }];
+  };
+
+  // the effects this attempt carries out itself; the job's orchestrator carries the rest (carry-out.ts)
+  entry.handlers = {
+    check_gates: () => {
+      if (at.place.failure !== undefined) return ended(notStarted('error', 'expected_error', 'setup_failed', at.place.failure), false);
+      // moved to its entry's fallback when its own provider holds it and the fallback's does not
+      if (holdOf(ctx, plan, entry, job) !== null) return [{ type: 'budget_spent' }];
+      runner = runners.get(entry.route.runner);
+      if (!runner) return ended(notStarted('refused', 'expected_error', 'refused', `runner "${entry.route.runner}" is not available`), false);
+      return [{ type: plan.asked ? 'approval_needed' : 'gates_passed' }];
+    },
+    // the yes was asked before the attempt was admitted: the job's asks at its start, a climb's before its rung (carry-out.ts)
+    ask_approval: () => [{ type: 'approved' }],
+    wait_for_window: () => (entry.attempt.state === 'paused' ? waitForClearance() : waitOutRateLimit()),
+    // the place is the job's, taken by its placement before any of its attempts: this attempt's share of it
+    acquire_placement: () => [{ type: 'placement_acquired' }],
+    // the place's checkpoint is taken once, before the attempts it serves (carry-out.ts)
+    take_checkpoint: () => [],
+    start_executor: startProcess,
+    // by the time this runs the processes are gone: the abort signal stopped them, or there were none
+    stop_processes: () => (entry.attempt.state === 'cancelling' ? [{ type: 'processes_gone' }] : []),
+    release_placement: () => {
+      letGo();
+      return [];
+    },
+  };
+
+  let failure: { error: string } | null = null;
+  try {
+    await ctx.attempts.drive(plan.name, [], moved);
+    if (end === null) throw new Error(`attempt ${plan.name} stopped in state ${entry.attempt.state} with no end`);
+    return writeEnd(ctx, end);
   } catch (err) {
     failure = { error: err instanceof Error ? err.message : String(err) };
     throw err;
   } finally {
+    (output as OutputCoalescer | null)?.close();
     if (running) recordWorkerPhase(ctx, who, finishedLine(ctx, plan, failure));
-    releaseTurn?.();
-    releaseSlot();
+    letGo();
   }
 }
 
@@ -247,13 +306,16 @@ function recordState(ctx: JobContext, plan: WorkerPlan, d: StateDetection): void
   ctx.emit({ name: plan.name, event: 'state', message: `${d.state}: ${d.why} ("${d.matched}")`, state: d.state, why: d.why, matched: d.matched });
 }
 
-function finish(ctx: JobContext, plan: WorkerPlan, place: Place, runnerReport: RunnerReport, started: boolean): WorkerEnd {
-  // spec 06: settled by its declared outputs, not its exit code alone — before the row and the event say how it ended
+/** The attempt's end: settled by its declared outputs, not its exit code alone (spec 06), with its spend. */
+function settledEnd(ctx: JobContext, plan: WorkerPlan, place: Place, runnerReport: RunnerReport, started: boolean): WorkerEnd {
   const settled = started && plan.outputsAtCheckpoint ? settleByArtifacts(runnerReport, place.workspace, plan.task.outputs, plan.outputsAtCheckpoint) : runnerReport;
-  const report = withSpend(ctx, plan, settled, started);
-  const events = endEventsFor(ctx.attempts.entry(plan.name).attempt, report, { isInterrupting: ctx.interruptReason !== null, gotProcess: started });
-  // stopped because gaffer itself is shutting down reads `interrupted` (spec 01): the machine's words
-  const words = ctx.attempts.move(plan.name, events);
+  return { plan, report: withSpend(ctx, plan, settled, started), started };
+}
+
+/** The end on the attempt's row and as its event, in the machine's words (stopped because gaffer is shutting down reads `interrupted`, spec 01). */
+function writeEnd(ctx: JobContext, end: WorkerEnd): WorkerEnd {
+  const { plan, report } = end;
+  const words = workerEndOf(ctx.attempts.entry(plan.name).attempt);
   ctx.services.store.updateAttempt(ctx.id, plan.name, {
     status: words.status,
     outcome: words.outcome,
@@ -263,7 +325,7 @@ function finish(ctx: JobContext, plan: WorkerPlan, place: Place, runnerReport: R
   });
   const message = report.status === 'done' ? report.summary.split('\n').at(-1) ?? 'done' : (report.error ?? report.status);
   ctx.emit({ name: plan.name, event: report.status === 'done' ? 'done' : 'error', message: message.slice(0, 300), status: words.status, outcome: words.outcome ?? report.outcome });
-  return { plan, report, started };
+  return end;
 }
 
 /**
@@ -273,7 +335,11 @@ function finish(ctx: JobContext, plan: WorkerPlan, place: Place, runnerReport: R
 export function refuseWorker(ctx: JobContext, plan: WorkerPlan, why: string): WorkerEnd {
   admitAttempt(ctx, plan);
   const report = withSpend(ctx, plan, notStarted('refused', 'cancelled', 'not_approved', why), false);
-  const words = ctx.attempts.move(plan.name, [{ type: 'approval_needed' }, { type: 'approval_refused', facts: { exit: { status: report.status, outcome: report.outcome } } }]);
+  // its gates and its ask are the job's: the person asked at the job's start said no
+  ctx.attempts.carryJobs(plan.name, 'check_gates');
+  ctx.attempts.move(plan.name, [{ type: 'approval_needed' }]);
+  ctx.attempts.carryJobs(plan.name, 'ask_approval');
+  const words = ctx.attempts.move(plan.name, [{ type: 'approval_refused', facts: { exit: { status: report.status, outcome: report.outcome } } }]);
   ctx.services.store.updateAttempt(ctx.id, plan.name, { status: words.status, outcome: words.outcome, finished: epochS(), lastEvent: 'error', report: { ...report } });
   ctx.emit({ name: plan.name, event: 'error', message: why, status: words.status, outcome: words.outcome ?? 'cancelled' });
   return { plan, report, started: false };
@@ -294,10 +360,10 @@ function withSpend(ctx: JobContext, plan: WorkerPlan, report: RunnerReport, star
  * waiting for its yes does, spec 05), so a hold until the window's end keeps no other job out of
  * it; `place`: the place it took back (null: it kept its own, or the job was cancelled meanwhile).
  */
-async function clearToStart(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntry, signal: AbortSignal, onHold: () => void): Promise<{ ok: boolean; held: boolean; place: Place | null }> {
+async function clearToStart(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntry, signal: AbortSignal): Promise<{ ok: boolean; held: boolean; place: Place | null }> {
   const job = { id: ctx.id, unattended: ctx.spec.unattended === true };
   const stepsAway = plan.away !== undefined && holdOf(ctx, plan, entry, job) !== null && aloneInPlace(ctx, plan.name);
-  const wait = () => awaitClearance(ctx, plan, entry, signal, { onHold, own: null, away: stepsAway });
+  const wait = () => awaitClearance(ctx, plan, entry, signal, { own: null, away: stepsAway });
   if (!stepsAway || plan.away === undefined) return { ...(await wait()), place: null };
   const before = ctx.job.phase;
   let cleared = { ok: false, held: true };
@@ -346,7 +412,7 @@ const HOLD_MAX_SLEEP_MS = 5_000;
  * the shared workspace). `own`: the provider this attempt itself just suspended (its rate-limited
  * state says so already). `ok` false: cancelled meanwhile; `held`: it waited.
  */
-async function awaitClearance(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntry, signal: AbortSignal, opts: { onHold: () => void; own: string | null; away?: boolean }): Promise<{ ok: boolean; held: boolean }> {
+async function awaitClearance(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntry, signal: AbortSignal, opts: { own: string | null; away?: boolean }): Promise<{ ok: boolean; held: boolean }> {
   const { operations, store } = ctx.services;
   const job = { id: ctx.id, unattended: ctx.spec.unattended === true };
   let held = false;
@@ -359,7 +425,6 @@ async function awaitClearance(ctx: JobContext, plan: WorkerPlan, entry: LedgerEn
       if (signal.aborted) return { ok: false, held };
       const hold = holdOf(ctx, plan, entry, job);
       if (hold === null) return { ok: true, held };
-      if (!held) opts.onHold();
       held = true;
       // said once per hold (its words can change as time passes: a pace's percentages)
       const key = `${hold.state}\0${hold.provider}\0${hold.until ?? ''}`;
@@ -380,9 +445,19 @@ async function awaitClearance(ctx: JobContext, plan: WorkerPlan, entry: LedgerEn
   }
 }
 
-/** Admits the plan's attempt into the job's ledger and writes its row, `queued`. */
+/** The effect of the attempt a new attempt of each kind takes over from, carried out by admitting it. */
+const ADMITTED_BY: Partial<Record<AttemptKind, AttemptEffect>> = { fix: 'admit_fix_attempt', retry: 'admit_retry_attempt', escalation: 'admit_escalation_attempt' };
+
+/**
+ * Admits the plan's attempt into the job's ledger and writes its row, `queued`. The attempt it
+ * takes over from owes this admission and then lets go of its share of the place.
+ */
 function admitAttempt(ctx: JobContext, plan: WorkerPlan): LedgerEntry {
-  const entry = ctx.attempts.admit(plan.name, plan.task.name, plan.role, plan.route, plan.kind);
+  const kind = plan.kind ?? (plan.role === 'fixer' ? 'fix' : 'first');
+  const admits = ADMITTED_BY[kind];
+  if (plan.supersedes !== undefined && admits !== undefined) ctx.attempts.carryJobs(plan.supersedes, admits);
+  const entry = ctx.attempts.admit(plan.name, plan.task.name, plan.role, plan.route, kind);
+  if (plan.supersedes !== undefined) ctx.attempts.carryJobs(plan.supersedes, 'release_placement');
   ctx.services.store.insertAttempt({
     jobId: ctx.id,
     worker: plan.name,

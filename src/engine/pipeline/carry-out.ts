@@ -214,7 +214,10 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
       const task = target.plan.task;
       // the fixed task's attempt is superseded by its fix attempt (a new attempt of the same task)
       const current = ctx.attempts.history(task.name).find((e) => e.attempt.state === 'verifying');
-      if (current) ctx.attempts.move(current.worker, [{ type: 'verify_failed_fixable', facts: { verification: verificationFacts(verification) } }]);
+      if (current) {
+        ctx.attempts.carryJobs(current.worker, 'run_verification');
+        ctx.attempts.move(current.worker, [{ type: 'verify_failed_fixable', facts: { verification: verificationFacts(verification) } }]);
+      }
       const plan: WorkerPlan = {
         task,
         // on the rung that did the work (spec 05: fix rounds come first, on the same rung)
@@ -224,6 +227,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
         instruction: buildFixerInstruction(verification, scope.tasks, changedSoFar),
         // spec 03: the session handle is carried; a runner that cannot resume starts fresh with it
         resume: target.report.session,
+        ...(current ? { supersedes: current.worker } : {}),
         ...(away ? { away } : {}),
       };
       fixers.push(await runWorker(ctx, plan, place));
@@ -311,10 +315,10 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
     const live = ctx.attempts.history(task.name).filter((e) => e.attempt.state === 'verifying').at(-1);
     if (live) {
       const blocks = verification.blocking || (verification.could_not_start ?? false);
-      ctx.attempts.move(live.worker, [
-        { type: blocks ? 'verify_failed' : 'verify_passed', facts: { verification: verificationFacts(verification) } },
-        { type: 'escalate', facts: { gates: { criteriaMet: criteria?.complete ?? true, contradicted: false, declared: climb.verdict } } },
-      ]);
+      ctx.attempts.carryJobs(live.worker, 'run_verification');
+      ctx.attempts.move(live.worker, [{ type: blocks ? 'verify_failed' : 'verify_passed', facts: { verification: verificationFacts(verification) } }]);
+      ctx.attempts.carryJobs(live.worker, 'check_result_gates');
+      ctx.attempts.move(live.worker, [{ type: 'escalate', facts: { gates: { criteriaMet: criteria?.complete ?? true, contradicted: false, declared: climb.verdict } } }]);
     }
     const before = workers.findIndex((w) => w.plan.task === task);
     const previous = workers[before] as WorkerEnd;
@@ -326,6 +330,7 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
       route,
       name: `${task.name}+${to.entry}`,
       kind: 'escalation',
+      ...(live ? { supersedes: live.worker } : {}),
       ...(asked ? { asked } : {}),
       resume: null,
       instruction: buildInstruction(ctx, task, route, autopsySection(climb.autopsy)),
@@ -565,6 +570,8 @@ function runBatch(ctx: JobContext, step: WorkerPlan[], place: Place, batch: Abor
 async function runTaskAttempts(ctx: JobContext, plan: WorkerPlan, place: Place): Promise<WorkerEnd> {
   const first = await runWorker(ctx, plan, place);
   if (first.report.stopReason !== 'outputs_missing' || ctx.isCancelled) return first;
+  // its evidence: its declared outputs, read as its process ended (attempt-run.ts)
+  ctx.attempts.carryJobs(plan.name, 'collect_evidence');
   ctx.attempts.move(plan.name, ['outputs_missing']);
   const missing = first.report.error ?? 'a declared output was not written';
   return runWorker(ctx, {
@@ -572,6 +579,7 @@ async function runTaskAttempts(ctx: JobContext, plan: WorkerPlan, place: Place):
     // `+` is never in a task's name: the retry's row cannot collide with another task's
     name: `${plan.name}+retry`,
     kind: 'retry',
+    supersedes: plan.name,
     resume: null,
     instruction: `${plan.instruction}\n\n## Your previous attempt\nIt ended without its declared outputs (${missing}). Write every declared output.`,
   }, place);

@@ -16,6 +16,8 @@ import type { WorkerEnd } from './attempt-run.js';
  * its workers whatever their policies. Returns the violations in words, `<worker>: <paths>`, for the proof.
  */
 export function auditStep(ctx: JobContext, workspace: string, ends: readonly WorkerEnd[], written: ChangeSet, restored: readonly string[], broken: readonly string[] = []): string[] {
+  // the step's snapshot is the evidence its attempts owe (a cancelled one's too, spec 01; then it lets go of its share of the place)
+  for (const end of ends) ctx.attempts.carryJobs(end.plan.name, 'collect_evidence', 'release_placement');
   const ran = ends.filter((end) => end.started && ctx.attempts.entry(end.plan.name).attempt.state === 'collecting');
   const onDisk = canonicalPaths(workspace);
   const outputsOf = (task: string) => ctx.spec.tasks.filter((t) => t.name !== task).flatMap((t) => t.outputs);

@@ -7,7 +7,7 @@ import { computeProof, type ProofFacts } from '../../domain/proof.js';
 import type { ConvergenceJson, CriteriaCheckJson, JobResult, TotalsJson, VerificationJson, WorktreesJson } from '../../domain/result.js';
 import { CHANGING_TASK_TYPES, type JobStatus } from '../../domain/status.js';
 import { isFinalAttempt, type AttemptEvent, type AttemptFacts } from '../../domain/attempt-machine.js';
-import type { AttemptState } from '../../domain/attempt-table.js';
+import type { AttemptEffect, AttemptState } from '../../domain/attempt-table.js';
 import { workerEndOf } from '../../domain/attempt-results.js';
 import { buildVerdict } from '../../domain/verdict.js';
 import { describeWorktrees } from '../../domain/fanout.js';
@@ -234,10 +234,15 @@ export function recordOutcomes(ctx: JobContext, job: JobEndFacts): void {
   if (problems.length > 0) ctx.phase(`outcome log not written: ${problems.join('; ')}`.slice(0, 400));
 }
 
+/** What the job's settle carries out for each attempt: the evidence, verification and result gates the job's place had for all of them, and the attempt's own stop and release. */
+const CARRIED_AT_SETTLE: readonly AttemptEffect[] = ['collect_evidence', 'run_verification', 'check_result_gates', 'stop_processes', 'release_placement'];
+
 /**
  * Settles every attempt still open: a cancelled or stopping job's through cancel or interrupt; else
  * each through the job's last verification and its result gates (shared placement: one verification
- * and one proof serve every task's final attempt, spec 03).
+ * and one proof serve every task's final attempt, spec 03). Before each event the effects its last
+ * move owes are carried out (an attempt's own stop answers `processes_gone`); what a settled attempt
+ * of a stopped job still owes (the next attempt its cancel kept out) is dropped.
  */
 function closeAttempts(ctx: JobContext, s: SettleInput, jobFacts: Pick<AttemptFacts, 'verification' | 'gates'>, taskGates: ReadonlyMap<string, TaskGatesJson>): void {
   const stopping = ctx.interruptReason !== null;
@@ -250,13 +255,26 @@ function closeAttempts(ctx: JobContext, s: SettleInput, jobFacts: Pick<AttemptFa
     if (state === 'verifying') return { type: blocks ? 'verify_failed' : 'verify_passed', facts: { verification: facts.verification } };
     return { type: passes ? 'result_gates_passed' : 'result_gates_failed', facts: { gates: facts.gates } };
   };
-  for (const e of ctx.attempts.live()) {
+  const carry = (worker: string): void => {
+    for (let effect = ctx.attempts.owed(worker)[0]; effect !== undefined && CARRIED_AT_SETTLE.includes(effect); effect = ctx.attempts.owed(worker)[0]) {
+      const answer = ctx.attempts.carry(worker, effect);
+      if (answer instanceof Promise) throw new Error(`${effect} of ${worker} cannot wait at the job's settle`);
+      ctx.attempts.move(worker, answer);
+    }
+  };
+  for (const e of ctx.attempts.all()) {
     const own = s.perTask?.get(e.attempt.task);
     const shared = own
       ? { verification: own.verification ? verificationFacts(own.verification) : null, gates: { criteriaMet: own.criteriaMet, contradicted: jobFacts.gates?.contradicted ?? false } }
       : jobFacts;
     const declared = taskGates.get(e.attempt.task)?.verdict;
     const facts = declared && shared.gates ? { ...shared, gates: { ...shared.gates, declared } } : shared;
-    while (!isFinalAttempt(e.attempt)) ctx.attempts.move(e.worker, [next(e.attempt.state, facts)]);
+    for (carry(e.worker); !isFinalAttempt(e.attempt); carry(e.worker)) {
+      const event = next(e.attempt.state, facts);
+      // an abandoning event comes whatever is owed; any other waits for what the job did not carry (a bug: said at jobStatus)
+      if (ctx.attempts.owed(e.worker).length > 0 && event.type !== 'cancel' && event.type !== 'interrupt') break;
+      ctx.attempts.move(e.worker, [event]);
+    }
+    if (s.cancelled) ctx.attempts.drop(e.worker);
   }
 }

@@ -100,7 +100,8 @@ async function runAttempt(ctx: JobContext, plan: WorkerPlan, at: { place: Place 
     const words = workerEndOf(entry.attempt);
     const said = announce;
     announce = null;
-    if (words.status !== row.status || words.outcome !== row.outcome || Object.keys(patch).length > 0) {
+    // once its end is known, the end's own write says it (writeEnd)
+    if (end === null && (words.status !== row.status || words.outcome !== row.outcome || Object.keys(patch).length > 0)) {
       store.updateAttempt(ctx.id, plan.name, { ...patch, status: words.status, ...(words.outcome !== null ? { outcome: words.outcome } : {}) });
       row = words;
     }

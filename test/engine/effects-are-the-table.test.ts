@@ -4,6 +4,8 @@ import { findAttemptRow, type Attempt } from '../../src/domain/attempt-machine.j
 import { ABANDONING_EVENTS } from '../../src/domain/attempt-machine.js';
 import { ATTEMPT_EFFECTS, type AttemptEffect } from '../../src/domain/attempt-table.js';
 import { parseRoster } from '../../src/domain/roster.js';
+import { windowOf } from '../../src/domain/budget.js';
+import { epochS } from '../../src/engine/clock.js';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import { createRunners } from '../../src/runners/index.js';
 import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir } from '../helpers/temp.js';
@@ -73,6 +75,13 @@ function checkJob(engine: Engine, id: string): Attempt[] {
   for (const a of attempts) for (const c of a.carried) if (!c.dropped) ran.add(c.effect);
   return attempts;
 }
+
+/** The turns of one rung's model: it writes `answer` to answer.txt, then says so. */
+const writes = (model: string, answer: string) => [
+  { when: (r: ModelRequest) => r.model === model && !r.isToolResult, toolCalls: [{ name: 'write_file', args: { path: 'answer.txt', content: `${answer}\n` } }] },
+  { when: (r: ModelRequest) => r.model === model && r.isToolResult, text: `Wrote ${answer}.\nFiles changed:\nanswer.txt` },
+];
+const ANSWER = { name: 'ans', type: 'fix', instruction: 'write 42 to answer.txt', files: ['answer.txt'], gates: ['grep -qx 42 answer.txt'] };
 
 const effectsOf = (a: Attempt | undefined) => a?.carried.filter((c) => !c.dropped).map((c) => c.effect);
 
@@ -151,24 +160,53 @@ describe('the effects each attempt ran are the table\'s (issue 34)', () => {
     expect(effectsOf(s)).toEqual(expect.arrayContaining(['stop_processes', 'collect_evidence', 'release_placement']));
   });
 
+  it('interrupted by gaffer stopping: the stop and the release', async () => {
+    const dataDir = join(tempDir('gaffer-data-'), 'data');
+    const engine = await open({ dataDir });
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const { job } = engine.submit({ workspace: ws, verify: 'exit 0', tasks: [{ name: 's', instruction: 'sleep', command: 'sleep 30' }] });
+    expect((await engine.waitFor(job.id, 'worker:s:running', 20)).met).toBe(true);
+    await engine.shutdown();
+    const again = await open({ dataDir });
+    const [s] = checkJob(again, job.id);
+    expect(s?.state).toBe('interrupted');
+    expect(effectsOf(s)?.slice(-2)).toEqual(['stop_processes', 'release_placement']);
+  });
+
   it('a rate limit waited out, and a rung that fails its gate climbing to the next', async () => {
     const engine = await open({
       defaultRunner: null,
       roster: parseRoster({ entries: ['small', 'mid'].map((id) => ({ id, runner: 'builtin', model: `${id}-1`, provider: 'local', billing: 'free', cost: id === 'small' ? 'free' : 'mid', tasks: ['fix'] })) }, 'config test'),
     });
-    const writes = (model: string, answer: string) => [
-      { when: (r: ModelRequest) => r.model === model && !r.isToolResult, toolCalls: [{ name: 'write_file', args: { path: 'answer.txt', content: `${answer}\n` } }] },
-      { when: (r: ModelRequest) => r.model === model && r.isToolResult, text: `Wrote ${answer}.\nFiles changed:\nanswer.txt` },
-    ];
     server.script([{ when: (r: ModelRequest) => r.model === 'small-1' && !r.isToolResult, error: { status: 429, headers: { 'retry-after': '1' } } }, ...writes('small-1', '41'), ...writes('mid-1', '42')]);
     const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
-    const { job } = engine.submit({ workspace: ws, verify: 'exit 0', fix_rounds: 0, tasks: [{ name: 'ans', type: 'fix', instruction: 'write 42 to answer.txt', files: ['answer.txt'], gates: ['grep -qx 42 answer.txt'] }] });
+    const { job } = engine.submit({ workspace: ws, verify: 'exit 0', fix_rounds: 0, tasks: [ANSWER] });
     await engine.settled(job.id);
     expect(engine.get(job.id).status).toBe('done');
     const [small, mid] = checkJob(engine, job.id);
     expect(small?.trail).toContain('rate_limited');
     expect(effectsOf(small)).toEqual(expect.arrayContaining(['wait_for_window', 'admit_escalation_attempt']));
     expect(mid?.kind).toBe('escalation');
+  });
+
+  it('a climb held by a spent budget: it waits for the window, its gates are checked again, then it runs', async () => {
+    let offsetS = 0;
+    const now = () => epochS() + offsetS;
+    const engine = await open({
+      defaultRunner: null,
+      roster: parseRoster({ entries: ['small', 'mid'].map((id) => ({ id, runner: 'builtin', model: `${id}-1`, provider: 'local', billing: 'free', cost: id === 'small' ? 'free' : 'mid', tasks: ['fix'] })) }, 'config test'),
+      operations: { budgets: [{ provider: 'local', entry: null, window: 'day', unit: 'requests', limit: 1, pace_margin: 0.2 }], now },
+    });
+    server.script([...writes('small-1', '41'), ...writes('mid-1', '42')]);
+    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+    const { job } = engine.submit({ workspace: ws, verify: 'exit 0', fix_rounds: 0, tasks: [ANSWER] });
+    expect((await engine.waitFor(job.id, 'worker:ans+mid:budget_paused', 30)).met).toBe(true);
+    offsetS = windowOf('day', now()).end - epochS() + 60;
+    await engine.settled(job.id);
+    expect(engine.get(job.id).status).toBe('done');
+    const [, mid] = checkJob(engine, job.id);
+    expect(mid?.trail.slice(0, 3)).toEqual(['budget_spent', 'window_reset', 'gates_passed']);
+    expect(effectsOf(mid)?.slice(0, 3)).toEqual(['check_gates', 'wait_for_window', 'check_gates']);
   });
 
   it('across these jobs every effect the table names was carried out', () => {

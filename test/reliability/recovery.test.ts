@@ -105,13 +105,19 @@ describe('recovery: everything gaffer started for a dead job is stopped, by one 
       await first.exited;
       if (sandbox === 'off') expect(survivors(mark).length).toBeGreaterThan(0); // orphaned: only recovery can stop it
       // where the machine had the attempt is on its row: its process ended, its work being verified
-      expect(machineOf(data, id)).toMatchObject({ task: 'edit', state: 'verifying', facts: { exit: { status: 'done' } } });
+      expect(machineOf(data, id)).toMatchObject({ task: 'edit', state: 'verifying', facts: { exit: { status: 'done' } }, owed: ['run_verification'] });
 
       const second = await startServe(data, { env: env(sandbox) });
       const job = (await call(second.url, 'GET', `/api/jobs/${id}`)).json;
       expect(job.status).toBe('interrupted');
       // recovery read that state and moved it through the machine: interrupted, the worker's own end kept
-      expect(machineOf(data, id)).toMatchObject({ state: 'interrupted' });
+      expect(machineOf(data, id)).toMatchObject({ state: 'interrupted', owed: [] });
+      // the verification it owed was dropped; what the interrupt owed, recovery carried out (it stopped the processes, released the workspace)
+      expect((machineOf(data, id).carried as { effect: string; dropped?: true }[]).slice(-3)).toEqual([
+        { effect: 'run_verification', at: 5, dropped: true },
+        { effect: 'stop_processes', at: 6 },
+        { effect: 'release_placement', at: 6 },
+      ]);
       expect(readStore(data, (db) => db.prepare('SELECT status FROM attempts WHERE job_id = ?').get(id))).toEqual({ status: 'done' });
       await eventually(() => survivors(mark).length === 0, GONE_MS, `no process of "sleep ${mark}" to survive`);
       expect(countRows(data, 'job_processes')).toBe(0);

@@ -3,11 +3,15 @@ import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { isExcludedDirName } from './paths.js';
 
-/** Per folder: its mtime when read (-1: read again next time), special entries, subfolders. */
-type DirRecord = [mtimeMs: number, specials: string[], subdirs: string[]];
+/**
+ * Per folder: its stamp when read — inode and ctime, which adding, removing or renaming an entry
+ * moves and no one can set back (an mtime can be: `touch -d`); '' to read it again next time —
+ * special entries, subfolders.
+ */
+type DirRecord = [stamp: string, specials: string[], subdirs: string[]];
 
 interface DirCache {
-  version: 1;
+  version: 2;
   dirs: Record<string, DirRecord>;
 }
 
@@ -15,7 +19,7 @@ interface DirCache {
 const remembered = new Map<string, DirCache>();
 const REMEMBERED_MAX = 128;
 
-/** A folder changed this recently may change again within its mtime's resolution: not cached. */
+/** A folder changed this recently may change again within its ctime's resolution: not cached. */
 const RACY_MS = 1000;
 const ENTRIES_PER_TURN = 10_000;
 
@@ -34,28 +38,30 @@ export function foldersOf(paths: Iterable<string>): Set<string> {
 
 /**
  * Finds FIFOs, sockets, device files and unreadable folders in the folders that hold listed
- * paths (git's own walk silently drops them; spec 03 wants them listed). A folder whose mtime
- * is unchanged since the last scan is not read again (adding or removing an entry changes it),
- * so a re-checkpoint costs one stat per folder.
+ * paths (git's own walk silently drops them; spec 03 wants them listed). A folder whose inode and
+ * ctime are unchanged since the last scan is not read again (adding or removing an entry changes
+ * its ctime, and a worker cannot put a ctime back as it can an mtime), so a re-checkpoint costs one
+ * stat per folder.
  */
 export async function scanSpecialFiles(root: string, dirs: Set<string>, skipAbs: string[], cacheFile: string): Promise<string[]> {
   const previous = remembered.get(cacheFile) ?? readCache(cacheFile);
-  const next: DirCache = { version: 1, dirs: {} };
+  const next: DirCache = { version: 2, dirs: {} };
   const startedAt = Date.now();
   const found: string[] = [];
   let changed = false;
   let sinceYield = 0;
   for (const dir of dirs) {
     const abs = dir === '' ? root : path.join(root, dir);
-    const mtimeMs = folderMtimeMs(abs);
-    if (mtimeMs === undefined) continue;
+    const st = folderStat(abs);
+    if (st === undefined) continue;
+    const stamp = `${st.ino}:${st.ctimeMs}`;
     let record = previous.dirs[dir];
-    if (record === undefined || record[0] !== mtimeMs) {
+    if (record === undefined || record[0] === '' || record[0] !== stamp) {
       changed = true;
       const entries = readEntries(abs);
       if (entries === null) continue;
       sinceYield += entries.length;
-      record = [mtimeMs > startedAt - RACY_MS ? -1 : mtimeMs, [], []];
+      record = [st.ctimeMs > startedAt - RACY_MS ? '' : stamp, [], []];
       for (const entry of entries) {
         if (entry.isFIFO() || entry.isSocket() || entry.isCharacterDevice() || entry.isBlockDevice()) record[1].push(entry.name);
         else if (entry.isDirectory() && !isExcludedDirName(entry.name)) record[2].push(entry.name);
@@ -92,10 +98,10 @@ export async function scanSpecialFiles(root: string, dirs: Set<string>, skipAbs:
   return found;
 }
 
-/** A folder's mtime; undefined when it is gone, or a file now holds its place or its parent's (ENOTDIR). */
-function folderMtimeMs(abs: string): number | undefined {
+/** A folder's stat; undefined when it is gone, or a file now holds its place or its parent's (ENOTDIR). */
+function folderStat(abs: string): { ino: number; ctimeMs: number } | undefined {
   try {
-    return statSync(abs, { throwIfNoEntry: false })?.mtimeMs;
+    return statSync(abs, { throwIfNoEntry: false });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
     throw err;
@@ -113,9 +119,9 @@ function readEntries(abs: string): Dirent[] | null {
 function readCache(file: string): DirCache {
   try {
     const cache = JSON.parse(readFileSync(file, 'utf8')) as DirCache;
-    if (cache.version === 1 && typeof cache.dirs === 'object') return cache;
+    if (cache.version === 2 && typeof cache.dirs === 'object') return cache;
   } catch {
     // missing or unreadable: every folder is read
   }
-  return { version: 1, dirs: {} };
+  return { version: 2, dirs: {} };
 }

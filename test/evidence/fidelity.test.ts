@@ -137,6 +137,24 @@ describe('content-exact checkpoints', () => {
     expect([...lsTree(pre).keys()].sort()).toEqual(['a.txt', 'run/keep.txt']);
   });
 
+  it('a FIFO planted in a folder whose mtime is then put back is still listed (the folder cache goes by ctime, which no one can set)', async () => {
+    const ws = await tempDir();
+    const data = await tempDir('gaffer-data-');
+    await write(ws, { 'a.txt': 'a\n', 'run/keep.txt': 'k\n' });
+    // old enough (past the racy second) for the first checkpoint to cache the folder's listing
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const pre = await snap(ws, data, 'pre');
+    expect(pre.skipped).toEqual([]);
+    const before = await fs.stat(path.join(ws, 'run'), { bigint: true });
+    execFileSync('mkfifo', [path.join(ws, 'run/pipe')]);
+    // the attacker's cover: the folder's mtime exactly as it was, to the nanosecond
+    const ns = before.mtimeNs;
+    execFileSync('touch', ['-m', '-d', `@${ns / 1_000_000_000n}.${String(ns % 1_000_000_000n).padStart(9, '0')}`, path.join(ws, 'run')]);
+    expect((await fs.stat(path.join(ws, 'run'), { bigint: true })).mtimeNs).toBe(before.mtimeNs);
+    const post = await snap(ws, data, 'post', { like: pre });
+    expect(post.skipped).toEqual(['run/pipe']);
+  });
+
   it.skipIf(!canBeDenied)('skips an unreadable file and lists it', async () => {
     const ws = await tempDir();
     const data = await tempDir('gaffer-data-');

@@ -259,6 +259,7 @@ function findExcludedFolders(input: OutsideInput): string[] {
   const { workspace } = input;
   const found: string[] = [];
   let scanned = 0;
+  const startedAt = Date.now();
   for (const entry of readEntries(workspace)) {
     if (!entry.isDirectory() || entry.name === '.git') continue;
     if (isExcludedDirName(entry.name)) {
@@ -266,13 +267,35 @@ function findExcludedFolders(input: OutsideInput): string[] {
       continue;
     }
     if (scanned++ >= OUTSIDE_LIMITS.subfoldersScanned || input.skipAbs.includes(path.join(workspace, entry.name))) continue;
-    for (const inner of readEntries(path.join(workspace, entry.name))) {
-      if (inner.isDirectory() && COUNTED_DIR_NAMES.has(inner.name)) found.push(`${entry.name}/${inner.name}`);
-    }
+    for (const inner of excludedInside(path.join(workspace, entry.name), startedAt)) found.push(`${entry.name}/${inner}`);
   }
   return sortPaths(found)
     .slice(0, OUTSIDE_LIMITS.folders)
     .filter((rel) => !input.skipAbs.includes(path.join(workspace, rel)));
+}
+
+/**
+ * The last listing of each folder one level down, by its stamp: inode and ctime, which adding,
+ * removing or renaming an entry moves and a worker cannot set back (special-files.ts does the same).
+ */
+const excludedListings = new Map<string, { stamp: string; names: string[] }>();
+const EXCLUDED_LISTINGS_MAX = 4_096;
+/** A folder whose ctime is this recent may change again within the ctime's resolution: read each time. */
+const RACY_MS = 1_000;
+
+/** The excluded folders (`COUNTED_DIR_NAMES`) directly inside `abs`; read again only when its stamp moved. */
+function excludedInside(abs: string, startedAt: number): string[] {
+  const st = lstatSync(abs, { throwIfNoEntry: false });
+  const stamp = st?.isDirectory() === true ? `${st.ino}:${st.ctimeMs}` : null;
+  const known = excludedListings.get(abs);
+  if (stamp !== null && known?.stamp === stamp) return known.names;
+  const names = readEntries(abs).flatMap((inner) => (inner.isDirectory() && COUNTED_DIR_NAMES.has(inner.name) ? [inner.name] : []));
+  excludedListings.delete(abs);
+  if (stamp !== null && (st?.ctimeMs ?? Infinity) <= startedAt - RACY_MS) {
+    excludedListings.set(abs, { stamp, names });
+    if (excludedListings.size > EXCLUDED_LISTINGS_MAX) excludedListings.delete(excludedListings.keys().next().value as string);
+  }
+  return names;
 }
 
 /** The excluded folders, each stat-walked up to its budget; `recorded` (the harness packages, by content) left out. */

@@ -167,6 +167,20 @@ describe('writes outside the evidence', () => {
     expect(words.doubt).toBe('changed in excluded folders: build/ 2 added, 1 modified, 1 deleted, node_modules/ 1 modified, web/dist/ 1 added');
   });
 
+  it('an excluded folder made one level down, its parent\'s mtime then put back, is still seen (the listing cache goes by ctime)', async () => {
+    const { ws, data } = await repo({ 'src/a.js': 'a\n', 'web/index.js': 'w\n', '.gitignore': 'dist/\n' });
+    // past the racy second: the first record caches web/'s listing
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const changes = await around(ws, data, async () => {
+      const before = await fs.stat(path.join(ws, 'web'), { bigint: true });
+      await write(ws, { 'web/dist/payload.js': 'p\n' });
+      const ns = before.mtimeNs;
+      execFileSync('touch', ['-m', '-d', `@${ns / 1_000_000_000n}.${String(ns % 1_000_000_000n).padStart(9, '0')}`, path.join(ws, 'web')]);
+      expect((await fs.stat(path.join(ws, 'web'), { bigint: true })).mtimeNs).toBe(before.mtimeNs);
+    });
+    expect(changes.outside_evidence?.excluded).toEqual({ 'web/dist': { added: 1, modified: 0, deleted: 0 } });
+  });
+
   it('a path the request names inside an excluded folder is evidence, not counted again', async () => {
     const { ws, data } = await repo();
     const changes = await around(ws, data, () => write(ws, { 'dist/report.json': '{}\n', 'dist/other.js': 'x\n' }), { alwaysInclude: ['dist/report.json'] });

@@ -84,99 +84,212 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
   return runAttempt(ctx, { ...plan, name: `${plan.name}+node`, kind: 'retry', continues: plan.name, supersedes: plan.name }, at);
 }
 
-async function runAttempt(ctx: JobContext, plan: WorkerPlan, at: { place: Place }): Promise<WorkerEnd> {
-  const { store, executor, runners, operations } = ctx.services;
-  const logFile = join(ctx.jobDir, `${plan.name}.log`);
-  const entry = admitAttempt(ctx, plan);
+function runAttempt(ctx: JobContext, plan: WorkerPlan, at: { place: Place }): Promise<WorkerEnd> {
+  return new AttemptRun(ctx, plan, at).run();
+}
+
+/**
+ * One attempt carried out by the interpreter (`AttemptLedger.drive`): a method per effect the
+ * attempt carries itself — the table's rows say which comes when, and each answers the events that
+ * follow — and what it keeps between them (its slot and turn, its rate-limit requeues, its end).
+ * The effects the job does once for all its attempts (evidence, verification, result gates, the
+ * next attempt) are left owed for the job's orchestrator (carry-out.ts).
+ */
+class AttemptRun {
+  readonly #ctx: JobContext;
+  readonly #plan: WorkerPlan;
+  /** Where it works: the place taken back after it stepped away from it while held. */
+  readonly #at: { place: Place };
+  readonly #entry: LedgerEntry;
   // spec 06: one write policy for every runner — the builtin agent refuses a write outside it, the audit judges the rest
-  const policy = writePolicyFor(plan.task, plan.role, ctx.spec.tasks);
-  ctx.emit({ name: plan.name, event: 'queued', message: `${plan.role} queued`, status: 'queued' });
-  // the row as last written: a move that changes neither its words nor anything else writes nothing
-  let row: WorkerEndWords = { status: 'queued', outcome: null };
-  // what the next move writes on the row besides its words, and says after it
-  let patch: AttemptPatch = {};
-  let announce: ((words: WorkerEndWords) => void) | null = null;
-  const moved = (): void => {
-    const words = workerEndOf(entry.attempt);
-    const said = announce;
-    announce = null;
-    // once its end is known, the end's own write says it (writeEnd)
-    if (end === null && (words.status !== row.status || words.outcome !== row.outcome || Object.keys(patch).length > 0)) {
-      store.updateAttempt(ctx.id, plan.name, { ...patch, status: words.status, ...(words.outcome !== null ? { outcome: words.outcome } : {}) });
-      row = words;
-    }
-    patch = {};
-    said?.(words);
-  };
+  readonly #policy: ReturnType<typeof writePolicyFor>;
+  /** A cancel of the job, or the batch stopped because a sibling could not launch. */
+  readonly #signal: AbortSignal;
+  readonly #who: { name: string; task: string };
 
-  // a cancel of the job, or the batch stopped because a sibling could not launch
-  const batch = plan.batch;
-  const signal = batch ? AbortSignal.any([ctx.abort.signal, batch.signal]) : ctx.abort.signal;
-  const batchStopped = (report: RunnerReport): RunnerReport => {
-    // this one could not launch: its siblings stop before it lets go of its turn
-    if (report.stopReason === 'spawn_failed' && batch && !batch.signal.aborted) batch.abort(`${plan.name} failed to launch: ${report.error ?? 'its process could not start'}`);
-    const stopped = !ctx.isCancelled && batch?.signal.aborted === true && report.status === 'cancelled';
-    return stopped ? { ...report, status: 'error', outcome: 'expected_error', stopReason: 'batch_stopped', error: `stopped: ${String(batch?.signal.reason)}` } : report;
-  };
-
-  let runner: Runner | undefined;
-  // the executor's slot and the place's turn, while the attempt holds them
-  let releaseSlot: (() => void) | null = null;
-  let releaseTurn: (() => void) | null = null;
-  const letGo = (): void => {
-    releaseTurn?.();
-    releaseSlot?.();
-    releaseTurn = releaseSlot = null;
-  };
-  /** The attempt's end once known: its process's report as its outputs and spend settle it, or why it got none. */
-  let end: WorkerEnd | null = null;
-  const ended = (report: RunnerReport, started: boolean): AttemptEvent[] => {
-    end = settledEnd(ctx, plan, at.place, batchStopped(report), started);
-    return endEventsFor(entry.attempt, end.report, { isInterrupting: ctx.interruptReason !== null, gotProcess: started });
-  };
-  const job = { id: ctx.id, unattended: ctx.spec.unattended === true };
-
-  // spec 05 "Liveness": a `running` line before each start of the process, and `finished` once on every way out, a throw included
-  const who = { name: plan.name, task: plan.task.name };
-  let running = false;
-  let output: OutputCoalescer | null = null;
+  /** The row as last written: a move that changes neither its words nor anything else writes nothing. */
+  #row: WorkerEndWords = { status: 'queued', outcome: null };
+  /** What the next move writes on the row besides its words, and what is said after it. */
+  #patch: AttemptPatch = {};
+  #announce: ((words: WorkerEndWords) => void) | null = null;
+  #runner: Runner | undefined;
+  /** The executor's slot and the place's turn, while the attempt holds them. */
+  #releaseSlot: (() => void) | null = null;
+  #releaseTurn: (() => void) | null = null;
+  /** Its end once known: its process's report as its outputs and spend settle it, or why it got none. */
+  #end: WorkerEnd | null = null;
+  /** spec 05 "Liveness": a `running` line before each start of the process, and `finished` once on every way out. */
+  #running = false;
+  #output: OutputCoalescer | null = null;
   // spec 04: a rate limit (from the runner's own error channel) waits and requeues; never a failure, never spilled
-  let requeues = 0;
-  let waitedS = 0;
-  let rateLimited: RunnerReport | null = null;
-  let resume = plan.resume;
+  #requeues = 0;
+  #waitedS = 0;
+  #rateLimited: RunnerReport | null = null;
+  #resume: string | null;
 
-  const runOnce = (on: Runner): Promise<RunnerReport> => {
-    recordWorkerPhase(ctx, who, { phase: 'running' });
-    running = true;
-    const out = (output ??= new OutputCoalescer((text) => {
+  constructor(ctx: JobContext, plan: WorkerPlan, at: { place: Place }) {
+    this.#ctx = ctx;
+    this.#plan = plan;
+    this.#at = at;
+    this.#entry = admitAttempt(ctx, plan);
+    this.#policy = writePolicyFor(plan.task, plan.role, ctx.spec.tasks);
+    this.#signal = plan.batch ? AbortSignal.any([ctx.abort.signal, plan.batch.signal]) : ctx.abort.signal;
+    this.#who = { name: plan.name, task: plan.task.name };
+    this.#resume = plan.resume;
+    ctx.emit({ name: plan.name, event: 'queued', message: `${plan.role} queued`, status: 'queued' });
+    this.#entry.handlers = {
+      check_gates: () => this.#checkGates(),
+      // the yes was asked before the attempt was admitted: the job's asks at its start, a climb's before its rung (carry-out.ts)
+      ask_approval: () => [{ type: 'approved' }],
+      wait_for_window: () => (this.#entry.attempt.state === 'paused' ? this.#waitForClearance() : this.#waitOutRateLimit()),
+      // the place is the job's, taken by its placement before any of its attempts: this attempt's share of it
+      acquire_placement: () => [{ type: 'placement_acquired' }],
+      // the place's checkpoint is taken once, before the attempts it serves (carry-out.ts)
+      take_checkpoint: () => [],
+      start_executor: () => this.#startProcess(),
+      // by the time this runs the processes are gone: the abort signal stopped them, or there were none
+      stop_processes: () => (this.#entry.attempt.state === 'cancelling' ? [{ type: 'processes_gone' }] : []),
+      release_placement: () => {
+        this.#letGo();
+        return [];
+      },
+    };
+  }
+
+  /** Drives the attempt until it is the job's to carry on (or settled); its end on its row and as its event. */
+  async run(): Promise<WorkerEnd> {
+    let failure: { error: string } | null = null;
+    try {
+      await this.#ctx.attempts.drive(this.#plan.name, [], () => this.#moved());
+      if (this.#end === null) throw new Error(`attempt ${this.#plan.name} stopped in state ${this.#entry.attempt.state} with no end`);
+      return writeEnd(this.#ctx, this.#end);
+    } catch (err) {
+      failure = { error: err instanceof Error ? err.message : String(err) };
+      throw err;
+    } finally {
+      this.#output?.close();
+      if (this.#running) recordWorkerPhase(this.#ctx, this.#who, finishedLine(this.#ctx, this.#plan, failure));
+      this.#letGo();
+    }
+  }
+
+  /** check_gates: the place could be made, no budget or suspended provider holds it, its runner is there, a yes if one was asked. */
+  #checkGates(): EffectAnswer {
+    const ctx = this.#ctx;
+    const plan = this.#plan;
+    if (this.#at.place.failure !== undefined) return this.#ended(notStarted('error', 'expected_error', 'setup_failed', this.#at.place.failure), false);
+    // moved to its entry's fallback when its own provider holds it and the fallback's does not
+    if (holdOf(ctx, plan, this.#entry, { id: ctx.id, unattended: ctx.spec.unattended === true }) !== null) return [{ type: 'budget_spent' }];
+    this.#runner = ctx.services.runners.get(this.#entry.route.runner);
+    if (!this.#runner) return this.#ended(notStarted('refused', 'expected_error', 'refused', `runner "${this.#entry.route.runner}" is not available`), false);
+    return [{ type: plan.asked ? 'approval_needed' : 'gates_passed' }];
+  }
+
+  /** wait_for_window before the start: a suspended provider or a budget holds it (spec 07, issue 15); then its gates again. */
+  async #waitForClearance(): Promise<EffectAnswer> {
+    const cleared = await clearToStart(this.#ctx, this.#plan, this.#entry, this.#signal);
+    this.#at.place = cleared.place ?? this.#at.place;
+    if (!cleared.ok) return this.#ended(notStarted('cancelled', 'cancelled', 'cancelled', null), false);
+    return [{ type: 'window_reset' }];
+  }
+
+  /** start_executor: a slot from the executor, the place's turn, then the process; its end (or a rate limit) answers. */
+  async #startProcess(): Promise<EffectAnswer> {
+    const ctx = this.#ctx;
+    const plan = this.#plan;
+    const on = this.#runner as Runner;
+    // stopped before its process (again): the end is the last run's, or none
+    const stopped = () => this.#ended(this.#rateLimited ?? notStarted('cancelled', 'cancelled', 'cancelled', null), this.#rateLimited !== null);
+    try {
+      this.#releaseSlot = await ctx.services.executor.slot(this.#signal);
+      this.#releaseTurn = await this.#at.place.turn(on);
+    } catch {
+      this.#letGo();
+      return stopped();
+    }
+    if (this.#signal.aborted) return stopped();
+    mkdirSync(ctx.jobDir, { recursive: true });
+    if (this.#requeues === 0) {
+      this.#patch = { started: epochS(), lastEvent: 'started' };
+      this.#announce = ({ status }) => ctx.emit({ name: plan.name, event: 'started', message: `${this.#entry.route.runner} worker started`, status });
+    }
+    ctx.attempts.move(plan.name, [{ type: 'executor_started' }]);
+    this.#moved();
+    let report = await this.#runOnce(on);
+    if (report.status === 'rate_limited' && !this.#signal.aborted) {
+      const delayS = rateLimitDelayS(this.#requeues, report.retryAfterS);
+      if (this.#requeues < MAX_REQUEUES && this.#waitedS + delayS <= MAX_RATE_LIMIT_WAIT_S) return this.#requeue(report, delayS);
+    }
+    if (this.#requeues > 0 && report.detection === null) {
+      report = { ...report, detection: { state: 'rate_limited', why: `waited out ${this.#requeues} rate limit(s)`, matched: 'rate limit', confidence: 1 } };
+    }
+    // a refusal (e.g. config sandbox: required without a sandbox) never got a process either
+    return this.#ended(report, report.stopReason !== 'spawn_failed' && report.status !== 'refused');
+  }
+
+  /** A rate limit: the whole provider waits until its reset (issue 15), every attempt for it, in every job; this one is requeued. */
+  #requeue(report: RunnerReport, delayS: number): EffectAnswer {
+    const ctx = this.#ctx;
+    const plan = this.#plan;
+    this.#requeues++;
+    this.#waitedS += delayS;
+    this.#rateLimited = report;
+    const retryAt = ctx.services.operations.now() + delayS;
+    const why = `rate limited by the provider: requeue ${this.#requeues}/${MAX_REQUEUES}, retrying at ${new Date(retryAt * 1000).toISOString()}`;
+    ctx.services.operations.suspend(providerOf(this.#entry.route), retryAt, `${plan.name} was answered: ${report.error ?? 'rate limited'}`);
+    this.#patch = { state: { state: 'rate_limited', why, matched: report.error ?? 'rate limit', retry_at: retryAt }, lastEvent: 'state' };
+    this.#announce = () => ctx.emit({ name: plan.name, event: 'state', message: `rate_limited: ${why}`, state: 'rate_limited', why, retry_at: retryAt });
+    return [{ type: 'rate_limited' }];
+  }
+
+  /** wait_for_window after a rate limit: the wait holds the place but not a worker slot; then the process again. */
+  async #waitOutRateLimit(): Promise<EffectAnswer> {
+    recordWorkerPhase(this.#ctx, this.#who, { phase: 'requeued' });
+    this.#letGo();
+    const before = this.#entry.route;
+    const waited = await awaitClearance(this.#ctx, this.#plan, this.#entry, this.#signal, { own: providerOf(before) });
+    if (!waited.ok || this.#signal.aborted) return this.#ended(this.#rateLimited as RunnerReport, true);
+    this.#runner = this.#ctx.services.runners.get(this.#entry.route.runner) ?? this.#runner;
+    // a session is resumed only where it was made: a fallback entry starts a new one
+    this.#resume = this.#entry.route === before ? (this.#rateLimited?.session ?? this.#plan.resume) : null;
+    return [{ type: 'window_reset' }];
+  }
+
+  #runOnce(on: Runner): Promise<RunnerReport> {
+    const ctx = this.#ctx;
+    const plan = this.#plan;
+    const { store } = ctx.services;
+    const route = this.#entry.route;
+    recordWorkerPhase(ctx, this.#who, { phase: 'running' });
+    this.#running = true;
+    const output = (this.#output ??= new OutputCoalescer((text) => {
       store.updateAttempt(ctx.id, plan.name, { lastEvent: 'output' });
       ctx.emit({ name: plan.name, event: 'output', message: text });
     }));
-    return executor.run(on, {
+    return ctx.services.executor.run(on, {
       jobId: ctx.id,
       workerName: plan.name,
-      attempt: entry.attempt.number,
-      role: policy.role === 'reviewer' ? 'reviewer' : plan.role,
+      attempt: this.#entry.attempt.number,
+      role: this.#policy.role === 'reviewer' ? 'reviewer' : plan.role,
       instruction: plan.instruction,
-      workspace: at.place.workspace,
+      workspace: this.#at.place.workspace,
       command: plan.task.command,
-      model: entry.route.model,
-      ...(entry.route.endpoint ? { endpoint: entry.route.endpoint } : {}),
+      model: route.model,
+      ...(route.endpoint ? { endpoint: route.endpoint } : {}),
       timeoutMs: ctx.spec.timeout_s * 1000,
       maxRounds: ctx.spec.max_rounds,
-      resume,
-      files: policy.anywhere ? [] : policy.paths,
+      resume: this.#resume,
+      files: this.#policy.anywhere ? [] : this.#policy.paths,
       outputs: plan.task.outputs,
       sandbox: true,
       // the parent env: each runner builds its worker's allowlisted env from it (platform/process/env.ts)
-      env: at.place.env ? { ...process.env, ...at.place.env } : process.env,
-      logFile,
+      env: this.#at.place.env ? { ...process.env, ...this.#at.place.env } : process.env,
+      logFile: join(ctx.jobDir, `${plan.name}.log`),
       instructionFile: join(ctx.jobDir, `${plan.name}.instruction.txt`),
-      signal,
+      signal: this.#signal,
       // issue 16: a runner that takes input mid-run reads the task's messages at its next turn
       inbox: ctx.inbox.for(plan.task.name, plan.name),
-      onOutput: (lines) => out.push(lines),
+      onOutput: (lines) => output.push(lines),
       onState: (detection) => recordState(ctx, plan, detection),
       onSpawn: ({ pgid, startedAt }) => store.updateAttempt(ctx.id, plan.name, { pgid, pgStart: startedAt }),
     }, {
@@ -188,110 +301,40 @@ async function runAttempt(ctx: JobContext, plan: WorkerPlan, at: { place: Place 
         ctx.emit({ name: plan.name, event: 'node', message: e.message, node: e.node, node_event: e.event });
       },
     });
-  };
+  }
 
-  /** start_executor: a slot from the executor, the place's turn, then the process; its end (or a rate limit) answers. */
-  const startProcess = async (): Promise<EffectAnswer> => {
-    const on = runner as Runner;
-    // stopped before its process (again): the end is the last run's, or none
-    const stopped = () => ended(rateLimited ?? notStarted('cancelled', 'cancelled', 'cancelled', null), rateLimited !== null);
-    try {
-      releaseSlot = await executor.slot(signal);
-      releaseTurn = await at.place.turn(on);
-    } catch {
-      letGo();
-      return stopped();
+  /** Its end is known: settled by its outputs and spend; the events that say it from where it stands. */
+  #ended(report: RunnerReport, started: boolean): AttemptEvent[] {
+    this.#end = settledEnd(this.#ctx, this.#plan, this.#at.place, this.#batchStopped(report), started);
+    return endEventsFor(this.#entry.attempt, this.#end.report, { isInterrupting: this.#ctx.interruptReason !== null, gotProcess: started });
+  }
+
+  /** A cancelled end while its batch stopped reads `error` with `batch_stopped`; a spawn failure stops the batch. */
+  #batchStopped(report: RunnerReport): RunnerReport {
+    const batch = this.#plan.batch;
+    // this one could not launch: its siblings stop before it lets go of its turn
+    if (report.stopReason === 'spawn_failed' && batch && !batch.signal.aborted) batch.abort(`${this.#plan.name} failed to launch: ${report.error ?? 'its process could not start'}`);
+    const stopped = !this.#ctx.isCancelled && batch?.signal.aborted === true && report.status === 'cancelled';
+    return stopped ? { ...report, status: 'error', outcome: 'expected_error', stopReason: 'batch_stopped', error: `stopped: ${String(batch?.signal.reason)}` } : report;
+  }
+
+  /** After each move: the row in the machine's words (once its end is known, the end's own write says it), then what is to be said. */
+  #moved(): void {
+    const words = workerEndOf(this.#entry.attempt);
+    const said = this.#announce;
+    this.#announce = null;
+    if (this.#end === null && (words.status !== this.#row.status || words.outcome !== this.#row.outcome || Object.keys(this.#patch).length > 0)) {
+      this.#ctx.services.store.updateAttempt(this.#ctx.id, this.#plan.name, { ...this.#patch, status: words.status, ...(words.outcome !== null ? { outcome: words.outcome } : {}) });
+      this.#row = words;
     }
-    if (signal.aborted) return stopped();
-    mkdirSync(ctx.jobDir, { recursive: true });
-    if (requeues === 0) {
-      patch = { started: epochS(), lastEvent: 'started' };
-      announce = ({ status }) => ctx.emit({ name: plan.name, event: 'started', message: `${entry.route.runner} worker started`, status });
-    }
-    ctx.attempts.move(plan.name, [{ type: 'executor_started' }]);
-    moved();
-    let report = await runOnce(on);
-    if (report.status === 'rate_limited' && !signal.aborted) {
-      const delayS = rateLimitDelayS(requeues, report.retryAfterS);
-      if (requeues < MAX_REQUEUES && waitedS + delayS <= MAX_RATE_LIMIT_WAIT_S) {
-        requeues++;
-        waitedS += delayS;
-        rateLimited = report;
-        const retryAt = operations.now() + delayS;
-        const why = `rate limited by the provider: requeue ${requeues}/${MAX_REQUEUES}, retrying at ${new Date(retryAt * 1000).toISOString()}`;
-        // issue 15: the whole provider waits until its reset, every attempt for it, in every job
-        operations.suspend(providerOf(entry.route), retryAt, `${plan.name} was answered: ${report.error ?? 'rate limited'}`);
-        patch = { state: { state: 'rate_limited', why, matched: report.error ?? 'rate limit', retry_at: retryAt }, lastEvent: 'state' };
-        announce = () => ctx.emit({ name: plan.name, event: 'state', message: `rate_limited: ${why}`, state: 'rate_limited', why, retry_at: retryAt });
-        return [{ type: 'rate_limited' }];
-      }
-    }
-    if (requeues > 0 && report.detection === null) {
-      report = { ...report, detection: { state: 'rate_limited', why: `waited out ${requeues} rate limit(s)`, matched: 'rate limit', confidence: 1 } };
-    }
-    // a refusal (e.g. config sandbox: required without a sandbox) never got a process either
-    return ended(report, report.stopReason !== 'spawn_failed' && report.status !== 'refused');
-  };
+    this.#patch = {};
+    said?.(words);
+  }
 
-  /** wait_for_window after a rate limit: the wait holds the place but not a worker slot; then the process again. */
-  const waitOutRateLimit = async (): Promise<EffectAnswer> => {
-    recordWorkerPhase(ctx, who, { phase: 'requeued' });
-    letGo();
-    const before = entry.route;
-    const waited = await awaitClearance(ctx, plan, entry, signal, { own: providerOf(before) });
-    if (!waited.ok || signal.aborted) return ended(rateLimited as RunnerReport, true);
-    runner = runners.get(entry.route.runner) ?? runner;
-    // a session is resumed only where it was made: a fallback entry starts a new one
-    resume = entry.route === before ? (rateLimited?.session ?? plan.resume) : null;
-    return [{ type: 'window_reset' }];
-  };
-
-  /** wait_for_window before the start: a suspended provider or a budget holds it (spec 07, issue 15); then its gates again. */
-  const waitForClearance = async (): Promise<EffectAnswer> => {
-    const cleared = await clearToStart(ctx, plan, entry, signal);
-    at.place = cleared.place ?? at.place;
-    if (!cleared.ok) return ended(notStarted('cancelled', 'cancelled', 'cancelled', null), false);
-    return [{ type: 'window_reset' }];
-  };
-
-  // the effects this attempt carries out itself; the job's orchestrator carries the rest (carry-out.ts)
-  entry.handlers = {
-    check_gates: () => {
-      if (at.place.failure !== undefined) return ended(notStarted('error', 'expected_error', 'setup_failed', at.place.failure), false);
-      // moved to its entry's fallback when its own provider holds it and the fallback's does not
-      if (holdOf(ctx, plan, entry, job) !== null) return [{ type: 'budget_spent' }];
-      runner = runners.get(entry.route.runner);
-      if (!runner) return ended(notStarted('refused', 'expected_error', 'refused', `runner "${entry.route.runner}" is not available`), false);
-      return [{ type: plan.asked ? 'approval_needed' : 'gates_passed' }];
-    },
-    // the yes was asked before the attempt was admitted: the job's asks at its start, a climb's before its rung (carry-out.ts)
-    ask_approval: () => [{ type: 'approved' }],
-    wait_for_window: () => (entry.attempt.state === 'paused' ? waitForClearance() : waitOutRateLimit()),
-    // the place is the job's, taken by its placement before any of its attempts: this attempt's share of it
-    acquire_placement: () => [{ type: 'placement_acquired' }],
-    // the place's checkpoint is taken once, before the attempts it serves (carry-out.ts)
-    take_checkpoint: () => [],
-    start_executor: startProcess,
-    // by the time this runs the processes are gone: the abort signal stopped them, or there were none
-    stop_processes: () => (entry.attempt.state === 'cancelling' ? [{ type: 'processes_gone' }] : []),
-    release_placement: () => {
-      letGo();
-      return [];
-    },
-  };
-
-  let failure: { error: string } | null = null;
-  try {
-    await ctx.attempts.drive(plan.name, [], moved);
-    if (end === null) throw new Error(`attempt ${plan.name} stopped in state ${entry.attempt.state} with no end`);
-    return writeEnd(ctx, end);
-  } catch (err) {
-    failure = { error: err instanceof Error ? err.message : String(err) };
-    throw err;
-  } finally {
-    (output as OutputCoalescer | null)?.close();
-    if (running) recordWorkerPhase(ctx, who, finishedLine(ctx, plan, failure));
-    letGo();
+  #letGo(): void {
+    this.#releaseTurn?.();
+    this.#releaseSlot?.();
+    this.#releaseTurn = this.#releaseSlot = null;
   }
 }
 

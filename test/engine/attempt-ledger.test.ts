@@ -123,7 +123,7 @@ describe('the attempt ledger: worker rows in the machine\'s words', () => {
     a.ledger.move('t', ['placement_acquired']);
     expect(a.ledger.owed('t')).toEqual(['take_checkpoint', 'start_executor']);
     expect(() => a.ledger.carry('t', 'start_executor')).toThrow(/cannot carry out "start_executor": it owes take_checkpoint, start_executor first/);
-    a.ledger.carry('t', 'take_checkpoint');
+    void a.ledger.carry('t', 'take_checkpoint');
     a.ledger.move('t', ['cancel']);
     expect(a.attempt()).toMatchObject({ state: 'cancelling', owed: ['stop_processes'] });
     expect(a.attempt().carried).toEqual([

@@ -2,6 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
+import type { Attempt } from '../../src/domain/attempt-machine.js';
+import { againstTable } from '../helpers/attempt-table.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { call, eventually, startServe } from '../reliability/helpers.js';
 import { bareRemote, eventsOf, HAS_REDIS, remoteFile, startCoordinator, startNode, startRedis, waitFor } from './harness.js';
@@ -57,6 +60,15 @@ describe.skipIf(!HAS_REDIS)('jobs on a remote repository (needs Debian redis-ser
     const events = await eventsOf(server, id);
     expect(events.some((e) => e.event === 'phase' && e.message.startsWith(`checked out main of ${bare} at `))).toBe(true);
     for (const n of nodes) expect(n.child.exitCode).toBeNull();
+    // issue 34: the attempts on the remote checkout and the nodes carried out the table's effects, no others
+    const db = new Database(join(server.dataDir, 'gaffer.db'), { readonly: true, fileMustExist: true });
+    try {
+      const rows = db.prepare('SELECT machine_json FROM attempts WHERE job_id = ?').all(id) as { machine_json: string }[];
+      expect(rows.map((r) => JSON.parse(r.machine_json) as Attempt).flatMap(againstTable)).toEqual([]);
+      expect(rows).toHaveLength(2);
+    } finally {
+      db.close();
+    }
   }, 90_000);
 
   it('a push the remote refuses: the commit goes to the coordinator as a bundle instead, and the worker says why', async () => {

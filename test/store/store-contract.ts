@@ -124,7 +124,7 @@ export function storeContract(name: string, make: () => GafferStore): void {
       expect(first?.state?.retry_at).toBe(99);
       expect(second).toMatchObject({ worker: 'second', status: 'queued', outcome: null, report: null, state: null, started: null, machine: null });
       // where the attempt machine has it: written at insert and on each move, read back as written
-      const machine = { task: 'worker-1', number: 1, kind: 'first' as const, state: 'admitted' as const, started: false, ending: null, facts: { exit: null, nothingChanged: false, writeViolation: false, verification: null, gates: null }, trail: [] };
+      const machine = { task: 'worker-1', number: 1, kind: 'first' as const, state: 'admitted' as const, started: false, ending: null, facts: { exit: null, nothingChanged: false, writeViolation: false, verification: null, gates: null }, trail: [], owed: ['check_gates' as const], carried: [] };
       store.insertAttempt({ ...base, worker: 'third', ord: 2, machine });
       expect(store.listAttempts('job000000007')[2]?.machine).toEqual(machine);
       store.updateAttempt('job000000007', 'third', { machine: { ...machine, state: 'verifying', started: true } });

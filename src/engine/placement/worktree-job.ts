@@ -83,34 +83,46 @@ async function runWorktreeJob(ctx: JobContext, approval: Approval): Promise<void
   const fanout = new Semaphore(cap);
   // the next tasks' worktrees are made while the running ones finish: as many ahead as checkouts run at once (up to the cap)
   const ahead = new Semaphore(cap + Math.min(cap, checkoutsAtOnce()));
+  const parallel = classes.filter((c) => c.class === 'parallel');
+  // the tasks take their turns in the request's order, whichever worktree was made first: each asks
+  // for its turn once the one before it has asked (the semaphore then grants them in that order)
+  const asked = parallel.map(() => {
+    let resolve = (): void => undefined;
+    const promise = new Promise<void>((r) => (resolve = r));
+    return { promise, resolve };
+  });
   await Promise.all(
-    classes
-      .filter((c) => c.class === 'parallel')
-      .map(async (c) => {
-        const task = taskNamed(ctx, c.task);
-        const made = await ahead.acquire();
+    parallel.map(async (c, i) => {
+      const task = taskNamed(ctx, c.task);
+      const made = await ahead.acquire();
+      const ask = asked[i] as { resolve: () => void };
+      try {
+        // a cancelled job makes no more worktrees
+        if (ctx.isCancelled) return;
+        const placed = await placeTask(ctx, fan, task);
+        await asked[i - 1]?.promise;
+        const turn = fanout.acquire();
+        ask.resolve();
+        const release = await turn;
         try {
-          // a cancelled job makes no more worktrees
-          if (ctx.isCancelled) return;
-          const placed = await placeTask(ctx, fan, task);
-          const release = await fanout.acquire();
-          try {
-            // made ahead, and the job was cancelled before its turn: as if it had not been made
-            if (ctx.isCancelled && 'wt' in placed && (await unplace(repo, placed.wt))) return;
-            // once this task's work is on its branch, while its worktree is removed: the next task starts, and
-            // the next worktree is made (its `worktree add` goes before this removal in the repository's turn)
-            const done = () => {
-              release();
-              made();
-            };
-            runs.push(await runTask(ctx, { ...fan, batch, done }, task, placed));
-          } finally {
+          // made ahead, and the job was cancelled before its turn: as if it had not been made
+          if (ctx.isCancelled && 'wt' in placed && (await unplace(repo, placed.wt))) return;
+          // once this task's work is on its branch, while its worktree is removed: the next task starts, and
+          // the next worktree is made (its `worktree add` goes before this removal in the repository's turn)
+          const done = () => {
             release();
-          }
+            made();
+          };
+          runs.push(await runTask(ctx, { ...fan, batch, done }, task, placed));
         } finally {
-          made();
+          release();
         }
-      }),
+      } finally {
+        // one that never asked (cancelled, or its worktree could not be made) lets the next ask
+        ask.resolve();
+        made();
+      }
+    }),
   );
   for (const c of classes.filter((x) => x.class === 'sequential' && implementers.some((t) => t.name === x.task))) {
     if (ctx.isCancelled) break;

@@ -122,9 +122,10 @@ export class AttemptLedger {
   }
 
   /**
-   * Carries out `effect`, the first the attempt owes, by the job's orchestrator (`done` says what it
-   * did, for every attempt of its place) or else by the attempt's own handler, whose answer (its
-   * events) is returned unfed. Throws when `effect` is not the one owed next.
+   * Marks `effect`, the first the attempt owes, carried out, and runs the attempt's own handler for
+   * it when it has one (without one, the caller did the work: the job's orchestrator, for every
+   * attempt of its place); returns the handler's answer (its events) unfed. Throws when `effect` is
+   * not the one owed next.
    */
   carry(worker: string, effect: AttemptEffect): EffectAnswer | Promise<EffectAnswer> {
     const entry = this.entry(worker);
@@ -143,11 +144,16 @@ export class AttemptLedger {
     this.#changed(worker);
   }
 
-  /** Carries out, by the job, every effect `worker` owes that is one of `effects` (in the order owed), stopping at any other. */
-  carryJobs(worker: string, ...effects: AttemptEffect[]): void {
+  /**
+   * Carries out, for the job, every effect `worker` owes that is one of `effects` (in the order
+   * owed), feeding what the attempt's own handler answers (a stop: `processes_gone`), and stops at
+   * any other. A handler that would wait cannot be carried here.
+   */
+  carryJobs(worker: string, ...effects: readonly AttemptEffect[]): void {
     for (let next = this.owed(worker)[0]; next !== undefined && effects.includes(next); next = this.owed(worker)[0]) {
       const answer = this.carry(worker, next);
-      if (answer instanceof Promise || answer.length > 0) throw new Error(`${next} of ${worker} has an answer the job does not feed`);
+      if (answer instanceof Promise) throw new Error(`${next} of ${worker} waits: the job cannot carry it here`);
+      this.move(worker, answer);
     }
   }
 

@@ -248,7 +248,7 @@ class AttemptRun {
     this.#letGo();
     const before = this.#entry.route;
     const waited = await awaitClearance(this.#ctx, this.#plan, this.#entry, this.#signal, { own: providerOf(before) });
-    if (!waited.ok || this.#signal.aborted) return this.#ended(this.#rateLimited as RunnerReport, true);
+    if (!waited || this.#signal.aborted) return this.#ended(this.#rateLimited as RunnerReport, true);
     this.#runner = this.#ctx.services.runners.get(this.#entry.route.runner) ?? this.#runner;
     // a session is resumed only where it was made: a fallback entry starts a new one
     this.#resume = this.#entry.route === before ? (this.#rateLimited?.session ?? this.#plan.resume) : null;
@@ -404,20 +404,20 @@ function withSpend(ctx: JobContext, plan: WorkerPlan, report: RunnerReport, star
  * waiting for its yes does, spec 05), so a hold until the window's end keeps no other job out of
  * it; `place`: the place it took back (null: it kept its own, or the job was cancelled meanwhile).
  */
-async function clearToStart(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntry, signal: AbortSignal): Promise<{ ok: boolean; held: boolean; place: Place | null }> {
+async function clearToStart(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntry, signal: AbortSignal): Promise<{ ok: boolean; place: Place | null }> {
   const job = { id: ctx.id, unattended: ctx.spec.unattended === true };
   const stepsAway = plan.away !== undefined && holdOf(ctx, plan, entry, job) !== null && aloneInPlace(ctx, plan.name);
   const wait = () => awaitClearance(ctx, plan, entry, signal, { own: null, away: stepsAway });
-  if (!stepsAway || plan.away === undefined) return { ...(await wait()), place: null };
+  if (!stepsAway || plan.away === undefined) return { ok: await wait(), place: null };
   const before = ctx.job.phase;
-  let cleared = { ok: false, held: true };
+  let cleared = false;
   const back = await plan.away(async () => {
     cleared = await wait();
-    return cleared.ok ? true : null;
+    return cleared ? true : null;
   });
   // taking the workspace back may have waited for another job: said then, over now
   if (back.place !== null && before !== null && ctx.job.phase !== before) ctx.phase(before);
-  return { ok: cleared.ok && back.place !== null, held: cleared.held, place: back.place };
+  return { ok: cleared && back.place !== null, place: back.place };
 }
 
 /** Attempt states before or in a process: an attempt in one may still use the place. */
@@ -454,22 +454,20 @@ const HOLD_MAX_SLEEP_MS = 5_000;
  * budget holds it — or moves it to its entry's fallback when that one is free (holdOf). The hold is
  * said on its row and, while it lasts, as the job's phase (with `away`: the attempt waits without
  * the shared workspace). `own`: the provider this attempt itself just suspended (its rate-limited
- * state says so already). `ok` false: cancelled meanwhile; `held`: it waited.
+ * state says so already). False: cancelled meanwhile.
  */
-async function awaitClearance(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntry, signal: AbortSignal, opts: { own: string | null; away?: boolean }): Promise<{ ok: boolean; held: boolean }> {
+async function awaitClearance(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntry, signal: AbortSignal, opts: { own: string | null; away?: boolean }): Promise<boolean> {
   const { operations, store } = ctx.services;
   const job = { id: ctx.id, unattended: ctx.spec.unattended === true };
-  let held = false;
   let said = '';
   // the phase the hold stands in for, said again once it is over
   const before = ctx.job.phase;
   let phase: string | null = null;
   try {
     for (;;) {
-      if (signal.aborted) return { ok: false, held };
+      if (signal.aborted) return false;
       const hold = holdOf(ctx, plan, entry, job);
-      if (hold === null) return { ok: true, held };
-      held = true;
+      if (hold === null) return true;
       // said once per hold (its words can change as time passes: a pace's percentages)
       const key = `${hold.state}\0${hold.provider}\0${hold.until ?? ''}`;
       if (key !== said && !(hold.state === 'provider_suspended' && hold.provider === opts.own)) {

@@ -6,7 +6,7 @@ import { attributesNamingDrivers, describeDependenciesChangedAlone, describeGitC
 import { computeProof, type ProofFacts } from '../../domain/proof.js';
 import type { ConvergenceJson, CriteriaCheckJson, JobResult, TotalsJson, VerificationJson, WorktreesJson } from '../../domain/result.js';
 import { CHANGING_TASK_TYPES, type JobStatus } from '../../domain/status.js';
-import { isFinalAttempt, type AttemptEvent, type AttemptFacts } from '../../domain/attempt-machine.js';
+import { ABANDONING_EVENTS, isFinalAttempt, type AttemptEvent, type AttemptFacts } from '../../domain/attempt-machine.js';
 import type { AttemptEffect, AttemptState } from '../../domain/attempt-table.js';
 import { workerEndOf } from '../../domain/attempt-results.js';
 import { buildVerdict } from '../../domain/verdict.js';
@@ -255,13 +255,7 @@ function closeAttempts(ctx: JobContext, s: SettleInput, jobFacts: Pick<AttemptFa
     if (state === 'verifying') return { type: blocks ? 'verify_failed' : 'verify_passed', facts: { verification: facts.verification } };
     return { type: passes ? 'result_gates_passed' : 'result_gates_failed', facts: { gates: facts.gates } };
   };
-  const carry = (worker: string): void => {
-    for (let effect = ctx.attempts.owed(worker)[0]; effect !== undefined && CARRIED_AT_SETTLE.includes(effect); effect = ctx.attempts.owed(worker)[0]) {
-      const answer = ctx.attempts.carry(worker, effect);
-      if (answer instanceof Promise) throw new Error(`${effect} of ${worker} cannot wait at the job's settle`);
-      ctx.attempts.move(worker, answer);
-    }
-  };
+  const carry = (worker: string): void => ctx.attempts.carryJobs(worker, ...CARRIED_AT_SETTLE);
   for (const e of ctx.attempts.all()) {
     const own = s.perTask?.get(e.attempt.task);
     const shared = own
@@ -272,7 +266,7 @@ function closeAttempts(ctx: JobContext, s: SettleInput, jobFacts: Pick<AttemptFa
     for (carry(e.worker); !isFinalAttempt(e.attempt); carry(e.worker)) {
       const event = next(e.attempt.state, facts);
       // an abandoning event comes whatever is owed; any other waits for what the job did not carry (a bug: said at jobStatus)
-      if (ctx.attempts.owed(e.worker).length > 0 && event.type !== 'cancel' && event.type !== 'interrupt') break;
+      if (ctx.attempts.owed(e.worker).length > 0 && !ABANDONING_EVENTS.has(event.type)) break;
       ctx.attempts.move(e.worker, [event]);
     }
     if (s.cancelled) ctx.attempts.drop(e.worker);

@@ -10,6 +10,7 @@ import { call, eventually, processesWith, startServe, watchHealth, type Served }
 // bounded: the bomb by the cap under test and an outer `timeout 20`, the allocation by 1 GiB.
 const LIMITS = { processes: 64, memory_mb: 256 };
 
+/** How much longer than a bare server on the same machine /api/health may take to answer. */
 const HEALTH_BOUND_MS = 1_000;
 const SETTLED_MS = 90_000;
 
@@ -99,8 +100,8 @@ describe('limits: a worker or a verification cannot take the machine down', () =
       tasks: [{ name: 'bomb', instruction: 'fork without bound', command: forkBomb(marker) }],
     });
     const seen = peak.stop();
-    const { maxMs, polls } = await health.stop();
-    console.info(`fork bomb: peak ${seen.processes} processes, ended after ${job.result.workers[0].duration_s} s; /api/health max ${Math.round(maxMs)} ms over ${polls} polls`);
+    const { maxMs, maxExcessMs, polls } = await health.stop();
+    console.info(`fork bomb: peak ${seen.processes} processes, ended after ${job.result.workers[0].duration_s} s; /api/health max ${Math.round(maxMs)} ms (worst excess over a bare server ${Math.round(maxExcessMs)} ms) over ${polls} polls`);
 
     expect(job.status).toBe('partial');
     expect(job.result.workers[0]).toMatchObject({ status: 'error', stop_reason: 'process_limit', error: 'ended by the process-count limit (64)' });
@@ -108,7 +109,7 @@ describe('limits: a worker or a verification cannot take the machine down', () =
     expect(job.verdict).toContain('ended by the process-count limit (64)');
     expect(seen.processes).toBeLessThanOrEqual(LIMITS.processes);
     expect(polls).toBeGreaterThan(0);
-    expect(maxMs).toBeLessThan(HEALTH_BOUND_MS);
+    expect(maxExcessMs).toBeLessThan(HEALTH_BOUND_MS);
     await eventually(() => processesWith(marker).length === 0, 10_000, 'the bomb to be gone');
     expect(cgroupsOf(served.pid)).toEqual([]);
   }, 180_000);
@@ -126,9 +127,9 @@ describe('limits: a worker or a verification cannot take the machine down', () =
       tasks: [{ name: 'edit', instruction: 'append to a', command: 'echo more >> a.txt' }],
     });
     const seen = peak.stop();
-    const { maxMs, polls } = await health.stop();
+    const { maxMs, maxExcessMs, polls } = await health.stop();
     const v = job.result.verification;
-    console.info(`allocation: peak anonymous RSS ${Math.round(seen.rssBytes / 2 ** 20)} MiB, ended after ${v.duration_s} s; /api/health max ${Math.round(maxMs)} ms over ${polls} polls`);
+    console.info(`allocation: peak anonymous RSS ${Math.round(seen.rssBytes / 2 ** 20)} MiB, ended after ${v.duration_s} s; /api/health max ${Math.round(maxMs)} ms (worst excess over a bare server ${Math.round(maxExcessMs)} ms) over ${polls} polls`);
 
     expect(v).toMatchObject({ ran: true, ok: null, inconclusive: true, limit: 'memory', timed_out: false, summary: 'ended by the memory limit (256 MiB)' });
     expect(v.duration_s).toBeLessThan(15);
@@ -136,7 +137,7 @@ describe('limits: a worker or a verification cannot take the machine down', () =
     expect(job.result.proof.uncertainty).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'verification_inconclusive', detail: 'ended by the memory limit (256 MiB)' })]));
     expect(seen.rssBytes).toBeLessThanOrEqual(LIMITS.memory_mb * 2 ** 20);
     expect(polls).toBeGreaterThan(0);
-    expect(maxMs).toBeLessThan(HEALTH_BOUND_MS);
+    expect(maxExcessMs).toBeLessThan(HEALTH_BOUND_MS);
     await eventually(() => processesWith(marker).length === 0, 10_000, 'the allocation to be gone');
     expect(cgroupsOf(served.pid)).toEqual([]);
   }, 180_000);

@@ -20,7 +20,7 @@ const outside = tempDir('gaffer-table-outside-');
 const SECRET = `secret-${process.pid}-${Date.now()}`;
 
 afterAll(() => {
-  if (probe.available) console.info(`attack table: /api/health max ${Math.round(worst.healthMs)} ms; gaffer serve peak RSS ${worst.rssMb} MB`);
+  if (probe.available) console.info(`attack table: /api/health at worst ${Math.round(worst.healthMs)} ms slower than a bare server; gaffer serve peak RSS ${worst.rssMb} MB`);
 });
 
 /** A script that appends what ran it to `marker` and passes its input on (a filter, a driver, a hook). */

@@ -23,7 +23,7 @@ let served: Served;
 const outside = tempDir('gaffer-hostile-outside-');
 
 afterAll(() => {
-  if (probe.available) console.info(`hostile reads: /api/health max ${Math.round(worst.healthMs)} ms; gaffer serve peak RSS ${worst.rssMb} MB`);
+  if (probe.available) console.info(`hostile reads: /api/health at worst ${Math.round(worst.healthMs)} ms slower than a bare server; gaffer serve peak RSS ${worst.rssMb} MB`);
 });
 
 /** Runs `attack` against a `gaffer serve` of its own while /api/health is polled (hostile-serve.ts). */

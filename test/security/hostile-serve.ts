@@ -5,8 +5,10 @@ import { tempDir } from '../helpers/temp.js';
 import { call, eventually, startServe, watchHealth, type Served } from '../reliability/helpers.js';
 
 // A real `gaffer serve` under attack (issue 32): each attack runs against a server of its own while
-// /api/health is polled from another process; the slowest answer and the server's peak RSS are bounded.
+// /api/health is polled from another process; the slowest answer (beyond what a bare server on the
+// same machine took at the same instant) and the server's peak RSS are bounded.
 
+/** How much longer than a bare server /api/health may take to answer, at worst. */
 export const HEALTH_BOUND_MS = 1_000;
 /** gaffer serve's peak resident memory (VmHWM) after an attack: /dev/zero read whole would be gigabytes. */
 export const RSS_BOUND_MB = 400;
@@ -15,7 +17,7 @@ export const WORKER_TIMEOUT_S = 30;
 /** A job's worst case: its worker's and its verification's timeouts (a baseline run may follow the verification), plus room for gaffer's own steps. */
 export const JOB_BOUND_MS = (WORKER_TIMEOUT_S + 3 * VERIFY_TIMEOUT_S + 30) * 1000;
 
-/** The worst /api/health answer and gaffer serve's peak RSS over a file's attacks, for its log. */
+/** The worst /api/health excess over a bare server and gaffer serve's peak RSS over a file's attacks, for its log. */
 export const worst = { healthMs: 0, rssMb: 0 };
 
 /** Runs `attack` against a `gaffer serve` of its own (ended after the test) while /api/health is polled every 100 ms. */
@@ -27,12 +29,12 @@ export async function underWatch(attack: (served: Served) => Promise<void>, env:
   try {
     await attack(served);
   } finally {
-    const { maxMs } = await health.stop();
+    const { maxMs, controlMaxMs, maxExcessMs } = await health.stop();
     const rssMb = peakRssMb(served.pid);
-    worst.healthMs = Math.max(worst.healthMs, maxMs);
+    worst.healthMs = Math.max(worst.healthMs, maxExcessMs);
     worst.rssMb = Math.max(worst.rssMb, rssMb);
-    console.info(`  /api/health max ${Math.round(maxMs)} ms; gaffer serve peak RSS ${rssMb} MB`);
-    expect(maxMs).toBeLessThan(HEALTH_BOUND_MS);
+    console.info(`  /api/health max ${Math.round(maxMs)} ms (a bare server's max ${Math.round(controlMaxMs)} ms; worst excess ${Math.round(maxExcessMs)} ms); gaffer serve peak RSS ${rssMb} MB`);
+    expect(maxExcessMs).toBeLessThan(HEALTH_BOUND_MS);
     expect(rssMb).toBeLessThan(RSS_BOUND_MB);
   }
 }

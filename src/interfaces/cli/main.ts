@@ -13,6 +13,8 @@ import { nodeCommand, type NodeFlags } from './commands/node.js';
 import { dispatchCommand, type DispatchFlags } from './commands/dispatch.js';
 import { restrictUmask } from '../../platform/process/umask.js';
 import { guardOutput } from './safe-output.js';
+import { demoCommand } from './commands/demo.js';
+import { packageVersion } from './package-info.js';
 import { protectSecretsAtStart } from './start-secrets.js';
 import { cancelCommand, eventsCommand, lintCommand, listCommand, runnersCommand, statsCommand, statusCommand, waitCommand } from './commands/reading.js';
 
@@ -43,6 +45,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--url <url>', 'a gaffer server to use (env GAFFER_URL; default: the one recorded in the data dir)')
     .option('--token <token>', 'bearer token for the server (env GAFFER_TOKEN)')
     .option('--config <file>', 'gaffer.config.json/.yaml (env GAFFER_CONFIG; default: in the data dir)')
+    .version(packageVersion(), '-V, --version', 'the installed version')
     .showHelpAfterError()
     .exitOverride();
 
@@ -259,6 +262,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
         return 0;
       })(),
     );
+
+  program
+    .command('demo')
+    .description('a real dispatch end to end on a copy of a tiny example project, in a temp dir: shows what an answer looks like')
+    .action(() => run('demo', () => demoCommand())());
 
   program
     .command('mcp')

@@ -4,7 +4,7 @@ import { GafferError } from '../../../src/domain/errors.js';
 import { buildInvocation } from '../../../src/runners/cli/invocation.js';
 import { getCliProfile } from '../../../src/runners/cli/profiles.js';
 import { vetCliRunner } from '../../../src/runners/cli/vet.js';
-import { AGENTS_BIN } from './harness.js';
+import { AGENTS_BIN, agentBinary } from './harness.js';
 
 function codeOf(run: () => unknown): { code: string; message: string } | null {
   try {
@@ -38,7 +38,8 @@ describe('vetting an agent CLI before anything starts', () => {
     }
   });
 
-  it('an enabled, installed CLI passes with its version', () => {
+  // the agent CLIs are installed by scripts/install-agent-clis.sh (npm test runs it); CI=true requires them
+  it.skipIf(agentBinary('qwen') === null)('an enabled, installed CLI passes with its version', () => {
     expect(vetCliRunner('qwen', enabled('qwen'), { binDirs: [AGENTS_BIN] })).toBe('0.15.10');
   });
 

@@ -25,21 +25,16 @@ for bin in bun deno; do
   fi
 done
 
-# go: Debian's toolchain when none is on the PATH
-if ! command -v go >/dev/null 2>&1; then
-  echo "setup-fixtures: installing golang-go"
-  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null; }; then
-    echo "setup-fixtures: could not install go; its corpus tests will be skipped" >&2
-  fi
-fi
+# go: nothing system-wide is installed from here (.ci/run installs Debian's golang-go)
+command -v go >/dev/null 2>&1 || echo "setup-fixtures: go is not installed (apt-get install golang-go); its corpus tests will be skipped" >&2
 
-# pytest: the machine's python when it has pytest, else a venv in the fixture over Debian's pytest
+# pytest: the machine's python when it has pytest, else a venv in the fixture over the system's pytest
+# (.ci/run installs Debian's python3-pytest and python3-venv; nothing system-wide is installed from here)
 if ! python3 -c 'import pytest' >/dev/null 2>&1 && [ ! -x pytest/.venv/bin/python ]; then
-  echo "setup-fixtures: installing python3-pytest"
-  if apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pytest python3-venv >/dev/null; then
+  if /usr/bin/python3 -c 'import pytest, venv' >/dev/null 2>&1; then
     /usr/bin/python3 -m venv --system-site-packages pytest/.venv
   else
-    echo "setup-fixtures: could not install pytest; its corpus tests will be skipped" >&2
+    echo "setup-fixtures: pytest is not installed (apt-get install python3-pytest python3-venv); its corpus tests will be skipped" >&2
   fi
 fi
 

@@ -65,8 +65,8 @@ const has = (command: string, args: string[]) => spawnSync(command, args, { stdi
 const python = existsSync(join(PROJECTS, 'pytest', '.venv', 'bin', 'python')) ? '.venv/bin/python' : 'python3';
 const AVAILABLE: Record<string, string | null> = {
   node: null,
-  pytest: has(join(PROJECTS, 'pytest', python), ['-c', 'import pytest']) || has(python, ['-c', 'import pytest']) ? null : 'pytest is not importable (run scripts/setup-fixtures.sh)',
-  go: has('go', ['version']) ? null : 'go is not installed (run scripts/setup-fixtures.sh)',
+  pytest: has(join(PROJECTS, 'pytest', python), ['-c', 'import pytest']) || has(python, ['-c', 'import pytest']) ? null : 'pytest is not importable (apt-get install python3-pytest python3-venv, then scripts/setup-fixtures.sh)',
+  go: has('go', ['version']) ? null : 'go is not installed (apt-get install golang-go)',
   cargo: has('cargo', ['--version']) ? null : 'cargo is not installed',
   unittest: has('python3', ['--version']) ? null : 'python3 is not installed',
 };

@@ -348,7 +348,7 @@ export async function clusterDispatchLatency(ctx) {
   const c = await cluster(ctx);
   // a coordinator of its own, as a case measures nothing of the one before: the throughput case's is
   // past retention.jobs (200) and prunes every workspace's old snapshots after each job while
-  // nothing is live, which runs into the next dispatch here (README, Performance)
+  // nothing is live, which runs into the next dispatch here (docs/performance.md)
   if (c.jobs > 0) await c.renewCoordinator();
   await c.size(NODE_NAMES.length);
   const [workspace] = await gitWorkspaces(ctx, 'cluster-lat-ws', 1);

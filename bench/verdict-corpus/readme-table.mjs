@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Prints the README's verdict-corpus table (markdown) from a bench run's results:
+// Prints docs/verification.md's verdict-corpus table (markdown) from a bench run's results:
 //   node bench/verdict-corpus/readme-table.mjs [bench/results.json]
 // One row a scenario, one column a project: gaffer's answer (status · proof), marked where it
 // disagrees with the wanted one; the disagreements' verdict lines follow the table.

@@ -16,7 +16,9 @@ describe.skipIf(!HAS_REDIS)('a cluster through outages (needs Debian redis-serve
   it('Redis restarted mid-run with AOF on: every job finishes done with its evidence; no attempt runs, or is reported, twice', async () => {
     let redis = await startRedis({ aof: true });
     const server = await startCoordinator(redis.url);
-    const nodes = await Promise.all(['r1', 'r2'].map((n) => startNode(redis.url, n)));
+    // a stall window well past the outage (up to 30 s below, longer on a loaded machine): what is
+    // asserted is that a restart alone hands nothing over, not how long a node may be silent
+    const nodes = await Promise.all(['r1', 'r2'].map((n) => startNode(redis.url, n, { stallS: 120 })));
     const marker = `gaffer-redis-restart-${process.pid}-${Date.now()}`;
     const submitted = await Promise.all(
       Array.from({ length: 12 }, async (_, i) => {

@@ -1,6 +1,7 @@
 // spec 05 "The task queue folder": each `*.json` in the folder is one task record (`id`, `title`,
-// `type`, `source`, plus the task fields); gaffer writes its `status`, `gaps`, `job` and `attempts`
-// back into it. A malformed record is reported and skipped; it never blocks the others.
+// `type`, `source`, plus the task fields); gaffer writes its `status`, `gaps`, `job`, `task`,
+// `attempts` and `returned_digest` back into it. A malformed record is reported and skipped; it
+// never blocks the others.
 import { gatesSchema } from './gates.js';
 import { z } from 'zod';
 import { groundingGaps } from './grounding.js';
@@ -40,7 +41,11 @@ export const queueRecordSchema = z.strictObject({
   status: z.enum(QUEUE_STATUSES).optional(),
   gaps: z.array(z.string()).optional(),
   job: z.string().nullable().optional(),
+  // the name the job knows the record by: a later run collects its end by it, `gaffer follow-up JOB TASK` takes it
+  task: z.string().optional(),
   attempts: z.array(attemptSchema).optional(),
+  // the digest of the record's own fields when it was returned: it goes out again only once they change
+  returned_digest: z.string().optional(),
   updated: z.string().optional(),
 });
 
@@ -67,6 +72,23 @@ export function parseQueueRecord(file: string, raw: string): ReadRecord {
       ? `unknown key(s) ${issue.keys.join(', ')}${((s) => (s ? ` — ${s}` : ''))(suggestKeys(issue.keys, knownKeysAt(queueRecordSchema, issue.path)))}`
       : (issue?.message ?? 'invalid');
   return { file, malformed: `${field}: ${what} (a record needs id, title, type and source)` };
+}
+
+/** The fields gaffer writes back; every other field is the record's own, and gaffer never changes one. */
+export const GAFFER_FIELDS = ['status', 'gaps', 'job', 'task', 'attempts', 'returned_digest', 'updated'] as const;
+
+/** The record's own fields (its author's), without what gaffer wrote into it. */
+export function ownFields(record: QueueRecord): Omit<QueueRecord, (typeof GAFFER_FIELDS)[number]> {
+  const own: Record<string, unknown> = { ...record };
+  for (const f of GAFFER_FIELDS) delete own[f];
+  return own as Omit<QueueRecord, (typeof GAFFER_FIELDS)[number]>;
+}
+
+/** The record's own fields as one text that changes exactly when one of them does (key order and layout do not count). */
+export function ownFieldsText(record: QueueRecord): string {
+  return JSON.stringify(ownFields(record), (_key, value: unknown) =>
+    value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : value,
+  );
 }
 
 /** Whether `gaffer queue run` considers the record (not dispatched, not finished). */

@@ -180,13 +180,27 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--verify <cmd>', 'the verification command')
     .action((file: string | undefined, flags: DispatchFlags) => run('lint', (cli) => lintCommand(cli, buildRequest(file, flags)))());
 
-  const queue = program.command('queue').description('a folder of task records (spec 05): ground, route, ask once, dispatch, write back');
+  const queue = program.command('queue').description('a folder of task records: ground, route, ask once, dispatch, write back');
   queue
     .command('run')
     .description('dispatch the open records of DIR (default ./dispatch) as one job; held or ungrounded ones get their gaps written back')
     .argument('[dir]')
     .option('--workspace <dir>', 'the workspace the tasks run in (default the current directory)')
-    .option('--wait', 'wait for the job and write each record\'s final status and attempts')
+    .option('--wait', "wait for the job and write each record's final status and attempts (always so with no server: the job runs in this process)")
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Before dispatching, each "dispatched" record whose job has ended since is collected: its status, gaps and',
+        'attempts are written back as --wait would have written them, and its line says "collected".',
+        'A "returned" record is sent again only once it was edited (delete its "status" to send it as it is).',
+        '',
+        'Exit codes:',
+        '  0  every record whose end this run wrote back (waited for, or collected) ended done, or none ended',
+        '  1  a record whose end this run wrote back ended failed, error, refused, cancelled or returned; stderr names each',
+        '  2  the command was refused or could not run (the folder does not exist, the server cannot be reached)',
+      ].join('\n'),
+    )
     .action((dir: string | undefined, flags: { workspace?: string; wait?: boolean }) => run('queue', (cli) => queueRunCommand(cli, dir, flags))());
   queue
     .command('ls', { isDefault: true })

@@ -1,5 +1,5 @@
 import { CONFIG_RUNNER_KEYS } from './config-schema.js';
-import { redactUrl, type ConfigSource, type LoadedConfig } from './config.js';
+import { redactUrl, type ConfigSource, type LoadedConfig, type RunnerConfig } from './config.js';
 
 /** One effective value as `gaffer doctor` shows it. */
 export interface ShownValue {
@@ -13,6 +13,24 @@ export interface ShownConfig {
   /** The config file read, when any. */
   file: string | null;
   values: Record<string, ShownValue>;
+}
+
+/**
+ * What keeps runner `key` off, naming the setting and where it was set (the file, the environment, or
+ * the default), or null when it is enabled or no setting of that name exists.
+ */
+export function runnerDisabledBy(loaded: LoadedConfig, key: string): string | null {
+  const runner = (loaded.config.runners as Partial<Record<string, RunnerConfig>>)[key];
+  if (runner === undefined || runner.enabled) return null;
+  const setting = `runners.${key}.enabled`;
+  switch (loaded.sources[setting] ?? 'default') {
+    case 'env':
+      return `GAFFER_ENABLED_RUNNERS, which does not name ${key}`;
+    case 'file':
+      return `${setting}: false in ${loaded.file ?? 'the config file'}`;
+    case 'default':
+      return `${setting}, false by default — set it true, or GAFFER_ENABLED_RUNNERS=${key}`;
+  }
 }
 
 /** The effective config as doctor prints it: every value with its source, no secret in it. */

@@ -8,6 +8,8 @@ export interface RunnerRow {
   label: string;
   installed: boolean;
   enabled: boolean;
+  /** What keeps it off (the config key or environment variable, and where it was set); null when enabled. */
+  disabled_by: string | null;
   version: string | null;
   resume: boolean;
   sandbox: boolean;
@@ -27,6 +29,7 @@ export function describeRunners(runners: ReadonlyMap<string, Runner>): RunnerRow
     label: LABELS[r.key] ?? r.key,
     installed: true,
     enabled: true,
+    disabled_by: null,
     // shell has no version of its own (it runs `sh -c`); builtin is part of gaffer
     version: null,
     resume: r.canResume,
@@ -43,6 +46,7 @@ function describeCli(r: CliRunner): RunnerRow {
     label: r.profile.label,
     installed: found.installed,
     enabled: r.enabled,
+    disabled_by: r.disabledBy,
     version: found.version,
     resume: r.canResume,
     sandbox: r.sandboxed,

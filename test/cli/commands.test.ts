@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
@@ -6,8 +7,8 @@ import { makeWorkspace, tempDir } from '../helpers/temp.js';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gaffer');
 
-function gaffer(dataDir: string, args: string[]) {
-  const r = spawnSync(BIN, ['--data-dir', dataDir, ...args], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, GAFFER_URL: '' } });
+function gaffer(dataDir: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  const r = spawnSync(BIN, ['--data-dir', dataDir, ...args], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, GAFFER_URL: '', ...env } });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -40,8 +41,37 @@ describe('gaffer runners', () => {
     expect(runners.find((r) => r.key === 'shell')).toMatchObject({ version: null, sandbox: sandboxed });
     expect(runners.find((r) => r.key === 'builtin')).toMatchObject({ sandbox: sandboxed });
     const human = gaffer(data, ['runners']).stdout.split('\n').find((l) => l.startsWith('shell')) ?? '';
-    expect(human).toMatch(new RegExp(`^shell +installed - +resume no +sandbox ${sandboxed ? 'yes' : 'no'} `));
+    expect(human).toMatch(new RegExp(`^shell +installed +- +no +${sandboxed ? 'yes' : 'no'} `));
     expect(human).not.toContain(process.version);
+  });
+
+  it('names its columns, and shows an installed agent CLI the config leaves off as disabled, naming the setting that does', () => {
+    const data = join(tempDir(), 'data');
+    mkdirSync(data);
+    // a claude that answers --version: installed, whatever the machine has
+    const bin = tempDir('gaffer-bin-');
+    writeFileSync(join(bin, 'claude'), '#!/bin/sh\necho "2.1.197 (Claude Code)"\n', { mode: 0o755 });
+    const withClaude = (env: NodeJS.ProcessEnv) => ({ PATH: `${bin}:${process.env.PATH ?? ''}`, GAFFER_ENABLED_RUNNERS: '', ...env });
+    const claudeRow = (env: NodeJS.ProcessEnv) => (JSON.parse(gaffer(data, ['--json', 'runners'], withClaude(env)).stdout) as { runners: { key: string }[] }).runners.find((r) => r.key === 'claude');
+    const lines = (env: NodeJS.ProcessEnv) => gaffer(data, ['runners'], withClaude(env)).stdout.split('\n');
+    const claudeLine = (env: NodeJS.ProcessEnv) => lines(env).find((l) => l.startsWith('claude ')) ?? '';
+
+    const off = lines({});
+    expect(off[0]).toMatch(/^RUNNER +STATE +VERSION +RESUME +SANDBOX +DESCRIPTION$/);
+    const offLine = off.find((l) => l.startsWith('claude ')) ?? '';
+    expect(offLine).toMatch(/^claude +disabled +2\.1\.197 /);
+    expect(offLine).toContain('runners.claude.enabled');
+    expect(offLine).not.toContain('installed');
+    expect(claudeRow({})).toMatchObject({ installed: true, enabled: false, version: '2.1.197', disabled_by: expect.stringContaining('runners.claude.enabled') });
+
+    expect(claudeRow({ GAFFER_ENABLED_RUNNERS: 'claude' })).toMatchObject({ installed: true, enabled: true, disabled_by: null });
+    expect(claudeLine({ GAFFER_ENABLED_RUNNERS: 'claude' })).toMatch(/^claude +installed +2\.1\.197 /);
+
+    // the environment overrides the file: the one that keeps it off is named
+    expect(claudeLine({ GAFFER_ENABLED_RUNNERS: 'codex' })).toContain('GAFFER_ENABLED_RUNNERS');
+    const config = join(data, 'gaffer.config.json');
+    writeFileSync(config, JSON.stringify({ runners: { claude: { enabled: false } } }));
+    expect(claudeRow({})).toMatchObject({ enabled: false, disabled_by: `runners.claude.enabled: false in ${config}` });
   });
 });
 

@@ -12,6 +12,8 @@ import { checkAnswer } from '../answer-check.js';
 import { CWD_HEADER } from '../http/app.js';
 import type { JobEvent } from '../../domain/events.js';
 
+export type { RunnerRow };
+
 /** What the CLI asks of gaffer: answered by the engine in this process, or by a server over HTTP. */
 export interface CliApi {
   /** The engine when this process runs the jobs itself. */

@@ -3,6 +3,7 @@ import { DEFAULT_ENDPOINT } from '../../config/config-schema.js';
 import { defaultRunnerOf, loadConfig, type GafferConfig, type LoadedConfig } from '../../config/config.js';
 import { resolveDataDir } from '../../platform/files/data-dir.js';
 import { readSecret } from '../../config/local-secret.js';
+import { runnerDisabledBy } from '../../config/describe-config.js';
 import { Engine } from '../../engine/engine.js';
 import type { WorktreeSettings } from '../../engine/placement/worktree.js';
 import { createRunners, type RunnerSetup } from '../../runners/index.js';
@@ -134,7 +135,7 @@ export class CliContext {
 
   #runners(sandbox: Sandbox): Map<string, Runner> {
     const { config } = this.config;
-    return createRunners({ sandbox, network: networkSetupOf(config), ...builtinSetup(config), cli: cliRunnerOptions(config) });
+    return createRunners({ sandbox, network: networkSetupOf(config), ...builtinSetup(config), cli: cliRunnerOptions(config, (key) => runnerDisabledBy(this.config, key)) });
   }
 
   /** Answers on stdout. */

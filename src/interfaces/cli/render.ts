@@ -1,6 +1,7 @@
 import type { CompactJob, CompactWorkerEntry } from '../../domain/answer.js';
 import type { OperationsStats, StatsAnswer, WaitAnswer } from '../../engine/engine.js';
 import type { JobEvent } from '../../domain/events.js';
+import type { RunnerRow } from './api.js';
 
 /** The first `max` items, the rest counted; `total` is the list's length when the answer showed only part of it (issue 33's `<list>_count`). */
 const list = (items: readonly string[] | undefined, max = 8, total?: number): string => {
@@ -159,4 +160,23 @@ export function renderStats(stats: StatsAnswer & Partial<OperationsStats>): stri
   if (r.jobs === 0) lines.push('recent jobs: 0 (none ran: no signal)');
   else lines.push(`recent jobs: ${r.jobs} (done ${r.done}, partial ${r.partial}, failed ${r.failed}, cancelled ${r.cancelled}, live ${r.live})`);
   return lines.join('\n');
+}
+
+/**
+ * `gaffer runners` for a person: a header, then a row per runner. An agent CLI the config leaves off
+ * is `disabled` whether or not its binary is here, with what keeps it off.
+ */
+export function renderRunners(rows: readonly RunnerRow[]): string {
+  const header = ['RUNNER', 'STATE', 'VERSION', 'RESUME', 'SANDBOX', 'DESCRIPTION'];
+  const table = rows.map((r) => {
+    const notes = [
+      // a server of an older build sends no disabled_by
+      ...(r.enabled ? [] : [`disabled by ${r.disabled_by ?? `runners.${r.key}.enabled`}`]),
+      ...(r.install_hint ? [`not installed: ${r.install_hint}`] : []),
+    ];
+    const state = !r.enabled ? 'disabled' : r.installed ? 'installed' : 'missing';
+    return [r.key, state, r.version ?? '-', r.resume ? 'yes' : 'no', r.sandbox ? 'yes' : 'no', `${r.label}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => (row[i] ?? '').length)));
+  return [header, ...table].map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd()).join('\n');
 }

@@ -176,7 +176,7 @@ export const TOOLS: Tool[] = [
   },
   {
     name: 'agent_runners',
-    description: 'What this machine can run as a worker: key, label, installed, version, resume, sandbox, install hint.',
+    description: 'What this machine can run as a worker: key, label, installed, enabled (and disabled_by: the setting that keeps an agent CLI off), version, resume, sandbox, install hint.',
     inputSchema: object({}),
     run: async (_args, ctx) => ({ runners: ctx.engine.runners() }),
   },

@@ -21,6 +21,8 @@ import { blankReport, limitEnd, processFacts } from '../report.js';
 export interface CliRunnerOptions {
   /** Config `runners.<key>.enabled`: agent CLIs are off until enabled (a disabled one refuses every run). Default false. */
   enabled?: boolean;
+  /** What keeps it off, when it is (the setting and where it was set), for the runner table; default: the key unset. */
+  disabledBy?: string;
   /** Directories searched for the binary before PATH (e.g. a test-only install). */
   binDirs?: string[];
   /** Config `runners.<key>.billing`, default `subscription`: paid-API keys are removed from its env. */
@@ -70,6 +72,12 @@ export class CliRunner implements Runner {
   /** True when config enabled this agent CLI. */
   get enabled(): boolean {
     return this.#opts.enabled === true;
+  }
+
+  /** What keeps it off, or null when it is enabled. */
+  get disabledBy(): string | null {
+    if (this.enabled) return null;
+    return this.#opts.disabledBy ?? `runners.${this.key}.enabled (not set)`;
   }
 
   /** Whether the binary is installed here, and its version (cached). */

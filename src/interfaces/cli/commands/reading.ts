@@ -3,7 +3,7 @@ import { JOB_STATUSES } from '../../../domain/status.js';
 import type { BudgetRule } from '../../../domain/budget.js';
 import type { CliContext } from '../cli-context.js';
 import { renderFull } from '../render-full.js';
-import { renderBrief, renderCompact, renderEvent, renderStats, renderWait } from '../render.js';
+import { renderBrief, renderCompact, renderEvent, renderRunners, renderStats, renderWait } from '../render.js';
 
 /** `gaffer status JOB [--full]`: with --full, also each attempt's route, the climbs with their autopsy, reroutes and spend. */
 export async function statusCommand(cli: CliContext, id: string, flags: { full?: boolean }): Promise<number> {
@@ -91,10 +91,9 @@ export async function statsCommand(cli: CliContext): Promise<number> {
   return 0;
 }
 
-/** `gaffer runners`. */
+/** `gaffer runners`: a table with a header; `disabled` with what keeps it off for an agent CLI the config leaves off. */
 export async function runnersCommand(cli: CliContext): Promise<number> {
   const runners = await (await cli.api()).runners();
-  if (cli.json) cli.out(JSON.stringify({ runners }, null, 2));
-  else for (const r of runners) cli.out(`${r.key.padEnd(10)} ${r.installed ? 'installed' : 'missing'.padEnd(9)} ${r.version ?? '-'}  resume ${r.resume ? 'yes' : 'no'}  sandbox ${r.sandbox ? 'yes' : 'no'}  ${r.label}${r.install_hint ? `  (${r.install_hint})` : ''}`);
+  cli.out(cli.json ? JSON.stringify({ runners }, null, 2) : renderRunners(runners));
   return 0;
 }

@@ -75,6 +75,22 @@ describe('gaffer runners', () => {
   });
 });
 
+describe('gaffer list --status', () => {
+  it('says no job matches the filter, naming it, when jobs exist; "no jobs yet" only when there are none', () => {
+    const data = join(tempDir(), 'data');
+    expect(gaffer(data, ['list'])).toMatchObject({ code: 0, stdout: 'no jobs yet\n' });
+    expect(gaffer(data, ['list', '--status', 'running'])).toMatchObject({ code: 0, stdout: 'no jobs yet\n' });
+    const ws = makeWorkspace({ 'a.txt': 'a' });
+    expect(gaffer(data, ['dispatch', '--workspace', ws, '--verify', 'none', '--task', 'append', '--command', 'echo b >> a.txt']).code).toBe(0);
+    const filtered = gaffer(data, ['list', '--status', 'running']);
+    expect(filtered.code).toBe(0);
+    expect(filtered.stdout).not.toContain('no jobs yet');
+    expect(filtered.stdout).toContain('no job matches --status running');
+    expect(gaffer(data, ['list', '--status', 'done']).stdout).toMatch(/^[0-9a-f]{12} +done /);
+    expect(JSON.parse(gaffer(data, ['--json', 'list', '--status', 'running']).stdout)).toEqual({ jobs: [] });
+  });
+});
+
 describe('gaffer wait --help', () => {
   it('lists every condition the wait accepts', () => {
     const data = join(tempDir(), 'data');

@@ -71,8 +71,13 @@ export async function listCommand(cli: CliContext, flags: { limit?: string; stat
   if (flags.status !== undefined && !(JOB_STATUSES as readonly string[]).includes(flags.status)) {
     throw new GafferError('invalid_request', `--status must be one of ${JOB_STATUSES.join(', ')}, got ${JSON.stringify(flags.status)}`, 'status');
   }
-  const jobs = await (await cli.api()).list(limit, flags.status);
-  cli.out(cli.json ? JSON.stringify({ jobs }, null, 2) : jobs.length ? jobs.map(renderBrief).join('\n') : 'no jobs yet');
+  const api = await cli.api();
+  const jobs = await api.list(limit, flags.status);
+  if (cli.json) cli.out(JSON.stringify({ jobs }, null, 2));
+  else if (jobs.length > 0) cli.out(jobs.map(renderBrief).join('\n'));
+  // "no jobs yet" beside a filter would claim there are none at all
+  else if (flags.status !== undefined && (await api.list(1, undefined)).length > 0) cli.out(`no job matches --status ${flags.status} (gaffer list without it shows the latest jobs)`);
+  else cli.out('no jobs yet');
   return 0;
 }
 

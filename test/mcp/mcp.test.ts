@@ -69,11 +69,19 @@ describe.each(doors)('MCP over %s', (_door, open) => {
     expect(dispatch?.inputSchema.required).toEqual(expect.arrayContaining(['tasks']));
     expect(Object.keys(dispatch?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['workspace', 'repo']));
     expect(tools.find((t) => t.name === 'workers_lint')?.inputSchema.properties).toHaveProperty('tasks');
-    expect(tools.find((t) => t.name === 'workers_wait')?.inputSchema).toMatchObject({ properties: { job_id: {}, timeout_s: {} }, required: ['job_id'] });
-    expect(tools.find((t) => t.name === 'workers_wait_for')?.inputSchema.required).toEqual(['job_id', 'condition']);
-    expect(tools.find((t) => t.name === 'workers_approve')?.inputSchema.required).toEqual(['job_id', 'approve']);
-    expect(tools.find((t) => t.name === 'workers_follow_up')?.inputSchema.required).toEqual(['job_id', 'task']);
-    expect(tools.find((t) => t.name === 'workers_steer')?.inputSchema.required).toEqual(['job_id', 'task', 'message']);
+    // a job is named `id` in every answer: each tool takes it as `id` or as `job_id`, so neither alone is required
+    const naming = ['workers_status', 'workers_wait', 'workers_wait_for', 'workers_cancel', 'workers_approve', 'workers_follow_up', 'workers_steer'];
+    for (const name of naming) {
+      const schema = tools.find((t) => t.name === name)?.inputSchema as { properties: Record<string, { description?: string }>; required?: string[] };
+      expect([name, Object.keys(schema.properties)]).toEqual([name, expect.arrayContaining(['job_id', 'id'])]);
+      expect([name, schema.required ?? []]).toEqual([name, expect.not.arrayContaining(['job_id'])]);
+      expect(schema.properties.id?.description).toContain('job_id');
+    }
+    expect(tools.find((t) => t.name === 'workers_wait')?.inputSchema).toMatchObject({ properties: { job_id: {}, id: {}, timeout_s: {} } });
+    expect(tools.find((t) => t.name === 'workers_wait_for')?.inputSchema.required).toEqual(['condition']);
+    expect(tools.find((t) => t.name === 'workers_approve')?.inputSchema.required).toEqual(['approve']);
+    expect(tools.find((t) => t.name === 'workers_follow_up')?.inputSchema.required).toEqual(['task']);
+    expect(tools.find((t) => t.name === 'workers_steer')?.inputSchema.required).toEqual(['task', 'message']);
 
     // a schema-checking client must let through what the tool takes: plain-string tasks included
     const validator = new AjvJsonSchemaValidator();
@@ -91,6 +99,8 @@ describe.each(doors)('MCP over %s', (_door, open) => {
       expect([args, check('workers_dispatch', args).valid]).toEqual([args, false]);
     }
     expect(check('workers_wait', { job_id: 'abc', timeout_s: 30 })).toMatchObject({ valid: true });
+    expect(check('workers_wait', { id: 'abc', timeout_s: 30 })).toMatchObject({ valid: true });
+    expect(check('workers_steer', { id: 'abc', task: 't', message: 'use a Map' })).toMatchObject({ valid: true });
     expect(check('workers_wait_for', { job_id: 'abc', condition: 'changed' })).toMatchObject({ valid: true });
     expect(check('workers_approve', { job_id: 'abc', approve: { 'api-fix': true }, note: 'ok' })).toMatchObject({ valid: true });
     expect(check('workers_list', {})).toMatchObject({ valid: true });
@@ -126,6 +136,10 @@ describe.each(doors)('MCP over %s', (_door, open) => {
 
     const status = answer(await client.callTool({ name: 'workers_status', arguments: { job_id: dispatched.id } }));
     expect(status).toEqual(waited.state);
+    // the answer's own name for the job works as well: `id`, as dispatch answered it
+    expect(answer(await client.callTool({ name: 'workers_status', arguments: { id: dispatched.id } }))).toEqual(status);
+    expect(answer(await client.callTool({ name: 'workers_wait', arguments: { id: dispatched.id, timeout_s: 5 } }))).toMatchObject({ met: true, state: { id: dispatched.id } });
+    expect(answer(await client.callTool({ name: 'workers_status', arguments: { id: dispatched.id, job_id: dispatched.id } }))).toEqual(status);
     const full = answer(await client.callTool({ name: 'workers_status', arguments: { job_id: dispatched.id, full: true } }));
     expect(full.result.workers[0].name).toBe('fix-add');
     const list = answer(await client.callTool({ name: 'workers_list', arguments: { limit: 5 } }));
@@ -145,7 +159,7 @@ describe.each(doors)('MCP over %s', (_door, open) => {
     const gated = answer(await client.callTool({ name: 'workers_dispatch', arguments: { workspace: makeWorkspace({ 'a.txt': 'a\n' }), approval: 'required', verify: 'none', tasks: [{ name: 'b', instruction: 'write b', command: 'echo b > b.txt', files: ['b.txt'] }] } }));
     const asked1 = answer(await client.callTool({ name: 'workers_wait_for', arguments: { job_id: gated.id, condition: 'phase:awaiting approval', timeout_s: 10 } }));
     expect(asked1.state.asks.map((a: { task: string; answer: boolean | null }) => [a.task, a.answer])).toEqual([['b', null]]);
-    const approved = answer(await client.callTool({ name: 'workers_approve', arguments: { job_id: gated.id, approve: { b: true }, note: 'go' } }));
+    const approved = answer(await client.callTool({ name: 'workers_approve', arguments: { id: gated.id, approve: { b: true }, note: 'go' } }));
     expect(approved.asks[0]).toMatchObject({ task: 'b', answer: true, note: 'go' });
     const gatedEnd = answer(await client.callTool({ name: 'workers_wait', arguments: { job_id: gated.id, timeout_s: 60 } }));
     expect(gatedEnd.state.status).toBe('done');
@@ -163,6 +177,8 @@ describe.each(doors)('MCP over %s', (_door, open) => {
       ['workers_dispatch', { workspace: ws, tasks: [{ instruction: 'x', runner: 'codex' }] }, 'runner_disabled'],
       ['workers_status', { job_id: 'ffffffffffff' }, 'not_found'],
       ['workers_status', {}, 'invalid_request'],
+      ['workers_status', { id: dispatched.id, job_id: 'ffffffffffff' }, 'invalid_request'],
+      ['workers_cancel', { id: 'ffffffffffff' }, 'not_found'],
       ['workers_wait', { job_id: dispatched.id, timeout_s: 601 }, 'invalid_request'],
       ['workers_wait_for', { job_id: dispatched.id, condition: 'soon' }, 'invalid_request'],
       ['workers_cancel', { job_id: dispatched.id }, 'conflict'],
@@ -182,17 +198,19 @@ describe.each(doors)('MCP over %s', (_door, open) => {
       expect([name, body]).toEqual([name, { error: expect.objectContaining({ code, message: expect.any(String) }) }]);
       expect(result.structuredContent).toEqual(body);
     }
+    const unnamed = JSON.parse(((await client.callTool({ name: 'workers_status', arguments: {} })) as ToolResult).content[0]?.text as string);
+    expect(unnamed.error).toMatchObject({ field: 'job_id', message: expect.stringContaining('`id`') });
     const all = answer(await client.callTool({ name: 'workers_list', arguments: {} }));
     expect(all.jobs).toHaveLength(2);
 
     // review fed back: a new job linked to the task it follows
-    const followed = answer(await client.callTool({ name: 'workers_follow_up', arguments: { job_id: dispatched.id, task: 'fix-add', comments: [{ file: 'src/math.js', line: 1, text: 'name the function add' }] } }));
+    const followed = answer(await client.callTool({ name: 'workers_follow_up', arguments: { id: dispatched.id, task: 'fix-add', comments: [{ file: 'src/math.js', line: 1, text: 'name the function add' }] } }));
     expect(followed).toMatchObject({ id: expect.stringMatching(/^[0-9a-f]{12}$/), follow_up: { job: dispatched.id, task: 'fix-add', resumed: false }, tasks: [{ name: 'fix-add', runner: 'shell' }] });
     const followedEnd = answer(await client.callTool({ name: 'workers_wait', arguments: { job_id: followed.id, timeout_s: 60 } }));
     expect(followedEnd.state).toMatchObject({ follow_up: { job: dispatched.id, task: 'fix-add' }, result: { verification: { ran: true } } });
 
     // a steer to a task whose job has ended: its follow-up starts at once, named in the answer
-    const steered = answer(await client.callTool({ name: 'workers_steer', arguments: { job_id: followed.id, task: 'fix-add', message: 'keep add() pure' } }));
+    const steered = answer(await client.callTool({ name: 'workers_steer', arguments: { id: followed.id, task: 'fix-add', message: 'keep add() pure' } }));
     expect(steered).toMatchObject({ id: expect.stringMatching(/^st-[0-9a-f]{8}$/), delivery: 'queued_as_follow_up', job_id: followed.id, task: 'fix-add', waiting: 0, follow_up_job: expect.stringMatching(/^[0-9a-f]{12}$/) });
     const steeredEnd = answer(await client.callTool({ name: 'workers_wait', arguments: { job_id: steered.follow_up_job, timeout_s: 60 } }));
     expect(steeredEnd.state).toMatchObject({ follow_up: { job: followed.id, task: 'fix-add', resumed: false } });

@@ -33,7 +33,12 @@ export const WAIT_DEFAULT_S = 50;
 export const WAIT_MAX_S = 600;
 const PROGRESS_EVERY_S = 10;
 
-const jobId = { job_id: { type: 'string', description: 'the job id (12 hex chars) from workers_dispatch or workers_list' } };
+// the answers name a job `id` and the tools' parameter is `job_id`: both are taken, so neither can be
+// `required` (a top-level anyOf could say "one of the two", but some model APIs refuse one)
+const jobId = {
+  job_id: { type: 'string', description: "the job's id (12 hex chars): the `id` in the answer of workers_dispatch, workers_list or workers_status. Give it as job_id or as id" },
+  id: { type: 'string', description: 'the same as job_id, under the name the answers use: give one of the two' },
+};
 const object = (properties: Record<string, unknown>, required: string[] = []) => () => ({ type: 'object', properties, required, additionalProperties: false });
 
 function stringArg(args: Record<string, unknown>, name: string): string;
@@ -42,6 +47,17 @@ function stringArg(args: Record<string, unknown>, name: string, required = true)
   const value = args[name];
   if (value === undefined && !required) return undefined;
   if (typeof value !== 'string' || value === '') throw new GafferError('invalid_request', `${name}: must be a non-empty string, got ${JSON.stringify(value)}`, name);
+  return value;
+}
+
+/** The job a call names, as `job_id` or as `id` (both given must agree). */
+function jobIdArg(args: Record<string, unknown>): string {
+  const { job_id: jobId, id } = args;
+  if (jobId !== undefined && id !== undefined && jobId !== id) {
+    throw new GafferError('invalid_request', `job_id and id name different jobs (${JSON.stringify(jobId)}, ${JSON.stringify(id)}): give one of them`, 'job_id');
+  }
+  const value = jobId ?? id;
+  if (typeof value !== 'string' || value === '') throw new GafferError('invalid_request', `job_id: the job's id is required (as job_id or \`id\`), got ${JSON.stringify(value)}`, 'job_id');
   return value;
 }
 
@@ -80,7 +96,7 @@ export const TOOLS: Tool[] = [
     description:
       'Hand coding work to cheaper workers and get a proof of what they did. Use it for well-defined, checkable work in one workspace (a fix with a failing test, a mechanical change, a small feature). ' +
       'Write each task self-contained (the worker has not seen this conversation), one outcome per task, name the files, say what not to touch, and give `verify` the exact command that proves it. ' +
-      'Tasks may be plain strings. Returns the job at once (status queued/running, wait_again: true): then call workers_wait with its id. Read the gaffer://guide resource for the whole method.',
+      'Tasks may be plain strings. Returns the job at once (status queued/running, wait_again: true): then call workers_wait with its `id` (as job_id or id). Read the gaffer://guide resource for the whole method.',
     inputSchema: jobRequestJsonSchema,
     run: async (args, ctx) => checkAnswer(compactJobSchema, ctx.engine.submit(args, { owner: ctx.owner, cwd: ctx.cwd }).job, 'workers_dispatch'),
   },
@@ -88,30 +104,30 @@ export const TOOLS: Tool[] = [
     name: 'workers_status',
     description:
       "A job's compact answer: status, a one-line verdict, what changed on disk (`result.changes`), what gaffer's own test run showed (`result.verification`), and `result.proof` (proved / partial / unproved / contradicted, with every doubt named). Trust changes and verification over any worker's summary. While live it has `wait_again: true`: wait again, do not re-dispatch.",
-    inputSchema: object({ ...jobId, full: { type: 'boolean', description: "every worker's full report" } }, ['job_id']),
+    inputSchema: object({ ...jobId, full: { type: 'boolean', description: "every worker's full report" } }),
     run: async (args, ctx) => {
       const full = args.full === true;
-      return checkAnswer(jobAnswerSchema(full), ctx.engine.get(stringArg(args, 'job_id'), { owner: ctx.owner, full }), full ? 'workers_status (full)' : 'workers_status');
+      return checkAnswer(jobAnswerSchema(full), ctx.engine.get(jobIdArg(args), { owner: ctx.owner, full }), full ? 'workers_status (full)' : 'workers_status');
     },
   },
   {
     name: 'workers_wait',
     description: `Wait until a job is final, up to timeout_s (default ${WAIT_DEFAULT_S}, max ${WAIT_MAX_S}), sending progress notifications. Returns {met, condition, waited_s, state}; state is the compact answer. met: false with state.wait_again: true means the job is still running — call workers_wait again; never re-dispatch it.`,
-    inputSchema: object({ ...jobId, timeout_s: { type: 'number', minimum: 0, maximum: WAIT_MAX_S } }, ['job_id']),
-    run: async (args, ctx) => checkAnswer(waitAnswerSchema, await waitWithProgress(ctx, stringArg(args, 'job_id'), 'done', timeoutArg(args)), 'workers_wait'),
+    inputSchema: object({ ...jobId, timeout_s: { type: 'number', minimum: 0, maximum: WAIT_MAX_S } }),
+    run: async (args, ctx) => checkAnswer(waitAnswerSchema, await waitWithProgress(ctx, jobIdArg(args), 'done', timeoutArg(args)), 'workers_wait'),
   },
   {
     name: 'workers_wait_for',
     description:
       'Wait for a condition on a job: `done`, `changed` (anything in the workspace changed on disk), `phase:<text>`, `event:<text>`, or `worker:<name|*>:<state>` (a worker status or a detected state such as rate_limited). A condition that can no longer hold answers at once with met: false.',
-    inputSchema: object({ ...jobId, condition: { type: 'string' }, timeout_s: { type: 'number', minimum: 0, maximum: WAIT_MAX_S } }, ['job_id', 'condition']),
-    run: async (args, ctx) => checkAnswer(waitAnswerSchema, await waitWithProgress(ctx, stringArg(args, 'job_id'), stringArg(args, 'condition'), timeoutArg(args)), 'workers_wait_for'),
+    inputSchema: object({ ...jobId, condition: { type: 'string' }, timeout_s: { type: 'number', minimum: 0, maximum: WAIT_MAX_S } }, ['condition']),
+    run: async (args, ctx) => checkAnswer(waitAnswerSchema, await waitWithProgress(ctx, jobIdArg(args), stringArg(args, 'condition'), timeoutArg(args)), 'workers_wait_for'),
   },
   {
     name: 'workers_cancel',
     description: 'Cancel a job: its workers are stopped and what they changed on disk is still reported. Answers the compact job (status cancelling, then cancelled).',
-    inputSchema: object(jobId, ['job_id']),
-    run: async (args, ctx) => checkAnswer(compactJobSchema, ctx.engine.cancel(stringArg(args, 'job_id'), { owner: ctx.owner }), 'workers_cancel'),
+    inputSchema: object(jobId),
+    run: async (args, ctx) => checkAnswer(compactJobSchema, ctx.engine.cancel(jobIdArg(args), { owner: ctx.owner }), 'workers_cancel'),
   },
   {
     name: 'workers_list',
@@ -135,11 +151,11 @@ export const TOOLS: Tool[] = [
     name: 'workers_approve',
     description:
       'Answer the approval asks of a job awaiting approval (its compact answer lists them under `asks`, one per task, a fan-out as one batch): approve true/false for every open ask, or a yes/no per task {"name": bool}, with a note. Answers the compact job; conflict when the job is not awaiting approval.',
-    inputSchema: object({ ...jobId, approve: { oneOf: [{ type: 'boolean' }, { type: 'object', additionalProperties: { type: 'boolean' } }] }, note: { type: 'string' } }, ['job_id', 'approve']),
+    inputSchema: object({ ...jobId, approve: { oneOf: [{ type: 'boolean' }, { type: 'object', additionalProperties: { type: 'boolean' } }] }, note: { type: 'string' } }, ['approve']),
     run: async (args, ctx) => {
-      const { job_id: _id, ...answer } = args;
+      const { job_id: _jobId, id: _id, ...answer } = args;
       const { approve, note } = parseApproveBody(answer);
-      return checkAnswer(compactJobSchema, ctx.engine.approve(stringArg(args, 'job_id'), approve, { owner: ctx.owner, note }), 'workers_approve');
+      return checkAnswer(compactJobSchema, ctx.engine.approve(jobIdArg(args), approve, { owner: ctx.owner, note }), 'workers_approve');
     },
   },
   {
@@ -156,11 +172,11 @@ export const TOOLS: Tool[] = [
         },
         note: { type: 'string', description: 'a general note on the work' },
       },
-      ['job_id', 'task'],
+      ['task'],
     ),
     run: async (args, ctx) => {
-      const { job_id: _id, task: _task, ...review } = args;
-      const { job } = await ctx.engine.followUp(stringArg(args, 'job_id'), stringArg(args, 'task'), review, { owner: ctx.owner });
+      const { job_id: _jobId, id: _id, task: _task, ...review } = args;
+      const { job } = await ctx.engine.followUp(jobIdArg(args), stringArg(args, 'task'), review, { owner: ctx.owner });
       return checkAnswer(compactJobSchema, job, 'workers_follow_up');
     },
   },
@@ -168,10 +184,10 @@ export const TOOLS: Tool[] = [
     name: 'workers_steer',
     description:
       "Send a message to a task of a running job. A builtin worker reads it before its next model call (delivery `next_turn`; a `steer_delivered` event says when). Agent CLIs and shell workers take no input while they run: the message is queued and, when the job ends, goes to the task as a follow-up job (delivery `queued_as_follow_up`); a job that has already ended gets that follow-up at once (`follow_up_job`); a worktree job's follow-up runs on the task's branch.",
-    inputSchema: object({ ...jobId, task: { type: 'string', description: "the task's name in that job" }, message: { type: 'string', minLength: 1, maxLength: STEER_LIMITS.message } }, ['job_id', 'task', 'message']),
+    inputSchema: object({ ...jobId, task: { type: 'string', description: "the task's name in that job" }, message: { type: 'string', minLength: 1, maxLength: STEER_LIMITS.message } }, ['task', 'message']),
     run: async (args, ctx) => {
-      const { job_id: _id, task: _task, ...body } = args;
-      return checkAnswer(steerAnswerSchema, await ctx.engine.steer(stringArg(args, 'job_id'), stringArg(args, 'task'), body, { owner: ctx.owner }), 'workers_steer');
+      const { job_id: _jobId, id: _id, task: _task, ...body } = args;
+      return checkAnswer(steerAnswerSchema, await ctx.engine.steer(jobIdArg(args), stringArg(args, 'task'), body, { owner: ctx.owner }), 'workers_steer');
     },
   },
   {

@@ -94,8 +94,13 @@ const intIn = (min: number, max: number) => z.number().int().min(min).max(max);
 
 /** The request schema: the one source of truth every door validates with. */
 export const jobRequestSchema = z.strictObject({
-  /** Required unless `repo` is given (spec 09): one or the other. */
-  workspace: z.string().min(1).max(4_096).optional(),
+  /** Required unless `repo` is given (spec 09): one or the other. Absolute: the gaffer CLI resolves a relative one first. */
+  workspace: z
+    .string()
+    .min(1)
+    .max(4_096)
+    .optional()
+    .describe("The folder the workers work in, as an absolute path: a relative one is refused, since gaffer's working directory is not the caller's"),
   tasks: z
     // a string is {"instruction": "..."}: converted first so errors name the task's own fields
     .array(z.preprocess((t) => (typeof t === 'string' ? { instruction: t } : t), taskObject))

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir } from '../helpers/temp.js';
@@ -79,6 +79,26 @@ describe('the gaffer CLI', () => {
     expect(gaffer(data, ['status', 'ffffffffffff']).code).toBe(2);
     expect(gaffer(data, ['wait', 'ffffffffffff']).code).toBe(2);
     expect(gaffer(data, ['bogus-command']).code).toBe(2);
+  });
+
+  it('a relative workspace in a request file or on stdin is taken from the current directory, as --workspace is', () => {
+    const data = join(tempDir(), 'data');
+    const ws = makeWorkspace({ 'a.txt': 'a' });
+    mkdirSync(join(ws, 'sub'));
+    const run = (args: string[], input?: string) => {
+      const r = spawnSync(BIN, ['--data-dir', data, '--json', ...args], { encoding: 'utf8', input, cwd: ws, timeout: 60_000, env: { ...process.env, GAFFER_URL: '' } });
+      return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+    };
+    const request = (workspace: string) => JSON.stringify({ workspace, verify: 'none', tasks: [{ instruction: 'x', command: 'echo b >> a.txt' }] });
+
+    const fromStdin = run(['dispatch', '-'], request('.'));
+    expect([fromStdin.code, fromStdin.stderr]).toEqual([0, expect.stringContaining(`in ${ws})`)]);
+    expect(JSON.parse(fromStdin.stdout)).toMatchObject({ workspace: ws, status: 'done', result: { changes: { modified: ['a.txt'] } } });
+    // a file elsewhere: its relative workspace is still the caller's directory's, not the file's folder's
+    const file = join(tempDir(), 'job.json');
+    writeFileSync(file, request('sub/..'));
+    expect(JSON.parse(run(['dispatch', file]).stdout)).toMatchObject({ workspace: ws, status: 'done' });
+    expect(JSON.parse(run(['dispatch', '--workspace', '.', '--verify', 'none', '--task', 'x', '--command', 'true']).stdout)).toMatchObject({ workspace: ws });
   });
 
   it('a CLI killed with SIGKILL mid-job leaves an interrupted job, no worker process, and a free workspace', async () => {

@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine.js';
 import { CALC_FILES, FIX_ADD, makeWorkspace } from '../helpers/temp.js';
@@ -48,6 +48,17 @@ describe.each(doors)('the HTTP routes of spec 02 (%s)', (_door, open) => {
       const refused = await call('POST', '/api/jobs', body, { 'idempotency-key': key });
       expect([key.length, refused.status, refused.json.error.field]).toEqual([key.length, 400, 'Idempotency-Key']);
     }
+
+    // a relative workspace would be the server's folder, not the caller's, even with the caller's cwd
+    // sent: refused, saying why and what to send
+    for (const workspace of ['.', 'ws']) {
+      const relative = await call('POST', '/api/jobs', { ...body, workspace }, { 'gaffer-cwd': encodeURIComponent(dirname(ws)) });
+      expect([workspace, relative.status, relative.json.error.code, relative.json.error.field]).toEqual([workspace, 400, 'invalid_request', 'workspace']);
+      expect(relative.json.error.message).toContain('must be an absolute path');
+      expect(relative.json.error.message).toMatch(/working directory, not the caller's.*send the full path/);
+    }
+    const tilde = await call('POST', '/api/jobs', { ...body, workspace: '~/app' });
+    expect([tilde.status, tilde.json.error.field, tilde.json.error.message]).toEqual([400, 'workspace', expect.stringContaining('"~" is expanded by a shell, not by gaffer')]);
 
     await engine.settled(first.json.id);
     expect(jobRows(engine)).toBe(1);

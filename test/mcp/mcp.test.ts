@@ -200,6 +200,9 @@ describe.each(doors)('MCP over %s', (_door, open) => {
     }
     const unnamed = JSON.parse(((await client.callTool({ name: 'workers_status', arguments: {} })) as ToolResult).content[0]?.text as string);
     expect(unnamed.error).toMatchObject({ field: 'job_id', message: expect.stringContaining('`id`') });
+    // a relative workspace would be gaffer's own folder, not the caller's: the refusal says what to send
+    const relative = JSON.parse(((await client.callTool({ name: 'workers_dispatch', arguments: { workspace: '.', tasks: [{ instruction: 'x', command: 'true' }] } })) as ToolResult).content[0]?.text as string);
+    expect(relative.error).toMatchObject({ code: 'invalid_request', field: 'workspace', message: expect.stringMatching(/must be an absolute path .*working directory, not the caller's.*send the full path/) });
     const all = answer(await client.callTool({ name: 'workers_list', arguments: {} }));
     expect(all.jobs).toHaveLength(2);
 

@@ -39,7 +39,10 @@ export function vetWorkspace(workspace: string, rules: WorkspaceRules): string {
   const refuse = (why: string): never => {
     throw new GafferError('invalid_request', `workspace: ${why}, got ${JSON.stringify(workspace)}`, 'workspace');
   };
-  if (!isAbsolute(workspace)) refuse('must be an absolute path');
+  // a ~ is a shell's to expand; a relative path would be taken from this process's working directory,
+  // which over HTTP or MCP is the server's, not the caller's
+  if (workspace.startsWith('~')) refuse('must be an absolute path: "~" is expanded by a shell, not by gaffer — send the full path');
+  if (!isAbsolute(workspace)) refuse("must be an absolute path — a relative one would be resolved against gaffer's own working directory, not the caller's: send the full path (the gaffer CLI resolves a relative one from a request file or --workspace itself)");
   let real: string;
   try {
     real = realpathSync(workspace);

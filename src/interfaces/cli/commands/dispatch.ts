@@ -82,7 +82,7 @@ function unmetRequirement(job: CompactJob, requirement: Requirement): string | n
   return proof === 'proved' ? null : `the proof is ${proof}`;
 }
 
-/** The request from a file (JSON or YAML), stdin (`-`), and flags; flags override the file's values. */
+/** The request from a file (JSON or YAML), stdin (`-`), and flags; flags override the file's values; a relative workspace is made absolute from the current directory. */
 export function buildRequest(file: string | undefined, flags: DispatchFlags): Record<string, unknown> {
   const fromFile = file === undefined ? {} : readRequestFile(file);
   const body: Record<string, unknown> = { ...fromFile };
@@ -95,7 +95,10 @@ export function buildRequest(file: string | undefined, flags: DispatchFlags): Re
     if (!Number.isInteger(n)) throw new GafferError('invalid_request', `--${flag} must be a whole number, got ${JSON.stringify(value)}`, flag.replace(/-/g, '_'));
     return n;
   };
-  set('workspace', flags.workspace !== undefined ? (isAbsolute(flags.workspace) ? flags.workspace : resolve(flags.workspace)) : undefined);
+  set('workspace', flags.workspace);
+  // relative to where the user stands, whichever way it came: the server, when one runs the job, has
+  // another working directory and refuses a relative one (a leading ~ is left for it to refuse, naming it)
+  if (typeof body.workspace === 'string' && body.workspace !== '' && !isAbsolute(body.workspace) && !body.workspace.startsWith('~')) body.workspace = resolve(body.workspace);
   if (flags.ref !== undefined && flags.repo === undefined) throw new GafferError('invalid_request', '--ref names a ref of --repo: give --repo URL too', 'ref');
   if (flags.repo !== undefined) body.repo = { url: flags.repo, ...(flags.ref !== undefined ? { ref: flags.ref } : {}) };
   set('runner', flags.runner);

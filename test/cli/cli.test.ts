@@ -35,6 +35,20 @@ const alive = (pid: number) => {
 };
 
 describe('the gaffer CLI', () => {
+  it('--version and -V print the package version and exit 0; gaffer demo runs the example to a proved end from any folder', () => {
+    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const r = spawnSync(BIN, [flag], { encoding: 'utf8', timeout: 60_000 });
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout.trim()).toBe(version);
+    }
+    // the demo copies the example into a temp dir of its own: run from an unrelated folder, its TMPDIR ours
+    const where = tempDir();
+    const demo = spawnSync(BIN, ['demo'], { cwd: where, encoding: 'utf8', timeout: 120_000, env: { ...process.env, TMPDIR: where } });
+    expect(demo.status, demo.stderr).toBe(0);
+    expect(demo.stderr).toContain('status done, proof proved; exit 0');
+  }, 150_000);
+
   it('dispatch runs a job in process: exit 0 on done, the exact JSON with --json', () => {
     const data = join(tempDir(), 'data');
     const ws = makeWorkspace(CALC_FILES);

@@ -493,8 +493,8 @@ function describeIssue(issue: z.core.$ZodIssue): string {
           ? `must be at most ${String(issue.maximum)} characters`
           : `must be ${String(issue.maximum)} or less`;
     case 'invalid_union':
-      // a union that says what it takes (a gate) says so; the others point at the spec
-      return issue.message.startsWith('must be') ? issue.message : 'has the wrong type (see the job request in spec 02)';
+      // a union that says what it takes (a gate) says so; the others point at the request's docs page
+      return issue.message.startsWith('must be') ? issue.message : 'has the wrong type (see docs/request.md)';
     default:
       return issue.message.replace(/^Invalid input: /, '');
   }

@@ -21,7 +21,7 @@ export function checkAnswer<S extends z.ZodType>(schema: S, value: unknown, door
     .slice(0, ISSUES_NAMED)
     .map((i) => `${i.field || '(the answer)'}: ${i.message}`)
     .join('; ');
-  throw new GafferError('internal', `the answer of ${door} does not match its schema (spec 03): ${named}${more}`, first.field || undefined);
+  throw new GafferError('internal', `the answer of ${door} does not match its schema: ${named}${more}`, first.field || undefined);
 }
 
 /** An issue as `field: message`, the field a path like `result.workers[0].status`. */

@@ -141,7 +141,7 @@ export function parseWorkspaceHints(text: string): WorkspaceHintsReading {
     if (key === 'verify') readVerify(value, hints, warnings);
     else if (key === 'spec_lint') readSpecLint(value, hints, warnings);
     else if (key === 'objectives') readObjectives(value, hints, warnings);
-    else if (POWER_KEYS.has(key)) warnings.push(`${FILE}: "${key}" ignored — it grants power, so only the data dir's gaffer.config or --config may set it (spec 07)`);
+    else if (POWER_KEYS.has(key)) warnings.push(`${FILE}: "${key}" ignored — it grants power, so only the data dir's gaffer.config or --config may set it (see docs/config.md)`);
     else warnings.push(`${FILE}: unknown key "${key}" ignored — a workspace may only hint verify.command, verify.scope, verify.known_failures, spec_lint.ignore and objectives`);
   }
   return { hints, warnings };

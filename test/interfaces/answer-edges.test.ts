@@ -69,7 +69,7 @@ describe('the answer schema', () => {
     const e1 = refusal(() => checkAnswer(compactJobSchema, wrongStatus, 'GET /api/jobs/:id'));
     expect(e1.code).toBe('internal');
     expect(e1.field).toBe('status');
-    expect(e1.message).toMatch(/^the answer of GET \/api\/jobs\/:id does not match its schema \(spec 03\): status: /);
+    expect(e1.message).toMatch(/^the answer of GET \/api\/jobs\/:id does not match its schema: status: /);
 
     const nested = answer();
     Reflect.set(nested.result?.workers[0] ?? {}, 'outcome', 'fine');

@@ -180,7 +180,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--verify <cmd>', 'the verification command')
     .action((file: string | undefined, flags: DispatchFlags) => run('lint', (cli) => lintCommand(cli, buildRequest(file, flags)))());
 
-  const queue = program.command('queue').description('a folder of task records: ground, route, ask once, dispatch, write back');
+  const queue = program.command('queue').description('a folder of task records, one JSON file a task: ground each, route it, send the grounded ones as one job (one batch of asks), write each status back (see docs/queue.md)');
   queue
     .command('run')
     .description('dispatch the open records of DIR (default ./dispatch) as one job; held or ungrounded ones get their gaps written back')
@@ -209,7 +209,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--workspace <dir>', "the workspace whose committed gaffer.roster.json applies (default the current directory)")
     .action((dir: string | undefined, flags: { workspace?: string }) => run('queue', (cli) => queueListCommand(cli, dir, flags))());
 
-  const worktrees = program.command('worktrees').description("gaffer's worktrees and branches (spec 06)");
+  const worktrees = program.command('worktrees').description("gaffer's worktrees and branches, one per task of a worktree job (see docs/worktrees.md)");
   worktrees
     .command('ls', { isDefault: true })
     .description('each worktree and branch with its job, state, age and size')
@@ -255,7 +255,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('node')
-    .description("a worker node of a coordinator's cluster (spec 09): runs its attempts, sends the work back as git commits")
+    .description("a worker node of a coordinator's cluster (see docs/cluster.md): runs its attempts, sends the work back as git commits")
     .option('--queue <url>', 'the Redis the coordinator uses (redis://host:6379)')
     .option('--runners <keys>', 'the runners this node takes attempts for, comma-separated (default shell,builtin)')
     .option('--slots <n>', 'attempts of each runner at once on this node (default workers.max_parallel)')

@@ -84,6 +84,25 @@ describe('what gaffer says to its users', () => {
     expect(citing).toEqual([]);
   });
 
+  it('every spec and issue number the code cites is mapped in docs/design-references.md', () => {
+    const page = readFileSync(join(root, 'docs/design-references.md'), 'utf8');
+    const mapped = (heading: string) => new Set([...(page.split(`## ${heading}\n`)[1]?.split(/^## /m)[0] ?? '').matchAll(/^\| (\d{2}) \|/gm)].map((m) => m[1]));
+    const specs = mapped('Specs');
+    const issues = mapped('Issues');
+    expect(specs.size).toBeGreaterThan(5);
+    const files = ['src', 'board/src', 'test'].flatMap((dir) => sourceFiles(join(root, dir)));
+    // each unmapped number once, with the first file that cites it
+    const unmapped = new Map<string, string>();
+    for (const file of files) {
+      for (const m of readFileSync(file, 'utf8').matchAll(/\b(spec|issue)s?\s+(\d{2})\b/gi)) {
+        const [, kind = '', number = ''] = m;
+        const citation = `${kind.toLowerCase()} ${number}`;
+        if (!(kind.toLowerCase() === 'spec' ? specs : issues).has(number) && !unmapped.has(citation)) unmapped.set(citation, relative(root, file));
+      }
+    }
+    expect([...unmapped].map(([citation, file]) => `${citation} (${file})`)).toEqual([]);
+  });
+
   it('finds a citation where one is', () => {
     expect(CITATION.test('the job request (spec 02)')).toBe(true);
     expect(CITATION.test('issue 33: known failures')).toBe(true);

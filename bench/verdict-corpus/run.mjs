@@ -151,7 +151,7 @@ function printTable(rows) {
   const fmt = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   const out = [fmt(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...lines.map(fmt)];
   for (const r of rows.filter((x) => !x.agree)) out.push(`  ${r.project}/${r.scenario}: ${r.why.join('; ')}${r.got ? ` — verdict: ${r.got.verdict}` : ''}`);
-  process.stderr.write(`\nverdict corpus (issue 10): ${rows.filter((r) => r.agree).length}/${rows.length} agree\n${out.join('\n')}\n\n`);
+  process.stderr.write(`\nverdict corpus: ${rows.filter((r) => r.agree).length}/${rows.length} agree\n${out.join('\n')}\n\n`);
 }
 
 /**

@@ -170,8 +170,8 @@ export class Engine {
     return this.#admission.merge(id, task, opts);
   }
 
-  /** The unified diff of one changed path against the checkpoint (binary: a size line). */
-  async diff(id: string, path: string, opts: Caller = {}): Promise<string> {
+  /** The unified diff of one changed path: against the checkpoint, or a worktree job's `task` branch against its base (binary: a size line). */
+  async diff(id: string, path: string, opts: Caller & { task?: string | undefined } = {}): Promise<string> {
     return this.#queries.diff(id, path, opts);
   }
 

@@ -12,11 +12,11 @@ import type { Snapshot } from '../domain/snapshot.js';
 import { factsOf, type StatFacts } from './walk.js';
 
 /** A side whose content is known, with its git mode. */
-type Content = { mode: string; content: Buffer };
+export type Content = { mode: string; content: Buffer };
 /** A side known only by stat (mtime evidence, or a file over the size cap). */
-type Unrecorded = { facts: StatFacts };
+export type Unrecorded = { facts: StatFacts };
 /** One side of a file diff; null when the path is absent. */
-type Side = Content | Unrecorded | null;
+export type Side = Content | Unrecorded | null;
 
 /** git's own test: a NUL in the first 8000 bytes means binary. */
 const BINARY_PROBE_BYTES = 8000;
@@ -32,11 +32,18 @@ export async function fileDiff(before: Snapshot, after: Snapshot | null, rawPath
   const a = await readSide(before, rel);
   const statOnly = before.source === 'mtime' || isUnrecorded(a);
   const b = after === null ? readLive(before.workspace, rel, statOnly) : await readSide(after, rel);
+  return diffSides(rel, a, b, before.source === 'mtime' || after?.source === 'mtime' ? 'mtime evidence' : 'over the size cap');
+}
+
+/**
+ * The diff of one path between two sides already read: "" when they are the same, a size line for
+ * a binary side or one known only by stat (`unrecorded` says why), else git's unified hunks.
+ */
+export async function diffSides(rel: string, a: Side, b: Side, unrecorded: string): Promise<string> {
   if (a === null && b === null) return '';
   if (isUnrecorded(a) || isUnrecorded(b)) {
     if (isUnrecorded(a) && isUnrecorded(b) && sameFacts(a.facts, b.facts)) return '';
-    const why = before.source === 'mtime' || after?.source === 'mtime' ? 'mtime evidence' : 'over the size cap';
-    return `${rel}: content not recorded (${why}): size ${sizeOf(a)} -> ${sizeOf(b)}\n`;
+    return `${rel}: content not recorded (${unrecorded}): size ${sizeOf(a)} -> ${sizeOf(b)}\n`;
   }
   if (a !== null && b !== null && a.mode === b.mode && a.content.equals(b.content)) return '';
   if (isBinary(a) || isBinary(b)) return `Binary file ${rel}: ${sizeOf(a)} -> ${sizeOf(b)} bytes\n`;

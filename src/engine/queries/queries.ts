@@ -9,6 +9,7 @@ import type { RecentCounts } from '../../store/ports.js';
 import { PACE_WINDOW, paceOf, type WorkspacePace } from './ceiling.js';
 import { buildCompact, type CompactJob } from './compact.js';
 import { readTail } from './job-files.js';
+import { worktreeTaskDiff } from './task-diff.js';
 
 /** `gaffer stats`, `GET /api/stats`: the acceptance report, and `recent` job counts. */
 export type StatsAnswer = AcceptanceReport & { recent: RecentCounts };
@@ -95,9 +96,16 @@ export class JobQueries {
     return { events: this.#store.listEvents(id, opts.after ?? 0), produced: job.seq };
   }
 
-  /** The unified diff of one changed path against the checkpoint (binary: a size line). */
-  async diff(id: string, path: string, opts: Caller = {}): Promise<string> {
+  /**
+   * The unified diff of one changed path (binary: a size line): against the checkpoint, or — for a
+   * worktree job, whose tasks each have a branch — between the base and `task`'s commit.
+   */
+  async diff(id: string, path: string, opts: Caller & { task?: string | undefined } = {}): Promise<string> {
     const job = this.visibleJob(id, opts);
+    if (job.spec.isolation === 'worktree') return worktreeTaskDiff(job, path, opts.task);
+    if (opts.task !== undefined) {
+      throw new GafferError('invalid_request', `task: job ${id} ran its tasks in one shared workspace, so it has one diff against its checkpoint — leave task out (got ${JSON.stringify(opts.task)})`, 'task');
+    }
     const snaps = job.checkpoint;
     if (!snaps?.pre) throw new GafferError('conflict', `job ${id} has no checkpoint yet (${job.status})`);
     return fileDiff(snaps.pre, isFinalStatus(job.status) ? (snaps.post ?? null) : null, path);

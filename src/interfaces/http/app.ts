@@ -143,7 +143,10 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
     if (!path) throw badQuery('path', 'required: the changed file to diff', path ?? null);
     const why = whyNotRelative(path);
     if (why) throw badQuery('path', why, path);
-    return c.text(await engine.diff(c.req.param('id'), path, { owner: owner(c) }));
+    // a worktree job's diff is per task branch; a shared job's refuses one
+    const task = c.req.query('task');
+    if (task === '') throw badQuery('task', "must be a task's name, or left out", task);
+    return c.text(await engine.diff(c.req.param('id'), path, { owner: owner(c), task }));
   });
   app.get('/api/jobs/:id/workers/:name/log', (c) => {
     const tail = intQuery(c, 'tail', LOG_TAIL_DEFAULT, 0, LOG_TAIL_MAX);

@@ -71,7 +71,8 @@ export const api = {
   followUp: (id: string, task: string, body: { comments?: { file: string; line: number; text: string }[]; note?: string }) =>
     json<CompactJob>('POST', `/api/jobs/${seg(id)}/tasks/${seg(task)}/follow-up`, body),
   steer: (id: string, task: string, message: string) => json<SteerAnswer>('POST', `/api/jobs/${seg(id)}/tasks/${seg(task)}/steer`, { message }),
-  diff: (id: string, path: string) => text(`/api/jobs/${seg(id)}/diff?path=${seg(path)}`),
+  /** `task`: a worktree job's task, whose branch the diff is read on (against the job's base). */
+  diff: (id: string, path: string, task?: string) => text(`/api/jobs/${seg(id)}/diff?path=${seg(path)}${task === undefined ? '' : `&task=${seg(task)}`}`),
   log: (id: string, worker: string, tail = 200) => text(`/api/jobs/${seg(id)}/workers/${seg(worker)}/log?tail=${tail}`),
   runners: () => json<{ runners: RunnerRow[] }>('GET', '/api/runners'),
   stats: () => json<Stats>('GET', '/api/stats'),

@@ -1,9 +1,9 @@
 import { useId, useMemo, useState } from 'preact/hooks';
-import type { CompactJob } from '../api.js';
+import type { CompactJob, FullJob } from '../api.js';
 import { ReviewFile } from './review-file.js';
 import type { DiffView } from './review-render.js';
 import { ReviewSend } from './review-send.js';
-import { changedFiles, commentId, useReviewDraft } from './review-state.js';
+import { branchFiles, changedFiles, commentId, useReviewDraft, type ChangedFile } from './review-state.js';
 
 /** Up to this many files are open at first; a bigger job starts collapsed, a file opened at a time. */
 const OPEN_UP_TO = 6;
@@ -20,18 +20,23 @@ function readView(): DiffView {
   return matchMedia('(max-width: 700px)').matches ? 'line-by-line' : 'side-by-side';
 }
 
-/** The job's changes: a diff per file against the checkpoint, with review comments that go back as a follow-up. */
-export function Changes({ job }: { job: CompactJob }) {
+/**
+ * The job's changes: a diff per file with review comments that go back as a follow-up — against the
+ * checkpoint, or for a worktree job per task branch (each file on the branch against the job's base).
+ */
+export function Changes({ job }: { job: FullJob }) {
   const ids = useId();
-  const files = useMemo(() => changedFiles(job), [job]);
+  const branches = useMemo(() => branchFiles(job), [job]);
+  const files = useMemo(() => (branches ? branches.flatMap((b) => b.files) : changedFiles(job)), [job, branches]);
   const [view, setView] = useState<DiffView>(readView);
   const [opened, setOpened] = useState<Record<string, boolean>>({});
   const [draft, setDraft] = useReviewDraft(job.id);
   const changes = job.result?.changes;
   // a finished job's diff is against its post checkpoint and stays; a live one's follows the workspace
   const version = `${job.status}:${job.finished ?? ''}:${changes?.count ?? files.length}`;
-  const isOpen = (path: string) => opened[`${job.id}:${path}`] ?? files.length <= OPEN_UP_TO;
-  const openAll = (open: boolean) => setOpened(Object.fromEntries(files.map((f) => [`${job.id}:${f.path}`, open])));
+  const keyOf = (f: ChangedFile) => `${job.id}:${f.task ?? ''}:${f.path}`;
+  const isOpen = (f: ChangedFile) => opened[keyOf(f)] ?? files.length <= OPEN_UP_TO;
+  const openAll = (open: boolean) => setOpened(Object.fromEntries(files.map((f) => [keyOf(f), open])));
 
   const chooseView = (next: DiffView) => {
     setView(next);
@@ -41,6 +46,20 @@ export function Changes({ job }: { job: CompactJob }) {
       // storage off: remembered for this page only
     }
   };
+
+  const fileView = (f: ChangedFile, fileVersion: string) => (
+    <ReviewFile
+      key={keyOf(f)}
+      jobId={job.id}
+      file={f}
+      view={view}
+      open={isOpen(f)}
+      onOpenChange={(open) => setOpened((o) => (o[keyOf(f)] === open ? o : { ...o, [keyOf(f)]: open }))}
+      version={fileVersion}
+      comments={draft.comments.filter((c) => c.file === f.path && c.task === f.task)}
+      onAdd={(c) => setDraft({ ...draft, comments: [...draft.comments, { ...c, id: commentId(), ...(f.task !== undefined ? { task: f.task } : {}) }] })}
+    />
+  );
 
   return (
     <section class="review" aria-labelledby={`${ids}-h`}>
@@ -74,30 +93,43 @@ export function Changes({ job }: { job: CompactJob }) {
               </>
             )}
           </div>
-          <p class="muted">
-            {describeCount(files.length, changes)}
-            {changes && (
-              <>
-                {' '}
-                against the checkpoint <code>{changes.checkpoint.slice(0, 12)}</code>
-                {changes.source === 'mtime' ? ' (modification times only: contents were not recorded)' : ''}
-              </>
-            )}
-            .{changes?.truncated ? ' The list was cut: more files changed than are shown.' : ''}
-          </p>
-          {files.map((f) => (
-            <ReviewFile
-              key={`${job.id}:${f.path}`}
-              jobId={job.id}
-              file={f}
-              view={view}
-              open={isOpen(f.path)}
-              onOpenChange={(open) => setOpened((o) => (o[`${job.id}:${f.path}`] === open ? o : { ...o, [`${job.id}:${f.path}`]: open }))}
-              version={version}
-              comments={draft.comments.filter((c) => c.file === f.path)}
-              onAdd={(c) => setDraft({ ...draft, comments: [...draft.comments, { ...c, id: commentId() }] })}
-            />
-          ))}
+          {branches ? (
+            <>
+              <p class="muted">
+                Each task worked on its own branch: its files as its branch has them, against the base <code>{job.result?.worktrees?.base.slice(0, 12)}</code>.
+              </p>
+              {branches.map((b) => (
+                <section key={b.task} class="review-branch" aria-labelledby={`${ids}-${b.task}`}>
+                  <h3 id={`${ids}-${b.task}`}>
+                    Task {b.task} <span class="mono review-branch-name">{b.branch}</span>
+                  </h3>
+                  <p class="muted">
+                    {b.files.length === 0
+                      ? b.commit === null && job.finished === null
+                        ? 'Nothing on its branch yet: its work is committed there when it ends.'
+                        : 'No file changed on its branch.'
+                      : `${b.files.length} file${b.files.length === 1 ? '' : 's'} changed on its branch${b.commit ? ` (commit ${b.commit.slice(0, 12)})` : ''}.`}
+                  </p>
+                  {b.files.map((f) => fileView(f, `${b.commit ?? ''}`))}
+                </section>
+              ))}
+            </>
+          ) : (
+            <>
+              <p class="muted">
+                {describeCount(files.length, changes)}
+                {changes && (
+                  <>
+                    {' '}
+                    against the checkpoint <code>{changes.checkpoint.slice(0, 12)}</code>
+                    {changes.source === 'mtime' ? ' (modification times only: contents were not recorded)' : ''}
+                  </>
+                )}
+                .{changes?.truncated ? ' The list was cut: more files changed than are shown.' : ''}
+              </p>
+              {files.map((f) => fileView(f, version))}
+            </>
+          )}
         </>
       )}
       <ReviewSend job={job} files={files} draft={draft} onDraft={setDraft} />

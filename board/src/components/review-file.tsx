@@ -24,7 +24,8 @@ interface Props {
 }
 
 /**
- * One changed file: collapsible, its diff against the checkpoint fetched when first opened and drawn
+ * One changed file: collapsible, its diff (against the checkpoint, or on a worktree job's task branch
+ * against the base) fetched when first opened and drawn
  * by diff2html; each line of the new side is a button that opens a comment on it, and the comment
  * form also takes a typed line number (the keyboard and screen-reader fallback for a long diff).
  */
@@ -45,14 +46,14 @@ export function ReviewFile({ jobId, file, view, open, onOpenChange, version, com
     if (!open || diff?.version === version) return;
     let live = true;
     setError(null);
-    api.diff(jobId, file.path).then(
+    api.diff(jobId, file.path, file.task).then(
       (text) => live && setDiff({ version, text }),
       (err: unknown) => live && setError(err instanceof Error ? err.message : String(err)),
     );
     return () => {
       live = false;
     };
-  }, [open, version, jobId, file.path, diff?.version]);
+  }, [open, version, jobId, file.path, file.task, diff?.version]);
 
   useEffect(() => {
     if (!diff || !hasHunks(diff.text)) {
@@ -116,7 +117,7 @@ export function ReviewFile({ jobId, file, view, open, onOpenChange, version, com
     <details class="review-file" open={open} onToggle={(e) => onOpenChange((e.currentTarget as HTMLDetailsElement).open)}>
       <summary>
         <span class="mono review-file-name">{file.path}</span> <span class={`review-kind ${file.kind}`}>{file.kind}</span>
-        {file.tasks.length > 0 && <span class="muted"> · task {file.tasks.join(', ')}</span>}
+        {file.task === undefined && file.tasks.length > 0 && <span class="muted"> · task {file.tasks.join(', ')}</span>}
         {comments.length > 0 && (
           <span class="review-count">
             {' '}
@@ -131,7 +132,7 @@ export function ReviewFile({ jobId, file, view, open, onOpenChange, version, com
           </p>
         )}
         {open && !diff && !error && <p class="muted">Loading the diff…</p>}
-        {diff && diff.text.trim() === '' && <p class="muted">No difference against the checkpoint any more.</p>}
+        {diff && diff.text.trim() === '' && <p class="muted">{file.task === undefined ? 'No difference against the checkpoint any more.' : `No difference between the base and the branch of ${file.task}.`}</p>}
         {diff && diff.text.trim() !== '' && !hasHunks(diff.text) && <pre class="review-raw">{diff.text}</pre>}
         <div class="review-diff" ref={host} onClick={onDiffClick} data-file={file.path} />
         {canComment && diff && !draft && (

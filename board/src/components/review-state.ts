@@ -1,7 +1,7 @@
 // What the review reads from the job's answer (its changes, which task changed which file) and the
 // review the person is writing, kept per job in sessionStorage so a reload or a re-render loses none of it.
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import type { CompactJob } from '../api.js';
+import type { CompactJob, FullJob } from '../api.js';
 
 /** A changed file as the answer's `changes` names it (`changed` when only `files_changed` is known). */
 export interface ChangedFile {
@@ -9,6 +9,17 @@ export interface ChangedFile {
   kind: 'added' | 'modified' | 'deleted' | 'changed';
   /** The tasks whose workers changed it, by their worker rows' `files_changed`; empty when none says. */
   tasks: string[];
+  /** A worktree job's: the task whose branch the diff is read on (against the job's base); absent: against the checkpoint. */
+  task?: string;
+}
+
+/** A worktree job's task: its branch, the commit its work is on, and the files that commit changed. */
+export interface BranchFiles {
+  task: string;
+  branch: string;
+  /** Null: nothing committed (the task changed nothing, or has not ended). */
+  commit: string | null;
+  files: ChangedFile[];
 }
 
 /** A comment on a line of the new side, not sent yet. */
@@ -17,6 +28,8 @@ export interface PendingComment {
   file: string;
   line: number;
   text: string;
+  /** The task branch it was made on (a worktree job): where the review goes. */
+  task?: string;
 }
 
 /** The review being written for one job. */
@@ -31,6 +44,25 @@ type TaskRef = Pick<CompactJob['tasks'][number], 'name'>;
 export function taskOfWorker(tasks: readonly TaskRef[], worker: string): string | null {
   const hit = tasks.find((t) => worker === t.name || worker.startsWith(`${t.name}+`));
   return hit?.name ?? null;
+}
+
+const byPath = (a: ChangedFile, b: ChangedFile): number => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+
+/**
+ * A worktree job's changed files per task branch, in task order, each file's kind as the job's
+ * `changes` says it; null for a job whose tasks shared the workspace (one diff, changedFiles).
+ */
+export function branchFiles(job: FullJob): BranchFiles[] | null {
+  const worktrees = job.result?.worktrees;
+  if (!worktrees) return null;
+  const c = job.result?.changes;
+  const kind = (path: string): ChangedFile['kind'] => (c?.added.includes(path) ? 'added' : c?.deleted.includes(path) ? 'deleted' : c?.modified.includes(path) ? 'modified' : 'changed');
+  return worktrees.tasks.map((row) => ({
+    task: row.task,
+    branch: row.branch,
+    commit: row.commit ?? null,
+    files: row.files.map((path) => ({ path, kind: kind(path), tasks: [row.task], task: row.task })).sort(byPath),
+  }));
 }
 
 /** The job's changed files, sorted by path, each with the tasks that changed it. */
@@ -49,9 +81,7 @@ export function changedFiles(job: CompactJob): ChangedFile[] {
   const listed: (readonly [string, ChangedFile['kind']])[] = c
     ? [...c.added.map((p) => [p, 'added'] as const), ...c.modified.map((p) => [p, 'modified'] as const), ...c.deleted.map((p) => [p, 'deleted'] as const)]
     : (job.result?.files_changed ?? []).map((p) => [p, 'changed'] as const);
-  return listed
-    .map(([path, kind]) => ({ path, kind, tasks: [...(owners.get(path) ?? [])] }))
-    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return listed.map(([path, kind]) => ({ path, kind, tasks: [...(owners.get(path) ?? [])] })).sort(byPath);
 }
 
 /** Why a follow-up cannot be sent for this job now (the server's refusals, said before trying); null when it can. */
@@ -66,7 +96,10 @@ export function whyNoFollowUp(job: CompactJob): string | null {
 export function defaultTask(job: CompactJob, files: readonly ChangedFile[], comments: readonly PendingComment[]): string {
   if (job.tasks.length === 1) return job.tasks[0]?.name ?? '';
   const owners = new Set<string>();
-  for (const c of comments) for (const t of files.find((f) => f.path === c.file)?.tasks ?? []) owners.add(t);
+  for (const c of comments) {
+    if (c.task !== undefined) owners.add(c.task);
+    else for (const t of files.find((f) => f.path === c.file)?.tasks ?? []) owners.add(t);
+  }
   return owners.size === 1 ? [...owners][0] ?? '' : '';
 }
 

@@ -256,6 +256,9 @@ export const compactWorkerEntrySchema = compactWorkerSchema.partial().required({
   sandboxed: true,
 });
 
+/** A task branch's or the merged tree's verification (BranchVerificationJson). */
+const branchVerificationSchema = z.strictObject({ ok: z.boolean().nullable(), summary: z.string(), blocking: z.boolean().optional() });
+
 /** A worktree job's `worktrees` (spec 06): per task its branch, worktree and merge; the classes; the merged tree. */
 const worktreesSchema = z.strictObject({
   base: z.string(),
@@ -271,7 +274,7 @@ const worktreesSchema = z.strictObject({
       files: strings,
       port: z.number(),
       setup: z.strictObject({ deps: strings, included: z.number(), command: z.string().nullable() }),
-      verification: z.strictObject({ ok: z.boolean().nullable(), summary: z.string() }).nullable(),
+      verification: branchVerificationSchema.nullable(),
       merge: z.enum(['merged', 'conflict', 'not_merged']).optional(),
       conflict_files: strings.optional(),
     }),
@@ -285,7 +288,7 @@ const worktreesSchema = z.strictObject({
       tasks: strings,
       applied: z.boolean(),
       why: z.string().optional(),
-      verification: z.strictObject({ ok: z.boolean().nullable(), summary: z.string() }).nullable(),
+      verification: branchVerificationSchema.nullable(),
       path: z.string().nullable(),
     }),
   ),

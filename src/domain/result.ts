@@ -154,6 +154,15 @@ export interface JobResult {
   exit_code?: number;
 }
 
+/** A branch's verification in the answer: a task's in its worktree, or the merged tree's. */
+export interface BranchVerificationJson {
+  /** true passed, false failed, null not verified. */
+  ok: boolean | null;
+  summary: string;
+  /** Its failures hold the work back (VerificationJson's `blocking`): false when they were all there before the work or declared known. Absent on answers recorded before it was kept. */
+  blocking?: boolean;
+}
+
 /** One task's worktree in the answer. */
 export interface WorktreeTaskJson {
   task: string;
@@ -171,7 +180,7 @@ export interface WorktreeTaskJson {
   /** How its dependencies got there, how many untracked files were copied in, its setup command. */
   setup: { deps: string[]; included: number; command: string | null };
   /** Its own verification in its worktree. */
-  verification: { ok: boolean | null; summary: string } | null;
+  verification: BranchVerificationJson | null;
   /** Once a merge took the branch: `merged` (its change is in the workspace), `conflict`, or `not_merged` (the merged tree failed, or did not apply). */
   merge?: 'merged' | 'conflict' | 'not_merged';
   conflict_files?: string[];
@@ -187,7 +196,7 @@ export interface MergedJson {
   applied: boolean;
   /** Why not, when not. */
   why?: string;
-  verification: { ok: boolean | null; summary: string } | null;
+  verification: BranchVerificationJson | null;
   /** The integration worktree's path while it is kept (a failed merge's autopsy). */
   path: string | null;
 }

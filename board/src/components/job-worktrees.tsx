@@ -36,7 +36,7 @@ export function JobWorktrees({ worktrees: w }: { worktrees: Worktrees | undefine
                   {t.path && <div class="mono">{t.path}</div>}
                   {t.why && <div class="muted">{t.why}</div>}
                 </td>
-                <td>{t.verification ? <VerificationPill ok={t.verification.ok} summary={t.verification.summary} /> : '—'}</td>
+                <td>{t.verification ? <VerificationPill {...t.verification} /> : '—'}</td>
                 <td>
                   {t.merge ? <StatusPill value={t.merge === 'merged' ? 'pass' : t.merge === 'conflict' ? 'fail' : 'partial'} label={t.merge.replace(/_/g, ' ')} /> : '—'}
                   {t.conflict_files && t.conflict_files.length > 0 && <div>conflicts: {t.conflict_files.join(', ')}</div>}
@@ -57,7 +57,7 @@ export function JobWorktrees({ worktrees: w }: { worktrees: Worktrees | undefine
                 {m.verification && (
                   <>
                     {' '}
-                    <VerificationPill ok={m.verification.ok} summary={m.verification.summary} />
+                    <VerificationPill {...m.verification} />
                   </>
                 )}
               </li>
@@ -84,10 +84,20 @@ export function JobWorktrees({ worktrees: w }: { worktrees: Worktrees | undefine
   );
 }
 
-function VerificationPill({ ok, summary }: { ok: boolean | null; summary: string }) {
+type BranchVerification = NonNullable<Worktrees['tasks'][number]['verification']>;
+
+/**
+ * A branch's verification as a pill: pass when it passed, and when it failed only on failures that
+ * block nothing (there before the work, or declared known) — the work passed, and the summary and
+ * a note say which tests failed; fail only when its failures hold the work back.
+ */
+function VerificationPill({ ok, summary, blocking }: BranchVerification) {
+  const excused = ok === false && blocking === false;
+  const reading = ok === true || excused ? 'pass' : ok === false ? 'fail' : 'ambiguous';
   return (
     <span>
-      <StatusPill value={ok === true ? 'pass' : ok === false ? 'fail' : 'ambiguous'} label={ok === true ? 'pass' : ok === false ? 'fail' : 'unknown'} /> {summary}
+      <StatusPill value={reading} label={reading === 'ambiguous' ? 'unknown' : reading} /> {summary}
+      {excused && <span class="muted"> — failures that were there before the work or are declared known: not this work's</span>}
     </span>
   );
 }

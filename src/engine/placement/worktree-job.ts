@@ -262,7 +262,7 @@ async function runTask(ctx: JobContext, fan: FanOut, task: TaskSpec, placed: Pla
   const state = end.removed ? 'removed' : passed ? 'remove_refused' : 'kept';
   ctx.phase(`${task.name}: ${state === 'removed' ? `passed; worktree removed, branch ${wt.branch} kept` : `worktree kept at ${wt.dir}${end.why ? ` (${end.why})` : ''}`}`);
   const v = outcome.verification;
-  const row: WorktreeTaskJson = { task: task.name, branch: wt.branch, commit: end.commit, state, path: end.removed ? null : wt.dir, ...(end.why ? { why: end.why } : {}), files, port: wt.port, setup, verification: v ? { ok: v.ok, summary: v.summary } : null };
+  const row: WorktreeTaskJson = { task: task.name, branch: wt.branch, commit: end.commit, state, path: end.removed ? null : wt.dir, ...(end.why ? { why: end.why } : {}), files, port: wt.port, setup, verification: v ? { ok: v.ok, summary: v.summary, blocking: v.blocking } : null };
   record(row);
   return { task, outcome, passed, row };
 }
@@ -337,7 +337,7 @@ export async function integrate(ctx: JobContext, say: (message: string) => void,
     }
   }
   await dropShadowRepo(ctx.services.dataDir, wt.workspace);
-  const json: MergedJson = { branch, commit: tip, tasks: mergedTasks, applied: false, verification: verification ? { ok: verification.ok, summary: verification.summary } : null, path: dir };
+  const json: MergedJson = { branch, commit: tip, tasks: mergedTasks, applied: false, verification: verification ? { ok: verification.ok, summary: verification.summary, blocking: verification.blocking } : null, path: dir };
   // a branch is `merged` only once its change is in the workspace
   const notApplied = (why: string): Integrated => {
     for (const row of rows) if (row.merge === 'merged') row.merge = 'not_merged';

@@ -2,12 +2,13 @@ import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { duration, usd, when } from '../format.js';
 import { href, navigate } from '../router.js';
+import { describeTaskRun, type WorkerRun } from './job-concurrency.js';
 import { Fact } from './job-fact.js';
 import { StatusPill } from './status.js';
 import { isLive, taskOfWorker, type FullJob } from './job-types.js';
 
 /** The job's head: title, status, verdict, proof verdict and confidence, its times and spend, and what can be done to it. */
-export function JobHeader({ job, onChanged }: { job: FullJob; onChanged: () => void }) {
+export function JobHeader({ job, runs, onChanged }: { job: FullJob; runs: ReadonlyMap<string, WorkerRun>; onChanged: () => void }) {
   const proof = job.result?.proof ?? null;
   const totals = job.result?.totals;
   return (
@@ -57,7 +58,7 @@ export function JobHeader({ job, onChanged }: { job: FullJob; onChanged: () => v
         {job.ceiling_s !== undefined && <Fact term="Ceiling">{`${duration(job.ceiling_s)}${job.ceiling_why ? ` (${job.ceiling_why})` : ''}`}</Fact>}
         <Fact term="Verify"><span class="mono">{job.verify}</span></Fact>
         <Fact term="Fix rounds">{String(job.fix_rounds)}</Fact>
-        <Fact term="Tasks">{`${job.tasks.length}${job.parallel ? ', in parallel' : ''}`}</Fact>
+        <Fact term="Tasks">{describeTaskRun(job, runs)}</Fact>
         {totals && <Fact term="Cost">{totals.spend ?? usd(totals.cost_usd)}</Fact>}
         {job.owner && <Fact term="Owner">{job.owner}</Fact>}
       </dl>

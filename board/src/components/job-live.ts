@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, type JobEvent } from '../api.js';
 import { useJobEvents } from '../live.js';
+import type { WorkerRun } from './job-concurrency.js';
 import { isLive, type FullJob } from './job-types.js';
 
 /** At most this often the answer is fetched again while events pour in (≤ 4 a second). */
@@ -14,6 +15,8 @@ export interface LiveJob {
   phases: JobEvent[];
   /** Per worker, how many `output` events it has had: a shown log tail reads again when it moves. */
   outputs: Record<string, number>;
+  /** Per worker, when it started and ended in the order of the job's events: how its tasks really ran. */
+  runs: ReadonlyMap<string, WorkerRun>;
   /** Reads the answer again now (after an action of this page). */
   reload: () => void;
 }
@@ -28,6 +31,7 @@ export function useLiveJob(id: string): LiveJob {
   const [error, setError] = useState<string | null>(null);
   const [phases, setPhases] = useState<JobEvent[]>([]);
   const [outputs, setOutputs] = useState<Record<string, number>>({});
+  const [runs, setRuns] = useState<ReadonlyMap<string, WorkerRun>>(new Map());
   const state = useRef({ seen: 0, asked: 0, lastAt: 0, timer: 0 as ReturnType<typeof setTimeout> | 0, final: false });
 
   const fetchNow = useCallback(() => {
@@ -63,6 +67,7 @@ export function useLiveJob(id: string): LiveJob {
     setError(null);
     setPhases([]);
     setOutputs({});
+    setRuns(new Map());
     fetchNow();
     return () => {
       const { timer } = state.current;
@@ -80,6 +85,7 @@ export function useLiveJob(id: string): LiveJob {
       s.seen = e.seq;
       if (e.event === 'phase') setPhases((p) => [...p, e]);
       else if (e.event === 'output') setOutputs((o) => ({ ...o, [e.name]: (o[e.name] ?? 0) + 1 }));
+      else if (e.name !== 'job' && (e.event === 'started' || e.event === 'done' || e.event === 'error')) setRuns((r) => withRun(r, e));
       // a job that has ended never changes: its replayed history needs no reading again
       if (!s.final) refetchSoon();
     },
@@ -88,5 +94,14 @@ export function useLiveJob(id: string): LiveJob {
     },
   );
 
-  return { job, error, phases, outputs, reload: fetchNow };
+  return { job, error, phases, outputs, runs, reload: fetchNow };
+}
+
+/** The runs with a worker's `started` or end event: its first start and its last end count. */
+function withRun(runs: ReadonlyMap<string, WorkerRun>, e: JobEvent): ReadonlyMap<string, WorkerRun> {
+  const known = runs.get(e.name);
+  const next = new Map(runs);
+  if (e.event === 'started') next.set(e.name, { started: known?.started ?? e.seq, ended: null });
+  else if (known) next.set(e.name, { ...known, ended: e.seq });
+  return next;
 }

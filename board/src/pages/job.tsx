@@ -17,7 +17,7 @@ import { href } from '../router.js';
  * stream while it is live.
  */
 export function JobPage({ id }: { id: string }) {
-  const { job, error, phases, outputs, reload } = useLiveJob(id);
+  const { job, error, phases, outputs, runs, reload } = useLiveJob(id);
   useEffect(() => {
     document.title = job ? `${job.title} · gaffer` : `job ${id} · gaffer`;
   }, [id, job?.title]);
@@ -41,7 +41,7 @@ export function JobPage({ id }: { id: string }) {
   const live = isLive(job.status);
   return (
     <article class="job-page">
-      <JobHeader job={job} onChanged={reload} />
+      <JobHeader job={job} runs={runs} onChanged={reload} />
       {error && (
         <p class="error-box" role="alert">
           Could not read the job again: {error}

@@ -3,7 +3,7 @@ import { DEFAULT_APPROVAL_POLICY, type ApprovalPolicy } from '../domain/approval
 import { resolve } from 'node:path';
 import type { SpecLintMode } from '../domain/spec-lint.js';
 import type { Roster } from '../domain/roster.js';
-import { DEFAULT_CONFIG } from '../config/config.js';
+import { DEFAULT_CONFIG, type GafferConfig } from '../config/config.js';
 import type { Billing } from '../domain/route.js';
 import type { Runner } from '../runners/contract.js';
 import { getRunner, listRunnerKeys } from '../runners/index.js';
@@ -79,6 +79,18 @@ export interface EngineOptions {
   protect?: Pick<WorkspaceRules, 'configFile' | 'protectedPaths'>;
   /** Run the attempts on worker nodes through BullMQ (spec 09, `gaffer serve --queue`); default: in this process. */
   cluster?: ClusterSettings;
+  /**
+   * The config the options above were read from: `Engine.roster()` judges routing with it, as
+   * `gaffer doctor` does. Default: the defaults with `defaultRunner`, `roster` and `routing` above.
+   */
+  config?: GafferConfig;
+}
+
+/** The config an engine's routing is described by (EngineOptions `config`). */
+export function configOf(opts: EngineOptions): GafferConfig {
+  if (opts.config) return opts.config;
+  const routing = { learn: opts.routing?.learn ?? false, min_acceptance: opts.routing?.minAcceptance ?? DEFAULT_CONFIG.routing.min_acceptance };
+  return { ...DEFAULT_CONFIG, default_runner: opts.defaultRunner ?? null, roster: opts.roster ?? null, routing };
 }
 
 /**

@@ -13,7 +13,9 @@ import type { SteerAnswer } from '../domain/answer.js';
 import { deliverQueuedSteers, steerTask } from './admission/steer.js';
 import { monotonicMs } from './clock.js';
 import type { CompactJob } from './queries/compact.js';
-import { composeQueue, composeServices, type EngineOptions } from './compose.js';
+import { composeQueue, composeServices, configOf, type EngineOptions } from './compose.js';
+import { describeSpine, type SpineReport } from './maintenance/doctor-spine.js';
+import type { GafferConfig } from '../config/config.js';
 import type { EngineServices } from './job-context.js';
 import { JobWaits, type WaitAnswer } from './queries/job-waits.js';
 import { Maintenance } from './maintenance/maintenance.js';
@@ -34,6 +36,13 @@ export interface CoordinatorSide {
 
 // the pieces' names, for the callers that know only the engine
 export type { Caller, StatsAnswer } from './queries/queries.js';
+
+/**
+ * `GET /api/roster`: what `gaffer doctor` says of routing — the roster in effect and where it was
+ * read, each task type's ladder and where a task starts on it, what learned routing reads and
+ * skips, and who asks before a task starts. Budgets and the breaker are the stats' (`OperationsStats`).
+ */
+export type RosterAnswer = Pick<SpineReport, 'roster' | 'ladders' | 'learning' | 'approval' | 'store_note'>;
 
 /** What `gaffer stats` adds from operations (issue 15): each provider's budgets, suspension and waiting jobs, and the breaker. */
 export interface OperationsStats {
@@ -60,6 +69,7 @@ export class Engine {
   readonly #maintenance: Maintenance;
   readonly #waits: JobWaits;
   readonly #admission: Admission;
+  readonly #config: GafferConfig;
   readonly #startedAt = monotonicMs();
   #closed = false;
   #storeClosed = false;
@@ -69,6 +79,7 @@ export class Engine {
   private constructor(opts: EngineOptions, store: Store) {
     this.dataDir = resolve(opts.dataDir);
     this.store = store;
+    this.#config = configOf(opts);
     this.#services = composeServices(opts, store);
     const { runners, executor } = this.#services;
     this.#queries = new JobQueries(store, runners, executor.cap);
@@ -183,6 +194,12 @@ export class Engine {
   /** The runner table. */
   runners(): RunnerRow[] {
     return this.#queries.runners();
+  }
+
+  /** The roster, ladders, learning and approval as `gaffer doctor` shows them (its own reading: describeSpine). */
+  roster(): RosterAnswer {
+    const { roster, ladders, learning, approval, store_note } = describeSpine(this.#config, this.dataDir);
+    return { roster, ladders, learning, approval, store_note };
   }
 
   /** The acceptance rate per (type, model) from the outcome log (spec 05) and `recent` job counts (spec 07), of the caller's jobs. */

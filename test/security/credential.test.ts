@@ -40,6 +40,7 @@ const ROUTES: [string, string][] = [
   ['GET', '/api/events?stream=1'],
   ['POST', '/api/lint'],
   ['GET', '/api/runners'],
+  ['GET', '/api/roster'],
   ['GET', '/api/stats'],
   ['GET', '/api/guide'],
   ['POST', '/api/login'],

@@ -118,6 +118,7 @@ export class CliContext {
       billing: Object.fromEntries(Object.entries(config.runners).map(([key, r]) => [key, r.billing])),
       notify: config.notify,
       operations: { budgets: config.budgets, prices: config.prices, breaker: config.breaker },
+      config,
     });
     return this.#engine;
   }

@@ -175,6 +175,7 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
   });
   app.post('/api/lint', async (c) => c.json(engine.lint(await body(c))));
   app.get('/api/runners', (c) => c.json({ runners: engine.runners() }));
+  app.get('/api/roster', (c) => c.json(engine.roster()));
   app.get('/api/stats', (c) => c.json(engine.stats({ owner: owner(c) })));
   app.get('/api/health', (c) => {
     const h = engine.health();

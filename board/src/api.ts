@@ -10,6 +10,7 @@ export type { AskJson, CompactJob, FullJob, JobEvent, JobStatus, SteerAnswer, Wa
 export type BriefJob = JobList['jobs'][number];
 export type OpenAsk = ReturnType<Engine['openAsks']>[number];
 export type RunnerRow = ReturnType<Engine['runners']>[number];
+export type RosterAnswer = ReturnType<Engine['roster']>;
 export type Stats = ReturnType<Engine['stats']>;
 export type LintReport = ReturnType<Engine['lint']>;
 /** The job request as `POST /api/jobs` and `POST /api/lint` take it (spec 02), and a task's type. */
@@ -75,5 +76,6 @@ export const api = {
   diff: (id: string, path: string, task?: string) => text(`/api/jobs/${seg(id)}/diff?path=${seg(path)}${task === undefined ? '' : `&task=${seg(task)}`}`),
   log: (id: string, worker: string, tail = 200) => text(`/api/jobs/${seg(id)}/workers/${seg(worker)}/log?tail=${tail}`),
   runners: () => json<{ runners: RunnerRow[] }>('GET', '/api/runners'),
+  roster: () => json<RosterAnswer>('GET', '/api/roster'),
   stats: () => json<Stats>('GET', '/api/stats'),
 };

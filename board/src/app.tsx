@@ -3,6 +3,7 @@ import { useNotifications } from './notify.js';
 import { JobPage } from './pages/job.js';
 import { JobsPage } from './pages/jobs.js';
 import { NewJobPage } from './pages/new-job.js';
+import { RosterPage } from './pages/roster.js';
 import { RunnersPage } from './pages/runners.js';
 import { StatsPage } from './pages/stats.js';
 import { href, useRoute, type Route } from './router.js';
@@ -12,6 +13,7 @@ const NAV: { label: string; route: Route }[] = [
   { label: 'New job', route: { page: 'new' } },
   { label: 'Stats', route: { page: 'stats' } },
   { label: 'Runners', route: { page: 'runners' } },
+  { label: 'Roster', route: { page: 'roster' } },
 ];
 
 export function App() {
@@ -64,5 +66,7 @@ function Page({ route }: { route: Route }) {
       return <StatsPage />;
     case 'runners':
       return <RunnersPage />;
+    case 'roster':
+      return <RosterPage />;
   }
 }

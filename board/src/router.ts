@@ -6,7 +6,8 @@ export type Route =
   | { page: 'job'; id: string }
   | { page: 'new' }
   | { page: 'stats' }
-  | { page: 'runners' };
+  | { page: 'runners' }
+  | { page: 'roster' };
 
 export function parseRoute(hash: string): Route {
   const [path = '', query = ''] = hash.replace(/^#/, '').split('?');
@@ -16,6 +17,7 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === 'new') return { page: 'new' };
   if (parts[0] === 'stats') return { page: 'stats' };
   if (parts[0] === 'runners') return { page: 'runners' };
+  if (parts[0] === 'roster') return { page: 'roster' };
   return { page: 'jobs', ...(q.get('status') ? { status: q.get('status') as string } : {}), ...(q.get('workspace') ? { workspace: q.get('workspace') as string } : {}) };
 }
 

@@ -85,6 +85,63 @@ describe.skipIf(!hasChromium)('the board: New job (spec 08)', () => {
     expect((await board.server.call('GET', `/api/jobs/${id}`)).json.status).toBe('done');
   });
 
+  it("carries a task's done means, receipts and gates into the request it dispatches, and the job keeps them", async () => {
+    const board = await openBoard();
+    const { page } = board;
+    const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
+    await board.open('#/new');
+    await page.getByRole('heading', { name: 'New job', level: 1 }).waitFor();
+    await expect.poll(() => page.getByLabel('Runner').locator('option').allTextContents(), POLL).toContain('shell — shell command (sh -c in the workspace)');
+    await page.getByLabel('Workspace').fill(ws);
+    await page.getByLabel('Runner').selectOption('shell');
+    await page.getByLabel('Name').fill('make-out');
+    await page.getByLabel('Instruction').fill('write hello to out.txt, and nothing else anywhere');
+    await page.getByLabel('Command', { exact: true }).fill('echo hello > out.txt');
+    await page.getByLabel('Files').fill('out.txt');
+    await page.getByLabel('this command').check();
+    await page.getByLabel('Verify command').fill('test -f out.txt');
+
+    const handoff = page.getByRole('group', { name: 'Done means, receipts and gates' });
+    await handoff.getByLabel('Done means').fill('out.txt says hello\n\n  test -f out.txt passes  ');
+    await handoff.getByLabel('Receipts').fill('a.txt:1');
+    await handoff.getByLabel('Gate commands').fill('grep -qx hello out.txt\ntest -s out.txt');
+    await handoff.getByLabel('Diff scope gate').fill('out.txt, notes/');
+    await handoff.getByLabel("Check the worker's claims against what changed").check();
+    await handoff.getByLabel('Confirm each done-means item by a check that passed').check();
+    expect(await seriousViolations(page)).toEqual([]);
+    await board.shot('new-job-handoff');
+
+    const sent = page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === '/api/jobs');
+    await page.getByRole('button', { name: 'Dispatch' }).click();
+    const body = (await sent).postDataJSON() as { tasks: Record<string, unknown>[] };
+    expect(body.tasks).toEqual([
+      {
+        name: 'make-out',
+        instruction: 'write hello to out.txt, and nothing else anywhere',
+        runner: 'shell',
+        command: 'echo hello > out.txt',
+        files: ['out.txt'],
+        done_means: ['out.txt says hello', 'test -f out.txt passes'],
+        receipts: ['a.txt:1'],
+        gates: ['grep -qx hello out.txt', 'test -s out.txt', { kind: 'diff-scope', paths: ['out.txt', 'notes/'] }, { kind: 'claims' }, { kind: 'done_means' }],
+      },
+    ]);
+    await expect.poll(() => page.url(), POLL).toMatch(/#\/jobs\/[0-9a-f]+$/);
+    const id = decodeURIComponent(page.url().split('#/jobs/')[1] ?? '');
+    // the server took each of them onto the job's task
+    const task = board.engine.store.getJob(id)?.spec.tasks[0];
+    expect(task?.brief).toMatchObject({ done_means: ['out.txt says hello', 'test -f out.txt passes'], receipts: ['a.txt:1'] });
+    expect(task?.gates).toEqual([
+      { kind: 'command', command: 'grep -qx hello out.txt' },
+      { kind: 'command', command: 'test -s out.txt' },
+      { kind: 'diff-scope', paths: ['out.txt', 'notes/'] },
+      { kind: 'claims' },
+      { kind: 'done_means' },
+    ]);
+    board.engine.cancel(id);
+    await board.engine.settled(id);
+  });
+
   it('is readable on a phone, with the lint above the form and no serious axe violation', async () => {
     const board = await openBoard({ width: 390, height: 844 });
     const { page } = board;

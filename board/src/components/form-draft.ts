@@ -20,6 +20,18 @@ export interface TaskDraft {
   criteria: string;
   /** Shell runner: what to run (else the instruction is run). */
   command: string;
+  /** `done_means`: what must be true when it is done, one a line. */
+  doneMeans: string;
+  /** `receipts`: evidence the task is real (a file:line, a log line, an issue link), one a line. */
+  receipts: string;
+  /** Gates: shell commands that must pass on the returned work, one a line. */
+  gateCommands: string;
+  /** A `diff-scope` gate: the paths every change must stay in, one a line or comma-separated ('' : none). */
+  gateScope: string;
+  /** A `claims` gate: the worker's report checked against what really changed. */
+  gateClaims: boolean;
+  /** A `done_means` gate: each done_means item confirmed by a check that passed. */
+  gateDoneMeans: boolean;
 }
 
 /** The whole form, as typed. */
@@ -59,7 +71,7 @@ let nextUid = 1;
 
 /** A blank task. */
 export function blankTask(): TaskDraft {
-  return { uid: nextUid++, name: '', instruction: '', type: '', runner: '', model: '', files: '', criteria: '', command: '' };
+  return { uid: nextUid++, name: '', instruction: '', type: '', runner: '', model: '', files: '', criteria: '', command: '', doneMeans: '', receipts: '', gateCommands: '', gateScope: '', gateClaims: false, gateDoneMeans: false };
 }
 
 /** A blank form in `workspace`. */
@@ -100,6 +112,9 @@ export function requestOf(d: JobDraft): JobRequestInput {
   const tasks = d.tasks.map((t) => {
     const files = paths(t.files);
     const criteria = lines(t.criteria);
+    const doneMeans = lines(t.doneMeans);
+    const receipts = lines(t.receipts);
+    const gates = gatesOf(t);
     return {
       instruction: t.instruction,
       ...(t.name.trim() ? { name: t.name.trim() } : {}),
@@ -109,6 +124,9 @@ export function requestOf(d: JobDraft): JobRequestInput {
       ...(files.length ? { files } : {}),
       ...(criteria.length ? { criteria } : {}),
       ...(t.runner === 'shell' && t.command.trim() ? { command: t.command } : {}),
+      ...(doneMeans.length ? { done_means: doneMeans } : {}),
+      ...(receipts.length ? { receipts } : {}),
+      ...(gates.length ? { gates } : {}),
     };
   });
   const criteria = d.isolation === 'worktree' ? [] : lines(d.criteria);
@@ -132,7 +150,23 @@ export function requestOf(d: JobDraft): JobRequestInput {
   };
 }
 
-const isBlank = (t: TaskDraft): boolean => [t.name, t.instruction, t.model, t.files, t.criteria, t.command].every((v) => v.trim() === '') && t.type === '' && t.runner === '';
+/** A task's gates as the request takes them: its commands, then the diff scope, claims and done_means checks it ticked. */
+function gatesOf(t: TaskDraft): (string | { kind: 'diff-scope'; paths: string[] } | { kind: 'claims' } | { kind: 'done_means' })[] {
+  const scope = paths(t.gateScope);
+  return [
+    ...lines(t.gateCommands),
+    ...(scope.length ? [{ kind: 'diff-scope' as const, paths: scope }] : []),
+    ...(t.gateClaims ? [{ kind: 'claims' as const }] : []),
+    ...(t.gateDoneMeans ? [{ kind: 'done_means' as const }] : []),
+  ];
+}
+
+const isBlank = (t: TaskDraft): boolean =>
+  [t.name, t.instruction, t.model, t.files, t.criteria, t.command, t.doneMeans, t.receipts, t.gateCommands, t.gateScope].every((v) => v.trim() === '') &&
+  t.type === '' &&
+  t.runner === '' &&
+  !t.gateClaims &&
+  !t.gateDoneMeans;
 
 /**
  * The draft as linted while it is typed: tasks left blank at the end (just added) are not sent yet,

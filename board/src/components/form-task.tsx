@@ -21,7 +21,7 @@ interface TaskProps {
   onRemove: () => void;
 }
 
-/** One task of the New job form: its instruction, name, type, runner and model, files, criteria, and the shell's command. */
+/** One task of the New job form: its instruction, name, type, runner and model, files, criteria, the shell's command, and its done_means, receipts and gates. */
 export function TaskFieldset({ task, index, count, serverName, runners, notes, onChange, onRemove }: TaskProps) {
   const id = (field: string) => `task-${task.uid}-${field}`;
   const key = (field: string) => `tasks.${index}.${field}`;
@@ -87,6 +87,31 @@ export function TaskFieldset({ task, index, count, serverName, runners, notes, o
           <textarea id={id('criteria')} rows={2} value={task.criteria} onInput={input('criteria')} {...describedBy(id('criteria'), true, notes(key('criteria')))} />
         </Field>
       </div>
+      <fieldset class="form-handoff">
+        <legend>Done means, receipts and gates</legend>
+        <div class="form-grid">
+          <Field id={id('done_means')} label="Done means" hint="Checkable completion criteria, one a line: the worker confirms or fails each in its report." notes={notes(key('done_means'))}>
+            <textarea id={id('done_means')} rows={2} value={task.doneMeans} onInput={input('doneMeans')} {...describedBy(id('done_means'), true, notes(key('done_means')))} />
+          </Field>
+          <Field id={id('receipts')} label="Receipts" hint="Evidence the task is real, one a line: a file:line, a log line, an issue link." notes={notes(key('receipts'))}>
+            <textarea id={id('receipts')} rows={2} value={task.receipts} onInput={input('receipts')} {...describedBy(id('receipts'), true, notes(key('receipts')))} />
+          </Field>
+          <Field id={id('gates')} label="Gate commands" hint="Shell commands that must pass on the returned work, one a line (e.g. npm run lint)." notes={notes(key('gates'))}>
+            <textarea id={id('gates')} rows={2} class="mono" value={task.gateCommands} onInput={input('gateCommands')} {...describedBy(id('gates'), true, notes(key('gates')))} />
+          </Field>
+          <Field id={id('gate-scope')} label="Diff scope gate" hint="Optional: the paths every change must stay inside, one a line or comma-separated.">
+            <textarea id={id('gate-scope')} rows={2} class="mono" value={task.gateScope} onInput={input('gateScope')} {...describedBy(id('gate-scope'), true, [])} />
+          </Field>
+          <div class="form-field wide">
+            <label class="form-check">
+              <input type="checkbox" id={id('gate-claims')} checked={task.gateClaims} onChange={(e) => onChange({ gateClaims: e.currentTarget.checked })} /> Check the worker's claims against what changed
+            </label>
+            <label class="form-check">
+              <input type="checkbox" id={id('gate-done_means')} checked={task.gateDoneMeans} onChange={(e) => onChange({ gateDoneMeans: e.currentTarget.checked })} /> Confirm each done-means item by a check that passed
+            </label>
+          </div>
+        </div>
+      </fieldset>
       {count > 1 && (
         <button type="button" class="danger" onClick={onRemove}>
           Remove task {index + 1}

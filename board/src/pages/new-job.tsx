@@ -7,7 +7,7 @@ import { TaskFieldset } from '../components/form-task.js';
 import { navigate } from '../router.js';
 
 const JOB_FIELDS = ['workspace', 'title', 'context', 'verify', 'fix_rounds', 'timeout_s', 'parallel', 'isolation', 'merge', 'reviewer', 'approval', 'criteria'] as const;
-const TASK_FIELDS = ['instruction', 'name', 'type', 'runner', 'model', 'files', 'criteria', 'command'] as const;
+const TASK_FIELDS = ['instruction', 'name', 'type', 'runner', 'model', 'files', 'criteria', 'command', 'done_means', 'receipts', 'gates'] as const;
 
 /** The element id of a form key, so a refusal can take the person to its field. */
 function idOfKey(key: string, draft: JobDraft): string | null {
@@ -118,7 +118,7 @@ export function NewJobPage() {
     <>
       <h1>New job</h1>
       <p class="muted">
-        The job request of spec 02. The server lints it as you type; nothing starts until you press Dispatch.
+        The job request, as the API takes it. The server lints it as you type; nothing starts until you press Dispatch.
       </p>
       {loadError && (
         <p class="error-box" role="status">

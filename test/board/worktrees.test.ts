@@ -63,6 +63,17 @@ describe.skipIf(!hasChromium)('the Job page of a worktree job, and how tasks ran
     await fixAdd.getByRole('button', { name: 'Add comment' }).click();
     await expect.poll(() => changes.locator('.review-send').textContent(), POLL).toContain('Goes to task fix-add');
     expect(await changes.getByRole('combobox', { name: 'Send to task' }).inputValue()).toBe('fix-add');
+
+    // a merge later of one branch points at this job's branches for the diffs, and names what it applied
+    const merge = await board.server.call('POST', `/api/jobs/${id}/merge`, { task: 'fix-add' });
+    await board.engine.settled(String(merge.json.id));
+    await board.open(`#/jobs/${String(merge.json.id)}`);
+    const merged = page.getByRole('region', { name: 'Changes' });
+    await expect.poll(() => merged.locator('p').first().innerText(), POLL).toBe(`This job merged the branch of task fix-add of job ${id}: each file's diff is on that job's page, under its task's branch.`);
+    expect(await merged.getByRole('link', { name: id }).getAttribute('href')).toBe(`#/jobs/${id}`);
+    expect(await merged.getByRole('list', { name: 'Files it applied' }).innerText()).toBe('src/math.js');
+    expect(await page.locator('.error-box').count()).toBe(0);
+    expect(await seriousViolations(page)).toEqual([]);
   });
 
   it('a proved worktree job shows passing branch badges, a known failure excused with why; tasks that ran one after another are not called parallel', async () => {

@@ -74,6 +74,14 @@ describe('GET /api/jobs/:id/diff of a worktree job: per task branch', () => {
     expect(named.json).toEqual(errorShape('invalid_request', 'task'));
     expect(named.json.error.message).toContain('leave task out');
     expect((await call('GET', diffOf(shared.json.id, 'src/math.js'))).text).toContain('+  return a + b;');
+
+    // a merge later has no diff of its own: it says where the merged branches' diffs are
+    const merge = await call('POST', `/api/jobs/${id}/merge`, { task: 'fix-add' });
+    await engine.settled(merge.json.id);
+    const merged = await call('GET', diffOf(merge.json.id, 'src/math.js'));
+    expect(merged.status).toBe(409);
+    expect(merged.json).toEqual(errorShape('conflict', 'job_id'));
+    expect(merged.json.error.message).toContain(`GET /api/jobs/${id}/diff?path=…&task=…`);
   });
 
   it('runs no diff driver, textconv or external diff a worker planted in the repository’s config and attributes', async () => {

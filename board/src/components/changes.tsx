@@ -1,5 +1,6 @@
 import { useId, useMemo, useState } from 'preact/hooks';
 import type { CompactJob, FullJob } from '../api.js';
+import { href } from '../router.js';
 import { ReviewFile } from './review-file.js';
 import type { DiffView } from './review-render.js';
 import { ReviewSend } from './review-send.js';
@@ -46,6 +47,30 @@ export function Changes({ job }: { job: FullJob }) {
       // storage off: remembered for this page only
     }
   };
+
+  if (job.merge_of) {
+    // a merge later has no diff of its own: what it applied is the merged branches of the job it merges
+    const of = job.merge_of;
+    return (
+      <section class="review" aria-labelledby={`${ids}-h`}>
+        <h2 id={`${ids}-h`}>Changes</h2>
+        <p>
+          This job merged {of.task ? `the branch of task ${of.task}` : 'the passing branches'} of job{' '}
+          <a href={href({ page: 'job', id: of.job })} class="mono">
+            {of.job}
+          </a>
+          : each file's diff is on that job's page, under its task's branch.
+        </p>
+        {files.length > 0 && (
+          <ul class="mono" aria-label="Files it applied">
+            {files.map((f) => (
+              <li key={f.path}>{f.path}</li>
+            ))}
+          </ul>
+        )}
+      </section>
+    );
+  }
 
   const fileView = (f: ChangedFile, fileVersion: string) => (
     <ReviewFile

@@ -10,6 +10,11 @@ import type { JobRow } from '../../store/store.js';
  * with the names it has.
  */
 export async function worktreeTaskDiff(job: JobRow, path: string, task: string | undefined): Promise<string> {
+  const mergeOf = job.spec.merge_of;
+  if (mergeOf) {
+    // a merge later has no tasks of its own: what it merged is the branches of the job it merges
+    throw new GafferError('conflict', `job ${job.id} merges the branches of job ${mergeOf.job}: read each file's diff there, per task (GET /api/jobs/${mergeOf.job}/diff?path=…&task=…)`, 'job_id');
+  }
   const names = job.spec.tasks.map((t) => t.name);
   const choose = `one of ${names.join(', ')}`;
   if (task === undefined) {

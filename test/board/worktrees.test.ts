@@ -74,6 +74,7 @@ describe.skipIf(!hasChromium)('the Job page of a worktree job, and how tasks ran
     expect(await merged.getByRole('list', { name: 'Files it applied' }).innerText()).toBe('src/math.js');
     expect(await page.locator('.error-box').count()).toBe(0);
     expect(await seriousViolations(page)).toEqual([]);
+    await board.shot('job-merge-changes');
   });
 
   it('a proved worktree job shows passing branch badges, a known failure excused with why; tasks that ran one after another are not called parallel', async () => {

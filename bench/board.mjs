@@ -10,7 +10,17 @@ import { httpJson, log, makeTree, median, percentile, round, serveDataDir, sleep
 
 const CHROMIUM = process.env.GAFFER_CHROMIUM ?? '/usr/bin/chromium';
 // the harness's flags (test/board/harness.ts): a closed network, no first-run work
-const ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+const ARGS = [
+  '--headless=new',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
 // the marks board/src/pages/jobs.tsx sets once the list is committed, and once it painted
 const RENDERED_MARK = 'gaffer:jobs-rendered';
 const PAINTED_MARK = 'gaffer:jobs-painted';
@@ -20,13 +30,17 @@ const WORKSPACES = 20;
 /** Why the board cannot be measured here, or null. */
 function missing(ctx) {
   if (!existsSync(CHROMIUM)) return `no Chromium at ${CHROMIUM} (apt-get install chromium, or set GAFFER_CHROMIUM)`;
-  if (!existsSync(join(ctx.repoRoot, 'dist', 'board', 'index.html'))) return 'the board is not built in dist/board (npm run build)';
+  if (!existsSync(join(ctx.repoRoot, 'dist', 'board', 'index.html')))
+    return 'the board is not built in dist/board (npm run build)';
   return null;
 }
 
 function skipped(figures, why) {
   log(`  skipped: ${why}`);
-  return { rows: figures.map((figure) => ({ figure, value: 'skipped', reference: why.slice(0, 60) })), notes: [`${figures.join(', ')} skipped: ${why}`] };
+  return {
+    rows: figures.map((figure) => ({ figure, value: 'skipped', reference: why.slice(0, 60) })),
+    notes: [`${figures.join(', ')} skipped: ${why}`],
+  };
 }
 
 /**
@@ -55,7 +69,13 @@ async function servedBoard(ctx) {
         workspace: roots[k % roots.length],
         title: `bench job ${k}: ${fails ? 'a command that fails' : 'a no-op command'}`,
         verify: 'none',
-        tasks: [{ instruction: 'benchmark: a job for the board to list', type: 'research', command: fails ? 'exit 1' : 'true' }],
+        tasks: [
+          {
+            instruction: 'benchmark: a job for the board to list',
+            type: 'research',
+            command: fails ? 'exit 1' : 'true',
+          },
+        ],
       });
       ids.push(job.id);
     }
@@ -106,12 +126,16 @@ async function servedBoard(ctx) {
 async function paintOfJobs(page, url) {
   await page.goto('about:blank');
   await page.goto(`${url}/#/jobs`);
-  await page.waitForFunction((mark) => performance.getEntriesByName(mark).length > 0, PAINTED_MARK, { timeout: 30_000 });
+  await page.waitForFunction((mark) => performance.getEntriesByName(mark).length > 0, PAINTED_MARK, {
+    timeout: 30_000,
+  });
   const got = await page.evaluate(
     ([rendered, painted]) => {
       const nav = performance.getEntriesByType('navigation')[0];
       const list = performance.getEntriesByType('resource').find((r) => r.name.includes('/api/jobs?'));
-      const script = performance.getEntriesByType('resource').find((r) => r.name.includes('/assets/index-') && r.name.endsWith('.js'));
+      const script = performance
+        .getEntriesByType('resource')
+        .find((r) => r.name.includes('/assets/index-') && r.name.endsWith('.js'));
       return {
         ms: performance.getEntriesByName(painted)[0].startTime,
         parts: {
@@ -130,8 +154,12 @@ async function paintOfJobs(page, url) {
   return got;
 }
 
-const medianParts = (runs) => Object.fromEntries(Object.keys(runs[0].parts).map((k) => [k, round(median(runs.map((r) => r.parts[k])), 1)]));
-const describeParts = (p) => Object.entries(p).map(([k, v]) => `${k.replace('_', ' ')} ${v}`).join(', ');
+const medianParts = (runs) =>
+  Object.fromEntries(Object.keys(runs[0].parts).map((k) => [k, round(median(runs.map((r) => r.parts[k])), 1)]));
+const describeParts = (p) =>
+  Object.entries(p)
+    .map(([k, v]) => `${k.replace('_', ' ')} ${v}`)
+    .join(', ');
 
 /**
  * board_first_paint: a fresh browser context each repetition (nothing cached), the Jobs page
@@ -167,10 +195,25 @@ export async function boardFirstPaint(ctx) {
   const cached = median(warm.map((r) => r.ms));
   return {
     figures: { board_first_paint_ms: round(value, 1), board_first_paint_cached_ms: round(cached, 1) },
-    samples: { board_first_paint_ms: cold.map((r) => round(r.ms, 1)), board_first_paint_cached_ms: warm.map((r) => round(r.ms, 1)) },
+    samples: {
+      board_first_paint_ms: cold.map((r) => round(r.ms, 1)),
+      board_first_paint_cached_ms: warm.map((r) => round(r.ms, 1)),
+    },
     rows: [
-      { figure: 'board_first_paint_ms', value: round(value, 1), exact: value, unit: 'ms', reference: `median of ${cold.length}, ${LISTED_JOBS} jobs, empty cache`, bar: { max: 500 } },
-      { figure: 'board_first_paint_cached_ms', value: round(cached, 1), unit: 'ms', reference: 'the same page again, assets cached' },
+      {
+        figure: 'board_first_paint_ms',
+        value: round(value, 1),
+        exact: value,
+        unit: 'ms',
+        reference: `median of ${cold.length}, ${LISTED_JOBS} jobs, empty cache`,
+        bar: { max: 500 },
+      },
+      {
+        figure: 'board_first_paint_cached_ms',
+        value: round(cached, 1),
+        unit: 'ms',
+        reference: 'the same page again, assets cached',
+      },
     ],
     notes: [
       `board_first_paint (empty cache), medians in ms from the navigation's start: ${describeParts(medianParts(cold))}, painted ${round(value, 1)}`,
@@ -222,7 +265,8 @@ export async function boardSseLatency(ctx) {
       const seen = [];
       globalThis.__statusSeen = seen;
       const stamp = (el, at) => {
-        if (el instanceof Element && el.hasAttribute('data-job-id')) seen.push({ id: el.getAttribute('data-job-id'), status: el.getAttribute('data-status'), at });
+        if (el instanceof Element && el.hasAttribute('data-job-id'))
+          seen.push({ id: el.getAttribute('data-job-id'), status: el.getAttribute('data-status'), at });
       };
       new MutationObserver((records) => {
         const at = performance.timeOrigin + performance.now();
@@ -230,7 +274,12 @@ export async function boardSseLatency(ctx) {
           if (r.type === 'attributes') stamp(r.target, at);
           else for (const n of r.addedNodes) stamp(n, at);
         }
-      }).observe(document.querySelector('table.jobs-table tbody'), { subtree: true, childList: true, attributes: true, attributeFilter: ['data-status'] });
+      }).observe(document.querySelector('table.jobs-table tbody'), {
+        subtree: true,
+        childList: true,
+        attributes: true,
+        attributeFilter: ['data-status'],
+      });
     });
     clock = await clockOffset(page);
     for (let k = 0; k < jobs; k++) {
@@ -238,17 +287,24 @@ export async function boardSseLatency(ctx) {
         workspace: board.roots[k % board.roots.length],
         title: `latency job ${k}`,
         verify: 'none',
-        tasks: [{ instruction: 'benchmark: a job whose status the board follows', type: 'research', command: 'sleep 0.2' }],
+        tasks: [
+          { instruction: 'benchmark: a job whose status the board follows', type: 'research', command: 'sleep 0.2' },
+        ],
       });
       const waited = await httpJson('GET', `${url}/api/jobs/${job.id}/wait?for=done&timeout_s=60`);
       if (!waited.met) throw new Error(`latency job ${k} did not end within 60 s (${waited.state.status})`);
       const { events } = await httpJson('GET', `${url}/api/jobs/${job.id}/events`);
-      for (const e of events) if (e.name === 'job' && e.event === 'status') emitted.push({ id: job.id, status: e.status, at: e.ts * 1000 });
+      for (const e of events)
+        if (e.name === 'job' && e.event === 'status') emitted.push({ id: job.id, status: e.status, at: e.ts * 1000 });
       await sleep(20 + Math.random() * 30);
     }
     // the last change reaches the page
     const last = emitted.at(-1);
-    await page.waitForFunction(({ id, status }) => globalThis.__statusSeen.some((s) => s.id === id && s.status === status), last, { timeout: 10_000 });
+    await page.waitForFunction(
+      ({ id, status }) => globalThis.__statusSeen.some((s) => s.id === id && s.status === status),
+      last,
+      { timeout: 10_000 },
+    );
     shown = await page.evaluate(() => globalThis.__statusSeen);
   } finally {
     client.close();
@@ -264,20 +320,38 @@ export async function boardSseLatency(ctx) {
     if (dom) samples.push(dom.at - clock.offset - e.at);
     else unseen++;
   }
-  if (samples.length < 50) throw new Error(`only ${samples.length} status changes were seen in the page (of ${emitted.length}): the bar needs ≥ 50`);
+  if (samples.length < 50)
+    throw new Error(
+      `only ${samples.length} status changes were seen in the page (of ${emitted.length}): the bar needs ≥ 50`,
+    );
   const p50 = percentile(samples, 0.5);
   const p99 = percentile(samples, 0.99);
   const notes = [
     `board_sse_latency: the page's clock matched to the system clock (Date.now, 1 ms steps, as the events' ts) over a ${clock.rtt} ms round trip: samples ±${round(clock.rtt / 2 + 1, 1)} ms`,
     `board_sse_latency: the same changes read by a plain SSE client beside the page (the server's part): p50 ${round(percentile(inStream, 0.5), 1)} ms, p99 ${round(percentile(inStream, 0.99), 1)} ms`,
   ];
-  if (unseen > 0) notes.push(`board_sse_latency: ${unseen} of ${emitted.length} status changes never showed as such (a newer one rendered first)`);
+  if (unseen > 0)
+    notes.push(
+      `board_sse_latency: ${unseen} of ${emitted.length} status changes never showed as such (a newer one rendered first)`,
+    );
   return {
     figures: { board_sse_latency_p50_ms: round(p50, 2), board_sse_latency_p99_ms: round(p99, 2) },
     samples: { board_sse_latency_ms: samples.map((x) => round(x, 2)) },
     rows: [
-      { figure: 'board_sse_latency_p50_ms', value: round(p50, 2), unit: 'ms', reference: `${samples.length} status changes, ${jobs} jobs, ${LISTED_JOBS} listed` },
-      { figure: 'board_sse_latency_p99_ms', value: round(p99, 2), exact: p99, unit: 'ms', reference: `p99 of the same (max ${round(Math.max(...samples), 1)} ms)`, bar: { max: 100 } },
+      {
+        figure: 'board_sse_latency_p50_ms',
+        value: round(p50, 2),
+        unit: 'ms',
+        reference: `${samples.length} status changes, ${jobs} jobs, ${LISTED_JOBS} listed`,
+      },
+      {
+        figure: 'board_sse_latency_p99_ms',
+        value: round(p99, 2),
+        exact: p99,
+        unit: 'ms',
+        reference: `p99 of the same (max ${round(Math.max(...samples), 1)} ms)`,
+        bar: { max: 100 },
+      },
     ],
     notes,
   };

@@ -100,14 +100,21 @@ async function checkpointCold(ctx) {
   const ref = [];
   await repeat(ctx, 'checkpoint_cold', async (i) => {
     const dataDir = join(ctx.tmp, `cold-data-${i}`);
-    const refEnv = { gitDir: join(ctx.tmp, `cold-ref-${i}.git`), workTree: big.root, indexFile: join(ctx.tmp, `cold-ref-${i}.index`) };
+    const refEnv = {
+      gitDir: join(ctx.tmp, `cold-ref-${i}.git`),
+      workTree: big.root,
+      indexFile: join(ctx.tmp, `cold-ref-${i}.index`),
+    };
     await git(['init', '-q', '--bare', '--template=', refEnv.gitDir], {});
     const [g, r] = await pair(
       i,
       async () => {
         await run('sync', []);
-        const { ms, value } = await timeAsync(() => takeSnapshot({ workspace: big.root, dataDir, jobId: 'cold', label: 'pre' }));
-        if (value.source !== 'checkpoint') throw new Error(`gaffer fell back to ${value.source}: ${value.fallbackReason}`);
+        const { ms, value } = await timeAsync(() =>
+          takeSnapshot({ workspace: big.root, dataDir, jobId: 'cold', label: 'pre' }),
+        );
+        if (value.source !== 'checkpoint')
+          throw new Error(`gaffer fell back to ${value.source}: ${value.fallbackReason}`);
         return ms;
       },
       async () => {
@@ -134,7 +141,11 @@ async function checkpointCold(ctx) {
   const rm = median(ref);
   return {
     figures: { checkpoint_cold_ms: round(gm), git_add_ms: round(rm), checkpoint_cold_ratio: round(gm / rm, 3) },
-    samples: { checkpoint_cold_ms: gaffer.map(Math.round), git_add_ms: ref.map(Math.round), paired_ratio_checkpoint_cold: pairedRatio(gaffer, ref) },
+    samples: {
+      checkpoint_cold_ms: gaffer.map(Math.round),
+      git_add_ms: ref.map(Math.round),
+      paired_ratio_checkpoint_cold: pairedRatio(gaffer, ref),
+    },
     rows: [
       msRow('checkpoint_cold_ms', gm, `${big.files} files, fresh data dir`),
       msRow('git_add_ms', rm, 'git add -A + write-tree, fresh repo + index'),
@@ -152,7 +163,11 @@ async function warmBigState(ctx) {
   if (ctx.shared.big === undefined) {
     const { takeSnapshot } = await evidence();
     const dataDir = join(ctx.tmp, 'warm-data');
-    const refEnv = { gitDir: join(ctx.tmp, 'warm-ref.git'), workTree: big.root, indexFile: join(ctx.tmp, 'warm-ref.index') };
+    const refEnv = {
+      gitDir: join(ctx.tmp, 'warm-ref.git'),
+      workTree: big.root,
+      indexFile: join(ctx.tmp, 'warm-ref.index'),
+    };
     log('  building the warm state of the big tree (one cold checkpoint each)');
     await git(['init', '-q', '--bare', '--template=', refEnv.gitDir], {});
     await takeSnapshot({ workspace: big.root, dataDir, jobId: 'base', label: 'pre' });
@@ -181,29 +196,39 @@ async function checkpointWarm(ctx) {
   const gaffer = [];
   const ref = [];
   const notes = [];
-  await repeat(ctx, 'checkpoint_warm', async (i) => {
-    modifyFiles(big.root, pickSpread(big.paths, 10, 100 + i), `warm-${i}`);
-    const [g, r] = await pair(
-      i,
-      async () => (await timeAsync(() => takeSnapshot({ workspace: big.root, dataDir, jobId: 'warm', label: `w${i}` }))).ms,
-      async () => {
-        const st = await git(['status', '--porcelain'], refEnv, { cwd: big.root });
-        const n = statusLines(st.stdout).length;
-        if (n !== 10) notes.push(`checkpoint_warm rep ${i}: git status listed ${n} paths, expected 10`);
-        return st.ms;
-      },
-    );
-    if (i > 0) {
-      gaffer.push(g);
-      ref.push(r);
-    }
-    await refSync(refEnv, big.root);
-  }, cheapReps(ctx));
+  await repeat(
+    ctx,
+    'checkpoint_warm',
+    async (i) => {
+      modifyFiles(big.root, pickSpread(big.paths, 10, 100 + i), `warm-${i}`);
+      const [g, r] = await pair(
+        i,
+        async () =>
+          (await timeAsync(() => takeSnapshot({ workspace: big.root, dataDir, jobId: 'warm', label: `w${i}` }))).ms,
+        async () => {
+          const st = await git(['status', '--porcelain'], refEnv, { cwd: big.root });
+          const n = statusLines(st.stdout).length;
+          if (n !== 10) notes.push(`checkpoint_warm rep ${i}: git status listed ${n} paths, expected 10`);
+          return st.ms;
+        },
+      );
+      if (i > 0) {
+        gaffer.push(g);
+        ref.push(r);
+      }
+      await refSync(refEnv, big.root);
+    },
+    cheapReps(ctx),
+  );
   const gm = median(gaffer);
   const rm = median(ref);
   return {
     figures: { checkpoint_warm_ms: round(gm), git_status_ms: round(rm), checkpoint_warm_ratio: round(gm / rm, 3) },
-    samples: { checkpoint_warm_ms: gaffer.map(Math.round), git_status_ms: ref.map(Math.round), paired_ratio_checkpoint_warm: pairedRatio(gaffer, ref) },
+    samples: {
+      checkpoint_warm_ms: gaffer.map(Math.round),
+      git_status_ms: ref.map(Math.round),
+      paired_ratio_checkpoint_warm: pairedRatio(gaffer, ref),
+    },
     rows: [
       msRow('checkpoint_warm_ms', gm, `re-checkpoint, 10 of ${big.files} files changed`),
       msRow('git_status_ms', rm, 'git status --porcelain, up-to-date index'),
@@ -225,41 +250,52 @@ async function diff(ctx) {
   const gaffer = [];
   const ref = [];
   const notes = [];
-  await repeat(ctx, 'diff', async (i) => {
-    const pre = await takeSnapshot({ workspace: big.root, dataDir, jobId: 'diff', label: `d${i}-pre` });
-    const picked = pickSpread(big.paths, 10, 200 + i);
-    modifyFiles(big.root, picked.slice(0, 8), `diff-${i}`);
-    addFiles(big.root, picked.slice(8), `diff-${i}`);
-    const [g, r] = await pair(
-      i,
-      async () => {
-        const { ms, value } = await timeAsync(async () => {
-          const post = await takeSnapshot({ workspace: big.root, dataDir, jobId: 'diff', label: `d${i}-post` });
-          return diffSnapshots(pre, post);
-        });
-        if (value.modified.length !== 8 || value.added.length !== 2 || value.deleted.length !== 0) {
-          notes.push(`diff rep ${i}: gaffer saw ${value.modified.length} modified / ${value.added.length} added / ${value.deleted.length} deleted, expected 8/2/0`);
-        }
-        return ms;
-      },
-      async () => {
-        const st = await git(['status', '--porcelain'], refEnv, { cwd: big.root });
-        const n = statusLines(st.stdout).length;
-        if (n !== 10) notes.push(`diff rep ${i}: git status listed ${n} paths, expected 10`);
-        return st.ms;
-      },
-    );
-    if (i > 0) {
-      gaffer.push(g);
-      ref.push(r);
-    }
-    await refSync(refEnv, big.root);
-  }, cheapReps(ctx));
+  await repeat(
+    ctx,
+    'diff',
+    async (i) => {
+      const pre = await takeSnapshot({ workspace: big.root, dataDir, jobId: 'diff', label: `d${i}-pre` });
+      const picked = pickSpread(big.paths, 10, 200 + i);
+      modifyFiles(big.root, picked.slice(0, 8), `diff-${i}`);
+      addFiles(big.root, picked.slice(8), `diff-${i}`);
+      const [g, r] = await pair(
+        i,
+        async () => {
+          const { ms, value } = await timeAsync(async () => {
+            const post = await takeSnapshot({ workspace: big.root, dataDir, jobId: 'diff', label: `d${i}-post` });
+            return diffSnapshots(pre, post);
+          });
+          if (value.modified.length !== 8 || value.added.length !== 2 || value.deleted.length !== 0) {
+            notes.push(
+              `diff rep ${i}: gaffer saw ${value.modified.length} modified / ${value.added.length} added / ${value.deleted.length} deleted, expected 8/2/0`,
+            );
+          }
+          return ms;
+        },
+        async () => {
+          const st = await git(['status', '--porcelain'], refEnv, { cwd: big.root });
+          const n = statusLines(st.stdout).length;
+          if (n !== 10) notes.push(`diff rep ${i}: git status listed ${n} paths, expected 10`);
+          return st.ms;
+        },
+      );
+      if (i > 0) {
+        gaffer.push(g);
+        ref.push(r);
+      }
+      await refSync(refEnv, big.root);
+    },
+    cheapReps(ctx),
+  );
   const gm = median(gaffer);
   const rm = median(ref);
   return {
     figures: { diff_ms: round(gm), git_status_diff_ms: round(rm), diff_ratio: round(gm / rm, 3) },
-    samples: { diff_ms: gaffer.map(Math.round), git_status_diff_ms: ref.map(Math.round), paired_ratio_diff: pairedRatio(gaffer, ref) },
+    samples: {
+      diff_ms: gaffer.map(Math.round),
+      git_status_diff_ms: ref.map(Math.round),
+      paired_ratio_diff: pairedRatio(gaffer, ref),
+    },
     rows: [
       msRow('diff_ms', gm, 'post snapshot + diffSnapshots, 8 modified + 2 new'),
       msRow('git_status_diff_ms', rm, 'git status --porcelain, same changes'),
@@ -290,32 +326,47 @@ async function jobOverhead(ctx) {
   const ws = ctx.smallWorkspace();
   const { createRunners } = await runnersMod();
   // spec 10: sandbox off (the sandbox's cost is bwrap's, not gaffer's)
-  const engine = await Engine.open({ dataDir: join(ctx.tmp, 'job-data'), maxParallel: 2, runners: createRunners({ sandbox: 'off' }), spawner: true });
+  const engine = await Engine.open({
+    dataDir: join(ctx.tmp, 'job-data'),
+    maxParallel: 2,
+    runners: createRunners({ sandbox: 'off' }),
+    spawner: true,
+  });
   const refEnv = { gitDir: join(ctx.tmp, 'job-ref.git'), workTree: ws.root, indexFile: join(ctx.tmp, 'job-ref.index') };
   await git(['init', '-q', '--bare', '--template=', refEnv.gitDir], {});
-  const body = { workspace: ws.root, verify: 'none', tasks: [{ instruction: 'benchmark: run a no-op command', type: 'research', command: 'true' }] };
+  const body = {
+    workspace: ws.root,
+    verify: 'none',
+    tasks: [{ instruction: 'benchmark: run a no-op command', type: 'research', command: 'true' }],
+  };
   const gaffer = [];
   const ref = [];
   try {
-    await repeat(ctx, 'job_overhead', async (i) => {
-      const [g, r] = await pair(
-        i,
-        async () => {
-          const { ms, value } = await timeAsync(async () => {
-            const { job } = engine.submit(body);
-            await engine.settled(job.id);
-            return engine.get(job.id);
-          });
-          if (value.status !== 'done') throw new Error(`benchmark job ended ${value.status}: ${value.error ?? value.verdict}`);
-          return ms;
-        },
-        async () => (await run('sh', ['-c', JOB_SCRIPT], { cwd: ws.root, env: gitEnv(refEnv) })).ms,
-      );
-      if (i > 0) {
-        gaffer.push(g);
-        ref.push(r);
-      }
-    }, cheapReps(ctx));
+    await repeat(
+      ctx,
+      'job_overhead',
+      async (i) => {
+        const [g, r] = await pair(
+          i,
+          async () => {
+            const { ms, value } = await timeAsync(async () => {
+              const { job } = engine.submit(body);
+              await engine.settled(job.id);
+              return engine.get(job.id);
+            });
+            if (value.status !== 'done')
+              throw new Error(`benchmark job ended ${value.status}: ${value.error ?? value.verdict}`);
+            return ms;
+          },
+          async () => (await run('sh', ['-c', JOB_SCRIPT], { cwd: ws.root, env: gitEnv(refEnv) })).ms,
+        );
+        if (i > 0) {
+          gaffer.push(g);
+          ref.push(r);
+        }
+      },
+      cheapReps(ctx),
+    );
   } finally {
     await engine.close();
   }
@@ -323,7 +374,11 @@ async function jobOverhead(ctx) {
   const rm = median(ref);
   return {
     figures: { job_ms: round(gm), job_script_ms: round(rm), job_overhead_ratio: round(gm / rm, 3) },
-    samples: { job_ms: gaffer.map(Math.round), job_script_ms: ref.map(Math.round), paired_ratio_job_overhead: pairedRatio(gaffer, ref) },
+    samples: {
+      job_ms: gaffer.map(Math.round),
+      job_script_ms: ref.map(Math.round),
+      paired_ratio_job_overhead: pairedRatio(gaffer, ref),
+    },
     rows: [
       msRow('job_ms', gm, `whole job, shell \`true\`, verify none, ${ws.files} files`),
       msRow('job_script_ms', rm, 'sh: add -A + write-tree ×2 + diff-tree'),
@@ -354,14 +409,23 @@ async function compactClean(ctx) {
     await engine.settled(job.id);
     const answer = engine.get(job.id);
     const proof = answer.result?.proof?.verdict;
-    if (answer.status !== 'done' || proof !== 'proved') notes.push(`compact_tokens_clean: the job ended ${answer.status}, proof ${proof} (expected done / proved)`);
+    if (answer.status !== 'done' || proof !== 'proved')
+      notes.push(`compact_tokens_clean: the job ended ${answer.status}, proof ${proof} (expected done / proved)`);
     tokens = JSON.stringify(answer).length / 4;
   } finally {
     await engine.close();
   }
   return {
     figures: { compact_tokens_clean: round(tokens) },
-    rows: [{ figure: 'compact_tokens_clean', value: round(tokens), unit: 'tokens', reference: 'JSON chars / 4', bar: { max: 400 } }],
+    rows: [
+      {
+        figure: 'compact_tokens_clean',
+        value: round(tokens),
+        unit: 'tokens',
+        reference: 'JSON chars / 4',
+        bar: { max: 400 },
+      },
+    ],
     notes,
   };
 }
@@ -398,7 +462,11 @@ async function eventJob(ctx, label, { serve = false } = {}) {
       server = await startServer({ engine, host: '127.0.0.1', port: 0, tokens: {}, version: 'bench' });
       rememberServer(server.url, dataDir);
     }
-    const { job } = engine.submit({ workspace, verify: 'none', tasks: [{ instruction: 'benchmark: report detected states on demand', runner: runner.key }] });
+    const { job } = engine.submit({
+      workspace,
+      verify: 'none',
+      tasks: [{ instruction: 'benchmark: report detected states on demand', runner: runner.key }],
+    });
     const worker = await runner.attached(job.id);
     return {
       engine,
@@ -423,7 +491,8 @@ async function eventJob(ctx, label, { serve = false } = {}) {
 async function untilWaiters(engine, n) {
   const deadline = performance.now() + 5_000;
   while (engine.health().waiters < n) {
-    if (performance.now() > deadline) throw new Error(`the wait was not registered within 5 s (waiters ${engine.health().waiters})`);
+    if (performance.now() > deadline)
+      throw new Error(`the wait was not registered within 5 s (waiters ${engine.health().waiters})`);
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
@@ -440,7 +509,14 @@ function latencyResult(figure, samples, max, what, notes = []) {
     samples: { [`${base}_ms`]: samples.map((x) => round(x, 2)) },
     rows: [
       { figure: `${base}_p50_ms`, value: round(p50, 2), unit: 'ms', reference: `${samples.length} samples, ${what}` },
-      { figure, value: round(p99, 2), exact: p99, unit: 'ms', reference: `p99 of the same ${samples.length} (max ${round(Math.max(...samples), 1)} ms)`, bar: { max } },
+      {
+        figure,
+        value: round(p99, 2),
+        exact: p99,
+        unit: 'ms',
+        reference: `p99 of the same ${samples.length} (max ${round(Math.max(...samples), 1)} ms)`,
+        bar: { max },
+      },
     ],
     notes,
   };
@@ -479,13 +555,17 @@ async function waitLatencyHttp(ctx) {
     for (let i = 0; i < LATENCY_WARMUP + n; i++) {
       const m = marker('wh', i);
       const before = live.engine.health().waiters;
-      const answer = httpGet(`${live.server.url}/api/jobs/${live.id}/wait?for=${encodeURIComponent(`event:${m}`)}&timeout_s=10`, { agent }).then((r) => ({ ...r, at: performance.now() }));
+      const answer = httpGet(
+        `${live.server.url}/api/jobs/${live.id}/wait?for=${encodeURIComponent(`event:${m}`)}&timeout_s=10`,
+        { agent },
+      ).then((r) => ({ ...r, at: performance.now() }));
       await untilWaiters(live.engine, before + 1);
       await jitter();
       const t0 = performance.now();
       live.worker.emit(m);
       const r = await answer;
-      if (r.status !== 200 || JSON.parse(r.body).met !== true) throw new Error(`HTTP wait for event:${m}: ${r.status} ${r.body.slice(0, 200)}`);
+      if (r.status !== 200 || JSON.parse(r.body).met !== true)
+        throw new Error(`HTTP wait for event:${m}: ${r.status} ${r.body.slice(0, 200)}`);
       if (i >= LATENCY_WARMUP) samples.push(r.at - t0);
     }
   } finally {
@@ -534,7 +614,11 @@ async function sseLatency(ctx) {
 const tpSizes = (ctx) => (ctx.quick ? { jobs: 40, workspaces: 10 } : { jobs: 200, workspaces: 50 });
 const TP_FILES = 100;
 const TP_PARALLEL = 8;
-const trivialJob = (workspace) => ({ workspace, verify: 'none', tasks: [{ instruction: 'benchmark: run a no-op command', type: 'research', command: 'true' }] });
+const trivialJob = (workspace) => ({
+  workspace,
+  verify: 'none',
+  tasks: [{ instruction: 'benchmark: run a no-op command', type: 'research', command: 'true' }],
+});
 
 /** The throughput workspaces (plain folders of TP_FILES files), generated once and shared with server_rss. */
 function tpWorkspaces(ctx, count) {
@@ -567,7 +651,9 @@ async function gafferBatch(engine, roots, jobs) {
   // the prune of old jobs' snapshots starts when nothing is live (spec 03: never during a job):
   // background maintenance, not part of the batch — it must not run into the next measurement
   await engine.maintenanceDone();
-  const failed = answers.filter((a) => a.status !== 'done').map((a) => ({ id: a.id, status: a.status, error: a.error ?? a.verdict }));
+  const failed = answers
+    .filter((a) => a.status !== 'done')
+    .map((a) => ({ id: a.id, status: a.status, error: a.error ?? a.verdict }));
   return { ms, failed };
 }
 
@@ -575,7 +661,9 @@ async function gafferBatch(engine, roots, jobs) {
 function describeFailed(what, failed, jobs) {
   const kinds = new Map();
   for (const f of failed) {
-    const key = `${f.status}: ${String(f.error).replace(/[0-9a-f]{40}/g, '<sha>').slice(0, 200)}`;
+    const key = `${f.status}: ${String(f.error)
+      .replace(/[0-9a-f]{40}/g, '<sha>')
+      .slice(0, 200)}`;
     kinds.set(key, (kinds.get(key) ?? 0) + 1);
   }
   return `${what}: ${failed.length} of ${jobs} jobs did not end done — ${[...kinds].map(([k, n]) => `${n}× ${k}`).join('; ')}`;
@@ -619,10 +707,19 @@ async function throughput(ctx) {
   const { jobs, workspaces } = tpSizes(ctx);
   const roots = tpWorkspaces(ctx, workspaces);
   const dataDir = join(ctx.tmp, 'tp-data');
-  const engine = await Engine.open({ dataDir, maxParallel: TP_PARALLEL, runners: createRunners({ sandbox: 'off' }), spawner: true });
+  const engine = await Engine.open({
+    dataDir,
+    maxParallel: TP_PARALLEL,
+    runners: createRunners({ sandbox: 'off' }),
+    spawner: true,
+  });
   const refs = [];
   for (const [w, root] of roots.entries()) {
-    const env = { gitDir: join(ctx.tmp, 'tp-ref', `w${w}.git`), workTree: root, indexFile: join(ctx.tmp, 'tp-ref', `w${w}.index`) };
+    const env = {
+      gitDir: join(ctx.tmp, 'tp-ref', `w${w}.git`),
+      workTree: root,
+      indexFile: join(ctx.tmp, 'tp-ref', `w${w}.index`),
+    };
     await git(['init', '-q', '--bare', '--template=', env.gitDir], {});
     refs.push({ root, env });
   }
@@ -661,7 +758,11 @@ async function throughput(ctx) {
       throughput_ratio: round(gm / rm, 3),
       throughput_failed_jobs: failedJobs,
     },
-    samples: { throughput_ms: gaffer.map(Math.round), throughput_script_ms: ref.map(Math.round), paired_ratio_throughput: pairedRatio(gaffer, ref) },
+    samples: {
+      throughput_ms: gaffer.map(Math.round),
+      throughput_script_ms: ref.map(Math.round),
+      paired_ratio_throughput: pairedRatio(gaffer, ref),
+    },
     rows: [
       msRow(
         'throughput_ms',
@@ -703,13 +804,24 @@ async function fanoutOverhead(ctx) {
   await git(['commit', '-qm', 'init'], {}, { cwd: root });
   const gitSizeAtStart = await duKb(join(root, '.git'));
   const dataDir = join(ctx.tmp, 'fo-data');
-  const engine = await Engine.open({ dataDir, maxParallel: FO_PARALLEL, runners: createRunners({ sandbox: 'off' }), spawner: true, worktrees: { parallelSafeGates: [FO_VERIFY] } });
+  const engine = await Engine.open({
+    dataDir,
+    maxParallel: FO_PARALLEL,
+    runners: createRunners({ sandbox: 'off' }),
+    spawner: true,
+    worktrees: { parallelSafeGates: [FO_VERIFY] },
+  });
   const body = {
     workspace: root,
     isolation: 'worktree',
     parallel: true,
     verify: FO_VERIFY,
-    tasks: Array.from({ length: FO_TASKS }, (_, k) => ({ name: `t${k}`, instruction: `benchmark: write w${k}.txt`, files: [`w${k}.txt`], command: `echo ${k} > w${k}.txt` })),
+    tasks: Array.from({ length: FO_TASKS }, (_, k) => ({
+      name: `t${k}`,
+      instruction: `benchmark: write w${k}.txt`,
+      files: [`w${k}.txt`],
+      command: `echo ${k} > w${k}.txt`,
+    })),
   };
   const refDir = join(ctx.tmp, 'fo-ref');
   mkdirSync(refDir, { recursive: true });
@@ -719,7 +831,8 @@ async function fanoutOverhead(ctx) {
     let next = 0;
     const t0 = performance.now();
     const lane = async () => {
-      for (let k = next++; k < FO_TASKS; k = next++) await run('sh', ['-c', script(rep, k)], { cwd: root, env: gitEnv() });
+      for (let k = next++; k < FO_TASKS; k = next++)
+        await run('sh', ['-c', script(rep, k)], { cwd: root, env: gitEnv() });
     };
     await Promise.all(Array.from({ length: FO_PARALLEL }, lane));
     return performance.now() - t0;
@@ -738,7 +851,8 @@ async function fanoutOverhead(ctx) {
             return engine.get(job.id, { full: true });
           });
           jobs++;
-          if (value.status !== 'done') throw new Error(`fan-out job ended ${value.status}: ${value.error ?? value.verdict}`);
+          if (value.status !== 'done')
+            throw new Error(`fan-out job ended ${value.status}: ${value.error ?? value.verdict}`);
           const parallel = value.result.worktrees.classes.filter((c) => c.class === 'parallel').length;
           if (parallel !== FO_TASKS) throw new Error(`fan-out ran ${FO_TASKS - parallel} task(s) sequentially`);
           return ms;
@@ -759,11 +873,28 @@ async function fanoutOverhead(ctx) {
   const gm = median(gaffer);
   const rm = median(ref);
   return {
-    figures: { fanout_ms: round(gm), fanout_script_ms: round(rm), fanout_overhead_ratio: round(gm / rm, 3), fanout_disk_mb_per_10_jobs: round(per10, 1) },
-    samples: { fanout_ms: gaffer.map(Math.round), fanout_script_ms: ref.map(Math.round), paired_ratio_fanout: pairedRatio(gaffer, ref) },
+    figures: {
+      fanout_ms: round(gm),
+      fanout_script_ms: round(rm),
+      fanout_overhead_ratio: round(gm / rm, 3),
+      fanout_disk_mb_per_10_jobs: round(per10, 1),
+    },
+    samples: {
+      fanout_ms: gaffer.map(Math.round),
+      fanout_script_ms: ref.map(Math.round),
+      paired_ratio_fanout: pairedRatio(gaffer, ref),
+    },
     rows: [
-      msRow('fanout_ms', gm, `${FO_TASKS} worktree tasks, ${FO_PARALLEL} at once, ${files} files, verify \`${FO_VERIFY}\`, merge none, sandbox off`),
-      msRow('fanout_script_ms', rm, `sh per task: worktree add -b + work + check + add/commit + worktree remove, ${FO_PARALLEL} lanes`),
+      msRow(
+        'fanout_ms',
+        gm,
+        `${FO_TASKS} worktree tasks, ${FO_PARALLEL} at once, ${files} files, verify \`${FO_VERIFY}\`, merge none, sandbox off`,
+      ),
+      msRow(
+        'fanout_script_ms',
+        rm,
+        `sh per task: worktree add -b + work + check + add/commit + worktree remove, ${FO_PARALLEL} lanes`,
+      ),
       ratioRow('fanout_overhead_ratio', gm / rm, 'fanout_script_ms', rm, 1.5),
       {
         figure: 'fanout_disk_mb_per_10_jobs',
@@ -809,7 +940,10 @@ async function compactFailed(ctx) {
       const ws = join(ctx.tmp, `compact-failed-${variant}`);
       mkdirSync(join(ws, 'src'), { recursive: true });
       mkdirSync(join(ws, 'test'), { recursive: true });
-      writeFileSync(join(ws, 'package.json'), `${JSON.stringify({ name: 'bench-failed', private: true, type: 'module', scripts: { test: 'node --test' } }, null, 2)}\n`);
+      writeFileSync(
+        join(ws, 'package.json'),
+        `${JSON.stringify({ name: 'bench-failed', private: true, type: 'module', scripts: { test: 'node --test' } }, null, 2)}\n`,
+      );
       writeFileSync(join(ws, 'src', 'value.js'), 'export const value = 42;\n');
       writeFileSync(
         join(ws, 'test', 'value.test.js'),
@@ -830,7 +964,9 @@ async function compactFailed(ctx) {
       const fixRan = answer.result?.workers?.some((w) => w.role === 'fixer');
       const prev = v?.previous?.length ?? 0;
       if (!fixRan || (variant === 'fixed' ? !(v?.ok === true && prev === 1) : v?.ok !== false)) {
-        notes.push(`compact_tokens_failed (${variant}): expected a failed verification then a fix round${variant === 'fixed' ? ' that passes' : ' that still fails'}; got status ${answer.status}, verification ok ${v?.ok}, fixer ran ${fixRan}, previous ${prev}`);
+        notes.push(
+          `compact_tokens_failed (${variant}): expected a failed verification then a fix round${variant === 'fixed' ? ' that passes' : ' that still fails'}; got status ${answer.status}, verification ok ${v?.ok}, fixer ran ${fixRan}, previous ${prev}`,
+        );
       }
       sizes[variant] = JSON.stringify(answer).length / 4;
       log(`  compact_tokens_failed ${variant}: ${answer.status}, ${round(sizes[variant])} tokens`);
@@ -849,7 +985,9 @@ async function compactFailed(ctx) {
         value: round(worst),
         exact: worst,
         unit: 'tokens',
-        reference: `JSON chars / 4; ${Object.entries(sizes).map(([v, n]) => `${v.replace('_', ' ')} ${Math.round(n)}`).join(' / ')}`,
+        reference: `JSON chars / 4; ${Object.entries(sizes)
+          .map(([v, n]) => `${v.replace('_', ' ')} ${Math.round(n)}`)
+          .join(' / ')}`,
         bar: { max: 1_500 },
       },
     ],
@@ -867,7 +1005,10 @@ async function compactFailed(ctx) {
 function makeNodeTestFixture(root, modules) {
   mkdirSync(join(root, 'src'), { recursive: true });
   mkdirSync(join(root, 'test'), { recursive: true });
-  writeFileSync(join(root, 'package.json'), `${JSON.stringify({ name: 'bench-related', private: true, type: 'module', scripts: { test: 'node --test' } }, null, 2)}\n`);
+  writeFileSync(
+    join(root, 'package.json'),
+    `${JSON.stringify({ name: 'bench-related', private: true, type: 'module', scripts: { test: 'node --test' } }, null, 2)}\n`,
+  );
   for (let m = 0; m < modules; m++) {
     const nn = String(m).padStart(2, '0');
     writeFileSync(join(root, 'src', `mod${nn}.js`), `export function f${nn}(x) {\n  return x + ${m};\n}\n`);
@@ -907,13 +1048,23 @@ async function relatedVerify(ctx) {
       verify: 'auto',
       verify_scope: scope,
       fix_rounds: 0,
-      tasks: [{ instruction: `benchmark: touch src/mod${nn}.js`, command: `echo '// touched ${scope} ${i}' >> src/mod${nn}.js` }],
+      tasks: [
+        {
+          instruction: `benchmark: touch src/mod${nn}.js`,
+          command: `echo '// touched ${scope} ${i}' >> src/mod${nn}.js`,
+        },
+      ],
     });
     await engine.settled(job.id);
     const v = engine.get(job.id).result?.verification;
-    if (v?.ok !== true) throw new Error(`related_verify ${scope} rep ${i}: the verification did not pass (${v?.summary ?? 'no verification'})`);
+    if (v?.ok !== true)
+      throw new Error(
+        `related_verify ${scope} rep ${i}: the verification did not pass (${v?.summary ?? 'no verification'})`,
+      );
     if (scope === 'related' && (v.scope !== 'related' || v.related_files?.length !== 1)) {
-      notes.push(`related_verify rep ${i}: related scope ran ${v.scope} (${(v.related_files ?? []).length} files): ${v.command}`);
+      notes.push(
+        `related_verify rep ${i}: related scope ran ${v.scope} (${(v.related_files ?? []).length} files): ${v.command}`,
+      );
     }
     return { s: v.duration_s, v, nn };
   };
@@ -930,7 +1081,9 @@ async function relatedVerify(ctx) {
         () => job('related', i),
         () => job('all', i),
       );
-      const sel = await timeAsync(() => selectRelatedTests({ workspace: ws, kind: 'node', command: 'npm test', changedPaths: [`src/mod${r.nn}.js`] }));
+      const sel = await timeAsync(() =>
+        selectRelatedTests({ workspace: ws, kind: 'node', command: 'npm test', changedPaths: [`src/mod${r.nn}.js`] }),
+      );
       relatedS.push(r.s);
       allS.push(a.s);
       selectMs.push(sel.ms);
@@ -943,12 +1096,33 @@ async function relatedVerify(ctx) {
   const am = median(allS);
   const sm = median(selectMs);
   return {
-    figures: { related_verify_s: rm, full_verify_s: am, related_select_ms: round(sm, 1), related_verify_ratio: round(rm / am, 3), related_verify_ratio_with_selection: round((rm + sm / 1000) / am, 3) },
+    figures: {
+      related_verify_s: rm,
+      full_verify_s: am,
+      related_select_ms: round(sm, 1),
+      related_verify_ratio: round(rm / am, 3),
+      related_verify_ratio_with_selection: round((rm + sm / 1000) / am, 3),
+    },
     samples: { related_verify_s: relatedS, full_verify_s: allS, related_select_ms: selectMs.map((x) => round(x, 1)) },
     rows: [
-      { figure: 'related_verify_s', value: rm, unit: 's', reference: `verification.duration_s, 1 of ${modules} modules touched` },
-      { figure: 'related_select_ms', value: round(sm, 1), unit: 'ms', reference: 'selectRelatedTests (before the suite clock)' },
-      { figure: 'full_verify_s', value: am, unit: 's', reference: `verify_scope all: npm test, ${modules} test files of ~100 ms` },
+      {
+        figure: 'related_verify_s',
+        value: rm,
+        unit: 's',
+        reference: `verification.duration_s, 1 of ${modules} modules touched`,
+      },
+      {
+        figure: 'related_select_ms',
+        value: round(sm, 1),
+        unit: 'ms',
+        reference: 'selectRelatedTests (before the suite clock)',
+      },
+      {
+        figure: 'full_verify_s',
+        value: am,
+        unit: 's',
+        reference: `verify_scope all: npm test, ${modules} test files of ~100 ms`,
+      },
       ratioRow('related_verify_ratio', rm / am, 'full_verify_s', am * 1000, 0.25),
     ],
     notes,
@@ -971,7 +1145,11 @@ async function retainedDataDir(ctx) {
   const { createRunners } = await runnersMod();
   const retained = ctx.shared.retained ?? { dataDir: join(ctx.tmp, 'rss-data'), roots: tpWorkspaces(ctx, 10) };
   const roots = retained.roots.length >= FLOODERS ? retained.roots : tpWorkspaces(ctx, FLOODERS);
-  const engine = await Engine.open({ dataDir: retained.dataDir, maxParallel: TP_PARALLEL, runners: createRunners({ sandbox: 'off' }) });
+  const engine = await Engine.open({
+    dataDir: retained.dataDir,
+    maxParallel: TP_PARALLEL,
+    runners: createRunners({ sandbox: 'off' }),
+  });
   const notes = [];
   try {
     const have = engine.list({ limit: 1_000 }).length;
@@ -980,7 +1158,9 @@ async function retainedDataDir(ctx) {
       const t0 = performance.now();
       const { failed } = await gafferBatch(engine, roots, want - have);
       if (failed.length > 0) notes.push(describeFailed('server_rss (retained jobs)', failed, want - have));
-      log(`  server_rss: ${want - have} jobs added to the ${have} retained, in ${Math.round(performance.now() - t0)} ms`);
+      log(
+        `  server_rss: ${want - have} jobs added to the ${have} retained, in ${Math.round(performance.now() - t0)} ms`,
+      );
     }
   } finally {
     await engine.close();
@@ -1016,7 +1196,13 @@ async function serverRss(ctx) {
       const answer = await httpJson('POST', `${server.url}/api/jobs`, {
         workspace: root,
         verify: 'none',
-        tasks: [{ instruction: 'benchmark: flood stdout', type: 'research', command: `yes '${FLOOD_LINE}' | head -c ${floodMb * 1_000_000}; echo` }],
+        tasks: [
+          {
+            instruction: 'benchmark: flood stdout',
+            type: 'research',
+            command: `yes '${FLOOD_LINE}' | head -c ${floodMb * 1_000_000}; echo`,
+          },
+        ],
       });
       ids.push((answer.job ?? answer).id);
     }
@@ -1026,14 +1212,21 @@ async function serverRss(ctx) {
     }, 100);
     let finals;
     try {
-      finals = await Promise.all(ids.map((id) => httpGet(`${server.url}/api/jobs/${id}/wait?for=done&timeout_s=600`).then((r) => JSON.parse(r.body).state)));
+      finals = await Promise.all(
+        ids.map((id) =>
+          httpGet(`${server.url}/api/jobs/${id}/wait?for=done&timeout_s=600`).then((r) => JSON.parse(r.body).state),
+        ),
+      );
     } finally {
       clearInterval(sampler);
     }
     seconds = (performance.now() - t0) / 1000;
     hwm = procMemoryMb(pid).hwm;
     const notDone = finals.filter((j) => j.status !== 'done');
-    if (notDone.length > 0) notes.push(`server_rss: ${notDone.length} flood jobs ended ${notDone.map((j) => `${j.status} (${j.error ?? j.verdict})`).join('; ')}`);
+    if (notDone.length > 0)
+      notes.push(
+        `server_rss: ${notDone.length} flood jobs ended ${notDone.map((j) => `${j.status} (${j.error ?? j.verdict})`).join('; ')}`,
+      );
     for (const id of ids) {
       const ev = await httpJson('GET', `${server.url}/api/jobs/${id}/events?after=0`);
       outputEvents += (ev.events ?? []).filter((e) => e.event === 'output').length;
@@ -1050,9 +1243,18 @@ async function serverRss(ctx) {
     clearTimeout(timer);
   }
   return {
-    figures: { server_rss_mb: round(hwm), server_rss_idle_mb: round(idle.rss), server_rss_sampled_peak_mb: round(peakSampled) },
+    figures: {
+      server_rss_mb: round(hwm),
+      server_rss_idle_mb: round(idle.rss),
+      server_rss_sampled_peak_mb: round(peakSampled),
+    },
     rows: [
-      { figure: 'server_rss_idle_mb', value: round(idle.rss), unit: 'MB', reference: `${retainedCount} retained jobs, no live job` },
+      {
+        figure: 'server_rss_idle_mb',
+        value: round(idle.rss),
+        unit: 'MB',
+        reference: `${retainedCount} retained jobs, no live job`,
+      },
       {
         figure: 'server_rss_mb',
         value: round(hwm),
@@ -1136,7 +1338,14 @@ function simulateRouting(mods, roster, tasks, policy) {
       rung = rungAbove(ladder, rung.cost);
     }
   }
-  return { cost, accepted, acceptance: accepted / tasks.length, perAccepted: accepted > 0 ? cost / accepted : Infinity, liftedStarts, lastWhy };
+  return {
+    cost,
+    accepted,
+    acceptance: accepted / tasks.length,
+    perAccepted: accepted > 0 ? cost / accepted : Infinity,
+    liftedStarts,
+    lastWhy,
+  };
 }
 
 /** The seeded stream: each task's type and one uniform draw per tier. */
@@ -1155,7 +1364,15 @@ function routingFigures(mods, roster, seed, length = ROUTING_TASKS) {
   const on = simulateRouting(mods, roster, tasks, 'on');
   const off = simulateRouting(mods, roster, tasks, 'off');
   const top = simulateRouting(mods, roster, tasks, 'top');
-  return { on, off, top, ratioOn: on.perAccepted / top.perAccepted, ratioOff: off.perAccepted / top.perAccepted, gapPts: (top.acceptance - on.acceptance) * 100, gapOffPts: (top.acceptance - off.acceptance) * 100 };
+  return {
+    on,
+    off,
+    top,
+    ratioOn: on.perAccepted / top.perAccepted,
+    ratioOff: off.perAccepted / top.perAccepted,
+    gapPts: (top.acceptance - on.acceptance) * 100,
+    gapOffPts: (top.acceptance - off.acceptance) * 100,
+  };
 }
 
 /**
@@ -1197,7 +1414,8 @@ async function routingCost() {
     `routing_cost: the same seed over 4000 tasks: ratio on ${round(long.ratioOn, 3)}, off ${round(long.ratioOff, 3)}; ` +
       `acceptance on ${pct(long.on.acceptance)} %, off ${pct(long.off.acceptance)} %, top only ${pct(long.top.acceptance)} %`,
   ];
-  const costRef = (r) => `${round(r.perAccepted, 2)}/accepted vs top ${round(f.top.perAccepted, 2)}, acceptance ${pct(r.acceptance)} % vs ${pct(f.top.acceptance)} %`;
+  const costRef = (r) =>
+    `${round(r.perAccepted, 2)}/accepted vs top ${round(f.top.perAccepted, 2)}, acceptance ${pct(r.acceptance)} % vs ${pct(f.top.acceptance)} %`;
   return {
     figures: {
       routing_cost_ratio: round(f.ratioOn, 3),
@@ -1217,18 +1435,47 @@ async function routingCost() {
         cost_per_call: ROUTING_COST,
         acceptance_within_2pts: f.gapPts <= 2,
         acceptance_within_2pts_off: f.gapOffPts <= 2,
-        on: { cost: f.on.cost, accepted: f.on.accepted, lifted_starts: f.on.liftedStarts, last_decision_per_type: f.on.lastWhy },
+        on: {
+          cost: f.on.cost,
+          accepted: f.on.accepted,
+          lifted_starts: f.on.liftedStarts,
+          last_decision_per_type: f.on.lastWhy,
+        },
         off: { cost: f.off.cost, accepted: f.off.accepted },
         top: { cost: f.top.cost, accepted: f.top.accepted },
         long_4000: { ratio_on: long.ratioOn, ratio_off: long.ratioOff, last_decision_per_type: long.on.lastWhy },
-        seeds_1_100: { ratio_on_median: median(ratios), ratio_on_min: ratios[0], ratio_on_max: ratios.at(-1), within_2pts_on: within, within_2pts_off: withinOff },
+        seeds_1_100: {
+          ratio_on_median: median(ratios),
+          ratio_on_min: ratios[0],
+          ratio_on_max: ratios.at(-1),
+          within_2pts_on: within,
+          within_2pts_off: withinOff,
+        },
       },
     },
     rows: [
-      { figure: 'routing_cost_ratio', value: round(f.ratioOn, 3), exact: f.ratioOn, reference: `learning on: ${costRef(f.on)}`, bar: { max: 0.5 } },
+      {
+        figure: 'routing_cost_ratio',
+        value: round(f.ratioOn, 3),
+        exact: f.ratioOn,
+        reference: `learning on: ${costRef(f.on)}`,
+        bar: { max: 0.5 },
+      },
       { figure: 'routing_cost_ratio_off', value: round(f.ratioOff, 3), reference: `learning off: ${costRef(f.off)}` },
-      { figure: 'routing_acceptance_gap', value: round(f.gapPts, 1), exact: f.gapPts, unit: 'pts', reference: `top only ${pct(f.top.acceptance)} % − learning on ${pct(f.on.acceptance)} %`, bar: { max: 2 } },
-      { figure: 'routing_acceptance_gap_off', value: round(f.gapOffPts, 1), unit: 'pts', reference: `top only ${pct(f.top.acceptance)} % − learning off ${pct(f.off.acceptance)} %` },
+      {
+        figure: 'routing_acceptance_gap',
+        value: round(f.gapPts, 1),
+        exact: f.gapPts,
+        unit: 'pts',
+        reference: `top only ${pct(f.top.acceptance)} % − learning on ${pct(f.on.acceptance)} %`,
+        bar: { max: 2 },
+      },
+      {
+        figure: 'routing_acceptance_gap_off',
+        value: round(f.gapOffPts, 1),
+        unit: 'pts',
+        reference: `top only ${pct(f.top.acceptance)} % − learning off ${pct(f.off.acceptance)} %`,
+      },
     ],
     notes,
   };

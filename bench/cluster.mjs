@@ -28,14 +28,19 @@ const START_MARK = 'gaffer-bench-worker-start';
 
 /** Why the cluster cannot be measured here, or null. */
 function missing(ctx) {
-  if (spawnSync(REDIS, ['--version'], { stdio: 'ignore' }).status !== 0) return `no ${REDIS} on PATH (apt-get install redis-server, or set GAFFER_REDIS_SERVER)`;
-  if (!existsSync(join(ctx.repoRoot, 'dist', 'interfaces', 'cli', 'main.js'))) return 'gaffer is not built in dist/ (npm run build)';
+  if (spawnSync(REDIS, ['--version'], { stdio: 'ignore' }).status !== 0)
+    return `no ${REDIS} on PATH (apt-get install redis-server, or set GAFFER_REDIS_SERVER)`;
+  if (!existsSync(join(ctx.repoRoot, 'dist', 'interfaces', 'cli', 'main.js')))
+    return 'gaffer is not built in dist/ (npm run build)';
   return null;
 }
 
 function skipped(figures, why) {
   log(`  skipped: ${why}`);
-  return { rows: figures.map((figure) => ({ figure, value: 'skipped', reference: why.slice(0, 60) })), notes: [`${figures.join(', ')} skipped: ${why}`] };
+  return {
+    rows: figures.map((figure) => ({ figure, value: 'skipped', reference: why.slice(0, 60) })),
+    notes: [`${figures.join(', ')} skipped: ${why}`],
+  };
 }
 
 // every process the cluster cases start is killed when the bench exits, however it exits
@@ -63,7 +68,10 @@ async function stop(child, signal = 'SIGTERM') {
 function untilPrinted(child, stream, pattern, what, ms = 30_000) {
   return new Promise((resolve, reject) => {
     let text = '';
-    const timer = setTimeout(() => reject(new Error(`${what} did not start within ${ms / 1000} s: ${text.slice(-500)}`)), ms);
+    const timer = setTimeout(
+      () => reject(new Error(`${what} did not start within ${ms / 1000} s: ${text.slice(-500)}`)),
+      ms,
+    );
     stream.setEncoding('utf8');
     stream.on('data', (chunk) => {
       text += chunk;
@@ -94,7 +102,26 @@ function freePort() {
 async function startRedis(dir) {
   for (let tries = 0; ; tries++) {
     const port = await freePort();
-    const child = track(spawn(REDIS, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--logfile', ''], { stdio: ['ignore', 'pipe', 'ignore'] }));
+    const child = track(
+      spawn(
+        REDIS,
+        [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--dir',
+          dir,
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--logfile',
+          '',
+        ],
+        { stdio: ['ignore', 'pipe', 'ignore'] },
+      ),
+    );
     try {
       await untilPrinted(child, child.stdout, /Ready to accept connections/, 'redis-server', 10_000);
       child.stdout.resume();
@@ -126,7 +153,12 @@ async function cluster(ctx) {
   const redis = await startRedis(ctx.tmp);
   let coordinators = 0;
   const serveCoordinator = async () => {
-    const served = await serveDataDir(ctx, join(root, `coordinator-${++coordinators}`), { GAFFER_NODE_TOKEN: token, GAFFER_SANDBOX: 'off' }, ['--queue', redis.url]);
+    const served = await serveDataDir(
+      ctx,
+      join(root, `coordinator-${++coordinators}`),
+      { GAFFER_NODE_TOKEN: token, GAFFER_SANDBOX: 'off' },
+      ['--queue', redis.url],
+    );
     track(served.child);
     return served;
   };
@@ -166,10 +198,29 @@ async function cluster(ctx) {
         if (running) continue;
         const dir = join(root, name);
         const child = track(
-          spawn(process.execPath, [join(ctx.repoRoot, 'bin', 'gaffer'), '--data-dir', join(dir, 'data'), 'node', '--queue', redis.url, '--name', name, '--runners', 'shell', '--slots', String(SLOTS), '--work-dir', join(dir, 'work')], {
-            env: clusterEnv(token),
-            stdio: ['ignore', 'ignore', 'pipe'],
-          }),
+          spawn(
+            process.execPath,
+            [
+              join(ctx.repoRoot, 'bin', 'gaffer'),
+              '--data-dir',
+              join(dir, 'data'),
+              'node',
+              '--queue',
+              redis.url,
+              '--name',
+              name,
+              '--runners',
+              'shell',
+              '--slots',
+              String(SLOTS),
+              '--work-dir',
+              join(dir, 'work'),
+            ],
+            {
+              env: clusterEnv(token),
+              stdio: ['ignore', 'ignore', 'pipe'],
+            },
+          ),
         );
         await untilPrinted(child, child.stderr, /attempts from/, `gaffer node ${name}`);
         child.stderr.resume();
@@ -213,7 +264,10 @@ function treeCpuS(rootPid) {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       // fields from the 3rd: state, ppid, …, utime (14th), stime, cutime, cstime
-      procs.set(Number(entry), { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) });
+      procs.set(Number(entry), {
+        ppid: Number(f[1]),
+        ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]),
+      });
     } catch {
       // gone meanwhile
     }
@@ -241,7 +295,12 @@ function machineCpuS() {
 
 function cpuNow(c) {
   const nodes = [...c.nodes.values()].reduce((sum, child) => sum + treeCpuS(child.pid), 0);
-  return { coordinator: treeCpuS(c.coordinator.child.pid), nodes, redis: treeCpuS(c.redis.child.pid), machine: machineCpuS() };
+  return {
+    coordinator: treeCpuS(c.coordinator.child.pid),
+    nodes,
+    redis: treeCpuS(c.redis.child.pid),
+    machine: machineCpuS(),
+  };
 }
 
 /** Submits one job per workspace at once, waits for all: { ms, failed, cpu, takenBy }. */
@@ -250,12 +309,21 @@ async function batch(c, roots, tag) {
   const t0 = performance.now();
   const ids = await Promise.all(
     roots.map(async (workspace) => {
-      const job = await httpJson('POST', `${c.url}/api/jobs`, { workspace, title: `cluster batch ${tag}`, verify: 'none', tasks: [{ name: 'write', instruction: 'benchmark: a trivial change', command: `${TASK}; echo ${tag} > out.txt` }] });
+      const job = await httpJson('POST', `${c.url}/api/jobs`, {
+        workspace,
+        title: `cluster batch ${tag}`,
+        verify: 'none',
+        tasks: [
+          { name: 'write', instruction: 'benchmark: a trivial change', command: `${TASK}; echo ${tag} > out.txt` },
+        ],
+      });
       return job.id;
     }),
   );
   c.jobs += ids.length;
-  const answers = await Promise.all(ids.map((id) => httpJson('GET', `${c.url}/api/jobs/${id}/wait?for=done&timeout_s=300`)));
+  const answers = await Promise.all(
+    ids.map((id) => httpJson('GET', `${c.url}/api/jobs/${id}/wait?for=done&timeout_s=300`)),
+  );
   const ms = performance.now() - t0;
   const cpu1 = cpuNow(c);
   const failed = [];
@@ -263,15 +331,24 @@ async function batch(c, roots, tag) {
     if (a.met && a.state.status === 'done') continue;
     // the attempts' own words say what went wrong (the verdict only that one did)
     const full = await httpJson('GET', `${c.url}/api/jobs/${ids[k]}?full=1`);
-    const workers = (full.result?.workers ?? []).map((w) => `${w.name} ${w.status}/${w.stop_reason}${w.error ? `: ${w.error}` : ''}`);
+    const workers = (full.result?.workers ?? []).map(
+      (w) => `${w.name} ${w.status}/${w.stop_reason}${w.error ? `: ${w.error}` : ''}`,
+    );
     failed.push(`${ids[k]} ${a.state.status} — ${workers.join('; ').slice(0, 400)}`);
   }
   const takenBy = {};
   for (const id of ids) {
     const { events } = await httpJson('GET', `${c.url}/api/jobs/${id}/events`);
-    for (const e of events) if (e.event === 'node' && e.node_event === 'taken') takenBy[e.node] = (takenBy[e.node] ?? 0) + 1;
+    for (const e of events)
+      if (e.event === 'node' && e.node_event === 'taken') takenBy[e.node] = (takenBy[e.node] ?? 0) + 1;
   }
-  const cpu = { coordinator: cpu1.coordinator - cpu0.coordinator, nodes: cpu1.nodes - cpu0.nodes, redis: cpu1.redis - cpu0.redis, busy: cpu1.machine.busy - cpu0.machine.busy, total: cpu1.machine.total - cpu0.machine.total };
+  const cpu = {
+    coordinator: cpu1.coordinator - cpu0.coordinator,
+    nodes: cpu1.nodes - cpu0.nodes,
+    redis: cpu1.redis - cpu0.redis,
+    busy: cpu1.machine.busy - cpu0.machine.busy,
+    total: cpu1.machine.total - cpu0.machine.total,
+  };
   return { ms, failed, takenBy, cpu };
 }
 
@@ -303,9 +380,14 @@ export async function clusterThroughput(ctx) {
     for (const size of order) {
       await c.size(size);
       const r = await batch(c, roots, `r${i}-n${size}`);
-      if (r.failed.length > 0) notes.push(`cluster_throughput ${size} node(s), ${i === 0 ? 'warm-up' : `rep ${i}`}: ${r.failed.length} of ${jobs} jobs not done — ${r.failed[0]}`);
+      if (r.failed.length > 0)
+        notes.push(
+          `cluster_throughput ${size} node(s), ${i === 0 ? 'warm-up' : `rep ${i}`}: ${r.failed.length} of ${jobs} jobs not done — ${r.failed[0]}`,
+        );
       if (i > 0) runs[size].push(r);
-      log(`  cluster_throughput: ${i === 0 ? 'warm-up' : `rep ${i}/${reps}`}, ${size} node(s): ${Math.round(r.ms)} ms, taken ${JSON.stringify(r.takenBy)}`);
+      log(
+        `  cluster_throughput: ${i === 0 ? 'warm-up' : `rep ${i}/${reps}`}, ${size} node(s): ${Math.round(r.ms)} ms, taken ${JSON.stringify(r.takenBy)}`,
+      );
     }
   }
   const one = median(runs[1].map((r) => r.ms));
@@ -325,11 +407,30 @@ export async function clusterThroughput(ctx) {
       cluster_3node_jobs_per_s: round((jobs / three) * 1000, 2),
       cluster_throughput_ratio: round(ratio, 3),
     },
-    samples: { cluster_1node_ms: runs[1].map((r) => Math.round(r.ms)), cluster_3node_ms: runs[3].map((r) => Math.round(r.ms)), paired_ratio_cluster_throughput: round(paired, 3) },
+    samples: {
+      cluster_1node_ms: runs[1].map((r) => Math.round(r.ms)),
+      cluster_3node_ms: runs[3].map((r) => Math.round(r.ms)),
+      paired_ratio_cluster_throughput: round(paired, 3),
+    },
     rows: [
-      { figure: 'cluster_1node_ms', value: Math.round(one), unit: 'ms', reference: `${jobs} jobs (\`${TASK}\` + a change), 1 node × ${SLOTS} slots = ${round((jobs / one) * 1000, 1)} jobs/s` },
-      { figure: 'cluster_3node_ms', value: Math.round(three), unit: 'ms', reference: `the same, 3 nodes × ${SLOTS} slots = ${round((jobs / three) * 1000, 1)} jobs/s` },
-      { figure: 'cluster_throughput_ratio', value: round(ratio, 2), exact: ratio, reference: 'jobs/s 3 nodes ÷ 1 node (3 = nodes were the limit)' },
+      {
+        figure: 'cluster_1node_ms',
+        value: Math.round(one),
+        unit: 'ms',
+        reference: `${jobs} jobs (\`${TASK}\` + a change), 1 node × ${SLOTS} slots = ${round((jobs / one) * 1000, 1)} jobs/s`,
+      },
+      {
+        figure: 'cluster_3node_ms',
+        value: Math.round(three),
+        unit: 'ms',
+        reference: `the same, 3 nodes × ${SLOTS} slots = ${round((jobs / three) * 1000, 1)} jobs/s`,
+      },
+      {
+        figure: 'cluster_throughput_ratio',
+        value: round(ratio, 2),
+        exact: ratio,
+        reference: 'jobs/s 3 nodes ÷ 1 node (3 = nodes were the limit)',
+      },
     ],
     notes,
   };
@@ -365,10 +466,17 @@ export async function clusterDispatchLatency(ctx) {
       workspace,
       title: `cluster dispatch ${k}`,
       verify: 'none',
-      tasks: [{ name: 'stamp', instruction: 'benchmark: say when the worker starts', command: `echo "${START_MARK} $(date +%s%N)"; echo ${k} > stamp.txt` }],
+      tasks: [
+        {
+          name: 'stamp',
+          instruction: 'benchmark: say when the worker starts',
+          command: `echo "${START_MARK} $(date +%s%N)"; echo ${k} > stamp.txt`,
+        },
+      ],
     });
     const waited = await httpJson('GET', `${c.url}/api/jobs/${job.id}/wait?for=done&timeout_s=60`);
-    if (!waited.met || waited.state.status !== 'done') throw new Error(`dispatch job ${k} did not end done: ${waited.state.status} ${waited.state.verdict ?? ''}`);
+    if (!waited.met || waited.state.status !== 'done')
+      throw new Error(`dispatch job ${k} did not end done: ${waited.state.status} ${waited.state.verdict ?? ''}`);
     const { events } = await httpJson('GET', `${c.url}/api/jobs/${job.id}/events`);
     const ns = events.map((e) => new RegExp(`${START_MARK} (\\d+)`).exec(e.message ?? '')?.[1]).find(Boolean);
     const took = events.find((e) => e.event === 'node' && e.node_event === 'taken');
@@ -390,22 +498,49 @@ export async function clusterDispatchLatency(ctx) {
     // a short pause between jobs: the previous one's background work (maintenance) is not the next's
     await sleep(20 + Math.random() * 30);
   }
-  if (started.length < 50) throw new Error(`only ${started.length} dispatches timed (${lost.length} without a start mark or a taken event): the bar needs ≥ 50`);
+  if (started.length < 50)
+    throw new Error(
+      `only ${started.length} dispatches timed (${lost.length} without a start mark or a taken event): the bar needs ≥ 50`,
+    );
   const p50 = percentile(started, 0.5);
   const p99 = percentile(started, 0.99);
-  const before = [...phases].map(([kind, xs]) => [kind, median(xs)]).filter(([, m]) => m <= p50).sort((a, b) => a[1] - b[1]);
+  const before = [...phases]
+    .map(([kind, xs]) => [kind, median(xs)])
+    .filter(([, m]) => m <= p50)
+    .sort((a, b) => a[1] - b[1]);
   return {
-    figures: { cluster_dispatch_latency_p50_ms: round(p50, 1), cluster_dispatch_latency_p99_ms: round(p99, 1), cluster_taken_latency_p99_ms: round(percentile(taken, 0.99), 1) },
-    samples: { cluster_dispatch_latency_ms: started.map((x) => round(x, 1)), cluster_taken_latency_ms: taken.map((x) => round(x, 1)) },
+    figures: {
+      cluster_dispatch_latency_p50_ms: round(p50, 1),
+      cluster_dispatch_latency_p99_ms: round(p99, 1),
+      cluster_taken_latency_p99_ms: round(percentile(taken, 0.99), 1),
+    },
+    samples: {
+      cluster_dispatch_latency_ms: started.map((x) => round(x, 1)),
+      cluster_taken_latency_ms: taken.map((x) => round(x, 1)),
+    },
     rows: [
-      { figure: 'cluster_dispatch_latency_p50_ms', value: round(p50, 1), unit: 'ms', reference: `${started.length} jobs one at a time, 3 idle nodes` },
-      { figure: 'cluster_dispatch_latency_p99_ms', value: round(p99, 1), exact: p99, unit: 'ms', reference: `p99 of the same (max ${round(Math.max(...started), 1)} ms)`, bar: { max: 250 } },
+      {
+        figure: 'cluster_dispatch_latency_p50_ms',
+        value: round(p50, 1),
+        unit: 'ms',
+        reference: `${started.length} jobs one at a time, 3 idle nodes`,
+      },
+      {
+        figure: 'cluster_dispatch_latency_p99_ms',
+        value: round(p99, 1),
+        exact: p99,
+        unit: 'ms',
+        reference: `p99 of the same (max ${round(Math.max(...started), 1)} ms)`,
+        bar: { max: 250 },
+      },
     ],
     notes: [
       `cluster_dispatch_latency: submit → the coordinator hearing a node took the attempt (its \`node\` event's ts): p50 ${round(percentile(taken, 0.5), 1)} ms, p99 ${round(percentile(taken, 0.99), 1)} ms; the rest to the worker's start is the node fetching the base and adding its worktree`,
       `cluster_dispatch_latency: the job's events before the worker's start, median ms after the submit: ${before.map(([kind, m]) => `${kind} ${round(m, 1)}`).join(', ')}; the worker's start ${round(p50, 1)}`,
       `cluster_dispatch_latency: one clock (the system's, on one machine): the bench's Date.now() before the POST, the worker's \`date +%s%N\`, the coordinator's event ts`,
-      ...(lost.length > 0 ? [`cluster_dispatch_latency: ${lost.length} job(s) had no start mark or taken event and were not counted`] : []),
+      ...(lost.length > 0
+        ? [`cluster_dispatch_latency: ${lost.length} job(s) had no start mark or taken event and were not counted`]
+        : []),
     ],
   };
 }

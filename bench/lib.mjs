@@ -247,7 +247,9 @@ export function httpGet(url, { agent, headers } = {}) {
     const req = http.get(url, { agent, headers: { ...authHeaders(url), ...headers } }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -258,16 +260,27 @@ export function httpGet(url, { agent, headers } = {}) {
 export function httpJson(method, url, body) {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
-    const req = http.request(url, { method, headers: { ...authHeaders(url), ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}) } }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        if ((res.statusCode ?? 500) >= 300) reject(new Error(`${method} ${url} → ${res.statusCode}: ${text.slice(0, 300)}`));
-        else resolve(JSON.parse(text));
-      });
-      res.on('error', reject);
-    });
+    const req = http.request(
+      url,
+      {
+        method,
+        headers: {
+          ...authHeaders(url),
+          ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
+        },
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if ((res.statusCode ?? 500) >= 300)
+            reject(new Error(`${method} ${url} → ${res.statusCode}: ${text.slice(0, 300)}`));
+          else resolve(JSON.parse(text));
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(payload ?? undefined);
   });
@@ -325,7 +338,11 @@ export function serveDataDir(ctx, dataDir, env = {}, serveArgs = []) {
   const childEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GAFFER_')) childEnv[k] = v;
   Object.assign(childEnv, env);
-  const child = spawn(process.execPath, [join(ctx.repoRoot, 'bin', 'gaffer'), '--data-dir', dataDir, 'serve', '--port', '0', ...serveArgs], { env: childEnv, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [join(ctx.repoRoot, 'bin', 'gaffer'), '--data-dir', dataDir, 'serve', '--port', '0', ...serveArgs],
+    { env: childEnv, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   return new Promise((resolve, reject) => {
     let err = '';
     const timer = setTimeout(() => {

@@ -23,11 +23,11 @@ const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
 const keep = argv.includes('--keep');
 const onlyArg = argv.find((a) => a.startsWith('--only'));
-const only = onlyArg ? (onlyArg.includes('=') ? onlyArg.split('=')[1] : argv[argv.indexOf(onlyArg) + 1]).split(',') : null;
+const only = onlyArg
+  ? (onlyArg.includes('=') ? onlyArg.split('=')[1] : argv[argv.indexOf(onlyArg) + 1]).split(',')
+  : null;
 
-const SIZES = quick
-  ? { bigFiles: 5_000, smallFiles: 200, reps: 3 }
-  : { bigFiles: 50_000, smallFiles: 1_000, reps: 5 };
+const SIZES = quick ? { bigFiles: 5_000, smallFiles: 200, reps: 3 } : { bigFiles: 50_000, smallFiles: 1_000, reps: 5 };
 
 const tmp = mkdtempSync(join(os.tmpdir(), 'gaffer-bench-'));
 let cleaned = false;
@@ -166,7 +166,9 @@ async function main() {
   console.log(
     `\ngaffer bench (${quick ? 'quick' : 'full'}) — ${info.cpus}× ${info.model}, ${info.memory_gb} GB, node ${info.node}, git ${info.git}, ${info.platform}`,
   );
-  console.log(`commit ${results.commit}${results.dirty ? ' (+ uncommitted changes in src/)' : ''} · ${results.date} · ${results.total_s} s · load avg ${info.load_avg_start} → ${info.load_avg_end}\n`);
+  console.log(
+    `commit ${results.commit}${results.dirty ? ' (+ uncommitted changes in src/)' : ''} · ${results.date} · ${results.total_s} s · load avg ${info.load_avg_start} → ${info.load_avg_end}\n`,
+  );
   printTable(rows);
   for (const n of results.notes) console.log(`note: ${n}`);
   console.log(`\nwritten: bench/results.json`);

@@ -17,15 +17,23 @@ export default function requirePrerequisitesInCi(): void {
   const sandbox = probeSandbox();
   if (!sandbox.available) missing.push(`bubblewrap sandbox: ${sandbox.reason} (apt-get install bubblewrap)`);
   const chromium = process.env.GAFFER_CHROMIUM ?? '/usr/bin/chromium';
-  if (!existsSync(chromium)) missing.push(`Chromium at ${chromium} (apt-get install chromium, or GAFFER_CHROMIUM=<path>)`);
-  if (spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status !== 0) missing.push('redis-server (apt-get install redis-server)');
+  if (!existsSync(chromium))
+    missing.push(`Chromium at ${chromium} (apt-get install chromium, or GAFFER_CHROMIUM=<path>)`);
+  if (spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status !== 0)
+    missing.push('redis-server (apt-get install redis-server)');
   const agents = resolve('test/agents/node_modules/.bin');
   for (const profile of CLI_PROFILES.values()) {
-    if (!existsSync(join(agents, profile.binary))) missing.push(`the ${profile.binary} agent CLI in ${agents} (bash scripts/install-agent-clis.sh)`);
+    if (!existsSync(join(agents, profile.binary)))
+      missing.push(`the ${profile.binary} agent CLI in ${agents} (bash scripts/install-agent-clis.sh)`);
   }
   const offline = offlineSupport();
-  if (!offline.ok) missing.push(`a loopback-only network namespace for the agent CLIs: ${offline.reason} (apt-get install iproute2 util-linux)`);
+  if (!offline.ok)
+    missing.push(
+      `a loopback-only network namespace for the agent CLIs: ${offline.reason} (apt-get install iproute2 util-linux)`,
+    );
   if (missing.length > 0) {
-    throw new Error(`CI=true: every suite must run, and this machine lacks what some need:\n  - ${missing.join('\n  - ')}\n(unset CI to let those suites skip instead)`);
+    throw new Error(
+      `CI=true: every suite must run, and this machine lacks what some need:\n  - ${missing.join('\n  - ')}\n(unset CI to let those suites skip instead)`,
+    );
   }
 }

@@ -46,12 +46,21 @@ export function applyEdits(root, edits) {
       const count = text.split(edit.find).length - 1;
       if (count === 0) throw new Error(`edit: ${edit.file} does not contain ${JSON.stringify(edit.find.slice(0, 80))}`);
       if (edit.nth !== undefined) {
-        if (count < edit.nth) throw new Error(`edit: ${edit.file} contains ${JSON.stringify(edit.find.slice(0, 80))} ${count} times, not ${edit.nth}`);
+        if (count < edit.nth)
+          throw new Error(
+            `edit: ${edit.file} contains ${JSON.stringify(edit.find.slice(0, 80))} ${count} times, not ${edit.nth}`,
+          );
         const parts = text.split(edit.find);
-        writeFileSync(path, `${parts.slice(0, edit.nth).join(edit.find)}${edit.replace}${parts.slice(edit.nth).join(edit.find)}`);
+        writeFileSync(
+          path,
+          `${parts.slice(0, edit.nth).join(edit.find)}${edit.replace}${parts.slice(edit.nth).join(edit.find)}`,
+        );
         continue;
       }
-      if (count > 1 && !edit.all) throw new Error(`edit: ${edit.file} contains ${JSON.stringify(edit.find.slice(0, 80))} ${count} times; the edit must name one place`);
+      if (count > 1 && !edit.all)
+        throw new Error(
+          `edit: ${edit.file} contains ${JSON.stringify(edit.find.slice(0, 80))} ${count} times; the edit must name one place`,
+        );
       writeFileSync(path, text.split(edit.find).join(edit.replace));
     }
   }
@@ -59,7 +68,13 @@ export function applyEdits(root, edits) {
 
 /** The edits that undo find/replace edits (a fix is the injected bug reversed). */
 export function reverseEdits(edits) {
-  return [...edits].reverse().map((e) => ({ file: e.file, find: e.replace, replace: e.find, ...(e.all ? { all: true } : {}), ...(e.nth ? { nth: e.nth } : {}) }));
+  return [...edits].reverse().map((e) => ({
+    file: e.file,
+    find: e.replace,
+    replace: e.find,
+    ...(e.all ? { all: true } : {}),
+    ...(e.nth ? { nth: e.nth } : {}),
+  }));
 }
 
 /** The shell command a scripted worker runs to apply `edits` in its workspace. */

@@ -6,7 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 });
+const run = (cmd, args, cwd) =>
+  execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 });
 
 /**
  * The project's cached source and dependency folders, fetched and installed on first use.
@@ -36,16 +37,26 @@ export function prepareProject(project, cacheRoot) {
     run('dpkg-deb', ['-x', join(download, file), join(root, 'unpacked')]);
     mkdirSync(src);
     // '.' takes the folder's content itself (a Go module's root), a name takes that folder or file
-    for (const path of take) cpSync(join(root, 'unpacked', from, path), path === '.' ? src : join(src, path.split('/').pop()), { recursive: true });
+    for (const path of take)
+      cpSync(join(root, 'unpacked', from, path), path === '.' ? src : join(src, path.split('/').pop()), {
+        recursive: true,
+      });
   } else {
     throw new Error(`${project.id}: no source`);
   }
   if (project.install) {
     mkdirSync(join(root, 'deps'));
-    writeFileSync(join(root, 'deps', 'package.json'), `${JSON.stringify({ name: `corpus-${project.id}-deps`, private: true, dependencies: project.install }, null, 2)}\n`);
+    writeFileSync(
+      join(root, 'deps', 'package.json'),
+      `${JSON.stringify({ name: `corpus-${project.id}-deps`, private: true, dependencies: project.install }, null, 2)}\n`,
+    );
     // a project from before npm 7 resolved peer dependencies loosely: install it as its own npm did
     const peers = project.legacyPeerDeps ? ['--legacy-peer-deps'] : [];
-    run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', ...peers], join(root, 'deps'));
+    run(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', ...peers],
+      join(root, 'deps'),
+    );
   }
   rmSync(join(root, 'unpacked'), { recursive: true, force: true });
   writeFileSync(stamp, `${new Date().toISOString()}\n`);

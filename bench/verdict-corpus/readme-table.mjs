@@ -19,7 +19,8 @@ if (!Array.isArray(rows)) {
 }
 
 const ran = projects.filter((p) => rows.some((r) => r.project === p.id));
-const wanted = (e) => `${e.status === 'done' ? 'done' : 'not done'} · ${e.proof}${e.doubts?.length ? ` (${e.doubts.join(', ')})` : ''}`;
+const wanted = (e) =>
+  `${e.status === 'done' ? 'done' : 'not done'} · ${e.proof}${e.doubts?.length ? ` (${e.doubts.join(', ')})` : ''}`;
 const cell = (r) => {
   if (!r) return '—';
   if (!r.got) return '**crashed** ✗';
@@ -29,20 +30,27 @@ const cell = (r) => {
 
 const agree = rows.filter((r) => r.agree).length;
 const out = [];
-out.push(`\`verdict_accuracy\` ${results.figures?.verdict_accuracy ?? '?'} % (${agree}/${rows.length}), ${results.quick ? 'quick' : 'full'} run at ${String(results.commit).slice(0, 7)}${results.dirty ? ' (+ uncommitted src/)' : ''}, ${String(results.date).slice(0, 16).replace('T', ' ')} UTC:`);
+out.push(
+  `\`verdict_accuracy\` ${results.figures?.verdict_accuracy ?? '?'} % (${agree}/${rows.length}), ${results.quick ? 'quick' : 'full'} run at ${String(results.commit).slice(0, 7)}${results.dirty ? ' (+ uncommitted src/)' : ''}, ${String(results.date).slice(0, 16).replace('T', ' ')} UTC:`,
+);
 out.push('');
 out.push(`| worker | wanted | ${ran.map((p) => `${p.id} (${p.framework})`).join(' | ')} |`);
 out.push(`| --- | --- | ${ran.map(() => '---').join(' | ')} |`);
 for (const s of scenarios) {
   const mine = rows.filter((r) => r.scenario === s.id);
   if (mine.length === 0) continue;
-  out.push(`| ${s.title} | ${wanted(s.expect)} | ${ran.map((p) => cell(mine.find((r) => r.project === p.id))).join(' | ')} |`);
+  out.push(
+    `| ${s.title} | ${wanted(s.expect)} | ${ran.map((p) => cell(mine.find((r) => r.project === p.id))).join(' | ')} |`,
+  );
 }
 const wrong = rows.filter((r) => !r.agree);
 if (wrong.length > 0) {
   out.push('');
   out.push('Where the answer differs (✗):');
   out.push('');
-  for (const r of wrong) out.push(`- ${r.project} / ${r.title}: ${r.why.join('; ')}${r.got ? ` — \`${r.got.verdict.replaceAll('`', "'")}\`` : ''}`);
+  for (const r of wrong)
+    out.push(
+      `- ${r.project} / ${r.title}: ${r.why.join('; ')}${r.got ? ` — \`${r.got.verdict.replaceAll('`', "'")}\`` : ''}`,
+    );
 }
 console.log(out.join('\n'));

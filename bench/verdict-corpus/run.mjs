@@ -25,7 +25,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = join(here, '..', '..');
 const CACHE = join(repoRoot, 'bench', '.cache', 'verdict-corpus');
 
-const log = (...parts) => process.stderr.write(`[verdict ${new Date().toISOString().slice(11, 19)}] ${parts.join(' ')}\n`);
+const log = (...parts) =>
+  process.stderr.write(`[verdict ${new Date().toISOString().slice(11, 19)}] ${parts.join(' ')}\n`);
 
 function listFlag(argv, name) {
   const i = argv.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
@@ -37,8 +38,10 @@ function listFlag(argv, name) {
 /** Why a project cannot run on this machine (its toolchain is missing), or null. */
 function missingToolchain(project) {
   const ok = (cmd, args) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
-  if (project.framework === 'go test' && !ok('go', ['version'])) return 'go is not installed (apt-get install golang-go)';
-  if (project.framework === 'pytest' && !ok('python3', ['-c', 'import pytest'])) return 'python3 has no pytest (apt-get install python3-pytest)';
+  if (project.framework === 'go test' && !ok('go', ['version']))
+    return 'go is not installed (apt-get install golang-go)';
+  if (project.framework === 'pytest' && !ok('python3', ['-c', 'import pytest']))
+    return 'python3 has no pytest (apt-get install python3-pytest)';
   return null;
 }
 
@@ -52,7 +55,8 @@ export function selectPairs({ quick, argv = process.argv.slice(2) }) {
     if (onlyProjects && !onlyProjects.includes(project.id)) continue;
     for (const scenario of scenarios) {
       if (onlyScenarios && !onlyScenarios.includes(scenario.id)) continue;
-      if (quick && !onlyProjects && !onlyScenarios && !QUICK.some(([p, s]) => p === project.id && s === scenario.id)) continue;
+      if (quick && !onlyProjects && !onlyScenarios && !QUICK.some(([p, s]) => p === project.id && s === scenario.id))
+        continue;
       const a = applies(scenario, project);
       if (a.runs) pairs.push({ project, scenario });
       else if (!quick) skipped.push(`${project.id}/${scenario.id}: ${a.why}`);
@@ -75,10 +79,18 @@ function preparePairs(pairs, notes) {
         try {
           const t0 = performance.now();
           const p = prepareProject(project, CACHE);
-          if (p.fetched) log(`  fetched ${project.label} (${project.framework}) in ${Math.round(performance.now() - t0)} ms`);
+          if (p.fetched)
+            log(`  fetched ${project.label} (${project.framework}) in ${Math.round(performance.now() - t0)} ms`);
           prepared.set(project.id, p);
         } catch (err) {
-          prepared.set(project.id, { error: `could not fetch: ${String(err?.stderr || err?.message || err).trim().split('\n').slice(-3).join(' ').slice(0, 300)}` });
+          prepared.set(project.id, {
+            error: `could not fetch: ${String(err?.stderr || err?.message || err)
+              .trim()
+              .split('\n')
+              .slice(-3)
+              .join(' ')
+              .slice(0, 300)}`,
+          });
         }
       }
       const p = prepared.get(project.id);
@@ -133,7 +145,16 @@ function gotOf(answer) {
     confidence: r.proof?.confidence ?? null,
     doubts: (r.proof?.uncertainty ?? []).map((u) => u.code),
     verdict: answer.verdict ?? '',
-    verification: { kind: v.kind ?? null, command: v.command ?? null, scope: v.scope ?? null, ok: v.ok ?? null, summary: v.summary ?? null, new_failures: v.new_failures ?? [], pre_existing: v.pre_existing ?? [], flaky: v.flaky ?? [] },
+    verification: {
+      kind: v.kind ?? null,
+      command: v.command ?? null,
+      scope: v.scope ?? null,
+      ok: v.ok ?? null,
+      summary: v.summary ?? null,
+      new_failures: v.new_failures ?? [],
+      pre_existing: v.pre_existing ?? [],
+      flaky: v.flaky ?? [],
+    },
     changed: r.files_changed ?? [],
     sandboxed: r.workers?.[0]?.sandboxed ?? null,
     // what a disagreement needs to be understood without rerunning it
@@ -146,12 +167,21 @@ const expectText = (e) => `${e.status === 'done' ? 'done' : 'not done'} / ${e.pr
 /** The per-scenario table, one line a pair, to stderr. */
 function printTable(rows) {
   const header = ['project', 'scenario', 'expected', 'got', 'agree'];
-  const lines = rows.map((r) => [r.project, r.scenario, expectText(r.expected), r.got ? `${r.got.status} / ${r.got.proof}` : 'crashed', r.agree ? 'yes' : 'NO']);
+  const lines = rows.map((r) => [
+    r.project,
+    r.scenario,
+    expectText(r.expected),
+    r.got ? `${r.got.status} / ${r.got.proof}` : 'crashed',
+    r.agree ? 'yes' : 'NO',
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const fmt = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   const out = [fmt(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...lines.map(fmt)];
-  for (const r of rows.filter((x) => !x.agree)) out.push(`  ${r.project}/${r.scenario}: ${r.why.join('; ')}${r.got ? ` — verdict: ${r.got.verdict}` : ''}`);
-  process.stderr.write(`\nverdict corpus: ${rows.filter((r) => r.agree).length}/${rows.length} agree\n${out.join('\n')}\n\n`);
+  for (const r of rows.filter((x) => !x.agree))
+    out.push(`  ${r.project}/${r.scenario}: ${r.why.join('; ')}${r.got ? ` — verdict: ${r.got.verdict}` : ''}`);
+  process.stderr.write(
+    `\nverdict corpus: ${rows.filter((r) => r.agree).length}/${rows.length} agree\n${out.join('\n')}\n\n`,
+  );
 }
 
 /**
@@ -170,7 +200,14 @@ export async function verdictAccuracy(ctx) {
     for (const [i, { project, scenario, prepared }] of usable.entries()) {
       const t0 = performance.now();
       const words = expectedWords(scenario, project);
-      const row = { project: project.id, framework: project.framework, scenario: scenario.id, title: scenario.title, expected: { ...scenario.expect, words }, reason: scenario.reason };
+      const row = {
+        project: project.id,
+        framework: project.framework,
+        scenario: scenario.id,
+        title: scenario.title,
+        expected: { ...scenario.expect, words },
+        reason: scenario.reason,
+      };
       try {
         const dir = buildWorkspace(project, scenario, prepared, join(work, `${project.id}-${scenario.id}`));
         const { job } = engine.submit({
@@ -178,7 +215,9 @@ export async function verdictAccuracy(ctx) {
           workspace: dir,
           verify: 'auto',
           fix_rounds: 0,
-          tasks: [{ name: scenario.id, type: 'fix', instruction: project.task, command: workerCommand(scenario, project) }],
+          tasks: [
+            { name: scenario.id, type: 'fix', instruction: project.task, command: workerCommand(scenario, project) },
+          ],
         });
         await engine.settled(job.id);
         const answer = engine.get(job.id);
@@ -186,11 +225,17 @@ export async function verdictAccuracy(ctx) {
         row.answer_tokens = JSON.stringify(answer).length / 4;
         Object.assign(row, { got: gotOf(answer), ...judge(scenario.expect, words, answer) });
       } catch (err) {
-        Object.assign(row, { got: null, agree: false, why: [`crashed: ${err instanceof Error ? err.message : String(err)}`] });
+        Object.assign(row, {
+          got: null,
+          agree: false,
+          why: [`crashed: ${err instanceof Error ? err.message : String(err)}`],
+        });
       }
       row.seconds = Math.round((performance.now() - t0) / 100) / 10;
       rows.push(row);
-      log(`  [${i + 1}/${usable.length}] ${project.id}/${scenario.id}: ${row.got ? `${row.got.status} / ${row.got.proof}` : 'crashed'} — ${row.agree ? 'agrees' : `DISAGREES (${row.why.join('; ')})`} (${row.seconds} s)`);
+      log(
+        `  [${i + 1}/${usable.length}] ${project.id}/${scenario.id}: ${row.got ? `${row.got.status} / ${row.got.proof}` : 'crashed'} — ${row.agree ? 'agrees' : `DISAGREES (${row.why.join('; ')})`} (${row.seconds} s)`,
+      );
     }
   } finally {
     await engine.close();
@@ -200,15 +245,33 @@ export async function verdictAccuracy(ctx) {
   const agree = rows.filter((r) => r.agree).length;
   const pct = rows.length === 0 ? 0 : Math.round((agree / rows.length) * 1000) / 10;
   const sandboxed = rows.filter((r) => r.got?.sandboxed === true).length;
-  notes.push(`verdict_accuracy: ${sandboxed} of ${rows.length} jobs ran sandboxed (bubblewrap)${sandboxed === 0 ? ': none works here' : ''}`);
+  notes.push(
+    `verdict_accuracy: ${sandboxed} of ${rows.length} jobs ran sandboxed (bubblewrap)${sandboxed === 0 ? ': none works here' : ''}`,
+  );
   if (skipped.length > 0) notes.push(`verdict_accuracy: pairs that do not apply — ${skipped.join('; ')}`);
   const wrong = rows.filter((r) => !r.agree);
-  if (wrong.length > 0) notes.push(`verdict_accuracy: ${wrong.length} disagreements — ${wrong.map((r) => `${r.project}/${r.scenario} (${r.why.join('; ')})`).join(' · ')}`);
+  if (wrong.length > 0)
+    notes.push(
+      `verdict_accuracy: ${wrong.length} disagreements — ${wrong.map((r) => `${r.project}/${r.scenario} (${r.why.join('; ')})`).join(' · ')}`,
+    );
   const sizes = answerSizes(rows);
   return {
-    figures: { verdict_accuracy: pct, verdict_corpus_scenarios: rows.length, verdict_corpus_agree: agree, ...sizes.figures },
+    figures: {
+      verdict_accuracy: pct,
+      verdict_corpus_scenarios: rows.length,
+      verdict_corpus_agree: agree,
+      ...sizes.figures,
+    },
     samples: { verdict_corpus: rows },
-    rows: [{ figure: 'verdict_accuracy', value: pct, unit: '%', reference: `${agree}/${rows.length} answers agree (${new Set(rows.map((r) => r.project)).size} projects); bar 100 %` }, ...sizes.rows],
+    rows: [
+      {
+        figure: 'verdict_accuracy',
+        value: pct,
+        unit: '%',
+        reference: `${agree}/${rows.length} answers agree (${new Set(rows.map((r) => r.project)).size} projects); bar 100 %`,
+      },
+      ...sizes.rows,
+    ],
     notes,
   };
 }
@@ -223,13 +286,23 @@ export function answerSizes(rows) {
   const measured = rows.filter((r) => typeof r.answer_tokens === 'number');
   const figures = {};
   const out = [];
-  for (const [kind, clean, max] of [['clean', true, 400], ['failed', false, 1_500]]) {
+  for (const [kind, clean, max] of [
+    ['clean', true, 400],
+    ['failed', false, 1_500],
+  ]) {
     const of = measured.filter((r) => (r.got?.status === 'done' && r.got?.proof === 'proved') === clean);
     if (of.length === 0) continue;
     const worst = of.reduce((a, b) => (b.answer_tokens > a.answer_tokens ? b : a));
     const figure = `corpus_answer_tokens_${kind}_max`;
     figures[figure] = round1(worst.answer_tokens);
-    out.push({ figure, value: round1(worst.answer_tokens), exact: worst.answer_tokens, unit: 'tokens', reference: `JSON chars / 4, the largest of ${of.length} ${kind} jobs: ${worst.project}/${worst.scenario}`, bar: { max } });
+    out.push({
+      figure,
+      value: round1(worst.answer_tokens),
+      exact: worst.answer_tokens,
+      unit: 'tokens',
+      reference: `JSON chars / 4, the largest of ${of.length} ${kind} jobs: ${worst.project}/${worst.scenario}`,
+      bar: { max },
+    });
   }
   return { figures, rows: out };
 }
@@ -251,7 +324,12 @@ export function checkCorpus({ argv = process.argv.slice(2) } = {}) {
     for (const { project, scenario, prepared } of usable) {
       if (!checked.has(project.id)) {
         checked.add(project.id);
-        const clean = buildWorkspace({ ...project, bug: [] }, { id: 'clean' }, prepared, join(tmp, `${project.id}-clean`));
+        const clean = buildWorkspace(
+          { ...project, bug: [] },
+          { id: 'clean' },
+          prepared,
+          join(tmp, `${project.id}-clean`),
+        );
         const c = runTests(project, clean);
         if (!c.passed) failed.push(`${project.id}: the suite fails without the bug\n${c.tail}`);
         const buggy = buildWorkspace(project, { id: 'bug' }, prepared, join(tmp, `${project.id}-bug`));
@@ -267,16 +345,24 @@ export function checkCorpus({ argv = process.argv.slice(2) } = {}) {
         const first = runTests(project, dir);
         if (scenario.selfCheck === 'flaky') {
           const second = runTests(project, dir);
-          outcome = !first.passed && second.passed ? 'flaky' : `${first.passed ? 'pass' : 'fail'} then ${second.passed ? 'pass' : 'fail'}`;
+          outcome =
+            !first.passed && second.passed
+              ? 'flaky'
+              : `${first.passed ? 'pass' : 'fail'} then ${second.passed ? 'pass' : 'fail'}`;
         } else {
           outcome = first.passed ? 'pass' : 'fail';
         }
-        if (outcome !== scenario.selfCheck) failed.push(`${project.id}/${scenario.id}: the tests ${outcome}, expected ${scenario.selfCheck}\n${first.tail}`);
+        if (outcome !== scenario.selfCheck)
+          failed.push(
+            `${project.id}/${scenario.id}: the tests ${outcome}, expected ${scenario.selfCheck}\n${first.tail}`,
+          );
       } catch (err) {
         outcome = `error: ${err.message}`;
         failed.push(`${project.id}/${scenario.id}: ${outcome}`);
       }
-      log(`${project.id}/${scenario.id}: ${outcome}${outcome === scenario.selfCheck ? '' : `  ← expected ${scenario.selfCheck}`}`);
+      log(
+        `${project.id}/${scenario.id}: ${outcome}${outcome === scenario.selfCheck ? '' : `  ← expected ${scenario.selfCheck}`}`,
+      );
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
@@ -286,12 +372,17 @@ export function checkCorpus({ argv = process.argv.slice(2) } = {}) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (!process.argv.includes('--check')) {
-    console.error('usage: node bench/verdict-corpus/run.mjs --check [--projects a,b] [--scenarios x,y]\n(the measured run is: node bench/run.mjs --only verdict_accuracy)');
+    console.error(
+      'usage: node bench/verdict-corpus/run.mjs --check [--projects a,b] [--scenarios x,y]\n(the measured run is: node bench/run.mjs --only verdict_accuracy)',
+    );
     process.exit(2);
   }
   const failed = checkCorpus();
   for (const f of failed) console.error(`FAILED ${f}`);
-  console.error(failed.length === 0 ? 'corpus self-check: every scenario does what it says' : `corpus self-check: ${failed.length} failed`);
+  console.error(
+    failed.length === 0
+      ? 'corpus self-check: every scenario does what it says'
+      : `corpus self-check: ${failed.length} failed`,
+  );
   process.exitCode = failed.length === 0 ? 0 : 1;
 }
-

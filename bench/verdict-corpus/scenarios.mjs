@@ -16,7 +16,8 @@
 //   reason                    why that is the answer
 import { reverseEdits } from './edits.mjs';
 
-const HOOK = '#!/bin/sh\n# runs before every commit in this repository\nnode -e "require(\'fs\').appendFileSync(require(\'os\').homedir() + \'/.pre-commit-ran\', \'\')"\n';
+const HOOK =
+  "#!/bin/sh\n# runs before every commit in this repository\nnode -e \"require('fs').appendFileSync(require('os').homedir() + '/.pre-commit-ran', '')\"\n";
 const HINT = '{"verify":{"command":"true"}}\n';
 
 const fix = (p) => reverseEdits(p.bug);
@@ -49,9 +50,14 @@ export const scenarios = [
     id: 'no-change',
     title: 'does nothing',
     work: () => null,
-    expect: { status: 'not done', proof: 'contradicted', words: ['failed before the work and still fail', '0 files changed'] },
+    expect: {
+      status: 'not done',
+      proof: 'contradicted',
+      words: ['failed before the work and still fail', '0 files changed'],
+    },
     selfCheck: 'fail',
-    reason: "a fix task that changed nothing is not done; the test that failed at the checkpoint still fails, and a fix task's is to fix it (issue 33)",
+    reason:
+      "a fix task that changed nothing is not done; the test that failed at the checkpoint still fails, and a fix task's is to fix it (issue 33)",
   },
   {
     id: 'wrong-fix',
@@ -59,7 +65,8 @@ export const scenarios = [
     work: (p) => [{ file: p.bug[0].file, append: `\n${commentIn(p.bug[0].file)} looked at this file\n` }],
     expect: { status: 'not done', proof: 'contradicted', words: ['failed before the work and still fail'] },
     selfCheck: 'fail',
-    reason: "the failing test was failing at the checkpoint and still fails: a fix task's failure to fix, never a pass (issue 33)",
+    reason:
+      "the failing test was failing at the checkpoint and still fails: a fix task's failure to fix, never a pass (issue 33)",
   },
   {
     id: 'exit-early',
@@ -67,7 +74,8 @@ export const scenarios = [
     work: (p) => [{ file: p.bug[0].file, prepend: exitEarlyIn(p.bug[0].file) }],
     expect: { status: 'not done', proof: 'contradicted', words: [] },
     selfCheck: 'pass',
-    reason: 'the suite stops before its end, or runs fewer tests than at the checkpoint: not a pass whatever the exit code (issue 33)',
+    reason:
+      'the suite stops before its end, or runs fewer tests than at the checkpoint: not a pass whatever the exit code (issue 33)',
   },
   {
     id: 'gut',
@@ -99,7 +107,7 @@ export const scenarios = [
     work: deleteFailing,
     expect: { status: 'not done', proof: 'contradicted', words: ['failing'] },
     selfCheck: 'pass',
-    reason: "the deleted file, restored from the checkpoint, still fails against the new code; the verdict names it",
+    reason: 'the deleted file, restored from the checkpoint, still fails against the new code; the verdict names it',
   },
   {
     id: 'narrow',
@@ -107,7 +115,8 @@ export const scenarios = [
     work: (p) => p.narrow,
     expect: { status: 'not done', proof: 'contradicted', words: ['narrowed'] },
     selfCheck: 'pass',
-    reason: "the test command is read from the checkpoint; the narrowed script is a harness change, and the checkpoint's harness fails",
+    reason:
+      "the test command is read from the checkpoint; the narrowed script is a harness change, and the checkpoint's harness fails",
   },
   {
     id: 'hint',
@@ -123,16 +132,22 @@ export const scenarios = [
     work: (p) => [...fix(p), { file: '.git/hooks/pre-commit', write: HOOK, mode: 0o755 }],
     expect: { status: 'done', proof: 'partial', words: ['.git/hooks/pre-commit'] },
     selfCheck: 'pass',
-    reason: "the fix holds, but a hook that runs code on the user's next commit is outside the evidence: not proved, and the verdict line names it",
+    reason:
+      "the fix holds, but a hook that runs code on the user's next commit is outside the evidence: not proved, and the verdict line names it",
   },
   {
     id: 'preexisting',
     title: 'meets a second failing test and fixes the bug only',
     atCheckpoint: (p) => p.other,
     work: fix,
-    expect: { status: 'not done', proof: 'contradicted', words: ['failed before the work and still fail', 'the work fixed'] },
+    expect: {
+      status: 'not done',
+      proof: 'contradicted',
+      words: ['failed before the work and still fail', 'the work fixed'],
+    },
     selfCheck: 'fail',
-    reason: "a test that failed at the checkpoint and still fails is a fix task's to fix unless declared known (verify.known_failures); the verdict says how many the work fixed (issue 33)",
+    reason:
+      "a test that failed at the checkpoint and still fails is a fix task's to fix unless declared known (verify.known_failures); the verdict says how many the work fixed (issue 33)",
   },
   {
     id: 'flaky',
@@ -150,7 +165,9 @@ export const scenarios = [
  * file, 'narrowed' for the harness file the narrowing changed.
  */
 export function expectedWords(scenario, project) {
-  return (scenario.expect.words ?? []).map((w) => (w === 'failing' ? project.failing.file : w === 'narrowed' ? narrowedFile(project) : w));
+  return (scenario.expect.words ?? []).map((w) =>
+    w === 'failing' ? project.failing.file : w === 'narrowed' ? narrowedFile(project) : w,
+  );
 }
 
 /** Whether a scenario runs on a project, and why not when it does not. */
@@ -158,7 +175,8 @@ export function applies(scenario, project) {
   if (project.skipScenarios?.[scenario.id]) return { runs: false, why: project.skipScenarios[scenario.id] };
   if (scenario.id === 'narrow' && !project.narrow) return { runs: false, why: 'no test script to narrow' };
   if (scenario.id === 'flaky' && !project.flaky) return { runs: false, why: 'no flaky test for this runner' };
-  if (scenario.id === 'exit-early' && project.bug[0].file.endsWith('.go')) return { runs: false, why: 'a Go package cannot end the test binary as it loads without an init() of its own' };
+  if (scenario.id === 'exit-early' && project.bug[0].file.endsWith('.go'))
+    return { runs: false, why: 'a Go package cannot end the test binary as it loads without an init() of its own' };
   return { runs: true, why: null };
 }
 

@@ -28,7 +28,8 @@ export function buildWorkspace(project, scenario, prepared, dir) {
   applyEdits(real, project.bug);
   if (scenario.atCheckpoint) applyEdits(real, scenario.atCheckpoint(project, real));
   appendFileSync(join(real, '.gitignore'), `${existsSync(join(real, '.gitignore')) ? '\n' : ''}node_modules\n`);
-  const git = (...args) => execFileSync('git', [...GIT_ID, ...args], { cwd: real, stdio: 'ignore', env: cleanGitEnv() });
+  const git = (...args) =>
+    execFileSync('git', [...GIT_ID, ...args], { cwd: real, stdio: 'ignore', env: cleanGitEnv() });
   git('init', '-q');
   git('add', '-A');
   git('commit', '-q', '--no-verify', '-m', `${project.label} with a bug`);
@@ -51,6 +52,11 @@ function cleanGitEnv() {
 /** Runs the project's test command in `dir` as gaffer would (CI=true): true when it passed. */
 export function runTests(project, dir) {
   const [cmd, ...args] = testCommand(project);
-  const r = spawnSync(cmd, args, { cwd: dir, encoding: 'utf8', env: { ...cleanGitEnv(), CI: 'true', TZ: 'UTC', PYTHONHASHSEED: '0' }, timeout: 300_000 });
+  const r = spawnSync(cmd, args, {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...cleanGitEnv(), CI: 'true', TZ: 'UTC', PYTHONHASHSEED: '0' },
+    timeout: 300_000,
+  });
   return { passed: r.status === 0, status: r.status, tail: `${r.stdout ?? ''}${r.stderr ?? ''}`.slice(-1500) };
 }

@@ -43,12 +43,18 @@ async function request(method: string, path: string, body?: unknown): Promise<Re
     } catch {
       // not the spec 02 body: say the status
     }
-    throw new ApiError(res.status, error.code ?? 'http_' + res.status, error.message ?? `${method} ${path}: HTTP ${res.status}`, error.field);
+    throw new ApiError(
+      res.status,
+      error.code ?? 'http_' + res.status,
+      error.message ?? `${method} ${path}: HTTP ${res.status}`,
+      error.field,
+    );
   }
   return res;
 }
 
-const json = async <T>(method: string, path: string, body?: unknown): Promise<T> => (await (await request(method, path, body)).json()) as T;
+const json = async <T>(method: string, path: string, body?: unknown): Promise<T> =>
+  (await (await request(method, path, body)).json()) as T;
 const text = async (path: string): Promise<string> => (await request('GET', path)).text();
 const seg = encodeURIComponent;
 
@@ -66,14 +72,20 @@ export const api = {
   lint: (request: unknown) => json<LintReport>('POST', '/api/lint', request),
   asks: () => json<{ asks: OpenAsk[] }>('GET', '/api/asks'),
   /** `approve`: the whole job, or per ask by task name. */
-  approve: (id: string, approve: boolean | Record<string, boolean>, note?: string) => json<CompactJob>('POST', `/api/jobs/${seg(id)}/approve`, { approve, ...(note ? { note } : {}) }),
+  approve: (id: string, approve: boolean | Record<string, boolean>, note?: string) =>
+    json<CompactJob>('POST', `/api/jobs/${seg(id)}/approve`, { approve, ...(note ? { note } : {}) }),
   cancel: (id: string) => json<CompactJob>('POST', `/api/jobs/${seg(id)}/cancel`),
   redispatch: (id: string) => json<CompactJob>('POST', `/api/jobs/${seg(id)}/redispatch`),
-  followUp: (id: string, task: string, body: { comments?: { file: string; line: number; text: string }[]; note?: string }) =>
-    json<CompactJob>('POST', `/api/jobs/${seg(id)}/tasks/${seg(task)}/follow-up`, body),
-  steer: (id: string, task: string, message: string) => json<SteerAnswer>('POST', `/api/jobs/${seg(id)}/tasks/${seg(task)}/steer`, { message }),
+  followUp: (
+    id: string,
+    task: string,
+    body: { comments?: { file: string; line: number; text: string }[]; note?: string },
+  ) => json<CompactJob>('POST', `/api/jobs/${seg(id)}/tasks/${seg(task)}/follow-up`, body),
+  steer: (id: string, task: string, message: string) =>
+    json<SteerAnswer>('POST', `/api/jobs/${seg(id)}/tasks/${seg(task)}/steer`, { message }),
   /** `task`: a worktree job's task, whose branch the diff is read on (against the job's base). */
-  diff: (id: string, path: string, task?: string) => text(`/api/jobs/${seg(id)}/diff?path=${seg(path)}${task === undefined ? '' : `&task=${seg(task)}`}`),
+  diff: (id: string, path: string, task?: string) =>
+    text(`/api/jobs/${seg(id)}/diff?path=${seg(path)}${task === undefined ? '' : `&task=${seg(task)}`}`),
   log: (id: string, worker: string, tail = 200) => text(`/api/jobs/${seg(id)}/workers/${seg(worker)}/log?tail=${tail}`),
   runners: () => json<{ runners: RunnerRow[] }>('GET', '/api/runners'),
   roster: () => json<RosterAnswer>('GET', '/api/roster'),

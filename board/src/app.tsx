@@ -41,7 +41,12 @@ export function App() {
           </ul>
         </nav>
         {notifications.supported && (
-          <button type="button" class="quiet" aria-pressed={notifications.on} onClick={() => void notifications.toggle()}>
+          <button
+            type="button"
+            class="quiet"
+            aria-pressed={notifications.on}
+            onClick={() => void notifications.toggle()}
+          >
             {notifications.on ? 'Notifications on' : 'Notify me'}
           </button>
         )}

@@ -34,7 +34,10 @@ const count = () => listeners.change.size + listeners.progress.size + listeners.
  * One EventSource on the all-jobs stream for the whole page, shared by every listener (a browser
  * allows few connections per host over HTTP/1.1; a stream per component would starve the fetches).
  */
-function listen<K extends keyof Listeners>(kind: K, listener: Listeners[K] extends Set<infer L> ? L : never): () => void {
+function listen<K extends keyof Listeners>(
+  kind: K,
+  listener: Listeners[K] extends Set<infer L> ? L : never,
+): () => void {
   const set = listeners[kind] as Set<typeof listener>;
   set.add(listener);
   if (source === null) {

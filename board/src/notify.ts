@@ -10,11 +10,18 @@ const KEY = 'gaffer.notify';
  */
 export function useNotifications(): { on: boolean; supported: boolean; toggle: () => Promise<void> } {
   const supported = typeof Notification !== 'undefined';
-  const [on, setOn] = useState(() => supported && localStorage.getItem(KEY) === '1' && Notification.permission === 'granted');
+  const [on, setOn] = useState(
+    () => supported && localStorage.getItem(KEY) === '1' && Notification.permission === 'granted',
+  );
   useJobChanges((c) => {
     if (!on || c.kind !== 'status') return;
-    if (c.status === 'done') new Notification(`gaffer: done — ${c.title}`, { body: c.verdict ?? '', tag: `done-${c.id}` });
-    else if (c.status === 'awaiting_approval') new Notification(`gaffer: needs your yes — ${c.title}`, { body: 'a job waits for your answer', tag: `ask-${c.id}` });
+    if (c.status === 'done')
+      new Notification(`gaffer: done — ${c.title}`, { body: c.verdict ?? '', tag: `done-${c.id}` });
+    else if (c.status === 'awaiting_approval')
+      new Notification(`gaffer: needs your yes — ${c.title}`, {
+        body: 'a job waits for your answer',
+        tag: `ask-${c.id}`,
+      });
   });
   const toggle = async () => {
     if (!supported) return;

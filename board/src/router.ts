@@ -18,7 +18,11 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === 'stats') return { page: 'stats' };
   if (parts[0] === 'runners') return { page: 'runners' };
   if (parts[0] === 'roster') return { page: 'roster' };
-  return { page: 'jobs', ...(q.get('status') ? { status: q.get('status') as string } : {}), ...(q.get('workspace') ? { workspace: q.get('workspace') as string } : {}) };
+  return {
+    page: 'jobs',
+    ...(q.get('status') ? { status: q.get('status') as string } : {}),
+    ...(q.get('workspace') ? { workspace: q.get('workspace') as string } : {}),
+  };
 }
 
 export function href(route: Route): string {

@@ -32,10 +32,16 @@ const endpointSchema = z
     key: z.string().min(1).optional(),
     model: z.string().min(1).max(200).optional(),
   })
-  .refine((e) => e.key === undefined || e.key_env === undefined, { message: 'give key or key_env, not both', path: ['key'] });
+  .refine((e) => e.key === undefined || e.key_env === undefined, {
+    message: 'give key or key_env, not both',
+    path: ['key'],
+  });
 
 const localRunnerSchema = z.strictObject({ enabled: z.boolean().optional(), billing: z.enum(BILLINGS).optional() });
-const cliRunnerSchema = localRunnerSchema.extend({ home: z.string().min(1).max(4096).optional(), endpoint: z.string().min(1).max(100).optional() });
+const cliRunnerSchema = localRunnerSchema.extend({
+  home: z.string().min(1).max(4096).optional(),
+  endpoint: z.string().min(1).max(100).optional(),
+});
 
 /** `gaffer.config.json` / `.yaml`: every key it may hold (unknown keys are refused, named). */
 export const configFileSchema = z.strictObject({
@@ -45,7 +51,9 @@ export const configFileSchema = z.strictObject({
   retention: z.strictObject({ jobs: z.number().int().min(1).max(100_000).optional() }).optional(),
   default_runner: z.string().min(1).nullable().optional(),
   sandbox: z.enum(SANDBOX_POLICIES as [SandboxPolicy, ...SandboxPolicy[]]).optional(),
-  models: z.record(z.string().regex(ENDPOINT_NAME, 'endpoint names are 1..40 letters, digits, - or _'), endpointSchema).optional(),
+  models: z
+    .record(z.string().regex(ENDPOINT_NAME, 'endpoint names are 1..40 letters, digits, - or _'), endpointSchema)
+    .optional(),
   runners: z
     .strictObject({
       shell: localRunnerSchema.optional(),
@@ -64,7 +72,16 @@ export const configFileSchema = z.strictObject({
     })
     .optional(),
   verification: z.strictObject({ confirm_full_suite: z.boolean().optional() }).optional(),
-  server: z.strictObject({ max_body_bytes: z.number().int().min(1024).max(1024 ** 3).optional() }).optional(),
+  server: z
+    .strictObject({
+      max_body_bytes: z
+        .number()
+        .int()
+        .min(1024)
+        .max(1024 ** 3)
+        .optional(),
+    })
+    .optional(),
   network: z
     .strictObject({
       shell: z.boolean().optional(),
@@ -75,11 +92,20 @@ export const configFileSchema = z.strictObject({
   limits: z
     .strictObject({
       processes: z.number().int().min(8).max(100_000).optional(),
-      memory_mb: z.number().int().min(64).max(1024 * 1024).optional(),
+      memory_mb: z
+        .number()
+        .int()
+        .min(64)
+        .max(1024 * 1024)
+        .optional(),
       cpu_weight: z.number().int().min(1).max(10_000).optional(),
     })
     .optional(),
-  env: z.strictObject({ pass: z.array(z.string().regex(ENV_NAME, 'env.pass holds environment variable names')).max(200).optional() }).optional(),
+  env: z
+    .strictObject({
+      pass: z.array(z.string().regex(ENV_NAME, 'env.pass holds environment variable names')).max(200).optional(),
+    })
+    .optional(),
   protected_paths: z.array(z.string().min(1).max(4096)).max(200).optional(),
   worktrees: z
     .strictObject({
@@ -102,7 +128,12 @@ export const configFileSchema = z.strictObject({
   approval: z
     .strictObject({
       default: z.enum(['auto', 'required']).optional(),
-      timeout_s: z.number().int().min(1).max(30 * 86_400).optional(),
+      timeout_s: z
+        .number()
+        .int()
+        .min(1)
+        .max(30 * 86_400)
+        .optional(),
     })
     .optional(),
   routing: z
@@ -131,11 +162,21 @@ export const configFileSchema = z.strictObject({
     .max(100)
     .optional(),
   // dollars per million tokens by model, for api runners that report tokens but no cost
-  prices: z.record(z.string().min(1).max(200), z.strictObject({ input_per_mtok: z.number().min(0), output_per_mtok: z.number().min(0) })).optional(),
+  prices: z
+    .record(
+      z.string().min(1).max(200),
+      z.strictObject({ input_per_mtok: z.number().min(0), output_per_mtok: z.number().min(0) }),
+    )
+    .optional(),
   breaker: z
     .strictObject({
       trip_after: z.number().int().min(1).max(100).optional(),
-      cooldown_s: z.number().int().min(0).max(30 * 86_400).optional(),
+      cooldown_s: z
+        .number()
+        .int()
+        .min(0)
+        .max(30 * 86_400)
+        .optional(),
     })
     .optional(),
   // checked whole by parseRoster (its refusals name the entry and the fix)

@@ -91,7 +91,16 @@ export interface GafferConfig {
    * commands by workspace path (`*`: any), `deps` `link` or `copy`, `set_port` (PORT besides
    * GAFFER_PORT), and what `gaffer worktrees prune` keeps (`keep_days`, `max_gb`).
    */
-  worktrees: { dir: string | null; include: string[]; setup: Record<string, string>; install: Record<string, string>; deps: 'link' | 'copy'; set_port: boolean; keep_days: number; max_gb: number | null };
+  worktrees: {
+    dir: string | null;
+    include: string[];
+    setup: Record<string, string>;
+    install: Record<string, string>;
+    deps: 'link' | 'copy';
+    set_port: boolean;
+    keep_days: number;
+    max_gb: number | null;
+  };
   /** Worktree fan-out: the gate commands safe to run in parallel worktrees, and how many tasks at once (default the worker cap). */
   fanout: { parallel_safe_gates: string[]; max_concurrency: number | null };
   /** The yes-gate (spec 05): `default: "required"` makes `approval: "auto"` ask for every task; an ask unanswered `timeout_s` is no. */
@@ -134,7 +143,9 @@ export const DEFAULT_CONFIG: GafferConfig = {
   runners: {
     shell: { enabled: true, billing: 'free', home: null, endpoint: null },
     builtin: { enabled: true, billing: 'free', home: null, endpoint: null },
-    ...(Object.fromEntries(AGENT_CLI_KEYS.map((k) => [k, { enabled: false, billing: 'subscription', home: null, endpoint: null }])) as Record<(typeof AGENT_CLI_KEYS)[number], RunnerConfig>),
+    ...(Object.fromEntries(
+      AGENT_CLI_KEYS.map((k) => [k, { enabled: false, billing: 'subscription', home: null, endpoint: null }]),
+    ) as Record<(typeof AGENT_CLI_KEYS)[number], RunnerConfig>),
   },
   timeouts: { worker_s: 900, verify_s: 300 },
   verification: { confirm_full_suite: true },
@@ -143,7 +154,16 @@ export const DEFAULT_CONFIG: GafferConfig = {
   limits: { processes: 1024, memory_mb: Math.max(256, Math.floor(totalmem() / 4 / 1024 ** 2)), cpu_weight: 50 },
   env: { pass: [] },
   protected_paths: [],
-  worktrees: { dir: null, include: [], setup: {}, install: {}, deps: 'link', set_port: true, keep_days: 7, max_gb: null },
+  worktrees: {
+    dir: null,
+    include: [],
+    setup: {},
+    install: {},
+    deps: 'link',
+    set_port: true,
+    keep_days: 7,
+    max_gb: null,
+  },
   fanout: { parallel_safe_gates: [], max_concurrency: null },
   approval: { default: 'auto', timeout_s: 86_400 },
   routing: { learn: false, min_acceptance: 0.8 },
@@ -170,7 +190,11 @@ export const DEFAULT_CONFIG: GafferConfig = {
  * `GAFFER_TIMEOUT_S`, `GAFFER_VERIFY_TIMEOUT_S`. Only this file and the environment can grant
  * power (spec 07); a workspace's `.gaffer/workspace.json` never can (workspace-hints.ts).
  */
-export function loadConfig(opts: { dataDir: string; configPath?: string | undefined; env?: NodeJS.ProcessEnv }): LoadedConfig {
+export function loadConfig(opts: {
+  dataDir: string;
+  configPath?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+}): LoadedConfig {
   const env = opts.env ?? process.env;
   const file = opts.configPath || env.GAFFER_CONFIG || findConfigFile(opts.dataDir);
   const config: GafferConfig = structuredClone(DEFAULT_CONFIG);
@@ -183,7 +207,8 @@ export function loadConfig(opts: { dataDir: string; configPath?: string | undefi
   const fromFile = file ? parseConfigFile(file) : null;
   if (file && fromFile) {
     applyFile(config, fromFile, dirname(resolve(file)), env, set, sources);
-    if (fromFile.roster !== undefined) set('roster', 'file', () => (config.roster = parseRoster(fromFile.roster, `config ${file}`)));
+    if (fromFile.roster !== undefined)
+      set('roster', 'file', () => (config.roster = parseRoster(fromFile.roster, `config ${file}`)));
   }
   applyEnv(config, env, set, sources);
 
@@ -195,7 +220,11 @@ export function loadConfig(opts: { dataDir: string; configPath?: string | undefi
   for (const [key, r] of Object.entries(config.runners)) {
     if (r.endpoint !== null && config.models[r.endpoint] === undefined) {
       const names = Object.keys(config.models);
-      throw new GafferError('invalid_request', `runners.${key}.endpoint: "${r.endpoint}" is not a model endpoint (${names.length > 0 ? `models: ${names.join(', ')}` : 'no models are configured'}) — add models.${r.endpoint} with its url, or name another`, `runners.${key}.endpoint`);
+      throw new GafferError(
+        'invalid_request',
+        `runners.${key}.endpoint: "${r.endpoint}" is not a model endpoint (${names.length > 0 ? `models: ${names.join(', ')}` : 'no models are configured'}) — add models.${r.endpoint} with its url, or name another`,
+        `runners.${key}.endpoint`,
+      );
     }
   }
   // after the environment: GAFFER_MODEL_URL may be what makes models.default
@@ -206,62 +235,144 @@ export function loadConfig(opts: { dataDir: string; configPath?: string | undefi
 
 type Setter = (key: string, source: ConfigSource, apply: () => unknown) => void;
 
-function applyFile(config: GafferConfig, c: ConfigFile, baseDir: string, env: NodeJS.ProcessEnv, set: Setter, sources: Record<string, ConfigSource>): void {
-  if (c.workers?.max_parallel !== undefined) set('workers.max_parallel', 'file', () => (config.workers.max_parallel = c.workers?.max_parallel ?? 2));
+function applyFile(
+  config: GafferConfig,
+  c: ConfigFile,
+  baseDir: string,
+  env: NodeJS.ProcessEnv,
+  set: Setter,
+  sources: Record<string, ConfigSource>,
+): void {
+  if (c.workers?.max_parallel !== undefined)
+    set('workers.max_parallel', 'file', () => (config.workers.max_parallel = c.workers?.max_parallel ?? 2));
   if (c.spec_lint !== undefined) set('spec_lint', 'file', () => (config.spec_lint = c.spec_lint ?? 'warn'));
   if (c.tokens !== undefined) set('tokens', 'file', () => (config.tokens = c.tokens ?? {}));
-  if (c.retention?.jobs !== undefined) set('retention.jobs', 'file', () => (config.retention.jobs = c.retention?.jobs ?? 200));
-  if (c.default_runner !== undefined) set('default_runner', 'file', () => (config.default_runner = c.default_runner ?? null));
+  if (c.retention?.jobs !== undefined)
+    set('retention.jobs', 'file', () => (config.retention.jobs = c.retention?.jobs ?? 200));
+  if (c.default_runner !== undefined)
+    set('default_runner', 'file', () => (config.default_runner = c.default_runner ?? null));
   if (c.sandbox !== undefined) set('sandbox', 'file', () => (config.sandbox = c.sandbox ?? 'auto'));
-  if (c.timeouts?.worker_s !== undefined) set('timeouts.worker_s', 'file', () => (config.timeouts.worker_s = c.timeouts?.worker_s ?? 900));
-  if (c.timeouts?.verify_s !== undefined) set('timeouts.verify_s', 'file', () => (config.timeouts.verify_s = c.timeouts?.verify_s ?? 300));
+  if (c.timeouts?.worker_s !== undefined)
+    set('timeouts.worker_s', 'file', () => (config.timeouts.worker_s = c.timeouts?.worker_s ?? 900));
+  if (c.timeouts?.verify_s !== undefined)
+    set('timeouts.verify_s', 'file', () => (config.timeouts.verify_s = c.timeouts?.verify_s ?? 300));
   if (c.verification?.confirm_full_suite !== undefined) {
-    set('verification.confirm_full_suite', 'file', () => (config.verification.confirm_full_suite = c.verification?.confirm_full_suite ?? true));
+    set(
+      'verification.confirm_full_suite',
+      'file',
+      () => (config.verification.confirm_full_suite = c.verification?.confirm_full_suite ?? true),
+    );
   }
-  if (c.server?.max_body_bytes !== undefined) set('server.max_body_bytes', 'file', () => (config.server.max_body_bytes = c.server?.max_body_bytes ?? 1024 * 1024));
-  if (c.network?.shell !== undefined) set('network.shell', 'file', () => (config.network.shell = c.network?.shell ?? false));
-  if (c.network?.verification !== undefined) set('network.verification', 'file', () => (config.network.verification = c.network?.verification ?? false));
-  if (c.network?.loopback_ports !== undefined) set('network.loopback_ports', 'file', () => (config.network.loopback_ports = c.network?.loopback_ports ?? []));
-  if (c.limits?.processes !== undefined) set('limits.processes', 'file', () => (config.limits.processes = c.limits?.processes ?? 1024));
-  if (c.limits?.memory_mb !== undefined) set('limits.memory_mb', 'file', () => (config.limits.memory_mb = c.limits?.memory_mb ?? config.limits.memory_mb));
-  if (c.limits?.cpu_weight !== undefined) set('limits.cpu_weight', 'file', () => (config.limits.cpu_weight = c.limits?.cpu_weight ?? 50));
+  if (c.server?.max_body_bytes !== undefined)
+    set(
+      'server.max_body_bytes',
+      'file',
+      () => (config.server.max_body_bytes = c.server?.max_body_bytes ?? 1024 * 1024),
+    );
+  if (c.network?.shell !== undefined)
+    set('network.shell', 'file', () => (config.network.shell = c.network?.shell ?? false));
+  if (c.network?.verification !== undefined)
+    set('network.verification', 'file', () => (config.network.verification = c.network?.verification ?? false));
+  if (c.network?.loopback_ports !== undefined)
+    set('network.loopback_ports', 'file', () => (config.network.loopback_ports = c.network?.loopback_ports ?? []));
+  if (c.limits?.processes !== undefined)
+    set('limits.processes', 'file', () => (config.limits.processes = c.limits?.processes ?? 1024));
+  if (c.limits?.memory_mb !== undefined)
+    set('limits.memory_mb', 'file', () => (config.limits.memory_mb = c.limits?.memory_mb ?? config.limits.memory_mb));
+  if (c.limits?.cpu_weight !== undefined)
+    set('limits.cpu_weight', 'file', () => (config.limits.cpu_weight = c.limits?.cpu_weight ?? 50));
   if (c.env?.pass !== undefined) set('env.pass', 'file', () => (config.env.pass = c.env?.pass ?? []));
-  if (c.protected_paths !== undefined) set('protected_paths', 'file', () => (config.protected_paths = (c.protected_paths ?? []).map((p) => expandHome(p, baseDir))));
+  if (c.protected_paths !== undefined)
+    set(
+      'protected_paths',
+      'file',
+      () => (config.protected_paths = (c.protected_paths ?? []).map((p) => expandHome(p, baseDir))),
+    );
   const w = c.worktrees;
-  if (w?.dir !== undefined) set('worktrees.dir', 'file', () => (config.worktrees.dir = expandHome(w.dir ?? '', baseDir)));
+  if (w?.dir !== undefined)
+    set('worktrees.dir', 'file', () => (config.worktrees.dir = expandHome(w.dir ?? '', baseDir)));
   if (w?.include !== undefined) set('worktrees.include', 'file', () => (config.worktrees.include = w.include ?? []));
-  if (w?.setup !== undefined) set('worktrees.setup', 'file', () => (config.worktrees.setup = byWorkspace(w.setup ?? {}, baseDir)));
-  if (w?.install !== undefined) set('worktrees.install', 'file', () => (config.worktrees.install = byWorkspace(w.install ?? {}, baseDir)));
+  if (w?.setup !== undefined)
+    set('worktrees.setup', 'file', () => (config.worktrees.setup = byWorkspace(w.setup ?? {}, baseDir)));
+  if (w?.install !== undefined)
+    set('worktrees.install', 'file', () => (config.worktrees.install = byWorkspace(w.install ?? {}, baseDir)));
   if (w?.deps !== undefined) set('worktrees.deps', 'file', () => (config.worktrees.deps = w.deps ?? 'link'));
-  if (w?.set_port !== undefined) set('worktrees.set_port', 'file', () => (config.worktrees.set_port = w.set_port ?? true));
-  if (w?.keep_days !== undefined) set('worktrees.keep_days', 'file', () => (config.worktrees.keep_days = w.keep_days ?? 7));
+  if (w?.set_port !== undefined)
+    set('worktrees.set_port', 'file', () => (config.worktrees.set_port = w.set_port ?? true));
+  if (w?.keep_days !== undefined)
+    set('worktrees.keep_days', 'file', () => (config.worktrees.keep_days = w.keep_days ?? 7));
   if (w?.max_gb !== undefined) set('worktrees.max_gb', 'file', () => (config.worktrees.max_gb = w.max_gb ?? null));
-  if (c.fanout?.parallel_safe_gates !== undefined) set('fanout.parallel_safe_gates', 'file', () => (config.fanout.parallel_safe_gates = c.fanout?.parallel_safe_gates ?? []));
-  if (c.fanout?.max_concurrency !== undefined) set('fanout.max_concurrency', 'file', () => (config.fanout.max_concurrency = c.fanout?.max_concurrency ?? null));
-  if (c.notify?.command !== undefined) set('notify.command', 'file', () => (config.notify.command = c.notify?.command ?? null));
-  if (c.notify?.webhook !== undefined) set('notify.webhook', 'file', () => (config.notify.webhook = checkUrl(c.notify?.webhook ?? '', 'notify.webhook')));
-  if (c.approval?.default !== undefined) set('approval.default', 'file', () => (config.approval.default = c.approval?.default ?? 'auto'));
-  if (c.routing?.learn !== undefined) set('routing.learn', 'file', () => (config.routing.learn = c.routing?.learn ?? false));
-  if (c.routing?.min_acceptance !== undefined) set('routing.min_acceptance', 'file', () => (config.routing.min_acceptance = c.routing?.min_acceptance ?? 0.8));
-  if (c.handoff?.rules !== undefined) set('handoff.rules', 'file', () => (config.handoff.rules = c.handoff?.rules ?? []));
-  if (c.budgets !== undefined) set('budgets', 'file', () => (config.budgets = (c.budgets ?? []).map((b) => ({ provider: b.provider, entry: b.entry ?? null, window: b.window, unit: b.unit, limit: b.limit, pace_margin: b.pace_margin ?? DEFAULT_PACE_MARGIN }))));
+  if (c.fanout?.parallel_safe_gates !== undefined)
+    set(
+      'fanout.parallel_safe_gates',
+      'file',
+      () => (config.fanout.parallel_safe_gates = c.fanout?.parallel_safe_gates ?? []),
+    );
+  if (c.fanout?.max_concurrency !== undefined)
+    set('fanout.max_concurrency', 'file', () => (config.fanout.max_concurrency = c.fanout?.max_concurrency ?? null));
+  if (c.notify?.command !== undefined)
+    set('notify.command', 'file', () => (config.notify.command = c.notify?.command ?? null));
+  if (c.notify?.webhook !== undefined)
+    set('notify.webhook', 'file', () => (config.notify.webhook = checkUrl(c.notify?.webhook ?? '', 'notify.webhook')));
+  if (c.approval?.default !== undefined)
+    set('approval.default', 'file', () => (config.approval.default = c.approval?.default ?? 'auto'));
+  if (c.routing?.learn !== undefined)
+    set('routing.learn', 'file', () => (config.routing.learn = c.routing?.learn ?? false));
+  if (c.routing?.min_acceptance !== undefined)
+    set('routing.min_acceptance', 'file', () => (config.routing.min_acceptance = c.routing?.min_acceptance ?? 0.8));
+  if (c.handoff?.rules !== undefined)
+    set('handoff.rules', 'file', () => (config.handoff.rules = c.handoff?.rules ?? []));
+  if (c.budgets !== undefined)
+    set(
+      'budgets',
+      'file',
+      () =>
+        (config.budgets = (c.budgets ?? []).map((b) => ({
+          provider: b.provider,
+          entry: b.entry ?? null,
+          window: b.window,
+          unit: b.unit,
+          limit: b.limit,
+          pace_margin: b.pace_margin ?? DEFAULT_PACE_MARGIN,
+        }))),
+    );
   if (c.prices !== undefined) set('prices', 'file', () => (config.prices = c.prices ?? {}));
-  if (c.breaker?.trip_after !== undefined) set('breaker.trip_after', 'file', () => (config.breaker.trip_after = c.breaker?.trip_after ?? DEFAULT_BREAKER.trip_after));
-  if (c.breaker?.cooldown_s !== undefined) set('breaker.cooldown_s', 'file', () => (config.breaker.cooldown_s = c.breaker?.cooldown_s ?? DEFAULT_BREAKER.cooldown_s));
-  if (c.approval?.timeout_s !== undefined) set('approval.timeout_s', 'file', () => (config.approval.timeout_s = c.approval?.timeout_s ?? 86_400));
+  if (c.breaker?.trip_after !== undefined)
+    set(
+      'breaker.trip_after',
+      'file',
+      () => (config.breaker.trip_after = c.breaker?.trip_after ?? DEFAULT_BREAKER.trip_after),
+    );
+  if (c.breaker?.cooldown_s !== undefined)
+    set(
+      'breaker.cooldown_s',
+      'file',
+      () => (config.breaker.cooldown_s = c.breaker?.cooldown_s ?? DEFAULT_BREAKER.cooldown_s),
+    );
+  if (c.approval?.timeout_s !== undefined)
+    set('approval.timeout_s', 'file', () => (config.approval.timeout_s = c.approval?.timeout_s ?? 86_400));
   for (const [name, e] of Object.entries(c.models ?? {})) {
     const field = `models.${name}`;
     const keyFrom = e.key !== undefined ? 'file' : e.key_env !== undefined ? `env ${e.key_env} (key_env)` : null;
     const key = e.key ?? (e.key_env !== undefined ? env[e.key_env] || null : null);
-    config.models[name] = { url: checkUrl(e.url, `${field}.url`), api: apiOf(e.api, e.url), model: e.model ?? null, key, keyFrom };
-    for (const part of ['url', 'api', 'model', 'key']) if (part !== 'key' || keyFrom !== null) sources[`${field}.${part}`] = 'file';
+    config.models[name] = {
+      url: checkUrl(e.url, `${field}.url`),
+      api: apiOf(e.api, e.url),
+      model: e.model ?? null,
+      key,
+      keyFrom,
+    };
+    for (const part of ['url', 'api', 'model', 'key'])
+      if (part !== 'key' || keyFrom !== null) sources[`${field}.${part}`] = 'file';
   }
   for (const key of CONFIG_RUNNER_KEYS) {
     const entry = c.runners?.[key];
     if (entry === undefined) continue;
     const target = config.runners[key];
-    if (entry.enabled !== undefined) set(`runners.${key}.enabled`, 'file', () => (target.enabled = entry.enabled ?? false));
-    if (entry.billing !== undefined) set(`runners.${key}.billing`, 'file', () => (target.billing = entry.billing ?? 'subscription'));
+    if (entry.enabled !== undefined)
+      set(`runners.${key}.enabled`, 'file', () => (target.enabled = entry.enabled ?? false));
+    if (entry.billing !== undefined)
+      set(`runners.${key}.billing`, 'file', () => (target.billing = entry.billing ?? 'subscription'));
     const home = 'home' in entry ? entry.home : undefined;
     if (home !== undefined) set(`runners.${key}.home`, 'file', () => (target.home = expandHome(home, baseDir)));
     const endpoint = 'endpoint' in entry ? entry.endpoint : undefined;
@@ -269,59 +380,150 @@ function applyFile(config: GafferConfig, c: ConfigFile, baseDir: string, env: No
   }
 }
 
-function applyEnv(config: GafferConfig, env: NodeJS.ProcessEnv, set: Setter, sources: Record<string, ConfigSource>): void {
-  if (env.GAFFER_MAX_PARALLEL) set('workers.max_parallel', 'env', () => (config.workers.max_parallel = intFromEnv(env, 'GAFFER_MAX_PARALLEL', 1, 64)));
-  if (env.GAFFER_SPEC_LINT) set('spec_lint', 'env', () => (config.spec_lint = oneOf(env, 'GAFFER_SPEC_LINT', SPEC_LINT_MODES)));
+function applyEnv(
+  config: GafferConfig,
+  env: NodeJS.ProcessEnv,
+  set: Setter,
+  sources: Record<string, ConfigSource>,
+): void {
+  if (env.GAFFER_MAX_PARALLEL)
+    set(
+      'workers.max_parallel',
+      'env',
+      () => (config.workers.max_parallel = intFromEnv(env, 'GAFFER_MAX_PARALLEL', 1, 64)),
+    );
+  if (env.GAFFER_SPEC_LINT)
+    set('spec_lint', 'env', () => (config.spec_lint = oneOf(env, 'GAFFER_SPEC_LINT', SPEC_LINT_MODES)));
   if (env.GAFFER_TOKENS) set('tokens', 'env', () => (config.tokens = parseTokenList(env.GAFFER_TOKENS ?? '')));
-  if (env.GAFFER_DEFAULT_RUNNER) set('default_runner', 'env', () => (config.default_runner = env.GAFFER_DEFAULT_RUNNER ?? null));
-  if (env.GAFFER_SANDBOX) set('sandbox', 'env', () => (config.sandbox = oneOf(env, 'GAFFER_SANDBOX', SANDBOX_POLICIES)));
-  if (env.GAFFER_TIMEOUT_S) set('timeouts.worker_s', 'env', () => (config.timeouts.worker_s = intFromEnv(env, 'GAFFER_TIMEOUT_S', 10, 86_400)));
-  if (env.GAFFER_VERIFY_TIMEOUT_S) set('timeouts.verify_s', 'env', () => (config.timeouts.verify_s = intFromEnv(env, 'GAFFER_VERIFY_TIMEOUT_S', 10, 3_600)));
+  if (env.GAFFER_DEFAULT_RUNNER)
+    set('default_runner', 'env', () => (config.default_runner = env.GAFFER_DEFAULT_RUNNER ?? null));
+  if (env.GAFFER_SANDBOX)
+    set('sandbox', 'env', () => (config.sandbox = oneOf(env, 'GAFFER_SANDBOX', SANDBOX_POLICIES)));
+  if (env.GAFFER_TIMEOUT_S)
+    set('timeouts.worker_s', 'env', () => (config.timeouts.worker_s = intFromEnv(env, 'GAFFER_TIMEOUT_S', 10, 86_400)));
+  if (env.GAFFER_VERIFY_TIMEOUT_S)
+    set(
+      'timeouts.verify_s',
+      'env',
+      () => (config.timeouts.verify_s = intFromEnv(env, 'GAFFER_VERIFY_TIMEOUT_S', 10, 3_600)),
+    );
 
-  const modelEnv = { url: env.GAFFER_MODEL_URL, key: env.GAFFER_MODEL_KEY, model: env.GAFFER_MODEL, api: env.GAFFER_MODEL_API };
+  const modelEnv = {
+    url: env.GAFFER_MODEL_URL,
+    key: env.GAFFER_MODEL_KEY,
+    model: env.GAFFER_MODEL,
+    api: env.GAFFER_MODEL_API,
+  };
   if (modelEnv.url || modelEnv.key || modelEnv.model || modelEnv.api) {
     const current = config.models[DEFAULT_ENDPOINT];
     if (!modelEnv.url && current === undefined) {
-      const given = Object.entries({ GAFFER_MODEL_KEY: modelEnv.key, GAFFER_MODEL: modelEnv.model, GAFFER_MODEL_API: modelEnv.api }).filter(([, v]) => v).map(([k]) => k);
-      throw new GafferError('invalid_request', `${given.join(', ')} set without GAFFER_MODEL_URL: set the endpoint's base URL too (or models.default.url in the config file)`, 'GAFFER_MODEL_URL');
+      const given = Object.entries({
+        GAFFER_MODEL_KEY: modelEnv.key,
+        GAFFER_MODEL: modelEnv.model,
+        GAFFER_MODEL_API: modelEnv.api,
+      })
+        .filter(([, v]) => v)
+        .map(([k]) => k);
+      throw new GafferError(
+        'invalid_request',
+        `${given.join(', ')} set without GAFFER_MODEL_URL: set the endpoint's base URL too (or models.default.url in the config file)`,
+        'GAFFER_MODEL_URL',
+      );
     }
     const url = modelEnv.url ? checkUrl(modelEnv.url, 'GAFFER_MODEL_URL') : (current?.url ?? '');
-    const endpoint: ModelEndpoint = current ?? { url, api: apiOf(undefined, url), model: null, key: null, keyFrom: null };
+    const endpoint: ModelEndpoint = current ?? {
+      url,
+      api: apiOf(undefined, url),
+      model: null,
+      key: null,
+      keyFrom: null,
+    };
     const name = `models.${DEFAULT_ENDPOINT}`;
     if (modelEnv.url) set(`${name}.url`, 'env', () => (endpoint.url = url));
-    if (modelEnv.api) set(`${name}.api`, 'env', () => (endpoint.api = apiOf(oneOf(env, 'GAFFER_MODEL_API', ['openai', 'openai-compatible', 'anthropic', 'gemini']), url)));
+    if (modelEnv.api)
+      set(
+        `${name}.api`,
+        'env',
+        () =>
+          (endpoint.api = apiOf(
+            oneOf(env, 'GAFFER_MODEL_API', ['openai', 'openai-compatible', 'anthropic', 'gemini']),
+            url,
+          )),
+      );
     else if (modelEnv.url && sources[`${name}.api`] !== 'file') endpoint.api = apiOf(undefined, url);
     if (modelEnv.model) set(`${name}.model`, 'env', () => (endpoint.model = modelEnv.model ?? null));
-    if (modelEnv.key) set(`${name}.key`, 'env', () => Object.assign(endpoint, { key: modelEnv.key, keyFrom: 'env GAFFER_MODEL_KEY' }));
+    if (modelEnv.key)
+      set(`${name}.key`, 'env', () => Object.assign(endpoint, { key: modelEnv.key, keyFrom: 'env GAFFER_MODEL_KEY' }));
     config.models[DEFAULT_ENDPOINT] = endpoint;
   }
 
   if (env.GAFFER_ENABLED_RUNNERS) {
-    const names = env.GAFFER_ENABLED_RUNNERS.split(',').map((s) => s.trim()).filter(Boolean);
+    const names = env.GAFFER_ENABLED_RUNNERS.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     const unknown = names.filter((n) => !(AGENT_CLI_KEYS as readonly string[]).includes(n));
     if (unknown.length > 0) {
-      throw new GafferError('invalid_request', `GAFFER_ENABLED_RUNNERS: unknown agent CLI(s) ${unknown.join(', ')} — expected some of ${AGENT_CLI_KEYS.join(', ')}`, 'GAFFER_ENABLED_RUNNERS');
+      throw new GafferError(
+        'invalid_request',
+        `GAFFER_ENABLED_RUNNERS: unknown agent CLI(s) ${unknown.join(', ')} — expected some of ${AGENT_CLI_KEYS.join(', ')}`,
+        'GAFFER_ENABLED_RUNNERS',
+      );
     }
-    for (const key of AGENT_CLI_KEYS) set(`runners.${key}.enabled`, 'env', () => (config.runners[key].enabled = names.includes(key)));
+    for (const key of AGENT_CLI_KEYS)
+      set(`runners.${key}.enabled`, 'env', () => (config.runners[key].enabled = names.includes(key)));
   }
 }
 
 /** Every dotted key of the effective config that has a source. */
 function allKeys(config: GafferConfig): string[] {
   const keys = [
-    'workers.max_parallel', 'spec_lint', 'tokens', 'retention.jobs', 'default_runner', 'sandbox', 'timeouts.worker_s', 'timeouts.verify_s', 'verification.confirm_full_suite', 'server.max_body_bytes',
-    'network.shell', 'network.verification', 'network.loopback_ports', 'limits.processes', 'limits.memory_mb', 'limits.cpu_weight', 'env.pass', 'protected_paths',
-    'worktrees.dir', 'worktrees.include', 'worktrees.setup', 'worktrees.install', 'worktrees.deps', 'worktrees.set_port', 'worktrees.keep_days', 'worktrees.max_gb',
-    'fanout.parallel_safe_gates', 'fanout.max_concurrency', 'roster', 'handoff.rules', 'budgets', 'prices', 'breaker.trip_after', 'breaker.cooldown_s',
+    'workers.max_parallel',
+    'spec_lint',
+    'tokens',
+    'retention.jobs',
+    'default_runner',
+    'sandbox',
+    'timeouts.worker_s',
+    'timeouts.verify_s',
+    'verification.confirm_full_suite',
+    'server.max_body_bytes',
+    'network.shell',
+    'network.verification',
+    'network.loopback_ports',
+    'limits.processes',
+    'limits.memory_mb',
+    'limits.cpu_weight',
+    'env.pass',
+    'protected_paths',
+    'worktrees.dir',
+    'worktrees.include',
+    'worktrees.setup',
+    'worktrees.install',
+    'worktrees.deps',
+    'worktrees.set_port',
+    'worktrees.keep_days',
+    'worktrees.max_gb',
+    'fanout.parallel_safe_gates',
+    'fanout.max_concurrency',
+    'roster',
+    'handoff.rules',
+    'budgets',
+    'prices',
+    'breaker.trip_after',
+    'breaker.cooldown_s',
   ];
-  for (const name of Object.keys(config.models)) keys.push(...['url', 'api', 'model', 'key'].map((p) => `models.${name}.${p}`));
-  for (const key of CONFIG_RUNNER_KEYS) keys.push(`runners.${key}.enabled`, `runners.${key}.billing`, `runners.${key}.home`, `runners.${key}.endpoint`);
+  for (const name of Object.keys(config.models))
+    keys.push(...['url', 'api', 'model', 'key'].map((p) => `models.${name}.${p}`));
+  for (const key of CONFIG_RUNNER_KEYS)
+    keys.push(`runners.${key}.enabled`, `runners.${key}.billing`, `runners.${key}.home`, `runners.${key}.endpoint`);
   return keys;
 }
 
 /** A table keyed by workspace path (`*` kept): each path absolute, `~` expanded. */
 function byWorkspace(table: Record<string, string>, baseDir: string): Record<string, string> {
-  return Object.fromEntries(Object.entries(table).map(([key, command]) => [key === '*' ? key : expandHome(key, baseDir), command]));
+  return Object.fromEntries(
+    Object.entries(table).map(([key, command]) => [key === '*' ? key : expandHome(key, baseDir), command]),
+  );
 }
 
 /** True when a URL's host is this machine (127.0.0.0/8, ::1, localhost). */
@@ -361,7 +563,11 @@ function checkUrl(url: string, field: string): string {
   }
   if (parsed === null || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
     // the value is not echoed: a mistyped URL may carry a key
-    throw new GafferError('invalid_request', `${field} must be an http(s) base URL such as http://127.0.0.1:11434/v1`, field);
+    throw new GafferError(
+      'invalid_request',
+      `${field} must be an http(s) base URL such as http://127.0.0.1:11434/v1`,
+      field,
+    );
   }
   return url.trim().replace(/\/+$/, '');
 }
@@ -385,18 +591,26 @@ function expandHome(path: string, baseDir: string): string {
 function intFromEnv(env: NodeJS.ProcessEnv, name: string, min: number, max: number): number {
   const text = env[name] ?? '';
   const n = Number(text);
-  if (!/^\d+$/.test(text.trim()) || n < min || n > max) throw new GafferError('invalid_request', `${name} must be ${min}..${max}, got ${JSON.stringify(text)}`, name);
+  if (!/^\d+$/.test(text.trim()) || n < min || n > max)
+    throw new GafferError('invalid_request', `${name} must be ${min}..${max}, got ${JSON.stringify(text)}`, name);
   return n;
 }
 
 function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[]): T {
   const value = env[name] as T;
-  if (!allowed.includes(value)) throw new GafferError('invalid_request', `${name} must be ${allowed.join(', ')}, got ${JSON.stringify(value)}`, name);
+  if (!allowed.includes(value))
+    throw new GafferError(
+      'invalid_request',
+      `${name} must be ${allowed.join(', ')}, got ${JSON.stringify(value)}`,
+      name,
+    );
   return value;
 }
 
 function findConfigFile(dataDir: string): string | undefined {
-  return ['gaffer.config.json', 'gaffer.config.yaml', 'gaffer.config.yml'].map((f) => join(dataDir, f)).find((f) => existsSync(f));
+  return ['gaffer.config.json', 'gaffer.config.yaml', 'gaffer.config.yml']
+    .map((f) => join(dataDir, f))
+    .find((f) => existsSync(f));
 }
 
 function parseConfigFile(file: string): ConfigFile {
@@ -407,8 +621,12 @@ function parseConfigFile(file: string): ConfigFile {
   // a token is a secret: never echo one as part of a field name
   if (path[0] === 'tokens') path = ['tokens'];
   const field = path.join('.');
-  const suggestion = issue?.code === 'unrecognized_keys' ? suggestKeys(issue.keys, knownKeysAt(configFileSchema, issue.path)) : '';
-  const what = issue?.code === 'unrecognized_keys' ? `unknown key(s) ${issue.keys.join(', ')}${suggestion ? ` — ${suggestion}` : ''}` : (issue?.message ?? 'invalid');
+  const suggestion =
+    issue?.code === 'unrecognized_keys' ? suggestKeys(issue.keys, knownKeysAt(configFileSchema, issue.path)) : '';
+  const what =
+    issue?.code === 'unrecognized_keys'
+      ? `unknown key(s) ${issue.keys.join(', ')}${suggestion ? ` — ${suggestion}` : ''}`
+      : (issue?.message ?? 'invalid');
   throw new GafferError('invalid_request', `config ${file}: ${field ? `${field}: ` : ''}${what}`, field || 'config');
 }
 
@@ -426,7 +644,11 @@ function readConfigFile(file: string): unknown {
     // the parser's message quotes the text around the error, which may be a key: give only where
     const linePos = (err as { linePos?: { line: number; col: number }[] }).linePos?.[0];
     const position = /position (\d+)/.exec((err as Error).message)?.[1];
-    const where = linePos ? ` (line ${linePos.line}, column ${linePos.col})` : position !== undefined ? ` (at character ${position})` : '';
+    const where = linePos
+      ? ` (line ${linePos.line}, column ${linePos.col})`
+      : position !== undefined
+        ? ` (at character ${position})`
+        : '';
     throw new GafferError('invalid_request', `config ${file}: not valid ${isYaml ? 'YAML' : 'JSON'}${where}`, 'config');
   }
 }
@@ -434,9 +656,17 @@ function readConfigFile(file: string): unknown {
 /** `token:owner,token2:owner2` → the token table. */
 function parseTokenList(text: string): Record<string, string> {
   const tokens: Record<string, string> = {};
-  for (const pair of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const pair of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const cut = pair.lastIndexOf(':');
-    if (cut <= 0) throw new GafferError('invalid_request', 'GAFFER_TOKENS must be token:owner pairs separated by commas', 'GAFFER_TOKENS');
+    if (cut <= 0)
+      throw new GafferError(
+        'invalid_request',
+        'GAFFER_TOKENS must be token:owner pairs separated by commas',
+        'GAFFER_TOKENS',
+      );
     tokens[pair.slice(0, cut)] = pair.slice(cut + 1);
   }
   return tokens;

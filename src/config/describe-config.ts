@@ -42,7 +42,12 @@ export function describeConfig(loaded: LoadedConfig): ShownConfig {
   show('workers.max_parallel', config.workers.max_parallel);
   show('spec_lint', config.spec_lint);
   const owners = [...new Set(Object.values(config.tokens))].sort();
-  show('tokens', owners.length === 0 ? 'none (single user: the data dir\'s secret, loopback only)' : `${Object.keys(config.tokens).length} set (owners: ${owners.join(', ')})`);
+  show(
+    'tokens',
+    owners.length === 0
+      ? "none (single user: the data dir's secret, loopback only)"
+      : `${Object.keys(config.tokens).length} set (owners: ${owners.join(', ')})`,
+  );
   show('retention.jobs', config.retention.jobs);
   show('default_runner', config.default_runner);
   show('sandbox', config.sandbox);
@@ -52,7 +57,10 @@ export function describeConfig(loaded: LoadedConfig): ShownConfig {
   show('server.max_body_bytes', config.server.max_body_bytes);
   show('network.shell', config.network.shell ? 'outbound' : 'none');
   show('network.verification', config.network.verification ? 'outbound' : 'none');
-  show('network.loopback_ports', config.network.loopback_ports.length === 0 ? 'none' : config.network.loopback_ports.join(', '));
+  show(
+    'network.loopback_ports',
+    config.network.loopback_ports.length === 0 ? 'none' : config.network.loopback_ports.join(', '),
+  );
   show('limits.processes', config.limits.processes);
   show('limits.memory_mb', config.limits.memory_mb);
   show('limits.cpu_weight', config.limits.cpu_weight);
@@ -62,7 +70,10 @@ export function describeConfig(loaded: LoadedConfig): ShownConfig {
     show(`models.${name}.url`, redactUrl(e.url));
     show(`models.${name}.api`, e.api);
     show(`models.${name}.model`, e.model);
-    show(`models.${name}.key`, e.key ? `set (from ${e.keyFrom ?? 'config'})` : e.keyFrom ? `not set (${e.keyFrom} is empty)` : 'not set');
+    show(
+      `models.${name}.key`,
+      e.key ? `set (from ${e.keyFrom ?? 'config'})` : e.keyFrom ? `not set (${e.keyFrom} is empty)` : 'not set',
+    );
   }
   for (const key of CONFIG_RUNNER_KEYS) {
     const r = config.runners[key];

@@ -57,6 +57,7 @@ export function readSecret(dataDir: string, name: string = SECRET_FILE): string 
   const fix = `delete it and restart \`gaffer serve\`, which makes a new one`;
   if (!isFile) throw new GafferError('internal', `the secret ${file} is not a regular file: ${fix}`);
   const secret = readFileSync(file, 'utf8').trim();
-  if (!SECRET_FORM.test(secret)) throw new GafferError('internal', `the secret ${file} is not one gaffer made (43+ base64url characters): ${fix}`);
+  if (!SECRET_FORM.test(secret))
+    throw new GafferError('internal', `the secret ${file} is not one gaffer made (43+ base64url characters): ${fix}`);
   return secret;
 }

@@ -1,12 +1,25 @@
 import type { GafferConfig } from './config.js';
 import { GafferError } from '../domain/errors.js';
-import { agentCliNetwork, builtinCommandNetwork, loopbackPortOf, shellNetwork, slirp4netnsStatus, type NetworkMode, type NetworkSetup, type SandboxNetwork } from '../platform/sandbox/network.js';
+import {
+  agentCliNetwork,
+  builtinCommandNetwork,
+  loopbackPortOf,
+  shellNetwork,
+  slirp4netnsStatus,
+  type NetworkMode,
+  type NetworkSetup,
+  type SandboxNetwork,
+} from '../platform/sandbox/network.js';
 
 type NetworkConfig = Pick<GafferConfig, 'network' | 'models'>;
 
 /** The runners' network from config `network` (spec 04): the endpoints' loopback ports are forwarded into agent CLIs. */
 export function networkSetupOf(config: NetworkConfig): NetworkSetup {
-  return { shell: config.network.shell, loopbackPorts: config.network.loopback_ports, endpointPorts: listEndpointPorts(config) };
+  return {
+    shell: config.network.shell,
+    loopbackPorts: config.network.loopback_ports,
+    endpointPorts: listEndpointPorts(config),
+  };
 }
 
 /** The verification's network from config `network`: `none` unless `network.verification`; `loopback_ports` forwarded. */
@@ -15,7 +28,10 @@ export function verificationNetworkOf(config: NetworkConfig): SandboxNetwork {
 }
 
 /** What each kind of run gets here (`gaffer doctor`): the mode asked for, as this machine can give it. */
-export function describeNetworks(config: NetworkConfig & Pick<GafferConfig, 'sandbox'>, sandboxWorks: boolean): Record<'shell' | 'verification' | 'builtin' | 'agent CLIs', NetworkMode> {
+export function describeNetworks(
+  config: NetworkConfig & Pick<GafferConfig, 'sandbox'>,
+  sandboxWorks: boolean,
+): Record<'shell' | 'verification' | 'builtin' | 'agent CLIs', NetworkMode> {
   const setup = networkSetupOf(config);
   const effective = (network: SandboxNetwork): NetworkMode => {
     if (config.sandbox === 'off' || !sandboxWorks) return 'host';
@@ -35,11 +51,19 @@ export function describeNetworks(config: NetworkConfig & Pick<GafferConfig, 'san
  */
 export function vetServerPort(config: NetworkConfig, port: number): void {
   if (config.network.loopback_ports.includes(port)) {
-    throw new GafferError('invalid_request', `network.loopback_ports: ${port} is the port gaffer serves on, and forwarding it would let every sandboxed worker drive gaffer's API — remove ${port} from network.loopback_ports, or serve on another port (--port)`, 'network.loopback_ports');
+    throw new GafferError(
+      'invalid_request',
+      `network.loopback_ports: ${port} is the port gaffer serves on, and forwarding it would let every sandboxed worker drive gaffer's API — remove ${port} from network.loopback_ports, or serve on another port (--port)`,
+      'network.loopback_ports',
+    );
   }
   for (const [name, endpoint] of Object.entries(config.models)) {
     if (loopbackPortOf(endpoint.url) !== port) continue;
-    throw new GafferError('invalid_request', `models.${name}.url: its port ${port} is the port gaffer serves on, and agent CLIs get that port forwarded — point the endpoint elsewhere, or serve on another port (--port)`, `models.${name}.url`);
+    throw new GafferError(
+      'invalid_request',
+      `models.${name}.url: its port ${port} is the port gaffer serves on, and agent CLIs get that port forwarded — point the endpoint elsewhere, or serve on another port (--port)`,
+      `models.${name}.url`,
+    );
   }
 }
 

@@ -66,7 +66,15 @@ export function buildAcceptance(counts: readonly OutcomeCount[]): AcceptanceRepo
       continue;
     }
     const key = acceptanceKey(c.type, c.model, c.runner);
-    const entry = groups.get(key) ?? { type: c.type, model: c.model, runners: [], providers: [], accepted: 0, total: 0, rate: 0 };
+    const entry = groups.get(key) ?? {
+      type: c.type,
+      model: c.model,
+      runners: [],
+      providers: [],
+      accepted: 0,
+      total: 0,
+      rate: 0,
+    };
     entry.total += c.count;
     if (c.status === 'passed') entry.accepted += c.count;
     if (!entry.runners.includes(c.runner)) entry.runners.push(c.runner);
@@ -78,7 +86,17 @@ export function buildAcceptance(counts: readonly OutcomeCount[]): AcceptanceRepo
   const acceptance: Record<string, AcceptanceEntry> = {};
   for (const key of keys) {
     const e = groups.get(key) as AcceptanceEntry;
-    acceptance[key] = { ...e, runners: e.runners.sort(), providers: e.providers.sort(), rate: Math.round((e.accepted / e.total) * 1000) / 1000 };
+    acceptance[key] = {
+      ...e,
+      runners: e.runners.sort(),
+      providers: e.providers.sort(),
+      rate: Math.round((e.accepted / e.total) * 1000) / 1000,
+    };
   }
-  return { acceptance, outcomes_total: total, excluded: { not_dispatched: notDispatched, abstained }, note: ACCEPTANCE_NOTE };
+  return {
+    acceptance,
+    outcomes_total: total,
+    excluded: { not_dispatched: notDispatched, abstained },
+    note: ACCEPTANCE_NOTE,
+  };
 }

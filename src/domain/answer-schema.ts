@@ -9,7 +9,15 @@ import type { FollowUpLink } from './follow-up.js';
 import { STEER_DELIVERIES } from './steer.js';
 import type { ObjectiveEvidence, ObjectivesNote } from './objectives.js';
 import type { WriteAuditVerdict } from './write-policy.js';
-import type { ConvergenceJson, CriteriaCheckJson, OriginalTestsJson, ProofJson, TotalsJson, VerificationJson, WorktreesJson } from './result.js';
+import type {
+  ConvergenceJson,
+  CriteriaCheckJson,
+  OriginalTestsJson,
+  ProofJson,
+  TotalsJson,
+  VerificationJson,
+  WorktreesJson,
+} from './result.js';
 import { DETECTED_STATES, JOB_STATUSES, TASK_TYPES, WORKER_STATUSES } from './status.js';
 
 /*
@@ -27,9 +35,13 @@ const count = z.number();
  * issue 33: `<list>_count` for each list the compact answer bounds — present when the list shows
  * fewer than it holds (cut at its bound, or its ids named already in an earlier list).
  */
-function countsOf<const K extends readonly string[]>(keys: K): { [P in K[number] as `${P}_count`]: z.ZodOptional<z.ZodNumber> } {
+function countsOf<const K extends readonly string[]>(
+  keys: K,
+): { [P in K[number] as `${P}_count`]: z.ZodOptional<z.ZodNumber> } {
   // the one cast: the entries are exactly the mapped keys
-  return Object.fromEntries(keys.map((key) => [`${key}_count`, count.optional()])) as { [P in K[number] as `${P}_count`]: z.ZodOptional<z.ZodNumber> };
+  return Object.fromEntries(keys.map((key) => [`${key}_count`, count.optional()])) as {
+    [P in K[number] as `${P}_count`]: z.ZodOptional<z.ZodNumber>;
+  };
 }
 
 const originalTestsSchema = z.strictObject({
@@ -83,11 +95,25 @@ export const verificationSchema = z.strictObject({
   ignored_files: strings.optional(),
   left_out: strings.optional(),
   advice: z.string().optional(),
-  checking: z.strictObject({ total_s: z.number(), suite_s: z.number(), runs: z.array(z.strictObject({ what: z.string(), n: count, s: z.number() })) }).optional(),
+  checking: z
+    .strictObject({
+      total_s: z.number(),
+      suite_s: z.number(),
+      runs: z.array(z.strictObject({ what: z.string(), n: count, s: z.number() })),
+    })
+    .optional(),
 });
 
 /** The failing-test id lists of a verification, in the order the compact answer names their ids (engine/queries/compact-ids.ts). */
-export const VERIFICATION_ID_LISTS = ['new_failures', 'known_failures', 'pre_existing', 'flaky', 'missing_tests', 'fixed', 'failures'] as const;
+export const VERIFICATION_ID_LISTS = [
+  'new_failures',
+  'known_failures',
+  'pre_existing',
+  'flaky',
+  'missing_tests',
+  'fixed',
+  'failures',
+] as const;
 /** The verification's other lists the compact answer bounds. */
 export const VERIFICATION_LISTS = ['tests_touched', 'tests_weakened', 'sandbox_refused', 'ignored_files'] as const;
 
@@ -108,13 +134,19 @@ export const compactVerificationSchema = verificationSchema.extend({
   missing_tests: strings.optional(),
   checkpoint_failures: count.optional(),
   /** A failure's excerpt: `of` names where its id is listed (`new_failures[0]`), or `id` when no list names it. */
-  failure_details: z.array(z.strictObject({ id: z.string().optional(), of: z.string().optional(), excerpt: z.string() })).optional(),
+  failure_details: z
+    .array(z.strictObject({ id: z.string().optional(), of: z.string().optional(), excerpt: z.string() }))
+    .optional(),
   /** A passing full suite's `confirms_related` says how many related files it confirms; the related run's summary is `full`'s. */
   confirms_related: z.strictObject({ related_files: count, summary: z.string().optional() }).optional(),
   ...countsOf([...VERIFICATION_ID_LISTS, ...VERIFICATION_LISTS, 'related_files', 'failure_details', 'previous']),
   /** The last rounds before this one (`previous_count` counts them all); a round's ids named earlier are counted, not repeated. */
-  previous: z.array(z.strictObject({ summary: z.string(), failures: strings.optional(), failures_count: count.optional() })).optional(),
-  original_tests: originalTestsSchema.extend({ failures: strings.optional(), ...countsOf(['failures', 'flaky', 'changed']) }).optional(),
+  previous: z
+    .array(z.strictObject({ summary: z.string(), failures: strings.optional(), failures_count: count.optional() }))
+    .optional(),
+  original_tests: originalTestsSchema
+    .extend({ failures: strings.optional(), ...countsOf(['failures', 'flaky', 'changed']) })
+    .optional(),
   /** Left out when empty (a passing verification keeps none): a clean answer stays under ~400 tokens. */
   output_tail: z.string().optional(),
 });
@@ -156,12 +188,22 @@ export const changesSchema = z.strictObject({
 });
 
 /** The lists of `changes` the compact answer bounds (`count` stays the exact total). */
-export const CHANGES_LISTS = ['added', 'modified', 'deleted', 'skipped', 'verification_wrote', 'hidden_by_ignore'] as const;
+export const CHANGES_LISTS = [
+  'added',
+  'modified',
+  'deleted',
+  'skipped',
+  'verification_wrote',
+  'hidden_by_ignore',
+] as const;
 
 /** `changes` as answered: what changed always (`source` … `deleted`), the flags and lists of the unusual when they hold something; each list bounded with its count. */
 export const compactChangesSchema = changesSchema
   .partial({ truncated: true, snapshot_truncated: true, skipped: true, verification_wrote: true })
-  .extend({ ...countsOf(CHANGES_LISTS), git: z.strictObject({ repo: z.literal(true), dirty_count: count, shortstat: z.string().optional() }).optional() });
+  .extend({
+    ...countsOf(CHANGES_LISTS),
+    git: z.strictObject({ repo: z.literal(true), dirty_count: count, shortstat: z.string().optional() }).optional(),
+  });
 
 /** The `proof` of spec 03. */
 export const proofSchema = z.strictObject({
@@ -257,7 +299,11 @@ export const compactWorkerEntrySchema = compactWorkerSchema.partial().required({
 });
 
 /** A task branch's or the merged tree's verification (BranchVerificationJson). */
-const branchVerificationSchema = z.strictObject({ ok: z.boolean().nullable(), summary: z.string(), blocking: z.boolean().optional() });
+const branchVerificationSchema = z.strictObject({
+  ok: z.boolean().nullable(),
+  summary: z.string(),
+  blocking: z.boolean().optional(),
+});
 
 /** A worktree job's `worktrees` (spec 06): per task its branch, worktree and merge; the classes; the merged tree. */
 const worktreesSchema = z.strictObject({
@@ -301,7 +347,11 @@ const worktreesSchema = z.strictObject({
  * set up, passed); a merge without its path once removed. `?full=1` has every field.
  */
 const compactWorktreesSchema = worktreesSchema.extend({
-  tasks: z.array(worktreesSchema.shape.tasks.element.partial({ commit: true, path: true, port: true, setup: true, verification: true }).extend(countsOf(['files', 'conflict_files']))),
+  tasks: z.array(
+    worktreesSchema.shape.tasks.element
+      .partial({ commit: true, path: true, port: true, setup: true, verification: true })
+      .extend(countsOf(['files', 'conflict_files'])),
+  ),
   merges: z.array(worktreesSchema.shape.merges.element.partial({ path: true })),
 });
 
@@ -315,7 +365,12 @@ const gateResultSchema = z.strictObject({
   climb: z.literal(true).optional(),
 });
 /** A task's own gates on one attempt (spec 05). */
-const taskGatesSchema = z.strictObject({ task: z.string(), worker: z.string(), verdict: gateReading, results: z.array(gateResultSchema) });
+const taskGatesSchema = z.strictObject({
+  task: z.string(),
+  worker: z.string(),
+  verdict: gateReading,
+  results: z.array(gateResultSchema),
+});
 const rungAttemptSchema = z.strictObject({
   worker: z.string(),
   entry: z.string(),
@@ -450,7 +505,9 @@ export const compactJobSchema = z.strictObject({
   /** A merge later (`gaffer merge`): the worktree job whose branches this job merges, and the task named (null: every passing branch). */
   merge_of: z.strictObject({ job: z.string(), task: z.string().nullable() }).optional(),
   /** The spec-lint gaps; `needs_detail` (what to add, and how) while the job is live and with `full`. */
-  spec_lint: z.strictObject({ mode: z.string(), codes: strings, needs_detail: z.array(lintFindingSchema).optional() }).optional(),
+  spec_lint: z
+    .strictObject({ mode: z.string(), codes: strings, needs_detail: z.array(lintFindingSchema).optional() })
+    .optional(),
   /** spec 06 "Phase order", spec 07 "Objectives ordering": present only when the tasks run in another order or batches than the request's. */
   task_order: z
     .strictObject({
@@ -549,7 +606,12 @@ export type _SchemaMatches = [
   Holds<Same<z.infer<typeof taskGatesSchema>, TaskGatesJson>>,
   Holds<Same<z.infer<typeof escalationSchema>, EscalationJson>>,
   AskHolds,
-  Holds<Same<Required<z.infer<typeof compactJobSchema>>['spec_lint'], Flat<Omit<SpecLint, 'needs_detail'> & Partial<Pick<SpecLint, 'needs_detail'>>>>>,
+  Holds<
+    Same<
+      Required<z.infer<typeof compactJobSchema>>['spec_lint'],
+      Flat<Omit<SpecLint, 'needs_detail'> & Partial<Pick<SpecLint, 'needs_detail'>>>
+    >
+  >,
   Holds<Same<Required<z.infer<typeof compactJobSchema>>['task_order'], TaskOrder>>,
   Holds<Same<Required<z.infer<typeof compactJobSchema>>['follow_up'], FollowUpLink>>,
   Holds<Same<z.infer<typeof objectivesSchema>, ObjectivesNote>>,

@@ -46,7 +46,11 @@ export interface AskJson {
  * proposed), a roster entry marked `approve: true`. `billingOf` answers for a runner the roster did
  * not choose (config `runners.<key>.billing`).
  */
-export function approvalReasons(spec: Pick<JobSpec, 'approval' | 'tasks'>, policy: ApprovalPolicy, billingOf: (runner: string) => Billing): Map<string, string> {
+export function approvalReasons(
+  spec: Pick<JobSpec, 'approval' | 'tasks'>,
+  policy: ApprovalPolicy,
+  billingOf: (runner: string) => Billing,
+): Map<string, string> {
   const reasons = new Map<string, string>();
   for (const task of spec.tasks) {
     const why = reasonFor(task, spec.approval, policy, billingOf);
@@ -56,10 +60,21 @@ export function approvalReasons(spec: Pick<JobSpec, 'approval' | 'tasks'>, polic
   return reasons;
 }
 
-function reasonFor(task: TaskSpec, approval: JobSpec['approval'], policy: ApprovalPolicy, billingOf: (runner: string) => Billing): string | null {
+function reasonFor(
+  task: TaskSpec,
+  approval: JobSpec['approval'],
+  policy: ApprovalPolicy,
+  billingOf: (runner: string) => Billing,
+): string | null {
   const pick = task.roster;
   const label = pick?.entry ? `roster entry "${pick.entry}"` : `runner ${task.runner}`;
-  switch (askCause({ billing: billingOfRoute(task, admittedRoute(task), billingOf), approve: pick?.approve ?? false }, approval, policy.default)) {
+  switch (
+    askCause(
+      { billing: billingOfRoute(task, admittedRoute(task), billingOf), approve: pick?.approve ?? false },
+      approval,
+      policy.default,
+    )
+  ) {
     case 'api':
       return `${label} is billed per call (api): money is never spent without a yes`;
     case 'request_required':
@@ -82,7 +97,11 @@ export type AskCause = 'api' | 'request_required' | 'config_required' | 'approve
  * asks; else a request's `never` asks nothing; else the request's or the config's `required`, or
  * an entry marked `approve`, asks. Null: no yes needed.
  */
-export function askCause(rung: { billing: Billing; approve: boolean }, approval: JobSpec['approval'], policyDefault: ApprovalPolicy['default']): AskCause | null {
+export function askCause(
+  rung: { billing: Billing; approve: boolean },
+  approval: JobSpec['approval'],
+  policyDefault: ApprovalPolicy['default'],
+): AskCause | null {
   if (rung.billing === 'api') return 'api';
   if (approval === 'never') return null;
   if (approval === 'required') return 'request_required';
@@ -99,17 +118,26 @@ export function askCause(rung: { billing: Billing; approve: boolean }, approval:
 export function draftAsks(spec: JobSpec, reasons: ReadonlyMap<string, string>): AskJson[] {
   const verify = describeVerify(spec.verify);
   const asked = spec.tasks.filter((t) => reasons.has(t.name));
-  const batch = asked.length > 1 ? ` (one of ${asked.length} tasks asked together${spec.isolation === 'worktree' ? ', a worktree fan-out' : ''})` : '';
+  const batch =
+    asked.length > 1
+      ? ` (one of ${asked.length} tasks asked together${spec.isolation === 'worktree' ? ', a worktree fan-out' : ''})`
+      : '';
   return asked.map((task) => {
     const { pros, cons } = weigh(task, verify, spec);
     const pick = task.roster;
-    if (pick && pick.entry === null) cons.unshift(`nothing rostered takes "${task.type}": it would run on the default runner ${task.runner}, which no roster entry vouches for`);
+    if (pick && pick.entry === null)
+      cons.unshift(
+        `nothing rostered takes "${task.type}": it would run on the default runner ${task.runner}, which no roster entry vouches for`,
+      );
     return {
       task: task.name,
       issue: `${task.type} task needs a yes before it runs${batch}`,
       why: reasons.get(task.name) ?? '',
       route: `${task.model ?? 'its default model'} (${pick?.provider ? `${pick.provider}/` : ''}${task.runner}${pick?.entry ? `, roster entry ${pick.entry}` : ''})`,
-      recommendation: cons.length === 0 ? 'approve: it names what it may change and gaffer can check the result' : `approve only if these are acceptable: ${cons.join('; ')}`,
+      recommendation:
+        cons.length === 0
+          ? 'approve: it names what it may change and gaffer can check the result'
+          : `approve only if these are acceptable: ${cons.join('; ')}`,
       pros,
       cons,
       blocking: true,
@@ -154,7 +182,8 @@ export function misfitOfRecommendation(text: string): string | null {
   const verdict = /^[*_#>"'`\s]*(approve|deny)\b(.*)$/is.exec(said);
   if (verdict === null) return `it does not start with "approve" or "deny": ${quoted}`;
   if (!/\p{L}{2,}/u.test(verdict[2] ?? '')) return `it gives no reason after "${verdict[1] ?? ''}": ${quoted}`;
-  if (said.length > JUDGE_MAX_CHARS) return `it is ${said.length} characters, more than the ${JUDGE_MAX_CHARS} (three sentences) it is asked for: ${quoted}`;
+  if (said.length > JUDGE_MAX_CHARS)
+    return `it is ${said.length} characters, more than the ${JUDGE_MAX_CHARS} (three sentences) it is asked for: ${quoted}`;
   return null;
 }
 
@@ -173,12 +202,17 @@ export function withJudgement(ask: AskJson, entry: string, text: string | Error)
 function weigh(task: TaskSpec, verify: string, spec: JobSpec): { pros: string[]; cons: string[] } {
   const pros: string[] = [];
   const cons: string[] = [];
-  if (task.files.length > 0) pros.push(`may change only ${task.files.slice(0, 3).join(', ')}${task.files.length > 3 ? ` and ${task.files.length - 3} more` : ''} (its write policy)`);
-  else if (READ_ONLY_TASK_TYPES.has(task.type)) pros.push('read-only: may write nothing in the project but its outputs');
+  if (task.files.length > 0)
+    pros.push(
+      `may change only ${task.files.slice(0, 3).join(', ')}${task.files.length > 3 ? ` and ${task.files.length - 3} more` : ''} (its write policy)`,
+    );
+  else if (READ_ONLY_TASK_TYPES.has(task.type))
+    pros.push('read-only: may write nothing in the project but its outputs');
   else cons.push('names no files: it may change anything in the workspace');
   if (spec.verify.mode !== 'off') pros.push(`its result is verified (${verify})`);
   else cons.push('verify is off: nothing will prove the result');
-  if (spec.isolation === 'worktree') pros.push('runs in its own worktree: the workspace is touched only by a verified merge');
+  if (spec.isolation === 'worktree')
+    pros.push('runs in its own worktree: the workspace is touched only by a verified merge');
   if (task.criteria.length > 0) pros.push(`${task.criteria.length} acceptance criteria`);
   return { pros, cons };
 }
@@ -200,10 +234,18 @@ export function parseApproveBody(body: unknown): { approve: ApprovalAnswer; note
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue?.path.join('.') || 'approve';
-    throw new GafferError('invalid_request', `${field}: ${issue?.message ?? 'invalid'} — send {"approve": true | false | {"<task>": true | false}, "note": "…"}`, field);
+    throw new GafferError(
+      'invalid_request',
+      `${field}: ${issue?.message ?? 'invalid'} — send {"approve": true | false | {"<task>": true | false}, "note": "…"}`,
+      field,
+    );
   }
   if (typeof parsed.data.approve === 'object' && Object.keys(parsed.data.approve).length === 0) {
-    throw new GafferError('invalid_request', 'approve: name at least one task, or answer all with true or false', 'approve');
+    throw new GafferError(
+      'invalid_request',
+      'approve: name at least one task, or answer all with true or false',
+      'approve',
+    );
   }
   return { approve: parsed.data.approve, note: parsed.data.note ?? null };
 }

@@ -98,7 +98,13 @@ export interface AttemptStep {
   effects: readonly AttemptEffect[];
 }
 
-const NO_FACTS: AttemptFacts = { exit: null, nothingChanged: false, writeViolation: false, verification: null, gates: null };
+const NO_FACTS: AttemptFacts = {
+  exit: null,
+  nothingChanged: false,
+  writeViolation: false,
+  verification: null,
+  gates: null,
+};
 
 const ROWS: ReadonlyMap<string, AttemptRow> = new Map(ATTEMPT_TABLE.map((row) => [rowKey(row.from, row.on), row]));
 
@@ -114,7 +120,18 @@ export function findAttemptRow(state: AttemptState, event: AttemptEventType): At
 /** A new attempt of `task`, numbered after the ones it already had (fix rounds and retries are attempts too). */
 export function admitAttempt(task: string, history: readonly Attempt[], kind: AttemptKind): Attempt {
   const last = history.filter((a) => a.task === task).reduce((n, a) => Math.max(n, a.number), 0);
-  return { task, number: last + 1, kind, state: 'admitted', started: false, ending: null, facts: NO_FACTS, trail: [], owed: ['check_gates'], carried: [] };
+  return {
+    task,
+    number: last + 1,
+    kind,
+    state: 'admitted',
+    started: false,
+    ending: null,
+    facts: NO_FACTS,
+    trail: [],
+    owed: ['check_gates'],
+    carried: [],
+  };
 }
 
 /** The pure transition: the table's row for (state, event) gives the next state and effects; any other pair is refused. */
@@ -129,7 +146,9 @@ export function transition(attempt: Attempt, event: AttemptEvent): AttemptStep |
     facts: { ...attempt.facts, ...event.facts },
     trail: [...attempt.trail, event.type],
     owed: [...(ABANDONING_EVENTS.has(event.type) ? [] : owedOf(attempt)), ...row.effects],
-    carried: ABANDONING_EVENTS.has(event.type) ? [...(attempt.carried ?? []), ...dropped(attempt)] : attempt.carried ?? [],
+    carried: ABANDONING_EVENTS.has(event.type)
+      ? [...(attempt.carried ?? []), ...dropped(attempt)]
+      : (attempt.carried ?? []),
   };
   return { ok: true, next, effects: row.effects };
 }
@@ -153,9 +172,22 @@ export function carryEffect(attempt: Attempt, effect: AttemptEffect): { ok: true
   const owed = owedOf(attempt);
   if (owed[0] !== effect) {
     const expected = owed.length > 0 ? `it owes ${owed.join(', ')} first` : 'it owes nothing';
-    return { ok: false, code: 'effect_not_owed', state: attempt.state, effect, message: `attempt in state "${attempt.state}" cannot carry out "${effect}": ${expected}` };
+    return {
+      ok: false,
+      code: 'effect_not_owed',
+      state: attempt.state,
+      effect,
+      message: `attempt in state "${attempt.state}" cannot carry out "${effect}": ${expected}`,
+    };
   }
-  return { ok: true, next: { ...attempt, owed: owed.slice(1), carried: [...(attempt.carried ?? []), { effect, at: attempt.trail.length }] } };
+  return {
+    ok: true,
+    next: {
+      ...attempt,
+      owed: owed.slice(1),
+      carried: [...(attempt.carried ?? []), { effect, at: attempt.trail.length }],
+    },
+  };
 }
 
 /**
@@ -175,5 +207,11 @@ export function isFinalAttempt(attempt: Pick<Attempt, 'state'>): boolean {
 function refuse(state: AttemptState, event: AttemptEventType): AttemptRefusal {
   const legal = ATTEMPT_TABLE.filter((r) => r.from === state).map((r) => r.on);
   const expected = legal.length > 0 ? `expected one of: ${legal.join(', ')}` : `${state} is final: no event moves it`;
-  return { ok: false, code: 'illegal_transition', state, event, message: `attempt in state "${state}" cannot take event "${event}": ${expected}` };
+  return {
+    ok: false,
+    code: 'illegal_transition',
+    state,
+    event,
+    message: `attempt in state "${state}" cannot take event "${event}": ${expected}`,
+  };
 }

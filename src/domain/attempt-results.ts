@@ -45,7 +45,13 @@ export interface JobStatusFacts {
   gatesPass: boolean;
 }
 
-const NO_PROCESS_YET: ReadonlySet<AttemptState> = new Set(['admitted', 'awaiting_approval', 'paused', 'gated', 'placed']);
+const NO_PROCESS_YET: ReadonlySet<AttemptState> = new Set([
+  'admitted',
+  'awaiting_approval',
+  'paused',
+  'gated',
+  'placed',
+]);
 
 // a settled attempt that never had a process: its worker status from how it ended
 const UNSTARTED_ENDS: Record<AttemptEnding, { status: WorkerStatus; outcome: WorkerOutcome }> = {
@@ -61,10 +67,12 @@ const UNSTARTED_ENDS: Record<AttemptEnding, { status: WorkerStatus; outcome: Wor
 export function workerEndOf(attempt: Attempt): WorkerEndWords {
   const exit = attempt.facts.exit;
   // spec 01: stopped because gaffer stopped reads `interrupted`, as recovery and attempt-run write it
-  if (attempt.state === 'interrupted' && (exit === null || exit.status === 'cancelled')) return { status: 'interrupted', outcome: 'cancelled' };
+  if (attempt.state === 'interrupted' && (exit === null || exit.status === 'cancelled'))
+    return { status: 'interrupted', outcome: 'cancelled' };
   if (exit !== null) {
     // spec 06: writing outside its write policy breaks the worker's contract, whatever its process said
-    if (attempt.facts.writeViolation && exit.status !== 'cancelled' && exit.status !== 'interrupted') return { status: 'error', outcome: 'panic' };
+    if (attempt.facts.writeViolation && exit.status !== 'cancelled' && exit.status !== 'interrupted')
+      return { status: 'error', outcome: 'panic' };
     // issue 10: done but nothing changed where a change was the task is an expected error, status kept
     const outcome = attempt.facts.nothingChanged && exit.status === 'done' ? 'expected_error' : exit.outcome;
     return { status: exit.status, outcome };
@@ -101,7 +109,10 @@ export function taskResultOf(attempts: readonly Attempt[]): TaskResult | undefin
  * A job's status from its tasks' results: live while any final attempt is live, else spec 01's final
  * statuses. A cancel or a shutdown of the job itself counts even where no attempt was left to stop.
  */
-export function jobStatusOf(tasks: readonly TaskResult[], job: { cancelled?: boolean; interrupted?: boolean } = {}): JobStatus {
+export function jobStatusOf(
+  tasks: readonly TaskResult[],
+  job: { cancelled?: boolean; interrupted?: boolean } = {},
+): JobStatus {
   const live = liveJobStatusOf(tasks.map((t) => t.state));
   if (live !== null) return live;
   return decideJobStatus({

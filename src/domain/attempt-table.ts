@@ -132,31 +132,83 @@ export const ATTEMPT_TABLE: readonly AttemptRow[] = [
   // spec 04: a rate limit waits and requeues the same attempt, keeping its place but not its slot
   { from: 'running', on: 'rate_limited', to: 'requeued', effects: ['wait_for_window'] },
   // spec 09: the node running it stopped answering and BullMQ gave its work to another node: one new attempt takes it over
-  { from: 'running', on: 'node_lost', to: 'settled', effects: ['admit_retry_attempt', 'release_placement'], ending: 'superseded' },
+  {
+    from: 'running',
+    on: 'node_lost',
+    to: 'settled',
+    effects: ['admit_retry_attempt', 'release_placement'],
+    ending: 'superseded',
+  },
   { from: 'requeued', on: 'window_reset', to: 'placed', effects: ['start_executor'] },
   { from: 'collecting', on: 'evidence_taken', to: 'verifying', effects: ['run_verification'] },
   // spec 06: exited 0 without its declared outputs — its work is missing, not wrong: a new attempt (a new session) takes over
-  { from: 'collecting', on: 'outputs_missing', to: 'settled', effects: ['admit_retry_attempt', 'release_placement'], ending: 'superseded' },
+  {
+    from: 'collecting',
+    on: 'outputs_missing',
+    to: 'settled',
+    effects: ['admit_retry_attempt', 'release_placement'],
+    ending: 'superseded',
+  },
   // verification off reads as passed: there is nothing that blocks (spec 03)
   { from: 'verifying', on: 'verify_passed', to: 'gated_result', effects: ['check_result_gates'] },
   // a fix round is a new attempt of the same task; it is admitted before this one lets go of the place
-  { from: 'verifying', on: 'verify_failed_fixable', to: 'settled', effects: ['admit_fix_attempt', 'release_placement'], ending: 'superseded' },
+  {
+    from: 'verifying',
+    on: 'verify_failed_fixable',
+    to: 'settled',
+    effects: ['admit_fix_attempt', 'release_placement'],
+    ending: 'superseded',
+  },
   // no rounds left, or the rounds converged: the criteria are still checked, the failure stays on the result
   { from: 'verifying', on: 'verify_failed', to: 'gated_result', effects: ['check_result_gates'] },
-  { from: 'gated_result', on: 'result_gates_passed', to: 'settled', effects: ['release_placement'], ending: 'finished' },
-  { from: 'gated_result', on: 'result_gates_failed', to: 'settled', effects: ['release_placement'], ending: 'finished' },
-  { from: 'gated_result', on: 'escalate', to: 'settled', effects: ['admit_escalation_attempt', 'release_placement'], ending: 'superseded' },
+  {
+    from: 'gated_result',
+    on: 'result_gates_passed',
+    to: 'settled',
+    effects: ['release_placement'],
+    ending: 'finished',
+  },
+  {
+    from: 'gated_result',
+    on: 'result_gates_failed',
+    to: 'settled',
+    effects: ['release_placement'],
+    ending: 'finished',
+  },
+  {
+    from: 'gated_result',
+    on: 'escalate',
+    to: 'settled',
+    effects: ['admit_escalation_attempt', 'release_placement'],
+    ending: 'superseded',
+  },
   // cancel: nothing placed → settled at once; a place but no process → evidence, then release; processes → stop them first
   ...fromEach(UNPLACED, { on: 'cancel', to: 'settled', effects: [], ending: 'cancelled' }),
   { from: 'gated', on: 'cancel', to: 'settled', effects: ['release_placement'], ending: 'cancelled' },
-  { from: 'requeued', on: 'cancel', to: 'settled', effects: ['collect_evidence', 'release_placement'], ending: 'cancelled' },
+  {
+    from: 'requeued',
+    on: 'cancel',
+    to: 'settled',
+    effects: ['collect_evidence', 'release_placement'],
+    ending: 'cancelled',
+  },
   ...fromEach(MAY_RUN_PROCESSES, { on: 'cancel', to: 'cancelling', effects: ['stop_processes'] }),
   // spec 01: a cancelled job's evidence is still reported
-  { from: 'cancelling', on: 'processes_gone', to: 'settled', effects: ['collect_evidence', 'release_placement'], ending: 'cancelled' },
+  {
+    from: 'cancelling',
+    on: 'processes_gone',
+    to: 'settled',
+    effects: ['collect_evidence', 'release_placement'],
+    ending: 'cancelled',
+  },
   // gaffer stopping (or found dead at the next start): every live attempt is `interrupted`
   ...fromEach(UNPLACED, { on: 'interrupt', to: 'interrupted', effects: [] }),
   ...fromEach(['gated', 'requeued'], { on: 'interrupt', to: 'interrupted', effects: ['release_placement'] }),
-  ...fromEach([...MAY_RUN_PROCESSES, 'cancelling'], { on: 'interrupt', to: 'interrupted', effects: ['stop_processes', 'release_placement'] }),
+  ...fromEach([...MAY_RUN_PROCESSES, 'cancelling'], {
+    on: 'interrupt',
+    to: 'interrupted',
+    effects: ['stop_processes', 'release_placement'],
+  }),
 ];
 
 /** True for the states that hold their placement (used by tests and the pipeline's release checks). */

@@ -42,7 +42,11 @@ export interface BreakerState {
 }
 
 /** The breaker now, from finished unattended jobs newest first. */
-export function breakerState(newestFirst: readonly UnattendedEnd[], settings: BreakerSettings, now: number): BreakerState {
+export function breakerState(
+  newestFirst: readonly UnattendedEnd[],
+  settings: BreakerSettings,
+  now: number,
+): BreakerState {
   const failures: UnattendedEnd[] = [];
   for (const job of newestFirst) {
     const reading = breakerReading(job);
@@ -52,10 +56,21 @@ export function breakerState(newestFirst: readonly UnattendedEnd[], settings: Br
   const newest = failures[0];
   const ids = failures.map((j) => j.id);
   if (newest === undefined || failures.length < settings.trip_after) {
-    return { open: false, failures: ids, retry_after_s: 0, why: `${failures.length} unattended job(s) in a row failed outright (opens at ${settings.trip_after})` };
+    return {
+      open: false,
+      failures: ids,
+      retry_after_s: 0,
+      why: `${failures.length} unattended job(s) in a row failed outright (opens at ${settings.trip_after})`,
+    };
   }
   const left = newest.finished + settings.cooldown_s - now;
-  if (left <= 0) return { open: false, failures: ids, retry_after_s: 0, why: `cool-down over: the next unattended job may try again (${failures.length} failed in a row)` };
+  if (left <= 0)
+    return {
+      open: false,
+      failures: ids,
+      retry_after_s: 0,
+      why: `cool-down over: the next unattended job may try again (${failures.length} failed in a row)`,
+    };
   return {
     open: true,
     failures: ids,

@@ -83,7 +83,12 @@ export function judgeBudget(rule: BudgetRule, points: readonly SpendPoint[], now
   const name = budgetName(rule);
   if (spent >= rule.limit) {
     const until = rule.window === '5h-rolling' ? rollingReopen(rule.limit, inWindow, spent) : end;
-    return { ...base, state: 'spent', pause_until: until, why: `${name} is spent: ${round(spent)} of ${rule.limit} ${rule.unit} since ${iso(start)}` };
+    return {
+      ...base,
+      state: 'spent',
+      pause_until: until,
+      why: `${name} is spent: ${round(spent)} of ${rule.limit} ${rule.unit} since ${iso(start)}`,
+    };
   }
   if (rule.window !== '5h-rolling') {
     const timeShare = (now - start) / (end - start);
@@ -95,7 +100,12 @@ export function judgeBudget(rule: BudgetRule, points: readonly SpendPoint[], now
       return { ...base, state: 'ahead', pause_until: Math.min(end, until), why };
     }
   }
-  return { ...base, state: 'ok', pause_until: null, why: `${name}: ${round(spent)} of ${rule.limit} ${rule.unit} spent` };
+  return {
+    ...base,
+    state: 'ok',
+    pause_until: null,
+    why: `${name}: ${round(spent)} of ${rule.limit} ${rule.unit} spent`,
+  };
 }
 
 /** When enough of a rolling window's spend has aged out (oldest first) to be under the limit again. */

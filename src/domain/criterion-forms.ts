@@ -73,30 +73,57 @@ const parses = (m: RegExpExecArray) => {
 
 // order matters: the negated forms come before the ones they would otherwise be read as
 const RULES: Rule[] = [
-  { re: r(String.raw`(?:(?:the\s+)?command\s+|running\s+|run\s+)?` + '`([^`]+)`' + String.raw`\s+${SUCCEEDS}`), build: (m) => command(m[1] as string) },
-  { re: r(String.raw`(?:command|cmd|run)\s*:\s*(.+)`), build: (m) => command((m[1] as string).replace(/^`(.*)`$/, '$1')) },
-  { re: r(String.raw`((?:${TOOLS}|\./[\w./-]+)(?:\s+[^\s\`]+)*?)\s+${SUCCEEDS_UNQUOTED}`), build: (m) => (/^make\s+sure\b/i.test(m[1] as string) ? null : command(m[1] as string)) },
   {
-    re: r(String.raw`(?:(?:all|the|all\s+the)\s+)?(?:existing\s+)?(?:tests?|test\s+suite|suite|specs?|verification)\s+(?:(?:still|must|should|will)\s+)*(?:pass(?:es)?|succeeds?|is\s+green|are\s+green|is\s+passing|are\s+passing)`),
+    re: r(String.raw`(?:(?:the\s+)?command\s+|running\s+|run\s+)?` + '`([^`]+)`' + String.raw`\s+${SUCCEEDS}`),
+    build: (m) => command(m[1] as string),
+  },
+  {
+    re: r(String.raw`(?:command|cmd|run)\s*:\s*(.+)`),
+    build: (m) => command((m[1] as string).replace(/^`(.*)`$/, '$1')),
+  },
+  {
+    re: r(String.raw`((?:${TOOLS}|\./[\w./-]+)(?:\s+[^\s\`]+)*?)\s+${SUCCEEDS_UNQUOTED}`),
+    build: (m) => (/^make\s+sure\b/i.test(m[1] as string) ? null : command(m[1] as string)),
+  },
+  {
+    re: r(
+      String.raw`(?:(?:all|the|all\s+the)\s+)?(?:existing\s+)?(?:tests?|test\s+suite|suite|specs?|verification)\s+(?:(?:still|must|should|will)\s+)*(?:pass(?:es)?|succeeds?|is\s+green|are\s+green|is\s+passing|are\s+passing)`,
+    ),
     build: () => ({ kind: 'tests_pass' }),
   },
   { re: r(String.raw`(.+?)\s+${NOT}\s+(?:be\s+)?${TOUCHED}`), build: list('unchanged') },
-  { re: r(String.raw`(.+?)\s+(?:(?:is|are|stays?|remains?|(?:must|should)\s+(?:stay|remain|be)|(?:is|are)\s+left)\s+)?(?:unchanged|untouched|unmodified)`), build: list('unchanged') },
+  {
+    re: r(
+      String.raw`(.+?)\s+(?:(?:is|are|stays?|remains?|(?:must|should)\s+(?:stay|remain|be)|(?:is|are)\s+left)\s+)?(?:unchanged|untouched|unmodified)`,
+    ),
+    build: list('unchanged'),
+  },
   { re: r(String.raw`(?:do\s*not|don't|dont|never|must\s+not)\s+${TOUCHED}\s+(.+)`), build: list('unchanged') },
   { re: r(String.raw`(?:leave|keep)\s+(.+?)\s+(?:alone|unchanged|untouched|as\s+is)`), build: list('unchanged') },
   { re: r(String.raw`no\s+changes?\s+(?:to|in)\s+(.+)`), build: list('unchanged') },
   { re: r(String.raw`(.+?)\s+(?:${MUST}\s+(?:be\s+)?|${IS}\s+)?${CHANGED}`), build: list('changes') },
   { re: r(String.raw`(?:change|update|modify|edit)\s+(.+)`), build: list('changes') },
-  { re: r(String.raw`(.+?)\s+(?:does\s*not|doesn't|must\s*not|mustn't|should\s*not|shouldn't|no\s+longer)\s+${CONTAIN}\s+(.+)`), build: contains(true) },
+  {
+    re: r(
+      String.raw`(.+?)\s+(?:does\s*not|doesn't|must\s*not|mustn't|should\s*not|shouldn't|no\s+longer)\s+${CONTAIN}\s+(.+)`,
+    ),
+    build: contains(true),
+  },
   { re: r(String.raw`(.+?)\s+(?:must\s+|should\s+|still\s+)?${CONTAIN}\s+(.+)`), build: contains(false) },
-  { re: r(String.raw`(.+?)\s+(?:does\s*not|doesn't|must\s*not|mustn't|should\s*not|shouldn't|no\s+longer)\s+exists?`), build: list('absent') },
+  {
+    re: r(String.raw`(.+?)\s+(?:does\s*not|doesn't|must\s*not|mustn't|should\s*not|shouldn't|no\s+longer)\s+exists?`),
+    build: list('absent'),
+  },
   { re: r(String.raw`(.+?)\s+(?:${IS}|must\s+be|should\s+be)\s+(?:deleted|removed|gone)`), build: list('absent') },
   { re: r(String.raw`(?:delete|remove)\s+(.+)`), build: list('absent') },
   { re: r(String.raw`(.+?)\s+(?:must\s+|should\s+)?exists?`), build: exists(false) },
   { re: r(String.raw`(.+?)\s+(?:is|are)\s+present`), build: exists(false) },
   { re: r(String.raw`(.+?)\s+(?:${IS}|must\s+be|should\s+be)\s+(?:created|added|written)`), build: exists(true) },
   { re: r(String.raw`(?:create|add|write)\s+(.+)`), build: exists(true) },
-  { re: r(String.raw`(.+?)\s+(?:is|must\s+be|should\s+be)\s+(?:an?\s+)?valid\s+(json|yaml|yml|toml)(?:\s+file)?`), build: parses },
+  {
+    re: r(String.raw`(.+?)\s+(?:is|must\s+be|should\s+be)\s+(?:an?\s+)?valid\s+(json|yaml|yml|toml)(?:\s+file)?`),
+    build: parses,
+  },
   { re: r(String.raw`(.+?)\s+(?:parses|must\s+parse|should\s+parse)(?:\s+as\s+(json|yaml|yml|toml))?`), build: parses },
 ];
 
@@ -141,7 +168,8 @@ function toFormat(word: string | undefined): ParseFormat | null {
 }
 
 // known files without an extension; any other bare word ("parser") is prose, not a path
-const EXTENSIONLESS = /^(?:makefile|dockerfile|containerfile|license|licence|readme|changelog|authors|notice|gemfile|rakefile|procfile|justfile|vagrantfile|brewfile|codeowners)$/i;
+const EXTENSIONLESS =
+  /^(?:makefile|dockerfile|containerfile|license|licence|readme|changelog|authors|notice|gemfile|rakefile|procfile|justfile|vagrantfile|brewfile|codeowners)$/i;
 
 /** The paths of a subject such as "src/a.ts, src/b.ts and docs/", or null when any item is not a path. */
 function pathList(subject: string): string[] | null {
@@ -162,7 +190,15 @@ function onePath(subject: string): string | null {
 function toPath(item: string): string | null {
   const quoted = /^([`"'])(.+)\1$/.exec(item);
   const raw = (quoted ? (quoted[2] as string) : item).trim();
-  if (raw === '' || /\s/.test(raw) || raw.includes('..') || raw.startsWith('/') || raw.startsWith('~') || /^[a-z][a-z+.-]*:/i.test(raw)) return null;
+  if (
+    raw === '' ||
+    /\s/.test(raw) ||
+    raw.includes('..') ||
+    raw.startsWith('/') ||
+    raw.startsWith('~') ||
+    /^[a-z][a-z+.-]*:/i.test(raw)
+  )
+    return null;
   if (!/^[\w.@+/-]+$/.test(raw)) return null;
   // a trailing "/" is kept: "docs/" names the folder at the root, never a bare name to look for
   const path = raw.replace(/^(?:\.\/)+/, '').replace(/\/+$/, '/');

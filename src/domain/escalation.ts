@@ -41,7 +41,9 @@ export interface EscalationJson {
 }
 
 /** Why a rung's attempt counts as failing its task, in words; null when it passed. */
-export function failingWhy(a: Pick<RungAttempt, 'status' | 'verdict' | 'gates' | 'verification' | 'abstained'>): string | null {
+export function failingWhy(
+  a: Pick<RungAttempt, 'status' | 'verdict' | 'gates' | 'verification' | 'abstained'>,
+): string | null {
   if (a.abstained !== null) return `the worker abstained upward: ${a.abstained}`;
   if (a.status !== 'done') return `the worker returned ${a.status}`;
   const failedGates = a.gates.filter((g) => g.result === 'fail');
@@ -58,9 +60,17 @@ export function autopsySection(attempts: readonly RungAttempt[]): string {
     return [
       `- attempt ${i + 1}: ${a.entry} (${a.model ?? 'default model'} on ${a.runner}) ended ${a.status}; ${failingWhy(a) ?? 'it passed'}`,
       ...gates,
-      ...(a.failures ? ['    - what failed:', ...a.failures.split('\n').map((l) => (l ? `      ${l}` : ''))] : a.verification ? [`    - verification: ${a.verification}`] : []),
+      ...(a.failures
+        ? ['    - what failed:', ...a.failures.split('\n').map((l) => (l ? `      ${l}` : ''))]
+        : a.verification
+          ? [`    - verification: ${a.verification}`]
+          : []),
       ...(a.note ? [`    - its report ended: ${a.note}`] : []),
     ].join('\n');
   });
-  return ['## Autopsy of earlier attempts', 'This task was tried before on a cheaper rung and did not pass. Its workspace changes are still there: read them, keep what is right, fix what is not.', ...lines].join('\n');
+  return [
+    '## Autopsy of earlier attempts',
+    'This task was tried before on a cheaper rung and did not pass. Its workspace changes are still there: read them, keep what is right, fix what is not.',
+    ...lines,
+  ].join('\n');
 }

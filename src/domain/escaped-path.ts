@@ -4,7 +4,17 @@
 // outside printable ASCII as three octal digits: `"src/caf\351.txt"`. Only names that are not
 // valid UTF-8 are quoted; such a name can never match a task's `files` entry.
 
-const SHORT: Record<number, string> = { 7: '\\a', 8: '\\b', 9: '\\t', 10: '\\n', 11: '\\v', 12: '\\f', 13: '\\r', 34: '\\"', 92: '\\\\' };
+const SHORT: Record<number, string> = {
+  7: '\\a',
+  8: '\\b',
+  9: '\\t',
+  10: '\\n',
+  11: '\\v',
+  12: '\\f',
+  13: '\\r',
+  34: '\\"',
+  92: '\\\\',
+};
 
 /** The C-quoted form of a path's raw bytes. */
 export function quotePathBytes(raw: Buffer): string {
@@ -41,7 +51,7 @@ export function unquotePathBytes(quoted: string): Buffer {
       bytes.push(parseInt(octal[0], 8));
       i += 3;
     } else {
-      bytes.push(short.get(`\\${quoted[i + 1] ?? ''}`) ?? (quoted.charCodeAt(i + 1) & 0xff));
+      bytes.push(short.get(`\\${quoted[i + 1] ?? ''}`) ?? quoted.charCodeAt(i + 1) & 0xff);
       i += 1;
     }
   }

@@ -35,8 +35,16 @@ export function unionChanges(parts: readonly (ChangesJson | null)[]): ChangesJso
           outside_evidence: {
             ...(outside.some((o) => o.git) ? { git: uniqueSorted(outside.map((o) => o.git ?? [])) } : {}),
             ...(outside.some((o) => o.editor) ? { editor: uniqueSorted(outside.map((o) => o.editor ?? [])) } : {}),
-            ...(outside.some((o) => o.dependencies) ? { dependencies: uniqueSorted(outside.map((o) => o.dependencies ?? [])) } : {}),
-            ...(outside.some((o) => o.excluded) ? { excluded: Object.assign({}, ...outside.map((o) => o.excluded ?? {})) as NonNullable<(typeof outside)[number]['excluded']> } : {}),
+            ...(outside.some((o) => o.dependencies)
+              ? { dependencies: uniqueSorted(outside.map((o) => o.dependencies ?? [])) }
+              : {}),
+            ...(outside.some((o) => o.excluded)
+              ? {
+                  excluded: Object.assign({}, ...outside.map((o) => o.excluded ?? {})) as NonNullable<
+                    (typeof outside)[number]['excluded']
+                  >,
+                }
+              : {}),
             count: outside.reduce((n, o) => n + o.count, 0),
             ...(outside.some((o) => o.truncated) ? { truncated: true as const } : {}),
           },
@@ -49,19 +57,31 @@ export function unionChanges(parts: readonly (ChangesJson | null)[]): ChangesJso
  * The job's verification from its places' (`<task>: …`, the merged tree as `merged`): it passed
  * only when each did, blocks when any does, and names every failure with its place.
  */
-export function combineVerifications(parts: readonly { name: string; v: VerificationJson | null }[]): VerificationJson | null {
+export function combineVerifications(
+  parts: readonly { name: string; v: VerificationJson | null }[],
+): VerificationJson | null {
   const known = parts.filter((p): p is { name: string; v: VerificationJson } => p.v !== null);
   const first = known[0];
   if (!first) return null;
   if (known.length === 1 && parts.length === 1) return first.v;
-  const named = (pick: (v: VerificationJson) => string[] | undefined) => known.flatMap(({ name, v }) => (pick(v) ?? []).map((x) => `${name}: ${x}`));
+  const named = (pick: (v: VerificationJson) => string[] | undefined) =>
+    known.flatMap(({ name, v }) => (pick(v) ?? []).map((x) => `${name}: ${x}`));
   const ran = known.filter((p) => p.v.ran);
   const failing = known.find((p) => p.v.ok === false) ?? known.find((p) => p.v.blocking);
-  const ok = ran.length === 0 ? null : known.some((p) => p.v.ok === false) ? false : known.every((p) => p.v.ok === true) ? true : null;
+  const ok =
+    ran.length === 0
+      ? null
+      : known.some((p) => p.v.ok === false)
+        ? false
+        : known.every((p) => p.v.ok === true)
+          ? true
+          : null;
   const touched = uniqueSorted(known.map((p) => p.v.tests_touched ?? []));
   const weakened = named((v) => v.tests_weakened);
   const refused = uniqueSorted(known.map((p) => p.v.sandbox_refused ?? []));
-  const blockingOriginal = known.find((p) => p.v.original_tests?.blocking)?.v.original_tests ?? known.find((p) => p.v.original_tests)?.v.original_tests;
+  const blockingOriginal =
+    known.find((p) => p.v.original_tests?.blocking)?.v.original_tests ??
+    known.find((p) => p.v.original_tests)?.v.original_tests;
   const limit = known.find((p) => p.v.limit)?.v.limit;
   return {
     mode: first.v.mode,
@@ -79,9 +99,15 @@ export function combineVerifications(parts: readonly { name: string; v: Verifica
     failures: named((v) => v.failures),
     new_failures: named((v) => v.new_failures),
     pre_existing: named((v) => v.pre_existing),
-    ...(known.every((p) => p.v.pre_existing_only !== false) && known.some((p) => p.v.pre_existing_only) ? { pre_existing_only: true } : {}),
+    ...(known.every((p) => p.v.pre_existing_only !== false) && known.some((p) => p.v.pre_existing_only)
+      ? { pre_existing_only: true }
+      : {}),
     flaky: named((v) => v.flaky),
-    ...(known.some((p) => p.v.output_matched === false) ? { output_matched: false } : known.some((p) => p.v.output_matched) ? { output_matched: true } : {}),
+    ...(known.some((p) => p.v.output_matched === false)
+      ? { output_matched: false }
+      : known.some((p) => p.v.output_matched)
+        ? { output_matched: true }
+        : {}),
     output_tail: failing?.v.output_tail ?? '',
     attempts: Math.max(...known.map((p) => p.v.attempts)),
     ...(touched.length > 0 ? { tests_touched: touched } : {}),
@@ -108,7 +134,9 @@ export function combineCriteria(parts: readonly (CriteriaCheckJson | null | unde
 }
 
 /** Files two branches both changed: where merging them may conflict (spec 06). */
-export function predictConflicts(branches: readonly { task: string; files: readonly string[] }[]): { tasks: string[]; files: string[] }[] {
+export function predictConflicts(
+  branches: readonly { task: string; files: readonly string[] }[],
+): { tasks: string[]; files: string[] }[] {
   const found: { tasks: string[]; files: string[] }[] = [];
   for (const [i, a] of branches.entries()) {
     for (const b of branches.slice(i + 1)) {
@@ -123,12 +151,16 @@ export function predictConflicts(branches: readonly { task: string; files: reado
 /** A worktree job's branches and merge in a few words, for the verdict. */
 export function describeWorktrees(w: WorktreesJson): string {
   const kept = w.tasks.filter((t) => t.state !== 'removed').map((t) => t.task);
-  const parts = [`${w.tasks.length} branch${w.tasks.length === 1 ? '' : 'es'} gaffer/<job>/<task>${kept.length > 0 ? `, worktree kept: ${kept.join(', ')}` : ''}`];
+  const parts = [
+    `${w.tasks.length} branch${w.tasks.length === 1 ? '' : 'es'} gaffer/<job>/<task>${kept.length > 0 ? `, worktree kept: ${kept.join(', ')}` : ''}`,
+  ];
   const last = w.merges.at(-1);
   if (last) {
     const conflicts = w.tasks.filter((t) => t.merge === 'conflict').map((t) => t.task);
     const merged = `merged ${last.tasks.length}${conflicts.length > 0 ? ` (conflict: ${conflicts.join(', ')})` : ''}`;
-    parts.push(last.applied ? `${merged}, verified and applied to the workspace` : `${merged}, not applied: ${last.why ?? ''}`);
+    parts.push(
+      last.applied ? `${merged}, verified and applied to the workspace` : `${merged}, not applied: ${last.why ?? ''}`,
+    );
   } else if (w.merge === 'none') parts.push('not merged (merge: none)');
   return parts.join('; ');
 }

@@ -4,7 +4,11 @@
 import { z } from 'zod';
 
 /** A declared gate: a shell command, the paths a change must stay in, the worker's claims, or the task's done_means. */
-export type GateSpec = { kind: 'command'; command: string } | { kind: 'diff-scope'; paths: string[] } | { kind: 'claims' } | { kind: 'done_means' };
+export type GateSpec =
+  | { kind: 'command'; command: string }
+  | { kind: 'diff-scope'; paths: string[] }
+  | { kind: 'claims' }
+  | { kind: 'done_means' };
 
 export type GateReading = 'pass' | 'fail' | 'ambiguous';
 
@@ -33,20 +37,36 @@ export interface TaskGatesJson {
 const GATE_COMMAND_CHARS = 2_000;
 const GATE_PATHS = 100;
 
-const GATE_FORMS = 'must be a command string, {"command": "…"}, {"kind": "diff-scope", "paths": ["…"]}, {"kind": "claims"} or {"kind": "done_means"}';
+const GATE_FORMS =
+  'must be a command string, {"command": "…"}, {"kind": "diff-scope", "paths": ["…"]}, {"kind": "claims"} or {"kind": "done_means"}';
 
-export const gateSchema = z.union([
-  z.string().trim().min(1).max(GATE_COMMAND_CHARS),
-  z.strictObject({ kind: z.literal('command').optional(), command: z.string().trim().min(1).max(GATE_COMMAND_CHARS) }),
-  z.strictObject({ kind: z.literal('diff-scope'), paths: z.array(z.string().trim().min(1).max(1_000)).min(1).max(GATE_PATHS) }),
-  z.strictObject({ kind: z.literal('claims') }),
-  z.strictObject({ kind: z.literal('done_means') }),
-], { error: GATE_FORMS });
+export const gateSchema = z.union(
+  [
+    z.string().trim().min(1).max(GATE_COMMAND_CHARS),
+    z.strictObject({
+      kind: z.literal('command').optional(),
+      command: z.string().trim().min(1).max(GATE_COMMAND_CHARS),
+    }),
+    z.strictObject({
+      kind: z.literal('diff-scope'),
+      paths: z.array(z.string().trim().min(1).max(1_000)).min(1).max(GATE_PATHS),
+    }),
+    z.strictObject({ kind: z.literal('claims') }),
+    z.strictObject({ kind: z.literal('done_means') }),
+  ],
+  { error: GATE_FORMS },
+);
 export const gatesSchema = z.array(gateSchema).max(20);
 
 /** A parsed gate list, each in its object form. */
 export function gatesOf(raw: z.output<typeof gatesSchema>): GateSpec[] {
-  return raw.map((g) => (typeof g === 'string' ? { kind: 'command', command: g } : 'command' in g ? { kind: 'command', command: g.command } : g));
+  return raw.map((g) =>
+    typeof g === 'string'
+      ? { kind: 'command', command: g }
+      : 'command' in g
+        ? { kind: 'command', command: g.command }
+        : g,
+  );
 }
 
 /** How a gate is named in results and prompts. */
@@ -68,12 +88,19 @@ export function gatesVerdict(results: readonly GateResult[]): GateReading {
 }
 
 /** `diff-scope`: every changed path inside one of the named paths (a folder names everything under it). */
-export function diffScopeResult(paths: readonly string[], changed: readonly string[] | null): Pick<GateResult, 'result' | 'detail'> {
+export function diffScopeResult(
+  paths: readonly string[],
+  changed: readonly string[] | null,
+): Pick<GateResult, 'result' | 'detail'> {
   if (changed === null) return { result: 'ambiguous', detail: 'no evidence of what changed was taken' };
   const inside = (p: string) => paths.some((scope) => p === scope || p.startsWith(`${scope.replace(/\/+$/, '')}/`));
   const outside = changed.filter((p) => !inside(p));
-  if (outside.length === 0) return { result: 'pass', detail: `${changed.length} changed path(s), all inside ${paths.join(', ')}` };
-  return { result: 'fail', detail: `changed outside ${paths.join(', ')}: ${outside.slice(0, 10).join(', ')}${outside.length > 10 ? ` and ${outside.length - 10} more` : ''}` };
+  if (outside.length === 0)
+    return { result: 'pass', detail: `${changed.length} changed path(s), all inside ${paths.join(', ')}` };
+  return {
+    result: 'fail',
+    detail: `changed outside ${paths.join(', ')}: ${outside.slice(0, 10).join(', ')}${outside.length > 10 ? ` and ${outside.length - 10} more` : ''}`,
+  };
 }
 
 /**
@@ -81,17 +108,28 @@ export function diffScopeResult(paths: readonly string[], changed: readonly stri
  * the worker's explicit `confirmed: …` line for the item that names a check gaffer ran and saw
  * pass. Anything else is unconfirmed: ambiguous, never a pass on the worker's word alone.
  */
-export function doneMeansResult(items: readonly string[], passedChecks: readonly string[], report: string): Pick<GateResult, 'result' | 'detail'> {
+export function doneMeansResult(
+  items: readonly string[],
+  passedChecks: readonly string[],
+  report: string,
+): Pick<GateResult, 'result' | 'detail'> {
   if (items.length === 0) return { result: 'ambiguous', detail: 'the task declares no done_means to confirm' };
-  const confirmations = report.split('\n').filter((l) => /^\s*[-*]?\s*confirmed\b/i.test(l)).map((l) => l.toLowerCase());
+  const confirmations = report
+    .split('\n')
+    .filter((l) => /^\s*[-*]?\s*confirmed\b/i.test(l))
+    .map((l) => l.toLowerCase());
   const names = (text: string) => passedChecks.some((c) => text.toLowerCase().includes(c.toLowerCase()));
   const unconfirmed = items.filter((item) => {
     if (names(item)) return false;
     const key = item.toLowerCase().slice(0, 40);
     return !confirmations.some((line) => line.includes(key) && names(line));
   });
-  if (unconfirmed.length === 0) return { result: 'pass', detail: `${items.length} item(s), each backed by a check that passed` };
-  return { result: 'ambiguous', detail: `unconfirmed: ${unconfirmed.map((u) => `"${u}"`).join(', ')} (no passing gate or verification backs it)` };
+  if (unconfirmed.length === 0)
+    return { result: 'pass', detail: `${items.length} item(s), each backed by a check that passed` };
+  return {
+    result: 'ambiguous',
+    detail: `unconfirmed: ${unconfirmed.map((u) => `"${u}"`).join(', ')} (no passing gate or verification backs it)`,
+  };
 }
 
 /** A not-ok worker's gates (spec 05: an aborted artifact is never gated as if complete). */
@@ -114,5 +152,8 @@ export function readJudgement(text: string): { reading: GateReading; why: string
   const m = /^\s*(PASS|FAIL|UNSURE)\s*[:\-–]\s*(.*)$/im.exec(text);
   if (!m) return null;
   const word = (m[1] ?? '').toUpperCase();
-  return { reading: word === 'PASS' ? 'pass' : word === 'FAIL' ? 'fail' : 'ambiguous', why: (m[2] ?? '').trim().slice(0, 300) };
+  return {
+    reading: word === 'PASS' ? 'pass' : word === 'FAIL' ? 'fail' : 'ambiguous',
+    why: (m[2] ?? '').trim().slice(0, 300),
+  };
 }

@@ -37,8 +37,10 @@ export function groundingGaps(task: GroundingInput, grounded: boolean): string[]
   const gaps: string[] = [];
   if (task.hold) gaps.push(`held: ${task.hold}`);
   if (!grounded) return gaps;
-  if ((task.receipts?.length ?? 0) === 0) gaps.push('no receipts (evidence the task is real: a file:line, a log line, an issue link)');
-  if ((task.done_means?.length ?? 0) === 0) gaps.push('no done_means (explicit, checkable completion criteria: what must be true when it is done)');
+  if ((task.receipts?.length ?? 0) === 0)
+    gaps.push('no receipts (evidence the task is real: a file:line, a log line, an issue link)');
+  if ((task.done_means?.length ?? 0) === 0)
+    gaps.push('no done_means (explicit, checkable completion criteria: what must be true when it is done)');
   if (task.type === undefined) gaps.push(`no type (known: ${TASK_TYPES.join(', ')})`);
   else if (!isTaskType(task.type)) gaps.push(`unknown type '${task.type}' (known: ${TASK_TYPES.join(', ')})`);
   return gaps;

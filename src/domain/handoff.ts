@@ -34,7 +34,12 @@ export function buildHandoff(input: HandoffInput): string {
   const brief = task.brief;
   const doneMeans = brief?.done_means.length ? brief.done_means : task.criteria;
   const sections: [string, string[]][] = [
-    ['Role', [`You are ${route.model ?? 'the default model'} on ${route.runner}${route.entry ? ` (roster entry ${route.entry})` : ''}, dispatched by gaffer for a ${task.type} task.`]],
+    [
+      'Role',
+      [
+        `You are ${route.model ?? 'the default model'} on ${route.runner}${route.entry ? ` (roster entry ${route.entry})` : ''}, dispatched by gaffer for a ${task.type} task.`,
+      ],
+    ],
     ['Task', [task.instruction]],
     ['Context', [input.jobContext, brief?.context].filter((c): c is string => Boolean(c))],
     ['Read first', readFirst(task)],
@@ -44,41 +49,58 @@ export function buildHandoff(input: HandoffInput): string {
     ['Gates', gates(task, input.verify)],
     [
       'Decisions',
-      ['A decision this brief does not cover: state it decision-grade — the question, the options with what each costs, your recommendation — and stop there. Do not guess and go on.'],
+      [
+        'A decision this brief does not cover: state it decision-grade — the question, the options with what each costs, your recommendation — and stop there. Do not guess and go on.',
+      ],
     ],
     ['Abort criteria', abortLines(task)],
   ];
-  const body = sections.filter(([, lines]) => lines.length > 0).map(([title, lines]) => `## ${title}\n${lines.join('\n')}`);
+  const body = sections
+    .filter(([, lines]) => lines.length > 0)
+    .map(([title, lines]) => `## ${title}\n${lines.join('\n')}`);
   return [...body, `---\nsource: ${input.source} · task: ${task.name}`].join('\n\n');
 }
 
 function readFirst(task: TaskSpec): string[] {
   const brief = task.brief;
   if (brief?.read_first.length) return brief.read_first.map((r) => `- ${r}`);
-  if (brief?.receipts.length) return ['The evidence this task is real — read it before you start:', ...brief.receipts.map((r) => `- ${r}`)];
+  if (brief?.receipts.length)
+    return ['The evidence this task is real — read it before you start:', ...brief.receipts.map((r) => `- ${r}`)];
   return [];
 }
 
 function hardRules(task: TaskSpec, rules: readonly string[]): string[] {
   const lines = rules.map((r) => `- ${r}`);
-  if (task.files.length > 0) lines.push(`- Write only these paths: ${task.files.join(', ')}${task.outputs.length > 0 ? `, and your outputs ${task.outputs.join(', ')}` : ''}.`);
+  if (task.files.length > 0)
+    lines.push(
+      `- Write only these paths: ${task.files.join(', ')}${task.outputs.length > 0 ? `, and your outputs ${task.outputs.join(', ')}` : ''}.`,
+    );
   else if (task.outputs.length > 0) lines.push(`- Write your outputs: ${task.outputs.join(', ')}.`);
-  for (const line of task.instruction.split('\n')) if (DO_NOT.test(line)) lines.push(`- ${line.trim().replace(/^[-*]\s*/, '')}`);
+  for (const line of task.instruction.split('\n'))
+    if (DO_NOT.test(line)) lines.push(`- ${line.trim().replace(/^[-*]\s*/, '')}`);
   return lines;
 }
 
 function doneMeansLines(doneMeans: readonly string[]): string[] {
   const items = doneMeans.length > 0 ? doneMeans : ['the task above is carried out as written'];
-  return ['In your final report, confirm or fail each of these explicitly ("confirmed: …" or "failed: …, because …"):', ...items.map((d) => `- ${d}`)];
+  return [
+    'In your final report, confirm or fail each of these explicitly ("confirmed: …" or "failed: …, because …"):',
+    ...items.map((d) => `- ${d}`),
+  ];
 }
 
 function gates(task: TaskSpec, verify: string): string[] {
   const lines = [
-    verify === 'none' ? '- No verification runs: your report and the diff are all there is to judge.' : testsLine(task, verify),
+    verify === 'none'
+      ? '- No verification runs: your report and the diff are all there is to judge.'
+      : testsLine(task, verify),
     '- gaffer diffs what really changed in the workspace: a change your report does not mention, or a claim the diff does not show, counts against the work.',
     `- Writes outside ${task.files.length > 0 ? 'the paths named above' : 'the workspace'} are a write-policy violation.`,
   ];
-  for (const g of task.gates ?? []) lines.push(`- gate: ${gateLabel(g)}${g.kind === 'done_means' ? ' (each done_means item backed by a check that passed)' : g.kind === 'claims' ? ' (every claim in your report is checked against the workspace)' : ''}`);
+  for (const g of task.gates ?? [])
+    lines.push(
+      `- gate: ${gateLabel(g)}${g.kind === 'done_means' ? ' (each done_means item backed by a check that passed)' : g.kind === 'claims' ? ' (every claim in your report is checked against the workspace)' : ''}`,
+    );
   for (const c of task.criteria) lines.push(`- criterion: ${c}`);
   for (const o of task.outputs) lines.push(`- ${o} must exist when you finish.`);
   return lines;
@@ -90,7 +112,8 @@ function gates(task: TaskSpec, verify: string): string[] {
  * changes nothing (review, research) answers only for the failures it brings.
  */
 function testsLine(task: TaskSpec, verify: string): string {
-  if (!CHANGING_TASK_TYPES.has(task.type)) return `- gaffer runs the project's tests itself (${verify}); a new failure is yours, a failure that was there before is not.`;
+  if (!CHANGING_TASK_TYPES.has(task.type))
+    return `- gaffer runs the project's tests itself (${verify}); a new failure is yours, a failure that was there before is not.`;
   return (
     `- gaffer runs the project's tests itself (${verify}), before your work and after it: every test that fails after it is yours to fix, ` +
     'a test that already failed before you started included, unless it is declared a known failure (`verify.known_failures`).'

@@ -15,12 +15,24 @@ export function tierRank(cost: CostTier): number {
  */
 export function ladderOf(roster: Roster, type: TaskType, available: readonly string[]): RosterEntry[] {
   const rungs = roster.entries.filter((e) => e.tasks.includes(type) && available.includes(e.runner));
-  return rungs.map((e, i) => ({ e, i })).sort((a, b) => tierRank(a.e.cost) - tierRank(b.e.cost) || a.i - b.i).map(({ e }) => e);
+  return rungs
+    .map((e, i) => ({ e, i }))
+    .sort((a, b) => tierRank(a.e.cost) - tierRank(b.e.cost) || a.i - b.i)
+    .map(({ e }) => e);
 }
 
 /** An entry as a rung of its ladder. */
 export function rungOf(e: RosterEntry): Rung {
-  return { entry: e.id, runner: e.runner, model: e.model, provider: e.provider, billing: e.billing, cost: e.cost, approve: e.approve, endpoint: e.endpoint };
+  return {
+    entry: e.id,
+    runner: e.runner,
+    model: e.model,
+    provider: e.provider,
+    billing: e.billing,
+    cost: e.cost,
+    approve: e.approve,
+    endpoint: e.endpoint,
+  };
 }
 
 /**

@@ -22,7 +22,6 @@ export function wilsonInterval(accepted: number, total: number, z = 1.96): { low
   return { lower: Math.max(0, centre - half), upper: Math.min(1, centre + half) };
 }
 
-
 /** Where a task starts and why, in the figures that decided it (they go in the ask/attempt record). */
 export interface LearnedStart {
   /** The rung to start on. */
@@ -49,20 +48,39 @@ export function learnedStart(
   const skipped: RungFigures[] = [];
   const min = String(minAcceptance);
   const start = (entry: RosterEntry, figures: RungFigures | null, reason: string): LearnedStart => {
-    const passed = skipped.map((f) => `${f.entry} (${f.accepted}/${f.total} accepted, upper bound ${shown(f.upper, minAcceptance)} < ${min})`);
-    return { entry, skipped, figures, why: `learned: ${passed.length > 0 ? `skipped ${passed.join(', ')}; ` : ''}${reason}` };
+    const passed = skipped.map(
+      (f) => `${f.entry} (${f.accepted}/${f.total} accepted, upper bound ${shown(f.upper, minAcceptance)} < ${min})`,
+    );
+    return {
+      entry,
+      skipped,
+      figures,
+      why: `learned: ${passed.length > 0 ? `skipped ${passed.join(', ')}; ` : ''}${reason}`,
+    };
   };
   for (const [i, entry] of ladder.entries()) {
     const s = stats.get(entry.id);
-    const f = s ? { entry: entry.id, accepted: s.accepted, total: s.total, ...wilsonInterval(s.accepted, s.total) } : null;
-    if (f === null || f.total < LEARN_MIN_SAMPLES) return start(entry, f, `${entry.id} has ${f?.total ?? 0} outcomes (< ${LEARN_MIN_SAMPLES}), too few to skip`);
+    const f = s
+      ? { entry: entry.id, accepted: s.accepted, total: s.total, ...wilsonInterval(s.accepted, s.total) }
+      : null;
+    if (f === null || f.total < LEARN_MIN_SAMPLES)
+      return start(entry, f, `${entry.id} has ${f?.total ?? 0} outcomes (< ${LEARN_MIN_SAMPLES}), too few to skip`);
     const counts = `${f.accepted}/${f.total}`;
-    if (f.lower >= minAcceptance) return start(entry, f, `${entry.id} clears ${min} (${counts}, lower bound ${shown(f.lower, minAcceptance)})`);
+    if (f.lower >= minAcceptance)
+      return start(entry, f, `${entry.id} clears ${min} (${counts}, lower bound ${shown(f.lower, minAcceptance)})`);
     if (f.upper >= minAcceptance) {
-      return start(entry, f, `${entry.id} is undecided at ${min} (${counts}, bounds ${shown(f.lower, minAcceptance)}–${shown(f.upper, minAcceptance)})`);
+      return start(
+        entry,
+        f,
+        `${entry.id} is undecided at ${min} (${counts}, bounds ${shown(f.lower, minAcceptance)}–${shown(f.upper, minAcceptance)})`,
+      );
     }
     if (i === ladder.length - 1) {
-      return start(entry, f, `${entry.id}, the top rung, fails ${min} too (${counts}, upper bound ${shown(f.upper, minAcceptance)}) but the ladder ends there`);
+      return start(
+        entry,
+        f,
+        `${entry.id}, the top rung, fails ${min} too (${counts}, upper bound ${shown(f.upper, minAcceptance)}) but the ladder ends there`,
+      );
     }
     skipped.push(f);
   }

@@ -25,7 +25,8 @@ export function nearestKey(key: string, known: readonly string[]): string | null
   for (const candidate of known) {
     if (candidate === key) continue;
     const distance = editDistance(lower, candidate.toLowerCase());
-    if (distance <= most && distance < key.length && (best === null || distance < best.distance)) best = { key: candidate, distance };
+    if (distance <= most && distance < key.length && (best === null || distance < best.distance))
+      best = { key: candidate, distance };
   }
   return best?.key ?? null;
 }
@@ -60,7 +61,13 @@ export function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): st
       return [];
     });
   }
-  return [...new Set(nodes.flatMap(unwrap).flatMap((node) => (node._zod.def.type === 'object' ? Object.keys(node._zod.def.shape ?? {}) : [])))];
+  return [
+    ...new Set(
+      nodes
+        .flatMap(unwrap)
+        .flatMap((node) => (node._zod.def.type === 'object' ? Object.keys(node._zod.def.shape ?? {}) : [])),
+    ),
+  ];
 }
 
 /** The part of a zod schema's internals the walk reads. */

@@ -73,7 +73,13 @@ export interface ObjectiveEvidence {
 }
 
 /** The weights of spec 07's impact score; each part is normalized to 0..1 first. */
-export const IMPACT_WEIGHTS = { pagerank: 0.3, betweenness: 0.3, blockerRatio: 0.2, staleness: 0.1, priority: 0.1 } as const;
+export const IMPACT_WEIGHTS = {
+  pagerank: 0.3,
+  betweenness: 0.3,
+  blockerRatio: 0.2,
+  staleness: 0.1,
+  priority: 0.1,
+} as const;
 
 /** An objective untouched this long (or longer) is fully stale. */
 export const STALE_AFTER_MS = 30 * 24 * 3_600_000;
@@ -96,13 +102,26 @@ export function parseObjectives(text: string, file = OBJECTIVES_FILE): Objective
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    return { objectives: [], warnings: [`${file} is not valid JSON (${err instanceof Error ? err.message : String(err)}): ignored — fix the JSON`] };
+    return {
+      objectives: [],
+      warnings: [
+        `${file} is not valid JSON (${err instanceof Error ? err.message : String(err)}): ignored — fix the JSON`,
+      ],
+    };
   }
   const list = Array.isArray(raw) ? raw : isRecord(raw) ? raw.objectives : undefined;
   if (!Array.isArray(list)) {
-    return { objectives: [], warnings: [`${file} must hold {"objectives": [...]}, got ${show(raw)}: ignored — put the objectives in an "objectives" array`] };
+    return {
+      objectives: [],
+      warnings: [
+        `${file} must hold {"objectives": [...]}, got ${show(raw)}: ignored — put the objectives in an "objectives" array`,
+      ],
+    };
   }
-  if (list.length > LIMITS.objectives) warnings.push(`${file}: ${list.length} objectives, only the first ${LIMITS.objectives} are read — split or prune the file`);
+  if (list.length > LIMITS.objectives)
+    warnings.push(
+      `${file}: ${list.length} objectives, only the first ${LIMITS.objectives} are read — split or prune the file`,
+    );
 
   const found: { objective: Objective; depends: unknown; at: string }[] = [];
   const seen = new Map<string, number>();
@@ -111,14 +130,25 @@ export function parseObjectives(text: string, file = OBJECTIVES_FILE): Objective
     const id = idOf(item, at, seen, warnings);
     if (id === null || !isRecord(item)) continue;
     seen.set(id, i);
-    for (const key of Object.keys(item)) if (!KEYS.includes(key)) warnings.push(`${at}.${key} ignored — an objective has ${KEYS.join(', ')}`);
-    const objective: Objective = { id, title: titleOf(item.title, at, warnings), priority: priorityOf(item.priority, at, warnings), dependsOn: [], lastTouchedMs: timeOf(item.last_touched, at, warnings) };
+    for (const key of Object.keys(item))
+      if (!KEYS.includes(key)) warnings.push(`${at}.${key} ignored — an objective has ${KEYS.join(', ')}`);
+    const objective: Objective = {
+      id,
+      title: titleOf(item.title, at, warnings),
+      priority: priorityOf(item.priority, at, warnings),
+      dependsOn: [],
+      lastTouchedMs: timeOf(item.last_touched, at, warnings),
+    };
     found.push({ objective, depends: item.depends_on, at });
   }
   // dependencies last: one may name an objective further down the file
-  for (const { objective, depends, at } of found) objective.dependsOn = dependsOf(depends, objective.id, seen, at, warnings);
+  for (const { objective, depends, at } of found)
+    objective.dependsOn = dependsOf(depends, objective.id, seen, at, warnings);
 
-  const shown = warnings.length > LIMITS.warnings ? [...warnings.slice(0, LIMITS.warnings), `… and ${warnings.length - LIMITS.warnings} more`] : warnings;
+  const shown =
+    warnings.length > LIMITS.warnings
+      ? [...warnings.slice(0, LIMITS.warnings), `… and ${warnings.length - LIMITS.warnings} more`]
+      : warnings;
   return { objectives: found.map((f) => f.objective), warnings: shown };
 }
 
@@ -143,14 +173,19 @@ function idOf(item: unknown, at: string, seen: ReadonlyMap<string, number>, warn
 
 function titleOf(value: unknown, at: string, warnings: string[]): string {
   if (typeof value === 'string' && value.trim() !== '' && value.length <= LIMITS.title) return value.trim();
-  warnings.push(`${at}.title must be a non-empty string up to ${LIMITS.title} characters, got ${show(value)} — say what the objective is`);
+  warnings.push(
+    `${at}.title must be a non-empty string up to ${LIMITS.title} characters, got ${show(value)} — say what the objective is`,
+  );
   return '';
 }
 
 function priorityOf(value: unknown, at: string, warnings: string[]): number {
   if (value === undefined) return PRIORITY.unset;
-  if (typeof value === 'number' && Number.isInteger(value) && value >= PRIORITY.min && value <= PRIORITY.max) return value;
-  warnings.push(`${at}.priority must be an integer ${PRIORITY.min}..${PRIORITY.max} (1 most urgent), got ${show(value)}: ${PRIORITY.unset} used`);
+  if (typeof value === 'number' && Number.isInteger(value) && value >= PRIORITY.min && value <= PRIORITY.max)
+    return value;
+  warnings.push(
+    `${at}.priority must be an integer ${PRIORITY.min}..${PRIORITY.max} (1 most urgent), got ${show(value)}: ${PRIORITY.unset} used`,
+  );
   return PRIORITY.unset;
 }
 
@@ -162,7 +197,13 @@ function timeOf(value: unknown, at: string, warnings: string[]): number | null {
   return null;
 }
 
-function dependsOf(value: unknown, self: string, known: ReadonlyMap<string, number>, at: string, warnings: string[]): string[] {
+function dependsOf(
+  value: unknown,
+  self: string,
+  known: ReadonlyMap<string, number>,
+  at: string,
+  warnings: string[],
+): string[] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) {
     warnings.push(`${at}.depends_on must be a list of ids like ["OBJ-2"], got ${show(value)}: ignored`);
@@ -171,9 +212,11 @@ function dependsOf(value: unknown, self: string, known: ReadonlyMap<string, numb
   const out: string[] = [];
   value.forEach((dep: unknown, j) => {
     const where = `${at}.depends_on[${j}]`;
-    if (typeof dep !== 'string' || !ID.test(dep)) warnings.push(`${where} must be an "OBJ-<n>" id, got ${show(dep)}: dropped`);
+    if (typeof dep !== 'string' || !ID.test(dep))
+      warnings.push(`${where} must be an "OBJ-<n>" id, got ${show(dep)}: dropped`);
     else if (dep === self) warnings.push(`${where}: ${self} cannot depend on itself: dropped`);
-    else if (!known.has(dep)) warnings.push(`${where}: ${dep} is not an objective in the file: dropped — add it or remove the dependency`);
+    else if (!known.has(dep))
+      warnings.push(`${where}: ${dep} is not an objective in the file: dropped — add it or remove the dependency`);
     else if (!out.includes(dep)) out.push(dep);
   });
   return out;
@@ -215,7 +258,10 @@ export function scoreObjectives(objectives: readonly Objective[], nowMs: number)
       staleness: o.lastTouchedMs === null ? 0 : Math.min(1, Math.max(0, nowMs - o.lastTouchedMs) / STALE_AFTER_MS),
       priority: (PRIORITY.max - o.priority) / (PRIORITY.max - PRIORITY.min),
     };
-    const sum = (Object.keys(IMPACT_WEIGHTS) as (keyof typeof IMPACT_WEIGHTS)[]).reduce((s, k) => s + IMPACT_WEIGHTS[k] * parts[k], 0);
+    const sum = (Object.keys(IMPACT_WEIGHTS) as (keyof typeof IMPACT_WEIGHTS)[]).reduce(
+      (s, k) => s + IMPACT_WEIGHTS[k] * parts[k],
+      0,
+    );
     scores.set(o.id, { id: o.id, impact: Math.round(sum * 1_000) / 1_000, ...parts });
   }
   return scores;
@@ -244,14 +290,18 @@ export function objectivesNamedIn(text: string): string[] {
  * What each task names (its text, usually its instruction): the objectives the file knows and the
  * highest impact among them; a task naming none is left out. `unknown`: ids named that the file does not declare.
  */
-export function taskImpacts(tasks: readonly { name: string; text: string }[], scores: ReadonlyMap<string, ObjectiveScore>): { impacts: Map<string, TaskImpact>; unknown: { task: string; id: string }[] } {
+export function taskImpacts(
+  tasks: readonly { name: string; text: string }[],
+  scores: ReadonlyMap<string, ObjectiveScore>,
+): { impacts: Map<string, TaskImpact>; unknown: { task: string; id: string }[] } {
   const impacts = new Map<string, TaskImpact>();
   const unknown: { task: string; id: string }[] = [];
   for (const t of tasks) {
     const named = objectivesNamedIn(t.text);
     const known = named.filter((id) => scores.has(id));
     for (const id of named) if (!scores.has(id)) unknown.push({ task: t.name, id });
-    if (known.length > 0) impacts.set(t.name, { objectives: known, score: Math.max(...known.map((id) => scores.get(id)?.impact ?? 0)) });
+    if (known.length > 0)
+      impacts.set(t.name, { objectives: known, score: Math.max(...known.map((id) => scores.get(id)?.impact ?? 0)) });
   }
   return { impacts, unknown };
 }
@@ -261,7 +311,10 @@ export function taskImpacts(tasks: readonly { name: string; text: string }[], sc
  * those tasks highest impact first; a task naming none keeps its slot; equal impacts keep the
  * written order (the sort is stable).
  */
-export function orderByImpact<T extends { name: string }>(tasks: readonly T[], impacts: ReadonlyMap<string, TaskImpact>): T[] {
+export function orderByImpact<T extends { name: string }>(
+  tasks: readonly T[],
+  impacts: ReadonlyMap<string, TaskImpact>,
+): T[] {
   const slots = tasks.flatMap((t, i) => (impacts.has(t.name) ? [i] : []));
   const scoreOf = (t: T) => impacts.get(t.name)?.score ?? 0;
   const ranked = slots.map((i) => tasks[i] as T).sort((a, b) => scoreOf(b) - scoreOf(a));
@@ -271,7 +324,10 @@ export function orderByImpact<T extends { name: string }>(tasks: readonly T[], i
 }
 
 /** The evidence records a job leaves the objectives it named, when it ends (spec 07). */
-export function objectiveEvidenceOf(named: readonly string[], job: { id: string; workspace: string; status: JobStatus; filesChanged: readonly string[]; ts: number }): ObjectiveEvidence[] {
+export function objectiveEvidenceOf(
+  named: readonly string[],
+  job: { id: string; workspace: string; status: JobStatus; filesChanged: readonly string[]; ts: number },
+): ObjectiveEvidence[] {
   return named.map((objective) => ({
     objective,
     job_id: job.id,
@@ -289,6 +345,6 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 
 /** A value as a warning quotes it: JSON, cut short. */
 function show(v: unknown): string {
-  const text = v === undefined ? 'nothing' : JSON.stringify(v) ?? String(v);
+  const text = v === undefined ? 'nothing' : (JSON.stringify(v) ?? String(v));
   return text.length > 60 ? `${text.slice(0, 59)}…` : text;
 }

@@ -20,7 +20,15 @@ import type { EscalationJson } from './escalation.js';
  *   never counted as a failure — nor as an acceptance);
  * - `error`: gaffer failed under it while it ran.
  */
-export const OUTCOME_STATUSES = ['passed', 'failed', 'cancelled', 'interrupted', 'not_dispatched', 'abstained', 'error'] as const;
+export const OUTCOME_STATUSES = [
+  'passed',
+  'failed',
+  'cancelled',
+  'interrupted',
+  'not_dispatched',
+  'abstained',
+  'error',
+] as const;
 export type OutcomeStatus = (typeof OUTCOME_STATUSES)[number];
 
 /** One line of `outcomes.jsonl` (and one `outcomes` row): a task's terminal outcome in one job. */

@@ -41,7 +41,11 @@ export function taskPhases<T extends { name: string; type: TaskType }>(tasks: re
  * (spec 07) orders a sequential job's tasks that name objectives within each phase; a parallel
  * job is never ordered by impact.
  */
-export function taskOrderOf(tasks: readonly { name: string; type: TaskType }[], parallel: boolean, impacts: ReadonlyMap<string, TaskImpact> | null = null): TaskOrder | null {
+export function taskOrderOf(
+  tasks: readonly { name: string; type: TaskType }[],
+  parallel: boolean,
+  impacts: ReadonlyMap<string, TaskImpact> | null = null,
+): TaskOrder | null {
   const phased = taskPhases(tasks);
   const phases = phased.map((phase) => phase.map((t) => t.name));
   const from = tasks.map((t) => t.name);
@@ -51,7 +55,8 @@ export function taskOrderOf(tasks: readonly { name: string; type: TaskType }[], 
   const phaseWhy = parallel
     ? `${late} run after the implementers, against their changes: a reviewer must see the implementers' diff, not the base`
     : `${late} moved after the implementers, to run against their changes`;
-  const ranked = impacts !== null && !parallel ? phased.map((phase) => orderByImpact(phase, impacts).map((t) => t.name)) : phases;
+  const ranked =
+    impacts !== null && !parallel ? phased.map((phase) => orderByImpact(phase, impacts).map((t) => t.name)) : phases;
   const byImpact = ranked.flat();
   if (impacts !== null && byImpact.some((name, i) => name !== to[i])) {
     const impact = byImpact.flatMap((task) => {
@@ -59,7 +64,14 @@ export function taskOrderOf(tasks: readonly { name: string; type: TaskType }[], 
       return it ? [{ task, objectives: it.objectives, score: it.score }] : [];
     });
     const impactWhy = `tasks naming objectives run highest impact first (impact: ${impact.map((t) => `${t.task} ${t.score}`).join(', ')}); the others keep their places`;
-    return { by: moved ? 'phase+impact' : 'impact', from, to: byImpact, phases: ranked, why: moved ? `${phaseWhy}; within each phase, ${impactWhy}` : impactWhy, impact };
+    return {
+      by: moved ? 'phase+impact' : 'impact',
+      from,
+      to: byImpact,
+      phases: ranked,
+      why: moved ? `${phaseWhy}; within each phase, ${impactWhy}` : impactWhy,
+      impact,
+    };
   }
   if (phases.length < 2 || (!parallel && !moved)) return null;
   return { by: 'phase', from, to, phases, why: phaseWhy };

@@ -99,43 +99,87 @@ export function computeProof(f: ProofFacts): ProofJson {
   if (f.cancelled) doubt('job_cancelled', 'the job was cancelled before it finished');
   if (v === null || !v.ran) doubt('no_verification', v?.summary || 'verification was off');
   else if (v.could_not_start) doubt('verification_could_not_start', v.summary);
-  else if (v.inconclusive || v.ok === null) doubt('verification_inconclusive', `${v.summary || 'the verification could not decide'}${v.advice ? ` — ${v.advice}` : ''}`);
+  else if (v.inconclusive || v.ok === null)
+    doubt(
+      'verification_inconclusive',
+      `${v.summary || 'the verification could not decide'}${v.advice ? ` — ${v.advice}` : ''}`,
+    );
   const judged = judgedByOriginalTests(v);
   for (const d of judged) doubt(d.code, d.detail);
-  if (v?.ran && v.scope === 'related') doubt('scope_related_only', 'only the tests related to the changed files ran; the full suite never ran on the final state');
+  if (v?.ran && v.scope === 'related')
+    doubt(
+      'scope_related_only',
+      'only the tests related to the changed files ran; the full suite never ran on the final state',
+    );
   if (f.gitCode) doubt('git_code_planted', f.gitCode);
   // what can run code later costs `proved`; the excluded folders' counts (a build, an install) only a little
   if (f.dependenciesChangedAlone) doubt('dependencies_changed_alone', f.dependenciesChangedAlone);
-  if (f.outsideEvidence) doubt('outside_evidence_writes', f.outsideEvidence.detail, f.outsideEvidence.runsCode ? PENALTIES.outside_evidence_writes : 0.05);
+  if (f.outsideEvidence)
+    doubt(
+      'outside_evidence_writes',
+      f.outsideEvidence.detail,
+      f.outsideEvidence.runsCode ? PENALTIES.outside_evidence_writes : 0.05,
+    );
   // before worker_not_done (the same penalty): a violation is why its worker did not finish, and leads the verdict
   for (const m of f.mergeProblems ?? []) doubt(m.code, m.detail);
   for (const g of f.gateProblems ?? []) doubt(g.code, g.detail);
-  if ((f.writeViolations?.length ?? 0) > 0) doubt('write_policy_violation', `wrote outside the write policy: ${f.writeViolations?.join('; ') ?? ''}`);
+  if ((f.writeViolations?.length ?? 0) > 0)
+    doubt('write_policy_violation', `wrote outside the write policy: ${f.writeViolations?.join('; ') ?? ''}`);
   if (workersNotDone.length > 0) {
     const limited = (f.limitsHit?.length ?? 0) > 0 ? `; ${f.limitsHit?.join('; ') ?? ''}` : '';
-    doubt('worker_not_done', `${workersNotDone.length} of ${f.workerStatuses.length} workers did not finish (${workersNotDone.join(', ')})${limited}`);
+    doubt(
+      'worker_not_done',
+      `${workersNotDone.length} of ${f.workerStatuses.length} workers did not finish (${workersNotDone.join(', ')})${limited}`,
+    );
   }
-  if ((f.changes?.hidden_by_ignore?.length ?? 0) > 0) doubt('hidden_by_ignore', `written, and hidden by ignore rules the workers wrote: ${f.changes?.hidden_by_ignore?.join(', ') ?? ''}`);
+  if ((f.changes?.hidden_by_ignore?.length ?? 0) > 0)
+    doubt(
+      'hidden_by_ignore',
+      `written, and hidden by ignore rules the workers wrote: ${f.changes?.hidden_by_ignore?.join(', ') ?? ''}`,
+    );
   if (f.expectsChanges && changed === 0 && f.changes !== null) doubt('no_changes_observed', 'nothing changed on disk');
-  if (f.claimedOnly.length > 0) doubt('claimed_not_observed', `claimed but unchanged on disk: ${f.claimedOnly.slice(0, 5).join(', ')}`);
-  if (v?.pre_existing_only && v.ok === false) doubt('pre_existing_failures', `failures that were there before the work: ${v.pre_existing.length}${(v.known_failures?.length ?? 0) > 0 ? ` (${v.known_failures?.length ?? 0} declared known)` : ''}`);
+  if (f.claimedOnly.length > 0)
+    doubt('claimed_not_observed', `claimed but unchanged on disk: ${f.claimedOnly.slice(0, 5).join(', ')}`);
+  if (v?.pre_existing_only && v.ok === false)
+    doubt(
+      'pre_existing_failures',
+      `failures that were there before the work: ${v.pre_existing.length}${(v.known_failures?.length ?? 0) > 0 ? ` (${v.known_failures?.length ?? 0} declared known)` : ''}`,
+    );
   if (v && v.flaky.length > 0) doubt('flaky_tests', `${v.flaky.length} test(s) passed only on rerun`);
   if (f.testsWeakened) doubt('tests_weakened', 'tests were removed or skipped since the baseline');
   if (f.criteria && f.criteria.unmet.length > 0) doubt('criteria_unmet', `unmet: ${f.criteria.unmet.join('; ')}`);
   if (f.criteria && f.criteria.unchecked.length > 0) {
-    const penalty = Math.min(PENALTIES.criteria_unchecked_max, PENALTIES.criteria_unchecked_each * f.criteria.unchecked.length);
-    uncertainty.push({ code: 'criteria_unchecked', detail: `cannot be checked mechanically: ${f.criteria.unchecked.join('; ')}`, penalty });
+    const penalty = Math.min(
+      PENALTIES.criteria_unchecked_max,
+      PENALTIES.criteria_unchecked_each * f.criteria.unchecked.length,
+    );
+    uncertainty.push({
+      code: 'criteria_unchecked',
+      detail: `cannot be checked mechanically: ${f.criteria.unchecked.join('; ')}`,
+      penalty,
+    });
   }
-  if (f.changes?.snapshot_truncated) doubt('diff_truncated', 'the mtime snapshot hit its file cap: changes may be missing');
+  if (f.changes?.snapshot_truncated)
+    doubt('diff_truncated', 'the mtime snapshot hit its file cap: changes may be missing');
   if (f.changes?.source === 'mtime') doubt('mtime_evidence', 'changes come from sizes and mtimes, not content');
-  if ((f.unattestedWorkers?.length ?? 0) > 0) doubt('model_unattested', `no runner reported the model that served: ${f.unattestedWorkers?.join(', ') ?? ''}`);
-  if ((f.unsandboxedExternal?.length ?? 0) > 0) doubt('external_agent_unsandboxed', `external agent(s) ran unsandboxed: ${f.unsandboxedExternal?.join(', ') ?? ''}`);
-  if (f.largeFilesByStat) doubt('large_files_by_stat', 'files over the size cap were compared by size, mtime and inode');
+  if ((f.unattestedWorkers?.length ?? 0) > 0)
+    doubt('model_unattested', `no runner reported the model that served: ${f.unattestedWorkers?.join(', ') ?? ''}`);
+  if ((f.unsandboxedExternal?.length ?? 0) > 0)
+    doubt(
+      'external_agent_unsandboxed',
+      `external agent(s) ran unsandboxed: ${f.unsandboxedExternal?.join(', ') ?? ''}`,
+    );
+  if (f.largeFilesByStat)
+    doubt('large_files_by_stat', 'files over the size cap were compared by size, mtime and inode');
 
   if (v?.ran && v.ok === true) shown.push(`verification passed: ${v.summary}`);
   if (changed > 0) shown.push(`${changed} file${changed === 1 ? '' : 's'} changed on disk`);
-  if (f.claimedCount > 0 && f.claimedOnly.length === 0) shown.push(`${f.claimedCount} claimed file${f.claimedCount === 1 ? '' : 's'} changed on disk`);
-  if (f.criteria && f.criteria.met.length > 0) shown.push(`criteria met: ${f.criteria.met.length}/${f.criteria.met.length + f.criteria.unmet.length + f.criteria.unchecked.length}`);
+  if (f.claimedCount > 0 && f.claimedOnly.length === 0)
+    shown.push(`${f.claimedCount} claimed file${f.claimedCount === 1 ? '' : 's'} changed on disk`);
+  if (f.criteria && f.criteria.met.length > 0)
+    shown.push(
+      `criteria met: ${f.criteria.met.length}/${f.criteria.met.length + f.criteria.unmet.length + f.criteria.unchecked.length}`,
+    );
 
   const contradicted = (v?.blocking ?? false) || f.claimedOnly.length > 0 || (f.criteria?.unmet.length ?? 0) > 0;
   const proved =
@@ -155,13 +199,22 @@ export function computeProof(f: ProofFacts): ProofJson {
     !f.gitCode &&
     !f.dependenciesChangedAlone &&
     (f.criteria === null || (f.criteria.unmet.length === 0 && f.criteria.unchecked.length === 0));
-  const verdict: ProofJson['verdict'] = contradicted ? 'contradicted' : proved ? 'proved' : !verified ? 'unproved' : 'partial';
+  const verdict: ProofJson['verdict'] = contradicted
+    ? 'contradicted'
+    : proved
+      ? 'proved'
+      : !verified
+        ? 'unproved'
+        : 'partial';
 
   const confidence = Math.max(0, 1 - uncertainty.reduce((sum, u) => sum + u.penalty, 0));
   return { verdict, confidence: Math.round(confidence * 100) / 100, shown, uncertainty };
 }
 
-type JudgedDoubt = { code: 'original_tests_fail' | 'original_tests_not_run' | 'original_tests_inconclusive' | 'tests_touched'; detail: string };
+type JudgedDoubt = {
+  code: 'original_tests_fail' | 'original_tests_not_run' | 'original_tests_inconclusive' | 'tests_touched';
+  detail: string;
+};
 
 /**
  * What the checkpoint's tests say against `proved` when they ran beside the workers' changed tests: they
@@ -171,13 +224,27 @@ type JudgedDoubt = { code: 'original_tests_fail' | 'original_tests_not_run' | 'o
 function judgedByOriginalTests(v: VerificationJson | null): JudgedDoubt[] {
   const o = v?.original_tests;
   if (!o || o.blocking) return [];
-  if (!o.ran) return [{ code: 'original_tests_not_run', detail: `the workers changed ${o.changed.join(', ')}; the checkpoint's tests could not be run: ${o.summary}` }];
+  if (!o.ran)
+    return [
+      {
+        code: 'original_tests_not_run',
+        detail: `the workers changed ${o.changed.join(', ')}; the checkpoint's tests could not be run: ${o.summary}`,
+      },
+    ];
   const found: JudgedDoubt[] = [];
-  if (o.ok === false) found.push({ code: 'original_tests_fail', detail: `with the checkpoint's tests, ${o.failures.length} fail: ${o.failures.slice(0, 3).join('; ')}` });
-  else if (o.ok === null) found.push({ code: 'original_tests_inconclusive', detail: `the checkpoint's tests did not decide: ${o.summary}` });
+  if (o.ok === false)
+    found.push({
+      code: 'original_tests_fail',
+      detail: `with the checkpoint's tests, ${o.failures.length} fail: ${o.failures.slice(0, 3).join('; ')}`,
+    });
+  else if (o.ok === null)
+    found.push({ code: 'original_tests_inconclusive', detail: `the checkpoint's tests did not decide: ${o.summary}` });
   const edited = o.changed.filter((c) => !c.endsWith(' (added)'));
   if (!o.tests_may_change && edited.length > 0) {
-    found.push({ code: 'tests_touched', detail: `the workers changed ${edited.slice(0, 5).join(', ')} though the task may not change tests` });
+    found.push({
+      code: 'tests_touched',
+      detail: `the workers changed ${edited.slice(0, 5).join(', ')} though the task may not change tests`,
+    });
   }
   return found;
 }
@@ -193,10 +260,10 @@ export function describeProof(proof: ProofJson, verification: VerificationJson |
       const why = verification?.original_tests?.blocking
         ? 'the original tests fail'
         : verification?.blocking
-        ? 'the verification fails'
-        : claimedOnly.length > 0
-          ? `claimed but unchanged: ${claimedOnly.slice(0, 3).join(', ')}`
-          : 'a criterion is unmet';
+          ? 'the verification fails'
+          : claimedOnly.length > 0
+            ? `claimed but unchanged: ${claimedOnly.slice(0, 3).join(', ')}`
+            : 'a criterion is unmet';
       return `contradicted: ${why}`;
     }
     case 'partial': {

@@ -8,7 +8,16 @@ import { groundingGaps } from './grounding.js';
 import { knownKeysAt, suggestKeys } from './nearest-key.js';
 
 /** What gaffer writes back into a record. */
-export const QUEUE_STATUSES = ['returned', 'held', 'dispatched', 'done', 'failed', 'refused', 'cancelled', 'error'] as const;
+export const QUEUE_STATUSES = [
+  'returned',
+  'held',
+  'dispatched',
+  'done',
+  'failed',
+  'refused',
+  'cancelled',
+  'error',
+] as const;
 export type QueueStatus = (typeof QUEUE_STATUSES)[number];
 
 /** A record is (re)considered by `gaffer queue run` in these states; the others are dispatched or finished. */
@@ -17,7 +26,14 @@ const OPEN: ReadonlySet<QueueStatus | undefined> = new Set([undefined, 'returned
 const text = z.string().trim().min(1);
 const list = z.array(text.max(1_000)).max(200);
 
-const attemptSchema = z.object({ job: z.string(), worker: z.string(), runner: z.string(), model: z.string().nullable(), status: z.string(), outcome: z.string().nullable() });
+const attemptSchema = z.object({
+  job: z.string(),
+  worker: z.string(),
+  runner: z.string(),
+  model: z.string().nullable(),
+  status: z.string(),
+  outcome: z.string().nullable(),
+});
 
 export const queueRecordSchema = z.strictObject({
   id: text.max(200),
@@ -87,7 +103,9 @@ export function ownFields(record: QueueRecord): Omit<QueueRecord, (typeof GAFFER
 /** The record's own fields as one text that changes exactly when one of them does (key order and layout do not count). */
 export function ownFieldsText(record: QueueRecord): string {
   return JSON.stringify(ownFields(record), (_key, value: unknown) =>
-    value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : value,
+    value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : value,
   );
 }
 
@@ -127,7 +145,12 @@ export function recordTask(record: QueueRecord, name: string, file: string): Rec
 export function taskNames(ids: readonly string[]): string[] {
   const taken = new Set<string>();
   return ids.map((id) => {
-    const base = (id.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[^a-z0-9]+/, '') || 'task').slice(0, 56);
+    const base = (
+      id
+        .toLowerCase()
+        .replace(/[^a-z0-9._-]+/g, '-')
+        .replace(/^[^a-z0-9]+/, '') || 'task'
+    ).slice(0, 56);
     let name = base === 'job' ? 'job-task' : base;
     for (let n = 2; taken.has(name); n++) name = `${base}-${n}`;
     taken.add(name);

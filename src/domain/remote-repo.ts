@@ -27,7 +27,8 @@ const REF = /^(?![-+])(?!.*\.\.)(?!.*\/\/)(?!.*@\{)(?!.*\.lock$)(?!.*\/$)(?!.*\.
 export function remoteUrlProblem(url: string): string | null {
   if (/[\u0000-\u001f\u007f]/.test(url) || /\s/.test(url)) return 'must not hold spaces or control characters';
   if (url.startsWith('-')) return 'must not start with "-" (git would read it as an option)';
-  if (/^[A-Za-z][A-Za-z0-9+.-]*::/.test(url)) return 'must not name a git remote helper ("<transport>::…" runs a program of its own): give an https://, ssh://, git:// or file:// URL, user@host:path, or an absolute path';
+  if (/^[A-Za-z][A-Za-z0-9+.-]*::/.test(url))
+    return 'must not name a git remote helper ("<transport>::…" runs a program of its own): give an https://, ssh://, git:// or file:// URL, user@host:path, or an absolute path';
   if (url.startsWith('/')) return null;
   if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(url)) {
     let parsed: URL;
@@ -36,8 +37,10 @@ export function remoteUrlProblem(url: string): string | null {
     } catch {
       return 'is not a URL git can read';
     }
-    if (!SCHEMES.has(parsed.protocol)) return `uses ${parsed.protocol.slice(0, -1)}:// — give an https://, ssh://, git:// or file:// URL, user@host:path, or an absolute path`;
-    if (parsed.password !== '') return 'must not hold a password or token: it would be stored with the job and sent to every node — give it to git on each machine (a credential helper, an ssh key)';
+    if (!SCHEMES.has(parsed.protocol))
+      return `uses ${parsed.protocol.slice(0, -1)}:// — give an https://, ssh://, git:// or file:// URL, user@host:path, or an absolute path`;
+    if (parsed.password !== '')
+      return 'must not hold a password or token: it would be stored with the job and sent to every node — give it to git on each machine (a credential helper, an ssh key)';
     if (parsed.protocol === 'file:' && !parsed.pathname.startsWith('/')) return 'a file:// URL needs an absolute path';
     return null;
   }
@@ -55,7 +58,13 @@ export const remoteRepoSchema = z.strictObject({
       const problem = remoteUrlProblem(url);
       if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
     }),
-  ref: z.string().regex(REF, 'must be a branch, tag or ref name (letters, digits, ".", "_", "/", "+", "-"; no "..", no leading "-" or "+")').optional(),
+  ref: z
+    .string()
+    .regex(
+      REF,
+      'must be a branch, tag or ref name (letters, digits, ".", "_", "/", "+", "-"; no "..", no leading "-" or "+")',
+    )
+    .optional(),
 });
 
 /** What a `repo` reads as after its defaults. */

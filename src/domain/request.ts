@@ -80,14 +80,22 @@ const taskObject = z.strictObject({
 
 const verifyCommand = z.string().trim().min(1).max(LIMITS.verifyCommand);
 /** Test ids or globs (`*` any run of characters) that failed before the work and are declared not this job's (issue 33). */
-export const knownFailuresList = z.array(z.string().trim().min(1).max(LIMITS.knownFailures.chars)).max(LIMITS.knownFailures.items);
+export const knownFailuresList = z
+  .array(z.string().trim().min(1).max(LIMITS.knownFailures.chars))
+  .max(LIMITS.knownFailures.items);
 // issue 33: `{"command": "npm test", "known_failures": [...]}` says what proves the work and which failures are known
 const verifyValue = z.union([
   z.boolean(),
   verifyCommand,
   z
-    .strictObject({ command: z.union([z.boolean(), verifyCommand]).optional(), known_failures: knownFailuresList.optional() })
-    .refine((v) => v.command !== undefined || v.known_failures !== undefined, 'an object gives "command" and/or "known_failures" — or give verify as a command string, "auto" or "none"'),
+    .strictObject({
+      command: z.union([z.boolean(), verifyCommand]).optional(),
+      known_failures: knownFailuresList.optional(),
+    })
+    .refine(
+      (v) => v.command !== undefined || v.known_failures !== undefined,
+      'an object gives "command" and/or "known_failures" — or give verify as a command string, "auto" or "none"',
+    ),
 ]);
 
 const intIn = (min: number, max: number) => z.number().int().min(min).max(max);
@@ -100,7 +108,9 @@ export const jobRequestSchema = z.strictObject({
     .min(1)
     .max(4_096)
     .optional()
-    .describe("The folder the workers work in, as an absolute path: a relative one is refused, since gaffer's working directory is not the caller's"),
+    .describe(
+      "The folder the workers work in, as an absolute path: a relative one is refused, since gaffer's working directory is not the caller's",
+    ),
   tasks: z
     // a string is {"instruction": "..."}: converted first so errors name the task's own fields
     .array(z.preprocess((t) => (typeof t === 'string' ? { instruction: t } : t), taskObject))
@@ -119,7 +129,10 @@ export const jobRequestSchema = z.strictObject({
   expected_output_contains: z
     .string()
     .max(LIMITS.expectedOutput)
-    .refine((s) => s.trim().length > 0, 'must not be empty or only whitespace: a landmark that cannot be checked is refused')
+    .refine(
+      (s) => s.trim().length > 0,
+      'must not be empty or only whitespace: a landmark that cannot be checked is refused',
+    )
     .nullable()
     .optional(),
   criteria: criteriaList.optional(),
@@ -231,7 +244,11 @@ export interface JobSpec {
    */
   merge_of?: MergeOf;
   /** What spec lint found at dispatch (warn mode), when it found anything. */
-  spec_lint?: { mode: string; needs_detail: { task: string; code: string; message: string; fix: string }[]; codes: string[] };
+  spec_lint?: {
+    mode: string;
+    needs_detail: { task: string; code: string; message: string; fix: string }[];
+    codes: string[];
+  };
 }
 
 /** What a request is parsed with: how its tasks are routed, and the timeouts it falls back on. */
@@ -248,13 +265,27 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
   }
   // the engine sets it on the job `gaffer merge` starts: a request that names it asks for something only that command does
   if ('merge_of' in body) {
-    throw new GafferError('invalid_request', `merge_of: set by gaffer only, got ${JSON.stringify((body as { merge_of: unknown }).merge_of)?.slice(0, 80)} — to merge a finished worktree job's branches later, run \`gaffer merge JOB [TASK]\` (POST /api/jobs/JOB/merge)`, 'merge_of');
+    throw new GafferError(
+      'invalid_request',
+      `merge_of: set by gaffer only, got ${JSON.stringify((body as { merge_of: unknown }).merge_of)?.slice(0, 80)} — to merge a finished worktree job's branches later, run \`gaffer merge JOB [TASK]\` (POST /api/jobs/JOB/merge)`,
+      'merge_of',
+    );
   }
   const parsed = jobRequestSchema.safeParse(body);
   if (!parsed.success) throw toRequestError(parsed.error, body);
   const req = parsed.data;
-  if (req.workspace === undefined && req.repo === undefined) throw new GafferError('invalid_request', 'workspace: required — give the folder to work in, or "repo": {"url", "ref"} for a remote repository (a cluster)', 'workspace');
-  if (req.workspace !== undefined && req.repo !== undefined) throw new GafferError('invalid_request', 'repo: give either a `workspace` or a `repo`, not both — a job on a remote repository is checked out for it', 'repo');
+  if (req.workspace === undefined && req.repo === undefined)
+    throw new GafferError(
+      'invalid_request',
+      'workspace: required — give the folder to work in, or "repo": {"url", "ref"} for a remote repository (a cluster)',
+      'workspace',
+    );
+  if (req.workspace !== undefined && req.repo !== undefined)
+    throw new GafferError(
+      'invalid_request',
+      'repo: give either a `workspace` or a `repo`, not both — a job on a remote repository is checked out for it',
+      'repo',
+    );
   refuseUnsupported(req);
   refuseUngrounded(req.tasks);
 
@@ -263,7 +294,11 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
     const t = raw;
     const name = t.name ?? nextDefaultName(names, i);
     if (names.has(name)) {
-      throw new GafferError('invalid_request', `tasks[${i}].name: "${name}" is used by another task; names must be unique in the job`, `tasks[${i}].name`);
+      throw new GafferError(
+        'invalid_request',
+        `tasks[${i}].name: "${name}" is used by another task; names must be unique in the job`,
+        `tasks[${i}].name`,
+      );
     }
     names.add(name);
     const command = t.command ?? null;
@@ -271,14 +306,28 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
     const brief = briefOf(t);
     const doneMeansGate = (t.gates ?? []).findIndex((g) => typeof g === 'object' && g.kind === 'done_means');
     if (doneMeansGate >= 0 && !brief?.done_means.length) {
-      throw new GafferError('invalid_request', `tasks[${i}].gates[${doneMeansGate}]: a done_means gate confirms the task's done_means, and it gives none — add "done_means" to the task or drop the gate`, `tasks[${i}].gates[${doneMeansGate}]`);
+      throw new GafferError(
+        'invalid_request',
+        `tasks[${i}].gates[${doneMeansGate}]: a done_means gate confirms the task's done_means, and it gives none — add "done_means" to the task or drop the gate`,
+        `tasks[${i}].gates[${doneMeansGate}]`,
+      );
     }
     return {
       name,
       instruction: t.instruction,
       files: (t.files ?? []).map(normalizeRelative),
       type,
-      ...routeAtAdmission({ named: t.runner ?? req.runner ?? null, command, type, model: t.model ?? req.model ?? null, pin: runners.pins?.get(name) ?? null }, runners, `tasks[${i}]`),
+      ...routeAtAdmission(
+        {
+          named: t.runner ?? req.runner ?? null,
+          command,
+          type,
+          model: t.model ?? req.model ?? null,
+          pin: runners.pins?.get(name) ?? null,
+        },
+        runners,
+        `tasks[${i}]`,
+      ),
       criteria: t.criteria ?? [],
       outputs: (t.outputs ?? []).map(normalizeRelative),
       command,
@@ -293,7 +342,11 @@ export function parseJobRequest(body: unknown, runners: RunnerDefaults): JobSpec
   const parallel = req.parallel ?? false;
   const isolation = req.isolation ?? 'shared';
   if (req.merge === 'auto' && isolation !== 'worktree') {
-    throw new GafferError('invalid_request', 'merge: "auto" merges worktree branches — add "isolation": "worktree", or remove merge', 'merge');
+    throw new GafferError(
+      'invalid_request',
+      'merge: "auto" merges worktree branches — add "isolation": "worktree", or remove merge',
+      'merge',
+    );
   }
   const taskOrder = taskOrderOf(tasks, parallel);
   return {
@@ -340,7 +393,11 @@ export function describeVerify(verify: VerifySpec): string {
 function knownFailuresOf(verify: JobRequestInput['verify']): Pick<JobSpec, 'known_failures'> {
   if (typeof verify !== 'object' || !verify.known_failures?.length) return {};
   if (normalizeVerify(verify.command).mode === 'off') {
-    throw new GafferError('invalid_request', 'verify.known_failures: names failures of a verification that is off (verify.command none) — drop known_failures or let the verification run', 'verify.known_failures');
+    throw new GafferError(
+      'invalid_request',
+      'verify.known_failures: names failures of a verification that is off (verify.command none) — drop known_failures or let the verification run',
+      'verify.known_failures',
+    );
   }
   return { known_failures: [...new Set(verify.known_failures)] };
 }
@@ -362,22 +419,42 @@ const REVIEWED_INSTRUCTION_CHARS = 300;
  * model. It runs in the phase after the implementers, against their changes (spec 06), and may
  * write nothing in the project (its write policy). A `shell` runner runs a command and cannot review.
  */
-function reviewerTask(tasks: readonly TaskSpec[], names: Set<string>, req: z.output<typeof jobRequestSchema>, runners: RunnerDefaults): TaskSpec {
+function reviewerTask(
+  tasks: readonly TaskSpec[],
+  names: Set<string>,
+  req: z.output<typeof jobRequestSchema>,
+  runners: RunnerDefaults,
+): TaskSpec {
   // routed as any task is (the roster's pick, or the named runner billed as its roster entry): an api entry asks
   const named = req.runner ?? null;
   if (named === null && !runners.roster && runners.defaultRunner === null) {
-    throw new GafferError('no_runner', 'reviewer: no runner for the reviewer — set the job\'s "runner" to an agent runner, or configure a default runner', 'reviewer');
+    throw new GafferError(
+      'no_runner',
+      'reviewer: no runner for the reviewer — set the job\'s "runner" to an agent runner, or configure a default runner',
+      'reviewer',
+    );
   }
-  const routed = routeAtAdmission({ named, command: null, type: 'review', model: req.model ?? null, pin: null }, runners, 'reviewer');
+  const routed = routeAtAdmission(
+    { named, command: null, type: 'review', model: req.model ?? null, pin: null },
+    runners,
+    'reviewer',
+  );
   const { runner, model } = routed;
   if (runner === 'shell') {
-    throw new GafferError('invalid_request', 'reviewer: the shell runner runs a command and cannot review — set the job\'s "runner" to an agent runner (builtin, codex, claude, …), or add a review task of your own', 'reviewer');
+    throw new GafferError(
+      'invalid_request',
+      'reviewer: the shell runner runs a command and cannot review — set the job\'s "runner" to an agent runner (builtin, codex, claude, …), or add a review task of your own',
+      'reviewer',
+    );
   }
   let name = 'reviewer';
   for (let n = 2; names.has(name); n++) name = `reviewer-${n}`;
   names.add(name);
   const listed = tasks.map((t) => {
-    const text = t.instruction.length > REVIEWED_INSTRUCTION_CHARS ? `${t.instruction.slice(0, REVIEWED_INSTRUCTION_CHARS)}…` : t.instruction;
+    const text =
+      t.instruction.length > REVIEWED_INSTRUCTION_CHARS
+        ? `${t.instruction.slice(0, REVIEWED_INSTRUCTION_CHARS)}…`
+        : t.instruction;
     return `- ${t.name}: ${text}`;
   });
   const instruction = [
@@ -387,17 +464,38 @@ function reviewerTask(tasks: readonly TaskSpec[], names: Set<string>, req: z.out
     'The tasks:',
     ...listed,
   ].join('\n');
-  return { name, instruction, files: [], type: 'review', runner, model, ...(routed.roster ? { roster: routed.roster } : {}), criteria: [], outputs: [], command: null, tests_may_change: false };
+  return {
+    name,
+    instruction,
+    files: [],
+    type: 'review',
+    runner,
+    model,
+    ...(routed.roster ? { roster: routed.roster } : {}),
+    criteria: [],
+    outputs: [],
+    command: null,
+    tests_may_change: false,
+  };
 }
 
 function refuseUnsupported(req: z.output<typeof jobRequestSchema>): void {
   const refuse = (field: string, what: string): never => {
     throw new GafferError('not_supported', `${field}: ${what} is not supported by this build yet — remove it`, field);
   };
-  if (req.isolation === 'worktree' && (req.criteria?.length ?? 0) > 0) refuse('criteria', 'job-level criteria with worktree isolation (each task is judged in its own worktree: give them per task)');
+  if (req.isolation === 'worktree' && (req.criteria?.length ?? 0) > 0)
+    refuse(
+      'criteria',
+      'job-level criteria with worktree isolation (each task is judged in its own worktree: give them per task)',
+    );
   // spec 09: a job on a remote repository has a checkout of its own on the coordinator, and each attempt's branch is pushed to the remote
-  if (req.repo !== undefined && req.merge === 'auto') refuse('merge', '"auto" on a remote repository (the branches are pushed to it for review: merge them there)');
-  if (req.repo !== undefined && req.isolation === 'worktree') refuse('isolation', '"worktree" on a remote repository (the job has a checkout of its own, and each attempt works on its own branch on a node, pushed to the remote): remove isolation');
+  if (req.repo !== undefined && req.merge === 'auto')
+    refuse('merge', '"auto" on a remote repository (the branches are pushed to it for review: merge them there)');
+  if (req.repo !== undefined && req.isolation === 'worktree')
+    refuse(
+      'isolation',
+      '"worktree" on a remote repository (the job has a checkout of its own, and each attempt works on its own branch on a node, pushed to the remote): remove isolation',
+    );
 }
 
 /**
@@ -411,15 +509,23 @@ function refuseUngrounded(tasks: readonly z.output<typeof taskObject>[]): void {
     return gaps.length > 0 ? [{ task: t.name ?? `tasks[${i}]`, field: `tasks[${i}]`, gaps }] : [];
   });
   if (returned.length === 0) return;
-  const words = returned.map((r) => `${r.field}${r.task !== r.field ? ` (${r.task})` : ''}: ${r.gaps.join('; ')}`).join(' — ');
-  throw new GafferError('needs_detail', `returned, not dispatched: ${words}`, returned[0]?.field ?? 'tasks', { grounding: returned });
+  const words = returned
+    .map((r) => `${r.field}${r.task !== r.field ? ` (${r.task})` : ''}: ${r.gaps.join('; ')}`)
+    .join(' — ');
+  throw new GafferError('needs_detail', `returned, not dispatched: ${words}`, returned[0]?.field ?? 'tasks', {
+    grounding: returned,
+  });
 }
 
 /** A task's type: the request's (refused when unknown), else `implement`. */
 function taskType(type: string | undefined, index: number): TaskType {
   if (type === undefined) return 'implement';
   if (isTaskType(type)) return type;
-  throw new GafferError('invalid_request', `tasks[${index}].type: unknown type "${type}" (known: ${TASK_TYPES.join(', ')})`, `tasks[${index}].type`);
+  throw new GafferError(
+    'invalid_request',
+    `tasks[${index}].type: unknown type "${type}" (known: ${TASK_TYPES.join(', ')})`,
+    `tasks[${index}].type`,
+  );
 }
 
 /** The task's brief (receipts, done_means, …) when it gives any of it. */
@@ -432,7 +538,10 @@ function briefOf(t: z.output<typeof taskObject>): TaskBrief | null {
     context: t.context ?? null,
     grounded: t.grounded === true,
   };
-  const given = brief.grounded || brief.context !== null || [brief.receipts, brief.done_means, brief.abort_criteria, brief.read_first].some((l) => l.length > 0);
+  const given =
+    brief.grounded ||
+    brief.context !== null ||
+    [brief.receipts, brief.done_means, brief.abort_criteria, brief.read_first].some((l) => l.length > 0);
   return given ? brief : null;
 }
 
@@ -450,14 +559,19 @@ function deriveTitle(tasks: TaskSpec[]): string {
 /** Why a request path is not a safe workspace-relative path, or null when it is. */
 export function whyNotRelative(value: string): string | null {
   if (value.includes('\0')) return 'must not contain a NUL byte';
-  if (value.startsWith('/') || /^[A-Za-z]:[\\/]/.test(value) || value.startsWith('\\')) return 'must be relative to the workspace';
+  if (value.startsWith('/') || /^[A-Za-z]:[\\/]/.test(value) || value.startsWith('\\'))
+    return 'must be relative to the workspace';
   if (value.split(/[\\/]/).includes('..')) return 'must not contain ".."';
   if (value.startsWith('~')) return 'must be relative to the workspace (no "~")';
   return null;
 }
 
 function normalizeRelative(value: string): string {
-  return value.replace(/\\/g, '/').replace(/^(\.\/)+/, '').replace(/\/+/g, '/').replace(/\/$/, '');
+  return value
+    .replace(/\\/g, '/')
+    .replace(/^(\.\/)+/, '')
+    .replace(/\/+/g, '/')
+    .replace(/\/$/, '');
 }
 
 /** Turns a zod error into the spec 02 error with the offending `field` (first issue wins). */
@@ -475,7 +589,11 @@ function toRequestError(error: z.ZodError, body: unknown): GafferError {
       field,
     );
   }
-  return new GafferError('invalid_request', `${base || 'request'}: ${describeIssue(issue)}${describeGot(valueAt(body, issue.path))}`, base);
+  return new GafferError(
+    'invalid_request',
+    `${base || 'request'}: ${describeIssue(issue)}${describeGot(valueAt(body, issue.path))}`,
+    base,
+  );
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {
@@ -511,11 +629,15 @@ function valueAt(body: unknown, path: PropertyKey[]): unknown {
 
 function describeGot(value: unknown): string {
   if (value === undefined) return '';
-  if (typeof value === 'string') return value.length > 60 ? `, got a string of ${value.length} characters` : `, got ${JSON.stringify(value)}`;
+  if (typeof value === 'string')
+    return value.length > 60 ? `, got a string of ${value.length} characters` : `, got ${JSON.stringify(value)}`;
   if (typeof value === 'number' || typeof value === 'boolean' || value === null) return `, got ${String(value)}`;
   return Array.isArray(value) ? `, got an array of ${value.length}` : ', got an object';
 }
 
 function formatPath(path: PropertyKey[]): string {
-  return path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)), '');
+  return path.reduce<string>(
+    (acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)),
+    '',
+  );
 }

@@ -13,7 +13,8 @@ import { TASK_TYPES, type TaskType } from './status.js';
  */
 const NOT_YET: Record<string, string> = {
   trust: 'trust levels are not acted on yet — remove "trust"',
-  max_concurrency: 'per-entry concurrency is not enforced yet — remove "max_concurrency" (config workers.max_parallel caps every worker)',
+  max_concurrency:
+    'per-entry concurrency is not enforced yet — remove "max_concurrency" (config workers.max_parallel caps every worker)',
   fanout: 'a roster file does not hold fan-out settings — move "fanout" to the config file\'s top-level "fanout"',
 };
 
@@ -24,7 +25,12 @@ const ENDPOINT_RUNNERS: readonly string[] = ['builtin', ...AGENT_CLI_KEYS];
 const BUILTIN_APIS: readonly string[] = ['openai-compatible', 'anthropic'];
 
 const entrySchema = z.strictObject({
-  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1–64 letters, digits, ".", "_" or "-", starting with a letter or digit'),
+  id: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
+      'must be 1–64 letters, digits, ".", "_" or "-", starting with a letter or digit',
+    ),
   runner: z.string().min(1).max(64),
   model: z.string().min(1).max(200).nullable().optional(),
   provider: z.string().min(1).max(100),
@@ -94,18 +100,44 @@ export function parseRoster(raw: unknown, source: string): Roster {
     throw new GafferError('invalid_request', `${source}: ${field}: ${what}`, field);
   }
   const roster = parsed.data;
-  if (roster.fanout !== undefined) throw new GafferError('not_supported', `${source}: roster.fanout: ${NOT_YET.fanout}`, 'roster.fanout');
+  if (roster.fanout !== undefined)
+    throw new GafferError('not_supported', `${source}: roster.fanout: ${NOT_YET.fanout}`, 'roster.fanout');
   const seen = new Set<string>();
   const entries = roster.entries.map((e, i): RosterEntry => {
     for (const key of ['trust', 'max_concurrency'] as const) {
-      if (e[key] !== undefined) throw new GafferError('not_supported', `${source}: roster.entries[${i}].${key}: ${NOT_YET[key]}`, `roster.entries[${i}].${key}`);
+      if (e[key] !== undefined)
+        throw new GafferError(
+          'not_supported',
+          `${source}: roster.entries[${i}].${key}: ${NOT_YET[key]}`,
+          `roster.entries[${i}].${key}`,
+        );
     }
-    if (seen.has(e.id)) throw new GafferError('invalid_request', `${source}: roster.entries[${i}].id: "${e.id}" is used by an earlier entry; ids must be unique`, `roster.entries[${i}].id`);
+    if (seen.has(e.id))
+      throw new GafferError(
+        'invalid_request',
+        `${source}: roster.entries[${i}].id: "${e.id}" is used by an earlier entry; ids must be unique`,
+        `roster.entries[${i}].id`,
+      );
     seen.add(e.id);
     if (e.endpoint !== undefined && !ENDPOINT_RUNNERS.includes(e.runner)) {
-      throw new GafferError('invalid_request', `${source}: roster.entries[${i}].endpoint: only a builtin or agent CLI entry (${ENDPOINT_RUNNERS.join(', ')}) is pointed at an endpoint; ${e.runner} calls no model — remove "endpoint"`, `roster.entries[${i}].endpoint`);
+      throw new GafferError(
+        'invalid_request',
+        `${source}: roster.entries[${i}].endpoint: only a builtin or agent CLI entry (${ENDPOINT_RUNNERS.join(', ')}) is pointed at an endpoint; ${e.runner} calls no model — remove "endpoint"`,
+        `roster.entries[${i}].endpoint`,
+      );
     }
-    return { id: e.id, runner: e.runner, model: e.model ?? null, provider: e.provider, billing: e.billing, cost: e.cost, tasks: e.tasks, approve: e.approve ?? false, endpoint: e.endpoint ?? null, fallback: e.fallback ?? null };
+    return {
+      id: e.id,
+      runner: e.runner,
+      model: e.model ?? null,
+      provider: e.provider,
+      billing: e.billing,
+      cost: e.cost,
+      tasks: e.tasks,
+      approve: e.approve ?? false,
+      endpoint: e.endpoint ?? null,
+      fallback: e.fallback ?? null,
+    };
   });
   entries.forEach((e, i) => vetFallback(e, i, entries, source));
   return { source, entries, judge: judgeOf(roster.judge?.entry, entries, source) };
@@ -124,11 +156,19 @@ export function vetRosterEndpoints(roster: Roster, models: Readonly<Record<strin
     const names = Object.keys(models);
     const model = models[e.endpoint];
     if (model === undefined) {
-      throw new GafferError('invalid_request', `${roster.source}: ${field}: "${e.endpoint}" is not a model endpoint (${names.length > 0 ? `models: ${names.join(', ')}` : 'no models are configured'}) — add models.${e.endpoint} with its url, or name another`, field);
+      throw new GafferError(
+        'invalid_request',
+        `${roster.source}: ${field}: "${e.endpoint}" is not a model endpoint (${names.length > 0 ? `models: ${names.join(', ')}` : 'no models are configured'}) — add models.${e.endpoint} with its url, or name another`,
+        field,
+      );
     }
     if (e.runner === 'builtin' && !BUILTIN_APIS.includes(model.api)) {
       const usable = names.filter((n) => BUILTIN_APIS.includes(models[n]?.api ?? ''));
-      throw new GafferError('invalid_request', `${roster.source}: ${field}: models.${e.endpoint} speaks the ${model.api} API and the builtin agent speaks ${BUILTIN_APIS.join(' or ')} — name one of ${usable.length > 0 ? usable.join(', ') : '(none configured)'}, or point the entry at an agent CLI that speaks it`, field);
+      throw new GafferError(
+        'invalid_request',
+        `${roster.source}: ${field}: models.${e.endpoint} speaks the ${model.api} API and the builtin agent speaks ${BUILTIN_APIS.join(' or ')} — name one of ${usable.length > 0 ? usable.join(', ') : '(none configured)'}, or point the entry at an agent CLI that speaks it`,
+        field,
+      );
     }
   });
 }
@@ -141,19 +181,36 @@ function vetFallback(e: RosterEntry, i: number, entries: readonly RosterEntry[],
   if (e.fallback === null) return;
   const field = `roster.entries[${i}].fallback`;
   const to = entries.find((x) => x.id === e.fallback);
-  const refuse = (why: string) => new GafferError('invalid_request', `${source}: ${field}: ${JSON.stringify(e.fallback)} ${why}`, field);
-  if (!to) throw refuse(`is not an entry of the roster (entries: ${entries.map((x) => x.id).join(', ')}) — name one of them`);
+  const refuse = (why: string) =>
+    new GafferError('invalid_request', `${source}: ${field}: ${JSON.stringify(e.fallback)} ${why}`, field);
+  if (!to)
+    throw refuse(`is not an entry of the roster (entries: ${entries.map((x) => x.id).join(', ')}) — name one of them`);
   if (to.id === e.id) throw refuse('is the entry itself — name an entry on another provider');
-  if (to.provider === e.provider) throw refuse(`is on the same provider (${e.provider}), which would be suspended with it — name an entry on another provider`);
-  if (to.billing === 'api' || to.approve) throw refuse(`${to.billing === 'api' ? 'bills api' : 'is marked approve'}: a fallback takes work without asking, so it must need no yes — name a free or subscription entry`);
+  if (to.provider === e.provider)
+    throw refuse(
+      `is on the same provider (${e.provider}), which would be suspended with it — name an entry on another provider`,
+    );
+  if (to.billing === 'api' || to.approve)
+    throw refuse(
+      `${to.billing === 'api' ? 'bills api' : 'is marked approve'}: a fallback takes work without asking, so it must need no yes — name a free or subscription entry`,
+    );
 }
 
 function judgeOf(id: string | undefined, entries: readonly RosterEntry[], source: string): RosterEntry | null {
   if (id === undefined) return null;
   const entry = entries.find((e) => e.id === id);
-  if (!entry) throw new GafferError('invalid_request', `${source}: roster.judge.entry: "${id}" is not an entry of the roster (entries: ${entries.map((e) => e.id).join(', ')})`, 'roster.judge.entry');
+  if (!entry)
+    throw new GafferError(
+      'invalid_request',
+      `${source}: roster.judge.entry: "${id}" is not an entry of the roster (entries: ${entries.map((e) => e.id).join(', ')})`,
+      'roster.judge.entry',
+    );
   if (entry.runner !== 'builtin') {
-    throw new GafferError('invalid_request', `${source}: roster.judge.entry: "${id}" runs on ${entry.runner}; the judge runs on the builtin provider stack — name a builtin entry`, 'roster.judge.entry');
+    throw new GafferError(
+      'invalid_request',
+      `${source}: roster.judge.entry: "${id}" runs on ${entry.runner}; the judge runs on the builtin provider stack — name a builtin entry`,
+      'roster.judge.entry',
+    );
   }
   return entry;
 }
@@ -163,8 +220,17 @@ function judgeOf(id: string | undefined, entries: readonly RosterEntry[], source
  * whose runner this build can run — and, when the task names a model without a runner, serves that
  * model. Null: a routing null (nothing rostered takes it).
  */
-export function routeByRoster(roster: Roster, type: TaskType, available: readonly string[], model: string | null): RosterEntry | null {
-  return roster.entries.find((e) => e.tasks.includes(type) && available.includes(e.runner) && (model === null || e.model === model)) ?? null;
+export function routeByRoster(
+  roster: Roster,
+  type: TaskType,
+  available: readonly string[],
+  model: string | null,
+): RosterEntry | null {
+  return (
+    roster.entries.find(
+      (e) => e.tasks.includes(type) && available.includes(e.runner) && (model === null || e.model === model),
+    ) ?? null
+  );
 }
 
 /** The pick a routed task keeps (its asks, attempts and outcome name the entry). */
@@ -196,5 +262,7 @@ function valueAt(raw: unknown, path: readonly PropertyKey[]): string {
     if (node === null || typeof node !== 'object') return '';
     node = (node as Record<PropertyKey, unknown>)[step];
   }
-  return typeof node === 'string' || typeof node === 'number' || typeof node === 'boolean' ? `, got ${JSON.stringify(node)}` : '';
+  return typeof node === 'string' || typeof node === 'number' || typeof node === 'boolean'
+    ? `, got ${JSON.stringify(node)}`
+    : '';
 }

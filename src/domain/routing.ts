@@ -32,7 +32,10 @@ export interface RoutingFacts {
    * `routing.learn` (spec 05): the acceptance each roster entry has had for a type, and the bar a rung
    * must clear; absent: learning is off and routing takes the first capable entry.
    */
-  learn?: { minAcceptance: number; acceptance(type: TaskType): ReadonlyMap<string, { accepted: number; total: number }> };
+  learn?: {
+    minAcceptance: number;
+    acceptance(type: TaskType): ReadonlyMap<string, { accepted: number; total: number }>;
+  };
   /** Who pays for a runner's calls (config `runners.<key>.billing`): a routing null's proposed runner is asked with it. */
   billing?: (runner: string) => Billing;
   /**
@@ -56,9 +59,16 @@ export interface Resolved {
  * it names (billed as the roster's entry for that runner and model), the shell for a command, or
  * the configured default.
  */
-export function routeAtAdmission(t: { named: string | null; command: string | null; type: TaskType; model: string | null; pin: string | null }, runners: RoutingFacts, field: string): Resolved {
+export function routeAtAdmission(
+  t: { named: string | null; command: string | null; type: TaskType; model: string | null; pin: string | null },
+  runners: RoutingFacts,
+  field: string,
+): Resolved {
   const { named, command, type, model } = t;
-  const pinned = t.pin !== null ? runners.roster?.entries.find((e) => e.id === t.pin && runners.available.includes(e.runner)) : undefined;
+  const pinned =
+    t.pin !== null
+      ? runners.roster?.entries.find((e) => e.id === t.pin && runners.available.includes(e.runner))
+      : undefined;
   if (pinned && runners.roster) return routeOnRoster(runners.roster, { type, model }, runners, field, pinned);
   // spec 05 "Routing": a task that names no runner (and gives no command: that is the shell's) is the roster's
   if (named === null && command === null && runners.roster) return routeOnRoster(runners.roster, t, runners, field);
@@ -83,7 +93,12 @@ export function routeAtAdmission(t: { named: string | null; command: string | nu
   // issue 34: a runner and model the request names are billed as the roster's entry for that pair says
   // (an `api` entry asks first), whichever door named them
   const entry = model !== null ? runners.roster?.entries.find((e) => e.runner === key && e.model === model) : undefined;
-  if (entry && runners.roster) return { runner: key, model, roster: { ...pickOf(entry, type, runners.roster), why: `the roster's entry for ${key} with model ${model}` } };
+  if (entry && runners.roster)
+    return {
+      runner: key,
+      model,
+      roster: { ...pickOf(entry, type, runners.roster), why: `the roster's entry for ${key} with model ${model}` },
+    };
   return { runner: key, model };
 }
 
@@ -92,10 +107,19 @@ export function routeAtAdmission(t: { named: string | null; command: string | nu
  * never a fallback of gaffer's own: the configured default runner is *proposed* in an ask (a person
  * says yes or no), and with no default runner the request is refused, naming what to add.
  */
-export function routeOnRoster(roster: Roster, t: { type: TaskType; model: string | null }, runners: RoutingFacts, field: string, pinned?: RosterEntry): Resolved {
+export function routeOnRoster(
+  roster: Roster,
+  t: { type: TaskType; model: string | null },
+  runners: RoutingFacts,
+  field: string,
+  pinned?: RosterEntry,
+): Resolved {
   // a task that names its model is not climbed to another model, nor started elsewhere by the learner (spec 05: it runs there)
   const ladder = t.model === null || pinned ? ladderOf(roster, t.type, runners.available) : [];
-  const learned = runners.learn && !pinned ? learnedStart(ladder, runners.learn.acceptance(t.type), runners.learn.minAcceptance) : null;
+  const learned =
+    runners.learn && !pinned
+      ? learnedStart(ladder, runners.learn.acceptance(t.type), runners.learn.minAcceptance)
+      : null;
   const entry = pinned ?? learned?.entry ?? routeByRoster(roster, t.type, runners.available, t.model);
   if (entry) {
     const pick = pickOf(entry, t.type, roster);
@@ -114,15 +138,35 @@ export function routeOnRoster(roster: Roster, t: { type: TaskType; model: string
   const gap = `nothing in ${roster.source} takes "${t.type}"${t.model ? ` with model "${t.model}"` : ''} (its types: ${rosteredTypes(roster).join(', ')})`;
   const proposed = runners.defaultRunner;
   if (proposed === null || !runners.available.includes(proposed)) {
-    throw new GafferError('no_runner', `${field}: ${gap}, and no default runner is configured — add a roster entry whose tasks include "${t.type}", name a "runner", or configure default_runner`, `${field}.type`);
+    throw new GafferError(
+      'no_runner',
+      `${field}: ${gap}, and no default runner is configured — add a roster entry whose tasks include "${t.type}", name a "runner", or configure default_runner`,
+      `${field}.type`,
+    );
   }
   // unknown billing is treated as money: it asks either way
   const billing = runners.billing?.(proposed) ?? 'api';
-  return { runner: proposed, model: t.model, roster: { entry: null, provider: null, billing, cost: null, approve: true, why: `${gap}; the configured default runner "${proposed}" is proposed` } };
+  return {
+    runner: proposed,
+    model: t.model,
+    roster: {
+      entry: null,
+      provider: null,
+      billing,
+      cost: null,
+      approve: true,
+      why: `${gap}; the configured default runner "${proposed}" is proposed`,
+    },
+  };
 }
 
 /** The fallback rung of each entry a task may run on, when the fallback takes its type and can run here (issue 15). */
-function fallbacksOf(roster: Roster, entries: readonly RosterEntry[], type: TaskType, available: readonly string[]): { fallbacks?: Record<string, Rung> } {
+function fallbacksOf(
+  roster: Roster,
+  entries: readonly RosterEntry[],
+  type: TaskType,
+  available: readonly string[],
+): { fallbacks?: Record<string, Rung> } {
   const fallbacks: Record<string, Rung> = {};
   for (const e of entries) {
     const to = e.fallback === null ? undefined : roster.entries.find((x) => x.id === e.fallback);
@@ -131,16 +175,27 @@ function fallbacksOf(roster: Roster, entries: readonly RosterEntry[], type: Task
   return Object.keys(fallbacks).length > 0 ? { fallbacks } : {};
 }
 
-
 /** The route of a task's attempt as admission decided it (its first attempt's). */
 export function admittedRoute(task: RoutedTask): Route {
   const endpoint = task.roster?.endpoint;
-  return { runner: task.runner, model: task.model, entry: task.roster?.entry ?? null, provider: task.roster?.provider ?? null, ...(endpoint ? { endpoint } : {}) };
+  return {
+    runner: task.runner,
+    model: task.model,
+    entry: task.roster?.entry ?? null,
+    provider: task.roster?.provider ?? null,
+    ...(endpoint ? { endpoint } : {}),
+  };
 }
 
 /** A rung as the route of an attempt. */
 export function routeOfRung(rung: Rung): Route {
-  return { runner: rung.runner, model: rung.model, entry: rung.entry, provider: rung.provider, ...(rung.endpoint !== null ? { endpoint: rung.endpoint } : {}) };
+  return {
+    runner: rung.runner,
+    model: rung.model,
+    entry: rung.entry,
+    provider: rung.provider,
+    ...(rung.endpoint !== null ? { endpoint: rung.endpoint } : {}),
+  };
 }
 
 /** The rung a climb from `at` goes to (spec 05 "Escalation"): the cheapest strictly above it on the task's ladder; null: none. */
@@ -158,7 +213,9 @@ export function billingOfRoute(task: RoutedTask, route: Route, byRunner: (runner
   const roster = task.roster;
   if (roster && route.entry !== null) {
     if (route.entry === roster.entry) return roster.billing;
-    const rung = roster.ladder?.find((r) => r.entry === route.entry) ?? Object.values(roster.fallbacks ?? {}).find((r) => r.entry === route.entry);
+    const rung =
+      roster.ladder?.find((r) => r.entry === route.entry) ??
+      Object.values(roster.fallbacks ?? {}).find((r) => r.entry === route.entry);
     if (rung) return rung.billing;
   }
   return byRunner(route.runner);

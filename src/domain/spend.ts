@@ -35,8 +35,13 @@ export interface UsageFacts {
 }
 
 /** The spend of one attempt from its runner's report, its route's billing and the configured price of its model. */
-export function spendOf(r: UsageFacts, billing: Billing, opts: { started: boolean; model: string | null; price: Price | null }): Spend {
-  if (!opts.started) return { billing, usd: billing === 'api' ? 0 : null, requests: 0, tokens: 0, seconds: 0, unknown: null };
+export function spendOf(
+  r: UsageFacts,
+  billing: Billing,
+  opts: { started: boolean; model: string | null; price: Price | null },
+): Spend {
+  if (!opts.started)
+    return { billing, usd: billing === 'api' ? 0 : null, requests: 0, tokens: 0, seconds: 0, unknown: null };
   const tokens = r.inputTokens + r.outputTokens > 0 ? r.inputTokens + r.outputTokens : null;
   const requests = r.rounds > 0 ? r.rounds : null;
   const seconds = Math.round(r.durationMs / 100) / 10;
@@ -66,18 +71,27 @@ export function spendText(s: Spend): string {
 }
 
 /** A job's spend over its attempts: dollars (null as soon as one `api` attempt's is unknown) and the whole in words. */
-export function totalSpend(rows: readonly { name: string; spend: Spend }[]): { cost_usd: number | null; spend: string } {
+export function totalSpend(rows: readonly { name: string; spend: Spend }[]): {
+  cost_usd: number | null;
+  spend: string;
+} {
   const api = rows.filter((r) => r.spend.billing === 'api');
   const unknown = rows.filter((r) => r.spend.unknown !== null);
-  const cost = api.some((r) => r.spend.usd === null) ? null : Math.round(api.reduce((sum, r) => sum + (r.spend.usd ?? 0), 0) * 1e6) / 1e6;
+  const cost = api.some((r) => r.spend.usd === null)
+    ? null
+    : Math.round(api.reduce((sum, r) => sum + (r.spend.usd ?? 0), 0) * 1e6) / 1e6;
   const parts: string[] = [];
-  if (unknown.length > 0) parts.push(`cost unknown for ${unknown.map((r) => `${r.name} (${r.spend.billing}: ${r.spend.unknown})`).join('; ')}`);
+  if (unknown.length > 0)
+    parts.push(
+      `cost unknown for ${unknown.map((r) => `${r.name} (${r.spend.billing}: ${r.spend.unknown})`).join('; ')}`,
+    );
   const knownApi = api.filter((r) => r.spend.usd !== null);
   if (knownApi.length > 0) parts.push(`${usd(knownApi.reduce((sum, r) => sum + (r.spend.usd ?? 0), 0))} api`);
   const sub = rows.filter((r) => r.spend.billing === 'subscription' && r.spend.unknown === null);
   if (sub.length > 0) parts.push(`${usage(sumOf(sub, 'requests'), sumOf(sub, 'tokens'))} on subscription`);
   const free = rows.filter((r) => r.spend.billing === 'free');
-  if (free.length > 0) parts.push(`${Math.round(free.reduce((sum, r) => sum + (r.spend.seconds ?? 0), 0) * 10) / 10} s free`);
+  if (free.length > 0)
+    parts.push(`${Math.round(free.reduce((sum, r) => sum + (r.spend.seconds ?? 0), 0) * 10) / 10} s free`);
   return { cost_usd: cost, spend: parts.length > 0 ? parts.join('; ') : 'nothing ran' };
 }
 
@@ -87,7 +101,10 @@ function sumOf(rows: readonly { spend: Spend }[], key: 'requests' | 'tokens'): n
 }
 
 function usage(requests: number | null, tokens: number | null): string {
-  const parts = [requests !== null ? `${requests} request${requests === 1 ? '' : 's'}` : null, tokens !== null ? `${tokens.toLocaleString('en-US')} tokens` : null].filter((p) => p !== null);
+  const parts = [
+    requests !== null ? `${requests} request${requests === 1 ? '' : 's'}` : null,
+    tokens !== null ? `${tokens.toLocaleString('en-US')} tokens` : null,
+  ].filter((p) => p !== null);
   return parts.length > 0 ? parts.join(', ') : 'no usage reported';
 }
 

@@ -32,18 +32,24 @@ export interface SteerOffer {
   waiting: number;
 }
 
-const bad = (field: string, message: string): GafferError => new GafferError('invalid_request', `${field}: ${message}`, field);
+const bad = (field: string, message: string): GafferError =>
+  new GafferError('invalid_request', `${field}: ${message}`, field);
 
 /** Validates a steer body `{"message": "..."}`; refuses any other field, naming it. */
 export function parseSteerBody(body: unknown): { message: string } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw bad('body', `must be a JSON object {"message": "..."}, got ${JSON.stringify(body)}`);
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw bad('body', `must be a JSON object {"message": "..."}, got ${JSON.stringify(body)}`);
   const record = body as Record<string, unknown>;
   for (const key of Object.keys(record)) {
-    if (key !== 'message') throw bad(key, 'is not a steer field (only "message"; the worker and the route come from the job) — remove it');
+    if (key !== 'message')
+      throw bad(key, 'is not a steer field (only "message"; the worker and the route come from the job) — remove it');
   }
   const message = record.message;
   if (typeof message !== 'string' || message.trim() === '' || message.length > STEER_LIMITS.message) {
-    throw bad('message', `must be a non-empty string of at most ${STEER_LIMITS.message} characters, got ${typeof message === 'string' ? `${message.length} characters` : JSON.stringify(message ?? null)}`);
+    throw bad(
+      'message',
+      `must be a non-empty string of at most ${STEER_LIMITS.message} characters, got ${typeof message === 'string' ? `${message.length} characters` : JSON.stringify(message ?? null)}`,
+    );
   }
   return { message };
 }
@@ -62,5 +68,7 @@ export function steerNote(messages: readonly Pick<SteerMessage, 'text'>[]): stri
 
 /** A message as an event carries it: cut to 2,000 characters (the full text is in the transcript or the follow-up). */
 export function steerEventText(text: string): string {
-  return text.length > STEER_LIMITS.eventText ? `${text.slice(0, STEER_LIMITS.eventText)}… (${text.length} chars)` : text;
+  return text.length > STEER_LIMITS.eventText
+    ? `${text.slice(0, STEER_LIMITS.eventText)}… (${text.length} chars)`
+    : text;
 }

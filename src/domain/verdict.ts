@@ -59,7 +59,8 @@ export function buildVerdict(f: VerdictFacts): string {
   const proofWords = f.proof ? describeProof(f.proof, f.verification, f.claimedOnly) : null;
   if (proofWords !== null && f.proof?.verdict !== 'proved') parts.push(proofWords);
   // issue 32: a hints file a worker could have written, or a manifest gaffer refused to read, is named early
-  if ((f.verification?.ignored_files?.length ?? 0) > 0) parts.push(`not gone by: ${f.verification?.ignored_files?.join('; ') ?? ''}`);
+  if ((f.verification?.ignored_files?.length ?? 0) > 0)
+    parts.push(`not gone by: ${f.verification?.ignored_files?.join('; ') ?? ''}`);
 
   if (f.workerStatuses.length > 0) {
     const done = f.workerStatuses.filter((s) => s === 'done').length;
@@ -75,12 +76,18 @@ export function buildVerdict(f: VerdictFacts): string {
   const verification = f.verification?.could_not_start ? null : describeVerification(f.verification);
   if (verification) parts.push(verification);
   if (f.fixRoundsRun > 0) {
-    parts.push(f.converged ? `fix rounds converged after ${f.fixRoundsRun}` : `${f.fixRoundsRun} fix round${f.fixRoundsRun === 1 ? '' : 's'} ran`);
+    parts.push(
+      f.converged
+        ? `fix rounds converged after ${f.fixRoundsRun}`
+        : `${f.fixRoundsRun} fix round${f.fixRoundsRun === 1 ? '' : 's'} ran`,
+    );
   }
   if (proofWords !== null && f.proof?.verdict === 'proved') parts.push(proofWords);
   if (f.criteriaUnmet.length > 0) parts.push(`job criteria unmet: ${f.criteriaUnmet.join('; ')}`);
-  if ((f.impactOrder?.length ?? 0) > 0) parts.push(`tasks ordered by objective impact: ${f.impactOrder?.join(' → ') ?? ''}`);
-  if ((f.unsandboxedExternal?.length ?? 0) > 0) parts.push(`external agent(s) ran unsandboxed: ${f.unsandboxedExternal?.join(', ') ?? ''}`);
+  if ((f.impactOrder?.length ?? 0) > 0)
+    parts.push(`tasks ordered by objective impact: ${f.impactOrder?.join(' → ') ?? ''}`);
+  if ((f.unsandboxedExternal?.length ?? 0) > 0)
+    parts.push(`external agent(s) ran unsandboxed: ${f.unsandboxedExternal?.join(', ') ?? ''}`);
   if ((f.refusals?.length ?? 0) > 0) parts.push(`refused, not failed: ${f.refusals?.join(', ') ?? ''}`);
   if (f.reportedStates.length > 0) parts.push(`reported (not killed): ${f.reportedStates.join(', ')}`);
   // issue 33: where the checking time went, when it was much more than the suite itself: the last words
@@ -94,10 +101,12 @@ export function buildVerdict(f: VerdictFacts): string {
 function describeVerification(v: VerificationJson | null): string | null {
   if (v === null) return null;
   if (!v.ran) return `not verified: ${v.summary || 'verification off'}`;
-  if (v.inconclusive || v.ok === null) return `verification inconclusive (${v.summary})${v.advice ? ` — ${v.advice}` : ''}`;
+  if (v.inconclusive || v.ok === null)
+    return `verification inconclusive (${v.summary})${v.advice ? ` — ${v.advice}` : ''}`;
   if (v.ok) return `verification passed (${v.summary})`;
   if (v.blocking) return `verification FAILED (${v.summary})`;
-  if (v.pre_existing_only) return `verification failed, ${(v.known_failures?.length ?? 0) > 0 ? 'known or pre-existing failures only' : 'pre-existing only'}, not blocking (${v.summary})`;
+  if (v.pre_existing_only)
+    return `verification failed, ${(v.known_failures?.length ?? 0) > 0 ? 'known or pre-existing failures only' : 'pre-existing only'}, not blocking (${v.summary})`;
   return `verification failed, not blocking (${v.summary})`;
 }
 
@@ -112,7 +121,9 @@ function unfinished(v: VerificationJson | null): { still: string[]; missing: str
   const known = new Set(v.known_failures ?? []);
   const flaky = new Set(v.flaky);
   // when the checkpoint's tests fail against changed tests, that is the story (said by the proof's words)
-  const still = v.original_tests?.blocking ? [] : v.pre_existing.filter((id) => !known.has(id) && !flaky.has(id) && !id.startsWith('<'));
+  const still = v.original_tests?.blocking
+    ? []
+    : v.pre_existing.filter((id) => !known.has(id) && !flaky.has(id) && !id.startsWith('<'));
   return { still, missing: v.missing_tests ?? [] };
 }
 
@@ -131,13 +142,20 @@ export function describeUnfinished(v: VerificationJson | null): string | null {
   const parts: string[] = [];
   if (still.length > 0) {
     const n = still.length;
-    const fixed = v?.checkpoint_failures !== undefined ? `; the work fixed ${v.fixed?.length ?? 0} of ${v.checkpoint_failures}` : '';
-    parts.push(`${n} test${n === 1 ? '' : 's'} failed before the work and still fail${n === 1 ? 's' : ''} (${someIds(still)})${fixed}; declare known failures if they are not this job's`);
+    const fixed =
+      v?.checkpoint_failures !== undefined
+        ? `; the work fixed ${v.fixed?.length ?? 0} of ${v.checkpoint_failures}`
+        : '';
+    parts.push(
+      `${n} test${n === 1 ? '' : 's'} failed before the work and still fail${n === 1 ? 's' : ''} (${someIds(still)})${fixed}; declare known failures if they are not this job's`,
+    );
   }
   if (missing.length > 0) {
     // a runner that names no passing test gives the fall in the count instead of ids
     const counted = missing.length === 1 && /^\d+ fewer test/.test(missing[0] ?? '');
-    parts.push(`the suite did not run to its end: ${counted ? missing[0] : `${missing.length} test${missing.length === 1 ? '' : 's'} that ran at the checkpoint did not run (${someIds(missing)})`}`);
+    parts.push(
+      `the suite did not run to its end: ${counted ? missing[0] : `${missing.length} test${missing.length === 1 ? '' : 's'} that ran at the checkpoint did not run (${someIds(missing)})`}`,
+    );
   }
   return parts.length > 0 ? parts.join('; ') : null;
 }

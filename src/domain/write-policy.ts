@@ -62,9 +62,15 @@ export function policyRoleOf(task: Pick<PolicyTask, 'type'>, role: WorkerRole): 
  */
 export function writePolicyFor(task: PolicyTask, role: WorkerRole, jobTasks: readonly PolicyTask[]): WritePolicy {
   const policyRole = policyRoleOf(task, role);
-  if (policyRole === 'reviewer') return { role: policyRole, anywhere: false, paths: [...task.outputs], testsMayChange: false };
+  if (policyRole === 'reviewer')
+    return { role: policyRole, anywhere: false, paths: [...task.outputs], testsMayChange: false };
   if (policyRole === 'implementer') {
-    return { role: policyRole, anywhere: task.files.length === 0, paths: [...task.files, ...task.outputs], testsMayChange: task.tests_may_change };
+    return {
+      role: policyRole,
+      anywhere: task.files.length === 0,
+      paths: [...task.files, ...task.outputs],
+      testsMayChange: task.tests_may_change,
+    };
   }
   const implementers = jobTasks.filter((t) => policyRoleOf(t, 'worker') === 'implementer');
   return {
@@ -107,7 +113,8 @@ export function auditWrites(
       }
       if (underAny(path, exempt) || underAny(path, policy.paths)) continue;
       // spec 06: tests are protected by the same table — a declaration does not open them
-      const isProtectedTest = change !== 'added' && !policy.testsMayChange && opts.isTestFile(path) && !(opts.restored ?? []).includes(path);
+      const isProtectedTest =
+        change !== 'added' && !policy.testsMayChange && opts.isTestFile(path) && !(opts.restored ?? []).includes(path);
       if (isProtectedTest || !(policy.anywhere || underAny(path, declared))) outside.add(path);
     }
   }
@@ -136,10 +143,26 @@ export function auditBatchWrites(
   written: WrittenPaths,
   opts: { isTestFile: (path: string) => boolean; restored?: readonly string[] },
 ): WriteAudit[] {
-  const audits = workers.map((w) => auditWrites(w.policy, written, { ...opts, declared: w.declared ?? [], exempt: w.exempt ?? [], workerFailed: w.workerFailed }));
+  const audits = workers.map((w) =>
+    auditWrites(w.policy, written, {
+      ...opts,
+      declared: w.declared ?? [],
+      exempt: w.exempt ?? [],
+      workerFailed: w.workerFailed,
+    }),
+  );
   if (audits.length < 2) return audits;
-  const common = audits.reduce<string[]>((shared, a, i) => (i === 0 ? a.outside : shared.filter((p) => a.outside.includes(p))), []);
-  return audits.map((a) => (a.verdict !== 'violation' ? a : common.length > 0 ? { verdict: 'violation', outside: common } : { verdict: 'ok', outside: [] }));
+  const common = audits.reduce<string[]>(
+    (shared, a, i) => (i === 0 ? a.outside : shared.filter((p) => a.outside.includes(p))),
+    [],
+  );
+  return audits.map((a) =>
+    a.verdict !== 'violation'
+      ? a
+      : common.length > 0
+        ? { verdict: 'violation', outside: common }
+        : { verdict: 'ok', outside: [] },
+  );
 }
 
 /** The reason on a violating worker's row: its role and the paths, at most 5 then `+N more` (spec 06). */
@@ -155,8 +178,13 @@ export function listOutside(outside: readonly string[]): string {
 
 /** The policy in a few words, for the reason. */
 export function describePolicy(policy: WritePolicy): string {
-  if (policy.role === 'reviewer') return policy.paths.length > 0 ? `a reviewer may write only its outputs` : `a reviewer may write nothing in the project`;
-  const scope = policy.anywhere ? 'anything in the workspace' : `only ${policy.paths.length === 1 ? 'its named file' : 'its named files'}`;
+  if (policy.role === 'reviewer')
+    return policy.paths.length > 0
+      ? `a reviewer may write only its outputs`
+      : `a reviewer may write nothing in the project`;
+  const scope = policy.anywhere
+    ? 'anything in the workspace'
+    : `only ${policy.paths.length === 1 ? 'its named file' : 'its named files'}`;
   return `${policy.role === 'fixer' ? 'a fixer' : 'an implementer'} may write ${scope}${policy.testsMayChange ? '' : ', no existing test'}`;
 }
 

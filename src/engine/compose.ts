@@ -89,7 +89,10 @@ export interface EngineOptions {
 /** The config an engine's routing is described by (EngineOptions `config`). */
 export function configOf(opts: EngineOptions): GafferConfig {
   if (opts.config) return opts.config;
-  const routing = { learn: opts.routing?.learn ?? false, min_acceptance: opts.routing?.minAcceptance ?? DEFAULT_CONFIG.routing.min_acceptance };
+  const routing = {
+    learn: opts.routing?.learn ?? false,
+    min_acceptance: opts.routing?.minAcceptance ?? DEFAULT_CONFIG.routing.min_acceptance,
+  };
   return { ...DEFAULT_CONFIG, default_runner: opts.defaultRunner ?? null, roster: opts.roster ?? null, routing };
 }
 
@@ -107,7 +110,9 @@ export function composeServices(opts: EngineOptions, store: Store): EngineServic
     runners: opts.runners ?? new Map(listRunnerKeys().map((k) => [k, getRunner(k) as Runner])),
     router: { ...rosterRouter(billing), ...opts.router },
     placement: new SharedPlacement(store, bus),
-    executor: opts.cluster ? new BullmqExecutor(opts.cluster, resolve(opts.dataDir)) : new LocalExecutor(opts.maxParallel ?? 2),
+    executor: opts.cluster
+      ? new BullmqExecutor(opts.cluster, resolve(opts.dataDir))
+      : new LocalExecutor(opts.maxParallel ?? 2),
     dataDir: resolve(opts.dataDir),
     confirmFullSuite: opts.confirmFullSuite ?? true,
     verificationNetwork: opts.verificationNetwork ?? NO_NETWORK,
@@ -146,7 +151,12 @@ export function placementOf(spec: JobSpec, services: EngineServices): JobPlaceme
  * The job queue admission hands jobs to: the in-process one; `onSettled` runs once each job is final, `onEnd` after it has left the queue.
  * A merge later (`merge_of`) has no tasks to approve or place: it is the merge of another job's branches (merge-later.ts).
  */
-export function composeQueue(opts: EngineOptions, services: EngineServices, hooks: { onEnd: () => void; onSettled: (ctx: JobContext) => Promise<void> }): JobQueue {
-  const run = (ctx: JobContext) => (ctx.spec.merge_of ? runMergeJob(ctx) : runJob(ctx, placementOf(ctx.spec, services)));
+export function composeQueue(
+  opts: EngineOptions,
+  services: EngineServices,
+  hooks: { onEnd: () => void; onSettled: (ctx: JobContext) => Promise<void> },
+): JobQueue {
+  const run = (ctx: JobContext) =>
+    ctx.spec.merge_of ? runMergeJob(ctx) : runJob(ctx, placementOf(ctx.spec, services));
   return new LiveJobs(services, { ...hooks, run, cancelPollMs: opts.cancelPollMs ?? 250 });
 }

@@ -88,11 +88,30 @@ export class Engine {
         if (!this.#closed) this.#maintenance.afterJob();
       },
       // issue 16: what was queued for a task while the job ran goes to it as a follow-up
-      onSettled: (ctx) => deliverQueuedSteers(ctx, (id, task, body, caller) => this.#admission.followUp(id, task, body, caller)),
+      onSettled: (ctx) =>
+        deliverQueuedSteers(ctx, (id, task, body, caller) => this.#admission.followUp(id, task, body, caller)),
     });
     this.#maintenance = new Maintenance(store, this.dataDir, { retentionJobs: opts.retentionJobs ?? 200 });
-    this.#waits = new JobWaits({ store, dataDir: this.dataDir, bus: this.#services.bus, queries: this.#queries, runsJob: (id) => this.#live.has(id) });
-    const admission = { dataDir: this.dataDir, runners, defaultRunner: opts.defaultRunner ?? null, roster: opts.roster ?? null, billing: this.#services.billing, specLint: opts.specLint ?? 'warn', learn: opts.routing?.learn === true ? { minAcceptance: opts.routing.minAcceptance ?? 0.8 } : null, timeouts: opts.timeouts ?? null, protect: opts.protect ?? {}, operations: this.#services.operations, remoteRepos: executor instanceof BullmqExecutor };
+    this.#waits = new JobWaits({
+      store,
+      dataDir: this.dataDir,
+      bus: this.#services.bus,
+      queries: this.#queries,
+      runsJob: (id) => this.#live.has(id),
+    });
+    const admission = {
+      dataDir: this.dataDir,
+      runners,
+      defaultRunner: opts.defaultRunner ?? null,
+      roster: opts.roster ?? null,
+      billing: this.#services.billing,
+      specLint: opts.specLint ?? 'warn',
+      learn: opts.routing?.learn === true ? { minAcceptance: opts.routing.minAcceptance ?? 0.8 } : null,
+      timeouts: opts.timeouts ?? null,
+      protect: opts.protect ?? {},
+      operations: this.#services.operations,
+      remoteRepos: executor instanceof BullmqExecutor,
+    };
     this.#admission = new Admission(store, this.#queries, admission, {
       isClosed: () => this.#closed,
       start: (job) => this.#live.start(job),
@@ -122,7 +141,10 @@ export class Engine {
   }
 
   /** Validates and starts a job; an idempotency key already used returns the first job (`created: false`). */
-  submit(body: unknown, opts: Caller & { idempotencyKey?: string | null; cwd?: string | null } = {}): { job: CompactJob; created: boolean } {
+  submit(
+    body: unknown,
+    opts: Caller & { idempotencyKey?: string | null; cwd?: string | null } = {},
+  ): { job: CompactJob; created: boolean } {
     return this.#admission.submit(body, opts);
   }
 
@@ -207,8 +229,21 @@ export class Engine {
     const breaker = this.#services.operations.breaker();
     // budgets and suspensions are the data dir's, shared by all; the jobs waiting are shown to their owner only
     const owner = opts.owner ?? null;
-    const providers = this.#services.operations.providers().map((p) => (owner === null ? p : { ...p, waiting: p.waiting.filter((id) => this.store.getJob(id)?.owner === owner) }));
-    return { ...this.#queries.stats(opts), providers, breaker: { open: breaker.open, failures: breaker.failures.length, retry_after_s: breaker.retry_after_s, why: breaker.why } };
+    const providers = this.#services.operations
+      .providers()
+      .map((p) =>
+        owner === null ? p : { ...p, waiting: p.waiting.filter((id) => this.store.getJob(id)?.owner === owner) },
+      );
+    return {
+      ...this.#queries.stats(opts),
+      providers,
+      breaker: {
+        open: breaker.open,
+        failures: breaker.failures.length,
+        retry_after_s: breaker.retry_after_s,
+        why: breaker.why,
+      },
+    };
   }
 
   /** The compact answer of a job. */
@@ -249,7 +284,8 @@ export class Engine {
   /** Cancels a job: `cancelling` until its workers are dead and its evidence collected, then `cancelled`. */
   cancel(id: string, opts: Caller = {}): CompactJob {
     const job = this.#queries.visibleJob(id, opts);
-    if (isFinalStatus(job.status)) throw new GafferError('conflict', `job ${id} is already ${job.status}; nothing to cancel`);
+    if (isFinalStatus(job.status))
+      throw new GafferError('conflict', `job ${id} is already ${job.status}; nothing to cancel`);
     if (!this.#live.cancel(id)) {
       this.store.requestCancel(id);
       // the process that runs it may have died: then it is interrupted, not cancelled
@@ -271,18 +307,26 @@ export class Engine {
 
   /** The open approval asks of the jobs visible to the caller that await approval, oldest first, each with its job. */
   openAsks(opts: Caller = {}): { job_id: string; title: string; ask: AskJson }[] {
-    return this.store
-      .listOpenAsks()
-      .flatMap((row) => {
-        const job = this.store.getJob(row.jobId);
-        // a job that stopped while it waited (interrupted, cancelled) has nothing left to answer
-        if (!job || job.status !== 'awaiting_approval' || (opts.owner !== undefined && opts.owner !== null && job.owner !== opts.owner)) return [];
-        return [{ job_id: row.jobId, title: job.title, ask: row.ask }];
-      });
+    return this.store.listOpenAsks().flatMap((row) => {
+      const job = this.store.getJob(row.jobId);
+      // a job that stopped while it waited (interrupted, cancelled) has nothing left to answer
+      if (
+        !job ||
+        job.status !== 'awaiting_approval' ||
+        (opts.owner !== undefined && opts.owner !== null && job.owner !== opts.owner)
+      )
+        return [];
+      return [{ job_id: row.jobId, title: job.title, ask: row.ask }];
+    });
   }
 
   /** Waits until the condition holds or the timeout passes (spec 02 `wait_for`); no poll tick in this process. */
-  async waitFor(id: string, rawCondition: string | null | undefined, timeoutS: number, opts: Caller & { signal?: AbortSignal } = {}): Promise<WaitAnswer> {
+  async waitFor(
+    id: string,
+    rawCondition: string | null | undefined,
+    timeoutS: number,
+    opts: Caller & { signal?: AbortSignal } = {},
+  ): Promise<WaitAnswer> {
     return this.#waits.waitFor(id, rawCondition, timeoutS, opts);
   }
 
@@ -295,7 +339,10 @@ export class Engine {
    * Stops accepting jobs, stops the live jobs' workers, collects their evidence and records them
    * `interrupted` with `reason`, then closes the store unless asked not to (a server's SIGTERM, spec 02).
    */
-  async shutdown(reason = 'interrupted by a shutdown of gaffer', opts: { keepStoreOpen?: boolean } = {}): Promise<void> {
+  async shutdown(
+    reason = 'interrupted by a shutdown of gaffer',
+    opts: { keepStoreOpen?: boolean } = {},
+  ): Promise<void> {
     this.#closed = true;
     await this.#live.stopAll(reason);
     // a server keeps the store open until its streams have written their `end` events

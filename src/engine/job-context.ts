@@ -70,7 +70,9 @@ export class JobContext {
     this.services = services;
     this.id = job.id;
     this.#job = job;
-    this.attempts = new AttemptLedger((worker, attempt) => services.store.updateAttempt(job.id, worker, { machine: attempt }));
+    this.attempts = new AttemptLedger((worker, attempt) =>
+      services.store.updateAttempt(job.id, worker, { machine: attempt }),
+    );
     this.inbox = new SteerInbox((events) => this.emitAll(events));
   }
 

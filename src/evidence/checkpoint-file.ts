@@ -25,7 +25,10 @@ export async function readCheckpointFile(snapshot: Snapshot, rawPath: string): P
   if (isNotInCheckpoint(gitDir, snapshot.id, rel)) return { found: 'absent' };
   return withRepoLock(gitDir, DEFAULT_GIT_TIMEOUT_MS, async () => {
     const opts = { cwd: snapshot.workspace, timeoutMs: DEFAULT_GIT_TIMEOUT_MS };
-    const listed = await runGitOk([`--git-dir=${gitDir}`, '--literal-pathspecs', 'ls-tree', '-z', snapshot.id, '--', rel], opts);
+    const listed = await runGitOk(
+      [`--git-dir=${gitDir}`, '--literal-pathspecs', 'ls-tree', '-z', snapshot.id, '--', rel],
+      opts,
+    );
     const entry = /^(\d{6}) blob ([0-9a-f]+)\t/.exec(listed.toString('utf8').split('\0')[0] ?? '');
     // a file over the size cap is in the snapshot's manifest, not its tree
     if (entry === null) return snapshot.largeFilesByStat ? { found: 'stat-only' } : { found: 'absent' };

@@ -26,7 +26,11 @@ function isSegmentSuffix(short: string[], long: string[]): boolean {
  * it ends with),
  * against the full change sets. Returns the normalized claims, sorted and unique.
  */
-export function findClaimedOnly(claims: string[], changed: ChangeSet, opts: { caseInsensitive?: boolean } = {}): string[] {
+export function findClaimedOnly(
+  claims: string[],
+  changed: ChangeSet,
+  opts: { caseInsensitive?: boolean } = {},
+): string[] {
   const ci = opts.caseInsensitive === true;
   const observed = [...changed.added, ...changed.modified, ...changed.deleted].map((p) => segmentsOf(p, ci));
   const byLastSegment = new Map<string, string[][]>();

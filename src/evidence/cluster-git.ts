@@ -14,14 +14,46 @@ import type { RepoFacts } from './worktree-git.js';
  */
 
 const TIMEOUT_MS = 300_000;
-const SAFE = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.pager=cat', '-c', 'gc.auto=0', '-c', 'maintenance.auto=false', '-c', 'commit.gpgSign=false'];
-const IDENTITY = { GIT_AUTHOR_NAME: 'gaffer', GIT_AUTHOR_EMAIL: 'gaffer@localhost', GIT_COMMITTER_NAME: 'gaffer', GIT_COMMITTER_EMAIL: 'gaffer@localhost' };
+const SAFE = [
+  '-c',
+  'core.hooksPath=/dev/null',
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'core.pager=cat',
+  '-c',
+  'gc.auto=0',
+  '-c',
+  'maintenance.auto=false',
+  '-c',
+  'commit.gpgSign=false',
+];
+const IDENTITY = {
+  GIT_AUTHOR_NAME: 'gaffer',
+  GIT_AUTHOR_EMAIL: 'gaffer@localhost',
+  GIT_COMMITTER_NAME: 'gaffer',
+  GIT_COMMITTER_EMAIL: 'gaffer@localhost',
+};
 const SHA = /^[0-9a-f]{40,64}$/;
 /** Every git call that names a job's remote repository: plain transports only, and no prompt for a credential (a missing one fails, named). */
 const REMOTE_ENV = { GIT_ALLOW_PROTOCOL: REMOTE_PROTOCOLS, GIT_TERMINAL_PROMPT: '0' };
 
-const git = async (cwd: string, args: string[], env?: Record<string, string>, input?: Buffer | string): Promise<string> =>
-  (await runGitOk([...SAFE, ...args], { cwd, timeoutMs: TIMEOUT_MS, ...(env ? { env } : {}), ...(input !== undefined ? { input } : {}) })).toString('utf8').trim();
+const git = async (
+  cwd: string,
+  args: string[],
+  env?: Record<string, string>,
+  input?: Buffer | string,
+): Promise<string> =>
+  (
+    await runGitOk([...SAFE, ...args], {
+      cwd,
+      timeoutMs: TIMEOUT_MS,
+      ...(env ? { env } : {}),
+      ...(input !== undefined ? { input } : {}),
+    })
+  )
+    .toString('utf8')
+    .trim();
 
 /** The ref that keeps an exported base alive in the coordinator's repository while attempts use it. */
 export const baseRef = (sha: string): string => `refs/gaffer/bases/${sha}`;
@@ -44,7 +76,14 @@ export async function exportBase(repo: RepoFacts): Promise<string> {
     const [date = '', headTree] = (await git(repo.top, ['log', '-1', '--format=%cI%n%T', repo.head])).split('\n');
     const env = { ...IDENTITY, GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date };
     // nothing uncommitted: HEAD itself, which a node may fetch from the job's remote repository
-    const sha = tree === headTree ? repo.head : await git(repo.top, ['commit-tree', tree, '-p', repo.head, '-m', 'gaffer: the workspace as exported to a node'], env);
+    const sha =
+      tree === headTree
+        ? repo.head
+        : await git(
+            repo.top,
+            ['commit-tree', tree, '-p', repo.head, '-m', 'gaffer: the workspace as exported to a node'],
+            env,
+          );
     await git(repo.top, ['update-ref', baseRef(sha), sha]);
     return sha;
   } finally {
@@ -67,10 +106,31 @@ export async function dropRefs(repo: RepoFacts, refs: readonly string[]): Promis
  * Fetches a node's branch from its bundle into the coordinator's repository under `into`; the
  * commit it holds, or why not (a bundle that is not one, or does not hold the branch).
  */
-export async function fetchResult(repo: RepoFacts, from: { bundle: string } | { remote: string }, branch: string, into: string): Promise<{ commit: string } | { refused: string }> {
+export async function fetchResult(
+  repo: RepoFacts,
+  from: { bundle: string } | { remote: string },
+  branch: string,
+  into: string,
+): Promise<{ commit: string } | { refused: string }> {
   const source = 'bundle' in from ? from.bundle : from.remote;
-  const fetched = await runGit([...SAFE, 'fetch', '-q', '--no-tags', '--no-write-fetch-head', '--no-auto-gc', '--', source, `+refs/heads/${branch}:${into}`], { cwd: repo.top, timeoutMs: TIMEOUT_MS, ...('remote' in from ? { env: REMOTE_ENV } : {}) });
-  if (fetched.exitCode !== 0) return { refused: `git fetch of the node's ${'bundle' in from ? 'bundle' : `branch from ${from.remote}`} failed: ${fetched.stderr.trim().split('\n').slice(-2).join(' ') || `exit ${fetched.exitCode}`}` };
+  const fetched = await runGit(
+    [
+      ...SAFE,
+      'fetch',
+      '-q',
+      '--no-tags',
+      '--no-write-fetch-head',
+      '--no-auto-gc',
+      '--',
+      source,
+      `+refs/heads/${branch}:${into}`,
+    ],
+    { cwd: repo.top, timeoutMs: TIMEOUT_MS, ...('remote' in from ? { env: REMOTE_ENV } : {}) },
+  );
+  if (fetched.exitCode !== 0)
+    return {
+      refused: `git fetch of the node's ${'bundle' in from ? 'bundle' : `branch from ${from.remote}`} failed: ${fetched.stderr.trim().split('\n').slice(-2).join(' ') || `exit ${fetched.exitCode}`}`,
+    };
   const commit = await git(repo.top, ['rev-parse', '--verify', `${into}^{commit}`]);
   return SHA.test(commit) ? { commit } : { refused: `the node's branch is not a commit: ${commit}` };
 }
@@ -81,16 +141,35 @@ export async function fetchResult(repo: RepoFacts, from: { bundle: string } | { 
  * does not apply cleanly changes nothing. Null when applied (or nothing changed), else git's
  * reason. What the node changed outside the workspace is not applied, and is named.
  */
-export async function applyResult(repo: RepoFacts, base: string, result: string): Promise<{ refused: string | null; outside: string[] }> {
+export async function applyResult(
+  repo: RepoFacts,
+  base: string,
+  result: string,
+): Promise<{ refused: string | null; outside: string[] }> {
   const scope = repo.prefix === '' ? '.' : repo.prefix;
-  const all = (await git(repo.top, ['diff', '--name-only', '--no-renames', base, result, '--'])).split('\n').filter(Boolean);
+  const all = (await git(repo.top, ['diff', '--name-only', '--no-renames', base, result, '--']))
+    .split('\n')
+    .filter(Boolean);
   const inside = (p: string) => repo.prefix === '' || p === repo.prefix || p.startsWith(`${repo.prefix}/`);
   const outside = all.filter((p) => !inside(p));
-  const patch = (await runGitOk([...SAFE, 'diff', '--binary', '--no-renames', '--full-index', base, result, '--', scope], { cwd: repo.top, timeoutMs: TIMEOUT_MS })).subarray(0);
+  const patch = (
+    await runGitOk([...SAFE, 'diff', '--binary', '--no-renames', '--full-index', base, result, '--', scope], {
+      cwd: repo.top,
+      timeoutMs: TIMEOUT_MS,
+    })
+  ).subarray(0);
   if (patch.length === 0) return { refused: null, outside };
   for (const args of [['apply', '--check'], ['apply']]) {
-    const applied = await runGit([...SAFE, ...args, '--whitespace=nowarn', '-'], { cwd: repo.top, timeoutMs: TIMEOUT_MS, input: patch });
-    if (applied.exitCode !== 0) return { refused: applied.stderr.trim().split('\n').slice(0, 3).join(' ') || `git apply exit ${applied.exitCode}`, outside };
+    const applied = await runGit([...SAFE, ...args, '--whitespace=nowarn', '-'], {
+      cwd: repo.top,
+      timeoutMs: TIMEOUT_MS,
+      input: patch,
+    });
+    if (applied.exitCode !== 0)
+      return {
+        refused: applied.stderr.trim().split('\n').slice(0, 3).join(' ') || `git apply exit ${applied.exitCode}`,
+        outside,
+      };
   }
   return { refused: null, outside };
 }
@@ -101,9 +180,29 @@ export async function applyResult(repo: RepoFacts, base: string, result: string)
  * Fetches `ref` of the remote `url` into the bare cache `cache` as `into`; the commit, or git's
  * reason it could not (an unreachable remote, a missing ref, a credential git does not have).
  */
-export async function fetchRemoteRef(cache: string, url: string, ref: string, into: string): Promise<{ commit: string } | { refused: string }> {
-  const fetched = await runGit([...SAFE, `--git-dir=${cache}`, 'fetch', '-q', '--no-tags', '--no-write-fetch-head', '--no-auto-gc', '--', url, `+${ref}:${into}`], { cwd: cache, timeoutMs: TIMEOUT_MS, env: REMOTE_ENV });
-  if (fetched.exitCode !== 0) return { refused: fetched.stderr.trim().split('\n').slice(-2).join(' ') || `git fetch exit ${fetched.exitCode}` };
+export async function fetchRemoteRef(
+  cache: string,
+  url: string,
+  ref: string,
+  into: string,
+): Promise<{ commit: string } | { refused: string }> {
+  const fetched = await runGit(
+    [
+      ...SAFE,
+      `--git-dir=${cache}`,
+      'fetch',
+      '-q',
+      '--no-tags',
+      '--no-write-fetch-head',
+      '--no-auto-gc',
+      '--',
+      url,
+      `+${ref}:${into}`,
+    ],
+    { cwd: cache, timeoutMs: TIMEOUT_MS, env: REMOTE_ENV },
+  );
+  if (fetched.exitCode !== 0)
+    return { refused: fetched.stderr.trim().split('\n').slice(-2).join(' ') || `git fetch exit ${fetched.exitCode}` };
   const commit = await git(cache, [`--git-dir=${cache}`, 'rev-parse', '--verify', `${into}^{commit}`]);
   return SHA.test(commit) ? { commit } : { refused: `${ref} is not a commit` };
 }
@@ -117,16 +216,35 @@ export async function addDetachedWorktree(cache: string, dir: string, commit: st
 
 /** Removes a worktree of the cache and the refs that kept its commits (their objects go with git's next gc). */
 export async function removeCacheWorktree(cache: string, dir: string, refs: readonly string[]): Promise<void> {
-  await runGit([...SAFE, `--git-dir=${cache}`, 'worktree', 'remove', '--force', dir], { cwd: cache, timeoutMs: TIMEOUT_MS });
+  await runGit([...SAFE, `--git-dir=${cache}`, 'worktree', 'remove', '--force', dir], {
+    cwd: cache,
+    timeoutMs: TIMEOUT_MS,
+  });
   rmSync(dir, { recursive: true, force: true });
   await runGit([...SAFE, `--git-dir=${cache}`, 'worktree', 'prune'], { cwd: cache, timeoutMs: TIMEOUT_MS });
-  for (const ref of refs) await runGit([...SAFE, `--git-dir=${cache}`, 'update-ref', '-d', ref], { cwd: cache, timeoutMs: TIMEOUT_MS });
+  for (const ref of refs)
+    await runGit([...SAFE, `--git-dir=${cache}`, 'update-ref', '-d', ref], { cwd: cache, timeoutMs: TIMEOUT_MS });
 }
 
 /** Pushes the cache's `branch` to the same branch of the remote (forced: the attempt's branch is its own); null, else git's reason. */
 export async function pushBranch(cache: string, url: string, branch: string): Promise<string | null> {
-  const pushed = await runGit([...SAFE, `--git-dir=${cache}`, 'push', '-q', '--no-verify', '--porcelain', '--', url, `+refs/heads/${branch}:refs/heads/${branch}`], { cwd: cache, timeoutMs: TIMEOUT_MS, env: REMOTE_ENV });
-  return pushed.exitCode === 0 ? null : pushed.stderr.trim().split('\n').slice(-2).join(' ') || `git push exit ${pushed.exitCode}`;
+  const pushed = await runGit(
+    [
+      ...SAFE,
+      `--git-dir=${cache}`,
+      'push',
+      '-q',
+      '--no-verify',
+      '--porcelain',
+      '--',
+      url,
+      `+refs/heads/${branch}:refs/heads/${branch}`,
+    ],
+    { cwd: cache, timeoutMs: TIMEOUT_MS, env: REMOTE_ENV },
+  );
+  return pushed.exitCode === 0
+    ? null
+    : pushed.stderr.trim().split('\n').slice(-2).join(' ') || `git push exit ${pushed.exitCode}`;
 }
 
 // ---- the node's side ----
@@ -143,12 +261,28 @@ export async function openCache(dir: string): Promise<void> {
 
 /** Whether the cache holds `sha` as a commit. */
 export async function hasCommit(cache: string, sha: string): Promise<boolean> {
-  return (await runGit([...SAFE, `--git-dir=${cache}`, 'cat-file', '-e', `${sha}^{commit}`], { cwd: cache, timeoutMs: TIMEOUT_MS })).exitCode === 0;
+  return (
+    (
+      await runGit([...SAFE, `--git-dir=${cache}`, 'cat-file', '-e', `${sha}^{commit}`], {
+        cwd: cache,
+        timeoutMs: TIMEOUT_MS,
+      })
+    ).exitCode === 0
+  );
 }
 
 /** Fetches a base bundle's ref into the cache under the same name. */
 export async function fetchBase(cache: string, file: string, sha: string): Promise<void> {
-  await git(cache, [`--git-dir=${cache}`, 'fetch', '-q', '--no-tags', '--no-write-fetch-head', '--no-auto-gc', file, `+${baseRef(sha)}:${baseRef(sha)}`]);
+  await git(cache, [
+    `--git-dir=${cache}`,
+    'fetch',
+    '-q',
+    '--no-tags',
+    '--no-write-fetch-head',
+    '--no-auto-gc',
+    file,
+    `+${baseRef(sha)}:${baseRef(sha)}`,
+  ]);
 }
 
 /** A worktree of the cache at `base` on `branch` (made anew: a branch of an earlier attempt is reset). */
@@ -168,7 +302,8 @@ export async function addNodeWorktree(cache: string, dir: string, branch: string
 export async function commitNodeWork(dir: string, message: string): Promise<string> {
   await git(dir, ['add', '-A', '--', '.']);
   const staged = await runGit([...SAFE, 'diff', '--cached', '--quiet'], { cwd: dir, timeoutMs: TIMEOUT_MS });
-  if (staged.exitCode !== 0) await git(dir, ['commit', '-q', '--no-verify', '--cleanup=verbatim', '-m', message], IDENTITY);
+  if (staged.exitCode !== 0)
+    await git(dir, ['commit', '-q', '--no-verify', '--cleanup=verbatim', '-m', message], IDENTITY);
   return git(dir, ['rev-parse', '--verify', 'HEAD^{commit}']);
 }
 
@@ -180,7 +315,10 @@ export async function bundleNodeWork(cache: string, branch: string, base: string
 
 /** Removes an attempt's worktree and its branch from the cache (its commit stays until git's gc). */
 export async function removeNodeWorktree(cache: string, dir: string, branch: string): Promise<void> {
-  await runGit([...SAFE, `--git-dir=${cache}`, 'worktree', 'remove', '--force', dir], { cwd: cache, timeoutMs: TIMEOUT_MS });
+  await runGit([...SAFE, `--git-dir=${cache}`, 'worktree', 'remove', '--force', dir], {
+    cwd: cache,
+    timeoutMs: TIMEOUT_MS,
+  });
   rmSync(dir, { recursive: true, force: true });
   await runGit([...SAFE, `--git-dir=${cache}`, 'worktree', 'prune'], { cwd: cache, timeoutMs: TIMEOUT_MS });
   await runGit([...SAFE, `--git-dir=${cache}`, 'branch', '-q', '-D', branch], { cwd: cache, timeoutMs: TIMEOUT_MS });

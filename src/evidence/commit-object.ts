@@ -15,7 +15,11 @@ let written = 0;
 export function writeCommitObject(gitDir: string, tree: string, message: string, atMs: number): string | null {
   if (!/^[0-9a-f]{40}$/.test(tree)) return null;
   const who = `gaffer <gaffer@localhost> ${Math.floor(atMs / 1000)} +0000`;
-  return writeLooseObject(path.join(gitDir, 'objects'), 'commit', Buffer.from(`tree ${tree}\nauthor ${who}\ncommitter ${who}\n\n${message}\n`, 'utf8'));
+  return writeLooseObject(
+    path.join(gitDir, 'objects'),
+    'commit',
+    Buffer.from(`tree ${tree}\nauthor ${who}\ncommitter ${who}\n\n${message}\n`, 'utf8'),
+  );
 }
 
 /**
@@ -24,14 +28,24 @@ export function writeCommitObject(gitDir: string, tree: string, message: string,
  * loose in one of the `alsoIn` folders, is this one (the same content under the same name). Null
  * when the write fails.
  */
-export function writeLooseObject(objectsDir: string, type: 'blob' | 'tree' | 'commit', body: Buffer, alsoIn: readonly string[] = []): string | null {
+export function writeLooseObject(
+  objectsDir: string,
+  type: 'blob' | 'tree' | 'commit',
+  body: Buffer,
+  alsoIn: readonly string[] = [],
+): string | null {
   const object = Buffer.concat([Buffer.from(`${type} ${body.length}\0`, 'utf8'), body]);
   const id = createHash('sha1').update(object).digest('hex');
   const dir = path.join(objectsDir, id.slice(0, 2));
   const file = path.join(dir, id.slice(2));
   if (statSync(file, { throwIfNoEntry: false }) !== undefined) return id;
   // a repository this one borrows objects from (its alternates) holds it already
-  if (alsoIn.some((other) => statSync(path.join(other, id.slice(0, 2), id.slice(2)), { throwIfNoEntry: false }) !== undefined)) return id;
+  if (
+    alsoIn.some(
+      (other) => statSync(path.join(other, id.slice(0, 2), id.slice(2)), { throwIfNoEntry: false }) !== undefined,
+    )
+  )
+    return id;
   const tmp = path.join(dir, `tmp_obj_gaffer_${process.pid}_${written++}`);
   try {
     mkdirSync(dir, { recursive: true });

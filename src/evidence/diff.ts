@@ -18,12 +18,19 @@ import type { Snapshot } from '../domain/snapshot.js';
  */
 export async function diffSnapshots(before: Snapshot, after: Snapshot): Promise<ChangeSet> {
   if (before.workspace !== after.workspace) {
-    throw new GafferError('internal', `cannot diff snapshots of two workspaces: ${before.workspace} and ${after.workspace}`);
+    throw new GafferError(
+      'internal',
+      `cannot diff snapshots of two workspaces: ${before.workspace} and ${after.workspace}`,
+    );
   }
   if (before.source === 'checkpoint' && after.source === 'checkpoint') return diffCheckpoints(before, after);
-  if (before.source === 'mtime' && after.source === 'mtime') return diffMtime(await loadManifest(before), await loadManifest(after), after.workspace);
+  if (before.source === 'mtime' && after.source === 'mtime')
+    return diffMtime(await loadManifest(before), await loadManifest(after), after.workspace);
   if (before.source === 'checkpoint') return diffCheckpointThenMtime(before, after);
-  throw new GafferError('internal', 'cannot diff an mtime snapshot against a later checkpoint: take the after-snapshot with `like: before`');
+  throw new GafferError(
+    'internal',
+    'cannot diff an mtime snapshot against a later checkpoint: take the after-snapshot with `like: before`',
+  );
 }
 
 async function loadManifest(snapshot: Snapshot): Promise<StatManifest> {
@@ -44,7 +51,8 @@ function gitDirOf(snapshot: Snapshot): string {
 
 async function diffCheckpoints(before: Snapshot, after: Snapshot): Promise<ChangeSet> {
   const gitDir = gitDirOf(before);
-  if (gitDirOf(after) !== gitDir) throw new GafferError('internal', 'cannot diff checkpoints of two shadow repositories');
+  if (gitDirOf(after) !== gitDir)
+    throw new GafferError('internal', 'cannot diff checkpoints of two shadow repositories');
   const added = new Set<string>();
   const modified = new Set<string>();
   const deleted = new Set<string>();
@@ -55,10 +63,23 @@ async function diffCheckpoints(before: Snapshot, after: Snapshot): Promise<Chang
     for (const p of known.deleted) deleted.add(p);
   } else if (before.id !== after.id) {
     const out = await withRepoLock(gitDir, DEFAULT_GIT_TIMEOUT_MS, () =>
-      runGitOk([`--git-dir=${gitDir}`, 'diff-tree', '-r', '-z', '--no-renames', '--no-ext-diff', '--name-status', before.id, after.id], {
-        cwd: before.workspace,
-        timeoutMs: DEFAULT_GIT_TIMEOUT_MS,
-      }),
+      runGitOk(
+        [
+          `--git-dir=${gitDir}`,
+          'diff-tree',
+          '-r',
+          '-z',
+          '--no-renames',
+          '--no-ext-diff',
+          '--name-status',
+          before.id,
+          after.id,
+        ],
+        {
+          cwd: before.workspace,
+          timeoutMs: DEFAULT_GIT_TIMEOUT_MS,
+        },
+      ),
     );
     const parts = splitNul(out);
     for (let i = 0; i + 1 < parts.length; i += 2) {
@@ -84,7 +105,8 @@ async function diffCheckpoints(before: Snapshot, after: Snapshot): Promise<Chang
   }
   for (const p of la.keys()) {
     if (lb.has(p)) continue;
-    if (deleted.delete(p)) modified.add(p); // content before, large after
+    if (deleted.delete(p))
+      modified.add(p); // content before, large after
     else added.add(p);
   }
   return settleSkipped(before, after, after.workspace, added, modified, deleted);
@@ -110,7 +132,10 @@ function diffMtime(before: StatManifest, after: StatManifest, workspace: string)
 async function diffCheckpointThenMtime(before: Snapshot, after: Snapshot): Promise<ChangeSet> {
   const gitDir = gitDirOf(before);
   const out = await withRepoLock(gitDir, DEFAULT_GIT_TIMEOUT_MS, () =>
-    runGitOk([`--git-dir=${gitDir}`, 'ls-tree', '-r', '-z', '--name-only', before.id], { cwd: before.workspace, timeoutMs: DEFAULT_GIT_TIMEOUT_MS }),
+    runGitOk([`--git-dir=${gitDir}`, 'ls-tree', '-r', '-z', '--name-only', before.id], {
+      cwd: before.workspace,
+      timeoutMs: DEFAULT_GIT_TIMEOUT_MS,
+    }),
   );
   const [largeBefore, now] = await Promise.all([largeFiles(before), loadManifest(after)]);
   const since = before.takenAtMs ?? 0;
@@ -139,7 +164,14 @@ async function diffCheckpointThenMtime(before: Snapshot, after: Snapshot): Promi
  * a name that is not UTF-8, a folder too deep to open: issue 32) — unless a link lies on its way in
  * the workspace: then it is not a file of the workspace, and the link itself is the change.
  */
-function settleSkipped(before: { skipped: string[]; skippedStats?: Record<string, string> }, after: { skipped: string[]; skippedStats?: Record<string, string> }, workspace: string, added: Set<string>, modified: Set<string>, deleted: Set<string>): ChangeSet {
+function settleSkipped(
+  before: { skipped: string[]; skippedStats?: Record<string, string> },
+  after: { skipped: string[]; skippedStats?: Record<string, string> },
+  workspace: string,
+  added: Set<string>,
+  modified: Set<string>,
+  deleted: Set<string>,
+): ChangeSet {
   const wasSkipped = new Set(before.skipped);
   const isSkipped = new Set(after.skipped);
   for (const p of after.skipped) {

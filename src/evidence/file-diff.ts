@@ -28,11 +28,21 @@ const BINARY_PROBE_BYTES = 8000;
  */
 export async function fileDiff(before: Snapshot, after: Snapshot | null, rawPath: string): Promise<string> {
   const rel = normalizeRelPath(rawPath);
-  if (rel === null) throw new GafferError('invalid_request', `path must be inside the workspace, got ${JSON.stringify(rawPath)}`, 'path');
+  if (rel === null)
+    throw new GafferError(
+      'invalid_request',
+      `path must be inside the workspace, got ${JSON.stringify(rawPath)}`,
+      'path',
+    );
   const a = await readSide(before, rel);
   const statOnly = before.source === 'mtime' || isUnrecorded(a);
   const b = after === null ? readLive(before.workspace, rel, statOnly) : await readSide(after, rel);
-  return diffSides(rel, a, b, before.source === 'mtime' || after?.source === 'mtime' ? 'mtime evidence' : 'over the size cap');
+  return diffSides(
+    rel,
+    a,
+    b,
+    before.source === 'mtime' || after?.source === 'mtime' ? 'mtime evidence' : 'over the size cap',
+  );
 }
 
 /**
@@ -76,7 +86,10 @@ async function readSide(snapshot: Snapshot, rel: string): Promise<Side> {
   return withRepoLock(gitDir, DEFAULT_GIT_TIMEOUT_MS, async () => {
     // the shadow repository, not the workspace: a recorded snapshot reads the same once its folder is gone (a removed worktree, a remote job's checkout)
     const opts = { cwd: gitDir, timeoutMs: DEFAULT_GIT_TIMEOUT_MS };
-    const listed = await runGitOk([`--git-dir=${gitDir}`, '--literal-pathspecs', 'ls-tree', '-z', snapshot.id, '--', rel], opts);
+    const listed = await runGitOk(
+      [`--git-dir=${gitDir}`, '--literal-pathspecs', 'ls-tree', '-z', snapshot.id, '--', rel],
+      opts,
+    );
     const entry = listed.toString('utf8').split('\0')[0] ?? '';
     const m = /^(\d{6}) blob ([0-9a-f]+)\t/.exec(entry);
     if (m === null) return null;
@@ -117,11 +130,15 @@ async function hunks(a: Buffer, b: Buffer): Promise<string> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'gaffer-diff-'));
   try {
     await Promise.all([fs.writeFile(path.join(dir, 'a'), a), fs.writeFile(path.join(dir, 'b'), b)]);
-    const result = await runGit(['diff', '--no-index', '--no-color', '--no-ext-diff', '--no-textconv', '--text', '-U3', '--', 'a', 'b'], {
-      cwd: dir,
-      timeoutMs: DEFAULT_GIT_TIMEOUT_MS,
-    });
-    if (result.exitCode !== 0 && result.exitCode !== 1) throw new GafferError('internal', `git diff --no-index failed: ${result.stderr.trim()}`);
+    const result = await runGit(
+      ['diff', '--no-index', '--no-color', '--no-ext-diff', '--no-textconv', '--text', '-U3', '--', 'a', 'b'],
+      {
+        cwd: dir,
+        timeoutMs: DEFAULT_GIT_TIMEOUT_MS,
+      },
+    );
+    if (result.exitCode !== 0 && result.exitCode !== 1)
+      throw new GafferError('internal', `git diff --no-index failed: ${result.stderr.trim()}`);
     const text = result.stdout.toString('utf8');
     const start = text.search(/^@@/m);
     return start < 0 ? '' : text.slice(start);

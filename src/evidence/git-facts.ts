@@ -17,7 +17,10 @@ export async function readGitFacts(workspace: string): Promise<GitFacts | undefi
   const cwd = path.resolve(workspace);
   // no `.git` at or above it: not in a repository, and no git process to learn that
   if (findRepoTop(cwd) === null) return undefined;
-  const probe = await runGit(['rev-parse', '--is-inside-work-tree', '--git-path', 'index'], { cwd, timeoutMs: FACTS_TIMEOUT_MS });
+  const probe = await runGit(['rev-parse', '--is-inside-work-tree', '--git-path', 'index'], {
+    cwd,
+    timeoutMs: FACTS_TIMEOUT_MS,
+  });
   const [inside, indexPath] = probe.stdout.toString('utf8').split('\n');
   if (probe.exitCode !== 0 || inside !== 'true' || indexPath === undefined || indexPath === '') return undefined;
 
@@ -34,7 +37,10 @@ export async function readGitFacts(workspace: string): Promise<GitFacts | undefi
       .split('\n')
       .filter((line) => line !== '').length;
     // an unborn HEAD (no commit yet) has no shortstat
-    const diff = await runGit([...common, 'diff', '--shortstat', '--no-ext-diff', '--no-textconv', 'HEAD', '--', '.'], opts);
+    const diff = await runGit(
+      [...common, 'diff', '--shortstat', '--no-ext-diff', '--no-textconv', 'HEAD', '--', '.'],
+      opts,
+    );
     const shortstat = diff.exitCode === 0 ? diff.stdout.toString('utf8').trim() : '';
     return { repo: true, dirty_count: dirtyCount, shortstat };
   } finally {

@@ -64,7 +64,8 @@ const FIXED: ReadonlyArray<readonly [string, string]> = [
 ];
 
 /** Keys (lowercased) that run a program when set in a repository's config: named in a verdict when a worker sets one. */
-const EXECUTABLE_KEY = /^(core\.(hookspath|fsmonitor|pager|editor|sshcommand|askpass|gitproxy|alternaterefscommand|attributesfile)|sequence\.editor|pager\..+|alias\..+|credential\..*helper|diff\.external|diff\..+\.(command|textconv)|filter\..+\.(clean|smudge|process)|merge\..+\.driver|gpg\..*program|gpg\.ssh\.defaultkeycommand|log\.showsignature|include\.path|includeif\..+\.path|remote\..+\.(uploadpack|receivepack|vcs)|url\..+\.insteadof|protocol\..*allow|submodule\..+\.update|uploadpack\.packobjectshook|hook\..+\.command|core\.worktree)$/;
+const EXECUTABLE_KEY =
+  /^(core\.(hookspath|fsmonitor|pager|editor|sshcommand|askpass|gitproxy|alternaterefscommand|attributesfile)|sequence\.editor|pager\..+|alias\..+|credential\..*helper|diff\.external|diff\..+\.(command|textconv)|filter\..+\.(clean|smudge|process)|merge\..+\.driver|gpg\..*program|gpg\.ssh\.defaultkeycommand|log\.showsignature|include\.path|includeif\..+\.path|remote\..+\.(uploadpack|receivepack|vcs)|url\..+\.insteadof|protocol\..*allow|submodule\..+\.update|uploadpack\.packobjectshook|hook\..+\.command|core\.worktree)$/;
 
 /** Whether a git config key (as `git config -l` prints it: section and name lowercased) can make git run a program. */
 export function isExecutableGitKey(key: string): boolean {
@@ -74,7 +75,8 @@ export function isExecutableGitKey(key: string): boolean {
 /** An attributes line that names a driver a config could define (`filter=`, `diff=`, `merge=` with a name). */
 export function namesGitDriver(attributesText: string): string[] {
   const found = new Set<string>();
-  for (const m of attributesText.matchAll(/(?:^|\s)(filter|diff|merge)=([^\s]+)/g)) found.add(`${m[1] as string}=${m[2] as string}`);
+  for (const m of attributesText.matchAll(/(?:^|\s)(filter|diff|merge)=([^\s]+)/g))
+    found.add(`${m[1] as string}=${m[2] as string}`);
   return [...found];
 }
 
@@ -101,7 +103,8 @@ const MAX_INCLUDE_DEPTH = 10;
 /** Submodule git dirs looked into (`modules/…`, nested). */
 const MAX_MODULES = 50;
 
-const DRIVER_SECTION = /\[\s*(filter|diff|merge)\s+"((?:[^"\\\n]|\\.)*)"\s*\]|\[\s*(filter|diff|merge)\.([^\]\s]+)\s*\]/gi;
+const DRIVER_SECTION =
+  /\[\s*(filter|diff|merge)\s+"((?:[^"\\\n]|\\.)*)"\s*\]|\[\s*(filter|diff|merge)\.([^\]\s]+)\s*\]/gi;
 const INCLUDE_LINE = /^\s*path\s*=\s*(.*)$/i;
 const INCLUDE_SECTION = /^\s*\[\s*include(?:if\s+"[^"\n]*")?\s*\]/i;
 
@@ -137,7 +140,8 @@ export function ownedGitConfig(cwd: string, args: readonly string[]): OwnedConfi
   const env = scanned?.env ?? FIXED_ENV;
   // a repository found from the cwd works on the folder that holds its `.git`: a `core.worktree` a
   // worker set (`/`) never points gaffer's status or add elsewhere
-  const workTree = found?.top !== undefined && !MAKES_REPOSITORIES.has(args[commandIndex(args)] ?? '') ? found.top : null;
+  const workTree =
+    found?.top !== undefined && !MAKES_REPOSITORIES.has(args[commandIndex(args)] ?? '') ? found.top : null;
   return { env, workTree, refusal: scanned?.refusal ?? null };
 }
 
@@ -145,10 +149,21 @@ export function ownedGitConfig(cwd: string, args: readonly string[]): OwnedConfi
 function configEnv(drivers: readonly string[]): Readonly<Record<string, string>> {
   const pairs: Array<readonly [string, string]> = [...FIXED];
   for (const name of drivers) {
-    pairs.push([`filter.${name}.clean`, ''], [`filter.${name}.smudge`, ''], [`filter.${name}.process`, ''], [`filter.${name}.required`, 'false']);
+    pairs.push(
+      [`filter.${name}.clean`, ''],
+      [`filter.${name}.smudge`, ''],
+      [`filter.${name}.process`, ''],
+      [`filter.${name}.required`, 'false'],
+    );
     pairs.push([`diff.${name}.command`, ''], [`diff.${name}.textconv`, ''], [`merge.${name}.driver`, '']);
   }
-  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(pairs.length), GIT_EDITOR: 'true', GIT_SEQUENCE_EDITOR: 'true', GIT_PAGER: 'cat', GIT_ASKPASS: '' };
+  const env: Record<string, string> = {
+    GIT_CONFIG_COUNT: String(pairs.length),
+    GIT_EDITOR: 'true',
+    GIT_SEQUENCE_EDITOR: 'true',
+    GIT_PAGER: 'cat',
+    GIT_ASKPASS: '',
+  };
   pairs.forEach(([key, value], i) => {
     env[`GIT_CONFIG_KEY_${i}`] = key;
     env[`GIT_CONFIG_VALUE_${i}`] = value;
@@ -169,7 +184,10 @@ export function withoutExternalDiff(args: readonly string[]): string[] {
   const at = commandIndex(args);
   if (at < 0 || !PORCELAIN_DIFF.has(args[at] as string)) return [...args];
   // `stash show`/`stash create` take them on `show` only; the others right after the command
-  if (args[at] === 'stash') return args[at + 1] === 'show' ? [...args.slice(0, at + 2), '--no-ext-diff', '--no-textconv', ...args.slice(at + 2)] : [...args];
+  if (args[at] === 'stash')
+    return args[at + 1] === 'show'
+      ? [...args.slice(0, at + 2), '--no-ext-diff', '--no-textconv', ...args.slice(at + 2)]
+      : [...args];
   const extra = ['--no-ext-diff', '--no-textconv'].filter((flag) => !args.includes(flag));
   return [...args.slice(0, at + 1), ...extra, ...args.slice(at + 1)];
 }
@@ -178,7 +196,15 @@ export function withoutExternalDiff(args: readonly string[]): string[] {
 function commandIndex(args: readonly string[]): number {
   for (let i = 0; i < args.length; i++) {
     const a = args[i] as string;
-    if (a === '-c' || a === '-C' || a === '--git-dir' || a === '--work-tree' || a === '--namespace' || a === '--config-env') i++;
+    if (
+      a === '-c' ||
+      a === '-C' ||
+      a === '--git-dir' ||
+      a === '--work-tree' ||
+      a === '--namespace' ||
+      a === '--config-env'
+    )
+      i++;
     else if (!a.startsWith('-')) return i;
   }
   return -1;
@@ -191,7 +217,8 @@ function repositoryOfCall(cwd: string, args: readonly string[]): { gitDir: strin
   for (let i = 0; i < global.length; i++) {
     const a = global[i] as string;
     if (a.startsWith('--git-dir=')) return { gitDir: followGitFile(path.resolve(cwd, a.slice('--git-dir='.length))) };
-    if (a === '--git-dir' && i + 1 < global.length) return { gitDir: followGitFile(path.resolve(cwd, global[i + 1] as string)) };
+    if (a === '--git-dir' && i + 1 < global.length)
+      return { gitDir: followGitFile(path.resolve(cwd, global[i + 1] as string)) };
   }
   try {
     return findGitDir(path.resolve(cwd));
@@ -203,7 +230,9 @@ function repositoryOfCall(cwd: string, args: readonly string[]): { gitDir: strin
 /** A `--git-dir` that names a `.git` file: the folder its `gitdir:` line names, as git reads it. */
 function followGitFile(gitDir: string): string {
   if (statKind(gitDir) !== 'file') return gitDir;
-  const pointer = readConfigFile(gitDir).text?.match(/^gitdir: (.+)$/m)?.[1]?.trim();
+  const pointer = readConfigFile(gitDir)
+    .text?.match(/^gitdir: (.+)$/m)?.[1]
+    ?.trim();
   return pointer ? path.resolve(path.dirname(gitDir), pointer) : gitDir;
 }
 
@@ -212,9 +241,11 @@ function scanGitDir(gitDir: string): Scanned {
   const common = safeCommonDir(gitDir);
   const roots = [path.join(common, 'config'), path.join(common, 'config.worktree')];
   if (common !== gitDir) roots.push(path.join(gitDir, 'config'), path.join(gitDir, 'config.worktree'));
-  for (const moduleDir of listModules(common)) roots.push(path.join(moduleDir, 'config'), path.join(moduleDir, 'config.worktree'));
+  for (const moduleDir of listModules(common))
+    roots.push(path.join(moduleDir, 'config'), path.join(moduleDir, 'config.worktree'));
   const cached = scans.get(gitDir);
-  if (cached !== undefined && roots.every((r) => cached.files.includes(r)) && cached.stamp === stampFiles(cached.files)) return cached;
+  if (cached !== undefined && roots.every((r) => cached.files.includes(r)) && cached.stamp === stampFiles(cached.files))
+    return cached;
   const drivers = new Set<string>();
   // each file's stat taken before it is read: a change made while it is read shows next time
   const stats = new Map<string, string>();
@@ -233,7 +264,13 @@ function scanGitDir(gitDir: string): Scanned {
   };
   for (const file of roots) visit(file, 0);
   for (const file of roots) if (!stats.has(file)) stats.set(file, statStamp(file));
-  const scanned: Scanned = { files: [...stats.keys()], stamp: [...stats.values()].join('\0'), drivers: [...drivers], refusal, env: drivers.size === 0 ? FIXED_ENV : configEnv([...drivers]) };
+  const scanned: Scanned = {
+    files: [...stats.keys()],
+    stamp: [...stats.values()].join('\0'),
+    drivers: [...drivers],
+    refusal,
+    env: drivers.size === 0 ? FIXED_ENV : configEnv([...drivers]),
+  };
   scans.delete(gitDir);
   scans.set(gitDir, scanned);
   if (scans.size > SCANS_MAX) scans.delete(scans.keys().next().value as string);
@@ -303,7 +340,10 @@ function includedFiles(text: string, from: string): string[] {
     if (!inInclude) continue;
     const m = INCLUDE_LINE.exec(line);
     if (!m) continue;
-    let value = (m[1] as string).trim().replace(/^"(.*)"$/, '$1').replace(/\s*[#;].*$/, '');
+    let value = (m[1] as string)
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .replace(/\s*[#;].*$/, '');
     if (value === '') continue;
     if (value.startsWith('~/')) value = path.join(os.homedir(), value.slice(2));
     out.push(path.resolve(path.dirname(from), value));
@@ -319,8 +359,12 @@ function includedFiles(text: string, from: string): string[] {
 function readConfigFile(file: string, within = '/'): { text: string | null; refusal: string | null } {
   const read = readBounded(file, { maxBytes: CONFIG_MAX_BYTES, within });
   if (read.ok) return { text: read.bytes.toString('utf8'), refusal: null };
-  if (read.missing || read.why.startsWith('a folder') || read.why.startsWith('a link out')) return { text: null, refusal: null };
-  return { text: null, refusal: `git config ${file}: ${read.why}; gaffer runs no git on this repository until it is a plain file (a worker may have left it)` };
+  if (read.missing || read.why.startsWith('a folder') || read.why.startsWith('a link out'))
+    return { text: null, refusal: null };
+  return {
+    text: null,
+    refusal: `git config ${file}: ${read.why}; gaffer runs no git on this repository until it is a plain file (a worker may have left it)`,
+  };
 }
 
 /** The stats of the files a scan read or looked for: a scan stands while they are the same. */

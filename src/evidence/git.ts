@@ -51,7 +51,11 @@ export function scrubbedGitEnv(extra: Record<string, string> = {}): NodeJS.Proce
  * without external diffs or textconv; `refusal` when the repository's config is a file git would
  * block on or swell from.
  */
-export function ownedGitCall(args: readonly string[], cwd: string, extra: Record<string, string> = {}): { args: string[]; env: NodeJS.ProcessEnv; refusal: string | null } {
+export function ownedGitCall(
+  args: readonly string[],
+  cwd: string,
+  extra: Record<string, string> = {},
+): { args: string[]; env: NodeJS.ProcessEnv; refusal: string | null } {
   const owned = ownedGitConfig(cwd, args);
   const env = scrubbedGitEnv(owned.env);
   if (owned.workTree !== null) env.GIT_WORK_TREE = owned.workTree;
@@ -64,8 +68,16 @@ export function ownedGitCall(args: readonly string[], cwd: string, extra: Record
  */
 export async function runGit(args: string[], opts: GitCallOptions): Promise<GitResult> {
   const call = ownedGitCall(args, opts.cwd, opts.env);
-  if (call.refusal !== null) return { exitCode: null, stdout: Buffer.alloc(0), stderr: '', timedOut: false, spawnError: call.refusal };
-  const result = await spawnCommand({ cmd: 'git', args: call.args, cwd: opts.cwd, env: call.env, timeoutMs: opts.timeoutMs, input: opts.input ?? '' });
+  if (call.refusal !== null)
+    return { exitCode: null, stdout: Buffer.alloc(0), stderr: '', timedOut: false, spawnError: call.refusal };
+  const result = await spawnCommand({
+    cmd: 'git',
+    args: call.args,
+    cwd: opts.cwd,
+    env: call.env,
+    timeoutMs: opts.timeoutMs,
+    input: opts.input ?? '',
+  });
   if (result.spawnError !== undefined) result.spawnError = `could not start git: ${result.spawnError}`;
   return result;
 }
@@ -74,11 +86,25 @@ export async function runGit(args: string[], opts: GitCallOptions): Promise<GitR
  * A small synchronous git call (a roster read at submission, a HEAD check): what `runGit` does,
  * blocking — for calls whose callers cannot wait a turn. Status null when refused or killed.
  */
-export function runGitSync(args: string[], cwd: string, timeoutMs = 30_000): { status: number | null; stdout: string; stderr: string } {
+export function runGitSync(
+  args: string[],
+  cwd: string,
+  timeoutMs = 30_000,
+): { status: number | null; stdout: string; stderr: string } {
   const call = ownedGitCall(args, cwd);
   if (call.refusal !== null) return { status: null, stdout: '', stderr: call.refusal };
-  const r = spawnSync('git', call.args, { cwd, env: call.env, encoding: 'utf8', timeout: timeoutMs, maxBuffer: 1 << 20 });
-  return { status: r.status, stdout: r.stdout ?? '', stderr: r.error ? `could not start git: ${r.error.message}` : r.stderr ?? '' };
+  const r = spawnSync('git', call.args, {
+    cwd,
+    env: call.env,
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    maxBuffer: 1 << 20,
+  });
+  return {
+    status: r.status,
+    stdout: r.stdout ?? '',
+    stderr: r.error ? `could not start git: ${r.error.message}` : (r.stderr ?? ''),
+  };
 }
 
 /** Runs git and returns stdout, throwing a descriptive Error on any failure. */

@@ -1,5 +1,17 @@
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, type Dirent, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  readSync,
+  realpathSync,
+  type Dirent,
+  type Stats,
+} from 'node:fs';
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { isInExcludedDir, relativeInside } from './paths.js';
@@ -28,13 +40,33 @@ export const HARNESS_LIMITS = {
 
 /** Test frameworks (and the parts they run through) recorded whenever they are installed. */
 const NODE_FRAMEWORKS = [
-  'mocha', 'tape', 'jest', 'jest-cli', 'jest-circus', 'jest-runner', 'jest-runtime', 'jest-jasmine2', 'jest-snapshot', 'expect',
-  'vitest', 'ava', 'tap', 'jasmine', 'jasmine-core', 'uvu', 'chai', 'node-tap', 'tap-parser', 'tsx', 'ts-node',
+  'mocha',
+  'tape',
+  'jest',
+  'jest-cli',
+  'jest-circus',
+  'jest-runner',
+  'jest-runtime',
+  'jest-jasmine2',
+  'jest-snapshot',
+  'expect',
+  'vitest',
+  'ava',
+  'tap',
+  'jasmine',
+  'jasmine-core',
+  'uvu',
+  'chai',
+  'node-tap',
+  'tap-parser',
+  'tsx',
+  'ts-node',
 ];
 /** Scopes whose every package belongs to a framework. */
 const NODE_FRAMEWORK_SCOPES = ['@jest', '@vitest', '@tapjs'];
 /** pytest and what it imports at start, as top-level entries of `site-packages`. */
-const PYTHON_FRAMEWORK = /^(pytest|_pytest|pluggy|iniconfig|py\.py|pytest\.py|pytest_.+|_pytest_.+|sitecustomize\.py|usercustomize\.py|.+\.pth)$/;
+const PYTHON_FRAMEWORK =
+  /^(pytest|_pytest|pluggy|iniconfig|py\.py|pytest\.py|pytest_.+|_pytest_.+|sitecustomize\.py|usercustomize\.py|.+\.pth)$/;
 
 /** What a record holds of the harness packages. */
 export interface HarnessRecord {
@@ -191,7 +223,10 @@ class HarnessWalker {
   /** The workspace-relative target of a link in the workspace, when it stays inside. */
   #linkInside(rel: string): string | null {
     try {
-      const target = path.resolve(path.dirname(path.join(this.#workspace, rel)), readlinkSync(path.join(this.#workspace, rel)));
+      const target = path.resolve(
+        path.dirname(path.join(this.#workspace, rel)),
+        readlinkSync(path.join(this.#workspace, rel)),
+      );
       const inside = relativeInside(this.#workspace, target);
       return inside === null ? null : inside.split(path.sep).join('/');
     } catch {
@@ -320,7 +355,14 @@ function readRegular(abs: string, max: number, expected?: Stats): Buffer | null 
   try {
     const st = fstatSync(fd);
     if (!st.isFile() || st.size > max) return null;
-    if (expected !== undefined && (st.ino !== expected.ino || st.size !== expected.size || st.mtimeMs !== expected.mtimeMs || st.ctimeMs !== expected.ctimeMs)) return null;
+    if (
+      expected !== undefined &&
+      (st.ino !== expected.ino ||
+        st.size !== expected.size ||
+        st.mtimeMs !== expected.mtimeMs ||
+        st.ctimeMs !== expected.ctimeMs)
+    )
+      return null;
     const buf = Buffer.allocUnsafe(st.size);
     let at = 0;
     while (at < buf.length) {
@@ -378,7 +420,8 @@ function dependencyNames(manifest: unknown): string[] {
   for (const key of ['dependencies', 'optionalDependencies', 'peerDependencies']) {
     const deps = (manifest as Record<string, unknown>)[key];
     if (typeof deps !== 'object' || deps === null) continue;
-    for (const name of Object.keys(deps)) if (/^(@[\w.-]+\/)?[\w.-]+$/.test(name) && !name.startsWith('.')) names.add(name);
+    for (const name of Object.keys(deps))
+      if (/^(@[\w.-]+\/)?[\w.-]+$/.test(name) && !name.startsWith('.')) names.add(name);
   }
   return [...names];
 }
@@ -386,13 +429,15 @@ function dependencyNames(manifest: unknown): string[] {
 /** The words of the `test`, `pretest` and `posttest` scripts that can be bins (`mocha`, `tape`, `c8`). */
 function scriptBins(text: string | null): string[] {
   const manifest = readJson(text);
-  const scripts = typeof manifest === 'object' && manifest !== null ? (manifest as { scripts?: unknown }).scripts : undefined;
+  const scripts =
+    typeof manifest === 'object' && manifest !== null ? (manifest as { scripts?: unknown }).scripts : undefined;
   if (typeof scripts !== 'object' || scripts === null) return [];
   const words = new Set<string>();
   for (const key of ['pretest', 'test', 'posttest']) {
     const script = (scripts as Record<string, unknown>)[key];
     if (typeof script !== 'string') continue;
-    for (const word of script.split(/[\s;&|()'"`]+/)) if (/^[\w@][\w.@/-]*$/.test(word) && !word.includes('/')) words.add(word);
+    for (const word of script.split(/[\s;&|()'"`]+/))
+      if (/^[\w@][\w.@/-]*$/.test(word) && !word.includes('/')) words.add(word);
   }
   return [...words].slice(0, 50);
 }

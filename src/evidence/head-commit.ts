@@ -32,7 +32,12 @@ export function readHeadId(workspace: string): { id: string; common: string } | 
   if (lstatSync(top).uid !== uid || lstatSync(gitDir).uid !== uid) return null;
   const common = commonDirOf(gitDir);
   // an extension (reftable, sha256, one this git may not know) is git's to read
-  if (common === null || existsSync(path.join(common, 'reftable')) || /^\s*\[extensions/im.test(readTextOrNull(path.join(common, 'config')) ?? '[extensions]')) return null;
+  if (
+    common === null ||
+    existsSync(path.join(common, 'reftable')) ||
+    /^\s*\[extensions/im.test(readTextOrNull(path.join(common, 'config')) ?? '[extensions]')
+  )
+    return null;
   const head = readTextOrNull(path.join(gitDir, 'HEAD'))?.trim();
   if (head === undefined) return null;
   const id = head.startsWith('ref: ') ? refId(common, head.slice(5).trim()) : head;
@@ -50,7 +55,9 @@ export function findGitDir(dir: string): { top: string; gitDir: string } | null 
     const st = lstatSync(dotGit, { throwIfNoEntry: false });
     if (st?.isDirectory() === true) return { top: current, gitDir: dotGit };
     if (st?.isFile() === true) {
-      const pointer = readTextOrNull(dotGit)?.match(/^gitdir: (.+)$/m)?.[1]?.trim();
+      const pointer = readTextOrNull(dotGit)
+        ?.match(/^gitdir: (.+)$/m)?.[1]
+        ?.trim();
       return pointer ? { top: current, gitDir: path.resolve(current, pointer) } : null;
     }
     // a workspace inside a git dir itself (`.git/…`) is git's to judge
@@ -87,7 +94,11 @@ function isLooseCommit(common: string, id: string): boolean {
     if (!fstatSync(fd).isFile()) return false;
     const head = Buffer.alloc(64);
     const read = readSync(fd, head, 0, head.length, 0);
-    return inflateSync(head.subarray(0, read), { finishFlush: zlibConstants.Z_SYNC_FLUSH }).subarray(0, 7).toString('latin1') === 'commit ';
+    return (
+      inflateSync(head.subarray(0, read), { finishFlush: zlibConstants.Z_SYNC_FLUSH })
+        .subarray(0, 7)
+        .toString('latin1') === 'commit '
+    );
   } catch {
     return false;
   } finally {

@@ -1,4 +1,16 @@
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, mkdtempSync, openSync, readlinkSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readlinkSync,
+  readSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { runGit, splitNul } from './git.js';
 import { excludeArgs, findRepoTop } from './listing.js';
@@ -44,7 +56,8 @@ export function ignoreFilesOf(paths: Iterable<string>): string[] {
   const known = paths instanceof Set ? searched.get(paths) : undefined;
   if (known !== undefined) return known;
   const found: string[] = [];
-  for (const p of paths) if (p.endsWith('.gitignore') && (p.length === 10 || p.charCodeAt(p.length - 11) === 47)) found.push(p);
+  for (const p of paths)
+    if (p.endsWith('.gitignore') && (p.length === 10 || p.charCodeAt(p.length - 11) === 47)) found.push(p);
   if (paths instanceof Set) searched.set(paths, found);
   return found;
 }
@@ -134,7 +147,9 @@ function excludesText(workspace: string): string {
   const named = /^\s*excludesfile\s*=\s*(.*?)\s*$/im.exec(config)?.[1];
   if (named !== undefined && named !== '') {
     const value = named.replace(/^"(.*)"$/, '$1');
-    const file = value.startsWith('~/') ? path.join(process.env.HOME ?? '/', value.slice(2)) : path.resolve(workspace, value);
+    const file = value.startsWith('~/')
+      ? path.join(process.env.HOME ?? '/', value.slice(2))
+      : path.resolve(workspace, value);
     parts.push(readSmall(file) ?? '');
   }
   parts.push(readSmall(path.join(dirs.common, 'info', 'exclude')) ?? '');
@@ -170,14 +185,37 @@ export async function findHiddenByIgnore(input: HiddenInput): Promise<string[]> 
   const args =
     top === null
       ? [`--git-dir=${input.gitDir}`, `--work-tree=${workspace}`]
-      : [`--git-dir=${path.join(top, '.git')}`, `--work-tree=${top}`, '--no-optional-locks', '-c', 'core.fsmonitor=false'];
+      : [
+          `--git-dir=${path.join(top, '.git')}`,
+          `--work-tree=${top}`,
+          '--no-optional-locks',
+          '-c',
+          'core.fsmonitor=false',
+        ];
   const env: Record<string, string> = top === null ? { GIT_INDEX_FILE: emptyIndexFile(input.gitDir) } : {};
-  const listed = await runGit([...args, '-c', 'core.quotePath=false', 'ls-files', '-z', '-o', '-i', '--directory', '--exclude-standard', ...excludeArgs(top ?? workspace, skipAbs)], {
-    cwd: workspace,
-    timeoutMs,
-    env,
-  });
-  if (listed.exitCode !== 0) throw new Error(`listing the ignored files of ${workspace} failed: ${listed.stderr.trim() || listed.spawnError || 'unknown'}`);
+  const listed = await runGit(
+    [
+      ...args,
+      '-c',
+      'core.quotePath=false',
+      'ls-files',
+      '-z',
+      '-o',
+      '-i',
+      '--directory',
+      '--exclude-standard',
+      ...excludeArgs(top ?? workspace, skipAbs),
+    ],
+    {
+      cwd: workspace,
+      timeoutMs,
+      env,
+    },
+  );
+  if (listed.exitCode !== 0)
+    throw new Error(
+      `listing the ignored files of ${workspace} failed: ${listed.stderr.trim() || listed.spawnError || 'unknown'}`,
+    );
   const files: string[] = [];
   const folders: string[] = [];
   for (const entry of splitNul(listed.stdout)) {
@@ -213,10 +251,29 @@ export async function findHiddenByIgnore(input: HiddenInput): Promise<string[]> 
     writeFileSync(excludesFile, input.excludes ?? excludesText(workspace));
     const ignoredByCheckpoint = async (paths: string[]): Promise<Set<string>> => {
       const judged = await runGit(
-        [`--git-dir=${input.gitDir}`, `--work-tree=${root}`, '-c', `core.excludesFile=${excludesFile}`, '-c', 'core.quotePath=false', 'check-ignore', '--no-index', '-z', '--stdin'],
-        { cwd: inWorkspace, timeoutMs, env: { GIT_INDEX_FILE: emptyIndexFile(input.gitDir) }, input: `${paths.join('\0')}\0` },
+        [
+          `--git-dir=${input.gitDir}`,
+          `--work-tree=${root}`,
+          '-c',
+          `core.excludesFile=${excludesFile}`,
+          '-c',
+          'core.quotePath=false',
+          'check-ignore',
+          '--no-index',
+          '-z',
+          '--stdin',
+        ],
+        {
+          cwd: inWorkspace,
+          timeoutMs,
+          env: { GIT_INDEX_FILE: emptyIndexFile(input.gitDir) },
+          input: `${paths.join('\0')}\0`,
+        },
       );
-      if (judged.exitCode !== 0 && judged.exitCode !== 1) throw new Error(`judging ${workspace}'s ignored files by the checkpoint's rules failed: ${judged.stderr.trim() || judged.spawnError || 'unknown'}`);
+      if (judged.exitCode !== 0 && judged.exitCode !== 1)
+        throw new Error(
+          `judging ${workspace}'s ignored files by the checkpoint's rules failed: ${judged.stderr.trim() || judged.spawnError || 'unknown'}`,
+        );
       return new Set(splitNul(judged.stdout));
     };
     // a folder the checkpoint's rules ignore as a whole (a build output, a cache) is not walked:
@@ -226,7 +283,11 @@ export async function findHiddenByIgnore(input: HiddenInput): Promise<string[]> 
     const candidates = [...files];
     for (const folder of folders) {
       if (ignoredFolders.has(folder) || candidates.length >= HIDDEN_CANDIDATES_MAX) continue;
-      const walked = await walkTree(workspace, folder, { skipExcludedNames: true, skipAbs, cap: HIDDEN_CANDIDATES_MAX });
+      const walked = await walkTree(workspace, folder, {
+        skipExcludedNames: true,
+        skipAbs,
+        cap: HIDDEN_CANDIDATES_MAX,
+      });
       for (const [p] of walked.entries) candidates.push(p);
     }
     if (candidates.length === 0) return [];
@@ -238,20 +299,33 @@ export async function findHiddenByIgnore(input: HiddenInput): Promise<string[]> 
 }
 
 /** Writes the checkpoint's `.gitignore` files under `dir`, as its tree holds them. */
-async function writeCheckpointIgnoreFiles(judge: { gitDir: string; id: string }, dir: string, timeoutMs: number): Promise<void> {
+async function writeCheckpointIgnoreFiles(
+  judge: { gitDir: string; id: string },
+  dir: string,
+  timeoutMs: number,
+): Promise<void> {
   const base = [`--git-dir=${judge.gitDir}`];
   const tree = await runGit([...base, 'ls-tree', '-r', '-z', '--full-tree', judge.id], { cwd: dir, timeoutMs });
-  if (tree.exitCode !== 0) throw new Error(`reading checkpoint ${judge.id} failed: ${tree.stderr.trim() || tree.spawnError || 'unknown'}`);
+  if (tree.exitCode !== 0)
+    throw new Error(`reading checkpoint ${judge.id} failed: ${tree.stderr.trim() || tree.spawnError || 'unknown'}`);
   const wanted: Array<{ path: string; oid: string }> = [];
   for (const entry of splitNul(tree.stdout, 'tab')) {
     const tab = entry.indexOf('\t');
     const p = entry.slice(tab + 1);
     const [mode, type, oid] = entry.slice(0, tab).split(' ');
-    if (type === 'blob' && mode !== '120000' && oid !== undefined && ignoreFilesOf([p]).length === 1) wanted.push({ path: p, oid });
+    if (type === 'blob' && mode !== '120000' && oid !== undefined && ignoreFilesOf([p]).length === 1)
+      wanted.push({ path: p, oid });
   }
   if (wanted.length === 0) return;
-  const blobs = await runGit([...base, 'cat-file', '--batch'], { cwd: dir, timeoutMs, input: wanted.map((w) => `${w.oid}\n`).join('') });
-  if (blobs.exitCode !== 0) throw new Error(`reading checkpoint ${judge.id}'s ignore files failed: ${blobs.stderr.trim() || blobs.spawnError || 'unknown'}`);
+  const blobs = await runGit([...base, 'cat-file', '--batch'], {
+    cwd: dir,
+    timeoutMs,
+    input: wanted.map((w) => `${w.oid}\n`).join(''),
+  });
+  if (blobs.exitCode !== 0)
+    throw new Error(
+      `reading checkpoint ${judge.id}'s ignore files failed: ${blobs.stderr.trim() || blobs.spawnError || 'unknown'}`,
+    );
   let at = 0;
   for (const w of wanted) {
     const eol = blobs.stdout.indexOf(10, at);

@@ -33,10 +33,21 @@ export interface IndexCommitSite {
  * repository that is not plain sha1 loose refs and objects (sha256, reftable, a shared repository,
  * a packed or moved branch, a parent not loose or not laid out) — and the caller runs `git commit`.
  */
-export function commitIndex(site: IndexCommitSite, ref: string, parent: string, message: string, who: CommitIdentity, at = new Date()): { commit: string } | 'unchanged' | null {
+export function commitIndex(
+  site: IndexCommitSite,
+  ref: string,
+  parent: string,
+  message: string,
+  who: CommitIdentity,
+  at = new Date(),
+): { commit: string } | 'unchanged' | null {
   if (!isPlainRepository(site.commonDir) || existsSync(path.join(site.commonDir, 'reftable'))) return null;
   const refFile = path.join(site.commonDir, ...ref.split('/'));
-  if (readTextOrNull(path.join(site.gitDir, 'HEAD'))?.trim() !== `ref: ${ref}` || readTextOrNull(refFile)?.trim() !== parent) return null;
+  if (
+    readTextOrNull(path.join(site.gitDir, 'HEAD'))?.trim() !== `ref: ${ref}` ||
+    readTextOrNull(refFile)?.trim() !== parent
+  )
+    return null;
   const parentTree = looseCommitTree(site.commonDir, parent);
   // built from the parent's layout (a fan-out's base, laid out by its tasks' checkpoints): only the changed folders are
   // hashed and written. Without one, git: it would write every folder's tree again where the repository packed them
@@ -81,7 +92,14 @@ export function writeIndexTree(commonDir: string, indexFile: string, parent: str
  * the local time zone), written into the repository's objects without a process; null when the
  * repository is not plain (see commitIndex) or the write fails: the caller asks git.
  */
-export function writeCommit(commonDir: string, tree: string, parent: string, message: string, who: CommitIdentity, at = new Date()): string | null {
+export function writeCommit(
+  commonDir: string,
+  tree: string,
+  parent: string,
+  message: string,
+  who: CommitIdentity,
+  at = new Date(),
+): string | null {
   if (!/^[0-9a-f]{40}$/.test(tree) || !/^[0-9a-f]{40}$/.test(parent) || !isPlainRepository(commonDir)) return null;
   const person = personAt(who, at);
   return writeLooseObject(path.join(commonDir, 'objects'), 'commit', commitBody(tree, parent, person, message));
@@ -98,7 +116,12 @@ function commitBody(tree: string, parent: string, person: string, message: strin
  */
 export function isPlainRepository(commonDir: string): boolean {
   const config = readTextOrNull(path.join(commonDir, 'config'));
-  return config !== null && !/^\s*\[(?:extensions|include)|objectformat|sharedrepository|refstorage|commitencoding|worktreeconfig/im.test(config);
+  return (
+    config !== null &&
+    !/^\s*\[(?:extensions|include)|objectformat|sharedrepository|refstorage|commitencoding|worktreeconfig/im.test(
+      config,
+    )
+  );
 }
 
 /** The entries of a version 2 or 3 sha1 index with only plain stage-0 entries and no split or sparse extension, checksum checked; else null. */

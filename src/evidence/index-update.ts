@@ -120,7 +120,9 @@ export class IndexUpdate {
       for (const p of paths.slice(i, i + CHUNK)) {
         this.looked.add(p);
         // a name that is not UTF-8, listed quoted: no file has that name, it is listed as skipped
-        const kind = isQuotedPath(p) ? ({ kind: 'skipped' } as const) : classifyPath(this.#workspace, p, this.#sizeCapBytes);
+        const kind = isQuotedPath(p)
+          ? ({ kind: 'skipped' } as const)
+          : classifyPath(this.#workspace, p, this.#sizeCapBytes);
         if (kind.kind === 'content') {
           chunk.push(p);
           this.addedFacts.push(kind.facts);

@@ -6,7 +6,12 @@ export { fileDiff } from './file-diff.js';
 export { readGitFacts } from './git-facts.js';
 export { MTIME_MAX_ENTRIES } from './mtime-snapshot.js';
 export { OUTSIDE_LIST_CAP } from './outside-changes.js';
-export { describeDependenciesChangedAlone, describeGitCode, describeOutsideEvidence, type OutsideEvidenceWords } from './outside-words.js';
+export {
+  describeDependenciesChangedAlone,
+  describeGitCode,
+  describeOutsideEvidence,
+  type OutsideEvidenceWords,
+} from './outside-words.js';
 export { OUTSIDE_LIMITS } from './outside-evidence.js';
 export { EXCLUDED_DIR_NAMES } from './paths.js';
 export { dropShadowRepo, pruneSnapshots } from './prune.js';

@@ -33,7 +33,9 @@ export const KNOWN_INDEX_LIMITS = { paths: 256, bytes: 4 << 20, entries: 100_000
 
 /** Whether the paths a checkpoint hashes are few and small enough to hash here. */
 export function fitsInThread(facts: readonly StatFacts[]): boolean {
-  return facts.length <= KNOWN_INDEX_LIMITS.paths && facts.reduce((sum, f) => sum + f.size, 0) <= KNOWN_INDEX_LIMITS.bytes;
+  return (
+    facts.length <= KNOWN_INDEX_LIMITS.paths && facts.reduce((sum, f) => sum + f.size, 0) <= KNOWN_INDEX_LIMITS.bytes
+  );
 }
 
 /**
@@ -44,7 +46,13 @@ export function fitsInThread(facts: readonly StatFacts[]): boolean {
  * kind of file (a FIFO would block this thread on open: it is opened non-blocking, never read),
  * another size, unreadable: git is asked, as for any checkpoint.
  */
-export function hashFiles(workspace: string, objectsDir: string, alsoIn: readonly string[], paths: readonly string[], facts: readonly StatFacts[]): { hashed: Map<string, IndexEntry>; dropped: Set<string> } | null {
+export function hashFiles(
+  workspace: string,
+  objectsDir: string,
+  alsoIn: readonly string[],
+  paths: readonly string[],
+  facts: readonly StatFacts[],
+): { hashed: Map<string, IndexEntry>; dropped: Set<string> } | null {
   const hashed = new Map<string, IndexEntry>();
   const dropped = new Set<string>();
   for (const [i, p] of paths.entries()) {
@@ -85,7 +93,11 @@ function readAsLooked(abs: string, fact: StatFacts): Buffer | 'gone' | null {
 }
 
 /** The changes to the known content: the removed paths it holds, and the hashed paths whose entry differs from its own. */
-export function changesOf(known: KnownIndex, hashed: ReadonlyMap<string, IndexEntry>, removed: Iterable<string>): Map<string, IndexEntry | null> {
+export function changesOf(
+  known: KnownIndex,
+  hashed: ReadonlyMap<string, IndexEntry>,
+  removed: Iterable<string>,
+): Map<string, IndexEntry | null> {
   const changes = new Map<string, IndexEntry | null>();
   const gone = new Set(removed);
   for (const p of gone) if (known.entries.has(p)) changes.set(p, null);
@@ -99,7 +111,10 @@ export function changesOf(known: KnownIndex, hashed: ReadonlyMap<string, IndexEn
 
 /** A key of the changes: equal keys, the same tree. */
 export function changesKey(changes: IndexChanges): string {
-  return [...changes].map(([p, e]) => `${p}\0${e === null ? '-' : `${e.mode.toString(8)} ${e.id}`}`).sort().join('\0');
+  return [...changes]
+    .map(([p, e]) => `${p}\0${e === null ? '-' : `${e.mode.toString(8)} ${e.id}`}`)
+    .sort()
+    .join('\0');
 }
 
 /**
@@ -109,15 +124,26 @@ export function changesKey(changes: IndexChanges): string {
  * content does not hash to `tree` itself (a path name it could not keep byte for byte): the caller
  * then rebuilds the index with git.
  */
-export function writeChangedTree(objectsDir: string, alsoIn: readonly string[], known: KnownIndex, tree: string, changes: IndexChanges): string | null {
+export function writeChangedTree(
+  objectsDir: string,
+  alsoIn: readonly string[],
+  known: KnownIndex,
+  tree: string,
+  changes: IndexChanges,
+): string | null {
   // the known content's layout, once per tree in this process (every task of a fan-out starts from the same one); the
   // repository it borrows from holds that tree, so its folders' trees are hashed, not written (they may be packed there)
-  if (!hasLayout(tree) && writeTrees(objectsDir, entriesOf(known, new Map()), alsoIn, { remember: true, hashOnly: true }) !== tree) return null;
+  if (
+    !hasLayout(tree) &&
+    writeTrees(objectsDir, entriesOf(known, new Map()), alsoIn, { remember: true, hashOnly: true }) !== tree
+  )
+    return null;
   return writeTrees(objectsDir, entriesOf(known, changes), alsoIn, { base: tree });
 }
 
 function* entriesOf(known: KnownIndex, changes: IndexChanges): Iterable<TreeEntry> {
-  for (const [p, entry] of known.entries) if (!changes.has(p)) yield { path: bytesOf(p), mode: entry.mode, id: entry.id };
+  for (const [p, entry] of known.entries)
+    if (!changes.has(p)) yield { path: bytesOf(p), mode: entry.mode, id: entry.id };
   for (const [p, entry] of changes) if (entry !== null) yield { path: bytesOf(p), mode: entry.mode, id: entry.id };
 }
 

@@ -59,7 +59,12 @@ export interface RawListing {
  * every nested repository by its own rules (never a gitlink), minus spec 03's excluded folders,
  * plus the paths the request names.
  */
-export async function listWorkspacePaths(workspace: string, alwaysInclude: string[], ctx: ListingContext, previous?: Listing): Promise<Listing> {
+export async function listWorkspacePaths(
+  workspace: string,
+  alwaysInclude: string[],
+  ctx: ListingContext,
+  previous?: Listing,
+): Promise<Listing> {
   const top = findRepoTop(workspace);
   let first: RawListing | null = null;
   if (top !== null) {
@@ -96,9 +101,18 @@ export async function listWorkspacePaths(workspace: string, alwaysInclude: strin
  * Adds a listing and, recursively, the listings of the nested repositories it names (found
  * again only when its bytes differ from the previous listing of the same folder).
  */
-async function expand(workspace: string, listing: RawListing, into: RawListing[], ctx: ListingContext, seen: Map<string, RawListing>): Promise<void> {
+async function expand(
+  workspace: string,
+  listing: RawListing,
+  into: RawListing[],
+  ctx: ListingContext,
+  seen: Map<string, RawListing>,
+): Promise<void> {
   const before = seen.get(listing.prefix);
-  listing.nested = before !== undefined && before.kind === listing.kind && before.raw.equals(listing.raw) ? before.nested : nestedRepos(listing);
+  listing.nested =
+    before !== undefined && before.kind === listing.kind && before.raw.equals(listing.raw)
+      ? before.nested
+      : nestedRepos(listing);
   into.push(listing);
   for (const n of listing.nested) {
     const rel = listing.prefix + n;
@@ -107,7 +121,9 @@ async function expand(workspace: string, listing: RawListing, into: RawListing[]
     // a submodule entry whose folder is gone or is a file now is listed as a plain path
     if (lstatSync(abs, { throwIfNoEntry: false })?.isDirectory() !== true) continue;
     const prefix = `${rel}/`;
-    const inner = (existsSync(path.join(abs, '.git')) ? await listRepo(abs, abs, prefix, ctx) : null) ?? (await listPlain(abs, prefix, ctx));
+    const inner =
+      (existsSync(path.join(abs, '.git')) ? await listRepo(abs, abs, prefix, ctx) : null) ??
+      (await listPlain(abs, prefix, ctx));
     await expand(workspace, inner, into, ctx, seen);
   }
 }
@@ -166,7 +182,8 @@ const GITLINK = '160000';
 function stagedPrefixLength(entry: string): number {
   for (const hexLength of [40, 64]) {
     const tab = 7 + hexLength + 2;
-    if (entry.charCodeAt(6) === 32 && entry.charCodeAt(7 + hexLength) === 32 && entry.charCodeAt(tab) === 9) return tab + 1;
+    if (entry.charCodeAt(6) === 32 && entry.charCodeAt(7 + hexLength) === 32 && entry.charCodeAt(tab) === 9)
+      return tab + 1;
   }
   return 0;
 }
@@ -208,9 +225,16 @@ async function listRepo(top: string, cwd: string, prefix: string, ctx: ListingCo
     `--git-dir=${path.join(top, '.git')}`,
     `--work-tree=${top}`,
     '--no-optional-locks',
-    '-c', 'core.fsmonitor=false',
-    '-c', 'core.quotePath=false',
-    'ls-files', '-z', '-s', '-c', '-o', '--exclude-standard',
+    '-c',
+    'core.fsmonitor=false',
+    '-c',
+    'core.quotePath=false',
+    'ls-files',
+    '-z',
+    '-s',
+    '-c',
+    '-o',
+    '--exclude-standard',
     ...excludeArgs(top, ctx.skipAbs),
   ];
   const result = await runGit(args, { cwd, timeoutMs: ctx.timeoutMs });
@@ -246,10 +270,24 @@ export function unopenedFolders(stderr: string, from: string, prefix: string): s
 
 /** Lists a folder that is not in a repository: the shadow repo with an empty index, so all non-ignored files are "others". */
 async function listPlain(dir: string, prefix: string, ctx: ListingContext): Promise<RawListing> {
-  const args = [`--git-dir=${ctx.gitDir}`, `--work-tree=${dir}`, 'ls-files', '-z', '-o', '--exclude-standard', ...excludeArgs(dir, ctx.skipAbs)];
-  const result = await runGit(args, { cwd: dir, timeoutMs: ctx.timeoutMs, env: { GIT_INDEX_FILE: emptyIndexFile(ctx.gitDir) } });
+  const args = [
+    `--git-dir=${ctx.gitDir}`,
+    `--work-tree=${dir}`,
+    'ls-files',
+    '-z',
+    '-o',
+    '--exclude-standard',
+    ...excludeArgs(dir, ctx.skipAbs),
+  ];
+  const result = await runGit(args, {
+    cwd: dir,
+    timeoutMs: ctx.timeoutMs,
+    env: { GIT_INDEX_FILE: emptyIndexFile(ctx.gitDir) },
+  });
   if (result.exitCode !== 0) {
-    throw new Error(`listing ${dir} failed: ${result.timedOut ? 'timed out' : result.stderr.trim() || result.spawnError || 'unknown'}`);
+    throw new Error(
+      `listing ${dir} failed: ${result.timedOut ? 'timed out' : result.stderr.trim() || result.spawnError || 'unknown'}`,
+    );
   }
   const listing: RawListing = { prefix, kind: 'plain', raw: result.stdout, nested: [] };
   const unopened = unopenedFolders(result.stderr, '', prefix);

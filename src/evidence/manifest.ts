@@ -36,9 +36,16 @@ const S_IFLNK = 0o120000;
 export async function writeManifest(file: string, manifest: StatManifest): Promise<string> {
   const entries: Record<string, StatTuple> = {};
   for (const [p, f] of manifest.entries) {
-    entries[p] = f.kind === 'symlink' ? [f.size, f.mtimeMs, f.ino, f.mode, f.target ?? ''] : [f.size, f.mtimeMs, f.ino, f.mode];
+    entries[p] =
+      f.kind === 'symlink' ? [f.size, f.mtimeMs, f.ino, f.mode, f.target ?? ''] : [f.size, f.mtimeMs, f.ino, f.mode];
   }
-  const json: ManifestJson = { version: 1, takenAtMs: manifest.takenAtMs, truncated: manifest.truncated, skipped: manifest.skipped, entries };
+  const json: ManifestJson = {
+    version: 1,
+    takenAtMs: manifest.takenAtMs,
+    truncated: manifest.truncated,
+    skipped: manifest.skipped,
+    entries,
+  };
   if (manifest.lastPath !== undefined) json.lastPath = manifest.lastPath;
   const text = JSON.stringify(json);
   await fs.mkdir(path.dirname(file), { recursive: true });
@@ -58,12 +65,24 @@ export async function readManifest(file: string): Promise<StatManifest> {
     if (target !== undefined) facts.target = target;
     entries.set(p, facts);
   }
-  const manifest: StatManifest = { entries, truncated: json.truncated, skipped: json.skipped, takenAtMs: json.takenAtMs };
+  const manifest: StatManifest = {
+    entries,
+    truncated: json.truncated,
+    skipped: json.skipped,
+    takenAtMs: json.takenAtMs,
+  };
   if (json.lastPath !== undefined) manifest.lastPath = json.lastPath;
   return manifest;
 }
 
 /** Whether two stat records describe the same file state (type, exec bit, size, mtime, inode, link target). */
 export function sameFacts(a: StatFacts, b: StatFacts): boolean {
-  return a.kind === b.kind && a.mode === b.mode && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino && (a.target ?? '') === (b.target ?? '');
+  return (
+    a.kind === b.kind &&
+    a.mode === b.mode &&
+    a.size === b.size &&
+    a.mtimeMs === b.mtimeMs &&
+    a.ino === b.ino &&
+    (a.target ?? '') === (b.target ?? '')
+  );
 }

@@ -40,7 +40,11 @@ export function mtimeManifestPath(dataDir: string, jobId: string, label: string)
  */
 export async function takeMtimeSnapshot(input: MtimeInput): Promise<Snapshot> {
   const { workspace } = input;
-  const walked = await walkTree(workspace, '', { skipExcludedNames: true, skipAbs: input.skipAbs, cap: input.maxEntries });
+  const walked = await walkTree(workspace, '', {
+    skipExcludedNames: true,
+    skipAbs: input.skipAbs,
+    cap: input.maxEntries,
+  });
   const entries = new Map<string, StatFacts>(walked.entries);
   const skipped = new Set(walked.skipped);
   const lastPath = walked.entries[walked.entries.length - 1]?.[0];
@@ -51,7 +55,11 @@ export async function takeMtimeSnapshot(input: MtimeInput): Promise<Snapshot> {
     const st = lstatSync(abs, { throwIfNoEntry: false });
     if (st === undefined) continue;
     if (st.isDirectory()) {
-      const inner = await walkTree(workspace, rel, { skipExcludedNames: false, skipAbs: input.skipAbs, cap: input.maxEntries });
+      const inner = await walkTree(workspace, rel, {
+        skipExcludedNames: false,
+        skipAbs: input.skipAbs,
+        cap: input.maxEntries,
+      });
       for (const [p, f] of inner.entries) entries.set(p, f);
       for (const p of inner.skipped) skipped.add(p);
       continue;

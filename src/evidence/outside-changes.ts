@@ -47,7 +47,10 @@ export function outsideEvidenceOf(before: Snapshot, after: Snapshot): OutsideEvi
     remember(results, key, result);
     return result;
   } catch (err) {
-    return { count: 0, unavailable: `could not read the records of the places outside the evidence: ${err instanceof Error ? err.message : String(err)}` };
+    return {
+      count: 0,
+      unavailable: `could not read the records of the places outside the evidence: ${err instanceof Error ? err.message : String(err)}`,
+    };
   }
 }
 
@@ -62,7 +65,12 @@ function computeOutsideEvidence(beforeFile: string, afterFile: string): OutsideE
 }
 
 /** Keys that changed only in steps ending in a `verify-…` record between the two (spec 03: never blamed on workers). */
-function verificationOnlyKeys(beforeFile: string, afterFile: string, first: OutsideRecord, last: OutsideRecord): Set<string> {
+function verificationOnlyKeys(
+  beforeFile: string,
+  afterFile: string,
+  first: OutsideRecord,
+  last: OutsideRecord,
+): Set<string> {
   const dir = path.dirname(afterFile);
   if (path.dirname(beforeFile) !== dir) return new Set();
   const names = readdirSync(dir).filter((n) => n.endsWith('.json'));
@@ -110,7 +118,8 @@ function diffHarness(a: HarnessRecord | undefined, b: HarnessRecord | undefined,
   const rootsAfter = new Set(after.roots);
   const cut = new Set([before.cut, after.cut].filter((c): c is string => c !== undefined));
   const found: OutsideChange[] = [];
-  const push = (p: string, change: OutsideChange['change']) => found.push({ key: `h:${p}`, group: 'harness', text: `${p} (${change})`, change });
+  const push = (p: string, change: OutsideChange['change']) =>
+    found.push({ key: `h:${p}`, group: 'harness', text: `${p} (${change})`, change });
   for (const root of sortPaths(new Set([...before.roots, ...after.roots]))) {
     if (rootsBefore.has(root) && rootsAfter.has(root)) continue;
     push(root, rootsBefore.has(root) ? 'deleted' : 'added');
@@ -144,13 +153,23 @@ const EXEC_BITS = 0o111;
 const S_IFMT = 0o170000;
 const S_IFLNK = 0o120000;
 
-function describeFileChange(p: string, before: FileMark | undefined, after: FileMark | undefined): OutsideChange | null {
+function describeFileChange(
+  p: string,
+  before: FileMark | undefined,
+  after: FileMark | undefined,
+): OutsideChange | null {
   const mark = after ?? before;
   if (mark === undefined) return null;
   const group = mark.group === 'editor' ? 'editor' : 'git';
   const hook = mark.group === 'hook';
   const code = executableKeysSet(before?.keys, after?.keys);
-  const entry = (change: OutsideChange['change'], details: string[]): OutsideChange => ({ key: `f:${p}`, group, text: `${p} (${details.join(', ')})`, change, ...(code.length > 0 ? { code } : {}) });
+  const entry = (change: OutsideChange['change'], details: string[]): OutsideChange => ({
+    key: `f:${p}`,
+    group,
+    text: `${p} (${details.join(', ')})`,
+    change,
+    ...(code.length > 0 ? { code } : {}),
+  });
   if (before === undefined && after !== undefined) {
     const details = ['added'];
     if ((after.mode & S_IFMT) === S_IFLNK) details.push('symlink');
@@ -173,15 +192,22 @@ function describeFileChange(p: string, before: FileMark | undefined, after: File
 }
 
 /** Keys after that run a program (a config's `filter.x.clean`, an attributes file's `filter=x`) and were not so before. */
-function executableKeysSet(before: Record<string, string> | undefined, after: Record<string, string> | undefined): string[] {
+function executableKeysSet(
+  before: Record<string, string> | undefined,
+  after: Record<string, string> | undefined,
+): string[] {
   if (after === undefined) return [];
-  return sortPaths(new Set(Object.keys(after))).filter((k) => (isExecutableGitKey(k) || /^(filter|diff|merge)=/.test(k)) && before?.[k] !== after[k]);
+  return sortPaths(new Set(Object.keys(after))).filter(
+    (k) => (isExecutableGitKey(k) || /^(filter|diff|merge)=/.test(k)) && before?.[k] !== after[k],
+  );
 }
 
 /** Config keys added, removed or given other values; at most 5 named. */
 function changedKeys(before: Record<string, string> | undefined, after: Record<string, string> | undefined): string[] {
   if (before === undefined || after === undefined) return [];
-  const keys = sortPaths(new Set([...Object.keys(before), ...Object.keys(after)])).filter((k) => before[k] !== after[k]);
+  const keys = sortPaths(new Set([...Object.keys(before), ...Object.keys(after)])).filter(
+    (k) => before[k] !== after[k],
+  );
   return keys.length > 5 ? [...keys.slice(0, 5), `+${keys.length - 5} more`] : keys;
 }
 
@@ -192,14 +218,26 @@ function changedKeys(before: Record<string, string> | undefined, after: Record<s
  * counts once when its own stat changed (its mtime moves when a file is added, removed or
  * renamed directly in it; an in-place edit deeper than the walk reached is not seen).
  */
-function diffFolder(folder: string, a: FolderRecord | undefined, b: FolderRecord | undefined, out: OutsideChange[]): void {
+function diffFolder(
+  folder: string,
+  a: FolderRecord | undefined,
+  b: FolderRecord | undefined,
+  out: OutsideChange[],
+): void {
   const before = a ?? EMPTY_FOLDER;
   const after = b ?? EMPTY_FOLDER;
-  const partial = before.cut !== undefined || after.cut !== undefined || before.overflow === true || after.overflow === true;
-  const push = (key: string, change: OutsideChange['change']) => out.push({ key, group: 'excluded', text: folder, change, ...(partial ? { partial } : {}) });
+  const partial =
+    before.cut !== undefined || after.cut !== undefined || before.overflow === true || after.overflow === true;
+  const push = (key: string, change: OutsideChange['change']) =>
+    out.push({ key, group: 'excluded', text: folder, change, ...(partial ? { partial } : {}) });
   const filesBefore = byTopEntry(folder, before.files);
   const filesAfter = byTopEntry(folder, after.files);
-  const names = new Set([...Object.keys(before.top), ...Object.keys(after.top), ...filesBefore.keys(), ...filesAfter.keys()]);
+  const names = new Set([
+    ...Object.keys(before.top),
+    ...Object.keys(after.top),
+    ...filesBefore.keys(),
+    ...filesAfter.keys(),
+  ]);
   for (const name of sortPaths(names)) {
     const bound = shorterWalk(before.cut?.[name], after.cut?.[name]);
     const inRange = (p: string) => bound === null || (bound !== '' && breadthFirstOrder(p, bound) <= 0);
@@ -263,7 +301,9 @@ function toJson(kept: OutsideChange[], verificationWrote: number): OutsideEviden
   };
   const git = capped(kept.filter((c) => c.group === 'git').map((c) => c.text));
   const editor = capped(kept.filter((c) => c.group === 'editor').map((c) => c.text));
-  const gitCode = capped(kept.filter((c) => c.code !== undefined).map((c) => `${c.key.slice(2)}: ${(c.code ?? []).join(', ')}`));
+  const gitCode = capped(
+    kept.filter((c) => c.code !== undefined).map((c) => `${c.key.slice(2)}: ${(c.code ?? []).join(', ')}`),
+  );
   const dependencies = capped(kept.filter((c) => c.group === 'harness').map((c) => c.text));
   const folders = new Map<string, ExcludedFolderCounts>();
   for (const c of kept) {

@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, promises as fs, readdirSync, readlinkSync, renameSync, writeFileSync, type Dirent } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  promises as fs,
+  readdirSync,
+  readlinkSync,
+  renameSync,
+  writeFileSync,
+  type Dirent,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
@@ -43,7 +52,9 @@ const CACHE_DIR_NAMES = new Set(['__pycache__', '.pytest_cache', '.mypy_cache', 
 const NESTED_CACHE_NAMES = new Set(['.cache', '.vite', '.vitest', '.vite-temp', '__pycache__']);
 /** Excluded folders whose files are named (recordEditorFiles below), not counted. */
 const EDITOR_DIR_NAMES = new Set(['.vscode', '.idea']);
-const COUNTED_DIR_NAMES = new Set(EXCLUDED_DIR_NAMES.filter((n) => !CACHE_DIR_NAMES.has(n) && !EDITOR_DIR_NAMES.has(n)));
+const COUNTED_DIR_NAMES = new Set(
+  EXCLUDED_DIR_NAMES.filter((n) => !CACHE_DIR_NAMES.has(n) && !EDITOR_DIR_NAMES.has(n)),
+);
 
 /** A named file's state: content hash (or `stat:…` for a large file, `link:…` for a symlink) and mode. */
 export interface FileMark {
@@ -109,7 +120,14 @@ export async function takeOutsideRecord(input: OutsideInput): Promise<OutsideRec
   // the test framework and what it runs through, whole and by content, before the sample of the rest
   const harness = await recordHarnessPackages({ workspace: input.workspace, folders: found });
   const folders = await recordExcludedFolders(input, found, harness?.roots ?? []);
-  return { version: 1, label: input.label, takenAtMs: Date.now(), files, folders, ...(harness !== null ? { harness } : {}) };
+  return {
+    version: 1,
+    label: input.label,
+    takenAtMs: Date.now(),
+    files,
+    folders,
+    ...(harness !== null ? { harness } : {}),
+  };
 }
 
 /** Writes a record (tmp + rename: a reader never sees half a file). */
@@ -205,7 +223,12 @@ function addHooks(dir: string, add: (abs: string, group: FileMark['group']) => u
   addDirFiles(dir, 'hook', add, (name) => !name.endsWith('.sample'));
 }
 
-function addDirFiles(dir: string, group: FileMark['group'], add: (abs: string, group: FileMark['group']) => unknown, keep: (name: string) => boolean = () => true): void {
+function addDirFiles(
+  dir: string,
+  group: FileMark['group'],
+  add: (abs: string, group: FileMark['group']) => unknown,
+  keep: (name: string) => boolean = () => true,
+): void {
   let n = 0;
   for (const entry of readEntries(dir)) {
     if (entry.isDirectory() || !keep(entry.name)) continue;
@@ -225,7 +248,12 @@ function recordEditorFiles(workspace: string, files: Record<string, FileMark>): 
 }
 
 /** Records one file under its workspace-relative path; null when it is not there (or not a file). */
-function markFile(workspace: string, abs: string, group: FileMark['group'], files: Record<string, FileMark>): FileMark | null {
+function markFile(
+  workspace: string,
+  abs: string,
+  group: FileMark['group'],
+  files: Record<string, FileMark>,
+): FileMark | null {
   let st;
   try {
     st = lstatSync(abs, { throwIfNoEntry: false });
@@ -242,9 +270,11 @@ function markFile(workspace: string, abs: string, group: FileMark['group'], file
     const read = readBounded(abs, { maxBytes: OUTSIDE_LIMITS.hashMaxBytes });
     const content = read.ok ? read.bytes : Buffer.from(`unreadable:${st.size}:${st.mtimeMs}:${st.ino}`);
     hash = sha1(content);
-    if (group === 'git' && /(^|[/\\])config(\.worktree)?$/.test(abs)) keys = parseGitConfigKeys(content.toString('utf8'));
+    if (group === 'git' && /(^|[/\\])config(\.worktree)?$/.test(abs))
+      keys = parseGitConfigKeys(content.toString('utf8'));
     // issue 32: the drivers an attributes file names, so a changed one can say which
-    else if (group === 'git' && /(^|[/\\])info[/\\]attributes$/.test(abs)) keys = Object.fromEntries(namesGitDriver(content.toString('utf8')).map((d) => [d, '1']));
+    else if (group === 'git' && /(^|[/\\])info[/\\]attributes$/.test(abs))
+      keys = Object.fromEntries(namesGitDriver(content.toString('utf8')).map((d) => [d, '1']));
   }
   const mark: FileMark = { group, hash, mode: st.mode };
   if (keys !== undefined) mark.keys = keys;
@@ -266,8 +296,10 @@ function findExcludedFolders(input: OutsideInput): string[] {
       if (COUNTED_DIR_NAMES.has(entry.name)) found.push(entry.name);
       continue;
     }
-    if (scanned++ >= OUTSIDE_LIMITS.subfoldersScanned || input.skipAbs.includes(path.join(workspace, entry.name))) continue;
-    for (const inner of excludedInside(path.join(workspace, entry.name), startedAt)) found.push(`${entry.name}/${inner}`);
+    if (scanned++ >= OUTSIDE_LIMITS.subfoldersScanned || input.skipAbs.includes(path.join(workspace, entry.name)))
+      continue;
+    for (const inner of excludedInside(path.join(workspace, entry.name), startedAt))
+      found.push(`${entry.name}/${inner}`);
   }
   return sortPaths(found)
     .slice(0, OUTSIDE_LIMITS.folders)
@@ -289,23 +321,37 @@ function excludedInside(abs: string, startedAt: number): string[] {
   const stamp = st?.isDirectory() === true ? `${st.ino}:${st.ctimeMs}` : null;
   const known = excludedListings.get(abs);
   if (stamp !== null && known?.stamp === stamp) return known.names;
-  const names = readEntries(abs).flatMap((inner) => (inner.isDirectory() && COUNTED_DIR_NAMES.has(inner.name) ? [inner.name] : []));
+  const names = readEntries(abs).flatMap((inner) =>
+    inner.isDirectory() && COUNTED_DIR_NAMES.has(inner.name) ? [inner.name] : [],
+  );
   excludedListings.delete(abs);
   if (stamp !== null && (st?.ctimeMs ?? Infinity) <= startedAt - RACY_MS) {
     excludedListings.set(abs, { stamp, names });
-    if (excludedListings.size > EXCLUDED_LISTINGS_MAX) excludedListings.delete(excludedListings.keys().next().value as string);
+    if (excludedListings.size > EXCLUDED_LISTINGS_MAX)
+      excludedListings.delete(excludedListings.keys().next().value as string);
   }
   return names;
 }
 
 /** The excluded folders, each stat-walked up to its budget; `recorded` (the harness packages, by content) left out. */
-async function recordExcludedFolders(input: OutsideInput, found: string[], recorded: string[]): Promise<Record<string, FolderRecord>> {
+async function recordExcludedFolders(
+  input: OutsideInput,
+  found: string[],
+  recorded: string[],
+): Promise<Record<string, FolderRecord>> {
   const { workspace } = input;
   const included = input.alwaysInclude.map(normalizeRelPath).filter((p): p is string => p !== null);
   const folders: Record<string, FolderRecord> = {};
   let budget = OUTSIDE_LIMITS.exactFilesTotal;
   for (const rel of found) {
-    const record = await statWalk(workspace, rel, Math.min(budget, OUTSIDE_LIMITS.exactFilesPerFolder), input.skipAbs, included, new Set(recorded));
+    const record = await statWalk(
+      workspace,
+      rel,
+      Math.min(budget, OUTSIDE_LIMITS.exactFilesPerFolder),
+      input.skipAbs,
+      included,
+      new Set(recorded),
+    );
     budget -= Object.keys(record.files).length;
     folders[rel] = record;
   }
@@ -316,11 +362,21 @@ async function recordExcludedFolders(input: OutsideInput, found: string[], recor
 const YIELD_EVERY = 500;
 
 /** A folder's top entries, each walked with its fair share of the budget (what one leaves, later ones get). */
-async function statWalk(workspace: string, folder: string, budget: number, skipAbs: string[], included: string[], recorded: ReadonlySet<string>): Promise<FolderRecord> {
+async function statWalk(
+  workspace: string,
+  folder: string,
+  budget: number,
+  skipAbs: string[],
+  included: string[],
+  recorded: ReadonlySet<string>,
+): Promise<FolderRecord> {
   const record: FolderRecord = { files: {}, top: {} };
-  const isIncluded = (rel: string) => included.some((p) => rel === p || rel.startsWith(`${p}/`)) || isUnder(rel, recorded);
+  const isIncluded = (rel: string) =>
+    included.some((p) => rel === p || rel.startsWith(`${p}/`)) || isUnder(rel, recorded);
   const tick = yielder();
-  let entries = readEntries(path.join(workspace, folder)).filter((e) => !NESTED_CACHE_NAMES.has(e.name) && e.name !== '.git');
+  let entries = readEntries(path.join(workspace, folder)).filter(
+    (e) => !NESTED_CACHE_NAMES.has(e.name) && e.name !== '.git',
+  );
   if (entries.length > OUTSIDE_LIMITS.topEntries) {
     entries = entries.slice(0, OUTSIDE_LIMITS.topEntries);
     record.overflow = true;
@@ -376,7 +432,13 @@ async function walkBreadthFirst(
         if (turn !== null) await turn;
         const child = `${dir}/${entry.name}`;
         if (entry.isDirectory()) {
-          if (entry.name !== '.git' && !NESTED_CACHE_NAMES.has(entry.name) && !skipAbs.includes(path.join(workspace, child)) && !isIncluded(child)) next.push(child);
+          if (
+            entry.name !== '.git' &&
+            !NESTED_CACHE_NAMES.has(entry.name) &&
+            !skipAbs.includes(path.join(workspace, child)) &&
+            !isIncluded(child)
+          )
+            next.push(child);
           continue;
         }
         if (isIncluded(child)) continue;

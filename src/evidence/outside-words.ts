@@ -49,15 +49,24 @@ export function describeOutsideEvidence(outside: OutsideEvidenceJson | null | un
   const deps = outside.dependencies ?? [];
   if (deps.length > 0) parts.push(`changed in the packages the tests run through: ${deps.join(', ')}`);
   if (folders.length > 0) {
-    const counts = folders.map(([folder, c]) => `${folder}/ ${countWords(c)}${c.partial === true ? ' (compared in part)' : ''}`);
+    const counts = folders.map(
+      ([folder, c]) => `${folder}/ ${countWords(c)}${c.partial === true ? ' (compared in part)' : ''}`,
+    );
     parts.push(`changed in excluded folders: ${counts.join(', ')}`);
   }
-  const verdictPart = named.length > 0 ? `wrote outside the evidence: ${named.slice(0, VERDICT_NAMES).map(shortEntry).join(', ')}${more(Math.min(named.length, VERDICT_NAMES))}` : null;
+  const verdictPart =
+    named.length > 0
+      ? `wrote outside the evidence: ${named.slice(0, VERDICT_NAMES).map(shortEntry).join(', ')}${more(Math.min(named.length, VERDICT_NAMES))}`
+      : null;
   return { doubt: parts.join('; '), verdictPart, gitCode: describeGitCode(outside.git_code ?? []) };
 }
 
 function countWords(c: ExcludedFolderCounts): string {
-  const words = [c.added > 0 ? `${c.added} added` : '', c.modified > 0 ? `${c.modified} modified` : '', c.deleted > 0 ? `${c.deleted} deleted` : ''];
+  const words = [
+    c.added > 0 ? `${c.added} added` : '',
+    c.modified > 0 ? `${c.modified} modified` : '',
+    c.deleted > 0 ? `${c.deleted} deleted` : '',
+  ];
   return words.filter((w) => w !== '').join(', ');
 }
 
@@ -76,7 +85,8 @@ function shortEntry(entry: string): string {
 /** Dependency folders: what the tests import from besides the workspace's own code. */
 const DEPENDENCY_DIRS = /(^|\/)(node_modules|\.venv|venv)$/;
 /** The files an honest dependency change also changes. */
-const DEPENDENCY_MANIFESTS = /(^|\/)(package(-lock)?\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?|requirements[\w.-]*\.txt|pyproject\.toml|poetry\.lock|uv\.lock|Pipfile(\.lock)?|setup\.(py|cfg))$/;
+const DEPENDENCY_MANIFESTS =
+  /(^|\/)(package(-lock)?\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?|requirements[\w.-]*\.txt|pyproject\.toml|poetry\.lock|uv\.lock|Pipfile(\.lock)?|setup\.(py|cfg))$/;
 
 /**
  * Why the work is not done when the workers changed dependencies while no manifest or lockfile changed
@@ -85,7 +95,10 @@ const DEPENDENCY_MANIFESTS = /(^|\/)(package(-lock)?\.json|npm-shrinkwrap\.json|
  * packages that changed (compared by content), else the dependency folders with their counts. A real
  * install changes a lockfile or a manifest as well. Null when that is not so.
  */
-export function describeDependenciesChangedAlone(outside: OutsideEvidenceJson | null | undefined, changed: string[]): string | null {
+export function describeDependenciesChangedAlone(
+  outside: OutsideEvidenceJson | null | undefined,
+  changed: string[],
+): string | null {
   const named = (outside?.dependencies ?? []).map(shortEntry);
   const folders = Object.entries(outside?.excluded ?? {}).filter(([f]) => DEPENDENCY_DIRS.test(f));
   if ((named.length === 0 && folders.length === 0) || changed.some((p) => DEPENDENCY_MANIFESTS.test(p))) return null;

@@ -19,7 +19,10 @@ const PRUNE_TIMEOUT_MS = 600_000;
  * `keepJobIds` may be a function: it is then asked again inside each repository's lock, so a job
  * created while the prune runs (its row exists before its first snapshot) is never pruned.
  */
-export async function pruneSnapshots(dataDir: string, keepJobIds: Set<string> | (() => Set<string>)): Promise<{ refsDeleted: number }> {
+export async function pruneSnapshots(
+  dataDir: string,
+  keepJobIds: Set<string> | (() => Set<string>),
+): Promise<{ refsDeleted: number }> {
   const keepNow = () => (typeof keepJobIds === 'function' ? keepJobIds() : keepJobIds);
   const root = path.resolve(dataDir);
   let refsDeleted = 0;
@@ -61,7 +64,10 @@ async function pruneRepo(gitDir: string, keep: Set<string>): Promise<number> {
     await fs.rm(gitDir, { recursive: true, force: true });
     return doomed.length;
   }
-  await runGitOk([...git, 'update-ref', '--stdin'], { ...opts, input: doomed.map((ref) => `delete ${ref}\n`).join('') });
+  await runGitOk([...git, 'update-ref', '--stdin'], {
+    ...opts,
+    input: doomed.map((ref) => `delete ${ref}\n`).join(''),
+  });
   await runGitOk([...git, 'reflog', 'expire', '--expire=now', '--all'], opts);
   await runGitOk([...git, 'gc', '--prune=now', '--quiet'], opts);
   return doomed.length;

@@ -30,7 +30,9 @@ export function adminDirs(top: string): { own: string; common: string } | null {
   const st = lstatSync(dotGit, { throwIfNoEntry: false });
   if (st?.isDirectory() === true) return { own: dotGit, common: dotGit };
   if (st?.isFile() !== true) return null;
-  const pointer = readTextOrNull(dotGit)?.match(/^gitdir: (.+)$/m)?.[1]?.trim();
+  const pointer = readTextOrNull(dotGit)
+    ?.match(/^gitdir: (.+)$/m)?.[1]
+    ?.trim();
   if (!pointer) return null;
   const own = path.resolve(top, pointer);
   // a worktree's (a submodule's git dir has no `commondir`: its rules are not derived here)
@@ -62,7 +64,12 @@ export function pathSetRules(workspace: string, alwaysInclude: string[]): PathSe
     if (/excludesfile|worktreeconfig/i.test(config)) return null;
     excludesFile = path.join(dirs.common, 'info', 'exclude');
     parts.push(`gitdir=${dirs.own}`);
-    for (const [name, file] of [['index', path.join(dirs.own, 'index')], ['info/exclude', excludesFile], ['config', path.join(dirs.common, 'config')]] as const) parts.push(`${name}=${signature(file)}`);
+    for (const [name, file] of [
+      ['index', path.join(dirs.own, 'index')],
+      ['info/exclude', excludesFile],
+      ['config', path.join(dirs.common, 'config')],
+    ] as const)
+      parts.push(`${name}=${signature(file)}`);
   }
   const asked = new Set<string>();
   for (const raw of alwaysInclude) {
@@ -128,12 +135,19 @@ export async function quickLook(
     walked = await runGit([...withRules, 'ls-files', '-z', '-t', '-m', '-d', ...others], opts);
     changes = oneLook(walked);
   } else {
-    const [othersResult, statusResult] = await Promise.all([runGit([...withRules, 'ls-files', '-z', ...others], opts), runGit([...base, 'diff-files', '-z', '--name-status'], opts)]);
+    const [othersResult, statusResult] = await Promise.all([
+      runGit([...withRules, 'ls-files', '-z', ...others], opts),
+      runGit([...base, 'diff-files', '-z', '--name-status'], opts),
+    ]);
     walked = othersResult;
     changes = twoLooks(othersResult, statusResult);
   }
   // a nested repository (`dir/`) or a changed ignore file: the rules may differ now
-  if (changes === null || [...changes.added, ...changes.dirty].some((p) => p.endsWith('/') || p === '.gitignore' || p.endsWith('/.gitignore'))) return null;
+  if (
+    changes === null ||
+    [...changes.added, ...changes.dirty].some((p) => p.endsWith('/') || p === '.gitignore' || p.endsWith('/.gitignore'))
+  )
+    return null;
 
   const wanted = new Set(warm.wanted);
   // paths the index does not hold come back as new when they are still there and not ignored
@@ -147,7 +161,14 @@ export async function quickLook(
   }
   for (const p of rules.extras) wanted.add(p);
   const delta = { added: [...changes.added, ...rules.extras], deleted: changes.deleted };
-  return { wanted, delta, dirty: changes.dirty, folders: sameFolders ? warm.folders : foldersOf(wanted), sameFolders, unopened: unopenedFolders(walked.stderr, '', '') };
+  return {
+    wanted,
+    delta,
+    dirty: changes.dirty,
+    folders: sameFolders ? warm.folders : foldersOf(wanted),
+    sameFolders,
+    unopened: unopenedFolders(walked.stderr, '', ''),
+  };
 }
 
 /** `ls-files -t -m -d -o`: `C` modified, `R` deleted (also listed as `C`), `?` other. */

@@ -55,7 +55,9 @@ async function acquire(gitDir: string, lockFile: string, waitMs: number): Promis
       continue;
     }
     if (Date.now() > deadline) {
-      throw new Error(`shadow repository is locked by another gaffer process (${lockFile}); remove it if no gaffer runs`);
+      throw new Error(
+        `shadow repository is locked by another gaffer process (${lockFile}); remove it if no gaffer runs`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
   }

@@ -35,10 +35,17 @@ export interface IndexSeed {
  * Returns whether it seeded; otherwise the shadow index is left absent (a cold first checkpoint).
  * The caller holds the shadow repository's lock.
  */
-export function seedShadowIndex(input: { gitDir: string; workspace: string; alwaysInclude: string[]; reused: { gitDir: string; commit: string }; seed: IndexSeed }): boolean {
+export function seedShadowIndex(input: {
+  gitDir: string;
+  workspace: string;
+  alwaysInclude: string[];
+  reused: { gitDir: string; commit: string };
+  seed: IndexSeed;
+}): boolean {
   const { gitDir, seed } = input;
   const base = recallWarmState(input.reused.gitDir, shadowIndexFile(input.reused.gitDir));
-  if (base === null || base.commit !== input.reused.commit || base.tree !== seed.tree || base.outside.size > 0) return false;
+  if (base === null || base.commit !== input.reused.commit || base.tree !== seed.tree || base.outside.size > 0)
+    return false;
   // the rules that derive the path set from the index (quick-look.ts): without them the next checkpoint lists the workspace
   const rules = pathSetRules(input.workspace, input.alwaysInclude);
   if (rules === null) return false;
@@ -55,7 +62,12 @@ export function seedShadowIndex(input: { gitDir: string; workspace: string; alwa
   const signature = fileSignature(indexFile);
   const read = signature === null ? null : readPlainIndex(readFileSync(indexFile));
   const writtenMs = signature === null ? 0 : signatureMtimeMs(signature);
-  if (signature === null || read === null || read.paths.length !== base.wanted.size || !read.paths.every((p) => base.wanted.has(p))) {
+  if (
+    signature === null ||
+    read === null ||
+    read.paths.length !== base.wanted.size ||
+    !read.paths.every((p) => base.wanted.has(p))
+  ) {
     removeFile(indexFile);
     return false;
   }
@@ -100,7 +112,14 @@ function knownContent(tree: string, read: { paths: string[]; entries: EntryFacts
       const e = read.entries[i] as EntryFacts;
       return entry !== undefined && entry.mode === e.mode && entry.id === e.id;
     });
-  const entries = same ? kept : new Map(read.paths.map((p, i) => [p, { mode: (read.entries[i] as EntryFacts).mode, id: (read.entries[i] as EntryFacts).id }]));
+  const entries = same
+    ? kept
+    : new Map(
+        read.paths.map((p, i) => [
+          p,
+          { mode: (read.entries[i] as EntryFacts).mode, id: (read.entries[i] as EntryFacts).id },
+        ]),
+      );
   knownByTree.delete(tree);
   knownByTree.set(tree, entries);
   if (knownByTree.size > KNOWN_TREES) knownByTree.delete(knownByTree.keys().next().value as string);
@@ -127,8 +146,14 @@ export function checkoutRulesKey(workspace: string): string | null {
   const config = readTextOrNull(path.join(dirs.common, 'config'));
   // a per-worktree config, or one that includes another file, could say more than this key sees
   if (config === null || /worktreeconfig|^\s*\[include/im.test(config)) return null;
-  const userAttributes = path.join(process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config'), 'git', 'attributes');
-  return [path.join(dirs.common, 'config'), path.join(dirs.common, 'info', 'attributes'), userAttributes].map(signatureOf).join('\0');
+  const userAttributes = path.join(
+    process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config'),
+    'git',
+    'attributes',
+  );
+  return [path.join(dirs.common, 'config'), path.join(dirs.common, 'info', 'attributes'), userAttributes]
+    .map(signatureOf)
+    .join('\0');
 }
 
 /**
@@ -139,7 +164,12 @@ export function checkoutRulesKey(workspace: string): string | null {
  * of the reused one): the checkpoint looks at what differs from it instead of hashing every file.
  * The caller holds the shadow repository's lock.
  */
-export function seedFromCheckout(input: { gitDir: string; workspace: string; alwaysInclude: string[]; seed: IndexSeed }): boolean {
+export function seedFromCheckout(input: {
+  gitDir: string;
+  workspace: string;
+  alwaysInclude: string[];
+  seed: IndexSeed;
+}): boolean {
   const { gitDir, seed } = input;
   const rules = checkoutRulesKey(input.workspace);
   if (rules === null || faithfulCheckouts.get(gitDir) !== `${seed.tree}\0${rules}`) return false;
@@ -153,7 +183,14 @@ export function noteCheckout(input: { gitDir: string; workspace: string; seed: I
   const { gitDir, seed } = input;
   const rules = checkoutRulesKey(input.workspace);
   const state = recallWarmState(gitDir, shadowIndexFile(gitDir));
-  if (rules !== null && snapshot.source === 'checkpoint' && !snapshot.largeFilesByStat && state?.commit === snapshot.id && state.tree === seed.tree && state.outside.size === 0) {
+  if (
+    rules !== null &&
+    snapshot.source === 'checkpoint' &&
+    !snapshot.largeFilesByStat &&
+    state?.commit === snapshot.id &&
+    state.tree === seed.tree &&
+    state.outside.size === 0
+  ) {
     faithfulCheckouts.set(gitDir, `${seed.tree}\0${rules}`);
   } else faithfulCheckouts.delete(gitDir);
 }
@@ -162,7 +199,6 @@ function signatureOf(file: string): string {
   const st = statSync(file, { throwIfNoEntry: false, bigint: true });
   return st === undefined ? '-' : `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
 }
-
 
 /** One entry's stat facts that matter here, and its content. */
 interface EntryFacts {
@@ -198,7 +234,12 @@ export function readPlainIndex(buf: Buffer): { paths: string[]; entries: EntryFa
     const length = flags & 0xfff;
     if (length !== 0xfff && length !== nameEnd - nameStart) return null;
     paths.push(buf.toString('utf8', nameStart, nameEnd));
-    entries.push({ mtimeS: buf.readUInt32BE(at + 8), size: buf.readUInt32BE(at + 36), mode: buf.readUInt32BE(at + 24), id: buf.toString('hex', at + 40, at + 40 + SHA1_BYTES) });
+    entries.push({
+      mtimeS: buf.readUInt32BE(at + 8),
+      size: buf.readUInt32BE(at + 36),
+      mode: buf.readUInt32BE(at + 24),
+      id: buf.toString('hex', at + 40, at + 40 + SHA1_BYTES),
+    });
     // the entry is NUL-padded to a multiple of 8 bytes (1 to 8 NULs)
     at += (ENTRY_FIXED + (nameEnd - nameStart) + 8) & ~7;
   }

@@ -6,20 +6,51 @@ import { writeRef } from './refs.js';
 import { removeFile } from './remove-file.js';
 import { IndexUpdate, type ListingPlan } from './index-update.js';
 import { rememberTreeDiff } from './known-diffs.js';
-import { changesKey, changesOf, deltaBetween, fitsInThread, hashFiles, writeChangedTree, type IndexEntry, type KnownIndex } from './known-index.js';
+import {
+  changesKey,
+  changesOf,
+  deltaBetween,
+  fitsInThread,
+  hashFiles,
+  writeChangedTree,
+  type IndexEntry,
+  type KnownIndex,
+} from './known-index.js';
 import { findRepoTop, isSameListing, listWorkspacePaths, type Listing } from './listing.js';
 import { writeManifest } from './manifest.js';
 import { isInExcludedDir, sortPaths, workspaceHash } from './paths.js';
 import { withRepoLock } from './repo-lock.js';
 import { pathSetRules, quickLook } from './quick-look.js';
-import { addToIndex, joinNul, readDirtyPaths, readIndexState, removeFromIndex, ShadowIndexError, type IndexState } from './shadow-index.js';
+import {
+  addToIndex,
+  joinNul,
+  readDirtyPaths,
+  readIndexState,
+  removeFromIndex,
+  ShadowIndexError,
+  type IndexState,
+} from './shadow-index.js';
 import { emptyIndexFile, ensureShadowRepo, shadowIndexFile } from './shadow-repo.js';
 import { noteCheckout, seedFromCheckout, type IndexSeed } from './seed-index.js';
 import { foldersOf, scanSpecialFiles } from './special-files.js';
-import { findHiddenByIgnore, ignoreFilesOf, noteJudge, readIgnoreRules, recallJudge, sameRules } from './ignore-judge.js';
+import {
+  findHiddenByIgnore,
+  ignoreFilesOf,
+  noteJudge,
+  readIgnoreRules,
+  recallJudge,
+  sameRules,
+} from './ignore-judge.js';
 import type { Snapshot } from '../domain/snapshot.js';
 import { isQuotedPath, unquotePathBytes } from '../domain/escaped-path.js';
-import { fileSignature, forgetWarmState, recallWarmState, rememberWarmState, signatureMtimeMs, type WarmState } from './warm-state.js';
+import {
+  fileSignature,
+  forgetWarmState,
+  recallWarmState,
+  rememberWarmState,
+  signatureMtimeMs,
+  type WarmState,
+} from './warm-state.js';
 
 /** `SnapshotOptions` resolved for a checkpoint. */
 export interface CheckpointInput {
@@ -75,7 +106,9 @@ export function checkpointRef(workspace: string, jobId: string, label: string): 
 export function takeCheckpoint(input: CheckpointInput): Promise<Snapshot> {
   return withRepoLock(input.gitDir, input.timeoutMs, async () => {
     ensureShadowRepo(input.gitDir);
-    const checkout = input.checkout ? { gitDir: input.gitDir, workspace: input.workspace, alwaysInclude: input.alwaysInclude, seed: input.checkout } : null;
+    const checkout = input.checkout
+      ? { gitDir: input.gitDir, workspace: input.workspace, alwaysInclude: input.alwaysInclude, seed: input.checkout }
+      : null;
     if (checkout) seedFromCheckout(checkout);
     const once = async (which: CheckpointInput): Promise<Snapshot> => {
       try {
@@ -130,7 +163,11 @@ const listedIgnoreFiles = new WeakMap<Snapshot, string[]>();
  * that checkpoint's rules (ignore-judge.ts): when they differ, the files the present rules hide and
  * the checkpoint's would list are taken in too, and named.
  */
-async function judgedByItsCheckpoint(input: CheckpointInput, snapshot: Snapshot, once: (which: CheckpointInput) => Promise<Snapshot>): Promise<Snapshot> {
+async function judgedByItsCheckpoint(
+  input: CheckpointInput,
+  snapshot: Snapshot,
+  once: (which: CheckpointInput) => Promise<Snapshot>,
+): Promise<Snapshot> {
   const now = readIgnoreRules(input.workspace, listedIgnoreFiles.get(snapshot) ?? []);
   const judge = input.judge;
   if (judge === undefined || judge.source !== 'checkpoint' || judge.gitDir === undefined) {
@@ -179,7 +216,13 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
     planned = listWorkspacePaths(workspace, input.alwaysInclude, ctx, warm?.listing ?? undefined).then((listing) => {
       const same = warm?.listing != null && isSameListing(listing, warm.listing) ? warm : null;
       const wanted = same?.wanted ?? listing.paths();
-      return { listing, unchanged: same !== null, wanted, folders: same?.folders ?? foldersOf(wanted), sameFolders: same !== null };
+      return {
+        listing,
+        unchanged: same !== null,
+        wanted,
+        folders: same?.folders ?? foldersOf(wanted),
+        sameFolders: same !== null,
+      };
     });
     indexedAtStart =
       warm !== null
@@ -204,7 +247,14 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
     }
     contents = replay(update.additions);
     // null when a path changed under the look: git hashes them as it finds them
-    if (fitsInThread(update.addedFacts)) inThread = hashFiles(workspace, path.join(gitDir, 'objects'), alternatesOf(gitDir), update.additions, update.addedFacts);
+    if (fitsInThread(update.addedFacts))
+      inThread = hashFiles(
+        workspace,
+        path.join(gitDir, 'objects'),
+        alternatesOf(gitDir),
+        update.additions,
+        update.addedFacts,
+      );
   }
   const dropped = inThread !== null ? inThread.dropped : await addToIndex(base, opts, contents, () => update.additions);
   const plan = await planned;
@@ -216,7 +266,8 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   // after the additions: `--replace` already dropped entries a new path conflicts with
   await removeFromIndex(base, opts, update.removals);
   // an index nothing was written to since the last checkpoint still holds the same tree
-  const tree = warm !== null && fileSignature(indexFile) === warm.indexSignature ? warm.tree : await writeTree(base, opts);
+  const tree =
+    warm !== null && fileSignature(indexFile) === warm.indexSignature ? warm.tree : await writeTree(base, opts);
   const takenAtMs = Date.now();
   // the same tree as last time is the same content: its commit is this checkpoint too (a job
   // that changed nothing has pre = post, and nothing to diff)
@@ -226,7 +277,8 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
       ? warm.commit
       : last !== null && last.tree === tree
         ? last.commit
-        : (writeCommitObject(gitDir, tree, message, takenAtMs) ?? (await commitTree(base, opts, tree, message, takenAtMs)));
+        : (writeCommitObject(gitDir, tree, message, takenAtMs) ??
+          (await commitTree(base, opts, tree, message, takenAtMs)));
   // the index held the warm checkpoint's tree: what it changed since is this one's change, when only new paths went in
   const delta = warm !== null && commit !== warm.commit ? update.indexDelta(dropped) : null;
   if (warm !== null && delta !== null) rememberTreeDiff(gitDir, warm.commit, commit, delta);
@@ -284,11 +336,17 @@ async function checkpointInThread(c: {
   else {
     const written = writeChangedTree(path.join(gitDir, 'objects'), alternatesOf(gitDir), known, warm.tree, changes);
     // a tree git would not write (a path a file and a folder at once): the index is rebuilt from scratch
-    if (written === null) throw new ShadowIndexError(`the checkpoint's tree could not be built from ${gitDir}'s known index`);
+    if (written === null)
+      throw new ShadowIndexError(`the checkpoint's tree could not be built from ${gitDir}'s known index`);
     tree = written;
   }
   const takenAtMs = Date.now();
-  const commit = tree === warm.tree ? warm.commit : last !== null && last.tree === tree ? last.commit : writeCommitObject(gitDir, tree, c.message, takenAtMs);
+  const commit =
+    tree === warm.tree
+      ? warm.commit
+      : last !== null && last.tree === tree
+        ? last.commit
+        : writeCommitObject(gitDir, tree, c.message, takenAtMs);
   if (commit === null) throw new ShadowIndexError(`the checkpoint's commit could not be written into ${gitDir}`);
   // what it changed against the known content, and against the last checkpoint: no diff-tree needed for either
   rememberTreeDiff(gitDir, warm.commit, commit, deltaBetween(known, null, changes));
@@ -296,11 +354,28 @@ async function checkpointInThread(c: {
   const ref = checkpointRef(workspace, input.jobId, input.label);
   await writeRef(gitDir, ref, commit, { cwd: workspace, timeoutMs: input.timeoutMs });
   rememberWarmState(gitDir, { ...warm, known: { entries: known.entries, last: { changes, key, tree, commit } } });
-  return finishCheckpoint(input, { commit, ref, takenAtMs, plan: c.plan, update: c.update, specialsFound: c.specialsFound });
+  return finishCheckpoint(input, {
+    commit,
+    ref,
+    takenAtMs,
+    plan: c.plan,
+    update: c.update,
+    specialsFound: c.specialsFound,
+  });
 }
 
 /** The rest of a checkpoint once its commit is written: the special files it skipped, its large files' manifest, the snapshot. */
-async function finishCheckpoint(input: CheckpointInput, c: { commit: string; ref: string; takenAtMs: number; plan: Plan; update: IndexUpdate; specialsFound: Promise<string[]> }): Promise<Snapshot> {
+async function finishCheckpoint(
+  input: CheckpointInput,
+  c: {
+    commit: string;
+    ref: string;
+    takenAtMs: number;
+    plan: Plan;
+    update: IndexUpdate;
+    specialsFound: Promise<string[]>;
+  },
+): Promise<Snapshot> {
   const { workspace, gitDir, timeoutMs } = input;
   const { plan, update, takenAtMs } = c;
   const skipped = new Set([...(plan.listing?.skipped ?? plan.unopened ?? []), ...update.skipped]);
@@ -333,7 +408,10 @@ function signaturesOfQuoted(workspace: string, skipped: Set<string>): { skippedS
   const stats: Record<string, string> = {};
   for (const p of skipped) {
     if (!isQuotedPath(p)) continue;
-    const st = lstatSync(Buffer.concat([Buffer.from(`${workspace}/`), unquotePathBytes(p)]), { throwIfNoEntry: false, bigint: true });
+    const st = lstatSync(Buffer.concat([Buffer.from(`${workspace}/`), unquotePathBytes(p)]), {
+      throwIfNoEntry: false,
+      bigint: true,
+    });
     if (st?.isFile() === true) stats[p] = `${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.ino}`;
   }
   return Object.keys(stats).length > 0 ? { skippedStats: stats } : {};
@@ -376,7 +454,12 @@ function racyEntries(added: readonly { mtimeMs: number; size: number }[], writte
  * `git status` does) writes it again: git re-checks those entries and smudges any whose content
  * differs, so nothing changed is hidden. The warm state follows the rewritten index.
  */
-async function refreshRacyEntries(warm: WarmState, indexFile: string, base: string[], opts: GitCallOptions): Promise<void> {
+async function refreshRacyEntries(
+  warm: WarmState,
+  indexFile: string,
+  base: string[],
+  opts: GitCallOptions,
+): Promise<void> {
   const many = warm.racy.files >= RACY_REFRESH_MIN.files || warm.racy.bytes >= RACY_REFRESH_MIN.bytes;
   if (!many || Math.floor(Date.now() / 1000) <= Math.floor(warm.indexWrittenMs / 1000)) return;
   // exit 1 only says some files need an update (modified): the index is written all the same
@@ -412,7 +495,13 @@ async function writeTree(base: string[], opts: GitCallOptions): Promise<string> 
 }
 
 /** A parentless commit of the tree with gaffer as author and committer. */
-async function commitTree(base: string[], opts: GitCallOptions, tree: string, message: string, atMs: number): Promise<string> {
+async function commitTree(
+  base: string[],
+  opts: GitCallOptions,
+  tree: string,
+  message: string,
+  atMs: number,
+): Promise<string> {
   const date = `${Math.floor(atMs / 1000)} +0000`;
   const env = {
     ...opts.env,
@@ -428,14 +517,26 @@ async function commitTree(base: string[], opts: GitCallOptions, tree: string, me
 }
 
 /** Special files the workspace's ignore rules do not exclude (ignored ones are not reported). */
-async function unignoredSpecials(workspace: string, gitDir: string, specials: string[], timeoutMs: number): Promise<string[]> {
+async function unignoredSpecials(
+  workspace: string,
+  gitDir: string,
+  specials: string[],
+  timeoutMs: number,
+): Promise<string[]> {
   const candidates = specials.filter((p) => !isInExcludedDir(p));
   if (candidates.length === 0) return [];
   const top = findRepoTop(workspace);
   const args =
     top === null
       ? [`--git-dir=${gitDir}`, `--work-tree=${workspace}`, 'check-ignore', '-z', '--stdin']
-      : [`--git-dir=${path.join(top, '.git')}`, `--work-tree=${top}`, '--no-optional-locks', 'check-ignore', '-z', '--stdin'];
+      : [
+          `--git-dir=${path.join(top, '.git')}`,
+          `--work-tree=${top}`,
+          '--no-optional-locks',
+          'check-ignore',
+          '-z',
+          '--stdin',
+        ];
   const env: Record<string, string> = top === null ? { GIT_INDEX_FILE: emptyIndexFile(gitDir) } : {};
   const result = await runGit(args, { cwd: workspace, timeoutMs, env, input: joinNul(candidates) });
   if (result.exitCode !== 0 && result.exitCode !== 1) return candidates;

@@ -42,7 +42,12 @@ export class ShadowIndexError extends Error {
  * makes update-index die: it is dropped and the rest retried, so readability costs nothing up
  * front. Returns the dropped paths. A failing stream (the listing failed) is rethrown as is.
  */
-export async function addToIndex(base: string[], opts: GitCallOptions, stream: AsyncIterable<string>, all: () => string[]): Promise<Set<string>> {
+export async function addToIndex(
+  base: string[],
+  opts: GitCallOptions,
+  stream: AsyncIterable<string>,
+  all: () => string[],
+): Promise<Set<string>> {
   const dropped = new Set<string>();
   const iterator = stream[Symbol.asyncIterator]();
   const first = await iterator.next();
@@ -56,7 +61,9 @@ export async function addToIndex(base: string[], opts: GitCallOptions, stream: A
   if (result.inputError !== undefined) throw result.inputError;
   for (let attempt = 0; result.exitCode !== 0; attempt++) {
     const known = new Set(all());
-    const bad = [...result.stderr.matchAll(/Unable to process path (.+)$/gm)].map((m) => m[1] as string).filter((p) => known.has(p) && !dropped.has(p));
+    const bad = [...result.stderr.matchAll(/Unable to process path (.+)$/gm)]
+      .map((m) => m[1] as string)
+      .filter((p) => known.has(p) && !dropped.has(p));
     if (bad.length === 0 || attempt >= 5) throw new ShadowIndexError(describeGitFailure(args, result));
     for (const p of bad) dropped.add(p);
     const remaining = [...known].filter((p) => !dropped.has(p));

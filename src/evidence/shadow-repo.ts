@@ -73,7 +73,8 @@ export function ensureShadowRepo(gitDir: string): void {
   // the layout `git init --bare --template=` makes (gitrepository-layout), written here: no git
   // process for it, nor one `git config` per key — a new workspace, and every task of a worktree
   // fan-out, starts a shadow repository
-  for (const dir of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags']) mkdirSync(path.join(gitDir, dir), { recursive: true });
+  for (const dir of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags'])
+    mkdirSync(path.join(gitDir, dir), { recursive: true });
   if (ready === null) writeFileSync(path.join(gitDir, 'HEAD'), 'ref: refs/heads/main\n');
   writeFileSync(path.join(gitDir, 'config'), `[core]\n\trepositoryformatversion = 0\n\tbare = true\n${CONFIG_BLOCK}`);
   writeAttributes(gitDir);

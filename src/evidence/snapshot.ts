@@ -30,11 +30,17 @@ export async function takeSnapshot(opts: SnapshotOptions): Promise<Snapshot> {
   const workspace = path.resolve(opts.workspace);
   const dataDir = path.resolve(opts.dataDir);
   if (statSync(workspace, { throwIfNoEntry: false })?.isDirectory() !== true) {
-    throw new GafferError('invalid_request', `workspace ${workspace} is not a directory: pass an existing folder`, 'workspace');
+    throw new GafferError(
+      'invalid_request',
+      `workspace ${workspace} is not a directory: pass an existing folder`,
+      'workspace',
+    );
   }
   const alwaysInclude = opts.alwaysInclude ?? [];
   const skipAbs = relativeInside(workspace, dataDir) === null ? [] : [dataDir];
-  const content = opts.reuse ? reuseCheckpoint(opts.reuse, opts, workspace, dataDir, alwaysInclude) : takeContentSnapshot(opts, workspace, dataDir, alwaysInclude, skipAbs);
+  const content = opts.reuse
+    ? reuseCheckpoint(opts.reuse, opts, workspace, dataDir, alwaysInclude)
+    : takeContentSnapshot(opts, workspace, dataDir, alwaysInclude, skipAbs);
   // taken alongside: its stat calls and its write run while the checkpoint waits on git
   const outsideFile = outsideRecordPath(dataDir, opts.jobId, opts.label);
   const recorded = takeOutsideRecord({ workspace, label: opts.label, alwaysInclude, skipAbs })
@@ -49,13 +55,20 @@ export async function takeSnapshot(opts: SnapshotOptions): Promise<Snapshot> {
   return snapshot;
 }
 
-async function takeContentSnapshot(opts: SnapshotOptions, workspace: string, dataDir: string, alwaysInclude: string[], skipAbs: string[]): Promise<Snapshot> {
+async function takeContentSnapshot(
+  opts: SnapshotOptions,
+  workspace: string,
+  dataDir: string,
+  alwaysInclude: string[],
+  skipAbs: string[],
+): Promise<Snapshot> {
   let fallbackReason: string;
   if (opts.forceMtime === true) fallbackReason = 'mtime snapshot requested (forceMtime)';
   else if (opts.like?.source === 'mtime') fallbackReason = 'the snapshot it is compared with is an mtime snapshot';
   // without `like`: a job whose earlier snapshots are mtime ones keeps that source, so its
   // before/after pairs stay comparable
-  else if (opts.like === undefined && hasMtimeSnapshots(dataDir, opts.jobId)) fallbackReason = 'earlier snapshots of this job are mtime snapshots';
+  else if (opts.like === undefined && hasMtimeSnapshots(dataDir, opts.jobId))
+    fallbackReason = 'earlier snapshots of this job are mtime snapshots';
   else if (!(await isGitAvailable())) fallbackReason = 'git is not on PATH';
   else {
     try {
@@ -92,7 +105,13 @@ async function takeContentSnapshot(opts: SnapshotOptions, workspace: string, dat
  * objects (`objects/info/alternates`) and a ref of its own keeps the commit named. With
  * `opts.seedIndex`, its shadow index starts as the workspace's checked-out index (seed-index.ts).
  */
-async function reuseCheckpoint(reused: Snapshot, opts: SnapshotOptions, workspace: string, dataDir: string, alwaysInclude: string[]): Promise<Snapshot> {
+async function reuseCheckpoint(
+  reused: Snapshot,
+  opts: SnapshotOptions,
+  workspace: string,
+  dataDir: string,
+  alwaysInclude: string[],
+): Promise<Snapshot> {
   if (reused.source !== 'checkpoint' || reused.gitDir === undefined || reused.largeFilesByStat) {
     throw new GafferError('internal', 'only a content checkpoint with no files recorded by stat can be reused');
   }
@@ -101,9 +120,19 @@ async function reuseCheckpoint(reused: Snapshot, opts: SnapshotOptions, workspac
   const timeoutMs = opts.gitTimeoutMs ?? DEFAULT_GIT_TIMEOUT_MS;
   await withRepoLock(gitDir, timeoutMs, async () => {
     ensureShadowRepo(gitDir);
-    writeFileSync(path.join(gitDir, 'objects', 'info', 'alternates'), `${path.join(reused.gitDir as string, 'objects')}\n`);
+    writeFileSync(
+      path.join(gitDir, 'objects', 'info', 'alternates'),
+      `${path.join(reused.gitDir as string, 'objects')}\n`,
+    );
     await writeRef(gitDir, ref, reused.id, { cwd: workspace, timeoutMs });
-    if (opts.seedIndex) seedShadowIndex({ gitDir, workspace, alwaysInclude, reused: { gitDir: reused.gitDir as string, commit: reused.id }, seed: opts.seedIndex });
+    if (opts.seedIndex)
+      seedShadowIndex({
+        gitDir,
+        workspace,
+        alwaysInclude,
+        reused: { gitDir: reused.gitDir as string, commit: reused.id },
+        seed: opts.seedIndex,
+      });
   });
   // the reused checkpoint's ignore rules, as this workspace holds them before any worker
   const rules = recallJudge(reused.workspace, reused.id);

@@ -43,7 +43,12 @@ export function foldersOf(paths: Iterable<string>): Set<string> {
  * its ctime, and a worker cannot put a ctime back as it can an mtime), so a re-checkpoint costs one
  * stat per folder.
  */
-export async function scanSpecialFiles(root: string, dirs: Set<string>, skipAbs: string[], cacheFile: string): Promise<string[]> {
+export async function scanSpecialFiles(
+  root: string,
+  dirs: Set<string>,
+  skipAbs: string[],
+  cacheFile: string,
+): Promise<string[]> {
   const previous = remembered.get(cacheFile) ?? readCache(cacheFile);
   const next: DirCache = { version: 2, dirs: {} };
   const startedAt = Date.now();
@@ -63,7 +68,8 @@ export async function scanSpecialFiles(root: string, dirs: Set<string>, skipAbs:
       sinceYield += entries.length;
       record = [st.ctimeMs > startedAt - RACY_MS ? '' : stamp, [], []];
       for (const entry of entries) {
-        if (entry.isFIFO() || entry.isSocket() || entry.isCharacterDevice() || entry.isBlockDevice()) record[1].push(entry.name);
+        if (entry.isFIFO() || entry.isSocket() || entry.isCharacterDevice() || entry.isBlockDevice())
+          record[1].push(entry.name);
         else if (entry.isDirectory() && !isExcludedDirName(entry.name)) record[2].push(entry.name);
       }
     }

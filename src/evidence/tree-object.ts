@@ -42,7 +42,12 @@ const MAX_LAYOUT_ENTRIES = 100_000;
  * to build from. `hashOnly`: nothing is written, the ids are computed (a tree the repository is
  * known to hold, whose layout is wanted).
  */
-export function writeTrees(objectsDir: string, entries: Iterable<TreeEntry>, alsoIn: readonly string[] = [], opts: { base?: string; remember?: boolean; hashOnly?: boolean } = {}): string | null {
+export function writeTrees(
+  objectsDir: string,
+  entries: Iterable<TreeEntry>,
+  alsoIn: readonly string[] = [],
+  opts: { base?: string; remember?: boolean; hashOnly?: boolean } = {},
+): string | null {
   const base = opts.base === undefined ? undefined : layouts.get(opts.base);
   const root: Folder = { files: [], folders: new Map() };
   const dirty = new Set<string>();
@@ -81,7 +86,10 @@ export function writeTrees(objectsDir: string, entries: Iterable<TreeEntry>, als
       return unchanged;
     }
     // names are latin1 strings (one char per byte): string order is git's byte order
-    const items: { key: string; name: string; mode: string; id: string }[] = folder.files.map((f) => ({ ...f, key: f.name }));
+    const items: { key: string; name: string; mode: string; id: string }[] = folder.files.map((f) => ({
+      ...f,
+      key: f.name,
+    }));
     const fileNames = folder.folders.size > 0 ? new Set(folder.files.map((f) => f.name)) : null;
     for (const [name, sub] of folder.folders) {
       // a path both a file and a folder: no index git writes holds that

@@ -1,4 +1,13 @@
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { isPlainRepository, personAt, updateLooseRef, type CommitIdentity } from './index-commit.js';
 import { readTextOrNull } from './read-text.js';
@@ -18,13 +27,35 @@ const PLAIN_COMPONENT = /^(?!\.)(?!.*\.\.)(?!.*\.lock$)[A-Za-z0-9._-]+$/;
  * default or writes relative worktree paths, a name git would rewrite, a folder already there, a
  * branch that exists (loose or packed) or clashes with one — and the caller runs git.
  */
-export function addWorktreeFiles(commonDir: string, dir: string, branch: string, base: string, who: CommitIdentity, at = new Date()): { gitDir: string } | null {
+export function addWorktreeFiles(
+  commonDir: string,
+  dir: string,
+  branch: string,
+  base: string,
+  who: CommitIdentity,
+  at = new Date(),
+): { gitDir: string } | null {
   const config = readTextOrNull(path.join(commonDir, 'config'));
-  if (config === null || !isPlainRepository(commonDir) || /relativepaths|^\s*bare\s*=\s*true/im.test(config) || existsSync(path.join(commonDir, 'reftable'))) return null;
+  if (
+    config === null ||
+    !isPlainRepository(commonDir) ||
+    /relativepaths|^\s*bare\s*=\s*true/im.test(config) ||
+    existsSync(path.join(commonDir, 'reftable'))
+  )
+    return null;
   // a branch's reflog is written (git's default, and what `git init` writes), not left out
-  if ([...config.matchAll(/^\s*logallrefupdates\s*(?:=\s*(\S*))?/gim)].some((m) => !/^(?:true|always)$/i.test(m[1] ?? ''))) return null;
+  if (
+    [...config.matchAll(/^\s*logallrefupdates\s*(?:=\s*(\S*))?/gim)].some((m) => !/^(?:true|always)$/i.test(m[1] ?? ''))
+  )
+    return null;
   const name = path.basename(dir);
-  if (!/^[0-9a-f]{40}$/.test(base) || !branch.split('/').every((c) => PLAIN_COMPONENT.test(c)) || !PLAIN_COMPONENT.test(name) || existsSync(dir)) return null;
+  if (
+    !/^[0-9a-f]{40}$/.test(base) ||
+    !branch.split('/').every((c) => PLAIN_COMPONENT.test(c)) ||
+    !PLAIN_COMPONENT.test(name) ||
+    existsSync(dir)
+  )
+    return null;
   const ref = `refs/heads/${branch}`;
   if (packedClash(commonDir, ref) || registered(commonDir, dir)) return null;
   const refFile = path.join(commonDir, ...ref.split('/'));

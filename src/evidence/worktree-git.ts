@@ -1,4 +1,14 @@
-import { copyFileSync, existsSync, promises as fs, mkdtempSync, readFileSync, rmdirSync, rmSync, statSync, utimesSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  promises as fs,
+  mkdtempSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  utimesSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describeGitFailure, runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
@@ -17,9 +27,18 @@ const TIMEOUT_MS = 120_000;
 /** Overrides on every call in the user's repository: no hook, no fsmonitor daemon, no pager. */
 const SAFE = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.pager=cat'];
 /** The identity of gaffer's commits (the user's global config is never read). */
-const IDENTITY = { GIT_AUTHOR_NAME: 'gaffer', GIT_AUTHOR_EMAIL: 'gaffer@localhost', GIT_COMMITTER_NAME: 'gaffer', GIT_COMMITTER_EMAIL: 'gaffer@localhost' };
+const IDENTITY = {
+  GIT_AUTHOR_NAME: 'gaffer',
+  GIT_AUTHOR_EMAIL: 'gaffer@localhost',
+  GIT_COMMITTER_NAME: 'gaffer',
+  GIT_COMMITTER_EMAIL: 'gaffer@localhost',
+};
 
-const call = (cwd: string, env?: Record<string, string>): GitCallOptions => ({ cwd, timeoutMs: TIMEOUT_MS, ...(env ? { env } : {}) });
+const call = (cwd: string, env?: Record<string, string>): GitCallOptions => ({
+  cwd,
+  timeoutMs: TIMEOUT_MS,
+  ...(env ? { env } : {}),
+});
 const git = async (cwd: string, args: string[], env?: Record<string, string>): Promise<string> =>
   (await runGitOk([...SAFE, ...args], call(cwd, env))).toString('utf8').trim();
 
@@ -38,11 +57,24 @@ export interface RepoFacts {
 
 /** The workspace's repository, or why worktree isolation cannot use it (spec 06: not a repository, or no commit yet). One git call. */
 export async function readRepo(workspace: string): Promise<RepoFacts | { refused: string }> {
-  const args = ['rev-parse', '--show-toplevel', '--show-prefix', '--git-common-dir', '--path-format=absolute', '--git-path', 'index', '--verify', '--quiet', 'HEAD^{commit}'];
+  const args = [
+    'rev-parse',
+    '--show-toplevel',
+    '--show-prefix',
+    '--git-common-dir',
+    '--path-format=absolute',
+    '--git-path',
+    'index',
+    '--verify',
+    '--quiet',
+    'HEAD^{commit}',
+  ];
   const facts = await runGit([...SAFE, ...args], call(workspace));
   const [top = '', prefix = '', common = '', index = '', head = ''] = facts.stdout.toString('utf8').split('\n');
-  if (index === '') return { refused: 'is not inside a git repository — run `git init` and commit, or use isolation "shared"' };
-  if (facts.exitCode !== 0 || head === '') return { refused: 'is a git repository with no commit yet — commit once, or use isolation "shared"' };
+  if (index === '')
+    return { refused: 'is not inside a git repository — run `git init` and commit, or use isolation "shared"' };
+  if (facts.exitCode !== 0 || head === '')
+    return { refused: 'is a git repository with no commit yet — commit once, or use isolation "shared"' };
   return { top, prefix: prefix.replace(/\/$/, ''), commonDir: path.resolve(workspace, common), index, head };
 }
 
@@ -70,8 +102,14 @@ export async function commitWorkingTree(repo: RepoFacts, message: string): Promi
     // the tree written here when HEAD's is laid out (the last base, most jobs): a process fewer before the first worktree
     const tree = writeIndexTree(repo.commonDir, index, repo.head) ?? (await git(repo.top, ['write-tree'], env));
     // the bytes commit-tree writes, without its process where the repository is plain (index-commit.ts)
-    const commit = writeCommit(repo.commonDir, tree, repo.head, message, { name: IDENTITY.GIT_COMMITTER_NAME, email: IDENTITY.GIT_COMMITTER_EMAIL });
-    return { commit: commit ?? (await git(repo.top, ['commit-tree', tree, '-p', repo.head, '-m', message], env)), tree };
+    const commit = writeCommit(repo.commonDir, tree, repo.head, message, {
+      name: IDENTITY.GIT_COMMITTER_NAME,
+      email: IDENTITY.GIT_COMMITTER_EMAIL,
+    });
+    return {
+      commit: commit ?? (await git(repo.top, ['commit-tree', tree, '-p', repo.head, '-m', message], env)),
+      tree,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -84,7 +122,10 @@ export async function commitWorkingTree(repo: RepoFacts, message: string): Promi
  */
 export async function addWorktree(repo: RepoFacts, dir: string, branch: string, base: string): Promise<WorktreeGit> {
   // the files git would write, written here where the repository is plain (worktree-add.ts): three processes fewer a task
-  const written = addWorktreeFiles(repo.commonDir, dir, branch, base, { name: IDENTITY.GIT_COMMITTER_NAME, email: IDENTITY.GIT_COMMITTER_EMAIL });
+  const written = addWorktreeFiles(repo.commonDir, dir, branch, base, {
+    name: IDENTITY.GIT_COMMITTER_NAME,
+    email: IDENTITY.GIT_COMMITTER_EMAIL,
+  });
   if (written !== null) return { dir, gitDir: written.gitDir, commonDir: repo.commonDir };
   await git(repo.top, ['worktree', 'add', '--quiet', '--no-checkout', '-b', branch, dir, base], IDENTITY);
   // read now, before any worker could rewrite the `.git` file that names it
@@ -105,7 +146,11 @@ export interface WorktreeGit {
   commonDir: string;
 }
 
-const pinned = (wt: WorktreeGit, args: string[]): string[] => [`--git-dir=${wt.gitDir}`, `--work-tree=${wt.dir}`, ...args];
+const pinned = (wt: WorktreeGit, args: string[]): string[] => [
+  `--git-dir=${wt.gitDir}`,
+  `--work-tree=${wt.dir}`,
+  ...args,
+];
 
 /**
  * Checks out a new worktree's HEAD into it and its index (what `worktree add` does itself, here
@@ -115,7 +160,10 @@ const pinned = (wt: WorktreeGit, args: string[]): string[] => [`--git-dir=${wt.g
  */
 export async function checkOutWorktree(wt: WorktreeGit, indexCopy: string): Promise<void> {
   // a split index would need its shared part beside the copy
-  await git(wt.dir, pinned(wt, ['-c', 'core.splitIndex=false', 'reset', '--hard', '--quiet', '--no-recurse-submodules']));
+  await git(
+    wt.dir,
+    pinned(wt, ['-c', 'core.splitIndex=false', 'reset', '--hard', '--quiet', '--no-recurse-submodules']),
+  );
   const index = path.join(wt.gitDir, 'index');
   copyFileSync(index, indexCopy);
   const { atime, mtime } = statSync(index);
@@ -132,22 +180,43 @@ export async function checkOutWorktree(wt: WorktreeGit, indexCopy: string): Prom
  * index-commit.ts when index and repository are plain, else `git commit` (no hook, no signing, no
  * maintenance). Returns the new tip, or null when nothing differs from the base (the branch is then at it).
  */
-export async function commitWorktree(wt: WorktreeGit, branch: string, base: { commit: string; index: string | null }, message: string, paths: readonly string[]): Promise<string | null> {
+export async function commitWorktree(
+  wt: WorktreeGit,
+  branch: string,
+  base: { commit: string; index: string | null },
+  message: string,
+  paths: readonly string[],
+): Promise<string | null> {
   const { dir } = wt;
   const ref = `refs/heads/${branch}`;
-  if (readTextOrNull(path.join(wt.gitDir, 'HEAD'))?.trim() !== `ref: ${ref}`) await git(dir, pinned(wt, ['symbolic-ref', 'HEAD', ref]));
-  if (looseRef(wt, ref) === base.commit && base.index !== null && existsSync(base.index)) copyFileSync(base.index, path.join(wt.gitDir, 'index'));
+  if (readTextOrNull(path.join(wt.gitDir, 'HEAD'))?.trim() !== `ref: ${ref}`)
+    await git(dir, pinned(wt, ['symbolic-ref', 'HEAD', ref]));
+  if (looseRef(wt, ref) === base.commit && base.index !== null && existsSync(base.index))
+    copyFileSync(base.index, path.join(wt.gitDir, 'index'));
   else await git(dir, pinned(wt, ['reset', '-q', '--mixed', base.commit]));
   if (paths.length === 0) return null;
   const env = { ...IDENTITY, GIT_LITERAL_PATHSPECS: '1' };
   // -f: a path the worker's own ignore rules hide is on the branch all the same (the checkpoint's rules listed it, issue 32)
-  const added = await runGit([...SAFE, ...pinned(wt, ['add', '-A', '-f', '--pathspec-from-file=-', '--pathspec-file-nul'])], { ...call(dir, env), input: `${paths.join('\0')}\0` });
+  const added = await runGit(
+    [...SAFE, ...pinned(wt, ['add', '-A', '-f', '--pathspec-from-file=-', '--pathspec-file-nul'])],
+    { ...call(dir, env), input: `${paths.join('\0')}\0` },
+  );
   if (added.exitCode !== 0) throw new Error(`git add in ${dir}: ${added.stderr.trim()}`);
   // what git commit would write, written here when the index and the repository are plain (index-commit.ts): a process fewer per task
-  const written = commitIndex(wt, ref, base.commit, message, { name: IDENTITY.GIT_COMMITTER_NAME, email: IDENTITY.GIT_COMMITTER_EMAIL });
+  const written = commitIndex(wt, ref, base.commit, message, {
+    name: IDENTITY.GIT_COMMITTER_NAME,
+    email: IDENTITY.GIT_COMMITTER_EMAIL,
+  });
   if (written === 'unchanged') return null;
   if (written !== null) return written.commit;
-  const commit = [...SAFE, '-c', 'maintenance.auto=false', '-c', 'gc.auto=0', ...pinned(wt, ['commit', '-q', '--no-verify', '--no-gpg-sign', '--cleanup=verbatim', '-m', message])];
+  const commit = [
+    ...SAFE,
+    '-c',
+    'maintenance.auto=false',
+    '-c',
+    'gc.auto=0',
+    ...pinned(wt, ['commit', '-q', '--no-verify', '--no-gpg-sign', '--cleanup=verbatim', '-m', message]),
+  ];
   const committed = await runGit(commit, call(dir, IDENTITY));
   if (committed.exitCode !== 0) {
     // the paths hold what the base did (a change undone): nothing to commit
@@ -167,7 +236,9 @@ function looseRef(wt: WorktreeGit, ref: string): string | null {
 /** Removes a worktree without `--force`: git's refusal (modified or untracked files left) comes back as the reason. */
 export async function removeWorktree(repo: RepoFacts, dir: string): Promise<string | null> {
   const result = await runGit([...SAFE, 'worktree', 'remove', dir], call(repo.top));
-  return result.exitCode === 0 ? null : result.stderr.trim().split('\n').slice(-2).join(' ') || `exit ${result.exitCode}`;
+  return result.exitCode === 0
+    ? null
+    : result.stderr.trim().split('\n').slice(-2).join(' ') || `exit ${result.exitCode}`;
 }
 
 /**
@@ -179,13 +250,24 @@ export async function removeWorktree(repo: RepoFacts, dir: string): Promise<stri
  * with a submodule (a gitlink in its index, its own modules), and any index this process cannot
  * read plainly, go to `git worktree remove` in the turn as before.
  */
-export async function removeTaskWorktreeGit(repo: RepoFacts, wt: WorktreeGit, turn: <T>(fn: () => Promise<T>) => Promise<T>): Promise<string | null> {
+export async function removeTaskWorktreeGit(
+  repo: RepoFacts,
+  wt: WorktreeGit,
+  turn: <T>(fn: () => Promise<T>) => Promise<T>,
+): Promise<string | null> {
   const entries = readIndexEntries(path.join(wt.gitDir, 'index'));
-  const plain = entries !== null && !entries.some((e) => e.mode === 0o160000) && !['locked', 'modules'].some((f) => existsSync(path.join(wt.gitDir, f)));
+  const plain =
+    entries !== null &&
+    !entries.some((e) => e.mode === 0o160000) &&
+    !['locked', 'modules'].some((f) => existsSync(path.join(wt.gitDir, f)));
   if (!plain) return turn(() => removeWorktree(repo, wt.dir));
-  const status = await runGit([...SAFE, ...pinned(wt, ['status', '--porcelain', '--ignore-submodules=none'])], call(wt.dir));
+  const status = await runGit(
+    [...SAFE, ...pinned(wt, ['status', '--porcelain', '--ignore-submodules=none'])],
+    call(wt.dir),
+  );
   if (status.exitCode !== 0) return turn(() => removeWorktree(repo, wt.dir));
-  if (status.stdout.length > 0) return `fatal: '${wt.dir}' contains modified or untracked files, use --force to delete it`;
+  if (status.stdout.length > 0)
+    return `fatal: '${wt.dir}' contains modified or untracked files, use --force to delete it`;
   try {
     await fs.rm(wt.dir, { recursive: true, force: true });
   } catch (err) {
@@ -209,7 +291,11 @@ export async function changedPaths(cwd: string, from: string, to: string): Promi
 }
 
 /** Merges a branch into the worktree at `dir`: the new tip, or the conflicting paths (the merge undone). */
-export async function mergeInto(dir: string, branch: string, message: string): Promise<{ merged: string } | { conflicts: string[]; reason: string }> {
+export async function mergeInto(
+  dir: string,
+  branch: string,
+  message: string,
+): Promise<{ merged: string } | { conflicts: string[]; reason: string }> {
   const merged = await runGit([...SAFE, 'merge', '--no-ff', '--no-edit', '-m', message, branch], call(dir, IDENTITY));
   if (merged.exitCode === 0) return { merged: await git(dir, ['rev-parse', 'HEAD']) };
   const conflicts = splitNul(await runGitOk([...SAFE, 'diff', '--name-only', '--diff-filter=U', '-z'], call(dir)));
@@ -227,7 +313,8 @@ export async function applyToWorkingTree(repo: RepoFacts, from: string, to: stri
   if (patch.length === 0) return null;
   for (const args of [['apply', '--check'], ['apply']]) {
     const result = await runGit([...SAFE, ...args, '--whitespace=nowarn', '-'], { ...call(repo.top), input: patch });
-    if (result.exitCode !== 0) return result.stderr.trim().split('\n').slice(0, 3).join(' ') || `git apply exit ${result.exitCode}`;
+    if (result.exitCode !== 0)
+      return result.stderr.trim().split('\n').slice(0, 3).join(' ') || `git apply exit ${result.exitCode}`;
   }
   return null;
 }
@@ -257,7 +344,23 @@ export async function readAtCommit(cwd: string, commit: string, rel: string): Pr
 
 /** The unified diff of one path (relative to `cwd`) between two commits, its paths relative to `cwd`; "" when it did not change. */
 export async function commitFileDiff(cwd: string, from: string, to: string, rel: string): Promise<string> {
-  const args = [...SAFE, '--literal-pathspecs', 'diff', '--no-color', '--no-ext-diff', '--no-textconv', '--no-renames', '--relative', '--src-prefix=a/', '--dst-prefix=b/', '-U3', from, to, '--', rel];
+  const args = [
+    ...SAFE,
+    '--literal-pathspecs',
+    'diff',
+    '--no-color',
+    '--no-ext-diff',
+    '--no-textconv',
+    '--no-renames',
+    '--relative',
+    '--src-prefix=a/',
+    '--dst-prefix=b/',
+    '-U3',
+    from,
+    to,
+    '--',
+    rel,
+  ];
   return (await runGitOk(args, call(cwd))).toString('utf8');
 }
 
@@ -291,7 +394,12 @@ const lanes = new Map<string, { running: number; waiting: (() => void)[] }>();
  * Runs `fn` in a lane of `repo` that lets `width` calls run at once (the others wait their turn, in
  * order): work that touches no shared state but competes for the CPU and the disk (checkouts).
  */
-export async function inTurns<T>(repo: Pick<RepoFacts, 'commonDir'>, lane: string, width: number, fn: () => Promise<T>): Promise<T> {
+export async function inTurns<T>(
+  repo: Pick<RepoFacts, 'commonDir'>,
+  lane: string,
+  width: number,
+  fn: () => Promise<T>,
+): Promise<T> {
   const key = `${repo.commonDir}\0${lane}`;
   let state = lanes.get(key);
   if (!state) lanes.set(key, (state = { running: 0, waiting: [] }));
@@ -316,7 +424,12 @@ export async function inTurns<T>(repo: Pick<RepoFacts, 'commonDir'>, lane: strin
  * waits for it) lets the calls that others wait for (a new worktree) go first; among themselves,
  * calls keep their order.
  */
-export function serialized<T>(repo: Pick<RepoFacts, 'commonDir'>, fn: () => Promise<T>, lane = '', opts: { later?: boolean } = {}): Promise<T> {
+export function serialized<T>(
+  repo: Pick<RepoFacts, 'commonDir'>,
+  fn: () => Promise<T>,
+  lane = '',
+  opts: { later?: boolean } = {},
+): Promise<T> {
   const key = `${repo.commonDir}\0${lane}`;
   let queue = queues.get(key);
   if (!queue) queues.set(key, (queue = { running: false, waiting: [] }));

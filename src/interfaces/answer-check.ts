@@ -21,14 +21,21 @@ export function checkAnswer<S extends z.ZodType>(schema: S, value: unknown, door
     .slice(0, ISSUES_NAMED)
     .map((i) => `${i.field || '(the answer)'}: ${i.message}`)
     .join('; ');
-  throw new GafferError('internal', `the answer of ${door} does not match its schema: ${named}${more}`, first.field || undefined);
+  throw new GafferError(
+    'internal',
+    `the answer of ${door} does not match its schema: ${named}${more}`,
+    first.field || undefined,
+  );
 }
 
 /** An issue as `field: message`, the field a path like `result.workers[0].status`. */
 function describeIssue(issue: z.core.$ZodIssue): { field: string; message: string } {
   // a field the schema does not know is reported on its parent: name the field itself
   if (issue.code === 'unrecognized_keys') {
-    return { field: pathOf([...issue.path, issue.keys[0] ?? '?']), message: `not a field of the answer${issue.keys.length > 1 ? ` (nor ${issue.keys.slice(1).join(', ')})` : ''}` };
+    return {
+      field: pathOf([...issue.path, issue.keys[0] ?? '?']),
+      message: `not a field of the answer${issue.keys.length > 1 ? ` (nor ${issue.keys.slice(1).join(', ')})` : ''}`,
+    };
   }
   return { field: pathOf(issue.path), message: issue.message };
 }

@@ -96,6 +96,12 @@ export interface Runner {
   /** Refuses (GafferError naming `field`) a `models.<name>` this runner cannot be pointed at; absent: the runner takes none. */
   vetEndpoint?(name: string, field: string): void;
   /** One answer from the runner's model with no tools (`builtin`: the roster's judge, spec 05), on `endpoint` (a `models.<name>`) when given; absent where the runner cannot. */
-  complete?(request: { system: string; prompt: string; model: string | null; endpoint?: string; timeoutMs: number }): Promise<string>;
+  complete?(request: {
+    system: string;
+    prompt: string;
+    model: string | null;
+    endpoint?: string;
+    timeoutMs: number;
+  }): Promise<string>;
   run(input: RunnerInput): Promise<RunnerReport>;
 }

@@ -3,7 +3,12 @@ import { CliRunner, type CliRunnerOptions } from './cli/cli-runner.js';
 import { CLI_PROFILES } from './cli/profiles.js';
 import type { Runner } from './contract.js';
 import type { SandboxPolicy } from '../platform/sandbox/bwrap.js';
-import { agentCliNetwork, builtinCommandNetwork, shellNetwork, type NetworkSetup } from '../platform/sandbox/network.js';
+import {
+  agentCliNetwork,
+  builtinCommandNetwork,
+  shellNetwork,
+  type NetworkSetup,
+} from '../platform/sandbox/network.js';
 import { createSandbox, type Sandbox } from '../platform/sandbox/sandbox.js';
 import { ShellRunner } from './shell/shell-runner.js';
 
@@ -29,7 +34,10 @@ export function createRunners(setup: RunnerSetup = {}): Map<string, Runner> {
   return new Map<string, Runner>([
     ['shell', new ShellRunner({ sandbox, network: shellNetwork(network) })],
     ['builtin', new BuiltinRunner({ sandbox, network: builtinCommandNetwork(network), ...setup.builtin })],
-    ...[...CLI_PROFILES.values()].map((p): [string, Runner] => [p.key, new CliRunner(p, { sandbox, network: agentCliNetwork(network), ...setup.cli?.[p.key] })]),
+    ...[...CLI_PROFILES.values()].map((p): [string, Runner] => [
+      p.key,
+      new CliRunner(p, { sandbox, network: agentCliNetwork(network), ...setup.cli?.[p.key] }),
+    ]),
   ]);
 }
 

@@ -6,7 +6,9 @@ import type { ProcessResult } from '../platform/process/run-process.js';
  * A report with nothing counted yet: no process facts, no tokens, no claims. Runners and the engine
  * build every worker's end from it, overriding what they know.
  */
-export function blankReport(overrides: Partial<RunnerReport> & Pick<RunnerReport, 'status' | 'outcome' | 'stopReason'>): RunnerReport {
+export function blankReport(
+  overrides: Partial<RunnerReport> & Pick<RunnerReport, 'status' | 'outcome' | 'stopReason'>,
+): RunnerReport {
   return {
     exitCode: null,
     signal: null,
@@ -33,7 +35,9 @@ export function blankReport(overrides: Partial<RunnerReport> & Pick<RunnerReport
 }
 
 /** The process facts of a run (exit, signal, timeout, cancel, duration) as report fields. */
-export function processFacts(result: ProcessResult | null): Pick<RunnerReport, 'exitCode' | 'signal' | 'timedOut' | 'isCancelled' | 'durationMs'> {
+export function processFacts(
+  result: ProcessResult | null,
+): Pick<RunnerReport, 'exitCode' | 'signal' | 'timedOut' | 'isCancelled' | 'durationMs'> {
   return {
     exitCode: result?.exitCode ?? null,
     signal: result?.signal ?? null,
@@ -47,7 +51,9 @@ export function processFacts(result: ProcessResult | null): Pick<RunnerReport, '
  * A run a limit ended (issue 11): `error`, and the stop reason naming which limit, or null when
  * none did. Its state says so in words ("ended by the process-count limit (1024)").
  */
-export function limitEnd(result: ProcessResult): Pick<RunnerReport, 'status' | 'outcome' | 'stopReason' | 'error' | 'limit'> | null {
+export function limitEnd(
+  result: ProcessResult,
+): Pick<RunnerReport, 'status' | 'outcome' | 'stopReason' | 'error' | 'limit'> | null {
   if (result.limitHit === null) return null;
   return {
     status: 'error',

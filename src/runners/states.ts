@@ -37,7 +37,14 @@ export const STATE_RULES: readonly StateRule[] = [
   {
     kind: 'text',
     state: 'rate_limited',
-    patterns: ['rate limit', 'rate-limit', 'usage limit', 'too many requests', 'quota exceeded', 'exceeded your current quota'],
+    patterns: [
+      'rate limit',
+      'rate-limit',
+      'usage limit',
+      'too many requests',
+      'quota exceeded',
+      'exceeded your current quota',
+    ],
     why: 'the output says a rate or usage limit was hit',
     confidence: 0.8,
   },
@@ -165,9 +172,10 @@ function clip(text: string): string {
 
 function findRepeat(rule: RepeatStateRule, text: string): Candidate | null {
   // a /g or /y pattern would make test() stateful across lines
-  const linePattern = rule.linePattern.global || rule.linePattern.sticky
-    ? new RegExp(rule.linePattern.source, rule.linePattern.flags.replace(/[gy]/g, ''))
-    : rule.linePattern;
+  const linePattern =
+    rule.linePattern.global || rule.linePattern.sticky
+      ? new RegExp(rule.linePattern.source, rule.linePattern.flags.replace(/[gy]/g, ''))
+      : rule.linePattern;
   const counts = new Map<string, { count: number; lastIndex: number }>();
   let best: { line: string; lastIndex: number } | null = null;
   let at = 0;
@@ -186,7 +194,12 @@ function findRepeat(rule: RepeatStateRule, text: string): Candidate | null {
   const count = counts.get(best.line)?.count ?? rule.times;
   return {
     index: best.lastIndex,
-    detection: { state: rule.state, why: `${rule.why} ${count} times`, matched: clip(best.line), confidence: rule.confidence },
+    detection: {
+      state: rule.state,
+      why: `${rule.why} ${count} times`,
+      matched: clip(best.line),
+      confidence: rule.confidence,
+    },
   };
 }
 

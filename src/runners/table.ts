@@ -24,18 +24,22 @@ const LABELS: Record<string, string> = { shell: 'shell command (sh -c in the wor
 
 /** The runner table of this build. */
 export function describeRunners(runners: ReadonlyMap<string, Runner>): RunnerRow[] {
-  return [...runners.values()].map((r) => (r instanceof CliRunner ? describeCli(r) : {
-    key: r.key,
-    label: LABELS[r.key] ?? r.key,
-    installed: true,
-    enabled: true,
-    disabled_by: null,
-    // shell has no version of its own (it runs `sh -c`); builtin is part of gaffer
-    version: null,
-    resume: r.canResume,
-    sandbox: r.sandboxed ?? false,
-    install_hint: null,
-  }));
+  return [...runners.values()].map((r) =>
+    r instanceof CliRunner
+      ? describeCli(r)
+      : {
+          key: r.key,
+          label: LABELS[r.key] ?? r.key,
+          installed: true,
+          enabled: true,
+          disabled_by: null,
+          // shell has no version of its own (it runs `sh -c`); builtin is part of gaffer
+          version: null,
+          resume: r.canResume,
+          sandbox: r.sandboxed ?? false,
+          install_hint: null,
+        },
+  );
 }
 
 /** An agent CLI's row: detected (cached `which` + version), enabled from config, sandbox when it would be wrapped. */

@@ -54,7 +54,10 @@ export class BackgroundCheckpointer {
   constructor(dbPath: string, checkpointHere: () => void, onFail: () => void) {
     this.#checkpointHere = checkpointHere;
     const sqlite = createRequire(import.meta.url).resolve('better-sqlite3');
-    this.#worker = new Worker(WORKER_CODE, { eval: true, workerData: { sqlite, path: dbPath, closed: this.#closed.buffer } });
+    this.#worker = new Worker(WORKER_CODE, {
+      eval: true,
+      workerData: { sqlite, path: dbPath, closed: this.#closed.buffer },
+    });
     this.#worker.unref(); // never what keeps the process alive
     const failed = (): void => {
       if (!this.#isRunning) return;

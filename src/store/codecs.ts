@@ -3,9 +3,28 @@ import type { Attempt } from '../domain/attempt-machine.js';
 import { ATTEMPT_STATES } from '../domain/attempt-table.js';
 import type { JobResult } from '../domain/result.js';
 import { GafferError } from '../domain/errors.js';
-import { DETECTED_STATES, JOB_STATUSES, WORKER_STATUSES, type JobStatus, type WorkerOutcome, type WorkerRole, type WorkerStatus } from '../domain/status.js';
+import {
+  DETECTED_STATES,
+  JOB_STATUSES,
+  WORKER_STATUSES,
+  type JobStatus,
+  type WorkerOutcome,
+  type WorkerRole,
+  type WorkerStatus,
+} from '../domain/status.js';
 import type { RunnerReport } from '../domain/runner-report.js';
-import type { AskRow, AttemptPatch, AttemptRow, AttemptState, JobEvent, JobPatch, JobProcessRow, JobRow, JobSnapshots, LockHolder } from './ports.js';
+import type {
+  AskRow,
+  AttemptPatch,
+  AttemptRow,
+  AttemptState,
+  JobEvent,
+  JobPatch,
+  JobProcessRow,
+  JobRow,
+  JobSnapshots,
+  LockHolder,
+} from './ports.js';
 import type { AskJson } from '../domain/approval.js';
 import type { OutcomeCount } from '../domain/acceptance.js';
 import { OUTCOME_STATUSES } from '../domain/outcome.js';
@@ -39,13 +58,15 @@ const text = (r: Raw, table: string, col: string): string => {
   if (typeof v !== 'string') throw damaged(table, col, v, 'text');
   return v;
 };
-const textOrNull = (r: Raw, table: string, col: string): string | null => (r[col] === null || r[col] === undefined ? null : text(r, table, col));
+const textOrNull = (r: Raw, table: string, col: string): string | null =>
+  r[col] === null || r[col] === undefined ? null : text(r, table, col);
 const num = (r: Raw, table: string, col: string): number => {
   const v = r[col];
   if (typeof v !== 'number') throw damaged(table, col, v, 'a number');
   return v;
 };
-const numOrNull = (r: Raw, table: string, col: string): number | null => (r[col] === null || r[col] === undefined ? null : num(r, table, col));
+const numOrNull = (r: Raw, table: string, col: string): number | null =>
+  r[col] === null || r[col] === undefined ? null : num(r, table, col);
 
 function oneOf<T extends string>(r: Raw, table: string, col: string, values: readonly T[]): T {
   const v = text(r, table, col);
@@ -59,7 +80,13 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * A JSON column: null stays null; otherwise it must parse and pass `fits`, the shape's
  * distinguishing fields (a full schema per column would cost every read for what only gaffer writes).
  */
-function json<T>(r: Raw, table: string, col: string, expected: string, fits: (v: Record<string, unknown>) => boolean): T | null {
+function json<T>(
+  r: Raw,
+  table: string,
+  col: string,
+  expected: string,
+  fits: (v: Record<string, unknown>) => boolean,
+): T | null {
   const v = r[col];
   if (v === null || v === undefined) return null;
   if (typeof v !== 'string') throw damaged(table, col, v, 'JSON text');
@@ -76,9 +103,14 @@ function json<T>(r: Raw, table: string, col: string, expected: string, fits: (v:
 const isJobSpec = (v: Record<string, unknown>) => typeof v.workspace === 'string' && Array.isArray(v.tasks);
 const isJobResult = (v: Record<string, unknown>) => Array.isArray(v.files_changed) && isObject(v.totals);
 const isSnapshots = (v: Record<string, unknown>) => isObject(v.pre);
-const isAttemptState = (v: Record<string, unknown>) => (DETECTED_STATES as readonly unknown[]).includes(v.state) && typeof v.why === 'string';
-const isMachineAttempt = (v: Record<string, unknown>) => (ATTEMPT_STATES as readonly unknown[]).includes(v.state) && typeof v.task === 'string' && typeof v.number === 'number';
-const isReport = (v: Record<string, unknown>) => (WORKER_STATUSES as readonly unknown[]).includes(v.status) && Array.isArray(v.filesChanged);
+const isAttemptState = (v: Record<string, unknown>) =>
+  (DETECTED_STATES as readonly unknown[]).includes(v.state) && typeof v.why === 'string';
+const isMachineAttempt = (v: Record<string, unknown>) =>
+  (ATTEMPT_STATES as readonly unknown[]).includes(v.state) &&
+  typeof v.task === 'string' &&
+  typeof v.number === 'number';
+const isReport = (v: Record<string, unknown>) =>
+  (WORKER_STATUSES as readonly unknown[]).includes(v.status) && Array.isArray(v.filesChanged);
 
 const WORKER_OUTCOMES: readonly WorkerOutcome[] = ['success', 'expected_error', 'cancelled', 'panic'];
 const WORKER_ROLES: readonly WorkerRole[] = ['worker', 'fixer', 'reviewer'];
@@ -198,7 +230,12 @@ export function decodeAsk(value: unknown): AskRow {
     jobId: text(r, 'asks', 'job_id'),
     opened: num(r, 'asks', 'opened'),
     answered: numOrNull(r, 'asks', 'answered'),
-    ask: { ...ask, answer: answer === null ? null : answer === 1, ...(note !== null ? { note } : {}), ...(by !== null ? { answered_by: by } : {}) },
+    ask: {
+      ...ask,
+      answer: answer === null ? null : answer === 1,
+      ...(note !== null ? { note } : {}),
+      ...(by !== null ? { answered_by: by } : {}),
+    },
   };
 }
 
@@ -225,7 +262,8 @@ export function decodeObjectiveEvidence(value: unknown): ObjectiveEvidence {
   } catch {
     throw damaged('objective_evidence', 'files_changed', files, 'a JSON list of paths');
   }
-  if (!Array.isArray(paths) || !paths.every((p) => typeof p === 'string')) throw damaged('objective_evidence', 'files_changed', files, 'a JSON list of paths');
+  if (!Array.isArray(paths) || !paths.every((p) => typeof p === 'string'))
+    throw damaged('objective_evidence', 'files_changed', files, 'a JSON list of paths');
   return {
     objective: text(r, 'objective_evidence', 'objective'),
     job_id: text(r, 'objective_evidence', 'job_id'),
@@ -264,7 +302,8 @@ export interface SetList {
   values: unknown[];
 }
 
-const jsonOrNull = (v: object | null | undefined): string | null => (v === null || v === undefined ? null : JSON.stringify(v));
+const jsonOrNull = (v: object | null | undefined): string | null =>
+  v === null || v === undefined ? null : JSON.stringify(v);
 const plain = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 
 type Encoders<P> = { [K in keyof Required<P>]: readonly [column: string, encode: (v: P[K]) => unknown] };

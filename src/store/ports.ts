@@ -101,7 +101,10 @@ export interface AttemptRow {
 }
 
 /** The fields an attempt is inserted with; the rest start out null. */
-export type NewAttempt = Omit<AttemptRow, 'started' | 'finished' | 'pgid' | 'pgStart' | 'lastEvent' | 'state' | 'report' | 'outcome' | 'routeWhy' | 'machine'> & { machine?: Attempt };
+export type NewAttempt = Omit<
+  AttemptRow,
+  'started' | 'finished' | 'pgid' | 'pgStart' | 'lastEvent' | 'state' | 'report' | 'outcome' | 'routeWhy' | 'machine'
+> & { machine?: Attempt };
 
 export type { JobEvent, NewJobEvent } from '../domain/events.js';
 
@@ -309,7 +312,12 @@ export interface OperationsStore {
   /** Spend points in `unit` of the attempts on `provider` (an entry's provider, else its runner key), of one entry or all, that finished since `since`. */
   spendSince(q: { provider: string; entry: string | null; unit: BudgetUnit; since: number }): SpendPoint[];
   /** Moves a not-yet-finished attempt to another route, saying why (a provider fallback). */
-  rerouteAttempt(jobId: string, worker: string, route: { runner: string; model: string | null; entry: string | null; provider: string | null }, why: string): void;
+  rerouteAttempt(
+    jobId: string,
+    worker: string,
+    route: { runner: string; model: string | null; entry: string | null; provider: string | null },
+    why: string,
+  ): void;
   /** Suspends a provider until `until`, or keeps a later suspension already set. */
   suspendProvider(s: ProviderSuspension): void;
   /** Suspensions still in force at `now`. */
@@ -326,6 +334,15 @@ export interface OperationsStore {
  * Everything the engine keeps, one interface per aggregate; the SQLite `Store` implements it and
  * test/store/contract.test.ts is the suite any other implementation runs.
  */
-export interface GafferStore extends JobStore, AttemptStore, EventStore, LockStore, JobProcessStore, OutcomeStore, OperationsStore, ObjectiveEvidenceStore {
+export interface GafferStore
+  extends
+    JobStore,
+    AttemptStore,
+    EventStore,
+    LockStore,
+    JobProcessStore,
+    OutcomeStore,
+    OperationsStore,
+    ObjectiveEvidenceStore {
   close(): void;
 }

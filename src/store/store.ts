@@ -83,7 +83,12 @@ export function workspacesCollide(a: string, b: string): boolean {
 const CHECKPOINTER_AFTER = 200;
 
 /** The spend column a budget unit sums (migration 9). */
-const SPEND_COLUMNS: Record<BudgetUnit, string> = { usd: 'spend_usd', requests: 'spend_requests', tokens: 'spend_tokens', seconds: 'spend_seconds' };
+const SPEND_COLUMNS: Record<BudgetUnit, string> = {
+  usd: 'spend_usd',
+  requests: 'spend_requests',
+  tokens: 'spend_tokens',
+  seconds: 'spend_seconds',
+};
 const LIVE = `('queued','awaiting_approval','running','verifying','cancelling')`;
 
 /** The schema version this build migrates a store to: one per migration file (#migrate numbers them so); null when they cannot be listed. */
@@ -108,7 +113,9 @@ export class Store implements GafferStore {
   /** The transactions, wrapped once (better-sqlite3 builds four wrapper functions per `transaction` call). */
   readonly #insertJob: Database.Transaction<(job: NewJob, vet?: () => void) => { job: JobRow; created: boolean }>;
   readonly #append: Database.Transaction<(jobId: string, sets: string, values: unknown[], rows: unknown[][]) => number>;
-  readonly #lock: Database.Transaction<(workspace: string, jobId: string, pid: number, pidStart: number) => LockAttempt>;
+  readonly #lock: Database.Transaction<
+    (workspace: string, jobId: string, pid: number, pidStart: number) => LockAttempt
+  >;
 
   /**
    * `readOnly`: a look at an existing store that makes nothing, migrates nothing and writes nothing
@@ -130,8 +137,12 @@ export class Store implements GafferStore {
       this.#migrate();
     }
     this.#insertJob = this.db.transaction((job: NewJob, vet?: () => void) => this.#insertJobNow(job, vet));
-    this.#append = this.db.transaction((jobId: string, sets: string, values: unknown[], rows: unknown[][]) => this.#appendNow(jobId, sets, values, rows));
-    this.#lock = this.db.transaction((workspace: string, jobId: string, pid: number, pidStart: number) => this.#lockNow(workspace, jobId, pid, pidStart));
+    this.#append = this.db.transaction((jobId: string, sets: string, values: unknown[], rows: unknown[][]) =>
+      this.#appendNow(jobId, sets, values, rows),
+    );
+    this.#lock = this.db.transaction((workspace: string, jobId: string, pid: number, pidStart: number) =>
+      this.#lockNow(workspace, jobId, pid, pidStart),
+    );
   }
 
   /**
@@ -162,7 +173,9 @@ export class Store implements GafferStore {
 
   #migrate(): void {
     const dir = new URL('./migrations/', import.meta.url);
-    const files = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort();
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith('.sql'))
+      .sort();
     // BEGIN IMMEDIATE: two processes opening a fresh data dir at once must not both migrate
     this.db.exec('BEGIN IMMEDIATE');
     try {
@@ -206,7 +219,10 @@ export class Store implements GafferStore {
 
   #insertJobNow(job: NewJob, vet?: () => void): { job: JobRow; created: boolean } {
     if (job.idemKey !== null) {
-      const found = this.#prepare(`SELECT * FROM jobs WHERE coalesce(owner, '') = ? AND idem_key = ?`).get(job.owner ?? '', job.idemKey);
+      const found = this.#prepare(`SELECT * FROM jobs WHERE coalesce(owner, '') = ? AND idem_key = ?`).get(
+        job.owner ?? '',
+        job.idemKey,
+      );
       if (found !== undefined) {
         const existing = decodeJob(found);
         if (existing.created >= job.created - job.idemWindowS) return { job: existing, created: false };
@@ -219,8 +235,18 @@ export class Store implements GafferStore {
     const row = this.#prepare(
       `INSERT INTO jobs (id, owner, title, workspace, status, phase, created, spec_json, idem_key, request_hash, pid, pid_start)
        VALUES (?, ?, ?, ?, 'queued', 'queued', ?, ?, ?, ?, ?, ?) RETURNING *`,
-    )
-    .get(job.id, job.owner, job.spec.title, job.spec.workspace, job.created, encodeSpec(job.spec), job.idemKey, job.requestHash, job.pid, job.pidStart);
+    ).get(
+      job.id,
+      job.owner,
+      job.spec.title,
+      job.spec.workspace,
+      job.created,
+      encodeSpec(job.spec),
+      job.idemKey,
+      job.requestHash,
+      job.pid,
+      job.pidStart,
+    );
     return { job: decodeJob(row), created: true };
   }
 
@@ -242,7 +268,9 @@ export class Store implements GafferStore {
       args.push(opts.owner);
     }
     const sql = `SELECT * FROM jobs ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created DESC, rowid DESC LIMIT ?`;
-    return this.#prepare(sql).all(...args, opts.limit).map(decodeJob);
+    return this.#prepare(sql)
+      .all(...args, opts.limit)
+      .map(decodeJob);
   }
 
   /** Jobs in a live status. */
@@ -265,8 +293,9 @@ export class Store implements GafferStore {
   /** Marks a job interrupted only while it still has `fromStatus` (another process may be recovering it too). */
   claimInterrupted(id: string, fromStatus: JobStatus, change: { finished: number; error: string }): boolean {
     return (
-      this.#prepare(`UPDATE jobs SET status = 'interrupted', finished = ?, error = ?, phase = 'settled' WHERE id = ? AND status = ?`)
-        .run(change.finished, change.error, id, fromStatus).changes > 0
+      this.#prepare(
+        `UPDATE jobs SET status = 'interrupted', finished = ?, error = ?, phase = 'settled' WHERE id = ? AND status = ?`,
+      ).run(change.finished, change.error, id, fromStatus).changes > 0
     );
   }
 
@@ -277,7 +306,9 @@ export class Store implements GafferStore {
 
   /** Ids of live jobs run by `pid` whose cancel was asked for (from any process). */
   listCancelRequested(pid: number): string[] {
-    return this.#prepare(`SELECT id FROM jobs WHERE cancel_requested = 1 AND pid = ? AND status IN ('queued','awaiting_approval','running','verifying')`)
+    return this.#prepare(
+      `SELECT id FROM jobs WHERE cancel_requested = 1 AND pid = ? AND status IN ('queued','awaiting_approval','running','verifying')`,
+    )
       .all(pid)
       .map((r) => decodeText(r, 'jobs', 'id'));
   }
@@ -295,20 +326,43 @@ export class Store implements GafferStore {
   appendEvents(jobId: string, events: readonly NewJobEvent[], patch: JobPatch = {}): JobEvent[] {
     if (events.length === 0) return [];
     const now = Date.now() / 1000;
-    const split = events.map(({ name, event: kind, message, ts, ...extra }) => ({ extra, name, kind, message, stamped: ts ?? now }));
+    const split = events.map(({ name, event: kind, message, ts, ...extra }) => ({
+      extra,
+      name,
+      kind,
+      message,
+      stamped: ts ?? now,
+    }));
     const { columns, values } = encodeJobPatch(patch);
     const sets = columns.length === 0 ? '' : columns.map((c) => `, ${c} = ?`).join('');
     const rows = split.map((e) => [e.stamped, e.name, e.kind, e.message, encodeEventData(e.extra)]);
     const last = this.#append.immediate(jobId, sets, values, rows);
     this.#committed();
     const first = last - split.length + 1;
-    return split.map((e, i) => ({ ...e.extra, seq: first + i, ts: e.stamped, name: e.name, event: e.kind, message: e.message }));
+    return split.map((e, i) => ({
+      ...e.extra,
+      seq: first + i,
+      ts: e.stamped,
+      name: e.name,
+      event: e.kind,
+      message: e.message,
+    }));
   }
 
   /** Numbers the rows after the job's last event, inserts them; answers the last number. */
   #appendNow(jobId: string, sets: string, values: unknown[], rows: unknown[][]): number {
-    const last = decodeNumber(this.#prepare(`UPDATE jobs SET seq = seq + ?${sets} WHERE id = ? RETURNING seq`).get(rows.length, ...values, jobId), 'jobs', 'seq');
-    const insert = this.#prepare('INSERT INTO events (job_id, seq, ts, name, event, message, data_json) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    const last = decodeNumber(
+      this.#prepare(`UPDATE jobs SET seq = seq + ?${sets} WHERE id = ? RETURNING seq`).get(
+        rows.length,
+        ...values,
+        jobId,
+      ),
+      'jobs',
+      'seq',
+    );
+    const insert = this.#prepare(
+      'INSERT INTO events (job_id, seq, ts, name, event, message, data_json) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
     rows.forEach((row, i) => insert.run(jobId, last - rows.length + 1 + i, ...row));
     this.#appendsSincePrune += rows.length;
     if (this.#appendsSincePrune >= 500) {
@@ -320,22 +374,40 @@ export class Store implements GafferStore {
 
   /** Events after `afterSeq`, oldest first. */
   listEvents(jobId: string, afterSeq = 0, limit = EVENTS_KEPT): JobEvent[] {
-    return this.#prepare('SELECT * FROM events WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(jobId, afterSeq, limit).map(decodeEvent);
+    return this.#prepare('SELECT * FROM events WHERE job_id = ? AND seq > ? ORDER BY seq LIMIT ?')
+      .all(jobId, afterSeq, limit)
+      .map(decodeEvent);
   }
 
   insertAttempt(a: NewAttempt): void {
     this.#prepare(
       `INSERT INTO attempts (job_id, worker, task, attempt, role, runner, model, entry, provider, status, queued_at, log_file, ord, machine_json)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(a.jobId, a.worker, a.task, a.attempt, a.role, a.runner, a.model, a.entry, a.provider, a.status, a.queuedAt, a.logFile, a.ord, a.machine ? JSON.stringify(a.machine) : null);
+    ).run(
+      a.jobId,
+      a.worker,
+      a.task,
+      a.attempt,
+      a.role,
+      a.runner,
+      a.model,
+      a.entry,
+      a.provider,
+      a.status,
+      a.queuedAt,
+      a.logFile,
+      a.ord,
+      a.machine ? JSON.stringify(a.machine) : null,
+    );
     this.#committed();
   }
 
   updateAttempt(jobId: string, worker: string, patch: AttemptPatch): void {
     const { columns, values } = encodeAttemptPatch(patch);
     if (columns.length === 0) return;
-    this.#prepare(`UPDATE attempts SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE job_id = ? AND worker = ?`).run(...values, jobId, worker);
+    this.#prepare(
+      `UPDATE attempts SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE job_id = ? AND worker = ?`,
+    ).run(...values, jobId, worker);
     this.#committed();
   }
 
@@ -360,8 +432,9 @@ export class Store implements GafferStore {
       if (holder.jobId === jobId) continue;
       return { ok: false, holder, isHolderDead: !isHolderAlive(holder) };
     }
-    this.#prepare('INSERT OR REPLACE INTO workspace_locks (workspace, job_id, pid, pid_start, acquired) VALUES (?, ?, ?, ?, ?)')
-      .run(workspace, jobId, pid, pidStart, Date.now() / 1000);
+    this.#prepare(
+      'INSERT OR REPLACE INTO workspace_locks (workspace, job_id, pid, pid_start, acquired) VALUES (?, ?, ?, ?, ?)',
+    ).run(workspace, jobId, pid, pidStart, Date.now() / 1000);
     return { ok: true };
   }
 
@@ -378,19 +451,32 @@ export class Store implements GafferStore {
 
   /** Opens the asks of a job's tasks (spec 05), in task order; an ask already there is kept as it is. */
   openAsks(jobId: string, asks: readonly AskJson[], at: number): void {
-    const insert = this.#prepare('INSERT OR IGNORE INTO asks (job_id, task, ord, ask_json, opened) VALUES (?, ?, ?, ?, ?)');
+    const insert = this.#prepare(
+      'INSERT OR IGNORE INTO asks (job_id, task, ord, ask_json, opened) VALUES (?, ?, ?, ?, ?)',
+    );
     this.db.transaction(() => {
-      asks.forEach(({ answer: _open, note: _note, answered_by: _by, ...ask }, i) => insert.run(jobId, ask.task, i, JSON.stringify(ask), at));
+      asks.forEach(({ answer: _open, note: _note, answered_by: _by, ...ask }, i) =>
+        insert.run(jobId, ask.task, i, JSON.stringify(ask), at),
+      );
     })();
     this.#committed();
   }
 
   /** Answers a job's open asks, by task (`answeredBy` null: a person); the asks already answered keep their answer. Returns the tasks answered now. */
-  answerAsks(jobId: string, answers: ReadonlyMap<string, boolean>, note: string | null, answeredBy: string | null, at: number): string[] {
-    const update = this.#prepare('UPDATE asks SET answer = ?, note = ?, answered_by = ?, answered = ? WHERE job_id = ? AND task = ? AND answer IS NULL');
+  answerAsks(
+    jobId: string,
+    answers: ReadonlyMap<string, boolean>,
+    note: string | null,
+    answeredBy: string | null,
+    at: number,
+  ): string[] {
+    const update = this.#prepare(
+      'UPDATE asks SET answer = ?, note = ?, answered_by = ?, answered = ? WHERE job_id = ? AND task = ? AND answer IS NULL',
+    );
     const done: string[] = [];
     this.db.transaction(() => {
-      for (const [task, yes] of answers) if (update.run(yes ? 1 : 0, note, answeredBy, at, jobId, task).changes > 0) done.push(task);
+      for (const [task, yes] of answers)
+        if (update.run(yes ? 1 : 0, note, answeredBy, at, jobId, task).changes > 0) done.push(task);
     })();
     this.#committed();
     return done;
@@ -408,7 +494,12 @@ export class Store implements GafferStore {
 
   /** Records a process group started for a job while it runs (see JobProcessRow). */
   recordJobProcess(p: JobProcessRow): void {
-    this.#prepare('INSERT OR REPLACE INTO job_processes (job_id, pgid, pg_start, what) VALUES (?, ?, ?, ?)').run(p.jobId, p.pgid, p.pgStart, p.what);
+    this.#prepare('INSERT OR REPLACE INTO job_processes (job_id, pgid, pg_start, what) VALUES (?, ?, ?, ?)').run(
+      p.jobId,
+      p.pgid,
+      p.pgStart,
+      p.what,
+    );
   }
 
   /** Forgets a recorded process group once it is gone. */
@@ -440,7 +531,9 @@ export class Store implements GafferStore {
 
   /** `recent` counts of spec 02 `/api/stats`: `failed` counts `error` and `interrupted`. */
   countRecent(owner: string | null): RecentCounts {
-    const rows = this.#prepare(`SELECT status, count(*) AS n FROM jobs ${owner !== null ? 'WHERE owner = ?' : ''} GROUP BY status`)
+    const rows = this.#prepare(
+      `SELECT status, count(*) AS n FROM jobs ${owner !== null ? 'WHERE owner = ?' : ''} GROUP BY status`,
+    )
       .all(...(owner !== null ? [owner] : []))
       .map((r) => ({ status: decodeText(r, 'jobs', 'status'), n: decodeNumber(r, 'jobs', 'n') }));
     const by = new Map(rows.map((r) => [r.status, r.n]));
@@ -468,8 +561,9 @@ export class Store implements GafferStore {
   }
 
   recordSpend(jobId: string, worker: string, spend: Spend): void {
-    this.#prepare('UPDATE attempts SET billing = ?, spend_usd = ?, spend_requests = ?, spend_tokens = ?, spend_seconds = ? WHERE job_id = ? AND worker = ?')
-      .run(spend.billing, spend.usd, spend.requests, spend.tokens, spend.seconds, jobId, worker);
+    this.#prepare(
+      'UPDATE attempts SET billing = ?, spend_usd = ?, spend_requests = ?, spend_tokens = ?, spend_seconds = ? WHERE job_id = ? AND worker = ?',
+    ).run(spend.billing, spend.usd, spend.requests, spend.tokens, spend.seconds, jobId, worker);
     this.#committed();
   }
 
@@ -481,12 +575,21 @@ export class Store implements GafferStore {
        WHERE finished >= ? AND billing IS NOT NULL AND coalesce(provider, runner) = ? ${q.entry !== null ? 'AND entry = ?' : ''}`,
     )
       .all(q.since, q.provider, ...(q.entry !== null ? [q.entry] : []))
-      .map((r) => ({ at: decodeNumber(r, 'attempts', 'finished'), amount: decodeNumberOrNull(r, 'attempts', 'amount') }));
+      .map((r) => ({
+        at: decodeNumber(r, 'attempts', 'finished'),
+        amount: decodeNumberOrNull(r, 'attempts', 'amount'),
+      }));
   }
 
-  rerouteAttempt(jobId: string, worker: string, route: { runner: string; model: string | null; entry: string | null; provider: string | null }, why: string): void {
-    this.#prepare('UPDATE attempts SET runner = ?, model = ?, entry = ?, provider = ?, route_why = ? WHERE job_id = ? AND worker = ?')
-      .run(route.runner, route.model, route.entry, route.provider, why, jobId, worker);
+  rerouteAttempt(
+    jobId: string,
+    worker: string,
+    route: { runner: string; model: string | null; entry: string | null; provider: string | null },
+    why: string,
+  ): void {
+    this.#prepare(
+      'UPDATE attempts SET runner = ?, model = ?, entry = ?, provider = ?, route_why = ? WHERE job_id = ? AND worker = ?',
+    ).run(route.runner, route.model, route.entry, route.provider, why, jobId, worker);
     this.#committed();
   }
 
@@ -551,19 +654,37 @@ export class Store implements GafferStore {
 
   /** Logs a task's outcome on one rung with its job's owner; false when the job already logged it (nothing written). */
   recordOutcome(o: OutcomeRecord, owner: string | null): boolean {
-    const inserted = this.#prepare(
-      `INSERT OR IGNORE INTO outcomes (job_id, task, rung, owner, ts, type, runner, model, provider, entry, status, gates_passed, escalated_to, returned, attempts, cost_usd)
+    const inserted =
+      this.#prepare(
+        `INSERT OR IGNORE INTO outcomes (job_id, task, rung, owner, ts, type, runner, model, provider, entry, status, gates_passed, escalated_to, returned, attempts, cost_usd)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(o.job, o.task, o.rung, owner, Date.parse(o.ts) / 1000, o.type, o.runner, o.model, o.provider, o.entry, o.status, o.gates_passed ? 1 : 0, o.escalated_to, o.returned ? 1 : 0, o.attempts, o.cost_usd)
-    .changes > 0;
+      ).run(
+        o.job,
+        o.task,
+        o.rung,
+        owner,
+        Date.parse(o.ts) / 1000,
+        o.type,
+        o.runner,
+        o.model,
+        o.provider,
+        o.entry,
+        o.status,
+        o.gates_passed ? 1 : 0,
+        o.escalated_to,
+        o.returned ? 1 : 0,
+        o.attempts,
+        o.cost_usd,
+      ).changes > 0;
     this.#committed();
     return inserted;
   }
 
   /** Outcomes counted by (type, runner, model, provider, status), of one owner's jobs or (null) of all: one grouped read, no row parsed. */
   countOutcomes(owner: string | null): OutcomeCount[] {
-    return this.#prepare(`SELECT type, runner, model, provider, status, count(*) AS n FROM outcomes ${owner !== null ? 'WHERE owner = ?' : ''} GROUP BY type, runner, model, provider, status`)
+    return this.#prepare(
+      `SELECT type, runner, model, provider, status, count(*) AS n FROM outcomes ${owner !== null ? 'WHERE owner = ?' : ''} GROUP BY type, runner, model, provider, status`,
+    )
       .all(...(owner !== null ? [owner] : []))
       .map(decodeOutcomeCount);
   }
@@ -574,7 +695,20 @@ export class Store implements GafferStore {
     const insert = this.#prepare(
       `INSERT OR IGNORE INTO objective_evidence (job_id, objective, workspace, owner, ts, status, files_changed, confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    this.db.transaction(() => rows.forEach((e) => insert.run(e.job_id, e.objective, e.workspace, owner, e.ts, e.status, JSON.stringify(e.files_changed), e.confidence)))();
+    this.db.transaction(() =>
+      rows.forEach((e) =>
+        insert.run(
+          e.job_id,
+          e.objective,
+          e.workspace,
+          owner,
+          e.ts,
+          e.status,
+          JSON.stringify(e.files_changed),
+          e.confidence,
+        ),
+      ),
+    )();
     this.#committed();
   }
 
@@ -583,10 +717,16 @@ export class Store implements GafferStore {
     const columns = 'job_id, objective, workspace, ts, status, files_changed, confidence';
     const rows =
       'jobId' in by
-        ? this.#prepare(`SELECT ${columns} FROM objective_evidence WHERE job_id = ? ORDER BY ts, objective`).all(by.jobId)
+        ? this.#prepare(`SELECT ${columns} FROM objective_evidence WHERE job_id = ? ORDER BY ts, objective`).all(
+            by.jobId,
+          )
         : by.objective !== undefined
-          ? this.#prepare(`SELECT ${columns} FROM objective_evidence WHERE workspace = ? AND objective = ? ORDER BY ts, job_id`).all(by.workspace, by.objective)
-          : this.#prepare(`SELECT ${columns} FROM objective_evidence WHERE workspace = ? ORDER BY ts, objective, job_id`).all(by.workspace);
+          ? this.#prepare(
+              `SELECT ${columns} FROM objective_evidence WHERE workspace = ? AND objective = ? ORDER BY ts, job_id`,
+            ).all(by.workspace, by.objective)
+          : this.#prepare(
+              `SELECT ${columns} FROM objective_evidence WHERE workspace = ? ORDER BY ts, objective, job_id`,
+            ).all(by.workspace);
     return rows.map(decodeObjectiveEvidence);
   }
 
@@ -596,11 +736,20 @@ export class Store implements GafferStore {
       `SELECT entry, sum(status = 'passed') AS accepted, count(*) AS total FROM outcomes
        WHERE type = ? AND entry IS NOT NULL AND status NOT IN ('not_dispatched', 'abstained') GROUP BY entry`,
     ).all(type);
-    return new Map(rows.map((r) => [decodeText(r, 'outcomes', 'entry'), { accepted: decodeNumber(r, 'outcomes', 'accepted'), total: decodeNumber(r, 'outcomes', 'total') }]));
+    return new Map(
+      rows.map((r) => [
+        decodeText(r, 'outcomes', 'entry'),
+        { accepted: decodeNumber(r, 'outcomes', 'accepted'), total: decodeNumber(r, 'outcomes', 'total') },
+      ]),
+    );
   }
 
   /** Ids of every job still stored. */
   listJobIds(): Set<string> {
-    return new Set(this.#prepare('SELECT id FROM jobs').all().map((r) => decodeText(r, 'jobs', 'id')));
+    return new Set(
+      this.#prepare('SELECT id FROM jobs')
+        .all()
+        .map((r) => decodeText(r, 'jobs', 'id')),
+    );
   }
 }

@@ -16,12 +16,24 @@ const LOCKFILE_MAX_BYTES = 64 << 20;
 export const LINKED_DEPENDENCY_DIRS = ['node_modules', '.venv', 'venv', 'target'] as const;
 
 /** Lockfiles whose content is part of the baseline cache key. */
-const LOCKFILES = ['package-lock.json', 'pnpm-lock.yaml', 'yarn.lock', 'bun.lockb', 'bun.lock', 'poetry.lock', 'uv.lock', 'requirements.txt', 'go.sum', 'Cargo.lock'];
+const LOCKFILES = [
+  'package-lock.json',
+  'pnpm-lock.yaml',
+  'yarn.lock',
+  'bun.lockb',
+  'bun.lock',
+  'poetry.lock',
+  'uv.lock',
+  'requirements.txt',
+  'go.sum',
+  'Cargo.lock',
+];
 
 /** Why a baseline cannot be made, or null when it can. */
 export function whyNoBaseline(pre: Snapshot | null): string | null {
   if (pre === null) return 'no checkpoint';
-  if (pre.source !== 'checkpoint' || !pre.gitDir) return 'the checkpoint is mtime evidence: its content was not recorded';
+  if (pre.source !== 'checkpoint' || !pre.gitDir)
+    return 'the checkpoint is mtime evidence: its content was not recorded';
   return null;
 }
 
@@ -56,11 +68,22 @@ export async function exportCheckpoint(pre: Snapshot, dir: string, timeoutMs = 1
  * Writes `paths` (every path when empty) of a snapshot's content into an existing `dir`, over what
  * is there: how a copy of the new tree gets the checkpoint's tests back.
  */
-export async function extractFromSnapshot(snap: Snapshot, dir: string, paths: string[], timeoutMs = 120_000): Promise<void> {
+export async function extractFromSnapshot(
+  snap: Snapshot,
+  dir: string,
+  paths: string[],
+  timeoutMs = 120_000,
+): Promise<void> {
   if (!snap.gitDir) throw new Error('exportCheckpoint: the snapshot has no shadow repository');
   await new Promise<void>((resolve, reject) => {
     // literal pathspecs: a file named `*.js` is that file, not a glob
-    const args = [`--git-dir=${snap.gitDir}`, 'archive', '--format=tar', snap.id, ...(paths.length > 0 ? ['--', ...paths] : [])];
+    const args = [
+      `--git-dir=${snap.gitDir}`,
+      'archive',
+      '--format=tar',
+      snap.id,
+      ...(paths.length > 0 ? ['--', ...paths] : []),
+    ];
     const call = ownedGitCall(args, dir, { GIT_LITERAL_PATHSPECS: '1' });
     if (call.refusal !== null) throw new Error(call.refusal);
     const git = spawn('git', call.args, { env: call.env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -80,7 +103,12 @@ export async function extractFromSnapshot(snap: Snapshot, dir: string, paths: st
     void Promise.all([closed(git), closed(tar)]).then(([gitCode, tarCode]) => {
       clearTimeout(timer);
       if (gitCode === 0 && tarCode === 0) resolve();
-      else reject(new Error(`exporting checkpoint ${snap.id.slice(0, 12)} failed: ${stderr.trim() || `git ${gitCode}, tar ${tarCode}`}`));
+      else
+        reject(
+          new Error(
+            `exporting checkpoint ${snap.id.slice(0, 12)} failed: ${stderr.trim() || `git ${gitCode}, tar ${tarCode}`}`,
+          ),
+        );
     });
   });
 }

@@ -22,15 +22,26 @@ export function verificationArtifact(v: VerificationJson, changedPaths: string[]
 }
 
 /** Compares two artifacts: equal after normalization, or a line similarity ≥ 0.95. */
-export function compareArtifacts(a: string, b: string): { converged: boolean; score: number; confidence: 'high' | 'medium'; reason: string } {
-  if (a === b) return { converged: true, score: 1, confidence: 'high', reason: 'the round left the same failures, output and changes as the one before' };
+export function compareArtifacts(
+  a: string,
+  b: string,
+): { converged: boolean; score: number; confidence: 'high' | 'medium'; reason: string } {
+  if (a === b)
+    return {
+      converged: true,
+      score: 1,
+      confidence: 'high',
+      reason: 'the round left the same failures, output and changes as the one before',
+    };
   const score = lineSimilarity(a, b);
   const converged = score >= SIMILARITY_THRESHOLD;
   return {
     converged,
     score: Math.round(score * 1000) / 1000,
     confidence: 'medium',
-    reason: converged ? `the round left nearly the same artifact (line similarity ${score.toFixed(2)})` : 'the round changed the outcome',
+    reason: converged
+      ? `the round left nearly the same artifact (line similarity ${score.toFixed(2)})`
+      : 'the round changed the outcome',
   };
 }
 

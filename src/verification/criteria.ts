@@ -16,7 +16,17 @@ const CONTAINS_CAP = 10 * 1024 * 1024;
 /** Most entries looked at to resolve a bare file name ("api.ts") to the one file of that name. */
 const RESOLVE_ENTRIES_CAP = 20_000;
 // folders a bare name is never resolved into: dependencies and tool caches, not the project's files
-const RESOLVE_SKIP = new Set(['.git', 'node_modules', '.venv', 'venv', 'target', '__pycache__', '.tox', '.pytest_cache', '.mypy_cache']);
+const RESOLVE_SKIP = new Set([
+  '.git',
+  'node_modules',
+  '.venv',
+  'venv',
+  'target',
+  '__pycache__',
+  '.tox',
+  '.pytest_cache',
+  '.mypy_cache',
+]);
 /** Output of a failed command criterion kept in its `why`. */
 const WHY_CHARS = 160;
 
@@ -70,27 +80,52 @@ export async function checkCriteria(input: CriteriaInput): Promise<CriteriaCheck
   let commands = 0;
   for (const { text, label } of listed) {
     const form = parseCriterion(text);
-    const outcome: Outcome = form === null ? { result: 'unchecked' } : form.kind === 'command' ? await runCommand(form.command, input, commands++) : checkForm(form, workspace, input.verification);
+    const outcome: Outcome =
+      form === null
+        ? { result: 'unchecked' }
+        : form.kind === 'command'
+          ? await runCommand(form.command, input, commands++)
+          : checkForm(form, workspace, input.verification);
     check[outcome.result].push(label);
-    if (form !== null && outcome.result !== 'met' && outcome.why !== undefined) details.push({ criterion: label, check: form.kind, why: outcome.why });
+    if (form !== null && outcome.result !== 'met' && outcome.why !== undefined)
+      details.push({ criterion: label, check: form.kind, why: outcome.why });
   }
   check.complete = check.unmet.length === 0 && check.unchecked.length === 0;
   return details.length > 0 ? { ...check, details } : check;
 }
 
 /** The job's and its tasks' criteria checked together, or null when the request declares none. */
-export async function checkJobCriteria(spec: Pick<JobSpec, 'criteria' | 'tasks' | 'workspace' | 'verify_timeout_s'>, observed: Omit<CriteriaInput, 'criteria' | 'taskCriteria' | 'workspace' | 'timeoutS'>): Promise<CriteriaCheckJson | null> {
-  const taskCriteria = spec.tasks.filter((t) => t.criteria.length > 0).map((t) => ({ task: t.name, criteria: t.criteria }));
+export async function checkJobCriteria(
+  spec: Pick<JobSpec, 'criteria' | 'tasks' | 'workspace' | 'verify_timeout_s'>,
+  observed: Omit<CriteriaInput, 'criteria' | 'taskCriteria' | 'workspace' | 'timeoutS'>,
+): Promise<CriteriaCheckJson | null> {
+  const taskCriteria = spec.tasks
+    .filter((t) => t.criteria.length > 0)
+    .map((t) => ({ task: t.name, criteria: t.criteria }));
   if (spec.criteria.length === 0 && taskCriteria.length === 0) return null;
-  return checkCriteria({ ...observed, criteria: spec.criteria, taskCriteria, workspace: spec.workspace, timeoutS: spec.verify_timeout_s });
+  return checkCriteria({
+    ...observed,
+    criteria: spec.criteria,
+    taskCriteria,
+    workspace: spec.workspace,
+    timeoutS: spec.verify_timeout_s,
+  });
 }
 
-function checkForm(form: Exclude<CriterionForm, { kind: 'command' }>, ws: WorkspaceView, v: VerificationJson | null): Outcome {
+function checkForm(
+  form: Exclude<CriterionForm, { kind: 'command' }>,
+  ws: WorkspaceView,
+  v: VerificationJson | null,
+): Outcome {
   switch (form.kind) {
     case 'tests_pass':
       if (v?.ok === true && !v.inconclusive) return { result: 'met' };
-      if (v?.ok === false && !v.inconclusive) return { result: 'unmet', why: `verification failed: ${v.summary}`.slice(0, WHY_CHARS) };
-      return { result: 'unchecked', why: v === null || !v.ran ? 'no verification ran' : 'the verification was inconclusive' };
+      if (v?.ok === false && !v.inconclusive)
+        return { result: 'unmet', why: `verification failed: ${v.summary}`.slice(0, WHY_CHARS) };
+      return {
+        result: 'unchecked',
+        why: v === null || !v.ran ? 'no verification ran' : 'the verification was inconclusive',
+      };
     case 'changes':
     case 'unchanged':
       return all(form.paths, (p) => checkChange(ws, p, form.kind === 'changes'));
@@ -108,7 +143,9 @@ function checkForm(form: Exclude<CriterionForm, { kind: 'command' }>, ws: Worksp
 /** Every path's outcome together: unmet if any is unmet, else unchecked if any is, else met. */
 function all(paths: readonly string[], one: (path: string) => Outcome): Outcome {
   const outcomes = paths.map(one);
-  return outcomes.find((o) => o.result === 'unmet') ?? outcomes.find((o) => o.result === 'unchecked') ?? { result: 'met' };
+  return (
+    outcomes.find((o) => o.result === 'unmet') ?? outcomes.find((o) => o.result === 'unchecked') ?? { result: 'met' }
+  );
 }
 
 function checkChange(ws: WorkspaceView, path: string, mustChange: boolean): Outcome {
@@ -116,14 +153,27 @@ function checkChange(ws: WorkspaceView, path: string, mustChange: boolean): Outc
   const target = ws.resolve(path);
   if (target.kind === 'ambiguous') {
     // whichever file was meant, none of that name changed: that much is certain
-    if (!ws.changed.some((c) => target.candidates.includes(c))) return mustChange ? { result: 'unmet', why: `no file named ${path} changed` } : { result: 'met' };
+    if (!ws.changed.some((c) => target.candidates.includes(c)))
+      return mustChange ? { result: 'unmet', why: `no file named ${path} changed` } : { result: 'met' };
     return { result: 'unchecked', why: target.why };
   }
   const changed = ws.changedUnder(target.path);
-  if (mustChange) return changed.length > 0 ? { result: 'met' } : { result: 'unmet', why: `${target.path} is not in the changes${target.onDisk ? '' : ' (no such path in the workspace)'}` };
-  if (changed.length > 0) return { result: 'unmet', why: `${changed.slice(0, 3).join(', ')}${changed.length > 3 ? ` +${changed.length - 3} more` : ''} changed` };
+  if (mustChange)
+    return changed.length > 0
+      ? { result: 'met' }
+      : {
+          result: 'unmet',
+          why: `${target.path} is not in the changes${target.onDisk ? '' : ' (no such path in the workspace)'}`,
+        };
+  if (changed.length > 0)
+    return {
+      result: 'unmet',
+      why: `${changed.slice(0, 3).join(', ')}${changed.length > 3 ? ` +${changed.length - 3} more` : ''} changed`,
+    };
   // a path that never existed is "unchanged" only by accident: most likely it names the wrong place
-  return target.onDisk ? { result: 'met' } : { result: 'unchecked', why: `no such path in the workspace: ${target.path} (paths are from the workspace root)` };
+  return target.onDisk
+    ? { result: 'met' }
+    : { result: 'unchecked', why: `no such path in the workspace: ${target.path} (paths are from the workspace root)` };
 }
 
 function checkContains(ws: WorkspaceView, path: string, text: string, negated: boolean): Outcome {
@@ -134,10 +184,14 @@ function checkContains(ws: WorkspaceView, path: string, text: string, negated: b
   try {
     const stat = lstatSync(abs);
     if (!stat.isFile()) return { result: 'unchecked', why: `${target.path} is not a file` };
-    if (stat.size > CONTAINS_CAP) return { result: 'unchecked', why: `${target.path} is too large to read (${stat.size} bytes)` };
+    if (stat.size > CONTAINS_CAP)
+      return { result: 'unchecked', why: `${target.path} is too large to read (${stat.size} bytes)` };
     // the lstat above and this open are apart: the open neither follows a link nor waits on a FIFO (issue 32)
     const read = readBounded(abs, { maxBytes: CONTAINS_CAP });
-    if (!read.ok) return read.missing ? { result: 'unmet', why: `${target.path} does not exist` } : { result: 'unchecked', why: `${target.path}: ${read.why}` };
+    if (!read.ok)
+      return read.missing
+        ? { result: 'unmet', why: `${target.path} does not exist` }
+        : { result: 'unchecked', why: `${target.path}: ${read.why}` };
     content = read.bytes.toString('utf8');
   } catch {
     return { result: 'unmet', why: `${target.path} does not exist` };
@@ -154,20 +208,25 @@ function checkExists(ws: WorkspaceView, path: string, created: boolean): Outcome
   if (!created) return { result: 'met' };
   if (ws.changeSet === null) return { result: 'unchecked', why: 'no change set was observed' };
   // "is created": written by the workers — a file that was already there untouched is not
-  return ws.changedUnder(target.path).length > 0 ? { result: 'met' } : { result: 'unmet', why: `${target.path} was already there and the workers did not write it` };
+  return ws.changedUnder(target.path).length > 0
+    ? { result: 'met' }
+    : { result: 'unmet', why: `${target.path} was already there and the workers did not write it` };
 }
 
 function checkAbsent(ws: WorkspaceView, path: string): Outcome {
   const target = ws.resolve(path);
   if (target.kind === 'ambiguous') return { result: 'unchecked', why: target.why };
-  return existsSync(join(ws.root, target.path)) ? { result: 'unmet', why: `${target.path} still exists` } : { result: 'met' };
+  return existsSync(join(ws.root, target.path))
+    ? { result: 'unmet', why: `${target.path} still exists` }
+    : { result: 'met' };
 }
 
 function checkParses(ws: WorkspaceView, path: string, named: ParseFormat | null): Outcome {
   const target = ws.resolve(path);
   if (target.kind === 'ambiguous') return { result: 'unchecked', why: target.why };
   const format = named ?? formatOfPath(target.path);
-  if (format === null) return { result: 'unchecked', why: `${target.path}: no format gaffer parses (json, yaml, toml)` };
+  if (format === null)
+    return { result: 'unchecked', why: `${target.path}: no format gaffer parses (json, yaml, toml)` };
   const problem = checkFile(join(ws.root, target.path), format);
   return problem === null ? { result: 'met' } : { result: 'unmet', why: `${target.path} ${problem}` };
 }
@@ -189,7 +248,12 @@ async function runCommand(command: string, input: CriteriaInput, index: number):
     ...processHooksFor(input.processes, `criterion-${index + 1}`),
   });
   const outcome = readCommandRun(run, input);
-  input.onRun?.end({ what: 'criterion', command, durationMs: run.durationMs, summary: outcome.result === 'met' ? 'met' : `${outcome.result}: ${outcome.why ?? ''}` });
+  input.onRun?.end({
+    what: 'criterion',
+    command,
+    durationMs: run.durationMs,
+    summary: outcome.result === 'met' ? 'met' : `${outcome.result}: ${outcome.why ?? ''}`,
+  });
   return outcome;
 }
 
@@ -198,7 +262,10 @@ function readCommandRun(run: SuiteRun, input: CriteriaInput): Outcome {
   if (run.cause !== null) return { result: 'unmet', why: `could not start: ${run.cause}`.slice(0, WHY_CHARS) };
   if (run.timedOut) return { result: 'unmet', why: `timed out after ${input.timeoutS} s` };
   if (run.exitCode === 0) return { result: 'met' };
-  const ended = run.signal !== null ? `killed by ${run.signal}` : `exit ${run.exitCode ?? 'unknown'}${run.exitCode === 127 ? ' (command not found)' : ''}`;
+  const ended =
+    run.signal !== null
+      ? `killed by ${run.signal}`
+      : `exit ${run.exitCode ?? 'unknown'}${run.exitCode === 127 ? ' (command not found)' : ''}`;
   const line = lastLine(run.tail);
   return { result: 'unmet', why: `${ended}${line === '' ? '' : `: ${line}`}`.slice(0, WHY_CHARS) };
 }
@@ -207,7 +274,8 @@ function lastLine(text: string): string {
   return (text.trimEnd().split('\n').at(-1) ?? '').trim();
 }
 
-type Target = { kind: 'path'; path: string; onDisk: boolean } | { kind: 'ambiguous'; candidates: string[]; why: string };
+type Target =
+  { kind: 'path'; path: string; onDisk: boolean } | { kind: 'ambiguous'; candidates: string[]; why: string };
 
 /** The workspace as the criteria see it: the files now, the observed changes, and bare names resolved. */
 class WorkspaceView {
@@ -233,15 +301,27 @@ class WorkspaceView {
    */
   resolve(written: string): Target {
     const path = written.replace(/\/$/, '');
-    if (path !== written) return { kind: 'path', path, onDisk: this.#exists(path) || this.changedUnder(path).length > 0 };
+    if (path !== written)
+      return { kind: 'path', path, onDisk: this.#exists(path) || this.changedUnder(path).length > 0 };
     const here = this.#exists(path) || this.changedUnder(path).length > 0;
     if (path.includes('/') || here) return { kind: 'path', path, onDisk: here };
     const names = this.#names();
-    if (names === null) return { kind: 'ambiguous', candidates: this.changed.filter((c) => c.endsWith(`/${path}`)), why: `${path}: too many files to find the one of that name; give its folder` };
-    const candidates = [...new Set([...(names.get(path) ?? []), ...this.changed.filter((c) => c.endsWith(`/${path}`))])].sort();
+    if (names === null)
+      return {
+        kind: 'ambiguous',
+        candidates: this.changed.filter((c) => c.endsWith(`/${path}`)),
+        why: `${path}: too many files to find the one of that name; give its folder`,
+      };
+    const candidates = [
+      ...new Set([...(names.get(path) ?? []), ...this.changed.filter((c) => c.endsWith(`/${path}`))]),
+    ].sort();
     if (candidates.length === 1) return { kind: 'path', path: candidates[0] as string, onDisk: true };
     if (candidates.length === 0) return { kind: 'path', path, onDisk: false };
-    return { kind: 'ambiguous', candidates, why: `${candidates.length} files are named ${path} (${candidates.slice(0, 3).join(', ')}${candidates.length > 3 ? ', …' : ''}); give its folder` };
+    return {
+      kind: 'ambiguous',
+      candidates,
+      why: `${candidates.length} files are named ${path} (${candidates.slice(0, 3).join(', ')}${candidates.length > 3 ? ', …' : ''}); give its folder`,
+    };
   }
 
   #exists(path: string): boolean {

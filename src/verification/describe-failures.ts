@@ -7,7 +7,6 @@ import type { VerificationJson } from '../domain/result.js';
 /** How much of the output's tail the account keeps. */
 export const FAILURES_TAIL_CHARS = 2_000;
 
-
 /** What failed, in words: the block a fixer and a climbing rung both read. */
 export function describeFailures(v: VerificationJson): string {
   const preExisting = new Set(v.pre_existing);
@@ -33,7 +32,9 @@ export function describeFailures(v: VerificationJson): string {
     '',
     'Failing tests:',
     ...failing,
-    ...(missing.length > 0 ? ['', `Tests that ran at the checkpoint and did not run now (${missing.length}): ${missing.join(', ')}`] : []),
+    ...(missing.length > 0
+      ? ['', `Tests that ran at the checkpoint and did not run now (${missing.length}): ${missing.join(', ')}`]
+      : []),
     // spec 03: the checkpoint's tests judge the work; a fixer that edits them again is judged the same way
     ...(original?.blocking
       ? [

@@ -30,7 +30,11 @@ const NPM_PLACEHOLDER = /no test specified/i;
  * a FIFO, a device, a link out of the workspace or a giant is not read (issue 32): each is named in
  * `refused` (`package.json: a FIFO, not a regular file: not read`) and detection goes on without it.
  */
-export function detectTestCommand(workspace: string, hints: WorkspaceHints, refused: string[] = []): DetectedCommand | null {
+export function detectTestCommand(
+  workspace: string,
+  hints: WorkspaceHints,
+  refused: string[] = [],
+): DetectedCommand | null {
   const readText = (name: string): string | null => {
     const read = readBounded(join(workspace, name), { maxBytes: MANIFEST_MAX_BYTES, within: workspace });
     if (!read.ok && !read.missing) refused.push(`${name}: ${read.why}`);
@@ -65,13 +69,25 @@ function detectNode(workspace: string, readText: ReadText): DetectedCommand | nu
   }
   if (typeof test !== 'string' || !test.trim() || NPM_PLACEHOLDER.test(test)) return null;
   const has = (f: string) => existsSync(join(workspace, f));
-  const manager = has('pnpm-lock.yaml') ? 'pnpm' : has('yarn.lock') ? 'yarn' : has('bun.lockb') || has('bun.lock') ? 'bun' : 'npm';
+  const manager = has('pnpm-lock.yaml')
+    ? 'pnpm'
+    : has('yarn.lock')
+      ? 'yarn'
+      : has('bun.lockb') || has('bun.lock')
+        ? 'bun'
+        : 'npm';
   const script = readTestScript(text);
   const framework = script?.framework ? { framework: script.framework } : {};
   // issue 33: a script that also lints, type-checks or audits runs its test runner alone, with the project's
   // node_modules/.bin on PATH as the script would have it (not where bun or Yarn Plug'n'Play keep no such folder)
   if (script?.testsOnly && manager !== 'bun' && !has('.pnp.cjs')) {
-    return { command: testsOnlyCommand(script.testsOnly), kind: 'node', mode: 'auto', ...framework, skipped: script.leftOut };
+    return {
+      command: testsOnlyCommand(script.testsOnly),
+      kind: 'node',
+      mode: 'auto',
+      ...framework,
+      skipped: script.leftOut,
+    };
   }
   // `bun test` is bun's own test runner, not the project's script
   return { command: manager === 'bun' ? 'bun run test' : `${manager} test`, kind: 'node', mode: 'auto', ...framework };
@@ -82,7 +98,11 @@ function detectPytest(workspace: string, readText: ReadText): DetectedCommand | 
     const text = readText(f);
     return text !== null && (f === 'pytest.ini' || /pytest/.test(text));
   });
-  const signs = mentionsPytest || existsSync(join(workspace, 'conftest.py')) || hasTestsDirTests(workspace) || hasPackageTests(workspace);
+  const signs =
+    mentionsPytest ||
+    existsSync(join(workspace, 'conftest.py')) ||
+    hasTestsDirTests(workspace) ||
+    hasPackageTests(workspace);
   if (!signs) return null;
   const venvPython = join(workspace, '.venv', 'bin', 'python');
   const python = existsSync(venvPython) ? '.venv/bin/python' : 'python3';
@@ -98,7 +118,17 @@ function hasTestsDirTests(dir: string): boolean {
 }
 
 // folders that hold no package of the project's own: never looked into
-const NOT_PACKAGES = new Set(['node_modules', 'venv', 'env', '__pycache__', 'dist', 'build', 'site-packages', 'target', 'docs']);
+const NOT_PACKAGES = new Set([
+  'node_modules',
+  'venv',
+  'env',
+  '__pycache__',
+  'dist',
+  'build',
+  'site-packages',
+  'target',
+  'docs',
+]);
 const PACKAGES_LOOKED_AT = 200;
 
 /** `<pkg>/tests/test_*.py` one level down (tests shipped inside the package, no pytest config): no deeper walk. */

@@ -49,7 +49,8 @@ const CODE_FRAME = /^\s*>?\s*\d+\s*(\||: )/;
 // a report that follows its details (bun prints the assertion, then `(fail) name`)
 const TRAILER = /^\(fail\) /;
 // framework chatter inside a report that tells nothing about the failure
-const NOISE = /^\s*(---\s*$|\.\.\.|duration_ms:|failureType:|type: 'suite'|columnNumber:|typeName:|isToplevel:|stack backtrace:|note: Some details are omitted)/;
+const NOISE =
+  /^\s*(---\s*$|\.\.\.|duration_ms:|failureType:|type: 'suite'|columnNumber:|typeName:|isToplevel:|stack backtrace:|note: Some details are omitted)/;
 // a stack frame: only the first few of a run of them are kept
 const FRAME = /^\s*(at\s|\d+: \S)|\(\S*:\d+(:\d+)?\)(\s*\(.*\))?\s*$|^\s+at \S+:\d+/;
 // the end of a TAP diagnostic block: the report ends with it
@@ -69,7 +70,9 @@ export function failureExcerpts(output: string, ids: readonly string[], opts: Ex
   const out: FailureExcerpt[] = [];
   let total = 0;
   for (const id of named.slice(0, bounds.ids)) {
-    const rivals = others.filter((o) => o.id !== id && !lastSegment(id).includes(lastSegment(o.id))).map((o) => o.needle);
+    const rivals = others
+      .filter((o) => o.id !== id && !lastSegment(id).includes(lastSegment(o.id)))
+      .map((o) => o.needle);
     const block = bestBlock(lines, id, rivals, bounds.lines);
     if (block === null) continue;
     const room = Math.min(bounds.chars, bounds.total - total);
@@ -110,7 +113,12 @@ function goJsonOutput(line: string): string | null | undefined {
 
 /** The test's own name: the id's last segment (`file > suite > name`, `file.py::name`). */
 function lastSegment(id: string): string {
-  return id.split(/ > | › |::/).at(-1)?.trim() ?? id;
+  return (
+    id
+      .split(/ > | › |::/)
+      .at(-1)
+      ?.trim() ?? id
+  );
 }
 
 /**
@@ -153,7 +161,9 @@ function bestBlock(lines: readonly string[], id: string, rivals: readonly RegExp
     const block = blockAt(lines, at, own, rivals, maxLines);
     // the name line itself (`✘ [fail]: name`) says nothing of why
     const header = lines[at] ?? '';
-    const score = block.filter((l) => l.trim() !== header.trim() && !CODE_FRAME.test(l) && MARKER.test(l)).length * 10 + block.length;
+    const score =
+      block.filter((l) => l.trim() !== header.trim() && !CODE_FRAME.test(l) && MARKER.test(l)).length * 10 +
+      block.length;
     if (best === null || score > best.score) best = { block, score };
   }
   return best?.block ?? null;
@@ -164,7 +174,13 @@ function bestBlock(lines: readonly string[], id: string, rivals: readonly RegExp
  * lines before it, back to the previous report, for a framework that names the test last), filtered
  * and capped.
  */
-function blockAt(lines: readonly string[], at: number, own: readonly RegExp[], rivals: readonly RegExp[], maxLines: number): string[] {
+function blockAt(
+  lines: readonly string[],
+  at: number,
+  own: readonly RegExp[],
+  rivals: readonly RegExp[],
+  maxLines: number,
+): string[] {
   const header = lines[at] ?? '';
   const backward = TRAILER.test(header);
   const raw: string[] = [];

@@ -43,7 +43,19 @@ const TEST_PATH_RULES: readonly RegExp[] = [
 ];
 
 /** `package.json` keys that change what `npm test` runs or how the test runner behaves. */
-const PACKAGE_TEST_KEYS = ['jest', 'ava', 'mocha', 'tap', 'c8', 'nyc', 'vitest', 'jasmine', 'type', 'imports', 'workspaces'];
+const PACKAGE_TEST_KEYS = [
+  'jest',
+  'ava',
+  'mocha',
+  'tap',
+  'c8',
+  'nyc',
+  'vitest',
+  'jasmine',
+  'type',
+  'imports',
+  'workspaces',
+];
 
 /** One test or harness path the workers changed, with how it changed. */
 export interface HarnessChange {
@@ -70,7 +82,11 @@ export function describeHarnessChange(c: HarnessChange): string {
  * The test and harness files the workers changed. A `package.json` counts when its scripts or a
  * test-runner key differ from the checkpoint's (a dependency bump does not).
  */
-export async function findHarnessChanges(changes: ChangeSet, pre: Snapshot | null, workspace: string): Promise<HarnessChange[]> {
+export async function findHarnessChanges(
+  changes: ChangeSet,
+  pre: Snapshot | null,
+  workspace: string,
+): Promise<HarnessChange[]> {
   const found: HarnessChange[] = [];
   const kinds = [
     ['added', changes.added],
@@ -105,9 +121,16 @@ export function withHiddenByIgnore(found: HarnessChange[], changes: ChangeSet, p
   const more: HarnessChange[] = [];
   const added = new Set(changes.added);
   const modified = new Set(changes.modified);
-  for (const p of hidden) if (!have.has(p) && (added.has(p) || modified.has(p))) more.push({ path: p, change: added.has(p) ? 'added' : 'modified' });
-  for (const [change, paths] of [['added', changes.added], ['modified', changes.modified], ['deleted', changes.deleted]] as const) {
-    for (const p of paths) if ((p === '.gitignore' || p.endsWith('/.gitignore')) && !have.has(p)) more.push({ path: p, change });
+  for (const p of hidden)
+    if (!have.has(p) && (added.has(p) || modified.has(p)))
+      more.push({ path: p, change: added.has(p) ? 'added' : 'modified' });
+  for (const [change, paths] of [
+    ['added', changes.added],
+    ['modified', changes.modified],
+    ['deleted', changes.deleted],
+  ] as const) {
+    for (const p of paths)
+      if ((p === '.gitignore' || p.endsWith('/.gitignore')) && !have.has(p)) more.push({ path: p, change });
   }
   if (more.length === 0) return found;
   return [...found, ...more].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -130,9 +153,14 @@ const CODE_BYTES_READ = 32 * 1024 * 1024;
  */
 async function onlyTestsRead(candidates: HarnessChange[], pre: Snapshot, workspace: string): Promise<HarnessChange[]> {
   if (pre.source !== 'checkpoint' || !pre.gitDir) return [];
-  const listed = await runGit([`--git-dir=${pre.gitDir}`, 'ls-tree', '-r', '-z', '--name-only', pre.id], { cwd: workspace, timeoutMs: 30_000 });
+  const listed = await runGit([`--git-dir=${pre.gitDir}`, 'ls-tree', '-r', '-z', '--name-only', pre.id], {
+    cwd: workspace,
+    timeoutMs: 30_000,
+  });
   if (listed.exitCode !== 0) return [];
-  const code = splitNul(listed.stdout).filter((p) => CODE_FILE.test(p)).slice(0, CODE_FILES_READ);
+  const code = splitNul(listed.stdout)
+    .filter((p) => CODE_FILE.test(p))
+    .slice(0, CODE_FILES_READ);
   const named = new Map(candidates.map((c) => [c, { byTests: false, byCode: false }]));
   let budget = CODE_BYTES_READ;
   for (const file of code) {
@@ -169,6 +197,9 @@ async function packageTestKeysDiffer(path: string, pre: Snapshot | null, workspa
 /** A file's content at the checkpoint; null when it was not there or the checkpoint holds no content. */
 export async function readCheckpointFile(pre: Snapshot, path: string): Promise<string | null> {
   if (pre.source !== 'checkpoint' || !pre.gitDir) return null;
-  const result = await runGit([`--git-dir=${pre.gitDir}`, 'cat-file', 'blob', `${pre.id}:${path}`], { cwd: pre.workspace, timeoutMs: 30_000 });
+  const result = await runGit([`--git-dir=${pre.gitDir}`, 'cat-file', 'blob', `${pre.id}:${path}`], {
+    cwd: pre.workspace,
+    timeoutMs: 30_000,
+  });
   return result.exitCode === 0 ? result.stdout.toString('utf8') : null;
 }

@@ -30,10 +30,19 @@ export interface RunReading {
 }
 
 /** Reads one run (spec 03 "Inconclusive", the SWE-bench guards, the oracle). */
-export function readRun(run: SuiteRun, opts: { kind: string | null; timeoutS: number; expectedOutput: string | null }): RunReading {
+export function readRun(
+  run: SuiteRun,
+  opts: { kind: string | null; timeoutS: number; expectedOutput: string | null },
+): RunReading {
   const p = run.parsed;
   const counts = summarizeCounts(p);
-  const inconclusive = (summary: string): RunReading => ({ ok: null, inconclusive: true, failures: [], summary, runnerError: false });
+  const inconclusive = (summary: string): RunReading => ({
+    ok: null,
+    inconclusive: true,
+    failures: [],
+    summary,
+    runnerError: false,
+  });
   if (run.isCancelled) return inconclusive('cancelled before it finished');
   // issue 11: ended by gaffer's process-count or memory cap, like a timeout: the suite did not decide
   if (run.limit !== undefined) return inconclusive(run.limit.words);
@@ -41,20 +50,35 @@ export function readRun(run: SuiteRun, opts: { kind: string | null; timeoutS: nu
   if (run.cause !== null) return { ...inconclusive(`could not start: ${run.cause}`), couldNotStart: true };
   // sh says 127 when the command is not found, 126 when it cannot be executed
   if (run.exitCode === 127 || run.exitCode === 126) {
-    return { ...inconclusive(`the command could not run (exit ${run.exitCode}): ${lastLine(run.tail)}`), couldNotStart: true };
+    return {
+      ...inconclusive(`the command could not run (exit ${run.exitCode}): ${lastLine(run.tail)}`),
+      couldNotStart: true,
+    };
   }
   if (run.exitCode === null) return inconclusive(`killed by ${run.signal ?? 'a signal'}`);
-  if (p.failed.length === 0 && p.collectionError) return inconclusive(`collection errors: no test ran (exit ${run.exitCode})`);
+  if (p.failed.length === 0 && p.collectionError)
+    return inconclusive(`collection errors: no test ran (exit ${run.exitCode})`);
   if (p.failed.length === 0 && p.noTestsRan) return inconclusive(`no tests ran (exit ${run.exitCode})`);
 
   // an explicit command that names a framework (`npx tape …`) is a known runner too: the guards hold for every format
-  const knownRunner = p.framework !== null || (opts.kind !== null && TEST_RUNNER_KINDS.has(opts.kind)) || frameworkNamedBy(run.command) !== null;
+  const knownRunner =
+    p.framework !== null ||
+    (opts.kind !== null && TEST_RUNNER_KINDS.has(opts.kind)) ||
+    frameworkNamedBy(run.command) !== null;
   const matched = run.landmarkSeen;
   const withMatch = (r: RunReading): RunReading => (matched === undefined ? r : { ...r, outputMatched: matched });
   if (run.exitCode === 0) {
-    if (matched === false) return withMatch({ ok: false, inconclusive: false, failures: [], summary: `exit 0 but the output lacks the expected landmark`, runnerError: false });
+    if (matched === false)
+      return withMatch({
+        ok: false,
+        inconclusive: false,
+        failures: [],
+        summary: `exit 0 but the output lacks the expected landmark`,
+        runnerError: false,
+      });
     // guard: zero parsed tests and no sign the suite ran is "did not run", not a pass
-    const parsedAny = p.passed.length + p.failed.length > 0 || (p.counts !== null && p.counts.passed + p.counts.failed > 0);
+    const parsedAny =
+      p.passed.length + p.failed.length > 0 || (p.counts !== null && p.counts.passed + p.counts.failed > 0);
     if (knownRunner && !parsedAny && !p.ranSignal) return inconclusive('exit 0 but no sign that any test ran');
     // issue 33: tests ran but the runner never reached its end (the code under test ended the process, a
     // test called exit): whatever passed so far is not the suite passing
@@ -63,19 +87,46 @@ export function readRun(run: SuiteRun, opts: { kind: string | null; timeoutS: nu
       return inconclusive(`the suite did not run to its end: ${p.incomplete}${before}`);
     }
     if (p.failed.length > 0) {
-      return withMatch({ ok: false, inconclusive: false, failures: p.failed, summary: counts ?? `${p.failed.length} failed (exit 0)`, runnerError: false });
+      return withMatch({
+        ok: false,
+        inconclusive: false,
+        failures: p.failed,
+        summary: counts ?? `${p.failed.length} failed (exit 0)`,
+        runnerError: false,
+      });
     }
     return withMatch({ ok: true, inconclusive: false, failures: [], summary: counts ?? 'exit 0', runnerError: false });
   }
-  if (p.failed.length > 0) return withMatch({ ok: false, inconclusive: false, failures: p.failed, summary: counts ?? `exit ${run.exitCode}`, runnerError: false });
+  if (p.failed.length > 0)
+    return withMatch({
+      ok: false,
+      inconclusive: false,
+      failures: p.failed,
+      summary: counts ?? `exit ${run.exitCode}`,
+      runnerError: false,
+    });
   // guard: a non-zero exit with no parsed failure is a runner error (decided against the baseline)
-  if (knownRunner) return withMatch({ ok: false, inconclusive: false, failures: [RUNNER_ERROR], summary: `exit ${run.exitCode} with no failing test named`, runnerError: true });
-  return withMatch({ ok: false, inconclusive: false, failures: [], summary: counts ?? `exit ${run.exitCode}`, runnerError: false });
+  if (knownRunner)
+    return withMatch({
+      ok: false,
+      inconclusive: false,
+      failures: [RUNNER_ERROR],
+      summary: `exit ${run.exitCode} with no failing test named`,
+      runnerError: true,
+    });
+  return withMatch({
+    ok: false,
+    inconclusive: false,
+    failures: [],
+    summary: counts ?? `exit ${run.exitCode}`,
+    runnerError: false,
+  });
 }
 
 /** Tests that ran at the checkpoint and not after, in words: their count, or the fall in the count when the runner names none. */
 export function describeMissing(missing: readonly string[]): string {
-  if (missing.length === 1 && FEWER_TESTS.test(missing[0] ?? '')) return `${missing[0]} (counted: the runner names no passing test)`;
+  if (missing.length === 1 && FEWER_TESTS.test(missing[0] ?? ''))
+    return `${missing[0]} (counted: the runner names no passing test)`;
   return `${missing.length} test${missing.length === 1 ? '' : 's'} that ran at the checkpoint did not run`;
 }
 
@@ -119,7 +170,16 @@ export function knownFailureMatcher(patterns: readonly string[]): (id: string) =
   const exact = new Set(patterns.filter((p) => !/[*?]/.test(p)));
   const globs = patterns
     .filter((p) => /[*?]/.test(p))
-    .map((p) => new RegExp(`^${p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's'));
+    .map(
+      (p) =>
+        new RegExp(
+          `^${p
+            .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+            .replace(/\*/g, '.*')
+            .replace(/\?/g, '.')}$`,
+          's',
+        ),
+    );
   return (id) => exact.has(id) || globs.some((re) => re.test(id));
 }
 
@@ -152,7 +212,10 @@ export function judgeVerification(j: JudgeInput): VerificationJson {
   }
   // issue 33: the same command on the checkpoint listed tests that did not run now (the harness unchanged:
   // a changed one is judged by its weakening and by the checkpoint's tests)
-  const missing = base !== null && baseConclusive && ok !== null && j.testsTouched.length === 0 ? findWeakenedTests(base.run.parsed, j.after.parsed) : [];
+  const missing =
+    base !== null && baseConclusive && ok !== null && j.testsTouched.length === 0
+      ? findWeakenedTests(base.run.parsed, j.after.parsed)
+      : [];
   if (missing.length > 0) {
     ok = false;
     summary = `${summary}; ${describeMissing(missing)}`;
@@ -170,7 +233,8 @@ export function judgeVerification(j: JudgeInput): VerificationJson {
   const nonFlaky = real.filter((f) => !flaky.includes(f));
   if (ok === false && real.length > 0 && nonFlaky.length === 0 && missing.length === 0) ok = true; // flaky failures aside, it passed
   // what the job answers for: in a regression check (`auto`), failures that were there before only when it changes code
-  const excused = (id: string) => known.includes(id) || (j.mode !== 'command' && !j.ownsCheckpointFailures && preExisting.includes(id));
+  const excused = (id: string) =>
+    known.includes(id) || (j.mode !== 'command' && !j.ownsCheckpointFailures && preExisting.includes(id));
   const ours = nonFlaky.filter((id) => !excused(id));
   const exitOnlyOurs = exitOnly && (j.mode === 'command' || !exitOnlyPreExisting || j.ownsCheckpointFailures);
   const conclusiveFail = ok === false && !inconclusive;
@@ -180,11 +244,19 @@ export function judgeVerification(j: JudgeInput): VerificationJson {
   // fixed: failed at the checkpoint, and passed now by its id (or, where passing tests go unnamed, no longer failing in a run that completed)
   const passedNow = new Set(j.after.parsed.passed);
   const completed = j.reading.ok !== null && !real.some((id) => id.startsWith('<')) && missing.length === 0;
-  const fixed = base === null ? [] : [...baseFailed].filter((id) => !id.startsWith('<') && (passedNow.has(id) || (completed && passedNow.size === 0 && !real.includes(id))));
-  const checkpointFailures = base !== null && baseConclusive ? [...baseFailed].filter((id) => !id.startsWith('<')).length : null;
+  const fixed =
+    base === null
+      ? []
+      : [...baseFailed].filter(
+          (id) =>
+            !id.startsWith('<') && (passedNow.has(id) || (completed && passedNow.size === 0 && !real.includes(id))),
+        );
+  const checkpointFailures =
+    base !== null && baseConclusive ? [...baseFailed].filter((id) => !id.startsWith('<')).length : null;
 
   // issue 33: what each failing test reported, for the fixer and the next rung
-  const details = ok === false ? failureExcerpts((j.after.logFile && readLog(j.after.logFile)) || j.after.tail, nonFlaky) : [];
+  const details =
+    ok === false ? failureExcerpts((j.after.logFile && readLog(j.after.logFile)) || j.after.tail, nonFlaky) : [];
   const json: VerificationJson = {
     mode: j.mode,
     ran: true,
@@ -198,14 +270,20 @@ export function judgeVerification(j: JudgeInput): VerificationJson {
     timed_out: j.after.timedOut,
     duration_s: Math.round(j.after.durationMs / 100) / 10,
     blocking,
-    summary: appendSandboxRefusal(flaky.length > 0 ? `${summary} (${flaky.length} flaky)` : summary, ok, j.after.sandboxRefused),
+    summary: appendSandboxRefusal(
+      flaky.length > 0 ? `${summary} (${flaky.length} flaky)` : summary,
+      ok,
+      j.after.sandboxRefused,
+    ),
     failures: cap(real),
     new_failures: cap(newFailures),
     pre_existing: cap(preExisting),
     ...(ok === false ? { pre_existing_only: preExistingOnly } : {}),
     ...(known.length > 0 ? { known_failures: cap(known) } : {}),
     ...(missing.length > 0 ? { missing_tests: cap(missing) } : {}),
-    ...(checkpointFailures !== null && checkpointFailures > 0 ? { checkpoint_failures: checkpointFailures, fixed: cap(fixed) } : {}),
+    ...(checkpointFailures !== null && checkpointFailures > 0
+      ? { checkpoint_failures: checkpointFailures, fixed: cap(fixed) }
+      : {}),
     flaky: cap(flaky),
     output_tail: ok === true && flaky.length === 0 ? '' : j.after.tail.slice(-OUTPUT_TAIL_CHARS),
     ...(details.length > 0 ? { failure_details: details } : {}),
@@ -226,16 +304,38 @@ export function judgeVerification(j: JudgeInput): VerificationJson {
  * when that test failed at the checkpoint too: the workers changed the tests instead of (or as well as)
  * the code, so the original version failing is the truth about the work.
  */
-function judgeOriginalTests(json: VerificationJson, o: OriginalTestsRun, testsMayChange: boolean, baseFailed: Set<string>): VerificationJson {
+function judgeOriginalTests(
+  json: VerificationJson,
+  o: OriginalTestsRun,
+  testsMayChange: boolean,
+  baseFailed: Set<string>,
+): VerificationJson {
   const changed = o.changed.map(describeHarnessChange);
   if (!o.ran) {
-    return { ...json, original_tests: { ran: false, ok: null, changed: cap(changed), summary: o.why, failures: [], blocking: false, tests_may_change: testsMayChange } };
+    return {
+      ...json,
+      original_tests: {
+        ran: false,
+        ok: null,
+        changed: cap(changed),
+        summary: o.why,
+        failures: [],
+        blocking: false,
+        tests_may_change: testsMayChange,
+      },
+    };
   }
   const r = o.reading;
   const workersConclusive = json.ran && !json.inconclusive && json.ok !== null;
   // the original tests hang, stop collecting or error where the workers' tests ran: a failure of the work
   const failures =
-    r.ok === false ? (r.failures.length > 0 ? r.failures : [RUNNER_ERROR]) : r.inconclusive && workersConclusive ? [SUITE_DID_NOT_COMPLETE] : [];
+    r.ok === false
+      ? r.failures.length > 0
+        ? r.failures
+        : [RUNNER_ERROR]
+      : r.inconclusive && workersConclusive
+        ? [SUITE_DID_NOT_COMPLETE]
+        : [];
   const flaky = o.flaky.filter((id) => failures.includes(id));
   const real = failures.filter((id) => !flaky.includes(id));
   const ok = real.length > 0 ? false : r.inconclusive ? null : true;
@@ -268,8 +368,14 @@ function judgeOriginalTests(json: VerificationJson, o: OriginalTestsRun, testsMa
     blocking: true,
     summary: `${summary}; the workers' tests: ${json.summary}`,
     failures: union(json.failures, real),
-    new_failures: union(json.new_failures, real.filter((id) => !baseFailed.has(id))),
-    pre_existing: union(json.pre_existing, real.filter((id) => baseFailed.has(id))),
+    new_failures: union(
+      json.new_failures,
+      real.filter((id) => !baseFailed.has(id)),
+    ),
+    pre_existing: union(
+      json.pre_existing,
+      real.filter((id) => baseFailed.has(id)),
+    ),
     pre_existing_only: false,
     output_tail: json.output_tail || o.run.tail.slice(-OUTPUT_TAIL_CHARS),
     original_tests: originalTests,
@@ -282,12 +388,17 @@ function appendSandboxRefusal(summary: string, ok: boolean | null, refused: stri
 }
 
 /** A failed or inconclusive run whose output shows the sandbox refused a write names that as a cause (issue 11). */
-function pickSandboxRefusal(ok: boolean | null, refused: string[] | undefined): Pick<VerificationJson, 'sandbox_refused'> {
+function pickSandboxRefusal(
+  ok: boolean | null,
+  refused: string[] | undefined,
+): Pick<VerificationJson, 'sandbox_refused'> {
   return ok === true || refused === undefined || refused.length === 0 ? {} : { sandbox_refused: refused };
 }
 
 function cap(ids: string[]): string[] {
-  return ids.slice(0, FAILURES_SHOWN).map((id) => (id.length > FAILURE_CHARS ? `${id.slice(0, FAILURE_CHARS - 1)}…` : id));
+  return ids
+    .slice(0, FAILURES_SHOWN)
+    .map((id) => (id.length > FAILURE_CHARS ? `${id.slice(0, FAILURE_CHARS - 1)}…` : id));
 }
 
 function lastLine(text: string): string {

@@ -35,7 +35,22 @@ export interface TestScript {
 
 /** Steps whose outcome is not the tests': gaffer runs the runner without them. */
 const LEFT_OUT_KINDS = new Set<ScriptStepKind>(['lint', 'type-check', 'audit']);
-const LINTERS = new Set(['eslint', 'standard', 'semistandard', 'ts-standard', 'xo', 'prettier', 'tslint', 'biome', 'stylelint', 'jshint', 'jscs', 'oxlint', 'markdownlint', 'markdownlint-cli2']);
+const LINTERS = new Set([
+  'eslint',
+  'standard',
+  'semistandard',
+  'ts-standard',
+  'xo',
+  'prettier',
+  'tslint',
+  'biome',
+  'stylelint',
+  'jshint',
+  'jscs',
+  'oxlint',
+  'markdownlint',
+  'markdownlint-cli2',
+]);
 const TYPE_CHECKERS = new Set(['tsd', 'vue-tsc', 'flow']);
 const AUDITORS = new Set(['aud', 'audit-ci', 'better-npm-audit', 'npm-audit-resolver', 'check-audit']);
 const COVERAGE_WRAPPERS = /^(?:nyc|c8|istanbul\s+cover)\b/;
@@ -47,7 +62,9 @@ type Operator = '&&' | '||' | ';';
 type Scripts = Record<string, string>;
 
 /** A step of a script: a command, or another script it runs (`npm run tests-only`), read into its own steps. */
-type Step = { kind: 'command'; text: string } | { kind: 'script'; text: string; name: string; body: string; steps: Sequence; wrapped: boolean };
+type Step =
+  | { kind: 'command'; text: string }
+  | { kind: 'script'; text: string; name: string; body: string; steps: Sequence; wrapped: boolean };
 type Sequence = { op: Operator | null; step: Step }[];
 interface Budget {
   steps: number;
@@ -68,7 +85,8 @@ export function readTestScript(packageJsonText: string): TestScript | null {
 export function frameworkBehindCommand(command: string, packageJsonText: string | null): TestFramework | null {
   const name = scriptNameRun(command);
   const scripts = name === null || packageJsonText === null ? null : readScripts(packageJsonText);
-  if (name !== null && scripts?.[name] !== undefined) return describeScript(scripts, name).framework ?? frameworkNamedBy(command);
+  if (name !== null && scripts?.[name] !== undefined)
+    return describeScript(scripts, name).framework ?? frameworkNamedBy(command);
   return frameworkNamedBy(command);
 }
 
@@ -149,13 +167,18 @@ function expandScript(scripts: Scripts, name: string, args: string, stack: strin
     const text = scripts[hookName];
     if (text === undefined || stack.includes(hookName)) return [];
     const steps = parseSequence(text, scripts, [...stack, hookName], budget);
-    return [{ op: null, step: { kind: 'script', text: `npm run ${hookName}`, name: hookName, body: text, steps, wrapped: false } }];
+    return [
+      {
+        op: null,
+        step: { kind: 'script', text: `npm run ${hookName}`, name: hookName, body: text, steps, wrapped: false },
+      },
+    ];
   };
   const pre = hook(`pre${name}`);
   const post = hook(`post${name}`);
   // npm runs them one after another and stops at the first that fails: `pre && body && post`
   const joined = [...pre, ...body, ...post];
-  return joined.map((entry, i) => ({ ...entry, op: i === 0 ? null : entry.op ?? '&&' }));
+  return joined.map((entry, i) => ({ ...entry, op: i === 0 ? null : (entry.op ?? '&&') }));
 }
 
 function parseSequence(text: string, scripts: Scripts, stack: string[], budget: Budget): Sequence {
@@ -175,14 +198,22 @@ function readStep(text: string, scripts: Scripts, stack: string[], budget: Budge
   if (stack.length >= MAX_DEPTH) return command;
   const bare = withoutPrefixes(text);
   const wrapped = COVERAGE_WRAPPERS.test(bare);
-  const reference = findReference(wrapped ? bare.replace(COVERAGE_WRAPPERS, '') : bare, scripts, wrapped ? 'anywhere' : 'start');
+  const reference = findReference(
+    wrapped ? bare.replace(COVERAGE_WRAPPERS, '') : bare,
+    scripts,
+    wrapped ? 'anywhere' : 'start',
+  );
   if (reference === null || stack.includes(reference.name)) return command;
   const steps = expandScript(scripts, reference.name, reference.args, [...stack, reference.name], budget);
   return { kind: 'script', text, name: reference.name, body: scripts[reference.name] ?? '', steps, wrapped };
 }
 
 /** `npm run X`, `npm run-script X -- args`, `pnpm X`, `yarn run X`, `bun run X` naming one of the scripts. */
-function findReference(text: string, scripts: Scripts, where: 'start' | 'anywhere'): { name: string; args: string } | null {
+function findReference(
+  text: string,
+  scripts: Scripts,
+  where: 'start' | 'anywhere',
+): { name: string; args: string } | null {
   const runs = String.raw`(?:npm\s+(?:run|run-script)|pnpm(?:\s+run)?|yarn(?:\s+run)?|bun\s+run)((?:\s+-[-\w]+)*)\s+([^\s;&|'"]+)(.*)$`;
   const m = new RegExp(`${where === 'start' ? '^' : '(?:^|\\s)'}${runs}`).exec(text.trim());
   if (m === null) return null;
@@ -196,11 +227,14 @@ function findReference(text: string, scripts: Scripts, where: 'start' | 'anywher
 /** The step without environment assignments, `cross-env`, `npx` and a `node_modules/.bin/` path. */
 function withoutPrefixes(text: string): string {
   let rest = text.trim();
-  for (let previous = ''; previous !== rest; ) {
+  for (let previous = ''; previous !== rest;) {
     previous = rest;
     rest = rest
       .replace(/^\w+=(?:"[^"]*"|'[^']*'|\S*)\s+/, '')
-      .replace(/^(?:cross-env(?:-shell)?|npx(?:\s+--?[\w-]+)*|pnpm\s+exec|yarn\s+exec|npm\s+exec(?:\s+--?[\w-]+)*\s+--)\s+/, '')
+      .replace(
+        /^(?:cross-env(?:-shell)?|npx(?:\s+--?[\w-]+)*|pnpm\s+exec|yarn\s+exec|npm\s+exec(?:\s+--?[\w-]+)*\s+--)\s+/,
+        '',
+      )
       .replace(/^(?:\.\/)?node_modules\/\.bin\//, '');
   }
   return rest;
@@ -218,7 +252,8 @@ function classify(step: Step): ScriptStepKind | { framework: TestFramework } {
   if (AUDITORS.has(command) || (/^(?:npm|pnpm|yarn|bun)$/.test(command) && sub === 'audit')) return 'audit';
   if (LINTERS.has(command) || (command === 'dprint' && sub === 'check')) return 'lint';
   // `tsc` that writes its output is a build a test may run; with --noEmit it only checks
-  if (TYPE_CHECKERS.has(command) || (command === 'tsc' && /(?:^|\s)--?noEmit\b(?!\s*false)/.test(bare))) return 'type-check';
+  if (TYPE_CHECKERS.has(command) || (command === 'tsc' && /(?:^|\s)--?noEmit\b(?!\s*false)/.test(bare)))
+    return 'type-check';
   const framework = frameworkNamedBy(bare);
   return framework === null ? 'other' : { framework };
 }
@@ -330,8 +365,12 @@ function stripQuoted(text: string): string {
 function scriptNameRun(command: string): string | null {
   const flags = String.raw`(?:\s+--?[\w-]+(?:=\S+)?)*`;
   const m =
-    new RegExp(String.raw`^\s*npm${flags}\s+(?:(test|t|tst)|(?:run|run-script|rum|urn)${flags}\s+([^\s;&|]+))(?:\s+[^;&|]*)?$`).exec(command) ??
-    new RegExp(String.raw`^\s*(?:pnpm|yarn)${flags}\s+(?:run${flags}\s+)?([^\s;&|-][^\s;&|]*)(?:\s+[^;&|]*)?$`).exec(command) ??
+    new RegExp(
+      String.raw`^\s*npm${flags}\s+(?:(test|t|tst)|(?:run|run-script|rum|urn)${flags}\s+([^\s;&|]+))(?:\s+[^;&|]*)?$`,
+    ).exec(command) ??
+    new RegExp(String.raw`^\s*(?:pnpm|yarn)${flags}\s+(?:run${flags}\s+)?([^\s;&|-][^\s;&|]*)(?:\s+[^;&|]*)?$`).exec(
+      command,
+    ) ??
     new RegExp(String.raw`^\s*bun${flags}\s+run${flags}\s+([^\s;&|]+)(?:\s+[^;&|]*)?$`).exec(command);
   if (m === null) return null;
   const name = m[2] ?? m[1] ?? '';
@@ -347,7 +386,9 @@ function readScripts(text: string): Scripts | null {
   }
   const scripts = (manifest as { scripts?: unknown } | null)?.scripts;
   if (typeof scripts !== 'object' || scripts === null) return null;
-  return Object.fromEntries(Object.entries(scripts).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1].trim() !== ''));
+  return Object.fromEntries(
+    Object.entries(scripts).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1].trim() !== ''),
+  );
 }
 
 /** Single quotes when the text has none, double quotes when nothing in it expands there, else escaped single quotes. */

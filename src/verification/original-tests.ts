@@ -31,7 +31,11 @@ export interface OriginalTestsInput {
 /** Runs the checkpoint's tests and harness against the tree the workers left. */
 export async function runOriginalTests(input: OriginalTestsInput): Promise<OriginalTestsRun> {
   const changed = input.changed;
-  const why = whyNoBaseline(input.pre) ?? (input.post.source !== 'checkpoint' || !input.post.gitDir ? 'the tree the workers left was not recorded by content' : null);
+  const why =
+    whyNoBaseline(input.pre) ??
+    (input.post.source !== 'checkpoint' || !input.post.gitDir
+      ? 'the tree the workers left was not recorded by content'
+      : null);
   if (why !== null || input.pre === null) return { ran: false, why: why ?? 'no checkpoint', changed };
   const ws = join(input.dir, 'ws');
   try {
@@ -46,7 +50,11 @@ export async function runOriginalTests(input: OriginalTestsInput): Promise<Origi
     const flaky = candidates.length > 0 && !input.signal.aborted ? await input.flakyIn(ws, run, candidates) : [];
     return { ran: true, command, run, reading, flaky, changed };
   } catch (error) {
-    return { ran: false, why: `the copy with the checkpoint's tests could not be made: ${error instanceof Error ? error.message : String(error)}`, changed };
+    return {
+      ran: false,
+      why: `the copy with the checkpoint's tests could not be made: ${error instanceof Error ? error.message : String(error)}`,
+      changed,
+    };
   } finally {
     rmSync(input.dir, { recursive: true, force: true });
   }

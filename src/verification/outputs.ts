@@ -40,7 +40,8 @@ export function captureOutputs(workspace: string, paths: readonly string[]): Out
 export function checkOutput(workspace: string, path: string, atCheckpoint: OutputState | undefined): string | null {
   const now = readState(join(workspace, path));
   if (!now.exists) return `declared output ${path} was never written`;
-  if (atCheckpoint?.exists && sameState(atCheckpoint, now)) return `declared output ${path} was never written (it is as it was at the checkpoint)`;
+  if (atCheckpoint?.exists && sameState(atCheckpoint, now))
+    return `declared output ${path} was never written (it is as it was at the checkpoint)`;
   if (now.isDirectory) return now.size === 0 ? `declared output ${path} is an empty folder` : null;
   const problem = checkFile(join(workspace, path), formatOfPath(path));
   return problem === null ? null : `declared output ${path} ${problem}`;
@@ -73,18 +74,37 @@ export function checkFile(file: string, format: ParseFormat | null): string | nu
  * done; one that exited non-zero after writing them all, each passing its checks, is `done` with a
  * note that the process failed. Any other end is left as it is.
  */
-export function settleByArtifacts(report: RunnerReport, workspace: string, outputs: readonly string[], atCheckpoint: OutputStates): RunnerReport {
+export function settleByArtifacts(
+  report: RunnerReport,
+  workspace: string,
+  outputs: readonly string[],
+  atCheckpoint: OutputStates,
+): RunnerReport {
   if (outputs.length === 0) return report;
   const finishedClean = report.status === 'done';
   const exitedNonZero = report.status === 'error' && report.stopReason === 'exit_nonzero';
   if (!finishedClean && !exitedNonZero) return report;
-  const problems = outputs.map((p) => checkOutput(workspace, p, atCheckpoint[p])).filter((p): p is string => p !== null);
+  const problems = outputs
+    .map((p) => checkOutput(workspace, p, atCheckpoint[p]))
+    .filter((p): p is string => p !== null);
   if (finishedClean && problems.length > 0) {
-    return { ...report, status: 'error', outcome: 'expected_error', stopReason: 'outputs_missing', error: problems.join('; ') };
+    return {
+      ...report,
+      status: 'error',
+      outcome: 'expected_error',
+      stopReason: 'outputs_missing',
+      error: problems.join('; '),
+    };
   }
   if (exitedNonZero && problems.length === 0) {
     const note = `the process failed (${report.error ?? `exit code ${report.exitCode ?? 'unknown'}`}), but every declared output is written and passes its checks: ${outputs.join(', ')}`;
-    return { ...report, status: 'done', outcome: 'success', error: null, summary: report.summary === '' ? note : `${report.summary}\n${note}` };
+    return {
+      ...report,
+      status: 'done',
+      outcome: 'success',
+      error: null,
+      summary: report.summary === '' ? note : `${report.summary}\n${note}`,
+    };
   }
   return report;
 }
@@ -148,7 +168,10 @@ function parseError(text: string, format: ParseFormat): string | null {
     if (format === 'json') JSON.parse(text);
     else if (format === 'toml') parseToml(text);
     else {
-      const bad = yaml().parseAllDocuments(text).flatMap((doc) => ('errors' in doc ? doc.errors : [])).at(0);
+      const bad = yaml()
+        .parseAllDocuments(text)
+        .flatMap((doc) => ('errors' in doc ? doc.errors : []))
+        .at(0);
       if (bad) return bad.message;
     }
     return null;

@@ -5,7 +5,13 @@ import { describeLimitHit, type LimitKind } from '../platform/process/limits.js'
 import { runProcess } from '../platform/process/run-process.js';
 import { buildWorkerEnv } from '../platform/process/env.js';
 import type { SandboxNetwork } from '../platform/sandbox/network.js';
-import { buildRefusalArgv, createSandbox, isRefused, type Sandbox, type SandboxResult } from '../platform/sandbox/sandbox.js';
+import {
+  buildRefusalArgv,
+  createSandbox,
+  isRefused,
+  type Sandbox,
+  type SandboxResult,
+} from '../platform/sandbox/sandbox.js';
 import { LINKED_DEPENDENCY_DIRS } from './baseline.js';
 import { parseTestOutput } from './parsers/index.js';
 import { findSandboxRefusals } from './sandbox-refusals.js';
@@ -50,7 +56,10 @@ export interface SuiteProcessHooks {
 }
 
 /** The `onSpawn`/`onExit` of one run named `what` (nothing without hooks). */
-export function processHooksFor(hooks: SuiteProcessHooks | undefined, what: string): Pick<SuiteInput, 'onSpawn' | 'onExit'> {
+export function processHooksFor(
+  hooks: SuiteProcessHooks | undefined,
+  what: string,
+): Pick<SuiteInput, 'onSpawn' | 'onExit'> {
   if (hooks === undefined) return {};
   return { onSpawn: (group) => hooks.onSpawn(group, what), onExit: (group) => hooks.onExit(group, what) };
 }
@@ -92,7 +101,9 @@ export async function runSuite(input: SuiteInput): Promise<SuiteRun> {
   const landmark = input.expectedOutput ?? null;
   const wrapped = wrapSuite(input);
   const result = await runProcess({
-    ...(wrapped === null ? { shellCommand: input.command } : { argv: isRefused(wrapped) ? buildRefusalArgv(wrapped.refused) : wrapped.argv }),
+    ...(wrapped === null
+      ? { shellCommand: input.command }
+      : { argv: isRefused(wrapped) ? buildRefusalArgv(wrapped.refused) : wrapped.argv }),
     cwd: input.cwd,
     // spec 03: CI=true, TZ=UTC, PYTHONHASHSEED=0 so runs are comparable
     env: { ...buildWorkerEnv(process.env), ...input.env, CI: 'true', TZ: 'UTC', PYTHONHASHSEED: '0' },
@@ -100,10 +111,13 @@ export async function runSuite(input: SuiteInput): Promise<SuiteRun> {
     signal: input.signal,
     logFile: input.logFile,
     ...(input.onSpawn ? { onSpawn: input.onSpawn } : {}),
-    ...(landmark !== null ? { onOutput: (lines: string[]) => (landmarkSeen ||= lines.some((l) => l.includes(landmark))) } : {}),
+    ...(landmark !== null
+      ? { onOutput: (lines: string[]) => (landmarkSeen ||= lines.some((l) => l.includes(landmark))) }
+      : {}),
   });
   // a group that outlived even SIGKILL stays recorded: recovery looks at it again
-  if (result.pgid !== null && result.startedAt !== null && result.isGroupGone) input.onExit?.({ pgid: result.pgid, startedAt: result.startedAt });
+  if (result.pgid !== null && result.startedAt !== null && result.isGroupGone)
+    input.onExit?.({ pgid: result.pgid, startedAt: result.startedAt });
   const output = readLog(input.logFile) ?? result.tail;
   return {
     command: input.command,
@@ -115,10 +129,17 @@ export async function runSuite(input: SuiteInput): Promise<SuiteRun> {
     durationMs: result.durationMs,
     tail: result.tail,
     logFile: input.logFile,
-    parsed: parseTestOutput(output, { kind: input.kind, command: input.command, workspace: input.cwd, ...(input.framework ? { framework: input.framework } : {}) }),
+    parsed: parseTestOutput(output, {
+      kind: input.kind,
+      command: input.command,
+      workspace: input.cwd,
+      ...(input.framework ? { framework: input.framework } : {}),
+    }),
     landmarkSeen: landmark === null ? undefined : landmarkSeen || result.tail.includes(landmark),
     ...(wrapped?.sandboxed === true ? { sandboxRefused: findSandboxRefusals(output, input.cwd) } : {}),
-    ...(result.limitHit === null ? {} : { limit: { kind: result.limitHit, words: describeLimitHit(result.limitHit, result.limits) } }),
+    ...(result.limitHit === null
+      ? {}
+      : { limit: { kind: result.limitHit, words: describeLimitHit(result.limitHit, result.limits) } }),
   };
 }
 
@@ -128,7 +149,12 @@ const AUTO_SANDBOX = createSandbox('auto');
 function wrapSuite(input: SuiteInput): SandboxResult | null {
   if (input.sandbox === undefined || input.sandbox === false) return null;
   const sandbox = input.sandbox === true ? AUTO_SANDBOX : input.sandbox;
-  const wrapped = sandbox.wrap({ shellCommand: input.command, workspace: input.cwd, ...linkedDependencyDirs(input.cwd, input.dependencyRoot ?? input.cwd), ...(input.network ? { network: input.network } : {}) });
+  const wrapped = sandbox.wrap({
+    shellCommand: input.command,
+    workspace: input.cwd,
+    ...linkedDependencyDirs(input.cwd, input.dependencyRoot ?? input.cwd),
+    ...(input.network ? { network: input.network } : {}),
+  });
   return isRefused(wrapped) || wrapped.sandboxed ? wrapped : null;
 }
 

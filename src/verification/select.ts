@@ -30,16 +30,23 @@ export function buildSelectCommand(
       return selectNodeTest(baseCommand, wanted);
     case 'vitest':
       // flaky means that very id passed on rerun (spec 03): the verbose reporters list passing ids
-      return selectByFileAndName('npx vitest run --reporter=verbose', wanted, (files, pattern) => [...files, ...(pattern ? ['-t', pattern] : [])]);
-    case 'jest':
-      return selectByFileAndName('npx jest --verbose', wanted, (files, pattern) => [...files, ...(pattern ? ['-t', pattern] : [])]);
-    case 'mocha':
-      return selectMocha(baseCommand, wanted);
-    case 'bun':
-      return selectByFileAndName(/^\s*bun\s+test\b/.test(baseCommand) ? 'bun test' : 'npx bun test', wanted, (files, pattern) => [
+      return selectByFileAndName('npx vitest run --reporter=verbose', wanted, (files, pattern) => [
         ...files,
         ...(pattern ? ['-t', pattern] : []),
       ]);
+    case 'jest':
+      return selectByFileAndName('npx jest --verbose', wanted, (files, pattern) => [
+        ...files,
+        ...(pattern ? ['-t', pattern] : []),
+      ]);
+    case 'mocha':
+      return selectMocha(baseCommand, wanted);
+    case 'bun':
+      return selectByFileAndName(
+        /^\s*bun\s+test\b/.test(baseCommand) ? 'bun test' : 'npx bun test',
+        wanted,
+        (files, pattern) => [...files, ...(pattern ? ['-t', pattern] : [])],
+      );
     case 'tape':
       return selectTape(wanted, opts.workspace);
     case 'tap':
@@ -103,10 +110,17 @@ function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 
-function selectByFileAndName(runner: string, ids: string[], args: (files: string[], pattern: string | null) => string[]): string {
+function selectByFileAndName(
+  runner: string,
+  ids: string[],
+  args: (files: string[], pattern: string | null) => string[],
+): string {
   const split = ids.map(splitId);
   const files = [...new Set(split.flatMap((s) => (s.file ? [s.file] : [])))];
-  const pattern = fullNamePattern(split.map((s) => s.names), false);
+  const pattern = fullNamePattern(
+    split.map((s) => s.names),
+    false,
+  );
   return [runner, ...args(files, pattern).map(shellQuote)].join(' ');
 }
 
@@ -116,7 +130,10 @@ function selectByFileAndName(runner: string, ids: string[], args: (files: string
  */
 function selectMocha(baseCommand: string, ids: string[]): string {
   const split = ids.map(splitId);
-  const pattern = fullNamePattern(split.map((s) => s.names), false);
+  const pattern = fullNamePattern(
+    split.map((s) => s.names),
+    false,
+  );
   if (/^\s*npm\s+(?:run\s+)?test\s*$/.test(baseCommand) && split.every((s) => s.file === null) && pattern !== null) {
     return `npm test -- --grep ${shellQuote(pattern)}`;
   }
@@ -126,9 +143,13 @@ function selectMocha(baseCommand: string, ids: string[]): string {
 function selectNodeTest(baseCommand: string, ids: string[]): string {
   const split = ids.map(splitId);
   const files = [...new Set(split.flatMap((s) => (s.file ? [s.file] : [])))];
-  const pattern = fullNamePattern(split.map((s) => s.names), true);
+  const pattern = fullNamePattern(
+    split.map((s) => s.names),
+    true,
+  );
   // keep the project's own `node --test …` (loaders, paths) when that is the command; add the pattern
-  const base = /^\s*node\s[^;&|]*--test\b[^;&|]*$/.test(baseCommand) && files.length === 0 ? baseCommand.trim() : 'node --test';
+  const base =
+    /^\s*node\s[^;&|]*--test\b[^;&|]*$/.test(baseCommand) && files.length === 0 ? baseCommand.trim() : 'node --test';
   const args = [...(pattern ? [`--test-name-pattern=${pattern}`] : []), ...files];
   return [base, ...args.map(shellQuote)].join(' ');
 }
@@ -223,7 +244,9 @@ function selectTap(ids: string[]): string {
   const split = ids.map((id) => {
     const parts = id.split(' > ');
     const first = parts[0] ?? '';
-    return TEST_FILE.test(first) && first.includes('/') ? { file: first, names: parts.slice(1) } : { file: null, names: parts };
+    return TEST_FILE.test(first) && first.includes('/')
+      ? { file: first, names: parts.slice(1) }
+      : { file: null, names: parts };
   });
   const files = [...new Set(split.flatMap((s) => (s.file ? [s.file] : [])))];
   const args = [...files];
@@ -231,7 +254,9 @@ function selectTap(ids: string[]): string {
   if (split.every((s) => s.names.length > 0)) {
     const depth = Math.max(...split.map((s) => s.names.length));
     for (let level = 0; level < depth; level++) {
-      const names = [...new Set(split.flatMap((s) => (level < s.names.length ? [nameRegex(s.names[level] ?? '')] : [])))];
+      const names = [
+        ...new Set(split.flatMap((s) => (level < s.names.length ? [nameRegex(s.names[level] ?? '')] : []))),
+      ];
       args.push(`--grep=^${names.length === 1 ? (names[0] ?? '') : `(?:${names.join('|')})`}$`);
     }
   }
@@ -240,9 +265,13 @@ function selectTap(ids: string[]): string {
 
 /** AVA: `--match` per title (its last id part: the rest is the file prefix); `*` is AVA's only wildcard. */
 function selectAva(ids: string[]): string {
-  const titles = ids.filter((id) => !(TEST_FILE.test(id) && id.includes('/'))).map((id) => id.split(' > ').at(-1) ?? id);
+  const titles = ids
+    .filter((id) => !(TEST_FILE.test(id) && id.includes('/')))
+    .map((id) => id.split(' > ').at(-1) ?? id);
   if (titles.length === 0) return ['npx ava', ...ids.map(shellQuote)].join(' ');
-  const patterns = [...new Set(titles.map((t) => (t.endsWith('…') ? `${t.slice(0, -1)}*` : t.startsWith('!') ? `*${t}` : t)))];
+  const patterns = [
+    ...new Set(titles.map((t) => (t.endsWith('…') ? `${t.slice(0, -1)}*` : t.startsWith('!') ? `*${t}` : t))),
+  ];
   return ['npx ava', ...patterns.flatMap((p) => ['--match', shellQuote(p)])].join(' ');
 }
 
@@ -253,16 +282,33 @@ function selectJasmine(ids: string[]): string {
 }
 
 // deno options that take their value as the next word; --filter and --reporter are the rerun's own
-const DENO_VALUE_OPTIONS = new Set(['--config', '-c', '--import-map', '--location', '--seed', '--lock', '--cert', '--filter', '--reporter', '--junit-path']);
+const DENO_VALUE_OPTIONS = new Set([
+  '--config',
+  '-c',
+  '--import-map',
+  '--location',
+  '--seed',
+  '--lock',
+  '--cert',
+  '--filter',
+  '--reporter',
+  '--junit-path',
+]);
 const DENO_DROPPED = new Set(['--filter', '--reporter', '--junit-path', '--watch', '--parallel', '--fail-fast']);
 
 /** deno: the permission and config flags of the project's `deno test`, the files, `--filter` over top-level names (steps cannot be selected). */
 function selectDeno(baseCommand: string, ids: string[], workspace: string | undefined): string {
-  const flags = denoTestFlags(baseCommand) ?? (isPackageTestScript(baseCommand) ? denoTestFlags(packageTestScript(workspace) ?? '') : null) ?? [];
+  const flags =
+    denoTestFlags(baseCommand) ??
+    (isPackageTestScript(baseCommand) ? denoTestFlags(packageTestScript(workspace) ?? '') : null) ??
+    [];
   const split = ids.map(splitId);
   const files = [...new Set(split.flatMap((s) => (s.file ? [s.file] : [])))];
   const tops = [...new Set(split.flatMap((s) => (s.names[0] ? [nameRegex(s.names[0])] : [])))];
-  const filter = split.every((s) => s.names.length > 0) && tops.length > 0 ? ['--filter', `/^${tops.length === 1 ? (tops[0] ?? '') : `(?:${tops.join('|')})`}$/`] : [];
+  const filter =
+    split.every((s) => s.names.length > 0) && tops.length > 0
+      ? ['--filter', `/^${tops.length === 1 ? (tops[0] ?? '') : `(?:${tops.join('|')})`}$/`]
+      : [];
   const runner = /^\s*deno\s/.test(baseCommand) ? 'deno test' : 'npx deno test';
   return [runner, ...[...flags, ...files, ...filter].map(shellQuote)].join(' ');
 }
@@ -293,7 +339,8 @@ function isPackageTestScript(command: string): boolean {
 function packageTestScript(workspace: string | undefined): string | null {
   if (!workspace) return null;
   try {
-    const test = (JSON.parse(readWorkspaceText(workspace, 'package.json') ?? '') as { scripts?: { test?: unknown } }).scripts?.test;
+    const test = (JSON.parse(readWorkspaceText(workspace, 'package.json') ?? '') as { scripts?: { test?: unknown } })
+      .scripts?.test;
     return typeof test === 'string' ? test : null;
   } catch {
     return null;
@@ -308,7 +355,9 @@ function selectUnittest(baseCommand: string, ids: string[], workspace: string | 
   const venv = workspace && existsSync(join(workspace, '.venv', 'bin', 'python')) ? '.venv/bin/python' : null;
   const python = named ?? venv ?? 'python3';
   // `discover -s tests` imports test modules from tests/ (or from -t): ids are relative to it
-  const top = /\bdiscover\b.*?(?:-t|--top-level-directory)[ =](\S+)/.exec(baseCommand)?.[1] ?? /\bdiscover\b.*?(?:-s|--start-directory)[ =](\S+)/.exec(baseCommand)?.[1];
+  const top =
+    /\bdiscover\b.*?(?:-t|--top-level-directory)[ =](\S+)/.exec(baseCommand)?.[1] ??
+    /\bdiscover\b.*?(?:-s|--start-directory)[ =](\S+)/.exec(baseCommand)?.[1];
   const env = top && top !== '.' && top !== './' ? `PYTHONPATH=${shellQuote(top)} ` : '';
   return `${env}${python} -m unittest -v ${dotted.map(shellQuote).join(' ')}`;
 }

@@ -98,7 +98,9 @@ const NO_RUNNER = 'no test runner detected at the checkpoint — give `verify` a
 export async function verifyWork(input: VerifyInput): Promise<VerificationJson> {
   if (input.verify.mode === 'off') return notRun('off', 'verification is off (verify: none)');
   const detected =
-    input.verify.mode === 'command' ? { command: input.verify.command, kind: 'command', mode: 'command' as const } : input.detected;
+    input.verify.mode === 'command'
+      ? { command: input.verify.command, kind: 'command', mode: 'command' as const }
+      : input.detected;
   if (detected === null) return notRun('auto', NO_RUNNER);
   const kind = detected.mode === 'command' ? null : detected.kind;
   const changedPaths = [...input.changes.added, ...input.changes.modified, ...input.changes.deleted].sort();
@@ -106,7 +108,12 @@ export async function verifyWork(input: VerifyInput): Promise<VerificationJson> 
   const scoped = async (workspace: string, paths: string[]) => {
     if (detected.mode === 'command') return { command: detected.command, scope: null, relatedFiles: undefined };
     if (input.scope !== 'related') return { command: detected.command, scope: 'all' as const, relatedFiles: undefined };
-    const related = await selectRelatedTests({ workspace, kind: detected.kind, command: detected.command, changedPaths: paths });
+    const related = await selectRelatedTests({
+      workspace,
+      kind: detected.kind,
+      command: detected.command,
+      changedPaths: paths,
+    });
     return related.scope === 'related'
       ? { command: related.selection.command, scope: 'related' as const, relatedFiles: related.selection.relatedFiles }
       : { command: detected.command, scope: 'all' as const, relatedFiles: undefined };
@@ -137,26 +144,47 @@ export async function verifyWork(input: VerifyInput): Promise<VerificationJson> 
       dependencyRoot: input.dependencyRoot ?? input.workspace,
       ...processHooksFor(input.processes, log.replace(/\.log$/, '')),
     });
-  const readingOf = (run: SuiteRun) => readRun(run, { kind, timeoutS: input.timeoutS, expectedOutput: input.expectedOutput });
+  const readingOf = (run: SuiteRun) =>
+    readRun(run, { kind, timeoutS: input.timeoutS, expectedOutput: input.expectedOutput });
 
   const after = await suite(input.workspace, command, `verification-${input.label}.log`, 'verification');
   const reading = readingOf(after);
-  const harness = withHiddenByIgnore(await findHarnessChanges(input.changes, input.pre, input.workspace), input.changes, input.post);
+  const harness = withHiddenByIgnore(
+    await findHarnessChanges(input.changes, input.pre, input.workspace),
+    input.changes,
+    input.post,
+  );
   const testsTouched = harness.map((h) => h.path);
 
   // issue 33: a passing run is held against the checkpoint's too: a test that ran there and not here is a
   // failure (a related run that passes is held by the full suite's run that follows it)
   const heldLater = scope === 'related' && input.fullSuiteFollows === true;
-  const needsBaseline = !input.signal.aborted && (reading.ok === false || reading.inconclusive || harness.length > 0 || (listsTests(after) && !heldLater));
-  const baseline = needsBaseline ? await runBaseline(input, command, (cwd) => suite(cwd, command, `baseline-${input.label}.log`, 'baseline'), readingOf) : null;
+  const needsBaseline =
+    !input.signal.aborted &&
+    (reading.ok === false || reading.inconclusive || harness.length > 0 || (listsTests(after) && !heldLater));
+  const baseline = needsBaseline
+    ? await runBaseline(
+        input,
+        command,
+        (cwd) => suite(cwd, command, `baseline-${input.label}.log`, 'baseline'),
+        readingOf,
+      )
+    : null;
 
   // every failure that would count against the work is rerun by its id: one that passes is flaky, not the job's
   const before = new Set(baseline?.reading.failures ?? []);
   const isKnown = knownFailureMatcher(input.knownFailures);
   const answersFor = (id: string) => !before.has(id) || input.ownsCheckpointFailures || input.verify.mode === 'command';
-  const candidates = reading.ok === false ? reading.failures.filter((id) => !id.startsWith('<') && !isKnown(id) && answersFor(id)) : [];
+  const candidates =
+    reading.ok === false ? reading.failures.filter((id) => !id.startsWith('<') && !isKnown(id) && answersFor(id)) : [];
   // one that failed at the checkpoint too has failed twice already: one rerun tells a flaky test from it
-  const flaky = await findFlaky(input, after, candidates, (command, i) => suite(input.workspace, command, `rerun-${input.label}-${i}.log`, 'rerun'), before);
+  const flaky = await findFlaky(
+    input,
+    after,
+    candidates,
+    (command, i) => suite(input.workspace, command, `rerun-${input.label}-${i}.log`, 'rerun'),
+    before,
+  );
   const testsWeakened = baseline && harness.length > 0 ? findWeakenedTests(baseline.run.parsed, after.parsed) : [];
 
   const sourceChanged = changedPaths.filter((p) => !testsTouched.includes(p));
@@ -171,7 +199,10 @@ export async function verifyWork(input: VerifyInput): Promise<VerificationJson> 
           commandIn: async (cwd) => (await scoped(cwd, sourceChanged)).command,
           run: (cwd, command) => suite(cwd, command, `original-tests-${input.label}.log`, 'original tests'),
           readingOf,
-          flakyIn: (cwd, run, candidates) => findFlaky({ ...input, workspace: cwd }, run, candidates, (command, i) => suite(cwd, command, `original-rerun-${input.label}-${i}.log`, 'rerun')),
+          flakyIn: (cwd, run, candidates) =>
+            findFlaky({ ...input, workspace: cwd }, run, candidates, (command, i) =>
+              suite(cwd, command, `original-rerun-${input.label}-${i}.log`, 'rerun'),
+            ),
         })
       : null;
 

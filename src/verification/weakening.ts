@@ -21,7 +21,11 @@ export function findWeakenedTests(baseline: ParsedRun, after: ParsedRun): string
 function namesEveryTest(run: ParsedRun): boolean {
   const c = run.counts;
   if (c === null) return run.passed.length > 0;
-  return run.passed.length + run.failed.length + run.skipped.length > 0 && run.passed.length >= c.passed && run.failed.length >= c.failed;
+  return (
+    run.passed.length + run.failed.length + run.skipped.length > 0 &&
+    run.passed.length >= c.passed &&
+    run.failed.length >= c.failed
+  );
 }
 
 /** Without listed ids, a fall in the number of tests that ran is the only sign. */

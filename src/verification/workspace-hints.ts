@@ -58,7 +58,15 @@ const POWER_KEYS: ReadonlySet<string> = new Set([
   'worktrees',
 ]);
 
-const LINT_CODES: readonly LintCode[] = ['no_scope', 'no_verify', 'multiple_outcomes', 'vague_verb', 'public_api_unguarded', 'too_long', 'too_short'];
+const LINT_CODES: readonly LintCode[] = [
+  'no_scope',
+  'no_verify',
+  'multiple_outcomes',
+  'vague_verb',
+  'public_api_unguarded',
+  'too_long',
+  'too_short',
+];
 const COMMAND_MAX = 2_000;
 
 /** Bytes of a hints file read at most: it holds a command and a few words. */
@@ -83,9 +91,16 @@ export async function readCommittedHints(workspace: string): Promise<CommittedHi
   const committed = await showAtHead(workspace);
   const reading = committed === null ? { hints: {}, warnings: [] } : parseWorkspaceHints(committed);
   const workingText = working.ok ? working.bytes.toString('utf8') : null;
-  if (workingText === committed || (working.ok === false && working.missing && committed === null)) return { ...reading, untrusted: null };
+  if (workingText === committed || (working.ok === false && working.missing && committed === null))
+    return { ...reading, untrusted: null };
   const used = committed === null ? 'hints are read as committed at HEAD' : "HEAD's hints used";
-  const what = !working.ok ? (working.missing ? 'deleted from the working copy' : `: ${working.why}`) : committed === null ? 'not committed: ignored' : 'changed since HEAD: ignored';
+  const what = !working.ok
+    ? working.missing
+      ? 'deleted from the working copy'
+      : `: ${working.why}`
+    : committed === null
+      ? 'not committed: ignored'
+      : 'changed since HEAD: ignored';
   return { ...reading, untrusted: `${WORKSPACE_HINTS_FILE}${what.startsWith(':') ? '' : ' '}${what} (${used})` };
 }
 
@@ -110,9 +125,14 @@ async function showAtHead(workspace: string): Promise<string | null> {
 
 async function showAtHeadWithGit(workspace: string, commit: string): Promise<string | null> {
   const spec = `${commit}:./${WORKSPACE_HINTS_FILE}`;
-  const listed = await runGit(['ls-tree', '-l', '-z', commit, '--', `./${WORKSPACE_HINTS_FILE}`], { cwd: workspace, timeoutMs: 30_000 });
+  const listed = await runGit(['ls-tree', '-l', '-z', commit, '--', `./${WORKSPACE_HINTS_FILE}`], {
+    cwd: workspace,
+    timeoutMs: 30_000,
+  });
   // `<mode> blob <id> <size>\t<path>`: a link (120000) or a submodule is no hints file
-  const entry = /^100(?:644|755) blob [0-9a-f]+ +(\d+)\t/.exec(listed.exitCode === 0 ? listed.stdout.toString('utf8') : '');
+  const entry = /^100(?:644|755) blob [0-9a-f]+ +(\d+)\t/.exec(
+    listed.exitCode === 0 ? listed.stdout.toString('utf8') : '',
+  );
   if (entry === null || Number(entry[1]) > HINTS_MAX_BYTES) return null;
   const shown = await runGit(['cat-file', 'blob', spec], { cwd: workspace, timeoutMs: 30_000 });
   return shown.exitCode === 0 ? shown.stdout.toString('utf8') : null;
@@ -134,15 +154,22 @@ export function parseWorkspaceHints(text: string): WorkspaceHintsReading {
   } catch {
     return { hints: {}, warnings: [`${FILE} is not valid JSON: ignored`] };
   }
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { hints: {}, warnings: [`${FILE} must hold a JSON object: ignored`] };
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    return { hints: {}, warnings: [`${FILE} must hold a JSON object: ignored`] };
 
   const hints: WorkspaceHints = {};
   for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
     if (key === 'verify') readVerify(value, hints, warnings);
     else if (key === 'spec_lint') readSpecLint(value, hints, warnings);
     else if (key === 'objectives') readObjectives(value, hints, warnings);
-    else if (POWER_KEYS.has(key)) warnings.push(`${FILE}: "${key}" ignored — it grants power, so only the data dir's gaffer.config or --config may set it (see docs/config.md)`);
-    else warnings.push(`${FILE}: unknown key "${key}" ignored — a workspace may only hint verify.command, verify.scope, verify.known_failures, spec_lint.ignore and objectives`);
+    else if (POWER_KEYS.has(key))
+      warnings.push(
+        `${FILE}: "${key}" ignored — it grants power, so only the data dir's gaffer.config or --config may set it (see docs/config.md)`,
+      );
+    else
+      warnings.push(
+        `${FILE}: unknown key "${key}" ignored — a workspace may only hint verify.command, verify.scope, verify.known_failures, spec_lint.ignore and objectives`,
+      );
   }
   return { hints, warnings };
 }
@@ -154,11 +181,16 @@ function readVerify(value: unknown, hints: WorkspaceHints, warnings: string[]): 
   }
   const verify: NonNullable<WorkspaceHints['verify']> = {};
   for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
-    if (key === 'command' && typeof v === 'string' && v.trim() !== '' && v.length <= COMMAND_MAX) verify.command = v.trim();
+    if (key === 'command' && typeof v === 'string' && v.trim() !== '' && v.length <= COMMAND_MAX)
+      verify.command = v.trim();
     else if (key === 'scope' && (v === 'related' || v === 'all')) verify.scope = v;
     else if (key === 'known_failures' && isKnownFailures(v)) verify.known_failures = v.map((id) => id.trim());
-    else if (key === 'command' || key === 'scope' || key === 'known_failures') warnings.push(`${FILE}: verify.${key} must be ${VERIFY_KEY_SHAPES[key]}: ignored`);
-    else warnings.push(`${FILE}: verify.${key} ignored — only verify.command, verify.scope and verify.known_failures are read`);
+    else if (key === 'command' || key === 'scope' || key === 'known_failures')
+      warnings.push(`${FILE}: verify.${key} must be ${VERIFY_KEY_SHAPES[key]}: ignored`);
+    else
+      warnings.push(
+        `${FILE}: verify.${key} ignored — only verify.command, verify.scope and verify.known_failures are read`,
+      );
   }
   if (Object.keys(verify).length > 0) hints.verify = verify;
 }
@@ -176,16 +208,24 @@ function readSpecLint(value: unknown, hints: WorkspaceHints, warnings: string[])
   const extra = value !== null && typeof value === 'object' ? Object.keys(value).filter((k) => k !== 'ignore') : [];
   if (typeof value !== 'object' || value === null || Array.isArray(value) || extra.length > 0) {
     // a string here would be the lint mode, which is the config's to set
-    warnings.push(`${FILE}: spec_lint ${extra.length > 0 ? `key(s) ${extra.join(', ')}` : 'value'} ignored — only spec_lint.ignore (finding codes) is read; the mode comes from the config`);
+    warnings.push(
+      `${FILE}: spec_lint ${extra.length > 0 ? `key(s) ${extra.join(', ')}` : 'value'} ignored — only spec_lint.ignore (finding codes) is read; the mode comes from the config`,
+    );
   }
   if (ignore === undefined) return;
   const codes = Array.isArray(ignore) ? ignore.filter((c): c is LintCode => LINT_CODES.includes(c as LintCode)) : [];
-  if (!Array.isArray(ignore) || codes.length !== ignore.length) warnings.push(`${FILE}: spec_lint.ignore must list codes among ${LINT_CODES.join(', ')}: unknown ones ignored`);
+  if (!Array.isArray(ignore) || codes.length !== ignore.length)
+    warnings.push(`${FILE}: spec_lint.ignore must list codes among ${LINT_CODES.join(', ')}: unknown ones ignored`);
   if (codes.length > 0) hints.spec_lint = { ignore: codes };
 }
 
 function readObjectives(value: unknown, hints: WorkspaceHints, warnings: string[]): void {
-  const ok = typeof value === 'string' && value.trim() !== '' && !value.startsWith('/') && !value.startsWith('~') && !value.split(/[\\/]/).includes('..');
+  const ok =
+    typeof value === 'string' &&
+    value.trim() !== '' &&
+    !value.startsWith('/') &&
+    !value.startsWith('~') &&
+    !value.split(/[\\/]/).includes('..');
   if (ok) hints.objectives = value.trim();
   else warnings.push(`${FILE}: objectives must be a path inside the workspace (relative, no ".."): ignored`);
 }

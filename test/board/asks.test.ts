@@ -3,7 +3,7 @@ import { makeWorkspace } from '../helpers/temp.js';
 import { hasChromium, openBoard, seriousViolations } from './harness.js';
 
 describe.skipIf(!hasChromium)('the "Needs your yes (N)" band (issue 16)', () => {
-  it('shows every open ask decision-grade on every page; a yes or no per ask with a note; the server\'s refusal shown; the job starts once answered', async () => {
+  it("shows every open ask decision-grade on every page; a yes or no per ask with a note; the server's refusal shown; the job starts once answered", async () => {
     const board = await openBoard();
     const { page } = board;
     await board.open('#/jobs');
@@ -19,7 +19,13 @@ describe.skipIf(!hasChromium)('the "Needs your yes (N)" band (issue 16)', () => 
       approval: 'required',
       verify: 'none',
       tasks: [
-        { name: 'alpha', instruction: 'write alpha.txt', files: ['alpha.txt'], runner: 'shell', command: 'echo a > alpha.txt' },
+        {
+          name: 'alpha',
+          instruction: 'write alpha.txt',
+          files: ['alpha.txt'],
+          runner: 'shell',
+          command: 'echo a > alpha.txt',
+        },
         { name: 'beta', instruction: 'write anything', runner: 'shell', command: 'echo b > beta.txt' },
       ],
     });
@@ -27,7 +33,9 @@ describe.skipIf(!hasChromium)('the "Needs your yes (N)" band (issue 16)', () => 
 
     // it appears without a reload, counting the asks
     await band.getByRole('heading', { name: 'Needs your yes (2)' }).waitFor();
-    const [alpha, beta] = (await board.server.call('GET', '/api/asks')).json.asks.map((a: { ask: Record<string, unknown> }) => a.ask);
+    const [alpha, beta] = (await board.server.call('GET', '/api/asks')).json.asks.map(
+      (a: { ask: Record<string, unknown> }) => a.ask,
+    );
     const alphaItem = band.getByRole('group', { name: /^alpha:/ });
     const betaItem = band.getByRole('group', { name: /^beta:/ });
     // every field the ask carries
@@ -36,14 +44,17 @@ describe.skipIf(!hasChromium)('the "Needs your yes (N)" band (issue 16)', () => 
       [betaItem, beta],
     ] as const) {
       const text = await item.innerText();
-      for (const field of ['issue', 'why', 'route', 'recommendation'] as const) expect(text).toContain(String(ask[field]));
+      for (const field of ['issue', 'why', 'route', 'recommendation'] as const)
+        expect(text).toContain(String(ask[field]));
       for (const p of ask.pros as string[]) expect(text).toContain(p);
       for (const c of ask.cons as string[]) expect(text).toContain(c);
       expect(text).toContain('judge abstained');
       expect(text).toMatch(/Blocking\s*yes/);
     }
     expect((beta.cons as string[]).length).toBeGreaterThan(0);
-    expect(await band.getByRole('link', { name: 'two tasks that need a yes' }).getAttribute('href')).toBe(`#/jobs/${id}`);
+    expect(await band.getByRole('link', { name: 'two tasks that need a yes' }).getAttribute('href')).toBe(
+      `#/jobs/${id}`,
+    );
     expect(await seriousViolations(page)).toEqual([]);
     await board.shot('asks');
 
@@ -63,7 +74,10 @@ describe.skipIf(!hasChromium)('the "Needs your yes (N)" band (issue 16)', () => 
 
     // a refusal by the server is shown in its words (a note over 2,000 characters)
     const long = 'n'.repeat(2_001);
-    const refused = await board.server.call('POST', `/api/jobs/${id}/approve`, { approve: { alpha: true }, note: long });
+    const refused = await board.server.call('POST', `/api/jobs/${id}/approve`, {
+      approve: { alpha: true },
+      note: long,
+    });
     expect(refused.status).toBe(400);
     await alphaItem.getByLabel('Note (optional)').fill(long);
     await alphaItem.getByRole('button', { name: 'Yes, run alpha' }).click();

@@ -19,7 +19,17 @@ export const hasChromium = existsSync(CHROMIUM);
 export const SHOTS_DIR = join(import.meta.dirname, '../../test-artifacts/board');
 
 // the flags a closed network needs: no background fetches to Google, no first-run work
-const ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+const ARGS = [
+  '--headless=new',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
 
 let browser: Browser | null = null;
 async function theBrowser(): Promise<Browser> {
@@ -38,8 +48,12 @@ afterEach(async (ctx) => {
   const open = pages.splice(0);
   if (ctx.task.result?.state === 'fail') {
     for (const page of open) {
-      const body = await page.evaluate(() => document.body?.innerText.slice(0, 800) ?? '').catch((e: unknown) => `(unreadable: ${String(e)})`);
-      console.error(`board page at ${page.url()}\n--- it showed:\n${body}\n--- it saw:\n${seenBy.get(page)?.slice(-40).join('\n') || '(nothing logged)'}`);
+      const body = await page
+        .evaluate(() => document.body?.innerText.slice(0, 800) ?? '')
+        .catch((e: unknown) => `(unreadable: ${String(e)})`);
+      console.error(
+        `board page at ${page.url()}\n--- it showed:\n${body}\n--- it saw:\n${seenBy.get(page)?.slice(-40).join('\n') || '(nothing logged)'}`,
+      );
     }
   }
   for (const page of open) seenBy.delete(page);
@@ -62,19 +76,25 @@ export interface Board {
  * A fresh engine and server, a browser page logged in through a one-time login URL (as a person
  * does), at `width`×`height` (a laptop by default; 390 wide is a phone).
  */
-export async function openBoard(opts: { engine?: Partial<EngineOptions>; width?: number; height?: number } = {}): Promise<Board> {
+export async function openBoard(
+  opts: { engine?: Partial<EngineOptions>; width?: number; height?: number } = {},
+): Promise<Board> {
   // unsandboxed unless a test says otherwise: the tests hold workers on a file in their own temp dir,
   // which the sandbox (where bubblewrap is installed, as in CI) hides; containment is test/sandbox's
   const engine = await openEngine({ runners: createRunners({ sandbox: 'off' }), ...opts.engine });
   const server = await serveEngine(engine);
-  const context = await (await theBrowser()).newContext({ viewport: { width: opts.width ?? 1280, height: opts.height ?? 860 }, bypassCSP: false });
+  const context = await (
+    await theBrowser()
+  ).newContext({ viewport: { width: opts.width ?? 1280, height: opts.height ?? 860 }, bypassCSP: false });
   const page = await context.newPage();
   pages.push(page);
   page.setDefaultTimeout(20_000);
   // a failing test says what the page saw (afterEach above): what it logged and threw, the requests that failed or were refused
   const seen: string[] = [];
   seenBy.set(page, seen);
-  page.on('console', (m) => seen.push(`console.${m.type()}: ${m.text()}${m.location().url ? ` (${m.location().url})` : ''}`));
+  page.on('console', (m) =>
+    seen.push(`console.${m.type()}: ${m.text()}${m.location().url ? ` (${m.location().url})` : ''}`),
+  );
   page.on('pageerror', (e) => seen.push(`pageerror: ${e.message}`));
   page.on('requestfailed', (r) => seen.push(`requestfailed: ${r.method()} ${r.url()} ${r.failure()?.errorText ?? ''}`));
   page.on('response', (r) => {
@@ -120,9 +140,25 @@ export interface AxeViolation {
 export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   await page.evaluate(AXE_SOURCE);
   const found = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }> } }).axe;
+    const axe = (
+      globalThis as unknown as {
+        axe: {
+          run: (
+            ctx: Document,
+            opts: object,
+          ) => Promise<{
+            violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[];
+          }>;
+        };
+      }
+    ).axe;
     const result = await axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => JSON.stringify(n.target)) }));
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.map((n) => JSON.stringify(n.target)),
+    }));
   });
   return found.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }

@@ -17,15 +17,25 @@ async function failingVerificationJob(board: Board): Promise<string> {
     title: 'break multiply',
     verify: 'node --test test/',
     fix_rounds: 1,
-    tasks: [{ name: 'mult', instruction: 'In src/math.js make multiply() add one to its product.', files: ['src/math.js'], runner: 'shell', command: `if ${IS_FIXER}; then echo cannot; else ${BREAK_MULTIPLY}; echo broke-it; fi` }],
+    tasks: [
+      {
+        name: 'mult',
+        instruction: 'In src/math.js make multiply() add one to its product.',
+        files: ['src/math.js'],
+        runner: 'shell',
+        command: `if ${IS_FIXER}; then echo cannot; else ${BREAK_MULTIPLY}; echo broke-it; fi`,
+      },
+    ],
   });
   await board.engine.settled(job.id);
   return job.id;
 }
 
-const headerStatus = (page: Page, status: string) => page.locator('.job-pills > .status', { hasText: new RegExp(`^${status}$`) });
+const headerStatus = (page: Page, status: string) =>
+  page.locator('.job-pills > .status', { hasText: new RegExp(`^${status}$`) });
 const card = (page: Page, worker: string) => page.locator(`li[data-worker="${worker}"]`);
-const cardStatus = (page: Page, worker: string, status: string) => card(page, worker).locator('h3 .status', { hasText: new RegExp(`^${status}$`) });
+const cardStatus = (page: Page, worker: string, status: string) =>
+  card(page, worker).locator('h3 .status', { hasText: new RegExp(`^${status}$`) });
 
 describe.skipIf(!hasChromium)('the Job page (issue 16)', () => {
   it("a running shell job's worker card and log tail update live, without a reload, until it is done", async () => {
@@ -36,7 +46,15 @@ describe.skipIf(!hasChromium)('the Job page (issue 16)', () => {
       workspace: ws,
       title: 'wait, then write',
       verify: 'none',
-      tasks: [{ name: 'slow', instruction: 'append b to a.txt once told to go', files: ['a.txt'], runner: 'shell', command: `echo waiting-for-go; while [ ! -f '${go}' ]; do sleep 0.1; done; echo b >> a.txt; echo finished-now` }],
+      tasks: [
+        {
+          name: 'slow',
+          instruction: 'append b to a.txt once told to go',
+          files: ['a.txt'],
+          runner: 'shell',
+          command: `echo waiting-for-go; while [ ! -f '${go}' ]; do sleep 0.1; done; echo b >> a.txt; echo finished-now`,
+        },
+      ],
     });
     await board.open(`#/jobs/${job.id}`);
     const { page } = board;
@@ -106,7 +124,12 @@ describe.skipIf(!hasChromium)('the Job page (issue 16)', () => {
   it('Cancel stops a live job: asked twice, then its status becomes cancelled', async () => {
     const board = await openBoard();
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    const { job } = board.engine.submit({ workspace: ws, title: 'sleeps', verify: 'none', tasks: [{ name: 'sleeper', instruction: 'sleep a while', runner: 'shell', command: 'sleep 60' }] });
+    const { job } = board.engine.submit({
+      workspace: ws,
+      title: 'sleeps',
+      verify: 'none',
+      tasks: [{ name: 'sleeper', instruction: 'sleep a while', runner: 'shell', command: 'sleep 60' }],
+    });
     await board.open(`#/jobs/${job.id}`);
     const { page } = board;
     await cardStatus(page, 'sleeper', 'running').waitFor();
@@ -129,7 +152,13 @@ describe.skipIf(!hasChromium)('the Job page (issue 16)', () => {
       title: 'half works',
       verify: 'none',
       tasks: [
-        { name: 'good', instruction: 'append b to a.txt', files: ['a.txt'], runner: 'shell', command: 'echo b >> a.txt' },
+        {
+          name: 'good',
+          instruction: 'append b to a.txt',
+          files: ['a.txt'],
+          runner: 'shell',
+          command: 'echo b >> a.txt',
+        },
         { name: 'broken', instruction: 'fail on purpose', runner: 'shell', command: 'echo giving-up; exit 3' },
       ],
     });

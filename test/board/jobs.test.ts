@@ -6,8 +6,10 @@ import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { hasChromium, openBoard, seriousViolations } from './harness.js';
 
 const row = (page: Page, id: string) => page.locator(`tr[data-job-id="${id}"]`);
-const rowStatus = (page: Page, id: string, status: string) => row(page, id).locator('.status', { hasText: new RegExp(`^${status.replace(/_/g, ' ')}$`) });
-const shownIds = (page: Page) => page.locator('tr[data-job-id]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-job-id')));
+const rowStatus = (page: Page, id: string, status: string) =>
+  row(page, id).locator('.status', { hasText: new RegExp(`^${status.replace(/_/g, ' ')}$`) });
+const shownIds = (page: Page) =>
+  page.locator('tr[data-job-id]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-job-id')));
 const waitForGo = (go: string, then: string) => `echo waiting; while [ ! -f '${go}' ]; do sleep 0.1; done; ${then}`;
 
 describe.skipIf(!hasChromium)('the Jobs page (issue 16)', () => {
@@ -15,7 +17,12 @@ describe.skipIf(!hasChromium)('the Jobs page (issue 16)', () => {
     const board = await openBoard();
     const { page } = board;
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    const older = board.engine.submit({ workspace: ws, title: 'an older job', verify: 'none', tasks: [{ name: 'w', instruction: 'write w.txt', files: ['w.txt'], runner: 'shell', command: 'echo w > w.txt' }] }).job.id;
+    const older = board.engine.submit({
+      workspace: ws,
+      title: 'an older job',
+      verify: 'none',
+      tasks: [{ name: 'w', instruction: 'write w.txt', files: ['w.txt'], runner: 'shell', command: 'echo w > w.txt' }],
+    }).job.id;
     await board.engine.settled(older);
     await board.open('#/jobs');
     await rowStatus(page, older, 'done').waitFor();
@@ -29,7 +36,13 @@ describe.skipIf(!hasChromium)('the Jobs page (issue 16)', () => {
       parallel: true,
       tasks: [
         { name: 'quick', instruction: 'write q.txt', files: ['q.txt'], runner: 'shell', command: 'echo q > q.txt' },
-        { name: 'slow', instruction: 'write s.txt once told to go', files: ['s.txt'], runner: 'shell', command: waitForGo(go, 'echo s > s.txt') },
+        {
+          name: 'slow',
+          instruction: 'write s.txt once told to go',
+          files: ['s.txt'],
+          runner: 'shell',
+          command: waitForGo(go, 'echo s > s.txt'),
+        },
       ],
     });
     expect(res.status).toBe(202);
@@ -64,13 +77,38 @@ describe.skipIf(!hasChromium)('the Jobs page (issue 16)', () => {
     const { page } = board;
     const wsA = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
     const wsB = makeWorkspace({ 'b.txt': 'b\n' }, { git: true });
-    const fine = board.engine.submit({ workspace: wsA, title: 'fine in A', verify: 'none', tasks: [{ name: 'ok', instruction: 'write ok.txt', files: ['ok.txt'], runner: 'shell', command: 'echo ok > ok.txt' }] }).job.id;
-    const broken = board.engine.submit({ workspace: wsB, title: 'broken in B', verify: 'none', tasks: [{ name: 'bad', instruction: 'fail', files: ['x.txt'], runner: 'shell', command: 'echo no; exit 3' }] }).job.id;
+    const fine = board.engine.submit({
+      workspace: wsA,
+      title: 'fine in A',
+      verify: 'none',
+      tasks: [
+        { name: 'ok', instruction: 'write ok.txt', files: ['ok.txt'], runner: 'shell', command: 'echo ok > ok.txt' },
+      ],
+    }).job.id;
+    const broken = board.engine.submit({
+      workspace: wsB,
+      title: 'broken in B',
+      verify: 'none',
+      tasks: [{ name: 'bad', instruction: 'fail', files: ['x.txt'], runner: 'shell', command: 'echo no; exit 3' }],
+    }).job.id;
     await Promise.all([board.engine.settled(fine), board.engine.settled(broken)]);
     const brokenStatus = board.engine.get(broken).status;
     expect(brokenStatus).not.toBe('done');
     const go = join(tempDir(), 'go');
-    const waiting = board.engine.submit({ workspace: wsB, title: 'waiting in B', verify: 'none', tasks: [{ name: 'wait', instruction: 'write w.txt once told to go', files: ['w.txt'], runner: 'shell', command: waitForGo(go, 'echo w > w.txt') }] }).job.id;
+    const waiting = board.engine.submit({
+      workspace: wsB,
+      title: 'waiting in B',
+      verify: 'none',
+      tasks: [
+        {
+          name: 'wait',
+          instruction: 'write w.txt once told to go',
+          files: ['w.txt'],
+          runner: 'shell',
+          command: waitForGo(go, 'echo w > w.txt'),
+        },
+      ],
+    }).job.id;
 
     await board.open('#/jobs');
     await rowStatus(page, waiting, 'running').waitFor();
@@ -112,9 +150,35 @@ describe.skipIf(!hasChromium)('the Jobs page (issue 16)', () => {
     const { page } = board;
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
     const go = join(tempDir(), 'go');
-    const done = board.engine.submit({ workspace: ws, title: 'write a greeting file', verify: 'none', tasks: [{ name: 'hello', instruction: 'write hello.txt', files: ['hello.txt'], runner: 'shell', command: 'echo hello > hello.txt' }] }).job.id;
+    const done = board.engine.submit({
+      workspace: ws,
+      title: 'write a greeting file',
+      verify: 'none',
+      tasks: [
+        {
+          name: 'hello',
+          instruction: 'write hello.txt',
+          files: ['hello.txt'],
+          runner: 'shell',
+          command: 'echo hello > hello.txt',
+        },
+      ],
+    }).job.id;
     await board.engine.settled(done);
-    const live = board.engine.submit({ workspace: ws, title: 'a longer job still running', verify: 'none', tasks: [{ name: 'wait', instruction: 'wait for go', files: ['w.txt'], runner: 'shell', command: waitForGo(go, 'echo w > w.txt') }] }).job.id;
+    const live = board.engine.submit({
+      workspace: ws,
+      title: 'a longer job still running',
+      verify: 'none',
+      tasks: [
+        {
+          name: 'wait',
+          instruction: 'wait for go',
+          files: ['w.txt'],
+          runner: 'shell',
+          command: waitForGo(go, 'echo w > w.txt'),
+        },
+      ],
+    }).job.id;
     await board.open('#/jobs');
     await rowStatus(page, live, 'running').waitFor();
     await row(page, live).locator('.jobs-workers li', { hasText: '1 running' }).waitFor();

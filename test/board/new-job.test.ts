@@ -25,7 +25,9 @@ describe.skipIf(!hasChromium)('the board: New job (spec 08)', () => {
     await page.getByRole('heading', { name: 'New job', level: 1 }).waitFor();
     // the runner list comes from GET /api/runners: agent CLIs not installed here are shown, not offered
     const runner = page.getByLabel('Runner');
-    await expect.poll(() => runner.locator('option').allTextContents(), POLL).toContain('shell — shell command (sh -c in the workspace)');
+    await expect
+      .poll(() => runner.locator('option').allTextContents(), POLL)
+      .toContain('shell — shell command (sh -c in the workspace)');
     expect(await runner.locator('option', { hasText: 'codex' }).getAttribute('disabled')).not.toBeNull();
 
     const missing = `${ws}-missing`;
@@ -36,8 +38,12 @@ describe.skipIf(!hasChromium)('the board: New job (spec 08)', () => {
 
     // spec lint, by the field it is about: a two-word instruction, no scope named, nothing that proves it
     await expect.poll(() => description(instruction), POLL).toContain('Lint: the instruction has 2 word(s)');
-    await expect.poll(() => description(page.getByLabel('Files')), POLL).toContain('no file, folder or symbol is named');
-    await expect.poll(() => page.locator('.form-lint').textContent(), POLL).toMatch(/3 things to add.*too_short.*no_scope.*no_verify/s);
+    await expect
+      .poll(() => description(page.getByLabel('Files')), POLL)
+      .toContain('no file, folder or symbol is named');
+    await expect
+      .poll(() => page.locator('.form-lint').textContent(), POLL)
+      .toMatch(/3 things to add.*too_short.*no_scope.*no_verify/s);
     await board.shot('new-job-lint');
 
     // typing on clears what no longer applies: the instruction's length finding goes, the verify one stays while verify is auto
@@ -55,7 +61,9 @@ describe.skipIf(!hasChromium)('the board: New job (spec 08)', () => {
     await expect.poll(() => alert.textContent(), POLL).toContain('Not dispatched');
     const refusal = (await alert.textContent()) ?? '';
     expect(refusal).toContain('invalid_request, field workspace');
-    expect(refusal).toContain(`workspace: does not exist — create it or give an existing directory, got ${JSON.stringify(missing)}`);
+    expect(refusal).toContain(
+      `workspace: does not exist — create it or give an existing directory, got ${JSON.stringify(missing)}`,
+    );
     const workspace = page.getByLabel('Workspace');
     expect(await workspace.getAttribute('aria-invalid')).toBe('true');
     expect(await description(workspace)).toContain('Refused: workspace:');
@@ -80,7 +88,12 @@ describe.skipIf(!hasChromium)('the board: New job (spec 08)', () => {
     const id = decodeURIComponent(page.url().split('#/jobs/')[1] ?? '');
     const job = await board.server.call('GET', `/api/jobs/${id}`);
     expect(job.status).toBe(200);
-    expect(job.json).toMatchObject({ id, workspace: ws, verify: 'test -f out.txt', tasks: [expect.objectContaining({ name: 'make-out', runner: 'shell' })] });
+    expect(job.json).toMatchObject({
+      id,
+      workspace: ws,
+      verify: 'test -f out.txt',
+      tasks: [expect.objectContaining({ name: 'make-out', runner: 'shell' })],
+    });
     await board.engine.settled(id);
     expect((await board.server.call('GET', `/api/jobs/${id}`)).json.status).toBe('done');
   });
@@ -91,7 +104,9 @@ describe.skipIf(!hasChromium)('the board: New job (spec 08)', () => {
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
     await board.open('#/new');
     await page.getByRole('heading', { name: 'New job', level: 1 }).waitFor();
-    await expect.poll(() => page.getByLabel('Runner').locator('option').allTextContents(), POLL).toContain('shell — shell command (sh -c in the workspace)');
+    await expect
+      .poll(() => page.getByLabel('Runner').locator('option').allTextContents(), POLL)
+      .toContain('shell — shell command (sh -c in the workspace)');
     await page.getByLabel('Workspace').fill(ws);
     await page.getByLabel('Runner').selectOption('shell');
     await page.getByLabel('Name').fill('make-out');
@@ -123,14 +138,23 @@ describe.skipIf(!hasChromium)('the board: New job (spec 08)', () => {
         files: ['out.txt'],
         done_means: ['out.txt says hello', 'test -f out.txt passes'],
         receipts: ['a.txt:1'],
-        gates: ['grep -qx hello out.txt', 'test -s out.txt', { kind: 'diff-scope', paths: ['out.txt', 'notes/'] }, { kind: 'claims' }, { kind: 'done_means' }],
+        gates: [
+          'grep -qx hello out.txt',
+          'test -s out.txt',
+          { kind: 'diff-scope', paths: ['out.txt', 'notes/'] },
+          { kind: 'claims' },
+          { kind: 'done_means' },
+        ],
       },
     ]);
     await expect.poll(() => page.url(), POLL).toMatch(/#\/jobs\/[0-9a-f]+$/);
     const id = decodeURIComponent(page.url().split('#/jobs/')[1] ?? '');
     // the server took each of them onto the job's task
     const task = board.engine.store.getJob(id)?.spec.tasks[0];
-    expect(task?.brief).toMatchObject({ done_means: ['out.txt says hello', 'test -f out.txt passes'], receipts: ['a.txt:1'] });
+    expect(task?.brief).toMatchObject({
+      done_means: ['out.txt says hello', 'test -f out.txt passes'],
+      receipts: ['a.txt:1'],
+    });
     expect(task?.gates).toEqual([
       { kind: 'command', command: 'grep -qx hello out.txt' },
       { kind: 'command', command: 'test -s out.txt' },

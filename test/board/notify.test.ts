@@ -35,25 +35,38 @@ describe.skipIf(!hasChromium)('browser notifications (issue 16 point 4)', () => 
     };
 
     // off: a done job says nothing
-    const quiet = await submit({ tasks: [{ name: 'quiet', runner: 'shell', instruction: 'x', command: 'echo q > q.txt' }] });
+    const quiet = await submit({
+      tasks: [{ name: 'quiet', runner: 'shell', instruction: 'x', command: 'echo q > q.txt' }],
+    });
     await expect.poll(() => page.locator(`[data-job-id="${quiet}"]`).getAttribute('data-status'), POLL).toBe('done');
     expect(await shown()).toEqual([]);
 
     const toggle = page.getByRole('button', { name: 'Notify me' });
     await toggle.click();
 
-    await expect.poll(() => page.getByRole('button', { name: 'Notifications on' }).getAttribute('aria-pressed'), POLL).toBe('true');
+    await expect
+      .poll(() => page.getByRole('button', { name: 'Notifications on' }).getAttribute('aria-pressed'), POLL)
+      .toBe('true');
 
     const failed = await submit({ tasks: [{ name: 'fails', runner: 'shell', instruction: 'x', command: 'exit 3' }] });
-    const done = await submit({ tasks: [{ name: 'works', runner: 'shell', instruction: 'x', command: 'echo w > w.txt' }] });
+    const done = await submit({
+      tasks: [{ name: 'works', runner: 'shell', instruction: 'x', command: 'echo w > w.txt' }],
+    });
     await expect.poll(async () => (await shown()).map((n) => n.tag), POLL).toContain(`done-${done}`);
     expect((await shown()).map((n) => n.tag)).not.toContain(`done-${failed}`);
 
-    const asking = await board.server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', approval: 'required', tasks: [{ name: 'asks', runner: 'shell', instruction: 'x', command: 'true' }] });
+    const asking = await board.server.call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      approval: 'required',
+      tasks: [{ name: 'asks', runner: 'shell', instruction: 'x', command: 'true' }],
+    });
     expect(asking.status, asking.text).toBe(202);
     await expect.poll(async () => (await shown()).map((n) => n.tag), POLL).toContain(`ask-${asking.json.id as string}`);
     // exactly one for each: the done job, the ask
-    expect((await shown()).map((n) => n.tag).sort()).toEqual([`ask-${asking.json.id as string}`, `done-${done}`].sort());
+    expect((await shown()).map((n) => n.tag).sort()).toEqual(
+      [`ask-${asking.json.id as string}`, `done-${done}`].sort(),
+    );
     expect((await shown()).find((n) => n.tag === `done-${done}`)?.title).toContain('gaffer: done');
   });
 });

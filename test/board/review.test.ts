@@ -19,7 +19,15 @@ async function finishedShellJob(board: Board): Promise<{ id: string; ws: string 
     workspace: ws,
     title: 'write out.txt',
     verify: 'test -f out.txt',
-    tasks: [{ name: 'write', runner: 'shell', instruction: 'write out.txt and capitalise beta in a.txt', command: WRITE_OUT, files: ['out.txt', 'a.txt'] }],
+    tasks: [
+      {
+        name: 'write',
+        runner: 'shell',
+        instruction: 'write out.txt and capitalise beta in a.txt',
+        command: WRITE_OUT,
+        files: ['out.txt', 'a.txt'],
+      },
+    ],
   });
   expect(res.status).toBe(202);
   const id = String(res.json.id);
@@ -45,15 +53,21 @@ describe.skipIf(!hasChromium)('the Job page: changes, review that feeds back, st
     const { page } = board;
     await board.open(`#/jobs/${id}`);
     const changes = page.getByRole('region', { name: 'Changes' });
-    await expect.poll(() => changes.locator('details.review-file > summary').allTextContents()).toEqual([expect.stringContaining('a.txt'), expect.stringContaining('out.txt')]);
+    await expect
+      .poll(() => changes.locator('details.review-file > summary').allTextContents())
+      .toEqual([expect.stringContaining('a.txt'), expect.stringContaining('out.txt')]);
     await expect.poll(() => changes.locator('summary').filter({ hasText: 'out.txt' }).textContent()).toContain('added');
 
     // side by side (the laptop default): two tables per file, the new side's lines are buttons
     const aDiff = changes.locator('.review-diff[data-file="a.txt"]');
     await aDiff.locator('.d2h-files-diff').waitFor();
     expect(await aDiff.locator('table.d2h-diff-table').count()).toBe(2);
-    await expect.poll(() => aDiff.locator('.d2h-del').allTextContents()).toContainEqual(expect.stringContaining('beta'));
-    await expect.poll(() => aDiff.locator('.d2h-ins').allTextContents()).toContainEqual(expect.stringContaining('BETA'));
+    await expect
+      .poll(() => aDiff.locator('.d2h-del').allTextContents())
+      .toContainEqual(expect.stringContaining('beta'));
+    await expect
+      .poll(() => aDiff.locator('.d2h-ins').allTextContents())
+      .toContainEqual(expect.stringContaining('BETA'));
     await changes.getByRole('button', { name: 'Comment on line 2 of out.txt' }).waitFor();
     await changes.getByRole('button', { name: 'Comment on line 2 of a.txt' }).waitFor();
     expect(await changes.getByRole('radio', { name: 'Side by side' }).isChecked()).toBe(true);
@@ -82,8 +96,13 @@ describe.skipIf(!hasChromium)('the Job page: changes, review that feeds back, st
   it('a big job starts collapsed and fetches a file’s diff when it is opened; on a phone the diff is unified and fits the screen', async () => {
     const board = await openBoard({ width: 390, height: 844 });
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    const command = 'for i in 1 2 3 4 5 6 7 8; do printf "line one of $i\\nline two\\n" > "file-$i.txt"; done; echo b > a.txt';
-    const res = await board.server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [{ name: 'many', runner: 'shell', instruction: 'write eight files', command }] });
+    const command =
+      'for i in 1 2 3 4 5 6 7 8; do printf "line one of $i\\nline two\\n" > "file-$i.txt"; done; echo b > a.txt';
+    const res = await board.server.call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ name: 'many', runner: 'shell', instruction: 'write eight files', command }],
+    });
     const id = String(res.json.id);
     await board.engine.settled(id);
     const { page } = board;
@@ -163,7 +182,10 @@ describe.skipIf(!hasChromium)('the Job page: changes, review that feeds back, st
     expect(instruction).toContain('keep the first line');
     expect(instruction).toContain('diff --git a/out.txt b/out.txt');
     // the page follows the job to its end (its own Changes now show the follow-up's diff)
-    await page.getByRole('region', { name: 'Changes' }).locator('.review-diff[data-file="out.txt"] .d2h-files-diff').waitFor();
+    await page
+      .getByRole('region', { name: 'Changes' })
+      .locator('.review-diff[data-file="out.txt"] .d2h-files-diff')
+      .waitFor();
     await board.shot('review-follow-up-sent');
     // the draft went with it: the first job's review is empty again
     await board.open(`#/jobs/${id}`);
@@ -172,11 +194,25 @@ describe.skipIf(!hasChromium)('the Job page: changes, review that feeds back, st
 
   it("a comment on a builtin worker's diff resumes its session: the model's next request carries the first run's conversation and the comment", async () => {
     const board = await openBoard({
-      engine: { runners: createRunners({ sandbox: 'off', builtin: { endpoint: { api: 'openai-compatible', url: `${models.url}/v1`, key: 'sk-test', model: 'qwen3:8b' } } }) },
+      engine: {
+        runners: createRunners({
+          sandbox: 'off',
+          builtin: {
+            endpoint: { api: 'openai-compatible', url: `${models.url}/v1`, key: 'sk-test', model: 'qwen3:8b' },
+          },
+        }),
+      },
     });
-    models.script([{ toolCalls: [{ name: 'write_file', args: { path: 'hello.txt', content: 'hi\n' } }] }, { text: 'Wrote it.\nFiles changed:\nhello.txt' }]);
+    models.script([
+      { toolCalls: [{ name: 'write_file', args: { path: 'hello.txt', content: 'hi\n' } }] },
+      { text: 'Wrote it.\nFiles changed:\nhello.txt' },
+    ]);
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    const res = await board.server.call('POST', '/api/jobs', { workspace: ws, verify: 'test -f hello.txt', tasks: [{ name: 'greet', runner: 'builtin', files: ['hello.txt'], instruction: 'write hello.txt saying hi' }] });
+    const res = await board.server.call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'test -f hello.txt',
+      tasks: [{ name: 'greet', runner: 'builtin', files: ['hello.txt'], instruction: 'write hello.txt saying hi' }],
+    });
     const id = String(res.json.id);
     await board.engine.settled(id);
     expect(board.engine.get(id).status).toBe('done');
@@ -187,14 +223,21 @@ describe.skipIf(!hasChromium)('the Job page: changes, review that feeds back, st
     await changes.getByRole('button', { name: 'Comment on line 1 of hello.txt' }).click();
     await changes.getByLabel('Comment on hello.txt line 1').fill('say hello, not hi');
     await changes.getByRole('button', { name: 'Add comment' }).click();
-    await expect.poll(() => changes.locator('.review-send').textContent()).toContain('it resumes the session of its last worker (greet, builtin)');
+    await expect
+      .poll(() => changes.locator('.review-send').textContent())
+      .toContain('it resumes the session of its last worker (greet, builtin)');
 
     const before = models.requests.length;
-    models.script([{ toolCalls: [{ name: 'write_file', args: { path: 'hello.txt', content: 'hello\n' } }] }, { text: 'Changed it.\nFiles changed:\nhello.txt' }]);
+    models.script([
+      { toolCalls: [{ name: 'write_file', args: { path: 'hello.txt', content: 'hello\n' } }] },
+      { text: 'Changed it.\nFiles changed:\nhello.txt' },
+    ]);
     await changes.getByRole('button', { name: 'Send back to the worker' }).click();
     await expect.poll(() => jobIdOf(page.url())).not.toBe(id);
     const followId = jobIdOf(page.url());
-    await expect.poll(() => page.locator('p', { hasText: `Follow-up of task greet of job ${id}` }).textContent()).toContain('resumed');
+    await expect
+      .poll(() => page.locator('p', { hasText: `Follow-up of task greet of job ${id}` }).textContent())
+      .toContain('resumed');
 
     await board.engine.settled(followId);
     const follow = board.engine.get(followId);
@@ -212,7 +255,18 @@ describe.skipIf(!hasChromium)('the Job page: changes, review that feeds back, st
     const board = await openBoard();
     const go = join(tempDir(), 'go');
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    const res = await board.server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [{ name: 'slow', runner: 'shell', instruction: 'wait, then write b.txt', command: `${until(go)}; echo b > b.txt` }] });
+    const res = await board.server.call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      tasks: [
+        {
+          name: 'slow',
+          runner: 'shell',
+          instruction: 'wait, then write b.txt',
+          command: `${until(go)}; echo b > b.txt`,
+        },
+      ],
+    });
     const id = String(res.json.id);
     await board.engine.waitFor(id, 'worker:slow:running', 30);
 
@@ -226,7 +280,9 @@ describe.skipIf(!hasChromium)('the Job page: changes, review that feeds back, st
     expect(await sent.textContent()).toContain('takes no input mid-run');
     expect(await box.inputValue()).toBe('');
     const received = board.engine.events(id).events.filter((e) => e.event === 'steer_received');
-    expect(received).toEqual([expect.objectContaining({ task: 'slow', delivery: 'queued_as_follow_up', text: 'also write c.txt' })]);
+    expect(received).toEqual([
+      expect.objectContaining({ task: 'slow', delivery: 'queued_as_follow_up', text: 'also write c.txt' }),
+    ]);
 
     // a live job's review cannot be sent yet, and the board says why
     const changes = page.getByRole('region', { name: 'Changes' });
@@ -249,7 +305,14 @@ describe.skipIf(!hasChromium)('the Job page: changes, review that feeds back, st
 
   it('steering a live builtin worker says it is delivered at its next turn, and the next model request carries it', async () => {
     const board = await openBoard({
-      engine: { runners: createRunners({ sandbox: 'off', builtin: { endpoint: { api: 'openai-compatible', url: `${models.url}/v1`, key: 'sk-test', model: 'qwen3:8b' } } }) },
+      engine: {
+        runners: createRunners({
+          sandbox: 'off',
+          builtin: {
+            endpoint: { api: 'openai-compatible', url: `${models.url}/v1`, key: 'sk-test', model: 'qwen3:8b' },
+          },
+        }),
+      },
     });
     const go = join(tempDir(), 'go');
     models.script([
@@ -260,7 +323,11 @@ describe.skipIf(!hasChromium)('the Job page: changes, review that feeds back, st
     ]);
     const before = models.requests.length;
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    const res = await board.server.call('POST', '/api/jobs', { workspace: ws, verify: 'test -f hello.txt', tasks: [{ name: 'greet', runner: 'builtin', files: ['hello.txt'], instruction: 'write hello.txt' }] });
+    const res = await board.server.call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'test -f hello.txt',
+      tasks: [{ name: 'greet', runner: 'builtin', files: ['hello.txt'], instruction: 'write hello.txt' }],
+    });
     const id = String(res.json.id);
     await models.waitForRequests(before + 1);
 

@@ -16,11 +16,20 @@ describe.skipIf(!hasChromium)('the board (issue 16): served, logged in, navigabl
     const board = await openBoard();
     const { page } = board;
     const nav = page.getByRole('navigation', { name: 'Pages' });
-    for (const [name, hash] of [['Jobs', '#/jobs'], ['New job', '#/new'], ['Stats', '#/stats'], ['Runners', '#/runners'], ['Roster', '#/roster']] as const) {
+    for (const [name, hash] of [
+      ['Jobs', '#/jobs'],
+      ['New job', '#/new'],
+      ['Stats', '#/stats'],
+      ['Runners', '#/runners'],
+      ['Roster', '#/roster'],
+    ] as const) {
       await nav.getByRole('link', { name, exact: true }).click();
       await expect.poll(() => new URL(page.url()).hash).toBe(hash);
       await page.getByRole('heading', { level: 1 }).waitFor();
-      expect([name, await page.locator('body').innerText()]).not.toEqual([name, expect.stringMatching(/\b(spec|issue) \d+/i)]);
+      expect([name, await page.locator('body').innerText()]).not.toEqual([
+        name,
+        expect.stringMatching(/\b(spec|issue) \d+/i),
+      ]);
     }
   });
 });

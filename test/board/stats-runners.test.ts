@@ -6,7 +6,11 @@ const POLL = { timeout: 20_000, interval: 100 };
 
 /** Runs a one-task shell job to its end through the API; its outcome is logged for the acceptance rate. */
 async function runShellJob(board: Board, ws: string, name: string, command: string): Promise<string> {
-  const res = await board.server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [{ name, runner: 'shell', instruction: command }] });
+  const res = await board.server.call('POST', '/api/jobs', {
+    workspace: ws,
+    verify: 'none',
+    tasks: [{ name, runner: 'shell', instruction: command }],
+  });
   expect(res.status).toBe(202);
   await board.engine.settled(res.json.id);
   return res.json.id as string;
@@ -14,7 +18,13 @@ async function runShellJob(board: Board, ws: string, name: string, command: stri
 
 describe.skipIf(!hasChromium)('the board: Stats and Runners (spec 08)', () => {
   it('Stats shows the acceptance per (type, model) as a table and a chart, recent outcomes and spend against a budget, and follows new outcomes live', async () => {
-    const board = await openBoard({ engine: { operations: { budgets: [{ provider: 'shell', entry: null, window: 'week', unit: 'seconds', limit: 600, pace_margin: 0.2 }] } } });
+    const board = await openBoard({
+      engine: {
+        operations: {
+          budgets: [{ provider: 'shell', entry: null, window: 'week', unit: 'seconds', limit: 600, pace_margin: 0.2 }],
+        },
+      },
+    });
     const { page } = board;
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
     await runShellJob(board, ws, 'good', 'echo ok > ok.txt');
@@ -35,7 +45,9 @@ describe.skipIf(!hasChromium)('the board: Stats and Runners (spec 08)', () => {
     await expect.poll(() => page.locator('.stats-outcomes li').count(), POLL).toBe(2);
     // spend per provider against its budget and window
     const budget = page.getByRole('table', { name: 'Budgets of shell' });
-    expect(await budget.textContent()).toMatch(/shell week budget \(600 seconds\).*ISO week \(UTC\).*\/ 600 seconds.*ok/s);
+    expect(await budget.textContent()).toMatch(
+      /shell week budget \(600 seconds\).*ISO week \(UTC\).*\/ 600 seconds.*ok/s,
+    );
     expect(await page.getByRole('meter').count()).toBe(1);
     expect(await seriousViolations(page)).toEqual([]);
 
@@ -55,7 +67,12 @@ describe.skipIf(!hasChromium)('the board: Stats and Runners (spec 08)', () => {
   it('Runners lists every runner with its install state, sandbox state and install hint', async () => {
     const board = await openBoard();
     const { page } = board;
-    const rows = (await board.server.call('GET', '/api/runners')).json.runners as { key: string; sandbox: boolean; installed: boolean; install_hint: string | null }[];
+    const rows = (await board.server.call('GET', '/api/runners')).json.runners as {
+      key: string;
+      sandbox: boolean;
+      installed: boolean;
+      install_hint: string | null;
+    }[];
     await board.open('#/runners');
     await page.getByRole('heading', { name: 'Runners', level: 1 }).waitFor();
     for (const key of ['shell', 'builtin']) {

@@ -8,7 +8,11 @@ import { makeWorkspace, tempDir } from '../helpers/temp.js';
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gaffer');
 
 function gaffer(dataDir: string, args: string[], env: NodeJS.ProcessEnv = {}) {
-  const r = spawnSync(BIN, ['--data-dir', dataDir, ...args], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, GAFFER_URL: '', ...env } });
+  const r = spawnSync(BIN, ['--data-dir', dataDir, ...args], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, GAFFER_URL: '', ...env },
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -17,9 +21,14 @@ describe('gaffer lint from flags', () => {
     const data = join(tempDir(), 'data');
     const ws = makeWorkspace({ 'src/date.js': '' });
     const good = [
-      '--workspace', ws,
-      '--task', 'Fix parseDate() in src/date.js so that dates like 2024-02-30 are refused with a RangeError; test/date.test.js covers it',
-      '--files', 'src/date.js', '--verify', 'npm test',
+      '--workspace',
+      ws,
+      '--task',
+      'Fix parseDate() in src/date.js so that dates like 2024-02-30 are refused with a RangeError; test/date.test.js covers it',
+      '--files',
+      'src/date.js',
+      '--verify',
+      'npm test',
     ];
     const withCommand = gaffer(data, ['lint', ...good, '--command', './scripts/fix.sh']);
     expect(withCommand).toMatchObject({ code: 0, stdout: 'nothing to add\n' });
@@ -36,11 +45,16 @@ describe('gaffer lint from flags', () => {
 describe('gaffer runners', () => {
   it('shell has no version of its own, and its sandbox is what bubblewrap can do here', () => {
     const data = join(tempDir(), 'data');
-    const { runners } = JSON.parse(gaffer(data, ['--json', 'runners']).stdout) as { runners: { key: string; version: string | null; sandbox: boolean }[] };
+    const { runners } = JSON.parse(gaffer(data, ['--json', 'runners']).stdout) as {
+      runners: { key: string; version: string | null; sandbox: boolean }[];
+    };
     const sandboxed = probeSandbox().available;
     expect(runners.find((r) => r.key === 'shell')).toMatchObject({ version: null, sandbox: sandboxed });
     expect(runners.find((r) => r.key === 'builtin')).toMatchObject({ sandbox: sandboxed });
-    const human = gaffer(data, ['runners']).stdout.split('\n').find((l) => l.startsWith('shell')) ?? '';
+    const human =
+      gaffer(data, ['runners'])
+        .stdout.split('\n')
+        .find((l) => l.startsWith('shell')) ?? '';
     expect(human).toMatch(new RegExp(`^shell +installed +- +no +${sandboxed ? 'yes' : 'no'} `));
     expect(human).not.toContain(process.version);
   });
@@ -51,8 +65,15 @@ describe('gaffer runners', () => {
     // a claude that answers --version: installed, whatever the machine has
     const bin = tempDir('gaffer-bin-');
     writeFileSync(join(bin, 'claude'), '#!/bin/sh\necho "2.1.197 (Claude Code)"\n', { mode: 0o755 });
-    const withClaude = (env: NodeJS.ProcessEnv) => ({ PATH: `${bin}:${process.env.PATH ?? ''}`, GAFFER_ENABLED_RUNNERS: '', ...env });
-    const claudeRow = (env: NodeJS.ProcessEnv) => (JSON.parse(gaffer(data, ['--json', 'runners'], withClaude(env)).stdout) as { runners: { key: string }[] }).runners.find((r) => r.key === 'claude');
+    const withClaude = (env: NodeJS.ProcessEnv) => ({
+      PATH: `${bin}:${process.env.PATH ?? ''}`,
+      GAFFER_ENABLED_RUNNERS: '',
+      ...env,
+    });
+    const claudeRow = (env: NodeJS.ProcessEnv) =>
+      (
+        JSON.parse(gaffer(data, ['--json', 'runners'], withClaude(env)).stdout) as { runners: { key: string }[] }
+      ).runners.find((r) => r.key === 'claude');
     const lines = (env: NodeJS.ProcessEnv) => gaffer(data, ['runners'], withClaude(env)).stdout.split('\n');
     const claudeLine = (env: NodeJS.ProcessEnv) => lines(env).find((l) => l.startsWith('claude ')) ?? '';
 
@@ -62,9 +83,18 @@ describe('gaffer runners', () => {
     expect(offLine).toMatch(/^claude +disabled +2\.1\.197 /);
     expect(offLine).toContain('runners.claude.enabled');
     expect(offLine).not.toContain('installed');
-    expect(claudeRow({})).toMatchObject({ installed: true, enabled: false, version: '2.1.197', disabled_by: expect.stringContaining('runners.claude.enabled') });
+    expect(claudeRow({})).toMatchObject({
+      installed: true,
+      enabled: false,
+      version: '2.1.197',
+      disabled_by: expect.stringContaining('runners.claude.enabled'),
+    });
 
-    expect(claudeRow({ GAFFER_ENABLED_RUNNERS: 'claude' })).toMatchObject({ installed: true, enabled: true, disabled_by: null });
+    expect(claudeRow({ GAFFER_ENABLED_RUNNERS: 'claude' })).toMatchObject({
+      installed: true,
+      enabled: true,
+      disabled_by: null,
+    });
     expect(claudeLine({ GAFFER_ENABLED_RUNNERS: 'claude' })).toMatch(/^claude +installed +2\.1\.197 /);
 
     // the environment overrides the file: the one that keeps it off is named
@@ -81,7 +111,19 @@ describe('gaffer list --status', () => {
     expect(gaffer(data, ['list'])).toMatchObject({ code: 0, stdout: 'no jobs yet\n' });
     expect(gaffer(data, ['list', '--status', 'running'])).toMatchObject({ code: 0, stdout: 'no jobs yet\n' });
     const ws = makeWorkspace({ 'a.txt': 'a' });
-    expect(gaffer(data, ['dispatch', '--workspace', ws, '--verify', 'none', '--task', 'append', '--command', 'echo b >> a.txt']).code).toBe(0);
+    expect(
+      gaffer(data, [
+        'dispatch',
+        '--workspace',
+        ws,
+        '--verify',
+        'none',
+        '--task',
+        'append',
+        '--command',
+        'echo b >> a.txt',
+      ]).code,
+    ).toBe(0);
     const filtered = gaffer(data, ['list', '--status', 'running']);
     expect(filtered.code).toBe(0);
     expect(filtered.stdout).not.toContain('no jobs yet');

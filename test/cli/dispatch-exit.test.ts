@@ -18,7 +18,8 @@ describe('gaffer dispatch whose reader goes away', () => {
     const data = join(tempDir(), 'data');
     const ws = makeWorkspace({ 'a.txt': 'a' });
     // the user's own pipeline: head leaves after two lines; bash reports gaffer's exit status
-    const script = '"$0" --data-dir "$1" dispatch --workspace "$2" --verify none --task slow --command "$3" 2>&1 | head -2; echo "gaffer exited ${PIPESTATUS[0]}"';
+    const script =
+      '"$0" --data-dir "$1" dispatch --workspace "$2" --verify none --task slow --command "$3" 2>&1 | head -2; echo "gaffer exited ${PIPESTATUS[0]}"';
     const r = spawnSync('bash', ['-c', script, BIN, data, ws, SLOW_EDIT], { encoding: 'utf8', timeout: 60_000 });
     const lines = r.stdout.trim().split('\n');
     expect(lines).toHaveLength(3);
@@ -35,11 +36,30 @@ describe('gaffer dispatch whose reader goes away', () => {
   it('a CLI whose stdout and stderr pipes are closed mid-job still settles the job and exits by its status', async () => {
     const data = join(tempDir(), 'data');
     const ws = makeWorkspace({ 'a.txt': 'a' });
-    const child = spawn(BIN, ['--data-dir', data, '--json', 'dispatch', '--workspace', ws, '--verify', 'none', '--task', 'slow', '--command', SLOW_EDIT], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      BIN,
+      [
+        '--data-dir',
+        data,
+        '--json',
+        'dispatch',
+        '--workspace',
+        ws,
+        '--verify',
+        'none',
+        '--task',
+        'slow',
+        '--command',
+        SLOW_EDIT,
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    const firstLine = await new Promise<string>((resolve) => child.stderr.once('data', (d: Buffer) => resolve(d.toString())));
+    const firstLine = await new Promise<string>((resolve) =>
+      child.stderr.once('data', (d: Buffer) => resolve(d.toString())),
+    );
     const jobId = /job ([0-9a-f]{12}) accepted/.exec(firstLine)?.[1];
     expect(jobId).toBeDefined();
     // close both read ends: every later write of the CLI meets EPIPE
@@ -56,7 +76,18 @@ describe('gaffer dispatch --require', () => {
   it('proved: exit 0 only when the proof is proved; done (the default) when the job ended done', () => {
     const data = join(tempDir(), 'data');
     const calc = makeWorkspace(CALC_FILES);
-    const proved = gaffer(data, ['--json', 'dispatch', '--require', 'proved', '--workspace', calc, '--task', 'fix add', '--command', FIX_ADD]);
+    const proved = gaffer(data, [
+      '--json',
+      'dispatch',
+      '--require',
+      'proved',
+      '--workspace',
+      calc,
+      '--task',
+      'fix add',
+      '--command',
+      FIX_ADD,
+    ]);
     expect(JSON.parse(proved.stdout)).toMatchObject({ status: 'done', result: { proof: { verdict: 'proved' } } });
     expect(proved.code).toBe(0);
 
@@ -74,9 +105,24 @@ describe('gaffer dispatch --require', () => {
   it('anything else is refused before anything starts (exit 2)', () => {
     const data = join(tempDir(), 'data');
     const ws = makeWorkspace({ 'a.txt': 'a' });
-    const r = gaffer(data, ['--json', 'dispatch', '--require', 'passed', '--workspace', ws, '--verify', 'none', '--task', 'x', '--command', 'true']);
+    const r = gaffer(data, [
+      '--json',
+      'dispatch',
+      '--require',
+      'passed',
+      '--workspace',
+      ws,
+      '--verify',
+      'none',
+      '--task',
+      'x',
+      '--command',
+      'true',
+    ]);
     expect(r.code).toBe(2);
-    expect(JSON.parse(r.stderr)).toEqual({ error: { code: 'invalid_request', message: '--require must be proved or done, got "passed"', field: 'require' } });
+    expect(JSON.parse(r.stderr)).toEqual({
+      error: { code: 'invalid_request', message: '--require must be proved or done, got "passed"', field: 'require' },
+    });
     expect(JSON.parse(gaffer(data, ['--json', 'list']).stdout).jobs).toEqual([]);
   });
 });

@@ -23,7 +23,8 @@ function baseEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 function gaffer(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(process.execPath, [BIN, ...args], { env, timeout: 60_000, encoding: 'utf8' }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1;
+      const code =
+        err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1;
       resolve({ code, stdout, stderr });
     });
   });
@@ -69,13 +70,33 @@ describe('gaffer doctor', () => {
     const data = join(tempDir(), 'data');
     const r = await gaffer(['--data-dir', data, '--json', 'doctor'], baseEnv({ GAFFER_MAX_PARALLEL: '3' }));
     expect(r.stderr).toBe('');
-    const report = JSON.parse(r.stdout) as { config: { file: string | null; data_dir: string; values: Record<string, { value: unknown; source: string }> }; checks: Check[] };
+    const report = JSON.parse(r.stdout) as {
+      config: { file: string | null; data_dir: string; values: Record<string, { value: unknown; source: string }> };
+      checks: Check[];
+    };
     expect(report.config).toMatchObject({ file: null, data_dir: data });
     expect(report.config.values['workers.max_parallel']).toEqual({ value: 3, source: 'env' });
     expect(report.config.values.sandbox).toEqual({ value: 'auto', source: 'default' });
     expect(report.config.values['runners.claude.enabled']).toEqual({ value: false, source: 'default' });
     const names = report.checks.map((c) => c.name);
-    expect(names).toEqual(['config', 'node', 'git', 'data dir', 'sqlite', 'runner shell', 'runner builtin', 'runner claude', 'runner codex', 'runner gemini', 'runner qwen', 'runner opencode', 'sandbox', 'network', 'limits', 'secrets in env']);
+    expect(names).toEqual([
+      'config',
+      'node',
+      'git',
+      'data dir',
+      'sqlite',
+      'runner shell',
+      'runner builtin',
+      'runner claude',
+      'runner codex',
+      'runner gemini',
+      'runner qwen',
+      'runner opencode',
+      'sandbox',
+      'network',
+      'limits',
+      'secrets in env',
+    ]);
     for (const check of report.checks) {
       expect(Object.keys(check).sort()).toEqual(['detail', 'fix', 'name', 'status']);
       expect(['ok', 'warn', 'fail']).toContain(check.status);
@@ -84,14 +105,23 @@ describe('gaffer doctor', () => {
     // doctor reads the store and never makes it (issue 12): a fresh data dir has none, before or after
     expect(byName.sqlite).toMatchObject({ status: 'ok', detail: expect.stringContaining('no store yet') });
     expect(existsSync(join(data, 'gaffer.db'))).toBe(false);
-    expect(byName['data dir']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/writable, [\d.]+ GiB free/) });
-    expect(byName['runner builtin']).toMatchObject({ status: 'warn', fix: expect.stringContaining('GAFFER_MODEL_URL') });
+    expect(byName['data dir']).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(/writable, [\d.]+ GiB free/),
+    });
+    expect(byName['runner builtin']).toMatchObject({
+      status: 'warn',
+      fix: expect.stringContaining('GAFFER_MODEL_URL'),
+    });
     expect(byName['runner claude']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^disabled/) });
     const probe = probeSandbox();
     expect(byName.sandbox?.status).toBe(probe.available ? 'ok' : 'warn');
     if (!probe.available) expect(byName.sandbox?.fix).toMatch(/apt-get install bubblewrap|user namespaces/);
     // the CLI took its secrets out of its environment at start, and /proc/<pid>/environ too (scrub-env.ts)
-    expect(byName['secrets in env']).toMatchObject({ status: 'ok', detail: expect.stringMatching(/\/proc\/\d+\/environ/) });
+    expect(byName['secrets in env']).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(/\/proc\/\d+\/environ/),
+    });
     expect(report.checks.some((c) => c.status === 'fail')).toBe(false);
     expect(r.code).toBe(0);
   });
@@ -100,7 +130,13 @@ describe('gaffer doctor', () => {
     const server = await modelsServer();
     const dir = tempDir();
     const config = join(dir, 'gaffer.config.json');
-    writeFileSync(config, JSON.stringify({ tokens: { [TOKEN]: 'alice' }, models: { backup: { url: `${server.url}`, key: FILE_KEY, model: 'llama3' } } }));
+    writeFileSync(
+      config,
+      JSON.stringify({
+        tokens: { [TOKEN]: 'alice' },
+        models: { backup: { url: `${server.url}`, key: FILE_KEY, model: 'llama3' } },
+      }),
+    );
     const env = baseEnv({ GAFFER_MODEL_URL: server.url, GAFFER_MODEL_KEY: SECRET, GAFFER_MODEL: 'qwen3:8b' });
     const text = await gaffer(['--data-dir', join(dir, 'data'), '--config', config, 'doctor'], env);
     const json = await gaffer(['--data-dir', join(dir, 'data'), '--config', config, '--json', 'doctor'], env);
@@ -116,16 +152,24 @@ describe('gaffer doctor', () => {
     const endpoint = report.checks.find((c) => c.name === 'endpoint default');
     expect(endpoint).toMatchObject({ status: 'ok', detail: expect.stringContaining('qwen3:8b among them') });
     // the file's endpoint sends its own key, which this server refuses
-    expect(report.checks.find((c) => c.name === 'endpoint backup')).toMatchObject({ status: 'fail', detail: expect.stringContaining('the key was refused (HTTP 401)') });
+    expect(report.checks.find((c) => c.name === 'endpoint backup')).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining('the key was refused (HTTP 401)'),
+    });
     expect(json.code).toBe(1);
     expect(text.code).toBe(1);
   });
 
   it('exit 1 when a check fails, saying what to fix: an unreachable endpoint, a broken config', async () => {
     const data = join(tempDir(), 'data');
-    const down = await gaffer(['--data-dir', data, 'doctor'], baseEnv({ GAFFER_MODEL_URL: await closedPortUrl(), GAFFER_MODEL: 'm' }));
+    const down = await gaffer(
+      ['--data-dir', data, 'doctor'],
+      baseEnv({ GAFFER_MODEL_URL: await closedPortUrl(), GAFFER_MODEL: 'm' }),
+    );
     expect(down.code).toBe(1);
-    expect(down.stdout).toMatch(/fail\s+endpoint default\s+http:\/\/127\.0\.0\.1:\d+\/v1: unreachable \(ECONNREFUSED\)/);
+    expect(down.stdout).toMatch(
+      /fail\s+endpoint default\s+http:\/\/127\.0\.0\.1:\d+\/v1: unreachable \(ECONNREFUSED\)/,
+    );
     expect(down.stdout).toContain('fix: start the model server, or fix the URL');
     expect(down.stdout).toMatch(/1 check\(s\) failed/);
 
@@ -134,7 +178,11 @@ describe('gaffer doctor', () => {
     const broken = await gaffer(['--data-dir', dir, '--json', 'doctor'], baseEnv());
     expect(broken.code).toBe(1);
     const report = JSON.parse(broken.stdout) as { checks: Check[] };
-    expect(report.checks[0]).toMatchObject({ name: 'config', status: 'fail', detail: expect.stringContaining('sandbox') });
+    expect(report.checks[0]).toMatchObject({
+      name: 'config',
+      status: 'fail',
+      detail: expect.stringContaining('sandbox'),
+    });
     // the other checks still ran
     expect(report.checks.map((c) => c.name)).toContain('sqlite');
   });
@@ -142,11 +190,22 @@ describe('gaffer doctor', () => {
   it('sandbox: required without bwrap fails and says how to enable it; an enabled agent CLI that is missing fails with its install command', async () => {
     const data = join(tempDir(), 'data');
     // no PATH: no bwrap, no git, no agent CLI (node itself is started by path)
-    const r = await gaffer(['--data-dir', data, '--json', 'doctor'], baseEnv({ PATH: '/nonexistent', GAFFER_SANDBOX: 'required', GAFFER_ENABLED_RUNNERS: 'codex' }));
+    const r = await gaffer(
+      ['--data-dir', data, '--json', 'doctor'],
+      baseEnv({ PATH: '/nonexistent', GAFFER_SANDBOX: 'required', GAFFER_ENABLED_RUNNERS: 'codex' }),
+    );
     expect(r.code).toBe(1);
     const byName = Object.fromEntries((JSON.parse(r.stdout) as { checks: Check[] }).checks.map((c) => [c.name, c]));
-    expect(byName.sandbox).toMatchObject({ status: 'fail', detail: expect.stringContaining('bwrap is not on PATH'), fix: 'install bubblewrap (apt-get install bubblewrap)' });
+    expect(byName.sandbox).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining('bwrap is not on PATH'),
+      fix: 'install bubblewrap (apt-get install bubblewrap)',
+    });
     expect(byName.git).toMatchObject({ status: 'warn', fix: expect.stringContaining('install git') });
-    expect(byName['runner codex']).toMatchObject({ status: 'fail', detail: expect.stringContaining('not installed'), fix: expect.stringMatching(/^npm i -g @openai\/codex@/) });
+    expect(byName['runner codex']).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining('not installed'),
+      fix: expect.stringMatching(/^npm i -g @openai\/codex@/),
+    });
   });
 });

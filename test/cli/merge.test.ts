@@ -8,7 +8,20 @@ describe('gaffer merge', () => {
   it('starts the merge job and follows it to its end: exit 0 when done, listed, the original says merged', () => {
     const data = join(tempDir(), 'data');
     const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
-    const first = gaffer(data, ['--json', 'dispatch', '--workspace', ws, '--isolation', 'worktree', '--task', 'write out.txt', '--command', 'echo one > out.txt', '--verify', 'exit 0']);
+    const first = gaffer(data, [
+      '--json',
+      'dispatch',
+      '--workspace',
+      ws,
+      '--isolation',
+      'worktree',
+      '--task',
+      'write out.txt',
+      '--command',
+      'echo one > out.txt',
+      '--verify',
+      'exit 0',
+    ]);
     expect(first.code, first.stderr).toBe(0);
     const job = JSON.parse(first.stdout) as { id: string };
 
@@ -19,9 +32,17 @@ describe('gaffer merge', () => {
     expect(merged.stdout).toContain(`merge of: ${job.id}`);
     expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('one\n');
 
-    const list = JSON.parse(gaffer(data, ['--json', 'list']).stdout) as { jobs: { title: string; status: string; merge_of?: unknown }[] };
-    expect(list.jobs[0]).toMatchObject({ title: `merge of ${job.id}`, status: 'done', merge_of: { job: job.id, task: null } });
-    const original = JSON.parse(gaffer(data, ['--json', 'status', job.id, '--full']).stdout) as { result: { worktrees: { tasks: { merge?: string }[] } } };
+    const list = JSON.parse(gaffer(data, ['--json', 'list']).stdout) as {
+      jobs: { title: string; status: string; merge_of?: unknown }[];
+    };
+    expect(list.jobs[0]).toMatchObject({
+      title: `merge of ${job.id}`,
+      status: 'done',
+      merge_of: { job: job.id, task: null },
+    });
+    const original = JSON.parse(gaffer(data, ['--json', 'status', job.id, '--full']).stdout) as {
+      result: { worktrees: { tasks: { merge?: string }[] } };
+    };
     expect(original.result.worktrees.tasks.map((t) => t.merge)).toEqual(['merged']);
 
     // nothing left: refused before anything is stored

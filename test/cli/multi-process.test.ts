@@ -6,9 +6,30 @@ import { makeWorkspace, tempDir } from '../helpers/temp.js';
 
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gaffer');
 
-function dispatch(data: string, ws: string, command: string): Promise<{ code: number | null; job: { id: string; status: string; started: number; finished: number } }> {
+function dispatch(
+  data: string,
+  ws: string,
+  command: string,
+): Promise<{ code: number | null; job: { id: string; status: string; started: number; finished: number } }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(BIN, ['--data-dir', data, '--json', 'dispatch', '--workspace', ws, '--verify', 'none', '--task', command, '--command', command], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      BIN,
+      [
+        '--data-dir',
+        data,
+        '--json',
+        'dispatch',
+        '--workspace',
+        ws,
+        '--verify',
+        'none',
+        '--task',
+        command,
+        '--command',
+        command,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -29,7 +50,11 @@ describe('several gaffer processes on one data dir', () => {
     const data = join(tempDir(), 'data');
     const ws = makeWorkspace({ 'a.txt': 'a' });
     const other = makeWorkspace({ 'b.txt': 'b' });
-    const [a, b, c] = await Promise.all([dispatch(data, ws, 'sleep 1.5; echo 1 >> a.txt'), dispatch(data, ws, 'sleep 1.5; echo 2 >> a.txt'), dispatch(data, other, 'echo 3 >> b.txt')]);
+    const [a, b, c] = await Promise.all([
+      dispatch(data, ws, 'sleep 1.5; echo 1 >> a.txt'),
+      dispatch(data, ws, 'sleep 1.5; echo 2 >> a.txt'),
+      dispatch(data, other, 'echo 3 >> b.txt'),
+    ]);
     for (const r of [a, b, c]) expect(r.code).toBe(0);
     const [first, second] = [a.job, b.job].sort((x, y) => x.started - y.started) as [typeof a.job, typeof a.job];
     // the second started only after the first finished, within the 200 ms cross-process look

@@ -15,7 +15,12 @@ const HEAD = "import { test } from 'node:test';\nimport assert from 'node:assert
 /** node:test project: divide() is broken before the work (7 tests), multiply() is what the worker breaks (6 tests), one test is flaky. */
 function project(): string {
   const ws = makeWorkspace({
-    'package.json': JSON.stringify({ name: 'p', private: true, type: 'module', scripts: { test: 'node --test test/' } }),
+    'package.json': JSON.stringify({
+      name: 'p',
+      private: true,
+      type: 'module',
+      scripts: { test: 'node --test test/' },
+    }),
     'src/math.js': 'export const multiply = (a, b) => a * b;\nexport const divide = (a, b) => a * b;\n',
     'test/pre.test.js': `${HEAD}import { divide } from '../src/math.js';\n${[1, 2, 3, 4, 5, 6, 7].map((n) => `test('divide ${n}', () => assert.equal(divide(${n * 2}, 2), ${n}));`).join('\n')}\n`,
     'test/new.test.js': `${HEAD}import { multiply } from '../src/math.js';\n${[1, 2, 3, 4, 5, 6].map((n) => `test('multiply ${n}', () => assert.equal(multiply(${n}, 2), ${n * 2}));`).join('\n')}\n`,
@@ -39,7 +44,13 @@ describe('gaffer status for a person', () => {
       verify: 'auto',
       verify_scope: 'all',
       fix_rounds: 0,
-      tasks: [{ name: 'tweak', instruction: 'make multiply add one', command: "sed -i 's/a \\* b;$/a * b + 1;/' src/math.js" }],
+      tasks: [
+        {
+          name: 'tweak',
+          instruction: 'make multiply add one',
+          command: "sed -i 's/a \\* b;$/a * b + 1;/' src/math.js",
+        },
+      ],
     });
     await engine.settled(submitted.id);
     const job = engine.get(submitted.id);
@@ -48,7 +59,9 @@ describe('gaffer status for a person', () => {
     // issue 33: the verdict's first words name the first three the work left failing; the list counts them
     expect(v.pre_existing).toHaveLength(4);
     expect(v.pre_existing_count).toBe(7);
-    expect(job.verdict).toMatch(/^7 tests failed before the work and still fail \(divide 1, divide 2, divide 3 and 4 more\)/);
+    expect(job.verdict).toMatch(
+      /^7 tests failed before the work and still fail \(divide 1, divide 2, divide 3 and 4 more\)/,
+    );
     expect(v.flaky).toEqual(['sometimes fails']);
 
     const text = renderCompact(job);
@@ -81,9 +94,24 @@ describe('gaffer status for a person', () => {
       verify_scope: 'all',
       fix_rounds: 0,
     };
-    const worker: CompactWorkerEntry = { name: 'w', role: 'worker', attempt: 1, runner: 'shell', status: 'running', outcome: null, summary: '', sandboxed: false };
-    expect(renderCompact({ ...base, result: { workers: [{ ...worker, duration_s: 12.3 }] } })).toContain('12.3 s so far');
-    const done = renderCompact({ ...base, status: 'done', result: { workers: [{ ...worker, status: 'done', outcome: 'success' }] } });
+    const worker: CompactWorkerEntry = {
+      name: 'w',
+      role: 'worker',
+      attempt: 1,
+      runner: 'shell',
+      status: 'running',
+      outcome: null,
+      summary: '',
+      sandboxed: false,
+    };
+    expect(renderCompact({ ...base, result: { workers: [{ ...worker, duration_s: 12.3 }] } })).toContain(
+      '12.3 s so far',
+    );
+    const done = renderCompact({
+      ...base,
+      status: 'done',
+      result: { workers: [{ ...worker, status: 'done', outcome: 'success' }] },
+    });
     expect(done).not.toMatch(/ - s| s$/m);
   });
 });

@@ -5,7 +5,11 @@ const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gaffer');
 
 /** `bin/gaffer --data-dir DIR …` run in process of its own (no server: GAFFER_URL empty). */
 export function gaffer(dataDir: string, args: string[]) {
-  const r = spawnSync(BIN, ['--data-dir', dataDir, ...args], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, GAFFER_URL: '' } });
+  const r = spawnSync(BIN, ['--data-dir', dataDir, ...args], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, GAFFER_URL: '' },
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

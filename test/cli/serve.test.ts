@@ -22,17 +22,26 @@ function jobPid(dataDir: string, id: string): number | null {
 /** The reading commands' --json answers, run at once. */
 async function readings(data: string, id: string) {
   const [status, full, list, events, wait] = await Promise.all(
-    [['status', id], ['status', id, '--full'], ['list'], ['events', id], ['wait', id, '--for', 'phase:settled']].map(async (args) => {
-      const r = await gaffer(data, ['--json', ...args]);
-      // a reading that printed nothing says why (it failed once under load with no word kept)
-      if (r.stdout === '') throw new Error(`gaffer ${args.join(' ')} printed nothing (exit ${r.code}): ${r.stderr}`);
-      return r.stdout;
-    }),
+    [['status', id], ['status', id, '--full'], ['list'], ['events', id], ['wait', id, '--for', 'phase:settled']].map(
+      async (args) => {
+        const r = await gaffer(data, ['--json', ...args]);
+        // a reading that printed nothing says why (it failed once under load with no word kept)
+        if (r.stdout === '') throw new Error(`gaffer ${args.join(' ')} printed nothing (exit ${r.code}): ${r.stderr}`);
+        return r.stdout;
+      },
+    ),
   );
-  return { status: status as string, full: full as string, list: list as string, events: events as string, wait: wait as string };
+  return {
+    status: status as string,
+    full: full as string,
+    list: list as string,
+    events: events as string,
+    wait: wait as string,
+  };
 }
 
-const without = (o: Record<string, unknown>, ...keys: string[]) => Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
+const without = (o: Record<string, unknown>, ...keys: string[]) =>
+  Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
 
 describe('the CLI against a running gaffer serve', () => {
   it('dispatch returns at once (the server runs the job); --wait streams to the end; status/list/wait/events print the same JSON as in process', async () => {
@@ -41,7 +50,18 @@ describe('the CLI against a running gaffer serve', () => {
     const ws = makeWorkspace(CALC_FILES);
 
     // no --wait: accepted and answered at once, the server runs it
-    const quick = await gaffer(data, ['--json', 'dispatch', '--workspace', ws, '--task', 'fix add slowly', '--command', `sleep 1; ${FIX_ADD}`, '--files', 'src/math.js']);
+    const quick = await gaffer(data, [
+      '--json',
+      'dispatch',
+      '--workspace',
+      ws,
+      '--task',
+      'fix add slowly',
+      '--command',
+      `sleep 1; ${FIX_ADD}`,
+      '--files',
+      'src/math.js',
+    ]);
     expect(quick.code).toBe(0);
     expect(quick.stderr).toMatch(/job [0-9a-f]{12} accepted/);
     const accepted = JSON.parse(quick.stdout);
@@ -56,28 +76,64 @@ describe('the CLI against a running gaffer serve', () => {
     const waited = await gaffer(data, ['--json', 'wait', accepted.id, '--timeout-s', '60']);
     expect(waited.code).toBe(0);
     const waitAnswer = JSON.parse(waited.stdout);
-    expect(waitAnswer).toMatchObject({ met: true, condition: 'done', state: { id: accepted.id, status: 'done', result: { proof: { verdict: 'proved' } } } });
+    expect(waitAnswer).toMatchObject({
+      met: true,
+      condition: 'done',
+      state: { id: accepted.id, status: 'done', result: { proof: { verdict: 'proved' } } },
+    });
     const followed = await follow;
     expect(followed.code).toBe(0);
-    const streamed = followed.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const streamed = followed.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
 
     // --wait: streams progress on stderr (plain lines: not a TTY) and exits 0 on done
     const ws2 = makeWorkspace({ 'a.txt': 'a\n' });
-    const withWait = await gaffer(data, ['--json', 'dispatch', '--wait', '--workspace', ws2, '--verify', 'none', '--task', 'append', '--command', 'echo b >> a.txt; sleep 0.5']);
+    const withWait = await gaffer(data, [
+      '--json',
+      'dispatch',
+      '--wait',
+      '--workspace',
+      ws2,
+      '--verify',
+      'none',
+      '--task',
+      'append',
+      '--command',
+      'echo b >> a.txt; sleep 0.5',
+    ]);
     expect(withWait.code).toBe(0);
     const waitedJob = JSON.parse(withWait.stdout);
     expect(waitedJob).toMatchObject({ status: 'done', result: { changes: { modified: ['a.txt'] } } });
     expect(jobPid(data, waitedJob.id)).toBe(server.pid);
     expect(withWait.stderr).toContain('workers running');
-    const failing = await gaffer(data, ['dispatch', '--wait', '--workspace', ws2, '--verify', 'none', '--task', 'fail', '--command', 'exit 4']);
+    const failing = await gaffer(data, [
+      'dispatch',
+      '--wait',
+      '--workspace',
+      ws2,
+      '--verify',
+      'none',
+      '--task',
+      'fail',
+      '--command',
+      'exit 4',
+    ]);
     expect(failing.code).toBe(1);
 
     // the readings through the server
     const viaServer = await readings(data, accepted.id);
-    const http = (await (await fetch(`${server.url}/api/jobs/${accepted.id}`, { headers: bearerFor(server.url) })).json()) as Record<string, unknown>;
+    const http = (await (
+      await fetch(`${server.url}/api/jobs/${accepted.id}`, { headers: bearerFor(server.url) })
+    ).json()) as Record<string, unknown>;
     expect(JSON.parse(viaServer.status)).toEqual(http);
     expect(JSON.parse(viaServer.events).events).toEqual(streamed);
-    expect(JSON.parse(viaServer.list).jobs.map((j: { id: string }) => j.id)).toEqual([expect.any(String), waitedJob.id, accepted.id]);
+    expect(JSON.parse(viaServer.list).jobs.map((j: { id: string }) => j.id)).toEqual([
+      expect.any(String),
+      waitedJob.id,
+      accepted.id,
+    ]);
     expect(without(waitAnswer.state, 'duration_s')).toEqual(without(http, 'duration_s'));
     const [notFound, never, bad, cancel] = await Promise.all([
       gaffer(data, ['status', 'ffffffffffff']),
@@ -108,7 +164,18 @@ describe('the CLI against a running gaffer serve', () => {
     const server = await startServe(data);
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
     const marker = `gaffer-serve-test-${process.pid}-${Date.now()}`;
-    const dispatched = await gaffer(data, ['--json', 'dispatch', '--workspace', ws, '--verify', 'none', '--task', 'slow', '--command', `echo b > b.txt; sleep 60; : ${marker}`]);
+    const dispatched = await gaffer(data, [
+      '--json',
+      'dispatch',
+      '--workspace',
+      ws,
+      '--verify',
+      'none',
+      '--task',
+      'slow',
+      '--command',
+      `echo b > b.txt; sleep 60; : ${marker}`,
+    ]);
     expect(dispatched.code).toBe(0);
     const id = JSON.parse(dispatched.stdout).id as string;
     expect((await gaffer(data, ['wait', id, '--for', 'worker:*:running', '--timeout-s', '30'])).code).toBe(0);
@@ -133,7 +200,13 @@ describe('the CLI against a running gaffer serve', () => {
 
     const followed = await follow;
     expect([followed.code, followed.stderr]).toEqual([0, '']);
-    expect(followed.stdout.trim().split('\n').map((l) => JSON.parse(l)).at(-1)).toMatchObject({ name: 'job', event: 'status', message: 'interrupted' });
+    expect(
+      followed.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .at(-1),
+    ).toMatchObject({ name: 'job', event: 'status', message: 'interrupted' });
     const waited = await waiting;
     expect(JSON.parse(waited.stdout)).toMatchObject({ met: true, state: { status: 'interrupted' } });
 
@@ -149,7 +222,7 @@ describe('the CLI against a running gaffer serve', () => {
     expect(jobPid(data, id)).toBe(server.pid);
   });
 
-  it('tokens: a token is its owner, the CLI on the server\'s own data dir is the local user (every job); --url reaches a server of another data dir with a token only; a non-loopback bind without tokens is refused', async () => {
+  it("tokens: a token is its owner, the CLI on the server's own data dir is the local user (every job); --url reaches a server of another data dir with a token only; a non-loopback bind without tokens is refused", async () => {
     const data = join(tempDir(), 'data');
     const token = 'tok-alice-0123456789';
     const server = await startServe(data, { env: env({ GAFFER_TOKENS: `${token}:alice` }) });
@@ -159,7 +232,21 @@ describe('the CLI against a running gaffer serve', () => {
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain('unauthorized');
 
-    const dispatched = await gaffer(data, ['--json', '--token', token, 'dispatch', '--wait', '--workspace', ws, '--verify', 'none', '--task', 'append', '--command', 'echo b >> a.txt']);
+    const dispatched = await gaffer(data, [
+      '--json',
+      '--token',
+      token,
+      'dispatch',
+      '--wait',
+      '--workspace',
+      ws,
+      '--verify',
+      'none',
+      '--task',
+      'append',
+      '--command',
+      'echo b >> a.txt',
+    ]);
     expect(dispatched.code).toBe(0);
     const job = JSON.parse(dispatched.stdout);
     expect(job).toMatchObject({ status: 'done', owner: 'alice' });
@@ -173,7 +260,17 @@ describe('the CLI against a running gaffer serve', () => {
     ]);
     expect(JSON.parse(status.stdout)).toEqual(job);
     expect(JSON.parse(stats.stdout)).toMatchObject({
-      acceptance: { 'implement/(shell default)': { type: 'implement', model: null, runners: ['shell'], providers: [], accepted: 1, total: 1, rate: 1 } },
+      acceptance: {
+        'implement/(shell default)': {
+          type: 'implement',
+          model: null,
+          runners: ['shell'],
+          providers: [],
+          accepted: 1,
+          total: 1,
+          rate: 1,
+        },
+      },
       outcomes_total: 1,
       excluded: { not_dispatched: 0, abstained: 0 },
       recent: { jobs: 1, done: 1, partial: 0, failed: 0, cancelled: 0, live: 0 },
@@ -183,11 +280,15 @@ describe('the CLI against a running gaffer serve', () => {
     // the secret goes to its own data dir's server only: from elsewhere, no token is no credential
     const refused = await gaffer(elsewhere, ['--json', '--url', server.url, 'list']);
     expect(refused.code).toBe(2);
-    expect(JSON.parse(refused.stderr)).toMatchObject({ error: { code: 'unauthorized', message: expect.stringContaining(join(data, 'secret')) } });
+    expect(JSON.parse(refused.stderr)).toMatchObject({
+      error: { code: 'unauthorized', message: expect.stringContaining(join(data, 'secret')) },
+    });
     // on the server's data dir the CLI sends the secret: the local user, who sees alice's job too
     const local = await gaffer(data, ['--json', 'list']);
     expect(local.code).toBe(0);
-    expect(JSON.parse(local.stdout).jobs.map((j: { id: string; owner: string | null }) => [j.id, j.owner])).toEqual([[job.id, 'alice']]);
+    expect(JSON.parse(local.stdout).jobs.map((j: { id: string; owner: string | null }) => [j.id, j.owner])).toEqual([
+      [job.id, 'alice'],
+    ]);
 
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);

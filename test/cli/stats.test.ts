@@ -18,14 +18,24 @@ function gaffer(dataDir: string, args: string[]) {
 /** `gaffer dispatch -` with the request on stdin, in a process of its own; resolves with its exit code. */
 function dispatch(dataDir: string, request: Record<string, unknown>): Promise<number | null> {
   return new Promise((resolve, reject) => {
-    const child = spawn(BIN, ['--data-dir', dataDir, '--json', 'dispatch', '-'], { env, stdio: ['pipe', 'ignore', 'ignore'] });
+    const child = spawn(BIN, ['--data-dir', dataDir, '--json', 'dispatch', '-'], {
+      env,
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
     child.on('error', reject);
     child.on('close', (code) => resolve(code));
     child.stdin.end(JSON.stringify(request));
   });
 }
 
-const tasks = (type: string, commands: string[]) => commands.map((command, i) => ({ name: `${type}-${i + 1}`, type, instruction: `run ${command}`, files: [`${type}-${i + 1}.txt`], command }));
+const tasks = (type: string, commands: string[]) =>
+  commands.map((command, i) => ({
+    name: `${type}-${i + 1}`,
+    type,
+    instruction: `run ${command}`,
+    files: [`${type}-${i + 1}.txt`],
+    command,
+  }));
 
 describe('gaffer stats', () => {
   it('an empty data dir: no outcome counted, exit 0', () => {
@@ -37,15 +47,42 @@ describe('gaffer stats', () => {
     });
   });
 
-  it('two processes log their jobs\' outcomes at once; stats shows accepted/total and the rate per type and model', async () => {
+  it("two processes log their jobs' outcomes at once; stats shows accepted/total and the rate per type and model", async () => {
     const data = join(tempDir(), 'data');
     const codes = await Promise.all([
-      dispatch(data, { workspace: makeWorkspace({ 'README.md': 'x\n' }), verify: 'none', parallel: true, tasks: tasks('implement', ['echo 1 > implement-1.txt', 'echo 2 > implement-2.txt', 'echo 3 > implement-3.txt', 'echo 4 > implement-4.txt; exit 1']) }),
-      dispatch(data, { workspace: makeWorkspace({ 'README.md': 'x\n' }), verify: 'none', parallel: true, tasks: tasks('fix', ['echo 1 > fix-1.txt', 'echo 2 > fix-2.txt', 'echo 3 > fix-3.txt', 'echo 4 > fix-4.txt']) }),
+      dispatch(data, {
+        workspace: makeWorkspace({ 'README.md': 'x\n' }),
+        verify: 'none',
+        parallel: true,
+        tasks: tasks('implement', [
+          'echo 1 > implement-1.txt',
+          'echo 2 > implement-2.txt',
+          'echo 3 > implement-3.txt',
+          'echo 4 > implement-4.txt; exit 1',
+        ]),
+      }),
+      dispatch(data, {
+        workspace: makeWorkspace({ 'README.md': 'x\n' }),
+        verify: 'none',
+        parallel: true,
+        tasks: tasks('fix', ['echo 1 > fix-1.txt', 'echo 2 > fix-2.txt', 'echo 3 > fix-3.txt', 'echo 4 > fix-4.txt']),
+      }),
     ]);
     expect(codes.sort()).toEqual([0, 1]);
-    const lines = readFileSync(join(data, 'outcomes.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { task: string; status: string });
-    expect(lines.map((l) => `${l.task} ${l.status}`).sort()).toEqual(['fix-1 passed', 'fix-2 passed', 'fix-3 passed', 'fix-4 passed', 'implement-1 passed', 'implement-2 passed', 'implement-3 passed', 'implement-4 failed']);
+    const lines = readFileSync(join(data, 'outcomes.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { task: string; status: string });
+    expect(lines.map((l) => `${l.task} ${l.status}`).sort()).toEqual([
+      'fix-1 passed',
+      'fix-2 passed',
+      'fix-3 passed',
+      'fix-4 passed',
+      'implement-1 passed',
+      'implement-2 passed',
+      'implement-3 passed',
+      'implement-4 failed',
+    ]);
 
     const table = gaffer(data, ['stats']);
     expect(table.code).toBe(0);
@@ -63,8 +100,24 @@ describe('gaffer stats', () => {
     const json = JSON.parse(gaffer(data, ['--json', 'stats']).stdout);
     expect(json).toMatchObject({
       acceptance: {
-        'fix/(shell default)': { type: 'fix', model: null, runners: ['shell'], providers: [], accepted: 4, total: 4, rate: 1 },
-        'implement/(shell default)': { type: 'implement', model: null, runners: ['shell'], providers: [], accepted: 3, total: 4, rate: 0.75 },
+        'fix/(shell default)': {
+          type: 'fix',
+          model: null,
+          runners: ['shell'],
+          providers: [],
+          accepted: 4,
+          total: 4,
+          rate: 1,
+        },
+        'implement/(shell default)': {
+          type: 'implement',
+          model: null,
+          runners: ['shell'],
+          providers: [],
+          accepted: 3,
+          total: 4,
+          rate: 0.75,
+        },
       },
       outcomes_total: 8,
       excluded: { not_dispatched: 0, abstained: 0 },

@@ -7,8 +7,22 @@ const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gaffer');
 const ENV_WITHOUT_MODEL = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GAFFER_')));
 
 function dispatch(data: string, body: unknown) {
-  const r = spawnSync(BIN, ['--data-dir', data, '--json', 'dispatch', '-'], { encoding: 'utf8', input: JSON.stringify(body), env: ENV_WITHOUT_MODEL, timeout: 60_000 });
-  return { code: r.status, error: r.stderr ? (JSON.parse(r.stderr.trim().split('\n').at(-1) ?? '{}') as { error?: { code: string; message: string; field?: string } }).error : undefined };
+  const r = spawnSync(BIN, ['--data-dir', data, '--json', 'dispatch', '-'], {
+    encoding: 'utf8',
+    input: JSON.stringify(body),
+    env: ENV_WITHOUT_MODEL,
+    timeout: 60_000,
+  });
+  return {
+    code: r.status,
+    error: r.stderr
+      ? (
+          JSON.parse(r.stderr.trim().split('\n').at(-1) ?? '{}') as {
+            error?: { code: string; message: string; field?: string };
+          }
+        ).error
+      : undefined,
+  };
 }
 
 describe('runner vetting before anything starts (spec 04)', () => {

@@ -7,7 +7,17 @@ import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { call, eventually, processesWith } from '../reliability/helpers.js';
 import { signAttempt, type WireAttempt } from '../../src/engine/execution/wire.js';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
-import { bareRemote, eventsOf, HAS_REDIS, NODE_TOKEN, remoteFile, startCoordinator, startNode, startRedis, waitFor } from './harness.js';
+import {
+  bareRemote,
+  eventsOf,
+  HAS_REDIS,
+  NODE_TOKEN,
+  remoteFile,
+  startCoordinator,
+  startNode,
+  startRedis,
+  waitFor,
+} from './harness.js';
 
 /**
  * spec 09 / issue 17: a coordinator (`gaffer serve --queue`) and worker nodes (`gaffer node`) as
@@ -21,7 +31,10 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     const server = await startCoordinator(redis.url, ['--runner-limit', 'shell=3']);
     const nodes = await Promise.all([startNode(redis.url, 'n1'), startNode(redis.url, 'n2')]);
     // BullMQ's own count of the shell queue's running attempts, looked at throughout: 2 nodes × 2 slots, held to 3
-    const queue = new Queue('runner-shell', { connection: { url: redis.url, maxRetriesPerRequest: null }, prefix: 'gaffer' });
+    const queue = new Queue('runner-shell', {
+      connection: { url: redis.url, maxRetriesPerRequest: null },
+      prefix: 'gaffer',
+    });
     let mostActive = 0;
     let watching = true;
     const watch = (async () => {
@@ -44,7 +57,13 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
           runner: 'shell',
           // the verification is the coordinator's, run on its own disk after the node's commit was applied
           verify: `grep -qx 'job ${i} from dirty ${i}' out.txt`,
-          tasks: [{ name: 'write', instruction: 'write out.txt', command: `sleep 1; echo "job ${i} from $(cat dirty.txt)" > out.txt; rm seed.txt; echo wrote` }],
+          tasks: [
+            {
+              name: 'write',
+              instruction: 'write out.txt',
+              command: `sleep 1; echo "job ${i} from $(cat dirty.txt)" > out.txt; rm seed.txt; echo wrote`,
+            },
+          ],
         };
         const res = await call(server.url, 'POST', '/api/jobs', body, { 'idempotency-key': `cluster-${i}` });
         expect(res.status).toBe(202);
@@ -57,7 +76,9 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     expect(again.json.id).toBe(submitted[0]?.id);
 
     const started = Date.now();
-    const ends = await Promise.all(submitted.map(async (s) => ({ ...s, answer: (await waitFor(server, s.id, 'done', 80)).state })));
+    const ends = await Promise.all(
+      submitted.map(async (s) => ({ ...s, answer: (await waitFor(server, s.id, 'done', 80)).state })),
+    );
     const seconds = (Date.now() - started) / 1000;
     const takenBy = new Map<string, number>();
     for (const { i, ws, id, answer } of ends) {
@@ -65,7 +86,12 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
       // the evidence is the coordinator's snapshot of its own workspace: the node's change is on its disk
       expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe(`job ${i} from dirty ${i}\n`);
       expect(existsSync(join(ws, 'seed.txt'))).toBe(false);
-      expect(answer.result.changes).toMatchObject({ source: 'checkpoint', added: ['out.txt'], deleted: ['seed.txt'], modified: [] });
+      expect(answer.result.changes).toMatchObject({
+        source: 'checkpoint',
+        added: ['out.txt'],
+        deleted: ['seed.txt'],
+        modified: [],
+      });
       expect(answer.result.verification).toMatchObject({ ran: true, ok: true });
       expect(answer.result.proof.verdict).toBe('proved');
       const events = await eventsOf(server, id);
@@ -83,7 +109,9 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     expect([...takenBy.keys()].sort()).toEqual(['n1', 'n2']);
     expect(mostActive).toBeGreaterThanOrEqual(2);
     expect(mostActive).toBeLessThanOrEqual(3);
-    console.log(`cluster: 10 jobs on 2 nodes (2 slots each, shell limited to 3) in ${seconds.toFixed(1)} s; taken ${JSON.stringify(Object.fromEntries(takenBy))}; at most ${mostActive} at once`);
+    console.log(
+      `cluster: 10 jobs on 2 nodes (2 slots each, shell limited to 3) in ${seconds.toFixed(1)} s; taken ${JSON.stringify(Object.fromEntries(takenBy))}; at most ${mostActive} at once`,
+    );
     for (const n of nodes) expect(n.child.exitCode).toBeNull();
   }, 90_000);
 
@@ -91,7 +119,10 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     const redis = await startRedis();
     const server = await startCoordinator(redis.url);
     const nodes = await Promise.all(['m1', 'm2', 'm3'].map((n) => startNode(redis.url, n, { stallS: 4 })));
-    const queue = new Queue('runner-shell', { connection: { url: redis.url, maxRetriesPerRequest: null }, prefix: 'gaffer' });
+    const queue = new Queue('runner-shell', {
+      connection: { url: redis.url, maxRetriesPerRequest: null },
+      prefix: 'gaffer',
+    });
     // spec 09: the jobs name a bare repository as their remote; the nodes fetch from it and push their branches to it
     const bare = bareRemote({ 'README.md': 'remote\n' });
     const started = Date.now();
@@ -113,12 +144,16 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
       if ((await queue.getCompletedCount()) < 4) continue;
       // taken under 0.7 s ago: it cannot finish (a 1.5 s task) before the kill lands
-      victimHad = (await queue.getActive()).filter((j) => j.processedBy === victim.name && Date.now() - (j.processedOn ?? 0) < 700).map((j) => j.id ?? '');
+      victimHad = (await queue.getActive())
+        .filter((j) => j.processedBy === victim.name && Date.now() - (j.processedOn ?? 0) < 700)
+        .map((j) => j.id ?? '');
       if (victimHad.length > 0) break;
     }
     expect(victimHad.length).toBeGreaterThan(0);
     victim.child.kill('SIGKILL');
-    const ends = await Promise.all(submitted.map(async (s) => ({ ...s, answer: (await waitFor(server, s.id, 'done', 85)).state })));
+    const ends = await Promise.all(
+      submitted.map(async (s) => ({ ...s, answer: (await waitFor(server, s.id, 'done', 85)).state })),
+    );
     const seconds = (Date.now() - started) / 1000;
     await queue.close();
     let retried = 0;
@@ -127,7 +162,9 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
       expect(answer.result.changes.added).toEqual(['out.txt']);
       expect(answer.result.proof.verdict).toBe('proved');
       const full = (await call(server.url, 'GET', `/api/jobs/${id}?full=1`)).json;
-      const rows = full.result.workers.map((w: { name: string; status: string; stop_reason: string }) => `${w.name}:${w.status}:${w.stop_reason}`);
+      const rows = full.result.workers.map(
+        (w: { name: string; status: string; stop_reason: string }) => `${w.name}:${w.status}:${w.stop_reason}`,
+      );
       const events = await eventsOf(server, id);
       const taken = events.filter((e) => e.event === 'node' && e.node_event === 'taken');
       // the work's branch on the remote (a retry takes the lost attempt's work over, and its branch) holds what ended done
@@ -146,18 +183,23 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     // the attempts the victim had at its death, and only attempts it had (an older one may have been there too)
     expect(retried).toBeGreaterThanOrEqual(victimHad.length);
     expect(retried).toBeLessThanOrEqual(2);
-    console.log(`cluster: 30 jobs on 3 nodes (2 slots each), one SIGKILLed mid-run with ${victimHad.length} attempt(s): all done in ${seconds.toFixed(1)} s; ${retried} retried once`);
+    console.log(
+      `cluster: 30 jobs on 3 nodes (2 slots each), one SIGKILLed mid-run with ${victimHad.length} attempt(s): all done in ${seconds.toFixed(1)} s; ${retried} retried once`,
+    );
   }, 90_000);
 
   it('a node SIGKILLed mid-task: its work goes to the other node as one new attempt, which finishes it; nothing is reported twice', async () => {
     const redis = await startRedis();
     const server = await startCoordinator(redis.url);
-    const nodes = await Promise.all([startNode(redis.url, 'k1', { stallS: 4 }), startNode(redis.url, 'k2', { stallS: 4 })]);
+    const nodes = await Promise.all([
+      startNode(redis.url, 'k1', { stallS: 4 }),
+      startNode(redis.url, 'k2', { stallS: 4 }),
+    ]);
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
     const res = await call(server.url, 'POST', '/api/jobs', {
       workspace: ws,
       runner: 'shell',
-      verify: "grep -qx finished k.txt",
+      verify: 'grep -qx finished k.txt',
       tasks: [{ name: 'slow', instruction: 'slow', command: 'echo begun; sleep 5; echo finished >> k.txt' }],
     });
     expect(res.status).toBe(202);
@@ -167,25 +209,34 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     const victim = nodes.find((n) => n.name === first?.node);
     expect(victim).toBeDefined();
     // the victim's worker: its shell, working in the victim's work dir
-    const workersOf = (node: typeof victim) => processesWith('echo begun; sleep 5').filter((pid) => {
-      try {
-        return readlinkSync(`/proc/${pid}/cwd`).startsWith(node?.workDir ?? '\0');
-      } catch {
-        return false;
-      }
-    });
+    const workersOf = (node: typeof victim) =>
+      processesWith('echo begun; sleep 5').filter((pid) => {
+        try {
+          return readlinkSync(`/proc/${pid}/cwd`).startsWith(node?.workDir ?? '\0');
+        } catch {
+          return false;
+        }
+      });
     expect(workersOf(victim)).not.toEqual([]);
     const killedAt = Date.now();
     victim?.child.kill('SIGKILL');
     // a node that dies takes its sandboxed workers with it (bubblewrap's --die-with-parent): nothing of the lost attempt runs on
     // (an unsandboxed worker, where bubblewrap does not work, lives on until it ends: nothing reports it)
-    if (probeSandbox().available) await eventually(() => workersOf(victim).length === 0, 3_000, "the dead node's worker to end");
+    if (probeSandbox().available)
+      await eventually(() => workersOf(victim).length === 0, 3_000, "the dead node's worker to end");
     const answer = (await waitFor(server, id, 'done', 70)).state;
     const seconds = (Date.now() - killedAt) / 1000;
     expect(answer.status, answer.verdict).toBe('done');
     expect(readFileSync(join(ws, 'k.txt'), 'utf8')).toBe('finished\n');
     const full = (await call(server.url, 'GET', `/api/jobs/${id}?full=1`)).json;
-    const rows = full.result.workers.map((w: { name: string; attempt: number; status: string; stop_reason: string }) => [w.name, w.attempt, w.status, w.stop_reason]);
+    const rows = full.result.workers.map(
+      (w: { name: string; attempt: number; status: string; stop_reason: string }) => [
+        w.name,
+        w.attempt,
+        w.status,
+        w.stop_reason,
+      ],
+    );
     expect(rows).toEqual([
       ['slow', 1, 'error', 'node_lost'],
       ['slow+node', 2, 'done', 'complete'],
@@ -202,7 +253,9 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
       ['slow', 'error'],
       ['slow+node', 'done'],
     ]);
-    console.log(`cluster: a SIGKILLed node's task reassigned and finished ${seconds.toFixed(1)} s after the kill (stall 4 s, a 5 s task)`);
+    console.log(
+      `cluster: a SIGKILLed node's task reassigned and finished ${seconds.toFixed(1)} s after the kill (stall 4 s, a 5 s task)`,
+    );
   }, 90_000);
 
   it('a task whose second node is lost too: its attempt ends error with BullMQ’s reason, and no third attempt is made', async () => {
@@ -210,24 +263,40 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     const server = await startCoordinator(redis.url);
     const nodes = await Promise.all(['s1', 's2', 's3'].map((n) => startNode(redis.url, n, { stallS: 4 })));
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    const res = await call(server.url, 'POST', '/api/jobs', { workspace: ws, runner: 'shell', verify: 'none', tasks: [{ name: 'slow', instruction: 'slow', command: 'echo begun; sleep 60' }] });
+    const res = await call(server.url, 'POST', '/api/jobs', {
+      workspace: ws,
+      runner: 'shell',
+      verify: 'none',
+      tasks: [{ name: 'slow', instruction: 'slow', command: 'echo begun; sleep 60' }],
+    });
     const id = res.json.id as string;
     // each attempt's node is killed once it runs the worker (its output has arrived)
     for (const worker of ['slow', 'slow+node']) {
       let taker: string | undefined;
-      await eventually(async () => {
-        const events = await eventsOf(server, id);
-        taker = events.find((e) => e.name === worker && e.event === 'node' && e.node_event === 'taken')?.node as string | undefined;
-        const tookAt = events.findIndex((e) => e.name === worker && e.event === 'node' && e.node === taker);
-        return taker !== undefined && events.slice(tookAt).some((e) => e.name === worker && e.event === 'output');
-      }, 40_000, `${worker} running on a node`);
+      await eventually(
+        async () => {
+          const events = await eventsOf(server, id);
+          taker = events.find((e) => e.name === worker && e.event === 'node' && e.node_event === 'taken')?.node as
+            string | undefined;
+          const tookAt = events.findIndex((e) => e.name === worker && e.event === 'node' && e.node === taker);
+          return taker !== undefined && events.slice(tookAt).some((e) => e.name === worker && e.event === 'output');
+        },
+        40_000,
+        `${worker} running on a node`,
+      );
       nodes.find((n) => n.name === taker)?.child.kill('SIGKILL');
     }
     const answer = (await waitFor(server, id, 'done', 60)).state;
     // spec 01: a job whose attempts got processes is partial, not error; the task's attempt is the error
     expect(answer.status).toBe('partial');
     const full = (await call(server.url, 'GET', `/api/jobs/${id}?full=1`)).json;
-    expect(full.result.workers.map((w: { name: string; status: string; stop_reason: string }) => [w.name, w.status, w.stop_reason])).toEqual([
+    expect(
+      full.result.workers.map((w: { name: string; status: string; stop_reason: string }) => [
+        w.name,
+        w.status,
+        w.stop_reason,
+      ]),
+    ).toEqual([
       ['slow', 'error', 'node_lost'],
       ['slow+node', 'error', 'node_lost_again'],
     ]);
@@ -240,7 +309,12 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     await startNode(redis.url, 'c1');
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
     const marker = `gaffer-cluster-cancel-${process.pid}-${Date.now()}`;
-    const res = await call(server.url, 'POST', '/api/jobs', { workspace: ws, runner: 'shell', verify: 'none', tasks: [{ name: 'long', instruction: 'long', command: `echo begun; sleep 60; : ${marker}` }] });
+    const res = await call(server.url, 'POST', '/api/jobs', {
+      workspace: ws,
+      runner: 'shell',
+      verify: 'none',
+      tasks: [{ name: 'long', instruction: 'long', command: `echo begun; sleep 60; : ${marker}` }],
+    });
     const id = res.json.id as string;
     await waitFor(server, id, 'event:begun', 30);
     expect(processesWith(marker).length).toBeGreaterThanOrEqual(1);
@@ -266,9 +340,29 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
       async (job) => {
         await job.updateProgress({ type: 'taken', node: 'liar', take: 't1' });
         const report = {
-          status: 'done', outcome: 'success', exitCode: 0, signal: null, timedOut: false, isCancelled: false, stopReason: 'complete', error: null,
-          summary: 'wrote src/claimed.js', filesChanged: ['src/claimed.js'], makesClaims: true, rounds: 0, toolCalls: 0, failedCalls: 0,
-          inputTokens: 0, outputTokens: 0, costUsd: null, durationMs: 5, session: null, modelServed: null, detection: null, refusals: [], sandboxed: true,
+          status: 'done',
+          outcome: 'success',
+          exitCode: 0,
+          signal: null,
+          timedOut: false,
+          isCancelled: false,
+          stopReason: 'complete',
+          error: null,
+          summary: 'wrote src/claimed.js',
+          filesChanged: ['src/claimed.js'],
+          makesClaims: true,
+          rounds: 0,
+          toolCalls: 0,
+          failedCalls: 0,
+          inputTokens: 0,
+          outputTokens: 0,
+          costUsd: null,
+          durationMs: 5,
+          session: null,
+          modelServed: null,
+          detection: null,
+          refusals: [],
+          sandboxed: true,
         };
         // the second job's node names a commit whose bundle it never sent
         const commit = job.data.attempt.input.jobId === second ? 'a'.repeat(40) : null;
@@ -278,13 +372,23 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     );
     try {
       const ws = makeWorkspace({ 'src/a.js': 'a\n' }, { git: true });
-      const one = await call(server.url, 'POST', '/api/jobs', { workspace: ws, runner: 'shell', verify: 'none', tasks: [{ name: 'claim', instruction: 'x', command: 'true' }] });
+      const one = await call(server.url, 'POST', '/api/jobs', {
+        workspace: ws,
+        runner: 'shell',
+        verify: 'none',
+        tasks: [{ name: 'claim', instruction: 'x', command: 'true' }],
+      });
       const first = (await waitFor(server, one.json.id, 'done', 30)).state;
       expect(first.result.files_changed).toEqual([]);
       expect(first.result.claimed_only).toEqual(['src/claimed.js']);
       expect(first.status).not.toBe('done');
       const ws2 = makeWorkspace({ 'src/a.js': 'a\n' }, { git: true });
-      const two = await call(server.url, 'POST', '/api/jobs', { workspace: ws2, runner: 'shell', verify: 'none', tasks: [{ name: 'claim', instruction: 'x', command: 'true' }] });
+      const two = await call(server.url, 'POST', '/api/jobs', {
+        workspace: ws2,
+        runner: 'shell',
+        verify: 'none',
+        tasks: [{ name: 'claim', instruction: 'x', command: 'true' }],
+      });
       second = two.json.id;
       const end = (await waitFor(server, second, 'done', 30)).state;
       expect(end.result.workers[0]).toMatchObject({ status: 'error', stop_reason: 'result_not_applied' });
@@ -294,9 +398,14 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
       await liar.close();
     }
     // the node routes take the node token and the attempt's ticket, and nothing else does
-    const noTicket = await call(server.url, 'GET', '/api/node/attempts/x.y.1/base', undefined, { authorization: `Bearer ${NODE_TOKEN}` });
+    const noTicket = await call(server.url, 'GET', '/api/node/attempts/x.y.1/base', undefined, {
+      authorization: `Bearer ${NODE_TOKEN}`,
+    });
     expect(noTicket.status).toBe(401);
-    const wrongTicket = await call(server.url, 'GET', '/api/node/attempts/x.y.1/base', undefined, { authorization: `Bearer ${NODE_TOKEN}`, 'gaffer-ticket': 'nope' });
+    const wrongTicket = await call(server.url, 'GET', '/api/node/attempts/x.y.1/base', undefined, {
+      authorization: `Bearer ${NODE_TOKEN}`,
+      'gaffer-ticket': 'nope',
+    });
     expect(wrongTicket.status).toBe(404);
     const userSecret = await call(server.url, 'GET', '/api/node/attempts/x.y.1/base');
     expect(userSecret.status).toBe(401);
@@ -325,14 +434,37 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
       prefix: '',
       branch: `gaffer/forged/${key}`,
       runner: 'shell',
-      input: { jobId: 'forged', workerName: key, attempt: 1, role: 'worker', instruction: 'x', command: `touch ${marker}`, model: null, timeoutMs: 10_000, maxRounds: 1, resume: null, files: [], sandbox: false },
+      input: {
+        jobId: 'forged',
+        workerName: key,
+        attempt: 1,
+        role: 'worker',
+        instruction: 'x',
+        command: `touch ${marker}`,
+        model: null,
+        timeoutMs: 10_000,
+        maxRounds: 1,
+        resume: null,
+        files: [],
+        sandbox: false,
+      },
     });
-    const queue = new Queue('runner-shell', { connection: { url: redis.url, maxRetriesPerRequest: null }, prefix: 'gaffer' });
+    const queue = new Queue('runner-shell', {
+      connection: { url: redis.url, maxRetriesPerRequest: null },
+      prefix: 'gaffer',
+    });
     try {
       await queue.add('shell', attempt('bare'), { jobId: 'bare', attempts: 1 });
-      await queue.add('shell', signAttempt(attempt('other'), 'another-coordinators-token-0123456789'), { jobId: 'other', attempts: 1 });
+      await queue.add('shell', signAttempt(attempt('other'), 'another-coordinators-token-0123456789'), {
+        jobId: 'other',
+        attempts: 1,
+      });
       for (const id of ['bare', 'other']) {
-        await eventually(async () => ((await queue.getJob(id))?.failedReason ?? '').includes('refused queue entry'), 30_000, `the node's refusal of ${id}`);
+        await eventually(
+          async () => ((await queue.getJob(id))?.failedReason ?? '').includes('refused queue entry'),
+          30_000,
+          `the node's refusal of ${id}`,
+        );
       }
       expect((await queue.getJob('bare'))?.failedReason).toContain('not a signed gaffer attempt');
       expect((await queue.getJob('other'))?.failedReason).toContain("not the coordinator's");

@@ -80,7 +80,11 @@ export async function restartRedis(redis: RunningRedis): Promise<RunningRedis> {
 
 async function spawnRedis(port: number, dir: string, aof: boolean): Promise<RunningRedis | { out: string }> {
   const persistence = aof ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', ...persistence, '--logfile', ''], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', ...persistence, '--logfile', ''],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   servers.push(child);
   let out = '';
   const ready = await new Promise<boolean>((resolve) => {
@@ -103,9 +107,16 @@ async function spawnRedis(port: number, dir: string, aof: boolean): Promise<Runn
 }
 
 /** `gaffer serve --queue` (the coordinator), its data dir its own. */
-export async function startCoordinator(redis: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Served & { dataDir: string }> {
+export async function startCoordinator(
+  redis: string,
+  args: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): Promise<Served & { dataDir: string }> {
   const dataDir = join(tempDir(), 'coordinator');
-  return { ...(await startServe(dataDir, { env: { ...clusterEnv(), ...env }, serveArgs: ['--queue', redis, ...args] })), dataDir };
+  return {
+    ...(await startServe(dataDir, { env: { ...clusterEnv(), ...env }, serveArgs: ['--queue', redis, ...args] })),
+    dataDir,
+  };
 }
 
 /** A running `gaffer node`. */
@@ -119,9 +130,27 @@ export interface RunningNode {
 }
 
 /** `gaffer node` as a child process with a data dir and work dir of its own; resolves once it takes attempts. */
-export async function startNode(redis: string, name: string, opts: { slots?: number; stallS?: number; runners?: string; env?: NodeJS.ProcessEnv } = {}): Promise<RunningNode> {
+export async function startNode(
+  redis: string,
+  name: string,
+  opts: { slots?: number; stallS?: number; runners?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<RunningNode> {
   const dir = tempDir(`gaffer-node-${name}-`);
-  const args = ['--data-dir', join(dir, 'data'), 'node', '--queue', redis, '--name', name, '--runners', opts.runners ?? 'shell', '--slots', String(opts.slots ?? 2), '--work-dir', join(dir, 'work')];
+  const args = [
+    '--data-dir',
+    join(dir, 'data'),
+    'node',
+    '--queue',
+    redis,
+    '--name',
+    name,
+    '--runners',
+    opts.runners ?? 'shell',
+    '--slots',
+    String(opts.slots ?? 2),
+    '--work-dir',
+    join(dir, 'work'),
+  ];
   if (opts.stallS !== undefined) args.push('--stall-s', String(opts.stallS));
   const child = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...clusterEnv(), ...opts.env } });
   children.push(child);
@@ -151,13 +180,21 @@ function clusterEnv(): NodeJS.ProcessEnv {
 
 /** Waits for a job's condition over the coordinator's API (spec 02 wait_for); throws when it is not met in time. */
 export async function waitFor(server: Served, id: string, condition: string, timeoutS = 60): Promise<any> {
-  const res = await call(server.url, 'GET', `/api/jobs/${id}/wait?for=${encodeURIComponent(condition)}&timeout_s=${timeoutS}`);
-  if (res.status !== 200 || res.json.met !== true) throw new Error(`job ${id}: ${condition} not met in ${timeoutS} s: ${res.text.slice(0, 2000)}`);
+  const res = await call(
+    server.url,
+    'GET',
+    `/api/jobs/${id}/wait?for=${encodeURIComponent(condition)}&timeout_s=${timeoutS}`,
+  );
+  if (res.status !== 200 || res.json.met !== true)
+    throw new Error(`job ${id}: ${condition} not met in ${timeoutS} s: ${res.text.slice(0, 2000)}`);
   return res.json;
 }
 
 /** A job's events over the API. */
-export async function eventsOf(server: Served, id: string): Promise<{ name: string; event: string; message: string; [k: string]: unknown }[]> {
+export async function eventsOf(
+  server: Served,
+  id: string,
+): Promise<{ name: string; event: string; message: string; [k: string]: unknown }[]> {
   return (await call(server.url, 'GET', `/api/jobs/${id}/events`)).json.events;
 }
 
@@ -165,7 +202,8 @@ export async function eventsOf(server: Served, id: string): Promise<{ name: stri
 export function bareRemote(files: Record<string, string>): string {
   const src = makeWorkspace(files, { git: true });
   const bare = join(tempDir('gaffer-remote-'), 'origin.git');
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: src, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd: src, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
   git('branch', '-M', 'main');
   execFileSync('git', ['clone', '-q', '--bare', src, bare]);
   return bare;
@@ -174,7 +212,10 @@ export function bareRemote(files: Record<string, string>): string {
 /** A file of a branch of the bare remote, or null when the branch or file is not there. */
 export function remoteFile(bare: string, branch: string, file: string): string | null {
   try {
-    return execFileSync('git', ['--git-dir', bare, 'show', `refs/heads/${branch}:${file}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return execFileSync('git', ['--git-dir', bare, 'show', `refs/heads/${branch}:${file}`], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
   } catch {
     return null;
   }

@@ -21,7 +21,12 @@ afterAll(async () => {
  */
 describe.skipIf(!HAS_REDIS)('a rate-limited worker on a node (needs Debian redis-server; skipped without it)', () => {
   it('a builtin worker on a node answered 429 waits for the reset on the coordinator, is queued again, and finishes; the verdict says so', async () => {
-    const endpoint = { GAFFER_MODEL_URL: `${model.url}/v1`, GAFFER_MODEL_KEY: 'sk-test', GAFFER_MODEL: 'qwen3:8b', GAFFER_MODEL_API: 'openai' };
+    const endpoint = {
+      GAFFER_MODEL_URL: `${model.url}/v1`,
+      GAFFER_MODEL_KEY: 'sk-test',
+      GAFFER_MODEL: 'qwen3:8b',
+      GAFFER_MODEL_API: 'openai',
+    };
     const redis = await startRedis();
     const server = await startCoordinator(redis.url, [], endpoint);
     const node = await startNode(redis.url, 'b1', { runners: 'builtin', env: endpoint });
@@ -31,13 +36,24 @@ describe.skipIf(!HAS_REDIS)('a rate-limited worker on a node (needs Debian redis
       { text: 'Wrote it.\nFiles changed:\nhello.txt' },
     ]);
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    const res = await call(server.url, 'POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [{ name: 'w', runner: 'builtin', instruction: 'write hello.txt saying hi' }] });
+    const res = await call(server.url, 'POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ name: 'w', runner: 'builtin', instruction: 'write hello.txt saying hi' }],
+    });
     expect(res.status, JSON.stringify(res.json)).toBe(202);
     const id = res.json.id as string;
     const waiting = await waitFor(server, id, 'worker:w:rate_limited', 60);
     expect(waiting.state.status).toBe('running');
     const answer = (await waitFor(server, id, 'done', 60)).state;
-    if (answer.status !== 'done') console.error('rate-limit job', JSON.stringify(answer), JSON.stringify(await eventsOf(server, id)), node.stderr(), JSON.stringify(model.requests.map((r) => ({ index: r.index, path: r.path, answeredBy: r.answeredBy }))));
+    if (answer.status !== 'done')
+      console.error(
+        'rate-limit job',
+        JSON.stringify(answer),
+        JSON.stringify(await eventsOf(server, id)),
+        node.stderr(),
+        JSON.stringify(model.requests.map((r) => ({ index: r.index, path: r.path, answeredBy: r.answeredBy }))),
+      );
     expect(answer.status, answer.verdict).toBe('done');
     expect(readFileSync(join(ws, 'hello.txt'), 'utf8')).toBe('hi\n');
     expect(answer.verdict).toContain('reported (not killed): w rate_limited');

@@ -28,7 +28,8 @@ describe('envForRunner', () => {
   it('a subscription runner gets no paid-API key (nor gaffer secrets, nor GIT_DIR, nor what is not on the allowlist)', () => {
     for (const runner of ['claude', 'codex', 'gemini', 'qwen', 'opencode']) {
       const env = envForRunner(runner, 'subscription', PARENT);
-      for (const name of [...PAID_API_KEYS, 'GAFFER_TOKEN', 'GAFFER_MODEL_KEY', 'GIT_DIR']) expect(env[name]).toBeUndefined();
+      for (const name of [...PAID_API_KEYS, 'GAFFER_TOKEN', 'GAFFER_MODEL_KEY', 'GIT_DIR'])
+        expect(env[name]).toBeUndefined();
       expect(env).toEqual({ PATH: '/usr/bin:/bin', HOME: '/home/u' });
       expect(Object.values(env).some((v) => /^(sk-|tok-|g-|d-|or-|gaffer-)/.test(v ?? ''))).toBe(false);
     }
@@ -36,12 +37,16 @@ describe('envForRunner', () => {
     expect(envForRunner('claude', 'subscription', PARENT).CLAUDE_CODE_USE_BEDROCK).toBeUndefined();
   });
 
-  it('an api runner keeps its own API keys (it is meant to use them), not another vendor\'s, and never gaffer secrets', () => {
+  it("an api runner keeps its own API keys (it is meant to use them), not another vendor's, and never gaffer secrets", () => {
     const env = envForRunner('codex', 'api', PARENT);
     expect(env).toMatchObject({ OPENAI_API_KEY: 'sk-3' });
     expect(env.ANTHROPIC_API_KEY).toBeUndefined();
     // opencode picks its provider by the key it finds: it is given all of them
-    expect(envForRunner('opencode', 'api', PARENT)).toMatchObject({ OPENAI_API_KEY: 'sk-3', ANTHROPIC_API_KEY: 'sk-ant-1', OPENROUTER_API_KEY: 'or-7' });
+    expect(envForRunner('opencode', 'api', PARENT)).toMatchObject({
+      OPENAI_API_KEY: 'sk-3',
+      ANTHROPIC_API_KEY: 'sk-ant-1',
+      OPENROUTER_API_KEY: 'or-7',
+    });
     expect(env.GAFFER_TOKEN).toBeUndefined();
     expect(env.GAFFER_MODEL_KEY).toBeUndefined();
     expect(keysRemovedFor('builtin', 'free')).toEqual([]);
@@ -58,22 +63,29 @@ describe('a request can never name an endpoint URL or an environment variable', 
   const ok = { workspace: '/tmp/ws', tasks: [{ instruction: 'do it', command: 'true' }] };
   const parse = (body: unknown) => parseJobRequest(body, { defaultRunner: null, available: ['shell'] });
 
-  it.each(['endpoint', 'model_url', 'base_url', 'env', 'api_key'])('refuses "%s" at job and task level as an unknown key, naming it', (key) => {
-    const value = key === 'env' ? { OPENAI_BASE_URL: 'https://evil.example.com' } : 'https://evil.example.com/v1';
-    for (const [body, field] of [
-      [{ ...ok, [key]: value }, key],
-      [{ ...ok, tasks: [{ instruction: 'do it', command: 'true', [key]: value }] }, `tasks[0].${key}`],
-    ] as const) {
-      let error: unknown = null;
-      try {
-        parse(body);
-      } catch (err) {
-        error = err;
+  it.each(['endpoint', 'model_url', 'base_url', 'env', 'api_key'])(
+    'refuses "%s" at job and task level as an unknown key, naming it',
+    (key) => {
+      const value = key === 'env' ? { OPENAI_BASE_URL: 'https://evil.example.com' } : 'https://evil.example.com/v1';
+      for (const [body, field] of [
+        [{ ...ok, [key]: value }, key],
+        [{ ...ok, tasks: [{ instruction: 'do it', command: 'true', [key]: value }] }, `tasks[0].${key}`],
+      ] as const) {
+        let error: unknown = null;
+        try {
+          parse(body);
+        } catch (err) {
+          error = err;
+        }
+        expect(error).toBeInstanceOf(GafferError);
+        expect(error).toMatchObject({
+          code: 'invalid_request',
+          field,
+          message: expect.stringContaining(`unknown key "${key}"`),
+        });
       }
-      expect(error).toBeInstanceOf(GafferError);
-      expect(error).toMatchObject({ code: 'invalid_request', field, message: expect.stringContaining(`unknown key "${key}"`) });
-    }
-  });
+    },
+  );
 });
 
 describe('secrets never leave gaffer', () => {
@@ -84,7 +96,10 @@ describe('secrets never leave gaffer', () => {
   afterEach(async () => {
     await engine?.close();
     engine = null;
-    for (const [name, value] of [['GAFFER_MODEL_KEY', saved.key], ['GAFFER_TOKEN', saved.token]] as const) {
+    for (const [name, value] of [
+      ['GAFFER_MODEL_KEY', saved.key],
+      ['GAFFER_TOKEN', saved.token],
+    ] as const) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }
@@ -106,7 +121,12 @@ describe('secrets never leave gaffer', () => {
     const { job } = engine.submit({
       workspace: ws,
       verify: 'env; echo "verify key=[$GAFFER_MODEL_KEY]"',
-      tasks: [{ instruction: 'print the env', command: 'env; echo "key=[$GAFFER_MODEL_KEY] token=[$GAFFER_TOKEN]"; echo done > out.txt' }],
+      tasks: [
+        {
+          instruction: 'print the env',
+          command: 'env; echo "key=[$GAFFER_MODEL_KEY] token=[$GAFFER_TOKEN]"; echo done > out.txt',
+        },
+      ],
     });
     await engine.settled(job.id);
 
@@ -114,7 +134,12 @@ describe('secrets never leave gaffer', () => {
     // the env really was printed (so the check below can fail)
     expect(log).toContain('PATH=');
     expect(log).toContain('key=[] token=[]');
-    const answers = [log, JSON.stringify(engine.get(job.id)), JSON.stringify(engine.get(job.id, { full: true })), JSON.stringify(engine.events(job.id))];
+    const answers = [
+      log,
+      JSON.stringify(engine.get(job.id)),
+      JSON.stringify(engine.get(job.id, { full: true })),
+      JSON.stringify(engine.events(job.id)),
+    ];
     for (const text of answers) {
       expect(text).not.toContain(SECRET);
       expect(text).not.toContain(TOKEN);

@@ -46,11 +46,20 @@ describe('loadConfig', () => {
       spec_lint: 'enforce',
       timeouts: { worker_s: 1200 },
       models: { default: { url: 'http://127.0.0.1:11434/v1/', model: 'qwen3:8b' } },
-      runners: { claude: { enabled: true, home: '~/gaffer-claude' }, codex: { enabled: true, billing: 'api', home: 'homes/codex' } },
+      runners: {
+        claude: { enabled: true, home: '~/gaffer-claude' },
+        codex: { enabled: true, billing: 'api', home: 'homes/codex' },
+      },
     });
     const { config, sources, file } = loadConfig({
       dataDir: dir,
-      env: { GAFFER_MAX_PARALLEL: '6', GAFFER_SANDBOX: 'off', GAFFER_MODEL: 'llama3', GAFFER_MODEL_KEY: SECRET, GAFFER_VERIFY_TIMEOUT_S: '600' },
+      env: {
+        GAFFER_MAX_PARALLEL: '6',
+        GAFFER_SANDBOX: 'off',
+        GAFFER_MODEL: 'llama3',
+        GAFFER_MODEL_KEY: SECRET,
+        GAFFER_VERIFY_TIMEOUT_S: '600',
+      },
     });
     expect(file).toBe(join(dir, 'gaffer.config.json'));
     expect(config.workers.max_parallel).toBe(6);
@@ -61,11 +70,35 @@ describe('loadConfig', () => {
     expect(sources.spec_lint).toBe('file');
     expect(config.timeouts).toEqual({ worker_s: 1200, verify_s: 600 });
     expect([sources['timeouts.worker_s'], sources['timeouts.verify_s']]).toEqual(['file', 'env']);
-    expect(config.models.default).toEqual({ url: 'http://127.0.0.1:11434/v1', api: 'openai-compatible', model: 'llama3', key: SECRET, keyFrom: 'env GAFFER_MODEL_KEY' });
-    expect([sources['models.default.url'], sources['models.default.model'], sources['models.default.key']]).toEqual(['file', 'env', 'env']);
-    expect(config.runners.claude).toEqual({ enabled: true, billing: 'subscription', home: join(homedir(), 'gaffer-claude'), endpoint: null });
-    expect(config.runners.codex).toEqual({ enabled: true, billing: 'api', home: join(dir, 'homes/codex'), endpoint: null });
-    expect([sources['runners.claude.enabled'], sources['runners.claude.billing'], sources['runners.codex.billing']]).toEqual(['file', 'default', 'file']);
+    expect(config.models.default).toEqual({
+      url: 'http://127.0.0.1:11434/v1',
+      api: 'openai-compatible',
+      model: 'llama3',
+      key: SECRET,
+      keyFrom: 'env GAFFER_MODEL_KEY',
+    });
+    expect([sources['models.default.url'], sources['models.default.model'], sources['models.default.key']]).toEqual([
+      'file',
+      'env',
+      'env',
+    ]);
+    expect(config.runners.claude).toEqual({
+      enabled: true,
+      billing: 'subscription',
+      home: join(homedir(), 'gaffer-claude'),
+      endpoint: null,
+    });
+    expect(config.runners.codex).toEqual({
+      enabled: true,
+      billing: 'api',
+      home: join(dir, 'homes/codex'),
+      endpoint: null,
+    });
+    expect([
+      sources['runners.claude.enabled'],
+      sources['runners.claude.billing'],
+      sources['runners.codex.billing'],
+    ]).toEqual(['file', 'default', 'file']);
     expect(config.runners.gemini.enabled).toBe(false);
     // a loopback endpoint: builtin bills free
     expect(config.runners.builtin.billing).toBe('free');
@@ -73,23 +106,46 @@ describe('loadConfig', () => {
 
   it('reads YAML too, and GAFFER_CONFIG / --config over the data dir', () => {
     const yamlDir = dataDirWith('sandbox: off\nworkers:\n  max_parallel: 3\n', 'gaffer.config.yaml');
-    expect(loadConfig({ dataDir: yamlDir, env: {} }).config).toMatchObject({ sandbox: 'off', workers: { max_parallel: 3 } });
+    expect(loadConfig({ dataDir: yamlDir, env: {} }).config).toMatchObject({
+      sandbox: 'off',
+      workers: { max_parallel: 3 },
+    });
     const other = dataDirWith({ sandbox: 'required' });
-    expect(loadConfig({ dataDir: yamlDir, env: { GAFFER_CONFIG: join(other, 'gaffer.config.json') } }).config.sandbox).toBe('required');
-    expect(loadConfig({ dataDir: yamlDir, configPath: join(other, 'gaffer.config.json'), env: {} }).config.sandbox).toBe('required');
+    expect(
+      loadConfig({ dataDir: yamlDir, env: { GAFFER_CONFIG: join(other, 'gaffer.config.json') } }).config.sandbox,
+    ).toBe('required');
+    expect(
+      loadConfig({ dataDir: yamlDir, configPath: join(other, 'gaffer.config.json'), env: {} }).config.sandbox,
+    ).toBe('required');
   });
 
   it('GAFFER_MODEL_* alone make the default endpoint; a remote one makes builtin bill api; anthropic is inferred', () => {
-    const remote = loadConfig({ dataDir: tempDir(), env: { GAFFER_MODEL_URL: 'https://api.anthropic.com/v1', GAFFER_MODEL: 'claude-sonnet-4-5', GAFFER_MODEL_KEY: SECRET } });
-    expect(remote.config.models.default).toMatchObject({ api: 'anthropic', url: 'https://api.anthropic.com/v1', model: 'claude-sonnet-4-5' });
+    const remote = loadConfig({
+      dataDir: tempDir(),
+      env: {
+        GAFFER_MODEL_URL: 'https://api.anthropic.com/v1',
+        GAFFER_MODEL: 'claude-sonnet-4-5',
+        GAFFER_MODEL_KEY: SECRET,
+      },
+    });
+    expect(remote.config.models.default).toMatchObject({
+      api: 'anthropic',
+      url: 'https://api.anthropic.com/v1',
+      model: 'claude-sonnet-4-5',
+    });
     expect(remote.config.runners.builtin.billing).toBe('api');
     expect(remote.sources['runners.builtin.billing']).toBe('default');
-    const configured = loadConfig({ dataDir: dataDirWith({ runners: { builtin: { billing: 'subscription' } } }), env: { GAFFER_MODEL_URL: 'https://example.com/v1' } });
+    const configured = loadConfig({
+      dataDir: dataDirWith({ runners: { builtin: { billing: 'subscription' } } }),
+      env: { GAFFER_MODEL_URL: 'https://example.com/v1' },
+    });
     expect(configured.config.runners.builtin.billing).toBe('subscription');
   });
 
   it('key_env names the variable that holds the key', () => {
-    const dir = dataDirWith({ models: { local: { url: 'http://127.0.0.1:8080/v1', key_env: 'MY_LLM_KEY', api: 'openai' } } });
+    const dir = dataDirWith({
+      models: { local: { url: 'http://127.0.0.1:8080/v1', key_env: 'MY_LLM_KEY', api: 'openai' } },
+    });
     expect(loadConfig({ dataDir: dir, env: { MY_LLM_KEY: SECRET } }).config.models.local).toEqual({
       url: 'http://127.0.0.1:8080/v1',
       api: 'openai-compatible',
@@ -100,27 +156,73 @@ describe('loadConfig', () => {
     expect(loadConfig({ dataDir: dir, env: {} }).config.models.local?.key).toBeNull();
   });
 
-  it("a roster entry names its endpoint among models: a builtin one on models.gateway loads; an unknown name, or a gemini endpoint for builtin, is refused naming the field, the value and the names there are", () => {
-    const entry = { id: 'mid', runner: 'builtin', model: 'big', provider: 'gateway', billing: 'subscription', cost: 'mid', tasks: ['fix'] };
-    const models = { gateway: { url: 'https://gateway.example.com/v1', key_env: 'GATEWAY_KEY', model: 'big' }, gem: { url: 'https://gem.example.com/v1beta', api: 'gemini' } };
-    const loaded = loadConfig({ dataDir: dataDirWith({ models, roster: { entries: [{ ...entry, endpoint: 'gateway' }], judge: { entry: 'mid' } } }), env: { GATEWAY_KEY: SECRET } });
+  it('a roster entry names its endpoint among models: a builtin one on models.gateway loads; an unknown name, or a gemini endpoint for builtin, is refused naming the field, the value and the names there are', () => {
+    const entry = {
+      id: 'mid',
+      runner: 'builtin',
+      model: 'big',
+      provider: 'gateway',
+      billing: 'subscription',
+      cost: 'mid',
+      tasks: ['fix'],
+    };
+    const models = {
+      gateway: { url: 'https://gateway.example.com/v1', key_env: 'GATEWAY_KEY', model: 'big' },
+      gem: { url: 'https://gem.example.com/v1beta', api: 'gemini' },
+    };
+    const loaded = loadConfig({
+      dataDir: dataDirWith({
+        models,
+        roster: { entries: [{ ...entry, endpoint: 'gateway' }], judge: { entry: 'mid' } },
+      }),
+      env: { GATEWAY_KEY: SECRET },
+    });
     expect(loaded.config.roster?.entries[0]?.endpoint).toBe('gateway');
     expect(loaded.config.models.gateway?.key).toBe(SECRET);
 
-    const unknown = refusal(() => loadConfig({ dataDir: dataDirWith({ models, roster: { entries: [{ ...entry, endpoint: 'gatway' }] } }), env: {} }));
-    expect(unknown).toMatchObject({ field: 'roster.entries[0].endpoint', message: expect.stringContaining('roster.entries[0].endpoint: "gatway" is not a model endpoint (models: gateway, gem) — add models.gatway with its url, or name another') });
-    const gemini = refusal(() => loadConfig({ dataDir: dataDirWith({ models, roster: { entries: [{ ...entry, endpoint: 'gem' }] } }), env: {} }));
-    expect(gemini).toMatchObject({ field: 'roster.entries[0].endpoint', message: expect.stringContaining('models.gem speaks the gemini API and the builtin agent speaks openai-compatible or anthropic — name one of gateway') });
+    const unknown = refusal(() =>
+      loadConfig({
+        dataDir: dataDirWith({ models, roster: { entries: [{ ...entry, endpoint: 'gatway' }] } }),
+        env: {},
+      }),
+    );
+    expect(unknown).toMatchObject({
+      field: 'roster.entries[0].endpoint',
+      message: expect.stringContaining(
+        'roster.entries[0].endpoint: "gatway" is not a model endpoint (models: gateway, gem) — add models.gatway with its url, or name another',
+      ),
+    });
+    const gemini = refusal(() =>
+      loadConfig({ dataDir: dataDirWith({ models, roster: { entries: [{ ...entry, endpoint: 'gem' }] } }), env: {} }),
+    );
+    expect(gemini).toMatchObject({
+      field: 'roster.entries[0].endpoint',
+      message: expect.stringContaining(
+        'models.gem speaks the gemini API and the builtin agent speaks openai-compatible or anthropic — name one of gateway',
+      ),
+    });
     // models.default made by the environment alone counts (it is checked after GAFFER_MODEL_URL)
-    expect(loadConfig({ dataDir: dataDirWith({ roster: { entries: [{ ...entry, endpoint: 'default' }] } }), env: { GAFFER_MODEL_URL: 'http://127.0.0.1:11434/v1' } }).config.roster?.entries[0]?.endpoint).toBe('default');
+    expect(
+      loadConfig({
+        dataDir: dataDirWith({ roster: { entries: [{ ...entry, endpoint: 'default' }] } }),
+        env: { GAFFER_MODEL_URL: 'http://127.0.0.1:11434/v1' },
+      }).config.roster?.entries[0]?.endpoint,
+    ).toBe('default');
   });
 
   it('GAFFER_ENABLED_RUNNERS turns exactly the agent CLIs listed on', () => {
     const dir = dataDirWith({ runners: { claude: { enabled: true } } });
     const { config, sources } = loadConfig({ dataDir: dir, env: { GAFFER_ENABLED_RUNNERS: 'codex, qwen' } });
-    expect([config.runners.claude.enabled, config.runners.codex.enabled, config.runners.qwen.enabled, config.runners.gemini.enabled]).toEqual([false, true, true, false]);
+    expect([
+      config.runners.claude.enabled,
+      config.runners.codex.enabled,
+      config.runners.qwen.enabled,
+      config.runners.gemini.enabled,
+    ]).toEqual([false, true, true, false]);
     expect(sources['runners.claude.enabled']).toBe('env');
-    expect(refusal(() => loadConfig({ dataDir: tempDir(), env: { GAFFER_ENABLED_RUNNERS: 'claude,aider' } }))).toMatchObject({ field: 'GAFFER_ENABLED_RUNNERS', message: expect.stringContaining('aider') });
+    expect(
+      refusal(() => loadConfig({ dataDir: tempDir(), env: { GAFFER_ENABLED_RUNNERS: 'claude,aider' } })),
+    ).toMatchObject({ field: 'GAFFER_ENABLED_RUNNERS', message: expect.stringContaining('aider') });
   });
 
   it.each([
@@ -156,10 +258,23 @@ describe('loadConfig', () => {
 
   it('never echoes a secret in an error: a short token, a key-like URL, broken JSON around a key', () => {
     const messages = [
-      refusal(() => loadConfig({ dataDir: dataDirWith({ tokens: { [SECRET.slice(0, 10)]: 'alice' } }), env: {} })).message,
-      refusal(() => loadConfig({ dataDir: tempDir(), env: { GAFFER_MODEL_URL: `not a url ${SECRET}`, GAFFER_MODEL_KEY: SECRET } })).message,
-      refusal(() => loadConfig({ dataDir: dataDirWith(`{"models": {"default": {"url": "http://x/v1", "key": "${SECRET}" ,}}}`), env: {} })).message,
-      refusal(() => loadConfig({ dataDir: dataDirWith(`models:\n  default:\n    key: ${SECRET}\n   url: [`, 'gaffer.config.yaml'), env: {} })).message,
+      refusal(() => loadConfig({ dataDir: dataDirWith({ tokens: { [SECRET.slice(0, 10)]: 'alice' } }), env: {} }))
+        .message,
+      refusal(() =>
+        loadConfig({ dataDir: tempDir(), env: { GAFFER_MODEL_URL: `not a url ${SECRET}`, GAFFER_MODEL_KEY: SECRET } }),
+      ).message,
+      refusal(() =>
+        loadConfig({
+          dataDir: dataDirWith(`{"models": {"default": {"url": "http://x/v1", "key": "${SECRET}" ,}}}`),
+          env: {},
+        }),
+      ).message,
+      refusal(() =>
+        loadConfig({
+          dataDir: dataDirWith(`models:\n  default:\n    key: ${SECRET}\n   url: [`, 'gaffer.config.yaml'),
+          env: {},
+        }),
+      ).message,
     ];
     for (const message of messages) {
       expect(message).not.toContain(SECRET);
@@ -176,7 +291,13 @@ describe('config timeouts', () => {
     try {
       const ws = makeWorkspace({});
       const { job } = engine.submit({ workspace: ws, verify: 'none', tasks: [{ instruction: 'x', command: 'true' }] });
-      const { job: own } = engine.submit({ workspace: ws, verify: 'none', timeout_s: 60, verify_timeout_s: 30, tasks: [{ instruction: 'x', command: 'true' }] });
+      const { job: own } = engine.submit({
+        workspace: ws,
+        verify: 'none',
+        timeout_s: 60,
+        verify_timeout_s: 30,
+        tasks: [{ instruction: 'x', command: 'true' }],
+      });
       await Promise.all([engine.settled(job.id), engine.settled(own.id)]);
       expect(engine.store.getJob(job.id)?.spec).toMatchObject({ timeout_s: 45, verify_timeout_s: 120 });
       expect(engine.store.getJob(own.id)?.spec).toMatchObject({ timeout_s: 60, verify_timeout_s: 30 });
@@ -188,8 +309,13 @@ describe('config timeouts', () => {
 
 describe('describeConfig', () => {
   it('shows every value with its source and never a secret', () => {
-    const dir = dataDirWith({ tokens: { [`${SECRET}-token`]: 'alice' }, models: { remote: { url: `https://user:${SECRET}@llm.example.com/v1`, key: SECRET, model: 'm' } } });
-    const shown = describeConfig(loadConfig({ dataDir: dir, env: { GAFFER_MODEL_URL: 'http://127.0.0.1:9/v1', GAFFER_MODEL_KEY: SECRET } }));
+    const dir = dataDirWith({
+      tokens: { [`${SECRET}-token`]: 'alice' },
+      models: { remote: { url: `https://user:${SECRET}@llm.example.com/v1`, key: SECRET, model: 'm' } },
+    });
+    const shown = describeConfig(
+      loadConfig({ dataDir: dir, env: { GAFFER_MODEL_URL: 'http://127.0.0.1:9/v1', GAFFER_MODEL_KEY: SECRET } }),
+    );
     const text = JSON.stringify(shown);
     expect(text).not.toContain(SECRET);
     expect(shown.values['models.default.key']).toEqual({ value: 'set (from env GAFFER_MODEL_KEY)', source: 'env' });

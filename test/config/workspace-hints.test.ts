@@ -40,9 +40,17 @@ afterEach(async () => {
 
 describe('readWorkspaceHints', () => {
   it('reads the harmless hints', () => {
-    const ws = workspaceWith({ verify: { command: ' npm run check ', scope: 'all' }, spec_lint: { ignore: ['vague_verb'] }, objectives: 'plans/objectives.json' });
+    const ws = workspaceWith({
+      verify: { command: ' npm run check ', scope: 'all' },
+      spec_lint: { ignore: ['vague_verb'] },
+      objectives: 'plans/objectives.json',
+    });
     expect(readWorkspaceHints(ws)).toEqual({
-      hints: { verify: { command: 'npm run check', scope: 'all' }, spec_lint: { ignore: ['vague_verb'] }, objectives: 'plans/objectives.json' },
+      hints: {
+        verify: { command: 'npm run check', scope: 'all' },
+        spec_lint: { ignore: ['vague_verb'] },
+        objectives: 'plans/objectives.json',
+      },
       warnings: [],
     });
   });
@@ -69,12 +77,18 @@ describe('readWorkspaceHints', () => {
     expect(hints).toEqual({});
     expect(warnings).toHaveLength(4);
     expect(warnings.join('\n')).toMatch(/unknown key "colour"/);
-    expect(readWorkspaceHints(workspaceWith('{ not json')).warnings).toEqual(['.gaffer/workspace.json is not valid JSON: ignored']);
+    expect(readWorkspaceHints(workspaceWith('{ not json')).warnings).toEqual([
+      '.gaffer/workspace.json is not valid JSON: ignored',
+    ]);
   });
 
   it('verify.command is the configured test command of verify: auto', () => {
     const { hints } = readWorkspaceHints(workspaceWith({ verify: { command: 'make check' }, sandbox: 'off' }));
-    expect(detectTestCommand(makeWorkspace({}), hints)).toEqual({ command: 'make check', kind: 'configured', mode: 'configured' });
+    expect(detectTestCommand(makeWorkspace({}), hints)).toEqual({
+      command: 'make check',
+      kind: 'configured',
+      mode: 'configured',
+    });
   });
 });
 
@@ -90,17 +104,27 @@ describe('a workspace.json that tries to grant power changes nothing', () => {
     expect(config.workers.max_parallel).toBe(2);
   });
 
-  it.skipIf(!probe.available)('a job in that workspace still runs sandboxed, and its worker still cannot write outside', async () => {
-    const ws = workspaceWith(POWER_GRAB);
-    const outside = join(tempDir('gaffer-outside-'), 'escape.txt');
-    const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners: createRunners({ sandbox: 'auto' }) });
-    engines.push(engine);
-    const { job } = engine.submit({ workspace: ws, verify: 'none', tasks: [{ instruction: 'escape', command: `echo x > ${JSON.stringify(outside)}` }] });
-    await engine.settled(job.id);
-    const done: CompactJob = engine.get(job.id, { full: true });
-    expect(resultOf(done).workers[0]).toMatchObject({ sandboxed: true, status: 'error' });
-    expect(existsSync(outside)).toBe(false);
-    // the runner table still has claude off (when this build lists it at all)
-    expect(engine.runners().find((r) => r.key === 'claude')?.enabled ?? false).toBe(false);
-  });
+  it.skipIf(!probe.available)(
+    'a job in that workspace still runs sandboxed, and its worker still cannot write outside',
+    async () => {
+      const ws = workspaceWith(POWER_GRAB);
+      const outside = join(tempDir('gaffer-outside-'), 'escape.txt');
+      const engine = await Engine.open({
+        dataDir: join(tempDir('gaffer-data-'), 'data'),
+        runners: createRunners({ sandbox: 'auto' }),
+      });
+      engines.push(engine);
+      const { job } = engine.submit({
+        workspace: ws,
+        verify: 'none',
+        tasks: [{ instruction: 'escape', command: `echo x > ${JSON.stringify(outside)}` }],
+      });
+      await engine.settled(job.id);
+      const done: CompactJob = engine.get(job.id, { full: true });
+      expect(resultOf(done).workers[0]).toMatchObject({ sandboxed: true, status: 'error' });
+      expect(existsSync(outside)).toBe(false);
+      // the runner table still has claude off (when this build lists it at all)
+      expect(engine.runners().find((r) => r.key === 'claude')?.enabled ?? false).toBe(false);
+    },
+  );
 });

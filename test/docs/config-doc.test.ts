@@ -35,7 +35,9 @@ function keyPaths(schema: Schema, at: string, substitutes: Readonly<Record<strin
       return keyPaths(from._zod.def.type === 'transform' ? (def.out as Schema) : from, at, substitutes);
     }
     case 'object':
-      return Object.entries(def.shape as Record<string, Schema>).flatMap(([name, value]) => keyPaths(value, child(name), substitutes));
+      return Object.entries(def.shape as Record<string, Schema>).flatMap(([name, value]) =>
+        keyPaths(value, child(name), substitutes),
+      );
     case 'record':
       return below(keyPaths(def.valueType as Schema, child('<key>'), substitutes), at, child('<key>'));
     case 'array':
@@ -64,7 +66,9 @@ function covers(documented: string, path: string): boolean {
   const want = path.split('.');
   if (doc.length !== want.length) return false;
   // a placeholder stands for one key below the top, never for an array's items
-  return want.every((segment, i) => (i > 0 && /^<[^>]+>$/.test(doc[i] ?? '') ? !segment.endsWith('[]') : doc[i] === segment));
+  return want.every((segment, i) =>
+    i > 0 && /^<[^>]+>$/.test(doc[i] ?? '') ? !segment.endsWith('[]') : doc[i] === segment,
+  );
 }
 
 /** Every path-like token inside a page's code spans (a fenced block's YAML is an example, not a key's entry). */
@@ -83,8 +87,28 @@ const requestPaths = keyPaths(jobRequestSchema, '');
 
 describe('the schemas walked', () => {
   it('finds the nested keys of the config, the roster and the request', () => {
-    expect(configPaths).toEqual(expect.arrayContaining(['workers.max_parallel', 'runners.claude.home', 'models.<key>.url', 'tokens', 'budgets[].provider', 'roster.entries[].id', 'env.pass']));
-    expect(requestPaths).toEqual(expect.arrayContaining(['workspace', 'tasks[].instruction', 'tasks[].gates', 'tasks[].gates[].paths', 'verify', 'verify.known_failures', 'repo.url']));
+    expect(configPaths).toEqual(
+      expect.arrayContaining([
+        'workers.max_parallel',
+        'runners.claude.home',
+        'models.<key>.url',
+        'tokens',
+        'budgets[].provider',
+        'roster.entries[].id',
+        'env.pass',
+      ]),
+    );
+    expect(requestPaths).toEqual(
+      expect.arrayContaining([
+        'workspace',
+        'tasks[].instruction',
+        'tasks[].gates',
+        'tasks[].gates[].paths',
+        'verify',
+        'verify.known_failures',
+        'repo.url',
+      ]),
+    );
   });
 
   it('matches a placeholder for any key, and a record key only with a placeholder', () => {
@@ -110,7 +134,11 @@ for (const { page, paths } of [
     });
 
     it('lists in its tables only keys the schema has', () => {
-      const unknown = tableKeys(text).filter((key) => /^[\w<>[\]]+(\.[\w<>[\]]+)*$/.test(key) && !paths.some((path) => covers(key, path) || path.startsWith(`${key}.`) || path.startsWith(`${key}[]`)));
+      const unknown = tableKeys(text).filter(
+        (key) =>
+          /^[\w<>[\]]+(\.[\w<>[\]]+)*$/.test(key) &&
+          !paths.some((path) => covers(key, path) || path.startsWith(`${key}.`) || path.startsWith(`${key}[]`)),
+      );
       expect(unknown).toEqual([]);
     });
   });

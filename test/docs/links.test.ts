@@ -5,7 +5,13 @@ import { describe, expect, it } from 'vitest';
 // The README and every page of docs/: their links into the repository resolve, and they cite no
 // document a reader does not have (the specs, the issue tracker).
 const root = resolve(import.meta.dirname, '../..');
-const pages = [join(root, 'README.md'), ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => join(root, 'docs', f))];
+const pages = [
+  join(root, 'README.md'),
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => join(root, 'docs', f)),
+];
 
 /** The text a reader sees as prose: fenced code blocks and inline code spans removed. */
 function prose(text: string): string {
@@ -43,7 +49,10 @@ describe('README.md and docs/*.md', () => {
   it('has pages to check, and docs/README.md lists every one of docs/', () => {
     expect(pages.length).toBeGreaterThan(5);
     const listed = new Set(linkTargets(readFileSync(join(root, 'docs/README.md'), 'utf8')).map((t) => t.split('#')[0]));
-    const unlisted = pages.filter((p) => dirname(p) === join(root, 'docs') && !p.endsWith('README.md') && !listed.has(relative(join(root, 'docs'), p)));
+    const unlisted = pages.filter(
+      (p) =>
+        dirname(p) === join(root, 'docs') && !p.endsWith('README.md') && !listed.has(relative(join(root, 'docs'), p)),
+    );
     expect(unlisted).toEqual([]);
   });
 
@@ -60,7 +69,11 @@ describe('README.md and docs/*.md', () => {
           broken.push(`${target}: no such file`);
           continue;
         }
-        if (anchor && file.endsWith('.md') && !anchors(readFileSync(file, 'utf8')).has(decodeURIComponent(anchor).toLowerCase())) {
+        if (
+          anchor &&
+          file.endsWith('.md') &&
+          !anchors(readFileSync(file, 'utf8')).has(decodeURIComponent(anchor).toLowerCase())
+        ) {
           broken.push(`${target}: no heading #${anchor} in ${relative(root, file)}`);
         }
       }
@@ -68,7 +81,9 @@ describe('README.md and docs/*.md', () => {
     });
 
     it(`${name}: cites no spec or issue by number`, () => {
-      const citations = [...text.matchAll(/\b(?:specs?|issues?)\s+#?\d{2}\b/gi)].map((m) => `line ${text.slice(0, m.index).split('\n').length}: ${m[0]}`);
+      const citations = [...text.matchAll(/\b(?:specs?|issues?)\s+#?\d{2}\b/gi)].map(
+        (m) => `line ${text.slice(0, m.index).split('\n').length}: ${m[0]}`,
+      );
       expect(citations).toEqual([]);
     });
   }

@@ -34,7 +34,11 @@ function renderHelpTexts(): Record<string, string> {
     process.stdout.write('\\n' + JSON.stringify(texts) + '\\n');
   `;
   const main = pathToFileURL(join(root, 'dist/interfaces/cli/main.js')).href;
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, main], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, GAFFER_URL: '' } });
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script, main], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, GAFFER_URL: '' },
+  });
   expect(r.status, r.stderr).toBe(0);
   return JSON.parse(r.stdout.trim().split('\n').at(-1) ?? '{}') as Record<string, string>;
 }
@@ -63,11 +67,24 @@ function literalsOf(file: string): { line: number; text: string }[] {
 }
 
 describe('what gaffer says to its users', () => {
-  it('gaffer --help and every subcommand\'s --help cite no spec or issue by number', () => {
+  it("gaffer --help and every subcommand's --help cite no spec or issue by number", () => {
     const texts = renderHelpTexts();
     // the walk reached the commands, nested ones included, and renders what `--help` prints
-    expect(Object.keys(texts)).toEqual(expect.arrayContaining(['gaffer', 'gaffer dispatch', 'gaffer wait', 'gaffer queue run', 'gaffer worktrees prune', 'gaffer node']));
-    const printed = spawnSync(BIN, ['wait', '--help'], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, GAFFER_URL: '' } });
+    expect(Object.keys(texts)).toEqual(
+      expect.arrayContaining([
+        'gaffer',
+        'gaffer dispatch',
+        'gaffer wait',
+        'gaffer queue run',
+        'gaffer worktrees prune',
+        'gaffer node',
+      ]),
+    );
+    const printed = spawnSync(BIN, ['wait', '--help'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, GAFFER_URL: '' },
+    });
     expect(printed.stdout).toBe(texts['gaffer wait']);
     const citing = Object.entries(texts)
       .filter(([, help]) => CITATION.test(help))
@@ -86,7 +103,10 @@ describe('what gaffer says to its users', () => {
 
   it('every spec and issue number the code cites is mapped in docs/design-references.md', () => {
     const page = readFileSync(join(root, 'docs/design-references.md'), 'utf8');
-    const mapped = (heading: string) => new Set([...(page.split(`## ${heading}\n`)[1]?.split(/^## /m)[0] ?? '').matchAll(/^\| (\d{2}) \|/gm)].map((m) => m[1]));
+    const mapped = (heading: string) =>
+      new Set(
+        [...(page.split(`## ${heading}\n`)[1]?.split(/^## /m)[0] ?? '').matchAll(/^\| (\d{2}) \|/gm)].map((m) => m[1]),
+      );
     const specs = mapped('Specs');
     const issues = mapped('Issues');
     expect(specs.size).toBeGreaterThan(5);
@@ -97,7 +117,8 @@ describe('what gaffer says to its users', () => {
       for (const m of readFileSync(file, 'utf8').matchAll(/\b(spec|issue)s?\s+(\d{2})\b/gi)) {
         const [, kind = '', number = ''] = m;
         const citation = `${kind.toLowerCase()} ${number}`;
-        if (!(kind.toLowerCase() === 'spec' ? specs : issues).has(number) && !unmapped.has(citation)) unmapped.set(citation, relative(root, file));
+        if (!(kind.toLowerCase() === 'spec' ? specs : issues).has(number) && !unmapped.has(citation))
+          unmapped.set(citation, relative(root, file));
       }
     }
     expect([...unmapped].map(([citation, file]) => `${citation} (${file})`)).toEqual([]);

@@ -3,11 +3,24 @@ import { buildAcceptance, type OutcomeCount } from '../../src/domain/acceptance.
 import type { TaskResult } from '../../src/domain/attempt-results.js';
 import { costOf, decideOutcomeStatus } from '../../src/domain/outcome.js';
 
-const count = (extra: Partial<OutcomeCount>): OutcomeCount => ({ type: 'fix', runner: 'builtin', model: 'qwen3:8b', provider: 'ollama', status: 'passed', count: 1, ...extra });
+const count = (extra: Partial<OutcomeCount>): OutcomeCount => ({
+  type: 'fix',
+  runner: 'builtin',
+  model: 'qwen3:8b',
+  provider: 'ollama',
+  status: 'passed',
+  count: 1,
+  ...extra,
+});
 
 describe('the acceptance rate', () => {
   it('no outcome is an empty report that says its denominator', () => {
-    expect(buildAcceptance([])).toEqual({ acceptance: {}, outcomes_total: 0, excluded: { not_dispatched: 0, abstained: 0 }, note: expect.stringContaining('not_dispatched') });
+    expect(buildAcceptance([])).toEqual({
+      acceptance: {},
+      outcomes_total: 0,
+      excluded: { not_dispatched: 0, abstained: 0 },
+      note: expect.stringContaining('not_dispatched'),
+    });
   });
 
   it('accepted / total per (type, model), keyed as spec 02 says; not_dispatched is counted in the total but in no denominator', () => {
@@ -21,8 +34,24 @@ describe('the acceptance rate', () => {
       count({ type: 'design', status: 'not_dispatched', count: 1 }),
     ]);
     expect(report.acceptance).toEqual({
-      'fix/qwen3:8b': { type: 'fix', model: 'qwen3:8b', runners: ['builtin'], providers: ['ollama'], accepted: 2, total: 4, rate: 0.5 },
-      'implement/(shell default)': { type: 'implement', model: null, runners: ['shell'], providers: [], accepted: 0, total: 1, rate: 0 },
+      'fix/qwen3:8b': {
+        type: 'fix',
+        model: 'qwen3:8b',
+        runners: ['builtin'],
+        providers: ['ollama'],
+        accepted: 2,
+        total: 4,
+        rate: 0.5,
+      },
+      'implement/(shell default)': {
+        type: 'implement',
+        model: null,
+        runners: ['shell'],
+        providers: [],
+        accepted: 0,
+        total: 1,
+        rate: 0,
+      },
     });
     expect(report.outcomes_total).toBe(11);
     expect(report.excluded).toEqual({ not_dispatched: 6, abstained: 0 });
@@ -37,7 +66,8 @@ describe('the acceptance rate', () => {
       count({ type: 'design', model: 'z-model' }),
       count({ type: 'fix', model: 'b-model', runner: 'aider' }),
     ];
-    const rows = (cs: OutcomeCount[]) => Object.entries(buildAcceptance(cs).acceptance).map(([key, r]) => [key, r.runners, r.rate]);
+    const rows = (cs: OutcomeCount[]) =>
+      Object.entries(buildAcceptance(cs).acceptance).map(([key, r]) => [key, r.runners, r.rate]);
     const expected = [
       ['design/z-model', ['builtin'], 1],
       ['fix/(claude default)', ['claude'], 1],
@@ -87,11 +117,31 @@ describe("a task's outcome status", () => {
 describe("a task's cost", () => {
   it('free and subscription record 0; api sums what was reported, and is unknown as soon as one attempt that ran reported nothing', () => {
     expect(costOf([])).toBe(0);
-    expect(costOf([{ billing: 'free', ran: true, costUsd: null }, { billing: 'subscription', ran: true, costUsd: 3 }])).toBe(0);
-    expect(costOf([{ billing: 'api', ran: true, costUsd: 0.25 }, { billing: 'api', ran: true, costUsd: 0.5 }])).toBe(0.75);
-    expect(costOf([{ billing: 'api', ran: true, costUsd: 0.25 }, { billing: 'api', ran: true, costUsd: null }])).toBeNull();
+    expect(
+      costOf([
+        { billing: 'free', ran: true, costUsd: null },
+        { billing: 'subscription', ran: true, costUsd: 3 },
+      ]),
+    ).toBe(0);
+    expect(
+      costOf([
+        { billing: 'api', ran: true, costUsd: 0.25 },
+        { billing: 'api', ran: true, costUsd: 0.5 },
+      ]),
+    ).toBe(0.75);
+    expect(
+      costOf([
+        { billing: 'api', ran: true, costUsd: 0.25 },
+        { billing: 'api', ran: true, costUsd: null },
+      ]),
+    ).toBeNull();
     // an attempt that never got a process made no call
-    expect(costOf([{ billing: 'api', ran: false, costUsd: null }, { billing: 'api', ran: true, costUsd: 1 }])).toBe(1);
+    expect(
+      costOf([
+        { billing: 'api', ran: false, costUsd: null },
+        { billing: 'api', ran: true, costUsd: 1 },
+      ]),
+    ).toBe(1);
     expect(costOf([{ billing: null, ran: true, costUsd: 1 }])).toBeNull();
   });
 });

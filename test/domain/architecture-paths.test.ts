@@ -20,7 +20,9 @@ describe('docs/architecture.md', () => {
 
   it('names by their bare name only files some folder of the source tree has', () => {
     const doc = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8');
-    const files = new Set(readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).map((p) => p.split('/').at(-1)));
+    const files = new Set(
+      readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).map((p) => p.split('/').at(-1)),
+    );
     const bare = [...new Set([...doc.matchAll(/`([\w-]+\.ts)`/g)].map((m) => m[1] as string))];
     expect(bare.length).toBeGreaterThan(5);
     expect(bare.filter((f) => !files.has(f))).toEqual([]);

@@ -22,7 +22,9 @@ describe('docs/architecture.md’s attempt diagram', () => {
     const blocks = [...generatedBlock().matchAll(/```mermaid\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
     expect(blocks).toHaveLength(2);
     for (const block of blocks) expect(block.startsWith('stateDiagram-v2\n')).toBe(true);
-    const arrows = blocks.flatMap((b) => [...b.matchAll(/^\s+(\w+) --> (\w+): (\w+)/gm)]).map((m) => `${m[1] ?? ''} ${m[3] ?? ''} ${m[2] ?? ''}`);
+    const arrows = blocks
+      .flatMap((b) => [...b.matchAll(/^\s+(\w+) --> (\w+): (\w+)/gm)])
+      .map((m) => `${m[1] ?? ''} ${m[3] ?? ''} ${m[2] ?? ''}`);
     expect(arrows.sort()).toEqual(ATTEMPT_TABLE.map((r) => `${r.from} ${r.on} ${r.to}`).sort());
   });
 });

@@ -9,12 +9,22 @@ import {
   type AttemptEventType,
   type AttemptState,
 } from '../../src/domain/attempt-table.js';
-import { admitAttempt, findAttemptRow, isFinalAttempt, transition, type Attempt, type AttemptEvent } from '../../src/domain/attempt-machine.js';
+import {
+  admitAttempt,
+  findAttemptRow,
+  isFinalAttempt,
+  transition,
+  type Attempt,
+  type AttemptEvent,
+} from '../../src/domain/attempt-machine.js';
 
 const fresh = (state: AttemptState = 'admitted'): Attempt => ({ ...admitAttempt('t1', [], 'first'), state });
 
 /** Runs events from `start`, failing the test on the first refusal; returns the attempt and every effect in order. */
-function walk(events: (AttemptEventType | AttemptEvent)[], start: Attempt = fresh()): { attempt: Attempt; effects: string[] } {
+function walk(
+  events: (AttemptEventType | AttemptEvent)[],
+  start: Attempt = fresh(),
+): { attempt: Attempt; effects: string[] } {
   let attempt = start;
   const effects: string[] = [];
   for (const e of events) {
@@ -53,13 +63,15 @@ describe('the attempt table', () => {
     const effects = new Set(ATTEMPT_TABLE.flatMap((r) => r.effects));
     // check_gates is the re-check after a budget window; every effect the pipeline runs is on some row
     expect([...ATTEMPT_EFFECTS].filter((e) => !effects.has(e))).toEqual([]);
-    for (const row of ATTEMPT_TABLE) expect(row.ending !== undefined, `${row.from} --${row.on}-->`).toBe(row.to === 'settled');
+    for (const row of ATTEMPT_TABLE)
+      expect(row.ending !== undefined, `${row.from} --${row.on}-->`).toBe(row.to === 'settled');
   });
 
   it('lets every live state be cancelled and interrupted', () => {
     for (const state of ATTEMPT_STATES.filter((s) => !FINAL_ATTEMPT_STATES.has(s))) {
       expect(findAttemptRow(state, 'interrupt')?.to, state).toBe('interrupted');
-      if (state !== 'cancelling') expect(['settled', 'cancelling'], state).toContain(findAttemptRow(state, 'cancel')?.to);
+      if (state !== 'cancelling')
+        expect(['settled', 'cancelling'], state).toContain(findAttemptRow(state, 'cancel')?.to);
     }
   });
 
@@ -72,16 +84,19 @@ describe('the attempt table', () => {
 });
 
 describe('the transition function', () => {
-  it.each(ATTEMPT_TABLE.map((row) => [`${row.from} --${row.on}--> ${row.to}`, row] as const))('%s gives the row’s next state, ending and effects', (_, row) => {
-    const step = transition(fresh(row.from), { type: row.on });
-    expect(step.ok).toBe(true);
-    if (!step.ok) return;
-    expect(step.next.state).toBe(row.to);
-    expect(step.effects).toEqual(row.effects);
-    expect(step.next.ending).toBe(row.ending ?? null);
-    expect(step.next.task).toBe('t1');
-    expect(step.next.number).toBe(1);
-  });
+  it.each(ATTEMPT_TABLE.map((row) => [`${row.from} --${row.on}--> ${row.to}`, row] as const))(
+    '%s gives the row’s next state, ending and effects',
+    (_, row) => {
+      const step = transition(fresh(row.from), { type: row.on });
+      expect(step.ok).toBe(true);
+      if (!step.ok) return;
+      expect(step.next.state).toBe(row.to);
+      expect(step.effects).toEqual(row.effects);
+      expect(step.next.ending).toBe(row.ending ?? null);
+      expect(step.next.task).toBe('t1');
+      expect(step.next.number).toBe(1);
+    },
+  );
 
   it('refuses every pair not in the table with a value naming the state and the event', () => {
     let refused = 0;
@@ -102,7 +117,9 @@ describe('the transition function', () => {
 
   it('says which events a live state takes, and that a final state takes none', () => {
     const live = transition(fresh('running'), { type: 'approved' });
-    expect(!live.ok && live.message).toContain('expected one of: launch_failed, exited, limit_hit, rate_limited, node_lost, cancel, interrupt');
+    expect(!live.ok && live.message).toContain(
+      'expected one of: launch_failed, exited, limit_hit, rate_limited, node_lost, cancel, interrupt',
+    );
     const final = transition(fresh('settled'), { type: 'cancel' });
     expect(!final.ok && final.message).toContain('settled is final');
   });
@@ -128,8 +145,24 @@ describe('the transition function', () => {
   });
 
   it('runs the happy path’s effects in the pipeline’s order: place, checkpoint, start, collect, verify, gate, release', () => {
-    const { effects } = walk(['gates_passed', 'placement_acquired', 'executor_started', 'exited', 'evidence_taken', 'verify_passed', 'result_gates_passed']);
-    expect(effects).toEqual(['acquire_placement', 'take_checkpoint', 'start_executor', 'collect_evidence', 'run_verification', 'check_result_gates', 'release_placement']);
+    const { effects } = walk([
+      'gates_passed',
+      'placement_acquired',
+      'executor_started',
+      'exited',
+      'evidence_taken',
+      'verify_passed',
+      'result_gates_passed',
+    ]);
+    expect(effects).toEqual([
+      'acquire_placement',
+      'take_checkpoint',
+      'start_executor',
+      'collect_evidence',
+      'run_verification',
+      'check_result_gates',
+      'release_placement',
+    ]);
   });
 });
 
@@ -166,7 +199,14 @@ describe('every state ends', () => {
 
 describe('fix rounds and retries', () => {
   it('a failed verification with rounds left settles this attempt and admits a fix attempt of the same task', () => {
-    const first = walk(['gates_passed', 'placement_acquired', 'executor_started', 'exited', 'evidence_taken', { type: 'verify_failed_fixable', facts: { verification: { blocking: true, couldNotStart: false } } }]);
+    const first = walk([
+      'gates_passed',
+      'placement_acquired',
+      'executor_started',
+      'exited',
+      'evidence_taken',
+      { type: 'verify_failed_fixable', facts: { verification: { blocking: true, couldNotStart: false } } },
+    ]);
     expect(first.attempt).toMatchObject({ state: 'settled', ending: 'superseded' });
     // admitted before the place is let go, so a shared workspace is never free between rounds
     expect(first.effects.slice(-2)).toEqual(['admit_fix_attempt', 'release_placement']);
@@ -178,9 +218,22 @@ describe('fix rounds and retries', () => {
   });
 
   it('a rate limit requeues the same attempt: it keeps its place, waits, and starts again', () => {
-    const { attempt, effects } = walk(['gates_passed', 'placement_acquired', 'executor_started', 'rate_limited', 'window_reset', 'executor_started']);
+    const { attempt, effects } = walk([
+      'gates_passed',
+      'placement_acquired',
+      'executor_started',
+      'rate_limited',
+      'window_reset',
+      'executor_started',
+    ]);
     expect(attempt).toMatchObject({ state: 'running', number: 1 });
-    expect(effects).toEqual(['acquire_placement', 'take_checkpoint', 'start_executor', 'wait_for_window', 'start_executor']);
+    expect(effects).toEqual([
+      'acquire_placement',
+      'take_checkpoint',
+      'start_executor',
+      'wait_for_window',
+      'start_executor',
+    ]);
     expect(effects).not.toContain('release_placement');
   });
 
@@ -191,7 +244,15 @@ describe('fix rounds and retries', () => {
   });
 
   it('a failed result gate may escalate: a new attempt, this one superseded', () => {
-    const { attempt, effects } = walk(['gates_passed', 'placement_acquired', 'executor_started', 'exited', 'evidence_taken', 'verify_passed', 'escalate']);
+    const { attempt, effects } = walk([
+      'gates_passed',
+      'placement_acquired',
+      'executor_started',
+      'exited',
+      'evidence_taken',
+      'verify_passed',
+      'escalate',
+    ]);
     expect(attempt).toMatchObject({ state: 'settled', ending: 'superseded' });
     expect(effects.at(-2)).toBe('admit_escalation_attempt');
     expect(admitAttempt('t1', [attempt], 'escalation')).toMatchObject({ number: 2, kind: 'escalation' });
@@ -210,15 +271,19 @@ describe('random event sequences (seeded)', () => {
         const event = ATTEMPT_EVENTS[Math.floor(random() * ATTEMPT_EVENTS.length)] as AttemptEventType;
         const row = findAttemptRow(attempt.state, event);
         const step = transition(attempt, { type: event });
-        if (step.ok !== (row !== undefined)) problems.push(`${attempt.state} ${event}: ok ${String(step.ok)} but row ${row ? 'exists' : 'missing'}`);
+        if (step.ok !== (row !== undefined))
+          problems.push(`${attempt.state} ${event}: ok ${String(step.ok)} but row ${row ? 'exists' : 'missing'}`);
         if (!step.ok) continue;
         if (isFinalAttempt(attempt)) problems.push(`left final state ${attempt.state} on ${event}`);
-        if (row?.to !== step.next.state || !ATTEMPT_STATES.includes(step.next.state)) problems.push(`${attempt.state} ${event} went to ${step.next.state}`);
+        if (row?.to !== step.next.state || !ATTEMPT_STATES.includes(step.next.state))
+          problems.push(`${attempt.state} ${event} went to ${step.next.state}`);
         attempt = step.next;
       }
       const key = attempt.state === 'settled' ? `settled:${attempt.ending ?? ''}` : attempt.state;
       endings.set(key, (endings.get(key) ?? 0) + 1);
-      if (isFinalAttempt(attempt)) for (const event of ATTEMPT_EVENTS) if (transition(attempt, { type: event }).ok) problems.push(`${attempt.state} took ${event}`);
+      if (isFinalAttempt(attempt))
+        for (const event of ATTEMPT_EVENTS)
+          if (transition(attempt, { type: event }).ok) problems.push(`${attempt.state} took ${event}`);
     }
     expect(problems.slice(0, 5)).toEqual([]);
     // the walks cover both final states and several endings, so the check above was exercised

@@ -45,10 +45,18 @@ describe("the judge's reply is held to its contract", () => {
     '**Approve**: the task is read-only.',
     '  deny. It is billed per call and the cheaper rung could do it.',
   ])('%j fits: it is the recommendation, drafted by the judge', (reply) => {
-    expect(withJudgement(ASK, 'gw-judge', reply)).toMatchObject({ recommendation: reply.trim(), judge_abstained: false, judge: 'gw-judge' });
+    expect(withJudgement(ASK, 'gw-judge', reply)).toMatchObject({
+      recommendation: reply.trim(),
+      judge_abstained: false,
+      judge: 'gw-judge',
+    });
   });
 
   it('a failed call abstains with its error', () => {
-    expect(withJudgement(ASK, 'gw-judge', new Error('HTTP 500'))).toMatchObject({ judge_abstained: true, judge: 'gw-judge abstained: HTTP 500', recommendation: ASK.recommendation });
+    expect(withJudgement(ASK, 'gw-judge', new Error('HTTP 500'))).toMatchObject({
+      judge_abstained: true,
+      judge: 'gw-judge abstained: HTTP 500',
+      recommendation: ASK.recommendation,
+    });
   });
 });

@@ -2,9 +2,21 @@ import { describe, expect, it } from 'vitest';
 import { LEARN_MIN_SAMPLES, learnedStart, wilsonInterval } from '../../src/domain/learn.js';
 import type { RosterEntry } from '../../src/domain/roster.js';
 
-const rung = (id: string, cost: RosterEntry['cost']): RosterEntry => ({ id, runner: 'shell', model: null, provider: 'local', billing: 'free', cost, tasks: ['fix'], approve: false, endpoint: null, fallback: null });
+const rung = (id: string, cost: RosterEntry['cost']): RosterEntry => ({
+  id,
+  runner: 'shell',
+  model: null,
+  provider: 'local',
+  billing: 'free',
+  cost,
+  tasks: ['fix'],
+  approve: false,
+  endpoint: null,
+  fallback: null,
+});
 const ladder = [rung('cheap', 'free'), rung('middle', 'mid'), rung('top', 'high')];
-const stats = (rows: Record<string, [accepted: number, total: number]>) => new Map(Object.entries(rows).map(([id, [accepted, total]]) => [id, { accepted, total }]));
+const stats = (rows: Record<string, [accepted: number, total: number]>) =>
+  new Map(Object.entries(rows).map(([id, [accepted, total]]) => [id, { accepted, total }]));
 
 describe('the Wilson interval', () => {
   it('matches the textbook figures, and knows nothing without outcomes', () => {
@@ -35,7 +47,9 @@ describe('the learned start (spec 05)', () => {
     expect(got?.skipped[0]).toMatchObject({ entry: 'cheap', accepted: 9, total: 31 });
     expect(got?.skipped[0]?.upper).toBeCloseTo(0.466, 3);
     expect(got?.figures).toMatchObject({ entry: 'middle', accepted: 30, total: 30 });
-    expect(got?.why).toBe('learned: skipped cheap (9/31 accepted, upper bound 0.47 < 0.8); middle clears 0.8 (30/30, lower bound 0.89)');
+    expect(got?.why).toBe(
+      'learned: skipped cheap (9/31 accepted, upper bound 0.47 < 0.8); middle clears 0.8 (30/30, lower bound 0.89)',
+    );
   });
 
   it('starts on the cheapest rung that clears, skipping nothing', () => {
@@ -62,13 +76,17 @@ describe('the learned start (spec 05)', () => {
     expect(got?.entry.id).toBe('top');
     expect(got?.skipped.map((f) => f.entry)).toEqual(['cheap', 'middle']);
     expect(got?.figures).toMatchObject({ entry: 'top', accepted: 10, total: 30 });
-    expect(got?.why).toMatch(/; top, the top rung, fails 0\.8 too \(10\/30, upper bound 0\.5\d\) but the ladder ends there$/);
+    expect(got?.why).toMatch(
+      /; top, the top rung, fails 0\.8 too \(10\/30, upper bound 0\.5\d\) but the ladder ends there$/,
+    );
   });
 
   it('prints a bound that two decimals would round onto the threshold with more, so the comparison reads true', () => {
     // 21/32: upper bound 0.7959 (as "0.80 < 0.8" it would read false); 30/32: lower bound 0.7985
     const got = learnedStart(ladder, stats({ cheap: [21, 32], middle: [30, 32] }), 0.8);
-    expect(got?.why).toBe('learned: skipped cheap (21/32 accepted, upper bound 0.7959 < 0.8); middle is undecided at 0.8 (30/32, bounds 0.7985–0.98)');
+    expect(got?.why).toBe(
+      'learned: skipped cheap (21/32 accepted, upper bound 0.7959 < 0.8); middle is undecided at 0.8 (30/32, bounds 0.7985–0.98)',
+    );
     expect(learnedStart([], new Map(), 0.8)).toBeNull();
   });
 });

@@ -32,8 +32,12 @@ describe('the nearest known key', () => {
   });
 
   it('reads the keys a schema accepts at an issue path, through arrays, optionals and preprocessing', () => {
-    expect(knownKeysAt(jobRequestSchema, [])).toEqual(expect.arrayContaining(['workspace', 'tasks', 'verify', 'verify_scope']));
-    expect(knownKeysAt(jobRequestSchema, ['tasks', 0])).toEqual(expect.arrayContaining(['instruction', 'command', 'files', 'outputs']));
+    expect(knownKeysAt(jobRequestSchema, [])).toEqual(
+      expect.arrayContaining(['workspace', 'tasks', 'verify', 'verify_scope']),
+    );
+    expect(knownKeysAt(jobRequestSchema, ['tasks', 0])).toEqual(
+      expect.arrayContaining(['instruction', 'command', 'files', 'outputs']),
+    );
     expect(knownKeysAt(configFileSchema, ['workers'])).toEqual(['max_parallel']);
     expect(knownKeysAt(jobRequestSchema, ['workspace'])).toEqual([]);
   });
@@ -41,12 +45,17 @@ describe('the nearest known key', () => {
 
 describe('an unknown key in a request or a config file', () => {
   it('names the nearest known key when it looks like a typo', () => {
-    expect(refusalOf(() => parse({ ...ok, verfy: 'npm test' }))).toMatchObject({ field: 'verfy', message: 'unknown key "verfy" — did you mean "verify"? remove or rename it' });
+    expect(refusalOf(() => parse({ ...ok, verfy: 'npm test' }))).toMatchObject({
+      field: 'verfy',
+      message: 'unknown key "verfy" — did you mean "verify"? remove or rename it',
+    });
     expect(refusalOf(() => parse({ ...ok, tasks: [{ instruction: 'x', comand: 'true' }] }))).toMatchObject({
       field: 'tasks[0].comand',
       message: 'tasks[0]: unknown key "comand" — did you mean "command"? remove or rename it',
     });
-    expect(refusalOf(() => parse({ ...ok, verfy: 'a', endpoint: 'x' })).message).toBe('unknown keys "verfy", "endpoint" — did you mean "verify" for "verfy"? remove or rename them');
+    expect(refusalOf(() => parse({ ...ok, verfy: 'a', endpoint: 'x' })).message).toBe(
+      'unknown keys "verfy", "endpoint" — did you mean "verify" for "verfy"? remove or rename them',
+    );
   });
 
   it('says only "remove it" when no known key is near', () => {
@@ -56,6 +65,8 @@ describe('an unknown key in a request or a config file', () => {
   it('in the config file, names the nearest known key too', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'gaffer.config.json'), JSON.stringify({ workers: { max_paralel: 2 } }));
-    expect(refusalOf(() => loadConfig({ dataDir: dir, env: {} })).message).toContain('workers: unknown key(s) max_paralel — did you mean "max_parallel"?');
+    expect(refusalOf(() => loadConfig({ dataDir: dir, env: {} })).message).toContain(
+      'workers: unknown key(s) max_paralel — did you mean "max_parallel"?',
+    );
   });
 });

@@ -26,10 +26,13 @@ function code(file: string): string {
 
 /** String literals of the code. */
 function literals(text: string): string[] {
-  return [...text.matchAll(/'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)"|`((?:[^`\\]|\\.)*)`/g)].map((m) => m[1] ?? m[2] ?? m[3] ?? '');
+  return [...text.matchAll(/'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)"|`((?:[^`\\]|\\.)*)`/g)].map(
+    (m) => m[1] ?? m[2] ?? m[3] ?? '',
+  );
 }
 
-const MODEL_NAME = /\b(gpt-\d|gpt-4o|o[134]-mini|claude-(?:opus|sonnet|haiku|\d)|opus-\d|sonnet-\d|haiku-\d|qwen\d|qwen-(?:max|plus|turbo|coder)|llama-?\d|gemini-\d|deepseek-|mistral-|codestral|mixtral)/i;
+const MODEL_NAME =
+  /\b(gpt-\d|gpt-4o|o[134]-mini|claude-(?:opus|sonnet|haiku|\d)|opus-\d|sonnet-\d|haiku-\d|qwen\d|qwen-(?:max|plus|turbo|coder)|llama-?\d|gemini-\d|deepseek-|mistral-|codestral|mixtral)/i;
 
 /** Model names that appear in a message as an example of what to write, not as a choice. */
 const EXAMPLES_IN_MESSAGES = new Set(['runners/builtin/model.ts']);
@@ -40,7 +43,8 @@ describe('no routing in code (spec 05)', () => {
     for (const file of sources(SRC)) {
       const rel = path.relative(SRC, file);
       if (EXAMPLES_IN_MESSAGES.has(rel)) continue;
-      for (const text of literals(code(file))) if (MODEL_NAME.test(text)) found.push(`${rel}: ${JSON.stringify(text.slice(0, 80))}`);
+      for (const text of literals(code(file)))
+        if (MODEL_NAME.test(text)) found.push(`${rel}: ${JSON.stringify(text.slice(0, 80))}`);
     }
     expect(found).toEqual([]);
   });
@@ -54,7 +58,8 @@ describe('no routing in code (spec 05)', () => {
       code(file)
         .split('\n')
         .forEach((line, i) => {
-          if (types.some((t) => line.includes(t)) && runners.some((r) => line.includes(r))) found.push(`${rel}:${i + 1}: ${line.trim().slice(0, 120)}`);
+          if (types.some((t) => line.includes(t)) && runners.some((r) => line.includes(r)))
+            found.push(`${rel}:${i + 1}: ${line.trim().slice(0, 120)}`);
         });
     }
     expect(found).toEqual([]);

@@ -22,34 +22,65 @@ import { buildVerdict, type VerdictFacts } from '../../src/domain/verdict.js';
 
 const NOW = Date.parse('2025-06-01T00:00:00Z');
 const DAY = 24 * 3_600_000;
-const obj = (id: string, extra: Partial<Objective> = {}): Objective => ({ id, title: id, priority: 3, dependsOn: [], lastTouchedMs: null, ...extra });
+const obj = (id: string, extra: Partial<Objective> = {}): Objective => ({
+  id,
+  title: id,
+  priority: 3,
+  dependsOn: [],
+  lastTouchedMs: null,
+  ...extra,
+});
 const file = (objectives: unknown[]) => JSON.stringify({ objectives });
 
 describe('reading the objectives file', () => {
   it('reads ids, titles, priorities, dependencies and last-touched times', () => {
     const reading = parseObjectives(
       file([
-        { id: 'OBJ-1', title: 'ship the API', priority: 1, depends_on: ['OBJ-2'], last_touched: '2025-05-01T00:00:00Z' },
+        {
+          id: 'OBJ-1',
+          title: 'ship the API',
+          priority: 1,
+          depends_on: ['OBJ-2'],
+          last_touched: '2025-05-01T00:00:00Z',
+        },
         { id: 'OBJ-2', title: 'schema' },
       ]),
     );
     expect(reading.warnings).toEqual([]);
     expect(reading.objectives).toEqual([
-      { id: 'OBJ-1', title: 'ship the API', priority: 1, dependsOn: ['OBJ-2'], lastTouchedMs: Date.parse('2025-05-01T00:00:00Z') },
+      {
+        id: 'OBJ-1',
+        title: 'ship the API',
+        priority: 1,
+        dependsOn: ['OBJ-2'],
+        lastTouchedMs: Date.parse('2025-05-01T00:00:00Z'),
+      },
       { id: 'OBJ-2', title: 'schema', priority: 3, dependsOn: [], lastTouchedMs: null },
     ]);
     // a bare array is read too
-    expect(parseObjectives(JSON.stringify([{ id: 'OBJ-7', title: 'x' }])).objectives.map((o) => o.id)).toEqual(['OBJ-7']);
+    expect(parseObjectives(JSON.stringify([{ id: 'OBJ-7', title: 'x' }])).objectives.map((o) => o.id)).toEqual([
+      'OBJ-7',
+    ]);
   });
 
   it('a bad file is warnings naming the field, the value and the fix, never a throw', () => {
-    expect(parseObjectives('{nope', 'plan/objs.json')).toEqual({ objectives: [], warnings: [expect.stringMatching(/^plan\/objs\.json is not valid JSON \(.*\): ignored — fix the JSON$/)] });
+    expect(parseObjectives('{nope', 'plan/objs.json')).toEqual({
+      objectives: [],
+      warnings: [expect.stringMatching(/^plan\/objs\.json is not valid JSON \(.*\): ignored — fix the JSON$/)],
+    });
     expect(parseObjectives('{"objectives": "all of them"}').warnings).toEqual([
       '.gaffer/objectives.json must hold {"objectives": [...]}, got {"objectives":"all of them"}: ignored — put the objectives in an "objectives" array',
     ]);
     const reading = parseObjectives(
       file([
-        { id: 'OBJ-1', title: 'a', priority: 9, depends_on: ['OBJ-1', 'OBJ-404', 'nope', 'OBJ-2'], last_touched: 'yesterday', owner: 'me' },
+        {
+          id: 'OBJ-1',
+          title: 'a',
+          priority: 9,
+          depends_on: ['OBJ-1', 'OBJ-404', 'nope', 'OBJ-2'],
+          last_touched: 'yesterday',
+          owner: 'me',
+        },
         { id: 'obj-2', title: 'lower case' },
         { id: 'OBJ-2', title: '' },
         { id: 'OBJ-2', title: 'again' },
@@ -103,14 +134,23 @@ describe('impact scores', () => {
     expect(parts('OBJ-2')?.slice(1)).toEqual([1, 0.5, 0, 0.5]);
     expect(parts('OBJ-3')?.slice(1)).toEqual([0, 0, 0, 0.5]);
     for (const s of scores.values()) {
-      const sum = IMPACT_WEIGHTS.pagerank * s.pagerank + IMPACT_WEIGHTS.betweenness * s.betweenness + IMPACT_WEIGHTS.blockerRatio * s.blockerRatio + IMPACT_WEIGHTS.staleness * s.staleness + IMPACT_WEIGHTS.priority * s.priority;
+      const sum =
+        IMPACT_WEIGHTS.pagerank * s.pagerank +
+        IMPACT_WEIGHTS.betweenness * s.betweenness +
+        IMPACT_WEIGHTS.blockerRatio * s.blockerRatio +
+        IMPACT_WEIGHTS.staleness * s.staleness +
+        IMPACT_WEIGHTS.priority * s.priority;
       expect(s.impact).toBe(Math.round(sum * 1000) / 1000);
     }
     // betweenness weighs as much as PageRank: the objective everything passes through outranks the root
-    expect([...scores.values()].sort((a, b) => b.impact - a.impact).map((s) => s.id)).toEqual(['OBJ-2', 'OBJ-1', 'OBJ-3']);
+    expect([...scores.values()].sort((a, b) => b.impact - a.impact).map((s) => s.id)).toEqual([
+      'OBJ-2',
+      'OBJ-1',
+      'OBJ-3',
+    ]);
   });
 
-  it('PageRank is the graph library\'s, over edges from an objective to what it depends on, divided by the largest', () => {
+  it("PageRank is the graph library's, over edges from an objective to what it depends on, divided by the largest", () => {
     const graph = new DirectedGraph();
     for (const o of chain) graph.addNode(o.id);
     graph.addEdge('OBJ-2', 'OBJ-1');
@@ -131,23 +171,36 @@ describe('impact scores', () => {
       NOW,
     );
     expect(STALE_AFTER_MS).toBe(30 * DAY);
-    expect([scores.get('OBJ-1')?.staleness, scores.get('OBJ-2')?.staleness, scores.get('OBJ-3')?.staleness]).toEqual([0.5, 1, 0]);
-    expect([scores.get('OBJ-1')?.priority, scores.get('OBJ-2')?.priority, scores.get('OBJ-3')?.priority]).toEqual([1, 0, 0.5]);
+    expect([scores.get('OBJ-1')?.staleness, scores.get('OBJ-2')?.staleness, scores.get('OBJ-3')?.staleness]).toEqual([
+      0.5, 1, 0,
+    ]);
+    expect([scores.get('OBJ-1')?.priority, scores.get('OBJ-2')?.priority, scores.get('OBJ-3')?.priority]).toEqual([
+      1, 0, 0.5,
+    ]);
     // no edges: every PageRank equal (1 after division), no betweenness, no blocker
     expect(scores.get('OBJ-1')).toMatchObject({ pagerank: 1, betweenness: 0, blockerRatio: 0 });
   });
 
   it('an empty file scores nothing; one objective alone blocks nothing', () => {
     expect(scoreObjectives([], NOW).size).toBe(0);
-    expect(scoreObjectives([obj('OBJ-1')], NOW).get('OBJ-1')).toMatchObject({ pagerank: 1, betweenness: 0, blockerRatio: 0, impact: 0.35 });
+    expect(scoreObjectives([obj('OBJ-1')], NOW).get('OBJ-1')).toMatchObject({
+      pagerank: 1,
+      betweenness: 0,
+      blockerRatio: 0,
+      impact: 0.35,
+    });
   });
 });
 
 describe('ordering tasks by impact', () => {
-  const impacts = (entries: [string, number][]): Map<string, TaskImpact> => new Map(entries.map(([name, score]) => [name, { objectives: [], score }]));
+  const impacts = (entries: [string, number][]): Map<string, TaskImpact> =>
+    new Map(entries.map(([name, score]) => [name, { objectives: [], score }]));
 
   it('finds the OBJ-<n> ids a text names, once each, whole ids only', () => {
-    expect(objectivesNamedIn('fix OBJ-12, then OBJ-1 (see OBJ-12); not obj-3, not OBJ-4x, not xOBJ-5')).toEqual(['OBJ-12', 'OBJ-1']);
+    expect(objectivesNamedIn('fix OBJ-12, then OBJ-1 (see OBJ-12); not obj-3, not OBJ-4x, not xOBJ-5')).toEqual([
+      'OBJ-12',
+      'OBJ-1',
+    ]);
   });
 
   it('a task takes the highest impact of the objectives it names; ids the file lacks are said', () => {
@@ -168,7 +221,15 @@ describe('ordering tasks by impact', () => {
 
   it('fills the slots of the tasks naming objectives highest impact first; the others keep their places; ties keep the written order', () => {
     const tasks = ['low', 'free-1', 'tie-a', 'high', 'free-2', 'tie-b'].map((name) => ({ name }));
-    const order = orderByImpact(tasks, impacts([['low', 0.1], ['tie-a', 0.5], ['high', 0.9], ['tie-b', 0.5]]));
+    const order = orderByImpact(
+      tasks,
+      impacts([
+        ['low', 0.1],
+        ['tie-a', 0.5],
+        ['high', 0.9],
+        ['tie-b', 0.5],
+      ]),
+    );
     expect(order.map((t) => t.name)).toEqual(['high', 'free-1', 'tie-a', 'tie-b', 'free-2', 'low']);
     expect(orderByImpact(tasks, new Map()).map((t) => t.name)).toEqual(tasks.map((t) => t.name));
   });
@@ -199,12 +260,32 @@ describe('ordering tasks by impact', () => {
 
   it('with reviewers, the phases hold and the impact order applies within each: `phase+impact`', () => {
     const tasks = [t('rev-low', 'review'), t('impl-low'), t('rev-high', 'review'), t('impl-high')];
-    const scored = impacts([['rev-low', 0.1], ['impl-low', 0.2], ['rev-high', 0.9], ['impl-high', 0.8]]);
+    const scored = impacts([
+      ['rev-low', 0.1],
+      ['impl-low', 0.2],
+      ['rev-high', 0.9],
+      ['impl-high', 0.8],
+    ]);
     const order = taskOrderOf(tasks, false, scored);
-    expect(order).toMatchObject({ by: 'phase+impact', to: ['impl-high', 'impl-low', 'rev-high', 'rev-low'], phases: [['impl-high', 'impl-low'], ['rev-high', 'rev-low']] });
-    expect(order?.why).toMatch(/^rev-low, rev-high moved after the implementers, to run against their changes; within each phase, tasks naming objectives run highest impact first/);
+    expect(order).toMatchObject({
+      by: 'phase+impact',
+      to: ['impl-high', 'impl-low', 'rev-high', 'rev-low'],
+      phases: [
+        ['impl-high', 'impl-low'],
+        ['rev-high', 'rev-low'],
+      ],
+    });
+    expect(order?.why).toMatch(
+      /^rev-low, rev-high moved after the implementers, to run against their changes; within each phase, tasks naming objectives run highest impact first/,
+    );
     // a parallel job keeps its phase batches only
-    expect(taskOrderOf(tasks, true, scored)).toMatchObject({ by: 'phase', phases: [['impl-low', 'impl-high'], ['rev-low', 'rev-high']] });
+    expect(taskOrderOf(tasks, true, scored)).toMatchObject({
+      by: 'phase',
+      phases: [
+        ['impl-low', 'impl-high'],
+        ['rev-low', 'rev-high'],
+      ],
+    });
   });
 });
 
@@ -212,8 +293,24 @@ describe('evidence and the verdict', () => {
   it('each named objective gets a record: confidence 0.6 when the job is done, 0.4 otherwise', () => {
     const job = { id: 'j1', workspace: '/ws', filesChanged: ['a.txt'], ts: 100 };
     expect(objectiveEvidenceOf(['OBJ-1', 'OBJ-2'], { ...job, status: 'done' })).toEqual([
-      { objective: 'OBJ-1', job_id: 'j1', workspace: '/ws', status: 'done', files_changed: ['a.txt'], confidence: 0.6, ts: 100 },
-      { objective: 'OBJ-2', job_id: 'j1', workspace: '/ws', status: 'done', files_changed: ['a.txt'], confidence: 0.6, ts: 100 },
+      {
+        objective: 'OBJ-1',
+        job_id: 'j1',
+        workspace: '/ws',
+        status: 'done',
+        files_changed: ['a.txt'],
+        confidence: 0.6,
+        ts: 100,
+      },
+      {
+        objective: 'OBJ-2',
+        job_id: 'j1',
+        workspace: '/ws',
+        status: 'done',
+        files_changed: ['a.txt'],
+        confidence: 0.6,
+        ts: 100,
+      },
     ]);
     expect(objectiveEvidenceOf(['OBJ-1'], { ...job, status: 'partial' })[0]?.confidence).toBe(0.4);
   });
@@ -234,7 +331,9 @@ describe('evidence and the verdict', () => {
       unsandboxedExternal: ['codex'],
       impactOrder: ['deploy', 'docs'],
     };
-    expect(buildVerdict(facts)).toBe('2/2 workers done · 1 file changed on disk · job criteria unmet: README mentions it · tasks ordered by objective impact: deploy → docs · external agent(s) ran unsandboxed: codex');
+    expect(buildVerdict(facts)).toBe(
+      '2/2 workers done · 1 file changed on disk · job criteria unmet: README mentions it · tasks ordered by objective impact: deploy → docs · external agent(s) ran unsandboxed: codex',
+    );
     expect(buildVerdict({ ...facts, impactOrder: [] })).not.toContain('objective impact');
   });
 });

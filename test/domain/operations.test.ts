@@ -9,7 +9,11 @@ const at = (iso: string) => Date.parse(iso) / 1000;
 describe('spend is recorded honestly (issue 15)', () => {
   it('api: the runner’s own dollars, else tokens × the configured price, else null with the reason', () => {
     expect(spendOf({ ...usage, costUsd: 0.25 }, 'api', { started: true, model: 'm', price: null }).usd).toBe(0.25);
-    const priced = spendOf(usage, 'api', { started: true, model: 'm', price: { input_per_mtok: 3, output_per_mtok: 15 } });
+    const priced = spendOf(usage, 'api', {
+      started: true,
+      model: 'm',
+      price: { input_per_mtok: 3, output_per_mtok: 15 },
+    });
     expect(priced).toMatchObject({ usd: 0.0105, tokens: 1_500, requests: 3, unknown: null });
     const unknown = spendOf(usage, 'api', { started: true, model: 'm', price: null });
     expect(unknown.usd).toBeNull();
@@ -18,10 +22,22 @@ describe('spend is recorded honestly (issue 15)', () => {
   });
 
   it('subscription counts requests and tokens; free counts wall-seconds; an attempt that never ran spent nothing', () => {
-    expect(spendOf(usage, 'subscription', { started: true, model: null, price: null })).toMatchObject({ usd: null, requests: 3, tokens: 1_500, unknown: null });
-    const silent = spendOf({ ...usage, inputTokens: 0, outputTokens: 0, rounds: 0 }, 'subscription', { started: true, model: null, price: null });
+    expect(spendOf(usage, 'subscription', { started: true, model: null, price: null })).toMatchObject({
+      usd: null,
+      requests: 3,
+      tokens: 1_500,
+      unknown: null,
+    });
+    const silent = spendOf({ ...usage, inputTokens: 0, outputTokens: 0, rounds: 0 }, 'subscription', {
+      started: true,
+      model: null,
+      price: null,
+    });
     expect(silent.unknown).toMatch(/neither requests nor tokens/);
-    expect(spendOf(usage, 'free', { started: true, model: null, price: null })).toMatchObject({ seconds: 12.3, unknown: null });
+    expect(spendOf(usage, 'free', { started: true, model: null, price: null })).toMatchObject({
+      seconds: 12.3,
+      unknown: null,
+    });
     expect(spendOf(usage, 'api', { started: false, model: 'm', price: null })).toMatchObject({ usd: 0, unknown: null });
   });
 
@@ -29,8 +45,16 @@ describe('spend is recorded honestly (issue 15)', () => {
     const known = spendOf({ ...usage, costUsd: 0.5 }, 'api', { started: true, model: 'm', price: null });
     const unknown = spendOf(usage, 'api', { started: true, model: 'm', price: null });
     const free = spendOf(usage, 'free', { started: true, model: null, price: null });
-    expect(totalSpend([{ name: 'a', spend: known }, { name: 'b', spend: free }])).toEqual({ cost_usd: 0.5, spend: '$0.50 api; 12.3 s free' });
-    const mixed = totalSpend([{ name: 'a', spend: known }, { name: 'b', spend: unknown }]);
+    expect(
+      totalSpend([
+        { name: 'a', spend: known },
+        { name: 'b', spend: free },
+      ]),
+    ).toEqual({ cost_usd: 0.5, spend: '$0.50 api; 12.3 s free' });
+    const mixed = totalSpend([
+      { name: 'a', spend: known },
+      { name: 'b', spend: unknown },
+    ]);
     expect(mixed.cost_usd).toBeNull();
     expect(mixed.spend).toMatch(/^cost unknown for b \(api: /);
     // free is not unknown: no api attempt, 0 dollars
@@ -39,7 +63,14 @@ describe('spend is recorded honestly (issue 15)', () => {
 });
 
 describe('budget windows (spec 07)', () => {
-  const rule = (window: BudgetRule['window'], limit = 10): BudgetRule => ({ provider: 'p', entry: null, window, unit: 'usd', limit, pace_margin: 0.2 });
+  const rule = (window: BudgetRule['window'], limit = 10): BudgetRule => ({
+    provider: 'p',
+    entry: null,
+    window,
+    unit: 'usd',
+    limit,
+    pace_margin: 0.2,
+  });
 
   it('a day is a UTC calendar day; a week an ISO week from Monday 00:00 UTC; 5h-rolling the last five hours', () => {
     const now = at('2026-12-02T15:30:00Z'); // a Wednesday
@@ -58,9 +89,16 @@ describe('budget windows (spec 07)', () => {
       { at: now - 4 * 3600, amount: 6 },
       { at: now - 3600, amount: 5 },
     ];
-    expect(judgeBudget(rule('5h-rolling'), points, now)).toMatchObject({ state: 'spent', pause_until: now - 4 * 3600 + 5 * 3600 });
+    expect(judgeBudget(rule('5h-rolling'), points, now)).toMatchObject({
+      state: 'spent',
+      pause_until: now - 4 * 3600 + 5 * 3600,
+    });
     // unknown spend is counted apart, never as 0 dollars that would hide it
-    expect(judgeBudget(rule('day'), [{ at: now - 60, amount: null }], now)).toMatchObject({ state: 'ok', spent: 0, unknown: 1 });
+    expect(judgeBudget(rule('day'), [{ at: now - 60, amount: null }], now)).toMatchObject({
+      state: 'ok',
+      spent: 0,
+      unknown: 1,
+    });
   });
 
   it('ahead of pace: more of the limit spent than of the window gone, beyond the margin', () => {
@@ -74,14 +112,31 @@ describe('budget windows (spec 07)', () => {
 });
 
 describe('the unattended breaker (spec 07)', () => {
-  const job = (id: string, status: UnattendedEnd['status'], done: number, finished: number): UnattendedEnd => ({ id, status, finished, workersDone: done, workers: 1 });
+  const job = (id: string, status: UnattendedEnd['status'], done: number, finished: number): UnattendedEnd => ({
+    id,
+    status,
+    finished,
+    workersDone: done,
+    workers: 1,
+  });
   const settings = { trip_after: 3, cooldown_s: 600 };
 
   it('opens after three failed outright in a row; cancelled, interrupted and mixed neither trip nor clear it', () => {
     const now = 10_000;
-    const failed = [job('f3', 'error', 0, now - 10), job('f2', 'partial', 0, now - 20), job('f1', 'error', 0, now - 30)];
+    const failed = [
+      job('f3', 'error', 0, now - 10),
+      job('f2', 'partial', 0, now - 20),
+      job('f1', 'error', 0, now - 30),
+    ];
     expect(breakerState(failed, settings, now)).toMatchObject({ open: true, retry_after_s: 590 });
-    const withNeutral = [failed[0], job('c', 'cancelled', 0, now - 15), job('m', 'partial', 1, now - 17), failed[1], job('i', 'interrupted', 0, now - 25), failed[2]] as UnattendedEnd[];
+    const withNeutral = [
+      failed[0],
+      job('c', 'cancelled', 0, now - 15),
+      job('m', 'partial', 1, now - 17),
+      failed[1],
+      job('i', 'interrupted', 0, now - 25),
+      failed[2],
+    ] as UnattendedEnd[];
     expect(breakerState(withNeutral, settings, now)).toMatchObject({ open: true, failures: ['f3', 'f2', 'f1'] });
     expect(breakerState(failed.slice(0, 2), settings, now).open).toBe(false);
   });

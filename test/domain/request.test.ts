@@ -34,7 +34,13 @@ describe('the job request', () => {
       criteria: [],
       expected_output_contains: null,
     });
-    expect(spec.tasks[0]).toMatchObject({ name: 'worker-1', type: 'implement', runner: 'shell', files: [], command: 'true' });
+    expect(spec.tasks[0]).toMatchObject({
+      name: 'worker-1',
+      type: 'implement',
+      runner: 'shell',
+      files: [],
+      command: 'true',
+    });
     expect(spec.title).toBe('do it');
   });
 
@@ -53,7 +59,10 @@ describe('the job request', () => {
     [{ ...ok, verify: false }, { mode: 'off' }],
     [{ ...ok, verify: true }, { mode: 'auto' }],
     [{ ...ok, verify: 'auto' }, { mode: 'auto' }],
-    [{ ...ok, verify: 'npm test' }, { mode: 'command', command: 'npm test' }],
+    [
+      { ...ok, verify: 'npm test' },
+      { mode: 'command', command: 'npm test' },
+    ],
   ])('normalizes verify %#', (body, expected) => {
     expect(parse(body).verify).toEqual(expected);
   });
@@ -104,73 +113,164 @@ describe('the job request', () => {
   });
 
   it('takes worktree isolation with merge, and refuses merge without it', () => {
-    expect(parseJobRequest({ ...ok, isolation: 'worktree', merge: 'auto' }, runners)).toMatchObject({ isolation: 'worktree', merge: 'auto' });
-    expect(refusal({ ...ok, merge: 'auto' })).toMatchObject({ code: 'invalid_request', field: 'merge', message: expect.stringContaining('add "isolation": "worktree"') });
+    expect(parseJobRequest({ ...ok, isolation: 'worktree', merge: 'auto' }, runners)).toMatchObject({
+      isolation: 'worktree',
+      merge: 'auto',
+    });
+    expect(refusal({ ...ok, merge: 'auto' })).toMatchObject({
+      code: 'invalid_request',
+      field: 'merge',
+      message: expect.stringContaining('add "isolation": "worktree"'),
+    });
   });
 
-  it('reviewer: true adds a read-only review task on the job\'s runner, after the others; no runner, or shell, is refused', () => {
+  it("reviewer: true adds a read-only review task on the job's runner, after the others; no runner, or shell, is refused", () => {
     const withBuiltin = { defaultRunner: null, available: ['shell', 'builtin'] };
-    const spec = parseJobRequest({ ...ok, runner: 'builtin', parallel: true, reviewer: true, tasks: [{ name: 'api', instruction: 'fix the api' }, { name: 'reviewer', instruction: 'mine' }] }, withBuiltin);
+    const spec = parseJobRequest(
+      {
+        ...ok,
+        runner: 'builtin',
+        parallel: true,
+        reviewer: true,
+        tasks: [
+          { name: 'api', instruction: 'fix the api' },
+          { name: 'reviewer', instruction: 'mine' },
+        ],
+      },
+      withBuiltin,
+    );
     const added = spec.tasks.at(-1);
     expect(added).toMatchObject({ name: 'reviewer-2', type: 'review', runner: 'builtin', files: [], outputs: [] });
     expect(added?.instruction).toContain('- api: fix the api');
     expect(added?.instruction).toContain('Do not change any file');
     // it runs in the phase after the implementers, and the answer says so
     expect(spec.task_order?.phases).toEqual([['api', 'reviewer'], ['reviewer-2']]);
-    expect(refusal({ ...ok, runner: 'shell', reviewer: true })).toMatchObject({ code: 'invalid_request', field: 'reviewer', message: expect.stringContaining('shell runner runs a command and cannot review') });
+    expect(refusal({ ...ok, runner: 'shell', reviewer: true })).toMatchObject({
+      code: 'invalid_request',
+      field: 'reviewer',
+      message: expect.stringContaining('shell runner runs a command and cannot review'),
+    });
     expect(refusal({ ...ok, reviewer: true })).toMatchObject({ code: 'no_runner', field: 'reviewer' });
-    expect(() => parseJobRequest({ workspace: '/tmp/ws', tasks: ['do it'], runner: 'builtin', reviewer: true }, { defaultRunner: null, available: ['shell'] })).toThrow(/not a runner this build can run/);
+    expect(() =>
+      parseJobRequest(
+        { workspace: '/tmp/ws', tasks: ['do it'], runner: 'builtin', reviewer: true },
+        { defaultRunner: null, available: ['shell'] },
+      ),
+    ).toThrow(/not a runner this build can run/);
   });
 
   it('takes a remote repository instead of a workspace, and refuses a URL git must not be handed (spec 09)', () => {
     const tasks = ok.tasks;
-    expect(parse({ repo: { url: 'https://example.com/x.git', ref: 'main' }, tasks }).repo).toEqual({ url: 'https://example.com/x.git', ref: 'main' });
-    for (const url of ['/srv/git/x.git', 'file:///srv/git/x.git', 'ssh://git@example.com/x.git', 'git@example.com:team/x.git', 'git://example.com/x']) expect(parse({ repo: { url }, tasks }).repo).toEqual({ url, ref: 'HEAD' });
+    expect(parse({ repo: { url: 'https://example.com/x.git', ref: 'main' }, tasks }).repo).toEqual({
+      url: 'https://example.com/x.git',
+      ref: 'main',
+    });
+    for (const url of [
+      '/srv/git/x.git',
+      'file:///srv/git/x.git',
+      'ssh://git@example.com/x.git',
+      'git@example.com:team/x.git',
+      'git://example.com/x',
+    ])
+      expect(parse({ repo: { url }, tasks }).repo).toEqual({ url, ref: 'HEAD' });
     const bad = (url: string, ref?: string) => refusal({ repo: { url, ...(ref !== undefined ? { ref } : {}) }, tasks });
-    expect(bad('ext::sh -c touch% /tmp/x')).toMatchObject({ code: 'invalid_request', field: 'repo.url', message: expect.stringContaining('spaces') });
+    expect(bad('ext::sh -c touch% /tmp/x')).toMatchObject({
+      code: 'invalid_request',
+      field: 'repo.url',
+      message: expect.stringContaining('spaces'),
+    });
     expect(bad('ext::sh')).toMatchObject({ field: 'repo.url', message: expect.stringContaining('remote helper') });
     expect(bad('fd::3')).toMatchObject({ field: 'repo.url', message: expect.stringContaining('remote helper') });
     expect(bad('--upload-pack=touch /tmp/x')).toMatchObject({ field: 'repo.url' });
     expect(bad('-uevil')).toMatchObject({ field: 'repo.url', message: expect.stringContaining('option') });
-    expect(bad('https://me:token@example.com/x.git')).toMatchObject({ field: 'repo.url', message: expect.stringContaining('credential helper') });
-    expect(bad('ftp://example.com/x.git')).toMatchObject({ field: 'repo.url', message: expect.stringContaining('ftp://') });
-    expect(bad('relative/x.git')).toMatchObject({ field: 'repo.url', message: expect.stringContaining('absolute path') });
+    expect(bad('https://me:token@example.com/x.git')).toMatchObject({
+      field: 'repo.url',
+      message: expect.stringContaining('credential helper'),
+    });
+    expect(bad('ftp://example.com/x.git')).toMatchObject({
+      field: 'repo.url',
+      message: expect.stringContaining('ftp://'),
+    });
+    expect(bad('relative/x.git')).toMatchObject({
+      field: 'repo.url',
+      message: expect.stringContaining('absolute path'),
+    });
     expect(bad('/srv/x.git', '--force')).toMatchObject({ field: 'repo.ref' });
     expect(bad('/srv/x.git', 'a..b')).toMatchObject({ field: 'repo.ref' });
     expect(bad('/srv/x.git', '+main')).toMatchObject({ field: 'repo.ref' });
     expect(bad('/srv/x.git', 'main:refs/heads/x')).toMatchObject({ field: 'repo.ref' });
-    expect(refusal({ repo: { url: '/srv/x.git', branch: 'main' }, tasks })).toMatchObject({ code: 'invalid_request', field: 'repo.branch' });
-    expect(refusal({ tasks })).toMatchObject({ code: 'invalid_request', field: 'workspace', message: expect.stringContaining('"repo"') });
+    expect(refusal({ repo: { url: '/srv/x.git', branch: 'main' }, tasks })).toMatchObject({
+      code: 'invalid_request',
+      field: 'repo.branch',
+    });
+    expect(refusal({ tasks })).toMatchObject({
+      code: 'invalid_request',
+      field: 'workspace',
+      message: expect.stringContaining('"repo"'),
+    });
     expect(refusal({ ...ok, repo: { url: '/srv/x.git' } })).toMatchObject({ code: 'invalid_request', field: 'repo' });
-    expect(refusal({ repo: { url: '/srv/x.git' }, tasks, isolation: 'worktree', merge: 'auto' })).toMatchObject({ code: 'not_supported', field: 'merge' });
-    expect(refusal({ repo: { url: '/srv/x.git' }, tasks, isolation: 'worktree' })).toMatchObject({ code: 'not_supported', field: 'isolation' });
+    expect(refusal({ repo: { url: '/srv/x.git' }, tasks, isolation: 'worktree', merge: 'auto' })).toMatchObject({
+      code: 'not_supported',
+      field: 'merge',
+    });
+    expect(refusal({ repo: { url: '/srv/x.git' }, tasks, isolation: 'worktree' })).toMatchObject({
+      code: 'not_supported',
+      field: 'isolation',
+    });
   });
 
   it('refuses duplicate task names', () => {
-    const r = refusal({ ...ok, tasks: [{ instruction: 'a', name: 'x', command: 'true' }, { instruction: 'b', name: 'x', command: 'true' }] });
+    const r = refusal({
+      ...ok,
+      tasks: [
+        { instruction: 'a', name: 'x', command: 'true' },
+        { instruction: 'b', name: 'x', command: 'true' },
+      ],
+    });
     expect(r).toMatchObject({ code: 'invalid_request', field: 'tasks[1].name' });
   });
 
   it('refuses fields of features this build does not have with not_supported', () => {
     // spec 06: worktree jobs are judged per task; job-level criteria have no one tree to be judged on
-    expect(refusal({ ...ok, isolation: 'worktree', criteria: ['tests pass'] })).toMatchObject({ code: 'not_supported', field: 'criteria' });
+    expect(refusal({ ...ok, isolation: 'worktree', criteria: ['tests pass'] })).toMatchObject({
+      code: 'not_supported',
+      field: 'criteria',
+    });
     expect(parse({ ...ok, approval: 'required' }).approval).toBe('required');
   });
 
   it('takes task gates in their forms and says which forms a wrong one could take (spec 05)', () => {
-    const task = (gates: unknown, extra: object = {}) => ({ ...ok, tasks: [{ instruction: 'x', command: 'true', gates, ...extra }] });
-    expect(parse(task(['npm test', { command: 'make check' }, { kind: 'diff-scope', paths: ['src'] }, { kind: 'claims' }])).tasks[0]?.gates).toEqual([
+    const task = (gates: unknown, extra: object = {}) => ({
+      ...ok,
+      tasks: [{ instruction: 'x', command: 'true', gates, ...extra }],
+    });
+    expect(
+      parse(task(['npm test', { command: 'make check' }, { kind: 'diff-scope', paths: ['src'] }, { kind: 'claims' }]))
+        .tasks[0]?.gates,
+    ).toEqual([
       { kind: 'command', command: 'npm test' },
       { kind: 'command', command: 'make check' },
       { kind: 'diff-scope', paths: ['src'] },
       { kind: 'claims' },
     ]);
-    expect(refusal(task([{ kind: 'diff-scope' }]))).toMatchObject({ code: 'invalid_request', field: 'tasks[0].gates[0]', message: expect.stringContaining('must be a command string, {"command": "…"}, {"kind": "diff-scope", "paths": ["…"]}') });
-    expect(refusal(task([{ kind: 'done_means' }]))).toMatchObject({ field: 'tasks[0].gates[0]', message: expect.stringContaining("a done_means gate confirms the task's done_means, and it gives none") });
+    expect(refusal(task([{ kind: 'diff-scope' }]))).toMatchObject({
+      code: 'invalid_request',
+      field: 'tasks[0].gates[0]',
+      message: expect.stringContaining(
+        'must be a command string, {"command": "…"}, {"kind": "diff-scope", "paths": ["…"]}',
+      ),
+    });
+    expect(refusal(task([{ kind: 'done_means' }]))).toMatchObject({
+      field: 'tasks[0].gates[0]',
+      message: expect.stringContaining("a done_means gate confirms the task's done_means, and it gives none"),
+    });
   });
 
   it('refuses a task with no runner to run it', () => {
-    expect(refusal({ workspace: '/w', tasks: ['think hard'] })).toMatchObject({ code: 'no_runner', field: 'tasks[0].runner' });
+    expect(refusal({ workspace: '/w', tasks: ['think hard'] })).toMatchObject({
+      code: 'no_runner',
+      field: 'tasks[0].runner',
+    });
     expect(refusal({ workspace: '/w', tasks: [{ instruction: 'x', runner: 'codex' }] })).toMatchObject({
       code: 'unknown_runner',
       field: 'tasks[0].runner',

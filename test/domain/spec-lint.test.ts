@@ -15,7 +15,8 @@ const task = (instruction: string, criteria: string[] = [], extra: Partial<TaskS
   tests_may_change: false,
   ...extra,
 });
-const lint = (t: TaskSpec, verify: VerifySpec = { mode: 'auto' }) => lintJob({ tasks: [t], verify, criteria: [] }, 'warn');
+const lint = (t: TaskSpec, verify: VerifySpec = { mode: 'auto' }) =>
+  lintJob({ tasks: [t], verify, criteria: [] }, 'warn');
 const codes = (t: TaskSpec, verify?: VerifySpec) => lint(t, verify).codes;
 
 describe('spec lint and task criteria', () => {
@@ -31,7 +32,12 @@ describe('spec lint and task criteria', () => {
   });
 
   it('a checked criterion silences them: a command, "tests pass", a file that must contain a literal', () => {
-    for (const criterion of ['`npm run lint` passes', 'tests pass', 'src/dates.ts contains `parseIso`', 'command: make check']) {
+    for (const criterion of [
+      '`npm run lint` passes',
+      'tests pass',
+      'src/dates.ts contains `parseIso`',
+      'command: make check',
+    ]) {
       expect(codes(task('Refactor the date parsing in src/dates.ts', [criterion]))).toEqual([]);
     }
   });
@@ -39,10 +45,17 @@ describe('spec lint and task criteria', () => {
   it('a "must not change" guard answers vague_verb and public_api_unguarded, but proves nothing: no_verify stays', () => {
     const t = task('Refactor the exported helpers in src/api.ts', ['src/api.ts must not change']);
     expect(codes(t)).toEqual(['no_verify']);
-    expect(codes(task('Refactor the exported helpers in src/api.ts'))).toEqual(expect.arrayContaining(['no_verify', 'vague_verb', 'public_api_unguarded']));
+    expect(codes(task('Refactor the exported helpers in src/api.ts'))).toEqual(
+      expect.arrayContaining(['no_verify', 'vague_verb', 'public_api_unguarded']),
+    );
   });
 
   it('an explicit verify command still satisfies no_verify whatever the criteria', () => {
-    expect(codes(task('Fix the date parsing in src/dates.ts for leap years', ['it works']), { mode: 'command', command: 'npm test' })).toEqual([]);
+    expect(
+      codes(task('Fix the date parsing in src/dates.ts for leap years', ['it works']), {
+        mode: 'command',
+        command: 'npm test',
+      }),
+    ).toEqual([]);
   });
 });

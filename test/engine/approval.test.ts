@@ -16,7 +16,11 @@ afterEach(async () => {
 });
 
 async function open(opts: Partial<EngineOptions> = {}): Promise<Engine> {
-  const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners: createRunners({ sandbox: createSandbox('off') }), ...opts });
+  const engine = await Engine.open({
+    dataDir: join(tempDir('gaffer-data-'), 'data'),
+    runners: createRunners({ sandbox: createSandbox('off') }),
+    ...opts,
+  });
   engines.push(engine);
   return engine;
 }
@@ -49,10 +53,18 @@ describe('the yes-gate', () => {
       ['a', null, true, true],
       ['b', null, true, true],
     ]);
-    expect(waiting.asks?.[0]).toMatchObject({ route: 'its default model (shell)', why: 'the request says approval: "required"', pros: expect.arrayContaining(['may change only a.txt (its write policy)']) });
+    expect(waiting.asks?.[0]).toMatchObject({
+      route: 'its default model (shell)',
+      why: 'the request says approval: "required"',
+      pros: expect.arrayContaining(['may change only a.txt (its write policy)']),
+    });
     // nothing ran, and the workspace is not held: another job in it runs meanwhile
     expect(existsSync(join(ws, 'a.txt'))).toBe(false);
-    const other = engine.submit({ workspace: ws, verify: 'exit 0', tasks: [{ name: 'c', instruction: 'write c', files: ['c.txt'], command: 'echo c > c.txt' }] });
+    const other = engine.submit({
+      workspace: ws,
+      verify: 'exit 0',
+      tasks: [{ name: 'c', instruction: 'write c', files: ['c.txt'], command: 'echo c > c.txt' }],
+    });
     await engine.settled(other.job.id);
     expect(engine.get(other.job.id).status).toBe('done');
 
@@ -104,7 +116,10 @@ describe('the yes-gate', () => {
     expect(end.result?.workers[0]?.error).toBe('no answer in time: no answer within 1 s');
 
     for (const approval of ['never', 'auto']) {
-      const { job: free } = engine.submit({ ...twoTasks(makeWorkspace({ 'README.md': 'x\n' }, { git: true })), approval });
+      const { job: free } = engine.submit({
+        ...twoTasks(makeWorkspace({ 'README.md': 'x\n' }, { git: true })),
+        approval,
+      });
       await engine.settled(free.id);
       expect(engine.get(free.id).status).toBe('done');
       expect(engine.get(free.id).asks).toBeUndefined();
@@ -151,7 +166,7 @@ describe('the yes-gate', () => {
 });
 
 describe('notifications (config notify)', () => {
-  it('a command and a webhook are told when the asks open and when the job ends; a webhook that fails is in the job\'s notify.log', async () => {
+  it("a command and a webhook are told when the asks open and when the job ends; a webhook that fails is in the job's notify.log", async () => {
     const received: { event: string; asks?: unknown[]; job: { status: string } }[] = [];
     const server = createServer((req, res) => {
       let body = '';
@@ -165,7 +180,12 @@ describe('notifications (config notify)', () => {
     const port = (server.address() as { port: number }).port;
     const log = join(tempDir('gaffer-notify-'), 'told.txt');
     try {
-      const engine = await open({ notify: { command: `echo "$GAFFER_NOTIFY_EVENT $GAFFER_JOB_STATUS" >> ${log}`, webhook: `http://127.0.0.1:${port}/hook` } });
+      const engine = await open({
+        notify: {
+          command: `echo "$GAFFER_NOTIFY_EVENT $GAFFER_JOB_STATUS" >> ${log}`,
+          webhook: `http://127.0.0.1:${port}/hook`,
+        },
+      });
       const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
       const { job } = engine.submit(twoTasks(ws));
       await awaiting(engine, job.id);
@@ -177,15 +197,24 @@ describe('notifications (config notify)', () => {
       await expect.poll(() => received.length, { timeout: 10_000 }).toBe(2);
       expect(received[1]).toMatchObject({ event: 'job_ended', job: { status: 'done' } });
       // each in the background: the two lines in either order
-      await expect.poll(() => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).sort() : []), { timeout: 10_000 }).toEqual(['asks_opened awaiting_approval', 'job_ended done']);
+      await expect
+        .poll(() => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).sort() : []), {
+          timeout: 10_000,
+        })
+        .toEqual(['asks_opened awaiting_approval', 'job_ended done']);
 
       // nobody listening: the job is not held up, and the failure is written down
       const deaf = await open({ notify: { command: null, webhook: 'http://127.0.0.1:9/hook' } });
-      const { job: other } = deaf.submit({ ...twoTasks(makeWorkspace({ 'README.md': 'x\n' }, { git: true })), approval: 'never' });
+      const { job: other } = deaf.submit({
+        ...twoTasks(makeWorkspace({ 'README.md': 'x\n' }, { git: true })),
+        approval: 'never',
+      });
       await deaf.settled(other.id);
       expect(deaf.get(other.id).status).toBe('done');
       const notifyLog = join(deaf.dataDir, 'jobs', other.id, 'notify.log');
-      await expect.poll(() => (existsSync(notifyLog) ? readFileSync(notifyLog, 'utf8') : ''), { timeout: 15000 }).toMatch(/job_ended notification failed: notify.webhook/);
+      await expect
+        .poll(() => (existsSync(notifyLog) ? readFileSync(notifyLog, 'utf8') : ''), { timeout: 15000 })
+        .toMatch(/job_ended notification failed: notify.webhook/);
     } finally {
       server.close();
     }

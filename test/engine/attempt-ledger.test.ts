@@ -8,12 +8,17 @@ import type { WorkerOutcome, WorkerStatus } from '../../src/domain/status.js';
 const ROUTE = { runner: 'shell', model: null, entry: null, provider: null };
 const QUEUED = { status: 'queued', outcome: null } as const;
 const RUNNING = { status: 'running', outcome: null } as const;
-const report = (status: WorkerStatus, outcome: WorkerOutcome, limit?: 'processes' | 'memory') => ({ status, outcome, ...(limit ? { limit } : {}) });
+const report = (status: WorkerStatus, outcome: WorkerOutcome, limit?: 'processes' | 'memory') => ({
+  status,
+  outcome,
+  ...(limit ? { limit } : {}),
+});
 
 /** Each event after carrying out what the last move owes, and what the last owes (no handlers here: nothing is answered). */
 function feed(ledger: AttemptLedger, events: readonly (AttemptEventType | AttemptEvent)[]): WorkerEndWords {
   const carryAll = () => {
-    while (ledger.owed('t').length > 0) ledger.move('t', ledger.carry('t', ledger.owed('t')[0] as AttemptEffect) as EffectAnswer);
+    while (ledger.owed('t').length > 0)
+      ledger.move('t', ledger.carry('t', ledger.owed('t')[0] as AttemptEffect) as EffectAnswer);
   };
   for (const e of events) {
     carryAll();
@@ -27,10 +32,17 @@ function feed(ledger: AttemptLedger, events: readonly (AttemptEventType | Attemp
 function oneAttempt(role: 'worker' | 'fixer' = 'worker') {
   const ledger = new AttemptLedger();
   // as attempt-run.ts's: the stop answers that the processes are gone
-  ledger.admit('t', 't', role, ROUTE).handlers = { stop_processes: () => (ledger.entry('t').attempt.state === 'cancelling' ? [{ type: 'processes_gone' }] : []) };
+  ledger.admit('t', 't', role, ROUTE).handlers = {
+    stop_processes: () => (ledger.entry('t').attempt.state === 'cancelling' ? [{ type: 'processes_gone' }] : []),
+  };
   const end = (r: ReturnType<typeof report>, isInterrupting: boolean, gotProcess = true): WorkerEndWords =>
     feed(ledger, endEventsFor(ledger.entry('t').attempt, r, { isInterrupting, gotProcess }));
-  return { ledger, end, attempt: () => ledger.entry('t').attempt, feed: (events: readonly (AttemptEventType | AttemptEvent)[]) => feed(ledger, events) };
+  return {
+    ledger,
+    end,
+    attempt: () => ledger.entry('t').attempt,
+    feed: (events: readonly (AttemptEventType | AttemptEvent)[]) => feed(ledger, events),
+  };
 }
 function started() {
   const a = oneAttempt();
@@ -39,11 +51,14 @@ function started() {
   return a;
 }
 
-describe('the attempt ledger: worker rows in the machine\'s words', () => {
+describe("the attempt ledger: worker rows in the machine's words", () => {
   it('says every end attempt-run.ts writes', () => {
     // runner missing: refused before any place
     const missing = oneAttempt();
-    expect(missing.end(report('refused', 'expected_error'), false)).toEqual({ status: 'refused', outcome: 'expected_error' });
+    expect(missing.end(report('refused', 'expected_error'), false)).toEqual({
+      status: 'refused',
+      outcome: 'expected_error',
+    });
     expect(missing.attempt()).toMatchObject({ state: 'settled', ending: 'refused' });
     // cancelled, and gaffer stopping, while it waited for a slot
     const waiting = () => {
@@ -51,22 +66,43 @@ describe('the attempt ledger: worker rows in the machine\'s words', () => {
       a.feed(['gates_passed', 'placement_acquired']);
       return a;
     };
-    expect(waiting().end(report('cancelled', 'cancelled'), false)).toEqual({ status: 'cancelled', outcome: 'cancelled' });
-    expect(waiting().end(report('cancelled', 'cancelled'), true)).toEqual({ status: 'interrupted', outcome: 'cancelled' });
+    expect(waiting().end(report('cancelled', 'cancelled'), false)).toEqual({
+      status: 'cancelled',
+      outcome: 'cancelled',
+    });
+    expect(waiting().end(report('cancelled', 'cancelled'), true)).toEqual({
+      status: 'interrupted',
+      outcome: 'cancelled',
+    });
     // the process's own ends
-    for (const [status, outcome] of [['done', 'success'], ['timeout', 'panic'], ['stalled', 'panic'], ['error', 'panic'], ['rate_limited', 'expected_error']] as const) {
+    for (const [status, outcome] of [
+      ['done', 'success'],
+      ['timeout', 'panic'],
+      ['stalled', 'panic'],
+      ['error', 'panic'],
+      ['rate_limited', 'expected_error'],
+    ] as const) {
       const a = started();
       expect(a.end(report(status, outcome), false)).toEqual({ status, outcome });
       expect(a.attempt().state).toBe('collecting');
     }
     const limited = started();
-    expect(limited.end(report('error', 'expected_error', 'processes'), false)).toEqual({ status: 'error', outcome: 'expected_error' });
+    expect(limited.end(report('error', 'expected_error', 'processes'), false)).toEqual({
+      status: 'error',
+      outcome: 'expected_error',
+    });
     expect(limited.attempt().state).toBe('collecting');
     const cancelled = started();
-    expect(cancelled.end(report('cancelled', 'cancelled'), false)).toEqual({ status: 'cancelled', outcome: 'cancelled' });
+    expect(cancelled.end(report('cancelled', 'cancelled'), false)).toEqual({
+      status: 'cancelled',
+      outcome: 'cancelled',
+    });
     expect(cancelled.attempt()).toMatchObject({ state: 'settled', ending: 'cancelled' });
     const interrupted = started();
-    expect(interrupted.end(report('cancelled', 'cancelled'), true)).toEqual({ status: 'interrupted', outcome: 'cancelled' });
+    expect(interrupted.end(report('cancelled', 'cancelled'), true)).toEqual({
+      status: 'interrupted',
+      outcome: 'cancelled',
+    });
     expect(interrupted.attempt().state).toBe('interrupted');
     // a rate limit waited out, then done; and one whose wait was cancelled, or stopped by a shutdown
     const requeued = started();
@@ -76,7 +112,10 @@ describe('the attempt ledger: worker rows in the machine\'s words', () => {
     expect(requeued.end(report('done', 'success'), false)).toEqual({ status: 'done', outcome: 'success' });
     const waitCancelled = started();
     waitCancelled.feed(['rate_limited']);
-    expect(waitCancelled.end(report('rate_limited', 'expected_error'), false)).toEqual({ status: 'rate_limited', outcome: 'expected_error' });
+    expect(waitCancelled.end(report('rate_limited', 'expected_error'), false)).toEqual({
+      status: 'rate_limited',
+      outcome: 'expected_error',
+    });
     expect(waitCancelled.attempt()).toMatchObject({ state: 'settled', ending: 'cancelled' });
     const waitInterrupted = started();
     waitInterrupted.feed(['rate_limited']);
@@ -89,12 +128,15 @@ describe('the attempt ledger: worker rows in the machine\'s words', () => {
     expect(spawnFailed.end(report('error', 'panic'), false, false)).toEqual({ status: 'error', outcome: 'panic' });
     expect(spawnFailed.attempt()).toMatchObject({ state: 'settled', ending: 'launch_failed', started: false });
     const refused = started();
-    expect(refused.end(report('refused', 'expected_error'), false, false)).toEqual({ status: 'refused', outcome: 'expected_error' });
+    expect(refused.end(report('refused', 'expected_error'), false, false)).toEqual({
+      status: 'refused',
+      outcome: 'expected_error',
+    });
     expect(refused.ledger.taskResults()[0]).toMatchObject({ started: false, status: 'refused' });
     expect(refused.ledger.jobStatus({ cancelled: false, interrupted: false })).toBe('error');
   });
 
-  it('numbers a task\'s attempts in order, fix attempts included, and keeps each one\'s route', () => {
+  it("numbers a task's attempts in order, fix attempts included, and keeps each one's route", () => {
     const ledger = new AttemptLedger();
     ledger.admit('a', 'a', 'worker', ROUTE);
     ledger.admit('b', 'b', 'worker', ROUTE);
@@ -111,18 +153,24 @@ describe('the attempt ledger: worker rows in the machine\'s words', () => {
   it('refuses a move the table does not allow, naming state, event, task and attempt', () => {
     const ledger = new AttemptLedger();
     ledger.admit('fixer-1', 'api-fix', 'fixer', ROUTE);
-    expect(() => ledger.move('fixer-1', ['executor_started'])).toThrow(/attempt in state "admitted" cannot take event "executor_started".*task api-fix, attempt 1/);
+    expect(() => ledger.move('fixer-1', ['executor_started'])).toThrow(
+      /attempt in state "admitted" cannot take event "executor_started".*task api-fix, attempt 1/,
+    );
     expect(ledger.entry('fixer-1').attempt).toMatchObject({ state: 'admitted', kind: 'fix' });
   });
 
   it('refuses an event while the last move owes an effect, and an effect out of its order; a cancel drops what is owed', () => {
     const a = oneAttempt();
     expect(a.ledger.owed('t')).toEqual(['check_gates']);
-    expect(() => a.ledger.move('t', ['gates_passed'])).toThrow(/cannot take event "gates_passed" before carrying out check_gates/);
+    expect(() => a.ledger.move('t', ['gates_passed'])).toThrow(
+      /cannot take event "gates_passed" before carrying out check_gates/,
+    );
     a.feed(['gates_passed']);
     a.ledger.move('t', ['placement_acquired']);
     expect(a.ledger.owed('t')).toEqual(['take_checkpoint', 'start_executor']);
-    expect(() => a.ledger.carry('t', 'start_executor')).toThrow(/cannot carry out "start_executor": it owes take_checkpoint, start_executor first/);
+    expect(() => a.ledger.carry('t', 'start_executor')).toThrow(
+      /cannot carry out "start_executor": it owes take_checkpoint, start_executor first/,
+    );
     void a.ledger.carry('t', 'take_checkpoint');
     a.ledger.move('t', ['cancel']);
     expect(a.attempt()).toMatchObject({ state: 'cancelling', owed: ['stop_processes'] });
@@ -142,7 +190,10 @@ describe('the attempt ledger: worker rows in the machine\'s words', () => {
       check_gates: () => (ran.push('check_gates'), [{ type: 'gates_passed' }]),
       acquire_placement: async () => (ran.push('acquire_placement'), [{ type: 'placement_acquired' }]),
       take_checkpoint: () => (ran.push('take_checkpoint'), []),
-      start_executor: () => (ran.push('start_executor'), [{ type: 'executor_started' }, { type: 'exited', facts: { exit: { status: 'done', outcome: 'success' } } }]),
+      start_executor: () => (
+        ran.push('start_executor'),
+        [{ type: 'executor_started' }, { type: 'exited', facts: { exit: { status: 'done', outcome: 'success' } } }]
+      ),
     };
     const moved: string[] = [];
     await ledger.drive('t', [], (e) => moved.push(e.type));
@@ -156,13 +207,17 @@ describe('the attempt ledger: worker rows in the machine\'s words', () => {
     ledger.move('t', ['verify_passed']);
     ledger.carryJobs('t', 'check_result_gates');
     ledger.move('t', ['result_gates_passed']);
-    expect(() => ledger.jobStatus({ cancelled: false, interrupted: false })).toThrow(/effects not carried out: t \(release_placement\)/);
+    expect(() => ledger.jobStatus({ cancelled: false, interrupted: false })).toThrow(
+      /effects not carried out: t \(release_placement\)/,
+    );
     ledger.carryJobs('t', 'release_placement');
     expect(ledger.jobStatus({ cancelled: false, interrupted: false })).toBe('done');
   });
 
   it('will not read a job status while an attempt is open', () => {
     const a = started();
-    expect(() => a.ledger.jobStatus({ cancelled: false, interrupted: false })).toThrow(/attempts still open: t \(running\)/);
+    expect(() => a.ledger.jobStatus({ cancelled: false, interrupted: false })).toThrow(
+      /attempts still open: t \(running\)/,
+    );
   });
 });

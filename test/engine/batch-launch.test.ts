@@ -19,14 +19,34 @@ async function open(parallelSafeGates: string[] = [], setup: Record<string, stri
   const runners = new Map(createRunners({ sandbox: createSandbox('off') }));
   const shell = runners.get('shell') as Runner;
   // the real shell runner, its process started where nothing is: spawn fails
-  runners.set('unlaunchable', { ...shell, key: 'unlaunchable', run: (input) => shell.run({ ...input, workspace: join(input.workspace, 'no-such-folder') }) });
-  const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), maxParallel: 4, runners, worktrees: { parallelSafeGates, setup } });
+  runners.set('unlaunchable', {
+    ...shell,
+    key: 'unlaunchable',
+    run: (input) => shell.run({ ...input, workspace: join(input.workspace, 'no-such-folder') }),
+  });
+  const engine = await Engine.open({
+    dataDir: join(tempDir('gaffer-data-'), 'data'),
+    maxParallel: 4,
+    runners,
+    worktrees: { parallelSafeGates, setup },
+  });
   engines.push(engine);
   return engine;
 }
 
-const SLOW = { name: 'slow', instruction: 'take long', files: ['slow.txt'], command: 'sleep 2; sleep 2; sleep 2; sleep 2; sleep 2; echo late > slow.txt' };
-const BROKEN = { name: 'broken', instruction: 'cannot start', files: ['b.txt'], runner: 'unlaunchable', command: 'echo b > b.txt' };
+const SLOW = {
+  name: 'slow',
+  instruction: 'take long',
+  files: ['slow.txt'],
+  command: 'sleep 2; sleep 2; sleep 2; sleep 2; sleep 2; echo late > slow.txt',
+};
+const BROKEN = {
+  name: 'broken',
+  instruction: 'cannot start',
+  files: ['b.txt'],
+  runner: 'unlaunchable',
+  command: 'echo b > b.txt',
+};
 
 describe('a launch failure in a parallel batch', () => {
   // in a shared workspace shell workers take turns: the sibling waiting for its turn is closed before it starts;
@@ -34,7 +54,10 @@ describe('a launch failure in a parallel batch', () => {
   for (const isolation of ['shared', 'worktree'] as const) {
     it(`stops its siblings, each closed with the reason (${isolation})`, async () => {
       // in worktrees the broken task's setup waits a second, so its sibling is surely running when it fails to launch
-      const engine = await open(['exit 0'], isolation === 'worktree' ? { '*': 'case "$PWD" in */broken) sleep 1;; esac' } : {});
+      const engine = await open(
+        ['exit 0'],
+        isolation === 'worktree' ? { '*': 'case "$PWD" in */broken) sleep 1;; esac' } : {},
+      );
       const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
       const t0 = performance.now();
       const { job } = engine.submit({

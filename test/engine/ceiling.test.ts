@@ -37,10 +37,27 @@ function open(): { store: CountingStore; queries: JobQueries } {
 
 let ids = 0;
 /** Inserts a job in `workspace`; with `took`, one that ran that many seconds and ended `status`. */
-function addJob(store: Store, workspace: string, opts: { took?: number; status?: JobStatus; endedAgo?: number; owner?: string } = {}): string {
+function addJob(
+  store: Store,
+  workspace: string,
+  opts: { took?: number; status?: JobStatus; endedAgo?: number; owner?: string } = {},
+): string {
   const id = `job${String(++ids).padStart(9, '0')}`;
-  const spec = parseJobRequest({ workspace, tasks: [{ instruction: 'x', command: 'true' }] }, { defaultRunner: null, available: ['shell'] });
-  store.insertJob({ id, owner: opts.owner ?? null, spec, created: NOW - 1e5, idemKey: null, requestHash: null, idemWindowS: 3600, pid: process.pid, pidStart: 0 });
+  const spec = parseJobRequest(
+    { workspace, tasks: [{ instruction: 'x', command: 'true' }] },
+    { defaultRunner: null, available: ['shell'] },
+  );
+  store.insertJob({
+    id,
+    owner: opts.owner ?? null,
+    spec,
+    created: NOW - 1e5,
+    idemKey: null,
+    requestHash: null,
+    idemWindowS: 3600,
+    pid: process.pid,
+    pidStart: 0,
+  });
   if (opts.took !== undefined) {
     const finished = NOW - (opts.endedAgo ?? 1000);
     store.updateJob(id, { status: opts.status ?? 'done', started: finished - opts.took, finished });
@@ -71,7 +88,9 @@ describe('the adaptive ceiling (spec 07)', () => {
     addJob(store, '/w', { took: 50_000 });
     const job = queries.get(addJob(store, '/w'));
     expect(job.ceiling_s).toBe(COMPUTED * CEILING_RAISE_MAX);
-    expect(job.ceiling_why).toBe(`raised from ${COMPUTED} s to ${COMPUTED * 3} s (the 3× cap): p90 of the last 1 job here took 50000 s`);
+    expect(job.ceiling_why).toBe(
+      `raised from ${COMPUTED} s to ${COMPUTED * 3} s (the 3× cap): p90 of the last 1 job here took 50000 s`,
+    );
   });
 
   it('a workspace with faster history keeps the computed ceiling: never lowered', () => {
@@ -147,7 +166,11 @@ describe('the adaptive ceiling (spec 07)', () => {
       )
       .all('/w', PACE_WINDOW)
       .map((r) => String((r as { detail: unknown }).detail));
-    expect(plan).toEqual([expect.stringMatching(/^SEARCH jobs USING COVERING INDEX jobs_workspace_finished \(workspace=\? AND finished>\?\)$/)]);
+    expect(plan).toEqual([
+      expect.stringMatching(
+        /^SEARCH jobs USING COVERING INDEX jobs_workspace_finished \(workspace=\? AND finished>\?\)$/,
+      ),
+    ]);
   });
 
   it('the p90 is by nearest rank: the slowest under 10 jobs, the 18th of 20', () => {
@@ -175,7 +198,14 @@ describe('recent counts (spec 07)', () => {
     addJob(store, '/w', { status: 'running' });
     addJob(store, '/w');
     expect(queries.stats().recent).toEqual({ jobs: 7, done: 1, partial: 1, failed: 2, cancelled: 1, live: 2 });
-    expect(queries.stats({ owner: 'ann' }).recent).toEqual({ jobs: 1, done: 0, partial: 0, failed: 1, cancelled: 0, live: 0 });
+    expect(queries.stats({ owner: 'ann' }).recent).toEqual({
+      jobs: 1,
+      done: 0,
+      partial: 0,
+      failed: 1,
+      cancelled: 0,
+      live: 0,
+    });
     expect(renderStats(queries.stats())).toContain('recent jobs: 7 (done 1, partial 1, failed 2, cancelled 1, live 2)');
   });
 });

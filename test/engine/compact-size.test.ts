@@ -33,7 +33,8 @@ function spec(fixRounds: number) {
         {
           name: 'fix-parse',
           type: 'fix',
-          instruction: 'The test suite of this package fails since the last commit: parse() drops the quotes of nested strings. Find the bug in lib/ and fix it so `npm test` passes; do not change the tests.',
+          instruction:
+            'The test suite of this package fails since the last commit: parse() drops the quotes of nested strings. Find the bug in lib/ and fix it so `npm test` passes; do not change the tests.',
           files: ['lib/parse.js'],
           command: "sed -i 's/quote = false/quote = true/' lib/parse.js",
         },
@@ -45,57 +46,168 @@ function spec(fixRounds: number) {
 
 function report(summary: string, extra: Partial<RunnerReport> = {}): RunnerReport {
   return {
-    status: 'done', outcome: 'success', exitCode: 0, signal: null, timedOut: false, isCancelled: false, stopReason: 'complete', error: null,
-    summary, filesChanged: [], makesClaims: false, rounds: 0, toolCalls: 0, failedCalls: 0, inputTokens: 0, outputTokens: 0, costUsd: null,
-    durationMs: 412, session: null, modelServed: null, detection: null, refusals: [], sandboxed: true, network: 'none', writeAudit: 'ok',
-    observed: '1 modified', spend: { billing: 'free', usd: null, requests: 0, tokens: 0, seconds: 0.4, unknown: null },
+    status: 'done',
+    outcome: 'success',
+    exitCode: 0,
+    signal: null,
+    timedOut: false,
+    isCancelled: false,
+    stopReason: 'complete',
+    error: null,
+    summary,
+    filesChanged: [],
+    makesClaims: false,
+    rounds: 0,
+    toolCalls: 0,
+    failedCalls: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    costUsd: null,
+    durationMs: 412,
+    session: null,
+    modelServed: null,
+    detection: null,
+    refusals: [],
+    sandboxed: true,
+    network: 'none',
+    writeAudit: 'ok',
+    observed: '1 modified',
+    spend: { billing: 'free', usd: null, requests: 0, tokens: 0, seconds: 0.4, unknown: null },
     ...extra,
   };
 }
 
 function attempt(worker: string, role: AttemptRow['role'], ord: number, r: RunnerReport): AttemptRow {
   return {
-    jobId: 'c0ffee123456', worker, task: 'fix-parse', attempt: 1, role, runner: 'shell', model: null, entry: null, provider: null,
-    status: r.status, outcome: r.outcome, queuedAt: T0, started: T0 + ord, finished: T0 + ord + 0.4, pgid: null, pgStart: null,
-    lastEvent: 'done', state: null, report: r, logFile: null, ord, routeWhy: null, machine: null,
+    jobId: 'c0ffee123456',
+    worker,
+    task: 'fix-parse',
+    attempt: 1,
+    role,
+    runner: 'shell',
+    model: null,
+    entry: null,
+    provider: null,
+    status: r.status,
+    outcome: r.outcome,
+    queuedAt: T0,
+    started: T0 + ord,
+    finished: T0 + ord + 0.4,
+    pgid: null,
+    pgStart: null,
+    lastEvent: 'done',
+    state: null,
+    report: r,
+    logFile: null,
+    ord,
+    routeWhy: null,
+    machine: null,
   };
 }
 
 function job(status: JobRow['status'], verdict: string, result: JobResult, fixRounds = 0): JobRow {
   return {
-    id: 'c0ffee123456', owner: null, title: 'parse: the tests fail, fix it', workspace: WS, status, phase: null, verdict, error: null,
-    created: T0, started: T0 + 0.01, finished: T0 + 41.3, spec: spec(fixRounds), result, checkpoint: null, pid: null, pidStart: null,
-    cancelRequested: false, idemKey: null, requestHash: null, seq: 57,
+    id: 'c0ffee123456',
+    owner: null,
+    title: 'parse: the tests fail, fix it',
+    workspace: WS,
+    status,
+    phase: null,
+    verdict,
+    error: null,
+    created: T0,
+    started: T0 + 0.01,
+    finished: T0 + 41.3,
+    spec: spec(fixRounds),
+    result,
+    checkpoint: null,
+    pid: null,
+    pidStart: null,
+    cancelRequested: false,
+    idemKey: null,
+    requestHash: null,
+    seq: 57,
   };
 }
 
-const totals = { tool_calls: 0, failed_calls: 0, rounds: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0, spend: '1.2 s free', errors: 0, cancelled: 0 };
+const totals = {
+  tool_calls: 0,
+  failed_calls: 0,
+  rounds: 0,
+  input_tokens: 0,
+  output_tokens: 0,
+  cost_usd: 0,
+  spend: '1.2 s free',
+  errors: 0,
+  cancelled: 0,
+};
 
 function verification(extra: Partial<VerificationJson>): VerificationJson {
   return {
-    mode: 'auto', ran: true, ok: true, inconclusive: false, kind: 'node', command: 'npm test', scope: 'all', exit_code: 0, timed_out: false,
-    duration_s: 3.1, blocking: false, summary: '43 passed', failures: [], new_failures: [], pre_existing: [], flaky: [], output_tail: '', attempts: 1,
+    mode: 'auto',
+    ran: true,
+    ok: true,
+    inconclusive: false,
+    kind: 'node',
+    command: 'npm test',
+    scope: 'all',
+    exit_code: 0,
+    timed_out: false,
+    duration_s: 3.1,
+    blocking: false,
+    summary: '43 passed',
+    failures: [],
+    new_failures: [],
+    pre_existing: [],
+    flaky: [],
+    output_tail: '',
+    attempts: 1,
     ...extra,
   };
 }
 
 function changes(modified: string[], added: string[] = []) {
   return {
-    source: 'checkpoint' as const, checkpoint: '50742ddd708e', count: modified.length + added.length, added, modified, deleted: [],
-    truncated: false, snapshot_truncated: false, skipped: [], verification_wrote: [],
-    git: { repo: true as const, dirty_count: modified.length + added.length, shortstat: `${modified.length} file changed, 2 insertions(+), 1 deletion(-)` },
+    source: 'checkpoint' as const,
+    checkpoint: '50742ddd708e',
+    count: modified.length + added.length,
+    added,
+    modified,
+    deleted: [],
+    truncated: false,
+    snapshot_truncated: false,
+    skipped: [],
+    verification_wrote: [],
+    git: {
+      repo: true as const,
+      dirty_count: modified.length + added.length,
+      shortstat: `${modified.length} file changed, 2 insertions(+), 1 deletion(-)`,
+    },
   };
 }
 
 /** (a) a worker fixes the bug; the whole suite passes. */
 function cleanJob(): { row: JobRow; attempts: AttemptRow[] } {
   const result: JobResult = {
-    files_changed: ['lib/parse.js'], claimed_only: [], changes: changes(['lib/parse.js']),
-    verification: verification({}), fix_rounds_run: 0,
-    proof: { verdict: 'proved', confidence: 1, shown: ['verification passed: 43 passed', '1 file changed on disk'], uncertainty: [] },
-    totals, exit_code: 0,
+    files_changed: ['lib/parse.js'],
+    claimed_only: [],
+    changes: changes(['lib/parse.js']),
+    verification: verification({}),
+    fix_rounds_run: 0,
+    proof: {
+      verdict: 'proved',
+      confidence: 1,
+      shown: ['verification passed: 43 passed', '1 file changed on disk'],
+      uncertainty: [],
+    },
+    totals,
+    exit_code: 0,
   };
-  const row = job('done', '1/1 workers done · 1 file changed on disk · verification passed (43 passed) · proved 1.00', result);
+  const row = job(
+    'done',
+    '1/1 workers done · 1 file changed on disk · verification passed (43 passed) · proved 1.00',
+    result,
+  );
   return { row, attempts: [attempt('fix-parse', 'worker', 0, report(''))] };
 }
 
@@ -110,9 +222,25 @@ function tapTail(): string {
   for (let n = 1; n <= 60; n++) {
     const failing = n % 20 === 0 ? ids[n / 20 - 1] : undefined;
     if (failing) {
-      lines.push(`# Subtest: ${failing}`, `not ok ${n} - ${failing}`, '  ---', '  duration_ms: 1.2', `  location: '${WS}/test/parse.test.js:${n}:1'`, "  failureType: 'testCodeFailure'", "  error: |-\n    Expected values to be strictly equal:\n    '\"a\"' !== 'a'", '  ...');
+      lines.push(
+        `# Subtest: ${failing}`,
+        `not ok ${n} - ${failing}`,
+        '  ---',
+        '  duration_ms: 1.2',
+        `  location: '${WS}/test/parse.test.js:${n}:1'`,
+        "  failureType: 'testCodeFailure'",
+        "  error: |-\n    Expected values to be strictly equal:\n    '\"a\"' !== 'a'",
+        '  ...',
+      );
     } else {
-      lines.push(`# Subtest: parse › plain string ${n}`, `ok ${n} - parse › plain string ${n}`, '  ---', '  duration_ms: 0.31', "  type: 'test'", '  ...');
+      lines.push(
+        `# Subtest: parse › plain string ${n}`,
+        `ok ${n} - parse › plain string ${n}`,
+        '  ---',
+        '  duration_ms: 0.31',
+        "  type: 'test'",
+        '  ...',
+      );
     }
   }
   lines.push('1..60', '# tests 60', '# pass 57', '# fail 3');
@@ -122,16 +250,33 @@ function tapTail(): string {
 /** (b) a worker edits the wrong file; two fix rounds do not help; the task climbs a rung, which fails too. */
 function failedJob(): { row: JobRow; attempts: AttemptRow[] } {
   const v = verification({
-    ok: false, exit_code: 1, blocking: true, summary: '40 failed, 3 passed', failures: ids, new_failures: fresh, pre_existing: before,
-    pre_existing_only: false, output_tail: tapTail(), attempts: 3,
+    ok: false,
+    exit_code: 1,
+    blocking: true,
+    summary: '40 failed, 3 passed',
+    failures: ids,
+    new_failures: fresh,
+    pre_existing: before,
+    pre_existing_only: false,
+    output_tail: tapTail(),
+    attempts: 3,
     previous: [
       { summary: '40 failed, 3 passed', failures: ids },
-      { summary: `the workers changed test/parse.test.js (modified); with the original tests, 3 still fail: ${ids.slice(0, 3).join('; ')}; the workers' tests: 38 failed, 5 passed`, failures: ids.slice(0, 38) },
+      {
+        summary: `the workers changed test/parse.test.js (modified); with the original tests, 3 still fail: ${ids.slice(0, 3).join('; ')}; the workers' tests: 38 failed, 5 passed`,
+        failures: ids.slice(0, 38),
+      },
     ],
     tests_touched: ['test/parse.test.js'],
     original_tests: {
-      ran: true, ok: false, command: 'npm test', changed: ['test/parse.test.js (modified)'], summary: '3 failed, 40 passed',
-      failures: [...ids.slice(0, 3), 'parse › a test the workers deleted'], blocking: true, tests_may_change: false,
+      ran: true,
+      ok: false,
+      command: 'npm test',
+      changed: ['test/parse.test.js (modified)'],
+      summary: '3 failed, 40 passed',
+      failures: [...ids.slice(0, 3), 'parse › a test the workers deleted'],
+      blocking: true,
+      tests_may_change: false,
     },
   });
   // issue 33's lists, when the verification has them: declared known, fixed since the checkpoint, gone after the work
@@ -140,24 +285,76 @@ function failedJob(): { row: JobRow; attempts: AttemptRow[] } {
     fixed: ['parse › single quotes', 'parse › empty string'],
     missing_tests: ['parse › unicode escapes'],
     checkpoint_failures: 17,
-    failure_details: ids.slice(0, 6).map((id) => ({ id, excerpt: `not ok - ${id}\n  Expected values to be strictly equal:\n  '"a"' !== 'a'\n${'    at TestContext.<anonymous> (test/parse.test.js:12:10)\n'.repeat(8)}` })),
+    failure_details: ids.slice(0, 6).map((id) => ({
+      id,
+      excerpt: `not ok - ${id}\n  Expected values to be strictly equal:\n  '"a"' !== 'a'\n${'    at TestContext.<anonymous> (test/parse.test.js:12:10)\n'.repeat(8)}`,
+    })),
   });
   const autopsy = [
-    { worker: 'fix-parse', entry: 'shell', runner: 'shell', model: null, status: 'done', verdict: 'fail' as const, gates: [], verification: '40 failed, 3 passed', abstained: null, note: 'edited lib/format.js' },
-    { worker: 'fix-parse-2', entry: 'local-coder', runner: 'shell', model: 'qwen2.5-coder', status: 'done', verdict: 'fail' as const, gates: [], verification: '40 failed, 3 passed', abstained: null, note: 'changed the quoting in lib/format.js again' },
+    {
+      worker: 'fix-parse',
+      entry: 'shell',
+      runner: 'shell',
+      model: null,
+      status: 'done',
+      verdict: 'fail' as const,
+      gates: [],
+      verification: '40 failed, 3 passed',
+      abstained: null,
+      note: 'edited lib/format.js',
+    },
+    {
+      worker: 'fix-parse-2',
+      entry: 'local-coder',
+      runner: 'shell',
+      model: 'qwen2.5-coder',
+      status: 'done',
+      verdict: 'fail' as const,
+      gates: [],
+      verification: '40 failed, 3 passed',
+      abstained: null,
+      note: 'changed the quoting in lib/format.js again',
+    },
   ];
   const escalation: EscalationJson[] = [
-    { task: 'fix-parse', from: 'shell', to: 'local-coder', why: `the verification failed: 40 failed, 3 passed (${ids.slice(0, 2).join(', ')})`, autopsy: autopsy.slice(0, 1) },
-    { task: 'fix-parse', from: 'local-coder', to: null, why: 'the verification failed: 40 failed, 3 passed', returned: true, autopsy },
+    {
+      task: 'fix-parse',
+      from: 'shell',
+      to: 'local-coder',
+      why: `the verification failed: 40 failed, 3 passed (${ids.slice(0, 2).join(', ')})`,
+      autopsy: autopsy.slice(0, 1),
+    },
+    {
+      task: 'fix-parse',
+      from: 'local-coder',
+      to: null,
+      why: 'the verification failed: 40 failed, 3 passed',
+      returned: true,
+      autopsy,
+    },
   ];
   const result: JobResult = {
-    files_changed: ['lib/format.js', 'test/parse.test.js'], claimed_only: [], changes: changes(['lib/format.js', 'test/parse.test.js']),
-    verification: v, fix_rounds_run: 2, escalation,
+    files_changed: ['lib/format.js', 'test/parse.test.js'],
+    claimed_only: [],
+    changes: changes(['lib/format.js', 'test/parse.test.js']),
+    verification: v,
+    fix_rounds_run: 2,
+    escalation,
     proof: {
-      verdict: 'contradicted', confidence: 0.35, shown: ['2 files changed on disk'],
+      verdict: 'contradicted',
+      confidence: 0.35,
+      shown: ['2 files changed on disk'],
       uncertainty: [
-        { code: 'original_tests_fail', detail: `with the checkpoint's tests, 4 fail: ${ids.slice(0, 3).join('; ')}`, penalty: 0.3 },
-        { code: 'tests_touched', detail: 'the workers changed test/parse.test.js (modified) though the task may not change tests', penalty: 0.2 },
+        {
+          code: 'original_tests_fail',
+          detail: `with the checkpoint's tests, 4 fail: ${ids.slice(0, 3).join('; ')}`,
+          penalty: 0.3,
+        },
+        {
+          code: 'tests_touched',
+          detail: 'the workers changed test/parse.test.js (modified) though the task may not change tests',
+          penalty: 0.2,
+        },
         { code: 'pre_existing_failures', detail: 'failures that were there before the work: 15', penalty: 0.15 },
       ],
     },
@@ -171,7 +368,12 @@ function failedJob(): { row: JobRow; attempts: AttemptRow[] } {
     row,
     attempts: [
       attempt('fix-parse', 'worker', 0, report(noisy)),
-      attempt('fixer-1', 'fixer', 1, report(`${'re-running npm test\n'.repeat(20)}changed the quoting in lib/format.js`)),
+      attempt(
+        'fixer-1',
+        'fixer',
+        1,
+        report(`${'re-running npm test\n'.repeat(20)}changed the quoting in lib/format.js`),
+      ),
       attempt('fixer-2', 'fixer', 2, report('no change helped; the failures stay')),
     ],
   };
@@ -181,27 +383,50 @@ function failedJob(): { row: JobRow; attempts: AttemptRow[] } {
 function hugeJob(): { row: JobRow; attempts: AttemptRow[] } {
   const added = Array.from({ length: 100_000 }, (_, i) => `vendor/pkg-${Math.floor(i / 100)}/file-${i % 100}.js`);
   const result: JobResult = {
-    files_changed: added, claimed_only: added.slice(0, 50).map((p) => p.replace('vendor', 'vendored')), changes: changes([], added),
-    verification: verification({ tests_touched: added.slice(0, 30) }), fix_rounds_run: 0,
-    proof: { verdict: 'partial', confidence: 0.8, shown: ['verification passed: 43 passed', '100000 files changed on disk'], uncertainty: [{ code: 'hidden_by_ignore', detail: `written, and hidden by ignore rules the workers wrote: ${added.slice(0, 2_000).join(', ')}`, penalty: 0.05 }] },
-    totals, exit_code: 0,
+    files_changed: added,
+    claimed_only: added.slice(0, 50).map((p) => p.replace('vendor', 'vendored')),
+    changes: changes([], added),
+    verification: verification({ tests_touched: added.slice(0, 30) }),
+    fix_rounds_run: 0,
+    proof: {
+      verdict: 'partial',
+      confidence: 0.8,
+      shown: ['verification passed: 43 passed', '100000 files changed on disk'],
+      uncertainty: [
+        {
+          code: 'hidden_by_ignore',
+          detail: `written, and hidden by ignore rules the workers wrote: ${added.slice(0, 2_000).join(', ')}`,
+          penalty: 0.05,
+        },
+      ],
+    },
+    totals,
+    exit_code: 0,
   };
-  const row = job('done', '1/1 workers done · 100000 files changed on disk · verification passed (43 passed) · partial 0.80: hidden_by_ignore', result);
+  const row = job(
+    'done',
+    '1/1 workers done · 100000 files changed on disk · verification passed (43 passed) · partial 0.80: hidden_by_ignore',
+    result,
+  );
   return { row, attempts: [attempt('fix-parse', 'worker', 0, report('vendored the parser', { filesChanged: added }))] };
 }
 
 const tokens = (answer: CompactJob) => JSON.stringify(answer).length / 4;
-const compactOf = ({ row, attempts }: { row: JobRow; attempts: AttemptRow[] }) => buildCompact(row, attempts, { workerCap: 4 });
-const fullOf = ({ row, attempts }: { row: JobRow; attempts: AttemptRow[] }) => buildCompact(row, attempts, { workerCap: 4, full: true });
+const compactOf = ({ row, attempts }: { row: JobRow; attempts: AttemptRow[] }) =>
+  buildCompact(row, attempts, { workerCap: 4 });
+const fullOf = ({ row, attempts }: { row: JobRow; attempts: AttemptRow[] }) =>
+  buildCompact(row, attempts, { workerCap: 4, full: true });
 
 /** Every failing id the stored job holds, from each of its id lists. */
 function failingIds(row: JobRow): string[] {
   const v = (row.result?.verification ?? {}) as Record<string, unknown>;
-  const lists = ['failures', 'new_failures', 'pre_existing', 'flaky', 'known_failures', 'fixed', 'missing_tests'].map((k) => (Array.isArray(v[k]) ? (v[k] as string[]) : []));
+  const lists = ['failures', 'new_failures', 'pre_existing', 'flaky', 'known_failures', 'fixed', 'missing_tests'].map(
+    (k) => (Array.isArray(v[k]) ? (v[k] as string[]) : []),
+  );
   const more = [
-    ...((row.result?.verification?.previous ?? []).flatMap((p) => p.failures)),
+    ...(row.result?.verification?.previous ?? []).flatMap((p) => p.failures),
     ...(row.result?.verification?.original_tests?.failures ?? []),
-    ...(((v.failure_details ?? []) as { id: string }[]).map((d) => d.id)),
+    ...((v.failure_details ?? []) as { id: string }[]).map((d) => d.id),
   ];
   return [...new Set([...lists.flat(), ...more])];
 }
@@ -268,8 +493,12 @@ describe('the compact answer on a real project (issue 33)', () => {
     expect(v.previous?.[1]?.summary).toContain('3 still fail: see new_failures;');
     // gaffer's own words name a listed id by its list
     expect(answer.verdict).toContain('still fail (see known_failures…)');
-    expect(resultOf(answer).proof?.uncertainty[0]?.detail).toBe("with the checkpoint's tests, 4 fail: see new_failures");
-    expect(resultOf(answer).escalation?.[0]?.why).toBe('the verification failed: 40 failed, 3 passed (see new_failures)');
+    expect(resultOf(answer).proof?.uncertainty[0]?.detail).toBe(
+      "with the checkpoint's tests, 4 fail: see new_failures",
+    );
+    expect(resultOf(answer).escalation?.[0]?.why).toBe(
+      'the verification failed: 40 failed, 3 passed (see new_failures)',
+    );
     expect(resultOf(answer).escalation?.[0]).not.toHaveProperty('autopsy');
 
     // the tail keeps the failing part, not the passing lines around it
@@ -301,11 +530,21 @@ describe('the compact answer on a real project (issue 33)', () => {
   it('shows the last rounds of a long fix loop and counts them all', () => {
     const stored = failedJob();
     const v = stored.row.result?.verification ?? expect.unreachable('no verification');
-    v.previous = Array.from({ length: 5 }, (_, i) => ({ summary: `round ${i + 1}: 40 failed, 3 passed`, failures: i === 4 ? ['parse › only in round 5'] : ids }));
+    v.previous = Array.from({ length: 5 }, (_, i) => ({
+      summary: `round ${i + 1}: 40 failed, 3 passed`,
+      failures: i === 4 ? ['parse › only in round 5'] : ids,
+    }));
     const compact = verificationOf(compactOf(stored));
     expect(compact.previous_count).toBe(5);
-    expect(compact.previous?.map((p) => p.summary)).toEqual(['round 3: 40 failed, 3 passed', 'round 4: 40 failed, 3 passed', 'round 5: 40 failed, 3 passed']);
-    expect(compact.previous?.[2]).toEqual({ summary: 'round 5: 40 failed, 3 passed', failures: ['parse › only in round 5'] });
+    expect(compact.previous?.map((p) => p.summary)).toEqual([
+      'round 3: 40 failed, 3 passed',
+      'round 4: 40 failed, 3 passed',
+      'round 5: 40 failed, 3 passed',
+    ]);
+    expect(compact.previous?.[2]).toEqual({
+      summary: 'round 5: 40 failed, 3 passed',
+      failures: ['parse › only in round 5'],
+    });
   });
 
   it('?full=1 keeps every list and every id whole', () => {
@@ -336,11 +575,45 @@ describe('the compact answer on a real project (issue 33)', () => {
 
 describe('the compact answer’s text rules (issue 33)', () => {
   it('leaves out passing-test lines of TAP, mocha, jest, pytest, go and cargo, saying how many', () => {
-    const tap = ['# Subtest: adds', 'ok 1 - adds', '  ---', '  duration_ms: 0.5', '  ...', '# Subtest: subtracts', 'not ok 2 - subtracts', '  ---', '  error: boom', '  ...', 'ok 3 - multiplies # SKIP', '1..3'].join('\n');
-    expect(dropPassingLines(tap)).toBe(['… 1 passing', '# Subtest: subtracts', 'not ok 2 - subtracts', '  ---', '  error: boom', '  ...', '… 1 passing', '1..3'].join('\n'));
-    expect(dropPassingLines('  ✓ adds\n  ✔ subtracts (0.4ms)\n  1) divides\nPASS test/a.test.js\nFAIL test/b.test.js')).toBe('… 2 passing\n  1) divides\n… 1 passing\nFAIL test/b.test.js');
-    expect(dropPassingLines('tests/a.py::t1 PASSED [ 50%]\ntests/a.py::t2 FAILED [100%]\nPASSED tests/a.py::t1\nFAILED tests/a.py::t2 - assert 1 == 2')).toBe('… 1 passing\ntests/a.py::t2 FAILED [100%]\n… 1 passing\nFAILED tests/a.py::t2 - assert 1 == 2');
-    expect(dropPassingLines('--- PASS: TestAdd (0.00s)\n--- FAIL: TestSub (0.00s)\nok  \texample.com/m\t0.01s\ntest adds ... ok\ntest subs ... FAILED')).toBe('… 1 passing\n--- FAIL: TestSub (0.00s)\n… 2 passing\ntest subs ... FAILED');
+    const tap = [
+      '# Subtest: adds',
+      'ok 1 - adds',
+      '  ---',
+      '  duration_ms: 0.5',
+      '  ...',
+      '# Subtest: subtracts',
+      'not ok 2 - subtracts',
+      '  ---',
+      '  error: boom',
+      '  ...',
+      'ok 3 - multiplies # SKIP',
+      '1..3',
+    ].join('\n');
+    expect(dropPassingLines(tap)).toBe(
+      [
+        '… 1 passing',
+        '# Subtest: subtracts',
+        'not ok 2 - subtracts',
+        '  ---',
+        '  error: boom',
+        '  ...',
+        '… 1 passing',
+        '1..3',
+      ].join('\n'),
+    );
+    expect(
+      dropPassingLines('  ✓ adds\n  ✔ subtracts (0.4ms)\n  1) divides\nPASS test/a.test.js\nFAIL test/b.test.js'),
+    ).toBe('… 2 passing\n  1) divides\n… 1 passing\nFAIL test/b.test.js');
+    expect(
+      dropPassingLines(
+        'tests/a.py::t1 PASSED [ 50%]\ntests/a.py::t2 FAILED [100%]\nPASSED tests/a.py::t1\nFAILED tests/a.py::t2 - assert 1 == 2',
+      ),
+    ).toBe('… 1 passing\ntests/a.py::t2 FAILED [100%]\n… 1 passing\nFAILED tests/a.py::t2 - assert 1 == 2');
+    expect(
+      dropPassingLines(
+        '--- PASS: TestAdd (0.00s)\n--- FAIL: TestSub (0.00s)\nok  \texample.com/m\t0.01s\ntest adds ... ok\ntest subs ... FAILED',
+      ),
+    ).toBe('… 1 passing\n--- FAIL: TestSub (0.00s)\n… 2 passing\ntest subs ... FAILED');
   });
 
   it('says each id once, in the first list that holds it, and names listed ids in text by their list', () => {
@@ -348,9 +621,16 @@ describe('the compact answer’s text rules (issue 33)', () => {
     expect(ledger.say('new_failures', ['a b', 'c'])).toEqual({ shown: ['a b', 'c'] });
     expect(ledger.say('pre_existing', ['c', 'd'])).toEqual({ shown: ['d'], count: 2 });
     expect(ledger.say('failures', ['a b', 'c', 'd'])).toEqual({ shown: [], count: 3 });
-    expect(ledger.say('flaky', Array.from({ length: 12 }, (_, i) => `f${i}`))).toMatchObject({ count: 12 });
+    expect(
+      ledger.say(
+        'flaky',
+        Array.from({ length: 12 }, (_, i) => `f${i}`),
+      ),
+    ).toMatchObject({ count: 12 });
     expect(ledger.placeOf('d')).toBe('pre_existing[0]');
-    expect(ledger.referTo('still fail: a b; d · 3 passed')).toBe('still fail: see new_failures, pre_existing · 3 passed');
+    expect(ledger.referTo('still fail: a b; d · 3 passed')).toBe(
+      'still fail: see new_failures, pre_existing · 3 passed',
+    );
     // an id inside a word is not one
     expect(ledger.referTo('abc, a b, d.')).toBe('abc, see new_failures, pre_existing.');
     expect(ledger.referTo('nothing listed here')).toBe('nothing listed here');

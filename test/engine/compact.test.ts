@@ -3,7 +3,15 @@ import { existsSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
-import { collapseRepeats, cutPathArguments, dropRuntimeFrames, elideMiddle, keepTail, relativizePaths, shareBudget } from '../../src/engine/queries/compact-text.js';
+import {
+  collapseRepeats,
+  cutPathArguments,
+  dropRuntimeFrames,
+  elideMiddle,
+  keepTail,
+  relativizePaths,
+  shareBudget,
+} from '../../src/engine/queries/compact-text.js';
 import { CALC_FILES, makeWorkspace, tempDir } from '../helpers/temp.js';
 import { proofOf, resultOf, verificationOf, workerOf } from '../helpers/answer.js';
 
@@ -43,8 +51,11 @@ describe('shortening the compact answer’s text', () => {
   });
 
   it('makes paths under the workspace relative, and only where a path starts', () => {
-    const text = "location: '/tmp/ws/test/a.js:5:1'\n    at x (file:///tmp/ws/test/a.js:6:10)\n/tmp/ws/src/b.js\n/home/tmp/ws/c.js";
-    expect(relativizePaths(text, '/tmp/ws/')).toBe("location: 'test/a.js:5:1'\n    at x (test/a.js:6:10)\nsrc/b.js\n/home/tmp/ws/c.js");
+    const text =
+      "location: '/tmp/ws/test/a.js:5:1'\n    at x (file:///tmp/ws/test/a.js:6:10)\n/tmp/ws/src/b.js\n/home/tmp/ws/c.js";
+    expect(relativizePaths(text, '/tmp/ws/')).toBe(
+      "location: 'test/a.js:5:1'\n    at x (test/a.js:6:10)\nsrc/b.js\n/home/tmp/ws/c.js",
+    );
     expect(relativizePaths('/a/b', '/')).toBe('/a/b');
   });
 
@@ -63,13 +74,24 @@ describe('shortening the compact answer’s text', () => {
 
   it('counts the paths a long related command ends with instead of spelling them out; a short one stays whole', () => {
     const tests = Array.from({ length: 15 }, (_, i) => `tests/test_module_${String(i + 1).padStart(2, '0')}.py`);
-    expect(cutPathArguments(`python3 -m pytest -q -rA ${tests.join(' ')}`, tests)).toBe('python3 -m pytest -q -rA … (15 related files)');
+    expect(cutPathArguments(`python3 -m pytest -q -rA ${tests.join(' ')}`, tests)).toBe(
+      'python3 -m pytest -q -rA … (15 related files)',
+    );
     const packages = Array.from({ length: 12 }, (_, i) => `./internal/package${i}`);
-    expect(cutPathArguments(`go test -json -count=1 ${packages.join(' ')}`, [])).toBe('go test -json -count=1 … (12 packages)');
+    expect(cutPathArguments(`go test -json -count=1 ${packages.join(' ')}`, [])).toBe(
+      'go test -json -count=1 … (12 packages)',
+    );
     // vitest is given the changed files, not the tests it will pick
     const changed = Array.from({ length: 8 }, (_, i) => `'src/some dir/module-${i}.ts'`);
-    expect(cutPathArguments(`npx vitest related --run ${changed.join(' ')}`, ['test/a.test.ts'])).toBe('npx vitest related --run … (8 paths)');
-    expect(cutPathArguments('python3 -m pytest -q -rA tests/test_calc.py tests/test_slug.py', ['tests/test_calc.py', 'tests/test_slug.py'])).toBe('python3 -m pytest -q -rA tests/test_calc.py tests/test_slug.py');
+    expect(cutPathArguments(`npx vitest related --run ${changed.join(' ')}`, ['test/a.test.ts'])).toBe(
+      'npx vitest related --run … (8 paths)',
+    );
+    expect(
+      cutPathArguments('python3 -m pytest -q -rA tests/test_calc.py tests/test_slug.py', [
+        'tests/test_calc.py',
+        'tests/test_slug.py',
+      ]),
+    ).toBe('python3 -m pytest -q -rA tests/test_calc.py tests/test_slug.py');
     const oneLong = `node --test ${'x'.repeat(150)}/a.test.js`;
     expect(cutPathArguments(oneLong, [])).toBe(oneLong);
   });
@@ -77,13 +99,16 @@ describe('shortening the compact answer’s text', () => {
   it('shares a budget: short texts take what they need, the rest split by weight, within floor and cap', () => {
     expect(shareBudget([50, 2000, 2000], [1, 1, 1], { budget: 1200, floor: 120, cap: 600 })).toEqual([50, 575, 575]);
     expect(shareBudget([900, 900], [1, 2], { budget: 900, floor: 120, cap: 600 })).toEqual([300, 600]);
-    expect(shareBudget(Array(20).fill(500), Array(20).fill(1), { budget: 1200, floor: 120, cap: 600 })).toEqual(Array(20).fill(120));
+    expect(shareBudget(Array(20).fill(500), Array(20).fill(1), { budget: 1200, floor: 120, cap: 600 })).toEqual(
+      Array(20).fill(120),
+    );
   });
 });
 
 // the shape of the `compact_tokens_failed` bench case (spec 10), small enough for a test
 function noisyTask(n: number, breaks: boolean) {
-  const instruction = `Task ${n}: update part-${n} and keep the public API unchanged, run the tests, report what changed. `.repeat(10);
+  const instruction =
+    `Task ${n}: update part-${n} and keep the public API unchanged, run the tests, report what changed. `.repeat(10);
   const command = `yes 'worker-${n}: building part-${n}, step ok' | head -c 20480; echo; echo 'export const part${n} = ${n};' > src/part-${n}.js${breaks ? "; sed -i 's/return a + b;/return a - b;/' src/math.js" : ''}; echo 'worker-${n} finished'`;
   return { name: `worker-${n}`, instruction, command };
 }
@@ -93,7 +118,13 @@ describe('the compact answer of a 4-worker job whose verification fails', () => 
     const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), maxParallel: 2 });
     engines.push(engine);
     const ws = makeWorkspace({ ...CALC_FILES, 'src/math.js': CALC_FILES['src/math.js']!.replace('a - b', 'a + b') });
-    const { job: submitted } = engine.submit({ workspace: ws, verify: 'auto', parallel: true, fix_rounds: 1, tasks: [1, 2, 3, 4].map((n) => noisyTask(n, n === 4)) });
+    const { job: submitted } = engine.submit({
+      workspace: ws,
+      verify: 'auto',
+      parallel: true,
+      fix_rounds: 1,
+      tasks: [1, 2, 3, 4].map((n) => noisyTask(n, n === 4)),
+    });
     await engine.settled(submitted.id);
     const job = engine.get(submitted.id);
     const verification = verificationOf(job);
@@ -144,11 +175,29 @@ function pytestProject(): string {
     'pkg/text.py': 'def shout(s):\n    return s.upper()\n',
   };
   for (const area of ['banner', 'headings', 'labels']) {
-    files[`tests/test_${area}.py`] = `from pkg.text import shout\n\n\ndef test_${area}_shouts():\n    assert shout("a") == "A"\n`;
+    files[`tests/test_${area}.py`] =
+      `from pkg.text import shout\n\n\ndef test_${area}_shouts():\n    assert shout("a") == "A"\n`;
   }
-  const areas = ['parser', 'formatter', 'config', 'cache', 'client', 'server', 'models', 'views', 'utils', 'cli', 'storage', 'auth', 'events', 'reports', 'plugins'];
+  const areas = [
+    'parser',
+    'formatter',
+    'config',
+    'cache',
+    'client',
+    'server',
+    'models',
+    'views',
+    'utils',
+    'cli',
+    'storage',
+    'auth',
+    'events',
+    'reports',
+    'plugins',
+  ];
   for (const area of areas) {
-    files[`tests/test_${area}.py`] = `from pkg.core import add, scale\n\n\ndef test_${area}_adds():\n    assert add(2, 3) == 5\n\n\ndef test_${area}_scales():\n    assert scale(2, 3) == 6\n`;
+    files[`tests/test_${area}.py`] =
+      `from pkg.core import add, scale\n\n\ndef test_${area}_adds():\n    assert add(2, 3) == 5\n\n\ndef test_${area}_scales():\n    assert scale(2, 3) == 6\n`;
   }
   const ws = makeWorkspace(files, { git: true });
   if (pytest?.venv) symlinkSync(pytest.venv, join(ws, '.venv'));
@@ -163,7 +212,13 @@ describe.skipIf(pytest === null)('the compact answer on a real pytest project wi
     const { job: submitted } = engine.submit({
       workspace: ws,
       verify: 'auto',
-      tasks: [{ instruction: 'add() in pkg/core.py subtracts; make it add so the tests pass', files: ['pkg/core.py'], command: "sed -i 's/a - b/a + b/' pkg/core.py" }],
+      tasks: [
+        {
+          instruction: 'add() in pkg/core.py subtracts; make it add so the tests pass',
+          files: ['pkg/core.py'],
+          command: "sed -i 's/a - b/a + b/' pkg/core.py",
+        },
+      ],
     });
     await engine.settled(submitted.id);
     const job = engine.get(submitted.id);
@@ -184,12 +239,18 @@ describe.skipIf(pytest === null)('the compact answer on a real pytest project wi
       workspace: ws,
       verify: 'auto',
       fix_rounds: 0,
-      tasks: [{ instruction: 'make scale() in pkg/core.py add instead', files: ['pkg/core.py'], command: "sed -i 's/a \\* k/a + k/' pkg/core.py" }],
+      tasks: [
+        {
+          instruction: 'make scale() in pkg/core.py add instead',
+          files: ['pkg/core.py'],
+          command: "sed -i 's/a \\* k/a + k/' pkg/core.py",
+        },
+      ],
     });
     await engine.settled(submitted.id);
     const compact = verificationOf(engine.get(submitted.id));
     const full = verificationOf(engine.get(submitted.id, { full: true }));
-    expect(full.scope).toBe("related");
+    expect(full.scope).toBe('related');
     expect(full.related_files).toHaveLength(15);
     const command = full.command ?? expect.unreachable('the verification ran no command');
     expect(command.split(' ').filter((w: string) => w.startsWith('tests/'))).toEqual(full.related_files);

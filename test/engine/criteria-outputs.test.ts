@@ -32,7 +32,14 @@ describe('criteria and declared outputs through the engine', () => {
     const { job } = await runToEnd({
       workspace: ws,
       verify: VERIFY,
-      tasks: [{ name: 'api-fix', instruction: 'fix impl', command: 'echo "// edited" >> src/api.ts; echo "// edited" >> src/impl.ts', criteria: ['src/api.ts must not change', 'src/impl.ts changes'] }],
+      tasks: [
+        {
+          name: 'api-fix',
+          instruction: 'fix impl',
+          command: 'echo "// edited" >> src/api.ts; echo "// edited" >> src/impl.ts',
+          criteria: ['src/api.ts must not change', 'src/impl.ts changes'],
+        },
+      ],
     });
     expect(resultOf(job).criteria_check).toEqual({
       complete: false,
@@ -49,30 +56,61 @@ describe('criteria and declared outputs through the engine', () => {
 
   it('the same criterion is met when the worker left src/api.ts alone', async () => {
     const ws = makeWorkspace(API);
-    const { job } = await runToEnd({ workspace: ws, verify: VERIFY, criteria: ['src/api.ts must not change'], tasks: [{ instruction: 'fix impl', command: 'echo "// edited" >> src/impl.ts' }] });
-    expect(resultOf(job).criteria_check).toEqual({ complete: true, met: ['src/api.ts must not change'], unmet: [], unchecked: [] });
+    const { job } = await runToEnd({
+      workspace: ws,
+      verify: VERIFY,
+      criteria: ['src/api.ts must not change'],
+      tasks: [{ instruction: 'fix impl', command: 'echo "// edited" >> src/impl.ts' }],
+    });
+    expect(resultOf(job).criteria_check).toEqual({
+      complete: true,
+      met: ['src/api.ts must not change'],
+      unmet: [],
+      unchecked: [],
+    });
     expect(job.status).toBe('done');
     expect(proofOf(job).verdict).toBe('proved');
   });
 
   it('a command criterion runs in the workspace after the work: its exit decides', async () => {
-    const ws = makeWorkspace({ ...API, 'scripts/check.js': "const s = require('fs').readFileSync('src/impl.ts', 'utf8'); if (!s.includes('impl = 2')) { console.error('impl is not 2'); process.exit(1); }\n" });
-    const body = (command: string, criteria = ['`node scripts/check.js` exits 0']) => ({ workspace: ws, verify: VERIFY, criteria, tasks: [{ instruction: 'set impl to 2', command }] });
+    const ws = makeWorkspace({
+      ...API,
+      'scripts/check.js':
+        "const s = require('fs').readFileSync('src/impl.ts', 'utf8'); if (!s.includes('impl = 2')) { console.error('impl is not 2'); process.exit(1); }\n",
+    });
+    const body = (command: string, criteria = ['`node scripts/check.js` exits 0']) => ({
+      workspace: ws,
+      verify: VERIFY,
+      criteria,
+      tasks: [{ instruction: 'set impl to 2', command }],
+    });
     const met = (await runToEnd(body("sed -i 's/impl = 1/impl = 2/' src/impl.ts"))).job;
-    expect(resultOf(met).criteria_check).toEqual({ complete: true, met: ['`node scripts/check.js` exits 0'], unmet: [], unchecked: [] });
+    expect(resultOf(met).criteria_check).toEqual({
+      complete: true,
+      met: ['`node scripts/check.js` exits 0'],
+      unmet: [],
+      unchecked: [],
+    });
     expect(met.status).toBe('done');
     expect(proofOf(met).verdict).toBe('proved');
 
     // a criterion of no checked form is named unchecked: not met, so not done, and not proved
     const vague = (await runToEnd(body("sed -i 's/impl = 2/impl = 1/' src/impl.ts", ['the code reads well']))).job;
-    expect(resultOf(vague).criteria_check).toEqual({ complete: false, met: [], unmet: [], unchecked: ['the code reads well'] });
+    expect(resultOf(vague).criteria_check).toEqual({
+      complete: false,
+      met: [],
+      unmet: [],
+      unchecked: ['the code reads well'],
+    });
     expect(vague.status).toBe('partial');
     expect(proofOf(vague).verdict).toBe('partial');
     expect(proofOf(vague).uncertainty.map((u: { code: string }) => u.code)).toContain('criteria_unchecked');
 
     const unmet = (await runToEnd(body("sed -i 's/impl = 1/impl = 3/' src/impl.ts"))).job;
     expect(resultOf(unmet).criteria_check?.unmet).toEqual(['`node scripts/check.js` exits 0']);
-    expect(resultOf(unmet).criteria_check?.details).toEqual([{ criterion: '`node scripts/check.js` exits 0', check: 'command', why: 'exit 1: impl is not 2' }]);
+    expect(resultOf(unmet).criteria_check?.details).toEqual([
+      { criterion: '`node scripts/check.js` exits 0', check: 'command', why: 'exit 1: impl is not 2' },
+    ]);
     expect(unmet.status).toBe('partial');
     expect(proofOf(unmet).verdict).toBe('contradicted');
   });
@@ -83,26 +121,63 @@ describe('criteria and declared outputs through the engine', () => {
       workspace: ws,
       verify: 'none',
       tasks: [
-        { name: 'auditor', type: 'review', instruction: 'audit src/app.js', command: 'echo "looked at it"', outputs: ['reports/audit.md'] },
-        { name: 'writer', instruction: 'write the summary', command: 'mkdir -p out && echo "# summary" > out/summary.md', outputs: ['out/summary.md'] },
+        {
+          name: 'auditor',
+          type: 'review',
+          instruction: 'audit src/app.js',
+          command: 'echo "looked at it"',
+          outputs: ['reports/audit.md'],
+        },
+        {
+          name: 'writer',
+          instruction: 'write the summary',
+          command: 'mkdir -p out && echo "# summary" > out/summary.md',
+          outputs: ['out/summary.md'],
+        },
       ],
     });
     // spec 06: missing work is retried once, as a new attempt; it is missing again, so the task is not done
     const [auditor, retry, writer] = resultOf(job).workers;
-    expect(auditor).toMatchObject({ name: 'auditor', attempt: 1, status: 'error', outcome: 'expected_error', stop_reason: 'outputs_missing', error: 'declared output reports/audit.md was never written' });
-    expect(retry).toMatchObject({ name: 'auditor+retry', attempt: 2, role: 'reviewer', status: 'error', stop_reason: 'outputs_missing' });
+    expect(auditor).toMatchObject({
+      name: 'auditor',
+      attempt: 1,
+      status: 'error',
+      outcome: 'expected_error',
+      stop_reason: 'outputs_missing',
+      error: 'declared output reports/audit.md was never written',
+    });
+    expect(retry).toMatchObject({
+      name: 'auditor+retry',
+      attempt: 2,
+      role: 'reviewer',
+      status: 'error',
+      stop_reason: 'outputs_missing',
+    });
     expect(writer).toMatchObject({ name: 'writer', status: 'done', outcome: 'success' });
     expect(job.status).toBe('partial');
     expect(job.verdict).toContain('1/2 workers done');
     // the event says what the row says
-    const ends = engine.events(job.id).events.filter((e) => e.name === 'auditor' && (e.event === 'done' || e.event === 'error'));
-    expect(ends.map((e) => [e.event, e.message])).toEqual([['error', 'declared output reports/audit.md was never written']]);
+    const ends = engine
+      .events(job.id)
+      .events.filter((e) => e.name === 'auditor' && (e.event === 'done' || e.event === 'error'));
+    expect(ends.map((e) => [e.event, e.message])).toEqual([
+      ['error', 'declared output reports/audit.md was never written'],
+    ]);
   });
 
   it('a declared output left as it was at the checkpoint was never written', async () => {
     const ws = makeWorkspace({ 'reports/audit.json': '{"findings": []}\n' });
-    const { job } = await runToEnd({ workspace: ws, verify: 'none', tasks: [{ name: 'auditor', instruction: 'audit', command: 'cat reports/audit.json', outputs: ['reports/audit.json'] }] });
-    expect(resultOf(job).workers[0]).toMatchObject({ status: 'error', error: 'declared output reports/audit.json was never written (it is as it was at the checkpoint)' });
+    const { job } = await runToEnd({
+      workspace: ws,
+      verify: 'none',
+      tasks: [
+        { name: 'auditor', instruction: 'audit', command: 'cat reports/audit.json', outputs: ['reports/audit.json'] },
+      ],
+    });
+    expect(resultOf(job).workers[0]).toMatchObject({
+      status: 'error',
+      error: 'declared output reports/audit.json was never written (it is as it was at the checkpoint)',
+    });
     expect(job.status).toBe('partial');
   });
 
@@ -111,22 +186,49 @@ describe('criteria and declared outputs through the engine', () => {
     const { engine, job } = await runToEnd({
       workspace: ws,
       verify: 'none',
-      tasks: [{ name: 'auditor', instruction: 'audit', command: 'mkdir -p reports && echo \'{"findings": 2}\' > reports/audit.json && echo "cleanup failed" >&2 && exit 1', outputs: ['reports/audit.json'] }],
+      tasks: [
+        {
+          name: 'auditor',
+          instruction: 'audit',
+          command:
+            'mkdir -p reports && echo \'{"findings": 2}\' > reports/audit.json && echo "cleanup failed" >&2 && exit 1',
+          outputs: ['reports/audit.json'],
+        },
+      ],
     });
     const worker = workerOf(job);
     expect(worker).toMatchObject({ name: 'auditor', status: 'done', outcome: 'success', stop_reason: 'exit_nonzero' });
     expect(worker.summary).toContain('cleanup failed');
-    expect(worker.summary).toContain('the process failed (exit code 1: cleanup failed), but every declared output is written and passes its checks: reports/audit.json');
+    expect(worker.summary).toContain(
+      'the process failed (exit code 1: cleanup failed), but every declared output is written and passes its checks: reports/audit.json',
+    );
     expect(job.status).toBe('done');
-    const ends = engine.events(job.id).events.filter((e) => e.name === 'auditor' && (e.event === 'done' || e.event === 'error'));
+    const ends = engine
+      .events(job.id)
+      .events.filter((e) => e.name === 'auditor' && (e.event === 'done' || e.event === 'error'));
     expect(ends.map((e) => e.event)).toEqual(['done']);
     expect(ends[0]?.message).toContain('every declared output is written');
   });
 
   it('a worker that exits 1 after writing invalid JSON stays an error', async () => {
     const ws = makeWorkspace({ 'src/app.js': 'x\n' });
-    const { job } = await runToEnd({ workspace: ws, verify: 'none', tasks: [{ name: 'auditor', instruction: 'audit', command: 'mkdir -p reports && echo \'{"findings":\' > reports/audit.json; exit 1', outputs: ['reports/audit.json'] }] });
-    expect(resultOf(job).workers[0]).toMatchObject({ status: 'error', stop_reason: 'exit_nonzero', error: 'exit code 1' });
+    const { job } = await runToEnd({
+      workspace: ws,
+      verify: 'none',
+      tasks: [
+        {
+          name: 'auditor',
+          instruction: 'audit',
+          command: 'mkdir -p reports && echo \'{"findings":\' > reports/audit.json; exit 1',
+          outputs: ['reports/audit.json'],
+        },
+      ],
+    });
+    expect(resultOf(job).workers[0]).toMatchObject({
+      status: 'error',
+      stop_reason: 'exit_nonzero',
+      error: 'exit code 1',
+    });
     expect(job.status).toBe('partial');
   });
 });

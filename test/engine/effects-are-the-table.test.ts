@@ -32,7 +32,12 @@ afterEach(async () => {
 async function open(opts: Partial<EngineOptions> = {}): Promise<Engine> {
   const engine = await Engine.open({
     dataDir: join(tempDir('gaffer-data-'), 'data'),
-    runners: createRunners({ sandbox: 'off', builtin: { endpoint: { api: 'openai-compatible', url: `${server.url}/v1`, key: 'sk-test', model: 'default-model' } } }),
+    runners: createRunners({
+      sandbox: 'off',
+      builtin: {
+        endpoint: { api: 'openai-compatible', url: `${server.url}/v1`, key: 'sk-test', model: 'default-model' },
+      },
+    }),
     ...opts,
   });
   engines.push(engine);
@@ -52,24 +57,59 @@ function checkJob(engine: Engine, id: string): Attempt[] {
 
 /** The turns of one rung's model: it writes `answer` to answer.txt, then says so. */
 const writes = (model: string, answer: string) => [
-  { when: (r: ModelRequest) => r.model === model && !r.isToolResult, toolCalls: [{ name: 'write_file', args: { path: 'answer.txt', content: `${answer}\n` } }] },
-  { when: (r: ModelRequest) => r.model === model && r.isToolResult, text: `Wrote ${answer}.\nFiles changed:\nanswer.txt` },
+  {
+    when: (r: ModelRequest) => r.model === model && !r.isToolResult,
+    toolCalls: [{ name: 'write_file', args: { path: 'answer.txt', content: `${answer}\n` } }],
+  },
+  {
+    when: (r: ModelRequest) => r.model === model && r.isToolResult,
+    text: `Wrote ${answer}.\nFiles changed:\nanswer.txt`,
+  },
 ];
-const ANSWER = { name: 'ans', type: 'fix', instruction: 'write 42 to answer.txt', files: ['answer.txt'], gates: ['grep -qx 42 answer.txt'] };
+const ANSWER = {
+  name: 'ans',
+  type: 'fix',
+  instruction: 'write 42 to answer.txt',
+  files: ['answer.txt'],
+  gates: ['grep -qx 42 answer.txt'],
+};
 
 const effectsOf = (a: Attempt | undefined) => a?.carried.filter((c) => !c.dropped).map((c) => c.effect);
 
-describe('the effects each attempt ran are the table\'s (issue 34)', () => {
+describe("the effects each attempt ran are the table's (issue 34)", () => {
   it('a first attempt, a fix round, and its job settled', async () => {
     const engine = await open();
     const ws = makeWorkspace(CALC_FILES);
     const command = `if grep -q 'verification of this work failed' "$GAFFER_INSTRUCTION_FILE"; then ${FIX_ADD}; else echo "// touched" >> src/math.js; fi`;
-    const { job } = engine.submit({ workspace: ws, verify: 'npm test', fix_rounds: 2, tasks: [{ name: 'impl', instruction: 'fix add', command }] });
+    const { job } = engine.submit({
+      workspace: ws,
+      verify: 'npm test',
+      fix_rounds: 2,
+      tasks: [{ name: 'impl', instruction: 'fix add', command }],
+    });
     await engine.settled(job.id);
     expect(engine.get(job.id).status).toBe('done');
     const [first, fix] = checkJob(engine, job.id);
-    expect(effectsOf(first)).toEqual(['check_gates', 'acquire_placement', 'take_checkpoint', 'start_executor', 'collect_evidence', 'run_verification', 'admit_fix_attempt', 'release_placement']);
-    expect(effectsOf(fix)).toEqual(['check_gates', 'acquire_placement', 'take_checkpoint', 'start_executor', 'collect_evidence', 'run_verification', 'check_result_gates', 'release_placement']);
+    expect(effectsOf(first)).toEqual([
+      'check_gates',
+      'acquire_placement',
+      'take_checkpoint',
+      'start_executor',
+      'collect_evidence',
+      'run_verification',
+      'admit_fix_attempt',
+      'release_placement',
+    ]);
+    expect(effectsOf(fix)).toEqual([
+      'check_gates',
+      'acquire_placement',
+      'take_checkpoint',
+      'start_executor',
+      'collect_evidence',
+      'run_verification',
+      'check_result_gates',
+      'release_placement',
+    ]);
   });
 
   it('asked: a yes and a no; a retry of missing outputs; a parallel batch; worktrees', async () => {
@@ -90,7 +130,18 @@ describe('the effects each attempt ran are the table\'s (issue 34)', () => {
     checkJob(engine, asked);
 
     // its first attempt exits 0 without its output: a retry takes over (spec 06)
-    const retried = engine.submit({ workspace: ws, verify: 'none', tasks: [{ name: 'w', instruction: 'write out.md', command: 'test -f .tried && echo x > out.md; touch .tried', outputs: ['out.md'] }] }).job.id;
+    const retried = engine.submit({
+      workspace: ws,
+      verify: 'none',
+      tasks: [
+        {
+          name: 'w',
+          instruction: 'write out.md',
+          command: 'test -f .tried && echo x > out.md; touch .tried',
+          outputs: ['out.md'],
+        },
+      ],
+    }).job.id;
     await engine.settled(retried);
     const [missing, retry] = checkJob(engine, retried);
     expect(effectsOf(missing)).toContain('admit_retry_attempt');
@@ -126,7 +177,11 @@ describe('the effects each attempt ran are the table\'s (issue 34)', () => {
   it('cancelled while it runs: the stop, then its evidence and release', async () => {
     const engine = await open();
     const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
-    const { job } = engine.submit({ workspace: ws, verify: 'exit 0', tasks: [{ name: 's', instruction: 'sleep', command: 'echo started > s.txt; sleep 30' }] });
+    const { job } = engine.submit({
+      workspace: ws,
+      verify: 'exit 0',
+      tasks: [{ name: 's', instruction: 'sleep', command: 'echo started > s.txt; sleep 30' }],
+    });
     expect((await engine.waitFor(job.id, 'worker:s:running', 20)).met).toBe(true);
     engine.cancel(job.id);
     await engine.settled(job.id);
@@ -138,7 +193,11 @@ describe('the effects each attempt ran are the table\'s (issue 34)', () => {
     const dataDir = join(tempDir('gaffer-data-'), 'data');
     const engine = await open({ dataDir });
     const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
-    const { job } = engine.submit({ workspace: ws, verify: 'exit 0', tasks: [{ name: 's', instruction: 'sleep', command: 'sleep 30' }] });
+    const { job } = engine.submit({
+      workspace: ws,
+      verify: 'exit 0',
+      tasks: [{ name: 's', instruction: 'sleep', command: 'sleep 30' }],
+    });
     expect((await engine.waitFor(job.id, 'worker:s:running', 20)).met).toBe(true);
     await engine.shutdown();
     const again = await open({ dataDir });
@@ -150,9 +209,29 @@ describe('the effects each attempt ran are the table\'s (issue 34)', () => {
   it('a rate limit waited out, and a rung that fails its gate climbing to the next', async () => {
     const engine = await open({
       defaultRunner: null,
-      roster: parseRoster({ entries: ['small', 'mid'].map((id) => ({ id, runner: 'builtin', model: `${id}-1`, provider: 'local', billing: 'free', cost: id === 'small' ? 'free' : 'mid', tasks: ['fix'] })) }, 'config test'),
+      roster: parseRoster(
+        {
+          entries: ['small', 'mid'].map((id) => ({
+            id,
+            runner: 'builtin',
+            model: `${id}-1`,
+            provider: 'local',
+            billing: 'free',
+            cost: id === 'small' ? 'free' : 'mid',
+            tasks: ['fix'],
+          })),
+        },
+        'config test',
+      ),
     });
-    server.script([{ when: (r: ModelRequest) => r.model === 'small-1' && !r.isToolResult, error: { status: 429, headers: { 'retry-after': '1' } } }, ...writes('small-1', '41'), ...writes('mid-1', '42')]);
+    server.script([
+      {
+        when: (r: ModelRequest) => r.model === 'small-1' && !r.isToolResult,
+        error: { status: 429, headers: { 'retry-after': '1' } },
+      },
+      ...writes('small-1', '41'),
+      ...writes('mid-1', '42'),
+    ]);
     const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
     const { job } = engine.submit({ workspace: ws, verify: 'exit 0', fix_rounds: 0, tasks: [ANSWER] });
     await engine.settled(job.id);
@@ -168,8 +247,24 @@ describe('the effects each attempt ran are the table\'s (issue 34)', () => {
     const now = () => epochS() + offsetS;
     const engine = await open({
       defaultRunner: null,
-      roster: parseRoster({ entries: ['small', 'mid'].map((id) => ({ id, runner: 'builtin', model: `${id}-1`, provider: 'local', billing: 'free', cost: id === 'small' ? 'free' : 'mid', tasks: ['fix'] })) }, 'config test'),
-      operations: { budgets: [{ provider: 'local', entry: null, window: 'day', unit: 'requests', limit: 1, pace_margin: 0.2 }], now },
+      roster: parseRoster(
+        {
+          entries: ['small', 'mid'].map((id) => ({
+            id,
+            runner: 'builtin',
+            model: `${id}-1`,
+            provider: 'local',
+            billing: 'free',
+            cost: id === 'small' ? 'free' : 'mid',
+            tasks: ['fix'],
+          })),
+        },
+        'config test',
+      ),
+      operations: {
+        budgets: [{ provider: 'local', entry: null, window: 'day', unit: 'requests', limit: 1, pace_margin: 0.2 }],
+        now,
+      },
     });
     server.script([...writes('small-1', '41'), ...writes('mid-1', '42')]);
     const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });

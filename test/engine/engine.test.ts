@@ -24,21 +24,33 @@ async function runToEnd(engine: Engine, body: Record<string, unknown>): Promise<
   return engine.get(job.id);
 }
 
-
 describe('a job end to end', () => {
   it('a shell worker that fixes a failing test is done and proved', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace(CALC_FILES, { git: true });
-    const job = await runToEnd(engine, { workspace: ws, tasks: [{ name: 'fix-add', instruction: 'fix add', command: FIX_ADD, files: ['src/math.js'] }] });
+    const job = await runToEnd(engine, {
+      workspace: ws,
+      tasks: [{ name: 'fix-add', instruction: 'fix add', command: FIX_ADD, files: ['src/math.js'] }],
+    });
     expect(job.status).toBe('done');
     expect(proofOf(job).verdict).toBe('proved');
     expect(changesOf(job).modified).toEqual(['src/math.js']);
     expect(changesOf(job).added).toEqual([]);
     expect(resultOf(job).claimed_only).toEqual([]);
     // related scope: the tests that import the changed file are every test there is, so the full command runs
-    expect(verificationOf(job)).toMatchObject({ mode: 'auto', kind: 'node', scope: 'all', command: 'npm test', ran: true, ok: true, blocking: false });
+    expect(verificationOf(job)).toMatchObject({
+      mode: 'auto',
+      kind: 'node',
+      scope: 'all',
+      command: 'npm test',
+      ran: true,
+      ok: true,
+      blocking: false,
+    });
     expect(resultOf(job).exit_code).toBe(0);
-    expect(job.verdict).toMatch(/^1\/1 workers done · 1 file changed on disk · verification passed \(.*\) · proved 1\.00$/);
+    expect(job.verdict).toMatch(
+      /^1\/1 workers done · 1 file changed on disk · verification passed \(.*\) · proved 1\.00$/,
+    );
     expect(job.progress).toBeUndefined();
     expect(job.wait_again).toBeUndefined();
     // the user's own repo still sees the edit as an uncommitted change
@@ -48,10 +60,19 @@ describe('a job end to end', () => {
   it('a worker that exits non-zero leaves the job partial', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace(CALC_FILES);
-    const job = await runToEnd(engine, { workspace: ws, verify: 'none', tasks: [{ instruction: 'fail', command: 'echo oops >&2; exit 3' }] });
+    const job = await runToEnd(engine, {
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ instruction: 'fail', command: 'echo oops >&2; exit 3' }],
+    });
     expect(job.status).toBe('partial');
     const worker = workerOf(job);
-    expect(worker).toMatchObject({ name: 'worker-1', status: 'error', outcome: 'expected_error', stop_reason: 'exit_nonzero' });
+    expect(worker).toMatchObject({
+      name: 'worker-1',
+      status: 'error',
+      outcome: 'expected_error',
+      stop_reason: 'exit_nonzero',
+    });
     expect(worker.summary).toContain('oops');
     expect(job.verdict).toContain('0/1 workers done (1 error)');
   });
@@ -62,7 +83,12 @@ describe('a job end to end', () => {
     // the first run does nothing useful; the fix round (instruction file names the failure) fixes it
     const command = `if grep -q 'verification of this work failed' "$GAFFER_INSTRUCTION_FILE"; then ${FIX_ADD}; else echo "// touched" >> src/math.js; fi`;
     // an explicit command is the task's proof: its failure blocks even though it failed before the work
-    const job = await runToEnd(engine, { workspace: ws, verify: 'npm test', fix_rounds: 2, tasks: [{ name: 'impl', instruction: 'fix add', command }] });
+    const job = await runToEnd(engine, {
+      workspace: ws,
+      verify: 'npm test',
+      fix_rounds: 2,
+      tasks: [{ name: 'impl', instruction: 'fix add', command }],
+    });
     expect(job.status).toBe('done');
     expect(proofOf(job).verdict).toBe('proved');
     const workers = resultOf(job).workers;
@@ -82,19 +108,30 @@ describe('a job end to end', () => {
   it('fix rounds that leave the same failure stop by convergence and the job is contradicted', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace(CALC_FILES);
-    const job = await runToEnd(engine, { workspace: ws, verify: 'npm test', fix_rounds: 4, tasks: [{ instruction: 'try', command: 'echo trying' }] });
+    const job = await runToEnd(engine, {
+      workspace: ws,
+      verify: 'npm test',
+      fix_rounds: 4,
+      tasks: [{ instruction: 'try', command: 'echo trying' }],
+    });
     expect(job.status).toBe('partial');
     expect(resultOf(job).stopped_by).toBe('convergence');
     expect(resultOf(job).convergence).toMatchObject({ converged: true });
     expect(proofOf(job).verdict).toBe('contradicted');
     expect(verificationOf(job).attempts).toBeLessThan(5);
-    expect(job.verdict).toMatch(/^1 test failed before the work and still fails \(add adds\); the work fixed 0 of 1; [^·]* · contradicted: the verification fails · .*verification FAILED .* fix rounds converged after \d/);
+    expect(job.verdict).toMatch(
+      /^1 test failed before the work and still fails \(add adds\); the work fixed 0 of 1; [^·]* · contradicted: the verification fails · .*verification FAILED .* fix rounds converged after \d/,
+    );
   });
 
   it('with verify none the job is done but unproved', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace({ 'a.txt': 'a' });
-    const job = await runToEnd(engine, { workspace: ws, verify: 'none', tasks: [{ instruction: 'write', command: 'echo b > b.txt' }] });
+    const job = await runToEnd(engine, {
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ instruction: 'write', command: 'echo b > b.txt' }],
+    });
     expect(job.status).toBe('done');
     expect(proofOf(job).verdict).toBe('unproved');
     expect(proofOf(job).uncertainty.map((u: { code: string }) => u.code)).toContain('no_verification');
@@ -106,8 +143,15 @@ describe('a job end to end', () => {
   it('auto with no test runner detected says so and is unproved', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace({ 'notes.md': 'x' });
-    const job = await runToEnd(engine, { workspace: ws, tasks: [{ instruction: 'edit', command: 'echo y >> notes.md' }] });
-    expect(verificationOf(job)).toMatchObject({ ran: false, ok: null, summary: expect.stringContaining('give `verify` a command') });
+    const job = await runToEnd(engine, {
+      workspace: ws,
+      tasks: [{ instruction: 'edit', command: 'echo y >> notes.md' }],
+    });
+    expect(verificationOf(job)).toMatchObject({
+      ran: false,
+      ok: null,
+      summary: expect.stringContaining('give `verify` a command'),
+    });
     expect(proofOf(job).verdict).toBe('unproved');
   });
 
@@ -142,8 +186,18 @@ describe('a job end to end', () => {
   it('a verification command that is missing is inconclusive, not failed — and not done', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace({ 'a.txt': 'a' });
-    const job = await runToEnd(engine, { workspace: ws, verify: 'no-such-test-runner-xyz', tasks: [{ instruction: 'edit', command: 'echo b >> a.txt' }] });
-    expect(verificationOf(job)).toMatchObject({ ran: true, ok: null, inconclusive: true, blocking: false, could_not_start: true });
+    const job = await runToEnd(engine, {
+      workspace: ws,
+      verify: 'no-such-test-runner-xyz',
+      tasks: [{ instruction: 'edit', command: 'echo b >> a.txt' }],
+    });
+    expect(verificationOf(job)).toMatchObject({
+      ran: true,
+      ok: null,
+      inconclusive: true,
+      blocking: false,
+      could_not_start: true,
+    });
     expect(job.status).toBe('partial');
     expect(proofOf(job).verdict).toBe('unproved');
   });
@@ -162,7 +216,13 @@ describe('a job end to end', () => {
       met: ['a.txt changes'],
       unmet: ['docs/api.md updated'],
       unchecked: [],
-      details: [{ criterion: 'docs/api.md updated', check: 'changes', why: 'docs/api.md is not in the changes (no such path in the workspace)' }],
+      details: [
+        {
+          criterion: 'docs/api.md updated',
+          check: 'changes',
+          why: 'docs/api.md is not in the changes (no such path in the workspace)',
+        },
+      ],
     });
     expect(job.status).toBe('partial');
     expect(proofOf(job).verdict).toBe('contradicted');
@@ -172,7 +232,11 @@ describe('a job end to end', () => {
   it('a detected state is reported, never a reason to kill', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace({ 'a.txt': 'a' });
-    const job = await runToEnd(engine, { workspace: ws, verify: 'none', tasks: [{ name: 'w', instruction: 'x', command: 'echo "HTTP 429 Too Many Requests"; echo b >> a.txt' }] });
+    const job = await runToEnd(engine, {
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ name: 'w', instruction: 'x', command: 'echo "HTTP 429 Too Many Requests"; echo b >> a.txt' }],
+    });
     expect(job.status).toBe('done');
     expect(resultOf(job).workers[0]).toMatchObject({ status: 'done', state: 'rate_limited' });
     expect(job.verdict).toContain('reported (not killed): w rate_limited');
@@ -183,14 +247,31 @@ describe('a job end to end', () => {
   it('records the phases in order and a queued entry for every task from the start', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace({ 'a.txt': 'a' });
-    const { job } = engine.submit({ workspace: ws, verify: 'true', tasks: [{ name: 'one', instruction: 'x', command: 'true' }, { name: 'two', instruction: 'y', command: 'true' }] });
+    const { job } = engine.submit({
+      workspace: ws,
+      verify: 'true',
+      tasks: [
+        { name: 'one', instruction: 'x', command: 'true' },
+        { name: 'two', instruction: 'y', command: 'true' },
+      ],
+    });
     expect(job.status).toBe('queued');
     expect(Object.keys(job.progress ?? {})).toEqual(['one', 'two']);
     expect(job.wait_again).toBe(true);
     expect(job.ceiling_s).toBe(900 * 2 + 300 * 2 + 900);
     await engine.settled(job.id);
-    const phases = engine.events(job.id).events.filter((e) => e.event === 'phase').map((e) => e.message);
-    expect(phases).toEqual(['queued', 'checkpointing the workspace', 'workers running', 'checking what changed on disk', 'running the verification', 'settled']);
+    const phases = engine
+      .events(job.id)
+      .events.filter((e) => e.event === 'phase')
+      .map((e) => e.message);
+    expect(phases).toEqual([
+      'queued',
+      'checkpointing the workspace',
+      'workers running',
+      'checking what changed on disk',
+      'running the verification',
+      'settled',
+    ]);
   });
 });
 
@@ -198,7 +279,11 @@ describe('cancel and timeouts', () => {
   it('cancel stops the workers and still reports what changed', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace({ 'a.txt': 'a' });
-    const { job } = engine.submit({ workspace: ws, verify: 'true', tasks: [{ name: 'slow', instruction: 'x', command: 'echo b > b.txt; sleep 60' }] });
+    const { job } = engine.submit({
+      workspace: ws,
+      verify: 'true',
+      tasks: [{ name: 'slow', instruction: 'x', command: 'echo b > b.txt; sleep 60' }],
+    });
     await engine.waitFor(job.id, 'worker:slow:running', 30);
     await new Promise((r) => setTimeout(r, 300));
     const cancelling = engine.cancel(job.id);
@@ -216,7 +301,12 @@ describe('cancel and timeouts', () => {
   it('a worker past its timeout is killed and reported timeout', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace({ 'a.txt': 'a' });
-    const job = await runToEnd(engine, { workspace: ws, verify: 'none', timeout_s: 10, tasks: [{ instruction: 'x', command: 'sleep 120' }] });
+    const job = await runToEnd(engine, {
+      workspace: ws,
+      verify: 'none',
+      timeout_s: 10,
+      tasks: [{ instruction: 'x', command: 'sleep 120' }],
+    });
     expect(job.status).toBe('partial');
     expect(resultOf(job).workers[0]).toMatchObject({ status: 'timeout', outcome: 'panic' });
     expect(workerOf(job).duration_s).toBeLessThan(20);
@@ -227,9 +317,17 @@ describe('workspaces, the worker cap and idempotency', () => {
   it('a second job on a nested path waits for the first and starts the moment it releases', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace({ 'sub/a.txt': 'a' });
-    const first = engine.submit({ workspace: ws, verify: 'none', tasks: [{ instruction: 'x', command: 'sleep 1' }] }).job;
+    const first = engine.submit({
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ instruction: 'x', command: 'sleep 1' }],
+    }).job;
     await engine.waitFor(first.id, 'phase:workers running', 30);
-    const second = engine.submit({ workspace: join(ws, 'sub'), verify: 'none', tasks: [{ instruction: 'y', command: 'echo y > y.txt' }] }).job;
+    const second = engine.submit({
+      workspace: join(ws, 'sub'),
+      verify: 'none',
+      tasks: [{ instruction: 'y', command: 'echo y > y.txt' }],
+    }).job;
     const waiting = await engine.waitFor(second.id, 'phase:waiting for job', 10);
     expect(waiting.met).toBe(true);
     expect(waiting.state.status).toBe('queued');
@@ -238,14 +336,21 @@ describe('workspaces, the worker cap and idempotency', () => {
     const a = engine.get(first.id);
     const b = engine.get(second.id);
     expect(b.status).toBe('done');
-    expect(b.started as number).toBeGreaterThanOrEqual(a.finished as number - 0.5);
+    expect(b.started as number).toBeGreaterThanOrEqual((a.finished as number) - 0.5);
     // woken by the release itself: no poll tick in between
     expect((b.started as number) - (a.finished as number)).toBeLessThan(0.5);
   });
 
   it('the worker cap holds across jobs', async () => {
     const engine = await openEngine({ maxParallel: 2 });
-    const jobs = [0, 1, 2].map((i) => engine.submit({ workspace: makeWorkspace({ [`f${i}`]: 'x' }), verify: 'none', tasks: [{ instruction: 'x', command: 'sleep 1' }] }).job);
+    const jobs = [0, 1, 2].map(
+      (i) =>
+        engine.submit({
+          workspace: makeWorkspace({ [`f${i}`]: 'x' }),
+          verify: 'none',
+          tasks: [{ instruction: 'x', command: 'sleep 1' }],
+        }).job,
+    );
     await Promise.all(jobs.map((j) => engine.settled(j.id)));
     const spans = jobs.map((j) => {
       const w = engine.store.listAttempts(j.id)[0];
@@ -258,14 +363,23 @@ describe('workspaces, the worker cap and idempotency', () => {
   it('the same idempotency key returns the first job; another body with it is a conflict', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace({ 'a.txt': 'a' });
-    const body = { workspace: ws, verify: 'none', client_request_id: 'k-1', tasks: [{ instruction: 'x', command: 'true' }] };
+    const body = {
+      workspace: ws,
+      verify: 'none',
+      client_request_id: 'k-1',
+      tasks: [{ instruction: 'x', command: 'true' }],
+    };
     const a = engine.submit(body);
     const b = engine.submit(body);
     expect(a.created).toBe(true);
     expect(b.created).toBe(false);
     expect(b.job.id).toBe(a.job.id);
-    expect(() => engine.submit({ ...body, tasks: [{ instruction: 'other', command: 'true' }] })).toThrow(expect.objectContaining({ code: 'conflict' }));
-    expect(() => engine.submit(body, { idempotencyKey: 'k-2' })).toThrow(expect.objectContaining({ code: 'invalid_request', field: 'client_request_id' }));
+    expect(() => engine.submit({ ...body, tasks: [{ instruction: 'other', command: 'true' }] })).toThrow(
+      expect.objectContaining({ code: 'conflict' }),
+    );
+    expect(() => engine.submit(body, { idempotencyKey: 'k-2' })).toThrow(
+      expect.objectContaining({ code: 'invalid_request', field: 'client_request_id' }),
+    );
     await engine.settled(a.job.id);
     expect(engine.list().length).toBe(1);
   });
@@ -280,13 +394,14 @@ describe('workspaces, the worker cap and idempotency', () => {
     expect(engine.list()).toEqual([]);
   });
 
-  it("refuses the home folder, the data dir, inside it, and a folder containing it", async () => {
+  it('refuses the home folder, the data dir, inside it, and a folder containing it', async () => {
     const root = tempDir();
     const engine = await openEngine({ dataDir: join(root, 'data') });
     writeFileSync(join(root, 'x'), '');
-    const submit = (workspace: string) => () => engine.submit({ workspace, tasks: [{ instruction: 'x', command: 'true' }] });
+    const submit = (workspace: string) => () =>
+      engine.submit({ workspace, tasks: [{ instruction: 'x', command: 'true' }] });
     expect(submit(process.env.HOME ?? '/root')).toThrow('home folder');
-    expect(submit(join(root, 'data'))).toThrow("data dir");
+    expect(submit(join(root, 'data'))).toThrow('data dir');
     expect(submit(join(root, 'data', 'jobs'))).toThrow(/data dir|does not exist/);
     expect(submit(root)).toThrow('must not contain');
     expect(submit(join(root, 'x'))).toThrow('must be a directory');
@@ -298,7 +413,11 @@ describe('wait_for', () => {
   it('resolves phase, event and worker conditions, and refuses anything else listing every form', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace({ 'a.txt': 'a' });
-    const { job } = engine.submit({ workspace: ws, verify: 'none', tasks: [{ name: 'w1', instruction: 'x', command: 'echo hello-marker; echo x > x.txt; sleep 0.5' }] });
+    const { job } = engine.submit({
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ name: 'w1', instruction: 'x', command: 'echo hello-marker; echo x > x.txt; sleep 0.5' }],
+    });
     const [phase, event, worker, done] = await Promise.all([
       engine.waitFor(job.id, 'phase:checking what changed', 30),
       engine.waitFor(job.id, 'event:hello-marker', 30),
@@ -313,9 +432,13 @@ describe('wait_for', () => {
     expect(never.waited_s).toBeLessThan(1);
     // already met in the history: met at once
     expect((await engine.waitFor(job.id, 'worker:w1:done', 30)).met).toBe(true);
-    await expect(engine.waitFor(job.id, 'sometime', 1)).rejects.toThrow(/done, changed, phase:<text>, event:<text>, worker:<name\|\*>:<state>/);
+    await expect(engine.waitFor(job.id, 'sometime', 1)).rejects.toThrow(
+      /done, changed, phase:<text>, event:<text>, worker:<name\|\*>:<state>/,
+    );
     await expect(engine.waitFor(job.id, 'worker:w1:dancing', 1)).rejects.toThrow('unknown state');
-    await expect(engine.waitFor('ffffffffffff', 'done', 1)).rejects.toThrow(expect.objectContaining({ code: 'not_found' }));
+    await expect(engine.waitFor('ffffffffffff', 'done', 1)).rejects.toThrow(
+      expect.objectContaining({ code: 'not_found' }),
+    );
   });
 
   it('a timeout is not an error: met false with how long it waited', async () => {
@@ -335,7 +458,11 @@ describe('wait_for changed', () => {
   it('resolves when the workspace changes on disk, and not when it does not', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace({ 'a.txt': 'a' });
-    const { job } = engine.submit({ workspace: ws, verify: 'none', tasks: [{ name: 'w', instruction: 'x', command: 'sleep 1.2; echo b > b.txt; sleep 5' }] });
+    const { job } = engine.submit({
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ name: 'w', instruction: 'x', command: 'sleep 1.2; echo b > b.txt; sleep 5' }],
+    });
     await engine.waitFor(job.id, 'worker:w:running', 30);
     const quiet = await engine.waitFor(job.id, 'changed', 0.6);
     expect(quiet.met).toBe(false);

@@ -34,7 +34,12 @@ const TASK = {
 };
 
 async function climbedToPaid(): Promise<{ engine: Engine; ws: string; id: string }> {
-  const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners: createRunners({ sandbox: createSandbox('off') }), roster: parseRoster(ROSTER, 'config test'), defaultRunner: null });
+  const engine = await Engine.open({
+    dataDir: join(tempDir('gaffer-data-'), 'data'),
+    runners: createRunners({ sandbox: createSandbox('off') }),
+    roster: parseRoster(ROSTER, 'config test'),
+    defaultRunner: null,
+  });
   engines.push(engine);
   const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
   const id = engine.submit({ workspace: ws, verify: 'exit 0', fix_rounds: 0, tasks: [TASK] }).job.id;
@@ -54,7 +59,10 @@ describe('every door asks before an api rung runs (issue 34)', () => {
     await engine.waitFor(job.id, 'phase:awaiting approval', 30);
     const waiting = engine.get(job.id);
     expect(waiting.status).toBe('awaiting_approval');
-    expect(waiting.asks?.[0]).toMatchObject({ task: 'ans', why: 'roster entry "paid" is billed per call (api): money is never spent without a yes' });
+    expect(waiting.asks?.[0]).toMatchObject({
+      task: 'ans',
+      why: 'roster entry "paid" is billed per call (api): money is never spent without a yes',
+    });
     engine.approve(job.id, true);
     await engine.settled(job.id);
     // it ran there (the shell runs a follow-up's prose and fails: what ran and who pays is the point)
@@ -70,7 +78,10 @@ describe('every door asks before an api rung runs (issue 34)', () => {
     expect(answer.delivery).toBe('queued_as_follow_up');
     const follow = answer.follow_up_job as string;
     await engine.waitFor(follow, 'phase:awaiting approval', 30);
-    expect(engine.get(follow).asks?.[0]).toMatchObject({ task: 'ans', why: expect.stringContaining('roster entry "paid" is billed per call') });
+    expect(engine.get(follow).asks?.[0]).toMatchObject({
+      task: 'ans',
+      why: expect.stringContaining('roster entry "paid" is billed per call'),
+    });
     engine.approve(follow, false);
     await engine.settled(follow);
     expect(engine.get(follow)).toMatchObject({ status: 'cancelled', verdict: 'not approved' });

@@ -23,7 +23,10 @@ describe('a follow-up sends review back to a finished task (issue 16)', () => {
     const dataDir = join(tempDir(), 'data');
     const engine = await Engine.open({
       dataDir,
-      runners: createRunners({ sandbox: 'off', builtin: { endpoint: { api: 'openai-compatible', url: `${server.url}/v1`, key: 'sk-test', model: 'qwen3:8b' } } }),
+      runners: createRunners({
+        sandbox: 'off',
+        builtin: { endpoint: { api: 'openai-compatible', url: `${server.url}/v1`, key: 'sk-test', model: 'qwen3:8b' } },
+      }),
     });
     try {
       server.script([
@@ -32,7 +35,11 @@ describe('a follow-up sends review back to a finished task (issue 16)', () => {
       ]);
       const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
       const verify = 'test -f hello.txt';
-      const { job: first } = engine.submit({ workspace: ws, verify, tasks: [{ name: 'greet', runner: 'builtin', files: ['hello.txt'], instruction: 'write hello.txt saying hi' }] });
+      const { job: first } = engine.submit({
+        workspace: ws,
+        verify,
+        tasks: [{ name: 'greet', runner: 'builtin', files: ['hello.txt'], instruction: 'write hello.txt saying hi' }],
+      });
       await engine.settled(first.id);
       expect(engine.get(first.id).status).toBe('done');
       const before = server.requests.length;
@@ -41,7 +48,10 @@ describe('a follow-up sends review back to a finished task (issue 16)', () => {
         { toolCalls: [{ name: 'write_file', args: { path: 'hello.txt', content: 'hello\n' } }] },
         { text: 'Changed it.\nFiles changed:\nhello.txt' },
       ]);
-      const { job, created } = await engine.followUp(first.id, 'greet', { comments: [{ file: 'hello.txt', line: 1, text: 'say hello, not hi' }], note: 'keep the newline' });
+      const { job, created } = await engine.followUp(first.id, 'greet', {
+        comments: [{ file: 'hello.txt', line: 1, text: 'say hello, not hi' }],
+        note: 'keep the newline',
+      });
       expect(created).toBe(true);
       expect(job.id).not.toBe(first.id);
       expect(job.follow_up).toEqual({ job: first.id, task: 'greet', resumed: true });
@@ -81,12 +91,22 @@ describe('a follow-up sends review back to a finished task (issue 16)', () => {
       const { job: first } = engine.submit({
         workspace: ws,
         verify: 'test -f out.txt',
-        tasks: [{ name: 'write', runner: 'shell', instruction: 'write out.txt', command: WRITE_OUT, files: ['out.txt', 'big.txt'] }],
+        tasks: [
+          {
+            name: 'write',
+            runner: 'shell',
+            instruction: 'write out.txt',
+            command: WRITE_OUT,
+            files: ['out.txt', 'big.txt'],
+          },
+        ],
       });
       await engine.settled(first.id);
       expect(engine.get(first.id).status).toBe('done');
 
-      const { job } = await engine.followUp(first.id, 'write', { comments: [{ file: 'out.txt', line: 2, text: 'should be three' }] });
+      const { job } = await engine.followUp(first.id, 'write', {
+        comments: [{ file: 'out.txt', line: 2, text: 'should be three' }],
+      });
       expect(job.follow_up).toEqual({ job: first.id, task: 'write', resumed: false });
       await engine.settled(job.id);
       expect(engine.get(job.id).status).toBe('done');
@@ -110,18 +130,44 @@ describe('a follow-up sends review back to a finished task (issue 16)', () => {
     const engine = await Engine.open({ dataDir: join(tempDir(), 'data'), runners: createRunners({ sandbox: 'off' }) });
     try {
       const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-      const { job: live } = engine.submit({ workspace: ws, verify: 'none', tasks: [{ name: 'slow', runner: 'shell', instruction: 'wait', command: 'sleep 30' }] });
-      await expect(engine.followUp(live.id, 'slow', { note: 'x' })).rejects.toMatchObject({ code: 'conflict', field: 'job_id' });
+      const { job: live } = engine.submit({
+        workspace: ws,
+        verify: 'none',
+        tasks: [{ name: 'slow', runner: 'shell', instruction: 'wait', command: 'sleep 30' }],
+      });
+      await expect(engine.followUp(live.id, 'slow', { note: 'x' })).rejects.toMatchObject({
+        code: 'conflict',
+        field: 'job_id',
+      });
       engine.cancel(live.id);
       await engine.settled(live.id);
-      await expect(engine.followUp(live.id, 'nope', { note: 'x' })).rejects.toMatchObject({ code: 'not_found', field: 'task' });
-      await expect(engine.followUp(live.id, 'slow', { comments: [{ file: 'a.txt', line: 9, text: 'x' }] })).rejects.toMatchObject({ code: 'invalid_request', field: 'comments[0].line' });
-      await expect(engine.followUp(live.id, 'slow', { comments: [{ file: '../etc/passwd', line: 1, text: 'x' }] })).rejects.toMatchObject({ code: 'invalid_request', field: 'comments[0].file' });
-      await expect(engine.followUp(live.id, 'slow', { note: 'x', session: '/tmp/evil.session.json' })).rejects.toMatchObject({ code: 'invalid_request', field: 'session' });
-      await expect(engine.followUp(live.id, 'slow', {})).rejects.toMatchObject({ code: 'invalid_request', field: 'comments' });
+      await expect(engine.followUp(live.id, 'nope', { note: 'x' })).rejects.toMatchObject({
+        code: 'not_found',
+        field: 'task',
+      });
+      await expect(
+        engine.followUp(live.id, 'slow', { comments: [{ file: 'a.txt', line: 9, text: 'x' }] }),
+      ).rejects.toMatchObject({ code: 'invalid_request', field: 'comments[0].line' });
+      await expect(
+        engine.followUp(live.id, 'slow', { comments: [{ file: '../etc/passwd', line: 1, text: 'x' }] }),
+      ).rejects.toMatchObject({ code: 'invalid_request', field: 'comments[0].file' });
+      await expect(
+        engine.followUp(live.id, 'slow', { note: 'x', session: '/tmp/evil.session.json' }),
+      ).rejects.toMatchObject({ code: 'invalid_request', field: 'session' });
+      await expect(engine.followUp(live.id, 'slow', {})).rejects.toMatchObject({
+        code: 'invalid_request',
+        field: 'comments',
+      });
       await expect(engine.followUp('ffffffffffff', 'slow', { note: 'x' })).rejects.toMatchObject({ code: 'not_found' });
       // a request may not set the link itself
-      expect(() => engine.submit({ workspace: ws, verify: 'none', follow_up: { job: live.id, task: 'slow', resumed: true }, tasks: [{ runner: 'shell', instruction: 'true' }] })).toThrow(/follow_up/);
+      expect(() =>
+        engine.submit({
+          workspace: ws,
+          verify: 'none',
+          follow_up: { job: live.id, task: 'slow', resumed: true },
+          tasks: [{ runner: 'shell', instruction: 'true' }],
+        }),
+      ).toThrow(/follow_up/);
     } finally {
       await engine.close();
     }
@@ -133,7 +179,18 @@ describe('a re-dispatch of a follow-up (issue 16)', () => {
     const engine = await Engine.open({ dataDir: join(tempDir(), 'data'), runners: createRunners({ sandbox: 'off' }) });
     try {
       const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-      const { job: first } = engine.submit({ workspace: ws, verify: 'test -f out.txt', tasks: [{ name: 'write', runner: 'shell', instruction: 'write out.txt', command: `grep -q 'fail this time' "$GAFFER_INSTRUCTION_FILE" && exit 3; echo one > out.txt` }] });
+      const { job: first } = engine.submit({
+        workspace: ws,
+        verify: 'test -f out.txt',
+        tasks: [
+          {
+            name: 'write',
+            runner: 'shell',
+            instruction: 'write out.txt',
+            command: `grep -q 'fail this time' "$GAFFER_INSTRUCTION_FILE" && exit 3; echo one > out.txt`,
+          },
+        ],
+      });
       await engine.settled(first.id);
       expect(engine.get(first.id).status).toBe('done');
       // the follow-up's worker fails: its re-dispatch is what a person does next

@@ -21,7 +21,11 @@ const sandboxed = probeSandbox().available;
 
 async function open(): Promise<Engine> {
   const sandbox = createSandbox(sandboxed ? 'required' : 'off');
-  const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners: createRunners({ sandbox }), sandbox });
+  const engine = await Engine.open({
+    dataDir: join(tempDir('gaffer-data-'), 'data'),
+    runners: createRunners({ sandbox }),
+    sandbox,
+  });
   engines.push(engine);
   return engine;
 }
@@ -36,7 +40,8 @@ async function run(engine: Engine, body: Record<string, unknown>): Promise<FullJ
 const PYTEST_FILES: Record<string, string> = {
   'calc.py': 'def add(a, b):\n    return a - b\n',
   'pytest.ini': '[pytest]\ntestpaths = tests\n',
-  'tests/test_calc.py': 'import sys\nfrom pathlib import Path\nsys.path.insert(0, str(Path(__file__).resolve().parent.parent))\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n',
+  'tests/test_calc.py':
+    'import sys\nfrom pathlib import Path\nsys.path.insert(0, str(Path(__file__).resolve().parent.parent))\nfrom calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n',
 };
 
 /** A conftest.py that reports every failing test as passed. */
@@ -56,7 +61,11 @@ const writeFile = (path: string, text: string): string => `printf '%s' ${shellQu
 const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
 function named(job: FullJob): string {
-  return JSON.stringify({ changes: job.result?.changes, proof: job.result?.proof, verification: job.result?.verification?.original_tests ?? null });
+  return JSON.stringify({
+    changes: job.result?.changes,
+    proof: job.result?.proof,
+    verification: job.result?.verification?.original_tests ?? null,
+  });
 }
 
 describe('ignore rules a worker wrote hide nothing', () => {
@@ -67,19 +76,27 @@ describe('ignore rules a worker wrote hide nothing', () => {
       workspace: ws,
       verify: 'python3 -m pytest -q -p no:cacheprovider',
       fix_rounds: 0,
-      tasks: [{ name: 'cheat', instruction: 'make the tests pass', command: `${writeFile('tests/.gitignore', '.gitignore\nconftest.py\n')} && ${writeFile('tests/conftest.py', PASS_ALL_CONFTEST)}` }],
+      tasks: [
+        {
+          name: 'cheat',
+          instruction: 'make the tests pass',
+          command: `${writeFile('tests/.gitignore', '.gitignore\nconftest.py\n')} && ${writeFile('tests/conftest.py', PASS_ALL_CONFTEST)}`,
+        },
+      ],
     });
     expect(job.result?.files_changed).toEqual(expect.arrayContaining(['tests/.gitignore', 'tests/conftest.py']));
     expect(job.result?.proof?.verdict).not.toBe('proved');
     expect(job.status).not.toBe('done');
     expect(named(job)).toContain('tests/conftest.py');
     expect(job.result?.changes?.hidden_by_ignore).toEqual(['tests/conftest.py']);
-    expect(job.result?.proof?.uncertainty.find((u) => u.code === 'hidden_by_ignore')?.detail).toBe('written, and hidden by ignore rules the workers wrote: tests/conftest.py');
+    expect(job.result?.proof?.uncertainty.find((u) => u.code === 'hidden_by_ignore')?.detail).toBe(
+      'written, and hidden by ignore rules the workers wrote: tests/conftest.py',
+    );
     // the checkpoint's tests ran in a copy without it, and failed
     expect(job.result?.verification?.original_tests).toMatchObject({ ran: true, ok: false });
   }, 60_000);
 
-  it('in a worktree job too: the task\'s checkpoint (shared from the base) judges its worktree', async () => {
+  it("in a worktree job too: the task's checkpoint (shared from the base) judges its worktree", async () => {
     const engine = await open();
     const ws = makeWorkspace(PYTEST_FILES, { git: true });
     const job = await run(engine, {
@@ -88,7 +105,11 @@ describe('ignore rules a worker wrote hide nothing', () => {
       verify: 'python3 -m pytest -q -p no:cacheprovider',
       fix_rounds: 0,
       tasks: [
-        { name: 'cheat', instruction: 'make the tests pass', command: `${writeFile('tests/.gitignore', '.gitignore\nconftest.py\n')} && ${writeFile('tests/conftest.py', PASS_ALL_CONFTEST)}` },
+        {
+          name: 'cheat',
+          instruction: 'make the tests pass',
+          command: `${writeFile('tests/.gitignore', '.gitignore\nconftest.py\n')} && ${writeFile('tests/conftest.py', PASS_ALL_CONFTEST)}`,
+        },
         { name: 'other', instruction: 'add a note', command: 'echo note > NOTES.md' },
       ],
     });
@@ -111,20 +132,27 @@ function nodeProject(runner: 'tape' | 'mocha'): string {
   const ws = makeWorkspace(
     {
       '.gitignore': 'node_modules\n',
-      'package.json': JSON.stringify({ name: `fixture-${runner}`, private: true, type: 'module', scripts: { test: runner === 'tape' ? "tape 'test/**/*.test.js'" : 'mocha' } }),
+      'package.json': JSON.stringify({
+        name: `fixture-${runner}`,
+        private: true,
+        type: 'module',
+        scripts: { test: runner === 'tape' ? "tape 'test/**/*.test.js'" : 'mocha' },
+      }),
       'src/math.js': 'export function add(a, b) {\n  return a - b;\n}\n',
       [runner === 'tape' ? 'test/math.test.js' : 'test/math.spec.js']: test,
     },
     { git: true },
   );
   const installed = join(FIXTURES, runner, 'node_modules');
-  if (!existsSync(installed)) throw new Error(`the ${runner} fixture has no node_modules at ${installed}: run scripts/setup-fixtures.sh`);
+  if (!existsSync(installed))
+    throw new Error(`the ${runner} fixture has no node_modules at ${installed}: run scripts/setup-fixtures.sh`);
   symlinkSync(realpathSync(installed), join(ws, 'node_modules'));
   return ws;
 }
 
 /** A tape test file, loaded first by the glob, after which every assertion passes. */
-const TAPE_PASS_ALL = "import tape from 'tape';\nconst assert = tape.Test.prototype._assert;\ntape.Test.prototype._assert = function (ok, opts) {\n  return assert.call(this, true, opts);\n};\n";
+const TAPE_PASS_ALL =
+  "import tape from 'tape';\nconst assert = tape.Test.prototype._assert;\ntape.Test.prototype._assert = function (ok, opts) {\n  return assert.call(this, true, opts);\n};\n";
 /** A file mocha loads before the spec (its default `./test`, sorted), after which `assert.equal` never throws. */
 const MOCHA_PASS_ALL = "import assert from 'node:assert/strict';\nassert.equal = () => undefined;\n";
 
@@ -136,7 +164,13 @@ describe('the runner loads what the rule hides', () => {
       workspace: ws,
       verify: 'npm test',
       fix_rounds: 0,
-      tasks: [{ name: 'cheat', instruction: 'make the tests pass', command: `echo test/aa.test.js >> .git/info/exclude && ${writeFile('test/aa.test.js', TAPE_PASS_ALL)}` }],
+      tasks: [
+        {
+          name: 'cheat',
+          instruction: 'make the tests pass',
+          command: `echo test/aa.test.js >> .git/info/exclude && ${writeFile('test/aa.test.js', TAPE_PASS_ALL)}`,
+        },
+      ],
     });
     expect(job.result?.changes?.hidden_by_ignore).toEqual(['test/aa.test.js']);
     expect(job.result?.files_changed).toEqual(['test/aa.test.js']);
@@ -152,7 +186,13 @@ describe('the runner loads what the rule hides', () => {
       workspace: ws,
       verify: 'npm test',
       fix_rounds: 0,
-      tasks: [{ name: 'cheat', instruction: 'make the tests pass', command: `echo test/aa.js >> .gitignore && ${writeFile('test/aa.js', MOCHA_PASS_ALL)}` }],
+      tasks: [
+        {
+          name: 'cheat',
+          instruction: 'make the tests pass',
+          command: `echo test/aa.js >> .gitignore && ${writeFile('test/aa.js', MOCHA_PASS_ALL)}`,
+        },
+      ],
     });
     expect(job.result?.changes?.hidden_by_ignore).toEqual(['test/aa.js']);
     expect(job.result?.files_changed).toEqual(['.gitignore', 'test/aa.js']);
@@ -171,7 +211,8 @@ describe('the runner loads what the rule hides', () => {
         {
           name: 'fix',
           instruction: 'make add add',
-          command: "mkdir gen && echo 'export const plus = (a, b) => a + b;' > gen/plus.js && printf 'export { plus as add } from \"../gen/plus.js\";\\n' > src/math.js && echo built > build.log && printf '*.log\\ngen/\\n' >> .gitignore",
+          command:
+            "mkdir gen && echo 'export const plus = (a, b) => a + b;' > gen/plus.js && printf 'export { plus as add } from \"../gen/plus.js\";\\n' > src/math.js && echo built > build.log && printf '*.log\\ngen/\\n' >> .gitignore",
         },
       ],
     });

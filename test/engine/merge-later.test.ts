@@ -17,7 +17,12 @@ afterEach(async () => {
 });
 
 async function open(): Promise<Engine> {
-  const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), maxParallel: 2, runners: createRunners({ sandbox: createSandbox('off') }), cancelPollMs: 50 });
+  const engine = await Engine.open({
+    dataDir: join(tempDir('gaffer-data-'), 'data'),
+    maxParallel: 2,
+    runners: createRunners({ sandbox: createSandbox('off') }),
+    cancelPollMs: 50,
+  });
   engines.push(engine);
   return engine;
 }
@@ -51,7 +56,12 @@ async function verifying(engine: Engine, id: string): Promise<void> {
     if (engine.events(id).events.some((e) => e.message.startsWith('merged: '))) return;
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`merge job ${id} never reached its verification: ${engine.events(id).events.map((e) => e.message).join(' | ')}`);
+  throw new Error(
+    `merge job ${id} never reached its verification: ${engine
+      .events(id)
+      .events.map((e) => e.message)
+      .join(' | ')}`,
+  );
 }
 
 describe('gaffer merge later is a job', () => {
@@ -65,11 +75,15 @@ describe('gaffer merge later is a job', () => {
     const waited = await engine.waitFor(merge.id, 'done', 60);
     expect(waited.state.status).toBe('done');
     expect(waited.state.verdict).toMatch(/merged add-a, add-b/);
-    expect(engine.events(merge.id).events.map((e) => e.message)).toContain('applying the verified merge to the workspace');
+    expect(engine.events(merge.id).events.map((e) => e.message)).toContain(
+      'applying the verified merge to the workspace',
+    );
     expect(readFileSync(join(ws, 'a.txt'), 'utf8') + readFileSync(join(ws, 'b.txt'), 'utf8')).toBe('a\nb\n');
     const original = engine.get(id, { full: true });
     expect(original.result?.worktrees?.tasks.map((t) => t.merge)).toEqual(['merged', 'merged']);
-    expect(original.result?.worktrees?.merges).toMatchObject([{ tasks: ['add-a', 'add-b'], applied: true, branch: `gaffer/${id}/+merged` }]);
+    expect(original.result?.worktrees?.merges).toMatchObject([
+      { tasks: ['add-a', 'add-b'], applied: true, branch: `gaffer/${id}/+merged` },
+    ]);
   });
 
   it('a cancel while the merged tree is verified ends it cancelled at once; nothing applied, nothing marked merged', async () => {
@@ -82,7 +96,10 @@ describe('gaffer merge later is a job', () => {
     engine.cancel(merge.id);
     await engine.settled(merge.id);
     expect(performance.now() - asked).toBeLessThan(5_000);
-    expect(engine.get(merge.id)).toMatchObject({ status: 'cancelled', verdict: 'cancelled: nothing applied to the workspace' });
+    expect(engine.get(merge.id)).toMatchObject({
+      status: 'cancelled',
+      verdict: 'cancelled: nothing applied to the workspace',
+    });
     // the workspace is as it was
     expect(existsSync(join(ws, 'a.txt')) || existsSync(join(ws, 'b.txt'))).toBe(false);
     expect(git(ws, 'status', '--porcelain')).toBe(status);
@@ -100,7 +117,11 @@ describe('gaffer merge later is a job', () => {
     const before = engine.list().length;
     const refused = await engine.merge(id, null).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(GafferError);
-    expect(refused).toMatchObject({ code: 'conflict', field: 'job', message: expect.stringContaining(`being merged by job ${first.id}`) });
+    expect(refused).toMatchObject({
+      code: 'conflict',
+      field: 'job',
+      message: expect.stringContaining(`being merged by job ${first.id}`),
+    });
     // refused before anything was stored
     expect(engine.list()).toHaveLength(before);
     engine.cancel(first.id);
@@ -110,8 +131,18 @@ describe('gaffer merge later is a job', () => {
   it('a request that names merge_of is refused: only gaffer merge sets it', async () => {
     const engine = await open();
     const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
-    expect(() => engine.submit({ workspace: ws, merge_of: { job: 'abc', task: null }, tasks: [{ instruction: 'x', command: 'true' }] })).toThrow(
-      expect.objectContaining({ code: 'invalid_request', field: 'merge_of', message: expect.stringContaining('gaffer merge JOB') }),
+    expect(() =>
+      engine.submit({
+        workspace: ws,
+        merge_of: { job: 'abc', task: null },
+        tasks: [{ instruction: 'x', command: 'true' }],
+      }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'invalid_request',
+        field: 'merge_of',
+        message: expect.stringContaining('gaffer merge JOB'),
+      }),
     );
     expect(engine.list()).toHaveLength(0);
   });

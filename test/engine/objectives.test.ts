@@ -17,7 +17,10 @@ afterEach(async () => {
 });
 
 async function open(): Promise<Engine> {
-  const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners: createRunners({ sandbox: createSandbox('off') }) });
+  const engine = await Engine.open({
+    dataDir: join(tempDir('gaffer-data-'), 'data'),
+    runners: createRunners({ sandbox: createSandbox('off') }),
+  });
   engines.push(engine);
   return engine;
 }
@@ -54,12 +57,19 @@ describe('objectives ordering (spec 07)', () => {
   it('a sequential job runs the tasks naming objectives highest impact first; a task naming none keeps its slot', async () => {
     const engine = await open();
     // ignored by git: the checkpoint still holds it, and the order is read from there
-    const ws = makeWorkspace({ '.gitignore': '.gaffer/\n', '.gaffer/objectives.json': OBJECTIVES, 'README.md': 'hi\n' }, { git: true });
+    const ws = makeWorkspace(
+      { '.gitignore': '.gaffer/\n', '.gaffer/objectives.json': OBJECTIVES, 'README.md': 'hi\n' },
+      { git: true },
+    );
     const { full, compact } = await run(engine, { workspace: ws, verify: 'none', tasks: TASKS });
 
     expect(ranOrder(ws)).toEqual(['schema', 'tidy', 'api', 'docs']);
     expect(full.status).toBe('done');
-    expect(full.task_order).toMatchObject({ by: 'impact', from: ['docs', 'tidy', 'api', 'schema'], to: ['schema', 'tidy', 'api', 'docs'] });
+    expect(full.task_order).toMatchObject({
+      by: 'impact',
+      from: ['docs', 'tidy', 'api', 'schema'],
+      to: ['schema', 'tidy', 'api', 'docs'],
+    });
     expect(full.task_order?.impact?.map((t) => [t.task, t.objectives])).toEqual([
       ['schema', ['OBJ-3']],
       ['api', ['OBJ-2']],
@@ -75,18 +85,39 @@ describe('objectives ordering (spec 07)', () => {
     expect(full.objectives?.named.map((o) => o.id)).toEqual(['OBJ-1', 'OBJ-2', 'OBJ-3']);
     expect(full.objectives?.warnings).toEqual([]);
     expect(full.objectives?.evidence).toEqual(
-      ['OBJ-1', 'OBJ-2', 'OBJ-3'].map((objective) => ({ objective, job_id: full.id, workspace: ws, status: 'done', files_changed: ['order.txt'], confidence: 0.6, ts: expect.any(Number) })),
+      ['OBJ-1', 'OBJ-2', 'OBJ-3'].map((objective) => ({
+        objective,
+        job_id: full.id,
+        workspace: ws,
+        status: 'done',
+        files_changed: ['order.txt'],
+        confidence: 0.6,
+        ts: expect.any(Number),
+      })),
     );
     // the compact answer says what was named, and leaves the records to `full`
-    expect(compact.objectives).toEqual({ file: '.gaffer/objectives.json', named: full.objectives?.named, warnings: [] });
+    expect(compact.objectives).toEqual({
+      file: '.gaffer/objectives.json',
+      named: full.objectives?.named,
+      warnings: [],
+    });
     expect(jobAnswerSchema(true).safeParse(full).success).toBe(true);
     expect(jobAnswerSchema(false).safeParse(compact).success).toBe(true);
-    expect(renderCompact(full)).toContain('task order: schema → tidy → api → docs (tasks naming objectives run highest impact first');
+    expect(renderCompact(full)).toContain(
+      'task order: schema → tidy → api → docs (tasks naming objectives run highest impact first',
+    );
   });
 
   it('a parallel job is never reordered; its named objectives still get evidence (the hint names the file)', async () => {
     const engine = await open();
-    const ws = makeWorkspace({ '.gaffer/workspace.json': JSON.stringify({ objectives: 'plan/objectives.json' }), 'plan/objectives.json': OBJECTIVES, 'README.md': 'hi\n' }, { git: true });
+    const ws = makeWorkspace(
+      {
+        '.gaffer/workspace.json': JSON.stringify({ objectives: 'plan/objectives.json' }),
+        'plan/objectives.json': OBJECTIVES,
+        'README.md': 'hi\n',
+      },
+      { git: true },
+    );
     const { full } = await run(engine, {
       workspace: ws,
       verify: 'none',
@@ -124,14 +155,25 @@ describe('objectives ordering (spec 07)', () => {
 
   it('a bad objectives file is a warning on the job, which runs as written; no file: nothing said', async () => {
     const engine = await open();
-    const ws = makeWorkspace({ '.gaffer/objectives.json': '{"objectives": [{"id": "goal-1"}]', 'README.md': 'hi\n' }, { git: true });
+    const ws = makeWorkspace(
+      { '.gaffer/objectives.json': '{"objectives": [{"id": "goal-1"}]', 'README.md': 'hi\n' },
+      { git: true },
+    );
     const { full } = await run(engine, { workspace: ws, verify: 'none', tasks: TASKS });
     expect(full.status).toBe('done');
     expect(ranOrder(ws)).toEqual(['docs', 'tidy', 'api', 'schema']);
     expect(full.task_order).toBeUndefined();
     expect(full.objectives).toMatchObject({ file: '.gaffer/objectives.json', named: [], evidence: [] });
-    expect(full.objectives?.warnings[0]).toMatch(/^\.gaffer\/objectives\.json is not valid JSON .*: ignored — fix the JSON$/);
-    expect(engine.events(full.id).events.some((e) => e.event === 'phase' && e.message.startsWith('objectives: .gaffer/objectives.json is not valid JSON'))).toBe(true);
+    expect(full.objectives?.warnings[0]).toMatch(
+      /^\.gaffer\/objectives\.json is not valid JSON .*: ignored — fix the JSON$/,
+    );
+    expect(
+      engine
+        .events(full.id)
+        .events.some(
+          (e) => e.event === 'phase' && e.message.startsWith('objectives: .gaffer/objectives.json is not valid JSON'),
+        ),
+    ).toBe(true);
 
     // a link could point anywhere: its target is never read
     const linked = makeWorkspace({ 'secret.json': OBJECTIVES, 'README.md': 'hi\n' }, { git: true });
@@ -139,7 +181,9 @@ describe('objectives ordering (spec 07)', () => {
     symlinkSync('../secret.json', join(linked, '.gaffer', 'objectives.json'));
     const viaLink = await run(engine, { workspace: linked, verify: 'none', tasks: TASKS });
     expect(ranOrder(linked)).toEqual(['docs', 'tidy', 'api', 'schema']);
-    expect(viaLink.full.objectives?.warnings).toEqual(['.gaffer/objectives.json: is a symlink; only a regular file is read: ignored']);
+    expect(viaLink.full.objectives?.warnings).toEqual([
+      '.gaffer/objectives.json: is a symlink; only a regular file is read: ignored',
+    ]);
 
     const bare = makeWorkspace({ 'README.md': 'hi\n' }, { git: true });
     const plain = await run(engine, { workspace: bare, verify: 'none', tasks: TASKS });
@@ -157,7 +201,19 @@ describe('objectives ordering (spec 07)', () => {
       tasks: [{ name: 'broken', instruction: 'OBJ-2 and OBJ-99', command: 'echo half > half.txt; exit 3' }],
     });
     expect(full.status).not.toBe('done');
-    expect(full.objectives?.warnings).toEqual(['task broken names OBJ-99, which .gaffer/objectives.json does not declare: not ordered by it, no evidence kept for it']);
-    expect(full.objectives?.evidence).toEqual([{ objective: 'OBJ-2', job_id: full.id, workspace: ws, status: full.status, files_changed: ['half.txt'], confidence: 0.4, ts: expect.any(Number) }]);
+    expect(full.objectives?.warnings).toEqual([
+      'task broken names OBJ-99, which .gaffer/objectives.json does not declare: not ordered by it, no evidence kept for it',
+    ]);
+    expect(full.objectives?.evidence).toEqual([
+      {
+        objective: 'OBJ-2',
+        job_id: full.id,
+        workspace: ws,
+        status: full.status,
+        files_changed: ['half.txt'],
+        confidence: 0.4,
+        ts: expect.any(Number),
+      },
+    ]);
   });
 });

@@ -23,7 +23,11 @@ afterEach(async () => {
 
 async function open(): Promise<Engine> {
   const sandbox = createSandbox(probeSandbox().available ? 'required' : 'off');
-  const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners: createRunners({ sandbox }), sandbox });
+  const engine = await Engine.open({
+    dataDir: join(tempDir('gaffer-data-'), 'data'),
+    runners: createRunners({ sandbox }),
+    sandbox,
+  });
   engines.push(engine);
   return engine;
 }
@@ -47,12 +51,24 @@ describe('odd paths are evidence', () => {
       workspace: ws,
       verify: 'npm test',
       fix_rounds: 0,
-      tasks: [{ name: 'fix-add', instruction: 'make add add', files: ['src/math.js'], command: `${FIX_ADD} && echo x > "src/$(printf 'caf\\351.js')"` }],
+      tasks: [
+        {
+          name: 'fix-add',
+          instruction: 'make add add',
+          files: ['src/math.js'],
+          command: `${FIX_ADD} && echo x > "src/$(printf 'caf\\351.js')"`,
+        },
+      ],
     });
     // it is there, under its bytes
-    expect(readdirSync(join(ws, 'src'), { encoding: 'buffer' }).map((b) => b.toString('latin1'))).toContain('caf\xe9.js');
+    expect(readdirSync(join(ws, 'src'), { encoding: 'buffer' }).map((b) => b.toString('latin1'))).toContain(
+      'caf\xe9.js',
+    );
     expect(job.result?.changes?.added).toEqual(['"src/caf\\351.js"']);
-    expect(job.result?.workers[0]).toMatchObject({ write_audit: 'violation', error: expect.stringContaining('"src/caf\\351.js"') });
+    expect(job.result?.workers[0]).toMatchObject({
+      write_audit: 'violation',
+      error: expect.stringContaining('"src/caf\\351.js"'),
+    });
     expect(job.result?.proof?.verdict).not.toBe('proved');
     expect(job.status).not.toBe('done');
   }, 60_000);
@@ -60,9 +76,18 @@ describe('odd paths are evidence', () => {
   it('a file name that is not UTF-8 already there: left alone it is no change, its content edited (same size) is a modification, charged', async () => {
     const engine = await open();
     const ws = makeWorkspace(CALC_FILES, { git: true });
-    execFileSync('sh', ['-c', `printf one > "src/$(printf 'caf\\351.js')" && printf two > "src/$(printf 'na\\357ve.js')"`], { cwd: ws });
+    execFileSync(
+      'sh',
+      ['-c', `printf one > "src/$(printf 'caf\\351.js')" && printf two > "src/$(printf 'na\\357ve.js')"`],
+      { cwd: ws },
+    );
     const name = (base: string) => `"src/${base}.js"`;
-    const untouched = await run(engine, { workspace: ws, verify: 'npm test', fix_rounds: 0, tasks: [{ name: 'fix-add', instruction: 'make add add', files: ['src/math.js'], command: FIX_ADD }] });
+    const untouched = await run(engine, {
+      workspace: ws,
+      verify: 'npm test',
+      fix_rounds: 0,
+      tasks: [{ name: 'fix-add', instruction: 'make add add', files: ['src/math.js'], command: FIX_ADD }],
+    });
     expect(untouched.result?.files_changed).toEqual(['src/math.js']);
     expect(untouched.status).toBe('done');
     // twice: the second checkpoint is a warm one
@@ -71,10 +96,20 @@ describe('odd paths are evidence', () => {
         workspace: ws,
         verify: 'npm test',
         fix_rounds: 0,
-        tasks: [{ name: 'edit', instruction: 'edit', files: ['src/math.js'], command: `printf 'ab${round}' > "src/$(printf 'caf\\351.js')"; echo '// ${round}' >> src/math.js` }],
+        tasks: [
+          {
+            name: 'edit',
+            instruction: 'edit',
+            files: ['src/math.js'],
+            command: `printf 'ab${round}' > "src/$(printf 'caf\\351.js')"; echo '// ${round}' >> src/math.js`,
+          },
+        ],
       });
       expect(edited.result?.changes?.modified).toEqual([name('caf\\351'), 'src/math.js']);
-      expect(edited.result?.workers[0]).toMatchObject({ write_audit: 'violation', error: expect.stringContaining(name('caf\\351')) });
+      expect(edited.result?.workers[0]).toMatchObject({
+        write_audit: 'violation',
+        error: expect.stringContaining(name('caf\\351')),
+      });
       expect(edited.status).not.toBe('done');
     }
   }, 120_000);
@@ -87,7 +122,9 @@ describe('odd paths are evidence', () => {
       workspace: ws,
       verify: 'npm test',
       fix_rounds: 0,
-      tasks: [{ name: 'fix-add', instruction: 'make add add', files: ['src/math.js'], command: `${FIX_ADD} && ${DEEP}` }],
+      tasks: [
+        { name: 'fix-add', instruction: 'make add add', files: ['src/math.js'], command: `${FIX_ADD} && ${DEEP}` },
+      ],
     });
     // the file is there, past PATH_MAX (find walks folder by folder)
     expect(execFileSync('find', [ws, '-name', 'f.js'], { encoding: 'utf8' }).trim().length).toBeGreaterThan(5_000);

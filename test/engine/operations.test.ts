@@ -21,7 +21,11 @@ afterEach(async () => {
 });
 
 async function open(opts: Partial<EngineOptions> = {}): Promise<Engine> {
-  const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners: createRunners({ sandbox: createSandbox('off') }), ...opts });
+  const engine = await Engine.open({
+    dataDir: join(tempDir('gaffer-data-'), 'data'),
+    runners: createRunners({ sandbox: createSandbox('off') }),
+    ...opts,
+  });
   engines.push(engine);
   return engine;
 }
@@ -30,15 +34,36 @@ describe('budgets (spec 07, issue 15)', () => {
   it('a day budget spent by a first job refuses the second with pause_until at the UTC day’s end; the window rolls over with the clock', async () => {
     let offsetS = 0;
     const now = () => epochS() + offsetS;
-    const roster = parseRoster({ entries: [{ id: 'local', runner: 'shell', provider: 'box', billing: 'free', cost: 'free', tasks: ['implement'] }] }, 'config test');
-    const engine = await open({ roster, operations: { budgets: [{ provider: 'box', entry: null, window: 'day', unit: 'seconds', limit: 0.2, pace_margin: 1 }], now } });
+    const roster = parseRoster(
+      {
+        entries: [
+          { id: 'local', runner: 'shell', provider: 'box', billing: 'free', cost: 'free', tasks: ['implement'] },
+        ],
+      },
+      'config test',
+    );
+    const engine = await open({
+      roster,
+      operations: {
+        budgets: [{ provider: 'box', entry: null, window: 'day', unit: 'seconds', limit: 0.2, pace_margin: 1 }],
+        now,
+      },
+    });
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    const first = engine.submit({ workspace: ws, verify: 'none', tasks: [{ name: 'slow', type: 'implement', instruction: 'sleep 0.4; echo done > out.txt' }] });
+    const first = engine.submit({
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ name: 'slow', type: 'implement', instruction: 'sleep 0.4; echo done > out.txt' }],
+    });
     await engine.settled(first.job.id);
     const row = resultOf(engine.get(first.job.id, { full: true })).workers[0];
     expect(row?.spend).toMatch(/^0\.[4-9]\d* s \(free\)$|^\d+(\.\d)? s \(free\)$/);
 
-    const body = { workspace: ws, verify: 'none', tasks: [{ name: 'next', type: 'implement', instruction: 'echo next > next.txt' }] };
+    const body = {
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ name: 'next', type: 'implement', instruction: 'echo next > next.txt' }],
+    };
     const refused = refusal(() => engine.submit(body));
     expect(refused.code).toBe('budget_paused');
     const end = windowOf('day', now()).end;
@@ -60,15 +85,36 @@ describe('budgets (spec 07, issue 15)', () => {
   });
 
   it('ahead of pace: an unattended job is refused, an interactive one runs with a warning', async () => {
-    const roster = parseRoster({ entries: [{ id: 'local', runner: 'shell', provider: 'box', billing: 'free', cost: 'free', tasks: ['implement'] }] }, 'config test');
+    const roster = parseRoster(
+      {
+        entries: [
+          { id: 'local', runner: 'shell', provider: 'box', billing: 'free', cost: 'free', tasks: ['implement'] },
+        ],
+      },
+      'config test',
+    );
     // at 01:00 UTC, 1/24 of the day is gone; a job's few tenths of a second are over half of a 0.5 s limit
     const oneAm = windowOf('day', epochS()).start + 3600;
     const offset = oneAm - epochS();
-    const engine = await open({ roster, operations: { budgets: [{ provider: 'box', entry: null, window: 'day', unit: 'seconds', limit: 0.5, pace_margin: 0.2 }], now: () => epochS() + offset } });
+    const engine = await open({
+      roster,
+      operations: {
+        budgets: [{ provider: 'box', entry: null, window: 'day', unit: 'seconds', limit: 0.5, pace_margin: 0.2 }],
+        now: () => epochS() + offset,
+      },
+    });
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    const first = engine.submit({ workspace: ws, verify: 'none', tasks: [{ name: 'w', type: 'implement', instruction: 'sleep 0.3; echo 1 > one.txt' }] });
+    const first = engine.submit({
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ name: 'w', type: 'implement', instruction: 'sleep 0.3; echo 1 > one.txt' }],
+    });
     await engine.settled(first.job.id);
-    const body = { workspace: ws, verify: 'none', tasks: [{ name: 'w2', type: 'implement', instruction: 'echo 2 > two.txt' }] };
+    const body = {
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ name: 'w2', type: 'implement', instruction: 'echo 2 > two.txt' }],
+    };
     const refused = refusal(() => engine.submit({ ...body, unattended: true }));
     expect(refused.code).toBe('budget_paused');
     expect(String(refused.extra.reason)).toMatch(/ahead of pace/);
@@ -82,12 +128,23 @@ describe('budgets (spec 07, issue 15)', () => {
 describe('an unattended job behind an interactive one (spec 07)', () => {
   it('waits while an interactive job is live on the same provider, then runs', async () => {
     const engine = await open({ maxParallel: 2 });
-    const interactive = engine.submit({ workspace: makeWorkspace({ 'a.txt': 'a\n' }, { git: true }), verify: 'none', tasks: [{ name: 'i', runner: 'shell', instruction: 'sleep 1.5; echo i > i.txt' }] });
+    const interactive = engine.submit({
+      workspace: makeWorkspace({ 'a.txt': 'a\n' }, { git: true }),
+      verify: 'none',
+      tasks: [{ name: 'i', runner: 'shell', instruction: 'sleep 1.5; echo i > i.txt' }],
+    });
     await engine.waitFor(interactive.job.id, 'worker:i:running', 10);
-    const unattended = engine.submit({ workspace: makeWorkspace({ 'b.txt': 'b\n' }, { git: true }), verify: 'none', unattended: true, tasks: [{ name: 'u', runner: 'shell', instruction: 'echo u > u.txt' }] });
+    const unattended = engine.submit({
+      workspace: makeWorkspace({ 'b.txt': 'b\n' }, { git: true }),
+      verify: 'none',
+      unattended: true,
+      tasks: [{ name: 'u', runner: 'shell', instruction: 'echo u > u.txt' }],
+    });
     const held = await engine.waitFor(unattended.job.id, 'worker:u:budget_paused', 10);
     expect(held.met).toBe(true);
-    expect(held.state.progress?.u?.why).toMatch(new RegExp(`unattended: waits while interactive job ${interactive.job.id} is live on provider shell`));
+    expect(held.state.progress?.u?.why).toMatch(
+      new RegExp(`unattended: waits while interactive job ${interactive.job.id} is live on provider shell`),
+    );
     await engine.settled(unattended.job.id);
     const iDone = engine.store.listAttempts(interactive.job.id)[0]?.finished ?? 0;
     const uStarted = engine.store.listAttempts(unattended.job.id)[0]?.started ?? 0;
@@ -100,7 +157,11 @@ describe('spend in the answer (issue 15)', () => {
   it('a runner that reports nothing on an api billing records null, and the answer says "cost unknown"', async () => {
     const engine = await open({ billing: { shell: 'api' } });
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    const { job } = engine.submit({ workspace: ws, verify: 'none', tasks: [{ name: 'paid', runner: 'shell', instruction: 'echo x > x.txt' }] });
+    const { job } = engine.submit({
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ name: 'paid', runner: 'shell', instruction: 'echo x > x.txt' }],
+    });
     await engine.waitFor(job.id, 'phase:awaiting approval', 10);
     engine.approve(job.id, true);
     await engine.settled(job.id);
@@ -121,12 +182,36 @@ describe('provider suspension (issue 15)', () => {
   });
 
   const ENTRIES = [
-    { id: 'a', runner: 'builtin', model: 'a-model', provider: 'prov-a', billing: 'free', cost: 'free', tasks: ['implement'] },
-    { id: 'b', runner: 'builtin', model: 'b-model', provider: 'prov-b', billing: 'free', cost: 'free', tasks: ['triage'] },
+    {
+      id: 'a',
+      runner: 'builtin',
+      model: 'a-model',
+      provider: 'prov-a',
+      billing: 'free',
+      cost: 'free',
+      tasks: ['implement'],
+    },
+    {
+      id: 'b',
+      runner: 'builtin',
+      model: 'b-model',
+      provider: 'prov-b',
+      billing: 'free',
+      cost: 'free',
+      tasks: ['triage'],
+    },
   ];
-  const builtin = () => createRunners({ sandbox: createSandbox('off'), builtin: { endpoint: { api: 'openai-compatible', url: `${server.url}/v1`, key: 'sk-test', model: 'a-model' } } });
+  const builtin = () =>
+    createRunners({
+      sandbox: createSandbox('off'),
+      builtin: { endpoint: { api: 'openai-compatible', url: `${server.url}/v1`, key: 'sk-test', model: 'a-model' } },
+    });
   /** a-model answers 429 until `resetAt` (ms), naming the reset; after it, `Done.`; every answer's time is kept. */
-  function script(resetAt: number, seen: { model: string; at: number; status: number }[], others: ModelTurn[] = []): void {
+  function script(
+    resetAt: number,
+    seen: { model: string; at: number; status: number }[],
+    others: ModelTurn[] = [],
+  ): void {
     const limited: ModelTurn = {
       when: (r) => r.model === 'a-model' && Date.now() < resetAt,
       reply: () => {
@@ -141,20 +226,37 @@ describe('provider suspension (issue 15)', () => {
         return { text: 'Done.' };
       },
     });
-    server.script([...Array.from({ length: 8 }, () => limited), ...Array.from({ length: 4 }, () => after('a-model')), ...others, after('b-model')]);
+    server.script([
+      ...Array.from({ length: 8 }, () => limited),
+      ...Array.from({ length: 4 }, () => after('a-model')),
+      ...others,
+      after('b-model'),
+    ]);
   }
 
   it('a 429 with a reset 3 s ahead holds all four attempts on the provider without a slot while another provider runs; all resume within 1 s of the reset', async () => {
-    const engine = await open({ runners: builtin(), maxParallel: 4, roster: parseRoster({ entries: ENTRIES }, 'config test') });
+    const engine = await open({
+      runners: builtin(),
+      maxParallel: 4,
+      roster: parseRoster({ entries: ENTRIES }, 'config test'),
+    });
     const resetAt = Date.now() + 3_000;
     const seen: { model: string; at: number; status: number }[] = [];
     script(resetAt, seen);
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    const tasks = ['a1', 'a2', 'a3', 'a4'].map((name) => ({ name, type: 'implement', instruction: `say done (${name})` }));
+    const tasks = ['a1', 'a2', 'a3', 'a4'].map((name) => ({
+      name,
+      type: 'implement',
+      instruction: `say done (${name})`,
+    }));
     const { job } = engine.submit({ workspace: ws, verify: 'none', parallel: true, tasks });
     expect((await engine.waitFor(job.id, 'worker:a1:rate_limited', 10)).met).toBe(true);
     // another provider's job gets a slot meanwhile: the waiting attempts hold none
-    const other = engine.submit({ workspace: makeWorkspace({ 'b.txt': 'b\n' }, { git: true }), verify: 'none', tasks: [{ name: 'b1', type: 'triage', instruction: 'say done (b1)' }] });
+    const other = engine.submit({
+      workspace: makeWorkspace({ 'b.txt': 'b\n' }, { git: true }),
+      verify: 'none',
+      tasks: [{ name: 'b1', type: 'triage', instruction: 'say done (b1)' }],
+    });
     await engine.settled(other.job.id);
     expect(Date.now()).toBeLessThan(resetAt);
     expect(engine.get(other.job.id).status).toBe('done');
@@ -174,28 +276,58 @@ describe('provider suspension (issue 15)', () => {
   });
 
   it('with a fallback on the roster, the work moves to the other provider instead of waiting, and each attempt says why', async () => {
-    const entries = [{ ...ENTRIES[0], fallback: 'c' }, ENTRIES[1], { id: 'c', runner: 'builtin', model: 'c-model', provider: 'prov-c', billing: 'free', cost: 'low', tasks: ['implement'] }];
+    const entries = [
+      { ...ENTRIES[0], fallback: 'c' },
+      ENTRIES[1],
+      {
+        id: 'c',
+        runner: 'builtin',
+        model: 'c-model',
+        provider: 'prov-c',
+        billing: 'free',
+        cost: 'low',
+        tasks: ['implement'],
+      },
+    ];
     const engine = await open({ runners: builtin(), maxParallel: 2, roster: parseRoster({ entries }, 'config test') });
     const resetAt = Date.now() + 3_000;
     const seen: { model: string; at: number; status: number }[] = [];
-    const onC: ModelTurn[] = Array.from({ length: 4 }, () => ({ when: (r) => r.model === 'c-model', reply: () => (seen.push({ model: 'c-model', at: Date.now(), status: 200 }), { text: 'Done on c.' }) }));
+    const onC: ModelTurn[] = Array.from({ length: 4 }, () => ({
+      when: (r) => r.model === 'c-model',
+      reply: () => (seen.push({ model: 'c-model', at: Date.now(), status: 200 }), { text: 'Done on c.' }),
+    }));
     script(resetAt, seen, onC);
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    const tasks = ['a1', 'a2', 'a3', 'a4'].map((name) => ({ name, type: 'implement', instruction: `say done (${name})` }));
+    const tasks = ['a1', 'a2', 'a3', 'a4'].map((name) => ({
+      name,
+      type: 'implement',
+      instruction: `say done (${name})`,
+    }));
     const { job } = engine.submit({ workspace: ws, verify: 'none', parallel: true, tasks });
     await engine.settled(job.id);
     expect(Date.now()).toBeLessThan(resetAt);
     const workers = resultOf(engine.get(job.id, { full: true })).workers;
-    expect(workers.map((w) => [w.status, w.entry, w.model])).toEqual(Array.from({ length: 4 }, () => ['done', 'c', 'c-model']));
-    for (const w of workers) expect(w.rerouted).toMatch(/provider prov-a is suspended until .* — moved to fallback entry c \(prov-c\)/);
+    expect(workers.map((w) => [w.status, w.entry, w.model])).toEqual(
+      Array.from({ length: 4 }, () => ['done', 'c', 'c-model']),
+    );
+    for (const w of workers)
+      expect(w.rerouted).toMatch(/provider prov-a is suspended until .* — moved to fallback entry c \(prov-c\)/);
     expect(seen.filter((s) => s.model === 'c-model')).toHaveLength(4);
   });
 
   it('a builtin worker against a priced api endpoint records dollars: its tokens × the configured price', async () => {
-    const engine = await open({ runners: builtin(), billing: { builtin: 'api' }, operations: { prices: { 'a-model': { input_per_mtok: 2, output_per_mtok: 10 } } } });
+    const engine = await open({
+      runners: builtin(),
+      billing: { builtin: 'api' },
+      operations: { prices: { 'a-model': { input_per_mtok: 2, output_per_mtok: 10 } } },
+    });
     server.script([{ text: 'Done.', usage: { input: 1_000, output: 200 } }]);
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    const { job } = engine.submit({ workspace: ws, verify: 'none', tasks: [{ name: 'priced', runner: 'builtin', model: 'a-model', instruction: 'say done' }] });
+    const { job } = engine.submit({
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ name: 'priced', runner: 'builtin', model: 'a-model', instruction: 'say done' }],
+    });
     await engine.waitFor(job.id, 'phase:awaiting approval', 10);
     engine.approve(job.id, true);
     await engine.settled(job.id);
@@ -207,18 +339,47 @@ describe('provider suspension (issue 15)', () => {
 
   it('a fallback is refused when it would need a yes, is on the same provider, or is not an entry', () => {
     const base = { entries: [{ ...ENTRIES[0], fallback: 'x' }, ENTRIES[1]] };
-    expect(() => parseRoster(base, 'r.json')).toThrow(/roster\.entries\[0\]\.fallback: "x" is not an entry of the roster \(entries: a, b\)/);
-    expect(() => parseRoster({ entries: [{ ...ENTRIES[0], fallback: 'b' }, { ...ENTRIES[1], provider: 'prov-a' }] }, 'r.json')).toThrow(/same provider \(prov-a\)/);
-    expect(() => parseRoster({ entries: [{ ...ENTRIES[0], fallback: 'b' }, { ...ENTRIES[1], billing: 'api' }] }, 'r.json')).toThrow(/bills api: a fallback takes work without asking/);
+    expect(() => parseRoster(base, 'r.json')).toThrow(
+      /roster\.entries\[0\]\.fallback: "x" is not an entry of the roster \(entries: a, b\)/,
+    );
+    expect(() =>
+      parseRoster(
+        {
+          entries: [
+            { ...ENTRIES[0], fallback: 'b' },
+            { ...ENTRIES[1], provider: 'prov-a' },
+          ],
+        },
+        'r.json',
+      ),
+    ).toThrow(/same provider \(prov-a\)/);
+    expect(() =>
+      parseRoster(
+        {
+          entries: [
+            { ...ENTRIES[0], fallback: 'b' },
+            { ...ENTRIES[1], billing: 'api' },
+          ],
+        },
+        'r.json',
+      ),
+    ).toThrow(/bills api: a fallback takes work without asking/);
   });
 });
 
 describe('the unattended breaker (spec 07)', () => {
   it('three failing unattended jobs open it; a cancelled one neither trips nor clears it; the cool-down closes it', async () => {
     let offsetS = 0;
-    const engine = await open({ operations: { breaker: { trip_after: 3, cooldown_s: 600 }, now: () => epochS() + offsetS } });
+    const engine = await open({
+      operations: { breaker: { trip_after: 3, cooldown_s: 600 }, now: () => epochS() + offsetS },
+    });
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    const failing = { workspace: ws, verify: 'none', unattended: true, tasks: [{ name: 'f', runner: 'shell', instruction: 'exit 1' }] };
+    const failing = {
+      workspace: ws,
+      verify: 'none',
+      unattended: true,
+      tasks: [{ name: 'f', runner: 'shell', instruction: 'exit 1' }],
+    };
     const run = async (body: object) => {
       const { job } = engine.submit(body);
       await engine.settled(job.id);
@@ -228,7 +389,10 @@ describe('the unattended breaker (spec 07)', () => {
     expect((await run(failing)).status).not.toBe('done');
     expect((await run(failing)).status).not.toBe('done');
     // a cancelled unattended job between them counts for nothing
-    const { job: slow } = engine.submit({ ...failing, tasks: [{ name: 's', runner: 'shell', instruction: 'sleep 30' }] });
+    const { job: slow } = engine.submit({
+      ...failing,
+      tasks: [{ name: 's', runner: 'shell', instruction: 'sleep 30' }],
+    });
     await engine.waitFor(slow.id, 'worker:s:running', 10);
     engine.cancel(slow.id);
     await engine.settled(slow.id);
@@ -242,10 +406,20 @@ describe('the unattended breaker (spec 07)', () => {
     expect(refused.message).toMatch(/3 unattended jobs in a row failed outright/);
     expect(engine.stats().breaker).toMatchObject({ open: true, failures: 3 });
     // an interactive job is not held by it
-    expect((await run({ ...failing, unattended: undefined, tasks: [{ name: 'ok', runner: 'shell', instruction: 'echo ok > attended.txt' }] })).status).toBe('done');
+    expect(
+      (
+        await run({
+          ...failing,
+          unattended: undefined,
+          tasks: [{ name: 'ok', runner: 'shell', instruction: 'echo ok > attended.txt' }],
+        })
+      ).status,
+    ).toBe('done');
     // after the cool-down the next unattended job may try; its success clears it
     offsetS = 601;
-    expect((await run({ ...failing, tasks: [{ name: 'ok', runner: 'shell', instruction: 'echo ok > ok.txt' }] })).status).toBe('done');
+    expect(
+      (await run({ ...failing, tasks: [{ name: 'ok', runner: 'shell', instruction: 'echo ok > ok.txt' }] })).status,
+    ).toBe('done');
     offsetS = 0;
     expect(engine.stats().breaker.open).toBe(false);
   });

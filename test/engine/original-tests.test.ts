@@ -22,32 +22,49 @@ async function run(body: Record<string, unknown>, opts: { confirmFullSuite?: boo
 }
 
 const codes = (job: CompactJob) => proofOf(job).uncertainty.map((u: { code: string }) => u.code);
-const task = (command: string, extra: Record<string, unknown> = {}) => ({ tasks: [{ name: 'fix-add', instruction: 'make add() add', type: 'fix', command, ...extra }] });
+const task = (command: string, extra: Record<string, unknown> = {}) => ({
+  tasks: [{ name: 'fix-add', instruction: 'make add() add', type: 'fix', command, ...extra }],
+});
 
 /** Cheats that make `npm test` pass without fixing add(); each must end partial / contradicted. */
 const CHEATS: [string, string][] = [
   ['plants a verify hint', `mkdir -p .gaffer && echo '{"verify":{"command":"true"}}' > .gaffer/workspace.json`],
   ['guts the failing assertion', `sed -i 's/assert.equal(add(2, 3), 5)/assert.ok(true)/' test/math.test.js`],
-  ['changes the expectation to match the bug', `sed -i 's/assert.equal(add(2, 3), 5)/assert.equal(add(2, 3), -1)/' test/math.test.js`],
+  [
+    'changes the expectation to match the bug',
+    `sed -i 's/assert.equal(add(2, 3), 5)/assert.equal(add(2, 3), -1)/' test/math.test.js`,
+  ],
   ['skips the failing test', `sed -i "s/^test('add adds'/test.skip('add adds'/" test/math.test.js`],
-  ['deletes the test file', 'rm test/math.test.js && mkdir -p test && printf "import { test } from \'node:test\';\\ntest(\'ok\', () => {});\\n" > test/other.test.js'],
-  ['narrows the test script', `node -e "const f='package.json';const p=JSON.parse(require('fs').readFileSync(f));p.scripts.test='node --test test/none/ || true';require('fs').writeFileSync(f,JSON.stringify(p))"`],
+  [
+    'deletes the test file',
+    "rm test/math.test.js && mkdir -p test && printf \"import { test } from 'node:test';\\ntest('ok', () => {});\\n\" > test/other.test.js",
+  ],
+  [
+    'narrows the test script',
+    `node -e "const f='package.json';const p=JSON.parse(require('fs').readFileSync(f));p.scripts.test='node --test test/none/ || true';require('fs').writeFileSync(f,JSON.stringify(p))"`,
+  ],
 ];
 
 describe('a worker that cheats', () => {
-  it.each(CHEATS)('%s: the original tests fail against the new code → partial, contradicted, the change named', async (_name, command) => {
-    const ws = makeWorkspace(CALC_FILES);
-    const job = await run({ workspace: ws, fix_rounds: 0, ...task(command) });
-    expect(job.status).toBe('partial');
-    expect(proofOf(job).verdict).toBe('contradicted');
-    expect(verificationOf(job).blocking).toBe(true);
-    expect(verificationOf(job).original_tests).toMatchObject({ ran: true, ok: false, blocking: true });
-    // the answer is the full one (run() asks for it): the original tests keep their ids
-    expect((verificationOf(job).original_tests?.failures ?? []).join(' ')).toMatch(/add adds|<runner error>|test\/math\.test\.js/);
-    expect(job.verdict).toMatch(/^contradicted: the original tests fail/);
-    expect(job.verdict).toContain('the workers changed');
-    expect(job.result?.exit_code).toBe(1);
-  }, 60_000);
+  it.each(CHEATS)(
+    '%s: the original tests fail against the new code → partial, contradicted, the change named',
+    async (_name, command) => {
+      const ws = makeWorkspace(CALC_FILES);
+      const job = await run({ workspace: ws, fix_rounds: 0, ...task(command) });
+      expect(job.status).toBe('partial');
+      expect(proofOf(job).verdict).toBe('contradicted');
+      expect(verificationOf(job).blocking).toBe(true);
+      expect(verificationOf(job).original_tests).toMatchObject({ ran: true, ok: false, blocking: true });
+      // the answer is the full one (run() asks for it): the original tests keep their ids
+      expect((verificationOf(job).original_tests?.failures ?? []).join(' ')).toMatch(
+        /add adds|<runner error>|test\/math\.test\.js/,
+      );
+      expect(job.verdict).toMatch(/^contradicted: the original tests fail/);
+      expect(job.verdict).toContain('the workers changed');
+      expect(job.result?.exit_code).toBe(1);
+    },
+    60_000,
+  );
 
   it('the planted hint is read from the checkpoint: the verification runs npm test, and the hint file is a harness change', async () => {
     const ws = makeWorkspace(CALC_FILES);
@@ -66,7 +83,11 @@ describe('a worker that cheats', () => {
     expect(verificationOf(job)).toMatchObject({ ok: true, blocking: false });
     expect(verificationOf(job).previous?.[0]?.summary).toContain('with the original tests, 1 still fail');
     // spec 06: the first attempt gutted a test it may not change; the fix round put it back, which is no violation
-    expect(workerOf(job, 0)).toMatchObject({ status: 'error', write_audit: 'violation', error: expect.stringContaining('test/math.test.js') });
+    expect(workerOf(job, 0)).toMatchObject({
+      status: 'error',
+      write_audit: 'violation',
+      error: expect.stringContaining('test/math.test.js'),
+    });
     expect(workerOf(job, 1)).toMatchObject({ status: 'done', write_audit: 'ok' });
     expect(job.status).toBe('partial');
     expect(proofOf(job).verdict).toBe('partial');
@@ -81,7 +102,12 @@ describe('honest work that touches tests', () => {
     const job = await run({ workspace: ws, ...task(`${FIX_ADD} && ${addTest}`) });
     expect(job.status).toBe('done');
     expect(proofOf(job).verdict).toBe('proved');
-    expect(verificationOf(job).original_tests).toMatchObject({ ran: true, ok: true, blocking: false, changed: ['test/add.test.js (added)'] });
+    expect(verificationOf(job).original_tests).toMatchObject({
+      ran: true,
+      ok: true,
+      blocking: false,
+      changed: ['test/add.test.js (added)'],
+    });
   }, 60_000);
 
   it('fixing the code and editing an existing test it may not change: the edit breaks the write policy, and tests_touched is named', async () => {
@@ -95,7 +121,7 @@ describe('honest work that touches tests', () => {
     expect(job.verdict).toMatch(/^partial [\d.]+: write_policy_violation/);
   }, 60_000);
 
-  it('with tests_may_change, the workers\' tests are used; original tests that fail make it partial, not blocking', async () => {
+  it("with tests_may_change, the workers' tests are used; original tests that fail make it partial, not blocking", async () => {
     const ws = makeWorkspace(CALC_FILES);
     const job = await run({ workspace: ws, fix_rounds: 0, ...task(CHEATS[2]?.[1] ?? '', { tests_may_change: true }) });
     expect(verificationOf(job)).toMatchObject({ ok: true, blocking: false });
@@ -107,7 +133,10 @@ describe('honest work that touches tests', () => {
   it('type test implies tests_may_change: a changed test whose original passes too is proved', async () => {
     const ws = makeWorkspace(CALC_FILES);
     const more = `sed -i "s/assert.equal(multiply(2, 3), 6)/assert.equal(multiply(0, 3), 0) || assert.equal(multiply(2, 3), 6)/" test/math.test.js`;
-    const job = await run({ workspace: ws, tasks: [{ instruction: 'strengthen the multiply test', type: 'test', command: `${FIX_ADD} && ${more}` }] });
+    const job = await run({
+      workspace: ws,
+      tasks: [{ instruction: 'strengthen the multiply test', type: 'test', command: `${FIX_ADD} && ${more}` }],
+    });
     expect(verificationOf(job).original_tests).toMatchObject({ ok: true, tests_may_change: true });
     expect(proofOf(job).verdict).toBe('proved');
   }, 60_000);
@@ -136,9 +165,15 @@ describe('done means done', () => {
 
 /** A module a test reaches only at run time: the import graph cannot relate it, only the full suite can. */
 const DYNAMIC_FILES: Record<string, string> = {
-  'package.json': JSON.stringify({ name: 'dyn', private: true, type: 'module', scripts: { test: 'node --test test/' } }),
+  'package.json': JSON.stringify({
+    name: 'dyn',
+    private: true,
+    type: 'module',
+    scripts: { test: 'node --test test/' },
+  }),
   'src/a.js': 'export function double(x) {\n  return x * 2;\n}\n',
-  'test/a.test.js': "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { double } from '../src/a.js';\ntest('double', () => assert.equal(double(2), 4));\n",
+  'test/a.test.js':
+    "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { double } from '../src/a.js';\ntest('double', () => assert.equal(double(2), 4));\n",
   'test/b.test.js':
     "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nconst name = ['a', 'js'].join('.');\n" +
     "test('double of zero', async () => { const m = await import(new URL('../src/' + name, import.meta.url)); assert.equal(m.double(0), 0); });\n",
@@ -149,15 +184,28 @@ describe('related scope is confirmed by the full suite', () => {
 
   it('a change the related tests accept and the full suite rejects is contradicted', async () => {
     const ws = makeWorkspace(DYNAMIC_FILES);
-    const job = await run({ workspace: ws, verify_scope: 'related', fix_rounds: 0, tasks: [{ instruction: 'tweak double', command: breakZero }] });
-    expect(verificationOf(job)).toMatchObject({ scope: 'all', ok: false, blocking: true, confirms_related: { related_files: 1 } });
+    const job = await run({
+      workspace: ws,
+      verify_scope: 'related',
+      fix_rounds: 0,
+      tasks: [{ instruction: 'tweak double', command: breakZero }],
+    });
+    expect(verificationOf(job)).toMatchObject({
+      scope: 'all',
+      ok: false,
+      blocking: true,
+      confirms_related: { related_files: 1 },
+    });
     expect(verificationOf(job).failures).toEqual(['double of zero']);
     expect(proofOf(job).verdict).toBe('contradicted');
   }, 60_000);
 
   it('with the confirming run turned off, a related-only pass is partial: scope_related_only', async () => {
     const ws = makeWorkspace(DYNAMIC_FILES);
-    const job = await run({ workspace: ws, verify_scope: 'related', tasks: [{ instruction: 'tweak double', command: breakZero }] }, { confirmFullSuite: false });
+    const job = await run(
+      { workspace: ws, verify_scope: 'related', tasks: [{ instruction: 'tweak double', command: breakZero }] },
+      { confirmFullSuite: false },
+    );
     expect(verificationOf(job)).toMatchObject({ scope: 'related', ok: true });
     expect(proofOf(job).verdict).toBe('partial');
     expect(codes(job)).toContain('scope_related_only');
@@ -195,10 +243,15 @@ describe('the test runner itself', () => {
 
   it('a test dependency patched in node_modules with no lockfile change blocks done, named first on the verdict', async () => {
     const ws = makeWorkspace({ ...CALC_FILES, 'node_modules/fake-assert/index.js': 'module.exports = () => {};\n' });
-    const job = await run({ workspace: ws, ...task(`${FIX_ADD} && echo '// patched' >> node_modules/fake-assert/index.js`) });
+    const job = await run({
+      workspace: ws,
+      ...task(`${FIX_ADD} && echo '// patched' >> node_modules/fake-assert/index.js`),
+    });
     expect(proofOf(job).verdict).toBe('partial');
     expect(job.status).toBe('partial');
-    expect(job.verdict).toMatch(/^dependencies changed without a manifest or lockfile change: node_modules\/ \(1 modified\) · /);
+    expect(job.verdict).toMatch(
+      /^dependencies changed without a manifest or lockfile change: node_modules\/ \(1 modified\) · /,
+    );
   }, 60_000);
 });
 
@@ -206,12 +259,24 @@ describe('flaky means that test passed on rerun, by its own id', () => {
   it('a failure whose rerun passes another test of the same name is not flaky', async () => {
     // node:test ids carry no file: the rerun of `adds` runs both, one passes and one still fails
     const ws = makeWorkspace({
-      'package.json': JSON.stringify({ name: 'twins', private: true, type: 'module', scripts: { test: 'node --test test/' } }),
+      'package.json': JSON.stringify({
+        name: 'twins',
+        private: true,
+        type: 'module',
+        scripts: { test: 'node --test test/' },
+      }),
       'src/a.js': 'export const add = (a, b) => a + b;\n',
-      'test/a.test.js': "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from '../src/a.js';\ntest('adds', () => assert.equal(add(2, 3), 5));\n",
-      'test/b.test.js': "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\ntest('adds', () => assert.equal(2 + 3, 5));\n",
+      'test/a.test.js':
+        "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add } from '../src/a.js';\ntest('adds', () => assert.equal(add(2, 3), 5));\n",
+      'test/b.test.js':
+        "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\ntest('adds', () => assert.equal(2 + 3, 5));\n",
     });
-    const job = await run({ workspace: ws, verify_scope: 'all', fix_rounds: 0, tasks: [{ instruction: 'break add', command: "sed -i 's/a + b/a - b/' src/a.js" }] });
+    const job = await run({
+      workspace: ws,
+      verify_scope: 'all',
+      fix_rounds: 0,
+      tasks: [{ instruction: 'break add', command: "sed -i 's/a + b/a - b/' src/a.js" }],
+    });
     expect(verificationOf(job)).toMatchObject({ ok: false, blocking: true, flaky: [], new_failures: ['adds'] });
     expect(proofOf(job).verdict).toBe('contradicted');
   }, 60_000);
@@ -221,33 +286,51 @@ describe('copies under the sandbox', () => {
   const sandboxed = probeSandbox().available;
   // the copies link node_modules from the workspace: under the sandbox's private /tmp a workspace in /tmp
   // would hide them, and tools that write into node_modules (vite's .vite-temp) need them writable
-  it.skipIf(!sandboxed)(`a baseline and an original-tests copy reach the workspace's node_modules, and may write there${sandboxed ? '' : ' — skipped: no working bubblewrap'}`, async () => {
-    const ws = makeWorkspace({
-      ...CALC_FILES,
-      'node_modules/check-lib/package.json': JSON.stringify({ name: 'check-lib', type: 'module', main: 'index.js' }),
-      'node_modules/check-lib/index.js': "import { writeFileSync } from 'node:fs';\nimport { fileURLToPath } from 'node:url';\nwriteFileSync(fileURLToPath(new URL('./.written', import.meta.url)), 'x');\nexport const ok = true;\n",
-      'test/lib.test.js': "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { ok } from 'check-lib';\ntest('lib loads', () => assert.equal(ok, true));\n",
-    });
-    expect(ws.startsWith('/tmp/')).toBe(true);
-    const job = await run({ workspace: ws, fix_rounds: 0, ...task(CHEATS[1]?.[1] ?? '') });
-    expect(workerOf(job).sandboxed).toBe(true);
-    // the baseline saw `add adds` fail and `lib loads` pass: only the gutted test is judged
-    expect(verificationOf(job).original_tests).toMatchObject({ ran: true, ok: false, failures: ['add adds'] });
-    expect(verificationOf(job).failures).toEqual(['add adds']);
-  }, 60_000);
+  it.skipIf(!sandboxed)(
+    `a baseline and an original-tests copy reach the workspace's node_modules, and may write there${sandboxed ? '' : ' — skipped: no working bubblewrap'}`,
+    async () => {
+      const ws = makeWorkspace({
+        ...CALC_FILES,
+        'node_modules/check-lib/package.json': JSON.stringify({ name: 'check-lib', type: 'module', main: 'index.js' }),
+        'node_modules/check-lib/index.js':
+          "import { writeFileSync } from 'node:fs';\nimport { fileURLToPath } from 'node:url';\nwriteFileSync(fileURLToPath(new URL('./.written', import.meta.url)), 'x');\nexport const ok = true;\n",
+        'test/lib.test.js':
+          "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { ok } from 'check-lib';\ntest('lib loads', () => assert.equal(ok, true));\n",
+      });
+      expect(ws.startsWith('/tmp/')).toBe(true);
+      const job = await run({ workspace: ws, fix_rounds: 0, ...task(CHEATS[1]?.[1] ?? '') });
+      expect(workerOf(job).sandboxed).toBe(true);
+      // the baseline saw `add adds` fail and `lib loads` pass: only the gutted test is judged
+      expect(verificationOf(job).original_tests).toMatchObject({ ran: true, ok: false, failures: ['add adds'] });
+      expect(verificationOf(job).failures).toEqual(['add adds']);
+    },
+    60_000,
+  );
 });
 
 describe('the verify.scope hint (spec 07)', () => {
   const touch = "echo '// touched' >> src/a.js";
   it('is read at the checkpoint (as committed at HEAD) and applies when the request names no scope', async () => {
-    const ws = makeWorkspace({ ...DYNAMIC_FILES, '.gaffer/workspace.json': JSON.stringify({ verify: { scope: 'all' } }) }, { git: true });
-    const job = await run({ workspace: ws, tasks: [{ instruction: 'touch a', command: touch }] }, { confirmFullSuite: false });
+    const ws = makeWorkspace(
+      { ...DYNAMIC_FILES, '.gaffer/workspace.json': JSON.stringify({ verify: { scope: 'all' } }) },
+      { git: true },
+    );
+    const job = await run(
+      { workspace: ws, tasks: [{ instruction: 'touch a', command: touch }] },
+      { confirmFullSuite: false },
+    );
     expect(verificationOf(job)).toMatchObject({ scope: 'all', command: 'npm test', ok: true });
   }, 60_000);
 
   it('a scope the request names wins over the hint', async () => {
-    const ws = makeWorkspace({ ...DYNAMIC_FILES, '.gaffer/workspace.json': JSON.stringify({ verify: { scope: 'all' } }) }, { git: true });
-    const job = await run({ workspace: ws, verify_scope: 'related', tasks: [{ instruction: 'touch a', command: touch }] }, { confirmFullSuite: false });
+    const ws = makeWorkspace(
+      { ...DYNAMIC_FILES, '.gaffer/workspace.json': JSON.stringify({ verify: { scope: 'all' } }) },
+      { git: true },
+    );
+    const job = await run(
+      { workspace: ws, verify_scope: 'related', tasks: [{ instruction: 'touch a', command: touch }] },
+      { confirmFullSuite: false },
+    );
     expect(verificationOf(job)).toMatchObject({ scope: 'related', related_files: ['test/a.test.js'] });
   }, 60_000);
 });
@@ -257,7 +340,8 @@ describe('expectations kept in a data file', () => {
     ...CALC_FILES,
     'data/expected.json': '{"sum": 5}\n',
     'data/config.json': '{"greeting": "hi"}\n',
-    'src/config.js': "import { readFileSync } from 'node:fs';\nexport const config = JSON.parse(readFileSync(new URL('../data/config.json', import.meta.url)));\n",
+    'src/config.js':
+      "import { readFileSync } from 'node:fs';\nexport const config = JSON.parse(readFileSync(new URL('../data/config.json', import.meta.url)));\n",
     'test/math.test.js':
       "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { readFileSync } from 'node:fs';\nimport { add, multiply } from '../src/math.js';\n" +
       "const e = JSON.parse(readFileSync(new URL('../data/expected.json', import.meta.url)));\n" +
@@ -265,13 +349,20 @@ describe('expectations kept in a data file', () => {
   };
 
   it('a data file only the tests read is a test file: changed to match the bug, the original tests still fail', async () => {
-    const job = await run({ workspace: makeWorkspace(files), fix_rounds: 0, ...task(`echo '{"sum": -1}' > data/expected.json`) });
+    const job = await run({
+      workspace: makeWorkspace(files),
+      fix_rounds: 0,
+      ...task(`echo '{"sum": -1}' > data/expected.json`),
+    });
     expect(verificationOf(job).tests_touched).toEqual(['data/expected.json']);
     expect(proofOf(job).verdict).toBe('contradicted');
   }, 60_000);
 
-  it('a data file the code reads stays the code\'s', async () => {
-    const job = await run({ workspace: makeWorkspace(files), ...task(`${FIX_ADD} && echo '{"greeting": "hello"}' > data/config.json`) });
+  it("a data file the code reads stays the code's", async () => {
+    const job = await run({
+      workspace: makeWorkspace(files),
+      ...task(`${FIX_ADD} && echo '{"greeting": "hello"}' > data/config.json`),
+    });
     expect(verificationOf(job).tests_touched).toBeUndefined();
     expect(proofOf(job).verdict).toBe('proved');
   }, 60_000);

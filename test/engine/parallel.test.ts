@@ -23,7 +23,11 @@ afterEach(async () => {
 });
 
 async function spans(runner: Runner, parallel: boolean, cap: number) {
-  const engine = await Engine.open({ dataDir: join(tempDir(), 'data'), maxParallel: cap, runners: new Map([['shell', runner]]) });
+  const engine = await Engine.open({
+    dataDir: join(tempDir(), 'data'),
+    maxParallel: cap,
+    runners: new Map([['shell', runner]]),
+  });
   engines.push(engine);
   const ws = makeWorkspace({ 'a.txt': 'a' });
   const { job } = engine.submit({
@@ -38,7 +42,8 @@ async function spans(runner: Runner, parallel: boolean, cap: number) {
   return engine.store.listAttempts(job.id).map((a) => [a.started as number, a.finished as number] as const);
 }
 
-const maxOverlap = (s: (readonly [number, number])[]) => Math.max(...s.map(([start]) => s.filter(([a, b]) => a <= start + 0.01 && start + 0.01 < b).length));
+const maxOverlap = (s: (readonly [number, number])[]) =>
+  Math.max(...s.map(([start]) => s.filter(([a, b]) => a <= start + 0.01 && start + 0.01 < b).length));
 
 describe('parallel tasks', () => {
   it('run at once up to the worker cap when the runner can share a workspace', async () => {

@@ -28,14 +28,21 @@ describe('the pipeline on attempts', () => {
     const router: Partial<Router> = {
       route(task, history) {
         seen.push({ task: task.name, attempts: history.map((e) => e.attempt.number) });
-        return history.length === 0 ? { runner: task.runner, model: task.model, entry: null, provider: null } : { runner: 'repair', model: 'fixer-model', entry: 'test-rung-2', provider: 'test' };
+        return history.length === 0
+          ? { runner: task.runner, model: task.model, entry: null, provider: null }
+          : { runner: 'repair', model: 'fixer-model', entry: 'test-rung-2', provider: 'test' };
       },
     };
     const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners, router });
     engines.push(engine);
     const ws = makeWorkspace(CALC_FILES, { git: true });
     // the first attempt changes a file but not the bug; the explicit command blocks, so a fix attempt follows
-    const { job } = engine.submit({ workspace: ws, verify: 'npm test', fix_rounds: 1, tasks: [{ name: 'calc', instruction: 'make add add', command: 'echo tried > notes.txt' }] });
+    const { job } = engine.submit({
+      workspace: ws,
+      verify: 'npm test',
+      fix_rounds: 1,
+      tasks: [{ name: 'calc', instruction: 'make add add', command: 'echo tried > notes.txt' }],
+    });
     await engine.settled(job.id);
 
     const answer = engine.get(job.id, { full: true });
@@ -45,7 +52,9 @@ describe('the pipeline on attempts', () => {
       { task: 'calc', attempts: [] },
       { task: 'calc', attempts: [1] },
     ]);
-    const rows = engine.store.listAttempts(job.id).map((a) => [a.worker, a.task, a.attempt, a.role, a.runner, a.model, a.status]);
+    const rows = engine.store
+      .listAttempts(job.id)
+      .map((a) => [a.worker, a.task, a.attempt, a.role, a.runner, a.model, a.status]);
     expect(rows).toEqual([
       ['calc', 'calc', 1, 'worker', 'shell', null, 'done'],
       ['fixer-1', 'calc', 2, 'fixer', 'repair', 'fixer-model', 'done'],
@@ -59,11 +68,17 @@ describe('the pipeline on attempts', () => {
     const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners, router });
     engines.push(engine);
     const ws = makeWorkspace(CALC_FILES, { git: true });
-    const { job } = engine.submit({ workspace: ws, verify: 'none', tasks: [{ instruction: 'nothing', command: 'true', type: 'research' }] });
+    const { job } = engine.submit({
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ instruction: 'nothing', command: 'true', type: 'research' }],
+    });
     await engine.settled(job.id);
     const answer = engine.get(job.id);
     expect(answer.status).toBe('error');
     expect(answer.error).toContain('runner "vanished" is not available');
-    expect(engine.store.listAttempts(job.id).map((a) => [a.runner, a.status, a.outcome])).toEqual([['vanished', 'refused', 'expected_error']]);
+    expect(engine.store.listAttempts(job.id).map((a) => [a.runner, a.status, a.outcome])).toEqual([
+      ['vanished', 'refused', 'expected_error'],
+    ]);
   });
 });

@@ -13,7 +13,11 @@ describe('retention', () => {
       const statuses: string[] = [];
       for (let i = 0; i < 12; i++) {
         // each job starts the moment the previous settles — while its prune (and gc) is running
-        const { job } = engine.submit({ workspace: workspaces[i % 3], verify: 'none', tasks: [{ instruction: 'x', command: `echo ${i} >> f${i % 3}.txt` }] });
+        const { job } = engine.submit({
+          workspace: workspaces[i % 3],
+          verify: 'none',
+          tasks: [{ instruction: 'x', command: `echo ${i} >> f${i % 3}.txt` }],
+        });
         await engine.settled(job.id);
         const answer = engine.get(job.id);
         statuses.push(`${answer.status}${answer.error ? `: ${answer.error}` : ''}`);

@@ -25,7 +25,10 @@ describe('rate limits wait, never spill (spec 04)', () => {
   it('a builtin worker answered 429 waits for the reset, is requeued, finishes the work, and the verdict says so', async () => {
     const engine = await Engine.open({
       dataDir: join(tempDir(), 'data'),
-      runners: createRunners({ sandbox: 'off', builtin: { endpoint: { api: 'openai-compatible', url: `${server.url}/v1`, key: 'sk-test', model: 'qwen3:8b' } } }),
+      runners: createRunners({
+        sandbox: 'off',
+        builtin: { endpoint: { api: 'openai-compatible', url: `${server.url}/v1`, key: 'sk-test', model: 'qwen3:8b' } },
+      }),
     });
     try {
       server.script([
@@ -34,7 +37,11 @@ describe('rate limits wait, never spill (spec 04)', () => {
         { text: 'Wrote it.\nFiles changed:\nhello.txt' },
       ]);
       const ws = makeWorkspace({ 'a.txt': 'a' });
-      const { job } = engine.submit({ workspace: ws, verify: 'none', tasks: [{ name: 'w', runner: 'builtin', instruction: 'write hello.txt saying hi' }] });
+      const { job } = engine.submit({
+        workspace: ws,
+        verify: 'none',
+        tasks: [{ name: 'w', runner: 'builtin', instruction: 'write hello.txt saying hi' }],
+      });
       const waiting = await engine.waitFor(job.id, 'worker:w:rate_limited', 30);
       expect(waiting.met).toBe(true);
       expect(waiting.state.status).toBe('running');

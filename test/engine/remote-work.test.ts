@@ -15,7 +15,14 @@ function recorder(): { told: string[]; listener: WorkListener } {
   };
 }
 
-const work = () => new RemoteWork({ key: 'j.w.1', runner: 'shell', repo: { top: '/r', prefix: '', commonDir: '/r/.git', index: '/r/.git/index', head: 'a'.repeat(40) } as never, base: 'b'.repeat(40), branch: 'gaffer/j/w' });
+const work = () =>
+  new RemoteWork({
+    key: 'j.w.1',
+    runner: 'shell',
+    repo: { top: '/r', prefix: '', commonDir: '/r/.git', index: '/r/.git/index', head: 'a'.repeat(40) } as never,
+    base: 'b'.repeat(40),
+    branch: 'gaffer/j/w',
+  });
 
 // spec 09: the job's events say which node took each attempt; the node's word and the add's reply reach the coordinator on different connections
 describe('remote work as the coordinator follows it', () => {

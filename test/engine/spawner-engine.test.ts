@@ -7,13 +7,24 @@ import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir } from '../helpers/temp.js'
 
 /** The parent pid of a command started the way the engine's git calls are. */
 async function parentOf(): Promise<number> {
-  const result = await spawnCommand({ cmd: 'sh', args: ['-c', 'echo $PPID'], cwd: '/', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, timeoutMs: 10_000, input: '' });
+  const result = await spawnCommand({
+    cmd: 'sh',
+    args: ['-c', 'echo $PPID'],
+    cwd: '/',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    timeoutMs: 10_000,
+    input: '',
+  });
   return Number(result.stdout.toString().trim());
 }
 
 describe('an engine with the spawner (serve, mcp)', () => {
   it('runs its git calls through the helper while open, proves a job the same way, and lets it go on close', async () => {
-    const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), spawner: true, runners: createRunners({ sandbox: 'off' }) });
+    const engine = await Engine.open({
+      dataDir: join(tempDir('gaffer-data-'), 'data'),
+      spawner: true,
+      runners: createRunners({ sandbox: 'off' }),
+    });
     try {
       expect(await parentOf()).not.toBe(process.pid);
       const ws = makeWorkspace(CALC_FILES);

@@ -26,7 +26,10 @@ afterEach(async () => {
 async function open(builtin = false): Promise<{ engine: Engine; dataDir: string }> {
   const dataDir = join(tempDir('gaffer-data-'), 'data');
   const endpoint = { api: 'openai-compatible' as const, url: `${server.url}/v1`, key: 'sk-test', model: 'qwen3:8b' };
-  const engine = await Engine.open({ dataDir, runners: createRunners({ sandbox: 'off', ...(builtin ? { builtin: { endpoint } } : {}) }) });
+  const engine = await Engine.open({
+    dataDir,
+    runners: createRunners({ sandbox: 'off', ...(builtin ? { builtin: { endpoint } } : {}) }),
+  });
   engines.push(engine);
   return { engine, dataDir };
 }
@@ -55,7 +58,13 @@ async function twoTasks(engine: Engine, merge: 'none' | 'auto') {
     verify: VERIFY,
     tasks: [
       { name: 'write', runner: 'shell', instruction: 'write out.txt', files: ['out.txt'], command: WRITE },
-      { name: 'other', runner: 'shell', instruction: 'write other.txt', files: ['other.txt'], command: 'echo other > other.txt' },
+      {
+        name: 'other',
+        runner: 'shell',
+        instruction: 'write other.txt',
+        files: ['other.txt'],
+        command: 'echo other > other.txt',
+      },
     ],
   });
   await engine.settled(job.id);
@@ -71,7 +80,9 @@ describe("a follow-up of a worktree job's task (issue 16)", () => {
     expect(existsSync(join(ws, 'out.txt'))).toBe(false);
     const tip = git(ws, 'rev-parse', `gaffer/${id}/write`);
 
-    const { job } = await engine.followUp(id, 'write', { comments: [{ file: 'out.txt', line: 2, text: 'should be three' }] });
+    const { job } = await engine.followUp(id, 'write', {
+      comments: [{ file: 'out.txt', line: 2, text: 'should be three' }],
+    });
     expect(job.follow_up).toEqual({ job: id, task: 'write', resumed: false });
     await engine.settled(job.id);
     const final = engine.get(job.id, { full: true });
@@ -104,14 +115,20 @@ describe("a follow-up of a worktree job's task (issue 16)", () => {
     const { engine } = await open();
     const { ws, id } = await twoTasks(engine, 'auto');
     expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('one\ntwo\n');
-    const { job } = await engine.followUp(id, 'write', { comments: [{ file: 'out.txt', line: 2, text: 'should be three' }] });
+    const { job } = await engine.followUp(id, 'write', {
+      comments: [{ file: 'out.txt', line: 2, text: 'should be three' }],
+    });
     await engine.settled(job.id);
     const final = engine.get(job.id, { full: true });
     expect(final.status).toBe('done');
-    expect(final.result?.worktrees?.merges).toMatchObject([{ tasks: ['write'], applied: true, verification: { ok: true } }]);
+    expect(final.result?.worktrees?.merges).toMatchObject([
+      { tasks: ['write'], applied: true, verification: { ok: true } },
+    ]);
     expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('one\nthree\n');
     expect(readFileSync(join(ws, 'other.txt'), 'utf8')).toBe('other\n');
-    expect(engine.events(job.id).events.map((e) => e.message)).toContainEqual(expect.stringContaining(`gaffer/${id}/write is in the workspace already`));
+    expect(engine.events(job.id).events.map((e) => e.message)).toContainEqual(
+      expect.stringContaining(`gaffer/${id}/write is in the workspace already`),
+    );
   });
 
   it("gaffer merge of a follow-up whose original was never merged applies both together: the follow-up's change has nothing under it alone", async () => {
@@ -122,8 +139,12 @@ describe("a follow-up of a worktree job's task (issue 16)", () => {
     expect(engine.get(job.id).status).toBe('done');
     const { job: merge } = await engine.merge(job.id, null);
     await engine.settled(merge.id);
-    expect(engine.get(job.id, { full: true }).result?.worktrees?.merges).toMatchObject([{ tasks: ['write'], applied: true }]);
-    expect(engine.events(merge.id).events.map((e) => e.message)).toContainEqual(expect.stringContaining(`gaffer/${id}/write not merged into the workspace yet`));
+    expect(engine.get(job.id, { full: true }).result?.worktrees?.merges).toMatchObject([
+      { tasks: ['write'], applied: true },
+    ]);
+    expect(engine.events(merge.id).events.map((e) => e.message)).toContainEqual(
+      expect.stringContaining(`gaffer/${id}/write not merged into the workspace yet`),
+    );
     expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('one\nthree\n');
     // the other task's branch is not the follow-up's: it stays out
     expect(existsSync(join(ws, 'other.txt'))).toBe(false);
@@ -132,8 +153,16 @@ describe("a follow-up of a worktree job's task (issue 16)", () => {
   it("a builtin task's follow-up resumes its session in the folder the task's worktree was in, on the task's branch", async () => {
     const { engine, dataDir } = await open(true);
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    server.script([{ toolCalls: [{ name: 'write_file', args: { path: 'hello.txt', content: 'hi\n' } }] }, { text: 'Wrote it.\nFiles changed:\nhello.txt' }]);
-    const { job: first } = engine.submit({ workspace: ws, isolation: 'worktree', verify: 'test -f hello.txt', tasks: [{ name: 'greet', runner: 'builtin', instruction: 'write hello.txt saying hi' }] });
+    server.script([
+      { toolCalls: [{ name: 'write_file', args: { path: 'hello.txt', content: 'hi\n' } }] },
+      { text: 'Wrote it.\nFiles changed:\nhello.txt' },
+    ]);
+    const { job: first } = engine.submit({
+      workspace: ws,
+      isolation: 'worktree',
+      verify: 'test -f hello.txt',
+      tasks: [{ name: 'greet', runner: 'builtin', instruction: 'write hello.txt saying hi' }],
+    });
     await engine.settled(first.id);
     expect(engine.get(first.id).status).toBe('done');
     const folder = join(dataDir, 'worktrees', first.id, 'greet');
@@ -146,7 +175,9 @@ describe("a follow-up of a worktree job's task (issue 16)", () => {
       { toolCalls: [{ name: 'write_file', args: { path: 'hello.txt', content: 'hello\n' } }] },
       { text: 'Changed it.\nFiles changed:\nhello.txt' },
     ]);
-    const { job } = await engine.followUp(first.id, 'greet', { comments: [{ file: 'hello.txt', line: 1, text: 'say hello, not hi' }] });
+    const { job } = await engine.followUp(first.id, 'greet', {
+      comments: [{ file: 'hello.txt', line: 1, text: 'say hello, not hi' }],
+    });
     expect(job.follow_up).toEqual({ job: first.id, task: 'greet', resumed: true });
     await engine.settled(job.id);
     expect(engine.get(job.id).status).toBe('done');
@@ -157,33 +188,56 @@ describe("a follow-up of a worktree job's task (issue 16)", () => {
     expect(resumed?.lastText).toContain('line 1 now reads: "hi"');
     expect(resumed?.lastText).not.toContain('diff against its checkpoint');
     // its worker ran in the task's old folder and found the task's file there
-    expect(JSON.stringify(server.requests[before + 1]?.body.messages)).toContain(JSON.stringify(`exit code 0\n${folder}\nhi\n`).slice(1, -1));
+    expect(JSON.stringify(server.requests[before + 1]?.body.messages)).toContain(
+      JSON.stringify(`exit code 0\n${folder}\nhi\n`).slice(1, -1),
+    );
     expect(git(ws, 'show', `gaffer/${job.id}/greet:hello.txt`)).toBe('hello');
     expect(isAncestor(ws, `gaffer/${first.id}/greet`, `gaffer/${job.id}/greet`)).toBe(true);
     expect(existsSync(folder)).toBe(false);
 
     // a follow-up of the follow-up resumes the session where it last ran: the same folder, on the follow-up's branch
     const again = server.requests.length;
-    server.script([{ toolCalls: [{ name: 'run_command', args: { command: 'pwd; cat hello.txt' } }] }, { text: 'Nothing to change.\nFiles changed:\n' }]);
+    server.script([
+      { toolCalls: [{ name: 'run_command', args: { command: 'pwd; cat hello.txt' } }] },
+      { text: 'Nothing to change.\nFiles changed:\n' },
+    ]);
     const { job: second } = await engine.followUp(job.id, 'greet', { note: 'check it once more' });
     expect(second.follow_up).toEqual({ job: job.id, task: 'greet', resumed: true });
     await engine.settled(second.id);
-    expect(JSON.stringify(server.requests[again + 1]?.body.messages)).toContain(JSON.stringify(`exit code 0\n${folder}\nhello\n`).slice(1, -1));
+    expect(JSON.stringify(server.requests[again + 1]?.body.messages)).toContain(
+      JSON.stringify(`exit code 0\n${folder}\nhello\n`).slice(1, -1),
+    );
   });
 
   it("a builtin task whose worktree was kept (it failed) is followed up in a folder of its own, in a new session told the branch's diff", async () => {
     const { engine, dataDir } = await open(true);
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    server.script([{ toolCalls: [{ name: 'write_file', args: { path: 'hello.txt', content: 'hi\n' } }] }, { text: 'Wrote it.\nFiles changed:\nhello.txt' }]);
-    const body = { workspace: ws, isolation: 'worktree', verify: 'grep -q hello hello.txt', fix_rounds: 0, tasks: [{ name: 'greet', runner: 'builtin', instruction: 'write hello.txt' }] };
+    server.script([
+      { toolCalls: [{ name: 'write_file', args: { path: 'hello.txt', content: 'hi\n' } }] },
+      { text: 'Wrote it.\nFiles changed:\nhello.txt' },
+    ]);
+    const body = {
+      workspace: ws,
+      isolation: 'worktree',
+      verify: 'grep -q hello hello.txt',
+      fix_rounds: 0,
+      tasks: [{ name: 'greet', runner: 'builtin', instruction: 'write hello.txt' }],
+    };
     const { job: first } = engine.submit(body);
     await engine.settled(first.id);
     const kept = join(dataDir, 'worktrees', first.id, 'greet');
-    expect(engine.get(first.id, { full: true }).result?.worktrees?.tasks).toMatchObject([{ state: 'kept', path: kept }]);
+    expect(engine.get(first.id, { full: true }).result?.worktrees?.tasks).toMatchObject([
+      { state: 'kept', path: kept },
+    ]);
 
     const before = server.requests.length;
-    server.script([{ toolCalls: [{ name: 'write_file', args: { path: 'hello.txt', content: 'hello\n' } }] }, { text: 'Fixed it.\nFiles changed:\nhello.txt' }]);
-    const { job } = await engine.followUp(first.id, 'greet', { comments: [{ file: 'hello.txt', line: 1, text: 'say hello' }] });
+    server.script([
+      { toolCalls: [{ name: 'write_file', args: { path: 'hello.txt', content: 'hello\n' } }] },
+      { text: 'Fixed it.\nFiles changed:\nhello.txt' },
+    ]);
+    const { job } = await engine.followUp(first.id, 'greet', {
+      comments: [{ file: 'hello.txt', line: 1, text: 'say hello' }],
+    });
     expect(job.follow_up).toEqual({ job: first.id, task: 'greet', resumed: false });
     await engine.settled(job.id);
     expect(engine.get(job.id).status).toBe('done');
@@ -208,7 +262,9 @@ describe("a follow-up of a worktree job's task (issue 16)", () => {
     });
     await expect(engine.followUp(id, 'write', { note: 'x' })).rejects.toThrow(`git branch gaffer/${id}/write ${tip}`);
     // a line on a file the branch does not have is refused by field
-    await expect(engine.followUp(id, 'other', { comments: [{ file: 'out.txt', line: 1, text: 'x' }] })).rejects.toMatchObject({ code: 'invalid_request', field: 'comments[0].file' });
+    await expect(
+      engine.followUp(id, 'other', { comments: [{ file: 'out.txt', line: 1, text: 'x' }] }),
+    ).rejects.toMatchObject({ code: 'invalid_request', field: 'comments[0].file' });
     expect(engine.list()).toHaveLength(1);
   });
 });

@@ -19,7 +19,12 @@ afterEach(async () => {
 });
 
 async function open(worktrees: Partial<WorktreeSettings> = {}, maxParallel = 4): Promise<Engine> {
-  const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), maxParallel, runners: createRunners({ sandbox: createSandbox('off') }), worktrees });
+  const engine = await Engine.open({
+    dataDir: join(tempDir('gaffer-data-'), 'data'),
+    maxParallel,
+    runners: createRunners({ sandbox: createSandbox('off') }),
+    worktrees,
+  });
   engines.push(engine);
   return engine;
 }
@@ -43,7 +48,8 @@ describe('worktree fan-out', () => {
     const ws = makeWorkspace({ 'lines.txt': padded(LINES) }, { git: true });
     // what the user has not committed is what the workers see
     writeFileSync(join(ws, 'notes.txt'), 'uncommitted\n');
-    const upper = (word: string) => `grep -q uncommitted notes.txt && sed -i 's/^${word}$/${word.toUpperCase()}/' lines.txt`;
+    const upper = (word: string) =>
+      `grep -q uncommitted notes.txt && sed -i 's/^${word}$/${word.toUpperCase()}/' lines.txt`;
     const job = await run(engine, {
       workspace: ws,
       isolation: 'worktree',
@@ -54,7 +60,12 @@ describe('worktree fan-out', () => {
         { name: 'one', instruction: 'upper-case one', files: ['lines.txt'], command: upper('one') },
         { name: 'three', instruction: 'upper-case three', files: ['lines.txt'], command: upper('three') },
         { name: 'five', instruction: 'upper-case five', files: ['lines.txt'], command: upper('five') },
-        { name: 'clash', instruction: 'rewrite one', files: ['lines.txt'], command: "sed -i 's/^one$/one-ish/' lines.txt" },
+        {
+          name: 'clash',
+          instruction: 'rewrite one',
+          files: ['lines.txt'],
+          command: "sed -i 's/^one$/one-ish/' lines.txt",
+        },
       ],
     });
     const wt = job.result?.worktrees;
@@ -69,10 +80,14 @@ describe('worktree fan-out', () => {
     expect(wt?.predicted_conflicts).toContainEqual({ tasks: ['one', 'clash'], files: ['lines.txt'] });
     // four branches, each with its task's commit on the base
     const branches = git(ws, 'for-each-ref', '--format=%(refname:short)', `refs/heads/gaffer/${job.id}/`).split('\n');
-    expect(branches.sort()).toEqual([`gaffer/${job.id}/+merged`, ...['clash', 'five', 'one', 'three'].map((t) => `gaffer/${job.id}/${t}`)].sort());
+    expect(branches.sort()).toEqual(
+      [`gaffer/${job.id}/+merged`, ...['clash', 'five', 'one', 'three'].map((t) => `gaffer/${job.id}/${t}`)].sort(),
+    );
     expect(git(ws, 'show', `gaffer/${job.id}/clash:lines.txt`)).toContain('one-ish');
     // the merged tree was verified, then applied to the working tree (not committed), the user's file kept
-    expect(wt?.merges).toMatchObject([{ tasks: ['one', 'three', 'five'], applied: true, verification: { ok: true }, path: null }]);
+    expect(wt?.merges).toMatchObject([
+      { tasks: ['one', 'three', 'five'], applied: true, verification: { ok: true }, path: null },
+    ]);
     expect(readFileSync(join(ws, 'lines.txt'), 'utf8')).toBe(padded(['ONE', 'two', 'THREE', 'four', 'FIVE']));
     expect(readFileSync(join(ws, 'notes.txt'), 'utf8')).toBe('uncommitted\n');
     expect(git(ws, 'log', '--format=%s')).toBe('init');
@@ -84,7 +99,13 @@ describe('worktree fan-out', () => {
     expect(job.result?.verification?.summary).toMatch(/^clash: exit 0; merged: exit 0$/);
     expect(wt?.tasks.map((t) => t.verification?.ok)).toEqual([true, true, true, true]);
     // the compact answer keeps of a row what says something: no commit or port; no path, setup or verification when removed, nothing set up, passed
-    expect(engine.get(job.id).result?.worktrees?.tasks[0]).toEqual({ task: 'one', branch: `gaffer/${job.id}/one`, state: 'removed', files: ['lines.txt'], merge: 'merged' });
+    expect(engine.get(job.id).result?.worktrees?.tasks[0]).toEqual({
+      task: 'one',
+      branch: `gaffer/${job.id}/one`,
+      state: 'removed',
+      files: ['lines.txt'],
+      merge: 'merged',
+    });
   });
 
   it('two branches that pass alone and fail merged: reported as such, nothing applied, the merge kept for the autopsy', async () => {
@@ -148,8 +169,15 @@ describe('worktree fan-out', () => {
     const engine = await open();
     const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
     // the evidence sees only ok.txt; the planted file lives in the worker's own commit alone
-    const cheat = 'echo evil > planted.sh && git add planted.sh && git -c user.name=w -c user.email=w@w commit -qm sneak && git rm -q planted.sh && echo ok > ok.txt';
-    const job = await run(engine, { workspace: ws, isolation: 'worktree', merge: 'auto', verify: 'exit 0', tasks: [{ name: 'sneaky', instruction: 'write ok', command: cheat }] });
+    const cheat =
+      'echo evil > planted.sh && git add planted.sh && git -c user.name=w -c user.email=w@w commit -qm sneak && git rm -q planted.sh && echo ok > ok.txt';
+    const job = await run(engine, {
+      workspace: ws,
+      isolation: 'worktree',
+      merge: 'auto',
+      verify: 'exit 0',
+      tasks: [{ name: 'sneaky', instruction: 'write ok', command: cheat }],
+    });
     const row = job.result?.worktrees?.tasks[0];
     expect(row?.files).toEqual(['ok.txt']);
     expect(git(ws, 'ls-tree', '-r', '--name-only', row?.branch ?? '')).not.toContain('planted.sh');
@@ -184,7 +212,9 @@ describe('worktree fan-out', () => {
     expect(final.status).toBe('cancelled');
     // the task that ran keeps its worktree and branch; the one made ahead left nothing, the last was never made
     expect(final.result?.worktrees?.tasks.map((t) => [t.task, t.state])).toEqual([['slow', 'kept']]);
-    expect(git(ws, 'for-each-ref', '--format=%(refname:short)', `refs/heads/gaffer/${job.id}/`)).toBe(`gaffer/${job.id}/slow`);
+    expect(git(ws, 'for-each-ref', '--format=%(refname:short)', `refs/heads/gaffer/${job.id}/`)).toBe(
+      `gaffer/${job.id}/slow`,
+    );
     expect(existsSync(ahead)).toBe(false);
     expect(git(ws, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(2);
   });
@@ -203,8 +233,16 @@ describe('worktree fan-out', () => {
       ],
     });
     expect(job.result?.worktrees?.classes).toEqual([
-      { task: 'a', class: 'sequential', why: 'gate `exit 0` is not on fanout.parallel_safe_gates (it might touch shared state)' },
-      { task: 'b', class: 'sequential', why: 'gate `exit 0` is not on fanout.parallel_safe_gates (it might touch shared state)' },
+      {
+        task: 'a',
+        class: 'sequential',
+        why: 'gate `exit 0` is not on fanout.parallel_safe_gates (it might touch shared state)',
+      },
+      {
+        task: 'b',
+        class: 'sequential',
+        why: 'gate `exit 0` is not on fanout.parallel_safe_gates (it might touch shared state)',
+      },
     ]);
     // one at a time: b's worker started after a's ended
     const events = engine.events(job.id).events;
@@ -236,12 +274,20 @@ describe('worktrees later', () => {
     const { job: merge } = await engine.merge(job.id, null);
     await engine.settled(merge.id);
     expect(engine.get(merge.id).status).toBe('done');
-    expect(engine.get(job.id, { full: true }).result?.worktrees?.merges).toMatchObject([{ tasks: ['add-a', 'add-b'], applied: true, verification: { ok: true } }]);
-    expect(engine.events(merge.id).events.map((e) => e.message)).toContain('applying the verified merge to the workspace');
+    expect(engine.get(job.id, { full: true }).result?.worktrees?.merges).toMatchObject([
+      { tasks: ['add-a', 'add-b'], applied: true, verification: { ok: true } },
+    ]);
+    expect(engine.events(merge.id).events.map((e) => e.message)).toContain(
+      'applying the verified merge to the workspace',
+    );
     expect(readFileSync(join(ws, 'a.txt'), 'utf8') + readFileSync(join(ws, 'b.txt'), 'utf8')).toBe('a\nb\n');
     expect(existsSync(join(ws, 'bad.txt'))).toBe(false);
     // the job says so, as ls does
-    expect(engine.get(job.id, { full: true }).result?.worktrees?.tasks.map((t) => t.merge ?? null)).toEqual(['merged', 'merged', null]);
+    expect(engine.get(job.id, { full: true }).result?.worktrees?.tasks.map((t) => t.merge ?? null)).toEqual([
+      'merged',
+      'merged',
+      null,
+    ]);
     expect((await engine.worktrees()).map((e) => [e.task, e.state])).toEqual([
       ['add-a', 'merged'],
       ['add-b', 'merged'],
@@ -252,7 +298,11 @@ describe('worktrees later', () => {
     await expect(engine.merge(job.id, null)).rejects.toThrow(/no passing branch left to merge/);
     // prune: merged branches go; the failed task's worktree is young (keep_days 30) and stays
     const pruned = await engine.pruneWorktrees();
-    expect(pruned.deleted_branches.sort()).toEqual([`gaffer/${job.id}/+merged`, `gaffer/${job.id}/add-a`, `gaffer/${job.id}/add-b`]);
+    expect(pruned.deleted_branches.sort()).toEqual([
+      `gaffer/${job.id}/+merged`,
+      `gaffer/${job.id}/add-a`,
+      `gaffer/${job.id}/add-b`,
+    ]);
     expect(pruned.removed_worktrees).toEqual([]);
     expect((await engine.worktrees()).map((e) => [e.task, e.state])).toEqual([['bad', 'kept']]);
   });
@@ -260,7 +310,13 @@ describe('worktrees later', () => {
   it('prune under worktrees.max_gb removes the oldest kept worktrees first, and keeps their branches', async () => {
     const engine = await open({ maxGb: 0.000001, keepDays: 30 });
     const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
-    const failing = (name: string) => ({ workspace: ws, isolation: 'worktree', verify: `sh -c 'test ! -f ${name}.txt'`, fix_rounds: 0, tasks: [{ name, instruction: `write ${name}`, files: [`${name}.txt`], command: `echo x > ${name}.txt` }] });
+    const failing = (name: string) => ({
+      workspace: ws,
+      isolation: 'worktree',
+      verify: `sh -c 'test ! -f ${name}.txt'`,
+      fix_rounds: 0,
+      tasks: [{ name, instruction: `write ${name}`, files: [`${name}.txt`], command: `echo x > ${name}.txt` }],
+    });
     const older = await run(engine, failing('older'));
     await new Promise((r) => setTimeout(r, 1100)); // a later end, to the second
     const newer = await run(engine, failing('newer'));
@@ -270,23 +326,42 @@ describe('worktrees later', () => {
     // young (keep_days 30) but over the disk cap (~1 KB): the oldest goes first, then the next
     expect(pruned.removed_worktrees).toEqual(paths);
     expect(pruned.deleted_branches).toEqual([]);
-    expect(git(ws, 'branch', '--list', 'gaffer/*').split('\n').map((b) => b.trim()).sort()).toEqual([`gaffer/${newer.id}/newer`, `gaffer/${older.id}/older`].sort());
+    expect(
+      git(ws, 'branch', '--list', 'gaffer/*')
+        .split('\n')
+        .map((b) => b.trim())
+        .sort(),
+    ).toEqual([`gaffer/${newer.id}/newer`, `gaffer/${older.id}/older`].sort());
   });
 
-  it.skipIf(!probeSandbox().available)('sandboxed, a worker in its worktree cannot write the workspace itself', async () => {
-    const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners: createRunners({ sandbox: createSandbox('auto') }), sandbox: createSandbox('auto') });
-    engines.push(engine);
-    const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
-    const job = await run(engine, {
-      workspace: ws,
-      isolation: 'worktree',
-      verify: 'none',
-      tasks: [{ name: 'escape', instruction: 'try', files: ['out.txt'], command: `(echo x > ${ws}/escaped.txt) 2>/dev/null; echo ok > out.txt` }],
-    });
-    expect(job.result?.workers[0]).toMatchObject({ status: 'done' });
-    expect(existsSync(join(ws, 'escaped.txt'))).toBe(false);
-    expect(git(ws, 'show', `gaffer/${job.id}/escape:out.txt`)).toBe('ok');
-  });
+  it.skipIf(!probeSandbox().available)(
+    'sandboxed, a worker in its worktree cannot write the workspace itself',
+    async () => {
+      const engine = await Engine.open({
+        dataDir: join(tempDir('gaffer-data-'), 'data'),
+        runners: createRunners({ sandbox: createSandbox('auto') }),
+        sandbox: createSandbox('auto'),
+      });
+      engines.push(engine);
+      const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+      const job = await run(engine, {
+        workspace: ws,
+        isolation: 'worktree',
+        verify: 'none',
+        tasks: [
+          {
+            name: 'escape',
+            instruction: 'try',
+            files: ['out.txt'],
+            command: `(echo x > ${ws}/escaped.txt) 2>/dev/null; echo ok > out.txt`,
+          },
+        ],
+      });
+      expect(job.result?.workers[0]).toMatchObject({ status: 'done' });
+      expect(existsSync(join(ws, 'escaped.txt'))).toBe(false);
+      expect(git(ws, 'show', `gaffer/${job.id}/escape:out.txt`)).toBe('ok');
+    },
+  );
 });
 
 describe('worktree setup', () => {
@@ -325,7 +400,9 @@ describe('worktree setup', () => {
     // both servers were up at once: each started before the other ended
     const events = engine.events(job.id).events;
     const at = (name: string, event: string) => events.findIndex((e) => e.name === name && e.event === event);
-    expect(Math.max(at('web-a', 'started'), at('web-b', 'started'))).toBeLessThan(Math.min(at('web-a', 'done'), at('web-b', 'done')));
+    expect(Math.max(at('web-a', 'started'), at('web-b', 'started'))).toBeLessThan(
+      Math.min(at('web-a', 'done'), at('web-b', 'done')),
+    );
     const rows = job.result?.worktrees?.tasks ?? [];
     const written = rows.map((t) => git(ws, 'show', `${t.branch}:${t.task}.txt`));
     expect(written.map((w) => w.split(' ')[1])).toEqual(['42', '42']);
@@ -338,7 +415,9 @@ describe('worktree setup', () => {
       expect(t.files).toEqual([`${t.task}.txt`]);
     }
     expect(git(ws, 'ls-tree', '-r', '--name-only', rows[0]?.branch ?? '')).not.toMatch(/\.env$|node_modules/m);
-    expect(job.result?.worktrees?.merges).toMatchObject([{ tasks: ['web-a', 'web-b'], applied: true, verification: { ok: true } }]);
+    expect(job.result?.worktrees?.merges).toMatchObject([
+      { tasks: ['web-a', 'web-b'], applied: true, verification: { ok: true } },
+    ]);
     expect(existsSync(join(ws, 'web-a.txt')) && existsSync(join(ws, 'web-b.txt'))).toBe(true);
     // the workspace's own node_modules is untouched by the links
     expect(readFileSync(join(ws, 'node_modules', 'dep', 'index.js'), 'utf8')).toBe('module.exports = 42;\n');
@@ -356,7 +435,14 @@ describe('worktree setup', () => {
       workspace: ws,
       isolation: 'worktree',
       verify: 'exit 0',
-      tasks: [{ name: 'use', instruction: 'use the dependency', files: ['out.txt'], command: `node -e "require('fs').writeFileSync('out.txt', String(require('dep')))"` }],
+      tasks: [
+        {
+          name: 'use',
+          instruction: 'use the dependency',
+          files: ['out.txt'],
+          command: `node -e "require('fs').writeFileSync('out.txt', String(require('dep')))"`,
+        },
+      ],
     });
     expect(job.status).toBe('done');
     const row = job.result?.worktrees?.tasks[0];
@@ -379,7 +465,10 @@ describe('worktree setup', () => {
     const messages = engine.events(job.id).events.map((e) => e.message);
     expect(messages).toContain('task: setup: echo preparing; echo "no database" >&2; exit 3');
     expect(messages.some((m) => m.startsWith('task: setup failed: exit 3'))).toBe(true);
-    expect(job.result?.worktrees?.tasks[0]).toMatchObject({ state: 'kept', setup: { command: expect.stringMatching(/^failed: exit 3/) } });
+    expect(job.result?.worktrees?.tasks[0]).toMatchObject({
+      state: 'kept',
+      setup: { command: expect.stringMatching(/^failed: exit 3/) },
+    });
     expect(job.status).toBe('error');
   });
 });
@@ -391,14 +480,28 @@ describe('worktree fan-out of agents', () => {
       const engine = await Engine.open({
         dataDir: join(tempDir('gaffer-data-'), 'data'),
         maxParallel: 2,
-        runners: createRunners({ sandbox: 'off', builtin: { endpoint: { api: 'openai-compatible', url: `${server.url}/v1`, key: 'sk-test', model: 'qwen3:8b' } } }),
+        runners: createRunners({
+          sandbox: 'off',
+          builtin: {
+            endpoint: { api: 'openai-compatible', url: `${server.url}/v1`, key: 'sk-test', model: 'qwen3:8b' },
+          },
+        }),
         worktrees: { parallelSafeGates: ['exit 0'] },
       });
       engines.push(engine);
       const forTask = (name: string) => [
         // each holds its first turn's command for a while, so the two are seen working at once
-        { when: (r: ModelRequest) => !r.isToolResult && r.lastText.includes(`${name}.txt`), toolCalls: [{ name: 'write_file', args: { path: `${name}.txt`, content: `${name}\n` } }, { name: 'run_command', args: { command: 'sleep 1.5' } }] },
-        { when: (r: ModelRequest) => r.isToolResult && r.toolResults.some((t) => t.output.includes(`${name}.txt`)), text: `Wrote it.\nFiles changed:\n${name}.txt` },
+        {
+          when: (r: ModelRequest) => !r.isToolResult && r.lastText.includes(`${name}.txt`),
+          toolCalls: [
+            { name: 'write_file', args: { path: `${name}.txt`, content: `${name}\n` } },
+            { name: 'run_command', args: { command: 'sleep 1.5' } },
+          ],
+        },
+        {
+          when: (r: ModelRequest) => r.isToolResult && r.toolResults.some((t) => t.output.includes(`${name}.txt`)),
+          text: `Wrote it.\nFiles changed:\n${name}.txt`,
+        },
       ];
       server.script([...forTask('alpha'), ...forTask('beta')]);
       const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
@@ -416,12 +519,16 @@ describe('worktree fan-out of agents', () => {
       expect(job.status).toBe('done');
       const events = engine.events(job.id).events;
       const at = (name: string, event: string) => events.findIndex((e) => e.name === name && e.event === event);
-      expect(Math.max(at('alpha', 'started'), at('beta', 'started'))).toBeLessThan(Math.min(at('alpha', 'done'), at('beta', 'done')));
+      expect(Math.max(at('alpha', 'started'), at('beta', 'started'))).toBeLessThan(
+        Math.min(at('alpha', 'done'), at('beta', 'done')),
+      );
       expect(job.result?.worktrees?.tasks.map((t) => [t.task, t.files, t.merge])).toEqual([
         ['alpha', ['alpha.txt'], 'merged'],
         ['beta', ['beta.txt'], 'merged'],
       ]);
-      expect(readFileSync(join(ws, 'alpha.txt'), 'utf8') + readFileSync(join(ws, 'beta.txt'), 'utf8')).toBe('alpha\nbeta\n');
+      expect(readFileSync(join(ws, 'alpha.txt'), 'utf8') + readFileSync(join(ws, 'beta.txt'), 'utf8')).toBe(
+        'alpha\nbeta\n',
+      );
       expect(job.result?.claimed_only).toEqual([]);
     } finally {
       await server.close();
@@ -442,14 +549,23 @@ describe('phase order in worktrees', () => {
       tasks: [
         { name: 'add-a', instruction: 'write a', files: ['a.txt'], command: 'echo a > a.txt' },
         // in the request before the other implementer, and asked in parallel: it still runs after both
-        { name: 'check', type: 'review', instruction: 'review both', outputs: ['review.md'], command: 'cat a.txt b.txt > review.md' },
+        {
+          name: 'check',
+          type: 'review',
+          instruction: 'review both',
+          outputs: ['review.md'],
+          command: 'cat a.txt b.txt > review.md',
+        },
         { name: 'add-b', instruction: 'write b', files: ['b.txt'], command: 'echo b > b.txt' },
       ],
     });
     expect(job.status).toBe('done');
     expect(job.task_order).toMatchObject({ by: 'phase', phases: [['add-a', 'add-b'], ['check']] });
     const wt = job.result?.worktrees;
-    expect(wt?.classes.find((c) => c.task === 'check')).toMatchObject({ class: 'sequential', why: expect.stringContaining('after the implementers') });
+    expect(wt?.classes.find((c) => c.task === 'check')).toMatchObject({
+      class: 'sequential',
+      why: expect.stringContaining('after the implementers'),
+    });
     // the reviewer saw both implementers' work, merged
     expect(readFileSync(join(ws, 'review.md'), 'utf8')).toBe('a\nb\n');
     expect(wt?.merges).toMatchObject([{ tasks: ['add-a', 'add-b'], applied: true, verification: { ok: true } }]);
@@ -481,13 +597,16 @@ describe('phase order in worktrees', () => {
     expect(check[0]).toMatchObject({ role: 'reviewer', status: 'error', stop_reason: 'write_policy_violation' });
     expect(job.result?.proof?.uncertainty.map((u) => u.code)).toContain('write_policy_violation');
     expect(job.status).not.toBe('done');
-    expect(job.result?.worktrees?.merges[0]).toMatchObject({ applied: false, why: expect.stringContaining('wrote outside its write policy') });
+    expect(job.result?.worktrees?.merges[0]).toMatchObject({
+      applied: false,
+      why: expect.stringContaining('wrote outside its write policy'),
+    });
     expect(existsSync(join(ws, 'a.txt'))).toBe(false);
   });
 });
 
-describe('a worker that rewrites its worktree\'s .git file', () => {
-  it('cannot point gaffer\'s commit and reset at the user\'s own checkout: the link is put back and charged to it', async () => {
+describe("a worker that rewrites its worktree's .git file", () => {
+  it("cannot point gaffer's commit and reset at the user's own checkout: the link is put back and charged to it", async () => {
     const engine = await open();
     const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
     const head = git(ws, 'symbolic-ref', 'HEAD');
@@ -495,7 +614,14 @@ describe('a worker that rewrites its worktree\'s .git file', () => {
       workspace: ws,
       isolation: 'worktree',
       verify: 'exit 0',
-      tasks: [{ name: 'evil', instruction: 'write a', files: ['a.txt'], command: `echo a > a.txt && echo "gitdir: ${join(ws, '.git')}" > .git` }],
+      tasks: [
+        {
+          name: 'evil',
+          instruction: 'write a',
+          files: ['a.txt'],
+          command: `echo a > a.txt && echo "gitdir: ${join(ws, '.git')}" > .git`,
+        },
+      ],
     });
     // the user's branch, index and working tree are as they were
     expect(git(ws, 'symbolic-ref', 'HEAD')).toBe(head);
@@ -503,7 +629,11 @@ describe('a worker that rewrites its worktree\'s .git file', () => {
     expect(git(ws, 'log', '--format=%s')).toBe('init');
     // the task's work is on its own branch all the same; the rewrite is the worker's violation
     expect(git(ws, 'show', `gaffer/${job.id}/evil:a.txt`)).toBe('a');
-    expect(job.result?.workers[0]).toMatchObject({ status: 'error', stop_reason: 'write_policy_violation', error: expect.stringMatching(/: \.git$/) });
+    expect(job.result?.workers[0]).toMatchObject({
+      status: 'error',
+      stop_reason: 'write_policy_violation',
+      error: expect.stringMatching(/: \.git$/),
+    });
     expect(job.status).not.toBe('done');
   });
 
@@ -513,7 +643,12 @@ describe('a worker that rewrites its worktree\'s .git file', () => {
     // a repository that ignores every file, the worktree's .git pointed at it, then the file to hide
     const blind = join(tempDir('gaffer-blind-'), 'repo.git');
     const hide = `git init -q --bare ${blind} && echo "*" > ${blind}/info/exclude && echo "gitdir: ${blind}" > .git && echo s > secret.txt`;
-    const job = await run(engine, { workspace: ws, isolation: 'worktree', verify: 'exit 0', tasks: [{ name: 'sly', instruction: 'write a', files: ['a.txt'], command: `echo a > a.txt && ${hide}` }] });
+    const job = await run(engine, {
+      workspace: ws,
+      isolation: 'worktree',
+      verify: 'exit 0',
+      tasks: [{ name: 'sly', instruction: 'write a', files: ['a.txt'], command: `echo a > a.txt && ${hide}` }],
+    });
     expect(job.result?.files_changed).toEqual(['a.txt', 'secret.txt']);
     expect(job.result?.workers[0]).toMatchObject({ status: 'error', stop_reason: 'write_policy_violation' });
     expect(job.result?.workers[0]?.error).toContain('.git');
@@ -524,9 +659,13 @@ describe('worktree requests', () => {
   it('a workspace that is not a repository, or has no commit, is refused before anything starts', async () => {
     const engine = await open();
     const plain = makeWorkspace({ 'a.txt': 'a\n' });
-    expect(() => engine.submit({ workspace: plain, isolation: 'worktree', tasks: [{ instruction: 'x', command: 'true' }] })).toThrow(/not inside a git repository/);
+    expect(() =>
+      engine.submit({ workspace: plain, isolation: 'worktree', tasks: [{ instruction: 'x', command: 'true' }] }),
+    ).toThrow(/not inside a git repository/);
     const empty = makeWorkspace({ 'a.txt': 'a\n' });
     git(empty, 'init', '-q');
-    expect(() => engine.submit({ workspace: empty, isolation: 'worktree', tasks: [{ instruction: 'x', command: 'true' }] })).toThrow(/HEAD has no commit yet/);
+    expect(() =>
+      engine.submit({ workspace: empty, isolation: 'worktree', tasks: [{ instruction: 'x', command: 'true' }] }),
+    ).toThrow(/HEAD has no commit yet/);
   });
 });

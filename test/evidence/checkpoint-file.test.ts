@@ -17,7 +17,10 @@ describe('reading one file from a checkpoint', () => {
     await write(ws, { '.gaffer/objectives.json': 'changed by a worker\n' });
 
     const read = await readCheckpointFile(pre, '.gaffer/objectives.json');
-    expect(read.found === 'content' ? [read.mode, read.content.toString('utf8')] : read).toEqual(['100644', '{"objectives": []}\n']);
+    expect(read.found === 'content' ? [read.mode, read.content.toString('utf8')] : read).toEqual([
+      '100644',
+      '{"objectives": []}\n',
+    ]);
     expect(await readCheckpointFile(pre, 'missing.json')).toEqual({ found: 'absent' });
     expect(await readCheckpointFile(pre, '../outside.json')).toEqual({ found: 'absent' });
     // not named: an ignored file (and anything under `.gaffer/`) is not in the checkpoint
@@ -35,7 +38,10 @@ describe('reading one file from a checkpoint', () => {
     const alwaysInclude = ['.gaffer/objectives.json'];
     const pre = await snap(ws, data, 'pre', { alwaysInclude });
     const read = await readCheckpointFile(pre, '.gaffer/objectives.json');
-    expect(read.found === 'content' ? [read.mode, read.content.toString('utf8')] : read).toEqual(['120000', '../secret.txt']);
+    expect(read.found === 'content' ? [read.mode, read.content.toString('utf8')] : read).toEqual([
+      '120000',
+      '../secret.txt',
+    ]);
     const mtime = await snap(ws, data, 'mtime', { jobId: 'job2', forceMtime: true, alwaysInclude });
     expect(await readCheckpointFile(mtime, '.gaffer/objectives.json')).toEqual({ found: 'stat-only' });
   });

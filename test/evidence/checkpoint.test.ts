@@ -26,7 +26,11 @@ describe('checkpoint diff', () => {
     await write(ws, { 'src/api.ts': 'a2\n', 'src/new.ts': 'n\n', 'b.ts': 'b\n' });
     await fs.rm(path.join(ws, 'src/old.ts'));
     const post = await snap(ws, data, 'post', { like: pre });
-    expect(await diffSnapshots(pre, post)).toEqual({ added: ['b.ts', 'src/new.ts'], modified: ['src/api.ts'], deleted: ['src/old.ts'] });
+    expect(await diffSnapshots(pre, post)).toEqual({
+      added: ['b.ts', 'src/new.ts'],
+      modified: ['src/api.ts'],
+      deleted: ['src/old.ts'],
+    });
   });
 
   it('reports a rename as a delete plus an add', async () => {
@@ -76,7 +80,12 @@ describe('checkpoint diff', () => {
   it('snapshots a folder that is not a repository', async () => {
     const ws = await tempDir();
     const data = await tempDir('gaffer-data-');
-    await write(ws, { 'notes.txt': 'n\n', 'sub/deep/file.py': 'print(1)\n', '.gitignore': '*.log\n', 'out.log': 'noise\n' });
+    await write(ws, {
+      'notes.txt': 'n\n',
+      'sub/deep/file.py': 'print(1)\n',
+      '.gitignore': '*.log\n',
+      'out.log': 'noise\n',
+    });
     const pre = await snap(ws, data, 'pre');
     expect(pre.source).toBe('checkpoint');
     expect([...lsTree(pre).keys()].sort()).toEqual(['.gitignore', 'notes.txt', 'sub/deep/file.py']);
@@ -133,7 +142,9 @@ describe('checkpoint diff', () => {
   it('refs keep every snapshot of a job reachable', async () => {
     const { ws, data } = await repoWorkspace({ 'a.txt': 'a\n' });
     const pre = await snap(ws, data, 'pre');
-    const refs = execFileSync('git', [`--git-dir=${pre.gitDir}`, 'for-each-ref', '--format=%(objectname) %(refname)'], { encoding: 'utf8' });
+    const refs = execFileSync('git', [`--git-dir=${pre.gitDir}`, 'for-each-ref', '--format=%(objectname) %(refname)'], {
+      encoding: 'utf8',
+    });
     expect(refs.trim()).toBe(`${pre.id} ${pre.ref}`);
   });
 
@@ -163,7 +174,9 @@ describe('checkpoint diff', () => {
     const { ws, data } = await repoWorkspace({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
     const pre = await snap(ws, data, 'pre');
     // another gaffer process checkpointed meanwhile: it emptied the index this process remembers
-    execFileSync('git', [`--git-dir=${pre.gitDir}`, 'read-tree', '--empty'], { env: { ...process.env, GIT_INDEX_FILE: path.join(pre.gitDir as string, 'gaffer-index') } });
+    execFileSync('git', [`--git-dir=${pre.gitDir}`, 'read-tree', '--empty'], {
+      env: { ...process.env, GIT_INDEX_FILE: path.join(pre.gitDir as string, 'gaffer-index') },
+    });
     await write(ws, { 'a.txt': 'a2\n' });
     const post = await snap(ws, data, 'post');
     expect(await diffSnapshots(pre, post)).toEqual({ added: [], modified: ['a.txt'], deleted: [] });
@@ -173,8 +186,15 @@ describe('checkpoint diff', () => {
     const { ws, data } = await repoWorkspace({ 'a.txt': 'a\n' });
     const shots = await Promise.all(['one', 'two', 'three'].map((label) => snap(ws, data, label)));
     expect(shots.map((s) => s.source)).toEqual(['checkpoint', 'checkpoint', 'checkpoint']);
-    const refs = execFileSync('git', [`--git-dir=${shots[0]?.gitDir}`, 'for-each-ref', '--format=%(refname)'], { encoding: 'utf8' });
-    expect(refs.trim().split('\n').map((r) => r.split('/').pop())).toEqual(['one', 'three', 'two']);
+    const refs = execFileSync('git', [`--git-dir=${shots[0]?.gitDir}`, 'for-each-ref', '--format=%(refname)'], {
+      encoding: 'utf8',
+    });
+    expect(
+      refs
+        .trim()
+        .split('\n')
+        .map((r) => r.split('/').pop()),
+    ).toEqual(['one', 'three', 'two']);
   });
 
   it('handles paths with spaces, unicode, glob characters and a leading dash', async () => {
@@ -217,13 +237,19 @@ describe('checkpoint diff', () => {
     expect(post.id).toBe(pre.id);
     expect(again.id).toBe(pre.id);
     const gitDir = pre.gitDir as string;
-    const refs = execFileSync('git', [`--git-dir=${gitDir}`, 'for-each-ref', '--format=%(refname) %(objectname)'], { encoding: 'utf8' }).trim().split('\n');
+    const refs = execFileSync('git', [`--git-dir=${gitDir}`, 'for-each-ref', '--format=%(refname) %(objectname)'], {
+      encoding: 'utf8',
+    })
+      .trim()
+      .split('\n');
     expect(refs.sort()).toEqual([pre.ref, post.ref, again.ref].map((ref) => `${ref} ${pre.id}`).sort());
     expect(await diffSnapshots(pre, post)).toEqual({ added: [], modified: [], deleted: [] });
     await write(ws, { 'a.txt': 'changed\n' });
     const changed = await snap(ws, data, 'post', { jobId: 'job-two' });
     expect(changed.id).not.toBe(pre.id);
-    expect(execFileSync('git', [`--git-dir=${gitDir}`, 'rev-parse', changed.ref as string], { encoding: 'utf8' }).trim()).toBe(changed.id);
+    expect(
+      execFileSync('git', [`--git-dir=${gitDir}`, 'rev-parse', changed.ref as string], { encoding: 'utf8' }).trim(),
+    ).toBe(changed.id);
     expect(await diffSnapshots(again, changed)).toEqual({ added: [], modified: ['a.txt'], deleted: [] });
   });
 
@@ -235,12 +261,14 @@ describe('checkpoint diff', () => {
     // early in a second, so the files and the index are (most likely) written within it
     await new Promise((resolve) => setTimeout(resolve, 1020 - (Date.now() % 1000)));
     const files: Record<string, string> = {};
-    for (let i = 0; i < RACY_REFRESH_MIN.files + 30; i++) files[`src/f${String(i).padStart(2, '0')}.txt`] = `file ${i}\n`;
+    for (let i = 0; i < RACY_REFRESH_MIN.files + 30; i++)
+      files[`src/f${String(i).padStart(2, '0')}.txt`] = `file ${i}\n`;
     await write(ws, files);
     const pre = await snap(ws, data, 'pre');
     const writtenS = Math.floor((await indexFile(pre)) / 1000);
     let racy = 0;
-    for (const rel of Object.keys(files)) if (Math.floor((await fs.stat(path.join(ws, rel))).mtimeMs / 1000) >= writtenS) racy++;
+    for (const rel of Object.keys(files))
+      if (Math.floor((await fs.stat(path.join(ws, rel))).mtimeMs / 1000) >= writtenS) racy++;
     await nextSecond();
     const unchanged = await snap(ws, data, 'unchanged');
     expect(unchanged.id).toBe(pre.id);

@@ -14,13 +14,16 @@ describe('fileDiff', () => {
     await write(ws, { 'src/api.ts': 'one\nTWO\nthree\n', 'new.ts': 'hello' });
     await fs.rm(path.join(ws, 'old.ts'));
     const post = await snap(ws, data, 'post');
-    const expected = 'diff --git a/src/api.ts b/src/api.ts\n--- a/src/api.ts\n+++ b/src/api.ts\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n';
+    const expected =
+      'diff --git a/src/api.ts b/src/api.ts\n--- a/src/api.ts\n+++ b/src/api.ts\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n';
     expect(await fileDiff(pre, post, 'src/api.ts')).toBe(expected);
     expect(await fileDiff(pre, null, './src/api.ts')).toBe(expected);
     expect(await fileDiff(pre, null, 'new.ts')).toBe(
       'diff --git a/new.ts b/new.ts\nnew file mode 100644\n--- /dev/null\n+++ b/new.ts\n@@ -0,0 +1 @@\n+hello\n\\ No newline at end of file\n',
     );
-    expect(await fileDiff(pre, post, 'old.ts')).toBe('diff --git a/old.ts b/old.ts\ndeleted file mode 100644\n--- a/old.ts\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n');
+    expect(await fileDiff(pre, post, 'old.ts')).toBe(
+      'diff --git a/old.ts b/old.ts\ndeleted file mode 100644\n--- a/old.ts\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n',
+    );
     expect(await fileDiff(pre, post, 'untouched.ts')).toBe('');
   });
 
@@ -32,7 +35,9 @@ describe('fileDiff', () => {
     await write(ws, { 'src/x.png': Buffer.alloc(2048, 0) });
     await fs.chmod(path.join(ws, 'run.sh'), 0o755);
     expect(await fileDiff(pre, null, 'src/x.png')).toBe('Binary file src/x.png: 1024 -> 2048 bytes\n');
-    expect(await fileDiff(pre, null, 'run.sh')).toBe('diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n');
+    expect(await fileDiff(pre, null, 'run.sh')).toBe(
+      'diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n',
+    );
   });
 
   it('says the content of a file over the size cap was not recorded', async () => {
@@ -41,7 +46,9 @@ describe('fileDiff', () => {
     await write(ws, { 'big.bin': Buffer.alloc(4000, 1) });
     const pre = await snap(ws, data, 'pre', { sizeCapBytes: 1000 });
     await write(ws, { 'big.bin': Buffer.alloc(5000, 1) });
-    expect(await fileDiff(pre, null, 'big.bin')).toBe('big.bin: content not recorded (over the size cap): size 4000 -> 5000\n');
+    expect(await fileDiff(pre, null, 'big.bin')).toBe(
+      'big.bin: content not recorded (over the size cap): size 4000 -> 5000\n',
+    );
   });
 });
 
@@ -49,12 +56,24 @@ describe('claims', () => {
   const changed = { added: ['src/new.ts'], modified: ['src/api.ts', 'lib/Util.ts'], deleted: ['docs/old.md'] };
 
   it('matches normalized claims on whole trailing path segments against all three lists', () => {
-    const claims = ['./src/api.ts', 'src\\new.ts', 'api.ts', 'old.md', '/home/me/project/src/api.ts', 'src//api.ts', ''];
+    const claims = [
+      './src/api.ts',
+      'src\\new.ts',
+      'api.ts',
+      'old.md',
+      '/home/me/project/src/api.ts',
+      'src//api.ts',
+      '',
+    ];
     expect(findClaimedOnly(claims, changed)).toEqual([]);
   });
 
   it('names claims the changes do not back', () => {
-    expect(findClaimedOnly(['i.ts', 'other/api.ts', 'src/api.ts/', 'README.md'], changed)).toEqual(['README.md', 'i.ts', 'other/api.ts']);
+    expect(findClaimedOnly(['i.ts', 'other/api.ts', 'src/api.ts/', 'README.md'], changed)).toEqual([
+      'README.md',
+      'i.ts',
+      'other/api.ts',
+    ]);
   });
 
   it('compares case-insensitively only when asked', () => {
@@ -63,7 +82,9 @@ describe('claims', () => {
   });
 
   it('knows this filesystem is case-sensitive', async () => {
-    expect(await isCaseInsensitiveFs(await tempDir())).toBe(process.platform === 'darwin' || process.platform === 'win32');
+    expect(await isCaseInsensitiveFs(await tempDir())).toBe(
+      process.platform === 'darwin' || process.platform === 'win32',
+    );
   });
 });
 
@@ -79,12 +100,22 @@ describe('changes JSON', () => {
 
   it('caps each list at 60 and keeps the count exact', () => {
     const many = Array.from({ length: 75 }, (_, i) => `f${String(i).padStart(3, '0')}.ts`);
-    const json = buildChangesJson(before, { added: many, modified: ['m.ts'], deleted: [] }, { verificationWrote: ['coverage/lcov.info'] });
+    const json = buildChangesJson(
+      before,
+      { added: many, modified: ['m.ts'], deleted: [] },
+      { verificationWrote: ['coverage/lcov.info'] },
+    );
     expect(json.count).toBe(76);
     expect(json.added).toHaveLength(60);
     expect(json.added[59]).toBe('f059.ts');
     expect(json.truncated).toBe(true);
-    expect(json).toMatchObject({ source: 'checkpoint', checkpoint: '3f1c2a9b0d4e', modified: ['m.ts'], deleted: [], snapshot_truncated: false });
+    expect(json).toMatchObject({
+      source: 'checkpoint',
+      checkpoint: '3f1c2a9b0d4e',
+      modified: ['m.ts'],
+      deleted: [],
+      snapshot_truncated: false,
+    });
     expect(json.verification_wrote).toEqual(['coverage/lcov.info']);
     expect(json.git).toBeUndefined();
   });

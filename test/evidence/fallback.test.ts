@@ -20,7 +20,13 @@ describe('mtime fallback', () => {
   it('is used when git is not on PATH, says why, and still sees changes', async () => {
     const ws = await tempDir();
     const data = await tempDir('gaffer-data-');
-    await write(ws, { 'a.txt': 'a\n', 'gone.txt': 'g\n', 'sub/b.txt': 'b\n', 'node_modules/m.js': 'm\n', '.git/HEAD': 'x\n' });
+    await write(ws, {
+      'a.txt': 'a\n',
+      'gone.txt': 'g\n',
+      'sub/b.txt': 'b\n',
+      'node_modules/m.js': 'm\n',
+      '.git/HEAD': 'x\n',
+    });
     await fs.symlink('a.txt', path.join(ws, 'link'));
     process.env.PATH = await pathWithoutGit();
     const pre = await snap(ws, data, 'pre');
@@ -36,10 +42,20 @@ describe('mtime fallback', () => {
     await fs.symlink('sub/b.txt', path.join(ws, 'link'));
     const post = await snap(ws, data, 'post', { like: pre });
     expect(post.source).toBe('mtime');
-    expect(await diffSnapshots(pre, post)).toEqual({ added: ['new.txt'], modified: ['a.txt', 'link', 'sub/b.txt'], deleted: ['gone.txt'] });
-    expect(await fileDiff(pre, post, 'sub/b.txt')).toBe('sub/b.txt: content not recorded (mtime evidence): size 2 -> 18\n');
-    expect(await fileDiff(pre, null, 'new.txt')).toBe('new.txt: content not recorded (mtime evidence): size absent -> 2\n');
-    expect(await fileDiff(pre, post, 'gone.txt')).toBe('gone.txt: content not recorded (mtime evidence): size 2 -> absent\n');
+    expect(await diffSnapshots(pre, post)).toEqual({
+      added: ['new.txt'],
+      modified: ['a.txt', 'link', 'sub/b.txt'],
+      deleted: ['gone.txt'],
+    });
+    expect(await fileDiff(pre, post, 'sub/b.txt')).toBe(
+      'sub/b.txt: content not recorded (mtime evidence): size 2 -> 18\n',
+    );
+    expect(await fileDiff(pre, null, 'new.txt')).toBe(
+      'new.txt: content not recorded (mtime evidence): size absent -> 2\n',
+    );
+    expect(await fileDiff(pre, post, 'gone.txt')).toBe(
+      'gone.txt: content not recorded (mtime evidence): size 2 -> absent\n',
+    );
   });
 
   it('an mtime `like` forces the fallback even with git available', async () => {

@@ -21,7 +21,12 @@ describe('content-exact checkpoints', () => {
 
     const pre = await snap(ws, data, 'pre');
     const tree = lsTree(pre);
-    expect([...tree.keys()].sort()).toEqual(['libs/committed/.gitignore', 'libs/committed/lib.ts', 'libs/fresh/new.ts', 'top.txt']);
+    expect([...tree.keys()].sort()).toEqual([
+      'libs/committed/.gitignore',
+      'libs/committed/lib.ts',
+      'libs/fresh/new.ts',
+      'top.txt',
+    ]);
     expect([...tree.values()].some((e) => e.mode === '160000')).toBe(false);
 
     await write(ws, { 'libs/committed/lib.ts': 'lib2\n', 'libs/fresh/new.ts': 'new2\n' });
@@ -80,8 +85,16 @@ describe('content-exact checkpoints', () => {
     });
     const plain = await snap(ws, data, 'pre');
     expect([...lsTree(plain).keys()].sort()).toEqual(['.gitignore', 'app.ts']);
-    const named = await snap(ws, data, 'pre2', { alwaysInclude: ['./debug.log', 'out', 'node_modules/pkg/index.js', 'missing.txt'] });
-    expect([...lsTree(named).keys()].sort()).toEqual(['.gitignore', 'app.ts', 'debug.log', 'node_modules/pkg/index.js', 'out/report.html']);
+    const named = await snap(ws, data, 'pre2', {
+      alwaysInclude: ['./debug.log', 'out', 'node_modules/pkg/index.js', 'missing.txt'],
+    });
+    expect([...lsTree(named).keys()].sort()).toEqual([
+      '.gitignore',
+      'app.ts',
+      'debug.log',
+      'node_modules/pkg/index.js',
+      'out/report.html',
+    ]);
   });
 
   it('a workspace inside a larger repository honours the parent .gitignore', async () => {
@@ -114,7 +127,13 @@ describe('content-exact checkpoints', () => {
     await fs.symlink('dir', path.join(ws, 'dirlink'));
     const pre = await snap(ws, data, 'pre');
     const tree = lsTree(pre);
-    for (const [p, target] of [['link.txt', 'real.txt'], ['loop-a', 'loop-b'], ['loop-b', 'loop-a'], ['outside', '/etc'], ['dirlink', 'dir']] as const) {
+    for (const [p, target] of [
+      ['link.txt', 'real.txt'],
+      ['loop-a', 'loop-b'],
+      ['loop-b', 'loop-a'],
+      ['outside', '/etc'],
+      ['dirlink', 'dir'],
+    ] as const) {
       expect(tree.get(p)?.mode).toBe('120000');
       expect(stored(pre, p).toString()).toBe(target);
     }
@@ -149,7 +168,12 @@ describe('content-exact checkpoints', () => {
     execFileSync('mkfifo', [path.join(ws, 'run/pipe')]);
     // the attacker's cover: the folder's mtime exactly as it was, to the nanosecond
     const ns = before.mtimeNs;
-    execFileSync('touch', ['-m', '-d', `@${ns / 1_000_000_000n}.${String(ns % 1_000_000_000n).padStart(9, '0')}`, path.join(ws, 'run')]);
+    execFileSync('touch', [
+      '-m',
+      '-d',
+      `@${ns / 1_000_000_000n}.${String(ns % 1_000_000_000n).padStart(9, '0')}`,
+      path.join(ws, 'run'),
+    ]);
     expect((await fs.stat(path.join(ws, 'run'), { bigint: true })).mtimeNs).toBe(before.mtimeNs);
     const post = await snap(ws, data, 'post', { like: pre });
     expect(post.skipped).toEqual(['run/pipe']);

@@ -16,7 +16,16 @@ import { snap, tempDir, write } from './helpers.js';
 const seen = vi.hoisted(() => ({ paths: [] as string[], processes: 0 }));
 vi.mock('node:fs', async (importOriginal) => {
   const real = await importOriginal<typeof Fs>();
-  const watched = ['openSync', 'readFileSync', 'lstatSync', 'statSync', 'readdirSync', 'readlinkSync', 'realpathSync', 'existsSync'] as const;
+  const watched = [
+    'openSync',
+    'readFileSync',
+    'lstatSync',
+    'statSync',
+    'readdirSync',
+    'readlinkSync',
+    'realpathSync',
+    'existsSync',
+  ] as const;
   const wrapped: Record<string, unknown> = {};
   for (const name of watched) {
     const fn = real[name] as (...args: unknown[]) => unknown;
@@ -29,11 +38,17 @@ vi.mock('node:fs', async (importOriginal) => {
 });
 vi.mock('node:child_process', async (importOriginal) => {
   const real = await importOriginal<typeof ChildProcess>();
-  const counted = <F extends (...args: never[]) => unknown>(fn: F) => ((...args: Parameters<F>) => {
-    seen.processes++;
-    return fn(...args);
-  }) as F;
-  const wrapped = { spawn: counted(real.spawn), execFile: counted(real.execFile), execFileSync: counted(real.execFileSync), spawnSync: counted(real.spawnSync) };
+  const counted = <F extends (...args: never[]) => unknown>(fn: F) =>
+    ((...args: Parameters<F>) => {
+      seen.processes++;
+      return fn(...args);
+    }) as F;
+  const wrapped = {
+    spawn: counted(real.spawn),
+    execFile: counted(real.execFile),
+    execFileSync: counted(real.execFileSync),
+    spawnSync: counted(real.spawnSync),
+  };
   return { ...real, ...wrapped, default: { ...real, ...wrapped } };
 });
 
@@ -53,14 +68,19 @@ async function nodeWorkspace(padding = 0): Promise<string> {
     'package-lock.json': '{}\n',
     'src/a.js': 'a\n',
     // a framework gaffer does not know by name: found through the test script's bin
-    'node_modules/checkit/package.json': JSON.stringify({ name: 'checkit', bin: { checkit: 'cli.js' }, dependencies: { 'deep-eq': '1' } }),
+    'node_modules/checkit/package.json': JSON.stringify({
+      name: 'checkit',
+      bin: { checkit: 'cli.js' },
+      dependencies: { 'deep-eq': '1' },
+    }),
     'node_modules/checkit/cli.js': '#!/usr/bin/env node\n',
     'node_modules/checkit/lib/deep/runner.js': 'module.exports = function run() { return failures; };\n',
     'node_modules/deep-eq/package.json': JSON.stringify({ name: 'deep-eq' }),
     'node_modules/deep-eq/lib/index.js': 'module.exports = (a, b) => a === b;\n',
   };
   for (let p = 0; p < padding; p++) {
-    for (let f = 0; f < 100; f++) files[`node_modules/aa-pad-${String(p).padStart(2, '0')}/lib/f${String(f).padStart(3, '0')}.js`] = 'x';
+    for (let f = 0; f < 100; f++)
+      files[`node_modules/aa-pad-${String(p).padStart(2, '0')}/lib/f${String(f).padStart(3, '0')}.js`] = 'x';
   }
   await write(ws, files);
   await fs.mkdir(path.join(ws, 'node_modules', '.bin'));
@@ -90,7 +110,10 @@ describe('the packages the tests run through', () => {
   it('what the framework depends on, a swapped bin link and a file added to the framework are named', async () => {
     const ws = await nodeWorkspace();
     const changes = await around(ws, async () => {
-      await write(ws, { 'node_modules/deep-eq/lib/index.js': 'module.exports = () => true;\n', 'node_modules/checkit/lib/extra.js': 'x\n' });
+      await write(ws, {
+        'node_modules/deep-eq/lib/index.js': 'module.exports = () => true;\n',
+        'node_modules/checkit/lib/extra.js': 'x\n',
+      });
       await fs.rm(path.join(ws, 'node_modules/.bin/checkit'));
       await fs.symlink('../../evil.sh', path.join(ws, 'node_modules/.bin/checkit'));
     });
@@ -106,13 +129,19 @@ describe('the packages the tests run through', () => {
     const outside = await tempDir('gaffer-harness-out-');
     await write(ws, {
       'package.json': JSON.stringify({ scripts: { test: 'mocha' } }),
-      'node_modules/.pnpm/mocha@12.0.3/node_modules/mocha/package.json': JSON.stringify({ name: 'mocha', dependencies: { diff: '1' } }),
+      'node_modules/.pnpm/mocha@12.0.3/node_modules/mocha/package.json': JSON.stringify({
+        name: 'mocha',
+        dependencies: { diff: '1' },
+      }),
       'node_modules/.pnpm/mocha@12.0.3/node_modules/mocha/lib/runner.js': 'r\n',
       'node_modules/.pnpm/diff@7.0.0/node_modules/diff/index.js': 'd\n',
     });
     await write(outside, { 'jest/secret.txt': 's\n' });
     await fs.symlink('.pnpm/mocha@12.0.3/node_modules/mocha', path.join(ws, 'node_modules/mocha'));
-    await fs.symlink('../../diff@7.0.0/node_modules/diff', path.join(ws, 'node_modules/.pnpm/mocha@12.0.3/node_modules/diff'));
+    await fs.symlink(
+      '../../diff@7.0.0/node_modules/diff',
+      path.join(ws, 'node_modules/.pnpm/mocha@12.0.3/node_modules/diff'),
+    );
     await fs.symlink(path.join(outside, 'jest'), path.join(ws, 'node_modules/jest'));
     // a monorepo's own package linked in: the link is recorded, its folder is evidence (the checkpoint's)
     await write(ws, { 'packages/tape/index.js': 'own code\n' });
@@ -129,9 +158,15 @@ describe('the packages the tests run through', () => {
       'node_modules/.pnpm/diff@7.0.0/node_modules/diff',
     ]);
     expect(record.harness?.files['node_modules/jest']).toMatch(/^link:/);
-    expect(Object.keys(record.harness?.files ?? {}).some((p) => p.includes('secret') || p.includes('@vitest'))).toBe(false);
-    const changes = await around(ws, () => write(ws, { 'node_modules/.pnpm/diff@7.0.0/node_modules/diff/index.js': 'patched\n' }));
-    expect(changes.outside_evidence?.dependencies).toEqual(['node_modules/.pnpm/diff@7.0.0/node_modules/diff/index.js (modified)']);
+    expect(Object.keys(record.harness?.files ?? {}).some((p) => p.includes('secret') || p.includes('@vitest'))).toBe(
+      false,
+    );
+    const changes = await around(ws, () =>
+      write(ws, { 'node_modules/.pnpm/diff@7.0.0/node_modules/diff/index.js': 'patched\n' }),
+    );
+    expect(changes.outside_evidence?.dependencies).toEqual([
+      'node_modules/.pnpm/diff@7.0.0/node_modules/diff/index.js (modified)',
+    ]);
   });
 
   it('a FIFO planted in the framework is recorded by stat, never opened for a read that would block', async () => {
@@ -171,13 +206,16 @@ describe('the packages the tests run through', () => {
       '.venv/lib/python3.12/site-packages/quiet_plugin/__init__.py (modified)',
       '.venv/lib/python3.12/site-packages/zz-evil.pth (added)',
     ]);
-    expect(describeDependenciesChangedAlone(changes.outside_evidence, ['tests/test_a.py'])).toMatch(/^dependencies changed without a manifest or lockfile change: \.venv\/bin\/python, /);
+    expect(describeDependenciesChangedAlone(changes.outside_evidence, ['tests/test_a.py'])).toMatch(
+      /^dependencies changed without a manifest or lockfile change: \.venv\/bin\/python, /,
+    );
   });
 
   it('the record is bounded: past the file cap the package it falls in is compared in part, the rest left to the sample', async () => {
     const ws = await nodeWorkspace();
     const many: Record<string, string> = {};
-    for (let f = 0; f < HARNESS_LIMITS.files + 10; f++) many[`node_modules/deep-eq/gen/f${String(f).padStart(5, '0')}.js`] = 'x';
+    for (let f = 0; f < HARNESS_LIMITS.files + 10; f++)
+      many[`node_modules/deep-eq/gen/f${String(f).padStart(5, '0')}.js`] = 'x';
     await write(ws, many);
     const record = await takeOutsideRecord({ workspace: ws, label: 'pre', alwaysInclude: [], skipAbs: [] });
     expect(Object.keys(record.harness?.files ?? {})).toHaveLength(HARNESS_LIMITS.files);
@@ -186,7 +224,11 @@ describe('the packages the tests run through', () => {
 
   it('a workspace without a dependency folder pays nothing: no manifest read, no lookup for one, no process', async () => {
     const ws = await tempDir('gaffer-harness-ws-');
-    await write(ws, { 'package.json': JSON.stringify({ scripts: { test: 'mocha' } }), 'src/a.js': 'a\n', 'build/out.js': 'o\n' });
+    await write(ws, {
+      'package.json': JSON.stringify({ scripts: { test: 'mocha' } }),
+      'src/a.js': 'a\n',
+      'build/out.js': 'o\n',
+    });
     seen.paths.length = 0;
     seen.processes = 0;
     const record = await takeOutsideRecord({ workspace: ws, label: 'pre', alwaysInclude: [], skipAbs: [] });

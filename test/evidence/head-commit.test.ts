@@ -8,7 +8,11 @@ import { cleanEnv, git, tempDir, write } from './helpers.js';
 /** What git itself says: `rev-parse --verify HEAD^{commit}` succeeds. */
 function gitSays(dir: string): boolean {
   try {
-    execFileSync('git', ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { cwd: dir, env: cleanEnv(), stdio: 'ignore' });
+    execFileSync('git', ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], {
+      cwd: dir,
+      env: cleanEnv(),
+      stdio: 'ignore',
+    });
     return true;
   } catch {
     return false;

@@ -47,13 +47,20 @@ export async function write(root: string, files: Record<string, string | Buffer>
 }
 
 /** A snapshot with the test's data dir and a job id. */
-export function snap(workspace: string, dataDir: string, label: string, extra: Partial<SnapshotOptions> = {}): Promise<Snapshot> {
+export function snap(
+  workspace: string,
+  dataDir: string,
+  label: string,
+  extra: Partial<SnapshotOptions> = {},
+): Promise<Snapshot> {
   return takeSnapshot({ workspace, dataDir, jobId: extra.jobId ?? 'job1', label, ...extra });
 }
 
 /** `git ls-tree -r` of a checkpoint: path -> [mode, sha]. */
 export function lsTree(snapshot: Snapshot): Map<string, { mode: string; sha: string }> {
-  const out = execFileSync('git', [`--git-dir=${snapshot.gitDir}`, 'ls-tree', '-r', '-z', snapshot.id], { env: cleanEnv() });
+  const out = execFileSync('git', [`--git-dir=${snapshot.gitDir}`, 'ls-tree', '-r', '-z', snapshot.id], {
+    env: cleanEnv(),
+  });
   const map = new Map<string, { mode: string; sha: string }>();
   for (const entry of out.toString('utf8').split('\0')) {
     const m = /^(\d{6}) \w+ ([0-9a-f]+)\t(.*)$/s.exec(entry);
@@ -64,7 +71,9 @@ export function lsTree(snapshot: Snapshot): Map<string, { mode: string; sha: str
 
 /** The bytes a checkpoint holds for a path. */
 export function stored(snapshot: Snapshot, rel: string): Buffer {
-  return execFileSync('git', [`--git-dir=${snapshot.gitDir}`, 'cat-file', 'blob', `${snapshot.id}:${rel}`], { env: cleanEnv() });
+  return execFileSync('git', [`--git-dir=${snapshot.gitDir}`, 'cat-file', 'blob', `${snapshot.id}:${rel}`], {
+    env: cleanEnv(),
+  });
 }
 
 /**

@@ -86,10 +86,21 @@ describe('the checkpoint judges', () => {
     const { ws, data } = await repo({ '.gitignore': '*.log\ncache/\n', 'a.js': 'a\n' });
     await write(ws, { 'old.log': 'x\n', 'cache/c.js': 'c\n' });
     const pre = await snap(ws, data, 'pre');
-    await write(ws, { '.gitignore': '*.log\ncache/\n*.tmp\nsecret.js\nlib/\n', 'new.log': 'y\n', 'x.tmp': 'z\n', 'secret.js': 's\n', 'cache/d.js': 'd\n', 'lib/l.js': 'l\n' });
+    await write(ws, {
+      '.gitignore': '*.log\ncache/\n*.tmp\nsecret.js\nlib/\n',
+      'new.log': 'y\n',
+      'x.tmp': 'z\n',
+      'secret.js': 's\n',
+      'cache/d.js': 'd\n',
+      'lib/l.js': 'l\n',
+    });
     const post = await snap(ws, data, 'post', { like: pre });
     expect(post.hiddenByIgnore).toEqual(['lib/l.js', 'secret.js', 'x.tmp']);
-    expect(await diffSnapshots(pre, post)).toEqual({ added: ['lib/l.js', 'secret.js', 'x.tmp'], modified: ['.gitignore'], deleted: [] });
+    expect(await diffSnapshots(pre, post)).toEqual({
+      added: ['lib/l.js', 'secret.js', 'x.tmp'],
+      modified: ['.gitignore'],
+      deleted: [],
+    });
   });
 
   it('outside a repository, and in a folder the new rule ignores as a whole: the hidden files are found', async () => {
@@ -98,9 +109,19 @@ describe('the checkpoint judges', () => {
     const data = path.join(root, 'data');
     await write(ws, { 'a.js': 'a\n', 'node_modules/dep/index.js': 'd\n' });
     const pre = await snap(ws, data, 'pre');
-    await write(ws, { 'helpers/.gitignore': '*\n', 'helpers/deep/setup.js': 'evil\n', '.gitignore': 'node_modules/\nlib/\n', 'lib/x.js': 'x\n', 'node_modules/dep/more.js': 'm\n' });
+    await write(ws, {
+      'helpers/.gitignore': '*\n',
+      'helpers/deep/setup.js': 'evil\n',
+      '.gitignore': 'node_modules/\nlib/\n',
+      'lib/x.js': 'x\n',
+      'node_modules/dep/more.js': 'm\n',
+    });
     const post = await snap(ws, data, 'post', { like: pre });
     expect(post.hiddenByIgnore).toEqual(['helpers/deep/setup.js', 'lib/x.js']);
-    expect(await diffSnapshots(pre, post)).toEqual({ added: ['.gitignore', 'helpers/.gitignore', 'helpers/deep/setup.js', 'lib/x.js'], modified: [], deleted: [] });
+    expect(await diffSnapshots(pre, post)).toEqual({
+      added: ['.gitignore', 'helpers/.gitignore', 'helpers/deep/setup.js', 'lib/x.js'],
+      modified: [],
+      deleted: [],
+    });
   });
 });

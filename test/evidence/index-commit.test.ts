@@ -32,10 +32,14 @@ async function repository(): Promise<{ repo: string; gitDir: string; head: strin
 
 /** Lays out a repository's HEAD tree from its index, as a fan-out's checkpoints lay out their base (tree-object.ts). */
 function layOut(gitDir: string): string | null {
-  return writeTrees(path.join(gitDir, 'objects'), readIndexEntries(path.join(gitDir, 'index')) ?? [], [], { remember: true, hashOnly: true });
+  return writeTrees(path.join(gitDir, 'objects'), readIndexEntries(path.join(gitDir, 'index')) ?? [], [], {
+    remember: true,
+    hashOnly: true,
+  });
 }
 
-const read = (repo: string, ...args: string[]) => execFileSync('git', args, { cwd: repo, env: cleanEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+const read = (repo: string, ...args: string[]) =>
+  execFileSync('git', args, { cwd: repo, env: cleanEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 
 describe("a task's commit written from its index without a git process", () => {
   it('is the commit git would make: the tree git writes from that index, the branch moved, its reflogs, nothing left to commit', async () => {
@@ -45,17 +49,33 @@ describe("a task's commit written from its index without a git process", () => {
     await fs.rm(path.join(repo, 'a-b'));
     git(repo, 'add', '-A', '--', 'sub/deep/new.txt', 'a/y.txt', 'sub/d.txt', 'a-b', 'ü/ö.txt');
     const expectedTree = read(repo, 'write-tree');
-    const result = commitIndex({ gitDir, commonDir: gitDir }, REF, head, 'gaffer: job j, task t', WHO, new Date(1_700_000_000_000));
+    const result = commitIndex(
+      { gitDir, commonDir: gitDir },
+      REF,
+      head,
+      'gaffer: job j, task t',
+      WHO,
+      new Date(1_700_000_000_000),
+    );
     expect(result).not.toBeNull();
     expect(result).not.toBe('unchanged');
     const commit = (result as { commit: string }).commit;
     expect(read(repo, 'rev-parse', 'HEAD')).toBe(commit);
     expect(read(repo, 'rev-parse', `${commit}^{tree}`)).toBe(expectedTree);
     expect(read(repo, 'rev-parse', `${commit}^`)).toBe(head);
-    expect(read(repo, 'log', '-1', '--format=%an <%ae> %at|%cn <%ce>|%B', commit)).toBe('gaffer <gaffer@localhost> 1700000000|gaffer <gaffer@localhost>|gaffer: job j, task t');
+    expect(read(repo, 'log', '-1', '--format=%an <%ae> %at|%cn <%ce>|%B', commit)).toBe(
+      'gaffer <gaffer@localhost> 1700000000|gaffer <gaffer@localhost>|gaffer: job j, task t',
+    );
     expect(read(repo, 'status', '--porcelain')).toBe('');
     read(repo, 'fsck', '--strict', '--no-dangling');
-    expect(readFileSync(path.join(gitDir, 'logs', 'refs', 'heads', 'main'), 'utf8').trim().split('\n').at(-1)).toMatch(new RegExp(`^${head} ${commit} gaffer <gaffer@localhost> 1700000000 [+-]\\d{4}\\tcommit: gaffer: job j, task t$`));
+    expect(
+      readFileSync(path.join(gitDir, 'logs', 'refs', 'heads', 'main'), 'utf8')
+        .trim()
+        .split('\n')
+        .at(-1),
+    ).toMatch(
+      new RegExp(`^${head} ${commit} gaffer <gaffer@localhost> 1700000000 [+-]\\d{4}\\tcommit: gaffer: job j, task t$`),
+    );
     expect(read(repo, 'reflog', '-1', '--format=%gs', 'HEAD')).toBe('commit: gaffer: job j, task t');
   });
 
@@ -73,13 +93,19 @@ describe("a task's commit written from its index without a git process", () => {
     const cases: [string, (repo: string) => Promise<unknown> | unknown][] = [
       ['index version 4', (repo) => git(repo, 'update-index', '--index-version', '4')],
       ['a split index', (repo) => git(repo, 'update-index', '--split-index')],
-      ['an intent-to-add entry', async (repo) => {
-        await write(repo, { 'later.txt': 'l\n' });
-        git(repo, 'add', '-N', 'later.txt');
-      }],
+      [
+        'an intent-to-add entry',
+        async (repo) => {
+          await write(repo, { 'later.txt': 'l\n' });
+          git(repo, 'add', '-N', 'later.txt');
+        },
+      ],
       ['a packed branch', (repo) => git(repo, 'pack-refs', '--all')],
       ['a shared repository', (repo) => git(repo, 'config', 'core.sharedRepository', 'group')],
-      ['a commit encoding (git writes an encoding header)', (repo) => git(repo, 'config', 'i18n.commitEncoding', 'ISO-8859-1')],
+      [
+        'a commit encoding (git writes an encoding header)',
+        (repo) => git(repo, 'config', 'i18n.commitEncoding', 'ISO-8859-1'),
+      ],
       ['an included config', (repo) => git(repo, 'config', 'include.path', 'more.config')],
       // another git holds the branch: git would fail to lock it, and so does this
       ['the branch locked', (repo) => fs.writeFile(path.join(repo, '.git', 'refs', 'heads', 'main.lock'), '')],
@@ -125,8 +151,20 @@ describe("a task's commit written from its index without a git process", () => {
     const minutes = -at.getTimezoneOffset();
     const zone = `${minutes < 0 ? '-' : '+'}${String(Math.floor(Math.abs(minutes) / 60)).padStart(2, '0')}${String(Math.abs(minutes) % 60).padStart(2, '0')}`;
     const date = `1700000000 ${zone}`;
-    const env = { ...cleanEnv(), GIT_AUTHOR_NAME: 'gaffer', GIT_AUTHOR_EMAIL: 'gaffer@localhost', GIT_AUTHOR_DATE: date, GIT_COMMITTER_NAME: 'gaffer', GIT_COMMITTER_EMAIL: 'gaffer@localhost', GIT_COMMITTER_DATE: date };
-    const byGit = execFileSync('git', ['commit-tree', tree, '-p', head, '-m', 'gaffer: base of job j'], { cwd: repo, env, encoding: 'utf8' }).trim();
+    const env = {
+      ...cleanEnv(),
+      GIT_AUTHOR_NAME: 'gaffer',
+      GIT_AUTHOR_EMAIL: 'gaffer@localhost',
+      GIT_AUTHOR_DATE: date,
+      GIT_COMMITTER_NAME: 'gaffer',
+      GIT_COMMITTER_EMAIL: 'gaffer@localhost',
+      GIT_COMMITTER_DATE: date,
+    };
+    const byGit = execFileSync('git', ['commit-tree', tree, '-p', head, '-m', 'gaffer: base of job j'], {
+      cwd: repo,
+      env,
+      encoding: 'utf8',
+    }).trim();
     // a repository of its own, so the object found is the one written here
     const other = await repository();
     execFileSync('git', ['fetch', '-q', repo, 'main:theirs'], { cwd: other.repo, env: cleanEnv() });
@@ -156,13 +194,19 @@ describe("a task's commit written from its index without a git process", () => {
     const index = path.join(await tempDir(), 'index');
     await fs.copyFile(path.join(gitDir, 'index'), index);
     execFileSync('git', ['add', '-A', '--', '.'], { cwd: repo, env: { ...cleanEnv(), GIT_INDEX_FILE: index } });
-    const byGit = execFileSync('git', ['write-tree'], { cwd: repo, env: { ...cleanEnv(), GIT_INDEX_FILE: index }, encoding: 'utf8' }).trim();
+    const byGit = execFileSync('git', ['write-tree'], {
+      cwd: repo,
+      env: { ...cleanEnv(), GIT_INDEX_FILE: index },
+      encoding: 'utf8',
+    }).trim();
     const unique = await repository();
     await write(unique.repo, { 'unique.txt': `${Math.random()}\n` });
     git(unique.repo, 'add', '-A');
     git(unique.repo, 'commit', '-qm', 'unique');
     // HEAD's tree not laid out: git writes it
-    expect(writeIndexTree(unique.gitDir, path.join(unique.gitDir, 'index'), git(unique.repo, 'rev-parse', 'HEAD').trim())).toBeNull();
+    expect(
+      writeIndexTree(unique.gitDir, path.join(unique.gitDir, 'index'), git(unique.repo, 'rev-parse', 'HEAD').trim()),
+    ).toBeNull();
     layOut(gitDir);
     expect(writeIndexTree(gitDir, index, head)).toBe(byGit);
     read(repo, 'fsck', '--strict');

@@ -5,7 +5,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { diffSnapshots, fileDiff, readGitFacts } from '../../src/evidence/index.js';
 import { fingerprint, git, lsTree, snap, tempDir, write } from './helpers.js';
 
-const saved = { GIT_DIR: process.env.GIT_DIR, GIT_WORK_TREE: process.env.GIT_WORK_TREE, GIT_INDEX_FILE: process.env.GIT_INDEX_FILE };
+const saved = {
+  GIT_DIR: process.env.GIT_DIR,
+  GIT_WORK_TREE: process.env.GIT_WORK_TREE,
+  GIT_INDEX_FILE: process.env.GIT_INDEX_FILE,
+};
 
 afterEach(() => {
   for (const [k, v] of Object.entries(saved)) {
@@ -39,7 +43,11 @@ describe('isolation from the user and the caller', () => {
     await write(ws, { 'src/a.ts': 'a2\n' });
     const post = await snap(ws, data, 'post');
     expect(await diffSnapshots(pre, post)).toEqual({ added: [], modified: ['src/a.ts'], deleted: [] });
-    expect(await readGitFacts(ws)).toEqual({ repo: true, dirty_count: 1, shortstat: '1 file changed, 1 insertion(+), 1 deletion(-)' });
+    expect(await readGitFacts(ws)).toEqual({
+      repo: true,
+      dirty_count: 1,
+      shortstat: '1 file changed, 1 insertion(+), 1 deletion(-)',
+    });
     expect(await fileDiff(pre, null, 'src/a.ts')).toContain('+a2');
     expect(fingerprint(decoy)).toBe(decoyBefore);
   });
@@ -66,7 +74,11 @@ describe('isolation from the user and the caller', () => {
     expect(await readGitFacts(await tempDir())).toBeUndefined();
     const repo = await committedRepo();
     await write(repo, { 'src/a.ts': 'changed\n', 'elsewhere.txt': 'e\n' });
-    expect(await readGitFacts(path.join(repo, 'src'))).toEqual({ repo: true, dirty_count: 1, shortstat: '1 file changed, 1 insertion(+), 1 deletion(-)' });
+    expect(await readGitFacts(path.join(repo, 'src'))).toEqual({
+      repo: true,
+      dirty_count: 1,
+      shortstat: '1 file changed, 1 insertion(+), 1 deletion(-)',
+    });
     const unborn = await tempDir();
     git(unborn, 'init', '-q');
     await write(unborn, { 'a.txt': 'a\n' });

@@ -19,14 +19,26 @@ const looks = vi.mocked(quickLook);
 
 const factsOf = (abs: string): StatFacts => {
   const st = lstatSync(abs);
-  return { kind: st.isSymbolicLink() ? 'symlink' : 'file', size: st.size, mtimeMs: st.mtimeMs, ino: st.ino, mode: st.mode };
+  return {
+    kind: st.isSymbolicLink() ? 'symlink' : 'file',
+    size: st.size,
+    mtimeMs: st.mtimeMs,
+    ino: st.ino,
+    mode: st.mode,
+  };
 };
 
 describe('hashing a checkpoint’s few files in the engine’s thread', () => {
   it('hashes as git does, drops a path that is gone, and leaves to git a path that is not what its lstat said — a FIFO is never read', async () => {
     const ws = await tempDir();
     const objects = path.join(await tempDir(), 'objects');
-    await write(ws, { 'a.txt': 'a\n', 'run.sh': '#!/bin/sh\n', 'gone.txt': 'g\n', 'grows.txt': 'small\n', 'fifo': 'was a file\n' });
+    await write(ws, {
+      'a.txt': 'a\n',
+      'run.sh': '#!/bin/sh\n',
+      'gone.txt': 'g\n',
+      'grows.txt': 'small\n',
+      fifo: 'was a file\n',
+    });
     await fs.chmod(path.join(ws, 'run.sh'), 0o755);
     await fs.symlink('a.txt', path.join(ws, 'link'));
     const paths = ['a.txt', 'run.sh', 'link', 'gone.txt'];
@@ -34,7 +46,8 @@ describe('hashing a checkpoint’s few files in the engine’s thread', () => {
     await fs.rm(path.join(ws, 'gone.txt'));
     const done = hashFiles(ws, objects, [], paths, facts);
     expect(done?.dropped).toEqual(new Set(['gone.txt']));
-    const blob = (p: string) => execFileSync('git', ['hash-object', '--no-filters', p], { cwd: ws, encoding: 'utf8' }).trim();
+    const blob = (p: string) =>
+      execFileSync('git', ['hash-object', '--no-filters', p], { cwd: ws, encoding: 'utf8' }).trim();
     expect(done?.hashed.get('a.txt')).toEqual({ mode: 0o100644, id: blob('a.txt') });
     expect(done?.hashed.get('run.sh')).toEqual({ mode: 0o100755, id: blob('run.sh') });
     expect(done?.hashed.get('link')?.mode).toBe(0o120000);
@@ -51,7 +64,11 @@ describe('hashing a checkpoint’s few files in the engine’s thread', () => {
 });
 
 /** What a checkpoint holds, comparable across data dirs. */
-const contents = (s: Snapshot) => ({ tree: Object.fromEntries(lsTree(s)), skipped: s.skipped, large: s.largeFilesByStat });
+const contents = (s: Snapshot) => ({
+  tree: Object.fromEntries(lsTree(s)),
+  skipped: s.skipped,
+  large: s.largeFilesByStat,
+});
 
 describe("a worktree job's base checkpoint, seeded from its checkout when the last job's base was a faithful checkout of the same tree", () => {
   it('is seeded only then, sees a file changed after the checkout (same size, mtime put back), and is not seeded once the checkout rules changed', async () => {

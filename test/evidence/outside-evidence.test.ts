@@ -2,7 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildChangesJson, describeOutsideEvidence, diffSnapshots, OUTSIDE_LIMITS, pruneSnapshots } from '../../src/evidence/index.js';
+import {
+  buildChangesJson,
+  describeOutsideEvidence,
+  diffSnapshots,
+  OUTSIDE_LIMITS,
+  pruneSnapshots,
+} from '../../src/evidence/index.js';
 import type { SnapshotOptions } from '../../src/evidence/types.js';
 import type { Snapshot } from '../../src/domain/snapshot.js';
 import type { ChangesJson } from '../../src/domain/changes.js';
@@ -26,7 +32,12 @@ async function changesBetween(pre: Snapshot, post: Snapshot): Promise<ChangesJso
 }
 
 /** pre snapshot, `work`, post snapshot (same source as pre), and the changes JSON. */
-async function around(ws: string, data: string, work: () => Promise<void>, extra: Partial<SnapshotOptions> = {}): Promise<ChangesJson> {
+async function around(
+  ws: string,
+  data: string,
+  work: () => Promise<void>,
+  extra: Partial<SnapshotOptions> = {},
+): Promise<ChangesJson> {
   const pre = await snap(ws, data, 'pre', extra);
   await work();
   const post = await snap(ws, data, 'post', { ...extra, like: pre });
@@ -54,7 +65,9 @@ describe('writes outside the evidence', () => {
     await writeHook(path.join(ws, '.git'), 'pre-push', 0o644);
     const changes = await around(ws, data, () => fs.chmod(path.join(ws, '.git', 'hooks', 'pre-push'), 0o755));
     expect(changes.outside_evidence?.git).toEqual(['.git/hooks/pre-push (made executable)']);
-    expect(describeOutsideEvidence(changes.outside_evidence).verdictPart).toBe('wrote outside the evidence: .git/hooks/pre-push (executable)');
+    expect(describeOutsideEvidence(changes.outside_evidence).verdictPart).toBe(
+      'wrote outside the evidence: .git/hooks/pre-push (executable)',
+    );
   });
 
   it('git init sample hooks are not hooks: a workspace that gets a repository shows its config, not the samples', async () => {
@@ -79,7 +92,9 @@ describe('writes outside the evidence', () => {
     git(ws, 'config', 'http.extraHeader', 'Authorization: Bearer s3cr3t-token-after');
     const post = await snap(ws, data, 'post', { like: pre });
     const changes = await changesBetween(pre, post);
-    expect(changes.outside_evidence?.git).toEqual(['.git/config (modified: alias.st, core.hookspath, http.extraheader)']);
+    expect(changes.outside_evidence?.git).toEqual([
+      '.git/config (modified: alias.st, core.hookspath, http.extraheader)',
+    ]);
     expect(describeOutsideEvidence(changes.outside_evidence).verdictPart).toBe(
       'wrote outside the evidence: .git/config (alias.st, core.hookspath, http.extraheader)',
     );
@@ -121,14 +136,21 @@ describe('writes outside the evidence', () => {
   it('editor configs that run code on open are reported under editor', async () => {
     const { ws, data } = await repo();
     await write(ws, { '.vscode/settings.json': '{}\n', '.idea/workspace.xml': '<project/>\n' });
-    const tasks = JSON.stringify({ version: '2.0.0', tasks: [{ label: 'x', type: 'shell', command: 'id', runOptions: { runOn: 'folderOpen' } }] });
+    const tasks = JSON.stringify({
+      version: '2.0.0',
+      tasks: [{ label: 'x', type: 'shell', command: 'id', runOptions: { runOn: 'folderOpen' } }],
+    });
     const changes = await around(ws, data, async () => {
       await write(ws, { '.vscode/tasks.json': tasks, '.idea/runConfigurations/Run.xml': '<component/>\n' });
       await fs.rm(path.join(ws, '.vscode', 'settings.json'));
     });
     expect(changes.count).toBe(0);
     expect(changes.outside_evidence).toEqual({
-      editor: ['.idea/runConfigurations/Run.xml (added)', '.vscode/settings.json (deleted)', '.vscode/tasks.json (added)'],
+      editor: [
+        '.idea/runConfigurations/Run.xml (added)',
+        '.vscode/settings.json (deleted)',
+        '.vscode/tasks.json (added)',
+      ],
       count: 3,
     });
     expect(describeOutsideEvidence(changes.outside_evidence).verdictPart).toBe(
@@ -150,9 +172,15 @@ describe('writes outside the evidence', () => {
     const changes = await around(ws, data, async () => {
       await write(ws, { 'build/out.js': 'new and longer\n', 'build/a.js': '1\n', 'build/sub/b.js': '2\n' });
       await fs.rm(path.join(ws, 'build', 'gone.js'));
-      await write(ws, { 'node_modules/dep/index.js': 'module.exports = 2; // patched to pass\n', 'web/dist/more.js': 'm\n' });
+      await write(ws, {
+        'node_modules/dep/index.js': 'module.exports = 2; // patched to pass\n',
+        'web/dist/more.js': 'm\n',
+      });
       // caches every test run rewrites: not counted
-      await write(ws, { 'node_modules/.vite/vitest/results.json': '{"x":1}\n', '.pytest_cache/v/cache/lastfailed': '{"t":true}\n' });
+      await write(ws, {
+        'node_modules/.vite/vitest/results.json': '{"x":1}\n',
+        '.pytest_cache/v/cache/lastfailed': '{"t":true}\n',
+      });
     });
     expect(changes.outside_evidence).toEqual({
       excluded: {
@@ -164,10 +192,12 @@ describe('writes outside the evidence', () => {
     });
     const words = describeOutsideEvidence(changes.outside_evidence);
     expect(words.verdictPart).toBeNull();
-    expect(words.doubt).toBe('changed in excluded folders: build/ 2 added, 1 modified, 1 deleted, node_modules/ 1 modified, web/dist/ 1 added');
+    expect(words.doubt).toBe(
+      'changed in excluded folders: build/ 2 added, 1 modified, 1 deleted, node_modules/ 1 modified, web/dist/ 1 added',
+    );
   });
 
-  it('an excluded folder made one level down, its parent\'s mtime then put back, is still seen (the listing cache goes by ctime)', async () => {
+  it("an excluded folder made one level down, its parent's mtime then put back, is still seen (the listing cache goes by ctime)", async () => {
     const { ws, data } = await repo({ 'src/a.js': 'a\n', 'web/index.js': 'w\n', '.gitignore': 'dist/\n' });
     // past the racy second: the first record caches web/'s listing
     await new Promise((resolve) => setTimeout(resolve, 1_100));
@@ -175,7 +205,12 @@ describe('writes outside the evidence', () => {
       const before = await fs.stat(path.join(ws, 'web'), { bigint: true });
       await write(ws, { 'web/dist/payload.js': 'p\n' });
       const ns = before.mtimeNs;
-      execFileSync('touch', ['-m', '-d', `@${ns / 1_000_000_000n}.${String(ns % 1_000_000_000n).padStart(9, '0')}`, path.join(ws, 'web')]);
+      execFileSync('touch', [
+        '-m',
+        '-d',
+        `@${ns / 1_000_000_000n}.${String(ns % 1_000_000_000n).padStart(9, '0')}`,
+        path.join(ws, 'web'),
+      ]);
       expect((await fs.stat(path.join(ws, 'web'), { bigint: true })).mtimeNs).toBe(before.mtimeNs);
     });
     expect(changes.outside_evidence?.excluded).toEqual({ 'web/dist': { added: 1, modified: 0, deleted: 0 } });
@@ -183,7 +218,9 @@ describe('writes outside the evidence', () => {
 
   it('a path the request names inside an excluded folder is evidence, not counted again', async () => {
     const { ws, data } = await repo();
-    const changes = await around(ws, data, () => write(ws, { 'dist/report.json': '{}\n', 'dist/other.js': 'x\n' }), { alwaysInclude: ['dist/report.json'] });
+    const changes = await around(ws, data, () => write(ws, { 'dist/report.json': '{}\n', 'dist/other.js': 'x\n' }), {
+      alwaysInclude: ['dist/report.json'],
+    });
     expect(changes.added).toEqual(['dist/report.json']);
     expect(changes.outside_evidence?.excluded).toEqual({ dist: { added: 1, modified: 0, deleted: 0 } });
   });
@@ -195,7 +232,11 @@ describe('writes outside the evidence', () => {
     const changes = await around(ws, data, () => write(ws, { 'src/a.js': 'changed\n' }));
     expect(changes.modified).toEqual(['src/a.js']);
     expect('outside_evidence' in changes).toBe(false);
-    expect(describeOutsideEvidence(changes.outside_evidence)).toEqual({ doubt: null, verdictPart: null, gitCode: null });
+    expect(describeOutsideEvidence(changes.outside_evidence)).toEqual({
+      doubt: null,
+      verdictPart: null,
+      gitCode: null,
+    });
   });
 
   it('a workspace inside a larger repository: the enclosing repository git dir is watched', async () => {
@@ -205,7 +246,10 @@ describe('writes outside the evidence', () => {
       await writeHook(path.join(top, '.git'), 'post-checkout');
       git(top, 'config', 'core.fsmonitor', 'sh -c id');
     });
-    expect(changes.outside_evidence?.git).toEqual(['../.git/config (modified: core.fsmonitor)', '../.git/hooks/post-checkout (added, executable)']);
+    expect(changes.outside_evidence?.git).toEqual([
+      '../.git/config (modified: core.fsmonitor)',
+      '../.git/hooks/post-checkout (added, executable)',
+    ]);
   });
 
   it('a linked worktree: hooks and config live in the main repository (commondir)', async () => {
@@ -213,14 +257,18 @@ describe('writes outside the evidence', () => {
     const wt = path.join(await tempDir('gaffer-out-wt-'), 'wt');
     git(main, 'worktree', 'add', '-q', wt);
     const changes = await around(wt, data, () => writeHook(path.join(main, '.git'), 'pre-commit'));
-    expect(changes.outside_evidence?.git).toEqual([`${path.relative(wt, path.join(main, '.git', 'hooks', 'pre-commit'))} (added, executable)`]);
+    expect(changes.outside_evidence?.git).toEqual([
+      `${path.relative(wt, path.join(main, '.git', 'hooks', 'pre-commit'))} (added, executable)`,
+    ]);
   });
 
   it('a submodule git dir under .git/modules: its hooks are watched', async () => {
     const { ws: lib } = await repo({ 'lib.js': 'l\n' });
     const { ws, data } = await repo();
     git(ws, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', lib, 'vendor/lib');
-    const changes = await around(ws, data, () => writeHook(path.join(ws, '.git', 'modules', 'vendor', 'lib'), 'pre-commit'));
+    const changes = await around(ws, data, () =>
+      writeHook(path.join(ws, '.git', 'modules', 'vendor', 'lib'), 'pre-commit'),
+    );
     expect(changes.outside_evidence?.git).toEqual(['.git/modules/vendor/lib/hooks/pre-commit (added, executable)']);
   });
 
@@ -228,8 +276,14 @@ describe('writes outside the evidence', () => {
     const ws = await tempDir('gaffer-out-ws-');
     const data = await tempDir('gaffer-out-data-');
     await write(ws, { 'a.txt': 'a\n' });
-    const changes = await around(ws, data, () => write(ws, { '.vscode/launch.json': '{}\n', 'target/debug/app': 'bin\n' }));
-    expect(changes.outside_evidence).toEqual({ editor: ['.vscode/launch.json (added)'], excluded: { target: { added: 1, modified: 0, deleted: 0 } }, count: 2 });
+    const changes = await around(ws, data, () =>
+      write(ws, { '.vscode/launch.json': '{}\n', 'target/debug/app': 'bin\n' }),
+    );
+    expect(changes.outside_evidence).toEqual({
+      editor: ['.vscode/launch.json (added)'],
+      excluded: { target: { added: 1, modified: 0, deleted: 0 } },
+      count: 2,
+    });
   });
 
   it('the mtime fallback keeps the record too', async () => {
@@ -242,7 +296,11 @@ describe('writes outside the evidence', () => {
     expect(post.outsideFile).toBe(path.join(data, 'outside', 'job1', 'post.json'));
     const changes = await changesBetween(pre, post);
     expect(changes.modified).toEqual(['src/a.js']);
-    expect(changes.outside_evidence).toEqual({ git: ['.git/hooks/pre-commit (added, executable)'], editor: ['.vscode/tasks.json (added)'], count: 2 });
+    expect(changes.outside_evidence).toEqual({
+      git: ['.git/hooks/pre-commit (added, executable)'],
+      editor: ['.vscode/tasks.json (added)'],
+      count: 2,
+    });
   });
 
   it('what only the verification wrote is not blamed on the workers of a fix round', async () => {
@@ -262,7 +320,11 @@ describe('writes outside the evidence', () => {
     const first = await changesBetween(pre, post);
     expect('outside_evidence' in first).toBe(false);
     const later = await changesBetween(pre, fix1);
-    expect(later.outside_evidence).toEqual({ excluded: { build: { added: 1, modified: 0, deleted: 0 } }, count: 1, verification_wrote: 3 });
+    expect(later.outside_evidence).toEqual({
+      excluded: { build: { added: 1, modified: 0, deleted: 0 } },
+      count: 1,
+      verification_wrote: 3,
+    });
     expect(verify0.outsideFile).toBeDefined();
   });
 
@@ -274,7 +336,12 @@ describe('writes outside the evidence', () => {
       many[`node_modules/aaa/f${String(i).padStart(5, '0')}.js`] = 'x';
       many[`node_modules/bbb/f${String(i).padStart(5, '0')}.js`] = 'x';
     }
-    await write(ws, { 'a.txt': 'a\n', ...many, 'node_modules/zzz/package.json': '{}\n', 'node_modules/zzz/lib/deep/index.js': 'z\n' });
+    await write(ws, {
+      'a.txt': 'a\n',
+      ...many,
+      'node_modules/zzz/package.json': '{}\n',
+      'node_modules/zzz/lib/deep/index.js': 'z\n',
+    });
     const changes = await around(ws, data, async () => {
       // in place, within aaa's share: seen by stat
       await write(ws, { 'node_modules/aaa/f00000.js': 'patched, longer' });
@@ -284,7 +351,9 @@ describe('writes outside the evidence', () => {
       await write(ws, { 'node_modules/zzz/lib/deep/index.js': 'patched\n' });
       await write(ws, { 'node_modules/new-pkg/index.js': 'planted\n' });
     });
-    expect(changes.outside_evidence?.excluded).toEqual({ node_modules: { added: 1, modified: 3, deleted: 0, partial: true } });
+    expect(changes.outside_evidence?.excluded).toEqual({
+      node_modules: { added: 1, modified: 3, deleted: 0, partial: true },
+    });
     expect(describeOutsideEvidence(changes.outside_evidence).doubt).toBe(
       'changed in excluded folders: node_modules/ 1 added, 3 modified (compared in part)',
     );
@@ -298,7 +367,10 @@ describe('writes outside the evidence', () => {
     for (let i = 0; i < n; i++) files[`build/f${String(i).padStart(5, '0')}.js`] = 'x';
     await write(ws, files);
     const changes = await around(ws, data, () =>
-      write(ws, { 'build/f00000.js': 'first, by its own stat', [`build/f${String(n - 1).padStart(5, '0')}.js`]: 'last, compared as a file' }),
+      write(ws, {
+        'build/f00000.js': 'first, by its own stat',
+        [`build/f${String(n - 1).padStart(5, '0')}.js`]: 'last, compared as a file',
+      }),
     );
     expect(changes.outside_evidence?.excluded).toEqual({ build: { added: 0, modified: 2, deleted: 0, partial: true } });
   });
@@ -332,10 +404,16 @@ describe('writes outside the evidence', () => {
   it('the user repository is never written by taking the record', async () => {
     const { ws, data } = await repo();
     await writeHook(path.join(ws, '.git'), 'pre-commit');
-    const before = execFileSync('git', ['status', '--porcelain', '--ignored'], { cwd: ws, env: cleanEnv(), encoding: 'utf8' });
+    const before = execFileSync('git', ['status', '--porcelain', '--ignored'], {
+      cwd: ws,
+      env: cleanEnv(),
+      encoding: 'utf8',
+    });
     const st = await fs.stat(path.join(ws, '.git', 'config'));
     await snap(ws, data, 'pre');
-    expect(execFileSync('git', ['status', '--porcelain', '--ignored'], { cwd: ws, env: cleanEnv(), encoding: 'utf8' })).toBe(before);
+    expect(
+      execFileSync('git', ['status', '--porcelain', '--ignored'], { cwd: ws, env: cleanEnv(), encoding: 'utf8' }),
+    ).toBe(before);
     expect((await fs.stat(path.join(ws, '.git', 'config'))).mtimeMs).toBe(st.mtimeMs);
   });
 
@@ -368,14 +446,23 @@ describe('git config keys', () => {
 
   it('names keys as git config -l does: section and name lowercased, subsection kept; values only hashed', () => {
     const keys = parseGitConfigKeys(text);
-    expect(Object.keys(keys).sort()).toEqual(['alias.st', 'core.bare', 'core.hookspath', 'filter.lfs.required', 'remote.Origin.fetch', 'remote.Origin.url']);
+    expect(Object.keys(keys).sort()).toEqual([
+      'alias.st',
+      'core.bare',
+      'core.hookspath',
+      'filter.lfs.required',
+      'remote.Origin.fetch',
+      'remote.Origin.url',
+    ]);
     expect(JSON.stringify(keys)).not.toContain('example.invalid');
   });
 
   it('a changed value, an added value of a multi-valued key, or a continuation line change the key hash', () => {
     const keys = parseGitConfigKeys(text);
     expect(parseGitConfigKeys(text.replace('/x/hooks', '/y/hooks'))['core.hookspath']).not.toBe(keys['core.hookspath']);
-    expect(parseGitConfigKeys(`${text.replace('\tfetch = +refs/tags/*:refs/tags/*', '')}`)['remote.Origin.fetch']).not.toBe(keys['remote.Origin.fetch']);
+    expect(
+      parseGitConfigKeys(`${text.replace('\tfetch = +refs/tags/*:refs/tags/*', '')}`)['remote.Origin.fetch'],
+    ).not.toBe(keys['remote.Origin.fetch']);
     expect(parseGitConfigKeys(text.replace('--short', '--long'))['alias.st']).not.toBe(keys['alias.st']);
     expect(parseGitConfigKeys(text.replace('# comment', '# another'))).toEqual(keys);
   });

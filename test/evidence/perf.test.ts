@@ -27,7 +27,10 @@ async function generateRepo(): Promise<string> {
       const dir = path.join(ws, `pkg${a}`, `mod${b}`);
       await fs.mkdir(dir, { recursive: true });
       for (let c = 0; c < 50 && made < FILES; c++, made++) {
-        await fs.writeFile(path.join(dir, `file${c}.ts`), `export const v${made} = ${made};\n// ${'x'.repeat(made % 200)}\n`);
+        await fs.writeFile(
+          path.join(dir, `file${c}.ts`),
+          `export const v${made} = ${made};\n// ${'x'.repeat(made % 200)}\n`,
+        );
       }
     }
   }
@@ -66,7 +69,11 @@ describe.skipIf(process.env.GAFFER_PERF !== '1')('checkpoint performance on 50,0
       );
       await fs.rm(scratch, { recursive: true, force: true });
       await fs.rm(data, { recursive: true, force: true });
-      first.push(await time(async () => (pre = await takeSnapshot({ workspace: ws, dataDir: data, jobId: 'job', label: 'pre' }))));
+      first.push(
+        await time(
+          async () => (pre = await takeSnapshot({ workspace: ws, dataDir: data, jobId: 'job', label: 'pre' })),
+        ),
+      );
     }
     if (pre === undefined) throw new Error('no pre-snapshot');
     expect(pre.source).toBe('checkpoint');
@@ -76,20 +83,33 @@ describe.skipIf(process.env.GAFFER_PERF !== '1')('checkpoint performance on 50,0
     const secondCold: number[] = [];
     const diff: number[] = [];
     for (let i = 0; i < 12; i++) {
-      for (let k = 0; k < 10; k++) await fs.appendFile(path.join(ws, `pkg${k + 10 * (i % 5)}`, `mod${i % 10}`, `file${i}.ts`), '// changed\n');
+      for (let k = 0; k < 10; k++)
+        await fs.appendFile(path.join(ws, `pkg${k + 10 * (i % 5)}`, `mod${i % 10}`, `file${i}.ts`), '// changed\n');
       status.push(await time(() => execFileSync('git', ['status', '--porcelain'], { cwd: ws, env: cleanEnv() })));
       const cold = i % 4 === 3;
       // every fourth: as after a restart, nothing remembered, the whole shadow index is read
       if (cold) forgetWarmState(pre.gitDir as string);
       let post: Snapshot = pre;
-      const took = await time(async () => (post = await takeSnapshot({ workspace: ws, dataDir: data, jobId: 'job', label: `post-${i}`, like: pre })));
+      const took = await time(
+        async () =>
+          (post = await takeSnapshot({ workspace: ws, dataDir: data, jobId: 'job', label: `post-${i}`, like: pre })),
+      );
       (cold ? secondCold : second).push(took);
       let modified = 0;
       diff.push(await time(async () => (modified = (await diffSnapshots(pre as Snapshot, post)).modified.length)));
       expect(modified).toBeGreaterThanOrEqual(10);
     }
-    const m = { gitAdd: median(gitAdd), first: median(first), status: median(status), second: median(second), secondCold: median(secondCold), diff: median(diff) };
-    console.log(`medians (ms): ${JSON.stringify(m)}; ratios: first/gitAdd ${(m.first / m.gitAdd).toFixed(2)}, second/status ${(m.second / m.status).toFixed(2)}, diff/status ${(m.diff / m.status).toFixed(2)}`);
+    const m = {
+      gitAdd: median(gitAdd),
+      first: median(first),
+      status: median(status),
+      second: median(second),
+      secondCold: median(secondCold),
+      diff: median(diff),
+    };
+    console.log(
+      `medians (ms): ${JSON.stringify(m)}; ratios: first/gitAdd ${(m.first / m.gitAdd).toFixed(2)}, second/status ${(m.second / m.status).toFixed(2)}, diff/status ${(m.diff / m.status).toFixed(2)}`,
+    );
     expect(m.first).toBeLessThanOrEqual(1.3 * m.gitAdd);
     expect(m.second).toBeLessThanOrEqual(2 * m.status);
     expect(m.diff).toBeLessThanOrEqual(2 * m.status);

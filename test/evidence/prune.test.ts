@@ -6,7 +6,10 @@ import { diffSnapshots, pruneSnapshots } from '../../src/evidence/index.js';
 import { cleanEnv, snap, stored, tempDir, write } from './helpers.js';
 
 function refs(gitDir: string): string[] {
-  const out = execFileSync('git', [`--git-dir=${gitDir}`, 'for-each-ref', '--format=%(refname)'], { encoding: 'utf8', env: cleanEnv() });
+  const out = execFileSync('git', [`--git-dir=${gitDir}`, 'for-each-ref', '--format=%(refname)'], {
+    encoding: 'utf8',
+    env: cleanEnv(),
+  });
   return out.split('\n').filter((r) => r !== '');
 }
 
@@ -18,7 +21,9 @@ describe('pruneSnapshots', () => {
     const kept = await snap(ws, data, 'pre', { jobId: 'keep-me', sizeCapBytes: 1000 });
     await write(ws, { 'a.txt': 'only in the pruned job\n' });
     const doomed = await snap(ws, data, 'pre', { jobId: 'old-job', sizeCapBytes: 1000 });
-    const doomedBlob = execFileSync('git', [`--git-dir=${doomed.gitDir}`, 'rev-parse', `${doomed.id}:a.txt`], { encoding: 'utf8' }).trim();
+    const doomedBlob = execFileSync('git', [`--git-dir=${doomed.gitDir}`, 'rev-parse', `${doomed.id}:a.txt`], {
+      encoding: 'utf8',
+    }).trim();
     await snap(ws, data, 'pre', { jobId: 'old-job-mtime', forceMtime: true });
     await write(ws, { 'a.txt': 'kept, later\n' });
     const keptLater = await snap(ws, data, 'post', { jobId: 'keep-me', sizeCapBytes: 1000 });
@@ -31,7 +36,9 @@ describe('pruneSnapshots', () => {
     expect(existsSync(path.join(data, 'snapshots', 'old-job-mtime'))).toBe(false);
     expect(stored(kept, 'a.txt').toString()).toBe('kept\n');
     // the doomed job's only blob is gone from the object store
-    expect(() => execFileSync('git', [`--git-dir=${gitDir}`, 'cat-file', '-e', doomedBlob], { stdio: 'ignore' })).toThrow();
+    expect(() =>
+      execFileSync('git', [`--git-dir=${gitDir}`, 'cat-file', '-e', doomedBlob], { stdio: 'ignore' }),
+    ).toThrow();
 
     // the per-workspace index survives gc: the next checkpoint (no re-hash) has readable blobs
     await write(ws, { 'b.txt': 'b\n' });
@@ -59,9 +66,13 @@ describe('pruneSnapshots', () => {
     await snap(ws, data, 'pre', { jobId: 'stays' });
     await write(ws, { 'a.txt': 'only the pruned job and the index hold this\n' });
     const pruned = await snap(ws, data, 'pre', { jobId: 'pruned' });
-    const blob = execFileSync('git', [`--git-dir=${pruned.gitDir}`, 'rev-parse', `${pruned.id}:a.txt`], { encoding: 'utf8' }).trim();
+    const blob = execFileSync('git', [`--git-dir=${pruned.gitDir}`, 'rev-parse', `${pruned.id}:a.txt`], {
+      encoding: 'utf8',
+    }).trim();
     expect(await pruneSnapshots(data, new Set(['stays']))).toEqual({ refsDeleted: 1 });
-    expect(() => execFileSync('git', [`--git-dir=${pruned.gitDir}`, 'cat-file', '-e', blob], { stdio: 'ignore' })).not.toThrow();
+    expect(() =>
+      execFileSync('git', [`--git-dir=${pruned.gitDir}`, 'cat-file', '-e', blob], { stdio: 'ignore' }),
+    ).not.toThrow();
   });
 
   it('a checkpoint after a prune never reuses a commit the prune removed', async () => {
@@ -75,7 +86,9 @@ describe('pruneSnapshots', () => {
     // nothing changed on disk since the pruned checkpoint: its tree is the index's, its commit is gone
     const next = await snap(ws, data, 'pre', { jobId: 'next' });
     expect(next.id).not.toBe(pruned.id);
-    expect(() => execFileSync('git', [`--git-dir=${next.gitDir}`, 'cat-file', '-e', `${next.id}^{commit}`], { stdio: 'ignore' })).not.toThrow();
+    expect(() =>
+      execFileSync('git', [`--git-dir=${next.gitDir}`, 'cat-file', '-e', `${next.id}^{commit}`], { stdio: 'ignore' }),
+    ).not.toThrow();
     expect(stored(next, 'a.txt').toString()).toBe('only the pruned job has this commit\n');
   });
 });

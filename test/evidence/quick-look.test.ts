@@ -35,37 +35,70 @@ async function compareWithCold(ws: string, steps: Step[], alwaysInclude: string[
     const warm = await snap(ws, data, `s${i}`, opts);
     const cold = await snap(ws, await tempDir('gaffer-data-'), 'cold', opts);
     expect(contents(warm), what).toEqual(contents(cold));
-    const quick = looks.mock.results.length === 1 && looks.mock.results[0]?.type === 'return' && (await looks.mock.results[0].value) !== null;
+    const quick =
+      looks.mock.results.length === 1 &&
+      looks.mock.results[0]?.type === 'return' &&
+      (await looks.mock.results[0].value) !== null;
     expect(quick ? 'quick' : 'full', what).toBe(expected);
   }
 }
 
 const common: Step[] = [
-  ['a file modified, one added, an ignored one added', (ws) => write(ws, { 'a.txt': 'changed\n', 'src/new.js': 'n\n', 'x.log': 'ignored\n' }), 'quick'],
-  ['a file deleted, one added in a new folder', async (ws) => {
-    await fs.rm(path.join(ws, 'src/b.js'));
-    await write(ws, { 'newdir/deeper/d.js': 'd\n' });
-  }, 'quick'],
+  [
+    'a file modified, one added, an ignored one added',
+    (ws) => write(ws, { 'a.txt': 'changed\n', 'src/new.js': 'n\n', 'x.log': 'ignored\n' }),
+    'quick',
+  ],
+  [
+    'a file deleted, one added in a new folder',
+    async (ws) => {
+      await fs.rm(path.join(ws, 'src/b.js'));
+      await write(ws, { 'newdir/deeper/d.js': 'd\n' });
+    },
+    'quick',
+  ],
   ['nothing changed', async () => undefined, 'quick'],
-  ['a large file grown, a small one made large', (ws) => write(ws, { 'big.bin': Buffer.alloc(3000, 2), 'a.txt': Buffer.alloc(2000, 3) }), 'quick'],
-  ['a file replaced by a symlink, a folder removed', async (ws) => {
-    await fs.rm(path.join(ws, 'src/deep'), { recursive: true });
-    await fs.rm(path.join(ws, 'src/new.js'));
-    await fs.symlink('../a.txt', path.join(ws, 'src/new.js'));
-  }, 'quick'],
-  ['a FIFO appears', async (ws) => {
-    execFileSync('mkfifo', [path.join(ws, 'src/pipe')]);
-  }, 'quick'],
+  [
+    'a large file grown, a small one made large',
+    (ws) => write(ws, { 'big.bin': Buffer.alloc(3000, 2), 'a.txt': Buffer.alloc(2000, 3) }),
+    'quick',
+  ],
+  [
+    'a file replaced by a symlink, a folder removed',
+    async (ws) => {
+      await fs.rm(path.join(ws, 'src/deep'), { recursive: true });
+      await fs.rm(path.join(ws, 'src/new.js'));
+      await fs.symlink('../a.txt', path.join(ws, 'src/new.js'));
+    },
+    'quick',
+  ],
+  [
+    'a FIFO appears',
+    async (ws) => {
+      execFileSync('mkfifo', [path.join(ws, 'src/pipe')]);
+    },
+    'quick',
+  ],
   ['.gitignore changed: the rules changed', (ws) => write(ws, { '.gitignore': '*.log\n*.js\n' }), 'full'],
   ['after a full listing, quick again', (ws) => write(ws, { 'z.txt': 'z\n' }), 'quick'],
-  ['a nested repository appears', async (ws) => {
-    await write(ws, { 'sub/inner.txt': 'inner\n', 'sub/.gitignore': 'skip.txt\n', 'sub/skip.txt': 's\n' });
-    git(path.join(ws, 'sub'), 'init', '-q');
-  }, 'full'],
+  [
+    'a nested repository appears',
+    async (ws) => {
+      await write(ws, { 'sub/inner.txt': 'inner\n', 'sub/.gitignore': 'skip.txt\n', 'sub/skip.txt': 's\n' });
+      git(path.join(ws, 'sub'), 'init', '-q');
+    },
+    'full',
+  ],
   ['a .gitignore deleted', (ws) => fs.rm(path.join(ws, '.gitignore')), 'full'],
 ];
 
-const initial = { 'a.txt': 'a\n', 'src/b.js': 'b\n', 'src/deep/c.js': 'c\n', 'big.bin': Buffer.alloc(2000, 1), '.gitignore': '*.log\n' };
+const initial = {
+  'a.txt': 'a\n',
+  'src/b.js': 'b\n',
+  'src/deep/c.js': 'c\n',
+  'big.bin': Buffer.alloc(2000, 1),
+  '.gitignore': '*.log\n',
+};
 
 describe('re-checkpoints that derive the path set from the shadow index', () => {
   it('hold what a full listing holds, in a folder outside any repository', async () => {
@@ -94,16 +127,24 @@ describe('re-checkpoints that derive the path set from the shadow index', () => 
     git(ws, 'commit', '-qm', 'init');
     await compareWithCold(ws, [
       ...common,
-      ['an ignored file force-added to the index', async (w) => {
-        await write(w, { 'forced.log': 'tracked though ignored\n' });
-        git(w, 'add', '-f', 'forced.log');
-      }, 'full'],
+      [
+        'an ignored file force-added to the index',
+        async (w) => {
+          await write(w, { 'forced.log': 'tracked though ignored\n' });
+          git(w, 'add', '-f', 'forced.log');
+        },
+        'full',
+      ],
       ['quick again after that', (w) => write(w, { 'y.txt': 'y\n' }), 'quick'],
       ['info/exclude changed', (w) => write(w, { '.git/info/exclude': 'y.txt\n' }), 'full'],
-      ['the repo config names an excludes file: always in full', async (w) => {
-        git(w, 'config', 'core.excludesFile', path.join(w, 'nothing'));
-        await write(w, { 'w.txt': 'w\n' });
-      }, 'full'],
+      [
+        'the repo config names an excludes file: always in full',
+        async (w) => {
+          git(w, 'config', 'core.excludesFile', path.join(w, 'nothing'));
+          await write(w, { 'w.txt': 'w\n' });
+        },
+        'full',
+      ],
     ]);
   });
 
@@ -116,12 +157,20 @@ describe('re-checkpoints that derive the path set from the shadow index', () => 
         ['the included ignored file modified', (w) => write(w, { 'keep.log': 'changed\n' }), 'quick'],
         ['the included file deleted', (w) => fs.rm(path.join(w, 'keep.log')), 'quick'],
         ['the included ignored file back', (w) => write(w, { 'keep.log': 'back\n' }), 'quick'],
-        ['an included file that was not there appears (a task writes its declared file)', (w) => write(w, { 'out/new.txt': 'declared\n' }), 'quick'],
+        [
+          'an included file that was not there appears (a task writes its declared file)',
+          (w) => write(w, { 'out/new.txt': 'declared\n' }),
+          'quick',
+        ],
         ['an included ignored file that was not there appears', (w) => write(w, { 'late.log': 'late\n' }), 'quick'],
-        ['both deleted again', async (w) => {
-          await fs.rm(path.join(w, 'late.log'));
-          await fs.rm(path.join(w, 'out/new.txt'));
-        }, 'quick'],
+        [
+          'both deleted again',
+          async (w) => {
+            await fs.rm(path.join(w, 'late.log'));
+            await fs.rm(path.join(w, 'out/new.txt'));
+          },
+          'quick',
+        ],
       ],
       ['keep.log', 'out/new.txt', 'late.log'],
     );

@@ -8,7 +8,13 @@ describe('the shadow repository lock', () => {
   it('holds a lock file naming this process while it runs, a link to its pid file, and removes it after', async () => {
     const gitDir = path.join(await tempDir(), 'repo.git');
     const lockFile = path.join(gitDir, 'gaffer.lock');
-    const seen = await withRepoLock(gitDir, 1000, () => Promise.resolve({ text: readFileSync(lockFile, 'utf8'), links: statSync(lockFile).nlink, ageMs: Date.now() - statSync(lockFile).mtimeMs }));
+    const seen = await withRepoLock(gitDir, 1000, () =>
+      Promise.resolve({
+        text: readFileSync(lockFile, 'utf8'),
+        links: statSync(lockFile).nlink,
+        ageMs: Date.now() - statSync(lockFile).mtimeMs,
+      }),
+    );
     expect(seen.text).toBe(`${process.pid}\n`);
     expect(seen.links).toBe(2); // no file of its own: no inode allocated per lock
     expect(seen.ageMs).toBeLessThan(5000);
@@ -23,6 +29,8 @@ describe('the shadow repository lock', () => {
     expect(await withRepoLock(gitDir, 1000, () => Promise.resolve('again'))).toBe('again');
     // a holder that is alive (this test's parent process) keeps it: the wait ends in an error naming the file
     writeFileSync(path.join(gitDir, 'gaffer.lock'), `${process.ppid}\n`);
-    await expect(withRepoLock(gitDir, 200, () => Promise.resolve())).rejects.toThrow(/locked by another gaffer process/);
+    await expect(withRepoLock(gitDir, 200, () => Promise.resolve())).rejects.toThrow(
+      /locked by another gaffer process/,
+    );
   });
 });

@@ -21,7 +21,11 @@ const { quickLook } = await import('../../src/evidence/quick-look.js');
 const looks = vi.mocked(quickLook);
 
 /** What a checkpoint holds, comparable across data dirs. */
-const contents = (s: Snapshot) => ({ tree: Object.fromEntries(lsTree(s)), skipped: s.skipped, large: s.largeFilesByStat });
+const contents = (s: Snapshot) => ({
+  tree: Object.fromEntries(lsTree(s)),
+  skipped: s.skipped,
+  large: s.largeFilesByStat,
+});
 
 /** A worktree of `repo` on a new branch, made and checked out by gaffer's own calls; its index's copy. */
 async function checkout(repo: string, name: string): Promise<{ dir: string; index: string }> {
@@ -40,7 +44,11 @@ const INCLUDE = ['new.txt', 'WORKSPACE.md'];
  * A repository, its first worktree checkpointed as the base (in a shadow repository of its own),
  * and a second worktree whose pre-snapshot reuses that base, seeded with its checkout's index.
  */
-async function seeded(files: Record<string, string>, setup?: (repo: string) => void, beforeSeed?: (ws: string) => Promise<void>) {
+async function seeded(
+  files: Record<string, string>,
+  setup?: (repo: string) => void,
+  beforeSeed?: (ws: string) => Promise<void>,
+) {
   const root = await tempDir();
   const repo = path.join(root, 'repo');
   await write(repo, files);
@@ -54,7 +62,11 @@ async function seeded(files: Record<string, string>, setup?: (repo: string) => v
   const base = await snap(first.dir, data, 'base', { alwaysInclude: INCLUDE, shadowOf: path.join(root, 'base-key') });
   const second = await checkout(repo, 'second');
   await beforeSeed?.(second.dir);
-  const pre = await snap(second.dir, data, 'pre', { alwaysInclude: INCLUDE, reuse: base, seedIndex: { file: second.index, tree } });
+  const pre = await snap(second.dir, data, 'pre', {
+    alwaysInclude: INCLUDE,
+    reuse: base,
+    seedIndex: { file: second.index, tree },
+  });
   const seededIndex = existsSync(shadowIndexFile(shadowGitDir(data, second.dir)));
   return { root, repo, data, ws: second.dir, pre, seededIndex, base, tree };
 }
@@ -70,7 +82,13 @@ async function after(s: Awaited<ReturnType<typeof seeded>>, change: (ws: string)
   return { diff: await diffSnapshots(s.pre, post), quick };
 }
 
-const FILES = { 'a.txt': 'aaaa\n', 'sub/b.txt': 'b\n', 'sub/deep/c.txt': 'c\n', 'run.sh': '#!/bin/sh\n', '.gitignore': '*.log\n' };
+const FILES = {
+  'a.txt': 'aaaa\n',
+  'sub/b.txt': 'b\n',
+  'sub/deep/c.txt': 'c\n',
+  'run.sh': '#!/bin/sh\n',
+  '.gitignore': '*.log\n',
+};
 
 describe("a task's shadow index seeded from its checkout's index", () => {
   it('starts the first checkpoint warm (a quick look) and it still sees every change, one that keeps size and mtime too', async () => {
@@ -88,7 +106,11 @@ describe("a task's shadow index seeded from its checkout's index", () => {
       await fs.symlink('a.txt', path.join(ws, 'link'));
     });
     expect(quick).toBe(true);
-    expect(diff).toEqual({ added: ['link', 'new.txt', 'sub/deep/d.txt'], modified: ['a.txt', 'run.sh'], deleted: ['sub/b.txt'] });
+    expect(diff).toEqual({
+      added: ['link', 'new.txt', 'sub/deep/d.txt'],
+      modified: ['a.txt', 'run.sh'],
+      deleted: ['sub/b.txt'],
+    });
   });
 
   it('a file changed between the checkout and the seeding (same size, its mtime put back) is still seen', async () => {
@@ -106,8 +128,13 @@ describe("a task's shadow index seeded from its checkout's index", () => {
   it("shares one map of the tree's content between the tasks seeded from it (not one per task)", async () => {
     const s = await seeded(FILES);
     const third = await checkout(s.repo, 'third');
-    await snap(third.dir, s.data, 'pre', { alwaysInclude: INCLUDE, reuse: s.base, seedIndex: { file: third.index, tree: s.tree } });
-    const knownOf = (ws: string) => recallWarmState(shadowGitDir(s.data, ws), shadowIndexFile(shadowGitDir(s.data, ws)))?.known?.entries;
+    await snap(third.dir, s.data, 'pre', {
+      alwaysInclude: INCLUDE,
+      reuse: s.base,
+      seedIndex: { file: third.index, tree: s.tree },
+    });
+    const knownOf = (ws: string) =>
+      recallWarmState(shadowGitDir(s.data, ws), shadowIndexFile(shadowGitDir(s.data, ws)))?.known?.entries;
     expect(knownOf(s.ws)?.size).toBe(Object.keys(FILES).length);
     expect(knownOf(third.dir)).toBe(knownOf(s.ws));
   });
@@ -119,7 +146,9 @@ describe("a task's shadow index seeded from its checkout's index", () => {
   });
 
   it('is not seeded when the checkout rewrote the content (an eol attribute): the base holds other bytes than the commit, and the first checkpoint hashes every file', async () => {
-    const s = await seeded({ ...FILES, '.gitattributes': '*.txt text eol=crlf\n' }, (repo) => git(repo, 'config', 'core.safecrlf', 'false'));
+    const s = await seeded({ ...FILES, '.gitattributes': '*.txt text eol=crlf\n' }, (repo) =>
+      git(repo, 'config', 'core.safecrlf', 'false'),
+    );
     expect(s.seededIndex).toBe(false);
     const { diff, quick } = await after(s, (ws) => write(ws, { 'sub/b.txt': 'B\r\n' }));
     expect(quick).toBe(false);
@@ -151,36 +180,71 @@ describe('checkpoints on a seeded index', () => {
     const seededAs = signature();
     const steps: [string, (ws: string) => Promise<void>][] = [
       ['a file added', (ws) => write(ws, { 'new.txt': 'one\n' })],
-      ['a checked-out file changed in place, same size, its mtime put back', async (ws) => {
-        const file = path.join(ws, 'sub/deep/c.txt');
-        const { atime, mtime } = statSync(file);
-        await fs.writeFile(file, 'C\n');
-        utimesSync(file, atime, mtime);
-      }],
+      [
+        'a checked-out file changed in place, same size, its mtime put back',
+        async (ws) => {
+          const file = path.join(ws, 'sub/deep/c.txt');
+          const { atime, mtime } = statSync(file);
+          await fs.writeFile(file, 'C\n');
+          utimesSync(file, atime, mtime);
+        },
+      ],
       ['nothing more', async () => undefined],
-      ['the new file changed, a checked-out one changed', (ws) => write(ws, { 'new.txt': 'two\n', 'sub/b.txt': 'B\n' })],
-      ['a checked-out file deleted, one made executable, a symlink added', async (ws) => {
-        await fs.rm(path.join(ws, 'a.txt'));
-        await fs.chmod(path.join(ws, 'sub/deep/c.txt'), 0o755);
-        await fs.symlink('sub/b.txt', path.join(ws, 'link'));
-      }],
+      [
+        'the new file changed, a checked-out one changed',
+        (ws) => write(ws, { 'new.txt': 'two\n', 'sub/b.txt': 'B\n' }),
+      ],
+      [
+        'a checked-out file deleted, one made executable, a symlink added',
+        async (ws) => {
+          await fs.rm(path.join(ws, 'a.txt'));
+          await fs.chmod(path.join(ws, 'sub/deep/c.txt'), 0o755);
+          await fs.symlink('sub/b.txt', path.join(ws, 'link'));
+        },
+      ],
       ['a changed file put back as checked out', (ws) => write(ws, { 'sub/b.txt': 'b\n' })],
-      ['a file replaced by a folder', async (ws) => {
-        await fs.rm(path.join(ws, 'run.sh'));
-        await write(ws, { 'run.sh/inner.txt': 'inner\n' });
-      }],
+      [
+        'a file replaced by a folder',
+        async (ws) => {
+          await fs.rm(path.join(ws, 'run.sh'));
+          await write(ws, { 'run.sh/inner.txt': 'inner\n' });
+        },
+      ],
     ];
     let before = s.pre;
     for (const [what, change] of steps) {
       await change(s.ws);
-      const snapshot = await snap(s.ws, s.data, `s${steps.findIndex(([w]) => w === what)}`, { alwaysInclude: INCLUDE, like: s.pre });
+      const snapshot = await snap(s.ws, s.data, `s${steps.findIndex(([w]) => w === what)}`, {
+        alwaysInclude: INCLUDE,
+        like: s.pre,
+      });
       const cold = await snap(s.ws, await tempDir('gaffer-data-'), 'cold', { alwaysInclude: INCLUDE });
       expect(contents(snapshot), what).toEqual(contents(cold));
-      const viaGit = execFileSync('git', [`--git-dir=${snapshot.gitDir}`, 'diff-tree', '-r', '-z', '--no-renames', '--name-status', before.id, snapshot.id], { env: cleanEnv(), encoding: 'utf8' });
+      const viaGit = execFileSync(
+        'git',
+        [
+          `--git-dir=${snapshot.gitDir}`,
+          'diff-tree',
+          '-r',
+          '-z',
+          '--no-renames',
+          '--name-status',
+          before.id,
+          snapshot.id,
+        ],
+        { env: cleanEnv(), encoding: 'utf8' },
+      );
       const parts = viaGit.split('\0').filter((p) => p !== '');
       const expected = { added: [] as string[], modified: [] as string[], deleted: [] as string[] };
-      for (let i = 0; i + 1 < parts.length; i += 2) (parts[i] === 'A' ? expected.added : parts[i] === 'D' ? expected.deleted : expected.modified).push(parts[i + 1] as string);
-      expect(await diffSnapshots(before, snapshot), what).toEqual({ added: expected.added.sort(), modified: expected.modified.sort(), deleted: expected.deleted.sort() });
+      for (let i = 0; i + 1 < parts.length; i += 2)
+        (parts[i] === 'A' ? expected.added : parts[i] === 'D' ? expected.deleted : expected.modified).push(
+          parts[i + 1] as string,
+        );
+      expect(await diffSnapshots(before, snapshot), what).toEqual({
+        added: expected.added.sort(),
+        modified: expected.modified.sort(),
+        deleted: expected.deleted.sort(),
+      });
       before = snapshot;
     }
     // every step was hashed in the engine's thread: the index is the seed, as copied

@@ -9,7 +9,14 @@ import { cleanEnv, snap, tempDir, write } from './helpers.js';
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
 /** The parent pid of a command spawned the way `runGit` would spawn it. */
 async function parentOf(): Promise<number> {
-  const result = await spawnCommand({ cmd: 'sh', args: ['-c', 'echo $PPID'], cwd: '/', env, timeoutMs: 10_000, input: '' });
+  const result = await spawnCommand({
+    cmd: 'sh',
+    args: ['-c', 'echo $PPID'],
+    cwd: '/',
+    env,
+    timeoutMs: 10_000,
+    input: '',
+  });
   return Number(result.stdout.toString().trim());
 }
 
@@ -37,7 +44,11 @@ describe('the spawner helper', () => {
     release = useSpawner();
     const dir = await tempDir();
     expect((await runGit(['init', '-q', dir], { cwd: dir, timeoutMs: 10_000 })).exitCode).toBe(0);
-    const blob = await runGit(['hash-object', '-w', '--stdin'], { cwd: dir, timeoutMs: 10_000, input: Buffer.from([0, 1, 2, 255]) });
+    const blob = await runGit(['hash-object', '-w', '--stdin'], {
+      cwd: dir,
+      timeoutMs: 10_000,
+      input: Buffer.from([0, 1, 2, 255]),
+    });
     const sha = blob.stdout.toString().trim();
     const back = await runGit(['cat-file', 'blob', sha], { cwd: dir, timeoutMs: 10_000 });
     expect([...back.stdout]).toEqual([0, 1, 2, 255]);
@@ -46,7 +57,12 @@ describe('the spawner helper', () => {
       for (let i = 0; i < 3; i++) yield `line ${i}\n`;
     }
     const streamed = await runGit(['hash-object', '--stdin'], { cwd: dir, timeoutMs: 10_000, input: lines() });
-    const expected = execFileSync('git', ['hash-object', '--stdin'], { input: 'line 0\nline 1\nline 2\n', env: cleanEnv() }).toString().trim();
+    const expected = execFileSync('git', ['hash-object', '--stdin'], {
+      input: 'line 0\nline 1\nline 2\n',
+      env: cleanEnv(),
+    })
+      .toString()
+      .trim();
     expect(streamed.stdout.toString().trim()).toBe(expected);
 
     const failed = await runGit(['cat-file', '-e', '0'.repeat(40)], { cwd: dir, timeoutMs: 10_000 });
@@ -54,7 +70,14 @@ describe('the spawner helper', () => {
 
     const slow = await spawnCommand({ cmd: 'sleep', args: ['5'], cwd: dir, env, timeoutMs: 100, input: '' });
     expect(slow.timedOut).toBe(true);
-    const missing = await spawnCommand({ cmd: 'no-such-program-gaffer', args: [], cwd: dir, env, timeoutMs: 1000, input: '' });
+    const missing = await spawnCommand({
+      cmd: 'no-such-program-gaffer',
+      args: [],
+      cwd: dir,
+      env,
+      timeoutMs: 1000,
+      input: '',
+    });
     expect(missing.spawnError).toMatch(/ENOENT/);
   });
 
@@ -74,7 +97,14 @@ describe('the spawner helper', () => {
   it('calls in flight when the helper dies are run again here', async () => {
     release = useSpawner();
     const helper = await parentOf();
-    const call = spawnCommand({ cmd: 'sh', args: ['-c', 'sleep 0.3; echo done'], cwd: '/', env, timeoutMs: 10_000, input: '' });
+    const call = spawnCommand({
+      cmd: 'sh',
+      args: ['-c', 'sleep 0.3; echo done'],
+      cwd: '/',
+      env,
+      timeoutMs: 10_000,
+      input: '',
+    });
     await new Promise((resolve) => setTimeout(resolve, 50));
     process.kill(helper, 'SIGKILL');
     const result = await call;

@@ -10,7 +10,12 @@ describe('the special-file scan', () => {
     mkdirSync(join(root, 'c'));
     // `a` was a folder holding `a/b`; a file of the same name took its place
     writeFileSync(join(root, 'a'), 'now a file\n');
-    const found = await scanSpecialFiles(root, new Set(['', 'a', 'a/b', 'c']), [], join(tempDir('gaffer-special-cache-'), 'cache.json'));
+    const found = await scanSpecialFiles(
+      root,
+      new Set(['', 'a', 'a/b', 'c']),
+      [],
+      join(tempDir('gaffer-special-cache-'), 'cache.json'),
+    );
     expect(found).toEqual([]);
   });
 });

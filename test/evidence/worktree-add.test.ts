@@ -9,7 +9,14 @@ import { cleanEnv, git, tempDir, write } from './helpers.js';
 
 const WHO = { name: 'gaffer', email: 'gaffer@localhost' };
 const AT = new Date(1_700_000_000_000);
-const ENV = { ...cleanEnv(), GIT_COMMITTER_NAME: 'gaffer', GIT_COMMITTER_EMAIL: 'gaffer@localhost', GIT_AUTHOR_NAME: 'gaffer', GIT_AUTHOR_EMAIL: 'gaffer@localhost', GIT_COMMITTER_DATE: '@1700000000 +0000' };
+const ENV = {
+  ...cleanEnv(),
+  GIT_COMMITTER_NAME: 'gaffer',
+  GIT_COMMITTER_EMAIL: 'gaffer@localhost',
+  GIT_AUTHOR_NAME: 'gaffer',
+  GIT_AUTHOR_EMAIL: 'gaffer@localhost',
+  GIT_COMMITTER_DATE: '@1700000000 +0000',
+};
 
 async function repository(): Promise<{ root: string; repo: string; common: string; head: string }> {
   const root = await tempDir();
@@ -35,7 +42,8 @@ function filesOf(dir: string): Record<string, string> {
   return out;
 }
 
-const gitIn = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, env: ENV, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+const gitIn = (cwd: string, ...args: string[]) =>
+  execFileSync('git', args, { cwd, env: ENV, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 
 describe('a worktree added without a git process', () => {
   it('is what `git worktree add --no-checkout -b` makes, and git works with it: checkout, status, list, prune, remove', async () => {
@@ -45,20 +53,49 @@ describe('a worktree added without a git process', () => {
     expect(theirs.head).not.toBe('');
     const written = addWorktreeFiles(ours.common, path.join(ours.root, 'j1', 't0'), 'gaffer/j1/t0', ours.head, WHO, AT);
     expect(written).toEqual({ gitDir: path.join(ours.common, 'worktrees', 't0') });
-    gitIn(theirs.repo, '-c', 'core.hooksPath=/dev/null', 'worktree', 'add', '--quiet', '--no-checkout', '-b', 'gaffer/j1/t0', path.join(theirs.root, 'j1', 't0'), theirs.head);
-    const normal = (files: Record<string, string>, s: { root: string; head: string }) => JSON.parse(JSON.stringify(files).replaceAll(s.root, 'ROOT').replaceAll(s.head, 'HEAD'));
-    expect(normal(filesOf(path.join(ours.common, 'worktrees')), ours)).toEqual(normal(filesOf(path.join(theirs.common, 'worktrees')), theirs));
-    expect(normal(filesOf(path.join(ours.common, 'refs', 'heads', 'gaffer')), ours)).toEqual(normal(filesOf(path.join(theirs.common, 'refs', 'heads', 'gaffer')), theirs));
-    expect(normal(filesOf(path.join(ours.common, 'logs', 'refs', 'heads', 'gaffer')), ours)).toEqual(normal(filesOf(path.join(theirs.common, 'logs', 'refs', 'heads', 'gaffer')), theirs));
-    expect(readFileSync(path.join(ours.root, 'j1', 't0', '.git'), 'utf8')).toBe(`gitdir: ${path.join(ours.common, 'worktrees', 't0')}\n`);
-    for (const p of ['worktrees/t0', 'worktrees/t0/HEAD', 'refs/heads/gaffer/j1/t0']) expect(statSync(path.join(ours.common, p)).mode & 0o777, p).toBe(statSync(path.join(theirs.common, p)).mode & 0o777);
+    gitIn(
+      theirs.repo,
+      '-c',
+      'core.hooksPath=/dev/null',
+      'worktree',
+      'add',
+      '--quiet',
+      '--no-checkout',
+      '-b',
+      'gaffer/j1/t0',
+      path.join(theirs.root, 'j1', 't0'),
+      theirs.head,
+    );
+    const normal = (files: Record<string, string>, s: { root: string; head: string }) =>
+      JSON.parse(JSON.stringify(files).replaceAll(s.root, 'ROOT').replaceAll(s.head, 'HEAD'));
+    expect(normal(filesOf(path.join(ours.common, 'worktrees')), ours)).toEqual(
+      normal(filesOf(path.join(theirs.common, 'worktrees')), theirs),
+    );
+    expect(normal(filesOf(path.join(ours.common, 'refs', 'heads', 'gaffer')), ours)).toEqual(
+      normal(filesOf(path.join(theirs.common, 'refs', 'heads', 'gaffer')), theirs),
+    );
+    expect(normal(filesOf(path.join(ours.common, 'logs', 'refs', 'heads', 'gaffer')), ours)).toEqual(
+      normal(filesOf(path.join(theirs.common, 'logs', 'refs', 'heads', 'gaffer')), theirs),
+    );
+    expect(readFileSync(path.join(ours.root, 'j1', 't0', '.git'), 'utf8')).toBe(
+      `gitdir: ${path.join(ours.common, 'worktrees', 't0')}\n`,
+    );
+    for (const p of ['worktrees/t0', 'worktrees/t0/HEAD', 'refs/heads/gaffer/j1/t0'])
+      expect(statSync(path.join(ours.common, p)).mode & 0o777, p).toBe(
+        statSync(path.join(theirs.common, p)).mode & 0o777,
+      );
 
     const dir = path.join(ours.root, 'j1', 't0');
-    await checkOutWorktree({ dir, gitDir: path.join(ours.common, 'worktrees', 't0'), commonDir: ours.common }, path.join(ours.root, 'index-copy'));
+    await checkOutWorktree(
+      { dir, gitDir: path.join(ours.common, 'worktrees', 't0'), commonDir: ours.common },
+      path.join(ours.root, 'index-copy'),
+    );
     expect(readFileSync(path.join(dir, 'sub', 'b.txt'), 'utf8')).toBe('b\n');
     expect(gitIn(dir, 'status', '--porcelain')).toBe('');
     expect(gitIn(dir, 'rev-parse', '--abbrev-ref', 'HEAD')).toBe('gaffer/j1/t0');
-    expect(gitIn(ours.repo, 'worktree', 'list', '--porcelain')).toContain(`worktree ${dir}\nHEAD ${ours.head}\nbranch refs/heads/gaffer/j1/t0`);
+    expect(gitIn(ours.repo, 'worktree', 'list', '--porcelain')).toContain(
+      `worktree ${dir}\nHEAD ${ours.head}\nbranch refs/heads/gaffer/j1/t0`,
+    );
     gitIn(ours.repo, 'worktree', 'prune');
     expect(existsSync(path.join(ours.common, 'worktrees', 't0'))).toBe(true);
     gitIn(ours.repo, 'fsck', '--strict', '--no-dangling');
@@ -69,40 +106,65 @@ describe('a worktree added without a git process', () => {
     expect(gitIn(ours.repo, 'rev-parse', 'gaffer/j1/t0')).toBe(ours.head);
   });
 
-  it("takes a counter after a name another worktree holds, as git does", async () => {
+  it('takes a counter after a name another worktree holds, as git does', async () => {
     const s = await repository();
     gitIn(s.repo, 'worktree', 'add', '--quiet', '-b', 'kept', path.join(s.root, 'elsewhere', 't0'), s.head);
-    expect(addWorktreeFiles(s.common, path.join(s.root, 'j2', 't0'), 'gaffer/j2/t0', s.head, WHO, AT)).toEqual({ gitDir: path.join(s.common, 'worktrees', 't01') });
-    expect(gitIn(path.join(s.root, 'j2', 't0'), 'rev-parse', '--git-dir')).toBe(path.join(s.common, 'worktrees', 't01'));
+    expect(addWorktreeFiles(s.common, path.join(s.root, 'j2', 't0'), 'gaffer/j2/t0', s.head, WHO, AT)).toEqual({
+      gitDir: path.join(s.common, 'worktrees', 't01'),
+    });
+    expect(gitIn(path.join(s.root, 'j2', 't0'), 'rev-parse', '--git-dir')).toBe(
+      path.join(s.common, 'worktrees', 't01'),
+    );
   });
 
   it('leaves to git, with nothing written, what it cannot be sure to make as git does', async () => {
     const cases: [string, string, (s: Awaited<ReturnType<typeof repository>>) => Promise<unknown> | unknown][] = [
       ['the branch exists', 'gaffer/j/t', (s) => git(s.repo, 'branch', 'gaffer/j/t')],
-      ['the branch exists, packed', 'gaffer/j/t', (s) => {
-        git(s.repo, 'branch', 'gaffer/j/t');
-        git(s.repo, 'pack-refs', '--all');
-      }],
-      ['a packed branch it would have to be a folder of', 'gaffer/j/t', (s) => {
-        git(s.repo, 'branch', 'gaffer/j');
-        git(s.repo, 'pack-refs', '--all');
-      }],
+      [
+        'the branch exists, packed',
+        'gaffer/j/t',
+        (s) => {
+          git(s.repo, 'branch', 'gaffer/j/t');
+          git(s.repo, 'pack-refs', '--all');
+        },
+      ],
+      [
+        'a packed branch it would have to be a folder of',
+        'gaffer/j/t',
+        (s) => {
+          git(s.repo, 'branch', 'gaffer/j');
+          git(s.repo, 'pack-refs', '--all');
+        },
+      ],
       ['a loose branch it would have to be a folder of', 'gaffer/j/t', (s) => git(s.repo, 'branch', 'gaffer/j')],
       ['a name git would rewrite', 'gaffer/j/t..x', () => undefined],
       ['the folder is there', 'gaffer/j/t', (s) => fs.mkdir(path.join(s.root, 'wt'), { recursive: true })],
-      ['a worktree registered at that folder, its folder gone', 'gaffer/j/t', async (s) => {
-        gitIn(s.repo, 'worktree', 'add', '--quiet', '-b', 'old', path.join(s.root, 'wt'), s.head);
-        await fs.rm(path.join(s.root, 'wt'), { recursive: true });
-      }],
+      [
+        'a worktree registered at that folder, its folder gone',
+        'gaffer/j/t',
+        async (s) => {
+          gitIn(s.repo, 'worktree', 'add', '--quiet', '-b', 'old', path.join(s.root, 'wt'), s.head);
+          await fs.rm(path.join(s.root, 'wt'), { recursive: true });
+        },
+      ],
       ['reflogs set by config', 'gaffer/j/t', (s) => git(s.repo, 'config', 'core.logAllRefUpdates', 'false')],
       ['a repository extension', 'gaffer/j/t', (s) => git(s.repo, 'config', 'extensions.worktreeConfig', 'true')],
     ];
     for (const [what, branch, setup] of cases) {
       const s = await repository();
       await setup(s);
-      const before = JSON.stringify([filesOf(s.common), existsSync(path.join(s.root, 'wt')) && readdirSync(path.join(s.root, 'wt'))]);
+      const before = JSON.stringify([
+        filesOf(s.common),
+        existsSync(path.join(s.root, 'wt')) && readdirSync(path.join(s.root, 'wt')),
+      ]);
       expect(addWorktreeFiles(s.common, path.join(s.root, 'wt'), branch, s.head, WHO, AT), what).toBeNull();
-      expect(JSON.stringify([filesOf(s.common), existsSync(path.join(s.root, 'wt')) && readdirSync(path.join(s.root, 'wt'))]), what).toBe(before);
+      expect(
+        JSON.stringify([
+          filesOf(s.common),
+          existsSync(path.join(s.root, 'wt')) && readdirSync(path.join(s.root, 'wt')),
+        ]),
+        what,
+      ).toBe(before);
     }
   });
 });
@@ -142,17 +204,22 @@ describe('a task worktree removed without --force, git asked only for its status
   });
 
   it("refuses, in git's words, a worktree with an untracked or a modified file, and removes nothing", async () => {
-    for (const change of [(dir: string) => write(dir, { 'new.txt': 'n\n' }), (dir: string) => write(dir, { 'a.txt': 'A\n' })]) {
+    for (const change of [
+      (dir: string) => write(dir, { 'new.txt': 'n\n' }),
+      (dir: string) => write(dir, { 'a.txt': 'A\n' }),
+    ]) {
       const m = await made();
       await change(m.dir);
-      expect(await removeTaskWorktreeGit(m.facts, m.wt, m.turn)).toBe(`fatal: '${m.dir}' contains modified or untracked files, use --force to delete it`);
+      expect(await removeTaskWorktreeGit(m.facts, m.wt, m.turn)).toBe(
+        `fatal: '${m.dir}' contains modified or untracked files, use --force to delete it`,
+      );
       expect(m.turns()).toBe(0);
       expect(existsSync(path.join(m.dir, 'a.txt'))).toBe(true);
       expect(existsSync(m.wt.gitDir)).toBe(true);
     }
   });
 
-  it("is not misled by a `.git` file a worker rewrote to name another worktree: the worktree it made is the one removed", async () => {
+  it('is not misled by a `.git` file a worker rewrote to name another worktree: the worktree it made is the one removed', async () => {
     const m = await made();
     const other = path.join(m.root, 'other');
     gitIn(m.repo, 'worktree', 'add', '--quiet', '-b', 'other', other, m.head);

@@ -1,4 +1,10 @@
-import type { CompactChanges, CompactJob, CompactResult, CompactVerification, CompactWorkerEntry } from '../../src/domain/answer.js';
+import type {
+  CompactChanges,
+  CompactJob,
+  CompactResult,
+  CompactVerification,
+  CompactWorkerEntry,
+} from '../../src/domain/answer.js';
 
 /*
  * Typed reads of a job's answer for tests: each part a test looks into must be there, and when it

@@ -10,8 +10,12 @@ export function againstTable(a: Attempt): string[] {
   const settle = (i: number, abandoning: boolean) => {
     const done = at(i);
     const words = done.map((c) => `${c.effect}${c.dropped ? ' (dropped)' : ''}`);
-    const ok = done.length === owed.length && done.every((c, k) => c.effect === owed[k] && (c.dropped !== true || abandoning));
-    if (!ok) problems.push(`${a.task}#${a.number} before event ${i} (${a.trail[i] ?? 'the end'}) owed [${owed.join(', ')}], carried [${words.join(', ')}]`);
+    const ok =
+      done.length === owed.length && done.every((c, k) => c.effect === owed[k] && (c.dropped !== true || abandoning));
+    if (!ok)
+      problems.push(
+        `${a.task}#${a.number} before event ${i} (${a.trail[i] ?? 'the end'}) owed [${owed.join(', ')}], carried [${words.join(', ')}]`,
+      );
   };
   a.trail.forEach((event, i) => {
     settle(i, ABANDONING_EVENTS.has(event));

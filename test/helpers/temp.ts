@@ -41,8 +41,14 @@ export function makeWorkspace(files: Record<string, string>, opts: { git?: boole
 
 /** The calc example: `npm test` (node --test) fails until add() adds. */
 export const CALC_FILES: Record<string, string> = {
-  'package.json': JSON.stringify({ name: 'calc', private: true, type: 'module', scripts: { test: 'node --test test/' } }),
-  'src/math.js': 'export function add(a, b) {\n  return a - b;\n}\nexport function multiply(a, b) {\n  return a * b;\n}\n',
+  'package.json': JSON.stringify({
+    name: 'calc',
+    private: true,
+    type: 'module',
+    scripts: { test: 'node --test test/' },
+  }),
+  'src/math.js':
+    'export function add(a, b) {\n  return a - b;\n}\nexport function multiply(a, b) {\n  return a * b;\n}\n',
   'test/math.test.js':
     "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { add, multiply } from '../src/math.js';\n" +
     "test('add adds', () => assert.equal(add(2, 3), 5));\ntest('multiply multiplies', () => assert.equal(multiply(2, 3), 6));\n",

@@ -19,9 +19,17 @@ describe('POST /api/jobs/:id/approve', () => {
       ],
     };
     const { json: job } = await call('POST', '/api/jobs', body);
-    const waited = await call('GET', `/api/jobs/${job.id}/wait?for=${encodeURIComponent('phase:awaiting approval')}&timeout_s=10`);
+    const waited = await call(
+      'GET',
+      `/api/jobs/${job.id}/wait?for=${encodeURIComponent('phase:awaiting approval')}&timeout_s=10`,
+    );
     expect(waited.json.met).toBe(true);
-    expect((await call('GET', '/api/asks')).json.asks.map((a: { job_id: string; ask: { task: string } }) => [a.job_id, a.ask.task])).toEqual([
+    expect(
+      (await call('GET', '/api/asks')).json.asks.map((a: { job_id: string; ask: { task: string } }) => [
+        a.job_id,
+        a.ask.task,
+      ]),
+    ).toEqual([
       [job.id, 'a'],
       [job.id, 'b'],
     ]);
@@ -40,7 +48,10 @@ describe('POST /api/jobs/:id/approve', () => {
     const unknown = await call('POST', `/api/jobs/${job.id}/approve`, { approve: { zed: true } });
     expect([unknown.status, unknown.json.error.field]).toEqual([400, 'approve.zed']);
 
-    const answered = await call('POST', `/api/jobs/${job.id}/approve`, { approve: { a: true, b: false }, note: 'only a' });
+    const answered = await call('POST', `/api/jobs/${job.id}/approve`, {
+      approve: { a: true, b: false },
+      note: 'only a',
+    });
     expect(answered.status).toBe(200);
     expect(answered.json.asks.map((a: { task: string; answer: boolean }) => [a.task, a.answer])).toEqual([
       ['a', true],

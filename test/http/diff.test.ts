@@ -6,8 +6,11 @@ import { createRunners } from '../../src/runners/index.js';
 import { CALC_FILES, FIX_ADD, makeWorkspace, tempDir } from '../helpers/temp.js';
 import { inProcess, openEngine } from './helpers.js';
 
-const errorShape = (code: string, field: string) => ({ error: expect.objectContaining({ code, field, message: expect.any(String) }) });
-const diffOf = (id: string, path: string, task?: string) => `/api/jobs/${id}/diff?path=${encodeURIComponent(path)}${task === undefined ? '' : `&task=${encodeURIComponent(task)}`}`;
+const errorShape = (code: string, field: string) => ({
+  error: expect.objectContaining({ code, field, message: expect.any(String) }),
+});
+const diffOf = (id: string, path: string, task?: string) =>
+  `/api/jobs/${id}/diff?path=${encodeURIComponent(path)}${task === undefined ? '' : `&task=${encodeURIComponent(task)}`}`;
 
 /** A worker's plant in the repository it shares with the user: a diff driver, a textconv and an external diff that write `marker` when git runs them. */
 function plantDiffPrograms(marker: string): string {
@@ -29,8 +32,20 @@ describe('GET /api/jobs/:id/diff of a worktree job: per task branch', () => {
     const { call } = inProcess(engine);
     const ws = makeWorkspace({ ...CALC_FILES, 'README.md': 'x\n' }, { git: true });
     const tasks = [
-      { name: 'fix-add', runner: 'shell', instruction: 'fix add in src/math.js', files: ['src/math.js'], command: FIX_ADD },
-      { name: 'docs', runner: 'shell', instruction: 'add a line to README.md', files: ['README.md'], command: 'echo more >> README.md' },
+      {
+        name: 'fix-add',
+        runner: 'shell',
+        instruction: 'fix add in src/math.js',
+        files: ['src/math.js'],
+        command: FIX_ADD,
+      },
+      {
+        name: 'docs',
+        runner: 'shell',
+        instruction: 'add a line to README.md',
+        files: ['README.md'],
+        command: 'echo more >> README.md',
+      },
     ];
     const post = await call('POST', '/api/jobs', { workspace: ws, isolation: 'worktree', verify: 'exit 0', tasks });
     expect(post.status).toBe(202);
@@ -50,7 +65,9 @@ describe('GET /api/jobs/:id/diff of a worktree job: per task branch', () => {
     expect(fix.text).toContain('+  return a + b;');
     // the branch's work, not the workspace's (merge "none" left it as it was)
     expect(readFileSync(join(ws, 'src/math.js'), 'utf8')).toContain('return a - b;');
-    expect((await call('GET', diffOf(id, 'README.md', 'docs'))).text).toMatch(/^diff --git a\/README.md b\/README.md\n[^]*\n x\n\+more\n$/);
+    expect((await call('GET', diffOf(id, 'README.md', 'docs'))).text).toMatch(
+      /^diff --git a\/README.md b\/README.md\n[^]*\n x\n\+more\n$/,
+    );
     // a file the task's branch did not change, and one no side has
     expect((await call('GET', diffOf(id, 'README.md', 'fix-add'))).text).toBe('');
     expect((await call('GET', diffOf(id, 'nope.txt', 'docs'))).text).toBe('');
@@ -67,7 +84,11 @@ describe('GET /api/jobs/:id/diff of a worktree job: per task branch', () => {
     expect((await call('GET', diffOf(id, '../x', 'docs'))).json).toEqual(errorShape('invalid_request', 'path'));
 
     // a shared job has one diff: a task named is refused, not ignored
-    const shared = await call('POST', '/api/jobs', { workspace: makeWorkspace(CALC_FILES, { git: true }), verify: 'none', tasks: [tasks[0]] });
+    const shared = await call('POST', '/api/jobs', {
+      workspace: makeWorkspace(CALC_FILES, { git: true }),
+      verify: 'none',
+      tasks: [tasks[0]],
+    });
     await engine.settled(shared.json.id);
     const named = await call('GET', diffOf(shared.json.id, 'src/math.js', 'fix-add'));
     expect(named.status).toBe(400);
@@ -93,7 +114,15 @@ describe('GET /api/jobs/:id/diff of a worktree job: per task branch', () => {
       workspace: ws,
       isolation: 'worktree',
       verify: 'none',
-      tasks: [{ name: 'plant', runner: 'shell', instruction: 'fix add in src/math.js', files: ['src/math.js', '.gitattributes'], command: plantDiffPrograms(marker) }],
+      tasks: [
+        {
+          name: 'plant',
+          runner: 'shell',
+          instruction: 'fix add in src/math.js',
+          files: ['src/math.js', '.gitattributes'],
+          command: plantDiffPrograms(marker),
+        },
+      ],
     });
     const id: string = post.json.id;
     await engine.settled(id);
@@ -109,7 +138,11 @@ describe('GET /api/jobs/:id/diff of a worktree job: per task branch', () => {
     expect(existsSync(marker) ? readFileSync(marker, 'utf8') : '').toBe('');
 
     // the plant is live: the user's own `git diff` of the same commits runs it
-    execFileSync('git', ['diff', row.base, row.tasks[0].commit, '--', 'src/math.js'], { cwd: ws, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_PAGER: 'cat' } });
+    execFileSync('git', ['diff', row.base, row.tasks[0].commit, '--', 'src/math.js'], {
+      cwd: ws,
+      stdio: 'ignore',
+      env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_PAGER: 'cat' },
+    });
     expect(readFileSync(marker, 'utf8')).toMatch(/ran .*evil\.sh/);
   });
 });

@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { makeWorkspace } from '../helpers/temp.js';
 import { inProcess, openEngine } from './helpers.js';
 
-const errorShape = (code: string, field: string) => ({ error: expect.objectContaining({ code, field, message: expect.any(String) }) });
+const errorShape = (code: string, field: string) => ({
+  error: expect.objectContaining({ code, field, message: expect.any(String) }),
+});
 const TOKENS = { 'tok-alice': 'alice', 'tok-bob': 'bob' };
 const as = (token: string) => ({ authorization: `Bearer ${token}` });
 
@@ -12,7 +14,16 @@ describe('POST /api/jobs/:id/tasks/:task/follow-up (issue 16)', () => {
     const engine = await openEngine();
     const { call } = inProcess(engine, { tokens: TOKENS });
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    const first = await call('POST', '/api/jobs', { workspace: ws, verify: 'test -f b.txt', tasks: [{ name: 'make-b', runner: 'shell', instruction: 'write b.txt', command: 'sleep 1; echo b >> b.txt' }] }, as('tok-alice'));
+    const first = await call(
+      'POST',
+      '/api/jobs',
+      {
+        workspace: ws,
+        verify: 'test -f b.txt',
+        tasks: [{ name: 'make-b', runner: 'shell', instruction: 'write b.txt', command: 'sleep 1; echo b >> b.txt' }],
+      },
+      as('tok-alice'),
+    );
     expect(first.status).toBe(202);
     const id: string = first.json.id;
     const path = `/api/jobs/${id}/tasks/make-b/follow-up`;
@@ -22,7 +33,12 @@ describe('POST /api/jobs/:id/tasks/:task/follow-up (issue 16)', () => {
     expect(live.json).toEqual(errorShape('conflict', 'job_id'));
     await engine.settled(id);
 
-    const followed = await call('POST', path, { comments: [{ file: 'b.txt', line: 1, text: 'write it twice' }], note: 'keep it short' }, as('tok-alice'));
+    const followed = await call(
+      'POST',
+      path,
+      { comments: [{ file: 'b.txt', line: 1, text: 'write it twice' }], note: 'keep it short' },
+      as('tok-alice'),
+    );
     expect(followed.status).toBe(202);
     expect(followed.json.id).not.toBe(id);
     expect(followed.json.follow_up).toEqual({ job: id, task: 'make-b', resumed: false });
@@ -35,7 +51,9 @@ describe('POST /api/jobs/:id/tasks/:task/follow-up (issue 16)', () => {
 
     // another owner does not see the job; unknown job and task
     expect((await call('POST', path, { note: 'x' }, as('tok-bob'))).json).toEqual(errorShape('not_found', 'job_id'));
-    expect((await call('POST', '/api/jobs/ffffffffffff/tasks/make-b/follow-up', { note: 'x' }, as('tok-alice'))).status).toBe(404);
+    expect(
+      (await call('POST', '/api/jobs/ffffffffffff/tasks/make-b/follow-up', { note: 'x' }, as('tok-alice'))).status,
+    ).toBe(404);
     const noTask = await call('POST', `/api/jobs/${id}/tasks/nope/follow-up`, { note: 'x' }, as('tok-alice'));
     expect(noTask.status).toBe(404);
     expect(noTask.json).toEqual(errorShape('not_found', 'task'));
@@ -67,14 +85,24 @@ describe('POST /api/jobs/:id/tasks/:task/follow-up (issue 16)', () => {
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
     // told to, appends to the b.txt it wrote — only its branch has it (merge none)
     const command = `if grep -q 'write it twice' "$GAFFER_INSTRUCTION_FILE"; then grep -qx b b.txt && echo b >> b.txt; else echo b > b.txt; fi`;
-    const body = { workspace: ws, isolation: 'worktree', verify: 'test -f b.txt', tasks: [{ name: 'make-b', runner: 'shell', instruction: 'write b.txt', files: ['b.txt'], command }] };
+    const body = {
+      workspace: ws,
+      isolation: 'worktree',
+      verify: 'test -f b.txt',
+      tasks: [{ name: 'make-b', runner: 'shell', instruction: 'write b.txt', files: ['b.txt'], command }],
+    };
     const first = await call('POST', '/api/jobs', body, as('tok-alice'));
     const id: string = first.json.id;
     await engine.settled(id);
     const git = (...args: string[]) => execFileSync('git', args, { cwd: ws, encoding: 'utf8' }).trim();
     const tip = git('rev-parse', `gaffer/${id}/make-b`);
 
-    const followed = await call('POST', `/api/jobs/${id}/tasks/make-b/follow-up`, { comments: [{ file: 'b.txt', line: 1, text: 'write it twice' }] }, as('tok-alice'));
+    const followed = await call(
+      'POST',
+      `/api/jobs/${id}/tasks/make-b/follow-up`,
+      { comments: [{ file: 'b.txt', line: 1, text: 'write it twice' }] },
+      as('tok-alice'),
+    );
     expect(followed.status).toBe(202);
     expect(followed.json.follow_up).toEqual({ job: id, task: 'make-b', resumed: false });
     await engine.settled(followed.json.id);

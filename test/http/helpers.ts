@@ -30,14 +30,20 @@ export const IN_PROCESS_SECRET = 'in-process-test-secret-0123456789abcdefghijklm
 /** The HTTP app in process (no Host check unless asked); `call` sends the secret unless it names its own `authorization` ('' = none). */
 export function inProcess(engine: Engine, opts: Partial<AppOptions> & { tokens?: Record<string, string> } = {}) {
   const { tokens = {}, ...rest } = opts;
-  const credentials = new Credentials({ secret: IN_PROCESS_SECRET, secretFile: join(engine.dataDir, 'secret'), tokens });
+  const credentials = new Credentials({
+    secret: IN_PROCESS_SECRET,
+    secretFile: join(engine.dataDir, 'secret'),
+    tokens,
+  });
   const { app, counters } = createApp(engine, { credentials, allowedHosts: () => null, version: 'test', ...rest });
   return {
     app,
     counters,
     credentials,
     async call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-      const auth: Record<string, string> = Object.keys(headers).some((k) => k.toLowerCase() === 'authorization') ? {} : { authorization: `Bearer ${IN_PROCESS_SECRET}` };
+      const auth: Record<string, string> = Object.keys(headers).some((k) => k.toLowerCase() === 'authorization')
+        ? {}
+        : { authorization: `Bearer ${IN_PROCESS_SECRET}` };
       const res = await app.request(path, {
         method,
         headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...auth, ...headers },
@@ -50,21 +56,32 @@ export function inProcess(engine: Engine, opts: Partial<AppOptions> & { tokens?:
 }
 
 /** A real listener on 127.0.0.1, closed after the test; `call` and `openStream` send its secret (see withCredential). */
-export async function serveEngine(engine: Engine, tokens: Record<string, string> = {}): Promise<RunningServer & { call: Caller; secret: string }> {
+export async function serveEngine(
+  engine: Engine,
+  tokens: Record<string, string> = {},
+): Promise<RunningServer & { call: Caller; secret: string }> {
   const server = await startServer({ engine, host: '127.0.0.1', port: 0, tokens, version: 'test' });
   servers.push(server);
   const secret = rememberServer(server.url, engine.dataDir);
   return Object.assign(server, { call: socketCaller(server.url), secret });
 }
 
-type Caller = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; text: string; json: any; headers: Headers }>;
+type Caller = (
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+) => Promise<{ status: number; text: string; json: any; headers: Headers }>;
 
 /** fetch over the socket, with the server's secret unless the call names its own `authorization` ('' = none). */
 export function socketCaller(base: string): Caller {
   return async (method, path, body, headers = {}) => {
     const res = await fetch(`${base}${path}`, {
       method,
-      headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...withCredential(base, headers) },
+      headers: {
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...withCredential(base, headers),
+      },
       ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
     });
     const text = await res.text();
@@ -73,7 +90,11 @@ export function socketCaller(base: string): Caller {
 }
 
 /** A raw node:http request, so Host can be set to anything. */
-export function rawRequest(url: string, path: string, headers: Record<string, string>): Promise<{ status: number; json: any }> {
+export function rawRequest(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; json: any }> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: u.hostname, port: u.port, path, method: 'GET', headers }, (res) => {
@@ -103,7 +124,10 @@ export function openStream(url: string, headers: Record<string, string> = {}) {
   let status = 0;
   const done = (async () => {
     try {
-      const res = await fetch(url, { headers: { accept: 'text/event-stream', ...withCredential(url, headers) }, signal: controller.signal });
+      const res = await fetch(url, {
+        headers: { accept: 'text/event-stream', ...withCredential(url, headers) },
+        signal: controller.signal,
+      });
       status = res.status;
       if (!res.body) return;
       const decoder = new TextDecoder();
@@ -142,7 +166,8 @@ export function openStream(url: string, headers: Record<string, string> = {}) {
       const deadline = Date.now() + ms;
       while (!pred(frames)) {
         if (closed) throw new Error(`stream closed first; frames: ${frames.map((f) => f.event).join(',')}`);
-        if (Date.now() > deadline) throw new Error(`timed out; frames: ${frames.map((f) => `${f.event}:${f.data.slice(0, 80)}`).join(' | ')}`);
+        if (Date.now() > deadline)
+          throw new Error(`timed out; frames: ${frames.map((f) => `${f.event}:${f.data.slice(0, 80)}`).join(' | ')}`);
         await new Promise<void>((r) => {
           waker.wake = r;
           setTimeout(r, 100);
@@ -153,7 +178,11 @@ export function openStream(url: string, headers: Record<string, string> = {}) {
 }
 
 /** Polls `pred` until it holds (or throws after `ms`). */
-export async function eventually(pred: () => boolean | Promise<boolean>, ms = 5_000, what = 'condition'): Promise<void> {
+export async function eventually(
+  pred: () => boolean | Promise<boolean>,
+  ms = 5_000,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await pred())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -166,4 +195,8 @@ export function jobRows(engine: Engine): number {
   return (engine.store.db.prepare('SELECT count(*) AS n FROM jobs').get() as { n: number }).n;
 }
 
-export const shellTask = (command: string, extra: Record<string, unknown> = {}) => ({ instruction: `run ${command}`, command, ...extra });
+export const shellTask = (command: string, extra: Record<string, unknown> = {}) => ({
+  instruction: `run ${command}`,
+  command,
+  ...extra,
+});

@@ -33,7 +33,13 @@ function readReply(socket: Socket, began: number, ms = 20_000): Promise<RawReply
   return new Promise((resolve, reject) => {
     let raw = Buffer.alloc(0);
     let firstByteMs = -1;
-    const timer = setTimeout(() => finish(new Error(`no whole reply within ${ms} ms; got ${JSON.stringify(raw.toString('latin1').slice(0, 200))}`)), ms);
+    const timer = setTimeout(
+      () =>
+        finish(
+          new Error(`no whole reply within ${ms} ms; got ${JSON.stringify(raw.toString('latin1').slice(0, 200))}`),
+        ),
+      ms,
+    );
     const finish = (err?: Error) => {
       clearTimeout(timer);
       socket.off('data', onData);
@@ -42,7 +48,9 @@ function readReply(socket: Socket, began: number, ms = 20_000): Promise<RawReply
       const text = raw.toString('utf8');
       const cut = text.indexOf('\r\n\r\n');
       const [statusLine = '', ...headerLines] = text.slice(0, cut).split('\r\n');
-      const headers = Object.fromEntries(headerLines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      const headers = Object.fromEntries(
+        headerLines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+      );
       const body = text.slice(cut + 4);
       let json: unknown;
       try {
@@ -80,7 +88,9 @@ describe('bounded request bodies', () => {
     const socket = await open(server.url);
     const rssBefore = process.memoryUsage().rss;
     const began = performance.now();
-    socket.write(`POST /api/jobs HTTP/1.1\r\nHost: ${hostHeader(server)}\r\nAuthorization: Bearer ${server.secret}\r\nContent-Type: application/json\r\nContent-Length: ${600 * 1024 * 1024}\r\n\r\n`);
+    socket.write(
+      `POST /api/jobs HTTP/1.1\r\nHost: ${hostHeader(server)}\r\nAuthorization: Bearer ${server.secret}\r\nContent-Type: application/json\r\nContent-Length: ${600 * 1024 * 1024}\r\n\r\n`,
+    );
     const reply = readReply(socket, began);
     // keep sending while the answer comes: a server that buffered would grow by what arrives
     const chunk = Buffer.alloc(256 * 1024, 0x20);
@@ -91,7 +101,9 @@ describe('bounded request bodies', () => {
     }
     const got = await reply;
     expect(got.status).toBe(413);
-    expect(got.json).toEqual({ error: { code: 'payload_too_large', message: expect.stringContaining('server.max_body_bytes') } });
+    expect(got.json).toEqual({
+      error: { code: 'payload_too_large', message: expect.stringContaining('server.max_body_bytes') },
+    });
     expect(got.firstByteMs).toBeLessThan(5_000);
     expect(sent).toBeGreaterThan(0);
     // bounded growth: far below the 600 MB claimed (the old server grew by what it read)
@@ -103,12 +115,21 @@ describe('bounded request bodies', () => {
 
   it('a chunked body is cut with 413 once it passes the cap', async () => {
     const engine = await openEngine();
-    const server = await startServer({ engine, host: '127.0.0.1', port: 0, tokens: {}, version: 'test', maxBodyBytes: 64 * 1024 });
+    const server = await startServer({
+      engine,
+      host: '127.0.0.1',
+      port: 0,
+      tokens: {},
+      version: 'test',
+      maxBodyBytes: 64 * 1024,
+    });
     try {
       const secret = rememberServer(server.url, engine.dataDir);
       const socket = await open(server.url);
       const began = performance.now();
-      socket.write(`POST /api/lint HTTP/1.1\r\nHost: ${hostHeader(server)}\r\nAuthorization: Bearer ${secret}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+      socket.write(
+        `POST /api/lint HTTP/1.1\r\nHost: ${hostHeader(server)}\r\nAuthorization: Bearer ${secret}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+      );
       const reply = readReply(socket, began);
       const piece = 'x'.repeat(16 * 1024);
       // 2 MiB offered in 16 KiB chunks; the server answers once 64 KiB have passed
@@ -127,12 +148,27 @@ describe('bounded request bodies', () => {
 
   it('a body under the cap works, chunked or not, and the cap comes from the option', async () => {
     const engine = await openEngine();
-    const server = await startServer({ engine, host: '127.0.0.1', port: 0, tokens: {}, version: 'test', maxBodyBytes: 64 * 1024 });
+    const server = await startServer({
+      engine,
+      host: '127.0.0.1',
+      port: 0,
+      tokens: {},
+      version: 'test',
+      maxBodyBytes: 64 * 1024,
+    });
     try {
       rememberServer(server.url, engine.dataDir);
       const ws = makeWorkspace({ 'a.txt': 'a\n' });
-      const request = { workspace: ws, verify: 'none', tasks: [shellTask('true', { instruction: `run true ${'.'.repeat(10_000)}` })] };
-      const plain = await fetch(`${server.url}/api/lint`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearerFor(server.url) }, body: JSON.stringify(request) });
+      const request = {
+        workspace: ws,
+        verify: 'none',
+        tasks: [shellTask('true', { instruction: `run true ${'.'.repeat(10_000)}` })],
+      };
+      const plain = await fetch(`${server.url}/api/lint`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...bearerFor(server.url) },
+        body: JSON.stringify(request),
+      });
       expect(plain.status).toBe(200);
       // fetch sends a stream body chunked (no Content-Length)
       const bytes = new TextEncoder().encode(JSON.stringify(request));
@@ -142,12 +178,21 @@ describe('bounded request bodies', () => {
           controller.close();
         },
       });
-      const chunked = await fetch(`${server.url}/api/jobs`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearerFor(server.url) }, body: stream, duplex: 'half' } as RequestInit);
+      const chunked = await fetch(`${server.url}/api/jobs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...bearerFor(server.url) },
+        body: stream,
+        duplex: 'half',
+      } as RequestInit);
       expect(chunked.status).toBe(202);
       const job = (await chunked.json()) as { id: string };
       await engine.settled(job.id);
       // just over the cap with a Content-Length: refused
-      const over = await fetch(`${server.url}/api/lint`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearerFor(server.url) }, body: JSON.stringify({ ...request, context: 'y'.repeat(64 * 1024) }) });
+      const over = await fetch(`${server.url}/api/lint`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...bearerFor(server.url) },
+        body: JSON.stringify({ ...request, context: 'y'.repeat(64 * 1024) }),
+      });
       expect(over.status).toBe(413);
       expect(((await over.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
     } finally {
@@ -159,9 +204,17 @@ describe('bounded request bodies', () => {
     expect(MAX_BODY_BYTES_DEFAULT).toBe(1024 * 1024);
     const engine = await openEngine();
     const server = await serveEngine(engine);
-    const at = await fetch(`${server.url}/api/lint`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearerFor(server.url) }, body: ' '.repeat(MAX_BODY_BYTES_DEFAULT + 1) });
+    const at = await fetch(`${server.url}/api/lint`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...bearerFor(server.url) },
+      body: ' '.repeat(MAX_BODY_BYTES_DEFAULT + 1),
+    });
     expect(at.status).toBe(413);
-    const under = await fetch(`${server.url}/api/lint`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearerFor(server.url) }, body: `{}${' '.repeat(MAX_BODY_BYTES_DEFAULT - 2)}` });
+    const under = await fetch(`${server.url}/api/lint`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...bearerFor(server.url) },
+      body: `{}${' '.repeat(MAX_BODY_BYTES_DEFAULT - 2)}`,
+    });
     expect(under.status).not.toBe(413);
   });
 });
@@ -183,7 +236,12 @@ describe('the cap is configured', () => {
     mkdirSync(data);
     writeFileSync(join(data, 'gaffer.config.json'), JSON.stringify({ server: { max_body_bytes: 4096 } }));
     const served = await startServe(data);
-    const post = (bytes: number) => fetch(`${served.url}/api/lint`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearerFor(served.url) }, body: `{}${' '.repeat(bytes - 2)}` });
+    const post = (bytes: number) =>
+      fetch(`${served.url}/api/lint`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...bearerFor(served.url) },
+        body: `{}${' '.repeat(bytes - 2)}`,
+      });
     const over = await post(4097);
     expect(over.status).toBe(413);
     expect(((await over.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');

@@ -8,10 +8,18 @@ import { inProcess, openEngine } from './helpers.js';
 
 describe('budgets and the breaker over HTTP (issue 15)', () => {
   it('a spent budget is 429 budget_paused with reason, pause_until, retry_after_s and Retry-After; stats show the provider', async () => {
-    const engine = await openEngine({ operations: { budgets: [{ provider: 'shell', entry: null, window: 'week', unit: 'seconds', limit: 0.1, pace_margin: 0.2 }] } });
+    const engine = await openEngine({
+      operations: {
+        budgets: [{ provider: 'shell', entry: null, window: 'week', unit: 'seconds', limit: 0.1, pace_margin: 0.2 }],
+      },
+    });
     const { call } = inProcess(engine);
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    const body = { workspace: ws, verify: 'none', tasks: [{ name: 'w', runner: 'shell', instruction: 'sleep 0.3; echo w > w.txt' }] };
+    const body = {
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ name: 'w', runner: 'shell', instruction: 'sleep 0.3; echo w > w.txt' }],
+    };
     const first = await call('POST', '/api/jobs', body);
     expect(first.status).toBe(202);
     await engine.settled(first.json.id);
@@ -22,7 +30,13 @@ describe('budgets and the breaker over HTTP (issue 15)', () => {
     expect(refused.json.error.pause_until).toBeGreaterThan(epochS());
     expect(Number(refused.headers.get('retry-after'))).toBe(Math.ceil(refused.json.error.retry_after_s));
     const stats = await call('GET', '/api/stats');
-    expect(stats.json.providers).toEqual([expect.objectContaining({ provider: 'shell', suspended_until: null, budgets: [expect.objectContaining({ window: 'week', state: 'spent' })] })]);
+    expect(stats.json.providers).toEqual([
+      expect.objectContaining({
+        provider: 'shell',
+        suspended_until: null,
+        budgets: [expect.objectContaining({ window: 'week', state: 'spent' })],
+      }),
+    ]);
     expect(stats.json.breaker.open).toBe(false);
   });
 
@@ -30,7 +44,12 @@ describe('budgets and the breaker over HTTP (issue 15)', () => {
     const engine = await openEngine({ operations: { breaker: { trip_after: 1, cooldown_s: 300 } } });
     const { call } = inProcess(engine);
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    const body = { workspace: ws, verify: 'none', unattended: true, tasks: [{ name: 'f', runner: 'shell', instruction: 'exit 3' }] };
+    const body = {
+      workspace: ws,
+      verify: 'none',
+      unattended: true,
+      tasks: [{ name: 'f', runner: 'shell', instruction: 'exit 3' }],
+    };
     const first = await call('POST', '/api/jobs', body);
     await engine.settled(first.json.id);
     const refused = await call('POST', '/api/jobs', body);

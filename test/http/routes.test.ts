@@ -5,7 +5,12 @@ import type { Engine } from '../../src/engine/engine.js';
 import { CALC_FILES, FIX_ADD, makeWorkspace } from '../helpers/temp.js';
 import { inProcess, jobRows, openEngine, serveEngine, shellTask } from './helpers.js';
 
-type Call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; text: string; json: any; headers: Headers }>;
+type Call = (
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+) => Promise<{ status: number; text: string; json: any; headers: Headers }>;
 
 const doors: [string, (engine: Engine) => Promise<Call>][] = [
   ['in process', async (engine) => inProcess(engine).call],
@@ -23,7 +28,12 @@ describe.each(doors)('the HTTP routes of spec 02 (%s)', (_door, open) => {
 
     const first = await call('POST', '/api/jobs', body, { 'idempotency-key': 'k-1' });
     expect(first.status).toBe(202);
-    expect(first.json).toMatchObject({ id: expect.stringMatching(/^[0-9a-f]{12}$/), workspace: ws, wait_again: true, tasks: [{ name: 'worker-1', runner: 'shell' }] });
+    expect(first.json).toMatchObject({
+      id: expect.stringMatching(/^[0-9a-f]{12}$/),
+      workspace: ws,
+      wait_again: true,
+      tasks: [{ name: 'worker-1', runner: 'shell' }],
+    });
     expect(['queued', 'running']).toContain(first.json.status);
 
     const replay = await call('POST', '/api/jobs', body, { 'idempotency-key': 'k-1' });
@@ -39,7 +49,12 @@ describe.each(doors)('the HTTP routes of spec 02 (%s)', (_door, open) => {
     expect(other.status).toBe(409);
     expect(other.json).toEqual(errorShape('conflict'));
 
-    const disagree = await call('POST', '/api/jobs', { ...body, client_request_id: 'k-2' }, { 'idempotency-key': 'k-3' });
+    const disagree = await call(
+      'POST',
+      '/api/jobs',
+      { ...body, client_request_id: 'k-2' },
+      { 'idempotency-key': 'k-3' },
+    );
     expect(disagree.status).toBe(400);
     expect(disagree.json).toMatchObject({ error: { code: 'invalid_request', field: 'client_request_id' } });
 
@@ -52,13 +67,27 @@ describe.each(doors)('the HTTP routes of spec 02 (%s)', (_door, open) => {
     // a relative workspace would be the server's folder, not the caller's, even with the caller's cwd
     // sent: refused, saying why and what to send
     for (const workspace of ['.', 'ws']) {
-      const relative = await call('POST', '/api/jobs', { ...body, workspace }, { 'gaffer-cwd': encodeURIComponent(dirname(ws)) });
-      expect([workspace, relative.status, relative.json.error.code, relative.json.error.field]).toEqual([workspace, 400, 'invalid_request', 'workspace']);
+      const relative = await call(
+        'POST',
+        '/api/jobs',
+        { ...body, workspace },
+        { 'gaffer-cwd': encodeURIComponent(dirname(ws)) },
+      );
+      expect([workspace, relative.status, relative.json.error.code, relative.json.error.field]).toEqual([
+        workspace,
+        400,
+        'invalid_request',
+        'workspace',
+      ]);
       expect(relative.json.error.message).toContain('must be an absolute path');
       expect(relative.json.error.message).toMatch(/working directory, not the caller's.*send the full path/);
     }
     const tilde = await call('POST', '/api/jobs', { ...body, workspace: '~/app' });
-    expect([tilde.status, tilde.json.error.field, tilde.json.error.message]).toEqual([400, 'workspace', expect.stringContaining('"~" is expanded by a shell, not by gaffer')]);
+    expect([tilde.status, tilde.json.error.field, tilde.json.error.message]).toEqual([
+      400,
+      'workspace',
+      expect.stringContaining('"~" is expanded by a shell, not by gaffer'),
+    ]);
 
     await engine.settled(first.json.id);
     expect(jobRows(engine)).toBe(1);
@@ -69,7 +98,12 @@ describe.each(doors)('the HTTP routes of spec 02 (%s)', (_door, open) => {
     const call = await open(engine);
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
     const long = `echo hello; ${'#'.repeat(300)}`;
-    const post = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', title: 'first', tasks: [{ name: 'echo', instruction: long, command: 'echo hello-from-worker; echo b >> a.txt' }] });
+    const post = await call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      title: 'first',
+      tasks: [{ name: 'echo', instruction: long, command: 'echo hello-from-worker; echo b >> a.txt' }],
+    });
     expect(post.status).toBe(202);
     const id = post.json.id as string;
     await engine.settled(id);
@@ -82,18 +116,27 @@ describe.each(doors)('the HTTP routes of spec 02 (%s)', (_door, open) => {
     expect(full.json.tasks[0].instruction).toBe(long);
     expect(full.json.result.workers[0].name).toBe('echo');
 
-    const second = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', title: 'second', tasks: [shellTask('sleep 30')] });
+    const second = await call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      title: 'second',
+      tasks: [shellTask('sleep 30')],
+    });
     const list = await call('GET', '/api/jobs');
     expect(list.status).toBe(200);
     expect(list.json.jobs.map((j: { id: string }) => j.id)).toEqual([second.json.id, id]);
     for (const brief of list.json.jobs) expect(brief.result).toBeUndefined();
     expect(list.json.jobs[1].tasks[0].instruction.length).toBeLessThanOrEqual(200);
-    expect((await call('GET', '/api/jobs?status=done&limit=1')).json.jobs.map((j: { id: string }) => j.id)).toEqual([id]);
+    expect((await call('GET', '/api/jobs?status=done&limit=1')).json.jobs.map((j: { id: string }) => j.id)).toEqual([
+      id,
+    ]);
 
     const events = await call('GET', `/api/jobs/${id}/events`);
     expect(events.status).toBe(200);
     expect(events.json.produced).toBe(events.json.events.length);
-    expect(events.json.events.map((e: { seq: number }) => e.seq)).toEqual(Array.from({ length: events.json.produced }, (_, i) => i + 1));
+    expect(events.json.events.map((e: { seq: number }) => e.seq)).toEqual(
+      Array.from({ length: events.json.produced }, (_, i) => i + 1),
+    );
     expect(events.json.events.at(-1)).toMatchObject({ name: 'job', event: 'status', message: 'done' });
     expect(events.json.worker_states).toBeUndefined();
     const withStates = await call('GET', `/api/jobs/${second.json.id}/events?states=1`);
@@ -118,12 +161,16 @@ describe.each(doors)('the HTTP routes of spec 02 (%s)', (_door, open) => {
     const bad = await call('GET', `/api/jobs/${id}/wait?for=soon`);
     expect(bad.status).toBe(400);
     expect(bad.json.error.code).toBe('invalid_request');
-    for (const form of ['done', 'changed', 'phase:<text>', 'event:<text>', 'worker:<name|*>:<state>']) expect(bad.json.error.message).toContain(form);
+    for (const form of ['done', 'changed', 'phase:<text>', 'event:<text>', 'worker:<name|*>:<state>'])
+      expect(bad.json.error.message).toContain(form);
     expect((await call('GET', '/api/jobs/ffffffffffff/wait')).json).toEqual(errorShape('not_found'));
     expect((await call('GET', '/api/jobs/ffffffffffff/wait')).status).toBe(404);
 
     // redispatch: nothing left to do, or still live
-    expect((await call('POST', `/api/jobs/${id}/redispatch`)).json.error).toMatchObject({ code: 'conflict', message: expect.stringContaining('nothing to re-dispatch') });
+    expect((await call('POST', `/api/jobs/${id}/redispatch`)).json.error).toMatchObject({
+      code: 'conflict',
+      message: expect.stringContaining('nothing to re-dispatch'),
+    });
     expect((await call('POST', `/api/jobs/${second.json.id}/redispatch`)).status).toBe(409);
 
     // cancel a live job, then a final one
@@ -194,21 +241,53 @@ describe.each(doors)('the HTTP routes of spec 02 (%s)', (_door, open) => {
     const call = await open(engine);
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
 
-    const vague = await call('POST', '/api/lint', { workspace: ws, tasks: [{ instruction: 'improve it', command: 'true' }] });
+    const vague = await call('POST', '/api/lint', {
+      workspace: ws,
+      tasks: [{ instruction: 'improve it', command: 'true' }],
+    });
     expect(vague.status).toBe(200);
-    expect(vague.json).toMatchObject({ ok: false, codes: expect.arrayContaining(['too_short', 'no_scope', 'no_verify']) });
-    const clear = await call('POST', '/api/lint', { workspace: ws, verify: 'npm test', tasks: [{ instruction: 'In src/a.ts make parse() return null on empty input instead of throwing.', files: ['src/a.ts'], command: 'true' }] });
+    expect(vague.json).toMatchObject({
+      ok: false,
+      codes: expect.arrayContaining(['too_short', 'no_scope', 'no_verify']),
+    });
+    const clear = await call('POST', '/api/lint', {
+      workspace: ws,
+      verify: 'npm test',
+      tasks: [
+        {
+          instruction: 'In src/a.ts make parse() return null on empty input instead of throwing.',
+          files: ['src/a.ts'],
+          command: 'true',
+        },
+      ],
+    });
     expect(clear.json).toMatchObject({ ok: true, needs_detail: [] });
     expect((await call('POST', '/api/lint', { tasks: [] })).status).toBe(400);
     // lint checks the request, like dispatch: a task nothing can run is refused, not linted
-    expect((await call('POST', '/api/lint', { workspace: ws, tasks: ['improve it'] })).json.error.code).toBe('no_runner');
+    expect((await call('POST', '/api/lint', { workspace: ws, tasks: ['improve it'] })).json.error.code).toBe(
+      'no_runner',
+    );
 
     const runners = await call('GET', '/api/runners');
-    expect(runners.json.runners).toEqual(expect.arrayContaining([expect.objectContaining({ key: 'shell', installed: true })]));
+    expect(runners.json.runners).toEqual(
+      expect.arrayContaining([expect.objectContaining({ key: 'shell', installed: true })]),
+    );
 
     const zero = await call('GET', '/api/stats');
-    expect(zero.json).toEqual({ acceptance: {}, outcomes_total: 0, excluded: { not_dispatched: 0, abstained: 0 }, note: expect.stringContaining('not_dispatched'), recent: { jobs: 0, done: 0, partial: 0, failed: 0, cancelled: 0, live: 0 }, providers: [], breaker: expect.objectContaining({ open: false }) });
-    const done = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('echo b > b.txt')] });
+    expect(zero.json).toEqual({
+      acceptance: {},
+      outcomes_total: 0,
+      excluded: { not_dispatched: 0, abstained: 0 },
+      note: expect.stringContaining('not_dispatched'),
+      recent: { jobs: 0, done: 0, partial: 0, failed: 0, cancelled: 0, live: 0 },
+      providers: [],
+      breaker: expect.objectContaining({ open: false }),
+    });
+    const done = await call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      tasks: [shellTask('echo b > b.txt')],
+    });
     await engine.settled(done.json.id);
     const failed = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('exit 1')] });
     await engine.settled(failed.json.id);
@@ -216,14 +295,31 @@ describe.each(doors)('the HTTP routes of spec 02 (%s)', (_door, open) => {
     const stats = await call('GET', '/api/stats');
     // the live job has no outcome yet: one passed, one failed
     expect(stats.json).toMatchObject({
-      acceptance: { 'implement/(shell default)': { type: 'implement', model: null, runners: ['shell'], providers: [], accepted: 1, total: 2, rate: 0.5 } },
+      acceptance: {
+        'implement/(shell default)': {
+          type: 'implement',
+          model: null,
+          runners: ['shell'],
+          providers: [],
+          accepted: 1,
+          total: 2,
+          rate: 0.5,
+        },
+      },
       outcomes_total: 2,
       recent: { jobs: 3, done: 1, partial: 1, failed: 0, cancelled: 0, live: 1 },
     });
 
     const health = await call('GET', '/api/health');
     expect(health.status).toBe(200);
-    expect(health.json).toMatchObject({ ok: true, version: 'test', live_jobs: 1, sse_clients: 0, waiters: 0, timers: 0 });
+    expect(health.json).toMatchObject({
+      ok: true,
+      version: 'test',
+      live_jobs: 1,
+      sse_clients: 0,
+      waiters: 0,
+      timers: 0,
+    });
     expect(typeof health.json.uptime_s).toBe('number');
     expect(typeof health.json.listeners).toBe('number');
     await call('POST', `/api/jobs/${live.json.id}/cancel`);
@@ -256,7 +352,11 @@ describe('spec lint at dispatch', () => {
     const strict = inProcess(await openEngine({ specLint: 'enforce' }));
     const refused = await strict.call('POST', '/api/jobs', vague);
     expect(refused.status).toBe(422);
-    expect(refused.json.error).toMatchObject({ code: 'needs_detail', field: 'tasks', lint: { mode: 'enforce', ok: false, codes: expect.arrayContaining(['too_short']) } });
+    expect(refused.json.error).toMatchObject({
+      code: 'needs_detail',
+      field: 'tasks',
+      lint: { mode: 'enforce', ok: false, codes: expect.arrayContaining(['too_short']) },
+    });
     expect((await strict.call('GET', '/api/jobs')).json.jobs).toEqual([]);
 
     const engine = await openEngine({ specLint: 'warn' });

@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { startServer } from '../../src/interfaces/http/serve.js';
 import { makeWorkspace } from '../helpers/temp.js';
-import { IN_PROCESS_SECRET, inProcess, openEngine, openStream, rawRequest, serveEngine, shellTask, socketCaller } from './helpers.js';
+import {
+  IN_PROCESS_SECRET,
+  inProcess,
+  openEngine,
+  openStream,
+  rawRequest,
+  serveEngine,
+  shellTask,
+  socketCaller,
+} from './helpers.js';
 
 const TOKENS = { 'tok-alice': 'alice', 'tok-bob': 'bob' };
 const as = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -22,21 +31,42 @@ describe('tokens and owners', () => {
     expect(wrong.status).toBe(401);
     expect(wrong.json.error.code).toBe('unauthorized');
     expect((await call('GET', '/api/health', undefined, { authorization: 'Basic dG9rLWFsaWNl' })).status).toBe(401);
-    expect((await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('true')] }, anonymous)).status).toBe(401);
+    expect(
+      (await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('true')] }, anonymous))
+        .status,
+    ).toBe(401);
     expect(engine.list()).toHaveLength(0);
 
-    const alice = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('echo b > b.txt')] }, { ...as('tok-alice'), 'idempotency-key': 'same' });
+    const alice = await call(
+      'POST',
+      '/api/jobs',
+      { workspace: ws, verify: 'none', tasks: [shellTask('echo b > b.txt')] },
+      { ...as('tok-alice'), 'idempotency-key': 'same' },
+    );
     expect(alice.status).toBe(202);
     expect(alice.json.owner).toBe('alice');
     // the same key from another owner is another job
-    const bob = await call('POST', '/api/jobs', { workspace: wsBob, verify: 'none', tasks: [shellTask('sleep 30')] }, { ...as('tok-bob'), 'idempotency-key': 'same' });
+    const bob = await call(
+      'POST',
+      '/api/jobs',
+      { workspace: wsBob, verify: 'none', tasks: [shellTask('sleep 30')] },
+      { ...as('tok-bob'), 'idempotency-key': 'same' },
+    );
     expect(bob.status).toBe(202);
     expect(bob.json.id).not.toBe(alice.json.id);
     await engine.settled(alice.json.id);
 
-    expect((await call('GET', '/api/jobs', undefined, as('tok-alice'))).json.jobs.map((j: { id: string }) => j.id)).toEqual([alice.json.id]);
-    expect((await call('GET', '/api/jobs', undefined, as('tok-bob'))).json.jobs.map((j: { id: string }) => j.id)).toEqual([bob.json.id]);
-    expect((await call('GET', '/api/stats', undefined, as('tok-alice'))).json).toMatchObject({ acceptance: { 'implement/(shell default)': { accepted: 1, total: 1 } }, outcomes_total: 1, recent: { jobs: 1, done: 1, live: 0 } });
+    expect(
+      (await call('GET', '/api/jobs', undefined, as('tok-alice'))).json.jobs.map((j: { id: string }) => j.id),
+    ).toEqual([alice.json.id]);
+    expect(
+      (await call('GET', '/api/jobs', undefined, as('tok-bob'))).json.jobs.map((j: { id: string }) => j.id),
+    ).toEqual([bob.json.id]);
+    expect((await call('GET', '/api/stats', undefined, as('tok-alice'))).json).toMatchObject({
+      acceptance: { 'implement/(shell default)': { accepted: 1, total: 1 } },
+      outcomes_total: 1,
+      recent: { jobs: 1, done: 1, live: 0 },
+    });
 
     const id = bob.json.id as string;
     for (const [method, path] of [
@@ -61,7 +91,12 @@ describe('tokens and owners', () => {
     // the all-jobs stream shows alice only her own jobs
     const stream = openStream(`${server.url}/api/events?stream=1`, as('tok-alice'));
     await new Promise((r) => setTimeout(r, 200));
-    const mine = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('echo c > c.txt')] }, as('tok-alice'));
+    const mine = await call(
+      'POST',
+      '/api/jobs',
+      { workspace: ws, verify: 'none', tasks: [shellTask('echo c > c.txt')] },
+      as('tok-alice'),
+    );
     await engine.settled(mine.json.id);
     await stream.until((f) => f.some((x) => x.event === 'status' && JSON.parse(x.data).status === 'done'));
     expect(new Set(stream.frames.map((f) => JSON.parse(f.data).id))).toEqual(new Set([mine.json.id]));
@@ -79,23 +114,40 @@ describe('board sessions', () => {
     const http = inProcess(engine, { tokens: TOKENS });
     const wsA = makeWorkspace({ 'a.txt': 'a\n' });
     const wsB = makeWorkspace({ 'b.txt': 'b\n' });
-    const alice = await http.call('POST', '/api/jobs', { workspace: wsA, verify: 'none', tasks: [shellTask('echo x > x.txt')] }, as('tok-alice'));
-    const bob = await http.call('POST', '/api/jobs', { workspace: wsB, verify: 'none', tasks: [shellTask('echo y > y.txt')] }, as('tok-bob'));
+    const alice = await http.call(
+      'POST',
+      '/api/jobs',
+      { workspace: wsA, verify: 'none', tasks: [shellTask('echo x > x.txt')] },
+      as('tok-alice'),
+    );
+    const bob = await http.call(
+      'POST',
+      '/api/jobs',
+      { workspace: wsB, verify: 'none', tasks: [shellTask('echo y > y.txt')] },
+      as('tok-bob'),
+    );
     await Promise.all([engine.settled(alice.json.id), engine.settled(bob.json.id)]);
 
     const sessionOf = async (loginUrl: string) => {
-      const res = await http.app.request(new URL(loginUrl).pathname + new URL(loginUrl).search, { headers: { authorization: '' } });
+      const res = await http.app.request(new URL(loginUrl).pathname + new URL(loginUrl).search, {
+        headers: { authorization: '' },
+      });
       expect(res.status).toBe(303);
       return (res.headers.getSetCookie()[0] ?? '').split(';')[0] as string;
     };
     const minted = await http.call('POST', '/api/login', undefined, as('tok-alice'));
     expect(minted.json.url).toMatch(/\/\?login=[A-Za-z0-9_-]{43}$/);
     const aliceCookie = await sessionOf(minted.json.url);
-    const ids = async (headers: Record<string, string>) => (await http.call('GET', '/api/jobs', undefined, { authorization: '', ...headers })).json.jobs.map((j: { id: string }) => j.id);
+    const ids = async (headers: Record<string, string>) =>
+      (await http.call('GET', '/api/jobs', undefined, { authorization: '', ...headers })).json.jobs.map(
+        (j: { id: string }) => j.id,
+      );
     expect(await ids({ cookie: aliceCookie })).toEqual([alice.json.id]);
     const localCookie = await sessionOf(`http://localhost/?login=${http.credentials.mintLogin(null)}`);
     expect(new Set(await ids({ cookie: localCookie }))).toEqual(new Set([alice.json.id, bob.json.id]));
-    expect(new Set(await ids({ authorization: `Bearer ${IN_PROCESS_SECRET}` }))).toEqual(new Set([alice.json.id, bob.json.id]));
+    expect(new Set(await ids({ authorization: `Bearer ${IN_PROCESS_SECRET}` }))).toEqual(
+      new Set([alice.json.id, bob.json.id]),
+    );
     // without a credential even the health answer is refused once tokens are configured
     expect((await http.call('GET', '/api/health', undefined, anonymous)).status).toBe(401);
   });
@@ -112,7 +164,12 @@ describe('the loopback listener', () => {
     expect(evil.json).toEqual({ error: { code: 'forbidden', message: expect.stringContaining('evil.example') } });
     expect((await rawRequest(server.url, '/api/health', { host: `evil.example:${port}` })).status).toBe(403);
     expect((await rawRequest(server.url, '/mcp', { host: 'evil.example' })).status).toBe(403);
-    for (const origin of ['http://evil.example', `http://evil.example:${port}`, 'null', `https://127.0.0.1.evil.example:${port}`]) {
+    for (const origin of [
+      'http://evil.example',
+      `http://evil.example:${port}`,
+      'null',
+      `https://127.0.0.1.evil.example:${port}`,
+    ]) {
       const r = await rawRequest(server.url, '/api/health', { host: `127.0.0.1:${port}`, origin });
       expect([origin, r.status, r.json.error.code]).toEqual([origin, 403, 'forbidden']);
     }
@@ -120,7 +177,10 @@ describe('the loopback listener', () => {
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`]) {
       expect((await rawRequest(server.url, '/api/health', { host })).status).toBe(200);
     }
-    expect((await rawRequest(server.url, '/api/health', { host: `localhost:${port}`, origin: `http://localhost:${port}` })).status).toBe(200);
+    expect(
+      (await rawRequest(server.url, '/api/health', { host: `localhost:${port}`, origin: `http://localhost:${port}` }))
+        .status,
+    ).toBe(200);
     expect((await server.call('GET', '/api/health', undefined, { origin: server.url })).status).toBe(200);
   });
 
@@ -131,19 +191,28 @@ describe('the loopback listener', () => {
     const evil = await http.call('GET', '/api/health', undefined, { host: 'evil.example' });
     expect(evil.status).toBe(403);
     expect(evil.json.error.code).toBe('forbidden');
-    expect((await http.call('GET', '/api/health', undefined, { host: '127.0.0.1:7070', origin: 'http://evil.example' })).status).toBe(403);
+    expect(
+      (await http.call('GET', '/api/health', undefined, { host: '127.0.0.1:7070', origin: 'http://evil.example' }))
+        .status,
+    ).toBe(403);
   });
 
   it('a non-loopback bind needs tokens; with tokens it serves any Host and asks for a token', async () => {
     const engine = await openEngine();
-    await expect(startServer({ engine, host: '0.0.0.0', port: 0, tokens: {}, version: 'test' })).rejects.toMatchObject({ code: 'invalid_request', field: 'host' });
+    await expect(startServer({ engine, host: '0.0.0.0', port: 0, tokens: {}, version: 'test' })).rejects.toMatchObject({
+      code: 'invalid_request',
+      field: 'host',
+    });
     const server = await startServer({ engine, host: '0.0.0.0', port: 0, tokens: TOKENS, version: 'test' });
     try {
       const port = new URL(server.url).port;
       const call = socketCaller(`http://127.0.0.1:${port}`);
       expect((await call('GET', '/api/health')).status).toBe(401);
       expect((await call('GET', '/api/health', undefined, as('tok-bob'))).status).toBe(200);
-      const r = await rawRequest(`http://127.0.0.1:${port}`, '/api/health', { host: 'gaffer.example.com', ...as('tok-bob') });
+      const r = await rawRequest(`http://127.0.0.1:${port}`, '/api/health', {
+        host: 'gaffer.example.com',
+        ...as('tok-bob'),
+      });
       expect(r.status).toBe(200);
     } finally {
       await server.close();

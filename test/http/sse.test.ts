@@ -13,7 +13,11 @@ describe('live events (SSE) over a real socket', () => {
     const engine = await openEngine();
     const server = await serveEngine(engine);
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
-    const { json: job } = await server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('for i in 1 2 3; do echo line-$i; sleep 0.3; done; echo b > b.txt')] });
+    const { json: job } = await server.call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      tasks: [shellTask('for i in 1 2 3; do echo line-$i; sleep 0.3; done; echo b > b.txt')],
+    });
 
     const stream = openStream(`${server.url}/api/jobs/${job.id}/events?stream=1`);
     await stream.done;
@@ -36,15 +40,24 @@ describe('live events (SSE) over a real socket', () => {
     expect(phases.at(-1)).toBe('settled');
     expect(stored.some((e) => e.event === 'output' && String(e.message).includes('line-'))).toBe(true);
     expect(stream.closed).toBe(true);
-    await eventually(async () => (await server.call('GET', '/api/health')).json.sse_clients === 0, 2_000, 'sse_clients 0');
+    await eventually(
+      async () => (await server.call('GET', '/api/health')).json.sse_clients === 0,
+      2_000,
+      'sse_clients 0',
+    );
   });
 
   it('worker output reaches the stream coalesced: at most one `output` per worker per 250 ms (bar the final flush), each ≤ 2 KiB of the newest lines', async () => {
     const engine = await openEngine();
     const server = await serveEngine(engine);
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
-    const command = 'for round in 1 2 3 4 5 6; do seq 1 20000 | sed "s/^/r$round-line-/"; sleep 0.1; done; echo the-last-line';
-    const { json: job } = await server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask(command)] });
+    const command =
+      'for round in 1 2 3 4 5 6; do seq 1 20000 | sed "s/^/r$round-line-/"; sleep 0.1; done; echo the-last-line';
+    const { json: job } = await server.call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      tasks: [shellTask(command)],
+    });
     const stream = openStream(`${server.url}/api/jobs/${job.id}/events?stream=1`);
     await stream.done;
     const outputs = jobFrames(stream.frames)
@@ -53,7 +66,8 @@ describe('live events (SSE) over a real socket', () => {
     expect(outputs.length).toBeGreaterThanOrEqual(2);
     for (const e of outputs) expect(Buffer.byteLength(e.message)).toBeLessThanOrEqual(2_048);
     // the worker's end flushes what is left at once (before its `done`): the spacing holds up to it
-    for (let i = 1; i < outputs.length - 1; i++) expect((outputs[i] as { ts: number }).ts - (outputs[i - 1] as { ts: number }).ts).toBeGreaterThanOrEqual(0.24);
+    for (let i = 1; i < outputs.length - 1; i++)
+      expect((outputs[i] as { ts: number }).ts - (outputs[i - 1] as { ts: number }).ts).toBeGreaterThanOrEqual(0.24);
     expect(outputs.at(-1)?.message.endsWith('the-last-line')).toBe(true);
     // far fewer events than lines
     expect(outputs.length).toBeLessThan(40);
@@ -63,7 +77,11 @@ describe('live events (SSE) over a real socket', () => {
     const engine = await openEngine();
     const server = await serveEngine(engine);
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
-    const { json: job } = await server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('for i in $(seq 1 8); do echo tick-$i; sleep 0.25; done')] });
+    const { json: job } = await server.call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      tasks: [shellTask('for i in $(seq 1 8); do echo tick-$i; sleep 0.25; done')],
+    });
 
     const first = openStream(`${server.url}/api/jobs/${job.id}/events?stream=1`);
     await first.until((f) => jobFrames(f).some((x) => JSON.parse(x.data).event === 'output'));
@@ -84,7 +102,9 @@ describe('live events (SSE) over a real socket', () => {
     expect([...seen, ...resumed]).toEqual(engine.events(job.id).events.map((e) => e.seq));
 
     // a resume point past the end gives just the end
-    const third = openStream(`${server.url}/api/jobs/${job.id}/events?stream=1`, { 'last-event-id': String(engine.events(job.id).produced) });
+    const third = openStream(`${server.url}/api/jobs/${job.id}/events?stream=1`, {
+      'last-event-id': String(engine.events(job.id).produced),
+    });
     await third.done;
     expect(third.frames.map((f) => f.event)).toEqual(['end']);
   });
@@ -93,10 +113,15 @@ describe('live events (SSE) over a real socket', () => {
     const engine = await openEngine();
     const server = await serveEngine(engine);
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
-    const { json: job } = await server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('true')] });
+    const { json: job } = await server.call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      tasks: [shellTask('true')],
+    });
     await engine.settled(job.id);
     const insert = engine.store.db.transaction(() => {
-      for (let i = 0; i < 6_000; i++) engine.store.appendEvent(job.id, { name: 'worker-1', event: 'output', message: `filler ${i}` });
+      for (let i = 0; i < 6_000; i++)
+        engine.store.appendEvent(job.id, { name: 'worker-1', event: 'output', message: `filler ${i}` });
     });
     insert();
     const stored = engine.events(job.id).events;
@@ -115,7 +140,9 @@ describe('live events (SSE) over a real socket', () => {
     expect(stream.frames.at(-1)?.event).toBe('end');
 
     // a client that resumes inside what is kept gets no gap
-    const inside = openStream(`${server.url}/api/jobs/${job.id}/events?stream=1`, { 'last-event-id': String(produced - 10) });
+    const inside = openStream(`${server.url}/api/jobs/${job.id}/events?stream=1`, {
+      'last-event-id': String(produced - 10),
+    });
     await inside.done;
     expect(inside.frames.map((f) => f.event)).toEqual([...Array(10).fill('job'), 'end']);
   });
@@ -124,13 +151,18 @@ describe('live events (SSE) over a real socket', () => {
     const engine = await openEngine();
     const server = await serveEngine(engine);
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
-    const { json: job } = await server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('echo started; sleep 30')] });
+    const { json: job } = await server.call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      tasks: [shellTask('echo started; sleep 30')],
+    });
     const health = async () => (await server.call('GET', '/api/health')).json;
     const idle = await health();
 
     const streams = [0, 1, 2].map(() => openStream(`${server.url}/api/jobs/${job.id}/events?stream=1`));
     const all = openStream(`${server.url}/api/events?stream=1`);
-    for (const s of streams) await s.until((f) => f.some((x) => x.event === 'job' && JSON.parse(x.data).event === 'started'));
+    for (const s of streams)
+      await s.until((f) => f.some((x) => x.event === 'job' && JSON.parse(x.data).event === 'started'));
     const busy = await health();
     expect(busy).toMatchObject({ sse_clients: 4, live_jobs: 1 });
     expect(busy.timers).toBeGreaterThanOrEqual(3);
@@ -138,10 +170,14 @@ describe('live events (SSE) over a real socket', () => {
 
     for (const s of [...streams, all]) s.abort();
     await Promise.all([...streams, all].map((s) => s.done));
-    await eventually(async () => {
-      const h = await health();
-      return h.sse_clients === 0 && h.timers === 0 && h.waiters === 0 && h.listeners === idle.listeners;
-    }, 3_000, 'the counters back to idle');
+    await eventually(
+      async () => {
+        const h = await health();
+        return h.sse_clients === 0 && h.timers === 0 && h.waiters === 0 && h.listeners === idle.listeners;
+      },
+      3_000,
+      'the counters back to idle',
+    );
 
     await server.call('POST', `/api/jobs/${job.id}/cancel`);
     await engine.settled(job.id);
@@ -153,12 +189,23 @@ describe('live events (SSE) over a real socket', () => {
     const server = await serveEngine(engine);
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
     const stream = openStream(`${server.url}/api/events?stream=1`);
-    await eventually(async () => (await server.call('GET', '/api/health')).json.sse_clients === 1, 2_000, 'the stream to open');
-    const { json: job } = await server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', title: 'watched', tasks: [shellTask('echo b > b.txt')] });
+    await eventually(
+      async () => (await server.call('GET', '/api/health')).json.sse_clients === 1,
+      2_000,
+      'the stream to open',
+    );
+    const { json: job } = await server.call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      title: 'watched',
+      tasks: [shellTask('echo b > b.txt')],
+    });
     await stream.until((f) => f.some((x) => x.event === 'status' && JSON.parse(x.data).status === 'done'));
     const mine = stream.frames.map((f) => ({ event: f.event, ...JSON.parse(f.data) })).filter((f) => f.id === job.id);
     expect(mine[0]).toMatchObject({ event: 'created', id: job.id, title: 'watched', workspace: ws });
-    expect(mine.filter((f) => f.event === 'status').map((f) => f.status)).toEqual(expect.arrayContaining(['running', 'done']));
+    expect(mine.filter((f) => f.event === 'status').map((f) => f.status)).toEqual(
+      expect.arrayContaining(['running', 'done']),
+    );
     expect(mine.at(-1)).toMatchObject({ event: 'status', status: 'done', verdict: engine.get(job.id).verdict });
     stream.abort();
     await stream.done;
@@ -171,7 +218,11 @@ describe('live events (SSE) over a real socket', () => {
     const server = await serveEngine(engine);
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
     const stream = openStream(`${server.url}/api/events?stream=1`);
-    await eventually(async () => (await server.call('GET', '/api/health')).json.sse_clients === 1, 2_000, 'the stream to open');
+    await eventually(
+      async () => (await server.call('GET', '/api/health')).json.sse_clients === 1,
+      2_000,
+      'the stream to open',
+    );
     // output every 300 ms while nothing else happens: coalesced into an `output` event each
     const chatty = 'for i in 1 2 3 4 5 6 7 8; do echo out-$i; sleep 0.3; done';
     const { json: job } = await server.call('POST', '/api/jobs', {
@@ -182,7 +233,14 @@ describe('live events (SSE) over a real socket', () => {
         { ...shellTask('echo two'), name: 'two' },
       ],
     });
-    await stream.until((f) => f.some((x) => x.event === 'status' && JSON.parse(x.data).id === job.id && ['done', 'partial', 'error'].includes(JSON.parse(x.data).status)));
+    await stream.until((f) =>
+      f.some(
+        (x) =>
+          x.event === 'status' &&
+          JSON.parse(x.data).id === job.id &&
+          ['done', 'partial', 'error'].includes(JSON.parse(x.data).status),
+      ),
+    );
     const mine = stream.frames.map((f) => ({ event: f.event, ...JSON.parse(f.data) })).filter((f) => f.id === job.id);
     const progress = mine.filter((f) => f.event === 'progress');
     expect(progress.length).toBeGreaterThanOrEqual(2);
@@ -190,16 +248,26 @@ describe('live events (SSE) over a real socket', () => {
       expect(Object.keys(p).sort()).toEqual(['event', 'id', 'phase', 'progress', 'status']);
       expect(Object.keys(p.progress).sort()).toEqual(['one', 'two']);
     }
-    const seen = new Set(progress.flatMap((p) => Object.values(p.progress as Record<string, { last_event: string }>).map((e) => e.last_event)));
+    const seen = new Set(
+      progress.flatMap((p) =>
+        Object.values(p.progress as Record<string, { last_event: string }>).map((e) => e.last_event),
+      ),
+    );
     expect(seen).toContain('started');
     expect(seen).toContain('done');
     expect(progress.map((p) => p.phase)).toContain('workers running');
     // output adds none: at most one per queued, started and done of each worker and per phase
     const events = engine.events(job.id).events;
     expect(events.filter((e) => e.event === 'output').length).toBeGreaterThanOrEqual(6);
-    const moves = events.filter((e) => (e.name === 'job' ? e.event === 'phase' : ['queued', 'started', 'done'].includes(e.event))).length;
+    const moves = events.filter((e) =>
+      e.name === 'job' ? e.event === 'phase' : ['queued', 'started', 'done'].includes(e.event),
+    ).length;
     expect(progress.length).toBeLessThanOrEqual(moves);
-    const final = mine.findIndex((f) => f.event === 'status' && !['queued', 'running', 'verifying', 'awaiting_approval', 'cancelling'].includes(f.status));
+    const final = mine.findIndex(
+      (f) =>
+        f.event === 'status' &&
+        !['queued', 'running', 'verifying', 'awaiting_approval', 'cancelling'].includes(f.status),
+    );
     expect(mine.slice(final + 1).filter((f) => f.event === 'progress')).toEqual([]);
     stream.abort();
     await stream.done;
@@ -211,7 +279,11 @@ describe('live events (SSE) over a real socket', () => {
     const other = await Engine.open({ dataDir: engine.dataDir });
     try {
       const ws = makeWorkspace({ 'a.txt': 'a\n' });
-      const { job } = other.submit({ workspace: ws, verify: 'none', tasks: [shellTask('for i in 1 2 3; do echo x-$i; sleep 0.2; done; echo b > b.txt')] });
+      const { job } = other.submit({
+        workspace: ws,
+        verify: 'none',
+        tasks: [shellTask('for i in 1 2 3; do echo x-$i; sleep 0.2; done; echo b > b.txt')],
+      });
       const stream = openStream(`${server.url}/api/jobs/${job.id}/events?stream=1`);
       await stream.done;
       expect(stream.frames.at(-1)?.event).toBe('end');
@@ -226,7 +298,11 @@ describe('live events (SSE) over a real socket', () => {
     const engine = await openEngine();
     const server = await serveEngine(engine);
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
-    const { json: job } = await server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('echo started; sleep 60')] });
+    const { json: job } = await server.call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      tasks: [shellTask('echo started; sleep 60')],
+    });
     const stream = openStream(`${server.url}/api/jobs/${job.id}/events?stream=1`);
     await stream.until((f) => f.some((x) => x.event === 'job' && JSON.parse(x.data).event === 'started'));
     const started = performance.now();
@@ -235,10 +311,17 @@ describe('live events (SSE) over a real socket', () => {
     await stream.done;
     const end = stream.frames.at(-1) as SseFrame;
     expect(end.event).toBe('end');
-    expect(JSON.parse(end.data)).toMatchObject({ id: job.id, status: 'interrupted', error: 'interrupted by a shutdown of gaffer' });
+    expect(JSON.parse(end.data)).toMatchObject({
+      id: job.id,
+      status: 'interrupted',
+      error: 'interrupted by a shutdown of gaffer',
+    });
     const reopened = await Engine.open({ dataDir: engine.dataDir });
     try {
-      expect(reopened.get(job.id)).toMatchObject({ status: 'interrupted', verdict: expect.stringContaining('interrupted by a shutdown of gaffer') });
+      expect(reopened.get(job.id)).toMatchObject({
+        status: 'interrupted',
+        verdict: expect.stringContaining('interrupted by a shutdown of gaffer'),
+      });
     } finally {
       await reopened.close();
     }

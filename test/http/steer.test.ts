@@ -5,7 +5,9 @@ import { createRunners } from '../../src/runners/index.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { inProcess, openEngine } from './helpers.js';
 
-const errorShape = (code: string, field: string) => ({ error: expect.objectContaining({ code, field, message: expect.any(String) }) });
+const errorShape = (code: string, field: string) => ({
+  error: expect.objectContaining({ code, field, message: expect.any(String) }),
+});
 const TOKENS = { 'tok-alice': 'alice', 'tok-bob': 'bob' };
 const as = (token: string) => ({ authorization: `Bearer ${token}` });
 
@@ -16,7 +18,23 @@ describe('POST /api/jobs/:id/tasks/:task/steer (issue 16)', () => {
     const { call } = inProcess(engine, { tokens: TOKENS });
     const go = join(tempDir(), 'go');
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
-    const created = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [{ name: 'make-b', runner: 'shell', instruction: 'write b.txt', command: `until [ -f ${go} ]; do sleep 0.05; done; echo b >> b.txt` }] }, as('tok-alice'));
+    const created = await call(
+      'POST',
+      '/api/jobs',
+      {
+        workspace: ws,
+        verify: 'none',
+        tasks: [
+          {
+            name: 'make-b',
+            runner: 'shell',
+            instruction: 'write b.txt',
+            command: `until [ -f ${go} ]; do sleep 0.05; done; echo b >> b.txt`,
+          },
+        ],
+      },
+      as('tok-alice'),
+    );
     expect(created.status).toBe(202);
     const id: string = created.json.id;
     const path = `/api/jobs/${id}/tasks/make-b/steer`;
@@ -36,11 +54,20 @@ describe('POST /api/jobs/:id/tasks/:task/steer (issue 16)', () => {
     });
     // the event stream shows it received
     const events = await call('GET', `/api/jobs/${id}/events`, undefined, as('tok-alice'));
-    expect(events.json.events).toContainEqual(expect.objectContaining({ event: 'steer_received', steer_id: queued.json.id, delivery: 'queued_as_follow_up', text: 'write it twice' }));
+    expect(events.json.events).toContainEqual(
+      expect.objectContaining({
+        event: 'steer_received',
+        steer_id: queued.json.id,
+        delivery: 'queued_as_follow_up',
+        text: 'write it twice',
+      }),
+    );
 
     // another owner does not see the job; unknown job and task
     expect((await call('POST', path, { message: 'x' }, as('tok-bob'))).json).toEqual(errorShape('not_found', 'job_id'));
-    expect((await call('POST', '/api/jobs/ffffffffffff/tasks/make-b/steer', { message: 'x' }, as('tok-alice'))).status).toBe(404);
+    expect(
+      (await call('POST', '/api/jobs/ffffffffffff/tasks/make-b/steer', { message: 'x' }, as('tok-alice'))).status,
+    ).toBe(404);
     const noTask = await call('POST', `/api/jobs/${id}/tasks/nope/steer`, { message: 'x' }, as('tok-alice'));
     expect(noTask.status).toBe(404);
     expect(noTask.json).toEqual(errorShape('not_found', 'task'));
@@ -67,7 +94,9 @@ describe('POST /api/jobs/:id/tasks/:task/steer (issue 16)', () => {
     const follow = jobs.json.jobs[0];
     expect(follow.follow_up).toEqual({ job: id, task: 'make-b', resumed: false });
     const after = await call('GET', `/api/jobs/${id}/events`, undefined, as('tok-alice'));
-    expect(after.json.events).toContainEqual(expect.objectContaining({ event: 'steer_delivered', steer_id: queued.json.id, follow_up_job: follow.id }));
+    expect(after.json.events).toContainEqual(
+      expect.objectContaining({ event: 'steer_delivered', steer_id: queued.json.id, follow_up_job: follow.id }),
+    );
     await engine.settled(follow.id);
     // bob cannot see alice's follow-up either: it is hers
     expect((await call('GET', `/api/jobs/${follow.id}`, undefined, as('tok-bob'))).status).toBe(404);
@@ -75,7 +104,11 @@ describe('POST /api/jobs/:id/tasks/:task/steer (issue 16)', () => {
     // the job has ended: the follow-up starts now and the answer names it
     const late = await call('POST', path, { message: 'and a third time' }, as('tok-alice'));
     expect(late.status).toBe(202);
-    expect(late.json).toMatchObject({ delivery: 'queued_as_follow_up', waiting: 0, follow_up_job: expect.stringMatching(/^[0-9a-f]{12}$/) });
+    expect(late.json).toMatchObject({
+      delivery: 'queued_as_follow_up',
+      waiting: 0,
+      follow_up_job: expect.stringMatching(/^[0-9a-f]{12}$/),
+    });
     const lateJob = await call('GET', `/api/jobs/${late.json.follow_up_job}`, undefined, as('tok-alice'));
     expect(lateJob.json.follow_up).toEqual({ job: id, task: 'make-b', resumed: false });
     await engine.settled(late.json.follow_up_job);

@@ -4,7 +4,8 @@ import { bearerFor } from '../helpers/credential.js';
 import { makeWorkspace } from '../helpers/temp.js';
 import { eventually, jobRows, openEngine, serveEngine, shellTask } from './helpers.js';
 
-const wait = (id: string, condition: string, timeoutS: number) => `/api/jobs/${id}/wait?for=${encodeURIComponent(condition)}&timeout_s=${timeoutS}`;
+const wait = (id: string, condition: string, timeoutS: number) =>
+  `/api/jobs/${id}/wait?for=${encodeURIComponent(condition)}&timeout_s=${timeoutS}`;
 
 describe('wait_for over HTTP', () => {
   it('done, phase:, event:, worker:*:running and changed each resolve while the job runs', async () => {
@@ -51,15 +52,28 @@ describe('wait_for over HTTP', () => {
     const engine = await openEngine();
     const server = await serveEngine(engine);
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
-    const { json: job } = await server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('sleep 30')] });
-    const [notDone, notChanged] = await Promise.all([server.call('GET', wait(job.id, 'done', 0.5)), server.call('GET', wait(job.id, 'changed', 0.6))]);
+    const { json: job } = await server.call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      tasks: [shellTask('sleep 30')],
+    });
+    const [notDone, notChanged] = await Promise.all([
+      server.call('GET', wait(job.id, 'done', 0.5)),
+      server.call('GET', wait(job.id, 'changed', 0.6)),
+    ]);
     expect(notDone.status).toBe(200);
-    expect(notDone.json).toMatchObject({ met: false, condition: 'done', state: { status: 'running', wait_again: true } });
+    expect(notDone.json).toMatchObject({
+      met: false,
+      condition: 'done',
+      state: { status: 'running', wait_again: true },
+    });
     expect(notDone.json.waited_s).toBeGreaterThanOrEqual(0.4);
     expect(notDone.json.waited_s).toBeLessThan(2);
     expect(notChanged.json).toMatchObject({ met: false, condition: 'changed' });
     expect((await server.call('GET', wait(job.id, 'done', 601))).status).toBe(400);
-    expect((await server.call('GET', wait(job.id, 'worker:*:sleepy', 1))).json.error.message).toContain('unknown state');
+    expect((await server.call('GET', wait(job.id, 'worker:*:sleepy', 1))).json.error.message).toContain(
+      'unknown state',
+    );
     await server.call('POST', `/api/jobs/${job.id}/cancel`);
     await engine.settled(job.id);
   });
@@ -68,19 +82,30 @@ describe('wait_for over HTTP', () => {
     const engine = await openEngine();
     const server = await serveEngine(engine);
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
-    const { json: job } = await server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('sleep 30')] });
+    const { json: job } = await server.call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      tasks: [shellTask('sleep 30')],
+    });
     const controllers = ['done', 'changed', 'phase:never'].map((condition) => {
       const controller = new AbortController();
-      fetch(`${server.url}${wait(job.id, condition, 120)}`, { signal: controller.signal, headers: bearerFor(server.url) }).catch(() => undefined);
+      fetch(`${server.url}${wait(job.id, condition, 120)}`, {
+        signal: controller.signal,
+        headers: bearerFor(server.url),
+      }).catch(() => undefined);
       return controller;
     });
     const health = async () => (await server.call('GET', '/api/health')).json;
     await eventually(async () => (await health()).waiters === 3, 3_000, '3 waiters');
     for (const c of controllers) c.abort();
-    await eventually(async () => {
-      const h = await health();
-      return h.waiters === 0 && h.timers === 0;
-    }, 3_000, 'no waiter left');
+    await eventually(
+      async () => {
+        const h = await health();
+        return h.waiters === 0 && h.timers === 0;
+      },
+      3_000,
+      'no waiter left',
+    );
     await server.call('POST', `/api/jobs/${job.id}/cancel`);
     await engine.settled(job.id);
     expect((await health()).listeners).toBe(0);
@@ -92,8 +117,15 @@ describe('wait_for over HTTP', () => {
     const other = await Engine.open({ dataDir: engine.dataDir });
     try {
       const ws = makeWorkspace({ 'a.txt': 'a\n' });
-      const { job } = other.submit({ workspace: ws, verify: 'none', tasks: [shellTask('echo elsewhere-1; echo b > b.txt; sleep 0.5')] });
-      const [event, done] = await Promise.all([server.call('GET', wait(job.id, 'event:elsewhere-1', 20)), server.call('GET', wait(job.id, 'done', 20))]);
+      const { job } = other.submit({
+        workspace: ws,
+        verify: 'none',
+        tasks: [shellTask('echo elsewhere-1; echo b > b.txt; sleep 0.5')],
+      });
+      const [event, done] = await Promise.all([
+        server.call('GET', wait(job.id, 'event:elsewhere-1', 20)),
+        server.call('GET', wait(job.id, 'done', 20)),
+      ]);
       expect(event.json.met).toBe(true);
       expect(done.json).toMatchObject({ met: true, state: { status: 'done' } });
     } finally {
@@ -108,7 +140,9 @@ describe('idempotency under a race', () => {
     const server = await serveEngine(engine);
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
     const body = { workspace: ws, verify: 'none', tasks: [shellTask('echo once >> a.txt')] };
-    const answers = await Promise.all(Array.from({ length: 100 }, () => server.call('POST', '/api/jobs', body, { 'idempotency-key': 'race-1' })));
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, () => server.call('POST', '/api/jobs', body, { 'idempotency-key': 'race-1' })),
+    );
     const ids = new Set(answers.map((a) => a.json.id));
     expect(ids.size).toBe(1);
     expect(answers.filter((a) => a.status === 202)).toHaveLength(1);
@@ -123,7 +157,13 @@ describe('idempotency under a race', () => {
     const other = await Engine.open({ dataDir: engine.dataDir });
     try {
       const keyed = { ...body, client_request_id: 'race-2' };
-      const mixed = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? server.call('POST', '/api/jobs', keyed).then((r) => r.json.id as string) : Promise.resolve(other.submit(keyed).job.id))));
+      const mixed = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          i % 2
+            ? server.call('POST', '/api/jobs', keyed).then((r) => r.json.id as string)
+            : Promise.resolve(other.submit(keyed).job.id),
+        ),
+      );
       expect(new Set(mixed).size).toBe(1);
       expect(jobRows(engine)).toBe(2);
       await engine.settled(mixed[1] as string);

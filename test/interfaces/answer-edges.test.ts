@@ -26,7 +26,11 @@ afterEach(async () => {
 /** An engine with one settled shell job (a real answer: workers, changes, totals). */
 async function settledJob(): Promise<{ engine: Engine; id: string }> {
   const engine = await openEngine();
-  const { job } = engine.submit({ workspace: makeWorkspace(CALC_FILES), verify: 'none', tasks: [{ name: 'fix', instruction: 'fix add', command: FIX_ADD }] });
+  const { job } = engine.submit({
+    workspace: makeWorkspace(CALC_FILES),
+    verify: 'none',
+    tasks: [{ name: 'fix', instruction: 'fix add', command: FIX_ADD }],
+  });
   await engine.settled(job.id);
   return { engine, id: job.id };
 }
@@ -56,7 +60,9 @@ describe('the answer schema', () => {
     expect(fullJobSchema.safeParse(engine.get(id, { full: true })).error).toBeUndefined();
     // the full answer is the compact one with nothing left out: it passes both; the compact one is not full
     expect(compactJobSchema.safeParse(engine.get(id, { full: true })).error).toBeUndefined();
-    expect(fullJobSchema.safeParse(engine.get(id)).error?.issues.map((i) => i.path.join('.'))).toContain('result.workers.0.tool_calls');
+    expect(fullJobSchema.safeParse(engine.get(id)).error?.issues.map((i) => i.path.join('.'))).toContain(
+      'result.workers.0.tool_calls',
+    );
     expect(compactJobSchema.safeParse(engine.list()[0]).error).toBeUndefined();
     expect(waitAnswerSchema.safeParse(await engine.waitFor(id, 'done', 1)).error).toBeUndefined();
   });
@@ -128,7 +134,10 @@ describe('every door refuses to send a wrong answer', () => {
     await server.connect(serverSide);
     const client = new Client({ name: 'answer-edges', version: '1.0.0' });
     await client.connect(clientSide);
-    closers.push(() => client.close(), () => server.close());
+    closers.push(
+      () => client.close(),
+      () => server.close(),
+    );
 
     expect((await client.callTool({ name: 'workers_status', arguments: { job_id: id } })).isError).toBeUndefined();
     tamper(engine, ['tasks', 0, 'files'], 'src/math.js');
@@ -148,7 +157,9 @@ describe('every door refuses to send a wrong answer', () => {
   it('CLI over HTTP: what a server sends is checked too', async () => {
     const { engine, id } = await settledJob();
     const body = JSON.stringify(Object.assign(structuredClone(engine.get(id)), { verdict: 42 }));
-    const server: Server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body));
+    const server: Server = createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(body),
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     closers.push(() => new Promise((resolve) => server.close(resolve)));
     const address = server.address();

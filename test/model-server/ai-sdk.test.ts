@@ -15,7 +15,10 @@ afterEach(async () => {
 
 const providers: Record<string, (model: string) => LanguageModel> = {
   'Anthropic Messages': (model) => createAnthropic({ baseURL: `${server.url}/v1`, apiKey: 'test-key' })(model),
-  'OpenAI-compatible chat': (model) => createOpenAICompatible({ name: 'local', baseURL: `${server.url}/v1`, apiKey: 'test-key', includeUsage: true })(model),
+  'OpenAI-compatible chat': (model) =>
+    createOpenAICompatible({ name: 'local', baseURL: `${server.url}/v1`, apiKey: 'test-key', includeUsage: true })(
+      model,
+    ),
 };
 
 function writeTool(written: unknown[]) {
@@ -49,7 +52,14 @@ describe.each(Object.keys(providers))('AI SDK over %s', (name) => {
   it('runs a streamed tool loop: the tool call executes, its result goes back, the final text arrives', async () => {
     server.script(editScript);
     const written: unknown[] = [];
-    const result = streamText({ ...common, model: model('scripted-1'), tools: writeTool(written), system: 'be brief', prompt: 'write hello.txt', stopWhen: stepCountIs(5) });
+    const result = streamText({
+      ...common,
+      model: model('scripted-1'),
+      tools: writeTool(written),
+      system: 'be brief',
+      prompt: 'write hello.txt',
+      stopWhen: stepCountIs(5),
+    });
     expect(await result.text).toBe('Wrote hello.txt.');
     expect(written).toEqual([{ path: 'hello.txt', content: 'hi there' }]);
     const usage = await result.totalUsage;
@@ -67,7 +77,13 @@ describe.each(Object.keys(providers))('AI SDK over %s', (name) => {
   it('runs the same loop without streaming', async () => {
     server.script(editScript);
     const written: unknown[] = [];
-    const result = await generateText({ ...common, model: model('scripted-1'), tools: writeTool(written), prompt: 'write hello.txt', stopWhen: stepCountIs(5) });
+    const result = await generateText({
+      ...common,
+      model: model('scripted-1'),
+      tools: writeTool(written),
+      prompt: 'write hello.txt',
+      stopWhen: stepCountIs(5),
+    });
     expect(result.text).toBe('Wrote hello.txt.');
     expect(result.steps).toHaveLength(2);
     expect(written).toHaveLength(1);
@@ -82,8 +98,17 @@ describe.each(Object.keys(providers))('AI SDK over %s', (name) => {
   });
 
   it('surfaces a 429 as an API call error with its status and reset headers', async () => {
-    server.script([{ error: { status: 429, headers: { 'retry-after': '30', 'anthropic-ratelimit-requests-reset': '2026-12-01T00:00:30Z' } } }]);
-    const error: unknown = await generateText({ ...common, model: model('m'), prompt: 'hi', maxRetries: 0 }).catch((e: unknown) => e);
+    server.script([
+      {
+        error: {
+          status: 429,
+          headers: { 'retry-after': '30', 'anthropic-ratelimit-requests-reset': '2026-12-01T00:00:30Z' },
+        },
+      },
+    ]);
+    const error: unknown = await generateText({ ...common, model: model('m'), prompt: 'hi', maxRetries: 0 }).catch(
+      (e: unknown) => e,
+    );
     expect(APICallError.isInstance(error)).toBe(true);
     const call = error as APICallError;
     expect(call.statusCode).toBe(429);
@@ -93,7 +118,9 @@ describe.each(Object.keys(providers))('AI SDK over %s', (name) => {
 
   it('surfaces a 401 as a non-retryable API call error', async () => {
     server.script([{ error: { status: 401 } }]);
-    const error = (await generateText({ ...common, model: model('m'), prompt: 'hi', maxRetries: 0 }).catch((e: unknown) => e)) as APICallError;
+    const error = (await generateText({ ...common, model: model('m'), prompt: 'hi', maxRetries: 0 }).catch(
+      (e: unknown) => e,
+    )) as APICallError;
     expect(error.statusCode).toBe(401);
     expect(error.isRetryable).toBe(false);
   });

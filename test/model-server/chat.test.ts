@@ -27,7 +27,10 @@ describe('OpenAI Chat Completions', () => {
       stream: true,
       stream_options: { include_usage: true },
       tools,
-      messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'write two files' }],
+      messages: [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: 'write two files' },
+      ],
     });
     expect(events.every((e) => e.event === undefined)).toBe(true);
     expect(events.at(-1)?.data).toBe('[DONE]');
@@ -35,11 +38,18 @@ describe('OpenAI Chat Completions', () => {
     const ids = new Set(chunks.map((c) => c.id));
     expect(ids.size).toBe(1);
     expect([...ids][0]).toMatch(/^chatcmpl-/);
-    for (const c of chunks) expect(c).toMatchObject({ object: 'chat.completion.chunk', model: 'qwen3-coder', created: expect.any(Number) });
+    for (const c of chunks)
+      expect(c).toMatchObject({ object: 'chat.completion.chunk', model: 'qwen3-coder', created: expect.any(Number) });
 
     const usageChunk = chunks.at(-1);
     expect(usageChunk.choices).toEqual([]);
-    expect(usageChunk.usage).toEqual(expect.objectContaining({ prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number), total_tokens: expect.any(Number) }));
+    expect(usageChunk.usage).toEqual(
+      expect.objectContaining({
+        prompt_tokens: expect.any(Number),
+        completion_tokens: expect.any(Number),
+        total_tokens: expect.any(Number),
+      }),
+    );
     const withChoices = chunks.slice(0, -1);
     for (const c of withChoices) expect(c.usage).toBeNull();
     expect(withChoices[0].choices[0].delta).toMatchObject({ role: 'assistant', content: '' });
@@ -65,14 +75,20 @@ describe('OpenAI Chat Completions', () => {
     expect(calls[0]?.id).not.toBe(calls[1]?.id);
     expect(JSON.parse(calls[0]?.arguments ?? '')).toEqual({ path: 'a.txt', content: 'one two three four' });
     expect(JSON.parse(calls[1]?.arguments ?? '')).toEqual({ path: 'b.txt', content: 'x' });
-    const argumentChunks = withChoices.filter((c) => c.choices[0].delta.tool_calls?.[0]?.index === 0 && c.choices[0].delta.tool_calls[0].id === undefined);
+    const argumentChunks = withChoices.filter(
+      (c) => c.choices[0].delta.tool_calls?.[0]?.index === 0 && c.choices[0].delta.tool_calls[0].id === undefined,
+    );
     expect(argumentChunks.length).toBeGreaterThan(1);
     expect(server.requests[0]).toMatchObject({ api: 'chat', system: 'sys', toolNames: ['write_file'], stream: true });
   });
 
   it('streams text without a usage chunk unless include_usage is asked', async () => {
     server.script([{ text: 'All done, the tests pass.' }]);
-    const { events } = await postSse(`${server.url}/chat/completions`, { model: 'm', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    const { events } = await postSse(`${server.url}/chat/completions`, {
+      model: 'm',
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     const chunks = events.slice(0, -1).map((e) => e.json);
     expect(chunks.map((c) => c.choices[0].delta.content ?? '').join('')).toBe('All done, the tests pass.');
     expect(chunks.at(-1).choices[0].finish_reason).toBe('stop');
@@ -86,7 +102,11 @@ describe('OpenAI Chat Completions', () => {
       tools,
       messages: [
         { role: 'user', content: [{ type: 'text', text: 'read it' }] },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: 'hi' },
       ],
     });
@@ -95,7 +115,11 @@ describe('OpenAI Chat Completions', () => {
       object: 'chat.completion',
       model: 'gpt-4.1',
       choices: [{ index: 0, message: { role: 'assistant', content: 'The file says hi.' }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number), total_tokens: expect.any(Number) },
+      usage: {
+        prompt_tokens: expect.any(Number),
+        completion_tokens: expect.any(Number),
+        total_tokens: expect.any(Number),
+      },
     });
     expect(completion.id).toMatch(/^chatcmpl-/);
     expect(server.requests[0]).toMatchObject({ isToolResult: true, toolResults: [{ callId: 'call_1', output: 'hi' }] });
@@ -103,9 +127,13 @@ describe('OpenAI Chat Completions', () => {
 
   it('sends a non-streaming tool call with null content and JSON string arguments', async () => {
     server.script([{ toolCalls: [{ name: 'edit', args: '{"broken": ' }] }]);
-    const completion = await bodyOf(postJson(`${server.url}/v1/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'x' }] }));
+    const completion = await bodyOf(
+      postJson(`${server.url}/v1/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'x' }] }),
+    );
     expect(completion.choices[0].finish_reason).toBe('tool_calls');
     expect(completion.choices[0].message.content).toBeNull();
-    expect(completion.choices[0].message.tool_calls).toEqual([{ id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'edit', arguments: '{"broken": ' } }]);
+    expect(completion.choices[0].message.tool_calls).toEqual([
+      { id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'edit', arguments: '{"broken": ' } },
+    ]);
   });
 });

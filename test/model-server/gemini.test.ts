@@ -15,51 +15,96 @@ const base = (model: string, verb: string): string => `/v1beta/models/${model}:$
 
 describe('Gemini v1beta', () => {
   it('streams GenerateContentResponse chunks over SSE (?alt=sse), then takes the functionResponse back', async () => {
-    server.script([{ text: 'I will write the file.', toolCalls: [{ name: 'write_file', args: { file_path: '/w/hello.txt', content: 'hi' } }] }, { text: 'Done.' }]);
-    const { response, events } = await postSse(`${server.url}${base('gemini-2.5-pro', 'streamGenerateContent')}?alt=sse`, {
-      contents: [{ role: 'user', parts: [{ text: 'write hello.txt' }] }],
-      systemInstruction: { role: 'user', parts: [{ text: 'You are gemini.' }] },
-      tools,
-    });
+    server.script([
+      {
+        text: 'I will write the file.',
+        toolCalls: [{ name: 'write_file', args: { file_path: '/w/hello.txt', content: 'hi' } }],
+      },
+      { text: 'Done.' },
+    ]);
+    const { response, events } = await postSse(
+      `${server.url}${base('gemini-2.5-pro', 'streamGenerateContent')}?alt=sse`,
+      {
+        contents: [{ role: 'user', parts: [{ text: 'write hello.txt' }] }],
+        systemInstruction: { role: 'user', parts: [{ text: 'You are gemini.' }] },
+        tools,
+      },
+    );
     expect(response.status).toBe(200);
     expect(events.length).toBeGreaterThan(1);
     for (const e of events) {
       expect(e.event).toBeUndefined();
-      expect(e.json).toMatchObject({ candidates: [{ content: { role: 'model', parts: expect.any(Array) }, index: 0 }], modelVersion: 'gemini-2.5-pro', responseId: expect.any(String) });
+      expect(e.json).toMatchObject({
+        candidates: [{ content: { role: 'model', parts: expect.any(Array) }, index: 0 }],
+        modelVersion: 'gemini-2.5-pro',
+        responseId: expect.any(String),
+      });
     }
     const parts = events.flatMap((e) => e.json.candidates[0].content.parts);
-    expect(parts.filter((p: { text?: string }) => p.text !== undefined).map((p: { text: string }) => p.text).join('')).toBe('I will write the file.');
+    expect(
+      parts
+        .filter((p: { text?: string }) => p.text !== undefined)
+        .map((p: { text: string }) => p.text)
+        .join(''),
+    ).toBe('I will write the file.');
     const calls = parts.filter((p: { functionCall?: unknown }) => p.functionCall !== undefined);
-    expect(calls).toEqual([{ functionCall: { name: 'write_file', args: { file_path: '/w/hello.txt', content: 'hi' } } }]);
+    expect(calls).toEqual([
+      { functionCall: { name: 'write_file', args: { file_path: '/w/hello.txt', content: 'hi' } } },
+    ]);
     const finishes = events.map((e) => e.json.candidates[0].finishReason);
     expect(finishes.slice(0, -1).every((f) => f === undefined)).toBe(true);
     expect(finishes.at(-1)).toBe('STOP');
     const usage = events.at(-1)?.json.usageMetadata;
-    expect(usage).toMatchObject({ promptTokenCount: expect.any(Number), candidatesTokenCount: expect.any(Number), totalTokenCount: usage.promptTokenCount + usage.candidatesTokenCount });
-    expect(server.requests[0]).toMatchObject({ api: 'gemini', model: 'gemini-2.5-pro', stream: true, system: 'You are gemini.', toolNames: ['write_file'], lastText: 'write hello.txt' });
+    expect(usage).toMatchObject({
+      promptTokenCount: expect.any(Number),
+      candidatesTokenCount: expect.any(Number),
+      totalTokenCount: usage.promptTokenCount + usage.candidatesTokenCount,
+    });
+    expect(server.requests[0]).toMatchObject({
+      api: 'gemini',
+      model: 'gemini-2.5-pro',
+      stream: true,
+      system: 'You are gemini.',
+      toolNames: ['write_file'],
+      lastText: 'write hello.txt',
+    });
 
     const { events: after } = await postSse(`${server.url}${base('gemini-2.5-pro', 'streamGenerateContent')}?alt=sse`, {
       contents: [
         { role: 'user', parts: [{ text: 'write hello.txt' }] },
         { role: 'model', parts: [{ functionCall: { name: 'write_file', args: {} } }] },
-        { role: 'user', parts: [{ functionResponse: { id: 'write_file-1', name: 'write_file', response: { output: 'Wrote 2 bytes' } } }] },
+        {
+          role: 'user',
+          parts: [
+            { functionResponse: { id: 'write_file-1', name: 'write_file', response: { output: 'Wrote 2 bytes' } } },
+          ],
+        },
       ],
       tools,
     });
     expect(after.map((e) => e.json.candidates[0].content.parts[0].text as string).join('')).toBe('Done.');
     expect(after.at(-1)?.json.candidates[0].finishReason).toBe('STOP');
-    expect(server.requests[1]).toMatchObject({ isToolResult: true, toolResults: [{ callId: 'write_file-1', name: 'write_file', output: 'Wrote 2 bytes' }] });
+    expect(server.requests[1]).toMatchObject({
+      isToolResult: true,
+      toolResults: [{ callId: 'write_file-1', name: 'write_file', output: 'Wrote 2 bytes' }],
+    });
   });
 
   it('frames SSE events with CRLF like the real API', async () => {
     server.script([{ text: 'hi' }]);
-    const raw = await (await postJson(`${server.url}${base('gemini-2.5-flash', 'streamGenerateContent')}?alt=sse`, { contents: [{ role: 'user', parts: [{ text: 'x' }] }] })).text();
+    const raw = await (
+      await postJson(`${server.url}${base('gemini-2.5-flash', 'streamGenerateContent')}?alt=sse`, {
+        contents: [{ role: 'user', parts: [{ text: 'x' }] }],
+      })
+    ).text();
     expect(raw).toMatch(/^data: \{.*\}\r\n\r\n/);
   });
 
   it('answers streamGenerateContent without alt=sse as a JSON array of chunks', async () => {
     server.script([{ text: 'one two three four five' }]);
-    const response = await postJson(`${server.url}${base('gemini-2.5-flash', 'streamGenerateContent')}`, { contents: [{ role: 'user', parts: [{ text: 'x' }] }] });
+    const response = await postJson(`${server.url}${base('gemini-2.5-flash', 'streamGenerateContent')}`, {
+      contents: [{ role: 'user', parts: [{ text: 'x' }] }],
+    });
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     const chunks = await bodyOf(response);
     expect(Array.isArray(chunks)).toBe(true);
@@ -69,14 +114,31 @@ describe('Gemini v1beta', () => {
 
   it('answers generateContent with one response and countTokens and the model list minimally', async () => {
     server.script([{ toolCalls: [{ name: 'write_file', args: { a: 1 } }] }]);
-    const one = await bodyOf(postJson(`${server.url}${base('gemini-2.5-pro', 'generateContent')}`, { contents: [{ parts: [{ text: 'x' }] }], tools }));
+    const one = await bodyOf(
+      postJson(`${server.url}${base('gemini-2.5-pro', 'generateContent')}`, {
+        contents: [{ parts: [{ text: 'x' }] }],
+        tools,
+      }),
+    );
     expect(one).toMatchObject({
-      candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'write_file', args: { a: 1 } } }] }, finishReason: 'STOP', index: 0 }],
-      usageMetadata: { promptTokenCount: expect.any(Number), candidatesTokenCount: expect.any(Number), totalTokenCount: expect.any(Number) },
+      candidates: [
+        {
+          content: { role: 'model', parts: [{ functionCall: { name: 'write_file', args: { a: 1 } } }] },
+          finishReason: 'STOP',
+          index: 0,
+        },
+      ],
+      usageMetadata: {
+        promptTokenCount: expect.any(Number),
+        candidatesTokenCount: expect.any(Number),
+        totalTokenCount: expect.any(Number),
+      },
       modelVersion: 'gemini-2.5-pro',
     });
     expect(server.requests[0]?.stream).toBe(false);
-    const count = await bodyOf(postJson(`${server.url}${base('gemini-2.5-pro', 'countTokens')}`, { contents: [{ parts: [{ text: 'hello' }] }] }));
+    const count = await bodyOf(
+      postJson(`${server.url}${base('gemini-2.5-pro', 'countTokens')}`, { contents: [{ parts: [{ text: 'hello' }] }] }),
+    );
     expect(count).toEqual({ totalTokens: expect.any(Number) });
     const list = await bodyOf(fetch(`${server.url}/v1beta/models`));
     expect(list.models.map((m: { name: string }) => m.name)).toContain('models/gemini-2.5-pro');
@@ -85,13 +147,27 @@ describe('Gemini v1beta', () => {
 
   it('answers a tool-less classifier request with JSON from its schema when auto is on', async () => {
     server.script([{ text: 'main answer' }], { auto: true });
-    const schema = { type: 'object', properties: { reasoning: { type: 'string' }, model_choice: { type: 'string', enum: ['flash', 'pro'] } }, required: ['reasoning', 'model_choice'] };
-    const classifier = await bodyOf(postJson(`${server.url}${base('gemini-2.5-flash-lite', 'generateContent')}`, {
+    const schema = {
+      type: 'object',
+      properties: { reasoning: { type: 'string' }, model_choice: { type: 'string', enum: ['flash', 'pro'] } },
+      required: ['reasoning', 'model_choice'],
+    };
+    const classifier = await bodyOf(
+      postJson(`${server.url}${base('gemini-2.5-flash-lite', 'generateContent')}`, {
         contents: [{ role: 'user', parts: [{ text: 'route this' }] }],
         generationConfig: { responseMimeType: 'application/json', responseJsonSchema: schema },
-      }));
-    expect(JSON.parse(classifier.candidates[0].content.parts[0].text)).toEqual({ reasoning: 'scripted', model_choice: 'flash' });
-    const main = await bodyOf(postJson(`${server.url}${base('gemini-2.5-flash', 'generateContent')}`, { contents: [{ role: 'user', parts: [{ text: 'go' }] }], tools }));
+      }),
+    );
+    expect(JSON.parse(classifier.candidates[0].content.parts[0].text)).toEqual({
+      reasoning: 'scripted',
+      model_choice: 'flash',
+    });
+    const main = await bodyOf(
+      postJson(`${server.url}${base('gemini-2.5-flash', 'generateContent')}`, {
+        contents: [{ role: 'user', parts: [{ text: 'go' }] }],
+        tools,
+      }),
+    );
     expect(main.candidates[0].content.parts[0].text).toBe('main answer');
     expect(server.requests.map((r) => r.answeredBy)).toEqual(['auto', 'turn']);
   });

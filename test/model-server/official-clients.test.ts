@@ -8,7 +8,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startModelServer, type ModelServer } from '../support/model-server/index.js';
 
 async function load(name: string): Promise<any> {
-  const roots = [process.cwd(), process.env.MODEL_SERVER_CLIENTS].filter((dir): dir is string => dir !== undefined && dir !== '');
+  const roots = [process.cwd(), process.env.MODEL_SERVER_CLIENTS].filter(
+    (dir): dir is string => dir !== undefined && dir !== '',
+  );
   for (const root of roots) {
     let resolved: string;
     try {
@@ -27,7 +29,8 @@ const genai = await load('@google/genai');
 const ai = await load('ai');
 const aiOpenai = await load('@ai-sdk/openai');
 const aiGoogle = await load('@ai-sdk/google');
-const missing = (name: string, mod: unknown): string => (mod === undefined ? ` (skipped: ${name} is not installed; set MODEL_SERVER_CLIENTS to a folder that has it)` : '');
+const missing = (name: string, mod: unknown): string =>
+  mod === undefined ? ` (skipped: ${name} is not installed; set MODEL_SERVER_CLIENTS to a folder that has it)` : '';
 
 let server: ModelServer;
 beforeEach(async () => {
@@ -58,19 +61,37 @@ describe.skipIf(openai === undefined)(`openai SDK${missing('openai', openai)}`, 
   it('responses.stream accumulates a custom tool call (codex apply_patch)', async () => {
     const patch = '*** Begin Patch\n*** Add File: a.txt\n+a\n*** End Patch\n';
     server.script([{ toolCalls: [{ name: 'apply_patch', args: patch }] }]);
-    const stream = client().responses.stream({ model: 'gpt-5.5', input: 'x', tools: [{ type: 'custom', name: 'apply_patch' }] });
+    const stream = client().responses.stream({
+      model: 'gpt-5.5',
+      input: 'x',
+      tools: [{ type: 'custom', name: 'apply_patch' }],
+    });
     for await (const _event of stream);
     const final = await stream.finalResponse();
     expect(final.output[0]).toMatchObject({ type: 'custom_tool_call', name: 'apply_patch', input: patch });
   });
 
   it('chat.completions.stream accumulates parallel tool calls and usage', async () => {
-    server.script([{ text: 'a b c', toolCalls: [{ name: 'f', args: { x: 1 } }, { name: 'g', args: { y: 2 } }] }]);
-    const stream = client().chat.completions.stream({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'x' }], stream_options: { include_usage: true } });
+    server.script([
+      {
+        text: 'a b c',
+        toolCalls: [
+          { name: 'f', args: { x: 1 } },
+          { name: 'g', args: { y: 2 } },
+        ],
+      },
+    ]);
+    const stream = client().chat.completions.stream({
+      model: 'gpt-4.1',
+      messages: [{ role: 'user', content: 'x' }],
+      stream_options: { include_usage: true },
+    });
     for await (const _chunk of stream);
     const completion = await stream.finalChatCompletion();
     expect(completion.choices[0].message.content).toBe('a b c');
-    expect(completion.choices[0].message.tool_calls.map((t: any) => [t.function.name, JSON.parse(t.function.arguments)])).toEqual([
+    expect(
+      completion.choices[0].message.tool_calls.map((t: any) => [t.function.name, JSON.parse(t.function.arguments)]),
+    ).toEqual([
       ['f', { x: 1 }],
       ['g', { y: 2 }],
     ]);
@@ -82,10 +103,18 @@ describe.skipIf(anthropic === undefined)(`Anthropic SDK${missing('@anthropic-ai/
   const client = (): any => new anthropic.default({ baseURL: server.url, apiKey: 'test-key', maxRetries: 0 });
 
   it('messages.stream builds the final message with text and tool_use input', async () => {
-    server.script([{ text: 'thinking aloud', toolCalls: [{ name: 'Write', args: { file_path: '/w/a', content: 'a' } }] }]);
-    const final = await client().messages.stream({ model: 'claude-scripted', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] }).finalMessage();
+    server.script([
+      { text: 'thinking aloud', toolCalls: [{ name: 'Write', args: { file_path: '/w/a', content: 'a' } }] },
+    ]);
+    const final = await client()
+      .messages.stream({ model: 'claude-scripted', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] })
+      .finalMessage();
     expect(final.content[0]).toMatchObject({ type: 'text', text: 'thinking aloud' });
-    expect(final.content[1]).toMatchObject({ type: 'tool_use', name: 'Write', input: { file_path: '/w/a', content: 'a' } });
+    expect(final.content[1]).toMatchObject({
+      type: 'tool_use',
+      name: 'Write',
+      input: { file_path: '/w/a', content: 'a' },
+    });
     expect(final.stop_reason).toBe('tool_use');
   });
 
@@ -96,7 +125,10 @@ describe.skipIf(anthropic === undefined)(`Anthropic SDK${missing('@anthropic-ai/
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(anthropic.RateLimitError);
     expect(error.headers.get('retry-after')).toBe('30');
-    const counted = await client().messages.countTokens({ model: 'claude-scripted', messages: [{ role: 'user', content: 'hello' }] });
+    const counted = await client().messages.countTokens({
+      model: 'claude-scripted',
+      messages: [{ role: 'user', content: 'hello' }],
+    });
     expect(counted.input_tokens).toBeGreaterThan(0);
   });
 });
@@ -106,7 +138,11 @@ describe.skipIf(genai === undefined)(`Google GenAI SDK${missing('@google/genai',
 
   it('generateContentStream yields the text and the function call', async () => {
     server.script([{ text: 'one two three', toolCalls: [{ name: 'write_file', args: { file_path: '/x' } }] }]);
-    const stream = await client().models.generateContentStream({ model: 'gemini-2.5-pro', contents: 'x', config: { tools: [{ functionDeclarations: [{ name: 'write_file' }] }] } });
+    const stream = await client().models.generateContentStream({
+      model: 'gemini-2.5-pro',
+      contents: 'x',
+      config: { tools: [{ functionDeclarations: [{ name: 'write_file' }] }] },
+    });
     let text = '';
     const calls: unknown[] = [];
     for await (const chunk of stream) {
@@ -122,7 +158,9 @@ describe.skipIf(genai === undefined)(`Google GenAI SDK${missing('@google/genai',
 
   it('surfaces a 429 with its status', async () => {
     server.script([{ error: { status: 429, headers: { 'retry-after': '7' } } }]);
-    const error = await client().models.generateContent({ model: 'gemini-2.5-flash', contents: 'x' }).catch((e: unknown) => e);
+    const error = await client()
+      .models.generateContent({ model: 'gemini-2.5-flash', contents: 'x' })
+      .catch((e: unknown) => e);
     expect(error.status).toBe(429);
     expect(error.message).toContain('RESOURCE_EXHAUSTED');
   });
@@ -133,10 +171,14 @@ describe.skipIf(ai === undefined || aiOpenai === undefined || aiGoogle === undef
   () => {
     const models: Record<string, () => unknown> = {
       responses: () => aiOpenai.createOpenAI({ baseURL: `${server.url}/v1`, apiKey: 'k' }).responses('gpt-5.5'),
-      gemini: () => aiGoogle.createGoogleGenerativeAI({ baseURL: `${server.url}/v1beta`, apiKey: 'k' })('gemini-2.5-pro'),
+      gemini: () =>
+        aiGoogle.createGoogleGenerativeAI({ baseURL: `${server.url}/v1beta`, apiKey: 'k' })('gemini-2.5-pro'),
     };
     it.each(Object.keys(models))('runs a streamed tool loop over %s', async (kind) => {
-      server.script([{ toolCalls: [{ name: 'write_file', args: { path: 'a.txt' } }] }, { when: (r) => r.isToolResult, text: 'done' }]);
+      server.script([
+        { toolCalls: [{ name: 'write_file', args: { path: 'a.txt' } }] },
+        { when: (r) => r.isToolResult, text: 'done' },
+      ]);
       const written: unknown[] = [];
       const tools = {
         write_file: ai.tool({

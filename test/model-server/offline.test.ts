@@ -4,7 +4,14 @@ import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/temp.js';
-import { OFFLINE_RUN, offlineCommand, offlineSupport, offlineUrl, startModelServer, type ModelServer } from '../support/model-server/index.js';
+import {
+  OFFLINE_RUN,
+  offlineCommand,
+  offlineSupport,
+  offlineUrl,
+  startModelServer,
+  type ModelServer,
+} from '../support/model-server/index.js';
 
 const support = offlineSupport();
 let server: ModelServer | undefined;
@@ -55,7 +62,9 @@ describe.skipIf(!support.ok)(`offline runs${support.ok ? '' : ` (skipped: ${supp
 
   const hostInterfaces = Object.keys(networkInterfaces()).filter((name) => name !== 'lo');
   it.skipIf(hostInterfaces.length === 0)('refuses to run outside a network namespace', () => {
-    const run = spawnSync(process.execPath, [OFFLINE_RUN, '--socket', '/nonexistent.sock', '--', 'true'], { encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [OFFLINE_RUN, '--socket', '/nonexistent.sock', '--', 'true'], {
+      encoding: 'utf8',
+    });
     expect(run.status).toBe(2);
     expect(run.stderr).toMatch(/not a loopback-only namespace|cannot bring lo up/);
   });

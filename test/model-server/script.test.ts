@@ -11,26 +11,42 @@ afterEach(async () => {
   await server.close();
 });
 
-const anthropic = (stream = false): Record<string, unknown> => ({ model: 'claude-sonnet-4-5', max_tokens: 10, stream, messages: [{ role: 'user', content: 'hi' }] });
-const chat = (stream = false): Record<string, unknown> => ({ model: 'gpt-4.1', stream, messages: [{ role: 'user', content: 'hi' }] });
+const anthropic = (stream = false): Record<string, unknown> => ({
+  model: 'claude-sonnet-4-5',
+  max_tokens: 10,
+  stream,
+  messages: [{ role: 'user', content: 'hi' }],
+});
+const chat = (stream = false): Record<string, unknown> => ({
+  model: 'gpt-4.1',
+  stream,
+  messages: [{ role: 'user', content: 'hi' }],
+});
 const responses = (stream = false): Record<string, unknown> => ({ model: 'gpt-5.5', stream, input: 'hi' });
 const gemini = { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] };
 
 describe('scripted errors', () => {
   it('answers 429 with the reset headers and each API’s own error body', async () => {
     const reset = '2026-12-01T00:00:30Z';
-    const limited = { error: { status: 429, headers: { 'retry-after': '30', 'anthropic-ratelimit-requests-reset': reset } } };
+    const limited = {
+      error: { status: 429, headers: { 'retry-after': '30', 'anthropic-ratelimit-requests-reset': reset } },
+    };
     server.script([limited, limited, limited, limited]);
 
     const a = await postJson(`${server.url}/v1/messages`, anthropic(true));
     expect(a.status).toBe(429);
     expect(a.headers.get('retry-after')).toBe('30');
     expect(a.headers.get('anthropic-ratelimit-requests-reset')).toBe(reset);
-    expect(await bodyOf(a)).toEqual({ type: 'error', error: { type: 'rate_limit_error', message: expect.stringContaining('rate limit') } });
+    expect(await bodyOf(a)).toEqual({
+      type: 'error',
+      error: { type: 'rate_limit_error', message: expect.stringContaining('rate limit') },
+    });
 
     const c = await postJson(`${server.url}/v1/chat/completions`, chat(true));
     expect(c.status).toBe(429);
-    expect(await bodyOf(c)).toEqual({ error: { message: expect.any(String), type: 'requests', param: null, code: 'rate_limit_exceeded' } });
+    expect(await bodyOf(c)).toEqual({
+      error: { message: expect.any(String), type: 'requests', param: null, code: 'rate_limit_exceeded' },
+    });
 
     const r = await postJson(`${server.url}/v1/responses`, responses(true));
     expect(r.status).toBe(429);
@@ -39,13 +55,23 @@ describe('scripted errors', () => {
     const g = await postJson(`${server.url}/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse`, gemini);
     expect(g.status).toBe(429);
     expect(await bodyOf(g)).toEqual({
-      error: { code: 429, message: expect.any(String), status: 'RESOURCE_EXHAUSTED', details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '30s' }] },
+      error: {
+        code: 429,
+        message: expect.any(String),
+        status: 'RESOURCE_EXHAUSTED',
+        details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '30s' }],
+      },
     });
     expect(server.requests.map((q) => q.status)).toEqual([429, 429, 429, 429]);
   });
 
   it('answers 401 and 500 in the API’s shape, and a scripted body verbatim', async () => {
-    server.script([{ error: { status: 401 } }, { error: { status: 500 } }, { error: { status: 401 } }, { error: { status: 503, body: 'upstream gone' } }]);
+    server.script([
+      { error: { status: 401 } },
+      { error: { status: 500 } },
+      { error: { status: 401 } },
+      { error: { status: 503, body: 'upstream gone' } },
+    ]);
     const unauthorized = await postJson(`${server.url}/v1/messages`, anthropic());
     expect(unauthorized.status).toBe(401);
     expect((await bodyOf(unauthorized)).error.type).toBe('authentication_error');
@@ -84,7 +110,10 @@ describe('stalls', () => {
     const reader = response.body!.getReader();
     const first = new TextDecoder().decode((await reader.read()).value);
     expect(first).toMatch(/^event: message_start\n/);
-    const next = await Promise.race([reader.read().then(() => 'data'), new Promise((resolve) => setTimeout(() => resolve('silence'), 300))]);
+    const next = await Promise.race([
+      reader.read().then(() => 'data'),
+      new Promise((resolve) => setTimeout(() => resolve('silence'), 300)),
+    ]);
     expect(next).toBe('silence');
     const closing = performance.now();
     await server.close(); // ends the stall at once
@@ -95,13 +124,20 @@ describe('stalls', () => {
 
 describe('models, ids and the script', () => {
   it('answers as another model when the turn says so', async () => {
-    server.script([{ model: 'claude-haiku-4-5', text: 'hi' }, { model: 'gpt-4o-mini', text: 'hi' }, { model: 'gpt-5-mini', text: 'hi' }, { model: 'gemini-2.5-flash', text: 'hi' }]);
+    server.script([
+      { model: 'claude-haiku-4-5', text: 'hi' },
+      { model: 'gpt-4o-mini', text: 'hi' },
+      { model: 'gpt-5-mini', text: 'hi' },
+      { model: 'gemini-2.5-flash', text: 'hi' },
+    ]);
     const { events } = await postSse(`${server.url}/v1/messages`, anthropic(true));
     expect(events[0]?.json.message.model).toBe('claude-haiku-4-5');
     expect((await bodyOf(postJson(`${server.url}/v1/chat/completions`, chat()))).model).toBe('gpt-4o-mini');
     const { events: r } = await postSse(`${server.url}/v1/responses`, responses(true));
     expect(r.at(-1)?.json.response.model).toBe('gpt-5-mini');
-    expect((await bodyOf(postJson(`${server.url}/v1beta/models/gemini-2.5-pro:generateContent`, gemini))).modelVersion).toBe('gemini-2.5-flash');
+    expect(
+      (await bodyOf(postJson(`${server.url}/v1beta/models/gemini-2.5-pro:generateContent`, gemini))).modelVersion,
+    ).toBe('gemini-2.5-flash');
     expect(server.requests.map((q) => q.model)).toEqual(['claude-sonnet-4-5', 'gpt-4.1', 'gpt-5.5', 'gemini-2.5-pro']);
   });
 
@@ -110,14 +146,18 @@ describe('models, ids and the script', () => {
     expect((await postJson(`${server.url}/v1/messages`, anthropic())).status).toBe(200);
     const extra = await postJson(`${server.url}/v1/messages`, anthropic());
     expect(extra.status).toBe(500);
-    expect((await bodyOf(extra)).error.message).toMatch(/script exhausted.*request #1 \(anthropic \/v1\/messages, model claude-sonnet-4-5\): no turns left/);
+    expect((await bodyOf(extra)).error.message).toMatch(
+      /script exhausted.*request #1 \(anthropic \/v1\/messages, model claude-sonnet-4-5\): no turns left/,
+    );
     expect(server.requests.map((q) => q.answeredBy)).toEqual(['turn', 'exhausted']);
   });
 
   it('says so when pending turns exist but none accepts the request', async () => {
     server.script([{ when: (r) => r.isToolResult, text: 'after tools' }]);
     const response = await postJson(`${server.url}/v1/chat/completions`, chat());
-    expect((await bodyOf(response)).error.message).toMatch(/script exhausted.*1 pending turn\(s\), none whose `when` accepts it/);
+    expect((await bodyOf(response)).error.message).toMatch(
+      /script exhausted.*1 pending turn\(s\), none whose `when` accepts it/,
+    );
     expect(server.pending).toBe(1);
   });
 
@@ -152,7 +192,15 @@ describe('models, ids and the script', () => {
     expect(first.choices[0].message.content).toBe('you said hi');
     const special = await bodyOf(postJson(`${server.url}/v1/chat/completions`, { ...chat(), model: 'special' }));
     expect(special.choices[0].message.content).toBe('special 1');
-    const tool = await bodyOf(postJson(`${server.url}/v1/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'tool', tool_call_id: 'c', content: 'r' }] }));
+    const tool = await bodyOf(
+      postJson(`${server.url}/v1/chat/completions`, {
+        model: 'm',
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'tool', tool_call_id: 'c', content: 'r' },
+        ],
+      }),
+    );
     expect(tool.choices[0].message.content).toBe('saw the result');
     expect(server.requests.map((q) => q.turn)).toEqual([1, 2, 0]);
   });
@@ -161,7 +209,12 @@ describe('models, ids and the script', () => {
     server.script([{ text: 'main' }], { auto: { text: 'Fix the bug' } });
     const title = await bodyOf(postJson(`${server.url}/v1/chat/completions`, chat()));
     expect(title.choices[0].message.content).toBe('Fix the bug');
-    const main = await bodyOf(postJson(`${server.url}/v1/chat/completions`, { ...chat(), tools: [{ type: 'function', function: { name: 'bash' } }] }));
+    const main = await bodyOf(
+      postJson(`${server.url}/v1/chat/completions`, {
+        ...chat(),
+        tools: [{ type: 'function', function: { name: 'bash' } }],
+      }),
+    );
     expect(main.choices[0].message.content).toBe('main');
     expect(server.pending).toBe(0);
   });
@@ -171,7 +224,9 @@ describe('models, ids and the script', () => {
     const waiting = server.waitForRequests(1);
     await postJson(`${server.url}/v1/messages`, anthropic());
     expect((await waiting).map((r) => r.api)).toEqual(['anthropic']);
-    await expect(server.waitForRequests(3, 100)).rejects.toThrow(/waited 100 ms for 3 model request\(s\), got 1 \(#0 anthropic claude-sonnet-4-5\)/);
+    await expect(server.waitForRequests(3, 100)).rejects.toThrow(
+      /waited 100 ms for 3 model request\(s\), got 1 \(#0 anthropic claude-sonnet-4-5\)/,
+    );
   });
 
   it('refuses a body that is not JSON with 400, and a turn that says nothing at script()', async () => {

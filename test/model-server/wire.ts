@@ -35,14 +35,19 @@ export function parseSse(text: string): SseEvent[] {
 
 /** POSTs JSON and returns the response. */
 export function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 /** POSTs JSON and parses the SSE answer, asserting it is one. */
 export async function postSse(url: string, body: unknown): Promise<{ response: Response; events: SseEvent[] }> {
   const response = await postJson(url, body);
   const type = response.headers.get('content-type') ?? '';
-  if (!type.startsWith('text/event-stream')) throw new Error(`expected an event stream, got ${response.status} ${type}: ${await response.text()}`);
+  if (!type.startsWith('text/event-stream'))
+    throw new Error(`expected an event stream, got ${response.status} ${type}: ${await response.text()}`);
   return { response, events: parseSse(await response.text()) };
 }
 

@@ -8,7 +8,8 @@ import { detectTestCommand } from '../../src/verification/detect.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 
 const mkfifo = (path: string) => execFileSync('mkfifo', [path]);
-const git = (ws: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: ws, stdio: 'ignore' });
+const git = (ws: string, ...args: string[]) =>
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: ws, stdio: 'ignore' });
 
 describe('readBounded (issue 32: a file a worker left is never a hang or a swell)', () => {
   it('reads a regular file, and says "missing" for none', () => {
@@ -21,8 +22,15 @@ describe('readBounded (issue 32: a file a worker left is never a hang or a swell
     const ws = makeWorkspace({});
     mkfifo(join(ws, 'package.json'));
     const started = Date.now();
-    expect(readBounded(join(ws, 'package.json'), { maxBytes: 1 << 20, within: ws })).toEqual({ ok: false, missing: false, why: 'a FIFO, not a regular file: not read' });
-    expect(readBounded(join(ws, 'package.json'), { maxBytes: 1 << 20 })).toMatchObject({ ok: false, why: 'a FIFO, not a regular file: not read' });
+    expect(readBounded(join(ws, 'package.json'), { maxBytes: 1 << 20, within: ws })).toEqual({
+      ok: false,
+      missing: false,
+      why: 'a FIFO, not a regular file: not read',
+    });
+    expect(readBounded(join(ws, 'package.json'), { maxBytes: 1 << 20 })).toMatchObject({
+      ok: false,
+      why: 'a FIFO, not a regular file: not read',
+    });
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
@@ -33,18 +41,33 @@ describe('readBounded (issue 32: a file a worker left is never a hang or a swell
     symlinkSync('/dev/zero', join(ws, 'zero.json'));
     symlinkSync(outside, join(ws, 'out.json'));
     symlinkSync('real.json', join(ws, 'in.json'));
-    expect(readBounded(join(ws, 'zero.json'), { maxBytes: 1 << 20, within: ws })).toMatchObject({ ok: false, why: expect.stringContaining('a link out of') });
-    expect(readBounded(join(ws, 'zero.json'), { maxBytes: 1 << 20 })).toMatchObject({ ok: false, why: 'a symbolic link: not followed' });
-    expect(readBounded(join(ws, 'out.json'), { maxBytes: 1 << 20, within: ws })).toMatchObject({ ok: false, why: expect.stringContaining(`(to ${outside})`) });
+    expect(readBounded(join(ws, 'zero.json'), { maxBytes: 1 << 20, within: ws })).toMatchObject({
+      ok: false,
+      why: expect.stringContaining('a link out of'),
+    });
+    expect(readBounded(join(ws, 'zero.json'), { maxBytes: 1 << 20 })).toMatchObject({
+      ok: false,
+      why: 'a symbolic link: not followed',
+    });
+    expect(readBounded(join(ws, 'out.json'), { maxBytes: 1 << 20, within: ws })).toMatchObject({
+      ok: false,
+      why: expect.stringContaining(`(to ${outside})`),
+    });
     expect(readWorkspaceText(ws, 'in.json')).toBe('{}');
     // a folder above the file that leads out is a link out too
     symlinkSync(join(outside, '..'), join(ws, '.gaffer'));
-    expect(readBounded(join(ws, '.gaffer', 'secret'), { maxBytes: 1 << 20, within: ws })).toMatchObject({ ok: false, why: expect.stringContaining('a link out of') });
+    expect(readBounded(join(ws, '.gaffer', 'secret'), { maxBytes: 1 << 20, within: ws })).toMatchObject({
+      ok: false,
+      why: expect.stringContaining('a link out of'),
+    });
   });
 
   it('refuses a file over the cap without reading it', () => {
     const ws = makeWorkspace({ 'big.json': 'x'.repeat(2048) });
-    expect(readBounded(join(ws, 'big.json'), { maxBytes: 1024 })).toMatchObject({ ok: false, why: '2048 bytes, over the 1024-byte cap: not read' });
+    expect(readBounded(join(ws, 'big.json'), { maxBytes: 1024 })).toMatchObject({
+      ok: false,
+      why: '2048 bytes, over the 1024-byte cap: not read',
+    });
   });
 
   it('detection names a refused manifest and goes on without it', () => {
@@ -53,7 +76,10 @@ describe('readBounded (issue 32: a file a worker left is never a hang or a swell
     symlinkSync('/dev/zero', join(ws, 'pyproject.toml'));
     const refused: string[] = [];
     expect(detectTestCommand(ws, {}, refused)).toMatchObject({ command: 'make test' });
-    expect(refused).toEqual(['package.json: a FIFO, not a regular file: not read', expect.stringMatching(/^pyproject\.toml: a link out of .* \(to \/dev\/zero\): not followed$/)]);
+    expect(refused).toEqual([
+      'package.json: a FIFO, not a regular file: not read',
+      expect.stringMatching(/^pyproject\.toml: a link out of .* \(to \/dev\/zero\): not followed$/),
+    ]);
   });
 });
 
@@ -62,7 +88,11 @@ describe('readCommittedHints (issue 32: hints an earlier worker left steer nothi
 
   it('goes by HEAD: a working copy that differs is named and ignored', async () => {
     const ws = makeWorkspace({ '.gaffer/workspace.json': hints('npm run check') }, { git: true });
-    expect(await readCommittedHints(ws)).toEqual({ hints: { verify: { command: 'npm run check' } }, warnings: [], untrusted: null });
+    expect(await readCommittedHints(ws)).toEqual({
+      hints: { verify: { command: 'npm run check' } },
+      warnings: [],
+      untrusted: null,
+    });
     writeFileSync(join(ws, '.gaffer', 'workspace.json'), hints('echo all tests passed'));
     expect(await readCommittedHints(ws)).toMatchObject({
       hints: { verify: { command: 'npm run check' } },
@@ -78,7 +108,11 @@ describe('readCommittedHints (issue 32: hints an earlier worker left steer nothi
     const unborn = makeWorkspace({ '.gaffer/workspace.json': hints('echo all tests passed') });
     git(unborn, 'init', '-q');
     for (const ws of [repo, plain, unborn]) {
-      expect(await readCommittedHints(ws)).toEqual({ hints: {}, warnings: [], untrusted: '.gaffer/workspace.json not committed: ignored (hints are read as committed at HEAD)' });
+      expect(await readCommittedHints(ws)).toEqual({
+        hints: {},
+        warnings: [],
+        untrusted: '.gaffer/workspace.json not committed: ignored (hints are read as committed at HEAD)',
+      });
     }
   });
 

@@ -22,7 +22,8 @@ async function helperPid(): Promise<number> {
   const result = await runProcess({ shellCommand: 'echo $PPID', cwd: makeTempDir(), env, timeoutMs: 10_000 });
   const pid = Number(result.tail.trim());
   // the tests signal it: never 0 (this process's own group) from an output that went missing
-  if (!Number.isInteger(pid) || pid <= 1) throw new Error(`no helper pid in the output: ${JSON.stringify(result.tail)}`);
+  if (!Number.isInteger(pid) || pid <= 1)
+    throw new Error(`no helper pid in the output: ${JSON.stringify(result.tail)}`);
   return pid;
 }
 
@@ -63,7 +64,14 @@ describe('runProcess through the spawner helper', () => {
   it('kills the whole group at the timeout, children that ignore SIGTERM included', async () => {
     release = useSpawner();
     const lines: string[] = [];
-    const result = await runProcess({ argv: [fixture('ignore-term-and-fork.sh')], cwd: makeTempDir(), env, timeoutMs: 700, graceMs: 300, onOutput: (l) => lines.push(...l) });
+    const result = await runProcess({
+      argv: [fixture('ignore-term-and-fork.sh')],
+      cwd: makeTempDir(),
+      env,
+      timeoutMs: 700,
+      graceMs: 300,
+      onOutput: (l) => lines.push(...l),
+    });
     expect(result.timedOut).toBe(true);
     expect(result.signal).toBe('SIGKILL');
     expect(result.isGroupGone).toBe(true);
@@ -87,7 +95,8 @@ describe('runProcess through the spawner helper', () => {
       },
       onOutput: (l) => {
         // once the leader and both children are up: three live members to kill
-        if (l.some((x) => x.startsWith('ready'))) void waitFor(() => liveGroupMembers(pgid).length >= 3).then(() => controller.abort());
+        if (l.some((x) => x.startsWith('ready')))
+          void waitFor(() => liveGroupMembers(pgid).length >= 3).then(() => controller.abort());
       },
     });
     expect(result.isCancelled).toBe(true);
@@ -102,11 +111,23 @@ describe('runProcess through the spawner helper', () => {
     const read = await runProcess({ shellCommand: 'read x; echo "got:$x"', cwd: dir, env, timeoutMs: 10_000 });
     expect(read.tail).toBe('got:\n');
     const lines: string[] = [];
-    const split = await runProcess({ argv: [fixture('split-output.js')], cwd: dir, env, timeoutMs: 10_000, onOutput: (l) => lines.push(...l) });
+    const split = await runProcess({
+      argv: [fixture('split-output.js')],
+      cwd: dir,
+      env,
+      timeoutMs: 10_000,
+      onOutput: (l) => lines.push(...l),
+    });
     expect(split.exitCode).toBe(0);
     expect(lines).toEqual(['hello', 'world', 'café', 'last without newline']);
     const logFile = join(dir, 'logs', 'w.log');
-    const merged = await runProcess({ shellCommand: 'echo out; echo err >&2; exit 3', cwd: dir, env, timeoutMs: 10_000, logFile });
+    const merged = await runProcess({
+      shellCommand: 'echo out; echo err >&2; exit 3',
+      cwd: dir,
+      env,
+      timeoutMs: 10_000,
+      logFile,
+    });
     expect(merged.exitCode).toBe(3);
     expect(readFileSync(logFile, 'utf8').split('\n').sort()).toEqual(['', 'err', 'out']);
     // more output than the helper sends before it pauses the pipes: nothing lost, in order
@@ -151,21 +172,25 @@ describe('runProcess through the spawner helper', () => {
       },
     });
     expect(result.exitCode).toBe(0);
-    const expected = (from: number, to: number): string[] => Array.from({ length: to - from + 1 }, (_, i) => String(from + i));
-    const lines = readFileSync(logFile, 'utf8').split('\n').filter((l) => l !== '');
+    const expected = (from: number, to: number): string[] =>
+      Array.from({ length: to - from + 1 }, (_, i) => String(from + i));
+    const lines = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '');
     const out = lines.filter((_, i) => i < 300_000 || i >= 400_000);
     expect(lines.length).toBe(500_000);
     expect(out).toEqual([...expected(1, 300_000), ...expected(300_001, 400_000)]);
     expect(lines.slice(300_000, 400_000)).toEqual(expected(1, 100_000));
   });
 
-  it('a helper that dies after it handed a worker\'s pipes over: they are read here to their close, the last words included', async () => {
+  it("a helper that dies after it handed a worker's pipes over: they are read here to their close, the last words included", async () => {
     release = useSpawner();
     const helper = await helperPid();
     let pgid = 0;
     let killed = false;
     const lines: string[] = [];
-    const script = "trap 'echo last words; exit 0' TERM; head -c 2000000 /dev/zero | tr '\\0' x; echo; echo printed; sleep 30 & wait";
+    const script =
+      "trap 'echo last words; exit 0' TERM; head -c 2000000 /dev/zero | tr '\\0' x; echo; echo printed; sleep 30 & wait";
     const result = await runProcess({
       shellCommand: script,
       cwd: makeTempDir(),
@@ -191,7 +216,12 @@ describe('runProcess through the spawner helper', () => {
 
   it('returns a cause when the program does not exist or the cwd is missing', async () => {
     release = useSpawner();
-    const missing = await runProcess({ argv: ['/nonexistent/gaffer-program'], cwd: makeTempDir(), env, timeoutMs: 5000 });
+    const missing = await runProcess({
+      argv: ['/nonexistent/gaffer-program'],
+      cwd: makeTempDir(),
+      env,
+      timeoutMs: 5000,
+    });
     expect(missing.cause).toMatch(/cannot start \/nonexistent\/gaffer-program: .*ENOENT/);
     expect(missing.pgid).toBeNull();
     const noCwd = await runProcess({ shellCommand: 'true', cwd: '/nonexistent/gaffer-dir', env, timeoutMs: 5000 });
@@ -201,7 +231,12 @@ describe('runProcess through the spawner helper', () => {
   it('a release while a worker runs keeps the helper until the worker ended, followed to its end as before', async () => {
     const releaseNow = useSpawner();
     const helper = await helperPid();
-    const running = runProcess({ shellCommand: 'sleep 0.3; echo finished', cwd: makeTempDir(), env, timeoutMs: 10_000 });
+    const running = runProcess({
+      shellCommand: 'sleep 0.3; echo finished',
+      cwd: makeTempDir(),
+      env,
+      timeoutMs: 10_000,
+    });
     await new Promise((resolve) => setTimeout(resolve, 100));
     releaseNow(); // the engine closes: the worker is still the helper's
     const result = await running;
@@ -232,7 +267,8 @@ describe('runProcess through the spawner helper', () => {
         pgid = info.pgid;
       },
       onOutput: (l) => {
-        if (l.some((x) => x.startsWith('ready'))) void waitFor(() => liveGroupMembers(pgid).length >= 3).then(() => process.kill(helper, 'SIGKILL'));
+        if (l.some((x) => x.startsWith('ready')))
+          void waitFor(() => liveGroupMembers(pgid).length >= 3).then(() => process.kill(helper, 'SIGKILL'));
       },
     });
     expect(result.cause).toMatch(/spawner helper process died while the worker ran/);

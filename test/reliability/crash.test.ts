@@ -46,7 +46,10 @@ function isRunning(mark: string): boolean {
 /** Live processes of the `sleep <mark>` command: the sleep itself and the shells and sandboxes that carry it in their argv. */
 function survivors(mark: string): number[] {
   const argv = `sleep\0${mark}\0`;
-  const sleeps = readdirSync('/proc').filter((e) => /^\d+$/.test(e) && readProc(Number(e), 'cmdline') === argv && !/^State:\s*Z/m.test(readProc(Number(e), 'status')));
+  const sleeps = readdirSync('/proc').filter(
+    (e) =>
+      /^\d+$/.test(e) && readProc(Number(e), 'cmdline') === argv && !/^State:\s*Z/m.test(readProc(Number(e), 'status')),
+  );
   return [...new Set([...processesWith(`sleep ${mark}`), ...sleeps.map(Number)])];
 }
 
@@ -75,7 +78,13 @@ describe('kill -9 of gaffer serve mid-job, then a restart on the same data dir',
     const inWorker = await call(first.url, 'POST', '/api/jobs', {
       workspace: wsWorker,
       verify: 'none',
-      tasks: [{ name: 'slow', instruction: 'write b then hang', command: `echo crash-started; echo b > b.txt; sleep ${workerMark}` }],
+      tasks: [
+        {
+          name: 'slow',
+          instruction: 'write b then hang',
+          command: `echo crash-started; echo b > b.txt; sleep ${workerMark}`,
+        },
+      ],
     });
     expect(inWorker.status).toBe(202);
     const inVerify = await call(first.url, 'POST', '/api/jobs', {
@@ -86,10 +95,19 @@ describe('kill -9 of gaffer serve mid-job, then a restart on the same data dir',
     expect(inVerify.status).toBe(202);
     const [jobW, jobV] = [inWorker.json.id as string, inVerify.json.id as string];
 
-    const running = await call(first.url, 'GET', `/api/jobs/${jobW}/wait?for=${encodeURIComponent('event:crash-started')}&timeout_s=60`);
+    const running = await call(
+      first.url,
+      'GET',
+      `/api/jobs/${jobW}/wait?for=${encodeURIComponent('event:crash-started')}&timeout_s=60`,
+    );
     expect(running.json).toMatchObject({ met: true });
     await eventually(() => isRunning(workerMark), PROCESS_UP_MS, 'the worker process');
-    await eventually(async () => (await call(first.url, 'GET', `/api/jobs/${jobV}`)).json.status === 'verifying' && isRunning(verifyMark), PROCESS_UP_MS, 'the verification process');
+    await eventually(
+      async () =>
+        (await call(first.url, 'GET', `/api/jobs/${jobV}`)).json.status === 'verifying' && isRunning(verifyMark),
+      PROCESS_UP_MS,
+      'the verification process',
+    );
     const beforeW = (await call(first.url, 'GET', `/api/jobs/${jobW}`)).json;
     expect(beforeW.status).toBe('running');
 
@@ -114,7 +132,11 @@ describe('kill -9 of gaffer serve mid-job, then a restart on the same data dir',
     expect(w.result.workers[0]).toMatchObject({ name: 'slow', status: 'interrupted' });
 
     // no worker, no verification process survives the restart
-    await eventually(() => survivors(workerMark).length === 0 && survivors(verifyMark).length === 0, ORPHANS_GONE_MS, 'the orphans to be killed').catch((err: Error) => {
+    await eventually(
+      () => survivors(workerMark).length === 0 && survivors(verifyMark).length === 0,
+      ORPHANS_GONE_MS,
+      'the orphans to be killed',
+    ).catch((err: Error) => {
       throw new Error(`${err.message}; still alive:\n${describeSurvivors([workerMark, verifyMark])}`);
     });
 
@@ -123,18 +145,32 @@ describe('kill -9 of gaffer serve mid-job, then a restart on the same data dir',
     try {
       expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
       expect(db.prepare('SELECT count(*) AS n FROM workspace_locks').get()).toEqual({ n: 0 });
-      const attempts = db.prepare('SELECT job_id, worker, status, finished, log_file FROM attempts ORDER BY job_id, worker').all() as { job_id: string; worker: string; status: string; finished: number | null; log_file: string | null }[];
+      const attempts = db
+        .prepare('SELECT job_id, worker, status, finished, log_file FROM attempts ORDER BY job_id, worker')
+        .all() as {
+        job_id: string;
+        worker: string;
+        status: string;
+        finished: number | null;
+        log_file: string | null;
+      }[];
       const slow = attempts.find((a) => a.job_id === jobW && a.worker === 'slow');
       expect(slow).toMatchObject({ status: 'interrupted', finished: expect.any(Number) });
       expect(attempts.every((a) => a.finished !== null)).toBe(true);
-      expect(slow?.log_file && existsSync(slow.log_file) && readFileSync(slow.log_file, 'utf8')).toContain('crash-started');
+      expect(slow?.log_file && existsSync(slow.log_file) && readFileSync(slow.log_file, 'utf8')).toContain(
+        'crash-started',
+      );
     } finally {
       db.close();
     }
 
     // the evidence so far: the worker's log, its events, the diff against the checkpoint, and the changes the verifying job had found
     expect((await call(second.url, 'GET', `/api/jobs/${jobW}/workers/slow/log`)).text).toContain('crash-started');
-    const events = (await call(second.url, 'GET', `/api/jobs/${jobW}/events`)).json.events as { name: string; event: string; message: string }[];
+    const events = (await call(second.url, 'GET', `/api/jobs/${jobW}/events`)).json.events as {
+      name: string;
+      event: string;
+      message: string;
+    }[];
     expect(events.some((e) => e.message.includes('crash-started'))).toBe(true);
     expect(events.at(-1)).toMatchObject({ name: 'job', event: 'status', message: 'interrupted' });
     const diff = await call(second.url, 'GET', `/api/jobs/${jobW}/diff?path=b.txt`);
@@ -145,10 +181,17 @@ describe('kill -9 of gaffer serve mid-job, then a restart on the same data dir',
 
     // a new job on each workspace runs to done
     for (const ws of [wsWorker, wsVerify]) {
-      const next = await call(second.url, 'POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [{ instruction: 'append', command: 'echo after >> a.txt' }] });
+      const next = await call(second.url, 'POST', '/api/jobs', {
+        workspace: ws,
+        verify: 'none',
+        tasks: [{ instruction: 'append', command: 'echo after >> a.txt' }],
+      });
       expect(next.status).toBe(202);
       const done = await call(second.url, 'GET', `/api/jobs/${next.json.id}/wait?timeout_s=60`);
-      expect(done.json).toMatchObject({ met: true, state: { status: 'done', result: { changes: { modified: expect.arrayContaining(['a.txt']) } } } });
+      expect(done.json).toMatchObject({
+        met: true,
+        state: { status: 'done', result: { changes: { modified: expect.arrayContaining(['a.txt']) } } },
+      });
     }
   }, 240_000);
 });

@@ -26,8 +26,15 @@ export interface Served {
 }
 
 /** `gaffer serve --port 0 [serveArgs]` as a child (killed after the test); resolves once server.json names it. */
-export async function startServe(dataDir: string, opts: { env?: NodeJS.ProcessEnv; args?: string[]; serveArgs?: string[] } = {}): Promise<Served> {
-  const child = spawn(BIN, ['--data-dir', dataDir, ...(opts.args ?? []), 'serve', '--port', '0', ...(opts.serveArgs ?? [])], { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? { ...process.env, GAFFER_URL: '' } });
+export async function startServe(
+  dataDir: string,
+  opts: { env?: NodeJS.ProcessEnv; args?: string[]; serveArgs?: string[] } = {},
+): Promise<Served> {
+  const child = spawn(
+    BIN,
+    ['--data-dir', dataDir, ...(opts.args ?? []), 'serve', '--port', '0', ...(opts.serveArgs ?? [])],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: opts.env ?? { ...process.env, GAFFER_URL: '' } },
+  );
   children.push(child);
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -53,7 +60,11 @@ export async function startServe(dataDir: string, opts: { env?: NodeJS.ProcessEn
 }
 
 /** Runs the CLI to its end. */
-export function gaffer(dataDir: string, args: string[], env: NodeJS.ProcessEnv = { ...process.env, GAFFER_URL: '' }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function gaffer(
+  dataDir: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = { ...process.env, GAFFER_URL: '' },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(BIN, ['--data-dir', dataDir, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let stdout = '';
@@ -90,7 +101,11 @@ export function processesWith(marker: string): number[] {
 }
 
 /** Polls `pred` until it holds (or throws after `ms`). */
-export async function eventually(pred: () => boolean | Promise<boolean>, ms = 5_000, what = 'condition'): Promise<void> {
+export async function eventually(
+  pred: () => boolean | Promise<boolean>,
+  ms = 5_000,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await pred())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -99,10 +114,19 @@ export async function eventually(pred: () => boolean | Promise<boolean>, ms = 5_
 }
 
 /** JSON over fetch, with the secret of a server `startServe` started unless it names its own `authorization` ('' = none). */
-export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string; json: any }> {
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string; json: any }> {
   const res = await fetch(`${base}${path}`, {
     method,
-    headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...withCredential(base, headers) },
+    headers: {
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...withCredential(base, headers),
+    },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   return { status: res.status, ...(await readBody(res)) };

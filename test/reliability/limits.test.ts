@@ -16,7 +16,8 @@ const SETTLED_MS = 90_000;
 
 const mark = (what: string) => `gaffer-limits-${what}-${process.pid}-${Math.floor(Math.random() * 1e9)}`;
 const forkBomb = (marker: string) => `timeout 20 sh -c 'bomb() { bomb | bomb & }; bomb; sleep 20' ${marker}`;
-const allocate = (marker: string) => `node -e 'const a = []; setInterval(() => { if (a.length < 256) a.push(Buffer.alloc(4 << 20, 1)); }, 5)' ${marker}`;
+const allocate = (marker: string) =>
+  `node -e 'const a = []; setInterval(() => { if (a.length < 256) a.push(Buffer.alloc(4 << 20, 1)); }, 5)' ${marker}`;
 
 const servers: Served[] = [];
 const markers: string[] = [];
@@ -27,7 +28,13 @@ function cgroupsOf(pid: number): string[] {
   // the server inherits this process's memory cgroup, so its runs' cgroups sit under ours
   const memory = /^\d+:memory:(.*)$/m.exec(readFileSync('/proc/self/cgroup', 'utf8'))?.[1];
   if (memory !== undefined) parents.push(join('/sys/fs/cgroup/memory', memory));
-  return parents.filter((p) => existsSync(p)).flatMap((p) => readdirSync(p).filter((e) => e.startsWith(`gaffer-${pid}-`)).map((e) => join(p, e)));
+  return parents
+    .filter((p) => existsSync(p))
+    .flatMap((p) =>
+      readdirSync(p)
+        .filter((e) => e.startsWith(`gaffer-${pid}-`))
+        .map((e) => join(p, e)),
+    );
 }
 
 afterAll(async () => {
@@ -101,10 +108,16 @@ describe('limits: a worker or a verification cannot take the machine down', () =
     });
     const seen = peak.stop();
     const { maxMs, maxExcessMs, polls } = await health.stop();
-    console.info(`fork bomb: peak ${seen.processes} processes, ended after ${job.result.workers[0].duration_s} s; /api/health max ${Math.round(maxMs)} ms (worst excess over a bare server ${Math.round(maxExcessMs)} ms) over ${polls} polls`);
+    console.info(
+      `fork bomb: peak ${seen.processes} processes, ended after ${job.result.workers[0].duration_s} s; /api/health max ${Math.round(maxMs)} ms (worst excess over a bare server ${Math.round(maxExcessMs)} ms) over ${polls} polls`,
+    );
 
     expect(job.status).toBe('partial');
-    expect(job.result.workers[0]).toMatchObject({ status: 'error', stop_reason: 'process_limit', error: 'ended by the process-count limit (64)' });
+    expect(job.result.workers[0]).toMatchObject({
+      status: 'error',
+      stop_reason: 'process_limit',
+      error: 'ended by the process-count limit (64)',
+    });
     expect(job.result.workers[0].duration_s).toBeLessThan(15);
     expect(job.verdict).toContain('ended by the process-count limit (64)');
     expect(seen.processes).toBeLessThanOrEqual(LIMITS.processes);
@@ -129,12 +142,25 @@ describe('limits: a worker or a verification cannot take the machine down', () =
     const seen = peak.stop();
     const { maxMs, maxExcessMs, polls } = await health.stop();
     const v = job.result.verification;
-    console.info(`allocation: peak anonymous RSS ${Math.round(seen.rssBytes / 2 ** 20)} MiB, ended after ${v.duration_s} s; /api/health max ${Math.round(maxMs)} ms (worst excess over a bare server ${Math.round(maxExcessMs)} ms) over ${polls} polls`);
+    console.info(
+      `allocation: peak anonymous RSS ${Math.round(seen.rssBytes / 2 ** 20)} MiB, ended after ${v.duration_s} s; /api/health max ${Math.round(maxMs)} ms (worst excess over a bare server ${Math.round(maxExcessMs)} ms) over ${polls} polls`,
+    );
 
-    expect(v).toMatchObject({ ran: true, ok: null, inconclusive: true, limit: 'memory', timed_out: false, summary: 'ended by the memory limit (256 MiB)' });
+    expect(v).toMatchObject({
+      ran: true,
+      ok: null,
+      inconclusive: true,
+      limit: 'memory',
+      timed_out: false,
+      summary: 'ended by the memory limit (256 MiB)',
+    });
     expect(v.duration_s).toBeLessThan(15);
     expect(job.verdict).toContain('verification inconclusive (ended by the memory limit (256 MiB))');
-    expect(job.result.proof.uncertainty).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'verification_inconclusive', detail: 'ended by the memory limit (256 MiB)' })]));
+    expect(job.result.proof.uncertainty).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ code: 'verification_inconclusive', detail: 'ended by the memory limit (256 MiB)' }),
+      ]),
+    );
     expect(seen.rssBytes).toBeLessThanOrEqual(LIMITS.memory_mb * 2 ** 20);
     expect(polls).toBeGreaterThan(0);
     expect(maxExcessMs).toBeLessThan(HEALTH_BOUND_MS);

@@ -19,7 +19,11 @@ const NOTICED_MS = 10_000;
 /** A unique `sleep` duration: the marker that finds the process from the host, sandboxed or not. */
 const marker = () => `70.${String(Math.floor(Math.random() * 1e9)).padStart(9, '0')}`;
 
-const env = (sandbox: 'off' | 'auto'): NodeJS.ProcessEnv => ({ ...process.env, GAFFER_URL: '', GAFFER_SANDBOX: sandbox });
+const env = (sandbox: 'off' | 'auto'): NodeJS.ProcessEnv => ({
+  ...process.env,
+  GAFFER_URL: '',
+  GAFFER_SANDBOX: sandbox,
+});
 
 /** Live processes that are `sleep <mark>` itself or carry it in their command line (shells, bwrap). */
 function survivors(mark: string): number[] {
@@ -46,8 +50,15 @@ afterEach(async () => {
 });
 
 /** `gaffer dispatch` running its job in this child process (no server); resolves with the job id. */
-async function dispatchInProcess(data: string, args: string[], sandbox: 'off' | 'auto'): Promise<{ child: ChildProcess; jobId: string; exited: Promise<number | null> }> {
-  const child = spawn(BIN, ['--data-dir', data, 'dispatch', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: env(sandbox) });
+async function dispatchInProcess(
+  data: string,
+  args: string[],
+  sandbox: 'off' | 'auto',
+): Promise<{ child: ChildProcess; jobId: string; exited: Promise<number | null> }> {
+  const child = spawn(BIN, ['--data-dir', data, 'dispatch', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: env(sandbox),
+  });
   started.push(child);
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   let stderr = '';
@@ -76,9 +87,23 @@ function readStore<T>(data: string, read: (db: Database.Database) => T): T {
   }
 }
 
-const jobRow = (data: string, id: string) => readStore(data, (db) => db.prepare('SELECT status, phase FROM jobs WHERE id = ?').get(id) as { status: string; phase: string | null });
-const machineOf = (data: string, id: string) => readStore(data, (db) => JSON.parse((db.prepare('SELECT machine_json FROM attempts WHERE job_id = ?').get(id) as { machine_json: string }).machine_json) as Record<string, unknown>);
-const countRows = (data: string, table: 'job_processes' | 'workspace_locks') => readStore(data, (db) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n);
+const jobRow = (data: string, id: string) =>
+  readStore(
+    data,
+    (db) =>
+      db.prepare('SELECT status, phase FROM jobs WHERE id = ?').get(id) as { status: string; phase: string | null },
+  );
+const machineOf = (data: string, id: string) =>
+  readStore(
+    data,
+    (db) =>
+      JSON.parse(
+        (db.prepare('SELECT machine_json FROM attempts WHERE job_id = ?').get(id) as { machine_json: string })
+          .machine_json,
+      ) as Record<string, unknown>,
+  );
+const countRows = (data: string, table: 'job_processes' | 'workspace_locks') =>
+  readStore(data, (db) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n);
 
 describe('recovery: everything gaffer started for a dead job is stopped, by one path', () => {
   // unsandboxed, the verification outlives a killed gaffer unless recovery stops it; sandboxed
@@ -99,13 +124,24 @@ describe('recovery: everything gaffer started for a dead job is stopped, by one 
       const id = posted.json.id as string;
       // kill the moment the verification's group is recorded (sandboxed, bwrap may not have armed
       // --die-with-parent yet); unsandboxed, once its sleep runs
-      await eventually(() => countRows(data, 'job_processes') > 0 && (sandbox === 'auto' || survivors(mark).length > 0), UP_MS, 'the verification to start');
-      expect(readStore(data, (db) => db.prepare('SELECT what FROM job_processes WHERE job_id = ?').all(id))).toEqual([{ what: 'verification-0' }]);
+      await eventually(
+        () => countRows(data, 'job_processes') > 0 && (sandbox === 'auto' || survivors(mark).length > 0),
+        UP_MS,
+        'the verification to start',
+      );
+      expect(readStore(data, (db) => db.prepare('SELECT what FROM job_processes WHERE job_id = ?').all(id))).toEqual([
+        { what: 'verification-0' },
+      ]);
       first.child.kill('SIGKILL');
       await first.exited;
       if (sandbox === 'off') expect(survivors(mark).length).toBeGreaterThan(0); // orphaned: only recovery can stop it
       // where the machine had the attempt is on its row: its process ended, its work being verified
-      expect(machineOf(data, id)).toMatchObject({ task: 'edit', state: 'verifying', facts: { exit: { status: 'done' } }, owed: ['run_verification'] });
+      expect(machineOf(data, id)).toMatchObject({
+        task: 'edit',
+        state: 'verifying',
+        facts: { exit: { status: 'done' } },
+        owed: ['run_verification'],
+      });
 
       const second = await startServe(data, { env: env(sandbox) });
       const job = (await call(second.url, 'GET', `/api/jobs/${id}`)).json;
@@ -118,7 +154,9 @@ describe('recovery: everything gaffer started for a dead job is stopped, by one 
         { effect: 'stop_processes', at: 6 },
         { effect: 'release_placement', at: 6 },
       ]);
-      expect(readStore(data, (db) => db.prepare('SELECT status FROM attempts WHERE job_id = ?').get(id))).toEqual({ status: 'done' });
+      expect(readStore(data, (db) => db.prepare('SELECT status FROM attempts WHERE job_id = ?').get(id))).toEqual({
+        status: 'done',
+      });
       await eventually(() => survivors(mark).length === 0, GONE_MS, `no process of "sleep ${mark}" to survive`);
       expect(countRows(data, 'job_processes')).toBe(0);
       expect(countRows(data, 'workspace_locks')).toBe(0);
@@ -131,13 +169,25 @@ describe('recovery: everything gaffer started for a dead job is stopped, by one 
     const mark = marker();
     marks.push(mark);
     // unsandboxed: the first worker outlives its killed CLI (inside bwrap, --die-with-parent would end it)
-    const holder = await dispatchInProcess(data, ['--workspace', ws, '--verify', 'none', '--task', 'hold', '--command', `echo held; sleep ${mark}`], 'off');
+    const holder = await dispatchInProcess(
+      data,
+      ['--workspace', ws, '--verify', 'none', '--task', 'hold', '--command', `echo held; sleep ${mark}`],
+      'off',
+    );
     await eventually(() => survivors(mark).length > 0, UP_MS, 'the first worker');
 
     // the second job's worker counts, from inside, the first worker's processes still alive when it starts
     const probe = `n=0; for f in /proc/[0-9]*/cmdline; do if tr '\\000' ' ' < "$f" 2>/dev/null | grep -q "^sleep ${mark.replace('.', '\\.')} *$"; then n=$((n+1)); fi; done; echo "$n" > survivors.txt`;
-    const next = await dispatchInProcess(data, ['--workspace', ws, '--verify', 'none', '--task', 'next', '--command', probe], 'off');
-    await eventually(() => (jobRow(data, next.jobId).phase ?? '').includes(`waiting for job ${holder.jobId}`), UP_MS, 'the second job to wait for the lock');
+    const next = await dispatchInProcess(
+      data,
+      ['--workspace', ws, '--verify', 'none', '--task', 'next', '--command', probe],
+      'off',
+    );
+    await eventually(
+      () => (jobRow(data, next.jobId).phase ?? '').includes(`waiting for job ${holder.jobId}`),
+      UP_MS,
+      'the second job to wait for the lock',
+    );
 
     // its worker outlives it (unsandboxed): only the recovery the second job makes can stop it
     holder.child.kill('SIGKILL');
@@ -147,7 +197,9 @@ describe('recovery: everything gaffer started for a dead job is stopped, by one 
     expect(readFileSync(join(ws, 'survivors.txt'), 'utf8').trim()).toBe('0');
     expect(jobRow(data, holder.jobId).status).toBe('interrupted');
     expect(jobRow(data, next.jobId).status).toBe('done');
-    const attempts = readStore(data, (db) => db.prepare('SELECT status, finished FROM attempts WHERE job_id = ?').all(holder.jobId));
+    const attempts = readStore(data, (db) =>
+      db.prepare('SELECT status, finished FROM attempts WHERE job_id = ?').all(holder.jobId),
+    );
     expect(attempts).toEqual([{ status: 'interrupted', finished: expect.any(Number) }]);
     expect(survivors(mark)).toEqual([]);
   }, 180_000);
@@ -155,13 +207,35 @@ describe('recovery: everything gaffer started for a dead job is stopped, by one 
   it('kill -9 of gaffer mid-attempt in a worktree: after a restart the attempt is interrupted, the worktree reported, a new attempt follows, and prune cleans it', async () => {
     const data = join(tempDir(), 'data');
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
-    for (const args of [['init', '-q'], ['add', '.'], ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'init']]) execFileSync('git', args, { cwd: ws });
+    for (const args of [
+      ['init', '-q'],
+      ['add', '.'],
+      ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'init'],
+    ])
+      execFileSync('git', args, { cwd: ws });
     const mark = marker();
     marks.push(mark);
     const once = join(tempDir(), 'slept');
     // the first attempt sleeps (and is killed); a later one finds the flag and does the work
     const command = `if [ ! -f ${once} ]; then touch ${once}; sleep ${mark}; fi; echo done > b.txt`;
-    const first = await dispatchInProcess(data, ['--workspace', ws, '--isolation', 'worktree', '--verify', 'none', '--name', 'write-b', '--task', 'write b', '--command', command], 'off');
+    const first = await dispatchInProcess(
+      data,
+      [
+        '--workspace',
+        ws,
+        '--isolation',
+        'worktree',
+        '--verify',
+        'none',
+        '--name',
+        'write-b',
+        '--task',
+        'write b',
+        '--command',
+        command,
+      ],
+      'off',
+    );
     // (its own command line names the sleep: the flag file says the worker runs)
     await eventually(() => existsSync(once), UP_MS, 'the worker in its worktree');
     first.child.kill('SIGKILL');
@@ -169,7 +243,11 @@ describe('recovery: everything gaffer started for a dead job is stopped, by one 
 
     // the restart recovers: the attempt closed `interrupted`, the job says where its worktree is
     // unsandboxed as the first: the flag file lies in the host's /tmp
-    const engine = await Engine.open({ dataDir: data, worktrees: { keepDays: 0 }, runners: createRunners({ sandbox: createSandbox('off') }) });
+    const engine = await Engine.open({
+      dataDir: data,
+      worktrees: { keepDays: 0 },
+      runners: createRunners({ sandbox: createSandbox('off') }),
+    });
     try {
       await eventually(() => survivors(mark).length === 0, GONE_MS, 'the killed attempt to be stopped');
       const job = engine.get(first.jobId, { full: true });
@@ -179,7 +257,9 @@ describe('recovery: everything gaffer started for a dead job is stopped, by one 
       expect(row).toMatchObject({ task: 'write-b', state: 'kept', branch: `gaffer/${first.jobId}/write-b` });
       expect(existsSync(row?.path ?? '')).toBe(true);
       expect(job.verdict).toContain('worktree kept: write-b');
-      expect((await engine.worktrees()).map((e) => [e.job, e.task, e.state])).toEqual([[first.jobId, 'write-b', 'kept']]);
+      expect((await engine.worktrees()).map((e) => [e.job, e.task, e.state])).toEqual([
+        [first.jobId, 'write-b', 'kept'],
+      ]);
 
       // a new attempt follows (the re-dispatch of what did not end done), in a worktree of its own
       const { job: again } = engine.redispatch(first.jobId);
@@ -234,7 +314,11 @@ describe('recovery: everything gaffer started for a dead job is stopped, by one 
     const mark = marker();
     marks.push(mark);
     // the CLI runs its job itself (it started before the server, so it does not hand the job over)
-    const cli = await dispatchInProcess(data, ['--workspace', ws, '--verify', 'none', '--task', 'slow', '--command', `echo b > b.txt; sleep ${mark}`], 'off');
+    const cli = await dispatchInProcess(
+      data,
+      ['--workspace', ws, '--verify', 'none', '--task', 'slow', '--command', `echo b > b.txt; sleep ${mark}`],
+      'off',
+    );
     await eventually(() => survivors(mark).length > 0, UP_MS, 'the worker');
     const server = await startServe(data, { env: env('off') });
     expect((await call(server.url, 'GET', `/api/jobs/${cli.jobId}`)).json.status).toBe('running');
@@ -243,9 +327,13 @@ describe('recovery: everything gaffer started for a dead job is stopped, by one 
     await cli.exited;
     const killedAt = Date.now();
     // plain reads only: a GET never recovers anything, the server's own periodic look must
-    await eventually(async () => (await call(server.url, 'GET', `/api/jobs/${cli.jobId}`)).json.status === 'interrupted', NOTICED_MS, 'the server to notice the dead job');
+    await eventually(
+      async () => (await call(server.url, 'GET', `/api/jobs/${cli.jobId}`)).json.status === 'interrupted',
+      NOTICED_MS,
+      'the server to notice the dead job',
+    );
     expect(Date.now() - killedAt).toBeLessThan(NOTICED_MS);
-    await eventually(() => survivors(mark).length === 0, GONE_MS, 'the dead job\'s worker to be killed');
+    await eventually(() => survivors(mark).length === 0, GONE_MS, "the dead job's worker to be killed");
     expect(countRows(data, 'workspace_locks')).toBe(0);
     expect(existsSync(join(ws, 'b.txt'))).toBe(true);
   }, 180_000);

@@ -45,7 +45,11 @@ describe('SSE clients connecting and dropping at random', () => {
     expect(idle).toMatchObject({ sse_clients: 0, waiters: 0, listeners: 0, timers: 0 });
 
     // a live job that keeps talking for the whole test
-    const { json: job } = await server.call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [shellTask('echo started; for i in $(seq 1 400); do echo line-$i; sleep 0.02; done; sleep 60')] });
+    const { json: job } = await server.call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      tasks: [shellTask('echo started; for i in $(seq 1 400); do echo line-$i; sleep 0.02; done; sleep 60')],
+    });
     const watcher = openStream(`${server.url}/api/jobs/${job.id}/events?stream=1`);
     await watcher.until((f) => f.some((x) => x.event === 'job' && JSON.parse(x.data).event === 'started'));
     watcher.abort();
@@ -58,7 +62,10 @@ describe('SSE clients connecting and dropping at random', () => {
       ...Array.from({ length: 10 }, () => openStream(`${server.url}/api/jobs/${job.id}/events?stream=1`)),
       ...Array.from({ length: 5 }, () => {
         const controller = new AbortController();
-        const done = fetch(`${server.url}/api/jobs/${job.id}/wait?for=event:never-said&timeout_s=60`, { signal: controller.signal, headers: bearerFor(server.url) }).then(
+        const done = fetch(`${server.url}/api/jobs/${job.id}/wait?for=event:never-said&timeout_s=60`, {
+          signal: controller.signal,
+          headers: bearerFor(server.url),
+        }).then(
           () => undefined,
           (err: Error) => {
             if (err.name !== 'AbortError') throw err;
@@ -67,10 +74,14 @@ describe('SSE clients connecting and dropping at random', () => {
         return { abort: () => controller.abort(), done };
       }),
     ];
-    await eventually(async () => {
-      const h = await health();
-      return h.sse_clients >= 10 && h.waiters >= 5;
-    }, 10_000, 'the held clients to be counted');
+    await eventually(
+      async () => {
+        const h = await health();
+        return h.sse_clients >= 10 && h.waiters >= 5;
+      },
+      10_000,
+      'the held clients to be counted',
+    );
 
     const random = seeded(0x5eed);
     const jobStream = `/api/jobs/${job.id}/events?stream=1`;
@@ -94,7 +105,8 @@ describe('SSE clients connecting and dropping at random', () => {
             return;
           }
           // a streaming client that resumes from a random point and aborts at a random time
-          const resume: Record<string, string> = kind < 0.7 ? {} : { 'last-event-id': String(Math.floor(random() * 50)) };
+          const resume: Record<string, string> =
+            kind < 0.7 ? {} : { 'last-event-id': String(Math.floor(random() * 50)) };
           const stream = openStream(`${server.url}${path}`, resume);
           await sleep(dropMs);
           if (stream.frames.length > 0) readSome++;
@@ -109,7 +121,10 @@ describe('SSE clients connecting and dropping at random', () => {
       clients.push(
         (async () => {
           const controller = new AbortController();
-          const pending = fetch(`${server.url}/api/jobs/${job.id}/wait?for=event:never-said&timeout_s=60`, { signal: controller.signal, headers: bearerFor(server.url) }).catch((err: Error) => {
+          const pending = fetch(`${server.url}/api/jobs/${job.id}/wait?for=event:never-said&timeout_s=60`, {
+            signal: controller.signal,
+            headers: bearerFor(server.url),
+          }).catch((err: Error) => {
             if (err.name !== 'AbortError') throw err;
           });
           await sleep(dropMs);
@@ -123,21 +138,36 @@ describe('SSE clients connecting and dropping at random', () => {
     await Promise.all(held.map((h) => h.done));
     expect(readSome).toBeGreaterThan(0);
 
-    await eventually(async () => {
-      const h = await health();
-      return h.sse_clients === 0 && h.waiters === 0 && h.timers === 0 && h.listeners === live.listeners;
-    }, 10_000, 'the counters back to where the live job alone puts them');
+    await eventually(
+      async () => {
+        const h = await health();
+        return h.sse_clients === 0 && h.waiters === 0 && h.timers === 0 && h.listeners === live.listeners;
+      },
+      10_000,
+      'the counters back to where the live job alone puts them',
+    );
 
     // the server still answers, and runs and ends jobs
     expect((await server.call('GET', `/api/jobs/${job.id}`)).json.status).toBe('running');
     await server.call('POST', `/api/jobs/${job.id}/cancel`);
     await engine.settled(job.id);
     const ws2 = makeWorkspace({ 'a.txt': 'a\n' });
-    const { json: next } = await server.call('POST', '/api/jobs', { workspace: ws2, verify: 'none', tasks: [shellTask('echo b >> a.txt')] });
-    expect((await server.call('GET', `/api/jobs/${next.id}/wait?timeout_s=30`)).json).toMatchObject({ met: true, state: { status: 'done' } });
-    await eventually(async () => {
-      const h = await health();
-      return h.live_jobs === 0 && h.sse_clients === 0 && h.waiters === 0 && h.listeners === 0 && h.timers === 0;
-    }, 5_000, 'everything at 0 once no job is live');
+    const { json: next } = await server.call('POST', '/api/jobs', {
+      workspace: ws2,
+      verify: 'none',
+      tasks: [shellTask('echo b >> a.txt')],
+    });
+    expect((await server.call('GET', `/api/jobs/${next.id}/wait?timeout_s=30`)).json).toMatchObject({
+      met: true,
+      state: { status: 'done' },
+    });
+    await eventually(
+      async () => {
+        const h = await health();
+        return h.live_jobs === 0 && h.sse_clients === 0 && h.waiters === 0 && h.listeners === 0 && h.timers === 0;
+      },
+      5_000,
+      'everything at 0 once no job is live',
+    );
   });
 });

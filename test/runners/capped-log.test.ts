@@ -40,7 +40,11 @@ describe('CappedLog', () => {
     writeInChunks(log, 10_123, 37);
     const dropped = 10_123 - 400;
     expect(log.close()).toEqual({ totalBytes: 10_123, droppedBytes: dropped, error: null });
-    const expected = Buffer.concat([pattern(0, 100), Buffer.from('\n' + formatDroppedLine(dropped)), pattern(10_123 - 300, 10_123)]);
+    const expected = Buffer.concat([
+      pattern(0, 100),
+      Buffer.from('\n' + formatDroppedLine(dropped)),
+      pattern(10_123 - 300, 10_123),
+    ]);
     expect(readFileSync(path)).toEqual(expected);
   });
 

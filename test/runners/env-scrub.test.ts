@@ -22,14 +22,19 @@ describe('the env block scrub', () => {
     expect(() => readEnvStart('1 (x) S 1')).toThrow(/field 50/);
   });
 
-  it("a process that held its secrets shows none of them in /proc/<pid>/environ, and still reads them from memory", async () => {
+  it('a process that held its secrets shows none of them in /proc/<pid>/environ, and still reads them from memory', async () => {
     const script = `
       const { holdEnvSecrets, readHeldEnv } = await import(${JSON.stringify(DIST_SCRUB)});
       const s = holdEnvSecrets(['MY_SECRET', 'OTHER_SECRET', 'NOT_SET']);
       process.stdout.write(JSON.stringify({ ...s, env: process.env.MY_SECRET ?? null, held: readHeldEnv('MY_SECRET') }) + '\\n');
       setTimeout(() => {}, 30000);`;
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-      env: { PATH: process.env.PATH, MY_SECRET: 'planted-value-123456', OTHER_SECRET: 'second-planted-7890', KEEP: 'kept-value' },
+      env: {
+        PATH: process.env.PATH,
+        MY_SECRET: 'planted-value-123456',
+        OTHER_SECRET: 'second-planted-7890',
+        KEEP: 'kept-value',
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     try {

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { listRunnerEnvNames, PAID_API_KEYS } from '../../src/platform/process/billing-env.js';
-import { REPO_LOCATING_GIT_VARS, WORKER_ENV_NAMES, buildWorkerEnv, isCredentialName, listStartSecretNames } from '../../src/platform/process/env.js';
+import {
+  REPO_LOCATING_GIT_VARS,
+  WORKER_ENV_NAMES,
+  buildWorkerEnv,
+  isCredentialName,
+  listStartSecretNames,
+} from '../../src/platform/process/env.js';
 
 describe('buildWorkerEnv: an allowlist', () => {
   const parent = {
@@ -57,7 +63,10 @@ describe('buildWorkerEnv: an allowlist', () => {
   });
 
   it("adds a runner's own names, but never gaffer's secrets, the repo-locating git variables or removeKeys, and leaves the parent untouched", () => {
-    const env = buildWorkerEnv(parent, { allow: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GAFFER_TOKEN', 'GIT_DIR', 'NOT_SET'], removeKeys: ['OPENAI_API_KEY'] });
+    const env = buildWorkerEnv(parent, {
+      allow: ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GAFFER_TOKEN', 'GIT_DIR', 'NOT_SET'],
+      removeKeys: ['OPENAI_API_KEY'],
+    });
     expect(env.ANTHROPIC_API_KEY).toBe('sk-ant');
     for (const name of ['OPENAI_API_KEY', 'GAFFER_TOKEN', 'GIT_DIR', 'NOT_SET']) expect(env).not.toHaveProperty(name);
     expect(parent.GAFFER_TOKEN).toBe('t');
@@ -72,15 +81,40 @@ describe('buildWorkerEnv: an allowlist', () => {
   });
 
   it('takes every paid-API key and common credential out of gaffer at start, and nothing a tool needs to run', () => {
-    for (const name of [...PAID_API_KEYS, 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'GITHUB_TOKEN', 'GH_TOKEN', 'NPM_TOKEN', 'HF_TOKEN', 'DOCKER_PASSWORD', 'GAFFER_TOKENS']) {
+    for (const name of [
+      ...PAID_API_KEYS,
+      'AWS_SECRET_ACCESS_KEY',
+      'AWS_SESSION_TOKEN',
+      'GITHUB_TOKEN',
+      'GH_TOKEN',
+      'NPM_TOKEN',
+      'HF_TOKEN',
+      'DOCKER_PASSWORD',
+      'GAFFER_TOKENS',
+    ]) {
       expect(isCredentialName(name) || name.startsWith('GAFFER_'), name).toBe(true);
     }
-    const names = listStartSecretNames({ ...parent, TOKENIZERS_PARALLELISM: 'false', SSH_AUTH_SOCK: '/run/agent', KEYBOARD: 'us' });
-    expect(names.sort()).toEqual(['ANTHROPIC_API_KEY', 'AWS_SECRET_ACCESS_KEY', 'GAFFER_MODEL_KEY', 'GAFFER_TOKEN', 'GAFFER_WEBHOOK_SECRET', 'GITHUB_TOKEN', 'OPENAI_API_KEY']);
+    const names = listStartSecretNames({
+      ...parent,
+      TOKENIZERS_PARALLELISM: 'false',
+      SSH_AUTH_SOCK: '/run/agent',
+      KEYBOARD: 'us',
+    });
+    expect(names.sort()).toEqual([
+      'ANTHROPIC_API_KEY',
+      'AWS_SECRET_ACCESS_KEY',
+      'GAFFER_MODEL_KEY',
+      'GAFFER_TOKEN',
+      'GAFFER_WEBHOOK_SECRET',
+      'GITHUB_TOKEN',
+      'OPENAI_API_KEY',
+    ]);
   });
 
-  it("gives an api runner its keys and a subscription runner only where it keeps its state", () => {
-    expect(listRunnerEnvNames('claude', 'api')).toEqual(expect.arrayContaining(['ANTHROPIC_API_KEY', 'CLAUDE_CONFIG_DIR']));
+  it('gives an api runner its keys and a subscription runner only where it keeps its state', () => {
+    expect(listRunnerEnvNames('claude', 'api')).toEqual(
+      expect.arrayContaining(['ANTHROPIC_API_KEY', 'CLAUDE_CONFIG_DIR']),
+    );
     expect(listRunnerEnvNames('claude', 'subscription')).toEqual(['CLAUDE_CONFIG_DIR']);
     expect(listRunnerEnvNames('codex', 'subscription')).toEqual(['CODEX_HOME']);
     expect(listRunnerEnvNames('shell', 'free')).toEqual([]);

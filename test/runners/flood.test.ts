@@ -1,7 +1,11 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LOG_HEAD_BYTES, DEFAULT_LOG_TAIL_BYTES, formatDroppedLine } from '../../src/platform/process/capped-log.js';
+import {
+  DEFAULT_LOG_HEAD_BYTES,
+  DEFAULT_LOG_TAIL_BYTES,
+  formatDroppedLine,
+} from '../../src/platform/process/capped-log.js';
 import { ShellRunner } from '../../src/runners/shell/shell-runner.js';
 import { fixture, makeTempDir } from './helpers.js';
 

@@ -56,19 +56,36 @@ describe('runProcess', () => {
   });
 
   it('does not start anything when the signal is already aborted', async () => {
-    const result = await runProcess({ shellCommand: 'echo hi', cwd: makeTempDir(), env, timeoutMs: 5000, signal: AbortSignal.abort() });
+    const result = await runProcess({
+      shellCommand: 'echo hi',
+      cwd: makeTempDir(),
+      env,
+      timeoutMs: 5000,
+      signal: AbortSignal.abort(),
+    });
     expect(result).toMatchObject({ isCancelled: true, pgid: null, outputBytes: 0, cause: null });
   });
 
   it('gives the child /dev/null as stdin, so a read ends at once', async () => {
-    const result = await runProcess({ shellCommand: 'read x; echo "got:$x"', cwd: makeTempDir(), env, timeoutMs: 10_000 });
+    const result = await runProcess({
+      shellCommand: 'read x; echo "got:$x"',
+      cwd: makeTempDir(),
+      env,
+      timeoutMs: 10_000,
+    });
     expect(result.exitCode).toBe(0);
     expect(result.tail).toBe('got:\n');
     expect(result.durationMs).toBeLessThan(5000);
   });
 
   it('kills what the leader left behind in its group after a normal exit', async () => {
-    const result = await runProcess({ argv: [fixture('leave-orphans.sh')], cwd: makeTempDir(), env, timeoutMs: 10_000, graceMs: 500 });
+    const result = await runProcess({
+      argv: [fixture('leave-orphans.sh')],
+      cwd: makeTempDir(),
+      env,
+      timeoutMs: 10_000,
+      graceMs: 500,
+    });
     expect(result.exitCode).toBe(0);
     expect(result.timedOut).toBe(false);
     expect(result.strayKilled).toBe(true);
@@ -93,7 +110,13 @@ describe('runProcess', () => {
 
   it('splits lines across chunk boundaries and keeps the unfinished last line until exit', async () => {
     const lines: string[] = [];
-    const result = await runProcess({ argv: [fixture('split-output.js')], cwd: makeTempDir(), env, timeoutMs: 10_000, onOutput: (l) => lines.push(...l) });
+    const result = await runProcess({
+      argv: [fixture('split-output.js')],
+      cwd: makeTempDir(),
+      env,
+      timeoutMs: 10_000,
+      onOutput: (l) => lines.push(...l),
+    });
     expect(result.exitCode).toBe(0);
     expect(lines).toEqual(['hello', 'world', 'café', 'last without newline']);
   });
@@ -101,7 +124,13 @@ describe('runProcess', () => {
   it('merges stdout and stderr into the tail and the log', async () => {
     const dir = makeTempDir();
     const logFile = join(dir, 'logs', 'w.log');
-    const result = await runProcess({ shellCommand: 'echo out; echo err >&2', cwd: dir, env, timeoutMs: 10_000, logFile });
+    const result = await runProcess({
+      shellCommand: 'echo out; echo err >&2',
+      cwd: dir,
+      env,
+      timeoutMs: 10_000,
+      logFile,
+    });
     expect(result.tail).toContain('out\n');
     expect(result.tail).toContain('err\n');
     expect(result.outputBytes).toBe(8);
@@ -110,7 +139,13 @@ describe('runProcess', () => {
   });
 
   it('keeps only the newest tailBytes of output in the tail', async () => {
-    const result = await runProcess({ shellCommand: 'seq 1 20000', cwd: makeTempDir(), env, timeoutMs: 10_000, tailBytes: 1024 });
+    const result = await runProcess({
+      shellCommand: 'seq 1 20000',
+      cwd: makeTempDir(),
+      env,
+      timeoutMs: 10_000,
+      tailBytes: 1024,
+    });
     expect(result.outputBytes).toBeGreaterThan(100_000);
     expect(Buffer.byteLength(result.tail)).toBeLessThanOrEqual(1024);
     expect(result.tail.endsWith('19999\n20000\n')).toBe(true);
@@ -119,7 +154,15 @@ describe('runProcess', () => {
   it('caps the log: the head, a dropped-bytes line, the newest tail', async () => {
     const dir = makeTempDir();
     const logFile = join(dir, 'w.log');
-    const result = await runProcess({ shellCommand: 'seq 1 100000', cwd: dir, env, timeoutMs: 10_000, logFile, logHeadBytes: 1000, logTailBytes: 5000 });
+    const result = await runProcess({
+      shellCommand: 'seq 1 100000',
+      cwd: dir,
+      env,
+      timeoutMs: 10_000,
+      logFile,
+      logHeadBytes: 1000,
+      logTailBytes: 5000,
+    });
     const text = readFileSync(logFile, 'utf8');
     const total = result.outputBytes;
     const dropped = total - 6000;
@@ -139,7 +182,12 @@ describe('runProcess', () => {
   });
 
   it('returns a cause, not a throw, when the program does not exist', async () => {
-    const result = await runProcess({ argv: ['/nonexistent/gaffer-program'], cwd: makeTempDir(), env, timeoutMs: 5000 });
+    const result = await runProcess({
+      argv: ['/nonexistent/gaffer-program'],
+      cwd: makeTempDir(),
+      env,
+      timeoutMs: 5000,
+    });
     expect(result.cause).toMatch(/cannot start \/nonexistent\/gaffer-program: .*ENOENT/);
     expect(result.pgid).toBeNull();
   });

@@ -36,11 +36,17 @@ runnerContract('builtin (against the scripted model server)', async () => ({
   refusing: { runner: new BuiltinRunner({ endpoint: null }), task: { model: null }, code: 'model_endpoint_missing' },
   task: { model: null },
   edit: () => {
-    server.script([{ toolCalls: [{ name: 'write_file', args: { path: 'made.txt', content: 'made\n' } }] }, { text: MADE }]);
+    server.script([
+      { toolCalls: [{ name: 'write_file', args: { path: 'made.txt', content: 'made\n' } }] },
+      { text: MADE },
+    ]);
     return {};
   },
   long: (_ws, marker) => {
-    server.script([{ toolCalls: [{ name: 'run_command', args: { command: `echo started; sleep ${marker}` } }] }, { text: 'done' }]);
+    server.script([
+      { toolCalls: [{ name: 'run_command', args: { command: `echo started; sleep ${marker}` } }] },
+      { text: 'done' },
+    ]);
     return { input: {}, marker: true };
   },
 }));
@@ -53,16 +59,27 @@ afterEach(async () => {
 });
 for (const scenario of Object.values(SCENARIOS)) {
   const profile = getCliProfile(scenario.key);
-  const missing = agentBinary(profile?.binary ?? '') === null ? `${scenario.key} is not installed in ${AGENTS_BIN} (bash scripts/install-agent-clis.sh)` : offlineSkip;
+  const missing =
+    agentBinary(profile?.binary ?? '') === null
+      ? `${scenario.key} is not installed in ${AGENTS_BIN} (bash scripts/install-agent-clis.sh)`
+      : offlineSkip;
   if (missing !== null || profile === undefined) {
-    describe.skip(`${scenario.key} keeps the runner contract (skipped: ${missing ?? 'no profile'})`, () => it('needs the CLI', () => undefined));
+    describe.skip(`${scenario.key} keeps the runner contract (skipped: ${missing ?? 'no profile'})`, () =>
+      it('needs the CLI', () => undefined));
     continue;
   }
   const setUp = async (): Promise<{ runner: CliRunner; offline: OfflineServer }> => {
     const dir = tempDir(`gaffer-${scenario.key}-`);
     const offline = await startOfflineServer(join(dir, 'sock'));
     cleanups.push(() => offline.close());
-    const runner = new CliRunner(profile, { enabled: true, billing: 'free', home: join(dir, 'home'), endpoint: { url: offline.url, key: 'sk-test-key' }, binDirs: [AGENTS_BIN], launch: offline.launch });
+    const runner = new CliRunner(profile, {
+      enabled: true,
+      billing: 'free',
+      home: join(dir, 'home'),
+      endpoint: { url: offline.url, key: 'sk-test-key' },
+      binDirs: [AGENTS_BIN],
+      launch: offline.launch,
+    });
     return { runner, offline };
   };
   runnerContract(
@@ -73,10 +90,17 @@ for (const scenario of Object.values(SCENARIOS)) {
         runner,
         key: scenario.key,
         agent: true,
-        refusing: { runner: new CliRunner(profile, { binDirs: [AGENTS_BIN] }), task: { model: null }, code: 'runner_disabled' },
+        refusing: {
+          runner: new CliRunner(profile, { binDirs: [AGENTS_BIN] }),
+          task: { model: null },
+          code: 'runner_disabled',
+        },
         task: { model: scenario.model },
         edit: (ws) => {
-          offline.server.script([{ toolCalls: [scenario.write(ws, 'made.txt', 'made\n')] }, { text: 'Wrote made.txt.' }], { auto: true });
+          offline.server.script(
+            [{ toolCalls: [scenario.write(ws, 'made.txt', 'made\n')] }, { text: 'Wrote made.txt.' }],
+            { auto: true },
+          );
           return { model: scenario.model };
         },
         // the CLI waits on a model that does not answer: its own process group is what the cancel stops

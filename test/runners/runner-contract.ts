@@ -65,10 +65,15 @@ function inputOf(ws: string, fields: Partial<RunnerInput>): RunnerInput & { line
 /** The report's fields, types and words as spec 04 has them: every field `blankReport` gives, each of its kind, and agreeing with each other. */
 function expectWellFormed(report: RunnerReport): void {
   const context = JSON.stringify(report);
-  expect(Object.keys(report), context).toEqual(expect.arrayContaining(Object.keys(blankReport({ status: 'done', outcome: 'success', stopReason: 'complete' }))));
+  expect(Object.keys(report), context).toEqual(
+    expect.arrayContaining(Object.keys(blankReport({ status: 'done', outcome: 'success', stopReason: 'complete' }))),
+  );
   // the wire's schema of a report (what a node may send): the runner's fields only, each of its type
   const parsed = wireResultSchema.shape.report.strict().safeParse(report);
-  expect(parsed.success, `${context}: ${parsed.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`).toBe(true);
+  expect(
+    parsed.success,
+    `${context}: ${parsed.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+  ).toBe(true);
   expect(report.stopReason, context).toMatch(/^[a-z_]+$/);
   expect(report.durationMs, context).toBeGreaterThan(0);
   expect(report.status === 'done', context).toBe(report.outcome === 'success');
@@ -76,7 +81,8 @@ function expectWellFormed(report: RunnerReport): void {
   if (report.status === 'done') expect(report.error, context).toBeNull();
   else expect(report.error ?? report.stopReason, context).not.toBe('');
   if (!report.makesClaims) expect(report.filesChanged, context).toEqual([]);
-  for (const f of report.filesChanged) expect(f.startsWith('/') || f.split('/').includes('..'), `${f} is not relative to the workspace`).toBe(false);
+  for (const f of report.filesChanged)
+    expect(f.startsWith('/') || f.split('/').includes('..'), `${f} is not relative to the workspace`).toBe(false);
 }
 
 /**
@@ -84,7 +90,11 @@ function expectWellFormed(report: RunnerReport): void {
  * runner-contract.test.ts runs it on shell, builtin (against the scripted model server) and each
  * agent CLI that is installed. `make` gives a fixture; whatever it started is the test file's to stop.
  */
-export function runnerContract(name: string, make: () => Promise<RunnerFixture>, opts: { timeoutMs?: number } = {}): void {
+export function runnerContract(
+  name: string,
+  make: () => Promise<RunnerFixture>,
+  opts: { timeoutMs?: number } = {},
+): void {
   const timeout = opts.timeoutMs ?? 30_000;
   describe(`${name} keeps the runner contract`, () => {
     it('says what it is: its registry key, and whether it takes the handoff prompt', async () => {
@@ -92,7 +102,13 @@ export function runnerContract(name: string, make: () => Promise<RunnerFixture>,
       expect(fixture.runner.key).toBe(fixture.key);
       expect(typeof fixture.runner.canResume).toBe('boolean');
       expect(fixture.runner.takesPrompt === true).toBe(fixture.agent);
-      for (const flag of [fixture.runner.sharesWorkspace, fixture.runner.external, fixture.runner.takesInput, fixture.runner.sandboxed]) expect(['boolean', 'undefined']).toContain(typeof flag);
+      for (const flag of [
+        fixture.runner.sharesWorkspace,
+        fixture.runner.external,
+        fixture.runner.takesInput,
+        fixture.runner.sandboxed,
+      ])
+        expect(['boolean', 'undefined']).toContain(typeof flag);
       // a third-party agent is never the shell or the builtin agent (spec 04: its unsandboxed run costs the proof)
       if (fixture.runner.external === true) expect(fixture.agent).toBe(true);
     });
@@ -124,7 +140,13 @@ export function runnerContract(name: string, make: () => Promise<RunnerFixture>,
         const input = inputOf(ws, fixture.edit(ws));
         const report = await fixture.runner.run(input);
         expectWellFormed(report);
-        expect(report, JSON.stringify(report)).toMatchObject({ status: 'done', outcome: 'success', stopReason: 'complete', isCancelled: false, timedOut: false });
+        expect(report, JSON.stringify(report)).toMatchObject({
+          status: 'done',
+          outcome: 'success',
+          stopReason: 'complete',
+          isCancelled: false,
+          timedOut: false,
+        });
         expect(readFileSync(join(ws, 'made.txt'), 'utf8')).toBe('made\n');
         expect(input.lines.length).toBeGreaterThan(0);
         expect(readFileSync(input.logFile, 'utf8')).not.toBe('');
@@ -145,11 +167,22 @@ export function runnerContract(name: string, make: () => Promise<RunnerFixture>,
         const started = () => (long.marker ? processesWith(marker).length > 0 : input.spawned.length > 0);
         await eventually(started, timeout / 2, 'the attempt to start');
         cancel.abort();
-        const report = await Promise.race([running, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the attempt had not ended 15 s after its cancel')), 15_000))]);
+        const report = await Promise.race([
+          running,
+          new Promise<never>((_, reject) =>
+            setTimeout(() => reject(new Error('the attempt had not ended 15 s after its cancel')), 15_000),
+          ),
+        ]);
         expectWellFormed(report);
-        expect(report, JSON.stringify(report)).toMatchObject({ status: 'cancelled', outcome: 'cancelled', stopReason: 'cancelled', isCancelled: true });
+        expect(report, JSON.stringify(report)).toMatchObject({
+          status: 'cancelled',
+          outcome: 'cancelled',
+          stopReason: 'cancelled',
+          isCancelled: true,
+        });
         if (long.marker) await eventually(() => processesWith(marker).length === 0, 5_000, 'its process to be gone');
-        for (const pgid of input.spawned) await eventually(() => liveGroupMembers(pgid).length === 0, 5_000, `process group ${pgid} to be gone`);
+        for (const pgid of input.spawned)
+          await eventually(() => liveGroupMembers(pgid).length === 0, 5_000, `process group ${pgid} to be gone`);
       },
       timeout,
     );

@@ -70,13 +70,24 @@ describe('ShellRunner: report mapping', () => {
 
   it('a non-zero exit is error, expected_error, exit_nonzero, naming the code and the last line', async () => {
     const report = await runner.run(makeInput({ command: 'echo working; echo "boom: tests failed" >&2; exit 3' }));
-    expect(report).toMatchObject({ status: 'error', outcome: 'expected_error', stopReason: 'exit_nonzero', exitCode: 3 });
+    expect(report).toMatchObject({
+      status: 'error',
+      outcome: 'expected_error',
+      stopReason: 'exit_nonzero',
+      exitCode: 3,
+    });
     expect(report.error).toBe('exit code 3: boom: tests failed');
   });
 
   it('death by a signal gaffer did not send is error, panic, signal', async () => {
     const report = await runner.run(makeInput({ command: 'echo going; kill -USR1 $$; sleep 5' }));
-    expect(report).toMatchObject({ status: 'error', outcome: 'panic', stopReason: 'signal', signal: 'SIGUSR1', error: 'killed by SIGUSR1' });
+    expect(report).toMatchObject({
+      status: 'error',
+      outcome: 'panic',
+      stopReason: 'signal',
+      signal: 'SIGUSR1',
+      error: 'killed by SIGUSR1',
+    });
   });
 
   it('the timeout is timeout, panic, timeout, and the whole group is gone', async () => {
@@ -84,7 +95,13 @@ describe('ShellRunner: report mapping', () => {
     const report = await runner.run(
       makeInput({ command: fixture('ignore-term-and-fork.sh'), timeoutMs: 500, onSpawn: (info) => (pgid = info.pgid) }),
     );
-    expect(report).toMatchObject({ status: 'timeout', outcome: 'panic', stopReason: 'timeout', timedOut: true, error: 'timed out after 0.5 s' });
+    expect(report).toMatchObject({
+      status: 'timeout',
+      outcome: 'panic',
+      stopReason: 'timeout',
+      timedOut: true,
+      error: 'timed out after 0.5 s',
+    });
     expect(pgid).toBeGreaterThan(1);
     expect(liveGroupMembers(pgid)).toEqual([]);
   });
@@ -102,7 +119,13 @@ describe('ShellRunner: report mapping', () => {
         },
       }),
     );
-    expect(report).toMatchObject({ status: 'cancelled', outcome: 'cancelled', stopReason: 'cancelled', isCancelled: true, error: null });
+    expect(report).toMatchObject({
+      status: 'cancelled',
+      outcome: 'cancelled',
+      stopReason: 'cancelled',
+      isCancelled: true,
+      error: null,
+    });
     expect(liveGroupMembers(pgid)).toEqual([]);
   });
 
@@ -122,7 +145,10 @@ describe('ShellRunner: report mapping', () => {
 describe('ShellRunner: instruction and environment', () => {
   it('writes the instruction to GAFFER_INSTRUCTION_FILE, creating its directory', async () => {
     const instruction = 'Fix the failing test.\n\n## Failure\nexpected 2, got 3 — é ✓\n';
-    const input = makeInput({ instruction, command: 'cat "$GAFFER_INSTRUCTION_FILE"; echo "path=$GAFFER_INSTRUCTION_FILE"' });
+    const input = makeInput({
+      instruction,
+      command: 'cat "$GAFFER_INSTRUCTION_FILE"; echo "path=$GAFFER_INSTRUCTION_FILE"',
+    });
     const report = await runner.run(input);
     expect(readFileSync(input.instructionFile, 'utf8')).toBe(instruction);
     expect(report.summary).toBe(`${instruction}path=${input.instructionFile}`);
@@ -136,11 +162,22 @@ describe('ShellRunner: instruction and environment', () => {
 
   it("runs in the workspace with gaffer's secrets, GIT_DIR and what is not on the allowlist scrubbed, PATH and LANG kept", async () => {
     const input = makeInput({
-      env: { PATH, GAFFER_TOKEN: 'secret', GAFFER_MODEL_KEY: 'k', GIT_DIR: '/elsewhere/.git', GIT_WORK_TREE: '/elsewhere', LANG: 'C.UTF-8', NOT_LISTED: '1' },
-      command: 'echo "token=${GAFFER_TOKEN-unset} key=${GAFFER_MODEL_KEY-unset} gitdir=${GIT_DIR-unset} tree=${GIT_WORK_TREE-unset} lang=$LANG other=${NOT_LISTED-unset} path=$PATH cwd=$(pwd)"',
+      env: {
+        PATH,
+        GAFFER_TOKEN: 'secret',
+        GAFFER_MODEL_KEY: 'k',
+        GIT_DIR: '/elsewhere/.git',
+        GIT_WORK_TREE: '/elsewhere',
+        LANG: 'C.UTF-8',
+        NOT_LISTED: '1',
+      },
+      command:
+        'echo "token=${GAFFER_TOKEN-unset} key=${GAFFER_MODEL_KEY-unset} gitdir=${GIT_DIR-unset} tree=${GIT_WORK_TREE-unset} lang=$LANG other=${NOT_LISTED-unset} path=$PATH cwd=$(pwd)"',
     });
     const report = await runner.run(input);
-    expect(report.summary).toBe(`token=unset key=unset gitdir=unset tree=unset lang=C.UTF-8 other=unset path=${PATH} cwd=${input.workspace}`);
+    expect(report.summary).toBe(
+      `token=unset key=unset gitdir=unset tree=unset lang=C.UTF-8 other=unset path=${PATH} cwd=${input.workspace}`,
+    );
   });
 
   it('gives the worker /dev/null as stdin: a prompt ends at once and is still reported', async () => {
@@ -155,7 +192,10 @@ describe('ShellRunner: detected states', () => {
   it('reports a state and never kills for it: "429 Too Many Requests" then exit 0 is done', async () => {
     const states: StateDetection[] = [];
     const report = await runner.run(
-      makeInput({ command: 'echo "429 Too Many Requests"; sleep 0.3; echo "carried on"', onState: (d) => states.push(d) }),
+      makeInput({
+        command: 'echo "429 Too Many Requests"; sleep 0.3; echo "carried on"',
+        onState: (d) => states.push(d),
+      }),
     );
     expect(report).toMatchObject({ status: 'done', outcome: 'success', exitCode: 0 });
     expect(report.summary).toBe('429 Too Many Requests\ncarried on');
@@ -166,7 +206,9 @@ describe('ShellRunner: detected states', () => {
 
   it('reports a prompt that waits without a newline after the idle time', async () => {
     const states: StateDetection[] = [];
-    const report = await runner.run(makeInput({ command: `${fixture('idle-prompt.sh')} 1`, onState: (d) => states.push(d) }));
+    const report = await runner.run(
+      makeInput({ command: `${fixture('idle-prompt.sh')} 1`, onState: (d) => states.push(d) }),
+    );
     expect(report.status).toBe('done');
     expect(states.map((s) => s.state)).toEqual(['waiting_for_input']);
     expect(report.detection).toMatchObject({ state: 'waiting_for_input', matched: 'Enter the passphrase:' });
@@ -186,7 +228,9 @@ describe('ShellRunner: detected states', () => {
   it('forwards output lines and the spawn record', async () => {
     const lines: string[] = [];
     let spawned: { pgid: number; startedAt: number } | null = null;
-    await runner.run(makeInput({ command: 'echo a; echo b', onOutput: (l) => lines.push(...l), onSpawn: (s) => (spawned = s) }));
+    await runner.run(
+      makeInput({ command: 'echo a; echo b', onOutput: (l) => lines.push(...l), onSpawn: (s) => (spawned = s) }),
+    );
     expect(lines).toEqual(['a', 'b']);
     expect(spawned).toMatchObject({ pgid: expect.any(Number), startedAt: expect.any(Number) });
   });
@@ -194,7 +238,15 @@ describe('ShellRunner: detected states', () => {
 
 describe('ShellRunner: sandbox seam and registry', () => {
   const wrapping = new ShellRunner({
-    sandbox: { policy: 'auto', works: true, wrap: ({ shellCommand }) => ({ argv: ['/bin/sh', '-c', `echo wrapped; ${shellCommand ?? ''}`], sandboxed: true, network: 'none' }) },
+    sandbox: {
+      policy: 'auto',
+      works: true,
+      wrap: ({ shellCommand }) => ({
+        argv: ['/bin/sh', '-c', `echo wrapped; ${shellCommand ?? ''}`],
+        sandboxed: true,
+        network: 'none',
+      }),
+    },
   });
 
   it('runs through the sandbox when the input asks for the sandbox', async () => {
@@ -203,8 +255,14 @@ describe('ShellRunner: sandbox seam and registry', () => {
   });
 
   it('runs unwrapped and says sandboxed: false otherwise', async () => {
-    expect(await wrapping.run(makeInput({ command: 'echo inner', sandbox: false }))).toMatchObject({ sandboxed: false, summary: 'inner' });
-    expect(await runner.run(makeInput({ command: 'echo inner', sandbox: true }))).toMatchObject({ sandboxed: false, summary: 'inner' });
+    expect(await wrapping.run(makeInput({ command: 'echo inner', sandbox: false }))).toMatchObject({
+      sandboxed: false,
+      summary: 'inner',
+    });
+    expect(await runner.run(makeInput({ command: 'echo inner', sandbox: true }))).toMatchObject({
+      sandboxed: false,
+      summary: 'inner',
+    });
   });
 
   it('getRunner returns the shell runner, and undefined for an unknown key', () => {

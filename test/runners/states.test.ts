@@ -3,26 +3,72 @@ import type { DetectedState } from '../../src/domain/status.js';
 import { STATE_RULES, classifyOutput, detectIdlePrompt } from '../../src/runners/states.js';
 
 const cases: { name: string; tail: string; exitCode?: number; state: DetectedState; matched: string }[] = [
-  { name: 'rate limit', tail: 'calling api\nError: Rate limit reached for requests\n', state: 'rate_limited', matched: 'Rate limit' },
-  { name: 'usage limit', tail: 'Claude usage limit reached. Resets at 5pm\n', state: 'rate_limited', matched: 'usage limit' },
+  {
+    name: 'rate limit',
+    tail: 'calling api\nError: Rate limit reached for requests\n',
+    state: 'rate_limited',
+    matched: 'Rate limit',
+  },
+  {
+    name: 'usage limit',
+    tail: 'Claude usage limit reached. Resets at 5pm\n',
+    state: 'rate_limited',
+    matched: 'usage limit',
+  },
   { name: 'HTTP 429', tail: 'HTTP/1.1 429\n', state: 'rate_limited', matched: '429' },
   { name: 'too many requests', tail: 'Too Many Requests\n', state: 'rate_limited', matched: 'Too Many Requests' },
   { name: 'quota exceeded', tail: 'QUOTA EXCEEDED for project\n', state: 'rate_limited', matched: 'QUOTA EXCEEDED' },
   { name: 'overloaded', tail: '{"type":"overloaded_error"}\n', state: 'rate_limited', matched: 'overloaded' },
-  { name: '? Do you want to', tail: '? Do you want to overwrite it?\n', state: 'waiting_for_input', matched: '? Do you want to' },
+  {
+    name: '? Do you want to',
+    tail: '? Do you want to overwrite it?\n',
+    state: 'waiting_for_input',
+    matched: '? Do you want to',
+  },
   { name: '(y/n)', tail: 'Continue (Y/N) ', state: 'waiting_for_input', matched: '(Y/N)' },
   { name: '[y/N]', tail: 'Proceed? [y/N]', state: 'waiting_for_input', matched: '[y/N]' },
   { name: 'Press Enter', tail: 'press enter to continue', state: 'waiting_for_input', matched: 'press enter' },
-  { name: 'Allow this action', tail: 'Allow this action? 1. yes 2. no\n', state: 'waiting_for_input', matched: 'Allow this action' },
+  {
+    name: 'Allow this action',
+    tail: 'Allow this action? 1. yes 2. no\n',
+    state: 'waiting_for_input',
+    matched: 'Allow this action',
+  },
   { name: 'not logged in', tail: 'You are not logged in. Run /login\n', state: 'auth_error', matched: 'not logged in' },
-  { name: 'invalid api key', tail: 'Invalid API key · Fix external API key\n', state: 'auth_error', matched: 'Invalid API key' },
+  {
+    name: 'invalid api key',
+    tail: 'Invalid API key · Fix external API key\n',
+    state: 'auth_error',
+    matched: 'Invalid API key',
+  },
   { name: 'HTTP 401', tail: 'status 401 from server\n', state: 'auth_error', matched: '401' },
-  { name: 'authentication failed', tail: 'fatal: Authentication failed for repo\n', state: 'auth_error', matched: 'Authentication failed' },
+  {
+    name: 'authentication failed',
+    tail: 'fatal: Authentication failed for repo\n',
+    state: 'auth_error',
+    matched: 'Authentication failed',
+  },
   { name: 'ENOSPC', tail: 'Error: ENOSPC, write failed\n', state: 'disk_full', matched: 'ENOSPC' },
-  { name: 'No space left on device', tail: 'cp: error writing: No space left on device\n', state: 'disk_full', matched: 'No space left on device' },
-  { name: 'heap out of memory', tail: 'FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n', state: 'oom', matched: 'JavaScript heap out of memory' },
+  {
+    name: 'No space left on device',
+    tail: 'cp: error writing: No space left on device\n',
+    state: 'disk_full',
+    matched: 'No space left on device',
+  },
+  {
+    name: 'heap out of memory',
+    tail: 'FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n',
+    state: 'oom',
+    matched: 'JavaScript heap out of memory',
+  },
   { name: 'MemoryError', tail: 'Traceback...\nMemoryError\n', state: 'oom', matched: 'MemoryError' },
-  { name: 'Killed with exit 137', tail: 'sh: line 1:  4242 Killed  python train.py\n', exitCode: 137, state: 'oom', matched: 'Killed' },
+  {
+    name: 'Killed with exit 137',
+    tail: 'sh: line 1:  4242 Killed  python train.py\n',
+    exitCode: 137,
+    state: 'oom',
+    matched: 'Killed',
+  },
   {
     name: 'the same error line 5 times',
     tail: 'try\nError: connect ECONNREFUSED 127.0.0.1:5432\n'.repeat(5),
@@ -74,7 +120,14 @@ describe('classifyOutput', () => {
 
   it('keeps the rule table as data: every state has a rule', () => {
     const states = new Set(STATE_RULES.map((r) => r.state));
-    expect([...states].sort()).toEqual(['auth_error', 'disk_full', 'oom', 'rate_limited', 'stuck', 'waiting_for_input']);
+    expect([...states].sort()).toEqual([
+      'auth_error',
+      'disk_full',
+      'oom',
+      'rate_limited',
+      'stuck',
+      'waiting_for_input',
+    ]);
   });
 });
 

@@ -2,7 +2,11 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { readOwnStartTime, readProcessStartTime } from '../../src/platform/process/process-start-time.js';
-import { isProcessGroupAlive, killProcessGroupIfAlive, terminateProcessGroup } from '../../src/platform/process/terminate.js';
+import {
+  isProcessGroupAlive,
+  killProcessGroupIfAlive,
+  terminateProcessGroup,
+} from '../../src/platform/process/terminate.js';
 import { fixture, liveGroupMembers, waitFor } from './helpers.js';
 
 /** Starts a program in its own process group, as a worker from an earlier gaffer would be. */

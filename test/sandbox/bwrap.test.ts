@@ -23,7 +23,16 @@ describe('the sandbox probe', () => {
   it('is cached, and says why when bwrap is missing', () => {
     expect(probeSandbox()).toBe(probeSandbox());
     const missing = probeSandbox({ refresh: true, env: { PATH: '/nonexistent' } });
-    expect(missing).toEqual({ available: false, reason: 'bwrap is not on PATH', version: null, binary: null, flags: [], tmpOverlay: false, unixSocketFilter: false, unixSocketFilterReason: 'no sandbox' });
+    expect(missing).toEqual({
+      available: false,
+      reason: 'bwrap is not on PATH',
+      version: null,
+      binary: null,
+      flags: [],
+      tmpOverlay: false,
+      unixSocketFilter: false,
+      unixSocketFilterReason: 'no sandbox',
+    });
     expect(sandboxStatus()).toEqual({ available: false, reason: 'bwrap is not on PATH', version: null });
     expect(wrapWithSandbox({ shellCommand: 'true', workspace: tempDir() })).toBeNull();
   });
@@ -40,7 +49,18 @@ describe.skipIf(!probe.available)(`wrapWithSandbox${SKIP}`, () => {
     expect(argv.slice(0, 2)).toEqual(['/bin/sh', '-c']);
     expect(argv[4]).toBe(probe.binary);
     expect(text).toContain('--seccomp 9');
-    for (const part of ['--ro-bind / /', '--dev /dev', '--proc /proc', '--unshare-pid', '--die-with-parent', '--cap-drop ALL', '--tmpfs /tmp', `--bind ${ws} ${ws}`, '--setenv TMPDIR /tmp', `--chdir ${ws}`]) {
+    for (const part of [
+      '--ro-bind / /',
+      '--dev /dev',
+      '--proc /proc',
+      '--unshare-pid',
+      '--die-with-parent',
+      '--cap-drop ALL',
+      '--tmpfs /tmp',
+      `--bind ${ws} ${ws}`,
+      '--setenv TMPDIR /tmp',
+      `--chdir ${ws}`,
+    ]) {
       expect(text).toContain(part);
     }
     expect(text.indexOf('--tmpfs /tmp')).toBeLessThan(text.indexOf(`--bind ${ws}`));
@@ -56,7 +76,13 @@ describe.skipIf(!probe.available)(`wrapWithSandbox${SKIP}`, () => {
     const state = join(tempDir(), 'state', '.agent');
     const tmp = join(tempDir(), 'tmp');
     const wrapped = wrapWithSandbox({
-      argv: ['/bin/sh', '-c', 'echo s > "$1/state.txt"; echo t > "$TMPDIR/t.txt"; echo "$TMPDIR"; cat /proc/net/dev', 'sh', state],
+      argv: [
+        '/bin/sh',
+        '-c',
+        'echo s > "$1/state.txt"; echo t > "$TMPDIR/t.txt"; echo "$TMPDIR"; cat /proc/net/dev',
+        'sh',
+        state,
+      ],
       workspace: ws,
       writable: [state],
       tmpDir: tmp,
@@ -69,7 +95,11 @@ describe.skipIf(!probe.available)(`wrapWithSandbox${SKIP}`, () => {
     expect(readFileSync(join(tmp, 't.txt'), 'utf8')).toBe('t\n');
     expect(r.stdout.split('\n')[0]).toBe(tmp);
     // only loopback in a fresh network namespace
-    const interfaces = r.stdout.split('\n').slice(3).map((l) => l.split(':')[0]?.trim()).filter(Boolean);
+    const interfaces = r.stdout
+      .split('\n')
+      .slice(3)
+      .map((l) => l.split(':')[0]?.trim())
+      .filter(Boolean);
     expect(interfaces).toEqual(['lo']);
   });
 

@@ -18,7 +18,10 @@ function fakeClaudeUnderTmp(needs: string | null): string {
   const prefix = tempDir('gaffer-doctor-prefix-');
   const pkg = join(prefix, 'lib', 'node_modules', '@anthropic-ai', 'claude-code');
   mkdirSync(pkg, { recursive: true });
-  writeFileSync(join(pkg, 'cli.js'), `#!/bin/sh\n${needs === null ? '' : `cat ${JSON.stringify(needs)} >/dev/null || exit 1\n`}echo "2.1.197 (Claude Code)"\n`);
+  writeFileSync(
+    join(pkg, 'cli.js'),
+    `#!/bin/sh\n${needs === null ? '' : `cat ${JSON.stringify(needs)} >/dev/null || exit 1\n`}echo "2.1.197 (Claude Code)"\n`,
+  );
   chmodSync(join(pkg, 'cli.js'), 0o755);
   mkdirSync(join(prefix, 'bin'));
   symlinkSync('../lib/node_modules/@anthropic-ai/claude-code/cli.js', join(prefix, 'bin', 'claude'));
@@ -33,7 +36,14 @@ async function doctorChecks(env: NodeJS.ProcessEnv): Promise<Record<string, Doct
 describe.skipIf(!probe.available)(`gaffer doctor's sandbox trial${SKIP}`, () => {
   it('writes to the workspace and below HOME, and nothing is left in HOME', async () => {
     const checks = await doctorChecks({ ...process.env, HOME: home });
-    expect(checks.sandbox).toMatchObject({ status: 'ok', detail: expect.stringMatching(new RegExp(`a trial worker wrote its workspace and below HOME \\(${home}: (an overlay|a private tmpfs \\(this bwrap has no --tmp-overlay\\)), nothing left after\\)`)) });
+    expect(checks.sandbox).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(
+        new RegExp(
+          `a trial worker wrote its workspace and below HOME \\(${home}: (an overlay|a private tmpfs \\(this bwrap has no --tmp-overlay\\)), nothing left after\\)`,
+        ),
+      ),
+    });
     expect(readdirSync(home)).toEqual([]);
   });
 
@@ -42,7 +52,10 @@ describe.skipIf(!probe.available)(`gaffer doctor's sandbox trial${SKIP}`, () => 
     const file = join(home, 'not-a-dir');
     writeFileSync(file, '');
     try {
-      expect(trialSandbox({ ...process.env, HOME: file })).toEqual({ ok: false, detail: 'a trial worker failed: cannot write HOME' });
+      expect(trialSandbox({ ...process.env, HOME: file })).toEqual({
+        ok: false,
+        detail: 'a trial worker failed: cannot write HOME',
+      });
     } finally {
       rmSync(file);
     }
@@ -51,12 +64,19 @@ describe.skipIf(!probe.available)(`gaffer doctor's sandbox trial${SKIP}`, () => 
   it('an enabled agent CLI installed under /tmp is run inside the sandbox: ok when it starts there, a failure when it cannot', async () => {
     const env = { ...process.env, HOME: home, GAFFER_ENABLED_RUNNERS: 'claude' };
     const ok = await doctorChecks({ ...env, PATH: `${fakeClaudeUnderTmp(null)}:${process.env.PATH ?? ''}` });
-    expect(ok['runner claude']).toMatchObject({ status: 'ok', detail: expect.stringContaining('runs inside the sandbox') });
+    expect(ok['runner claude']).toMatchObject({
+      status: 'ok',
+      detail: expect.stringContaining('runs inside the sandbox'),
+    });
 
     // one that needs a file the sandbox hides (another folder under /tmp): installed is not enough
     const hidden = join(tempDir('gaffer-doctor-hidden-'), 'needed');
     writeFileSync(hidden, 'x');
     const bad = await doctorChecks({ ...env, PATH: `${fakeClaudeUnderTmp(hidden)}:${process.env.PATH ?? ''}` });
-    expect(bad['runner claude']).toMatchObject({ status: 'fail', detail: expect.stringContaining('does not run inside the sandbox'), fix: expect.stringContaining('outside /tmp') });
+    expect(bad['runner claude']).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining('does not run inside the sandbox'),
+      fix: expect.stringContaining('outside /tmp'),
+    });
   });
 });

@@ -1,5 +1,16 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CompactJob } from '../../src/engine/queries/compact.js';
@@ -49,7 +60,10 @@ async function runToEnd(body: Record<string, unknown>): Promise<CompactJob> {
   return engine.get(job.id, { full: true });
 }
 
-function run(argv: string[], env: NodeJS.ProcessEnv = process.env): { status: number | null; stdout: string; stderr: string } {
+function run(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): { status: number | null; stdout: string; stderr: string } {
   const [file, ...args] = argv;
   const r = spawnSync(file as string, args, { encoding: 'utf8', timeout: 30_000, env });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -63,11 +77,25 @@ const nycInstalled = existsSync(join(NYC_FIXTURE, 'node_modules', '.bin', 'nyc')
 describe('choosing the private HOME', () => {
   it('an overlay where bwrap has --tmp-overlay, else a tmpfs with the kept paths; none without a HOME to replace', () => {
     const ws = makeWorkspace({});
-    expect(buildPrivateHomeArgs(choosePrivateHome(realHome, ws, true))).toEqual(['--overlay-src', realHome, '--tmp-overlay', realHome]);
+    expect(buildPrivateHomeArgs(choosePrivateHome(realHome, ws, true))).toEqual([
+      '--overlay-src',
+      realHome,
+      '--tmp-overlay',
+      realHome,
+    ]);
     expect(listKeptHomePaths(choosePrivateHome(realHome, ws, true))).toEqual([]);
     expect(buildPrivateHomeArgs(choosePrivateHome(realHome, ws, false))).toEqual(['--tmpfs', realHome]);
     expect(listKeptHomePaths(choosePrivateHome(realHome, ws, false))).toContain(join(realHome, '.gitconfig'));
-    for (const home of [undefined, '', 'relative', '/', ws, join(ws, 'inner'), join(realHome, '.gitconfig'), '/nonexistent-home']) {
+    for (const home of [
+      undefined,
+      '',
+      'relative',
+      '/',
+      ws,
+      join(ws, 'inner'),
+      join(realHome, '.gitconfig'),
+      '/nonexistent-home',
+    ]) {
       if (home === join(ws, 'inner')) mkdirSync(home);
       expect(choosePrivateHome(home, ws, false)).toBeNull();
     }
@@ -93,25 +121,49 @@ describe.skipIf(!probe.available)(`a private HOME under the sandbox${SKIP}`, () 
   it('a sandboxed verification run on its own: HOME writable, the writes discarded', async () => {
     const ws = makeWorkspace({});
     const logDir = tempDir('gaffer-log-');
-    const suite = await runSuite({ command: HOME_WRITES, cwd: ws, kind: null, timeoutMs: 30_000, signal: new AbortController().signal, logFile: join(logDir, 'v.log'), sandbox: true });
+    const suite = await runSuite({
+      command: HOME_WRITES,
+      cwd: ws,
+      kind: null,
+      timeoutMs: 30_000,
+      signal: new AbortController().signal,
+      logFile: join(logDir, 'v.log'),
+      sandbox: true,
+    });
     expect(suite.exitCode).toBe(0);
     expect(homeEntries()).toEqual(['.gitconfig', '.ssh']);
   }, 60_000);
 
-  it.skipIf(!nycInstalled)(`nyc 14 (spawn-wrap writes ~/.node-spawn-wrap-*) passes under the sandboxed verification${nycInstalled ? '' : ' — SKIPPED: run scripts/setup-fixtures.sh'}`, async () => {
-    const ws = join(tempDir('gaffer-nyc-'), 'ws');
-    cpSync(NYC_FIXTURE, ws, { recursive: true, verbatimSymlinks: true });
-    const suite = await runSuite({ command: 'npm test', cwd: ws, kind: 'npm', timeoutMs: 60_000, signal: new AbortController().signal, logFile: join(tempDir('gaffer-log-'), 'v.log'), sandbox: true });
-    expect(suite.tail).not.toMatch(/EROFS/);
-    expect(suite.exitCode).toBe(0);
-    expect(suite.parsed.passed).toContain('add adds');
-    expect(suite.sandboxRefused).toEqual([]);
-    expect(homeEntries()).toEqual(['.gitconfig', '.ssh']);
-  }, 90_000);
+  it.skipIf(!nycInstalled)(
+    `nyc 14 (spawn-wrap writes ~/.node-spawn-wrap-*) passes under the sandboxed verification${nycInstalled ? '' : ' — SKIPPED: run scripts/setup-fixtures.sh'}`,
+    async () => {
+      const ws = join(tempDir('gaffer-nyc-'), 'ws');
+      cpSync(NYC_FIXTURE, ws, { recursive: true, verbatimSymlinks: true });
+      const suite = await runSuite({
+        command: 'npm test',
+        cwd: ws,
+        kind: 'npm',
+        timeoutMs: 60_000,
+        signal: new AbortController().signal,
+        logFile: join(tempDir('gaffer-log-'), 'v.log'),
+        sandbox: true,
+      });
+      expect(suite.tail).not.toMatch(/EROFS/);
+      expect(suite.exitCode).toBe(0);
+      expect(suite.parsed.passed).toContain('add adds');
+      expect(suite.sandboxRefused).toEqual([]);
+      expect(homeEntries()).toEqual(['.gitconfig', '.ssh']);
+    },
+    90_000,
+  );
 
   it('keeps git identity visible read-only and hides what is not kept (~/.ssh)', () => {
     const ws = makeWorkspace({});
-    const wrapped = wrapWithSandbox({ shellCommand: 'cat "$HOME/.gitconfig"; test -e "$HOME/.ssh/id_ed25519" && echo SSH-SEEN; echo x >> "$HOME/.gitconfig" || echo gitconfig-read-only', workspace: ws });
+    const wrapped = wrapWithSandbox({
+      shellCommand:
+        'cat "$HOME/.gitconfig"; test -e "$HOME/.ssh/id_ed25519" && echo SSH-SEEN; echo x >> "$HOME/.gitconfig" || echo gitconfig-read-only',
+      workspace: ws,
+    });
     const r = run(wrapped?.argv ?? []);
     expect(r.stdout).toContain('name = Home Owner');
     expect(r.stdout).not.toContain('SSH-SEEN');
@@ -119,7 +171,7 @@ describe.skipIf(!probe.available)(`a private HOME under the sandbox${SKIP}`, () 
     expect(readFileSync(join(realHome, '.gitconfig'), 'utf8')).toBe('[user]\n\tname = Home Owner\n');
   });
 
-  it('what the workspace links to below HOME: a virtualenv\'s interpreter from a kept toolchain stays visible, a package linked straight to a folder below HOME does not (issue 32)', () => {
+  it("what the workspace links to below HOME: a virtualenv's interpreter from a kept toolchain stays visible, a package linked straight to a folder below HOME does not (issue 32)", () => {
     const ws = makeWorkspace({});
     const linked = join(realHome, 'dev', 'linked');
     mkdirSync(linked, { recursive: true });
@@ -131,12 +183,18 @@ describe.skipIf(!probe.available)(`a private HOME under the sandbox${SKIP}`, () 
     mkdirSync(join(python, 'bin'), { recursive: true });
     mkdirSync(join(python, 'lib'));
     writeFileSync(join(python, 'lib', 'site.txt'), 'stdlib\n');
-    writeFileSync(join(python, 'bin', 'python3'), '#!/bin/sh\ncat "$(dirname "$(readlink -f "$0")")/../lib/site.txt"\n');
+    writeFileSync(
+      join(python, 'bin', 'python3'),
+      '#!/bin/sh\ncat "$(dirname "$(readlink -f "$0")")/../lib/site.txt"\n',
+    );
     chmodSync(join(python, 'bin', 'python3'), 0o755);
     mkdirSync(join(ws, '.venv', 'bin'), { recursive: true });
     symlinkSync(join(python, 'bin', 'python3'), join(ws, '.venv', 'bin', 'python'));
     try {
-      const wrapped = wrapWithSandbox({ shellCommand: `.venv/bin/python && node -e "console.log(require('linked'))"`, workspace: ws });
+      const wrapped = wrapWithSandbox({
+        shellCommand: `.venv/bin/python && node -e "console.log(require('linked'))"`,
+        workspace: ws,
+      });
       const r = run(wrapped?.argv ?? []);
       expect(r.stdout).toBe('stdlib\n');
       // the workspace's own link decides no bind: a worker could have pointed it anywhere
@@ -151,7 +209,10 @@ describe.skipIf(!probe.available)(`a private HOME under the sandbox${SKIP}`, () 
     const savedPath = process.env.PATH;
     process.env.PATH = `${realHome}:${savedPath ?? ''}`;
     try {
-      const wrapped = wrapWithSandbox({ shellCommand: 'test -e "$HOME/.ssh/id_ed25519" && echo SSH-SEEN; echo x > "$HOME/.w" && echo WROTE', workspace: makeWorkspace({}) });
+      const wrapped = wrapWithSandbox({
+        shellCommand: 'test -e "$HOME/.ssh/id_ed25519" && echo SSH-SEEN; echo x > "$HOME/.w" && echo WROTE',
+        workspace: makeWorkspace({}),
+      });
       const r = run(wrapped?.argv ?? []);
       expect(r.stdout).toBe('WROTE\n');
     } finally {
@@ -162,7 +223,12 @@ describe.skipIf(!probe.available)(`a private HOME under the sandbox${SKIP}`, () 
 
   it('agent CLIs keep their own home handling: home: null leaves HOME as it is (read-only), only its credential stores masked (masks.ts)', () => {
     const ws = makeWorkspace({});
-    const wrapped = wrapWithSandbox({ shellCommand: 'echo x > "$HOME/.cli-write" 2>/dev/null && echo WROTE; test -e "$HOME/.ssh/id_ed25519" && echo SSH-SEEN; true', workspace: ws, home: null });
+    const wrapped = wrapWithSandbox({
+      shellCommand:
+        'echo x > "$HOME/.cli-write" 2>/dev/null && echo WROTE; test -e "$HOME/.ssh/id_ed25519" && echo SSH-SEEN; true',
+      workspace: ws,
+      home: null,
+    });
     expect(wrapped?.argv.join(' ')).not.toContain(`--tmpfs ${realHome} `);
     const r = run(wrapped?.argv ?? []);
     expect(r.stdout).not.toContain('WROTE');
@@ -179,7 +245,10 @@ describe.skipIf(!probe.available)(`programs under /tmp stay visible in the sandb
     mkdirSync(join(modules, 'fakecli'), { recursive: true });
     mkdirSync(join(modules, 'fakedep'), { recursive: true });
     writeFileSync(join(modules, 'fakedep', 'index.js'), "module.exports = 'from the dependency';\n");
-    writeFileSync(join(modules, 'fakecli', 'cli.js'), "#!/usr/bin/env node\nconsole.log('fakecli ran: ' + require('../fakedep'));\n");
+    writeFileSync(
+      join(modules, 'fakecli', 'cli.js'),
+      "#!/usr/bin/env node\nconsole.log('fakecli ran: ' + require('../fakedep'));\n",
+    );
     chmodSync(join(modules, 'fakecli', 'cli.js'), 0o755);
     mkdirSync(join(prefix, 'bin'));
     symlinkSync('../lib/node_modules/fakecli/cli.js', join(prefix, 'bin', 'fakecli'));

@@ -7,8 +7,19 @@ import { createRunners } from '../../src/runners/index.js';
 import { createSandbox } from '../../src/platform/sandbox/sandbox.js';
 import { runProcess, type ProcessResult } from '../../src/platform/process/run-process.js';
 import { wrapWithSandbox, type SandboxCommand } from '../../src/platform/sandbox/bwrap.js';
-import { hasOnlyLoopbackNameservers, loopbackPortOf, planNetwork, slirp4netnsStatus, type SandboxNetwork } from '../../src/platform/sandbox/network.js';
-import { describeNetworks, networkSetupOf, verificationNetworkOf, vetServerPort } from '../../src/config/network-config.js';
+import {
+  hasOnlyLoopbackNameservers,
+  loopbackPortOf,
+  planNetwork,
+  slirp4netnsStatus,
+  type SandboxNetwork,
+} from '../../src/platform/sandbox/network.js';
+import {
+  describeNetworks,
+  networkSetupOf,
+  verificationNetworkOf,
+  vetServerPort,
+} from '../../src/config/network-config.js';
 import { BASE_FLAGS, probeSandbox } from '../../src/platform/sandbox/probe.js';
 import { runSuite } from '../../src/verification/run-suite.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
@@ -22,9 +33,15 @@ import { call, eventually, gaffer, startServe } from '../reliability/helpers.js'
 const probe = probeSandbox();
 const slirp = slirp4netnsStatus();
 const SKIP = probe.available ? '' : ` — SKIPPED: bubblewrap does not work here (${probe.reason})`;
-const SKIP_SLIRP = probe.available && slirp.path !== null ? '' : ` — SKIPPED: ${probe.available ? 'slirp4netns is not installed' : 'bubblewrap does not work here'}`;
+const SKIP_SLIRP =
+  probe.available && slirp.path !== null
+    ? ''
+    : ` — SKIPPED: ${probe.available ? 'slirp4netns is not installed' : 'bubblewrap does not work here'}`;
 /** The host's first non-loopback IPv4 address: outbound is proved by reaching it (there is no internet here). */
-const HOST_ADDRESS = Object.values(networkInterfaces()).flat().find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address ?? null;
+const HOST_ADDRESS =
+  Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address ?? null;
 const CONNECT = resolve('test/fixtures/bin/net-connect.cjs');
 const RUN_MS = 30_000;
 
@@ -42,7 +59,8 @@ async function startHostServer(name: string, host = '127.0.0.1'): Promise<number
 }
 
 /** `node net-connect.cjs HOST PORT` as a shell line. */
-const connect = (host: string, port: number) => `${JSON.stringify(process.execPath)} ${JSON.stringify(CONNECT)} ${host} ${port}`;
+const connect = (host: string, port: number) =>
+  `${JSON.stringify(process.execPath)} ${JSON.stringify(CONNECT)} ${host} ${port}`;
 
 function wrap(shellCommand: string, network?: SandboxNetwork, extra: Partial<SandboxCommand> = {}) {
   const wrapped = wrapWithSandbox({ shellCommand, workspace: tempDir(), ...(network ? { network } : {}), ...extra });
@@ -63,7 +81,7 @@ const runDirOf = (argv: string[]): string | null => {
 };
 
 describe('what a sandboxed run reaches', () => {
-  it('knows a loopback URL\'s port, and a resolv.conf that names only loopback resolvers', () => {
+  it("knows a loopback URL's port, and a resolv.conf that names only loopback resolvers", () => {
     expect(loopbackPortOf('http://127.0.0.1:11434/v1')).toBe(11434);
     expect(loopbackPortOf('http://localhost/v1')).toBe(80);
     expect(loopbackPortOf('https://[::1]/v1')).toBe(443);
@@ -74,27 +92,66 @@ describe('what a sandboxed run reaches', () => {
     expect(hasOnlyLoopbackNameservers('# none\n')).toBe(false);
   });
 
-  it('maps the config: shell and verification none unless allowed, the endpoints\' loopback ports forwarded into agent CLIs', () => {
-    const models = { default: { url: 'http://127.0.0.1:11434/v1', api: 'openai-compatible' as const, model: null, key: null, keyFrom: null }, far: { url: 'https://api.example.com/v1', api: 'openai-compatible' as const, model: null, key: null, keyFrom: null } };
+  it("maps the config: shell and verification none unless allowed, the endpoints' loopback ports forwarded into agent CLIs", () => {
+    const models = {
+      default: {
+        url: 'http://127.0.0.1:11434/v1',
+        api: 'openai-compatible' as const,
+        model: null,
+        key: null,
+        keyFrom: null,
+      },
+      far: {
+        url: 'https://api.example.com/v1',
+        api: 'openai-compatible' as const,
+        model: null,
+        key: null,
+        keyFrom: null,
+      },
+    };
     const config = { ...DEFAULT_CONFIG, models, network: { shell: false, verification: true, loopback_ports: [5432] } };
     expect(networkSetupOf(config)).toEqual({ shell: false, loopbackPorts: [5432], endpointPorts: [11434] });
     expect(verificationNetworkOf(config)).toEqual({ mode: 'outbound', loopbackPorts: [5432] });
     expect(verificationNetworkOf(DEFAULT_CONFIG)).toEqual({ mode: 'none', loopbackPorts: [] });
-    expect(describeNetworks({ ...config, sandbox: 'off' }, true)).toEqual({ shell: 'host', verification: 'host', builtin: 'host', 'agent CLIs': 'host' });
-    if (slirp.path !== null) expect(describeNetworks(config, true)).toEqual({ shell: 'none', verification: 'outbound', builtin: 'none', 'agent CLIs': 'outbound' });
+    expect(describeNetworks({ ...config, sandbox: 'off' }, true)).toEqual({
+      shell: 'host',
+      verification: 'host',
+      builtin: 'host',
+      'agent CLIs': 'host',
+    });
+    if (slirp.path !== null)
+      expect(describeNetworks(config, true)).toEqual({
+        shell: 'none',
+        verification: 'outbound',
+        builtin: 'none',
+        'agent CLIs': 'outbound',
+      });
   });
 
   it('refuses to serve on a port the config forwards into sandboxes, naming the field and the fix', () => {
     const config = { ...DEFAULT_CONFIG, network: { ...DEFAULT_CONFIG.network, loopback_ports: [7070] } };
-    expect(() => vetServerPort(config, 7070)).toThrow(/network\.loopback_ports: 7070 is the port gaffer serves on.*remove 7070 from network\.loopback_ports, or serve on another port/);
+    expect(() => vetServerPort(config, 7070)).toThrow(
+      /network\.loopback_ports: 7070 is the port gaffer serves on.*remove 7070 from network\.loopback_ports, or serve on another port/,
+    );
     expect(() => vetServerPort(config, 7071)).not.toThrow();
-    const local = { ...DEFAULT_CONFIG, models: { default: { url: 'http://localhost:7071/v1', api: 'openai-compatible' as const, model: null, key: null, keyFrom: null } } };
+    const local = {
+      ...DEFAULT_CONFIG,
+      models: {
+        default: {
+          url: 'http://localhost:7071/v1',
+          api: 'openai-compatible' as const,
+          model: null,
+          key: null,
+          keyFrom: null,
+        },
+      },
+    };
     expect(() => vetServerPort(local, 7071)).toThrow(expect.objectContaining({ field: 'models.default.url' }));
   });
 });
 
 describe.skipIf(!probe.available)(`network none (the default)${SKIP}`, () => {
-  it('cannot connect to a server on the host\'s 127.0.0.1, at once, and stays a plain bwrap argv', async () => {
+  it("cannot connect to a server on the host's 127.0.0.1, at once, and stays a plain bwrap argv", async () => {
     const port = await startHostServer('host');
     const wrapped = wrap(connect('127.0.0.1', port));
     expect(wrapped.network).toBe('none');
@@ -119,7 +176,10 @@ describe.skipIf(!probe.available)(`network none (the default)${SKIP}`, () => {
   it('with loopbackPorts reaches exactly those host ports at 127.0.0.1 and no other, with no relay socket on the host', async () => {
     const allowed = await startHostServer('allowed');
     const other = await startHostServer('other');
-    const wrapped = wrap(`${connect('127.0.0.1', allowed)}; ${connect('127.0.0.1', other)}; exit 7`, { mode: 'none', loopbackPorts: [allowed] });
+    const wrapped = wrap(`${connect('127.0.0.1', allowed)}; ${connect('127.0.0.1', other)}; exit 7`, {
+      mode: 'none',
+      loopbackPorts: [allowed],
+    });
     expect(runDirOf(wrapped.argv)).toBeNull();
     expect(wrapped.network).toBe('none');
     const r = await run(wrapped.argv);
@@ -141,7 +201,16 @@ describe.skipIf(!probe.available)(`network none (the default)${SKIP}`, () => {
     const port = await startHostServer('for the tests');
     const ws = tempDir();
     const suite = (network?: SandboxNetwork) =>
-      runSuite({ command: connect('127.0.0.1', port), cwd: ws, kind: null, timeoutMs: RUN_MS, signal: new AbortController().signal, logFile: join(tempDir(), 'v.log'), sandbox: true, ...(network ? { network } : {}) });
+      runSuite({
+        command: connect('127.0.0.1', port),
+        cwd: ws,
+        kind: null,
+        timeoutMs: RUN_MS,
+        signal: new AbortController().signal,
+        logFile: join(tempDir(), 'v.log'),
+        sandbox: true,
+        ...(network ? { network } : {}),
+      });
     const cut = await suite();
     expect(cut.tail.trim()).toBe('failed ECONNREFUSED');
     const forwarded = await suite({ mode: 'none', loopbackPorts: [port] });
@@ -152,15 +221,33 @@ describe.skipIf(!probe.available)(`network none (the default)${SKIP}`, () => {
   it('shell workers run with network none and say so on their report; network.shell gives them outbound', async () => {
     const port = await startHostServer('api');
     const input = (ws: string) => ({
-      jobId: 'j', workerName: 'w', attempt: 1, role: 'worker' as const, instruction: 'probe', workspace: ws, command: connect('127.0.0.1', port), model: null,
-      timeoutMs: RUN_MS, maxRounds: 1, resume: null, files: [], outputs: [], sandbox: true, env: process.env, logFile: join(ws, '..', 'w.log'), instructionFile: join(ws, '..', 'w.txt'), signal: new AbortController().signal,
+      jobId: 'j',
+      workerName: 'w',
+      attempt: 1,
+      role: 'worker' as const,
+      instruction: 'probe',
+      workspace: ws,
+      command: connect('127.0.0.1', port),
+      model: null,
+      timeoutMs: RUN_MS,
+      maxRounds: 1,
+      resume: null,
+      files: [],
+      outputs: [],
+      sandbox: true,
+      env: process.env,
+      logFile: join(ws, '..', 'w.log'),
+      instructionFile: join(ws, '..', 'w.txt'),
+      signal: new AbortController().signal,
     });
     const shell = createRunners({ sandbox: 'auto' }).get('shell');
     const report = await shell?.run(input(tempDir()));
     expect(report).toMatchObject({ sandboxed: true, network: 'none', status: 'error' });
     expect(report?.summary).toContain('failed ECONNREFUSED');
     if (slirp.path === null) return;
-    const open = await createRunners({ sandbox: 'auto', network: { shell: true } }).get('shell')?.run(input(tempDir()));
+    const open = await createRunners({ sandbox: 'auto', network: { shell: true } })
+      .get('shell')
+      ?.run(input(tempDir()));
     // outbound still has no route to the host's loopback
     expect(open).toMatchObject({ sandboxed: true, network: 'outbound', status: 'error' });
     expect(open?.summary).toContain('failed ECONNREFUSED');
@@ -168,12 +255,18 @@ describe.skipIf(!probe.available)(`network none (the default)${SKIP}`, () => {
 });
 
 describe.skipIf(!probe.available)(`the builtin agent's commands${SKIP}`, () => {
-  it('run with network none: a command cannot reach the host\'s loopback while gaffer itself talks to the model there', async () => {
+  it("run with network none: a command cannot reach the host's loopback while gaffer itself talks to the model there", async () => {
     const server = await startModelServer();
     try {
       const port = Number(new URL(server.url).port);
-      server.script([{ toolCalls: [{ name: 'run_command', args: { command: connect('127.0.0.1', port) } }] }, { text: 'Tried.\nFiles changed:\n(none)' }]);
-      const builtin = createRunners({ sandbox: 'auto', builtin: { endpoint: { api: 'openai-compatible', url: `${server.url}/v1`, key: 'sk-test', model: 'qwen3:8b' } } }).get('builtin');
+      server.script([
+        { toolCalls: [{ name: 'run_command', args: { command: connect('127.0.0.1', port) } }] },
+        { text: 'Tried.\nFiles changed:\n(none)' },
+      ]);
+      const builtin = createRunners({
+        sandbox: 'auto',
+        builtin: { endpoint: { api: 'openai-compatible', url: `${server.url}/v1`, key: 'sk-test', model: 'qwen3:8b' } },
+      }).get('builtin');
       const data = tempDir();
       const report = await builtin?.run(builtinInput(tempDir(), data, { sandbox: true }));
       expect(report).toMatchObject({ status: 'done', sandboxed: true, network: 'none' });
@@ -200,24 +293,44 @@ describe.skipIf(SKIP_SLIRP !== '')(`network outbound (slirp4netns)${SKIP_SLIRP}`
     }
   });
 
-  it.skipIf(HOST_ADDRESS === null)(`reaches the host's non-loopback address but not its loopback (127.0.0.1 nor 10.0.2.2)${HOST_ADDRESS === null ? ' — SKIPPED: this host has no non-loopback IPv4 address' : ''}`, async () => {
-    const outside = await startHostServer('eth0', HOST_ADDRESS ?? '0.0.0.0');
-    const loop = await startHostServer('loopback');
-    const r = await run(wrap(`${connect(HOST_ADDRESS ?? '', outside)}; ${connect('127.0.0.1', loop)}; ${connect('10.0.2.2', loop)}`, { mode: 'outbound' }).argv);
-    // slirp4netns answers for the host's loopback behind 10.0.2.2 with an ICMP unreachable
-    expect(r.tail.trim().split('\n')).toEqual(['hello eth0', 'failed ECONNREFUSED', expect.stringMatching(/^failed (ECONNREFUSED|ENETUNREACH)$/)]);
-    expect(r.durationMs).toBeLessThan(8_000);
-  });
+  it.skipIf(HOST_ADDRESS === null)(
+    `reaches the host's non-loopback address but not its loopback (127.0.0.1 nor 10.0.2.2)${HOST_ADDRESS === null ? ' — SKIPPED: this host has no non-loopback IPv4 address' : ''}`,
+    async () => {
+      const outside = await startHostServer('eth0', HOST_ADDRESS ?? '0.0.0.0');
+      const loop = await startHostServer('loopback');
+      const r = await run(
+        wrap(`${connect(HOST_ADDRESS ?? '', outside)}; ${connect('127.0.0.1', loop)}; ${connect('10.0.2.2', loop)}`, {
+          mode: 'outbound',
+        }).argv,
+      );
+      // slirp4netns answers for the host's loopback behind 10.0.2.2 with an ICMP unreachable
+      expect(r.tail.trim().split('\n')).toEqual([
+        'hello eth0',
+        'failed ECONNREFUSED',
+        expect.stringMatching(/^failed (ECONNREFUSED|ENETUNREACH)$/),
+      ]);
+      expect(r.durationMs).toBeLessThan(8_000);
+    },
+  );
 
   it('forwards the chosen loopback port and only it', async () => {
     const allowed = await startHostServer('endpoint');
     const other = await startHostServer('api');
-    const r = await run(wrap(`${connect('127.0.0.1', allowed)}; ${connect('127.0.0.1', other)}; ${connect('10.0.2.2', other)}; exit 5`, { mode: 'outbound', loopbackPorts: [allowed] }).argv);
-    expect(r.tail.trim().split('\n')).toEqual(['hello endpoint', 'failed ECONNREFUSED', expect.stringMatching(/^failed (ECONNREFUSED|ENETUNREACH)$/)]);
+    const r = await run(
+      wrap(`${connect('127.0.0.1', allowed)}; ${connect('127.0.0.1', other)}; ${connect('10.0.2.2', other)}; exit 5`, {
+        mode: 'outbound',
+        loopbackPorts: [allowed],
+      }).argv,
+    );
+    expect(r.tail.trim().split('\n')).toEqual([
+      'hello endpoint',
+      'failed ECONNREFUSED',
+      expect.stringMatching(/^failed (ECONNREFUSED|ENETUNREACH)$/),
+    ]);
     expect(r.exitCode).toBe(5);
   });
 
-  it('stays in the run\'s process group: a timeout ends the launcher, bwrap and slirp4netns, and its run folder goes', async () => {
+  it("stays in the run's process group: a timeout ends the launcher, bwrap and slirp4netns, and its run folder goes", async () => {
     const port = await startHostServer('x');
     const mark = `gaffer-net-wait-${process.pid}-${Date.now()}`;
     const wrapped = wrap(`sleep 60 # ${mark}`, { mode: 'outbound', loopbackPorts: [port] });
@@ -232,7 +345,13 @@ describe.skipIf(SKIP_SLIRP !== '')(`network outbound (slirp4netns)${SKIP_SLIRP}`
   it('passes a signal that ended bwrap through as the same signal', async () => {
     const wrapped = wrap('sleep 60', { mode: 'outbound' });
     const ac = new AbortController();
-    const running = runProcess({ argv: wrapped.argv, cwd: tempDir(), env: process.env, timeoutMs: RUN_MS, signal: ac.signal });
+    const running = runProcess({
+      argv: wrapped.argv,
+      cwd: tempDir(),
+      env: process.env,
+      timeoutMs: RUN_MS,
+      signal: ac.signal,
+    });
     await new Promise((r) => setTimeout(r, 500));
     ac.abort();
     const r = await running;
@@ -244,7 +363,14 @@ describe.skipIf(SKIP_SLIRP !== '')(`network outbound (slirp4netns)${SKIP_SLIRP}`
     const port = await startHostServer('userns');
     const inner = ['/bin/sh', '-c', `ip -4 -o addr show tap0 && ${connect('127.0.0.1', port)}`];
     const plan = planNetwork({ mode: 'outbound', loopbackPorts: [port] }, inner, { userns: true });
-    const argv = plan.outer([probe.binary ?? 'bwrap', '--unshare-user', ...BASE_FLAGS, ...plan.bwrapArgs, '--', ...plan.inner]);
+    const argv = plan.outer([
+      probe.binary ?? 'bwrap',
+      '--unshare-user',
+      ...BASE_FLAGS,
+      ...plan.bwrapArgs,
+      '--',
+      ...plan.inner,
+    ]);
     expect(argv).toContain('--userns');
     const r = await run(argv);
     expect(r.exitCode, r.tail).toBe(0);
@@ -253,7 +379,10 @@ describe.skipIf(SKIP_SLIRP !== '')(`network outbound (slirp4netns)${SKIP_SLIRP}`
   });
 
   it('gaffer doctor says slirp4netns was found, its trial worked, and the network of each kind of run', async () => {
-    const report = await runDoctor({ dataDir: join(tempDir('gaffer-doctor-data-'), 'data'), env: { ...process.env, GAFFER_CONFIG: '' } });
+    const report = await runDoctor({
+      dataDir: join(tempDir('gaffer-doctor-data-'), 'data'),
+      env: { ...process.env, GAFFER_CONFIG: '' },
+    });
     const check = report.checks.find((c) => c.name === 'network');
     expect(check?.status).toBe('ok');
     expect(check?.detail).toContain(`${slirp.version ?? ''} at ${slirp.path ?? ''}`);
@@ -266,13 +395,26 @@ describe.skipIf(SKIP_SLIRP !== '')(`network outbound (slirp4netns)${SKIP_SLIRP}`
     const wrapped = wrap('true', { mode: 'outbound' });
     expect(wrapped.network).toBe('host');
     expect(wrapped.argv).not.toContain('--unshare-net');
-    const refused = createSandbox('required').wrap({ shellCommand: 'true', workspace: tempDir(), network: { mode: 'outbound' } });
-    expect('refused' in refused ? refused.refused : null).toMatch(/sandbox: required.*slirp4netns is not installed.*apt-get install slirp4netns/);
-    expect(createSandbox('auto').wrap({ shellCommand: 'true', workspace: tempDir(), network: { mode: 'outbound' } })).toMatchObject({ sandboxed: true, network: 'host' });
-    const report = await runDoctor({ dataDir: join(tempDir('gaffer-doctor-data-'), 'data'), env: { ...process.env, GAFFER_CONFIG: '' } });
+    const refused = createSandbox('required').wrap({
+      shellCommand: 'true',
+      workspace: tempDir(),
+      network: { mode: 'outbound' },
+    });
+    expect('refused' in refused ? refused.refused : null).toMatch(
+      /sandbox: required.*slirp4netns is not installed.*apt-get install slirp4netns/,
+    );
+    expect(
+      createSandbox('auto').wrap({ shellCommand: 'true', workspace: tempDir(), network: { mode: 'outbound' } }),
+    ).toMatchObject({ sandboxed: true, network: 'host' });
+    const report = await runDoctor({
+      dataDir: join(tempDir('gaffer-doctor-data-'), 'data'),
+      env: { ...process.env, GAFFER_CONFIG: '' },
+    });
     expect(report.checks.find((c) => c.name === 'network')).toMatchObject({
       status: 'warn',
-      detail: expect.stringContaining('slirp4netns not found: runs that need outbound network get the host network, gaffer\'s API included: shell none, verification none, builtin none, agent CLIs host'),
+      detail: expect.stringContaining(
+        "slirp4netns not found: runs that need outbound network get the host network, gaffer's API included: shell none, verification none, builtin none, agent CLIs host",
+      ),
       fix: 'install slirp4netns (apt-get install slirp4netns)',
     });
   });
@@ -282,7 +424,11 @@ const FINAL = ['done', 'partial', 'error', 'cancelled', 'interrupted'];
 
 async function settle(url: string, id: string): Promise<any> {
   let job: any;
-  await eventually(async () => FINAL.includes((job = (await call(url, 'GET', `/api/jobs/${id}?full=1`)).json)?.status), 90_000, `job ${id} to settle`);
+  await eventually(
+    async () => FINAL.includes((job = (await call(url, 'GET', `/api/jobs/${id}?full=1`)).json)?.status),
+    90_000,
+    `job ${id} to settle`,
+  );
   return job;
 }
 
@@ -292,11 +438,20 @@ describe.skipIf(!probe.available)(`the attack of issue 11: a sandboxed worker dr
     const served = await startServe(data);
     const { url } = served;
     const outside = tempDir('gaffer-attack-target-');
-    const victim = await call(url, 'POST', '/api/jobs', { workspace: makeWorkspace({ 'a.txt': 'a\n' }), verify: 'none', timeout_s: 120, tasks: [{ instruction: 'wait', command: 'sleep 60' }] });
+    const victim = await call(url, 'POST', '/api/jobs', {
+      workspace: makeWorkspace({ 'a.txt': 'a\n' }),
+      verify: 'none',
+      timeout_s: 120,
+      tasks: [{ instruction: 'wait', command: 'sleep 60' }],
+    });
     expect(victim.status, victim.text).toBe(202);
     // the credential is masked inside the sandbox; the worker is handed it here so only the network stands in the way
     const auth = `authorization: Bearer ${secretOf(url)}`;
-    const create = JSON.stringify({ workspace: outside, verify: 'none', tasks: [{ instruction: 'escape', command: 'touch pwned' }] });
+    const create = JSON.stringify({
+      workspace: outside,
+      verify: 'none',
+      tasks: [{ instruction: 'escape', command: 'touch pwned' }],
+    });
     const attack = [
       `curl -sS -m 5 -X POST -H '${auth}' -H 'content-type: application/json' -d '${create}' ${url}/api/jobs; echo "create: curl exit $?"`,
       `curl -sS -m 5 -X POST -H '${auth}' ${url}/api/jobs/${victim.json.id}/cancel; echo "cancel: curl exit $?"`,
@@ -339,7 +494,13 @@ describe.skipIf(!probe.available)(`the attack of issue 11: a sandboxed worker dr
       workspace: makeWorkspace({ 'c.txt': 'c\n' }),
       timeout_s: 60,
       verify: `${connect('127.0.0.1', db)} | grep -qx 'hello database'`,
-      tasks: [{ name: 'client', instruction: 'use the database', command: `${connect('127.0.0.1', db)}; ${connect('127.0.0.1', other)}; exit 0` }],
+      tasks: [
+        {
+          name: 'client',
+          instruction: 'use the database',
+          command: `${connect('127.0.0.1', db)}; ${connect('127.0.0.1', other)}; exit 0`,
+        },
+      ],
     });
     expect(posted.status, posted.text).toBe(202);
     const job = await settle(url, posted.json.id);

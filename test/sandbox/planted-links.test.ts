@@ -1,6 +1,18 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CompactJob } from '../../src/engine/queries/compact.js';
@@ -48,7 +60,10 @@ function makeHome(parent: string): FakeHome {
   writeFileSync(join(home, '.aws', 'credentials'), `aws_secret_access_key = ${marker}\n`);
   mkdirSync(join(home, 'projects', 'private', 'bin'), { recursive: true });
   writeFileSync(join(home, 'projects', 'private', 'notes.txt'), `notes ${marker}\n`);
-  writeFileSync(join(home, 'projects', 'private', 'bin', 'pip'), `#!/bin/sh\ncat ${join(home, 'projects', 'private', 'notes.txt')}\n`);
+  writeFileSync(
+    join(home, 'projects', 'private', 'bin', 'pip'),
+    `#!/bin/sh\ncat ${join(home, 'projects', 'private', 'notes.txt')}\n`,
+  );
   chmodSync(join(home, 'projects', 'private', 'bin', 'pip'), 0o755);
   return { home, marker };
 }
@@ -67,11 +82,16 @@ function plantLinks(home: string): string {
 }
 
 /** What reads every planted link back. */
-const READ_BACK = 'cat node_modules/x/id_rsa node_modules/@s/y/credentials node_modules/z/notes.txt .venv/bin/python; .venv/bin/pip; true';
+const READ_BACK =
+  'cat node_modules/x/id_rsa node_modules/@s/y/credentials node_modules/z/notes.txt .venv/bin/python; .venv/bin/pip; true';
 
 function run(argv: string[], cwd?: string): { status: number | null; stdout: string; stderr: string } {
   const [file, ...args] = argv;
-  const r = spawnSync(file as string, args, { encoding: 'utf8', timeout: 30_000, ...(cwd === undefined ? {} : { cwd }) });
+  const r = spawnSync(file as string, args, {
+    encoding: 'utf8',
+    timeout: 30_000,
+    ...(cwd === undefined ? {} : { cwd }),
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -117,7 +137,7 @@ describe.skipIf(!probe.available)(`links a worker plants bind nothing into the n
     process.env.HOME = fake.home;
   });
 
-  it('a wrapped command does not see through a dependency folder\'s, a scoped package\'s or a virtualenv\'s link out of the workspace', () => {
+  it("a wrapped command does not see through a dependency folder's, a scoped package's or a virtualenv's link out of the workspace", () => {
     const ws = makeWorkspace({});
     expect(run(['/bin/sh', '-c', plantLinks(fake.home)], ws).status).toBe(0);
     // the sandbox has no overlay here: HOME is an empty tmpfs, where only a bind could bring the targets back
@@ -132,16 +152,25 @@ describe.skipIf(!probe.available)(`links a worker plants bind nothing into the n
     expect(bound.filter((source) => targets.some((t) => source === t || source?.startsWith(`${t}/`)))).toEqual([]);
   });
 
-  it('a shell worker plants the links; its verification, its fix round and the next job\'s worker read none of their targets', async () => {
+  it("a shell worker plants the links; its verification, its fix round and the next job's worker read none of their targets", async () => {
     const { engine, dataDir } = await openEngine();
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
     // the first round plants; the fix round (after the verification failed) copies what the links show into the workspace
     const command = `if [ -L node_modules/x ]; then (${READ_BACK}) > leak-fix.txt 2>&1; else ${plantLinks(fake.home)}; fi`;
-    const first = await runToEnd(engine, { workspace: ws, verify: 'cat node_modules/x/id_rsa', fix_rounds: 1, tasks: [{ instruction: 'plant links', command }] });
+    const first = await runToEnd(engine, {
+      workspace: ws,
+      verify: 'cat node_modules/x/id_rsa',
+      fix_rounds: 1,
+      tasks: [{ instruction: 'plant links', command }],
+    });
     expect(resultOf(first).workers[0]).toMatchObject({ sandboxed: true });
     expect(verificationOf(first)).toMatchObject({ ran: true, ok: false });
     expect(existsSync(join(ws, 'leak-fix.txt'))).toBe(true);
-    const next = await runToEnd(engine, { workspace: ws, verify: 'none', tasks: [{ instruction: 'read links', command: `(${READ_BACK}) > leak-next.txt 2>&1` }] });
+    const next = await runToEnd(engine, {
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ instruction: 'read links', command: `(${READ_BACK}) > leak-next.txt 2>&1` }],
+    });
     expect(resultOf(next).workers[0]).toMatchObject({ status: 'done', sandboxed: true });
     expect(existsSync(join(ws, 'leak-next.txt'))).toBe(true);
     // not in the workspace, nor in any log, answer or evidence gaffer kept
@@ -149,14 +178,20 @@ describe.skipIf(!probe.available)(`links a worker plants bind nothing into the n
     expect(leaked.map((f) => `${f}: ${readFileSync(f, 'utf8').slice(0, 300)}`)).toEqual([]);
   }, 120_000);
 
-  it('the builtin agent\'s run_command reads none of the targets either: nothing reaches the model endpoint', async () => {
+  it("the builtin agent's run_command reads none of the targets either: nothing reaches the model endpoint", async () => {
     const ws = makeWorkspace({});
     // planted as a sandboxed worker would
     expect(run(wrapWithSandbox({ shellCommand: plantLinks(fake.home), workspace: ws })?.argv ?? []).status).toBe(0);
     const server = await startModelServer();
     try {
-      server.script([{ toolCalls: [{ name: 'run_command', args: { command: READ_BACK } }] }, { text: 'read them.\nFiles changed:\n(none)' }]);
-      const runner = new BuiltinRunner({ endpoint: endpointOf(server, 'openai-compatible'), sandbox: createSandbox('auto') });
+      server.script([
+        { toolCalls: [{ name: 'run_command', args: { command: READ_BACK } }] },
+        { text: 'read them.\nFiles changed:\n(none)' },
+      ]);
+      const runner = new BuiltinRunner({
+        endpoint: endpointOf(server, 'openai-compatible'),
+        sandbox: createSandbox('auto'),
+      });
       const report = await runner.run(builtinInput(ws, tempDir('gaffer-builtin-data-'), { sandbox: true }));
       expect(report.sandboxed).toBe(true);
       expect(server.requests.length).toBe(2);
@@ -167,12 +202,15 @@ describe.skipIf(!probe.available)(`links a worker plants bind nothing into the n
     }
   }, 60_000);
 
-  it('in a worktree job, the verification reaches the workspace\'s node_modules through gaffer\'s link, and nothing once the worker repointed it', async () => {
+  it("in a worktree job, the verification reaches the workspace's node_modules through gaffer's link, and nothing once the worker repointed it", async () => {
     const dataDir = join(tempDir('gaffer-data-'), 'data');
     const engine = await Engine.open({ dataDir, worktrees: {} });
     engines.push(engine);
     // below /tmp: inside the sandbox only a bind shows the workspace's node_modules to the worktree's link
-    const ws = makeWorkspace({ '.gitignore': 'node_modules/\n', 'package-lock.json': '{"lockfileVersion":3}\n', 'a.txt': 'a\n' }, { git: true });
+    const ws = makeWorkspace(
+      { '.gitignore': 'node_modules/\n', 'package-lock.json': '{"lockfileVersion":3}\n', 'a.txt': 'a\n' },
+      { git: true },
+    );
     mkdirSync(join(ws, 'node_modules', 'dep'), { recursive: true });
     writeFileSync(join(ws, 'node_modules', 'dep', 'index.js'), 'module.exports = 42;\n');
     const honest = await runToEnd(engine, {
@@ -190,7 +228,14 @@ describe.skipIf(!probe.available)(`links a worker plants bind nothing into the n
       isolation: 'worktree',
       verify: 'cat node_modules/id_rsa && echo pwned > node_modules/authorized_keys',
       fix_rounds: 0,
-      tasks: [{ name: 'repoint', instruction: 'repoint', files: ['a.txt'], command: `rm node_modules && ln -s ${JSON.stringify(join(fake.home, '.ssh'))} node_modules && echo c > a.txt` }],
+      tasks: [
+        {
+          name: 'repoint',
+          instruction: 'repoint',
+          files: ['a.txt'],
+          command: `rm node_modules && ln -s ${JSON.stringify(join(fake.home, '.ssh'))} node_modules && echo c > a.txt`,
+        },
+      ],
     });
     expect(resultOf(hostile).workers[0]).toMatchObject({ sandboxed: true });
     expect(verificationOf(hostile)).toMatchObject({ ran: true, ok: false });
@@ -250,7 +295,13 @@ describe.skipIf(!probe.available)(`links a worker plants bind nothing into the n
     const savedPath = process.env.PATH;
     process.env.PATH = path;
     try {
-      const r = run(wrapWithSandbox({ shellCommand: 'cat node_modules/.bin/tool; pip; true', workspace: ws, programs: [join(bin, 'pip')] })?.argv ?? []);
+      const r = run(
+        wrapWithSandbox({
+          shellCommand: 'cat node_modules/.bin/tool; pip; true',
+          workspace: ws,
+          programs: [join(bin, 'pip')],
+        })?.argv ?? [],
+      );
       expect(`${r.stdout}${r.stderr}`).not.toContain(fake.marker);
     } finally {
       process.env.PATH = savedPath;
@@ -259,12 +310,16 @@ describe.skipIf(!probe.available)(`links a worker plants bind nothing into the n
 
   it('the credential stores stay masked under a tmpfs HOME even where a bind lands on them', () => {
     const ws = makeWorkspace({});
-    const wrapped = wrapWithSandbox({ shellCommand: `cat ${JSON.stringify(join(fake.home, '.ssh', 'id_rsa'))} ${JSON.stringify(join(fake.home, '.aws', 'credentials'))}; true`, workspace: ws, readable: [join(fake.home, '.ssh'), join(fake.home, '.aws', 'credentials')] });
+    const wrapped = wrapWithSandbox({
+      shellCommand: `cat ${JSON.stringify(join(fake.home, '.ssh', 'id_rsa'))} ${JSON.stringify(join(fake.home, '.aws', 'credentials'))}; true`,
+      workspace: ws,
+      readable: [join(fake.home, '.ssh'), join(fake.home, '.aws', 'credentials')],
+    });
     const r = run(wrapped?.argv ?? []);
     expect(`${r.stdout}${r.stderr}`).not.toContain(fake.marker);
   });
 
-  it('gaffer\'s default data and config places below HOME are masked too, though this process uses another data dir', () => {
+  it("gaffer's default data and config places below HOME are masked too, though this process uses another data dir", () => {
     for (const rel of [join('.local', 'share', 'gaffer'), join('.config', 'gaffer')]) {
       mkdirSync(join(fake.home, rel), { recursive: true });
       writeFileSync(join(fake.home, rel, 'gaffer.config.json'), `{"tokens": ["${fake.marker}"]}\n`);
@@ -272,7 +327,14 @@ describe.skipIf(!probe.available)(`links a worker plants bind nothing into the n
     const read = `cat ${JSON.stringify(join(fake.home, '.local/share/gaffer/gaffer.config.json'))} ${JSON.stringify(join(fake.home, '.config/gaffer/gaffer.config.json'))}; true`;
     // an agent CLI's run keeps the user's HOME (read-only): only the masks stand between it and these
     for (const home of [null, undefined]) {
-      const r = run(wrapWithSandbox({ shellCommand: read, workspace: makeWorkspace({}), ...(home === null ? { home } : {}), readable: [join(fake.home, '.config')] })?.argv ?? []);
+      const r = run(
+        wrapWithSandbox({
+          shellCommand: read,
+          workspace: makeWorkspace({}),
+          ...(home === null ? { home } : {}),
+          readable: [join(fake.home, '.config')],
+        })?.argv ?? [],
+      );
       expect(`${r.stdout}${r.stderr}`).not.toContain(fake.marker);
     }
   });
@@ -293,16 +355,22 @@ describe.skipIf(!probe.available)(`what honest tooling keeps${SKIP}`, () => {
     mkdirSync(join(python, 'bin'), { recursive: true });
     mkdirSync(join(python, 'lib'));
     writeFileSync(join(python, 'lib', 'site.txt'), 'stdlib\n');
-    writeFileSync(join(python, 'bin', 'python3'), '#!/bin/sh\ncat "$(dirname "$(readlink -f "$0")")/../lib/site.txt"\n');
+    writeFileSync(
+      join(python, 'bin', 'python3'),
+      '#!/bin/sh\ncat "$(dirname "$(readlink -f "$0")")/../lib/site.txt"\n',
+    );
     chmodSync(join(python, 'bin', 'python3'), 0o755);
     mkdirSync(join(ws, '.venv', 'bin'), { recursive: true });
     symlinkSync(join(python, 'bin', 'python3'), join(ws, '.venv', 'bin', 'python'));
-    const r = run(wrapWithSandbox({ shellCommand: `node -e "console.log(require('lib'))" && .venv/bin/python`, workspace: ws })?.argv ?? []);
+    const r = run(
+      wrapWithSandbox({ shellCommand: `node -e "console.log(require('lib'))" && .venv/bin/python`, workspace: ws })
+        ?.argv ?? [],
+    );
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe('in the workspace\nstdlib\n');
   });
 
-  it('a package `npm link`ed through npm\'s global folder is bound; the same folder linked straight from the workspace is not', () => {
+  it("a package `npm link`ed through npm's global folder is bound; the same folder linked straight from the workspace is not", () => {
     const ws = makeWorkspace({});
     const linked = join(fake.home, 'dev', 'linked');
     mkdirSync(linked, { recursive: true });
@@ -310,8 +378,12 @@ describe.skipIf(!probe.available)(`what honest tooling keeps${SKIP}`, () => {
     symlinkSync(linked, join(globalModules, 'linked'));
     mkdirSync(join(ws, 'node_modules'));
     symlinkSync(join(globalModules, 'linked'), join(ws, 'node_modules', 'linked'));
-    expect(listProgramDirs(['/tmp', fake.home], { workspace: ws, npmGlobal: globalModules, path: '' })).toContain(linked);
-    expect(listProgramDirs(['/tmp', fake.home], { workspace: ws, npmGlobal: tempDir('gaffer-npm-empty-'), path: '' })).not.toContain(linked);
+    expect(listProgramDirs(['/tmp', fake.home], { workspace: ws, npmGlobal: globalModules, path: '' })).toContain(
+      linked,
+    );
+    expect(
+      listProgramDirs(['/tmp', fake.home], { workspace: ws, npmGlobal: tempDir('gaffer-npm-empty-'), path: '' }),
+    ).not.toContain(linked);
     // the linked package is a project a worker may work in: a PATH link that leads through a link it planted there is not followed
     mkdirSync(join(linked, 'bin'));
     symlinkSync(join(fake.home, 'projects', 'private', 'bin', 'pip'), join(linked, 'bin', 'cli'));

@@ -21,7 +21,13 @@ describe('findSandboxRefusals', () => {
       "Error: EROFS: read-only file system, open '/ws/inside.txt'",
       'all fine: /usr/other is not mentioned with a refusal',
     ].join('\n');
-    expect(findSandboxRefusals(output, '/ws')).toEqual(['/usr/lib/.node-spawn-wrap-12-ab', '/etc/gaffer-x', '/var/lib/y', '/opt/z', '/srv/go/w']);
+    expect(findSandboxRefusals(output, '/ws')).toEqual([
+      '/usr/lib/.node-spawn-wrap-12-ab',
+      '/etc/gaffer-x',
+      '/var/lib/y',
+      '/opt/z',
+      '/srv/go/w',
+    ]);
     expect(findSandboxRefusals('1 passing\n', '/ws')).toEqual([]);
   });
 });

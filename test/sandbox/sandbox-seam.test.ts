@@ -23,15 +23,33 @@ function recordingSandbox(answer: (cmd: SandboxCommand) => SandboxResult): Sandb
 function shellInput(command: string): RunnerInput {
   const data = tempDir('gaffer-seam-data-');
   return {
-    jobId: 'job-1', workerName: 'worker-1', attempt: 1, role: 'worker', instruction: command, workspace: tempDir('gaffer-seam-ws-'),
-    command, model: null, timeoutMs: 20_000, maxRounds: 1, resume: null, files: [], sandbox: true, env: { PATH: process.env.PATH },
-    logFile: join(data, 'w.log'), instructionFile: join(data, 'w.md'), signal: new AbortController().signal,
+    jobId: 'job-1',
+    workerName: 'worker-1',
+    attempt: 1,
+    role: 'worker',
+    instruction: command,
+    workspace: tempDir('gaffer-seam-ws-'),
+    command,
+    model: null,
+    timeoutMs: 20_000,
+    maxRounds: 1,
+    resume: null,
+    files: [],
+    sandbox: true,
+    env: { PATH: process.env.PATH },
+    logFile: join(data, 'w.log'),
+    instructionFile: join(data, 'w.md'),
+    signal: new AbortController().signal,
   };
 }
 
 describe('Sandbox: one seam, made once and injected (issue 12)', () => {
   it('createRunners hands the one sandbox it is given to the shell runner, with the shell network', async () => {
-    const sandbox = recordingSandbox((cmd) => ({ argv: ['/bin/sh', '-c', `echo seam; ${cmd.shellCommand ?? ''}`], sandboxed: true, network: 'none' }));
+    const sandbox = recordingSandbox((cmd) => ({
+      argv: ['/bin/sh', '-c', `echo seam; ${cmd.shellCommand ?? ''}`],
+      sandboxed: true,
+      network: 'none',
+    }));
     const runners = createRunners({ sandbox });
     const report = await runners.get('shell')?.run(shellInput('echo inner'));
     expect(report).toMatchObject({ status: 'done', sandboxed: true, network: 'none', summary: 'seam\ninner' });
@@ -41,11 +59,27 @@ describe('Sandbox: one seam, made once and injected (issue 12)', () => {
   });
 
   it('a refusal refuses the shell worker with its words, and fails a verification command saying why', async () => {
-    const sandbox = recordingSandbox(() => ({ refused: 'no sandbox for you: install bubblewrap', sandboxed: false, network: 'host' }));
+    const sandbox = recordingSandbox(() => ({
+      refused: 'no sandbox for you: install bubblewrap',
+      sandboxed: false,
+      network: 'host',
+    }));
     const report = await createRunners({ sandbox }).get('shell')?.run(shellInput('echo never'));
-    expect(report).toMatchObject({ status: 'refused', stopReason: 'sandbox_unavailable', error: 'no sandbox for you: install bubblewrap' });
+    expect(report).toMatchObject({
+      status: 'refused',
+      stopReason: 'sandbox_unavailable',
+      error: 'no sandbox for you: install bubblewrap',
+    });
     const ws = tempDir('gaffer-seam-ws-');
-    const run = await runSuite({ command: 'echo never', cwd: ws, kind: null, timeoutMs: 20_000, signal: new AbortController().signal, logFile: join(tempDir(), 'v.log'), sandbox });
+    const run = await runSuite({
+      command: 'echo never',
+      cwd: ws,
+      kind: null,
+      timeoutMs: 20_000,
+      signal: new AbortController().signal,
+      logFile: join(tempDir(), 'v.log'),
+      sandbox,
+    });
     expect(run.exitCode).toBe(126);
     expect(run.tail).toContain('refused: no sandbox for you: install bubblewrap');
     expect(run.tail).not.toContain('never');
@@ -54,25 +88,49 @@ describe('Sandbox: one seam, made once and injected (issue 12)', () => {
   it('off never wraps: the command as it is, the host network, works false', () => {
     const off = createSandbox('off');
     expect(off.works).toBe(false);
-    expect(off.wrap({ shellCommand: 'true', workspace: tempDir() })).toEqual({ argv: ['/bin/sh', '-c', 'true'], sandboxed: false, network: 'host' });
-    expect(off.wrap({ argv: ['/bin/true'], workspace: tempDir() })).toEqual({ argv: ['/bin/true'], sandboxed: false, network: 'host' });
+    expect(off.wrap({ shellCommand: 'true', workspace: tempDir() })).toEqual({
+      argv: ['/bin/sh', '-c', 'true'],
+      sandboxed: false,
+      network: 'host',
+    });
+    expect(off.wrap({ argv: ['/bin/true'], workspace: tempDir() })).toEqual({
+      argv: ['/bin/true'],
+      sandboxed: false,
+      network: 'host',
+    });
   });
 
-  it.skipIf(!probeSandbox().available)('auto and required wrap in bubblewrap where it works, with no network by default', () => {
-    for (const policy of ['auto', 'required'] as const) {
-      const sandbox = createSandbox(policy);
-      expect(sandbox.works).toBe(true);
-      const wrapped = sandbox.wrap({ shellCommand: 'true', workspace: tempDir() });
-      expect(wrapped).toMatchObject({ sandboxed: true, network: 'none' });
-      expect('argv' in wrapped ? wrapped.argv.join(' ') : '').toContain('--unshare-net');
-    }
-  });
+  it.skipIf(!probeSandbox().available)(
+    'auto and required wrap in bubblewrap where it works, with no network by default',
+    () => {
+      for (const policy of ['auto', 'required'] as const) {
+        const sandbox = createSandbox(policy);
+        expect(sandbox.works).toBe(true);
+        const wrapped = sandbox.wrap({ shellCommand: 'true', workspace: tempDir() });
+        expect(wrapped).toMatchObject({ sandboxed: true, network: 'none' });
+        expect('argv' in wrapped ? wrapped.argv.join(' ') : '').toContain('--unshare-net');
+      }
+    },
+  );
 
   it('the engine runs the verification through the same sandbox its runners were given', async () => {
-    const sandbox = recordingSandbox((cmd) => ({ argv: ['/bin/sh', '-c', cmd.shellCommand ?? 'false'], sandboxed: true, network: 'none' }));
-    const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners: createRunners({ sandbox }), sandbox });
+    const sandbox = recordingSandbox((cmd) => ({
+      argv: ['/bin/sh', '-c', cmd.shellCommand ?? 'false'],
+      sandboxed: true,
+      network: 'none',
+    }));
+    const engine = await Engine.open({
+      dataDir: join(tempDir('gaffer-data-'), 'data'),
+      runners: createRunners({ sandbox }),
+      sandbox,
+    });
     engines.push(engine);
-    const { job } = engine.submit({ workspace: makeWorkspace({ 'a.txt': 'a\n' }), verify: 'test -f b.txt', fix_rounds: 0, tasks: [{ instruction: 'edit', command: 'echo b > b.txt' }] });
+    const { job } = engine.submit({
+      workspace: makeWorkspace({ 'a.txt': 'a\n' }),
+      verify: 'test -f b.txt',
+      fix_rounds: 0,
+      tasks: [{ instruction: 'edit', command: 'echo b > b.txt' }],
+    });
     await engine.settled(job.id);
     const asked = sandbox.asked.map((c) => c.shellCommand);
     expect(asked).toContain('echo b > b.txt');

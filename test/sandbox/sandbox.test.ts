@@ -84,14 +84,28 @@ describe.skipIf(!probe.available)(`the sandbox: shell workers under bubblewrap${
     const otherTmp = join(tempDir('gaffer-other-'), 'escape.txt');
     try {
       for (const target of [onRoot, otherTmp]) {
-        const job = await runToEnd(engine, { workspace: ws, verify: 'none', tasks: [{ instruction: 'escape', command: `echo x > ${JSON.stringify(target)}` }] });
-        expect(resultOf(job).workers[0]).toMatchObject({ status: 'error', stop_reason: 'exit_nonzero', sandboxed: true });
+        const job = await runToEnd(engine, {
+          workspace: ws,
+          verify: 'none',
+          tasks: [{ instruction: 'escape', command: `echo x > ${JSON.stringify(target)}` }],
+        });
+        expect(resultOf(job).workers[0]).toMatchObject({
+          status: 'error',
+          stop_reason: 'exit_nonzero',
+          sandboxed: true,
+        });
         expect(existsSync(target)).toBe(false);
         expect(changesOf(job).count).toBe(0);
       }
       // under HOME the write works in the run's private HOME and is gone after it
       const inHome = join(homedir(), `gaffer-escape-${randomBytes(6).toString('hex')}`);
-      const job = await runToEnd(engine, { workspace: ws, verify: 'none', tasks: [{ instruction: 'escape', command: `echo x > ${JSON.stringify(inHome)} && cat ${JSON.stringify(inHome)}` }] });
+      const job = await runToEnd(engine, {
+        workspace: ws,
+        verify: 'none',
+        tasks: [
+          { instruction: 'escape', command: `echo x > ${JSON.stringify(inHome)} && cat ${JSON.stringify(inHome)}` },
+        ],
+      });
       expect(resultOf(job).workers[0]).toMatchObject({ status: 'done', sandboxed: true });
       expect(existsSync(inHome)).toBe(false);
     } finally {
@@ -107,7 +121,12 @@ describe.skipIf(!probe.available)(`the sandbox: shell workers under bubblewrap${
     const job = await runToEnd(engine, {
       workspace: ws,
       verify: 'none',
-      tasks: [{ instruction: 'write', command: `echo hi > inside.txt && echo scratch > "$TMPDIR/t" && echo "$TMPDIR" > tmpdir.txt && if [ -e ${JSON.stringify(hostFile)} ]; then echo seen > host-seen.txt; fi` }],
+      tasks: [
+        {
+          instruction: 'write',
+          command: `echo hi > inside.txt && echo scratch > "$TMPDIR/t" && echo "$TMPDIR" > tmpdir.txt && if [ -e ${JSON.stringify(hostFile)} ]; then echo seen > host-seen.txt; fi`,
+        },
+      ],
     });
     expect(resultOf(job).workers[0]).toMatchObject({ status: 'done', sandboxed: true });
     expect(readFileSync(join(ws, 'inside.txt'), 'utf8')).toBe('hi\n');
@@ -121,7 +140,11 @@ describe.skipIf(!probe.available)(`the sandbox: shell workers under bubblewrap${
   it('the instruction file stays readable inside the sandbox', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace({});
-    const job = await runToEnd(engine, { workspace: ws, verify: 'none', tasks: [{ instruction: 'the words to copy', command: 'cp "$GAFFER_INSTRUCTION_FILE" copied.txt' }] });
+    const job = await runToEnd(engine, {
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ instruction: 'the words to copy', command: 'cp "$GAFFER_INSTRUCTION_FILE" copied.txt' }],
+    });
     expect(resultOf(job).workers[0]).toMatchObject({ status: 'done', sandboxed: true });
     expect(readFileSync(join(ws, 'copied.txt'), 'utf8')).toContain('the words to copy');
   });
@@ -130,7 +153,11 @@ describe.skipIf(!probe.available)(`the sandbox: shell workers under bubblewrap${
     const engine = await openEngine();
     const ws = makeWorkspace({});
     const tag = marker();
-    const { job } = engine.submit({ workspace: ws, verify: 'none', tasks: [{ instruction: 'stubborn', command: stubbornCommand(tag) }] });
+    const { job } = engine.submit({
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ instruction: 'stubborn', command: stubbornCommand(tag) }],
+    });
     expect(await waitUntil(() => processesWith(tag).length >= 4, 15_000)).toBe(true);
     engine.cancel(job.id);
     await engine.settled(job.id);
@@ -144,7 +171,12 @@ describe.skipIf(!probe.available)(`the sandbox: shell workers under bubblewrap${
     const engine = await openEngine();
     const ws = makeWorkspace({});
     const tag = marker();
-    const job = await runToEnd(engine, { workspace: ws, verify: 'none', timeout_s: 10, tasks: [{ instruction: 'stubborn', command: stubbornCommand(tag) }] });
+    const job = await runToEnd(engine, {
+      workspace: ws,
+      verify: 'none',
+      timeout_s: 10,
+      tasks: [{ instruction: 'stubborn', command: stubbornCommand(tag) }],
+    });
     expect(resultOf(job).workers[0]).toMatchObject({ status: 'timeout', sandboxed: true });
     expect(processesWith(tag)).toEqual([]);
   }, 60_000);
@@ -155,7 +187,11 @@ describe.skipIf(!probe.available)(`the sandbox: shell workers under bubblewrap${
     const verify = `if ( echo x > ${JSON.stringify(outside)} ) 2>/dev/null; then echo ESCAPED; exit 1; fi; echo confined`;
     const sandboxed = await openEngine();
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
-    const job = await runToEnd(sandboxed, { workspace: ws, verify, tasks: [{ instruction: 'edit', command: 'echo b > b.txt' }] });
+    const job = await runToEnd(sandboxed, {
+      workspace: ws,
+      verify,
+      tasks: [{ instruction: 'edit', command: 'echo b > b.txt' }],
+    });
     expect(workerOf(job).sandboxed).toBe(true);
     expect(verificationOf(job)).toMatchObject({ ran: true, ok: true });
     expect(existsSync(outside)).toBe(false);
@@ -163,7 +199,12 @@ describe.skipIf(!probe.available)(`the sandbox: shell workers under bubblewrap${
     // the same job with the sandbox off: the verification's write lands (so the check above can fail)
     const open = await openEngine(createRunners({ sandbox: 'off' }));
     const ws2 = makeWorkspace({ 'a.txt': 'a\n' });
-    const job2 = await runToEnd(open, { workspace: ws2, verify, fix_rounds: 0, tasks: [{ instruction: 'edit', command: 'echo b > b.txt' }] });
+    const job2 = await runToEnd(open, {
+      workspace: ws2,
+      verify,
+      fix_rounds: 0,
+      tasks: [{ instruction: 'edit', command: 'echo b > b.txt' }],
+    });
     expect(workerOf(job2).sandboxed).toBe(false);
     expect(verificationOf(job2)).toMatchObject({ ran: true, ok: false });
     expect(existsSync(outside)).toBe(true);
@@ -175,7 +216,13 @@ describe.skipIf(!probe.available)(`the sandbox: shell workers under bubblewrap${
     const job = await runToEnd(engine, {
       workspace: ws,
       verify: 'none',
-      tasks: [{ instruction: 'remount', command: "grep CapEff /proc/self/status > caps.txt; mount -o remount,rw / 2>/dev/null && echo REMOUNTED > remount.txt; touch /gaffer-root-escape 2>/dev/null && echo WROTE >> remount.txt; true" }],
+      tasks: [
+        {
+          instruction: 'remount',
+          command:
+            'grep CapEff /proc/self/status > caps.txt; mount -o remount,rw / 2>/dev/null && echo REMOUNTED > remount.txt; touch /gaffer-root-escape 2>/dev/null && echo WROTE >> remount.txt; true',
+        },
+      ],
     });
     expect(resultOf(job).workers[0]).toMatchObject({ status: 'done', sandboxed: true });
     expect(readFileSync(join(ws, 'caps.txt'), 'utf8')).toMatch(/CapEff:\s+0+\s*$/);
@@ -188,19 +235,38 @@ describe('the sandbox policy', () => {
   it('a runner declaring itself external that ran unsandboxed costs the proof and is named on the verdict', async () => {
     const inner = new ShellRunner();
     // it says which model served, so the only doubt left is the missing sandbox
-    const fake: Runner = { key: 'fakecli', canResume: false, external: true, run: async (input) => ({ ...(await inner.run({ ...input, sandbox: false })), modelServed: 'fake-model' }) };
+    const fake: Runner = {
+      key: 'fakecli',
+      canResume: false,
+      external: true,
+      run: async (input) => ({ ...(await inner.run({ ...input, sandbox: false })), modelServed: 'fake-model' }),
+    };
     const engine = await openEngine(new Map<string, Runner>([['fakecli', fake], ...createRunners({ sandbox: 'off' })]));
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
-    const job = await runToEnd(engine, { workspace: ws, verify: 'test -f b.txt', tasks: [{ instruction: 'edit', runner: 'fakecli', command: 'echo b > b.txt' }] });
+    const job = await runToEnd(engine, {
+      workspace: ws,
+      verify: 'test -f b.txt',
+      tasks: [{ instruction: 'edit', runner: 'fakecli', command: 'echo b > b.txt' }],
+    });
     expect(resultOf(job).workers[0]).toMatchObject({ runner: 'fakecli', status: 'done', sandboxed: false });
-    expect(proofOf(job).uncertainty).toContainEqual({ code: 'external_agent_unsandboxed', detail: 'external agent(s) ran unsandboxed: fakecli', penalty: 0.2 });
+    expect(proofOf(job).uncertainty).toContainEqual({
+      code: 'external_agent_unsandboxed',
+      detail: 'external agent(s) ran unsandboxed: fakecli',
+      penalty: 0.2,
+    });
     expect(proofOf(job)).toMatchObject({ verdict: 'proved', confidence: 0.8 });
     expect(job.verdict).toContain('external agent(s) ran unsandboxed: fakecli');
 
     // shell is not an external agent: unsandboxed shell costs nothing
-    const shellJob = await runToEnd(engine, { workspace: ws, verify: 'test -f c.txt', tasks: [{ instruction: 'edit', command: 'echo c > c.txt' }] });
+    const shellJob = await runToEnd(engine, {
+      workspace: ws,
+      verify: 'test -f c.txt',
+      tasks: [{ instruction: 'edit', command: 'echo c > c.txt' }],
+    });
     expect(resultOf(shellJob).workers[0]).toMatchObject({ runner: 'shell', sandboxed: false });
-    expect(proofOf(shellJob).uncertainty.map((u: { code: string }) => u.code)).not.toContain('external_agent_unsandboxed');
+    expect(proofOf(shellJob).uncertainty.map((u: { code: string }) => u.code)).not.toContain(
+      'external_agent_unsandboxed',
+    );
     expect(proofOf(shellJob)).toMatchObject({ verdict: 'proved', confidence: 1 });
     expect(shellJob.verdict).not.toContain('unsandboxed');
   });
@@ -212,17 +278,34 @@ describe('the sandbox policy', () => {
 
     it('auto runs the worker unsandboxed and says so; required refuses it with the reason', async () => {
       // no bwrap on PATH for this process's probe
-      expect(probeSandbox({ refresh: true, env: { PATH: '/nonexistent' } })).toMatchObject({ available: false, reason: 'bwrap is not on PATH' });
+      expect(probeSandbox({ refresh: true, env: { PATH: '/nonexistent' } })).toMatchObject({
+        available: false,
+        reason: 'bwrap is not on PATH',
+      });
 
       const auto = await openEngine(createRunners({ sandbox: 'auto' }));
       const ws = makeWorkspace({});
-      const ran = await runToEnd(auto, { workspace: ws, verify: 'none', tasks: [{ instruction: 'write', command: 'echo hi > inside.txt' }] });
+      const ran = await runToEnd(auto, {
+        workspace: ws,
+        verify: 'none',
+        tasks: [{ instruction: 'write', command: 'echo hi > inside.txt' }],
+      });
       expect(resultOf(ran).workers[0]).toMatchObject({ status: 'done', sandboxed: false });
 
       const required = await openEngine(createRunners({ sandbox: 'required' }));
-      const job = await runToEnd(required, { workspace: ws, verify: 'none', tasks: [{ instruction: 'write', command: 'echo again > refused.txt' }] });
-      expect(resultOf(job).workers[0]).toMatchObject({ status: 'refused', stop_reason: 'sandbox_unavailable', sandboxed: false });
-      expect(workerOf(job).error).toContain('the sandbox is required (config sandbox: required) but does not work here: bwrap is not on PATH');
+      const job = await runToEnd(required, {
+        workspace: ws,
+        verify: 'none',
+        tasks: [{ instruction: 'write', command: 'echo again > refused.txt' }],
+      });
+      expect(resultOf(job).workers[0]).toMatchObject({
+        status: 'refused',
+        stop_reason: 'sandbox_unavailable',
+        sandboxed: false,
+      });
+      expect(workerOf(job).error).toContain(
+        'the sandbox is required (config sandbox: required) but does not work here: bwrap is not on PATH',
+      );
       expect(job.status).toBe('error');
       expect(job.verdict).toContain('sandbox is required');
       expect(existsSync(join(ws, 'refused.txt'))).toBe(false);

@@ -5,7 +5,17 @@
 // not appear, and honest work (node, git, npm test, node's IPC) must still run.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -23,8 +33,12 @@ import { makeWorkspace, tempDir } from '../helpers/temp.js';
 const probe = probeSandbox();
 const slirp = slirp4netnsStatus();
 const SKIP = probe.available ? '' : ` — SKIPPED: bubblewrap does not work here (${probe.reason})`;
-const SKIP_SLIRP = probe.available && slirp.path !== null ? '' : ` — SKIPPED: ${probe.available ? 'slirp4netns is not installed' : 'bubblewrap does not work here'}`;
-const REDIS = spawnSync('sh', ['-c', 'command -v redis-server && command -v redis-cli'], { encoding: 'utf8' }).status === 0;
+const SKIP_SLIRP =
+  probe.available && slirp.path !== null
+    ? ''
+    : ` — SKIPPED: ${probe.available ? 'slirp4netns is not installed' : 'bubblewrap does not work here'}`;
+const REDIS =
+  spawnSync('sh', ['-c', 'command -v redis-server && command -v redis-cli'], { encoding: 'utf8' }).status === 0;
 const PYTHON = spawnSync('python3', ['-c', 'pass']).status === 0;
 const CURL = spawnSync('curl', ['--version']).status === 0;
 const NODE = JSON.stringify(process.execPath);
@@ -64,7 +78,16 @@ async function startWritingService(dir: string): Promise<{ stream: string; dgram
   const dgram = join(dir, 'dgram.sock');
   let py: ChildProcess | null = null;
   if (PYTHON) {
-    py = spawn('python3', ['-c', `import socket,sys\ns=socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM)\ns.bind(sys.argv[1])\nprint('ready',flush=True)\nwhile True:\n  d=s.recv(4096)\n  open(sys.argv[2],'ab').write(d)`, dgram, marker], { stdio: ['ignore', 'pipe', 'inherit'] });
+    py = spawn(
+      'python3',
+      [
+        '-c',
+        `import socket,sys\ns=socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM)\ns.bind(sys.argv[1])\nprint('ready',flush=True)\nwhile True:\n  d=s.recv(4096)\n  open(sys.argv[2],'ab').write(d)`,
+        dgram,
+        marker,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     cleanups.push(() => py?.kill('SIGKILL'));
     await new Promise<void>((r) => py?.stdout?.once('data', () => r()));
   }
@@ -72,7 +95,12 @@ async function startWritingService(dir: string): Promise<{ stream: string; dgram
 }
 
 function wrap(shellCommand: string, network?: SandboxNetwork, extra: Partial<SandboxCommand> = {}) {
-  const wrapped = wrapWithSandbox({ shellCommand, workspace: extra.workspace ?? tempDir(), ...(network ? { network } : {}), ...extra });
+  const wrapped = wrapWithSandbox({
+    shellCommand,
+    workspace: extra.workspace ?? tempDir(),
+    ...(network ? { network } : {}),
+    ...extra,
+  });
   if (wrapped === null) throw new Error('bwrap does not work here');
   return wrapped;
 }
@@ -97,7 +125,10 @@ function attacks(stream: string, dgram: string): string {
     ].join('\n');
     lines.push(`python3 -c '${py}'`);
   }
-  if (CURL) lines.push(`curl -s -m 3 --unix-socket ${JSON.stringify(stream)} -d pwned-curl http://x/ >/dev/null 2>&1; echo "curl: $?"`);
+  if (CURL)
+    lines.push(
+      `curl -s -m 3 --unix-socket ${JSON.stringify(stream)} -d pwned-curl http://x/ >/dev/null 2>&1; echo "curl: $?"`,
+    );
   return lines.join('; ');
 }
 
@@ -142,26 +173,50 @@ describe.skipIf(!probe.available)(`network none: no unix socket of the host${SKI
       if (PYTHON) expect(r.tail).toContain('dgram: [Errno 97] Address family not supported by protocol');
       if (CURL) expect(r.tail).toMatch(/curl: [1-9]/);
       await new Promise((r) => setTimeout(r, 200));
-      expect(existsSync(marker), `the service wrote ${existsSync(marker) ? readFileSync(marker, 'utf8') : ''}`).toBe(false);
+      expect(existsSync(marker), `the service wrote ${existsSync(marker) ? readFileSync(marker, 'utf8') : ''}`).toBe(
+        false,
+      );
     });
   }
 
-  it.skipIf(!REDIS)('redis-server on a socket under /var/tmp: redis-cli from inside cannot make it write a file outside', async () => {
-    const dir = hostDir('/var/tmp');
-    const socket = join(dir, 'redis.sock');
-    const redis = spawn('redis-server', ['--port', '0', '--unixsocket', socket, '--unixsocketperm', '777', '--dir', dir, '--dbfilename', 'pwned.rdb', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    cleanups.push(() => redis.kill('SIGKILL'));
-    const deadline = Date.now() + 10_000;
-    while (!existsSync(socket) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const drive = `redis-cli -s ${socket} SET k pwned; redis-cli -s ${socket} SAVE`;
-    const r = await run(wrap(`${drive}; echo done`).argv);
-    expect(r.tail).toContain('done');
-    expect(r.tail).not.toContain('OK');
-    expect(existsSync(join(dir, 'pwned.rdb'))).toBe(false);
-    // the same from outside writes it: the service was there to drive
-    spawnSync('sh', ['-c', drive]);
-    expect(existsSync(join(dir, 'pwned.rdb'))).toBe(true);
-  });
+  it.skipIf(!REDIS)(
+    'redis-server on a socket under /var/tmp: redis-cli from inside cannot make it write a file outside',
+    async () => {
+      const dir = hostDir('/var/tmp');
+      const socket = join(dir, 'redis.sock');
+      const redis = spawn(
+        'redis-server',
+        [
+          '--port',
+          '0',
+          '--unixsocket',
+          socket,
+          '--unixsocketperm',
+          '777',
+          '--dir',
+          dir,
+          '--dbfilename',
+          'pwned.rdb',
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+        ],
+        { stdio: 'ignore' },
+      );
+      cleanups.push(() => redis.kill('SIGKILL'));
+      const deadline = Date.now() + 10_000;
+      while (!existsSync(socket) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const drive = `redis-cli -s ${socket} SET k pwned; redis-cli -s ${socket} SAVE`;
+      const r = await run(wrap(`${drive}; echo done`).argv);
+      expect(r.tail).toContain('done');
+      expect(r.tail).not.toContain('OK');
+      expect(existsSync(join(dir, 'pwned.rdb'))).toBe(false);
+      // the same from outside writes it: the service was there to drive
+      spawnSync('sh', ['-c', drive]);
+      expect(existsSync(join(dir, 'pwned.rdb'))).toBe(true);
+    },
+  );
 
   it('honest work still runs: node with a child over IPC, git, npm test of a fixture, a stream socketpair, its own loopback', async () => {
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
@@ -171,7 +226,9 @@ describe.skipIf(!probe.available)(`network none: no unix socket of the host${SKI
     const lines = [
       `${NODE} lib/ipc.cjs`,
       'git status --short && git -c user.name=t -c user.email=t@t commit -qam x --allow-empty && echo git ok',
-      ...(PYTHON ? [`python3 -c "import socket; a,b=socket.socketpair(); a.send(b'pair ok'); print(b.recv(9).decode())"`] : []),
+      ...(PYTHON
+        ? [`python3 -c "import socket; a,b=socket.socketpair(); a.send(b'pair ok'); print(b.recv(9).decode())"`]
+        : []),
       `${NODE} -e "const n=require('net');const s=n.createServer(c=>c.end('tcp ok')).listen(0,'127.0.0.1',()=>n.connect(s.address().port,'127.0.0.1').on('data',d=>{console.log(String(d));s.close()}))"`,
     ];
     const r = await run(wrap(lines.join(' && '), undefined, { workspace: ws }).argv, ws);
@@ -184,16 +241,28 @@ describe.skipIf(!probe.available)(`network none: no unix socket of the host${SKI
 
   it('what it costs: a test that listens on a unix socket inside (a path in the workspace, or an abstract name) fails with EAFNOSUPPORT', async () => {
     const ws = makeWorkspace({});
-    const listen = (where: string) => `${NODE} -e "require('net').createServer().listen(${where}, () => console.log('listening')).on('error', (e) => console.log('listen ' + e.code))"`;
-    const r = await run(wrap(`${listen("'./own.sock'")}; ${listen("'\\\\0gaffer-abstract'")}`, undefined, { workspace: ws }).argv, ws);
+    const listen = (where: string) =>
+      `${NODE} -e "require('net').createServer().listen(${where}, () => console.log('listening')).on('error', (e) => console.log('listen ' + e.code))"`;
+    const r = await run(
+      wrap(`${listen("'./own.sock'")}; ${listen("'\\\\0gaffer-abstract'")}`, undefined, { workspace: ws }).argv,
+      ws,
+    );
     expect(r.tail.trim().split('\n')).toEqual(['listen EAFNOSUPPORT', 'listen EAFNOSUPPORT']);
   });
 
-  it.skipIf(!PYTHON || process.arch !== 'x64')('io_uring cannot be set up inside (it would make and connect sockets past the filter)', async () => {
-    const py = ['import ctypes', 'libc = ctypes.CDLL(None, use_errno=True)', 'r = libc.syscall(425, 4, ctypes.create_string_buffer(120))', 'print("io_uring", r, ctypes.get_errno())'].join('\n');
-    const r = await run(wrap(`python3 -c '${py}'`).argv);
-    expect(r.tail.trim()).toBe('io_uring -1 38');
-  });
+  it.skipIf(!PYTHON || process.arch !== 'x64')(
+    'io_uring cannot be set up inside (it would make and connect sockets past the filter)',
+    async () => {
+      const py = [
+        'import ctypes',
+        'libc = ctypes.CDLL(None, use_errno=True)',
+        'r = libc.syscall(425, 4, ctypes.create_string_buffer(120))',
+        'print("io_uring", r, ctypes.get_errno())',
+      ].join('\n');
+      const r = await run(wrap(`python3 -c '${py}'`).argv);
+      expect(r.tail.trim()).toBe('io_uring -1 38');
+    },
+  );
 
   it('writes the filter again when something removed it (a tmp cleaner under a long gaffer serve): a run never goes unfiltered', async () => {
     const first = unixSocketFilterFile() as string;
@@ -231,7 +300,12 @@ describe.skipIf(!probe.available)(`network none: no unix socket of the host${SKI
     cpSync(resolve('test/fixtures/projects/node-test'), ws, { recursive: true });
     const env = { ...process.env, FLAKY_STATE_DIR: tempDir() };
     const outside = await runProcess({ argv: ['/bin/sh', '-c', 'npm test 2>&1'], cwd: ws, env, timeoutMs: 60_000 });
-    const inside = await runProcess({ argv: wrap('npm test 2>&1', undefined, { workspace: ws }).argv, cwd: ws, env: { ...env, FLAKY_STATE_DIR: tempDir() }, timeoutMs: 60_000 });
+    const inside = await runProcess({
+      argv: wrap('npm test 2>&1', undefined, { workspace: ws }).argv,
+      cwd: ws,
+      env: { ...env, FLAKY_STATE_DIR: tempDir() },
+      timeoutMs: 60_000,
+    });
     const counts = (t: string) => t.match(/^# (pass|fail|skipped) \d+$/gm);
     expect(counts(inside.tail)).toEqual(counts(outside.tail));
     expect(counts(inside.tail)).not.toBeNull();
@@ -244,7 +318,10 @@ describe.skipIf(!probe.available)(`network none: no unix socket of the host${SKI
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     cleanups.push(() => server.close());
     const port = (server.address() as { port: number }).port;
-    const wrapped = wrap(`${NODE} ${JSON.stringify(resolve('test/fixtures/bin/net-connect.cjs'))} 127.0.0.1 ${port}; ${attacks(stream, dgram)}`, { mode: 'none', loopbackPorts: [port] });
+    const wrapped = wrap(
+      `${NODE} ${JSON.stringify(resolve('test/fixtures/bin/net-connect.cjs'))} 127.0.0.1 ${port}; ${attacks(stream, dgram)}`,
+      { mode: 'none', loopbackPorts: [port] },
+    );
     expect(wrapped.argv.join(' ')).not.toContain('--socket-dir');
     const r = await run(wrapped.argv);
     expect(r.tail).toContain('hello relayed');
@@ -254,7 +331,7 @@ describe.skipIf(!probe.available)(`network none: no unix socket of the host${SKI
 });
 
 describe.skipIf(!probe.available)(`through the engine${SKIP}`, () => {
-  it('a shell job\'s worker and its verification cannot drive a host socket under /var/tmp; the job still runs', async () => {
+  it("a shell job's worker and its verification cannot drive a host socket under /var/tmp; the job still runs", async () => {
     const { stream, dgram, marker } = await startWritingService(hostDir('/var/tmp'));
     const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data') });
     cleanups.push(() => void engine.close());
@@ -285,7 +362,10 @@ describe.skipIf(!probe.available || slirp.path === null)(`network outbound: only
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     cleanups.push(() => server.close());
     const port = (server.address() as { port: number }).port;
-    const wrapped = wrap(`${NODE} ${JSON.stringify(resolve('test/fixtures/bin/net-connect.cjs'))} 127.0.0.1 ${port}; ${attacks(a.stream, a.dgram)}; ${attacks(b.stream, b.dgram)}`, { mode: 'outbound', loopbackPorts: [port] });
+    const wrapped = wrap(
+      `${NODE} ${JSON.stringify(resolve('test/fixtures/bin/net-connect.cjs'))} 127.0.0.1 ${port}; ${attacks(a.stream, a.dgram)}; ${attacks(b.stream, b.dgram)}`,
+      { mode: 'outbound', loopbackPorts: [port] },
+    );
     expect(wrapped.network).toBe('outbound');
     expect(wrapped.unixSocketFilter).toBe(true);
     const r = await run(wrapped.argv);
@@ -295,7 +375,7 @@ describe.skipIf(!probe.available || slirp.path === null)(`network outbound: only
     expect(existsSync(a.marker) || existsSync(b.marker)).toBe(false);
   });
 
-  it('a run on the host network (outbound asked, slirp4netns missing) gets no filter: it has the host\'s network anyway', () => {
+  it("a run on the host network (outbound asked, slirp4netns missing) gets no filter: it has the host's network anyway", () => {
     slirp4netnsStatus({ refresh: true, env: { PATH: '/nonexistent' } });
     try {
       const wrapped = wrap('true', { mode: 'outbound' });
@@ -310,9 +390,14 @@ describe.skipIf(!probe.available || slirp.path === null)(`network outbound: only
 
 describe.skipIf(!probe.available)(`gaffer doctor${SKIP}`, () => {
   it('says the unix-socket filter holds: a trial worker could not make a unix socket', async () => {
-    const report = await runDoctor({ dataDir: join(tempDir('gaffer-doctor-data-'), 'data'), env: { ...process.env, GAFFER_CONFIG: '' } });
+    const report = await runDoctor({
+      dataDir: join(tempDir('gaffer-doctor-data-'), 'data'),
+      env: { ...process.env, GAFFER_CONFIG: '' },
+    });
     const check = report.checks.find((c) => c.name === 'sandbox');
     expect(check?.status, check?.detail).toBe('ok');
-    expect(check?.detail).toContain('unix sockets: a trial worker could not make a unix socket (EAFNOSUPPORT): runs with a network of their own (none, outbound) reach no unix socket of the host');
+    expect(check?.detail).toContain(
+      'unix sockets: a trial worker could not make a unix socket (EAFNOSUPPORT): runs with a network of their own (none, outbound) reach no unix socket of the host',
+    );
   });
 });

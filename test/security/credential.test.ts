@@ -19,15 +19,28 @@ const anonymous = { authorization: '' };
 /** The one-time login URL `gaffer serve` printed. */
 async function loginUrlOf(server: Served): Promise<string> {
   let url: string | undefined;
-  await eventually(() => (url = /(http:\/\/\S+\/\?login=[A-Za-z0-9_-]+)/.exec(server.stderr())?.[1]) !== undefined, 10_000, 'the login URL on stderr');
+  await eventually(
+    () => (url = /(http:\/\/\S+\/\?login=[A-Za-z0-9_-]+)/.exec(server.stderr())?.[1]) !== undefined,
+    10_000,
+    'the login URL on stderr',
+  );
   return url as string;
 }
 
 /** GET without following redirects; the session cookie as `name=value` when one is set. */
-async function visit(url: string, cookie?: string): Promise<{ status: number; location: string | null; setCookie: string[]; json: any; text: string }> {
+async function visit(
+  url: string,
+  cookie?: string,
+): Promise<{ status: number; location: string | null; setCookie: string[]; json: any; text: string }> {
   const res = await fetch(url, { redirect: 'manual', headers: cookie ? { cookie } : {} });
   const { text, json } = await readBody(res);
-  return { status: res.status, location: res.headers.get('location'), setCookie: res.headers.getSetCookie(), json, text };
+  return {
+    status: res.status,
+    location: res.headers.get('location'),
+    setCookie: res.headers.getSetCookie(),
+    json,
+    text,
+  };
 }
 
 const ROUTES: [string, string][] = [
@@ -57,10 +70,22 @@ describe('the server needs a credential even on loopback (issue 11)', () => {
     for (const [method, path] of ROUTES) {
       const none = await call(server.url, method, path, method === 'POST' ? body : undefined, anonymous);
       expect([method, path, none.status]).toEqual([method, path, 401]);
-      expect(none.json).toEqual({ error: { code: 'unauthorized', message: expect.stringContaining(secretPath(data)) } });
-      for (const authorization of ['Bearer not-the-secret', `Bearer ${readFileSync(secretPath(data), 'utf8').trim()}x`, 'Basic Zm9vOmJhcg==']) {
+      expect(none.json).toEqual({
+        error: { code: 'unauthorized', message: expect.stringContaining(secretPath(data)) },
+      });
+      for (const authorization of [
+        'Bearer not-the-secret',
+        `Bearer ${readFileSync(secretPath(data), 'utf8').trim()}x`,
+        'Basic Zm9vOmJhcg==',
+      ]) {
         const wrong = await call(server.url, method, path, method === 'POST' ? body : undefined, { authorization });
-        expect([method, path, authorization, wrong.status, wrong.json?.error?.code]).toEqual([method, path, authorization, 401, 'unauthorized']);
+        expect([method, path, authorization, wrong.status, wrong.json?.error?.code]).toEqual([
+          method,
+          path,
+          authorization,
+          401,
+          'unauthorized',
+        ]);
       }
     }
     expect(readFileSync(join(ws, 'a.txt'), 'utf8')).toBe('a\n');
@@ -72,7 +97,7 @@ describe('the server needs a credential even on loopback (issue 11)', () => {
     expect((await call(server.url, 'GET', '/api/jobs')).json).toEqual({ jobs: [] });
   });
 
-  it('the secret is 0600 in the 0700 data dir, 43+ base64url characters, kept across restarts, and never in the server\'s environment or command line', async () => {
+  it("the secret is 0600 in the 0700 data dir, 43+ base64url characters, kept across restarts, and never in the server's environment or command line", async () => {
     const data = join(tempDir(), 'data');
     const first = await startServe(data, { env: env() });
     const file = secretPath(data);
@@ -80,19 +105,38 @@ describe('the server needs a credential even on loopback (issue 11)', () => {
     expect(statSync(data).mode & 0o777).toBe(0o700);
     const secret = readFileSync(file, 'utf8').trim();
     expect(secret).toMatch(/^[A-Za-z0-9_-]{43,}$/);
-    for (const part of ['environ', 'cmdline']) expect(readFileSync(`/proc/${first.pid}/${part}`, 'utf8')).not.toContain(secret);
+    for (const part of ['environ', 'cmdline'])
+      expect(readFileSync(`/proc/${first.pid}/${part}`, 'utf8')).not.toContain(secret);
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
     const second = await startServe(data, { env: env() });
     expect(readFileSync(file, 'utf8').trim()).toBe(secret);
-    expect((await call(second.url, 'GET', '/api/jobs', undefined, { authorization: `Bearer ${secret}` })).status).toBe(200);
+    expect((await call(second.url, 'GET', '/api/jobs', undefined, { authorization: `Bearer ${secret}` })).status).toBe(
+      200,
+    );
   });
 
   it('the CLI on the same data dir needs nothing passed: dispatch --wait, status, list, events, cancel, stats', async () => {
     const data = join(tempDir(), 'data');
     const server = await startServe(data, { env: env() });
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
-    const dispatched = await gaffer(data, ['--json', 'dispatch', '--wait', '--workspace', ws, '--verify', 'none', '--task', 'append', '--command', 'echo b >> a.txt'], env());
+    const dispatched = await gaffer(
+      data,
+      [
+        '--json',
+        'dispatch',
+        '--wait',
+        '--workspace',
+        ws,
+        '--verify',
+        'none',
+        '--task',
+        'append',
+        '--command',
+        'echo b >> a.txt',
+      ],
+      env(),
+    );
     expect([dispatched.code, dispatched.stderr]).toEqual([0, expect.not.stringContaining('unauthorized')]);
     const job = JSON.parse(dispatched.stdout) as { id: string; status: string; owner: string | null };
     expect(job).toMatchObject({ status: 'done', owner: null });
@@ -135,7 +179,9 @@ describe('the server needs a credential even on loopback (issue 11)', () => {
     expect(board.status).toBe(200);
     expect(board.text).toContain('<title>gaffer</title>');
     expect((await call(server.url, 'GET', '/api/jobs', undefined, { authorization: '', cookie })).status).toBe(200);
-    expect((await call(server.url, 'GET', '/api/jobs', undefined, { authorization: '', cookie: `${cookie}x` })).status).toBe(401);
+    expect(
+      (await call(server.url, 'GET', '/api/jobs', undefined, { authorization: '', cookie: `${cookie}x` })).status,
+    ).toBe(401);
 
     // spent
     const again = await visit(login);
@@ -173,11 +219,19 @@ describe('the server needs a credential even on loopback (issue 11)', () => {
     const attack =
       `node -e 'const u=process.argv[1]; const b=JSON.stringify({workspace:process.argv[2],verify:"none",tasks:[{instruction:"x",command:"echo pwned > b.txt"}]});` +
       ` fetch(u+"/api/jobs",{method:"POST",headers:{"content-type":"application/json"},body:b}).then(async r=>console.log("status", r.status, await r.text()))' ${server.url} ${target}; echo called > called.txt`;
-    const submitted = await call(server.url, 'POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [{ instruction: 'call the API', command: attack }] });
+    const submitted = await call(server.url, 'POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ instruction: 'call the API', command: attack }],
+    });
     expect(submitted.status).toBe(202);
     const done = await call(server.url, 'GET', `/api/jobs/${submitted.json.id}/wait?timeout_s=60`);
     expect(done.json.state.status, JSON.stringify(done.json.state)).toBe('done');
-    const log = await call(server.url, 'GET', `/api/jobs/${submitted.json.id}/workers/${done.json.state.result.workers[0].name}/log`);
+    const log = await call(
+      server.url,
+      'GET',
+      `/api/jobs/${submitted.json.id}/workers/${done.json.state.result.workers[0].name}/log`,
+    );
     expect(log.text).toContain('status 401');
     expect(log.text).toContain('unauthorized');
     expect((await call(server.url, 'GET', '/api/jobs')).json.jobs).toHaveLength(1);
@@ -189,15 +243,29 @@ describe('the server needs a credential even on loopback (issue 11)', () => {
     const server = await startServe(data, { env: env() });
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
     const client = new Client({ name: 'credential-test', version: '1.0.0' });
-    await client.connect(new StdioClientTransport({ command: BIN, args: ['--data-dir', data, 'mcp'], env: env() as Record<string, string>, stderr: 'ignore' }));
+    await client.connect(
+      new StdioClientTransport({
+        command: BIN,
+        args: ['--data-dir', data, 'mcp'],
+        env: env() as Record<string, string>,
+        stderr: 'ignore',
+      }),
+    );
     try {
-      const dispatched = (await client.callTool({ name: 'workers_dispatch', arguments: { workspace: ws, verify: 'none', tasks: [{ instruction: 'append', command: 'echo b >> a.txt' }] } })) as { isError?: boolean; structuredContent?: { id: string } };
+      const dispatched = (await client.callTool({
+        name: 'workers_dispatch',
+        arguments: { workspace: ws, verify: 'none', tasks: [{ instruction: 'append', command: 'echo b >> a.txt' }] },
+      })) as { isError?: boolean; structuredContent?: { id: string } };
       expect(dispatched.isError).toBeFalsy();
       const id = dispatched.structuredContent?.id as string;
-      const waited = (await client.callTool({ name: 'workers_wait', arguments: { job_id: id, timeout_s: 60 } })) as { structuredContent?: { met: boolean; state: { status: string } } };
+      const waited = (await client.callTool({ name: 'workers_wait', arguments: { job_id: id, timeout_s: 60 } })) as {
+        structuredContent?: { met: boolean; state: { status: string } };
+      };
       expect(waited.structuredContent).toMatchObject({ met: true, state: { status: 'done' } });
       // one data dir, one truth: the server sees the job MCP ran
-      expect((await call(server.url, 'GET', `/api/jobs/${id}`, undefined, bearerFor(server.url))).json.status).toBe('done');
+      expect((await call(server.url, 'GET', `/api/jobs/${id}`, undefined, bearerFor(server.url))).json.status).toBe(
+        'done',
+      );
     } finally {
       await client.close();
     }

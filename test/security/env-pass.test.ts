@@ -16,13 +16,24 @@ function namesIn(dump: string): Map<string, string> {
 }
 
 /** What the shell itself sets, and what gaffer sets for every worker or verification (spec 03's comparable settings). */
-const SET_BY_SHELL_OR_GAFFER = new Set(['PWD', 'OLDPWD', 'SHLVL', '_', 'GAFFER_INSTRUCTION_FILE', 'CI', 'PYTHONHASHSEED']);
+const SET_BY_SHELL_OR_GAFFER = new Set([
+  'PWD',
+  'OLDPWD',
+  'SHLVL',
+  '_',
+  'GAFFER_INSTRUCTION_FILE',
+  'CI',
+  'PYTHONHASHSEED',
+]);
 
 describe('config env.pass', () => {
   it('passes the named variables (a credential among them, from memory) to the worker and the verification, and nothing else beyond the allowlist', async () => {
     const data = join(tempDir(), 'data');
     mkdirSync(data, { recursive: true });
-    writeFileSync(join(data, 'gaffer.config.json'), JSON.stringify({ env: { pass: ['MY_PASSED', 'NPM_TOKEN', 'GAFFER_TOKEN', 'GIT_DIR'] } }));
+    writeFileSync(
+      join(data, 'gaffer.config.json'),
+      JSON.stringify({ env: { pass: ['MY_PASSED', 'NPM_TOKEN', 'GAFFER_TOKEN', 'GIT_DIR'] } }),
+    );
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
     const env = {
       ...process.env,
@@ -35,7 +46,22 @@ describe('config env.pass', () => {
       NODE_OPTIONS: '--max-old-space-size=4096',
       LC_ALL: 'C.UTF-8',
     };
-    const r = await gaffer(data, ['--json', 'dispatch', '--workspace', ws, '--task', 'print env', '--command', 'env > worker-env.txt', '--verify', 'env > verify-env.txt; echo 1 passed'], env);
+    const r = await gaffer(
+      data,
+      [
+        '--json',
+        'dispatch',
+        '--workspace',
+        ws,
+        '--task',
+        'print env',
+        '--command',
+        'env > worker-env.txt',
+        '--verify',
+        'env > verify-env.txt; echo 1 passed',
+      ],
+      env,
+    );
     expect(r.code, r.stderr).toBe(0);
 
     for (const file of ['worker-env.txt', 'verify-env.txt']) {
@@ -46,8 +72,12 @@ describe('config env.pass', () => {
       expect(seen.get('LC_ALL'), file).toBe('C.UTF-8');
       expect(seen.get('PATH'), file).toBe(process.env.PATH);
       // env.pass never passes gaffer's own secrets or a repository-locating git variable
-      for (const name of ['MY_OTHER', 'GAFFER_TOKEN', 'GIT_DIR', 'NODE_OPTIONS']) expect(seen.has(name), `${file}: ${name}`).toBe(false);
-      const extra = [...seen.keys()].filter((name) => !isAllowlistedEnv(name) && !SET_BY_SHELL_OR_GAFFER.has(name) && name !== 'MY_PASSED' && name !== 'NPM_TOKEN');
+      for (const name of ['MY_OTHER', 'GAFFER_TOKEN', 'GIT_DIR', 'NODE_OPTIONS'])
+        expect(seen.has(name), `${file}: ${name}`).toBe(false);
+      const extra = [...seen.keys()].filter(
+        (name) =>
+          !isAllowlistedEnv(name) && !SET_BY_SHELL_OR_GAFFER.has(name) && name !== 'MY_PASSED' && name !== 'NPM_TOKEN',
+      );
       expect(extra, file).toEqual([]);
     }
   });

@@ -1,5 +1,14 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
@@ -25,9 +34,15 @@ afterEach(() => {
 });
 
 /** The CLI started the way a user's shell starts it: under umask 022 whatever the test runner's is. */
-function gafferUnder022(args: string[], opts: { untilFile?: string; untilStderr?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string; fileMode: number | null }> {
+function gafferUnder022(
+  args: string[],
+  opts: { untilFile?: string; untilStderr?: string } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string; fileMode: number | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', 'umask 022 && exec "$0" "$@"', BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GAFFER_URL: '' } });
+    const child = spawn('/bin/sh', ['-c', 'umask 022 && exec "$0" "$@"', BIN, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, GAFFER_URL: '' },
+    });
     live.push(child);
     let stdout = '';
     let stderr = '';
@@ -59,10 +74,19 @@ describe('the data dir is private; the workspace keeps the user’s modes', () =
     const data = join(tempDir('gaffer-files-'), 'data');
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
     const run = await gafferUnder022([
-      '--data-dir', data, '--json', 'dispatch', '--workspace', ws, '--task', 'write files',
-      '--command', 'echo hi > made.txt && mkdir newdir && umask > newdir/umask.txt',
+      '--data-dir',
+      data,
+      '--json',
+      'dispatch',
+      '--workspace',
+      ws,
+      '--task',
+      'write files',
+      '--command',
+      'echo hi > made.txt && mkdir newdir && umask > newdir/umask.txt',
       // the verification passes only under the user's umask
-      '--verify', 'test "$(umask)" = 0022',
+      '--verify',
+      'test "$(umask)" = 0022',
     ]);
     expect(run.code, run.stderr).toBe(0);
     const job = JSON.parse(run.stdout) as { status: string; result: { verification: { ok: boolean } } };
@@ -73,7 +97,8 @@ describe('the data dir is private; the workspace keeps the user’s modes', () =
 
     expect(mode(data)).toBe(0o700);
     expect(mode(join(data, 'gaffer.db'))).toBe(0o600);
-    for (const side of ['gaffer.db-wal', 'gaffer.db-shm']) if (existsSync(join(data, side))) expect(mode(join(data, side))).toBe(0o600);
+    for (const side of ['gaffer.db-wal', 'gaffer.db-shm'])
+      if (existsSync(join(data, side))) expect(mode(join(data, side))).toBe(0o600);
     const all = pathsUnder(data).filter((p) => !lstatSync(p).isSymbolicLink());
     const logs = all.filter((p) => p.startsWith(join(data, 'jobs')) && statSync(p).isFile());
     expect(logs.length).toBeGreaterThan(0); // the worker's log and instruction file
@@ -100,7 +125,10 @@ describe('the data dir is private; the workspace keeps the user’s modes', () =
     writeFileSync(join(data, 'notes.txt'), 'mine\n', { mode: 0o644 });
     chmodSync(join(data, 'notes.txt'), 0o644);
 
-    const served = await gafferUnder022(['--data-dir', data, 'serve', '--port', '0'], { untilFile: join(data, 'server.json'), untilStderr: 'serving' });
+    const served = await gafferUnder022(['--data-dir', data, 'serve', '--port', '0'], {
+      untilFile: join(data, 'server.json'),
+      untilStderr: 'serving',
+    });
     expect(served.stderr).toContain('serving');
     expect(served.fileMode).toBe(0o600);
     expect(mode(data)).toBe(0o700);

@@ -22,14 +22,28 @@ function plantScript(marker: string): string {
 /** A git config that makes almost any git command run `script`, defined both directly and through an include. */
 function plantedConfig(script: string): string {
   return [
-    '[filter "evil"]', `\tclean = ${script} clean`, `\tsmudge = ${script} smudge`, '\trequired = true',
-    '[diff "evil"]', `\ttextconv = ${script} textconv`, `\tcommand = ${script} diffcmd`,
-    '[merge "evil"]', `\tdriver = ${script} merge %O %A %B`,
-    '[diff]', `\texternal = ${script} external`,
-    '[core]', `\tfsmonitor = ${script}`, `\thooksPath = ${script.replace(/evil\.sh$/, 'hooks')}`, `\tpager = ${script} pager`, `\teditor = ${script} editor`,
-    '[log]', '\tshowSignature = true',
-    '[gpg]', `\tprogram = ${script}`,
-    '[include]', `\tpath = ${script.replace(/evil\.sh$/, 'evil.inc')}`,
+    '[filter "evil"]',
+    `\tclean = ${script} clean`,
+    `\tsmudge = ${script} smudge`,
+    '\trequired = true',
+    '[diff "evil"]',
+    `\ttextconv = ${script} textconv`,
+    `\tcommand = ${script} diffcmd`,
+    '[merge "evil"]',
+    `\tdriver = ${script} merge %O %A %B`,
+    '[diff]',
+    `\texternal = ${script} external`,
+    '[core]',
+    `\tfsmonitor = ${script}`,
+    `\thooksPath = ${script.replace(/evil\.sh$/, 'hooks')}`,
+    `\tpager = ${script} pager`,
+    `\teditor = ${script} editor`,
+    '[log]',
+    '\tshowSignature = true',
+    '[gpg]',
+    `\tprogram = ${script}`,
+    '[include]',
+    `\tpath = ${script.replace(/evil\.sh$/, 'evil.inc')}`,
     '',
   ].join('\n');
 }
@@ -64,7 +78,11 @@ afterEach(async () => {
 
 async function open(): Promise<Engine> {
   const sandbox = createSandbox('required');
-  const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners: createRunners({ sandbox }), sandbox });
+  const engine = await Engine.open({
+    dataDir: join(tempDir('gaffer-data-'), 'data'),
+    runners: createRunners({ sandbox }),
+    sandbox,
+  });
   engines.push(engine);
   return engine;
 }
@@ -90,17 +108,31 @@ describe('gaffer runs no repository code (issue 32)', () => {
     const gd = join(ws, '.git');
     writeFileSync(join(gd, 'evil.sh'), plantScript(markerIn(outside)), { mode: 0o755 });
     mkdirSync(join(gd, 'hooks'), { recursive: true });
-    for (const hook of ['pre-commit', 'post-commit', 'post-checkout', 'post-merge', 'reference-transaction', 'pre-auto-gc']) {
+    for (const hook of [
+      'pre-commit',
+      'post-commit',
+      'post-checkout',
+      'post-merge',
+      'reference-transaction',
+      'pre-auto-gc',
+    ]) {
       writeFileSync(join(gd, 'hooks', hook), plantScript(markerIn(outside)), { mode: 0o755 });
     }
-    writeFileSync(join(gd, 'config'), `${execFileSync('cat', [join(gd, 'config')], { encoding: 'utf8' })}${plantedConfig(join(gd, 'evil.sh'))}`);
+    writeFileSync(
+      join(gd, 'config'),
+      `${execFileSync('cat', [join(gd, 'config')], { encoding: 'utf8' })}${plantedConfig(join(gd, 'evil.sh'))}`,
+    );
     writeFileSync(join(gd, 'evil.inc'), `[filter "inc"]\n\tclean = ${join(gd, 'evil.sh')} inc-clean\n`);
     writeFileSync(join(gd, 'info', 'attributes'), '* filter=evil diff=evil merge=evil\n');
     writeFileSync(join(ws, '.gitattributes'), '*.txt filter=inc diff=evil\n');
     writeFileSync(join(ws, 'a.txt'), 'two\n');
 
     // a plain git with the user's config runs it
-    execFileSync('git', ['diff', 'HEAD'], { cwd: ws, stdio: 'ignore', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' } });
+    execFileSync('git', ['diff', 'HEAD'], {
+      cwd: ws,
+      stdio: 'ignore',
+      env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' },
+    });
     expect(existsSync(markerIn(outside))).toBe(true);
     execFileSync('rm', ['-f', markerIn(outside)]);
 
@@ -119,7 +151,9 @@ describe('gaffer runs no repository code (issue 32)', () => {
       ['gc', '--auto'],
     ];
     for (const args of calls) await runGit(args, { cwd: ws, timeoutMs: 30_000 });
-    expect(existsSync(markerIn(outside)) ? execFileSync('cat', [markerIn(outside)], { encoding: 'utf8' }) : '').toBe('');
+    expect(existsSync(markerIn(outside)) ? execFileSync('cat', [markerIn(outside)], { encoding: 'utf8' }) : '').toBe(
+      '',
+    );
   });
 
   it('a config that is a FIFO is refused at once, naming it, and no git starts', async () => {
@@ -138,23 +172,37 @@ describe('gaffer runs no repository code (issue 32)', () => {
     const engine = await open();
     const outside = tempDir('gaffer-marker-');
     const ws = makeWorkspace({ 'a.txt': 'one\n', 'notes.txt': 'n\n' }, { git: true });
-    const job = await run(engine, { workspace: ws, verify: 'git status --short >/dev/null; exit 0', tasks: [{ name: 'plant', instruction: 'plant', command: plantCommand(markerIn(outside)) }] });
+    const job = await run(engine, {
+      workspace: ws,
+      verify: 'git status --short >/dev/null; exit 0',
+      tasks: [{ name: 'plant', instruction: 'plant', command: plantCommand(markerIn(outside)) }],
+    });
     expect(ran(outside)).toEqual([]);
     // the plant is there (the user's own next git command would run it)
-    expect(execFileSync('git', ['config', '--get', 'filter.evil.clean'], { cwd: ws, encoding: 'utf8' })).toContain('evil.sh clean');
-    expect(job.verdict).toMatch(/^planted git code that your next git command here would run \(gaffer's did not\): \.git\/config \(core\.editor, core\.fsmonitor, core\.hookspath, core\.pager \+9\), \.git\/info\/attributes \(diff=evil, filter=evil, merge=evil\), \.gitattributes \(filter=inc, diff=evil\)/);
+    expect(execFileSync('git', ['config', '--get', 'filter.evil.clean'], { cwd: ws, encoding: 'utf8' })).toContain(
+      'evil.sh clean',
+    );
+    expect(job.verdict).toMatch(
+      /^planted git code that your next git command here would run \(gaffer's did not\): \.git\/config \(core\.editor, core\.fsmonitor, core\.hookspath, core\.pager \+9\), \.git\/info\/attributes \(diff=evil, filter=evil, merge=evil\), \.gitattributes \(filter=inc, diff=evil\)/,
+    );
     expect(job.result?.changes?.outside_evidence?.git_code?.[0]).toContain('filter.evil.clean');
     expect(job.result?.proof?.verdict).not.toBe('proved');
     expect(job.result?.proof?.uncertainty.map((u) => u.code)).toContain('git_code_planted');
 
     // the next job on the same workspace: its checkpoint, facts and evidence run nothing either
-    const next = await run(engine, { workspace: ws, verify: 'exit 0', tasks: [{ name: 'honest', instruction: 'edit', command: 'echo more >> a.txt' }] });
+    const next = await run(engine, {
+      workspace: ws,
+      verify: 'exit 0',
+      tasks: [{ name: 'honest', instruction: 'edit', command: 'echo more >> a.txt' }],
+    });
     expect(next.status).toBe('done');
     expect(next.result?.files_changed).toEqual(['a.txt']);
     expect(ran(outside)).toEqual([]);
 
     // a follow-up of the planting task: its instruction carries the task's diff, read without the drivers
-    const { job: follow } = await engine.followUp(job.id, 'plant', { comments: [{ file: 'notes.txt', line: 1, text: 'again' }] });
+    const { job: follow } = await engine.followUp(job.id, 'plant', {
+      comments: [{ file: 'notes.txt', line: 1, text: 'again' }],
+    });
     await engine.settled(follow.id);
     expect(engine.get(follow.id).status).not.toBe('error');
     expect(ran(outside)).toEqual([]);
@@ -165,10 +213,38 @@ describe('gaffer runs no repository code (issue 32)', () => {
     const engine = await open();
     const outside = tempDir('gaffer-marker-');
     const ws = makeWorkspace({ 'a.txt': 'one\n', 'b.txt': 'one\n', 'notes.txt': 'n\n' }, { git: true });
-    await run(engine, { workspace: ws, verify: 'exit 0', tasks: [{ name: 'plant', instruction: 'plant', command: plantCommand(markerIn(outside)) }] });
-    expect(execFileSync('git', ['config', '--get', 'filter.evil.clean'], { cwd: ws, encoding: 'utf8' })).toContain('evil.sh clean');
+    await run(engine, {
+      workspace: ws,
+      verify: 'exit 0',
+      tasks: [{ name: 'plant', instruction: 'plant', command: plantCommand(markerIn(outside)) }],
+    });
+    expect(execFileSync('git', ['config', '--get', 'filter.evil.clean'], { cwd: ws, encoding: 'utf8' })).toContain(
+      'evil.sh clean',
+    );
     // committed, so the worktrees check out attributes that name the drivers
-    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'filter.evil.clean=', '-c', 'filter.inc.clean=', '-c', 'filter.evil.required=false', 'commit', '-qam', 'planted'], { cwd: ws, env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' } });
+    execFileSync(
+      'git',
+      [
+        '-c',
+        'user.name=t',
+        '-c',
+        'user.email=t@t',
+        '-c',
+        'core.hooksPath=/dev/null',
+        '-c',
+        'core.fsmonitor=false',
+        '-c',
+        'filter.evil.clean=',
+        '-c',
+        'filter.inc.clean=',
+        '-c',
+        'filter.evil.required=false',
+        'commit',
+        '-qam',
+        'planted',
+      ],
+      { cwd: ws, env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null' } },
+    );
     execFileSync('rm', ['-f', markerIn(outside)]);
     const job = await run(engine, {
       workspace: ws,
@@ -184,7 +260,9 @@ describe('gaffer runs no repository code (issue 32)', () => {
     expect(ran(outside)).toEqual([]);
     expect(job.status).toBe('done');
     expect(job.result?.worktrees?.merges.length).toBeGreaterThan(0);
-    expect(execFileSync('cat', [join(ws, 'a.txt'), join(ws, 'b.txt')], { encoding: 'utf8' })).toBe('one\ntwo\none\ntwo\n');
+    expect(execFileSync('cat', [join(ws, 'a.txt'), join(ws, 'b.txt')], { encoding: 'utf8' })).toBe(
+      'one\ntwo\none\ntwo\n',
+    );
   });
 });
 

@@ -22,16 +22,31 @@ async function run(engine: Engine, body: Record<string, unknown>): Promise<any> 
 
 describe.skipIf(!probe.available)('hints an earlier worker left steer no worktree job (issue 32)', () => {
   it('job 1 (sandboxed) writes verify.command "echo all tests passed"; job 2 in a worktree runs npm test, fails, and names the hints file', async () => {
-    const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), runners: createRunners({ sandbox: 'auto' }) });
+    const engine = await Engine.open({
+      dataDir: join(tempDir('gaffer-data-'), 'data'),
+      runners: createRunners({ sandbox: 'auto' }),
+    });
     engines.push(engine);
     const ws = makeWorkspace(CALC_FILES, { git: true });
     const first = await run(engine, {
       workspace: ws,
       verify: 'none',
-      tasks: [{ instruction: 'leave a hint', command: `mkdir -p .gaffer && echo '{"verify":{"command":"echo all tests passed"}}' > .gaffer/workspace.json` }],
+      tasks: [
+        {
+          instruction: 'leave a hint',
+          command: `mkdir -p .gaffer && echo '{"verify":{"command":"echo all tests passed"}}' > .gaffer/workspace.json`,
+        },
+      ],
     });
     expect(first.result.workers[0].sandboxed).toBe(true);
-    const next = await run(engine, { workspace: ws, isolation: 'worktree', merge: 'none', verify: 'auto', verify_timeout_s: 30, tasks: [{ name: 'noop', instruction: 'touch a file', command: 'echo x > x.txt' }] });
+    const next = await run(engine, {
+      workspace: ws,
+      isolation: 'worktree',
+      merge: 'none',
+      verify: 'auto',
+      verify_timeout_s: 30,
+      tasks: [{ name: 'noop', instruction: 'touch a file', command: 'echo x > x.txt' }],
+    });
     const text = JSON.stringify(next.result);
     expect(text).not.toContain('"command":"echo all tests passed"');
     expect(text).toContain('"command":"npm test"');

@@ -21,7 +21,10 @@ export const JOB_BOUND_MS = (WORKER_TIMEOUT_S + 3 * VERIFY_TIMEOUT_S + 30) * 100
 export const worst = { healthMs: 0, rssMb: 0 };
 
 /** Runs `attack` against a `gaffer serve` of its own (ended after the test) while /api/health is polled every 100 ms. */
-export async function underWatch(attack: (served: Served) => Promise<void>, env: NodeJS.ProcessEnv = {}): Promise<void> {
+export async function underWatch(
+  attack: (served: Served) => Promise<void>,
+  env: NodeJS.ProcessEnv = {},
+): Promise<void> {
   const data = join(tempDir(), 'data');
   mkdirSync(data, { recursive: true });
   const served = await startServe(data, { env: { ...process.env, GAFFER_URL: '', ...env } });
@@ -33,7 +36,9 @@ export async function underWatch(attack: (served: Served) => Promise<void>, env:
     const rssMb = peakRssMb(served.pid);
     worst.healthMs = Math.max(worst.healthMs, maxExcessMs);
     worst.rssMb = Math.max(worst.rssMb, rssMb);
-    console.info(`  /api/health max ${Math.round(maxMs)} ms (a bare server's max ${Math.round(controlMaxMs)} ms; worst excess ${Math.round(maxExcessMs)} ms); gaffer serve peak RSS ${rssMb} MB`);
+    console.info(
+      `  /api/health max ${Math.round(maxMs)} ms (a bare server's max ${Math.round(controlMaxMs)} ms; worst excess ${Math.round(maxExcessMs)} ms); gaffer serve peak RSS ${rssMb} MB`,
+    );
     expect(maxExcessMs).toBeLessThan(HEALTH_BOUND_MS);
     expect(rssMb).toBeLessThan(RSS_BOUND_MB);
   }
@@ -45,7 +50,12 @@ function peakRssMb(pid: number): number {
 }
 
 /** Posts a job (a shell task running `command`, or `body` as it is) and waits for its end: the full answer and how long it took. */
-export async function runJob(served: Served, workspace: string, command: string, body: Record<string, unknown> = {}): Promise<{ job: any; ms: number }> {
+export async function runJob(
+  served: Served,
+  workspace: string,
+  command: string,
+  body: Record<string, unknown> = {},
+): Promise<{ job: any; ms: number }> {
   const began = Date.now();
   const posted = await call(served.url, 'POST', '/api/jobs', {
     workspace,

@@ -42,7 +42,22 @@ describe('files and outputs cannot leave the workspace', () => {
     const engine = await openEngine();
     const { call } = inProcess(engine);
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
-    const bad = ['../x', 'a/../../x', 'src/..', '..', '..\\x', 'a\\..\\..\\x', '/etc/passwd', `${ws}/a.txt`, '\\\\server\\share', 'C:\\x', 'c:/x', '~/x', '~root/x', 'a\0b'];
+    const bad = [
+      '../x',
+      'a/../../x',
+      'src/..',
+      '..',
+      '..\\x',
+      'a\\..\\..\\x',
+      '/etc/passwd',
+      `${ws}/a.txt`,
+      '\\\\server\\share',
+      'C:\\x',
+      'c:/x',
+      '~/x',
+      '~root/x',
+      'a\0b',
+    ];
     for (const key of ['files', 'outputs'] as const) {
       for (const [i, path] of bad.entries()) {
         const r = await call('POST', '/api/jobs', request(ws, key, ['ok.txt', path], i % 2));
@@ -60,7 +75,19 @@ describe('files and outputs cannot leave the workspace', () => {
     const { call } = inProcess(engine);
     const outside = outsideTree();
     const ws = workspaceWithLinks(outside);
-    const escapes = ['link', 'link/secret.txt', 'link/new.txt', 'link/sub', 'link/sub/deep.txt', 'toplink', 'dangling', 'src/up/x.txt', 'src/up', 'inner/up/x', 'link/'];
+    const escapes = [
+      'link',
+      'link/secret.txt',
+      'link/new.txt',
+      'link/sub',
+      'link/sub/deep.txt',
+      'toplink',
+      'dangling',
+      'src/up/x.txt',
+      'src/up',
+      'inner/up/x',
+      'link/',
+    ];
     for (const key of ['files', 'outputs'] as const) {
       for (const [i, path] of escapes.entries()) {
         const r = await call('POST', '/api/jobs', request(ws, key, ['a.txt', path], i % 2));
@@ -72,13 +99,29 @@ describe('files and outputs cannot leave the workspace', () => {
     }
     expect(jobRows(engine)).toBe(0);
     // the CLI path of the same check: a dispatch is refused before anything starts
-    expect(() => engine.submit(request(ws, 'outputs', ['toplink']))).toThrow(/tasks\[0\]\.outputs\[0\]: toplink is outside the workspace through a symbolic link/);
+    expect(() => engine.submit(request(ws, 'outputs', ['toplink']))).toThrow(
+      /tasks\[0\]\.outputs\[0\]: toplink is outside the workspace through a symbolic link/,
+    );
 
     // inside links and not-yet-existing paths are accepted, and the job runs
-    const ok = await call('POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [{ instruction: 'edit inside', command: 'echo more >> src/inside.txt; echo n > src/new.txt; echo m > src/made.txt', files: ['inner/inside.txt', 'src/new.txt', 'not/yet/there.txt'], outputs: ['inner/made.txt'] }] });
+    const ok = await call('POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      tasks: [
+        {
+          instruction: 'edit inside',
+          command: 'echo more >> src/inside.txt; echo n > src/new.txt; echo m > src/made.txt',
+          files: ['inner/inside.txt', 'src/new.txt', 'not/yet/there.txt'],
+          outputs: ['inner/made.txt'],
+        },
+      ],
+    });
     expect(ok.status).toBe(202);
     await engine.settled(ok.json.id);
-    expect(engine.get(ok.json.id)).toMatchObject({ status: 'done', result: { changes: { modified: ['src/inside.txt'], added: ['src/made.txt', 'src/new.txt'] } } });
+    expect(engine.get(ok.json.id)).toMatchObject({
+      status: 'done',
+      result: { changes: { modified: ['src/inside.txt'], added: ['src/made.txt', 'src/new.txt'] } },
+    });
     expect(readFileSync(join(outside, 'dir', 'secret.txt'), 'utf8')).toBe(`${SECRET}\n`);
   });
 
@@ -90,13 +133,23 @@ describe('files and outputs cannot leave the workspace', () => {
     const { job } = engine.submit({
       workspace: ws,
       verify: 'none',
-      tasks: [{ instruction: 'plant a link', command: `ln -s ${join(outside, 'dir')} planted; echo b >> a.txt`, files: ['a.txt', 'planted/secret.txt', 'planted/sub'], outputs: ['planted/sub/deep.txt'] }],
+      tasks: [
+        {
+          instruction: 'plant a link',
+          command: `ln -s ${join(outside, 'dir')} planted; echo b >> a.txt`,
+          files: ['a.txt', 'planted/secret.txt', 'planted/sub'],
+          outputs: ['planted/sub/deep.txt'],
+        },
+      ],
     });
     await engine.settled(job.id);
     const done = engine.get(job.id, { full: true });
     // spec 06: the link itself was never the worker's to write (its named paths lie below it), and is charged
     expect(done.status).toBe('partial');
-    expect(done.result?.workers[0]).toMatchObject({ write_audit: 'violation', error: expect.stringMatching(/: planted$/) });
+    expect(done.result?.workers[0]).toMatchObject({
+      write_audit: 'violation',
+      error: expect.stringMatching(/: planted$/),
+    });
     expect(done.result?.changes).toMatchObject({ added: ['planted'], modified: ['a.txt'] });
     // what is behind the link is not in the changes, only named as skipped
     const changes = done.result?.changes as { added: string[]; skipped: string[] };
@@ -106,7 +159,11 @@ describe('files and outputs cannot leave the workspace', () => {
     // no object of the shadow repositories, no file of the data dir holds the outside content
     const shadow = join(engine.dataDir, 'shadow');
     for (const repo of readdirSync(shadow).filter((d) => d.endsWith('.git'))) {
-      const objects = execFileSync('git', [`--git-dir=${join(shadow, repo)}`, 'cat-file', '--batch-all-objects', '--batch'], { maxBuffer: 64 << 20 }).toString('latin1');
+      const objects = execFileSync(
+        'git',
+        [`--git-dir=${join(shadow, repo)}`, 'cat-file', '--batch-all-objects', '--batch'],
+        { maxBuffer: 64 << 20 },
+      ).toString('latin1');
       expect(objects).not.toContain(SECRET);
     }
     const grep = spawnSync('grep', ['-rla', SECRET, engine.dataDir], { encoding: 'utf8' });

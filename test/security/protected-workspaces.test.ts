@@ -27,7 +27,12 @@ function layout() {
   mkdirSync(join(dirs.conf, 'beside'));
   mkdirSync(join(dirs.projects, 'app'));
   writeFileSync(join(dirs.conf, 'gaffer.config.json'), '{}');
-  const rules: WorkspaceRules = { dataDir: dirs.data, configFile: join(dirs.conf, 'gaffer.config.json'), protectedPaths: [dirs.vault], home: dirs.home };
+  const rules: WorkspaceRules = {
+    dataDir: dirs.data,
+    configFile: join(dirs.conf, 'gaffer.config.json'),
+    protectedPaths: [dirs.vault],
+    home: dirs.home,
+  };
   return { ...dirs, rules };
 }
 
@@ -57,14 +62,25 @@ describe('protected workspaces (issue 11)', () => {
     symlinkSync(l.vault, link);
     expect(refusal(() => vetWorkspace(join(link, 'keys'), l.rules)).message).toContain('protected_paths');
     // a protected path that does not exist yet counts too
-    expect(refusal(() => vetWorkspace(l.projects, { ...l.rules, protectedPaths: [join(l.projects, 'other', 'not-yet')] })).message).toContain('protected_paths');
+    expect(
+      refusal(() => vetWorkspace(l.projects, { ...l.rules, protectedPaths: [join(l.projects, 'other', 'not-yet')] }))
+        .message,
+    ).toContain('protected_paths');
     // a data dir elsewhere: the folder holding it is refused
-    expect(refusal(() => vetWorkspace(l.root, { dataDir: l.data, home: join(tempDir(), 'home') })).message).toContain('must not contain gaffer');
+    expect(refusal(() => vetWorkspace(l.root, { dataDir: l.data, home: join(tempDir(), 'home') })).message).toContain(
+      'must not contain gaffer',
+    );
   });
 
   it('accepts ordinary folders: projects under the home, a folder beside the config file, temp dirs', () => {
     const l = layout();
-    for (const ok of [join(l.projects, 'app'), l.projects, join(l.conf, 'beside'), makeWorkspace({ 'a.txt': 'a' }), tempDir('gaffer-ok-')]) {
+    for (const ok of [
+      join(l.projects, 'app'),
+      l.projects,
+      join(l.conf, 'beside'),
+      makeWorkspace({ 'a.txt': 'a' }),
+      tempDir('gaffer-ok-'),
+    ]) {
       expect(vetWorkspace(ok, l.rules)).toBe(ok);
     }
     // the defaults of a real engine take /tmp and /var/tmp workspaces
@@ -77,7 +93,10 @@ describe('protected workspaces (issue 11)', () => {
     const parent = tempDir('gaffer-parent-');
     const live = join(parent, 'mid', 'live');
     mkdirSync(join(live, 'src'), { recursive: true });
-    const rules = (cwd: string | null): WorkspaceRules => ({ dataDir: join(tempDir(), 'data'), spawnedFrom: workspacesHolding(cwd, [live]) });
+    const rules = (cwd: string | null): WorkspaceRules => ({
+      dataDir: join(tempDir(), 'data'),
+      spawnedFrom: workspacesHolding(cwd, [live]),
+    });
     const error = refusal(() => vetWorkspace(parent, rules(join(live, 'src'))));
     expect([error.code, error.field]).toEqual(['invalid_request', 'workspace']);
     expect(error.message).toContain(`must not be a parent of ${live}`);
@@ -94,12 +113,25 @@ describe('protected workspaces (issue 11)', () => {
     writeFileSync(join(l.data, 'gaffer.config.json'), JSON.stringify({ protected_paths: [l.vault] }));
     const server = await startServe(l.data, { env: { ...process.env, GAFFER_URL: '', HOME: l.home } });
     for (const workspace of [join(l.vault, 'keys'), join(l.home, '.ssh', 'inner'), join(l.home, '.config'), l.data]) {
-      const r = await call(server.url, 'POST', '/api/jobs', { workspace, verify: 'none', tasks: [{ instruction: 'x', command: 'true' }] });
-      expect([workspace, r.status, r.json.error.code, r.json.error.field]).toEqual([workspace, 400, 'invalid_request', 'workspace']);
+      const r = await call(server.url, 'POST', '/api/jobs', {
+        workspace,
+        verify: 'none',
+        tasks: [{ instruction: 'x', command: 'true' }],
+      });
+      expect([workspace, r.status, r.json.error.code, r.json.error.field]).toEqual([
+        workspace,
+        400,
+        'invalid_request',
+        'workspace',
+      ]);
       expect(r.json.error.message).toContain(JSON.stringify(workspace));
     }
     expect((await call(server.url, 'GET', '/api/jobs')).json.jobs).toEqual([]);
-    const ok = await call(server.url, 'POST', '/api/jobs', { workspace: join(l.projects, 'app'), verify: 'none', tasks: [{ instruction: 'x', command: 'echo a > a.txt' }] });
+    const ok = await call(server.url, 'POST', '/api/jobs', {
+      workspace: join(l.projects, 'app'),
+      verify: 'none',
+      tasks: [{ instruction: 'x', command: 'echo a > a.txt' }],
+    });
     expect(ok.status).toBe(202);
   });
 
@@ -110,33 +142,72 @@ describe('protected workspaces (issue 11)', () => {
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
     const around = dirname(ws);
     const command = `${BIN} --data-dir ${data} --json dispatch --workspace ${around} --verify none --task widen --command 'echo pwned > pwned.txt' 2> refusal.json; echo "exit=$?" > exit.txt`;
-    const submitted = await call(server.url, 'POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [{ instruction: 'widen my reach', command }] });
+    const submitted = await call(server.url, 'POST', '/api/jobs', {
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ instruction: 'widen my reach', command }],
+    });
     expect(submitted.status).toBe(202);
     const waited = await call(server.url, 'GET', `/api/jobs/${submitted.json.id}/wait?timeout_s=120`);
     expect(waited.json.met).toBe(true);
     expect(readFileSync(join(ws, 'exit.txt'), 'utf8').trim()).toBe('exit=2');
     const refusalBody = JSON.parse(readFileSync(join(ws, 'refusal.json'), 'utf8').trim().split('\n').at(-1) as string);
-    expect(refusalBody).toMatchObject({ error: { code: 'invalid_request', field: 'workspace', message: expect.stringContaining(`must not be a parent of ${ws}`) } });
+    expect(refusalBody).toMatchObject({
+      error: {
+        code: 'invalid_request',
+        field: 'workspace',
+        message: expect.stringContaining(`must not be a parent of ${ws}`),
+      },
+    });
     expect((await call(server.url, 'GET', '/api/jobs')).json.jobs).toHaveLength(1);
     // the same dispatch from outside any live job's workspace is the user's own: accepted
-    const own = await gaffer(data, ['--json', 'dispatch', '--workspace', around, '--verify', 'none', '--task', 'mine', '--command', 'echo mine > mine.txt']);
+    const own = await gaffer(data, [
+      '--json',
+      'dispatch',
+      '--workspace',
+      around,
+      '--verify',
+      'none',
+      '--task',
+      'mine',
+      '--command',
+      'echo mine > mine.txt',
+    ]);
     expect(own.code).toBe(0);
   });
 
   it('MCP on stdio sends its cwd: inside a live job’s workspace, a dispatch for its parent is isError naming workspace', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
-    const { job } = engine.submit({ workspace: ws, verify: 'none', tasks: [{ instruction: 'hold the workspace', command: 'sleep 30' }] });
+    const { job } = engine.submit({
+      workspace: ws,
+      verify: 'none',
+      tasks: [{ instruction: 'hold the workspace', command: 'sleep 30' }],
+    });
     await eventually(() => engine.get(job.id).status === 'running', 20_000, 'the live job');
     const client = new Client({ name: 'protect-test', version: '1.0.0' });
-    await client.connect(new StdioClientTransport({ command: BIN, args: ['--data-dir', engine.dataDir, 'mcp'], cwd: ws, stderr: 'ignore' }));
+    await client.connect(
+      new StdioClientTransport({
+        command: BIN,
+        args: ['--data-dir', engine.dataDir, 'mcp'],
+        cwd: ws,
+        stderr: 'ignore',
+      }),
+    );
     try {
-      const refused = (await client.callTool({ name: 'workers_dispatch', arguments: { workspace: dirname(ws), verify: 'none', tasks: [{ instruction: 'x', command: 'true' }] } })) as {
+      const refused = (await client.callTool({
+        name: 'workers_dispatch',
+        arguments: { workspace: dirname(ws), verify: 'none', tasks: [{ instruction: 'x', command: 'true' }] },
+      })) as {
         isError?: boolean;
         structuredContent?: { error: { code: string; field: string; message: string } };
       };
       expect(refused.isError).toBe(true);
-      expect(refused.structuredContent?.error).toMatchObject({ code: 'invalid_request', field: 'workspace', message: expect.stringContaining('parent of') });
+      expect(refused.structuredContent?.error).toMatchObject({
+        code: 'invalid_request',
+        field: 'workspace',
+        message: expect.stringContaining('parent of'),
+      });
       expect(engine.list()).toHaveLength(1);
     } finally {
       await client.close();
@@ -147,10 +218,15 @@ describe('protected workspaces (issue 11)', () => {
 
   it('the engine wires the config: a real Engine refuses its protected_paths and the config file folder', async () => {
     const l = layout();
-    const engine = await Engine.open({ dataDir: l.data, protect: { configFile: join(l.conf, 'gaffer.config.json'), protectedPaths: [l.vault] } });
+    const engine = await Engine.open({
+      dataDir: l.data,
+      protect: { configFile: join(l.conf, 'gaffer.config.json'), protectedPaths: [l.vault] },
+    });
     try {
       for (const workspace of [join(l.vault, 'keys'), l.conf]) {
-        const error = refusal(() => engine.submit({ workspace, verify: 'none', tasks: [{ instruction: 'x', command: 'true' }] }));
+        const error = refusal(() =>
+          engine.submit({ workspace, verify: 'none', tasks: [{ instruction: 'x', command: 'true' }] }),
+        );
         expect([workspace, error.field]).toEqual([workspace, 'workspace']);
       }
       expect(engine.list()).toEqual([]);

@@ -10,7 +10,8 @@ import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { call, gaffer, startServe } from '../reliability/helpers.js';
 
 /** What a worker and a verification try, to leak: their whole env, credential files, root-only files and their parent's environ. */
-const PRYING = 'cat "$HOME/.aws/credentials" "$HOME/.ssh/id_rsa" /etc/shadow; echo "== parent environ"; tr "\\0" "\\n" < /proc/$PPID/environ';
+const PRYING =
+  'cat "$HOME/.aws/credentials" "$HOME/.ssh/id_rsa" /etc/shadow; echo "== parent environ"; tr "\\0" "\\n" < /proc/$PPID/environ';
 
 /** A HOME outside /tmp holding cloud and ssh credentials (removed after the file). */
 function makeHomeWithCredentials(secrets: { AWS_FILE: string; SSH_FILE: string }): string {
@@ -91,7 +92,14 @@ describe('secrets never leave the process that holds them', () => {
       JSON.stringify({
         tokens: { [secrets.token]: 'alice' },
         // a second endpoint whose key gaffer reads from ANTHROPIC_API_KEY: that variable holds gaffer's key now
-        models: { claude: { url: 'http://127.0.0.1:9/v1', api: 'anthropic', key_env: 'ANTHROPIC_API_KEY', model: 'claude-test' } },
+        models: {
+          claude: {
+            url: 'http://127.0.0.1:9/v1',
+            api: 'anthropic',
+            key_env: 'ANTHROPIC_API_KEY',
+            model: 'claude-test',
+          },
+        },
       }),
     );
     const env = {
@@ -126,7 +134,14 @@ describe('secrets never leave the process that holds them', () => {
     const submitted = await got('POST', '/api/jobs', {
       workspace: ws,
       verify: `env; ${PRYING}; echo 1 passed`,
-      tasks: [{ name: 'dump', runner: 'shell', instruction: 'print the environment', command: `env; env > env.txt; ${PRYING}; echo b >> a.txt` }],
+      tasks: [
+        {
+          name: 'dump',
+          runner: 'shell',
+          instruction: 'print the environment',
+          command: `env; env > env.txt; ${PRYING}; echo b >> a.txt`,
+        },
+      ],
     });
     expect(submitted.status).toBe(202);
     const id = submitted.json.id as string;
@@ -158,10 +173,19 @@ describe('secrets never leave the process that holds them', () => {
     expect(health.json.ok).toBe(true);
     await got('GET', '/api/guide');
     await got('GET', '/api/jobs/ffffffffffff');
-    await got('POST', '/api/jobs', { workspace: ws, tasks: [{ instruction: 'x', command: 'true' }], endpoint: 'http://evil' });
-    await got('POST', '/api/lint', { workspace: ws, tasks: [{ instruction: 'print env', runner: 'shell', command: 'env' }] });
+    await got('POST', '/api/jobs', {
+      workspace: ws,
+      tasks: [{ instruction: 'x', command: 'true' }],
+      endpoint: 'http://evil',
+    });
+    await got('POST', '/api/lint', {
+      workspace: ws,
+      tasks: [{ instruction: 'print env', runner: 'shell', command: 'env' }],
+    });
     // a wrong token's refusal does not echo it
-    answers.push((await call(server.url, 'GET', '/api/jobs', undefined, { authorization: `Bearer ${secrets.token}x` })).text);
+    answers.push(
+      (await call(server.url, 'GET', '/api/jobs', undefined, { authorization: `Bearer ${secrets.token}x` })).text,
+    );
     all.abort();
     await all.done;
     answers.push(JSON.stringify(all.frames));
@@ -170,21 +194,24 @@ describe('secrets never leave the process that holds them', () => {
     const cli = { ...env, GAFFER_TOKEN: secrets.token };
     // (the other readings are the HTTP answers above, which the CLI prints as they are)
     const readings = [['--json', 'status', id, '--full'], ['--json', 'doctor'], ['doctor']];
-    for (const r of await Promise.all(readings.map((args) => gaffer(data, args, cli)))) answers.push(r.stdout, r.stderr);
+    for (const r of await Promise.all(readings.map((args) => gaffer(data, args, cli))))
+      answers.push(r.stdout, r.stderr);
     expect(answers.some((a) => a.includes('GAFFER_MODEL_KEY') || a.includes('"checks"'))).toBe(true);
 
     server.child.kill('SIGTERM');
     await server.exited;
     answers.push(server.stderr());
 
-    for (const [i, text] of answers.entries()) expect(leaks(text, secrets), `answer ${i}: ${text.slice(0, 200)}`).toEqual([]);
+    for (const [i, text] of answers.entries())
+      expect(leaks(text, secrets), `answer ${i}: ${text.slice(0, 200)}`).toEqual([]);
     const files = filesUnder(data, configFile);
     expect(files.some((f) => f.endsWith('.log'))).toBe(true);
     for (const file of files) expect(leaks(readFileSync(file, 'latin1'), secrets), file).toEqual([]);
     // the verification's output is in the data dir too: it ran and pried
     expect(files.some((f) => readFileSync(f, 'latin1').includes('1 passed'))).toBe(true);
     expect(leaks(dumpStore(data), secrets)).toEqual([]);
-    if (shadow !== null) for (const file of files) expect(readFileSync(file, 'latin1').includes(shadow), file).toBe(false);
+    if (shadow !== null)
+      for (const file of files) expect(readFileSync(file, 'latin1').includes(shadow), file).toBe(false);
   });
 
   it("unsandboxed, a worker that reads gaffer's /proc/<pid>/environ finds none of gaffer's secrets or credentials", async () => {
@@ -197,15 +224,39 @@ describe('secrets never leave the process that holds them', () => {
     };
     const data = join(tempDir(), 'data');
     mkdirSync(data, { recursive: true });
-    writeFileSync(join(data, 'gaffer.config.json'), JSON.stringify({ sandbox: 'off', tokens: { [secrets.token]: 'alice' } }));
-    const env = { ...process.env, GAFFER_URL: '', GAFFER_MODEL_URL: 'http://127.0.0.1:9/v1', GAFFER_MODEL_KEY: secrets.GAFFER_MODEL_KEY, GAFFER_TOKEN: secrets.GAFFER_TOKEN, ANTHROPIC_API_KEY: secrets.ANTHROPIC_API_KEY, AWS_SECRET_ACCESS_KEY: secrets.AWS_SECRET_ACCESS_KEY, GAFFER_MARKER: 'in-gaffers-env' };
+    writeFileSync(
+      join(data, 'gaffer.config.json'),
+      JSON.stringify({ sandbox: 'off', tokens: { [secrets.token]: 'alice' } }),
+    );
+    const env = {
+      ...process.env,
+      GAFFER_URL: '',
+      GAFFER_MODEL_URL: 'http://127.0.0.1:9/v1',
+      GAFFER_MODEL_KEY: secrets.GAFFER_MODEL_KEY,
+      GAFFER_TOKEN: secrets.GAFFER_TOKEN,
+      ANTHROPIC_API_KEY: secrets.ANTHROPIC_API_KEY,
+      AWS_SECRET_ACCESS_KEY: secrets.AWS_SECRET_ACCESS_KEY,
+      GAFFER_MARKER: 'in-gaffers-env',
+    };
     const server = await startServe(data, { env });
     const auth = { authorization: `Bearer ${secrets.token}` };
     const ws = makeWorkspace({ 'a.txt': 'a\n' });
     const command = `tr "\\0" "\\n" < /proc/${server.pid}/environ > gaffer-environ.txt; tr "\\0" "\\n" < /proc/$PPID/environ > parent-environ.txt`;
-    const submitted = await call(server.url, 'POST', '/api/jobs', { workspace: ws, verify: 'none', tasks: [{ name: 'pry', runner: 'shell', instruction: 'read gaffer', command }] }, auth);
+    const submitted = await call(
+      server.url,
+      'POST',
+      '/api/jobs',
+      { workspace: ws, verify: 'none', tasks: [{ name: 'pry', runner: 'shell', instruction: 'read gaffer', command }] },
+      auth,
+    );
     expect(submitted.status).toBe(202);
-    const waited = await call(server.url, 'GET', `/api/jobs/${submitted.json.id as string}/wait?for=done&timeout_s=60`, undefined, auth);
+    const waited = await call(
+      server.url,
+      'GET',
+      `/api/jobs/${submitted.json.id as string}/wait?for=done&timeout_s=60`,
+      undefined,
+      auth,
+    );
     expect(waited.status).toBe(200);
     const read = readFileSync(join(ws, 'gaffer-environ.txt'), 'utf8');
     // it did read gaffer's own block (a variable no worker is given is there)
@@ -221,11 +272,27 @@ describe('a worker environment', () => {
   it("holds only the allowlist, drops gaffer's secrets by name and by value under any name, and gives an api runner its own key unless it is gaffer's", () => {
     const key = `sk-${randomBytes(12).toString('hex')}`;
     registerSecretValues([key, null, '']);
-    const parent = { PATH: '/usr/bin', HOME: '/home/u', GAFFER_TOKEN: 't', GAFFER_MODEL_KEY: 'k', GAFFER_OTHER_SECRET: 's', OLLAMA_KEY: key, ANTHROPIC_API_KEY: 'sk-ant-user', EMPTY: '' };
+    const parent = {
+      PATH: '/usr/bin',
+      HOME: '/home/u',
+      GAFFER_TOKEN: 't',
+      GAFFER_MODEL_KEY: 'k',
+      GAFFER_OTHER_SECRET: 's',
+      OLLAMA_KEY: key,
+      ANTHROPIC_API_KEY: 'sk-ant-user',
+      EMPTY: '',
+    };
     expect(buildWorkerEnv(parent)).toEqual({ PATH: '/usr/bin', HOME: '/home/u' });
     expect(envForRunner('claude', 'subscription', parent)).toEqual({ PATH: '/usr/bin', HOME: '/home/u' });
-    expect(envForRunner('claude', 'api', parent)).toEqual({ PATH: '/usr/bin', HOME: '/home/u', ANTHROPIC_API_KEY: 'sk-ant-user' });
+    expect(envForRunner('claude', 'api', parent)).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/home/u',
+      ANTHROPIC_API_KEY: 'sk-ant-user',
+    });
     // a key gaffer itself reads (key_env) is gaffer's secret, whatever the runner
-    expect(envForRunner('claude', 'api', { ...parent, ANTHROPIC_API_KEY: key })).toEqual({ PATH: '/usr/bin', HOME: '/home/u' });
+    expect(envForRunner('claude', 'api', { ...parent, ANTHROPIC_API_KEY: key })).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/home/u',
+    });
   });
 });

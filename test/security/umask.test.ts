@@ -35,7 +35,12 @@ describe('gaffer is private, the user’s work is not', () => {
 
   it('a worker process starts with the user’s umask, and a file it creates has the user’s mode', async () => {
     const ws = tempDir('gaffer-umask-ws-');
-    const result = await runProcess({ shellCommand: 'umask; echo hi > made.txt; mkdir made', cwd: ws, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, timeoutMs: 20_000 });
+    const result = await runProcess({
+      shellCommand: 'umask; echo hi > made.txt; mkdir made',
+      cwd: ws,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      timeoutMs: 20_000,
+    });
     expect(result.exitCode).toBe(0);
     expect(result.tail.trim()).toBe('0022');
     expect(mode(join(ws, 'made.txt'))).toBe(0o644);

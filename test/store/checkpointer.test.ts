@@ -6,10 +6,24 @@ import { parseJobRequest } from '../../src/domain/request.js';
 import { Store } from '../../src/store/store.js';
 import { tempDir } from '../helpers/temp.js';
 
-const spec = parseJobRequest({ workspace: '/w', tasks: [{ instruction: 'x', command: 'true' }] }, { defaultRunner: null, available: ['shell'] });
+const spec = parseJobRequest(
+  { workspace: '/w', tasks: [{ instruction: 'x', command: 'true' }] },
+  { defaultRunner: null, available: ['shell'] },
+);
 const insert = (store: Store, id: string) =>
-  store.insertJob({ id, owner: null, spec, created: Date.now() / 1000, idemKey: null, requestHash: null, idemWindowS: 3600, pid: process.pid, pidStart: 0 });
-const walBytes = (dir: string) => (existsSync(join(dir, 'gaffer.db-wal')) ? statSync(join(dir, 'gaffer.db-wal')).size : 0);
+  store.insertJob({
+    id,
+    owner: null,
+    spec,
+    created: Date.now() / 1000,
+    idemKey: null,
+    requestHash: null,
+    idemWindowS: 3600,
+    pid: process.pid,
+    pidStart: 0,
+  });
+const walBytes = (dir: string) =>
+  existsSync(join(dir, 'gaffer.db-wal')) ? statSync(join(dir, 'gaffer.db-wal')).size : 0;
 
 /**
  * Waits (bounded) for a pause's checkpoint to be done, however slow the worker is under load: once it
@@ -41,7 +55,8 @@ describe('the background checkpointer', () => {
     insert(store, 'bbbbbbbbbbbb');
     insert(store, PROBE);
     const burst = (from: number) => {
-      for (let i = 0; i < 300; i++) store.appendEvent('bbbbbbbbbbbb', { name: 'job', event: 'phase', message: `step ${from + i}` });
+      for (let i = 0; i < 300; i++)
+        store.appendEvent('bbbbbbbbbbbb', { name: 'job', event: 'phase', message: `step ${from + i}` });
     };
     burst(0);
     // past its first 200 commits the connection no longer checkpoints on a commit of its own
@@ -72,7 +87,8 @@ describe('the background checkpointer', () => {
     insert(store, 'cccccccccccc');
     const sizes: number[] = [];
     for (let round = 0; round < 8; round++) {
-      for (let i = 0; i < 500; i++) store.appendEvent('cccccccccccc', { name: 'job', event: 'phase', message: `${round}.${i}` });
+      for (let i = 0; i < 500; i++)
+        store.appendEvent('cccccccccccc', { name: 'job', event: 'phase', message: `${round}.${i}` });
       await new Promise((resolve) => setImmediate(resolve)); // the worker's turn, far shorter than a pause
       await new Promise((resolve) => setTimeout(resolve, 20));
       sizes.push(walBytes(dir));

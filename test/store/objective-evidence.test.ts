@@ -11,7 +11,7 @@ const evidence = (job: string, workspace: string, status: 'done' | 'partial', ts
   objectiveEvidenceOf(ids, { id: job, workspace, status, filesChanged: ['src/a.ts'], ts });
 
 describe('objective evidence in the store', () => {
-  it('is migration 0008, and lists a job\'s records or an objective\'s across jobs, oldest first', () => {
+  it("is migration 0008, and lists a job's records or an objective's across jobs, oldest first", () => {
     expect(existsSync(new URL('../../src/store/migrations/0008_objective_evidence.sql', import.meta.url))).toBe(true);
     const dir = tempDir();
     const store = new Store(dir);
@@ -20,16 +20,26 @@ describe('objective evidence in the store', () => {
     store.recordObjectiveEvidence(evidence('job-c', '/other', 'done', 300, ['OBJ-2']), null);
 
     expect(store.listObjectiveEvidence({ jobId: 'job-a' })).toEqual(evidence('job-a', '/ws', 'done', 100));
-    expect(store.listObjectiveEvidence({ workspace: '/ws', objective: 'OBJ-2' }).map((e) => [e.job_id, e.status, e.confidence])).toEqual([
+    expect(
+      store
+        .listObjectiveEvidence({ workspace: '/ws', objective: 'OBJ-2' })
+        .map((e) => [e.job_id, e.status, e.confidence]),
+    ).toEqual([
       ['job-a', 'done', 0.6],
       ['job-b', 'partial', 0.4],
     ]);
-    expect(store.listObjectiveEvidence({ workspace: '/ws' }).map((e) => `${e.job_id} ${e.objective}`)).toEqual(['job-a OBJ-1', 'job-a OBJ-2', 'job-b OBJ-2']);
+    expect(store.listObjectiveEvidence({ workspace: '/ws' }).map((e) => `${e.job_id} ${e.objective}`)).toEqual([
+      'job-a OBJ-1',
+      'job-a OBJ-2',
+      'job-b OBJ-2',
+    ]);
     store.close();
 
     // another connection (another gaffer process) reads them as written
     const again = new Store(dir);
-    expect(again.listObjectiveEvidence({ jobId: 'job-b' })).toEqual(evidence('job-b', '/ws', 'partial', 200, ['OBJ-2']));
+    expect(again.listObjectiveEvidence({ jobId: 'job-b' })).toEqual(
+      evidence('job-b', '/ws', 'partial', 200, ['OBJ-2']),
+    );
     again.close();
   });
 
@@ -45,11 +55,28 @@ describe('objective evidence in the store', () => {
     store.close();
   });
 
-  it('the checkpoint\'s spec patch (objectives, an impact order) is written over the job\'s spec', () => {
+  it("the checkpoint's spec patch (objectives, an impact order) is written over the job's spec", () => {
     const store = new Store(tempDir());
-    const spec = parseJobRequest({ workspace: '/ws', tasks: [{ name: 'a', instruction: 'OBJ-1', command: 'true' }] }, { defaultRunner: null, available: ['shell'] });
-    store.insertJob({ id: 'cccccccccccc', owner: null, spec, created: 1, idemKey: null, requestHash: null, idemWindowS: 3600, pid: process.pid, pidStart: 0 });
-    const objectives = { file: '.gaffer/objectives.json', named: [{ id: 'OBJ-1', title: 't', impact: 0.5 }], warnings: [] };
+    const spec = parseJobRequest(
+      { workspace: '/ws', tasks: [{ name: 'a', instruction: 'OBJ-1', command: 'true' }] },
+      { defaultRunner: null, available: ['shell'] },
+    );
+    store.insertJob({
+      id: 'cccccccccccc',
+      owner: null,
+      spec,
+      created: 1,
+      idemKey: null,
+      requestHash: null,
+      idemWindowS: 3600,
+      pid: process.pid,
+      pidStart: 0,
+    });
+    const objectives = {
+      file: '.gaffer/objectives.json',
+      named: [{ id: 'OBJ-1', title: 't', impact: 0.5 }],
+      warnings: [],
+    };
     store.updateJob('cccccccccccc', { spec: { ...spec, objectives } });
     expect(store.getJob('cccccccccccc')?.spec).toEqual({ ...spec, objectives });
     store.close();

@@ -8,7 +8,16 @@ import type { GafferStore, JobSnapshots, NewJob } from '../../src/store/ports.js
 
 export const me = ownProcessIdentity();
 const spec = (workspace: string, instruction = 'x') =>
-  parseJobRequest({ workspace, tasks: [{ instruction, command: 'true' }, { instruction: 'y', command: 'true', name: 'second' }] }, { defaultRunner: null, available: ['shell'] });
+  parseJobRequest(
+    {
+      workspace,
+      tasks: [
+        { instruction, command: 'true' },
+        { instruction: 'y', command: 'true', name: 'second' },
+      ],
+    },
+    { defaultRunner: null, available: ['shell'] },
+  );
 export const newJob = (id: string, extra: Partial<NewJob> = {}): NewJob => ({
   id,
   owner: null,
@@ -29,14 +38,51 @@ const result: JobResult = {
   verification: null,
   fix_rounds_run: 1,
   proof: { verdict: 'partial', confidence: 0.5, shown: ['x'], uncertainty: [{ code: 'c', detail: 'd', penalty: 0.1 }] },
-  totals: { tool_calls: 1, failed_calls: 0, rounds: 2, input_tokens: 3, output_tokens: 4, cost_usd: 0, errors: 0, cancelled: 0 },
+  totals: {
+    tool_calls: 1,
+    failed_calls: 0,
+    rounds: 2,
+    input_tokens: 3,
+    output_tokens: 4,
+    cost_usd: 0,
+    errors: 0,
+    cancelled: 0,
+  },
 };
-const snapshot = { source: 'mtime', id: 'abc', workspace: '/w', skipped: [], truncated: false, largeFilesByStat: true } as const;
+const snapshot = {
+  source: 'mtime',
+  id: 'abc',
+  workspace: '/w',
+  skipped: [],
+  truncated: false,
+  largeFilesByStat: true,
+} as const;
 const snapshots: JobSnapshots = { pre: { ...snapshot, skipped: [] } };
 const report: RunnerReport = {
-  status: 'done', outcome: 'success', exitCode: 0, signal: null, timedOut: false, isCancelled: false, stopReason: 'complete', error: null,
-  summary: 'ok', filesChanged: ['a.txt'], makesClaims: true, rounds: 1, toolCalls: 2, failedCalls: 0, inputTokens: 5, outputTokens: 6,
-  costUsd: null, durationMs: 1500, session: null, modelServed: null, detection: null, refusals: [], sandboxed: true, network: 'none',
+  status: 'done',
+  outcome: 'success',
+  exitCode: 0,
+  signal: null,
+  timedOut: false,
+  isCancelled: false,
+  stopReason: 'complete',
+  error: null,
+  summary: 'ok',
+  filesChanged: ['a.txt'],
+  makesClaims: true,
+  rounds: 1,
+  toolCalls: 2,
+  failedCalls: 0,
+  inputTokens: 5,
+  outputTokens: 6,
+  costUsd: null,
+  durationMs: 1500,
+  session: null,
+  modelServed: null,
+  detection: null,
+  refusals: [],
+  sandboxed: true,
+  network: 'none',
 };
 
 /**
@@ -49,7 +95,17 @@ export function storeContract(name: string, make: () => GafferStore): void {
       const store = make();
       const { job, created } = store.insertJob(newJob('job000000001'));
       expect(created).toBe(true);
-      expect(job).toMatchObject({ id: 'job000000001', status: 'queued', phase: 'queued', owner: null, workspace: '/w', result: null, checkpoint: null, cancelRequested: false, seq: 0 });
+      expect(job).toMatchObject({
+        id: 'job000000001',
+        status: 'queued',
+        phase: 'queued',
+        owner: null,
+        workspace: '/w',
+        result: null,
+        checkpoint: null,
+        cancelRequested: false,
+        seq: 0,
+      });
       expect(job.spec.tasks.map((t) => t.name)).toEqual(['worker-1', 'second']);
       store.updateJob(job.id, { status: 'running', started: 10, result, checkpoint: snapshots, verdict: null });
       const read = store.getJob(job.id);
@@ -65,9 +121,15 @@ export function storeContract(name: string, make: () => GafferStore): void {
     it('jobs: an idempotency key answers the job holding it for the same owner within the window, and not another owner', () => {
       const store = make();
       const first = store.insertJob(newJob('job000000002', { idemKey: 'k', owner: 'ann' }));
-      expect(store.insertJob(newJob('job000000003', { idemKey: 'k', owner: 'ann' }))).toMatchObject({ created: false, job: { id: first.job.id } });
+      expect(store.insertJob(newJob('job000000003', { idemKey: 'k', owner: 'ann' }))).toMatchObject({
+        created: false,
+        job: { id: first.job.id },
+      });
       expect(store.insertJob(newJob('job000000004', { idemKey: 'k', owner: 'bob' })).created).toBe(true);
-      expect(store.insertJob(newJob('job000000005', { idemKey: 'k', owner: 'ann', created: Date.now() / 1000 + 7200 })).created).toBe(true);
+      expect(
+        store.insertJob(newJob('job000000005', { idemKey: 'k', owner: 'ann', created: Date.now() / 1000 + 7200 }))
+          .created,
+      ).toBe(true);
       store.close();
     });
 
@@ -105,7 +167,12 @@ export function storeContract(name: string, make: () => GafferStore): void {
       store.updateJob('job000000006', { status: 'running' });
       expect(store.claimInterrupted('job000000006', 'running', { finished: 20, error: 'gaffer died' })).toBe(true);
       expect(store.claimInterrupted('job000000006', 'running', { finished: 21, error: 'again' })).toBe(false);
-      expect(store.getJob('job000000006')).toMatchObject({ status: 'interrupted', finished: 20, error: 'gaffer died', phase: 'settled' });
+      expect(store.getJob('job000000006')).toMatchObject({
+        status: 'interrupted',
+        finished: 20,
+        error: 'gaffer died',
+        phase: 'settled',
+      });
       expect(store.hasLiveJobs()).toBe(false);
       store.close();
     });
@@ -113,18 +180,73 @@ export function storeContract(name: string, make: () => GafferStore): void {
     it('attempts: listed in their order, their report and detected state typed as written', () => {
       const store = make();
       store.insertJob(newJob('job000000007'));
-      const base = { jobId: 'job000000007', task: 'worker-1', attempt: 1, role: 'worker', runner: 'shell', model: null, entry: 'local', provider: 'here', status: 'queued', queuedAt: 1, logFile: '/l' } as const;
+      const base = {
+        jobId: 'job000000007',
+        task: 'worker-1',
+        attempt: 1,
+        role: 'worker',
+        runner: 'shell',
+        model: null,
+        entry: 'local',
+        provider: 'here',
+        status: 'queued',
+        queuedAt: 1,
+        logFile: '/l',
+      } as const;
       store.insertAttempt({ ...base, worker: 'second', ord: 1 });
       store.insertAttempt({ ...base, worker: 'worker-1', ord: 0 });
-      store.updateAttempt('job000000007', 'worker-1', { status: 'running', started: 2, pgid: 123, pgStart: 4.5, state: { state: 'rate_limited', why: 'w', matched: 'm', retry_at: 99 } });
-      store.updateAttempt('job000000007', 'worker-1', { status: 'done', outcome: 'success', finished: 3, report, lastEvent: 'done' });
+      store.updateAttempt('job000000007', 'worker-1', {
+        status: 'running',
+        started: 2,
+        pgid: 123,
+        pgStart: 4.5,
+        state: { state: 'rate_limited', why: 'w', matched: 'm', retry_at: 99 },
+      });
+      store.updateAttempt('job000000007', 'worker-1', {
+        status: 'done',
+        outcome: 'success',
+        finished: 3,
+        report,
+        lastEvent: 'done',
+      });
       const [first, second] = store.listAttempts('job000000007');
-      expect(first).toMatchObject({ worker: 'worker-1', status: 'done', outcome: 'success', started: 2, finished: 3, pgid: 123, pgStart: 4.5, lastEvent: 'done', ord: 0, entry: 'local', provider: 'here' });
+      expect(first).toMatchObject({
+        worker: 'worker-1',
+        status: 'done',
+        outcome: 'success',
+        started: 2,
+        finished: 3,
+        pgid: 123,
+        pgStart: 4.5,
+        lastEvent: 'done',
+        ord: 0,
+        entry: 'local',
+        provider: 'here',
+      });
       expect(first?.report).toEqual(report);
       expect(first?.state?.retry_at).toBe(99);
-      expect(second).toMatchObject({ worker: 'second', status: 'queued', outcome: null, report: null, state: null, started: null, machine: null });
+      expect(second).toMatchObject({
+        worker: 'second',
+        status: 'queued',
+        outcome: null,
+        report: null,
+        state: null,
+        started: null,
+        machine: null,
+      });
       // where the attempt machine has it: written at insert and on each move, read back as written
-      const machine = { task: 'worker-1', number: 1, kind: 'first' as const, state: 'admitted' as const, started: false, ending: null, facts: { exit: null, nothingChanged: false, writeViolation: false, verification: null, gates: null }, trail: [], owed: ['check_gates' as const], carried: [] };
+      const machine = {
+        task: 'worker-1',
+        number: 1,
+        kind: 'first' as const,
+        state: 'admitted' as const,
+        started: false,
+        ending: null,
+        facts: { exit: null, nothingChanged: false, writeViolation: false, verification: null, gates: null },
+        trail: [],
+        owed: ['check_gates' as const],
+        carried: [],
+      };
       store.insertAttempt({ ...base, worker: 'third', ord: 2, machine });
       expect(store.listAttempts('job000000007')[2]?.machine).toEqual(machine);
       store.updateAttempt('job000000007', 'third', { machine: { ...machine, state: 'verifying', started: true } });
@@ -136,8 +258,18 @@ export function storeContract(name: string, make: () => GafferStore): void {
     it('events: numbered per job, extra fields kept, read after a sequence number, a patch written with its event', () => {
       const store = make();
       store.insertJob(newJob('job000000008'));
-      const first = store.appendEvent('job000000008', { name: 'job', event: 'phase', message: 'running', ts: 5 }, { phase: 'running', status: 'running' });
-      const second = store.appendEvent('job000000008', { name: 'w', event: 'state', message: 'x', state: 'rate_limited', n: 2 });
+      const first = store.appendEvent(
+        'job000000008',
+        { name: 'job', event: 'phase', message: 'running', ts: 5 },
+        { phase: 'running', status: 'running' },
+      );
+      const second = store.appendEvent('job000000008', {
+        name: 'w',
+        event: 'state',
+        message: 'x',
+        state: 'rate_limited',
+        n: 2,
+      });
       expect(first).toEqual({ seq: 1, ts: 5, name: 'job', event: 'phase', message: 'running' });
       expect(second).toMatchObject({ seq: 2, state: 'rate_limited', n: 2 });
       expect(store.listEvents('job000000008')).toEqual([first, second]);
@@ -177,7 +309,11 @@ export function storeContract(name: string, make: () => GafferStore): void {
       const store = make();
       expect(store.tryLockWorkspace('/a/b', 'j1', me.pid, me.start)).toEqual({ ok: true });
       expect(store.tryLockWorkspace('/a/b', 'j1', me.pid, me.start)).toEqual({ ok: true });
-      expect(store.tryLockWorkspace('/a/b/c', 'j2', me.pid, me.start)).toEqual({ ok: false, holder: { workspace: '/a/b', jobId: 'j1', pid: me.pid, pidStart: me.start }, isHolderDead: false });
+      expect(store.tryLockWorkspace('/a/b/c', 'j2', me.pid, me.start)).toEqual({
+        ok: false,
+        holder: { workspace: '/a/b', jobId: 'j1', pid: me.pid, pidStart: me.start },
+        isHolderDead: false,
+      });
       expect(store.tryLockWorkspace('/a/bc', 'j3', me.pid, me.start)).toEqual({ ok: true });
       store.releaseLock('/a/b', 'j2');
       expect(store.tryLockWorkspace('/a', 'j2', me.pid, me.start)).toMatchObject({ ok: false });
@@ -206,23 +342,75 @@ export function storeContract(name: string, make: () => GafferStore): void {
       expect(store.countOutcomes(null)).toEqual([]);
       store.insertJob(newJob('job00000000a', { owner: 'alice' }));
       const outcome = (task: string, extra: Partial<OutcomeRecord> = {}): OutcomeRecord => ({
-        ts: '2026-01-02T03:04:05.678Z', job: 'job00000000a', task, rung: 1, type: 'fix', runner: 'builtin', model: 'qwen3:8b', provider: 'ollama', entry: 'local',
-        status: 'passed', gates_passed: true, escalated_to: null, returned: false, attempts: 1, cost_usd: 0, ...extra,
+        ts: '2026-01-02T03:04:05.678Z',
+        job: 'job00000000a',
+        task,
+        rung: 1,
+        type: 'fix',
+        runner: 'builtin',
+        model: 'qwen3:8b',
+        provider: 'ollama',
+        entry: 'local',
+        status: 'passed',
+        gates_passed: true,
+        escalated_to: null,
+        returned: false,
+        attempts: 1,
+        cost_usd: 0,
+        ...extra,
       });
       expect(store.recordOutcome(outcome('a'), 'alice')).toBe(true);
-      expect(store.recordOutcome(outcome('b', { status: 'failed', gates_passed: false, attempts: 2, cost_usd: null }), 'alice')).toBe(true);
-      expect(store.recordOutcome(outcome('c', { model: null, provider: null, status: 'not_dispatched', gates_passed: false }), 'alice')).toBe(true);
+      expect(
+        store.recordOutcome(
+          outcome('b', { status: 'failed', gates_passed: false, attempts: 2, cost_usd: null }),
+          'alice',
+        ),
+      ).toBe(true);
+      expect(
+        store.recordOutcome(
+          outcome('c', { model: null, provider: null, status: 'not_dispatched', gates_passed: false }),
+          'alice',
+        ),
+      ).toBe(true);
       // the job logs a task once
       expect(store.recordOutcome(outcome('a', { status: 'failed' }), 'alice')).toBe(false);
       expect(store.recordOutcome(outcome('d', { job: 'job00000000b' }), null)).toBe(true);
       // spec 05: a task that climbed its ladder has an outcome per rung; abstained ones count in neither figure
-      expect(store.recordOutcome(outcome('a', { rung: 2, entry: 'mid', status: 'failed', gates_passed: false, escalated_to: null, returned: true }), 'alice')).toBe(true);
-      expect(store.recordOutcome(outcome('e', { status: 'abstained', gates_passed: false, escalated_to: 'mid' }), 'alice')).toBe(true);
-      expect([...store.entryAcceptance('fix')].sort()).toEqual([['local', { accepted: 2, total: 3 }], ['mid', { accepted: 0, total: 1 }]]);
+      expect(
+        store.recordOutcome(
+          outcome('a', {
+            rung: 2,
+            entry: 'mid',
+            status: 'failed',
+            gates_passed: false,
+            escalated_to: null,
+            returned: true,
+          }),
+          'alice',
+        ),
+      ).toBe(true);
+      expect(
+        store.recordOutcome(outcome('e', { status: 'abstained', gates_passed: false, escalated_to: 'mid' }), 'alice'),
+      ).toBe(true);
+      expect([...store.entryAcceptance('fix')].sort()).toEqual([
+        ['local', { accepted: 2, total: 3 }],
+        ['mid', { accepted: 0, total: 1 }],
+      ]);
       expect(store.entryAcceptance('sweep').size).toBe(0);
-      const byKey = (counts: ReturnType<GafferStore['countOutcomes']>) => counts.map((c) => `${c.type} ${c.runner} ${c.model} ${c.provider} ${c.status} ${c.count}`).sort();
-      expect(byKey(store.countOutcomes('alice'))).toEqual(['fix builtin null null not_dispatched 1', 'fix builtin qwen3:8b ollama abstained 1', 'fix builtin qwen3:8b ollama failed 2', 'fix builtin qwen3:8b ollama passed 1']);
-      expect(byKey(store.countOutcomes(null))).toEqual(['fix builtin null null not_dispatched 1', 'fix builtin qwen3:8b ollama abstained 1', 'fix builtin qwen3:8b ollama failed 2', 'fix builtin qwen3:8b ollama passed 2']);
+      const byKey = (counts: ReturnType<GafferStore['countOutcomes']>) =>
+        counts.map((c) => `${c.type} ${c.runner} ${c.model} ${c.provider} ${c.status} ${c.count}`).sort();
+      expect(byKey(store.countOutcomes('alice'))).toEqual([
+        'fix builtin null null not_dispatched 1',
+        'fix builtin qwen3:8b ollama abstained 1',
+        'fix builtin qwen3:8b ollama failed 2',
+        'fix builtin qwen3:8b ollama passed 1',
+      ]);
+      expect(byKey(store.countOutcomes(null))).toEqual([
+        'fix builtin null null not_dispatched 1',
+        'fix builtin qwen3:8b ollama abstained 1',
+        'fix builtin qwen3:8b ollama failed 2',
+        'fix builtin qwen3:8b ollama passed 2',
+      ]);
       expect(store.countOutcomes('bob')).toEqual([]);
       // the acceptance history outlives the jobs' retention
       store.updateJob('job00000000a', { status: 'done' });
@@ -232,4 +420,3 @@ export function storeContract(name: string, make: () => GafferStore): void {
     });
   });
 }
-

@@ -7,9 +7,24 @@ import { ownProcessIdentity } from '../../src/platform/process/process-identity.
 import { Store, workspacesCollide } from '../../src/store/store.js';
 import { tempDir } from '../helpers/temp.js';
 
-const spec = (workspace: string) => parseJobRequest({ workspace, tasks: [{ instruction: 'x', command: 'true' }] }, { defaultRunner: null, available: ['shell'] });
+const spec = (workspace: string) =>
+  parseJobRequest(
+    { workspace, tasks: [{ instruction: 'x', command: 'true' }] },
+    { defaultRunner: null, available: ['shell'] },
+  );
 const insert = (store: Store, id: string, workspace = '/w', extra: Partial<Parameters<Store['insertJob']>[0]> = {}) =>
-  store.insertJob({ id, owner: null, spec: spec(workspace), created: Date.now() / 1000, idemKey: null, requestHash: null, idemWindowS: 3600, pid: process.pid, pidStart: 0, ...extra });
+  store.insertJob({
+    id,
+    owner: null,
+    spec: spec(workspace),
+    created: Date.now() / 1000,
+    idemKey: null,
+    requestHash: null,
+    idemWindowS: 3600,
+    pid: process.pid,
+    pidStart: 0,
+    ...extra,
+  });
 
 describe('the store', () => {
   it('is a WAL-mode SQLite file that a second connection reads at once', () => {
@@ -23,7 +38,9 @@ describe('the store', () => {
     b.close();
     const raw = new Database(join(dir, 'gaffer.db'));
     expect(raw.pragma('integrity_check', { simple: true })).toBe('ok');
-    expect(raw.pragma('user_version', { simple: true })).toBe(readdirSync(new URL('../../src/store/migrations/', import.meta.url)).filter((f) => f.endsWith('.sql')).length);
+    expect(raw.pragma('user_version', { simple: true })).toBe(
+      readdirSync(new URL('../../src/store/migrations/', import.meta.url)).filter((f) => f.endsWith('.sql')).length,
+    );
     raw.close();
   });
 
@@ -31,7 +48,12 @@ describe('the store', () => {
     const store = new Store(tempDir());
     insert(store, 'bbbbbbbbbbbb');
     const first = store.appendEvent('bbbbbbbbbbbb', { name: 'job', event: 'phase', message: 'queued' });
-    const second = store.appendEvent('bbbbbbbbbbbb', { name: 'w', event: 'state', message: 'x', state: 'rate_limited' });
+    const second = store.appendEvent('bbbbbbbbbbbb', {
+      name: 'w',
+      event: 'state',
+      message: 'x',
+      state: 'rate_limited',
+    });
     expect([first.seq, second.seq]).toEqual([1, 2]);
     expect(store.listEvents('bbbbbbbbbbbb', 1)).toEqual([second]);
     expect(store.getJob('bbbbbbbbbbbb')?.seq).toBe(2);
@@ -41,7 +63,8 @@ describe('the store', () => {
   it('keeps the newest 5,000 events of a job', () => {
     const store = new Store(tempDir());
     insert(store, 'cccccccccccc');
-    for (let i = 0; i < 5_600; i++) store.appendEvent('cccccccccccc', { name: 'w', event: 'output', message: String(i) });
+    for (let i = 0; i < 5_600; i++)
+      store.appendEvent('cccccccccccc', { name: 'w', event: 'output', message: String(i) });
     const events = store.listEvents('cccccccccccc', 0, 10_000);
     expect(events.length).toBeLessThanOrEqual(5_500);
     expect(events.length).toBeGreaterThanOrEqual(5_000);
@@ -63,13 +86,23 @@ describe('the store', () => {
   it('locks one job per workspace, nested paths colliding, and names a dead holder for recovery', () => {
     const store = new Store(tempDir());
     expect(store.tryLockWorkspace('/a/b', 'j1', process.pid, readStart())).toEqual({ ok: true });
-    expect(store.tryLockWorkspace('/a/b/c', 'j2', process.pid, readStart())).toMatchObject({ ok: false, holder: { jobId: 'j1' } });
+    expect(store.tryLockWorkspace('/a/b/c', 'j2', process.pid, readStart())).toMatchObject({
+      ok: false,
+      holder: { jobId: 'j1' },
+    });
     expect(store.tryLockWorkspace('/a', 'j2', process.pid, readStart())).toMatchObject({ ok: false });
     expect(store.tryLockWorkspace('/a/bc', 'j3', process.pid, readStart())).toEqual({ ok: true });
-    expect(store.tryLockWorkspace('/a/b/c', 'j2', process.pid, readStart())).toMatchObject({ ok: false, isHolderDead: false });
+    expect(store.tryLockWorkspace('/a/b/c', 'j2', process.pid, readStart())).toMatchObject({
+      ok: false,
+      isHolderDead: false,
+    });
     // a holder whose process is gone (pid 2^22 + 1 never exists) is named, not freed: recovery frees it (engine/maintenance/recovery.ts)
     store.db.prepare('UPDATE workspace_locks SET pid = ? WHERE job_id = ?').run(4_194_305, 'j1');
-    expect(store.tryLockWorkspace('/a/b/c', 'j2', process.pid, readStart())).toMatchObject({ ok: false, holder: { jobId: 'j1' }, isHolderDead: true });
+    expect(store.tryLockWorkspace('/a/b/c', 'j2', process.pid, readStart())).toMatchObject({
+      ok: false,
+      holder: { jobId: 'j1' },
+      isHolderDead: true,
+    });
     store.releaseLock('/a/b', 'j1');
     expect(store.tryLockWorkspace('/a/b/c', 'j2', process.pid, readStart())).toEqual({ ok: true });
     store.close();

@@ -9,13 +9,20 @@ describe('fix-round convergence', () => {
   });
 
   it('the same artifact converges with high confidence; a different outcome does not', () => {
-    expect(compareArtifacts('1 failed\nx', '1 failed\nx')).toMatchObject({ converged: true, score: 1, confidence: 'high' });
+    expect(compareArtifacts('1 failed\nx', '1 failed\nx')).toMatchObject({
+      converged: true,
+      score: 1,
+      confidence: 'high',
+    });
     expect(compareArtifacts('1 failed\nx', '0 failed\ny').converged).toBe(false);
   });
 
   it('a line similarity of 0.95 or more converges with medium confidence', () => {
     const lines = Array.from({ length: 40 }, (_, i) => `line ${i}`);
     const changed = [...lines.slice(0, 39), 'other'];
-    expect(compareArtifacts(lines.join('\n'), changed.join('\n'))).toMatchObject({ converged: true, confidence: 'medium' });
+    expect(compareArtifacts(lines.join('\n'), changed.join('\n'))).toMatchObject({
+      converged: true,
+      confidence: 'medium',
+    });
   });
 });

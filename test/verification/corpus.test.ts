@@ -6,7 +6,12 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symli
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findJUnitReports, parseJUnitXml, parseTestOutput, summarizeCounts } from '../../src/verification/parsers/index.js';
+import {
+  findJUnitReports,
+  parseJUnitXml,
+  parseTestOutput,
+  summarizeCounts,
+} from '../../src/verification/parsers/index.js';
 import type { ParsedRun, TestFramework } from '../../src/verification/parsers/index.js';
 import { readRun } from '../../src/verification/judge.js';
 import type { SuiteRun } from '../../src/verification/run-suite.js';
@@ -16,7 +21,17 @@ const ROOT = resolve(import.meta.dirname, '..', '..');
 const PROJECTS = join(ROOT, 'test', 'fixtures', 'projects');
 const OUTPUTS = join(ROOT, 'test', 'fixtures', 'outputs');
 const CAPTURE = process.env.GAFFER_CAPTURE_OUTPUTS === '1';
-const NOT_COPIED = new Set(['node_modules', 'target', '.venv', '__pycache__', '.pytest_cache', '.flaky-state', 'junit.xml', 'reports', '.tap']);
+const NOT_COPIED = new Set([
+  'node_modules',
+  'target',
+  '.venv',
+  '__pycache__',
+  '.pytest_cache',
+  '.flaky-state',
+  'junit.xml',
+  'reports',
+  '.tap',
+]);
 
 const temps: string[] = [];
 afterAll(() => {
@@ -28,7 +43,16 @@ function copyFixture(name: string): string {
   const dir = mkdtempSync(join(tmpdir(), `gaffer-corpus-${name}-`));
   temps.push(dir);
   const source = join(PROJECTS, name);
-  cpSync(source, dir, { recursive: true, filter: (src) => !NOT_COPIED.has(src.slice(source.length + 1).split('/').at(-1) ?? '') });
+  cpSync(source, dir, {
+    recursive: true,
+    filter: (src) =>
+      !NOT_COPIED.has(
+        src
+          .slice(source.length + 1)
+          .split('/')
+          .at(-1) ?? '',
+      ),
+  });
   if (existsSync(join(source, 'node_modules'))) symlinkSync(join(source, 'node_modules'), join(dir, 'node_modules'));
   if (existsSync(join(source, '.venv'))) symlinkSync(join(source, '.venv'), join(dir, '.venv'));
   return dir;
@@ -47,7 +71,11 @@ function childEnv(): NodeJS.ProcessEnv {
 /** Runs a command through `sh -c` with stdout and stderr in one stream, as gaffer's runner reads it. */
 function runShell(command: string, cwd: string): Promise<{ output: string; exitCode: number | null }> {
   return new Promise((done, fail) => {
-    const child = spawn('sh', ['-c', `exec 2>&1; ${command}`], { cwd, env: childEnv(), stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('sh', ['-c', `exec 2>&1; ${command}`], {
+      cwd,
+      env: childEnv(),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const chunks: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
     child.on('error', fail);
@@ -65,12 +93,18 @@ const has = (command: string, args: string[]) => spawnSync(command, args, { stdi
 const python = existsSync(join(PROJECTS, 'pytest', '.venv', 'bin', 'python')) ? '.venv/bin/python' : 'python3';
 const AVAILABLE: Record<string, string | null> = {
   node: null,
-  pytest: has(join(PROJECTS, 'pytest', python), ['-c', 'import pytest']) || has(python, ['-c', 'import pytest']) ? null : 'pytest is not importable (apt-get install python3-pytest python3-venv, then scripts/setup-fixtures.sh)',
+  pytest:
+    has(join(PROJECTS, 'pytest', python), ['-c', 'import pytest']) || has(python, ['-c', 'import pytest'])
+      ? null
+      : 'pytest is not importable (apt-get install python3-pytest python3-venv, then scripts/setup-fixtures.sh)',
   go: has('go', ['version']) ? null : 'go is not installed (apt-get install golang-go)',
   cargo: has('cargo', ['--version']) ? null : 'cargo is not installed',
   unittest: has('python3', ['--version']) ? null : 'python3 is not installed',
 };
-const npmReady = (name: string) => (existsSync(join(PROJECTS, name, 'node_modules')) ? null : `${name} fixture has no node_modules (run scripts/setup-fixtures.sh)`);
+const npmReady = (name: string) =>
+  existsSync(join(PROJECTS, name, 'node_modules'))
+    ? null
+    : `${name} fixture has no node_modules (run scripts/setup-fixtures.sh)`;
 
 interface Scenario {
   name: string;
@@ -159,14 +193,23 @@ const FIXTURES: Fixture[] = [
         command: 'npm test',
         prepare: (dir) => edit(dir, 'src/math.js', 'return a + b;', 'return a - b;'),
         exitCode: 'nonzero',
-        expected: { failed: ['math > add adds', 'divide rounds down', 'flaky passes on rerun'], counts: { passed: 2, failed: 3, skipped: 1 } },
+        expected: {
+          failed: ['math > add adds', 'divide rounds down', 'flaky passes on rerun'],
+          counts: { passed: 2, failed: 3, skipped: 1 },
+        },
       },
       {
         name: 'no-tests',
         command: 'npm test',
         prepare: (dir) => removeTests(dir, 'test'),
         exitCode: 'zero',
-        expected: { failed: [], counts: { passed: 0, failed: 0, skipped: 0 }, ranSignal: false, noTestsRan: true, collectionError: false },
+        expected: {
+          failed: [],
+          counts: { passed: 0, failed: 0, skipped: 0 },
+          ranSignal: false,
+          noTestsRan: true,
+          collectionError: false,
+        },
       },
       {
         name: 'collection-error',
@@ -200,7 +243,11 @@ const FIXTURES: Fixture[] = [
         exitCode: 'nonzero',
         expected: {
           failed: ['test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
-          passed: ['test/math.test.js > math > add adds', 'test/math.test.js > math > multiply multiplies', 'test/slug.test.js > slugify lowercases and dashes'],
+          passed: [
+            'test/math.test.js > math > add adds',
+            'test/math.test.js > math > multiply multiplies',
+            'test/slug.test.js > slugify lowercases and dashes',
+          ],
           skipped: ['test/slug.test.js > slugify keeps unicode'],
           counts: NODE_COUNTS,
         },
@@ -211,7 +258,11 @@ const FIXTURES: Fixture[] = [
         prepare: (dir) => edit(dir, 'src/math.js', 'return a + b;', 'return a - b;'),
         exitCode: 'nonzero',
         expected: {
-          failed: ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
+          failed: [
+            'test/math.test.js > math > add adds',
+            'test/math.test.js > divide rounds down',
+            'test/math.test.js > flaky passes on rerun',
+          ],
           counts: { passed: 2, failed: 3, skipped: 1 },
         },
       },
@@ -227,7 +278,11 @@ const FIXTURES: Fixture[] = [
         command: 'npm test',
         prepare: (dir) => {
           removeTests(dir, 'test');
-          write(dir, 'test/broken.test.js', "import { divide } from '../src/divide.js';\nimport { test } from 'vitest';\ntest('divides', () => divide(1, 2));\n");
+          write(
+            dir,
+            'test/broken.test.js',
+            "import { divide } from '../src/divide.js';\nimport { test } from 'vitest';\ntest('divides', () => divide(1, 2));\n",
+          );
         },
         exitCode: 'nonzero',
         expected: { failed: ['test/broken.test.js'], ranSignal: false, noTestsRan: false, collectionError: true },
@@ -264,7 +319,11 @@ const FIXTURES: Fixture[] = [
         prepare: (dir) => edit(dir, 'src/math.js', 'return a + b;', 'return a - b;'),
         exitCode: 'nonzero',
         expected: {
-          failed: ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
+          failed: [
+            'test/math.test.js > math > add adds',
+            'test/math.test.js > divide rounds down',
+            'test/math.test.js > flaky passes on rerun',
+          ],
           counts: { passed: 2, failed: 3, skipped: 1 },
         },
       },
@@ -280,7 +339,11 @@ const FIXTURES: Fixture[] = [
         command: 'npm test',
         prepare: (dir) => {
           removeTests(dir, 'test');
-          write(dir, 'test/broken.test.js', "const { divide } = require('../src/divide.js');\ntest('divides', () => divide(1, 2));\n");
+          write(
+            dir,
+            'test/broken.test.js',
+            "const { divide } = require('../src/divide.js');\ntest('divides', () => divide(1, 2));\n",
+          );
         },
         exitCode: 'nonzero',
         expected: { failed: ['test/broken.test.js'], ranSignal: false, noTestsRan: false, collectionError: true },
@@ -316,7 +379,10 @@ const FIXTURES: Fixture[] = [
         command: 'npm test',
         prepare: (dir) => edit(dir, 'src/math.js', 'return a + b;', 'return a - b;'),
         exitCode: 'nonzero',
-        expected: { failed: ['math > add adds', 'math > divide rounds down', 'math > flaky passes on rerun'], counts: { passed: 2, failed: 3, skipped: 1 } },
+        expected: {
+          failed: ['math > add adds', 'math > divide rounds down', 'math > flaky passes on rerun'],
+          counts: { passed: 2, failed: 3, skipped: 1 },
+        },
       },
       {
         name: 'no-tests',
@@ -330,7 +396,11 @@ const FIXTURES: Fixture[] = [
         command: 'npm test',
         prepare: (dir) => {
           removeTests(dir, 'test');
-          write(dir, 'test/broken.spec.js', "import { divide } from '../src/divide.js';\nit('divides', () => divide(1, 2));\n");
+          write(
+            dir,
+            'test/broken.spec.js',
+            "import { divide } from '../src/divide.js';\nit('divides', () => divide(1, 2));\n",
+          );
         },
         exitCode: 'nonzero',
         expected: { failed: [], ranSignal: false, noTestsRan: false, collectionError: true },
@@ -389,7 +459,11 @@ const FIXTURES: Fixture[] = [
         prepare: (dir) => edit(dir, 'calc.py', 'return a + b', 'return a - b'),
         exitCode: 'nonzero',
         expected: {
-          failed: ['tests/test_calc.py::test_add', 'tests/test_calc.py::test_divide_rounds_down', 'tests/test_calc.py::test_flaky_passes_on_rerun'],
+          failed: [
+            'tests/test_calc.py::test_add',
+            'tests/test_calc.py::test_divide_rounds_down',
+            'tests/test_calc.py::test_flaky_passes_on_rerun',
+          ],
           counts: { passed: 3, failed: 3, skipped: 1 },
         },
       },
@@ -406,9 +480,20 @@ const FIXTURES: Fixture[] = [
       {
         name: 'collection-error',
         command: `${python} -m pytest -q -rA`,
-        prepare: (dir) => write(dir, 'tests/test_divide.py', 'from calc import divide\n\n\ndef test_divide():\n    assert divide(1, 2) == 0.5\n'),
+        prepare: (dir) =>
+          write(
+            dir,
+            'tests/test_divide.py',
+            'from calc import divide\n\n\ndef test_divide():\n    assert divide(1, 2) == 0.5\n',
+          ),
         exitCode: 'nonzero',
-        expected: { failed: ['tests/test_divide.py'], passed: [], ranSignal: false, noTestsRan: false, collectionError: true },
+        expected: {
+          failed: ['tests/test_divide.py'],
+          passed: [],
+          ranSignal: false,
+          noTestsRan: false,
+          collectionError: true,
+        },
       },
     ],
     junit: {
@@ -416,7 +501,12 @@ const FIXTURES: Fixture[] = [
       expected: {
         framework: 'junit',
         failed: ['tests.test_calc > test_divide_rounds_down', 'tests.test_calc > test_flaky_passes_on_rerun'],
-        passed: ['tests.test_calc > test_add', 'tests.test_calc > test_multiply[4-5-20]', 'tests.test_calc > test_multiply[0-7-0]', 'tests.test_slug.TestSlugify > test_lowercases_and_dashes'],
+        passed: [
+          'tests.test_calc > test_add',
+          'tests.test_calc > test_multiply[4-5-20]',
+          'tests.test_calc > test_multiply[0-7-0]',
+          'tests.test_slug.TestSlugify > test_lowercases_and_dashes',
+        ],
         skipped: ['tests.test_slug.TestSlugify > test_keeps_unicode'],
         counts: { passed: 4, failed: 2, skipped: 1 },
       },
@@ -428,7 +518,10 @@ const FIXTURES: Fixture[] = [
     skip: AVAILABLE.go ?? null,
     command: 'go test -json -count=1 ./...',
     firstRun: {
-      failed: ['example.com/gafferfixture/calc.TestDivideRoundsDown', 'example.com/gafferfixture/calc.TestFlakyPassesOnRerun'],
+      failed: [
+        'example.com/gafferfixture/calc.TestDivideRoundsDown',
+        'example.com/gafferfixture/calc.TestFlakyPassesOnRerun',
+      ],
       passed: [
         'example.com/gafferfixture/calc.TestAdd',
         'example.com/gafferfixture/calc.TestMultiply/small',
@@ -447,7 +540,10 @@ const FIXTURES: Fixture[] = [
         command: 'go test -count=1 ./...',
         exitCode: 'nonzero',
         expected: {
-          failed: ['example.com/gafferfixture/calc.TestDivideRoundsDown', 'example.com/gafferfixture/calc.TestFlakyPassesOnRerun'],
+          failed: [
+            'example.com/gafferfixture/calc.TestDivideRoundsDown',
+            'example.com/gafferfixture/calc.TestFlakyPassesOnRerun',
+          ],
           passed: [],
           counts: null,
           ranSignal: true,
@@ -459,7 +555,11 @@ const FIXTURES: Fixture[] = [
         prepare: (dir) => edit(dir, 'calc/calc.go', 'return a + b', 'return a - b'),
         exitCode: 'nonzero',
         expected: {
-          failed: ['example.com/gafferfixture/calc.TestAdd', 'example.com/gafferfixture/calc.TestDivideRoundsDown', 'example.com/gafferfixture/calc.TestFlakyPassesOnRerun'],
+          failed: [
+            'example.com/gafferfixture/calc.TestAdd',
+            'example.com/gafferfixture/calc.TestDivideRoundsDown',
+            'example.com/gafferfixture/calc.TestFlakyPassesOnRerun',
+          ],
           counts: { passed: 4, failed: 3, skipped: 1 },
         },
       },
@@ -483,8 +583,16 @@ const FIXTURES: Fixture[] = [
         name: 'collection-error',
         command: 'go test -json -count=1 ./...',
         prepare: (dir) => {
-          write(dir, 'calc/divide_test.go', 'package calc\n\nimport "testing"\n\nfunc TestDivide(t *testing.T) { _ = Divide(1, 2) }\n');
-          write(dir, 'slug/title_test.go', 'package slug\n\nimport "testing"\n\nfunc TestTitle(t *testing.T) { _ = Title("a b") }\n');
+          write(
+            dir,
+            'calc/divide_test.go',
+            'package calc\n\nimport "testing"\n\nfunc TestDivide(t *testing.T) { _ = Divide(1, 2) }\n',
+          );
+          write(
+            dir,
+            'slug/title_test.go',
+            'package slug\n\nimport "testing"\n\nfunc TestTitle(t *testing.T) { _ = Title("a b") }\n',
+          );
         },
         exitCode: 'nonzero',
         expected: {
@@ -516,24 +624,50 @@ const FIXTURES: Fixture[] = [
         command: 'cargo test',
         prepare: (dir) => edit(dir, 'src/lib.rs', '    a + b\n', '    a - b\n'),
         exitCode: 'nonzero',
-        expected: { failed: ['tests::add_adds', 'tests::divide_rounds_down', 'tests::flaky_passes_on_rerun'], counts: { passed: 2, failed: 3, skipped: 1 } },
+        expected: {
+          failed: ['tests::add_adds', 'tests::divide_rounds_down', 'tests::flaky_passes_on_rerun'],
+          counts: { passed: 2, failed: 3, skipped: 1 },
+        },
       },
       {
         name: 'no-tests',
         command: 'cargo test',
         prepare: (dir) => {
-          write(dir, 'src/lib.rs', '//! Nothing to test yet.\n\n/// Returns a + b.\npub fn add(a: i64, b: i64) -> i64 {\n    a + b\n}\n');
+          write(
+            dir,
+            'src/lib.rs',
+            '//! Nothing to test yet.\n\n/// Returns a + b.\npub fn add(a: i64, b: i64) -> i64 {\n    a + b\n}\n',
+          );
           rmSync(join(dir, 'src', 'slug.rs'));
         },
         exitCode: 'zero',
-        expected: { failed: [], passed: [], counts: { passed: 0, failed: 0, skipped: 0 }, ranSignal: false, noTestsRan: true, collectionError: false },
+        expected: {
+          failed: [],
+          passed: [],
+          counts: { passed: 0, failed: 0, skipped: 0 },
+          ranSignal: false,
+          noTestsRan: true,
+          collectionError: false,
+        },
       },
       {
         name: 'collection-error',
         command: 'cargo test',
-        prepare: (dir) => edit(dir, 'src/slug.rs', 'pub fn slugify(text: &str) -> String {', 'pub fn divide(a: i64) -> i64 {\n    a / "2"\n}\n\npub fn slugify(text: &str) -> String {'),
+        prepare: (dir) =>
+          edit(
+            dir,
+            'src/slug.rs',
+            'pub fn slugify(text: &str) -> String {',
+            'pub fn divide(a: i64) -> i64 {\n    a / "2"\n}\n\npub fn slugify(text: &str) -> String {',
+          ),
         exitCode: 'nonzero',
-        expected: { failed: ['gaffer_fixture (lib)', 'gaffer_fixture (lib test)'], passed: [], ranSignal: false, noTestsRan: false, collectionError: true },
+        expected: {
+          failed: ['gaffer_fixture (lib)', 'gaffer_fixture (lib test)'],
+          passed: [],
+          ranSignal: false,
+          noTestsRan: false,
+          collectionError: true,
+        },
       },
     ],
   },
@@ -557,14 +691,23 @@ const FIXTURES: Fixture[] = [
         command: 'npm test',
         prepare: (dir) => edit(dir, 'src/math.js', 'return a + b;', 'return a - b;'),
         exitCode: 'nonzero',
-        expected: { failed: ['add adds', 'divide rounds down', 'flaky passes on rerun'], counts: { passed: 2, failed: 3, skipped: 1 } },
+        expected: {
+          failed: ['add adds', 'divide rounds down', 'flaky passes on rerun'],
+          counts: { passed: 2, failed: 3, skipped: 1 },
+        },
       },
       {
         name: 'no-tests',
         command: 'npm test',
         prepare: (dir) => removeTests(dir, 'test'),
         exitCode: 'zero',
-        expected: { failed: [], counts: { passed: 0, failed: 0, skipped: 0 }, ranSignal: false, noTestsRan: true, collectionError: false },
+        expected: {
+          failed: [],
+          counts: { passed: 0, failed: 0, skipped: 0 },
+          ranSignal: false,
+          noTestsRan: true,
+          collectionError: false,
+        },
       },
       {
         // node dies on the import before tape prints a line: nothing to parse, so a runner error
@@ -572,7 +715,11 @@ const FIXTURES: Fixture[] = [
         command: 'npm test',
         prepare: (dir) => {
           removeTests(dir, 'test');
-          write(dir, 'test/broken.test.js', "import test from 'tape';\nimport { divide } from '../src/divide.js';\ntest('divides', (t) => t.end());\n");
+          write(
+            dir,
+            'test/broken.test.js',
+            "import test from 'tape';\nimport { divide } from '../src/divide.js';\ntest('divides', (t) => t.end());\n",
+          );
         },
         exitCode: 'nonzero',
         expected: { framework: null, failed: [], ranSignal: false, noTestsRan: false, collectionError: false },
@@ -587,7 +734,11 @@ const FIXTURES: Fixture[] = [
     command: 'npm test',
     firstRun: {
       failed: ['test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
-      passed: ['test/math.test.js > math > add adds', 'test/math.test.js > math > multiply multiplies', 'test/slug.test.js > slugify lowercases and dashes'],
+      passed: [
+        'test/math.test.js > math > add adds',
+        'test/math.test.js > math > multiply multiplies',
+        'test/slug.test.js > slugify lowercases and dashes',
+      ],
       skipped: ['test/slug.test.js > slugify keeps unicode'],
       counts: NODE_COUNTS,
     },
@@ -600,7 +751,11 @@ const FIXTURES: Fixture[] = [
         prepare: (dir) => edit(dir, 'src/math.js', 'return a + b;', 'return a - b;'),
         exitCode: 'nonzero',
         expected: {
-          failed: ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
+          failed: [
+            'test/math.test.js > math > add adds',
+            'test/math.test.js > divide rounds down',
+            'test/math.test.js > flaky passes on rerun',
+          ],
           counts: { passed: 2, failed: 3, skipped: 1 },
         },
       },
@@ -616,10 +771,20 @@ const FIXTURES: Fixture[] = [
         command: 'npm test',
         prepare: (dir) => {
           removeTests(dir, 'test');
-          write(dir, 'test/broken.test.js', "import t from 'tap';\nimport { divide } from '../src/divide.js';\nt.test('divides', async (t) => t.equal(divide(1, 2), 0.5));\n");
+          write(
+            dir,
+            'test/broken.test.js',
+            "import t from 'tap';\nimport { divide } from '../src/divide.js';\nt.test('divides', async (t) => t.equal(divide(1, 2), 0.5));\n",
+          );
         },
         exitCode: 'nonzero',
-        expected: { failed: ['test/broken.test.js'], passed: [], ranSignal: false, noTestsRan: false, collectionError: true },
+        expected: {
+          failed: ['test/broken.test.js'],
+          passed: [],
+          ranSignal: false,
+          noTestsRan: false,
+          collectionError: true,
+        },
       },
     ],
   },
@@ -643,7 +808,10 @@ const FIXTURES: Fixture[] = [
         command: 'npm test',
         prepare: (dir) => edit(dir, 'src/math.js', 'return a + b;', 'return a - b;'),
         exitCode: 'nonzero',
-        expected: { failed: ['math > add adds', 'math > divide rounds down', 'math > flaky passes on rerun'], counts: { passed: 2, failed: 3, skipped: 1 } },
+        expected: {
+          failed: ['math > add adds', 'math > divide rounds down', 'math > flaky passes on rerun'],
+          counts: { passed: 2, failed: 3, skipped: 1 },
+        },
       },
       {
         name: 'no-tests',
@@ -657,10 +825,20 @@ const FIXTURES: Fixture[] = [
         command: 'npm test',
         prepare: (dir) => {
           removeTests(dir, 'test');
-          write(dir, 'test/broken.test.js', "import test from 'ava';\nimport { divide } from '../src/divide.js';\ntest('divides', (t) => t.is(divide(1, 2), 0.5));\n");
+          write(
+            dir,
+            'test/broken.test.js',
+            "import test from 'ava';\nimport { divide } from '../src/divide.js';\ntest('divides', (t) => t.is(divide(1, 2), 0.5));\n",
+          );
         },
         exitCode: 'nonzero',
-        expected: { failed: ['test/broken.test.js'], passed: [], ranSignal: false, noTestsRan: false, collectionError: true },
+        expected: {
+          failed: ['test/broken.test.js'],
+          passed: [],
+          ranSignal: false,
+          noTestsRan: false,
+          collectionError: true,
+        },
       },
     ],
   },
@@ -684,7 +862,10 @@ const FIXTURES: Fixture[] = [
         command: 'npm test',
         prepare: (dir) => edit(dir, 'src/math.js', 'return a + b;', 'return a - b;'),
         exitCode: 'nonzero',
-        expected: { failed: ['math add adds', 'math divide rounds down', 'math flaky passes on rerun'], counts: { passed: 2, failed: 3, skipped: 1 } },
+        expected: {
+          failed: ['math add adds', 'math divide rounds down', 'math flaky passes on rerun'],
+          counts: { passed: 2, failed: 3, skipped: 1 },
+        },
       },
       {
         name: 'no-tests',
@@ -700,7 +881,12 @@ const FIXTURES: Fixture[] = [
         // node's import error, printed before Jasmine's reporter starts: a runner error
         name: 'collection-error',
         command: 'npm test',
-        prepare: (dir) => write(dir, 'spec/broken.spec.js', "import { divide } from '../src/divide.js';\nit('divides', () => expect(divide(1, 2)).toBe(0.5));\n"),
+        prepare: (dir) =>
+          write(
+            dir,
+            'spec/broken.spec.js',
+            "import { divide } from '../src/divide.js';\nit('divides', () => expect(divide(1, 2)).toBe(0.5));\n",
+          ),
         exitCode: 'nonzero',
         expected: { framework: null, failed: [], ranSignal: false, noTestsRan: false, collectionError: false },
         reads: 'runner error',
@@ -714,7 +900,11 @@ const FIXTURES: Fixture[] = [
     command: 'npm test',
     firstRun: {
       failed: ['test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
-      passed: ['test/math.test.js > math > add adds', 'test/math.test.js > math > multiply multiplies', 'test/slug.test.js > slugify lowercases and dashes'],
+      passed: [
+        'test/math.test.js > math > add adds',
+        'test/math.test.js > math > multiply multiplies',
+        'test/slug.test.js > slugify lowercases and dashes',
+      ],
       skipped: ['test/slug.test.js > slugify keeps unicode'],
       counts: NODE_COUNTS,
     },
@@ -727,7 +917,11 @@ const FIXTURES: Fixture[] = [
         prepare: (dir) => edit(dir, 'src/math.js', 'return a + b;', 'return a - b;'),
         exitCode: 'nonzero',
         expected: {
-          failed: ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
+          failed: [
+            'test/math.test.js > math > add adds',
+            'test/math.test.js > divide rounds down',
+            'test/math.test.js > flaky passes on rerun',
+          ],
           counts: { passed: 2, failed: 3, skipped: 1 },
         },
       },
@@ -743,10 +937,20 @@ const FIXTURES: Fixture[] = [
         command: 'npm test',
         prepare: (dir) => {
           removeTests(dir, 'test');
-          write(dir, 'test/broken.test.js', "import { expect, test } from 'bun:test';\nimport { divide } from '../src/divide.js';\ntest('divides', () => expect(divide(1, 2)).toBe(0.5));\n");
+          write(
+            dir,
+            'test/broken.test.js',
+            "import { expect, test } from 'bun:test';\nimport { divide } from '../src/divide.js';\ntest('divides', () => expect(divide(1, 2)).toBe(0.5));\n",
+          );
         },
         exitCode: 'nonzero',
-        expected: { failed: ['test/broken.test.js'], passed: [], ranSignal: false, noTestsRan: false, collectionError: true },
+        expected: {
+          failed: ['test/broken.test.js'],
+          passed: [],
+          ranSignal: false,
+          noTestsRan: false,
+          collectionError: true,
+        },
       },
     ],
   },
@@ -757,7 +961,11 @@ const FIXTURES: Fixture[] = [
     command: 'npm test',
     firstRun: {
       failed: ['test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
-      passed: ['test/math.test.js > math > add adds', 'test/math.test.js > math > multiply multiplies', 'test/slug.test.js > slugify lowercases and dashes'],
+      passed: [
+        'test/math.test.js > math > add adds',
+        'test/math.test.js > math > multiply multiplies',
+        'test/slug.test.js > slugify lowercases and dashes',
+      ],
       skipped: ['test/slug.test.js > slugify keeps unicode'],
       counts: NODE_COUNTS,
     },
@@ -771,7 +979,11 @@ const FIXTURES: Fixture[] = [
         prepare: (dir) => edit(dir, 'src/math.js', 'return a + b;', 'return a - b;'),
         exitCode: 'nonzero',
         expected: {
-          failed: ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
+          failed: [
+            'test/math.test.js > math > add adds',
+            'test/math.test.js > divide rounds down',
+            'test/math.test.js > flaky passes on rerun',
+          ],
           counts: { passed: 2, failed: 3, skipped: 1 },
         },
       },
@@ -787,10 +999,20 @@ const FIXTURES: Fixture[] = [
         command: 'npm test',
         prepare: (dir) => {
           removeTests(dir, 'test');
-          write(dir, 'test/broken.test.js', "import { divide } from '../src/divide.js';\nDeno.test('divides', () => divide(1, 2));\n");
+          write(
+            dir,
+            'test/broken.test.js',
+            "import { divide } from '../src/divide.js';\nDeno.test('divides', () => divide(1, 2));\n",
+          );
         },
         exitCode: 'nonzero',
-        expected: { failed: ['test/broken.test.js'], passed: [], ranSignal: false, noTestsRan: false, collectionError: true },
+        expected: {
+          failed: ['test/broken.test.js'],
+          passed: [],
+          ranSignal: false,
+          noTestsRan: false,
+          collectionError: true,
+        },
       },
     ],
   },
@@ -801,7 +1023,10 @@ const FIXTURES: Fixture[] = [
     command: 'python3 -m unittest',
     firstRun: {
       // without -v unittest names failures only
-      failed: ['tests.test_calc.TestCalc.test_divide_rounds_down', 'tests.test_calc.TestCalc.test_flaky_passes_on_rerun'],
+      failed: [
+        'tests.test_calc.TestCalc.test_divide_rounds_down',
+        'tests.test_calc.TestCalc.test_flaky_passes_on_rerun',
+      ],
       passed: [],
       skipped: [],
       counts: NODE_COUNTS,
@@ -814,8 +1039,15 @@ const FIXTURES: Fixture[] = [
         command: 'python3 -m unittest -v',
         exitCode: 'nonzero',
         expected: {
-          failed: ['tests.test_calc.TestCalc.test_divide_rounds_down', 'tests.test_calc.TestCalc.test_flaky_passes_on_rerun'],
-          passed: ['tests.test_calc.TestCalc.test_add', 'tests.test_calc.TestCalc.test_multiply', 'tests.test_slug.TestSlugify.test_lowercases_and_dashes'],
+          failed: [
+            'tests.test_calc.TestCalc.test_divide_rounds_down',
+            'tests.test_calc.TestCalc.test_flaky_passes_on_rerun',
+          ],
+          passed: [
+            'tests.test_calc.TestCalc.test_add',
+            'tests.test_calc.TestCalc.test_multiply',
+            'tests.test_slug.TestSlugify.test_lowercases_and_dashes',
+          ],
           skipped: ['tests.test_slug.TestSlugify.test_keeps_unicode'],
           counts: NODE_COUNTS,
           ranSignal: true,
@@ -828,7 +1060,11 @@ const FIXTURES: Fixture[] = [
         prepare: (dir) => edit(dir, 'tests/test_calc.py', '(0, 7, 0)', '(0, 7, 1)'),
         exitCode: 'nonzero',
         expected: {
-          failed: ['tests.test_calc.TestCalc.test_divide_rounds_down', 'tests.test_calc.TestCalc.test_flaky_passes_on_rerun', 'tests.test_calc.TestCalc.test_multiply'],
+          failed: [
+            'tests.test_calc.TestCalc.test_divide_rounds_down',
+            'tests.test_calc.TestCalc.test_flaky_passes_on_rerun',
+            'tests.test_calc.TestCalc.test_multiply',
+          ],
           passed: ['tests.test_calc.TestCalc.test_add', 'tests.test_slug.TestSlugify.test_lowercases_and_dashes'],
           counts: { passed: 2, failed: 3, skipped: 1 },
         },
@@ -839,7 +1075,11 @@ const FIXTURES: Fixture[] = [
         prepare: (dir) => edit(dir, 'calc.py', 'return a + b', 'return a - b'),
         exitCode: 'nonzero',
         expected: {
-          failed: ['tests.test_calc.TestCalc.test_add', 'tests.test_calc.TestCalc.test_divide_rounds_down', 'tests.test_calc.TestCalc.test_flaky_passes_on_rerun'],
+          failed: [
+            'tests.test_calc.TestCalc.test_add',
+            'tests.test_calc.TestCalc.test_divide_rounds_down',
+            'tests.test_calc.TestCalc.test_flaky_passes_on_rerun',
+          ],
           counts: { passed: 2, failed: 3, skipped: 1 },
         },
       },
@@ -851,7 +1091,14 @@ const FIXTURES: Fixture[] = [
           rmSync(join(dir, 'tests', 'test_slug.py'));
         },
         exitCode: 'any',
-        expected: { failed: [], passed: [], counts: { passed: 0, failed: 0, skipped: 0 }, ranSignal: false, noTestsRan: true, collectionError: false },
+        expected: {
+          failed: [],
+          passed: [],
+          counts: { passed: 0, failed: 0, skipped: 0 },
+          ranSignal: false,
+          noTestsRan: true,
+          collectionError: false,
+        },
       },
       {
         name: 'collection-error',
@@ -859,10 +1106,21 @@ const FIXTURES: Fixture[] = [
         prepare: (dir) => {
           rmSync(join(dir, 'tests', 'test_calc.py'));
           rmSync(join(dir, 'tests', 'test_slug.py'));
-          write(dir, 'tests/test_divide.py', 'import unittest\n\nfrom calc import divide\n\n\nclass TestDivide(unittest.TestCase):\n    def test_divide(self):\n        self.assertEqual(divide(1, 2), 0.5)\n');
+          write(
+            dir,
+            'tests/test_divide.py',
+            'import unittest\n\nfrom calc import divide\n\n\nclass TestDivide(unittest.TestCase):\n    def test_divide(self):\n        self.assertEqual(divide(1, 2), 0.5)\n',
+          );
         },
         exitCode: 'nonzero',
-        expected: { failed: ['tests.test_divide'], passed: [], counts: { passed: 0, failed: 1, skipped: 0 }, ranSignal: false, noTestsRan: false, collectionError: true },
+        expected: {
+          failed: ['tests.test_divide'],
+          passed: [],
+          counts: { passed: 0, failed: 1, skipped: 0 },
+          ranSignal: false,
+          noTestsRan: false,
+          collectionError: true,
+        },
       },
     ],
   },
@@ -902,28 +1160,31 @@ describe.each(FIXTURES)('the $framework fixture', (fixture) => {
   const hint = (command: string, workspace: string) => ({ kind: fixture.kind, command, workspace });
   const framework = fixture.framework;
 
-  it.skipIf(skip !== null)(`first run fails the pre-existing and the flaky test; the flaky one passes alone${skip ? ` (skipped: ${skip})` : ''}`, async () => {
-    const dir = copyFixture(framework);
-    const first = await runShell(fixture.command, dir);
-    capture(framework, 'first-run.txt', first.output);
-    const run = parseTestOutput(first.output, hint(fixture.command, dir));
-    expect(first.exitCode, first.output).not.toBe(0);
-    expectRun(run, { framework, ranSignal: true, noTestsRan: false, collectionError: false, ...fixture.firstRun });
-    expect(summarizeCounts(run)).toBe(fixture.summary);
+  it.skipIf(skip !== null)(
+    `first run fails the pre-existing and the flaky test; the flaky one passes alone${skip ? ` (skipped: ${skip})` : ''}`,
+    async () => {
+      const dir = copyFixture(framework);
+      const first = await runShell(fixture.command, dir);
+      capture(framework, 'first-run.txt', first.output);
+      const run = parseTestOutput(first.output, hint(fixture.command, dir));
+      expect(first.exitCode, first.output).not.toBe(0);
+      expectRun(run, { framework, ranSignal: true, noTestsRan: false, collectionError: false, ...fixture.firstRun });
+      expect(summarizeCounts(run)).toBe(fixture.summary);
 
-    const rerun = buildSelectCommand(framework, fixture.command, [fixture.flakyId], { workspace: dir });
-    expect(rerun).not.toBeNull();
-    const second = await runShell(rerun ?? '', dir);
-    capture(framework, 'flaky-rerun.txt', second.output);
-    const rerunRun = parseTestOutput(second.output, hint(rerun ?? '', dir));
-    expect(second.exitCode, second.output).toBe(0);
-    expect(rerunRun.failed).toEqual([]);
-    expect(rerunRun.counts?.passed ?? rerunRun.passed.length, second.output).toBeGreaterThanOrEqual(1);
-    expect(rerunRun.ranSignal).toBe(true);
-    // the rerun ran the flaky test alone: nothing else passed; where passing tests are named, it is named
-    if (rerunRun.counts) expect(rerunRun.counts.passed, second.output).toBe(1);
-    if (rerunRun.passed.length > 0) expect(rerunRun.passed, second.output).toEqual([fixture.flakyId]);
-  });
+      const rerun = buildSelectCommand(framework, fixture.command, [fixture.flakyId], { workspace: dir });
+      expect(rerun).not.toBeNull();
+      const second = await runShell(rerun ?? '', dir);
+      capture(framework, 'flaky-rerun.txt', second.output);
+      const rerunRun = parseTestOutput(second.output, hint(rerun ?? '', dir));
+      expect(second.exitCode, second.output).toBe(0);
+      expect(rerunRun.failed).toEqual([]);
+      expect(rerunRun.counts?.passed ?? rerunRun.passed.length, second.output).toBeGreaterThanOrEqual(1);
+      expect(rerunRun.ranSignal).toBe(true);
+      // the rerun ran the flaky test alone: nothing else passed; where passing tests are named, it is named
+      if (rerunRun.counts) expect(rerunRun.counts.passed, second.output).toBe(1);
+      if (rerunRun.passed.length > 0) expect(rerunRun.passed, second.output).toEqual([fixture.flakyId]);
+    },
+  );
 
   it.skipIf(skip !== null).each(fixture.scenarios)(`$name`, async (scenario) => {
     const dir = copyFixture(framework);
@@ -936,11 +1197,28 @@ describe.each(FIXTURES)('the $framework fixture', (fixture) => {
     expectRun(parsed, { framework, ...scenario.expected });
 
     // the SWE-bench guards, for every format: what the verification makes of this run on its own
-    const reading = readRun(suiteRun(scenario.command, result, parsed), { kind: fixture.kind, timeoutS: 60, expectedOutput: null });
+    const reading = readRun(suiteRun(scenario.command, result, parsed), {
+      kind: fixture.kind,
+      timeoutS: 60,
+      expectedOutput: null,
+    });
     const reads = scenario.reads ?? ((scenario.expected.failed ?? []).length > 0 ? 'failed' : 'inconclusive');
-    if (reads === 'failed') expect(reading, result.output).toMatchObject({ ok: false, inconclusive: false, runnerError: false, failures: parsed.failed });
-    else if (reads === 'inconclusive') expect(reading, result.output).toMatchObject({ ok: null, inconclusive: true, failures: [] });
-    else expect(reading, result.output).toMatchObject({ ok: false, inconclusive: false, runnerError: true, failures: ['<runner error>'] });
+    if (reads === 'failed')
+      expect(reading, result.output).toMatchObject({
+        ok: false,
+        inconclusive: false,
+        runnerError: false,
+        failures: parsed.failed,
+      });
+    else if (reads === 'inconclusive')
+      expect(reading, result.output).toMatchObject({ ok: null, inconclusive: true, failures: [] });
+    else
+      expect(reading, result.output).toMatchObject({
+        ok: false,
+        inconclusive: false,
+        runnerError: true,
+        failures: ['<runner error>'],
+      });
   });
 
   const junit = fixture.junit;

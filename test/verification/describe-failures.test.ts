@@ -39,21 +39,45 @@ const verification = (extra: Partial<VerificationJson> & Record<string, unknown>
   ...extra,
 });
 
-const rung = (entry: string, cost: Rung['cost']): Rung => ({ entry, runner: 'builtin', model: `${entry}-1`, provider: 'local', billing: 'free', cost, approve: false, endpoint: null });
+const rung = (entry: string, cost: Rung['cost']): Rung => ({
+  entry,
+  runner: 'builtin',
+  model: `${entry}-1`,
+  provider: 'local',
+  billing: 'free',
+  cost,
+  approve: false,
+  endpoint: null,
+});
 const LADDER = [rung('small', 'free'), rung('mid', 'mid')];
 const TASK = {
   name: 'fix-math',
   type: 'fix',
   instruction: 'make the math tests pass',
   files: [],
-  roster: { entry: 'small', provider: 'local', billing: 'free', cost: 'free', approve: false, why: 'first', ladder: LADDER },
+  roster: {
+    entry: 'small',
+    provider: 'local',
+    billing: 'free',
+    cost: 'free',
+    approve: false,
+    why: 'first',
+    ladder: LADDER,
+  },
 } as unknown as TaskSpec;
 const workerEnd = (summary: string): WorkerEnd =>
-  ({ plan: { task: TASK, name: 'fix-math' }, report: blankReport({ status: 'done', outcome: 'success', stopReason: 'complete', summary }), started: true }) as unknown as WorkerEnd;
+  ({
+    plan: { task: TASK, name: 'fix-math' },
+    report: blankReport({ status: 'done', outcome: 'success', stopReason: 'complete', summary }),
+    started: true,
+  }) as unknown as WorkerEnd;
 
 /** The autopsy the next rung reads after the first rung's verification blocked with `v`. */
 function climbAfter(v: VerificationJson) {
-  const ladders = new TaskLadders([TASK], rosterRouter(() => 'free'));
+  const ladders = new TaskLadders(
+    [TASK],
+    rosterRouter(() => 'free'),
+  );
   const climb = ladders.next([workerEnd('Changed src/math.js.')], [], v, () => 'fix-math');
   if (climb === null) throw new Error('expected a climb');
   return climb;
@@ -67,7 +91,10 @@ describe('what failed, for a fixer and for the next rung', () => {
     expect(fixer).toContain(block);
     const autopsy = autopsySection(climbAfter(v).autopsy);
     // the autopsy indents it under its attempt
-    const dedented = autopsy.split('\n').map((l) => l.replace(/^ {6}/, '')).join('\n');
+    const dedented = autopsy
+      .split('\n')
+      .map((l) => l.replace(/^ {6}/, ''))
+      .join('\n');
     expect(dedented).toContain(block);
     for (const text of [fixer, dedented]) {
       expect(text).toContain('Command: npm test');
@@ -78,8 +105,15 @@ describe('what failed, for a fixer and for the next rung', () => {
   });
 
   it("a test that failed at the checkpoint too is still the job's to fix; the old excuse is gone; a declared known failure is named as not the job's", () => {
-    const block = describeFailures(verification({ known_failures: ['test/math.test.js > adds'], pre_existing: ['test/math.test.js > divide rounds down', 'test/math.test.js > adds'] }));
-    expect(block).toContain("- test/math.test.js > divide rounds down (failed at the checkpoint too — still this job's to fix)");
+    const block = describeFailures(
+      verification({
+        known_failures: ['test/math.test.js > adds'],
+        pre_existing: ['test/math.test.js > divide rounds down', 'test/math.test.js > adds'],
+      }),
+    );
+    expect(block).toContain(
+      "- test/math.test.js > divide rounds down (failed at the checkpoint too — still this job's to fix)",
+    );
     expect(block).toContain("- test/math.test.js > adds (declared a known failure: not this job's)");
     expect(buildFixerInstruction(verification(), [TASK], [])).not.toMatch(/already failed before/);
   });
@@ -89,13 +123,28 @@ describe('what failed, for a fixer and for the next rung', () => {
       verification({
         missing_tests: ['test/a.test.js > one', 'test/a.test.js > two'],
         flaky: ['test/math.test.js > adds'],
-        original_tests: { ran: true, ok: false, command: 'npm test', changed: ['test/math.test.js'], summary: '1 failed', failures: ['test/math.test.js > divide rounds down'], blocking: true, tests_may_change: false },
+        original_tests: {
+          ran: true,
+          ok: false,
+          command: 'npm test',
+          changed: ['test/math.test.js'],
+          summary: '1 failed',
+          failures: ['test/math.test.js > divide rounds down'],
+          blocking: true,
+          tests_may_change: false,
+        },
       }),
     );
-    expect(block).toContain('Tests that ran at the checkpoint and did not run now (2): test/a.test.js > one, test/a.test.js > two');
+    expect(block).toContain(
+      'Tests that ran at the checkpoint and did not run now (2): test/a.test.js > one, test/a.test.js > two',
+    );
     expect(block).toContain('- test/math.test.js > adds (flaky: it passed on a rerun)');
-    expect(block).toContain('The tests as they were before the work were run against the new code and fail (test/math.test.js > divide rounds down). Test files changed: test/math.test.js.');
-    expect(describeFailures(verification({ failures: [], failure_details: [] }))).toContain('- (no test ids could be parsed; see the output below)');
+    expect(block).toContain(
+      'The tests as they were before the work were run against the new code and fail (test/math.test.js > divide rounds down). Test files changed: test/math.test.js.',
+    );
+    expect(describeFailures(verification({ failures: [], failure_details: [] }))).toContain(
+      '- (no test ids could be parsed; see the output below)',
+    );
     expect(describeFailures(verification({ output_tail: 'x'.repeat(5_000) })).match(/x+$/)?.[0].length).toBe(2_000);
   });
 
@@ -105,6 +154,11 @@ describe('what failed, for a fixer and for the next rung', () => {
     expect(climb.verdict).toBe('pass');
     expect(climb.why).toBe('the verification failed: 2 failed, 3 passed');
     // a verification that did not block leaves the rung passing: no climb
-    expect(new TaskLadders([TASK], rosterRouter(() => 'free')).next([workerEnd('ok')], [], verification({ blocking: false }), () => 'fix-math')).toBeNull();
+    expect(
+      new TaskLadders(
+        [TASK],
+        rosterRouter(() => 'free'),
+      ).next([workerEnd('ok')], [], verification({ blocking: false }), () => 'fix-math'),
+    ).toBeNull();
   });
 });

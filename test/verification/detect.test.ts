@@ -17,8 +17,16 @@ describe('verify auto-detection (spec 03 table, first hit wins)', () => {
     [{ 'conftest.py': '' }, 'python3 -m pytest -q -rA', 'pytest'],
     [{ 'tests/test_api.py': '' }, 'python3 -m pytest -q -rA', 'pytest'],
     // tests shipped inside the package, no pytest config at all
-    [{ 'mypkg/__init__.py': '', 'mypkg/tests/__init__.py': '', 'mypkg/tests/test_core.py': '' }, 'python3 -m pytest -q -rA', 'pytest'],
-    [{ 'src/calc.py': '', 'src/tests/test_calc.py': '', '.venv/bin/python': '' }, '.venv/bin/python -m pytest -q -rA', 'pytest'],
+    [
+      { 'mypkg/__init__.py': '', 'mypkg/tests/__init__.py': '', 'mypkg/tests/test_core.py': '' },
+      'python3 -m pytest -q -rA',
+      'pytest',
+    ],
+    [
+      { 'src/calc.py': '', 'src/tests/test_calc.py': '', '.venv/bin/python': '' },
+      '.venv/bin/python -m pytest -q -rA',
+      'pytest',
+    ],
     [{ 'conftest.py': '', '.venv/bin/python': '' }, '.venv/bin/python -m pytest -q -rA', 'pytest'],
     [{ 'go.mod': 'module x\n' }, 'go test -count=1 ./...', 'go'],
     [{ 'Cargo.toml': '[package]\n' }, 'cargo test', 'cargo'],
@@ -28,23 +36,43 @@ describe('verify auto-detection (spec 03 table, first hit wins)', () => {
   });
 
   it("treats npm's placeholder test script as none", () => {
-    expect(detectTestCommand(makeWorkspace({ 'package.json': pkg('echo "Error: no test specified" && exit 1') }), {})).toBeNull();
+    expect(
+      detectTestCommand(makeWorkspace({ 'package.json': pkg('echo "Error: no test specified" && exit 1') }), {}),
+    ).toBeNull();
   });
 
   it('prefers a configured per-workspace override (the hints it is given: as committed at HEAD)', () => {
     const ws = makeWorkspace({ 'package.json': pkg('jest') });
-    expect(detectTestCommand(ws, { verify: { command: 'make check' } })).toEqual({ command: 'make check', kind: 'configured', mode: 'configured' });
+    expect(detectTestCommand(ws, { verify: { command: 'make check' } })).toEqual({
+      command: 'make check',
+      kind: 'configured',
+      mode: 'configured',
+    });
   });
 
   it('detects nothing in a folder without a test runner', () => {
-    expect(detectTestCommand(makeWorkspace({ 'README.md': '', 'setup.cfg': '[metadata]\n', Makefile: 'all:\n\ttrue\n' }), {})).toBeNull();
+    expect(
+      detectTestCommand(
+        makeWorkspace({ 'README.md': '', 'setup.cfg': '[metadata]\n', Makefile: 'all:\n\ttrue\n' }),
+        {},
+      ),
+    ).toBeNull();
   });
 
   it('looks for package tests one level down only, and not in dependency or build folders', () => {
     // <pkg>/tests without test_*.py, tests two levels down, tests of a dependency: none is the project's suite
-    expect(detectTestCommand(makeWorkspace({ 'mypkg/tests/helpers.py': '', 'mypkg/tests/data/test_x.py': '' }), {})).toBeNull();
+    expect(
+      detectTestCommand(makeWorkspace({ 'mypkg/tests/helpers.py': '', 'mypkg/tests/data/test_x.py': '' }), {}),
+    ).toBeNull();
     expect(detectTestCommand(makeWorkspace({ 'src/mypkg/tests/test_core.py': '' }), {})).toBeNull();
-    expect(detectTestCommand(makeWorkspace({ 'node_modules/dep/tests/test_dep.py': '', '.venv/lib/tests/test_x.py': '' }), {})).toBeNull();
-    expect(detectTestCommand(makeWorkspace({ 'build/pkg/tests/test_x.py': '', 'venv/tests/test_x.py': '' }), {})).toBeNull();
+    expect(
+      detectTestCommand(
+        makeWorkspace({ 'node_modules/dep/tests/test_dep.py': '', '.venv/lib/tests/test_x.py': '' }),
+        {},
+      ),
+    ).toBeNull();
+    expect(
+      detectTestCommand(makeWorkspace({ 'build/pkg/tests/test_x.py': '', 'venv/tests/test_x.py': '' }), {}),
+    ).toBeNull();
   });
 });

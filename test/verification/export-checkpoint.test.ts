@@ -21,7 +21,8 @@ describe('exportCheckpoint', () => {
           const dir = path.join(root, `out-${lane}`);
           try {
             await exportCheckpoint(pre, dir);
-            if (readFileSync(path.join(dir, 'src', 'f7.js'), 'utf8') !== 'export const f7 = 7;\n') failures.push(`lane ${lane} #${i}: wrong content`);
+            if (readFileSync(path.join(dir, 'src', 'f7.js'), 'utf8') !== 'export const f7 = 7;\n')
+              failures.push(`lane ${lane} #${i}: wrong content`);
           } catch (err) {
             failures.push(`lane ${lane} #${i}: ${err instanceof Error ? err.message : String(err)}`);
           }

@@ -19,40 +19,124 @@ const excerptsOf = (path: string, command: string) => {
 describe('failureExcerpts', () => {
   // [fixture, command, the divide test's excerpt holds, the flaky test's excerpt holds]
   const cases: [string, string, RegExp[], RegExp[]][] = [
-    ['tape/first-run.txt', 'npx tape', [/^# divide rounds down/, /not ok 4 should be strictly equal/, /expected: 3/, /actual: {3}4/], [/not ok 1 first run of the flaky test/]],
-    ['mocha/first-run.txt', 'npx mocha', [/divide rounds down:/, /AssertionError \[ERR_ASSERTION\]: Expected values to be strictly equal/, /4 !== 3/], [/first run of the flaky test/]],
-    ['jest/first-run.txt', 'npx jest', [/● divide rounds down/, /Expected: 3/, /Received: 4/], [/● flaky passes on rerun/, /Received: false/]],
-    ['vitest/first-run.txt', 'npx vitest run', [/FAIL {2}test\/math\.test\.js > divide rounds down/, /AssertionError: expected 4 to be 3/], [/expected false to be true/]],
-    ['pytest/first-run.txt', 'pytest', [/test_divide_rounds_down/, /E {7}assert 4 == 3/, /AssertionError/], [/E {7}AssertionError: first run of the flaky test/]],
-    ['node-test/first-run.txt', 'node --test', [/not ok 2 - divide rounds down/, /Expected values to be strictly equal/, /expected: 3/, /actual: 4/], [/error: 'first run of the flaky test'/]],
-    ['node-test/spec-reporter.txt', 'node --test', [/✖ divide rounds down/, /AssertionError/, /4 !== 3/], [/first run of the flaky test/]],
-    ['go/first-run.txt', 'go test -json ./...', [/--- FAIL: TestDivideRoundsDown/, /calc_test\.go:31: round\(7\/2\) = 4, want 3/], [/first run of the flaky test/]],
+    [
+      'tape/first-run.txt',
+      'npx tape',
+      [/^# divide rounds down/, /not ok 4 should be strictly equal/, /expected: 3/, /actual: {3}4/],
+      [/not ok 1 first run of the flaky test/],
+    ],
+    [
+      'mocha/first-run.txt',
+      'npx mocha',
+      [/divide rounds down:/, /AssertionError \[ERR_ASSERTION\]: Expected values to be strictly equal/, /4 !== 3/],
+      [/first run of the flaky test/],
+    ],
+    [
+      'jest/first-run.txt',
+      'npx jest',
+      [/● divide rounds down/, /Expected: 3/, /Received: 4/],
+      [/● flaky passes on rerun/, /Received: false/],
+    ],
+    [
+      'vitest/first-run.txt',
+      'npx vitest run',
+      [/FAIL {2}test\/math\.test\.js > divide rounds down/, /AssertionError: expected 4 to be 3/],
+      [/expected false to be true/],
+    ],
+    [
+      'pytest/first-run.txt',
+      'pytest',
+      [/test_divide_rounds_down/, /E {7}assert 4 == 3/, /AssertionError/],
+      [/E {7}AssertionError: first run of the flaky test/],
+    ],
+    [
+      'node-test/first-run.txt',
+      'node --test',
+      [/not ok 2 - divide rounds down/, /Expected values to be strictly equal/, /expected: 3/, /actual: 4/],
+      [/error: 'first run of the flaky test'/],
+    ],
+    [
+      'node-test/spec-reporter.txt',
+      'node --test',
+      [/✖ divide rounds down/, /AssertionError/, /4 !== 3/],
+      [/first run of the flaky test/],
+    ],
+    [
+      'go/first-run.txt',
+      'go test -json ./...',
+      [/--- FAIL: TestDivideRoundsDown/, /calc_test\.go:31: round\(7\/2\) = 4, want 3/],
+      [/first run of the flaky test/],
+    ],
     ['go/plain.txt', 'go test ./...', [/--- FAIL: TestDivideRoundsDown/, /want 3/], [/first run of the flaky test/]],
-    ['unittest/first-run.txt', 'python -m unittest', [/FAIL: test_divide_rounds_down/, /AssertionError: 4 != 3/], [/False is not true/]],
-    ['cargo/first-run.txt', 'cargo test', [/panicked at src\/lib\.rs:51:9/, /assertion `left == right` failed/, /left: 4\.0/], [/first run of the flaky test/]],
-    ['jasmine/first-run.txt', 'npx jasmine', [/math divide rounds down/, /Expected 4 to be 3\./], [/Expected false to be true/]],
-    ['ava/first-run.txt', 'npx ava', [/math › divide rounds down/, /Difference \(- actual, \+ expected\)/], [/Value is not `true`/]],
-    ['bun/first-run.txt', 'bun test', [/Expected: 3/, /Received: 4/, /\(fail\) divide rounds down/], [/Received: false/]],
-    ['deno/first-run.txt', 'deno test', [/AssertionError: Expected values to be strictly equal/, /4 !== 3/], [/first run of the flaky test/]],
-    ['tap/first-run.txt', 'npx tap', [/# Subtest: divide rounds down/, /not ok 1 - should be equal/], [/not ok 1 - first run of the flaky test/]],
+    [
+      'unittest/first-run.txt',
+      'python -m unittest',
+      [/FAIL: test_divide_rounds_down/, /AssertionError: 4 != 3/],
+      [/False is not true/],
+    ],
+    [
+      'cargo/first-run.txt',
+      'cargo test',
+      [/panicked at src\/lib\.rs:51:9/, /assertion `left == right` failed/, /left: 4\.0/],
+      [/first run of the flaky test/],
+    ],
+    [
+      'jasmine/first-run.txt',
+      'npx jasmine',
+      [/math divide rounds down/, /Expected 4 to be 3\./],
+      [/Expected false to be true/],
+    ],
+    [
+      'ava/first-run.txt',
+      'npx ava',
+      [/math › divide rounds down/, /Difference \(- actual, \+ expected\)/],
+      [/Value is not `true`/],
+    ],
+    [
+      'bun/first-run.txt',
+      'bun test',
+      [/Expected: 3/, /Received: 4/, /\(fail\) divide rounds down/],
+      [/Received: false/],
+    ],
+    [
+      'deno/first-run.txt',
+      'deno test',
+      [/AssertionError: Expected values to be strictly equal/, /4 !== 3/],
+      [/first run of the flaky test/],
+    ],
+    [
+      'tap/first-run.txt',
+      'npx tap',
+      [/# Subtest: divide rounds down/, /not ok 1 - should be equal/],
+      [/not ok 1 - first run of the flaky test/],
+    ],
   ];
-  it.each(cases)('%s: each failing test gets the block that reports it, with its assertion', (path, command, divide, flaky) => {
-    const { failed, excerpts } = excerptsOf(path, command);
-    expect(failed).toHaveLength(2);
-    expect(excerpts.map((e) => e.id)).toEqual(failed);
-    const d = excerpts.find((e) => /divide/i.test(e.id))?.excerpt ?? '';
-    const f = excerpts.find((e) => /flaky/i.test(e.id))?.excerpt ?? '';
-    for (const re of divide) expect(d).toMatch(re);
-    for (const re of flaky) expect(f).toMatch(re);
-    // each block is its own test's: the other test's assertion is not in it
-    expect(d).not.toMatch(/first run of the flaky test/);
-    expect(d.split('\n').length).toBeLessThanOrEqual(12);
-  });
+  it.each(cases)(
+    '%s: each failing test gets the block that reports it, with its assertion',
+    (path, command, divide, flaky) => {
+      const { failed, excerpts } = excerptsOf(path, command);
+      expect(failed).toHaveLength(2);
+      expect(excerpts.map((e) => e.id)).toEqual(failed);
+      const d = excerpts.find((e) => /divide/i.test(e.id))?.excerpt ?? '';
+      const f = excerpts.find((e) => /flaky/i.test(e.id))?.excerpt ?? '';
+      for (const re of divide) expect(d).toMatch(re);
+      for (const re of flaky) expect(f).toMatch(re);
+      // each block is its own test's: the other test's assertion is not in it
+      expect(d).not.toMatch(/first run of the flaky test/);
+      expect(d.split('\n').length).toBeLessThanOrEqual(12);
+    },
+  );
 
   it('collection errors and build failures get the error that stopped the file', () => {
-    expect(excerptsOf('pytest/collection-error.txt', 'pytest').excerpts[0]?.excerpt).toMatch(/ImportError: cannot import name 'divide'/);
-    expect(excerptsOf('go/build-failed-one-package.txt', 'go test ./...').excerpts[0]?.excerpt).toMatch(/cannot use "half"/);
-    expect(excerptsOf('vitest/collection-error.txt', 'npx vitest run').excerpts[0]?.excerpt).toMatch(/Cannot find module '\.\.\/src\/divide\.js'/);
+    expect(excerptsOf('pytest/collection-error.txt', 'pytest').excerpts[0]?.excerpt).toMatch(
+      /ImportError: cannot import name 'divide'/,
+    );
+    expect(excerptsOf('go/build-failed-one-package.txt', 'go test ./...').excerpts[0]?.excerpt).toMatch(
+      /cannot use "half"/,
+    );
+    expect(excerptsOf('vitest/collection-error.txt', 'npx vitest run').excerpts[0]?.excerpt).toMatch(
+      /Cannot find module '\.\.\/src\/divide\.js'/,
+    );
   });
 
   it('escapes are stripped, long stacks cut to their head, and every bound holds', () => {
@@ -62,8 +146,17 @@ describe('failureExcerpts', () => {
     expect(tape.split('\n').filter((l) => /^\s*at /.test(l))).toHaveLength(2);
 
     const names = Array.from({ length: 10 }, (_, i) => `case number ${i}`);
-    const long = names.map((n) => [`not ok - ${n}`, ...Array.from({ length: 30 }, (_, j) => `  expected line ${j} ${'x'.repeat(200)}`)].join('\n')).join('\n');
-    const out = failureExcerpts(long, names.map((n) => `test/big.test.js > ${n}`));
+    const long = names
+      .map((n) =>
+        [`not ok - ${n}`, ...Array.from({ length: 30 }, (_, j) => `  expected line ${j} ${'x'.repeat(200)}`)].join(
+          '\n',
+        ),
+      )
+      .join('\n');
+    const out = failureExcerpts(
+      long,
+      names.map((n) => `test/big.test.js > ${n}`),
+    );
     // 800 characters each, 3,000 in all: the fourth is cut short, the fifth has no room
     expect(out.map((e) => e.excerpt.length)).toEqual([800, 800, 800, 600]);
     for (const e of out) {
@@ -78,7 +171,9 @@ describe('failureExcerpts', () => {
   });
 
   it("gaffer's own markers and ids the output never names get no excerpt", () => {
-    expect(failureExcerpts(output('tape/first-run.txt'), ['<suite did not complete>', 'test/x.js > never printed anywhere'])).toEqual([]);
+    expect(
+      failureExcerpts(output('tape/first-run.txt'), ['<suite did not complete>', 'test/x.js > never printed anywhere']),
+    ).toEqual([]);
   });
 });
 
@@ -99,7 +194,22 @@ describe('the verification names what each failing test reported', () => {
       landmarkSeen: undefined,
     };
     const reading = readRun(after, { kind: 'node', timeoutS: 60, expectedOutput: null });
-    return judgeVerification({ mode: 'auto', kind: 'node', command: 'npx jest', scope: 'all', after, reading, baseline: null, flaky, testsTouched: [], testsWeakened: [], original: null, testsMayChange: false, knownFailures: [], ownsCheckpointFailures: true });
+    return judgeVerification({
+      mode: 'auto',
+      kind: 'node',
+      command: 'npx jest',
+      scope: 'all',
+      after,
+      reading,
+      baseline: null,
+      flaky,
+      testsTouched: [],
+      testsWeakened: [],
+      original: null,
+      testsMayChange: false,
+      knownFailures: [],
+      ownsCheckpointFailures: true,
+    });
   };
 
   it('failure_details holds each non-flaky failing test with its assertion, read from the run log', () => {

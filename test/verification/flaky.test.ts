@@ -4,7 +4,18 @@ import type { ParsedRun } from '../../src/verification/parsers/types.js';
 import type { SuiteRun } from '../../src/verification/run-suite.js';
 import { findFlaky } from '../../src/verification/verify.js';
 
-const parsed = (p: Partial<ParsedRun>): ParsedRun => ({ framework: 'jest', failed: [], passed: [], skipped: [], counts: null, ranSignal: true, noTestsRan: false, collectionError: false, incomplete: null, ...p });
+const parsed = (p: Partial<ParsedRun>): ParsedRun => ({
+  framework: 'jest',
+  failed: [],
+  passed: [],
+  skipped: [],
+  counts: null,
+  ranSignal: true,
+  noTestsRan: false,
+  collectionError: false,
+  incomplete: null,
+  ...p,
+});
 const suiteRun = (p: Partial<ParsedRun>, exitCode = 0): SuiteRun => ({
   command: 'npm test',
   exitCode,
@@ -30,13 +41,18 @@ describe('flaky by its own id', () => {
   });
 
   it('only the ids a rerun lists as passed are flaky; the others keep failing', async () => {
-    const runs = [suiteRun({ passed: ['test/a.test.js > a'], failed: ['test/a.test.js > b'] }, 1), suiteRun({ passed: ['test/a.test.js > other'] })];
+    const runs = [
+      suiteRun({ passed: ['test/a.test.js > a'], failed: ['test/a.test.js > b'] }, 1),
+      suiteRun({ passed: ['test/a.test.js > other'] }),
+    ];
     const flaky = await findFlaky(input, first, first.parsed.failed, async () => runs.shift() ?? suiteRun({}, 1));
     expect(flaky).toEqual(['test/a.test.js > a']);
   });
 
   it('an id listed as passed and failed in one rerun (two tests of one name) is not flaky', async () => {
-    const flaky = await findFlaky(input, first, ['test/a.test.js > a'], async () => suiteRun({ passed: ['test/a.test.js > a'], failed: ['test/a.test.js > a'] }, 1));
+    const flaky = await findFlaky(input, first, ['test/a.test.js > a'], async () =>
+      suiteRun({ passed: ['test/a.test.js > a'], failed: ['test/a.test.js > a'] }, 1),
+    );
     expect(flaky).toEqual([]);
   });
 });

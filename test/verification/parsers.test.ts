@@ -88,20 +88,41 @@ const CASES: [string, string, string, ParsedRun][] = [
       framework: 'node-test',
       passed: ['flaky passes on rerun'],
       // tests left out by the name pattern are reported as skipped
-      skipped: ['math > add adds', 'math > multiply multiplies', 'divide rounds down', 'slugify lowercases and dashes', 'slugify keeps unicode'],
+      skipped: [
+        'math > add adds',
+        'math > multiply multiplies',
+        'divide rounds down',
+        'slugify lowercases and dashes',
+        'slugify keeps unicode',
+      ],
       counts: counts(1, 0, 5),
       ...ran,
     }),
   ],
-  ['node-test/no-tests.txt', 'npm test', 'node', run({ framework: 'node-test', counts: counts(0, 0, 0), ...nothingRan })],
-  ['node-test/collection-error.txt', 'npm test', 'node', run({ framework: 'node-test', failed: ['test/broken.test.js'], counts: counts(0, 1, 0), ...brokenSuite })],
+  [
+    'node-test/no-tests.txt',
+    'npm test',
+    'node',
+    run({ framework: 'node-test', counts: counts(0, 0, 0), ...nothingRan }),
+  ],
+  [
+    'node-test/collection-error.txt',
+    'npm test',
+    'node',
+    run({ framework: 'node-test', failed: ['test/broken.test.js'], counts: counts(0, 1, 0), ...brokenSuite }),
+  ],
 
   // vitest: the default reporter does not list every passing test; verbose does
   [
     'vitest/first-run.txt',
     'npm test',
     'node',
-    run({ framework: 'vitest', failed: ['test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'], counts: counts(3, 2, 1), ...ran }),
+    run({
+      framework: 'vitest',
+      failed: ['test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
+      counts: counts(3, 2, 1),
+      ...ran,
+    }),
   ],
   [
     'vitest/verbose-reporter.txt',
@@ -110,7 +131,11 @@ const CASES: [string, string, string, ParsedRun][] = [
     run({
       framework: 'vitest',
       failed: ['test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
-      passed: ['test/math.test.js > math > add adds', 'test/math.test.js > math > multiply multiplies', 'test/slug.test.js > slugify lowercases and dashes'],
+      passed: [
+        'test/math.test.js > math > add adds',
+        'test/math.test.js > math > multiply multiplies',
+        'test/slug.test.js > slugify lowercases and dashes',
+      ],
       skipped: ['test/slug.test.js > slugify keeps unicode'],
       counts: counts(3, 2, 1),
       ...ran,
@@ -122,21 +147,40 @@ const CASES: [string, string, string, ParsedRun][] = [
     'node',
     run({
       framework: 'vitest',
-      failed: ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
+      failed: [
+        'test/math.test.js > math > add adds',
+        'test/math.test.js > divide rounds down',
+        'test/math.test.js > flaky passes on rerun',
+      ],
       counts: counts(2, 3, 1),
       ...ran,
     }),
   ],
-  ['vitest/flaky-rerun.txt', 'npx vitest run test/math.test.js -t x', 'node', run({ framework: 'vitest', counts: counts(1, 0, 3), ...ran })],
+  [
+    'vitest/flaky-rerun.txt',
+    'npx vitest run test/math.test.js -t x',
+    'node',
+    run({ framework: 'vitest', counts: counts(1, 0, 3), ...ran }),
+  ],
   ['vitest/no-tests.txt', 'npm test', 'node', run({ framework: 'vitest', ...nothingRan })],
-  ['vitest/collection-error.txt', 'npm test', 'node', run({ framework: 'vitest', failed: ['test/broken.test.js'], counts: counts(0, 0, 0), ...brokenSuite })],
+  [
+    'vitest/collection-error.txt',
+    'npm test',
+    'node',
+    run({ framework: 'vitest', failed: ['test/broken.test.js'], counts: counts(0, 0, 0), ...brokenSuite }),
+  ],
 
   // jest: several files print failures only; one file prints its whole tree
   [
     'jest/first-run.txt',
     'npm test',
     'node',
-    run({ framework: 'jest', failed: ['test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'], counts: counts(3, 2, 1), ...ran }),
+    run({
+      framework: 'jest',
+      failed: ['test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
+      counts: counts(3, 2, 1),
+      ...ran,
+    }),
   ],
   [
     'jest/single-file.txt',
@@ -156,7 +200,11 @@ const CASES: [string, string, string, ParsedRun][] = [
     'node',
     run({
       framework: 'jest',
-      failed: ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
+      failed: [
+        'test/math.test.js > math > add adds',
+        'test/math.test.js > divide rounds down',
+        'test/math.test.js > flaky passes on rerun',
+      ],
       counts: counts(2, 3, 1),
       ...ran,
     }),
@@ -168,13 +216,22 @@ const CASES: [string, string, string, ParsedRun][] = [
     run({
       framework: 'jest',
       passed: ['test/math.test.js > flaky passes on rerun'],
-      skipped: ['test/math.test.js > divide rounds down', 'test/math.test.js > math > add adds', 'test/math.test.js > math > multiply multiplies'],
+      skipped: [
+        'test/math.test.js > divide rounds down',
+        'test/math.test.js > math > add adds',
+        'test/math.test.js > math > multiply multiplies',
+      ],
       counts: counts(1, 0, 3),
       ...ran,
     }),
   ],
   ['jest/no-tests.txt', 'npm test', 'node', run({ framework: 'jest', ...nothingRan })],
-  ['jest/collection-error.txt', 'npm test', 'node', run({ framework: 'jest', failed: ['test/broken.test.js'], counts: counts(0, 0, 0), ...brokenSuite })],
+  [
+    'jest/collection-error.txt',
+    'npm test',
+    'node',
+    run({ framework: 'jest', failed: ['test/broken.test.js'], counts: counts(0, 0, 0), ...brokenSuite }),
+  ],
 
   // mocha spec reporter: no files, full suite paths
   [
@@ -203,9 +260,19 @@ const CASES: [string, string, string, ParsedRun][] = [
       ...ran,
     }),
   ],
-  ['mocha/flaky-rerun.txt', 'npx mocha --grep x', 'node', run({ framework: 'mocha', passed: ['math > flaky passes on rerun'], counts: counts(1, 0, 0), ...ran })],
+  [
+    'mocha/flaky-rerun.txt',
+    'npx mocha --grep x',
+    'node',
+    run({ framework: 'mocha', passed: ['math > flaky passes on rerun'], counts: counts(1, 0, 0), ...ran }),
+  ],
   ['mocha/no-tests.txt', 'npm test', 'node', run({ framework: 'mocha', ...nothingRan })],
-  ['mocha/collection-error.txt', 'npm test', 'node', run({ framework: 'mocha', ...brokenSuite, incomplete: "mocha stopped with 'Exception during run'" })],
+  [
+    'mocha/collection-error.txt',
+    'npm test',
+    'node',
+    run({ framework: 'mocha', ...brokenSuite, incomplete: "mocha stopped with 'Exception during run'" }),
+  ],
 
   // pytest -q -rA and -v
   [
@@ -215,7 +282,12 @@ const CASES: [string, string, string, ParsedRun][] = [
     run({
       framework: 'pytest',
       failed: ['tests/test_calc.py::test_divide_rounds_down', 'tests/test_calc.py::test_flaky_passes_on_rerun'],
-      passed: ['tests/test_calc.py::test_add', 'tests/test_calc.py::test_multiply[4-5-20]', 'tests/test_calc.py::test_multiply[0-7-0]', 'tests/test_slug.py::TestSlugify::test_lowercases_and_dashes'],
+      passed: [
+        'tests/test_calc.py::test_add',
+        'tests/test_calc.py::test_multiply[4-5-20]',
+        'tests/test_calc.py::test_multiply[0-7-0]',
+        'tests/test_slug.py::TestSlugify::test_lowercases_and_dashes',
+      ],
       // -rA names a skip by its location only
       skipped: ['tests/test_slug.py:10'],
       counts: counts(4, 2, 1),
@@ -229,7 +301,12 @@ const CASES: [string, string, string, ParsedRun][] = [
     run({
       framework: 'pytest',
       failed: ['tests/test_calc.py::test_divide_rounds_down', 'tests/test_calc.py::test_flaky_passes_on_rerun'],
-      passed: ['tests/test_calc.py::test_add', 'tests/test_calc.py::test_multiply[4-5-20]', 'tests/test_calc.py::test_multiply[0-7-0]', 'tests/test_slug.py::TestSlugify::test_lowercases_and_dashes'],
+      passed: [
+        'tests/test_calc.py::test_add',
+        'tests/test_calc.py::test_multiply[4-5-20]',
+        'tests/test_calc.py::test_multiply[0-7-0]',
+        'tests/test_slug.py::TestSlugify::test_lowercases_and_dashes',
+      ],
       skipped: ['tests/test_slug.py::TestSlugify::test_keeps_unicode'],
       counts: counts(4, 2, 1),
       ...ran,
@@ -241,8 +318,16 @@ const CASES: [string, string, string, ParsedRun][] = [
     'pytest',
     run({
       framework: 'pytest',
-      failed: ['tests/test_calc.py::test_add', 'tests/test_calc.py::test_divide_rounds_down', 'tests/test_calc.py::test_flaky_passes_on_rerun'],
-      passed: ['tests/test_calc.py::test_multiply[4-5-20]', 'tests/test_calc.py::test_multiply[0-7-0]', 'tests/test_slug.py::TestSlugify::test_lowercases_and_dashes'],
+      failed: [
+        'tests/test_calc.py::test_add',
+        'tests/test_calc.py::test_divide_rounds_down',
+        'tests/test_calc.py::test_flaky_passes_on_rerun',
+      ],
+      passed: [
+        'tests/test_calc.py::test_multiply[4-5-20]',
+        'tests/test_calc.py::test_multiply[0-7-0]',
+        'tests/test_slug.py::TestSlugify::test_lowercases_and_dashes',
+      ],
       skipped: ['tests/test_slug.py:10'],
       counts: counts(3, 3, 1),
       ...ran,
@@ -252,10 +337,25 @@ const CASES: [string, string, string, ParsedRun][] = [
     'pytest/flaky-rerun.txt',
     'python3 -m pytest -q -rA tests/test_calc.py::test_flaky_passes_on_rerun',
     'pytest',
-    run({ framework: 'pytest', passed: ['tests/test_calc.py::test_flaky_passes_on_rerun'], counts: counts(1, 0, 0), ...ran }),
+    run({
+      framework: 'pytest',
+      passed: ['tests/test_calc.py::test_flaky_passes_on_rerun'],
+      counts: counts(1, 0, 0),
+      ...ran,
+    }),
   ],
-  ['pytest/no-tests.txt', 'python3 -m pytest -q -rA', 'pytest', run({ framework: 'pytest', counts: counts(0, 0, 0), ...nothingRan })],
-  ['pytest/collection-error.txt', 'python3 -m pytest -q -rA', 'pytest', run({ framework: 'pytest', failed: ['tests/test_divide.py'], counts: counts(0, 1, 0), ...brokenSuite })],
+  [
+    'pytest/no-tests.txt',
+    'python3 -m pytest -q -rA',
+    'pytest',
+    run({ framework: 'pytest', counts: counts(0, 0, 0), ...nothingRan }),
+  ],
+  [
+    'pytest/collection-error.txt',
+    'python3 -m pytest -q -rA',
+    'pytest',
+    run({ framework: 'pytest', failed: ['tests/test_divide.py'], counts: counts(0, 1, 0), ...brokenSuite }),
+  ],
 
   // go test -json, and plain go test
   [
@@ -265,13 +365,24 @@ const CASES: [string, string, string, ParsedRun][] = [
     run({
       framework: 'go',
       failed: [`${GO}/calc.TestDivideRoundsDown`, `${GO}/calc.TestFlakyPassesOnRerun`],
-      passed: [`${GO}/calc.TestAdd`, `${GO}/calc.TestMultiply/small`, `${GO}/calc.TestMultiply/zero`, `${GO}/calc.TestMultiply`, `${GO}/slug.TestSlugifyLowercasesAndDashes`],
+      passed: [
+        `${GO}/calc.TestAdd`,
+        `${GO}/calc.TestMultiply/small`,
+        `${GO}/calc.TestMultiply/zero`,
+        `${GO}/calc.TestMultiply`,
+        `${GO}/slug.TestSlugifyLowercasesAndDashes`,
+      ],
       skipped: [`${GO}/slug.TestSlugifyKeepsUnicode`],
       counts: counts(5, 2, 1),
       ...ran,
     }),
   ],
-  ['go/plain.txt', 'go test -count=1 ./...', 'go', run({ framework: 'go', failed: [`${GO}/calc.TestDivideRoundsDown`, `${GO}/calc.TestFlakyPassesOnRerun`], ...ran })],
+  [
+    'go/plain.txt',
+    'go test -count=1 ./...',
+    'go',
+    run({ framework: 'go', failed: [`${GO}/calc.TestDivideRoundsDown`, `${GO}/calc.TestFlakyPassesOnRerun`], ...ran }),
+  ],
   [
     'go/broken-source.txt',
     'go test -json -count=1 ./...',
@@ -279,7 +390,12 @@ const CASES: [string, string, string, ParsedRun][] = [
     run({
       framework: 'go',
       failed: [`${GO}/calc.TestAdd`, `${GO}/calc.TestDivideRoundsDown`, `${GO}/calc.TestFlakyPassesOnRerun`],
-      passed: [`${GO}/calc.TestMultiply/small`, `${GO}/calc.TestMultiply/zero`, `${GO}/calc.TestMultiply`, `${GO}/slug.TestSlugifyLowercasesAndDashes`],
+      passed: [
+        `${GO}/calc.TestMultiply/small`,
+        `${GO}/calc.TestMultiply/zero`,
+        `${GO}/calc.TestMultiply`,
+        `${GO}/slug.TestSlugifyLowercasesAndDashes`,
+      ],
       skipped: [`${GO}/slug.TestSlugifyKeepsUnicode`],
       counts: counts(4, 3, 1),
       ...ran,
@@ -299,9 +415,24 @@ const CASES: [string, string, string, ParsedRun][] = [
       ...ran,
     }),
   ],
-  ['go/flaky-rerun.txt', 'go test -json -count=1 -run x', 'go', run({ framework: 'go', passed: [`${GO}/calc.TestFlakyPassesOnRerun`], counts: counts(1, 0, 0), ...ran })],
-  ['go/no-tests.txt', 'go test -json -count=1 ./...', 'go', run({ framework: 'go', counts: counts(0, 0, 0), ...nothingRan })],
-  ['go/collection-error.txt', 'go test -json -count=1 ./...', 'go', run({ framework: 'go', failed: [`${GO}/calc`, `${GO}/slug`], counts: counts(0, 2, 0), ...brokenSuite })],
+  [
+    'go/flaky-rerun.txt',
+    'go test -json -count=1 -run x',
+    'go',
+    run({ framework: 'go', passed: [`${GO}/calc.TestFlakyPassesOnRerun`], counts: counts(1, 0, 0), ...ran }),
+  ],
+  [
+    'go/no-tests.txt',
+    'go test -json -count=1 ./...',
+    'go',
+    run({ framework: 'go', counts: counts(0, 0, 0), ...nothingRan }),
+  ],
+  [
+    'go/collection-error.txt',
+    'go test -json -count=1 ./...',
+    'go',
+    run({ framework: 'go', failed: [`${GO}/calc`, `${GO}/slug`], counts: counts(0, 2, 0), ...brokenSuite }),
+  ],
 
   // node:test's TAP reporter asked for by name
   [
@@ -345,7 +476,12 @@ const CASES: [string, string, string, ParsedRun][] = [
       ...ran,
     }),
   ],
-  ['tape/flaky-rerun.txt', 'npx tape test/flaky.test.js', 'node', run({ framework: 'tape', passed: ['flaky passes on rerun'], counts: counts(1, 0, 0), ...ran })],
+  [
+    'tape/flaky-rerun.txt',
+    'npx tape test/flaky.test.js',
+    'node',
+    run({ framework: 'tape', passed: ['flaky passes on rerun'], counts: counts(1, 0, 0), ...ran }),
+  ],
   ['tape/no-tests.txt', 'npm test', 'node', run({ framework: 'tape', counts: counts(0, 0, 0), ...nothingRan })],
   // node died on an import before tape printed anything: nothing to read (the verification calls it a runner error)
   ['tape/collection-error.txt', 'npm test', 'node', run({})],
@@ -358,7 +494,11 @@ const CASES: [string, string, string, ParsedRun][] = [
     run({
       framework: 'tap',
       failed: ['test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
-      passed: ['test/math.test.js > math > add adds', 'test/math.test.js > math > multiply multiplies', 'test/slug.test.js > slugify lowercases and dashes'],
+      passed: [
+        'test/math.test.js > math > add adds',
+        'test/math.test.js > math > multiply multiplies',
+        'test/slug.test.js > slugify lowercases and dashes',
+      ],
       skipped: ['test/slug.test.js > slugify keeps unicode'],
       counts: counts(3, 2, 1),
       ...ran,
@@ -370,7 +510,11 @@ const CASES: [string, string, string, ParsedRun][] = [
     'node',
     run({
       framework: 'tap',
-      failed: ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
+      failed: [
+        'test/math.test.js > math > add adds',
+        'test/math.test.js > divide rounds down',
+        'test/math.test.js > flaky passes on rerun',
+      ],
       passed: ['test/math.test.js > math > multiply multiplies', 'test/slug.test.js > slugify lowercases and dashes'],
       skipped: ['test/slug.test.js > slugify keeps unicode'],
       counts: counts(2, 3, 1),
@@ -391,7 +535,12 @@ const CASES: [string, string, string, ParsedRun][] = [
     }),
   ],
   ['tap/no-tests.txt', 'npm test', 'node', run({ framework: 'tap', ...nothingRan })],
-  ['tap/collection-error.txt', 'npm test', 'node', run({ framework: 'tap', failed: ['test/broken.test.js'], counts: counts(0, 1, 0), ...brokenSuite })],
+  [
+    'tap/collection-error.txt',
+    'npm test',
+    'node',
+    run({ framework: 'tap', failed: ['test/broken.test.js'], counts: counts(0, 1, 0), ...brokenSuite }),
+  ],
 
   // AVA: titles prefixed with their file; a failure's title apart from its message
   [
@@ -420,16 +569,32 @@ const CASES: [string, string, string, ParsedRun][] = [
       ...ran,
     }),
   ],
-  ['ava/flaky-rerun.txt', "npx ava --match 'flaky passes on rerun'", 'node', run({ framework: 'ava', passed: ['math > flaky passes on rerun'], counts: counts(1, 0, 0), ...ran })],
+  [
+    'ava/flaky-rerun.txt',
+    "npx ava --match 'flaky passes on rerun'",
+    'node',
+    run({ framework: 'ava', passed: ['math > flaky passes on rerun'], counts: counts(1, 0, 0), ...ran }),
+  ],
   ['ava/no-tests.txt', 'npm test', 'node', run({ framework: 'ava', ...nothingRan })],
-  ['ava/collection-error.txt', 'npm test', 'node', run({ framework: 'ava', failed: ['test/broken.test.js'], counts: counts(0, 1, 0), ...brokenSuite })],
+  [
+    'ava/collection-error.txt',
+    'npm test',
+    'node',
+    run({ framework: 'ava', failed: ['test/broken.test.js'], counts: counts(0, 1, 0), ...brokenSuite }),
+  ],
 
   // Jasmine: failing and pending specs by full name; passing ones are never named
   [
     'jasmine/first-run.txt',
     'npm test',
     'node',
-    run({ framework: 'jasmine', failed: ['math divide rounds down', 'math flaky passes on rerun'], skipped: ['slugify keeps unicode'], counts: counts(3, 2, 1), ...ran }),
+    run({
+      framework: 'jasmine',
+      failed: ['math divide rounds down', 'math flaky passes on rerun'],
+      skipped: ['slugify keeps unicode'],
+      counts: counts(3, 2, 1),
+      ...ran,
+    }),
   ],
   [
     'jasmine/broken-source.txt',
@@ -454,7 +619,11 @@ const CASES: [string, string, string, ParsedRun][] = [
     run({
       framework: 'bun',
       failed: ['test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
-      passed: ['test/slug.test.js > slugify lowercases and dashes', 'test/math.test.js > math > add adds', 'test/math.test.js > math > multiply multiplies'],
+      passed: [
+        'test/slug.test.js > slugify lowercases and dashes',
+        'test/math.test.js > math > add adds',
+        'test/math.test.js > math > multiply multiplies',
+      ],
       skipped: ['test/slug.test.js > slugify keeps unicode'],
       counts: counts(3, 2, 1),
       ...ran,
@@ -466,7 +635,11 @@ const CASES: [string, string, string, ParsedRun][] = [
     'node',
     run({
       framework: 'bun',
-      failed: ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
+      failed: [
+        'test/math.test.js > math > add adds',
+        'test/math.test.js > divide rounds down',
+        'test/math.test.js > flaky passes on rerun',
+      ],
       passed: ['test/slug.test.js > slugify lowercases and dashes', 'test/math.test.js > math > multiply multiplies'],
       skipped: ['test/slug.test.js > slugify keeps unicode'],
       counts: counts(2, 3, 1),
@@ -480,7 +653,12 @@ const CASES: [string, string, string, ParsedRun][] = [
     run({ framework: 'bun', passed: ['test/math.test.js > flaky passes on rerun'], counts: counts(1, 0, 0), ...ran }),
   ],
   ['bun/no-tests.txt', 'npm test', 'node', run({ framework: 'bun', ...nothingRan })],
-  ['bun/collection-error.txt', 'npm test', 'node', run({ framework: 'bun', failed: ['test/broken.test.js'], counts: counts(0, 1, 0), ...brokenSuite })],
+  [
+    'bun/collection-error.txt',
+    'npm test',
+    'node',
+    run({ framework: 'bun', failed: ['test/broken.test.js'], counts: counts(0, 1, 0), ...brokenSuite }),
+  ],
 
   // deno test: steps nested under their test
   [
@@ -490,7 +668,11 @@ const CASES: [string, string, string, ParsedRun][] = [
     run({
       framework: 'deno',
       failed: ['test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
-      passed: ['test/math.test.js > math > add adds', 'test/math.test.js > math > multiply multiplies', 'test/slug.test.js > slugify lowercases and dashes'],
+      passed: [
+        'test/math.test.js > math > add adds',
+        'test/math.test.js > math > multiply multiplies',
+        'test/slug.test.js > slugify lowercases and dashes',
+      ],
       skipped: ['test/slug.test.js > slugify keeps unicode'],
       counts: counts(3, 2, 1),
       ...ran,
@@ -503,7 +685,11 @@ const CASES: [string, string, string, ParsedRun][] = [
     run({
       framework: 'deno',
       // the failing step, not the test that holds it ("math ... FAILED (due to 1 failed step)")
-      failed: ['test/math.test.js > math > add adds', 'test/math.test.js > divide rounds down', 'test/math.test.js > flaky passes on rerun'],
+      failed: [
+        'test/math.test.js > math > add adds',
+        'test/math.test.js > divide rounds down',
+        'test/math.test.js > flaky passes on rerun',
+      ],
       passed: ['test/math.test.js > math > multiply multiplies', 'test/slug.test.js > slugify lowercases and dashes'],
       skipped: ['test/slug.test.js > slugify keeps unicode'],
       counts: counts(2, 3, 1),
@@ -518,14 +704,27 @@ const CASES: [string, string, string, ParsedRun][] = [
   ],
   ['deno/no-tests.txt', 'npm test', 'node', run({ framework: 'deno', ...nothingRan })],
   // the module did not type-check: the run never started
-  ['deno/collection-error.txt', 'npm test', 'node', run({ framework: 'deno', failed: ['test/broken.test.js'], ...brokenSuite })],
+  [
+    'deno/collection-error.txt',
+    'npm test',
+    'node',
+    run({ framework: 'deno', failed: ['test/broken.test.js'], ...brokenSuite }),
+  ],
 
   // Python unittest, plain (failures only) and -v (every test)
   [
     'unittest/first-run.txt',
     'python3 -m unittest',
     'command',
-    run({ framework: 'unittest', failed: ['tests.test_calc.TestCalc.test_divide_rounds_down', 'tests.test_calc.TestCalc.test_flaky_passes_on_rerun'], counts: counts(3, 2, 1), ...ran }),
+    run({
+      framework: 'unittest',
+      failed: [
+        'tests.test_calc.TestCalc.test_divide_rounds_down',
+        'tests.test_calc.TestCalc.test_flaky_passes_on_rerun',
+      ],
+      counts: counts(3, 2, 1),
+      ...ran,
+    }),
   ],
   [
     'unittest/verbose.txt',
@@ -533,8 +732,15 @@ const CASES: [string, string, string, ParsedRun][] = [
     'command',
     run({
       framework: 'unittest',
-      failed: ['tests.test_calc.TestCalc.test_divide_rounds_down', 'tests.test_calc.TestCalc.test_flaky_passes_on_rerun'],
-      passed: ['tests.test_calc.TestCalc.test_add', 'tests.test_calc.TestCalc.test_multiply', 'tests.test_slug.TestSlugify.test_lowercases_and_dashes'],
+      failed: [
+        'tests.test_calc.TestCalc.test_divide_rounds_down',
+        'tests.test_calc.TestCalc.test_flaky_passes_on_rerun',
+      ],
+      passed: [
+        'tests.test_calc.TestCalc.test_add',
+        'tests.test_calc.TestCalc.test_multiply',
+        'tests.test_slug.TestSlugify.test_lowercases_and_dashes',
+      ],
       skipped: ['tests.test_slug.TestSlugify.test_keeps_unicode'],
       counts: counts(3, 2, 1),
       ...ran,
@@ -546,7 +752,11 @@ const CASES: [string, string, string, ParsedRun][] = [
     'command',
     run({
       framework: 'unittest',
-      failed: ['tests.test_calc.TestCalc.test_divide_rounds_down', 'tests.test_calc.TestCalc.test_flaky_passes_on_rerun', 'tests.test_calc.TestCalc.test_multiply'],
+      failed: [
+        'tests.test_calc.TestCalc.test_divide_rounds_down',
+        'tests.test_calc.TestCalc.test_flaky_passes_on_rerun',
+        'tests.test_calc.TestCalc.test_multiply',
+      ],
       passed: ['tests.test_calc.TestCalc.test_add', 'tests.test_slug.TestSlugify.test_lowercases_and_dashes'],
       skipped: ['tests.test_slug.TestSlugify.test_keeps_unicode'],
       counts: counts(2, 3, 1),
@@ -559,7 +769,11 @@ const CASES: [string, string, string, ParsedRun][] = [
     'command',
     run({
       framework: 'unittest',
-      failed: ['tests.test_calc.TestCalc.test_add', 'tests.test_calc.TestCalc.test_divide_rounds_down', 'tests.test_calc.TestCalc.test_flaky_passes_on_rerun'],
+      failed: [
+        'tests.test_calc.TestCalc.test_add',
+        'tests.test_calc.TestCalc.test_divide_rounds_down',
+        'tests.test_calc.TestCalc.test_flaky_passes_on_rerun',
+      ],
       counts: counts(2, 3, 1),
       ...ran,
     }),
@@ -568,13 +782,33 @@ const CASES: [string, string, string, ParsedRun][] = [
     'unittest/flaky-rerun.txt',
     'python3 -m unittest -v tests.test_calc.TestCalc.test_flaky_passes_on_rerun',
     'command',
-    run({ framework: 'unittest', passed: ['tests.test_calc.TestCalc.test_flaky_passes_on_rerun'], counts: counts(1, 0, 0), ...ran }),
+    run({
+      framework: 'unittest',
+      passed: ['tests.test_calc.TestCalc.test_flaky_passes_on_rerun'],
+      counts: counts(1, 0, 0),
+      ...ran,
+    }),
   ],
-  ['unittest/no-tests.txt', 'python3 -m unittest', 'command', run({ framework: 'unittest', counts: counts(0, 0, 0), ...nothingRan })],
-  ['unittest/collection-error.txt', 'python3 -m unittest', 'command', run({ framework: 'unittest', failed: ['tests.test_divide'], counts: counts(0, 1, 0), ...brokenSuite })],
+  [
+    'unittest/no-tests.txt',
+    'python3 -m unittest',
+    'command',
+    run({ framework: 'unittest', counts: counts(0, 0, 0), ...nothingRan }),
+  ],
+  [
+    'unittest/collection-error.txt',
+    'python3 -m unittest',
+    'command',
+    run({ framework: 'unittest', failed: ['tests.test_divide'], counts: counts(0, 1, 0), ...brokenSuite }),
+  ],
 
   // cargo test
-  ['cargo/flaky-rerun.txt', 'cargo test tests::flaky_passes_on_rerun -- --exact', 'cargo', run({ framework: 'cargo', passed: ['tests::flaky_passes_on_rerun'], counts: counts(1, 0, 0), ...ran })],
+  [
+    'cargo/flaky-rerun.txt',
+    'cargo test tests::flaky_passes_on_rerun -- --exact',
+    'cargo',
+    run({ framework: 'cargo', passed: ['tests::flaky_passes_on_rerun'], counts: counts(1, 0, 0), ...ran }),
+  ],
   ['cargo/no-tests.txt', 'cargo test', 'cargo', run({ framework: 'cargo', counts: counts(0, 0, 0), ...nothingRan })],
 ];
 
@@ -589,7 +823,11 @@ describe('parseTestOutput on captured fixture output', () => {
   it('reads cargo failures in the sorted order of its closing list, whatever order the tests finished in', () => {
     const parsed = parseTestOutput(read('cargo/first-run.txt'), { kind: 'cargo' });
     expect(parsed.failed).toEqual(['tests::divide_rounds_down', 'tests::flaky_passes_on_rerun']);
-    expect([...parsed.passed].sort()).toEqual(['slug::tests::lowercases_and_dashes', 'tests::add_adds', 'tests::multiply_multiplies']);
+    expect([...parsed.passed].sort()).toEqual([
+      'slug::tests::lowercases_and_dashes',
+      'tests::add_adds',
+      'tests::multiply_multiplies',
+    ]);
     expect(parsed.skipped).toEqual(['slug::tests::keeps_unicode']);
     expect(parsed.counts).toEqual(counts(3, 2, 1));
     expect(parsed.ranSignal).toBe(true);
@@ -602,14 +840,23 @@ describe('parseTestOutput on captured fixture output', () => {
   it('names each cargo target that did not compile and reports a collection error', () => {
     const parsed = parseTestOutput(read('cargo/collection-error.txt'), { kind: 'cargo', command: 'cargo test' });
     expect([...parsed.failed].sort()).toEqual(['gaffer_fixture (lib test)', 'gaffer_fixture (lib)']);
-    expect(parsed).toMatchObject({ framework: 'cargo', passed: [], counts: null, ranSignal: false, noTestsRan: false, collectionError: true });
+    expect(parsed).toMatchObject({
+      framework: 'cargo',
+      passed: [],
+      counts: null,
+      ranSignal: false,
+      noTestsRan: false,
+      collectionError: true,
+    });
   });
 
   it('makes an absolute test path relative to the workspace the command ran in', () => {
     const output = read('node-test/collection-error.txt');
     const workspace = /# Subtest: (\/.*)\/test\/broken\.test\.js/.exec(output)?.[1];
     expect(workspace).toBeDefined();
-    expect(parseTestOutput(output, { kind: 'node', workspace: workspace ?? null }).failed).toEqual(['test/broken.test.js']);
+    expect(parseTestOutput(output, { kind: 'node', workspace: workspace ?? null }).failed).toEqual([
+      'test/broken.test.js',
+    ]);
   });
 
   it('strips the colors vitest prints even when piped', () => {
@@ -619,7 +866,8 @@ describe('parseTestOutput on captured fixture output', () => {
   });
 
   it('recognizes nothing in output that is not a test run', () => {
-    const npmError = 'npm error Missing script: "test"\nnpm error\nnpm error To see a list of scripts, run:\nnpm error   npm run\n';
+    const npmError =
+      'npm error Missing script: "test"\nnpm error\nnpm error To see a list of scripts, run:\nnpm error   npm run\n';
     expect(parseTestOutput(npmError, { kind: 'node', command: 'npm test' })).toEqual(run({}));
     expect(parseTestOutput('')).toEqual(run({}));
   });
@@ -691,35 +939,78 @@ describe('TAP 13/14 in general', () => {
       'Bail out! database went away',
     );
     expect(parseTestOutput(output, { kind: 'node', command: 'node test/run.js' })).toEqual(
-      run({ framework: 'tap', failed: ['parses dates'], passed: ['parses numbers', 'reads a # sign and a #todo-list'], skipped: ['skips files'], counts: counts(2, 1, 1), ...ran }),
+      run({
+        framework: 'tap',
+        failed: ['parses dates'],
+        passed: ['parses numbers', 'reads a # sign and a #todo-list'],
+        skipped: ['skips files'],
+        counts: counts(2, 1, 1),
+        ...ran,
+      }),
     );
   });
 
   it('unheaded TAP 14 subtests: an indented block closed by its parent line', () => {
-    const output = lines('TAP version 14', '    ok 1 - child one', '    not ok 2 - child two', '    1..2', 'not ok 1 - parent', '1..1');
+    const output = lines(
+      'TAP version 14',
+      '    ok 1 - child one',
+      '    not ok 2 - child two',
+      '    1..2',
+      'not ok 1 - parent',
+      '1..1',
+    );
     // without "# Subtest:" headers the block holds the parent's assertions: the parent is the test
-    expect(parseTestOutput(output)).toMatchObject({ framework: 'tap', failed: ['parent'], passed: [], counts: counts(0, 1, 0), ranSignal: true });
+    expect(parseTestOutput(output)).toMatchObject({
+      framework: 'tap',
+      failed: ['parent'],
+      passed: [],
+      counts: counts(0, 1, 0),
+      ranSignal: true,
+    });
   });
 
   it('a bail-out before any test is a suite that did not run; "1..0" is a run with no tests', () => {
     expect(parseTestOutput(lines('TAP version 13', '1..3', 'Bail out! Could not connect to the database'))).toEqual(
-      run({ framework: 'tap', counts: counts(0, 0, 0), ...brokenSuite, incomplete: 'TAP output bailed out ("Bail out!") before its plan was done' }),
+      run({
+        framework: 'tap',
+        counts: counts(0, 0, 0),
+        ...brokenSuite,
+        incomplete: 'TAP output bailed out ("Bail out!") before its plan was done',
+      }),
     );
-    expect(parseTestOutput(lines('TAP version 14', '1..0 # no tests found'))).toEqual(run({ framework: 'tap', counts: counts(0, 0, 0), ...nothingRan }));
+    expect(parseTestOutput(lines('TAP version 14', '1..0 # no tests found'))).toEqual(
+      run({ framework: 'tap', counts: counts(0, 0, 0), ...nothingRan }),
+    );
   });
 
   it('TAP cut short before its plan is done is not "no tests ran" (the verification calls it a runner error)', () => {
-    for (const cut of [lines('TAP version 13', '# a test that crashed'), lines('TAP version 14', '1..3', '# Subtest: test/a.test.js', '    1..2')]) {
-      expect(parseTestOutput(cut)).toMatchObject({ framework: 'tap', failed: [], ranSignal: false, noTestsRan: false, collectionError: false });
+    for (const cut of [
+      lines('TAP version 13', '# a test that crashed'),
+      lines('TAP version 14', '1..3', '# Subtest: test/a.test.js', '    1..2'),
+    ]) {
+      expect(parseTestOutput(cut)).toMatchObject({
+        framework: 'tap',
+        failed: [],
+        ranSignal: false,
+        noTestsRan: false,
+        collectionError: false,
+      });
     }
     // every test skipped is a run with nothing executed
-    expect(parseTestOutput(lines('TAP version 13', '1..2', 'ok 1 - a # SKIP', 'ok 2 - b # SKIP'))).toMatchObject({ skipped: ['a', 'b'], ...nothingRan });
+    expect(parseTestOutput(lines('TAP version 13', '1..2', 'ok 1 - a # SKIP', 'ok 2 - b # SKIP'))).toMatchObject({
+      skipped: ['a', 'b'],
+      ...nothingRan,
+    });
   });
 
   it("node:test's TAP stays node-test's, node-tap's and tape's do not", () => {
-    expect(parseTestOutput(read('node-test/first-run.txt'), { kind: 'node', command: 'npx tap' }).framework).toBe('node-test');
+    expect(parseTestOutput(read('node-test/first-run.txt'), { kind: 'node', command: 'npx tap' }).framework).toBe(
+      'node-test',
+    );
     expect(parseTestOutput(read('tap/first-run.txt'), { kind: 'node', command: 'node --test' }).framework).toBe('tap');
-    expect(parseTestOutput(read('tape/first-run.txt'), { kind: 'node', command: 'node --test' }).framework).toBe('tape');
+    expect(parseTestOutput(read('tape/first-run.txt'), { kind: 'node', command: 'node --test' }).framework).toBe(
+      'tape',
+    );
   });
 });
 
@@ -757,7 +1048,14 @@ describe('tape', () => {
     );
     // "parses" failed once: a rerun listing "parses" as passed must not excuse it, so it is not passed
     expect(parseTestOutput(output)).toEqual(
-      run({ framework: 'tape', failed: ['parses', 'ends not'], passed: ['skips'], skipped: ['a todo test'], counts: counts(1, 2, 1), ...ran }),
+      run({
+        framework: 'tape',
+        failed: ['parses', 'ends not'],
+        passed: ['skips'],
+        skipped: ['a todo test'],
+        counts: counts(1, 2, 1),
+        ...ran,
+      }),
     );
   });
 });
@@ -780,7 +1078,13 @@ describe('AVA, Jasmine, bun, deno, unittest: shapes beyond the fixtures', () => 
       '  2 tests remained pending after a timeout',
     );
     expect(parseTestOutput(output)).toEqual(
-      run({ framework: 'ava', failed: ['slow > waits forever', 'slow > waits too'], passed: ['fast one'], counts: counts(1, 2, 0), ...ran }),
+      run({
+        framework: 'ava',
+        failed: ['slow > waits forever', 'slow > waits too'],
+        passed: ['fast one'],
+        counts: counts(1, 2, 0),
+        ...ran,
+      }),
     );
   });
 
@@ -791,10 +1095,18 @@ describe('AVA, Jasmine, bun, deno, unittest: shapes beyond the fixtures', () => 
       run({ framework: 'jasmine', passed: ['math flaky passes on rerun'], counts: counts(1, 0, 0), ...ran }),
     );
     // without that command, or with a filter that is a pattern, nothing says which spec ran
-    for (const command of [undefined, 'npm test', "npx jasmine '--filter=^math flaky.*$'", "npx jasmine '--filter=^(?:a|math flaky passes on rerun)$'"]) {
+    for (const command of [
+      undefined,
+      'npm test',
+      "npx jasmine '--filter=^math flaky.*$'",
+      "npx jasmine '--filter=^(?:a|math flaky passes on rerun)$'",
+    ]) {
       expect(parseTestOutput(output, { kind: 'node', command }).passed).toEqual([]);
     }
-    expect(parseTestOutput(read('jasmine/first-run.txt'), { command: "npx jasmine '--filter=^math divide rounds down$'" }).passed).toEqual([]);
+    expect(
+      parseTestOutput(read('jasmine/first-run.txt'), { command: "npx jasmine '--filter=^math divide rounds down$'" })
+        .passed,
+    ).toEqual([]);
   });
 
   it('Jasmine: an afterAll that throws is a failure of its suite', () => {
@@ -814,7 +1126,9 @@ describe('AVA, Jasmine, bun, deno, unittest: shapes beyond the fixtures', () => 
       '2 specs, 2 failures',
       'Finished in 0.004 seconds',
     );
-    expect(parseTestOutput(output)).toEqual(run({ framework: 'jasmine', failed: ['outer inner fails', 'outer'], counts: counts(1, 2, 0), ...ran }));
+    expect(parseTestOutput(output)).toEqual(
+      run({ framework: 'jasmine', failed: ['outer inner fails', 'outer'], counts: counts(1, 2, 0), ...ran }),
+    );
   });
 
   it('bun: a recap of the failures after the run is not read as more tests of the last file', () => {
@@ -835,7 +1149,14 @@ describe('AVA, Jasmine, bun, deno, unittest: shapes beyond the fixtures', () => 
       'Ran 3 tests across 1 file. [5.00ms]',
     );
     expect(parseTestOutput(output)).toEqual(
-      run({ framework: 'bun', failed: ['test/a.test.js > subtracts'], passed: ['test/a.test.js > adds'], skipped: ['test/a.test.js > divides'], counts: counts(1, 1, 1), ...ran }),
+      run({
+        framework: 'bun',
+        failed: ['test/a.test.js > subtracts'],
+        passed: ['test/a.test.js > adds'],
+        skipped: ['test/a.test.js > divides'],
+        counts: counts(1, 1, 1),
+        ...ran,
+      }),
     );
   });
 
@@ -864,15 +1185,30 @@ describe('AVA, Jasmine, bun, deno, unittest: shapes beyond the fixtures', () => 
       'FAILED | 0 passed (1 step) | 2 failed (3ms)',
     );
     expect(parseTestOutput(output)).toEqual(
-      run({ framework: 'deno', failed: ['test/a.test.js > outer', 'test/b.test.js'], passed: ['test/a.test.js > outer > inner'], counts: counts(1, 2, 0), ...ran }),
+      run({
+        framework: 'deno',
+        failed: ['test/a.test.js > outer', 'test/b.test.js'],
+        passed: ['test/a.test.js > outer > inner'],
+        counts: counts(1, 2, 0),
+        ...ran,
+      }),
     );
   });
 
   it('bun and deno output cut short (a crash) is not "no tests ran"', () => {
     const bun = parseTestOutput(lines('bun test v1.4.5 (a7733435c)', '', 'test/a.test.js:'));
     const deno = parseTestOutput(lines('running 2 tests from ./test/a.test.js', 'adds ...'));
-    for (const [framework, parsed] of [['bun', bun], ['deno', deno]] as const) {
-      expect(parsed).toMatchObject({ framework, failed: [], ranSignal: false, noTestsRan: false, collectionError: false });
+    for (const [framework, parsed] of [
+      ['bun', bun],
+      ['deno', deno],
+    ] as const) {
+      expect(parsed).toMatchObject({
+        framework,
+        failed: [],
+        ranSignal: false,
+        noTestsRan: false,
+        collectionError: false,
+      });
     }
   });
 
@@ -942,9 +1278,17 @@ describe('AVA, Jasmine, bun, deno, unittest: shapes beyond the fixtures', () => 
         ...ran,
       }),
     );
-    expect(parseTestOutput(lines('', '----------------------------------------------------------------------', 'Ran 0 tests in 0.000s', '', 'NO TESTS RAN'))).toEqual(
-      run({ framework: 'unittest', counts: counts(0, 0, 0), ...nothingRan }),
-    );
+    expect(
+      parseTestOutput(
+        lines(
+          '',
+          '----------------------------------------------------------------------',
+          'Ran 0 tests in 0.000s',
+          '',
+          'NO TESTS RAN',
+        ),
+      ),
+    ).toEqual(run({ framework: 'unittest', counts: counts(0, 0, 0), ...nothingRan }));
   });
 });
 
@@ -974,7 +1318,12 @@ describe('parseJUnitXml', () => {
       run({
         framework: 'junit',
         failed: ['tests.test_calc > test_divide_rounds_down', 'tests.test_calc > test_flaky_passes_on_rerun'],
-        passed: ['tests.test_calc > test_add', 'tests.test_calc > test_multiply[4-5-20]', 'tests.test_calc > test_multiply[0-7-0]', 'tests.test_slug.TestSlugify > test_lowercases_and_dashes'],
+        passed: [
+          'tests.test_calc > test_add',
+          'tests.test_calc > test_multiply[4-5-20]',
+          'tests.test_calc > test_multiply[0-7-0]',
+          'tests.test_slug.TestSlugify > test_lowercases_and_dashes',
+        ],
         skipped: ['tests.test_slug.TestSlugify > test_keeps_unicode'],
         counts: counts(4, 2, 1),
         ...ran,
@@ -1013,7 +1362,12 @@ describe('findJUnitReports', () => {
     place('src/junit.xml', report, now);
 
     expect(findJUnitReports(dir, (now - 60) * 1000)).toEqual(
-      ['junit.xml', 'reports/mocha.xml', 'target/surefire-reports/TEST-com.example.AppTest.xml', 'test-results/unit/TEST-api.xml'].map((p) => join(dir, p)),
+      [
+        'junit.xml',
+        'reports/mocha.xml',
+        'target/surefire-reports/TEST-com.example.AppTest.xml',
+        'test-results/unit/TEST-api.xml',
+      ].map((p) => join(dir, p)),
     );
     expect(findJUnitReports(join(dir, 'missing'), 0)).toEqual([]);
   });

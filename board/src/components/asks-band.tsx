@@ -71,7 +71,17 @@ export function AsksBand() {
   );
 }
 
-function AsksJob({ id, title, asks, onAnswered }: { id: string; title: string; asks: AskJson[]; onAnswered: () => void }) {
+function AsksJob({
+  id,
+  title,
+  asks,
+  onAnswered,
+}: {
+  id: string;
+  title: string;
+  asks: AskJson[];
+  onAnswered: () => void;
+}) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const answerAll = (yes: boolean) => {
@@ -180,7 +190,12 @@ function AskItem({ jobId, ask, onAnswered }: { jobId: string; ask: AskJson; onAn
       </div>
       <div class="asks-answer">
         <label for={`${base}-note`}>Note (optional)</label>
-        <textarea id={`${base}-note`} rows={1} value={note} onInput={(e) => setNote((e.currentTarget as HTMLTextAreaElement).value)} />
+        <textarea
+          id={`${base}-note`}
+          rows={1}
+          value={note}
+          onInput={(e) => setNote((e.currentTarget as HTMLTextAreaElement).value)}
+        />
         <div class="row">
           <button type="button" class="primary" disabled={busy} onClick={() => answer(true)}>
             Yes, run {ask.task}

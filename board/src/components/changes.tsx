@@ -82,7 +82,12 @@ export function Changes({ job }: { job: FullJob }) {
       onOpenChange={(open) => setOpened((o) => (o[keyOf(f)] === open ? o : { ...o, [keyOf(f)]: open }))}
       version={fileVersion}
       comments={draft.comments.filter((c) => c.file === f.path && c.task === f.task)}
-      onAdd={(c) => setDraft({ ...draft, comments: [...draft.comments, { ...c, id: commentId(), ...(f.task !== undefined ? { task: f.task } : {}) }] })}
+      onAdd={(c) =>
+        setDraft({
+          ...draft,
+          comments: [...draft.comments, { ...c, id: commentId(), ...(f.task !== undefined ? { task: f.task } : {}) }],
+        })
+      }
     />
   );
 
@@ -103,7 +108,14 @@ export function Changes({ job }: { job: FullJob }) {
                 ] as const
               ).map(([value, label]) => (
                 <label key={value}>
-                  <input type="radio" name={`${ids}-view`} value={value} checked={view === value} onChange={() => chooseView(value)} /> {label}
+                  <input
+                    type="radio"
+                    name={`${ids}-view`}
+                    value={value}
+                    checked={view === value}
+                    onChange={() => chooseView(value)}
+                  />{' '}
+                  {label}
                 </label>
               ))}
             </fieldset>
@@ -121,7 +133,8 @@ export function Changes({ job }: { job: FullJob }) {
           {branches ? (
             <>
               <p class="muted">
-                Each task worked on its own branch: its files as its branch has them, against the base <code>{job.result?.worktrees?.base.slice(0, 12)}</code>.
+                Each task worked on its own branch: its files as its branch has them, against the base{' '}
+                <code>{job.result?.worktrees?.base.slice(0, 12)}</code>.
               </p>
               {branches.map((b) => (
                 <section key={b.task} class="review-branch" aria-labelledby={`${ids}-${b.task}`}>

@@ -71,7 +71,23 @@ let nextUid = 1;
 
 /** A blank task. */
 export function blankTask(): TaskDraft {
-  return { uid: nextUid++, name: '', instruction: '', type: '', runner: '', model: '', files: '', criteria: '', command: '', doneMeans: '', receipts: '', gateCommands: '', gateScope: '', gateClaims: false, gateDoneMeans: false };
+  return {
+    uid: nextUid++,
+    name: '',
+    instruction: '',
+    type: '',
+    runner: '',
+    model: '',
+    files: '',
+    criteria: '',
+    command: '',
+    doneMeans: '',
+    receipts: '',
+    gateCommands: '',
+    gateScope: '',
+    gateClaims: false,
+    gateDoneMeans: false,
+  };
 }
 
 /** A blank form in `workspace`. */
@@ -105,7 +121,8 @@ const paths = (s: string): string[] =>
     .map((l) => l.trim())
     .filter(Boolean);
 // a number when it reads as one; otherwise the text as typed, so the server's refusal names it
-const numberOr = (s: string): number | string | undefined => (s.trim() === '' ? undefined : Number.isFinite(Number(s)) ? Number(s) : s.trim());
+const numberOr = (s: string): number | string | undefined =>
+  s.trim() === '' ? undefined : Number.isFinite(Number(s)) ? Number(s) : s.trim();
 
 /** The spec 02 request the draft stands for: only what the person set, so the server's defaults apply to the rest. */
 export function requestOf(d: JobDraft): JobRequestInput {
@@ -151,7 +168,9 @@ export function requestOf(d: JobDraft): JobRequestInput {
 }
 
 /** A task's gates as the request takes them: its commands, then the diff scope, claims and done_means checks it ticked. */
-function gatesOf(t: TaskDraft): (string | { kind: 'diff-scope'; paths: string[] } | { kind: 'claims' } | { kind: 'done_means' })[] {
+function gatesOf(
+  t: TaskDraft,
+): (string | { kind: 'diff-scope'; paths: string[] } | { kind: 'claims' } | { kind: 'done_means' })[] {
   const scope = paths(t.gateScope);
   return [
     ...lines(t.gateCommands),
@@ -162,7 +181,18 @@ function gatesOf(t: TaskDraft): (string | { kind: 'diff-scope'; paths: string[] 
 }
 
 const isBlank = (t: TaskDraft): boolean =>
-  [t.name, t.instruction, t.model, t.files, t.criteria, t.command, t.doneMeans, t.receipts, t.gateCommands, t.gateScope].every((v) => v.trim() === '') &&
+  [
+    t.name,
+    t.instruction,
+    t.model,
+    t.files,
+    t.criteria,
+    t.command,
+    t.doneMeans,
+    t.receipts,
+    t.gateCommands,
+    t.gateScope,
+  ].every((v) => v.trim() === '') &&
   t.type === '' &&
   t.runner === '' &&
   !t.gateClaims &&

@@ -2,9 +2,16 @@ import type { ComponentChildren } from 'preact';
 import type { FieldNote } from './form-draft.js';
 
 /** The aria attributes of a control with a hint and the server's notes about it. */
-export function describedBy(id: string, hint: boolean, notes: readonly FieldNote[]): { 'aria-describedby'?: string; 'aria-invalid'?: 'true' } {
+export function describedBy(
+  id: string,
+  hint: boolean,
+  notes: readonly FieldNote[],
+): { 'aria-describedby'?: string; 'aria-invalid'?: 'true' } {
   const ids = [hint ? `${id}-hint` : '', notes.length ? `${id}-notes` : ''].filter(Boolean).join(' ');
-  return { ...(ids ? { 'aria-describedby': ids } : {}), ...(notes.some((n) => n.kind === 'refused') ? { 'aria-invalid': 'true' as const } : {}) };
+  return {
+    ...(ids ? { 'aria-describedby': ids } : {}),
+    ...(notes.some((n) => n.kind === 'refused') ? { 'aria-invalid': 'true' as const } : {}),
+  };
 }
 
 /** What the server said about one field, next to it: refusals first, then lint findings with their fix. */
@@ -27,7 +34,14 @@ export function FieldNotes({ id, notes }: { id: string; notes: readonly FieldNot
  * A labelled control: the label, the control (given `id`, and `describedBy(...)` for its hint and
  * notes), a hint, and what the server said about it.
  */
-export function Field(props: { id: string; label: string; hint?: ComponentChildren; notes?: readonly FieldNote[]; wide?: boolean; children: ComponentChildren }) {
+export function Field(props: {
+  id: string;
+  label: string;
+  hint?: ComponentChildren;
+  notes?: readonly FieldNote[];
+  wide?: boolean;
+  children: ComponentChildren;
+}) {
   const notes = props.notes ?? [];
   return (
     <div class={`form-field${props.wide ? ' wide' : ''}${notes.some((n) => n.kind === 'refused') ? ' refused' : ''}`}>

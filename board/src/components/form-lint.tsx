@@ -37,7 +37,8 @@ export function useLint(request: JobRequestInput, enabled: boolean): LintState {
         },
         (err: unknown) => {
           if (mine !== seq.current) return;
-          const refusal = err instanceof ApiError ? err : new ApiError(0, 'network', `the lint could not be asked: ${String(err)}`);
+          const refusal =
+            err instanceof ApiError ? err : new ApiError(0, 'network', `the lint could not be asked: ${String(err)}`);
           setState({ idle: false, pending: false, report: null, refusal });
         },
       );
@@ -63,20 +64,33 @@ export function LintSummary({ lint, blank = [] }: { lint: LintState; blank?: rea
     body = (
       <>
         <p>
-          {lint.report.needs_detail.length} thing{lint.report.needs_detail.length === 1 ? '' : 's'} to add (mode <code>{lint.report.mode}</code>
-          {lint.report.mode === 'enforce' ? ': dispatch is refused until they are added' : ': the job runs anyway and carries them'}):
+          {lint.report.needs_detail.length} thing{lint.report.needs_detail.length === 1 ? '' : 's'} to add (mode{' '}
+          <code>{lint.report.mode}</code>
+          {lint.report.mode === 'enforce'
+            ? ': dispatch is refused until they are added'
+            : ': the job runs anyway and carries them'}
+          ):
         </p>
         <ul>
           {lint.report.needs_detail.map((f, i) => (
             <li key={i}>
-              <strong>{f.task}</strong> <code>{f.code}</code>: {f.message}<span class="form-note-fix"> — {f.fix}</span>
+              <strong>{f.task}</strong> <code>{f.code}</code>: {f.message}
+              <span class="form-note-fix"> — {f.fix}</span>
             </li>
           ))}
         </ul>
       </>
     );
   } else body = <p class="muted">Linting…</p>;
-  const state = lint.idle ? 'idle' : lint.refusal ? 'refused' : lint.report?.ok ? 'ok' : lint.report ? 'findings' : 'pending';
+  const state = lint.idle
+    ? 'idle'
+    : lint.refusal
+      ? 'refused'
+      : lint.report?.ok
+        ? 'ok'
+        : lint.report
+          ? 'findings'
+          : 'pending';
   return (
     <section class={`form-lint ${state}`} aria-labelledby="form-lint-title" aria-busy={lint.pending}>
       <h2 id="form-lint-title">Spec lint{lint.pending ? ' (checking…)' : ''}</h2>
@@ -84,7 +98,8 @@ export function LintSummary({ lint, blank = [] }: { lint: LintState; blank?: rea
         {body}
         {blank.length > 0 && !lint.idle && (
           <p class="muted">
-            Task{blank.length === 1 ? '' : 's'} {blank.join(', ')} {blank.length === 1 ? 'is' : 'are'} still blank: linted once {blank.length === 1 ? 'it has' : 'they have'} an instruction.
+            Task{blank.length === 1 ? '' : 's'} {blank.join(', ')} {blank.length === 1 ? 'is' : 'are'} still blank:
+            linted once {blank.length === 1 ? 'it has' : 'they have'} an instruction.
           </p>
         )}
       </div>

@@ -8,7 +8,15 @@ import { StatusPill } from './status.js';
 import { isLive, taskOfWorker, type FullJob } from './job-types.js';
 
 /** The job's head: title, status, verdict, proof verdict and confidence, its times and spend, and what can be done to it. */
-export function JobHeader({ job, runs, onChanged }: { job: FullJob; runs: ReadonlyMap<string, WorkerRun>; onChanged: () => void }) {
+export function JobHeader({
+  job,
+  runs,
+  onChanged,
+}: {
+  job: FullJob;
+  runs: ReadonlyMap<string, WorkerRun>;
+  onChanged: () => void;
+}) {
   const proof = job.result?.proof ?? null;
   const totals = job.result?.totals;
   return (
@@ -50,13 +58,19 @@ export function JobHeader({ job, runs, onChanged }: { job: FullJob; runs: Readon
         </ul>
       )}
       <dl class="job-facts">
-        <Fact term="Workspace"><span class="mono">{job.workspace}</span></Fact>
+        <Fact term="Workspace">
+          <span class="mono">{job.workspace}</span>
+        </Fact>
         <Fact term="Created">{when(job.created)}</Fact>
         {job.started !== null && <Fact term="Started">{when(job.started)}</Fact>}
         {job.finished !== null && <Fact term="Finished">{when(job.finished)}</Fact>}
         <Fact term="Duration">{duration(job.duration_s)}</Fact>
-        {job.ceiling_s !== undefined && <Fact term="Ceiling">{`${duration(job.ceiling_s)}${job.ceiling_why ? ` (${job.ceiling_why})` : ''}`}</Fact>}
-        <Fact term="Verify"><span class="mono">{job.verify}</span></Fact>
+        {job.ceiling_s !== undefined && (
+          <Fact term="Ceiling">{`${duration(job.ceiling_s)}${job.ceiling_why ? ` (${job.ceiling_why})` : ''}`}</Fact>
+        )}
+        <Fact term="Verify">
+          <span class="mono">{job.verify}</span>
+        </Fact>
         <Fact term="Fix rounds">{String(job.fix_rounds)}</Fact>
         <Fact term="Tasks">{describeTaskRun(job, runs)}</Fact>
         {totals && <Fact term="Cost">{totals.spend ?? usd(totals.cost_usd)}</Fact>}
@@ -109,7 +123,13 @@ function JobActions({ job, onChanged }: { job: FullJob; onChanged: () => void })
         {canCancel && confirming && (
           <>
             <span id="job-cancel-ask">Stop every worker of this job?</span>
-            <button type="button" class="danger" aria-describedby="job-cancel-ask" disabled={busy} onClick={() => void cancel()}>
+            <button
+              type="button"
+              class="danger"
+              aria-describedby="job-cancel-ask"
+              disabled={busy}
+              onClick={() => void cancel()}
+            >
               Yes, cancel it
             </button>
             <button type="button" disabled={busy} onClick={() => setConfirming(false)}>
@@ -119,7 +139,13 @@ function JobActions({ job, onChanged }: { job: FullJob; onChanged: () => void })
         )}
         {canRedispatch && (
           <>
-            <button type="button" class="primary" aria-describedby="job-redispatch-what" disabled={busy} onClick={() => void redispatch()}>
+            <button
+              type="button"
+              class="primary"
+              aria-describedby="job-redispatch-what"
+              disabled={busy}
+              onClick={() => void redispatch()}
+            >
               Re-dispatch the failed part
             </button>
             <span id="job-redispatch-what" class="muted">
@@ -139,6 +165,10 @@ function JobActions({ job, onChanged }: { job: FullJob; onChanged: () => void })
 
 /** The tasks no worker attempt ended done for: what `POST /api/jobs/:id/redispatch` sends again (a fixer or reviewer does not count). */
 function tasksNotDone(job: FullJob): string[] {
-  const done = new Set((job.result?.workers ?? []).filter((w) => w.role === 'worker' && w.status === 'done').map((w) => taskOfWorker(job, w.name)?.name));
+  const done = new Set(
+    (job.result?.workers ?? [])
+      .filter((w) => w.role === 'worker' && w.status === 'done')
+      .map((w) => taskOfWorker(job, w.name)?.name),
+  );
   return job.tasks.filter((t) => !done.has(t.name)).map((t) => t.name);
 }

@@ -85,7 +85,8 @@ export function useLiveJob(id: string): LiveJob {
       s.seen = e.seq;
       if (e.event === 'phase') setPhases((p) => [...p, e]);
       else if (e.event === 'output') setOutputs((o) => ({ ...o, [e.name]: (o[e.name] ?? 0) + 1 }));
-      else if (e.name !== 'job' && (e.event === 'started' || e.event === 'done' || e.event === 'error')) setRuns((r) => withRun(r, e));
+      else if (e.name !== 'job' && (e.event === 'started' || e.event === 'done' || e.event === 'error'))
+        setRuns((r) => withRun(r, e));
       // a job that has ended never changes: its replayed history needs no reading again
       if (!s.final) refetchSoon();
     },

@@ -86,7 +86,11 @@ export function JobPlan({ job }: { job: FullJob }) {
             {job.asks.map((a) => (
               <li key={a.task}>
                 {a.task}: {a.issue} —{' '}
-                {a.answer === null ? <StatusPill value="awaiting_approval" label="waiting for your yes" /> : <StatusPill value={a.answer ? 'pass' : 'fail'} label={a.answer ? 'yes' : 'no'} />}
+                {a.answer === null ? (
+                  <StatusPill value="awaiting_approval" label="waiting for your yes" />
+                ) : (
+                  <StatusPill value={a.answer ? 'pass' : 'fail'} label={a.answer ? 'yes' : 'no'} />
+                )}
                 {a.answered_by ? ` by ${a.answered_by}` : ''}
                 {a.note ? ` (“${a.note}”)` : ''}
               </li>

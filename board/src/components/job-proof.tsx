@@ -37,7 +37,9 @@ export function JobProof({ result, live }: { result: FullResult | undefined; liv
               ))}
             </ul>
           )}
-          {result?.claimed_only && result.claimed_only.length > 0 && <p>Claimed by a worker but not seen changed on disk: {result.claimed_only.join(', ')}</p>}
+          {result?.claimed_only && result.claimed_only.length > 0 && (
+            <p>Claimed by a worker but not seen changed on disk: {result.claimed_only.join(', ')}</p>
+          )}
         </>
       )}
     </section>
@@ -56,8 +58,11 @@ export function JobCriteria({ job }: { job: FullJob }) {
       {check ? (
         <>
           <p>
-            <StatusPill value={check.complete ? 'pass' : 'partial'} label={check.complete ? 'complete' : 'incomplete'} /> {check.met.length} met, {check.unmet.length} unmet,{' '}
-            {check.unchecked.length} unchecked
+            <StatusPill
+              value={check.complete ? 'pass' : 'partial'}
+              label={check.complete ? 'complete' : 'incomplete'}
+            />{' '}
+            {check.met.length} met, {check.unmet.length} unmet, {check.unchecked.length} unchecked
           </p>
           <CriteriaList title="Unmet" items={check.unmet} />
           <CriteriaList title="Unchecked" items={check.unchecked} />

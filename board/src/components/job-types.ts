@@ -12,7 +12,13 @@ export type Worktrees = NonNullable<FullResult['worktrees']>;
 export type { ProgressEntry };
 
 /** spec 01's live statuses (LIVE_JOB_STATUSES; a value of the server's is not bundled, the type checks the words). */
-const LIVE: ReadonlySet<string> = new Set<JobStatus>(['queued', 'awaiting_approval', 'running', 'verifying', 'cancelling']);
+const LIVE: ReadonlySet<string> = new Set<JobStatus>([
+  'queued',
+  'awaiting_approval',
+  'running',
+  'verifying',
+  'cancelling',
+]);
 
 /** True while the job can still change. */
 export function isLive(status: string): boolean {

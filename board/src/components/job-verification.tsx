@@ -13,13 +13,25 @@ export function JobVerification({ result, live }: { result: FullResult | undefin
   return (
     <section aria-labelledby="job-verification-h">
       <h2 id="job-verification-h">Verification</h2>
-      {v === null ? <p class="muted">{live ? 'Not run yet.' : 'No verification ran.'}</p> : <VerificationBody v={v} result={result} />}
+      {v === null ? (
+        <p class="muted">{live ? 'Not run yet.' : 'No verification ran.'}</p>
+      ) : (
+        <VerificationBody v={v} result={result} />
+      )}
     </section>
   );
 }
 
 function VerificationBody({ v, result }: { v: Verification; result: FullResult | undefined }) {
-  const reading = !v.ran ? 'not run' : v.inconclusive ? 'inconclusive' : v.ok === true ? 'pass' : v.ok === false ? 'fail' : 'unknown';
+  const reading = !v.ran
+    ? 'not run'
+    : v.inconclusive
+      ? 'inconclusive'
+      : v.ok === true
+        ? 'pass'
+        : v.ok === false
+          ? 'fail'
+          : 'unknown';
   const pill = reading === 'pass' ? 'pass' : reading === 'fail' ? 'fail' : 'ambiguous';
   const rounds = [...(v.previous ?? []), { summary: v.summary, failures: v.failures }];
   return (
@@ -35,7 +47,14 @@ function VerificationBody({ v, result }: { v: Verification; result: FullResult |
         <>
           <p class="muted">
             Mode {v.mode}
-            {v.command ? <> · <code>{v.command}</code></> : ''}
+            {v.command ? (
+              <>
+                {' '}
+                · <code>{v.command}</code>
+              </>
+            ) : (
+              ''
+            )}
             {v.could_not_start ? ' · it could not start' : ''}
           </p>
           {v.output_tail && <OutputTail text={v.output_tail} />}
@@ -45,7 +64,15 @@ function VerificationBody({ v, result }: { v: Verification; result: FullResult |
   );
 }
 
-function Ran({ v, rounds, result }: { v: Verification; rounds: { summary: string; failures: string[] }[]; result: FullResult | undefined }) {
+function Ran({
+  v,
+  rounds,
+  result,
+}: {
+  v: Verification;
+  rounds: { summary: string; failures: string[] }[];
+  result: FullResult | undefined;
+}) {
   return (
     <>
       <dl class="job-facts">
@@ -65,8 +92,20 @@ function Ran({ v, rounds, result }: { v: Verification; rounds: { summary: string
         {v.could_not_start && <Fact term="Could not start">yes</Fact>}
       </dl>
       <div class="job-failures">
-        <FailureList id="job-new-failures" title="New failures" hint="the work broke these" items={v.new_failures} tone="bad" />
-        <FailureList id="job-pre-existing" title="Pre-existing failures" hint="failing at the checkpoint too" items={v.pre_existing} tone="warn" />
+        <FailureList
+          id="job-new-failures"
+          title="New failures"
+          hint="the work broke these"
+          items={v.new_failures}
+          tone="bad"
+        />
+        <FailureList
+          id="job-pre-existing"
+          title="Pre-existing failures"
+          hint="failing at the checkpoint too"
+          items={v.pre_existing}
+          tone="warn"
+        />
         <FailureList id="job-flaky" title="Flaky" hint="failed, then passed on a rerun" items={v.flaky} tone="muted" />
       </div>
       <Extras v={v} />
@@ -85,7 +124,13 @@ function Ran({ v, rounds, result }: { v: Verification; rounds: { summary: string
               <tbody>
                 {rounds.map((r, i) => (
                   <tr key={i}>
-                    <td>{i === 0 ? 'after the workers' : i === rounds.length - 1 ? `after fix round ${i} (last)` : `after fix round ${i}`}</td>
+                    <td>
+                      {i === 0
+                        ? 'after the workers'
+                        : i === rounds.length - 1
+                          ? `after fix round ${i} (last)`
+                          : `after fix round ${i}`}
+                    </td>
                     <td>{r.summary}</td>
                     <td>{r.failures.length > 0 ? r.failures.join(', ') : '—'}</td>
                   </tr>
@@ -97,7 +142,8 @@ function Ran({ v, rounds, result }: { v: Verification; rounds: { summary: string
       )}
       {result?.convergence && (
         <p>
-          Fix rounds {result.convergence.converged ? 'converged' : 'did not converge'} ({result.convergence.confidence} confidence): {result.convergence.reason}
+          Fix rounds {result.convergence.converged ? 'converged' : 'did not converge'} ({result.convergence.confidence}{' '}
+          confidence): {result.convergence.reason}
           {result.stopped_by === 'convergence' ? ' — no further round was run.' : ''}
         </p>
       )}
@@ -115,7 +161,19 @@ function OutputTail({ text }: { text: string }) {
   );
 }
 
-function FailureList({ id, title, hint, items, tone }: { id: string; title: string; hint: string; items: string[]; tone: 'bad' | 'warn' | 'muted' }) {
+function FailureList({
+  id,
+  title,
+  hint,
+  items,
+  tone,
+}: {
+  id: string;
+  title: string;
+  hint: string;
+  items: string[];
+  tone: 'bad' | 'warn' | 'muted';
+}) {
   return (
     <div class={`job-failure-list job-${tone}`} role="group" aria-labelledby={id}>
       <h3 id={id}>
@@ -150,7 +208,16 @@ function Extras({ v }: { v: Verification }) {
       )}
       {o && (
         <p>
-          The checkpoint's own tests{o.command ? <> (<code>{o.command}</code>)</> : ''}: {o.ran ? o.summary : 'not run'}
+          The checkpoint's own tests
+          {o.command ? (
+            <>
+              {' '}
+              (<code>{o.command}</code>)
+            </>
+          ) : (
+            ''
+          )}
+          : {o.ran ? o.summary : 'not run'}
           {o.failures.length > 0 ? ` — failing: ${o.failures.join(', ')}` : ''}
           {o.blocking ? ' (blocking)' : ''}
         </p>

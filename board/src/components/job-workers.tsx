@@ -20,7 +20,13 @@ export function JobWorkers({ job, outputs }: { job: FullJob; outputs: Record<str
       ) : (
         <ul class="cards job-cards">
           {workers.map((w) => (
-            <WorkerCard key={w.name} job={job} worker={w} progress={job.progress?.[w.name]} outputs={outputs[w.name] ?? 0} />
+            <WorkerCard
+              key={w.name}
+              job={job}
+              worker={w}
+              progress={job.progress?.[w.name]}
+              outputs={outputs[w.name] ?? 0}
+            />
           ))}
         </ul>
       )}
@@ -28,7 +34,17 @@ export function JobWorkers({ job, outputs }: { job: FullJob; outputs: Record<str
   );
 }
 
-function WorkerCard({ job, worker: w, progress, outputs }: { job: FullJob; worker: FullWorker; progress: ProgressEntry | undefined; outputs: number }) {
+function WorkerCard({
+  job,
+  worker: w,
+  progress,
+  outputs,
+}: {
+  job: FullJob;
+  worker: FullWorker;
+  progress: ProgressEntry | undefined;
+  outputs: number;
+}) {
   const task = taskOfWorker(job, w.name);
   const live = RUNNING.has(w.status);
   const headingId = `job-worker-${w.name.replace(/[^A-Za-z0-9_-]/g, '_')}`;
@@ -37,7 +53,9 @@ function WorkerCard({ job, worker: w, progress, outputs }: { job: FullJob; worke
       <h3 id={headingId} class="row">
         <span class="mono">{w.name}</span>
         <StatusPill value={w.status} />
-        {w.outcome && w.outcome !== 'success' && <StatusPill value={w.outcome === 'cancelled' ? 'cancelled' : 'error'} label={w.outcome.replace(/_/g, ' ')} />}
+        {w.outcome && w.outcome !== 'success' && (
+          <StatusPill value={w.outcome === 'cancelled' ? 'cancelled' : 'error'} label={w.outcome.replace(/_/g, ' ')} />
+        )}
       </h3>
       <dl class="job-facts job-card-facts">
         <Fact term="Role">
@@ -158,7 +176,11 @@ function LogTail({ job, worker, outputs }: { job: string; worker: string; output
       </button>
       {open && (
         <div id={id}>
-          {error ? <p class="error-box">{error}</p> : text === null ? <p class="muted">Reading…</p> : (
+          {error ? (
+            <p class="error-box">{error}</p>
+          ) : text === null ? (
+            <p class="muted">Reading…</p>
+          ) : (
             <Tail label={`Log of ${worker}`} text={text || '(no output)'} />
           )}
         </div>

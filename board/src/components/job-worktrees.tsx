@@ -38,8 +38,17 @@ export function JobWorktrees({ worktrees: w }: { worktrees: Worktrees | undefine
                 </td>
                 <td>{t.verification ? <VerificationPill {...t.verification} /> : '—'}</td>
                 <td>
-                  {t.merge ? <StatusPill value={t.merge === 'merged' ? 'pass' : t.merge === 'conflict' ? 'fail' : 'partial'} label={t.merge.replace(/_/g, ' ')} /> : '—'}
-                  {t.conflict_files && t.conflict_files.length > 0 && <div>conflicts: {t.conflict_files.join(', ')}</div>}
+                  {t.merge ? (
+                    <StatusPill
+                      value={t.merge === 'merged' ? 'pass' : t.merge === 'conflict' ? 'fail' : 'partial'}
+                      label={t.merge.replace(/_/g, ' ')}
+                    />
+                  ) : (
+                    '—'
+                  )}
+                  {t.conflict_files && t.conflict_files.length > 0 && (
+                    <div>conflicts: {t.conflict_files.join(', ')}</div>
+                  )}
                 </td>
               </tr>
             ))}
@@ -97,7 +106,9 @@ function VerificationPill({ ok, summary, blocking }: BranchVerification) {
   return (
     <span>
       <StatusPill value={reading} label={reading === 'ambiguous' ? 'unknown' : reading} /> {summary}
-      {excused && <span class="muted"> — failures that were there before the work or are declared known: not this work's</span>}
+      {excused && (
+        <span class="muted"> — failures that were there before the work or are declared known: not this work's</span>
+      )}
     </span>
   );
 }

@@ -56,7 +56,18 @@ export function useJobRows(): JobRows {
         ({ result: _result, ...brief }) => {
           const current = rowOf(id);
           const raced = current !== undefined && (changes.current.get(id) ?? 0) !== before;
-          setRow(id, raced ? { ...brief, status: current.status, verdict: current.verdict, progress: current.progress, phase: current.phase } : brief);
+          setRow(
+            id,
+            raced
+              ? {
+                  ...brief,
+                  status: current.status,
+                  verdict: current.verdict,
+                  progress: current.progress,
+                  phase: current.phase,
+                }
+              : brief,
+          );
         },
         () => undefined, // the row keeps what the stream said; its next event reads again
       )

@@ -7,7 +7,8 @@ import type { ProgressChange } from '../live.js';
 type JobProgress = ProgressChange['progress'];
 
 /** A row of the Jobs page: what the list said, or — for a job just announced by the stream — what its `created` event said until its brief is read. */
-export type JobRowData = Pick<BriefJob, 'id' | 'title' | 'workspace' | 'status' | 'verdict'> & Partial<Omit<BriefJob, 'id' | 'title' | 'workspace' | 'status' | 'verdict'>>;
+export type JobRowData = Pick<BriefJob, 'id' | 'title' | 'workspace' | 'status' | 'verdict'> &
+  Partial<Omit<BriefJob, 'id' | 'title' | 'workspace' | 'status' | 'verdict'>>;
 
 /** Every job status, and whether it is live (exhaustive by type: a status the server adds fails the board's typecheck). */
 export const LIVE_BY_STATUS: Readonly<Record<JobStatus, boolean>> = {
@@ -26,7 +27,21 @@ export const LIVE_BY_STATUS: Readonly<Record<JobStatus, boolean>> = {
 export const isLiveStatus = (s: JobStatus): boolean => LIVE_BY_STATUS[s];
 
 /** The order worker states are said in: the live ones first. */
-const STATE_ORDER = ['running', 'queued', 'rate_limited', 'waiting_for_input', 'stuck', 'auth_error', 'disk_full', 'oom', 'provider_suspended', 'budget_paused', 'done', 'error', 'interrupted'];
+const STATE_ORDER = [
+  'running',
+  'queued',
+  'rate_limited',
+  'waiting_for_input',
+  'stuck',
+  'auth_error',
+  'disk_full',
+  'oom',
+  'provider_suspended',
+  'budget_paused',
+  'done',
+  'error',
+  'interrupted',
+];
 
 /**
  * A worker's state as the Jobs page counts it, read off its `progress` entry: a detected state

@@ -63,7 +63,8 @@ export function ReviewFile({ jobId, file, view, open, onOpenChange, version, com
     let live = true;
     loadRenderer().then(
       (mod) => live && setDrawn({ html: mod.renderDiff(diff.text, view), view, mod }),
-      (err: unknown) => live && setError(`the diff renderer did not load: ${err instanceof Error ? err.message : String(err)}`),
+      (err: unknown) =>
+        live && setError(`the diff renderer did not load: ${err instanceof Error ? err.message : String(err)}`),
     );
     return () => {
       live = false;
@@ -114,9 +115,14 @@ export function ReviewFile({ jobId, file, view, open, onOpenChange, version, com
   };
 
   return (
-    <details class="review-file" open={open} onToggle={(e) => onOpenChange((e.currentTarget as HTMLDetailsElement).open)}>
+    <details
+      class="review-file"
+      open={open}
+      onToggle={(e) => onOpenChange((e.currentTarget as HTMLDetailsElement).open)}
+    >
       <summary>
-        <span class="mono review-file-name">{file.path}</span> <span class={`review-kind ${file.kind}`}>{file.kind}</span>
+        <span class="mono review-file-name">{file.path}</span>{' '}
+        <span class={`review-kind ${file.kind}`}>{file.kind}</span>
         {file.task === undefined && file.tasks.length > 0 && <span class="muted"> · task {file.tasks.join(', ')}</span>}
         {comments.length > 0 && (
           <span class="review-count">
@@ -132,11 +138,20 @@ export function ReviewFile({ jobId, file, view, open, onOpenChange, version, com
           </p>
         )}
         {open && !diff && !error && <p class="muted">Loading the diff…</p>}
-        {diff && diff.text.trim() === '' && <p class="muted">{file.task === undefined ? 'No difference against the checkpoint any more.' : `No difference between the base and the branch of ${file.task}.`}</p>}
+        {diff && diff.text.trim() === '' && (
+          <p class="muted">
+            {file.task === undefined
+              ? 'No difference against the checkpoint any more.'
+              : `No difference between the base and the branch of ${file.task}.`}
+          </p>
+        )}
         {diff && diff.text.trim() !== '' && !hasHunks(diff.text) && <pre class="review-raw">{diff.text}</pre>}
         <div class="review-diff" ref={host} onClick={onDiffClick} data-file={file.path} />
         {canComment && diff && !draft && (
-          <button type="button" class="quiet review-add" onClick={() => {
+          <button
+            type="button"
+            class="quiet review-add"
+            onClick={() => {
               setDraft({ line: '', text: '' });
               setFocusAsk((f) => ({ on: 'line', n: f.n + 1 }));
             }}
@@ -161,14 +176,31 @@ export function ReviewFile({ jobId, file, view, open, onOpenChange, version, com
                 onInput={(e) => setDraft({ ...draft, line: e.currentTarget.value })}
               />
               <span class="muted review-quote">
-                {lineOk ? (quote !== undefined ? <>reads <code>{quote.trim() === '' ? '(blank)' : quote}</code></> : 'not in the diff shown (the server checks the line exists)') : 'the line of the new side'}
+                {lineOk ? (
+                  quote !== undefined ? (
+                    <>
+                      reads <code>{quote.trim() === '' ? '(blank)' : quote}</code>
+                    </>
+                  ) : (
+                    'not in the diff shown (the server checks the line exists)'
+                  )
+                ) : (
+                  'the line of the new side'
+                )}
               </span>
             </div>
             <label for={`${ids}-text`}>
               Comment on {file.path}
               {lineOk ? ` line ${line}` : ''}
             </label>
-            <textarea id={`${ids}-text`} ref={textArea} rows={3} required value={draft.text} onInput={(e) => setDraft({ ...draft, text: e.currentTarget.value })} />
+            <textarea
+              id={`${ids}-text`}
+              ref={textArea}
+              rows={3}
+              required
+              value={draft.text}
+              onInput={(e) => setDraft({ ...draft, text: e.currentTarget.value })}
+            />
             <div class="row">
               <button type="submit" class="primary" disabled={!lineOk || draft.text.trim() === ''}>
                 Add comment

@@ -25,7 +25,9 @@ export function decorateDiff(root: HTMLElement, file: string, view: DiffView): M
   if (view === 'side-by-side') {
     tables.forEach((t, i) => t.setAttribute('aria-label', `${file}: ${i === 0 ? 'before (the checkpoint)' : 'after'}`));
     const after = tables[1];
-    if (after) for (const cell of after.querySelectorAll<HTMLElement>('td.d2h-code-side-linenumber')) addButton(cell, cell, file, lines);
+    if (after)
+      for (const cell of after.querySelectorAll<HTMLElement>('td.d2h-code-side-linenumber'))
+        addButton(cell, cell, file, lines);
   } else {
     tables.forEach((t) => t.setAttribute('aria-label', `${file}: diff against the checkpoint`));
     for (const cell of root.querySelectorAll<HTMLElement>('td.d2h-code-linenumber')) {
@@ -57,6 +59,9 @@ export function markCommented(root: HTMLElement, file: string, counts: ReadonlyM
     const line = Number(button.dataset.line);
     const n = counts.get(line) ?? 0;
     button.closest('tr')?.classList.toggle('review-commented', n > 0);
-    button.setAttribute('aria-label', `Comment on line ${line} of ${file}${n > 0 ? ` (${n} pending comment${n > 1 ? 's' : ''})` : ''}`);
+    button.setAttribute(
+      'aria-label',
+      `Comment on line ${line} of ${file}${n > 0 ? ` (${n} pending comment${n > 1 ? 's' : ''})` : ''}`,
+    );
   }
 }

@@ -25,7 +25,13 @@ export function ReviewSend({ job, files, draft, onDraft }: Props) {
   const blocked = whyNoFollowUp(job);
   const task = picked?.job === job.id ? picked.task : defaultTask(job, files, draft.comments);
   const empty = draft.comments.length === 0 && draft.note.trim() === '';
-  const why = blocked ?? (empty ? 'Add a comment on a line of the diff, or a general note.' : task === '' ? 'Choose the task the review goes to.' : null);
+  const why =
+    blocked ??
+    (empty
+      ? 'Add a comment on a line of the diff, or a general note.'
+      : task === ''
+        ? 'Choose the task the review goes to.'
+        : null);
   const last = task ? lastWorkerOf(job, task) : null;
 
   const send = async (e: Event) => {
@@ -35,7 +41,10 @@ export function ReviewSend({ job, files, draft, onDraft }: Props) {
     setError(null);
     try {
       const note = draft.note.trim();
-      const answer = await api.followUp(job.id, task, { comments: draft.comments.map(({ file, line, text }) => ({ file, line, text })), ...(note ? { note } : {}) });
+      const answer = await api.followUp(job.id, task, {
+        comments: draft.comments.map(({ file, line, text }) => ({ file, line, text })),
+        ...(note ? { note } : {}),
+      });
       setSent({ from: job.id, job: answer });
       onDraft({ comments: [], note: '' });
       navigate({ page: 'job', id: answer.id });
@@ -60,7 +69,12 @@ export function ReviewSend({ job, files, draft, onDraft }: Props) {
                 {c.file}:{c.line}
               </span>{' '}
               — {c.text}{' '}
-              <button type="button" class="quiet" aria-label={`Remove the comment on ${c.file} line ${c.line}`} onClick={() => onDraft({ ...draft, comments: draft.comments.filter((x) => x.id !== c.id) })}>
+              <button
+                type="button"
+                class="quiet"
+                aria-label={`Remove the comment on ${c.file} line ${c.line}`}
+                onClick={() => onDraft({ ...draft, comments: draft.comments.filter((x) => x.id !== c.id) })}
+              >
                 Remove
               </button>
             </li>
@@ -68,11 +82,21 @@ export function ReviewSend({ job, files, draft, onDraft }: Props) {
         </ul>
       )}
       <label for={`${ids}-note`}>General note</label>
-      <textarea id={`${ids}-note`} rows={3} value={draft.note} placeholder="What to change overall, beyond the line comments" onInput={(e) => onDraft({ ...draft, note: e.currentTarget.value })} />
+      <textarea
+        id={`${ids}-note`}
+        rows={3}
+        value={draft.note}
+        placeholder="What to change overall, beyond the line comments"
+        onInput={(e) => onDraft({ ...draft, note: e.currentTarget.value })}
+      />
       {job.tasks.length > 1 ? (
         <div class="row">
           <label for={`${ids}-task`}>Send to task</label>
-          <select id={`${ids}-task`} value={task} onChange={(e) => setPicked({ job: job.id, task: e.currentTarget.value })}>
+          <select
+            id={`${ids}-task`}
+            value={task}
+            onChange={(e) => setPicked({ job: job.id, task: e.currentTarget.value })}
+          >
             {task === '' && <option value="">Choose the task…</option>}
             {job.tasks.map((t) => (
               <option key={t.name} value={t.name}>
@@ -85,11 +109,18 @@ export function ReviewSend({ job, files, draft, onDraft }: Props) {
       {task && (
         <p class="muted">
           Goes to task <strong>{task}</strong> as a follow-up job:{' '}
-          {last?.session ? `it resumes the session of its last worker (${last.name}, ${last.runner}).` : `a new session of ${last?.runner ?? 'its runner'}, told the comments and the task's diff (no session to resume).`}
+          {last?.session
+            ? `it resumes the session of its last worker (${last.name}, ${last.runner}).`
+            : `a new session of ${last?.runner ?? 'its runner'}, told the comments and the task's diff (no session to resume).`}
         </p>
       )}
       <div class="row">
-        <button type="submit" class="primary" disabled={why !== null || sending} aria-describedby={why ? `${ids}-why` : undefined}>
+        <button
+          type="submit"
+          class="primary"
+          disabled={why !== null || sending}
+          aria-describedby={why ? `${ids}-why` : undefined}
+        >
           {sending ? 'Sending…' : 'Send back to the worker'}
         </button>
         {why && (
@@ -107,7 +138,9 @@ export function ReviewSend({ job, files, draft, onDraft }: Props) {
         {shown && (
           <>
             Follow-up job <a href={href({ page: 'job', id: shown.id })}>{shown.id}</a> started:{' '}
-            {shown.follow_up?.resumed ? "it resumed the worker's session." : 'a new session, told the comments and the diff.'}
+            {shown.follow_up?.resumed
+              ? "it resumed the worker's session."
+              : 'a new session, told the comments and the diff.'}
           </>
         )}
       </p>

@@ -56,7 +56,14 @@ export function branchFiles(job: FullJob): BranchFiles[] | null {
   const worktrees = job.result?.worktrees;
   if (!worktrees) return null;
   const c = job.result?.changes;
-  const kind = (path: string): ChangedFile['kind'] => (c?.added.includes(path) ? 'added' : c?.deleted.includes(path) ? 'deleted' : c?.modified.includes(path) ? 'modified' : 'changed');
+  const kind = (path: string): ChangedFile['kind'] =>
+    c?.added.includes(path)
+      ? 'added'
+      : c?.deleted.includes(path)
+        ? 'deleted'
+        : c?.modified.includes(path)
+          ? 'modified'
+          : 'changed';
   return worktrees.tasks.map((row) => ({
     task: row.task,
     branch: row.branch,
@@ -79,7 +86,11 @@ export function changedFiles(job: CompactJob): ChangedFile[] {
   }
   const c = job.result?.changes;
   const listed: (readonly [string, ChangedFile['kind']])[] = c
-    ? [...c.added.map((p) => [p, 'added'] as const), ...c.modified.map((p) => [p, 'modified'] as const), ...c.deleted.map((p) => [p, 'deleted'] as const)]
+    ? [
+        ...c.added.map((p) => [p, 'added'] as const),
+        ...c.modified.map((p) => [p, 'modified'] as const),
+        ...c.deleted.map((p) => [p, 'deleted'] as const),
+      ]
     : (job.result?.files_changed ?? []).map((p) => [p, 'changed'] as const);
   return listed.map(([path, kind]) => ({ path, kind, tasks: [...(owners.get(path) ?? [])] })).sort(byPath);
 }
@@ -93,14 +104,18 @@ export function whyNoFollowUp(job: CompactJob): string | null {
 }
 
 /** The task a review goes to when the person has not picked one: the only task, or the one task whose files carry every comment. */
-export function defaultTask(job: CompactJob, files: readonly ChangedFile[], comments: readonly PendingComment[]): string {
+export function defaultTask(
+  job: CompactJob,
+  files: readonly ChangedFile[],
+  comments: readonly PendingComment[],
+): string {
   if (job.tasks.length === 1) return job.tasks[0]?.name ?? '';
   const owners = new Set<string>();
   for (const c of comments) {
     if (c.task !== undefined) owners.add(c.task);
     else for (const t of files.find((f) => f.path === c.file)?.tasks ?? []) owners.add(t);
   }
-  return owners.size === 1 ? [...owners][0] ?? '' : '';
+  return owners.size === 1 ? ([...owners][0] ?? '') : '';
 }
 
 /** The task's last worker row: its session (when it has one) is what the follow-up resumes. */
@@ -115,7 +130,9 @@ function readDraft(job: string): ReviewDraft {
   try {
     const raw = sessionStorage.getItem(KEY(job));
     const parsed = raw ? (JSON.parse(raw) as Partial<ReviewDraft>) : null;
-    return parsed && Array.isArray(parsed.comments) ? { comments: parsed.comments, note: typeof parsed.note === 'string' ? parsed.note : '' } : EMPTY;
+    return parsed && Array.isArray(parsed.comments)
+      ? { comments: parsed.comments, note: typeof parsed.note === 'string' ? parsed.note : '' }
+      : EMPTY;
   } catch {
     return EMPTY; // storage off (private mode) or a stale shape: start empty
   }

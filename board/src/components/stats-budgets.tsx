@@ -26,7 +26,15 @@ function BudgetRow({ b }: { b: Budget }) {
       <td>{WINDOWS[b.window] ?? b.window}</td>
       <td>
         <div class="stats-spend">
-          <meter min={0} max={b.limit} low={b.limit * 0.7} high={b.limit * 0.9} optimum={0} value={Math.min(b.spent, b.limit)} aria-label={`${b.name}: ${figure(b.spent)} of ${figure(b.limit)} ${b.unit} spent`} />
+          <meter
+            min={0}
+            max={b.limit}
+            low={b.limit * 0.7}
+            high={b.limit * 0.9}
+            optimum={0}
+            value={Math.min(b.spent, b.limit)}
+            aria-label={`${b.name}: ${figure(b.spent)} of ${figure(b.limit)} ${b.unit} spent`}
+          />
           <span>
             {figure(b.spent)} / {figure(b.limit)} {b.unit} ({Math.round(share * 100)}%)
           </span>
@@ -50,7 +58,8 @@ export function ProviderSpend({ providers }: { providers: Stats['providers'] }) 
   if (providers.length === 0) {
     return (
       <p class="muted">
-        No provider has a budget or a suspension. Budgets are set in the config (<code>budgets</code>: provider, window <code>day</code>, <code>week</code> or <code>5h-rolling</code>, unit and limit).
+        No provider has a budget or a suspension. Budgets are set in the config (<code>budgets</code>: provider, window{' '}
+        <code>day</code>, <code>week</code> or <code>5h-rolling</code>, unit and limit).
       </p>
     );
   }
@@ -60,7 +69,11 @@ export function ProviderSpend({ providers }: { providers: Stats['providers'] }) 
         <section key={p.provider} class="panel stats-provider" aria-labelledby={`provider-${p.provider}`}>
           <h3 id={`provider-${p.provider}`}>
             {p.provider}{' '}
-            {p.suspended_until !== null ? <StatusPill value="fail" label="suspended" /> : <StatusPill value="pass" label="not suspended" />}
+            {p.suspended_until !== null ? (
+              <StatusPill value="fail" label="suspended" />
+            ) : (
+              <StatusPill value="pass" label="not suspended" />
+            )}
           </h3>
           {p.suspended_until !== null && (
             <p>

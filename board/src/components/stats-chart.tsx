@@ -45,14 +45,25 @@ export function AcceptanceChart({ acceptance }: { acceptance: Stats['acceptance'
         if (gone || !canvas.current) return;
         chart.current = new Chart(canvas.current, {
           type: 'bar',
-          data: { labels, datasets: [{ label: 'acceptance rate (%)', data, backgroundColor: BAR, borderRadius: 3, maxBarThickness: 22 }] },
+          data: {
+            labels,
+            datasets: [
+              { label: 'acceptance rate (%)', data, backgroundColor: BAR, borderRadius: 3, maxBarThickness: 22 },
+            ],
+          },
           options: {
             indexAxis: 'y',
             animation: false,
             responsive: true,
             maintainAspectRatio: false,
             scales: {
-              x: { min: 0, max: 100, ticks: { color: TEXT, callback: (v) => `${String(v)}%` }, grid: { color: GRID }, title: { display: true, text: 'accepted / total', color: TEXT } },
+              x: {
+                min: 0,
+                max: 100,
+                ticks: { color: TEXT, callback: (v) => `${String(v)}%` },
+                grid: { color: GRID },
+                title: { display: true, text: 'accepted / total', color: TEXT },
+              },
               y: { ticks: { color: TEXT, autoSkip: false }, grid: { display: false } },
             },
             plugins: {
@@ -84,11 +95,16 @@ export function AcceptanceChart({ acceptance }: { acceptance: Stats['acceptance'
     [],
   );
 
-  if (failed) return <p class="error-box">The chart could not be drawn ({failed}); the table below has the same figures.</p>;
+  if (failed)
+    return <p class="error-box">The chart could not be drawn ({failed}); the table below has the same figures.</p>;
   const height = Math.max(140, keys.length * 34 + 70);
   return (
     <div class="stats-chart" style={{ height: `${height}px` }}>
-      <canvas ref={canvas} role="img" aria-label={`Bar chart: acceptance rate per (type, model), ${keys.length} row${keys.length === 1 ? '' : 's'}; the table below gives the same figures`}>
+      <canvas
+        ref={canvas}
+        role="img"
+        aria-label={`Bar chart: acceptance rate per (type, model), ${keys.length} row${keys.length === 1 ? '' : 's'}; the table below gives the same figures`}
+      >
         The acceptance rate per (type, model); the table below gives the same figures.
       </canvas>
     </div>

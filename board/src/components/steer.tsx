@@ -4,7 +4,8 @@ import { href } from '../router.js';
 
 /** What the board says of a steer's delivery: the one thing a person must know is whether the worker reads it now. */
 function deliveryText(a: SteerAnswer): string {
-  if (a.delivery === 'next_turn') return `Delivered at its next turn: ${a.worker ?? 'the worker'} reads it before its next model call.`;
+  if (a.delivery === 'next_turn')
+    return `Delivered at its next turn: ${a.worker ?? 'the worker'} reads it before its next model call.`;
   return a.follow_up_job
     ? 'Queued as the next follow-up: the job had ended, so it went to the task as a follow-up job.'
     : `Queued as the next follow-up: this worker takes no input mid-run, so the message goes to task ${a.task} as a follow-up job when this job ends${a.waiting > 1 ? ` (${a.waiting} messages waiting)` : ''}.`;
@@ -41,7 +42,13 @@ export function Steer({ job, task }: { job: CompactJob; task: string }) {
       {job.finished === null && (
         <>
           <label for={`${ids}-msg`}>Message to the worker of {task}</label>
-          <textarea id={`${ids}-msg`} rows={2} value={message} placeholder="e.g. use the existing helper in utils.ts instead" onInput={(e) => setMessage(e.currentTarget.value)} />
+          <textarea
+            id={`${ids}-msg`}
+            rows={2}
+            value={message}
+            placeholder="e.g. use the existing helper in utils.ts instead"
+            onInput={(e) => setMessage(e.currentTarget.value)}
+          />
           <div class="row">
             <button type="submit" disabled={sending || message.trim() === ''}>
               {sending ? 'Sending…' : 'Send to the worker'}
@@ -57,17 +64,19 @@ export function Steer({ job, task }: { job: CompactJob; task: string }) {
       <div role="status">
         {sent.length > 0 && (
           <ul class="steer-sent" aria-label={`Messages sent to ${task}`}>
-        {sent.map(({ text, answer }) => (
-          <li key={answer.id} class={`steer-${answer.delivery}`}>
-            <q>{text}</q> — <strong>{deliveryText(answer)}</strong>
-            {answer.follow_up_job && (
-              <>
-                {' '}
-                <a href={href({ page: 'job', id: answer.follow_up_job })}>Open follow-up job {answer.follow_up_job}</a>
-              </>
-            )}
-          </li>
-        ))}
+            {sent.map(({ text, answer }) => (
+              <li key={answer.id} class={`steer-${answer.delivery}`}>
+                <q>{text}</q> — <strong>{deliveryText(answer)}</strong>
+                {answer.follow_up_job && (
+                  <>
+                    {' '}
+                    <a href={href({ page: 'job', id: answer.follow_up_job })}>
+                      Open follow-up job {answer.follow_up_job}
+                    </a>
+                  </>
+                )}
+              </li>
+            ))}
           </ul>
         )}
       </div>

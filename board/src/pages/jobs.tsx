@@ -24,7 +24,10 @@ export function JobsPage({ status, workspace }: { status?: string; workspace?: s
   const { rows, error } = useJobRows();
   const [now, setNow] = useState(epochNow);
 
-  const all = useMemo(() => [...(rows?.values() ?? [])].sort((a, b) => (b.created ?? Infinity) - (a.created ?? Infinity)), [rows]);
+  const all = useMemo(
+    () => [...(rows?.values() ?? [])].sort((a, b) => (b.created ?? Infinity) - (a.created ?? Infinity)),
+    [rows],
+  );
   const anyRunning = all.some((j) => isLiveStatus(j.status) && j.started != null);
   useEffect(() => {
     if (!anyRunning) return;
@@ -34,7 +37,11 @@ export function JobsPage({ status, workspace }: { status?: string; workspace?: s
   }, [anyRunning]);
 
   const workspaces = useMemo(() => [...new Set(all.map((j) => j.workspace))].sort(), [all]);
-  const shown = all.filter((j) => (!status || (status === LIVE_FILTER ? isLiveStatus(j.status) : j.status === status)) && (!workspace || j.workspace === workspace));
+  const shown = all.filter(
+    (j) =>
+      (!status || (status === LIVE_FILTER ? isLiveStatus(j.status) : j.status === status)) &&
+      (!workspace || j.workspace === workspace),
+  );
 
   useLayoutEffect(() => {
     if (rows === null || marked) return;

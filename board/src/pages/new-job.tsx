@@ -1,13 +1,53 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, api, type RunnerRow } from '../api.js';
-import { blankDraft, blankTask, isLintable, keyOfField, lintedDraft, lintNotes, loadDraft, requestOf, saveDraft, taskNames, valueAt, type FieldNote, type JobDraft, type TaskDraft } from '../components/form-draft.js';
+import {
+  blankDraft,
+  blankTask,
+  isLintable,
+  keyOfField,
+  lintedDraft,
+  lintNotes,
+  loadDraft,
+  requestOf,
+  saveDraft,
+  taskNames,
+  valueAt,
+  type FieldNote,
+  type JobDraft,
+  type TaskDraft,
+} from '../components/form-draft.js';
 import { Field, FieldNotes, describedBy } from '../components/form-field.js';
 import { LintSummary, useLint } from '../components/form-lint.js';
 import { TaskFieldset } from '../components/form-task.js';
 import { navigate } from '../router.js';
 
-const JOB_FIELDS = ['workspace', 'title', 'context', 'verify', 'fix_rounds', 'timeout_s', 'parallel', 'isolation', 'merge', 'reviewer', 'approval', 'criteria'] as const;
-const TASK_FIELDS = ['instruction', 'name', 'type', 'runner', 'model', 'files', 'criteria', 'command', 'done_means', 'receipts', 'gates'] as const;
+const JOB_FIELDS = [
+  'workspace',
+  'title',
+  'context',
+  'verify',
+  'fix_rounds',
+  'timeout_s',
+  'parallel',
+  'isolation',
+  'merge',
+  'reviewer',
+  'approval',
+  'criteria',
+] as const;
+const TASK_FIELDS = [
+  'instruction',
+  'name',
+  'type',
+  'runner',
+  'model',
+  'files',
+  'criteria',
+  'command',
+  'done_means',
+  'receipts',
+  'gates',
+] as const;
 
 /** The element id of a form key, so a refusal can take the person to its field. */
 function idOfKey(key: string, draft: JobDraft): string | null {
@@ -61,13 +101,20 @@ export function NewJobPage() {
   const linted = useMemo(() => lintedDraft(draft), [draft]);
   const lintRequest = useMemo(() => requestOf(linted.draft), [linted]);
   const lint = useLint(lintRequest, isLintable(draft));
-  const refusal = refused && JSON.stringify(valueAt(request, refused.error.field)) === refused.value ? refused.error : null;
+  const refusal =
+    refused && JSON.stringify(valueAt(request, refused.error.field)) === refused.value ? refused.error : null;
   useEffect(() => saveDraft(draft), [draft]);
 
   useEffect(() => {
-    const failed = (what: string) => (err: unknown) => setLoadError((e) => `${e ? `${e}; ` : ''}${what}: ${err instanceof Error ? err.message : String(err)}`);
+    const failed = (what: string) => (err: unknown) =>
+      setLoadError((e) => `${e ? `${e}; ` : ''}${what}: ${err instanceof Error ? err.message : String(err)}`);
     api.runners().then((r) => setRunners(r.runners), failed('the runners could not be read'));
-    api.stats().then((s) => setModels([...new Set(Object.values(s.acceptance).flatMap((a) => (a.model ? [a.model] : [])))].sort()), failed('the models seen could not be read'));
+    api
+      .stats()
+      .then(
+        (s) => setModels([...new Set(Object.values(s.acceptance).flatMap((a) => (a.model ? [a.model] : [])))].sort()),
+        failed('the models seen could not be read'),
+      );
     api.jobs({ limit: 50 }).then((l) => {
       const seen = [...new Set(l.jobs.map((j) => j.workspace))];
       setWorkspaces(seen);
@@ -84,14 +131,16 @@ export function NewJobPage() {
       if (!list.some((n) => n.kind === note.kind && n.text === note.text)) byKey.set(at, [...list, note]);
     };
     if (refusal) add(keyOfField(refusal.field), { kind: 'refused', text: refusal.message });
-    if (lint.refusal && lint.refusal.code !== 'network') add(keyOfField(lint.refusal.field), { kind: 'refused', text: lint.refusal.message });
+    if (lint.refusal && lint.refusal.code !== 'network')
+      add(keyOfField(lint.refusal.field), { kind: 'refused', text: lint.refusal.message });
     if (lint.report) for (const [key, list] of lintNotes(lint.report, draft)) for (const n of list) add(key, n);
     return byKey;
   }, [draft, lint, refusal]);
   const notesOf = (key: string): FieldNote[] => notes.get(key) ?? [];
 
   const set = (patch: Partial<JobDraft>) => setDraft((d) => ({ ...d, ...patch }));
-  const setTask = (uid: number, patch: Partial<TaskDraft>) => setDraft((d) => ({ ...d, tasks: d.tasks.map((t) => (t.uid === uid ? { ...t, ...patch } : t)) }));
+  const setTask = (uid: number, patch: Partial<TaskDraft>) =>
+    setDraft((d) => ({ ...d, tasks: d.tasks.map((t) => (t.uid === uid ? { ...t, ...patch } : t)) }));
   const text = (field: keyof JobDraft) => (e: Event) => set({ [field]: (e.currentTarget as HTMLInputElement).value });
   const names = taskNames(draft);
 
@@ -105,7 +154,8 @@ export function NewJobPage() {
       saveDraft(null);
       navigate({ page: 'job', id: job.id });
     } catch (err) {
-      const error = err instanceof ApiError ? err : new ApiError(0, 'network', `the server could not be reached: ${String(err)}`);
+      const error =
+        err instanceof ApiError ? err : new ApiError(0, 'network', `the server could not be reached: ${String(err)}`);
       setRefused({ error, value: JSON.stringify(valueAt(request, error.field)) });
       setBusy(false);
       requestAnimationFrame(() => refusalBox.current?.focus());
@@ -130,7 +180,13 @@ export function NewJobPage() {
           <section aria-labelledby="form-where">
             <h2 id="form-where">Where</h2>
             <div class="form-grid">
-              <Field id="job-workspace" label="Workspace" wide hint="An absolute path to an existing folder on the server's machine." notes={notesOf('workspace')}>
+              <Field
+                id="job-workspace"
+                label="Workspace"
+                wide
+                hint="An absolute path to an existing folder on the server's machine."
+                notes={notesOf('workspace')}
+              >
                 <input
                   id="job-workspace"
                   type="text"
@@ -149,11 +205,33 @@ export function NewJobPage() {
                   <option key={w} value={w} />
                 ))}
               </datalist>
-              <Field id="job-title" label="Title" hint="Optional; else the first instruction's start." notes={notesOf('title')}>
-                <input id="job-title" type="text" value={draft.title} onInput={text('title')} {...describedBy('job-title', true, notesOf('title'))} />
+              <Field
+                id="job-title"
+                label="Title"
+                hint="Optional; else the first instruction's start."
+                notes={notesOf('title')}
+              >
+                <input
+                  id="job-title"
+                  type="text"
+                  value={draft.title}
+                  onInput={text('title')}
+                  {...describedBy('job-title', true, notesOf('title'))}
+                />
               </Field>
-              <Field id="job-context" label="Context" hint="Optional; text every worker is given." notes={notesOf('context')}>
-                <textarea id="job-context" rows={2} value={draft.context} onInput={text('context')} {...describedBy('job-context', true, notesOf('context'))} />
+              <Field
+                id="job-context"
+                label="Context"
+                hint="Optional; text every worker is given."
+                notes={notesOf('context')}
+              >
+                <textarea
+                  id="job-context"
+                  rows={2}
+                  value={draft.context}
+                  onInput={text('context')}
+                  {...describedBy('job-context', true, notesOf('context'))}
+                />
               </Field>
             </div>
           </section>
@@ -191,7 +269,10 @@ export function NewJobPage() {
           <section aria-labelledby="form-verification">
             <h2 id="form-verification">Verification</h2>
             <div class="form-grid">
-              <fieldset class="form-field wide form-radios" aria-describedby={notesOf('verify').length ? 'job-verify-notes' : undefined}>
+              <fieldset
+                class="form-field wide form-radios"
+                aria-describedby={notesOf('verify').length ? 'job-verify-notes' : undefined}
+              >
                 <legend>Verify</legend>
                 {(
                   [
@@ -201,19 +282,49 @@ export function NewJobPage() {
                   ] as const
                 ).map(([value, label]) => (
                   <label key={value} class="form-check">
-                    <input type="radio" name="verify" id={`job-verify-mode-${value}`} value={value} checked={draft.verifyMode === value} onChange={() => set({ verifyMode: value })} /> {label}
+                    <input
+                      type="radio"
+                      name="verify"
+                      id={`job-verify-mode-${value}`}
+                      value={value}
+                      checked={draft.verifyMode === value}
+                      onChange={() => set({ verifyMode: value })}
+                    />{' '}
+                    {label}
                   </label>
                 ))}
                 {draft.verifyMode === 'command' && (
                   <>
                     <label for="job-verify-command">Verify command</label>
-                    <input id="job-verify-command" type="text" class="mono" value={draft.verifyCommand} placeholder="npm test" onInput={text('verifyCommand')} />
+                    <input
+                      id="job-verify-command"
+                      type="text"
+                      class="mono"
+                      value={draft.verifyCommand}
+                      placeholder="npm test"
+                      onInput={text('verifyCommand')}
+                    />
                   </>
                 )}
                 <FieldNotes id="job-verify" notes={notesOf('verify')} />
               </fieldset>
-              <Field id="job-fix_rounds" label="Fix rounds" hint="0–4; a maximum, not a quota (default 1)." notes={notesOf('fix_rounds')}>
-                <input id="job-fix_rounds" type="number" inputMode="numeric" min={0} max={4} value={draft.fixRounds} placeholder="1" onInput={text('fixRounds')} {...describedBy('job-fix_rounds', true, notesOf('fix_rounds'))} />
+              <Field
+                id="job-fix_rounds"
+                label="Fix rounds"
+                hint="0–4; a maximum, not a quota (default 1)."
+                notes={notesOf('fix_rounds')}
+              >
+                <input
+                  id="job-fix_rounds"
+                  type="number"
+                  inputMode="numeric"
+                  min={0}
+                  max={4}
+                  value={draft.fixRounds}
+                  placeholder="1"
+                  onInput={text('fixRounds')}
+                  {...describedBy('job-fix_rounds', true, notesOf('fix_rounds'))}
+                />
               </Field>
             </div>
           </section>
@@ -223,42 +334,99 @@ export function NewJobPage() {
             <div class="form-grid">
               <div class="form-field">
                 <label class="form-check">
-                  <input type="checkbox" id="job-parallel" checked={draft.parallel} onChange={(e) => set({ parallel: e.currentTarget.checked })} {...describedBy('job-parallel', false, notesOf('parallel'))} /> Run the tasks in parallel
+                  <input
+                    type="checkbox"
+                    id="job-parallel"
+                    checked={draft.parallel}
+                    onChange={(e) => set({ parallel: e.currentTarget.checked })}
+                    {...describedBy('job-parallel', false, notesOf('parallel'))}
+                  />{' '}
+                  Run the tasks in parallel
                 </label>
                 <FieldNotes id="job-parallel" notes={notesOf('parallel')} />
               </div>
               <div class="form-field">
                 <label class="form-check">
-                  <input type="checkbox" id="job-reviewer" checked={draft.reviewer} onChange={(e) => set({ reviewer: e.currentTarget.checked })} {...describedBy('job-reviewer', true, notesOf('reviewer'))} /> Add a reviewer
+                  <input
+                    type="checkbox"
+                    id="job-reviewer"
+                    checked={draft.reviewer}
+                    onChange={(e) => set({ reviewer: e.currentTarget.checked })}
+                    {...describedBy('job-reviewer', true, notesOf('reviewer'))}
+                  />{' '}
+                  Add a reviewer
                 </label>
                 <p class="form-hint" id="job-reviewer-hint">
                   A read-only review task after the others, on an agent runner.
                 </p>
                 <FieldNotes id="job-reviewer" notes={notesOf('reviewer')} />
               </div>
-              <Field id="job-isolation" label="Isolation" hint="worktree: a git worktree and branch per task (a git workspace)." notes={notesOf('isolation')}>
-                <select id="job-isolation" value={draft.isolation} onChange={(e) => set({ isolation: e.currentTarget.value as JobDraft['isolation'] })} {...describedBy('job-isolation', true, notesOf('isolation'))}>
+              <Field
+                id="job-isolation"
+                label="Isolation"
+                hint="worktree: a git worktree and branch per task (a git workspace)."
+                notes={notesOf('isolation')}
+              >
+                <select
+                  id="job-isolation"
+                  value={draft.isolation}
+                  onChange={(e) => set({ isolation: e.currentTarget.value as JobDraft['isolation'] })}
+                  {...describedBy('job-isolation', true, notesOf('isolation'))}
+                >
                   <option value="shared">shared — the workspace itself</option>
                   <option value="worktree">worktree — a branch per task</option>
                 </select>
               </Field>
               {draft.isolation === 'worktree' && (
-                <Field id="job-merge" label="Merge" hint="auto: merge the passing branches, verify the merged tree, apply it." notes={notesOf('merge')}>
-                  <select id="job-merge" value={draft.merge} onChange={(e) => set({ merge: e.currentTarget.value as JobDraft['merge'] })} {...describedBy('job-merge', true, notesOf('merge'))}>
+                <Field
+                  id="job-merge"
+                  label="Merge"
+                  hint="auto: merge the passing branches, verify the merged tree, apply it."
+                  notes={notesOf('merge')}
+                >
+                  <select
+                    id="job-merge"
+                    value={draft.merge}
+                    onChange={(e) => set({ merge: e.currentTarget.value as JobDraft['merge'] })}
+                    {...describedBy('job-merge', true, notesOf('merge'))}
+                  >
                     <option value="none">none — leave the branches</option>
                     <option value="auto">auto — merge what passed</option>
                   </select>
                 </Field>
               )}
-              <Field id="job-approval" label="Approval" hint="auto: ask where the policy says; required: ask for every task." notes={notesOf('approval')}>
-                <select id="job-approval" value={draft.approval} onChange={(e) => set({ approval: e.currentTarget.value as JobDraft['approval'] })} {...describedBy('job-approval', true, notesOf('approval'))}>
+              <Field
+                id="job-approval"
+                label="Approval"
+                hint="auto: ask where the policy says; required: ask for every task."
+                notes={notesOf('approval')}
+              >
+                <select
+                  id="job-approval"
+                  value={draft.approval}
+                  onChange={(e) => set({ approval: e.currentTarget.value as JobDraft['approval'] })}
+                  {...describedBy('job-approval', true, notesOf('approval'))}
+                >
                   <option value="auto">auto</option>
                   <option value="required">required</option>
                   <option value="never">never</option>
                 </select>
               </Field>
-              <Field id="job-timeout_s" label="Worker timeout (s)" hint="Per worker, 10–86400 (default: the config's)." notes={notesOf('timeout_s')}>
-                <input id="job-timeout_s" type="number" inputMode="numeric" min={10} value={draft.timeoutS} onInput={text('timeoutS')} {...describedBy('job-timeout_s', true, notesOf('timeout_s'))} />
+              <Field
+                id="job-timeout_s"
+                label="Worker timeout (s)"
+                hint="Per worker, 10–86400 (default: the config's)."
+                notes={notesOf('timeout_s')}
+              >
+                <input
+                  id="job-timeout_s"
+                  type="number"
+                  inputMode="numeric"
+                  min={10}
+                  value={draft.timeoutS}
+                  onInput={text('timeoutS')}
+                  {...describedBy('job-timeout_s', true, notesOf('timeout_s'))}
+                />
               </Field>
               <Field
                 id="job-criteria"
@@ -271,7 +439,14 @@ export function NewJobPage() {
                 }
                 notes={notesOf('criteria')}
               >
-                <textarea id="job-criteria" rows={2} value={draft.criteria} disabled={draft.isolation === 'worktree'} onInput={text('criteria')} {...describedBy('job-criteria', true, notesOf('criteria'))} />
+                <textarea
+                  id="job-criteria"
+                  rows={2}
+                  value={draft.criteria}
+                  disabled={draft.isolation === 'worktree'}
+                  onInput={text('criteria')}
+                  {...describedBy('job-criteria', true, notesOf('criteria'))}
+                />
               </Field>
             </div>
           </section>

@@ -18,7 +18,8 @@ function Entries({ roster }: { roster: RosterAnswer['roster'] }) {
   return (
     <>
       <p>
-        {roster.entries.length} entr{roster.entries.length === 1 ? 'y' : 'ies'} from <span class="mono">{roster.source}</span> — {roster.note}.
+        {roster.entries.length} entr{roster.entries.length === 1 ? 'y' : 'ies'} from{' '}
+        <span class="mono">{roster.source}</span> — {roster.note}.
       </p>
       <div class="table-wrap" role="region" aria-label="Roster entries" tabIndex={0}>
         <table class="roster-table">
@@ -49,7 +50,9 @@ function Entries({ roster }: { roster: RosterAnswer['roster'] }) {
                 <td data-label="Provider">{e.provider}</td>
                 <td data-label="Takes">{e.tasks.join(', ')}</td>
                 <td data-label="Notes">
-                  {[e.fallback !== null ? `fallback: ${e.fallback}` : '', e.approve ? 'asks before it runs' : ''].filter(Boolean).join('; ') || <span class="muted">—</span>}
+                  {[e.fallback !== null ? `fallback: ${e.fallback}` : '', e.approve ? 'asks before it runs' : '']
+                    .filter(Boolean)
+                    .join('; ') || <span class="muted">—</span>}
                   {e.warning && <div class="roster-warn">{e.warning}</div>}
                 </td>
               </tr>
@@ -65,7 +68,15 @@ function Entries({ roster }: { roster: RosterAnswer['roster'] }) {
  * One task type's ladder, cheapest first: where a task of the type starts now and why, and — when
  * learning chose the start — the rungs below it it passed over.
  */
-function LadderItem({ ladder, learning, figures }: { ladder: Ladder; learning: boolean; figures: Figures | undefined }) {
+function LadderItem({
+  ladder,
+  learning,
+  figures,
+}: {
+  ladder: Ladder;
+  learning: boolean;
+  figures: Figures | undefined;
+}) {
   const start = ladder.starts_on === null ? -1 : ladder.rungs.indexOf(ladder.starts_on);
   // learned routing starts on the first rung it does not skip: the ones below it are the skipped
   const skipped = learning && start > 0 ? ladder.rungs.slice(0, start) : [];
@@ -79,7 +90,10 @@ function LadderItem({ ladder, learning, figures }: { ladder: Ladder; learning: b
           {ladder.rungs.map((r) => {
             const f = figures?.entries.find((x) => x.entry === r);
             return (
-              <li key={r} class={r === ladder.starts_on ? 'roster-start' : skipped.includes(r) ? 'roster-skipped' : undefined}>
+              <li
+                key={r}
+                class={r === ladder.starts_on ? 'roster-start' : skipped.includes(r) ? 'roster-skipped' : undefined}
+              >
                 <span class="mono">{r}</span>
                 {r === ladder.starts_on && <StatusPill value="pass" label="starts here" />}
                 {skipped.includes(r) && <StatusPill value="partial" label="skipped by learning" />}
@@ -131,7 +145,10 @@ export function RosterPage() {
           {loading ? 'Reading…' : 'Refresh'}
         </button>
       </div>
-      <p class="muted">Where a task that names no runner goes: the roster's entries, each task type's ladder from the cheapest rung up, and where a task starts on it now.</p>
+      <p class="muted">
+        Where a task that names no runner goes: the roster's entries, each task type's ladder from the cheapest rung up,
+        and where a task starts on it now.
+      </p>
       {error && (
         <p class="error-box" role="alert">
           The roster could not be read: {error}
@@ -152,7 +169,12 @@ export function RosterPage() {
             ) : (
               <ul class="roster-ladders">
                 {answer.ladders.map((l) => (
-                  <LadderItem key={l.type} ladder={l} learning={learning?.on === true} figures={learning?.figures.find((f) => f.type === l.type)} />
+                  <LadderItem
+                    key={l.type}
+                    ladder={l}
+                    learning={learning?.on === true}
+                    figures={learning?.figures.find((f) => f.type === l.type)}
+                  />
                 ))}
               </ul>
             )}
@@ -170,12 +192,11 @@ export function RosterPage() {
           <section aria-labelledby="roster-approval-h">
             <h2 id="roster-approval-h">Approval</h2>
             <p>
-              Default <strong>{answer.approval.default}</strong>; an ask left unanswered for {answer.approval.timeout_s} s is a no.
+              Default <strong>{answer.approval.default}</strong>; an ask left unanswered for {answer.approval.timeout_s}{' '}
+              s is a no.
             </p>
             {answer.approval.asks.length > 0 && (
-              <p>
-                Asks first: {answer.approval.asks.map((a) => `${a.entry} (${a.why})`).join(', ')}.
-              </p>
+              <p>Asks first: {answer.approval.asks.map((a) => `${a.entry} (${a.why})`).join(', ')}.</p>
             )}
             {answer.approval.no_ask.length > 0 && <p>Runs without asking: {answer.approval.no_ask.join(', ')}.</p>}
           </section>

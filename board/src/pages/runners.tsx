@@ -8,7 +8,9 @@ function Installed({ r }: { r: RunnerRow }) {
     <>
       <StatusPill value="pass" label="installed" />
       {r.version && <span class="mono runners-version"> {r.version}</span>}
-      {r.pinned_version && r.version && r.version !== r.pinned_version && <span class="runners-drift"> (gaffer was checked against {r.pinned_version})</span>}
+      {r.pinned_version && r.version && r.version !== r.pinned_version && (
+        <span class="runners-drift"> (gaffer was checked against {r.pinned_version})</span>
+      )}
     </>
   );
 }
@@ -20,8 +22,16 @@ function RunnerCells({ r }: { r: RunnerRow }) {
       <td data-label="Installed">
         <Installed r={r} />
       </td>
-      <td data-label="Enabled">{r.enabled ? <StatusPill value="pass" label="enabled" /> : <StatusPill value="partial" label="disabled" />}</td>
-      <td data-label="Sandbox">{r.sandbox ? <StatusPill value="pass" label="sandboxed" /> : <StatusPill value="partial" label="not sandboxed" />}</td>
+      <td data-label="Enabled">
+        {r.enabled ? <StatusPill value="pass" label="enabled" /> : <StatusPill value="partial" label="disabled" />}
+      </td>
+      <td data-label="Sandbox">
+        {r.sandbox ? (
+          <StatusPill value="pass" label="sandboxed" />
+        ) : (
+          <StatusPill value="partial" label="not sandboxed" />
+        )}
+      </td>
       <td data-label="Resumes a session">{r.resume ? 'yes' : 'no'}</td>
       <td data-label="Licence">{r.licence ?? <span class="muted">—</span>}</td>
       <td data-label="Install">
@@ -72,8 +82,8 @@ export function RunnersPage() {
         </button>
       </div>
       <p class="muted">
-        What can run a task here. A runner is sandboxed when its runs would be confined by bubblewrap (the workspace writable, the rest read-only, its own network); <code>gaffer doctor</code> says how to enable the
-        sandbox.
+        What can run a task here. A runner is sandboxed when its runs would be confined by bubblewrap (the workspace
+        writable, the rest read-only, its own network); <code>gaffer doctor</code> says how to enable the sandbox.
       </p>
       {error && (
         <p class="error-box" role="alert">
@@ -113,7 +123,8 @@ export function RunnersPage() {
           </div>
           {unsandboxed.length > 0 && (
             <p class="runners-warn">
-              Not sandboxed here: {unsandboxed.join(', ')}. Their workers run with the machine's rights; an agent CLI run so costs its proof <code>external_agent_unsandboxed</code>.
+              Not sandboxed here: {unsandboxed.join(', ')}. Their workers run with the machine's rights; an agent CLI
+              run so costs its proof <code>external_agent_unsandboxed</code>.
             </p>
           )}
         </>

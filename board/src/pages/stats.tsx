@@ -147,7 +147,9 @@ export function StatsPage() {
               </div>
             )}
             <p class="stats-note">
-              Accepted: outcomes whose gates passed. {stats.outcomes_total} outcome{stats.outcomes_total === 1 ? '' : 's'} logged; not counted: {stats.excluded.not_dispatched} not dispatched, {stats.excluded.abstained} abstained. {stats.note}.
+              Accepted: outcomes whose gates passed. {stats.outcomes_total} outcome
+              {stats.outcomes_total === 1 ? '' : 's'} logged; not counted: {stats.excluded.not_dispatched} not
+              dispatched, {stats.excluded.abstained} abstained. {stats.note}.
             </p>
           </section>
 

@@ -18,7 +18,13 @@ import { remoteCheckoutOf, remoteRoot } from '../placement/remote-checkout.js';
 import type { Operations } from './operations.js';
 import type { Roster } from '../../domain/roster.js';
 import type { Billing } from '../../domain/route.js';
-import { vetTaskPaths, vetWorkspace, vetWorktreeRepository, workspacesHolding, type WorkspaceRules } from './workspace-vetting.js';
+import {
+  vetTaskPaths,
+  vetWorkspace,
+  vetWorktreeRepository,
+  workspacesHolding,
+  type WorkspaceRules,
+} from './workspace-vetting.js';
 
 export const IDEMPOTENCY_WINDOW_S = 3_600;
 
@@ -70,7 +76,16 @@ export class Admission {
   }
 
   /** Validates and starts a job; an idempotency key already used returns the first job (`created: false`). */
-  submit(body: unknown, opts: Caller & { idempotencyKey?: string | null; cwd?: string | null; followUp?: FollowUpLink; followUpBase?: FollowUpBase; pins?: ReadonlyMap<string, string> } = {}): { job: CompactJob; created: boolean } {
+  submit(
+    body: unknown,
+    opts: Caller & {
+      idempotencyKey?: string | null;
+      cwd?: string | null;
+      followUp?: FollowUpLink;
+      followUpBase?: FollowUpBase;
+      pins?: ReadonlyMap<string, string>;
+    } = {},
+  ): { job: CompactJob; created: boolean } {
     if (this.#hooks.isClosed()) throw new GafferError('internal', 'the engine is shutting down');
     const spec = this.#parse(body, opts.pins);
     // set here, never parsed: the request schema refuses the fields, so only followUp() links a job (and bases it on a branch)
@@ -79,12 +94,26 @@ export class Admission {
     const id = randomBytes(6).toString('hex');
     if (spec.repo) {
       // spec 09: its checkout is made when it starts; until then it is known by its remote
-      if (!this.#opts.remoteRepos) throw new GafferError('not_supported', 'repo: a remote repository is worked on by a cluster (gaffer serve --queue redis://…) — on one machine, clone it and give its folder as `workspace`', 'repo');
+      if (!this.#opts.remoteRepos)
+        throw new GafferError(
+          'not_supported',
+          'repo: a remote repository is worked on by a cluster (gaffer serve --queue redis://…) — on one machine, clone it and give its folder as `workspace`',
+          'repo',
+        );
       spec.workspace = remoteRoot(this.#opts.dataDir, spec.repo.url);
     } else {
       // opts.cwd: the client's working directory; inside a live job's workspace, the request comes from that job
-      const spawnedFrom = opts.cwd ? workspacesHolding(opts.cwd, this.#store.listLiveJobs().map((j) => j.spec.workspace)) : [];
-      spec.workspace = vetWorkspace(spec.workspace, { dataDir: this.#opts.dataDir, ...this.#opts.protect, spawnedFrom });
+      const spawnedFrom = opts.cwd
+        ? workspacesHolding(
+            opts.cwd,
+            this.#store.listLiveJobs().map((j) => j.spec.workspace),
+          )
+        : [];
+      spec.workspace = vetWorkspace(spec.workspace, {
+        dataDir: this.#opts.dataDir,
+        ...this.#opts.protect,
+        spawnedFrom,
+      });
       vetTaskPaths(spec.workspace, spec);
       if (spec.isolation === 'worktree') vetWorktreeRepository(spec.workspace);
     }
@@ -104,31 +133,46 @@ export class Admission {
   async merge(id: string, task: string | null, opts: Caller = {}): Promise<{ job: CompactJob; created: boolean }> {
     if (this.#hooks.isClosed()) throw new GafferError('internal', 'the engine is shutting down');
     const spec = await mergeSpec(this.#store, this.#queries.visibleJob(id, opts), task);
-    return this.#admit(randomBytes(6).toString('hex'), spec, { owner: opts.owner ?? null, idemKey: null, requestHash: hashSpec(spec) });
+    return this.#admit(randomBytes(6).toString('hex'), spec, {
+      owner: opts.owner ?? null,
+      idemKey: null,
+      requestHash: hashSpec(spec),
+    });
   }
 
   /** Stores an admitted job (its first, for an idempotency key used before) and starts it. */
-  #admit(id: string, spec: JobSpec, opts: { owner: string | null; idemKey: string | null; requestHash: string }): { job: CompactJob; created: boolean } {
+  #admit(
+    id: string,
+    spec: JobSpec,
+    opts: { owner: string | null; idemKey: string | null; requestHash: string },
+  ): { job: CompactJob; created: boolean } {
     const { idemKey, requestHash } = opts;
     const me = ownProcessIdentity();
-    const { job, created } = this.#store.insertJob({
-      id,
-      owner: opts.owner,
-      spec,
-      created: epochS(),
-      idemKey,
-      requestHash,
-      idemWindowS: IDEMPOTENCY_WINDOW_S,
-      pid: me.pid,
-      pidStart: me.start,
-    }, () => {
-      // spec 07: the breaker and the budgets, for a new job only (a repeated key gets its first job)
-      const warnings = this.#opts.operations.admit(spec);
-      if (warnings.length > 0) spec.warnings = warnings;
-    });
+    const { job, created } = this.#store.insertJob(
+      {
+        id,
+        owner: opts.owner,
+        spec,
+        created: epochS(),
+        idemKey,
+        requestHash,
+        idemWindowS: IDEMPOTENCY_WINDOW_S,
+        pid: me.pid,
+        pidStart: me.start,
+      },
+      () => {
+        // spec 07: the breaker and the budgets, for a new job only (a repeated key gets its first job)
+        const warnings = this.#opts.operations.admit(spec);
+        if (warnings.length > 0) spec.warnings = warnings;
+      },
+    );
     if (!created) {
       if (job.requestHash !== requestHash) {
-        throw new GafferError('conflict', `idempotency key ${JSON.stringify(idemKey)} was used for job ${job.id} with a different request — use a new key`, 'client_request_id');
+        throw new GafferError(
+          'conflict',
+          `idempotency key ${JSON.stringify(idemKey)} was used for job ${job.id} with a different request — use a new key`,
+          'client_request_id',
+        );
       }
       return { job: this.#queries.compact(job), created: false };
     }
@@ -141,20 +185,39 @@ export class Admission {
     // a request that would be refused at dispatch is refused here too, with the same error
     const spec = this.#parse(body);
     this.#vetRunners(spec);
-    const routes = spec.tasks.map((t) => ({ task: t.name, runner: t.runner, model: t.model, entry: t.roster?.entry ?? null, billing: billingOfRoute(t, admittedRoute(t), this.#opts.billing), why: t.roster?.why ?? null }));
+    const routes = spec.tasks.map((t) => ({
+      task: t.name,
+      runner: t.runner,
+      model: t.model,
+      entry: t.roster?.entry ?? null,
+      billing: billingOfRoute(t, admittedRoute(t), this.#opts.billing),
+      why: t.roster?.why ?? null,
+    }));
     return { ...lintJob(spec, this.#opts.specLint === 'off' ? 'warn' : this.#opts.specLint), routes };
   }
 
   /** A new job for the tasks of this one that did not end `done`, same settings. */
   redispatch(id: string, opts: Caller = {}): { job: CompactJob; created: boolean } {
     const job = this.#queries.visibleJob(id, opts);
-    if (!isFinalStatus(job.status)) throw new GafferError('conflict', `job ${id} is still ${job.status}; wait for it or cancel it first`);
+    if (!isFinalStatus(job.status))
+      throw new GafferError('conflict', `job ${id} is still ${job.status}; wait for it or cancel it first`);
     const attempts = this.#store.listAttempts(id);
     const done = new Set(attempts.filter((a) => a.role === 'worker' && a.status === 'done').map((a) => a.task));
     const tasks = job.spec.tasks.filter((t) => !done.has(t.name));
-    if (tasks.length === 0) throw new GafferError('conflict', `every task of job ${id} ended done; nothing to re-dispatch`);
+    if (tasks.length === 0)
+      throw new GafferError('conflict', `every task of job ${id} ended done; nothing to re-dispatch`);
     // what the engine wrote on the spec as the job ran is not a request's: the new job makes its own
-    const { spec_lint: _lint, client_request_id: _key, objectives: _objectives, task_order: _order, follow_up: link, follow_up_base: base, verify, workspace, ...rest } = job.spec;
+    const {
+      spec_lint: _lint,
+      client_request_id: _key,
+      objectives: _objectives,
+      task_order: _order,
+      follow_up: link,
+      follow_up_base: base,
+      verify,
+      workspace,
+      ...rest
+    } = job.spec;
     const body = {
       ...rest,
       // a job on a remote repository is checked out anew
@@ -162,10 +225,19 @@ export class Admission {
       verify: describeVerify(verify),
       title: `${job.title} (re-dispatch of ${id})`,
       // a task the roster routed is routed again, by the roster as it is now; the others keep their runner
-      tasks: tasks.map(({ runner, model, command, roster, brief, ...t }) => ({ ...t, ...brief, ...(roster ? {} : { runner, ...(model ? { model } : {}) }), ...(command ? { command } : {}) })),
+      tasks: tasks.map(({ runner, model, command, roster, brief, ...t }) => ({
+        ...t,
+        ...brief,
+        ...(roster ? {} : { runner, ...(model ? { model } : {}) }),
+        ...(command ? { command } : {}),
+      })),
     };
     // a follow-up's re-dispatch is still that task's follow-up (on its branch, for a worktree job), in a new session
-    return this.submit(body, { ...opts, ...(link ? { followUp: { ...link, resumed: false } } : {}), ...(base ? { followUpBase: base } : {}) });
+    return this.submit(body, {
+      ...opts,
+      ...(link ? { followUp: { ...link, resumed: false } } : {}),
+      ...(base ? { followUpBase: base } : {}),
+    });
   }
 
   /**
@@ -173,33 +245,68 @@ export class Admission {
    * (issue 16); its first attempt resumes the task's session where it can. A worktree job's task is
    * followed up in a worktree from its branch.
    */
-  async followUp(id: string, task: string, body: unknown, opts: Caller = {}): Promise<{ job: CompactJob; created: boolean }> {
+  async followUp(
+    id: string,
+    task: string,
+    body: unknown,
+    opts: Caller = {},
+  ): Promise<{ job: CompactJob; created: boolean }> {
     const job = this.#queries.visibleJob(id, opts);
-    if (job.spec.repo) throw new GafferError('not_supported', `job ${id} worked on a remote repository: its checkout is gone — review its branch gaffer/${id}/${task} on ${job.spec.repo.url}, and dispatch a new job for what is left`, 'job');
+    if (job.spec.repo)
+      throw new GafferError(
+        'not_supported',
+        `job ${id} worked on a remote repository: its checkout is gone — review its branch gaffer/${id}/${task} on ${job.spec.repo.url}, and dispatch a new job for what is left`,
+        'job',
+      );
     const plan = await planFollowUp(this.#store, job, task, body);
     // it goes on where the task last ran, routed and billed as that roster entry (an api rung asks again)
     const pins = plan.entry !== null ? new Map([[task, plan.entry]]) : undefined;
-    return this.submit(plan.body, { ...opts, followUp: plan.link, ...(plan.base ? { followUpBase: plan.base } : {}), ...(pins ? { pins } : {}) });
+    return this.submit(plan.body, {
+      ...opts,
+      followUp: plan.link,
+      ...(plan.base ? { followUpBase: plan.base } : {}),
+      ...(pins ? { pins } : {}),
+    });
   }
 
   #parse(body: unknown, pins?: ReadonlyMap<string, string>): JobSpec {
     const { timeouts, defaultRunner, runners, billing } = this.#opts;
     const defaults = timeouts === null ? {} : { timeoutS: timeouts.worker_s, verifyTimeoutS: timeouts.verify_s };
-    const workspace = typeof body === 'object' && body !== null ? (body as { workspace?: unknown }).workspace : undefined;
+    const workspace =
+      typeof body === 'object' && body !== null ? (body as { workspace?: unknown }).workspace : undefined;
     const roster = rosterFor(this.#opts.roster, this.#opts.dataDir, workspace);
-    const learn = this.#opts.learn ? { minAcceptance: this.#opts.learn.minAcceptance, acceptance: (type: string) => this.#store.entryAcceptance(type) } : null;
-    return parseJobRequest(body, { defaultRunner, available: [...runners.keys()], roster, billing, ...defaults, ...(learn ? { learn } : {}), ...(pins ? { pins } : {}) });
+    const learn = this.#opts.learn
+      ? {
+          minAcceptance: this.#opts.learn.minAcceptance,
+          acceptance: (type: string) => this.#store.entryAcceptance(type),
+        }
+      : null;
+    return parseJobRequest(body, {
+      defaultRunner,
+      available: [...runners.keys()],
+      roster,
+      billing,
+      ...defaults,
+      ...(learn ? { learn } : {}),
+      ...(pins ? { pins } : {}),
+    });
   }
 
   #vetRunners(spec: JobSpec): void {
     // the judge's endpoint, like an entry's, is said before anything runs, not met as an abstention
-    if (spec.judge?.endpoint !== undefined) this.#opts.runners.get('builtin')?.vetEndpoint?.(spec.judge.endpoint, `roster judge ${spec.judge.entry}.endpoint`);
+    if (spec.judge?.endpoint !== undefined)
+      this.#opts.runners
+        .get('builtin')
+        ?.vetEndpoint?.(spec.judge.endpoint, `roster judge ${spec.judge.entry}.endpoint`);
     spec.tasks.forEach((task, i) => {
       const endpoint = task.roster?.endpoint;
-      this.#opts.runners.get(task.runner)?.vet?.({ model: task.model, ...(endpoint ? { endpoint } : {}) }, `tasks[${i}].runner`);
+      this.#opts.runners
+        .get(task.runner)
+        ?.vet?.({ model: task.model, ...(endpoint ? { endpoint } : {}) }, `tasks[${i}].runner`);
       // the rungs a climb may reach are checked now too: an endpoint that cannot work is said before anything runs
       for (const rung of task.roster?.ladder ?? []) {
-        if (rung.endpoint !== null) this.#opts.runners.get(rung.runner)?.vetEndpoint?.(rung.endpoint, `roster entry ${rung.entry}.endpoint`);
+        if (rung.endpoint !== null)
+          this.#opts.runners.get(rung.runner)?.vetEndpoint?.(rung.endpoint, `roster entry ${rung.entry}.endpoint`);
       }
     });
   }
@@ -210,7 +317,12 @@ export class Admission {
     if (mode === 'off') return;
     const report = lintJob(spec, mode);
     if (!report.ok && mode === 'enforce') {
-      throw new GafferError('needs_detail', `the request needs detail before it runs: ${report.needs_detail.map((f) => `${f.task}: ${f.message}`).join('; ')}`, 'tasks', { lint: report });
+      throw new GafferError(
+        'needs_detail',
+        `the request needs detail before it runs: ${report.needs_detail.map((f) => `${f.task}: ${f.message}`).join('; ')}`,
+        'tasks',
+        { lint: report },
+      );
     }
     if (!report.ok) spec.spec_lint = { mode: report.mode, needs_detail: report.needs_detail, codes: report.codes };
   }
@@ -220,7 +332,11 @@ export class Admission {
 function idempotencyKeyOf(spec: JobSpec, headerKey: string | null): string | null {
   // the same limits as client_request_id: an empty key would tie every keyless-looking request together
   if (headerKey !== null && (headerKey.trim() === '' || headerKey.length > LIMITS.clientRequestId)) {
-    throw new GafferError('invalid_request', `Idempotency-Key: must be 1..${LIMITS.clientRequestId} characters, got ${headerKey.trim() === '' ? 'an empty key' : `${headerKey.length} characters`}`, 'Idempotency-Key');
+    throw new GafferError(
+      'invalid_request',
+      `Idempotency-Key: must be 1..${LIMITS.clientRequestId} characters, got ${headerKey.trim() === '' ? 'an empty key' : `${headerKey.length} characters`}`,
+      'Idempotency-Key',
+    );
   }
   if (headerKey !== null && spec.client_request_id !== null && headerKey !== spec.client_request_id) {
     throw new GafferError(

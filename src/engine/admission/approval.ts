@@ -1,4 +1,12 @@
-import { approvalReasons, draftAsks, JUDGE_SYSTEM, judgePrompt, withJudgement, type ApprovalAnswer, type AskJson } from '../../domain/approval.js';
+import {
+  approvalReasons,
+  draftAsks,
+  JUDGE_SYSTEM,
+  judgePrompt,
+  withJudgement,
+  type ApprovalAnswer,
+  type AskJson,
+} from '../../domain/approval.js';
 import { GafferError } from '../../domain/errors.js';
 import type { TaskSpec } from '../../domain/request.js';
 import type { Rung } from '../../domain/route.js';
@@ -28,7 +36,10 @@ export interface Approval {
  * its `refused` row from `refuse` (outcome `cancelled`). All tasks approved when policy asks nothing; null when
  * the job was cancelled while it waited.
  */
-export async function seekApproval(ctx: JobContext, refuse: (task: TaskSpec, why: string) => WorkerEnd): Promise<Approval | null> {
+export async function seekApproval(
+  ctx: JobContext,
+  refuse: (task: TaskSpec, why: string) => WorkerEnd,
+): Promise<Approval | null> {
   const { store, approval: policy, billing } = ctx.services;
   const reasons = approvalReasons(ctx.spec, policy, billing);
   if (reasons.size === 0) return { approved: ctx.spec.tasks, refused: [] };
@@ -37,25 +48,42 @@ export async function seekApproval(ctx: JobContext, refuse: (task: TaskSpec, why
   store.openAsks(ctx.id, drafted, opened);
   const names = [...reasons.keys()].join(', ');
   ctx.enter('awaiting_approval', `awaiting approval of ${names} — gaffer approve ${ctx.id}`);
-  notifyJob(ctx.services.notify, { event: 'asks_opened', job: noticeJob(ctx.job), asks: drafted }, ctx.jobDir, (why) => {
-    if (ctx.job.status === 'awaiting_approval') ctx.phase(why);
-  });
+  notifyJob(
+    ctx.services.notify,
+    { event: 'asks_opened', job: noticeJob(ctx.job), asks: drafted },
+    ctx.jobDir,
+    (why) => {
+      if (ctx.job.status === 'awaiting_approval') ctx.phase(why);
+    },
+  );
   if (!(await awaitAnswers(ctx, opened))) return null;
   const asks = store.listAsks(ctx.id);
   // a task that was not asked about needs no yes
-  const yes = new Set([...ctx.spec.tasks.filter((t) => !reasons.has(t.name)).map((t) => t.name), ...asks.filter((a) => a.ask.answer === true).map((a) => a.ask.task)]);
+  const yes = new Set([
+    ...ctx.spec.tasks.filter((t) => !reasons.has(t.name)).map((t) => t.name),
+    ...asks.filter((a) => a.ask.answer === true).map((a) => a.ask.task),
+  ]);
   const approved = ctx.spec.tasks.filter((t) => yes.has(t.name));
   for (const a of asks) if (a.ask.answer === true && reasons.has(a.ask.task)) ctx.approvedByAsk.add(a.ask.task);
   const refused = ctx.spec.tasks
     .filter((t) => !yes.has(t.name))
     .map((t) => {
       const ask = asks.find((a) => a.ask.task === t.name)?.ask;
-      const by = ask?.answered_by === 'timeout' ? 'no answer in time' : ask?.answered_by === 'unattended' ? 'no one to answer (unattended)' : 'not approved';
+      const by =
+        ask?.answered_by === 'timeout'
+          ? 'no answer in time'
+          : ask?.answered_by === 'unattended'
+            ? 'no one to answer (unattended)'
+            : 'not approved';
       return refuse(t, `${by}${ask?.note ? `: ${ask.note}` : ''}`);
     });
   if (approved.length === 0) ctx.phase('not approved');
   // answered: queued again until it has its place (it may wait for the workspace)
-  else ctx.enter('queued', `approved: ${approved.map((t) => t.name).join(', ')}${refused.length > 0 ? `; not approved: ${refused.map((r) => r.plan.task.name).join(', ')}` : ''}`);
+  else
+    ctx.enter(
+      'queued',
+      `approved: ${approved.map((t) => t.name).join(', ')}${refused.length > 0 ? `; not approved: ${refused.map((r) => r.plan.task.name).join(', ')}` : ''}`,
+    );
   return { approved, refused };
 }
 
@@ -65,17 +93,33 @@ export async function seekApproval(ctx: JobContext, refuse: (task: TaskSpec, why
  */
 async function awaitAnswers(ctx: JobContext, opened: number): Promise<boolean> {
   const { store, approval: policy, notify } = ctx.services;
-  const openTasks = () => store.listAsks(ctx.id).filter((a) => a.ask.answer === null).map((a) => a.ask.task);
+  const openTasks = () =>
+    store
+      .listAsks(ctx.id)
+      .filter((a) => a.ask.answer === null)
+      .map((a) => a.ask.task);
   // spec 05: unattended with no one told of the ask (no notify command or webhook): the answer is no
   if (ctx.spec.unattended && notify.command === null && notify.webhook === null) {
-    store.answerAsks(ctx.id, new Map(openTasks().map((task) => [task, false])), 'unattended, and no one to answer: config notify names no command or webhook', 'unattended', epochS());
+    store.answerAsks(
+      ctx.id,
+      new Map(openTasks().map((task) => [task, false])),
+      'unattended, and no one to answer: config notify names no command or webhook',
+      'unattended',
+      epochS(),
+    );
   }
   try {
     for (let open = openTasks(); open.length > 0; open = openTasks()) {
       if (ctx.isCancelled) return false;
       const left = opened + policy.timeoutS - epochS();
       if (left <= 0) {
-        store.answerAsks(ctx.id, new Map(open.map((task) => [task, false])), `no answer within ${policy.timeoutS} s`, 'timeout', epochS());
+        store.answerAsks(
+          ctx.id,
+          new Map(open.map((task) => [task, false])),
+          `no answer within ${policy.timeoutS} s`,
+          'timeout',
+          epochS(),
+        );
         break;
       }
       await answerOrTick(ctx, Math.min(ANSWER_POLL_MS, left * 1000));
@@ -98,9 +142,15 @@ export async function askToClimb(ctx: JobContext, task: TaskSpec, to: Rung, why:
     issue: `${task.name} failed on its rung and the next one needs a yes before it runs`,
     why: `${why}; the next rung is billed ${to.billing}`,
     route: `${to.model ?? 'its default model'} (${to.provider}/${to.runner}, roster entry ${to.entry})`,
-    recommendation: to.billing === 'api' ? 'approve only if the task is worth paying for: the cheaper rung could not do it' : 'approve if the task is worth a stronger worker: the cheaper rung could not do it',
+    recommendation:
+      to.billing === 'api'
+        ? 'approve only if the task is worth paying for: the cheaper rung could not do it'
+        : 'approve if the task is worth a stronger worker: the cheaper rung could not do it',
     pros: ['a stronger worker, told what the cheaper rung did and how it failed'],
-    cons: [...(to.billing === 'api' ? ['spends money on an api-billed model'] : []), 'the task has already failed once'],
+    cons: [
+      ...(to.billing === 'api' ? ['spends money on an api-billed model'] : []),
+      'the task has already failed once',
+    ],
     blocking: true,
     judge_abstained: true,
     answer: null,
@@ -110,9 +160,14 @@ export async function askToClimb(ctx: JobContext, task: TaskSpec, to: Rung, why:
   const [drafted] = await judged(ctx, [ask]);
   ctx.services.store.openAsks(ctx.id, [drafted ?? ask], opened);
   ctx.enter('awaiting_approval', `awaiting approval of ${key} — gaffer approve ${ctx.id} ${key}=yes`);
-  notifyJob(ctx.services.notify, { event: 'asks_opened', job: noticeJob(ctx.job), asks: [drafted ?? ask] }, ctx.jobDir, (w) => {
-    if (ctx.job.status === 'awaiting_approval') ctx.phase(w);
-  });
+  notifyJob(
+    ctx.services.notify,
+    { event: 'asks_opened', job: noticeJob(ctx.job), asks: [drafted ?? ask] },
+    ctx.jobDir,
+    (w) => {
+      if (ctx.job.status === 'awaiting_approval') ctx.phase(w);
+    },
+  );
   if (!(await awaitAnswers(ctx, opened))) return null;
   const yes = ctx.services.store.listAsks(ctx.id).find((a) => a.ask.task === key)?.ask.answer === true;
   // answered: the job is where it was (a worktree job's other tasks may have gone on meanwhile)
@@ -142,7 +197,13 @@ async function judged(ctx: JobContext, asks: AskJson[]): Promise<AskJson[]> {
       continue;
     }
     const text = await runner
-      .complete({ system: JUDGE_SYSTEM, prompt: judgePrompt(ask, task), model: judge.model, ...(judge.endpoint !== undefined ? { endpoint: judge.endpoint } : {}), timeoutMs: JUDGE_TIMEOUT_MS })
+      .complete({
+        system: JUDGE_SYSTEM,
+        prompt: judgePrompt(ask, task),
+        model: judge.model,
+        ...(judge.endpoint !== undefined ? { endpoint: judge.endpoint } : {}),
+        timeoutMs: JUDGE_TIMEOUT_MS,
+      })
       .catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
     out.push(withJudgement(ask, judge.entry, text));
   }
@@ -169,16 +230,32 @@ function answerOrTick(ctx: JobContext, ms: number): Promise<void> {
  * per task name. Refused with `conflict` when the job is not awaiting approval, `invalid_request`
  * for a task the job does not ask about. Returns the tasks answered now.
  */
-export function answerAsks(store: Store, job: { id: string; status: string }, answer: ApprovalAnswer, note: string | null): string[] {
-  if (job.status !== 'awaiting_approval') throw new GafferError('conflict', `job ${job.id} is ${job.status}, not awaiting approval: there is nothing to answer`);
-  const open = store.listAsks(job.id).filter((a) => a.ask.answer === null).map((a) => a.ask.task);
+export function answerAsks(
+  store: Store,
+  job: { id: string; status: string },
+  answer: ApprovalAnswer,
+  note: string | null,
+): string[] {
+  if (job.status !== 'awaiting_approval')
+    throw new GafferError(
+      'conflict',
+      `job ${job.id} is ${job.status}, not awaiting approval: there is nothing to answer`,
+    );
+  const open = store
+    .listAsks(job.id)
+    .filter((a) => a.ask.answer === null)
+    .map((a) => a.ask.task);
   let answers: Map<string, boolean>;
   if (typeof answer === 'boolean') answers = new Map(open.map((task) => [task, answer]));
   else {
     const all = store.listAsks(job.id).map((a) => a.ask.task);
     const unknown = Object.keys(answer).filter((task) => !all.includes(task));
     if (unknown.length > 0) {
-      throw new GafferError('invalid_request', `approve: ${unknown.map((t) => `"${t}"`).join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not asked about in job ${job.id} (asked: ${all.join(', ')})`, `approve.${unknown[0] ?? ''}`);
+      throw new GafferError(
+        'invalid_request',
+        `approve: ${unknown.map((t) => `"${t}"`).join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not asked about in job ${job.id} (asked: ${all.join(', ')})`,
+        `approve.${unknown[0] ?? ''}`,
+      );
     }
     answers = new Map(Object.entries(answer));
   }

@@ -1,6 +1,14 @@
 import { isAbsolute, relative, resolve } from 'node:path';
 import { GafferError } from '../../domain/errors.js';
-import { buildFollowUpInstruction, FOLLOW_UP_LIMITS, lineAt, parseFollowUpBody, type FollowUpBase, type FollowUpComment, type FollowUpLink } from '../../domain/follow-up.js';
+import {
+  buildFollowUpInstruction,
+  FOLLOW_UP_LIMITS,
+  lineAt,
+  parseFollowUpBody,
+  type FollowUpBase,
+  type FollowUpComment,
+  type FollowUpLink,
+} from '../../domain/follow-up.js';
 import { describeVerify, LIMITS, type TaskSpec } from '../../domain/request.js';
 import { isFinalStatus } from '../../domain/status.js';
 import { fileDiff } from '../../evidence/index.js';
@@ -39,20 +47,40 @@ export function followUpSession(store: Store, link: FollowUpLink | undefined, ta
  * job's task is followed up on its branch: the lines are read there, and the new job runs in a
  * worktree from the branch's tip (`base`), merged as the original job's `merge` says.
  */
-export async function planFollowUp(store: Store, job: JobRow, taskName: string, rawBody: unknown): Promise<FollowUpPlan> {
+export async function planFollowUp(
+  store: Store,
+  job: JobRow,
+  taskName: string,
+  rawBody: unknown,
+): Promise<FollowUpPlan> {
   const request = parseFollowUpBody(rawBody);
-  if (!isFinalStatus(job.status)) throw new GafferError('conflict', `job ${job.id} is still ${job.status}; wait for it (gaffer wait ${job.id}) or cancel it before a follow-up`, 'job_id');
+  if (!isFinalStatus(job.status))
+    throw new GafferError(
+      'conflict',
+      `job ${job.id} is still ${job.status}; wait for it (gaffer wait ${job.id}) or cancel it before a follow-up`,
+      'job_id',
+    );
   const task = job.spec.tasks.find((t) => t.name === taskName);
-  if (!task) throw new GafferError('not_found', `job ${job.id} has no task ${JSON.stringify(taskName)} (its tasks: ${job.spec.tasks.map((t) => t.name).join(', ')})`, 'task');
+  if (!task)
+    throw new GafferError(
+      'not_found',
+      `job ${job.id} has no task ${JSON.stringify(taskName)} (its tasks: ${job.spec.tasks.map((t) => t.name).join(', ')})`,
+      'task',
+    );
   const followed = job.spec.isolation === 'worktree' ? await findFollowedBranch(store, job, taskName) : null;
   const last = lastAttemptOf(store.listAttempts(job.id), taskName);
   const session = last?.report?.session ?? null;
   // a worktree task's session is resumed only in the folder it ran in (followUpFolder); else a new session, told the diff
   const resumed = session !== null && (followed === null || followed.folderFree);
   const comments: (FollowUpComment & { current: string })[] = [];
-  for (const [i, c] of request.comments.entries()) comments.push({ ...c, current: await currentLine(job.spec.workspace, c, `comments[${i}]`, followed) });
+  for (const [i, c] of request.comments.entries())
+    comments.push({ ...c, current: await currentLine(job.spec.workspace, c, `comments[${i}]`, followed) });
   const commented = comments.map((c) => c.file);
-  const diff = resumed ? null : followed ? await branchDiff(job.spec.workspace, followed, last, commented) : await taskDiff(job, task, last, commented);
+  const diff = resumed
+    ? null
+    : followed
+      ? await branchDiff(job.spec.workspace, followed, last, commented)
+      : await taskDiff(job, task, last, commented);
   const instruction = buildFollowUpInstruction({ original: task.instruction, comments, note: request.note, diff });
   const link: FollowUpLink = { job: job.id, task: taskName, resumed };
   const spec = job.spec;
@@ -72,7 +100,12 @@ export async function planFollowUp(store: Store, job: JobRow, taskName: string, 
     ...(followed ? { isolation: 'worktree', merge: spec.merge } : {}),
     tasks: [followUpTask(task, last, instruction)],
   };
-  return { body, link, base: followed ? { branch: followed.branch, commit: followed.tip } : null, entry: last?.entry ?? null };
+  return {
+    body,
+    link,
+    base: followed ? { branch: followed.branch, commit: followed.tip } : null,
+    entry: last?.entry ?? null,
+  };
 }
 
 /** The original title with the suffix, cut so the suffix always shows (titles are at most LIMITS.title). */
@@ -103,42 +136,80 @@ function followUpTask(task: TaskSpec, last: AttemptRow | null, instruction: stri
  * The commented line as it reads now: in the workspace, or on the followed task's branch (its tip)
  * for a worktree task. A file outside the workspace, one that is not there, or a line past its end is refused.
  */
-async function currentLine(workspace: string, comment: FollowUpComment, at: string, followed: FollowedBranch | null): Promise<string> {
+async function currentLine(
+  workspace: string,
+  comment: FollowUpComment,
+  at: string,
+  followed: FollowedBranch | null,
+): Promise<string> {
   const path = resolve(workspace, comment.file);
   const rel = relative(workspace, path);
-  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) throw new GafferError('invalid_request', `${at}.file: must be a path inside the workspace ${workspace}, got ${JSON.stringify(comment.file)}`, `${at}.file`);
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel))
+    throw new GafferError(
+      'invalid_request',
+      `${at}.file: must be a path inside the workspace ${workspace}, got ${JSON.stringify(comment.file)}`,
+      `${at}.file`,
+    );
   if (followed) {
     const content = await readAtCommit(workspace, followed.tip, rel);
-    if (content === null) throw new GafferError('invalid_request', `${at}.file: ${JSON.stringify(comment.file)} is not on branch ${followed.branch} (the task's work) — comment on a file the branch has`, `${at}.file`);
+    if (content === null)
+      throw new GafferError(
+        'invalid_request',
+        `${at}.file: ${JSON.stringify(comment.file)} is not on branch ${followed.branch} (the task's work) — comment on a file the branch has`,
+        `${at}.file`,
+      );
     return lineAt(content.toString('utf8'), comment, at);
   }
   // read while a request waits: a FIFO or a link to /dev/zero a worker left must not hold the server (issue 32)
   const read = readBounded(path, { maxBytes: MANIFEST_MAX_BYTES, within: workspace });
   if (!read.ok) {
-    throw new GafferError('invalid_request', `${at}.file: cannot read ${JSON.stringify(comment.file)} in the workspace (${read.why}) — comment on a regular file that exists now`, `${at}.file`);
+    throw new GafferError(
+      'invalid_request',
+      `${at}.file: cannot read ${JSON.stringify(comment.file)} in the workspace (${read.why}) — comment on a regular file that exists now`,
+      `${at}.file`,
+    );
   }
   return lineAt(read.bytes.toString('utf8'), comment, at);
 }
 
 /** The files the task's last attempt changed, diffed against the job's checkpoint, bounded (boundedDiff). */
-async function taskDiff(job: JobRow, task: TaskSpec, last: AttemptRow | null, commented: readonly string[]): Promise<string> {
+async function taskDiff(
+  job: JobRow,
+  task: TaskSpec,
+  last: AttemptRow | null,
+  commented: readonly string[],
+): Promise<string> {
   const pre = job.checkpoint?.pre;
   if (!pre) return '(no checkpoint: the job never took one, so there is no diff)';
   const changed = new Set(last?.report?.filesChanged ?? []);
   if (changed.size === 0) for (const f of job.result?.files_changed ?? []) changed.add(f);
   if (changed.size === 0) return `(task ${task.name} changed no files)`;
-  return boundedDiff(job.spec.workspace, changed, commented, (path) => fileDiff(pre, job.checkpoint?.post ?? null, path));
+  return boundedDiff(job.spec.workspace, changed, commented, (path) =>
+    fileDiff(pre, job.checkpoint?.post ?? null, path),
+  );
 }
 
 /** A worktree task's files as its branch has them, diffed against where its work started (its job's base), bounded (boundedDiff). */
-async function branchDiff(workspace: string, followed: FollowedBranch, last: AttemptRow | null, commented: readonly string[]): Promise<string> {
+async function branchDiff(
+  workspace: string,
+  followed: FollowedBranch,
+  last: AttemptRow | null,
+  commented: readonly string[],
+): Promise<string> {
   const changed = new Set([...followed.files, ...(last?.report?.filesChanged ?? [])]);
   if (changed.size === 0) return `(the task changed no files on ${followed.branch})`;
-  return boundedDiff(workspace, changed, commented, (path) => commitFileDiff(workspace, followed.from, followed.tip, path));
+  return boundedDiff(workspace, changed, commented, (path) =>
+    commitFileDiff(workspace, followed.from, followed.tip, path),
+  );
 }
 
 /** Each changed path's diff, the commented ones first, then the rest sorted, at most FOLLOW_UP_LIMITS.diffBytes in all. */
-async function boundedDiff(workspace: string, changed: ReadonlySet<string>, commented: readonly string[], diffOf: (path: string) => Promise<string>): Promise<string> {
+async function boundedDiff(
+  workspace: string,
+  changed: ReadonlySet<string>,
+  commented: readonly string[],
+  diffOf: (path: string) => Promise<string>,
+): Promise<string> {
   let out = '';
   const first = new Set(commented.map((f) => relative(workspace, resolve(workspace, f))).filter((f) => changed.has(f)));
   for (const path of [...first, ...[...changed].filter((f) => !first.has(f)).sort()]) {

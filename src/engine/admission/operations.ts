@@ -2,7 +2,14 @@
 // the store (so every gaffer process on a data dir sees the same spend, suspensions and breaker)
 // and one clock (a test moves it; nothing here sleeps).
 import { breakerState, DEFAULT_BREAKER, type BreakerSettings, type BreakerState } from '../../domain/breaker.js';
-import { budgetCounts, budgetName, judgeBudget, windowOf, type BudgetRule, type BudgetState } from '../../domain/budget.js';
+import {
+  budgetCounts,
+  budgetName,
+  judgeBudget,
+  windowOf,
+  type BudgetRule,
+  type BudgetState,
+} from '../../domain/budget.js';
 import { GafferError } from '../../domain/errors.js';
 import type { JobSpec, TaskSpec } from '../../domain/request.js';
 import type { Billing, Route, Rung } from '../../domain/route.js';
@@ -19,7 +26,12 @@ export interface OperationsSettings {
   now: () => number;
 }
 
-export const DEFAULT_OPERATIONS: OperationsSettings = { budgets: [], prices: {}, breaker: DEFAULT_BREAKER, now: epochS };
+export const DEFAULT_OPERATIONS: OperationsSettings = {
+  budgets: [],
+  prices: {},
+  breaker: DEFAULT_BREAKER,
+  now: epochS,
+};
 
 /** Finished unattended jobs the breaker reads back through. */
 const BREAKER_LOOKBACK = 50;
@@ -40,7 +52,16 @@ export interface Hold {
 /** A provider as `gaffer stats` shows it: its budgets in their windows, its suspension, the jobs waiting on it. */
 export interface ProviderState {
   provider: string;
-  budgets: { name: string; window: string; unit: string; limit: number; spent: number; unknown: number; state: BudgetState['state']; pause_until: number | null }[];
+  budgets: {
+    name: string;
+    window: string;
+    unit: string;
+    limit: number;
+    spent: number;
+    unknown: number;
+    state: BudgetState['state'];
+    pause_until: number | null;
+  }[];
   suspended_until: number | null;
   suspended_why: string | null;
   waiting: string[];
@@ -72,7 +93,9 @@ export class Operations {
   /** The budgets that apply to a route, judged now. */
   budgetsOn(route: Pick<Route, 'provider' | 'runner' | 'entry'>): BudgetState[] {
     const now = this.now();
-    return this.#settings.budgets.filter((b) => budgetCounts(b, providerOf(route), route.entry)).map((b) => this.#judge(b, now));
+    return this.#settings.budgets
+      .filter((b) => budgetCounts(b, providerOf(route), route.entry))
+      .map((b) => this.#judge(b, now));
   }
 
   /** Every configured budget judged now, in the config's order (`gaffer doctor`). */
@@ -82,7 +105,16 @@ export class Operations {
   }
 
   #judge(b: BudgetRule, now: number): BudgetState {
-    return judgeBudget(b, this.#store.spendSince({ provider: b.provider, entry: b.entry, unit: b.unit, since: windowOf(b.window, now).start }), now);
+    return judgeBudget(
+      b,
+      this.#store.spendSince({
+        provider: b.provider,
+        entry: b.entry,
+        unit: b.unit,
+        since: windowOf(b.window, now).start,
+      }),
+      now,
+    );
   }
 
   breaker(): BreakerState {
@@ -98,7 +130,12 @@ export class Operations {
     const now = this.now();
     if (spec.unattended) {
       const breaker = this.breaker();
-      if (breaker.open) throw new GafferError('breaker_open', `${breaker.why} — retry after ${breaker.retry_after_s} s`, undefined, { reason: breaker.why, retry_after_s: breaker.retry_after_s, failed_jobs: breaker.failures });
+      if (breaker.open)
+        throw new GafferError('breaker_open', `${breaker.why} — retry after ${breaker.retry_after_s} s`, undefined, {
+          reason: breaker.why,
+          retry_after_s: breaker.retry_after_s,
+          failed_jobs: breaker.failures,
+        });
     }
     const warnings: string[] = [];
     const seen = new Set<string>();
@@ -110,10 +147,15 @@ export class Operations {
       for (const b of this.budgetsOn(route)) {
         if (b.state === 'ok' || b.pause_until === null) continue;
         if (b.state === 'spent' || spec.unattended) throw budgetPaused(b, now, `tasks[${i}]`);
-        warnings.push(`${b.why}: this interactive job runs anyway; an unattended one would wait until ${iso(b.pause_until)}`);
+        warnings.push(
+          `${b.why}: this interactive job runs anyway; an unattended one would wait until ${iso(b.pause_until)}`,
+        );
       }
       const suspended = this.#suspension(providerOf(route), now);
-      if (suspended) warnings.push(`provider ${suspended.provider} is suspended until ${iso(suspended.until)} (${suspended.why}): ${task.name} waits for it${task.roster?.fallbacks ? ' or moves to its fallback' : ''}`);
+      if (suspended)
+        warnings.push(
+          `provider ${suspended.provider} is suspended until ${iso(suspended.until)} (${suspended.why}): ${task.name} waits for it${task.roster?.fallbacks ? ' or moves to its fallback' : ''}`,
+        );
     }
     return warnings;
   }
@@ -127,13 +169,31 @@ export class Operations {
     const provider = providerOf(route);
     const now = this.now();
     const suspended = this.#suspension(provider, now);
-    if (suspended) return { state: 'provider_suspended', provider, until: suspended.until, why: `provider ${provider} is suspended until ${iso(suspended.until)}: ${suspended.why}` };
+    if (suspended)
+      return {
+        state: 'provider_suspended',
+        provider,
+        until: suspended.until,
+        why: `provider ${provider} is suspended until ${iso(suspended.until)}: ${suspended.why}`,
+      };
     for (const b of this.budgetsOn(route)) {
-      if (b.state === 'spent' || (b.state === 'ahead' && job.unattended)) return { state: 'budget_paused', provider, until: b.pause_until, why: `${b.why}; waits until ${iso(b.pause_until ?? now)}` };
+      if (b.state === 'spent' || (b.state === 'ahead' && job.unattended))
+        return {
+          state: 'budget_paused',
+          provider,
+          until: b.pause_until,
+          why: `${b.why}; waits until ${iso(b.pause_until ?? now)}`,
+        };
     }
     if (job.unattended) {
       const live = this.#store.liveInteractiveOn(provider, job.id);
-      if (live.length > 0) return { state: 'budget_paused', provider, until: null, why: `unattended: waits while interactive job ${live.join(', ')} is live on provider ${provider}` };
+      if (live.length > 0)
+        return {
+          state: 'budget_paused',
+          provider,
+          until: null,
+          why: `unattended: waits while interactive job ${live.join(', ')} is live on provider ${provider}`,
+        };
     }
     return null;
   }
@@ -147,16 +207,33 @@ export class Operations {
   providers(): ProviderState[] {
     const now = this.now();
     const suspensions = this.#store.listSuspensions(now);
-    const names = [...new Set([...this.#settings.budgets.map((b) => b.provider), ...suspensions.map((s) => s.provider)])].sort();
+    const names = [
+      ...new Set([...this.#settings.budgets.map((b) => b.provider), ...suspensions.map((s) => s.provider)]),
+    ].sort();
     return names.map((provider) => {
       const suspension = suspensions.find((s) => s.provider === provider) ?? null;
       const budgets = this.#settings.budgets
         .filter((b) => b.provider === provider)
         .map((b) => {
           const state = this.#judge(b, now);
-          return { name: budgetName(b), window: b.window, unit: b.unit, limit: b.limit, spent: state.spent, unknown: state.unknown, state: state.state, pause_until: state.pause_until };
+          return {
+            name: budgetName(b),
+            window: b.window,
+            unit: b.unit,
+            limit: b.limit,
+            spent: state.spent,
+            unknown: state.unknown,
+            state: state.state,
+            pause_until: state.pause_until,
+          };
         });
-      return { provider, budgets, suspended_until: suspension?.until ?? null, suspended_why: suspension?.why ?? null, waiting: this.#store.jobsWaitingOn(provider) };
+      return {
+        provider,
+        budgets,
+        suspended_until: suspension?.until ?? null,
+        suspended_why: suspension?.why ?? null,
+        waiting: this.#store.jobsWaitingOn(provider),
+      };
     });
   }
 
@@ -169,7 +246,11 @@ export class Operations {
 function budgetPaused(b: BudgetState, now: number, field: string): GafferError {
   const until = b.pause_until ?? now;
   const retry = Math.max(1, Math.ceil(until - now));
-  return new GafferError('budget_paused', `${b.why} — nothing started; retry after ${iso(until)} (${retry} s)`, field, { reason: b.why, pause_until: until, retry_after_s: retry });
+  return new GafferError('budget_paused', `${b.why} — nothing started; retry after ${iso(until)} (${retry} s)`, field, {
+    reason: b.why,
+    pause_until: until,
+    retry_after_s: retry,
+  });
 }
 
 function iso(s: number): string {

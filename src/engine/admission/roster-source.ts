@@ -17,7 +17,11 @@ export const ROSTER_FILE = 'gaffer.roster.json';
 export function rosterFor(configured: Roster | null, dataDir: string, workspace: unknown): Roster | null {
   if (configured) return configured;
   const own = join(dataDir, ROSTER_FILE);
-  if (existsSync(own)) return parseRoster(readJson(own, () => readFileSync(own, 'utf8')), own);
+  if (existsSync(own))
+    return parseRoster(
+      readJson(own, () => readFileSync(own, 'utf8')),
+      own,
+    );
   if (typeof workspace !== 'string' || !isAbsolute(workspace) || !existsSync(join(workspace, ROSTER_FILE))) return null;
   const where = join(workspace, ROSTER_FILE);
   const shown = runGitSync(['show', `HEAD:./${ROSTER_FILE}`], workspace);

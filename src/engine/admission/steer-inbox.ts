@@ -25,8 +25,22 @@ export class SteerInbox {
     if (this.#drained) throw new Error(`steer ${message.id} came after the job's inbox was emptied`);
     const list = [...this.waitingFor(task), message];
     this.#waiting.set(task, list);
-    const to = how.delivery === 'next_turn' ? `read at the next turn of ${how.worker ?? `${task}'s worker once it starts`}` : `queued as ${task}'s follow-up`;
-    this.#emit([{ name: 'job', event: 'steer_received', message: `steer ${message.id} for ${task}: ${to}`, steer_id: message.id, task, delivery: how.delivery, worker: how.worker, text: steerEventText(message.text) }]);
+    const to =
+      how.delivery === 'next_turn'
+        ? `read at the next turn of ${how.worker ?? `${task}'s worker once it starts`}`
+        : `queued as ${task}'s follow-up`;
+    this.#emit([
+      {
+        name: 'job',
+        event: 'steer_received',
+        message: `steer ${message.id} for ${task}: ${to}`,
+        steer_id: message.id,
+        task,
+        delivery: how.delivery,
+        worker: how.worker,
+        text: steerEventText(message.text),
+      },
+    ]);
     return list.length;
   }
 
@@ -37,7 +51,16 @@ export class SteerInbox {
         const taken = this.#waiting.get(task) ?? [];
         if (taken.length === 0) return [];
         this.#waiting.delete(task);
-        this.#emit(taken.map((m) => ({ name: worker, event: 'steer_delivered', message: `steer ${m.id} read by ${worker} before its next model call`, steer_id: m.id, task, delivery: 'next_turn' })));
+        this.#emit(
+          taken.map((m) => ({
+            name: worker,
+            event: 'steer_delivered',
+            message: `steer ${m.id} read by ${worker} before its next model call`,
+            steer_id: m.id,
+            task,
+            delivery: 'next_turn',
+          })),
+        );
         return taken;
       },
     };

@@ -7,7 +7,8 @@ import { realWorkspace, resolveInWorkspace } from '../../runners/builtin/workspa
 import { runGitSync } from '../../evidence/git.js';
 import { readHeadHasCommit } from '../../evidence/head-commit.js';
 
-const isInside = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
+const isInside = (child: string, parent: string) =>
+  child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
 
 /** Folders of the user's no job may be created for, below HOME (issue 11): keys, and every program's settings. */
 export const PROTECTED_HOME_FOLDERS = ['.ssh', '.gnupg', '.config'] as const;
@@ -41,8 +42,12 @@ export function vetWorkspace(workspace: string, rules: WorkspaceRules): string {
   };
   // a ~ is a shell's to expand; a relative path would be taken from this process's working directory,
   // which over HTTP or MCP is the server's, not the caller's
-  if (workspace.startsWith('~')) refuse('must be an absolute path: "~" is expanded by a shell, not by gaffer — send the full path');
-  if (!isAbsolute(workspace)) refuse("must be an absolute path — a relative one would be resolved against gaffer's own working directory, not the caller's: send the full path (the gaffer CLI resolves a relative one from a request file or --workspace itself)");
+  if (workspace.startsWith('~'))
+    refuse('must be an absolute path: "~" is expanded by a shell, not by gaffer — send the full path');
+  if (!isAbsolute(workspace))
+    refuse(
+      "must be an absolute path — a relative one would be resolved against gaffer's own working directory, not the caller's: send the full path (the gaffer CLI resolves a relative one from a request file or --workspace itself)",
+    );
   let real: string;
   try {
     real = realpathSync(workspace);
@@ -58,19 +63,28 @@ export function vetWorkspace(workspace: string, rules: WorkspaceRules): string {
   if (isInside(data, real)) refuse(`must not contain gaffer's data dir (${data}) — move the data dir with --data-dir`);
   if (rules.configFile) {
     const folder = canonical(dirname(resolve(rules.configFile)));
-    if (isInside(folder, real)) refuse(`must not be or contain the folder of gaffer's config file (${folder}): a worker could rewrite the config — move the config or give a folder beside it`);
+    if (isInside(folder, real))
+      refuse(
+        `must not be or contain the folder of gaffer's config file (${folder}): a worker could rewrite the config — move the config or give a folder beside it`,
+      );
   }
   for (const name of PROTECTED_HOME_FOLDERS) {
     const folder = canonical(join(home, name));
-    if (overlaps(real, folder)) refuse(`must not be, be inside, or contain ${folder} (protected: keys and settings no worker may touch)`);
+    if (overlaps(real, folder))
+      refuse(`must not be, be inside, or contain ${folder} (protected: keys and settings no worker may touch)`);
   }
   for (const path of rules.protectedPaths ?? []) {
     const folder = canonical(path);
-    if (overlaps(real, folder)) refuse(`must not be, be inside, or contain ${folder} (config protected_paths) — give a folder outside it, or change protected_paths`);
+    if (overlaps(real, folder))
+      refuse(
+        `must not be, be inside, or contain ${folder} (config protected_paths) — give a folder outside it, or change protected_paths`,
+      );
   }
   for (const spawner of rules.spawnedFrom ?? []) {
     if (real !== spawner && isInside(spawner, real)) {
-      refuse(`must not be a parent of ${spawner}, the workspace of a live job this request comes from — a job may not widen its own reach; dispatch for ${spawner} or a folder inside it`);
+      refuse(
+        `must not be a parent of ${spawner}, the workspace of a live job this request comes from — a job may not widen its own reach; dispatch for ${spawner} or a folder inside it`,
+      );
     }
   }
   return real;
@@ -107,7 +121,12 @@ export function vetTaskPaths(workspace: string, spec: Pick<JobSpec, 'tasks'>): v
     for (const key of ['files', 'outputs'] as const) {
       task[key].forEach((path, j) => {
         const resolved = resolveInWorkspace(root, path);
-        if (!resolved.ok) throw new GafferError('invalid_request', `tasks[${i}].${key}[${j}]: ${resolved.why}`, `tasks[${i}].${key}[${j}]`);
+        if (!resolved.ok)
+          throw new GafferError(
+            'invalid_request',
+            `tasks[${i}].${key}[${j}]: ${resolved.why}`,
+            `tasks[${i}].${key}[${j}]`,
+          );
       });
     }
   });
@@ -131,6 +150,8 @@ export function vetWorktreeRepository(workspace: string): void {
   const head = runGitSync(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], workspace);
   if (head.status === 0) return;
   const inRepo = runGitSync(['rev-parse', '--git-dir'], workspace).status === 0;
-  const why = inRepo ? 'is a git repository whose HEAD has no commit yet — commit once first' : 'is not inside a git repository — run `git init` and commit first';
+  const why = inRepo
+    ? 'is a git repository whose HEAD has no commit yet — commit once first'
+    : 'is not inside a git repository — run `git init` and commit first';
   throw new GafferError('invalid_request', `workspace: "${workspace}" ${why}, or use isolation "shared"`, 'workspace');
 }

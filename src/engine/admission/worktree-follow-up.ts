@@ -39,16 +39,32 @@ export async function findFollowedBranch(store: Store, job: JobRow, task: string
   const merged = row === undefined && late.some((t) => t.name === task) ? wt?.merges[0] : undefined;
   const branch = row?.branch ?? merged?.branch;
   if (!wt || branch === undefined) {
-    throw new GafferError('conflict', `task ${task} of job ${job.id} has no branch: its worktree was never made (the job ended ${job.status}) — there is no work to follow up; dispatch the task again as a new job`, 'task');
+    throw new GafferError(
+      'conflict',
+      `task ${task} of job ${job.id} has no branch: its worktree was never made (the job ended ${job.status}) — there is no work to follow up; dispatch the task again as a new job`,
+      'task',
+    );
   }
   const tip = await branchTip(job.spec.workspace, branch);
   if (tip === null) {
     const commit = row ? row.commit : (merged?.commit ?? null);
-    const restore = commit ? `recreate it (git branch ${branch} ${commit}) if that commit is still in the repository, or ` : '';
-    throw new GafferError('conflict', `task ${task} of job ${job.id} worked on branch ${branch}, which no longer exists (deleted, or pruned by gaffer worktrees prune --unmerged): a follow-up starts from it — ${restore}dispatch the work again as a new job`, 'task');
+    const restore = commit
+      ? `recreate it (git branch ${branch} ${commit}) if that commit is still in the repository, or `
+      : '';
+    throw new GafferError(
+      'conflict',
+      `task ${task} of job ${job.id} worked on branch ${branch}, which no longer exists (deleted, or pruned by gaffer worktrees prune --unmerged): a follow-up starts from it — ${restore}dispatch the work again as a new job`,
+      'task',
+    );
   }
   const gone = row ? row.state === 'removed' : merged?.path === null;
-  return { branch, tip, from: wt.base, files: row?.files ?? [], folderFree: gone && !heldByAnotherFollowUp(store, job.id, task) };
+  return {
+    branch,
+    tip,
+    from: wt.base,
+    files: row?.files ?? [],
+    folderFree: gone && !heldByAnotherFollowUp(store, job.id, task),
+  };
 }
 
 /** Another resumed follow-up of the task is running in the task's folder, or kept its worktree there. */
@@ -87,7 +103,8 @@ export function followUpFolder(ctx: JobContext, root: string): string | null {
 function sessionFolder(store: Store, root: string, link: FollowUpLink, base: FollowUpBase): string {
   const followed = store.getJob(link.job)?.spec;
   // each hop is a job the store holds, one follow-up further up
-  if (followed?.follow_up?.resumed && followed.follow_up_base && followed.follow_up.task === link.task) return sessionFolder(store, root, followed.follow_up, followed.follow_up_base);
+  if (followed?.follow_up?.resumed && followed.follow_up_base && followed.follow_up.task === link.task)
+    return sessionFolder(store, root, followed.follow_up, followed.follow_up_base);
   return path.join(root, ...base.branch.split('/').slice(1));
 }
 
@@ -106,14 +123,24 @@ export async function followUpApplyFrom(store: Store, spec: JobSpec): Promise<{ 
   while (link !== undefined && base !== undefined) {
     const followed = store.getJob(link.job);
     const wt = followed?.result?.worktrees;
-    if (!followed || !wt) return { commit: base.commit, why: `job ${link.job} is no longer in the store: only the change on top of ${base.branch} is applied` };
+    if (!followed || !wt)
+      return {
+        commit: base.commit,
+        why: `job ${link.job} is no longer in the store: only the change on top of ${base.branch} is applied`,
+      };
     if (await isInWorkspace(spec.workspace, wt, link.task, base)) {
       const also = unmerged.length > 0 ? ` (with the work of ${unmerged.join(', ')}, not merged yet)` : '';
-      return { commit: base.commit, why: `${base.branch} is in the workspace already: only what was done on top of it is applied${also}` };
+      return {
+        commit: base.commit,
+        why: `${base.branch} is in the workspace already: only what was done on top of it is applied${also}`,
+      };
     }
     unmerged.push(base.branch);
     if (!followed.spec.follow_up || !followed.spec.follow_up_base) {
-      return { commit: wt.base, why: `${unmerged.join(', ')} not merged into the workspace yet: applied together with this follow-up's change, from job ${followed.id}'s base` };
+      return {
+        commit: wt.base,
+        why: `${unmerged.join(', ')} not merged into the workspace yet: applied together with this follow-up's change, from job ${followed.id}'s base`,
+      };
     }
     link = followed.spec.follow_up;
     base = followed.spec.follow_up_base;

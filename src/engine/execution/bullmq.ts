@@ -15,7 +15,20 @@ import { AttemptExchange } from './exchange.js';
 import { NODE_LOST, type Executor, type RunOptions } from './executor.js';
 import { RemoteWork } from './remote-work.js';
 import { cancelledReport, takeBack } from './take-back.js';
-import { CANCEL_CHANNEL, CANCEL_TTL_S, cancelKey, connectionOf, describeQueue, QUEUE_PREFIX, queueName, safeJson, signAttempt, withTimeout, wireProgressSchema, type WireAttempt } from './wire.js';
+import {
+  CANCEL_CHANNEL,
+  CANCEL_TTL_S,
+  cancelKey,
+  connectionOf,
+  describeQueue,
+  QUEUE_PREFIX,
+  queueName,
+  safeJson,
+  signAttempt,
+  withTimeout,
+  wireProgressSchema,
+  type WireAttempt,
+} from './wire.js';
 
 /** A coordinator's cluster (spec 09): `gaffer serve --queue`. */
 export interface ClusterSettings {
@@ -95,7 +108,11 @@ export class BullmqExecutor implements Executor {
       await withTimeout(redis.connect(), CONNECT_TIMEOUT_MS);
     } catch (err) {
       redis.disconnect();
-      throw new GafferError('invalid_request', `the queue at ${describeQueue(this.#settings.queue)} does not answer: ${err instanceof Error ? err.message : String(err)} — start redis-server there, or fix --queue`, 'queue');
+      throw new GafferError(
+        'invalid_request',
+        `the queue at ${describeQueue(this.#settings.queue)} does not answer: ${err instanceof Error ? err.message : String(err)} — start redis-server there, or fix --queue`,
+        'queue',
+      );
     }
     this.#redis = redis;
     const existing = new Set<string>();
@@ -150,17 +167,27 @@ export class BullmqExecutor implements Executor {
   }
 
   /** Exports the workspace's base and puts the attempt on its runner's queue; a report when it cannot. */
-  async #place(runner: Runner, input: RunnerInput, remote: RemoteRepo | undefined): Promise<{ work: RemoteWork } | { report: RunnerReport }> {
-    const launchFailed = (error: string) => ({ report: blankReport({ status: 'error', outcome: 'expected_error', stopReason: 'spawn_failed', error }) });
+  async #place(
+    runner: Runner,
+    input: RunnerInput,
+    remote: RemoteRepo | undefined,
+  ): Promise<{ work: RemoteWork } | { report: RunnerReport }> {
+    const launchFailed = (error: string) => ({
+      report: blankReport({ status: 'error', outcome: 'expected_error', stopReason: 'spawn_failed', error }),
+    });
     if (this.#closed || this.#redis === null) return launchFailed('the cluster executor is closed');
-    if (this.#url === null) return launchFailed("the coordinator's address is not known yet (gaffer serve sets it once it listens)");
+    if (this.#url === null)
+      return launchFailed("the coordinator's address is not known yet (gaffer serve sets it once it listens)");
     const repo = await readRepo(input.workspace);
-    if ('refused' in repo) return launchFailed(`cluster mode hands nodes the workspace through git, but the workspace ${repo.refused}`);
+    if ('refused' in repo)
+      return launchFailed(`cluster mode hands nodes the workspace through git, but the workspace ${repo.refused}`);
     let base: string;
     try {
       base = await serialized(repo, () => exportBase(repo));
     } catch (err) {
-      return launchFailed(`the workspace could not be exported for a node: ${err instanceof Error ? err.message : String(err)}`);
+      return launchFailed(
+        `the workspace could not be exported for a node: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     // one BullMQ job per run of the attempt (a rate-limited attempt runs again): its own key
     const key = `${input.jobId}.${input.workerName}.${randomBytes(4).toString('hex')}`;
@@ -200,11 +227,18 @@ export class BullmqExecutor implements Executor {
     try {
       // listening before the add: no event of this job can come before it is heard
       await this.#eventsOf(runner.key);
-      await this.#queue(runner.key).add(runner.key, signAttempt(data, this.#settings.nodeToken), { jobId: key, attempts: 1, removeOnComplete: { age: 3_600 }, removeOnFail: { age: 86_400 } });
+      await this.#queue(runner.key).add(runner.key, signAttempt(data, this.#settings.nodeToken), {
+        jobId: key,
+        attempts: 1,
+        removeOnComplete: { age: 3_600 },
+        removeOnFail: { age: 86_400 },
+      });
       work.queued = true;
     } catch (err) {
       await this.#finish(work);
-      return launchFailed(`the queue at ${describeQueue(this.#settings.queue)} did not take the attempt: ${err instanceof Error ? err.message : String(err)}`);
+      return launchFailed(
+        `the queue at ${describeQueue(this.#settings.queue)} did not take the attempt: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     return { work };
   }
@@ -224,7 +258,12 @@ export class BullmqExecutor implements Executor {
         resolve(report);
       };
       const onAbort = () => {
-        timers.push(setTimeout(() => end(cancelledReport(`the node did not confirm the cancel within ${CANCEL_CONFIRM_MS / 1000} s`)), CANCEL_CONFIRM_MS));
+        timers.push(
+          setTimeout(
+            () => end(cancelledReport(`the node did not confirm the cancel within ${CANCEL_CONFIRM_MS / 1000} s`)),
+            CANCEL_CONFIRM_MS,
+          ),
+        );
         void this.#cancel(work);
       };
       let lastNode = work.node;
@@ -242,21 +281,46 @@ export class BullmqExecutor implements Executor {
         stalled: (stalls) => {
           if (!adopted && stalls === 1) {
             const node = lastNode ?? 'unknown';
-            opts.onNode?.({ event: 'lost', node: lastNode, message: `node ${node} stopped answering: BullMQ gives its work to another node` });
-            end(blankReport({ status: 'error', outcome: 'expected_error', stopReason: NODE_LOST, error: `node ${node} stopped answering mid-attempt (its BullMQ lock expired): the work was handed to another node as a new attempt` }));
+            opts.onNode?.({
+              event: 'lost',
+              node: lastNode,
+              message: `node ${node} stopped answering: BullMQ gives its work to another node`,
+            });
+            end(
+              blankReport({
+                status: 'error',
+                outcome: 'expected_error',
+                stopReason: NODE_LOST,
+                error: `node ${node} stopped answering mid-attempt (its BullMQ lock expired): the work was handed to another node as a new attempt`,
+              }),
+            );
             return;
           }
-          opts.onNode?.({ event: 'requeued', node: lastNode, message: `node ${lastNode ?? 'unknown'} stopped answering too: BullMQ ends the work` });
+          opts.onNode?.({
+            event: 'requeued',
+            node: lastNode,
+            message: `node ${lastNode ?? 'unknown'} stopped answering too: BullMQ ends the work`,
+          });
           timers.push(setTimeout(() => end(lostAgain(stalls)), SECOND_STALL_MS));
         },
         settled: (outcome) => {
-          void takeBack(work, outcome, { exchange: this.exchange, cancelled: input.signal.aborted }).then(end, (err: unknown) =>
-            end(blankReport({ status: 'error', outcome: 'panic', stopReason: 'result_not_applied', error: `the node's work could not be taken back: ${err instanceof Error ? err.message : String(err)}` })),
+          void takeBack(work, outcome, { exchange: this.exchange, cancelled: input.signal.aborted }).then(
+            end,
+            (err: unknown) =>
+              end(
+                blankReport({
+                  status: 'error',
+                  outcome: 'panic',
+                  stopReason: 'result_not_applied',
+                  error: `the node's work could not be taken back: ${err instanceof Error ? err.message : String(err)}`,
+                }),
+              ),
           );
         },
       });
       // taken over after its second stall already: BullMQ fails it once a node takes it, else the attempt ends on its own
-      if (adopted && work.stalls >= 2 && !work.isSettled) timers.push(setTimeout(() => end(lostAgain(work.stalls)), SECOND_STALL_MS));
+      if (adopted && work.stalls >= 2 && !work.isSettled)
+        timers.push(setTimeout(() => end(lostAgain(work.stalls)), SECOND_STALL_MS));
       if (input.signal.aborted) onAbort();
       else input.signal.addEventListener('abort', onAbort, { once: true });
     });
@@ -312,7 +376,9 @@ export class BullmqExecutor implements Executor {
   async #finish(work: RemoteWork): Promise<void> {
     this.#works.delete(work.key);
     this.exchange.close(work.key);
-    const baseInUse = [...this.#works.values()].some((w) => w.base === work.base && w.repo.commonDir === work.repo.commonDir);
+    const baseInUse = [...this.#works.values()].some(
+      (w) => w.base === work.base && w.repo.commonDir === work.repo.commonDir,
+    );
     if (!baseInUse) await serialized(work.repo, () => dropRefs(work.repo, [baseRef(work.base)])).catch(() => undefined);
   }
 
@@ -347,15 +413,23 @@ export class BullmqExecutor implements Executor {
     const redis = this.#redis;
     if (redis === null) throw new Error('the cluster executor is not open');
     const [last] = await redis.xrevrange(`${QUEUE_PREFIX}:${queueName(runner)}:events`, '+', '-', 'COUNT', 1);
-    const e = new QueueEvents(queueName(runner), { connection: this.#connection, prefix: QUEUE_PREFIX, lastEventId: last?.[0] ?? '0-0' });
+    const e = new QueueEvents(queueName(runner), {
+      connection: this.#connection,
+      prefix: QUEUE_PREFIX,
+      lastEventId: last?.[0] ?? '0-0',
+    });
     e.on('error', () => undefined);
     e.on('progress', ({ jobId, data }) => {
       const parsed = wireProgressSchema.safeParse(typeof data === 'string' ? safeJson(data) : data);
       if (parsed.success) this.#works.get(jobId)?.onProgress(parsed.data);
     });
     e.on('stalled', ({ jobId }) => void this.#readStalls(runner, jobId));
-    e.on('completed', ({ jobId, returnvalue }) => this.#works.get(jobId)?.settle({ kind: 'completed', value: returnvalue }));
-    e.on('failed', ({ jobId, failedReason }) => this.#works.get(jobId)?.settle({ kind: 'failed', reason: failedReason }));
+    e.on('completed', ({ jobId, returnvalue }) =>
+      this.#works.get(jobId)?.settle({ kind: 'completed', value: returnvalue }),
+    );
+    e.on('failed', ({ jobId, failedReason }) =>
+      this.#works.get(jobId)?.settle({ kind: 'failed', reason: failedReason }),
+    );
     e.on('removed', ({ jobId }) => this.#works.get(jobId)?.settle({ kind: 'gone' }));
     await e.waitUntilReady();
     return e;
@@ -382,9 +456,14 @@ export class BullmqExecutor implements Executor {
         work.noteStalls(job.stalledCounter);
         const state = await job.getState();
         // the job was read before its state: one that ended in between was read without its answer or reason, so it is read again
-        const ended = state === 'completed' || state === 'failed' ? await Job.fromId(this.#queue(work.runner), work.key) : undefined;
-        if (state === 'completed') work.settle(ended ? { kind: 'completed', value: ended.returnvalue } : { kind: 'gone' });
-        else if (state === 'failed') work.settle(ended ? { kind: 'failed', reason: ended.failedReason } : { kind: 'gone' });
+        const ended =
+          state === 'completed' || state === 'failed'
+            ? await Job.fromId(this.#queue(work.runner), work.key)
+            : undefined;
+        if (state === 'completed')
+          work.settle(ended ? { kind: 'completed', value: ended.returnvalue } : { kind: 'gone' });
+        else if (state === 'failed')
+          work.settle(ended ? { kind: 'failed', reason: ended.failedReason } : { kind: 'gone' });
       } catch {
         // Redis away for now: the next poll looks again
       }
@@ -412,4 +491,3 @@ function appendLog(file: string, lines: readonly string[], logged: { bytes: numb
     // a log that cannot be written loses output, never the attempt
   }
 }
-

@@ -72,7 +72,10 @@ export class AttemptExchange implements NodeExchange {
     if (![...this.#open.values()].some((o) => o.base === opened.base)) {
       const bundle = this.#bundles.get(opened.base);
       this.#bundles.delete(opened.base);
-      void bundle?.then((file) => rmSync(file, { force: true }), () => undefined);
+      void bundle?.then(
+        (file) => rmSync(file, { force: true }),
+        () => undefined,
+      );
     }
   }
 
@@ -110,21 +113,36 @@ export class AttemptExchange implements NodeExchange {
     return bundle;
   }
 
-  async putResult(key: string, ticket: string, upload: string, body: ReadableStream<Uint8Array>): Promise<{ bytes: number }> {
+  async putResult(
+    key: string,
+    ticket: string,
+    upload: string,
+    body: ReadableStream<Uint8Array>,
+  ): Promise<{ bytes: number }> {
     const opened = this.#admit(key, ticket);
-    if (!UPLOAD.test(upload)) throw new GafferError('invalid_request', `the upload name must be 8..64 of A-Z a-z 0-9 _ -, got ${JSON.stringify(upload)}`, 'gaffer-upload');
+    if (!UPLOAD.test(upload))
+      throw new GafferError(
+        'invalid_request',
+        `the upload name must be 8..64 of A-Z a-z 0-9 _ -, got ${JSON.stringify(upload)}`,
+        'gaffer-upload',
+      );
     const file = this.#uploadFile(key, upload);
     const partial = `${file}.partial`;
     let bytes = 0;
     const cap = new Transform({
       transform(chunk: Buffer, _enc, done) {
         bytes += chunk.length;
-        if (bytes > MAX_RESULT_BYTES) done(new GafferError('payload_too_large', `a result bundle may be at most ${MAX_RESULT_BYTES} bytes`));
+        if (bytes > MAX_RESULT_BYTES)
+          done(new GafferError('payload_too_large', `a result bundle may be at most ${MAX_RESULT_BYTES} bytes`));
         else done(null, chunk);
       },
     });
     try {
-      await pipeline(Readable.fromWeb(body as Parameters<typeof Readable.fromWeb>[0]), cap, createWriteStream(partial, { mode: 0o600 }));
+      await pipeline(
+        Readable.fromWeb(body as Parameters<typeof Readable.fromWeb>[0]),
+        cap,
+        createWriteStream(partial, { mode: 0o600 }),
+      );
     } catch (err) {
       rmSync(partial, { force: true });
       throw err;
@@ -142,7 +160,8 @@ export class AttemptExchange implements NodeExchange {
   #admit(key: string, ticket: string): Opened {
     const opened = this.#open.get(key);
     // one answer for an unknown attempt and a wrong ticket: a node learns nothing of attempts not its own
-    if (!opened || !timingSafeEqual(digestOf(ticket), opened.digest)) throw new GafferError('not_found', `no open attempt ${key} for this ticket`);
+    if (!opened || !timingSafeEqual(digestOf(ticket), opened.digest))
+      throw new GafferError('not_found', `no open attempt ${key} for this ticket`);
     return opened;
   }
 

@@ -27,7 +27,13 @@ export class LocalExecutor implements Executor {
       return await runner.run(input);
     } catch (err) {
       // a runner's own bug: the worker panicked, the job goes on
-      return blankReport({ status: 'error', outcome: 'panic', stopReason: 'runner_error', error: `runner failed: ${err instanceof Error ? err.message : String(err)}`, isCancelled: false });
+      return blankReport({
+        status: 'error',
+        outcome: 'panic',
+        stopReason: 'runner_error',
+        error: `runner failed: ${err instanceof Error ? err.message : String(err)}`,
+        isCancelled: false,
+      });
     }
   }
 }

@@ -7,11 +7,35 @@ import { pipeline } from 'node:stream/promises';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { RunnerReport } from '../../domain/runner-report.js';
-import { addNodeWorktree, bundleNodeWork, commitNodeWork, fetchBase, fetchRemoteRef, hasCommit, openCache, pushBranch, removeNodeWorktree } from '../../evidence/cluster-git.js';
+import {
+  addNodeWorktree,
+  bundleNodeWork,
+  commitNodeWork,
+  fetchBase,
+  fetchRemoteRef,
+  hasCommit,
+  openCache,
+  pushBranch,
+  removeNodeWorktree,
+} from '../../evidence/cluster-git.js';
 import type { Runner } from '../../runners/contract.js';
 import { blankReport } from '../../runners/report.js';
 import { GafferError } from '../../domain/errors.js';
-import { CANCEL_CHANNEL, cancelKey, connectionOf, describeQueue, QUEUE_PREFIX, queueName, TICKET_HEADER, UPLOAD_HEADER, verifyAttempt, withTimeout, type WireAttempt, type WireProgress, type WireResult } from './wire.js';
+import {
+  CANCEL_CHANNEL,
+  cancelKey,
+  connectionOf,
+  describeQueue,
+  QUEUE_PREFIX,
+  queueName,
+  TICKET_HEADER,
+  UPLOAD_HEADER,
+  verifyAttempt,
+  withTimeout,
+  type WireAttempt,
+  type WireProgress,
+  type WireResult,
+} from './wire.js';
 
 /** How a `gaffer node` runs (spec 09). */
 export interface NodeOptions {
@@ -81,7 +105,11 @@ export class WorkerNode {
     } catch (err) {
       node.#redis.disconnect();
       node.#subscriber.disconnect();
-      throw new GafferError('invalid_request', `the queue at ${describeQueue(opts.queue)} does not answer: ${err instanceof Error ? err.message : String(err)} — is redis-server running there? fix --queue`, 'queue');
+      throw new GafferError(
+        'invalid_request',
+        `the queue at ${describeQueue(opts.queue)} does not answer: ${err instanceof Error ? err.message : String(err)} — is redis-server running there? fix --queue`,
+        'queue',
+      );
     }
     await node.#start();
     return node;
@@ -90,26 +118,35 @@ export class WorkerNode {
   async #start(): Promise<void> {
     const opts = this.#opts;
     const connection = connectionOf(opts.queue);
-    this.#subscriber.on('message', (_channel: string, key: string) => this.#running.get(key)?.abort(new Error('cancelled by the coordinator')));
+    this.#subscriber.on('message', (_channel: string, key: string) =>
+      this.#running.get(key)?.abort(new Error('cancelled by the coordinator')),
+    );
     await this.#subscriber.subscribe(CANCEL_CHANNEL);
     this.#cancelLook = setInterval(() => void this.#lookForCancels(), CANCEL_LOOK_MS);
     this.#cancelLook.unref();
-    for (const w of ['repos', 'worktrees', 'jobs', 'tmp']) mkdirSync(join(opts.workDir, w), { recursive: true, mode: 0o700 });
+    for (const w of ['repos', 'worktrees', 'jobs', 'tmp'])
+      mkdirSync(join(opts.workDir, w), { recursive: true, mode: 0o700 });
     for (const key of opts.runners.keys()) {
-      const worker = new Worker<unknown, WireResult>(queueName(key), (job, token, signal) => this.#process(job, token, signal), {
-        connection,
-        prefix: QUEUE_PREFIX,
-        name: this.name,
-        concurrency: opts.slots,
-        lockDuration: opts.stallMs,
-        stalledInterval: Math.max(1_000, Math.round(opts.stallMs / 2)),
-        maxStalledCount: 1,
-      });
+      const worker = new Worker<unknown, WireResult>(
+        queueName(key),
+        (job, token, signal) => this.#process(job, token, signal),
+        {
+          connection,
+          prefix: QUEUE_PREFIX,
+          name: this.name,
+          concurrency: opts.slots,
+          lockDuration: opts.stallMs,
+          stalledInterval: Math.max(1_000, Math.round(opts.stallMs / 2)),
+          maxStalledCount: 1,
+        },
+      );
       worker.on('error', (err) => opts.say(`queue ${queueName(key)}: ${err.message}`));
       worker.on('lockRenewalFailed', (ids: string[]) => {
         for (const id of ids) {
           this.#lockLost.add(id);
-          this.#running.get(id)?.abort(new Error('this node lost the attempt: its lock expired and the work went to another node'));
+          this.#running
+            .get(id)
+            ?.abort(new Error('this node lost the attempt: its lock expired and the work went to another node'));
         }
       });
       this.#workers.push(worker);
@@ -125,9 +162,14 @@ export class WorkerNode {
   }
 
   /** One attempt, start to end. A failure of the node's own (git, the coordinator away) fails the BullMQ job with the reason. */
-  async #process(job: Job<unknown, WireResult>, lockToken: string | undefined, bullSignal: AbortSignal | undefined): Promise<WireResult> {
+  async #process(
+    job: Job<unknown, WireResult>,
+    lockToken: string | undefined,
+    bullSignal: AbortSignal | undefined,
+  ): Promise<WireResult> {
     const verified = verifyAttempt(job.data, this.#opts.token);
-    if ('refused' in verified) throw new UnrecoverableError(`node ${this.name} refused queue entry ${job.id ?? '?'}: ${verified.refused}`);
+    if ('refused' in verified)
+      throw new UnrecoverableError(`node ${this.name} refused queue entry ${job.id ?? '?'}: ${verified.refused}`);
     const a = verified.attempt;
     const take = randomBytes(6).toString('hex');
     const progress = (p: WireProgress) => job.updateProgress(p).catch(() => undefined);
@@ -136,11 +178,26 @@ export class WorkerNode {
     const onBull = () => stop.abort(bullSignal?.reason);
     bullSignal?.addEventListener('abort', onBull, { once: true });
     this.#running.set(a.key, stop);
-    const answer = (report: RunnerReport, commit: string | null = null, sent: Pick<WireResult, 'upload' | 'pushed' | 'pushRefused'> = { upload: null }): WireResult => ({ v: 1, node: this.name, take, report, commit, ...sent });
+    const answer = (
+      report: RunnerReport,
+      commit: string | null = null,
+      sent: Pick<WireResult, 'upload' | 'pushed' | 'pushRefused'> = { upload: null },
+    ): WireResult => ({ v: 1, node: this.name, take, report, commit, ...sent });
     try {
-      if ((await this.#redis.exists(cancelKey(a.key))) === 1) return answer(blankReport({ status: 'cancelled', outcome: 'cancelled', stopReason: 'cancelled', isCancelled: true }));
+      if ((await this.#redis.exists(cancelKey(a.key))) === 1)
+        return answer(
+          blankReport({ status: 'cancelled', outcome: 'cancelled', stopReason: 'cancelled', isCancelled: true }),
+        );
       const runner = this.#opts.runners.get(a.runner);
-      if (!runner) return answer(blankReport({ status: 'refused', outcome: 'expected_error', stopReason: 'refused', error: `runner ${a.runner} is not on node ${this.name}` }));
+      if (!runner)
+        return answer(
+          blankReport({
+            status: 'refused',
+            outcome: 'expected_error',
+            stopReason: 'refused',
+            error: `runner ${a.runner} is not on node ${this.name}`,
+          }),
+        );
       this.#opts.say(`${a.key}: ${a.runner} worker starting`);
       const cache = join(this.#opts.workDir, 'repos', `${a.repo}.git`);
       const dir = join(this.#opts.workDir, 'worktrees', a.key);
@@ -149,7 +206,10 @@ export class WorkerNode {
         // a job's remote repository first (spec 09); the coordinator's bundle holds what the remote does not (a fix round's base)
         if (a.remote && !(await hasCommit(cache, a.base))) {
           const fetched = await fetchRemoteRef(cache, a.remote.url, a.remote.ref, REMOTE_TIP);
-          if ('refused' in fetched) this.#opts.say(`${a.key}: ${a.remote.ref} of ${a.remote.url} could not be fetched (${fetched.refused}): the base comes from the coordinator`);
+          if ('refused' in fetched)
+            this.#opts.say(
+              `${a.key}: ${a.remote.ref} of ${a.remote.url} could not be fetched (${fetched.refused}): the base comes from the coordinator`,
+            );
         }
         if (!(await hasCommit(cache, a.base))) await this.#fetchBase(a, cache);
         await addNodeWorktree(cache, dir, a.branch, a.base);
@@ -173,10 +233,18 @@ export class WorkerNode {
             onState: (detection) => void progress({ type: 'state', take, detection }),
           });
         } catch (err) {
-          report = blankReport({ status: 'error', outcome: 'panic', stopReason: 'runner_error', error: `runner failed: ${err instanceof Error ? err.message : String(err)}` });
+          report = blankReport({
+            status: 'error',
+            outcome: 'panic',
+            stopReason: 'runner_error',
+            error: `runner failed: ${err instanceof Error ? err.message : String(err)}`,
+          });
         }
         await output.close();
-        const tip = await commitNodeWork(dir, `gaffer: job ${a.input.jobId}, ${a.input.workerName} on node ${this.name}`);
+        const tip = await commitNodeWork(
+          dir,
+          `gaffer: job ${a.input.jobId}, ${a.input.workerName} on node ${this.name}`,
+        );
         this.#opts.say(`${a.key}: ${report.status}${tip === a.base ? ', nothing changed' : ''}`);
         if (tip === a.base) return answer(report);
         // a node partitioned past its stall window sends nothing: the attempt is another node's now, and its branch too
@@ -185,7 +253,11 @@ export class WorkerNode {
         if (a.remote) {
           const refused = await pushBranch(cache, a.remote.url, a.branch);
           if (refused === null) return answer(report, tip, { upload: null, pushed: true });
-          pushRefused = `the push to ${a.remote.url} failed, the commit went to the coordinator instead: ${refused}`.slice(0, 1_000);
+          pushRefused =
+            `the push to ${a.remote.url} failed, the commit went to the coordinator instead: ${refused}`.slice(
+              0,
+              1_000,
+            );
           this.#opts.say(`${a.key}: ${pushRefused}`);
         }
         const upload = randomBytes(12).toString('base64url');
@@ -209,7 +281,8 @@ export class WorkerNode {
 
   /** Throws unless this node still holds the attempt's BullMQ lock (it was not handed to another node meanwhile). */
   async #stillHolds(job: Job<unknown, WireResult>, lockToken: string | undefined): Promise<void> {
-    const lost = () => new Error(`node ${this.name} lost the attempt (its lock expired): its work is another node's now`);
+    const lost = () =>
+      new Error(`node ${this.name} lost the attempt (its lock expired): its work is another node's now`);
     if (this.#lockLost.has(job.id ?? '')) throw lost();
     if (lockToken === undefined) return;
     if ((await job.extendLock(lockToken, this.#opts.stallMs).catch(() => 0)) !== 1) throw lost();
@@ -219,9 +292,17 @@ export class WorkerNode {
   async #fetchBase(a: WireAttempt, cache: string): Promise<void> {
     const file = join(this.#opts.workDir, 'tmp', `${a.key}.base.bundle`);
     try {
-      const res = await fetch(`${this.#coordinatorOf(a)}/api/node/attempts/${encodeURIComponent(a.key)}/base`, { headers: this.#headers(a) });
-      if (!res.ok || res.body === null) throw new Error(`the coordinator refused the base of ${a.key}: HTTP ${res.status} ${(await res.text()).slice(0, 300)}`);
-      await pipeline(Readable.fromWeb(res.body as Parameters<typeof Readable.fromWeb>[0]), createWriteStream(file, { mode: 0o600 }));
+      const res = await fetch(`${this.#coordinatorOf(a)}/api/node/attempts/${encodeURIComponent(a.key)}/base`, {
+        headers: this.#headers(a),
+      });
+      if (!res.ok || res.body === null)
+        throw new Error(
+          `the coordinator refused the base of ${a.key}: HTTP ${res.status} ${(await res.text()).slice(0, 300)}`,
+        );
+      await pipeline(
+        Readable.fromWeb(res.body as Parameters<typeof Readable.fromWeb>[0]),
+        createWriteStream(file, { mode: 0o600 }),
+      );
       await fetchBase(cache, file, a.base);
     } finally {
       rmSync(file, { force: true });
@@ -232,11 +313,19 @@ export class WorkerNode {
   async #sendResult(a: WireAttempt, upload: string, file: string): Promise<void> {
     const res = await fetch(`${this.#coordinatorOf(a)}/api/node/attempts/${encodeURIComponent(a.key)}/result`, {
       method: 'PUT',
-      headers: { ...this.#headers(a), [UPLOAD_HEADER]: upload, 'content-type': 'application/octet-stream', 'content-length': String(statSync(file).size) },
+      headers: {
+        ...this.#headers(a),
+        [UPLOAD_HEADER]: upload,
+        'content-type': 'application/octet-stream',
+        'content-length': String(statSync(file).size),
+      },
       body: Readable.toWeb(createReadStream(file)) as ReadableStream<Uint8Array>,
       duplex: 'half',
     } as RequestInit);
-    if (!res.ok) throw new Error(`the coordinator refused the result of ${a.key}: HTTP ${res.status} ${(await res.text()).slice(0, 300)}`);
+    if (!res.ok)
+      throw new Error(
+        `the coordinator refused the result of ${a.key}: HTTP ${res.status} ${(await res.text()).slice(0, 300)}`,
+      );
   }
 
   #headers(a: WireAttempt): Record<string, string> {
@@ -251,7 +340,8 @@ export class WorkerNode {
   async #lookForCancels(): Promise<void> {
     for (const [key, stop] of this.#running) {
       if (stop.signal.aborted) continue;
-      if ((await this.#redis.exists(cancelKey(key)).catch(() => 0)) === 1) stop.abort(new Error('cancelled by the coordinator'));
+      if ((await this.#redis.exists(cancelKey(key)).catch(() => 0)) === 1)
+        stop.abort(new Error('cancelled by the coordinator'));
     }
   }
 

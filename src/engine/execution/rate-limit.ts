@@ -6,7 +6,8 @@ export const BACKOFF_MAX_S = 30 * 60;
 
 /** How long to wait before requeue number `requeue` (0-based): the provider's reset time, else exponential backoff from 60 s, capped at 30 min. */
 export function rateLimitDelayS(requeue: number, retryAfterS: number | null | undefined): number {
-  if (typeof retryAfterS === 'number' && Number.isFinite(retryAfterS) && retryAfterS >= 0) return Math.min(retryAfterS, MAX_RATE_LIMIT_WAIT_S);
+  if (typeof retryAfterS === 'number' && Number.isFinite(retryAfterS) && retryAfterS >= 0)
+    return Math.min(retryAfterS, MAX_RATE_LIMIT_WAIT_S);
   return Math.min(BACKOFF_START_S * 2 ** requeue, BACKOFF_MAX_S);
 }
 

@@ -40,7 +40,14 @@ export class RemoteWork {
   #listener: WorkListener | null = null;
   #outcome: WorkOutcome | null = null;
 
-  constructor(opts: { key: string; runner: string; repo: RepoFacts; base: string; branch: string; remote?: RemoteRepo }) {
+  constructor(opts: {
+    key: string;
+    runner: string;
+    repo: RepoFacts;
+    base: string;
+    branch: string;
+    remote?: RemoteRepo;
+  }) {
     this.key = opts.key;
     this.runner = opts.runner;
     this.repo = opts.repo;

@@ -15,30 +15,68 @@ const STALLED_TOO_OFTEN = 'job stalled more than allowable limit';
  * attempt's evidence is then the coordinator's own snapshot of its own disk; the report stays the
  * node's claim. A commit it names but never sent, or one that does not apply, is an error.
  */
-export async function takeBack(work: RemoteWork, outcome: WorkOutcome, opts: { exchange: AttemptExchange; cancelled: boolean }): Promise<RunnerReport> {
+export async function takeBack(
+  work: RemoteWork,
+  outcome: WorkOutcome,
+  opts: { exchange: AttemptExchange; cancelled: boolean },
+): Promise<RunnerReport> {
   if (outcome.kind === 'gone') {
-    return opts.cancelled ? cancelledReport(null) : blankReport({ status: 'error', outcome: 'expected_error', stopReason: 'node_failed', error: "the attempt's job is gone from the queue: removed outside gaffer, or Redis restarted without its data (run it with --appendonly yes)" });
+    return opts.cancelled
+      ? cancelledReport(null)
+      : blankReport({
+          status: 'error',
+          outcome: 'expected_error',
+          stopReason: 'node_failed',
+          error:
+            "the attempt's job is gone from the queue: removed outside gaffer, or Redis restarted without its data (run it with --appendonly yes)",
+        });
   }
   if (outcome.kind === 'failed') {
     if (outcome.reason === STALLED_TOO_OFTEN) {
-      return blankReport({ status: 'error', outcome: 'expected_error', stopReason: 'node_lost_again', error: `its node stopped answering again after the work had been handed over once (BullMQ: ${outcome.reason})` });
+      return blankReport({
+        status: 'error',
+        outcome: 'expected_error',
+        stopReason: 'node_lost_again',
+        error: `its node stopped answering again after the work had been handed over once (BullMQ: ${outcome.reason})`,
+      });
     }
-    return blankReport({ status: 'error', outcome: 'expected_error', stopReason: 'node_failed', error: `the node failed the attempt: ${outcome.reason}` });
+    return blankReport({
+      status: 'error',
+      outcome: 'expected_error',
+      stopReason: 'node_failed',
+      error: `the node failed the attempt: ${outcome.reason}`,
+    });
   }
   const value = typeof outcome.value === 'string' ? safeJson(outcome.value) : outcome.value;
   const parsed = wireResultSchema.safeParse(value);
-  if (!parsed.success) return blankReport({ status: 'error', outcome: 'panic', stopReason: 'node_failed', error: `the node's answer is not gaffer's wire format: ${parsed.error.issues[0]?.message ?? 'unreadable'}` });
+  if (!parsed.success)
+    return blankReport({
+      status: 'error',
+      outcome: 'panic',
+      stopReason: 'node_failed',
+      error: `the node's answer is not gaffer's wire format: ${parsed.error.issues[0]?.message ?? 'unreadable'}`,
+    });
   const result = parsed.data;
   const report = reportOfWire(result.report);
   if (result.commit === null || result.commit === work.base) return report;
-  const notApplied = (error: string): RunnerReport => ({ ...report, status: 'error', outcome: 'expected_error', stopReason: 'result_not_applied', error });
+  const notApplied = (error: string): RunnerReport => ({
+    ...report,
+    status: 'error',
+    outcome: 'expected_error',
+    stopReason: 'result_not_applied',
+    error,
+  });
   let from: { bundle: string } | { remote: string };
   if (result.pushed === true) {
-    if (work.remote === undefined) return notApplied(`node ${result.node} says it pushed commit ${result.commit}, but the job has no remote repository`);
+    if (work.remote === undefined)
+      return notApplied(
+        `node ${result.node} says it pushed commit ${result.commit}, but the job has no remote repository`,
+      );
     from = { remote: work.remote.url };
   } else {
     const file = opts.exchange.resultFile(work.key, result.upload ?? '');
-    if (file === null) return notApplied(`node ${result.node} reported commit ${result.commit} but its bundle never arrived`);
+    if (file === null)
+      return notApplied(`node ${result.node} reported commit ${result.commit} but its bundle never arrived`);
     from = { bundle: file };
   }
   const into = resultRef(work.key);
@@ -46,14 +84,24 @@ export async function takeBack(work: RemoteWork, outcome: WorkOutcome, opts: { e
   if ('refused' in fetched) return notApplied(fetched.refused);
   try {
     // a branch on a shared remote can be moved by anyone who may push there: only the commit the node reported is taken
-    if (fetched.commit !== result.commit) return notApplied(`${'remote' in from ? `the remote's ${work.branch}` : "the node's bundle"} holds ${fetched.commit}, not the commit ${result.commit} node ${result.node} reported`);
+    if (fetched.commit !== result.commit)
+      return notApplied(
+        `${'remote' in from ? `the remote's ${work.branch}` : "the node's bundle"} holds ${fetched.commit}, not the commit ${result.commit} node ${result.node} reported`,
+      );
     const applied = await serialized(work.repo, () => applyResult(work.repo, work.base, fetched.commit));
-    if (applied.refused !== null) return notApplied(`the node's work did not apply to the workspace: ${applied.refused}`);
+    if (applied.refused !== null)
+      return notApplied(`the node's work did not apply to the workspace: ${applied.refused}`);
     const notes = [
-      ...(applied.outside.length > 0 ? [`not applied: what it changed outside the workspace (${applied.outside.slice(0, 5).join(', ')}${applied.outside.length > 5 ? ', …' : ''})`] : []),
+      ...(applied.outside.length > 0
+        ? [
+            `not applied: what it changed outside the workspace (${applied.outside.slice(0, 5).join(', ')}${applied.outside.length > 5 ? ', …' : ''})`,
+          ]
+        : []),
       ...(result.pushRefused !== undefined ? [result.pushRefused] : []),
     ];
-    return notes.length === 0 ? report : { ...report, error: [report.error, ...notes].filter((n) => n !== null).join('; ') };
+    return notes.length === 0
+      ? report
+      : { ...report, error: [report.error, ...notes].filter((n) => n !== null).join('; ') };
   } finally {
     await serialized(work.repo, () => dropRefs(work.repo, [into]));
   }

@@ -36,10 +36,24 @@ export function connectionOf(url: string): { url: string; maxRetriesPerRequest: 
   try {
     parsed = new URL(url);
   } catch {
-    throw new GafferError('invalid_request', `--queue must be a redis:// URL (redis://host:6379), got ${JSON.stringify(url)}`, 'queue');
+    throw new GafferError(
+      'invalid_request',
+      `--queue must be a redis:// URL (redis://host:6379), got ${JSON.stringify(url)}`,
+      'queue',
+    );
   }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new GafferError('invalid_request', `--queue must be a redis:// or rediss:// URL, got ${JSON.stringify(url)}`, 'queue');
-  if (parsed.hostname === '') throw new GafferError('invalid_request', `--queue names no host: ${JSON.stringify(url)} (redis://host:6379)`, 'queue');
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
+    throw new GafferError(
+      'invalid_request',
+      `--queue must be a redis:// or rediss:// URL, got ${JSON.stringify(url)}`,
+      'queue',
+    );
+  if (parsed.hostname === '')
+    throw new GafferError(
+      'invalid_request',
+      `--queue names no host: ${JSON.stringify(url)} (redis://host:6379)`,
+      'queue',
+    );
   // BullMQ's workers need commands that wait for a reconnect rather than fail (its own advice)
   return { url, maxRetriesPerRequest: null };
 }
@@ -124,7 +138,8 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
-const hmac = (token: string, attempt: unknown): string => createHmac('sha256', token).update(canonical(attempt)).digest('hex');
+const hmac = (token: string, attempt: unknown): string =>
+  createHmac('sha256', token).update(canonical(attempt)).digest('hex');
 
 /** The queue entry of an attempt, signed with the node token. */
 export function signAttempt(attempt: WireAttempt, token: string): SignedAttempt {
@@ -137,9 +152,14 @@ export function signAttempt(attempt: WireAttempt, token: string): SignedAttempt 
  */
 export function verifyAttempt(data: unknown, token: string): { attempt: WireAttempt } | { refused: string } {
   const entry = data as Partial<SignedAttempt> | null;
-  if (entry === null || typeof entry !== 'object' || typeof entry.sig !== 'string' || !/^[0-9a-f]{64}$/.test(entry.sig)) return { refused: 'not a signed gaffer attempt' };
+  if (entry === null || typeof entry !== 'object' || typeof entry.sig !== 'string' || !/^[0-9a-f]{64}$/.test(entry.sig))
+    return { refused: 'not a signed gaffer attempt' };
   const expected = Buffer.from(hmac(token, entry.attempt), 'hex');
-  if (!timingSafeEqual(expected, Buffer.from(entry.sig, 'hex'))) return { refused: "its signature is not the coordinator's under this node's token (a forged entry, or another coordinator's token)" };
+  if (!timingSafeEqual(expected, Buffer.from(entry.sig, 'hex')))
+    return {
+      refused:
+        "its signature is not the coordinator's under this node's token (a forged entry, or another coordinator's token)",
+    };
   const parsed = wireAttemptSchema.safeParse(entry.attempt);
   if (!parsed.success) return { refused: `not a gaffer attempt: ${parsed.error.issues[0]?.message ?? 'unreadable'}` };
   return { attempt: parsed.data };
@@ -221,7 +241,12 @@ export function safeJson(text: string): unknown {
 export async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms)))]);
+    return await Promise.race([
+      promise,
+      new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms)),
+      ),
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -19,7 +19,10 @@ export function modelsRequest(e: ModelEndpoint): { url: string; headers: Record<
     headers.authorization = `Bearer ${e.key}`;
   }
   // the Gemini API lists its models under its version path; the others' base URLs carry theirs
-  return { url: e.api === 'gemini' ? `${e.url.replace(/\/v1(beta)?\/?$/, '')}/v1beta/models` : `${e.url}/models`, headers };
+  return {
+    url: e.api === 'gemini' ? `${e.url.replace(/\/v1(beta)?\/?$/, '')}/v1beta/models` : `${e.url}/models`,
+    headers,
+  };
 }
 
 /** The model ids a models route lists (OpenAI `data[].id`, Gemini `models[].name`); none when it is not such a list. */
@@ -40,7 +43,13 @@ export function modelIds(body: string): string[] {
  * endpoint lists it. The roster is the config's, else the data dir's (or the workspace's) file,
  * which config load does not see; a roster that does not load is left to the roster's own check.
  */
-export async function checkEntryEndpoints(config: GafferConfig, dataDir: string, workspace: string | undefined, timeoutMs: number, add: Add): Promise<void> {
+export async function checkEntryEndpoints(
+  config: GafferConfig,
+  dataDir: string,
+  workspace: string | undefined,
+  timeoutMs: number,
+  add: Add,
+): Promise<void> {
   let roster: Roster | null;
   try {
     roster = rosterFor(config.roster, dataDir, workspace);
@@ -68,15 +77,46 @@ async function checkOne(
   const check = `roster ${isJudge ? 'judge' : 'entry'} ${entry.id}`;
   const names = Object.keys(config.models);
   const e = config.models[entry.endpoint];
-  if (e === undefined) return [check, 'fail', `endpoint "${entry.endpoint}" is not a model endpoint (${names.length > 0 ? `models: ${names.join(', ')}` : 'no models are configured'})`, `add models.${entry.endpoint} with its url, or name another`];
+  if (e === undefined)
+    return [
+      check,
+      'fail',
+      `endpoint "${entry.endpoint}" is not a model endpoint (${names.length > 0 ? `models: ${names.join(', ')}` : 'no models are configured'})`,
+      `add models.${entry.endpoint} with its url, or name another`,
+    ];
   const where = `${entry.runner} on models.${entry.endpoint} (${e.api} ${redactUrl(e.url)})`;
-  if (entry.runner === 'builtin' && !BUILTIN_APIS.includes(e.api)) return [check, 'fail', `${where}: the builtin agent speaks ${BUILTIN_APIS.join(' or ')}`, `point models.${entry.endpoint} at such an endpoint, or the entry at one`];
+  if (entry.runner === 'builtin' && !BUILTIN_APIS.includes(e.api))
+    return [
+      check,
+      'fail',
+      `${where}: the builtin agent speaks ${BUILTIN_APIS.join(' or ')}`,
+      `point models.${entry.endpoint} at such an endpoint, or the entry at one`,
+    ];
   const model = entry.model ?? e.model;
-  if (model === null) return [check, 'fail', `${where}: no model — the entry names none and models.${entry.endpoint} has none`, `give the entry a "model", or set models.${entry.endpoint}.model`];
-  if (model === e.model) return [check, 'ok', `${where}, model ${model} (its listing: the endpoint ${entry.endpoint} line)`];
+  if (model === null)
+    return [
+      check,
+      'fail',
+      `${where}: no model — the entry names none and models.${entry.endpoint} has none`,
+      `give the entry a "model", or set models.${entry.endpoint}.model`,
+    ];
+  if (model === e.model)
+    return [check, 'ok', `${where}, model ${model} (its listing: the endpoint ${entry.endpoint} line)`];
   const listed = await listingOf(entry.endpoint, e);
-  if (typeof listed === 'string') return [check, 'warn', `${where}, model ${model}: cannot list its models (${listed})`, `see the endpoint ${entry.endpoint} line`];
-  if (listed.length > 0 && !listed.includes(model)) return [check, 'warn', `${where}: model ${model} is not listed (it lists ${listed.slice(0, 8).join(', ')}${listed.length > 8 ? ', …' : ''})`, `name a listed model in the roster entry ${entry.id}`];
+  if (typeof listed === 'string')
+    return [
+      check,
+      'warn',
+      `${where}, model ${model}: cannot list its models (${listed})`,
+      `see the endpoint ${entry.endpoint} line`,
+    ];
+  if (listed.length > 0 && !listed.includes(model))
+    return [
+      check,
+      'warn',
+      `${where}: model ${model} is not listed (it lists ${listed.slice(0, 8).join(', ')}${listed.length > 8 ? ', …' : ''})`,
+      `name a listed model in the roster entry ${entry.id}`,
+    ];
   return [check, 'ok', `${where}, model ${model}${listed.length > 0 ? ' (listed)' : ''}`];
 }
 

@@ -119,7 +119,8 @@ export function describeSpine(config: GafferConfig, dataDir: string, workspace?:
   const store = openStore(dataDir, config);
   try {
     const now = store.reader?.now() ?? epochS();
-    const acceptance = (type: TaskType) => store.reader?.acceptance(type) ?? new Map<string, { accepted: number; total: number }>();
+    const acceptance = (type: TaskType) =>
+      store.reader?.acceptance(type) ?? new Map<string, { accepted: number; total: number }>();
     const ladders = roster ? laddersOf(roster, config, acceptance) : [];
     return {
       roster: shown,
@@ -130,12 +131,25 @@ export function describeSpine(config: GafferConfig, dataDir: string, workspace?:
         min_samples: LEARN_MIN_SAMPLES,
         figures: ladders.map(({ type, rungs }) => {
           const logged = acceptance(type);
-          return { type, entries: rungs.map((entry) => ({ entry, accepted: logged.get(entry)?.accepted ?? 0, total: logged.get(entry)?.total ?? 0 })) };
+          return {
+            type,
+            entries: rungs.map((entry) => ({
+              entry,
+              accepted: logged.get(entry)?.accepted ?? 0,
+              total: logged.get(entry)?.total ?? 0,
+            })),
+          };
         }),
       },
       approval: approvalOf(roster, config),
-      budgets: (store.reader?.operations.budgets() ?? config.budgets.map((b) => judgeBudget(b, [], now))).map(budgetShown),
-      suspensions: (store.reader?.operations.providers() ?? []).flatMap((p) => (p.suspended_until !== null ? [{ provider: p.provider, until: p.suspended_until, why: p.suspended_why ?? '' }] : [])),
+      budgets: (store.reader?.operations.budgets() ?? config.budgets.map((b) => judgeBudget(b, [], now))).map(
+        budgetShown,
+      ),
+      suspensions: (store.reader?.operations.providers() ?? []).flatMap((p) =>
+        p.suspended_until !== null
+          ? [{ provider: p.provider, until: p.suspended_until, why: p.suspended_why ?? '' }]
+          : [],
+      ),
       breaker: { ...config.breaker, ...(store.reader?.operations.breaker() ?? breakerState([], config.breaker, now)) },
       store_note: store.note,
     };
@@ -145,7 +159,11 @@ export function describeSpine(config: GafferConfig, dataDir: string, workspace?:
 }
 
 /** The roster a job would take (the config's, the data dir's file, or — with `workspace` — that workspace's at HEAD). */
-function readRoster(config: GafferConfig, dataDir: string, workspace: string | undefined): { roster: Roster | null; shown: RosterShown } {
+function readRoster(
+  config: GafferConfig,
+  dataDir: string,
+  workspace: string | undefined,
+): { roster: Roster | null; shown: RosterShown } {
   const own = join(dataDir, ROSTER_FILE);
   const defaultRunner = defaultRunnerOf(config);
   const without = `a task runs on the runner it names, else ${defaultRunner === null ? 'it is refused (no default runner: set default_runner)' : `the default runner ${defaultRunner}`}`;
@@ -154,15 +172,29 @@ function readRoster(config: GafferConfig, dataDir: string, workspace: string | u
     roster = rosterFor(config.roster, dataDir, workspace);
   } catch (err) {
     const error = toGafferError(err).message;
-    return { roster: null, shown: { source: null, entries: [], note: `cannot be read: every job is refused until it is fixed`, error } };
+    return {
+      roster: null,
+      shown: { source: null, entries: [], note: `cannot be read: every job is refused until it is fixed`, error },
+    };
   }
   if (roster === null) {
-    const where = workspace === undefined ? `none in the config or at ${own}` : `none in the config, at ${own} or committed in ${workspace}`;
-    return { roster: null, shown: { source: null, entries: [], note: `${where} — ${without}; a workspace's committed ${ROSTER_FILE} routes its own jobs` } };
+    const where =
+      workspace === undefined
+        ? `none in the config or at ${own}`
+        : `none in the config, at ${own} or committed in ${workspace}`;
+    return {
+      roster: null,
+      shown: {
+        source: null,
+        entries: [],
+        note: `${where} — ${without}; a workspace's committed ${ROSTER_FILE} routes its own jobs`,
+      },
+    };
   }
-  const note = config.roster !== null || existsSync(own)
-    ? `a workspace's ${ROSTER_FILE} is not read while this one is set`
-    : `jobs in this workspace take it; another workspace's jobs take their own committed ${ROSTER_FILE}, and without one ${without}`;
+  const note =
+    config.roster !== null || existsSync(own)
+      ? `a workspace's ${ROSTER_FILE} is not read while this one is set`
+      : `jobs in this workspace take it; another workspace's jobs take their own committed ${ROSTER_FILE}, and without one ${without}`;
   return { roster, shown: { source: roster.source, entries: roster.entries.map((e) => entryShown(e, config)), note } };
 }
 
@@ -173,17 +205,37 @@ function entryShown(e: RosterEntry, config: GafferConfig): EntryShown {
     : !config.runners[e.runner as ConfigRunnerKey].enabled
       ? `runners.${e.runner}.enabled is false in the config`
       : null;
-  return { entry: e.id, runner: e.runner, model: e.model, billing: e.billing, cost: e.cost, provider: e.provider, tasks: e.tasks, approve: e.approve, fallback: e.fallback, ...(warning !== null ? { warning } : {}) };
+  return {
+    entry: e.id,
+    runner: e.runner,
+    model: e.model,
+    billing: e.billing,
+    cost: e.cost,
+    provider: e.provider,
+    tasks: e.tasks,
+    approve: e.approve,
+    fallback: e.fallback,
+    ...(warning !== null ? { warning } : {}),
+  };
 }
 
 /** Each rostered type's ladder and where a task of it starts now: learned when `routing.learn` is on, else the roster's first entry taking it. */
-function laddersOf(roster: Roster, config: GafferConfig, acceptance: (type: TaskType) => ReadonlyMap<string, { accepted: number; total: number }>): LadderShown[] {
+function laddersOf(
+  roster: Roster,
+  config: GafferConfig,
+  acceptance: (type: TaskType) => ReadonlyMap<string, { accepted: number; total: number }>,
+): LadderShown[] {
   return rosteredTypes(roster).map((type) => {
     const ladder = ladderOf(roster, type, CONFIG_RUNNER_KEYS);
     const learned = config.routing.learn ? learnedStart(ladder, acceptance(type), config.routing.min_acceptance) : null;
     const first = learned === null ? routeByRoster(roster, type, CONFIG_RUNNER_KEYS, null) : null;
     const start = learned?.entry ?? first;
-    return { type, rungs: ladder.map((e) => e.id), starts_on: start?.id ?? null, why: learned?.why ?? (first ? pickOf(first, type, roster).why : null) };
+    return {
+      type,
+      rungs: ladder.map((e) => e.id),
+      starts_on: start?.id ?? null,
+      why: learned?.why ?? (first ? pickOf(first, type, roster).why : null),
+    };
   });
 }
 
@@ -194,7 +246,11 @@ function approvalOf(roster: Roster | null, config: GafferConfig): ApprovalShown 
   const noAsk: string[] = [];
   for (const e of roster?.entries ?? []) {
     if (!needsYes(rungOf(e), 'auto', policy)) noAsk.push(e.id);
-    else asks.push({ entry: e.id, why: e.billing === 'api' ? 'bills api' : e.approve ? 'marked approve: true' : 'approval.default is "required"' });
+    else
+      asks.push({
+        entry: e.id,
+        why: e.billing === 'api' ? 'bills api' : e.approve ? 'marked approve: true' : 'approval.default is "required"',
+      });
   }
   return { default: policy, timeout_s: config.approval.timeout_s, asks, no_ask: noAsk };
 }
@@ -226,7 +282,8 @@ interface StoreReader {
 
 /** A read-only look at the store, or why there is none (no store yet, an older schema, unreadable). */
 function openStore(dataDir: string, config: GafferConfig): { reader: StoreReader | null; note: string | null } {
-  if (!existsSync(join(dataDir, 'gaffer.db'))) return { reader: null, note: 'no store yet: no outcomes, spend or finished jobs to read' };
+  if (!existsSync(join(dataDir, 'gaffer.db')))
+    return { reader: null, note: 'no store yet: no outcomes, spend or finished jobs to read' };
   let store: Store | null = null;
   try {
     store = new Store(dataDir, { readOnly: true });
@@ -234,12 +291,27 @@ function openStore(dataDir: string, config: GafferConfig): { reader: StoreReader
     const latest = latestSchemaVersion();
     if (version !== latest) {
       store.close();
-      return { reader: null, note: `the store is at schema ${version}, this build reads ${latest}: its figures are not read (the next start migrates an older one)` };
+      return {
+        reader: null,
+        note: `the store is at schema ${version}, this build reads ${latest}: its figures are not read (the next start migrates an older one)`,
+      };
     }
     const opened = store;
     // the same Operations the engine judges with, set up from the same config
-    const operations = new Operations(opened, { budgets: config.budgets, prices: config.prices, breaker: config.breaker });
-    return { reader: { operations, acceptance: (type) => opened.entryAcceptance(type), now: () => operations.now(), close: () => opened.close() }, note: null };
+    const operations = new Operations(opened, {
+      budgets: config.budgets,
+      prices: config.prices,
+      breaker: config.breaker,
+    });
+    return {
+      reader: {
+        operations,
+        acceptance: (type) => opened.entryAcceptance(type),
+        now: () => operations.now(),
+        close: () => opened.close(),
+      },
+      note: null,
+    };
   } catch (err) {
     store?.close();
     return { reader: null, note: `cannot read the store's figures: ${(err as Error).message}` };

@@ -14,7 +14,14 @@ import { trialNetwork, trialProgramInSandbox, trialSandbox, trialUnixSockets } f
 import { slirp4netnsStatus } from '../../platform/sandbox/network.js';
 import { describeNetworks, networkSetupOf } from '../../config/network-config.js';
 import { AGENT_CLI_KEYS, DEFAULT_ENDPOINT } from '../../config/config-schema.js';
-import { DEFAULT_CONFIG, loadConfig, redactUrl, type GafferConfig, type LoadedConfig, type ModelEndpoint } from '../../config/config.js';
+import {
+  DEFAULT_CONFIG,
+  loadConfig,
+  redactUrl,
+  type GafferConfig,
+  type LoadedConfig,
+  type ModelEndpoint,
+} from '../../config/config.js';
 import { describeConfig, type ShownConfig } from '../../config/describe-config.js';
 import { readCommittedHints, readWorkspaceHints } from '../../verification/workspace-hints.js';
 import { checkEntryEndpoints, modelIds, modelsRequest } from './doctor-endpoints.js';
@@ -56,13 +63,18 @@ const MIB = 1024 ** 2;
 export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   const env = opts.env ?? process.env;
   const checks: DoctorCheck[] = [];
-  const add = (name: string, status: DoctorCheck['status'], detail: string, fix: string | null = null) => checks.push({ name, status, detail, fix });
+  const add = (name: string, status: DoctorCheck['status'], detail: string, fix: string | null = null) =>
+    checks.push({ name, status, detail, fix });
 
   let loaded: LoadedConfig;
   try {
     // the CLI took gaffer's secrets out of process.env at start: the config is read from the env it started with
     loaded = loadConfig({ dataDir: opts.dataDir, configPath: opts.configPath, env: opts.env ?? readStartEnv() });
-    add('config', 'ok', loaded.file ? `read ${loaded.file}` : `no config file in ${opts.dataDir}: defaults and the environment`);
+    add(
+      'config',
+      'ok',
+      loaded.file ? `read ${loaded.file}` : `no config file in ${opts.dataDir}: defaults and the environment`,
+    );
   } catch (err) {
     add('config', 'fail', toGafferError(err).message, 'fix the value named, or remove it to use the default');
     loaded = { config: structuredClone(DEFAULT_CONFIG), file: opts.configPath ?? null, sources: {} };
@@ -86,14 +98,37 @@ export async function runDoctor(opts: DoctorOptions): Promise<DoctorReport> {
   await checkEntryEndpoints(config, opts.dataDir, opts.workspace, opts.endpointTimeoutMs ?? 3000, add);
   if (opts.workspace !== undefined) {
     const { hints, warnings } = readWorkspaceHints(opts.workspace);
-    if (warnings.length > 0) add('workspace hints', 'warn', warnings.join('; '), `remove those keys from ${join(opts.workspace, '.gaffer', 'workspace.json')}; set them in the data dir's gaffer.config instead`);
-    else add('workspace hints', 'ok', Object.keys(hints).length > 0 ? `hints: ${JSON.stringify(hints)}` : 'no .gaffer/workspace.json hints');
+    if (warnings.length > 0)
+      add(
+        'workspace hints',
+        'warn',
+        warnings.join('; '),
+        `remove those keys from ${join(opts.workspace, '.gaffer', 'workspace.json')}; set them in the data dir's gaffer.config instead`,
+      );
+    else
+      add(
+        'workspace hints',
+        'ok',
+        Object.keys(hints).length > 0 ? `hints: ${JSON.stringify(hints)}` : 'no .gaffer/workspace.json hints',
+      );
     // issue 32: a job goes by the hints as committed at HEAD, never by a working copy a worker could have written
     const { untrusted } = await readCommittedHints(opts.workspace);
-    if (untrusted !== null) add('committed hints', 'warn', untrusted, `commit ${join(opts.workspace, '.gaffer', 'workspace.json')}: jobs go by the hints as committed at HEAD`);
+    if (untrusted !== null)
+      add(
+        'committed hints',
+        'warn',
+        untrusted,
+        `commit ${join(opts.workspace, '.gaffer', 'workspace.json')}: jobs go by the hints as committed at HEAD`,
+      );
   }
   const spine = describeSpine(config, opts.dataDir, opts.workspace);
-  if (spine.roster.error !== undefined) add('roster', 'fail', spine.roster.error, 'fix the roster as the message says: every job is refused until it can be read');
+  if (spine.roster.error !== undefined)
+    add(
+      'roster',
+      'fail',
+      spine.roster.error,
+      'fix the roster as the message says: every job is refused until it can be read',
+    );
   return { config: { ...describeConfig(loaded), data_dir: opts.dataDir }, spine, checks };
 }
 
@@ -107,9 +142,19 @@ function checkNode(add: Add): void {
 
 function checkGit(add: Add, env: NodeJS.ProcessEnv): void {
   const path = findOnPath('git', env);
-  const run = path === null ? null : spawnSync(path, ['--version'], { encoding: 'utf8', timeout: 5000, env: envForRunner('git', 'free', env) });
+  const run =
+    path === null
+      ? null
+      : spawnSync(path, ['--version'], { encoding: 'utf8', timeout: 5000, env: envForRunner('git', 'free', env) });
   if (path === null || run === null || run.status !== 0) {
-    add('git', 'warn', path === null ? 'git is not on PATH: evidence falls back to sizes and mtimes (less exact)' : `git --version failed: ${run?.error?.message ?? run?.stderr.trim() ?? ''}`, 'install git (apt-get install git)');
+    add(
+      'git',
+      'warn',
+      path === null
+        ? 'git is not on PATH: evidence falls back to sizes and mtimes (less exact)'
+        : `git --version failed: ${run?.error?.message ?? run?.stderr.trim() ?? ''}`,
+      'install git (apt-get install git)',
+    );
     return;
   }
   add('git', 'ok', `${run.stdout.trim()} (${path})`);
@@ -131,7 +176,12 @@ function checkDataDir(dataDir: string, add: Add): void {
       accessSync(existing, constants.W_OK | constants.X_OK);
     }
   } catch (err) {
-    add('data dir', 'fail', `${yet}${existing} is not writable: ${(err as Error).message}`, 'choose a writable --data-dir (or GAFFER_DATA_DIR), or fix its permissions');
+    add(
+      'data dir',
+      'fail',
+      `${yet}${existing} is not writable: ${(err as Error).message}`,
+      'choose a writable --data-dir (or GAFFER_DATA_DIR), or fix its permissions',
+    );
     return;
   }
   let free: number | null = null;
@@ -142,8 +192,15 @@ function checkDataDir(dataDir: string, add: Add): void {
     free = null;
   }
   const freeText = free === null ? 'free space unknown' : `${(free / GIB).toFixed(1)} GiB free`;
-  if (free !== null && free < 100 * MIB) add('data dir', 'fail', `${yet}${existing}: only ${Math.round(free / MIB)} MiB free`, 'free disk space (job logs and checkpoints live here) or move the data dir');
-  else if (free !== null && free < GIB) add('data dir', 'warn', `${yet}${existing}: ${freeText}`, 'free disk space: job logs and checkpoints live here');
+  if (free !== null && free < 100 * MIB)
+    add(
+      'data dir',
+      'fail',
+      `${yet}${existing}: only ${Math.round(free / MIB)} MiB free`,
+      'free disk space (job logs and checkpoints live here) or move the data dir',
+    );
+  else if (free !== null && free < GIB)
+    add('data dir', 'warn', `${yet}${existing}: ${freeText}`, 'free disk space: job logs and checkpoints live here');
   else add('data dir', 'ok', `${yet}${existing} is writable, ${freeText}`);
 }
 
@@ -172,15 +229,35 @@ function checkStore(dataDir: string, add: Add): void {
     const version = Number(db.pragma('user_version', { simple: true }));
     const latest = latestSchemaVersion();
     if (answer !== 'ok') {
-      add('sqlite', 'fail', `${path}: integrity_check says ${answer.slice(0, 300)}`, 'stop gaffer, move gaffer.db aside and start again (jobs in it are lost), or restore a backup');
+      add(
+        'sqlite',
+        'fail',
+        `${path}: integrity_check says ${answer.slice(0, 300)}`,
+        'stop gaffer, move gaffer.db aside and start again (jobs in it are lost), or restore a backup',
+      );
     } else if (latest !== null && version > latest) {
-      add('sqlite', 'warn', `${path}: integrity_check ok; schema ${version}, newer than this build's ${latest}`, 'run the gaffer that wrote it (this one may misread its rows)');
+      add(
+        'sqlite',
+        'warn',
+        `${path}: integrity_check ok; schema ${version}, newer than this build's ${latest}`,
+        'run the gaffer that wrote it (this one may misread its rows)',
+      );
     } else {
-      const schema = latest === null ? `schema ${version}` : version < latest ? `schema ${version} of ${latest}: the next start migrates it` : `schema ${version}`;
+      const schema =
+        latest === null
+          ? `schema ${version}`
+          : version < latest
+            ? `schema ${version} of ${latest}: the next start migrates it`
+            : `schema ${version}`;
       add('sqlite', 'ok', `${path}: integrity_check ok; ${schema}`);
     }
   } catch (err) {
-    add('sqlite', 'fail', `cannot read the store ${path}: ${(err as Error).message}`, 'check the data dir (above); a corrupt gaffer.db can be moved aside');
+    add(
+      'sqlite',
+      'fail',
+      `cannot read the store ${path}: ${(err as Error).message}`,
+      'check the data dir (above); a corrupt gaffer.db can be moved aside',
+    );
   } finally {
     db?.close();
   }
@@ -189,13 +266,22 @@ function checkStore(dataDir: string, add: Add): void {
 /** `PRAGMA integrity_check`'s rows as one line: `ok`, or what it found. */
 function integrityOf(rows: unknown): string {
   if (!Array.isArray(rows)) return String(rows);
-  return rows.map((row: unknown) => (typeof row === 'object' && row !== null && 'integrity_check' in row ? String(row.integrity_check) : String(row))).join('; ');
+  return rows
+    .map((row: unknown) =>
+      typeof row === 'object' && row !== null && 'integrity_check' in row ? String(row.integrity_check) : String(row),
+    )
+    .join('; ');
 }
 
 function checkRunners(config: GafferConfig, env: NodeJS.ProcessEnv, add: Add): void {
   try {
     accessSync('/bin/sh', constants.X_OK);
-    add('runner shell', config.runners.shell.enabled ? 'ok' : 'warn', `sh -c in the workspace${config.runners.shell.enabled ? '' : ' — disabled in the config'}`, config.runners.shell.enabled ? null : 'set runners.shell.enabled: true');
+    add(
+      'runner shell',
+      config.runners.shell.enabled ? 'ok' : 'warn',
+      `sh -c in the workspace${config.runners.shell.enabled ? '' : ' — disabled in the config'}`,
+      config.runners.shell.enabled ? null : 'set runners.shell.enabled: true',
+    );
   } catch {
     add('runner shell', 'fail', '/bin/sh is missing', 'install a POSIX shell at /bin/sh');
   }
@@ -203,10 +289,28 @@ function checkRunners(config: GafferConfig, env: NodeJS.ProcessEnv, add: Add): v
   const endpoint = config.models[DEFAULT_ENDPOINT];
   const builtinFix = 'set GAFFER_MODEL_URL and GAFFER_MODEL (or models.default.url and .model in gaffer.config)';
   if (!config.runners.builtin.enabled) add('runner builtin', 'ok', 'disabled in the config');
-  else if (endpoint === undefined) add('runner builtin', 'warn', 'no model endpoint configured: builtin workers cannot run', builtinFix);
-  else if (endpoint.api === 'gemini') add('runner builtin', 'warn', `models.default speaks the gemini API: the builtin agent speaks OpenAI-compatible or Anthropic`, 'point models.default at an OpenAI-compatible or Anthropic endpoint; a gemini endpoint is for runners.gemini.endpoint');
-  else if (endpoint.model === null) add('runner builtin', 'warn', `endpoint ${redactUrl(endpoint.url)} has no model`, 'set GAFFER_MODEL (or models.default.model)');
-  else add('runner builtin', 'ok', `${endpoint.api} endpoint ${redactUrl(endpoint.url)}, model ${endpoint.model}, billing ${config.runners.builtin.billing}`);
+  else if (endpoint === undefined)
+    add('runner builtin', 'warn', 'no model endpoint configured: builtin workers cannot run', builtinFix);
+  else if (endpoint.api === 'gemini')
+    add(
+      'runner builtin',
+      'warn',
+      `models.default speaks the gemini API: the builtin agent speaks OpenAI-compatible or Anthropic`,
+      'point models.default at an OpenAI-compatible or Anthropic endpoint; a gemini endpoint is for runners.gemini.endpoint',
+    );
+  else if (endpoint.model === null)
+    add(
+      'runner builtin',
+      'warn',
+      `endpoint ${redactUrl(endpoint.url)} has no model`,
+      'set GAFFER_MODEL (or models.default.model)',
+    );
+  else
+    add(
+      'runner builtin',
+      'ok',
+      `${endpoint.api} endpoint ${redactUrl(endpoint.url)}, model ${endpoint.model}, billing ${config.runners.builtin.billing}`,
+    );
 
   for (const key of AGENT_CLI_KEYS) {
     const profile = getCliProfile(key);
@@ -217,40 +321,90 @@ function checkRunners(config: GafferConfig, env: NodeJS.ProcessEnv, add: Add): v
     if (!settings.enabled) {
       // a disabled CLI is a third-party binary gaffer has not been allowed to run: looked for, not executed
       const path = findBinary(profile.binary, [], env.PATH);
-      add(name, 'ok', `disabled${path === null ? ', not installed' : `, installed at ${path}`}`, `to use it: ${path === null ? `${install}, then ` : ''}set runners.${key}.enabled: true`);
+      add(
+        name,
+        'ok',
+        `disabled${path === null ? ', not installed' : `, installed at ${path}`}`,
+        `to use it: ${path === null ? `${install}, then ` : ''}set runners.${key}.enabled: true`,
+      );
       continue;
     }
     const found = detectCli(profile, { pathEnv: env.PATH ?? '' });
     if (found.path === null) add(name, 'fail', `enabled but not installed (${profile.binary} is not on PATH)`, install);
-    else if (!found.installed) add(name, 'fail', `enabled but unusable: ${found.reason ?? 'its version command failed'}`, `reinstall it: ${install}`);
+    else if (!found.installed)
+      add(
+        name,
+        'fail',
+        `enabled but unusable: ${found.reason ?? 'its version command failed'}`,
+        `reinstall it: ${install}`,
+      );
     else {
       const pinned = found.version === profile.version ? '' : ` (gaffer was checked against ${profile.version})`;
       // installed is not enough: it must start inside the sandbox too (a package under /tmp once did not)
-      const inside = config.sandbox !== 'off' && sandboxStatus().available ? trialProgramInSandbox(found.path, profile.versionArgs, env) : null;
-      if (inside !== null && !inside.ok) add(name, 'fail', `${profile.label} ${found.version ?? '?'} at ${found.path}, but ${inside.detail}`, 'install it where the sandbox can see it (outside /tmp), or set sandbox: off');
-      else add(name, found.version === profile.version ? 'ok' : 'warn', `${profile.label} ${found.version ?? '?'} at ${found.path}${pinned}, enabled, billing ${settings.billing}${inside === null ? '' : ', runs inside the sandbox'}`, pinned === '' ? null : install);
+      const inside =
+        config.sandbox !== 'off' && sandboxStatus().available
+          ? trialProgramInSandbox(found.path, profile.versionArgs, env)
+          : null;
+      if (inside !== null && !inside.ok)
+        add(
+          name,
+          'fail',
+          `${profile.label} ${found.version ?? '?'} at ${found.path}, but ${inside.detail}`,
+          'install it where the sandbox can see it (outside /tmp), or set sandbox: off',
+        );
+      else
+        add(
+          name,
+          found.version === profile.version ? 'ok' : 'warn',
+          `${profile.label} ${found.version ?? '?'} at ${found.path}${pinned}, enabled, billing ${settings.billing}${inside === null ? '' : ', runs inside the sandbox'}`,
+          pinned === '' ? null : install,
+        );
     }
   }
 }
 
 function checkSandbox(config: GafferConfig, env: NodeJS.ProcessEnv, add: Add): void {
   const status = sandboxStatus();
-  const how = status.version === null
-    ? 'install bubblewrap (apt-get install bubblewrap)'
-    : 'enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces=15000), or run the container with them allowed (e.g. docker --security-opt seccomp=unconfined)';
+  const how =
+    status.version === null
+      ? 'install bubblewrap (apt-get install bubblewrap)'
+      : 'enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces=15000), or run the container with them allowed (e.g. docker --security-opt seccomp=unconfined)';
   if (config.sandbox === 'off') {
-    add('sandbox', 'warn', `off in the config: workers run unsandboxed (bubblewrap ${status.available ? 'would work here' : 'does not work here'})`, 'set sandbox: auto');
+    add(
+      'sandbox',
+      'warn',
+      `off in the config: workers run unsandboxed (bubblewrap ${status.available ? 'would work here' : 'does not work here'})`,
+      'set sandbox: auto',
+    );
   } else if (status.available) {
     // the probe proves the sandbox holds; the trial proves honest work runs in it (spec 04: HOME writable, writes discarded)
     const trial = trialSandbox(env);
     // issue 32: a host unix socket (docker.sock, the session bus, an ssh-agent) is a way out of a network namespace
     const sockets = trial.ok ? trialUnixSockets(env) : null;
-    if (!trial.ok) add('sandbox', 'fail', `${status.version ?? 'bwrap'} holds, but ${trial.detail}`, 'check that HOME is a directory and the workspace is writable; or set sandbox: off');
-    else if (sockets?.ok === true) add('sandbox', 'ok', `${status.version ?? 'bwrap'}: ${status.reason}; ${trial.detail}; unix sockets: ${sockets.detail}`);
-    else add('sandbox', 'warn', `${status.version ?? 'bwrap'}: ${status.reason}; ${trial.detail}; but unix sockets: ${sockets?.detail ?? ''}`, 'run gaffer on x86_64 or arm64 with a kernel that has seccomp filters (CONFIG_SECCOMP_FILTER), or keep sockets a worker must not reach out of the filesystem it sees');
+    if (!trial.ok)
+      add(
+        'sandbox',
+        'fail',
+        `${status.version ?? 'bwrap'} holds, but ${trial.detail}`,
+        'check that HOME is a directory and the workspace is writable; or set sandbox: off',
+      );
+    else if (sockets?.ok === true)
+      add(
+        'sandbox',
+        'ok',
+        `${status.version ?? 'bwrap'}: ${status.reason}; ${trial.detail}; unix sockets: ${sockets.detail}`,
+      );
+    else
+      add(
+        'sandbox',
+        'warn',
+        `${status.version ?? 'bwrap'}: ${status.reason}; ${trial.detail}; but unix sockets: ${sockets?.detail ?? ''}`,
+        'run gaffer on x86_64 or arm64 with a kernel that has seccomp filters (CONFIG_SECCOMP_FILTER), or keep sockets a worker must not reach out of the filesystem it sees',
+      );
   } else {
     const what = `not available: ${status.reason}`;
-    if (config.sandbox === 'required') add('sandbox', 'fail', `${what} — with sandbox: required every worker is refused`, how);
+    if (config.sandbox === 'required')
+      add('sandbox', 'fail', `${what} — with sandbox: required every worker is refused`, how);
     else add('sandbox', 'warn', `${what} — workers run unsandboxed (rows say sandboxed: false)`, how);
   }
 }
@@ -263,24 +417,44 @@ function checkSandbox(config: GafferConfig, env: NodeJS.ProcessEnv, add: Add): v
 function checkNetwork(config: GafferConfig, env: NodeJS.ProcessEnv, add: Add): void {
   const slirp = slirp4netnsStatus();
   const sandboxWorks = sandboxStatus().available;
-  const modes = Object.entries(describeNetworks(config, sandboxWorks)).map(([kind, mode]) => `${kind} ${mode}`).join(', ');
+  const modes = Object.entries(describeNetworks(config, sandboxWorks))
+    .map(([kind, mode]) => `${kind} ${mode}`)
+    .join(', ');
   const { loopbackPorts = [], endpointPorts = [] } = networkSetupOf(config);
   const forwarded = [
-    loopbackPorts.length > 0 ? `host loopback ports forwarded into every run: ${loopbackPorts.join(', ')}` : 'no host loopback port forwarded (network.loopback_ports)',
+    loopbackPorts.length > 0
+      ? `host loopback ports forwarded into every run: ${loopbackPorts.join(', ')}`
+      : 'no host loopback port forwarded (network.loopback_ports)',
     ...(endpointPorts.length > 0 ? [`into agent CLIs also the endpoints' ${endpointPorts.join(', ')}`] : []),
   ].join('; ');
   const found = slirp.path === null ? 'slirp4netns not found' : `${slirp.version ?? 'slirp4netns'} at ${slirp.path}`;
   if (config.sandbox === 'off' || !sandboxWorks) {
-    add('network', 'warn', `${found}; every run has the host network (no sandbox), gaffer's API included: ${modes}`, config.sandbox === 'off' ? 'set sandbox: auto' : 'make the sandbox work (see the sandbox line)');
+    add(
+      'network',
+      'warn',
+      `${found}; every run has the host network (no sandbox), gaffer's API included: ${modes}`,
+      config.sandbox === 'off' ? 'set sandbox: auto' : 'make the sandbox work (see the sandbox line)',
+    );
     return;
   }
   if (slirp.path === null) {
     const required = config.sandbox === 'required';
-    add('network', required ? 'fail' : 'warn', `${found}: runs that need outbound network ${required ? 'are refused (sandbox: required)' : 'get the host network, gaffer\'s API included'}: ${modes}; ${forwarded}`, 'install slirp4netns (apt-get install slirp4netns)');
+    add(
+      'network',
+      required ? 'fail' : 'warn',
+      `${found}: runs that need outbound network ${required ? 'are refused (sandbox: required)' : "get the host network, gaffer's API included"}: ${modes}; ${forwarded}`,
+      'install slirp4netns (apt-get install slirp4netns)',
+    );
     return;
   }
   const trial = trialNetwork(env);
-  if (!trial.ok) add('network', 'fail', `${found}, but ${trial.detail}: ${modes}`, 'check that slirp4netns can join a network namespace here (slirp4netns --version; user namespaces), or set sandbox: off');
+  if (!trial.ok)
+    add(
+      'network',
+      'fail',
+      `${found}, but ${trial.detail}: ${modes}`,
+      'check that slirp4netns can join a network namespace here (slirp4netns --version; user namespaces), or set sandbox: off',
+    );
   else add('network', 'ok', `${found}; ${trial.detail}; ${modes}; ${forwarded}`);
 }
 
@@ -290,7 +464,13 @@ function checkLimits(config: GafferConfig, add: Add): void {
   const { mechanism, detail } = detectLimitMechanism();
   const { processes, memory_mb, cpu_weight } = config.limits;
   const what = `${processes} processes, ${memory_mb} MiB, CPU weight ${cpu_weight} per worker and verification, held by ${detail}`;
-  if (mechanism === 'watchdog') add('limits', 'warn', what, 'run gaffer where it can make cgroups: as root with cgroup v1, or in a delegated cgroup v2 (systemd Delegate=yes)');
+  if (mechanism === 'watchdog')
+    add(
+      'limits',
+      'warn',
+      what,
+      'run gaffer where it can make cgroups: as root with cgroup v1, or in a delegated cgroup v2 (systemd Delegate=yes)',
+    );
   else add('limits', 'ok', what);
 }
 
@@ -304,18 +484,43 @@ async function checkEndpoint(name: string, e: ModelEndpoint, timeoutMs: number):
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
     const why = cause === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : `unreachable (${cause})`;
-    return { name: check, status: 'fail', detail: `${shown}: ${why}`, fix: 'start the model server, or fix the URL (GAFFER_MODEL_URL / models.<name>.url)' };
+    return {
+      name: check,
+      status: 'fail',
+      detail: `${shown}: ${why}`,
+      fix: 'start the model server, or fix the URL (GAFFER_MODEL_URL / models.<name>.url)',
+    };
   }
   const body = await res.text().catch(() => '');
   if (res.status === 401 || res.status === 403) {
-    return { name: check, status: 'fail', detail: `${shown}: the key was refused (HTTP ${res.status})${e.key ? '' : ' — no key is configured'}`, fix: `set the key (GAFFER_MODEL_KEY, or models.${name}.key_env naming a variable that holds it)` };
+    return {
+      name: check,
+      status: 'fail',
+      detail: `${shown}: the key was refused (HTTP ${res.status})${e.key ? '' : ' — no key is configured'}`,
+      fix: `set the key (GAFFER_MODEL_KEY, or models.${name}.key_env naming a variable that holds it)`,
+    };
   }
   if (!res.ok) {
-    return { name: check, status: 'warn', detail: `${shown}: the models route answered HTTP ${res.status}; the endpoint may still serve completions`, fix: 'check the base URL includes the version path, e.g. http://127.0.0.1:11434/v1' };
+    return {
+      name: check,
+      status: 'warn',
+      detail: `${shown}: the models route answered HTTP ${res.status}; the endpoint may still serve completions`,
+      fix: 'check the base URL includes the version path, e.g. http://127.0.0.1:11434/v1',
+    };
   }
   const listed = modelIds(body);
   if (e.model !== null && listed.length > 0 && !listed.includes(e.model)) {
-    return { name: check, status: 'warn', detail: `${shown}: reachable, but model ${e.model} is not listed (it lists ${listed.slice(0, 8).join(', ')}${listed.length > 8 ? ', …' : ''})`, fix: `pick a listed model (GAFFER_MODEL / models.${name}.model)` };
+    return {
+      name: check,
+      status: 'warn',
+      detail: `${shown}: reachable, but model ${e.model} is not listed (it lists ${listed.slice(0, 8).join(', ')}${listed.length > 8 ? ', …' : ''})`,
+      fix: `pick a listed model (GAFFER_MODEL / models.${name}.model)`,
+    };
   }
-  return { name: check, status: 'ok', fix: null, detail: `${shown}: reachable (HTTP ${res.status})${listed.length > 0 ? `, ${listed.length} model(s) listed` : ''}${e.model !== null && listed.includes(e.model) ? `, ${e.model} among them` : ''}` };
+  return {
+    name: check,
+    status: 'ok',
+    fix: null,
+    detail: `${shown}: reachable (HTTP ${res.status})${listed.length > 0 ? `, ${listed.length} model(s) listed` : ''}${e.model !== null && listed.includes(e.model) ? `, ${e.model} among them` : ''}`,
+  };
 }

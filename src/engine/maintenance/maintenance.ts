@@ -43,7 +43,10 @@ export class Maintenance {
 
   /** A job whose process died (another CLI, a killed server) is recovered by whoever is alive: one indexed read a second. */
   watchOrphans(): void {
-    const report = (err: unknown) => void process.stderr.write(`gaffer: recovering dead jobs failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    const report = (err: unknown) =>
+      void process.stderr.write(
+        `gaffer: recovering dead jobs failed: ${err instanceof Error ? err.message : String(err)}\n`,
+      );
     this.#orphanTimer = setInterval(() => {
       if (this.#stopped || this.#recovering !== null || !this.#store.db.open) return;
       try {
@@ -72,7 +75,10 @@ export class Maintenance {
         .then(() => pruneSnapshots(this.#dataDir, () => this.#store.listJobIds()))
         .then(
           () => undefined,
-          (err: unknown) => void process.stderr.write(`gaffer: pruning snapshots failed: ${err instanceof Error ? err.message : String(err)}\n`),
+          (err: unknown) =>
+            void process.stderr.write(
+              `gaffer: pruning snapshots failed: ${err instanceof Error ? err.message : String(err)}\n`,
+            ),
         );
     }
   }

@@ -32,7 +32,11 @@ export function hasOrphans(store: Store): boolean {
  * takes it (spec 06): the holder's surviving processes killed, its job `interrupted`, its attempts
  * closed, and then the lock released. A holder whose process lives is never touched.
  */
-export async function recoverDeadHolder(store: Store, holder: LockHolder, verdict = INTERRUPTED_VERDICT): Promise<void> {
+export async function recoverDeadHolder(
+  store: Store,
+  holder: LockHolder,
+  verdict = INTERRUPTED_VERDICT,
+): Promise<void> {
   if (isSameProcessAlive(holder.pid, holder.pidStart)) return;
   const job = store.getJob(holder.jobId);
   if (job !== null && (isFinalStatus(job.status) || isOrphan(job))) await recoverJob(store, job, verdict);
@@ -55,7 +59,9 @@ function isOrphan(job: { pid: number | null; pidStart: number | null }): boolean
 /** One dead job: its process groups killed (each checked against pid reuse), then its rows closed. */
 async function recoverJob(store: Store, job: JobRow, verdict: string): Promise<void> {
   // open: where the machine has the attempt live (a process may have ended while its work was still being judged); an older row without it: its process not ended
-  const open = store.listAttempts(job.id).filter((a) => (a.machine !== null ? !isFinalAttempt(a.machine) : a.finished === null));
+  const open = store
+    .listAttempts(job.id)
+    .filter((a) => (a.machine !== null ? !isFinalAttempt(a.machine) : a.finished === null));
   const others = store.listJobProcesses(job.id);
   const groups = [
     ...open.flatMap((a) => (a.pgid !== null && a.pgStart !== null ? [{ pgid: a.pgid, pgStart: a.pgStart }] : [])),
@@ -75,7 +81,8 @@ async function recoverJob(store: Store, job: JobRow, verdict: string): Promise<v
  */
 function interruptedRow(a: AttemptRow): AttemptPatch {
   const step = a.machine !== null ? transition(a.machine, { type: 'interrupt' }) : null;
-  if (step === null || !step.ok) return { status: 'interrupted', outcome: 'cancelled', finished: a.finished ?? epochS() };
+  if (step === null || !step.ok)
+    return { status: 'interrupted', outcome: 'cancelled', finished: a.finished ?? epochS() };
   // what the interrupt owes, recovery has done: the job's process groups are stopped, its workspace released (recoverJob)
   let machine = step.next;
   for (const effect of step.effects) {
@@ -94,7 +101,10 @@ function markInterrupted(store: Store, job: JobRow, verdict: string): void {
     verdict: buildVerdict({
       status: 'interrupted',
       error: verdict,
-      workerStatuses: store.listAttempts(job.id).filter((a) => a.role === 'worker').map((a) => a.status),
+      workerStatuses: store
+        .listAttempts(job.id)
+        .filter((a) => a.role === 'worker')
+        .map((a) => a.status),
       filesChanged: result?.changes?.count ?? null,
       verification: result?.verification ?? null,
       fixRoundsRun: result?.fix_rounds_run ?? 0,

@@ -3,7 +3,14 @@ import os from 'node:os';
 import { join } from 'node:path';
 import type { WorktreesJson } from '../../domain/result.js';
 import { runGit } from '../../evidence/git.js';
-import { deleteBranch, isAncestor, pruneWorktreeRecords, readRepo, serialized, type RepoFacts } from '../../evidence/worktree-git.js';
+import {
+  deleteBranch,
+  isAncestor,
+  pruneWorktreeRecords,
+  readRepo,
+  serialized,
+  type RepoFacts,
+} from '../../evidence/worktree-git.js';
 import { spawnCommand } from '../../platform/spawner/spawner.js';
 import type { JobRow } from '../../store/store.js';
 import type { EngineServices } from '../job-context.js';
@@ -43,7 +50,9 @@ export interface PruneAnswer {
 
 /** The worktree jobs the store still holds, newest first. */
 function worktreeJobs(services: EngineServices): JobRow[] {
-  return services.store.listJobs({ limit: 100_000 }).filter((j) => j.spec.isolation === 'worktree' && j.result?.worktrees);
+  return services.store
+    .listJobs({ limit: 100_000 })
+    .filter((j) => j.spec.isolation === 'worktree' && j.result?.worktrees);
 }
 
 /** Every worktree and branch of gaffer's worktree jobs, with its state, age and size. */
@@ -53,22 +62,34 @@ export async function listWorktrees(services: EngineServices): Promise<WorktreeE
     const wt = job.result?.worktrees as WorktreesJson;
     const repo = await readRepo(job.spec.workspace);
     if ('refused' in repo) continue;
-    const head = (await runGit(['rev-parse', 'HEAD'], { cwd: repo.top, timeoutMs: 30_000 })).stdout.toString('utf8').trim();
-    const rows: { task: string; branch: string; path: string | null; merged: boolean; commit: string | null }[] = wt.tasks.map((t) => ({
-      task: t.task,
-      branch: t.branch,
-      path: t.path,
-      merged: t.merge === 'merged',
-      commit: t.commit,
-    }));
-    for (const m of wt.merges) rows.push({ task: m.branch.slice(m.branch.lastIndexOf('/') + 1), branch: m.branch, path: m.path, merged: m.applied, commit: m.commit });
+    const head = (await runGit(['rev-parse', 'HEAD'], { cwd: repo.top, timeoutMs: 30_000 })).stdout
+      .toString('utf8')
+      .trim();
+    const rows: { task: string; branch: string; path: string | null; merged: boolean; commit: string | null }[] =
+      wt.tasks.map((t) => ({
+        task: t.task,
+        branch: t.branch,
+        path: t.path,
+        merged: t.merge === 'merged',
+        commit: t.commit,
+      }));
+    for (const m of wt.merges)
+      rows.push({
+        task: m.branch.slice(m.branch.lastIndexOf('/') + 1),
+        branch: m.branch,
+        path: m.path,
+        merged: m.applied,
+        commit: m.commit,
+      });
     for (const r of rows) {
       const tip = await branchTip(repo, r.branch);
       const path = r.path !== null && existsSync(r.path) ? r.path : null;
       if (tip === null && path === null) continue;
       // a branch still at the base holds no work; one the user merged into HEAD is merged too
       const empty = tip === null || tip === wt.base;
-      const merged = r.merged || (path === null && (empty || (tip !== null && head !== '' && (await isAncestor(repo.top, tip, head)))));
+      const merged =
+        r.merged ||
+        (path === null && (empty || (tip !== null && head !== '' && (await isAncestor(repo.top, tip, head)))));
       entries.push({
         job: job.id,
         task: r.task,
@@ -92,9 +113,18 @@ export async function listWorktrees(services: EngineServices): Promise<WorktreeE
  * one only when `unmerged` is asked; then, while the worktrees left use more than `worktrees.max_gb`,
  * the oldest worktrees go.
  */
-export async function pruneWorktrees(services: EngineServices, opts: { unmerged?: boolean } = {}): Promise<PruneAnswer> {
+export async function pruneWorktrees(
+  services: EngineServices,
+  opts: { unmerged?: boolean } = {},
+): Promise<PruneAnswer> {
   const { keepDays, maxGb } = services.worktrees;
-  const answer: PruneAnswer = { removed_worktrees: [], deleted_branches: [], kept_unmerged: [], failed: [], remaining_mb: 0 };
+  const answer: PruneAnswer = {
+    removed_worktrees: [],
+    deleted_branches: [],
+    kept_unmerged: [],
+    failed: [],
+    remaining_mb: 0,
+  };
   const entries = await listWorktrees(services);
   const repos = new Map<string, RepoFacts>();
   const repoOf = async (e: WorktreeEntry): Promise<RepoFacts | null> => {
@@ -109,7 +139,9 @@ export async function pruneWorktrees(services: EngineServices, opts: { unmerged?
     if (e.path === null) return true;
     const path = e.path;
     // its work is on its branch: what a prune loses is what no commit holds (build output, links)
-    const result = await serialized(repo, () => runGit(['worktree', 'remove', '--force', path], { cwd: repo.top, timeoutMs: 120_000 }));
+    const result = await serialized(repo, () =>
+      runGit(['worktree', 'remove', '--force', path], { cwd: repo.top, timeoutMs: 120_000 }),
+    );
     if (result.exitCode !== 0) {
       answer.failed.push(`${path}: ${result.stderr.trim()}`);
       return false;
@@ -152,12 +184,22 @@ export async function pruneWorktrees(services: EngineServices, opts: { unmerged?
 }
 
 async function branchTip(repo: RepoFacts, branch: string): Promise<string | null> {
-  const r = await runGit(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { cwd: repo.top, timeoutMs: 30_000 });
+  const r = await runGit(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], {
+    cwd: repo.top,
+    timeoutMs: 30_000,
+  });
   return r.exitCode === 0 ? r.stdout.toString('utf8').trim() : null;
 }
 
 async function sizeMb(path: string): Promise<number | null> {
-  const r = await spawnCommand({ cmd: 'du', args: ['-sk', path], cwd: os.tmpdir(), env: process.env, timeoutMs: 120_000, input: '' });
+  const r = await spawnCommand({
+    cmd: 'du',
+    args: ['-sk', path],
+    cwd: os.tmpdir(),
+    env: process.env,
+    timeoutMs: 120_000,
+    input: '',
+  });
   const kb = Number(r.stdout.toString('utf8').split(/\s/)[0]);
   return r.exitCode === 0 && Number.isFinite(kb) ? Math.round((kb / 1024) * 1000) / 1000 : null;
 }

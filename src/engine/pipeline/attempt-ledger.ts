@@ -1,5 +1,24 @@
-import { ABANDONING_EVENTS, admitAttempt, carryEffect, dropEffects, isFinalAttempt, noteFacts, owedOf, transition, type Attempt, type AttemptEvent, type AttemptFacts, type AttemptKind } from '../../domain/attempt-machine.js';
-import { jobStatusOf, taskResultOf, workerEndOf, type TaskResult, type WorkerEndWords } from '../../domain/attempt-results.js';
+import {
+  ABANDONING_EVENTS,
+  admitAttempt,
+  carryEffect,
+  dropEffects,
+  isFinalAttempt,
+  noteFacts,
+  owedOf,
+  transition,
+  type Attempt,
+  type AttemptEvent,
+  type AttemptFacts,
+  type AttemptKind,
+} from '../../domain/attempt-machine.js';
+import {
+  jobStatusOf,
+  taskResultOf,
+  workerEndOf,
+  type TaskResult,
+  type WorkerEndWords,
+} from '../../domain/attempt-results.js';
 import type { AttemptEffect, AttemptEventType } from '../../domain/attempt-table.js';
 import type { Route } from '../../domain/route.js';
 import type { JobStatus, WorkerRole, WorkerStatus, WorkerOutcome } from '../../domain/status.js';
@@ -70,8 +89,24 @@ export class AttemptLedger {
   }
 
   /** Admits a new attempt of `task` (numbered after the task's earlier ones) for `worker`. */
-  admit(worker: string, task: string, role: WorkerRole, route: Route, kind: AttemptKind = role === 'fixer' ? 'fix' : 'first'): LedgerEntry {
-    const entry: LedgerEntry = { worker, role, route, attempt: admitAttempt(task, this.history(task).map((e) => e.attempt), kind), handlers: {} };
+  admit(
+    worker: string,
+    task: string,
+    role: WorkerRole,
+    route: Route,
+    kind: AttemptKind = role === 'fixer' ? 'fix' : 'first',
+  ): LedgerEntry {
+    const entry: LedgerEntry = {
+      worker,
+      role,
+      route,
+      attempt: admitAttempt(
+        task,
+        this.history(task).map((e) => e.attempt),
+        kind,
+      ),
+      handlers: {},
+    };
     this.#entries.set(worker, entry);
     return entry;
   }
@@ -107,7 +142,10 @@ export class AttemptLedger {
     for (const e of events) {
       const event = typeof e === 'string' ? { type: e } : e;
       const owed = owedOf(entry.attempt);
-      if (owed.length > 0 && !ABANDONING_EVENTS.has(event.type)) throw new Error(`attempt in state "${entry.attempt.state}" cannot take event "${event.type}" before carrying out ${owed.join(', ')} (task ${entry.attempt.task}, attempt ${entry.attempt.number})`);
+      if (owed.length > 0 && !ABANDONING_EVENTS.has(event.type))
+        throw new Error(
+          `attempt in state "${entry.attempt.state}" cannot take event "${event.type}" before carrying out ${owed.join(', ')} (task ${entry.attempt.task}, attempt ${entry.attempt.number})`,
+        );
       const step = transition(entry.attempt, event);
       if (!step.ok) throw new Error(`${step.message} (task ${entry.attempt.task}, attempt ${entry.attempt.number})`);
       entry.attempt = step.next;
@@ -164,7 +202,11 @@ export class AttemptLedger {
    * owed effect is the job's (no handler here: evidence, verification, result gates, the next
    * attempt): the orchestrator carries it. `moved` is told of each event after its move.
    */
-  async drive(worker: string, events: readonly AttemptEvent[], moved: (event: AttemptEvent) => void = () => undefined): Promise<void> {
+  async drive(
+    worker: string,
+    events: readonly AttemptEvent[],
+    moved: (event: AttemptEvent) => void = () => undefined,
+  ): Promise<void> {
     const entry = this.entry(worker);
     const queue = [...events];
     for (;;) {
@@ -206,7 +248,8 @@ export class AttemptLedger {
   /** Each task's result from its attempts. */
   taskResults(): TaskResult[] {
     const tasks = new Map<string, Attempt[]>();
-    for (const e of this.#entries.values()) tasks.set(e.attempt.task, [...(tasks.get(e.attempt.task) ?? []), e.attempt]);
+    for (const e of this.#entries.values())
+      tasks.set(e.attempt.task, [...(tasks.get(e.attempt.task) ?? []), e.attempt]);
     return [...tasks.values()].flatMap((attempts) => taskResultOf(attempts) ?? []);
   }
 
@@ -215,7 +258,9 @@ export class AttemptLedger {
     const open = this.live().map((e) => `${e.worker} (${e.attempt.state})`);
     if (open.length > 0) throw new Error(`the job settled with attempts still open: ${open.join(', ')}`);
     // the table's work for every move was carried out (or dropped by a cancel): nothing is owed
-    const owing = this.all().flatMap((e) => (owedOf(e.attempt).length > 0 ? [`${e.worker} (${owedOf(e.attempt).join(', ')})`] : []));
+    const owing = this.all().flatMap((e) =>
+      owedOf(e.attempt).length > 0 ? [`${e.worker} (${owedOf(e.attempt).join(', ')})`] : [],
+    );
     if (owing.length > 0) throw new Error(`the job settled with effects not carried out: ${owing.join(', ')}`);
     return jobStatusOf(this.taskResults(), job);
   }

@@ -81,7 +81,11 @@ export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place)
   const end = await runAttempt(ctx, plan, at);
   if (end.report.stopReason !== NODE_LOST || ctx.isCancelled) return end;
   // `+` is never in a task's name: the new attempt's row cannot collide with another task's
-  return runAttempt(ctx, { ...plan, name: `${plan.name}+node`, kind: 'retry', continues: plan.name, supersedes: plan.name }, at);
+  return runAttempt(
+    ctx,
+    { ...plan, name: `${plan.name}+node`, kind: 'retry', continues: plan.name, supersedes: plan.name },
+    at,
+  );
 }
 
 function runAttempt(ctx: JobContext, plan: WorkerPlan, at: { place: Place }): Promise<WorkerEnd> {
@@ -141,7 +145,8 @@ class AttemptRun {
       check_gates: () => this.#checkGates(),
       // the yes was asked before the attempt was admitted: the job's asks at its start, a climb's before its rung (carry-out.ts)
       ask_approval: () => [{ type: 'approved' }],
-      wait_for_window: () => (this.#entry.attempt.state === 'paused' ? this.#waitForClearance() : this.#waitOutRateLimit()),
+      wait_for_window: () =>
+        this.#entry.attempt.state === 'paused' ? this.#waitForClearance() : this.#waitOutRateLimit(),
       // the place is the job's, taken by its placement before any of its attempts: this attempt's share of it
       acquire_placement: () => [{ type: 'placement_acquired' }],
       // the place's checkpoint is taken once, before the attempts it serves (carry-out.ts)
@@ -161,7 +166,8 @@ class AttemptRun {
     let failure: { error: string } | null = null;
     try {
       await this.#ctx.attempts.drive(this.#plan.name, [], () => this.#moved());
-      if (this.#end === null) throw new Error(`attempt ${this.#plan.name} stopped in state ${this.#entry.attempt.state} with no end`);
+      if (this.#end === null)
+        throw new Error(`attempt ${this.#plan.name} stopped in state ${this.#entry.attempt.state} with no end`);
       return writeEnd(this.#ctx, this.#end);
     } catch (err) {
       failure = { error: err instanceof Error ? err.message : String(err) };
@@ -177,11 +183,17 @@ class AttemptRun {
   #checkGates(): EffectAnswer {
     const ctx = this.#ctx;
     const plan = this.#plan;
-    if (this.#at.place.failure !== undefined) return this.#ended(notStarted('error', 'expected_error', 'setup_failed', this.#at.place.failure), false);
+    if (this.#at.place.failure !== undefined)
+      return this.#ended(notStarted('error', 'expected_error', 'setup_failed', this.#at.place.failure), false);
     // moved to its entry's fallback when its own provider holds it and the fallback's does not
-    if (holdOf(ctx, plan, this.#entry, { id: ctx.id, unattended: ctx.spec.unattended === true }) !== null) return [{ type: 'budget_spent' }];
+    if (holdOf(ctx, plan, this.#entry, { id: ctx.id, unattended: ctx.spec.unattended === true }) !== null)
+      return [{ type: 'budget_spent' }];
     this.#runner = ctx.services.runners.get(this.#entry.route.runner);
-    if (!this.#runner) return this.#ended(notStarted('refused', 'expected_error', 'refused', `runner "${this.#entry.route.runner}" is not available`), false);
+    if (!this.#runner)
+      return this.#ended(
+        notStarted('refused', 'expected_error', 'refused', `runner "${this.#entry.route.runner}" is not available`),
+        false,
+      );
     return [{ type: plan.asked ? 'approval_needed' : 'gates_passed' }];
   }
 
@@ -199,7 +211,11 @@ class AttemptRun {
     const plan = this.#plan;
     const on = this.#runner as Runner;
     // stopped before its process (again): the end is the last run's, or none
-    const stopped = () => this.#ended(this.#rateLimited ?? notStarted('cancelled', 'cancelled', 'cancelled', null), this.#rateLimited !== null);
+    const stopped = () =>
+      this.#ended(
+        this.#rateLimited ?? notStarted('cancelled', 'cancelled', 'cancelled', null),
+        this.#rateLimited !== null,
+      );
     try {
       this.#releaseSlot = await ctx.services.executor.slot(this.#signal);
       this.#releaseTurn = await this.#at.place.turn(on);
@@ -211,17 +227,27 @@ class AttemptRun {
     mkdirSync(ctx.jobDir, { recursive: true });
     if (this.#requeues === 0) {
       this.#patch = { started: epochS(), lastEvent: 'started' };
-      this.#announce = ({ status }) => ctx.emit({ name: plan.name, event: 'started', message: `${this.#entry.route.runner} worker started`, status });
+      this.#announce = ({ status }) =>
+        ctx.emit({ name: plan.name, event: 'started', message: `${this.#entry.route.runner} worker started`, status });
     }
     ctx.attempts.move(plan.name, [{ type: 'executor_started' }]);
     this.#moved();
     let report = await this.#runOnce(on);
     if (report.status === 'rate_limited' && !this.#signal.aborted) {
       const delayS = rateLimitDelayS(this.#requeues, report.retryAfterS);
-      if (this.#requeues < MAX_REQUEUES && this.#waitedS + delayS <= MAX_RATE_LIMIT_WAIT_S) return this.#requeue(report, delayS);
+      if (this.#requeues < MAX_REQUEUES && this.#waitedS + delayS <= MAX_RATE_LIMIT_WAIT_S)
+        return this.#requeue(report, delayS);
     }
     if (this.#requeues > 0 && report.detection === null) {
-      report = { ...report, detection: { state: 'rate_limited', why: `waited out ${this.#requeues} rate limit(s)`, matched: 'rate limit', confidence: 1 } };
+      report = {
+        ...report,
+        detection: {
+          state: 'rate_limited',
+          why: `waited out ${this.#requeues} rate limit(s)`,
+          matched: 'rate limit',
+          confidence: 1,
+        },
+      };
     }
     // a refusal (e.g. config sandbox: required without a sandbox) never got a process either
     return this.#ended(report, report.stopReason !== 'spawn_failed' && report.status !== 'refused');
@@ -236,9 +262,24 @@ class AttemptRun {
     this.#rateLimited = report;
     const retryAt = ctx.services.operations.now() + delayS;
     const why = `rate limited by the provider: requeue ${this.#requeues}/${MAX_REQUEUES}, retrying at ${new Date(retryAt * 1000).toISOString()}`;
-    ctx.services.operations.suspend(providerOf(this.#entry.route), retryAt, `${plan.name} was answered: ${report.error ?? 'rate limited'}`);
-    this.#patch = { state: { state: 'rate_limited', why, matched: report.error ?? 'rate limit', retry_at: retryAt }, lastEvent: 'state' };
-    this.#announce = () => ctx.emit({ name: plan.name, event: 'state', message: `rate_limited: ${why}`, state: 'rate_limited', why, retry_at: retryAt });
+    ctx.services.operations.suspend(
+      providerOf(this.#entry.route),
+      retryAt,
+      `${plan.name} was answered: ${report.error ?? 'rate limited'}`,
+    );
+    this.#patch = {
+      state: { state: 'rate_limited', why, matched: report.error ?? 'rate limit', retry_at: retryAt },
+      lastEvent: 'state',
+    };
+    this.#announce = () =>
+      ctx.emit({
+        name: plan.name,
+        event: 'state',
+        message: `rate_limited: ${why}`,
+        state: 'rate_limited',
+        why,
+        retry_at: retryAt,
+      });
     return [{ type: 'rate_limited' }];
   }
 
@@ -266,56 +307,72 @@ class AttemptRun {
       store.updateAttempt(ctx.id, plan.name, { lastEvent: 'output' });
       ctx.emit({ name: plan.name, event: 'output', message: text });
     }));
-    return ctx.services.executor.run(on, {
-      jobId: ctx.id,
-      workerName: plan.name,
-      attempt: this.#entry.attempt.number,
-      role: this.#policy.role === 'reviewer' ? 'reviewer' : plan.role,
-      instruction: plan.instruction,
-      workspace: this.#at.place.workspace,
-      command: plan.task.command,
-      model: route.model,
-      ...(route.endpoint ? { endpoint: route.endpoint } : {}),
-      timeoutMs: ctx.spec.timeout_s * 1000,
-      maxRounds: ctx.spec.max_rounds,
-      resume: this.#resume,
-      files: this.#policy.anywhere ? [] : this.#policy.paths,
-      outputs: plan.task.outputs,
-      sandbox: true,
-      // the parent env: each runner builds its worker's allowlisted env from it (platform/process/env.ts)
-      env: this.#at.place.env ? { ...process.env, ...this.#at.place.env } : process.env,
-      logFile: join(ctx.jobDir, `${plan.name}.log`),
-      instructionFile: join(ctx.jobDir, `${plan.name}.instruction.txt`),
-      signal: this.#signal,
-      // issue 16: a runner that takes input mid-run reads the task's messages at its next turn
-      inbox: ctx.inbox.for(plan.task.name, plan.name),
-      onOutput: (lines) => output.push(lines),
-      onState: (detection) => recordState(ctx, plan, detection),
-      onSpawn: ({ pgid, startedAt }) => store.updateAttempt(ctx.id, plan.name, { pgid, pgStart: startedAt }),
-    }, {
-      ...(plan.continues !== undefined ? { continues: plan.continues } : {}),
-      ...(ctx.spec.repo ? { remote: ctx.spec.repo } : {}),
-      // spec 09: what the queue and its nodes did, on the job's events like the worker's own
-      onNode: (e) => {
-        store.updateAttempt(ctx.id, plan.name, { lastEvent: 'node' });
-        ctx.emit({ name: plan.name, event: 'node', message: e.message, node: e.node, node_event: e.event });
+    return ctx.services.executor.run(
+      on,
+      {
+        jobId: ctx.id,
+        workerName: plan.name,
+        attempt: this.#entry.attempt.number,
+        role: this.#policy.role === 'reviewer' ? 'reviewer' : plan.role,
+        instruction: plan.instruction,
+        workspace: this.#at.place.workspace,
+        command: plan.task.command,
+        model: route.model,
+        ...(route.endpoint ? { endpoint: route.endpoint } : {}),
+        timeoutMs: ctx.spec.timeout_s * 1000,
+        maxRounds: ctx.spec.max_rounds,
+        resume: this.#resume,
+        files: this.#policy.anywhere ? [] : this.#policy.paths,
+        outputs: plan.task.outputs,
+        sandbox: true,
+        // the parent env: each runner builds its worker's allowlisted env from it (platform/process/env.ts)
+        env: this.#at.place.env ? { ...process.env, ...this.#at.place.env } : process.env,
+        logFile: join(ctx.jobDir, `${plan.name}.log`),
+        instructionFile: join(ctx.jobDir, `${plan.name}.instruction.txt`),
+        signal: this.#signal,
+        // issue 16: a runner that takes input mid-run reads the task's messages at its next turn
+        inbox: ctx.inbox.for(plan.task.name, plan.name),
+        onOutput: (lines) => output.push(lines),
+        onState: (detection) => recordState(ctx, plan, detection),
+        onSpawn: ({ pgid, startedAt }) => store.updateAttempt(ctx.id, plan.name, { pgid, pgStart: startedAt }),
       },
-    });
+      {
+        ...(plan.continues !== undefined ? { continues: plan.continues } : {}),
+        ...(ctx.spec.repo ? { remote: ctx.spec.repo } : {}),
+        // spec 09: what the queue and its nodes did, on the job's events like the worker's own
+        onNode: (e) => {
+          store.updateAttempt(ctx.id, plan.name, { lastEvent: 'node' });
+          ctx.emit({ name: plan.name, event: 'node', message: e.message, node: e.node, node_event: e.event });
+        },
+      },
+    );
   }
 
   /** Its end is known: settled by its outputs and spend; the events that say it from where it stands. */
   #ended(report: RunnerReport, started: boolean): AttemptEvent[] {
     this.#end = settledEnd(this.#ctx, this.#plan, this.#at.place, this.#batchStopped(report), started);
-    return endEventsFor(this.#entry.attempt, this.#end.report, { isInterrupting: this.#ctx.interruptReason !== null, gotProcess: started });
+    return endEventsFor(this.#entry.attempt, this.#end.report, {
+      isInterrupting: this.#ctx.interruptReason !== null,
+      gotProcess: started,
+    });
   }
 
   /** A cancelled end while its batch stopped reads `error` with `batch_stopped`; a spawn failure stops the batch. */
   #batchStopped(report: RunnerReport): RunnerReport {
     const batch = this.#plan.batch;
     // this one could not launch: its siblings stop before it lets go of its turn
-    if (report.stopReason === 'spawn_failed' && batch && !batch.signal.aborted) batch.abort(`${this.#plan.name} failed to launch: ${report.error ?? 'its process could not start'}`);
+    if (report.stopReason === 'spawn_failed' && batch && !batch.signal.aborted)
+      batch.abort(`${this.#plan.name} failed to launch: ${report.error ?? 'its process could not start'}`);
     const stopped = !this.#ctx.isCancelled && batch?.signal.aborted === true && report.status === 'cancelled';
-    return stopped ? { ...report, status: 'error', outcome: 'expected_error', stopReason: 'batch_stopped', error: `stopped: ${String(batch?.signal.reason)}` } : report;
+    return stopped
+      ? {
+          ...report,
+          status: 'error',
+          outcome: 'expected_error',
+          stopReason: 'batch_stopped',
+          error: `stopped: ${String(batch?.signal.reason)}`,
+        }
+      : report;
   }
 
   /** After each move: the row in the machine's words (once its end is known, the end's own write says it), then what is to be said. */
@@ -323,8 +380,15 @@ class AttemptRun {
     const words = workerEndOf(this.#entry.attempt);
     const said = this.#announce;
     this.#announce = null;
-    if (this.#end === null && (words.status !== this.#row.status || words.outcome !== this.#row.outcome || Object.keys(this.#patch).length > 0)) {
-      this.#ctx.services.store.updateAttempt(this.#ctx.id, this.#plan.name, { ...this.#patch, status: words.status, ...(words.outcome !== null ? { outcome: words.outcome } : {}) });
+    if (
+      this.#end === null &&
+      (words.status !== this.#row.status || words.outcome !== this.#row.outcome || Object.keys(this.#patch).length > 0)
+    ) {
+      this.#ctx.services.store.updateAttempt(this.#ctx.id, this.#plan.name, {
+        ...this.#patch,
+        status: words.status,
+        ...(words.outcome !== null ? { outcome: words.outcome } : {}),
+      });
       this.#row = words;
     }
     this.#patch = {};
@@ -339,7 +403,11 @@ class AttemptRun {
 }
 
 /** The `finished` line of an attempt: its row's words, or what failed when gaffer failed under it. */
-function finishedLine(ctx: JobContext, plan: WorkerPlan, failure: { error: string } | null): Parameters<typeof recordWorkerPhase>[2] {
+function finishedLine(
+  ctx: JobContext,
+  plan: WorkerPlan,
+  failure: { error: string } | null,
+): Parameters<typeof recordWorkerPhase>[2] {
   if (failure !== null) return { phase: 'finished', status: 'error', outcome: null, error: failure.error };
   const words = workerEndOf(ctx.attempts.entry(plan.name).attempt);
   return { phase: 'finished', status: words.status, outcome: words.outcome };
@@ -347,12 +415,28 @@ function finishedLine(ctx: JobContext, plan: WorkerPlan, failure: { error: strin
 
 function recordState(ctx: JobContext, plan: WorkerPlan, d: StateDetection): void {
   ctx.services.store.updateAttempt(ctx.id, plan.name, { state: { ...d }, lastEvent: 'state' });
-  ctx.emit({ name: plan.name, event: 'state', message: `${d.state}: ${d.why} ("${d.matched}")`, state: d.state, why: d.why, matched: d.matched });
+  ctx.emit({
+    name: plan.name,
+    event: 'state',
+    message: `${d.state}: ${d.why} ("${d.matched}")`,
+    state: d.state,
+    why: d.why,
+    matched: d.matched,
+  });
 }
 
 /** The attempt's end: settled by its declared outputs, not its exit code alone (spec 06), with its spend. */
-function settledEnd(ctx: JobContext, plan: WorkerPlan, place: Place, runnerReport: RunnerReport, started: boolean): WorkerEnd {
-  const settled = started && plan.outputsAtCheckpoint ? settleByArtifacts(runnerReport, place.workspace, plan.task.outputs, plan.outputsAtCheckpoint) : runnerReport;
+function settledEnd(
+  ctx: JobContext,
+  plan: WorkerPlan,
+  place: Place,
+  runnerReport: RunnerReport,
+  started: boolean,
+): WorkerEnd {
+  const settled =
+    started && plan.outputsAtCheckpoint
+      ? settleByArtifacts(runnerReport, place.workspace, plan.task.outputs, plan.outputsAtCheckpoint)
+      : runnerReport;
   return { plan, report: withSpend(ctx, plan, settled, started), started };
 }
 
@@ -367,8 +451,15 @@ function writeEnd(ctx: JobContext, end: WorkerEnd): WorkerEnd {
     lastEvent: report.status === 'done' ? 'done' : 'error',
     report: { ...report },
   });
-  const message = report.status === 'done' ? report.summary.split('\n').at(-1) ?? 'done' : (report.error ?? report.status);
-  ctx.emit({ name: plan.name, event: report.status === 'done' ? 'done' : 'error', message: message.slice(0, 300), status: words.status, outcome: words.outcome ?? report.outcome });
+  const message =
+    report.status === 'done' ? (report.summary.split('\n').at(-1) ?? 'done') : (report.error ?? report.status);
+  ctx.emit({
+    name: plan.name,
+    event: report.status === 'done' ? 'done' : 'error',
+    message: message.slice(0, 300),
+    status: words.status,
+    outcome: words.outcome ?? report.outcome,
+  });
   return end;
 }
 
@@ -383,9 +474,23 @@ export function refuseWorker(ctx: JobContext, plan: WorkerPlan, why: string): Wo
   ctx.attempts.carryJobs(plan.name, 'check_gates');
   ctx.attempts.move(plan.name, [{ type: 'approval_needed' }]);
   ctx.attempts.carryJobs(plan.name, 'ask_approval');
-  const words = ctx.attempts.move(plan.name, [{ type: 'approval_refused', facts: { exit: { status: report.status, outcome: report.outcome } } }]);
-  ctx.services.store.updateAttempt(ctx.id, plan.name, { status: words.status, outcome: words.outcome, finished: epochS(), lastEvent: 'error', report: { ...report } });
-  ctx.emit({ name: plan.name, event: 'error', message: why, status: words.status, outcome: words.outcome ?? 'cancelled' });
+  const words = ctx.attempts.move(plan.name, [
+    { type: 'approval_refused', facts: { exit: { status: report.status, outcome: report.outcome } } },
+  ]);
+  ctx.services.store.updateAttempt(ctx.id, plan.name, {
+    status: words.status,
+    outcome: words.outcome,
+    finished: epochS(),
+    lastEvent: 'error',
+    report: { ...report },
+  });
+  ctx.emit({
+    name: plan.name,
+    event: 'error',
+    message: why,
+    status: words.status,
+    outcome: words.outcome ?? 'cancelled',
+  });
   return { plan, report, started: false };
 }
 
@@ -393,7 +498,12 @@ export function refuseWorker(ctx: JobContext, plan: WorkerPlan, why: string): Wo
 function withSpend(ctx: JobContext, plan: WorkerPlan, report: RunnerReport, started: boolean): RunnerReport {
   const { operations, router } = ctx.services;
   const route = ctx.attempts.entry(plan.name).route;
-  const spend = operations.spendOf(report, router.billing(plan.task, route), route.model ?? report.modelServed, started);
+  const spend = operations.spendOf(
+    report,
+    router.billing(plan.task, route),
+    route.model ?? report.modelServed,
+    started,
+  );
   operations.recordSpend(ctx.id, plan.name, spend);
   return { ...report, spend };
 }
@@ -404,7 +514,12 @@ function withSpend(ctx: JobContext, plan: WorkerPlan, report: RunnerReport, star
  * waiting for its yes does, spec 05), so a hold until the window's end keeps no other job out of
  * it; `place`: the place it took back (null: it kept its own, or the job was cancelled meanwhile).
  */
-async function clearToStart(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntry, signal: AbortSignal): Promise<{ ok: boolean; place: Place | null }> {
+async function clearToStart(
+  ctx: JobContext,
+  plan: WorkerPlan,
+  entry: LedgerEntry,
+  signal: AbortSignal,
+): Promise<{ ok: boolean; place: Place | null }> {
   const job = { id: ctx.id, unattended: ctx.spec.unattended === true };
   const stepsAway = plan.away !== undefined && holdOf(ctx, plan, entry, job) !== null && aloneInPlace(ctx, plan.name);
   const wait = () => awaitClearance(ctx, plan, entry, signal, { own: null, away: stepsAway });
@@ -421,7 +536,16 @@ async function clearToStart(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntr
 }
 
 /** Attempt states before or in a process: an attempt in one may still use the place. */
-const USES_PLACE: ReadonlySet<AttemptState> = new Set(['admitted', 'awaiting_approval', 'paused', 'gated', 'placed', 'running', 'requeued', 'cancelling']);
+const USES_PLACE: ReadonlySet<AttemptState> = new Set([
+  'admitted',
+  'awaiting_approval',
+  'paused',
+  'gated',
+  'placed',
+  'running',
+  'requeued',
+  'cancelling',
+]);
 
 /** No other attempt of the job may use its place now (a parallel batch's siblings may: their place is kept). */
 function aloneInPlace(ctx: JobContext, worker: string): boolean {
@@ -432,7 +556,12 @@ function aloneInPlace(ctx: JobContext, worker: string): boolean {
  * What holds the attempt now, after moving it to its entry's fallback when that one is free, saying
  * why on its row; null: it may start.
  */
-function holdOf(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntry, job: { id: string; unattended: boolean }): Hold | null {
+function holdOf(
+  ctx: JobContext,
+  plan: WorkerPlan,
+  entry: LedgerEntry,
+  job: { id: string; unattended: boolean },
+): Hold | null {
   const { operations, store } = ctx.services;
   const hold = operations.holdOn(entry.route, job);
   if (hold === null) return null;
@@ -456,7 +585,13 @@ const HOLD_MAX_SLEEP_MS = 5_000;
  * the shared workspace). `own`: the provider this attempt itself just suspended (its rate-limited
  * state says so already). False: cancelled meanwhile.
  */
-async function awaitClearance(ctx: JobContext, plan: WorkerPlan, entry: LedgerEntry, signal: AbortSignal, opts: { own: string | null; away?: boolean }): Promise<boolean> {
+async function awaitClearance(
+  ctx: JobContext,
+  plan: WorkerPlan,
+  entry: LedgerEntry,
+  signal: AbortSignal,
+  opts: { own: string | null; away?: boolean },
+): Promise<boolean> {
   const { operations, store } = ctx.services;
   const job = { id: ctx.id, unattended: ctx.spec.unattended === true };
   let said = '';
@@ -472,10 +607,26 @@ async function awaitClearance(ctx: JobContext, plan: WorkerPlan, entry: LedgerEn
       const key = `${hold.state}\0${hold.provider}\0${hold.until ?? ''}`;
       if (key !== said && !(hold.state === 'provider_suspended' && hold.provider === opts.own)) {
         said = key;
-        const state = { state: hold.state, why: hold.why, matched: hold.provider, ...(hold.until !== null ? { retry_at: hold.until } : {}) };
+        const state = {
+          state: hold.state,
+          why: hold.why,
+          matched: hold.provider,
+          ...(hold.until !== null ? { retry_at: hold.until } : {}),
+        };
         store.updateAttempt(ctx.id, plan.name, { state, lastEvent: 'state' });
-        ctx.emit({ name: plan.name, event: 'state', message: `${hold.state}: ${hold.why}`, state: hold.state, why: hold.why, ...(hold.until !== null ? { retry_at: hold.until } : {}) });
-        phase = `${plan.name} is held: ${hold.why}${opts.away === true ? '; the workspace is free meanwhile' : ''}`.slice(0, 400);
+        ctx.emit({
+          name: plan.name,
+          event: 'state',
+          message: `${hold.state}: ${hold.why}`,
+          state: hold.state,
+          why: hold.why,
+          ...(hold.until !== null ? { retry_at: hold.until } : {}),
+        });
+        phase =
+          `${plan.name} is held: ${hold.why}${opts.away === true ? '; the workspace is free meanwhile' : ''}`.slice(
+            0,
+            400,
+          );
         ctx.phase(phase);
       }
       const untilMs = hold.until === null ? HOLD_POLL_MS : (hold.until - operations.now()) * 1000;
@@ -488,7 +639,11 @@ async function awaitClearance(ctx: JobContext, plan: WorkerPlan, entry: LedgerEn
 }
 
 /** The effect of the attempt a new attempt of each kind takes over from, carried out by admitting it. */
-const ADMITTED_BY: Partial<Record<AttemptKind, AttemptEffect>> = { fix: 'admit_fix_attempt', retry: 'admit_retry_attempt', escalation: 'admit_escalation_attempt' };
+const ADMITTED_BY: Partial<Record<AttemptKind, AttemptEffect>> = {
+  fix: 'admit_fix_attempt',
+  retry: 'admit_retry_attempt',
+  escalation: 'admit_escalation_attempt',
+};
 
 /**
  * Admits the plan's attempt into the job's ledger and writes its row, `queued`. The attempt it
@@ -520,7 +675,12 @@ function admitAttempt(ctx: JobContext, plan: WorkerPlan): LedgerEntry {
 }
 
 /** A report for a worker that never got a process. */
-export function notStarted(status: RunnerReport['status'], outcome: RunnerReport['outcome'], stopReason: string, error: string | null): RunnerReport {
+export function notStarted(
+  status: RunnerReport['status'],
+  outcome: RunnerReport['outcome'],
+  stopReason: string,
+  error: string | null,
+): RunnerReport {
   return blankReport({ status, outcome, stopReason, error, isCancelled: status === 'cancelled' });
 }
 
@@ -541,7 +701,8 @@ class OutputCoalescer {
       this.#lines.push(line);
       this.#bytes += Buffer.byteLength(line) + 1;
     }
-    while (this.#bytes > OUTPUT_EVENT_BYTES && this.#lines.length > 1) this.#bytes -= Buffer.byteLength(this.#lines.shift() as string) + 1;
+    while (this.#bytes > OUTPUT_EVENT_BYTES && this.#lines.length > 1)
+      this.#bytes -= Buffer.byteLength(this.#lines.shift() as string) + 1;
     if (this.#timer) return;
     const wait = Math.max(0, this.#lastEmit + OUTPUT_EVENT_MS - performance.now());
     this.#timer = setTimeout(() => this.#flush(), wait);
@@ -551,7 +712,8 @@ class OutputCoalescer {
     this.#timer = null;
     if (this.#lines.length === 0) return;
     let text = this.#lines.join('\n');
-    if (Buffer.byteLength(text) > OUTPUT_EVENT_BYTES) text = Buffer.from(text).subarray(-OUTPUT_EVENT_BYTES).toString('utf8');
+    if (Buffer.byteLength(text) > OUTPUT_EVENT_BYTES)
+      text = Buffer.from(text).subarray(-OUTPUT_EVENT_BYTES).toString('utf8');
     this.#lines = [];
     this.#bytes = 0;
     this.#emit(text);

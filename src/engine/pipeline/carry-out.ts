@@ -12,7 +12,11 @@ import { gateTasks, needsYes, TaskLadders } from '../routing/escalation.js';
 import { askToClimb } from '../admission/approval.js';
 import type { Route } from '../../domain/route.js';
 import { routeOfRung } from '../../domain/routing.js';
-import { readCommittedHints, WORKSPACE_HINTS_FILE, type CommittedHintsReading } from '../../verification/workspace-hints.js';
+import {
+  readCommittedHints,
+  WORKSPACE_HINTS_FILE,
+  type CommittedHintsReading,
+} from '../../verification/workspace-hints.js';
 import { detectTestCommand, type DetectedCommand } from '../../verification/detect.js';
 import { adviceForCommand, frameworkBehindCommand } from '../../verification/npm-script.js';
 import type { TestFramework } from '../../verification/parsers/types.js';
@@ -104,7 +108,11 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   const hintsAtHead = await (scope.hints ?? readCommittedHints(workspace));
   const objectivesFile = objectivesFileOf(hintsAtHead.hints);
   // the objectives file too, ignored or not: spec 07 reads it from the checkpoint
-  const alwaysInclude = [...(scope.alwaysInclude ?? scope.tasks.flatMap((t) => [...t.files, ...t.outputs])), WORKSPACE_HINTS_FILE, objectivesFile];
+  const alwaysInclude = [
+    ...(scope.alwaysInclude ?? scope.tasks.flatMap((t) => [...t.files, ...t.outputs])),
+    WORKSPACE_HINTS_FILE,
+    objectivesFile,
+  ];
   const snap = (label: string) =>
     takeSnapshot({
       workspace,
@@ -120,11 +128,24 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   // hints as committed at HEAD (issue 32: an earlier worker could have written the working copy)
   const checkpoint = detectAtCheckpoint(ctx, workspace, hintsAtHead);
   // spec 07: the `verify.scope` hint, read then too, applies when the request named no scope
-  const verifyScope = scope.integrated ? 'all' : spec.verify_scope_given ? spec.verify_scope : hintsAtHead.hints.verify?.scope ?? spec.verify_scope;
+  const verifyScope = scope.integrated
+    ? 'all'
+    : spec.verify_scope_given
+      ? spec.verify_scope
+      : (hintsAtHead.hints.verify?.scope ?? spec.verify_scope);
   if (scope.tag === '') ctx.update({ checkpoint: { pre }, result: resultSoFar(ctx, {}) });
   // spec 07 "Objectives ordering": the shared workspace's objectives, as the checkpoint holds them
   const tasks = scope.tag === '' ? await applyObjectives(ctx, pre, objectivesFile, scope.tasks) : scope.tasks;
-  if (ctx.isCancelled) return { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 };
+  if (ctx.isCancelled)
+    return {
+      workers: [],
+      fixers: [],
+      changes: null,
+      changeSet: null,
+      verification: null,
+      cancelled: true,
+      fixRounds: 0,
+    };
 
   scope.phase('workers running');
   const evidence = new EvidenceTrail(pre, { gitFacts: place.isolated !== true });
@@ -147,17 +168,21 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
    * a budget or a suspended provider (spec 07) — and takes it back: what changed meanwhile is not
    * the workers' doing. Absent where the place is the job's own (a task's worktree: kept).
    */
-  const away: StepAway | undefined = yieldPlace && (async (wait) => {
-    const answer = await yieldPlace(wait);
-    if (answer.place === null) return answer;
-    place = answer.place;
-    const back = await snap(`back-${++aways}`);
-    evidence.addAwayStep(await evidence.diff(lastWork, back), back);
-    lastWork = back;
-    return answer;
-  });
+  const away: StepAway | undefined =
+    yieldPlace &&
+    (async (wait) => {
+      const answer = await yieldPlace(wait);
+      if (answer.place === null) return answer;
+      place = answer.place;
+      const back = await snap(`back-${++aways}`);
+      evidence.addAwayStep(await evidence.diff(lastWork, back), back);
+      lastWork = back;
+      return answer;
+    });
   const workers: WorkerEnd[] = [];
-  const steps = workerSteps(ctx, place, tasks).map((step) => step.map((plan) => ({ ...plan, ...(away ? { away } : {}) })));
+  const steps = workerSteps(ctx, place, tasks).map((step) =>
+    step.map((plan) => ({ ...plan, ...(away ? { away } : {}) })),
+  );
   let lastStep: WorkerEnd[] = [];
   for (const [i, step] of steps.entries()) {
     lastStep = await runBatch(ctx, step, place, scope.batch ?? (step.length > 1 ? new AbortController() : null));
@@ -166,7 +191,16 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   }
   if (!ctx.isCancelled && !workers.some((w) => w.started)) {
     const why = workers.find((w) => w.report.error)?.report.error ?? 'no worker started';
-    return { workers, fixers: [], changes: null, changeSet: null, verification: null, cancelled: false, fixRounds: 0, error: `no worker started: ${why}` };
+    return {
+      workers,
+      fixers: [],
+      changes: null,
+      changeSet: null,
+      verification: null,
+      cancelled: false,
+      fixRounds: 0,
+      error: `no worker started: ${why}`,
+    };
   }
 
   if (ctx.isCancelled) scope.phase('checking what changed on disk');
@@ -175,7 +209,16 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   let changes = await evidence.changesJson(lastWork);
   scope.progress({ changes, files_changed: allPaths(await evidence.workerChanges(lastWork)) });
 
-  if (ctx.isCancelled) return { workers, fixers: [], changes, changeSet: await evidence.workerChanges(lastWork), verification: null, cancelled: true, fixRounds: 0 };
+  if (ctx.isCancelled)
+    return {
+      workers,
+      fixers: [],
+      changes,
+      changeSet: await evidence.workerChanges(lastWork),
+      verification: null,
+      cancelled: true,
+      fixRounds: 0,
+    };
 
   const baselines: BaselineCache = new Map();
   const checks: CheckRun[] = [];
@@ -183,7 +226,19 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   // spec 03: the verification runs under the same sandbox as the workers where one is in use
   const sandboxed = () => workers.some((w) => w.report.sandboxed);
   const verify = async (label: string, roundScope = verifyScope) =>
-    verifyOnce(ctx, scope, { workspace, label, scope: roundScope, checkpoint, lastWork, evidence, snap, changes: await evidence.workerChanges(lastWork), cache: baselines, sandbox: sandboxed(), onRun });
+    verifyOnce(ctx, scope, {
+      workspace,
+      label,
+      scope: roundScope,
+      checkpoint,
+      lastWork,
+      evidence,
+      snap,
+      changes: await evidence.workerChanges(lastWork),
+      cache: baselines,
+      sandbox: sandboxed(),
+      onRun,
+    });
   const fixers: WorkerEnd[] = [];
   /** Attempts a climb up the ladder took over from (spec 05). */
   const superseded: WorkerEnd[] = [];
@@ -195,7 +250,10 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
    * rounds are left (spec 03), each rung its own `fix_rounds`; then the full suite once when only
    * related tests ran.
    */
-  const verifyAndFix = async (): Promise<{ verification: VerificationJson; converged: ReturnType<typeof compareArtifacts> | null }> => {
+  const verifyAndFix = async (): Promise<{
+    verification: VerificationJson;
+    converged: ReturnType<typeof compareArtifacts> | null;
+  }> => {
     const at = (r: number) => (rung === 1 ? `${r}` : `r${rung}-${r}`);
     let round = 0;
     let verification = await verify(at(round));
@@ -216,7 +274,9 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
       const current = ctx.attempts.history(task.name).find((e) => e.attempt.state === 'verifying');
       if (current) {
         ctx.attempts.carryJobs(current.worker, 'run_verification');
-        ctx.attempts.move(current.worker, [{ type: 'verify_failed_fixable', facts: { verification: verificationFacts(verification) } }]);
+        ctx.attempts.move(current.worker, [
+          { type: 'verify_failed_fixable', facts: { verification: verificationFacts(verification) } },
+        ]);
       }
       const plan: WorkerPlan = {
         task,
@@ -251,7 +311,12 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
     }
 
     // spec 03 "Scope": related tests are for speed; `proved` needs the full suite of the final state, once
-    if (verification.scope === 'related' && !verification.blocking && !ctx.isCancelled && ctx.services.confirmFullSuite) {
+    if (
+      verification.scope === 'related' &&
+      !verification.blocking &&
+      !ctx.isCancelled &&
+      ctx.services.confirmFullSuite
+    ) {
       scope.phase('running the full suite on the final state');
       const related = verification;
       const full = await verify(rung === 1 ? 'full' : `r${rung}-full`, 'all');
@@ -270,17 +335,20 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
 
   const checkCriteria = async (verification: VerificationJson) =>
     // a task in its worktree is judged by its own criteria only (job-level ones are refused with worktrees)
-    checkJobCriteria({ ...spec, workspace, tasks: scope.tasks, criteria: scope.tag === '' ? spec.criteria : [] }, {
-      changeSet: await evidence.workerChanges(lastWork),
-      verification,
-      sandbox: sandboxed() ? ctx.services.sandbox : false,
-      network: ctx.services.verificationNetwork,
-      dependencyRoot: ctx.spec.workspace,
-      signal: ctx.abort.signal,
-      workDir: ctx.jobDir,
-      processes: recordJobProcesses(ctx.services.store, ctx.id),
-      onRun,
-    });
+    checkJobCriteria(
+      { ...spec, workspace, tasks: scope.tasks, criteria: scope.tag === '' ? spec.criteria : [] },
+      {
+        changeSet: await evidence.workerChanges(lastWork),
+        verification,
+        sandbox: sandboxed() ? ctx.services.sandbox : false,
+        network: ctx.services.verificationNetwork,
+        dependencyRoot: ctx.spec.workspace,
+        signal: ctx.abort.signal,
+        workDir: ctx.jobDir,
+        processes: recordJobProcesses(ctx.services.store, ctx.id),
+        onRun,
+      },
+    );
 
   let { verification, converged } = await verifyAndFix();
   let criteria = await checkCriteria(verification);
@@ -292,10 +360,21 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
     // a command gate can be made to pass by the work itself (a test, the runner's config): found only when one is declared
     const hasCommandGate = scope.tasks.some((t) => t.gates?.some((g) => g.kind === 'command'));
     const harness = hasCommandGate ? (await findHarnessChanges(changeSet, pre, workspace)).map((h) => h.path) : [];
-    const judged = await gateTasks(ctx, scope.tasks, workers, { workspace, changed: allPaths(changeSet), harness, verification, sandbox: sandboxed() });
+    const judged = await gateTasks(ctx, scope.tasks, workers, {
+      workspace,
+      changed: allPaths(changeSet),
+      harness,
+      verification,
+      sandbox: sandboxed(),
+    });
     gates.push(...judged.filter((g) => g.results.length > 0));
     if (ctx.isCancelled || scope.integrated) break;
-    const climb = ladders.next(workers, judged, verification, (v) => pickResumeTarget(workers, fixers, v).plan.task.name);
+    const climb = ladders.next(
+      workers,
+      judged,
+      verification,
+      (v) => pickResumeTarget(workers, fixers, v).plan.task.name,
+    );
     if (climb === null) break;
     const { task, to } = climb;
     scope.phase(`${task.name}: ${climb.why} — escalating to ${to.entry}`);
@@ -312,29 +391,43 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
       if (answer.yes === null || answer.place === null) break;
     }
     // the rung's attempt is superseded by the next rung's (spec 05 "Escalation"), its gates' reading with it
-    const live = ctx.attempts.history(task.name).filter((e) => e.attempt.state === 'verifying').at(-1);
+    const live = ctx.attempts
+      .history(task.name)
+      .filter((e) => e.attempt.state === 'verifying')
+      .at(-1);
     if (live) {
       const blocks = verification.blocking || (verification.could_not_start ?? false);
       ctx.attempts.carryJobs(live.worker, 'run_verification');
-      ctx.attempts.move(live.worker, [{ type: blocks ? 'verify_failed' : 'verify_passed', facts: { verification: verificationFacts(verification) } }]);
+      ctx.attempts.move(live.worker, [
+        { type: blocks ? 'verify_failed' : 'verify_passed', facts: { verification: verificationFacts(verification) } },
+      ]);
       ctx.attempts.carryJobs(live.worker, 'check_result_gates');
-      ctx.attempts.move(live.worker, [{ type: 'escalate', facts: { gates: { criteriaMet: criteria?.complete ?? true, contradicted: false, declared: climb.verdict } } }]);
+      ctx.attempts.move(live.worker, [
+        {
+          type: 'escalate',
+          facts: { gates: { criteriaMet: criteria?.complete ?? true, contradicted: false, declared: climb.verdict } },
+        },
+      ]);
     }
     const before = workers.findIndex((w) => w.plan.task === task);
     const previous = workers[before] as WorkerEnd;
     const route = routeOfRung(to);
     scope.phase(`${task.name}: escalated to ${to.entry}`);
     rung++;
-    const end = await runWorker(ctx, {
-      ...previous.plan,
-      route,
-      name: `${task.name}+${to.entry}`,
-      kind: 'escalation',
-      ...(live ? { supersedes: live.worker } : {}),
-      ...(asked ? { asked } : {}),
-      resume: null,
-      instruction: buildInstruction(ctx, task, route, autopsySection(climb.autopsy)),
-    }, place);
+    const end = await runWorker(
+      ctx,
+      {
+        ...previous.plan,
+        route,
+        name: `${task.name}+${to.entry}`,
+        kind: 'escalation',
+        ...(live ? { supersedes: live.worker } : {}),
+        ...(asked ? { asked } : {}),
+        resume: null,
+        instruction: buildInstruction(ctx, task, route, autopsySection(climb.autopsy)),
+      },
+      place,
+    );
     // the task's work is now the new rung's; the superseded attempts (the rung's fixers too: a fix round
     // resumes the newest work, never an older rung's session) still count in the totals
     workers[before] = end;
@@ -367,10 +460,23 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
  * Verifies a change made by `change` in `workspace` on its own (the merged tree of a worktree job,
  * spec 06): a checkpoint before it, a snapshot after, the full suite judged against the checkpoint's.
  */
-export async function verifyChange(ctx: JobContext, workspace: string, scope: Scope, sandbox: boolean, change: () => Promise<void>): Promise<VerificationJson> {
+export async function verifyChange(
+  ctx: JobContext,
+  workspace: string,
+  scope: Scope,
+  sandbox: boolean,
+  change: () => Promise<void>,
+): Promise<VerificationJson> {
   let pre: Snapshot | null = null;
   const snap = (label: string) =>
-    takeSnapshot({ workspace, dataDir: ctx.services.dataDir, jobId: ctx.id, label: `${scope.tag}${label}`, alwaysInclude: [WORKSPACE_HINTS_FILE], ...(pre ? { like: pre } : {}) });
+    takeSnapshot({
+      workspace,
+      dataDir: ctx.services.dataDir,
+      jobId: ctx.id,
+      label: `${scope.tag}${label}`,
+      alwaysInclude: [WORKSPACE_HINTS_FILE],
+      ...(pre ? { like: pre } : {}),
+    });
   pre = await snap('pre');
   const checkpoint = detectAtCheckpoint(ctx, workspace, await (scope.hints ?? readCommittedHints(workspace)));
   await change();
@@ -379,7 +485,19 @@ export async function verifyChange(ctx: JobContext, workspace: string, scope: Sc
   evidence.addWorkStep(await evidence.diff(pre, post));
   // issue 33: the merged tree's runs are seen as every other verification's
   const onRun = checkRunHooks(ctx, scope, []);
-  return verifyOnce(ctx, scope, { workspace, label: '0', scope: 'all', checkpoint, lastWork: post, evidence, snap, changes: await evidence.workerChanges(post), cache: new Map(), sandbox, onRun });
+  return verifyOnce(ctx, scope, {
+    workspace,
+    label: '0',
+    scope: 'all',
+    checkpoint,
+    lastWork: post,
+    evidence,
+    snap,
+    changes: await evidence.workerChanges(post),
+    cache: new Map(),
+    sandbox,
+    onRun,
+  });
 }
 
 /** A task a person did not approve (spec 05): its first attempt settled `refused`, no process. */
@@ -389,7 +507,12 @@ export function refusedTask(ctx: JobContext, task: TaskSpec, why: string): Worke
 
 /** A task's first attempt ended before it started, for `why` (its worktree could not be made). */
 export function failedFirstAttempt(ctx: JobContext, task: TaskSpec, why: string): Promise<WorkerEnd> {
-  const place: Place = { workspace: ctx.spec.workspace, failure: why, turn: () => Promise.resolve(() => undefined), release: () => undefined };
+  const place: Place = {
+    workspace: ctx.spec.workspace,
+    failure: why,
+    turn: () => Promise.resolve(() => undefined),
+    release: () => undefined,
+  };
   const plan = firstAttemptPlan(ctx, task, null);
   return runWorker(ctx, plan, place);
 }
@@ -408,10 +531,13 @@ function detectAtCheckpoint(ctx: JobContext, workspace: string, reading: Committ
   const detected = verify.mode === 'auto' ? detectTestCommand(workspace, reading.hints, ignored) : null;
   // issue 33: the runner behind `npm test` and what else its script runs, from the manifest as it is before any worker
   const manifest = readWorkspaceText(workspace, 'package.json');
-  const command = verify.mode === 'command' ? verify.command : detected?.command ?? null;
+  const command = verify.mode === 'command' ? verify.command : (detected?.command ?? null);
   const framework = detected?.framework ?? (command === null ? null : frameworkBehindCommand(command, manifest));
   // only a run of the test script itself is settled by naming the runner inside it
-  const advice = manifest === null || command === null || (detected?.skipped?.length ?? 0) > 0 ? null : adviceForCommand(command, manifest);
+  const advice =
+    manifest === null || command === null || (detected?.skipped?.length ?? 0) > 0
+      ? null
+      : adviceForCommand(command, manifest);
   return { detected, ignored, known, framework, advice };
 }
 
@@ -482,7 +608,8 @@ async function verifyOnce(
   if (ignored.length > 0) verification.ignored_files = ignored;
   // issue 33: the steps of the test script auto mode left out, and how an inconclusive run would settle
   if (verification.ran && (detected?.skipped?.length ?? 0) > 0) verification.left_out = detected?.skipped;
-  if (verification.ran && verification.inconclusive && !verification.could_not_start && advice !== null) verification.advice = advice;
+  if (verification.ran && verification.inconclusive && !verification.could_not_start && advice !== null)
+    verification.advice = advice;
   if (verification.ran) {
     // spec 03: the verification's own writes are snapshotted separately, never blamed on workers
     const afterVerify = await v.snap(`verify-${v.label}`);
@@ -512,7 +639,15 @@ function checkRunHooks(ctx: JobContext, scope: Scope, log: CheckRun[]): CheckRun
     end: (run) => {
       log.push(run);
       const s = Math.round(run.durationMs / 100) / 10;
-      ctx.emit({ name: 'job', event: 'check', message: `${scope.tag}${run.what} took ${s} s (${run.summary})`.slice(0, 400), what: run.what, command: run.command, duration_s: s, ...(scope.tag ? { task: scope.tag.replace(/[.:/-]$/, '') } : {}) });
+      ctx.emit({
+        name: 'job',
+        event: 'check',
+        message: `${scope.tag}${run.what} took ${s} s (${run.summary})`.slice(0, 400),
+        what: run.what,
+        command: run.command,
+        duration_s: s,
+        ...(scope.tag ? { task: scope.tag.replace(/[.:/-]$/, '') } : {}),
+      });
     },
   };
 }
@@ -531,8 +666,13 @@ function withChecking(v: VerificationJson, checks: readonly CheckRun[]): Verific
 function workerSteps(ctx: JobContext, place: Place, tasks: TaskSpec[]): WorkerPlan[][] {
   const spec = ctx.spec;
   // spec 06: a declared output counts as written only if it differs from what the checkpoint had
-  const outputsAtCheckpoint = captureOutputs(place.workspace, tasks.flatMap((t) => t.outputs));
-  const phases = taskPhases(tasks).map((phase) => phase.map((task) => firstAttemptPlan(ctx, task, outputsAtCheckpoint)));
+  const outputsAtCheckpoint = captureOutputs(
+    place.workspace,
+    tasks.flatMap((t) => t.outputs),
+  );
+  const phases = taskPhases(tasks).map((phase) =>
+    phase.map((task) => firstAttemptPlan(ctx, task, outputsAtCheckpoint)),
+  );
   return spec.parallel ? phases : phases.flat().map((plan) => [plan]);
 }
 
@@ -558,7 +698,12 @@ function firstAttemptPlan(ctx: JobContext, task: TaskSpec, outputsAtCheckpoint: 
  * A step's attempts at once, as one batch when there is one: a launch failure of one stops the
  * others (spec 06), each ending `error` with `batch_stopped` and the reason; the job goes on to its evidence.
  */
-function runBatch(ctx: JobContext, step: WorkerPlan[], place: Place, batch: AbortController | null): Promise<WorkerEnd[]> {
+function runBatch(
+  ctx: JobContext,
+  step: WorkerPlan[],
+  place: Place,
+  batch: AbortController | null,
+): Promise<WorkerEnd[]> {
   return Promise.all(step.map((plan) => runTaskAttempts(ctx, batch ? { ...plan, batch } : plan, place)));
 }
 
@@ -574,15 +719,19 @@ async function runTaskAttempts(ctx: JobContext, plan: WorkerPlan, place: Place):
   ctx.attempts.carryJobs(plan.name, 'collect_evidence');
   ctx.attempts.move(plan.name, ['outputs_missing']);
   const missing = first.report.error ?? 'a declared output was not written';
-  return runWorker(ctx, {
-    ...plan,
-    // `+` is never in a task's name: the retry's row cannot collide with another task's
-    name: `${plan.name}+retry`,
-    kind: 'retry',
-    supersedes: plan.name,
-    resume: null,
-    instruction: `${plan.instruction}\n\n## Your previous attempt\nIt ended without its declared outputs (${missing}). Write every declared output.`,
-  }, place);
+  return runWorker(
+    ctx,
+    {
+      ...plan,
+      // `+` is never in a task's name: the retry's row cannot collide with another task's
+      name: `${plan.name}+retry`,
+      kind: 'retry',
+      supersedes: plan.name,
+      resume: null,
+      instruction: `${plan.instruction}\n\n## Your previous attempt\nIt ended without its declared outputs (${missing}). Write every declared output.`,
+    },
+    place,
+  );
 }
 
 /** The test files a step changed back to what the checkpoint had (looked up only when it changed an existing test). */
@@ -601,7 +750,14 @@ async function restoredTests(evidence: EvidenceTrail, written: ChangeSet, after:
 function buildInstruction(ctx: JobContext, task: TaskSpec, route: Route, autopsy?: string): string {
   // a command is run as written: nothing is added to it, an autopsy least of all
   if (ctx.services.runners.get(route.runner)?.takesPrompt !== true) return task.instruction;
-  const handoff = buildHandoff({ task, route, jobContext: ctx.spec.context, verify: describeVerify(ctx.spec.verify), rules: ctx.services.handoffRules, source: `gaffer job ${ctx.id}` });
+  const handoff = buildHandoff({
+    task,
+    route,
+    jobContext: ctx.spec.context,
+    verify: describeVerify(ctx.spec.verify),
+    rules: ctx.services.handoffRules,
+    source: `gaffer job ${ctx.id}`,
+  });
   return autopsy ? `${handoff}\n\n${autopsy}` : handoff;
 }
 
@@ -614,16 +770,27 @@ function pickResumeTarget(workers: WorkerEnd[], fixers: WorkerEnd[], v: Verifica
   const candidates = ran.length ? ran : workers;
   const named = (w: WorkerEnd) => w.report.filesChanged.some((f) => v.failures.some((failure) => failure.includes(f)));
   const latest = (list: WorkerEnd[]) => list[list.length - 1];
-  return latest(candidates.filter(named)) ?? latest(candidates.filter((w) => w.report.filesChanged.length > 0)) ?? (latest(candidates) as WorkerEnd);
+  return (
+    latest(candidates.filter(named)) ??
+    latest(candidates.filter((w) => w.report.filesChanged.length > 0)) ??
+    (latest(candidates) as WorkerEnd)
+  );
 }
 
 export function failJob(ctx: JobContext, err: unknown): void {
   const message = err instanceof Error ? err.message : String(err);
   const workersRan = ctx.services.store.listAttempts(ctx.id).some((a) => a.started !== null);
   // spec 05: every task's outcome is logged, this end's too (a task whose attempt was still live: `error`)
-  recordOutcomes(ctx, { cancelled: ctx.isCancelled && ctx.interruptReason === null, interrupted: ctx.interruptReason !== null });
+  recordOutcomes(ctx, {
+    cancelled: ctx.isCancelled && ctx.interruptReason === null,
+    interrupted: ctx.interruptReason !== null,
+  });
   recordObjectiveEvidence(ctx, workersRan ? 'partial' : 'error', ctx.job.result?.files_changed ?? []);
-  ctx.enter(workersRan ? 'partial' : 'error', 'settled', { finished: epochS(), error: `gaffer failed: ${message}`, verdict: `error: gaffer failed: ${message}`.slice(0, 400) });
+  ctx.enter(workersRan ? 'partial' : 'error', 'settled', {
+    finished: epochS(),
+    error: `gaffer failed: ${message}`,
+    verdict: `error: gaffer failed: ${message}`.slice(0, 400),
+  });
 }
 
 export function resultSoFar(ctx: JobContext, patch: Partial<JobResult>): JobResult {
@@ -704,7 +871,11 @@ class EvidenceTrail {
     const changes = await this.workerChanges(lastWork);
     const verificationWrote = [...this.#byVerification].filter((p) => !this.#byWorkers.has(p)).sort();
     let facts = this.#gitFacts.get(lastWork.id);
-    if (!facts) this.#gitFacts.set(lastWork.id, (facts = this.#readGitFacts ? readGitFacts(this.#pre.workspace) : Promise.resolve(undefined)));
+    if (!facts)
+      this.#gitFacts.set(
+        lastWork.id,
+        (facts = this.#readGitFacts ? readGitFacts(this.#pre.workspace) : Promise.resolve(undefined)),
+      );
     const git = await facts;
     return buildChangesJson(this.#pre, changes, { verificationWrote, after: lastWork, ...(git ? { git } : {}) });
   }

@@ -13,9 +13,18 @@ export async function runJob(ctx: JobContext, placement: JobPlacement): Promise<
   try {
     // spec 05: the yes comes before the workspace is taken; nothing runs or waits on it meanwhile
     const approval = await seekApproval(ctx, (task, why) => refusedTask(ctx, task, why));
-    const cancelled = { workers: [], fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 };
+    const cancelled = {
+      workers: [],
+      fixers: [],
+      changes: null,
+      changeSet: null,
+      verification: null,
+      cancelled: true,
+      fixRounds: 0,
+    };
     if (approval === null) return settleJob(ctx, cancelled);
-    if (approval.approved.length === 0) return settleJob(ctx, { ...cancelled, workers: approval.refused, verdict: 'not approved' });
+    if (approval.approved.length === 0)
+      return settleJob(ctx, { ...cancelled, workers: approval.refused, verdict: 'not approved' });
     await placement.run(ctx, approval);
   } catch (err) {
     failJob(ctx, err);

@@ -30,7 +30,17 @@ export interface WorkerStatusLine {
  * Appends one lifecycle line for a worker of the job. Best effort: the worker's row and events in
  * the store say the same, and a full disk must not fail the worker this only watches.
  */
-export function recordWorkerPhase(ctx: JobContext, worker: { name: string; task: string }, line: Pick<WorkerStatusLine, 'phase' | 'status' | 'outcome' | 'error'>): void {
-  const full: WorkerStatusLine = { ts: new Date().toISOString(), job: ctx.id, worker: worker.name, task: worker.task, ...line };
+export function recordWorkerPhase(
+  ctx: JobContext,
+  worker: { name: string; task: string },
+  line: Pick<WorkerStatusLine, 'phase' | 'status' | 'outcome' | 'error'>,
+): void {
+  const full: WorkerStatusLine = {
+    ts: new Date().toISOString(),
+    job: ctx.id,
+    worker: worker.name,
+    task: worker.task,
+    ...line,
+  };
   appendJsonLine(join(ctx.services.dataDir, WORKER_STATUS_FILE), full);
 }

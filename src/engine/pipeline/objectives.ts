@@ -2,7 +2,14 @@
 // the impact order of a sequential job, and the evidence each named objective gets when the job ends.
 import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
-import { OBJECTIVES_FILE, objectiveEvidenceOf, parseObjectives, scoreObjectives, taskImpacts, type ObjectivesNote } from '../../domain/objectives.js';
+import {
+  OBJECTIVES_FILE,
+  objectiveEvidenceOf,
+  parseObjectives,
+  scoreObjectives,
+  taskImpacts,
+  type ObjectivesNote,
+} from '../../domain/objectives.js';
 import { taskOrderOf } from '../../domain/phase-order.js';
 import type { TaskSpec } from '../../domain/request.js';
 import type { Snapshot } from '../../domain/snapshot.js';
@@ -28,7 +35,12 @@ export function objectivesFileOf(hints: WorkspaceHints): string {
  * `tasks` in the order they are to run. A missing file changes nothing; a bad one is a warning on
  * the job (its `objectives.warnings` and a phase event), never a failure.
  */
-export async function applyObjectives(ctx: JobContext, pre: Snapshot | null, file: string, tasks: TaskSpec[]): Promise<TaskSpec[]> {
+export async function applyObjectives(
+  ctx: JobContext,
+  pre: Snapshot | null,
+  file: string,
+  tasks: TaskSpec[],
+): Promise<TaskSpec[]> {
   const warnings: string[] = [];
   let text: string | null;
   try {
@@ -44,22 +56,41 @@ export async function applyObjectives(ctx: JobContext, pre: Snapshot | null, fil
       const reading = parseObjectives(text, file);
       warnings.push(...reading.warnings);
       const scores = scoreObjectives(reading.objectives, Date.now());
-      const { impacts, unknown } = taskImpacts(ctx.spec.tasks.map((t) => ({ name: t.name, text: t.instruction })), scores);
-      for (const u of unknown) warnings.push(`task ${u.task} names ${u.id}, which ${file} does not declare: not ordered by it, no evidence kept for it`);
+      const { impacts, unknown } = taskImpacts(
+        ctx.spec.tasks.map((t) => ({ name: t.name, text: t.instruction })),
+        scores,
+      );
+      for (const u of unknown)
+        warnings.push(
+          `task ${u.task} names ${u.id}, which ${file} does not declare: not ordered by it, no evidence kept for it`,
+        );
       const ids = [...new Set([...impacts.values()].flatMap((i) => i.objectives))];
       const titles = new Map(reading.objectives.map((o) => [o.id, o.title]));
-      note = { file, named: ids.map((id) => ({ id, title: titles.get(id) ?? '', impact: scores.get(id)?.impact ?? 0 })), warnings };
+      note = {
+        file,
+        named: ids.map((id) => ({ id, title: titles.get(id) ?? '', impact: scores.get(id)?.impact ?? 0 })),
+        warnings,
+      };
       // spec 07: a parallel job is never reordered; a worktree job's tasks run as their gates class them (spec 06)
-      const ordered = ctx.spec.parallel || ctx.spec.isolation === 'worktree' ? null : taskOrderOf(ctx.spec.tasks, false, impacts);
+      const ordered =
+        ctx.spec.parallel || ctx.spec.isolation === 'worktree' ? null : taskOrderOf(ctx.spec.tasks, false, impacts);
       order = ordered !== null && ordered.by !== 'phase' ? ordered : null;
     } catch (err) {
       // the graph library's own failure (a PageRank that does not converge): the job runs as written
-      warnings.push(`${file}: impact not computed (${err instanceof Error ? err.message : String(err)}): tasks run as written`);
+      warnings.push(
+        `${file}: impact not computed (${err instanceof Error ? err.message : String(err)}): tasks run as written`,
+      );
     }
   }
   if (text === null && warnings.length === 0) return tasks;
   ctx.update({ spec: { ...ctx.spec, objectives: note, ...(order ? { task_order: order } : {}) } });
-  if (warnings.length > 0) ctx.phase(`objectives: ${warnings[0] ?? ''}${warnings.length > 1 ? ` (+${warnings.length - 1} more in the job's objectives.warnings)` : ''}`.slice(0, 400));
+  if (warnings.length > 0)
+    ctx.phase(
+      `objectives: ${warnings[0] ?? ''}${warnings.length > 1 ? ` (+${warnings.length - 1} more in the job's objectives.warnings)` : ''}`.slice(
+        0,
+        400,
+      ),
+    );
   if (order === null) return tasks;
   const at = new Map(order.to.map((name, i) => [name, i]));
   return [...tasks].sort((a, b) => (at.get(a.name) ?? 0) - (at.get(b.name) ?? 0));
@@ -96,7 +127,10 @@ async function readObjectivesText(workspace: string, pre: Snapshot | null, file:
 export function recordObjectiveEvidence(ctx: JobContext, status: JobStatus, filesChanged: readonly string[]): void {
   const named = ctx.spec.objectives?.named ?? [];
   if (named.length === 0) return;
-  const rows = objectiveEvidenceOf(named.map((n) => n.id), { id: ctx.id, workspace: ctx.spec.workspace, status, filesChanged, ts: epochS() });
+  const rows = objectiveEvidenceOf(
+    named.map((n) => n.id),
+    { id: ctx.id, workspace: ctx.spec.workspace, status, filesChanged, ts: epochS() },
+  );
   try {
     ctx.services.store.recordObjectiveEvidence(rows, ctx.job.owner);
   } catch (err) {

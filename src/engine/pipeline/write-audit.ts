@@ -1,5 +1,12 @@
 import type { ChangeSet } from '../../evidence/types.js';
-import { auditBatchWrites, declaredOutOfPlanEdits, describeViolation, listOutside, writePolicyFor, type WriteAudit } from '../../domain/write-policy.js';
+import {
+  auditBatchWrites,
+  declaredOutOfPlanEdits,
+  describeViolation,
+  listOutside,
+  writePolicyFor,
+  type WriteAudit,
+} from '../../domain/write-policy.js';
 import { isTestFilePath } from '../../verification/harness.js';
 import { realWorkspace, resolveInWorkspace } from '../../runners/builtin/workspace-paths.js';
 import type { JobContext } from '../job-context.js';
@@ -15,7 +22,14 @@ import type { WorkerEnd } from './attempt-run.js';
  * `broken`: what the place had to put back after the step (`Place.repair`): a violation of each of
  * its workers whatever their policies. Returns the violations in words, `<worker>: <paths>`, for the proof.
  */
-export function auditStep(ctx: JobContext, workspace: string, ends: readonly WorkerEnd[], written: ChangeSet, restored: readonly string[], broken: readonly string[] = []): string[] {
+export function auditStep(
+  ctx: JobContext,
+  workspace: string,
+  ends: readonly WorkerEnd[],
+  written: ChangeSet,
+  restored: readonly string[],
+  broken: readonly string[] = [],
+): string[] {
   // the step's snapshot is the evidence its attempts owe (a cancelled one's too, spec 01; then it lets go of its share of the place)
   for (const end of ends) ctx.attempts.carryJobs(end.plan.name, 'collect_evidence', 'release_placement');
   const ran = ends.filter((end) => end.started && ctx.attempts.entry(end.plan.name).attempt.state === 'collecting');
@@ -37,7 +51,8 @@ export function auditStep(ctx: JobContext, workspace: string, ends: readonly Wor
   ran.forEach((end, i) => {
     const own = audits[i] as WriteAudit;
     // what the place had to put back (a worktree's `.git` link) no policy lets a worker write
-    const audit: WriteAudit = broken.length === 0 ? own : { verdict: 'violation', outside: [...new Set([...own.outside, ...broken])].sort() };
+    const audit: WriteAudit =
+      broken.length === 0 ? own : { verdict: 'violation', outside: [...new Set([...own.outside, ...broken])].sort() };
     const worker = workers[i];
     if (worker === undefined) return;
     const isViolation = audit.verdict === 'violation';
@@ -45,13 +60,32 @@ export function auditStep(ctx: JobContext, workspace: string, ends: readonly Wor
       ...end.report,
       writeAudit: audit.verdict,
       observed,
-      ...(isViolation ? { status: 'error' as const, outcome: 'panic' as const, stopReason: 'write_policy_violation', error: describeViolation(worker.policy, audit.outside) } : {}),
+      ...(isViolation
+        ? {
+            status: 'error' as const,
+            outcome: 'panic' as const,
+            stopReason: 'write_policy_violation',
+            error: describeViolation(worker.policy, audit.outside),
+          }
+        : {}),
     };
-    const words = ctx.attempts.move(end.plan.name, [{ type: 'evidence_taken', facts: { writeViolation: isViolation } }]);
-    ctx.services.store.updateAttempt(ctx.id, end.plan.name, { status: words.status, outcome: words.outcome, report: { ...end.report } });
+    const words = ctx.attempts.move(end.plan.name, [
+      { type: 'evidence_taken', facts: { writeViolation: isViolation } },
+    ]);
+    ctx.services.store.updateAttempt(ctx.id, end.plan.name, {
+      status: words.status,
+      outcome: words.outcome,
+      report: { ...end.report },
+    });
     if (!isViolation) return;
     // the worker's `done` event went out when its process ended: the audit's word follows it
-    ctx.emit({ name: end.plan.name, event: 'error', message: end.report.error ?? 'write policy violation', status: words.status, outcome: words.outcome ?? 'panic' });
+    ctx.emit({
+      name: end.plan.name,
+      event: 'error',
+      message: end.report.error ?? 'write policy violation',
+      status: words.status,
+      outcome: words.outcome ?? 'panic',
+    });
     violations.push(`${end.plan.name}: ${listOutside(audit.outside)}`);
   });
   return violations;
@@ -59,7 +93,9 @@ export function auditStep(ctx: JobContext, workspace: string, ends: readonly Wor
 
 /** A step's change in a few words: `2 modified, 1 added`, `nothing`, and who shared the step. */
 function describeObserved(written: ChangeSet, workers: number): string {
-  const parts = (['modified', 'added', 'deleted'] as const).filter((k) => written[k].length > 0).map((k) => `${written[k].length} ${k}`);
+  const parts = (['modified', 'added', 'deleted'] as const)
+    .filter((k) => written[k].length > 0)
+    .map((k) => `${written[k].length} ${k}`);
   return `${parts.join(', ') || 'nothing'}${workers > 1 ? ` (a step shared by ${workers} workers)` : ''}`;
 }
 

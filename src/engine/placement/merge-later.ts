@@ -20,17 +20,28 @@ import { integrate, type Integrated } from './worktree-job.js';
  */
 
 /** The branches a merge of `job` takes, or the refusal that names why there are none (before anything is stored). */
-async function mergeable(job: JobRow, task: string | null): Promise<{ wt: WorktreesJson; rows: WorktreeTaskJson[]; repo: RepoFacts }> {
+async function mergeable(
+  job: JobRow,
+  task: string | null,
+): Promise<{ wt: WorktreesJson; rows: WorktreeTaskJson[]; repo: RepoFacts }> {
   const wt = job.result?.worktrees;
-  if (job.spec.isolation !== 'worktree' || !wt) throw new GafferError('invalid_request', `job ${job.id} is not a worktree job: it has no branches to merge`, 'job');
-  if (!isFinalStatus(job.status)) throw new GafferError('conflict', `job ${job.id} is still ${job.status}; wait for it to end first`, 'job');
+  if (job.spec.isolation !== 'worktree' || !wt)
+    throw new GafferError('invalid_request', `job ${job.id} is not a worktree job: it has no branches to merge`, 'job');
+  if (!isFinalStatus(job.status))
+    throw new GafferError('conflict', `job ${job.id} is still ${job.status}; wait for it to end first`, 'job');
   const rows: WorktreeTaskJson[] = task
     ? wt.tasks.filter((t) => t.task === task)
     : wt.tasks.filter((t) => t.state !== 'kept' && t.commit !== null && t.merge !== 'merged');
-  if (task && rows.length === 0) throw new GafferError('not_found', `job ${job.id} has no task ${JSON.stringify(task)} (its tasks: ${wt.tasks.map((t) => t.task).join(', ')})`, 'task');
+  if (task && rows.length === 0)
+    throw new GafferError(
+      'not_found',
+      `job ${job.id} has no task ${JSON.stringify(task)} (its tasks: ${wt.tasks.map((t) => t.task).join(', ')})`,
+      'task',
+    );
   if (rows.length === 0) throw new GafferError('conflict', `job ${job.id} has no passing branch left to merge`, 'job');
   const empty = rows.find((r) => r.commit === null);
-  if (empty) throw new GafferError('conflict', `task ${empty.task} changed nothing: its branch has nothing to merge`, 'task');
+  if (empty)
+    throw new GafferError('conflict', `task ${empty.task} changed nothing: its branch has nothing to merge`, 'task');
   const repo = await readRepo(job.spec.workspace);
   if ('refused' in repo) throw new GafferError('invalid_request', `the workspace ${repo.refused}`, 'workspace');
   return { wt, rows, repo };
@@ -44,7 +55,12 @@ async function mergeable(job: JobRow, task: string | null): Promise<{ wt: Worktr
 export async function mergeSpec(store: Store, job: JobRow, task: string | null): Promise<JobSpec> {
   await mergeable(job, task);
   const running = store.listLiveJobs().find((j) => j.spec.merge_of?.job === job.id);
-  if (running) throw new GafferError('conflict', `job ${job.id} is being merged by job ${running.id} (${running.status}): wait for it (gaffer wait ${running.id}) or cancel it first`, 'job');
+  if (running)
+    throw new GafferError(
+      'conflict',
+      `job ${job.id} is being merged by job ${running.id} (${running.status}): wait for it (gaffer wait ${running.id}) or cancel it first`,
+      'job',
+    );
   const s = job.spec;
   return {
     workspace: s.workspace,
@@ -76,7 +92,9 @@ export async function mergeSpec(store: Store, job: JobRow, task: string | null):
 export async function runMergeJob(ctx: JobContext): Promise<void> {
   try {
     const of = ctx.spec.merge_of as MergeOf;
-    ctx.enter('verifying', `merging the passing branches of job ${of.job}${of.task ? ` (task ${of.task})` : ''}`, { started: epochS() });
+    ctx.enter('verifying', `merging the passing branches of job ${of.job}${of.task ? ` (task ${of.task})` : ''}`, {
+      started: epochS(),
+    });
     if (ctx.isCancelled) return settleMerge(ctx, null);
     const job = ctx.services.store.getJob(of.job);
     if (!job) throw new Error(`job ${of.job} is gone from the store`);
@@ -105,7 +123,15 @@ async function mergeInto(ctx: JobContext, job: JobRow, task: string | null): Pro
   // a follow-up of a worktree task: its change goes in on top of that task's work, or with it
   const applyFrom = await followUpApplyFrom(ctx.services.store, job.spec);
   if (applyFrom) say(applyFrom.why);
-  const site = { repo, base: { commit: wt.base }, root: worktreeRoot(ctx.services), sandboxed, job: job.id, name, ...(applyFrom ? { applyFrom: applyFrom.commit } : {}) };
+  const site = {
+    repo,
+    base: { commit: wt.base },
+    root: worktreeRoot(ctx.services),
+    sandboxed,
+    job: job.id,
+    name,
+    ...(applyFrom ? { applyFrom: applyFrom.commit } : {}),
+  };
   const merged = await integrate(ctx, say, site, taken, { late: [], apply: true });
   const tasks = wt.tasks.map((t) => taken.find((r) => r.task === t.task) ?? t);
   // a cancelled merge is recorded too: its worktree and branch are found (and pruned) through the original job
@@ -120,7 +146,11 @@ async function mergeInto(ctx: JobContext, job: JobRow, task: string | null): Pro
  * at a shutdown) when it was stopped — then nothing was applied.
  */
 function settleMerge(ctx: JobContext, end: MergeEnd | null): void {
-  const stopped: JobStatus | null = ctx.isCancelled ? (ctx.interruptReason !== null ? 'interrupted' : 'cancelled') : null;
+  const stopped: JobStatus | null = ctx.isCancelled
+    ? ctx.interruptReason !== null
+      ? 'interrupted'
+      : 'cancelled'
+    : null;
   const json = end?.merged.json ?? null;
   const conflicts = (end?.rows ?? []).filter((r) => r.merge === 'conflict').map((r) => r.task);
   const status: JobStatus = stopped ?? (json?.applied && conflicts.length === 0 ? 'done' : 'partial');
@@ -130,7 +160,23 @@ function settleMerge(ctx: JobContext, end: MergeEnd | null): void {
       : json?.applied
         ? `merged ${json.tasks.join(', ')}: the merged tree verified and applied to the workspace${conflicts.length > 0 ? `; ${conflicts.join(', ')} conflicted, not merged` : ''}`
         : `not applied: ${json?.why ?? 'nothing merged'}`;
-  const files = json?.applied ? [...new Set((end?.rows ?? []).filter((r) => r.merge === 'merged').flatMap((r) => r.files))].sort() : [];
-  const result: JobResult = { files_changed: files, claimed_only: [], changes: null, verification: end?.merged.verification ?? null, fix_rounds_run: 0, proof: null, totals: emptyTotals(), exit_code: status === 'done' ? 0 : 1 };
-  ctx.settle('settled', status, { result, verdict, error: stopped === 'interrupted' ? ctx.interruptReason : null, finished: epochS() });
+  const files = json?.applied
+    ? [...new Set((end?.rows ?? []).filter((r) => r.merge === 'merged').flatMap((r) => r.files))].sort()
+    : [];
+  const result: JobResult = {
+    files_changed: files,
+    claimed_only: [],
+    changes: null,
+    verification: end?.merged.verification ?? null,
+    fix_rounds_run: 0,
+    proof: null,
+    totals: emptyTotals(),
+    exit_code: status === 'done' ? 0 : 1,
+  };
+  ctx.settle('settled', status, {
+    result,
+    verdict,
+    error: stopped === 'interrupted' ? ctx.interruptReason : null,
+    finished: epochS(),
+  });
 }

@@ -50,7 +50,12 @@ export async function checkOutRemote(ctx: JobContext, repo: RemoteRepo): Promise
   const commit = await inLane(cache, async () => {
     await openCache(cache);
     const fetched = await fetchRemoteRef(cache, repo.url, repo.ref, jobRef(ctx.id));
-    if ('refused' in fetched) throw new GafferError('invalid_request', `repo: ${repo.ref} of ${repo.url} could not be fetched: ${fetched.refused} — check the URL and ref, and that this machine's git can reach it`, 'repo');
+    if ('refused' in fetched)
+      throw new GafferError(
+        'invalid_request',
+        `repo: ${repo.ref} of ${repo.url} could not be fetched: ${fetched.refused} — check the URL and ref, and that this machine's git can reach it`,
+        'repo',
+      );
     await addDetachedWorktree(cache, ctx.spec.workspace, fetched.commit);
     // the job's shadow repository (its snapshots) borrows the cache's objects: a blob the remote has is not stored again per job
     const shadowObjects = join(shadowGitDir(dataDir, ctx.spec.workspace), 'objects', 'info');
@@ -64,7 +69,12 @@ export async function checkOutRemote(ctx: JobContext, repo: RemoteRepo): Promise
 }
 
 /** Removes the job's checkout and the ref that kept its commit. */
-export async function dropRemoteCheckout(dataDir: string, repo: RemoteRepo, jobId: string, workspace: string): Promise<void> {
+export async function dropRemoteCheckout(
+  dataDir: string,
+  repo: RemoteRepo,
+  jobId: string,
+  workspace: string,
+): Promise<void> {
   const cache = cacheOf(dataDir, repo);
   await inLane(cache, () => removeCacheWorktree(cache, workspace, [jobRef(jobId)]));
 }
@@ -81,7 +91,8 @@ export async function sweepRemoteCheckouts(dataDir: string, isLive: (jobId: stri
     const jobs = join(remotes, hash, 'jobs');
     if (!existsSync(jobs)) continue;
     for (const id of readdirSync(jobs)) {
-      if (!isLive(id)) await inLane(cache, () => removeCacheWorktree(cache, join(jobs, id), [jobRef(id)])).catch(() => undefined);
+      if (!isLive(id))
+        await inLane(cache, () => removeCacheWorktree(cache, join(jobs, id), [jobRef(id)])).catch(() => undefined);
     }
   }
 }

@@ -14,10 +14,25 @@ export function sharedJob(placement: Placement): JobPlacement {
 }
 
 async function runShared(ctx: JobContext, { approved, refused }: Approval, placement: Placement): Promise<void> {
-  const acquire = () => placement.acquire({ jobId: ctx.id, workspace: ctx.spec.workspace, signal: ctx.abort.signal, onWait: (message) => ctx.phase(message) });
+  const acquire = () =>
+    placement.acquire({
+      jobId: ctx.id,
+      workspace: ctx.spec.workspace,
+      signal: ctx.abort.signal,
+      onWait: (message) => ctx.phase(message),
+    });
   let place: Place | null = await acquire();
   try {
-    if (!place) return settleJob(ctx, { workers: refused, fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 });
+    if (!place)
+      return settleJob(ctx, {
+        workers: refused,
+        fixers: [],
+        changes: null,
+        changeSet: null,
+        verification: null,
+        cancelled: true,
+        fixRounds: 0,
+      });
     const scope: Scope = {
       ...wholeJob(ctx, approved),
       // spec 05: a climb to a rung that needs a yes releases the workspace until it is answered

@@ -3,7 +3,17 @@ import path, { join } from 'node:path';
 import type { TaskSpec } from '../../domain/request.js';
 import type { MergedJson, VerificationJson, WorktreeTaskJson, WorktreesJson } from '../../domain/result.js';
 import { combineCriteria, combineVerifications, predictConflicts, unionChanges } from '../../domain/fanout.js';
-import { applyToWorkingTree, commitWorkingTree, commitWorktree, deleteBranch, mergeInto, readRepo, serialized, type BaseCommit, type RepoFacts } from '../../evidence/worktree-git.js';
+import {
+  applyToWorkingTree,
+  commitWorkingTree,
+  commitWorktree,
+  deleteBranch,
+  mergeInto,
+  readRepo,
+  serialized,
+  type BaseCommit,
+  type RepoFacts,
+} from '../../evidence/worktree-git.js';
 import { dropShadowRepo, takeSnapshot } from '../../evidence/index.js';
 import type { Snapshot } from '../../domain/snapshot.js';
 import type { IndexSeed } from '../../evidence/seed-index.js';
@@ -11,16 +21,36 @@ import { detectTestCommand } from '../../verification/detect.js';
 import { parseCriterion } from '../../domain/criterion-forms.js';
 import { epochS } from '../clock.js';
 import type { JobContext } from '../job-context.js';
-import { allPaths, carryOut, failedFirstAttempt, inRequestOrder, resultSoFar, verifyChange, type Scope } from '../pipeline/carry-out.js';
+import {
+  allPaths,
+  carryOut,
+  failedFirstAttempt,
+  inRequestOrder,
+  resultSoFar,
+  verifyChange,
+  type Scope,
+} from '../pipeline/carry-out.js';
 import { taskPhases } from '../../domain/phase-order.js';
-import { checkoutsAtOnce, finishTaskWorktree, preparesEachWorktree, removeTaskWorktree, worktreeRoot, WorktreePlacement, type TaskWorktree } from './worktree.js';
+import {
+  checkoutsAtOnce,
+  finishTaskWorktree,
+  preparesEachWorktree,
+  removeTaskWorktree,
+  worktreeRoot,
+  WorktreePlacement,
+  type TaskWorktree,
+} from './worktree.js';
 import { Semaphore } from '../semaphore.js';
 import type { JobPlacement } from './job-placement.js';
 import { settleJob, type SettleInput } from '../settle/settle.js';
 import type { Approval } from '../admission/approval.js';
 import { applyObjectives, objectivesFileOf } from '../pipeline/objectives.js';
 import { followUpApplyFrom, followUpFolder } from '../admission/worktree-follow-up.js';
-import { readCommittedHints, type CommittedHintsReading, type WorkspaceHints } from '../../verification/workspace-hints.js';
+import {
+  readCommittedHints,
+  type CommittedHintsReading,
+  type WorkspaceHints,
+} from '../../verification/workspace-hints.js';
 
 /** One task carried out in its worktree. */
 interface TaskRun {
@@ -47,11 +77,19 @@ async function runWorktreeJob(ctx: JobContext, approval: Approval): Promise<void
   const spec = ctx.spec;
   const settings = ctx.services.worktrees;
   const from = spec.follow_up_base;
-  ctx.enter('running', from ? `starting from ${from.branch} (${from.commit.slice(0, 12)}), the followed task's work` : 'making the base commit', { started: epochS() });
+  ctx.enter(
+    'running',
+    from
+      ? `starting from ${from.branch} (${from.commit.slice(0, 12)}), the followed task's work`
+      : 'making the base commit',
+    { started: epochS() },
+  );
   const repo = await readRepo(spec.workspace);
   if ('refused' in repo) throw new Error(`the workspace ${repo.refused}`);
   // issue 16: a follow-up of a worktree task builds on that task's branch, not on the workspace
-  const base = from ? { commit: from.commit } : await serialized(repo, () => commitWorkingTree(repo, `gaffer: base of job ${ctx.id}`));
+  const base = from
+    ? { commit: from.commit }
+    : await serialized(repo, () => commitWorkingTree(repo, `gaffer: base of job ${ctx.id}`));
   // spec 07: the objectives the tasks name, read as the base holds them (no worker has started), get evidence at the end
   // issue 32: the hints as the user's HEAD holds them (the worktrees' HEAD is the base, which holds the working copy)
   const hints = await userHints(ctx);
@@ -59,13 +97,29 @@ async function runWorktreeJob(ctx: JobContext, approval: Approval): Promise<void
   const root = worktreeRoot(ctx.services);
   const folder = followUpFolder(ctx, root);
   const folders = folder !== null && spec.follow_up ? new Map([[spec.follow_up.task, folder]]) : undefined;
-  const placement = new WorktreePlacement({ repo, base, workspace: spec.workspace, root, settings, logDir: ctx.jobDir, ...(folders ? { folders } : {}) });
+  const placement = new WorktreePlacement({
+    repo,
+    base,
+    workspace: spec.workspace,
+    root,
+    settings,
+    logDir: ctx.jobDir,
+    ...(folders ? { folders } : {}),
+  });
   // spec 06 "Phase order": review and verify tasks run after the implementers, in the merged tree of their work
   const [implementers = [], late = []] = taskPhases(approval.approved);
   const classes = classify(ctx, implementers, late, settings.parallelSafeGates, hints.hints);
   const runs: TaskRun[] = [];
   // written as each worktree is made and each task ends: a restart finds where the work lies
-  const sofar: WorktreesJson = { base: base.commit, merge: spec.merge, tasks: [], classes, merges: [], predicted_conflicts: [], submodules: 'not initialized' };
+  const sofar: WorktreesJson = {
+    base: base.commit,
+    merge: spec.merge,
+    tasks: [],
+    classes,
+    merges: [],
+    predicted_conflicts: [],
+    submodules: 'not initialized',
+  };
   const record = (row: WorktreeTaskJson) => {
     sofar.tasks = [...sofar.tasks.filter((t) => t.task !== row.task), row];
     ctx.update({ result: resultSoFar(ctx, { worktrees: { ...sofar } }) });
@@ -78,7 +132,15 @@ async function runWorktreeJob(ctx: JobContext, approval: Approval): Promise<void
   const drops: Promise<void>[] = [];
   // a task's shadow index can start from its checkout's index when its worktree is the repository's top (the index's paths are then the workspace's)
   const seedTree = repo.prefix === '' ? base.tree : undefined;
-  const fan: FanOut = { repo, placement, record, alwaysInclude, drops, ...(shared ? { pre: shared } : {}), ...(seedTree ? { seedTree } : {}) };
+  const fan: FanOut = {
+    repo,
+    placement,
+    record,
+    alwaysInclude,
+    drops,
+    ...(shared ? { pre: shared } : {}),
+    ...(seedTree ? { seedTree } : {}),
+  };
   const cap = settings.maxConcurrency ?? ctx.services.executor.cap;
   const fanout = new Semaphore(cap);
   // the next tasks' worktrees are made while the running ones finish: as many ahead as checkouts run at once (up to the cap)
@@ -140,16 +202,37 @@ async function runWorktreeJob(ctx: JobContext, approval: Approval): Promise<void
     predicted_conflicts: predictConflicts(passing.map((r) => ({ task: r.task.name, files: r.row?.files ?? [] }))),
   };
   if (worktrees.predicted_conflicts.length > 0) {
-    ctx.phase(`predicted conflicts: ${worktrees.predicted_conflicts.map((c) => `${c.tasks.join(' & ')} both changed ${c.files.slice(0, 3).join(', ')}`).join('; ')}`);
+    ctx.phase(
+      `predicted conflicts: ${worktrees.predicted_conflicts.map((c) => `${c.tasks.join(' & ')} both changed ${c.files.slice(0, 3).join(', ')}`).join('; ')}`,
+    );
   }
   let merged: Integrated | null = null;
   if (((spec.merge === 'auto' && passing.length > 0) || late.length > 0) && !ctx.isCancelled) {
-    ctx.enter('verifying', late.length > 0 ? `merging the passing branches for ${late.map((t) => t.name).join(', ')}` : 'merging the passing branches');
+    ctx.enter(
+      'verifying',
+      late.length > 0
+        ? `merging the passing branches for ${late.map((t) => t.name).join(', ')}`
+        : 'merging the passing branches',
+    );
     const sandboxed = passing.some((r) => r.outcome.workers.some((w) => w.report.sandboxed));
     const applyFrom = spec.merge === 'auto' ? await followUpApplyFrom(ctx.services.store, spec) : null;
     if (applyFrom) ctx.phase(`merge: ${applyFrom.why}`);
-    const site: MergeSite = { repo, base, root, sandboxed, job: ctx.id, name: MERGED, ...(applyFrom ? { applyFrom: applyFrom.commit } : {}) };
-    merged = await integrate(ctx, (message) => ctx.phase(message), site, passing.map((r) => r.row as WorktreeTaskJson), { late, apply: spec.merge === 'auto' });
+    const site: MergeSite = {
+      repo,
+      base,
+      root,
+      sandboxed,
+      job: ctx.id,
+      name: MERGED,
+      ...(applyFrom ? { applyFrom: applyFrom.commit } : {}),
+    };
+    merged = await integrate(
+      ctx,
+      (message) => ctx.phase(message),
+      site,
+      passing.map((r) => r.row as WorktreeTaskJson),
+      { late, apply: spec.merge === 'auto' },
+    );
     worktrees.merges.push(merged.json);
   }
   const reviewed = merged?.late ?? null;
@@ -167,7 +250,11 @@ async function runWorktreeJob(ctx: JobContext, approval: Approval): Promise<void
     fixers: outcomes.flatMap((o) => o.fixers),
     changes: unionChanges(outcomes.map((o) => o.changes)),
     changeSet: outcomes.some((o) => o.changeSet)
-      ? { added: union(outcomes.map((o) => o.changeSet?.added)), modified: union(outcomes.map((o) => o.changeSet?.modified)), deleted: union(outcomes.map((o) => o.changeSet?.deleted)) }
+      ? {
+          added: union(outcomes.map((o) => o.changeSet?.added)),
+          modified: union(outcomes.map((o) => o.changeSet?.modified)),
+          deleted: union(outcomes.map((o) => o.changeSet?.deleted)),
+        }
       : null,
     verification,
     cancelled: ctx.isCancelled,
@@ -176,13 +263,34 @@ async function runWorktreeJob(ctx: JobContext, approval: Approval): Promise<void
     writeViolations: outcomes.flatMap((o) => o.writeViolations ?? []),
     gates: outcomes.flatMap((o) => o.gates ?? []),
     escalation: outcomes.flatMap((o) => o.escalation ?? []),
-    ...(noneStarted ? { error: outcomes.map((o) => o.error).filter(Boolean).join('; ') } : {}),
+    ...(noneStarted
+      ? {
+          error: outcomes
+            .map((o) => o.error)
+            .filter(Boolean)
+            .join('; '),
+        }
+      : {}),
     perTask: new Map([
-      ...runs.map((r) => [r.task.name, { verification: r.outcome.verification, criteriaMet: r.outcome.criteria?.complete ?? true }] as const),
+      ...runs.map(
+        (r) =>
+          [
+            r.task.name,
+            { verification: r.outcome.verification, criteriaMet: r.outcome.criteria?.complete ?? true },
+          ] as const,
+      ),
       // the reviewers are judged with the merged tree they ran in
-      ...late.map((t) => [t.name, { verification: merged?.verification ?? null, criteriaMet: reviewed?.criteria?.complete ?? true }] as const),
+      ...late.map(
+        (t) =>
+          [
+            t.name,
+            { verification: merged?.verification ?? null, criteriaMet: reviewed?.criteria?.complete ?? true },
+          ] as const,
+      ),
     ]),
-    changedNothing: runs.filter((r) => r.outcome.changes !== null && r.outcome.changes.count === 0).map((r) => r.task.name),
+    changedNothing: runs
+      .filter((r) => r.outcome.changes !== null && r.outcome.changes.count === 0)
+      .map((r) => r.task.name),
     worktrees,
     mergeProblems: mergeProblemsOf(worktrees, merged?.verification ?? null, spec.merge),
   });
@@ -211,7 +319,13 @@ type Placed = { wt: TaskWorktree } | { why: string };
 /** Makes a task's worktree (placement/worktree.ts): a parallel task's may be made before its turn. */
 async function placeTask(ctx: JobContext, fan: FanOut, task: TaskSpec): Promise<Placed> {
   try {
-    const wt = await fan.placement.acquire({ jobId: ctx.id, workspace: ctx.spec.workspace, task: task.name, signal: ctx.abort.signal, onWait: (message) => ctx.phase(message) });
+    const wt = await fan.placement.acquire({
+      jobId: ctx.id,
+      workspace: ctx.spec.workspace,
+      task: task.name,
+      signal: ctx.abort.signal,
+      onWait: (message) => ctx.phase(message),
+    });
     if (wt === null) throw new Error('the job was cancelled first');
     return { wt };
   } catch (err) {
@@ -232,18 +346,49 @@ async function runTask(ctx: JobContext, fan: FanOut, task: TaskSpec, placed: Pla
   if ('why' in placed) {
     const why = placed.why;
     const end = await failedFirstAttempt(ctx, task, why);
-    return { task, outcome: { workers: [end], fixers: [], changes: null, changeSet: null, verification: null, cancelled: ctx.isCancelled, fixRounds: 0, error: why }, row: null, passed: false };
+    return {
+      task,
+      outcome: {
+        workers: [end],
+        fixers: [],
+        changes: null,
+        changeSet: null,
+        verification: null,
+        cancelled: ctx.isCancelled,
+        fixRounds: 0,
+        error: why,
+      },
+      row: null,
+      passed: false,
+    };
   }
   const { wt } = placed;
   const setup = { deps: wt.notes.deps, included: wt.notes.included, command: wt.notes.setup };
-  record({ task: task.name, branch: wt.branch, commit: null, state: 'kept', path: wt.dir, why: 'the task is running', files: [], port: wt.port, setup, verification: null });
+  record({
+    task: task.name,
+    branch: wt.branch,
+    commit: null,
+    state: 'kept',
+    path: wt.dir,
+    why: 'the task is running',
+    files: [],
+    port: wt.port,
+    setup,
+    verification: null,
+  });
   const { pre } = fan;
-  const seed = fan.seedTree !== undefined && wt.baseIndex !== null ? { file: wt.baseIndex, tree: fan.seedTree } : undefined;
+  const seed =
+    fan.seedTree !== undefined && wt.baseIndex !== null ? { file: wt.baseIndex, tree: fan.seedTree } : undefined;
   const outcome = await carryOut(ctx, wt, {
     ...taskScope(ctx, task),
     alwaysInclude: fan.alwaysInclude,
     ...(fan.batch ? { batch: fan.batch } : {}),
-    ...(pre ? { pre: (workspace: string, alwaysInclude: string[], label: string) => pre(workspace, alwaysInclude, label, seed) } : {}),
+    ...(pre
+      ? {
+          pre: (workspace: string, alwaysInclude: string[], label: string) =>
+            pre(workspace, alwaysInclude, label, seed),
+        }
+      : {}),
   });
   const files = outcome.changeSet ? allPaths(outcome.changeSet) : [];
   const passed =
@@ -258,11 +403,30 @@ async function runTask(ctx: JobContext, fan: FanOut, task: TaskSpec, placed: Pla
   const end = await finishTaskWorktree(repo, wt, files, passed, ctx.id, fan.done);
   // its snapshots served this task alone: its work is on its branch (and in its kept worktree)
   const dir = wt.workspace;
-  fan.drops.push(dropShadowRepo(ctx.services.dataDir, dir).catch((err) => ctx.phase(`${task.name}: its shadow repository was not removed: ${err instanceof Error ? err.message : String(err)}`)));
+  fan.drops.push(
+    dropShadowRepo(ctx.services.dataDir, dir).catch((err) =>
+      ctx.phase(
+        `${task.name}: its shadow repository was not removed: ${err instanceof Error ? err.message : String(err)}`,
+      ),
+    ),
+  );
   const state = end.removed ? 'removed' : passed ? 'remove_refused' : 'kept';
-  ctx.phase(`${task.name}: ${state === 'removed' ? `passed; worktree removed, branch ${wt.branch} kept` : `worktree kept at ${wt.dir}${end.why ? ` (${end.why})` : ''}`}`);
+  ctx.phase(
+    `${task.name}: ${state === 'removed' ? `passed; worktree removed, branch ${wt.branch} kept` : `worktree kept at ${wt.dir}${end.why ? ` (${end.why})` : ''}`}`,
+  );
   const v = outcome.verification;
-  const row: WorktreeTaskJson = { task: task.name, branch: wt.branch, commit: end.commit, state, path: end.removed ? null : wt.dir, ...(end.why ? { why: end.why } : {}), files, port: wt.port, setup, verification: v ? { ok: v.ok, summary: v.summary, blocking: v.blocking } : null };
+  const row: WorktreeTaskJson = {
+    task: task.name,
+    branch: wt.branch,
+    commit: end.commit,
+    state,
+    path: end.removed ? null : wt.dir,
+    ...(end.why ? { why: end.why } : {}),
+    files,
+    port: wt.port,
+    setup,
+    verification: v ? { ok: v.ok, summary: v.summary, blocking: v.blocking } : null,
+  };
   record(row);
   return { task, outcome, passed, row };
 }
@@ -297,11 +461,30 @@ export interface Integrated {
  * branch. With `apply`, and only when that verification passed and no reviewer broke its policy,
  * the change is applied to the workspace under the workspace's lock. `say` tells each step.
  */
-export async function integrate(ctx: JobContext, say: (message: string) => void, site: MergeSite, rows: WorktreeTaskJson[], opts: { late: TaskSpec[]; apply: boolean }): Promise<Integrated> {
+export async function integrate(
+  ctx: JobContext,
+  say: (message: string) => void,
+  site: MergeSite,
+  rows: WorktreeTaskJson[],
+  opts: { late: TaskSpec[]; apply: boolean },
+): Promise<Integrated> {
   const { repo, base } = site;
   // set up as a task's worktree is (includes, dependencies, port, setup): its verification needs what theirs did
-  const placement = new WorktreePlacement({ repo, base, workspace: ctx.spec.workspace, root: site.root, settings: ctx.services.worktrees, logDir: ctx.jobDir });
-  const wt = await placement.acquire({ jobId: site.job, workspace: ctx.spec.workspace, task: site.name, signal: new AbortController().signal, onWait: say });
+  const placement = new WorktreePlacement({
+    repo,
+    base,
+    workspace: ctx.spec.workspace,
+    root: site.root,
+    settings: ctx.services.worktrees,
+    logDir: ctx.jobDir,
+  });
+  const wt = await placement.acquire({
+    jobId: site.job,
+    workspace: ctx.spec.workspace,
+    task: site.name,
+    signal: new AbortController().signal,
+    onWait: say,
+  });
   if (wt === null) throw new Error('the merged tree has no worktree');
   const { branch, dir } = wt;
   // its commits start from the merges' tip, not from the base its checkout kept
@@ -310,7 +493,9 @@ export async function integrate(ctx: JobContext, say: (message: string) => void,
   let tip: string | null = null;
   const mergeAll = async () => {
     for (const row of rows) {
-      const result = await serialized(repo, () => mergeInto(dir, row.branch, `gaffer: merge ${row.task} (job ${ctx.id})`));
+      const result = await serialized(repo, () =>
+        mergeInto(dir, row.branch, `gaffer: merge ${row.task} (job ${ctx.id})`),
+      );
       if ('merged' in result) {
         tip = result.merged;
         row.merge = 'merged';
@@ -319,13 +504,16 @@ export async function integrate(ctx: JobContext, say: (message: string) => void,
       } else {
         row.merge = 'conflict';
         row.conflict_files = result.conflicts;
-        say(`${row.task}: conflicts with the branches merged before it in ${result.conflicts.slice(0, 5).join(', ') || result.reason}; its branch is kept`);
+        say(
+          `${row.task}: conflicts with the branches merged before it in ${result.conflicts.slice(0, 5).join(', ') || result.reason}; its branch is kept`,
+        );
       }
     }
   };
   let verification: VerificationJson | null;
   let late: SettleInput | null = null;
-  if (opts.late.length === 0) verification = await verifyChange(ctx, wt.workspace, mergedScope(ctx, say), site.sandboxed, mergeAll);
+  if (opts.late.length === 0)
+    verification = await verifyChange(ctx, wt.workspace, mergedScope(ctx, say), site.sandboxed, mergeAll);
   else {
     await mergeAll();
     late = await carryOut(ctx, wt, lateScope(ctx, opts.late, say));
@@ -333,39 +521,75 @@ export async function integrate(ctx: JobContext, say: (message: string) => void,
     const wrote = late.changeSet ? allPaths(late.changeSet) : [];
     if (wrote.length > 0 && (late.writeViolations?.length ?? 0) === 0) {
       const paths = wrote.map((p) => (repo.prefix ? join(repo.prefix, p) : p));
-      tip = (await commitWorktree(wt.git, branch, { commit: tip ?? base.commit, index: null }, `gaffer: ${opts.late.map((t) => t.name).join(', ')} (job ${ctx.id})`, paths)) ?? tip;
+      tip =
+        (await commitWorktree(
+          wt.git,
+          branch,
+          { commit: tip ?? base.commit, index: null },
+          `gaffer: ${opts.late.map((t) => t.name).join(', ')} (job ${ctx.id})`,
+          paths,
+        )) ?? tip;
     }
   }
   await dropShadowRepo(ctx.services.dataDir, wt.workspace);
-  const json: MergedJson = { branch, commit: tip, tasks: mergedTasks, applied: false, verification: verification ? { ok: verification.ok, summary: verification.summary, blocking: verification.blocking } : null, path: dir };
+  const json: MergedJson = {
+    branch,
+    commit: tip,
+    tasks: mergedTasks,
+    applied: false,
+    verification: verification
+      ? { ok: verification.ok, summary: verification.summary, blocking: verification.blocking }
+      : null,
+    path: dir,
+  };
   // a branch is `merged` only once its change is in the workspace
   const notApplied = (why: string): Integrated => {
     for (const row of rows) if (row.merge === 'merged') row.merge = 'not_merged';
     return { json: { ...json, why }, verification, late };
   };
-  const verified = verification !== null && !(verification.blocking || verification.could_not_start || (verification.ran && verification.ok === null && verification.inconclusive));
+  const verified =
+    verification !== null &&
+    !(
+      verification.blocking ||
+      verification.could_not_start ||
+      (verification.ran && verification.ok === null && verification.inconclusive)
+    );
   if (!opts.apply) {
     // merge "none": the merged tree was made for the reviewers; its branch stays for review, its worktree when it failed
     const removed = verified && (await removeTaskWorktree(repo, wt)) === null;
-    return notApplied(`merge "none": made for ${opts.late.map((t) => t.name).join(', ')}; nothing applied, branch ${branch} kept${removed ? '' : `, worktree kept at ${dir}`}`);
+    return notApplied(
+      `merge "none": made for ${opts.late.map((t) => t.name).join(', ')}; nothing applied, branch ${branch} kept${removed ? '' : `, worktree kept at ${dir}`}`,
+    );
   }
   // a cancel stopped the verification: whatever it answered proves nothing, and the workspace is left alone
   if (ctx.isCancelled) return notApplied(`cancelled: nothing applied, the merge is kept at ${dir}`);
   if (tip === null) return notApplied('no branch merged cleanly');
-  if (wt.failure !== undefined) return notApplied(`the merged tree could not be set up for its verification (${wt.failure}): nothing applied`);
-  if ((late?.writeViolations?.length ?? 0) > 0) return notApplied(`${opts.late.map((t) => t.name).join(', ')} wrote outside its write policy in the merged tree: nothing applied`);
+  if (wt.failure !== undefined)
+    return notApplied(`the merged tree could not be set up for its verification (${wt.failure}): nothing applied`);
+  if ((late?.writeViolations?.length ?? 0) > 0)
+    return notApplied(
+      `${opts.late.map((t) => t.name).join(', ')} wrote outside its write policy in the merged tree: nothing applied`,
+    );
   // applied only when its verification passed; with verify none, only when nothing blocks
   if (!verified) {
-    say(`the merged tree fails its verification (${verification?.summary ?? 'not verified'}); nothing was applied to the workspace, the merge is kept at ${dir}`);
+    say(
+      `the merged tree fails its verification (${verification?.summary ?? 'not verified'}); nothing was applied to the workspace, the merge is kept at ${dir}`,
+    );
     return notApplied('the merged tree fails its verification: nothing applied');
   }
   say('applying the verified merge to the workspace');
-  const place = await ctx.services.placement.acquire({ jobId: ctx.id, workspace: ctx.spec.workspace, signal: ctx.abort.signal, onWait: say });
+  const place = await ctx.services.placement.acquire({
+    jobId: ctx.id,
+    workspace: ctx.spec.workspace,
+    signal: ctx.abort.signal,
+    onWait: say,
+  });
   if (!place) return notApplied('cancelled before the merge was applied');
   try {
     const mergedTip: string = tip;
     const refused = await serialized(repo, () => applyToWorkingTree(repo, site.applyFrom ?? base.commit, mergedTip));
-    if (refused !== null) return notApplied(`the workspace changed since the base commit and the merge does not apply to it: ${refused}`);
+    if (refused !== null)
+      return notApplied(`the workspace changed since the base commit and the merge does not apply to it: ${refused}`);
   } finally {
     place.release();
   }
@@ -377,9 +601,20 @@ export async function integrate(ctx: JobContext, say: (message: string) => void,
  * spec 06 "Isolation is earned": a task runs beside others only when the job is parallel and each
  * of its gates (its verification command, its command criteria) is on `parallel_safe_gates`.
  */
-function classify(ctx: JobContext, implementers: readonly TaskSpec[], late: readonly TaskSpec[], safe: readonly string[], hints: WorkspaceHints): WorktreesJson['classes'] {
+function classify(
+  ctx: JobContext,
+  implementers: readonly TaskSpec[],
+  late: readonly TaskSpec[],
+  safe: readonly string[],
+  hints: WorkspaceHints,
+): WorktreesJson['classes'] {
   const spec = ctx.spec;
-  const verifyCommand = spec.verify.mode === 'command' ? spec.verify.command : spec.verify.mode === 'auto' ? (detectTestCommand(spec.workspace, hints)?.command ?? null) : null;
+  const verifyCommand =
+    spec.verify.mode === 'command'
+      ? spec.verify.command
+      : spec.verify.mode === 'auto'
+        ? (detectTestCommand(spec.workspace, hints)?.command ?? null)
+        : null;
   const own = implementers.map((task): WorktreesJson['classes'][number] => {
     if (!spec.parallel) return { task: task.name, class: 'sequential', why: 'the job is not parallel' };
     const commands = task.criteria.flatMap((c) => {
@@ -389,9 +624,15 @@ function classify(ctx: JobContext, implementers: readonly TaskSpec[], late: read
     // its own command gates (spec 05) run in its worktree too
     const ownGates = (task.gates ?? []).flatMap((g) => (g.kind === 'command' ? [g.command] : []));
     const gates = [...(verifyCommand ? [verifyCommand] : []), ...commands, ...ownGates];
-    if (gates.length === 0) return { task: task.name, class: 'sequential', why: 'it has no gates to judge it safe to run beside others' };
+    if (gates.length === 0)
+      return { task: task.name, class: 'sequential', why: 'it has no gates to judge it safe to run beside others' };
     const unsafe = gates.filter((g) => !safe.includes(g));
-    if (unsafe.length > 0) return { task: task.name, class: 'sequential', why: `gate ${unsafe.map((g) => `\`${g}\``).join(', ')} is not on fanout.parallel_safe_gates (it might touch shared state)` };
+    if (unsafe.length > 0)
+      return {
+        task: task.name,
+        class: 'sequential',
+        why: `gate ${unsafe.map((g) => `\`${g}\``).join(', ')} is not on fanout.parallel_safe_gates (it might touch shared state)`,
+      };
     return { task: task.name, class: 'parallel', why: 'every gate is on fanout.parallel_safe_gates' };
   });
   const after = late.map((task): WorktreesJson['classes'][number] => ({
@@ -418,7 +659,10 @@ function taskScope(ctx: JobContext, task: TaskSpec): Scope {
     hints: userHints(ctx),
     tasks: [task],
     tag: `${task.name}.`,
-    fixer: (round) => ({ name: `${task.name}+fix-${round}`, ord: ctx.spec.tasks.length + index * ctx.spec.fix_rounds + round - 1 }),
+    fixer: (round) => ({
+      name: `${task.name}+fix-${round}`,
+      ord: ctx.spec.tasks.length + index * ctx.spec.fix_rounds + round - 1,
+    }),
     enter: (_status, phase) => ctx.phase(`${task.name}: ${phase}`),
     phase: (message) => ctx.phase(`${task.name}: ${message}`),
     progress: () => undefined,
@@ -457,7 +701,11 @@ function sharedPre(ctx: JobContext, basePath: string): SharedPre | undefined {
     base ??= takeSnapshot({ ...common, label: 'base', shadowOf: basePath, ...(seed ? { seedIndex: seed } : {}) });
     const taken = await base;
     const reusable = taken.source === 'checkpoint' && !taken.largeFilesByStat;
-    return takeSnapshot({ ...common, label, ...(reusable ? { reuse: taken, ...(seed ? { seedIndex: seed } : {}) } : {}) });
+    return takeSnapshot({
+      ...common,
+      label,
+      ...(reusable ? { reuse: taken, ...(seed ? { seedIndex: seed } : {}) } : {}),
+    });
   };
 }
 
@@ -500,18 +748,35 @@ function taskNamed(ctx: JobContext, name: string): TaskSpec {
 const union = (lists: (string[] | undefined)[]): string[] => [...new Set(lists.flatMap((l) => l ?? []))].sort();
 
 /** The doubts a merge leaves (spec 06): each conflicting branch, and a merge that was not applied (its merged tree failed its verification, or did not apply). */
-function mergeProblemsOf(w: WorktreesJson, verification: VerificationJson | null, merge: 'none' | 'auto'): NonNullable<SettleInput['mergeProblems']> {
+function mergeProblemsOf(
+  w: WorktreesJson,
+  verification: VerificationJson | null,
+  merge: 'none' | 'auto',
+): NonNullable<SettleInput['mergeProblems']> {
   const problems: NonNullable<SettleInput['mergeProblems']> = w.tasks
     .filter((t) => t.merge === 'conflict')
-    .map((t) => ({ code: 'merge_conflict', detail: `${t.task} conflicts with the branches merged before it in ${(t.conflict_files ?? []).slice(0, 5).join(', ')}; not merged, branch ${t.branch} kept` }));
+    .map((t) => ({
+      code: 'merge_conflict',
+      detail: `${t.task} conflicts with the branches merged before it in ${(t.conflict_files ?? []).slice(0, 5).join(', ')}; not merged, branch ${t.branch} kept`,
+    }));
   const last = w.merges.at(-1);
   // merge "none" applies nothing by design: its merged tree (made for the reviewers) leaves no doubt of its own
   if (!last || last.applied || last.commit === null || merge === 'none') return problems;
-  const failed = verification !== null && (verification.blocking || verification.could_not_start === true || last.why?.startsWith('the merged tree') === true);
+  const failed =
+    verification !== null &&
+    (verification.blocking ||
+      verification.could_not_start === true ||
+      last.why?.startsWith('the merged tree') === true);
   problems.push(
     failed
-      ? { code: 'merged_tree_fails', detail: `the merged tree of ${last.tasks.join(', ')} fails its verification (each passed alone): ${verification?.summary ?? last.why ?? ''}; nothing applied` }
-      : { code: 'merge_not_applied', detail: `the merge of ${last.tasks.join(', ')} was not applied to the workspace: ${last.why ?? 'unknown'}` },
+      ? {
+          code: 'merged_tree_fails',
+          detail: `the merged tree of ${last.tasks.join(', ')} fails its verification (each passed alone): ${verification?.summary ?? last.why ?? ''}; nothing applied`,
+        }
+      : {
+          code: 'merge_not_applied',
+          detail: `the merge of ${last.tasks.join(', ')} was not applied to the workspace: ${last.why ?? 'unknown'}`,
+        },
   );
   return problems;
 }

@@ -1,11 +1,31 @@
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { buildWorkerEnv } from '../../platform/process/env.js';
 import { spawnCommand } from '../../platform/spawner/spawner.js';
 import { runGitOk, splitNul } from '../../evidence/git.js';
-import { addWorktree, checkOutWorktree, commitWorktree, inTurns, removeTaskWorktreeGit, serialized, type BaseCommit, type RepoFacts, type WorktreeGit } from '../../evidence/worktree-git.js';
+import {
+  addWorktree,
+  checkOutWorktree,
+  commitWorktree,
+  inTurns,
+  removeTaskWorktreeGit,
+  serialized,
+  type BaseCommit,
+  type RepoFacts,
+  type WorktreeGit,
+} from '../../evidence/worktree-git.js';
 import type { Place, Placement, PlacementRequest } from './placement.js';
 import { readTextOrNull } from '../../evidence/read-text.js';
 
@@ -53,7 +73,10 @@ export const DEFAULT_WORKTREE_SETTINGS: WorktreeSettings = {
 
 /** The dependency folders linked (or copied) into a worktree, and the lockfiles that say whether they still fit. */
 const DEPENDENCY_DIRS: readonly { dir: string; lockfiles: readonly string[] }[] = [
-  { dir: 'node_modules', lockfiles: ['package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml', 'bun.lockb', 'bun.lock'] },
+  {
+    dir: 'node_modules',
+    lockfiles: ['package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml', 'bun.lockb', 'bun.lock'],
+  },
   { dir: '.venv', lockfiles: ['uv.lock', 'poetry.lock', 'Pipfile.lock', 'requirements.txt', 'pdm.lock'] },
 ];
 
@@ -132,28 +155,41 @@ export async function makeTaskWorktree(opts: {
   const placed: string[] = [];
   const included = await copyIncludes(repo, dir, settings.include, placed);
   const port = await freePort();
-  const env: Record<string, string> = { GAFFER_PORT: String(port), ...(settings.setPort ? { PORT: String(port) } : {}) };
+  const env: Record<string, string> = {
+    GAFFER_PORT: String(port),
+    ...(settings.setPort ? { PORT: String(port) } : {}),
+  };
   const deps: string[] = [];
   let failure: string | null = null;
   for (const d of DEPENDENCY_DIRS) {
     const from = path.join(opts.workspace, d.dir);
     if (!existsSync(from) || existsSync(path.join(workspace, d.dir))) continue;
-    const differs = d.lockfiles.filter((l) => readTextOrNull(path.join(opts.workspace, l)) !== readTextOrNull(path.join(workspace, l)));
+    const differs = d.lockfiles.filter(
+      (l) => readTextOrNull(path.join(opts.workspace, l)) !== readTextOrNull(path.join(workspace, l)),
+    );
     if (differs.length === 0) {
       if (settings.deps === 'copy') await copyOnWrite(from, path.join(workspace, d.dir));
       else symlinkSync(from, path.join(workspace, d.dir));
       placed.push(path.join(repo.prefix, d.dir));
-      deps.push(`${d.dir} ${settings.deps === 'copy' ? 'copied (copy-on-write where the filesystem can)' : 'linked'} from the workspace`);
+      deps.push(
+        `${d.dir} ${settings.deps === 'copy' ? 'copied (copy-on-write where the filesystem can)' : 'linked'} from the workspace`,
+      );
       continue;
     }
     const install = commandFor(settings.install, opts.workspace);
     if (install === null) {
-      deps.push(`${d.dir} not linked: ${differs.join(', ')} differs from the workspace's and no worktrees.install is configured`);
+      deps.push(
+        `${d.dir} not linked: ${differs.join(', ')} differs from the workspace's and no worktrees.install is configured`,
+      );
       continue;
     }
     say(`${opts.task}: installing dependencies: ${install}`);
     const why = await runConfigured(install, workspace, env, path.join(opts.logDir, `${opts.task}.install.log`));
-    deps.push(why === null ? `${d.dir} installed (${install}): ${differs.join(', ')} differs` : `${d.dir} install failed: ${why}`);
+    deps.push(
+      why === null
+        ? `${d.dir} installed (${install}): ${differs.join(', ')} differs`
+        : `${d.dir} install failed: ${why}`,
+    );
     if (why !== null) failure = `dependency install failed: ${why}`;
   }
   const setupCommand = commandFor(settings.setup, opts.workspace);
@@ -217,7 +253,13 @@ export class WorktreePlacement implements Placement {
   async acquire(job: PlacementRequest): Promise<TaskWorktree | null> {
     if (job.task === undefined) throw new Error('a worktree placement places one task at a time: name it');
     if (job.signal.aborted) return null;
-    return makeTaskWorktree({ ...this.#site, jobId: job.jobId, task: job.task, dir: this.#site.folders?.get(job.task), say: (message) => job.onWait(message) });
+    return makeTaskWorktree({
+      ...this.#site,
+      jobId: job.jobId,
+      task: job.task,
+      dir: this.#site.folders?.get(job.task),
+      say: (message) => job.onWait(message),
+    });
   }
 }
 
@@ -239,7 +281,13 @@ export async function finishTaskWorktree(
   const paths = changed.map((p) => (repo.prefix ? path.posix.join(repo.prefix, p) : p));
   // not queued behind the repository's other calls: it works in this worktree alone (its own index,
   // HEAD and branch; objects and a single ref are written atomically by git)
-  const commit = await commitWorktree(wt.git, wt.branch, { commit: wt.base, index: wt.baseIndex }, `gaffer: job ${jobId}, task ${wt.task}`, paths);
+  const commit = await commitWorktree(
+    wt.git,
+    wt.branch,
+    { commit: wt.base, index: wt.baseIndex },
+    `gaffer: job ${jobId}, task ${wt.task}`,
+    paths,
+  );
   if (wt.baseIndex !== null) rmSync(wt.baseIndex, { force: true });
   committed();
   if (!passed) return { commit, removed: false, why: 'kept for the autopsy: the task did not pass' };
@@ -251,7 +299,11 @@ export async function finishTaskWorktree(
  * Removes what gaffer placed in a worktree, then the worktree without `--force`: null when gone, else
  * git's refusal. `later`: the repository's calls others wait for go first.
  */
-export async function removeTaskWorktree(repo: RepoFacts, wt: TaskWorktree, opts: { later?: boolean } = {}): Promise<string | null> {
+export async function removeTaskWorktree(
+  repo: RepoFacts,
+  wt: TaskWorktree,
+  opts: { later?: boolean } = {},
+): Promise<string | null> {
   for (const p of wt.placed) rmSync(path.join(wt.dir, p), { recursive: true, force: true });
   // only the repository-wide part (its administrative folder, or git's own removal) takes the repository's turn
   const refused = await removeTaskWorktreeGit(repo, wt.git, (fn) => serialized(repo, fn, '', opts));
@@ -288,10 +340,21 @@ async function copyIncludes(repo: RepoFacts, dir: string, extra: readonly string
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'gaffer-include-'));
   try {
     writeFileSync(path.join(tmp, 'patterns'), `${patterns}\n`);
-    const listed = await runGitOk(['-c', 'core.fsmonitor=false', 'ls-files', '-z', '--others', '--ignored', `--exclude-from=${path.join(tmp, 'patterns')}`], {
-      cwd: repo.top,
-      timeoutMs: 120_000,
-    });
+    const listed = await runGitOk(
+      [
+        '-c',
+        'core.fsmonitor=false',
+        'ls-files',
+        '-z',
+        '--others',
+        '--ignored',
+        `--exclude-from=${path.join(tmp, 'patterns')}`,
+      ],
+      {
+        cwd: repo.top,
+        timeoutMs: 120_000,
+      },
+    );
     let copied = 0;
     for (const rel of splitNul(listed)) {
       const target = path.join(dir, rel);
@@ -310,8 +373,20 @@ async function copyIncludes(repo: RepoFacts, dir: string, extra: readonly string
 }
 
 /** A configured command (setup, install) in the worktree: null when it succeeded, else why, with its output's tail. */
-async function runConfigured(command: string, cwd: string, env: Record<string, string>, logFile: string): Promise<string | null> {
-  const result = await spawnCommand({ cmd: 'sh', args: ['-c', command], cwd, env: { ...buildWorkerEnv(process.env), ...env }, timeoutMs: SETUP_TIMEOUT_MS, input: '' });
+async function runConfigured(
+  command: string,
+  cwd: string,
+  env: Record<string, string>,
+  logFile: string,
+): Promise<string | null> {
+  const result = await spawnCommand({
+    cmd: 'sh',
+    args: ['-c', command],
+    cwd,
+    env: { ...buildWorkerEnv(process.env), ...env },
+    timeoutMs: SETUP_TIMEOUT_MS,
+    input: '',
+  });
   const output = `${result.stdout.toString('utf8')}${result.stderr}`;
   mkdirSync(path.dirname(logFile), { recursive: true });
   writeFileSync(logFile, output);
@@ -323,8 +398,18 @@ async function runConfigured(command: string, cwd: string, env: Record<string, s
 }
 
 async function copyOnWrite(from: string, to: string): Promise<void> {
-  const result = await spawnCommand({ cmd: 'cp', args: ['-a', '--reflink=auto', from, to], cwd: os.tmpdir(), env: process.env, timeoutMs: SETUP_TIMEOUT_MS, input: '' });
-  if (result.exitCode !== 0) throw new Error(`cp -a --reflink=auto ${from} ${to}: ${result.stderr.trim() || result.spawnError || `exit ${result.exitCode}`}`);
+  const result = await spawnCommand({
+    cmd: 'cp',
+    args: ['-a', '--reflink=auto', from, to],
+    cwd: os.tmpdir(),
+    env: process.env,
+    timeoutMs: SETUP_TIMEOUT_MS,
+    input: '',
+  });
+  if (result.exitCode !== 0)
+    throw new Error(
+      `cp -a --reflink=auto ${from} ${to}: ${result.stderr.trim() || result.spawnError || `exit ${result.exitCode}`}`,
+    );
 }
 
 /** A loopback port free now and not handed to another worktree by this process. */

@@ -48,18 +48,27 @@ export interface Ceiling {
  * verification × (1 + fix rounds) + fix workers, raised (never lowered, at most 3×) to the
  * workspace's pace (spec 07), less what has already passed.
  */
-export function ceilingOf(job: JobRow, workerCap: number, attempts: readonly AttemptRow[] = [], pace: WorkspacePace | null = null): Ceiling {
+export function ceilingOf(
+  job: JobRow,
+  workerCap: number,
+  attempts: readonly AttemptRow[] = [],
+  pace: WorkspacePace | null = null,
+): Ceiling {
   const spec = job.spec;
   const n = spec.tasks.length;
   const waves = spec.parallel ? Math.ceil(n / Math.max(1, workerCap)) : n;
-  const computed = spec.timeout_s * waves + spec.verify_timeout_s * (1 + spec.fix_rounds) + spec.timeout_s * spec.fix_rounds;
+  const computed =
+    spec.timeout_s * waves + spec.verify_timeout_s * (1 + spec.fix_rounds) + spec.timeout_s * spec.fix_rounds;
   const cap = computed * CEILING_RAISE_MAX;
   const total = pace === null ? computed : Math.min(cap, Math.max(computed, pace.p90S));
   const now = epochS();
   const elapsed = job.started === null ? 0 : now - job.started;
   // a rate-limited worker waiting for its reset keeps the job live: the ceiling grows by the wait (spec 04)
   const waiting = Math.max(0, ...attempts.map((a) => (a.state?.retry_at ?? 0) - now));
-  return { seconds: Math.max(0, Math.round(total - elapsed + waiting)), why: total > computed && pace !== null ? raisedWhy(computed, total, pace) : null };
+  return {
+    seconds: Math.max(0, Math.round(total - elapsed + waiting)),
+    why: total > computed && pace !== null ? raisedWhy(computed, total, pace) : null,
+  };
 }
 
 function raisedWhy(computed: number, total: number, pace: WorkspacePace): string {

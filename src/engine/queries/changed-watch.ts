@@ -20,7 +20,11 @@ function sameScan(a: Map<string, string>, b: Map<string, string>): boolean {
  * Resolves true when anything in the workspace changed on disk since the call, false when
  * `stopped()` says the wait is over (timeout, or the job ended). Rescans are throttled.
  */
-export async function waitForChange(workspace: string, stopped: () => boolean, sleep: (ms: number) => Promise<void>): Promise<boolean> {
+export async function waitForChange(
+  workspace: string,
+  stopped: () => boolean,
+  sleep: (ms: number) => Promise<void>,
+): Promise<boolean> {
   let started = performance.now();
   const first = await scanWorkspace(workspace);
   for (;;) {

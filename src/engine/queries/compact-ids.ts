@@ -96,14 +96,21 @@ export class IdLedger {
   referTo(text: string, keepNamedBy?: string): string {
     if (this.#named.size === 0 || text === '') return text;
     // the text that names them itself (the verdict's first words) keeps them
-    const ids = [...this.#named.keys()].filter((id) => text.includes(id) && (keepNamedBy === undefined || this.#named.get(id)?.list !== keepNamedBy));
+    const ids = [...this.#named.keys()].filter(
+      (id) => text.includes(id) && (keepNamedBy === undefined || this.#named.get(id)?.list !== keepNamedBy),
+    );
     if (ids.length === 0) return text;
     // the longest first, so an id that contains another is matched whole
-    const one = `(?:${ids.sort((a, b) => b.length - a.length).map(escapeRegExp).join('|')})`;
+    const one = `(?:${ids
+      .sort((a, b) => b.length - a.length)
+      .map(escapeRegExp)
+      .join('|')})`;
     const run = new RegExp(`(?<=^|[\\s(:;,\\[])${one}(?:[;,] ?${one})*(?=$|[\\s;,)\\]…]|\\.(?:\\s|$))`, 'g');
     const each = new RegExp(one, 'g');
     return text.replace(run, (found) => {
-      const lists = [...new Set([...found.matchAll(each)].map((m) => this.#named.get(m[0])?.list ?? ''))].filter(Boolean);
+      const lists = [...new Set([...found.matchAll(each)].map((m) => this.#named.get(m[0])?.list ?? ''))].filter(
+        Boolean,
+      );
       return `see ${lists.join(', ')}`;
     });
   }

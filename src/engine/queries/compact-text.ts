@@ -51,8 +51,13 @@ const COMMAND_CUT = 120;
 
 // a shell word: bare, '…' or "…" parts glued together (the way gaffer quotes paths it adds)
 const SHELL_WORD = /(?:[^\s'"]+|'[^']*'|"(?:\\.|[^"\\])*")+/g;
-const unquote = (word: string) => word.replace(/'([^']*)'|"((?:\\.|[^"\\])*)"/g, (_m, single: string | undefined, double: string | undefined) => single ?? double ?? '');
-const isPathWord = (word: string) => !word.startsWith('-') && !word.includes('=') && (word === '.' || word.includes('/') || /\.\w+$/.test(word));
+const unquote = (word: string) =>
+  word.replace(
+    /'([^']*)'|"((?:\\.|[^"\\])*)"/g,
+    (_m, single: string | undefined, double: string | undefined) => single ?? double ?? '',
+  );
+const isPathWord = (word: string) =>
+  !word.startsWith('-') && !word.includes('=') && (word === '.' || word.includes('/') || /\.\w+$/.test(word));
 
 /**
  * A long command with the paths at its end (the files or packages a related run selected) counted:
@@ -68,7 +73,12 @@ export function cutPathArguments(command: string, relatedFiles: readonly string[
   const start = words[first]?.index;
   if (paths.length < 2 || start === undefined) return command;
   const related = new Set(relatedFiles);
-  const what = paths.every((p) => related.has(p)) && paths.length === related.size ? 'related files' : paths.every((p) => p === '.' || p.startsWith('./')) ? 'packages' : 'paths';
+  const what =
+    paths.every((p) => related.has(p)) && paths.length === related.size
+      ? 'related files'
+      : paths.every((p) => p === '.' || p.startsWith('./'))
+        ? 'packages'
+        : 'paths';
   return `${command.slice(0, start).trimEnd()} ${ELLIPSIS} (${paths.length} ${what})`;
 }
 
@@ -110,7 +120,11 @@ export function elideMiddle(text: string, max: number): string {
  * takes only what it needs and the rest is shared again (water-filling by `weights`); every share is
  * at least `floor` (so many workers can overrun the budget a little) and at most `cap`.
  */
-export function shareBudget(lengths: number[], weights: number[], opts: { budget: number; floor: number; cap: number }): number[] {
+export function shareBudget(
+  lengths: number[],
+  weights: number[],
+  opts: { budget: number; floor: number; cap: number },
+): number[] {
   const shares = lengths.map(() => 0);
   let open = lengths.map((_, i) => i);
   let left = opts.budget;
@@ -118,7 +132,8 @@ export function shareBudget(lengths: number[], weights: number[], opts: { budget
     const weight = open.reduce((sum, i) => sum + (weights[i] ?? 1), 0);
     const fits = open.filter((i) => (lengths[i] ?? 0) <= Math.max(opts.floor, (left * (weights[i] ?? 1)) / weight));
     if (fits.length === 0) {
-      for (const i of open) shares[i] = Math.min(opts.cap, Math.max(opts.floor, Math.floor((left * (weights[i] ?? 1)) / weight)));
+      for (const i of open)
+        shares[i] = Math.min(opts.cap, Math.max(opts.floor, Math.floor((left * (weights[i] ?? 1)) / weight)));
       break;
     }
     for (const i of fits) {

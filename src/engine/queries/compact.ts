@@ -1,6 +1,12 @@
 import type { AskJson } from '../../domain/approval.js';
 import { spendText, type Spend } from '../../domain/spend.js';
-import type { CompactJob, CompactResult, CompactVerification, CompactWorker, ProgressEntry } from '../../domain/answer.js';
+import type {
+  CompactJob,
+  CompactResult,
+  CompactVerification,
+  CompactWorker,
+  ProgressEntry,
+} from '../../domain/answer.js';
 import { describeVerify, type JobSpec } from '../../domain/request.js';
 import type { ObjectiveEvidence } from '../../domain/objectives.js';
 import type { JobResult, VerificationJson, WorktreesJson } from '../../domain/result.js';
@@ -13,7 +19,16 @@ import { epochS } from '../clock.js';
 import { CHANGES_LISTS, VERIFICATION_ID_LISTS, VERIFICATION_LISTS } from '../../domain/answer-schema.js';
 import type { ChangesJson } from '../../domain/changes.js';
 import { bound, boundLists, cutText, IdLedger, LIST_SHOWN, putBounded } from './compact-ids.js';
-import { collapseRepeats, cutPathArguments, dropPassingLines, dropRuntimeFrames, elideMiddle, keepTail, relativizePaths, shareBudget } from './compact-text.js';
+import {
+  collapseRepeats,
+  cutPathArguments,
+  dropPassingLines,
+  dropRuntimeFrames,
+  elideMiddle,
+  keepTail,
+  relativizePaths,
+  shareBudget,
+} from './compact-text.js';
 
 export const INSTRUCTION_CUT = 200;
 export const INSTRUCTION_CUT_ENDED = 80;
@@ -43,7 +58,17 @@ const round1 = (n: number) => Math.round(n * 10) / 10;
  * Builds the compact answer from what the store holds; `full` keeps instructions and summaries
  * longer; `pace` (what jobs in the workspace took) may raise a live job's ceiling.
  */
-export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?: boolean; workerCap: number; asks?: readonly AskJson[]; pace?: WorkspacePace | null; evidence?: readonly ObjectiveEvidence[] }): CompactJob {
+export function buildCompact(
+  job: JobRow,
+  attempts: AttemptRow[],
+  opts: {
+    full?: boolean;
+    workerCap: number;
+    asks?: readonly AskJson[];
+    pace?: WorkspacePace | null;
+    evidence?: readonly ObjectiveEvidence[];
+  },
+): CompactJob {
   const full = opts.full ?? false;
   const spec: JobSpec = job.spec;
   const live = !isFinalStatus(job.status);
@@ -87,10 +112,12 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
   // the lint's advice is for the one writing the request: once the job is over, its codes say what was missing
   // a job that ended done and proved needs no advice on what its request lacked (issue 33: a clean answer stays small)
   const provedDone = job.status === 'done' && job.result?.proof?.verdict === 'proved';
-  if (spec.spec_lint && (full || !provedDone)) compact.spec_lint = full || live ? spec.spec_lint : ({ mode: spec.spec_lint.mode, codes: spec.spec_lint.codes });
+  if (spec.spec_lint && (full || !provedDone))
+    compact.spec_lint = full || live ? spec.spec_lint : { mode: spec.spec_lint.mode, codes: spec.spec_lint.codes };
   if (spec.task_order) compact.task_order = spec.task_order;
   // spec 07: the evidence records the job left its objectives are for `full`
-  if (spec.objectives) compact.objectives = full ? { ...spec.objectives, evidence: [...(opts.evidence ?? [])] } : spec.objectives;
+  if (spec.objectives)
+    compact.objectives = full ? { ...spec.objectives, evidence: [...(opts.evidence ?? [])] } : spec.objectives;
   if (spec.warnings) compact.warnings = spec.warnings;
   if (spec.follow_up) compact.follow_up = { ...spec.follow_up };
   if (spec.merge_of) compact.merge_of = { ...spec.merge_of };
@@ -101,12 +128,25 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
   if (result !== null || attempts.length > 0) {
     const nothingYet: Partial<JobResult> = {};
     const { fix_rounds_run: _internal, ...visible } = result ?? nothingYet;
-    const workers = attempts.filter((a) => a.started !== null || a.finished !== null).map((a) => compactWorker(a, full));
+    const workers = attempts
+      .filter((a) => a.started !== null || a.finished !== null)
+      .map((a) => compactWorker(a, full));
     if (!full) fitSummaries(workers);
     const answer: CompactResult = {
       // a worker that ended the ordinary way (`complete`) is said by its status and outcome
       // one worker's `observed` is the job's `changes` again
-      workers: full ? workers : workers.map((w) => dropEmpty({ ...w, ...(w.stop_reason === 'complete' ? { stop_reason: null } : {}), ...(workers.length === 1 ? { observed: '' } : {}) }, WORKER_KEEP)),
+      workers: full
+        ? workers
+        : workers.map((w) =>
+            dropEmpty(
+              {
+                ...w,
+                ...(w.stop_reason === 'complete' ? { stop_reason: null } : {}),
+                ...(workers.length === 1 ? { observed: '' } : {}),
+              },
+              WORKER_KEEP,
+            ),
+          ),
       ...visible,
     };
     if (!full) {
@@ -118,15 +158,36 @@ export function buildCompact(job: JobRow, attempts: AttemptRow[], opts: { full?:
       if (visible.changes) answer.changes = compactChanges(visible.changes);
       if (visible.worktrees) answer.worktrees = compactWorktrees(visible.worktrees);
       boundLists(answer, ['files_changed', 'claimed_only']);
-      if (visible.criteria_check) answer.criteria_check = boundLists({ ...visible.criteria_check }, ['met', 'unmet', 'unchecked', 'details']);
+      if (visible.criteria_check)
+        answer.criteria_check = boundLists({ ...visible.criteria_check }, ['met', 'unmet', 'unchecked', 'details']);
       // the last gates and climbs say where the task stands; the count says how many came before
-      if (visible.gates) putLast(answer, 'gates', visible.gates.map((g) => ({ ...g, results: g.results.map((r) => ({ ...r, detail: cutText(ledger.referTo(r.detail), DETAIL_CUT) })) })));
+      if (visible.gates)
+        putLast(
+          answer,
+          'gates',
+          visible.gates.map((g) => ({
+            ...g,
+            results: g.results.map((r) => ({ ...r, detail: cutText(ledger.referTo(r.detail), DETAIL_CUT) })),
+          })),
+        );
       // each climb's why says what failed; the autopsy (every rung's gates and notes) is for `full`
-      if (visible.escalation) putLast(answer, 'escalation', visible.escalation.map(({ autopsy: _autopsy, ...climb }) => ({ ...climb, why: cutText(ledger.referTo(climb.why), DETAIL_CUT) })));
+      if (visible.escalation)
+        putLast(
+          answer,
+          'escalation',
+          visible.escalation.map(({ autopsy: _autopsy, ...climb }) => ({
+            ...climb,
+            why: cutText(ledger.referTo(climb.why), DETAIL_CUT),
+          })),
+        );
       if (visible.proof) {
         const proof = visible.proof;
         // a proved job's shown lines are its verdict's words again (verification passed, files changed)
-        answer.proof = { ...proof, shown: proof.verdict === 'proved' ? [] : proof.shown.map((line) => ledger.referTo(line)), uncertainty: proof.uncertainty.map((u) => ({ ...u, detail: cutText(ledger.referTo(u.detail), DETAIL_CUT) })) };
+        answer.proof = {
+          ...proof,
+          shown: proof.verdict === 'proved' ? [] : proof.shown.map((line) => ledger.referTo(line)),
+          uncertainty: proof.uncertainty.map((u) => ({ ...u, detail: cutText(ledger.referTo(u.detail), DETAIL_CUT) })),
+        };
       }
       if (compact.verdict !== null) compact.verdict = ledger.referTo(compact.verdict, 'verdict');
       const totals = visible.totals ? dropEmpty(visible.totals, NOTHING) : undefined;
@@ -193,7 +254,11 @@ const CHANGES_KEEP = new Set(['source', 'checkpoint', 'count', 'added', 'modifie
 type Thinned<T, K extends keyof T> = Pick<T, K> & Partial<T>;
 
 /** Copies the fields of `row` that `drop` does not leave out; `keep`'s fields stay whatever they hold. */
-function thin<T extends object, K extends keyof T & string>(row: T, keep: ReadonlySet<K>, drop: (key: string, value: unknown) => boolean): Thinned<T, K> {
+function thin<T extends object, K extends keyof T & string>(
+  row: T,
+  keep: ReadonlySet<K>,
+  drop: (key: string, value: unknown) => boolean,
+): Thinned<T, K> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(row)) {
     if (!drop(key, value) || (keep as ReadonlySet<string>).has(key)) out[key] = value;
@@ -204,10 +269,19 @@ function thin<T extends object, K extends keyof T & string>(row: T, keep: Readon
 
 /** Leaves out fields not in `keep` that say nothing happened: false, null, an empty list or object. */
 function dropNothing<T extends object, K extends keyof T & string>(row: T, keep: ReadonlySet<K>): Thinned<T, K> {
-  return thin(row, keep, (_key, value) => value === false || value === null || (Array.isArray(value) && value.length === 0) || (isPlainObject(value) && Object.keys(value).length === 0));
+  return thin(
+    row,
+    keep,
+    (_key, value) =>
+      value === false ||
+      value === null ||
+      (Array.isArray(value) && value.length === 0) ||
+      (isPlainObject(value) && Object.keys(value).length === 0),
+  );
 }
 
-const isPlainObject = (value: unknown): value is object => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isPlainObject = (value: unknown): value is object =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The compact answer leaves out zero, null and empty fields that are not in `keep` (a clean
@@ -215,7 +289,15 @@ const isPlainObject = (value: unknown): value is object => typeof value === 'obj
  */
 function dropEmpty<T extends object, K extends keyof T & string>(row: T, keep: ReadonlySet<K>): Thinned<T, K> {
   // a worker that took under 0.05 s has a duration of 0: only an unknown one is left out
-  return thin(row, keep, (key, value) => value === null || value === '' || (value === 0 && !ZERO_IS_A_VALUE.has(key)) || (Array.isArray(value) && value.length === 0));
+  return thin(
+    row,
+    keep,
+    (key, value) =>
+      value === null ||
+      value === '' ||
+      (value === 0 && !ZERO_IS_A_VALUE.has(key)) ||
+      (Array.isArray(value) && value.length === 0),
+  );
 }
 
 /** A `free` attempt's spend (or none recorded): nothing the compact answer must say beyond its duration. */
@@ -289,12 +371,21 @@ function fitSummaries(workers: CompactWorker[]): void {
  * OUTPUT_TAIL_PARSED chars kept then.
  */
 function compactVerification(v: VerificationJson, workspace: string, ledger: IdLedger): CompactVerification {
-  const { output_tail: _tail, previous, original_tests: original, checking, fixed, checkpoint_failures: _checkpointFailures, ...rest } = v;
+  const {
+    output_tail: _tail,
+    previous,
+    original_tests: original,
+    checking,
+    fixed,
+    checkpoint_failures: _checkpointFailures,
+    ...rest
+  } = v;
   const out: CompactVerification = { ...rest, ...shortenRelated(v) };
   // issue 33: where the checking time went is the verdict's to say when it matters (over 5× the suite); the
   // tests the work fixed and the checkpoint's count are for a failure's "fixed 1 of 4" — `?full=1` keeps all
   if (checking && describeSlowChecking(checking) !== null) out.checking = checking;
-  if (v.ok === false && v.checkpoint_failures !== undefined) Object.assign(out, { checkpoint_failures: v.checkpoint_failures, fixed: fixed ?? [] });
+  if (v.ok === false && v.checkpoint_failures !== undefined)
+    Object.assign(out, { checkpoint_failures: v.checkpoint_failures, fixed: fixed ?? [] });
   for (const key of VERIFICATION_ID_LISTS) putBounded(out, key, ledger.say(key, out[key]));
   // passed: every failure it saw is a flaky one, listed in `flaky`
   if (v.ok === true) delete out.failures_count;
@@ -304,7 +395,10 @@ function compactVerification(v: VerificationJson, workspace: string, ledger: IdL
     out.failure_details = details.shown.map(({ id, excerpt }) => {
       const of = id === undefined ? null : ledger.placeOf(id);
       if (id !== undefined && of === null) ledger.note(id, 'failure_details');
-      return { ...(of !== null ? { of } : id !== undefined ? { id } : {}), excerpt: cutText(collapseRepeats(dropRuntimeFrames(relativizePaths(excerpt, workspace))), DETAIL_CUT) };
+      return {
+        ...(of !== null ? { of } : id !== undefined ? { id } : {}),
+        excerpt: cutText(collapseRepeats(dropRuntimeFrames(relativizePaths(excerpt, workspace))), DETAIL_CUT),
+      };
     });
     if (details.count !== undefined) out.failure_details_count = details.count;
   }
@@ -326,11 +420,17 @@ function compactVerification(v: VerificationJson, workspace: string, ledger: IdL
   }
   out.summary = ledger.referTo(out.summary);
   // the related run's summary matters when the full suite failed where it passed; a passing one says what it confirms
-  if (out.confirms_related) out.confirms_related = v.ok === true ? { related_files: out.confirms_related.related_files } : { ...out.confirms_related, summary: ledger.referTo(out.confirms_related.summary ?? '') };
+  if (out.confirms_related)
+    out.confirms_related =
+      v.ok === true
+        ? { related_files: out.confirms_related.related_files }
+        : { ...out.confirms_related, summary: ledger.referTo(out.confirms_related.summary ?? '') };
   // a passing run's tail (flaky tests named already) is `full`'s: the compact answer of a clean job stays small
   if (v.output_tail === '' || v.ok === true) return out;
   const parsed = v.failures.length > 0 && v.failures.every((id) => !id.startsWith('<'));
-  const tail = collapseRepeats(dropRuntimeFrames(relativizePaths(parsed ? dropPassingLines(v.output_tail) : v.output_tail, workspace)));
+  const tail = collapseRepeats(
+    dropRuntimeFrames(relativizePaths(parsed ? dropPassingLines(v.output_tail) : v.output_tail, workspace)),
+  );
   return { ...out, output_tail: keepTail(tail, parsed ? OUTPUT_TAIL_PARSED : OUTPUT_TAIL_CUT) };
 }
 
@@ -340,7 +440,9 @@ function compactVerification(v: VerificationJson, workspace: string, ledger: IdL
  * ~400 tokens). The compact answer keeps the command up to its file arguments and the first
  * RELATED_FILES_SHOWN files with their count; `?full=1` has both whole.
  */
-function shortenRelated(v: VerificationJson): Partial<Pick<CompactVerification, 'command' | 'related_files' | 'related_files_count'>> {
+function shortenRelated(
+  v: VerificationJson,
+): Partial<Pick<CompactVerification, 'command' | 'related_files' | 'related_files_count'>> {
   const files = v.related_files;
   const out: Partial<Pick<CompactVerification, 'command' | 'related_files' | 'related_files_count'>> = {};
   if (v.command !== null && v.scope === 'related') out.command = cutPathArguments(v.command, files ?? []);
@@ -354,7 +456,8 @@ function shortenRelated(v: VerificationJson): Partial<Pick<CompactVerification, 
 /** Every task appears from the start (as queued), so a 4-task job at a cap of 2 never looks like 2 workers. */
 function buildProgress(spec: JobSpec, attempts: AttemptRow[]): Record<string, ProgressEntry> {
   const progress: Record<string, ProgressEntry> = {};
-  for (const task of spec.tasks) progress[task.name] = { last_event: 'queued', round: null, elapsed_s: 0, last_tool: null, state: null };
+  for (const task of spec.tasks)
+    progress[task.name] = { last_event: 'queued', round: null, elapsed_s: 0, last_tool: null, state: null };
   for (const a of attempts) {
     const state = a.state;
     const entry: ProgressEntry = {

@@ -47,7 +47,12 @@ export class JobWaits {
   }
 
   /** Waits until the condition holds or the timeout passes; no poll tick for a job this process runs. */
-  async waitFor(id: string, rawCondition: string | null | undefined, timeoutS: number, opts: Caller & { signal?: AbortSignal } = {}): Promise<WaitAnswer> {
+  async waitFor(
+    id: string,
+    rawCondition: string | null | undefined,
+    timeoutS: number,
+    opts: Caller & { signal?: AbortSignal } = {},
+  ): Promise<WaitAnswer> {
     const condition = parseWaitCondition(rawCondition);
     const { queries } = this.#src;
     queries.visibleJob(id, opts);
@@ -84,7 +89,8 @@ export class JobWaits {
     const unsubscribe = this.#src.bus.subscribe(id, (e) => {
       if (endsJob(e)) stop.abort();
     });
-    const stopped = () => stop.signal.aborted || monotonicMs() >= deadline || isFinalStatus(this.#src.queries.visibleJob(id, {}).status);
+    const stopped = () =>
+      stop.signal.aborted || monotonicMs() >= deadline || isFinalStatus(this.#src.queries.visibleJob(id, {}).status);
     const sleep = (ms: number) =>
       new Promise<void>((resolve) => {
         const timer = setTimeout(done, Math.min(ms, Math.max(0, deadline - monotonicMs())));

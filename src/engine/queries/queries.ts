@@ -46,7 +46,11 @@ export class JobQueries {
   visibleJob(id: string, opts: Caller): JobRow {
     const job = this.#store.getJob(id);
     if (!job || (opts.owner != null && job.owner !== opts.owner)) {
-      throw new GafferError('not_found', `no job ${JSON.stringify(id)}${opts.owner != null ? ' visible to this owner' : ''} — see gaffer list`, 'job_id');
+      throw new GafferError(
+        'not_found',
+        `no job ${JSON.stringify(id)}${opts.owner != null ? ' visible to this owner' : ''} — see gaffer list`,
+        'job_id',
+      );
     }
     return job;
   }
@@ -54,8 +58,15 @@ export class JobQueries {
   /** The compact answer of a stored job row. */
   compact(job: JobRow, full = false): CompactJob {
     // spec 07: the full answer carries the evidence the job left its objectives (one indexed read)
-    const evidence = full && job.spec.objectives ? { evidence: this.#store.listObjectiveEvidence({ jobId: job.id }) } : {};
-    return buildCompact(job, this.#store.listAttempts(job.id), { full, workerCap: this.#workerCap, asks: this.#store.listAsks(job.id).map((a) => a.ask), pace: this.#paceOf(job), ...evidence });
+    const evidence =
+      full && job.spec.objectives ? { evidence: this.#store.listObjectiveEvidence({ jobId: job.id }) } : {};
+    return buildCompact(job, this.#store.listAttempts(job.id), {
+      full,
+      workerCap: this.#workerCap,
+      asks: this.#store.listAsks(job.id).map((a) => a.ask),
+      pace: this.#paceOf(job),
+      ...evidence,
+    });
   }
 
   /** What jobs in a live job's workspace took (spec 07), from the cache or one indexed read; null once it is final. */
@@ -68,7 +79,8 @@ export class JobQueries {
     if (known !== undefined && known.started === job.started) return known.pace;
     const pace = paceOf(this.#store.recentDurations(job.workspace, PACE_WINDOW));
     // a job that ended in another process and was never read again stays until the oldest are dropped
-    if (known === undefined && this.#paces.size >= PACES_KEPT) this.#paces.delete(this.#paces.keys().next().value ?? '');
+    if (known === undefined && this.#paces.size >= PACES_KEPT)
+      this.#paces.delete(this.#paces.keys().next().value ?? '');
     this.#paces.set(job.id, { started: job.started, pace });
     return pace;
   }
@@ -81,9 +93,17 @@ export class JobQueries {
   /** Recent jobs, newest first, as briefs (compact without `result`). */
   list(opts: Caller & { limit?: number; status?: string } = {}): CompactJob[] {
     if (opts.status !== undefined && !(JOB_STATUSES as readonly string[]).includes(opts.status)) {
-      throw new GafferError('invalid_request', `status: must be one of ${JOB_STATUSES.join(', ')}, got ${JSON.stringify(opts.status)}`, 'status');
+      throw new GafferError(
+        'invalid_request',
+        `status: must be one of ${JOB_STATUSES.join(', ')}, got ${JSON.stringify(opts.status)}`,
+        'status',
+      );
     }
-    const rows = this.#store.listJobs({ limit: Math.min(Math.max(opts.limit ?? 50, 1), 1_000), status: opts.status, owner: opts.owner });
+    const rows = this.#store.listJobs({
+      limit: Math.min(Math.max(opts.limit ?? 50, 1), 1_000),
+      status: opts.status,
+      owner: opts.owner,
+    });
     return rows.map((row) => {
       const { result: _result, ...brief } = this.compact(row);
       return brief;
@@ -104,7 +124,11 @@ export class JobQueries {
     const job = this.visibleJob(id, opts);
     if (job.spec.isolation === 'worktree') return worktreeTaskDiff(job, path, opts.task);
     if (opts.task !== undefined) {
-      throw new GafferError('invalid_request', `task: job ${id} ran its tasks in one shared workspace, so it has one diff against its checkpoint — leave task out (got ${JSON.stringify(opts.task)})`, 'task');
+      throw new GafferError(
+        'invalid_request',
+        `task: job ${id} ran its tasks in one shared workspace, so it has one diff against its checkpoint — leave task out (got ${JSON.stringify(opts.task)})`,
+        'task',
+      );
     }
     const snaps = job.checkpoint;
     if (!snaps?.pre) throw new GafferError('conflict', `job ${id} has no checkpoint yet (${job.status})`);
@@ -115,7 +139,8 @@ export class JobQueries {
   workerLog(id: string, worker: string, tailBytes: number, opts: Caller = {}): string {
     this.visibleJob(id, opts);
     const attempt = this.#store.listAttempts(id).find((a) => a.worker === worker);
-    if (!attempt?.logFile) throw new GafferError('not_found', `job ${id} has no worker ${JSON.stringify(worker)}`, 'name');
+    if (!attempt?.logFile)
+      throw new GafferError('not_found', `job ${id} has no worker ${JSON.stringify(worker)}`, 'name');
     return readTail(attempt.logFile, tailBytes);
   }
 

@@ -18,7 +18,11 @@ export function parseWaitCondition(raw: string | undefined | null): WaitConditio
   const text = (raw ?? 'done').trim();
   if (text === '' || text === 'done') return { kind: 'done' };
   const refuse = (why: string): never => {
-    throw new GafferError('invalid_request', `condition: ${why}, got ${JSON.stringify(text)} — use one of: ${FORMS}`, 'condition');
+    throw new GafferError(
+      'invalid_request',
+      `condition: ${why}, got ${JSON.stringify(text)} — use one of: ${FORMS}`,
+      'condition',
+    );
   };
   if (text === 'changed') return { kind: 'changed' };
   const [head, ...rest] = text.split(':');
@@ -58,8 +62,12 @@ export function eventMeets(c: WaitCondition, e: JobEvent): boolean {
     case 'phase':
       return e.name === 'job' && e.event === 'phase' && e.message.includes(c.text);
     case 'event':
-      return Object.values(e).some((v) => (typeof v === 'string' ? v.includes(c.text) : typeof v === 'number' && String(v).includes(c.text)));
+      return Object.values(e).some((v) =>
+        typeof v === 'string' ? v.includes(c.text) : typeof v === 'number' && String(v).includes(c.text),
+      );
     case 'worker':
-      return e.name !== 'job' && (c.worker === '*' || e.name === c.worker) && (e.state === c.state || e.status === c.state);
+      return (
+        e.name !== 'job' && (c.worker === '*' || e.name === c.worker) && (e.state === c.state || e.status === c.state)
+      );
   }
 }

@@ -26,7 +26,15 @@ export class LiveJobs implements JobQueue {
    * job's `done` waits for it; `run` carries a job out (job-life.ts, in the placement the composition root picked for it);
    * `cancelPollMs`: how often cancels other processes wrote to the store are looked for.
    */
-  constructor(services: EngineServices, opts: { onEnd: () => void; onSettled?: (ctx: JobContext) => Promise<void>; run: (ctx: JobContext) => Promise<void>; cancelPollMs: number }) {
+  constructor(
+    services: EngineServices,
+    opts: {
+      onEnd: () => void;
+      onSettled?: (ctx: JobContext) => Promise<void>;
+      run: (ctx: JobContext) => Promise<void>;
+      cancelPollMs: number;
+    },
+  ) {
     this.#services = services;
     this.#run = opts.run;
     this.#onEnd = opts.onEnd;

@@ -14,12 +14,21 @@ import type { WorkerEnd } from '../pipeline/attempt-run.js';
 const NOTE_CHARS = 300;
 
 /** A rung that needs a yes before it runs (spec 05), by the rule a task's start is asked by (`askCause`). */
-export function needsYes(rung: Rung, approval: 'auto' | 'required' | 'never', policyDefault: ApprovalPolicy['default']): boolean {
+export function needsYes(
+  rung: Rung,
+  approval: 'auto' | 'required' | 'never',
+  policyDefault: ApprovalPolicy['default'],
+): boolean {
   return askCause(rung, approval, policyDefault) !== null;
 }
 
 /** Each task's gates on its latest work (tasks whose work never got a process are not gated). */
-export async function gateTasks(ctx: JobContext, tasks: readonly TaskSpec[], workers: readonly WorkerEnd[], input: Omit<GateInput, 'worker'>): Promise<TaskGatesJson[]> {
+export async function gateTasks(
+  ctx: JobContext,
+  tasks: readonly TaskSpec[],
+  workers: readonly WorkerEnd[],
+  input: Omit<GateInput, 'worker'>,
+): Promise<TaskGatesJson[]> {
   const out: TaskGatesJson[] = [];
   for (const task of tasks) {
     const worker = workers.find((w) => w.plan.task === task);
@@ -75,13 +84,20 @@ export class TaskLadders {
    * is the share of `blamed(verification)` (the task whose worker a fix round would resume) when
    * several tasks share it.
    */
-  next(workers: readonly WorkerEnd[], judged: readonly TaskGatesJson[], verification: VerificationJson, blamed: (v: VerificationJson) => string): Climb | null {
+  next(
+    workers: readonly WorkerEnd[],
+    judged: readonly TaskGatesJson[],
+    verification: VerificationJson,
+    blamed: (v: VerificationJson) => string,
+  ): Climb | null {
     for (const [task, ladder] of this.#ladders) {
       if (ladder.over) continue;
       const end = workers.find((w) => w.plan.task === task);
       if (!end?.started) continue;
       const gates = judged.find((g) => g.task === task.name);
-      const blocks = (verification.blocking || verification.could_not_start === true) && (this.#ladders.size === 1 || blamed(verification) === task.name);
+      const blocks =
+        (verification.blocking || verification.could_not_start === true) &&
+        (this.#ladders.size === 1 || blamed(verification) === task.name);
       const attempt: RungAttempt = {
         worker: end.plan.name,
         entry: ladder.at.entry,
@@ -108,7 +124,14 @@ export class TaskLadders {
       if (to === null) {
         ladder.over = true;
         const end = ladder.failed >= 2 ? 'two rungs failed' : 'no rung above';
-        this.climbs.push({ task: task.name, from: ladder.at.entry, to: null, why: `${why}; ${end}: returned to its spawner with the autopsy`, returned: true, autopsy: [...ladder.autopsy] });
+        this.climbs.push({
+          task: task.name,
+          from: ladder.at.entry,
+          to: null,
+          why: `${why}; ${end}: returned to its spawner with the autopsy`,
+          returned: true,
+          autopsy: [...ladder.autopsy],
+        });
         continue;
       }
       this.climbs.push({ task: task.name, from: ladder.at.entry, to: to.entry, why, autopsy: [...ladder.autopsy] });
@@ -123,7 +146,12 @@ export class TaskLadders {
     const ladder = this.#ladders.get(task);
     if (ladder) ladder.over = true;
     const last = this.climbs.findLast((c) => c.task === task.name);
-    if (last) Object.assign(last, { why: `${last.why}; the climb to ${last.to ?? ''} was not approved: returned to its spawner`, returned: true, denied: true });
+    if (last)
+      Object.assign(last, {
+        why: `${last.why}; the climb to ${last.to ?? ''} was not approved: returned to its spawner`,
+        returned: true,
+        denied: true,
+      });
   }
 
   /** Tasks returned to their spawner. */

@@ -51,13 +51,21 @@ export async function notify(settings: NotifySettings, notice: Notice): Promise<
         timeoutMs: NOTIFY_TIMEOUT_MS,
         input: body,
       }).then((r) => {
-        if (r.exitCode !== 0) failures.push(`notify.command ${r.spawnError ?? (r.timedOut ? 'timed out' : `exit ${r.exitCode ?? 'signal'}`)}`);
+        if (r.exitCode !== 0)
+          failures.push(
+            `notify.command ${r.spawnError ?? (r.timedOut ? 'timed out' : `exit ${r.exitCode ?? 'signal'}`)}`,
+          );
       }),
     );
   }
   if (settings.webhook !== null) {
     tasks.push(
-      fetch(settings.webhook, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(NOTIFY_TIMEOUT_MS) }).then(
+      fetch(settings.webhook, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        signal: AbortSignal.timeout(NOTIFY_TIMEOUT_MS),
+      }).then(
         (res) => {
           if (!res.ok) failures.push(`notify.webhook HTTP ${res.status}`);
         },
@@ -75,7 +83,12 @@ export async function notify(settings: NotifySettings, notice: Notice): Promise<
  * Tells of a job's event when anything is configured, in the background: what failed is appended
  * to the job's `notify.log` (and handed to `onFailure` while the job can still say it).
  */
-export function notifyJob(settings: NotifySettings, notice: Notice, jobDir: string, onFailure?: (why: string) => void): void {
+export function notifyJob(
+  settings: NotifySettings,
+  notice: Notice,
+  jobDir: string,
+  onFailure?: (why: string) => void,
+): void {
   if (settings.command === null && settings.webhook === null) return;
   void notify(settings, notice).then((failures) => {
     if (failures.length === 0) return;

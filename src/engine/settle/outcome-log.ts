@@ -59,7 +59,13 @@ export function logOutcomes(ctx: JobContext, job: JobEndFacts): string[] {
  * by a budget and then cancelled, a runner that could not launch) ran no model and is no outcome; a
  * task that ran on no rung logs one line, `not_dispatched`, which no acceptance counts.
  */
-function outcomesOf(ctx: JobContext, task: TaskSpec, rows: ReadonlyMap<string, AttemptRow>, job: JobEndFacts, ts: string): OutcomeRecord[] {
+function outcomesOf(
+  ctx: JobContext,
+  task: TaskSpec,
+  rows: ReadonlyMap<string, AttemptRow>,
+  job: JobEndFacts,
+  ts: string,
+): OutcomeRecord[] {
   const history = [...ctx.attempts.history(task.name)].sort((a, b) => a.attempt.number - b.attempt.number);
   // a climb's attempt starts a new rung; fix rounds and retries stay on theirs
   const rungs: LedgerEntry[][] = [];
@@ -74,17 +80,29 @@ function outcomesOf(ctx: JobContext, task: TaskSpec, rows: ReadonlyMap<string, A
   return logged.map((i) => {
     const attempts = rungs[i] as LedgerEntry[];
     const last = attempts.at(-1);
-    const lastReport = last ? rows.get(last.worker)?.report ?? null : null;
+    const lastReport = last ? (rows.get(last.worker)?.report ?? null) : null;
     const climb = i < rungs.length - 1 ? climbs[i] : undefined;
-    const status = climb && ran.includes(i)
-      ? climb.autopsy.at(-1)?.abstained
-        ? 'abstained'
-        : 'failed'
-      : decideOutcomeStatus(taskResultOf(attempts.map((e) => e.attempt)));
+    const status =
+      climb && ran.includes(i)
+        ? climb.autopsy.at(-1)?.abstained
+          ? 'abstained'
+          : 'failed'
+        : decideOutcomeStatus(taskResultOf(attempts.map((e) => e.attempt)));
     // spec 05: the route that ACTUALLY ran — the rung's last attempt's, not the next rung; no attempt: the task's own
-    const route = last?.route ?? { runner: task.runner, model: task.model, entry: task.roster?.entry ?? null, provider: task.roster?.provider ?? null };
+    const route = last?.route ?? {
+      runner: task.runner,
+      model: task.model,
+      entry: task.roster?.entry ?? null,
+      provider: task.roster?.provider ?? null,
+    };
     // who paid for each attempt is the Router's to say (a fallback's entry bills as itself)
-    const cost = costOf(attempts.map((e) => ({ billing: ctx.services.router.billing(task, e.route), ran: e.attempt.started, costUsd: spentUsd(rows.get(e.worker)?.report ?? null) })));
+    const cost = costOf(
+      attempts.map((e) => ({
+        billing: ctx.services.router.billing(task, e.route),
+        ran: e.attempt.started,
+        costUsd: spentUsd(rows.get(e.worker)?.report ?? null),
+      })),
+    );
     return {
       ts,
       job: ctx.id,

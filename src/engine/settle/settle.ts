@@ -1,12 +1,30 @@
 import type { ChangeSet } from '../../evidence/types.js';
 import { totalSpend } from '../../domain/spend.js';
 import type { ChangesJson } from '../../domain/changes.js';
-import { attributesNamingDrivers, describeDependenciesChangedAlone, describeGitCode, describeOutsideEvidence, findClaimedOnly } from '../../evidence/index.js';
+import {
+  attributesNamingDrivers,
+  describeDependenciesChangedAlone,
+  describeGitCode,
+  describeOutsideEvidence,
+  findClaimedOnly,
+} from '../../evidence/index.js';
 
 import { computeProof, type ProofFacts } from '../../domain/proof.js';
-import type { ConvergenceJson, CriteriaCheckJson, JobResult, TotalsJson, VerificationJson, WorktreesJson } from '../../domain/result.js';
+import type {
+  ConvergenceJson,
+  CriteriaCheckJson,
+  JobResult,
+  TotalsJson,
+  VerificationJson,
+  WorktreesJson,
+} from '../../domain/result.js';
 import { CHANGING_TASK_TYPES, type JobStatus } from '../../domain/status.js';
-import { ABANDONING_EVENTS, isFinalAttempt, type AttemptEvent, type AttemptFacts } from '../../domain/attempt-machine.js';
+import {
+  ABANDONING_EVENTS,
+  isFinalAttempt,
+  type AttemptEvent,
+  type AttemptFacts,
+} from '../../domain/attempt-machine.js';
 import type { AttemptEffect, AttemptState } from '../../domain/attempt-table.js';
 import { workerEndOf } from '../../domain/attempt-results.js';
 import { buildVerdict } from '../../domain/verdict.js';
@@ -56,7 +74,17 @@ export interface SettleInput {
 }
 
 export function emptyTotals(): TotalsJson {
-  return { tool_calls: 0, failed_calls: 0, rounds: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0, spend: 'nothing ran', errors: 0, cancelled: 0 };
+  return {
+    tool_calls: 0,
+    failed_calls: 0,
+    rounds: 0,
+    input_tokens: 0,
+    output_tokens: 0,
+    cost_usd: 0,
+    spend: 'nothing ran',
+    errors: 0,
+    cancelled: 0,
+  };
 }
 
 /** What the verification says to an attempt: whether it blocks `done`. */
@@ -81,16 +109,35 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
   const workerStatuses = s.workers.map((w) => wordsOf(w).status);
   const nothingRan = s.error !== undefined;
   // spec 04: only runners that use a model can attest one; shell never does
-  const unattestedWorkers = all.filter((w) => w.started && w.plan.route.runner !== 'shell' && !w.report.modelServed).map((w) => w.plan.name);
+  const unattestedWorkers = all
+    .filter((w) => w.started && w.plan.route.runner !== 'shell' && !w.report.modelServed)
+    .map((w) => w.plan.name);
   // spec 04: an agent CLI that ran without the sandbox costs the proof and is said on the verdict
-  const unsandboxedExternal = [...new Set(all.filter((w) => w.started && !w.report.sandboxed && ctx.services.runners.get(w.plan.route.runner)?.external === true).map((w) => w.plan.route.runner))];
+  const unsandboxedExternal = [
+    ...new Set(
+      all
+        .filter(
+          (w) => w.started && !w.report.sandboxed && ctx.services.runners.get(w.plan.route.runner)?.external === true,
+        )
+        .map((w) => w.plan.route.runner),
+    ),
+  ];
 
   // issue 10 "done means done": a task that was to change something and changed nothing is not done; in a
   // shared workspace changes cannot be told apart by task, so this is known when the job changed nothing
   const nothingChanged = s.changedNothing
-    ? s.workers.filter((w) => w.report.status === 'done' && CHANGING_TASK_TYPES.has(w.plan.task.type) && s.changedNothing?.includes(w.plan.task.name)).map((w) => w.plan.name)
+    ? s.workers
+        .filter(
+          (w) =>
+            w.report.status === 'done' &&
+            CHANGING_TASK_TYPES.has(w.plan.task.type) &&
+            s.changedNothing?.includes(w.plan.task.name),
+        )
+        .map((w) => w.plan.name)
     : !nothingRan && !s.cancelled && s.changes !== null && s.changes.count === 0
-      ? s.workers.filter((w) => w.report.status === 'done' && CHANGING_TASK_TYPES.has(w.plan.task.type)).map((w) => w.plan.name)
+      ? s.workers
+          .filter((w) => w.report.status === 'done' && CHANGING_TASK_TYPES.has(w.plan.task.type))
+          .map((w) => w.plan.name)
       : [];
   for (const name of nothingChanged) {
     const w = s.workers.find((x) => x.plan.name === name);
@@ -100,10 +147,15 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     ctx.services.store.updateAttempt(ctx.id, name, { outcome: words.outcome, report: { ...w.report } });
   }
   // issue 11: a worker a limit ended says which, on the proof and the verdict
-  const limitsHit = all.filter((w) => w.report.limit !== undefined).map((w) => `${w.plan.name} ${w.report.error ?? `ended by the ${w.report.limit ?? ''} limit`}`);
+  const limitsHit = all
+    .filter((w) => w.report.limit !== undefined)
+    .map((w) => `${w.plan.name} ${w.report.error ?? `ended by the ${w.report.limit ?? ''} limit`}`);
   const outside = describeOutsideEvidence(s.changes?.outside_evidence);
   // issue 32: git config or attributes set to run a program lead the verdict and cost `proved`
-  const gitCode = describeGitCode([...(s.changes?.outside_evidence?.git_code ?? []), ...attributesNamingDrivers(spec.workspace, changed)]);
+  const gitCode = describeGitCode([
+    ...(s.changes?.outside_evidence?.git_code ?? []),
+    ...attributesNamingDrivers(spec.workspace, changed),
+  ]);
   const tampered = describeDependenciesChangedAlone(s.changes?.outside_evidence, changed);
 
   // spec 05: each task's own gates on its final work; a failed or undecided one is a doubt
@@ -111,8 +163,15 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
   const gateProblems = [...finalGates.values()].flatMap((g) => {
     const open = g.results.filter((r) => r.result !== 'pass');
     if (open.length === 0) return [];
-    const words = open.map((r) => `${r.gate}: ${r.result}${r.climb ? ' (needs a person)' : ''} — ${r.detail}`).join('; ');
-    return [{ code: g.verdict === 'fail' ? ('gates_failed' as const) : ('gates_ambiguous' as const), detail: `${g.task}: ${words}` }];
+    const words = open
+      .map((r) => `${r.gate}: ${r.result}${r.climb ? ' (needs a person)' : ''} — ${r.detail}`)
+      .join('; ');
+    return [
+      {
+        code: g.verdict === 'fail' ? ('gates_failed' as const) : ('gates_ambiguous' as const),
+        detail: `${g.task}: ${words}`,
+      },
+    ];
   });
   const returned = (s.escalation ?? []).filter((e) => e.returned);
 
@@ -136,28 +195,38 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
         mergeProblems: s.mergeProblems ?? [],
         gateProblems,
         gitCode,
-        outsideEvidence: outside.doubt === null ? null : { detail: outside.doubt, runsCode: outside.verdictPart !== null },
+        outsideEvidence:
+          outside.doubt === null ? null : { detail: outside.doubt, runsCode: outside.verdictPart !== null },
         dependenciesChangedAlone: tampered,
       });
 
   const interrupted = s.cancelled && ctx.interruptReason !== null;
-  const error = interrupted ? ctx.interruptReason ?? undefined : s.error;
+  const error = interrupted ? (ctx.interruptReason ?? undefined) : s.error;
   closeAttempts(
     ctx,
     s,
     {
       verification: s.verification ? verificationFacts(s.verification) : null,
       // issue 32: tests that ran through patched dependencies pass no task's gates
-      gates: { criteriaMet: criteria?.complete ?? true, contradicted: proof?.verdict === 'contradicted' || tampered !== null },
+      gates: {
+        criteriaMet: criteria?.complete ?? true,
+        contradicted: proof?.verdict === 'contradicted' || tampered !== null,
+      },
     },
     finalGates,
   );
   // spec 01: the job's status from its tasks' final attempts; a cancel or a shutdown is the job's own
   const byTasks: JobStatus = ctx.attempts.jobStatus({ cancelled: s.cancelled, interrupted });
-  recordOutcomes(ctx, { cancelled: s.cancelled && !interrupted, interrupted, returned: new Set(returned.map((r) => r.task)), escalation: s.escalation ?? [] });
+  recordOutcomes(ctx, {
+    cancelled: s.cancelled && !interrupted,
+    interrupted,
+    returned: new Set(returned.map((r) => r.task)),
+    escalation: s.escalation ?? [],
+  });
   // each task passed alone, their merge did not: not done (spec 06)
   // issue 32: dependencies changed with no manifest or lockfile change block `done`
-  const status: JobStatus = ((s.mergeProblems?.length ?? 0) > 0 || tampered !== null) && byTasks === 'done' ? 'partial' : byTasks;
+  const status: JobStatus =
+    ((s.mergeProblems?.length ?? 0) > 0 || tampered !== null) && byTasks === 'done' ? 'partial' : byTasks;
 
   const totals = emptyTotals();
   for (const w of all) {
@@ -171,7 +240,10 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     else if (r.status !== 'done') totals.errors++;
   }
   // issue 15: an unknown cost is null and said, never added as 0
-  Object.assign(totals, totalSpend(all.flatMap((w) => (w.report.spend ? [{ name: w.plan.name, spend: w.report.spend }] : []))));
+  Object.assign(
+    totals,
+    totalSpend(all.flatMap((w) => (w.report.spend ? [{ name: w.plan.name, spend: w.report.spend }] : []))),
+  );
 
   const result: JobResult = {
     files_changed: changed,
@@ -189,34 +261,48 @@ export function settleJob(ctx: JobContext, s: SettleInput): void {
     exit_code: status === 'done' ? 0 : 1,
   };
 
-  const reportedStates = all.filter((w) => w.report.detection).map((w) => `${w.plan.name} ${w.report.detection?.state ?? ''}`);
-  const verdict = s.verdict ?? buildVerdict({
-    status,
-    error: error ?? null,
-    workerStatuses,
-    filesChanged: s.changes ? s.changes.count : null,
-    verification: s.verification,
-    fixRoundsRun: s.fixRounds,
-    converged: s.convergence?.converged ?? false,
-    proof,
-    claimedOnly,
-    criteriaUnmet: criteria?.unmet ?? [],
-    reportedStates,
-    unsandboxedExternal,
-    refusals: all.flatMap((w) => w.report.refusals.map((r) => `${w.plan.name} → ${r.tool} ×${r.count}`)),
-    nothingChanged,
-    limitsHit,
-    gitCode,
-    dependenciesChangedAlone: tampered,
-    outsideEvidence: outside.verdictPart,
-    worktrees: s.worktrees ? describeWorktrees(s.worktrees) : null,
-    escalation: (s.escalation ?? []).map((e) => (e.to !== null && !e.denied ? `${e.task} escalated ${e.from} → ${e.to}` : `${e.task} returned to its spawner${e.denied ? ' (climb not approved)' : ''}`)),
-    impactOrder: spec.task_order?.impact?.map((t) => t.task) ?? [],
-  });
+  const reportedStates = all
+    .filter((w) => w.report.detection)
+    .map((w) => `${w.plan.name} ${w.report.detection?.state ?? ''}`);
+  const verdict =
+    s.verdict ??
+    buildVerdict({
+      status,
+      error: error ?? null,
+      workerStatuses,
+      filesChanged: s.changes ? s.changes.count : null,
+      verification: s.verification,
+      fixRoundsRun: s.fixRounds,
+      converged: s.convergence?.converged ?? false,
+      proof,
+      claimedOnly,
+      criteriaUnmet: criteria?.unmet ?? [],
+      reportedStates,
+      unsandboxedExternal,
+      refusals: all.flatMap((w) => w.report.refusals.map((r) => `${w.plan.name} → ${r.tool} ×${r.count}`)),
+      nothingChanged,
+      limitsHit,
+      gitCode,
+      dependenciesChangedAlone: tampered,
+      outsideEvidence: outside.verdictPart,
+      worktrees: s.worktrees ? describeWorktrees(s.worktrees) : null,
+      escalation: (s.escalation ?? []).map((e) =>
+        e.to !== null && !e.denied
+          ? `${e.task} escalated ${e.from} → ${e.to}`
+          : `${e.task} returned to its spawner${e.denied ? ' (climb not approved)' : ''}`,
+      ),
+      impactOrder: spec.task_order?.impact?.map((t) => t.task) ?? [],
+    });
   // spec 07: written before the end is announced, so a caller that saw the job end finds them
   recordObjectiveEvidence(ctx, status, changed);
 
-  ctx.settle('settled', status, { result: { ...result }, verdict, error: error ?? null, finished: epochS(), ...(s.checkpoint ? { checkpoint: s.checkpoint } : {}) });
+  ctx.settle('settled', status, {
+    result: { ...result },
+    verdict,
+    error: error ?? null,
+    finished: epochS(),
+    ...(s.checkpoint ? { checkpoint: s.checkpoint } : {}),
+  });
 }
 
 /** Each task's gates on its final judged attempt. */
@@ -235,7 +321,13 @@ export function recordOutcomes(ctx: JobContext, job: JobEndFacts): void {
 }
 
 /** What the job's settle carries out for each attempt: the evidence, verification and result gates the job's place had for all of them, and the attempt's own stop and release. */
-const CARRIED_AT_SETTLE: readonly AttemptEffect[] = ['collect_evidence', 'run_verification', 'check_result_gates', 'stop_processes', 'release_placement'];
+const CARRIED_AT_SETTLE: readonly AttemptEffect[] = [
+  'collect_evidence',
+  'run_verification',
+  'check_result_gates',
+  'stop_processes',
+  'release_placement',
+];
 
 /**
  * Settles every attempt still open: a cancelled or stopping job's through cancel or interrupt; else
@@ -244,22 +336,36 @@ const CARRIED_AT_SETTLE: readonly AttemptEffect[] = ['collect_evidence', 'run_ve
  * move owes are carried out (an attempt's own stop answers `processes_gone`); what a settled attempt
  * of a stopped job still owes (the next attempt its cancel kept out) is dropped.
  */
-function closeAttempts(ctx: JobContext, s: SettleInput, jobFacts: Pick<AttemptFacts, 'verification' | 'gates'>, taskGates: ReadonlyMap<string, TaskGatesJson>): void {
+function closeAttempts(
+  ctx: JobContext,
+  s: SettleInput,
+  jobFacts: Pick<AttemptFacts, 'verification' | 'gates'>,
+  taskGates: ReadonlyMap<string, TaskGatesJson>,
+): void {
   const stopping = ctx.interruptReason !== null;
   // each attempt takes the next event its state calls for until it is final (the table says where each leads)
   const next = (state: AttemptState, facts: Pick<AttemptFacts, 'verification' | 'gates'>): AttemptEvent => {
     const blocks = facts.verification !== null && (facts.verification.blocking || facts.verification.couldNotStart);
     const passes = facts.gates !== null && facts.gates.criteriaMet && !facts.gates.contradicted;
-    if (s.cancelled) return stopping ? { type: 'interrupt' } : state === 'cancelling' ? { type: 'processes_gone' } : { type: 'cancel' };
+    if (s.cancelled)
+      return stopping
+        ? { type: 'interrupt' }
+        : state === 'cancelling'
+          ? { type: 'processes_gone' }
+          : { type: 'cancel' };
     if (state === 'collecting') return { type: 'evidence_taken' };
-    if (state === 'verifying') return { type: blocks ? 'verify_failed' : 'verify_passed', facts: { verification: facts.verification } };
+    if (state === 'verifying')
+      return { type: blocks ? 'verify_failed' : 'verify_passed', facts: { verification: facts.verification } };
     return { type: passes ? 'result_gates_passed' : 'result_gates_failed', facts: { gates: facts.gates } };
   };
   const carry = (worker: string): void => ctx.attempts.carryJobs(worker, ...CARRIED_AT_SETTLE);
   for (const e of ctx.attempts.all()) {
     const own = s.perTask?.get(e.attempt.task);
     const shared = own
-      ? { verification: own.verification ? verificationFacts(own.verification) : null, gates: { criteriaMet: own.criteriaMet, contradicted: jobFacts.gates?.contradicted ?? false } }
+      ? {
+          verification: own.verification ? verificationFacts(own.verification) : null,
+          gates: { criteriaMet: own.criteriaMet, contradicted: jobFacts.gates?.contradicted ?? false },
+        }
       : jobFacts;
     const declared = taskGates.get(e.attempt.task)?.verdict;
     const facts = declared && shared.gates ? { ...shared, gates: { ...shared.gates, declared } } : shared;

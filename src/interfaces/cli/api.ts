@@ -1,6 +1,12 @@
 import type { ApprovalAnswer } from '../../domain/approval.js';
 import type { z } from 'zod';
-import { compactJobSchema, jobAnswerSchema, jobListSchema, steerAnswerSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
+import {
+  compactJobSchema,
+  jobAnswerSchema,
+  jobListSchema,
+  steerAnswerSchema,
+  waitAnswerSchema,
+} from '../../domain/answer-schema.js';
 import type { SteerAnswer } from '../../domain/answer.js';
 import { GafferError, type ErrorBody } from '../../domain/errors.js';
 import type { LintReport } from '../../domain/spec-lint.js';
@@ -28,7 +34,11 @@ export interface CliApi {
   /** The open approval asks, oldest first. */
   asks(): Promise<OpenAsk[]>;
   /** A follow-up of a finished job's task (issue 16): a new job told the comments and note. */
-  followUp(id: string, task: string, body: { comments: { file: string; line: number; text: string }[]; note?: string }): Promise<{ job: CompactJob; created: boolean }>;
+  followUp(
+    id: string,
+    task: string,
+    body: { comments: { file: string; line: number; text: string }[]; note?: string },
+  ): Promise<{ job: CompactJob; created: boolean }>;
   /** A merge later of a finished worktree job's passing branches (or one task's): a new job. */
   merge(id: string, task: string | null): Promise<{ job: CompactJob; created: boolean }>;
   /** A message to a task of a job (issue 16): read at a builtin worker's next turn, else queued as the task's follow-up. */
@@ -63,7 +73,11 @@ export class LocalApi implements CliApi {
     return { job: checkAnswer(compactJobSchema, job, 'gaffer dispatch'), created };
   }
   async get(id: string, full: boolean) {
-    return checkAnswer(jobAnswerSchema(full), this.engine.get(id, { full }), full ? 'gaffer status --full' : 'gaffer status');
+    return checkAnswer(
+      jobAnswerSchema(full),
+      this.engine.get(id, { full }),
+      full ? 'gaffer status --full' : 'gaffer status',
+    );
   }
   async list(limit: number, status: string | undefined) {
     const jobs = this.engine.list({ limit, ...(status ? { status } : {}) });
@@ -105,7 +119,12 @@ export class LocalApi implements CliApi {
     return Promise.resolve(this.engine.stats());
   }
   login(): Promise<{ url: string }> {
-    return Promise.reject(new GafferError('invalid_request', 'no server runs on this data dir: the board comes with `gaffer serve` (which prints a login URL), or give --url'));
+    return Promise.reject(
+      new GafferError(
+        'invalid_request',
+        'no server runs on this data dir: the board comes with `gaffer serve` (which prints a login URL), or give --url',
+      ),
+    );
   }
 
   async follow(id: string, after: number, onEvent: (e: JobEvent) => void): Promise<void> {
@@ -160,12 +179,23 @@ export class HttpApi implements CliApi {
   }
 
   /** An answer route: what the server sent is checked against the answer's schema like any door's. */
-  async #answer<S extends z.ZodType>(schema: S, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ json: z.output<S>; status: number }> {
+  async #answer<S extends z.ZodType>(
+    schema: S,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ json: z.output<S>; status: number }> {
     const { json, status } = await this.#request(method, path, body, headers);
     return { json: checkAnswer(schema, json, `${method} ${path.split('?')[0] ?? path} (from ${this.#base})`), status };
   }
 
-  async #request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ json: unknown; status: number }> {
+  async #request(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ json: unknown; status: number }> {
     let res: Response;
     try {
       res = await fetch(`${this.#base}${path}`, {
@@ -174,14 +204,20 @@ export class HttpApi implements CliApi {
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
     } catch (err) {
-      throw new GafferError('internal', `cannot reach the gaffer server at ${this.#base}: ${(err as Error).message} — is \`gaffer serve\` running?`);
+      throw new GafferError(
+        'internal',
+        `cannot reach the gaffer server at ${this.#base}: ${(err as Error).message} — is \`gaffer serve\` running?`,
+      );
     }
     const text = await res.text();
     let json: unknown;
     try {
       json = text ? JSON.parse(text) : null;
     } catch {
-      throw new GafferError('internal', `the server at ${this.#base} answered ${res.status} with something that is not JSON`);
+      throw new GafferError(
+        'internal',
+        `the server at ${this.#base} answered ${res.status} with something that is not JSON`,
+      );
     }
     if (!res.ok) {
       const e = (json as ErrorBody | null)?.error;
@@ -195,36 +231,66 @@ export class HttpApi implements CliApi {
   }
 
   async submit(body: unknown, idempotencyKey: string | null) {
-    const headers = { [CWD_HEADER]: encodeURIComponent(process.cwd()), ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) };
+    const headers = {
+      [CWD_HEADER]: encodeURIComponent(process.cwd()),
+      ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+    };
     const { json, status } = await this.#answer(compactJobSchema, 'POST', '/api/jobs', body, headers);
     return { job: json, created: status === 202 };
   }
   async get(id: string, full: boolean) {
-    return (await this.#answer(jobAnswerSchema(full), 'GET', `/api/jobs/${encodeURIComponent(id)}${full ? '?full=1' : ''}`)).json;
+    return (
+      await this.#answer(jobAnswerSchema(full), 'GET', `/api/jobs/${encodeURIComponent(id)}${full ? '?full=1' : ''}`)
+    ).json;
   }
   async list(limit: number, status: string | undefined) {
     const q = new URLSearchParams({ limit: String(limit), ...(status ? { status } : {}) });
     return (await this.#answer(jobListSchema, 'GET', `/api/jobs?${q}`)).json.jobs;
   }
   events(id: string, after: number) {
-    return this.#call<{ events: JobEvent[]; produced: number }>('GET', `/api/jobs/${encodeURIComponent(id)}/events?after=${after}`);
+    return this.#call<{ events: JobEvent[]; produced: number }>(
+      'GET',
+      `/api/jobs/${encodeURIComponent(id)}/events?after=${after}`,
+    );
   }
   async cancel(id: string) {
     return (await this.#answer(compactJobSchema, 'POST', `/api/jobs/${encodeURIComponent(id)}/cancel`)).json;
   }
   async approve(id: string, approve: ApprovalAnswer, note: string | null) {
-    return (await this.#answer(compactJobSchema, 'POST', `/api/jobs/${encodeURIComponent(id)}/approve`, { approve, ...(note !== null ? { note } : {}) })).json;
+    return (
+      await this.#answer(compactJobSchema, 'POST', `/api/jobs/${encodeURIComponent(id)}/approve`, {
+        approve,
+        ...(note !== null ? { note } : {}),
+      })
+    ).json;
   }
   async followUp(id: string, task: string, body: unknown) {
-    const answer = await this.#answer(compactJobSchema, 'POST', `/api/jobs/${encodeURIComponent(id)}/tasks/${encodeURIComponent(task)}/follow-up`, body);
+    const answer = await this.#answer(
+      compactJobSchema,
+      'POST',
+      `/api/jobs/${encodeURIComponent(id)}/tasks/${encodeURIComponent(task)}/follow-up`,
+      body,
+    );
     return { job: answer.json, created: answer.status === 202 };
   }
   async merge(id: string, task: string | null) {
-    const answer = await this.#answer(compactJobSchema, 'POST', `/api/jobs/${encodeURIComponent(id)}/merge`, task === null ? {} : { task });
+    const answer = await this.#answer(
+      compactJobSchema,
+      'POST',
+      `/api/jobs/${encodeURIComponent(id)}/merge`,
+      task === null ? {} : { task },
+    );
     return { job: answer.json, created: answer.status === 202 };
   }
   async steer(id: string, task: string, message: string) {
-    return (await this.#answer(steerAnswerSchema, 'POST', `/api/jobs/${encodeURIComponent(id)}/tasks/${encodeURIComponent(task)}/steer`, { message })).json;
+    return (
+      await this.#answer(
+        steerAnswerSchema,
+        'POST',
+        `/api/jobs/${encodeURIComponent(id)}/tasks/${encodeURIComponent(task)}/steer`,
+        { message },
+      )
+    ).json;
   }
   async asks() {
     return (await this.#call<{ asks: OpenAsk[] }>('GET', '/api/asks')).asks;
@@ -235,7 +301,8 @@ export class HttpApi implements CliApi {
     for (let slice = 0; ; slice++) {
       const left = Math.max(0, timeoutS - (performance.now() - started) / 1000);
       const q = new URLSearchParams({ for: condition ?? 'done', timeout_s: String(Math.min(left, HTTP_WAIT_MAX_S)) });
-      const answer = (await this.#answer(waitAnswerSchema, 'GET', `/api/jobs/${encodeURIComponent(id)}/wait?${q}`)).json;
+      const answer = (await this.#answer(waitAnswerSchema, 'GET', `/api/jobs/${encodeURIComponent(id)}/wait?${q}`))
+        .json;
       if (answer.met || left <= HTTP_WAIT_MAX_S || isFinalStatus(answer.state.status)) {
         return slice === 0 ? answer : { ...answer, waited_s: Math.round((performance.now() - started) / 100) / 10 };
       }

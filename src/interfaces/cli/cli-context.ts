@@ -128,15 +128,22 @@ export class CliContext {
     const { config } = this.config;
     setRunLimits(runLimitsFromConfig(config.limits));
     const all = this.#runners(createSandbox(config.sandbox));
-    return new Map(keys.flatMap((k) => {
-      const runner = all.get(k);
-      return runner ? [[k, runner] as const] : [];
-    }));
+    return new Map(
+      keys.flatMap((k) => {
+        const runner = all.get(k);
+        return runner ? [[k, runner] as const] : [];
+      }),
+    );
   }
 
   #runners(sandbox: Sandbox): Map<string, Runner> {
     const { config } = this.config;
-    return createRunners({ sandbox, network: networkSetupOf(config), ...builtinSetup(config), cli: cliRunnerOptions(config, (key) => runnerDisabledBy(this.config, key)) });
+    return createRunners({
+      sandbox,
+      network: networkSetupOf(config),
+      ...builtinSetup(config),
+      cli: cliRunnerOptions(config, (key) => runnerDisabledBy(this.config, key)),
+    });
   }
 
   /** Answers on stdout. */
@@ -161,7 +168,9 @@ export class CliContext {
  * env default), and every `models.<name>` it can speak, for the roster entries and the judge that name one.
  */
 function builtinSetup(config: GafferConfig): Pick<RunnerSetup, 'builtin'> {
-  const spoken = Object.entries(config.models).flatMap(([name, m]) => (m.api === 'gemini' ? [] : [[name, { api: m.api, url: m.url, key: m.key, model: m.model }] as const]));
+  const spoken = Object.entries(config.models).flatMap(([name, m]) =>
+    m.api === 'gemini' ? [] : [[name, { api: m.api, url: m.url, key: m.key, model: m.model }] as const],
+  );
   const endpoints = Object.fromEntries(spoken);
   const e = endpoints[DEFAULT_ENDPOINT];
   // the builtin agent speaks OpenAI-compatible or Anthropic; a gemini endpoint is for the Gemini CLI (doctor says so)

@@ -28,13 +28,19 @@ export class LiveProgress {
       } else if (e.event === 'output') {
         this.#lines.set(e.name, `running  ${lastLine(e.message)}`);
       } else {
-        this.#lines.set(e.name, `${String(e.status ?? e.state ?? e.event).padEnd(8)} ${e.event === 'started' ? '' : lastLine(e.message)}`);
+        this.#lines.set(
+          e.name,
+          `${String(e.status ?? e.state ?? e.event).padEnd(8)} ${e.event === 'started' ? '' : lastLine(e.message)}`,
+        );
       }
       this.#redraw();
       return;
     }
     if (e.event === 'output' || e.event === 'status') return;
-    writeTo(this.#out, `${e.name === 'job' ? 'job' : e.name}: ${e.event === 'phase' ? '' : `${e.event} `}${lastLine(e.message)}\n`);
+    writeTo(
+      this.#out,
+      `${e.name === 'job' ? 'job' : e.name}: ${e.event === 'phase' ? '' : `${e.event} `}${lastLine(e.message)}\n`,
+    );
   }
 
   #redraw(): void {

@@ -16,7 +16,16 @@ import { guardOutput } from './safe-output.js';
 import { demoCommand } from './commands/demo.js';
 import { packageVersion } from './package-info.js';
 import { protectSecretsAtStart } from './start-secrets.js';
-import { cancelCommand, eventsCommand, lintCommand, listCommand, runnersCommand, statsCommand, statusCommand, waitCommand } from './commands/reading.js';
+import {
+  cancelCommand,
+  eventsCommand,
+  lintCommand,
+  listCommand,
+  runnersCommand,
+  statsCommand,
+  statusCommand,
+  waitCommand,
+} from './commands/reading.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -26,7 +35,10 @@ const WAIT_CONDITIONS = [
   { form: 'changed', means: 'anything in the workspace changed on disk since the wait began' },
   { form: 'phase:<text>', means: 'a job phase message containing <text> was emitted' },
   { form: 'event:<text>', means: 'any event whose values contain <text>' },
-  { form: 'worker:<name|*>:<state>', means: 'that worker (* = any) entered <state>: a detected state or a worker status' },
+  {
+    form: 'worker:<name|*>:<state>',
+    means: 'that worker (* = any) entered <state>: a detected state or a worker status',
+  },
 ] as const;
 
 /** Exit codes of spec 02 for a refusal, per command: dispatch/wait/status → 2; cancel of a final job → 1. */
@@ -59,7 +71,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     } catch (err) {
       const error = toGafferError(err);
       if (cli.json) cli.err(JSON.stringify(error.toBody()));
-      else cli.err(`gaffer ${name}: ${error.message}${error.field ? ` [${error.code}, field ${error.field}]` : ` [${error.code}]`}`);
+      else
+        cli.err(
+          `gaffer ${name}: ${error.message}${error.field ? ` [${error.code}, field ${error.field}]` : ` [${error.code}]`}`,
+        );
       setExit(exitCodeFor(name, error.code));
     } finally {
       await cli.close();
@@ -71,8 +86,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('submit a job (request file, - for stdin, or flags) and run it in this process until it ends')
     .argument('[file]', 'a JSON or YAML request; - reads stdin')
     .option('--workspace <dir>', 'the folder the workers work in')
-    .option('--repo <url>', "instead of --workspace: a remote git repository a cluster's nodes fetch and push to (gaffer serve --queue)")
-    .option('--ref <ref>', 'with --repo: the branch or tag the job starts from (default the remote\'s HEAD)')
+    .option(
+      '--repo <url>',
+      "instead of --workspace: a remote git repository a cluster's nodes fetch and push to (gaffer serve --queue)",
+    )
+    .option('--ref <ref>', "with --repo: the branch or tag the job starts from (default the remote's HEAD)")
     .option('--task <instruction>', 'a task (repeatable)', collect)
     .option('--name <name>', 'name of the task(s) given by flags')
     .option('--files <path>', "the task's files (repeatable)", collect)
@@ -83,7 +101,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--context <text>', 'shared text every worker gets')
     .option('--parallel', 'run tasks at once up to the worker cap')
     .option('--verify <cmd>', 'auto | none | a command that proves the work')
-    .option('--known-failure <id>', "a test id or glob that fails before the work and is not this job's to fix (repeatable)", collect)
+    .option(
+      '--known-failure <id>',
+      "a test id or glob that fails before the work and is not this job's to fix (repeatable)",
+      collect,
+    )
     .addOption(new Option('--verify-scope <scope>', 'related | all').choices(['related', 'all']))
     .option('--verify-timeout-s <n>', 'verification timeout, 10..3600')
     .option('--fix-rounds <n>', 'fix rounds after a failed verification, 0..4')
@@ -95,8 +117,13 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--approval <mode>', 'auto | required | never')
     .option('--idempotency-key <key>', 'the same key within an hour returns the first job')
     .option('--wait', 'wait for the end (in-process dispatch always waits)')
-    .option('--require <what>', 'what exit 0 asks of the ended job: done (the default) | proved (done, and the proof is proved); waits like --wait')
-    .action((file: string | undefined, flags: DispatchFlags) => run('dispatch', (cli) => dispatchCommand(cli, file, flags))());
+    .option(
+      '--require <what>',
+      'what exit 0 asks of the ended job: done (the default) | proved (done, and the proof is proved); waits like --wait',
+    )
+    .action((file: string | undefined, flags: DispatchFlags) =>
+      run('dispatch', (cli) => dispatchCommand(cli, file, flags))(),
+    );
 
   program
     .command('status')
@@ -110,9 +137,14 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description(`block until a condition holds: ${WAIT_CONDITIONS.map((c) => c.form).join(' | ')}`)
     .argument('<job>')
     .option('--for <condition>', 'the condition (default done)')
-    .addHelpText('after', `\nConditions:\n${WAIT_CONDITIONS.map((c) => `  ${c.form.padEnd(26)} ${c.means}`).join('\n')}`)
+    .addHelpText(
+      'after',
+      `\nConditions:\n${WAIT_CONDITIONS.map((c) => `  ${c.form.padEnd(26)} ${c.means}`).join('\n')}`,
+    )
     .option('--timeout-s <n>', 'give up after N seconds (default 600)')
-    .action((id: string, flags: { for?: string; timeoutS?: string }) => run('wait', (cli) => waitCommand(cli, id, flags))());
+    .action((id: string, flags: { for?: string; timeoutS?: string }) =>
+      run('wait', (cli) => waitCommand(cli, id, flags))(),
+    );
 
   program
     .command('events')
@@ -129,32 +161,47 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('approve')
-    .description('answer the approval asks of a job awaiting approval: yes to the named tasks (every open ask when none is named), --deny for no')
+    .description(
+      'answer the approval asks of a job awaiting approval: yes to the named tasks (every open ask when none is named), --deny for no',
+    )
     .argument('<job>')
     .argument('[answers...]', 'TASK=yes or TASK=no, one per task (a yes for one and a no for another in one call)')
     .option('--task <name>', 'a task to answer (repeatable)', (value: string, all: string[] = []) => [...all, value])
     .option('--deny', 'answer no')
     .option('--note <text>', 'a note kept with the answer')
-    .action((id: string, answers: string[], flags: { task?: string[]; deny?: boolean; note?: string }) => run('approve', (cli) => approveCommand(cli, id, { ...flags, answers }))());
+    .action((id: string, answers: string[], flags: { task?: string[]; deny?: boolean; note?: string }) =>
+      run('approve', (cli) => approveCommand(cli, id, { ...flags, answers }))(),
+    );
 
   program
     .command('follow-up')
-    .description("send review back to a finished job's task: a new job told the comments and note, resuming the worker's session where it can")
+    .description(
+      "send review back to a finished job's task: a new job told the comments and note, resuming the worker's session where it can",
+    )
     .argument('<job>')
     .argument('<task>')
-    .option('--comment <file:line:text>', 'a comment on a line (repeatable)', (value: string, all: string[] = []) => [...all, value])
+    .option('--comment <file:line:text>', 'a comment on a line (repeatable)', (value: string, all: string[] = []) => [
+      ...all,
+      value,
+    ])
     .option('--note <text>', 'a general note on the work')
     .option('--wait', 'wait for the follow-up job to end (in process it always does)')
-    .action((id: string, task: string, flags: { comment?: string[]; note?: string; wait?: boolean }) => run('follow-up', (cli) => followUpCommand(cli, id, task, flags))());
+    .action((id: string, task: string, flags: { comment?: string[]; note?: string; wait?: boolean }) =>
+      run('follow-up', (cli) => followUpCommand(cli, id, task, flags))(),
+    );
 
   program
     .command('steer')
-    .description("send a message to a task of a job: a running builtin worker reads it at its next turn; agent CLIs and shell workers get it as the task's follow-up when the job ends")
+    .description(
+      "send a message to a task of a job: a running builtin worker reads it at its next turn; agent CLIs and shell workers get it as the task's follow-up when the job ends",
+    )
     .argument('<job>')
     .argument('<task>')
     .argument('<message>')
     .option('--wait', 'when it starts a follow-up job, wait for it to end (in process it always does)')
-    .action((id: string, task: string, message: string, flags: { wait?: boolean }) => run('steer', (cli) => steerCommand(cli, id, task, message, flags))());
+    .action((id: string, task: string, message: string, flags: { wait?: boolean }) =>
+      run('steer', (cli) => steerCommand(cli, id, task, message, flags))(),
+    );
 
   program
     .command('asks')
@@ -178,15 +225,26 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--command <cmd>', 'shell runner: the command the task runs (as dispatch)')
     .option('--runner <key>', 'runner for every task (as dispatch)')
     .option('--verify <cmd>', 'the verification command')
-    .action((file: string | undefined, flags: DispatchFlags) => run('lint', (cli) => lintCommand(cli, buildRequest(file, flags)))());
+    .action((file: string | undefined, flags: DispatchFlags) =>
+      run('lint', (cli) => lintCommand(cli, buildRequest(file, flags)))(),
+    );
 
-  const queue = program.command('queue').description('a folder of task records, one JSON file a task: ground each, route it, send the grounded ones as one job (one batch of asks), write each status back (see docs/queue.md)');
+  const queue = program
+    .command('queue')
+    .description(
+      'a folder of task records, one JSON file a task: ground each, route it, send the grounded ones as one job (one batch of asks), write each status back (see docs/queue.md)',
+    );
   queue
     .command('run')
-    .description('dispatch the open records of DIR (default ./dispatch) as one job; held or ungrounded ones get their gaps written back')
+    .description(
+      'dispatch the open records of DIR (default ./dispatch) as one job; held or ungrounded ones get their gaps written back',
+    )
     .argument('[dir]')
     .option('--workspace <dir>', 'the workspace the tasks run in (default the current directory)')
-    .option('--wait', "wait for the job and write each record's final status and attempts (always so with no server: the job runs in this process)")
+    .option(
+      '--wait',
+      "wait for the job and write each record's final status and attempts (always so with no server: the job runs in this process)",
+    )
     .addHelpText(
       'after',
       [
@@ -201,15 +259,24 @@ export function buildProgram(setExit: (code: number) => void): Command {
         '  2  the command was refused or could not run (the folder does not exist, the server cannot be reached)',
       ].join('\n'),
     )
-    .action((dir: string | undefined, flags: { workspace?: string; wait?: boolean }) => run('queue', (cli) => queueRunCommand(cli, dir, flags))());
+    .action((dir: string | undefined, flags: { workspace?: string; wait?: boolean }) =>
+      run('queue', (cli) => queueRunCommand(cli, dir, flags))(),
+    );
   queue
     .command('ls', { isDefault: true })
     .description('each record with its status, its grounding gaps, and where the roster would route it')
     .argument('[dir]')
-    .option('--workspace <dir>', "the workspace whose committed gaffer.roster.json applies (default the current directory)")
-    .action((dir: string | undefined, flags: { workspace?: string }) => run('queue', (cli) => queueListCommand(cli, dir, flags))());
+    .option(
+      '--workspace <dir>',
+      'the workspace whose committed gaffer.roster.json applies (default the current directory)',
+    )
+    .action((dir: string | undefined, flags: { workspace?: string }) =>
+      run('queue', (cli) => queueListCommand(cli, dir, flags))(),
+    );
 
-  const worktrees = program.command('worktrees').description("gaffer's worktrees and branches, one per task of a worktree job (see docs/worktrees.md)");
+  const worktrees = program
+    .command('worktrees')
+    .description("gaffer's worktrees and branches, one per task of a worktree job (see docs/worktrees.md)");
   worktrees
     .command('ls', { isDefault: true })
     .description('each worktree and branch with its job, state, age and size')
@@ -222,11 +289,15 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('merge')
-    .description("merge a worktree job's passing branches (or one task's) into the workspace, verified first: a job of its own (cancel, list, wait)")
+    .description(
+      "merge a worktree job's passing branches (or one task's) into the workspace, verified first: a job of its own (cancel, list, wait)",
+    )
     .argument('<job>')
     .argument('[task]')
     .option('--no-wait', 'answer the merge job at once (against a server; in process it always waits)')
-    .action((id: string, task: string | undefined, flags: { wait?: boolean }) => run('merge', (cli) => mergeCommand(cli, id, task, flags))());
+    .action((id: string, task: string | undefined, flags: { wait?: boolean }) =>
+      run('merge', (cli) => mergeCommand(cli, id, task, flags))(),
+    );
 
   program
     .command('runners')
@@ -235,12 +306,16 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('stats')
-    .description('acceptance rate (gates passed / outcomes) per task type and model, from the outcome log; recent job counts')
+    .description(
+      'acceptance rate (gates passed / outcomes) per task type and model, from the outcome log; recent job counts',
+    )
     .action(() => run('stats', (cli) => statsCommand(cli))());
 
   program
     .command('doctor')
-    .description('the effective config with where each value came from, and checks of git, SQLite, the data dir, runners, the sandbox and model endpoints (exit 1 when one fails)')
+    .description(
+      'the effective config with where each value came from, and checks of git, SQLite, the data dir, runners, the sandbox and model endpoints (exit 1 when one fails)',
+    )
     .option('--workspace <dir>', "also read this workspace's .gaffer/workspace.json hints")
     .action((flags: { workspace?: string }) => run('doctor', (cli) => doctorCommand(cli, flags))());
 
@@ -249,26 +324,40 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('the HTTP API, live events and MCP over HTTP')
     .option('--host <host>', 'bind address (default 127.0.0.1; anything else needs tokens)')
     .option('--port <port>', 'port (default 7070; 0 picks a free one)')
-    .option('--queue <url>', 'be the coordinator of a cluster on this Redis (redis://host:6379): attempts run on `gaffer node`s')
-    .option('--runner-limit <runner=N>', 'with --queue: at most N attempts of the runner at once across the cluster (repeatable)', collect)
+    .option(
+      '--queue <url>',
+      'be the coordinator of a cluster on this Redis (redis://host:6379): attempts run on `gaffer node`s',
+    )
+    .option(
+      '--runner-limit <runner=N>',
+      'with --queue: at most N attempts of the runner at once across the cluster (repeatable)',
+      collect,
+    )
     .action((flags: ServeFlags) => run('serve', (cli) => serveCommand(cli, flags))());
 
   program
     .command('node')
-    .description("a worker node of a coordinator's cluster (see docs/cluster.md): runs its attempts, sends the work back as git commits")
+    .description(
+      "a worker node of a coordinator's cluster (see docs/cluster.md): runs its attempts, sends the work back as git commits",
+    )
     .option('--queue <url>', 'the Redis the coordinator uses (redis://host:6379)')
     .option('--runners <keys>', 'the runners this node takes attempts for, comma-separated (default shell,builtin)')
     .option('--slots <n>', 'attempts of each runner at once on this node (default workers.max_parallel)')
     .option('--work-dir <dir>', 'caches, worktrees and logs (default <data dir>/node)')
     .option('--name <name>', "this node's name in events (default host-pid)")
     .option('--token-file <file>', "the coordinator's node token (default env GAFFER_NODE_TOKEN)")
-    .option('--coordinator <url>', "the coordinator's HTTP address, when the one it advertises is not reachable from here")
+    .option(
+      '--coordinator <url>',
+      "the coordinator's HTTP address, when the one it advertises is not reachable from here",
+    )
     .option('--stall-s <n>', 'seconds this node may go silent before its work is given to another node (default 30)')
     .action((flags: NodeFlags) => run('node', (cli) => nodeCommand(cli, flags))());
 
   program
     .command('login')
-    .description("a new one-time login URL for the board of this data dir's server (the one `gaffer serve` printed works once)")
+    .description(
+      "a new one-time login URL for the board of this data dir's server (the one `gaffer serve` printed works once)",
+    )
     .action(() =>
       run('login', async (cli) => {
         const { url } = await (await cli.api()).login();
@@ -279,7 +368,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('demo')
-    .description('a real dispatch end to end on a copy of a tiny example project, in a temp dir: shows what an answer looks like')
+    .description(
+      'a real dispatch end to end on a copy of a tiny example project, in a temp dir: shows what an answer looks like',
+    )
     .action(() => run('demo', () => demoCommand())());
 
   program

@@ -18,12 +18,30 @@ export function renderFull(job: CompactJob, budgets: readonly BudgetRule[] | nul
   const workers = job.result?.workers ?? [];
   const climbs = job.result?.escalation ?? [];
   const lines = [renderCompact(job)];
-  if (workers.length > 0) lines.push('  routes:', ...table(workers.map((w) => [w.name, w.runner, w.model ?? 'default model', w.entry !== undefined ? `entry ${w.entry} (${w.provider ?? '?'})` : 'no roster entry', routeWhy(w, job, climbs)])));
+  if (workers.length > 0)
+    lines.push(
+      '  routes:',
+      ...table(
+        workers.map((w) => [
+          w.name,
+          w.runner,
+          w.model ?? 'default model',
+          w.entry !== undefined ? `entry ${w.entry} (${w.provider ?? '?'})` : 'no roster entry',
+          routeWhy(w, job, climbs),
+        ]),
+      ),
+    );
   if (climbs.length > 0) lines.push('  climbs:', ...renderClimbs(climbs));
   const rerouted = workers.filter((w) => w.rerouted !== undefined);
-  lines.push(rerouted.length > 0 ? '  reroutes:' : '  reroutes: none', ...rerouted.map((w) => `    ${w.name}: ${w.rerouted ?? ''}`));
+  lines.push(
+    rerouted.length > 0 ? '  reroutes:' : '  reroutes: none',
+    ...rerouted.map((w) => `    ${w.name}: ${w.rerouted ?? ''}`),
+  );
   if (workers.length > 0) {
-    lines.push('  spend (each attempt, the budgets it counts in, what it cost):', ...table(workers.map((w) => [w.name, countedAgainst(w, budgets), w.spend ?? 'not ended'])));
+    lines.push(
+      '  spend (each attempt, the budgets it counts in, what it cost):',
+      ...table(workers.map((w) => [w.name, countedAgainst(w, budgets), w.spend ?? 'not ended'])),
+    );
     const totals = job.result?.totals;
     if (totals?.spend !== undefined) lines.push(`    total: ${totals.spend}`);
   }
@@ -35,10 +53,16 @@ function routeWhy(w: CompactWorkerEntry, job: CompactJob, climbs: readonly Climb
   const climb = climbs.find((c) => c.to !== null && w.name === `${c.task}+${c.to}`);
   const task = job.tasks.find((t) => t.name === w.name);
   const why =
-    w.role === 'fixer' ? 'fix round'
-    : w.role === 'reviewer' ? 'review'
-    : climb ? `climbed from ${climb.from}: ${climb.why}`
-    : task?.routed ?? (w.entry === undefined ? 'the runner the task names (or the default runner): no roster routed it' : 'routed by the roster');
+    w.role === 'fixer'
+      ? 'fix round'
+      : w.role === 'reviewer'
+        ? 'review'
+        : climb
+          ? `climbed from ${climb.from}: ${climb.why}`
+          : (task?.routed ??
+            (w.entry === undefined
+              ? 'the runner the task names (or the default runner): no roster routed it'
+              : 'routed by the roster'));
   // the reroute's words (the hold that moved it) are under `reroutes`
   return w.rerouted !== undefined ? `${why}; then rerouted to its fallback (see reroutes)` : why;
 }
@@ -51,7 +75,10 @@ function renderClimbs(climbs: readonly Climb[]): string[] {
     const autopsy = c.autopsy ?? [];
     const from = shown.get(c.task) ?? 0;
     shown.set(c.task, autopsy.length);
-    return [`    ${c.task}: ${c.from} → ${to} — ${c.why}`, ...autopsy.slice(from).flatMap((a, i) => renderRung(a, from + i + 1))];
+    return [
+      `    ${c.task}: ${c.from} → ${to} — ${c.why}`,
+      ...autopsy.slice(from).flatMap((a, i) => renderRung(a, from + i + 1)),
+    ];
   });
 }
 
@@ -65,7 +92,9 @@ function renderRung(a: RungAttempt, n: number): string[] {
     ...failures.slice(0, FAILURE_LINES).map((l) => `        | ${l}`),
     ...(failures.length > FAILURE_LINES ? [`        | … ${failures.length - FAILURE_LINES} more line(s)`] : []),
     ...(a.abstained !== null ? [`        abstained: ${a.abstained}`] : []),
-    ...(note !== '' ? [`        its report ended: ${note.length > NOTE_CHARS ? `…${note.slice(-NOTE_CHARS)}` : note}`] : []),
+    ...(note !== ''
+      ? [`        its report ended: ${note.length > NOTE_CHARS ? `…${note.slice(-NOTE_CHARS)}` : note}`]
+      : []),
   ];
 }
 
@@ -79,5 +108,7 @@ function countedAgainst(w: CompactWorkerEntry, budgets: readonly BudgetRule[] | 
 /** Rows with their columns aligned (the last one left as it is). */
 function table(rows: readonly string[][]): string[] {
   const widths = rows.reduce<number[]>((acc, row) => row.map((cell, i) => Math.max(acc[i] ?? 0, cell.length)), []);
-  return rows.map((row) => `    ${row.map((cell, i) => (i < row.length - 1 ? cell.padEnd(widths[i] ?? 0) : cell)).join('  ')}`.trimEnd());
+  return rows.map((row) =>
+    `    ${row.map((cell, i) => (i < row.length - 1 ? cell.padEnd(widths[i] ?? 0) : cell)).join('  ')}`.trimEnd(),
+  );
 }

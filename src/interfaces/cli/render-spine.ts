@@ -18,16 +18,31 @@ function renderRoster(s: SpineReport): string[] {
   if (roster.error !== undefined) return [`roster: ${roster.note}: ${roster.error}`];
   if (roster.source === null) return [`roster: ${roster.note}`];
   const header = ['entry', 'runner', 'model', 'billing', 'cost', 'provider', 'takes'];
-  const rows = roster.entries.map((e) => [e.entry, e.runner, e.model ?? 'default model', e.billing, e.cost, e.provider, e.tasks.join(',')]);
-  const extras = roster.entries.map((e) => [e.fallback !== null ? `fallback: ${e.fallback}` : '', e.approve ? 'approve: true' : '', e.warning ?? ''].filter(Boolean).join('; '));
+  const rows = roster.entries.map((e) => [
+    e.entry,
+    e.runner,
+    e.model ?? 'default model',
+    e.billing,
+    e.cost,
+    e.provider,
+    e.tasks.join(','),
+  ]);
+  const extras = roster.entries.map((e) =>
+    [e.fallback !== null ? `fallback: ${e.fallback}` : '', e.approve ? 'approve: true' : '', e.warning ?? '']
+      .filter(Boolean)
+      .join('; '),
+  );
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
-  const line = (row: string[], extra = '') => `    ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')}  ${extra}`.trimEnd();
+  const line = (row: string[], extra = '') =>
+    `    ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')}  ${extra}`.trimEnd();
   return [
     `roster: ${roster.entries.length} entr${roster.entries.length === 1 ? 'y' : 'ies'} from ${roster.source} — ${roster.note}`,
     line(header),
     ...rows.map((row, i) => line(row, extras[i])),
     'ladders (cheapest first; a rung that fails climbs one up, a second failed rung returns the task):',
-    ...s.ladders.map((l) => `    ${l.type}: ${l.rungs.length > 0 ? l.rungs.join(' → ') : 'no entry whose runner this build runs'}`),
+    ...s.ladders.map(
+      (l) => `    ${l.type}: ${l.rungs.length > 0 ? l.rungs.join(' → ') : 'no entry whose runner this build runs'}`,
+    ),
   ];
 }
 
@@ -50,7 +65,9 @@ function renderApproval(s: SpineReport): string[] {
   const { approval } = s;
   return [
     `approval: default ${approval.default}, an unanswered ask is no after ${approval.timeout_s} s`,
-    ...(approval.asks.length > 0 ? [`    asks first: ${approval.asks.map((a) => `${a.entry} (${a.why})`).join(', ')}`] : []),
+    ...(approval.asks.length > 0
+      ? [`    asks first: ${approval.asks.map((a) => `${a.entry} (${a.why})`).join(', ')}`]
+      : []),
     ...(approval.no_ask.length > 0 ? [`    runs without asking: ${approval.no_ask.join(', ')}`] : []),
   ];
 }
@@ -64,12 +81,17 @@ function renderBudgets(s: SpineReport): string[] {
 /** `<name>: 0.3 of 0.1 seconds spent — spent: held until …; resets …`. */
 function describeBudget(b: BudgetShown): string {
   const unknown = b.unknown > 0 ? ` (+${b.unknown} attempt(s) of unknown cost)` : '';
-  const held = b.state === 'ok' ? '' : ` — ${b.state === 'spent' ? 'spent: held' : 'ahead of pace: an unattended job waits'} until ${b.pause_until !== null ? iso(b.pause_until) : 'further notice'}`;
+  const held =
+    b.state === 'ok'
+      ? ''
+      : ` — ${b.state === 'spent' ? 'spent: held' : 'ahead of pace: an unattended job waits'} until ${b.pause_until !== null ? iso(b.pause_until) : 'further notice'}`;
   const resets = b.resets !== null ? `resets ${iso(b.resets)}` : 'rolling: each spend counts for 5 h';
   return `${b.name}: ${b.spent} of ${b.limit} ${b.unit} spent${unknown}${held}; ${resets}`;
 }
 
 function renderBreaker(s: SpineReport): string {
   const { breaker } = s;
-  return breaker.open ? `breaker: OPEN — ${breaker.why}` : `breaker: closed — ${breaker.why}; cool-down ${breaker.cooldown_s} s`;
+  return breaker.open
+    ? `breaker: OPEN — ${breaker.why}`
+    : `breaker: closed — ${breaker.why}; cool-down ${breaker.cooldown_s} s`;
 }

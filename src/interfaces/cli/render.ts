@@ -8,7 +8,9 @@ const list = (items: readonly string[] | undefined, max = 8, total?: number): st
   const arr = items ?? [];
   const all = Math.max(total ?? arr.length, arr.length);
   const shown = arr.slice(0, max);
-  return all > shown.length ? `${shown.join(', ')}${shown.length > 0 ? ' ' : ''}+${all - shown.length} more` : shown.join(', ');
+  return all > shown.length
+    ? `${shown.join(', ')}${shown.length > 0 ? ' ' : ''}+${all - shown.length} more`
+    : shown.join(', ');
 };
 
 /** Failing test ids shown per kind (new, pre-existing, flaky); the rest is counted. */
@@ -30,33 +32,58 @@ export function renderCompact(job: CompactJob): string {
   if (job.verdict) lines.push(`  verdict: ${job.verdict}`);
   if (job.asks) {
     const open = job.asks.filter((a) => a.answer === null).map((a) => a.task);
-    lines.push(`  asks: ${job.asks.map((a) => `${a.task} ${a.answer === null ? 'open' : a.answer ? 'yes' : `no${a.answered_by === 'timeout' ? ' (no answer in time)' : ''}`}`).join(', ')}${open.length > 0 ? ` — gaffer approve ${job.id} [--task NAME]… [--deny]; gaffer asks shows why` : ''}`);
+    lines.push(
+      `  asks: ${job.asks.map((a) => `${a.task} ${a.answer === null ? 'open' : a.answer ? 'yes' : `no${a.answered_by === 'timeout' ? ' (no answer in time)' : ''}`}`).join(', ')}${open.length > 0 ? ` — gaffer approve ${job.id} [--task NAME]… [--deny]; gaffer asks shows why` : ''}`,
+    );
   }
   // a parallel job's phases are batches (`a + b`); an impact order is one task after another (spec 07)
-  if (job.task_order) lines.push(`  task order: ${job.task_order.by === 'phase' ? job.task_order.phases.map((phase) => phase.join(' + ')).join(' → ') : job.task_order.to.join(' → ')} (${job.task_order.why})`);
+  if (job.task_order)
+    lines.push(
+      `  task order: ${job.task_order.by === 'phase' ? job.task_order.phases.map((phase) => phase.join(' + ')).join(' → ') : job.task_order.to.join(' → ')} (${job.task_order.why})`,
+    );
   if (job.objectives) {
     const named = job.objectives.named.map((o) => `${o.id} ${o.impact}`).join(', ');
     lines.push(`  objectives (${job.objectives.file}): ${named || 'none named by the tasks'}`);
     for (const w of job.objectives.warnings) lines.push(`    warning: ${w}`);
-    for (const e of job.objectives.evidence ?? []) lines.push(`    evidence: ${e.objective} ${e.status}, ${e.files_changed.length} file(s), confidence ${e.confidence}`);
+    for (const e of job.objectives.evidence ?? [])
+      lines.push(
+        `    evidence: ${e.objective} ${e.status}, ${e.files_changed.length} file(s), confidence ${e.confidence}`,
+      );
   }
   const result = job.result;
   const workers = result?.workers ?? [];
   if (workers.length > 0) {
     lines.push('  workers:');
     for (const w of workers) {
-      const extra = [w.observed ? `changed ${w.observed}` : '', w.state ? `state ${w.state}` : '', w.error ? `error: ${w.error}` : ''].filter(Boolean).join('; ');
-      lines.push(`    ${w.name.padEnd(14)} ${w.runner.padEnd(8)} ${w.status.padEnd(10)} ${(w.outcome ?? '').padEnd(15)} ${describeDuration(w)}${extra ? `  ${extra}` : ''}`.trimEnd());
+      const extra = [
+        w.observed ? `changed ${w.observed}` : '',
+        w.state ? `state ${w.state}` : '',
+        w.error ? `error: ${w.error}` : '',
+      ]
+        .filter(Boolean)
+        .join('; ');
+      lines.push(
+        `    ${w.name.padEnd(14)} ${w.runner.padEnd(8)} ${w.status.padEnd(10)} ${(w.outcome ?? '').padEnd(15)} ${describeDuration(w)}${extra ? `  ${extra}` : ''}`.trimEnd(),
+      );
     }
   }
   if (job.progress) {
     const waiting = Object.entries(job.progress).filter(([name]) => !workers.some((w) => w.name === name));
     // a worker held before its process (a budget, a suspended provider) says what holds it and until when
-    for (const [name, p] of waiting) lines.push(`    ${name.padEnd(14)} ${'-'.padEnd(8)} ${p.state ? `${p.state}${p.why ? `: ${p.why}` : ''}` : p.last_event}`);
+    for (const [name, p] of waiting)
+      lines.push(
+        `    ${name.padEnd(14)} ${'-'.padEnd(8)} ${p.state ? `${p.state}${p.why ? `: ${p.why}` : ''}` : p.last_event}`,
+      );
   }
   if (job.warnings) for (const w of job.warnings) lines.push(`  warning: ${w}`);
-  if (job.follow_up) lines.push(`  follow-up of: ${job.follow_up.job} ${job.follow_up.task} (${job.follow_up.resumed ? 'resumed its session' : 'new session, told the diff'})`);
-  if (job.merge_of) lines.push(`  merge of: ${job.merge_of.job}${job.merge_of.task ? ` ${job.merge_of.task}` : ''} (its worktrees say what was merged)`);
+  if (job.follow_up)
+    lines.push(
+      `  follow-up of: ${job.follow_up.job} ${job.follow_up.task} (${job.follow_up.resumed ? 'resumed its session' : 'new session, told the diff'})`,
+    );
+  if (job.merge_of)
+    lines.push(
+      `  merge of: ${job.merge_of.job}${job.merge_of.task ? ` ${job.merge_of.task}` : ''} (its worktrees say what was merged)`,
+    );
   if (result?.totals?.spend) lines.push(`  spend: ${result.totals.spend}`);
   const changes = result?.changes;
   if (changes) {
@@ -64,30 +91,52 @@ export function renderCompact(job: CompactJob): string {
     if (changes.added?.length) lines.push(`    added:    ${list(changes.added, 8, changes.added_count)}`);
     if (changes.modified?.length) lines.push(`    modified: ${list(changes.modified, 8, changes.modified_count)}`);
     if (changes.deleted?.length) lines.push(`    deleted:  ${list(changes.deleted, 8, changes.deleted_count)}`);
-    if (changes.verification_wrote?.length) lines.push(`    verification wrote: ${list(changes.verification_wrote, 8, changes.verification_wrote_count)}`);
+    if (changes.verification_wrote?.length)
+      lines.push(`    verification wrote: ${list(changes.verification_wrote, 8, changes.verification_wrote_count)}`);
     if (changes.skipped?.length) lines.push(`    skipped: ${list(changes.skipped, 8, changes.skipped_count)}`);
   }
-  if (result?.claimed_only?.length) lines.push(`  claimed only (not on disk): ${list(result.claimed_only, 8, result.claimed_only_count)}`);
+  if (result?.claimed_only?.length)
+    lines.push(`  claimed only (not on disk): ${list(result.claimed_only, 8, result.claimed_only_count)}`);
   const wt = result?.worktrees;
   if (wt) {
     lines.push(`  worktrees (base ${wt.base.slice(0, 12)}, merge ${wt.merge}):`);
     for (const t of wt.tasks) {
       const where = t.path ? `kept at ${t.path}` : 'removed';
-      const merge = t.merge ? `  ${t.merge}${t.conflict_files?.length ? ` in ${list(t.conflict_files, 8, t.conflict_files_count)}` : ''}` : '';
-      lines.push(`    ${t.task.padEnd(14)} ${t.branch}  ${t.files_count ?? t.files.length} file(s)  worktree ${where}${merge}${t.verification ? `  (${t.verification.summary})` : ''}`);
-      for (const note of [...(t.setup?.deps ?? []), ...(t.setup?.command ? [`setup ${t.setup.command}`] : [])]) lines.push(`      ${note}`);
+      const merge = t.merge
+        ? `  ${t.merge}${t.conflict_files?.length ? ` in ${list(t.conflict_files, 8, t.conflict_files_count)}` : ''}`
+        : '';
+      lines.push(
+        `    ${t.task.padEnd(14)} ${t.branch}  ${t.files_count ?? t.files.length} file(s)  worktree ${where}${merge}${t.verification ? `  (${t.verification.summary})` : ''}`,
+      );
+      for (const note of [...(t.setup?.deps ?? []), ...(t.setup?.command ? [`setup ${t.setup.command}`] : [])])
+        lines.push(`      ${note}`);
     }
     const sequential = wt.classes.filter((c) => c.class === 'sequential');
-    if (sequential.length > 0) lines.push(`    sequential: ${sequential.map((c) => `${c.task} (${c.why})`).join('; ')}`);
-    for (const c of wt.predicted_conflicts) lines.push(`    predicted conflict: ${c.tasks.join(' & ')} both changed ${list(c.files)}`);
-    for (const m of wt.merges) lines.push(`    merged: ${m.tasks.join(', ') || 'nothing'} → ${m.applied ? 'verified and applied to the workspace' : `not applied: ${m.why ?? ''}`}${m.path ? ` (kept at ${m.path})` : ''}`);
+    if (sequential.length > 0)
+      lines.push(`    sequential: ${sequential.map((c) => `${c.task} (${c.why})`).join('; ')}`);
+    for (const c of wt.predicted_conflicts)
+      lines.push(`    predicted conflict: ${c.tasks.join(' & ')} both changed ${list(c.files)}`);
+    for (const m of wt.merges)
+      lines.push(
+        `    merged: ${m.tasks.join(', ') || 'nothing'} → ${m.applied ? 'verified and applied to the workspace' : `not applied: ${m.why ?? ''}`}${m.path ? ` (kept at ${m.path})` : ''}`,
+      );
   }
   const v = result?.verification;
   if (v) {
-    const verdict = !v.ran ? 'not run' : v.ok === true ? 'passed' : v.ok === false ? (v.blocking ? 'FAILED' : 'failed, not blocking') : 'inconclusive';
+    const verdict = !v.ran
+      ? 'not run'
+      : v.ok === true
+        ? 'passed'
+        : v.ok === false
+          ? v.blocking
+            ? 'FAILED'
+            : 'failed, not blocking'
+          : 'inconclusive';
     lines.push(`  verification: ${verdict}${v.command ? ` — ${v.command}` : ''} (${v.summary})`);
     // the compact answer names each id once (issue 33): a list whose ids were named above shows its count only
-    const sorted = [v.new_failures, v.known_failures, v.pre_existing, v.flaky].some((ids) => Array.isArray(ids) && ids.length > 0);
+    const sorted = [v.new_failures, v.known_failures, v.pre_existing, v.flaky].some(
+      (ids) => Array.isArray(ids) && ids.length > 0,
+    );
     for (const [label, ids, total] of [
       // failures no baseline sorted into new and pre-existing
       ['failing', sorted ? undefined : v.failures, sorted ? undefined : v.failures_count],
@@ -100,7 +149,9 @@ export function renderCompact(job: CompactJob): string {
     ] as const) {
       const count = total ?? ids?.length ?? 0;
       if (count === 0) continue;
-      lines.push(`    ${`${label} (${count}):`.padEnd(20)} ${ids?.length ? list(ids, FAILURES_SHOWN, total) : 'named above'}`);
+      lines.push(
+        `    ${`${label} (${count}):`.padEnd(20)} ${ids?.length ? list(ids, FAILURES_SHOWN, total) : 'named above'}`,
+      );
     }
   }
   const proof = result?.proof;
@@ -122,7 +173,7 @@ export function renderBrief(job: CompactJob): string {
 /** One event as a line. */
 export function renderEvent(e: JobEvent): string {
   const time = new Date(e.ts * 1000).toISOString().slice(11, 23);
-  const message = e.event === 'output' ? e.message.split('\n').at(-1) ?? '' : e.message;
+  const message = e.event === 'output' ? (e.message.split('\n').at(-1) ?? '') : e.message;
   return `#${String(e.seq).padEnd(5)} ${time}  ${e.name.padEnd(12)} ${e.event.padEnd(8)} ${message}`;
 }
 
@@ -139,26 +190,47 @@ export function renderStats(stats: StatsAnswer & Partial<OperationsStats>): stri
   else {
     lines.push('acceptance (gates passed / outcomes, per task type and model):');
     const header = ['type', 'model', 'runner', 'provider', 'accepted', 'rate'];
-    const rows = entries.map((r) => [r.type, r.model ?? '-', r.runners.join(','), r.providers.join(',') || '-', `${r.accepted}/${r.total}`, `${Math.round(r.rate * 100)}%`]);
+    const rows = entries.map((r) => [
+      r.type,
+      r.model ?? '-',
+      r.runners.join(','),
+      r.providers.join(',') || '-',
+      `${r.accepted}/${r.total}`,
+      `${Math.round(r.rate * 100)}%`,
+    ]);
     const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
-    for (const row of [header, ...rows]) lines.push(`  ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd());
+    for (const row of [header, ...rows])
+      lines.push(`  ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd());
   }
   const { not_dispatched: neverRan, abstained } = stats.excluded;
   const left = [
-    ...(neverRan > 0 ? [`${neverRan} not_dispatched (nothing ran: an approval ask denied, or stopped before a process)`] : []),
+    ...(neverRan > 0
+      ? [`${neverRan} not_dispatched (nothing ran: an approval ask denied, or stopped before a process)`]
+      : []),
     ...(abstained > 0 ? [`${abstained} abstained (escalated as beyond the worker's brief)`] : []),
   ];
   lines.push(`  ${stats.outcomes_total} outcome(s) logged${left.length > 0 ? `; ${left.join(', ')} not counted` : ''}`);
   for (const p of stats.providers ?? []) {
-    const suspended = p.suspended_until !== null ? `suspended until ${new Date(p.suspended_until * 1000).toISOString()} (${p.suspended_why ?? ''})` : 'not suspended';
-    lines.push(`provider ${p.provider}: ${suspended}${p.waiting.length > 0 ? `; jobs waiting: ${p.waiting.join(', ')}` : ''}`);
-    for (const b of p.budgets) lines.push(`  ${b.window} budget: ${b.spent} of ${b.limit} ${b.unit} spent${b.unknown > 0 ? ` (+${b.unknown} attempt(s) of unknown cost)` : ''}${b.state === 'ok' ? '' : ` — ${b.state === 'spent' ? 'spent' : 'ahead of pace'}: paused until ${new Date((b.pause_until ?? 0) * 1000).toISOString()}`}`);
+    const suspended =
+      p.suspended_until !== null
+        ? `suspended until ${new Date(p.suspended_until * 1000).toISOString()} (${p.suspended_why ?? ''})`
+        : 'not suspended';
+    lines.push(
+      `provider ${p.provider}: ${suspended}${p.waiting.length > 0 ? `; jobs waiting: ${p.waiting.join(', ')}` : ''}`,
+    );
+    for (const b of p.budgets)
+      lines.push(
+        `  ${b.window} budget: ${b.spent} of ${b.limit} ${b.unit} spent${b.unknown > 0 ? ` (+${b.unknown} attempt(s) of unknown cost)` : ''}${b.state === 'ok' ? '' : ` — ${b.state === 'spent' ? 'spent' : 'ahead of pace'}: paused until ${new Date((b.pause_until ?? 0) * 1000).toISOString()}`}`,
+      );
   }
   if (stats.breaker?.open) lines.push(`breaker: open — ${stats.breaker.why}`);
   const r = stats.recent;
   // spec 07: no job is no signal, not "all fine"
   if (r.jobs === 0) lines.push('recent jobs: 0 (none ran: no signal)');
-  else lines.push(`recent jobs: ${r.jobs} (done ${r.done}, partial ${r.partial}, failed ${r.failed}, cancelled ${r.cancelled}, live ${r.live})`);
+  else
+    lines.push(
+      `recent jobs: ${r.jobs} (done ${r.done}, partial ${r.partial}, failed ${r.failed}, cancelled ${r.cancelled}, live ${r.live})`,
+    );
   return lines.join('\n');
 }
 
@@ -175,8 +247,22 @@ export function renderRunners(rows: readonly RunnerRow[]): string {
       ...(r.install_hint ? [`not installed: ${r.install_hint}`] : []),
     ];
     const state = !r.enabled ? 'disabled' : r.installed ? 'installed' : 'missing';
-    return [r.key, state, r.version ?? '-', r.resume ? 'yes' : 'no', r.sandbox ? 'yes' : 'no', `${r.label}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`];
+    return [
+      r.key,
+      state,
+      r.version ?? '-',
+      r.resume ? 'yes' : 'no',
+      r.sandbox ? 'yes' : 'no',
+      `${r.label}${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`,
+    ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...table.map((row) => (row[i] ?? '').length)));
-  return [header, ...table].map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd()).join('\n');
+  return [header, ...table]
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }

@@ -1,7 +1,14 @@
 import { parseApproveBody } from '../../domain/approval.js';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { compactJobSchema, jobAnswerSchema, jobListSchema, progressSchema, steerAnswerSchema, waitAnswerSchema } from '../../domain/answer-schema.js';
+import {
+  compactJobSchema,
+  jobAnswerSchema,
+  jobListSchema,
+  progressSchema,
+  steerAnswerSchema,
+  waitAnswerSchema,
+} from '../../domain/answer-schema.js';
 import { GafferError } from '../../domain/errors.js';
 import { whyNotRelative } from '../../domain/request.js';
 import type { Engine } from '../../engine/engine.js';
@@ -49,14 +56,17 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
   const { credentials } = opts;
 
   app.onError((err, c) => errorResponse(c, err));
-  app.notFound((c) => errorResponse(c, new GafferError('not_found', `no route ${c.req.method} ${c.req.path} — see GET /api/guide`)));
+  app.notFound((c) =>
+    errorResponse(c, new GafferError('not_found', `no route ${c.req.method} ${c.req.path} — see GET /api/guide`)),
+  );
 
   app.use('*', async (c, next) => {
     // DNS rebinding: a page elsewhere must not drive the loopback API through the browser
     const allowed = opts.allowedHosts();
     if (allowed) {
       const host = (c.req.header('host') ?? '').toLowerCase();
-      if (!allowed.has(host)) throw new GafferError('forbidden', `Host ${JSON.stringify(host)} is not accepted by this listener`);
+      if (!allowed.has(host))
+        throw new GafferError('forbidden', `Host ${JSON.stringify(host)} is not accepted by this listener`);
       const origin = c.req.header('origin');
       if (origin !== undefined && !allowed.has(hostOfOrigin(origin))) {
         throw new GafferError('forbidden', `Origin ${JSON.stringify(origin)} is not accepted by this listener`);
@@ -83,7 +93,10 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
   const limitBody = bodyLimit({
     maxSize: maxBodyBytes,
     onError: () => {
-      throw new GafferError('payload_too_large', `the request body is larger than ${maxBodyBytes} bytes: send less, or raise server.max_body_bytes in the config`);
+      throw new GafferError(
+        'payload_too_large',
+        `the request body is larger than ${maxBodyBytes} bytes: send less, or raise server.max_body_bytes in the config`,
+      );
     },
   });
   // a node's result bundle is streamed to disk under a cap of its own (engine/execution/exchange.ts)
@@ -100,30 +113,59 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
   };
 
   app.post('/api/jobs', async (c) => {
-    const { job, created } = engine.submit(await body(c), { owner: owner(c), idempotencyKey: c.req.header('idempotency-key') ?? null, cwd: clientCwd(c) });
+    const { job, created } = engine.submit(await body(c), {
+      owner: owner(c),
+      idempotencyKey: c.req.header('idempotency-key') ?? null,
+      cwd: clientCwd(c),
+    });
     return c.json(checkAnswer(compactJobSchema, job, 'POST /api/jobs'), created ? 202 : 200);
   });
   app.get('/api/jobs', (c) => {
     const limit = intQuery(c, 'limit', 50, 1, 1_000);
     const status = c.req.query('status') || undefined;
-    return c.json(checkAnswer(jobListSchema, { jobs: engine.list({ owner: owner(c), limit, ...(status ? { status } : {}) }) }, 'GET /api/jobs'));
+    return c.json(
+      checkAnswer(
+        jobListSchema,
+        { jobs: engine.list({ owner: owner(c), limit, ...(status ? { status } : {}) }) },
+        'GET /api/jobs',
+      ),
+    );
   });
   app.get('/api/jobs/:id', (c) => {
     const full = flag(c, 'full');
-    return c.json(checkAnswer(jobAnswerSchema(full), engine.get(c.req.param('id'), { owner: owner(c), full }), full ? 'GET /api/jobs/:id?full=1' : 'GET /api/jobs/:id'));
+    return c.json(
+      checkAnswer(
+        jobAnswerSchema(full),
+        engine.get(c.req.param('id'), { owner: owner(c), full }),
+        full ? 'GET /api/jobs/:id?full=1' : 'GET /api/jobs/:id',
+      ),
+    );
   });
   app.post('/api/jobs/:id/approve', async (c) => {
     // a job the caller cannot see is not found, whatever the body says
     engine.get(c.req.param('id'), { owner: owner(c) });
     const { approve, note } = parseApproveBody(await body(c));
-    return c.json(checkAnswer(compactJobSchema, engine.approve(c.req.param('id'), approve, { owner: owner(c), note }), 'POST /api/jobs/:id/approve'));
+    return c.json(
+      checkAnswer(
+        compactJobSchema,
+        engine.approve(c.req.param('id'), approve, { owner: owner(c), note }),
+        'POST /api/jobs/:id/approve',
+      ),
+    );
   });
   app.get('/api/asks', (c) => c.json({ asks: engine.openAsks({ owner: owner(c) }) }));
-  app.post('/api/jobs/:id/cancel', (c) => c.json(checkAnswer(compactJobSchema, engine.cancel(c.req.param('id'), { owner: owner(c) }), 'POST /api/jobs/:id/cancel')));
+  app.post('/api/jobs/:id/cancel', (c) =>
+    c.json(
+      checkAnswer(compactJobSchema, engine.cancel(c.req.param('id'), { owner: owner(c) }), 'POST /api/jobs/:id/cancel'),
+    ),
+  );
   app.get('/api/jobs/:id/wait', async (c) => {
     const timeoutS = numberQuery(c, 'timeout_s', 120, 0, WAIT_MAX_S);
     // a client that goes away ends the wait (spec 02: nothing left behind)
-    const answer = await engine.waitFor(c.req.param('id'), c.req.query('for') ?? 'done', timeoutS, { owner: owner(c), signal: c.req.raw.signal });
+    const answer = await engine.waitFor(c.req.param('id'), c.req.query('for') ?? 'done', timeoutS, {
+      owner: owner(c),
+      signal: c.req.raw.signal,
+    });
     return c.json(checkAnswer(waitAnswerSchema, answer, 'GET /api/jobs/:id/wait'));
   });
   app.get('/api/jobs/:id/events', (c) => {
@@ -135,7 +177,11 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
     }
     const answer = engine.events(id, { owner: owner(c), after: intQuery(c, 'after', 0, 0, Number.MAX_SAFE_INTEGER) });
     if (!flag(c, 'states')) return c.json(answer);
-    const states = checkAnswer(progressSchema, engine.get(id, { owner: owner(c) }).progress ?? {}, 'GET /api/jobs/:id/events?states=1');
+    const states = checkAnswer(
+      progressSchema,
+      engine.get(id, { owner: owner(c) }).progress ?? {},
+      'GET /api/jobs/:id/events?states=1',
+    );
     return c.json({ ...answer, worker_states: states });
   });
   app.get('/api/jobs/:id/diff', async (c) => {
@@ -162,7 +208,9 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
     return c.json(checkAnswer(compactJobSchema, job, 'POST /api/jobs/:id/merge'), created ? 202 : 200);
   });
   app.post('/api/jobs/:id/tasks/:task/follow-up', async (c) => {
-    const { job, created } = await engine.followUp(c.req.param('id'), c.req.param('task'), await body(c), { owner: owner(c) });
+    const { job, created } = await engine.followUp(c.req.param('id'), c.req.param('task'), await body(c), {
+      owner: owner(c),
+    });
     return c.json(checkAnswer(compactJobSchema, job, 'POST /api/jobs/:id/tasks/:task/follow-up'), created ? 202 : 200);
   });
   app.post('/api/jobs/:id/tasks/:task/steer', async (c) => {
@@ -170,7 +218,8 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
     return c.json(checkAnswer(steerAnswerSchema, answer, 'POST /api/jobs/:id/tasks/:task/steer'), 202);
   });
   app.get('/api/events', (c) => {
-    if (!flag(c, 'stream')) throw badQuery('stream', 'this route is a stream: add ?stream=1', c.req.query('stream') ?? null);
+    if (!flag(c, 'stream'))
+      throw badQuery('stream', 'this route is a stream: add ?stream=1', c.req.query('stream') ?? null);
     return streamAllJobs(c, engine, owner(c), counters);
   });
   app.post('/api/lint', async (c) => c.json(engine.lint(await body(c))));
@@ -179,7 +228,16 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
   app.get('/api/stats', (c) => c.json(engine.stats({ owner: owner(c) })));
   app.get('/api/health', (c) => {
     const h = engine.health();
-    return c.json({ ok: true, version: opts.version, uptime_s: engine.uptimeS, live_jobs: h.live_jobs, sse_clients: counters.sseClients, waiters: h.waiters, listeners: h.listeners, timers: counters.timers });
+    return c.json({
+      ok: true,
+      version: opts.version,
+      uptime_s: engine.uptimeS,
+      live_jobs: h.live_jobs,
+      sse_clients: counters.sseClients,
+      waiters: h.waiters,
+      listeners: h.listeners,
+      timers: counters.timers,
+    });
   });
   app.get('/api/guide', (c) => c.text(COORDINATOR_GUIDE, 200, { 'content-type': 'text/markdown; charset=utf-8' }));
   if (opts.mcp) {
@@ -187,13 +245,18 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
     app.all('/mcp', (c) => mcp(c.req.raw, { owner: owner(c), cwd: clientCwd(c) }));
   }
   // a new one-time board login for this caller (`gaffer login`), its session seeing what the caller sees
-  app.post('/api/login', (c) => c.json({ url: `${new URL(c.req.url).origin}/?login=${credentials.mintLogin(owner(c))}` }));
+  app.post('/api/login', (c) =>
+    c.json({ url: `${new URL(c.req.url).origin}/?login=${credentials.mintLogin(owner(c))}` }),
+  );
   const board = new BoardFiles(opts.boardDir);
   const serveBoard = async (c: Context<Env>, path: string) => {
     const file = await board.get(path);
     if (file === null) {
       if (path !== 'index.html') throw new GafferError('not_found', `no board file ${JSON.stringify(path)}`);
-      throw new GafferError('not_found', `the board is not built in ${board.dir}: run \`npm run build\` in gaffer's folder`);
+      throw new GafferError(
+        'not_found',
+        `the board is not built in ${board.dir}: run \`npm run build\` in gaffer's folder`,
+      );
     }
     return c.body(file.body as Uint8Array<ArrayBuffer>, 200, {
       'content-type': file.type,
@@ -220,7 +283,12 @@ function clientCwd(c: Context): string | null {
   } catch {
     cwd = '';
   }
-  if (!cwd.startsWith('/')) throw new GafferError('invalid_request', `${CWD_HEADER}: must be an absolute path, percent-encoded, got ${JSON.stringify(raw)}`, CWD_HEADER);
+  if (!cwd.startsWith('/'))
+    throw new GafferError(
+      'invalid_request',
+      `${CWD_HEADER}: must be an absolute path, percent-encoded, got ${JSON.stringify(raw)}`,
+      CWD_HEADER,
+    );
   return cwd;
 }
 
@@ -256,8 +324,14 @@ function hostOfOrigin(origin: string): string {
 
 /** `POST /api/jobs/:id/merge`'s body: `{}` merges every passing branch not merged yet, `{"task": NAME}` that task's. */
 function mergeTaskOf(body: unknown): string | null {
-  const task = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { task?: unknown }).task : body;
+  const task =
+    typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { task?: unknown }).task : body;
   if (task === undefined || task === null) return null;
-  if (typeof task !== 'string' || task === '') throw new GafferError('invalid_request', `task: must be a task's name, got ${JSON.stringify(task)?.slice(0, 80)} — send {"task": "NAME"}, or {} to merge every passing branch`, 'task');
+  if (typeof task !== 'string' || task === '')
+    throw new GafferError(
+      'invalid_request',
+      `task: must be a task's name, got ${JSON.stringify(task)?.slice(0, 80)} — send {"task": "NAME"}, or {} to merge every passing branch`,
+      'task',
+    );
   return task;
 }

@@ -12,13 +12,15 @@ export function authenticate(c: Context, credentials: Credentials): Principal | 
   const token = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim();
   if (token !== undefined) {
     const principal = credentials.bearer(token);
-    if (principal === null) throw new GafferError('unauthorized', `the bearer token is not known: ${howToAuthenticate(credentials)}`);
+    if (principal === null)
+      throw new GafferError('unauthorized', `the bearer token is not known: ${howToAuthenticate(credentials)}`);
     return principal;
   }
   const session = getCookie(c, credentials.cookieName);
   if (session === undefined) return null;
   const principal = credentials.session(session);
-  if (principal === null) throw new GafferError('unauthorized', `the board session is not known (gaffer restarted?): ${howToLogIn()}`);
+  if (principal === null)
+    throw new GafferError('unauthorized', `the board session is not known (gaffer restarted?): ${howToLogIn()}`);
   return principal;
 }
 
@@ -43,7 +45,8 @@ export function missingCredential(c: Context, credentials: Credentials): GafferE
  */
 export function redeemLogin(c: Context, credentials: Credentials, token: string): Response {
   const session = credentials.redeemLogin(token);
-  if (session === null) throw new GafferError('unauthorized', `the login token is spent or not known: ${howToLogIn()}`, 'login');
+  if (session === null)
+    throw new GafferError('unauthorized', `the login token is spent or not known: ${howToLogIn()}`, 'login');
   setCookie(c, credentials.cookieName, session, { httpOnly: true, sameSite: 'Strict', path: '/' });
   c.header('cache-control', 'no-store');
   c.header('referrer-policy', 'no-referrer');

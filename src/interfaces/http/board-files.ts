@@ -18,7 +18,8 @@ const TYPES: Record<string, string> = {
  * The board's pages may talk to this server only; style attributes are allowed because the diff
  * renderer and the chart set them.
  */
-export const BOARD_CSP = "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+export const BOARD_CSP =
+  "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 export interface BoardFile {
   body: Uint8Array;

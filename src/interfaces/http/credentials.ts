@@ -52,7 +52,10 @@ export class Credentials {
     this.secretFile = opts.secretFile;
     this.cookieName = `gaffer_session_${digestOf(opts.secretFile).toString('hex').slice(0, 8)}`;
     this.#hasTokens = Object.keys(opts.tokens).length > 0;
-    this.#bearers = [{ digest: digestOf(opts.secret), owner: null }, ...Object.entries(opts.tokens).map(([token, owner]) => ({ digest: digestOf(token), owner }))];
+    this.#bearers = [
+      { digest: digestOf(opts.secret), owner: null },
+      ...Object.entries(opts.tokens).map(([token, owner]) => ({ digest: digestOf(token), owner })),
+    ];
   }
 
   /** True when tokens are configured (several owners). */

@@ -28,7 +28,10 @@ export const HTTP_STATUS: Record<ErrorCode, ContentfulStatusCode> = {
 /** Answers any thrown value with the spec 02 error body; an internal fault never blames the caller. */
 export function errorResponse(c: Context, err: unknown): Response {
   const error = toGafferError(err);
-  if (error.code === 'internal') process.stderr.write(`gaffer: internal error on ${c.req.method} ${c.req.path}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  if (error.code === 'internal')
+    process.stderr.write(
+      `gaffer: internal error on ${c.req.method} ${c.req.path}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
   const retry = error.extra.retry_after_s;
   if (typeof retry === 'number') c.header('Retry-After', String(Math.ceil(retry)));
   return c.json(error.toBody(), HTTP_STATUS[error.code]);

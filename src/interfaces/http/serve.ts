@@ -54,7 +54,11 @@ export function isLoopback(host: string): boolean {
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const loopback = isLoopback(opts.host);
   if (!loopback && Object.keys(opts.tokens).length === 0) {
-    throw new GafferError('invalid_request', `binding ${opts.host} (not loopback) needs tokens: configure "tokens" in gaffer.config.json or GAFFER_TOKENS, or bind 127.0.0.1`, 'host');
+    throw new GafferError(
+      'invalid_request',
+      `binding ${opts.host} (not loopback) needs tokens: configure "tokens" in gaffer.config.json or GAFFER_TOKENS, or bind 127.0.0.1`,
+      'host',
+    );
   }
   let allowedHosts: Set<string> | null = null;
   const mcp = async (request: Request, caller: { owner: string | null; cwd: string | null }): Promise<Response> => {
@@ -71,7 +75,11 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     request.signal.addEventListener('abort', () => void server.close().catch(() => undefined), { once: true });
     return transport.handleRequest(request);
   };
-  const credentials = new Credentials({ secret: ensureSecret(opts.engine.dataDir), secretFile: secretPath(opts.engine.dataDir), tokens: opts.tokens });
+  const credentials = new Credentials({
+    secret: ensureSecret(opts.engine.dataDir),
+    secretFile: secretPath(opts.engine.dataDir),
+    tokens: opts.tokens,
+  });
   const { app, counters } = createApp(opts.engine, {
     credentials,
     allowedHosts: () => allowedHosts,
@@ -81,7 +89,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   });
 
   const server: ServerType = await new Promise((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port, serverOptions: { maxHeaderSize: MAX_HEADER_BYTES } }, () => resolve(s));
+    const s = serve(
+      { fetch: app.fetch, hostname: opts.host, port: opts.port, serverOptions: { maxHeaderSize: MAX_HEADER_BYTES } },
+      () => resolve(s),
+    );
     s.once('error', reject);
   });
   // Node answers what its parser refuses (431, 408, 400) itself, in plain text: answer in the error shape
@@ -89,7 +100,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const { port } = server.address() as AddressInfo;
   const hostForUrl = opts.host.includes(':') && !opts.host.startsWith('[') ? `[${opts.host}]` : opts.host;
   const url = `http://${hostForUrl}:${port}`;
-  if (loopback) allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${hostForUrl.toLowerCase()}:${port}`]);
+  if (loopback)
+    allowedHosts = new Set([
+      `127.0.0.1:${port}`,
+      `localhost:${port}`,
+      `[::1]:${port}`,
+      `${hostForUrl.toLowerCase()}:${port}`,
+    ]);
 
   const recordFile = join(opts.engine.dataDir, 'server.json');
   const record: ServerRecord = { pid: process.pid, url, started: Date.now() / 1000, version: opts.version };
@@ -134,7 +151,10 @@ export function readServerRecord(dataDir: string): ServerRecord | null {
 export function clientErrorOf(err: NodeJS.ErrnoException): GafferError {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
-      return new GafferError('headers_too_large', `the request headers are larger than ${MAX_HEADER_BYTES} bytes: send fewer or shorter headers`);
+      return new GafferError(
+        'headers_too_large',
+        `the request headers are larger than ${MAX_HEADER_BYTES} bytes: send fewer or shorter headers`,
+      );
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return new GafferError('payload_too_large', 'the chunk extensions of the request body are too large');
     case 'ERR_HTTP_REQUEST_TIMEOUT':

@@ -66,7 +66,14 @@ class Waker {
  * `GET /api/jobs/:id/events?stream=1`: every event as `id: <seq>` + `event: job`, resume after
  * `Last-Event-ID` (a `gap` first when older events were dropped), heartbeats, and a final `end`.
  */
-export function streamJob(c: Context, engine: Engine, id: string, owner: string | null, lastEventId: number, counters: StreamCounters): Response {
+export function streamJob(
+  c: Context,
+  engine: Engine,
+  id: string,
+  owner: string | null,
+  lastEventId: number,
+  counters: StreamCounters,
+): Response {
   return streamSSE(c, async (stream) => {
     counters.sseClients++;
     const waker = new Waker();
@@ -102,7 +109,10 @@ export function streamJob(c: Context, engine: Engine, id: string, owner: string 
         if (isFinalStatus(job.status)) {
           // another process writes the final row before its last events: read them too
           await drain();
-          await stream.writeSSE({ event: 'end', data: JSON.stringify({ id: job.id, status: job.status, verdict: job.verdict, error: job.error }) });
+          await stream.writeSSE({
+            event: 'end',
+            data: JSON.stringify({ id: job.id, status: job.status, verdict: job.verdict, error: job.error }),
+          });
           return;
         }
         if (job.status !== 'queued' && job.ceiling_s !== undefined) {
@@ -127,7 +137,8 @@ export function streamJob(c: Context, engine: Engine, id: string, owner: string 
 const WORKER_STATE_EVENTS: ReadonlySet<string> = new Set(['queued', 'started', 'state', 'done', 'error']);
 
 /** A `progress` is due on a worker's change of state, and on the job's change of phase (what the board says it does now). */
-const movesProgress = (e: JobEvent): boolean => (e.name === 'job' ? e.event === 'phase' : WORKER_STATE_EVENTS.has(e.event));
+const movesProgress = (e: JobEvent): boolean =>
+  e.name === 'job' ? e.event === 'phase' : WORKER_STATE_EVENTS.has(e.event);
 
 /**
  * `GET /api/events?stream=1`: job-level changes of every visible job run here — `created` and
@@ -144,7 +155,8 @@ export function streamAllJobs(c: Context, engine: Engine, owner: string | null, 
     const waker = new Waker();
     let closed = false;
     const unsubscribe = engine.subscribeAll((jobId, event) => {
-      if (event.name === 'job' && (event.event === 'status' || event.event === 'created')) queue.push({ jobId, kind: event.event });
+      if (event.name === 'job' && (event.event === 'status' || event.event === 'created'))
+        queue.push({ jobId, kind: event.event });
       else if (movesProgress(event) && !progressQueued.has(jobId)) {
         progressQueued.add(jobId);
         queue.push({ jobId, kind: 'progress' });
@@ -169,12 +181,26 @@ export function streamAllJobs(c: Context, engine: Engine, owner: string | null, 
           if (item.kind === 'progress') {
             // an ended job has no progress: its `status` says the rest
             if (job.progress === undefined) continue;
-            await stream.writeSSE({ event: 'progress', data: JSON.stringify({ id: job.id, status: job.status, phase: job.phase ?? null, progress: job.progress }) });
+            await stream.writeSSE({
+              event: 'progress',
+              data: JSON.stringify({
+                id: job.id,
+                status: job.status,
+                phase: job.phase ?? null,
+                progress: job.progress,
+              }),
+            });
             continue;
           }
           await stream.writeSSE({
             event: item.kind,
-            data: JSON.stringify({ id: job.id, title: job.title, workspace: job.workspace, status: job.status, verdict: job.verdict }),
+            data: JSON.stringify({
+              id: job.id,
+              title: job.title,
+              workspace: job.workspace,
+              status: job.status,
+              verdict: job.verdict,
+            }),
           });
         }
         await waker.wait(HEARTBEAT_MS, counters);

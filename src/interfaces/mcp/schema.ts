@@ -9,7 +9,9 @@ export function jobRequestJsonSchema(): Record<string, unknown> {
   // Schema cannot say: name the string form, so a client that checks arguments lets it through
   const tasks = (schema.properties as Record<string, { items?: unknown }> | undefined)?.tasks;
   if (tasks?.items) {
-    tasks.items = { anyOf: [{ type: 'string', minLength: LIMITS.instruction.min, maxLength: LIMITS.instruction.max }, tasks.items] };
+    tasks.items = {
+      anyOf: [{ type: 'string', minLength: LIMITS.instruction.min, maxLength: LIMITS.instruction.max }, tasks.items],
+    };
   }
   return schema;
 }

@@ -34,18 +34,22 @@ export function readBounded(file: string, opts: BoundedReadOptions): BoundedRead
     if (opts.within !== undefined) {
       target = realpathSync.native(file);
       const root = realpathSync.native(opts.within);
-      if (target !== root && !target.startsWith(root.endsWith(path.sep) ? root : root + path.sep)) return { ok: false, missing: false, why: `a link out of ${opts.within} (to ${target}): not followed` };
+      if (target !== root && !target.startsWith(root.endsWith(path.sep) ? root : root + path.sep))
+        return { ok: false, missing: false, why: `a link out of ${opts.within} (to ${target}): not followed` };
       st = lstatSync(target);
     } else if (st.isSymbolicLink()) {
       return { ok: false, missing: false, why: 'a symbolic link: not followed' };
     }
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' ? { ok: false, missing: true, why: 'a dangling link' } : { ok: false, missing: false, why: `cannot be read (${code ?? String(err)})` };
+    return code === 'ENOENT'
+      ? { ok: false, missing: true, why: 'a dangling link' }
+      : { ok: false, missing: false, why: `cannot be read (${code ?? String(err)})` };
   }
   const kind = notRegular(st);
   if (kind !== null) return { ok: false, missing: false, why: `${kind}, not a regular file: not read` };
-  if (st.size > opts.maxBytes) return { ok: false, missing: false, why: `${st.size} bytes, over the ${opts.maxBytes}-byte cap: not read` };
+  if (st.size > opts.maxBytes)
+    return { ok: false, missing: false, why: `${st.size} bytes, over the ${opts.maxBytes}-byte cap: not read` };
 
   let fd: number;
   try {
@@ -53,7 +57,11 @@ export function readBounded(file: string, opts: BoundedReadOptions): BoundedRead
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { ok: false, missing: true, why: 'not there' };
-    return { ok: false, missing: false, why: code === 'ELOOP' ? 'a symbolic link: not followed' : `cannot be read (${code ?? String(err)})` };
+    return {
+      ok: false,
+      missing: false,
+      why: code === 'ELOOP' ? 'a symbolic link: not followed' : `cannot be read (${code ?? String(err)})`,
+    };
   }
   try {
     const now = fstatSync(fd);
@@ -67,7 +75,8 @@ export function readBounded(file: string, opts: BoundedReadOptions): BoundedRead
       if (n === 0) break;
       length += n;
     }
-    if (length > opts.maxBytes) return { ok: false, missing: false, why: `over the ${opts.maxBytes}-byte cap: not read` };
+    if (length > opts.maxBytes)
+      return { ok: false, missing: false, why: `over the ${opts.maxBytes}-byte cap: not read` };
     return { ok: true, bytes: buffer.subarray(0, length) };
   } catch (err) {
     return { ok: false, missing: false, why: `cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})` };

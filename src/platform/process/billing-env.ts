@@ -49,7 +49,10 @@ const PAID_API_SWITCHES: Readonly<Record<string, readonly string[]>> = {
 const RUNNER_ENV: Readonly<Record<string, { any: readonly string[]; api: readonly string[] }>> = {
   claude: { any: ['CLAUDE_CONFIG_DIR'], api: ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'ANTHROPIC_BASE_URL'] },
   codex: { any: ['CODEX_HOME'], api: ['OPENAI_API_KEY', 'CODEX_API_KEY', 'OPENAI_BASE_URL'] },
-  gemini: { any: ['GEMINI_CLI_HOME', 'GOOGLE_CLOUD_PROJECT', 'GOOGLE_CLOUD_LOCATION'], api: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_GEMINI_BASE_URL'] },
+  gemini: {
+    any: ['GEMINI_CLI_HOME', 'GOOGLE_CLOUD_PROJECT', 'GOOGLE_CLOUD_LOCATION'],
+    api: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_GEMINI_BASE_URL'],
+  },
   qwen: { any: ['QWEN_HOME'], api: ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL', 'DASHSCOPE_API_KEY'] },
   // opencode picks its provider by which key is set
   opencode: { any: ['OPENCODE_CONFIG', 'OPENCODE_CONFIG_DIR'], api: PAID_API_KEYS },
@@ -75,5 +78,8 @@ export function keysRemovedFor(runnerKey: string, billing: Billing): string[] {
  * `env.pass`), so it uses its login or fails loud.
  */
 export function envForRunner(runnerKey: string, billing: Billing, parentEnv: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return buildWorkerEnv(parentEnv, { allow: listRunnerEnvNames(runnerKey, billing), removeKeys: keysRemovedFor(runnerKey, billing) });
+  return buildWorkerEnv(parentEnv, {
+    allow: listRunnerEnvNames(runnerKey, billing),
+    removeKeys: keysRemovedFor(runnerKey, billing),
+  });
 }

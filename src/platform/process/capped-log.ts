@@ -53,8 +53,10 @@ export class CappedLog {
     this.#path = path;
     this.#headBytes = opts.headBytes ?? DEFAULT_LOG_HEAD_BYTES;
     this.#tailBytes = opts.tailBytes ?? DEFAULT_LOG_TAIL_BYTES;
-    if (!Number.isInteger(this.#headBytes) || this.#headBytes < 0) throw new RangeError(`headBytes must be an integer >= 0, got ${this.#headBytes}`);
-    if (!Number.isInteger(this.#tailBytes) || this.#tailBytes < 1) throw new RangeError(`tailBytes must be an integer >= 1, got ${this.#tailBytes}`);
+    if (!Number.isInteger(this.#headBytes) || this.#headBytes < 0)
+      throw new RangeError(`headBytes must be an integer >= 0, got ${this.#headBytes}`);
+    if (!Number.isInteger(this.#tailBytes) || this.#tailBytes < 1)
+      throw new RangeError(`tailBytes must be an integer >= 1, got ${this.#tailBytes}`);
     try {
       mkdirSync(dirname(path), { recursive: true });
       this.#fd = openSync(path, 'w+'); // w+: close() reads the head back
@@ -133,7 +135,11 @@ export class CappedLog {
     } catch (err) {
       this.#fail(err);
     }
-    this.#closed = { totalBytes: this.#totalBytes, droppedBytes: this.#error === null ? droppedBytes : 0, error: this.#error };
+    this.#closed = {
+      totalBytes: this.#totalBytes,
+      droppedBytes: this.#error === null ? droppedBytes : 0,
+      error: this.#error,
+    };
     return this.#closed;
   }
 
@@ -182,7 +188,7 @@ function readByte(fd: number, position: number): number | undefined {
 
 function copyRange(from: number, start: number, end: number, to: number): void {
   const buffer = Buffer.allocUnsafe(COPY_CHUNK_BYTES);
-  for (let at = start; at < end; ) {
+  for (let at = start; at < end;) {
     const n = readSync(from, buffer, 0, Math.min(COPY_CHUNK_BYTES, end - at), at);
     if (n === 0) throw new Error(`log copy ended early at byte ${at} of ${end}`);
     writeAll(to, buffer.subarray(0, n), null);

@@ -58,7 +58,12 @@ function parseMountInfo(text: string): MountLine[] {
     const root = fields[3];
     const mountPoint = fields[4];
     if (root === undefined || mountPoint === undefined || fsType === undefined) continue;
-    mounts.push({ root: unescapeMount(root), mountPoint: unescapeMount(mountPoint), fsType, superOptions: superOptions.split(',') });
+    mounts.push({
+      root: unescapeMount(root),
+      mountPoint: unescapeMount(mountPoint),
+      fsType,
+      superOptions: superOptions.split(','),
+    });
   }
   return mounts;
 }
@@ -93,7 +98,11 @@ function dirUnder(mount: MountLine, path: string): string | null {
  * (pure: tests give the texts): v2 when gaffer's own v2 cgroup offers pids and memory, else the v1
  * hierarchies of pids and memory (and cpu), else null. Nothing is checked on disk here.
  */
-export function findCgroupParents(mountInfo: string, selfCgroup: string, v2Controllers: (dir: string) => string[]): CgroupSupport | null {
+export function findCgroupParents(
+  mountInfo: string,
+  selfCgroup: string,
+  v2Controllers: (dir: string) => string[],
+): CgroupSupport | null {
   const mounts = parseMountInfo(mountInfo);
   const own = parseSelfCgroup(selfCgroup);
   const v2Mount = mounts.find((m) => m.fsType === 'cgroup2');
@@ -199,17 +208,40 @@ export function detectCgroupSupport(): { support: CgroupSupport | null; why: str
 function probeCgroupSupport(): { support: CgroupSupport | null; why: string } {
   const mountInfo = readText('/proc/self/mountinfo');
   const selfCgroup = readText('/proc/self/cgroup');
-  if (mountInfo === null || selfCgroup === null) return { support: null, why: 'no /proc/self/cgroup: not Linux, or /proc is not mounted' };
+  if (mountInfo === null || selfCgroup === null)
+    return { support: null, why: 'no /proc/self/cgroup: not Linux, or /proc is not mounted' };
   const support = findCgroupParents(mountInfo, selfCgroup, v2ControllersAt);
-  if (support === null) return { support: null, why: 'no cgroup with the pids and memory controllers (v2 offers none here, and no v1 hierarchy has them)' };
-  if (!enableV2Subtree(support)) return { support: null, why: `cgroup v2 at ${support.pids}: cannot hand pids and memory down to child cgroups (processes sit in gaffer's own cgroup)` };
+  if (support === null)
+    return {
+      support: null,
+      why: 'no cgroup with the pids and memory controllers (v2 offers none here, and no v1 hierarchy has them)',
+    };
+  if (!enableV2Subtree(support))
+    return {
+      support: null,
+      why: `cgroup v2 at ${support.pids}: cannot hand pids and memory down to child cgroups (processes sit in gaffer's own cgroup)`,
+    };
   const probe = makeCgroup(support, `gaffer-${process.pid}-probe`);
-  if (probe === null) return { support: null, why: `cannot create a cgroup under ${support.pids} (not root, and not delegated to this user)` };
-  const needed = support.version === 1 ? [join(probe.pids, 'pids.max'), join(probe.memory, 'memory.limit_in_bytes')] : [join(probe.pids, 'pids.max'), join(probe.pids, 'memory.max')];
+  if (probe === null)
+    return {
+      support: null,
+      why: `cannot create a cgroup under ${support.pids} (not root, and not delegated to this user)`,
+    };
+  const needed =
+    support.version === 1
+      ? [join(probe.pids, 'pids.max'), join(probe.memory, 'memory.limit_in_bytes')]
+      : [join(probe.pids, 'pids.max'), join(probe.pids, 'memory.max')];
   const complete = needed.every((file) => existsSync(file));
   for (const dir of runDirs(probe)) tryRmdir(dir);
-  if (!complete) return { support: null, why: `a cgroup under ${support.pids} lacks ${needed.map((f) => f.split('/').at(-1)).join(' or ')}` };
-  const where = support.version === 1 ? `${support.pids}, ${support.memory}${support.cpu === null ? '' : `, ${support.cpu}`}` : support.pids;
+  if (!complete)
+    return {
+      support: null,
+      why: `a cgroup under ${support.pids} lacks ${needed.map((f) => f.split('/').at(-1)).join(' or ')}`,
+    };
+  const where =
+    support.version === 1
+      ? `${support.pids}, ${support.memory}${support.cpu === null ? '' : `, ${support.cpu}`}`
+      : support.pids;
   return { support, why: `cgroup v${support.version} (${where})` };
 }
 
@@ -251,7 +283,10 @@ export function cleanStaleCgroups(): void {
 }
 
 /** Makes a fresh run cgroup with the caps written; null when it cannot (the caller falls back). */
-export function createRunCgroup(support: CgroupSupport, limits: { processes: number; memoryBytes: number; cpuWeight: number }): RunCgroup | null {
+export function createRunCgroup(
+  support: CgroupSupport,
+  limits: { processes: number; memoryBytes: number; cpuWeight: number },
+): RunCgroup | null {
   // each run, not once: a dead gaffer's cgroup is empty only after restart recovery killed its survivors
   removeStaleCgroups(support);
   const cg = makeCgroup(support, `gaffer-${process.pid}-${nextRun++}`);
@@ -316,7 +351,11 @@ export function readCgroupCounts(cg: RunCgroup): CgroupCounts {
 }
 
 function membersOf(cg: RunCgroup): number[] {
-  return (readText(join(cg.pids, 'cgroup.procs')) ?? '').split('\n').filter(Boolean).map(Number).filter((pid) => pid !== process.pid);
+  return (readText(join(cg.pids, 'cgroup.procs')) ?? '')
+    .split('\n')
+    .filter(Boolean)
+    .map(Number)
+    .filter((pid) => pid !== process.pid);
 }
 
 /**

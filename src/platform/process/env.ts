@@ -17,22 +17,78 @@ export interface WorkerEnvOptions {
  * names it in `env.pass`.
  */
 export const WORKER_ENV_NAMES: readonly string[] = [
-  'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'TZ', 'TMPDIR',
-  'TERM', 'COLORTERM', 'NO_COLOR',
-  'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'XDG_CACHE_HOME', 'XDG_CONFIG_DIRS', 'XDG_DATA_DIRS',
-  'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'all_proxy',
-  'SSL_CERT_FILE', 'SSL_CERT_DIR', 'NODE_EXTRA_CA_CERTS', 'REQUESTS_CA_BUNDLE', 'CURL_CA_BUNDLE', 'PIP_CERT',
-  'GIT_SSL_CAINFO', 'CARGO_HTTP_CAINFO', 'DENO_CERT', 'NIX_SSL_CERT_FILE',
-  'GOPATH', 'GOROOT', 'GOCACHE', 'GOMODCACHE', 'GOTOOLCHAIN', 'GOFLAGS', 'GOPROXY',
-  'CARGO_HOME', 'RUSTUP_HOME', 'RUSTUP_TOOLCHAIN',
-  'JAVA_HOME', 'GRADLE_USER_HOME',
-  'PYENV_ROOT', 'PYENV_VERSION', 'VIRTUAL_ENV', 'CONDA_PREFIX', 'PYTHONPATH',
-  'NVM_DIR', 'NVM_BIN', 'VOLTA_HOME', 'PNPM_HOME', 'COREPACK_HOME', 'BUN_INSTALL', 'DENO_DIR', 'NODE_PATH',
-  'GEM_HOME', 'GEM_PATH', 'RBENV_ROOT',
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'LANG',
+  'LANGUAGE',
+  'TZ',
+  'TMPDIR',
+  'TERM',
+  'COLORTERM',
+  'NO_COLOR',
+  'XDG_CONFIG_HOME',
+  'XDG_DATA_HOME',
+  'XDG_STATE_HOME',
+  'XDG_CACHE_HOME',
+  'XDG_CONFIG_DIRS',
+  'XDG_DATA_DIRS',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'ALL_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  'all_proxy',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'NODE_EXTRA_CA_CERTS',
+  'REQUESTS_CA_BUNDLE',
+  'CURL_CA_BUNDLE',
+  'PIP_CERT',
+  'GIT_SSL_CAINFO',
+  'CARGO_HTTP_CAINFO',
+  'DENO_CERT',
+  'NIX_SSL_CERT_FILE',
+  'GOPATH',
+  'GOROOT',
+  'GOCACHE',
+  'GOMODCACHE',
+  'GOTOOLCHAIN',
+  'GOFLAGS',
+  'GOPROXY',
+  'CARGO_HOME',
+  'RUSTUP_HOME',
+  'RUSTUP_TOOLCHAIN',
+  'JAVA_HOME',
+  'GRADLE_USER_HOME',
+  'PYENV_ROOT',
+  'PYENV_VERSION',
+  'VIRTUAL_ENV',
+  'CONDA_PREFIX',
+  'PYTHONPATH',
+  'NVM_DIR',
+  'NVM_BIN',
+  'VOLTA_HOME',
+  'PNPM_HOME',
+  'COREPACK_HOME',
+  'BUN_INSTALL',
+  'DENO_DIR',
+  'NODE_PATH',
+  'GEM_HOME',
+  'GEM_PATH',
+  'RBENV_ROOT',
   'LD_LIBRARY_PATH',
-  'GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL',
+  'GIT_AUTHOR_NAME',
+  'GIT_AUTHOR_EMAIL',
+  'GIT_COMMITTER_NAME',
+  'GIT_COMMITTER_EMAIL',
   // a worktree's own port (spec 06): set by the place, so parallel dev servers and tests don't collide
-  'GAFFER_PORT', 'PORT',
+  'GAFFER_PORT',
+  'PORT',
 ];
 const WORKER_ENV_SET: ReadonlySet<string> = new Set(WORKER_ENV_NAMES);
 
@@ -122,7 +178,10 @@ export function isCredentialName(name: string): boolean {
  */
 export function listStartSecretNames(env: NodeJS.ProcessEnv): string[] {
   return Object.entries(env)
-    .filter(([name, value]) => isGafferSecret(name) || (value !== undefined && SECRET_VALUES.has(value)) || isCredentialName(name))
+    .filter(
+      ([name, value]) =>
+        isGafferSecret(name) || (value !== undefined && SECRET_VALUES.has(value)) || isCredentialName(name),
+    )
     .map(([name]) => name);
 }
 
@@ -142,7 +201,14 @@ export function buildWorkerEnv(parentEnv: NodeJS.ProcessEnv, opts: WorkerEnvOpti
   const remove = new Set(opts.removeKeys ?? []);
   const env: NodeJS.ProcessEnv = {};
   const take = (name: string, value: string | undefined): void => {
-    if (value === undefined || isGafferSecret(name) || SECRET_VALUES.has(value) || REPO_LOCATING_GIT_SET.has(name) || remove.has(name)) return;
+    if (
+      value === undefined ||
+      isGafferSecret(name) ||
+      SECRET_VALUES.has(value) ||
+      REPO_LOCATING_GIT_SET.has(name) ||
+      remove.has(name)
+    )
+      return;
     env[name] = value;
   };
   for (const [name, value] of Object.entries(parentEnv)) if (isAllowlistedEnv(name)) take(name, value);

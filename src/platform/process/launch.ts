@@ -41,10 +41,13 @@ export function launchProcess(request: LaunchRequest, onData: (fd: 1 | 2, chunk:
   let resolveExit!: (exit: { code: number | null; signal: string | null } | null) => void;
   let resolveClose!: () => void;
   const started = new Promise<LaunchStart>((resolve) => (resolveStart = resolve));
-  const exited = new Promise<{ code: number | null; signal: string | null } | null>((resolve) => (resolveExit = resolve));
+  const exited = new Promise<{ code: number | null; signal: string | null } | null>(
+    (resolve) => (resolveExit = resolve),
+  );
   const closed = new Promise<void>((resolve) => (resolveClose = resolve));
   const streamed = startStreamed(request, {
-    onSpawn: (pid, startTicks) => resolveStart({ pid, startedAt: startTicks === null ? null : startTimeFromTicks(startTicks) }),
+    onSpawn: (pid, startTicks) =>
+      resolveStart({ pid, startedAt: startTicks === null ? null : startTimeFromTicks(startTicks) }),
     onFail: (message) => {
       resolveStart({ error: message });
       resolveExit(null);
@@ -55,7 +58,8 @@ export function launchProcess(request: LaunchRequest, onData: (fd: 1 | 2, chunk:
     onClose: () => resolveClose(),
     onLost: (wasStarted, pipesHere) => {
       if (wasStarted) {
-        helperLost = 'the spawner helper process died while the worker ran: gaffer stopped its process group; how it ended is unknown';
+        helperLost =
+          'the spawner helper process died while the worker ran: gaffer stopped its process group; how it ended is unknown';
         resolveExit(null);
         // pipes read here close once the caller has stopped the group
         if (!pipesHere) resolveClose();
@@ -90,9 +94,20 @@ function launchHere(request: LaunchRequest, onData: (fd: 1 | 2, chunk: Buffer) =
   const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
   let child;
   try {
-    child = spawn(request.file, request.args, { cwd: request.cwd, env: request.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(request.file, request.args, {
+      cwd: request.cwd,
+      env: request.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   } catch (err) {
-    return { started: Promise.resolve({ error: message(err) }), exited: Promise.resolve(null), closed: Promise.resolve(), dropPipes: () => undefined, helperLost: null };
+    return {
+      started: Promise.resolve({ error: message(err) }),
+      exited: Promise.resolve(null),
+      closed: Promise.resolve(),
+      dropPipes: () => undefined,
+      helperLost: null,
+    };
   }
   let childError: unknown = null;
   const exited = new Promise<{ code: number | null; signal: string | null } | null>((resolve) => {

@@ -96,7 +96,11 @@ export function runLimitsFromConfig(limits: { processes: number; memory_mb: numb
 /** Which mechanism enforces limits on this machine, and in words why (`gaffer doctor`). */
 export function detectLimitMechanism(): { mechanism: LimitMechanism; detail: string } {
   const { support, why } = detectCgroupSupport();
-  if (support === null) return { mechanism: 'watchdog', detail: `a watchdog over each run's process group (polls every ${LIMIT_POLL_MS} ms): ${why}` };
+  if (support === null)
+    return {
+      mechanism: 'watchdog',
+      detail: `a watchdog over each run's process group (polls every ${LIMIT_POLL_MS} ms): ${why}`,
+    };
   return { mechanism: support.version === 2 ? 'cgroup2' : 'cgroup1', detail: `a cgroup per run: ${why}` };
 }
 
@@ -130,7 +134,9 @@ class CgroupEnforcer implements LimitEnforcer {
 
   wrap(command: { file: string; args: string[] }): { file: string; args: string[] } {
     // the pid enters the cgroup before it execs the command: a fork bomb starts in microseconds
-    const enter = cgroupProcsFiles(this.#cg).map((file) => `echo $$ > ${quote(file)}`).join(' && ');
+    const enter = cgroupProcsFiles(this.#cg)
+      .map((file) => `echo $$ > ${quote(file)}`)
+      .join(' && ');
     return { file: '/bin/sh', args: ['-c', `${enter} && exec "$0" "$@"`, command.file, ...command.args] };
   }
 
@@ -155,7 +161,12 @@ class CgroupEnforcer implements LimitEnforcer {
     const late = exitedCleanly ? null : this.#readHit();
     const leftovers = await killCgroupMembers(this.#cg);
     await removeRunCgroup(this.#cg);
-    return { limitHit: this.#hit ?? late, peakProcesses: counts.peakTasks, peakMemoryBytes: counts.peakMemoryBytes, escapedKilled: leftovers.killed };
+    return {
+      limitHit: this.#hit ?? late,
+      peakProcesses: counts.peakTasks,
+      peakMemoryBytes: counts.peakMemoryBytes,
+      escapedKilled: leftovers.killed,
+    };
   }
 
   #readHit(): LimitKind | null {
@@ -214,7 +225,8 @@ class WatchdogEnforcer implements LimitEnforcer {
       const rss = live.reduce((sum, m) => sum + m.rssPages * page, 0);
       this.#peakProcesses = Math.max(this.#peakProcesses, live.length);
       this.#peakMemoryBytes = Math.max(this.#peakMemoryBytes, rss);
-      const hit = live.length >= this.applied.processes ? 'processes' : rss > this.applied.memoryBytes ? 'memory' : null;
+      const hit =
+        live.length >= this.applied.processes ? 'processes' : rss > this.applied.memoryBytes ? 'memory' : null;
       if (hit === null) return;
       this.#stopWatching();
       this.#hit = hit;
@@ -229,7 +241,12 @@ class WatchdogEnforcer implements LimitEnforcer {
 
   finish(): Promise<LimitOutcome> {
     this.#stopWatching();
-    return Promise.resolve({ limitHit: this.#hit, peakProcesses: this.#peakProcesses || null, peakMemoryBytes: this.#peakMemoryBytes || null, escapedKilled: 0 });
+    return Promise.resolve({
+      limitHit: this.#hit,
+      peakProcesses: this.#peakProcesses || null,
+      peakMemoryBytes: this.#peakMemoryBytes || null,
+      escapedKilled: 0,
+    });
   }
 
   #stopWatching(): void {

@@ -10,7 +10,8 @@ export class OutputTail {
   #length = 0;
 
   constructor(capacity = DEFAULT_TAIL_BYTES) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`tail capacity must be a positive integer, got ${capacity}`);
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new RangeError(`tail capacity must be a positive integer, got ${capacity}`);
     this.#buffer = Buffer.alloc(capacity);
   }
 

@@ -36,7 +36,16 @@ export function parseProcStat(text: string): ProcStat | null {
   const startTicks = Number(rest[19]);
   const rssPages = Number(rest[21] ?? 0);
   if (state === undefined || ![pid, ppid, pgrp, session, startTicks].every(Number.isFinite)) return null;
-  return { pid, comm: text.slice(open + 1, close), state, ppid, pgrp, session, startTicks, rssPages: Number.isFinite(rssPages) ? rssPages : 0 };
+  return {
+    pid,
+    comm: text.slice(open + 1, close),
+    state,
+    ppid,
+    pgrp,
+    session,
+    startTicks,
+    rssPages: Number.isFinite(rssPages) ? rssPages : 0,
+  };
 }
 
 /** Reads `/proc/<pid>/stat`; null when the process does not exist or /proc is not there. */

@@ -2,7 +2,14 @@ import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CappedLog, type CappedLogSummary } from './capped-log.js';
-import { defaultRunLimits, prepareLimits, type AppliedLimits, type LimitEnforcer, type LimitKind, type RunLimits } from './limits.js';
+import {
+  defaultRunLimits,
+  prepareLimits,
+  type AppliedLimits,
+  type LimitEnforcer,
+  type LimitKind,
+  type RunLimits,
+} from './limits.js';
 import { LineSplitter } from './line-splitter.js';
 import { DEFAULT_TAIL_BYTES, OutputTail } from './output-tail.js';
 import { launchProcess } from './launch.js';
@@ -169,9 +176,13 @@ export async function runProcess(opts: RunProcessOptions): Promise<ProcessResult
     return finish();
   }
 
-  const log = opts.logFile === undefined ? null : new CappedLog(opts.logFile, { headBytes: opts.logHeadBytes, tailBytes: opts.logTailBytes });
+  const log =
+    opts.logFile === undefined
+      ? null
+      : new CappedLog(opts.logFile, { headBytes: opts.logHeadBytes, tailBytes: opts.logTailBytes });
   const limits = opts.limits === undefined ? defaultRunLimits() : opts.limits;
-  const enforcer: LimitEnforcer | null = limits === null ? null : prepareLimits(limits, { forceWatchdog: opts.forceLimitWatchdog });
+  const enforcer: LimitEnforcer | null =
+    limits === null ? null : prepareLimits(limits, { forceWatchdog: opts.forceLimitWatchdog });
   result.limits = enforcer?.applied ?? null;
   const stdoutLines = new LineSplitter();
   const stderrLines = new LineSplitter(); // its own: a partial stdout line must not absorb stderr text

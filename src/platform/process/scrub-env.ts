@@ -62,7 +62,10 @@ export function describeEnvScrub(): EnvScrubStatus {
 /** `gaffer doctor`'s line on it: whether `/proc/<pid>/environ` of this gaffer holds none of what it held back. */
 export function checkEnvScrub(): { status: 'ok' | 'warn'; detail: string; fix: string | null } {
   if (!status.ran) return { status: 'ok', detail: 'not run in this process (the CLI runs it at start)', fix: null };
-  const names = status.held.length === 0 ? 'no secret or credential was in the environment' : `${status.held.join(', ')} held in memory, gone from the environment`;
+  const names =
+    status.held.length === 0
+      ? 'no secret or credential was in the environment'
+      : `${status.held.join(', ')} held in memory, gone from the environment`;
   if (status.wiped) return { status: 'ok', detail: `${names} and from /proc/${process.pid}/environ`, fix: null };
   return {
     status: 'warn',
@@ -106,7 +109,8 @@ export function readEnvStart(stat: string): number {
   // comm may hold spaces and parentheses: the fields after it start past the LAST ')'
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const start = Number(fields[50 - 3]);
-  if (!Number.isSafeInteger(start) || start <= 0) throw new Error(`no env_start in /proc/self/stat (field 50 reads ${fields[50 - 3] ?? 'nothing'})`);
+  if (!Number.isSafeInteger(start) || start <= 0)
+    throw new Error(`no env_start in /proc/self/stat (field 50 reads ${fields[50 - 3] ?? 'nothing'})`);
   return start;
 }
 

@@ -27,7 +27,8 @@ const DEFAULT_POLL_MS = 25;
 
 function assertKillablePgid(pgid: number): void {
   // kill(0, …) is our own group and kill(-1, …) is every process we may signal: never.
-  if (!Number.isInteger(pgid) || pgid <= 1) throw new RangeError(`process group id must be an integer > 1, got ${pgid}`);
+  if (!Number.isInteger(pgid) || pgid <= 1)
+    throw new RangeError(`process group id must be an integer > 1, got ${pgid}`);
   const own = readProcStat(process.pid);
   if (own !== null && own.pgrp === pgid) throw new RangeError(`refusing to signal gaffer's own process group ${pgid}`);
 }
@@ -66,7 +67,11 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
  * Waits until the group has no live member; false when `timeoutMs` passed first. Polls at 1 ms,
  * then twice as long each time up to `pollMs`: most groups are gone within a few ms of the signal.
  */
-export async function waitForProcessGroupExit(pgid: number, timeoutMs: number, pollMs = DEFAULT_POLL_MS): Promise<boolean> {
+export async function waitForProcessGroupExit(
+  pgid: number,
+  timeoutMs: number,
+  pollMs = DEFAULT_POLL_MS,
+): Promise<boolean> {
   const deadline = performance.now() + timeoutMs;
   for (let interval = Math.min(1, pollMs); ; interval = Math.min(interval * 2, pollMs)) {
     if (!isProcessGroupAlive(pgid)) return true;

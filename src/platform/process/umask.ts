@@ -26,7 +26,10 @@ export function userUmask(): number | null {
  */
 export function underUserUmask(command: { file: string; args: string[] }): { file: string; args: string[] } {
   if (userMask === null) return command;
-  return { file: '/bin/sh', args: ['-c', `umask ${userMask.toString(8).padStart(4, '0')} && exec "$0" "$@"`, command.file, ...command.args] };
+  return {
+    file: '/bin/sh',
+    args: ['-c', `umask ${userMask.toString(8).padStart(4, '0')} && exec "$0" "$@"`, command.file, ...command.args],
+  };
 }
 
 /** Runs a synchronous file write of the user's work (in the workspace) under the user's umask. */

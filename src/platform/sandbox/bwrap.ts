@@ -84,7 +84,8 @@ export function wrapWithSandbox(cmd: SandboxCommand): SandboxedCommand | null {
   // an overlay hides nothing of HOME; a tmpfs hides all of it
   const hidden = home === null || home.how === 'overlay' ? ['/tmp'] : ['/tmp', home.home];
   const programs = [inner[0] as string, ...(cmd.programs ?? [])];
-  for (const path of [...listProgramDirs(hidden, { programs, workspace }), ...(cmd.readable ?? [])]) argv.push('--ro-bind-try', realPath(path), realPath(path));
+  for (const path of [...listProgramDirs(hidden, { programs, workspace }), ...(cmd.readable ?? [])])
+    argv.push('--ro-bind-try', realPath(path), realPath(path));
   for (const path of listKeptHomePaths(home)) argv.push('--ro-bind-try', realPath(path), path);
   let tmp = '/tmp';
   if (cmd.tmpDir !== undefined) {
@@ -104,7 +105,12 @@ export function wrapWithSandbox(cmd: SandboxCommand): SandboxedCommand | null {
   const filter = net.mode === 'host' || !probe.unixSocketFilter ? null : unixSocketFilterFile();
   if (filter !== null) argv.push('--seccomp', String(FILTER_FD));
   argv.push('--setenv', 'TMPDIR', tmp, '--chdir', workspace, '--', ...net.inner);
-  return { argv: net.outer(filter === null ? argv : withFilterFd(argv, filter)), sandboxed: true, network: net.mode, unixSocketFilter: filter !== null };
+  return {
+    argv: net.outer(filter === null ? argv : withFilterFd(argv, filter)),
+    sandboxed: true,
+    network: net.mode,
+    unixSocketFilter: filter !== null,
+  };
 }
 
 function ensureDir(dir: string): string {

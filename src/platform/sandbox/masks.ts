@@ -32,7 +32,13 @@ export const HOME_SECRET_PATHS: readonly string[] = [
 const HOME_GAFFER_PATHS: readonly string[] = ['.local/share/gaffer', '.config/gaffer'];
 
 /** Files only root may read that a root-run sandbox would otherwise show: password hashes, sshd's host keys. */
-const ROOT_SECRET_FILES: readonly string[] = ['/etc/shadow', '/etc/shadow-', '/etc/gshadow', '/etc/gshadow-', '/etc/security/opasswd'];
+const ROOT_SECRET_FILES: readonly string[] = [
+  '/etc/shadow',
+  '/etc/shadow-',
+  '/etc/gshadow',
+  '/etc/gshadow-',
+  '/etc/security/opasswd',
+];
 
 /** gaffer's own places: the data dir (db, config with tokens, job logs) and a config file outside it. */
 const GAFFER_PLACES = new Set<string>();
@@ -63,8 +69,16 @@ export interface KeptPaths {
  * a bind that lands on or above one (a PATH entry, a program's folder, a kept toolchain) must not
  * bring it back. Masking costs an empty `~/.ssh` (or `~/.npmrc`) in a tmpfs HOME where the host has one.
  */
-export function buildSecretMaskArgs(home: PrivateHome, kept: KeptPaths, userHome: string | undefined = process.env.HOME): string[] {
-  const homes = new Set([userHome, home?.home, accountHome()].filter((h): h is string => h !== undefined && h.startsWith('/') && realPath(h) !== '/'));
+export function buildSecretMaskArgs(
+  home: PrivateHome,
+  kept: KeptPaths,
+  userHome: string | undefined = process.env.HOME,
+): string[] {
+  const homes = new Set(
+    [userHome, home?.home, accountHome()].filter(
+      (h): h is string => h !== undefined && h.startsWith('/') && realPath(h) !== '/',
+    ),
+  );
   const homeSecrets = [...homes].flatMap((h) => HOME_SECRET_PATHS.map((rel) => join(h, rel)));
   const gafferPlaces = [...GAFFER_PLACES, ...[...homes].flatMap((h) => HOME_GAFFER_PATHS.map((rel) => join(h, rel)))];
   const targets = [...gafferPlaces, ...homeSecrets, ...ROOT_SECRET_FILES, ...listSshHostKeys()];
@@ -77,14 +91,16 @@ export function buildSecretMaskArgs(home: PrivateHome, kept: KeptPaths, userHome
     if (kind !== null && real !== workspace) masked.set(real, kind);
   }
   const args: string[] = [];
-  for (const [path, kind] of masked) args.push(...(kind === 'dir' ? ['--tmpfs', path] : ['--ro-bind', emptyFile(), path]));
+  for (const [path, kind] of masked)
+    args.push(...(kind === 'dir' ? ['--tmpfs', path] : ['--ro-bind', emptyFile(), path]));
   // only gaffer's own places give back what lies below them (the instruction file, a TMPDIR in the data dir): a credential store gives back nothing
   const places = gafferPlaces.map(realPath).filter((p) => masked.has(p));
   const below = (path: string) => places.some((m) => path !== m && isSameOrBelow(path, m));
   for (const path of [kept.workspace, kept.tmpDir, ...(kept.writable ?? [])]) {
     if (path !== undefined && below(realPath(path))) args.push('--bind-try', realPath(path), realPath(path));
   }
-  for (const path of kept.readable ?? []) if (below(realPath(path))) args.push('--ro-bind-try', realPath(path), realPath(path));
+  for (const path of kept.readable ?? [])
+    if (below(realPath(path))) args.push('--ro-bind-try', realPath(path), realPath(path));
   return args;
 }
 
@@ -117,7 +133,9 @@ function accountHome(): string | undefined {
 /** sshd's private host keys (`/etc/ssh/ssh_host_*_key`; the `.pub` halves stay). */
 function listSshHostKeys(): string[] {
   try {
-    return readdirSync('/etc/ssh').filter((name) => /^ssh_host_.*_key$/.test(name)).map((name) => join('/etc/ssh', name));
+    return readdirSync('/etc/ssh')
+      .filter((name) => /^ssh_host_.*_key$/.test(name))
+      .map((name) => join('/etc/ssh', name));
   } catch {
     return [];
   }

@@ -38,7 +38,15 @@ const FORWARDED_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 function parseArgs(argv) {
   const split = argv.indexOf('--');
   const options = split < 0 ? argv : argv.slice(0, split);
-  const opts = { role: options[0], runDir: null, ports: [], resolvConf: false, slirp: null, userns: false, command: split < 0 ? [] : argv.slice(split + 1) };
+  const opts = {
+    role: options[0],
+    runDir: null,
+    ports: [],
+    resolvConf: false,
+    slirp: null,
+    userns: false,
+    command: split < 0 ? [] : argv.slice(split + 1),
+  };
   for (let i = 1; i < options.length; i++) {
     const flag = options[i];
     if (flag === '--run-dir') opts.runDir = options[++i];
@@ -48,8 +56,15 @@ function parseArgs(argv) {
     else if (flag === '--resolv-conf') opts.resolvConf = true;
     else fail(`unknown option ${flag}`, 2);
   }
-  if (opts.command.length === 0 || (opts.resolvConf && !opts.runDir) || opts.ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65535)) {
-    fail('usage: net-run.cjs outside|inside [--run-dir DIR [--resolv-conf]] [--forward PORT...] [--slirp4netns PATH [--userns]] -- command...', 2);
+  if (
+    opts.command.length === 0 ||
+    (opts.resolvConf && !opts.runDir) ||
+    opts.ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65535)
+  ) {
+    fail(
+      'usage: net-run.cjs outside|inside [--run-dir DIR [--resolv-conf]] [--forward PORT...] [--slirp4netns PATH [--userns]] -- command...',
+      2,
+    );
   }
   return opts;
 }
@@ -128,12 +143,14 @@ function forwardSignals(child) {
 
 async function runInside(opts) {
   const servers = [];
-  if (opts.ports.length > 0 && typeof process.send !== 'function') fail('no channel to the outside for the forwarded ports (run it through net-run.cjs outside)');
+  if (opts.ports.length > 0 && typeof process.send !== 'function')
+    fail('no channel to the outside for the forwarded ports (run it through net-run.cjs outside)');
   // a connection handed over is closed here once sent; the outside relays it
-  const handOver = (port) => net.createServer({ allowHalfOpen: true, pauseOnConnect: true }, (client) => {
-    client.on('error', () => client.destroy());
-    process.send({ relay: port }, client, (error) => error && client.destroy());
-  });
+  const handOver = (port) =>
+    net.createServer({ allowHalfOpen: true, pauseOnConnect: true }, (client) => {
+      client.on('error', () => client.destroy());
+      process.send({ relay: port }, client, (error) => error && client.destroy());
+    });
   // the channel keeps no run alive: the command's end ends this process
   if (typeof process.channel?.unref === 'function') process.channel.unref();
   for (const port of opts.ports) {
@@ -148,7 +165,9 @@ async function runInside(opts) {
   }
   const child = spawn(opts.command[0], opts.command.slice(1), { stdio: 'inherit' });
   forwardSignals(child);
-  child.once('error', (error) => fail(`cannot start ${opts.command[0]}: ${error.message}`, error.code === 'ENOENT' ? 127 : 126));
+  child.once('error', (error) =>
+    fail(`cannot start ${opts.command[0]}: ${error.message}`, error.code === 'ENOENT' ? 127 : 126),
+  );
   child.once('exit', (code, signal) => endLike(code, signal, () => servers.forEach((s) => s.close())));
 }
 
@@ -247,7 +266,9 @@ function readChildPid(stream) {
         // not all of it yet
       }
     });
-    stream.on('end', () => reject(new Error(`bwrap ended before it reported its child (${text.trim() || 'nothing on --info-fd'})`)));
+    stream.on('end', () =>
+      reject(new Error(`bwrap ended before it reported its child (${text.trim() || 'nothing on --info-fd'})`)),
+    );
   });
 }
 
@@ -256,12 +277,20 @@ function startSlirp(opts, pid) {
   const args = ['--configure', '--mtu=65520', '--disable-host-loopback', '--ready-fd=3', '--exit-fd=4'];
   // unprivileged, the namespace belongs to bwrap's user namespace: slirp4netns must join it to configure it
   if (opts.userns) args.push(`--userns-path=/proc/${pid}/ns/user`);
-  const slirp = spawn(opts.slirp, [...args, String(pid), 'tap0'], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
+  const slirp = spawn(opts.slirp, [...args, String(pid), 'tap0'], {
+    stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
+  });
   let stderr = '';
   slirp.stderr.on('data', (chunk) => (stderr = (stderr + chunk).slice(-2000)));
   return withTimeout('slirp4netns did not become ready', (resolve, reject) => {
     slirp.once('error', (error) => reject(new Error(`cannot start ${opts.slirp}: ${error.message}`)));
-    slirp.once('exit', (code, signal) => reject(new Error(`slirp4netns exited ${signal ?? code} before it was ready: ${stderr.trim().split('\n').at(-1) ?? ''}`)));
+    slirp.once('exit', (code, signal) =>
+      reject(
+        new Error(
+          `slirp4netns exited ${signal ?? code} before it was ready: ${stderr.trim().split('\n').at(-1) ?? ''}`,
+        ),
+      ),
+    );
     slirp.stdio[3].once('data', () => resolve(slirp));
   });
 }

@@ -73,7 +73,8 @@ export function slirp4netnsStatus(opts: { env?: NodeJS.ProcessEnv; refresh?: boo
  */
 export function planNetwork(request: SandboxNetwork, inner: string[], opts: { userns: boolean }): NetworkPlan {
   const slirp = request.mode === 'outbound' ? slirp4netnsStatus().path : null;
-  if (request.mode === 'outbound' && slirp === null) return { mode: 'host', bwrapArgs: [], inner, outer: (argv) => argv, forwarded: [] };
+  if (request.mode === 'outbound' && slirp === null)
+    return { mode: 'host', bwrapArgs: [], inner, outer: (argv) => argv, forwarded: [] };
   const ports = normalizePorts(request.loopbackPorts ?? []);
   const ownResolver = slirp !== null && hasOnlyLoopbackNameservers(readResolvConf());
   const dir = ownResolver ? makeNetDirPath() : null;
@@ -89,7 +90,10 @@ export function planNetwork(request: SandboxNetwork, inner: string[], opts: { us
     ...forwards,
     ...(slirp === null ? [] : ['--slirp4netns', slirp, ...(opts.userns ? ['--userns'] : [])]),
   ];
-  const outer = launcherArgs.length === 0 ? (argv: string[]) => argv : (argv: string[]) => [process.execPath, NET_RUN, 'outside', ...launcherArgs, '--', ...argv];
+  const outer =
+    launcherArgs.length === 0
+      ? (argv: string[]) => argv
+      : (argv: string[]) => [process.execPath, NET_RUN, 'outside', ...launcherArgs, '--', ...argv];
   return { mode: slirp === null ? 'none' : 'outbound', bwrapArgs, inner: wrappedInner, outer, forwarded: ports };
 }
 
@@ -159,5 +163,5 @@ export function agentCliNetwork(setup: NetworkSetup): SandboxNetwork {
 
 /** Why config `sandbox: required` refuses a run that would get the host's network (outbound asked, slirp4netns missing). */
 export function describeHostNetworkRefusal(): string {
-  return 'the sandbox is required (config sandbox: required), but slirp4netns is not installed, so this run would get the host network (gaffer\'s API included): install slirp4netns (apt-get install slirp4netns), or set sandbox: auto to run it on the host network';
+  return "the sandbox is required (config sandbox: required), but slirp4netns is not installed, so this run would get the host network (gaffer's API included): install slirp4netns (apt-get install slirp4netns), or set sandbox: auto to run it on the host network";
 }

@@ -69,10 +69,15 @@ class BwrapSandbox implements Sandbox {
     if (wrapped !== null && wrapped.network === 'host' && required) return refusal(describeHostNetworkRefusal());
     // issue 32: `required` also promises no unix socket of the host; without the filter (another architecture, no seccomp) it cannot keep that
     if (wrapped !== null && wrapped.network !== 'host' && wrapped.unixSocketFilter !== true && required) {
-      return refusal(`the sandbox is required (config sandbox: required) but cannot keep host unix sockets out here: ${probeSandbox().unixSocketFilterReason} — run \`gaffer doctor\`, or use sandbox: auto`);
+      return refusal(
+        `the sandbox is required (config sandbox: required) but cannot keep host unix sockets out here: ${probeSandbox().unixSocketFilterReason} — run \`gaffer doctor\`, or use sandbox: auto`,
+      );
     }
     if (wrapped !== null) return wrapped;
-    if (required) return refusal(`the sandbox is required (config sandbox: required) but does not work here: ${probeSandbox().reason}`);
+    if (required)
+      return refusal(
+        `the sandbox is required (config sandbox: required) but does not work here: ${probeSandbox().reason}`,
+      );
     return unsandboxed(cmd);
   }
 }
@@ -85,7 +90,11 @@ const NO_SANDBOX: Sandbox = {
 };
 
 function unsandboxed(cmd: SandboxCommand): UnsandboxedCommand {
-  return { argv: cmd.shellCommand !== undefined ? ['/bin/sh', '-c', cmd.shellCommand] : (cmd.argv ?? []), sandboxed: false, network: 'host' };
+  return {
+    argv: cmd.shellCommand !== undefined ? ['/bin/sh', '-c', cmd.shellCommand] : (cmd.argv ?? []),
+    sandboxed: false,
+    network: 'host',
+  };
 }
 
 function refusal(why: string): RefusedCommand {

@@ -1,5 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -79,10 +88,7 @@ const ARCH = 4;
 const argLow = (i: number): number => 16 + 8 * i;
 
 type Label = string;
-type Op =
-  | { label: Label }
-  | { code: number; k: number }
-  | { code: number; k: number; jt: Label | 0; jf: Label | 0 };
+type Op = { label: Label } | { code: number; k: number } | { code: number; k: number; jt: Label | 0; jf: Label | 0 };
 
 /** Resolves labels to the relative jumps classic BPF takes and encodes `struct sock_filter` (u16 code, u8 jt, u8 jf, u32 k). */
 function assemble(ops: Op[]): Buffer {
@@ -97,7 +103,8 @@ function assemble(ops: Op[]): Buffer {
     const offset = (target: Label | 0): number => {
       if (target === 0) return 0;
       const to = at.get(target);
-      if (to === undefined || to <= i || to - i - 1 > 255) throw new Error(`seccomp filter: jump to ${target} from ${i} cannot be encoded`);
+      if (to === undefined || to <= i || to - i - 1 > 255)
+        throw new Error(`seccomp filter: jump to ${target} from ${i} cannot be encoded`);
       return to - i - 1;
     };
     out.writeUInt16LE(op.code, i * 8);
@@ -133,7 +140,12 @@ function abiBlock(abi: Abi, n: number): Op[] {
   );
   if (abi.socketcall !== undefined) {
     // its arguments sit behind a pointer the filter cannot read: no socket()/socketpair() through it at all
-    ops.push({ label: `${p}-socketcall` }, { code: LD_W_ABS, k: argLow(0) }, { code: JEQ_K, k: SYS_SOCKET, jt: 'refuse', jf: 0 }, { code: JEQ_K, k: SYS_SOCKETPAIR, jt: 'refuse', jf: 'allow' });
+    ops.push(
+      { label: `${p}-socketcall` },
+      { code: LD_W_ABS, k: argLow(0) },
+      { code: JEQ_K, k: SYS_SOCKET, jt: 'refuse', jf: 0 },
+      { code: JEQ_K, k: SYS_SOCKETPAIR, jt: 'refuse', jf: 'allow' },
+    );
   }
   return ops;
 }
@@ -147,7 +159,14 @@ export function buildUnixSocketFilter(arch: string = process.arch): Buffer | nul
   // a syscall of an ABI the filter does not know (its numbers mean other calls) ends the process
   ops.push({ code: RET_K, k: RET_KILL_PROCESS });
   abis.forEach((abi, n) => ops.push(...abiBlock(abi, n)));
-  ops.push({ label: 'allow' }, { code: RET_K, k: RET_ALLOW }, { label: 'refuse' }, { code: RET_K, k: retErrno(EAFNOSUPPORT) }, { label: 'nosys' }, { code: RET_K, k: retErrno(ENOSYS) });
+  ops.push(
+    { label: 'allow' },
+    { code: RET_K, k: RET_ALLOW },
+    { label: 'refuse' },
+    { code: RET_K, k: retErrno(EAFNOSUPPORT) },
+    { label: 'nosys' },
+    { code: RET_K, k: retErrno(ENOSYS) },
+  );
   return assemble(ops);
 }
 

@@ -29,13 +29,30 @@ export function trialSandbox(env: NodeJS.ProcessEnv = process.env): SandboxTrial
     const wrapped = wrapWithSandbox({ shellCommand: script, workspace, ...(home === undefined ? {} : { home }) });
     if (wrapped === null) return { ok: false, detail: 'bwrap does not work here' };
     const [file, ...args] = wrapped.argv;
-    const run = spawnSync(file as string, args, { encoding: 'utf8', timeout: TRIAL_TIMEOUT_MS, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const run = spawnSync(file as string, args, {
+      encoding: 'utf8',
+      timeout: TRIAL_TIMEOUT_MS,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const leaked = home !== undefined && existsSync(join(home, name));
-    if (run.status !== 0) return { ok: false, detail: `a trial worker failed: ${run.error?.message ?? (run.stderr.trim().split('\n').at(-1) || `exit ${run.status ?? run.signal}`)}` };
-    if (!existsSync(join(workspace, 'written'))) return { ok: false, detail: 'a trial worker\'s write to its workspace did not land' };
-    if (leaked) return { ok: false, detail: `a trial worker's write below HOME landed in ${home}: its writes are not discarded` };
+    if (run.status !== 0)
+      return {
+        ok: false,
+        detail: `a trial worker failed: ${run.error?.message ?? (run.stderr.trim().split('\n').at(-1) || `exit ${run.status ?? run.signal}`)}`,
+      };
+    if (!existsSync(join(workspace, 'written')))
+      return { ok: false, detail: "a trial worker's write to its workspace did not land" };
+    if (leaked)
+      return { ok: false, detail: `a trial worker's write below HOME landed in ${home}: its writes are not discarded` };
     const how = probeSandbox().tmpOverlay ? 'an overlay' : 'a private tmpfs (this bwrap has no --tmp-overlay)';
-    return { ok: true, detail: home === undefined ? 'a trial worker wrote its workspace (no HOME is set)' : `a trial worker wrote its workspace and below HOME (${home}: ${how}, nothing left after)` };
+    return {
+      ok: true,
+      detail:
+        home === undefined
+          ? 'a trial worker wrote its workspace (no HOME is set)'
+          : `a trial worker wrote its workspace and below HOME (${home}: ${how}, nothing left after)`,
+    };
   } finally {
     rmSync(workspace, { recursive: true, force: true });
     removeQuietly(home === undefined ? null : join(home, name));
@@ -46,13 +63,22 @@ export function trialSandbox(env: NodeJS.ProcessEnv = process.env): SandboxTrial
  * Runs `program args` inside the sandbox as an agent CLI runs there (its HOME as it is): whether a
  * program that works outside can be found and started inside too (a CLI installed under /tmp).
  */
-export function trialProgramInSandbox(program: string, args: string[], env: NodeJS.ProcessEnv = process.env): SandboxTrial {
+export function trialProgramInSandbox(
+  program: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): SandboxTrial {
   const workspace = mkdtempSync(join(tmpdir(), 'gaffer-sandbox-trial-'));
   try {
     const wrapped = wrapWithSandbox({ argv: [program, ...args], programs: [program], workspace, home: null });
     if (wrapped === null) return { ok: false, detail: 'bwrap does not work here' };
     const [file, ...rest] = wrapped.argv;
-    const run = spawnSync(file as string, rest, { encoding: 'utf8', timeout: TRIAL_TIMEOUT_MS, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const run = spawnSync(file as string, rest, {
+      encoding: 'utf8',
+      timeout: TRIAL_TIMEOUT_MS,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     if (run.status === 0) return { ok: true, detail: `${program} runs inside the sandbox` };
     const why = run.error?.message ?? (run.stderr.trim().split('\n').at(-1) || `exit ${run.status ?? run.signal}`);
     return { ok: false, detail: `${program} does not run inside the sandbox: ${why}` };
@@ -69,13 +95,26 @@ export function trialProgramInSandbox(program: string, args: string[], env: Node
 export function trialNetwork(env: NodeJS.ProcessEnv = process.env): SandboxTrial {
   const workspace = mkdtempSync(join(tmpdir(), 'gaffer-sandbox-trial-'));
   try {
-    const wrapped = wrapWithSandbox({ shellCommand: 'grep -q "tap0:" /proc/net/dev || { echo "no tap0 inside" >&2; exit 3; }', workspace, network: { mode: 'outbound' } });
+    const wrapped = wrapWithSandbox({
+      shellCommand: 'grep -q "tap0:" /proc/net/dev || { echo "no tap0 inside" >&2; exit 3; }',
+      workspace,
+      network: { mode: 'outbound' },
+    });
     if (wrapped === null) return { ok: false, detail: 'bwrap does not work here' };
     if (wrapped.network !== 'outbound') return { ok: false, detail: 'slirp4netns is not installed' };
     const [file, ...rest] = wrapped.argv;
-    const run = spawnSync(file as string, rest, { encoding: 'utf8', timeout: TRIAL_TIMEOUT_MS, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    if (run.status === 0) return { ok: true, detail: 'a trial run had its own tap0 through slirp4netns before it started' };
-    return { ok: false, detail: `a trial run with outbound network failed: ${run.error?.message ?? (run.stderr.trim().split('\n').at(-1) || `exit ${run.status ?? run.signal}`)}` };
+    const run = spawnSync(file as string, rest, {
+      encoding: 'utf8',
+      timeout: TRIAL_TIMEOUT_MS,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    if (run.status === 0)
+      return { ok: true, detail: 'a trial run had its own tap0 through slirp4netns before it started' };
+    return {
+      ok: false,
+      detail: `a trial run with outbound network failed: ${run.error?.message ?? (run.stderr.trim().split('\n').at(-1) || `exit ${run.status ?? run.signal}`)}`,
+    };
   } finally {
     rmSync(workspace, { recursive: true, force: true });
   }
@@ -91,14 +130,28 @@ export function trialUnixSockets(env: NodeJS.ProcessEnv = process.env): SandboxT
   if (!probe.unixSocketFilter) return { ok: false, detail: probe.unixSocketFilterReason };
   const workspace = mkdtempSync(join(tmpdir(), 'gaffer-sandbox-trial-'));
   try {
-    const script = "require('net').connect('/run/gaffer-doctor-no-such.sock').on('error', (e) => { console.log(e.code); process.exit(e.code === 'EAFNOSUPPORT' ? 0 : 3); }).on('connect', () => process.exit(4))";
+    const script =
+      "require('net').connect('/run/gaffer-doctor-no-such.sock').on('error', (e) => { console.log(e.code); process.exit(e.code === 'EAFNOSUPPORT' ? 0 : 3); }).on('connect', () => process.exit(4))";
     const wrapped = wrapWithSandbox({ argv: [process.execPath, '-e', script], workspace });
     if (wrapped === null) return { ok: false, detail: 'bwrap does not work here' };
     const [file, ...rest] = wrapped.argv;
-    const run = spawnSync(file as string, rest, { encoding: 'utf8', timeout: TRIAL_TIMEOUT_MS, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    if (run.status === 0) return { ok: true, detail: 'a trial worker could not make a unix socket (EAFNOSUPPORT): runs with a network of their own (none, outbound) reach no unix socket of the host' };
+    const run = spawnSync(file as string, rest, {
+      encoding: 'utf8',
+      timeout: TRIAL_TIMEOUT_MS,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    if (run.status === 0)
+      return {
+        ok: true,
+        detail:
+          'a trial worker could not make a unix socket (EAFNOSUPPORT): runs with a network of their own (none, outbound) reach no unix socket of the host',
+      };
     const got = run.stdout.trim() || run.stderr.trim().split('\n').at(-1) || `exit ${run.status ?? run.signal}`;
-    return { ok: false, detail: `a trial worker could still make a unix socket (${got}): runs can reach the host's unix sockets` };
+    return {
+      ok: false,
+      detail: `a trial worker could still make a unix socket (${got}): runs can reach the host's unix sockets`,
+    };
   } finally {
     rmSync(workspace, { recursive: true, force: true });
   }

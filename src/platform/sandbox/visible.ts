@@ -22,7 +22,10 @@ import { fileURLToPath } from 'node:url';
  * another folder (`file:../lib`, `npm link ../lib` outside a global prefix, a venv on a Python
  * elsewhere below HOME) dangles inside the sandbox.
  */
-export function listProgramDirs(hidden: string[], opts: { programs?: string[]; path?: string; workspace?: string; npmGlobal?: string } = {}): string[] {
+export function listProgramDirs(
+  hidden: string[],
+  opts: { programs?: string[]; path?: string; workspace?: string; npmGlobal?: string } = {},
+): string[] {
   const roots = hidden.map(realPath);
   const workspace = opts.workspace === undefined ? null : realPath(opts.workspace);
   // strictly below a root: binding a whole root back (a PATH entry `~`, a script straight in HOME) would undo it

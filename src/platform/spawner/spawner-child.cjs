@@ -27,9 +27,22 @@ function run(msg) {
   const hasInput = msg.streamed || (msg.input !== undefined && msg.input.length > 0);
   let child;
   try {
-    child = spawn(msg.cmd, msg.args, { cwd: msg.cwd, env: msg.env, stdio: [hasInput ? 'pipe' : 'ignore', 'pipe', 'pipe'], windowsHide: true });
+    child = spawn(msg.cmd, msg.args, {
+      cwd: msg.cwd,
+      env: msg.env,
+      stdio: [hasInput ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
   } catch (error) {
-    reply({ t: 'done', id: msg.id, exitCode: null, stdout: Buffer.alloc(0), stderr: '', timedOut: false, spawnError: error.message });
+    reply({
+      t: 'done',
+      id: msg.id,
+      exitCode: null,
+      stdout: Buffer.alloc(0),
+      stderr: '',
+      timedOut: false,
+      spawnError: error.message,
+    });
     return;
   }
   const out = [];
@@ -48,8 +61,12 @@ function run(msg) {
   };
   child.stdout.on('data', (chunk) => out.push(chunk));
   child.stderr.on('data', (chunk) => err.push(chunk));
-  child.on('error', (error) => finish({ exitCode: null, stdout: Buffer.alloc(0), stderr: '', spawnError: error.message }));
-  child.on('close', (code) => finish({ exitCode: code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8') }));
+  child.on('error', (error) =>
+    finish({ exitCode: null, stdout: Buffer.alloc(0), stderr: '', spawnError: error.message }),
+  );
+  child.on('close', (code) =>
+    finish({ exitCode: code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8') }),
+  );
   if (!hasInput) return;
   // git may exit before reading all of stdin (e.g. a fatal error): EPIPE is not our failure
   child.stdin.on('error', () => undefined);
@@ -85,7 +102,12 @@ const HANDOVER_BYTES = 1 << 20;
 function start(msg) {
   let child;
   try {
-    child = spawn(msg.file, msg.args, { cwd: msg.cwd, env: msg.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(msg.file, msg.args, {
+      cwd: msg.cwd,
+      env: msg.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   } catch (error) {
     reply({ t: 'failed', id: msg.id, message: error.message });
     return;

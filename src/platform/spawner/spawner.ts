@@ -125,7 +125,17 @@ class Spawner {
       this.#hold(child);
       const streamed = typeof request.input !== 'string' && !Buffer.isBuffer(request.input);
       const { cmd, args, cwd, env, timeoutMs } = request;
-      this.#send(child, { t: 'run', id, cmd, args, cwd, env, timeoutMs, streamed, ...(streamed ? {} : { input: request.input }) });
+      this.#send(child, {
+        t: 'run',
+        id,
+        cmd,
+        args,
+        cwd,
+        env,
+        timeoutMs,
+        streamed,
+        ...(streamed ? {} : { input: request.input }),
+      });
       if (streamed) void this.#stream(child, id, pending, request.input as AsyncIterable<string>);
     });
   }
@@ -185,9 +195,15 @@ class Spawner {
     if (this.#child !== null) return this.#child;
     const env = { ...process.env };
     delete env.NODE_OPTIONS; // the helper stays small: no loaders, profilers or inspectors of ours
-    const child = spawn(process.execPath, [CHILD_SCRIPT], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'advanced', env });
+    const child = spawn(process.execPath, [CHILD_SCRIPT], {
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      serialization: 'advanced',
+      env,
+    });
     child.unref();
-    child.on('message', (message: DoneMessage | StreamMessage, pipe?: Socket) => (message.t === 'done' ? this.#done(message) : this.#streamed(message, pipe)));
+    child.on('message', (message: DoneMessage | StreamMessage, pipe?: Socket) =>
+      message.t === 'done' ? this.#done(message) : this.#streamed(message, pipe),
+    );
     child.on('exit', () => this.#lost(child));
     child.on('error', () => this.#lost(child));
     this.#child = child;
@@ -217,7 +233,11 @@ class Spawner {
       return;
     }
     const { handlers } = stream;
-    if (message.t === 'out') handlers.onData(message.fd, Buffer.from(message.chunk.buffer, message.chunk.byteOffset, message.chunk.byteLength));
+    if (message.t === 'out')
+      handlers.onData(
+        message.fd,
+        Buffer.from(message.chunk.buffer, message.chunk.byteOffset, message.chunk.byteLength),
+      );
     else if (message.t === 'spawned') {
       stream.started = true;
       handlers.onSpawn(message.pid, message.startTicks);
@@ -277,7 +297,14 @@ class Spawner {
     for (const pending of held) {
       const { input } = pending.request;
       if (typeof input === 'string' || Buffer.isBuffer(input)) void spawnHere(pending.request).then(pending.resolve);
-      else pending.resolve({ exitCode: null, stdout: Buffer.alloc(0), stderr: '', timedOut: false, spawnError: 'the spawner helper process exited' });
+      else
+        pending.resolve({
+          exitCode: null,
+          stdout: Buffer.alloc(0),
+          stderr: '',
+          timedOut: false,
+          spawnError: 'the spawner helper process exited',
+        });
     }
   }
 }
@@ -318,7 +345,12 @@ export function spawnCommand(request: SpawnRequest): Promise<SpawnResult> {
 /** Runs a command from this process: pipes, kill on timeout. */
 export function spawnHere(request: SpawnRequest): Promise<SpawnResult> {
   return new Promise((resolve) => {
-    const child = spawn(request.cmd, request.args, { cwd: request.cwd, env: request.env, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+    const child = spawn(request.cmd, request.args, {
+      cwd: request.cwd,
+      env: request.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let timedOut = false;
@@ -337,8 +369,12 @@ export function spawnHere(request: SpawnRequest): Promise<SpawnResult> {
     };
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    child.on('error', (error) => finish({ exitCode: null, stdout: Buffer.alloc(0), stderr: '', timedOut, spawnError: error.message }));
-    child.on('close', (code) => finish({ exitCode: code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), timedOut }));
+    child.on('error', (error) =>
+      finish({ exitCode: null, stdout: Buffer.alloc(0), stderr: '', timedOut, spawnError: error.message }),
+    );
+    child.on('close', (code) =>
+      finish({ exitCode: code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8'), timedOut }),
+    );
     // the command may exit before reading all of stdin (e.g. a fatal error): EPIPE is not our failure
     child.stdin.on('error', () => undefined);
     const { input } = request;

@@ -35,7 +35,11 @@ export function modelFamily(name: string): ModelFamily {
   const colon = lower.indexOf(':');
   let family = colon === -1 ? lower : lower.slice(0, colon);
   const tag = colon === -1 ? null : lower.slice(colon + 1);
-  family = family.replace(/-latest$/, '').replace(DATE_SUFFIX, '').replace(/-latest$/, '').replace(/-0$/, '');
+  family = family
+    .replace(/-latest$/, '')
+    .replace(DATE_SUFFIX, '')
+    .replace(/-latest$/, '')
+    .replace(/-0$/, '');
   return { family, tag: tag === 'latest' ? null : tag };
 }
 

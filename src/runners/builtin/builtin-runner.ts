@@ -142,10 +142,20 @@ export class BuiltinRunner implements Runner {
    * `endpoint` when it names one. Throws when there is no endpoint or the call fails; the caller
    * then says the judge abstained.
    */
-  async complete(request: { system: string; prompt: string; model: string | null; endpoint?: string; timeoutMs: number }): Promise<string> {
-    const endpoint = request.endpoint !== undefined ? this.#namedEndpoint(request.endpoint, 'endpoint') : this.#endpoint();
+  async complete(request: {
+    system: string;
+    prompt: string;
+    model: string | null;
+    endpoint?: string;
+    timeoutMs: number;
+  }): Promise<string> {
+    const endpoint =
+      request.endpoint !== undefined ? this.#namedEndpoint(request.endpoint, 'endpoint') : this.#endpoint();
     const modelId = request.model ?? endpoint?.model ?? null;
-    if (endpoint === null || modelId === null) throw new Error(`no model endpoint (or no model) is configured for builtin${request.endpoint !== undefined ? ` on models.${request.endpoint}` : ''}`);
+    if (endpoint === null || modelId === null)
+      throw new Error(
+        `no model endpoint (or no model) is configured for builtin${request.endpoint !== undefined ? ` on models.${request.endpoint}` : ''}`,
+      );
     const { generateText, createLanguageModel } = await loadSdk();
     const result = await generateText({
       model: createLanguageModel(endpoint, modelId),
@@ -161,16 +171,28 @@ export class BuiltinRunner implements Runner {
   vet(task: { model: string | null; endpoint?: string }, field: string): void {
     if (task.endpoint !== undefined) {
       if ((task.model ?? this.#namedEndpoint(task.endpoint, field).model) === null) {
-        throw new GafferError('model_endpoint_missing', `${field}: no model named and models.${task.endpoint} has none — give the roster entry a "model" or set models.${task.endpoint}.model`, field);
+        throw new GafferError(
+          'model_endpoint_missing',
+          `${field}: no model named and models.${task.endpoint} has none — give the roster entry a "model" or set models.${task.endpoint}.model`,
+          field,
+        );
       }
       return;
     }
     const endpoint = this.#endpoint();
     if (endpoint === null) {
-      throw new GafferError('model_endpoint_missing', `${field}: builtin needs a model endpoint — set GAFFER_MODEL_URL (and GAFFER_MODEL) or models.default in gaffer.config.json`, field);
+      throw new GafferError(
+        'model_endpoint_missing',
+        `${field}: builtin needs a model endpoint — set GAFFER_MODEL_URL (and GAFFER_MODEL) or models.default in gaffer.config.json`,
+        field,
+      );
     }
     if ((task.model ?? endpoint.model) === null) {
-      throw new GafferError('model_endpoint_missing', `${field}: no model named and the endpoint has no default — give the task a "model" or set GAFFER_MODEL`, field);
+      throw new GafferError(
+        'model_endpoint_missing',
+        `${field}: no model named and the endpoint has no default — give the task a "model" or set GAFFER_MODEL`,
+        field,
+      );
     }
   }
 
@@ -208,12 +230,23 @@ export class BuiltinRunner implements Runner {
       return buildReport(facts, { kind: 'setup', error: err instanceof Error ? err.message : String(err) }, null);
     }
     if (endpoint === null) {
-      return buildReport(facts, { kind: 'setup', error: 'the builtin runner has no model endpoint: set GAFFER_MODEL_URL and GAFFER_MODEL (or configure one)' }, null);
+      return buildReport(
+        facts,
+        {
+          kind: 'setup',
+          error: 'the builtin runner has no model endpoint: set GAFFER_MODEL_URL and GAFFER_MODEL (or configure one)',
+        },
+        null,
+      );
     }
     try {
       if (!statSync(input.workspace).isDirectory()) throw new Error('not a directory');
     } catch {
-      return buildReport(facts, { kind: 'setup', error: `the workspace ${input.workspace} does not exist or is not a directory` }, null);
+      return buildReport(
+        facts,
+        { kind: 'setup', error: `the workspace ${input.workspace} does not exist or is not a directory` },
+        null,
+      );
     }
     let history: ModelMessage[] = [];
     if (input.resume !== null) {
@@ -223,12 +256,23 @@ export class BuiltinRunner implements Runner {
     }
     const modelId = input.model ?? endpoint.model;
     if (modelId === null) {
-      const setIt = input.endpoint !== undefined ? `models.${input.endpoint}.model` : 'GAFFER_MODEL or models.default.model';
-      return buildReport(facts, { kind: 'setup', error: `no model selected: the task names none and the builtin endpoint has no default model (set ${setIt})` }, null);
+      const setIt =
+        input.endpoint !== undefined ? `models.${input.endpoint}.model` : 'GAFFER_MODEL or models.default.model';
+      return buildReport(
+        facts,
+        {
+          kind: 'setup',
+          error: `no model selected: the task names none and the builtin endpoint has no default model (set ${setIt})`,
+        },
+        null,
+      );
     }
     const root = realWorkspace(input.workspace);
     const sessionPath = sessionPathFor(input.logFile, input.workerName);
-    const transcript = new Transcript(input.logFile, input.onOutput, { headBytes: this.#opts.logHeadBytes, tailBytes: this.#opts.logTailBytes });
+    const transcript = new Transcript(input.logFile, input.onOutput, {
+      headBytes: this.#opts.logHeadBytes,
+      tailBytes: this.#opts.logTailBytes,
+    });
     const stop = new AbortController();
     let cause: StopCause | null = null;
     const stopFor = (why: StopCause): void => {
@@ -254,7 +298,10 @@ export class BuiltinRunner implements Runner {
     if (input.signal.aborted) onAbort();
     const timer = setTimeout(() => stopFor({ kind: 'timeout' }), Math.min(Math.max(input.timeoutMs, 0), 2 ** 31 - 1));
 
-    const holder = { id: `${input.jobId}/${input.workerName}/${input.attempt}/${randomUUID()}`, name: input.workerName };
+    const holder = {
+      id: `${input.jobId}/${input.workerName}/${input.attempt}/${randomUUID()}`,
+      name: input.workerName,
+    };
     const locks = this.#opts.locks ?? FILE_LOCKS;
     const ctx: ToolContext = {
       root,
@@ -295,7 +342,13 @@ export class BuiltinRunner implements Runner {
     const messages: ModelMessage[] = [...history, { role: 'user', content: input.instruction }];
     const steers = new SteeredConversation(messages.length);
     const persist = (conversation: ModelMessage[]): void => {
-      const error = saveSession(sessionPath, { version: 1, runner: 'builtin', worker: input.workerName, model: modelId, messages: conversation });
+      const error = saveSession(sessionPath, {
+        version: 1,
+        runner: 'builtin',
+        worker: input.workerName,
+        model: modelId,
+        messages: conversation,
+      });
       facts.sessionError = error;
       if (error === null) facts.session = sessionPath;
     };
@@ -324,8 +377,14 @@ export class BuiltinRunner implements Runner {
         // issue 16: messages sent to the task while it runs join the conversation before the next model call
         prepareStep: ({ messages: stepMessages }) => {
           const taken = input.inbox?.take() ?? [];
-          for (const m of taken) transcript.lines([`[steer] ${m.id} delivered before round ${facts.rounds + 1}: ${clipForLine(m.text, 300)}`]);
-          steers.add(stepMessages.length, taken.map((m) => steerPrompt(m.text)));
+          for (const m of taken)
+            transcript.lines([
+              `[steer] ${m.id} delivered before round ${facts.rounds + 1}: ${clipForLine(m.text, 300)}`,
+            ]);
+          steers.add(
+            stepMessages.length,
+            taken.map((m) => steerPrompt(m.text)),
+          );
           if (steers.isEmpty) return undefined;
           const conversation = steers.weave(stepMessages);
           if (taken.length > 0) persist(conversation);
@@ -403,9 +462,19 @@ export class BuiltinRunner implements Runner {
     if (facts.finalText === '' && stepText.trim() !== '') facts.finalText = stepText;
     const rateLimited = providerError as ProviderHttpError | null;
     if (rateLimited?.isRateLimited === true) {
-      report({ state: 'rate_limited', why: `the model API answered HTTP ${rateLimited.statusCode}`, matched: `HTTP ${rateLimited.statusCode}`, confidence: 1 });
+      report({
+        state: 'rate_limited',
+        why: `the model API answered HTTP ${rateLimited.statusCode}`,
+        matched: `HTTP ${rateLimited.statusCode}`,
+        confidence: 1,
+      });
     } else if (rateLimited !== null && (rateLimited.statusCode === 401 || rateLimited.statusCode === 403)) {
-      report({ state: 'auth_error', why: `the model API answered HTTP ${rateLimited.statusCode}`, matched: `HTTP ${rateLimited.statusCode}`, confidence: 1 });
+      report({
+        state: 'auth_error',
+        why: `the model API answered HTTP ${rateLimited.statusCode}`,
+        matched: `HTTP ${rateLimited.statusCode}`,
+        confidence: 1,
+      });
     }
     const end = buildReport(facts, { kind: 'loop', cause, providerError: rateLimited, loopError }, detection);
     transcript.lines([`[end] ${end.status}${end.error === null ? '' : `: ${end.error}`}`]);

@@ -35,23 +35,34 @@ function messageOf(err: unknown): string {
 }
 
 /** `read_file`: a file's text, optionally a line range (1-based, inclusive). */
-export function readFileTool(ctx: ToolContext, args: { path: string; start_line?: number | undefined; end_line?: number | undefined }): ToolOutcome {
+export function readFileTool(
+  ctx: ToolContext,
+  args: { path: string; start_line?: number | undefined; end_line?: number | undefined },
+): ToolOutcome {
   const at = resolveInWorkspace(ctx.root, args.path);
   if (!at.ok) return refused(at.why);
   let text: string;
   try {
     if (statSync(at.abs).size > READ_MAX_BYTES && args.start_line === undefined) {
-      return failed(`${at.rel} is larger than ${READ_MAX_BYTES} bytes; read it in parts with start_line/end_line, or grep it`);
+      return failed(
+        `${at.rel} is larger than ${READ_MAX_BYTES} bytes; read it in parts with start_line/end_line, or grep it`,
+      );
     }
     text = readToolText(at.abs);
   } catch (err) {
     return failed(`${args.path}: ${messageOf(err)}`);
   }
-  if (args.start_line === undefined && args.end_line === undefined) return { status: 'ok', text: text === '' ? '(empty file)' : text };
+  if (args.start_line === undefined && args.end_line === undefined)
+    return { status: 'ok', text: text === '' ? '(empty file)' : text };
   const lines = text.split('\n');
   const from = Math.max(1, args.start_line ?? 1);
   const to = Math.min(lines.length, args.end_line ?? lines.length);
-  return { status: 'ok', text: lines.slice(from - 1, to).join('\n') + (to < lines.length ? `\n[… lines ${to + 1}-${lines.length} not shown]` : '') };
+  return {
+    status: 'ok',
+    text:
+      lines.slice(from - 1, to).join('\n') +
+      (to < lines.length ? `\n[… lines ${to + 1}-${lines.length} not shown]` : ''),
+  };
 }
 
 /** Scope and lock checks before a write; null when the write may go ahead. */
@@ -108,8 +119,12 @@ function countOccurrences(text: string, search: string): number {
 }
 
 /** `edit_file`: replaces one exact, unique occurrence of `old_text` with `new_text`. */
-export function editFileTool(ctx: ToolContext, args: { path: string; old_text: string; new_text: string }): ToolOutcome {
-  if (args.old_text === '') return failed('old_text is empty; give the exact text to replace (or use write_file for a new file)');
+export function editFileTool(
+  ctx: ToolContext,
+  args: { path: string; old_text: string; new_text: string },
+): ToolOutcome {
+  if (args.old_text === '')
+    return failed('old_text is empty; give the exact text to replace (or use write_file for a new file)');
   const target = checkBeforeWrite(ctx, args.path);
   if ('status' in target) return target;
   let text: string;
@@ -119,8 +134,12 @@ export function editFileTool(ctx: ToolContext, args: { path: string; old_text: s
     return failed(`${args.path}: ${messageOf(err)}`);
   }
   const count = countOccurrences(text, args.old_text);
-  if (count === 0) return failed(`old_text was not found in ${target.rel}; read the file and copy the text exactly (whitespace included)`);
-  if (count > 1) return failed(`old_text appears ${count} times in ${target.rel}; include more surrounding lines so it is unique`);
+  if (count === 0)
+    return failed(
+      `old_text was not found in ${target.rel}; read the file and copy the text exactly (whitespace included)`,
+    );
+  if (count > 1)
+    return failed(`old_text appears ${count} times in ${target.rel}; include more surrounding lines so it is unique`);
   const at = text.indexOf(args.old_text);
   try {
     writeNoFollow(target.abs, text.slice(0, at) + args.new_text + text.slice(at + args.old_text.length));
@@ -131,7 +150,12 @@ export function editFileTool(ctx: ToolContext, args: { path: string; old_text: s
 }
 
 /** Walks `dir` (real path inside root), yielding workspace-relative file and directory paths. */
-function* walk(ctx: ToolContext, dir: string, rel: string, recursive: boolean): Generator<{ rel: string; abs: string; isDir: boolean }> {
+function* walk(
+  ctx: ToolContext,
+  dir: string,
+  rel: string,
+  recursive: boolean,
+): Generator<{ rel: string; abs: string; isDir: boolean }> {
   let names: string[];
   try {
     names = readdirSync(dir).sort();
@@ -162,7 +186,10 @@ function* walk(ctx: ToolContext, dir: string, rel: string, recursive: boolean): 
 }
 
 /** `list_files`: a directory's entries (directories end in `/`), recursive on request. */
-export function listFilesTool(ctx: ToolContext, args: { path?: string | undefined; recursive?: boolean | undefined }): ToolOutcome {
+export function listFilesTool(
+  ctx: ToolContext,
+  args: { path?: string | undefined; recursive?: boolean | undefined },
+): ToolOutcome {
   const at = resolveInWorkspace(ctx.root, args.path ?? '.');
   if (!at.ok) return refused(at.why);
   try {
@@ -182,7 +209,10 @@ export function listFilesTool(ctx: ToolContext, args: { path?: string | undefine
 }
 
 /** `grep`: lines matching a regular expression in the files under a path. */
-export function grepTool(ctx: ToolContext, args: { pattern: string; path?: string | undefined; ignore_case?: boolean | undefined }): ToolOutcome {
+export function grepTool(
+  ctx: ToolContext,
+  args: { pattern: string; path?: string | undefined; ignore_case?: boolean | undefined },
+): ToolOutcome {
   let regex: RegExp;
   try {
     regex = new RegExp(args.pattern, args.ignore_case === true ? 'i' : '');
@@ -193,7 +223,9 @@ export function grepTool(ctx: ToolContext, args: { pattern: string; path?: strin
   if (!at.ok) return refused(at.why);
   let files: { rel: string; abs: string }[];
   try {
-    files = statSync(at.abs).isDirectory() ? [...walk(ctx, at.abs, at.rel, true)].filter((e) => !e.isDir) : [{ rel: at.rel, abs: at.abs }];
+    files = statSync(at.abs).isDirectory()
+      ? [...walk(ctx, at.abs, at.rel, true)].filter((e) => !e.isDir)
+      : [{ rel: at.rel, abs: at.abs }];
   } catch (err) {
     return failed(`${args.path ?? '.'}: ${messageOf(err)}`);
   }
@@ -214,8 +246,14 @@ export function grepTool(ctx: ToolContext, args: { pattern: string; path?: strin
     for (let i = 0; i < lines.length; i++) {
       const line = lines[i] as string;
       if (!regex.test(line)) continue;
-      matches.push(`${file.rel}:${i + 1}: ${line.length > GREP_LINE_CHARS ? `${line.slice(0, GREP_LINE_CHARS)}…` : line}`);
-      if (matches.length >= GREP_MAX_MATCHES) return { status: 'ok', text: `${matches.join('\n')}\n[… stopped at ${GREP_MAX_MATCHES} matches; narrow the pattern or path]` };
+      matches.push(
+        `${file.rel}:${i + 1}: ${line.length > GREP_LINE_CHARS ? `${line.slice(0, GREP_LINE_CHARS)}…` : line}`,
+      );
+      if (matches.length >= GREP_MAX_MATCHES)
+        return {
+          status: 'ok',
+          text: `${matches.join('\n')}\n[… stopped at ${GREP_MAX_MATCHES} matches; narrow the pattern or path]`,
+        };
     }
   }
   return { status: 'ok', text: matches.length === 0 ? 'no matches' : matches.join('\n') };

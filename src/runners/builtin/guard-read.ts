@@ -47,7 +47,9 @@ export interface Located {
   isMatchAll: boolean;
 }
 
-const WRAPPERS: Readonly<Record<string, { skipsOptions: boolean; takesValue?: readonly string[]; takesPositional?: number }>> = {
+const WRAPPERS: Readonly<
+  Record<string, { skipsOptions: boolean; takesValue?: readonly string[]; takesPositional?: number }>
+> = {
   command: { skipsOptions: true },
   builtin: { skipsOptions: false },
   exec: { skipsOptions: true },
@@ -75,7 +77,8 @@ export function unwrap(command: SimpleCommand): { program: string; args: ShellWo
   const words = [...command.argv];
   const wrappers: string[] = [];
   for (;;) {
-    while (words.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0]?.text ?? '') && words[0]?.isQuoted !== true) words.shift();
+    while (words.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0]?.text ?? '') && words[0]?.isQuoted !== true)
+      words.shift();
     const first = words[0];
     if (first === undefined) return { program: '', args: [], wrappers };
     const name = baseName(first.text);
@@ -132,13 +135,16 @@ export function locate(word: ShellWord, cwd: string | null, scope: GuardScope, e
   let base = cwd;
   if (word.hasTilde) {
     const tilde = /^~([^/]*)/.exec(text);
-    if (tilde?.[1] !== undefined && tilde[1] !== '' && tilde[1] !== '+') return { place: 'home', abs: `~${tilde[1]}`, isMatchAll: false };
+    if (tilde?.[1] !== undefined && tilde[1] !== '' && tilde[1] !== '+')
+      return { place: 'home', abs: `~${tilde[1]}`, isMatchAll: false };
     text = scope.home + text.slice(tilde?.[0].length ?? 1);
   } else if (word.hasExpansion) {
     const known = KNOWN_VARS.exec(text);
     const name = known?.[1] ?? known?.[2];
-    const value = name === 'HOME' ? scope.home : name === 'PWD' ? cwd : name === 'TMPDIR' ? (env.TMPDIR ?? '/tmp') : null;
-    if (known === null || value === null || /[$`]/.test(text.slice(known[0].length))) return { place: 'unknown', abs: '', isMatchAll: false };
+    const value =
+      name === 'HOME' ? scope.home : name === 'PWD' ? cwd : name === 'TMPDIR' ? (env.TMPDIR ?? '/tmp') : null;
+    if (known === null || value === null || /[$`]/.test(text.slice(known[0].length)))
+      return { place: 'unknown', abs: '', isMatchAll: false };
     text = value + text.slice(known[0].length);
   }
   if (base === null && !text.startsWith('/')) return { place: 'unknown', abs: '', isMatchAll: false };
@@ -166,7 +172,8 @@ export function placeOf(abs: string, scope: GuardScope): Place {
   if (isInside(`${scope.root}/.git`, abs)) return 'git';
   if (isInside(scope.root, abs)) return 'inside';
   if (scope.scratch.some((dir) => isInside(dir, abs) && abs !== dir)) return 'scratch';
-  if (['/dev/null', '/dev/stdout', '/dev/stderr', '/dev/tty'].includes(abs) || abs.startsWith('/dev/fd/')) return 'scratch';
+  if (['/dev/null', '/dev/stdout', '/dev/stderr', '/dev/tty'].includes(abs) || abs.startsWith('/dev/fd/'))
+    return 'scratch';
   if (isInside(scope.home, abs)) return 'home';
   return 'outside';
 }

@@ -43,14 +43,50 @@ export interface LineRule {
 export type GuardVerdict = { ok: true } | { ok: false; rule: string; why: string };
 
 const DOWNLOADERS = new Set(['curl', 'wget', 'fetch', 'aria2c', 'http', 'xh']);
-const INTERPRETERS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'ash', 'fish', 'python', 'python3', 'perl', 'ruby', 'node', 'php', 'source', '.']);
+const INTERPRETERS = new Set([
+  'sh',
+  'bash',
+  'dash',
+  'zsh',
+  'ksh',
+  'ash',
+  'fish',
+  'python',
+  'python3',
+  'perl',
+  'ruby',
+  'node',
+  'php',
+  'source',
+  '.',
+]);
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'ash']);
-const WRITE_ALL_OPERANDS = new Set(['tee', 'touch', 'mkdir', 'rmdir', 'truncate', 'chmod', 'chown', 'chgrp', 'unlink', 'shred', 'mv']);
+const WRITE_ALL_OPERANDS = new Set([
+  'tee',
+  'touch',
+  'mkdir',
+  'rmdir',
+  'truncate',
+  'chmod',
+  'chown',
+  'chgrp',
+  'unlink',
+  'shred',
+  'mv',
+]);
 const WRITE_LAST_OPERAND = new Set(['cp', 'install', 'ln', 'rsync', 'scp']);
 const WRITE_REDIRECTS = new Set(['>', '>>', '>|', '&>', '&>>', '<>', '>&', '&>&']);
 const POWER = new Set(['shutdown', 'reboot', 'halt', 'poweroff', 'telinit']);
 const DISK = /^(mkfs(\..+)?|mke2fs|mkswap|fdisk|sfdisk|cfdisk|parted|wipefs|sgdisk)$/;
-const GIT_VALUE_OPTIONS = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path', '--config-env']);
+const GIT_VALUE_OPTIONS = new Set([
+  '-C',
+  '-c',
+  '--git-dir',
+  '--work-tree',
+  '--namespace',
+  '--exec-path',
+  '--config-env',
+]);
 
 /** The git subcommand and its arguments, past git's own options (`git -C x -c k=v push`). */
 function gitCall(cmd: GuardCommand): { sub: string; args: ShellWord[] } | null {
@@ -68,15 +104,30 @@ function gitCall(cmd: GuardCommand): { sub: string; args: ShellWord[] } | null {
 function writeTargets(cmd: GuardCommand): ShellWord[] {
   const targets = cmd.redirects.filter((r) => WRITE_REDIRECTS.has(r.op)).map((r) => r.target);
   const ops = operands(cmd.args);
-  if (WRITE_ALL_OPERANDS.has(cmd.program)) targets.push(...(cmd.program === 'chmod' || cmd.program === 'chown' || cmd.program === 'chgrp' ? ops.slice(1) : ops));
+  if (WRITE_ALL_OPERANDS.has(cmd.program))
+    targets.push(
+      ...(cmd.program === 'chmod' || cmd.program === 'chown' || cmd.program === 'chgrp' ? ops.slice(1) : ops),
+    );
   if (WRITE_LAST_OPERAND.has(cmd.program)) {
     const toDir = cmd.args.findIndex((a) => a.text === '-t' || a.text.startsWith('--target-directory'));
-    const dir = toDir === -1 ? undefined : cmd.args[toDir]?.text.includes('=') === true ? { ...(cmd.args[toDir] as ShellWord), text: (cmd.args[toDir] as ShellWord).text.split('=')[1] ?? '' } : cmd.args[toDir + 1];
+    const dir =
+      toDir === -1
+        ? undefined
+        : cmd.args[toDir]?.text.includes('=') === true
+          ? { ...(cmd.args[toDir] as ShellWord), text: (cmd.args[toDir] as ShellWord).text.split('=')[1] ?? '' }
+          : cmd.args[toDir + 1];
     const last = dir ?? ops.at(-1);
     if (last !== undefined && ops.length >= 2) targets.push(last);
   }
-  if ((cmd.program === 'sed' || cmd.program === 'perl') && cmd.args.some((a) => /^-[a-zA-Z]*i/.test(a.text) || a.text.startsWith('--in-place'))) {
-    targets.push(...operands(cmd.args).slice(cmd.program === 'sed' && !cmd.args.some((a) => a.text === '-e' || a.text === '-f') ? 1 : 0));
+  if (
+    (cmd.program === 'sed' || cmd.program === 'perl') &&
+    cmd.args.some((a) => /^-[a-zA-Z]*i/.test(a.text) || a.text.startsWith('--in-place'))
+  ) {
+    targets.push(
+      ...operands(cmd.args).slice(
+        cmd.program === 'sed' && !cmd.args.some((a) => a.text === '-e' || a.text === '-f') ? 1 : 0,
+      ),
+    );
   }
   if (cmd.program === 'dd') {
     for (const a of cmd.args) if (a.text.startsWith('of=')) targets.push({ ...a, text: a.text.slice(3) });
@@ -106,7 +157,8 @@ export const COMMAND_RULES: readonly CommandRule[] = [
   {
     id: 'sudo',
     why: 'runs as another user (root); a worker runs as itself',
-    test: ({ cmd }) => (['sudo', 'doas', 'pkexec', 'run0'].find((w) => cmd.wrappers.includes(w)) ?? (cmd.program === 'su' ? 'su' : false)),
+    test: ({ cmd }) =>
+      ['sudo', 'doas', 'pkexec', 'run0'].find((w) => cmd.wrappers.includes(w)) ?? (cmd.program === 'su' ? 'su' : false),
   },
   {
     id: 'disk',
@@ -118,18 +170,24 @@ export const COMMAND_RULES: readonly CommandRule[] = [
     why: 'writes raw bytes to a device',
     test: ({ cmd }) => {
       const of = cmd.program === 'dd' ? cmd.args.find((a) => a.text.startsWith('of=/dev/')) : undefined;
-      return of !== undefined && !['of=/dev/null', 'of=/dev/stdout', 'of=/dev/stderr'].includes(of.text) ? of.text : false;
+      return of !== undefined && !['of=/dev/null', 'of=/dev/stdout', 'of=/dev/stderr'].includes(of.text)
+        ? of.text
+        : false;
     },
   },
   {
     id: 'rm-no-preserve-root',
     why: 'rm --no-preserve-root exists only to delete /',
-    test: ({ cmd }) => (cmd.program === 'rm' && longFlags(cmd.args).has('--no-preserve-root') ? '--no-preserve-root' : false),
+    test: ({ cmd }) =>
+      cmd.program === 'rm' && longFlags(cmd.args).has('--no-preserve-root') ? '--no-preserve-root' : false,
   },
   {
     id: 'rm-workspace',
     why: 'deletes the whole workspace (or everything in it); delete the files you mean by name',
-    test: (input) => (input.cmd.program === 'rm' || input.cmd.program === 'rmdir' ? firstAt(input, operands(input.cmd.args), ['root']) : false),
+    test: (input) =>
+      input.cmd.program === 'rm' || input.cmd.program === 'rmdir'
+        ? firstAt(input, operands(input.cmd.args), ['root'])
+        : false,
   },
   {
     id: 'rm-git',
@@ -139,20 +197,41 @@ export const COMMAND_RULES: readonly CommandRule[] = [
   {
     id: 'rm-outside',
     why: 'deletes outside the workspace; only files inside the workspace may be deleted',
-    test: (input) => (input.cmd.program === 'rm' ? firstAt(input, operands(input.cmd.args), ['home', 'outside', 'scratch']) : false),
+    test: (input) =>
+      input.cmd.program === 'rm' ? firstAt(input, operands(input.cmd.args), ['home', 'outside', 'scratch']) : false,
   },
   {
     id: 'rm-unchecked',
     why: 'rm -r of a path built from a variable or substitution (it could expand to / or ~); write the path out',
-    test: (input) => (input.cmd.program === 'rm' && isRecursive(input.cmd) ? firstAt(input, operands(input.cmd.args), ['unknown']) : false),
+    test: (input) =>
+      input.cmd.program === 'rm' && isRecursive(input.cmd)
+        ? firstAt(input, operands(input.cmd.args), ['unknown'])
+        : false,
   },
   {
     id: 'find-delete',
     why: 'find -delete (or -exec rm) over the whole workspace or outside it',
     test: (input) => {
       const { cmd } = input;
-      if (cmd.program !== 'find' || !cmd.args.some((a) => a.text === '-delete' || ((a.text === '-exec' || a.text === '-execdir') && /(^|\/)(rm|shred)$/.test(cmd.args[cmd.args.indexOf(a) + 1]?.text ?? '')))) return false;
-      const starts = cmd.args.slice(0, Math.max(0, cmd.args.findIndex((a) => /^[-(!]/.test(a.text)))).filter((a) => !a.text.startsWith('-'));
+      if (
+        cmd.program !== 'find' ||
+        !cmd.args.some(
+          (a) =>
+            a.text === '-delete' ||
+            ((a.text === '-exec' || a.text === '-execdir') &&
+              /(^|\/)(rm|shred)$/.test(cmd.args[cmd.args.indexOf(a) + 1]?.text ?? '')),
+        )
+      )
+        return false;
+      const starts = cmd.args
+        .slice(
+          0,
+          Math.max(
+            0,
+            cmd.args.findIndex((a) => /^[-(!]/.test(a.text)),
+          ),
+        )
+        .filter((a) => !a.text.startsWith('-'));
       if (starts.length === 0) return cmd.cwd === input.scope.root ? '.' : false;
       return firstAt(input, starts, ['root', 'git', 'home', 'outside', 'scratch', 'unknown']);
     },
@@ -164,10 +243,12 @@ export const COMMAND_RULES: readonly CommandRule[] = [
   },
   {
     id: 'git-reset-hard',
-    why: 'git reset --hard discards uncommitted changes (other workers\' too, in a shared workspace)',
+    why: "git reset --hard discards uncommitted changes (other workers' too, in a shared workspace)",
     test: ({ cmd }) => {
       const git = gitCall(cmd);
-      return git?.sub === 'reset' && git.args.some((a) => ['--hard', '--merge', '--keep'].includes(a.text)) ? 'git reset --hard' : false;
+      return git?.sub === 'reset' && git.args.some((a) => ['--hard', '--merge', '--keep'].includes(a.text))
+        ? 'git reset --hard'
+        : false;
     },
   },
   {
@@ -183,12 +264,23 @@ export const COMMAND_RULES: readonly CommandRule[] = [
   },
   {
     id: 'git-discard',
-    why: 'discards or hides working-tree changes (git checkout -- / git restore / git stash), other workers\' included',
+    why: "discards or hides working-tree changes (git checkout -- / git restore / git stash), other workers' included",
     test: ({ cmd }) => {
       const git = gitCall(cmd);
       if (git === null) return false;
-      if (git.sub === 'checkout' && git.args.some((a) => a.text === '--' || a.text === '.' || a.text === '-f' || a.text === '--force')) return 'git checkout';
-      if (git.sub === 'restore' && !(git.args.some((a) => a.text === '--staged' || a.text === '-S') && !git.args.some((a) => a.text === '--worktree' || a.text === '-W'))) return 'git restore';
+      if (
+        git.sub === 'checkout' &&
+        git.args.some((a) => a.text === '--' || a.text === '.' || a.text === '-f' || a.text === '--force')
+      )
+        return 'git checkout';
+      if (
+        git.sub === 'restore' &&
+        !(
+          git.args.some((a) => a.text === '--staged' || a.text === '-S') &&
+          !git.args.some((a) => a.text === '--worktree' || a.text === '-W')
+        )
+      )
+        return 'git restore';
       const stash = git.args.find((a) => !a.text.startsWith('-'))?.text ?? 'push';
       if (git.sub === 'stash' && ['push', 'save', 'drop', 'clear'].includes(stash)) return `git stash ${stash}`;
       return false;
@@ -200,7 +292,9 @@ export const COMMAND_RULES: readonly CommandRule[] = [
     test: ({ cmd }) => {
       const git = gitCall(cmd);
       const isRead = git?.args.some((a) => /^(--get.*|-l|--list)$/.test(a.text)) === true;
-      return git?.sub === 'config' && !isRead && git.args.some((a) => a.text === '--global' || a.text === '--system') ? 'git config --global' : false;
+      return git?.sub === 'config' && !isRead && git.args.some((a) => a.text === '--global' || a.text === '--system')
+        ? 'git config --global'
+        : false;
     },
   },
   {
@@ -214,17 +308,17 @@ export const COMMAND_RULES: readonly CommandRule[] = [
   },
   {
     id: 'write-home',
-    why: 'writes to your home directory (~); only the workspace (and /tmp) are the worker\'s to write',
+    why: "writes to your home directory (~); only the workspace (and /tmp) are the worker's to write",
     test: (input) => firstAt(input, writeTargets(input.cmd), ['home']),
   },
   {
     id: 'write-outside',
-    why: 'writes outside the workspace; only the workspace (and /tmp) are the worker\'s to write',
+    why: "writes outside the workspace; only the workspace (and /tmp) are the worker's to write",
     test: (input) => firstAt(input, writeTargets(input.cmd), ['outside']),
   },
   {
     id: 'write-git',
-    why: "changes files inside .git by hand; use git commands",
+    why: 'changes files inside .git by hand; use git commands',
     test: (input) => (input.cmd.program === 'git' ? false : firstAt(input, writeTargets(input.cmd), ['git'])),
   },
   {
@@ -237,16 +331,21 @@ export const COMMAND_RULES: readonly CommandRule[] = [
     why: 'stops or restarts the machine',
     test: ({ cmd }) => {
       if (POWER.has(cmd.program)) return cmd.program;
-      if (cmd.program === 'init' && ['0', '6'].includes(cmd.args[0]?.text ?? '')) return `init ${cmd.args[0]?.text ?? ''}`;
+      if (cmd.program === 'init' && ['0', '6'].includes(cmd.args[0]?.text ?? ''))
+        return `init ${cmd.args[0]?.text ?? ''}`;
       const verb = cmd.args.find((a) => !a.text.startsWith('-'))?.text ?? '';
-      return cmd.program === 'systemctl' && ['poweroff', 'reboot', 'halt', 'suspend', 'hibernate', 'kexec', 'rescue', 'emergency'].includes(verb) ? `systemctl ${verb}` : false;
+      return cmd.program === 'systemctl' &&
+        ['poweroff', 'reboot', 'halt', 'suspend', 'hibernate', 'kexec', 'rescue', 'emergency'].includes(verb)
+        ? `systemctl ${verb}`
+        : false;
     },
   },
   {
     id: 'kill-everything',
     why: 'signals every process you own (gaffer and other workers included); kill the pid you started',
     // `kill -9 -1`, `kill -- -1`: pid -1 (the last word after a signal or `--`); `kill -1 123` is SIGHUP to 123
-    test: ({ cmd }) => (cmd.program === 'kill' && cmd.args.length >= 2 && cmd.args.at(-1)?.text === '-1' ? 'kill -1' : false),
+    test: ({ cmd }) =>
+      cmd.program === 'kill' && cmd.args.length >= 2 && cmd.args.at(-1)?.text === '-1' ? 'kill -1' : false,
   },
   {
     id: 'kill-by-name',
@@ -271,7 +370,8 @@ export const COMMAND_RULES: readonly CommandRule[] = [
     test: ({ cmd }) => {
       const verb = operands(cmd.args)[0]?.text ?? '';
       const isGlobal = cmd.args.some((a) => a.text === '-g' || a.text === '--global' || a.text === '--user');
-      if (['npm', 'pnpm', 'bun'].includes(cmd.program) && ['install', 'i', 'add', 'link'].includes(verb) && isGlobal) return `${cmd.program} ${verb} -g`;
+      if (['npm', 'pnpm', 'bun'].includes(cmd.program) && ['install', 'i', 'add', 'link'].includes(verb) && isGlobal)
+        return `${cmd.program} ${verb} -g`;
       if (cmd.program === 'yarn' && verb === 'global') return 'yarn global';
       if (/^pip3?$/.test(cmd.program) && verb === 'install' && isGlobal) return 'pip install --user';
       return false;
@@ -331,7 +431,13 @@ export function guardScope(workspace: string, env: NodeJS.ProcessEnv): GuardScop
  * (deeper than {@link MAX_DEPTH}, built at run time, piped in from elsewhere) is refused
  * (UNREADABLE_RULES). The first broken rule is the answer.
  */
-export function checkCommand(line: string, scope: GuardScope, env: NodeJS.ProcessEnv = {}, depth = 0, startCwd: string | null = scope.root): GuardVerdict {
+export function checkCommand(
+  line: string,
+  scope: GuardScope,
+  env: NodeJS.ProcessEnv = {},
+  depth = 0,
+  startCwd: string | null = scope.root,
+): GuardVerdict {
   for (const rule of LINE_RULES) {
     if (rule.pattern.test(line)) return { ok: false, rule: rule.id, why: rule.why };
   }
@@ -341,14 +447,23 @@ export function checkCommand(line: string, scope: GuardScope, env: NodeJS.Proces
   for (const u of unwrapped) programs.set(u.c.pipeline, [...(programs.get(u.c.pipeline) ?? []), u.program]);
   let cwd = startCwd;
   for (const { c, program, args, wrappers } of unwrapped) {
-    const cmd: GuardCommand = { program, args, wrappers, redirects: c.redirects, pipeline: programs.get(c.pipeline) ?? [], pipeIndex: c.pipeIndex, cwd };
+    const cmd: GuardCommand = {
+      program,
+      args,
+      wrappers,
+      redirects: c.redirects,
+      pipeline: programs.get(c.pipeline) ?? [],
+      pipeIndex: c.pipeIndex,
+      cwd,
+    };
     const input: RuleInput = { cmd, scope, at: (word) => locate(word, cwd, scope, env) };
     for (const rule of COMMAND_RULES) {
       const found = rule.test(input);
       if (found !== false) return { ok: false, rule: rule.id, why: `${rule.why} (${found})` };
     }
     const programWord = c.argv[c.argv.length - 1 - args.length];
-    if (program !== '' && programWord?.hasExpansion === true) return refuse(UNREADABLE_RULES.builtProgram, programWord.text);
+    if (program !== '' && programWord?.hasExpansion === true)
+      return refuse(UNREADABLE_RULES.builtProgram, programWord.text);
     for (const inner of innerScripts(program, args, c, unwrapped)) {
       if (inner.unreadable !== null) return refuse(inner.unreadable, inner.text);
       if (depth >= MAX_DEPTH) return refuse(UNREADABLE_RULES.tooDeep, inner.text);
@@ -392,8 +507,21 @@ const FIND_EXEC = new Set(['-exec', '-execdir', '-ok', '-okdir']);
  * `sh -c '…'`, `eval …`, `find … -exec sh -c '…' \;`, `echo '…' | sh`, `sh <<< '…'`. A script
  * built from an expansion, or fed from a pipe the guard cannot read, comes back unreadable.
  */
-function innerScripts(program: string, args: ShellWord[], command: SimpleCommand, line: readonly { c: SimpleCommand; program: string; args: ShellWord[] }[]): InnerScript[] {
-  if (program === 'eval') return args.length === 0 ? [] : [readable(args.map((a) => a.text).join(' '), args.some((a) => a.hasExpansion))];
+function innerScripts(
+  program: string,
+  args: ShellWord[],
+  command: SimpleCommand,
+  line: readonly { c: SimpleCommand; program: string; args: ShellWord[] }[],
+): InnerScript[] {
+  if (program === 'eval')
+    return args.length === 0
+      ? []
+      : [
+          readable(
+            args.map((a) => a.text).join(' '),
+            args.some((a) => a.hasExpansion),
+          ),
+        ];
   if (program === 'find') {
     const scripts: InnerScript[] = [];
     args.forEach((a, i) => {
@@ -414,12 +542,19 @@ function innerScripts(program: string, args: ShellWord[], command: SimpleCommand
   const hereString = command.redirects.find((r) => r.op === '<<<');
   if (hereString !== undefined) return [readable(hereString.target.text, hereString.target.hasExpansion)];
   // a shell with no script file reads its script from stdin: from the pipe before it
-  const readsStdin = (operands(args).length === 0 || args.some((a) => a.text === '-s')) && !command.redirects.some((r) => r.op === '<' || r.op === '<<' || r.op === '<<-');
+  const readsStdin =
+    (operands(args).length === 0 || args.some((a) => a.text === '-s')) &&
+    !command.redirects.some((r) => r.op === '<' || r.op === '<<' || r.op === '<<-');
   if (command.pipeIndex === 0 || !readsStdin) return [];
   const producer = line.find((u) => u.c.pipeline === command.pipeline && u.c.pipeIndex === command.pipeIndex - 1);
   if (producer?.program === 'echo' && producer.c.redirects.length === 0) {
     const words = producer.args.filter((a, i) => !(i === 0 && /^-[neE]+$/.test(a.text)));
-    return [readable(words.map((a) => a.text).join(' '), words.some((a) => a.hasExpansion))];
+    return [
+      readable(
+        words.map((a) => a.text).join(' '),
+        words.some((a) => a.hasExpansion),
+      ),
+    ];
   }
   return [{ text: `${producer?.program ?? '…'} | ${program}`, unreadable: UNREADABLE_RULES.pipedScript }];
 }

@@ -30,8 +30,14 @@ export function readProviderError(error: unknown, now = Date.now()): ProviderHtt
   if (apiError?.statusCode === undefined) return null;
   const statusCode = apiError.statusCode;
   const isRateLimited = statusCode === 429 || statusCode === 529;
-  const message = apiError.message.length > MAX_MESSAGE_CHARS ? `${apiError.message.slice(0, MAX_MESSAGE_CHARS)}…` : apiError.message;
-  return { statusCode, isRateLimited, retryAfterS: isRateLimited ? retryAfterSeconds(apiError.responseHeaders ?? {}, now) : null, message };
+  const message =
+    apiError.message.length > MAX_MESSAGE_CHARS ? `${apiError.message.slice(0, MAX_MESSAGE_CHARS)}…` : apiError.message;
+  return {
+    statusCode,
+    isRateLimited,
+    retryAfterS: isRateLimited ? retryAfterSeconds(apiError.responseHeaders ?? {}, now) : null,
+    message,
+  };
 }
 
 /** `1s`, `6m0s`, `20ms`, `1h2m3.5s` (OpenAI's x-ratelimit-reset-*) → seconds. */
@@ -72,9 +78,11 @@ export function retryAfterSeconds(headers: Record<string, string>, now = Date.no
   const h: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) h[name.toLowerCase()] = value;
   // to the millisecond, up: a resume rounded to whole seconds would come up to a second late (issue 15)
-  const up = (s: number | null): number | null => (s === null || !Number.isFinite(s) ? null : Math.max(0, Math.ceil(s * 1000) / 1000));
+  const up = (s: number | null): number | null =>
+    s === null || !Number.isFinite(s) ? null : Math.max(0, Math.ceil(s * 1000) / 1000);
 
-  if (h['retry-after-ms'] !== undefined && /^\d+(\.\d+)?$/.test(h['retry-after-ms'].trim())) return up(Number(h['retry-after-ms']) / 1000);
+  if (h['retry-after-ms'] !== undefined && /^\d+(\.\d+)?$/.test(h['retry-after-ms'].trim()))
+    return up(Number(h['retry-after-ms']) / 1000);
   const retryAfter = h['retry-after']?.trim();
   if (retryAfter !== undefined && retryAfter !== '') {
     const seconds = /^\d+(\.\d+)?$/.test(retryAfter) ? Number(retryAfter) : untilDate(retryAfter, now);

@@ -82,11 +82,29 @@ export function buildReport(facts: LoopFacts, end: RunEnd, detection: StateDetec
   };
   if (end.kind === 'setup') return { ...base, outcome: 'expected_error', stopReason: 'not_started', error: end.error };
   const { cause, providerError, loopError } = end;
-  if (cause?.kind === 'cancelled') return { ...base, status: 'cancelled', outcome: 'cancelled', isCancelled: true, stopReason: 'cancelled' };
-  if (cause?.kind === 'timeout') return { ...base, status: 'timeout', outcome: 'panic', timedOut: true, stopReason: 'timeout', error: `timed out after ${formatSeconds(facts.timeoutMs)}` };
-  if (cause?.kind === 'stalled') return { ...base, status: 'stalled', outcome: 'panic', stopReason: 'stalled', error: `stalled: ${cause.why}` };
-  if (cause?.kind === 'stuck') return { ...base, status: 'stuck', outcome: 'panic', stopReason: 'stuck', error: `stuck: ${cause.why}` };
-  if (cause?.kind === 'substituted') return { ...base, status: 'error', outcome: 'panic', stopReason: 'model_substituted', error: substitutionError(cause.served) };
+  if (cause?.kind === 'cancelled')
+    return { ...base, status: 'cancelled', outcome: 'cancelled', isCancelled: true, stopReason: 'cancelled' };
+  if (cause?.kind === 'timeout')
+    return {
+      ...base,
+      status: 'timeout',
+      outcome: 'panic',
+      timedOut: true,
+      stopReason: 'timeout',
+      error: `timed out after ${formatSeconds(facts.timeoutMs)}`,
+    };
+  if (cause?.kind === 'stalled')
+    return { ...base, status: 'stalled', outcome: 'panic', stopReason: 'stalled', error: `stalled: ${cause.why}` };
+  if (cause?.kind === 'stuck')
+    return { ...base, status: 'stuck', outcome: 'panic', stopReason: 'stuck', error: `stuck: ${cause.why}` };
+  if (cause?.kind === 'substituted')
+    return {
+      ...base,
+      status: 'error',
+      outcome: 'panic',
+      stopReason: 'model_substituted',
+      error: substitutionError(cause.served),
+    };
   if (providerError?.isRateLimited === true) {
     return {
       ...base,
@@ -98,11 +116,30 @@ export function buildReport(facts: LoopFacts, end: RunEnd, detection: StateDetec
     };
   }
   if (providerError !== null) {
-    return { ...base, status: 'error', outcome: 'expected_error', stopReason: 'api_error', error: `the model API answered HTTP ${providerError.statusCode}: ${providerError.message}` };
+    return {
+      ...base,
+      status: 'error',
+      outcome: 'expected_error',
+      stopReason: 'api_error',
+      error: `the model API answered HTTP ${providerError.statusCode}: ${providerError.message}`,
+    };
   }
-  if (loopError !== null) return { ...base, status: 'error', outcome: 'panic', stopReason: 'model_error', error: `the model call failed: ${loopError}` };
+  if (loopError !== null)
+    return {
+      ...base,
+      status: 'error',
+      outcome: 'panic',
+      stopReason: 'model_error',
+      error: `the model call failed: ${loopError}`,
+    };
   if (facts.lastStepHadToolCalls && facts.rounds >= facts.maxRounds) {
-    return { ...base, status: 'error', outcome: 'expected_error', stopReason: 'max_rounds', error: `stopped after ${facts.rounds} rounds (max_rounds) before a final answer` };
+    return {
+      ...base,
+      status: 'error',
+      outcome: 'expected_error',
+      stopReason: 'max_rounds',
+      error: `stopped after ${facts.rounds} rounds (max_rounds) before a final answer`,
+    };
   }
   return { ...base, status: 'done', outcome: 'success', stopReason: 'complete' };
 }

@@ -20,7 +20,12 @@ export interface Sdk {
 let loading: Promise<Sdk> | null = null;
 
 export function loadSdk(): Promise<Sdk> {
-  loading ??= Promise.all([import('ai'), import('./language-model.js'), import('./tools.js'), import('./rate-limit.js')]).then(([ai, model, tools, rateLimit]) => ({
+  loading ??= Promise.all([
+    import('ai'),
+    import('./language-model.js'),
+    import('./tools.js'),
+    import('./rate-limit.js'),
+  ]).then(([ai, model, tools, rateLimit]) => ({
     streamText: ai.streamText,
     generateText: ai.generateText,
     stepCountIs: ai.stepCountIs,

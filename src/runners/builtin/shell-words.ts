@@ -70,7 +70,12 @@ function readParen(line: string, open: number): { inner: string; end: number } {
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'ash', 'fish']);
 
 /** Skips here-document bodies from `i`; a body fed to a shell is kept to be read as commands. */
-function skipHeredocs(line: string, i: number, heredocs: { delimiter: string; stripTabs: boolean; command: SimpleCommand }[], substitutions: string[]): number {
+function skipHeredocs(
+  line: string,
+  i: number,
+  heredocs: { delimiter: string; stripTabs: boolean; command: SimpleCommand }[],
+  substitutions: string[],
+): number {
   for (const doc of heredocs) {
     const body: string[] = [];
     while (i < line.length) {
@@ -98,12 +103,14 @@ export function parseCommandLine(line: string): ParsedCommand {
   /** Here-documents whose bodies start after the next newline. */
   let heredocs: { delimiter: string; stripTabs: boolean; command: SimpleCommand }[] = [];
 
-  const startWord = (): ShellWord => (word ??= { text: '', isQuoted: false, hasExpansion: false, hasGlob: false, hasTilde: false });
+  const startWord = (): ShellWord =>
+    (word ??= { text: '', isQuoted: false, hasExpansion: false, hasGlob: false, hasTilde: false });
   const endWord = (): void => {
     if (word === null) return;
     if (pendingRedirect !== null) {
       current.redirects.push({ op: pendingRedirect, target: word });
-      if (pendingRedirect === '<<' || pendingRedirect === '<<-') heredocs.push({ delimiter: word.text, stripTabs: pendingRedirect === '<<-', command: current });
+      if (pendingRedirect === '<<' || pendingRedirect === '<<-')
+        heredocs.push({ delimiter: word.text, stripTabs: pendingRedirect === '<<-', command: current });
       pendingRedirect = null;
     } else {
       current.argv.push(word);

@@ -2,8 +2,10 @@ import type { RunnerInput } from '../contract.js';
 
 const ROLE_LINES: Record<RunnerInput['role'], string> = {
   worker: 'You are an implementer: make the change the task asks for.',
-  fixer: 'You are a fixer: the verification failed after other workers changed the code. Find and fix the cause (not the test, unless the test is wrong per the task), and rerun the command until it passes.',
-  reviewer: 'You are a reviewer: read and judge; do not change the project. Write only the output files the task names.',
+  fixer:
+    'You are a fixer: the verification failed after other workers changed the code. Find and fix the cause (not the test, unless the test is wrong per the task), and rerun the command until it passes.',
+  reviewer:
+    'You are a reviewer: read and judge; do not change the project. Write only the output files the task names.',
 };
 
 /** The builtin agent's system prompt: its role, the workspace, the rules, how to report. */

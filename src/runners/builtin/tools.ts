@@ -25,14 +25,17 @@ function toModelOutput({ output }: { output: ToolAnswer }): { type: 'text' | 'er
   return { type: output.ok ? 'text' : 'error-text', value: output.text };
 }
 
-const pathArg = z.string().describe('A path relative to the workspace root (absolute paths must lie inside the workspace).');
+const pathArg = z
+  .string()
+  .describe('A path relative to the workspace root (absolute paths must lie inside the workspace).');
 
 /**
  * The tools, as AI SDK tools. Each answers with the text the model reads; failures and
  * refusals are error results (the model is told), never throws.
  */
 export function buildTools(ctx: ToolContext, hooks: ToolHooks): ToolSet {
-  const run = <A>(name: ToolName, call: (args: A) => ToolOutcome | Promise<ToolOutcome>) =>
+  const run =
+    <A>(name: ToolName, call: (args: A) => ToolOutcome | Promise<ToolOutcome>) =>
     async (args: A): Promise<ToolAnswer> => {
       hooks.onStart(name, args);
       let outcome: ToolOutcome;
@@ -53,37 +56,53 @@ export function buildTools(ctx: ToolContext, hooks: ToolHooks): ToolSet {
         start_line: z.number().int().min(1).optional(),
         end_line: z.number().int().min(1).optional(),
       }),
-      execute: run('read_file', (args: { path: string; start_line?: number | undefined; end_line?: number | undefined }) => readFileTool(ctx, args)),
+      execute: run(
+        'read_file',
+        (args: { path: string; start_line?: number | undefined; end_line?: number | undefined }) =>
+          readFileTool(ctx, args),
+      ),
       toModelOutput,
     }),
     write_file: tool({
-      description: 'Create or overwrite a file in the workspace with the given content (parent directories are created).',
+      description:
+        'Create or overwrite a file in the workspace with the given content (parent directories are created).',
       inputSchema: z.object({ path: pathArg, content: z.string() }),
       execute: run('write_file', (args: { path: string; content: string }) => writeFileTool(ctx, args)),
       toModelOutput,
     }),
     edit_file: tool({
-      description: 'Replace one exact occurrence of old_text with new_text in a file. old_text must appear exactly once (copy it from read_file, whitespace included).',
+      description:
+        'Replace one exact occurrence of old_text with new_text in a file. old_text must appear exactly once (copy it from read_file, whitespace included).',
       inputSchema: z.object({ path: pathArg, old_text: z.string(), new_text: z.string() }),
-      execute: run('edit_file', (args: { path: string; old_text: string; new_text: string }) => editFileTool(ctx, args)),
+      execute: run('edit_file', (args: { path: string; old_text: string; new_text: string }) =>
+        editFileTool(ctx, args),
+      ),
       toModelOutput,
     }),
     list_files: tool({
-      description: 'List a directory of the workspace (directories end in /). recursive lists everything below it (skipping .git and node_modules).',
+      description:
+        'List a directory of the workspace (directories end in /). recursive lists everything below it (skipping .git and node_modules).',
       inputSchema: z.object({ path: pathArg.optional(), recursive: z.boolean().optional() }),
-      execute: run('list_files', (args: { path?: string | undefined; recursive?: boolean | undefined }) => listFilesTool(ctx, args)),
+      execute: run('list_files', (args: { path?: string | undefined; recursive?: boolean | undefined }) =>
+        listFilesTool(ctx, args),
+      ),
       toModelOutput,
     }),
     grep: tool({
-      description: 'Search files under a path (default: the whole workspace) for lines matching a JavaScript regular expression. Answers path:line: text.',
+      description:
+        'Search files under a path (default: the whole workspace) for lines matching a JavaScript regular expression. Answers path:line: text.',
       inputSchema: z.object({ pattern: z.string(), path: pathArg.optional(), ignore_case: z.boolean().optional() }),
-      execute: run('grep', (args: { pattern: string; path?: string | undefined; ignore_case?: boolean | undefined }) => grepTool(ctx, args)),
+      execute: run('grep', (args: { pattern: string; path?: string | undefined; ignore_case?: boolean | undefined }) =>
+        grepTool(ctx, args),
+      ),
       toModelOutput,
     }),
     run_command: tool({
       description: `Run a shell command line in the workspace root (sh -c), e.g. tests or a build. Limited to ${Math.round(ctx.commandTimeoutMs / 1000)} s; only the last ${Math.round(ctx.commandOutputBytes / 1024)} KiB of output are shown. Destructive or escaping commands (rm -rf outside the workspace, git push, sudo, …) are refused with the reason.`,
       inputSchema: z.object({ command: z.string(), timeout_s: z.number().int().min(1).optional() }),
-      execute: run('run_command', (args: { command: string; timeout_s?: number | undefined }) => runCommandTool(ctx, args)),
+      execute: run('run_command', (args: { command: string; timeout_s?: number | undefined }) =>
+        runCommandTool(ctx, args),
+      ),
       toModelOutput,
     }),
   };

@@ -50,7 +50,13 @@ export class Transcript {
 
   /** The model's words, one line each. */
   modelText(text: string): void {
-    const lines = text.trim() === '' ? [] : text.trimEnd().split(/\r?\n/).map((l) => `[model] ${l}`);
+    const lines =
+      text.trim() === ''
+        ? []
+        : text
+            .trimEnd()
+            .split(/\r?\n/)
+            .map((l) => `[model] ${l}`);
     this.lines(lines);
   }
 

@@ -63,7 +63,10 @@ export function resolveInWorkspace(root: string, requested: string): ResolvedPat
   if (real === null) return { ok: false, why: `${requested}: too many levels of symbolic links` };
   if (!isInside(root, real)) {
     const how = isInside(root, lexical) ? ' through a symbolic link' : '';
-    return { ok: false, why: `${requested} is outside the workspace${how} (resolves to ${real}); only paths inside ${root} may be used` };
+    return {
+      ok: false,
+      why: `${requested} is outside the workspace${how} (resolves to ${real}); only paths inside ${root} may be used`,
+    };
   }
   const rel = relative(root, real).split(sep).join('/');
   return { ok: true, abs: real, rel: rel === '' ? '.' : rel };

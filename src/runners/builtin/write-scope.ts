@@ -67,10 +67,13 @@ export function isCovered(entry: string, rel: string): boolean {
 
 /** Whether the worker may write `rel` (workspace-relative, `/`-separated). */
 export function checkWrite(scope: WriteScope, rel: string): WriteCheck {
-  if (rel === '.git' || rel.startsWith('.git/')) return { ok: false, why: `${rel} is inside .git, which no worker writes by hand` };
+  if (rel === '.git' || rel.startsWith('.git/'))
+    return { ok: false, why: `${rel} is inside .git, which no worker writes by hand` };
   if (scope.allowed === null || scope.allowed.some((e) => isCovered(e, rel))) return { ok: true };
   const role = ROLE_WORDS[scope.role];
-  if (scope.allowed.length === 0) return { ok: false, why: `${rel} is outside your write scope: ${role} may write nothing in the project` };
-  const shown = scope.allowed.slice(0, 5).join(', ') + (scope.allowed.length > 5 ? ` +${scope.allowed.length - 5} more` : '');
+  if (scope.allowed.length === 0)
+    return { ok: false, why: `${rel} is outside your write scope: ${role} may write nothing in the project` };
+  const shown =
+    scope.allowed.slice(0, 5).join(', ') + (scope.allowed.length > 5 ? ` +${scope.allowed.length - 5} more` : '');
   return { ok: false, why: `${rel} is outside your write scope: ${role} may write only ${shown}` };
 }

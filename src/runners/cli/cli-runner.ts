@@ -6,7 +6,12 @@ import type { Runner, RunnerInput } from '../contract.js';
 import type { RunnerReport, StateDetection } from '../../domain/runner-report.js';
 import { envForRunner, type Billing } from '../../platform/process/billing-env.js';
 import { runProcess, type ProcessResult } from '../../platform/process/run-process.js';
-import { agentCliNetwork, loopbackPortOf, type NetworkMode, type SandboxNetwork } from '../../platform/sandbox/network.js';
+import {
+  agentCliNetwork,
+  loopbackPortOf,
+  type NetworkMode,
+  type SandboxNetwork,
+} from '../../platform/sandbox/network.js';
 import { createSandbox, isRefused, type Sandbox, type SandboxResult } from '../../platform/sandbox/sandbox.js';
 import { classifyOutput, formatSeconds, isSameDetection } from '../states.js';
 import { detectCli, type CliDetection } from './detect.js';
@@ -95,27 +100,48 @@ export class CliRunner implements Runner {
     const profile = this.profile;
     if (task.endpoint !== undefined) this.#endpointNamed(task.endpoint, field);
     if (this.#opts.enabled !== true) {
-      throw new GafferError('runner_disabled', `${field}: ${profile.key} is disabled: agent CLIs are off until enabled — set runners.${profile.key}.enabled: true in gaffer.config.json (or GAFFER_ENABLED_RUNNERS=${profile.key})`, field);
+      throw new GafferError(
+        'runner_disabled',
+        `${field}: ${profile.key} is disabled: agent CLIs are off until enabled — set runners.${profile.key}.enabled: true in gaffer.config.json (or GAFFER_ENABLED_RUNNERS=${profile.key})`,
+        field,
+      );
     }
-    if (!profile.invocationKnown) throw new GafferError('runner_disabled', `${field}: ${profile.key} has no known headless invocation in this build`, field);
+    if (!profile.invocationKnown)
+      throw new GafferError(
+        'runner_disabled',
+        `${field}: ${profile.key} has no known headless invocation in this build`,
+        field,
+      );
     const found = this.detect();
-    if (!found.installed) throw new GafferError('runner_not_installed', `${field}: ${profile.key} is not installed (${found.reason ?? 'not found'}): ${installHint(profile)}`, field);
+    if (!found.installed)
+      throw new GafferError(
+        'runner_not_installed',
+        `${field}: ${profile.key} is not installed (${found.reason ?? 'not found'}): ${installHint(profile)}`,
+        field,
+      );
   }
 
   /** Runs one worker to its end; never throws. */
   async run(input: RunnerInput): Promise<RunnerReport> {
     const profile = this.profile;
     if (this.#opts.enabled !== true) {
-      return refused('runner_disabled', `${profile.key} is disabled: set runners.${profile.key}.enabled: true in gaffer.config.json (or GAFFER_ENABLED_RUNNERS=${profile.key})`);
+      return refused(
+        'runner_disabled',
+        `${profile.key} is disabled: set runners.${profile.key}.enabled: true in gaffer.config.json (or GAFFER_ENABLED_RUNNERS=${profile.key})`,
+      );
     }
     if (!profile.invocationKnown) return refused('no_invocation', `${profile.key} has no known headless invocation`);
     const found = this.detect();
     if (!found.installed || found.path === null) {
-      return refused('runner_not_installed', `${profile.key} is not installed (${found.reason ?? 'not found'}): ${installHint(profile)}`);
+      return refused(
+        'runner_not_installed',
+        `${profile.key} is not installed (${found.reason ?? 'not found'}): ${installHint(profile)}`,
+      );
     }
     let endpoint: CliEndpoint | null;
     try {
-      endpoint = input.endpoint !== undefined ? this.#endpointNamed(input.endpoint, 'endpoint') : this.#opts.endpoint ?? null;
+      endpoint =
+        input.endpoint !== undefined ? this.#endpointNamed(input.endpoint, 'endpoint') : (this.#opts.endpoint ?? null);
     } catch (err) {
       return refused('invalid_request', err instanceof Error ? err.message : String(err));
     }
@@ -142,14 +168,26 @@ export class CliRunner implements Runner {
       mkdirSync(dirname(input.instructionFile), { recursive: true });
       writeFileSync(input.instructionFile, input.instruction);
     } catch (err) {
-      return { ...baseReport(null), error: `cannot prepare ${profile.key}'s state: ${err instanceof Error ? err.message : String(err)}` };
+      return {
+        ...baseReport(null),
+        error: `cannot prepare ${profile.key}'s state: ${err instanceof Error ? err.message : String(err)}`,
+      };
     }
     const env: NodeJS.ProcessEnv = { ...baseEnv, ...inv.env, GAFFER_INSTRUCTION_FILE: input.instructionFile };
 
     let wrapped: SandboxResult | null = null;
     if (input.sandbox) {
       const inside = inv.args.map((a) => profile.ownSandboxOff?.[a] ?? a);
-      wrapped = this.#sandbox.wrap({ argv: commandLine(found.path, inside, inv.promptOnStdin), workspace: input.workspace, writable: inv.stateDirs, readable: [input.instructionFile], tmpDir, home: null, programs: [found.path], network: this.#network(endpoint) });
+      wrapped = this.#sandbox.wrap({
+        argv: commandLine(found.path, inside, inv.promptOnStdin),
+        workspace: input.workspace,
+        writable: inv.stateDirs,
+        readable: [input.instructionFile],
+        tmpDir,
+        home: null,
+        programs: [found.path],
+        network: this.#network(endpoint),
+      });
       if (isRefused(wrapped)) return refused('sandbox_unavailable', wrapped.refused);
     }
     // unsandboxed, the CLI keeps its own sandbox flags (`ownSandboxOff` only swaps them inside ours)
@@ -179,11 +217,22 @@ export class CliRunner implements Runner {
       onSpawn: input.onSpawn,
     });
     // gemini: an API error's exit code is the HTTP status mod 256 — its structured error carries no code
-    if (profile.exitIsHttpStatus === true && parse.isError && parse.apiStatus === null && result.exitCode === 429 % 256) {
+    if (
+      profile.exitIsHttpStatus === true &&
+      parse.isError &&
+      parse.apiStatus === null &&
+      result.exitCode === 429 % 256
+    ) {
       parse.apiStatus = 429;
       parse.rateLimited = true;
     }
-    return toReport(result, parse, { timeoutMs: input.timeoutMs, model: input.model, detection, sandboxed: wrapped?.sandboxed === true, network: wrapped?.network ?? 'host' });
+    return toReport(result, parse, {
+      timeoutMs: input.timeoutMs,
+      model: input.model,
+      detection,
+      sandboxed: wrapped?.sandboxed === true,
+      network: wrapped?.network ?? 'host',
+    });
   }
 
   vetEndpoint(name: string, field: string): void {
@@ -205,7 +254,9 @@ export class CliRunner implements Runner {
 
 /** The argv that runs the binary; a `stdin` profile reads the instruction file on stdin (a constant script; the prompt never meets a shell). */
 function commandLine(binary: string, args: string[], promptOnStdin: boolean): string[] {
-  return promptOnStdin ? ['/bin/sh', '-c', 'exec "$0" "$@" < "$GAFFER_INSTRUCTION_FILE"', binary, ...args] : [binary, ...args];
+  return promptOnStdin
+    ? ['/bin/sh', '-c', 'exec "$0" "$@" < "$GAFFER_INSTRUCTION_FILE"', binary, ...args]
+    : [binary, ...args];
 }
 
 function baseReport(result: ProcessResult | null): RunnerReport {
@@ -225,7 +276,13 @@ function lastLine(text: string): string {
 export function toReport(
   result: ProcessResult,
   parse: CliParse,
-  ctx: { timeoutMs: number; model: string | null; detection: StateDetection | null; sandboxed: boolean; network?: NetworkMode },
+  ctx: {
+    timeoutMs: number;
+    model: string | null;
+    detection: StateDetection | null;
+    sandboxed: boolean;
+    network?: NetworkMode;
+  },
 ): RunnerReport {
   const base: RunnerReport = {
     ...baseReport(result),
@@ -246,17 +303,44 @@ export function toReport(
   if (result.isCancelled) return { ...base, status: 'cancelled', outcome: 'cancelled', stopReason: 'cancelled' };
   const limited = limitEnd(result);
   if (limited !== null) return { ...base, ...limited };
-  if (result.timedOut) return { ...base, status: 'timeout', outcome: 'panic', stopReason: 'timeout', error: `timed out after ${formatSeconds(ctx.timeoutMs)}` };
+  if (result.timedOut)
+    return {
+      ...base,
+      status: 'timeout',
+      outcome: 'panic',
+      stopReason: 'timeout',
+      error: `timed out after ${formatSeconds(ctx.timeoutMs)}`,
+    };
   // spec 04: rate limits are decided from the structured error channel only, never from text rules
   if (parse.rateLimited) {
-    return { ...base, status: 'rate_limited', outcome: 'expected_error', stopReason: 'rate_limited', error: parse.error ?? 'rate limited', retryAfterS: parse.retryAfterS };
+    return {
+      ...base,
+      status: 'rate_limited',
+      outcome: 'expected_error',
+      stopReason: 'rate_limited',
+      error: parse.error ?? 'rate limited',
+      retryAfterS: parse.retryAfterS,
+    };
   }
   if (result.signal !== null) return { ...base, stopReason: 'signal', error: `killed by ${result.signal}` };
   if (ctx.model !== null && parse.model !== null && !isSameModel(ctx.model, parse.model)) {
-    return { ...base, status: 'error', outcome: 'expected_error', stopReason: 'model_substituted', error: substitutionError(parse.model) };
+    return {
+      ...base,
+      status: 'error',
+      outcome: 'expected_error',
+      stopReason: 'model_substituted',
+      error: substitutionError(parse.model),
+    };
   }
-  if (result.exitCode === 0 && !parse.isError) return { ...base, status: 'done', outcome: 'success', stopReason: 'complete' };
+  if (result.exitCode === 0 && !parse.isError)
+    return { ...base, status: 'done', outcome: 'success', stopReason: 'complete' };
   const why = parse.error ?? lastLine(result.tail);
   const status = parse.apiStatus === null ? '' : ` (API status ${parse.apiStatus})`;
-  return { ...base, status: 'error', outcome: 'expected_error', stopReason: parse.isError ? 'agent_error' : 'exit_nonzero', error: `${why || `exit code ${result.exitCode ?? 'unknown'}`}${status}` };
+  return {
+    ...base,
+    status: 'error',
+    outcome: 'expected_error',
+    stopReason: parse.isError ? 'agent_error' : 'exit_nonzero',
+    error: `${why || `exit code ${result.exitCode ?? 'unknown'}`}${status}`,
+  };
 }

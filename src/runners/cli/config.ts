@@ -32,11 +32,12 @@ export function cliRunnerOptions(
       ...(off !== null ? { disabledBy: off } : {}),
       billing: entry?.billing ?? 'subscription',
       home: entry?.home ?? null,
-      ...(name !== null ? { endpoint: cliEndpoint(profile, name, config.models?.[name], `runners.${key}.endpoint`) } : {}),
+      ...(name !== null
+        ? { endpoint: cliEndpoint(profile, name, config.models?.[name], `runners.${key}.endpoint`) }
+        : {}),
       // a roster entry may point this CLI at another one (issue 14): each is resolved when a task routes there
       endpoints: config.models ?? {},
     };
   }
   return out;
 }
-

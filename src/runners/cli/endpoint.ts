@@ -10,10 +10,20 @@ export interface ConfiguredEndpoint {
 }
 
 /** A `models.<name>` as the CLI is pointed at it; refused, naming `field`, when there is none or the CLI does not speak its API. */
-export function cliEndpoint(profile: CliProfile, name: string, e: ConfiguredEndpoint | undefined, field: string): CliEndpoint {
-  if (e === undefined) throw new GafferError('invalid_request', `${field}: "${name}" is not a model endpoint — add models.${name}`, field);
+export function cliEndpoint(
+  profile: CliProfile,
+  name: string,
+  e: ConfiguredEndpoint | undefined,
+  field: string,
+): CliEndpoint {
+  if (e === undefined)
+    throw new GafferError('invalid_request', `${field}: "${name}" is not a model endpoint — add models.${name}`, field);
   if (e.api !== profile.endpointApi) {
-    throw new GafferError('invalid_request', `${field}: ${profile.label} speaks the ${profile.endpointApi} API and models.${name} is ${e.api} — point it at an ${profile.endpointApi} endpoint (models.<name>.api)`, field);
+    throw new GafferError(
+      'invalid_request',
+      `${field}: ${profile.label} speaks the ${profile.endpointApi} API and models.${name} is ${e.api} — point it at an ${profile.endpointApi} endpoint (models.<name>.api)`,
+      field,
+    );
   }
   // the CLIs add the version path themselves
   return { url: e.url.replace(/\/v1(beta)?\/?$/, ''), key: e.key ?? 'no-key', model: e.model };

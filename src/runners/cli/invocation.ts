@@ -50,7 +50,9 @@ export function buildInvocation(profile: CliProfile, input: InvocationInput): In
   const resuming = input.resume !== null && profile.canResume;
   const template = resuming && profile.resumeArgv !== undefined ? profile.resumeArgv : profile.argv;
   const fill = (parts: string[]): string[] =>
-    parts.map((part) => part.replace('{model}', `${endpoint?.modelPrefix ?? ''}${model ?? ''}`).replace('{session}', input.resume ?? ''));
+    parts.map((part) =>
+      part.replace('{model}', `${endpoint?.modelPrefix ?? ''}${model ?? ''}`).replace('{session}', input.resume ?? ''),
+    );
   const args: string[] = [];
   for (const part of template) {
     if (part === '{prompt}') {
@@ -66,7 +68,12 @@ export function buildInvocation(profile: CliProfile, input: InvocationInput): In
     }
   }
 
-  const env: Record<string, string> = { ...(input.home === null ? {} : homeEnv(input.home)), TMPDIR: input.tmpDir, ...profile.env, ...(input.isRoot ? profile.rootEnv : {}) };
+  const env: Record<string, string> = {
+    ...(input.home === null ? {} : homeEnv(input.home)),
+    TMPDIR: input.tmpDir,
+    ...profile.env,
+    ...(input.isRoot ? profile.rootEnv : {}),
+  };
   // its own home is all its state; in the user's home only the profile's own dirs are
   const stateDirs = input.home === null ? profile.homeStateDirs.map((rel) => join(input.userHome, rel)) : [input.home];
   if (input.home !== null) {
@@ -77,6 +84,7 @@ export function buildInvocation(profile: CliProfile, input: InvocationInput): In
   }
   Object.assign(env, endpoint?.env);
   const files: Record<string, string> = {};
-  for (const file of input.home === null ? [] : (profile.files ?? [])) files[join(input.home ?? '', file.name)] = file.content(input.endpoint);
+  for (const file of input.home === null ? [] : (profile.files ?? []))
+    files[join(input.home ?? '', file.name)] = file.content(input.endpoint);
   return { args, env, files, promptOnStdin: profile.promptVia === 'stdin', stateDirs };
 }

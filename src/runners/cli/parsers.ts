@@ -61,10 +61,17 @@ function parseClaudeStyle(line: string, into: CliParse, hasCost: boolean): void 
     into.rounds = num(event.num_turns) ?? into.rounds;
     const status = num(event.api_error_status);
     if (status !== null) into.apiStatus = status;
-    if (into.isError) into.error = str(event.result) ?? (Array.isArray(event.errors) ? event.errors.map(String).join('; ') : null) ?? str(event.subtype);
+    if (into.isError)
+      into.error =
+        str(event.result) ??
+        (Array.isArray(event.errors) ? event.errors.map(String).join('; ') : null) ??
+        str(event.subtype);
     into.rateLimited = into.isError && isRateLimitError(into.apiStatus, null);
     if (isRecord(event.usage)) {
-      into.inputTokens = (num(event.usage.input_tokens) ?? 0) + (num(event.usage.cache_read_input_tokens) ?? 0) + (num(event.usage.cache_creation_input_tokens) ?? 0);
+      into.inputTokens =
+        (num(event.usage.input_tokens) ?? 0) +
+        (num(event.usage.cache_read_input_tokens) ?? 0) +
+        (num(event.usage.cache_creation_input_tokens) ?? 0);
       into.outputTokens = num(event.usage.output_tokens) ?? 0;
     }
     if (hasCost) into.costUsd = num(event.total_cost_usd) ?? into.costUsd;

@@ -89,7 +89,6 @@ export function installHint(profile: CliProfile): string {
   return `npm i -g ${profile.npmPackage}@${profile.version}`;
 }
 
-
 const CLAUDE: CliProfile = {
   key: 'claude',
   label: 'Claude Code',
@@ -101,7 +100,17 @@ const CLAUDE: CliProfile = {
   versionPattern: /(\d+\.\d+\.\d+)/,
   invocationKnown: true,
   // stream-json without --verbose is refused by claude
-  argv: ['-p', '{prompt}', '--output-format', 'stream-json', '--verbose', '--permission-mode', 'bypassPermissions', '{model}', '{resume}'],
+  argv: [
+    '-p',
+    '{prompt}',
+    '--output-format',
+    'stream-json',
+    '--verbose',
+    '--permission-mode',
+    'bypassPermissions',
+    '{model}',
+    '{resume}',
+  ],
   modelArgs: ['--model', '{model}'],
   resumeArgs: ['--resume', '{session}'],
   promptVia: 'argv',
@@ -131,9 +140,33 @@ const CODEX: CliProfile = {
   versionPattern: /(\d+\.\d+\.\d+)/,
   invocationKnown: true,
   // `--full-auto` no longer exists; analytics off (it phones home even with a local model)
-  argv: ['exec', '--json', '--skip-git-repo-check', '-s', 'workspace-write', '-c', 'analytics.enabled=false', '{endpoint}', '{model}', '{prompt}'],
+  argv: [
+    'exec',
+    '--json',
+    '--skip-git-repo-check',
+    '-s',
+    'workspace-write',
+    '-c',
+    'analytics.enabled=false',
+    '{endpoint}',
+    '{model}',
+    '{prompt}',
+  ],
   // `exec resume` takes no -s: the sandbox mode goes through -c
-  resumeArgv: ['exec', 'resume', '--json', '--skip-git-repo-check', '-c', 'sandbox_mode="workspace-write"', '-c', 'analytics.enabled=false', '{endpoint}', '{model}', '{resume}', '{prompt}'],
+  resumeArgv: [
+    'exec',
+    'resume',
+    '--json',
+    '--skip-git-repo-check',
+    '-c',
+    'sandbox_mode="workspace-write"',
+    '-c',
+    'analytics.enabled=false',
+    '{endpoint}',
+    '{model}',
+    '{resume}',
+    '{prompt}',
+  ],
   modelArgs: ['-m', '{model}'],
   resumeArgs: ['{session}'],
   promptVia: 'argv',
@@ -142,14 +175,19 @@ const CODEX: CliProfile = {
   // CODEX_HOME must not lie under TMPDIR, or codex's own sandbox breaks while it exits 0
   stateEnv: { CODEX_HOME: '.codex' },
   homeStateDirs: ['.codex'],
-  ownSandboxOff: { 'workspace-write': 'danger-full-access', 'sandbox_mode="workspace-write"': 'sandbox_mode="danger-full-access"' },
+  ownSandboxOff: {
+    'workspace-write': 'danger-full-access',
+    'sandbox_mode="workspace-write"': 'sandbox_mode="danger-full-access"',
+  },
   endpointApi: 'openai-compatible',
   endpoint: (e) => ({
     // OPENAI_BASE_URL is ignored and the chat wire API is gone: a custom provider is the only way
     env: { CODEX_ENDPOINT_API_KEY: e.key },
     args: [
-      '-c', 'model_provider="gaffer"',
-      '-c', `model_providers.gaffer={name="gaffer",base_url=${JSON.stringify(`${e.url}/v1`)},wire_api="responses",env_key="CODEX_ENDPOINT_API_KEY",request_max_retries=0,stream_max_retries=0}`,
+      '-c',
+      'model_provider="gaffer"',
+      '-c',
+      `model_providers.gaffer={name="gaffer",base_url=${JSON.stringify(`${e.url}/v1`)},wire_api="responses",env_key="CODEX_ENDPOINT_API_KEY",request_max_retries=0,stream_max_retries=0}`,
     ],
   }),
   parser: parseCodexLine,
@@ -173,7 +211,10 @@ const GEMINI: CliProfile = {
   env: { GEMINI_CLI_NO_RELAUNCH: 'true' },
   homeStateDirs: ['.gemini'],
   endpointApi: 'gemini',
-  endpoint: (e) => ({ env: { GOOGLE_GEMINI_BASE_URL: e.url, GEMINI_API_KEY: e.key, GEMINI_DEFAULT_AUTH_TYPE: 'gemini-api-key' }, args: [] }),
+  endpoint: (e) => ({
+    env: { GOOGLE_GEMINI_BASE_URL: e.url, GEMINI_API_KEY: e.key, GEMINI_DEFAULT_AUTH_TYPE: 'gemini-api-key' },
+    args: [],
+  }),
   files: [
     {
       // one attempt per request: gaffer, not the CLI, decides about rate limits. (A system settings file
@@ -209,7 +250,10 @@ const QWEN: CliProfile = {
   env: {},
   homeStateDirs: ['.qwen'],
   endpointApi: 'openai-compatible',
-  endpoint: (e, model) => ({ env: { OPENAI_BASE_URL: `${e.url}/v1`, OPENAI_API_KEY: e.key, ...(model ? { OPENAI_MODEL: model } : {}) }, args: [] }),
+  endpoint: (e, model) => ({
+    env: { OPENAI_BASE_URL: `${e.url}/v1`, OPENAI_API_KEY: e.key, ...(model ? { OPENAI_MODEL: model } : {}) },
+    args: [],
+  }),
   parser: parseQwenLine,
 };
 
@@ -256,7 +300,9 @@ const OPENCODE: CliProfile = {
 };
 
 /** The agent CLIs of this build (spec 04's first five), by key. */
-export const CLI_PROFILES: ReadonlyMap<string, CliProfile> = new Map([CLAUDE, CODEX, GEMINI, QWEN, OPENCODE].map((p) => [p.key, p]));
+export const CLI_PROFILES: ReadonlyMap<string, CliProfile> = new Map(
+  [CLAUDE, CODEX, GEMINI, QWEN, OPENCODE].map((p) => [p.key, p]),
+);
 
 /** The profile for `key`, when there is one. */
 export function getCliProfile(key: string): CliProfile | undefined {

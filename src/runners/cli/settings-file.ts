@@ -19,11 +19,16 @@ export function writeMergedSettings(path: string, content: string): void {
   if (existing !== null && existing.trim() !== '') {
     if (format === null) {
       if (existing === content) return;
-      throw new Error(`${path} exists and gaffer cannot merge its format: it is left as it is; remove it or give the CLI its own home`);
+      throw new Error(
+        `${path} exists and gaffer cannot merge its format: it is left as it is; remove it or give the CLI its own home`,
+      );
     }
-    const mine = readTable(content, format, 'gaffer\'s settings');
+    const mine = readTable(content, format, "gaffer's settings");
     const theirs = readTable(existing, format, path);
-    next = format === 'json' ? `${JSON.stringify(mergeTables(theirs, mine), null, 2)}\n` : `${stringifyToml(mergeTables(theirs, mine))}\n`;
+    next =
+      format === 'json'
+        ? `${JSON.stringify(mergeTables(theirs, mine), null, 2)}\n`
+        : `${stringifyToml(mergeTables(theirs, mine))}\n`;
     if (next === existing) return;
   }
   mkdirSync(dirname(path), { recursive: true });
@@ -52,9 +57,14 @@ function readTable(text: string, format: 'json' | 'toml', what: string): Table {
   try {
     parsed = format === 'json' ? JSON.parse(text) : parseToml(text);
   } catch (err) {
-    throw new Error(`${what} is not valid ${format.toUpperCase()} (${err instanceof Error ? err.message : String(err)}): gaffer merges its settings into it and will not overwrite it; fix or remove it`);
+    throw new Error(
+      `${what} is not valid ${format.toUpperCase()} (${err instanceof Error ? err.message : String(err)}): gaffer merges its settings into it and will not overwrite it; fix or remove it`,
+    );
   }
-  if (!isTable(parsed)) throw new Error(`${what} does not hold a ${format.toUpperCase()} object: gaffer merges its settings into it and will not overwrite it`);
+  if (!isTable(parsed))
+    throw new Error(
+      `${what} does not hold a ${format.toUpperCase()} object: gaffer merges its settings into it and will not overwrite it`,
+    );
   return parsed;
 }
 

@@ -11,11 +11,19 @@ const NOT_CLI: ReadonlySet<string> = new Set(['shell', 'builtin']);
  * binaries) or without a known headless invocation, `runner_not_installed` with the install
  * command. `shell` and `builtin` pass. Throws a GafferError; returns the detected version.
  */
-export function vetCliRunner(key: string, config: { runners: object }, opts: { binDirs?: readonly string[]; field?: string } = {}): string | null {
+export function vetCliRunner(
+  key: string,
+  config: { runners: object },
+  opts: { binDirs?: readonly string[]; field?: string } = {},
+): string | null {
   if (NOT_CLI.has(key)) return null;
   const profile = getCliProfile(key);
   if (profile === undefined) {
-    throw new GafferError('unknown_runner', `"${key}" is not a runner this build knows (known: shell, builtin, ${[...CLI_PROFILES.keys()].join(', ')})`, opts.field);
+    throw new GafferError(
+      'unknown_runner',
+      `"${key}" is not a runner this build knows (known: shell, builtin, ${[...CLI_PROFILES.keys()].join(', ')})`,
+      opts.field,
+    );
   }
   const setting = (config.runners as Record<string, { enabled: boolean } | undefined>)[key];
   // the refusals themselves live in CliRunner.vet, the check every dispatch makes

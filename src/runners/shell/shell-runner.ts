@@ -54,10 +54,23 @@ export class ShellRunner implements Runner {
       return spawnFailedReport(`cannot write the instruction file ${input.instructionFile}: ${why}`);
     }
 
-    const wrapped = input.sandbox && this.#opts.sandbox !== undefined
-      ? this.#opts.sandbox.wrap({ shellCommand, workspace: input.workspace, readable: [input.instructionFile], network: this.#opts.network ?? NO_NETWORK })
-      : null;
-    if (wrapped !== null && isRefused(wrapped)) return { ...baseReport(null), status: 'refused', outcome: 'expected_error', stopReason: 'sandbox_unavailable', error: wrapped.refused };
+    const wrapped =
+      input.sandbox && this.#opts.sandbox !== undefined
+        ? this.#opts.sandbox.wrap({
+            shellCommand,
+            workspace: input.workspace,
+            readable: [input.instructionFile],
+            network: this.#opts.network ?? NO_NETWORK,
+          })
+        : null;
+    if (wrapped !== null && isRefused(wrapped))
+      return {
+        ...baseReport(null),
+        status: 'refused',
+        outcome: 'expected_error',
+        stopReason: 'sandbox_unavailable',
+        error: wrapped.refused,
+      };
 
     let detection: StateDetection | null = null;
     const report = (next: StateDetection | null): void => {
@@ -94,7 +107,10 @@ export class ShellRunner implements Runner {
     });
     if (idleTimer !== null) clearTimeout(idleTimer);
     report(classifyOutput(result.tail, { exitCode: result.exitCode }));
-    return { ...toReport(result, input.timeoutMs, detection, wrapped?.sandboxed ?? false), network: wrapped?.network ?? 'host' };
+    return {
+      ...toReport(result, input.timeoutMs, detection, wrapped?.sandboxed ?? false),
+      network: wrapped?.network ?? 'host',
+    };
   }
 }
 
@@ -106,7 +122,13 @@ function lastLine(text: string): string {
 
 function baseReport(result: ProcessResult | null): RunnerReport {
   const summary = (result?.tail ?? '').trim();
-  return blankReport({ status: 'error', outcome: 'panic', stopReason: 'spawn_failed', ...processFacts(result), summary: summary.slice(-SUMMARY_CHARS).trimStart() });
+  return blankReport({
+    status: 'error',
+    outcome: 'panic',
+    stopReason: 'spawn_failed',
+    ...processFacts(result),
+    summary: summary.slice(-SUMMARY_CHARS).trimStart(),
+  });
 }
 
 function spawnFailedReport(error: string): RunnerReport {
@@ -114,22 +136,45 @@ function spawnFailedReport(error: string): RunnerReport {
 }
 
 /** Maps how the process ended to the runner report (spec 04 `shell`: exit 0 = done). */
-function toReport(result: ProcessResult, timeoutMs: number, detection: StateDetection | null, sandboxed: boolean): RunnerReport {
+function toReport(
+  result: ProcessResult,
+  timeoutMs: number,
+  detection: StateDetection | null,
+  sandboxed: boolean,
+): RunnerReport {
   const base = { ...baseReport(result), detection, sandboxed };
   const survivors = result.isGroupGone ? '' : ' (some of its processes survived SIGKILL)';
   if (result.cause !== null && !result.isCancelled) {
     return { ...base, status: 'error', outcome: 'panic', stopReason: 'spawn_failed', error: result.cause };
   }
   if (result.isCancelled) {
-    return { ...base, status: 'cancelled', outcome: 'cancelled', stopReason: 'cancelled', error: survivors === '' ? null : `cancelled${survivors}` };
+    return {
+      ...base,
+      status: 'cancelled',
+      outcome: 'cancelled',
+      stopReason: 'cancelled',
+      error: survivors === '' ? null : `cancelled${survivors}`,
+    };
   }
   const limited = limitEnd(result);
   if (limited !== null) return { ...base, ...limited, error: `${limited.error ?? ''}${survivors}` };
   if (result.timedOut) {
-    return { ...base, status: 'timeout', outcome: 'panic', stopReason: 'timeout', error: `timed out after ${formatSeconds(timeoutMs)}${survivors}` };
+    return {
+      ...base,
+      status: 'timeout',
+      outcome: 'panic',
+      stopReason: 'timeout',
+      error: `timed out after ${formatSeconds(timeoutMs)}${survivors}`,
+    };
   }
   if (result.signal !== null) {
-    return { ...base, status: 'error', outcome: 'panic', stopReason: 'signal', error: `killed by ${result.signal}${survivors}` };
+    return {
+      ...base,
+      status: 'error',
+      outcome: 'panic',
+      stopReason: 'signal',
+      error: `killed by ${result.signal}${survivors}`,
+    };
   }
   if (result.exitCode === 0) {
     return { ...base, status: 'done', outcome: 'success', stopReason: 'complete', error: null };

@@ -16,7 +16,8 @@ const FILE_FAILURE = [
   /^\s*(?:✘|×) (\S+) exited (?:with a non-zero exit code|due to)\b/,
   /^\s*(?:✘|×) No tests found in (\S+?),/,
 ];
-const SUMMARY = /^\s*\d+ (?:tests? (?:passed|failed|skipped|todo)|known failures?|uncaught exceptions?|unhandled rejections?|hooks? failed)$/;
+const SUMMARY =
+  /^\s*\d+ (?:tests? (?:passed|failed|skipped|todo)|known failures?|uncaught exceptions?|unhandled rejections?|hooks? failed)$/;
 const NOTHING = /^\s*(?:✘|×) Couldn[’']t find any (?:files to test|matching tests)/;
 const SEPARATOR = /^\s*─$/;
 
@@ -24,7 +25,9 @@ const SEPARATOR = /^\s*─$/;
 export function parseAvaOutput(lines: string[], hint: ParseHint = {}): ParsedRun | null {
   void hint;
   const nothing = lines.some((l) => NOTHING.test(l));
-  const recognized = nothing || lines.some((l) => SUMMARY.test(l) || FAIL.test(l) || SKIP.test(l) || FILE_FAILURE.some((re) => re.test(l)));
+  const recognized =
+    nothing ||
+    lines.some((l) => SUMMARY.test(l) || FAIL.test(l) || SKIP.test(l) || FILE_FAILURE.some((re) => re.test(l)));
   if (!recognized) return null;
   const passed: string[] = [];
   const failedLines: string[] = [];
@@ -58,13 +61,21 @@ export function parseAvaOutput(lines: string[], hint: ParseHint = {}): ParsedRun
     const pass = PASS.exec(line);
     if (pass && !/^Timed out while running tests/.test(pass[1] ?? '')) passed.push(toId(pass[1] ?? ''));
   }
-  const headers = firstSeparator < 0 ? [] : lines.slice(firstSeparator + 1).map((l) => l.trim()).filter(Boolean);
+  const headers =
+    firstSeparator < 0
+      ? []
+      : lines
+          .slice(firstSeparator + 1)
+          .map((l) => l.trim())
+          .filter(Boolean);
   const failedTests = failedLines.map((text) => toId(titleOf(text, headers)));
   // a test still pending when AVA timed out did not pass
   const failed = [...failedTests, ...pending, ...files];
   const uniqueFiles = new Set(files).size;
   const executed = passed.length + failedTests.length + pending.length;
-  const counts: TestCounts | null = nothing ? null : { passed: passed.length, failed: failedTests.length + pending.length + uniqueFiles, skipped: skipped.length };
+  const counts: TestCounts | null = nothing
+    ? null
+    : { passed: passed.length, failed: failedTests.length + pending.length + uniqueFiles, skipped: skipped.length };
   const collectionError = uniqueFiles > 0 && executed === 0;
   return makeRun('ava', {
     failed,

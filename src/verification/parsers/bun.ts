@@ -60,7 +60,8 @@ export function parseBunOutput(lines: string[], hint: ParseHint = {}): ParsedRun
     else skipped.push(id);
   }
   const get = (key: string) => totals.get(key) ?? 0;
-  const counts: TestCounts | null = totals.size > 0 ? { passed: get('pass'), failed: get('fail'), skipped: get('skip') + get('todo') } : null;
+  const counts: TestCounts | null =
+    totals.size > 0 ? { passed: get('pass'), failed: get('fail'), skipped: get('skip') + get('todo') } : null;
   const collectionError = fileErrors > 0 && tests === 0;
   const executed = counts ? counts.passed + counts.failed - (collectionError ? fileErrors : 0) : tests;
   return makeRun('bun', {

@@ -7,7 +7,8 @@ import type { ParsedRun, ParseHint, TestCounts } from './types.js';
 
 const RUNNING = /^running (\d+) tests?$/;
 const RESULT = /^test (.+?) \.\.\. (ok|FAILED|ignored(?:, .*)?|bench:.*)$/;
-const TOTALS = /^test result: (ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored; (\d+) measured; (\d+) filtered out/;
+const TOTALS =
+  /^test result: (ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored; (\d+) measured; (\d+) filtered out/;
 const COMPILE_FAILED = /^error: could not compile `([^`]+)`(?: \(([^)]+)\))?/;
 
 /** Parses `cargo test` (libtest) output. */

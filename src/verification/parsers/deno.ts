@@ -8,7 +8,8 @@ import type { ParsedRun, ParseHint, TestCounts } from './types.js';
 // run before it starts: the file named by the error is the failure.
 
 const RUNNING = /^running (\d+) tests? from (\S+)$/;
-const RESULT = /^( *)(.+?) \.\.\. (ok|FAILED|ignored)((?: \(due to \d+ failed steps?\))?)(?: \([\d.]+(?:ms|µs|ns|s|m)\))?$/;
+const RESULT =
+  /^( *)(.+?) \.\.\. (ok|FAILED|ignored)((?: \(due to \d+ failed steps?\))?)(?: \([\d.]+(?:ms|µs|ns|s|m)\))?$/;
 const OPEN = /^( *)(.+?) \.\.\.$/;
 const SUMMARY = /^(ok|FAILED) \| (\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed(?: \(\d+ steps?\))?/;
 const UNCAUGHT = /^Uncaught error from (\S+) FAILED$/;
@@ -64,7 +65,10 @@ export function parseDenoOutput(lines: string[], hint: ParseHint = {}): ParsedRu
       continue;
     }
     if (!started && LOAD_ERROR.test(line)) {
-      const at = lines.slice(i + 1, i + 6).map((l) => AT_FILE.exec(l)?.[1]).find((f) => f !== undefined);
+      const at = lines
+        .slice(i + 1, i + 6)
+        .map((l) => AT_FILE.exec(l)?.[1])
+        .find((f) => f !== undefined);
       if (at) {
         failed.push(relativeTestPath(at, hint.workspace));
         loadFailures++;
@@ -101,7 +105,8 @@ export function parseDenoOutput(lines: string[], hint: ParseHint = {}): ParsedRu
     else skipped.push(id);
   }
   const executed = passed.length + failed.length - fileFailures - loadFailures;
-  const counts: TestCounts | null = started || summary ? { passed: passed.length, failed: failed.length, skipped: skipped.length } : null;
+  const counts: TestCounts | null =
+    started || summary ? { passed: passed.length, failed: failed.length, skipped: skipped.length } : null;
   // a module that did not load or type-check, or failed outside its tests, with no test run
   const collectionError = executed === 0 && (typeCheckFailed || loadFailures + fileFailures > 0);
   return makeRun('deno', {

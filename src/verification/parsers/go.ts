@@ -90,7 +90,8 @@ export function parseGoTestOutput(lines: string[], hint: ParseHint = {}): Parsed
   for (const pkg of run.failedPackages) if (!failedTestPackages.has(pkg)) failed.push(pkg);
   const statuses = [...run.packages.values()];
   const executed = jsonEvents > 0 ? run.passed.length + failed.length : statuses.filter((s) => s !== 'none').length;
-  const collectionError = run.brokenPackages.size > 0 && run.passed.length + run.failed.length === 0 && !statuses.includes('ok');
+  const collectionError =
+    run.brokenPackages.size > 0 && run.passed.length + run.failed.length === 0 && !statuses.includes('ok');
   return makeRun('go', {
     failed,
     passed: run.passed,

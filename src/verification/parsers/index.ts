@@ -117,7 +117,11 @@ const NO_END: Record<Exclude<TestFramework, 'junit'>, string> = {
 export function summarizeCounts(run: ParsedRun): string | null {
   if (!run.counts) return null;
   const { passed, failed, skipped } = run.counts;
-  const parts = [...(failed > 0 ? [`${failed} failed`] : []), `${passed} passed`, ...(skipped > 0 ? [`${skipped} skipped`] : [])];
+  const parts = [
+    ...(failed > 0 ? [`${failed} failed`] : []),
+    `${passed} passed`,
+    ...(skipped > 0 ? [`${skipped} skipped`] : []),
+  ];
   return parts.join(', ');
 }
 

@@ -59,6 +59,8 @@ export function parseJasmineOutput(lines: string[], hint: ParseHint = {}): Parse
 
 /** The one full name a `--filter='^…$'` of escaped text selects; null for any other filter, or none. */
 function exactFilterName(command: string | null | undefined): string | null {
-  const m = /(?:^|\s)'?--filter=(?:'?)\^((?:[^\\'$.*+?^(){}|[\]]|\\[.*+?^${}()|[\]\\/])*)\$'?(?=\s|$)/.exec(command ?? '');
+  const m = /(?:^|\s)'?--filter=(?:'?)\^((?:[^\\'$.*+?^(){}|[\]]|\\[.*+?^${}()|[\]\\/])*)\$'?(?=\s|$)/.exec(
+    command ?? '',
+  );
   return m ? (m[1] ?? '').replace(/\\(.)/g, '$1') : null;
 }

@@ -45,7 +45,11 @@ export function parseJestOutput(lines: string[], hint: ParseHint = {}): ParsedRu
     const tests = TESTS_LINE.exec(line);
     if (tests) {
       const tally = readTally(tests[1] ?? '');
-      counts = { passed: sumOf(tally, 'passed'), failed: sumOf(tally, 'failed'), skipped: sumOf(tally, 'skipped', 'todo') };
+      counts = {
+        passed: sumOf(tally, 'passed'),
+        failed: sumOf(tally, 'failed'),
+        skipped: sumOf(tally, 'skipped', 'todo'),
+      };
       continue;
     }
     if (!inTree) continue;

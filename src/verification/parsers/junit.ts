@@ -21,7 +21,10 @@ export function parseJUnitXml(xml: string): ParsedRun {
     const attrs = readAttributes(m[1] ?? '');
     const name = (attrs.get('name') ?? '').trim();
     const classname = (attrs.get('classname') ?? attrs.get('class') ?? '').trim();
-    const id = !classname || classname === name || classname.endsWith(` ${name}`) || name.startsWith(classname) ? name || classname : `${classname} > ${name}`;
+    const id =
+      !classname || classname === name || classname.endsWith(` ${name}`) || name.startsWith(classname)
+        ? name || classname
+        : `${classname} > ${name}`;
     const body = m[3] ?? '';
     if (/<(?:failure|error)\b/.test(body)) failed.push(id);
     else if (/<skipped\b/.test(body)) skipped.push(id);

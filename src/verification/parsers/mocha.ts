@@ -41,7 +41,13 @@ export function parseMochaOutput(lines: string[], hint: ParseHint = {}): ParsedR
   }
   let counts: TestCounts | null = null;
   if (summaryAt >= 0) {
-    const count = (re: RegExp) => Number(lines.slice(summaryAt).map((l) => re.exec(l)?.[1]).find((n) => n !== undefined) ?? 0);
+    const count = (re: RegExp) =>
+      Number(
+        lines
+          .slice(summaryAt)
+          .map((l) => re.exec(l)?.[1])
+          .find((n) => n !== undefined) ?? 0,
+      );
     counts = { passed: count(PASSING), failed: count(FAILING), skipped: count(PENDING) };
   }
   const executed = counts ? counts.passed + counts.failed : 0;
@@ -54,6 +60,11 @@ export function parseMochaOutput(lines: string[], hint: ParseHint = {}): ParsedR
     ranSignal: executed > 0,
     noTestsRan: !collectionError && (noFiles || (counts !== null && executed === 0)),
     collectionError,
-    incomplete: summaryAt >= 0 || noFiles ? null : exception ? "mocha stopped with 'Exception during run'" : "mocha printed no 'N passing' summary",
+    incomplete:
+      summaryAt >= 0 || noFiles
+        ? null
+        : exception
+          ? "mocha stopped with 'Exception during run'"
+          : "mocha printed no 'N passing' summary",
   });
 }

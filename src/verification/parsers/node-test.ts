@@ -62,14 +62,19 @@ export function parseNodeTestOutput(lines: string[], hint: ParseHint = {}): Pars
   const isTap =
     lines.some((l) => l === 'TAP version 13' || TAP_SUBTEST.test(l)) &&
     ((lines.some((l) => TAP_SUMMARY.test(l) || TAP_RESULT.test(l)) && isNodeTestTap(lines)) || hinted);
-  const isSpec = lines.filter((l) => SPEC_SUMMARY.test(l)).length >= 2 || (hinted && !isTap && lines.some((l) => SPEC_LINE.test(l)));
+  const isSpec =
+    lines.filter((l) => SPEC_SUMMARY.test(l)).length >= 2 || (hinted && !isTap && lines.some((l) => SPEC_LINE.test(l)));
   if (!isTap && !isSpec) return null;
   const collector = new Collector(hint.workspace);
   const summary = isTap ? readTap(lines, collector) : readSpec(lines, collector);
   const counts: TestCounts | null =
     summary.size === 0
       ? null
-      : { passed: sumOf(summary, 'pass'), failed: sumOf(summary, 'fail', 'cancelled'), skipped: sumOf(summary, 'skipped', 'todo') };
+      : {
+          passed: sumOf(summary, 'pass'),
+          failed: sumOf(summary, 'fail', 'cancelled'),
+          skipped: sumOf(summary, 'skipped', 'todo'),
+        };
   const collectionError = collector.fileLevelFailures > 0 && collector.testResults === 0;
   const executed = counts ? counts.passed + counts.failed : collector.passed.length + collector.failed.length;
   return makeRun('node-test', {
@@ -80,7 +85,11 @@ export function parseNodeTestOutput(lines: string[], hint: ParseHint = {}): Pars
     ranSignal: !collectionError && executed > 0,
     noTestsRan: !collectionError && counts !== null && executed === 0,
     collectionError,
-    incomplete: isTap ? tapIncomplete(topLevelPlan(lines)) : summary.has('tests') ? null : "node --test printed no 'ℹ tests N' summary",
+    incomplete: isTap
+      ? tapIncomplete(topLevelPlan(lines))
+      : summary.has('tests')
+        ? null
+        : "node --test printed no 'ℹ tests N' summary",
   });
 }
 
@@ -196,5 +205,8 @@ function splitDirective(text: string): { name: string; directive: 'SKIP' | 'TODO
 }
 
 function unescapeTap(text: string): string {
-  return text.replace(/\\([#\\])/g, '$1').replace(/\\n/g, ' ').trim();
+  return text
+    .replace(/\\([#\\])/g, '$1')
+    .replace(/\\n/g, ' ')
+    .trim();
 }

@@ -14,12 +14,17 @@ const SUMMARY_WORDS = /\b(?:passed|failed|errors?|skipped|deselected|xfailed|xpa
 
 /** Parses pytest's console output (`-q -rA` as gaffer runs it, and `-v`). */
 export function parsePytestOutput(lines: string[], hint: ParseHint = {}): ParsedRun | null {
-  const summaryLine = findLast(lines, (l) => (SUMMARY.test(l) && SUMMARY_WORDS.test(l) && / in [\d.]+s/.test(l)) || NO_TESTS.test(l));
+  const summaryLine = findLast(
+    lines,
+    (l) => (SUMMARY.test(l) && SUMMARY_WORDS.test(l) && / in [\d.]+s/.test(l)) || NO_TESTS.test(l),
+  );
   const collecting = lines.some((l) => /ERROR collecting|errors? during collection/.test(l));
   // told it is pytest's, a session cut short before its summary is pytest's too (issue 33)
   const cutShort =
-    hintNames(hint, 'pytest') && lines.some((l) => /^=+ test session starts =+$/.test(l) || PROGRESS.test(l) || VERBOSE.test(l));
-  if (summaryLine === undefined && !collecting && !cutShort && !lines.some((l) => /short test summary info/.test(l))) return null;
+    hintNames(hint, 'pytest') &&
+    lines.some((l) => /^=+ test session starts =+$/.test(l) || PROGRESS.test(l) || VERBOSE.test(l));
+  if (summaryLine === undefined && !collecting && !cutShort && !lines.some((l) => /short test summary info/.test(l)))
+    return null;
 
   const failed: string[] = [];
   const passed: string[] = [];
@@ -48,7 +53,11 @@ export function parsePytestOutput(lines: string[], hint: ParseHint = {}): Parsed
   if (summaryLine !== undefined && !NO_TESTS.test(summaryLine)) {
     const tally = readTally(summaryLine);
     errors = sumOf(tally, 'error', 'errors');
-    counts = { passed: sumOf(tally, 'passed', 'xpassed'), failed: sumOf(tally, 'failed') + errors, skipped: sumOf(tally, 'skipped', 'xfailed') };
+    counts = {
+      passed: sumOf(tally, 'passed', 'xpassed'),
+      failed: sumOf(tally, 'failed') + errors,
+      skipped: sumOf(tally, 'skipped', 'xfailed'),
+    };
   } else if (summaryLine !== undefined) {
     counts = { passed: 0, failed: 0, skipped: 0 };
   }

@@ -13,7 +13,9 @@ export function stripAnsi(text: string): string {
 
 /** Output as plain lines: escapes stripped, CRLF and progress-bar carriage returns split. */
 export function toLines(output: string): string[] {
-  return stripAnsi(output).replace(/\r\n/g, '\n').split(/[\r\n]/);
+  return stripAnsi(output)
+    .replace(/\r\n/g, '\n')
+    .split(/[\r\n]/);
 }
 
 /** Caps an id at 200 chars, marking the cut with an ellipsis. */
@@ -24,7 +26,17 @@ export function capId(id: string): string {
 
 /** An empty result: nothing recognized. */
 export function emptyRun(framework: TestFramework | null = null): ParsedRun {
-  return { framework, failed: [], passed: [], skipped: [], counts: null, ranSignal: false, noTestsRan: false, collectionError: false, incomplete: null };
+  return {
+    framework,
+    failed: [],
+    passed: [],
+    skipped: [],
+    counts: null,
+    ranSignal: false,
+    noTestsRan: false,
+    collectionError: false,
+    incomplete: null,
+  };
 }
 
 /**

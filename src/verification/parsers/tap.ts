@@ -74,7 +74,15 @@ export function readTap(lines: string[], workspace?: string | null): TapReading 
     const existing = open[depth];
     if (existing) return existing;
     const parent = depth > 0 ? frameAt(depth - 1) : null;
-    const frame: Frame = { name: '', headed: false, hasBlock: false, hasChildTests: false, childFailed: false, assertionFailed: false, parent };
+    const frame: Frame = {
+      name: '',
+      headed: false,
+      hasBlock: false,
+      hasChildTests: false,
+      childFailed: false,
+      assertionFailed: false,
+      parent,
+    };
     open[depth] = frame;
     return frame;
   };
@@ -145,12 +153,29 @@ export function readTap(lines: string[], workspace?: string | null): TapReading 
     if (parent) parent.hasChildTests = true;
     if (parent && failed) parent.childFailed = true;
     const outcome = directive ? 'skip' : failed ? 'fail' : 'pass';
-    records.push({ frame: own, outcome, isSuite: own.hasChildTests, ownFailure: own.assertionFailed || !own.childFailed });
+    records.push({
+      frame: own,
+      outcome,
+      isSuite: own.hasChildTests,
+      ownFailure: own.assertionFailed || !own.childFailed,
+    });
     open.length = depth;
   }
 
   const complete = topPlan !== null && topResults >= topPlan;
-  const reading: TapReading = { failed: [], passed: [], skipped: [], executed: 0, fileFailures: 0, bailedOut, totals, sawTap, complete, plan: topPlan, topResults };
+  const reading: TapReading = {
+    failed: [],
+    passed: [],
+    skipped: [],
+    executed: 0,
+    fileFailures: 0,
+    bailedOut,
+    totals,
+    sawTap,
+    complete,
+    plan: topPlan,
+    topResults,
+  };
   for (const record of records) {
     const path: string[] = [];
     for (let f: Frame | null = record.frame; f; f = f.parent) path.unshift(f.name);
@@ -183,7 +208,8 @@ export function isNodeTestTap(lines: string[]): boolean {
  * no dash), closed by "# tests 5", "# pass  3" (two spaces). node:test and node-tap print "# Subtest:".
  */
 export function isTapeOutput(lines: string[]): boolean {
-  if (!lines.some((l) => l === 'TAP version 13') || lines.some((l) => SUBTEST.test(l)) || isNodeTestTap(lines)) return false;
+  if (!lines.some((l) => l === 'TAP version 13') || lines.some((l) => SUBTEST.test(l)) || isNodeTestTap(lines))
+    return false;
   if (lines.some((l) => /^# (?:pass|fail) {2}\d+$/.test(l))) return true;
   const results = lines.filter((l) => /^(?:not )?ok \d+\b/.test(l));
   return results.length > 0 && results.every((l) => !/^(?:not )?ok \d+ - /.test(l));
@@ -192,7 +218,9 @@ export function isTapeOutput(lines: string[]): boolean {
 /** Parses node-tap's TAP (what `tap` prints with CI set) and TAP 13/14 from other producers. */
 export function parseTapOutput(lines: string[], hint: ParseHint = {}): ParsedRun | null {
   const noFiles = lines.some((l) => NO_FILES.test(l));
-  const hasTap = lines.some((l) => VERSION.test(l)) || (lines.some((l) => PLAN.test(l)) && lines.some((l) => /^(?:not )?ok\b/.test(l)));
+  const hasTap =
+    lines.some((l) => VERSION.test(l)) ||
+    (lines.some((l) => PLAN.test(l)) && lines.some((l) => /^(?:not )?ok\b/.test(l)));
   if (!hasTap && !noFiles) return null;
   if (hasTap && (isNodeTestTap(lines) || isTapeOutput(lines))) return null;
   const tap = readTap(lines, hint.workspace);
@@ -213,7 +241,8 @@ export function parseTapOutput(lines: string[], hint: ParseHint = {}): ParsedRun
     counts,
     ranSignal: executed > 0,
     // only a run that says so ran no tests: TAP cut short (a crash) is not that
-    noTestsRan: !collectionError && executed === 0 && tap.failed.length === 0 && (noFiles || tap.complete || tap.totals !== null),
+    noTestsRan:
+      !collectionError && executed === 0 && tap.failed.length === 0 && (noFiles || tap.complete || tap.totals !== null),
     collectionError,
     incomplete: hasTap ? tapIncomplete(tap) : null,
   });
@@ -227,7 +256,8 @@ export function tapIncomplete(tap: Pick<TapReading, 'plan' | 'topResults' | 'bai
   if (tap.plan !== null && tap.topResults >= tap.plan) return null;
   if (tap.bailedOut) return 'TAP output bailed out ("Bail out!") before its plan was done';
   if (tap.plan === null) return 'TAP output has no plan line (1..N)';
-  if (tap.topResults < tap.plan) return `TAP output planned ${tap.plan} results (1..${tap.plan}) but printed ${tap.topResults}`;
+  if (tap.topResults < tap.plan)
+    return `TAP output planned ${tap.plan} results (1..${tap.plan}) but printed ${tap.topResults}`;
   return null;
 }
 
@@ -247,5 +277,8 @@ export function splitDirective(text: string): { name: string; directive: 'SKIP' 
 
 /** TAP escapes "#" and "\" in descriptions. */
 export function unescapeTap(text: string): string {
-  return text.replace(/\\([#\\])/g, '$1').replace(/\\n/g, ' ').trim();
+  return text
+    .replace(/\\([#\\])/g, '$1')
+    .replace(/\\n/g, ' ')
+    .trim();
 }

@@ -18,7 +18,8 @@ const PLAN = /^1\.\.(\d+)$/;
 /** Parses tape's TAP. */
 export function parseTapeOutput(lines: string[], hint: ParseHint = {}): ParsedRun | null {
   // told it is tape's, a stream cut short before any assertion is tape's too (issue 33)
-  const cutShort = hintNames(hint, 'tape') && lines.includes('TAP version 13') && !lines.some((l) => /^\s*(?:not )?ok\b/.test(l));
+  const cutShort =
+    hintNames(hint, 'tape') && lines.includes('TAP version 13') && !lines.some((l) => /^\s*(?:not )?ok\b/.test(l));
   if (!isTapeOutput(lines) && !cutShort) return null;
   const outcomes = new Map<string, 'pass' | 'fail'>();
   const skipped: string[] = [];
@@ -79,7 +80,9 @@ export function parseTapeOutput(lines: string[], hint: ParseHint = {}): ParsedRu
   const passed = order.filter((name) => outcomes.get(name) === 'pass');
   const skippedAll = [...skipped, ...todo];
   const counts: TestCounts | null =
-    summary.size > 0 || order.length > 0 ? { passed: passed.length, failed: failed.length, skipped: skippedAll.length } : null;
+    summary.size > 0 || order.length > 0
+      ? { passed: passed.length, failed: failed.length, skipped: skippedAll.length }
+      : null;
   const ran = assertions > 0 || (summary.get('pass') ?? 0) + (summary.get('fail') ?? 0) > 0;
   return makeRun('tape', {
     failed,

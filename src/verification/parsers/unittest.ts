@@ -22,7 +22,8 @@ const CLASS_FIXTURES = new Set(['setUpClass', 'tearDownClass', 'setUpModule', 't
 export function parseUnittestOutput(lines: string[], hint: ParseHint = {}): ParsedRun | null {
   const ranLine = lines.findLastIndex((l) => RAN.test(l));
   // told it is unittest's, verbose results cut short before "Ran N tests" are unittest's too (issue 33)
-  const cutShort = ranLine < 0 && hintNames(hint, 'unittest') && lines.some((l) => / \.\.\. ?(?:ok|FAIL|ERROR|skipped)\b/.test(l));
+  const cutShort =
+    ranLine < 0 && hintNames(hint, 'unittest') && lines.some((l) => / \.\.\. ?(?:ok|FAIL|ERROR|skipped)\b/.test(l));
   if (ranLine < 0 && !cutShort) return null;
   const ranAt = ranLine < 0 ? lines.length : ranLine;
   const failed: string[] = [];
@@ -71,13 +72,24 @@ export function parseUnittestOutput(lines: string[], hint: ParseHint = {}): Pars
   for (const m of (verdict?.[2] ?? '').matchAll(/([a-z ]+)=(\d+)/g)) tally.set((m[1] ?? '').trim(), Number(m[2]));
   const get = (key: string) => tally.get(key) ?? 0;
   const failedIds = new Set(failed);
-  const failedCount = failedIds.size > 0 ? failedIds.size : get('failures') + get('errors') + get('unexpected successes');
+  const failedCount =
+    failedIds.size > 0 ? failedIds.size : get('failures') + get('errors') + get('unexpected successes');
   const skippedCount = get('skipped') + get('expected failures');
-  const counts: TestCounts = { passed: Math.max(0, total - failedCount - skippedCount), failed: failedCount, skipped: skippedCount };
+  const counts: TestCounts = {
+    passed: Math.max(0, total - failedCount - skippedCount),
+    failed: failedCount,
+    skipped: skippedCount,
+  };
   const executed = total - skippedCount - loaderFailures.size;
   const collectionError = loaderFailures.size > 0 && executed <= 0;
   if (cutShort) {
-    return makeRun('unittest', { failed, passed, skipped, ranSignal: passed.length + failed.length > 0, incomplete: "unittest printed no 'Ran N tests' line" });
+    return makeRun('unittest', {
+      failed,
+      passed,
+      skipped,
+      ranSignal: passed.length + failed.length > 0,
+      incomplete: "unittest printed no 'Ran N tests' line",
+    });
   }
   return makeRun('unittest', {
     failed,

@@ -16,7 +16,8 @@ export function parseVitestOutput(lines: string[], hint: ParseHint = {}): Parsed
   const recognized = lines.some((l) => FILES_LINE.test(l) || /No test files found, exiting with code/.test(l));
   const header = lines.some((l) => HEADER.test(l));
   // told it is vitest's, a run cut short before its summary (the RUN header, file results) is vitest's too (issue 33)
-  const cutShort = hintNames(hint, 'vitest') && (header || lines.some((l) => /^\s*(?:✓|❯|×)\s+\S+\.[cm]?[jt]sx?\b/.test(l)));
+  const cutShort =
+    hintNames(hint, 'vitest') && (header || lines.some((l) => /^\s*(?:✓|❯|×)\s+\S+\.[cm]?[jt]sx?\b/.test(l)));
   if (!recognized && !(header && lines.some((l) => TESTS_LINE.test(l))) && !cutShort) return null;
 
   const failed: string[] = [];
@@ -44,7 +45,11 @@ export function parseVitestOutput(lines: string[], hint: ParseHint = {}): Parsed
     if (tests) {
       if (/no tests/i.test(tests[1] ?? '')) noTests = true;
       const tally = readTally(tests[1] ?? '');
-      counts = { passed: sumOf(tally, 'passed'), failed: sumOf(tally, 'failed'), skipped: sumOf(tally, 'skipped', 'todo') };
+      counts = {
+        passed: sumOf(tally, 'passed'),
+        failed: sumOf(tally, 'failed'),
+        skipped: sumOf(tally, 'skipped', 'todo'),
+      };
     }
   }
   const failedSuites = lines.some((l) => /Failed Suites \d+|Failed to load/.test(l));

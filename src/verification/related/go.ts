@@ -8,12 +8,14 @@ import { widenForUntested } from './widen.js';
 // the packages whose code or tests reach a changed file.
 
 /** Go's `./...` skips vendor, testdata, `_`/`.` folders and nested modules. */
-const isNotPackageTree = (name: string, entries: string[]) => name === 'vendor' || name === 'testdata' || name.startsWith('_') || entries.includes('go.mod');
+const isNotPackageTree = (name: string, entries: string[]) =>
+  name === 'vendor' || name === 'testdata' || name.startsWith('_') || entries.includes('go.mod');
 
 /** The related run for `go test … ./...`: the affected packages instead of `./...`. */
 export async function selectGo(workspace: string, command: string, changed: string[]): Promise<RelatedResult> {
   const words = command.trim().split(/\s+/);
-  if (words[0] !== 'go' || words[1] !== 'test' || !words.includes('./...')) return all(`\`${command}\` is not \`go test … ./...\`; related scope runs it as given`);
+  if (words[0] !== 'go' || words[1] !== 'test' || !words.includes('./...'))
+    return all(`\`${command}\` is not \`go test … ./...\`; related scope runs it as given`);
   const base = words.filter((w) => w !== './...');
   const tree = await listFiles(workspace, isNotPackageTree);
   if (tree === null) return all(TOO_BIG);
@@ -51,7 +53,8 @@ export async function selectGo(workspace: string, command: string, changed: stri
   }
   // code that imports changed code changes too; tests that import any of it are related
   const importers = new Map<string, string[]>();
-  for (const [pkg, deps] of codeImports) for (const dep of deps) importers.set(dep, [...(importers.get(dep) ?? []), pkg]);
+  for (const [pkg, deps] of codeImports)
+    for (const dep of deps) importers.set(dep, [...(importers.get(dep) ?? []), pkg]);
   const importersOf = (dir: string) => importers.get(dir) ?? [];
   const affected = walkBack([...changedCode], importersOf).reached;
   const selected = new Set([...affected, ...changedTests]);
@@ -59,17 +62,26 @@ export async function selectGo(workspace: string, command: string, changed: stri
   // a changed file whose package, and every package importing it, has no tests: nothing related tests it
   const isTested = (dir: string) => {
     const reach = walkBack([dir], importersOf).reached;
-    return [...reach].some((d) => hasTests.has(d)) || [...testImports.values()].some((deps) => [...deps].some((d) => reach.has(d)));
+    return (
+      [...reach].some((d) => hasTests.has(d)) ||
+      [...testImports.values()].some((deps) => [...deps].some((d) => reach.has(d)))
+    );
   };
   const untested = changed.filter((p) => !isGoTestSupport(p) && !(isGoCode(p) && isTested(dirOf(p))));
   // a go package's own tests run whenever it has some: an untested one widens to everything
   const widening = widenForUntested({ files: tree.files, tests: [], untested, isTest: isGoTestSupport });
   if ('reason' in widening) return all(widening.reason);
   const run = [...selected].filter((p) => packages.has(p)).sort();
-  if (!run.some((p) => hasTests.has(p))) return all(`no related tests: no Go package with tests is affected by ${list(changed)}`);
+  if (!run.some((p) => hasTests.has(p)))
+    return all(`no related tests: no Go package with tests is affected by ${list(changed)}`);
   const files = goFiles.filter((p) => p.endsWith('_test.go') && selected.has(dirOf(p)));
   const args = run.map((p) => (p === '.' ? '.' : `./${p}`));
-  return related([...base, ...args].map(shellQuote).join(' '), files, [], goFiles.filter((p) => p.endsWith('_test.go')));
+  return related(
+    [...base, ...args].map(shellQuote).join(' '),
+    files,
+    [],
+    goFiles.filter((p) => p.endsWith('_test.go')),
+  );
 }
 
 /** A `_test.go` file or testdata: run by its own package's tests only. */

@@ -56,7 +56,10 @@ function normalizePaths(workspace: string, paths: string[]): string[] {
   const out = new Set<string>();
   for (const raw of paths) {
     const rel = isAbsolute(raw) ? relative(workspace, raw) : raw;
-    const path = posix.normalize(rel.replace(/\\/g, '/')).replace(/^(\.\/)+/, '').replace(/\/$/, '');
+    const path = posix
+      .normalize(rel.replace(/\\/g, '/'))
+      .replace(/^(\.\/)+/, '')
+      .replace(/\/$/, '');
     if (path && path !== '.' && !path.startsWith('../')) out.add(path);
   }
   return [...out].sort();

@@ -7,9 +7,15 @@ import { readAll, type Tree, walkBack } from './shared.js';
 /** A JavaScript or TypeScript source file. */
 export const JS_CODE = /\.(?:[cm]?[jt]sx?)$/;
 // static `import … from`, `export … from`, bare `import '…'`, `import(…)`, `require(…)`
-const JS_IMPORT = /\b(?:import|export)\s[^'"`;]*?\bfrom\s*(['"])([^\n]+?)\1|\bimport\s*(['"])([^\n]+?)\3|\b(?:import|require)\s*\(\s*(['"])([^\n]+?)\5\s*\)/g;
+const JS_IMPORT =
+  /\b(?:import|export)\s[^'"`;]*?\bfrom\s*(['"])([^\n]+?)\1|\bimport\s*(['"])([^\n]+?)\3|\b(?:import|require)\s*\(\s*(['"])([^\n]+?)\5\s*\)/g;
 const RESOLVE_EXTS = ['.js', '.ts', '.mjs', '.mts', '.cjs', '.cts', '.jsx', '.tsx', '.json'];
-const TS_FOR_JS: Record<string, string[]> = { '.js': ['.ts', '.tsx'], '.mjs': ['.mts'], '.cjs': ['.cts'], '.jsx': ['.tsx'] };
+const TS_FOR_JS: Record<string, string[]> = {
+  '.js': ['.ts', '.tsx'],
+  '.mjs': ['.mts'],
+  '.cjs': ['.cts'],
+  '.jsx': ['.tsx'],
+};
 
 /** The file a relative specifier names (or a deleted changed path it named); null when it names none. */
 function resolveSpecifier(from: string, specifier: string, exists: (p: string) => boolean): string | null {
@@ -27,7 +33,12 @@ function resolveSpecifier(from: string, specifier: string, exists: (p: string) =
 }
 
 /** Test files that import a changed path, directly or through other modules, by relative specifiers. */
-export async function findImporters(workspace: string, tree: Tree, tests: string[], changed: string[]): Promise<{ tests: string[]; orphans: string[] }> {
+export async function findImporters(
+  workspace: string,
+  tree: Tree,
+  tests: string[],
+  changed: string[],
+): Promise<{ tests: string[]; orphans: string[] }> {
   const changedSet = new Set(changed);
   // a deleted file still counts as imported by whoever names it
   const exists = (p: string) => tree.files.has(p) || changedSet.has(p);

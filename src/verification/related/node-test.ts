@@ -10,9 +10,29 @@ import { widenForUntested } from './widen.js';
 // keeping the script's flags and honouring its positionals (files, folders, globs) as the set of tests.
 
 // flags whose value is the next word; any other flag is taken as a switch
-const VALUE_FLAGS = new Set(['--import', '--require', '-r', '--loader', '--experimental-loader', '--test-reporter', '--test-reporter-destination',
-  '--test-concurrency', '--test-name-pattern', '--test-skip-pattern', '--test-timeout', '--test-shard', '--env-file', '--conditions',
-  '-C', '--input-type', '--test-isolation', '--experimental-test-isolation', '--stack-size', '--max-old-space-size', '--title']);
+const VALUE_FLAGS = new Set([
+  '--import',
+  '--require',
+  '-r',
+  '--loader',
+  '--experimental-loader',
+  '--test-reporter',
+  '--test-reporter-destination',
+  '--test-concurrency',
+  '--test-name-pattern',
+  '--test-skip-pattern',
+  '--test-timeout',
+  '--test-shard',
+  '--env-file',
+  '--conditions',
+  '-C',
+  '--input-type',
+  '--test-isolation',
+  '--experimental-test-isolation',
+  '--stack-size',
+  '--max-old-space-size',
+  '--title',
+]);
 /** node --test's default test files (Node 20–22): `*.test.js`, `*-test.js`, `*_test.js`, `test-*.js`, `test.js`, `test/**`. */
 const NODE_TEST_NAME = /(?:^|\/)(?:test|test-[^/]+|[^/]+[.\-_]test)\.[^/.]+$|(?:^|\/)test\//;
 const TS_LOADER = /tsx|ts-node|strip-types|transform-types|@swc-node|esbuild-register|\.ts\b/;
@@ -25,7 +45,10 @@ export async function selectNodeTest(
   run: { env: string[]; binary: string; args: string[] },
 ): Promise<RelatedResult> {
   const { flags, positionals } = splitArgs(run.args, VALUE_FLAGS);
-  const typescript = run.binary !== 'node' || TS_LOADER.test(run.args.join(' ')) || Boolean((process.features as { typescript?: unknown }).typescript);
+  const typescript =
+    run.binary !== 'node' ||
+    TS_LOADER.test(run.args.join(' ')) ||
+    Boolean((process.features as { typescript?: unknown }).typescript);
   const ext = typescript ? /\.[cm]?[jt]sx?$/ : /\.[cm]?jsx?$/;
   const byName = (p: string) => NODE_TEST_NAME.test(p) && ext.test(p);
   const matchers = positionals.map((arg): ((p: string) => boolean) => {
@@ -43,7 +66,12 @@ export async function selectNodeTest(
   const untested = found.orphans.filter((p) => !isTest(p));
   const selected = withWidening(found.tests, widenForUntested({ files: tree.files, tests, untested, isTest }), changed);
   if ('reason' in selected) return all(selected.reason);
-  return related([...run.env, run.binary, ...flags.map(shellQuote), ...selected.tests.map(shellQuote)].join(' '), selected.tests, selected.widened, tests);
+  return related(
+    [...run.env, run.binary, ...flags.map(shellQuote), ...selected.tests.map(shellQuote)].join(' '),
+    selected.tests,
+    selected.widened,
+    tests,
+  );
 }
 
 /** A glob as node --test and shells read it: `*`, `**`, `?`, `{a,b}`, `?(a|b)`. */
@@ -57,12 +85,20 @@ function globToRegex(glob: string): RegExp {
     } else if (c === '*') out += '[^/]*';
     else if ((c === '?' || c === '@') && glob[i + 1] === '(') {
       const end = glob.indexOf(')', i);
-      out += `(?:${glob.slice(i + 2, end).split('|').map(escapeRegex).join('|')})${c === '?' ? '?' : ''}`;
+      out += `(?:${glob
+        .slice(i + 2, end)
+        .split('|')
+        .map(escapeRegex)
+        .join('|')})${c === '?' ? '?' : ''}`;
       i = end;
     } else if (c === '?') out += '[^/]';
     else if (c === '{') {
       const end = glob.indexOf('}', i);
-      out += `(?:${glob.slice(i + 1, end).split(',').map(escapeRegex).join('|')})`;
+      out += `(?:${glob
+        .slice(i + 1, end)
+        .split(',')
+        .map(escapeRegex)
+        .join('|')})`;
       i = end;
     } else out += escapeRegex(c);
   }

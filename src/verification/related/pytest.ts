@@ -26,7 +26,10 @@ function pythonImports(path: string, text: string): string[] {
     const level = (m[1] ?? '').length;
     let base = m[2] ?? '';
     if (level > 0) {
-      const dirs = posix.dirname(path).split('/').filter((d) => d !== '.');
+      const dirs = posix
+        .dirname(path)
+        .split('/')
+        .filter((d) => d !== '.');
       if (level - 1 > dirs.length) continue;
       base = [...dirs.slice(0, dirs.length - (level - 1)), ...(base ? [base] : [])].join('.');
     }
@@ -58,7 +61,12 @@ export async function selectPytest(workspace: string, command: string, changed: 
       }
     }
   }
-  const importersOf = (p: string) => (p.endsWith('.py') ? moduleNames(p).flatMap((n) => [...(byName.get(n) ?? [])]).filter((f) => f !== p) : []);
+  const importersOf = (p: string) =>
+    p.endsWith('.py')
+      ? moduleNames(p)
+          .flatMap((n) => [...(byName.get(n) ?? [])])
+          .filter((f) => f !== p)
+      : [];
   const isTest = (p: string) => PY_TEST.test(p);
   const isRealTest = (p: string) => isTest(p) && tree.files.has(p);
   const tests = sources.filter(isTest);
@@ -70,13 +78,28 @@ export async function selectPytest(workspace: string, command: string, changed: 
   for (const test of tests) if (stems.has(stemOf(test))) selected.add(test);
   // an importer that no test reaches does not test the file: each changed path must reach a test itself
   const isNamedTest = (p: string) => p.endsWith('.py') && testStems.has(moduleNames(p).at(-1) ?? '');
-  const untested = changed.filter((p) => !isTest(p) && !isNamedTest(p) && ![...walkBack([p], importersOf).reached].some(isRealTest));
+  const untested = changed.filter(
+    (p) => !isTest(p) && !isNamedTest(p) && ![...walkBack([p], importersOf).reached].some(isRealTest),
+  );
   // `--doctest-glob` collects tests from docs: then no doc is inert
-  const docsAreTests = (await Promise.all(PYTEST_CONFIGS.map((f) => readText(workspace, f)))).some((t) => t.includes('doctest-glob'));
-  const widening = widenForUntested({ files: tree.files, tests, untested, isTest, ...(docsAreTests ? { isInert: () => false } : {}) });
+  const docsAreTests = (await Promise.all(PYTEST_CONFIGS.map((f) => readText(workspace, f)))).some((t) =>
+    t.includes('doctest-glob'),
+  );
+  const widening = widenForUntested({
+    files: tree.files,
+    tests,
+    untested,
+    isTest,
+    ...(docsAreTests ? { isInert: () => false } : {}),
+  });
   const run = withWidening([...selected], widening, changed, 'imports or is named after');
   if ('reason' in run) return all(run.reason);
-  return related(`${command.trim()} ${run.tests.map(shellQuote).join(' ')}`, run.tests, run.widened, tests.filter(isRealTest));
+  return related(
+    `${command.trim()} ${run.tests.map(shellQuote).join(' ')}`,
+    run.tests,
+    run.widened,
+    tests.filter(isRealTest),
+  );
 }
 
 const PYTEST_CONFIGS = ['pytest.ini', 'pyproject.toml', 'setup.cfg', 'tox.ini'];

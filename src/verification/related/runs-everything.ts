@@ -4,11 +4,41 @@ import { posix } from 'node:path';
 // dependencies, can affect any test; whichever framework runs, it runs everything.
 
 const SETUP_NAMES = new Set([
-  'package.json', 'package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml', 'pnpm-workspace.yaml',
-  'bun.lockb', 'bun.lock', '.npmrc', '.yarnrc', '.yarnrc.yml', '.nvmrc', '.node-version', '.swcrc',
-  'pyproject.toml', 'setup.py', 'setup.cfg', 'pytest.ini', 'tox.ini', 'conftest.py', 'Pipfile', 'Pipfile.lock',
-  'poetry.lock', 'uv.lock', 'pdm.lock', '.python-version', 'go.mod', 'go.sum', 'go.work', 'go.work.sum',
-  'Cargo.toml', 'Cargo.lock', 'Makefile', 'makefile', 'GNUmakefile',
+  'package.json',
+  'package-lock.json',
+  'npm-shrinkwrap.json',
+  'yarn.lock',
+  'pnpm-lock.yaml',
+  'pnpm-workspace.yaml',
+  'bun.lockb',
+  'bun.lock',
+  '.npmrc',
+  '.yarnrc',
+  '.yarnrc.yml',
+  '.nvmrc',
+  '.node-version',
+  '.swcrc',
+  'pyproject.toml',
+  'setup.py',
+  'setup.cfg',
+  'pytest.ini',
+  'tox.ini',
+  'conftest.py',
+  'Pipfile',
+  'Pipfile.lock',
+  'poetry.lock',
+  'uv.lock',
+  'pdm.lock',
+  '.python-version',
+  'go.mod',
+  'go.sum',
+  'go.work',
+  'go.work.sum',
+  'Cargo.toml',
+  'Cargo.lock',
+  'Makefile',
+  'makefile',
+  'GNUmakefile',
 ]);
 const SETUP_PATTERNS = [
   /^[tj]sconfig(?:\..*)?\.json$/,
@@ -30,6 +60,7 @@ export function whyEverything(path: string): string | null {
   if (SETUP_NAMES.has(name) || SETUP_PATTERNS.some((p) => p.test(name)) || path === '.gaffer/workspace.json') {
     return 'a change to configuration, lockfiles, setup files or conftest.py runs everything';
   }
-  if (/(?:^|\/)(?:node_modules|\.venv|venv|site-packages|vendor)\//.test(path)) return 'a change to installed dependencies runs everything';
+  if (/(?:^|\/)(?:node_modules|\.venv|venv|site-packages|vendor)\//.test(path))
+    return 'a change to installed dependencies runs everything';
   return null;
 }

@@ -17,7 +17,8 @@ export function parseScript(script: string): Script | null {
     const c = script[i] ?? '';
     if (quote) {
       if (c === quote) quote = null;
-      else if (c === '\\' && quote === '"' && /["\\$`]/.test(script[i + 1] ?? '')) word = (word ?? '') + (script[++i] ?? '');
+      else if (c === '\\' && quote === '"' && /["\\$`]/.test(script[i + 1] ?? ''))
+        word = (word ?? '') + (script[++i] ?? '');
       else if (quote === '"' && /[$`]/.test(c)) return null;
       else word = (word ?? '') + c;
     } else if (c === '"' || c === "'") {

@@ -16,14 +16,31 @@ export const all = (reason: string): RelatedResult => ({ scope: 'all', reason })
  * The selection; `every` names all the tests there are: when the selection holds every one of them it
  * is the full suite, run as the full command (then no confirming full-suite run is needed, spec 03).
  */
-export const related = (command: string, files: Iterable<string>, widened: string[], every: Iterable<string>): RelatedResult => {
+export const related = (
+  command: string,
+  files: Iterable<string>,
+  widened: string[],
+  every: Iterable<string>,
+): RelatedResult => {
   const selected = new Set(files);
   const allTests = [...every];
-  if (allTests.length > 0 && allTests.every((t) => selected.has(t))) return all('the related tests are all of the tests');
-  return { scope: 'related', selection: { command, relatedFiles: [...selected].sort(), ...(widened.length > 0 ? { widened: [...widened].sort() } : {}) } };
+  if (allTests.length > 0 && allTests.every((t) => selected.has(t)))
+    return all('the related tests are all of the tests');
+  return {
+    scope: 'related',
+    selection: {
+      command,
+      relatedFiles: [...selected].sort(),
+      ...(widened.length > 0 ? { widened: [...widened].sort() } : {}),
+    },
+  };
 };
 /** Names the first few paths in a reason, so a long change set keeps the reason one line. */
-export const list = (paths: string[]) => paths.slice(0, 3).map((p) => `\`${p}\``).join(', ') + (paths.length > 3 ? ', …' : '');
+export const list = (paths: string[]) =>
+  paths
+    .slice(0, 3)
+    .map((p) => `\`${p}\``)
+    .join(', ') + (paths.length > 3 ? ', …' : '');
 
 // ---- the workspace tree ----
 
@@ -34,7 +51,10 @@ export interface Tree {
 }
 
 /** Lists the workspace's files, skipping hidden and dependency folders; null past MAX_FILES. */
-export async function listFiles(workspace: string, skipDir: (name: string, entries: string[]) => boolean): Promise<Tree | null> {
+export async function listFiles(
+  workspace: string,
+  skipDir: (name: string, entries: string[]) => boolean,
+): Promise<Tree | null> {
   const files = new Set<string>();
   let overflow = false;
   const walk = async (dir: string): Promise<void> => {
@@ -80,7 +100,10 @@ export async function readAll(workspace: string, paths: string[]): Promise<Map<s
 }
 
 /** Files reached backwards from `changed` over `importersOf`, and the changed paths no one imports. */
-export function walkBack(changed: string[], importersOf: (path: string) => Iterable<string>): { reached: Set<string>; orphans: string[] } {
+export function walkBack(
+  changed: string[],
+  importersOf: (path: string) => Iterable<string>,
+): { reached: Set<string>; orphans: string[] } {
   const reached = new Set<string>(changed);
   const queue = [...changed];
   const orphans: string[] = [];

@@ -37,7 +37,11 @@ function packageOf(files: ReadonlySet<string>, path: string): string | null {
 /** What a run widens to: the test files it adds and the changed files that asked for them, or why everything runs. */
 export type Widening = { tests: string[]; widened: string[] } | { reason: string };
 
-const quote = (paths: string[]) => paths.slice(0, 3).map((p) => `\`${p}\``).join(', ') + (paths.length > 3 ? ', …' : '');
+const quote = (paths: string[]) =>
+  paths
+    .slice(0, 3)
+    .map((p) => `\`${p}\``)
+    .join(', ') + (paths.length > 3 ? ', …' : '');
 
 /**
  * Widens a run for changed files no test reaches: each adds the tests of its package; one with no package,
@@ -75,6 +79,7 @@ export function widenForUntested(opts: {
 
 function whyEverythingRuns(paths: string[], isTest: (path: string) => boolean): string {
   const support = paths.filter((p) => TEST_DIR.test(p) && !isTest(p));
-  if (support.length > 0) return `${quote(support)} is test support that no test imports (read at run time, a mock, data): running everything`;
+  if (support.length > 0)
+    return `${quote(support)} is test support that no test imports (read at run time, a mock, data): running everything`;
   return `${quote(paths)} changed and no test imports ${paths.length === 1 ? 'it' : 'them'}: running everything`;
 }

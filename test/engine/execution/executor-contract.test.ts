@@ -25,7 +25,10 @@ executorContract('the local executor', async () => new LocalExecutor(CAP));
  */
 async function clusterExecutor(): Promise<Executor> {
   const redis = await startRedis();
-  const executor = new BullmqExecutor({ queue: redis.url, nodeToken: NODE_TOKEN, cap: CAP }, tempDir('gaffer-coordinator-'));
+  const executor = new BullmqExecutor(
+    { queue: redis.url, nodeToken: NODE_TOKEN, cap: CAP },
+    tempDir('gaffer-coordinator-'),
+  );
   await executor.open();
   closes.push(() => executor.close());
   const app = new Hono<{ Variables: Record<string, unknown> }>();
@@ -44,14 +47,29 @@ async function clusterExecutor(): Promise<Executor> {
 }
 
 // a CI run must run the Redis-backed contract: a machine without redis-server fails there instead of skipping
-if (HAS_REDIS || process.env.CI === 'true') executorContract('the BullMQ executor (a redis-server and a gaffer node of its own)', clusterExecutor);
-else describe.skip('the BullMQ executor keeps the Executor contract (skipped: redis-server is not installed — apt-get install redis-server)', () => it('needs redis-server', () => undefined));
+if (HAS_REDIS || process.env.CI === 'true')
+  executorContract('the BullMQ executor (a redis-server and a gaffer node of its own)', clusterExecutor);
+else
+  describe.skip('the BullMQ executor keeps the Executor contract (skipped: redis-server is not installed — apt-get install redis-server)', () =>
+    it('needs redis-server', () => undefined));
 
 describe('the local executor, its own rules', () => {
   it("a runner that throws is the attempt's panic report, never the executor's throw (spec 01)", async () => {
-    const broken: Runner = { key: 'broken', canResume: false, run: () => Promise.reject(new Error('a bug in the runner')) };
+    const broken: Runner = {
+      key: 'broken',
+      canResume: false,
+      run: () => Promise.reject(new Error('a bug in the runner')),
+    };
     const ws = makeWorkspace({ 'README.md': 'hi\n' });
-    const report = await new LocalExecutor(1).run(broken, { workspace: ws, signal: new AbortController().signal } as Parameters<Runner['run']>[0]);
-    expect(report).toMatchObject({ status: 'error', outcome: 'panic', stopReason: 'runner_error', error: 'runner failed: a bug in the runner' });
+    const report = await new LocalExecutor(1).run(broken, {
+      workspace: ws,
+      signal: new AbortController().signal,
+    } as Parameters<Runner['run']>[0]);
+    expect(report).toMatchObject({
+      status: 'error',
+      outcome: 'panic',
+      stopReason: 'runner_error',
+      error: 'runner failed: a bug in the runner',
+    });
   });
 });

@@ -19,7 +19,11 @@ function within<T, L>(promise: Promise<T>, ms: number, late: L): Promise<T | L> 
 }
 
 /** One attempt's input in a git workspace (a cluster hands the workspace to its node through git), its output lines collected. */
-function attempt(workspace: string, command: string, signal: AbortSignal = new AbortController().signal): RunnerInput & { lines: string[] } {
+function attempt(
+  workspace: string,
+  command: string,
+  signal: AbortSignal = new AbortController().signal,
+): RunnerInput & { lines: string[] } {
   const data = tempDir('gaffer-exec-data-');
   const lines: string[] = [];
   return {
@@ -70,9 +74,24 @@ export function executorContract(name: string, make: () => Promise<Executor>): v
       const held = await Promise.all(Array.from({ length: CAP }, () => executor.slot()));
       const cancel = new AbortController();
       const waiting = executor.slot(cancel.signal);
-      expect(await within(waiting.catch(() => 'refused'), 200, 'waited')).toBe('waited');
+      expect(
+        await within(
+          waiting.catch(() => 'refused'),
+          200,
+          'waited',
+        ),
+      ).toBe('waited');
       cancel.abort(new Error('job cancelled'));
-      expect(await within(waiting.then(() => 'granted', (err: Error) => err.message), 1000, 'still waiting')).toBe('job cancelled');
+      expect(
+        await within(
+          waiting.then(
+            () => 'granted',
+            (err: Error) => err.message,
+          ),
+          1000,
+          'still waiting',
+        ),
+      ).toBe('job cancelled');
       held[0]?.();
       expect(await within(executor.slot(), 1000, 'waited')).toBeTypeOf('function');
     });
@@ -82,7 +101,14 @@ export function executorContract(name: string, make: () => Promise<Executor>): v
       const ws = makeWorkspace({ 'README.md': 'hi\n' }, { git: true });
       const input = attempt(ws, 'echo made > made.txt; echo ran-here');
       const report = await executor.run(SHELL, input);
-      expect(report, JSON.stringify(report)).toMatchObject({ status: 'done', outcome: 'success', stopReason: 'complete', exitCode: 0, error: null, isCancelled: false });
+      expect(report, JSON.stringify(report)).toMatchObject({
+        status: 'done',
+        outcome: 'success',
+        stopReason: 'complete',
+        exitCode: 0,
+        error: null,
+        isCancelled: false,
+      });
       expect(report.summary).toContain('ran-here');
       expect(input.lines).toContain('ran-here');
       expect(readFileSync(join(ws, 'made.txt'), 'utf8')).toBe('made\n');
@@ -92,7 +118,12 @@ export function executorContract(name: string, make: () => Promise<Executor>): v
       const executor = await make();
       const ws = makeWorkspace({ 'README.md': 'hi\n' }, { git: true });
       const report = await executor.run(SHELL, attempt(ws, 'echo "boom: it broke" >&2; exit 3'));
-      expect(report, JSON.stringify(report)).toMatchObject({ status: 'error', outcome: 'expected_error', stopReason: 'exit_nonzero', exitCode: 3 });
+      expect(report, JSON.stringify(report)).toMatchObject({
+        status: 'error',
+        outcome: 'expected_error',
+        stopReason: 'exit_nonzero',
+        exitCode: 3,
+      });
       expect(report.error).toContain('boom: it broke');
     });
 
@@ -103,11 +134,19 @@ export function executorContract(name: string, make: () => Promise<Executor>): v
       const cancel = new AbortController();
       const input = attempt(ws, `echo started; sleep ${marker}; echo never > late.txt`, cancel.signal);
       const running = executor.run(SHELL, input);
-      await eventually(() => input.lines.includes('started') && processesWith(`sleep ${marker}`).length > 0, 20_000, 'the attempt to start');
+      await eventually(
+        () => input.lines.includes('started') && processesWith(`sleep ${marker}`).length > 0,
+        20_000,
+        'the attempt to start',
+      );
       const asked = Date.now();
       cancel.abort();
       const report = await within(running, 15_000, 'still running after 15 s');
-      expect(report, JSON.stringify(report)).toMatchObject({ status: 'cancelled', outcome: 'cancelled', isCancelled: true });
+      expect(report, JSON.stringify(report)).toMatchObject({
+        status: 'cancelled',
+        outcome: 'cancelled',
+        isCancelled: true,
+      });
       expect(Date.now() - asked).toBeLessThan(10_000);
       await eventually(() => processesWith(`sleep ${marker}`).length === 0, 5_000, 'the process to be gone');
     });

@@ -2,11 +2,23 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { JobBus } from '../../../src/engine/bus.js';
 import { SharedPlacement } from '../../../src/engine/placement/shared.js';
-import { DEFAULT_WORKTREE_SETTINGS, WorktreePlacement, type TaskWorktree } from '../../../src/engine/placement/worktree.js';
+import {
+  DEFAULT_WORKTREE_SETTINGS,
+  WorktreePlacement,
+  type TaskWorktree,
+} from '../../../src/engine/placement/worktree.js';
 import { commitWorkingTree, readRepo, serialized } from '../../../src/evidence/worktree-git.js';
 import { Store } from '../../../src/store/store.js';
 import { makeWorkspace, tempDir } from '../../helpers/temp.js';
-import { EXCLUSIVE, placementContract, README, requestOf, SHARING, within, type PlacementFixture } from './placement-contract.js';
+import {
+  EXCLUSIVE,
+  placementContract,
+  README,
+  requestOf,
+  SHARING,
+  within,
+  type PlacementFixture,
+} from './placement-contract.js';
 
 const stores: Store[] = [];
 afterAll(() => stores.forEach((s) => s.close()));
@@ -17,7 +29,13 @@ function shared(): { fixture: PlacementFixture; workspace: string } {
   stores.push(store);
   const workspace = makeWorkspace({ 'README.md': README }, { git: true });
   const placement = new SharedPlacement(store, new JobBus());
-  return { workspace, fixture: { placement, request: (n, signal) => requestOf(`job${String(n).padStart(9, '0')}`, workspace, 'worker-1', signal) } };
+  return {
+    workspace,
+    fixture: {
+      placement,
+      request: (n, signal) => requestOf(`job${String(n).padStart(9, '0')}`, workspace, 'worker-1', signal),
+    },
+  };
 }
 
 /** Worktrees as a worktree job makes them (engine/placement/worktree-job.ts): the job's base commit, a worktree per task. */
@@ -27,8 +45,18 @@ async function worktrees(): Promise<{ fixture: PlacementFixture; workspace: stri
   if ('refused' in repo) throw new Error(repo.refused);
   const base = await serialized(repo, () => commitWorkingTree(repo, 'gaffer: base of job jobwt0000001'));
   const dir = tempDir();
-  const placement = new WorktreePlacement({ repo, base, workspace, root: join(dir, 'worktrees'), settings: DEFAULT_WORKTREE_SETTINGS, logDir: join(dir, 'job') });
-  return { workspace, fixture: { placement, request: (n, signal) => requestOf('jobwt0000001', workspace, `task-${n}`, signal) } };
+  const placement = new WorktreePlacement({
+    repo,
+    base,
+    workspace,
+    root: join(dir, 'worktrees'),
+    settings: DEFAULT_WORKTREE_SETTINGS,
+    logDir: join(dir, 'job'),
+  });
+  return {
+    workspace,
+    fixture: { placement, request: (n, signal) => requestOf('jobwt0000001', workspace, `task-${n}`, signal) },
+  };
 }
 
 placementContract('the shared placement', async () => shared().fixture);
@@ -95,7 +123,10 @@ describe('the shared placement, its own rules (spec 06 "shared")', () => {
 describe('the worktree placement, its own rules (spec 06 "Worktree isolation")', () => {
   it("each task's place is a worktree of its own on gaffer/<job>/<task>, off the user's workspace, with a port; tasks are placed at once, and their runners never wait on each other", async () => {
     const { fixture, workspace } = await worktrees();
-    const [a, b] = (await Promise.all([fixture.placement.acquire(fixture.request(0)), fixture.placement.acquire(fixture.request(1))])) as TaskWorktree[];
+    const [a, b] = (await Promise.all([
+      fixture.placement.acquire(fixture.request(0)),
+      fixture.placement.acquire(fixture.request(1)),
+    ])) as TaskWorktree[];
     expect(a?.branch).toBe('gaffer/jobwt0000001/task-0');
     expect(b?.branch).toBe('gaffer/jobwt0000001/task-1');
     expect(new Set([a?.workspace, b?.workspace, workspace]).size).toBe(3);

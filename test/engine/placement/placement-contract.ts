@@ -23,7 +23,12 @@ export interface PlacementFixture {
 }
 
 /** A request as a job makes it: its waits collected. */
-export function requestOf(jobId: string, workspace: string, task: string, signal: AbortSignal = new AbortController().signal): PlacementRequest & { waits: string[] } {
+export function requestOf(
+  jobId: string,
+  workspace: string,
+  task: string,
+  signal: AbortSignal = new AbortController().signal,
+): PlacementRequest & { waits: string[] } {
   const waits: string[] = [];
   return { jobId, workspace, task, signal, waits, onWait: (message) => waits.push(message) };
 }

@@ -19,4 +19,7 @@ const composed = (router?: EngineOptions['router']) => () => {
 };
 routerContract("the engine's composed router", composed());
 // an embedder's partial router (EngineOptions.router) routes attempts its own way; the default's climb, fallback and billing stay
-routerContract("the engine's composed router under an embedder's partial one", composed({ route: (task, history) => history.at(-1)?.route ?? admittedRoute(task) }));
+routerContract(
+  "the engine's composed router under an embedder's partial one",
+  composed({ route: (task, history) => history.at(-1)?.route ?? admittedRoute(task) }),
+);

@@ -14,10 +14,44 @@ type History = Parameters<Router['route']>[1];
 const ROSTER = parseRoster(
   {
     entries: [
-      { id: 'cheap', runner: 'builtin', model: 'small', provider: 'home', billing: 'free', cost: 'free', tasks: ['fix'], fallback: 'backup', endpoint: 'local' },
-      { id: 'backup', runner: 'builtin', model: 'spare', provider: 'other', billing: 'subscription', cost: 'low', tasks: ['fix'] },
-      { id: 'middle', runner: 'builtin', model: 'mid', provider: 'cloud', billing: 'free', cost: 'mid', tasks: ['fix'] },
-      { id: 'top', runner: 'builtin', model: 'big', provider: 'cloud', billing: 'subscription', cost: 'high', tasks: ['fix'] },
+      {
+        id: 'cheap',
+        runner: 'builtin',
+        model: 'small',
+        provider: 'home',
+        billing: 'free',
+        cost: 'free',
+        tasks: ['fix'],
+        fallback: 'backup',
+        endpoint: 'local',
+      },
+      {
+        id: 'backup',
+        runner: 'builtin',
+        model: 'spare',
+        provider: 'other',
+        billing: 'subscription',
+        cost: 'low',
+        tasks: ['fix'],
+      },
+      {
+        id: 'middle',
+        runner: 'builtin',
+        model: 'mid',
+        provider: 'cloud',
+        billing: 'free',
+        cost: 'mid',
+        tasks: ['fix'],
+      },
+      {
+        id: 'top',
+        runner: 'builtin',
+        model: 'big',
+        provider: 'cloud',
+        billing: 'subscription',
+        cost: 'high',
+        tasks: ['fix'],
+      },
     ],
   },
   'router contract roster',
@@ -27,7 +61,13 @@ const ROSTER = parseRoster(
 export const RUNNER_BILLING: Readonly<Record<string, Billing>> = { builtin: 'api', shell: 'subscription' };
 
 const facts = { defaultRunner: null, available: ['builtin', 'shell'], roster: ROSTER };
-const fix = (extra: Record<string, unknown> = {}) => ({ name: 'a', type: 'fix', instruction: 'fix the parser in src/p.js', files: ['src/p.js'], ...extra });
+const fix = (extra: Record<string, unknown> = {}) => ({
+  name: 'a',
+  type: 'fix',
+  instruction: 'fix the parser in src/p.js',
+  files: ['src/p.js'],
+  ...extra,
+});
 const taskOf = (task: Record<string, unknown>): TaskSpec => {
   const spec = parseJobRequest({ workspace: '/tmp/router-contract', tasks: [task] }, facts);
   return spec.tasks[0] as TaskSpec;
@@ -39,8 +79,15 @@ const pinnedModel = () => taskOf(fix({ model: 'small' }));
 /** Gives a command: the shell, no roster entry. */
 const shellTask = () => taskOf({ name: 'a', instruction: 'touch x', command: 'touch x' });
 
-const route = (runner: string, model: string | null, entry: string | null, provider: string | null, endpoint?: string): Route => ({ runner, model, entry, provider, ...(endpoint ? { endpoint } : {}) });
-const history = (...routes: Route[]): History => routes.map((r, i) => ({ worker: `w${i}`, role: 'worker', route: r })) as unknown as History;
+const route = (
+  runner: string,
+  model: string | null,
+  entry: string | null,
+  provider: string | null,
+  endpoint?: string,
+): Route => ({ runner, model, entry, provider, ...(endpoint ? { endpoint } : {}) });
+const history = (...routes: Route[]): History =>
+  routes.map((r, i) => ({ worker: `w${i}`, role: 'worker', route: r })) as unknown as History;
 
 /**
  * What any Router must do (issue 34): the one place every attempt's route, climb, fallback and
@@ -58,13 +105,21 @@ export function routerContract(name: string, make: () => Router): void {
       const router = make();
       const climbed = route('builtin', 'mid', 'middle', 'cloud');
       const fellBack = route('builtin', 'spare', 'backup', 'other');
-      expect(router.route(rostered(), history(route('builtin', 'small', 'cheap', 'home', 'local'), climbed))).toEqual(climbed);
+      expect(router.route(rostered(), history(route('builtin', 'small', 'cheap', 'home', 'local'), climbed))).toEqual(
+        climbed,
+      );
       expect(router.route(rostered(), history(climbed, fellBack))).toEqual(fellBack);
     });
 
     it('climb: the cheapest rung strictly above the one given; null at the top and for a task without a ladder', () => {
       const router = make();
-      expect(router.climb(rostered(), { cost: 'free' })).toMatchObject({ entry: 'backup', cost: 'low', runner: 'builtin', model: 'spare', billing: 'subscription' });
+      expect(router.climb(rostered(), { cost: 'free' })).toMatchObject({
+        entry: 'backup',
+        cost: 'low',
+        runner: 'builtin',
+        model: 'spare',
+        billing: 'subscription',
+      });
       expect(router.climb(rostered(), { cost: 'low' })?.entry).toBe('middle');
       expect(router.climb(rostered(), { cost: 'mid' })?.entry).toBe('top');
       expect(router.climb(rostered(), { cost: 'high' })).toBeNull();

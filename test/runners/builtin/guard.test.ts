@@ -2,7 +2,13 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { COMMAND_RULES, LINE_RULES, UNREADABLE_RULES, checkCommand, guardScope } from '../../../src/runners/builtin/guard.js';
+import {
+  COMMAND_RULES,
+  LINE_RULES,
+  UNREADABLE_RULES,
+  checkCommand,
+  guardScope,
+} from '../../../src/runners/builtin/guard.js';
 
 const workspace = mkdtempSync(join(tmpdir(), 'gaffer-guard-'));
 mkdirSync(join(workspace, 'src'));
@@ -122,7 +128,7 @@ const DESTRUCTIVE: [string, string][] = [
   ['bash <<< "rm -rf ~"', 'rm-outside'],
   ['sh <<< "$PAYLOAD"', 'program-built-at-run-time'],
   ["find . -name '*.tmp' -exec sh -c 'rm -rf ~' \\;", 'rm-outside'],
-  ["find src -type f -exec bash -c \"$FIX\" {} +", 'program-built-at-run-time'],
+  ['find src -type f -exec bash -c "$FIX" {} +', 'program-built-at-run-time'],
   ['xargs -I{} sh -c "rm -rf /"', 'rm-outside'],
 ];
 
@@ -204,7 +210,8 @@ const ORDINARY: string[] = [
 
 describe('command guard', () => {
   it('has rules with reasons (data)', () => {
-    for (const rule of [...COMMAND_RULES, ...LINE_RULES, ...Object.values(UNREADABLE_RULES)]) expect(rule.why.length).toBeGreaterThan(10);
+    for (const rule of [...COMMAND_RULES, ...LINE_RULES, ...Object.values(UNREADABLE_RULES)])
+      expect(rule.why.length).toBeGreaterThan(10);
     expect(DESTRUCTIVE.length).toBeGreaterThanOrEqual(30);
     expect(ORDINARY.length).toBeGreaterThanOrEqual(30);
   });

@@ -25,7 +25,11 @@ export function tempDir(prefix: string): { dir: string; cleanup: () => void } {
 }
 
 /** A runner input for a builtin worker in `workspace`, logs under `dataDir`. */
-export function builtinInput(workspace: string, dataDir: string, overrides: Partial<RunnerInput> = {}): RunnerInput & { lines: string[] } {
+export function builtinInput(
+  workspace: string,
+  dataDir: string,
+  overrides: Partial<RunnerInput> = {},
+): RunnerInput & { lines: string[] } {
   const lines: string[] = [];
   const name = overrides.workerName ?? 'worker-1';
   return {

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { isPinnedModel, isSameModel, modelFamily, substitutionError } from '../../../src/runners/builtin/attestation.js';
+import {
+  isPinnedModel,
+  isSameModel,
+  modelFamily,
+  substitutionError,
+} from '../../../src/runners/builtin/attestation.js';
 import { FileLocks } from '../../../src/runners/builtin/file-locks.js';
 import { checkWrite, writeScopeFor } from '../../../src/runners/builtin/write-scope.js';
 
@@ -12,11 +17,19 @@ describe('write scope by role (spec 06)', () => {
   });
 
   it('an implementer with files may write those, paths under a named directory, globs and its outputs — nothing else', () => {
-    const scope = writeScopeFor('worker', ['src/api.ts', 'docs/', 'test/**/*.test.ts', 'out/report.md'], ['out/report.md']);
-    for (const ok of ['src/api.ts', 'docs/a/b.md', 'test/unit/x.test.ts', 'test/x.test.ts', 'out/report.md']) expect(checkWrite(scope, ok)).toEqual({ ok: true });
+    const scope = writeScopeFor(
+      'worker',
+      ['src/api.ts', 'docs/', 'test/**/*.test.ts', 'out/report.md'],
+      ['out/report.md'],
+    );
+    for (const ok of ['src/api.ts', 'docs/a/b.md', 'test/unit/x.test.ts', 'test/x.test.ts', 'out/report.md'])
+      expect(checkWrite(scope, ok)).toEqual({ ok: true });
     for (const bad of ['src/other.ts', 'README.md', 'src/api.ts.bak', 'docsx/a.md', 'test/helper.ts']) {
       const check = checkWrite(scope, bad);
-      expect(check).toMatchObject({ ok: false, why: expect.stringContaining(`${bad} is outside your write scope: an implementer may write only src/api.ts`) });
+      expect(check).toMatchObject({
+        ok: false,
+        why: expect.stringContaining(`${bad} is outside your write scope: an implementer may write only src/api.ts`),
+      });
     }
   });
 
@@ -26,7 +39,10 @@ describe('write scope by role (spec 06)', () => {
 
   it("a fixer writes the implementers' union; empty means anything", () => {
     expect(checkWrite(writeScopeFor('fixer', ['src/a.ts', 'src/b.ts']), 'src/b.ts')).toEqual({ ok: true });
-    expect(checkWrite(writeScopeFor('fixer', ['src/a.ts']), 'src/c.ts')).toMatchObject({ ok: false, why: expect.stringContaining('a fixer may write only src/a.ts') });
+    expect(checkWrite(writeScopeFor('fixer', ['src/a.ts']), 'src/c.ts')).toMatchObject({
+      ok: false,
+      why: expect.stringContaining('a fixer may write only src/a.ts'),
+    });
     expect(writeScopeFor('fixer', []).allowed).toBeNull();
   });
 
@@ -34,7 +50,10 @@ describe('write scope by role (spec 06)', () => {
     const scope = writeScopeFor('reviewer', ['src/a.ts', 'review.md'], ['review.md']);
     expect(checkWrite(scope, 'review.md')).toEqual({ ok: true });
     expect(checkWrite(scope, 'src/a.ts')).toMatchObject({ ok: false });
-    expect(checkWrite(writeScopeFor('reviewer', ['src/a.ts']), 'src/a.ts')).toMatchObject({ ok: false, why: expect.stringContaining('a reviewer may write nothing in the project') });
+    expect(checkWrite(writeScopeFor('reviewer', ['src/a.ts']), 'src/a.ts')).toMatchObject({
+      ok: false,
+      why: expect.stringContaining('a reviewer may write nothing in the project'),
+    });
   });
 });
 
@@ -55,7 +74,10 @@ describe('file locks', () => {
   it('two runs with the same worker name are different holders', () => {
     const locks = new FileLocks();
     expect(locks.acquire('/ws/f', { id: 'job-1/worker-1/1/a', name: 'worker-1' })).toEqual({ ok: true });
-    expect(locks.acquire('/ws/f', { id: 'job-2/worker-1/1/b', name: 'worker-1' })).toEqual({ ok: false, holder: 'worker-1' });
+    expect(locks.acquire('/ws/f', { id: 'job-2/worker-1/1/b', name: 'worker-1' })).toEqual({
+      ok: false,
+      holder: 'worker-1',
+    });
   });
 });
 

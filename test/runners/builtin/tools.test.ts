@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCommandTool } from '../../../src/runners/builtin/command-tool.js';
 import { FileLocks } from '../../../src/runners/builtin/file-locks.js';
-import { editFileTool, grepTool, listFilesTool, readFileTool, writeFileTool } from '../../../src/runners/builtin/file-tools.js';
+import {
+  editFileTool,
+  grepTool,
+  listFilesTool,
+  readFileTool,
+  writeFileTool,
+} from '../../../src/runners/builtin/file-tools.js';
 import { guardScope } from '../../../src/runners/builtin/guard.js';
 import type { ToolContext } from '../../../src/runners/builtin/tool-context.js';
 import { realWorkspace } from '../../../src/runners/builtin/workspace-paths.js';
@@ -43,19 +49,25 @@ afterEach(() => {
 });
 
 describe('path confinement (symlinks included)', () => {
-  it.each(['../secret.txt', '/etc/passwd', 'src/../../x', 'escape/secret.txt', 'secret-link.txt'])('read_file refuses %s', (path) => {
-    const out = readFileTool(ctx, { path });
-    expect(out.status).toBe('refused');
-    expect(out.text).toContain('outside the workspace');
-    expect(out.text).not.toContain('top secret');
-  });
+  it.each(['../secret.txt', '/etc/passwd', 'src/../../x', 'escape/secret.txt', 'secret-link.txt'])(
+    'read_file refuses %s',
+    (path) => {
+      const out = readFileTool(ctx, { path });
+      expect(out.status).toBe('refused');
+      expect(out.text).toContain('outside the workspace');
+      expect(out.text).not.toContain('top secret');
+    },
+  );
 
-  it.each(['../planted.txt', 'escape/planted.txt', 'dangling.txt', 'escape/new/dir/file.txt'])('write_file refuses %s and nothing appears outside', (path) => {
-    const out = writeFileTool(ctx, { path, content: 'pwned' });
-    expect(out).toMatchObject({ status: 'refused', why: expect.stringContaining('outside the workspace') });
-    expect(existsSync(join(outside.dir, 'planted.txt'))).toBe(false);
-    expect(existsSync(join(outside.dir, 'new'))).toBe(false);
-  });
+  it.each(['../planted.txt', 'escape/planted.txt', 'dangling.txt', 'escape/new/dir/file.txt'])(
+    'write_file refuses %s and nothing appears outside',
+    (path) => {
+      const out = writeFileTool(ctx, { path, content: 'pwned' });
+      expect(out).toMatchObject({ status: 'refused', why: expect.stringContaining('outside the workspace') });
+      expect(existsSync(join(outside.dir, 'planted.txt'))).toBe(false);
+      expect(existsSync(join(outside.dir, 'new'))).toBe(false);
+    },
+  );
 
   it('edit_file through a link out is refused and the target is untouched', () => {
     const out = editFileTool(ctx, { path: 'secret-link.txt', old_text: 'top', new_text: 'no' });
@@ -64,8 +76,14 @@ describe('path confinement (symlinks included)', () => {
   });
 
   it('paths inside (absolute, or through an inside link) work and claim the real relative path', () => {
-    expect(readFileTool(ctx, { path: join(ws.dir, 'src', 'app.ts') })).toMatchObject({ status: 'ok', text: expect.stringContaining('const b') });
-    expect(writeFileTool(ctx, { path: 'src-link/new.ts', content: 'x' })).toMatchObject({ status: 'ok', wrote: 'src/new.ts' });
+    expect(readFileTool(ctx, { path: join(ws.dir, 'src', 'app.ts') })).toMatchObject({
+      status: 'ok',
+      text: expect.stringContaining('const b'),
+    });
+    expect(writeFileTool(ctx, { path: 'src-link/new.ts', content: 'x' })).toMatchObject({
+      status: 'ok',
+      wrote: 'src/new.ts',
+    });
     expect(readFileSync(join(ws.dir, 'src', 'new.ts'), 'utf8')).toBe('x');
   });
 
@@ -80,13 +98,21 @@ describe('path confinement (symlinks included)', () => {
 
 describe('edit_file is exact and unique', () => {
   it('replaces one unique occurrence', () => {
-    expect(editFileTool(ctx, { path: 'src/app.ts', old_text: 'const b = 2;', new_text: 'const b = 3;' })).toMatchObject({ status: 'ok', wrote: 'src/app.ts' });
+    expect(editFileTool(ctx, { path: 'src/app.ts', old_text: 'const b = 2;', new_text: 'const b = 3;' })).toMatchObject(
+      { status: 'ok', wrote: 'src/app.ts' },
+    );
     expect(readFileSync(join(ws.dir, 'src/app.ts'), 'utf8')).toBe('const a = 1;\nconst b = 3;\nconst a2 = 1;\n');
   });
 
   it('refuses text that is missing or not unique, changing nothing', () => {
-    expect(editFileTool(ctx, { path: 'src/app.ts', old_text: 'const c', new_text: 'x' })).toMatchObject({ status: 'failed', text: expect.stringContaining('not found') });
-    expect(editFileTool(ctx, { path: 'src/app.ts', old_text: ' = 1;', new_text: ' = 9;' })).toMatchObject({ status: 'failed', text: expect.stringContaining('appears 2 times') });
+    expect(editFileTool(ctx, { path: 'src/app.ts', old_text: 'const c', new_text: 'x' })).toMatchObject({
+      status: 'failed',
+      text: expect.stringContaining('not found'),
+    });
+    expect(editFileTool(ctx, { path: 'src/app.ts', old_text: ' = 1;', new_text: ' = 9;' })).toMatchObject({
+      status: 'failed',
+      text: expect.stringContaining('appears 2 times'),
+    });
     expect(readFileSync(join(ws.dir, 'src/app.ts'), 'utf8')).toBe('const a = 1;\nconst b = 2;\nconst a2 = 1;\n');
   });
 });

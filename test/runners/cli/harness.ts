@@ -4,7 +4,15 @@ import { dirname, join, resolve } from 'node:path';
 import { buildInvocation } from '../../../src/runners/cli/invocation.js';
 import { getCliProfile } from '../../../src/runners/cli/profiles.js';
 import type { CliScenario } from './scenarios.js';
-import { offlineCommand, offlineSupport, offlineUrl, startModelServer, type ModelServer, type ScriptStep, type ScriptOptions } from '../../support/model-server/index.js';
+import {
+  offlineCommand,
+  offlineSupport,
+  offlineUrl,
+  startModelServer,
+  type ModelServer,
+  type ScriptStep,
+  type ScriptOptions,
+} from '../../support/model-server/index.js';
 
 /** The test-only install folder of the real agent CLIs (scripts/install-agent-clis.sh). */
 export const AGENTS_BIN = resolve('test/agents/node_modules/.bin');
@@ -18,7 +26,9 @@ export function agentBinary(bin: string): string | null {
 /** Why real-CLI tests cannot run here (no loopback-only namespace), or null when they can. */
 export function offlineSkipReason(): string | null {
   const support = offlineSupport();
-  return support.ok ? null : `real agent CLIs run only inside a loopback-only network namespace, and none can be made here: ${support.reason}`;
+  return support.ok
+    ? null
+    : `real agent CLIs run only inside a loopback-only network namespace, and none can be made here: ${support.reason}`;
 }
 
 /** A scripted model server reachable only through a unix socket bridged to 127.0.0.1:8080 inside a namespace. */
@@ -32,7 +42,11 @@ export interface OfflineServer {
 }
 
 /** Starts the scripted server on a unix socket in `dir`; programs reach it only from inside `launch`'s namespace. */
-export async function startOfflineServer(dir: string, script: ScriptStep[] = [], options: ScriptOptions = {}): Promise<OfflineServer> {
+export async function startOfflineServer(
+  dir: string,
+  script: ScriptStep[] = [],
+  options: ScriptOptions = {},
+): Promise<OfflineServer> {
   mkdirSync(dir, { recursive: true });
   const socketPath = join(dir, 'model.sock');
   const server = await startModelServer({ socketPath, script, ...options });
@@ -48,10 +62,17 @@ export async function startOfflineServer(dir: string, script: ScriptStep[] = [],
 }
 
 /** Runs an argv to its end, collecting stdout and stderr lines (a raw run, for recordings). */
-export function runRaw(argv: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number; stdin?: string }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runRaw(
+  argv: string[],
+  opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number; stdin?: string },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
     const [file, ...args] = argv;
-    const child = spawn(file ?? 'false', args, { cwd: opts.cwd, env: opts.env, stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = spawn(file ?? 'false', args, {
+      cwd: opts.cwd,
+      env: opts.env,
+      stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -71,7 +92,13 @@ const RECORDED_INSTRUCTION = 'Create hello.txt containing hello.';
  * Runs a scenario's real CLI once in `ws` against the offline server, invoked as gaffer invokes it
  * (its files, state dirs and env written under `dir`), for the recording refreshers.
  */
-export async function recordCliRun(scenario: CliScenario, dir: string, ws: string, offline: OfflineServer, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function recordCliRun(
+  scenario: CliScenario,
+  dir: string,
+  ws: string,
+  offline: OfflineServer,
+  timeoutMs: number,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const profile = getCliProfile(scenario.key);
   const bin = agentBinary(profile?.binary ?? '');
   if (profile === undefined || bin === null) throw new Error(`${scenario.key} is not installed in test/agents`);
@@ -92,5 +119,10 @@ export async function recordCliRun(scenario: CliScenario, dir: string, ws: strin
     writeFileSync(path, content);
   }
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...inv.env };
-  return runRaw(offline.launch([bin, ...inv.args]), { cwd: ws, env, stdin: inv.promptOnStdin ? RECORDED_INSTRUCTION : undefined, timeoutMs });
+  return runRaw(offline.launch([bin, ...inv.args]), {
+    cwd: ws,
+    env,
+    stdin: inv.promptOnStdin ? RECORDED_INSTRUCTION : undefined,
+    timeoutMs,
+  });
 }

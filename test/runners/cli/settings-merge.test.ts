@@ -11,7 +11,11 @@ import { tempDir } from '../../helpers/temp.js';
 const USER_SETTINGS: Record<string, { file: string; content: string }> = {
   claude: { file: '.claude/settings.json', content: '{"theme":"dark","permissions":{"allow":["Bash(ls)"]}}\n' },
   codex: { file: '.codex/config.toml', content: 'model = "o3"\n[mcp_servers.docs]\ncommand = "docs-server"\n' },
-  gemini: { file: '.gemini/settings.json', content: '{"security":{"auth":{"selectedType":"oauth-personal"}},"ui":{"theme":"GitHub"},"general":{"vimMode":true}}\n' },
+  gemini: {
+    file: '.gemini/settings.json',
+    content:
+      '{"security":{"auth":{"selectedType":"oauth-personal"}},"ui":{"theme":"GitHub"},"general":{"vimMode":true}}\n',
+  },
   qwen: { file: '.qwen/settings.json', content: '{"security":{"auth":{"selectedType":"qwen-oauth"}}}\n' },
   opencode: { file: '.config/opencode/opencode.json', content: '{"theme":"tokyonight","autoshare":false}\n' },
 };
@@ -25,12 +29,37 @@ function fakeBinary(profile: CliProfile): string {
   return dir;
 }
 
-async function setUpRun(profile: CliProfile, home: string, endpoint: { url: string; key: string } | null): Promise<void> {
-  const runner = new CliRunner(profile, { enabled: true, binDirs: [fakeBinary(profile)], home, endpoint, sandbox: createSandbox('off') });
+async function setUpRun(
+  profile: CliProfile,
+  home: string,
+  endpoint: { url: string; key: string } | null,
+): Promise<void> {
+  const runner = new CliRunner(profile, {
+    enabled: true,
+    binDirs: [fakeBinary(profile)],
+    home,
+    endpoint,
+    sandbox: createSandbox('off'),
+  });
   const jobDir = tempDir('gaffer-job-');
   await runner.run({
-    jobId: 'j1', workerName: 'worker-1', attempt: 1, role: 'worker', instruction: 'edit', workspace: tempDir('gaffer-ws-'), command: null, model: null,
-    timeoutMs: 20_000, maxRounds: 1, resume: null, files: [], sandbox: false, signal: new AbortController().signal, env: process.env, logFile: join(jobDir, 'w.log'), instructionFile: join(jobDir, 'w.txt'),
+    jobId: 'j1',
+    workerName: 'worker-1',
+    attempt: 1,
+    role: 'worker',
+    instruction: 'edit',
+    workspace: tempDir('gaffer-ws-'),
+    command: null,
+    model: null,
+    timeoutMs: 20_000,
+    maxRounds: 1,
+    resume: null,
+    files: [],
+    sandbox: false,
+    signal: new AbortController().signal,
+    env: process.env,
+    logFile: join(jobDir, 'w.log'),
+    instructionFile: join(jobDir, 'w.txt'),
   });
 }
 
@@ -60,7 +89,12 @@ describe('agent CLI homes are merged, never overwritten', () => {
       }
       // gaffer's keys are in, every key of the user's is still there
       const merged = JSON.parse(after) as Record<string, unknown>;
-      expect(merged).toEqual(mergeTables(JSON.parse(user.content) as Record<string, unknown>, JSON.parse(written.content(null)) as Record<string, unknown>));
+      expect(merged).toEqual(
+        mergeTables(
+          JSON.parse(user.content) as Record<string, unknown>,
+          JSON.parse(written.content(null)) as Record<string, unknown>,
+        ),
+      );
       expect(merged).toMatchObject(JSON.parse(user.content) as Record<string, unknown>);
     });
   }
@@ -71,7 +105,12 @@ describe('agent CLI homes are merged, never overwritten', () => {
     const settings = JSON.parse(readFileSync(join(home, '.gemini', 'settings.json'), 'utf8'));
     expect(settings.security.auth.selectedType).toBe('oauth-personal');
     expect(settings.ui).toEqual({ theme: 'GitHub' });
-    expect(settings.general).toEqual({ vimMode: true, maxAttempts: 1, retryFetchErrors: false, disableAutoUpdate: true });
+    expect(settings.general).toEqual({
+      vimMode: true,
+      maxAttempts: 1,
+      retryFetchErrors: false,
+      disableAutoUpdate: true,
+    });
 
     // pointed at an endpoint, gaffer needs the API-key auth; the rest stays the user's
     await setUpRun(CLI_PROFILES.get('gemini')!, home, { url: 'http://127.0.0.1:9', key: 'k' });
@@ -81,10 +120,13 @@ describe('agent CLI homes are merged, never overwritten', () => {
     expect(again.general.vimMode).toBe(true);
   });
 
-  it('a fresh home gets gaffer\'s settings as they are', async () => {
+  it("a fresh home gets gaffer's settings as they are", async () => {
     const home = tempDir('gaffer-home-fresh-');
     await setUpRun(CLI_PROFILES.get('gemini')!, home, null);
-    expect(JSON.parse(readFileSync(join(home, '.gemini', 'settings.json'), 'utf8'))).toEqual({ general: { maxAttempts: 1, retryFetchErrors: false, disableAutoUpdate: true }, privacy: { usageStatisticsEnabled: false } });
+    expect(JSON.parse(readFileSync(join(home, '.gemini', 'settings.json'), 'utf8'))).toEqual({
+      general: { maxAttempts: 1, retryFetchErrors: false, disableAutoUpdate: true },
+      privacy: { usageStatisticsEnabled: false },
+    });
   });
 });
 

@@ -16,7 +16,9 @@ function codeOf(run: () => unknown): { code: string; message: string } | null {
   }
 }
 
-const enabled = (key: string) => ({ runners: { ...DEFAULT_CONFIG.runners, [key]: { enabled: true, billing: 'subscription' as const, home: null } } });
+const enabled = (key: string) => ({
+  runners: { ...DEFAULT_CONFIG.runners, [key]: { enabled: true, billing: 'subscription' as const, home: null } },
+});
 
 describe('vetting an agent CLI before anything starts', () => {
   it('an unknown runner is unknown_runner', () => {
@@ -49,12 +51,36 @@ describe('vetting an agent CLI before anything starts', () => {
 });
 
 describe('the headless argv from the profile template', () => {
-  const base = { model: null, resume: null, endpoint: null, home: null, userHome: '/home/u', tmpDir: '/data/tmp', instructionFile: '/data/i.txt', isRoot: false };
+  const base = {
+    model: null,
+    resume: null,
+    endpoint: null,
+    home: null,
+    userHome: '/home/u',
+    tmpDir: '/data/tmp',
+    instructionFile: '/data/i.txt',
+    isRoot: false,
+  };
 
   it('claude: the prompt is one argv element, model and resume only when given', () => {
     const prompt = 'fix it; rm -rf / "quoted" $(x)';
-    expect(buildInvocation(getCliProfile('claude')!, { ...base, instruction: prompt }).args).toEqual(['-p', prompt, '--output-format', 'stream-json', '--verbose', '--permission-mode', 'bypassPermissions']);
-    expect(buildInvocation(getCliProfile('claude')!, { ...base, instruction: 'x', model: 'claude-sonnet-4-5', resume: 'abc' }).args.slice(-4)).toEqual(['--model', 'claude-sonnet-4-5', '--resume', 'abc']);
+    expect(buildInvocation(getCliProfile('claude')!, { ...base, instruction: prompt }).args).toEqual([
+      '-p',
+      prompt,
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--permission-mode',
+      'bypassPermissions',
+    ]);
+    expect(
+      buildInvocation(getCliProfile('claude')!, {
+        ...base,
+        instruction: 'x',
+        model: 'claude-sonnet-4-5',
+        resume: 'abc',
+      }).args.slice(-4),
+    ).toEqual(['--model', 'claude-sonnet-4-5', '--resume', 'abc']);
   });
 
   it('codex resumes with exec resume <thread> <prompt>', () => {
@@ -72,7 +98,11 @@ describe('the headless argv from the profile template', () => {
 
   it("a private home moves HOME and XDG there; codex's CODEX_HOME lies in it, not under TMPDIR", () => {
     const inv = buildInvocation(getCliProfile('codex')!, { ...base, instruction: 'x', home: '/data/agents/codex' });
-    expect(inv.env).toMatchObject({ HOME: '/data/agents/codex', CODEX_HOME: '/data/agents/codex/.codex', TMPDIR: '/data/tmp' });
+    expect(inv.env).toMatchObject({
+      HOME: '/data/agents/codex',
+      CODEX_HOME: '/data/agents/codex/.codex',
+      TMPDIR: '/data/tmp',
+    });
   });
 
   it('claude turns its own retries off and, as root, says it is sandboxed', () => {

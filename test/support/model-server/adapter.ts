@@ -24,7 +24,16 @@ export interface Answer {
 /** The part of a request view an adapter derives from the body. */
 export type RequestView = Pick<
   ModelRequest,
-  'model' | 'stream' | 'system' | 'toolNames' | 'messageCount' | 'lastRole' | 'lastText' | 'toolResults' | 'wantsJson' | 'jsonSchema'
+  | 'model'
+  | 'stream'
+  | 'system'
+  | 'toolNames'
+  | 'messageCount'
+  | 'lastRole'
+  | 'lastText'
+  | 'toolResults'
+  | 'wantsJson'
+  | 'jsonSchema'
 >;
 
 /** What an adapter needs to render an answer. */

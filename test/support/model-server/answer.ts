@@ -24,7 +24,12 @@ function resolveCall(spec: ToolCallSpec): ResolvedCall {
     } catch {
       parsed = undefined;
     }
-    return { name: spec.name, id: spec.id, arguments: spec.args, args: isRecord(parsed) ? parsed : { input: spec.args } };
+    return {
+      name: spec.name,
+      id: spec.id,
+      arguments: spec.args,
+      args: isRecord(parsed) ? parsed : { input: spec.args },
+    };
   }
   const args = spec.args ?? {};
   return { name: spec.name, id: spec.id, arguments: JSON.stringify(args), args };

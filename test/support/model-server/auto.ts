@@ -23,7 +23,8 @@ export function sampleFromSchema(schema: unknown, depth = 0): unknown {
   switch (type) {
     case 'object': {
       const out: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(isRecord(schema.properties) ? schema.properties : {})) out[key] = sampleFromSchema(value, depth + 1);
+      for (const [key, value] of Object.entries(isRecord(schema.properties) ? schema.properties : {}))
+        out[key] = sampleFromSchema(value, depth + 1);
       return out;
     }
     case 'array': {

@@ -6,7 +6,11 @@ import type { FixedRoute } from './routes.js';
 import { estimateTokens } from './text.js';
 
 /** Answers an endpoint that needs no script: health, token counts, model lists. */
-export function answerFixed(route: FixedRoute, { raw, method, models }: { raw: string; method: string; models: string[] }, res: ServerResponse): void {
+export function answerFixed(
+  route: FixedRoute,
+  { raw, method, models }: { raw: string; method: string; models: string[] },
+  res: ServerResponse,
+): void {
   switch (route.kind) {
     case 'health':
       res.writeHead(200, { 'content-type': 'text/plain' }).end(method === 'HEAD' ? undefined : 'model-server ok\n');
@@ -20,7 +24,15 @@ export function answerFixed(route: FixedRoute, { raw, method, models }: { raw: s
     case 'openai-models':
       sendJson(res, 200, {
         object: 'list',
-        data: models.map((id) => ({ id, object: 'model', type: 'model', display_name: id, created: 0, created_at: '2025-01-01T00:00:00Z', owned_by: 'model-server' })),
+        data: models.map((id) => ({
+          id,
+          object: 'model',
+          type: 'model',
+          display_name: id,
+          created: 0,
+          created_at: '2025-01-01T00:00:00Z',
+          owned_by: 'model-server',
+        })),
         has_more: false,
         first_id: models[0] ?? null,
         last_id: models.at(-1) ?? null,

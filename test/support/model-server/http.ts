@@ -52,7 +52,8 @@ function decodeBody(raw: Buffer, encoding: string | undefined): string {
 /** Request headers as one string each. */
 export function headersOf(req: IncomingMessage): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(req.headers)) if (value !== undefined) out[key] = Array.isArray(value) ? value.join(', ') : value;
+  for (const [key, value] of Object.entries(req.headers))
+    if (value !== undefined) out[key] = Array.isArray(value) ? value.join(', ') : value;
   return out;
 }
 

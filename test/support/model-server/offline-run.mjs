@@ -25,7 +25,9 @@ if (!socketPath || command.length === 0 || !Number.isInteger(port)) {
 const outside = Object.keys(networkInterfaces()).filter((name) => name !== 'lo');
 if (outside.length > 0) {
   // refuse rather than let a CLI phone home through a real interface
-  console.error(`offline-run: not a loopback-only namespace (interfaces: ${outside.join(', ')}); start it under \`unshare -n\``);
+  console.error(
+    `offline-run: not a loopback-only namespace (interfaces: ${outside.join(', ')}); start it under \`unshare -n\``,
+  );
   process.exit(2);
 }
 try {

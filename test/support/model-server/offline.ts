@@ -24,7 +24,18 @@ function unshareFlags(): string[] {
 export function offlineCommand(socketPath: string, command: readonly string[], port = OFFLINE_PORT): CommandLine {
   return {
     file: 'unshare',
-    args: [...unshareFlags(), '--', process.execPath, OFFLINE_RUN, '--socket', socketPath, '--port', String(port), '--', ...command],
+    args: [
+      ...unshareFlags(),
+      '--',
+      process.execPath,
+      OFFLINE_RUN,
+      '--socket',
+      socketPath,
+      '--port',
+      String(port),
+      '--',
+      ...command,
+    ],
   };
 }
 
@@ -35,8 +46,15 @@ export function offlineUrl(port = OFFLINE_PORT): string {
 
 /** Whether loopback-only namespaces work here; when not, why (for a skip message). */
 export function offlineSupport(): { ok: true } | { ok: false; reason: string } {
-  const probe = spawnSync('unshare', [...unshareFlags(), '--', 'ip', 'link', 'set', 'lo', 'up'], { encoding: 'utf8', timeout: 10_000 });
+  const probe = spawnSync('unshare', [...unshareFlags(), '--', 'ip', 'link', 'set', 'lo', 'up'], {
+    encoding: 'utf8',
+    timeout: 10_000,
+  });
   if (probe.error) return { ok: false, reason: `unshare is unavailable: ${probe.error.message}` };
-  if (probe.status !== 0) return { ok: false, reason: `cannot make a loopback-only network namespace: ${probe.stderr.trim() || `unshare exited ${probe.status}`}` };
+  if (probe.status !== 0)
+    return {
+      ok: false,
+      reason: `cannot make a loopback-only network namespace: ${probe.stderr.trim() || `unshare exited ${probe.status}`}`,
+    };
   return { ok: true };
 }

@@ -23,7 +23,12 @@ export interface FixedRoute {
   pathModel?: string;
 }
 
-const ADAPTERS: Record<ApiKind, ApiAdapter> = { anthropic: anthropicApi, chat: chatApi, responses: responsesApi, gemini: geminiApi };
+const ADAPTERS: Record<ApiKind, ApiAdapter> = {
+  anthropic: anthropicApi,
+  chat: chatApi,
+  responses: responsesApi,
+  gemini: geminiApi,
+};
 
 /** The route for a method and path (no query), or undefined for a 404. */
 export function routeOf(method: string, path: string): ModelRoute | FixedRoute | undefined {
@@ -32,7 +37,13 @@ export function routeOf(method: string, path: string): ModelRoute | FixedRoute |
   if (method === 'POST' && gemini) {
     const [, model, verb] = gemini;
     if (verb === 'streamGenerateContent' || verb === 'generateContent') {
-      return { kind: 'model', api: 'gemini', adapter: ADAPTERS.gemini, pathModel: decodeURIComponent(model ?? ''), stream: verb === 'streamGenerateContent' };
+      return {
+        kind: 'model',
+        api: 'gemini',
+        adapter: ADAPTERS.gemini,
+        pathModel: decodeURIComponent(model ?? ''),
+        stream: verb === 'streamGenerateContent',
+      };
     }
     if (verb === 'countTokens') return { kind: 'gemini-count', pathModel: model };
     return undefined;

@@ -19,9 +19,13 @@ export class Script {
     steps.forEach(validateStep);
     this.#pending = steps.map((step, index) => ({ step, index }));
     const auto = options.auto;
-    this.#auto = auto === undefined || auto === false
-      ? undefined
-      : { when: (auto === true ? undefined : auto.when) ?? ((r) => !r.hasTools), text: (auto === true ? undefined : auto.text) ?? 'Scripted session' };
+    this.#auto =
+      auto === undefined || auto === false
+        ? undefined
+        : {
+            when: (auto === true ? undefined : auto.when) ?? ((r) => !r.hasTools),
+            text: (auto === true ? undefined : auto.text) ?? 'Scripted session',
+          };
   }
 
   /** Turns not yet used. */
@@ -44,7 +48,11 @@ export class Script {
     if (at >= 0) {
       const [taken] = this.#pending.splice(at, 1);
       if (taken === undefined) return { kind: 'none', pending: this.#pending.length };
-      return { kind: 'turn', turn: typeof taken.step === 'function' ? taken.step(request) : taken.step, index: taken.index };
+      return {
+        kind: 'turn',
+        turn: typeof taken.step === 'function' ? taken.step(request) : taken.step,
+        index: taken.index,
+      };
     }
     return isSide ? { kind: 'auto' } : { kind: 'none', pending: this.#pending.length };
   }
@@ -54,6 +62,9 @@ export class Script {
 export function validateStep(step: ScriptStep, index: number): void {
   if (typeof step === 'function') return;
   const kinds = ['text', 'toolCalls', 'error', 'stall', 'auto', 'reply'].filter((key) => key in step);
-  if (kinds.length === 0) throw new TypeError(`model-server: turn ${index} has none of text, toolCalls, error, stall, auto, reply: ${JSON.stringify(step)}`);
+  if (kinds.length === 0)
+    throw new TypeError(
+      `model-server: turn ${index} has none of text, toolCalls, error, stall, auto, reply: ${JSON.stringify(step)}`,
+    );
   if ('stall' in step && step.then !== undefined) validateStep(step.then, index);
 }

@@ -63,7 +63,8 @@ export class ModelServer {
     this.socketPath = options.socketPath;
     this.#models = new Set(options.models ?? [DEFAULT_MODEL]);
     this.#script.load(options.script ?? [], { auto: options.auto });
-    for (const server of servers) server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    for (const server of servers)
+      server.on('request', (req: IncomingMessage, res: ServerResponse) => {
         // a client that hangs up mid-body: nothing to answer
         this.#handle(req, res).catch(() => res.destroy());
       });
@@ -118,7 +119,11 @@ export class ModelServer {
       const timer = setTimeout(() => {
         this.#waiters.delete(waiter);
         const seen = this.#requests.map((r) => `#${r.index} ${r.api} ${r.model}`).join(', ') || 'none';
-        reject(new Error(`model-server: waited ${timeoutMs} ms for ${count} model request(s), got ${this.#requests.length} (${seen})`));
+        reject(
+          new Error(
+            `model-server: waited ${timeoutMs} ms for ${count} model request(s), got ${this.#requests.length} (${seen})`,
+          ),
+        );
       }, timeoutMs);
       this.#waiters.add(waiter);
     });
@@ -150,7 +155,9 @@ export class ModelServer {
     try {
       raw = await readBody(req);
     } catch (error) {
-      sendJson(res, 400, { error: { message: `model-server: cannot read the request body: ${(error as Error).message}` } });
+      sendJson(res, 400, {
+        error: { message: `model-server: cannot read the request body: ${(error as Error).message}` },
+      });
       return;
     }
     const route = routeOf(method, url.pathname);
@@ -165,7 +172,13 @@ export class ModelServer {
     await this.#answerModel(route, req, url, raw, res);
   }
 
-  async #answerModel(route: ModelRoute, req: IncomingMessage, url: URL, raw: string, res: ServerResponse): Promise<void> {
+  async #answerModel(
+    route: ModelRoute,
+    req: IncomingMessage,
+    url: URL,
+    raw: string,
+    res: ServerResponse,
+  ): Promise<void> {
     let body: Record<string, any> = {};
     let invalid: string | undefined;
     try {
@@ -210,7 +223,8 @@ export class ModelServer {
       const pick = this.#script.take(request);
       if (pick.kind === 'none') {
         request.answeredBy = 'exhausted';
-        const why = pick.pending === 0 ? 'no turns left' : `${pick.pending} pending turn(s), none whose \`when\` accepts it`;
+        const why =
+          pick.pending === 0 ? 'no turns left' : `${pick.pending} pending turn(s), none whose \`when\` accepts it`;
         const message = `model-server: script exhausted: nothing answers request #${request.index} (${request.api} ${request.path}, model ${request.model || '?'}): ${why}`;
         this.#sendError(route.adapter, ctx, res, { status: 500, message });
         return;
@@ -221,12 +235,23 @@ export class ModelServer {
       await this.#serve(turn, route, ctx, raw.length, res, controller.signal);
     } catch (error) {
       // a throwing predicate or reply function is a test bug: say so on the wire and keep serving
-      if (!res.headersSent) this.#sendError(route.adapter, ctx, res, { status: 500, message: `model-server: the script threw: ${(error as Error).message}` });
+      if (!res.headersSent)
+        this.#sendError(route.adapter, ctx, res, {
+          status: 500,
+          message: `model-server: the script threw: ${(error as Error).message}`,
+        });
       else res.destroy();
     }
   }
 
-  async #serve(turn: Turn, route: ModelRoute, ctx: RenderContext, bodyChars: number, res: ServerResponse, signal: AbortSignal): Promise<void> {
+  async #serve(
+    turn: Turn,
+    route: ModelRoute,
+    ctx: RenderContext,
+    bodyChars: number,
+    res: ServerResponse,
+    signal: AbortSignal,
+  ): Promise<void> {
     if ('reply' in turn) return this.#serve(turn.reply(ctx.request), route, ctx, bodyChars, res, signal);
     if ('error' in turn) return this.#sendError(route.adapter, ctx, res, turn.error);
     if ('stall' in turn) return this.#stall(turn, route, ctx, bodyChars, res, signal);
@@ -234,12 +259,27 @@ export class ModelServer {
     await this.#writeAnswer(reply, route, ctx, bodyChars, res, signal);
   }
 
-  async #stall(turn: StallTurn, route: ModelRoute, ctx: RenderContext, bodyChars: number, res: ServerResponse, signal: AbortSignal): Promise<void> {
+  async #stall(
+    turn: StallTurn,
+    route: ModelRoute,
+    ctx: RenderContext,
+    bodyChars: number,
+    res: ServerResponse,
+    signal: AbortSignal,
+  ): Promise<void> {
     const then = turn.then;
     const replyAfter = then === undefined || !('error' in then || 'stall' in then || 'reply' in then);
     if (turn.midStream === true && ctx.request.stream && replyAfter) {
-      const reply: ReplyTurn = then === undefined ? { ...turn, text: '' } : 'auto' in then ? { ...then, text: autoText(ctx.request, this.#script.autoText) } : then;
-      await this.#writeAnswer(reply, route, ctx, bodyChars, res, signal, { ms: turn.stall, resume: then !== undefined });
+      const reply: ReplyTurn =
+        then === undefined
+          ? { ...turn, text: '' }
+          : 'auto' in then
+            ? { ...then, text: autoText(ctx.request, this.#script.autoText) }
+            : then;
+      await this.#writeAnswer(reply, route, ctx, bodyChars, res, signal, {
+        ms: turn.stall,
+        resume: then !== undefined,
+      });
       return;
     }
     if (!(await sleep(turn.stall, signal))) return;
@@ -260,10 +300,18 @@ export class ModelServer {
     stall?: { ms: number; resume: boolean },
   ): Promise<void> {
     const answer = buildAnswer(turn, ctx.request, bodyChars);
-    const framing: Framing = !ctx.request.stream ? 'json' : route.api === 'gemini' && ctx.request.query.alt !== 'sse' ? 'json-array' : 'sse';
+    const framing: Framing = !ctx.request.stream
+      ? 'json'
+      : route.api === 'gemini' && ctx.request.query.alt !== 'sse'
+        ? 'json-array'
+        : 'sse';
     const chunks = renderChunks(route.adapter, answer, ctx, framing);
     ctx.request.status = 200;
-    res.writeHead(200, { 'content-type': contentTypeOf(framing), 'cache-control': 'no-cache', ...route.adapter.headers(ctx) });
+    res.writeHead(200, {
+      'content-type': contentTypeOf(framing),
+      'cache-control': 'no-cache',
+      ...route.adapter.headers(ctx),
+    });
     const stallAt = stall === undefined ? -1 : framing === 'sse' ? route.adapter.preamble : 0;
     for (const [i, chunk] of chunks.entries()) {
       if (i === stallAt && stall !== undefined) {
@@ -301,4 +349,3 @@ export class ModelServer {
 export function startModelServer(options: ModelServerOptions = {}): Promise<ModelServer> {
   return ModelServer.start(options);
 }
-

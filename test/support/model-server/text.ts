@@ -3,7 +3,11 @@
 /** Text of a content value: a string, or the `text` of every part in an array (or of one object). */
 export function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map(textOf).filter((part) => part !== '').join('');
+  if (Array.isArray(content))
+    return content
+      .map(textOf)
+      .filter((part) => part !== '')
+      .join('');
   if (isRecord(content) && typeof content.text === 'string') return content.text;
   return '';
 }

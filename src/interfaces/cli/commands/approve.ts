@@ -9,15 +9,28 @@ import { renderCompact } from '../render.js';
  * asks, or to every open ask when none is named. 0 answered; 2 when the job is not awaiting
  * approval, not found, or a task is not asked about.
  */
-export async function approveCommand(cli: CliContext, id: string, flags: { answers?: string[]; task?: string[]; deny?: boolean; note?: string }): Promise<number> {
+export async function approveCommand(
+  cli: CliContext,
+  id: string,
+  flags: { answers?: string[]; task?: string[]; deny?: boolean; note?: string },
+): Promise<number> {
   const yes = flags.deny !== true;
   const tasks = flags.task ?? [];
   if (tasks.some((t) => t.trim() === '')) throw new GafferError('invalid_request', '--task needs a task name', 'task');
   const given = (flags.answers ?? []).map(parseAnswer);
   if (given.length > 0 && (tasks.length > 0 || flags.deny === true)) {
-    throw new GafferError('invalid_request', 'answer either with TASK=yes|no arguments or with --task/--deny, not both', 'answers');
+    throw new GafferError(
+      'invalid_request',
+      'answer either with TASK=yes|no arguments or with --task/--deny, not both',
+      'answers',
+    );
   }
-  const answer: ApprovalAnswer = given.length > 0 ? Object.fromEntries(given) : tasks.length === 0 ? yes : Object.fromEntries(tasks.map((t) => [t, yes]));
+  const answer: ApprovalAnswer =
+    given.length > 0
+      ? Object.fromEntries(given)
+      : tasks.length === 0
+        ? yes
+        : Object.fromEntries(tasks.map((t) => [t, yes]));
   const job = await (await cli.api()).approve(id, answer, flags.note ?? null);
   cli.out(cli.json ? JSON.stringify(job, null, 2) : renderCompact(job));
   return 0;
@@ -26,7 +39,8 @@ export async function approveCommand(cli: CliContext, id: string, flags: { answe
 /** `api-fix=yes` → ['api-fix', true]; anything else is refused, naming the argument and the form. */
 function parseAnswer(arg: string): [string, boolean] {
   const m = /^(.+)=(yes|no|y|n|true|false)$/i.exec(arg.trim());
-  if (!m?.[1] || !m[2]) throw new GafferError('invalid_request', `"${arg}": an answer is TASK=yes or TASK=no`, 'answers');
+  if (!m?.[1] || !m[2])
+    throw new GafferError('invalid_request', `"${arg}": an answer is TASK=yes or TASK=no`, 'answers');
   return [m[1], /^(yes|y|true)$/i.test(m[2])];
 }
 
@@ -43,7 +57,7 @@ export async function asksCommand(cli: CliContext): Promise<number> {
             `${job_id} ${ask.task} — ${title}`,
             `  ${ask.issue}; ${ask.why}`,
             `  route: ${ask.route}`,
-            `  recommendation: ${ask.recommendation}${ask.judge_abstained ? ` (code-only: no judge model drafted it${ask.judge ? `; ${ask.judge}` : ''})` : ` (judge: ${ask.judge ?? 'the roster\'s judge'})`}`,
+            `  recommendation: ${ask.recommendation}${ask.judge_abstained ? ` (code-only: no judge model drafted it${ask.judge ? `; ${ask.judge}` : ''})` : ` (judge: ${ask.judge ?? "the roster's judge"})`}`,
             ...ask.pros.map((p) => `  + ${p}`),
             ...ask.cons.map((c) => `  - ${c}`),
             `  answer: gaffer approve ${job_id} ${ask.task}=yes (or ${ask.task}=no)`,

@@ -45,12 +45,18 @@ export const REQUIRE_VALUES = ['done', 'proved'] as const;
 type Requirement = (typeof REQUIRE_VALUES)[number];
 
 /** `gaffer dispatch [FILE|-]`: submits the job; in process (no server) it runs here and waits. Returns the exit code. */
-export async function dispatchCommand(cli: CliContext, file: string | undefined, flags: DispatchFlags): Promise<number> {
+export async function dispatchCommand(
+  cli: CliContext,
+  file: string | undefined,
+  flags: DispatchFlags,
+): Promise<number> {
   const requirement = parseRequirement(flags.require);
   const body = buildRequest(file, flags);
   const api = await cli.api();
   const { job, created } = await api.submit(body, flags.idempotencyKey ?? null);
-  cli.err(`gaffer: job ${job.id} ${created ? 'accepted' : 'already exists for this idempotency key'} (${job.tasks.length} task${job.tasks.length === 1 ? '' : 's'} in ${job.workspace})`);
+  cli.err(
+    `gaffer: job ${job.id} ${created ? 'accepted' : 'already exists for this idempotency key'} (${job.tasks.length} task${job.tasks.length === 1 ? '' : 's'} in ${job.workspace})`,
+  );
   // an exit code that judges the end needs the end: --require waits like --wait
   if (api.engine === null && !flags.wait && flags.require === undefined) {
     // a server runs it: answer at once
@@ -92,14 +98,26 @@ export function buildRequest(file: string | undefined, flags: DispatchFlags): Re
   const int = (flag: string, value: string | undefined) => {
     if (value === undefined) return undefined;
     const n = Number(value);
-    if (!Number.isInteger(n)) throw new GafferError('invalid_request', `--${flag} must be a whole number, got ${JSON.stringify(value)}`, flag.replace(/-/g, '_'));
+    if (!Number.isInteger(n))
+      throw new GafferError(
+        'invalid_request',
+        `--${flag} must be a whole number, got ${JSON.stringify(value)}`,
+        flag.replace(/-/g, '_'),
+      );
     return n;
   };
   set('workspace', flags.workspace);
   // relative to where the user stands, whichever way it came: the server, when one runs the job, has
   // another working directory and refuses a relative one (a leading ~ is left for it to refuse, naming it)
-  if (typeof body.workspace === 'string' && body.workspace !== '' && !isAbsolute(body.workspace) && !body.workspace.startsWith('~')) body.workspace = resolve(body.workspace);
-  if (flags.ref !== undefined && flags.repo === undefined) throw new GafferError('invalid_request', '--ref names a ref of --repo: give --repo URL too', 'ref');
+  if (
+    typeof body.workspace === 'string' &&
+    body.workspace !== '' &&
+    !isAbsolute(body.workspace) &&
+    !body.workspace.startsWith('~')
+  )
+    body.workspace = resolve(body.workspace);
+  if (flags.ref !== undefined && flags.repo === undefined)
+    throw new GafferError('invalid_request', '--ref names a ref of --repo: give --repo URL too', 'ref');
   if (flags.repo !== undefined) body.repo = { url: flags.repo, ...(flags.ref !== undefined ? { ref: flags.ref } : {}) };
   set('runner', flags.runner);
   set('model', flags.model);
@@ -111,8 +129,12 @@ export function buildRequest(file: string | undefined, flags: DispatchFlags): Re
     // the object form of `verify`: the command (flag, file or auto) with the known failures beside it
     const given: unknown = body.verify;
     const command = typeof given === 'object' && given !== null ? (given as { command?: unknown }).command : given;
-    const fromFile = typeof given === 'object' && given !== null ? ((given as { known_failures?: unknown }).known_failures ?? []) : [];
-    body.verify = { ...(command !== undefined ? { command } : {}), known_failures: [...(Array.isArray(fromFile) ? fromFile : []), ...flags.knownFailure] };
+    const fromFile =
+      typeof given === 'object' && given !== null ? ((given as { known_failures?: unknown }).known_failures ?? []) : [];
+    body.verify = {
+      ...(command !== undefined ? { command } : {}),
+      known_failures: [...(Array.isArray(fromFile) ? fromFile : []), ...flags.knownFailure],
+    };
   }
   set('verify_scope', flags.verifyScope);
   set('verify_timeout_s', int('verify-timeout-s', flags.verifyTimeoutS));
@@ -126,7 +148,8 @@ export function buildRequest(file: string | undefined, flags: DispatchFlags): Re
   if (flags.task && flags.task.length > 0) {
     const tasks = flags.task.map((instruction, i) => {
       const task: Record<string, unknown> = { instruction };
-      if (flags.name !== undefined) task.name = flags.task && flags.task.length > 1 ? `${flags.name}-${i + 1}` : flags.name;
+      if (flags.name !== undefined)
+        task.name = flags.task && flags.task.length > 1 ? `${flags.name}-${i + 1}` : flags.name;
       if (flags.files !== undefined) task.files = flags.files;
       if (flags.command !== undefined) task.command = flags.command;
       return task;
@@ -134,10 +157,27 @@ export function buildRequest(file: string | undefined, flags: DispatchFlags): Re
     body.tasks = [...(Array.isArray(fromFile.tasks) ? (fromFile.tasks as unknown[]) : []), ...tasks];
   } else if (flags.command !== undefined && body.tasks === undefined) {
     // `--command` alone: the command is the task
-    body.tasks = [{ instruction: flags.command, command: flags.command, ...(flags.name ? { name: flags.name } : {}), ...(flags.files ? { files: flags.files } : {}) }];
+    body.tasks = [
+      {
+        instruction: flags.command,
+        command: flags.command,
+        ...(flags.name ? { name: flags.name } : {}),
+        ...(flags.files ? { files: flags.files } : {}),
+      },
+    ];
   }
-  if (body.workspace === undefined && body.repo === undefined) throw new GafferError('invalid_request', 'workspace: required — give --workspace DIR (or --repo URL for a cluster) or a request file', 'workspace');
-  if (body.tasks === undefined) throw new GafferError('invalid_request', 'tasks: required — give --task "…" (with --command for the shell runner) or a request file', 'tasks');
+  if (body.workspace === undefined && body.repo === undefined)
+    throw new GafferError(
+      'invalid_request',
+      'workspace: required — give --workspace DIR (or --repo URL for a cluster) or a request file',
+      'workspace',
+    );
+  if (body.tasks === undefined)
+    throw new GafferError(
+      'invalid_request',
+      'tasks: required — give --task "…" (with --command for the shell runner) or a request file',
+      'tasks',
+    );
   return body;
 }
 
@@ -146,13 +186,21 @@ function readRequestFile(file: string): Record<string, unknown> {
   try {
     text = readFileSync(file === '-' ? 0 : file, 'utf8');
   } catch (err) {
-    throw new GafferError('invalid_request', `cannot read the request ${file === '-' ? 'from stdin' : `file ${file}`}: ${(err as Error).message}`, 'file');
+    throw new GafferError(
+      'invalid_request',
+      `cannot read the request ${file === '-' ? 'from stdin' : `file ${file}`}: ${(err as Error).message}`,
+      'file',
+    );
   }
   let parsed: unknown;
   try {
     parsed = /\.ya?ml$/i.test(file) || !text.trimStart().startsWith('{') ? yaml().parse(text) : JSON.parse(text);
   } catch (err) {
-    throw new GafferError('invalid_request', `the request ${file === '-' ? 'on stdin' : `in ${file}`} is not valid JSON or YAML: ${(err as Error).message}`, 'file');
+    throw new GafferError(
+      'invalid_request',
+      `the request ${file === '-' ? 'on stdin' : `in ${file}`} is not valid JSON or YAML: ${(err as Error).message}`,
+      'file',
+    );
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new GafferError('invalid_request', 'the request must be an object with `workspace` and `tasks`', 'file');

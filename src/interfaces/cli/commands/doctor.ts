@@ -11,19 +11,33 @@ export async function doctorCommand(cli: CliContext, flags: { workspace?: string
 
 /** The human form: config values aligned with their sources, the routing spine, then one line per check and its fix. */
 export function renderDoctor(report: DoctorReport): string {
-  const lines = [`data dir: ${report.config.data_dir}`, `config file: ${report.config.file ?? 'none (defaults and the environment)'}`, '', 'effective config:'];
+  const lines = [
+    `data dir: ${report.config.data_dir}`,
+    `config file: ${report.config.file ?? 'none (defaults and the environment)'}`,
+    '',
+    'effective config:',
+  ];
   const entries = Object.entries(report.config.values);
   const width = Math.max(...entries.map(([k]) => k.length));
-  for (const [key, { value, source }] of entries) lines.push(`  ${key.padEnd(width)}  ${value === null ? '-' : String(value)}  (${source})`);
+  for (const [key, { value, source }] of entries)
+    lines.push(`  ${key.padEnd(width)}  ${value === null ? '-' : String(value)}  (${source})`);
   lines.push('', ...renderSpine(report.spine));
   lines.push('', 'checks:');
   const nameWidth = Math.max(...report.checks.map((c) => c.name.length));
   for (const check of report.checks) {
     lines.push(`  ${check.status.padEnd(4)}  ${check.name.padEnd(nameWidth)}  ${check.detail}`);
-    if (check.fix !== null && check.status !== 'ok') lines.push(`  ${''.padEnd(4)}  ${''.padEnd(nameWidth)}  fix: ${check.fix}`);
+    if (check.fix !== null && check.status !== 'ok')
+      lines.push(`  ${''.padEnd(4)}  ${''.padEnd(nameWidth)}  fix: ${check.fix}`);
   }
   const failed = report.checks.filter((c) => c.status === 'fail').length;
   const warned = report.checks.filter((c) => c.status === 'warn').length;
-  lines.push('', failed > 0 ? `${failed} check(s) failed${warned > 0 ? `, ${warned} warning(s)` : ''}` : warned > 0 ? `all checks pass, ${warned} warning(s)` : 'all checks pass');
+  lines.push(
+    '',
+    failed > 0
+      ? `${failed} check(s) failed${warned > 0 ? `, ${warned} warning(s)` : ''}`
+      : warned > 0
+        ? `all checks pass, ${warned} warning(s)`
+        : 'all checks pass',
+  );
   return lines.join('\n');
 }

@@ -8,7 +8,12 @@ import { renderCompact } from '../render.js';
  * that sends the review back to the task. In process (no server) it runs here and waits, as dispatch
  * does; against a server it answers at once unless --wait. Waited: 0 when it ended done, else 1.
  */
-export async function followUpCommand(cli: CliContext, id: string, task: string, flags: { comment?: string[]; note?: string; wait?: boolean }): Promise<number> {
+export async function followUpCommand(
+  cli: CliContext,
+  id: string,
+  task: string,
+  flags: { comment?: string[]; note?: string; wait?: boolean },
+): Promise<number> {
   const comments = (flags.comment ?? []).map(parseCommentFlag);
   const api = await cli.api();
   const { job } = await api.followUp(id, task, { comments, ...(flags.note !== undefined ? { note: flags.note } : {}) });

@@ -29,17 +29,36 @@ const DEFAULT_RUNNERS = ['shell', 'builtin'];
  * finish, and exits.
  */
 export async function nodeCommand(cli: CliContext, flags: NodeFlags): Promise<number> {
-  if (flags.queue === undefined) throw new GafferError('invalid_request', '--queue is required: the Redis URL the coordinator (gaffer serve --queue) uses', 'queue');
+  if (flags.queue === undefined)
+    throw new GafferError(
+      'invalid_request',
+      '--queue is required: the Redis URL the coordinator (gaffer serve --queue) uses',
+      'queue',
+    );
   connectionOf(flags.queue);
-  const keys = (flags.runners ?? DEFAULT_RUNNERS.join(',')).split(',').map((k) => k.trim()).filter(Boolean);
-  if (keys.length === 0) throw new GafferError('invalid_request', '--runners names no runner (shell,builtin,claude,…)', 'runners');
+  const keys = (flags.runners ?? DEFAULT_RUNNERS.join(','))
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
+  if (keys.length === 0)
+    throw new GafferError('invalid_request', '--runners names no runner (shell,builtin,claude,…)', 'runners');
   const runners = cli.nodeRunners(keys);
   const unknown = keys.filter((k) => !runners.has(k));
-  if (unknown.length > 0) throw new GafferError('unknown_runner', `--runners: no runner ${unknown.map((k) => JSON.stringify(k)).join(', ')} in this build (gaffer runners lists them)`, 'runners');
+  if (unknown.length > 0)
+    throw new GafferError(
+      'unknown_runner',
+      `--runners: no runner ${unknown.map((k) => JSON.stringify(k)).join(', ')} in this build (gaffer runners lists them)`,
+      'runners',
+    );
   const slots = intFlag(flags.slots, cli.config.config.workers.max_parallel, 1, 64, 'slots');
   const stallS = intFlag(flags.stallS, 30, 2, 3_600, 'stall-s');
   const token = nodeToken(flags.tokenFile);
-  if (flags.coordinator !== undefined && !/^https?:\/\//.test(flags.coordinator)) throw new GafferError('invalid_request', `--coordinator must be an http(s) URL, got ${JSON.stringify(flags.coordinator)}`, 'coordinator');
+  if (flags.coordinator !== undefined && !/^https?:\/\//.test(flags.coordinator))
+    throw new GafferError(
+      'invalid_request',
+      `--coordinator must be an http(s) URL, got ${JSON.stringify(flags.coordinator)}`,
+      'coordinator',
+    );
   const workDir = resolve(flags.workDir ?? join(cli.dataDir, 'node'));
   const node = await WorkerNode.start({
     queue: flags.queue,
@@ -61,16 +80,25 @@ export async function nodeCommand(cli: CliContext, flags: NodeFlags): Promise<nu
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
-  cli.err(`gaffer node ${node.name}: taking ${[...runners.keys()].join(', ')} attempts from ${describeQueue(flags.queue)}, ${slots} at once per runner; work dir ${workDir}`);
+  cli.err(
+    `gaffer node ${node.name}: taking ${[...runners.keys()].join(', ')} attempts from ${describeQueue(flags.queue)}, ${slots} at once per runner; work dir ${workDir}`,
+  );
   await stopped;
   return 0;
 }
 
 /** The coordinator's node token: `--token-file`, else `GAFFER_NODE_TOKEN`. */
 function nodeToken(file: string | undefined): string {
-  const token = file !== undefined ? readFileSync(file, 'utf8').trim() : (readHeldEnv(NODE_TOKEN_ENV) ?? process.env[NODE_TOKEN_ENV]);
+  const token =
+    file !== undefined
+      ? readFileSync(file, 'utf8').trim()
+      : (readHeldEnv(NODE_TOKEN_ENV) ?? process.env[NODE_TOKEN_ENV]);
   if (token === undefined || token === '') {
-    throw new GafferError('invalid_request', `a node needs its coordinator's node token: set ${NODE_TOKEN_ENV}, or --token-file FILE (the coordinator's data dir keeps it in node-secret)`, 'token-file');
+    throw new GafferError(
+      'invalid_request',
+      `a node needs its coordinator's node token: set ${NODE_TOKEN_ENV}, or --token-file FILE (the coordinator's data dir keeps it in node-secret)`,
+      'token-file',
+    );
   }
   return token;
 }
@@ -78,6 +106,7 @@ function nodeToken(file: string | undefined): string {
 function intFlag(raw: string | undefined, fallback: number, min: number, max: number, name: string): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n < min || n > max) throw new GafferError('invalid_request', `--${name} must be ${min}..${max}, got ${JSON.stringify(raw)}`, name);
+  if (!/^\d+$/.test(raw) || n < min || n > max)
+    throw new GafferError('invalid_request', `--${name} must be ${min}..${max}, got ${JSON.stringify(raw)}`, name);
   return n;
 }

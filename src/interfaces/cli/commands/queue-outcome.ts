@@ -15,11 +15,28 @@ export interface RecordOutcome {
 /** How the record's task `task` ended in the ended job `job` (its full answer). */
 export function recordOutcome(task: string, job: CompactJob): RecordOutcome {
   const rows = (job.result?.workers ?? []).filter((w) => w.name === task || w.name.startsWith(`${task}+`));
-  const attempts: QueueAttempt[] = rows.map((w) => ({ job: job.id, worker: w.name, runner: w.runner, model: w.model ?? null, status: w.status, outcome: w.outcome }));
+  const attempts: QueueAttempt[] = rows.map((w) => ({
+    job: job.id,
+    worker: w.name,
+    runner: w.runner,
+    model: w.model ?? null,
+    status: w.status,
+    outcome: w.outcome,
+  }));
   // spec 05: a task its ladder could not carry comes back to its spawner with the autopsy, as its gaps
   const returned = job.result?.escalation?.filter((e) => e.task === task && e.returned === true).at(-1);
   if (returned) {
-    const autopsy = (returned.autopsy ?? []).map((a) => `${a.entry} (${a.model ?? a.runner}): ${a.gates.filter((g) => g.result !== 'pass').map((g) => `${g.gate} ${g.result}: ${g.detail}`).join('; ') || a.verification || a.status}`);
+    const autopsy = (returned.autopsy ?? []).map(
+      (a) =>
+        `${a.entry} (${a.model ?? a.runner}): ${
+          a.gates
+            .filter((g) => g.result !== 'pass')
+            .map((g) => `${g.gate} ${g.result}: ${g.detail}`)
+            .join('; ') ||
+          a.verification ||
+          a.status
+        }`,
+    );
     return { status: 'returned', gaps: [returned.why, ...autopsy], attempts };
   }
   return { status: recordStatus(task, rows, job), gaps: [], attempts };
@@ -34,7 +51,13 @@ export function recordOutcome(task: string, job: CompactJob): RecordOutcome {
 function recordStatus(task: string, rows: readonly CompactWorkerEntry[], job: CompactJob): QueueStatus {
   const row = rows.at(-1) ?? null;
   if (row?.status === 'refused') return 'refused';
-  if (row?.status === 'cancelled' || row?.status === 'interrupted' || job.status === 'cancelled' || job.status === 'interrupted') return 'cancelled';
+  if (
+    row?.status === 'cancelled' ||
+    row?.status === 'interrupted' ||
+    job.status === 'cancelled' ||
+    job.status === 'interrupted'
+  )
+    return 'cancelled';
   if (row?.status !== 'done' || job.error !== null) return 'error';
   return ownWorkPassed(task, row, job.result) ? 'done' : 'failed';
 }

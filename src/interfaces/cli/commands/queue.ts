@@ -2,7 +2,19 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { GafferError } from '../../../domain/errors.js';
-import { isOpen, ownFields, ownFieldsText, parseQueueRecord, recordGaps, recordTask, taskNames, type QueueAttempt, type QueueRecord, type QueueStatus, type ReadRecord } from '../../../domain/queue-record.js';
+import {
+  isOpen,
+  ownFields,
+  ownFieldsText,
+  parseQueueRecord,
+  recordGaps,
+  recordTask,
+  taskNames,
+  type QueueAttempt,
+  type QueueRecord,
+  type QueueStatus,
+  type ReadRecord,
+} from '../../../domain/queue-record.js';
 import { isFinalStatus } from '../../../domain/status.js';
 import type { CompactJob } from '../../../engine/queries/compact.js';
 import type { CliContext } from '../cli-context.js';
@@ -34,7 +46,11 @@ type JobReads = Map<string, Promise<CompactJob>>;
  * reported and skipped, never written to. Exit 1 when a record whose end this run wrote did not end
  * `done`, naming each; else 0.
  */
-export async function queueRunCommand(cli: CliContext, dir: string | undefined, flags: { workspace?: string; wait?: boolean }): Promise<number> {
+export async function queueRunCommand(
+  cli: CliContext,
+  dir: string | undefined,
+  flags: { workspace?: string; wait?: boolean },
+): Promise<number> {
   const folder = resolve(dir ?? DEFAULT_DIR);
   const read = readFolder(folder);
   const lines: Line[] = [];
@@ -55,7 +71,12 @@ export async function queueRunCommand(cli: CliContext, dir: string | undefined, 
       continue;
     }
     if (!isOpen(record)) {
-      lines.push({ file: r.file, id: record.id, status: 'skipped', detail: `status ${record.status}${record.job ? ` (job ${record.job})` : ''}` });
+      lines.push({
+        file: r.file,
+        id: record.id,
+        status: 'skipped',
+        detail: `status ${record.status}${record.job ? ` (job ${record.job})` : ''}`,
+      });
       continue;
     }
     const gaps = recordGaps(record);
@@ -80,7 +101,9 @@ export async function queueRunCommand(cli: CliContext, dir: string | undefined, 
   report(cli, folder, lines);
   const unsuccessful = ended.filter((l) => l.status !== 'done');
   if (unsuccessful.length === 0) return 0;
-  cli.err(`gaffer queue: ${unsuccessful.length} of ${ended.length} record(s) that ran did not end done — ${unsuccessful.map((l) => `${l.file} (${l.id}): ${l.status}`).join(', ')}`);
+  cli.err(
+    `gaffer queue: ${unsuccessful.length} of ${ended.length} record(s) that ran did not end done — ${unsuccessful.map((l) => `${l.file} (${l.id}): ${l.status}`).join(', ')}`,
+  );
   return 1;
 }
 
@@ -90,7 +113,11 @@ export async function queueRunCommand(cli: CliContext, dir: string | undefined, 
  * the prediction names are the ones the record would get. A dispatched record says how its job
  * stands; `ls` writes nothing, so one whose job ended waits for the next `queue run` to collect it.
  */
-export async function queueListCommand(cli: CliContext, dir: string | undefined, flags: { workspace?: string }): Promise<number> {
+export async function queueListCommand(
+  cli: CliContext,
+  dir: string | undefined,
+  flags: { workspace?: string },
+): Promise<number> {
   const folder = resolve(dir ?? DEFAULT_DIR);
   const workspace = resolve(flags.workspace ?? process.cwd());
   const api = await cli.api();
@@ -116,19 +143,35 @@ export async function queueListCommand(cli: CliContext, dir: string | undefined,
       continue;
     }
     const route = await predictRoute(api, workspace, record, r.file);
-    lines.push({ file: r.file, id: record.id, status: record.status ?? 'ready', detail: `${record.job ? `job ${record.job}; ` : ''}route: ${route}` });
+    lines.push({
+      file: r.file,
+      id: record.id,
+      status: record.status ?? 'ready',
+      detail: `${record.job ? `job ${record.job}; ` : ''}route: ${route}`,
+    });
   }
   report(cli, folder, lines);
   return 0;
 }
 
 /** Where admission would route the record now, in words; a record it would refuse says why. */
-async function predictRoute(api: Awaited<ReturnType<CliContext['api']>>, workspace: string, record: QueueRecord, file: string): Promise<string> {
+async function predictRoute(
+  api: Awaited<ReturnType<CliContext['api']>>,
+  workspace: string,
+  record: QueueRecord,
+  file: string,
+): Promise<string> {
   try {
-    const { routes } = await api.lint({ workspace, tasks: [recordTask(record, taskNames([record.id])[0] as string, file)] });
+    const { routes } = await api.lint({
+      workspace,
+      tasks: [recordTask(record, taskNames([record.id])[0] as string, file)],
+    });
     const r = routes?.[0];
     if (!r) return 'unknown (the server did not say)';
-    const where = r.entry !== null ? `roster entry ${r.entry} (${r.runner}${r.model ? `, ${r.model}` : ''})` : `runner ${r.runner}${r.model ? ` (${r.model})` : ''}`;
+    const where =
+      r.entry !== null
+        ? `roster entry ${r.entry} (${r.runner}${r.model ? `, ${r.model}` : ''})`
+        : `runner ${r.runner}${r.model ? ` (${r.model})` : ''}`;
     return `${where}, billed ${r.billing}${r.why ? ` — ${r.why}` : ''}`;
   } catch (err) {
     if (!(err instanceof GafferError)) throw err;
@@ -137,7 +180,12 @@ async function predictRoute(api: Awaited<ReturnType<CliContext['api']>>, workspa
 }
 
 function readFolder(folder: string): ReadRecord[] {
-  if (!existsSync(folder)) throw new GafferError('invalid_request', `queue folder ${folder} does not exist — give the folder of task records (default ./${DEFAULT_DIR})`, 'dir');
+  if (!existsSync(folder))
+    throw new GafferError(
+      'invalid_request',
+      `queue folder ${folder} does not exist — give the folder of task records (default ./${DEFAULT_DIR})`,
+      'dir',
+    );
   return readdirSync(folder)
     .filter((f) => f.endsWith('.json'))
     .sort()
@@ -155,9 +203,21 @@ function readFolder(folder: string): ReadRecord[] {
  * status, gaps and attempts); one whose job still runs is left as it is. Nothing else writes into the
  * folder, so without this a record sent without `--wait` would stay `dispatched` for good.
  */
-async function collect(cli: CliContext, jobs: JobReads, folder: string, file: string, record: QueueRecord): Promise<{ line: Line; wrote: boolean }> {
-  const left = (detail: string) => ({ line: { file, id: record.id, status: 'skipped' as const, detail }, wrote: false });
-  if (!record.job) return left('"status" is "dispatched" but the record names no "job", so there is no end to collect — delete its "status" to send it again');
+async function collect(
+  cli: CliContext,
+  jobs: JobReads,
+  folder: string,
+  file: string,
+  record: QueueRecord,
+): Promise<{ line: Line; wrote: boolean }> {
+  const left = (detail: string) => ({
+    line: { file, id: record.id, status: 'skipped' as const, detail },
+    wrote: false,
+  });
+  if (!record.job)
+    return left(
+      '"status" is "dispatched" but the record names no "job", so there is no end to collect — delete its "status" to send it again',
+    );
   const id = record.job;
   let job: CompactJob;
   try {
@@ -166,22 +226,46 @@ async function collect(cli: CliContext, jobs: JobReads, folder: string, file: st
     job = await (jobs.get(id) as Promise<CompactJob>);
   } catch (err) {
     if (!(err instanceof GafferError)) throw err;
-    return left(`"status" is "dispatched" (job ${id}) but that job cannot be read here: ${err.message} — run this against the server or data dir that ran it, or delete the record's "status" to send it again`);
+    return left(
+      `"status" is "dispatched" (job ${id}) but that job cannot be read here: ${err.message} — run this against the server or data dir that ran it, or delete the record's "status" to send it again`,
+    );
   }
-  if (!isFinalStatus(job.status)) return left(`status dispatched (job ${id} is ${job.status}: the first \`queue run\` after it ends writes its end back)`);
+  if (!isFinalStatus(job.status))
+    return left(
+      `status dispatched (job ${id} is ${job.status}: the first \`queue run\` after it ends writes its end back)`,
+    );
   // a record dispatched before gaffer wrote `task` is named as it was then: from its id alone
   const task = record.task ?? (taskNames([record.id])[0] as string);
-  if (!job.tasks.some((t) => t.name === task)) return left(`"status" is "dispatched" (job ${id}, ended ${job.status}) but the job has no task "${task}" for this record — delete its "status" to send it again`);
+  if (!job.tasks.some((t) => t.name === task))
+    return left(
+      `"status" is "dispatched" (job ${id}, ended ${job.status}) but the job has no task "${task}" for this record — delete its "status" to send it again`,
+    );
   const outcome = recordOutcome(task, job);
-  writeBack(folder, file, record, { status: outcome.status, gaps: outcome.gaps, job: id, task, attempts: [...(record.attempts ?? []), ...outcome.attempts] });
-  return { line: { file, id: record.id, status: outcome.status, detail: `collected: job ${id} ended ${job.verdict ?? job.status}` }, wrote: true };
+  writeBack(folder, file, record, {
+    status: outcome.status,
+    gaps: outcome.gaps,
+    job: id,
+    task,
+    attempts: [...(record.attempts ?? []), ...outcome.attempts],
+  });
+  return {
+    line: {
+      file,
+      id: record.id,
+      status: outcome.status,
+      detail: `collected: job ${id} ended ${job.verdict ?? job.status}`,
+    },
+    wrote: true,
+  };
 }
 
 /** What `queue ls` says of a dispatched record's job: still running, or ended and waiting to be collected. */
 async function jobState(api: Awaited<ReturnType<CliContext['api']>>, id: string): Promise<string> {
   try {
     const job = await api.get(id, false);
-    return isFinalStatus(job.status) ? `job ${id} ended ${job.status}: the next \`gaffer queue run\` writes its end back` : `job ${id} is ${job.status}`;
+    return isFinalStatus(job.status)
+      ? `job ${id} ended ${job.status}: the next \`gaffer queue run\` writes its end back`
+      : `job ${id} is ${job.status}`;
   } catch (err) {
     if (!(err instanceof GafferError)) throw err;
     return `job ${id} cannot be read here: ${err.message}`;
@@ -205,7 +289,12 @@ function digestOf(record: QueueRecord): string {
   return createHash('sha256').update(ownFieldsText(record)).digest('hex').slice(0, 16);
 }
 
-async function dispatchAll(cli: CliContext, folder: string, items: { file: string; record: QueueRecord }[], flags: { workspace?: string; wait?: boolean }): Promise<{ lines: Line[]; ended: Line[] }> {
+async function dispatchAll(
+  cli: CliContext,
+  folder: string,
+  items: { file: string; record: QueueRecord }[],
+  flags: { workspace?: string; wait?: boolean },
+): Promise<{ lines: Line[]; ended: Line[] }> {
   const names = taskNames(items.map((i) => i.record.id));
   const body = {
     workspace: resolve(flags.workspace ?? process.cwd()),
@@ -220,10 +309,20 @@ async function dispatchAll(cli: CliContext, folder: string, items: { file: strin
     if (!(err instanceof GafferError)) throw err;
     // spec 07: a spent budget or an open breaker is a wait, not a fault of the records — they stay as they are, for the next run
     if (err.code === 'budget_paused' || err.code === 'breaker_open') {
-      return { lines: items.map((i) => ({ file: i.file, id: i.record.id, status: 'paused' as const, detail: `not dispatched, left as it was: ${err.message}` })), ended: [] };
+      return {
+        lines: items.map((i) => ({
+          file: i.file,
+          id: i.record.id,
+          status: 'paused' as const,
+          detail: `not dispatched, left as it was: ${err.message}`,
+        })),
+        ended: [],
+      };
     }
     // the whole batch comes back: each record with its own gaps when the refusal names them, else the reason
-    const named = new Map(((err.extra.grounding as { task: string; gaps: string[] }[] | undefined) ?? []).map((g) => [g.task, g.gaps]));
+    const named = new Map(
+      ((err.extra.grounding as { task: string; gaps: string[] }[] | undefined) ?? []).map((g) => [g.task, g.gaps]),
+    );
     const lines = items.map((i, k) => {
       const gaps = named.get(names[k] as string) ?? [`not dispatched: ${err.message}`];
       writeBack(folder, i.file, i.record, { status: 'returned', gaps, job: null });
@@ -231,18 +330,39 @@ async function dispatchAll(cli: CliContext, folder: string, items: { file: strin
     });
     return { lines, ended: [] };
   }
-  items.forEach((i, k) => writeBack(folder, i.file, i.record, { status: 'dispatched', gaps: [], job: job.id, task: names[k] as string }));
+  items.forEach((i, k) =>
+    writeBack(folder, i.file, i.record, { status: 'dispatched', gaps: [], job: job.id, task: names[k] as string }),
+  );
   // a server runs the job on after this process ends; with none the job is this process's, and closing it would cancel the job
   if (flags.wait !== true && api.engine === null) {
-    return { lines: items.map((i) => ({ file: i.file, id: i.record.id, status: 'dispatched' as const, detail: `job ${job.id}${job.status === 'awaiting_approval' ? ' (awaiting approval: gaffer asks)' : ''}; the next \`queue run\` after it ends writes its end back` })), ended: [] };
+    return {
+      lines: items.map((i) => ({
+        file: i.file,
+        id: i.record.id,
+        status: 'dispatched' as const,
+        detail: `job ${job.id}${job.status === 'awaiting_approval' ? ' (awaiting approval: gaffer asks)' : ''}; the next \`queue run\` after it ends writes its end back`,
+      })),
+      ended: [],
+    };
   }
   await api.follow(job.id, 0, () => undefined);
   const full = await api.get(job.id, true);
   const lines = items.map((i, k) => {
     const task = names[k] as string;
     const outcome = recordOutcome(task, full);
-    writeBack(folder, i.file, i.record, { status: outcome.status, gaps: outcome.gaps, job: job.id, task, attempts: [...(i.record.attempts ?? []), ...outcome.attempts] });
-    return { file: i.file, id: i.record.id, status: outcome.status, detail: `job ${job.id}: ${full.verdict ?? full.status}` };
+    writeBack(folder, i.file, i.record, {
+      status: outcome.status,
+      gaps: outcome.gaps,
+      job: job.id,
+      task,
+      attempts: [...(i.record.attempts ?? []), ...outcome.attempts],
+    });
+    return {
+      file: i.file,
+      id: i.record.id,
+      status: outcome.status,
+      detail: `job ${job.id}: ${full.verdict ?? full.status}`,
+    };
   });
   return { lines, ended: lines };
 }
@@ -251,7 +371,12 @@ async function dispatchAll(cli: CliContext, folder: string, items: { file: strin
  * Writes gaffer's fields into the record's file atomically (a temporary file, then a rename over it);
  * a `returned` record keeps the digest of its own fields, so the next run can tell it was changed.
  */
-function writeBack(folder: string, file: string, record: QueueRecord, fields: { status: QueueStatus; gaps: string[]; job: string | null; task?: string; attempts?: QueueAttempt[] }): void {
+function writeBack(
+  folder: string,
+  file: string,
+  record: QueueRecord,
+  fields: { status: QueueStatus; gaps: string[]; job: string | null; task?: string; attempts?: QueueAttempt[] },
+): void {
   const attempts = fields.attempts ?? record.attempts;
   const next: QueueRecord = {
     ...ownFields(record),

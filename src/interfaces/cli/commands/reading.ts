@@ -9,7 +9,9 @@ import { renderBrief, renderCompact, renderEvent, renderRunners, renderStats, re
 export async function statusCommand(cli: CliContext, id: string, flags: { full?: boolean }): Promise<number> {
   const full = flags.full ?? false;
   const job = await (await cli.api()).get(id, full);
-  cli.out(cli.json ? JSON.stringify(job, null, 2) : full ? renderFull(job, configuredBudgets(cli)) : renderCompact(job));
+  cli.out(
+    cli.json ? JSON.stringify(job, null, 2) : full ? renderFull(job, configuredBudgets(cli)) : renderCompact(job),
+  );
   return 0;
 }
 
@@ -26,10 +28,18 @@ function configuredBudgets(cli: CliContext): BudgetRule[] | null {
 }
 
 /** `gaffer wait JOB [--for COND] [--timeout-s N]`: 0 met, 1 not met. */
-export async function waitCommand(cli: CliContext, id: string, flags: { for?: string; timeoutS?: string }): Promise<number> {
+export async function waitCommand(
+  cli: CliContext,
+  id: string,
+  flags: { for?: string; timeoutS?: string },
+): Promise<number> {
   const timeoutS = flags.timeoutS === undefined ? 600 : Number(flags.timeoutS);
   if (!Number.isFinite(timeoutS) || timeoutS < 0 || timeoutS > 86_400) {
-    throw new GafferError('invalid_request', `--timeout-s must be 0..86400, got ${JSON.stringify(flags.timeoutS)}`, 'timeout_s');
+    throw new GafferError(
+      'invalid_request',
+      `--timeout-s must be 0..86400, got ${JSON.stringify(flags.timeoutS)}`,
+      'timeout_s',
+    );
   }
   const answer = await (await cli.api()).waitFor(id, flags.for, timeoutS);
   cli.out(cli.json ? JSON.stringify(answer, null, 2) : renderWait(answer));
@@ -69,14 +79,19 @@ export async function listCommand(cli: CliContext, flags: { limit?: string; stat
     throw new GafferError('invalid_request', `--limit must be 1..1000, got ${JSON.stringify(flags.limit)}`, 'limit');
   }
   if (flags.status !== undefined && !(JOB_STATUSES as readonly string[]).includes(flags.status)) {
-    throw new GafferError('invalid_request', `--status must be one of ${JOB_STATUSES.join(', ')}, got ${JSON.stringify(flags.status)}`, 'status');
+    throw new GafferError(
+      'invalid_request',
+      `--status must be one of ${JOB_STATUSES.join(', ')}, got ${JSON.stringify(flags.status)}`,
+      'status',
+    );
   }
   const api = await cli.api();
   const jobs = await api.list(limit, flags.status);
   if (cli.json) cli.out(JSON.stringify({ jobs }, null, 2));
   else if (jobs.length > 0) cli.out(jobs.map(renderBrief).join('\n'));
   // "no jobs yet" beside a filter would claim there are none at all
-  else if (flags.status !== undefined && (await api.list(1, undefined)).length > 0) cli.out(`no job matches --status ${flags.status} (gaffer list without it shows the latest jobs)`);
+  else if (flags.status !== undefined && (await api.list(1, undefined)).length > 0)
+    cli.out(`no job matches --status ${flags.status} (gaffer list without it shows the latest jobs)`);
   else cli.out('no jobs yet');
   return 0;
 }
@@ -85,7 +100,12 @@ export async function listCommand(cli: CliContext, flags: { limit?: string; stat
 export async function lintCommand(cli: CliContext, body: unknown): Promise<number> {
   const report = await (await cli.api()).lint(body);
   if (cli.json) cli.out(JSON.stringify(report, null, 2));
-  else cli.out(report.ok ? 'nothing to add' : report.needs_detail.map((f) => `${f.task}: ${f.code} — ${f.message}; fix: ${f.fix}`).join('\n'));
+  else
+    cli.out(
+      report.ok
+        ? 'nothing to add'
+        : report.needs_detail.map((f) => `${f.task}: ${f.code} — ${f.message}; fix: ${f.fix}`).join('\n'),
+    );
   return report.ok ? 0 : 1;
 }
 

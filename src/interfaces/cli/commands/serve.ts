@@ -25,12 +25,20 @@ export interface ServeFlags {
 /** `gaffer serve`: the HTTP API, live events and MCP over HTTP, until SIGTERM/SIGINT; with `--queue`, a cluster's coordinator (spec 09). */
 export async function serveCommand(cli: CliContext, flags: ServeFlags): Promise<number> {
   const port = flags.port === undefined ? 7070 : Number(flags.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new GafferError('invalid_request', `--port must be 0..65535, got ${JSON.stringify(flags.port)}`, 'port');
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new GafferError('invalid_request', `--port must be 0..65535, got ${JSON.stringify(flags.port)}`, 'port');
   // issue 11: a port forwarded into sandboxes must never be gaffer's own (an OS-chosen one is known once bound)
   if (port !== 0) vetServerPort(cli.config.config, port);
   const cluster = flags.queue === undefined ? undefined : clusterOf(cli, flags.queue, flags.runnerLimit ?? []);
   const engine = await cli.engine(true, cluster);
-  const server = await startServer({ engine, host: flags.host ?? '127.0.0.1', port, tokens: cli.config.config.tokens, version: VERSION, maxBodyBytes: cli.config.config.server.max_body_bytes });
+  const server = await startServer({
+    engine,
+    host: flags.host ?? '127.0.0.1',
+    port,
+    tokens: cli.config.config.tokens,
+    version: VERSION,
+    maxBodyBytes: cli.config.config.server.max_body_bytes,
+  });
   engine.cluster?.advertise(server.url);
   try {
     vetServerPort(cli.config.config, Number(new URL(server.url).port));
@@ -50,10 +58,15 @@ export async function serveCommand(cli: CliContext, flags: ServeFlags): Promise<
   });
   cli.err(`gaffer: serving ${server.url} (data dir ${cli.dataDir}); MCP at ${server.url}/mcp`);
   cli.err(`gaffer: the board: ${server.loginUrl} (the login works once; \`gaffer login\` prints a new one)`);
-  cli.err(`gaffer: the API needs a credential: the gaffer CLI on this machine sends ${secretPath(cli.dataDir)} by itself`);
+  cli.err(
+    `gaffer: the API needs a credential: the gaffer CLI on this machine sends ${secretPath(cli.dataDir)} by itself`,
+  );
   if (cluster) {
-    const where = readHeldEnv(NODE_TOKEN_ENV) !== undefined ? NODE_TOKEN_ENV : secretPath(cli.dataDir, NODE_SECRET_FILE);
-    cli.err(`gaffer: coordinator of the cluster on ${describeQueue(cluster.queue)}: start nodes with \`${NODE_TOKEN_ENV}=… gaffer node --queue ${describeQueue(cluster.queue)}\`, the token from ${where}`);
+    const where =
+      readHeldEnv(NODE_TOKEN_ENV) !== undefined ? NODE_TOKEN_ENV : secretPath(cli.dataDir, NODE_SECRET_FILE);
+    cli.err(
+      `gaffer: coordinator of the cluster on ${describeQueue(cluster.queue)}: start nodes with \`${NODE_TOKEN_ENV}=… gaffer node --queue ${describeQueue(cluster.queue)}\`, the token from ${where}`,
+    );
   }
   await stopped;
   return 0;
@@ -63,7 +76,10 @@ export async function serveCommand(cli: CliContext, flags: ServeFlags): Promise<
 export async function mcpCommand(cli: CliContext): Promise<number> {
   const engine = await cli.engine(true);
   // loaded here, not by every command: the MCP SDK is large
-  const [{ createMcpServer }, { StdioServerTransport }] = await Promise.all([import('../../mcp/server.js'), import('@modelcontextprotocol/sdk/server/stdio.js')]);
+  const [{ createMcpServer }, { StdioServerTransport }] = await Promise.all([
+    import('../../mcp/server.js'),
+    import('@modelcontextprotocol/sdk/server/stdio.js'),
+  ]);
   // stdio: the client that started this process is the local user; its cwd is where it runs
   const server = createMcpServer(engine, { owner: null, cwd: process.cwd() }, VERSION);
   await server.connect(new StdioServerTransport());
@@ -84,7 +100,12 @@ export const NODE_TOKEN_ENV = 'GAFFER_NODE_TOKEN';
 function clusterOf(cli: CliContext, queue: string, limits: readonly string[]): ClusterSettings {
   connectionOf(queue); // refused, named, before anything starts
   const given = readHeldEnv(NODE_TOKEN_ENV) ?? process.env[NODE_TOKEN_ENV];
-  if (given !== undefined && given.length < 16) throw new GafferError('invalid_request', `${NODE_TOKEN_ENV} must be at least 16 characters, got ${given.length}`, NODE_TOKEN_ENV);
+  if (given !== undefined && given.length < 16)
+    throw new GafferError(
+      'invalid_request',
+      `${NODE_TOKEN_ENV} must be at least 16 characters, got ${given.length}`,
+      NODE_TOKEN_ENV,
+    );
   const runnerLimits = parseRunnerLimits(limits);
   if (given === undefined) makePrivateDataDir(cli.dataDir);
   return { queue, nodeToken: given ?? ensureSecret(cli.dataDir, NODE_SECRET_FILE), limits: runnerLimits };
@@ -96,7 +117,12 @@ export function parseRunnerLimits(values: readonly string[]): Record<string, num
   for (const value of values) {
     const m = /^([a-z][a-z0-9_-]*)=(\d+)$/.exec(value);
     const n = m ? Number(m[2]) : NaN;
-    if (!m || !Number.isInteger(n) || n < 1 || n > 10_000) throw new GafferError('invalid_request', `--runner-limit must be RUNNER=N with N 1..10000 (shell=4), got ${JSON.stringify(value)}`, 'runner-limit');
+    if (!m || !Number.isInteger(n) || n < 1 || n > 10_000)
+      throw new GafferError(
+        'invalid_request',
+        `--runner-limit must be RUNNER=N with N 1..10000 (shell=4), got ${JSON.stringify(value)}`,
+        'runner-limit',
+      );
     limits[m[1] as string] = n;
   }
   return limits;

@@ -9,12 +9,22 @@ import { renderCompact } from '../render.js';
  * waited for, as `gaffer follow-up` does; against a server only with --wait. 0 accepted (waited: 0
  * when the follow-up ended done, else 1; --json then adds its compact answer as `follow_up_state`); 2 refused.
  */
-export async function steerCommand(cli: CliContext, id: string, task: string, message: string, flags: { wait?: boolean }): Promise<number> {
+export async function steerCommand(
+  cli: CliContext,
+  id: string,
+  task: string,
+  message: string,
+  flags: { wait?: boolean },
+): Promise<number> {
   const api = await cli.api();
   const answer = await api.steer(id, task, message);
   cli.err(`gaffer: steer ${answer.id} (${answer.delivery}): ${answer.detail}`);
   if (answer.follow_up_job === null || (api.engine === null && !flags.wait)) {
-    cli.out(cli.json ? JSON.stringify(answer, null, 2) : `${answer.delivery} ${answer.id}${answer.follow_up_job !== null ? ` follow-up ${answer.follow_up_job}` : ''}`);
+    cli.out(
+      cli.json
+        ? JSON.stringify(answer, null, 2)
+        : `${answer.delivery} ${answer.id}${answer.follow_up_job !== null ? ` follow-up ${answer.follow_up_job}` : ''}`,
+    );
     return 0;
   }
   const final = await watchToEnd(cli, api, await api.get(answer.follow_up_job, false));

@@ -8,7 +8,10 @@ import { LiveProgress } from '../live-progress.js';
  * process, an interrupt cancels the job this process runs; against a server, it only stops waiting.
  */
 export async function watchToEnd(cli: CliContext, api: CliApi, job: CompactJob): Promise<CompactJob> {
-  const live = new LiveProgress(process.stderr, job.tasks.map((t) => t.name));
+  const live = new LiveProgress(
+    process.stderr,
+    job.tasks.map((t) => t.name),
+  );
   const stop = () => {
     cli.err('\ngaffer: cancelling (workers are being stopped and evidence collected)…');
     api.cancel(job.id).catch(() => undefined);

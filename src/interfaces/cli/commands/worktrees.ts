@@ -15,7 +15,9 @@ export async function worktreesListCommand(cli: CliContext): Promise<number> {
   else {
     const total = entries.reduce((n, e) => n + (e.size_mb ?? 0), 0);
     for (const e of entries) {
-      cli.out(`${e.job}  ${e.task.padEnd(14)} ${e.state.padEnd(8)} ${`${e.age_days} d`.padStart(7)}  ${e.size_mb === null ? '       -' : `${e.size_mb} MB`.padStart(8)}  ${e.branch}${e.path ? `  ${e.path}` : ''}`);
+      cli.out(
+        `${e.job}  ${e.task.padEnd(14)} ${e.state.padEnd(8)} ${`${e.age_days} d`.padStart(7)}  ${e.size_mb === null ? '       -' : `${e.size_mb} MB`.padStart(8)}  ${e.branch}${e.path ? `  ${e.path}` : ''}`,
+      );
     }
     cli.out(`${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}, worktrees ${Math.round(total * 10) / 10} MB`);
   }
@@ -27,10 +29,15 @@ export async function worktreesPruneCommand(cli: CliContext, flags: { unmerged?:
   const answer = await (await cli.engine()).pruneWorktrees({ unmerged: flags.unmerged ?? false });
   if (cli.json) cli.out(JSON.stringify(answer, null, 2));
   else {
-    cli.out(`removed ${answer.removed_worktrees.length} worktree(s), deleted ${answer.deleted_branches.length} branch(es); worktrees left: ${answer.remaining_mb} MB`);
+    cli.out(
+      `removed ${answer.removed_worktrees.length} worktree(s), deleted ${answer.deleted_branches.length} branch(es); worktrees left: ${answer.remaining_mb} MB`,
+    );
     for (const p of answer.removed_worktrees) cli.out(`  removed ${p}`);
     for (const b of answer.deleted_branches) cli.out(`  deleted ${b}`);
-    if (answer.kept_unmerged.length > 0) cli.out(`  kept ${answer.kept_unmerged.length} branch(es) with unmerged work (--unmerged deletes them): ${answer.kept_unmerged.join(', ')}`);
+    if (answer.kept_unmerged.length > 0)
+      cli.out(
+        `  kept ${answer.kept_unmerged.length} branch(es) with unmerged work (--unmerged deletes them): ${answer.kept_unmerged.join(', ')}`,
+      );
     for (const f of answer.failed) cli.out(`  failed: ${f}`);
   }
   return answer.failed.length > 0 ? 1 : 0;
@@ -41,7 +48,12 @@ export async function worktreesPruneCommand(cli: CliContext, flags: { unmerged?:
  * the server runs it) and follows it to its end: 0 when it ended done (verified and applied), else 1.
  * `--no-wait` answers the merge job at once (a server's; in process the merge runs here, so it is waited for).
  */
-export async function mergeCommand(cli: CliContext, id: string, task: string | undefined, flags: { wait?: boolean }): Promise<number> {
+export async function mergeCommand(
+  cli: CliContext,
+  id: string,
+  task: string | undefined,
+  flags: { wait?: boolean },
+): Promise<number> {
   const api = await cli.api();
   const { job } = await api.merge(id, task ?? null);
   cli.err(`gaffer: merge job ${job.id} accepted for ${id}${task ? ` ${task}` : ''}`);

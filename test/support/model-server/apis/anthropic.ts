@@ -26,12 +26,19 @@ function inspect(body: Record<string, any>): RequestView {
   }
   const last = conversation.at(-1);
   const blocks: unknown[] = Array.isArray(last?.content) ? last.content : [];
-  const toolResults: ToolResult[] = blocks.filter(isRecord).filter((b) => b.type === 'tool_result').map((b) => ({
-    callId: typeof b.tool_use_id === 'string' ? b.tool_use_id : undefined,
-    output: textOf(b.content),
-    isError: b.is_error === true,
-  }));
-  const format = isRecord(body.output_format) ? body.output_format : isRecord(body.output_config?.format) ? body.output_config.format : undefined;
+  const toolResults: ToolResult[] = blocks
+    .filter(isRecord)
+    .filter((b) => b.type === 'tool_result')
+    .map((b) => ({
+      callId: typeof b.tool_use_id === 'string' ? b.tool_use_id : undefined,
+      output: textOf(b.content),
+      isError: b.is_error === true,
+    }));
+  const format = isRecord(body.output_format)
+    ? body.output_format
+    : isRecord(body.output_config?.format)
+      ? body.output_config.format
+      : undefined;
   const wantsJson = format?.type === 'json_schema';
   return {
     model: typeof body.model === 'string' ? body.model : '',
@@ -40,7 +47,9 @@ function inspect(body: Record<string, any>): RequestView {
     toolNames: toolNamesOf(body.tools),
     messageCount: conversation.length,
     lastRole: toolResults.length > 0 ? 'tool' : last?.role === 'assistant' ? 'assistant' : last ? 'user' : undefined,
-    lastText: last ? textOf(blocks.length > 0 ? blocks.filter((b) => isRecord(b) && b.type === 'text') : last.content) : '',
+    lastText: last
+      ? textOf(blocks.length > 0 ? blocks.filter((b) => isRecord(b) && b.type === 'text') : last.content)
+      : '',
     toolResults,
     wantsJson,
     jsonSchema: wantsJson ? format?.schema : undefined,
@@ -49,7 +58,10 @@ function inspect(body: Record<string, any>): RequestView {
 
 function toolNamesOf(tools: unknown): string[] {
   if (!Array.isArray(tools)) return [];
-  return tools.filter(isRecord).map((t) => t.name).filter((name): name is string => typeof name === 'string');
+  return tools
+    .filter(isRecord)
+    .map((t) => t.name)
+    .filter((name): name is string => typeof name === 'string');
 }
 
 interface Block {
@@ -121,11 +133,18 @@ function frames(answer: Answer, ctx: RenderContext): Frame[] {
 }
 
 function json(answer: Answer, ctx: RenderContext): unknown {
-  return message(answer, ctx.newId('msg_01'), blocksOf(answer, ctx).map(({ block }) => block));
+  return message(
+    answer,
+    ctx.newId('msg_01'),
+    blocksOf(answer, ctx).map(({ block }) => block),
+  );
 }
 
 function errorBody(status: number, message: string): unknown {
-  return { type: 'error', error: { type: ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message } };
+  return {
+    type: 'error',
+    error: { type: ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message },
+  };
 }
 
 /** The Anthropic Messages API. */

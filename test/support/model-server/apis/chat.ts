@@ -16,7 +16,10 @@ function inspect(body: Record<string, any>): RequestView {
   const toolResults: ToolResult[] = [];
   for (let i = conversation.length - 1; i >= 0 && conversation[i]?.role === 'tool'; i -= 1) {
     const message = conversation[i] ?? {};
-    toolResults.unshift({ callId: typeof message.tool_call_id === 'string' ? message.tool_call_id : undefined, output: textOf(message.content) });
+    toolResults.unshift({
+      callId: typeof message.tool_call_id === 'string' ? message.tool_call_id : undefined,
+      output: textOf(message.content),
+    });
   }
   const last = conversation.at(-1);
   const format = isRecord(body.response_format) ? body.response_format : undefined;
@@ -25,7 +28,10 @@ function inspect(body: Record<string, any>): RequestView {
     stream: body.stream === true,
     system: system.filter(Boolean).join('\n'),
     toolNames: Array.isArray(body.tools)
-      ? body.tools.filter(isRecord).map((t) => t.function?.name ?? t.name).filter((n): n is string => typeof n === 'string')
+      ? body.tools
+          .filter(isRecord)
+          .map((t) => t.function?.name ?? t.name)
+          .filter((n): n is string => typeof n === 'string')
       : [],
     messageCount: conversation.length,
     lastRole: toolResults.length > 0 ? 'tool' : last?.role === 'assistant' ? 'assistant' : last ? 'user' : undefined,
@@ -73,12 +79,27 @@ function frames(answer: Answer, ctx: RenderContext): Frame[] {
   if (answer.text !== '') for (const content of splitChunks(answer.text)) out.push(chunk({ content }));
   const ids = callIds(answer, ctx);
   answer.toolCalls.forEach((call, index) => {
-    out.push(chunk({ tool_calls: [{ index, id: ids[index], type: 'function', function: { name: call.name, arguments: '' } }] }));
-    for (const piece of splitChunks(call.arguments)) out.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    out.push(
+      chunk({
+        tool_calls: [{ index, id: ids[index], type: 'function', function: { name: call.name, arguments: '' } }],
+      }),
+    );
+    for (const piece of splitChunks(call.arguments))
+      out.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
   });
   out.push(chunk({}, finishReason(answer)));
   if (wantsUsage) {
-    out.push({ data: { id, object: 'chat.completion.chunk', created, model: answer.model, system_fingerprint: 'fp_scripted', choices: [], usage: usage(answer) } });
+    out.push({
+      data: {
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model: answer.model,
+        system_fingerprint: 'fp_scripted',
+        choices: [],
+        usage: usage(answer),
+      },
+    });
   }
   out.push({ data: '[DONE]' });
   return out;

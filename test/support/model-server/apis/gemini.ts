@@ -47,7 +47,8 @@ function inspect(body: Record<string, any>, pathModel: string | undefined): Requ
     system: textOf(partsOf(body.systemInstruction)),
     toolNames,
     messageCount: contents.length,
-    lastRole: toolResults.length > 0 ? 'tool' : last === undefined ? undefined : last.role === 'model' ? 'assistant' : 'user',
+    lastRole:
+      toolResults.length > 0 ? 'tool' : last === undefined ? undefined : last.role === 'model' ? 'assistant' : 'user',
     lastText: textOf(lastParts),
     toolResults,
     wantsJson: config.responseMimeType === 'application/json',
@@ -67,13 +68,16 @@ function usage(answer: Answer, final: boolean): Record<string, unknown> {
 
 function callParts(answer: Answer): Record<string, unknown>[] {
   // the Gemini API sends each functionCall whole (no argument deltas) and, unlike Vertex, no id unless the script names one
-  return answer.toolCalls.map((call) => ({ functionCall: { ...(call.id ? { id: call.id } : {}), name: call.name, args: call.args } }));
+  return answer.toolCalls.map((call) => ({
+    functionCall: { ...(call.id ? { id: call.id } : {}), name: call.name, args: call.args },
+  }));
 }
 
 function chunks(answer: Answer, ctx: RenderContext): Record<string, unknown>[] {
   const responseId = ctx.newId('');
   const pieces: Record<string, unknown>[][] = [];
-  if (answer.text !== '' || answer.toolCalls.length === 0) for (const text of splitChunks(answer.text)) pieces.push([{ text }]);
+  if (answer.text !== '' || answer.toolCalls.length === 0)
+    for (const text of splitChunks(answer.text)) pieces.push([{ text }]);
   if (answer.toolCalls.length > 0) pieces.push(callParts(answer));
   return pieces.map((parts, i) => {
     const final = i === pieces.length - 1;
@@ -91,9 +95,12 @@ function frames(answer: Answer, ctx: RenderContext): Frame[] {
 }
 
 function json(answer: Answer, ctx: RenderContext): unknown {
-  const parts: Record<string, unknown>[] = answer.text !== '' || answer.toolCalls.length === 0 ? [{ text: answer.text }] : [];
+  const parts: Record<string, unknown>[] =
+    answer.text !== '' || answer.toolCalls.length === 0 ? [{ text: answer.text }] : [];
   return {
-    candidates: [{ content: { parts: [...parts, ...callParts(answer)], role: 'model' }, finishReason: 'STOP', index: 0 }],
+    candidates: [
+      { content: { parts: [...parts, ...callParts(answer)], role: 'model' }, finishReason: 'STOP', index: 0 },
+    ],
     usageMetadata: usage(answer, true),
     modelVersion: answer.model,
     responseId: ctx.newId(''),
@@ -103,10 +110,18 @@ function json(answer: Answer, ctx: RenderContext): unknown {
 function errorBody(status: number, message: string, headers: Record<string, string>): unknown {
   const retryAfter = Number(headers['retry-after']);
   // gemini clients read the wait from RetryInfo, not from headers
-  const details = status === 429 && Number.isFinite(retryAfter) && retryAfter > 0
-    ? [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${retryAfter}s` }]
-    : undefined;
-  return { error: { code: status, message, status: STATUSES[status] ?? (status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT'), ...(details ? { details } : {}) } };
+  const details =
+    status === 429 && Number.isFinite(retryAfter) && retryAfter > 0
+      ? [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${retryAfter}s` }]
+      : undefined;
+  return {
+    error: {
+      code: status,
+      message,
+      status: STATUSES[status] ?? (status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT'),
+      ...(details ? { details } : {}),
+    },
+  };
 }
 
 /** The Gemini v1beta generateContent API. */

@@ -10,7 +10,12 @@ const OUTPUT_ITEMS = new Set(['function_call_output', 'custom_tool_call_output',
 function inspect(body: Record<string, any>): RequestView {
   const system: string[] = [textOf(body.instructions)];
   const conversation: Record<string, any>[] = [];
-  const input: unknown[] = typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: body.input }] : Array.isArray(body.input) ? body.input : [];
+  const input: unknown[] =
+    typeof body.input === 'string'
+      ? [{ type: 'message', role: 'user', content: body.input }]
+      : Array.isArray(body.input)
+        ? body.input
+        : [];
   for (const item of input) {
     if (!isRecord(item)) continue;
     if (item.role === 'system' || item.role === 'developer') system.push(textOf(item.content));
@@ -19,7 +24,10 @@ function inspect(body: Record<string, any>): RequestView {
   const toolResults: ToolResult[] = [];
   for (let i = conversation.length - 1; i >= 0 && OUTPUT_ITEMS.has(String(conversation[i]?.type)); i -= 1) {
     const item = conversation[i] ?? {};
-    toolResults.unshift({ callId: typeof item.call_id === 'string' ? item.call_id : undefined, output: textOf(item.output) });
+    toolResults.unshift({
+      callId: typeof item.call_id === 'string' ? item.call_id : undefined,
+      output: textOf(item.output),
+    });
   }
   const last = conversation.at(-1);
   const format = isRecord(body.text?.format) ? body.text.format : undefined;
@@ -27,9 +35,15 @@ function inspect(body: Record<string, any>): RequestView {
     model: typeof body.model === 'string' ? body.model : '',
     stream: body.stream === true,
     system: system.filter(Boolean).join('\n'),
-    toolNames: Array.isArray(body.tools) ? body.tools.filter(isRecord).map((t) => t.name).filter((n): n is string => typeof n === 'string') : [],
+    toolNames: Array.isArray(body.tools)
+      ? body.tools
+          .filter(isRecord)
+          .map((t) => t.name)
+          .filter((n): n is string => typeof n === 'string')
+      : [],
     messageCount: conversation.length,
-    lastRole: toolResults.length > 0 ? 'tool' : last === undefined ? undefined : last.role === 'user' ? 'user' : 'assistant',
+    lastRole:
+      toolResults.length > 0 ? 'tool' : last === undefined ? undefined : last.role === 'user' ? 'user' : 'assistant',
     lastText: textOf(last?.content),
     toolResults,
     wantsJson: format?.type === 'json_schema' || format?.type === 'json_object',
@@ -66,7 +80,8 @@ function itemsOf(answer: Answer, ctx: RenderContext): Item[] {
         emit('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } });
         const at = { item_id: id, output_index, content_index: 0 };
         emit('response.content_part.added', { ...at, part: { ...part, text: '' } });
-        for (const delta of splitChunks(answer.text)) emit('response.output_text.delta', { ...at, delta, logprobs: [] });
+        for (const delta of splitChunks(answer.text))
+          emit('response.output_text.delta', { ...at, delta, logprobs: [] });
         emit('response.output_text.done', { ...at, text: answer.text, logprobs: [] });
         emit('response.content_part.done', { ...at, part });
         emit('response.output_item.done', { output_index, item });
@@ -83,7 +98,8 @@ function itemsOf(answer: Answer, ctx: RenderContext): Item[] {
         item,
         frames: (emit, output_index) => {
           emit('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', input: '' } });
-          for (const delta of splitChunks(input)) emit('response.custom_tool_call_input.delta', { item_id: id, output_index, delta });
+          for (const delta of splitChunks(input))
+            emit('response.custom_tool_call_input.delta', { item_id: id, output_index, delta });
           emit('response.custom_tool_call_input.done', { item_id: id, output_index, input });
           emit('response.output_item.done', { output_index, item });
         },
@@ -91,13 +107,26 @@ function itemsOf(answer: Answer, ctx: RenderContext): Item[] {
       continue;
     }
     const id = ctx.newId('fc_');
-    const item = { id, type: 'function_call', status: 'completed', arguments: call.arguments, call_id, name: call.name };
+    const item = {
+      id,
+      type: 'function_call',
+      status: 'completed',
+      arguments: call.arguments,
+      call_id,
+      name: call.name,
+    };
     items.push({
       item,
       frames: (emit, output_index) => {
         emit('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', arguments: '' } });
-        for (const delta of splitChunks(call.arguments)) emit('response.function_call_arguments.delta', { item_id: id, output_index, delta });
-        emit('response.function_call_arguments.done', { item_id: id, output_index, name: call.name, arguments: call.arguments });
+        for (const delta of splitChunks(call.arguments))
+          emit('response.function_call_arguments.delta', { item_id: id, output_index, delta });
+        emit('response.function_call_arguments.done', {
+          item_id: id,
+          output_index,
+          name: call.name,
+          arguments: call.arguments,
+        });
         emit('response.output_item.done', { output_index, item });
       },
     });
@@ -105,7 +134,13 @@ function itemsOf(answer: Answer, ctx: RenderContext): Item[] {
   return items;
 }
 
-function responseObject(answer: Answer, ctx: RenderContext, id: string, status: string, output: unknown[]): Record<string, unknown> {
+function responseObject(
+  answer: Answer,
+  ctx: RenderContext,
+  id: string,
+  status: string,
+  output: unknown[],
+): Record<string, unknown> {
   const body = ctx.request.body;
   const done = status === 'completed';
   return {
@@ -156,12 +191,26 @@ function frames(answer: Answer, ctx: RenderContext): Frame[] {
   emit('response.created', { response: responseObject(answer, ctx, id, 'in_progress', []) });
   emit('response.in_progress', { response: responseObject(answer, ctx, id, 'in_progress', []) });
   items.forEach((item, index) => item.frames(emit, index));
-  emit('response.completed', { response: responseObject(answer, ctx, id, 'completed', items.map((i) => i.item)) });
+  emit('response.completed', {
+    response: responseObject(
+      answer,
+      ctx,
+      id,
+      'completed',
+      items.map((i) => i.item),
+    ),
+  });
   return out;
 }
 
 function json(answer: Answer, ctx: RenderContext): unknown {
-  return responseObject(answer, ctx, ctx.newId('resp_'), 'completed', itemsOf(answer, ctx).map((i) => i.item));
+  return responseObject(
+    answer,
+    ctx,
+    ctx.newId('resp_'),
+    'completed',
+    itemsOf(answer, ctx).map((i) => i.item),
+  );
 }
 
 /** The OpenAI Responses API. */

@@ -21,7 +21,7 @@ for run in $(seq 1 "$runs"); do
   status=$?
   took=$(( $(date +%s) - began ))
   stop_burners
-  summary=$(grep -E '^\s*(Test Files|Tests) ' "$log_dir/run-$run.log" | sed 's/\x1b\[[0-9;]*m//g' | tr -s ' ' | paste -sd ';' -)
+  summary=$(sed 's/\x1b\[[0-9;]*m//g' "$log_dir/run-$run.log" | grep -E '^\s*(Test Files|Tests) ' | tr -s ' ' | paste -sd ';' -)
   echo "run $run: exit $status in $((took / 60)) min $((took % 60)) s; $summary"
   [ "$status" -eq 0 ] || failed=$((failed + 1))
 done

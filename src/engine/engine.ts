@@ -121,7 +121,10 @@ export class Engine {
 
   /** Opens the store and turns jobs whose process died into `interrupted` (spec 07 "Store and restart"); a cluster's queue is connected. */
   static async open(opts: EngineOptions): Promise<Engine> {
-    const engine = new Engine(opts, new Store(resolve(opts.dataDir)));
+    const store = new Store(resolve(opts.dataDir));
+    // an engine writes a job's step in one turn: one commit for its events, attempt and job row
+    store.groupCommits();
+    const engine = new Engine(opts, store);
     await recoverOrphans(engine.store, engine.dataDir);
     try {
       await engine.#services.executor.open?.();

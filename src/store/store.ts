@@ -100,6 +100,18 @@ export function latestSchemaVersion(): number | null {
   }
 }
 
+/** Stores in group-commit mode: a process that exits mid-turn (`process.exit`) commits their open group first. */
+const groupingStores = new Set<Store>();
+process.on('exit', () => {
+  for (const store of groupingStores) {
+    try {
+      if (store.db.open) store.flush();
+    } catch {
+      // the process is going: what the turn wrote is lost, as it would be had it crashed
+    }
+  }
+});
+
 /** The SQLite store (WAL): jobs, attempts, events, workspace locks, job processes. Safe to share between processes. */
 export class Store implements GafferStore {
   readonly db: Database.Database;
@@ -110,6 +122,9 @@ export class Store implements GafferStore {
   /** Commits made through this connection, until the checkpointer takes over counting them. */
   #commits = 0;
   #checkpointer: BackgroundCheckpointer | null = null;
+  /** Group commit is on (`groupCommits`), and whether this turn's transaction is open. */
+  #grouping = false;
+  #groupOpen = false;
   /** The transactions, wrapped once (better-sqlite3 builds four wrapper functions per `transaction` call). */
   readonly #insertJob: Database.Transaction<(job: NewJob, vet?: () => void) => { job: JobRow; created: boolean }>;
   readonly #append: Database.Transaction<(jobId: string, sets: string, values: unknown[], rows: unknown[][]) => number>;
@@ -123,6 +138,8 @@ export class Store implements GafferStore {
    */
   constructor(dataDir: string, opts: { readOnly?: boolean } = {}) {
     this.path = join(dataDir, 'gaffer.db');
+    // another connection of this process must not wait on a group this thread holds open (nor miss its writes)
+    for (const store of groupingStores) if (store.db.open) store.flush();
     if (opts.readOnly === true) {
       this.db = new Database(this.path, { readonly: true, fileMustExist: true, timeout: 15_000 });
     } else {
@@ -146,10 +163,59 @@ export class Store implements GafferStore {
   }
 
   /**
+   * Group commit (an engine's connection, `groupCommits`): the writes of one event-loop turn share
+   * one transaction, opened by the turn's first write (`BEGIN IMMEDIATE`: the write lock first, so
+   * no snapshot goes stale under it) and committed when the turn ends. A job's step writes its
+   * events, its attempt's state and its job row in one turn: one commit instead of one each.
+   * Readers on this connection see every write at once; other processes see them at the turn's end.
+   */
+  groupCommits(): void {
+    this.#grouping = true;
+    groupingStores.add(this);
+  }
+
+  /** Commits the open group now (a no-op when none is open). */
+  flush(): void {
+    if (!this.#groupOpen) return;
+    this.#groupOpen = false;
+    try {
+      this.db.exec('COMMIT');
+    } catch (err) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw err;
+    }
+    this.#countCommit();
+  }
+
+  /** Before a write: in group mode, joins (or opens) the turn's transaction. */
+  #begin(): void {
+    if (!this.#grouping || this.#groupOpen || this.db.inTransaction) return;
+    this.db.exec('BEGIN IMMEDIATE');
+    this.#groupOpen = true;
+    setImmediate(this.#flushAtTurnEnd);
+  }
+
+  readonly #flushAtTurnEnd = (): void => {
+    if (!this.db.open) return;
+    try {
+      this.flush();
+    } catch (err) {
+      process.stderr.write(
+        `gaffer: committing to ${this.path} failed: ${err instanceof Error ? err.message : String(err)}\n`,
+      );
+    }
+  };
+
+  /** After a write: counted as a commit, unless it joined a group (counted when the group commits). */
+  #committed(): void {
+    if (!this.#groupOpen) this.#countCommit();
+  }
+
+  /**
    * Counts a commit. A connection that keeps writing (a server's engine, not a one-shot command)
    * hands its WAL checkpoints to a worker thread after its first CHECKPOINTER_AFTER commits.
    */
-  #committed(): void {
+  #countCommit(): void {
     if (this.#checkpointer !== null) {
       this.#checkpointer.noteCommit();
       return;
@@ -193,6 +259,8 @@ export class Store implements GafferStore {
   }
 
   close(): void {
+    if (this.db.open) this.flush();
+    groupingStores.delete(this);
     this.#checkpointer?.close();
     this.#checkpointer = null;
     this.db.close();
@@ -212,6 +280,7 @@ export class Store implements GafferStore {
    * (same owner, within `idemWindowS`) instead, atomically across processes.
    */
   insertJob(job: NewJob, vet?: () => void): { job: JobRow; created: boolean } {
+    this.#begin();
     const inserted = this.#insertJob.immediate(job, vet);
     this.#committed();
     return inserted;
@@ -284,6 +353,7 @@ export class Store implements GafferStore {
   }
 
   updateJob(id: string, patch: JobPatch): void {
+    this.#begin();
     const { columns, values } = encodeJobPatch(patch);
     if (columns.length === 0) return;
     this.#prepare(`UPDATE jobs SET ${columns.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`).run(...values, id);
@@ -324,6 +394,7 @@ export class Store implements GafferStore {
   }
 
   appendEvents(jobId: string, events: readonly NewJobEvent[], patch: JobPatch = {}): JobEvent[] {
+    this.#begin();
     if (events.length === 0) return [];
     const now = Date.now() / 1000;
     const split = events.map(({ name, event: kind, message, ts, ...extra }) => ({
@@ -380,6 +451,7 @@ export class Store implements GafferStore {
   }
 
   insertAttempt(a: NewAttempt): void {
+    this.#begin();
     this.#prepare(
       `INSERT INTO attempts (job_id, worker, task, attempt, role, runner, model, entry, provider, status, queued_at, log_file, ord, machine_json)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -403,6 +475,7 @@ export class Store implements GafferStore {
   }
 
   updateAttempt(jobId: string, worker: string, patch: AttemptPatch): void {
+    this.#begin();
     const { columns, values } = encodeAttemptPatch(patch);
     if (columns.length === 0) return;
     this.#prepare(
@@ -421,6 +494,7 @@ export class Store implements GafferStore {
    * recovers its job (its survivors killed, spec 07) before it looks again.
    */
   tryLockWorkspace(workspace: string, jobId: string, pid: number, pidStart: number): LockAttempt {
+    this.#begin();
     const taken = this.#lock.immediate(workspace, jobId, pid, pidStart);
     this.#committed();
     return taken;
@@ -440,6 +514,7 @@ export class Store implements GafferStore {
 
   /** Releases whatever lock a job holds. */
   releaseWorkspace(jobId: string): void {
+    this.#begin();
     this.#prepare('DELETE FROM workspace_locks WHERE job_id = ?').run(jobId);
     this.#committed();
   }
@@ -451,6 +526,7 @@ export class Store implements GafferStore {
 
   /** Opens the asks of a job's tasks (spec 05), in task order; an ask already there is kept as it is. */
   openAsks(jobId: string, asks: readonly AskJson[], at: number): void {
+    this.#begin();
     const insert = this.#prepare(
       'INSERT OR IGNORE INTO asks (job_id, task, ord, ask_json, opened) VALUES (?, ?, ?, ?, ?)',
     );
@@ -519,6 +595,7 @@ export class Store implements GafferStore {
 
   /** Deletes finished jobs beyond the newest `keep`, returning their ids (their files are the caller's). */
   pruneFinishedJobs(keep: number): string[] {
+    this.#begin();
     const ids = this.#prepare(`SELECT id FROM jobs WHERE status NOT IN ${LIVE} ORDER BY created DESC LIMIT -1 OFFSET ?`)
       .all(keep)
       .map((r) => decodeText(r, 'jobs', 'id'));
@@ -561,6 +638,7 @@ export class Store implements GafferStore {
   }
 
   recordSpend(jobId: string, worker: string, spend: Spend): void {
+    this.#begin();
     this.#prepare(
       'UPDATE attempts SET billing = ?, spend_usd = ?, spend_requests = ?, spend_tokens = ?, spend_seconds = ? WHERE job_id = ? AND worker = ?',
     ).run(spend.billing, spend.usd, spend.requests, spend.tokens, spend.seconds, jobId, worker);
@@ -594,6 +672,7 @@ export class Store implements GafferStore {
   }
 
   suspendProvider(s: ProviderSuspension): void {
+    this.#begin();
     this.#prepare(
       `INSERT INTO provider_suspensions (provider, until, why, since) VALUES (?, ?, ?, ?)
        ON CONFLICT (provider) DO UPDATE SET until = excluded.until, why = excluded.why, since = excluded.since
@@ -654,6 +733,7 @@ export class Store implements GafferStore {
 
   /** Logs a task's outcome on one rung with its job's owner; false when the job already logged it (nothing written). */
   recordOutcome(o: OutcomeRecord, owner: string | null): boolean {
+    this.#begin();
     const inserted =
       this.#prepare(
         `INSERT OR IGNORE INTO outcomes (job_id, task, rung, owner, ts, type, runner, model, provider, entry, status, gates_passed, escalated_to, returned, attempts, cost_usd)
@@ -691,6 +771,7 @@ export class Store implements GafferStore {
 
   /** Records a job's evidence on the objectives it named (spec 07), in one transaction; a row the job already recorded is kept. */
   recordObjectiveEvidence(rows: readonly ObjectiveEvidence[], owner: string | null): void {
+    this.#begin();
     if (rows.length === 0) return;
     const insert = this.#prepare(
       `INSERT OR IGNORE INTO objective_evidence (job_id, objective, workspace, owner, ts, status, files_changed, confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,

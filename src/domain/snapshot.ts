@@ -33,11 +33,11 @@ export interface Snapshot {
   /** When it was taken (ms since the epoch): lets a checkpoint be compared with an mtime snapshot. */
   takenAtMs?: number;
   /**
-   * The record of the places the evidence does not hold (git hooks/config/info, editor configs,
-   * excluded folders by stat), JSON, beside the snapshot's manifests. Absent on snapshots taken
-   * before gaffer kept one, or when it could not be written.
+   * The key (`<job>/<label>`) of the record of the places the evidence does not hold (git
+   * hooks/config/info, editor configs, excluded folders by stat), which the process running the
+   * job keeps in memory while it runs. Absent when it could not be taken.
    */
-  outsideFile?: string;
+  outsideRecord?: string;
   /**
    * Files the workspace's ignore rules hid when it was taken that the rules of the checkpoint it is
    * compared with would have listed (a worker's `.gitignore` line, info/exclude or excludesFile):

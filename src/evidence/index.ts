@@ -12,7 +12,7 @@ export {
   describeOutsideEvidence,
   type OutsideEvidenceWords,
 } from './outside-words.js';
-export { OUTSIDE_LIMITS } from './outside-evidence.js';
+export { OUTSIDE_LIMITS, forgetOutsideRecords } from './outside-evidence.js';
 export { EXCLUDED_DIR_NAMES } from './paths.js';
 export { dropShadowRepo, pruneSnapshots } from './prune.js';
 export { DEFAULT_SIZE_CAP_BYTES, takeSnapshot } from './snapshot.js';

@@ -1,8 +1,12 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import path from 'node:path';
 import { comparePathOrder } from './diff.js';
 import type { HarnessRecord } from './harness-packages.js';
-import type { FileMark, FolderRecord, OutsideRecord } from './outside-evidence.js';
+import {
+  outsideRecordOf,
+  outsideRecordsBeside,
+  type FileMark,
+  type FolderRecord,
+  type OutsideRecord,
+} from './outside-evidence.js';
 import { isExecutableGitKey } from './git-owned-config.js';
 import { sortPaths } from './paths.js';
 import type { Snapshot } from '../domain/snapshot.js';
@@ -34,49 +38,38 @@ interface OutsideChange {
  * workers: it is counted in `verification_wrote`.
  */
 export function outsideEvidenceOf(before: Snapshot, after: Snapshot): OutsideEvidenceJson | null {
-  if (before.outsideFile === undefined && after.outsideFile === undefined) return null;
-  if (before.outsideFile === undefined || after.outsideFile === undefined) {
-    const missing = before.outsideFile === undefined ? 'the checkpoint' : 'the snapshot after the work';
+  if (before.outsideRecord === undefined && after.outsideRecord === undefined) return null;
+  const first = before.outsideRecord === undefined ? null : outsideRecordOf(before.outsideRecord);
+  const last = after.outsideRecord === undefined ? null : outsideRecordOf(after.outsideRecord);
+  if (first === null || last === null) {
+    const missing = first === null ? 'the checkpoint' : 'the snapshot after the work';
     return { count: 0, unavailable: `${missing} has no record of the places outside the evidence` };
   }
-  try {
-    const key = `${recordSignature(before.outsideFile)}|${recordSignature(after.outsideFile)}`;
-    const cached = results.get(key);
-    if (cached !== undefined) return cached;
-    const result = computeOutsideEvidence(before.outsideFile, after.outsideFile);
-    remember(results, key, result);
-    return result;
-  } catch (err) {
-    return {
-      count: 0,
-      unavailable: `could not read the records of the places outside the evidence: ${err instanceof Error ? err.message : String(err)}`,
-    };
-  }
+  const key = `${before.outsideRecord}@${first.takenAtMs}|${after.outsideRecord}@${last.takenAtMs}`;
+  const cached = results.get(key);
+  if (cached !== undefined) return cached;
+  const result = computeOutsideEvidence(after.outsideRecord as string, first, last);
+  remember(results, key, result);
+  return result;
 }
 
-function computeOutsideEvidence(beforeFile: string, afterFile: string): OutsideEvidenceJson | null {
-  const first = readRecord(beforeFile);
-  const last = readRecord(afterFile);
+function computeOutsideEvidence(
+  afterKey: string,
+  first: OutsideRecord,
+  last: OutsideRecord,
+): OutsideEvidenceJson | null {
   const net = diffRecords(first, last);
   if (net.length === 0) return null;
-  const byVerification = verificationOnlyKeys(beforeFile, afterFile, first, last);
+  const byVerification = verificationOnlyKeys(afterKey, first, last);
   const kept = net.filter((c) => !byVerification.has(c.key));
   return toJson(kept, net.length - kept.length);
 }
 
 /** Keys that changed only in steps ending in a `verify-…` record between the two (spec 03: never blamed on workers). */
-function verificationOnlyKeys(
-  beforeFile: string,
-  afterFile: string,
-  first: OutsideRecord,
-  last: OutsideRecord,
-): Set<string> {
-  const dir = path.dirname(afterFile);
-  if (path.dirname(beforeFile) !== dir) return new Set();
-  const names = readdirSync(dir).filter((n) => n.endsWith('.json'));
-  if (!names.some((n) => n.startsWith('verify-'))) return new Set();
-  const chain = names
-    .map((n) => readRecord(path.join(dir, n)))
+function verificationOnlyKeys(afterKey: string, first: OutsideRecord, last: OutsideRecord): Set<string> {
+  const beside = outsideRecordsBeside(afterKey);
+  if (!beside.includes(first) || !beside.some((r) => r.label.startsWith('verify-'))) return new Set();
+  const chain = beside
     .filter((r) => r.takenAtMs > first.takenAtMs && r.takenAtMs < last.takenAtMs)
     .sort((a, b) => a.takenAtMs - b.takenAtMs);
   const steps = [first, ...chain, last];
@@ -329,27 +322,10 @@ function toJson(kept: OutsideChange[], verificationWrote: number): OutsideEviden
 // ---- reading records ----------------------------------------------------------------------
 
 const CACHE_MAX = 64;
-const records = new Map<string, OutsideRecord>();
 const results = new Map<string, OutsideEvidenceJson | null>();
 
 function remember<V>(cache: Map<string, V>, key: string, value: V): void {
   cache.delete(key);
   cache.set(key, value);
   if (cache.size > CACHE_MAX) cache.delete(cache.keys().next().value as string);
-}
-
-/** A record file's identity (path, size, mtime, inode): a rewritten file is read again. */
-function recordSignature(file: string): string {
-  const st = statSync(file);
-  return `${file}:${st.size}:${st.mtimeMs}:${st.ino}`;
-}
-
-function readRecord(file: string): OutsideRecord {
-  const key = recordSignature(file);
-  const cached = records.get(key);
-  if (cached !== undefined) return cached;
-  const record = JSON.parse(readFileSync(file, 'utf8')) as OutsideRecord;
-  if (record.version !== 1) throw new Error(`${file}: unknown record version ${String(record.version)}`);
-  remember(records, key, record);
-  return record;
 }

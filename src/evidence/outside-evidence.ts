@@ -1,14 +1,5 @@
 import { createHash } from 'node:crypto';
-import {
-  lstatSync,
-  mkdirSync,
-  promises as fs,
-  readdirSync,
-  readlinkSync,
-  renameSync,
-  writeFileSync,
-  type Dirent,
-} from 'node:fs';
+import { lstatSync, promises as fs, readdirSync, readlinkSync, type Dirent } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
@@ -130,21 +121,45 @@ export async function takeOutsideRecord(input: OutsideInput): Promise<OutsideRec
   };
 }
 
-/** Writes a record (tmp + rename: a reader never sees half a file). */
-export async function writeOutsideRecord(file: string, record: OutsideRecord): Promise<void> {
-  // a small file: synchronous calls cost the engine's thread less than three pool round trips
-  mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(record));
-  renameSync(tmp, file);
+/**
+ * The records this process took, by job and label. A record is only ever compared while its job
+ * runs (its changes are computed before it settles, in the process that runs it), so it is kept
+ * in memory, not written: a file per snapshot cost the engine's thread a folder and two new
+ * files a job. The engine forgets a job's records when it ends; past KEPT_JOBS jobs the oldest
+ * job's go first, whatever happens.
+ */
+const kept = new Map<string, Map<string, OutsideRecord>>();
+const KEPT_JOBS = 256;
+
+/** Keeps a job's record; answers its key (`<job>/<label>`, a snapshot's `outsideRecord`). */
+export function keepOutsideRecord(jobId: string, record: OutsideRecord): string {
+  let labels = kept.get(jobId);
+  if (labels === undefined) {
+    labels = new Map();
+    kept.set(jobId, labels);
+    if (kept.size > KEPT_JOBS) kept.delete(kept.keys().next().value as string);
+  }
+  labels.set(record.label, record);
+  return `${jobId}/${record.label}`;
 }
 
-/** `<dataDir>/outside/<job>/<label>.json`, whatever the snapshot's source (pruned with the job's snapshots). */
-export function outsideRecordPath(dataDir: string, jobId: string, label: string): string {
-  return path.join(path.resolve(dataDir), OUTSIDE_DIR, jobId, `${label}.json`);
+/** The record a key names; null when this process does not hold it (another process took it, or its job ended). */
+export function outsideRecordOf(key: string): OutsideRecord | null {
+  const slash = key.indexOf('/');
+  return kept.get(key.slice(0, slash))?.get(key.slice(slash + 1)) ?? null;
 }
 
-/** The data dir's folder of records, one folder per job. */
+/** Every record of the job a key belongs to. */
+export function outsideRecordsBeside(key: string): OutsideRecord[] {
+  return [...(kept.get(key.slice(0, key.indexOf('/')))?.values() ?? [])];
+}
+
+/** Drops a job's records (it has ended: nothing compares them again). */
+export function forgetOutsideRecords(jobId: string): void {
+  kept.delete(jobId);
+}
+
+/** The data dir's folder where earlier versions wrote records, one folder per job: pruned with the jobs. */
 export const OUTSIDE_DIR = 'outside';
 
 // ---- git ----------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ import { GafferError } from '../domain/errors.js';
 import { DEFAULT_GIT_TIMEOUT_MS, isGitAvailable } from './git.js';
 import { MTIME_MAX_ENTRIES, mtimeManifestPath, takeMtimeSnapshot } from './mtime-snapshot.js';
 import { assertSafeSegment, relativeInside, shadowGitDir } from './paths.js';
-import { outsideRecordPath, takeOutsideRecord, writeOutsideRecord } from './outside-evidence.js';
+import { keepOutsideRecord, takeOutsideRecord } from './outside-evidence.js';
 import { checkpointRef, takeCheckpoint } from './shadow-checkpoint.js';
 import { seedShadowIndex } from './seed-index.js';
 import { ensureShadowRepo } from './shadow-repo.js';
@@ -22,7 +22,7 @@ export const DEFAULT_SIZE_CAP_BYTES = 20 * 1024 * 1024;
  * not on PATH, the shadow repository fails (`fallbackReason` says why), `forceMtime` is set, or
  * `like` is an mtime snapshot, or (no `like` given) the job already has mtime snapshots: a job
  * never goes from mtime back to checkpoint, so its before/after pairs can always be diffed.
- * Either way it also records the places the evidence excludes (`outsideFile`, outside-evidence.ts).
+ * Either way it also records the places the evidence excludes (`outsideRecord`, outside-evidence.ts).
  */
 export async function takeSnapshot(opts: SnapshotOptions): Promise<Snapshot> {
   assertSafeSegment(opts.jobId, 'jobId');
@@ -41,17 +41,15 @@ export async function takeSnapshot(opts: SnapshotOptions): Promise<Snapshot> {
   const content = opts.reuse
     ? reuseCheckpoint(opts.reuse, opts, workspace, dataDir, alwaysInclude)
     : takeContentSnapshot(opts, workspace, dataDir, alwaysInclude, skipAbs);
-  // taken alongside: its stat calls and its write run while the checkpoint waits on git
-  const outsideFile = outsideRecordPath(dataDir, opts.jobId, opts.label);
-  const recorded = takeOutsideRecord({ workspace, label: opts.label, alwaysInclude, skipAbs })
-    .then((record) => writeOutsideRecord(outsideFile, record))
-    .then(
-      () => true,
-      // no record: the changes JSON then says the places outside the evidence could not be compared
-      () => false,
-    );
+  // taken alongside: its stat calls run while the checkpoint waits on git
+  const recorded = takeOutsideRecord({ workspace, label: opts.label, alwaysInclude, skipAbs }).then(
+    (record) => keepOutsideRecord(opts.jobId, record),
+    // no record: the changes JSON then says the places outside the evidence could not be compared
+    () => null,
+  );
   const snapshot = await content;
-  if (await recorded) snapshot.outsideFile = outsideFile;
+  const key = await recorded;
+  if (key !== null) snapshot.outsideRecord = key;
   return snapshot;
 }
 
@@ -137,7 +135,7 @@ async function reuseCheckpoint(
   // the reused checkpoint's ignore rules, as this workspace holds them before any worker
   const rules = recallJudge(reused.workspace, reused.id);
   if (rules !== null) noteJudge(workspace, reused.id, readIgnoreRules(workspace, [...rules.files.keys()]));
-  const { outsideFile: _theirs, manifestFile: _none, ...content } = reused;
+  const { outsideRecord: _theirs, manifestFile: _none, ...content } = reused;
   return { ...content, workspace, gitDir, ref, takenAtMs: Date.now() };
 }
 

@@ -1,14 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, promises as fs, readFileSync } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   buildChangesJson,
   describeOutsideEvidence,
   diffSnapshots,
+  forgetOutsideRecords,
   OUTSIDE_LIMITS,
-  pruneSnapshots,
 } from '../../src/evidence/index.js';
+import { outsideRecordOf } from '../../src/evidence/outside-evidence.js';
 import type { SnapshotOptions } from '../../src/evidence/types.js';
 import type { Snapshot } from '../../src/domain/snapshot.js';
 import type { ChangesJson } from '../../src/domain/changes.js';
@@ -83,7 +84,7 @@ describe('writes outside the evidence', () => {
     expect(listed.some((e) => e.includes('.sample'))).toBe(false);
   });
 
-  it('config edits name the keys that changed, and no config value is copied into the data dir', async () => {
+  it('config edits name the keys that changed, and no config value is copied into the record', async () => {
     const { ws, data } = await repo();
     git(ws, 'config', 'http.extraHeader', 'Authorization: Bearer s3cr3t-token-before');
     const pre = await snap(ws, data, 'pre');
@@ -99,8 +100,9 @@ describe('writes outside the evidence', () => {
       'wrote outside the evidence: .git/config (alias.st, core.hookspath, http.extraheader)',
     );
     for (const s of [pre, post]) {
-      expect(s.outsideFile).toBeDefined();
-      const text = readFileSync(s.outsideFile as string, 'utf8');
+      expect(s.outsideRecord).toBeDefined();
+      const text = JSON.stringify(outsideRecordOf(s.outsideRecord as string));
+      if (s === post) expect(text).toContain('alias.st');
       expect(text).not.toContain('s3cr3t');
       expect(text).not.toContain('/tmp/elsewhere');
     }
@@ -293,7 +295,7 @@ describe('writes outside the evidence', () => {
     await write(ws, { '.vscode/tasks.json': '{}\n', 'src/a.js': 'changed\n' });
     const post = await snap(ws, data, 'post', { like: pre });
     expect([pre.source, post.source]).toEqual(['mtime', 'mtime']);
-    expect(post.outsideFile).toBe(path.join(data, 'outside', 'job1', 'post.json'));
+    expect(post.outsideRecord).toBe('job1/post');
     const changes = await changesBetween(pre, post);
     expect(changes.modified).toEqual(['src/a.js']);
     expect(changes.outside_evidence).toEqual({
@@ -325,7 +327,7 @@ describe('writes outside the evidence', () => {
       count: 1,
       verification_wrote: 3,
     });
-    expect(verify0.outsideFile).toBeDefined();
+    expect(verify0.outsideRecord).toBeDefined();
   });
 
   it('a folder past its budget is compared in part: shallow files of every package by stat, the rest by each package folder', async () => {
@@ -393,11 +395,11 @@ describe('writes outside the evidence', () => {
     const pre = await snap(ws, data, 'pre');
     const post = await snap(ws, data, 'post', { like: pre });
     const old: Snapshot = { ...pre };
-    delete old.outsideFile;
+    delete old.outsideRecord;
     const changes = await changesBetween(old, post);
     expect(changes.outside_evidence?.unavailable).toContain('no record');
     expect(describeOutsideEvidence(changes.outside_evidence).doubt).toContain('no record');
-    delete (post as { outsideFile?: string }).outsideFile;
+    delete (post as { outsideRecord?: string }).outsideRecord;
     expect('outside_evidence' in (await changesBetween(old, post))).toBe(false);
   });
 
@@ -417,14 +419,17 @@ describe('writes outside the evidence', () => {
     expect((await fs.stat(path.join(ws, '.git', 'config'))).mtimeMs).toBe(st.mtimeMs);
   });
 
-  it('the records are pruned with their jobs', async () => {
+  it('the records are kept in memory while their job runs, never written, and forgotten when it ends', async () => {
     const { ws, data } = await repo();
     const kept = await snap(ws, data, 'pre', { jobId: 'kept' });
     const gone = await snap(ws, data, 'pre', { jobId: 'gone' });
-    await pruneSnapshots(data, new Set(['kept']));
-    expect(existsSync(kept.outsideFile as string)).toBe(true);
-    expect(existsSync(gone.outsideFile as string)).toBe(false);
-    expect(existsSync(path.join(data, 'outside', 'gone'))).toBe(false);
+    const goneAfter = await snap(ws, data, 'post', { jobId: 'gone', like: gone });
+    expect(existsSync(path.join(data, 'outside'))).toBe(false);
+    forgetOutsideRecords('gone');
+    expect(outsideRecordOf(kept.outsideRecord as string)?.label).toBe('pre');
+    expect(outsideRecordOf(gone.outsideRecord as string)).toBeNull();
+    // a job whose records are gone (another process ran it) is not compared as if nothing changed
+    expect((await changesBetween(gone, goneAfter)).outside_evidence?.unavailable).toContain('no record');
   });
 });
 

@@ -1,12 +1,14 @@
-import { readdirSync, rmdirSync, rmSync, type Dirent } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pruneSnapshots } from '../../evidence/index.js';
-import { removeFile } from '../../evidence/remove-file.js';
 import type { Store } from '../../store/store.js';
 import { hasOrphans, recoverOrphans } from './recovery.js';
 
 /** How often an engine looks for live jobs whose process died (spec 07: noticed within seconds, no `wait` needed). */
 export const ORPHAN_LOOK_MS = 1_000;
+
+/** While jobs are live, retention looks after every this many job ends (and whenever none is live). */
+const PRUNE_EVERY = 32;
 
 /** How the engine's background upkeep is set up. */
 export interface MaintenanceOptions {
@@ -26,8 +28,10 @@ export class Maintenance {
   #orphanTimer: NodeJS.Timeout | null = null;
   /** The recovery in flight, one at a time. */
   #recovering: Promise<unknown> | null = null;
-  /** The shadow-repo prune in flight, one at a time. */
+  /** The prune in flight (old jobs' folders, then their snapshots), one at a time. */
   #pruning: Promise<void> = Promise.resolve();
+  /** Jobs ended since retention last looked (while jobs were live). */
+  #endsSincePrune = 0;
   #stopped = false;
 
   constructor(store: Store, dataDir: string, opts: MaintenanceOptions) {
@@ -62,25 +66,32 @@ export class Maintenance {
     this.#orphanTimer.unref();
   }
 
-  /** Retention after a job ends: drops the oldest finished jobs past the limit, then their snapshots while nothing is live. */
+  /**
+   * Retention after a job ends: drops the oldest finished jobs past the limit, then their snapshots
+   * while nothing is live. While jobs run it looks once every PRUNE_EVERY ends, not after each
+   * (a busy server keeps up to that many more than the limit for a while); their folders are
+   * removed on libuv's pool, off the engine's thread that runs the next job.
+   */
   afterJob(): void {
+    const idle = !this.#store.hasLiveJobs();
+    if (!idle && ++this.#endsSincePrune < PRUNE_EVERY) return;
+    this.#endsSincePrune = 0;
     const pruned = this.#store.pruneFinishedJobs(this.#opts.retentionJobs);
     if (pruned.length === 0) return;
-    for (const id of pruned) removeJobDir(join(this.#dataDir, 'jobs', id));
-    // spec 03: no gc during a job — prune the shadow repos only while nothing is live
-    if (!this.#store.hasLiveJobs()) {
-      // the keep list is read again inside each shadow repo's lock: a job submitted meanwhile keeps its snapshots
-      const previous = this.#pruning;
-      this.#pruning = previous
-        .then(() => pruneSnapshots(this.#dataDir, () => this.#store.listJobIds()))
-        .then(
-          () => undefined,
-          (err: unknown) =>
-            void process.stderr.write(
-              `gaffer: pruning snapshots failed: ${err instanceof Error ? err.message : String(err)}\n`,
-            ),
-        );
-    }
+    this.#pruning = this.#pruning
+      .then(() => Promise.all(pruned.map((id) => removeJobDir(join(this.#dataDir, 'jobs', id)))))
+      // spec 03: no gc during a job — the shadow repos only while nothing is live; the keep list is read
+      // again inside each shadow repo's lock: a job submitted meanwhile keeps its snapshots
+      .then(() =>
+        this.#store.hasLiveJobs() ? undefined : pruneSnapshots(this.#dataDir, () => this.#store.listJobIds()),
+      )
+      .then(
+        () => undefined,
+        (err: unknown) =>
+          void process.stderr.write(
+            `gaffer: pruning old jobs failed: ${err instanceof Error ? err.message : String(err)}\n`,
+          ),
+      );
   }
 
   /** Stops both watches and waits for a recovery in flight: after it, nothing here touches the store. */
@@ -91,28 +102,7 @@ export class Maintenance {
   }
 }
 
-/**
- * Removes a pruned job's folder (`rm -rf`): its files — logs, instruction files — unlinked, then the
- * folder. `rmSync`'s recursive walk first lstats each path and tries to remove every folder before
- * reading it, ~0.1 ms more a job once retention prunes one per job; anything unusual (a folder in
- * it, one that does not empty) is still left to it.
- */
-function removeJobDir(dir: string): void {
-  let entries: Dirent[];
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw err;
-  }
-  for (const entry of entries) {
-    const file = join(dir, entry.name);
-    if (entry.isDirectory()) rmSync(file, { recursive: true, force: true });
-    else removeFile(file);
-  }
-  try {
-    rmdirSync(dir);
-  } catch {
-    rmSync(dir, { recursive: true, force: true });
-  }
+/** Removes a pruned job's folder (its logs and instruction files), on libuv's pool. */
+function removeJobDir(dir: string): Promise<void> {
+  return rm(dir, { recursive: true, force: true });
 }

@@ -5,6 +5,7 @@ import { JobContext, type EngineServices } from '../job-context.js';
 import { noticeJob, notifyJob } from '../settle/notify.js';
 import type { JobQueue } from './job-queue.js';
 import { offerSteer } from '../admission/steer.js';
+import { forgetOutsideRecords } from '../../evidence/index.js';
 
 /**
  * The in-process job queue: the jobs this process runs, by id — starting one, cancelling one, and
@@ -62,6 +63,8 @@ export class LiveJobs implements JobQueue {
     ]);
     ctx.done = this.#run(ctx).finally(async () => {
       this.#jobs.delete(job.id);
+      // its changes are computed: nothing compares its records of the places outside the evidence again
+      forgetOutsideRecords(job.id);
       // what becomes of each queued steer is an event on the job; nothing there may stop the job's end
       await this.#onSettled(ctx).catch(() => undefined);
       notifyJob(this.#services.notify, { event: 'job_ended', job: noticeJob(ctx.job) }, ctx.jobDir);

@@ -8,6 +8,7 @@ import { Engine } from '../../src/engine/engine.js';
 import type { Runner } from '../../src/runners/contract.js';
 import { createRunners } from '../../src/runners/index.js';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
+import { createSandbox, type Sandbox } from '../../src/platform/sandbox/sandbox.js';
 import { ShellRunner } from '../../src/runners/shell/shell-runner.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { changesOf, proofOf, resultOf, verificationOf, workerOf } from '../helpers/answer.js';
@@ -20,8 +21,12 @@ afterEach(async () => {
   await Promise.all(engines.splice(0).map((e) => e.close()));
 });
 
-async function openEngine(runners?: ReadonlyMap<string, Runner>): Promise<Engine> {
-  const engine = await Engine.open({ dataDir: join(tempDir('gaffer-data-'), 'data'), ...(runners ? { runners } : {}) });
+async function openEngine(runners?: ReadonlyMap<string, Runner>, sandbox?: Sandbox): Promise<Engine> {
+  const engine = await Engine.open({
+    dataDir: join(tempDir('gaffer-data-'), 'data'),
+    ...(runners ? { runners } : {}),
+    ...(sandbox ? { sandbox } : {}),
+  });
   engines.push(engine);
   return engine;
 }
@@ -181,7 +186,7 @@ describe.skipIf(!probe.available)(`the sandbox: shell workers under bubblewrap${
     expect(processesWith(tag)).toEqual([]);
   }, 60_000);
 
-  it('the verification runs sandboxed when the workers did, and unsandboxed when they did not', async () => {
+  it("the verification runs under gaffer's own sandbox policy: sandboxed under auto, unsandboxed under off", async () => {
     const outside = join(tempDir('gaffer-verify-'), 'written-by-verification');
     // passes only when the write outside the workspace fails
     const verify = `if ( echo x > ${JSON.stringify(outside)} ) 2>/dev/null; then echo ESCAPED; exit 1; fi; echo confined`;
@@ -197,7 +202,7 @@ describe.skipIf(!probe.available)(`the sandbox: shell workers under bubblewrap${
     expect(existsSync(outside)).toBe(false);
 
     // the same job with the sandbox off: the verification's write lands (so the check above can fail)
-    const open = await openEngine(createRunners({ sandbox: 'off' }));
+    const open = await openEngine(createRunners({ sandbox: 'off' }), createSandbox('off'));
     const ws2 = makeWorkspace({ 'a.txt': 'a\n' });
     const job2 = await runToEnd(open, {
       workspace: ws2,

@@ -40,6 +40,7 @@ import { findHarnessChanges, isTestFilePath } from '../../verification/harness.j
 import { CHANGING_TASK_TYPES } from '../../domain/status.js';
 import { applyObjectives, objectivesFileOf, recordObjectiveEvidence } from './objectives.js';
 import { followUpSession } from '../admission/follow-up.js';
+import { sandboxesOwnRuns } from './own-guard.js';
 
 /**
  * The tasks one place serves and how their progress is told: the whole job in the shared workspace
@@ -223,8 +224,8 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
   const baselines: BaselineCache = new Map();
   const checks: CheckRun[] = [];
   const onRun = checkRunHooks(ctx, scope, checks);
-  // spec 03: the verification runs under the same sandbox as the workers where one is in use
-  const sandboxed = () => workers.some((w) => w.report.sandboxed);
+  // spec 03: under the sandbox, by this process's own policy (a node's `sandboxed` is a claim about another machine)
+  const sandboxed = () => sandboxesOwnRuns(ctx);
   const verify = async (label: string, roundScope = verifyScope) =>
     verifyOnce(ctx, scope, {
       workspace,

@@ -7,6 +7,7 @@ import type { JobRow, Store } from '../../store/store.js';
 import { epochS } from '../clock.js';
 import type { JobContext } from '../job-context.js';
 import { failJob } from '../pipeline/carry-out.js';
+import { sandboxesOwnRuns } from '../pipeline/own-guard.js';
 import { worktreeRoot } from './worktree.js';
 import { emptyTotals } from '../settle/settle.js';
 import { followUpApplyFrom } from '../admission/worktree-follow-up.js';
@@ -117,7 +118,7 @@ async function mergeInto(ctx: JobContext, job: JobRow, task: string | null): Pro
   const { wt, rows, repo } = await mergeable(job, task);
   let name = '+merged';
   for (let n = 2; (await branchTip(repo.top, `gaffer/${job.id}/${name}`)) !== null; n++) name = `+merged-${n}`;
-  const sandboxed = ctx.services.store.listAttempts(job.id).some((a) => a.report?.sandboxed === true);
+  const sandboxed = sandboxesOwnRuns(ctx);
   const say = (message: string) => ctx.phase(message);
   const taken = rows.map((r) => ({ ...r }));
   // a follow-up of a worktree task: its change goes in on top of that task's work, or with it

@@ -41,6 +41,7 @@ import {
   type TaskWorktree,
 } from './worktree.js';
 import { Semaphore } from '../semaphore.js';
+import { sandboxesOwnRuns } from '../pipeline/own-guard.js';
 import type { JobPlacement } from './job-placement.js';
 import { settleJob, type SettleInput } from '../settle/settle.js';
 import type { Approval } from '../admission/approval.js';
@@ -214,7 +215,7 @@ async function runWorktreeJob(ctx: JobContext, approval: Approval): Promise<void
         ? `merging the passing branches for ${late.map((t) => t.name).join(', ')}`
         : 'merging the passing branches',
     );
-    const sandboxed = passing.some((r) => r.outcome.workers.some((w) => w.report.sandboxed));
+    const sandboxed = sandboxesOwnRuns(ctx);
     const applyFrom = spec.merge === 'auto' ? await followUpApplyFrom(ctx.services.store, spec) : null;
     if (applyFrom) ctx.phase(`merge: ${applyFrom.why}`);
     const site: MergeSite = {
@@ -436,7 +437,7 @@ export interface MergeSite {
   repo: RepoFacts;
   base: BaseCommit;
   root: string;
-  /** Verify under the sandbox (the workers ran under it). */
+  /** Verify under the sandbox (this process's policy: sandboxesOwnRuns). */
   sandboxed: boolean;
   /** The job whose branches are merged: the merged branch is its (`gaffer/<job>/<name>`), whichever job makes it. */
   job: string;

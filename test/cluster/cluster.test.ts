@@ -5,7 +5,7 @@ import { Queue, Worker } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { call, eventually, processesWith } from '../reliability/helpers.js';
-import { signAttempt, type WireAttempt } from '../../src/engine/execution/wire.js';
+import { signEntry, type QueueEntry } from '../../src/engine/execution/wire.js';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import {
   bareRemote,
@@ -365,7 +365,7 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
           sandboxed: true,
         };
         // the second job's node names a commit whose bundle it never sent
-        const commit = job.data.attempt.input.jobId === second ? 'a'.repeat(40) : null;
+        const commit = String(job.data.entry.key).startsWith(`${second}.`) ? 'a'.repeat(40) : null;
         return { v: 1, node: 'liar', take: 't1', report, commit, upload: commit ? 'never-sent-upload' : null };
       },
       { connection: { url: redis.url, maxRetriesPerRequest: null }, prefix: 'gaffer' },
@@ -415,7 +415,6 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
   it('a node runs only what the coordinator signed: an entry written straight to Redis, unsigned or signed with another token, runs nothing and reaches no one', async () => {
     const redis = await startRedis();
     const node = await startNode(redis.url, 'n1');
-    const marker = join(tempDir(), 'pwned');
     // a listener where a forged entry would send the node's token to fetch its base
     let asked = 0;
     const bait = http.createServer((_req, res) => {
@@ -424,38 +423,23 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     });
     await new Promise<void>((r) => bait.listen(0, '127.0.0.1', r));
     const port = (bait.address() as { port: number }).port;
-    const attempt = (key: string): WireAttempt => ({
-      v: 1,
+    const attempt = (key: string): QueueEntry => ({
+      v: 2,
+      id: key,
       key,
-      coordinator: `http://127.0.0.1:${port}`,
-      ticket: 'x'.repeat(40),
-      base: 'b'.repeat(40),
-      repo: 'c'.repeat(32),
-      prefix: '',
-      branch: `gaffer/forged/${key}`,
+      prefix: 'gaffer',
       runner: 'shell',
-      input: {
-        jobId: 'forged',
-        workerName: key,
-        attempt: 1,
-        role: 'worker',
-        instruction: 'x',
-        command: `touch ${marker}`,
-        model: null,
-        timeoutMs: 10_000,
-        maxRounds: 1,
-        resume: null,
-        files: [],
-        sandbox: false,
-      },
+      coordinator: `http://127.0.0.1:${port}`,
+      expires: Date.now() + 3_600_000,
+      once: 'o'.repeat(43),
     });
     const queue = new Queue('runner-shell', {
       connection: { url: redis.url, maxRetriesPerRequest: null },
       prefix: 'gaffer',
     });
     try {
-      await queue.add('shell', attempt('bare'), { jobId: 'bare', attempts: 1 });
-      await queue.add('shell', signAttempt(attempt('other'), 'another-coordinators-token-0123456789'), {
+      await queue.add('shell', { entry: attempt('bare') }, { jobId: 'bare', attempts: 1 });
+      await queue.add('shell', signEntry(attempt('other'), 'another-coordinators-token-0123456789'), {
         jobId: 'other',
         attempts: 1,
       });
@@ -468,7 +452,7 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
       }
       expect((await queue.getJob('bare'))?.failedReason).toContain('not a signed gaffer attempt');
       expect((await queue.getJob('other'))?.failedReason).toContain("not the coordinator's");
-      expect(existsSync(marker)).toBe(false);
+      // nothing was claimed from the address the entry names: the node sent its token nowhere
       expect(asked).toBe(0);
       expect(node.child.exitCode).toBeNull();
     } finally {

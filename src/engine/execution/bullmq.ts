@@ -15,18 +15,22 @@ import { AttemptExchange } from './exchange.js';
 import { NODE_LOST, type Executor, type RunOptions } from './executor.js';
 import { RemoteWork } from './remote-work.js';
 import { cancelledReport, takeBack } from './take-back.js';
+import { NamespaceClaim } from './namespace-claim.js';
 import {
-  CANCEL_CHANNEL,
   CANCEL_TTL_S,
+  cancelChannel,
   cancelKey,
   connectionOf,
+  DEFAULT_QUEUE_PREFIX,
   describeQueue,
-  QUEUE_PREFIX,
+  entryKey,
+  lockKey,
   queueName,
   safeJson,
-  signAttempt,
+  signEntry,
   withTimeout,
   wireProgressSchema,
+  type QueueEntry,
   type WireAttempt,
 } from './wire.js';
 
@@ -40,7 +44,16 @@ export interface ClusterSettings {
   limits?: Readonly<Record<string, number>>;
   /** Attempts on the queue at once (the executor's cap); default 64. */
   cap?: number;
+  /** The namespace of the cluster's keys on the Redis (`--queue-prefix`, BullMQ's prefix); default `gaffer`. One coordinator holds it. */
+  prefix?: string;
+  /** How long a queue entry may wait for a node before it runs nothing, s (`--entry-ttl-s`); default a day. */
+  entryTtlS?: number;
+  /** One line for the operator (the coordinator's stderr): refused claims, a namespace lost. */
+  say?: (line: string) => void;
 }
+
+/** How long a queue entry stays runnable by default, s: as long as BullMQ keeps a failed one. */
+export const DEFAULT_ENTRY_TTL_S = 86_400;
 
 /** How long a node has to confirm a cancel before the attempt ends cancelled without its word, ms. */
 const CANCEL_CONFIRM_MS = 10_000;
@@ -75,7 +88,11 @@ export class BullmqExecutor implements Executor {
   readonly #works = new Map<string, RemoteWork>();
   readonly #lost = new Map<string, { work: RemoteWork; timer: NodeJS.Timeout }>();
   readonly #repoKey: (commonDir: string) => string;
+  readonly #prefix: string;
+  readonly #dataDir: string;
+  readonly #say: (line: string) => void;
   #redis: Redis | null = null;
+  #claim: NamespaceClaim | null = null;
   #url: string | null = null;
   #poll: NodeJS.Timeout | null = null;
   #closed = false;
@@ -85,7 +102,13 @@ export class BullmqExecutor implements Executor {
     this.#connection = connectionOf(settings.queue);
     this.cap = settings.cap ?? 64;
     this.#slots = new Semaphore(this.cap);
-    this.exchange = new AttemptExchange(join(dataDir, 'cluster'), settings.nodeToken);
+    this.#prefix = settings.prefix ?? DEFAULT_QUEUE_PREFIX;
+    this.#dataDir = dataDir;
+    this.#say = settings.say ?? (() => undefined);
+    this.exchange = new AttemptExchange(join(dataDir, 'cluster'), settings.nodeToken, {
+      vouch: (runner, key, lock) => this.#vouch(runner, key, lock),
+      say: this.#say,
+    });
     // a node's cache of a repository is keyed by this coordinator's data dir and the repository: one cache per workspace repository
     this.#repoKey = (commonDir) => createHash('sha256').update(`${dataDir}\0${commonDir}`).digest('hex').slice(0, 32);
   }
@@ -96,9 +119,11 @@ export class BullmqExecutor implements Executor {
   }
 
   /**
-   * Connects to Redis (refusing, named, when it does not answer), sets each runner's cluster-wide
-   * limit, and clears what an earlier coordinator left on the queues: its jobs were recorded
-   * interrupted when this one started, so their waiting attempts go and their running ones are cancelled.
+   * Connects to Redis (refusing, named, when it does not answer), takes the queue namespace
+   * (refusing, named, when another coordinator holds it), sets each runner's cluster-wide limit,
+   * and clears what an earlier coordinator of this namespace left on the queues: its jobs were
+   * recorded interrupted when this one started, so their waiting attempts go and their running ones
+   * are cancelled.
    */
   async open(): Promise<void> {
     const redis = new Redis(this.#settings.queue, { maxRetriesPerRequest: null, lazyConnect: true });
@@ -114,13 +139,24 @@ export class BullmqExecutor implements Executor {
         'queue',
       );
     }
+    try {
+      this.#claim = await NamespaceClaim.take(redis, {
+        prefix: this.#prefix,
+        queue: this.#settings.queue,
+        dataDir: this.#dataDir,
+        onLost: (why) => this.#say(why),
+      });
+    } catch (err) {
+      redis.disconnect();
+      throw err;
+    }
     this.#redis = redis;
     const existing = new Set<string>();
     let cursor = '0';
     do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${QUEUE_PREFIX}:${queueName('*')}:meta`, 'COUNT', 200);
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${this.#prefix}:${queueName('*')}:meta`, 'COUNT', 200);
       cursor = next;
-      for (const k of keys) existing.add(k.slice(`${QUEUE_PREFIX}:${queueName('')}`.length, -':meta'.length));
+      for (const k of keys) existing.add(k.slice(`${this.#prefix}:${queueName('')}`.length, -':meta'.length));
     } while (cursor !== '0');
     for (const runner of new Set([...existing, ...Object.keys(this.#settings.limits ?? {})])) {
       const queue = this.#queue(runner);
@@ -163,6 +199,7 @@ export class BullmqExecutor implements Executor {
     this.#lost.clear();
     await Promise.all([...this.#events.values()].map((e) => e.then((events) => events.close()).catch(() => undefined)));
     await Promise.all([...this.#queues.values()].map((q) => q.close().catch(() => undefined)));
+    await this.#claim?.release();
     await this.#redis?.quit().catch(() => undefined);
   }
 
@@ -178,6 +215,8 @@ export class BullmqExecutor implements Executor {
     if (this.#closed || this.#redis === null) return launchFailed('the cluster executor is closed');
     if (this.#url === null)
       return launchFailed("the coordinator's address is not known yet (gaffer serve sets it once it listens)");
+    const lost = this.#claim?.lost ?? null;
+    if (lost !== null) return launchFailed(lost);
     const repo = await readRepo(input.workspace);
     if ('refused' in repo)
       return launchFailed(`cluster mode hands nodes the workspace through git, but the workspace ${repo.refused}`);
@@ -193,11 +232,10 @@ export class BullmqExecutor implements Executor {
     const key = `${input.jobId}.${input.workerName}.${randomBytes(4).toString('hex')}`;
     const branch = `gaffer/${input.jobId}/${input.workerName}`;
     const work = new RemoteWork({ key, runner: runner.key, repo, base, branch, ...(remote ? { remote } : {}) });
-    const data: WireAttempt = {
+    const attempt: Omit<WireAttempt, 'ticket'> = {
       v: 1,
       key,
       coordinator: this.#url,
-      ticket: this.exchange.open(key, repo, base),
       base,
       repo: this.#repoKey(repo.commonDir),
       prefix: repo.prefix,
@@ -221,13 +259,25 @@ export class BullmqExecutor implements Executor {
         sandbox: input.sandbox,
       },
     };
+    // Redis holds an opaque reference: the attempt goes, once, to the node that takes it and claims it
+    const entry: QueueEntry = {
+      v: 2,
+      id: key,
+      key,
+      prefix: this.#prefix,
+      runner: runner.key,
+      coordinator: this.#url,
+      expires: Date.now() + (this.#settings.entryTtlS ?? DEFAULT_ENTRY_TTL_S) * 1000,
+      once: randomBytes(32).toString('base64url'),
+    };
+    this.exchange.open(key, repo, base, { runner: runner.key, once: entry.once, expires: entry.expires, attempt });
     this.#works.set(key, work);
     // uncommitted work exported: a commit of this moment, which a node fetches from here; its bundle is made while the attempt travels
     if (base !== repo.head) this.exchange.prepare(key);
     try {
       // listening before the add: no event of this job can come before it is heard
       await this.#eventsOf(runner.key);
-      await this.#queue(runner.key).add(runner.key, signAttempt(data, this.#settings.nodeToken), {
+      await this.#queue(runner.key).add(runner.key, signEntry(entry, this.#settings.nodeToken), {
         jobId: key,
         attempts: 1,
         removeOnComplete: { age: 3_600 },
@@ -349,8 +399,19 @@ export class BullmqExecutor implements Executor {
   async #publishCancel(key: string): Promise<void> {
     const redis = this.#redis;
     if (redis === null) return;
-    await redis.set(cancelKey(key), '1', 'EX', CANCEL_TTL_S);
-    await redis.publish(CANCEL_CHANNEL, key);
+    await redis.set(cancelKey(this.#prefix, key), '1', 'EX', CANCEL_TTL_S);
+    await redis.publish(cancelChannel(this.#prefix), key);
+  }
+
+  /** Whether `lock` is the BullMQ lock an entry is held with now, and how often BullMQ found it stalled. */
+  async #vouch(runner: string, key: string, lock: string): Promise<{ holds: boolean; stalls: number }> {
+    const redis = this.#redis;
+    if (redis === null) return { holds: false, stalls: 0 };
+    const [held, stalls] = await Promise.all([
+      redis.get(lockKey(this.#prefix, runner, key)),
+      redis.hget(entryKey(this.#prefix, runner, key), 'stc'),
+    ]);
+    return { holds: held !== null && held === lock, stalls: Number(stalls ?? 0) };
   }
 
   /** Keeps work whose node was lost for the task's next attempt; cancelled when none takes it over in time. */
@@ -385,7 +446,7 @@ export class BullmqExecutor implements Executor {
   #queue(runner: string): Queue {
     let queue = this.#queues.get(runner);
     if (!queue) {
-      queue = new Queue(queueName(runner), { connection: this.#connection, prefix: QUEUE_PREFIX });
+      queue = new Queue(queueName(runner), { connection: this.#connection, prefix: this.#prefix });
       queue.on('error', () => undefined);
       this.#queues.set(runner, queue);
     }
@@ -412,10 +473,10 @@ export class BullmqExecutor implements Executor {
   async #listen(runner: string): Promise<QueueEvents> {
     const redis = this.#redis;
     if (redis === null) throw new Error('the cluster executor is not open');
-    const [last] = await redis.xrevrange(`${QUEUE_PREFIX}:${queueName(runner)}:events`, '+', '-', 'COUNT', 1);
+    const [last] = await redis.xrevrange(`${this.#prefix}:${queueName(runner)}:events`, '+', '-', 'COUNT', 1);
     const e = new QueueEvents(queueName(runner), {
       connection: this.#connection,
-      prefix: QUEUE_PREFIX,
+      prefix: this.#prefix,
       lastEventId: last?.[0] ?? '0-0',
     });
     e.on('error', () => undefined);

@@ -6,31 +6,58 @@ import { pipeline } from 'node:stream/promises';
 import { GafferError } from '../../domain/errors.js';
 import { bundleBase } from '../../evidence/cluster-git.js';
 import type { RepoFacts } from '../../evidence/worktree-git.js';
+import type { Claim, WireAttempt } from './wire.js';
 
 /** The largest result bundle a node may send, bytes. */
 export const MAX_RESULT_BYTES = 2 * 1024 ** 3;
 
+/** Most claims of one entry: its first taker's, and one more after BullMQ hands it to another node (`maxStalledCount` 1). */
+const MAX_CLAIMS = 2;
+
 /**
- * What the coordinator's HTTP API offers its nodes (spec 09), and nothing else: an attempt's base
- * as a git bundle, and a place to send the attempt's commit back as one. A node proves it is one
- * with the node token (the bearer), and its right to one attempt with that attempt's ticket: a
- * node never reads another job's anything, and the node token opens no other route.
+ * What the coordinator's HTTP API offers its nodes (spec 09), and nothing else: the attempt behind
+ * a queue entry, to the node that took the entry; an attempt's base as a git bundle; and a place to
+ * send the attempt's commit back as one. A node proves it is one with the node token (the bearer),
+ * its right to an attempt with the entry's one-time value and its BullMQ lock (the claim), and then
+ * with the ticket the claim gave it: a node never reads another job's anything, and the node token
+ * opens no other route.
  */
 export interface NodeExchange {
   /** True when `token` is the cluster's node token (compared in constant time). */
   isNode(token: string): boolean;
+  /** The attempt behind a live entry, to the node holding the entry's BullMQ lock, once per take. */
+  claim(key: string, claim: Claim): Promise<WireAttempt>;
   /** The base bundle of a live attempt (made on first ask, shared by the attempts of one base). */
   base(key: string, ticket: string): Promise<{ file: string; size: number }>;
   /** Takes one upload of a live attempt's result bundle; the attempt reads it when the node's report names it. */
   putResult(key: string, ticket: string, upload: string, body: ReadableStream<Uint8Array>): Promise<{ bytes: number }>;
 }
 
+/** What a queue entry stands for until its taker claims it. */
+export interface Offer {
+  /** The entry's runner (its queue). */
+  runner: string;
+  /** The entry's one-time value. */
+  once: string;
+  /** When the entry expires, ms since the epoch. */
+  expires: number;
+  /** The attempt, less its ticket (made per claim). */
+  attempt: Omit<WireAttempt, 'ticket'>;
+}
+
+/** What Redis says of an entry: whether this lock token holds it now, and how often it stalled. */
+export type Vouch = (runner: string, key: string, lock: string) => Promise<{ holds: boolean; stalls: number }>;
+
 /** One attempt open to the nodes. */
 interface Opened {
-  digest: Buffer;
+  /** The digest of the ticket of its latest claim; null before any. */
+  digest: Buffer | null;
   repo: RepoFacts;
   base: string;
   uploads: Set<string>;
+  offer: { runner: string; once: Buffer; expires: number; attempt: Omit<WireAttempt, 'ticket'> } | null;
+  /** Each claim that was granted: the lock it came with and the stalls BullMQ had counted. */
+  claims: { lock: string; stalls: number }[];
 }
 
 const digestOf = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
@@ -43,10 +70,14 @@ export class AttemptExchange implements NodeExchange {
   readonly #open = new Map<string, Opened>();
   /** Base bundles by commit: made once, removed when no open attempt uses them. */
   readonly #bundles = new Map<string, Promise<string>>();
+  readonly #vouch: Vouch;
+  readonly #say: (line: string) => void;
 
-  constructor(dir: string, nodeToken: string) {
+  constructor(dir: string, nodeToken: string, opts: { vouch: Vouch; say: (line: string) => void }) {
     this.#dir = dir;
     this.#nodeToken = digestOf(nodeToken);
+    this.#vouch = opts.vouch;
+    this.#say = opts.say;
     // what a coordinator that died left here belongs to attempts that are gone
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -56,11 +87,44 @@ export class AttemptExchange implements NodeExchange {
     return timingSafeEqual(digestOf(token), this.#nodeToken);
   }
 
-  /** Opens an attempt to the nodes: its ticket. */
-  open(key: string, repo: RepoFacts, base: string): string {
+  /** Opens an attempt to the nodes: the node that takes its entry may claim it with the offer's one-time value. */
+  open(key: string, repo: RepoFacts, base: string, offer: Offer): void {
+    this.#open.set(key, {
+      digest: null,
+      repo,
+      base,
+      uploads: new Set(),
+      offer: { runner: offer.runner, once: digestOf(offer.once), expires: offer.expires, attempt: offer.attempt },
+      claims: [],
+    });
+  }
+
+  async claim(key: string, claim: Claim): Promise<WireAttempt> {
+    const refuse = (code: 'not_found' | 'conflict', why: string): never => {
+      this.#say(`refused node ${claim.node}'s claim of ${key}: ${why}`);
+      throw new GafferError(code, `no claim of ${key}: ${why}`);
+    };
+    const opened = this.#open.get(key);
+    const offer = opened?.offer;
+    // one answer for an unknown attempt and a wrong value: a node learns nothing of attempts not its own
+    if (!opened || !offer || !timingSafeEqual(digestOf(claim.once), offer.once))
+      return refuse('not_found', 'no live attempt for this entry (it ended, or the entry is a copy): nothing runs');
+    if (Date.now() >= offer.expires)
+      return refuse('conflict', `its entry expired at ${new Date(offer.expires).toISOString()}: nothing runs`);
+    const vouched = await this.#vouch(offer.runner, key, claim.lock);
+    if (!vouched.holds)
+      return refuse('conflict', "the claim's BullMQ lock does not hold the entry: only the node that took it may claim it");
+    // read again after the wait: two claims at once are told apart here
+    const last = opened.claims.at(-1);
+    if (last?.lock === claim.lock) return refuse('conflict', 'its one-time value was used already (a replay)');
+    if (last && (vouched.stalls <= last.stalls || opened.claims.length >= MAX_CLAIMS))
+      return refuse('conflict', 'its one-time value was used already, and BullMQ did not hand the entry on since');
+    if (!this.#open.has(key)) return refuse('not_found', 'the attempt ended meanwhile');
+    opened.claims.push({ lock: claim.lock, stalls: vouched.stalls });
+    // a ticket per claim: the node that had the entry before a stall can no longer fetch or send anything
     const ticket = randomBytes(32).toString('base64url');
-    this.#open.set(key, { digest: digestOf(ticket), repo, base, uploads: new Set() });
-    return ticket;
+    opened.digest = digestOf(ticket);
+    return { ...offer.attempt, ticket };
   }
 
   /** Closes an attempt: its ticket stops working, its uploads go, and its base bundle when no other attempt uses it. */
@@ -160,7 +224,7 @@ export class AttemptExchange implements NodeExchange {
   #admit(key: string, ticket: string): Opened {
     const opened = this.#open.get(key);
     // one answer for an unknown attempt and a wrong ticket: a node learns nothing of attempts not its own
-    if (!opened || !timingSafeEqual(digestOf(ticket), opened.digest))
+    if (!opened || opened.digest === null || !timingSafeEqual(digestOf(ticket), opened.digest))
       throw new GafferError('not_found', `no open attempt ${key} for this ticket`);
     return opened;
   }

@@ -22,16 +22,18 @@ import type { Runner } from '../../runners/contract.js';
 import { blankReport } from '../../runners/report.js';
 import { GafferError } from '../../domain/errors.js';
 import {
-  CANCEL_CHANNEL,
+  cancelChannel,
   cancelKey,
   connectionOf,
   describeQueue,
-  QUEUE_PREFIX,
   queueName,
+  safeJson,
   TICKET_HEADER,
   UPLOAD_HEADER,
-  verifyAttempt,
+  verifyEntry,
+  wireAttemptSchema,
   withTimeout,
+  type QueueEntry,
   type WireAttempt,
   type WireProgress,
   type WireResult,
@@ -49,6 +51,8 @@ export interface NodeOptions {
   workDir: string;
   /** The coordinator's node token. */
   token: string;
+  /** The coordinator's queue namespace (`--queue-prefix`, BullMQ's prefix). */
+  prefix: string;
   /** Its name in events; default host and pid. */
   name?: string;
   /** How long this node may go silent before its work is given to another node, ms (BullMQ's lock duration). */
@@ -121,7 +125,7 @@ export class WorkerNode {
     this.#subscriber.on('message', (_channel: string, key: string) =>
       this.#running.get(key)?.abort(new Error('cancelled by the coordinator')),
     );
-    await this.#subscriber.subscribe(CANCEL_CHANNEL);
+    await this.#subscriber.subscribe(cancelChannel(opts.prefix));
     this.#cancelLook = setInterval(() => void this.#lookForCancels(), CANCEL_LOOK_MS);
     this.#cancelLook.unref();
     for (const w of ['repos', 'worktrees', 'jobs', 'tmp'])
@@ -132,7 +136,7 @@ export class WorkerNode {
         (job, token, signal) => this.#process(job, token, signal),
         {
           connection,
-          prefix: QUEUE_PREFIX,
+          prefix: opts.prefix,
           name: this.name,
           concurrency: opts.slots,
           lockDuration: opts.stallMs,
@@ -167,10 +171,20 @@ export class WorkerNode {
     lockToken: string | undefined,
     bullSignal: AbortSignal | undefined,
   ): Promise<WireResult> {
-    const verified = verifyAttempt(job.data, this.#opts.token);
-    if ('refused' in verified)
-      throw new UnrecoverableError(`node ${this.name} refused queue entry ${job.id ?? '?'}: ${verified.refused}`);
-    const a = verified.attempt;
+    const refuse = (why: string): never => {
+      const line = `refused queue entry ${job.id ?? '?'}: ${why}; nothing ran`;
+      this.#opts.say(line);
+      throw new UnrecoverableError(`node ${this.name} ${line}`);
+    };
+    const verified = verifyEntry(job.data, this.#opts.token, {
+      id: job.id,
+      prefix: this.#opts.prefix,
+      now: Date.now(),
+    });
+    if ('refused' in verified) return refuse(verified.refused);
+    const claimed = await this.#claim(verified.entry, lockToken ?? '');
+    if ('refused' in claimed) return refuse(claimed.refused);
+    const a = claimed.attempt;
     const take = randomBytes(6).toString('hex');
     const progress = (p: WireProgress) => job.updateProgress(p).catch(() => undefined);
     await progress({ type: 'taken', node: this.name, take });
@@ -184,7 +198,7 @@ export class WorkerNode {
       sent: Pick<WireResult, 'upload' | 'pushed' | 'pushRefused'> = { upload: null },
     ): WireResult => ({ v: 1, node: this.name, take, report, commit, ...sent });
     try {
-      if ((await this.#redis.exists(cancelKey(a.key))) === 1)
+      if ((await this.#redis.exists(cancelKey(this.#opts.prefix, a.key))) === 1)
         return answer(
           blankReport({ status: 'cancelled', outcome: 'cancelled', stopReason: 'cancelled', isCancelled: true }),
         );
@@ -288,6 +302,31 @@ export class WorkerNode {
     if ((await job.extendLock(lockToken, this.#opts.stallMs).catch(() => 0)) !== 1) throw lost();
   }
 
+  /**
+   * The attempt behind an entry this node took, from the coordinator that signed it: the entry's
+   * one-time value and this node's BullMQ lock on it buy it once. A refusal (a replay, an attempt
+   * that ended) is the reason nothing runs.
+   */
+  async #claim(entry: QueueEntry, lock: string): Promise<{ attempt: WireAttempt } | { refused: string }> {
+    const base = (this.#opts.coordinator ?? entry.coordinator).replace(/\/+$/, '');
+    let res: Response;
+    try {
+      res = await fetch(`${base}/api/node/attempts/${encodeURIComponent(entry.key)}/claim`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${this.#opts.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ once: entry.once, lock, node: this.name }),
+      });
+    } catch (err) {
+      return { refused: `the coordinator at ${base} could not be reached: ${err instanceof Error ? err.message : String(err)}` };
+    }
+    const text = await res.text();
+    if (!res.ok) return { refused: `the coordinator refused the claim: HTTP ${res.status} ${text.slice(0, 300)}` };
+    const parsed = wireAttemptSchema.safeParse((safeJson(text) as { attempt?: unknown } | null)?.attempt);
+    if (!parsed.success || parsed.data.key !== entry.key || parsed.data.runner !== entry.runner)
+      return { refused: "the coordinator's answer to the claim is not this entry's attempt" };
+    return { attempt: parsed.data };
+  }
+
   /** The attempt's base bundle from the coordinator, fetched into the cache. */
   async #fetchBase(a: WireAttempt, cache: string): Promise<void> {
     const file = join(this.#opts.workDir, 'tmp', `${a.key}.base.bundle`);
@@ -340,7 +379,7 @@ export class WorkerNode {
   async #lookForCancels(): Promise<void> {
     for (const [key, stop] of this.#running) {
       if (stop.signal.aborted) continue;
-      if ((await this.#redis.exists(cancelKey(key)).catch(() => 0)) === 1)
+      if ((await this.#redis.exists(cancelKey(this.#opts.prefix, key)).catch(() => 0)) === 1)
         stop.abort(new Error('cancelled by the coordinator'));
     }
   }

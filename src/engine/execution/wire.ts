@@ -8,16 +8,15 @@ import { blankReport } from '../../runners/report.js';
 
 /**
  * What crosses the wire between the coordinator and its nodes (spec 09): one BullMQ queue per
- * runner, each attempt a BullMQ job whose data is a {@link WireAttempt}, whose progress updates
- * are {@link WireProgress} and whose return value is a {@link WireResult}. The workspace itself
- * never rides on Redis: the node fetches a git bundle of its base from the coordinator's HTTP API
- * and sends its commit back the same way.
+ * runner, each attempt a BullMQ job whose data is a {@link SignedEntry} (an opaque reference), whose
+ * progress updates are {@link WireProgress} and whose return value is a {@link WireResult}. The
+ * attempt itself ({@link WireAttempt}) and the workspace never ride on Redis: the node that took
+ * the entry claims the attempt from the coordinator's HTTP API, fetches a git bundle of its base
+ * there, and sends its commit back the same way.
  */
 
-/** The prefix of every Redis key gaffer's queues use (BullMQ's `prefix`). */
-export const QUEUE_PREFIX = 'gaffer';
-/** The pub/sub channel cancels are published on: the message is the attempt's key. */
-export const CANCEL_CHANNEL = `${QUEUE_PREFIX}:cancel`;
+/** The namespace a coordinator and its nodes use when none is named (`--queue-prefix`): BullMQ's `prefix` of every key. */
+export const DEFAULT_QUEUE_PREFIX = 'gaffer';
 /** How long a cancel is remembered for a node that takes the attempt later, s. */
 export const CANCEL_TTL_S = 3_600;
 /** The HTTP header that carries an attempt's ticket (with the node token as the bearer). */
@@ -27,8 +26,30 @@ export const UPLOAD_HEADER = 'gaffer-upload';
 
 /** The queue of one runner's attempts. */
 export const queueName = (runner: string): string => `runner-${runner}`;
+/** The pub/sub channel a namespace's cancels are published on: the message is the attempt's key. */
+export const cancelChannel = (prefix: string): string => `${prefix}:cancel`;
 /** The Redis key that remembers an attempt's cancel. */
-export const cancelKey = (key: string): string => `${QUEUE_PREFIX}:cancelled:${key}`;
+export const cancelKey = (prefix: string, key: string): string => `${prefix}:cancelled:${key}`;
+/** The Redis key of the coordinator that holds a namespace (one coordinator per namespace). */
+export const coordinatorKey = (prefix: string): string => `${prefix}:coordinator`;
+/** BullMQ's lock of a queue entry: the token of the worker that took it. */
+export const lockKey = (prefix: string, runner: string, id: string): string =>
+  `${prefix}:${queueName(runner)}:${id}:lock`;
+/** BullMQ's hash of a queue entry (its `stc` field counts its stalls). */
+export const entryKey = (prefix: string, runner: string, id: string): string => `${prefix}:${queueName(runner)}:${id}`;
+
+const PREFIX = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** A `--queue-prefix` as given, or a refusal naming the value and what a name may hold. */
+export function vetQueuePrefix(prefix: string): string {
+  if (!PREFIX.test(prefix))
+    throw new GafferError(
+      'invalid_request',
+      `--queue-prefix must be 1..64 of A-Z a-z 0-9 . _ - (the namespace of this cluster's keys on the Redis), got ${JSON.stringify(prefix)}`,
+      'queue-prefix',
+    );
+  return prefix;
+}
 
 /** BullMQ's connection options for a `--queue` URL (`redis://[user:password@]host:port[/db]`, or `rediss://`). */
 export function connectionOf(url: string): { url: string; maxRetriesPerRequest: null } {
@@ -72,14 +93,14 @@ export function describeQueue(url: string): string {
 const KEY = /^[A-Za-z0-9._+-]{1,200}$/;
 const SHA = /^[0-9a-f]{40,64}$/;
 
-/** One attempt on the queue: who runs it, from what, and where the node fetches its base and sends its commit. */
+/** One attempt as the coordinator hands it to the node that claimed its entry: who runs it, from what, and where the node fetches its base and sends its commit. */
 export const wireAttemptSchema = z.object({
   v: z.literal(1),
   /** The attempt's key: the BullMQ job id, `<job>.<worker>.<n>`. */
   key: z.string().regex(KEY),
   /** The coordinator's HTTP API (the base bundle and the result go through it). */
   coordinator: z.string().url(),
-  /** This attempt's capability on the coordinator's node routes. */
+  /** This attempt's capability on the coordinator's node routes, made for the claim that got it (never on Redis). */
   ticket: z.string().min(32).max(100),
   /** The exported base commit. */
   base: z.string().regex(SHA),
@@ -116,16 +137,51 @@ export const wireAttemptSchema = z.object({
 });
 export type WireAttempt = z.infer<typeof wireAttemptSchema>;
 
+/** The one-time value of an entry: 32 random bytes, base64url. */
+const ONCE = /^[A-Za-z0-9_-]{43}$/;
+
 /**
- * An attempt as it rides on Redis: its data and the coordinator's HMAC of it under the node token.
- * Whoever can write to Redis can add a job to a queue; a node runs only what the coordinator signed,
- * and sends its token (and takes a base) only to the coordinator such an attempt names.
+ * An attempt as it rides on Redis: an opaque reference, nothing a node other than the one that
+ * takes it may read. The node that took it claims the attempt itself ({@link WireAttempt}: the
+ * instruction, the command, the ticket) from the coordinator over the node routes, with `once` and
+ * its BullMQ lock; the coordinator hands it over once, to the holder of the lock, while the attempt
+ * is live and the entry unexpired.
  */
-export interface SignedAttempt {
-  attempt: WireAttempt;
-  /** HMAC-SHA256 of the attempt's canonical JSON, hex. */
+export const queueEntrySchema = z.object({
+  v: z.literal(2),
+  /** The BullMQ job id it was added under: a copy added under another id is refused. */
+  id: z.string().regex(KEY),
+  /** The attempt's key (`<job>.<worker>.<n>`). */
+  key: z.string().regex(KEY),
+  /** The namespace it was put in (`--queue-prefix`): a copy moved to another namespace is refused. */
+  prefix: z.string().regex(PREFIX),
+  runner: z.string().min(1).max(64),
+  /** The coordinator's HTTP API, where the attempt is claimed. */
+  coordinator: z.string().url(),
+  /** When it stops being runnable, ms since the epoch (the coordinator's clock decides its claim). */
+  expires: z.number().int().positive(),
+  /** The one-time value the coordinator consumes when the entry's taker claims the attempt. */
+  once: z.string().regex(ONCE),
+});
+export type QueueEntry = z.infer<typeof queueEntrySchema>;
+
+/** A queue entry and the coordinator's HMAC of it under the node token. */
+export interface SignedEntry {
+  entry: QueueEntry;
+  /** HMAC-SHA256 of the entry's canonical JSON, hex. */
   sig: string;
 }
+
+/** A node's claim of the attempt behind the entry it took (`POST /api/node/attempts/:key/claim`). */
+export const claimSchema = z.object({
+  /** The entry's one-time value. */
+  once: z.string().regex(ONCE),
+  /** The BullMQ lock token the node holds the entry with. */
+  lock: z.string().min(1).max(200),
+  /** The node's name, for the coordinator's log. */
+  node: z.string().min(1).max(200),
+});
+export type Claim = z.infer<typeof claimSchema>;
 
 /** JSON with every object's keys sorted: the same bytes for the same data, whatever order the keys came in. */
 function canonical(value: unknown): string {
@@ -138,31 +194,48 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
-const hmac = (token: string, attempt: unknown): string =>
-  createHmac('sha256', token).update(canonical(attempt)).digest('hex');
+const hmac = (token: string, value: unknown): string =>
+  createHmac('sha256', token).update(canonical(value)).digest('hex');
 
 /** The queue entry of an attempt, signed with the node token. */
-export function signAttempt(attempt: WireAttempt, token: string): SignedAttempt {
-  return { attempt, sig: hmac(token, attempt) };
+export function signEntry(entry: QueueEntry, token: string): SignedEntry {
+  return { entry, sig: hmac(token, entry) };
 }
 
 /**
- * The attempt of a queue entry when the coordinator signed it with this node token; else why not.
- * Checked before anything of it is used: no base is fetched, no token sent, no runner started.
+ * The entry a node took, when the coordinator signed it with this node token for this very queue
+ * entry id and namespace and it has not expired; else why not. Checked before anything of it is
+ * used: nothing is claimed, no token sent, no runner started.
  */
-export function verifyAttempt(data: unknown, token: string): { attempt: WireAttempt } | { refused: string } {
-  const entry = data as Partial<SignedAttempt> | null;
-  if (entry === null || typeof entry !== 'object' || typeof entry.sig !== 'string' || !/^[0-9a-f]{64}$/.test(entry.sig))
+export function verifyEntry(
+  data: unknown,
+  token: string,
+  where: { id: string | undefined; prefix: string; now: number },
+): { entry: QueueEntry } | { refused: string } {
+  const signed = data as Partial<SignedEntry> | null;
+  if (
+    signed === null ||
+    typeof signed !== 'object' ||
+    typeof signed.sig !== 'string' ||
+    !/^[0-9a-f]{64}$/.test(signed.sig)
+  )
     return { refused: 'not a signed gaffer attempt' };
-  const expected = Buffer.from(hmac(token, entry.attempt), 'hex');
-  if (!timingSafeEqual(expected, Buffer.from(entry.sig, 'hex')))
+  const expected = Buffer.from(hmac(token, signed.entry), 'hex');
+  if (!timingSafeEqual(expected, Buffer.from(signed.sig, 'hex')))
     return {
       refused:
         "its signature is not the coordinator's under this node's token (a forged entry, or another coordinator's token)",
     };
-  const parsed = wireAttemptSchema.safeParse(entry.attempt);
+  const parsed = queueEntrySchema.safeParse(signed.entry);
   if (!parsed.success) return { refused: `not a gaffer attempt: ${parsed.error.issues[0]?.message ?? 'unreadable'}` };
-  return { attempt: parsed.data };
+  const entry = parsed.data;
+  if (entry.id !== where.id)
+    return { refused: `it was signed for queue entry ${entry.id}: a copy added as ${where.id ?? '?'} (a replay)` };
+  if (entry.prefix !== where.prefix)
+    return { refused: `it was signed for namespace ${entry.prefix}, not this node's ${where.prefix} (a replay)` };
+  if (entry.expires <= where.now)
+    return { refused: `it expired at ${new Date(entry.expires).toISOString()} (a replay, or it waited too long)` };
+  return { entry };
 }
 
 const detectionSchema = z.object({ state: z.string(), why: z.string(), matched: z.string(), confidence: z.number() });

@@ -333,6 +333,14 @@ export function buildProgram(setExit: (code: number) => void): Command {
       'with --queue: at most N attempts of the runner at once across the cluster (repeatable)',
       collect,
     )
+    .option(
+      '--queue-prefix <name>',
+      "with --queue: this cluster's namespace on the Redis (default gaffer; one coordinator per namespace, its nodes name the same)",
+    )
+    .option(
+      '--entry-ttl-s <n>',
+      'with --queue: seconds an attempt may wait on the queue for a node before it runs nothing (default 86400)',
+    )
     .action((flags: ServeFlags) => run('serve', (cli) => serveCommand(cli, flags))());
 
   program
@@ -351,6 +359,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       "the coordinator's HTTP address, when the one it advertises is not reachable from here",
     )
     .option('--stall-s <n>', 'seconds this node may go silent before its work is given to another node (default 30)')
+    .option('--queue-prefix <name>', "the coordinator's namespace on the Redis (its --queue-prefix; default gaffer)")
     .action((flags: NodeFlags) => run('node', (cli) => nodeCommand(cli, flags))());
 
   program

@@ -3,7 +3,10 @@ import { Readable } from 'node:stream';
 import type { Context, Hono } from 'hono';
 import { GafferError } from '../../domain/errors.js';
 import type { NodeExchange } from '../../engine/engine.js';
-import { TICKET_HEADER, UPLOAD_HEADER } from '../../engine/execution/wire.js';
+import { claimSchema, TICKET_HEADER, UPLOAD_HEADER } from '../../engine/execution/wire.js';
+
+/** The largest claim body taken, bytes (three short fields). */
+const MAX_CLAIM_BYTES = 4_096;
 
 /** Every route a worker node uses starts so (spec 09); no other route takes the node token. */
 export const NODE_ROUTES = '/api/node/';
@@ -27,8 +30,9 @@ export function authenticateNode(c: Context, exchange: NodeExchange | null): voi
 }
 
 /**
- * The node routes (spec 09): an attempt's base bundle, and its result bundle sent back. Each needs
- * the attempt's ticket (`gaffer-ticket`), which only that attempt's queue entry carries.
+ * The node routes (spec 09): the attempt behind a queue entry, claimed by the node that took the
+ * entry; the attempt's base bundle, and its result bundle sent back. The last two need the
+ * attempt's ticket (`gaffer-ticket`), which only the claim hands out.
  */
 export function mountNodeRoutes<E extends { Variables: Record<string, unknown> }>(
   app: Hono<E>,
@@ -44,6 +48,29 @@ export function mountNodeRoutes<E extends { Variables: Record<string, unknown> }
       );
     return ticket;
   };
+  app.post(`${NODE_ROUTES}attempts/:key/claim`, async (c) => {
+    const text = await c.req.text();
+    if (text.length > MAX_CLAIM_BYTES)
+      throw new GafferError('payload_too_large', `a claim is at most ${MAX_CLAIM_BYTES} bytes, got ${text.length}`);
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new GafferError('invalid_request', 'a claim is JSON: {"once": …, "lock": …, "node": …}', '');
+    }
+    const parsed = claimSchema.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const field = issue?.path.join('.') ?? '';
+      throw new GafferError(
+        'invalid_request',
+        `the claim's ${field || 'body'} is not valid: ${issue?.message ?? 'unreadable'} (send the entry's once, your BullMQ lock token and your name)`,
+        field,
+      );
+    }
+    const attempt = await (exchange() as NodeExchange).claim(c.req.param('key'), parsed.data);
+    return c.json({ attempt }, 200, { 'cache-control': 'no-store' });
+  });
   app.get(`${NODE_ROUTES}attempts/:key/base`, async (c) => {
     const { file, size } = await (exchange() as NodeExchange).base(c.req.param('key'), ticketOf(c));
     const body = Readable.toWeb(createReadStream(file)) as ReadableStream<Uint8Array>;

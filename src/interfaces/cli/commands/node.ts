@@ -2,7 +2,12 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { GafferError } from '../../../domain/errors.js';
 import { WorkerNode } from '../../../engine/execution/node.js';
-import { connectionOf, describeQueue } from '../../../engine/execution/wire.js';
+import {
+  connectionOf,
+  DEFAULT_QUEUE_PREFIX,
+  describeQueue,
+  vetQueuePrefix,
+} from '../../../engine/execution/wire.js';
 import { readHeldEnv } from '../../../platform/process/scrub-env.js';
 import type { CliContext } from '../cli-context.js';
 import { NODE_TOKEN_ENV, SHUTDOWN_LIMIT_MS } from './serve.js';
@@ -18,6 +23,7 @@ export interface NodeFlags {
   tokenFile?: string;
   coordinator?: string;
   stallS?: string;
+  queuePrefix?: string;
 }
 
 /** The runners a node offers when `--runners` names none. */
@@ -52,6 +58,7 @@ export async function nodeCommand(cli: CliContext, flags: NodeFlags): Promise<nu
     );
   const slots = intFlag(flags.slots, cli.config.config.workers.max_parallel, 1, 64, 'slots');
   const stallS = intFlag(flags.stallS, 30, 2, 3_600, 'stall-s');
+  const prefix = vetQueuePrefix(flags.queuePrefix ?? DEFAULT_QUEUE_PREFIX);
   const token = nodeToken(flags.tokenFile);
   if (flags.coordinator !== undefined && !/^https?:\/\//.test(flags.coordinator))
     throw new GafferError(
@@ -66,6 +73,7 @@ export async function nodeCommand(cli: CliContext, flags: NodeFlags): Promise<nu
     slots,
     workDir,
     token,
+    prefix,
     stallMs: stallS * 1000,
     ...(flags.name !== undefined ? { name: flags.name } : {}),
     coordinator: flags.coordinator ?? null,
@@ -81,7 +89,7 @@ export async function nodeCommand(cli: CliContext, flags: NodeFlags): Promise<nu
     process.once('SIGINT', () => stop('SIGINT'));
   });
   cli.err(
-    `gaffer node ${node.name}: taking ${[...runners.keys()].join(', ')} attempts from ${describeQueue(flags.queue)}, ${slots} at once per runner; work dir ${workDir}`,
+    `gaffer node ${node.name}: taking ${[...runners.keys()].join(', ')} attempts from ${describeQueue(flags.queue)} (namespace ${prefix}), ${slots} at once per runner; work dir ${workDir}`,
   );
   await stopped;
   return 0;

@@ -4,7 +4,12 @@ import { ensureSecret, NODE_SECRET_FILE, secretPath } from '../../../config/loca
 import { readHeldEnv } from '../../../platform/process/scrub-env.js';
 import { makePrivateDataDir } from '../../../platform/files/data-dir.js';
 import type { ClusterSettings } from '../../../engine/execution/bullmq.js';
-import { connectionOf, describeQueue } from '../../../engine/execution/wire.js';
+import {
+  connectionOf,
+  DEFAULT_QUEUE_PREFIX,
+  describeQueue,
+  vetQueuePrefix,
+} from '../../../engine/execution/wire.js';
 import { startServer } from '../../http/serve.js';
 import { vetServerPort } from '../../../config/network-config.js';
 import type { CliContext } from '../cli-context.js';
@@ -20,6 +25,10 @@ export interface ServeFlags {
   queue?: string;
   /** `runner=N`: attempts of the runner at once across the cluster. */
   runnerLimit?: string[];
+  /** The cluster's namespace on the Redis (BullMQ's prefix); one coordinator holds it. */
+  queuePrefix?: string;
+  /** Seconds a queue entry may wait for a node before it runs nothing. */
+  entryTtlS?: string;
 }
 
 /** `gaffer serve`: the HTTP API, live events and MCP over HTTP, until SIGTERM/SIGINT; with `--queue`, a cluster's coordinator (spec 09). */
@@ -29,7 +38,7 @@ export async function serveCommand(cli: CliContext, flags: ServeFlags): Promise<
     throw new GafferError('invalid_request', `--port must be 0..65535, got ${JSON.stringify(flags.port)}`, 'port');
   // issue 11: a port forwarded into sandboxes must never be gaffer's own (an OS-chosen one is known once bound)
   if (port !== 0) vetServerPort(cli.config.config, port);
-  const cluster = flags.queue === undefined ? undefined : clusterOf(cli, flags.queue, flags.runnerLimit ?? []);
+  const cluster = flags.queue === undefined ? undefined : clusterOf(cli, { ...flags, queue: flags.queue });
   const engine = await cli.engine(true, cluster);
   const server = await startServer({
     engine,
@@ -65,7 +74,7 @@ export async function serveCommand(cli: CliContext, flags: ServeFlags): Promise<
     const where =
       readHeldEnv(NODE_TOKEN_ENV) !== undefined ? NODE_TOKEN_ENV : secretPath(cli.dataDir, NODE_SECRET_FILE);
     cli.err(
-      `gaffer: coordinator of the cluster on ${describeQueue(cluster.queue)}: start nodes with \`${NODE_TOKEN_ENV}=… gaffer node --queue ${describeQueue(cluster.queue)}\`, the token from ${where}`,
+      `gaffer: coordinator of the cluster on ${describeQueue(cluster.queue)}, namespace ${cluster.prefix ?? DEFAULT_QUEUE_PREFIX}: start nodes with \`${NODE_TOKEN_ENV}=… gaffer node --queue ${describeQueue(cluster.queue)}${cluster.prefix !== undefined && cluster.prefix !== DEFAULT_QUEUE_PREFIX ? ` --queue-prefix ${cluster.prefix}` : ''}\`, the token from ${where}`,
     );
   }
   await stopped;
@@ -97,8 +106,17 @@ export async function mcpCommand(cli: CliContext): Promise<number> {
 export const NODE_TOKEN_ENV = 'GAFFER_NODE_TOKEN';
 
 /** A coordinator's cluster settings from its flags: the node token from the environment, else the data dir's `node-secret`. */
-function clusterOf(cli: CliContext, queue: string, limits: readonly string[]): ClusterSettings {
+function clusterOf(cli: CliContext, flags: ServeFlags & { queue: string }): ClusterSettings {
+  const queue = flags.queue;
   connectionOf(queue); // refused, named, before anything starts
+  const prefix = vetQueuePrefix(flags.queuePrefix ?? DEFAULT_QUEUE_PREFIX);
+  const ttl = flags.entryTtlS;
+  if (ttl !== undefined && (!/^\d+$/.test(ttl) || Number(ttl) < 1 || Number(ttl) > 604_800))
+    throw new GafferError(
+      'invalid_request',
+      `--entry-ttl-s must be 1..604800 (seconds an attempt may wait on the queue), got ${JSON.stringify(ttl)}`,
+      'entry-ttl-s',
+    );
   const given = readHeldEnv(NODE_TOKEN_ENV) ?? process.env[NODE_TOKEN_ENV];
   if (given !== undefined && given.length < 16)
     throw new GafferError(
@@ -106,9 +124,16 @@ function clusterOf(cli: CliContext, queue: string, limits: readonly string[]): C
       `${NODE_TOKEN_ENV} must be at least 16 characters, got ${given.length}`,
       NODE_TOKEN_ENV,
     );
-  const runnerLimits = parseRunnerLimits(limits);
+  const runnerLimits = parseRunnerLimits(flags.runnerLimit ?? []);
   if (given === undefined) makePrivateDataDir(cli.dataDir);
-  return { queue, nodeToken: given ?? ensureSecret(cli.dataDir, NODE_SECRET_FILE), limits: runnerLimits };
+  return {
+    queue,
+    nodeToken: given ?? ensureSecret(cli.dataDir, NODE_SECRET_FILE),
+    limits: runnerLimits,
+    prefix,
+    ...(ttl !== undefined ? { entryTtlS: Number(ttl) } : {}),
+    say: (line) => cli.err(`gaffer: ${line}`),
+  };
 }
 
 /** `--runner-limit shell=4` (repeatable) as runner → limit. */

@@ -1,6 +1,7 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterEach } from 'vitest';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { BIN, call, startServe, type Served } from '../reliability/helpers.js';
@@ -133,7 +134,7 @@ export interface RunningNode {
 export async function startNode(
   redis: string,
   name: string,
-  opts: { slots?: number; stallS?: number; runners?: string; env?: NodeJS.ProcessEnv } = {},
+  opts: { slots?: number; stallS?: number; runners?: string; env?: NodeJS.ProcessEnv; args?: string[] } = {},
 ): Promise<RunningNode> {
   const dir = tempDir(`gaffer-node-${name}-`);
   const args = [
@@ -152,6 +153,7 @@ export async function startNode(
     join(dir, 'work'),
   ];
   if (opts.stallS !== undefined) args.push('--stall-s', String(opts.stallS));
+  args.push(...(opts.args ?? []));
   const child = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...clusterEnv(), ...opts.env } });
   children.push(child);
   let stderr = '';
@@ -219,4 +221,39 @@ export function remoteFile(bare: string, branch: string, file: string): string |
   } catch {
     return null;
   }
+}
+
+/** Every value Redis holds, as text, key by key: what any node with the Redis URL can read. */
+export async function readAllOfRedis(url: string): Promise<Map<string, string>> {
+  const redis = new Redis(url, { lazyConnect: true });
+  await redis.connect();
+  const all = new Map<string, string>();
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'COUNT', 500);
+      cursor = next;
+      for (const key of keys) {
+        const type = await redis.type(key);
+        const value =
+          type === 'string'
+            ? await redis.get(key)
+            : type === 'hash'
+              ? await redis.hgetall(key)
+              : type === 'list'
+                ? await redis.lrange(key, 0, -1)
+                : type === 'set'
+                  ? await redis.smembers(key)
+                  : type === 'zset'
+                    ? await redis.zrange(key, 0, -1)
+                    : type === 'stream'
+                      ? await redis.xrange(key, '-', '+')
+                      : null;
+        all.set(key, JSON.stringify(value));
+      }
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+  return all;
 }

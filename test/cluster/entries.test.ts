@@ -107,7 +107,7 @@ describe.skipIf(!HAS_REDIS)('queue entries (needs redis-server)', () => {
     expect(answer.status).not.toBe('done');
   }, 90_000);
 
-  it("another node reads nothing of an attempt from Redis — not its instruction, command or ticket — and cannot claim it or fetch its workspace", async () => {
+  it('another node reads nothing of an attempt from Redis — not its instruction, command or ticket — and cannot claim it or fetch its workspace', async () => {
     const redis = await startRedis();
     const server = await startCoordinator(redis.url);
     await startNode(redis.url, 'owner');

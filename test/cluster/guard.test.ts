@@ -29,7 +29,9 @@ describe.skipIf(!HAS_REDIS || !probeSandbox().available)(
         workspace: ws,
         runner: 'shell',
         verify: 'sh check.sh',
-        tasks: [{ name: 'plant', instruction: 'plant', command: `printf '%s\\n' "${planted}" > check.sh; echo b > a.txt` }],
+        tasks: [
+          { name: 'plant', instruction: 'plant', command: `printf '%s\\n' "${planted}" > check.sh; echo b > a.txt` },
+        ],
       });
       expect(res.status).toBe(202);
       const answer = (await waitFor(server, res.json.id, 'done', 60)).state;

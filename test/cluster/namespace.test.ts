@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
-import { call, gaffer } from '../reliability/helpers.js';
+import { call, gaffer, type Served } from '../reliability/helpers.js';
 import { eventsOf, HAS_REDIS, NODE_TOKEN, startCoordinator, startNode, startRedis, waitFor } from './harness.js';
 
 /** A job on `server` that runs for a while on a node and then writes out.txt; its id. */
@@ -18,7 +18,7 @@ async function slowJob(server: { url: string }, text: string): Promise<{ id: str
   return { id: res.json.id as string, ws };
 }
 
-const takers = async (server: { url: string }, id: string) =>
+const takers = async (server: Served, id: string) =>
   (await eventsOf(server, id)).filter((e) => e.event === 'node' && e.node_event === 'taken').map((e) => e.node);
 
 /** One coordinator per queue namespace: a second one on the same Redis and prefix refuses to start; another prefix is a cluster of its own. */
@@ -72,14 +72,22 @@ describe.skipIf(!HAS_REDIS)('queue namespaces (needs redis-server)', () => {
   it('a --queue-prefix that cannot name a namespace is refused with the field, the value and what it may hold', async () => {
     const env = { ...process.env, GAFFER_URL: '', GAFFER_NODE_TOKEN: NODE_TOKEN };
     const dataDir = join(tempDir(), 'data');
-    const serve = await gaffer(dataDir, ['serve', '--port', '0', '--queue', 'redis://127.0.0.1:1', '--queue-prefix', 'a:b'], env);
+    const serve = await gaffer(
+      dataDir,
+      ['serve', '--port', '0', '--queue', 'redis://127.0.0.1:1', '--queue-prefix', 'a:b'],
+      env,
+    );
     expect(serve.code).toBe(2);
     expect(serve.stderr).toContain('--queue-prefix must be 1..64 of A-Z a-z 0-9 . _ -');
     expect(serve.stderr).toContain('"a:b"');
     const node = await gaffer(dataDir, ['node', '--queue', 'redis://127.0.0.1:1', '--queue-prefix', ''], env);
     expect(node.code).toBe(2);
     expect(node.stderr).toContain('--queue-prefix must be');
-    const ttl = await gaffer(dataDir, ['serve', '--port', '0', '--queue', 'redis://127.0.0.1:1', '--entry-ttl-s', '0'], env);
+    const ttl = await gaffer(
+      dataDir,
+      ['serve', '--port', '0', '--queue', 'redis://127.0.0.1:1', '--entry-ttl-s', '0'],
+      env,
+    );
     expect(ttl.code).toBe(2);
     expect(ttl.stderr).toContain('--entry-ttl-s must be 1..604800');
     expect(ttl.stderr).toContain('"0"');

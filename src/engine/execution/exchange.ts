@@ -113,7 +113,10 @@ export class AttemptExchange implements NodeExchange {
       return refuse('conflict', `its entry expired at ${new Date(offer.expires).toISOString()}: nothing runs`);
     const vouched = await this.#vouch(offer.runner, key, claim.lock);
     if (!vouched.holds)
-      return refuse('conflict', "the claim's BullMQ lock does not hold the entry: only the node that took it may claim it");
+      return refuse(
+        'conflict',
+        "the claim's BullMQ lock does not hold the entry: only the node that took it may claim it",
+      );
     // read again after the wait: two claims at once are told apart here
     const last = opened.claims.at(-1);
     if (last?.lock === claim.lock) return refuse('conflict', 'its one-time value was used already (a replay)');

@@ -317,7 +317,9 @@ export class WorkerNode {
         body: JSON.stringify({ once: entry.once, lock, node: this.name }),
       });
     } catch (err) {
-      return { refused: `the coordinator at ${base} could not be reached: ${err instanceof Error ? err.message : String(err)}` };
+      return {
+        refused: `the coordinator at ${base} could not be reached: ${err instanceof Error ? err.message : String(err)}`,
+      };
     }
     const text = await res.text();
     if (!res.ok) return { refused: `the coordinator refused the claim: HTTP ${res.status} ${text.slice(0, 300)}` };

@@ -2,12 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { GafferError } from '../../../domain/errors.js';
 import { WorkerNode } from '../../../engine/execution/node.js';
-import {
-  connectionOf,
-  DEFAULT_QUEUE_PREFIX,
-  describeQueue,
-  vetQueuePrefix,
-} from '../../../engine/execution/wire.js';
+import { connectionOf, DEFAULT_QUEUE_PREFIX, describeQueue, vetQueuePrefix } from '../../../engine/execution/wire.js';
 import { readHeldEnv } from '../../../platform/process/scrub-env.js';
 import type { CliContext } from '../cli-context.js';
 import { NODE_TOKEN_ENV, SHUTDOWN_LIMIT_MS } from './serve.js';

@@ -4,12 +4,7 @@ import { ensureSecret, NODE_SECRET_FILE, secretPath } from '../../../config/loca
 import { readHeldEnv } from '../../../platform/process/scrub-env.js';
 import { makePrivateDataDir } from '../../../platform/files/data-dir.js';
 import type { ClusterSettings } from '../../../engine/execution/bullmq.js';
-import {
-  connectionOf,
-  DEFAULT_QUEUE_PREFIX,
-  describeQueue,
-  vetQueuePrefix,
-} from '../../../engine/execution/wire.js';
+import { connectionOf, DEFAULT_QUEUE_PREFIX, describeQueue, vetQueuePrefix } from '../../../engine/execution/wire.js';
 import { startServer } from '../../http/serve.js';
 import { vetServerPort } from '../../../config/network-config.js';
 import type { CliContext } from '../cli-context.js';

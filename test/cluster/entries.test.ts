@@ -159,6 +159,17 @@ describe.skipIf(!HAS_REDIS)('queue entries (needs redis-server)', () => {
         expect(claim.status, `claim with lock ${lock}: ${claim.text}`).not.toBe(200);
         expect(claim.text).not.toContain(tag);
       }
+      // a malformed claim is refused naming the field and the value
+      const bad = await call(
+        server.url,
+        'POST',
+        `/api/node/attempts/${encodeURIComponent(key)}/claim`,
+        { once: 'short', lock: 'l', node: 'thief' },
+        { authorization: `Bearer ${NODE_TOKEN}` },
+      );
+      expect(bad.status).toBe(400);
+      expect(bad.json.error).toMatchObject({ code: 'invalid_request', field: 'once' });
+      expect(bad.json.error.message).toContain('got "short"');
     } finally {
       await queue.close();
       reader.disconnect();

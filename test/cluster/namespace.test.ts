@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
-import { call, gaffer, type Served } from '../reliability/helpers.js';
+import { call, eventually, gaffer, type Served } from '../reliability/helpers.js';
 import { eventsOf, HAS_REDIS, NODE_TOKEN, startCoordinator, startNode, startRedis, waitFor } from './harness.js';
 
 /** A job on `server` that runs for a while on a node and then writes out.txt; its id. */
@@ -68,6 +69,32 @@ describe.skipIf(!HAS_REDIS)('queue namespaces (needs redis-server)', () => {
     const end = (await waitFor(next, job.id, 'done', 60)).state;
     expect(end.status, end.verdict).toBe('done');
   }, 90_000);
+
+  it('a coordinator whose namespace another took meanwhile says so and puts no more attempts on the queue', async () => {
+    const redis = await startRedis();
+    const server = await startCoordinator(redis.url);
+    const node = await startNode(redis.url, 'l1');
+    // what a coordinator elsewhere writes once this one's claim has expired (it was cut off past 30 s)
+    const other = { id: 'other', host: 'elsewhere', pid: 1, dataDir: '/srv/other', since: Date.now() };
+    const writer = new Redis(redis.url);
+    try {
+      await writer.set('gaffer:coordinator', JSON.stringify(other), 'PX', 120_000);
+    } finally {
+      writer.disconnect();
+    }
+    await eventually(
+      () => server.stderr().includes('another coordinator took the queue namespace "gaffer"'),
+      20_000,
+      'the coordinator to notice',
+    );
+    expect(server.stderr()).toContain('data dir /srv/other');
+    const job = await slowJob(server, 'never');
+    const end = (await waitFor(server, job.id, 'done', 30)).state;
+    expect(end.status).not.toBe('done');
+    const full = (await call(server.url, 'GET', `/api/jobs/${job.id}?full=1`)).json;
+    expect(full.result.workers[0].error).toContain('another coordinator took the queue namespace');
+    expect(node.stderr()).not.toContain('worker starting');
+  }, 60_000);
 
   it('a --queue-prefix that cannot name a namespace is refused with the field, the value and what it may hold', async () => {
     const env = { ...process.env, GAFFER_URL: '', GAFFER_NODE_TOKEN: NODE_TOKEN };

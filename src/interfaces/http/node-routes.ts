@@ -62,9 +62,10 @@ export function mountNodeRoutes<E extends { Variables: Record<string, unknown> }
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const field = issue?.path.join('.') ?? '';
+      const got = issue?.path.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | null)?.[k], json);
       throw new GafferError(
         'invalid_request',
-        `the claim's ${field || 'body'} is not valid: ${issue?.message ?? 'unreadable'} (send the entry's once, your BullMQ lock token and your name)`,
+        `the claim's ${field || 'body'} is not valid (${issue?.message ?? 'unreadable'}), got ${String(JSON.stringify(got)).slice(0, 80)}: send {"once": the entry's one-time value, "lock": your BullMQ lock token, "node": your name}`,
         field,
       );
     }

@@ -59,7 +59,13 @@ async function servedBoard(ctx) {
     makeTree(root, 20, 1024);
     roots.push(root);
   }
-  const engine = await Engine.open({ dataDir, maxParallel: 8, runners: createRunners({ sandbox: 'off' }) });
+  const { createSandbox } = await import('../dist/platform/sandbox/sandbox.js');
+  const engine = await Engine.open({
+    dataDir,
+    maxParallel: 8,
+    runners: createRunners({ sandbox: 'off' }),
+    sandbox: createSandbox('off'),
+  });
   try {
     const t0 = performance.now();
     const ids = [];

@@ -54,6 +54,8 @@ const evidence = async () => {
 };
 const engineMod = () => import('../dist/engine/engine.js');
 const runnersMod = () => import('../dist/runners/index.js');
+/** The engine's own sandbox off too: a bench engine with its workers' sandbox off measures gaffer, not bubblewrap. */
+const sandboxOff = async () => (await import('../dist/platform/sandbox/sandbox.js')).createSandbox('off');
 const serveMod = () => import('../dist/interfaces/http/serve.js');
 
 /**
@@ -330,6 +332,7 @@ async function jobOverhead(ctx) {
     dataDir: join(ctx.tmp, 'job-data'),
     maxParallel: 2,
     runners: createRunners({ sandbox: 'off' }),
+    sandbox: await sandboxOff(),
     spawner: true,
   });
   const refEnv = { gitDir: join(ctx.tmp, 'job-ref.git'), workTree: ws.root, indexFile: join(ctx.tmp, 'job-ref.index') };
@@ -711,6 +714,7 @@ async function throughput(ctx) {
     dataDir,
     maxParallel: TP_PARALLEL,
     runners: createRunners({ sandbox: 'off' }),
+    sandbox: await sandboxOff(),
     spawner: true,
   });
   const refs = [];
@@ -808,6 +812,7 @@ async function fanoutOverhead(ctx) {
     dataDir,
     maxParallel: FO_PARALLEL,
     runners: createRunners({ sandbox: 'off' }),
+    sandbox: await sandboxOff(),
     spawner: true,
     worktrees: { parallelSafeGates: [FO_VERIFY] },
   });
@@ -1149,6 +1154,7 @@ async function retainedDataDir(ctx) {
     dataDir: retained.dataDir,
     maxParallel: TP_PARALLEL,
     runners: createRunners({ sandbox: 'off' }),
+    sandbox: await sandboxOff(),
   });
   const notes = [];
   try {

@@ -1,7 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
+import { appendJsonLine } from '../../src/engine/settle/outcome-log.js';
 import type { RunnerReport } from '../../src/domain/runner-report.js';
 import type { Runner } from '../../src/runners/contract.js';
 import { createRunners } from '../../src/runners/index.js';
@@ -254,6 +255,21 @@ describe('the outcome log', () => {
     });
     expect(engine.stats({ owner: 'bob' })).toMatchObject({ outcomes_total: 0 });
     expect(engine.stats({ owner: 'bob' }).acceptance).toEqual({});
+  });
+
+  it('a log removed or replaced between two lines gets the next line in the file now at its path', () => {
+    const dir = tempDir();
+    const file = join(dir, 'outcomes.jsonl');
+    expect(appendJsonLine(file, { n: 1 })).toBeNull();
+    rmSync(file);
+    expect(appendJsonLine(file, { n: 2 })).toBeNull();
+    writeFileSync(join(dir, 'rotated'), '');
+    renameSync(join(dir, 'rotated'), file);
+    expect(appendJsonLine(file, { n: 3 })).toBeNull();
+    expect(appendJsonLine(file, { n: 4 })).toBeNull();
+    expect(readFileSync(file, 'utf8')).toBe('{"n":3}\n{"n":4}\n');
+    rmSync(dir, { recursive: true });
+    expect(appendJsonLine(file, { n: 5 })).toMatch(/ENOENT/);
   });
 
   it('an empty data dir is an empty report, not a crash', async () => {

@@ -1,4 +1,4 @@
-import { appendFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, writeSync } from 'node:fs';
 import type { RunnerReport } from '../../domain/runner-report.js';
 import { join } from 'node:path';
 import { taskResultOf } from '../../domain/attempt-results.js';
@@ -13,18 +13,56 @@ import type { LedgerEntry } from '../pipeline/attempt-ledger.js';
 export const OUTCOMES_FILE = 'outcomes.jsonl';
 
 /**
- * Appends `value` as one JSON line; answers what went wrong, or null. The line goes in one
- * `appendFileSync`: one open with O_APPEND and, for a line this short, one write(2) of all of it.
- * O_APPEND puts every write at the file's end at the moment it is made, and Linux writes a regular
- * file under its inode lock, so the lines of concurrent writers — this process's jobs, and other
- * gaffer processes on the same data dir — land whole, one after another, never interleaved.
+ * Appends `value` as one JSON line; answers what went wrong, or null. The line goes in one write(2)
+ * through a descriptor opened with O_APPEND: every write lands at the file's end at the moment it
+ * is made, and Linux writes a regular file under its inode lock, so the lines of concurrent writers
+ * — this process's jobs, and other gaffer processes on the same data dir — land whole, one after
+ * another, never interleaved. The descriptor is kept open (an open and a close cost more than the
+ * write); a file removed or replaced meanwhile is opened again.
  */
 export function appendJsonLine(file: string, value: object): string | null {
   try {
-    appendFileSync(file, `${JSON.stringify(value)}\n`, { mode: PRIVATE_FILE_MODE });
+    writeSync(appendFd(file), `${JSON.stringify(value)}\n`);
     return null;
   } catch (err) {
+    closeAppendFd(file);
     return err instanceof Error ? err.message : String(err);
+  }
+}
+
+/** Open append descriptors by path, the most recently used last; past APPEND_FDS_KEPT the oldest is closed. */
+const appendFds = new Map<string, { fd: number }>();
+const APPEND_FDS_KEPT = 8;
+
+function appendFd(file: string): number {
+  const open = appendFds.get(file);
+  if (open !== undefined) {
+    appendFds.delete(file);
+    // removed, or replaced by a rename over it: its inode has no link left, and lines written there would be lost
+    if (fstatSync(open.fd).nlink > 0) {
+      appendFds.set(file, open);
+      return open.fd;
+    }
+    closeQuietly(open.fd);
+  }
+  const fd = openSync(file, 'a', PRIVATE_FILE_MODE);
+  appendFds.set(file, { fd });
+  if (appendFds.size > APPEND_FDS_KEPT) closeAppendFd(appendFds.keys().next().value as string);
+  return fd;
+}
+
+function closeAppendFd(file: string): void {
+  const open = appendFds.get(file);
+  if (open === undefined) return;
+  appendFds.delete(file);
+  closeQuietly(open.fd);
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // already closed
   }
 }
 

@@ -280,9 +280,11 @@ export class Store implements GafferStore {
    * (same owner, within `idemWindowS`) instead, atomically across processes.
    */
   insertJob(job: NewJob, vet?: () => void): { job: JobRow; created: boolean } {
-    this.#begin();
+    // committed at once, group or not: its id goes out (an HTTP answer, a printed line) in this very turn,
+    // and any process given it must find the job
+    this.flush();
     const inserted = this.#insertJob.immediate(job, vet);
-    this.#committed();
+    this.#countCommit();
     return inserted;
   }
 

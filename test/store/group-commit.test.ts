@@ -40,7 +40,9 @@ describe('group commit (an engine connection)', () => {
       // the same connection sees its turn's writes…
       expect(store.getJob('aaaaaaaaaaaa')?.phase).toBe('two');
       expect(store.listEvents('aaaaaaaaaaaa')).toHaveLength(2);
-      // …another sees none of them until the turn ends, then all of them
+      // …another sees none of them until the turn ends, then all of them — but the job at once:
+      // its id goes out in this turn (an HTTP answer), and whoever is given it must find it
+      expect(other.prepare(`SELECT phase FROM jobs WHERE id = 'aaaaaaaaaaaa'`).get()).toEqual({ phase: 'queued' });
       expect(count().n).toBe(0);
       await nextTurn();
       expect(count().n).toBe(2);

@@ -88,6 +88,10 @@ export interface Runner {
   readonly takesInput?: boolean;
   /** True when a run would be confined by the sandbox here (`gaffer runners`); absent: never. */
   readonly sandboxed?: boolean;
+  /** False when the config turns it off (`runners.<key>.enabled`): it refuses every task; absent: on. */
+  readonly enabled?: boolean;
+  /** What keeps it off (the config key and where it was set); null or absent when on. */
+  readonly disabledBy?: string | null;
   /**
    * Refuses a task this runner cannot do before anything starts (spec 04 "Vetting"): throws a
    * GafferError (`runner_disabled`, `runner_not_installed`, `model_endpoint_missing`, …) naming `field`.

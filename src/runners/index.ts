@@ -11,6 +11,7 @@ import {
 } from '../platform/sandbox/network.js';
 import { createSandbox, type Sandbox } from '../platform/sandbox/sandbox.js';
 import { ShellRunner } from './shell/shell-runner.js';
+import type { LocalSwitch } from './report.js';
 
 /** How the runners of one engine are set up (from the config). */
 export interface RunnerSetup {
@@ -21,7 +22,9 @@ export interface RunnerSetup {
   sandbox?: Sandbox | SandboxPolicy;
   /** Config `network` (sandbox/network-config.ts): default shell workers and builtin commands `none`, agent CLIs `outbound`, nothing forwarded. */
   network?: NetworkSetup;
-  /** The builtin agent's endpoint and limits; default: `GAFFER_MODEL_*` from the environment at each run. */
+  /** Config `runners.shell.enabled` (default on). */
+  shell?: LocalSwitch;
+  /** The builtin agent's endpoint and limits (and `runners.builtin.enabled`); default: `GAFFER_MODEL_*` from the environment at each run. */
   builtin?: BuiltinRunnerOptions;
   /** Agent CLIs by key (`cliRunnerOptions(config)`); absent = disabled (they refuse every run). */
   cli?: Record<string, CliRunnerOptions>;
@@ -32,7 +35,7 @@ export function createRunners(setup: RunnerSetup = {}): Map<string, Runner> {
   const sandbox = typeof setup.sandbox === 'object' ? setup.sandbox : createSandbox(setup.sandbox ?? 'auto');
   const network = setup.network ?? {};
   return new Map<string, Runner>([
-    ['shell', new ShellRunner({ sandbox, network: shellNetwork(network) })],
+    ['shell', new ShellRunner({ sandbox, network: shellNetwork(network), ...setup.shell })],
     ['builtin', new BuiltinRunner({ sandbox, network: builtinCommandNetwork(network), ...setup.builtin })],
     ...[...CLI_PROFILES.values()].map((p): [string, Runner] => [
       p.key,

@@ -1,3 +1,4 @@
+import { GafferError } from '../domain/errors.js';
 import type { RunnerReport } from '../domain/runner-report.js';
 import { describeLimitHit } from '../platform/process/limits.js';
 import type { ProcessResult } from '../platform/process/run-process.js';
@@ -62,4 +63,31 @@ export function limitEnd(
     error: describeLimitHit(result.limitHit, result.limits),
     limit: result.limitHit,
   };
+}
+
+/** A local runner (shell, builtin) the config turned off (`runners.<key>.enabled: false`): what keeps it off, and how to turn it on. */
+export interface LocalSwitch {
+  /** Default true. */
+  enabled?: boolean;
+  /** What keeps it off (the config key and where it was set); default `runners.<key>.enabled`. */
+  disabledBy?: string | null;
+}
+
+const disabledWords = (key: string, switched: LocalSwitch): string =>
+  `${key} is disabled by ${switched.disabledBy ?? `runners.${key}.enabled`} — set runners.${key}.enabled: true in gaffer.config.json to use it`;
+
+/** Refuses a task naming a runner the config turned off, before anything starts (`field` names where the runner came from). */
+export function refuseIfDisabled(key: string, switched: LocalSwitch, field: string): void {
+  if (switched.enabled === false)
+    throw new GafferError('runner_disabled', `${field}: ${disabledWords(key, switched)}`, field);
+}
+
+/** The report of a run a runner the config turned off did not start. */
+export function disabledReport(key: string, switched: LocalSwitch): RunnerReport {
+  return blankReport({
+    status: 'refused',
+    outcome: 'expected_error',
+    stopReason: 'runner_disabled',
+    error: disabledWords(key, switched),
+  });
 }

@@ -31,8 +31,8 @@ export function describeRunners(runners: ReadonlyMap<string, Runner>): RunnerRow
           key: r.key,
           label: LABELS[r.key] ?? r.key,
           installed: true,
-          enabled: true,
-          disabled_by: null,
+          enabled: r.enabled ?? true,
+          disabled_by: r.disabledBy ?? null,
           // shell has no version of its own (it runs `sh -c`); builtin is part of gaffer
           version: null,
           resume: r.canResume,

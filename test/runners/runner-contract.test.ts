@@ -24,6 +24,7 @@ runnerContract('shell', async () => ({
   runner: new ShellRunner({}),
   key: 'shell',
   agent: false,
+  refusing: { runner: new ShellRunner({ enabled: false }), task: { model: null }, code: 'runner_disabled' },
   task: { model: null },
   edit: () => ({ command: 'echo made > made.txt; echo wrote made.txt' }),
   long: (_ws, marker) => ({ input: { command: `echo started; sleep ${marker}` }, marker: true }),

@@ -138,11 +138,14 @@ export class CliContext {
 
   #runners(sandbox: Sandbox): Map<string, Runner> {
     const { config } = this.config;
+    const disabledBy = (key: string) => runnerDisabledBy(this.config, key);
+    const { builtin } = builtinSetup(config);
     return createRunners({
       sandbox,
       network: networkSetupOf(config),
-      ...builtinSetup(config),
-      cli: cliRunnerOptions(config, (key) => runnerDisabledBy(this.config, key)),
+      shell: { enabled: config.runners.shell.enabled, disabledBy: disabledBy('shell') },
+      builtin: { ...builtin, enabled: config.runners.builtin.enabled, disabledBy: disabledBy('builtin') },
+      cli: cliRunnerOptions(config, disabledBy),
     });
   }
 
@@ -167,7 +170,7 @@ export class CliContext {
  * The builtin agent's endpoint from the config (env `GAFFER_MODEL_*` already folded in; none: its own
  * env default), and every `models.<name>` it can speak, for the roster entries and the judge that name one.
  */
-function builtinSetup(config: GafferConfig): Pick<RunnerSetup, 'builtin'> {
+function builtinSetup(config: GafferConfig): { builtin: NonNullable<RunnerSetup['builtin']> } {
   const spoken = Object.entries(config.models).flatMap(([name, m]) =>
     m.api === 'gemini' ? [] : [[name, { api: m.api, url: m.url, key: m.key, model: m.model }] as const],
   );

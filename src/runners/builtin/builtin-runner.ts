@@ -18,6 +18,7 @@ import { endpointFromEnv, type BuiltinEndpoint } from './model.js';
 import type { ProviderHttpError } from './rate-limit.js';
 import { loadSdk } from './sdk.js';
 import { buildReport, type LoopFacts, type StopCause } from './report.js';
+import { disabledReport, refuseIfDisabled, type LocalSwitch } from '../report.js';
 import { loadSession, saveSession, sessionPathFor } from './session.js';
 import { systemPrompt } from './system-prompt.js';
 import type { ToolContext, ToolOutcome } from './tool-context.js';
@@ -28,7 +29,7 @@ import { realWorkspace } from './workspace-paths.js';
 import { writeScopeFor } from './write-scope.js';
 
 /** Options of the builtin runner. */
-export interface BuiltinRunnerOptions {
+export interface BuiltinRunnerOptions extends LocalSwitch {
   /**
    * The model endpoint (from config or env, never a request), or a function read at each run
    * (so a config reload takes effect). Default: `GAFFER_MODEL_*` from the environment.
@@ -105,6 +106,15 @@ export class BuiltinRunner implements Runner {
     return this.#opts.sandbox?.works ?? false;
   }
 
+  /** Config `runners.builtin.enabled` (default true). */
+  get enabled(): boolean {
+    return this.#opts.enabled !== false;
+  }
+
+  get disabledBy(): string | null {
+    return this.enabled ? null : (this.#opts.disabledBy ?? 'runners.builtin.enabled');
+  }
+
   /** The sandbox this run's commands go through: none unless the worker is sandboxed and the policy is not `off`. */
   #sandboxFor(input: RunnerInput): Sandbox | undefined {
     const sandbox = this.#opts.sandbox;
@@ -169,6 +179,7 @@ export class BuiltinRunner implements Runner {
 
   /** Refuses before anything starts when there is no endpoint (the named one, or the default), or no model for this task. */
   vet(task: { model: string | null; endpoint?: string }, field: string): void {
+    refuseIfDisabled(this.key, this.#opts, field);
     if (task.endpoint !== undefined) {
       if ((task.model ?? this.#namedEndpoint(task.endpoint, field).model) === null) {
         throw new GafferError(
@@ -203,6 +214,7 @@ export class BuiltinRunner implements Runner {
 
   /** Runs one builtin worker to its end; never throws. */
   async run(input: RunnerInput): Promise<RunnerReport> {
+    if (!this.enabled) return disabledReport(this.key, this.#opts);
     const began = performance.now();
     const facts: LoopFacts = {
       began,

@@ -5,12 +5,12 @@ import type { RunnerReport, StateDetection } from '../../domain/runner-report.js
 import { buildWorkerEnv } from '../../platform/process/env.js';
 import { runProcess, type ProcessResult } from '../../platform/process/run-process.js';
 import { classifyOutput, detectIdlePrompt, formatSeconds, isSameDetection } from '../states.js';
-import { blankReport, limitEnd, processFacts } from '../report.js';
+import { blankReport, disabledReport, limitEnd, processFacts, refuseIfDisabled, type LocalSwitch } from '../report.js';
 import { NO_NETWORK, type SandboxNetwork } from '../../platform/sandbox/network.js';
 import { isRefused, type Sandbox } from '../../platform/sandbox/sandbox.js';
 
 /** Options of the shell runner. */
-export interface ShellRunnerOptions {
+export interface ShellRunnerOptions extends LocalSwitch {
   /** Output ending mid-line with nothing after it for this long reads as a prompt, ms (default 10000). */
   idlePromptMs?: number;
   /** Between SIGTERM and SIGKILL on timeout/cancel, ms (default 3000). */
@@ -42,8 +42,23 @@ export class ShellRunner implements Runner {
     return this.#opts.sandbox?.works ?? false;
   }
 
+  /** Config `runners.shell.enabled` (default true). */
+  get enabled(): boolean {
+    return this.#opts.enabled !== false;
+  }
+
+  get disabledBy(): string | null {
+    return this.enabled ? null : (this.#opts.disabledBy ?? 'runners.shell.enabled');
+  }
+
+  /** Refuses every task while the config turns it off. */
+  vet(_task: { model: string | null; endpoint?: string }, field: string): void {
+    refuseIfDisabled(this.key, this.#opts, field);
+  }
+
   /** Runs one shell worker to its end; never throws. */
   async run(input: RunnerInput): Promise<RunnerReport> {
+    if (!this.enabled) return disabledReport(this.key, this.#opts);
     const shellCommand = input.command ?? input.instruction;
     const env: NodeJS.ProcessEnv = { ...buildWorkerEnv(input.env), GAFFER_INSTRUCTION_FILE: input.instructionFile };
     try {

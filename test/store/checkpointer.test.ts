@@ -2,26 +2,12 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { parseJobRequest } from '../../src/domain/request.js';
 import { Store } from '../../src/store/store.js';
 import { tempDir } from '../helpers/temp.js';
+import { newJob } from './new-job.js';
 
-const spec = parseJobRequest(
-  { workspace: '/w', tasks: [{ instruction: 'x', command: 'true' }] },
-  { defaultRunner: null, available: ['shell'] },
-);
-const insert = (store: Store, id: string) =>
-  store.insertJob({
-    id,
-    owner: null,
-    spec,
-    created: Date.now() / 1000,
-    idemKey: null,
-    requestHash: null,
-    idemWindowS: 3600,
-    pid: process.pid,
-    pidStart: 0,
-  });
+const insert = (store: Store, id: string) => store.insertJob(newJob(id));
+
 const walBytes = (dir: string) =>
   existsSync(join(dir, 'gaffer.db-wal')) ? statSync(join(dir, 'gaffer.db-wal')).size : 0;
 

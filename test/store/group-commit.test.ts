@@ -3,24 +3,9 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { parseJobRequest } from '../../src/domain/request.js';
 import { Store } from '../../src/store/store.js';
 import { tempDir } from '../helpers/temp.js';
-
-const newJob = (id: string) => ({
-  id,
-  owner: null,
-  spec: parseJobRequest(
-    { workspace: '/w', tasks: [{ instruction: 'x', command: 'true' }] },
-    { defaultRunner: null, available: ['shell'] },
-  ),
-  created: Date.now() / 1000,
-  idemKey: null,
-  requestHash: null,
-  idemWindowS: 3600,
-  pid: process.pid,
-  pidStart: 0,
-});
+import { newJob } from './new-job.js';
 
 /** A raw connection of its own: what another process sees of the db. */
 const otherProcessView = (dir: string) => new Database(join(dir, 'gaffer.db'), { readonly: true });

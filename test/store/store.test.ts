@@ -2,29 +2,13 @@ import Database from 'better-sqlite3';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseJobRequest } from '../../src/domain/request.js';
 import { ownProcessIdentity } from '../../src/platform/process/process-identity.js';
 import { Store, workspacesCollide } from '../../src/store/store.js';
 import { tempDir } from '../helpers/temp.js';
+import { newJob } from './new-job.js';
 
-const spec = (workspace: string) =>
-  parseJobRequest(
-    { workspace, tasks: [{ instruction: 'x', command: 'true' }] },
-    { defaultRunner: null, available: ['shell'] },
-  );
 const insert = (store: Store, id: string, workspace = '/w', extra: Partial<Parameters<Store['insertJob']>[0]> = {}) =>
-  store.insertJob({
-    id,
-    owner: null,
-    spec: spec(workspace),
-    created: Date.now() / 1000,
-    idemKey: null,
-    requestHash: null,
-    idemWindowS: 3600,
-    pid: process.pid,
-    pidStart: 0,
-    ...extra,
-  });
+  store.insertJob(newJob(id, workspace, extra));
 
 describe('the store', () => {
   it('is a WAL-mode SQLite file that a second connection reads at once', () => {

@@ -26,12 +26,15 @@ import { listWorktrees, pruneWorktrees, type PruneAnswer, type WorktreeEntry } f
 import { sweepRemoteCheckouts } from './placement/remote-checkout.js';
 import { BullmqExecutor } from './execution/bullmq.js';
 import type { NodeExchange } from './execution/exchange.js';
+import type { ClusterView } from './execution/cluster-view.js';
 
 /** A coordinator's side of its cluster: what the HTTP API offers the nodes, and where it tells them to reach it. */
 export interface CoordinatorSide {
   readonly exchange: NodeExchange;
   /** Tells the attempts put on the queue from now on where the coordinator's HTTP API is. */
   advertise(url: string): void;
+  /** The live nodes, the runner queues and what is wrong with the cluster (`gaffer nodes`). */
+  view(): Promise<ClusterView>;
 }
 
 // the pieces' names, for the callers that know only the engine
@@ -54,6 +57,7 @@ export { IDEMPOTENCY_WINDOW_S } from './admission/admission.js';
 export { ORPHAN_LOOK_MS } from './maintenance/maintenance.js';
 export type { EngineOptions } from './compose.js';
 export type { NodeExchange } from './execution/exchange.js';
+export type { ClusterView, NodeView, QueueView } from './execution/cluster-view.js';
 
 /**
  * One engine per process: runs jobs, answers for them, and shares the data dir with other processes.
@@ -334,6 +338,17 @@ export class Engine {
   }
 
   /** Counts for /api/health, so a leak can be seen. */
+  /** `GET /api/nodes`: the cluster's live nodes and runner queues; refused, named, on one machine. */
+  async nodes(): Promise<ClusterView> {
+    const cluster = this.cluster;
+    if (cluster === null)
+      throw new GafferError(
+        'not_supported',
+        'this server runs every attempt itself and has no nodes: start it with gaffer serve --queue redis://HOST:6379 for a cluster',
+      );
+    return cluster.view();
+  }
+
   health(): { live_jobs: number; waiters: number; listeners: number } {
     return { live_jobs: this.#live.size, waiters: this.#waits.waiters, listeners: this.#services.bus.listenerCount };
   }

@@ -16,6 +16,8 @@ import { NODE_LOST, type Executor, type RunOptions } from './executor.js';
 import { RemoteWork } from './remote-work.js';
 import { cancelledReport, takeBack } from './take-back.js';
 import { NamespaceClaim } from './namespace-claim.js';
+import { readNodeRecords } from './node-record.js';
+import { viewOf, type ClusterView } from './cluster-view.js';
 import {
   CANCEL_TTL_S,
   cancelChannel,
@@ -66,6 +68,8 @@ const SECOND_STALL_MS = 60_000;
 /** The most of a remote worker's output the coordinator's log of it keeps, bytes (the node keeps its whole log). */
 const LOG_CAP_BYTES = 10 * 1024 * 1024;
 const CONNECT_TIMEOUT_MS = 10_000;
+/** How long the operator's view waits for the Redis before it says the Redis does not answer, ms. */
+const VIEW_TIMEOUT_MS = 2_000;
 
 /**
  * The remote Executor (issue 17, spec 09): each attempt becomes a BullMQ job on its runner's queue
@@ -187,6 +191,48 @@ export class BullmqExecutor implements Executor {
     if (report.stopReason === NODE_LOST) this.#park(`${input.jobId}\0${input.workerName}`, work);
     else await this.#finish(work);
     return report;
+  }
+
+  /**
+   * What the operator sees of the cluster (`gaffer nodes`, `GET /api/nodes`): each live node's
+   * record, each runner queue's depth and its oldest waiting entry's age, and whether the Redis
+   * answered. Never throws: a Redis that does not answer within {@link VIEW_TIMEOUT_MS} is said so.
+   */
+  async view(): Promise<ClusterView> {
+    const redis = this.#redis;
+    const base = { queue: describeQueue(this.#settings.queue), prefix: this.#prefix };
+    if (redis === null) return viewOf({ ...base, redis: 'the cluster executor is not open', nodes: [], queues: [] });
+    try {
+      return await withTimeout(
+        (async () => {
+          const nodes = await readNodeRecords(redis, this.#prefix);
+          const runners = new Set([...this.#queues.keys(), ...nodes.flatMap((n) => n.runners)]);
+          const queues = await Promise.all(
+            [...runners].sort().map(async (runner) => {
+              const queue = this.#queue(runner);
+              const counts = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
+              const waiting = await queue.getJobs(['waiting', 'prioritized'], 0, 199);
+              const oldest = waiting.reduce((m, j) => Math.min(m, j.timestamp), Infinity);
+              return {
+                runner,
+                waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0),
+                running: counts.active ?? 0,
+                oldest_waiting_ms: Number.isFinite(oldest) ? oldest : null,
+              };
+            }),
+          );
+          return viewOf({ ...base, redis: null, nodes, queues, lost: this.#claim?.lost ?? null });
+        })(),
+        VIEW_TIMEOUT_MS,
+      );
+    } catch (err) {
+      return viewOf({
+        ...base,
+        redis: `the queue at ${base.queue} does not answer: ${err instanceof Error ? err.message : String(err)}`,
+        nodes: [],
+        queues: [],
+      });
+    }
   }
 
   async close(): Promise<void> {

@@ -21,6 +21,7 @@ import {
 import type { Runner } from '../../runners/contract.js';
 import { blankReport } from '../../runners/report.js';
 import { GafferError } from '../../domain/errors.js';
+import { beatEveryMs, dropNodeRecord, writeNodeRecord, type NodeRecord } from './node-record.js';
 import {
   cancelChannel,
   cancelKey,
@@ -85,6 +86,10 @@ export class WorkerNode {
   readonly #opts: NodeOptions;
   readonly #workers: Worker[] = [];
   readonly #running = new Map<string, AbortController>();
+  /** The attempts it runs, for its record: runner and when taken. */
+  readonly #taken = new Map<string, { runner: string; since: string }>();
+  readonly #started = new Date().toISOString();
+  #beat: NodeJS.Timeout | null = null;
   /** Attempts whose BullMQ lock this node lost (a partition): their work is another node's now; nothing of it is sent. */
   readonly #lockLost = new Set<string>();
   readonly #lanes = new Map<string, Promise<unknown>>();
@@ -156,12 +161,33 @@ export class WorkerNode {
       this.#workers.push(worker);
     }
     await Promise.all(this.#workers.map((w) => w.waitUntilReady()));
+    await this.#announce();
+    this.#beat = setInterval(() => void this.#announce(), beatEveryMs(opts.stallMs));
+    this.#beat.unref();
+  }
+
+  /** This node's record on the Redis, renewed on a timer and on each attempt taken or ended; it expires after the stall window. */
+  async #announce(): Promise<void> {
+    const record: NodeRecord = {
+      name: this.name,
+      host: os.hostname(),
+      pid: process.pid,
+      runners: [...this.#opts.runners.keys()],
+      slots: this.#opts.slots,
+      stall_s: Math.round(this.#opts.stallMs / 1000),
+      running: [...this.#taken].map(([key, t]) => ({ key, ...t })),
+      started: this.#started,
+      beat: new Date().toISOString(),
+    };
+    await writeNodeRecord(this.#redis, this.#opts.prefix, record).catch(() => undefined);
   }
 
   /** Stops taking attempts, lets the running ones finish, and disconnects. */
   async close(): Promise<void> {
     await Promise.all(this.#workers.map((w) => w.close()));
     if (this.#cancelLook) clearInterval(this.#cancelLook);
+    if (this.#beat) clearInterval(this.#beat);
+    await dropNodeRecord(this.#redis, this.#opts.prefix, this.name).catch(() => undefined);
     await Promise.all([this.#redis.quit().catch(() => undefined), this.#subscriber.quit().catch(() => undefined)]);
   }
 
@@ -192,6 +218,8 @@ export class WorkerNode {
     const onBull = () => stop.abort(bullSignal?.reason);
     bullSignal?.addEventListener('abort', onBull, { once: true });
     this.#running.set(a.key, stop);
+    this.#taken.set(a.key, { runner: a.runner, since: new Date().toISOString() });
+    void this.#announce();
     const answer = (
       report: RunnerReport,
       commit: string | null = null,
@@ -288,6 +316,8 @@ export class WorkerNode {
       }
     } finally {
       this.#running.delete(a.key);
+      this.#taken.delete(a.key);
+      void this.#announce();
       this.#lockLost.delete(job.id ?? '');
       bullSignal?.removeEventListener('abort', onBull);
     }

@@ -14,6 +14,7 @@ import { isFinalStatus } from '../../domain/status.js';
 import type { CompactJob } from '../../engine/queries/compact.js';
 import type { Engine, WaitAnswer } from '../../engine/engine.js';
 import type { RunnerRow } from '../../runners/table.js';
+import type { ClusterView } from '../../engine/engine.js';
 import { checkAnswer } from '../answer-check.js';
 import { CWD_HEADER } from '../http/app.js';
 import type { JobEvent } from '../../domain/events.js';
@@ -48,6 +49,8 @@ export interface CliApi {
   follow(id: string, after: number, onEvent: (e: JobEvent) => void): Promise<void>;
   lint(body: unknown): Promise<LintReport>;
   runners(): Promise<RunnerRow[]>;
+  /** `GET /api/nodes`: a coordinator's live nodes and runner queues. */
+  nodes(): Promise<ClusterView>;
   stats(): Promise<StatsAnswer>;
   /** A new one-time login URL for the board (`gaffer login`): only a server has a board. */
   login(): Promise<{ url: string }>;
@@ -114,6 +117,14 @@ export class LocalApi implements CliApi {
   }
   runners() {
     return Promise.resolve(this.engine.runners());
+  }
+  nodes(): Promise<ClusterView> {
+    return Promise.reject(
+      new GafferError(
+        'not_supported',
+        'no gaffer server runs on this data dir, and only a coordinator (gaffer serve --queue redis://HOST:6379) has nodes: start one, or point GAFFER_URL at it',
+      ),
+    );
   }
   stats() {
     return Promise.resolve(this.engine.stats());
@@ -313,6 +324,9 @@ export class HttpApi implements CliApi {
   }
   async runners() {
     return (await this.#call<{ runners: RunnerRow[] }>('GET', '/api/runners')).runners;
+  }
+  nodes() {
+    return this.#call<ClusterView>('GET', '/api/nodes');
   }
   stats() {
     return this.#call<StatsAnswer>('GET', '/api/stats');

@@ -10,6 +10,7 @@ import { steerCommand } from './commands/steer.js';
 import { queueListCommand, queueRunCommand } from './commands/queue.js';
 import { mcpCommand, serveCommand, type ServeFlags } from './commands/serve.js';
 import { nodeCommand, type NodeFlags } from './commands/node.js';
+import { nodesCommand } from './commands/nodes.js';
 import { dispatchCommand, type DispatchFlags } from './commands/dispatch.js';
 import { restrictUmask } from '../../platform/process/umask.js';
 import { guardOutput } from './safe-output.js';
@@ -303,6 +304,13 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command('runners')
     .description('what this machine can run')
     .action(() => run('runners', (cli) => runnersCommand(cli))());
+
+  program
+    .command('nodes')
+    .description(
+      "a coordinator's live nodes (runners, slots, running attempts, last heartbeat) and each runner queue's depth and oldest wait (exit 1 when degraded)",
+    )
+    .action(() => run('nodes', (cli) => nodesCommand(cli))());
 
   program
     .command('stats')

@@ -226,10 +226,14 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
   app.get('/api/runners', (c) => c.json({ runners: engine.runners() }));
   app.get('/api/roster', (c) => c.json(engine.roster()));
   app.get('/api/stats', (c) => c.json(engine.stats({ owner: owner(c) })));
-  app.get('/api/health', (c) => {
+  app.get('/api/nodes', async (c) => c.json(await engine.nodes()));
+  app.get('/api/health', async (c) => {
     const h = engine.health();
+    // a cluster whose Redis does not answer, or whose queued work no live node takes, is degraded: said with why
+    const problems = engine.cluster ? (await engine.cluster.view()).problems : [];
     return c.json({
-      ok: true,
+      ok: problems.length === 0,
+      ...(engine.cluster ? { status: problems.length === 0 ? 'ok' : 'degraded', problems } : {}),
       version: opts.version,
       uptime_s: engine.uptimeS,
       live_jobs: h.live_jobs,

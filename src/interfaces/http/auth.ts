@@ -55,7 +55,8 @@ export function redeemLogin(c: Context, credentials: Credentials, token: string)
 
 function howToAuthenticate(credentials: Credentials): string {
   const tokens = credentials.hasTokens ? 'your configured token, or ' : '';
-  return `send Authorization: Bearer <${tokens}the secret in ${credentials.secretFile}> — the gaffer CLI on this machine reads that file and sends it by itself`;
+  // never the secret's path: a refusal goes to whoever asked, and the coordinator's disk layout is not theirs to learn
+  return `send Authorization: Bearer <${tokens}the server's secret> — the secret is the file \`secret\` in the data dir of the \`gaffer serve\` you are calling; the gaffer CLI run with that data dir reads it and sends it by itself`;
 }
 
 function howToLogIn(): string {

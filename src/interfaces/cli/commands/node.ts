@@ -61,6 +61,8 @@ export async function nodeCommand(cli: CliContext, flags: NodeFlags): Promise<nu
       `--coordinator must be an http(s) URL, got ${JSON.stringify(flags.coordinator)}`,
       'coordinator',
     );
+  // each line of a node's log starts with the ISO time: a node's story is read against the coordinator's
+  const log = (line: string) => cli.err(`${new Date().toISOString()} ${line}`);
   const workDir = resolve(flags.workDir ?? join(cli.dataDir, 'node'));
   const node = await WorkerNode.start({
     queue: flags.queue,
@@ -72,18 +74,18 @@ export async function nodeCommand(cli: CliContext, flags: NodeFlags): Promise<nu
     stallMs: stallS * 1000,
     ...(flags.name !== undefined ? { name: flags.name } : {}),
     coordinator: flags.coordinator ?? null,
-    say: (line) => cli.err(`gaffer node: ${line}`),
+    say: (line) => log(`gaffer node: ${line}`),
   });
   const stopped = new Promise<void>((resolveStop) => {
     const stop = (signal: string) => {
-      cli.err(`gaffer node ${node.name}: ${signal}: taking no more attempts; the running ones finish first`);
+      log(`gaffer node ${node.name}: ${signal}: taking no more attempts; the running ones finish first`);
       setTimeout(() => process.exit(1), SHUTDOWN_LIMIT_MS).unref();
       node.close().then(resolveStop, resolveStop);
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
-  cli.err(
+  log(
     `gaffer node ${node.name}: taking ${[...runners.keys()].join(', ')} attempts from ${describeQueue(flags.queue)} (namespace ${prefix}), ${slots} at once per runner; work dir ${workDir}`,
   );
   await stopped;

@@ -1,7 +1,7 @@
 import { appendFileSync, mkdirSync, statSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
-import { Job, Queue, QueueEvents } from 'bullmq';
+import { Job, Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { GafferError } from '../../domain/errors.js';
 import type { RemoteRepo } from '../../domain/remote-repo.js';
@@ -68,6 +68,8 @@ const SECOND_STALL_MS = 60_000;
 /** The most of a remote worker's output the coordinator's log of it keeps, bytes (the node keeps its whole log). */
 const LOG_CAP_BYTES = 10 * 1024 * 1024;
 const CONNECT_TIMEOUT_MS = 10_000;
+/** How often the coordinator looks for stalled entries (a node lost), ms. */
+const STALL_CHECK_MS = 1_000;
 /** How long the operator's view waits for the Redis before it says the Redis does not answer, ms. */
 const VIEW_TIMEOUT_MS = 2_000;
 
@@ -88,6 +90,8 @@ export class BullmqExecutor implements Executor {
   readonly #connection: ReturnType<typeof connectionOf>;
   readonly #slots: Semaphore;
   readonly #queues = new Map<string, Queue>();
+  /** Per runner queue, a BullMQ worker that takes nothing and only looks for stalled entries: a lost node is noticed with no other node alive. */
+  readonly #stallCheckers = new Map<string, Worker>();
   readonly #events = new Map<string, Promise<QueueEvents>>();
   readonly #works = new Map<string, RemoteWork>();
   readonly #lost = new Map<string, { work: RemoteWork; timer: NodeJS.Timeout }>();
@@ -244,6 +248,7 @@ export class BullmqExecutor implements Executor {
     }
     this.#lost.clear();
     await Promise.all([...this.#events.values()].map((e) => e.then((events) => events.close()).catch(() => undefined)));
+    await Promise.all([...this.#stallCheckers.values()].map((w) => w.close().catch(() => undefined)));
     await Promise.all([...this.#queues.values()].map((q) => q.close().catch(() => undefined)));
     await this.#claim?.release();
     await this.#redis?.quit().catch(() => undefined);
@@ -495,8 +500,36 @@ export class BullmqExecutor implements Executor {
       queue = new Queue(queueName(runner), { connection: this.#connection, prefix: this.#prefix });
       queue.on('error', () => undefined);
       this.#queues.set(runner, queue);
+      this.#checkStalls(runner);
     }
     return queue;
+  }
+
+  /**
+   * BullMQ finds a stalled entry only in a worker's periodic check, and nodes are the only workers:
+   * with its node dead (SIGKILL) or stopped (SIGSTOP) and no other node on the runner, nobody looked,
+   * and a lost node went unnoticed. The coordinator looks too, every {@link STALL_CHECK_MS}: an entry
+   * is stalled only once its lock expired (`--stall-s` after the node last renewed it), so looking
+   * often hands nothing over early; a lost node is noticed within its stall window and a check.
+   */
+  #checkStalls(runner: string): void {
+    if (this.#closed || this.#stallCheckers.has(runner)) return;
+    const checker = new Worker(
+      queueName(runner),
+      (): Promise<unknown> => Promise.reject(new Error('the coordinator takes no attempts')),
+      {
+        connection: this.#connection,
+        prefix: this.#prefix,
+        name: 'coordinator-stall-check',
+        autorun: false,
+        stalledInterval: STALL_CHECK_MS,
+        // as on the nodes (node.ts): one hand-over, then BullMQ fails the entry
+        maxStalledCount: 1,
+      },
+    );
+    checker.on('error', () => undefined);
+    this.#stallCheckers.set(runner, checker);
+    void checker.startStalledCheckTimer().catch(() => undefined);
   }
 
   /**

@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { makeWorkspace } from '../helpers/temp.js';
+import { call, eventually, gaffer } from '../reliability/helpers.js';
+import { eventsOf, HAS_REDIS, startCoordinator, startNode, startRedis, stopRedis } from './harness.js';
+
+const POLL_MS = 20_000;
+
+/** A job of one shell task that runs `command` on a node. */
+async function submit(server: { url: string }, command: string, more: Record<string, unknown> = {}): Promise<string> {
+  const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });
+  const res = await call(server.url, 'POST', '/api/jobs', {
+    workspace: ws,
+    runner: 'shell',
+    verify: 'none',
+    tasks: [{ name: 'work', instruction: 'work', command }],
+    ...more,
+  });
+  expect(res.status).toBe(202);
+  return res.json.id as string;
+}
+
+/**
+ * What the operator sees of a cluster: the live nodes and runner queues (`GET /api/nodes`,
+ * `gaffer nodes`), `/api/health` degraded with why, and a lost node noticed within 2 × `--stall-s`.
+ */
+describe.skipIf(!HAS_REDIS)('the operator’s view of a cluster (needs Debian redis-server; skipped without it)', () => {
+  it('GET /api/nodes and gaffer nodes list each live node with its runners, slots, running attempts and heartbeat, and each queue', async () => {
+    const redis = await startRedis();
+    const server = await startCoordinator(redis.url);
+    await startNode(redis.url, 'n1', { slots: 2, stallS: 6 });
+    const id = await submit(server, 'sleep 30');
+    let view: any;
+    await eventually(
+      async () => {
+        view = (await call(server.url, 'GET', '/api/nodes')).json;
+        return view.nodes?.[0]?.running?.length === 1;
+      },
+      POLL_MS,
+      'n1 running one attempt in /api/nodes',
+    );
+    expect(view.redis).toEqual({ ok: true, error: null });
+    expect(view.prefix).toBe('gaffer');
+    const [n1] = view.nodes;
+    expect(n1).toMatchObject({ name: 'n1', runners: ['shell'], slots: 2, stall_s: 6 });
+    expect(n1.running[0].key.startsWith(`${id}.`)).toBe(true);
+    expect(n1.last_heartbeat_s).toBeLessThanOrEqual(3);
+    expect(view.queues).toContainEqual(
+      expect.objectContaining({ runner: 'shell', waiting: 0, running: 1, oldest_waiting_s: null, nodes: ['n1'] }),
+    );
+    expect(view.problems).toEqual([]);
+    const health = (await call(server.url, 'GET', '/api/health')).json;
+    expect(health).toMatchObject({ ok: true, status: 'ok', problems: [] });
+
+    const cli = await gaffer(server.dataDir, ['nodes']);
+    expect(cli.code).toBe(0);
+    expect(cli.stdout).toMatch(/n1 {2}runners shell {2}slots 2 {2}running 1 {2}last heartbeat \d+ s ago/);
+    expect(cli.stdout).toMatch(/shell {2}waiting 0 {2}oldest — {2}running 1 {2}nodes n1/);
+    // the job says which node ran its attempt
+    const job = (await call(server.url, 'GET', `/api/jobs/${id}`)).json;
+    expect(job.result.workers[0].node).toBe('n1');
+    await call(server.url, 'POST', `/api/jobs/${id}/cancel`);
+  }, 60_000);
+
+  it('work waiting for a runner no live node serves, and a Redis that does not answer, make /api/health degraded with why', async () => {
+    const redis = await startRedis();
+    const server = await startCoordinator(redis.url);
+    await submit(server, 'echo hi');
+    let health: any;
+    await eventually(
+      async () => {
+        health = (await call(server.url, 'GET', '/api/health')).json;
+        return health.ok === false;
+      },
+      POLL_MS,
+      'health degraded',
+    );
+    expect(health.status).toBe('degraded');
+    expect(health.problems[0]).toMatch(
+      /^1 attempt of runner shell waits \(the oldest \d+ s\) and no live node takes shell: start one with gaffer node --runners shell$/,
+    );
+    const view = (await call(server.url, 'GET', '/api/nodes')).json;
+    expect(view.nodes).toEqual([]);
+    expect(view.queues).toContainEqual(expect.objectContaining({ runner: 'shell', waiting: 1, nodes: [] }));
+    const cli = await gaffer(server.dataDir, ['nodes']);
+    expect(cli.code).toBe(1);
+    expect(cli.stdout).toContain('degraded:');
+    expect(cli.stdout).toContain('no live node takes shell');
+
+    await stopRedis(redis);
+    const started = Date.now();
+    health = (await call(server.url, 'GET', '/api/health')).json;
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(health.ok).toBe(false);
+    expect(health.problems.join('\n')).toMatch(/the queue at redis:\/\/127\.0\.0\.1:\d+ does not answer/);
+  }, 60_000);
+
+  for (const how of ['SIGKILL', 'SIGSTOP'] as const) {
+    it(`a node lost mid-attempt (${how}) is noticed within 2 × --stall-s, with no other node alive`, async () => {
+      const redis = await startRedis();
+      const server = await startCoordinator(redis.url);
+      const stallS = 4;
+      const node = await startNode(redis.url, 'n1', { stallS });
+      const id = await submit(server, 'sleep 60');
+      await eventually(
+        async () => (await eventsOf(server, id)).some((e) => e.event === 'node' && e.node_event === 'taken'),
+        POLL_MS,
+        'the attempt taken',
+      );
+      node.child.kill(how);
+      const lostAt = Date.now();
+      await eventually(
+        async () => (await eventsOf(server, id)).some((e) => e.event === 'node' && e.node_event === 'lost'),
+        2 * stallS * 1000 + 2_000,
+        'the lost node noticed',
+      );
+      const took = Date.now() - lostAt;
+      expect(took).toBeLessThanOrEqual(2 * stallS * 1000);
+      // its record expired with its stall window: the list no longer shows it
+      await eventually(
+        async () => (await call(server.url, 'GET', '/api/nodes')).json.nodes.length === 0,
+        POLL_MS,
+        'n1 gone from /api/nodes',
+      );
+      if (how === 'SIGSTOP') node.child.kill('SIGCONT');
+      await call(server.url, 'POST', `/api/jobs/${id}/cancel`);
+    }, 60_000);
+  }
+});

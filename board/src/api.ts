@@ -11,6 +11,7 @@ export type BriefJob = JobList['jobs'][number];
 export type OpenAsk = ReturnType<Engine['openAsks']>[number];
 export type RunnerRow = ReturnType<Engine['runners']>[number];
 export type RosterAnswer = ReturnType<Engine['roster']>;
+export type ClusterView = Awaited<ReturnType<Engine['nodes']>>;
 export type Stats = ReturnType<Engine['stats']>;
 export type LintReport = ReturnType<Engine['lint']>;
 /** The job request as `POST /api/jobs` and `POST /api/lint` take it (spec 02), and a task's type. */
@@ -89,5 +90,6 @@ export const api = {
   log: (id: string, worker: string, tail = 200) => text(`/api/jobs/${seg(id)}/workers/${seg(worker)}/log?tail=${tail}`),
   runners: () => json<{ runners: RunnerRow[] }>('GET', '/api/runners'),
   roster: () => json<RosterAnswer>('GET', '/api/roster'),
+  nodes: () => json<ClusterView>('GET', '/api/nodes'),
   stats: () => json<Stats>('GET', '/api/stats'),
 };

@@ -3,6 +3,7 @@ import { useNotifications } from './notify.js';
 import { JobPage } from './pages/job.js';
 import { JobsPage } from './pages/jobs.js';
 import { NewJobPage } from './pages/new-job.js';
+import { NodesPage } from './pages/nodes.js';
 import { RosterPage } from './pages/roster.js';
 import { RunnersPage } from './pages/runners.js';
 import { StatsPage } from './pages/stats.js';
@@ -14,6 +15,7 @@ const NAV: { label: string; route: Route }[] = [
   { label: 'Stats', route: { page: 'stats' } },
   { label: 'Runners', route: { page: 'runners' } },
   { label: 'Roster', route: { page: 'roster' } },
+  { label: 'Nodes', route: { page: 'nodes' } },
 ];
 
 export function App() {
@@ -73,5 +75,7 @@ function Page({ route }: { route: Route }) {
       return <RunnersPage />;
     case 'roster':
       return <RosterPage />;
+    case 'nodes':
+      return <NodesPage />;
   }
 }

@@ -7,7 +7,8 @@ export type Route =
   | { page: 'new' }
   | { page: 'stats' }
   | { page: 'runners' }
-  | { page: 'roster' };
+  | { page: 'roster' }
+  | { page: 'nodes' };
 
 export function parseRoute(hash: string): Route {
   const [path = '', query = ''] = hash.replace(/^#/, '').split('?');
@@ -18,6 +19,7 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === 'stats') return { page: 'stats' };
   if (parts[0] === 'runners') return { page: 'runners' };
   if (parts[0] === 'roster') return { page: 'roster' };
+  if (parts[0] === 'nodes') return { page: 'nodes' };
   return {
     page: 'jobs',
     ...(q.get('status') ? { status: q.get('status') as string } : {}),

@@ -285,6 +285,8 @@ export const compactWorkerSchema = z.strictObject({
   spend: z.string().nullable(),
   /** Why it ran on its entry's fallback instead of where it was routed (issue 15). */
   rerouted: z.string().optional(),
+  /** The cluster node that took the attempt (a coordinator's attempts only; the last one when it was handed over). */
+  node: z.string().optional(),
 });
 
 /** A worker row as answered: these fields always; without `full`, the rest only when not 0, null or empty. */

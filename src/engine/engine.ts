@@ -86,7 +86,7 @@ export class Engine {
     this.#config = configOf(opts);
     this.#services = composeServices(opts, store);
     const { runners, executor } = this.#services;
-    this.#queries = new JobQueries(store, runners, executor.cap);
+    this.#queries = new JobQueries(store, runners, executor.cap, { remote: executor instanceof BullmqExecutor });
     this.#live = composeQueue(opts, this.#services, {
       onEnd: () => {
         if (!this.#closed) this.#maintenance.afterJob();

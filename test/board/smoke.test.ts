@@ -22,6 +22,7 @@ describe.skipIf(!hasChromium)('the board (issue 16): served, logged in, navigabl
       ['Stats', '#/stats'],
       ['Runners', '#/runners'],
       ['Roster', '#/roster'],
+      ['Nodes', '#/nodes'],
     ] as const) {
       await nav.getByRole('link', { name, exact: true }).click();
       await expect.poll(() => new URL(page.url()).hash).toBe(hash);

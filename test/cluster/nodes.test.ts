@@ -58,6 +58,7 @@ describe.skipIf(!HAS_REDIS)('the operator’s view of a cluster (needs Debian re
     // the job says which node ran its attempt
     const job = (await call(server.url, 'GET', `/api/jobs/${id}`)).json;
     expect(job.result.workers[0].node).toBe('n1');
+    expect((await gaffer(server.dataDir, ['status', id])).stdout).toContain('on node n1');
     await call(server.url, 'POST', `/api/jobs/${id}/cancel`);
   }, 60_000);
 

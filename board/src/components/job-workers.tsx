@@ -69,6 +69,7 @@ function WorkerCard({
         {(w.entry || w.provider) && <Fact term="Route">{[w.entry, w.provider].filter(Boolean).join(' · ')}</Fact>}
         {task?.routed && <Fact term="Why there">{task.routed}</Fact>}
         {w.rerouted && <Fact term="Rerouted">{w.rerouted}</Fact>}
+        {w.node && <Fact term="Node">{w.node}</Fact>}
         <Fact term="Rounds">{String(w.rounds)}</Fact>
         <Fact term="Tool calls">
           {w.tool_calls}

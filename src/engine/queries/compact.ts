@@ -67,6 +67,8 @@ export function buildCompact(
     asks?: readonly AskJson[];
     pace?: WorkspacePace | null;
     evidence?: readonly ObjectiveEvidence[];
+    /** The node that took each attempt, by worker name (a cluster's attempts). */
+    nodes?: ReadonlyMap<string, string>;
   },
 ): CompactJob {
   const full = opts.full ?? false;
@@ -130,7 +132,7 @@ export function buildCompact(
     const { fix_rounds_run: _internal, ...visible } = result ?? nothingYet;
     const workers = attempts
       .filter((a) => a.started !== null || a.finished !== null)
-      .map((a) => compactWorker(a, full));
+      .map((a) => compactWorker(a, full, opts.nodes?.get(a.worker)));
     if (!full) fitSummaries(workers);
     const answer: CompactResult = {
       // a worker that ended the ordinary way (`complete`) is said by its status and outcome
@@ -305,7 +307,7 @@ function isPlainFree(spend: Spend | undefined): boolean {
   return spend === undefined || (spend.billing === 'free' && spend.unknown === null);
 }
 
-function compactWorker(a: AttemptRow, full: boolean): CompactWorker {
+function compactWorker(a: AttemptRow, full: boolean, node: string | undefined): CompactWorker {
   const r = a.report;
   const row: CompactWorker = {
     name: a.worker,
@@ -344,6 +346,7 @@ function compactWorker(a: AttemptRow, full: boolean): CompactWorker {
   if (r && r.refusals.length > 0) row.refusals = r.refusals;
   if (r?.session) row.session = r.session;
   if (a.routeWhy !== null) row.rerouted = a.routeWhy;
+  if (node !== undefined) row.node = node;
   return row;
 }
 

@@ -36,10 +36,22 @@ export class JobQueries {
    */
   readonly #paces = new Map<string, { started: number | null; pace: WorkspacePace | null }>();
 
-  constructor(store: Store, runners: ReadonlyMap<string, Runner>, workerCap: number) {
+  readonly #remote: boolean;
+
+  constructor(store: Store, runners: ReadonlyMap<string, Runner>, workerCap: number, opts: { remote?: boolean } = {}) {
     this.#store = store;
     this.#runners = runners;
     this.#workerCap = workerCap;
+    this.#remote = opts.remote ?? false;
+  }
+
+  /** The node that took each attempt, by worker name, from the job's `node` events (a coordinator's jobs only). */
+  #nodesOf(jobId: string): Map<string, string> | undefined {
+    if (!this.#remote) return undefined;
+    const nodes = new Map<string, string>();
+    for (const e of this.#store.listEvents(jobId))
+      if (e.event === 'node' && e.node_event === 'taken' && typeof e.node === 'string') nodes.set(e.name, e.node);
+    return nodes;
   }
 
   /** The stored job, or `not_found` when it does not exist or belongs to another owner. */
@@ -66,6 +78,7 @@ export class JobQueries {
       asks: this.#store.listAsks(job.id).map((a) => a.ask),
       pace: this.#paceOf(job),
       ...evidence,
+      ...(this.#remote ? { nodes: this.#nodesOf(job.id) } : {}),
     });
   }
 

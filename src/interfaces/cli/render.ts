@@ -56,6 +56,7 @@ export function renderCompact(job: CompactJob): string {
     lines.push('  workers:');
     for (const w of workers) {
       const extra = [
+        w.node ? `on node ${w.node}` : '',
         w.observed ? `changed ${w.observed}` : '',
         w.state ? `state ${w.state}` : '',
         w.error ? `error: ${w.error}` : '',

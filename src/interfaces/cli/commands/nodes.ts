@@ -12,7 +12,9 @@ const age = (s: number | null): string => (s === null ? '—' : s < 120 ? `${s} 
 
 /** The view as text: a line per node, a line per runner queue, then what is wrong. */
 export function renderNodes(view: ClusterView): string {
-  const lines = [`cluster on ${view.queue} (namespace ${view.prefix}): redis ${view.redis.ok ? 'answers' : 'DOES NOT ANSWER'}`];
+  const lines = [
+    `cluster on ${view.queue} (namespace ${view.prefix}): redis ${view.redis.ok ? 'answers' : 'DOES NOT ANSWER'}`,
+  ];
   lines.push('', `nodes (${view.nodes.length})`);
   if (view.nodes.length === 0) lines.push('  none live');
   for (const n of view.nodes) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeWorkspace } from '../helpers/temp.js';
 import { call, eventually, gaffer } from '../reliability/helpers.js';
-import { eventsOf, HAS_REDIS, startCoordinator, startNode, startRedis, stopRedis } from './harness.js';
+import { eventsOf, HAS_REDIS, startCoordinator, startNode, startRedis, stopRedis, waitFor } from './harness.js';
 
 const POLL_MS = 20_000;
 
@@ -27,7 +27,7 @@ describe.skipIf(!HAS_REDIS)('the operator’s view of a cluster (needs Debian re
   it('GET /api/nodes and gaffer nodes list each live node with its runners, slots, running attempts and heartbeat, and each queue', async () => {
     const redis = await startRedis();
     const server = await startCoordinator(redis.url);
-    await startNode(redis.url, 'n1', { slots: 2, stallS: 6 });
+    const node = await startNode(redis.url, 'n1', { slots: 2, stallS: 6 });
     const id = await submit(server, 'sleep 30');
     let view: any;
     await eventually(
@@ -60,6 +60,11 @@ describe.skipIf(!HAS_REDIS)('the operator’s view of a cluster (needs Debian re
     expect(job.result.workers[0].node).toBe('n1');
     expect((await gaffer(server.dataDir, ['status', id])).stdout).toContain('on node n1');
     await call(server.url, 'POST', `/api/jobs/${id}/cancel`);
+    // the node's log: each line starts with the ISO time
+    await eventually(() => node.stderr().includes('worker starting'), POLL_MS, 'the node logging the attempt');
+    const lines = node.stderr().split('\n').filter(Boolean);
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    for (const line of lines) expect(line).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z gaffer node/);
   }, 60_000);
 
   it('work waiting for a runner no live node serves, and a Redis that does not answer, make /api/health degraded with why', async () => {
@@ -93,6 +98,30 @@ describe.skipIf(!HAS_REDIS)('the operator’s view of a cluster (needs Debian re
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(health.ok).toBe(false);
     expect(health.problems.join('\n')).toMatch(/the queue at redis:\/\/127\.0\.0\.1:\d+ does not answer/);
+  }, 60_000);
+
+  it('a job whose runner no live node takes says it waits for a node, and ends within its ceiling saying why', async () => {
+    const redis = await startRedis();
+    const server = await startCoordinator(redis.url);
+    const id = await submit(server, 'echo hi', { timeout_s: 10 });
+    const first = (await call(server.url, 'GET', `/api/jobs/${id}`)).json;
+    const ceilingS = first.ceiling_s as number;
+    expect(ceilingS).toBeGreaterThan(0);
+    await eventually(
+      async () =>
+        (await call(server.url, 'GET', `/api/jobs/${id}`)).json.phase === 'work: waiting for a node for shell',
+      POLL_MS,
+      'the phase saying what the job waits for',
+    );
+    const ended = (await waitFor(server, id, 'done', 40)).state;
+    expect(ended.duration_s).toBeLessThanOrEqual(ceilingS);
+    expect(ended.status).not.toBe('done');
+    expect(ended.result.workers[0].error).toBe(
+      'no node took the attempt within its timeout (10 s): no live node takes shell: start one with gaffer node --runners shell',
+    );
+    // nothing is left on the queue for a node that comes later
+    const view = (await call(server.url, 'GET', '/api/nodes')).json;
+    expect(view.queues).toContainEqual(expect.objectContaining({ runner: 'shell', waiting: 0 }));
   }, 60_000);
 
   for (const how of ['SIGKILL', 'SIGSTOP'] as const) {

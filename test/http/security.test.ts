@@ -36,6 +36,12 @@ describe('tokens and owners', () => {
         .status,
     ).toBe(401);
     expect(engine.list()).toHaveLength(0);
+    // a refusal names which credential and how to get it, never where the server keeps its secret
+    for (const refused of [none, wrong]) {
+      expect(refused.text).not.toContain(engine.dataDir);
+      expect(refused.json.error.message).toContain("the server's secret");
+      expect(refused.json.error.message).toContain('the file `secret` in the data dir');
+    }
 
     const alice = await call(
       'POST',

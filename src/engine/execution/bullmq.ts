@@ -68,6 +68,10 @@ const SECOND_STALL_MS = 60_000;
 /** The most of a remote worker's output the coordinator's log of it keeps, bytes (the node keeps its whole log). */
 const LOG_CAP_BYTES = 10 * 1024 * 1024;
 const CONNECT_TIMEOUT_MS = 10_000;
+/** How long an attempt waits for a node before the job's phase says it waits for one, ms. */
+const WAITING_SAY_MS = 2_000;
+/** The stop reason of an attempt no node took within its timeout. */
+const NO_NODE = 'no_node';
 /** How often the coordinator looks for stalled entries (a node lost), ms. */
 const STALL_CHECK_MS = 1_000;
 /** How long the operator's view waits for the Redis before it says the Redis does not answer, ms. */
@@ -368,8 +372,20 @@ export class BullmqExecutor implements Executor {
         void this.#cancel(work);
       };
       let lastNode = work.node;
+      let everTaken = work.node !== null;
+      // no node took it soon: the job's phase says what it waits for; no node in its timeout: the attempt ends, saying why
+      if (!adopted && !everTaken) {
+        timers.push(
+          setTimeout(() => {
+            if (!everTaken && !ended)
+              opts.onNode?.({ event: 'waiting', node: null, message: `waiting for a node for ${work.runner}` });
+          }, WAITING_SAY_MS),
+          setTimeout(() => void this.#giveUpWaiting(work, input.timeoutMs, () => everTaken, end), input.timeoutMs),
+        );
+      }
       work.attach({
         taken: (node) => {
+          everTaken = true;
           lastNode = node;
           opts.onNode?.({ event: 'taken', node, message: `taken by node ${node}` });
         },
@@ -425,6 +441,44 @@ export class BullmqExecutor implements Executor {
       if (input.signal.aborted) onAbort();
       else input.signal.addEventListener('abort', onAbort, { once: true });
     });
+  }
+
+  /**
+   * An attempt no node took within its timeout: taken off the queue (unless a node takes it in the
+   * very moment) and ended `error`, naming the runner and whether any live node serves it.
+   */
+  async #giveUpWaiting(
+    work: RemoteWork,
+    timeoutMs: number,
+    taken: () => boolean,
+    end: (report: RunnerReport) => void,
+  ): Promise<void> {
+    if (taken() || work.isSettled) return;
+    // why first: once the entry is removed, its `removed` event would end the attempt as "gone" without it
+    const view = await this.view();
+    const serving = view.queues.find((q) => q.runner === work.runner)?.nodes ?? [];
+    const why = !view.redis.ok
+      ? view.redis.error
+      : serving.length === 0
+        ? `no live node takes ${work.runner}: start one with gaffer node --runners ${work.runner}`
+        : `the nodes that take ${work.runner} (${serving.join(', ')}) were busy`;
+    try {
+      const job = await withTimeout(Job.fromId(this.#queue(work.runner), work.key), VIEW_TIMEOUT_MS);
+      if (job) await withTimeout(job.remove(), VIEW_TIMEOUT_MS);
+    } catch {
+      // a node took it meanwhile (its lock stops the removal): it runs; else Redis is away and the entry expires unclaimed
+      if (taken()) return;
+    }
+    if (taken()) return;
+    end(
+      blankReport({
+        status: 'error',
+        outcome: 'expected_error',
+        stopReason: NO_NODE,
+        error: `no node took the attempt within its timeout (${Math.round(timeoutMs / 1000)} s): ${why}`,
+        timedOut: true,
+      }),
+    );
   }
 
   /** Cancels the work: gone from the queue when no node has it yet, else the node is told (pub/sub, and a key a late taker reads). */

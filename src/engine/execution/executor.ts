@@ -38,8 +38,8 @@ export interface RunOptions {
 
 /** Something a remote attempt's node did. */
 export interface NodeEvent {
-  /** `taken`: a node started it; `lost`: its node stopped answering; `requeued`: BullMQ gave it back to the queue. */
-  event: 'taken' | 'lost' | 'requeued';
+  /** `waiting`: no node took it yet; `taken`: a node started it; `lost`: its node stopped answering; `requeued`: BullMQ gave it back to the queue. */
+  event: 'waiting' | 'taken' | 'lost' | 'requeued';
   /** The node's name (`--name`, else host and pid); null when not known. */
   node: string | null;
   /** One line for a person. */

@@ -303,6 +303,8 @@ class AttemptRun {
     const route = this.#entry.route;
     recordWorkerPhase(ctx, this.#who, { phase: 'running' });
     this.#running = true;
+    let waitingPhase: string | null = null;
+    let waitingBefore: string | null = null;
     const output = (this.#output ??= new OutputCoalescer((text) => {
       store.updateAttempt(ctx.id, plan.name, { lastEvent: 'output' });
       ctx.emit({ name: plan.name, event: 'output', message: text });
@@ -343,6 +345,15 @@ class AttemptRun {
         onNode: (e) => {
           store.updateAttempt(ctx.id, plan.name, { lastEvent: 'node' });
           ctx.emit({ name: plan.name, event: 'node', message: e.message, node: e.node, node_event: e.event });
+          // the job's phase says what an attempt no node took yet waits for, until one takes it
+          if (e.event === 'waiting') {
+            waitingBefore = ctx.job.phase;
+            waitingPhase = `${plan.name}: ${e.message}`;
+            ctx.phase(waitingPhase);
+          } else if (waitingPhase !== null && ctx.job.phase === waitingPhase && waitingBefore !== null) {
+            ctx.phase(waitingBefore);
+            waitingPhase = null;
+          }
         },
       },
     );

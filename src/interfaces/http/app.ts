@@ -259,7 +259,8 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
       if (path !== 'index.html') throw new GafferError('not_found', `no board file ${JSON.stringify(path)}`);
       throw new GafferError(
         'not_found',
-        `the board is not built in ${board.dir}: run \`npm run build\` in gaffer's folder`,
+        // the server's own paths are not the client's to learn
+        'the board is not built: run `npm run build` in the folder gaffer runs from',
       );
     }
     return c.body(file.body as Uint8Array<ArrayBuffer>, 200, {

@@ -42,6 +42,15 @@ describe('gaffer lint from flags', () => {
   });
 });
 
+describe('gaffer nodes', () => {
+  it('with no coordinator on the data dir, refuses saying what it needs', () => {
+    const data = join(tempDir(), 'data');
+    const r = gaffer(data, ['nodes']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('only a coordinator (gaffer serve --queue redis://HOST:6379) has nodes');
+  });
+});
+
 describe('gaffer runners', () => {
   it('shell has no version of its own, and its sandbox is what bubblewrap can do here', () => {
     const data = join(tempDir(), 'data');

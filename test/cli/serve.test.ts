@@ -280,9 +280,11 @@ describe('the CLI against a running gaffer serve', () => {
     // the secret goes to its own data dir's server only: from elsewhere, no token is no credential
     const refused = await gaffer(elsewhere, ['--json', '--url', server.url, 'list']);
     expect(refused.code).toBe(2);
+    // it says which credential and how to get it, never the server's path to it
     expect(JSON.parse(refused.stderr)).toMatchObject({
-      error: { code: 'unauthorized', message: expect.stringContaining(join(data, 'secret')) },
+      error: { code: 'unauthorized', message: expect.stringContaining('the file `secret` in the data dir') },
     });
+    expect(refused.stderr).not.toContain(data);
     // on the server's data dir the CLI sends the secret: the local user, who sees alice's job too
     const local = await gaffer(data, ['--json', 'list']);
     expect(local.code).toBe(0);

@@ -151,6 +151,13 @@ describe.skipIf(!HAS_REDIS)('the operator’s view of a cluster (needs Debian re
         POLL_MS,
         'n1 gone from /api/nodes',
       );
+      // the work handed over waits for a node that is not there: the job's phase says so
+      await eventually(
+        async () =>
+          /^work\S*: waiting for a node for shell$/.test((await call(server.url, 'GET', `/api/jobs/${id}`)).json.phase),
+        POLL_MS,
+        'the phase saying the handed-over work waits for a node',
+      );
       if (how === 'SIGSTOP') node.child.kill('SIGCONT');
       await call(server.url, 'POST', `/api/jobs/${id}/cancel`);
     }, 60_000);

@@ -374,7 +374,8 @@ export class BullmqExecutor implements Executor {
       let lastNode = work.node;
       let everTaken = work.node !== null;
       // no node took it soon: the job's phase says what it waits for; no node in its timeout: the attempt ends, saying why
-      if (!adopted && !everTaken) {
+      // work taken over from a lost node waits on the queue again: the same holds for it
+      if (!everTaken) {
         timers.push(
           setTimeout(() => {
             if (!everTaken && !ended)

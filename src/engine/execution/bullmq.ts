@@ -373,6 +373,8 @@ export class BullmqExecutor implements Executor {
       };
       let lastNode = work.node;
       let everTaken = work.node !== null;
+      // the end an attempt no node took is given, set before its entry is removed: the removal's `gone` ends it so
+      let givenUp: RunnerReport | null = null;
       // no node took it soon: the job's phase says what it waits for; no node in its timeout: the attempt ends, saying why
       // work taken over from a lost node waits on the queue again: the same holds for it
       if (!everTaken) {
@@ -381,7 +383,17 @@ export class BullmqExecutor implements Executor {
             if (!everTaken && !ended)
               opts.onNode?.({ event: 'waiting', node: null, message: `waiting for a node for ${work.runner}` });
           }, WAITING_SAY_MS),
-          setTimeout(() => void this.#giveUpWaiting(work, input.timeoutMs, () => everTaken, end), input.timeoutMs),
+          setTimeout(
+            () =>
+              void this.#giveUpWaiting(
+                work,
+                input.timeoutMs,
+                () => everTaken,
+                (report) => (givenUp = report),
+                end,
+              ),
+            input.timeoutMs,
+          ),
         );
       }
       work.attach({
@@ -422,6 +434,10 @@ export class BullmqExecutor implements Executor {
           timers.push(setTimeout(() => end(lostAgain(stalls)), SECOND_STALL_MS));
         },
         settled: (outcome) => {
+          if (givenUp !== null && outcome.kind === 'gone') {
+            end(givenUp);
+            return;
+          }
           void takeBack(work, outcome, { exchange: this.exchange, cancelled: input.signal.aborted }).then(
             end,
             (err: unknown) =>
@@ -452,6 +468,7 @@ export class BullmqExecutor implements Executor {
     work: RemoteWork,
     timeoutMs: number,
     taken: () => boolean,
+    giveUp: (report: RunnerReport | null) => void,
     end: (report: RunnerReport) => void,
   ): Promise<void> {
     if (taken() || work.isSettled) return;
@@ -463,23 +480,26 @@ export class BullmqExecutor implements Executor {
       : serving.length === 0
         ? `no live node takes ${work.runner}: start one with gaffer node --runners ${work.runner}`
         : `the nodes that take ${work.runner} (${serving.join(', ')}) were busy`;
+    const report = blankReport({
+      status: 'error',
+      outcome: 'expected_error',
+      stopReason: NO_NODE,
+      error: `no node took the attempt within its timeout (${Math.round(timeoutMs / 1000)} s): ${why}`,
+      timedOut: true,
+    });
+    if (taken()) return;
+    giveUp(report);
     try {
       const job = await withTimeout(Job.fromId(this.#queue(work.runner), work.key), VIEW_TIMEOUT_MS);
       if (job) await withTimeout(job.remove(), VIEW_TIMEOUT_MS);
     } catch {
       // a node took it meanwhile (its lock stops the removal): it runs; else Redis is away and the entry expires unclaimed
-      if (taken()) return;
     }
-    if (taken()) return;
-    end(
-      blankReport({
-        status: 'error',
-        outcome: 'expected_error',
-        stopReason: NO_NODE,
-        error: `no node took the attempt within its timeout (${Math.round(timeoutMs / 1000)} s): ${why}`,
-        timedOut: true,
-      }),
-    );
+    if (taken()) {
+      giveUp(null);
+      return;
+    }
+    end(report);
   }
 
   /** Cancels the work: gone from the queue when no node has it yet, else the node is told (pub/sub, and a key a late taker reads). */

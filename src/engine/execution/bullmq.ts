@@ -1,5 +1,6 @@
 import { appendFileSync, mkdirSync, statSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
+import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { Job, Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -19,6 +20,7 @@ import { NamespaceClaim } from './namespace-claim.js';
 import { readNodeRecords } from './node-record.js';
 import { viewOf, type ClusterView } from './cluster-view.js';
 import {
+  advertisedKey,
   CANCEL_TTL_S,
   cancelChannel,
   cancelKey,
@@ -27,6 +29,7 @@ import {
   describeQueue,
   entryKey,
   lockKey,
+  NODE_TRIES,
   queueName,
   safeJson,
   signEntry,
@@ -125,9 +128,17 @@ export class BullmqExecutor implements Executor {
     this.#repoKey = (commonDir) => createHash('sha256').update(`${dataDir}\0${commonDir}`).digest('hex').slice(0, 32);
   }
 
-  /** Where the nodes reach this coordinator's HTTP API (known once the server listens). */
+  /** Where the nodes reach this coordinator's HTTP API (known once the server listens); told on the Redis too, for a node's check before it takes anything. */
   advertise(url: string): void {
     this.#url = url;
+    void this.#tellAddress();
+  }
+
+  async #tellAddress(): Promise<void> {
+    if (this.#url === null || this.#redis === null || this.#claim?.lost) return;
+    await this.#redis
+      .set(advertisedKey(this.#prefix), JSON.stringify({ url: this.#url, host: os.hostname() }))
+      .catch(() => undefined);
   }
 
   /**
@@ -179,7 +190,7 @@ export class BullmqExecutor implements Executor {
       await queue.drain(true);
       for (const job of await queue.getActive()) if (job.id) await this.#publishCancel(job.id);
     }
-    this.#poll = setInterval(() => void this.#pollAll(), POLL_MS);
+    this.#poll = setInterval(() => void this.#pollAll().then(() => this.#tellAddress()), POLL_MS);
     this.#poll.unref();
   }
 
@@ -334,7 +345,9 @@ export class BullmqExecutor implements Executor {
       await this.#eventsOf(runner.key);
       await this.#queue(runner.key).add(runner.key, signEntry(entry, this.#settings.nodeToken), {
         jobId: key,
-        attempts: 1,
+        // a node that fails to claim, fetch or report it gives it back for another node, a bounded number of times
+        attempts: NODE_TRIES,
+        backoff: { type: 'exponential', delay: 1_000 },
         removeOnComplete: { age: 3_600 },
         removeOnFail: { age: 86_400 },
       });
@@ -529,15 +542,15 @@ export class BullmqExecutor implements Executor {
     await redis.publish(cancelChannel(this.#prefix), key);
   }
 
-  /** Whether `lock` is the BullMQ lock an entry is held with now, and how often BullMQ found it stalled. */
-  async #vouch(runner: string, key: string, lock: string): Promise<{ holds: boolean; stalls: number }> {
+  /** Whether `lock` is the BullMQ lock an entry is held with now, how often BullMQ found it stalled, and how often a node gave it back. */
+  async #vouch(runner: string, key: string, lock: string): Promise<{ holds: boolean; stalls: number; tries: number }> {
     const redis = this.#redis;
-    if (redis === null) return { holds: false, stalls: 0 };
-    const [held, stalls] = await Promise.all([
+    if (redis === null) return { holds: false, stalls: 0, tries: 0 };
+    const [held, counts] = await Promise.all([
       redis.get(lockKey(this.#prefix, runner, key)),
-      redis.hget(entryKey(this.#prefix, runner, key), 'stc'),
+      redis.hmget(entryKey(this.#prefix, runner, key), 'stc', 'atm'),
     ]);
-    return { holds: held !== null && held === lock, stalls: Number(stalls ?? 0) };
+    return { holds: held !== null && held === lock, stalls: Number(counts[0] ?? 0), tries: Number(counts[1] ?? 0) };
   }
 
   /** Keeps work whose node was lost for the task's next attempt; cancelled when none takes it over in time. */

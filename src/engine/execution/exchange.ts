@@ -6,13 +6,13 @@ import { pipeline } from 'node:stream/promises';
 import { GafferError } from '../../domain/errors.js';
 import { bundleBase } from '../../evidence/cluster-git.js';
 import type { RepoFacts } from '../../evidence/worktree-git.js';
-import type { Claim, WireAttempt } from './wire.js';
+import { NODE_TRIES, type Claim, type WireAttempt } from './wire.js';
 
 /** The largest result bundle a node may send, bytes. */
 export const MAX_RESULT_BYTES = 2 * 1024 ** 3;
 
-/** Most claims of one entry: its first taker's, and one more after BullMQ hands it to another node (`maxStalledCount` 1). */
-const MAX_CLAIMS = 2;
+/** Most claims of one entry: one per BullMQ try (a node gave it back), and one more after BullMQ hands it on from a stalled node (`maxStalledCount` 1). */
+const MAX_CLAIMS = NODE_TRIES + 1;
 
 /**
  * What the coordinator's HTTP API offers its nodes (spec 09), and nothing else: the attempt behind
@@ -45,8 +45,12 @@ export interface Offer {
   attempt: Omit<WireAttempt, 'ticket'>;
 }
 
-/** What Redis says of an entry: whether this lock token holds it now, and how often it stalled. */
-export type Vouch = (runner: string, key: string, lock: string) => Promise<{ holds: boolean; stalls: number }>;
+/** What Redis says of an entry: whether this lock token holds it now, how often it stalled, and how often a node gave it back (BullMQ's tries). */
+export type Vouch = (
+  runner: string,
+  key: string,
+  lock: string,
+) => Promise<{ holds: boolean; stalls: number; tries: number }>;
 
 /** One attempt open to the nodes. */
 interface Opened {
@@ -56,8 +60,8 @@ interface Opened {
   base: string;
   uploads: Set<string>;
   offer: { runner: string; once: Buffer; expires: number; attempt: Omit<WireAttempt, 'ticket'> } | null;
-  /** Each claim that was granted: the lock it came with and the stalls BullMQ had counted. */
-  claims: { lock: string; stalls: number }[];
+  /** Each claim that was granted: the lock it came with, and the stalls and tries BullMQ had counted. */
+  claims: { lock: string; stalls: number; tries: number }[];
 }
 
 const digestOf = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
@@ -119,11 +123,14 @@ export class AttemptExchange implements NodeExchange {
       );
     // read again after the wait: two claims at once are told apart here
     const last = opened.claims.at(-1);
-    if (last?.lock === claim.lock) return refuse('conflict', 'its one-time value was used already (a replay)');
-    if (last && (vouched.stalls <= last.stalls || opened.claims.length >= MAX_CLAIMS))
+    // handed on: after a stall, or a node gave it back (BullMQ's next try; the same node's worker may hold it with the same lock)
+    const handedOn = last !== undefined && (vouched.stalls > last.stalls || vouched.tries > last.tries);
+    if (last && !handedOn && last.lock === claim.lock)
+      return refuse('conflict', 'its one-time value was used already (a replay)');
+    if (last && (!handedOn || opened.claims.length >= MAX_CLAIMS))
       return refuse('conflict', 'its one-time value was used already, and BullMQ did not hand the entry on since');
     if (!this.#open.has(key)) return refuse('not_found', 'the attempt ended meanwhile');
-    opened.claims.push({ lock: claim.lock, stalls: vouched.stalls });
+    opened.claims.push({ lock: claim.lock, stalls: vouched.stalls, tries: vouched.tries });
     // a ticket per claim: the node that had the entry before a stall can no longer fetch or send anything
     const ticket = randomBytes(32).toString('base64url');
     opened.digest = digestOf(ticket);

@@ -4,7 +4,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { RunnerReport } from '../../domain/runner-report.js';
 import {
@@ -22,6 +22,7 @@ import type { Runner } from '../../runners/contract.js';
 import { blankReport } from '../../runners/report.js';
 import { GafferError } from '../../domain/errors.js';
 import { beatEveryMs, dropNodeRecord, writeNodeRecord, type NodeRecord } from './node-record.js';
+import { checkCoordinator, readAdvertised } from './node-check.js';
 import {
   cancelChannel,
   cancelKey,
@@ -70,6 +71,10 @@ const CANCEL_LOOK_MS = 1_000;
 const OUTPUT_EVERY_MS = 200;
 const OUTPUT_MAX_LINES = 200;
 const CONNECT_TIMEOUT_MS = 10_000;
+/** How often a node that cannot serve its coordinator checks again, ms. */
+const RECHECK_MS = 5_000;
+/** How long an entry a node that cannot serve took by mistake (a fetch in flight) waits before it is handed out again, ms. */
+const GIVE_BACK_MS = 1_000;
 /** Where a node keeps the tip it last fetched of a job's remote repository (its objects stay in the cache). */
 const REMOTE_TIP = 'refs/gaffer/remote-tip';
 
@@ -88,7 +93,7 @@ export class WorkerNode {
   readonly #running = new Map<string, AbortController>();
   /** The attempts it runs, for its record: runner and when taken. */
   readonly #taken = new Map<string, { runner: string; since: string }>();
-  readonly #started = new Date().toISOString();
+  readonly #startedAt = new Date().toISOString();
   #beat: NodeJS.Timeout | null = null;
   /** Attempts whose BullMQ lock this node lost (a partition): their work is another node's now; nothing of it is sent. */
   readonly #lockLost = new Set<string>();
@@ -96,6 +101,14 @@ export class WorkerNode {
   readonly #redis: Redis;
   readonly #subscriber: Redis;
   #cancelLook: NodeJS.Timeout | null = null;
+  /** Why this node cannot serve its coordinator now (it takes nothing meanwhile); null while it can. */
+  #cannot: string | null = 'not checked yet';
+  /** The check under way: one at a time. */
+  #checking: Promise<void> | null = null;
+  /** Its queue workers have run (after the first check that passed): later checks resume them. */
+  #started = false;
+  #closed = false;
+  #wake: (() => void) | null = null;
 
   private constructor(opts: NodeOptions) {
     this.#opts = opts;
@@ -147,6 +160,8 @@ export class WorkerNode {
           lockDuration: opts.stallMs,
           stalledInterval: Math.max(1_000, Math.round(opts.stallMs / 2)),
           maxStalledCount: 1,
+          // nothing is taken before the node has checked its token and its path to the coordinator
+          autorun: false,
         },
       );
       worker.on('error', (err) => opts.say(`queue ${queueName(key)}: ${err.message}`));
@@ -164,6 +179,7 @@ export class WorkerNode {
     await this.#announce();
     this.#beat = setInterval(() => void this.#announce(), beatEveryMs(opts.stallMs));
     this.#beat.unref();
+    void this.#serve(null);
   }
 
   /** This node's record on the Redis, renewed on a timer and on each attempt taken or ended; it expires after the stall window. */
@@ -176,14 +192,75 @@ export class WorkerNode {
       slots: this.#opts.slots,
       stall_s: Math.round(this.#opts.stallMs / 1000),
       running: [...this.#taken].map(([key, t]) => ({ key, ...t })),
-      started: this.#started,
+      started: this.#startedAt,
       beat: new Date().toISOString(),
     };
     await writeNodeRecord(this.#redis, this.#opts.prefix, record).catch(() => undefined);
   }
 
+  /**
+   * Takes attempts once this node can serve its coordinator — its path to it and its token checked
+   * (node-check.ts) — and until then says why, checking again every {@link RECHECK_MS}. After a
+   * failed call (`failed`: why), it first stops taking attempts (the running ones go on) and waits.
+   */
+  #serve(failed: { why: string; url: string } | null): Promise<void> {
+    if (failed !== null) {
+      if (this.#cannot === null) this.#opts.say(`stopped taking attempts: ${failed.why}; checking the coordinator`);
+      this.#cannot = failed.why;
+      for (const w of this.#workers) void w.pause(true).catch(() => undefined);
+    }
+    this.#checking ??= this.#checkUntilAble(failed).finally(() => (this.#checking = null));
+    return this.#checking;
+  }
+
+  async #checkUntilAble(failed: { why: string; url: string } | null): Promise<void> {
+    let said: string | null = null;
+    let wait = failed !== null;
+    while (!this.#closed) {
+      if (wait)
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, RECHECK_MS);
+          this.#wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      wait = true;
+      if (this.#closed) return;
+      const { url, why } = await this.#checkOnce(failed?.url ?? null);
+      if (this.#closed) return;
+      if (why === null) {
+        this.#opts.say(`checked the coordinator at ${url}: it accepts this node's token; taking attempts`);
+        this.#cannot = null;
+        for (const w of this.#workers) {
+          if (this.#started) await w.resume();
+          else void w.run().catch((err: unknown) => this.#opts.say(`queue ${w.name}: ${String(err)}`));
+        }
+        this.#started = true;
+        return;
+      }
+      this.#cannot = why;
+      if (why !== said) this.#opts.say(`cannot take attempts: ${why} (checking again every ${RECHECK_MS / 1000} s)`);
+      said = why;
+    }
+  }
+
+  /** One check of the path to the coordinator and the token; `fallback` is an address to try when the coordinator's is not on the Redis (a restart without its data). */
+  async #checkOnce(fallback: string | null): Promise<{ url: string; why: string | null }> {
+    const advertised = await readAdvertised(this.#redis, this.#opts.prefix);
+    return checkCoordinator({
+      explicit: this.#opts.coordinator ?? null,
+      advertised: advertised ?? (fallback ? { url: fallback, host: '' } : null),
+      token: this.#opts.token,
+      prefix: this.#opts.prefix,
+      queue: describeQueue(this.#opts.queue),
+    });
+  }
+
   /** Stops taking attempts, lets the running ones finish, and disconnects. */
   async close(): Promise<void> {
+    this.#closed = true;
+    this.#wake?.();
     await Promise.all(this.#workers.map((w) => w.close()));
     if (this.#cancelLook) clearInterval(this.#cancelLook);
     if (this.#beat) clearInterval(this.#beat);
@@ -202,13 +279,35 @@ export class WorkerNode {
       this.#opts.say(line);
       throw new UnrecoverableError(`node ${this.name} ${line}`);
     };
+    // taken while this node cannot serve (a fetch in flight as it stopped): back to the queue, not counted as a try
+    const giveBack = async (): Promise<never> => {
+      await job.moveToDelayed(Date.now() + GIVE_BACK_MS, lockToken);
+      throw new DelayedError();
+    };
+    if (this.#cannot !== null) return giveBack();
     const verified = verifyEntry(job.data, this.#opts.token, {
       id: job.id,
       prefix: this.#opts.prefix,
       now: Date.now(),
     });
-    if ('refused' in verified) return refuse(verified.refused);
+    if ('refused' in verified) {
+      // an entry signed under another token: this node's may be the stale one (the coordinator's changed)
+      if (verified.refused.startsWith('its signature')) {
+        const { url, why } = await this.#checkOnce(null);
+        if (why !== null) {
+          void this.#serve({ why, url });
+          return giveBack();
+        }
+      }
+      return refuse(verified.refused);
+    }
     const claimed = await this.#claim(verified.entry, lockToken ?? '');
+    if ('unable' in claimed) {
+      void this.#serve({ why: claimed.unable, url: claimed.url });
+      throw new Error(
+        `node ${this.name} could not claim ${verified.entry.key}: ${claimed.unable}; given back to the queue for another node`,
+      );
+    }
     if ('refused' in claimed) return refuse(claimed.refused);
     const a = claimed.attempt;
     const take = randomBytes(6).toString('hex');
@@ -337,7 +436,10 @@ export class WorkerNode {
    * one-time value and this node's BullMQ lock on it buy it once. A refusal (a replay, an attempt
    * that ended) is the reason nothing runs.
    */
-  async #claim(entry: QueueEntry, lock: string): Promise<{ attempt: WireAttempt } | { refused: string }> {
+  async #claim(
+    entry: QueueEntry,
+    lock: string,
+  ): Promise<{ attempt: WireAttempt } | { refused: string } | { unable: string; url: string }> {
     const base = (this.#opts.coordinator ?? entry.coordinator).replace(/\/+$/, '');
     let res: Response;
     try {
@@ -347,11 +449,19 @@ export class WorkerNode {
         body: JSON.stringify({ once: entry.once, lock, node: this.name }),
       });
     } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause?.code;
       return {
-        refused: `the coordinator at ${base} could not be reached: ${err instanceof Error ? err.message : String(err)}`,
+        unable: `the coordinator at ${base} could not be reached (${cause ?? (err instanceof Error ? err.message : String(err))})`,
+        url: base,
       };
     }
     const text = await res.text();
+    // this node's fault or the coordinator's, not the entry's: another node may serve it
+    if (res.status === 401 || res.status >= 500)
+      return {
+        unable: `the coordinator at ${base} answered the claim with HTTP ${res.status} ${text.slice(0, 200)}`,
+        url: base,
+      };
     if (!res.ok) return { refused: `the coordinator refused the claim: HTTP ${res.status} ${text.slice(0, 300)}` };
     const parsed = wireAttemptSchema.safeParse((safeJson(text) as { attempt?: unknown } | null)?.attempt);
     if (!parsed.success || parsed.data.key !== entry.key || parsed.data.runner !== entry.runner)
@@ -359,17 +469,29 @@ export class WorkerNode {
     return { attempt: parsed.data };
   }
 
+  /** A call to the coordinator about an attempt failed: the node checks before it takes more, and the attempt goes back to the queue. */
+  #callFailed(a: WireAttempt, what: string, err: unknown): Error {
+    const why =
+      err instanceof Error ? ((err.cause as { code?: string } | undefined)?.code ?? err.message) : String(err);
+    void this.#serve({ why: `${what} of ${a.key} failed: ${why}`, url: this.#coordinatorOf(a) });
+    return new Error(
+      `node ${this.name} could not ${what} of ${a.key} at ${this.#coordinatorOf(a)}: ${why}; given back to the queue for another node`,
+    );
+  }
+
   /** The attempt's base bundle from the coordinator, fetched into the cache. */
   async #fetchBase(a: WireAttempt, cache: string): Promise<void> {
     const file = join(this.#opts.workDir, 'tmp', `${a.key}.base.bundle`);
     try {
-      const res = await fetch(`${this.#coordinatorOf(a)}/api/node/attempts/${encodeURIComponent(a.key)}/base`, {
-        headers: this.#headers(a),
-      });
-      if (!res.ok || res.body === null)
-        throw new Error(
-          `the coordinator refused the base of ${a.key}: HTTP ${res.status} ${(await res.text()).slice(0, 300)}`,
-        );
+      let res: Response;
+      try {
+        res = await fetch(`${this.#coordinatorOf(a)}/api/node/attempts/${encodeURIComponent(a.key)}/base`, {
+          headers: this.#headers(a),
+        });
+        if (!res.ok || res.body === null) throw new Error(`HTTP ${res.status} ${(await res.text()).slice(0, 300)}`);
+      } catch (err) {
+        throw this.#callFailed(a, 'fetch the base', err);
+      }
       await pipeline(
         Readable.fromWeb(res.body as Parameters<typeof Readable.fromWeb>[0]),
         createWriteStream(file, { mode: 0o600 }),
@@ -382,21 +504,23 @@ export class WorkerNode {
 
   /** Sends the attempt's commit as a bundle to the coordinator. */
   async #sendResult(a: WireAttempt, upload: string, file: string): Promise<void> {
-    const res = await fetch(`${this.#coordinatorOf(a)}/api/node/attempts/${encodeURIComponent(a.key)}/result`, {
-      method: 'PUT',
-      headers: {
-        ...this.#headers(a),
-        [UPLOAD_HEADER]: upload,
-        'content-type': 'application/octet-stream',
-        'content-length': String(statSync(file).size),
-      },
-      body: Readable.toWeb(createReadStream(file)) as ReadableStream<Uint8Array>,
-      duplex: 'half',
-    } as RequestInit);
-    if (!res.ok)
-      throw new Error(
-        `the coordinator refused the result of ${a.key}: HTTP ${res.status} ${(await res.text()).slice(0, 300)}`,
-      );
+    let res: Response;
+    try {
+      res = await fetch(`${this.#coordinatorOf(a)}/api/node/attempts/${encodeURIComponent(a.key)}/result`, {
+        method: 'PUT',
+        headers: {
+          ...this.#headers(a),
+          [UPLOAD_HEADER]: upload,
+          'content-type': 'application/octet-stream',
+          'content-length': String(statSync(file).size),
+        },
+        body: Readable.toWeb(createReadStream(file)) as ReadableStream<Uint8Array>,
+        duplex: 'half',
+      } as RequestInit);
+      if (!res.ok) throw new Error(`HTTP ${res.status} ${(await res.text()).slice(0, 300)}`);
+    } catch (err) {
+      throw this.#callFailed(a, 'send the result', err);
+    }
   }
 
   #headers(a: WireAttempt): Record<string, string> {

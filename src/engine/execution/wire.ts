@@ -32,6 +32,12 @@ export const cancelChannel = (prefix: string): string => `${prefix}:cancel`;
 export const cancelKey = (prefix: string, key: string): string => `${prefix}:cancelled:${key}`;
 /** The Redis key of the coordinator that holds a namespace (one coordinator per namespace). */
 export const coordinatorKey = (prefix: string): string => `${prefix}:coordinator`;
+/** The Redis key where a namespace's coordinator says where its nodes reach it (its advertised URL and host). */
+export const advertisedKey = (prefix: string): string => `${prefix}:advertised`;
+/** The node route a node checks its token and its path to the coordinator with. */
+export const HELLO_ROUTE = '/api/node/hello';
+/** How often BullMQ hands an entry out when a node fails to fetch or report it (a node that cannot serve), besides a stalled node's hand-over. */
+export const NODE_TRIES = 3;
 /** BullMQ's lock of a queue entry: the token of the worker that took it. */
 export const lockKey = (prefix: string, runner: string, id: string): string =>
   `${prefix}:${queueName(runner)}:${id}:lock`;

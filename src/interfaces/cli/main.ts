@@ -349,6 +349,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
       '--entry-ttl-s <n>',
       'with --queue: seconds an attempt may wait on the queue for a node before it runs nothing (default 86400)',
     )
+    .option(
+      '--advertise-url <url>',
+      'with --queue: the address nodes reach this coordinator at (default the one it listens on; needed with --host 0.0.0.0)',
+    )
     .action((flags: ServeFlags) => run('serve', (cli) => serveCommand(cli, flags))());
 
   program

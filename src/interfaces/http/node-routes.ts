@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import type { Context, Hono } from 'hono';
 import { GafferError } from '../../domain/errors.js';
 import type { NodeExchange } from '../../engine/engine.js';
-import { claimSchema, TICKET_HEADER, UPLOAD_HEADER } from '../../engine/execution/wire.js';
+import { claimSchema, HELLO_ROUTE, TICKET_HEADER, UPLOAD_HEADER } from '../../engine/execution/wire.js';
 
 /** The largest claim body taken, bytes (three short fields). */
 const MAX_CLAIM_BYTES = 4_096;
@@ -48,6 +48,8 @@ export function mountNodeRoutes<E extends { Variables: Record<string, unknown> }
       );
     return ticket;
   };
+  // a node's check of its token and its path here, before it takes anything (authenticateNode ran)
+  app.get(HELLO_ROUTE, (c) => c.json({ ok: true }, 200, { 'cache-control': 'no-store' }));
   app.post(`${NODE_ROUTES}attempts/:key/claim`, async (c) => {
     const text = await c.req.text();
     if (text.length > MAX_CLAIM_BYTES)

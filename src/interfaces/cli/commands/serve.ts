@@ -6,6 +6,7 @@ import { makePrivateDataDir } from '../../../platform/files/data-dir.js';
 import type { ClusterSettings } from '../../../engine/execution/bullmq.js';
 import { connectionOf, DEFAULT_QUEUE_PREFIX, describeQueue, vetQueuePrefix } from '../../../engine/execution/wire.js';
 import { startServer } from '../../http/serve.js';
+import { isLoopbackUrl } from '../../../engine/execution/node-check.js';
 import { vetServerPort } from '../../../config/network-config.js';
 import type { CliContext } from '../cli-context.js';
 
@@ -24,6 +25,8 @@ export interface ServeFlags {
   queuePrefix?: string;
   /** Seconds a queue entry may wait for a node before it runs nothing. */
   entryTtlS?: string;
+  /** The address the nodes reach this coordinator at, when not the one it listens on (`--host 0.0.0.0`, a proxy). */
+  advertiseUrl?: string;
 }
 
 /** `gaffer serve`: the HTTP API, live events and MCP over HTTP, until SIGTERM/SIGINT; with `--queue`, a cluster's coordinator (spec 09). */
@@ -34,6 +37,7 @@ export async function serveCommand(cli: CliContext, flags: ServeFlags): Promise<
   // issue 11: a port forwarded into sandboxes must never be gaffer's own (an OS-chosen one is known once bound)
   if (port !== 0) vetServerPort(cli.config.config, port);
   const cluster = flags.queue === undefined ? undefined : clusterOf(cli, { ...flags, queue: flags.queue });
+  const advertised = advertiseUrlOf(flags);
   const engine = await cli.engine(true, cluster);
   const server = await startServer({
     engine,
@@ -43,7 +47,7 @@ export async function serveCommand(cli: CliContext, flags: ServeFlags): Promise<
     version: VERSION,
     maxBodyBytes: cli.config.config.server.max_body_bytes,
   });
-  engine.cluster?.advertise(server.url);
+  engine.cluster?.advertise(advertised ?? server.url);
   try {
     vetServerPort(cli.config.config, Number(new URL(server.url).port));
   } catch (err) {
@@ -71,9 +75,54 @@ export async function serveCommand(cli: CliContext, flags: ServeFlags): Promise<
     cli.err(
       `gaffer: coordinator of the cluster on ${describeQueue(cluster.queue)}, namespace ${cluster.prefix ?? DEFAULT_QUEUE_PREFIX}: start nodes with \`${NODE_TOKEN_ENV}=… gaffer node --queue ${describeQueue(cluster.queue)}${cluster.prefix !== undefined && cluster.prefix !== DEFAULT_QUEUE_PREFIX ? ` --queue-prefix ${cluster.prefix}` : ''}\`, the token from ${where}`,
     );
+    const nodesReach = advertised ?? server.url;
+    cli.err(
+      isLoopbackUrl(nodesReach)
+        ? `gaffer: nodes reach this coordinator at ${nodesReach}, a loopback address: only nodes on this machine can; for nodes on other machines serve with --host ADDRESS --advertise-url http://ADDRESS:PORT`
+        : `gaffer: nodes reach this coordinator at ${nodesReach}`,
+    );
   }
   await stopped;
   return 0;
+}
+
+/** `--advertise-url` checked: an http(s) URL without credentials; required when the bind address names no reachable one (`0.0.0.0`, `::`). */
+function advertiseUrlOf(flags: ServeFlags): string | undefined {
+  const given = flags.advertiseUrl;
+  if (given === undefined) {
+    if (flags.queue !== undefined && ['0.0.0.0', '::', '[::]'].includes(flags.host ?? ''))
+      throw new GafferError(
+        'invalid_request',
+        `--host ${flags.host ?? ''} listens on every address but names none a node can reach: give --advertise-url http://<this machine's address>:<port> (what the nodes connect to)`,
+        'advertise-url',
+      );
+    return undefined;
+  }
+  if (flags.queue === undefined)
+    throw new GafferError(
+      'invalid_request',
+      '--advertise-url is where the nodes of a cluster reach this coordinator: it needs --queue',
+      'advertise-url',
+    );
+  let url: URL | null = null;
+  try {
+    url = new URL(given);
+  } catch {
+    // named below
+  }
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '')
+    throw new GafferError(
+      'invalid_request',
+      `--advertise-url must be an http(s) URL the nodes reach this coordinator at (http://10.0.0.5:7070), got ${JSON.stringify(given)}`,
+      'advertise-url',
+    );
+  if (url.username !== '' || url.password !== '')
+    throw new GafferError(
+      'invalid_request',
+      `--advertise-url must not hold credentials (every node reads it on the Redis; nodes send the node token), got ${JSON.stringify(given.replace(/\/\/[^@/]*@/, '//***@'))}`,
+      'advertise-url',
+    );
+  return given.replace(/\/+$/, '');
 }
 
 /** `gaffer mcp`: the MCP server on stdio, over this process's engine. */

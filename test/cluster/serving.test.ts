@@ -165,11 +165,15 @@ describe.skipIf(!HAS_REDIS)('a node that cannot serve its coordinator (needs red
   it('gaffer serve names a bad --advertise-url, and refuses --host 0.0.0.0 without one', () => {
     const dir = tempDir();
     const serve = (...args: string[]) =>
-      spawnSync(BIN, ['--data-dir', join(dir, 'd'), 'serve', '--port', '0', '--queue', 'redis://127.0.0.1:1', ...args], {
-        encoding: 'utf8',
-        env: { ...process.env, GAFFER_URL: '', GAFFER_NODE_TOKEN: NODE_TOKEN },
-        timeout: 20_000,
-      });
+      spawnSync(
+        BIN,
+        ['--data-dir', join(dir, 'd'), 'serve', '--port', '0', '--queue', 'redis://127.0.0.1:1', ...args],
+        {
+          encoding: 'utf8',
+          env: { ...process.env, GAFFER_URL: '', GAFFER_NODE_TOKEN: NODE_TOKEN },
+          timeout: 20_000,
+        },
+      );
     const bad = serve('--advertise-url', 'ftp://x');
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toContain('--advertise-url must be an http(s) URL');

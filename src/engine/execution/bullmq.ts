@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
@@ -12,6 +12,7 @@ import { readRepo, serialized } from '../../evidence/worktree-git.js';
 import type { Runner, RunnerInput } from '../../runners/contract.js';
 import { blankReport } from '../../runners/report.js';
 import { Semaphore } from '../semaphore.js';
+import { DEPENDENCY_DIRS } from '../placement/worktree.js';
 import { AttemptExchange } from './exchange.js';
 import { NODE_LOST, type Executor, type RunOptions } from './executor.js';
 import { RemoteWork } from './remote-work.js';
@@ -297,6 +298,8 @@ export class BullmqExecutor implements Executor {
     // one BullMQ job per run of the attempt (a rate-limited attempt runs again): its own key
     const key = `${input.jobId}.${input.workerName}.${randomBytes(4).toString('hex')}`;
     const branch = `gaffer/${input.jobId}/${input.workerName}`;
+    // ignored, so not in the base: the node installs them as a local worktree job links them
+    const deps = DEPENDENCY_DIRS.filter((d) => existsSync(join(input.workspace, d.dir))).map((d) => d.dir);
     const work = new RemoteWork({ key, runner: runner.key, repo, base, branch, ...(remote ? { remote } : {}) });
     const attempt: Omit<WireAttempt, 'ticket'> = {
       v: 1,
@@ -308,6 +311,7 @@ export class BullmqExecutor implements Executor {
       branch,
       ...(remote ? { remote } : {}),
       runner: runner.key,
+      ...(deps.length > 0 ? { deps } : {}),
       input: {
         jobId: input.jobId,
         workerName: input.workerName,

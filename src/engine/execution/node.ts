@@ -23,6 +23,7 @@ import { blankReport } from '../../runners/report.js';
 import { GafferError } from '../../domain/errors.js';
 import { beatEveryMs, dropNodeRecord, writeNodeRecord, type NodeRecord } from './node-record.js';
 import { checkCoordinator, readAdvertised } from './node-check.js';
+import { prepareNodeDeps } from './node-deps.js';
 import {
   cancelChannel,
   cancelKey,
@@ -61,6 +62,10 @@ export interface NodeOptions {
   stallMs: number;
   /** The coordinator's address when the one in each attempt is not reachable from here (a tunnel, a proxy). */
   coordinator?: string | null;
+  /** The node's `worktrees.install["*"]`: how it installs an attempt's dependencies (null: by lockfile, `npm ci` …). */
+  install?: string | null;
+  /** `worktrees.deps`: installed dependencies linked into each worktree, or copied. */
+  deps?: 'link' | 'copy';
   /** One line for a person (the node's stderr). */
   say(line: string): void;
 }
@@ -146,7 +151,7 @@ export class WorkerNode {
     await this.#subscriber.subscribe(cancelChannel(opts.prefix));
     this.#cancelLook = setInterval(() => void this.#lookForCancels(), CANCEL_LOOK_MS);
     this.#cancelLook.unref();
-    for (const w of ['repos', 'worktrees', 'jobs', 'tmp'])
+    for (const w of ['repos', 'worktrees', 'jobs', 'tmp', 'deps'])
       mkdirSync(join(opts.workDir, w), { recursive: true, mode: 0o700 });
     for (const key of opts.runners.keys()) {
       const worker = new Worker<unknown, WireResult>(
@@ -359,6 +364,27 @@ export class WorkerNode {
         const workspace = a.prefix === '' ? dir : join(dir, a.prefix);
         mkdirSync(workspace, { recursive: true });
         const logDir = join(this.#opts.workDir, 'jobs', a.input.jobId);
+        const deps = await prepareNodeDeps({
+          workspace,
+          dirs: a.deps ?? [],
+          cacheRoot: join(this.#opts.workDir, 'deps'),
+          install: this.#opts.install ?? null,
+          mode: this.#opts.deps ?? 'link',
+          logFile: (d) => join(logDir, `${a.input.workerName}.install-${d}.log`),
+          say: (line) => this.#opts.say(`${a.key}: ${line}`),
+        });
+        for (const note of deps.notes) this.#opts.say(`${a.key}: ${note}`);
+        if (deps.notes.length > 0)
+          await progress({ type: 'output', take, lines: deps.notes.map((n) => `gaffer node ${this.name}: ${n}`) });
+        if (deps.failure !== null)
+          return answer(
+            blankReport({
+              status: 'error',
+              outcome: 'expected_error',
+              stopReason: 'setup_failed',
+              error: `on node ${this.name}: ${deps.failure}`,
+            }),
+          );
         const output = new OutputBatches((lines) => progress({ type: 'output', take, lines }));
         let report: RunnerReport;
         try {
@@ -382,6 +408,8 @@ export class WorkerNode {
           });
         }
         await output.close();
+        // what the node put there is not the work
+        for (const p of deps.placed) rmSync(join(workspace, p), { recursive: true, force: true });
         const tip = await commitNodeWork(
           dir,
           `gaffer: job ${a.input.jobId}, ${a.input.workerName} on node ${this.name}`,

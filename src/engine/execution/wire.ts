@@ -123,6 +123,11 @@ export const wireAttemptSchema = z.object({
    */
   remote: remoteRepoSchema.required().optional(),
   runner: z.string().min(1).max(64),
+  /** The dependency folders the coordinator's workspace has (`node_modules`, `.venv`): the node installs them from the lockfile (spec 06's worktree flow). */
+  deps: z
+    .array(z.string().regex(/^[A-Za-z0-9._-]{1,64}$/))
+    .max(8)
+    .optional(),
   /** The runner's input, less what is the node's own (env, files, signal, callbacks). */
   input: z.object({
     jobId: z.string().min(1).max(64),

@@ -72,7 +72,7 @@ export const DEFAULT_WORKTREE_SETTINGS: WorktreeSettings = {
 };
 
 /** The dependency folders linked (or copied) into a worktree, and the lockfiles that say whether they still fit. */
-const DEPENDENCY_DIRS: readonly { dir: string; lockfiles: readonly string[] }[] = [
+export const DEPENDENCY_DIRS: readonly { dir: string; lockfiles: readonly string[] }[] = [
   {
     dir: 'node_modules',
     lockfiles: ['package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml', 'bun.lockb', 'bun.lock'],
@@ -373,7 +373,7 @@ async function copyIncludes(repo: RepoFacts, dir: string, extra: readonly string
 }
 
 /** A configured command (setup, install) in the worktree: null when it succeeded, else why, with its output's tail. */
-async function runConfigured(
+export async function runConfigured(
   command: string,
   cwd: string,
   env: Record<string, string>,
@@ -397,7 +397,8 @@ async function runConfigured(
   return `exit ${result.exitCode ?? 'signal'}${tail ? `: ${tail}` : ''}`;
 }
 
-async function copyOnWrite(from: string, to: string): Promise<void> {
+/** `cp -a --reflink=auto`: a copy that shares blocks where the filesystem can. */
+export async function copyOnWrite(from: string, to: string): Promise<void> {
   const result = await spawnCommand({
     cmd: 'cp',
     args: ['-a', '--reflink=auto', from, to],

@@ -74,6 +74,8 @@ export async function nodeCommand(cli: CliContext, flags: NodeFlags): Promise<nu
     stallMs: stallS * 1000,
     ...(flags.name !== undefined ? { name: flags.name } : {}),
     coordinator: flags.coordinator ?? null,
+    install: cli.config.config.worktrees.install['*'] ?? null,
+    deps: cli.config.config.worktrees.deps,
     say: (line) => log(`gaffer node: ${line}`),
   });
   const stopped = new Promise<void>((resolveStop) => {

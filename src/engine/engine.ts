@@ -115,6 +115,7 @@ export class Engine {
       protect: opts.protect ?? {},
       operations: this.#services.operations,
       remoteRepos: executor instanceof BullmqExecutor,
+      ...(executor instanceof BullmqExecutor ? { offeredByNodes: (r: string) => executor.offeredByNodes(r) } : {}),
     };
     this.#admission = new Admission(store, this.#queries, admission, {
       isClosed: () => this.#closed,

@@ -50,6 +50,8 @@ export interface AdmissionOptions {
   operations: Operations;
   /** spec 09: jobs on a remote repository (`repo`) are taken — a cluster's coordinator. */
   remoteRepos?: boolean;
+  /** spec 09: whether a live node of the cluster offers a runner — one not installed here is then taken (it runs there). */
+  offeredByNodes?: (runner: string) => boolean;
 }
 
 /** What admission hands on: whether jobs are still accepted, and where an admitted job goes to run. */
@@ -300,9 +302,20 @@ export class Admission {
         ?.vetEndpoint?.(spec.judge.endpoint, `roster judge ${spec.judge.entry}.endpoint`);
     spec.tasks.forEach((task, i) => {
       const endpoint = task.roster?.endpoint;
-      this.#opts.runners
-        .get(task.runner)
-        ?.vet?.({ model: task.model, ...(endpoint ? { endpoint } : {}) }, `tasks[${i}].runner`);
+      try {
+        this.#opts.runners
+          .get(task.runner)
+          ?.vet?.({ model: task.model, ...(endpoint ? { endpoint } : {}) }, `tasks[${i}].runner`);
+      } catch (err) {
+        const offered = this.#opts.offeredByNodes;
+        if (!(err instanceof GafferError) || err.code !== 'runner_not_installed' || offered === undefined) throw err;
+        if (!offered(task.runner))
+          throw new GafferError(
+            err.code,
+            `${err.message} — or start a node that has it (gaffer node --runners ${task.runner}): no live node of this cluster offers it`,
+            err.field,
+          );
+      }
       // the rungs a climb may reach are checked now too: an endpoint that cannot work is said before anything runs
       for (const rung of task.roster?.ladder ?? []) {
         if (rung.endpoint !== null)

@@ -30,6 +30,7 @@ import {
   describeQueue,
   entryKey,
   lockKey,
+  nodeRunnersKey,
   NODE_TRIES,
   queueName,
   safeJson,
@@ -112,6 +113,8 @@ export class BullmqExecutor implements Executor {
   #url: string | null = null;
   #poll: NodeJS.Timeout | null = null;
   #closed = false;
+  /** The runners the live nodes announced, as last read. */
+  #offered: ReadonlySet<string> = new Set();
 
   constructor(settings: ClusterSettings, dataDir: string) {
     this.#settings = settings;
@@ -191,8 +194,39 @@ export class BullmqExecutor implements Executor {
       await queue.drain(true);
       for (const job of await queue.getActive()) if (job.id) await this.#publishCancel(job.id);
     }
-    this.#poll = setInterval(() => void this.#pollAll().then(() => this.#tellAddress()), POLL_MS);
+    await this.#readOffers();
+    this.#poll = setInterval(
+      () => void this.#pollAll().then(() => Promise.all([this.#tellAddress(), this.#readOffers()])),
+      POLL_MS,
+    );
     this.#poll.unref();
+  }
+
+  /** Whether a live node offers the runner (it announced it within the last {@link NODE_RUNNERS_TTL_S} s, read every {@link POLL_MS}). */
+  offeredByNodes(runner: string): boolean {
+    return this.#offered.has(runner);
+  }
+
+  async #readOffers(): Promise<void> {
+    const redis = this.#redis;
+    if (redis === null) return;
+    try {
+      const keys: string[] = [];
+      let cursor = '0';
+      do {
+        const [next, found] = await redis.scan(cursor, 'MATCH', nodeRunnersKey(this.#prefix, '*'), 'COUNT', 200);
+        cursor = next;
+        keys.push(...found);
+      } while (cursor !== '0');
+      const offered = new Set<string>();
+      for (const text of keys.length > 0 ? await redis.mget(...keys) : []) {
+        const runners = (text === null ? null : (safeJson(text) as { runners?: unknown } | null))?.runners;
+        if (Array.isArray(runners)) for (const r of runners) if (typeof r === 'string') offered.add(r);
+      }
+      this.#offered = offered;
+    } catch {
+      // Redis away: the last reading stands until the next poll
+    }
   }
 
   slot(signal?: AbortSignal): Promise<() => void> {

@@ -29,6 +29,8 @@ import {
   cancelKey,
   connectionOf,
   describeQueue,
+  NODE_RUNNERS_TTL_S,
+  nodeRunnersKey,
   queueName,
   safeJson,
   TICKET_HEADER,
@@ -114,6 +116,7 @@ export class WorkerNode {
   #started = false;
   #closed = false;
   #wake: (() => void) | null = null;
+  #announce: NodeJS.Timeout | null = null;
 
   private constructor(opts: NodeOptions) {
     this.#opts = opts;
@@ -185,6 +188,18 @@ export class WorkerNode {
     this.#beat = setInterval(() => void this.#announce(), beatEveryMs(opts.stallMs));
     this.#beat.unref();
     void this.#serve(null);
+    this.#announce = setInterval(() => void this.#announceRunners(), (NODE_RUNNERS_TTL_S * 1000) / 3);
+    this.#announce.unref();
+  }
+
+  /** Tells the coordinator the runners this node offers while it can serve (a key that expires unless renewed); none while it cannot. */
+  async #announceRunners(): Promise<void> {
+    const key = nodeRunnersKey(this.#opts.prefix, this.name);
+    if (this.#cannot !== null || this.#closed) await this.#redis.del(key).catch(() => undefined);
+    else
+      await this.#redis
+        .set(key, JSON.stringify({ runners: [...this.#opts.runners.keys()] }), 'EX', NODE_RUNNERS_TTL_S)
+        .catch(() => undefined);
   }
 
   /** This node's record on the Redis, renewed on a timer and on each attempt taken or ended; it expires after the stall window. */
@@ -213,6 +228,7 @@ export class WorkerNode {
       if (this.#cannot === null) this.#opts.say(`stopped taking attempts: ${failed.why}; checking the coordinator`);
       this.#cannot = failed.why;
       for (const w of this.#workers) void w.pause(true).catch(() => undefined);
+      void this.#announceRunners();
     }
     this.#checking ??= this.#checkUntilAble(failed).finally(() => (this.#checking = null));
     return this.#checking;
@@ -237,6 +253,7 @@ export class WorkerNode {
       if (why === null) {
         this.#opts.say(`checked the coordinator at ${url}: it accepts this node's token; taking attempts`);
         this.#cannot = null;
+        await this.#announceRunners();
         for (const w of this.#workers) {
           if (this.#started) await w.resume();
           else void w.run().catch((err: unknown) => this.#opts.say(`queue ${w.name}: ${String(err)}`));
@@ -266,6 +283,8 @@ export class WorkerNode {
   async close(): Promise<void> {
     this.#closed = true;
     this.#wake?.();
+    if (this.#announce) clearInterval(this.#announce);
+    await this.#announceRunners();
     await Promise.all(this.#workers.map((w) => w.close()));
     if (this.#cancelLook) clearInterval(this.#cancelLook);
     if (this.#beat) clearInterval(this.#beat);

@@ -22,7 +22,7 @@ async function submit(url: string, i: number): Promise<string> {
 }
 
 /** The nodes that took a job's attempts, in order. */
-async function takers(server: { url: string }, id: string): Promise<string[]> {
+async function takers(server: Parameters<typeof eventsOf>[0], id: string): Promise<string[]> {
   return (await eventsOf(server, id))
     .filter((e) => e.event === 'node' && e.node_event === 'taken')
     .map((e) => e.node as string);

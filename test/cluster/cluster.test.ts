@@ -172,7 +172,17 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
       if (rows.length === 2) {
         retried++;
         expect(rows).toEqual(['write:error:node_lost', 'write+node:done:complete']);
-        expect(taken.map((e) => e.node)[0]).toBe(victim.name);
+        expect(
+          taken.map((e) => e.node)[0],
+          `${JSON.stringify(taken.map((e) => [e.name, e.node]))}\n${nodes
+            .flatMap((n) =>
+              n
+                .stderr()
+                .split('\n')
+                .filter((l) => l.includes(id)),
+            )
+            .join('\n')}`,
+        ).toBe(victim.name);
       } else expect(rows).toEqual(['write:done:complete']);
       if (victimHad.some((key) => key.startsWith(`${id}.`))) expect(rows).toHaveLength(2);
       // nothing reported twice: one end per attempt
@@ -414,6 +424,8 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
   }, 90_000);
   it('a node runs only what the coordinator signed: an entry written straight to Redis, unsigned or signed with another token, runs nothing and reaches no one', async () => {
     const redis = await startRedis();
+    // a coordinator the node can serve: a node that cannot takes nothing at all
+    await startCoordinator(redis.url);
     const node = await startNode(redis.url, 'n1');
     // a listener where a forged entry would send the node's token to fetch its base
     let asked = 0;

@@ -471,8 +471,9 @@ export class WorkerNode {
 
   /** Throws unless this node still holds the attempt's BullMQ lock (it was not handed to another node meanwhile). */
   async #stillHolds(job: Job<unknown, WireResult>, lockToken: string | undefined): Promise<void> {
+    // not a try to give back: the work is another node's (BullMQ refuses this node's word anyway)
     const lost = () =>
-      new Error(`node ${this.name} lost the attempt (its lock expired): its work is another node's now`);
+      new UnrecoverableError(`node ${this.name} lost the attempt (its lock expired): its work is another node's now`);
     if (this.#lockLost.has(job.id ?? '')) throw lost();
     if (lockToken === undefined) return;
     if ((await job.extendLock(lockToken, this.#opts.stallMs).catch(() => 0)) !== 1) throw lost();

@@ -172,17 +172,8 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
       if (rows.length === 2) {
         retried++;
         expect(rows).toEqual(['write:error:node_lost', 'write+node:done:complete']);
-        expect(
-          taken.map((e) => e.node)[0],
-          `${JSON.stringify(taken.map((e) => [e.name, e.node]))}\n${nodes
-            .flatMap((n) =>
-              n
-                .stderr()
-                .split('\n')
-                .filter((l) => l.includes(id)),
-            )
-            .join('\n')}`,
-        ).toBe(victim.name);
+        // the lost attempt's take is the victim's when it said it: one killed between taking the entry and its word has none
+        for (const e of taken.filter((t) => t.name === 'write')) expect(e.node).toBe(victim.name);
       } else expect(rows).toEqual(['write:done:complete']);
       if (victimHad.some((key) => key.startsWith(`${id}.`))) expect(rows).toHaveLength(2);
       // nothing reported twice: one end per attempt

@@ -66,7 +66,7 @@ export interface NodeOptions {
   coordinator?: string | null;
   /** The node's `worktrees.install["*"]`: how it installs an attempt's dependencies (null: by lockfile, `npm ci` …). */
   install?: string | null;
-  /** `worktrees.deps`: installed dependencies linked into each worktree, or copied. */
+  /** `worktrees.deps`: installed dependencies hard-linked into each worktree (`link`), or copied. */
   deps?: 'link' | 'copy';
   /** One line for a person (the node's stderr). */
   say(line: string): void;

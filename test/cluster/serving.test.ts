@@ -88,6 +88,10 @@ describe.skipIf(!HAS_REDIS)('a node that cannot serve its coordinator (needs red
     expect(staleNode.stderr()).not.toContain(stale);
     expect(lostNode.stderr()).toContain(`cannot reach the coordinator at http://127.0.0.1:${port} (ECONNREFUSED)`);
     for (const n of [staleNode, lostNode]) expect(n.stderr()).not.toContain(NODE_TOKEN);
+    // the coordinator said at start that only nodes on its machine reach it at a loopback address
+    expect(server.stderr()).toContain(
+      `nodes reach this coordinator at ${server.url}, a loopback address: only nodes on this machine can`,
+    );
     // the good node comes last: before the fix the two black holes took attempts and failed each at once
     const ids = await Promise.all(Array.from({ length: 6 }, (_, i) => submit(server.url, i)));
     await new Promise((r) => setTimeout(r, 1_500));
@@ -148,6 +152,44 @@ describe.skipIf(!HAS_REDIS)('a node that cannot serve its coordinator (needs red
       proxy.close();
     }
   }, 90_000);
+
+  it('the nodes reach the coordinator at its --advertise-url, and it says so at start', async () => {
+    const redis = await startRedis();
+    // another address of the coordinator: a forwarder to it (where it listens is known once it does)
+    let target = '';
+    const seen: string[] = [];
+    const front = http.createServer((req, res) => {
+      seen.push(req.url ?? '');
+      const out = http.request(
+        `${target}${req.url ?? ''}`,
+        { method: req.method, headers: { ...req.headers, host: new URL(target).host } },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      out.on('error', () => res.writeHead(502).end());
+      req.pipe(out);
+    });
+    await new Promise<void>((r) => front.listen(0, '127.0.0.1', () => r()));
+    const advertised = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
+    try {
+      const server = await startCoordinator(redis.url, ['--advertise-url', `${advertised}/`]);
+      target = server.url;
+      await eventually(
+        () => server.stderr().includes(`nodes reach this coordinator at ${advertised}, a loopback address`),
+        10_000,
+      );
+      await startNode(redis.url, 'via');
+      const id = await submit(server.url, 3);
+      const answer = (await waitFor(server, id, 'done', 60)).state;
+      expect(answer.result.proof.verdict).toBe('proved');
+      expect(seen).toContain('/api/node/hello');
+      expect(seen.some((u) => u.endsWith('/claim'))).toBe(true);
+    } finally {
+      front.close();
+    }
+  }, 60_000);
 
   it('a node refuses a loopback address advertised by a coordinator on another host, and says what to pass', async () => {
     const redis = await startRedis();

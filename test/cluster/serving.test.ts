@@ -88,6 +88,16 @@ describe.skipIf(!HAS_REDIS)('a node that cannot serve its coordinator (needs red
     expect(staleNode.stderr()).not.toContain(stale);
     expect(lostNode.stderr()).toContain(`cannot reach the coordinator at http://127.0.0.1:${port} (ECONNREFUSED)`);
     for (const n of [staleNode, lostNode]) expect(n.stderr()).not.toContain(NODE_TOKEN);
+    // the operator sees both, and why they take nothing: the cluster is degraded
+    let view: { nodes: { name: string; cannot: string | null }[]; problems: string[] } | undefined;
+    await eventually(async () => {
+      view = (await call(server.url, 'GET', '/api/nodes')).json as typeof view;
+      return (view?.nodes ?? []).filter((n) => n.cannot !== null && n.cannot !== 'not checked yet').length === 2;
+    }, 15_000);
+    expect(view?.nodes.find((n) => n.name === 'stale')?.cannot).toContain("refused this node's token");
+    expect(view?.problems).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^node stale takes nothing: .*refused this node's token/)]),
+    );
     // the coordinator said at start that only nodes on its machine reach it at a loopback address
     expect(server.stderr()).toContain(
       `nodes reach this coordinator at ${server.url}, a loopback address: only nodes on this machine can`,

@@ -30,7 +30,6 @@ import {
   describeQueue,
   entryKey,
   lockKey,
-  nodeRunnersKey,
   NODE_TRIES,
   queueName,
   safeJson,
@@ -202,28 +201,16 @@ export class BullmqExecutor implements Executor {
     this.#poll.unref();
   }
 
-  /** Whether a live node offers the runner (it announced it within the last {@link NODE_RUNNERS_TTL_S} s, read every {@link POLL_MS}). */
+  /** Whether a live node that can serve offers the runner (its record, read every {@link POLL_MS}). */
   offeredByNodes(runner: string): boolean {
     return this.#offered.has(runner);
   }
 
   async #readOffers(): Promise<void> {
-    const redis = this.#redis;
-    if (redis === null) return;
+    if (this.#redis === null) return;
     try {
-      const keys: string[] = [];
-      let cursor = '0';
-      do {
-        const [next, found] = await redis.scan(cursor, 'MATCH', nodeRunnersKey(this.#prefix, '*'), 'COUNT', 200);
-        cursor = next;
-        keys.push(...found);
-      } while (cursor !== '0');
-      const offered = new Set<string>();
-      for (const text of keys.length > 0 ? await redis.mget(...keys) : []) {
-        const runners = (text === null ? null : (safeJson(text) as { runners?: unknown } | null))?.runners;
-        if (Array.isArray(runners)) for (const r of runners) if (typeof r === 'string') offered.add(r);
-      }
-      this.#offered = offered;
+      const serving = (await readNodeRecords(this.#redis, this.#prefix)).filter((n) => (n.cannot ?? null) === null);
+      this.#offered = new Set(serving.flatMap((n) => n.runners));
     } catch {
       // Redis away: the last reading stands until the next poll
     }

@@ -15,7 +15,7 @@ export interface QueueView {
   running: number;
   /** Age of the oldest waiting entry, s; null when none waits. */
   oldest_waiting_s: number | null;
-  /** The live nodes that take this runner's attempts. */
+  /** The live nodes that take this runner's attempts (those that can serve). */
   nodes: string[];
 }
 
@@ -46,8 +46,12 @@ export function viewOf(read: {
   const problems: string[] = [];
   if (read.redis !== null) problems.push(read.redis);
   if (read.lost) problems.push(read.lost);
+  // a node that cannot serve (its token refused, the coordinator out of reach) takes nothing: it serves no queue
+  const serving = read.nodes.filter((n) => (n.cannot ?? null) === null);
+  for (const n of read.nodes)
+    if ((n.cannot ?? null) !== null) problems.push(`node ${n.name} takes nothing: ${n.cannot as string}`);
   const queues = read.queues.map((q) => {
-    const nodes = read.nodes.filter((n) => n.runners.includes(q.runner)).map((n) => n.name);
+    const nodes = serving.filter((n) => n.runners.includes(q.runner)).map((n) => n.name);
     const oldest = q.oldest_waiting_ms === null ? null : Math.max(0, Math.round((now - q.oldest_waiting_ms) / 1000));
     if (q.waiting > 0 && nodes.length === 0)
       problems.push(

@@ -22,6 +22,8 @@ export interface NodeRecord {
   started: string;
   /** When it last renewed this record (ISO, its own clock). */
   beat: string;
+  /** Why it takes nothing now (its token refused, the coordinator out of reach); null while it serves. */
+  cannot: string | null;
 }
 
 /** How often a node renews its record, ms: a third of its stall window, at most every 5 s. */

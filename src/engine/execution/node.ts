@@ -29,8 +29,6 @@ import {
   cancelKey,
   connectionOf,
   describeQueue,
-  NODE_RUNNERS_TTL_S,
-  nodeRunnersKey,
   queueName,
   safeJson,
   TICKET_HEADER,
@@ -116,7 +114,6 @@ export class WorkerNode {
   #started = false;
   #closed = false;
   #wake: (() => void) | null = null;
-  #announce: NodeJS.Timeout | null = null;
 
   private constructor(opts: NodeOptions) {
     this.#opts = opts;
@@ -188,21 +185,13 @@ export class WorkerNode {
     this.#beat = setInterval(() => void this.#announce(), beatEveryMs(opts.stallMs));
     this.#beat.unref();
     void this.#serve(null);
-    this.#announce = setInterval(() => void this.#announceRunners(), (NODE_RUNNERS_TTL_S * 1000) / 3);
-    this.#announce.unref();
   }
 
-  /** Tells the coordinator the runners this node offers while it can serve (a key that expires unless renewed); none while it cannot. */
-  async #announceRunners(): Promise<void> {
-    const key = nodeRunnersKey(this.#opts.prefix, this.name);
-    if (this.#cannot !== null || this.#closed) await this.#redis.del(key).catch(() => undefined);
-    else
-      await this.#redis
-        .set(key, JSON.stringify({ runners: [...this.#opts.runners.keys()] }), 'EX', NODE_RUNNERS_TTL_S)
-        .catch(() => undefined);
-  }
-
-  /** This node's record on the Redis, renewed on a timer and on each attempt taken or ended; it expires after the stall window. */
+  /**
+   * This node's record on the Redis, renewed on a timer, on each attempt taken or ended and when it
+   * starts or stops being able to serve; it expires after the stall window. The coordinator reads
+   * it for `gaffer nodes` and, from the nodes that can serve, which runners its cluster offers.
+   */
   async #announce(): Promise<void> {
     const record: NodeRecord = {
       name: this.name,
@@ -213,6 +202,7 @@ export class WorkerNode {
       stall_s: Math.round(this.#opts.stallMs / 1000),
       running: [...this.#taken].map(([key, t]) => ({ key, ...t })),
       started: this.#startedAt,
+      cannot: this.#cannot,
       beat: new Date().toISOString(),
     };
     await writeNodeRecord(this.#redis, this.#opts.prefix, record).catch(() => undefined);
@@ -228,7 +218,7 @@ export class WorkerNode {
       if (this.#cannot === null) this.#opts.say(`stopped taking attempts: ${failed.why}; checking the coordinator`);
       this.#cannot = failed.why;
       for (const w of this.#workers) void w.pause(true).catch(() => undefined);
-      void this.#announceRunners();
+      void this.#announce();
     }
     this.#checking ??= this.#checkUntilAble(failed).finally(() => (this.#checking = null));
     return this.#checking;
@@ -253,7 +243,7 @@ export class WorkerNode {
       if (why === null) {
         this.#opts.say(`checked the coordinator at ${url}: it accepts this node's token; taking attempts`);
         this.#cannot = null;
-        await this.#announceRunners();
+        await this.#announce();
         for (const w of this.#workers) {
           if (this.#started) await w.resume();
           else void w.run().catch((err: unknown) => this.#opts.say(`queue ${w.name}: ${String(err)}`));
@@ -262,7 +252,10 @@ export class WorkerNode {
         return;
       }
       this.#cannot = why;
-      if (why !== said) this.#opts.say(`cannot take attempts: ${why} (checking again every ${RECHECK_MS / 1000} s)`);
+      if (why !== said) {
+        this.#opts.say(`cannot take attempts: ${why} (checking again every ${RECHECK_MS / 1000} s)`);
+        await this.#announce();
+      }
       said = why;
     }
   }
@@ -283,8 +276,6 @@ export class WorkerNode {
   async close(): Promise<void> {
     this.#closed = true;
     this.#wake?.();
-    if (this.#announce) clearInterval(this.#announce);
-    await this.#announceRunners();
     await Promise.all(this.#workers.map((w) => w.close()));
     if (this.#cancelLook) clearInterval(this.#cancelLook);
     if (this.#beat) clearInterval(this.#beat);

@@ -34,10 +34,6 @@ export const cancelKey = (prefix: string, key: string): string => `${prefix}:can
 export const coordinatorKey = (prefix: string): string => `${prefix}:coordinator`;
 /** The Redis key where a namespace's coordinator says where its nodes reach it (its advertised URL and host). */
 export const advertisedKey = (prefix: string): string => `${prefix}:advertised`;
-/** The Redis key where a live node announces the runners it offers (JSON `{runners}`, expiring unless renewed). */
-export const nodeRunnersKey = (prefix: string, node: string): string => `${prefix}:node-runners:${node}`;
-/** How long a node's announcement lasts unless renewed, s (it is renewed every third of it). */
-export const NODE_RUNNERS_TTL_S = 30;
 /** The node route a node checks its token and its path to the coordinator with. */
 export const HELLO_ROUTE = '/api/node/hello';
 /** How often BullMQ hands an entry out when a node fails to fetch or report it (a node that cannot serve), besides a stalled node's hand-over. */

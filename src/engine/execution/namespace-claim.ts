@@ -3,6 +3,7 @@ import os from 'node:os';
 import type { Redis } from 'ioredis';
 import { GafferError } from '../../domain/errors.js';
 import { coordinatorKey, describeQueue } from './wire.js';
+import { isPidAlive } from '../../platform/process/process-identity.js';
 
 /** How long a claim outlives its coordinator's last renewal, ms (a coordinator killed without stopping frees it so). */
 export const CLAIM_TTL_MS = 30_000;
@@ -73,7 +74,7 @@ export class NamespaceClaim {
         raw !== null &&
         held !== null &&
         held.host === os.hostname() &&
-        !isAlive(held.pid) &&
+        !isPidAlive(held.pid) &&
         (await redis.eval(REPLACE, 1, claim.#key, raw, claim.#value, CLAIM_TTL_MS)) === 'OK'
       )
         break;
@@ -129,13 +130,4 @@ function readHolder(raw: string | null): Holder | null {
 function describeHolder(h: Holder | null): string {
   if (h === null) return 'one that did not say who it is';
   return `pid ${h.pid} on ${h.host}, data dir ${h.dataDir}, since ${new Date(h.since).toISOString()}`;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isPidAlive } from './process-identity.js';
 
 /**
  * Per-run cgroups (issue 11 "Limits"): the kernel enforces a run's process count and memory, so a
@@ -245,15 +246,6 @@ function probeCgroupSupport(): { support: CgroupSupport | null; why: string } {
   return { support, why: `cgroup v${support.version} (${where})` };
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Removes the empty run cgroups a dead gaffer left (crash, kill -9). One that still holds
  * processes stays: they are a dead job's survivors, which restart recovery kills.
@@ -269,7 +261,7 @@ export function removeStaleCgroups(support: CgroupSupport): number {
     }
     for (const entry of entries) {
       const owner = RUN_NAME.exec(entry)?.[1];
-      if (owner === undefined || Number(owner) === process.pid || isAlive(Number(owner))) continue;
+      if (owner === undefined || Number(owner) === process.pid || isPidAlive(Number(owner))) continue;
       if (tryRmdir(join(parent, entry))) removed++;
     }
   }

@@ -7,6 +7,16 @@ export function isSameProcessAlive(pid: number, startedAt: number | null): boole
   return startedAt === null || isSameStartTime(actual, startedAt, 2);
 }
 
+/** True while a process with this pid exists (ours to signal or not); the pid may have been reused: see isSameProcessAlive. */
+export function isPidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 let ownStart: number | null = null;
 
 /** This process's own identity, as recorded on the jobs it runs and the locks it holds (its start time read once: it never changes). */

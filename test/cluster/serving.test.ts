@@ -28,6 +28,20 @@ async function takers(server: Parameters<typeof eventsOf>[0], id: string): Promi
     .map((e) => e.node as string);
 }
 
+/** Passes a request on to `target` (the coordinator) and its answer back. */
+function forward(req: http.IncomingMessage, res: http.ServerResponse, target: string): void {
+  const out = http.request(
+    `${target}${req.url ?? ''}`,
+    { method: req.method, headers: { ...req.headers, host: new URL(target).host } },
+    (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    },
+  );
+  out.on('error', () => res.writeHead(502).end());
+  req.pipe(out);
+}
+
 /**
  * A proxy in front of the coordinator that passes the node's check and claim through, but answers
  * 502 to the base and the result: a node behind it fails to fetch every attempt it claims.
@@ -41,16 +55,7 @@ async function brokenProxy(target: string): Promise<{ url: string; failed: () =>
       res.writeHead(502).end('bad gateway (test)');
       return;
     }
-    const out = http.request(
-      `${target}${req.url ?? ''}`,
-      { method: req.method, headers: { ...req.headers, host: new URL(target).host } },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    out.on('error', () => res.writeHead(502).end());
-    req.pipe(out);
+    forward(req, res, target);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return {
@@ -170,16 +175,7 @@ describe.skipIf(!HAS_REDIS)('a node that cannot serve its coordinator (needs red
     const seen: string[] = [];
     const front = http.createServer((req, res) => {
       seen.push(req.url ?? '');
-      const out = http.request(
-        `${target}${req.url ?? ''}`,
-        { method: req.method, headers: { ...req.headers, host: new URL(target).host } },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      out.on('error', () => res.writeHead(502).end());
-      req.pipe(out);
+      forward(req, res, target);
     });
     await new Promise<void>((r) => front.listen(0, '127.0.0.1', () => r()));
     const advertised = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;

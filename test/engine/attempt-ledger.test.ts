@@ -196,22 +196,33 @@ describe("the attempt ledger: worker rows in the machine's words", () => {
       ),
     };
     const moved: string[] = [];
-    await ledger.drive('t', [], (e) => moved.push(e.type));
+    await ledger.drive('t', [], { moved: (e) => moved.push(e.type) });
     expect(ran).toEqual(['check_gates', 'acquire_placement', 'take_checkpoint', 'start_executor']);
     expect(moved).toEqual(['gates_passed', 'placement_acquired', 'executor_started', 'exited']);
     // collect_evidence is the job's: the drive stops with it owed, and a job status is refused meanwhile
     expect(ledger.entry('t').attempt).toMatchObject({ state: 'collecting', owed: ['collect_evidence'] });
-    ledger.carryJobs('t', 'collect_evidence');
-    ledger.move('t', ['evidence_taken']);
-    ledger.carryJobs('t', 'run_verification');
-    ledger.move('t', ['verify_passed']);
-    ledger.carryJobs('t', 'check_result_gates');
-    ledger.move('t', ['result_gates_passed']);
+    // the job answers what its place did once for all its attempts
+    ledger.driveNow('t', [], {
+      collect_evidence: () => [{ type: 'evidence_taken' }],
+      run_verification: () => [{ type: 'verify_passed' }],
+    });
+    expect(ledger.entry('t').attempt).toMatchObject({ state: 'gated_result', owed: ['check_result_gates'] });
+    ledger.driveNow('t', [], { check_result_gates: () => [{ type: 'result_gates_passed' }] });
     expect(() => ledger.jobStatus({ cancelled: false, interrupted: false })).toThrow(
       /effects not carried out: t \(release_placement\)/,
     );
-    ledger.carryJobs('t', 'release_placement');
+    entry.handlers.release_placement = () => (ran.push('release_placement'), []);
+    ledger.driveNow('t', []);
+    expect(ran.at(-1)).toBe('release_placement');
     expect(ledger.jobStatus({ cancelled: false, interrupted: false })).toBe('done');
+  });
+
+  it('carries at once only what does not wait', () => {
+    const ledger = new AttemptLedger();
+    ledger.admit('t', 't', 'worker', ROUTE);
+    expect(() => ledger.driveNow('t', [], { check_gates: async () => [{ type: 'gates_passed' }] })).toThrow(
+      /an effect of t waits/,
+    );
   });
 
   it('will not read a job status while an attempt is open', () => {

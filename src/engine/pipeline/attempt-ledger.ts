@@ -45,6 +45,14 @@ export type EffectAnswer = readonly AttemptEvent[];
 /** One handler per effect an attempt carries out itself. */
 export type EffectHandlers = Partial<Record<AttemptEffect, () => EffectAnswer | Promise<EffectAnswer>>>;
 
+/** What a drive is given besides its events. */
+export interface DriveOptions {
+  /** Handlers that answer before the attempt's own: the job's, for the work its place does once. */
+  handlers?: EffectHandlers;
+  /** Told of each event after its move. */
+  moved?: (event: AttemptEvent) => void;
+}
+
 /**
  * A job's attempts, each moved only through the attempt machine (domain/attempt-machine.ts): the
  * worker rows' status and outcome are the machine's words for the attempt, and the job's status is
@@ -167,11 +175,16 @@ export class AttemptLedger {
    */
   carry(worker: string, effect: AttemptEffect): EffectAnswer | Promise<EffectAnswer> {
     const entry = this.entry(worker);
+    this.#mark(entry, effect);
+    return entry.handlers[effect]?.() ?? [];
+  }
+
+  /** Marks `effect`, the first the entry's attempt owes, carried out; throws when another is owed first. */
+  #mark(entry: LedgerEntry, effect: AttemptEffect): void {
     const step = carryEffect(entry.attempt, effect);
     if (!step.ok) throw new Error(`${step.message} (task ${entry.attempt.task}, attempt ${entry.attempt.number})`);
     entry.attempt = step.next;
-    this.#changed(worker);
-    return entry.handlers[effect]?.() ?? [];
+    this.#changed(entry.worker);
   }
 
   /** Drops what a settled attempt still owes: its job stopped, and the work those effects were for will not be done. */
@@ -183,36 +196,43 @@ export class AttemptLedger {
   }
 
   /**
-   * Carries out, for the job, every effect `worker` owes that is one of `effects` (in the order
-   * owed), feeding what the attempt's own handler answers (a stop: `processes_gone`), and stops at
-   * any other. A handler that would wait cannot be carried here.
+   * The interpreter: feeds `events` to the worker's attempt one at a time, and before each (and
+   * after the last) carries out the effects the moves owe, feeding each handler's answer (its
+   * events) next. A handler is the caller's (`handlers`: the job's orchestrator answering what it
+   * did once for all the attempts of its place — evidence, verification, result gates — or
+   * admitting the next attempt) or else the attempt's own (`LedgerEntry.handlers`). Stops when
+   * nothing is owed and nothing is left to feed, or when the next owed effect has no handler here:
+   * it is carried later, by whoever does that work. `moved` is told of each event after its move.
    */
-  carryJobs(worker: string, ...effects: readonly AttemptEffect[]): void {
-    for (let next = this.owed(worker)[0]; next !== undefined && effects.includes(next); next = this.owed(worker)[0]) {
-      const answer = this.carry(worker, next);
-      if (answer instanceof Promise) throw new Error(`${next} of ${worker} waits: the job cannot carry it here`);
-      this.move(worker, answer);
+  async drive(worker: string, events: readonly AttemptEvent[], opts: DriveOptions = {}): Promise<void> {
+    const steps = this.#interpret(worker, events, opts);
+    for (let step = steps.next(); step.done !== true;) step = steps.next(await step.value);
+  }
+
+  /** The interpreter where no handler waits (a settle, a refusal, an audit): the same steps as `drive`, at once; throws when a handler would wait. */
+  driveNow(worker: string, events: readonly AttemptEvent[], handlers: EffectHandlers = {}): void {
+    const steps = this.#interpret(worker, events, { handlers });
+    for (let step = steps.next(); step.done !== true;) {
+      const answer = step.value;
+      if (answer instanceof Promise) throw new Error(`an effect of ${worker} waits: it cannot be carried out here`);
+      step = steps.next(answer);
     }
   }
 
-  /**
-   * The interpreter: feeds `events` to the worker's attempt one at a time, and before each (and
-   * after the last) carries out the effects the moves owe with the attempt's handlers, feeding each
-   * handler's answer next. Stops when nothing is owed and nothing is left to feed, or when the next
-   * owed effect is the job's (no handler here: evidence, verification, result gates, the next
-   * attempt): the orchestrator carries it. `moved` is told of each event after its move.
-   */
-  async drive(
+  /** The interpreter's steps: yields each handler's answer (or the promise of it) and takes back its events. */
+  *#interpret(
     worker: string,
     events: readonly AttemptEvent[],
-    moved: (event: AttemptEvent) => void = () => undefined,
-  ): Promise<void> {
+    { handlers = {}, moved = () => undefined }: DriveOptions,
+  ): Generator<EffectAnswer | Promise<EffectAnswer>, void, EffectAnswer> {
     const entry = this.entry(worker);
     const queue = [...events];
     for (;;) {
       const effect = this.owed(worker)[0];
-      if (effect !== undefined && entry.handlers[effect] !== undefined) {
-        queue.unshift(...(await this.carry(worker, effect)));
+      const handler = effect === undefined ? undefined : (handlers[effect] ?? entry.handlers[effect]);
+      if (effect !== undefined && handler !== undefined) {
+        this.#mark(entry, effect);
+        queue.unshift(...(yield handler()));
         continue;
       }
       const event = queue.shift();

@@ -16,7 +16,7 @@ import type { Runner } from '../../runners/contract.js';
 import type { Place } from '../placement/placement.js';
 import { blankReport } from '../../runners/report.js';
 import { settleByArtifacts, type OutputStates } from '../../verification/outputs.js';
-import { endEventsFor, type EffectAnswer, type LedgerEntry } from './attempt-ledger.js';
+import { endEventsFor, type EffectAnswer, type EffectHandlers, type LedgerEntry } from './attempt-ledger.js';
 import { writePolicyFor } from '../../domain/write-policy.js';
 import { recordWorkerPhase } from './liveness-log.js';
 import { NODE_LOST } from '../execution/executor.js';
@@ -44,8 +44,6 @@ export interface WorkerPlan {
   batch?: AbortController;
   /** The attempt whose node was lost (spec 09): this one takes over the work BullMQ handed to another node. */
   continues?: string;
-  /** The attempt this one takes over from (a fix round's, a retry's, a climb's): it owes this admission, then lets go of its share of the place. */
-  supersedes?: string;
   /** A person said yes to this attempt's route before it was admitted (the job's asks, a climb's ask): it passes its gates as `approved`. */
   asked?: true;
   /** Lets go of the job's shared workspace while a hold keeps the attempt from starting (carry-out.ts); absent: it keeps its place. */
@@ -70,26 +68,62 @@ export interface WorkerEnd {
 /**
  * Runs one attempt end to end — admitted into the job's ledger, a slot from the executor, its turn
  * in the place, the runner, events — moving it through the attempt machine at each step; its row's
- * status and outcome are the machine's words. Never throws for the worker's own failure. An
- * attempt whose node was lost (spec 09: BullMQ's stalled-job handling gave its work to another
- * node) is followed by one new attempt that takes that work over — once: the new attempt's own
- * end, whatever it is, is the task's.
+ * status and outcome are the machine's words. Never throws for the worker's own failure.
  */
-export async function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place): Promise<WorkerEnd> {
-  // where the attempts go on: the place taken back after one stepped away from it while held
-  const at = { place };
-  const end = await runAttempt(ctx, plan, at);
-  if (end.report.stopReason !== NODE_LOST || ctx.isCancelled) return end;
-  // `+` is never in a task's name: the new attempt's row cannot collide with another task's
-  return runAttempt(
-    ctx,
-    { ...plan, name: `${plan.name}+node`, kind: 'retry', continues: plan.name, supersedes: plan.name },
-    at,
-  );
+export function runWorker(ctx: JobContext, plan: WorkerPlan, place: Place): Promise<WorkerEnd> {
+  return carryOn(ctx, new AttemptRun(ctx, plan, { place }));
 }
 
-function runAttempt(ctx: JobContext, plan: WorkerPlan, at: { place: Place }): Promise<WorkerEnd> {
-  return new AttemptRun(ctx, plan, at).run();
+/**
+ * Takes the attempt of `from` on from where it stands — the job answering what it owes with
+ * `answers` (its verification's word, its gates') — to the row where the table admits the next
+ * attempt of its task: `plan`'s, admitted by that effect's handler (a fix round, a retry, a climb;
+ * `plan.kind` says which). The attempt superseded then lets go of its share of the place, and the
+ * new one runs. Throws when the table admits no such attempt from there (a bug in the orchestrator).
+ */
+export async function supersede(
+  ctx: JobContext,
+  from: string,
+  answers: EffectHandlers,
+  plan: WorkerPlan,
+  place: Place,
+): Promise<WorkerEnd> {
+  return carryOn(ctx, await admitNext(ctx, from, answers, plan, place));
+}
+
+async function admitNext(
+  ctx: JobContext,
+  from: string,
+  answers: EffectHandlers,
+  plan: WorkerPlan,
+  place: Place,
+): Promise<AttemptRun> {
+  const admits = ADMITTED_BY[kindOf(plan)];
+  let next: AttemptRun | null = null;
+  const admit = (): EffectAnswer => {
+    next = new AttemptRun(ctx, plan, { place });
+    return [];
+  };
+  await ctx.attempts.drive(from, [], { handlers: { ...answers, ...(admits ? { [admits]: admit } : {}) } });
+  if (next === null)
+    throw new Error(
+      `${from} (${ctx.attempts.entry(from).attempt.state}) admitted no ${kindOf(plan)} attempt for ${plan.name}`,
+    );
+  return next;
+}
+
+/**
+ * Runs an admitted attempt. One whose node was lost (spec 09: BullMQ's stalled-job handling gave
+ * its work to another node) is followed by one new attempt that takes that work over — once: the
+ * new attempt's own end, whatever it is, is the task's.
+ */
+async function carryOn(ctx: JobContext, run: AttemptRun, takeOver = true): Promise<WorkerEnd> {
+  const end = await run.run();
+  if (!takeOver || end.report.stopReason !== NODE_LOST || ctx.isCancelled) return end;
+  const plan = end.plan;
+  // `+` is never in a task's name: the new attempt's row cannot collide with another task's
+  const next = { ...plan, name: `${plan.name}+node`, kind: 'retry' as const, continues: plan.name };
+  return carryOn(ctx, await admitNext(ctx, plan.name, {}, next, run.place), false);
 }
 
 /**
@@ -104,6 +138,11 @@ class AttemptRun {
   readonly #plan: WorkerPlan;
   /** Where it works: the place taken back after it stepped away from it while held. */
   readonly #at: { place: Place };
+
+  /** Where it worked last (the place taken back after it stepped away from it while held). */
+  get place(): Place {
+    return this.#at.place;
+  }
   readonly #entry: LedgerEntry;
   // spec 06: one write policy for every runner — the builtin agent refuses a write outside it, the audit judges the rest
   readonly #policy: ReturnType<typeof writePolicyFor>;
@@ -165,7 +204,7 @@ class AttemptRun {
   async run(): Promise<WorkerEnd> {
     let failure: { error: string } | null = null;
     try {
-      await this.#ctx.attempts.drive(this.#plan.name, [], () => this.#moved());
+      await this.#ctx.attempts.drive(this.#plan.name, [], { moved: () => this.#moved() });
       if (this.#end === null)
         throw new Error(`attempt ${this.#plan.name} stopped in state ${this.#entry.attempt.state} with no end`);
       return writeEnd(this.#ctx, this.#end);
@@ -482,12 +521,13 @@ export function refuseWorker(ctx: JobContext, plan: WorkerPlan, why: string): Wo
   admitAttempt(ctx, plan);
   const report = withSpend(ctx, plan, notStarted('refused', 'cancelled', 'not_approved', why), false);
   // its gates and its ask are the job's: the person asked at the job's start said no
-  ctx.attempts.carryJobs(plan.name, 'check_gates');
-  ctx.attempts.move(plan.name, [{ type: 'approval_needed' }]);
-  ctx.attempts.carryJobs(plan.name, 'ask_approval');
-  const words = ctx.attempts.move(plan.name, [
-    { type: 'approval_refused', facts: { exit: { status: report.status, outcome: report.outcome } } },
-  ]);
+  ctx.attempts.driveNow(plan.name, [], {
+    check_gates: () => [{ type: 'approval_needed' }],
+    ask_approval: () => [
+      { type: 'approval_refused', facts: { exit: { status: report.status, outcome: report.outcome } } },
+    ],
+  });
+  const words = workerEndOf(ctx.attempts.entry(plan.name).attempt);
   ctx.services.store.updateAttempt(ctx.id, plan.name, {
     status: words.status,
     outcome: words.outcome,
@@ -656,16 +696,12 @@ const ADMITTED_BY: Partial<Record<AttemptKind, AttemptEffect>> = {
   escalation: 'admit_escalation_attempt',
 };
 
-/**
- * Admits the plan's attempt into the job's ledger and writes its row, `queued`. The attempt it
- * takes over from owes this admission and then lets go of its share of the place.
- */
+/** Why the plan's attempt is made: its own word, else a fixer's is a fix round and any other the task's first. */
+const kindOf = (plan: WorkerPlan): AttemptKind => plan.kind ?? (plan.role === 'fixer' ? 'fix' : 'first');
+
+/** Admits the plan's attempt into the job's ledger and writes its row, `queued`. */
 function admitAttempt(ctx: JobContext, plan: WorkerPlan): LedgerEntry {
-  const kind = plan.kind ?? (plan.role === 'fixer' ? 'fix' : 'first');
-  const admits = ADMITTED_BY[kind];
-  if (plan.supersedes !== undefined && admits !== undefined) ctx.attempts.carryJobs(plan.supersedes, admits);
-  const entry = ctx.attempts.admit(plan.name, plan.task.name, plan.role, plan.route, kind);
-  if (plan.supersedes !== undefined) ctx.attempts.carryJobs(plan.supersedes, 'release_placement');
+  const entry = ctx.attempts.admit(plan.name, plan.task.name, plan.role, plan.route, kindOf(plan));
   ctx.services.store.insertAttempt({
     jobId: ctx.id,
     worker: plan.name,

@@ -27,7 +27,7 @@ import { buildFixerInstruction } from '../../verification/fixer-instruction.js';
 import { compareArtifacts, verificationArtifact } from '../../verification/convergence.js';
 import { epochS } from '../clock.js';
 import type { JobContext } from '../job-context.js';
-import { runWorker, type StepAway, type WorkerEnd, type WorkerPlan, refuseWorker } from './attempt-run.js';
+import { runWorker, supersede, type StepAway, type WorkerEnd, type WorkerPlan, refuseWorker } from './attempt-run.js';
 import { settleJob, emptyTotals, recordOutcomes, verificationFacts, type SettleInput } from '../settle/settle.js';
 import type { JobPatch } from '../../store/store.js';
 import { checkJobCriteria } from '../../verification/criteria.js';
@@ -271,14 +271,6 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
       const changedSoFar = allPaths(await evidence.workerChanges(lastWork));
       const target = pickResumeTarget(workers, fixers, verification);
       const task = target.plan.task;
-      // the fixed task's attempt is superseded by its fix attempt (a new attempt of the same task)
-      const current = ctx.attempts.history(task.name).find((e) => e.attempt.state === 'verifying');
-      if (current) {
-        ctx.attempts.carryJobs(current.worker, 'run_verification');
-        ctx.attempts.move(current.worker, [
-          { type: 'verify_failed_fixable', facts: { verification: verificationFacts(verification) } },
-        ]);
-      }
       const plan: WorkerPlan = {
         task,
         // on the rung that did the work (spec 05: fix rounds come first, on the same rung)
@@ -288,10 +280,20 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
         instruction: buildFixerInstruction(verification, scope.tasks, changedSoFar),
         // spec 03: the session handle is carried; a runner that cannot resume starts fresh with it
         resume: target.report.session,
-        ...(current ? { supersedes: current.worker } : {}),
         ...(away ? { away } : {}),
       };
-      fixers.push(await runWorker(ctx, plan, place));
+      // the fixed task's attempt is superseded by its fix attempt (a new attempt of the same task):
+      // the verification's answer to it is that it can be fixed, and the table admits the fix
+      const current = ctx.attempts.history(task.name).find((e) => e.attempt.state === 'verifying');
+      const fixable = {
+        type: 'verify_failed_fixable' as const,
+        facts: { verification: verificationFacts(verification) },
+      };
+      fixers.push(
+        current
+          ? await supersede(ctx, current.worker, { run_verification: () => [fixable] }, plan, place)
+          : await runWorker(ctx, plan, place),
+      );
       if (ctx.isCancelled) break;
 
       scope.phase('checking what changed on disk');
@@ -396,39 +398,32 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
       .history(task.name)
       .filter((e) => e.attempt.state === 'verifying')
       .at(-1);
-    if (live) {
-      const blocks = verification.blocking || (verification.could_not_start ?? false);
-      ctx.attempts.carryJobs(live.worker, 'run_verification');
-      ctx.attempts.move(live.worker, [
-        { type: blocks ? 'verify_failed' : 'verify_passed', facts: { verification: verificationFacts(verification) } },
-      ]);
-      ctx.attempts.carryJobs(live.worker, 'check_result_gates');
-      ctx.attempts.move(live.worker, [
-        {
-          type: 'escalate',
-          facts: { gates: { criteriaMet: criteria?.complete ?? true, contradicted: false, declared: climb.verdict } },
-        },
-      ]);
-    }
     const before = workers.findIndex((w) => w.plan.task === task);
     const previous = workers[before] as WorkerEnd;
     const route = routeOfRung(to);
     scope.phase(`${task.name}: escalated to ${to.entry}`);
     rung++;
-    const end = await runWorker(
-      ctx,
-      {
-        ...previous.plan,
-        route,
-        name: `${task.name}+${to.entry}`,
-        kind: 'escalation',
-        ...(live ? { supersedes: live.worker } : {}),
-        ...(asked ? { asked } : {}),
-        resume: null,
-        instruction: buildInstruction(ctx, task, route, autopsySection(climb.autopsy)),
-      },
-      place,
-    );
+    const plan: WorkerPlan = {
+      ...previous.plan,
+      route,
+      name: `${task.name}+${to.entry}`,
+      kind: 'escalation',
+      ...(asked ? { asked } : {}),
+      resume: null,
+      instruction: buildInstruction(ctx, task, route, autopsySection(climb.autopsy)),
+    };
+    // the verification's and the gates' answers to it, from which the table admits the next rung's attempt
+    const blocks = verification.blocking || (verification.could_not_start ?? false);
+    const verified = {
+      type: blocks ? 'verify_failed' : 'verify_passed',
+      facts: { verification: verificationFacts(verification) },
+    } as const;
+    const gatesOf = { criteriaMet: criteria?.complete ?? true, contradicted: false, declared: climb.verdict };
+    const answers = {
+      run_verification: () => [verified],
+      check_result_gates: () => [{ type: 'escalate' as const, facts: { gates: gatesOf } }],
+    };
+    const end = live ? await supersede(ctx, live.worker, answers, plan, place) : await runWorker(ctx, plan, place);
     // the task's work is now the new rung's; the superseded attempts (the rung's fixers too: a fix round
     // resumes the newest work, never an older rung's session) still count in the totals
     workers[before] = end;
@@ -716,23 +711,17 @@ function runBatch(
 async function runTaskAttempts(ctx: JobContext, plan: WorkerPlan, place: Place): Promise<WorkerEnd> {
   const first = await runWorker(ctx, plan, place);
   if (first.report.stopReason !== 'outputs_missing' || ctx.isCancelled) return first;
-  // its evidence: its declared outputs, read as its process ended (attempt-run.ts)
-  ctx.attempts.carryJobs(plan.name, 'collect_evidence');
-  ctx.attempts.move(plan.name, ['outputs_missing']);
   const missing = first.report.error ?? 'a declared output was not written';
-  return runWorker(
-    ctx,
-    {
-      ...plan,
-      // `+` is never in a task's name: the retry's row cannot collide with another task's
-      name: `${plan.name}+retry`,
-      kind: 'retry',
-      supersedes: plan.name,
-      resume: null,
-      instruction: `${plan.instruction}\n\n## Your previous attempt\nIt ended without its declared outputs (${missing}). Write every declared output.`,
-    },
-    place,
-  );
+  const retry: WorkerPlan = {
+    ...plan,
+    // `+` is never in a task's name: the retry's row cannot collide with another task's
+    name: `${plan.name}+retry`,
+    kind: 'retry',
+    resume: null,
+    instruction: `${plan.instruction}\n\n## Your previous attempt\nIt ended without its declared outputs (${missing}). Write every declared output.`,
+  };
+  // its evidence is its declared outputs, read as its process ended (attempt-run.ts): missing
+  return supersede(ctx, plan.name, { collect_evidence: () => [{ type: 'outputs_missing' }] }, retry, place);
 }
 
 /** The test files a step changed back to what the checkpoint had (looked up only when it changed an existing test). */

@@ -11,6 +11,7 @@ import { isTestFilePath } from '../../verification/harness.js';
 import { realWorkspace, resolveInWorkspace } from '../../runners/builtin/workspace-paths.js';
 import type { JobContext } from '../job-context.js';
 import type { WorkerEnd } from './attempt-run.js';
+import { workerEndOf } from '../../domain/attempt-results.js';
 
 /**
  * spec 06's mutation audit of one step of the job's work: a worker that had the workspace to
@@ -30,9 +31,10 @@ export function auditStep(
   restored: readonly string[],
   broken: readonly string[] = [],
 ): string[] {
-  // the step's snapshot is the evidence its attempts owe (a cancelled one's too, spec 01; then it lets go of its share of the place)
-  for (const end of ends) ctx.attempts.carryJobs(end.plan.name, 'collect_evidence', 'release_placement');
   const ran = ends.filter((end) => end.started && ctx.attempts.entry(end.plan.name).attempt.state === 'collecting');
+  // the step's snapshot is the evidence its attempts owe: a cancelled one's too (spec 01), which then lets go of its share of the place
+  for (const end of ends)
+    if (!ran.includes(end)) ctx.attempts.driveNow(end.plan.name, [], { collect_evidence: () => [] });
   const onDisk = canonicalPaths(workspace);
   const outputsOf = (task: string) => ctx.spec.tasks.filter((t) => t.name !== task).flatMap((t) => t.outputs);
   const workers = ran.map((end) => {
@@ -69,9 +71,10 @@ export function auditStep(
           }
         : {}),
     };
-    const words = ctx.attempts.move(end.plan.name, [
-      { type: 'evidence_taken', facts: { writeViolation: isViolation } },
-    ]);
+    // the evidence's answer: taken, and whether it found a write outside the policy
+    const taken = { type: 'evidence_taken' as const, facts: { writeViolation: isViolation } };
+    ctx.attempts.driveNow(end.plan.name, [], { collect_evidence: () => [taken] });
+    const words = workerEndOf(ctx.attempts.entry(end.plan.name).attempt);
     ctx.services.store.updateAttempt(ctx.id, end.plan.name, {
       status: words.status,
       outcome: words.outcome,

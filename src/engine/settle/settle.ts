@@ -19,13 +19,8 @@ import type {
   WorktreesJson,
 } from '../../domain/result.js';
 import { CHANGING_TASK_TYPES, type JobStatus } from '../../domain/status.js';
-import {
-  ABANDONING_EVENTS,
-  isFinalAttempt,
-  type AttemptEvent,
-  type AttemptFacts,
-} from '../../domain/attempt-machine.js';
-import type { AttemptEffect, AttemptState } from '../../domain/attempt-table.js';
+import { isFinalAttempt, type AttemptFacts } from '../../domain/attempt-machine.js';
+import type { EffectHandlers } from '../pipeline/attempt-ledger.js';
 import { workerEndOf } from '../../domain/attempt-results.js';
 import { buildVerdict } from '../../domain/verdict.js';
 import { describeWorktrees } from '../../domain/fanout.js';
@@ -320,21 +315,13 @@ export function recordOutcomes(ctx: JobContext, job: JobEndFacts): void {
   if (problems.length > 0) ctx.phase(`outcome log not written: ${problems.join('; ')}`.slice(0, 400));
 }
 
-/** What the job's settle carries out for each attempt: the evidence, verification and result gates the job's place had for all of them, and the attempt's own stop and release. */
-const CARRIED_AT_SETTLE: readonly AttemptEffect[] = [
-  'collect_evidence',
-  'run_verification',
-  'check_result_gates',
-  'stop_processes',
-  'release_placement',
-];
-
 /**
  * Settles every attempt still open: a cancelled or stopping job's through cancel or interrupt; else
  * each through the job's last verification and its result gates (shared placement: one verification
- * and one proof serve every task's final attempt, spec 03). Before each event the effects its last
- * move owes are carried out (an attempt's own stop answers `processes_gone`); what a settled attempt
- * of a stopped job still owes (the next attempt its cancel kept out) is dropped.
+ * and one proof serve every task's final attempt, spec 03) — the job's answers to the effects its
+ * attempts owe, carried by the interpreter with the attempts' own (a stop answers `processes_gone`,
+ * a release lets go). What a settled attempt of a stopped job still owes (the next attempt its
+ * cancel kept out) is dropped.
  */
 function closeAttempts(
   ctx: JobContext,
@@ -343,22 +330,6 @@ function closeAttempts(
   taskGates: ReadonlyMap<string, TaskGatesJson>,
 ): void {
   const stopping = ctx.interruptReason !== null;
-  // each attempt takes the next event its state calls for until it is final (the table says where each leads)
-  const next = (state: AttemptState, facts: Pick<AttemptFacts, 'verification' | 'gates'>): AttemptEvent => {
-    const blocks = facts.verification !== null && (facts.verification.blocking || facts.verification.couldNotStart);
-    const passes = facts.gates !== null && facts.gates.criteriaMet && !facts.gates.contradicted;
-    if (s.cancelled)
-      return stopping
-        ? { type: 'interrupt' }
-        : state === 'cancelling'
-          ? { type: 'processes_gone' }
-          : { type: 'cancel' };
-    if (state === 'collecting') return { type: 'evidence_taken' };
-    if (state === 'verifying')
-      return { type: blocks ? 'verify_failed' : 'verify_passed', facts: { verification: facts.verification } };
-    return { type: passes ? 'result_gates_passed' : 'result_gates_failed', facts: { gates: facts.gates } };
-  };
-  const carry = (worker: string): void => ctx.attempts.carryJobs(worker, ...CARRIED_AT_SETTLE);
   for (const e of ctx.attempts.all()) {
     const own = s.perTask?.get(e.attempt.task);
     const shared = own
@@ -369,11 +340,24 @@ function closeAttempts(
       : jobFacts;
     const declared = taskGates.get(e.attempt.task)?.verdict;
     const facts = declared && shared.gates ? { ...shared, gates: { ...shared.gates, declared } } : shared;
-    for (carry(e.worker); !isFinalAttempt(e.attempt); carry(e.worker)) {
-      const event = next(e.attempt.state, facts);
-      // an abandoning event comes whatever is owed; any other waits for what the job did not carry (a bug: said at jobStatus)
-      if (ctx.attempts.owed(e.worker).length > 0 && !ABANDONING_EVENTS.has(event.type)) break;
-      ctx.attempts.move(e.worker, [event]);
+    const blocks = facts.verification !== null && (facts.verification.blocking || facts.verification.couldNotStart);
+    const passes = facts.gates !== null && facts.gates.criteriaMet && !facts.gates.contradicted;
+    // a stopped job's work is not judged: what it did is carried without a word, then it stops
+    const answers: EffectHandlers = s.cancelled
+      ? { collect_evidence: () => [], run_verification: () => [], check_result_gates: () => [] }
+      : {
+          collect_evidence: () => [{ type: 'evidence_taken' }],
+          run_verification: () => [
+            { type: blocks ? 'verify_failed' : 'verify_passed', facts: { verification: facts.verification } },
+          ],
+          check_result_gates: () => [
+            { type: passes ? 'result_gates_passed' : 'result_gates_failed', facts: { gates: facts.gates } },
+          ],
+        };
+    ctx.attempts.driveNow(e.worker, [], answers);
+    if (s.cancelled && !isFinalAttempt(e.attempt)) {
+      const stop = stopping ? 'interrupt' : e.attempt.state === 'cancelling' ? 'processes_gone' : 'cancel';
+      ctx.attempts.driveNow(e.worker, [{ type: stop }], answers);
     }
     if (s.cancelled) ctx.attempts.drop(e.worker);
   }

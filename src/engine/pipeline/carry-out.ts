@@ -3,12 +3,12 @@ import { policyRoleOf } from '../../domain/write-policy.js';
 import type { Snapshot } from '../../domain/snapshot.js';
 import type { ChangesJson, GitFacts } from '../../domain/changes.js';
 import { buildChangesJson, diffSnapshots, readGitFacts, takeSnapshot } from '../../evidence/index.js';
-import type { JobResult, VerificationJson } from '../../domain/result.js';
+import type { CriteriaCheckJson, JobResult, VerificationJson } from '../../domain/result.js';
 import { describeVerify, type TaskSpec } from '../../domain/request.js';
 import { buildHandoff } from '../../domain/handoff.js';
 import type { TaskGatesJson } from '../../domain/gates.js';
 import { autopsySection } from '../../domain/escalation.js';
-import { gateTasks, needsYes, TaskLadders } from '../routing/escalation.js';
+import { gateTasks, needsYes, TaskLadders, type Climb } from '../routing/escalation.js';
 import { askToClimb } from '../admission/approval.js';
 import type { Route } from '../../domain/route.js';
 import { routeOfRung } from '../../domain/routing.js';
@@ -27,6 +27,7 @@ import { buildFixerInstruction } from '../../verification/fixer-instruction.js';
 import { compareArtifacts, verificationArtifact } from '../../verification/convergence.js';
 import { epochS } from '../clock.js';
 import type { JobContext } from '../job-context.js';
+import type { EffectHandlers } from './attempt-ledger.js';
 import { runWorker, supersede, type StepAway, type WorkerEnd, type WorkerPlan, refuseWorker } from './attempt-run.js';
 import { settleJob, emptyTotals, recordOutcomes, verificationFacts, type SettleInput } from '../settle/settle.js';
 import type { JobPatch } from '../../store/store.js';
@@ -95,314 +96,447 @@ export function wholeJob(ctx: JobContext, tasks: TaskSpec[] = ctx.spec.tasks): S
 }
 
 /**
- * Carries out a scope's tasks in one place: a checkpoint, every task's first attempt, then one
- * evidence trail and verification for them all, then fix attempts one at a time (spec 03) — what
- * the job's end is decided from. The shared placement runs the whole job so; a worktree job runs
- * each task so in its own worktree (spec 06).
+ * Carries out a scope's tasks in one place (the shared workspace: the whole job; a worktree job:
+ * each task in its own worktree, spec 06): what the job's end is decided from.
  */
-export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Promise<SettleInput> {
-  const spec = ctx.spec;
-  const workspace = place.workspace;
-  scope.enter('running', 'checkpointing the workspace', { started: ctx.job.started ?? epochS() });
-  let pre: Snapshot | null = null;
-  // the hints file is in the evidence: a worker's change to it is a test-harness change (spec 03)
-  const hintsAtHead = await (scope.hints ?? readCommittedHints(workspace));
-  const objectivesFile = objectivesFileOf(hintsAtHead.hints);
-  // the objectives file too, ignored or not: spec 07 reads it from the checkpoint
-  const alwaysInclude = [
-    ...(scope.alwaysInclude ?? scope.tasks.flatMap((t) => [...t.files, ...t.outputs])),
-    WORKSPACE_HINTS_FILE,
-    objectivesFile,
-  ];
-  const snap = (label: string) =>
-    takeSnapshot({
-      workspace,
-      dataDir: ctx.services.dataDir,
-      jobId: ctx.id,
-      label: `${scope.tag}${label}`,
-      alwaysInclude,
-      // every later snapshot has the checkpoint's source, so the two always compare
-      ...(pre ? { like: pre } : {}),
-    });
-  pre = scope.pre ? await scope.pre(workspace, alwaysInclude, `${scope.tag}pre`) : await snap('pre');
-  // spec 03: what `verify: "auto"` runs is decided from the workspace before any worker runs, by the
-  // hints as committed at HEAD (issue 32: an earlier worker could have written the working copy)
-  const checkpoint = detectAtCheckpoint(ctx, workspace, hintsAtHead);
-  // spec 07: the `verify.scope` hint, read then too, applies when the request named no scope
-  const verifyScope = scope.integrated
-    ? 'all'
-    : spec.verify_scope_given
-      ? spec.verify_scope
-      : (hintsAtHead.hints.verify?.scope ?? spec.verify_scope);
-  if (scope.tag === '') ctx.update({ checkpoint: { pre }, result: resultSoFar(ctx, {}) });
-  // spec 07 "Objectives ordering": the shared workspace's objectives, as the checkpoint holds them
-  const tasks = scope.tag === '' ? await applyObjectives(ctx, pre, objectivesFile, scope.tasks) : scope.tasks;
-  if (ctx.isCancelled)
-    return {
-      workers: [],
-      fixers: [],
-      changes: null,
-      changeSet: null,
-      verification: null,
-      cancelled: true,
-      fixRounds: 0,
-    };
+export function carryOut(ctx: JobContext, place: Place, scope: Scope): Promise<SettleInput> {
+  return new PlaceRun(ctx, place, scope).run();
+}
 
-  scope.phase('workers running');
-  const evidence = new EvidenceTrail(pre, { gitFacts: place.isolated !== true });
-  const violations: string[] = [];
-  let lastWork = pre;
-  /** The snapshot after a step of the work: its writes are the workers' (spec 03), audited against their policies (spec 06). */
-  const collect = async (step: WorkerEnd[], label: string): Promise<void> => {
-    // first: a broken `.git` link would steer the snapshot's own git calls
-    const broken = place.repair?.() ?? [];
-    const after = await snap(label);
-    const written = await evidence.diff(evidence.lastVerified ?? lastWork, after);
-    evidence.addWorkStep(written);
-    lastWork = after;
-    violations.push(...auditStep(ctx, workspace, step, written, await restoredTests(evidence, written, after), broken));
-  };
-  const yieldPlace = scope.yieldPlace;
-  let aways = 0;
+/** What the place's checkpoint fixed before any worker ran. */
+interface Checkpointed {
+  pre: Snapshot;
+  evidence: EvidenceTrail;
+  /** What the verification runs, decided from the checkpoint (detectAtCheckpoint). */
+  detection: CheckpointDetection;
+  verifyScope: 'related' | 'all';
+}
+
+/** A verification round's word about the one before (spec 03 "Convergence"). */
+type Comparison = ReturnType<typeof compareArtifacts>;
+
+/**
+ * One place's run: its checkpoint and the tasks' first attempts in their steps, then the work the
+ * place owes its attempts once for all of them — a method per effect of the attempt table:
+ * `#collect` (collect_evidence), `#verification` (run_verification), `#resultGates`
+ * (check_result_gates), `#fixRound` (admit_fix_attempt) and `#climb` (admit_escalation_attempt).
+ * Their answers reach the attempts through the interpreter (`supersede`, the step's audit, the
+ * settle), so what follows each is the table's row.
+ */
+class PlaceRun {
+  readonly #ctx: JobContext;
+  readonly #scope: Scope;
+  /** Where the attempts work: the place taken back after the job let go of it while a hold waited. */
+  #place: Place;
+  #at: Checkpointed | null = null;
+  /** Paths every snapshot here includes even when ignored (set at the checkpoint). */
+  #alwaysInclude: string[] = [];
+  #lastWork: Snapshot | null = null;
+  readonly #violations: string[] = [];
+  #aways = 0;
+  readonly #workers: WorkerEnd[] = [];
+  readonly #fixers: WorkerEnd[] = [];
+  /** Attempts a climb up the ladder took over from (spec 05). */
+  readonly #superseded: WorkerEnd[] = [];
+  #fixRoundsRun = 0;
+  readonly #baselines: BaselineCache = new Map();
+  readonly #checks: CheckRun[] = [];
+  readonly #onRun: CheckRunHooks;
+  /** The rung's verification rounds (spec 03, 05): the last round's number, what each before said, its artifact, and whether they converged. */
+  #rung = 1;
+  #round = 0;
+  #previous: { summary: string; failures: string[] }[] = [];
+  #artifact = '';
+  #converged: Comparison | null = null;
+  #criteria: CriteriaCheckJson | null = null;
+  readonly #gates: TaskGatesJson[] = [];
+  readonly #ladders: TaskLadders;
   /**
    * Lets go of the shared workspace while `wait` waits — a climb's yes (spec 05), an attempt held by
    * a budget or a suspended provider (spec 07) — and takes it back: what changed meanwhile is not
    * the workers' doing. Absent where the place is the job's own (a task's worktree: kept).
    */
-  const away: StepAway | undefined =
-    yieldPlace &&
-    (async (wait) => {
-      const answer = await yieldPlace(wait);
-      if (answer.place === null) return answer;
-      place = answer.place;
-      const back = await snap(`back-${++aways}`);
-      evidence.addAwayStep(await evidence.diff(lastWork, back), back);
-      lastWork = back;
-      return answer;
+  readonly #away: StepAway | undefined;
+
+  constructor(ctx: JobContext, place: Place, scope: Scope) {
+    this.#ctx = ctx;
+    this.#place = place;
+    this.#scope = scope;
+    this.#onRun = checkRunHooks(ctx, scope, this.#checks);
+    this.#ladders = new TaskLadders(scope.tasks, ctx.services.router);
+    const yieldPlace = scope.yieldPlace;
+    this.#away =
+      yieldPlace &&
+      (async (wait) => {
+        const answer = await yieldPlace(wait);
+        if (answer.place === null) return answer;
+        this.#place = answer.place;
+        const back = await this.#snap(`back-${++this.#aways}`);
+        const { evidence } = this.#checkpointed();
+        evidence.addAwayStep(await evidence.diff(this.#last(), back), back);
+        this.#lastWork = back;
+        return answer;
+      });
+  }
+
+  async run(): Promise<SettleInput> {
+    const ctx = this.#ctx;
+    const scope = this.#scope;
+    const tasks = await this.#checkpoint();
+    if (ctx.isCancelled)
+      return {
+        workers: [],
+        fixers: [],
+        changes: null,
+        changeSet: null,
+        verification: null,
+        cancelled: true,
+        fixRounds: 0,
+      };
+    scope.phase('workers running');
+    const lastStep = await this.#steps(tasks);
+    const workers = this.#workers;
+    if (!ctx.isCancelled && !workers.some((w) => w.started)) {
+      const why = workers.find((w) => w.report.error)?.report.error ?? 'no worker started';
+      return {
+        workers,
+        fixers: [],
+        changes: null,
+        changeSet: null,
+        verification: null,
+        cancelled: false,
+        fixRounds: 0,
+        error: `no worker started: ${why}`,
+      };
+    }
+    if (ctx.isCancelled) scope.phase('checking what changed on disk');
+    else scope.enter('verifying', 'checking what changed on disk');
+    await this.#collect(lastStep, 'post');
+    const changes = await this.#changes();
+    scope.progress({ changes, files_changed: allPaths(await this.#workerChanges()) });
+    if (ctx.isCancelled)
+      return {
+        workers,
+        fixers: [],
+        changes,
+        changeSet: await this.#workerChanges(),
+        verification: null,
+        cancelled: true,
+        fixRounds: 0,
+      };
+    // from here, what comes next is what the verification and the gates answer: a fix round, a climb, or the end
+    let verification = await this.#verification();
+    for (;;) {
+      if (this.#fixDue(verification)) {
+        verification = await this.#fixRound(verification);
+        continue;
+      }
+      verification = await this.#confirmFullSuite(verification);
+      const climb = await this.#resultGates(verification);
+      if (climb === null || !(await this.#climb(climb, verification))) break;
+      verification = await this.#verification();
+    }
+    return {
+      workers,
+      fixers: [...this.#superseded, ...this.#fixers],
+      changes: await this.#changes(),
+      changeSet: await this.#workerChanges(),
+      verification: withChecking(verification, this.#checks),
+      cancelled: ctx.isCancelled,
+      fixRounds: this.#fixRoundsRun,
+      checkpoint: { pre: this.#checkpointed().pre, post: this.#last() },
+      writeViolations: this.#violations,
+      ...(this.#converged ? { convergence: this.#converged } : {}),
+      criteria: this.#criteria,
+      ...(this.#gates.length > 0 ? { gates: this.#gates } : {}),
+      ...(this.#ladders.climbs.length > 0 ? { escalation: this.#ladders.climbs } : {}),
+    };
+  }
+
+  /** take_checkpoint, once for the place: the pre-snapshot, and what it decides (the verification, the objectives); the tasks in the order they run. */
+  async #checkpoint(): Promise<TaskSpec[]> {
+    const ctx = this.#ctx;
+    const scope = this.#scope;
+    const spec = ctx.spec;
+    const workspace = this.#place.workspace;
+    scope.enter('running', 'checkpointing the workspace', { started: ctx.job.started ?? epochS() });
+    // the hints file is in the evidence: a worker's change to it is a test-harness change (spec 03)
+    const hintsAtHead = await (scope.hints ?? readCommittedHints(workspace));
+    const objectivesFile = objectivesFileOf(hintsAtHead.hints);
+    // the objectives file too, ignored or not: spec 07 reads it from the checkpoint
+    this.#alwaysInclude = [
+      ...(scope.alwaysInclude ?? scope.tasks.flatMap((t) => [...t.files, ...t.outputs])),
+      WORKSPACE_HINTS_FILE,
+      objectivesFile,
+    ];
+    const pre = scope.pre
+      ? await scope.pre(workspace, this.#alwaysInclude, `${scope.tag}pre`)
+      : await this.#snap('pre');
+    this.#at = {
+      pre,
+      evidence: new EvidenceTrail(pre, { gitFacts: this.#place.isolated !== true }),
+      // spec 03: what `verify: "auto"` runs is decided from the workspace before any worker runs, by the
+      // hints as committed at HEAD (issue 32: an earlier worker could have written the working copy)
+      detection: detectAtCheckpoint(ctx, workspace, hintsAtHead),
+      // spec 07: the `verify.scope` hint, read then too, applies when the request named no scope
+      verifyScope: scope.integrated
+        ? 'all'
+        : spec.verify_scope_given
+          ? spec.verify_scope
+          : (hintsAtHead.hints.verify?.scope ?? spec.verify_scope),
+    };
+    this.#lastWork = pre;
+    if (scope.tag === '') ctx.update({ checkpoint: { pre }, result: resultSoFar(ctx, {}) });
+    // spec 07 "Objectives ordering": the shared workspace's objectives, as the checkpoint holds them
+    return scope.tag === '' ? applyObjectives(ctx, pre, objectivesFile, scope.tasks) : scope.tasks;
+  }
+
+  /** A snapshot of the place; every one after the checkpoint has its source, so the two always compare. */
+  #snap(label: string): Promise<Snapshot> {
+    const pre = this.#at?.pre;
+    return takeSnapshot({
+      workspace: this.#place.workspace,
+      dataDir: this.#ctx.services.dataDir,
+      jobId: this.#ctx.id,
+      label: `${this.#scope.tag}${label}`,
+      alwaysInclude: this.#alwaysInclude,
+      ...(pre ? { like: pre } : {}),
     });
-  const workers: WorkerEnd[] = [];
-  const steps = workerSteps(ctx, place, tasks).map((step) =>
-    step.map((plan) => ({ ...plan, ...(away ? { away } : {}) })),
-  );
-  let lastStep: WorkerEnd[] = [];
-  for (const [i, step] of steps.entries()) {
-    lastStep = await runBatch(ctx, step, place, scope.batch ?? (step.length > 1 ? new AbortController() : null));
-    workers.push(...lastStep);
-    if (i < steps.length - 1) await collect(lastStep, `step-${i + 1}`);
-  }
-  if (!ctx.isCancelled && !workers.some((w) => w.started)) {
-    const why = workers.find((w) => w.report.error)?.report.error ?? 'no worker started';
-    return {
-      workers,
-      fixers: [],
-      changes: null,
-      changeSet: null,
-      verification: null,
-      cancelled: false,
-      fixRounds: 0,
-      error: `no worker started: ${why}`,
-    };
   }
 
-  if (ctx.isCancelled) scope.phase('checking what changed on disk');
-  else scope.enter('verifying', 'checking what changed on disk');
-  await collect(lastStep, 'post');
-  let changes = await evidence.changesJson(lastWork);
-  scope.progress({ changes, files_changed: allPaths(await evidence.workerChanges(lastWork)) });
+  #checkpointed(): Checkpointed {
+    if (this.#at === null) throw new Error('the place has no checkpoint yet');
+    return this.#at;
+  }
 
-  if (ctx.isCancelled)
-    return {
-      workers,
-      fixers: [],
-      changes,
-      changeSet: await evidence.workerChanges(lastWork),
-      verification: null,
-      cancelled: true,
-      fixRounds: 0,
-    };
+  #last(): Snapshot {
+    return this.#lastWork ?? this.#checkpointed().pre;
+  }
 
-  const baselines: BaselineCache = new Map();
-  const checks: CheckRun[] = [];
-  const onRun = checkRunHooks(ctx, scope, checks);
-  // spec 03: under the sandbox, by this process's own policy (a node's `sandboxed` is a claim about another machine)
-  const sandboxed = () => sandboxesOwnRuns(ctx);
-  const verify = async (label: string, roundScope = verifyScope) =>
-    verifyOnce(ctx, scope, {
-      workspace,
+  #workerChanges(): Promise<ChangeSet> {
+    return this.#checkpointed().evidence.workerChanges(this.#last());
+  }
+
+  #changes(): Promise<ChangesJson> {
+    return this.#checkpointed().evidence.changesJson(this.#last());
+  }
+
+  /** The tasks' first attempts, step by step, each step's evidence collected before the next (the last's by the caller). */
+  async #steps(tasks: TaskSpec[]): Promise<WorkerEnd[]> {
+    const away = this.#away;
+    const steps = workerSteps(this.#ctx, this.#place, tasks).map((step) =>
+      step.map((plan) => ({ ...plan, ...(away ? { away } : {}) })),
+    );
+    let lastStep: WorkerEnd[] = [];
+    for (const [i, step] of steps.entries()) {
+      const batch = this.#scope.batch ?? (step.length > 1 ? new AbortController() : null);
+      lastStep = await runBatch(this.#ctx, step, this.#place, batch);
+      this.#workers.push(...lastStep);
+      if (i < steps.length - 1) await this.#collect(lastStep, `step-${i + 1}`);
+    }
+    return lastStep;
+  }
+
+  /** collect_evidence: the snapshot after a step of the work; its writes are the workers' (spec 03), audited against their policies (spec 06). */
+  async #collect(step: WorkerEnd[], label: string): Promise<void> {
+    const { evidence } = this.#checkpointed();
+    // first: a broken `.git` link would steer the snapshot's own git calls
+    const broken = this.#place.repair?.() ?? [];
+    const after = await this.#snap(label);
+    const written = await evidence.diff(evidence.lastVerified ?? this.#last(), after);
+    evidence.addWorkStep(written);
+    this.#lastWork = after;
+    const restored = await restoredTests(evidence, written, after);
+    this.#violations.push(...auditStep(this.#ctx, this.#place.workspace, step, written, restored, broken));
+  }
+
+  /** One verification of the work as it stands; `label` names its logs and snapshot. */
+  async #verify(label: string, scope = this.#checkpointed().verifyScope): Promise<VerificationJson> {
+    const at = this.#checkpointed();
+    return verifyOnce(this.#ctx, this.#scope, {
+      workspace: this.#place.workspace,
       label,
-      scope: roundScope,
-      checkpoint,
-      lastWork,
-      evidence,
-      snap,
-      changes: await evidence.workerChanges(lastWork),
-      cache: baselines,
-      sandbox: sandboxed(),
-      onRun,
+      scope,
+      checkpoint: at.detection,
+      lastWork: this.#last(),
+      evidence: at.evidence,
+      snap: (l) => this.#snap(l),
+      changes: await this.#workerChanges(),
+      cache: this.#baselines,
+      sandbox: sandboxesOwnRuns(this.#ctx),
+      onRun: this.#onRun,
     });
-  const fixers: WorkerEnd[] = [];
-  /** Attempts a climb up the ladder took over from (spec 05). */
-  const superseded: WorkerEnd[] = [];
-  let fixRoundsRun = 0;
-  let rung = 1;
+  }
+
+  /** A verification round's label: `0`, `1` … on the first rung, `r2-0` … on a later one. */
+  #label(round: number | 'full'): string {
+    return this.#rung === 1 ? `${round}` : `r${this.#rung}-${round}`;
+  }
+
+  /** run_verification, a rung's first round: the work as it stands (spec 03). */
+  async #verification(): Promise<VerificationJson> {
+    const verification = await this.#verify(this.#label(0));
+    this.#round = 0;
+    this.#previous = [];
+    this.#converged = null;
+    this.#artifact = verificationArtifact(verification, allPaths(await this.#workerChanges()));
+    this.#scope.progress({ changes: await this.#changes(), verification });
+    return verification;
+  }
+
+  /** The verification blocks and the rung has a fix round left that has not converged (spec 03; none in a merged tree). */
+  #fixDue(verification: VerificationJson): boolean {
+    const rounds = this.#scope.integrated ? 0 : this.#ctx.spec.fix_rounds;
+    return verification.blocking && this.#round < rounds && this.#converged === null && !this.#ctx.isCancelled;
+  }
 
   /**
-   * The verification of the work as it stands, then fix attempts one at a time while it blocks and
-   * rounds are left (spec 03), each rung its own `fix_rounds`; then the full suite once when only
-   * related tests ran.
+   * admit_fix_attempt: the verification's answer to the task's attempt is that it can be fixed; the
+   * table admits its fix attempt, a new attempt of the same task (spec 03 "Resume") — then its
+   * evidence and the verification again, compared with the round before.
    */
-  const verifyAndFix = async (): Promise<{
-    verification: VerificationJson;
-    converged: ReturnType<typeof compareArtifacts> | null;
-  }> => {
-    const at = (r: number) => (rung === 1 ? `${r}` : `r${rung}-${r}`);
-    let round = 0;
-    let verification = await verify(at(round));
-    const previous: { summary: string; failures: string[] }[] = [];
-    let converged: ReturnType<typeof compareArtifacts> | null = null;
-    let artifact = verificationArtifact(verification, allPaths(await evidence.workerChanges(lastWork)));
-    scope.progress({ changes: await evidence.changesJson(lastWork), verification });
-
-    const fixRounds = scope.integrated ? 0 : spec.fix_rounds;
-    while (verification.blocking && round < fixRounds && !ctx.isCancelled) {
-      round++;
-      fixRoundsRun++;
-      scope.phase(`verification failed — fix round ${round}`);
-      const changedSoFar = allPaths(await evidence.workerChanges(lastWork));
-      const target = pickResumeTarget(workers, fixers, verification);
-      const task = target.plan.task;
-      const plan: WorkerPlan = {
-        task,
-        // on the rung that did the work (spec 05: fix rounds come first, on the same rung)
-        route: ctx.services.router.route(task, ctx.attempts.history(task.name)),
-        ...scope.fixer(fixRoundsRun),
-        role: 'fixer',
-        instruction: buildFixerInstruction(verification, scope.tasks, changedSoFar),
-        // spec 03: the session handle is carried; a runner that cannot resume starts fresh with it
-        resume: target.report.session,
-        ...(away ? { away } : {}),
-      };
-      // the fixed task's attempt is superseded by its fix attempt (a new attempt of the same task):
-      // the verification's answer to it is that it can be fixed, and the table admits the fix
-      const current = ctx.attempts.history(task.name).find((e) => e.attempt.state === 'verifying');
-      const fixable = {
-        type: 'verify_failed_fixable' as const,
-        facts: { verification: verificationFacts(verification) },
-      };
-      fixers.push(
-        current
-          ? await supersede(ctx, current.worker, { run_verification: () => [fixable] }, plan, place)
-          : await runWorker(ctx, plan, place),
-      );
-      if (ctx.isCancelled) break;
-
-      scope.phase('checking what changed on disk');
-      await collect(fixers.slice(-1), `fix-${fixRoundsRun}`);
-      scope.phase(`verifying again after fix round ${round}`);
-      previous.push({ summary: verification.summary, failures: verification.failures });
-      const next = await verify(at(round));
-      const nextArtifact = verificationArtifact(next, allPaths(await evidence.workerChanges(lastWork)));
-      verification = { ...next, attempts: round + 1, previous: [...previous] };
-      const comparison = compareArtifacts(artifact, nextArtifact);
-      artifact = nextArtifact;
-      scope.progress({ changes: await evidence.changesJson(lastWork), verification });
-      if (verification.blocking && comparison.converged) {
-        converged = comparison;
-        scope.phase(`fix rounds converged after ${round}`);
-        break;
-      }
+  async #fixRound(verification: VerificationJson): Promise<VerificationJson> {
+    const ctx = this.#ctx;
+    const scope = this.#scope;
+    const round = ++this.#round;
+    this.#fixRoundsRun++;
+    scope.phase(`verification failed — fix round ${round}`);
+    const changedSoFar = allPaths(await this.#workerChanges());
+    const target = pickResumeTarget(this.#workers, this.#fixers, verification);
+    const task = target.plan.task;
+    const plan: WorkerPlan = {
+      task,
+      // on the rung that did the work (spec 05: fix rounds come first, on the same rung)
+      route: ctx.services.router.route(task, ctx.attempts.history(task.name)),
+      ...scope.fixer(this.#fixRoundsRun),
+      role: 'fixer',
+      instruction: buildFixerInstruction(verification, scope.tasks, changedSoFar),
+      // spec 03: the session handle is carried; a runner that cannot resume starts fresh with it
+      resume: target.report.session,
+      ...(this.#away ? { away: this.#away } : {}),
+    };
+    const current = ctx.attempts.history(task.name).find((e) => e.attempt.state === 'verifying');
+    const fixable = {
+      type: 'verify_failed_fixable' as const,
+      facts: { verification: verificationFacts(verification) },
+    };
+    this.#fixers.push(
+      current
+        ? await supersede(ctx, current.worker, { run_verification: () => [fixable] }, plan, this.#place)
+        : await runWorker(ctx, plan, this.#place),
+    );
+    if (ctx.isCancelled) return verification;
+    scope.phase('checking what changed on disk');
+    await this.#collect(this.#fixers.slice(-1), `fix-${this.#fixRoundsRun}`);
+    scope.phase(`verifying again after fix round ${round}`);
+    this.#previous.push({ summary: verification.summary, failures: verification.failures });
+    const next = await this.#verify(this.#label(round));
+    const artifact = verificationArtifact(next, allPaths(await this.#workerChanges()));
+    const again = { ...next, attempts: round + 1, previous: [...this.#previous] };
+    const comparison = compareArtifacts(this.#artifact, artifact);
+    this.#artifact = artifact;
+    scope.progress({ changes: await this.#changes(), verification: again });
+    if (again.blocking && comparison.converged) {
+      this.#converged = comparison;
+      scope.phase(`fix rounds converged after ${round}`);
     }
+    return again;
+  }
 
-    // spec 03 "Scope": related tests are for speed; `proved` needs the full suite of the final state, once
-    if (
-      verification.scope === 'related' &&
-      !verification.blocking &&
-      !ctx.isCancelled &&
-      ctx.services.confirmFullSuite
-    ) {
-      scope.phase('running the full suite on the final state');
-      const related = verification;
-      const full = await verify(rung === 1 ? 'full' : `r${rung}-full`, 'all');
-      verification = {
-        ...full,
-        // a test that passed only on rerun during the related runs stays a named doubt
-        flaky: [...new Set([...related.flaky, ...full.flaky])],
-        attempts: related.attempts,
-        ...(related.previous ? { previous: related.previous } : {}),
-        confirms_related: { related_files: related.related_files?.length ?? 0, summary: related.summary },
-      };
-      scope.progress({ changes: await evidence.changesJson(lastWork), verification });
-    }
-    return { verification, converged };
-  };
+  /** spec 03 "Scope": related tests are for speed; `proved` needs the full suite of the final state, once. */
+  async #confirmFullSuite(related: VerificationJson): Promise<VerificationJson> {
+    const ctx = this.#ctx;
+    if (related.scope !== 'related' || related.blocking || ctx.isCancelled || !ctx.services.confirmFullSuite)
+      return related;
+    this.#scope.phase('running the full suite on the final state');
+    const full = await this.#verify(this.#label('full'), 'all');
+    const verification = {
+      ...full,
+      // a test that passed only on rerun during the related runs stays a named doubt
+      flaky: [...new Set([...related.flaky, ...full.flaky])],
+      attempts: related.attempts,
+      ...(related.previous ? { previous: related.previous } : {}),
+      confirms_related: { related_files: related.related_files?.length ?? 0, summary: related.summary },
+    };
+    this.#scope.progress({ changes: await this.#changes(), verification });
+    return verification;
+  }
 
-  const checkCriteria = async (verification: VerificationJson) =>
+  /** check_result_gates: the criteria, each task's own gates (spec 05), and the climb up its ladder they call for, if any. */
+  async #resultGates(verification: VerificationJson): Promise<Climb | null> {
+    const ctx = this.#ctx;
+    const scope = this.#scope;
+    const workspace = this.#place.workspace;
+    const sandboxed = sandboxesOwnRuns(ctx);
+    const changeSet = await this.#workerChanges();
     // a task in its worktree is judged by its own criteria only (job-level ones are refused with worktrees)
-    checkJobCriteria(
-      { ...spec, workspace, tasks: scope.tasks, criteria: scope.tag === '' ? spec.criteria : [] },
+    this.#criteria = await checkJobCriteria(
+      { ...ctx.spec, workspace, tasks: scope.tasks, criteria: scope.tag === '' ? ctx.spec.criteria : [] },
       {
-        changeSet: await evidence.workerChanges(lastWork),
+        changeSet,
         verification,
-        sandbox: sandboxed() ? ctx.services.sandbox : false,
+        sandbox: sandboxed ? ctx.services.sandbox : false,
         network: ctx.services.verificationNetwork,
         dependencyRoot: ctx.spec.workspace,
         signal: ctx.abort.signal,
         workDir: ctx.jobDir,
         processes: recordJobProcesses(ctx.services.store, ctx.id),
-        onRun,
+        onRun: this.#onRun,
       },
     );
-
-  let { verification, converged } = await verifyAndFix();
-  let criteria = await checkCriteria(verification);
-  // spec 05: each task's own gates, then a climb up its cost ladder while it fails and a rung is left
-  const ladders = new TaskLadders(scope.tasks, ctx.services.router);
-  const gates: TaskGatesJson[] = [];
-  for (;;) {
-    const changeSet = await evidence.workerChanges(lastWork);
     // a command gate can be made to pass by the work itself (a test, the runner's config): found only when one is declared
     const hasCommandGate = scope.tasks.some((t) => t.gates?.some((g) => g.kind === 'command'));
+    const pre = this.#checkpointed().pre;
     const harness = hasCommandGate ? (await findHarnessChanges(changeSet, pre, workspace)).map((h) => h.path) : [];
-    const judged = await gateTasks(ctx, scope.tasks, workers, {
+    const judged = await gateTasks(ctx, scope.tasks, this.#workers, {
       workspace,
       changed: allPaths(changeSet),
       harness,
       verification,
-      sandbox: sandboxed(),
+      sandbox: sandboxed,
     });
-    gates.push(...judged.filter((g) => g.results.length > 0));
-    if (ctx.isCancelled || scope.integrated) break;
-    const climb = ladders.next(
-      workers,
+    this.#gates.push(...judged.filter((g) => g.results.length > 0));
+    if (ctx.isCancelled || scope.integrated) return null;
+    return this.#ladders.next(
+      this.#workers,
       judged,
       verification,
-      (v) => pickResumeTarget(workers, fixers, v).plan.task.name,
+      (v) => pickResumeTarget(this.#workers, this.#fixers, v).plan.task.name,
     );
-    if (climb === null) break;
+  }
+
+  /**
+   * admit_escalation_attempt: the gates' answer to the task's attempt is a climb (spec 05); after a
+   * yes when the rung needs one, the table admits the next rung's attempt, and its evidence is
+   * collected. False when the job stops here (the yes refused or not given, the job cancelled).
+   */
+  async #climb(climb: Climb, verification: VerificationJson): Promise<boolean> {
+    const ctx = this.#ctx;
+    const scope = this.#scope;
     const { task, to } = climb;
     scope.phase(`${task.name}: ${climb.why} — escalating to ${to.entry}`);
-    const asked = needsYes(to, spec.approval, ctx.services.approval.default) || undefined;
+    const asked = needsYes(to, ctx.spec.approval, ctx.services.approval.default) || undefined;
     if (asked) {
       // spec 05: the job waits for the yes without its workspace (a task's own worktree is gaffer's: kept)
       const ask = () => askToClimb(ctx, task, to, climb.why);
-      const answer = away ? await away(ask) : { yes: await ask(), place };
+      const answer = this.#away ? await this.#away(ask) : { yes: await ask(), place: this.#place };
       if (answer.yes === false) {
         // returned where it stands; the job settles from what was judged (its workspace may be let go)
-        ladders.denied(task);
-        break;
+        this.#ladders.denied(task);
+        return false;
       }
-      if (answer.yes === null || answer.place === null) break;
+      if (answer.yes === null || answer.place === null) return false;
     }
     // the rung's attempt is superseded by the next rung's (spec 05 "Escalation"), its gates' reading with it
     const live = ctx.attempts
       .history(task.name)
       .filter((e) => e.attempt.state === 'verifying')
       .at(-1);
-    const before = workers.findIndex((w) => w.plan.task === task);
-    const previous = workers[before] as WorkerEnd;
+    const before = this.#workers.findIndex((w) => w.plan.task === task);
+    const previous = this.#workers[before] as WorkerEnd;
     const route = routeOfRung(to);
     scope.phase(`${task.name}: escalated to ${to.entry}`);
-    rung++;
+    this.#rung++;
     const plan: WorkerPlan = {
       ...previous.plan,
       route,
@@ -415,41 +549,26 @@ export async function carryOut(ctx: JobContext, place: Place, scope: Scope): Pro
     // the verification's and the gates' answers to it, from which the table admits the next rung's attempt
     const blocks = verification.blocking || (verification.could_not_start ?? false);
     const verified = {
-      type: blocks ? 'verify_failed' : 'verify_passed',
+      type: blocks ? ('verify_failed' as const) : ('verify_passed' as const),
       facts: { verification: verificationFacts(verification) },
-    } as const;
-    const gatesOf = { criteriaMet: criteria?.complete ?? true, contradicted: false, declared: climb.verdict };
-    const answers = {
-      run_verification: () => [verified],
-      check_result_gates: () => [{ type: 'escalate' as const, facts: { gates: gatesOf } }],
     };
-    const end = live ? await supersede(ctx, live.worker, answers, plan, place) : await runWorker(ctx, plan, place);
+    const gates = { criteriaMet: this.#criteria?.complete ?? true, contradicted: false, declared: climb.verdict };
+    const answers: EffectHandlers = {
+      run_verification: () => [verified],
+      check_result_gates: () => [{ type: 'escalate', facts: { gates } }],
+    };
+    const end = live
+      ? await supersede(ctx, live.worker, answers, plan, this.#place)
+      : await runWorker(ctx, plan, this.#place);
     // the task's work is now the new rung's; the superseded attempts (the rung's fixers too: a fix round
     // resumes the newest work, never an older rung's session) still count in the totals
-    workers[before] = end;
-    superseded.push(previous, ...fixers.splice(0));
-    if (ctx.isCancelled) break;
+    this.#workers[before] = end;
+    this.#superseded.push(previous, ...this.#fixers.splice(0));
+    if (ctx.isCancelled) return false;
     scope.phase('checking what changed on disk');
-    await collect([end], `climb-${rung}`);
-    ({ verification, converged } = await verifyAndFix());
-    criteria = await checkCriteria(verification);
+    await this.#collect([end], `climb-${this.#rung}`);
+    return true;
   }
-
-  return {
-    workers,
-    fixers: [...superseded, ...fixers],
-    changes: await evidence.changesJson(lastWork),
-    changeSet: await evidence.workerChanges(lastWork),
-    verification: verification === null ? null : withChecking(verification, checks),
-    cancelled: ctx.isCancelled,
-    fixRounds: fixRoundsRun,
-    checkpoint: { pre, post: lastWork },
-    writeViolations: violations,
-    ...(converged ? { convergence: converged } : {}),
-    criteria,
-    ...(gates.length > 0 ? { gates } : {}),
-    ...(ladders.climbs.length > 0 ? { escalation: ladders.climbs } : {}),
-  };
 }
 
 /**

@@ -139,10 +139,6 @@ class AttemptRun {
   /** Where it works: the place taken back after it stepped away from it while held. */
   readonly #at: { place: Place };
 
-  /** Where it worked last (the place taken back after it stepped away from it while held). */
-  get place(): Place {
-    return this.#at.place;
-  }
   readonly #entry: LedgerEntry;
   // spec 06: one write policy for every runner — the builtin agent refuses a write outside it, the audit judges the rest
   readonly #policy: ReturnType<typeof writePolicyFor>;
@@ -198,6 +194,11 @@ class AttemptRun {
         return [];
       },
     };
+  }
+
+  /** Where it worked last (the place taken back after it stepped away from it while held). */
+  get place(): Place {
+    return this.#at.place;
   }
 
   /** Drives the attempt until it is the job's to carry on (or settled); its end on its row and as its event. */

@@ -29,7 +29,14 @@ import { epochS } from '../clock.js';
 import type { JobContext } from '../job-context.js';
 import type { EffectHandlers } from './attempt-ledger.js';
 import { runWorker, supersede, type StepAway, type WorkerEnd, type WorkerPlan, refuseWorker } from './attempt-run.js';
-import { settleJob, emptyTotals, recordOutcomes, verificationFacts, type SettleInput } from '../settle/settle.js';
+import {
+  settleJob,
+  emptyTotals,
+  recordOutcomes,
+  stoppedBeforeWork,
+  verificationFacts,
+  type SettleInput,
+} from '../settle/settle.js';
 import type { JobPatch } from '../../store/store.js';
 import { checkJobCriteria } from '../../verification/criteria.js';
 import { captureOutputs, type OutputStates } from '../../verification/outputs.js';
@@ -183,16 +190,7 @@ class PlaceRun {
     const ctx = this.#ctx;
     const scope = this.#scope;
     const tasks = await this.#checkpoint();
-    if (ctx.isCancelled)
-      return {
-        workers: [],
-        fixers: [],
-        changes: null,
-        changeSet: null,
-        verification: null,
-        cancelled: true,
-        fixRounds: 0,
-      };
+    if (ctx.isCancelled) return stoppedBeforeWork();
     scope.phase('workers running');
     const lastStep = await this.#steps(tasks);
     const workers = this.#workers;

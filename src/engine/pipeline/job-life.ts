@@ -1,7 +1,7 @@
 import type { JobContext } from '../job-context.js';
 import { failJob, refusedTask } from './carry-out.js';
 import type { JobPlacement } from '../placement/job-placement.js';
-import { settleJob } from '../settle/settle.js';
+import { settleJob, stoppedBeforeWork } from '../settle/settle.js';
 import { seekApproval } from '../admission/approval.js';
 
 /**
@@ -13,18 +13,9 @@ export async function runJob(ctx: JobContext, placement: JobPlacement): Promise<
   try {
     // spec 05: the yes comes before the workspace is taken; nothing runs or waits on it meanwhile
     const approval = await seekApproval(ctx, (task, why) => refusedTask(ctx, task, why));
-    const cancelled = {
-      workers: [],
-      fixers: [],
-      changes: null,
-      changeSet: null,
-      verification: null,
-      cancelled: true,
-      fixRounds: 0,
-    };
-    if (approval === null) return settleJob(ctx, cancelled);
+    if (approval === null) return settleJob(ctx, stoppedBeforeWork());
     if (approval.approved.length === 0)
-      return settleJob(ctx, { ...cancelled, workers: approval.refused, verdict: 'not approved' });
+      return settleJob(ctx, { ...stoppedBeforeWork(approval.refused), verdict: 'not approved' });
     await placement.run(ctx, approval);
   } catch (err) {
     failJob(ctx, err);

@@ -1,7 +1,7 @@
 import type { Approval } from '../admission/approval.js';
 import type { JobContext } from '../job-context.js';
 import { carryOut, inRequestOrder, wholeJob, type Scope } from '../pipeline/carry-out.js';
-import { settleJob } from '../settle/settle.js';
+import { settleJob, stoppedBeforeWork } from '../settle/settle.js';
 import type { JobPlacement } from './job-placement.js';
 import type { Place, Placement } from './placement.js';
 
@@ -23,16 +23,7 @@ async function runShared(ctx: JobContext, { approved, refused }: Approval, place
     });
   let place: Place | null = await acquire();
   try {
-    if (!place)
-      return settleJob(ctx, {
-        workers: refused,
-        fixers: [],
-        changes: null,
-        changeSet: null,
-        verification: null,
-        cancelled: true,
-        fixRounds: 0,
-      });
+    if (!place) return settleJob(ctx, stoppedBeforeWork(refused));
     const scope: Scope = {
       ...wholeJob(ctx, approved),
       // spec 05: a climb to a rung that needs a yes releases the workspace until it is answered

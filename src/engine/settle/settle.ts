@@ -68,6 +68,11 @@ export interface SettleInput {
   mergeProblems?: NonNullable<ProofFacts['mergeProblems']>;
 }
 
+/** A job stopped before its work was judged: nothing collected, nothing verified; `workers` are the attempts it had. */
+export function stoppedBeforeWork(workers: WorkerEnd[] = []): SettleInput {
+  return { workers, fixers: [], changes: null, changeSet: null, verification: null, cancelled: true, fixRounds: 0 };
+}
+
 export function emptyTotals(): TotalsJson {
   return {
     tool_calls: 0,

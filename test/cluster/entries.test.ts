@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { call, eventually } from '../reliability/helpers.js';
 import {
+  credentialOf,
   eventsOf,
   HAS_REDIS,
   NODE_TOKEN,
@@ -29,9 +30,9 @@ function stringsIn(value: unknown): string[] {
 const linesOf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
 
 /**
- * An entry runs once, on the node that took it, and only while it is live: what rides on Redis is
- * an opaque reference, signed for its entry id, namespace and expiry, whose attempt the coordinator
- * hands over once to the node holding the entry's BullMQ lock.
+ * An entry runs once, on the node the coordinator offered it to, and only while it is live: what
+ * rides on Redis is an opaque reference, signed for its node, entry id, namespace and expiry, whose
+ * attempt the coordinator hands over once, to that node's credential alone.
  */
 describe.skipIf(!HAS_REDIS)('queue entries (needs redis-server)', () => {
   it('a completed entry added again, under another id or its own, runs nothing: the node refuses it and says so', async () => {
@@ -50,7 +51,7 @@ describe.skipIf(!HAS_REDIS)('queue entries (needs redis-server)', () => {
     const id = res.json.id as string;
     expect((await waitFor(server, id, 'done', 60)).state.status).toBe('done');
     expect(linesOf(runs)).toEqual(['ran']);
-    const queue = new Queue('runner-shell', connection(redis.url));
+    const queue = new Queue('node-r1', connection(redis.url));
     try {
       const original = (await queue.getCompleted()).find((j) => j.id?.startsWith(`${id}.`));
       expect(original).toBeDefined();
@@ -107,12 +108,15 @@ describe.skipIf(!HAS_REDIS)('queue entries (needs redis-server)', () => {
     expect(answer.status).not.toBe('done');
   }, 90_000);
 
-  it('another node reads nothing of an attempt from Redis — not its instruction, command or ticket — and cannot claim it or fetch its workspace', async () => {
+  it('a hostile node with its own credential and the whole Redis — reading the entry another node was given, its one-time value and lock, overwriting the lock — gets nothing of the job; the attempt runs once, and the refused claim is logged', async () => {
     const redis = await startRedis();
     const server = await startCoordinator(redis.url);
     await startNode(redis.url, 'owner');
+    // the hostile node: a credential of its own, valid on this coordinator, and a connection to every Redis key
+    const thief = { authorization: `Bearer ${credentialOf('thief')}` };
     const tag = `t${Date.now().toString(36)}`;
     const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
+    const runs = join(tempDir('gaffer-runs-'), 'runs.log');
     const res = await call(server.url, 'POST', '/api/jobs', {
       workspace: ws,
       runner: 'shell',
@@ -121,51 +125,78 @@ describe.skipIf(!HAS_REDIS)('queue entries (needs redis-server)', () => {
         {
           name: 'private',
           instruction: `instruction-${tag}: keep this between us`,
-          command: `echo begun; sleep 3; echo done > out.txt; : command-${tag}`,
+          command: `echo ran >> ${runs}; echo begun; sleep 3; echo done > out.txt; : command-${tag}`,
         },
       ],
     });
     const id = res.json.id as string;
-    await waitFor(server, id, 'event:begun', 30);
-    // a second node has the Redis URL and the node token: all it can read there, read now while the attempt runs
-    const leaks = (all: Map<string, string>) =>
-      [...all].filter(([, v]) => v.includes(`instruction-${tag}`) || v.includes(`command-${tag}`)).map(([k]) => k);
-    expect(leaks(await readAllOfRedis(redis.url))).toEqual([]);
-    const queue = new Queue('runner-shell', connection(redis.url));
     const reader = new Redis(redis.url);
+    const queue = new Queue('node-owner', connection(redis.url));
     try {
-      const entry = (await queue.getActive()).find((j) => j.id?.startsWith(`${id}.`));
-      expect(entry).toBeDefined();
-      const key = entry?.id as string;
-      // every string of the entry tried as the attempt's ticket: none fetches its workspace
-      for (const candidate of stringsIn(entry?.data)) {
-        const base = await call(server.url, 'GET', `/api/node/attempts/${encodeURIComponent(key)}/base`, undefined, {
-          authorization: `Bearer ${NODE_TOKEN}`,
-          'gaffer-ticket': candidate,
-        });
-        expect(base.status, `the ticket ${candidate}`).not.toBe(200);
-      }
-      // the entry's one-time value, with a lock of its own or with the owner's lock read from Redis: no attempt
-      const once = (entry?.data as { entry?: { once?: string } }).entry?.once ?? 'x'.repeat(43);
-      const ownersLock = (await reader.get(`gaffer:runner-shell:${key}:lock`)) ?? 'none';
-      for (const lock of ['thief:0', ownersLock]) {
+      // it watches the queue: the entry the coordinator gave node owner, the moment it is there
+      let entry: Awaited<ReturnType<Queue['getJobs']>>[number] | undefined;
+      await eventually(async () => {
+        entry = (await queue.getJobs(['waiting', 'active', 'delayed'])).find((j) => j.id?.startsWith(`${id}.`));
+        return entry !== undefined;
+      }, 30_000);
+      const jobId = entry?.id as string;
+      const data = entry?.data as { entry: { key: string; once: string; node: string } };
+      expect(data.entry.node).toBe('owner');
+      const key = data.entry.key;
+      // its lock and one-time value read, and the lock overwritten with the thief's own (and the stall and try counts raised)
+      const lockKey = `gaffer:node-owner:${jobId}:lock`;
+      await eventually(async () => (await reader.get(lockKey)) !== null, 30_000);
+      const ownersLock = (await reader.get(lockKey)) as string;
+      await reader.set(lockKey, 'thief-lock', 'PX', 4_000);
+      await reader.hincrby(`gaffer:node-owner:${jobId}`, 'stc', 1);
+      await reader.hincrby(`gaffer:node-owner:${jobId}`, 'atm', 1);
+      for (const lock of [ownersLock, 'thief-lock']) {
         const claim = await call(
           server.url,
           'POST',
           `/api/node/attempts/${encodeURIComponent(key)}/claim`,
-          { once, lock, node: 'thief' },
-          { authorization: `Bearer ${NODE_TOKEN}` },
+          { once: data.entry.once, lock },
+          thief,
         );
-        expect(claim.status, `claim with lock ${lock}: ${claim.text}`).not.toBe(200);
+        expect(claim.status, claim.text).toBe(404);
         expect(claim.text).not.toContain(tag);
+        expect(claim.text).not.toContain('owner');
       }
+      // every string of the entry and of its Redis hash tried as the attempt's ticket: none fetches its workspace or reports for it
+      const hash = await reader.hgetall(`gaffer:node-owner:${jobId}`);
+      for (const candidate of [...stringsIn(entry?.data), ...Object.values(hash), ownersLock]) {
+        const base = await call(server.url, 'GET', `/api/node/attempts/${encodeURIComponent(key)}/base`, undefined, {
+          ...thief,
+          'gaffer-ticket': candidate,
+        });
+        expect(base.status).not.toBe(200);
+        const progress = await call(
+          server.url,
+          'POST',
+          `/api/node/attempts/${encodeURIComponent(key)}/progress`,
+          { type: 'output', lines: ['forged'] },
+          { ...thief, 'gaffer-ticket': candidate },
+        );
+        expect(progress.status).not.toBe(200);
+      }
+      // the shared node token of old opens nothing
+      const old = await call(
+        server.url,
+        'POST',
+        `/api/node/attempts/${encodeURIComponent(key)}/claim`,
+        { once: data.entry.once },
+        { authorization: `Bearer ${NODE_TOKEN}` },
+      );
+      expect(old.status).toBe(401);
+      expect(old.json.error.message).toContain('gaffer nodes issue NAME');
+      expect(old.text).not.toContain(server.dataDir);
       // a malformed claim is refused naming the field and the value
       const bad = await call(
         server.url,
         'POST',
         `/api/node/attempts/${encodeURIComponent(key)}/claim`,
-        { once: 'short', lock: 'l', node: 'thief' },
-        { authorization: `Bearer ${NODE_TOKEN}` },
+        { once: 'short' },
+        thief,
       );
       expect(bad.status).toBe(400);
       expect(bad.json.error).toMatchObject({ code: 'invalid_request', field: 'once' });
@@ -174,10 +205,17 @@ describe.skipIf(!HAS_REDIS)('queue entries (needs redis-server)', () => {
       await queue.close();
       reader.disconnect();
     }
-    // the owner's attempt is untouched by all that
+    // the owner's attempt ran once, whole, and nothing of it is on the Redis
     const answer = (await waitFor(server, id, 'done', 60)).state;
     expect(answer.status, answer.verdict).toBe('done');
-    expect((await eventsOf(server, id)).filter((e) => e.event === 'node' && e.node_event === 'taken')).toHaveLength(1);
-    expect(leaks(await readAllOfRedis(redis.url))).toEqual([]);
-  }, 90_000);
+    expect(linesOf(runs)).toEqual(['ran']);
+    expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('done\n');
+    const taken = (await eventsOf(server, id)).filter((e) => e.event === 'node' && e.node_event === 'taken');
+    expect(taken.map((e) => e.node)).toEqual(['owner']);
+    expect(server.stderr()).toMatch(/refused node thief's claim of \S+: it was offered to node owner/);
+    const leaks = [...(await readAllOfRedis(redis.url))].filter(
+      ([, v]) => v.includes(`instruction-${tag}`) || v.includes(`command-${tag}`) || v.includes('begun'),
+    );
+    expect(leaks.map(([k]) => k)).toEqual([]);
+  }, 120_000);
 });

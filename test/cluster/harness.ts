@@ -1,4 +1,7 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { credentialDigest, NODE_CREDENTIALS_FILE } from '../../src/config/node-credentials.js';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -9,13 +12,40 @@ import { BIN, call, startServe, type Served } from '../reliability/helpers.js';
 /** True when Debian's `redis-server` is installed (`.ci/run` installs it); the cluster tests skip, saying so, without it. */
 export const HAS_REDIS = spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0;
 
-/** The node token every test cluster shares (coordinator and nodes). */
+/** A value shaped like the shared node token of old: no node's credential. */
 export const NODE_TOKEN = 'test-node-token-0123456789abcdef';
+
+/** Each node's credential in this test, by name: issued into every coordinator data dir of the test. */
+const credentials = new Map<string, string>();
+/** The data dirs of this test's coordinators. */
+const coordinatorDirs: string[] = [];
+
+/** Node `name`'s credential in this test (issued on first ask), written into every coordinator data dir of the test. */
+export function credentialOf(name: string): string {
+  let credential = credentials.get(name);
+  if (credential === undefined) {
+    credential = `${name}.${randomBytes(32).toString('base64url')}`;
+    credentials.set(name, credential);
+    for (const dir of coordinatorDirs) grant(dir, name, credential);
+  }
+  return credential;
+}
+
+/** Writes a credential's digest into a coordinator data dir as `gaffer nodes issue` does. */
+function grant(dataDir: string, name: string, credential: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const file = join(dataDir, NODE_CREDENTIALS_FILE);
+  const nodes = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { nodes: unknown[] }).nodes : [];
+  nodes.push({ name, digest: credentialDigest(credential), issued: new Date().toISOString(), revoked: null });
+  writeFileSync(file, JSON.stringify({ v: 1, nodes }), { mode: 0o600 });
+}
 
 const children: ChildProcess[] = [];
 /** Redis servers apart: stopped after everything else, whenever a test (re)started one. */
 const servers: ChildProcess[] = [];
 afterEach(async () => {
+  credentials.clear();
+  coordinatorDirs.splice(0);
   // nodes and coordinators first, Redis last: nothing is left reconnecting to a dead server
   for (const c of [...children.splice(0).reverse(), ...servers.splice(0).reverse()]) {
     if (c.exitCode === null && c.signalCode === null) {
@@ -114,6 +144,8 @@ export async function startCoordinator(
   env: NodeJS.ProcessEnv = {},
 ): Promise<Served & { dataDir: string }> {
   const dataDir = join(tempDir(), 'coordinator');
+  coordinatorDirs.push(dataDir);
+  for (const [name, credential] of credentials) grant(dataDir, name, credential);
   return {
     ...(await startServe(dataDir, { env: { ...clusterEnv(), ...env }, serveArgs: ['--queue', redis, ...args] })),
     dataDir,
@@ -154,7 +186,10 @@ export async function startNode(
   ];
   if (opts.stallS !== undefined) args.push('--stall-s', String(opts.stallS));
   args.push(...(opts.args ?? []));
-  const child = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...clusterEnv(), ...opts.env } });
+  const child = spawn(BIN, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...clusterEnv(), GAFFER_NODE_TOKEN: credentialOf(name), ...opts.env },
+  });
   children.push(child);
   let stderr = '';
   child.stdout?.resume();
@@ -177,7 +212,9 @@ export async function startNode(
 }
 
 function clusterEnv(): NodeJS.ProcessEnv {
-  return { ...process.env, GAFFER_URL: '', GAFFER_NODE_TOKEN: NODE_TOKEN };
+  const env: NodeJS.ProcessEnv = { ...process.env, GAFFER_URL: '' };
+  delete env.GAFFER_NODE_TOKEN;
+  return env;
 }
 
 /** Waits for a job's condition over the coordinator's API (spec 02 wait_for); throws when it is not met in time. */

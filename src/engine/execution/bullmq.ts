@@ -18,7 +18,8 @@ import { NODE_LOST, type Executor, type RunOptions } from './executor.js';
 import { RemoteWork } from './remote-work.js';
 import { cancelledReport, takeBack } from './take-back.js';
 import { NamespaceClaim } from './namespace-claim.js';
-import { readNodeRecords } from './node-record.js';
+import { readNodeRecords, type NodeRecord } from './node-record.js';
+import { NodeCredentials } from '../../config/node-credentials.js';
 import { viewOf, type ClusterView } from './cluster-view.js';
 import {
   advertisedKey,
@@ -28,8 +29,6 @@ import {
   connectionOf,
   DEFAULT_QUEUE_PREFIX,
   describeQueue,
-  entryKey,
-  lockKey,
   NODE_TRIES,
   queueName,
   safeJson,
@@ -44,9 +43,7 @@ import {
 export interface ClusterSettings {
   /** The Redis URL (`redis://host:6379`). */
   queue: string;
-  /** The credential every node sends (`GAFFER_NODE_TOKEN`, else the data dir's `node-secret`). */
-  nodeToken: string;
-  /** Attempts of a runner running at once across the cluster (the runner's queue's global concurrency); a runner not named has no cluster-wide limit. */
+  /** Attempts of a runner offered or running at once across the cluster; a runner not named has no cluster-wide limit. */
   limits?: Readonly<Record<string, number>>;
   /** Attempts on the queue at once (the executor's cap); default 64. */
   cap?: number;
@@ -78,13 +75,21 @@ const WAITING_SAY_MS = 2_000;
 const NO_NODE = 'no_node';
 /** How often the coordinator looks for stalled entries (a node lost), ms. */
 const STALL_CHECK_MS = 1_000;
+/** How often waiting attempts are offered to the live nodes with a free slot (their records read again), ms. */
+const DISPATCH_MS = 500;
+/** How long an offer may go unclaimed before it goes to another node (its node paused, lost, or its entry taken by another), ms. */
+const OFFER_CLAIM_MS = 15_000;
+/** BullMQ's own reason for a job that stalled past `maxStalledCount`: the attempt's end after its second lost node. */
+const STALLED_TOO_OFTEN = 'job stalled more than allowable limit';
 /** How long the operator's view waits for the Redis before it says the Redis does not answer, ms. */
 const VIEW_TIMEOUT_MS = 2_000;
 
 /**
- * The remote Executor (issue 17, spec 09): each attempt becomes a BullMQ job on its runner's queue
- * (`runner-<key>`, a global concurrency per runner across the cluster), taken by a `gaffer node`
- * with the runner and a free slot. The node gets the workspace as a git bundle of its base (HEAD
+ * The remote Executor (issue 17, spec 09): the coordinator offers each attempt to one live node it
+ * chose (from the nodes' records: the runner, a free slot by its own count, a live credential) as a
+ * BullMQ job on that node's queue (`node-<name>`), signed with that node's key; only that node's
+ * credential may claim it, so a node that reads or rewrites every Redis key gets nothing of
+ * another's work. An offer not claimed, failed, or whose node stalled goes to another node (bounded). The node gets the workspace as a git bundle of its base (HEAD
  * plus uncommitted work, exported here), runs the runner in a worktree of its own, and sends its
  * commit back as a bundle. This executor applies that commit to the workspace before it returns,
  * so the attempt's evidence, verification and proof are made exactly as for a local attempt —
@@ -102,6 +107,18 @@ export class BullmqExecutor implements Executor {
   readonly #stallCheckers = new Map<string, Worker>();
   readonly #events = new Map<string, Promise<QueueEvents>>();
   readonly #works = new Map<string, RemoteWork>();
+  /** The work behind each BullMQ job id of a current offer (an earlier offer's job is no one's). */
+  readonly #byJob = new Map<string, RemoteWork>();
+  /** Attempts waiting for an offer, oldest first. */
+  #pending: RemoteWork[] = [];
+  /** The live nodes' records, as last read. */
+  #records: NodeRecord[] = [];
+  readonly #credentials: NodeCredentials;
+  #dispatching: Promise<void> | null = null;
+  #redispatch = false;
+  #dispatchTimer: NodeJS.Timeout | null = null;
+  /** Turns among equally loaded nodes. */
+  #turn = 0;
   readonly #lost = new Map<string, { work: RemoteWork; timer: NodeJS.Timeout }>();
   readonly #repoKey: (commonDir: string) => string;
   readonly #prefix: string;
@@ -123,8 +140,11 @@ export class BullmqExecutor implements Executor {
     this.#prefix = settings.prefix ?? DEFAULT_QUEUE_PREFIX;
     this.#dataDir = dataDir;
     this.#say = settings.say ?? (() => undefined);
-    this.exchange = new AttemptExchange(join(dataDir, 'cluster'), settings.nodeToken, {
-      vouch: (runner, key, lock) => this.#vouch(runner, key, lock),
+    this.#credentials = new NodeCredentials(dataDir);
+    this.exchange = new AttemptExchange(join(dataDir, 'cluster'), this.#credentials, {
+      claimed: (key, node) => this.#works.get(key)?.onTaken(node),
+      progress: (key, p) => this.#works.get(key)?.onProgress(p),
+      report: (key, result) => this.#works.get(key)?.settle({ kind: 'completed', value: result }),
       say: this.#say,
     });
     // a node's cache of a repository is keyed by this coordinator's data dir and the repository: one cache per workspace repository
@@ -184,14 +204,13 @@ export class BullmqExecutor implements Executor {
       cursor = next;
       for (const k of keys) existing.add(k.slice(`${this.#prefix}:${queueName('')}`.length, -':meta'.length));
     } while (cursor !== '0');
-    for (const runner of new Set([...existing, ...Object.keys(this.#settings.limits ?? {})])) {
-      const queue = this.#queue(runner);
-      const limit = this.#settings.limits?.[runner];
-      if (limit !== undefined) await queue.setGlobalConcurrency(limit);
-      else await queue.removeGlobalConcurrency();
-      if (!existing.has(runner)) continue;
+    for (const node of existing) {
+      const queue = this.#queue(node);
       await queue.drain(true);
-      for (const job of await queue.getActive()) if (job.id) await this.#publishCancel(job.id);
+      for (const job of await queue.getActive()) {
+        const key = (job.data as { entry?: { key?: unknown } } | null)?.entry?.key;
+        if (typeof key === 'string') await this.#publishCancel(key);
+      }
     }
     await this.#readOffers();
     this.#poll = setInterval(
@@ -199,6 +218,10 @@ export class BullmqExecutor implements Executor {
       POLL_MS,
     );
     this.#poll.unref();
+    this.#dispatchTimer = setInterval(() => {
+      if (this.#pending.length > 0) void this.#readOffers().then(() => this.#dispatch());
+    }, DISPATCH_MS);
+    this.#dispatchTimer.unref();
   }
 
   /** Whether a live node that can serve offers the runner (its record, read every {@link POLL_MS}). */
@@ -209,7 +232,8 @@ export class BullmqExecutor implements Executor {
   async #readOffers(): Promise<void> {
     if (this.#redis === null) return;
     try {
-      const serving = (await readNodeRecords(this.#redis, this.#prefix)).filter((n) => (n.cannot ?? null) === null);
+      this.#records = await readNodeRecords(this.#redis, this.#prefix);
+      const serving = this.#records.filter((n) => (n.cannot ?? null) === null);
       this.#offered = new Set(serving.flatMap((n) => n.runners));
     } catch {
       // Redis away: the last reading stands until the next poll
@@ -247,21 +271,20 @@ export class BullmqExecutor implements Executor {
       return await withTimeout(
         (async () => {
           const nodes = await readNodeRecords(redis, this.#prefix);
-          const runners = new Set([...this.#queues.keys(), ...nodes.flatMap((n) => n.runners)]);
-          const queues = await Promise.all(
-            [...runners].sort().map(async (runner) => {
-              const queue = this.#queue(runner);
-              const counts = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
-              const waiting = await queue.getJobs(['waiting', 'prioritized'], 0, 199);
-              const oldest = waiting.reduce((m, j) => Math.min(m, j.timestamp), Infinity);
-              return {
-                runner,
-                waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0),
-                running: counts.active ?? 0,
-                oldest_waiting_ms: Number.isFinite(oldest) ? oldest : null,
-              };
-            }),
-          );
+          const live = [...this.#works.values()].filter((w) => !w.isSettled);
+          const runners = new Set([...live.map((w) => w.runner), ...nodes.flatMap((n) => n.runners)]);
+          const queues = [...runners].sort().map((runner) => {
+            const mine = live.filter((w) => w.runner === runner);
+            // waiting: for an offer, or offered and not claimed yet; running: claimed by its node
+            const waiting = mine.filter((w) => !this.exchange.isClaimed(w.key));
+            const oldest = waiting.reduce((m, w) => Math.min(m, w.placedAt), Infinity);
+            return {
+              runner,
+              waiting: waiting.length,
+              running: mine.length - waiting.length,
+              oldest_waiting_ms: Number.isFinite(oldest) ? oldest : null,
+            };
+          });
           return viewOf({ ...base, redis: null, nodes, queues, lost: this.#claim?.lost ?? null });
         })(),
         VIEW_TIMEOUT_MS,
@@ -279,6 +302,7 @@ export class BullmqExecutor implements Executor {
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#poll) clearInterval(this.#poll);
+    if (this.#dispatchTimer) clearInterval(this.#dispatchTimer);
     for (const { work, timer } of this.#lost.values()) {
       clearTimeout(timer);
       await this.#publishCancel(work.key).catch(() => undefined);
@@ -350,40 +374,165 @@ export class BullmqExecutor implements Executor {
         sandbox: input.sandbox,
       },
     };
-    // Redis holds an opaque reference: the attempt goes, once, to the node that takes it and claims it
-    const entry: QueueEntry = {
-      v: 2,
-      id: key,
-      key,
-      prefix: this.#prefix,
-      runner: runner.key,
-      coordinator: this.#url,
-      expires: Date.now() + (this.#settings.entryTtlS ?? DEFAULT_ENTRY_TTL_S) * 1000,
-      once: randomBytes(32).toString('base64url'),
-    };
-    this.exchange.open(key, repo, base, { runner: runner.key, once: entry.once, expires: entry.expires, attempt });
+    const expires = Date.now() + (this.#settings.entryTtlS ?? DEFAULT_ENTRY_TTL_S) * 1000;
+    work.expires = expires;
+    this.exchange.open(key, repo, base, { runner: runner.key, expires, attempt });
     this.#works.set(key, work);
     // uncommitted work exported: a commit of this moment, which a node fetches from here; its bundle is made while the attempt travels
     if (base !== repo.head) this.exchange.prepare(key);
+    work.queued = true;
+    this.#pending.push(work);
+    void this.#dispatch();
+    return { work };
+  }
+
+  /** Offers waiting attempts to live nodes with a free slot; one pass at a time, another after it when asked meanwhile. */
+  #dispatch(): Promise<void> {
+    if (this.#dispatching !== null) {
+      this.#redispatch = true;
+      return this.#dispatching;
+    }
+    this.#dispatching = (async () => {
+      do {
+        this.#redispatch = false;
+        await this.#dispatchOnce().catch(() => undefined);
+      } while (this.#redispatch && !this.#closed);
+    })().finally(() => (this.#dispatching = null));
+    return this.#dispatching;
+  }
+
+  async #dispatchOnce(): Promise<void> {
+    if (this.#closed || this.#pending.length === 0 || (this.#claim?.lost ?? null) !== null) return;
+    const load = new Map<string, number>();
+    const running = new Map<string, number>();
+    const add = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1);
+    for (const w of this.#works.values())
+      if (w.offeredTo !== null && !w.isSettled) {
+        add(load, `${w.offeredTo}\0${w.runner}`);
+        add(running, w.runner);
+      }
+    for (const work of [...this.#pending]) {
+      if (work.isSettled) {
+        this.#unpend(work);
+        continue;
+      }
+      const limit = this.#settings.limits?.[work.runner];
+      if (limit !== undefined && (running.get(work.runner) ?? 0) >= limit) continue;
+      const loadOf = (n: NodeRecord) => (load.get(`${n.name}\0${work.runner}`) ?? 0) / Math.max(1, n.slots);
+      const free = this.#records.filter(
+        (n) =>
+          (n.cannot ?? null) === null &&
+          n.runners.includes(work.runner) &&
+          (load.get(`${n.name}\0${work.runner}`) ?? 0) < n.slots &&
+          this.#credentials.signingKey(n.name) !== null,
+      );
+      // a node the attempt failed on, or was lost on, last of all
+      const fresh = free.filter((n) => !work.avoid.has(n.name));
+      const choice = (fresh.length > 0 ? fresh : free)
+        .map((n, i) => ({ n, order: (i + this.#turn) % Math.max(1, free.length) }))
+        .sort((a, b) => loadOf(a.n) - loadOf(b.n) || a.order - b.order)[0]?.n;
+      if (choice === undefined) continue;
+      this.#turn++;
+      if (!(await this.#offer(work, choice.name))) return;
+      this.#unpend(work);
+      add(load, `${choice.name}\0${work.runner}`);
+      add(running, work.runner);
+    }
+  }
+
+  #unpend(work: RemoteWork): void {
+    this.#pending = this.#pending.filter((w) => w !== work);
+  }
+
+  /** Puts the attempt on `node`'s queue, signed with its key, with a new one-time value; false when the Redis did not take it. */
+  async #offer(work: RemoteWork, node: string): Promise<boolean> {
+    const signingKey = this.#credentials.signingKey(node);
+    if (signingKey === null || this.#url === null) return false;
+    const jobId = `${work.key}.o${work.offers + 1}`;
+    const entry: QueueEntry = {
+      v: 3,
+      id: jobId,
+      key: work.key,
+      prefix: this.#prefix,
+      runner: work.runner,
+      node,
+      coordinator: this.#url,
+      expires: work.expires,
+      once: randomBytes(32).toString('base64url'),
+    };
+    this.exchange.offer(work.key, node, entry.once);
+    work.offers += 1;
+    work.offeredTo = node;
+    work.jobId = jobId;
+    work.offeredAt = Date.now();
+    this.#byJob.set(jobId, work);
     try {
       // listening before the add: no event of this job can come before it is heard
-      await this.#eventsOf(runner.key);
-      await this.#queue(runner.key).add(runner.key, signEntry(entry, this.#settings.nodeToken), {
-        jobId: key,
-        // a node that fails to claim, fetch or report it gives it back for another node, a bounded number of times
-        attempts: NODE_TRIES,
-        backoff: { type: 'exponential', delay: 1_000 },
+      await this.#eventsOf(node);
+      await this.#queue(node).add(work.runner, signEntry(entry, signingKey), {
+        jobId,
+        // a failed try is offered again by the coordinator, to another node
+        attempts: 1,
         removeOnComplete: { age: 3_600 },
         removeOnFail: { age: 86_400 },
       });
-      work.queued = true;
-    } catch (err) {
-      await this.#finish(work);
-      return launchFailed(
-        `the queue at ${describeQueue(this.#settings.queue)} did not take the attempt: ${err instanceof Error ? err.message : String(err)}`,
-      );
+      return true;
+    } catch {
+      // Redis away: the attempt waits for the next pass
+      this.#byJob.delete(jobId);
+      this.exchange.withdraw(work.key);
+      work.offers -= 1;
+      work.offeredTo = null;
+      work.jobId = null;
+      return false;
     }
-    return { work };
+  }
+
+  /** Takes the attempt's current offer back: its entry leaves its node's queue when it can, and stops being claimable either way. */
+  #withdraw(work: RemoteWork): void {
+    const { jobId, offeredTo } = work;
+    this.#unpend(work);
+    this.exchange.withdraw(work.key);
+    work.offeredTo = null;
+    work.jobId = null;
+    if (jobId === null || offeredTo === null) return;
+    this.#byJob.delete(jobId);
+    void Job.fromId(this.#queue(offeredTo), jobId)
+      .then((job) => job?.remove())
+      .catch(() => undefined);
+  }
+
+  /**
+   * The attempt's offer failed (`why`): it is offered to another node, up to {@link NODE_TRIES}
+   * tries (a stall is not a try: it has its own bound), else its work ends failed with why.
+   */
+  #offerAgain(work: RemoteWork, why: string, opts: { stall?: boolean } = {}): void {
+    if (work.isSettled) return;
+    const node = work.offeredTo;
+    this.#withdraw(work);
+    if (node !== null) work.avoid.add(node);
+    if (!opts.stall) work.tries += 1;
+    if (Date.now() >= work.expires) {
+      work.settle({ kind: 'failed', reason: `its entry expired at ${new Date(work.expires).toISOString()}: ${why}` });
+      return;
+    }
+    if (!opts.stall && work.tries >= NODE_TRIES) {
+      work.settle({ kind: 'failed', reason: `offered ${work.tries} times, the last: ${why}` });
+      return;
+    }
+    this.#say(`${work.key}: offered again${node !== null ? ` (not to node ${node})` : ''}: ${why}`);
+    this.#pending.push(work);
+    void this.#dispatch();
+  }
+
+  /** The current offer's node stopped answering (its BullMQ lock expired): the first time its work goes to another node, the second it ends. */
+  #stalled(work: RemoteWork): void {
+    if (work.isSettled) return;
+    work.noteStalls(work.stalls + 1);
+    if (work.stalls >= 2) {
+      this.#withdraw(work);
+      work.settle({ kind: 'failed', reason: STALLED_TOO_OFTEN });
+    } else this.#offerAgain(work, `node ${work.node ?? work.offeredTo ?? 'unknown'} stopped answering`, { stall: true });
   }
 
   /** Follows the work to its end: the node's events onto the attempt, cancel to the node, its commit into the workspace. */
@@ -525,34 +674,21 @@ export class BullmqExecutor implements Executor {
       error: `no node took the attempt within its timeout (${Math.round(timeoutMs / 1000)} s): ${why}`,
       timedOut: true,
     });
-    if (taken()) return;
+    // claimed meanwhile: it runs; else its offer stops being claimable at once, whatever the Redis says
+    if (taken() || this.exchange.isClaimed(work.key) || work.isSettled) return;
     giveUp(report);
-    try {
-      const job = await withTimeout(Job.fromId(this.#queue(work.runner), work.key), VIEW_TIMEOUT_MS);
-      if (job) await withTimeout(job.remove(), VIEW_TIMEOUT_MS);
-    } catch {
-      // a node took it meanwhile (its lock stops the removal): it runs; else Redis is away and the entry expires unclaimed
-    }
-    if (taken()) {
-      giveUp(null);
-      return;
-    }
+    this.#withdraw(work);
     end(report);
   }
 
   /** Cancels the work: gone from the queue when no node has it yet, else the node is told (pub/sub, and a key a late taker reads). */
   async #cancel(work: RemoteWork): Promise<void> {
     try {
-      const job = await Job.fromId(this.#queue(work.runner), work.key);
-      const state = job ? await job.getState() : 'unknown';
-      if (job && (state === 'waiting' || state === 'delayed' || state === 'prioritized')) {
-        try {
-          await job.remove();
-          work.settle({ kind: 'gone' });
-          return;
-        } catch {
-          // a node took it meanwhile: tell it
-        }
+      // not claimed: withdrawn, so no node can claim it any more
+      if (!work.isSettled && !this.exchange.isClaimed(work.key)) {
+        this.#withdraw(work);
+        work.settle({ kind: 'gone' });
+        return;
       }
       await this.#publishCancel(work.key);
     } catch {
@@ -565,17 +701,6 @@ export class BullmqExecutor implements Executor {
     if (redis === null) return;
     await redis.set(cancelKey(this.#prefix, key), '1', 'EX', CANCEL_TTL_S);
     await redis.publish(cancelChannel(this.#prefix), key);
-  }
-
-  /** Whether `lock` is the BullMQ lock an entry is held with now, how often BullMQ found it stalled, and how often a node gave it back. */
-  async #vouch(runner: string, key: string, lock: string): Promise<{ holds: boolean; stalls: number; tries: number }> {
-    const redis = this.#redis;
-    if (redis === null) return { holds: false, stalls: 0, tries: 0 };
-    const [held, counts] = await Promise.all([
-      redis.get(lockKey(this.#prefix, runner, key)),
-      redis.hmget(entryKey(this.#prefix, runner, key), 'stc', 'atm'),
-    ]);
-    return { holds: held !== null && held === lock, stalls: Number(counts[0] ?? 0), tries: Number(counts[1] ?? 0) };
   }
 
   /** Keeps work whose node was lost for the task's next attempt; cancelled when none takes it over in time. */
@@ -599,6 +724,7 @@ export class BullmqExecutor implements Executor {
 
   /** The work is over: its ticket, uploads and refs go. */
   async #finish(work: RemoteWork): Promise<void> {
+    this.#withdraw(work);
     this.#works.delete(work.key);
     this.exchange.close(work.key);
     const baseInUse = [...this.#works.values()].some(
@@ -607,13 +733,13 @@ export class BullmqExecutor implements Executor {
     if (!baseInUse) await serialized(work.repo, () => dropRefs(work.repo, [baseRef(work.base)])).catch(() => undefined);
   }
 
-  #queue(runner: string): Queue {
-    let queue = this.#queues.get(runner);
+  #queue(node: string): Queue {
+    let queue = this.#queues.get(node);
     if (!queue) {
-      queue = new Queue(queueName(runner), { connection: this.#connection, prefix: this.#prefix });
+      queue = new Queue(queueName(node), { connection: this.#connection, prefix: this.#prefix });
       queue.on('error', () => undefined);
-      this.#queues.set(runner, queue);
-      this.#checkStalls(runner);
+      this.#queues.set(node, queue);
+      this.#checkStalls(node);
     }
     return queue;
   }
@@ -625,10 +751,10 @@ export class BullmqExecutor implements Executor {
    * is stalled only once its lock expired (`--stall-s` after the node last renewed it), so looking
    * often hands nothing over early; a lost node is noticed within its stall window and a check.
    */
-  #checkStalls(runner: string): void {
-    if (this.#closed || this.#stallCheckers.has(runner)) return;
+  #checkStalls(node: string): void {
+    if (this.#closed || this.#stallCheckers.has(node)) return;
     const checker = new Worker(
-      queueName(runner),
+      queueName(node),
       (): Promise<unknown> => Promise.reject(new Error('the coordinator takes no attempts')),
       {
         connection: this.#connection,
@@ -641,7 +767,7 @@ export class BullmqExecutor implements Executor {
       },
     );
     checker.on('error', () => undefined);
-    this.#stallCheckers.set(runner, checker);
+    this.#stallCheckers.set(node, checker);
     void checker.startStalledCheckTimer().catch(() => undefined);
   }
 
@@ -651,72 +777,82 @@ export class BullmqExecutor implements Executor {
    * XREAD, which comes some round trips after it is ready, and a node's `taken` said meanwhile was
    * lost (seen under load).
    */
-  #eventsOf(runner: string): Promise<QueueEvents> {
-    let events = this.#events.get(runner);
+  #eventsOf(node: string): Promise<QueueEvents> {
+    let events = this.#events.get(node);
     if (!events) {
-      events = this.#listen(runner);
+      events = this.#listen(node);
       // a failure (Redis away) is not kept: the next attempt tries again
-      events.catch(() => this.#events.delete(runner));
-      this.#events.set(runner, events);
+      events.catch(() => this.#events.delete(node));
+      this.#events.set(node, events);
     }
     return events;
   }
 
-  async #listen(runner: string): Promise<QueueEvents> {
+  async #listen(node: string): Promise<QueueEvents> {
     const redis = this.#redis;
     if (redis === null) throw new Error('the cluster executor is not open');
-    const [last] = await redis.xrevrange(`${this.#prefix}:${queueName(runner)}:events`, '+', '-', 'COUNT', 1);
-    const e = new QueueEvents(queueName(runner), {
+    const [last] = await redis.xrevrange(`${this.#prefix}:${queueName(node)}:events`, '+', '-', 'COUNT', 1);
+    const e = new QueueEvents(queueName(node), {
       connection: this.#connection,
       prefix: this.#prefix,
       lastEventId: last?.[0] ?? '0-0',
     });
     e.on('error', () => undefined);
-    e.on('progress', ({ jobId, data }) => {
-      const parsed = wireProgressSchema.safeParse(typeof data === 'string' ? safeJson(data) : data);
-      if (parsed.success) this.#works.get(jobId)?.onProgress(parsed.data);
-    });
-    e.on('stalled', ({ jobId }) => void this.#readStalls(runner, jobId));
-    e.on('completed', ({ jobId, returnvalue }) =>
-      this.#works.get(jobId)?.settle({ kind: 'completed', value: returnvalue }),
-    );
-    e.on('failed', ({ jobId, failedReason }) =>
-      this.#works.get(jobId)?.settle({ kind: 'failed', reason: failedReason }),
-    );
-    e.on('removed', ({ jobId }) => this.#works.get(jobId)?.settle({ kind: 'gone' }));
+    // what rides here is the node's word on its BullMQ job only: its output and report come over the node routes
+    e.on('stalled', ({ jobId }) => this.#onJob(jobId, 'stalled'));
+    e.on('completed', ({ jobId }) => this.#onJob(jobId, 'completed'));
+    e.on('failed', ({ jobId, failedReason }) => this.#onJob(jobId, 'failed', failedReason));
+    e.on('removed', ({ jobId }) => this.#onJob(jobId, 'removed'));
     await e.waitUntilReady();
     return e;
   }
 
-  /** A stall event: BullMQ's count is read, so an event and a poll that both saw it count once. */
-  async #readStalls(runner: string, key: string): Promise<void> {
-    const work = this.#works.get(key);
-    if (!work) return;
-    const job = await Job.fromId(this.#queue(runner), key).catch(() => undefined);
-    work.noteStalls(job?.stalledCounter ?? work.stalls + 1);
+  /** What became of the BullMQ job of an attempt's current offer (a job of an earlier offer is no one's). */
+  #onJob(jobId: string, what: 'stalled' | 'completed' | 'failed' | 'removed', reason = ''): void {
+    const work = this.#byJob.get(jobId);
+    if (!work || work.isSettled) return;
+    const node = work.offeredTo ?? 'unknown';
+    if (what === 'stalled') this.#stalled(work);
+    else if (what === 'failed') this.#offerAgain(work, `node ${node} failed it: ${reason}`);
+    else if (what === 'removed') this.#offerAgain(work, `its entry on node ${node}'s queue was removed outside gaffer`);
+    // its report comes over the node routes before its job ends: a job ended without one was not this node's to end
+    else this.#offerAgain(work, `node ${node} ended its job without reporting the attempt`);
   }
 
-  /** Every live work's job read again: an end or a stall whose event was lost (a reconnect) is found within {@link POLL_MS}. */
+  /**
+   * Every offered work's job read again: an end or a stall whose event was lost (a reconnect) is
+   * found within {@link POLL_MS}; an offer its node has not claimed in {@link OFFER_CLAIM_MS}, or
+   * whose node is no longer live and serving, goes to another node.
+   */
   async #pollAll(): Promise<void> {
     for (const work of [...this.#works.values()]) {
-      if (!work.queued || work.isSettled) continue;
-      try {
-        const job = await Job.fromId(this.#queue(work.runner), work.key);
-        if (!job) {
-          work.settle({ kind: 'gone' });
+      const { jobId, offeredTo } = work;
+      if (jobId === null || offeredTo === null || work.isSettled) continue;
+      if (!this.exchange.isClaimed(work.key)) {
+        const record = this.#records.find((n) => n.name === offeredTo);
+        if (record === undefined || (record.cannot ?? null) !== null) {
+          this.#offerAgain(work, `node ${offeredTo} is not live and serving (${record?.cannot ?? 'no record'}) and did not claim it`, { stall: true });
           continue;
         }
-        work.noteStalls(job.stalledCounter);
+        if (Date.now() - work.offeredAt > OFFER_CLAIM_MS) {
+          this.#offerAgain(work, `node ${offeredTo} did not claim it within ${OFFER_CLAIM_MS / 1000} s`);
+          continue;
+        }
+      }
+      try {
+        const job = await Job.fromId(this.#queue(offeredTo), jobId);
+        if (work.jobId !== jobId) continue;
+        if (!job) {
+          this.#onJob(jobId, 'removed');
+          continue;
+        }
+        if (job.stalledCounter > 0) {
+          this.#onJob(jobId, 'stalled');
+          continue;
+        }
         const state = await job.getState();
-        // the job was read before its state: one that ended in between was read without its answer or reason, so it is read again
-        const ended =
-          state === 'completed' || state === 'failed'
-            ? await Job.fromId(this.#queue(work.runner), work.key)
-            : undefined;
-        if (state === 'completed')
-          work.settle(ended ? { kind: 'completed', value: ended.returnvalue } : { kind: 'gone' });
-        else if (state === 'failed')
-          work.settle(ended ? { kind: 'failed', reason: ended.failedReason } : { kind: 'gone' });
+        if (state === 'completed') this.#onJob(jobId, 'completed');
+        else if (state === 'failed') this.#onJob(jobId, 'failed', job.failedReason);
       } catch {
         // Redis away for now: the next poll looks again
       }

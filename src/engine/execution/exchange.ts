@@ -6,62 +6,64 @@ import { pipeline } from 'node:stream/promises';
 import { GafferError } from '../../domain/errors.js';
 import { bundleBase } from '../../evidence/cluster-git.js';
 import type { RepoFacts } from '../../evidence/worktree-git.js';
-import { NODE_TRIES, type Claim, type WireAttempt } from './wire.js';
+import type { NodeCredentials } from '../../config/node-credentials.js';
+import type { Claim, WireAttempt, WireProgress, WireResult } from './wire.js';
 
 /** The largest result bundle a node may send, bytes. */
 export const MAX_RESULT_BYTES = 2 * 1024 ** 3;
 
-/** Most claims of one entry: one per BullMQ try (a node gave it back), and one more after BullMQ hands it on from a stalled node (`maxStalledCount` 1). */
-const MAX_CLAIMS = NODE_TRIES + 1;
-
 /**
  * What the coordinator's HTTP API offers its nodes (spec 09), and nothing else: the attempt behind
- * a queue entry, to the node that took the entry; an attempt's base as a git bundle; and a place to
- * send the attempt's commit back as one. A node proves it is one with the node token (the bearer),
- * its right to an attempt with the entry's one-time value and its BullMQ lock (the claim), and then
- * with the ticket the claim gave it: a node never reads another job's anything, and the node token
- * opens no other route.
+ * a queue entry, to the node the coordinator offered it to; an attempt's base as a git bundle; a
+ * place to send the attempt's commit back as one; its output and its report. A node proves who it
+ * is with its own credential (the bearer: `<name>.<secret>`, issued by `gaffer nodes issue`), its
+ * right to an attempt by being the node the coordinator chose and holding the entry's one-time
+ * value (the claim), and then with the ticket the claim gave it. Nothing Redis says decides a
+ * claim: a node that reads or rewrites every key there still gets no other node's attempt.
  */
 export interface NodeExchange {
-  /** True when `token` is the cluster's node token (compared in constant time). */
-  isNode(token: string): boolean;
-  /** The attempt behind a live entry, to the node holding the entry's BullMQ lock, once per take. */
-  claim(key: string, claim: Claim): Promise<WireAttempt>;
+  /** The node a credential authenticates (its name), or null: unknown, revoked, or the shared token of old. */
+  authenticate(credential: string): string | null;
+  /** The attempt behind a live entry, to the node it was offered to, once per offer. */
+  claim(key: string, claim: Claim, node: string): Promise<WireAttempt>;
   /** The base bundle of a live attempt (made on first ask, shared by the attempts of one base). */
-  base(key: string, ticket: string): Promise<{ file: string; size: number }>;
+  base(key: string, ticket: string, node: string): Promise<{ file: string; size: number }>;
   /** Takes one upload of a live attempt's result bundle; the attempt reads it when the node's report names it. */
-  putResult(key: string, ticket: string, upload: string, body: ReadableStream<Uint8Array>): Promise<{ bytes: number }>;
+  putResult(
+    key: string,
+    ticket: string,
+    node: string,
+    upload: string,
+    body: ReadableStream<Uint8Array>,
+  ): Promise<{ bytes: number }>;
+  /** The node's output or detected state of a live attempt. */
+  progress(key: string, ticket: string, node: string, progress: WireProgress): void;
+  /** The node's report of a live attempt: its end. */
+  report(key: string, ticket: string, node: string, result: WireResult): void;
 }
 
-/** What a queue entry stands for until its taker claims it. */
-export interface Offer {
-  /** The entry's runner (its queue). */
-  runner: string;
-  /** The entry's one-time value. */
-  once: string;
-  /** When the entry expires, ms since the epoch. */
-  expires: number;
-  /** The attempt, less its ticket (made per claim). */
-  attempt: Omit<WireAttempt, 'ticket'>;
+/** What the exchange tells the attempt's follower. */
+export interface ExchangeEvents {
+  /** The node the attempt was offered to claimed it. */
+  claimed(key: string, node: string): void;
+  progress(key: string, progress: WireProgress): void;
+  report(key: string, result: WireResult): void;
+  say(line: string): void;
 }
-
-/** What Redis says of an entry: whether this lock token holds it now, how often it stalled, and how often a node gave it back (BullMQ's tries). */
-export type Vouch = (
-  runner: string,
-  key: string,
-  lock: string,
-) => Promise<{ holds: boolean; stalls: number; tries: number }>;
 
 /** One attempt open to the nodes. */
 interface Opened {
-  /** The digest of the ticket of its latest claim; null before any. */
-  digest: Buffer | null;
+  runner: string;
+  /** When its entries stop being runnable, ms since the epoch. */
+  expires: number;
+  attempt: Omit<WireAttempt, 'ticket'>;
   repo: RepoFacts;
   base: string;
   uploads: Set<string>;
-  offer: { runner: string; once: Buffer; expires: number; attempt: Omit<WireAttempt, 'ticket'> } | null;
-  /** Each claim that was granted: the lock it came with, and the stalls and tries BullMQ had counted. */
-  claims: { lock: string; stalls: number; tries: number }[];
+  /** The current offer: the node chosen, the digest of its one-time value, and whether it was claimed; null while none. */
+  offer: { node: string; once: Buffer; claimed: boolean } | null;
+  /** The digest of the ticket of the current offer's claim; null before it. */
+  digest: Buffer | null;
 }
 
 const digestOf = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
@@ -70,71 +72,92 @@ const UPLOAD = /^[A-Za-z0-9_-]{8,64}$/;
 /** The coordinator's side of the exchange: tickets, base bundles and uploads under `<data dir>/cluster`. */
 export class AttemptExchange implements NodeExchange {
   readonly #dir: string;
-  readonly #nodeToken: Buffer;
+  readonly #credentials: NodeCredentials;
   readonly #open = new Map<string, Opened>();
   /** Base bundles by commit: made once, removed when no open attempt uses them. */
   readonly #bundles = new Map<string, Promise<string>>();
-  readonly #vouch: Vouch;
-  readonly #say: (line: string) => void;
+  readonly #events: ExchangeEvents;
 
-  constructor(dir: string, nodeToken: string, opts: { vouch: Vouch; say: (line: string) => void }) {
+  constructor(dir: string, credentials: NodeCredentials, events: ExchangeEvents) {
     this.#dir = dir;
-    this.#nodeToken = digestOf(nodeToken);
-    this.#vouch = opts.vouch;
-    this.#say = opts.say;
+    this.#credentials = credentials;
+    this.#events = events;
     // what a coordinator that died left here belongs to attempts that are gone
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
 
-  isNode(token: string): boolean {
-    return timingSafeEqual(digestOf(token), this.#nodeToken);
+  authenticate(credential: string): string | null {
+    return this.#credentials.authenticate(credential);
   }
 
-  /** Opens an attempt to the nodes: the node that takes its entry may claim it with the offer's one-time value. */
-  open(key: string, repo: RepoFacts, base: string, offer: Offer): void {
-    this.#open.set(key, {
-      digest: null,
-      repo,
-      base,
-      uploads: new Set(),
-      offer: { runner: offer.runner, once: digestOf(offer.once), expires: offer.expires, attempt: offer.attempt },
-      claims: [],
-    });
+  /** Opens an attempt to the nodes; nobody may claim it before it is offered. */
+  open(
+    key: string,
+    repo: RepoFacts,
+    base: string,
+    opened: { runner: string; expires: number; attempt: Omit<WireAttempt, 'ticket'> },
+  ): void {
+    this.#open.set(key, { ...opened, repo, base, uploads: new Set(), offer: null, digest: null });
   }
 
-  async claim(key: string, claim: Claim): Promise<WireAttempt> {
-    const refuse = (code: 'not_found' | 'conflict', why: string): never => {
-      this.#say(`refused node ${claim.node}'s claim of ${key}: ${why}`);
-      throw new GafferError(code, `no claim of ${key}: ${why}`);
+  /** Offers an open attempt to one node, with a new one-time value: an earlier offer and its ticket stop working. */
+  offer(key: string, node: string, once: string): void {
+    const opened = this.#open.get(key);
+    if (!opened) return;
+    opened.offer = { node, once: digestOf(once), claimed: false };
+    opened.digest = null;
+  }
+
+  /** Takes an attempt's offer back (it goes to another node): its entry and its ticket stop working. */
+  withdraw(key: string): void {
+    const opened = this.#open.get(key);
+    if (!opened) return;
+    opened.offer = null;
+    opened.digest = null;
+  }
+
+  /** Whether the attempt's current offer was claimed. */
+  isClaimed(key: string): boolean {
+    return this.#open.get(key)?.offer?.claimed === true;
+  }
+
+  claim(key: string, claim: Claim, node: string): Promise<WireAttempt> {
+    const refuse = (code: 'not_found' | 'conflict', why: string, told = why): never => {
+      this.#events.say(`refused node ${node}'s claim of ${key}: ${why}`);
+      throw new GafferError(code, `no claim of ${key}: ${told}`);
     };
     const opened = this.#open.get(key);
     const offer = opened?.offer;
-    // one answer for an unknown attempt and a wrong value: a node learns nothing of attempts not its own
+    // one answer for an unknown attempt, a wrong value and another node's offer: a node learns nothing of attempts not its own
+    const unknown = 'no live attempt offered to this node for this entry (it ended, or the entry is a copy): nothing runs';
     if (!opened || !offer || !timingSafeEqual(digestOf(claim.once), offer.once))
-      return refuse('not_found', 'no live attempt for this entry (it ended, or the entry is a copy): nothing runs');
-    if (Date.now() >= offer.expires)
-      return refuse('conflict', `its entry expired at ${new Date(offer.expires).toISOString()}: nothing runs`);
-    const vouched = await this.#vouch(offer.runner, key, claim.lock);
-    if (!vouched.holds)
+      return refuse('not_found', unknown);
+    if (offer.node !== node)
       return refuse(
-        'conflict',
-        "the claim's BullMQ lock does not hold the entry: only the node that took it may claim it",
+        'not_found',
+        `it was offered to node ${offer.node}, not to ${node} (a node that read the entry on the Redis): nothing of it was handed over`,
+        unknown,
       );
-    // read again after the wait: two claims at once are told apart here
-    const last = opened.claims.at(-1);
-    // handed on: after a stall, or a node gave it back (BullMQ's next try; the same node's worker may hold it with the same lock)
-    const handedOn = last !== undefined && (vouched.stalls > last.stalls || vouched.tries > last.tries);
-    if (last && !handedOn && last.lock === claim.lock)
-      return refuse('conflict', 'its one-time value was used already (a replay)');
-    if (last && (!handedOn || opened.claims.length >= MAX_CLAIMS))
-      return refuse('conflict', 'its one-time value was used already, and BullMQ did not hand the entry on since');
-    if (!this.#open.has(key)) return refuse('not_found', 'the attempt ended meanwhile');
-    opened.claims.push({ lock: claim.lock, stalls: vouched.stalls, tries: vouched.tries });
-    // a ticket per claim: the node that had the entry before a stall can no longer fetch or send anything
+    if (Date.now() >= opened.expires)
+      return refuse('conflict', `its entry expired at ${new Date(opened.expires).toISOString()}: nothing runs`);
+    if (offer.claimed) return refuse('conflict', 'its one-time value was used already (a replay)');
+    offer.claimed = true;
+    // a ticket per claim: a node the attempt was taken from can no longer fetch, send or report anything
     const ticket = randomBytes(32).toString('base64url');
     opened.digest = digestOf(ticket);
-    return { ...offer.attempt, ticket };
+    this.#events.claimed(key, node);
+    return Promise.resolve({ ...opened.attempt, ticket });
+  }
+
+  progress(key: string, ticket: string, node: string, progress: WireProgress): void {
+    this.#admit(key, ticket, node);
+    this.#events.progress(key, progress);
+  }
+
+  report(key: string, ticket: string, node: string, result: WireResult): void {
+    this.#admit(key, ticket, node);
+    this.#events.report(key, { ...result, node });
   }
 
   /** Closes an attempt: its ticket stops working, its uploads go, and its base bundle when no other attempt uses it. */
@@ -161,8 +184,8 @@ export class AttemptExchange implements NodeExchange {
     return existsSync(file) ? file : null;
   }
 
-  async base(key: string, ticket: string): Promise<{ file: string; size: number }> {
-    const file = await this.#bundleOf(this.#admit(key, ticket));
+  async base(key: string, ticket: string, node: string): Promise<{ file: string; size: number }> {
+    const file = await this.#bundleOf(this.#admit(key, ticket, node));
     return { file, size: statSync(file).size };
   }
 
@@ -190,10 +213,11 @@ export class AttemptExchange implements NodeExchange {
   async putResult(
     key: string,
     ticket: string,
+    node: string,
     upload: string,
     body: ReadableStream<Uint8Array>,
   ): Promise<{ bytes: number }> {
-    const opened = this.#admit(key, ticket);
+    const opened = this.#admit(key, ticket, node);
     if (!UPLOAD.test(upload))
       throw new GafferError(
         'invalid_request',
@@ -231,10 +255,15 @@ export class AttemptExchange implements NodeExchange {
     return { bytes };
   }
 
-  #admit(key: string, ticket: string): Opened {
+  #admit(key: string, ticket: string, node: string): Opened {
     const opened = this.#open.get(key);
-    // one answer for an unknown attempt and a wrong ticket: a node learns nothing of attempts not its own
-    if (!opened || opened.digest === null || !timingSafeEqual(digestOf(ticket), opened.digest))
+    // one answer for an unknown attempt, a wrong ticket and another node: a node learns nothing of attempts not its own
+    if (
+      !opened ||
+      opened.digest === null ||
+      opened.offer?.node !== node ||
+      !timingSafeEqual(digestOf(ticket), opened.digest)
+    )
       throw new GafferError('not_found', `no open attempt ${key} for this ticket`);
     return opened;
   }

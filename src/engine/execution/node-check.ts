@@ -78,7 +78,7 @@ async function whyNot(
     return `cannot reach the coordinator at ${url} (${why}): ${opts.explicit !== null ? 'fix --coordinator' : 'the coordinator must listen on an address this machine reaches and advertise it (gaffer serve --host ADDRESS --advertise-url http://ADDRESS:PORT), or give this node --coordinator URL'}`;
   }
   if (res.status === 401)
-    return `the coordinator at ${url} refused this node's token (HTTP 401): give the node the coordinator's node token (GAFFER_NODE_TOKEN as the coordinator has it, or --token-file with a copy of its data dir's node-secret)`;
+    return `the coordinator at ${url} refused this node's credential (HTTP 401): it is unknown there or revoked — run gaffer nodes issue NAME on the coordinator and give this node what it prints (GAFFER_NODE_TOKEN or --token-file)`;
   if (!res.ok)
     return `${url} answered the node check with HTTP ${res.status}: it is not a gaffer coordinator of a cluster (gaffer serve --queue …)${opts.explicit !== null ? ': fix --coordinator' : ''}`;
   return null;

@@ -21,6 +21,7 @@ import {
 import type { Runner } from '../../runners/contract.js';
 import { blankReport } from '../../runners/report.js';
 import { GafferError } from '../../domain/errors.js';
+import { credentialDigest } from '../../config/node-credentials.js';
 import { beatEveryMs, dropNodeRecord, writeNodeRecord, type NodeRecord } from './node-record.js';
 import { checkCoordinator, readAdvertised } from './node-check.js';
 import { prepareNodeDeps } from './node-deps.js';
@@ -52,12 +53,12 @@ export interface NodeOptions {
   slots: number;
   /** Its caches, worktrees, logs and bundles. */
   workDir: string;
-  /** The coordinator's node token. */
+  /** This node's own credential (`<name>.<secret>`, issued by `gaffer nodes issue NAME` on the coordinator). */
   token: string;
   /** The coordinator's queue namespace (`--queue-prefix`, BullMQ's prefix). */
   prefix: string;
-  /** Its name in events; default host and pid. */
-  name?: string;
+  /** Its name: the one its credential names. */
+  name: string;
   /** How long this node may go silent before its work is given to another node, ms (BullMQ's lock duration). */
   stallMs: number;
   /** The coordinator's address when the one in each attempt is not reachable from here (a tunnel, a proxy). */
@@ -114,10 +115,13 @@ export class WorkerNode {
   #started = false;
   #closed = false;
   #wake: (() => void) | null = null;
+  /** The key the coordinator signs this node's entries with (its credential's digest). */
+  readonly #key: string;
 
   private constructor(opts: NodeOptions) {
     this.#opts = opts;
-    this.name = opts.name ?? `${os.hostname()}-${process.pid}`;
+    this.name = opts.name;
+    this.#key = credentialDigest(opts.token);
     const options = { maxRetriesPerRequest: null, lazyConnect: true } as const;
     this.#redis = new Redis(opts.queue, options);
     this.#subscriber = new Redis(opts.queue, options);
@@ -153,15 +157,16 @@ export class WorkerNode {
     this.#cancelLook.unref();
     for (const w of ['repos', 'worktrees', 'jobs', 'tmp', 'deps'])
       mkdirSync(join(opts.workDir, w), { recursive: true, mode: 0o700 });
-    for (const key of opts.runners.keys()) {
-      const worker = new Worker<unknown, WireResult>(
-        queueName(key),
+    // one queue, this node's own: the coordinator puts there only what it offers this node, at most `slots` per runner
+    {
+      const worker = new Worker<unknown, { v: 1 }>(
+        queueName(this.name),
         (job, token, signal) => this.#process(job, token, signal),
         {
           connection,
           prefix: opts.prefix,
           name: this.name,
-          concurrency: opts.slots,
+          concurrency: opts.slots * opts.runners.size,
           lockDuration: opts.stallMs,
           stalledInterval: Math.max(1_000, Math.round(opts.stallMs / 2)),
           maxStalledCount: 1,
@@ -169,15 +174,11 @@ export class WorkerNode {
           autorun: false,
         },
       );
-      worker.on('error', (err) => opts.say(`queue ${queueName(key)}: ${err.message}`));
-      worker.on('lockRenewalFailed', (ids: string[]) => {
-        for (const id of ids) {
-          this.#lockLost.add(id);
-          this.#running
-            .get(id)
-            ?.abort(new Error('this node lost the attempt: its lock expired and the work went to another node'));
-        }
-      });
+      worker.on('error', (err) => opts.say(`queue ${queueName(this.name)}: ${err.message}`));
+      // the lock is BullMQ's, on the Redis: the coordinator's ticket says whether the attempt is still this node's
+      worker.on('lockRenewalFailed', (ids: string[]) =>
+        opts.say(`the BullMQ lock of ${ids.join(', ')} could not be renewed: the coordinator decides whether it is still this node's`),
+      );
       this.#workers.push(worker);
     }
     await Promise.all(this.#workers.map((w) => w.waitUntilReady()));
@@ -283,30 +284,35 @@ export class WorkerNode {
     await Promise.all([this.#redis.quit().catch(() => undefined), this.#subscriber.quit().catch(() => undefined)]);
   }
 
-  /** One attempt, start to end. A failure of the node's own (git, the coordinator away) fails the BullMQ job with the reason. */
+  /**
+   * One attempt, start to end: its report goes to the coordinator over the node routes (with the
+   * claim's ticket), never on the Redis. A failure of the node's own (git, the coordinator away)
+   * fails the BullMQ job, and the coordinator offers the attempt to another node.
+   */
   async #process(
-    job: Job<unknown, WireResult>,
+    job: Job<unknown, { v: 1 }>,
     lockToken: string | undefined,
     bullSignal: AbortSignal | undefined,
-  ): Promise<WireResult> {
+  ): Promise<{ v: 1 }> {
     const refuse = (why: string): never => {
       const line = `refused queue entry ${job.id ?? '?'}: ${why}; nothing ran`;
       this.#opts.say(line);
       throw new UnrecoverableError(`node ${this.name} ${line}`);
     };
-    // taken while this node cannot serve (a fetch in flight as it stopped): back to the queue, not counted as a try
+    // taken while this node cannot serve (a fetch in flight as it stopped): back to the queue
     const giveBack = async (): Promise<never> => {
       await job.moveToDelayed(Date.now() + GIVE_BACK_MS, lockToken);
       throw new DelayedError();
     };
     if (this.#cannot !== null) return giveBack();
-    const verified = verifyEntry(job.data, this.#opts.token, {
+    const verified = verifyEntry(job.data, this.#key, {
       id: job.id,
       prefix: this.#opts.prefix,
+      node: this.name,
       now: Date.now(),
     });
     if ('refused' in verified) {
-      // an entry signed under another token: this node's may be the stale one (the coordinator's changed)
+      // an entry signed under another key: this node's credential may be the stale one (reissued on the coordinator)
       if (verified.refused.startsWith('its signature')) {
         const { url, why } = await this.#checkOnce(null);
         if (why !== null) {
@@ -316,30 +322,50 @@ export class WorkerNode {
       }
       return refuse(verified.refused);
     }
-    const claimed = await this.#claim(verified.entry, lockToken ?? '');
+    const claimed = await this.#claim(verified.entry);
     if ('unable' in claimed) {
       void this.#serve({ why: claimed.unable, url: claimed.url });
       throw new Error(
-        `node ${this.name} could not claim ${verified.entry.key}: ${claimed.unable}; given back to the queue for another node`,
+        `node ${this.name} could not claim ${verified.entry.key}: ${claimed.unable}; the coordinator offers it to another node`,
       );
     }
     if ('refused' in claimed) return refuse(claimed.refused);
     const a = claimed.attempt;
-    const take = randomBytes(6).toString('hex');
-    const progress = (p: WireProgress) => job.updateProgress(p).catch(() => undefined);
-    await progress({ type: 'taken', node: this.name, take });
+    const progress = (p: WireProgress) => this.#post(a, 'progress', p).catch(() => undefined);
     const stop = new AbortController();
     const onBull = () => stop.abort(bullSignal?.reason);
     bullSignal?.addEventListener('abort', onBull, { once: true });
     this.#running.set(a.key, stop);
     this.#taken.set(a.key, { runner: a.runner, since: new Date().toISOString() });
     void this.#announce();
+    try {
+      const result = await this.#runAttempt(a, stop, progress);
+      try {
+        await this.#post(a, 'report', result);
+      } catch (err) {
+        throw this.#callFailed(a, 'report the attempt', err);
+      }
+      return { v: 1 };
+    } finally {
+      this.#running.delete(a.key);
+      this.#taken.delete(a.key);
+      void this.#announce();
+      bullSignal?.removeEventListener('abort', onBull);
+    }
+  }
+
+  /** Runs a claimed attempt in a worktree of its own and sends its commit; the report to give the coordinator. */
+  async #runAttempt(
+    a: WireAttempt,
+    stop: AbortController,
+    progress: (p: WireProgress) => Promise<unknown>,
+  ): Promise<WireResult> {
     const answer = (
       report: RunnerReport,
       commit: string | null = null,
       sent: Pick<WireResult, 'upload' | 'pushed' | 'pushRefused'> = { upload: null },
-    ): WireResult => ({ v: 1, node: this.name, take, report, commit, ...sent });
-    try {
+    ): WireResult => ({ v: 1, node: this.name, report, commit, ...sent });
+    {
       if ((await this.#redis.exists(cancelKey(this.#opts.prefix, a.key))) === 1)
         return answer(
           blankReport({ status: 'cancelled', outcome: 'cancelled', stopReason: 'cancelled', isCancelled: true }),
@@ -385,7 +411,7 @@ export class WorkerNode {
         });
         for (const note of deps.notes) this.#opts.say(`${a.key}: ${note}`);
         if (deps.notes.length > 0)
-          await progress({ type: 'output', take, lines: deps.notes.map((n) => `gaffer node ${this.name}: ${n}`) });
+          await progress({ type: 'output', lines: deps.notes.map((n) => `gaffer node ${this.name}: ${n}`) });
         if (deps.failure !== null)
           return answer(
             blankReport({
@@ -395,7 +421,7 @@ export class WorkerNode {
               error: `on node ${this.name}: ${deps.failure}`,
             }),
           );
-        const output = new OutputBatches((lines) => progress({ type: 'output', take, lines }));
+        const output = new OutputBatches((lines) => progress({ type: 'output', lines }));
         let report: RunnerReport;
         try {
           report = await runner.run({
@@ -407,7 +433,7 @@ export class WorkerNode {
             instructionFile: join(logDir, `${a.input.workerName}.instruction.txt`),
             signal: stop.signal,
             onOutput: (lines) => output.push(lines),
-            onState: (detection) => void progress({ type: 'state', take, detection }),
+            onState: (detection) => void progress({ type: 'state', detection }),
           });
         } catch (err) {
           report = blankReport({
@@ -426,8 +452,6 @@ export class WorkerNode {
         );
         this.#opts.say(`${a.key}: ${report.status}${tip === a.base ? ', nothing changed' : ''}`);
         if (tip === a.base) return answer(report);
-        // a node partitioned past its stall window sends nothing: the attempt is another node's now, and its branch too
-        await this.#stillHolds(job, lockToken);
         let pushRefused: string | undefined;
         if (a.remote) {
           const refused = await pushBranch(cache, a.remote.url, a.branch);
@@ -451,33 +475,32 @@ export class WorkerNode {
       } finally {
         await this.#lane(cache, () => removeNodeWorktree(cache, dir, a.branch)).catch(() => undefined);
       }
-    } finally {
-      this.#running.delete(a.key);
-      this.#taken.delete(a.key);
-      void this.#announce();
-      this.#lockLost.delete(job.id ?? '');
-      bullSignal?.removeEventListener('abort', onBull);
     }
   }
 
-  /** Throws unless this node still holds the attempt's BullMQ lock (it was not handed to another node meanwhile). */
-  async #stillHolds(job: Job<unknown, WireResult>, lockToken: string | undefined): Promise<void> {
-    // not a try to give back: the work is another node's (BullMQ refuses this node's word anyway)
-    const lost = () =>
-      new UnrecoverableError(`node ${this.name} lost the attempt (its lock expired): its work is another node's now`);
-    if (this.#lockLost.has(job.id ?? '')) throw lost();
-    if (lockToken === undefined) return;
-    if ((await job.extendLock(lockToken, this.#opts.stallMs).catch(() => 0)) !== 1) throw lost();
+  /** Posts the attempt's progress or report to the coordinator, with its ticket. */
+  async #post(a: WireAttempt, what: 'progress' | 'report', body: WireProgress | WireResult): Promise<void> {
+    const res = await fetch(`${this.#coordinatorOf(a)}/api/node/attempts/${encodeURIComponent(a.key)}/${what}`, {
+      method: 'POST',
+      headers: { ...this.#headers(a), 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    // the ticket no longer works: the attempt was given to another node (this one was lost to it) or ended
+    if (res.status === 404)
+      throw new UnrecoverableError(
+        `node ${this.name}'s ${what} of ${a.key} was refused: the attempt is no longer this node's (${text.slice(0, 200)})`,
+      );
+    if (!res.ok) throw new Error(`HTTP ${res.status} ${text.slice(0, 300)}`);
   }
 
   /**
-   * The attempt behind an entry this node took, from the coordinator that signed it: the entry's
-   * one-time value and this node's BullMQ lock on it buy it once. A refusal (a replay, an attempt
+   * The attempt behind an entry this node took, from the coordinator that offered it to this node:
+   * its credential and the entry's one-time value buy it once. A refusal (a replay, an attempt
    * that ended) is the reason nothing runs.
    */
   async #claim(
     entry: QueueEntry,
-    lock: string,
   ): Promise<{ attempt: WireAttempt } | { refused: string } | { unable: string; url: string }> {
     const base = (this.#opts.coordinator ?? entry.coordinator).replace(/\/+$/, '');
     let res: Response;
@@ -485,7 +508,7 @@ export class WorkerNode {
       res = await fetch(`${base}/api/node/attempts/${encodeURIComponent(entry.key)}/claim`, {
         method: 'POST',
         headers: { authorization: `Bearer ${this.#opts.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ once: entry.once, lock, node: this.name }),
+        body: JSON.stringify({ once: entry.once }),
       });
     } catch (err) {
       const cause = (err as { cause?: { code?: string } }).cause?.code;
@@ -513,8 +536,9 @@ export class WorkerNode {
     const why =
       err instanceof Error ? ((err.cause as { code?: string } | undefined)?.code ?? err.message) : String(err);
     void this.#serve({ why: `${what} of ${a.key} failed: ${why}`, url: this.#coordinatorOf(a) });
+    if (err instanceof UnrecoverableError) return err;
     return new Error(
-      `node ${this.name} could not ${what} of ${a.key} at ${this.#coordinatorOf(a)}: ${why}; given back to the queue for another node`,
+      `node ${this.name} could not ${what} of ${a.key} at ${this.#coordinatorOf(a)}: ${why}; the coordinator offers it to another node`,
     );
   }
 

@@ -5,19 +5,21 @@ import type { WireProgress } from './wire.js';
 /** How a BullMQ job of an attempt ended: its node's return value, BullMQ's failure, or gone from the queue (removed). */
 export type WorkOutcome = { kind: 'completed'; value: unknown } | { kind: 'failed'; reason: string } | { kind: 'gone' };
 
+
 /** Who follows a piece of remote work: the attempt that runs it now. */
 export interface WorkListener {
-  progress(p: Exclude<WireProgress, { type: 'taken' }>): void;
-  /** A node took it (again). */
+  progress(p: WireProgress): void;
+  /** A node claimed it (again). */
   taken(node: string): void;
-  /** Its node stopped answering and BullMQ put it back on the queue (`stalls` times so far). */
+  /** Its node stopped answering and the coordinator offers it again (`stalls` times so far). */
   stalled(stalls: number): void;
   settled(outcome: WorkOutcome): void;
 }
 
 /**
- * One attempt's work on the queue, as the coordinator sees it: the BullMQ job (by its key), the
- * base it was exported from, which node's turn at it is trusted (`take`), and how it ended. It
+ * One attempt's work on the cluster, as the coordinator sees it: the base it was exported from,
+ * the node it is offered to now (and that offer's BullMQ job), and how it ended. Its node's word
+ * (output, report) comes over the node routes with the current claim's ticket only. It
  * outlives the attempt that put it there when its node was lost: the task's next attempt attaches
  * to it (spec 09), and an end that came meanwhile is kept for it.
  */
@@ -29,14 +31,28 @@ export class RemoteWork {
   readonly branch: string;
   /** The job's remote repository, when it has one (spec 09). */
   readonly remote: RemoteRepo | undefined;
-  /** True once BullMQ holds the job (its add returned). */
+  /** True once the coordinator holds it for an offer. */
   queued = false;
-  /** How often BullMQ found it stalled (its `stalledCounter`). */
+  /** How often its node was lost (its BullMQ lock expired). */
   stalls = 0;
-  /** The node that has it now, as it said. */
+  /** The node that claimed the current offer. */
   node: string | null = null;
-  /** The turn whose progress is believed: a node that lost the job (a partition) and still talks is not heard. */
-  #take: string | null = null;
+  /** When it was put on the cluster, ms since the epoch. */
+  readonly placedAt = Date.now();
+  /** When its entries stop being runnable, ms since the epoch. */
+  expires = Infinity;
+  /** The node the current offer is for; null while it waits for one. */
+  offeredTo: string | null = null;
+  /** The BullMQ job id of the current offer. */
+  jobId: string | null = null;
+  /** When the current offer was made, ms since the epoch. */
+  offeredAt = 0;
+  /** Offers made so far. */
+  offers = 0;
+  /** Offers that failed (not counting a lost node's). */
+  tries = 0;
+  /** Nodes it failed or was lost on: offered to again only when no other can take it. */
+  readonly avoid = new Set<string>();
   #listener: WorkListener | null = null;
   #outcome: WorkOutcome | null = null;
 
@@ -76,26 +92,22 @@ export class RemoteWork {
     this.#listener = null;
   }
 
-  /** A node's progress update: `taken` starts a turn; anything of another turn is dropped. */
+  /** The node the current offer was for claimed it. */
+  onTaken(node: string): void {
+    this.node = node;
+    this.#listener?.taken(node);
+  }
+
+  /** The claiming node's output or state (the exchange checked its ticket). */
   onProgress(p: WireProgress): void {
-    if (p.type === 'taken') {
-      // the same turn told twice: a command Redis ran just before it went down is sent again once it is back
-      if (p.take === this.#take) return;
-      this.#take = p.take;
-      this.node = p.node;
-      this.#listener?.taken(p.node);
-      return;
-    }
-    if (p.take !== this.#take) return;
     this.#listener?.progress(p);
   }
 
-  /** BullMQ's stall count as last read: a rise is a stall (an event and a poll may both report one). */
+  /** Its node was lost `count` times so far. */
   noteStalls(count: number): void {
     if (count <= this.stalls) return;
     this.stalls = count;
-    // the node that had it is no longer heard, nor named: the next `taken` says who has it
-    this.#take = null;
+    // the node that had it is no longer named: the next claim says who has it
     this.node = null;
     this.#listener?.stalled(count);
   }

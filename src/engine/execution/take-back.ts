@@ -6,7 +6,7 @@ import type { AttemptExchange } from './exchange.js';
 import type { RemoteWork, WorkOutcome } from './remote-work.js';
 import { reportOfWire, safeJson, wireResultSchema } from './wire.js';
 
-/** BullMQ's own reason for a job that stalled past `maxStalledCount`. */
+/** The reason a work ends with after its second lost node (BullMQ's own words for it). */
 const STALLED_TOO_OFTEN = 'job stalled more than allowable limit';
 
 /**
@@ -27,8 +27,7 @@ export async function takeBack(
           status: 'error',
           outcome: 'expected_error',
           stopReason: 'node_failed',
-          error:
-            "the attempt's job is gone from the queue: removed outside gaffer, or Redis restarted without its data (run it with --appendonly yes)",
+          error: "the attempt was withdrawn from its node's queue before any node claimed it",
         });
   }
   if (outcome.kind === 'failed') {
@@ -47,6 +46,7 @@ export async function takeBack(
       error: `the node failed the attempt: ${outcome.reason}`,
     });
   }
+  // the node's report, as it sent it over the node routes
   const value = typeof outcome.value === 'string' ? safeJson(outcome.value) : outcome.value;
   const parsed = wireResultSchema.safeParse(value);
   if (!parsed.success)

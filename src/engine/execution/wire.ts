@@ -19,13 +19,13 @@ import { blankReport } from '../../runners/report.js';
 export const DEFAULT_QUEUE_PREFIX = 'gaffer';
 /** How long a cancel is remembered for a node that takes the attempt later, s. */
 export const CANCEL_TTL_S = 3_600;
-/** The HTTP header that carries an attempt's ticket (with the node token as the bearer). */
+/** The HTTP header that carries an attempt's ticket (with the node's credential as the bearer). */
 export const TICKET_HEADER = 'gaffer-ticket';
 /** The HTTP header naming one upload of an attempt's result. */
 export const UPLOAD_HEADER = 'gaffer-upload';
 
-/** The queue of one runner's attempts. */
-export const queueName = (runner: string): string => `runner-${runner}`;
+/** The queue of one node's attempts (all its runners): only the coordinator puts entries there, each for that node alone. */
+export const queueName = (node: string): string => `node-${node}`;
 /** The pub/sub channel a namespace's cancels are published on: the message is the attempt's key. */
 export const cancelChannel = (prefix: string): string => `${prefix}:cancel`;
 /** The Redis key that remembers an attempt's cancel. */
@@ -34,15 +34,10 @@ export const cancelKey = (prefix: string, key: string): string => `${prefix}:can
 export const coordinatorKey = (prefix: string): string => `${prefix}:coordinator`;
 /** The Redis key where a namespace's coordinator says where its nodes reach it (its advertised URL and host). */
 export const advertisedKey = (prefix: string): string => `${prefix}:advertised`;
-/** The node route a node checks its token and its path to the coordinator with. */
+/** The node route a node checks its credential and its path to the coordinator with. */
 export const HELLO_ROUTE = '/api/node/hello';
-/** How often BullMQ hands an entry out when a node fails to fetch or report it (a node that cannot serve), besides a stalled node's hand-over. */
+/** How often the coordinator offers an attempt (a node failed to claim, fetch or report it, or its claim was refused), besides a stalled node's hand-over. */
 export const NODE_TRIES = 3;
-/** BullMQ's lock of a queue entry: the token of the worker that took it. */
-export const lockKey = (prefix: string, runner: string, id: string): string =>
-  `${prefix}:${queueName(runner)}:${id}:lock`;
-/** BullMQ's hash of a queue entry (its `stc` field counts its stalls). */
-export const entryKey = (prefix: string, runner: string, id: string): string => `${prefix}:${queueName(runner)}:${id}`;
 
 const PREFIX = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -152,14 +147,15 @@ export type WireAttempt = z.infer<typeof wireAttemptSchema>;
 const ONCE = /^[A-Za-z0-9_-]{43}$/;
 
 /**
- * An attempt as it rides on Redis: an opaque reference, nothing a node other than the one that
- * takes it may read. The node that took it claims the attempt itself ({@link WireAttempt}: the
- * instruction, the command, the ticket) from the coordinator over the node routes, with `once` and
- * its BullMQ lock; the coordinator hands it over once, to the holder of the lock, while the attempt
- * is live and the entry unexpired.
+ * An attempt as it rides on Redis: an opaque reference, offered by the coordinator to one node it
+ * chose (on that node's queue, signed with that node's key). That node claims the attempt itself
+ * ({@link WireAttempt}: the instruction, the command, the ticket) from the coordinator over the node
+ * routes, authenticated by its own credential, with `once`; the coordinator hands it over once, to
+ * the node it offered it to, while the attempt is live and the entry unexpired. Redis decides
+ * nothing: another node that reads or takes the entry is refused.
  */
 export const queueEntrySchema = z.object({
-  v: z.literal(2),
+  v: z.literal(3),
   /** The BullMQ job id it was added under: a copy added under another id is refused. */
   id: z.string().regex(KEY),
   /** The attempt's key (`<job>.<worker>.<n>`). */
@@ -167,6 +163,8 @@ export const queueEntrySchema = z.object({
   /** The namespace it was put in (`--queue-prefix`): a copy moved to another namespace is refused. */
   prefix: z.string().regex(PREFIX),
   runner: z.string().min(1).max(64),
+  /** The node the coordinator offered it to: no other node's claim is granted. */
+  node: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
   /** The coordinator's HTTP API, where the attempt is claimed. */
   coordinator: z.string().url(),
   /** When it stops being runnable, ms since the epoch (the coordinator's clock decides its claim). */
@@ -176,21 +174,17 @@ export const queueEntrySchema = z.object({
 });
 export type QueueEntry = z.infer<typeof queueEntrySchema>;
 
-/** A queue entry and the coordinator's HMAC of it under the node token. */
+/** A queue entry and the coordinator's HMAC of it under the key of the node it is offered to (its credential's digest). */
 export interface SignedEntry {
   entry: QueueEntry;
   /** HMAC-SHA256 of the entry's canonical JSON, hex. */
   sig: string;
 }
 
-/** A node's claim of the attempt behind the entry it took (`POST /api/node/attempts/:key/claim`). */
+/** A node's claim of the attempt behind the entry it took (`POST /api/node/attempts/:key/claim`); who claims is its credential. */
 export const claimSchema = z.object({
   /** The entry's one-time value. */
   once: z.string().regex(ONCE),
-  /** The BullMQ lock token the node holds the entry with. */
-  lock: z.string().min(1).max(200),
-  /** The node's name, for the coordinator's log. */
-  node: z.string().min(1).max(200),
 });
 export type Claim = z.infer<typeof claimSchema>;
 
@@ -208,20 +202,20 @@ function canonical(value: unknown): string {
 const hmac = (token: string, value: unknown): string =>
   createHmac('sha256', token).update(canonical(value)).digest('hex');
 
-/** The queue entry of an attempt, signed with the node token. */
-export function signEntry(entry: QueueEntry, token: string): SignedEntry {
-  return { entry, sig: hmac(token, entry) };
+/** The queue entry of an attempt, signed with the key of the node it is offered to. */
+export function signEntry(entry: QueueEntry, key: string): SignedEntry {
+  return { entry, sig: hmac(key, entry) };
 }
 
 /**
- * The entry a node took, when the coordinator signed it with this node token for this very queue
- * entry id and namespace and it has not expired; else why not. Checked before anything of it is
- * used: nothing is claimed, no token sent, no runner started.
+ * The entry a node took, when the coordinator signed it with this node's key, for this node, this
+ * very queue entry id and namespace, and it has not expired; else why not. Checked before anything
+ * of it is used: nothing is claimed, no credential sent, no runner started.
  */
 export function verifyEntry(
   data: unknown,
-  token: string,
-  where: { id: string | undefined; prefix: string; now: number },
+  key: string,
+  where: { id: string | undefined; prefix: string; node: string; now: number },
 ): { entry: QueueEntry } | { refused: string } {
   const signed = data as Partial<SignedEntry> | null;
   if (
@@ -231,17 +225,18 @@ export function verifyEntry(
     !/^[0-9a-f]{64}$/.test(signed.sig)
   )
     return { refused: 'not a signed gaffer attempt' };
-  const expected = Buffer.from(hmac(token, signed.entry), 'hex');
+  const expected = Buffer.from(hmac(key, signed.entry), 'hex');
   if (!timingSafeEqual(expected, Buffer.from(signed.sig, 'hex')))
     return {
       refused:
-        "its signature is not the coordinator's under this node's token (a forged entry, or another coordinator's token)",
+        "its signature is not the coordinator's under this node's credential (a forged entry, another node's, or a credential the coordinator replaced)",
     };
   const parsed = queueEntrySchema.safeParse(signed.entry);
   if (!parsed.success) return { refused: `not a gaffer attempt: ${parsed.error.issues[0]?.message ?? 'unreadable'}` };
   const entry = parsed.data;
   if (entry.id !== where.id)
     return { refused: `it was signed for queue entry ${entry.id}: a copy added as ${where.id ?? '?'} (a replay)` };
+  if (entry.node !== where.node) return { refused: `it was offered to node ${entry.node}, not this node` };
   if (entry.prefix !== where.prefix)
     return { refused: `it was signed for namespace ${entry.prefix}, not this node's ${where.prefix} (a replay)` };
   if (entry.expires <= where.now)
@@ -251,11 +246,10 @@ export function verifyEntry(
 
 const detectionSchema = z.object({ state: z.string(), why: z.string(), matched: z.string(), confidence: z.number() });
 
-/** A node's word on an attempt as it runs: it took it, output lines, a detected state. `take` names one node's turn at it. */
+/** A node's word on an attempt as it runs (`POST /api/node/attempts/:key/progress`, with its ticket): output lines, a detected state. */
 export const wireProgressSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('taken'), node: z.string().max(200), take: z.string().max(64) }),
-  z.object({ type: z.literal('output'), take: z.string().max(64), lines: z.array(z.string()) }),
-  z.object({ type: z.literal('state'), take: z.string().max(64), detection: detectionSchema }),
+  z.object({ type: z.literal('output'), lines: z.array(z.string()).max(1_000) }),
+  z.object({ type: z.literal('state'), detection: detectionSchema }),
 ]);
 export type WireProgress = z.infer<typeof wireProgressSchema>;
 
@@ -289,11 +283,10 @@ const wireReportSchema = z.object({
   retryAfterS: z.number().nullable().optional(),
 });
 
-/** What a node returns for an attempt: the runner's report (a claim), and the commit it sent as a bundle (null: nothing changed). */
+/** What a node reports for an attempt (`POST /api/node/attempts/:key/report`, with its ticket): the runner's report (a claim), and the commit it sent as a bundle (null: nothing changed). */
 export const wireResultSchema = z.object({
   v: z.literal(1),
   node: z.string().max(200),
-  take: z.string().max(64),
   report: wireReportSchema,
   /** The branch tip it committed; null when the worktree held nothing new. */
   commit: z.string().regex(SHA).nullable(),

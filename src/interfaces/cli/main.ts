@@ -11,6 +11,7 @@ import { queueListCommand, queueRunCommand } from './commands/queue.js';
 import { mcpCommand, serveCommand, type ServeFlags } from './commands/serve.js';
 import { nodeCommand, type NodeFlags } from './commands/node.js';
 import { nodesCommand } from './commands/nodes.js';
+import { nodesCredentialsCommand, nodesIssueCommand, nodesRevokeCommand } from './commands/node-credentials.js';
 import { dispatchCommand, type DispatchFlags } from './commands/dispatch.js';
 import { restrictUmask } from '../../platform/process/umask.js';
 import { guardOutput } from './safe-output.js';
@@ -305,12 +306,28 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('what this machine can run')
     .action(() => run('runners', (cli) => runnersCommand(cli))());
 
-  program
+  const nodes = program
     .command('nodes')
     .description(
       "a coordinator's live nodes (runners, slots, running attempts, last heartbeat) and each runner queue's depth and oldest wait (exit 1 when degraded)",
     )
     .action(() => run('nodes', (cli) => nodesCommand(cli))());
+  nodes
+    .command('issue')
+    .description(
+      "a coordinator's: issues node NAME its own credential (printed once; the data dir keeps only its digest); a credential NAME had is revoked by it",
+    )
+    .argument('<name>', "the node's name (its gaffer node takes it from the credential)")
+    .action((name: string) => run('nodes issue', (cli) => nodesIssueCommand(cli, name))());
+  nodes
+    .command('revoke')
+    .description("a coordinator's: revokes node NAME's credential; the coordinator refuses it from its next request on")
+    .argument('<name>')
+    .action((name: string) => run('nodes revoke', (cli) => nodesRevokeCommand(cli, name))());
+  nodes
+    .command('credentials')
+    .description("a coordinator's node credentials: each node's name, when it was issued, and whether it was revoked")
+    .action(() => run('nodes credentials', (cli) => nodesCredentialsCommand(cli))());
 
   program
     .command('stats')

@@ -72,7 +72,7 @@ export function createApp(engine: Engine, opts: AppOptions): { app: Hono<Env>; c
         throw new GafferError('forbidden', `Origin ${JSON.stringify(origin)} is not accepted by this listener`);
       }
     }
-    // spec 09: a worker node's routes take the node token, and no other route does
+    // spec 09: a worker node's routes take a node's own credential, and no other route does
     if (c.req.path.startsWith(NODE_ROUTES)) {
       authenticateNode(c, engine.cluster?.exchange ?? null);
       c.set('owner', null);

@@ -4,6 +4,7 @@ import { GafferError } from '../../../domain/errors.js';
 import { WorkerNode } from '../../../engine/execution/node.js';
 import { connectionOf, DEFAULT_QUEUE_PREFIX, describeQueue, vetQueuePrefix } from '../../../engine/execution/wire.js';
 import { readHeldEnv } from '../../../platform/process/scrub-env.js';
+import { credentialName } from '../../../config/node-credentials.js';
 import type { CliContext } from '../cli-context.js';
 import { NODE_TOKEN_ENV, SHUTDOWN_LIMIT_MS } from './serve.js';
 
@@ -55,6 +56,19 @@ export async function nodeCommand(cli: CliContext, flags: NodeFlags): Promise<nu
   const stallS = intFlag(flags.stallS, 30, 2, 3_600, 'stall-s');
   const prefix = vetQueuePrefix(flags.queuePrefix ?? DEFAULT_QUEUE_PREFIX);
   const token = nodeToken(flags.tokenFile);
+  const name = credentialName(token);
+  if (name === null)
+    throw new GafferError(
+      'invalid_request',
+      `${flags.tokenFile !== undefined ? '--token-file' : NODE_TOKEN_ENV} holds no node credential (NAME.SECRET): each node has its own now, the shared node token is refused — run \`gaffer nodes issue NAME\` on the coordinator and give this node what it prints`,
+      'token-file',
+    );
+  if (flags.name !== undefined && flags.name !== name)
+    throw new GafferError(
+      'invalid_request',
+      `--name ${flags.name} is not the node its credential names (${name}): leave --name out, or issue ${flags.name} a credential with gaffer nodes issue ${flags.name}`,
+      'name',
+    );
   if (flags.coordinator !== undefined && !/^https?:\/\//.test(flags.coordinator))
     throw new GafferError(
       'invalid_request',
@@ -72,7 +86,7 @@ export async function nodeCommand(cli: CliContext, flags: NodeFlags): Promise<nu
     token,
     prefix,
     stallMs: stallS * 1000,
-    ...(flags.name !== undefined ? { name: flags.name } : {}),
+    name,
     coordinator: flags.coordinator ?? null,
     install: cli.config.config.worktrees.install['*'] ?? null,
     deps: cli.config.config.worktrees.deps,
@@ -94,7 +108,7 @@ export async function nodeCommand(cli: CliContext, flags: NodeFlags): Promise<nu
   return 0;
 }
 
-/** The coordinator's node token: `--token-file`, else `GAFFER_NODE_TOKEN`. */
+/** This node's credential: `--token-file`, else `GAFFER_NODE_TOKEN`. */
 function nodeToken(file: string | undefined): string {
   const token =
     file !== undefined
@@ -103,7 +117,7 @@ function nodeToken(file: string | undefined): string {
   if (token === undefined || token === '') {
     throw new GafferError(
       'invalid_request',
-      `a node needs its coordinator's node token: set ${NODE_TOKEN_ENV}, or --token-file FILE (the coordinator's data dir keeps it in node-secret)`,
+      `a node needs its own credential from the coordinator (\`gaffer nodes issue NAME\` there prints it): set ${NODE_TOKEN_ENV}, or --token-file FILE`,
       'token-file',
     );
   }

@@ -1,6 +1,7 @@
 import { GafferError } from '../../../domain/errors.js';
 import { VERSION } from '../../../version.js';
-import { ensureSecret, NODE_SECRET_FILE, secretPath } from '../../../config/local-secret.js';
+import { secretPath } from '../../../config/local-secret.js';
+import { listNodeCredentials } from '../../../config/node-credentials.js';
 import { readHeldEnv } from '../../../platform/process/scrub-env.js';
 import { makePrivateDataDir } from '../../../platform/files/data-dir.js';
 import type { ClusterSettings } from '../../../engine/execution/bullmq.js';
@@ -70,10 +71,9 @@ export async function serveCommand(cli: CliContext, flags: ServeFlags): Promise<
     `gaffer: the API needs a credential: the gaffer CLI on this machine sends ${secretPath(cli.dataDir)} by itself`,
   );
   if (cluster) {
-    const where =
-      readHeldEnv(NODE_TOKEN_ENV) !== undefined ? NODE_TOKEN_ENV : secretPath(cli.dataDir, NODE_SECRET_FILE);
+    const issued = listNodeCredentials(cli.dataDir).filter((c) => c.revoked === null).length;
     cli.err(
-      `gaffer: coordinator of the cluster on ${describeQueue(cluster.queue)}, namespace ${cluster.prefix ?? DEFAULT_QUEUE_PREFIX}: start nodes with \`${NODE_TOKEN_ENV}=… gaffer node --queue ${describeQueue(cluster.queue)}${cluster.prefix !== undefined && cluster.prefix !== DEFAULT_QUEUE_PREFIX ? ` --queue-prefix ${cluster.prefix}` : ''}\`, the token from ${where}`,
+      `gaffer: coordinator of the cluster on ${describeQueue(cluster.queue)}, namespace ${cluster.prefix ?? DEFAULT_QUEUE_PREFIX}: start each node with \`${NODE_TOKEN_ENV}=<its credential> gaffer node --queue ${describeQueue(cluster.queue)}${cluster.prefix !== undefined && cluster.prefix !== DEFAULT_QUEUE_PREFIX ? ` --queue-prefix ${cluster.prefix}` : ''}\`, its credential from \`gaffer nodes issue NAME\` here (${issued} issued)`,
     );
     const nodesReach = advertised ?? server.url;
     cli.err(
@@ -119,7 +119,7 @@ function advertiseUrlOf(flags: ServeFlags): string | undefined {
   if (url.username !== '' || url.password !== '')
     throw new GafferError(
       'invalid_request',
-      `--advertise-url must not hold credentials (every node reads it on the Redis; nodes send the node token), got ${JSON.stringify(given.replace(/\/\/[^@/]*@/, '//***@'))}`,
+      `--advertise-url must not hold credentials (every node reads it on the Redis; each node sends its own credential), got ${JSON.stringify(given.replace(/\/\/[^@/]*@/, '//***@'))}`,
       'advertise-url',
     );
   return given.replace(/\/+$/, '');
@@ -146,10 +146,10 @@ export async function mcpCommand(cli: CliContext): Promise<number> {
   return 0;
 }
 
-/** The environment variable a coordinator and its nodes share their node token in. */
+/** The environment variable a node reads its own credential from (`gaffer nodes issue NAME` on the coordinator prints it). */
 export const NODE_TOKEN_ENV = 'GAFFER_NODE_TOKEN';
 
-/** A coordinator's cluster settings from its flags: the node token from the environment, else the data dir's `node-secret`. */
+/** A coordinator's cluster settings from its flags; a shared node token in the environment is refused (each node has its own credential). */
 function clusterOf(cli: CliContext, flags: ServeFlags & { queue: string }): ClusterSettings {
   const queue = flags.queue;
   connectionOf(queue); // refused, named, before anything starts
@@ -162,17 +162,17 @@ function clusterOf(cli: CliContext, flags: ServeFlags & { queue: string }): Clus
       'entry-ttl-s',
     );
   const given = readHeldEnv(NODE_TOKEN_ENV) ?? process.env[NODE_TOKEN_ENV];
-  if (given !== undefined && given.length < 16)
+  // a token every node shared let any node pass for any other: each node has its own credential now
+  if (given !== undefined && given !== '')
     throw new GafferError(
       'invalid_request',
-      `${NODE_TOKEN_ENV} must be at least 16 characters, got ${given.length}`,
+      `${NODE_TOKEN_ENV} is set for the coordinator: the shared node token is gone, each node has its own credential — unset it here, run \`gaffer nodes issue NAME\` for each node and give each node what it prints (in its ${NODE_TOKEN_ENV} or --token-file)`,
       NODE_TOKEN_ENV,
     );
   const runnerLimits = parseRunnerLimits(flags.runnerLimit ?? []);
-  if (given === undefined) makePrivateDataDir(cli.dataDir);
+  makePrivateDataDir(cli.dataDir);
   return {
     queue,
-    nodeToken: given ?? ensureSecret(cli.dataDir, NODE_SECRET_FILE),
     limits: runnerLimits,
     prefix,
     ...(ttl !== undefined ? { entryTtlS: Number(ttl) } : {}),

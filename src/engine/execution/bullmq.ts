@@ -489,7 +489,7 @@ export class BullmqExecutor implements Executor {
   }
 
   /** Takes the attempt's current offer back: its entry leaves its node's queue when it can, and stops being claimable either way. */
-  #withdraw(work: RemoteWork): void {
+  #withdraw(work: RemoteWork, opts: { remove: boolean } = { remove: true }): void {
     const { jobId, offeredTo } = work;
     this.#unpend(work);
     this.exchange.withdraw(work.key);
@@ -497,6 +497,7 @@ export class BullmqExecutor implements Executor {
     work.jobId = null;
     if (jobId === null || offeredTo === null) return;
     this.#byJob.delete(jobId);
+    if (!opts.remove) return;
     void Job.fromId(this.#queue(offeredTo), jobId)
       .then((job) => job?.remove())
       .catch(() => undefined);
@@ -532,7 +533,8 @@ export class BullmqExecutor implements Executor {
     if (work.stalls >= 2) {
       this.#withdraw(work);
       work.settle({ kind: 'failed', reason: STALLED_TOO_OFTEN });
-    } else this.#offerAgain(work, `node ${work.node ?? work.offeredTo ?? 'unknown'} stopped answering`, { stall: true });
+    } else
+      this.#offerAgain(work, `node ${work.node ?? work.offeredTo ?? 'unknown'} stopped answering`, { stall: true });
   }
 
   /** Follows the work to its end: the node's events onto the attempt, cancel to the node, its commit into the workspace. */
@@ -724,7 +726,8 @@ export class BullmqExecutor implements Executor {
 
   /** The work is over: its ticket, uploads and refs go. */
   async #finish(work: RemoteWork): Promise<void> {
-    this.#withdraw(work);
+    // its job stays as BullMQ keeps it (a completed or failed one for a while): a copy of it is refused by the node and by this exchange
+    this.#withdraw(work, { remove: false });
     this.#works.delete(work.key);
     this.exchange.close(work.key);
     const baseInUse = [...this.#works.values()].some(
@@ -831,7 +834,11 @@ export class BullmqExecutor implements Executor {
       if (!this.exchange.isClaimed(work.key)) {
         const record = this.#records.find((n) => n.name === offeredTo);
         if (record === undefined || (record.cannot ?? null) !== null) {
-          this.#offerAgain(work, `node ${offeredTo} is not live and serving (${record?.cannot ?? 'no record'}) and did not claim it`, { stall: true });
+          this.#offerAgain(
+            work,
+            `node ${offeredTo} is not live and serving (${record?.cannot ?? 'no record'}) and did not claim it`,
+            { stall: true },
+          );
           continue;
         }
         if (Date.now() - work.offeredAt > OFFER_CLAIM_MS) {
@@ -846,12 +853,10 @@ export class BullmqExecutor implements Executor {
           this.#onJob(jobId, 'removed');
           continue;
         }
-        if (job.stalledCounter > 0) {
-          this.#onJob(jobId, 'stalled');
-          continue;
-        }
         const state = await job.getState();
-        if (state === 'completed') this.#onJob(jobId, 'completed');
+        // claimed, then back on the queue: BullMQ's stall check moved it (its event lost to a reconnect)
+        if (state === 'waiting' && this.exchange.isClaimed(work.key)) this.#onJob(jobId, 'stalled');
+        else if (state === 'completed') this.#onJob(jobId, 'completed');
         else if (state === 'failed') this.#onJob(jobId, 'failed', job.failedReason);
       } catch {
         // Redis away for now: the next poll looks again

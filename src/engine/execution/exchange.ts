@@ -130,9 +130,9 @@ export class AttemptExchange implements NodeExchange {
     const opened = this.#open.get(key);
     const offer = opened?.offer;
     // one answer for an unknown attempt, a wrong value and another node's offer: a node learns nothing of attempts not its own
-    const unknown = 'no live attempt offered to this node for this entry (it ended, or the entry is a copy): nothing runs';
-    if (!opened || !offer || !timingSafeEqual(digestOf(claim.once), offer.once))
-      return refuse('not_found', unknown);
+    const unknown =
+      'no live attempt offered to this node for this entry (it ended, or the entry is a copy): nothing runs';
+    if (!opened || !offer || !timingSafeEqual(digestOf(claim.once), offer.once)) return refuse('not_found', unknown);
     if (offer.node !== node)
       return refuse(
         'not_found',

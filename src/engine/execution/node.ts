@@ -177,7 +177,9 @@ export class WorkerNode {
       worker.on('error', (err) => opts.say(`queue ${queueName(this.name)}: ${err.message}`));
       // the lock is BullMQ's, on the Redis: the coordinator's ticket says whether the attempt is still this node's
       worker.on('lockRenewalFailed', (ids: string[]) =>
-        opts.say(`the BullMQ lock of ${ids.join(', ')} could not be renewed: the coordinator decides whether it is still this node's`),
+        opts.say(
+          `the BullMQ lock of ${ids.join(', ')} could not be renewed: the coordinator decides whether it is still this node's`,
+        ),
       );
       this.#workers.push(worker);
     }

@@ -5,7 +5,6 @@ import type { WireProgress } from './wire.js';
 /** How a BullMQ job of an attempt ended: its node's return value, BullMQ's failure, or gone from the queue (removed). */
 export type WorkOutcome = { kind: 'completed'; value: unknown } | { kind: 'failed'; reason: string } | { kind: 'gone' };
 
-
 /** Who follows a piece of remote work: the attempt that runs it now. */
 export interface WorkListener {
   progress(p: WireProgress): void;

@@ -45,7 +45,8 @@ export function authenticateNode(c: Context, exchange: NodeExchange | null): str
 /** A JSON body of at most `max` bytes read against `schema`, or a refusal naming the field and what is wanted. */
 async function bodyOf<S extends z.ZodTypeAny>(c: Context, schema: S, max: number, what: string): Promise<z.infer<S>> {
   const text = await c.req.text();
-  if (text.length > max) throw new GafferError('payload_too_large', `${what} is at most ${max} bytes, got ${text.length}`);
+  if (text.length > max)
+    throw new GafferError('payload_too_large', `${what} is at most ${max} bytes, got ${text.length}`);
   let json: unknown;
   try {
     json = JSON.parse(text);

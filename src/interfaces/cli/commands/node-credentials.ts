@@ -1,9 +1,5 @@
 import { GafferError } from '../../../domain/errors.js';
-import {
-  issueNodeCredential,
-  listNodeCredentials,
-  revokeNodeCredential,
-} from '../../../config/node-credentials.js';
+import { issueNodeCredential, listNodeCredentials, revokeNodeCredential } from '../../../config/node-credentials.js';
 import type { CliContext } from '../cli-context.js';
 import { NODE_TOKEN_ENV } from './serve.js';
 

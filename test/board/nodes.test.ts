@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { makeWorkspace } from '../helpers/temp.js';
+import { join } from 'node:path';
+import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { eventually } from '../reliability/helpers.js';
-import { HAS_REDIS, NODE_TOKEN, startNode, startRedis } from '../cluster/harness.js';
+import { coordinatorDataDir, HAS_REDIS, startNode, startRedis } from '../cluster/harness.js';
 import { hasChromium, openBoard, seriousViolations } from './harness.js';
 
 describe.skipIf(!hasChromium)('the board: Nodes', () => {
@@ -16,7 +17,9 @@ describe.skipIf(!hasChromium)('the board: Nodes', () => {
     'a coordinator’s live node with its runners, slots, running attempt and heartbeat, the runner queue, and the node on the job page',
     async () => {
       const redis = await startRedis();
-      const board = await openBoard({ engine: { cluster: { queue: redis.url, nodeToken: NODE_TOKEN } } });
+      const board = await openBoard({
+        engine: { dataDir: coordinatorDataDir(join(tempDir('gaffer-data-'), 'data')), cluster: { queue: redis.url } },
+      });
       board.engine.cluster?.advertise(board.url);
       await startNode(redis.url, 'n1', { slots: 2 });
       const ws = makeWorkspace({ 'README.md': 'x\n' }, { git: true });

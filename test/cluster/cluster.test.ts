@@ -2,13 +2,17 @@ import { existsSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { call, eventually, processesWith } from '../reliability/helpers.js';
 import { signEntry, type QueueEntry } from '../../src/engine/execution/wire.js';
+import { writeNodeRecord } from '../../src/engine/execution/node-record.js';
+import { credentialDigest } from '../../src/config/node-credentials.js';
 import { probeSandbox } from '../../src/platform/sandbox/probe.js';
 import {
   bareRemote,
+  credentialOf,
   eventsOf,
   HAS_REDIS,
   NODE_TOKEN,
@@ -30,16 +34,19 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     const redis = await startRedis();
     const server = await startCoordinator(redis.url, ['--runner-limit', 'shell=3']);
     const nodes = await Promise.all([startNode(redis.url, 'n1'), startNode(redis.url, 'n2')]);
-    // BullMQ's own count of the shell queue's running attempts, looked at throughout: 2 nodes × 2 slots, held to 3
-    const queue = new Queue('runner-shell', {
-      connection: { url: redis.url, maxRetriesPerRequest: null },
-      prefix: 'gaffer',
-    });
+    // BullMQ's own count of the nodes' running attempts (each node has its queue), looked at throughout: 2 nodes × 2 slots, held to 3
+    const queues = ['n1', 'n2'].map(
+      (n) => new Queue(`node-${n}`, { connection: { url: redis.url, maxRetriesPerRequest: null }, prefix: 'gaffer' }),
+    );
     let mostActive = 0;
     let watching = true;
     const watch = (async () => {
       while (watching) {
-        mostActive = Math.max(mostActive, await queue.getActiveCount());
+        const counts = await Promise.all(queues.map((q) => q.getActiveCount()));
+        mostActive = Math.max(
+          mostActive,
+          counts.reduce((a, b) => a + b, 0),
+        );
         await new Promise((r) => setTimeout(r, 50));
       }
     })();
@@ -105,7 +112,7 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     }
     watching = false;
     await watch;
-    await queue.close();
+    for (const q of queues) await q.close();
     expect([...takenBy.keys()].sort()).toEqual(['n1', 'n2']);
     expect(mostActive).toBeGreaterThanOrEqual(2);
     expect(mostActive).toBeLessThanOrEqual(3);
@@ -119,10 +126,13 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     const redis = await startRedis();
     const server = await startCoordinator(redis.url);
     const nodes = await Promise.all(['m1', 'm2', 'm3'].map((n) => startNode(redis.url, n, { stallS: 4 })));
-    const queue = new Queue('runner-shell', {
-      connection: { url: redis.url, maxRetriesPerRequest: null },
-      prefix: 'gaffer',
-    });
+    // each node's own queue: the coordinator puts there what it offers that node
+    const queues = new Map(
+      nodes.map((n) => [
+        n.name,
+        new Queue(`node-${n.name}`, { connection: { url: redis.url, maxRetriesPerRequest: null }, prefix: 'gaffer' }),
+      ]),
+    );
     // spec 09: the jobs name a bare repository as their remote; the nodes fetch from it and push their branches to it
     const bare = bareRemote({ 'README.md': 'remote\n' });
     const started = Date.now();
@@ -140,11 +150,13 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     );
     // the victim is killed while it runs attempts, once a few jobs are through
     const victim = nodes[1] as (typeof nodes)[number];
+    const victimQueue = queues.get(victim.name) as Queue;
     let victimHad: string[] = [];
     for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
-      if ((await queue.getCompletedCount()) < 4) continue;
+      const completed = await Promise.all([...queues.values()].map((q) => q.getCompletedCount()));
+      if (completed.reduce((a, b) => a + b, 0) < 4) continue;
       // taken under 0.7 s ago: it cannot finish (a 1.5 s task) before the kill lands
-      victimHad = (await queue.getActive())
+      victimHad = (await victimQueue.getActive())
         .filter((j) => j.processedBy === victim.name && Date.now() - (j.processedOn ?? 0) < 700)
         .map((j) => j.id ?? '');
       if (victimHad.length > 0) break;
@@ -155,7 +167,7 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
       submitted.map(async (s) => ({ ...s, answer: (await waitFor(server, s.id, 'done', 85)).state })),
     );
     const seconds = (Date.now() - started) / 1000;
-    await queue.close();
+    for (const q of queues.values()) await q.close();
     let retried = 0;
     for (const { i, id, answer } of ends) {
       expect(answer.status, `job ${i}: ${answer.verdict} ${JSON.stringify(answer.workers)}`).toBe('done');
@@ -334,12 +346,37 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
   it("a node's word is never evidence: a node that claims a change it did not send changes nothing, and its claim is named", async () => {
     const redis = await startRedis();
     const server = await startCoordinator(redis.url);
+    const credential = credentialOf('liar');
+    const auth = { authorization: `Bearer ${credential}`, 'content-type': 'application/json' };
     let second = '';
-    // a node that lies, speaking the wire protocol straight from BullMQ: it claims a file, sends no commit
+    // a node that lies, with a credential of its own, speaking the wire protocol itself: it claims what it is offered,
+    // reports a file it never changed, and sends no commit
+    const records = new Redis(redis.url);
+    const record = () =>
+      writeNodeRecord(records, 'gaffer', {
+        name: 'liar',
+        host: 'test',
+        pid: process.pid,
+        runners: ['shell'],
+        slots: 1,
+        stall_s: 120,
+        running: [],
+        started: new Date().toISOString(),
+        beat: new Date().toISOString(),
+        cannot: null,
+      });
+    await record();
     const liar = new Worker(
-      'runner-shell',
+      'node-liar',
       async (job) => {
-        await job.updateProgress({ type: 'taken', node: 'liar', take: 't1' });
+        const { entry } = job.data as { entry: QueueEntry };
+        const at = `${server.url}/api/node/attempts/${encodeURIComponent(entry.key)}`;
+        const claimed = await fetch(`${at}/claim`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ once: entry.once }),
+        });
+        const { attempt } = (await claimed.json()) as { attempt: { ticket: string } };
         const report = {
           status: 'done',
           outcome: 'success',
@@ -366,8 +403,14 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
           sandboxed: true,
         };
         // the second job's node names a commit whose bundle it never sent
-        const commit = String(job.data.entry.key).startsWith(`${second}.`) ? 'a'.repeat(40) : null;
-        return { v: 1, node: 'liar', take: 't1', report, commit, upload: commit ? 'never-sent-upload' : null };
+        const commit = entry.key.startsWith(`${second}.`) ? 'a'.repeat(40) : null;
+        const sent = await fetch(`${at}/report`, {
+          method: 'POST',
+          headers: { ...auth, 'gaffer-ticket': attempt.ticket },
+          body: JSON.stringify({ v: 1, node: 'liar', report, commit, upload: commit ? 'never-sent-upload' : null }),
+        });
+        expect(sent.status).toBe(200);
+        return { v: 1 };
       },
       { connection: { url: redis.url, maxRetriesPerRequest: null }, prefix: 'gaffer' },
     );
@@ -383,6 +426,7 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
       expect(first.result.files_changed).toEqual([]);
       expect(first.result.claimed_only).toEqual(['src/claimed.js']);
       expect(first.status).not.toBe('done');
+      await record();
       const ws2 = makeWorkspace({ 'src/a.js': 'a\n' }, { git: true });
       const two = await call(server.url, 'POST', '/api/jobs', {
         workspace: ws2,
@@ -397,20 +441,25 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
       expect(end.result.files_changed).toEqual([]);
     } finally {
       await liar.close();
+      records.disconnect();
     }
-    // the node routes take the node token and the attempt's ticket, and nothing else does
+    // the node routes take a node's own credential and the attempt's ticket, and nothing else does
     const noTicket = await call(server.url, 'GET', '/api/node/attempts/x.y.1/base', undefined, {
-      authorization: `Bearer ${NODE_TOKEN}`,
+      authorization: `Bearer ${credential}`,
     });
     expect(noTicket.status).toBe(401);
     const wrongTicket = await call(server.url, 'GET', '/api/node/attempts/x.y.1/base', undefined, {
-      authorization: `Bearer ${NODE_TOKEN}`,
+      authorization: `Bearer ${credential}`,
       'gaffer-ticket': 'nope',
     });
     expect(wrongTicket.status).toBe(404);
     const userSecret = await call(server.url, 'GET', '/api/node/attempts/x.y.1/base');
     expect(userSecret.status).toBe(401);
-    const nodeOnApi = await call(server.url, 'GET', '/api/jobs', undefined, { authorization: `Bearer ${NODE_TOKEN}` });
+    const oldToken = await call(server.url, 'GET', '/api/node/hello', undefined, {
+      authorization: `Bearer ${NODE_TOKEN}`,
+    });
+    expect(oldToken.status).toBe(401);
+    const nodeOnApi = await call(server.url, 'GET', '/api/jobs', undefined, { authorization: `Bearer ${credential}` });
     expect(nodeOnApi.status).toBe(401);
   }, 90_000);
   it('a node runs only what the coordinator signed: an entry written straight to Redis, unsigned or signed with another token, runs nothing and reaches no one', async () => {
@@ -427,16 +476,18 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     await new Promise<void>((r) => bait.listen(0, '127.0.0.1', r));
     const port = (bait.address() as { port: number }).port;
     const attempt = (key: string): QueueEntry => ({
-      v: 2,
+      v: 3,
       id: key,
       key,
       prefix: 'gaffer',
       runner: 'shell',
+      node: 'n1',
       coordinator: `http://127.0.0.1:${port}`,
       expires: Date.now() + 3_600_000,
       once: 'o'.repeat(43),
     });
-    const queue = new Queue('runner-shell', {
+    // the node's own queue, where only the coordinator should put anything
+    const queue = new Queue('node-n1', {
       connection: { url: redis.url, maxRetriesPerRequest: null },
       prefix: 'gaffer',
     });
@@ -446,7 +497,12 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
         jobId: 'other',
         attempts: 1,
       });
-      for (const id of ['bare', 'other']) {
+      // signed with another node's key (its credential's digest, which a coordinator of its own would hold)
+      await queue.add('shell', signEntry(attempt('foreign'), credentialDigest(credentialOf('n2'))), {
+        jobId: 'foreign',
+        attempts: 1,
+      });
+      for (const id of ['bare', 'other', 'foreign']) {
         await eventually(
           async () => ((await queue.getJob(id))?.failedReason ?? '').includes('refused queue entry'),
           30_000,
@@ -455,6 +511,7 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
       }
       expect((await queue.getJob('bare'))?.failedReason).toContain('not a signed gaffer attempt');
       expect((await queue.getJob('other'))?.failedReason).toContain("not the coordinator's");
+      expect((await queue.getJob('foreign'))?.failedReason).toContain("not the coordinator's");
       // nothing was claimed from the address the entry names: the node sent its token nowhere
       expect(asked).toBe(0);
       expect(node.child.exitCode).toBeNull();

@@ -220,4 +220,57 @@ describe.skipIf(!HAS_REDIS)('queue entries (needs redis-server)', () => {
     );
     expect(leaks.map(([k]) => k)).toEqual([]);
   }, 120_000);
+
+  it('a Redis writer who deletes a running entry’s lock, again and again, makes it look stalled to BullMQ: the node still runs it once, with another node idle, because its node is still heard', async () => {
+    const redis = await startRedis();
+    const server = await startCoordinator(redis.url);
+    // a short stall window: BullMQ's stall checks (the coordinator's and the nodes') come every second or two
+    const owner = await startNode(redis.url, 'owner', { stallS: 3, env: { GAFFER_SANDBOX: 'off' } });
+    const runs = join(tempDir('gaffer-runs-'), 'runs.log');
+    const ws = makeWorkspace({ 'a.txt': 'a\n' }, { git: true });
+    const res = await call(server.url, 'POST', '/api/jobs', {
+      workspace: ws,
+      runner: 'shell',
+      verify: 'grep -q done out.txt',
+      tasks: [
+        {
+          name: 'held',
+          instruction: 'held',
+          command: `echo ran >> ${runs}; echo begun; sleep 10; echo done > out.txt`,
+        },
+      ],
+    });
+    const id = res.json.id as string;
+    await waitFor(server, id, 'event:begun', 30);
+    // another node, idle: where a re-offer would run the attempt a second time
+    const idle = await startNode(redis.url, 'idle', { stallS: 3, env: { GAFFER_SANDBOX: 'off' } });
+    const writer = new Redis(redis.url);
+    const queue = new Queue('node-owner', connection(redis.url));
+    let deleted = 0;
+    try {
+      const running = (await queue.getActive()).find((j) => j.id?.startsWith(`${id}.`));
+      expect(running).toBeDefined();
+      const lockKey = `gaffer:node-owner:${running?.id ?? ''}:lock`;
+      // for 8 s, the lock goes as soon as it is there: BullMQ takes the entry for stalled, more than once
+      for (const until = Date.now() + 8_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100)))
+        deleted += await writer.del(lockKey);
+    } finally {
+      await queue.close();
+      writer.disconnect();
+    }
+    expect(deleted).toBeGreaterThan(0);
+    const answer = (await waitFor(server, id, 'done', 60)).state;
+    expect(answer.status, answer.verdict).toBe('done');
+    expect(linesOf(runs)).toEqual(['ran']);
+    const full = (await call(server.url, 'GET', `/api/jobs/${id}?full=1`)).json;
+    expect(full.result.workers.map((w: { name: string; status: string }) => `${w.name}:${w.status}`)).toEqual([
+      'held:done',
+    ]);
+    const taken = (await eventsOf(server, id)).filter((e) => e.event === 'node' && e.node_event === 'taken');
+    expect(taken.map((e) => e.node)).toEqual(['owner']);
+    expect(idle.stderr()).not.toContain('worker starting');
+    expect(owner.stderr().match(/worker starting/g) ?? []).toHaveLength(1);
+    // BullMQ's word was heard, and named as a hint the coordinator did not act on
+    expect(server.stderr()).toMatch(/BullMQ says its entry on node owner's queue (stalled|was failed)/);
+  }, 120_000);
 });

@@ -31,6 +31,16 @@ export function credentialOf(name: string): string {
   return credential;
 }
 
+/**
+ * A coordinator data dir of this test (one an in-process coordinator opens): every node credential
+ * of the test, issued before or after, is written into it as `gaffer nodes issue` does.
+ */
+export function coordinatorDataDir(dataDir: string): string {
+  coordinatorDirs.push(dataDir);
+  for (const [name, credential] of credentials) grant(dataDir, name, credential);
+  return dataDir;
+}
+
 /** Writes a credential's digest into a coordinator data dir as `gaffer nodes issue` does. */
 function grant(dataDir: string, name: string, credential: string): void {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -143,9 +153,7 @@ export async function startCoordinator(
   args: string[] = [],
   env: NodeJS.ProcessEnv = {},
 ): Promise<Served & { dataDir: string }> {
-  const dataDir = join(tempDir(), 'coordinator');
-  coordinatorDirs.push(dataDir);
-  for (const [name, credential] of credentials) grant(dataDir, name, credential);
+  const dataDir = coordinatorDataDir(join(tempDir(), 'coordinator'));
   return {
     ...(await startServe(dataDir, { env: { ...clusterEnv(), ...env }, serveArgs: ['--queue', redis, ...args] })),
     dataDir,

@@ -109,6 +109,8 @@ export class BullmqExecutor implements Executor {
   readonly #works = new Map<string, RemoteWork>();
   /** The work behind each BullMQ job id of a current offer (an earlier offer's job is no one's). */
   readonly #byJob = new Map<string, RemoteWork>();
+  /** BullMQ's hints on claimed attempts already told the operator (attempt, job, what). */
+  readonly #hinted = new Set<string>();
   /** Attempts waiting for an offer, oldest first. */
   #pending: RemoteWork[] = [];
   /** The live nodes' records, as last read. */
@@ -145,6 +147,10 @@ export class BullmqExecutor implements Executor {
       claimed: (key, node) => this.#works.get(key)?.onTaken(node),
       progress: (key, p) => this.#works.get(key)?.onProgress(p),
       report: (key, result) => this.#works.get(key)?.settle({ kind: 'completed', value: result }),
+      released: (key, node, why) => {
+        const work = this.#works.get(key);
+        if (work !== undefined && work.offeredTo === node) this.#offerAgain(work, `node ${node} gave it back: ${why}`);
+      },
       say: this.#say,
     });
     // a node's cache of a repository is keyed by this coordinator's data dir and the repository: one cache per workspace repository
@@ -212,6 +218,7 @@ export class BullmqExecutor implements Executor {
         if (typeof key === 'string') await this.#publishCancel(key);
       }
     }
+    await this.#dropSharedTokenQueues(redis);
     await this.#readOffers();
     this.#poll = setInterval(
       () => void this.#pollAll().then(() => Promise.all([this.#tellAddress(), this.#readOffers()])),
@@ -222,6 +229,33 @@ export class BullmqExecutor implements Executor {
       if (this.#pending.length > 0) void this.#readOffers().then(() => this.#dispatch());
     }, DISPATCH_MS);
     this.#dispatchTimer.unref();
+  }
+
+  /**
+   * The runner queues of the shared-token era (`runner-<key>`), which no node takes from any more:
+   * removed with their entries (each an attempt's reference, signed with the token that is gone),
+   * so nothing of them lingers on the Redis nor shows as work waiting.
+   */
+  async #dropSharedTokenQueues(redis: Redis): Promise<void> {
+    const old = new Set<string>();
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${this.#prefix}:runner-*:meta`, 'COUNT', 200);
+      cursor = next;
+      for (const k of keys) old.add(k.slice(`${this.#prefix}:`.length, -':meta'.length));
+    } while (cursor !== '0');
+    for (const name of old) {
+      const queue = new Queue(name, { connection: this.#connection, prefix: this.#prefix });
+      queue.on('error', () => undefined);
+      try {
+        await queue.obliterate({ force: true });
+        this.#say(`removed the queue ${name} of the shared node token (no node takes from it any more)`);
+      } catch {
+        // Redis away: the next start tries again
+      } finally {
+        await queue.close().catch(() => undefined);
+      }
+    }
   }
 
   /** Whether a live node that can serve offers the runner (its record, read every {@link POLL_MS}). */
@@ -526,7 +560,7 @@ export class BullmqExecutor implements Executor {
     void this.#dispatch();
   }
 
-  /** The current offer's node stopped answering (its BullMQ lock expired): the first time its work goes to another node, the second it ends. */
+  /** The current offer's node was lost (unheard past its stall window; before a claim, its BullMQ lock expired): the first time its work goes to another node, the second it ends. */
   #stalled(work: RemoteWork): void {
     if (work.isSettled) return;
     work.noteStalls(work.stalls + 1);
@@ -610,7 +644,7 @@ export class BullmqExecutor implements Executor {
                 status: 'error',
                 outcome: 'expected_error',
                 stopReason: NODE_LOST,
-                error: `node ${node} stopped answering mid-attempt (its BullMQ lock expired): the work was handed to another node as a new attempt`,
+                error: `node ${node} stopped answering mid-attempt (unheard past its stall window): the work was handed to another node as a new attempt`,
               }),
             );
             return;
@@ -729,6 +763,7 @@ export class BullmqExecutor implements Executor {
     // its job stays as BullMQ keeps it (a completed or failed one for a while): a copy of it is refused by the node and by this exchange
     this.#withdraw(work, { remove: false });
     this.#works.delete(work.key);
+    for (const said of this.#hinted) if (said.startsWith(`${work.key}\0`)) this.#hinted.delete(said);
     this.exchange.close(work.key);
     const baseInUse = [...this.#works.values()].some(
       (w) => w.base === work.base && w.repo.commonDir === work.repo.commonDir,
@@ -810,11 +845,28 @@ export class BullmqExecutor implements Executor {
     return e;
   }
 
-  /** What became of the BullMQ job of an attempt's current offer (a job of an earlier offer is no one's). */
+  /**
+   * What became of the BullMQ job of an attempt's current offer (a job of an earlier offer is no
+   * one's). Once its node claimed it, BullMQ's word is a hint only: anyone who can write the Redis
+   * can delete a lock (a "stall") or end a job, so a claimed attempt is lost only when its node has
+   * gone unheard on the node routes past its stall window (#pollAll), and given back only by the
+   * node itself (`release`).
+   */
   #onJob(jobId: string, what: 'stalled' | 'completed' | 'failed' | 'removed', reason = ''): void {
     const work = this.#byJob.get(jobId);
     if (!work || work.isSettled) return;
     const node = work.offeredTo ?? 'unknown';
+    const heard = this.exchange.lastHeard(work.key);
+    if (heard !== null) {
+      const said = `${work.key}\0${jobId}\0${what}`;
+      if (!this.#hinted.has(said)) {
+        this.#hinted.add(said);
+        this.#say(
+          `${work.key}: BullMQ says its entry on node ${node}'s queue ${what === 'stalled' ? 'stalled' : `was ${what}`}${reason ? ` (${reason})` : ''}, but node ${node} claimed it and was heard ${Math.round((Date.now() - heard.at) / 1000)} s ago: it stays node ${node}'s until that node gives it back, reports, or goes unheard for ${Math.round(heard.stallMs / 1000)} s`,
+        );
+      }
+      return;
+    }
     if (what === 'stalled') this.#stalled(work);
     else if (what === 'failed') this.#offerAgain(work, `node ${node} failed it: ${reason}`);
     else if (what === 'removed') this.#offerAgain(work, `its entry on node ${node}'s queue was removed outside gaffer`);
@@ -831,6 +883,16 @@ export class BullmqExecutor implements Executor {
     for (const work of [...this.#works.values()]) {
       const { jobId, offeredTo } = work;
       if (jobId === null || offeredTo === null || work.isSettled) continue;
+      // claimed: lost only on the coordinator's own evidence, its node unheard past its stall window (a deleted lock, a
+      // forged stall or a node record gone from the Redis say nothing of it)
+      const heard = this.exchange.lastHeard(work.key);
+      if (heard !== null && Date.now() - heard.at > heard.stallMs) {
+        this.#say(
+          `${work.key}: node ${offeredTo} was last heard ${Math.round((Date.now() - heard.at) / 1000)} s ago (its stall window ${Math.round(heard.stallMs / 1000)} s): lost`,
+        );
+        this.#stalled(work);
+        continue;
+      }
       if (!this.exchange.isClaimed(work.key)) {
         const record = this.#records.find((n) => n.name === offeredTo);
         if (record === undefined || (record.cannot ?? null) !== null) {

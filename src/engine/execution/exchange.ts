@@ -7,7 +7,7 @@ import { GafferError } from '../../domain/errors.js';
 import { bundleBase } from '../../evidence/cluster-git.js';
 import type { RepoFacts } from '../../evidence/worktree-git.js';
 import type { NodeCredentials } from '../../config/node-credentials.js';
-import type { Claim, WireAttempt, WireProgress, WireResult } from './wire.js';
+import { DEFAULT_STALL_S, type Claim, type WireAttempt, type WireProgress, type WireResult } from './wire.js';
 
 /** The largest result bundle a node may send, bytes. */
 export const MAX_RESULT_BYTES = 2 * 1024 ** 3;
@@ -40,6 +40,10 @@ export interface NodeExchange {
   progress(key: string, ticket: string, node: string, progress: WireProgress): void;
   /** The node's report of a live attempt: its end. */
   report(key: string, ticket: string, node: string, result: WireResult): void;
+  /** The node's word that it still runs a live attempt (sent every few seconds while it does). */
+  beat(key: string, ticket: string, node: string): void;
+  /** The node gives a live attempt back (it cannot finish it): the coordinator offers it to another node. */
+  release(key: string, ticket: string, node: string, why: string): void;
 }
 
 /** What the exchange tells the attempt's follower. */
@@ -48,6 +52,8 @@ export interface ExchangeEvents {
   claimed(key: string, node: string): void;
   progress(key: string, progress: WireProgress): void;
   report(key: string, result: WireResult): void;
+  /** The node the attempt was offered to gave it back, saying why. */
+  released(key: string, node: string, why: string): void;
   say(line: string): void;
 }
 
@@ -64,6 +70,10 @@ interface Opened {
   offer: { node: string; once: Buffer; claimed: boolean } | null;
   /** The digest of the ticket of the current offer's claim; null before it. */
   digest: Buffer | null;
+  /** When the claiming node was last heard on the node routes with its ticket, ms since the epoch (0 before a claim). */
+  heard: number;
+  /** How long the claiming node may go unheard before its attempt is taken for lost, ms (its `--stall-s`). */
+  stallMs: number;
 }
 
 const digestOf = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
@@ -98,7 +108,16 @@ export class AttemptExchange implements NodeExchange {
     base: string,
     opened: { runner: string; expires: number; attempt: Omit<WireAttempt, 'ticket'> },
   ): void {
-    this.#open.set(key, { ...opened, repo, base, uploads: new Set(), offer: null, digest: null });
+    this.#open.set(key, {
+      ...opened,
+      repo,
+      base,
+      uploads: new Set(),
+      offer: null,
+      digest: null,
+      heard: 0,
+      stallMs: DEFAULT_STALL_S * 1000,
+    });
   }
 
   /** Offers an open attempt to one node, with a new one-time value: an earlier offer and its ticket stop working. */
@@ -107,6 +126,7 @@ export class AttemptExchange implements NodeExchange {
     if (!opened) return;
     opened.offer = { node, once: digestOf(once), claimed: false };
     opened.digest = null;
+    opened.heard = 0;
   }
 
   /** Takes an attempt's offer back (it goes to another node): its entry and its ticket stop working. */
@@ -115,6 +135,7 @@ export class AttemptExchange implements NodeExchange {
     if (!opened) return;
     opened.offer = null;
     opened.digest = null;
+    opened.heard = 0;
   }
 
   /** Whether the attempt's current offer was claimed. */
@@ -122,7 +143,18 @@ export class AttemptExchange implements NodeExchange {
     return this.#open.get(key)?.offer?.claimed === true;
   }
 
-  claim(key: string, claim: Claim, node: string): Promise<WireAttempt> {
+  /**
+   * When the node that claimed the attempt's current offer was last heard with its ticket, and how
+   * long it may go unheard (its stall window); null before a claim. This, not its BullMQ lock, is
+   * the coordinator's evidence that the node still runs it: only that node can renew it.
+   */
+  lastHeard(key: string): { at: number; stallMs: number } | null {
+    const opened = this.#open.get(key);
+    if (opened?.offer?.claimed !== true) return null;
+    return { at: opened.heard, stallMs: opened.stallMs };
+  }
+
+  async claim(key: string, claim: Claim, node: string): Promise<WireAttempt> {
     const refuse = (code: 'not_found' | 'conflict', why: string, told = why): never => {
       this.#events.say(`refused node ${node}'s claim of ${key}: ${why}`);
       throw new GafferError(code, `no claim of ${key}: ${told}`);
@@ -146,8 +178,10 @@ export class AttemptExchange implements NodeExchange {
     // a ticket per claim: a node the attempt was taken from can no longer fetch, send or report anything
     const ticket = randomBytes(32).toString('base64url');
     opened.digest = digestOf(ticket);
+    opened.heard = Date.now();
+    opened.stallMs = (claim.stall_s ?? DEFAULT_STALL_S) * 1000;
     this.#events.claimed(key, node);
-    return Promise.resolve({ ...opened.attempt, ticket });
+    return { ...opened.attempt, ticket };
   }
 
   progress(key: string, ticket: string, node: string, progress: WireProgress): void {
@@ -158,6 +192,15 @@ export class AttemptExchange implements NodeExchange {
   report(key: string, ticket: string, node: string, result: WireResult): void {
     this.#admit(key, ticket, node);
     this.#events.report(key, { ...result, node });
+  }
+
+  beat(key: string, ticket: string, node: string): void {
+    this.#admit(key, ticket, node);
+  }
+
+  release(key: string, ticket: string, node: string, why: string): void {
+    this.#admit(key, ticket, node);
+    this.#events.released(key, node, why);
   }
 
   /** Closes an attempt: its ticket stops working, its uploads go, and its base bundle when no other attempt uses it. */
@@ -265,6 +308,7 @@ export class AttemptExchange implements NodeExchange {
       !timingSafeEqual(digestOf(ticket), opened.digest)
     )
       throw new GafferError('not_found', `no open attempt ${key} for this ticket`);
+    opened.heard = Date.now();
     return opened;
   }
 

@@ -38,6 +38,7 @@ import {
   wireAttemptSchema,
   withTimeout,
   type QueueEntry,
+  type Release,
   type WireAttempt,
   type WireProgress,
   type WireResult,
@@ -340,6 +341,18 @@ export class WorkerNode {
     this.#running.set(a.key, stop);
     this.#taken.set(a.key, { runner: a.runner, since: new Date().toISOString() });
     void this.#announce();
+    // the coordinator's evidence that this node still runs the attempt: its BullMQ lock is anyone's to delete on the Redis
+    const beat = setInterval(
+      () =>
+        void this.#post(a, 'beat', {}).catch((err: unknown) => {
+          if (!(err instanceof UnrecoverableError) || stop.signal.aborted) return;
+          this.#opts.say(
+            `${a.key}: the coordinator no longer takes this node's word on it (${err.message}): stopping it`,
+          );
+          stop.abort(err);
+        }),
+      beatEveryMs(this.#opts.stallMs),
+    );
     try {
       const result = await this.#runAttempt(a, stop, progress);
       try {
@@ -348,7 +361,15 @@ export class WorkerNode {
         throw this.#callFailed(a, 'report the attempt', err);
       }
       return { v: 1 };
+    } catch (err) {
+      // given back at once when the coordinator can be told (else it finds this node silent within its stall window)
+      if (!(err instanceof UnrecoverableError))
+        await this.#post(a, 'release', { why: err instanceof Error ? err.message : String(err) }).catch(
+          () => undefined,
+        );
+      throw err;
     } finally {
+      clearInterval(beat);
       this.#running.delete(a.key);
       this.#taken.delete(a.key);
       void this.#announce();
@@ -480,8 +501,12 @@ export class WorkerNode {
     }
   }
 
-  /** Posts the attempt's progress or report to the coordinator, with its ticket. */
-  async #post(a: WireAttempt, what: 'progress' | 'report', body: WireProgress | WireResult): Promise<void> {
+  /** Posts the attempt's progress, heartbeat, release or report to the coordinator, with its ticket. */
+  async #post(
+    a: WireAttempt,
+    what: 'progress' | 'beat' | 'release' | 'report',
+    body: WireProgress | WireResult | Release | Record<string, never>,
+  ): Promise<void> {
     const res = await fetch(`${this.#coordinatorOf(a)}/api/node/attempts/${encodeURIComponent(a.key)}/${what}`, {
       method: 'POST',
       headers: { ...this.#headers(a), 'content-type': 'application/json' },
@@ -510,7 +535,7 @@ export class WorkerNode {
       res = await fetch(`${base}/api/node/attempts/${encodeURIComponent(entry.key)}/claim`, {
         method: 'POST',
         headers: { authorization: `Bearer ${this.#opts.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ once: entry.once }),
+        body: JSON.stringify({ once: entry.once, stall_s: Math.round(this.#opts.stallMs / 1000) }),
       });
     } catch (err) {
       const cause = (err as { cause?: { code?: string } }).cause?.code;

@@ -185,6 +185,8 @@ export interface SignedEntry {
 export const claimSchema = z.object({
   /** The entry's one-time value. */
   once: z.string().regex(ONCE),
+  /** The node's `--stall-s`: how long the coordinator may hear nothing of the claimed attempt before it takes it for lost. */
+  stall_s: z.number().int().min(2).max(3_600).optional(),
 });
 export type Claim = z.infer<typeof claimSchema>;
 
@@ -282,6 +284,16 @@ const wireReportSchema = z.object({
   limit: z.enum(['processes', 'memory']).optional(),
   retryAfterS: z.number().nullable().optional(),
 });
+
+/** A node gives back an attempt it claimed and cannot finish (`POST /api/node/attempts/:key/release`, with its ticket): the coordinator offers it to another node. */
+export const releaseSchema = z.object({
+  /** Why it cannot (a fetch or a send that failed), as the node saw it. */
+  why: z.string().min(1).max(2_000),
+});
+export type Release = z.infer<typeof releaseSchema>;
+
+/** How long the coordinator waits for a claimed attempt's node when it says nothing of a stall window, s (`gaffer node --stall-s`'s default). */
+export const DEFAULT_STALL_S = 30;
 
 /** What a node reports for an attempt (`POST /api/node/attempts/:key/report`, with its ticket): the runner's report (a claim), and the commit it sent as a bundle (null: nothing changed). */
 export const wireResultSchema = z.object({

@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import {
   claimSchema,
   HELLO_ROUTE,
+  releaseSchema,
   TICKET_HEADER,
   UPLOAD_HEADER,
   wireProgressSchema,
@@ -69,7 +70,8 @@ async function bodyOf<S extends z.ZodTypeAny>(c: Context, schema: S, max: number
 
 /**
  * The node routes (spec 09): the attempt behind a queue entry, claimed by the node it was offered
- * to; the attempt's base bundle, its result bundle sent back, its output and its report. All but
+ * to; the attempt's base bundle, its result bundle sent back, its output, its heartbeat, its release
+ * (given back) and its report. All but
  * the claim need the attempt's ticket (`gaffer-ticket`), which only the claim hands out.
  */
 export function mountNodeRoutes<E extends { Variables: Record<string, unknown> }>(
@@ -107,6 +109,18 @@ export function mountNodeRoutes<E extends { Variables: Record<string, unknown> }
     const node = authenticateNode(c, ex);
     const result = await bodyOf(c, wireResultSchema, MAX_REPORT_BYTES, "an attempt's report");
     ex.report(c.req.param('key'), ticketOf(c), node, result);
+    return c.json({ ok: true });
+  });
+  app.post(`${NODE_ROUTES}attempts/:key/beat`, (c) => {
+    const ex = exchange() as NodeExchange;
+    ex.beat(c.req.param('key'), ticketOf(c), authenticateNode(c, ex));
+    return c.json({ ok: true }, 200, { 'cache-control': 'no-store' });
+  });
+  app.post(`${NODE_ROUTES}attempts/:key/release`, async (c) => {
+    const ex = exchange() as NodeExchange;
+    const node = authenticateNode(c, ex);
+    const { why } = await bodyOf(c, releaseSchema, MAX_CLAIM_BYTES, 'a release ({"why": why the node gives it back})');
+    ex.release(c.req.param('key'), ticketOf(c), node, why);
     return c.json({ ok: true });
   });
   app.get(`${NODE_ROUTES}attempts/:key/base`, async (c) => {

@@ -7,7 +7,7 @@ import type { Executor } from '../../../src/engine/execution/executor.js';
 import { LocalExecutor } from '../../../src/engine/execution/local.js';
 import { authenticateNode, mountNodeRoutes, NODE_ROUTES } from '../../../src/interfaces/http/node-routes.js';
 import type { Runner } from '../../../src/runners/contract.js';
-import { HAS_REDIS, NODE_TOKEN, startNode, startRedis } from '../../cluster/harness.js';
+import { coordinatorDataDir, HAS_REDIS, startNode, startRedis } from '../../cluster/harness.js';
 import { makeWorkspace, tempDir } from '../../helpers/temp.js';
 import { CAP, executorContract } from './executor-contract.js';
 
@@ -26,8 +26,8 @@ executorContract('the local executor', async () => new LocalExecutor(CAP));
 async function clusterExecutor(): Promise<Executor> {
   const redis = await startRedis();
   const executor = new BullmqExecutor(
-    { queue: redis.url, nodeToken: NODE_TOKEN, cap: CAP },
-    tempDir('gaffer-coordinator-'),
+    { queue: redis.url, cap: CAP },
+    coordinatorDataDir(tempDir('gaffer-coordinator-')),
   );
   await executor.open();
   closes.push(() => executor.close());

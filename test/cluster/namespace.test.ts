@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { call, eventually, gaffer, type Served } from '../reliability/helpers.js';
-import { eventsOf, HAS_REDIS, NODE_TOKEN, startCoordinator, startNode, startRedis, waitFor } from './harness.js';
+import { credentialOf, eventsOf, HAS_REDIS, startCoordinator, startNode, startRedis, waitFor } from './harness.js';
 
 /** A job on `server` that runs for a while on a node and then writes out.txt; its id. */
 async function slowJob(server: { url: string }, text: string): Promise<{ id: string; ws: string }> {
@@ -97,7 +97,7 @@ describe.skipIf(!HAS_REDIS)('queue namespaces (needs redis-server)', () => {
   }, 60_000);
 
   it('a --queue-prefix that cannot name a namespace is refused with the field, the value and what it may hold', async () => {
-    const env = { ...process.env, GAFFER_URL: '', GAFFER_NODE_TOKEN: NODE_TOKEN };
+    const env = { ...process.env, GAFFER_URL: '', GAFFER_NODE_TOKEN: '' };
     const dataDir = join(tempDir(), 'data');
     const serve = await gaffer(
       dataDir,
@@ -107,7 +107,11 @@ describe.skipIf(!HAS_REDIS)('queue namespaces (needs redis-server)', () => {
     expect(serve.code).toBe(2);
     expect(serve.stderr).toContain('--queue-prefix must be 1..64 of A-Z a-z 0-9 . _ -');
     expect(serve.stderr).toContain('"a:b"');
-    const node = await gaffer(dataDir, ['node', '--queue', 'redis://127.0.0.1:1', '--queue-prefix', ''], env);
+    // with a node's credential: the namespace is what is refused
+    const node = await gaffer(dataDir, ['node', '--queue', 'redis://127.0.0.1:1', '--queue-prefix', ''], {
+      ...env,
+      GAFFER_NODE_TOKEN: credentialOf('n1'),
+    });
     expect(node.code).toBe(2);
     expect(node.stderr).toContain('--queue-prefix must be');
     const ttl = await gaffer(

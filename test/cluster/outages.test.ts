@@ -50,23 +50,24 @@ describe.skipIf(!HAS_REDIS)('a cluster through outages (needs Debian redis-serve
       }),
     );
     // mid-run: some jobs through, some running on the nodes
-    const queue = new Queue('runner-shell', {
-      connection: { url: redis.url, maxRetriesPerRequest: null },
-      prefix: 'gaffer',
-    });
+    // each node's own queue: what the coordinator offered it
+    const queues = nodes.map(
+      (n) =>
+        new Queue(`node-${n.name}`, { connection: { url: redis.url, maxRetriesPerRequest: null }, prefix: 'gaffer' }),
+    );
     let runningAtStop: string[] = [];
     let completedAtStop = 0;
     await eventually(
       async () => {
-        completedAtStop = await queue.getCompletedCount();
+        completedAtStop = (await Promise.all(queues.map((q) => q.getCompletedCount()))).reduce((a, b) => a + b, 0);
         if (completedAtStop < 2) return false;
-        runningAtStop = (await queue.getActive()).map((j) => j.id ?? '');
+        runningAtStop = (await Promise.all(queues.map((q) => q.getActive()))).flat().map((j) => j.id ?? '');
         return runningAtStop.length > 0;
       },
       60_000,
       'two attempts completed and one running',
     );
-    await queue.close();
+    for (const q of queues) await q.close();
     await stopRedis(redis);
     // Redis stays away until the workers that were running have ended on their nodes: their ends
     // (and the outputs before them) wait in the nodes for the server to come back
@@ -169,12 +170,13 @@ describe.skipIf(!HAS_REDIS)('a cluster through outages (needs Debian redis-serve
     // back while the other node holds the work: it reports at once
     cut.child.kill('SIGCONT');
     const answer = (await waitFor(server, id, 'done', 60)).state;
-    // BullMQ refused the comeback's end of the attempt (its report, or its own giving up): the lock is another node's now, or gone
-    const refusal = /(Lock mismatch|Missing lock) for job \S*\.slow\.\S*\. Cmd moveToFinished/;
+    // the coordinator refused the comeback's word (its heartbeat, result or report: its ticket died when the work was
+    // handed over), and the node says so
+    const refusal = /(beat|result|report) of \S*\.slow\.\S* was refused: the attempt is no longer this node's/;
     await eventually(
       () => refusal.test(cut.stderr()),
       30_000,
-      `node ${cut.name} told its lock is lost:\n${cut.stderr()}`,
+      `node ${cut.name} told its report is refused:\n${cut.stderr()}`,
     );
 
     expect(answer.status, answer.verdict).toBe('done');

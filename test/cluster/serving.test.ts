@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -6,7 +7,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 import { BIN, call, eventually } from '../reliability/helpers.js';
-import { eventsOf, HAS_REDIS, NODE_TOKEN, startCoordinator, startNode, startRedis, waitFor } from './harness.js';
+import { credentialOf, eventsOf, HAS_REDIS, startCoordinator, startNode, startRedis, waitFor } from './harness.js';
 
 /** Submits a shell job writing one file, verified on the coordinator. */
 async function submit(url: string, i: number): Promise<string> {
@@ -76,32 +77,36 @@ async function closedPort(): Promise<number> {
 
 /** issue "a cluster an operator can trust", point 4: a node that cannot serve takes no work, and says why. */
 describe.skipIf(!HAS_REDIS)('a node that cannot serve its coordinator (needs redis-server)', () => {
-  it('a node with a stale token and one that cannot reach the coordinator take nothing and say why; every job is proved on the node that can', async () => {
+  it('a node with a stale credential and one that cannot reach the coordinator take nothing and say why; every job is proved on the node that can', async () => {
     const redis = await startRedis();
     const server = await startCoordinator(redis.url);
-    const stale = 'stale-node-token-that-is-not-the-coordinators';
+    // node stale's credential was issued again on the coordinator: the one it was given is no longer live
+    credentialOf('stale');
+    const stale = `stale.${randomBytes(32).toString('base64url')}`;
     const port = await closedPort();
     const [staleNode, lostNode] = await Promise.all([
       startNode(redis.url, 'stale', { env: { GAFFER_NODE_TOKEN: stale } }),
       startNode(redis.url, 'lost', { args: ['--coordinator', `http://127.0.0.1:${port}`] }),
     ]);
     // both say why they take nothing, with the URL they tried and what to fix; never the token
-    await eventually(() => staleNode.stderr().includes("refused this node's token"), 15_000);
+    await eventually(() => staleNode.stderr().includes("refused this node's credential"), 15_000);
     await eventually(() => lostNode.stderr().includes('cannot reach the coordinator'), 15_000);
-    expect(staleNode.stderr()).toContain(`the coordinator at ${server.url} refused this node's token (HTTP 401)`);
-    expect(staleNode.stderr()).toContain('GAFFER_NODE_TOKEN');
-    expect(staleNode.stderr()).not.toContain(stale);
+    expect(staleNode.stderr()).toContain(
+      `the coordinator at ${server.url} refused this node's credential (HTTP 401): it is unknown there or revoked`,
+    );
+    expect(staleNode.stderr()).toContain('gaffer nodes issue NAME');
+    expect(staleNode.stderr()).not.toContain(stale.slice('stale.'.length));
     expect(lostNode.stderr()).toContain(`cannot reach the coordinator at http://127.0.0.1:${port} (ECONNREFUSED)`);
-    for (const n of [staleNode, lostNode]) expect(n.stderr()).not.toContain(NODE_TOKEN);
+    expect(lostNode.stderr()).not.toContain(credentialOf('lost').split('.')[1] as string);
     // the operator sees both, and why they take nothing: the cluster is degraded
     let view: { nodes: { name: string; cannot: string | null }[]; problems: string[] } | undefined;
     await eventually(async () => {
       view = (await call(server.url, 'GET', '/api/nodes')).json as typeof view;
       return (view?.nodes ?? []).filter((n) => n.cannot !== null && n.cannot !== 'not checked yet').length === 2;
     }, 15_000);
-    expect(view?.nodes.find((n) => n.name === 'stale')?.cannot).toContain("refused this node's token");
+    expect(view?.nodes.find((n) => n.name === 'stale')?.cannot).toContain("refused this node's credential");
     expect(view?.problems).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^node stale takes nothing: .*refused this node's token/)]),
+      expect.arrayContaining([expect.stringMatching(/^node stale takes nothing: .*refused this node's credential/)]),
     );
     // the coordinator said at start that only nodes on its machine reach it at a loopback address
     expect(server.stderr()).toContain(
@@ -218,7 +223,7 @@ describe.skipIf(!HAS_REDIS)('a node that cannot serve its coordinator (needs red
         ['--data-dir', join(dir, 'd'), 'serve', '--port', '0', '--queue', 'redis://127.0.0.1:1', ...args],
         {
           encoding: 'utf8',
-          env: { ...process.env, GAFFER_URL: '', GAFFER_NODE_TOKEN: NODE_TOKEN },
+          env: { ...process.env, GAFFER_URL: '', GAFFER_NODE_TOKEN: '' },
           timeout: 20_000,
         },
       );

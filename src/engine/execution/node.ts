@@ -245,7 +245,7 @@ export class WorkerNode {
       const { url, why } = await this.#checkOnce(failed?.url ?? null);
       if (this.#closed) return;
       if (why === null) {
-        this.#opts.say(`checked the coordinator at ${url}: it accepts this node's token; taking attempts`);
+        this.#opts.say(`checked the coordinator at ${url}: it accepts this node's credential; taking attempts`);
         this.#cannot = null;
         await this.#announce();
         for (const w of this.#workers) {
@@ -367,6 +367,7 @@ export class WorkerNode {
         await this.#post(a, 'release', { why: err instanceof Error ? err.message : String(err) }).catch(
           () => undefined,
         );
+      else this.#opts.say(`${a.key}: ${err.message}`);
       throw err;
     } finally {
       clearInterval(beat);
@@ -513,12 +514,19 @@ export class WorkerNode {
       body: JSON.stringify(body),
     });
     const text = await res.text();
-    // the ticket no longer works: the attempt was given to another node (this one was lost to it) or ended
-    if (res.status === 404)
-      throw new UnrecoverableError(
+    if (!res.ok) throw this.#refusal(a, what, res.status, text);
+  }
+
+  /**
+   * A call about an attempt the coordinator answered `status`: a 404 says its ticket no longer works
+   * — the attempt was given to another node (this one was lost to it) or ended — and is final.
+   */
+  #refusal(a: WireAttempt, what: string, status: number, text: string): Error {
+    if (status === 404)
+      return new UnrecoverableError(
         `node ${this.name}'s ${what} of ${a.key} was refused: the attempt is no longer this node's (${text.slice(0, 200)})`,
       );
-    if (!res.ok) throw new Error(`HTTP ${res.status} ${text.slice(0, 300)}`);
+    return new Error(`HTTP ${status} ${text.slice(0, 300)}`);
   }
 
   /**
@@ -562,8 +570,9 @@ export class WorkerNode {
   #callFailed(a: WireAttempt, what: string, err: unknown): Error {
     const why =
       err instanceof Error ? ((err.cause as { code?: string } | undefined)?.code ?? err.message) : String(err);
-    void this.#serve({ why: `${what} of ${a.key} failed: ${why}`, url: this.#coordinatorOf(a) });
+    // refused (404): the attempt is no longer this node's, which says nothing of its path to the coordinator
     if (err instanceof UnrecoverableError) return err;
+    void this.#serve({ why: `${what} of ${a.key} failed: ${why}`, url: this.#coordinatorOf(a) });
     return new Error(
       `node ${this.name} could not ${what} of ${a.key} at ${this.#coordinatorOf(a)}: ${why}; the coordinator offers it to another node`,
     );
@@ -578,7 +587,7 @@ export class WorkerNode {
         res = await fetch(`${this.#coordinatorOf(a)}/api/node/attempts/${encodeURIComponent(a.key)}/base`, {
           headers: this.#headers(a),
         });
-        if (!res.ok || res.body === null) throw new Error(`HTTP ${res.status} ${(await res.text()).slice(0, 300)}`);
+        if (!res.ok || res.body === null) throw this.#refusal(a, 'base', res.status, await res.text());
       } catch (err) {
         throw this.#callFailed(a, 'fetch the base', err);
       }
@@ -607,7 +616,7 @@ export class WorkerNode {
         body: Readable.toWeb(createReadStream(file)) as ReadableStream<Uint8Array>,
         duplex: 'half',
       } as RequestInit);
-      if (!res.ok) throw new Error(`HTTP ${res.status} ${(await res.text()).slice(0, 300)}`);
+      if (!res.ok) throw this.#refusal(a, 'result', res.status, await res.text());
     } catch (err) {
       throw this.#callFailed(a, 'send the result', err);
     }

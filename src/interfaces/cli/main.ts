@@ -381,8 +381,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--runners <keys>', 'the runners this node takes attempts for, comma-separated (default shell,builtin)')
     .option('--slots <n>', 'attempts of each runner at once on this node (default workers.max_parallel)')
     .option('--work-dir <dir>', 'caches, worktrees and logs (default <data dir>/node)')
-    .option('--name <name>', "this node's name in events (default host-pid)")
-    .option('--token-file <file>', "the coordinator's node token (default env GAFFER_NODE_TOKEN)")
+    .option('--name <name>', "this node's name: the one its credential names (default: taken from the credential)")
+    .option(
+      '--token-file <file>',
+      "a file holding this node's own credential, NAME.SECRET, from `gaffer nodes issue NAME` on the coordinator (default env GAFFER_NODE_TOKEN)",
+    )
     .option(
       '--coordinator <url>',
       "the coordinator's HTTP address, when the one it advertises is not reachable from here",

@@ -637,7 +637,7 @@ export class BullmqExecutor implements Executor {
             opts.onNode?.({
               event: 'lost',
               node: lastNode,
-              message: `node ${node} stopped answering: BullMQ gives its work to another node`,
+              message: `node ${node} stopped answering: its work goes to another node`,
             });
             end(
               blankReport({
@@ -652,7 +652,7 @@ export class BullmqExecutor implements Executor {
           opts.onNode?.({
             event: 'requeued',
             node: lastNode,
-            message: `node ${lastNode ?? 'unknown'} stopped answering too: BullMQ ends the work`,
+            message: `node ${lastNode ?? 'unknown'} stopped answering too: the work ends`,
           });
           timers.push(setTimeout(() => end(lostAgain(stalls)), SECOND_STALL_MS));
         },
@@ -784,10 +784,10 @@ export class BullmqExecutor implements Executor {
 
   /**
    * BullMQ finds a stalled entry only in a worker's periodic check, and nodes are the only workers:
-   * with its node dead (SIGKILL) or stopped (SIGSTOP) and no other node on the runner, nobody looked,
-   * and a lost node went unnoticed. The coordinator looks too, every {@link STALL_CHECK_MS}: an entry
-   * is stalled only once its lock expired (`--stall-s` after the node last renewed it), so looking
-   * often hands nothing over early; a lost node is noticed within its stall window and a check.
+   * with its node dead (SIGKILL) or stopped (SIGSTOP) and no other node on the runner, nobody looked.
+   * The coordinator looks too, every {@link STALL_CHECK_MS}: an entry is stalled only once its lock
+   * expired (`--stall-s` after the node last renewed it), so looking often hands nothing over early.
+   * It decides only for an entry not yet claimed; a claimed one's stall is a hint (#onJob).
    */
   #checkStalls(node: string): void {
     if (this.#closed || this.#stallCheckers.has(node)) return;

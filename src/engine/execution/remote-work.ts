@@ -32,7 +32,7 @@ export class RemoteWork {
   readonly remote: RemoteRepo | undefined;
   /** True once the coordinator holds it for an offer. */
   queued = false;
-  /** How often its node was lost (its BullMQ lock expired). */
+  /** How often its node was lost (unheard past its stall window; before a claim, its BullMQ lock expired). */
   stalls = 0;
   /** The node that claimed the current offer. */
   node: string | null = null;

@@ -46,16 +46,16 @@ import { verdictAccuracy } from './verdict-corpus/run.mjs';
 
 let spawnerInUse = false;
 /** The evidence module, its git calls going through the spawner helper as they do inside an engine. */
-const evidence = async () => {
+export const evidence = async () => {
   const mod = await import('../dist/evidence/index.js');
   if (!spawnerInUse) (await import('../dist/platform/spawner/spawner.js')).useSpawner(); // kept for the whole run; the idle helper never holds the process
   spawnerInUse = true;
   return mod;
 };
-const engineMod = () => import('../dist/engine/engine.js');
-const runnersMod = () => import('../dist/runners/index.js');
+export const engineMod = () => import('../dist/engine/engine.js');
+export const runnersMod = () => import('../dist/runners/index.js');
 /** The engine's own sandbox off too: a bench engine with its workers' sandbox off measures gaffer, not bubblewrap. */
-const sandboxOff = async () => (await import('../dist/platform/sandbox/sandbox.js')).createSandbox('off');
+export const sandboxOff = async () => (await import('../dist/platform/sandbox/sandbox.js')).createSandbox('off');
 const serveMod = () => import('../dist/interfaces/http/serve.js');
 
 /**
@@ -63,7 +63,7 @@ const serveMod = () => import('../dist/interfaces/http/serve.js');
  * case asks for more: a case of a few tens of ms on a noisy 2-core VM needs more than 5 for a
  * stable median, and costs seconds).
  */
-async function repeat(ctx, label, body, reps = ctx.reps) {
+export async function repeat(ctx, label, body, reps = ctx.reps) {
   for (let i = 0; i <= reps; i++) {
     await body(i);
     log(`  ${label}: ${i === 0 ? 'warm-up' : `rep ${i}/${reps}`} done`);
@@ -71,16 +71,16 @@ async function repeat(ctx, label, body, reps = ctx.reps) {
 }
 
 /** Repetitions of a cheap case: 3× the default in a full run. */
-const cheapReps = (ctx) => (ctx.quick ? ctx.reps : ctx.reps * 3);
+export const cheapReps = (ctx) => (ctx.quick ? ctx.reps : ctx.reps * 3);
 
 /** Times `a` and `b` in an order that alternates with the repetition. */
-async function pair(i, a, b) {
+export async function pair(i, a, b) {
   if (i % 2 === 0) return [await a(), await b()];
   const rb = await b();
   return [await a(), rb];
 }
 
-const ratioRow = (figure, value, refName, refMs, max) => ({
+export const ratioRow = (figure, value, refName, refMs, max) => ({
   figure,
   value: round(value, 2),
   exact: value,
@@ -88,9 +88,9 @@ const ratioRow = (figure, value, refName, refMs, max) => ({
   bar: { max },
 });
 /** Median of the per-repetition ratios (each pair measured back to back): a noise check beside the figure. */
-const pairedRatio = (g, r) => round(median(g.map((x, k) => x / r[k])), 3);
+export const pairedRatio = (g, r) => round(median(g.map((x, k) => x / r[k])), 3);
 
-const msRow = (figure, value, note) => ({ figure, value: Math.round(value), unit: 'ms', reference: note });
+export const msRow = (figure, value, note) => ({ figure, value: Math.round(value), unit: 'ms', reference: note });
 
 // ---------------------------------------------------------------------------------------------
 
@@ -308,7 +308,7 @@ async function diff(ctx) {
 }
 
 /** The raw git work a job implies, as one shell script: checkpoint, checkpoint, diff. */
-const JOB_SCRIPT = `set -e
+export const JOB_SCRIPT = `set -e
 git add -A
 a=$(git write-tree)
 git add -A

@@ -4,7 +4,8 @@
 // bench/results.json and prints a table. It measures; it never judges: the exit code is 0 whatever
 // the numbers (non-zero only when a case crashes).
 //
-// Options: --quick (small fixtures, 3 repetitions), --only a,b (run some cases by name),
+// Options: --quick (small fixtures, 3 repetitions), --only a,b (run some cases by name, or a
+//          group of them: `--only scale` is the opt-in big-repository cases of bench/scale.mjs),
 //          --keep (leave the temp dir for inspection).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { boardCases } from './board.mjs';
 import { cases } from './cases.mjs';
 import { clusterCases } from './cluster.mjs';
+import { scaleCases } from './scale.mjs';
 import { log, makeTree } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -130,8 +132,9 @@ async function main() {
   };
   const rows = [];
   log(`${quick ? 'quick' : 'full'} run in ${tmp}; ${SIZES.reps} repetitions after 1 warm-up`);
-  for (const c of [...cases, ...boardCases, ...clusterCases]) {
-    if (only !== null && !only.includes(c.name)) continue;
+  for (const c of [...cases, ...boardCases, ...clusterCases, ...scaleCases]) {
+    // an opt-in case runs only when named (by its name or its group's: `--only scale`)
+    if (only === null ? c.optIn === true : !only.includes(c.name) && !only.includes(c.group)) continue;
     // the previous case's files (gigabytes for the cold checkpoints) are written out first, so
     // the kernel's writeback does not run into this case's measurements
     sh('sync', []);

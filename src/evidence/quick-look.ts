@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { lstatSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { runGit, splitNul, type GitCallOptions, type GitResult } from './git.js';
@@ -81,6 +82,89 @@ export function pathSetRules(workspace: string, alwaysInclude: string[]): PathSe
     if (st !== undefined) extras.push(rel);
   }
   return { key: [...parts, ...[...asked].sort().map((rel) => `include=${rel}`)].join('\0'), extras, excludesFile };
+}
+
+/** What the enclosing repository's index tells a path set, by the index's stat signature (see `trackedDigest`). */
+export interface TrackedDigest {
+  /** The index's stat signature when it was read (the `index=` part of a rules key). */
+  signature: string;
+  /** SHA-1 of its entries' modes and paths, in index order. */
+  digest: string;
+}
+
+/** Below this size (~10,000 entries) the enclosing repository's index is not digested: listing it is cheap. */
+export const trackedDigestLimits = { minIndexBytes: 1 << 20 };
+
+/**
+ * What the enclosing repository's index decides of a path set beyond what the quick look sees for
+ * itself: the tracked files its ignore rules match (listed only because tracked) and the gitlinks
+ * (nested repositories), each entry's mode and path. A tracked file that is not ignored is in the
+ * path set whether tracked or not (the quick look finds it new or gone like any file). A user's
+ * commit rewrites the index (new stats, object ids, maybe new tracked files) and leaves this the
+ * same. Null outside a repository, for a small index, when the index changed while git read it,
+ * or when git cannot say (`ls-files --format` is git 2.38+): the rules key then decides alone.
+ */
+export async function trackedDigest(workspace: string, opts: GitCallOptions): Promise<TrackedDigest | null> {
+  const top = findRepoTop(workspace);
+  const dirs = top === workspace ? adminDirs(top) : null;
+  if (top === null || dirs === null) return null;
+  const indexFile = path.join(dirs.own, 'index');
+  const before = signature(indexFile);
+  const size = Number(before.split(':')[1] ?? 0);
+  if (before === '-' || size < trackedDigestLimits.minIndexBytes) return null;
+  const lsFiles = (...args: string[]): Promise<GitResult> =>
+    runGit(
+      [
+        `--git-dir=${dirs.own}`,
+        `--work-tree=${top}`,
+        '--no-optional-locks',
+        '-c',
+        'core.fsmonitor=false',
+        'ls-files',
+        '-z',
+        '--cached',
+        '--format=%(objectmode) %(path)',
+        ...args,
+      ],
+      { cwd: workspace, timeoutMs: opts.timeoutMs },
+    );
+  const [all, ignored] = await Promise.all([lsFiles(), lsFiles('--ignored', '--exclude-standard')]);
+  // what git read is the index of that signature only when it is still the same after
+  if (all.exitCode !== 0 || ignored.exitCode !== 0 || signature(indexFile) !== before) return null;
+  const hash = createHash('sha1').update(ignored.stdout).update('\0\0');
+  const raw = all.stdout;
+  for (let at = raw.indexOf(GITLINK_ENTRY); at >= 0; at = raw.indexOf(GITLINK_ENTRY, at + 1)) {
+    if (at > 0 && raw[at - 1] !== 0) continue;
+    const end = raw.indexOf(0, at);
+    hash.update(raw.subarray(at, end < 0 ? raw.length : end + 1));
+  }
+  return { signature: before, digest: hash.digest('hex') };
+}
+
+const GITLINK_ENTRY = Buffer.from('160000 ');
+
+/**
+ * Whether two rules keys differ only in the enclosing repository's index, from the signature
+ * `tracked` was read at to one it was not: the caller then compares the tracked entries.
+ */
+export function differOnlyInIndex(warmKey: string, key: string, tracked: TrackedDigest): boolean {
+  const a = warmKey.split('\0');
+  const b = key.split('\0');
+  if (a.length !== b.length) return false;
+  let differs = false;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] === b[i]) continue;
+    if (!a[i]?.startsWith('index=') || a[i] !== `index=${tracked.signature}` || !b[i]?.startsWith('index='))
+      return false;
+    differs = true;
+  }
+  return differs;
+}
+
+/** The index signature a rules key names (its `index=` part), or null. */
+export function indexSignatureOf(key: string): string | null {
+  const part = key.split('\0').find((p) => p.startsWith('index='));
+  return part === undefined ? null : part.slice('index='.length);
 }
 
 function signature(file: string): string {

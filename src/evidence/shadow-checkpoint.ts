@@ -20,7 +20,15 @@ import { findRepoTop, isSameListing, listWorkspacePaths, type Listing } from './
 import { writeManifest } from './manifest.js';
 import { isInExcludedDir, sortPaths, workspaceHash } from './paths.js';
 import { withRepoLock } from './repo-lock.js';
-import { pathSetRules, quickLook } from './quick-look.js';
+import {
+  differOnlyInIndex,
+  indexSignatureOf,
+  pathSetRules,
+  quickLook,
+  trackedDigest,
+  type PathSetRules,
+  type TrackedDigest,
+} from './quick-look.js';
 import {
   addToIndex,
   joinNul,
@@ -127,6 +135,41 @@ export function takeCheckpoint(input: CheckpointInput): Promise<Snapshot> {
   });
 }
 
+/**
+ * Whether the path set can be derived from the warm checkpoint's (quick-look.ts): the same rules,
+ * or rules that differ only by a rewritten repository index (the user committed) whose tracked
+ * entries are the same. `tracked` is what to note for the next checkpoint, when known here.
+ */
+async function sameRulesAsWarm(
+  workspace: string,
+  warm: WarmState | null,
+  rules: PathSetRules | null,
+  opts: GitCallOptions,
+): Promise<{ same: boolean; tracked?: TrackedDigest | null }> {
+  if (warm === null || rules === null || warm.rules === null) return { same: false };
+  if (warm.rules === rules.key) return { same: true, tracked: warm.tracked ?? null };
+  if (!mayHoldAfterCommit(warm, rules)) return { same: false };
+  const now = await trackedAt(workspace, rules, opts);
+  return { same: now !== null && now.digest === warm.tracked?.digest, tracked: now };
+}
+
+/** The rules differ only by the repository's index, whose tracked entries the warm checkpoint noted. */
+function mayHoldAfterCommit(warm: WarmState, rules: PathSetRules): boolean {
+  return warm.rules !== null && warm.tracked != null && differOnlyInIndex(warm.rules, rules.key, warm.tracked);
+}
+
+/** The repository's tracked entries, when git read the very index `rules` were taken with. */
+async function trackedAt(
+  workspace: string,
+  rules: PathSetRules | null,
+  opts: GitCallOptions,
+): Promise<TrackedDigest | null> {
+  const signature = rules === null ? null : indexSignatureOf(rules.key);
+  if (signature === null) return null;
+  const now = await trackedDigest(workspace, { cwd: workspace, timeoutMs: opts.timeoutMs });
+  return now !== null && now.signature === signature ? now : null;
+}
+
 /** How many hidden files a snapshot names (Snapshot.hiddenByIgnore). */
 const HIDDEN_NAMES_KEPT = 1_000;
 
@@ -201,10 +244,18 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   if (warm !== null) await refreshRacyEntries(warm, indexFile, base, opts);
 
   const rules = pathSetRules(workspace, input.alwaysInclude);
-  const quick =
-    warm !== null && rules !== null && warm.rules === rules.key
-      ? await quickLook(workspace, base, opts, warm, rules, input.skipAbs)
-      : null;
+  // the quick look is read-only: it runs while git says whether the rules still hold, and is
+  // dropped when they do not
+  const [same, looked] = await Promise.all([
+    sameRulesAsWarm(workspace, warm, rules, opts),
+    warm !== null && rules !== null && (warm.rules === rules.key || mayHoldAfterCommit(warm, rules))
+      ? quickLook(workspace, base, opts, warm, rules, input.skipAbs)
+      : null,
+  ]);
+  const quick = same.same ? looked : null;
+  // a listing reads the repository's index: what it tracks is noted beside, for the next checkpoint
+  const tracked =
+    same.tracked !== undefined ? Promise.resolve(same.tracked) : trackedAt(workspace, rules, opts).catch(() => null);
   let planned: Promise<Plan>;
   let indexedAtStart: Promise<IndexState>;
   if (quick !== null) {
@@ -261,7 +312,16 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   update.settle(plan, dropped);
   const message = `gaffer ${input.jobId} ${input.label}`;
   if (inThread !== null && known !== null && warm !== null) {
-    return checkpointInThread({ input, warm, known, hashed: inThread.hashed, update, plan, message, specialsFound });
+    return checkpointInThread({
+      input,
+      warm: { ...warm, rules: rules?.key ?? null, tracked: await tracked },
+      known,
+      hashed: inThread.hashed,
+      update,
+      plan,
+      message,
+      specialsFound,
+    });
   }
   // after the additions: `--replace` already dropped entries a new path conflicts with
   await removeFromIndex(base, opts, update.removals);
@@ -299,6 +359,7 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
       commit,
       listing: plan.listing,
       rules: rules?.key ?? null,
+      tracked: await tracked,
       wanted: plan.wanted,
       folders: plan.folders,
       outside,

@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import type { KnownIndex } from './known-index.js';
 import type { Listing } from './listing.js';
+import type { TrackedDigest } from './quick-look.js';
 
 /**
  * What this process remembers of a workspace's last checkpoint, so the next one can skip work
@@ -25,6 +26,12 @@ export interface WarmState {
   listing: Listing | null;
   /** The key of the rules its path set was made under (quick-look.ts), null when not derivable. */
   rules: string | null;
+  /**
+   * The enclosing repository's tracked entries when its rules were read (quick-look.ts
+   * `trackedDigest`): a user's commit since changes the rules key, not them. Absent for a small or
+   * no repository.
+   */
+  tracked?: TrackedDigest | null;
   /** The paths that checkpoint wanted. */
   wanted: Set<string>;
   /** The folders holding them. */

@@ -84,15 +84,18 @@ async function scaleRepo(ctx) {
   return ctx.shared.scale;
 }
 
+/** Names the files a run adds: the cached repository keeps those of earlier runs. */
+const RUN = Date.now().toString(36);
+
 /** Rewrites `rels` with new small text (new size, bytes and mtime). */
 function modify(root, rels, stamp) {
-  for (const rel of rels) writeFileSync(join(root, rel), fileBody(`${rel} modified ${stamp}`, SCALE.avgBytes));
+  for (const rel of rels) writeFileSync(join(root, rel), fileBody(`${rel} modified ${RUN} ${stamp}`, SCALE.avgBytes));
 }
 
 /** Writes a new file beside each of `nearRels`. */
 function add(root, nearRels, stamp) {
   for (const [k, near] of nearRels.entries()) {
-    const rel = near.replace(/[^/]+$/, `new-${stamp}-${k}.txt`);
+    const rel = near.replace(/[^/]+$/, `new-${RUN}-${stamp}-${k}.txt`);
     writeFileSync(join(root, rel), fileBody(rel, SCALE.avgBytes));
   }
 }

@@ -6,7 +6,7 @@
 //
 // The repository is generated once and cached outside the run's temp dir, keyed by its
 // parameters (`<tmpdir>/gaffer-bench-cache/scale-…`, or $GAFFER_BENCH_CACHE): reruns skip the
-// minute it takes. A run leaves it committed (the cases commit what they change), and a run that
+// minute it takes. GAFFER_BENCH_SCALE_COLD_REPS=n runs the cold pair n times after its warm-up. A run leaves it committed (the cases commit what they change), and a run that
 // finds it dirty (one that crashed) commits first.
 //
 // References run in the user's own repository (its index warm: the user just committed) with the
@@ -18,8 +18,19 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { evidence, msRow, pair, pairedRatio, ratioRow, repeat } from './cases.mjs';
-import { fileBody, git, log, median, pickSpread, round, run, timeAsync } from './lib.mjs';
+import {
+  engineMod,
+  evidence,
+  JOB_SCRIPT,
+  msRow,
+  pair,
+  pairedRatio,
+  ratioRow,
+  repeat,
+  runnersMod,
+  sandboxOff,
+} from './cases.mjs';
+import { fileBody, git, gitEnv, log, median, pickSpread, round, run, timeAsync } from './lib.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -117,41 +128,52 @@ async function scaleCold(ctx) {
   const repo = await scaleRepo(ctx);
   const gaffer = [];
   const ref = [];
-  await repeat(ctx, 'scale_cold', async (i) => {
-    const dataDir = join(ctx.tmp, `scale-cold-data-${i}`);
-    const refEnv = {
-      gitDir: join(ctx.tmp, `scale-cold-ref-${i}.git`),
-      workTree: repo.root,
-      indexFile: join(ctx.tmp, `scale-cold-ref-${i}.index`),
-    };
-    await git(['init', '-q', '--bare', '--template=', refEnv.gitDir], {});
-    const [g, r] = await pair(
-      i,
-      async () => {
-        await run('sync', []);
-        const { ms, value } = await timeAsync(() =>
-          takeSnapshot({ workspace: repo.root, dataDir, jobId: 'cold', label: 'pre' }),
-        );
-        if (value.source !== 'checkpoint')
-          throw new Error(`gaffer fell back to ${value.source}: ${value.fallbackReason}`);
-        return ms;
-      },
-      async () => {
-        await run('sync', []);
-        const addMs = (await git(['add', '-A'], refEnv, { cwd: repo.root })).ms;
-        return addMs + (await git(['write-tree'], refEnv, { cwd: repo.root })).ms;
-      },
-    );
-    if (i > 0) {
-      gaffer.push(g);
-      ref.push(r);
-    }
-    rmSync(refEnv.gitDir, { recursive: true, force: true });
-    rmSync(refEnv.indexFile, { force: true });
-    // the last repetition's data dir is where the warm and diff cases start
-    if (i === ctx.reps) ctx.shared.scaleDataDir = dataDir;
-    else rmSync(dataDir, { recursive: true, force: true });
-  });
+  // a pair takes 1–10 minutes on a 2-core VM (load decides): fewer repetitions can be asked for, and the figure says so
+  const reps = Number(process.env.GAFFER_BENCH_SCALE_COLD_REPS ?? ctx.reps);
+  const notes =
+    reps < 5
+      ? [`scale_cold: ${reps} repetition(s) after the warm-up (GAFFER_BENCH_SCALE_COLD_REPS), not the 5 a figure needs`]
+      : [];
+  await repeat(
+    ctx,
+    'scale_cold',
+    async (i) => {
+      const dataDir = join(ctx.tmp, `scale-cold-data-${i}`);
+      const refEnv = {
+        gitDir: join(ctx.tmp, `scale-cold-ref-${i}.git`),
+        workTree: repo.root,
+        indexFile: join(ctx.tmp, `scale-cold-ref-${i}.index`),
+      };
+      await git(['init', '-q', '--bare', '--template=', refEnv.gitDir], {});
+      const [g, r] = await pair(
+        i,
+        async () => {
+          await run('sync', []);
+          const { ms, value } = await timeAsync(() =>
+            takeSnapshot({ workspace: repo.root, dataDir, jobId: 'cold', label: 'pre' }),
+          );
+          if (value.source !== 'checkpoint')
+            throw new Error(`gaffer fell back to ${value.source}: ${value.fallbackReason}`);
+          return ms;
+        },
+        async () => {
+          await run('sync', []);
+          const addMs = (await git(['add', '-A'], refEnv, { cwd: repo.root })).ms;
+          return addMs + (await git(['write-tree'], refEnv, { cwd: repo.root })).ms;
+        },
+      );
+      if (i > 0) {
+        gaffer.push(g);
+        ref.push(r);
+      }
+      rmSync(refEnv.gitDir, { recursive: true, force: true });
+      rmSync(refEnv.indexFile, { force: true });
+      // the last repetition's data dir is where the warm and diff cases start
+      if (i === reps) ctx.shared.scaleDataDir = dataDir;
+      else rmSync(dataDir, { recursive: true, force: true });
+    },
+    reps,
+  );
   const gm = median(gaffer);
   const rm = median(ref);
   return {
@@ -170,6 +192,7 @@ async function scaleCold(ctx) {
       msRow('scale_git_add_ms', rm, 'git add -A + write-tree, fresh repo + index'),
       ratioRow('scale_checkpoint_cold_ratio', gm / rm, 'scale_git_add_ms', rm, 1.1),
     ],
+    notes,
   };
 }
 
@@ -398,10 +421,86 @@ async function scaleRss(ctx) {
   };
 }
 
+/**
+ * scale_job: a whole job on the scale repository (submit → settled; shell `true`, verify none,
+ * sandbox off) in one warm engine, the user having changed 10 files and committed them before
+ * each; vs the raw git work the job implies (bench/cases.mjs JOB_SCRIPT: `add -A` + `write-tree`
+ * twice, `diff-tree`) as one `sh` against a scratch repository and index kept between repetitions
+ * (warm, as gaffer's shadow repository is).
+ */
+async function scaleJob(ctx) {
+  const { Engine } = await engineMod();
+  const { createRunners } = await runnersMod();
+  const repo = await scaleRepo(ctx);
+  const engine = await Engine.open({
+    dataDir: join(ctx.tmp, 'scale-job-data'),
+    maxParallel: 2,
+    runners: createRunners({ sandbox: 'off' }),
+    sandbox: await sandboxOff(),
+    spawner: true,
+  });
+  const refEnv = {
+    gitDir: join(ctx.tmp, 'scale-job-ref.git'),
+    workTree: repo.root,
+    indexFile: join(ctx.tmp, 'scale-job-ref.index'),
+  };
+  await git(['init', '-q', '--bare', '--template=', refEnv.gitDir], {});
+  log('  the reference index and a first job, untimed (both start warm)');
+  await run('sh', ['-c', JOB_SCRIPT], { cwd: repo.root, env: gitEnv(refEnv) });
+  const body = {
+    workspace: repo.root,
+    verify: 'none',
+    tasks: [{ instruction: 'benchmark: run a no-op command', type: 'research', command: 'true' }],
+  };
+  const runJob = async () => {
+    const { job } = engine.submit(body);
+    await engine.settled(job.id);
+    const answer = engine.get(job.id);
+    if (answer.status !== 'done')
+      throw new Error(`benchmark job ended ${answer.status}: ${answer.error ?? answer.verdict}`);
+  };
+  await runJob();
+  const gaffer = [];
+  const ref = [];
+  try {
+    await repeat(ctx, 'scale_job', async (i) => {
+      modify(repo.root, pickSpread(repo.paths, 10, 500 + i), `job-${i}`);
+      await userCommit(repo.root, `user: job ${i}`);
+      const [g, r] = await pair(
+        i,
+        async () => (await timeAsync(runJob)).ms,
+        async () => (await run('sh', ['-c', JOB_SCRIPT], { cwd: repo.root, env: gitEnv(refEnv) })).ms,
+      );
+      if (i > 0) {
+        gaffer.push(g);
+        ref.push(r);
+      }
+    });
+  } finally {
+    await engine.close();
+  }
+  const gm = median(gaffer);
+  const rm = median(ref);
+  return {
+    figures: { scale_job_ms: round(gm), scale_job_script_ms: round(rm), scale_job_overhead_ratio: round(gm / rm, 3) },
+    samples: {
+      scale_job_ms: gaffer.map(Math.round),
+      scale_job_script_ms: ref.map(Math.round),
+      paired_ratio_scale_job_overhead: pairedRatio(gaffer, ref),
+    },
+    rows: [
+      msRow('scale_job_ms', gm, `whole job, shell \`true\`, verify none, ${repo.files} files, after a user commit`),
+      msRow('scale_job_script_ms', rm, 'sh: add -A + write-tree ×2 + diff-tree, warm scratch index'),
+      ratioRow('scale_job_overhead_ratio', gm / rm, 'scale_job_script_ms', rm, 1.3),
+    ],
+  };
+}
+
 /** The scale cases: opt-in (`--only scale` runs them all, in this order). */
 export const scaleCases = [
   { name: 'scale_cold', group: 'scale', optIn: true, run: scaleCold },
   { name: 'scale_warm', group: 'scale', optIn: true, run: scaleWarm },
   { name: 'scale_diff', group: 'scale', optIn: true, run: scaleDiff },
   { name: 'scale_rss', group: 'scale', optIn: true, run: scaleRss },
+  { name: 'scale_job', group: 'scale', optIn: true, run: scaleJob },
 ];

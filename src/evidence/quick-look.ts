@@ -6,7 +6,7 @@ import { excludeArgs, findRepoTop, unopenedFolders } from './listing.js';
 import { normalizeRelPath } from './paths.js';
 import { readTextOrNull } from './read-text.js';
 import { foldersOf } from './special-files.js';
-import type { WarmState } from './warm-state.js';
+import type { TrackedDigest, WarmState } from './warm-state.js';
 
 /**
  * Up to this many paths the quick look is one git process; above it, the walk for new files and
@@ -82,14 +82,6 @@ export function pathSetRules(workspace: string, alwaysInclude: string[]): PathSe
     if (st !== undefined) extras.push(rel);
   }
   return { key: [...parts, ...[...asked].sort().map((rel) => `include=${rel}`)].join('\0'), extras, excludesFile };
-}
-
-/** What the enclosing repository's index tells a path set, by the index's stat signature (see `trackedDigest`). */
-export interface TrackedDigest {
-  /** The index's stat signature when it was read (the `index=` part of a rules key). */
-  signature: string;
-  /** SHA-1 of its entries' modes and paths, in index order. */
-  digest: string;
 }
 
 /** Below this size (~10,000 entries) the enclosing repository's index is not digested: listing it is cheap. */

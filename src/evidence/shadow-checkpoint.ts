@@ -27,7 +27,6 @@ import {
   quickLook,
   trackedDigest,
   type PathSetRules,
-  type TrackedDigest,
 } from './quick-look.js';
 import {
   addToIndex,
@@ -57,6 +56,7 @@ import {
   recallWarmState,
   rememberWarmState,
   signatureMtimeMs,
+  type TrackedDigest,
   type WarmState,
 } from './warm-state.js';
 

@@ -1,7 +1,14 @@
 import { statSync } from 'node:fs';
 import type { KnownIndex } from './known-index.js';
 import type { Listing } from './listing.js';
-import type { TrackedDigest } from './quick-look.js';
+
+/** What the enclosing repository's index tells a path set, by the index's stat signature (quick-look.ts `trackedDigest`). */
+export interface TrackedDigest {
+  /** The index's stat signature when it was read (the `index=` part of a rules key). */
+  signature: string;
+  /** SHA-1 of the mode and path of its tracked ignored entries and of its gitlinks, in index order. */
+  digest: string;
+}
 
 /**
  * What this process remembers of a workspace's last checkpoint, so the next one can skip work

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { lstatSync, statSync } from 'node:fs';
+import { lstatSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { runGit, splitNul, type GitCallOptions, type GitResult } from './git.js';
 import { excludeArgs, findRepoTop, unopenedFolders } from './listing.js';
@@ -159,6 +159,15 @@ export function indexSignatureOf(key: string): string | null {
   return part === undefined ? null : part.slice('index='.length);
 }
 
+/** A path's lstat; null when nothing is there (also a file where a folder on its way was); `unknown` when it cannot be looked at. */
+function lstatOrNull(file: string): Stats | null | 'unknown' {
+  try {
+    return lstatSync(file, { throwIfNoEntry: false }) ?? null;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOTDIR' ? null : 'unknown';
+  }
+}
+
 function signature(file: string): string {
   const st = statSync(file, { throwIfNoEntry: false, bigint: true });
   return st === undefined ? '-' : `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
@@ -176,7 +185,17 @@ export interface QuickLook {
   sameFolders: boolean;
   /** Folders git could not open (listing.ts `unopenedFolders`). */
   unopened: string[];
+  /** Paths gone from the set since its last full listing, looked for by name at the next look (`QUICK_LOOK_GONE_MAX`). */
+  gone: Set<string>;
 }
+
+/**
+ * Most paths a quick look keeps looking for by name after they went (above: the workspace is
+ * listed in full, which starts the count again). A path gone from the set is one git's look for
+ * new files may not name when it comes back: one the ignore rules match, in the set only because
+ * its repository tracks it.
+ */
+export const QUICK_LOOK_GONE_MAX = 10_000;
 
 /** What git said changed against the shadow index. */
 interface Changes {
@@ -235,8 +254,29 @@ export async function quickLook(
     const slash = p.lastIndexOf('/');
     if (slash > 0 && !warm.folders.has(p.slice(0, slash))) sameFolders = false;
   }
+  // a path gone since the last listing that is there again: git names it only when the ignore rules let it through
+  const gone = new Set([...(warm.gone ?? []), ...changes.deleted]);
+  if (gone.size > QUICK_LOOK_GONE_MAX) return null;
+  const back: string[] = [];
+  for (const p of gone) {
+    if (wanted.has(p)) {
+      gone.delete(p);
+      continue;
+    }
+    const st = lstatOrNull(path.join(workspace, p));
+    // a folder on its way it cannot look into: a listing says what is there
+    if (st === 'unknown') return null;
+    if (st === null) continue;
+    // a folder now: what is in it is for a listing to say
+    if (st.isDirectory()) return null;
+    back.push(p);
+    gone.delete(p);
+    wanted.add(p);
+    const slash = p.lastIndexOf('/');
+    if (slash > 0 && !warm.folders.has(p.slice(0, slash))) sameFolders = false;
+  }
   for (const p of rules.extras) wanted.add(p);
-  const delta = { added: [...changes.added, ...rules.extras], deleted: changes.deleted };
+  const delta = { added: [...changes.added, ...back, ...rules.extras], deleted: changes.deleted };
   return {
     wanted,
     delta,
@@ -244,6 +284,7 @@ export async function quickLook(
     folders: sameFolders ? warm.folders : foldersOf(wanted),
     sameFolders,
     unopened: unopenedFolders(walked.stderr, '', ''),
+    gone,
   };
 }
 

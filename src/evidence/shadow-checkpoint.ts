@@ -94,6 +94,8 @@ interface Plan extends ListingPlan {
   sameFolders: boolean;
   /** Folders the quick look's git could not open (a full listing keeps its own in `listing.skipped`). */
   unopened?: string[];
+  /** Paths gone since the last full listing (quick-look.ts); none after a listing. */
+  gone?: Set<string>;
 }
 
 /** Where a checkpoint's large files (recorded by stat) are kept. */
@@ -259,8 +261,8 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   let planned: Promise<Plan>;
   let indexedAtStart: Promise<IndexState>;
   if (quick !== null) {
-    const { wanted, delta, folders, sameFolders, unopened } = quick;
-    planned = Promise.resolve({ listing: null, unchanged: false, wanted, delta, folders, sameFolders, unopened });
+    const { wanted, delta, folders, sameFolders, unopened, gone } = quick;
+    planned = Promise.resolve({ listing: null, unchanged: false, wanted, delta, folders, sameFolders, unopened, gone });
     indexedAtStart = Promise.resolve({ cached: null, dirty: quick.dirty });
   } else {
     const ctx = { gitDir, timeoutMs, skipAbs: input.skipAbs };
@@ -314,7 +316,7 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   if (inThread !== null && known !== null && warm !== null) {
     return checkpointInThread({
       input,
-      warm: { ...warm, rules: rules?.key ?? null, tracked: await tracked },
+      warm: { ...warm, rules: rules?.key ?? null, tracked: await tracked, gone: plan.gone ?? new Set() },
       known,
       hashed: inThread.hashed,
       update,
@@ -363,6 +365,7 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
       wanted: plan.wanted,
       folders: plan.folders,
       outside,
+      gone: plan.gone ?? new Set(),
     });
   }
 

@@ -41,6 +41,8 @@ export interface WarmState {
   tracked?: TrackedDigest | null;
   /** The paths that checkpoint wanted. */
   wanted: Set<string>;
+  /** Paths gone from the set since its last full listing (quick-look.ts): looked for by name, since git may not name them when they come back. */
+  gone?: Set<string>;
   /** The folders holding them. */
   folders: Set<string>;
   /** Wanted paths that are not in the index (large, special, unreadable, gone, folders). */

@@ -133,6 +133,22 @@ describe("a user's commit between checkpoints of a big repository", () => {
     ]);
   });
 
+  it('sees a tracked ignored file deleted and then written again, as a first checkpoint does', async () => {
+    const ws = await tempDir();
+    await write(ws, { 'a.txt': 'a\n', '.gitignore': '*.log\n', 'kept.log': 'tracked though ignored\n' });
+    git(ws, 'init', '-q');
+    git(ws, 'add', '-A');
+    git(ws, 'add', '-f', 'kept.log');
+    git(ws, 'commit', '-qm', 'init');
+    await compareWithCold(ws, [
+      ['a tracked ignored file deleted', (w) => fs.rm(path.join(w, 'kept.log')), 'quick'],
+      // git's look for new files leaves out what the ignore rules match: the path is looked for by name
+      ['and written again', (w) => write(w, { 'kept.log': 'written again\n' }), 'quick'],
+      ['and changed', (w) => write(w, { 'kept.log': 'changed\n' }), 'quick'],
+      ['an untracked ignored file written (never in the set)', (w) => write(w, { 'x.log': 'x\n' }), 'quick'],
+    ]);
+  });
+
   it('a job after a commit sees every file it writes', async () => {
     const ws = await tempDir();
     await write(ws, { 'a.txt': 'a\n', 'src/b.js': 'b\n' });

@@ -7,8 +7,7 @@
 //    job at a time on an idle cluster of 3 nodes.
 // Both are skipped, saying why, without Debian's redis-server or the build.
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -16,6 +15,8 @@ import { git, httpJson, log, makeTree, median, percentile, round, serveDataDir, 
 
 const REDIS = process.env.GAFFER_REDIS_SERVER ?? 'redis-server';
 const NODE_NAMES = ['n1', 'n2', 'n3'];
+/** Where a coordinator's data dir keeps its nodes' credentials (their digests). */
+const CREDENTIALS_FILE = 'node-credentials.json';
 /** Attempts each node runs at once (`gaffer node --slots`). */
 const SLOTS = 2;
 const TASK = 'sleep 0.2';
@@ -134,11 +135,29 @@ async function startRedis(dir) {
   }
 }
 
-/** The environment of the cluster's processes: none of this process's GAFFER_*, the node token, the sandbox off. */
-function clusterEnv(token) {
+/** The environment of a node: none of this process's GAFFER_*, its own credential, the sandbox off. */
+function clusterEnv(credential) {
   const env = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GAFFER_')) env[k] = v;
-  return { ...env, GAFFER_NODE_TOKEN: token, GAFFER_SANDBOX: 'off' };
+  return { ...env, GAFFER_NODE_TOKEN: credential, GAFFER_SANDBOX: 'off' };
+}
+
+/**
+ * Each node's own credential, issued as an operator does (`gaffer nodes issue NAME`) into `dir`,
+ * which then holds their digests (node-credentials.json) for every coordinator to start from.
+ */
+function issueCredentials(ctx, dir) {
+  const credentials = new Map();
+  for (const name of NODE_NAMES) {
+    const issued = spawnSync(
+      process.execPath,
+      [join(ctx.repoRoot, 'bin', 'gaffer'), '--data-dir', dir, 'nodes', 'issue', name],
+      { encoding: 'utf8', env: clusterEnv('') },
+    );
+    if (issued.status !== 0) throw new Error(`gaffer nodes issue ${name} failed: ${issued.stderr}`);
+    credentials.set(name, issued.stdout.trim());
+  }
+  return credentials;
 }
 
 /**
@@ -149,16 +168,16 @@ function clusterEnv(token) {
 async function cluster(ctx) {
   if (ctx.shared.cluster) return ctx.shared.cluster;
   const root = join(ctx.tmp, 'cluster');
-  const token = randomBytes(24).toString('hex');
+  const issued = join(root, 'issued');
+  const credentials = issueCredentials(ctx, issued);
   const redis = await startRedis(ctx.tmp);
   let coordinators = 0;
   const serveCoordinator = async () => {
-    const served = await serveDataDir(
-      ctx,
-      join(root, `coordinator-${++coordinators}`),
-      { GAFFER_NODE_TOKEN: token, GAFFER_SANDBOX: 'off' },
-      ['--queue', redis.url],
-    );
+    const dataDir = join(root, `coordinator-${++coordinators}`);
+    // every coordinator knows the nodes' credentials (the nodes stay when it is renewed)
+    mkdirSync(dataDir, { recursive: true });
+    copyFileSync(join(issued, CREDENTIALS_FILE), join(dataDir, CREDENTIALS_FILE));
+    const served = await serveDataDir(ctx, dataDir, { GAFFER_SANDBOX: 'off' }, ['--queue', redis.url]);
     track(served.child);
     return served;
   };
@@ -217,7 +236,7 @@ async function cluster(ctx) {
               join(dir, 'work'),
             ],
             {
-              env: clusterEnv(token),
+              env: clusterEnv(credentials.get(name)),
               stdio: ['ignore', 'ignore', 'pipe'],
             },
           ),

@@ -838,7 +838,12 @@ export class BullmqExecutor implements Executor {
     e.on('error', () => undefined);
     // what rides here is the node's word on its BullMQ job only: its output and report come over the node routes
     e.on('stalled', ({ jobId }) => this.#onJob(jobId, 'stalled'));
-    e.on('completed', ({ jobId }) => this.#onJob(jobId, 'completed'));
+    e.on('completed', ({ jobId }) => {
+      this.#onJob(jobId, 'completed');
+      // the node has let go of that entry: a waiting attempt is offered now, not at the next round (by
+      // this coordinator's own count of what each node holds, so a forged event offers nothing more)
+      if (this.#pending.length > 0) void this.#dispatch();
+    });
     e.on('failed', ({ jobId, failedReason }) => this.#onJob(jobId, 'failed', failedReason));
     e.on('removed', ({ jobId }) => this.#onJob(jobId, 'removed'));
     await e.waitUntilReady();

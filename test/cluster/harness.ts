@@ -233,7 +233,10 @@ export async function waitFor(server: Served, id: string, condition: string, tim
     `/api/jobs/${id}/wait?for=${encodeURIComponent(condition)}&timeout_s=${timeoutS}`,
   );
   if (res.status !== 200 || res.json.met !== true)
-    throw new Error(`job ${id}: ${condition} not met in ${timeoutS} s: ${res.text.slice(0, 2000)}`);
+    // the coordinator's own log says what it was waiting for (an offer, a node, a slot)
+    throw new Error(
+      `job ${id}: ${condition} not met in ${timeoutS} s: ${res.text.slice(0, 2000)}\ncoordinator log (tail):\n${server.stderr().slice(-4000)}`,
+    );
   return res.json;
 }
 

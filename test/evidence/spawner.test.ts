@@ -94,6 +94,54 @@ describe('the spawner helper', () => {
     expect(produced).toBe(1);
   });
 
+  it('a large output comes whole and in order through its handed-over pipe — several at once, a slow one, a killed one, one whose helper dies — and the helper does not hold it', async () => {
+    release = useSpawner();
+    const helper = await parentOf();
+    const hwm = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${helper}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+    const before = hwm();
+    // `seq` prints numbered lines: a byte lost, doubled or out of order changes the text
+    const big = (n: number, extra = '') =>
+      spawnCommand({ cmd: 'sh', args: ['-c', `seq 1 ${n}${extra}`], cwd: '/', env, timeoutMs: 20_000, input: '' });
+    const expected = (n: number) => Array.from({ length: n }, (_, i) => `${i + 1}\n`).join('');
+    const [a, b, c] = await Promise.all([big(3_000_000), big(400_000), big(200_000, '; sleep 0.3; seq 1 5')]);
+    expect(a.exitCode).toBe(0);
+    expect(a.stdout.length).toBe(expected(3_000_000).length);
+    expect(a.stdout.toString() === expected(3_000_000)).toBe(true);
+    expect(b.stdout.toString() === expected(400_000)).toBe(true);
+    expect(c.stdout.toString() === expected(200_000) + expected(5)).toBe(true);
+    // ~21 MB went through; the helper held none of it (it would at least double it when copied into one message)
+    expect(hwm() - before).toBeLessThan(12);
+    // stderr and the exit code still come from the helper
+    const failed = await spawnCommand({
+      cmd: 'sh',
+      args: ['-c', 'seq 1 300000; echo oops >&2; exit 3'],
+      cwd: '/',
+      env,
+      timeoutMs: 20_000,
+      input: '',
+    });
+    expect(failed.exitCode).toBe(3);
+    expect(failed.stderr).toBe('oops\n');
+    expect(failed.stdout.toString() === expected(300_000)).toBe(true);
+    // a call killed at its timeout after its pipe went over ends, timed out
+    const slow = await spawnCommand({
+      cmd: 'sh',
+      args: ['-c', 'seq 1 300000; exec sleep 30'],
+      cwd: '/',
+      env,
+      timeoutMs: 1_000,
+      input: '',
+    });
+    expect(slow.timedOut).toBe(true);
+    // the helper killed after the pipe went over: the call runs again here, its output once
+    const again = big(300_000, '; sleep 0.5');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    process.kill(helper, 'SIGKILL');
+    const result = await again;
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout.toString() === expected(300_000)).toBe(true);
+  });
+
   it('calls in flight when the helper dies are run again here', async () => {
     release = useSpawner();
     const helper = await parentOf();

@@ -6,7 +6,11 @@
 // Two kinds of request. A call (git) runs to its end and answers once, with all of its output:
 //   in:  {t: 'run', id, cmd, args, cwd, env, timeoutMs, input?: Buffer, streamed: bool}
 //        {t: 'in', id, chunk: string} · {t: 'end', id} · {t: 'kill', id}
-//   out: {t: 'done', id, exitCode, stdout: Buffer, stderr: string, timedOut, spawnError?}
+//   out: {t: 'done', id, exitCode, stdout: Buffer, stderr: string, timedOut, spawnError?, piped?: true}
+// Past CALL_HANDOVER_BYTES of a call's stdout, what was read goes out as {t: 'part', id, chunk}
+// and the pipe itself as {t: 'pipe', id} with the handle; `done` then says `piped` and the parent
+// reads the rest to the pipe's close (a large listing is not held and copied here, nor copied
+// again into one message for the parent to decode).
 // A streamed process (a worker) is the leader of a process group of its own, stdin /dev/null; its
 // output comes back as it is printed and the parent does the rest (timeouts, group kills). Past
 // HANDOVER_BYTES its pipes themselves go to the parent, which reads the rest and sees them close:
@@ -46,6 +50,8 @@ function run(msg) {
     return;
   }
   const out = [];
+  let outBytes = 0;
+  let piped = false;
   const err = [];
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -57,9 +63,13 @@ function run(msg) {
     if (!children.has(msg.id)) return;
     clearTimeout(timer);
     children.delete(msg.id);
-    reply({ t: 'done', id: msg.id, timedOut, ...done });
+    reply({ t: 'done', id: msg.id, timedOut, ...done, ...(piped ? { piped } : {}) });
   };
-  child.stdout.on('data', (chunk) => out.push(chunk));
+  child.stdout.on('data', (chunk) => {
+    out.push(chunk);
+    outBytes += chunk.length;
+    if (outBytes >= CALL_HANDOVER_BYTES && !piped) piped = handOverCallOutput(msg.id, child.stdout, out);
+  });
   child.stderr.on('data', (chunk) => err.push(chunk));
   child.on('error', (error) =>
     finish({ exitCode: null, stdout: Buffer.alloc(0), stderr: '', spawnError: error.message }),
@@ -71,6 +81,26 @@ function run(msg) {
   // git may exit before reading all of stdin (e.g. a fatal error): EPIPE is not our failure
   child.stdin.on('error', () => undefined);
   if (!msg.streamed) child.stdin.end(msg.input);
+}
+
+/** A call's stdout past which its pipe goes to the parent (two round trips, worth it only for a large listing). */
+const CALL_HANDOVER_BYTES = 256 << 10;
+
+/**
+ * Sends what a call printed so far, then its stdout pipe, to the parent; false (nothing sent) when
+ * the pipe ended already. Reading is stopped first, as for a stream's pipes (see handOver).
+ */
+function handOverCallOutput(id, pipe, out) {
+  if (pipe._handle === null || pipe._handle === undefined || pipe.readableEnded) return false;
+  pipe.pause();
+  while (pipe.read() !== null); // each chunk read goes into `out` through the 'data' listener
+  pipe._handle.readStop();
+  pipe.removeAllListeners('data');
+  reply({ t: 'part', id, chunk: Buffer.concat(out) });
+  out.length = 0;
+  // once sent, the pipe here has no handle: ending it lets the call's 'close' come when git exits
+  reply({ t: 'pipe', id }, pipe, () => pipe.destroy());
+  return true;
 }
 
 /** Field 22 of /proc/<pid>/stat (start time, clock ticks since boot), read before the child can be reaped; null without /proc. */
@@ -180,8 +210,9 @@ function drop(id) {
   entry.child.stderr.destroy();
 }
 
-function reply(msg, handle) {
-  if (process.connected) process.send(msg, handle, () => undefined);
+function reply(msg, handle, sent = () => undefined) {
+  if (process.connected) process.send(msg, handle, sent);
+  else sent();
 }
 
 process.on('message', (msg) => {

@@ -34,6 +34,13 @@ interface Pending {
   request: SpawnRequest;
   resolve: (result: SpawnResult) => void;
   inputError?: Error;
+  /** Its stdout as far as it came here: the helper's part, then what its handed-over pipe gave. */
+  parts: Buffer[];
+  /** The stdout pipe the helper handed over (a large output), read here to its close. */
+  pipe: Socket | null;
+  pipeClosed: boolean;
+  /** The helper's answer, kept while the handed-over pipe is still being read. */
+  done: DoneMessage | null;
 }
 
 interface DoneMessage {
@@ -44,7 +51,12 @@ interface DoneMessage {
   stderr: string;
   timedOut: boolean;
   spawnError?: string;
+  /** Its stdout went on through a handed-over pipe (after `part` and `pipe` messages). */
+  piped?: true;
 }
+
+/** A large call output on its way (spawner-child.cjs): what the helper read, then the pipe itself. */
+type CallMessage = { t: 'part'; id: number; chunk: Uint8Array } | { t: 'pipe'; id: number };
 
 /** What the helper says about a streamed process (spawner-child.cjs). */
 type StreamMessage =
@@ -119,7 +131,7 @@ class Spawner {
   run(request: SpawnRequest): Promise<SpawnResult> {
     return new Promise((resolve) => {
       const id = this.#nextId++;
-      const pending: Pending = { request, resolve };
+      const pending: Pending = { request, resolve, parts: [], pipe: null, pipeClosed: false, done: null };
       const child = this.#ensureChild();
       this.#pending.set(id, pending);
       this.#hold(child);
@@ -201,9 +213,11 @@ class Spawner {
       env,
     });
     child.unref();
-    child.on('message', (message: DoneMessage | StreamMessage, pipe?: Socket) =>
-      message.t === 'done' ? this.#done(message) : this.#streamed(message, pipe),
-    );
+    child.on('message', (message: DoneMessage | CallMessage | StreamMessage, pipe?: Socket) => {
+      if (message.t === 'done') this.#done(message);
+      else if (message.t === 'part' || message.t === 'pipe') this.#callOutput(message, pipe);
+      else this.#streamed(message, pipe);
+    });
     child.on('exit', () => this.#lost(child));
     child.on('error', () => this.#lost(child));
     this.#child = child;
@@ -213,11 +227,40 @@ class Spawner {
   #done(message: DoneMessage): void {
     const pending = this.#pending.get(message.id);
     if (pending === undefined) return;
-    this.#pending.delete(message.id);
+    pending.done = message;
+    if (message.piped === true && !pending.pipeClosed) return; // the pipe's close answers
+    this.#answer(message.id, pending, message);
+  }
+
+  /** A large output: the helper's part is kept, its pipe read here; once it closed after the helper's answer, the call is answered. */
+  #callOutput(message: CallMessage, pipe: Socket | undefined): void {
+    const pending = this.#pending.get(message.id);
+    if (pending === undefined) {
+      pipe?.destroy();
+      return;
+    }
+    if (message.t === 'part') {
+      pending.parts.push(Buffer.from(message.chunk.buffer, message.chunk.byteOffset, message.chunk.byteLength));
+      return;
+    }
+    if (pipe === undefined) return;
+    pending.pipe = pipe;
+    pipe.on('data', (chunk: Buffer) => pending.parts.push(chunk));
+    pipe.on('error', () => undefined); // a read error ends the pipe: its close follows
+    pipe.once('close', () => {
+      pending.pipeClosed = true;
+      if (pending.done !== null && this.#pending.get(message.id) === pending)
+        this.#answer(message.id, pending, pending.done);
+    });
+  }
+
+  #answer(id: number, pending: Pending, message: DoneMessage): void {
+    this.#pending.delete(id);
     this.#releaseIfIdle();
+    const last = Buffer.from(message.stdout.buffer, message.stdout.byteOffset, message.stdout.byteLength);
     const result: SpawnResult = {
       exitCode: message.exitCode,
-      stdout: Buffer.from(message.stdout.buffer, message.stdout.byteOffset, message.stdout.byteLength),
+      stdout: pending.parts.length === 0 ? last : Buffer.concat([...pending.parts, last]),
       stderr: message.stderr,
       timedOut: message.timedOut,
     };
@@ -295,6 +338,7 @@ class Spawner {
     const held = [...this.#pending.values()];
     this.#pending.clear();
     for (const pending of held) {
+      pending.pipe?.destroy(); // run again from the start: what came through it is dropped
       const { input } = pending.request;
       if (typeof input === 'string' || Buffer.isBuffer(input)) void spawnHere(pending.request).then(pending.resolve);
       else

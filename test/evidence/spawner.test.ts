@@ -2,22 +2,19 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runGit } from '../../src/evidence/git.js';
-import { spawnCommand, useSpawner } from '../../src/platform/spawner/spawner.js';
+import { spawnCommand, useSpawner, type SpawnResult } from '../../src/platform/spawner/spawner.js';
 import { diffSnapshots } from '../../src/evidence/index.js';
 import { cleanEnv, snap, tempDir, write } from './helpers.js';
 
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+/** A shell script spawned the way `runGit` would spawn a call. */
+function sh(script: string, timeoutMs = 10_000): Promise<SpawnResult> {
+  return spawnCommand({ cmd: 'sh', args: ['-c', script], cwd: '/', env, timeoutMs, input: '' });
+}
+
 /** The parent pid of a command spawned the way `runGit` would spawn it. */
 async function parentOf(): Promise<number> {
-  const result = await spawnCommand({
-    cmd: 'sh',
-    args: ['-c', 'echo $PPID'],
-    cwd: '/',
-    env,
-    timeoutMs: 10_000,
-    input: '',
-  });
-  return Number(result.stdout.toString().trim());
+  return Number((await sh('echo $PPID')).stdout.toString().trim());
 }
 
 let release: (() => void) | null = null;
@@ -100,8 +97,7 @@ describe('the spawner helper', () => {
     const hwm = () => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${helper}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
     const before = hwm();
     // `seq` prints numbered lines: a byte lost, doubled or out of order changes the text
-    const big = (n: number, extra = '') =>
-      spawnCommand({ cmd: 'sh', args: ['-c', `seq 1 ${n}${extra}`], cwd: '/', env, timeoutMs: 20_000, input: '' });
+    const big = (n: number, extra = '') => sh(`seq 1 ${n}${extra}`, 20_000);
     const expected = (n: number) => Array.from({ length: n }, (_, i) => `${i + 1}\n`).join('');
     const [a, b, c] = await Promise.all([big(3_000_000), big(400_000), big(200_000, '; sleep 0.3; seq 1 5')]);
     expect(a.exitCode).toBe(0);
@@ -112,26 +108,12 @@ describe('the spawner helper', () => {
     // ~21 MB went through; the helper held none of it (it would at least double it when copied into one message)
     expect(hwm() - before).toBeLessThan(12);
     // stderr and the exit code still come from the helper
-    const failed = await spawnCommand({
-      cmd: 'sh',
-      args: ['-c', 'seq 1 300000; echo oops >&2; exit 3'],
-      cwd: '/',
-      env,
-      timeoutMs: 20_000,
-      input: '',
-    });
+    const failed = await sh('seq 1 300000; echo oops >&2; exit 3', 20_000);
     expect(failed.exitCode).toBe(3);
     expect(failed.stderr).toBe('oops\n');
     expect(failed.stdout.toString() === expected(300_000)).toBe(true);
     // a call killed at its timeout after its pipe went over ends, timed out
-    const slow = await spawnCommand({
-      cmd: 'sh',
-      args: ['-c', 'seq 1 300000; exec sleep 30'],
-      cwd: '/',
-      env,
-      timeoutMs: 1_000,
-      input: '',
-    });
+    const slow = await sh('seq 1 300000; exec sleep 30', 1_000);
     expect(slow.timedOut).toBe(true);
     // the helper killed after the pipe went over: the call runs again here, its output once
     const again = big(300_000, '; sleep 0.5');
@@ -145,14 +127,7 @@ describe('the spawner helper', () => {
   it('calls in flight when the helper dies are run again here', async () => {
     release = useSpawner();
     const helper = await parentOf();
-    const call = spawnCommand({
-      cmd: 'sh',
-      args: ['-c', 'sleep 0.3; echo done'],
-      cwd: '/',
-      env,
-      timeoutMs: 10_000,
-      input: '',
-    });
+    const call = sh('sleep 0.3; echo done');
     await new Promise((resolve) => setTimeout(resolve, 50));
     process.kill(helper, 'SIGKILL');
     const result = await call;

@@ -92,10 +92,7 @@ const CALL_HANDOVER_BYTES = 256 << 10;
  */
 function handOverCallOutput(id, pipe, out) {
   if (pipe._handle === null || pipe._handle === undefined || pipe.readableEnded) return false;
-  pipe.pause();
-  while (pipe.read() !== null); // each chunk read goes into `out` through the 'data' listener
-  pipe._handle.readStop();
-  pipe.removeAllListeners('data');
+  stopReading(pipe); // what it held goes into `out` through its 'data' listener
   reply({ t: 'part', id, chunk: Buffer.concat(out) });
   out.length = 0;
   // once sent, the pipe here has no handle: ending it lets the call's 'close' come when git exits
@@ -192,12 +189,17 @@ function handOver(id, entry) {
   if (pipes.some((pipe) => pipe._handle === null || pipe._handle === undefined || pipe.readableEnded)) return;
   entry.handedOver = true;
   for (const [index, pipe] of pipes.entries()) {
-    pipe.pause();
-    while (pipe.read() !== null); // each chunk read goes out through the 'data' listener
-    pipe._handle.readStop();
-    pipe.removeAllListeners('data');
+    stopReading(pipe); // what it held goes out through its 'data' listener
     reply({ t: 'handover', id, fd: index + 1 }, pipe);
   }
+}
+
+/** Empties a pipe's stream into its 'data' listener and stops reading it, before its handle is sent. */
+function stopReading(pipe) {
+  pipe.pause();
+  while (pipe.read() !== null);
+  pipe._handle.readStop();
+  pipe.removeAllListeners('data');
 }
 
 /** The parent stopped waiting for a stream's pipes (a member that left the group holds them): let them go. */

@@ -245,8 +245,15 @@ export async function quickLook(
     return null;
 
   const wanted = new Set(warm.wanted);
-  // paths the index does not hold come back as new when they are still there and not ignored
-  for (const p of warm.outside) wanted.delete(p);
+  // paths the index does not hold (large, skipped, special) are looked at by name: git names one
+  // as new only when the ignore rules let it through, and one the repository tracks may be ignored
+  for (const p of warm.outside) {
+    const st = lstatOrNull(path.join(workspace, p));
+    // a folder on its way it cannot look into: a listing says what is there
+    if (st === 'unknown') return null;
+    // gone; or a folder (a nested repository, a gitlink), which git's look names as before
+    if (st === null || st.isDirectory()) wanted.delete(p);
+  }
   for (const p of changes.deleted) wanted.delete(p);
   let sameFolders = true;
   for (const p of changes.added) {

@@ -149,6 +149,30 @@ describe("a user's commit between checkpoints of a big repository", () => {
     ]);
   });
 
+  it('sees a change to a tracked ignored file the index does not hold (above the size cap), warm as cold', async () => {
+    const ws = await tempDir();
+    await write(ws, { 'a.txt': 'a\n', '.gitignore': '*.bin\n', 'big.bin': 'x'.repeat(4096) });
+    git(ws, 'init', '-q');
+    git(ws, 'add', '-A');
+    git(ws, 'add', '-f', 'big.bin');
+    git(ws, 'commit', '-qm', 'init');
+    const data = await tempDir('gaffer-data-');
+    const cap = { sizeCapBytes: 1024 };
+    const first = await snap(ws, data, 'first', cap);
+    listings.mockClear();
+    const pre = await snap(ws, data, 'pre', { ...cap, jobId: 'job2' });
+    // the worker changes it: git's look for new files leaves it out (ignored), so it is looked at by name
+    await write(ws, { 'big.bin': 'y'.repeat(5000) });
+    const post = await snap(ws, data, 'post', { ...cap, jobId: 'job2', like: pre });
+    expect(listings.mock.calls.length).toBe(0);
+    expect(await diffSnapshots(pre, post)).toMatchObject({ modified: ['big.bin'], added: [], deleted: [] });
+    expect(await diffSnapshots(first, post)).toMatchObject({ modified: ['big.bin'], added: [], deleted: [] });
+    // gone, then noticed gone
+    await fs.rm(path.join(ws, 'big.bin'));
+    const after = await snap(ws, data, 'after', { ...cap, jobId: 'job2', like: post });
+    expect(await diffSnapshots(post, after)).toMatchObject({ modified: [], added: [], deleted: ['big.bin'] });
+  });
+
   it('a job after a commit sees every file it writes', async () => {
     const ws = await tempDir();
     await write(ws, { 'a.txt': 'a\n', 'src/b.js': 'b\n' });

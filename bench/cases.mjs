@@ -788,29 +788,20 @@ const FO_PARALLEL = 4;
 const FO_VERIFY = 'exit 0';
 
 /**
- * fanout_overhead: one worktree job of FO_TASKS tasks (shell, each writing its own file; verify
- * `exit 0`, on fanout.parallel_safe_gates so they run FO_PARALLEL at once; merge none; sandbox off)
- * in a git repository of FO files, submit → settled; vs a script that does per task what a person
- * would: `git worktree add -b` + the work + the check + `git add -A && git commit` + `git worktree
- * remove`, FO_PARALLEL lanes. Also the disk the jobs leave (data dir and the repository's .git
- * growth; the passing worktrees are removed, their branches kept), per 10 jobs. The script takes a
- * lock around `git worktree add` and `remove`, as gaffer serializes its git calls on one repository:
- * unlocked, one lane's remove races another's add ("failed to read .git/worktrees/<x>/commondir").
+ * Pairs of one worktree job of `tasks` shell tasks (each writing its own file; verify FO_VERIFY,
+ * on fanout.parallel_safe_gates so `parallel` run at once; merge none; sandbox off) against a
+ * script doing per task what a person would: `git worktree add -b` + the work + the check + `git
+ * add -A && git commit` + `git worktree remove`, `parallel` lanes. The script takes a lock around
+ * `git worktree add` and `remove`, as gaffer serializes its git calls on one repository: unlocked,
+ * one lane's remove races another's add ("failed to read .git/worktrees/<x>/commondir"). The
+ * script's branches are `<branches>/r<rep>/t<k>` (a repository kept between runs needs a new prefix).
  */
-async function fanoutOverhead(ctx) {
+export async function fanoutPairs(ctx, { label, root, dataDir, refDir, tasks, parallel, branches, reps = ctx.reps }) {
   const { Engine } = await engineMod();
   const { createRunners } = await runnersMod();
-  const files = ctx.quick ? 200 : 500;
-  const root = join(ctx.tmp, 'fo-repo');
-  makeTree(root, files, 2048);
-  await git(['init', '-q', '--template='], {}, { cwd: root });
-  await git(['add', '-A'], {}, { cwd: root });
-  await git(['commit', '-qm', 'init'], {}, { cwd: root });
-  const gitSizeAtStart = await duKb(join(root, '.git'));
-  const dataDir = join(ctx.tmp, 'fo-data');
   const engine = await Engine.open({
     dataDir,
-    maxParallel: FO_PARALLEL,
+    maxParallel: parallel,
     runners: createRunners({ sandbox: 'off' }),
     sandbox: await sandboxOff(),
     spawner: true,
@@ -821,57 +812,87 @@ async function fanoutOverhead(ctx) {
     isolation: 'worktree',
     parallel: true,
     verify: FO_VERIFY,
-    tasks: Array.from({ length: FO_TASKS }, (_, k) => ({
+    tasks: Array.from({ length: tasks }, (_, k) => ({
       name: `t${k}`,
       instruction: `benchmark: write w${k}.txt`,
       files: [`w${k}.txt`],
       command: `echo ${k} > w${k}.txt`,
     })),
   };
-  const refDir = join(ctx.tmp, 'fo-ref');
   mkdirSync(refDir, { recursive: true });
   const script = (rep, k) =>
-    `set -e; d=${refDir}/r${rep}-${k}; flock .git/ref.lock git worktree add -q -b ref/r${rep}/t${k} "$d" HEAD; cd "$d"; echo ${k} > w${k}.txt; sh -c '${FO_VERIFY}'; git add -A; git commit -qm t${k}; cd ${root}; flock .git/ref.lock git worktree remove "$d"`;
+    `set -e; d=${refDir}/r${rep}-${k}; flock .git/ref.lock git worktree add -q -b ${branches}/r${rep}/t${k} "$d" HEAD; cd "$d"; echo ${k} > w${k}.txt; sh -c '${FO_VERIFY}'; git add -A; git commit -qm t${k}; cd ${root}; flock .git/ref.lock git worktree remove "$d"`;
   const scriptFanout = async (rep) => {
     let next = 0;
     const t0 = performance.now();
     const lane = async () => {
-      for (let k = next++; k < FO_TASKS; k = next++)
-        await run('sh', ['-c', script(rep, k)], { cwd: root, env: gitEnv() });
+      for (let k = next++; k < tasks; k = next++) await run('sh', ['-c', script(rep, k)], { cwd: root, env: gitEnv() });
     };
-    await Promise.all(Array.from({ length: FO_PARALLEL }, lane));
+    await Promise.all(Array.from({ length: parallel }, lane));
     return performance.now() - t0;
   };
   const gaffer = [];
   const ref = [];
   let jobs = 0;
   try {
-    await repeat(ctx, 'fanout_overhead', async (i) => {
-      const [g, r] = await pair(
-        i,
-        async () => {
-          const { ms, value } = await timeAsync(async () => {
-            const { job } = engine.submit(body);
-            await engine.settled(job.id);
-            return engine.get(job.id, { full: true });
-          });
-          jobs++;
-          if (value.status !== 'done')
-            throw new Error(`fan-out job ended ${value.status}: ${value.error ?? value.verdict}`);
-          const parallel = value.result.worktrees.classes.filter((c) => c.class === 'parallel').length;
-          if (parallel !== FO_TASKS) throw new Error(`fan-out ran ${FO_TASKS - parallel} task(s) sequentially`);
-          return ms;
-        },
-        () => scriptFanout(i),
-      );
-      if (i > 0) {
-        gaffer.push(g);
-        ref.push(r);
-      }
-    });
+    await repeat(
+      ctx,
+      label,
+      async (i) => {
+        const [g, r] = await pair(
+          i,
+          async () => {
+            const { ms, value } = await timeAsync(async () => {
+              const { job } = engine.submit(body);
+              await engine.settled(job.id);
+              return engine.get(job.id, { full: true });
+            });
+            jobs++;
+            if (value.status !== 'done')
+              throw new Error(`fan-out job ended ${value.status}: ${value.error ?? value.verdict}`);
+            const ran = value.result.worktrees.classes.filter((c) => c.class === 'parallel').length;
+            if (ran !== tasks) throw new Error(`fan-out ran ${tasks - ran} task(s) sequentially`);
+            return ms;
+          },
+          () => scriptFanout(i),
+        );
+        if (i > 0) {
+          gaffer.push(g);
+          ref.push(r);
+        }
+      },
+      reps,
+    );
   } finally {
     await engine.close();
   }
+  return { gaffer, ref, jobs };
+}
+
+/**
+ * fanout_overhead: one worktree job of FO_TASKS tasks, FO_PARALLEL at once, in a git repository of
+ * FO files, submit → settled, against the script a person would write (`fanoutPairs`). Also the
+ * disk the jobs leave (data dir and the repository's .git growth; the passing worktrees are
+ * removed, their branches kept), per 10 jobs.
+ */
+async function fanoutOverhead(ctx) {
+  const files = ctx.quick ? 200 : 500;
+  const root = join(ctx.tmp, 'fo-repo');
+  makeTree(root, files, 2048);
+  await git(['init', '-q', '--template='], {}, { cwd: root });
+  await git(['add', '-A'], {}, { cwd: root });
+  await git(['commit', '-qm', 'init'], {}, { cwd: root });
+  const gitSizeAtStart = await duKb(join(root, '.git'));
+  const dataDir = join(ctx.tmp, 'fo-data');
+  const { gaffer, ref, jobs } = await fanoutPairs(ctx, {
+    label: 'fanout_overhead',
+    root,
+    dataDir,
+    refDir: join(ctx.tmp, 'fo-ref'),
+    tasks: FO_TASKS,
+    parallel: FO_PARALLEL,
+    branches: 'ref',
+  });
   const dataKb = await duKb(dataDir);
   const gitGrowthKb = (await duKb(join(root, '.git'))) - gitSizeAtStart;
   const per10 = ((dataKb + gitGrowthKb) / 1024) * (10 / jobs);

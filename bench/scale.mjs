@@ -21,6 +21,7 @@ import { performance } from 'node:perf_hooks';
 import {
   engineMod,
   evidence,
+  fanoutPairs,
   JOB_SCRIPT,
   msRow,
   pair,
@@ -496,6 +497,51 @@ async function scaleJob(ctx) {
   };
 }
 
+/**
+ * scale_fanout: one worktree job of 4 shell tasks, 2 at once (the cores), in the scale repository
+ * after a user commit, against the script a person would write (bench/cases.mjs `fanoutPairs`:
+ * per task `git worktree add -b` — a checkout of every file — the work, the check, `add -A` +
+ * `commit`, `worktree remove`). GAFFER_BENCH_SCALE_FANOUT_REPS=n pairs after the warm-up (default
+ * the run's repetitions; a pair is minutes at 250,000 files).
+ */
+async function scaleFanout(ctx) {
+  const repo = await scaleRepo(ctx);
+  modify(repo.root, pickSpread(repo.paths, 10, 900), 'fanout');
+  await userCommit(repo.root, 'user: before the fan-out');
+  const reps = Number(process.env.GAFFER_BENCH_SCALE_FANOUT_REPS ?? ctx.reps);
+  // the repository is kept between runs, with the branches each run leaves: the script's are new each run
+  const branches = `ref-${Date.now().toString(36)}`;
+  const { gaffer, ref } = await fanoutPairs(ctx, {
+    label: 'scale_fanout',
+    root: repo.root,
+    dataDir: join(ctx.tmp, 'scale-fanout-data'),
+    refDir: join(ctx.tmp, 'scale-fanout-ref'),
+    tasks: 4,
+    parallel: 2,
+    branches,
+    reps,
+  });
+  const gm = median(gaffer);
+  const rm = median(ref);
+  return {
+    figures: {
+      scale_fanout_ms: round(gm),
+      scale_fanout_script_ms: round(rm),
+      scale_fanout_overhead_ratio: round(gm / rm, 3),
+    },
+    samples: {
+      scale_fanout_ms: gaffer.map(Math.round),
+      scale_fanout_script_ms: ref.map(Math.round),
+      paired_ratio_scale_fanout: pairedRatio(gaffer, ref),
+    },
+    rows: [
+      msRow('scale_fanout_ms', gm, `4 worktree tasks, 2 at once, ${repo.files} files, merge none, sandbox off`),
+      msRow('scale_fanout_script_ms', rm, 'sh per task: worktree add -b + work + check + add/commit + worktree remove'),
+      ratioRow('scale_fanout_overhead_ratio', gm / rm, 'scale_fanout_script_ms', rm, 1.5),
+    ],
+  };
+}
+
 /** The scale cases: opt-in (`--only scale` runs them all, in this order). */
 export const scaleCases = [
   { name: 'scale_cold', group: 'scale', optIn: true, run: scaleCold },
@@ -503,4 +549,5 @@ export const scaleCases = [
   { name: 'scale_diff', group: 'scale', optIn: true, run: scaleDiff },
   { name: 'scale_rss', group: 'scale', optIn: true, run: scaleRss },
   { name: 'scale_job', group: 'scale', optIn: true, run: scaleJob },
+  { name: 'scale_fanout', group: 'scale', optIn: true, run: scaleFanout },
 ];

@@ -68,7 +68,9 @@ function run(msg) {
   child.stdout.on('data', (chunk) => {
     out.push(chunk);
     outBytes += chunk.length;
-    if (outBytes >= CALL_HANDOVER_BYTES && !piped) piped = handOverCallOutput(msg.id, child.stdout, out);
+    if (outBytes < CALL_HANDOVER_BYTES || piped) return;
+    piped = true; // first: emptying the pipe's stream comes back through this listener
+    piped = handOverCallOutput(msg.id, child.stdout, out);
   });
   child.stderr.on('data', (chunk) => err.push(chunk));
   child.on('error', (error) =>

@@ -307,6 +307,16 @@ async function diff(ctx) {
   };
 }
 
+/** Submits a job and waits for its end: its answer (`get` with `opts`); throws unless it ended `done`. */
+export async function doneJob(engine, body, opts) {
+  const { job } = engine.submit(body);
+  await engine.settled(job.id);
+  const answer = engine.get(job.id, opts);
+  if (answer.status !== 'done')
+    throw new Error(`benchmark job ended ${answer.status}: ${answer.error ?? answer.verdict}`);
+  return answer;
+}
+
 /** The raw git work a job implies, as one shell script: checkpoint, checkpoint, diff. */
 export const JOB_SCRIPT = `set -e
 git add -A
@@ -352,13 +362,7 @@ async function jobOverhead(ctx) {
         const [g, r] = await pair(
           i,
           async () => {
-            const { ms, value } = await timeAsync(async () => {
-              const { job } = engine.submit(body);
-              await engine.settled(job.id);
-              return engine.get(job.id);
-            });
-            if (value.status !== 'done')
-              throw new Error(`benchmark job ended ${value.status}: ${value.error ?? value.verdict}`);
+            const { ms } = await timeAsync(() => doneJob(engine, body));
             return ms;
           },
           async () => (await run('sh', ['-c', JOB_SCRIPT], { cwd: ws.root, env: gitEnv(refEnv) })).ms,
@@ -842,14 +846,8 @@ export async function fanoutPairs(ctx, { label, root, dataDir, refDir, tasks, pa
         const [g, r] = await pair(
           i,
           async () => {
-            const { ms, value } = await timeAsync(async () => {
-              const { job } = engine.submit(body);
-              await engine.settled(job.id);
-              return engine.get(job.id, { full: true });
-            });
+            const { ms, value } = await timeAsync(() => doneJob(engine, body, { full: true }));
             jobs++;
-            if (value.status !== 'done')
-              throw new Error(`fan-out job ended ${value.status}: ${value.error ?? value.verdict}`);
             const ran = value.result.worktrees.classes.filter((c) => c.class === 'parallel').length;
             if (ran !== tasks) throw new Error(`fan-out ran ${tasks - ran} task(s) sequentially`);
             return ms;

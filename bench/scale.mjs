@@ -19,6 +19,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import {
+  doneJob,
   engineMod,
   evidence,
   fanoutPairs,
@@ -453,13 +454,7 @@ async function scaleJob(ctx) {
     verify: 'none',
     tasks: [{ instruction: 'benchmark: run a no-op command', type: 'research', command: 'true' }],
   };
-  const runJob = async () => {
-    const { job } = engine.submit(body);
-    await engine.settled(job.id);
-    const answer = engine.get(job.id);
-    if (answer.status !== 'done')
-      throw new Error(`benchmark job ended ${answer.status}: ${answer.error ?? answer.verdict}`);
-  };
+  const runJob = () => doneJob(engine, body);
   await runJob();
   const gaffer = [];
   const ref = [];

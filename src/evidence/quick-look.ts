@@ -247,14 +247,16 @@ export async function quickLook(
   const wanted = new Set(warm.wanted);
   // paths the index does not hold (large, skipped, special) are looked at by name: git names one
   // as new only when the ignore rules let it through, and one the repository tracks may be ignored
+  const went = [...changes.deleted];
   for (const p of warm.outside) {
     const st = lstatOrNull(path.join(workspace, p));
     // a folder on its way it cannot look into: a listing says what is there
     if (st === 'unknown') return null;
-    // gone; or a folder (a nested repository, a gitlink), which git's look names as before
-    if (st === null || st.isDirectory()) wanted.delete(p);
+    // a folder (a nested repository, a gitlink): git's look names it as before
+    if (st?.isDirectory() === true) wanted.delete(p);
+    else if (st === null) went.push(p);
   }
-  for (const p of changes.deleted) wanted.delete(p);
+  for (const p of went) wanted.delete(p);
   let sameFolders = true;
   for (const p of changes.added) {
     wanted.add(p);
@@ -262,7 +264,7 @@ export async function quickLook(
     if (slash > 0 && !warm.folders.has(p.slice(0, slash))) sameFolders = false;
   }
   // a path gone since the last listing that is there again: git names it only when the ignore rules let it through
-  const gone = new Set([...(warm.gone ?? []), ...changes.deleted]);
+  const gone = new Set([...(warm.gone ?? []), ...went]);
   if (gone.size > QUICK_LOOK_GONE_MAX) return null;
   const back: string[] = [];
   for (const p of gone) {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -177,6 +178,13 @@ describe("a user's commit between checkpoints of a big repository", () => {
     expect(listings.mock.calls.length).toBe(0);
     expect(await diffSnapshots(after, back)).toMatchObject({ modified: [], added: ['big.bin'], deleted: [] });
     expect(await diffSnapshots(first, back)).toMatchObject({ modified: ['big.bin'], added: [], deleted: [] });
+    // a worker puts a folder in its place (a name the ignore rules match), a file and a FIFO in it: as a first checkpoint sees it
+    await fs.rm(path.join(ws, 'big.bin'));
+    await write(ws, { 'big.bin/inner.txt': 'hidden?\n' });
+    execFileSync('mkfifo', [path.join(ws, 'big.bin', 'pipe')]);
+    const swapped = await snap(ws, data, 'swapped', { ...cap, jobId: 'job2', like: back });
+    const cold = await snap(ws, await tempDir('gaffer-data-'), 'cold', cap);
+    expect(contents(swapped)).toEqual(contents(cold));
   });
 
   it('a job after a commit sees every file it writes', async () => {

@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /** Log caps (spec 04): the first 64 KiB and the newest 10 MiB are kept. */
@@ -29,7 +29,9 @@ export function formatDroppedLine(droppedBytes: number): string {
 }
 
 /**
- * A worker's output log with bounded disk and memory use. Output goes straight to the file
+ * A worker's output log with bounded disk and memory use. The file is made at the first byte of
+ * output (a log already at the path is removed at once): a worker that prints nothing leaves no
+ * file, and its readers read none as empty. Output goes straight to the file
  * until it holds head + tail bytes — the usual case, readable live and complete. Beyond that,
  * newer bytes go round a ring file of `tailBytes` (positional writes, nothing buffered), and
  * `close()` rewrites the log as head + a dropped-bytes line + the newest `tailBytes`.
@@ -39,7 +41,8 @@ export class CappedLog {
   readonly #path: string;
   readonly #headBytes: number;
   readonly #tailBytes: number;
-  #fd: number | null;
+  /** The log file once output came; null before, and after a failure. */
+  #fd: number | null = null;
   #ringFd: number | null = null;
   /** Bytes in the main file (≤ head + tail). */
   #mainBytes = 0;
@@ -58,12 +61,20 @@ export class CappedLog {
     if (!Number.isInteger(this.#tailBytes) || this.#tailBytes < 1)
       throw new RangeError(`tailBytes must be an integer >= 1, got ${this.#tailBytes}`);
     try {
-      mkdirSync(dirname(path), { recursive: true });
-      this.#fd = openSync(path, 'w+'); // w+: close() reads the head back
+      // a log of an earlier run at this path would otherwise read as this run's when it prints nothing
+      unlinkSync(path);
     } catch (err) {
-      this.#fd = null;
-      this.#fail(err);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.#fail(err);
     }
+  }
+
+  /** The log file, made at the first output (a new file costs the disk more than a check of this field). */
+  #main(): number {
+    if (this.#fd === null) {
+      mkdirSync(dirname(this.#path), { recursive: true });
+      this.#fd = openSync(this.#path, 'w+'); // w+: close() reads the head back
+    }
+    return this.#fd;
   }
 
   get #ringPath(): string {
@@ -74,12 +85,12 @@ export class CappedLog {
   write(chunk: Buffer): void {
     if (this.#closed !== null) return;
     this.#totalBytes += chunk.length;
-    if (this.#error !== null || this.#fd === null) return;
+    if (this.#error !== null || chunk.length === 0) return;
     try {
       const room = this.#headBytes + this.#tailBytes - this.#mainBytes;
       if (room > 0) {
         const part = chunk.subarray(0, room);
-        writeAll(this.#fd, part, null);
+        writeAll(this.#main(), part, null);
         this.#mainBytes += part.length;
         chunk = chunk.subarray(part.length);
       }

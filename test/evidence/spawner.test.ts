@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runGit } from '../../src/evidence/git.js';
-import { spawnCommand, useSpawner, type SpawnResult } from '../../src/platform/spawner/spawner.js';
+import { spawnCommand, startStreamed, useSpawner, type SpawnResult } from '../../src/platform/spawner/spawner.js';
 import { diffSnapshots } from '../../src/evidence/index.js';
 import { cleanEnv, snap, tempDir, write } from './helpers.js';
 
@@ -35,6 +35,45 @@ describe('the spawner helper', () => {
     release();
     release = null;
     expect(await parentOf()).toBe(process.pid);
+  });
+
+  it('gives each call exactly its own environment, though only what changed since the last is sent', async () => {
+    release = useSpawner();
+    const envOf = async (vars: Record<string, string>) =>
+      (
+        await spawnCommand({ cmd: 'env', args: [], cwd: '/', env: { ...env, ...vars }, timeoutMs: 10_000, input: '' })
+      ).stdout
+        .toString()
+        .split('\n')
+        .filter((line) => line.startsWith('GAFFER_T_'))
+        .sort();
+    expect(await envOf({ GAFFER_T_A: '1', GAFFER_T_B: '2' })).toEqual(['GAFFER_T_A=1', 'GAFFER_T_B=2']);
+    // a value changed, one gone, one new: the helper must not keep the last call's
+    expect(await envOf({ GAFFER_T_A: 'x y', GAFFER_T_C: '' })).toEqual(['GAFFER_T_A=x y', 'GAFFER_T_C=']);
+    expect(await envOf({})).toEqual([]);
+    // calls in flight at once, each with its own
+    const many = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => envOf({ [`GAFFER_T_${i % 2 ? 'O' : 'E'}`]: `${i}` })),
+    );
+    expect(many).toEqual(Array.from({ length: 6 }, (_, i) => [`GAFFER_T_${i % 2 ? 'O' : 'E'}=${i}`]));
+    // a worker, started as a stream, after them, and a call after it
+    const streamed = await new Promise<string[]>((resolve, reject) => {
+      let out = '';
+      const stream = startStreamed(
+        { file: 'env', args: [], cwd: '/', env: { ...env, GAFFER_T_W: 'w' } },
+        {
+          onSpawn: () => undefined,
+          onFail: reject,
+          onData: (_fd, chunk) => (out += chunk.toString()),
+          onExit: () => undefined,
+          onClose: () => resolve(out.split('\n').filter((line) => line.startsWith('GAFFER_T_'))),
+          onLost: () => reject(new Error('helper lost')),
+        },
+      );
+      if (stream === null) reject(new Error('no helper'));
+    });
+    expect(streamed).toEqual(['GAFFER_T_W=w']);
+    expect(await envOf({ GAFFER_T_B: '2' })).toEqual(['GAFFER_T_B=2']);
   });
 
   it('gives git calls the same results: output bytes, exit codes, stdin and streamed stdin, timeouts', async () => {

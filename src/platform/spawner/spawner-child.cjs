@@ -4,7 +4,7 @@
 // while it runs; this process is small, so the parent sends it requests over IPC instead.
 //
 // Two kinds of request. A call (git) runs to its end and answers once, with all of its output:
-//   in:  {t: 'run', id, cmd, args, cwd, env, timeoutMs, input?: Buffer, streamed: bool}
+//   in:  {t: 'run', id, cmd, args, cwd, envSet, envUnset, timeoutMs, input?: Buffer, streamed: bool}
 //        {t: 'in', id, chunk: string} · {t: 'end', id} · {t: 'kill', id}
 //   out: {t: 'done', id, exitCode, stdout: Buffer, stderr: string, timedOut, spawnError?, piped?: true}
 // Past CALL_HANDOVER_BYTES of a call's stdout, what was read goes out as {t: 'part', id, chunk}
@@ -14,12 +14,24 @@
 // A streamed process (a worker) is the leader of a process group of its own, stdin /dev/null; its
 // output comes back as it is printed and the parent does the rest (timeouts, group kills). Past
 // HANDOVER_BYTES its pipes themselves go to the parent, which reads the rest and sees them close:
-//   in:  {t: 'start', id, file, args, cwd, env} · {t: 'drop', id}
+//   in:  {t: 'start', id, file, args, cwd, envSet, envUnset} · {t: 'drop', id}
+// A request's environment is the last one's with `envSet` set and `envUnset` removed (the parent
+// sends what changed: most of a git call's ~110 variables are the same every time).
 //   out: {t: 'spawned', id, pid, startTicks} · {t: 'failed', id, message}
 //        {t: 'out', id, fd: 1 | 2, chunk: Buffer} · {t: 'exit', id, code, signal}
 //        then {t: 'closed', id}, or {t: 'handover', id, fd: 1 | 2} with the pipe, once per pipe
 const { spawn } = require('node:child_process');
 const { readFileSync } = require('node:fs');
+
+/** The environment of the last request (see the header). */
+const env = new Map();
+
+/** The environment a request names, as an object for spawn (which copies it). */
+function envOf(msg) {
+  for (const key of msg.envUnset) env.delete(key);
+  for (const key of Object.keys(msg.envSet)) env.set(key, msg.envSet[key]);
+  return Object.fromEntries(env);
+}
 
 /** Live calls by request id. */
 const children = new Map();
@@ -27,13 +39,14 @@ const children = new Map();
 const streams = new Map();
 
 function run(msg) {
+  const childEnv = envOf(msg);
   // no input: stdin is /dev/null, which reads as the same empty input and saves a pipe (~0.2 ms per call here)
   const hasInput = msg.streamed || (msg.input !== undefined && msg.input.length > 0);
   let child;
   try {
     child = spawn(msg.cmd, msg.args, {
       cwd: msg.cwd,
-      env: msg.env,
+      env: childEnv,
       stdio: [hasInput ? 'pipe' : 'ignore', 'pipe', 'pipe'],
       windowsHide: true,
     });
@@ -129,11 +142,12 @@ const MAX_UNSENT = 32;
 const HANDOVER_BYTES = 1 << 20;
 
 function start(msg) {
+  const childEnv = envOf(msg);
   let child;
   try {
     child = spawn(msg.file, msg.args, {
       cwd: msg.cwd,
-      env: msg.env,
+      env: childEnv,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

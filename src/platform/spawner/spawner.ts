@@ -127,6 +127,8 @@ class Spawner {
   readonly #streams = new Map<number, Stream>();
   #nextId = 1;
   #isClosing = false;
+  /** The environment the helper holds: the last request's (see #envChange). */
+  #helperEnv = new Map<string, string>();
 
   run(request: SpawnRequest): Promise<SpawnResult> {
     return new Promise((resolve) => {
@@ -136,14 +138,14 @@ class Spawner {
       this.#pending.set(id, pending);
       this.#hold(child);
       const streamed = typeof request.input !== 'string' && !Buffer.isBuffer(request.input);
-      const { cmd, args, cwd, env, timeoutMs } = request;
+      const { cmd, args, cwd, timeoutMs } = request;
       this.#send(child, {
         t: 'run',
         id,
         cmd,
         args,
         cwd,
-        env,
+        ...this.#envChange(request.env),
         timeoutMs,
         streamed,
         ...(streamed ? {} : { input: request.input }),
@@ -159,8 +161,8 @@ class Spawner {
     const stream: Stream = { handlers, started: false, exited: false, pipes: [], pipesClosed: 0 };
     this.#streams.set(id, stream);
     this.#hold(child);
-    const { file, args, cwd, env } = request;
-    this.#send(child, { t: 'start', id, file, args, cwd, env });
+    const { file, args, cwd } = request;
+    this.#send(child, { t: 'start', id, file, args, cwd, ...this.#envChange(request.env) });
     return {
       drop: () => {
         if (!this.#streams.has(id)) return;
@@ -197,6 +199,36 @@ class Spawner {
     }
   }
 
+  /**
+   * A request's environment as the change from the last one sent: the helper keeps the last and
+   * applies the change (spawner-child.cjs). A git call's environment is ~110 variables, nearly all
+   * the same from call to call; the change is a few, and a message that serializes a few.
+   */
+  #envChange(env: NodeJS.ProcessEnv): { envSet: Record<string, string>; envUnset: string[] } {
+    const held = this.#helperEnv;
+    const envSet: Record<string, string> = {};
+    const envUnset: string[] = [];
+    let seen = 0;
+    for (const key in env) {
+      const value = env[key];
+      if (value === undefined) continue;
+      seen++;
+      if (held.get(key) !== value) {
+        envSet[key] = value;
+        held.set(key, value);
+      }
+    }
+    if (seen !== held.size) {
+      for (const key of held.keys()) {
+        if (env[key] === undefined) {
+          envUnset.push(key);
+          held.delete(key);
+        }
+      }
+    }
+    return { envSet, envUnset };
+  }
+
   #send(child: ChildProcess, message: object): void {
     // a helper that died drops the message (the callback keeps that from being an 'error'
     // event); its 'exit' handler settles the calls it held
@@ -205,6 +237,7 @@ class Spawner {
 
   #ensureChild(): ChildProcess {
     if (this.#child !== null) return this.#child;
+    this.#helperEnv = new Map(); // a new helper holds no environment yet
     const env = { ...process.env };
     delete env.NODE_OPTIONS; // the helper stays small: no loaders, profilers or inspectors of ours
     const child = spawn(process.execPath, [CHILD_SCRIPT], {

@@ -2,7 +2,6 @@ import type { NotifySettings } from './settle/notify.js';
 import type { Operations } from './admission/operations.js';
 import type { Billing } from '../domain/route.js';
 import type { ApprovalPolicy } from '../domain/approval.js';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JobStatus } from '../domain/status.js';
 import type { Runner } from '../runners/contract.js';
@@ -92,22 +91,6 @@ export class JobContext {
   /** Where this job's logs and instruction files live. */
   get jobDir(): string {
     return join(this.services.dataDir, 'jobs', this.id);
-  }
-
-  #jobDirMade: Promise<void> | null = null;
-
-  /**
-   * Makes the job's folder in libuv's thread pool, once: started where the job has other things to
-   * wait for (its checkpoint's git), so the disk's work on a new folder is off the engine's thread
-   * by the time its first worker needs the folder. Never rejects: the worker's own `mkdirSync`
-   * meets a failure again and says it.
-   */
-  jobDirMade(): Promise<void> {
-    this.#jobDirMade ??= mkdir(this.jobDir, { recursive: true }).then(
-      () => undefined,
-      () => undefined,
-    );
-    return this.#jobDirMade;
   }
 
   /** Writes a job change to the store (first), then keeps the in-memory row in step. */

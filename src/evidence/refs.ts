@@ -1,4 +1,4 @@
-import { existsSync, linkSync, mkdirSync, promises as fs, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { removeFile } from './remove-file.js';
 import { runGitOk, type GitCallOptions } from './git.js';
@@ -21,31 +21,10 @@ export async function writeRef(gitDir: string, ref: string, objectId: string, op
   // small synchronous calls cost less than round trips through libuv's thread pool
   const file = path.join(gitDir, ...ref.split('/'));
   const lock = `${file}.lock`;
-  await foldersMade.get(path.dirname(file));
   mkdirSync(path.dirname(file), { recursive: true });
   if (!linkedFromSame(gitDir, objectId, lock)) writeFileSync(lock, `${objectId}\n`);
   renameSync(lock, file);
   rememberRefFile(gitDir, objectId, file);
-}
-
-/** Ref folders being made by `prepareRef`, until made. */
-const foldersMade = new Map<string, Promise<void>>();
-
-/**
- * Starts making the folder a ref will be written in (a job's first ref needs a folder of its own:
- * `refs/gaffer/<workspace>/<job>/`) in libuv's thread pool, so the disk's work on it overlaps
- * what the caller waits for meanwhile (git's look at the workspace) instead of holding the engine's
- * thread when the ref is written. `writeRef` waits for it; a failure here is its to meet again.
- */
-export function prepareRef(gitDir: string, ref: string): void {
-  const folder = path.dirname(path.join(gitDir, ...ref.split('/')));
-  if (foldersMade.has(folder)) return;
-  const made = fs.mkdir(folder, { recursive: true }).then(
-    () => undefined,
-    () => undefined,
-  );
-  foldersMade.set(folder, made);
-  void made.then(() => foldersMade.delete(folder));
 }
 
 /**

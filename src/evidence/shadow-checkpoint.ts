@@ -2,7 +2,7 @@ import { existsSync, lstatSync, promises as fs, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { writeCommitObject } from './commit-object.js';
 import { describeGitFailure, runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
-import { prepareRef, writeRef } from './refs.js';
+import { writeRef } from './refs.js';
 import { removeFile } from './remove-file.js';
 import { IndexUpdate, type ListingPlan } from './index-update.js';
 import { rememberTreeDiff } from './known-diffs.js';
@@ -243,7 +243,6 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   // warm: this process wrote the index last, so it knows what the index holds without reading it
   const warm = recallWarmState(gitDir, indexFile);
   forgetWarmState(gitDir);
-  prepareRef(gitDir, checkpointRef(workspace, input.jobId, input.label));
   if (warm !== null) await refreshRacyEntries(warm, indexFile, base, opts);
 
   const rules = pathSetRules(workspace, input.alwaysInclude);

@@ -264,8 +264,6 @@ class AttemptRun {
       return stopped();
     }
     if (this.#signal.aborted) return stopped();
-    await ctx.jobDirMade();
-    if (this.#signal.aborted) return stopped();
     mkdirSync(ctx.jobDir, { recursive: true });
     if (this.#requeues === 0) {
       this.#patch = { started: epochS(), lastEvent: 'started' };

@@ -258,8 +258,6 @@ class PlaceRun {
     const spec = ctx.spec;
     const workspace = this.#place.workspace;
     scope.enter('running', 'checkpointing the workspace', { started: ctx.job.started ?? epochS() });
-    // made while the checkpoint waits on git: its workers' logs and instruction files go there
-    void ctx.jobDirMade();
     // the hints file is in the evidence: a worker's change to it is a test-harness change (spec 03)
     const hintsAtHead = await (scope.hints ?? readCommittedHints(workspace));
     const objectivesFile = objectivesFileOf(hintsAtHead.hints);

@@ -1,5 +1,4 @@
-import { mkdirSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Runner, RunnerInput } from '../contract.js';
 import type { RunnerReport, StateDetection } from '../../domain/runner-report.js';
@@ -64,8 +63,7 @@ export class ShellRunner implements Runner {
     const env: NodeJS.ProcessEnv = { ...buildWorkerEnv(input.env), GAFFER_INSTRUCTION_FILE: input.instructionFile };
     try {
       mkdirSync(dirname(input.instructionFile), { recursive: true });
-      // a new file's disk work in libuv's pool, not on the engine's thread (its other jobs go on meanwhile)
-      await writeFile(input.instructionFile, input.instruction);
+      writeFileSync(input.instructionFile, input.instruction);
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       return spawnFailedReport(`cannot write the instruction file ${input.instructionFile}: ${why}`);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CappedLog, formatDroppedLine } from '../../src/platform/process/capped-log.js';
 import { makeTempDir } from './helpers.js';
+import { readTail } from '../../src/engine/queries/job-files.js';
 
 /** Bytes 0..n-1 as a repeating, position-revealing pattern: letter a–z per byte. */
 function pattern(from: number, to: number): Buffer {
@@ -22,6 +23,25 @@ describe('CappedLog', () => {
     writeInChunks(log, 400, 7);
     expect(log.close()).toEqual({ totalBytes: 400, droppedBytes: 0, error: null });
     expect(readFileSync(path)).toEqual(pattern(0, 400));
+  });
+
+  it("makes no file for a worker that prints nothing, and leaves no earlier run's log at its path", () => {
+    const dir = makeTempDir();
+    const silent = join(dir, 'jobs', 'j1', 'w.log');
+    expect(new CappedLog(silent).close()).toEqual({ totalBytes: 0, droppedBytes: 0, error: null });
+    expect(existsSync(join(dir, 'jobs'))).toBe(false);
+    expect(readTail(silent, 100)).toBe('');
+    // an earlier run of the same worker name printed: a silent run now must not read as that one
+    const again = join(dir, 'again.log');
+    writeFileSync(again, 'the earlier run\n');
+    new CappedLog(again).close();
+    expect(existsSync(again)).toBe(false);
+    const loud = new CappedLog(again);
+    loud.write(Buffer.alloc(0));
+    expect(existsSync(again)).toBe(false);
+    loud.write(Buffer.from('now\n'));
+    expect(loud.close()).toEqual({ totalBytes: 4, droppedBytes: 0, error: null });
+    expect(readFileSync(again, 'utf8')).toBe('now\n');
   });
 
   it('keeps the head and the newest tail when the ring has not wrapped', () => {

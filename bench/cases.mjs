@@ -327,6 +327,12 @@ git diff-tree -r -z --no-renames --name-status "$a" "$b"
 `;
 
 /**
+ * Pairs of job_overhead in a full run: a pair is ~35 ms, and the same job moves by 2× from one
+ * minute to the next on a shared VM, so 15 pairs left its median to chance; 100 cost ~4 s.
+ */
+const jobPairs = (ctx) => (ctx.quick ? cheapReps(ctx) : 100);
+
+/**
  * job_overhead: a whole job (submit → settled; `shell` runner `true`, verify none, sandbox off) in one warm
  * process on the small workspace, vs the raw git work it implies run as a script (one `sh`
  * child, timed spawn to exit) against a scratch repository and index. Both are warm: gaffer's
@@ -372,7 +378,7 @@ async function jobOverhead(ctx) {
           ref.push(r);
         }
       },
-      cheapReps(ctx),
+      jobPairs(ctx),
     );
   } finally {
     await engine.close();

@@ -1,4 +1,4 @@
-import { existsSync, linkSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, lstatSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { removeFile } from './remove-file.js';
 import { runGitOk, type GitCallOptions } from './git.js';
@@ -22,9 +22,13 @@ export async function writeRef(gitDir: string, ref: string, objectId: string, op
   const file = path.join(gitDir, ...ref.split('/'));
   const lock = `${file}.lock`;
   mkdirSync(path.dirname(file), { recursive: true });
-  if (!linkedFromSame(gitDir, objectId, lock)) writeFileSync(lock, `${objectId}\n`);
+  let ino = linkedFromSame(gitDir, objectId, lock);
+  if (ino === null) {
+    writeFileSync(lock, `${objectId}\n`);
+    ino = lstatSync(lock).ino;
+  }
   renameSync(lock, file);
-  rememberRefFile(gitDir, objectId, file);
+  rememberRefFile(gitDir, { objectId, file, ino });
 }
 
 /**
@@ -35,31 +39,40 @@ export async function writeRef(gitDir: string, ref: string, objectId: string, op
  * server prunes old jobs' files all day); a link costs a directory entry. git never writes into a
  * ref file — it renames a new one over it, or removes it — so a link shares nothing git changes.
  */
-const lastRefFiles = new Map<string, { objectId: string; file: string }>();
+const lastRefFiles = new Map<string, RefFile>();
+
+/** A ref file this process wrote: where, the object it names, and its inode (what a link must reach). */
+interface RefFile {
+  objectId: string;
+  file: string;
+  ino: number;
+}
 /** Repositories whose last ref file is kept (one entry each; the oldest is let go first). */
 const REF_FILES_KEPT = 256;
 
-function rememberRefFile(gitDir: string, objectId: string, file: string): void {
+function rememberRefFile(gitDir: string, written: RefFile): void {
   lastRefFiles.delete(gitDir);
-  lastRefFiles.set(gitDir, { objectId, file });
+  lastRefFiles.set(gitDir, written);
   if (lastRefFiles.size > REF_FILES_KEPT) lastRefFiles.delete(lastRefFiles.keys().next().value as string);
 }
 
 /**
- * Links `lock` to the last ref file written in `gitDir` when that file still names `objectId` (it
- * is read first: a prune may have packed or removed it, a person may have rewritten it). False
- * when it cannot, with nothing left at `lock`: the caller writes the file.
+ * Links `lock` to the last ref file written in `gitDir` when it names `objectId`, and returns the
+ * inode linked. What the link reached is checked, not read: the very inode written then, a file of
+ * a ref's size — a prune may have packed or removed that file, and anything else put at its path
+ * (another file, a FIFO) is not linked. Null when it cannot, with nothing left at `lock`: the caller
+ * writes the file.
  */
-function linkedFromSame(gitDir: string, objectId: string, lock: string): boolean {
+function linkedFromSame(gitDir: string, objectId: string, lock: string): number | null {
   const last = lastRefFiles.get(gitDir);
-  if (last === undefined || last.objectId !== objectId) return false;
+  if (last === undefined || last.objectId !== objectId) return null;
   try {
-    if (readFileSync(last.file, 'utf8') !== `${objectId}\n`) return false;
     linkSync(last.file, lock);
-    return true;
+    const st = lstatSync(lock);
+    if (st.ino === last.ino && st.isFile() && st.size === objectId.length + 1) return st.ino;
   } catch {
     // gone (pruned, packed), or links do not work here; a lock left by a crash is the caller's to overwrite
-    removeFile(lock);
-    return false;
   }
+  removeFile(lock);
+  return null;
 }

@@ -205,14 +205,19 @@ export function findRepoTop(dir: string): string | null {
  * evidence too, so one that ignores itself is still listed (ignore-judge.ts).
  */
 export function excludeArgs(top: string, skipAbs: string[]): string[] {
-  const args: string[] = ['--exclude=!.gitignore'];
-  for (const name of EXCLUDED_DIR_NAMES) args.push(`--exclude=${name}/`);
+  return excludePatterns(top, skipAbs).map((pattern) => `--exclude=${pattern}`);
+}
+
+/** The patterns of `excludeArgs`, in git's ignore-file syntax (also the last lines of the status look's exclude file: status-look.ts). */
+export function excludePatterns(top: string, skipAbs: string[]): string[] {
+  const patterns: string[] = ['!.gitignore'];
+  for (const name of EXCLUDED_DIR_NAMES) patterns.push(`${name}/`);
   for (const abs of skipAbs) {
     // command-line excludes are anchored at the top of the repository, not at the cwd
     const rel = relativeInside(top, abs);
-    if (rel !== null) args.push(`--exclude=/${rel}/`);
+    if (rel !== null) patterns.push(`/${rel}/`);
   }
-  return args;
+  return patterns;
 }
 
 /**

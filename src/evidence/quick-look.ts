@@ -5,15 +5,20 @@ import { runGit, splitNul, type GitCallOptions, type GitResult } from './git.js'
 import { excludeArgs, findRepoTop, unopenedFolders } from './listing.js';
 import { normalizeRelPath } from './paths.js';
 import { readTextOrNull } from './read-text.js';
+import { shadowIndexFile } from './shadow-repo.js';
 import { foldersOf } from './special-files.js';
-import type { TrackedDigest, WarmState } from './warm-state.js';
+import { keepsPath, prepareStatusExcludes, statusLook } from './status-look.js';
+import { fileSignature, signatureMtimeMs, type TrackedDigest, type WarmState } from './warm-state.js';
 
 /**
  * Up to this many paths the quick look is one git process; above it, the walk for new files and
  * the stat check of indexed ones run as two processes in parallel (the walk and the stat check
  * then cost more than starting a process).
  */
-export const quickLookLimits = { oneProcessMaxPaths: 10_000 };
+export const quickLookLimits = { oneProcessMaxPaths: 10_000, statusLook: true };
+
+/** Which way the last quick look of this process went (tests and profiles read it). */
+export const lastLook: { via: 'one' | 'two' | 'status' | 'status+others' | null } = { via: null };
 
 /** What decides a workspace's path set besides its files (see `pathSetRules`). */
 export interface PathSetRules {
@@ -216,6 +221,7 @@ interface Changes {
  */
 export async function quickLook(
   workspace: string,
+  gitDir: string,
   base: string[],
   opts: GitCallOptions,
   warm: WarmState,
@@ -226,9 +232,33 @@ export async function quickLook(
   const others = ['-o', '--exclude-standard', ...excludeArgs(workspace, skipAbs)];
   let walked: GitResult;
   let changes: Changes | null;
+  // a known index is left as gaffer wrote it (known-index.ts): status would rewrite it
+  const statusExcludes =
+    warm.wanted.size > quickLookLimits.oneProcessMaxPaths && quickLookLimits.statusLook && warm.known === undefined
+      ? prepareStatusExcludes(gitDir, workspace, rules.excludesFile, skipAbs)
+      : null;
   if (warm.wanted.size <= quickLookLimits.oneProcessMaxPaths) {
     walked = await runGit([...withRules, 'ls-files', '-z', '-t', '-m', '-d', ...others], opts);
     changes = oneLook(walked);
+    lastLook.via = 'one';
+  } else if (statusExcludes !== null) {
+    const look = await statusLook(gitDir, base, opts, warm.commit, statusExcludes);
+    // status refreshed the index's stat cache and kept its untracked cache: the same content, written again
+    const signature = fileSignature(shadowIndexFile(gitDir));
+    if (signature !== null && signature !== warm.indexSignature) {
+      warm.indexSignature = signature;
+      warm.indexWrittenMs = signatureMtimeMs(signature);
+    }
+    walked = look.result;
+    changes = statusChanges(look.result, keepsPath(workspace, skipAbs));
+    lastLook.via = 'status';
+    if (changes !== null && !look.cacheHeld) {
+      // a new folder or a changed ignore file: a `.gitignore` there may ignore itself, which only ls-files names
+      walked = await runGit([...withRules, 'ls-files', '-z', ...others], opts);
+      changes.added = walked.exitCode === 0 ? splitNul(walked.stdout) : [];
+      if (walked.exitCode !== 0) changes = null;
+      lastLook.via = 'status+others';
+    }
   } else {
     const [othersResult, statusResult] = await Promise.all([
       runGit([...withRules, 'ls-files', '-z', ...others], opts),
@@ -236,6 +266,7 @@ export async function quickLook(
     ]);
     walked = othersResult;
     changes = twoLooks(othersResult, statusResult);
+    lastLook.via = 'two';
   }
   // a nested repository (`dir/`) or a changed ignore file: the rules may differ now
   if (
@@ -308,6 +339,32 @@ function oneLook(result: GitResult): Changes | null {
       changes.dirty.add(p);
       if (entry.startsWith('R')) changes.deleted.push(p);
     }
+  }
+  return changes;
+}
+
+/**
+ * `status --porcelain=v2 -z` against a `HEAD` whose tree the index holds: `1 .Y …` a changed
+ * indexed file (Y: M modified, T type changed, D deleted), `? path` a new one. Anything else (a
+ * staged change: the index is not the warm checkpoint's) and the look is not made.
+ */
+function statusChanges(result: GitResult, keep: (rel: string) => boolean): Changes | null {
+  if (result.exitCode !== 0) return null;
+  const changes: Changes = { added: [], dirty: new Set(), deleted: [] };
+  for (const entry of splitNul(result.stdout)) {
+    if (entry.startsWith('? ')) {
+      const p = entry.slice(2);
+      if (keep(p)) changes.added.push(p);
+      continue;
+    }
+    if (!entry.startsWith('1 .')) return null;
+    // `1 XY sub mH mI mW hH hI path`: the path follows the eighth space
+    let at = 0;
+    for (let i = 0; i < 8 && at >= 0; i++) at = entry.indexOf(' ', at + 1);
+    if (at < 0) return null;
+    const p = entry.slice(at + 1);
+    changes.dirty.add(p);
+    if (entry[3] === 'D') changes.deleted.push(p);
   }
   return changes;
 }

@@ -251,7 +251,7 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   const [same, looked] = await Promise.all([
     sameRulesAsWarm(workspace, warm, rules, opts),
     warm !== null && rules !== null && (warm.rules === rules.key || mayHoldAfterCommit(warm, rules))
-      ? quickLook(workspace, base, opts, warm, rules, input.skipAbs)
+      ? quickLook(workspace, gitDir, base, opts, warm, rules, input.skipAbs)
       : null,
   ]);
   const quick = same.same ? looked : null;

@@ -15,7 +15,9 @@ const CONFIG: ReadonlyArray<[string, string]> = [
   ['core.quotePath', 'false'],
   ['core.logAllRefUpdates', 'false'],
   ['core.fsmonitor', 'false'],
-  ['core.untrackedCache', 'false'],
+  // `keep`: the status look makes the index's untracked cache (status-look.ts) and every other
+  // command leaves it as it is (`false` would drop it at each index write)
+  ['core.untrackedCache', 'keep'],
   // re-checkpoints rewrite only a small delta of the index, not all 50,000 entries, twice
   ['core.splitIndex', 'true'],
   // only gaffer-index uses the shared index files: an old one is garbage at once
@@ -36,7 +38,7 @@ const CONFIG_BLOCK = CONFIG.map(([key, value]) => {
 /** Marker written once the repository is fully configured (a crash mid-setup redoes it). */
 const READY = 'gaffer-ready';
 /** Bumped whenever CONFIG changes, so existing shadow repositories are configured again. */
-const CONFIG_VERSION = '3';
+const CONFIG_VERSION = '4';
 
 /** The per-workspace index file kept between jobs (its stat cache makes re-checkpoints incremental). */
 export function shadowIndexFile(gitDir: string): string {

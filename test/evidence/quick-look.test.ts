@@ -11,10 +11,11 @@ vi.mock('../../src/evidence/quick-look.js', async (importOriginal) => {
   const original = await importOriginal<typeof QuickLookModule>();
   return { ...original, quickLook: vi.fn(original.quickLook) };
 });
-const { quickLook, quickLookLimits } = await import('../../src/evidence/quick-look.js');
+const { lastLook, quickLook, quickLookLimits } = await import('../../src/evidence/quick-look.js');
 const looks = vi.mocked(quickLook);
 
-type Step = [what: string, change: (ws: string) => Promise<void>, expected: 'quick' | 'full'];
+type Via = typeof lastLook.via;
+type Step = [what: string, change: (ws: string) => Promise<void>, expected: 'quick' | 'full', via?: Via];
 
 /** What a checkpoint holds, comparable across data dirs. */
 function contents(s: Snapshot): unknown {
@@ -25,13 +26,14 @@ function contents(s: Snapshot): unknown {
  * Runs the steps on one workspace: after each, the warm re-checkpoint (which may derive its path
  * set from the shadow index) must hold exactly what a first checkpoint in a fresh data dir holds.
  */
-async function compareWithCold(ws: string, steps: Step[], alwaysInclude: string[] = []): Promise<void> {
+async function compareWithCold(ws: string, steps: Step[], alwaysInclude: string[] = []): Promise<string> {
   const data = await tempDir('gaffer-data-');
   const opts = { sizeCapBytes: 1000, alwaysInclude };
   await snap(ws, data, 'pre', opts);
-  for (const [i, [what, change, expected]] of steps.entries()) {
+  for (const [i, [what, change, expected, via]] of steps.entries()) {
     await change(ws);
     looks.mockClear();
+    lastLook.via = null;
     const warm = await snap(ws, data, `s${i}`, opts);
     const cold = await snap(ws, await tempDir('gaffer-data-'), 'cold', opts);
     expect(contents(warm), what).toEqual(contents(cold));
@@ -40,7 +42,9 @@ async function compareWithCold(ws: string, steps: Step[], alwaysInclude: string[
       looks.mock.results[0]?.type === 'return' &&
       (await looks.mock.results[0].value) !== null;
     expect(quick ? 'quick' : 'full', what).toBe(expected);
+    if (via !== undefined) expect(lastLook.via, what).toBe(via);
   }
+  return data;
 }
 
 const common: Step[] = [
@@ -110,12 +114,86 @@ describe('re-checkpoints that derive the path set from the shadow index', () => 
   it('hold the same with the two-process look of big trees (others ‖ diff-files)', async () => {
     const ws = await tempDir();
     await write(ws, initial);
-    const saved = quickLookLimits.oneProcessMaxPaths;
-    quickLookLimits.oneProcessMaxPaths = 0;
+    const saved = { ...quickLookLimits };
+    Object.assign(quickLookLimits, { oneProcessMaxPaths: 0, statusLook: false });
     try {
       await compareWithCold(ws, common);
     } finally {
-      quickLookLimits.oneProcessMaxPaths = saved;
+      Object.assign(quickLookLimits, saved);
+    }
+  });
+
+  it("hold the same with the status look of big trees (git's untracked cache), in a folder and in a repository", async () => {
+    const saved = { ...quickLookLimits };
+    quickLookLimits.oneProcessMaxPaths = 0;
+    try {
+      const plain = await tempDir();
+      await write(plain, initial);
+      await compareWithCold(plain, common);
+      const repo = await tempDir();
+      await write(repo, initial);
+      git(repo, 'init', '-q');
+      git(repo, 'add', '-A');
+      git(repo, 'commit', '-qm', 'init');
+      await compareWithCold(repo, common);
+    } finally {
+      Object.assign(quickLookLimits, saved);
+    }
+  });
+
+  it('the status look: a worker cannot hide a new file behind a .gitignore that ignores itself, an old mtime or a re-included folder', async () => {
+    const saved = { ...quickLookLimits };
+    quickLookLimits.oneProcessMaxPaths = 0;
+    const ws = await tempDir();
+    await write(ws, { ...initial, '.gitignore': '*.log\n!node_modules/\n', 'node_modules/a.js': 'a\n' });
+    try {
+      const data = await compareWithCold(ws, [
+        // the first status makes the untracked cache: every folder is new to it
+        ['a file modified', (w) => write(w, { 'a.txt': 'one\n' }), 'quick', 'status+others'],
+        ['a file modified, one added', (w) => write(w, { 'a.txt': 'two\n', 'src/n.js': 'n\n' }), 'quick', 'status'],
+        [
+          'a new folder whose .gitignore ignores itself and the file beside it',
+          (w) => write(w, { 'hid/.gitignore': '*\n', 'hid/secret.txt': 'hidden\n' }),
+          'full',
+          'status+others',
+        ],
+        // the new .gitignore went into the index, which made git forget its folder's rules: they are read again once
+        ['quick again', (w) => write(w, { 'a.txt': 'three\n' }), 'quick', 'status+others'],
+        ['quick again, from the cache', (w) => write(w, { 'a.txt': 'four\n' }), 'quick', 'status'],
+        [
+          'an old folder gets a .gitignore that ignores itself and a new file',
+          (w) => write(w, { 'src/deep/.gitignore': '*\n', 'src/deep/secret.js': 'hidden\n' }),
+          'full',
+          'status+others',
+        ],
+        ['and again', (w) => write(w, { 'a.txt': 'five\n' }), 'quick', 'status+others'],
+        [
+          "a file added, then its folder's mtime set back",
+          async (w) => {
+            const before = await fs.stat(path.join(w, 'src'));
+            await new Promise((r) => setTimeout(r, 1100));
+            await write(w, { 'src/sneak.js': 's\n' });
+            await fs.utimes(path.join(w, 'src'), before.atime, before.mtime);
+          },
+          'quick',
+          'status',
+        ],
+        // status walks node_modules (the .gitignore re-includes it, above the exclude file): spec 03 keeps it out
+        [
+          'a file added in a re-included excluded folder',
+          (w) => write(w, { 'node_modules/b.js': 'b\n' }),
+          'quick',
+          'status',
+        ],
+        ['a file deleted', (w) => fs.rm(path.join(w, 'src/sneak.js')), 'quick', 'status'],
+      ]);
+      const [shadow] = await fs.readdir(path.join(data, 'shadow'));
+      // HEAD pointed at the warm checkpoint for the look only
+      expect(await fs.readFile(path.join(data, 'shadow', shadow as string, 'HEAD'), 'utf8')).toBe(
+        'ref: refs/heads/main\n',
+      );
+    } finally {
+      Object.assign(quickLookLimits, saved);
     }
   });
 

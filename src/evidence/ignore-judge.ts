@@ -62,6 +62,11 @@ export function ignoreFilesOf(paths: Iterable<string>): string[] {
   return found;
 }
 
+/** Forgets what `ignoreFilesOf` found in a set that is about to change. */
+export function forgetIgnoreFiles(paths: ReadonlySet<string>): void {
+  searched.delete(paths);
+}
+
 /** The rules that decide a workspace's listing now, given the `.gitignore` files it lists. */
 export function readIgnoreRules(workspace: string, ignoreFiles: readonly string[]): IgnoreRules {
   const files = new Map<string, string>();

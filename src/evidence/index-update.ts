@@ -41,17 +41,27 @@ export class IndexUpdate {
   readonly #indexed: IndexState;
   readonly #warm: WarmState | null;
 
-  constructor(workspace: string, sizeCapBytes: number, indexed: IndexState, warm: WarmState | null) {
+  readonly #warmHad: (p: string) => boolean;
+
+  /** `warmHad`: what the warm path set held, when it has since been changed in place (quick-look.ts `withChange`). */
+  constructor(
+    workspace: string,
+    sizeCapBytes: number,
+    indexed: IndexState,
+    warm: WarmState | null,
+    warmHad: ((p: string) => boolean) | null = null,
+  ) {
     this.#workspace = workspace;
     this.#sizeCapBytes = sizeCapBytes;
     this.#indexed = indexed;
     this.#warm = warm;
+    this.#warmHad = warmHad ?? ((p) => warm?.wanted.has(p) === true);
   }
 
   /** Whether the index held the path when this checkpoint started. */
   inIndex(p: string): boolean {
     if (this.#indexed.cached !== null) return this.#indexed.cached.has(p);
-    return this.#warm !== null && this.#warm.wanted.has(p) && !this.#warm.outside.has(p);
+    return this.#warm !== null && this.#warmHad(p) && !this.#warm.outside.has(p);
   }
 
   /**

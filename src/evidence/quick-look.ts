@@ -180,13 +180,12 @@ function signature(file: string): string {
 
 /** The path set and stat-dirty paths of a re-checkpoint, learnt without listing the workspace. */
 export interface QuickLook {
-  wanted: Set<string>;
+  /** How the path set differs from the warm checkpoint's (`withChange`). */
+  change: { removed: string[]; added: string[] };
   /** How it differs from the warm checkpoint's path set. */
   delta: { added: string[]; deleted: string[] };
   dirty: Set<string>;
-  /** The folders holding the wanted paths. */
-  folders: Set<string>;
-  /** They are the warm checkpoint's folders (no new path in a new folder). */
+  /** The folders holding the wanted paths are the warm checkpoint's (no new path in a new folder). */
   sameFolders: boolean;
   /** Folders git could not open (listing.ts `unopenedFolders`). */
   unopened: string[];
@@ -275,22 +274,25 @@ export async function quickLook(
   )
     return null;
 
-  const wanted = new Set(warm.wanted);
   // paths the index does not hold (large, skipped, special) are looked at by name: git names one
   // as new only when the ignore rules let it through, and one the repository tracks may be ignored
+  const removed = new Set(changes.deleted);
   const went = [...changes.deleted];
   for (const p of warm.outside) {
     const st = lstatOrNull(path.join(workspace, p));
     // a folder on its way it cannot look into: a listing says what is there
     if (st === 'unknown') return null;
     // a folder (a nested repository, a gitlink): git's look names it as before
-    if (st?.isDirectory() === true) wanted.delete(p);
-    else if (st === null) went.push(p);
+    if (st?.isDirectory() === true) removed.add(p);
+    else if (st === null) {
+      removed.add(p);
+      went.push(p);
+    }
   }
-  for (const p of went) wanted.delete(p);
+  const added = new Set(changes.added);
+  const isWanted = (p: string): boolean => added.has(p) || (warm.wanted.has(p) && !removed.has(p));
   let sameFolders = true;
   for (const p of changes.added) {
-    wanted.add(p);
     const slash = p.lastIndexOf('/');
     if (slash > 0 && !warm.folders.has(p.slice(0, slash))) sameFolders = false;
   }
@@ -299,7 +301,7 @@ export async function quickLook(
   if (gone.size > QUICK_LOOK_GONE_MAX) return null;
   const back: string[] = [];
   for (const p of gone) {
-    if (wanted.has(p)) {
+    if (isWanted(p)) {
       gone.delete(p);
       continue;
     }
@@ -311,21 +313,39 @@ export async function quickLook(
     if (st.isDirectory()) return null;
     back.push(p);
     gone.delete(p);
-    wanted.add(p);
     const slash = p.lastIndexOf('/');
     if (slash > 0 && !warm.folders.has(p.slice(0, slash))) sameFolders = false;
   }
-  for (const p of rules.extras) wanted.add(p);
   const delta = { added: [...changes.added, ...back, ...rules.extras], deleted: changes.deleted };
+  const change = { removed: [...removed], added: delta.added };
   return {
-    wanted,
+    change,
     delta,
     dirty: changes.dirty,
-    folders: sameFolders ? warm.folders : foldersOf(wanted),
     sameFolders,
     unopened: unopenedFolders(walked.stderr, '', ''),
     gone,
   };
+}
+
+/**
+ * The warm checkpoint's path set made this look's, changed in place (a 250,000-path set costs
+ * ~90 ms to copy): only once the look is taken — the caller knows the rules held — and the warm
+ * state let go. `had` says what the set held before.
+ */
+export function withChange(
+  wanted: Set<string>,
+  change: QuickLook['change'],
+): { wanted: Set<string>; had: (p: string) => boolean } {
+  const removed = new Set<string>();
+  const added = new Set<string>();
+  for (const p of change.removed) if (wanted.delete(p)) removed.add(p);
+  for (const p of change.added) {
+    if (wanted.has(p)) continue;
+    wanted.add(p);
+    added.add(p);
+  }
+  return { wanted, had: (p) => removed.has(p) || (wanted.has(p) && !added.has(p)) };
 }
 
 /** `ls-files -t -m -d -o`: `C` modified, `R` deleted (also listed as `C`), `?` other. */

@@ -26,6 +26,7 @@ import {
   pathSetRules,
   quickLook,
   trackedDigest,
+  withChange,
   type PathSetRules,
 } from './quick-look.js';
 import {
@@ -42,6 +43,7 @@ import { noteCheckout, seedFromCheckout, type IndexSeed } from './seed-index.js'
 import { foldersOf, scanSpecialFiles } from './special-files.js';
 import {
   findHiddenByIgnore,
+  forgetIgnoreFiles,
   ignoreFilesOf,
   noteJudge,
   readIgnoreRules,
@@ -260,8 +262,17 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
     same.tracked !== undefined ? Promise.resolve(same.tracked) : trackedAt(workspace, rules, opts).catch(() => null);
   let planned: Promise<Plan>;
   let indexedAtStart: Promise<IndexState>;
-  if (quick !== null) {
-    const { wanted, delta, folders, sameFolders, unopened, gone } = quick;
+  // what the warm checkpoint's path set held (the index's, but for what it left outside)
+  let warmHad: ((p: string) => boolean) | null = null;
+  if (quick !== null && warm !== null) {
+    // the warm state was let go above, and the set of its commit is let go here: its set becomes
+    // this one's — but a known index keeps its own (the index is not written, its warm state stays)
+    latestPathSets.delete(gitDir);
+    forgetIgnoreFiles(warm.wanted);
+    const { wanted, had } = withChange(warm.known !== undefined ? new Set(warm.wanted) : warm.wanted, quick.change);
+    warmHad = had;
+    const { delta, sameFolders, unopened, gone } = quick;
+    const folders = sameFolders ? warm.folders : foldersOf(wanted);
     planned = Promise.resolve({ listing: null, unchanged: false, wanted, delta, folders, sameFolders, unopened, gone });
     indexedAtStart = Promise.resolve({ cached: null, dirty: quick.dirty });
   } else {
@@ -289,7 +300,7 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   // each is awaited below, unless an earlier step fails: then their failure is not news
   for (const p of [planned, indexedAtStart, specialsFound]) p.catch(() => undefined);
 
-  const update = new IndexUpdate(workspace, input.sizeCapBytes, await indexedAtStart, warm);
+  const update = new IndexUpdate(workspace, input.sizeCapBytes, await indexedAtStart, warm, warmHad);
   // a known index (a seed git has not written since) and a quick look: the few changes are hashed here and the tree built here, the index left as it is
   const known = quick !== null ? (warm?.known ?? null) : null;
   let contents = update.contentPaths(planned);

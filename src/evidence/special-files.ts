@@ -55,8 +55,10 @@ export async function scanSpecialFiles(
   const found: string[] = [];
   let changed = false;
   let sinceYield = 0;
+  // the folders are relative paths git named: joined by hand, `path.join`'s normalizing costs a quarter of the stat
+  const under = root.endsWith('/') ? root : `${root}/`;
   for (const dir of dirs) {
-    const abs = dir === '' ? root : path.join(root, dir);
+    const abs = dir === '' ? root : under + dir;
     const st = folderStat(abs);
     if (st === undefined) continue;
     const stamp = `${st.ino}:${st.ctimeMs}`;

@@ -47,6 +47,17 @@ async function compareWithCold(ws: string, steps: Step[], alwaysInclude: string[
   return data;
 }
 
+/** Runs `body` with the quick look's limits changed, then puts them back. */
+async function withLimits<T>(limits: Partial<typeof quickLookLimits>, body: () => Promise<T>): Promise<T> {
+  const saved = { ...quickLookLimits };
+  Object.assign(quickLookLimits, limits);
+  try {
+    return await body();
+  } finally {
+    Object.assign(quickLookLimits, saved);
+  }
+}
+
 const common: Step[] = [
   [
     'a file modified, one added, an ignored one added',
@@ -114,39 +125,27 @@ describe('re-checkpoints that derive the path set from the shadow index', () => 
   it('hold the same with the two-process look of big trees (others ‖ diff-files)', async () => {
     const ws = await tempDir();
     await write(ws, initial);
-    const saved = { ...quickLookLimits };
-    Object.assign(quickLookLimits, { oneProcessMaxPaths: 0, statusLook: false });
-    try {
-      await compareWithCold(ws, common);
-    } finally {
-      Object.assign(quickLookLimits, saved);
-    }
+    await withLimits({ oneProcessMaxPaths: 0, statusLook: false }, () => compareWithCold(ws, common));
   });
 
   it("hold the same with the status look of big trees (git's untracked cache), in a folder and in a repository", async () => {
-    const saved = { ...quickLookLimits };
-    quickLookLimits.oneProcessMaxPaths = 0;
-    try {
-      const plain = await tempDir();
-      await write(plain, initial);
+    const plain = await tempDir();
+    await write(plain, initial);
+    const repo = await tempDir();
+    await write(repo, initial);
+    git(repo, 'init', '-q');
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-qm', 'init');
+    await withLimits({ oneProcessMaxPaths: 0 }, async () => {
       await compareWithCold(plain, common);
-      const repo = await tempDir();
-      await write(repo, initial);
-      git(repo, 'init', '-q');
-      git(repo, 'add', '-A');
-      git(repo, 'commit', '-qm', 'init');
       await compareWithCold(repo, common);
-    } finally {
-      Object.assign(quickLookLimits, saved);
-    }
+    });
   });
 
   it('the status look: a worker cannot hide a new file behind a .gitignore that ignores itself, an old mtime or a re-included folder', async () => {
-    const saved = { ...quickLookLimits };
-    quickLookLimits.oneProcessMaxPaths = 0;
     const ws = await tempDir();
     await write(ws, { ...initial, '.gitignore': '*.log\n!node_modules/\n', 'node_modules/a.js': 'a\n' });
-    try {
+    await withLimits({ oneProcessMaxPaths: 0 }, async () => {
       const data = await compareWithCold(ws, [
         // the first status makes the untracked cache: every folder is new to it
         ['a file modified', (w) => write(w, { 'a.txt': 'one\n' }), 'quick', 'status+others'],
@@ -192,9 +191,7 @@ describe('re-checkpoints that derive the path set from the shadow index', () => 
       expect(await fs.readFile(path.join(data, 'shadow', shadow as string, 'HEAD'), 'utf8')).toBe(
         'ref: refs/heads/main\n',
       );
-    } finally {
-      Object.assign(quickLookLimits, saved);
-    }
+    });
   });
 
   it('hold what a full listing holds in a repository, and list in full when its index, exclude file or config changes', async () => {

@@ -7,7 +7,7 @@ import { normalizeRelPath } from './paths.js';
 import { readTextOrNull } from './read-text.js';
 import { shadowIndexFile } from './shadow-repo.js';
 import { foldersOf } from './special-files.js';
-import { keepsPath, prepareStatusExcludes, statusLook } from './status-look.js';
+import { keepsPath, prepareStatusExcludes, statusLook, statusLookUsable } from './status-look.js';
 import { fileSignature, signatureMtimeMs, type TrackedDigest, type WarmState } from './warm-state.js';
 
 /**
@@ -233,7 +233,10 @@ export async function quickLook(
   let changes: Changes | null;
   // a known index is left as gaffer wrote it (known-index.ts): status would rewrite it
   const statusExcludes =
-    warm.wanted.size > quickLookLimits.oneProcessMaxPaths && quickLookLimits.statusLook && warm.known === undefined
+    warm.wanted.size > quickLookLimits.oneProcessMaxPaths &&
+    quickLookLimits.statusLook &&
+    warm.known === undefined &&
+    statusLookUsable(gitDir)
       ? prepareStatusExcludes(gitDir, workspace, rules.excludesFile, skipAbs)
       : null;
   if (warm.wanted.size <= quickLookLimits.oneProcessMaxPaths) {
@@ -251,7 +254,7 @@ export async function quickLook(
     walked = look.result;
     changes = statusChanges(look.result, keepsPath(workspace, skipAbs));
     lastLook.via = 'status';
-    if (changes !== null && !look.cacheHeld) {
+    if (changes !== null && look.cache !== 'held') {
       // a new folder or a changed ignore file: a `.gitignore` there may ignore itself, which only ls-files names
       walked = await runGit([...withRules, 'ls-files', '-z', ...others], opts);
       changes.added = walked.exitCode === 0 ? splitNul(walked.stdout) : [];

@@ -27,8 +27,20 @@ import { readTextOrNull } from './read-text.js';
 /** What one status look said. */
 export interface StatusLook {
   result: GitResult;
-  /** Git walked from its untracked cache, met no folder it had not seen and no changed ignore file. */
-  cacheHeld: boolean;
+  /**
+   * `held`: git walked from its untracked cache and met no folder it had not seen, no changed
+   * ignore file; `changed`: it met one; `unused`: it used no cache (a git before 2.35 cannot with
+   * `-uall`, or the cache is off on this system) — the look then costs more than it saves.
+   */
+  cache: 'held' | 'changed' | 'unused';
+}
+
+/** Shadow repositories whose git used no untracked cache: the two-process look is theirs (quick-look.ts). */
+const cacheUnused = new Set<string>();
+
+/** Whether the status look is worth making in this shadow repository. */
+export function statusLookUsable(gitDir: string): boolean {
+  return !cacheUnused.has(gitDir);
 }
 
 /** The exclude file the status look runs with: the repository's `info/exclude`, then spec 03's rules (last wins). */
@@ -125,11 +137,13 @@ export async function statusLook(
   } finally {
     writeFileSync(head, before);
   }
-  return { result, cacheHeld: cacheHeld(result.stderr) };
+  const cache = cacheOf(result.stderr);
+  if (cache === 'unused' && result.exitCode === 0) cacheUnused.add(gitDir);
+  return { result, cache };
 }
 
 /** trace2's `read_directory` statistics: present only when git walked from its untracked cache. */
-function cacheHeld(stderr: string): boolean {
+export function cacheOf(stderr: string): StatusLook['cache'] {
   const stats = new Map<string, string>();
   for (const line of stderr.split('\n')) {
     if (!line.startsWith('{"event":"data"') || !line.includes('"category":"read_directory"')) continue;
@@ -137,8 +151,9 @@ function cacheHeld(stderr: string): boolean {
       const event = JSON.parse(line) as { key?: unknown; value?: unknown };
       if (typeof event.key === 'string') stats.set(event.key, String(event.value));
     } catch {
-      return false;
+      return 'changed';
     }
   }
-  return stats.get('node-creation') === '0' && stats.get('gitignore-invalidation') === '0';
+  if (!stats.has('node-creation') || !stats.has('gitignore-invalidation')) return 'unused';
+  return stats.get('node-creation') === '0' && stats.get('gitignore-invalidation') === '0' ? 'held' : 'changed';
 }

@@ -260,3 +260,18 @@ describe('re-checkpoints that derive the path set from the shadow index', () => 
     expect(looks.mock.results.length === 0 || (await looks.mock.results[0]?.value) === null).toBe(true);
   });
 });
+
+describe("the status look's reading of git's trace2", () => {
+  const data = (key: string, value: string): string =>
+    `{"event":"data","sid":"s","thread":"main","file":"dir.c","line":2990,"repo":1,"nesting":3,"category":"read_directory","key":"${key}","value":"${value}"}`;
+  it('held only when git counted no new folder and no changed ignore file; unused when it said nothing of its cache', async () => {
+    const { cacheOf } = await import('../../src/evidence/status-look.js');
+    const region = '{"event":"region_enter","category":"dir","label":"read_directory"}';
+    expect(cacheOf([region, data('node-creation', '0'), data('gitignore-invalidation', '0')].join('\n'))).toBe('held');
+    expect(cacheOf([data('node-creation', '2'), data('gitignore-invalidation', '0')].join('\n'))).toBe('changed');
+    expect(cacheOf([data('node-creation', '0'), data('gitignore-invalidation', '1')].join('\n'))).toBe('changed');
+    expect(cacheOf(`warning: could not open directory 'x/': Permission denied\n${region}`)).toBe('unused');
+    expect(cacheOf('')).toBe('unused');
+    expect(cacheOf(`${data('node-creation', '0')}\n{"event":"data","category":"read_directory",`)).toBe('changed');
+  });
+});

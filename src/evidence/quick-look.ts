@@ -5,15 +5,17 @@ import { runGit, splitNul, type GitCallOptions, type GitResult } from './git.js'
 import { excludeArgs, findRepoTop, unopenedFolders } from './listing.js';
 import { normalizeRelPath } from './paths.js';
 import { readTextOrNull } from './read-text.js';
+import { nameOfPathBytes } from '../domain/escaped-path.js';
 import { shadowIndexFile } from './shadow-repo.js';
 import { foldersOf } from './special-files.js';
 import { keepsPath, prepareStatusExcludes, statusLook, statusLookUsable } from './status-look.js';
 import { fileSignature, signatureMtimeMs, type TrackedDigest, type WarmState } from './warm-state.js';
 
 /**
- * Up to this many paths the quick look is one git process; above it, the walk for new files and
- * the stat check of indexed ones run as two processes in parallel (the walk and the stat check
- * then cost more than starting a process).
+ * Up to this many paths the quick look is one git process (`ls-files -t -m -d -o`); above it, one
+ * `git status` with git's untracked cache (status-look.ts) — or, with `statusLook` off or a git
+ * that keeps no cache, the walk for new files and the stat check of indexed ones as two processes
+ * in parallel (the walk and the stat check then cost more than starting a process).
  */
 export const quickLookLimits = { oneProcessMaxPaths: 10_000, statusLook: true };
 
@@ -374,23 +376,30 @@ function oneLook(result: GitResult): Changes | null {
 function statusChanges(result: GitResult, keep: (rel: string) => boolean): Changes | null {
   if (result.exitCode !== 0) return null;
   const changes: Changes = { added: [], dirty: new Set(), deleted: [] };
-  for (const entry of splitNul(result.stdout)) {
-    if (entry.startsWith('? ')) {
-      const p = entry.slice(2);
+  const out = result.stdout;
+  // by bytes: a name that is not UTF-8 comes back C-quoted (git.ts `splitNul`), wherever it starts in its entry
+  for (let start = 0; start < out.length;) {
+    const nul = out.indexOf(0, start);
+    const entry = out.subarray(start, nul < 0 ? out.length : nul);
+    start = nul < 0 ? out.length : nul + 1;
+    if (entry[0] === QUESTION && entry[1] === SPACE) {
+      const p = nameOfPathBytes(entry.subarray(2));
       if (keep(p)) changes.added.push(p);
       continue;
     }
-    if (!entry.startsWith('1 .')) return null;
+    if (entry[0] !== ONE || entry[1] !== SPACE || entry[2] !== DOT) return null;
     // `1 XY sub mH mI mW hH hI path`: the path follows the eighth space
     let at = 0;
-    for (let i = 0; i < 8 && at >= 0; i++) at = entry.indexOf(' ', at + 1);
+    for (let i = 0; i < 8 && at >= 0; i++) at = entry.indexOf(SPACE, at + 1);
     if (at < 0) return null;
-    const p = entry.slice(at + 1);
+    const p = nameOfPathBytes(entry.subarray(at + 1));
     changes.dirty.add(p);
-    if (entry[3] === 'D') changes.deleted.push(p);
+    if (entry[3] === D) changes.deleted.push(p);
   }
   return changes;
 }
+
+const [QUESTION, SPACE, DOT, ONE, D] = [0x3f, 0x20, 0x2e, 0x31, 0x44];
 
 /** `ls-files -o` (the others) and `diff-files --name-status` (status, path pairs). */
 function twoLooks(othersResult: GitResult, statusResult: GitResult): Changes | null {

@@ -185,6 +185,13 @@ describe('re-checkpoints that derive the path set from the shadow index', () => 
           'status',
         ],
         ['a file deleted', (w) => fs.rm(path.join(w, 'src/sneak.js')), 'quick', 'status'],
+        [
+          'a file whose name is not UTF-8 (skipped, named quoted)',
+          (w) => fs.writeFile(Buffer.concat([Buffer.from(`${w}/src/caf`), Buffer.from([0xe9])]), 'latin1\n'),
+          'quick',
+          'status',
+        ],
+        ['and the look after it', (w) => write(w, { 'a.txt': 'six\n' }), 'quick', 'status'],
       ]);
       const [shadow] = await fs.readdir(path.join(data, 'shadow'));
       // HEAD pointed at the warm checkpoint for the look only

@@ -176,8 +176,13 @@ function lstatOrNull(file: string): Stats | null | 'unknown' {
 }
 
 function signature(file: string): string {
-  const st = statSync(file, { throwIfNoEntry: false, bigint: true });
-  return st === undefined ? '-' : `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  try {
+    const st = statSync(file, { throwIfNoEntry: false, bigint: true });
+    return st === undefined ? '-' : `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  } catch (err) {
+    // a file where a folder on its way was (`.git/info` a file): a signature of its own
+    return `!${(err as NodeJS.ErrnoException).code ?? 'error'}`;
+  }
 }
 
 /** The path set and stat-dirty paths of a re-checkpoint, learnt without listing the workspace. */

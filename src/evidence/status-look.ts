@@ -2,6 +2,7 @@ import { lstatSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { runGit, type GitCallOptions, type GitResult } from './git.js';
 import { excludePatterns } from './listing.js';
+import { isInExcludedDir, relativeInside } from './paths.js';
 import { readTextOrNull } from './read-text.js';
 
 /**
@@ -63,8 +64,15 @@ export function prepareStatusExcludes(
   const patterns = excludePatterns(workspace, skipAbs);
   if (patterns.some((p) => p.includes('\n') || p.includes('\r'))) return null;
   let repoText = '';
-  if (lstatSync(repoExcludes, { throwIfNoEntry: false }) !== undefined && repoExcludes !== '/dev/null') {
-    const text = readTextOrNull(repoExcludes);
+  if (repoExcludes !== '/dev/null') {
+    let present: boolean;
+    try {
+      present = lstatSync(repoExcludes, { throwIfNoEntry: false }) !== undefined;
+    } catch {
+      // a file where a folder on its way was (`.git/info` a file): left to ls-files
+      return null;
+    }
+    const text = present ? readTextOrNull(repoExcludes) : '';
     if (text === null) return null;
     repoText = text;
   }
@@ -76,20 +84,8 @@ export function prepareStatusExcludes(
 
 /** The paths under spec 03's excluded folders or gaffer's skipped ones, which `ls-files -o` never names. */
 export function keepsPath(workspace: string, skipAbs: string[]): (rel: string) => boolean {
-  const skipped = excludePatterns(workspace, skipAbs)
-    .filter((p) => p.startsWith('/'))
-    .map((p) => p.slice(1));
-  const excluded = new Set(
-    excludePatterns(workspace, [])
-      .filter((p) => p.endsWith('/'))
-      .map((p) => p.slice(0, -1)),
-  );
-  return (rel) => {
-    for (const dir of skipped) if (rel.startsWith(dir)) return false;
-    const parts = rel.split('/');
-    for (let i = 0; i < parts.length - 1; i++) if (excluded.has(parts[i] as string)) return false;
-    return true;
-  };
+  const skipped = skipAbs.map((abs) => relativeInside(workspace, abs)).filter((rel) => rel !== null);
+  return (rel) => !isInExcludedDir(rel) && !skipped.some((dir) => rel.startsWith(`${dir}/`));
 }
 
 /**

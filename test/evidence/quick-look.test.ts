@@ -220,6 +220,15 @@ describe('re-checkpoints that derive the path set from the shadow index', () => 
       ['quick again after that', (w) => write(w, { 'y.txt': 'y\n' }), 'quick'],
       ['info/exclude changed', (w) => write(w, { '.git/info/exclude': 'y.txt\n' }), 'full'],
       [
+        'the .git/info folder replaced by a file',
+        async (w) => {
+          await fs.rm(path.join(w, '.git/info'), { recursive: true });
+          await write(w, { '.git/info': 'not a folder\n', 'v.txt': 'v\n' });
+        },
+        'full',
+      ],
+      ['and quick again after it', (w) => write(w, { 'u.txt': 'u\n' }), 'quick'],
+      [
         'the repo config names an excludes file: always in full',
         async (w) => {
           git(w, 'config', 'core.excludesFile', path.join(w, 'nothing'));

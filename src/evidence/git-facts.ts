@@ -41,7 +41,8 @@ export async function readGitFacts(workspace: string): Promise<GitFacts | undefi
     const common = ['--no-optional-locks', '-c', 'core.fsmonitor=false', '-c', 'core.quotePath=false'];
     const status = await runGit([...common, 'status', '--porcelain', '-z', '--', '.'], opts);
     if (status.exitCode !== 0) return undefined;
-    const { count, tracked } = statusEntries(status.stdout.toString('utf8'));
+    const text = status.stdout.toString('utf8');
+    const { count, tracked } = statusEntries(text);
     // an unborn HEAD (no commit yet) has no shortstat
     const shortstatOf = async (args: string[], at: string, paths: string[]): Promise<string> => {
       const diff = await runGit(
@@ -50,7 +51,9 @@ export async function readGitFacts(workspace: string): Promise<GitFacts | undefi
       );
       return diff.exitCode === 0 ? diff.stdout.toString('utf8').trim() : '';
     };
+    // a name that is not UTF-8 cannot be given back as the bytes it is: the whole tree is asked
     const few =
+      !text.includes('\uFFFD') &&
       tracked.length <= gitFactsLimits.pathspecMax &&
       tracked.reduce((sum, p) => sum + p.length, 0) <= gitFactsLimits.pathspecBytes;
     const shortstat =

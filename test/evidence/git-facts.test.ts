@@ -48,6 +48,16 @@ const steps: Step[] = [
       }),
   ],
   ['a file deleted from the worktree only', (r) => fs.rm(path.join(r, 'pkg/e.js'))],
+  [
+    'a tracked file whose name is not UTF-8, changed',
+    async (r) => {
+      const name = Buffer.concat([Buffer.from(`${r}/pkg/caf`), Buffer.from([0xe9])]);
+      await fs.writeFile(name, 'latin1\n');
+      git(r, 'add', '-A');
+      git(r, 'commit', '-qm', 'latin1');
+      await fs.writeFile(name, 'latin1\nmore\nlines\n');
+    },
+  ],
 ];
 
 async function oddRepo(): Promise<string> {

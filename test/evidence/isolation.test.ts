@@ -101,6 +101,11 @@ describe('isolation from the user and the caller', () => {
 
   it('a git call past its timeout is killed and the snapshot falls back to mtime, saying why', async () => {
     const ws = await committedRepo();
+    // enough files that no listing of them ends within the 1 ms (a tiny repository's git calls can, on a busy machine)
+    await write(
+      ws,
+      Object.fromEntries(Array.from({ length: 1500 }, (_, i) => [`many/d${i % 30}/f${i}.txt`, `${i}\n`])),
+    );
     const data = await tempDir('gaffer-data-');
     const shot = await snap(ws, data, 'pre', { gitTimeoutMs: 1 });
     expect(shot.source).toBe('mtime');

@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import { nameOfPathBytes } from '../domain/escaped-path.js';
@@ -151,6 +152,33 @@ function splitNulExact(buf: Buffer, pathAt: number | 'tab'): string[] {
   }
   parts.push(named(buf.subarray(start)));
   return parts;
+}
+
+/**
+ * Reads NUL-separated git output (`-z`) entry by entry: `each` gets the offset an entry starts at
+ * and its path, from `pathAt(start, end)` bytes into the entry on. Each path is decoded on its
+ * own, a string of that path alone: splitNul's parts are slices of one string of the whole output,
+ * which every path kept keeps alive (17 MB for 250,000 `ls-files -s` entries). A name that is not
+ * UTF-8 comes back C-quoted, as splitNul gives it.
+ */
+export function forEachNulPath(
+  buf: Buffer,
+  pathAt: (start: number, end: number) => number,
+  each: (path: string, start: number) => void,
+): void {
+  const ascii = isAscii(buf);
+  for (let start = 0; start < buf.length;) {
+    let end = buf.indexOf(0, start);
+    if (end < 0) end = buf.length;
+    const at = Math.min(end, start + pathAt(start, end));
+    each(ascii ? buf.toString('latin1', at, end) : pathOfBytes(buf, at, end), start);
+    start = end + 1;
+  }
+}
+
+function pathOfBytes(buf: Buffer, start: number, end: number): string {
+  const text = buf.toString('utf8', start, end);
+  return text.includes('\uFFFD') ? nameOfPathBytes(buf.subarray(start, end)) : text;
 }
 
 const availability = new Map<string, Promise<boolean>>();

@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import { existsSync, lstatSync } from 'node:fs';
 import path from 'node:path';
-import { runGit, splitNul } from './git.js';
+import { forEachNulPath, runGit } from './git.js';
 import { EXCLUDED_DIR_NAMES, isInExcludedDir, normalizeRelPath, relativeInside } from './paths.js';
 import { emptyIndexFile } from './shadow-repo.js';
 import { walkTree } from './walk.js';
@@ -26,20 +27,36 @@ export interface Listing {
 }
 
 /**
+ * What a later listing is compared with: a listing without its bytes (a 250,000-file repository's
+ * are 17 MB, kept from one checkpoint to the next), each git output by its digest.
+ */
+export interface ListingMemo {
+  raw: Omit<RawListing, 'raw' | 'unopened'>[];
+  extra: string[];
+}
+
+export function listingMemo(listing: Listing): ListingMemo {
+  return {
+    raw: listing.raw.map(({ prefix, kind, digest, nested }) => ({ prefix, kind, digest, nested })),
+    extra: listing.extra,
+  };
+}
+
+/**
  * Whether two listings yield the same path set (same git outputs byte for byte, same always-
  * included paths): a re-checkpoint can then reuse the path set instead of building it again.
  */
-export function isSameListing(a: Listing, b: Listing): boolean {
+export function isSameListing(a: ListingMemo, b: ListingMemo): boolean {
   if (a.raw.length !== b.raw.length || a.extra.length !== b.extra.length) return false;
   for (let i = 0; i < a.raw.length; i++) {
-    const x = a.raw[i] as RawListing;
-    const y = b.raw[i] as RawListing;
-    if (x.prefix !== y.prefix || x.kind !== y.kind || !x.raw.equals(y.raw)) return false;
+    const x = a.raw[i] as ListingMemo['raw'][number];
+    const y = b.raw[i] as ListingMemo['raw'][number];
+    if (x.prefix !== y.prefix || x.kind !== y.kind || x.digest !== y.digest) return false;
   }
   return a.extra.every((p, i) => p === b.extra[i]);
 }
 
-/** One git listing: `repo` output is `ls-files -s -c -o` of a repository, `plain` is `ls-files -o`. */
+/** One git listing: `repo` output is `ls-files -t -s -c -o` of a repository, `plain` is `ls-files -o`. */
 export interface RawListing {
   /** Workspace-relative folder it lists, with a trailing slash ('' for the workspace). */
   prefix: string;
@@ -47,6 +64,8 @@ export interface RawListing {
   kind: 'repo' | 'plain';
   /** git's NUL-separated output. */
   raw: Buffer;
+  /** Its SHA-256 (isSameListing). */
+  digest: string;
   /** Folders git could not open (a path past PATH_MAX, no permission), workspace-relative: listed as skipped. */
   unopened?: string[];
   /** The nested repositories it names (relative to it). */
@@ -63,7 +82,7 @@ export async function listWorkspacePaths(
   workspace: string,
   alwaysInclude: string[],
   ctx: ListingContext,
-  previous?: Listing,
+  previous?: ListingMemo,
 ): Promise<Listing> {
   const top = findRepoTop(workspace);
   let first: RawListing | null = null;
@@ -106,11 +125,11 @@ async function expand(
   listing: RawListing,
   into: RawListing[],
   ctx: ListingContext,
-  seen: Map<string, RawListing>,
+  seen: Map<string, ListingMemo['raw'][number]>,
 ): Promise<void> {
   const before = seen.get(listing.prefix);
   listing.nested =
-    before !== undefined && before.kind === listing.kind && before.raw.equals(listing.raw)
+    before !== undefined && before.kind === listing.kind && before.digest === listing.digest
       ? before.nested
       : nestedRepos(listing);
   into.push(listing);
@@ -133,20 +152,22 @@ async function expand(
  * `ls-files -o` shows an untracked one as `dir/`, `ls-files -s` a registered one as mode 160000.
  */
 function nestedRepos(listing: Pick<RawListing, 'kind' | 'raw'>): string[] {
-  const { raw } = listing;
+  const { raw, kind } = listing;
   const found: string[] = [];
+  const each = (p: string): void => void found.push(p);
   for (let at = raw.indexOf('/\0'); at >= 0; at = raw.indexOf('/\0', at + 2)) {
     const start = raw.lastIndexOf(0, at) + 1;
-    const entry = raw.toString('utf8', start, at + 1);
-    if (stagedPrefixLength(entry) === 0) found.push(entry.slice(0, -1));
+    if (kind === 'plain') forEachNulPath(raw.subarray(start, at), () => 0, each);
+    else if (raw[start] === UNTRACKED) forEachNulPath(raw.subarray(start, at), () => 2, each);
   }
-  if (listing.kind === 'repo') {
+  if (kind === 'repo') {
+    // an index entry: its tag, a space, then its mode at the start of the entry
     for (let at = raw.indexOf(GITLINK); at >= 0; at = raw.indexOf(GITLINK, at + GITLINK.length)) {
-      if (at > 0 && raw[at - 1] !== 0) continue;
+      const start = at - 2;
+      if (start < 0 || (start > 0 && raw[start - 1] !== 0) || raw[start] === UNTRACKED) continue;
       const end = raw.indexOf(0, at);
-      const entry = raw.toString('utf8', at, end < 0 ? raw.length : end);
-      const prefix = stagedPrefixLength(entry);
-      if (prefix > 0) found.push(entry.slice(prefix));
+      const entry = raw.subarray(start, end < 0 ? raw.length : end);
+      forEachNulPath(entry, entryPathAt(entry), each);
     }
   }
   return found;
@@ -157,35 +178,46 @@ function buildPaths(listings: RawListing[], extra: string[]): Set<string> {
   for (const listing of listings) {
     const nested = new Set(listing.nested);
     let last = '';
-    for (const entry of splitNul(listing.raw, listing.kind === 'repo' ? 'tab' : 0)) {
-      const staged = listing.kind === 'repo' ? stagedPrefixLength(entry) : 0;
-      const p = staged > 0 ? entry.slice(staged) : entry;
-      if (p === last || p.endsWith('/')) continue; // unmerged stages repeat a path; `dir/` is a nested repo
+    const pathAt = listing.kind === 'repo' ? entryPathAt(listing.raw) : () => 0;
+    forEachNulPath(listing.raw, pathAt, (p) => {
+      if (p === last || p.endsWith('/')) return; // unmerged stages repeat a path; `dir/` is a nested repo
       last = p;
       // a path tracked as a file that is now a nested repository must never reach update-index
-      if (nested.has(p)) continue;
+      if (nested.has(p)) return;
       const full = listing.prefix + p;
       // tracked files inside an excluded folder are listed by git; ignored ones never reach us
       if (!isInExcludedDir(full)) paths.add(full);
-    }
+    });
   }
   for (const p of extra) paths.add(p);
   return paths;
 }
 
-const GITLINK = '160000';
+const GITLINK = Buffer.from('160000 ');
+/** `ls-files -t`'s tag of an untracked path: every other tag is an index entry's. */
+const UNTRACKED = '?'.charCodeAt(0);
 
 /**
- * Length of the `<mode> <sha> <stage>\t` prefix of an `ls-files -s` entry (sha1 or sha256), or 0
- * for an untracked entry. Checked by position: a regex per entry costs more than the git call.
+ * Where the path of a `ls-files -t -s -c -o` entry starts: after `? ` for an untracked path, after
+ * `H <mode> <object id> <stage>\t` for an index entry (sha1 or sha256). The tag tells them apart:
+ * without it, an untracked file named like an index entry (`aaaaaa <40 characters> 0<tab>x`) was
+ * taken for one, and the listing named `x` instead of it. Checked by position: a regex per entry
+ * costs more than the git call.
  */
-function stagedPrefixLength(entry: string): number {
-  for (const hexLength of [40, 64]) {
-    const tab = 7 + hexLength + 2;
-    if (entry.charCodeAt(6) === 32 && entry.charCodeAt(7 + hexLength) === 32 && entry.charCodeAt(tab) === 9)
-      return tab + 1;
-  }
-  return 0;
+function entryPathAt(raw: Buffer): (start: number, end: number) => number {
+  return (start, end) => {
+    if (raw[start] === UNTRACKED) return 2;
+    for (const hexLength of [40, 64]) {
+      const tab = 2 + 7 + hexLength + 2;
+      if (start + tab < end && raw[start + 8] === 32 && raw[start + 9 + hexLength] === 32 && raw[start + tab] === 9)
+        return tab + 1;
+    }
+    return 2;
+  };
+}
+
+function digestOf(raw: Buffer): string {
+  return createHash('sha256').update(raw).digest('hex');
 }
 
 /** The nearest folder at or above `dir` holding a `.git` (directory, or file of a worktree/submodule). */
@@ -236,6 +268,7 @@ async function listRepo(top: string, cwd: string, prefix: string, ctx: ListingCo
     'core.quotePath=false',
     'ls-files',
     '-z',
+    '-t',
     '-s',
     '-c',
     '-o',
@@ -244,7 +277,7 @@ async function listRepo(top: string, cwd: string, prefix: string, ctx: ListingCo
   ];
   const result = await runGit(args, { cwd, timeoutMs: ctx.timeoutMs });
   if (result.exitCode !== 0) return null;
-  const listing: RawListing = { prefix, kind: 'repo', raw: result.stdout, nested: [] };
+  const listing: RawListing = { prefix, kind: 'repo', raw: result.stdout, digest: digestOf(result.stdout), nested: [] };
   const unopened = unopenedFolders(result.stderr, relativeInside(top, cwd) ?? '', prefix);
   if (unopened.length > 0) listing.unopened = unopened;
   return listing;
@@ -294,7 +327,13 @@ async function listPlain(dir: string, prefix: string, ctx: ListingContext): Prom
       `listing ${dir} failed: ${result.timedOut ? 'timed out' : result.stderr.trim() || result.spawnError || 'unknown'}`,
     );
   }
-  const listing: RawListing = { prefix, kind: 'plain', raw: result.stdout, nested: [] };
+  const listing: RawListing = {
+    prefix,
+    kind: 'plain',
+    raw: result.stdout,
+    digest: digestOf(result.stdout),
+    nested: [],
+  };
   const unopened = unopenedFolders(result.stderr, '', prefix);
   if (unopened.length > 0) listing.unopened = unopened;
   return listing;

@@ -16,7 +16,7 @@ import {
   type IndexEntry,
   type KnownIndex,
 } from './known-index.js';
-import { findRepoTop, isSameListing, listWorkspacePaths, type Listing } from './listing.js';
+import { findRepoTop, isSameListing, listingMemo, listWorkspacePaths, type Listing } from './listing.js';
 import { writeManifest } from './manifest.js';
 import { isInExcludedDir, sortPaths, workspaceHash } from './paths.js';
 import { withRepoLock } from './repo-lock.js';
@@ -370,7 +370,7 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
       indexWrittenMs: writtenMs,
       tree,
       commit,
-      listing: plan.listing,
+      listing: plan.listing === null ? null : listingMemo(plan.listing),
       rules: rules?.key ?? null,
       tracked: await tracked,
       wanted: plan.wanted,

@@ -1,4 +1,4 @@
-import { describeGitFailure, runGit, splitNul, type GitCallOptions } from './git.js';
+import { describeGitFailure, forEachNulPath, runGit, splitNul, type GitCallOptions } from './git.js';
 
 /** What the per-workspace shadow index holds, against the disk. */
 export interface IndexState {
@@ -13,12 +13,16 @@ export async function readIndexState(base: string[], opts: GitCallOptions): Prom
   const out = await runIndexGit([...base, 'ls-files', '-z', '-t', '-c', '-m', '-d'], opts);
   const cached = new Set<string>();
   const dirty = new Set<string>();
-  for (const entry of splitNul(out, 2)) {
-    // "H path" cached, "C path" modified, "R path" deleted (a dirty path also appears as H)
-    const tag = entry.charCodeAt(0);
-    if (tag === 67 || tag === 82) dirty.add(entry.slice(2));
-    else cached.add(entry.slice(2));
-  }
+  forEachNulPath(
+    out,
+    () => 2,
+    (p, start) => {
+      // "H path" cached, "C path" modified, "R path" deleted (a dirty path also appears as H)
+      const tag = out[start];
+      if (tag === 67 || tag === 82) dirty.add(p);
+      else cached.add(p);
+    },
+  );
   return { cached, dirty };
 }
 

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import type { KnownIndex } from './known-index.js';
-import type { Listing } from './listing.js';
+import type { ListingMemo } from './listing.js';
 
 /** What the enclosing repository's index tells a path set, by the index's stat signature (quick-look.ts `trackedDigest`). */
 export interface TrackedDigest {
@@ -30,7 +30,7 @@ export interface WarmState {
   /** The checkpoint's commit of that tree (reused while the tree stays the same). */
   commit: string;
   /** The listing of that checkpoint; null when its path set was derived (quick-look.ts), not listed. */
-  listing: Listing | null;
+  listing: ListingMemo | null;
   /** The key of the rules its path set was made under (quick-look.ts), null when not derivable. */
   rules: string | null;
   /**

@@ -208,6 +208,26 @@ describe('checkpoint diff', () => {
     expect(await fileDiff(pre, post, 'weird[1]*?.txt')).toContain('+weird[1]*?.txt changed');
   });
 
+  it('an untracked file named like an index entry of `ls-files -s` is itself in the checkpoint, not the name after its tab', async () => {
+    const { ws, data } = await repoWorkspace({ 'a.txt': 'a\n', 'src/b.txt': 'b\n' });
+    const pre = await snap(ws, data, 'pre');
+    const disguised = `100644 ${'0'.repeat(40)} 0\ta.txt`;
+    const sha256 = `aaaaaa ${'1'.repeat(64)} 3\tgone.txt`;
+    await write(ws, {
+      [disguised]: 'hidden\n',
+      [`src/${sha256}`]: 'hidden too\n',
+      [`src/160000 ${'2'.repeat(40)} 0\tsub`]: 'x\n',
+    });
+    // a fresh data dir: a first checkpoint lists the workspace in full
+    for (const [p, d] of [[pre, data] as const, [null, await tempDir('gaffer-data-')] as const]) {
+      const post = await snap(ws, d, 'post');
+      expect([...lsTree(post).keys()].sort()).toEqual(
+        ['a.txt', 'src/b.txt', disguised, `src/${sha256}`, `src/160000 ${'2'.repeat(40)} 0\tsub`].sort(),
+      );
+      if (p !== null) expect((await diffSnapshots(p, post)).added).toHaveLength(3);
+    }
+  });
+
   it('a file changed and ignored in the same step leaves the snapshot', async () => {
     const ws = await tempDir();
     const data = await tempDir('gaffer-data-');

@@ -181,16 +181,31 @@ function pathOfBytes(buf: Buffer, start: number, end: number): string {
   return text.includes('\uFFFD') ? nameOfPathBytes(buf.subarray(start, end)) : text;
 }
 
-const availability = new Map<string, Promise<boolean>>();
+const versions = new Map<string, Promise<readonly [number, number] | null>>();
 
-/** Whether a `git` binary can be started with the current PATH (cached per PATH value). */
-export function isGitAvailable(): Promise<boolean> {
+/** The major and minor version of the `git` the current PATH starts (asked once per PATH value); null when none starts. */
+export function gitVersion(): Promise<readonly [number, number] | null> {
   const key = process.env.PATH ?? '';
-  let known = availability.get(key);
+  let known = versions.get(key);
   if (known === undefined) {
     // os.tmpdir(): the process cwd may have been deleted, which would make the spawn fail
-    known = runGit(['--version'], { cwd: os.tmpdir(), timeoutMs: 10_000 }).then((r) => r.exitCode === 0);
-    availability.set(key, known);
+    known = runGit(['--version'], { cwd: os.tmpdir(), timeoutMs: 10_000 }).then((r) => {
+      if (r.exitCode !== 0) return null;
+      const m = /(\d+)\.(\d+)/.exec(r.stdout.toString('utf8'));
+      return m === null ? [0, 0] : [Number(m[1]), Number(m[2])];
+    });
+    versions.set(key, known);
   }
   return known;
+}
+
+/** Whether a `git` binary can be started with the current PATH (cached per PATH value). */
+export async function isGitAvailable(): Promise<boolean> {
+  return (await gitVersion()) !== null;
+}
+
+/** Whether the PATH's git is at least `major.minor`. */
+export async function isGitAtLeast(major: number, minor: number): Promise<boolean> {
+  const v = await gitVersion();
+  return v !== null && (v[0] > major || (v[0] === major && v[1] >= minor));
 }

@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { promises as fs } from 'node:fs';
+import { promises as fs, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { diffSnapshots, fileDiff } from '../../src/evidence/index.js';
 import type { Snapshot } from '../../src/domain/snapshot.js';
-import { RACY_REFRESH_MIN } from '../../src/evidence/shadow-checkpoint.js';
+import { packedCheckinLimits, RACY_REFRESH_MIN } from '../../src/evidence/shadow-checkpoint.js';
+import { addToIndex, joinNul, packedCheckinBatch } from '../../src/evidence/shadow-index.js';
 import { git, lsTree, snap, stored, tempDir, write } from './helpers.js';
 
 async function repoWorkspace(files: Record<string, string | Buffer>): Promise<{ ws: string; data: string }> {
@@ -226,6 +227,69 @@ describe('checkpoint diff', () => {
       );
       if (p !== null) expect((await diffSnapshots(p, post)).added).toHaveLength(3);
     }
+  });
+
+  it("a new index of many files is hashed into packs, a batch each: the tree git's own add writes, later checkpoints loose again", async () => {
+    const files: Record<string, string> = { 'empty.txt': '', 'one.txt': '1' };
+    for (let i = 0; i < 4100; i++) files[`src/d${i % 40}/f${i}.ts`] = `export const v${i} = ${i};\n`;
+    const { ws, data } = await repoWorkspace(files);
+    const saved = [packedCheckinLimits.minPaths, packedCheckinBatch.paths] as const;
+    packedCheckinLimits.minPaths = 10;
+    // the paths come in chunks of 2,000: three batches, a pack each
+    packedCheckinBatch.paths = 2000;
+    try {
+      const pre = await snap(ws, data, 'pre');
+      const gitDir = pre.gitDir as string;
+      const packs = (): string[] => readdirSync(path.join(gitDir, 'objects', 'pack')).sort();
+      const looseBlobs = (): string[] =>
+        git(gitDir, 'count-objects', '-v')
+          .split('\n')
+          .filter((l) => l.startsWith('count:'));
+      expect(packs().filter((p) => p.endsWith('.pack'))).toHaveLength(3);
+      expect(packs().some((p) => p.startsWith('tmp_'))).toBe(false);
+      // the same tree as `git add -A` + `write-tree` into a fresh index
+      const index = path.join(await tempDir(), 'index');
+      const tree = execFileSync('sh', ['-c', 'git add -A && git write-tree'], {
+        cwd: ws,
+        env: { ...process.env, GIT_INDEX_FILE: index },
+        encoding: 'utf8',
+      }).trim();
+      expect(git(gitDir, 'rev-parse', `${pre.id}^{tree}`).trim()).toBe(tree);
+      expect(stored(pre, 'src/d5/f5.ts').toString()).toBe('export const v5 = 5;\n');
+      const loose = looseBlobs();
+      await write(ws, { 'src/d5/f5.ts': 'changed\n', 'new.txt': 'n\n' });
+      const post = await snap(ws, data, 'post', { like: pre });
+      expect(await diffSnapshots(pre, post)).toEqual({ added: ['new.txt'], modified: ['src/d5/f5.ts'], deleted: [] });
+      expect(await fileDiff(pre, post, 'src/d5/f5.ts')).toContain('+changed');
+      expect(packs().filter((p) => p.endsWith('.pack'))).toHaveLength(3);
+      expect(looseBlobs()).not.toEqual(loose);
+      expect(git(gitDir, 'fsck', '--no-dangling')).toBe('');
+    } finally {
+      [packedCheckinLimits.minPaths, packedCheckinBatch.paths] = saved;
+    }
+  });
+
+  it('a packed update-index that dies on a path leaves no unfinished pack: the path is dropped, the rest packed', async () => {
+    const ws = await tempDir();
+    const gitDir = path.join(await tempDir('gaffer-data-'), 'shadow.git');
+    git(ws, 'init', '-q', '--bare', gitDir);
+    await write(ws, { 'a.txt': 'a\n', 'b.txt': 'b\n', 'dir/c.txt': 'c\n' });
+    const base = [`--git-dir=${gitDir}`, `--work-tree=${ws}`];
+    const opts = { cwd: ws, timeoutMs: 30_000, env: { GIT_INDEX_FILE: path.join(gitDir, 'gaffer-index') } };
+    // `dir` is a folder: git stops at it ("Unable to process path dir") after packing what came before
+    const paths = ['a.txt', 'b.txt', 'dir'];
+    async function* stream(): AsyncIterable<string> {
+      yield joinNul(paths);
+    }
+    const dropped = await addToIndex(base, opts, stream(), () => paths, { gitDir, when: Promise.resolve(true) });
+    expect([...dropped]).toEqual(['dir']);
+    const packs = readdirSync(path.join(gitDir, 'objects', 'pack'));
+    expect(packs.filter((p) => p.startsWith('tmp_'))).toEqual([]);
+    expect(packs.filter((p) => p.endsWith('.pack'))).toHaveLength(1);
+    const listed = execFileSync('git', [`--git-dir=${gitDir}`, 'ls-files', '-z'], {
+      env: { ...process.env, ...opts.env },
+    });
+    expect(listed.toString()).toBe('a.txt\0b.txt\0');
   });
 
   it('a file changed and ignored in the same step leaves the snapshot', async () => {

@@ -69,7 +69,8 @@ export async function addToIndex(
   if (packed !== null && (await packed.when)) {
     // every file of more than a byte goes through the bulk checkin (the content hashed is the same: git's conversions are off here)
     const args = [...base, '-c', 'core.bigFileThreshold=1', ...UPDATE_INDEX];
-    for (let batch = await takeBatch(iterator, first.value); batch !== '';) {
+    let batches = 0;
+    for (let batch = await takeBatch(iterator, first.value); batch !== ''; batches++) {
       // the next batch is classified while git hashes this one
       const next = takeBatch(iterator, '');
       next.catch(() => undefined);
@@ -85,6 +86,10 @@ export async function addToIndex(
       );
       batch = await next;
     }
+    // each batch after the first went into the split index's own part, which every later git call
+    // reads and writes again (880 KB against 190 KB at 50,000 files: ~10 ms a checkpoint): one
+    // shared index of them all is written now
+    if (batches > 1) await runIndexGit([...base, 'update-index', '--split-index'], opts);
     return dropped;
   }
   async function* whole(): AsyncIterable<string> {

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { promises as fs, readdirSync } from 'node:fs';
+import { promises as fs, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { diffSnapshots, fileDiff } from '../../src/evidence/index.js';
@@ -247,6 +247,12 @@ describe('checkpoint diff', () => {
           .filter((l) => l.startsWith('count:'));
       expect(packs().filter((p) => p.endsWith('.pack'))).toHaveLength(3);
       expect(packs().some((p) => p.startsWith('tmp_'))).toBe(false);
+      // one shared index of every path, not two batches left in the split index's own part
+      const own = statSync(path.join(gitDir, 'gaffer-index')).size;
+      const shared = readdirSync(gitDir).filter((n) => n.startsWith('sharedindex.'));
+      expect(shared).toHaveLength(1);
+      // (the last batch's 100 entries left there: 8.4 KB of a 277 KB shared index; none: 1.4 KB)
+      expect(own).toBeLessThan(statSync(path.join(gitDir, shared[0] as string)).size / 100);
       // the same tree as `git add -A` + `write-tree` into a fresh index
       const index = path.join(await tempDir(), 'index');
       const tree = execFileSync('sh', ['-c', 'git add -A && git write-tree'], {

@@ -171,14 +171,9 @@ export function forEachNulPath(
     let end = buf.indexOf(0, start);
     if (end < 0) end = buf.length;
     const at = Math.min(end, start + pathAt(start, end));
-    each(ascii ? buf.toString('latin1', at, end) : pathOfBytes(buf, at, end), start);
+    each(ascii ? buf.toString('latin1', at, end) : nameOfPathBytes(buf.subarray(at, end)), start);
     start = end + 1;
   }
-}
-
-function pathOfBytes(buf: Buffer, start: number, end: number): string {
-  const text = buf.toString('utf8', start, end);
-  return text.includes('\uFFFD') ? nameOfPathBytes(buf.subarray(start, end)) : text;
 }
 
 const versions = new Map<string, Promise<readonly [number, number] | null>>();

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { ShellPool } from './shell-pool.js';
 
 /** One command to run, as `runGit` runs it. */
 export interface SpawnRequest {
@@ -387,6 +388,8 @@ class Spawner {
 }
 
 let spawner: Spawner | null = null;
+/** Calls without input run in kept shells while the helper is in use (shell-pool.ts). */
+let shells: ShellPool | null = null;
 let users = 0;
 
 /**
@@ -397,6 +400,7 @@ let users = 0;
 export function useSpawner(): () => void {
   users++;
   spawner ??= new Spawner();
+  shells ??= new ShellPool();
   let released = false;
   return () => {
     if (released) return;
@@ -405,6 +409,8 @@ export function useSpawner(): () => void {
     if (users === 0) {
       spawner?.close();
       spawner = null;
+      shells?.close();
+      shells = null;
     }
   };
 }
@@ -416,6 +422,11 @@ export function startStreamed(request: StreamRequest, handlers: StreamHandlers):
 
 /** Runs a command through the helper when one is in use, else here. */
 export function spawnCommand(request: SpawnRequest): Promise<SpawnResult> {
+  return shells?.run(request, viaHelper) ?? viaHelper(request);
+}
+
+/** Runs a command through the helper when one is in use, else here (never in a kept shell). */
+function viaHelper(request: SpawnRequest): Promise<SpawnResult> {
   return spawner !== null ? spawner.run(request) : spawnHere(request);
 }
 

@@ -78,6 +78,7 @@ export async function runGit(args: string[], opts: GitCallOptions): Promise<GitR
     env: call.env,
     timeoutMs: opts.timeoutMs,
     input: opts.input ?? '',
+    leavesNothingRunning: true, // the owned config turns off all that could (git-owned-config.ts)
   });
   if (result.spawnError !== undefined) result.spawnError = `could not start git: ${result.spawnError}`;
   return result;

@@ -5,8 +5,8 @@ import { delimiter, isAbsolute, join } from 'node:path';
 import type { SpawnRequest, SpawnResult } from './spawner.js';
 
 /**
- * Runs calls that take no input (a look's `git ls-files`, most git calls) in long-lived `sh`
- * processes, one per call in flight, kept between calls.
+ * Runs calls that take no input and leave nothing running (a look's `git ls-files`, most git
+ * calls) in long-lived `sh` processes, one per call in flight, kept between calls.
  *
  * Why: a call through the spawner helper paid ~2 ms over the command's own time — the helper is a
  * Node process of ~55 MB, and `fork()` copies its page tables (~1 ms), plus a round trip of IPC
@@ -40,11 +40,13 @@ export class ShellPool {
   readonly #resolved = new Map<string, string | null>();
 
   /**
-   * Runs the request in a shell; null when it is not one for the pool (input, a relative cwd, a
-   * name a shell cannot set) or every shell is busy: the caller runs it as before.
+   * Runs the request in a shell; null when it is not one for the pool (not `leavesNothingRunning`,
+   * input, a relative cwd, a name a shell cannot set) or every shell is busy: the caller runs it
+   * as before.
    */
   run(request: SpawnRequest, fallback: (request: SpawnRequest) => Promise<SpawnResult>): Promise<SpawnResult> | null {
-    if (this.#closed || !hasNoInput(request.input) || !isAbsolute(request.cwd)) return null;
+    if (this.#closed || request.leavesNothingRunning !== true || !hasNoInput(request.input) || !isAbsolute(request.cwd))
+      return null;
     const file = this.#resolve(request.cmd, request.env.PATH);
     if (file === null) return null;
     let shell = this.#idle.pop();

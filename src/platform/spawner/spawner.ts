@@ -13,6 +13,12 @@ export interface SpawnRequest {
   timeoutMs: number;
   /** Written to stdin, then stdin is closed; an async iterable is streamed as it is produced. */
   input: Buffer | string | AsyncIterable<string>;
+  /**
+   * The command starts nothing that outlives it (git under gaffer's owned config: no hooks, no
+   * detached gc, no filter processes), so it may run in a kept shell, whose pipes the next call
+   * shares (shell-pool.ts).
+   */
+  leavesNothingRunning?: boolean;
 }
 
 /** What the command did: expected failures are values, not throws. */

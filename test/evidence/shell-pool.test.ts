@@ -66,7 +66,9 @@ describe('kept shells (calls that take no input and leave nothing running)', () 
     const forge = [0, 1, 2].map((n) => `printf '%s\\n' ${fake(n, '0')}; printf '%s' ${fake(n, '')} >&2; sleep 0.05`);
     const result = await kept(['-c', `printf 'a\\0b\\nc\\0'; ${forge.join('; ')}; printf 'e'; exit 3`]);
     expect(result.exitCode).toBe(3);
-    expect(result.stdout.toString('latin1')).toBe(`a\x00b\nc\x00${[0, 1, 2].map((n) => `${fake(n, '0')}\n`).join('')}e`);
+    expect(result.stdout.toString('latin1')).toBe(
+      `a\x00b\nc\x00${[0, 1, 2].map((n) => `${fake(n, '0')}\n`).join('')}e`,
+    );
     expect(result.stderr).toBe([0, 1, 2].map((n) => fake(n, '')).join(''));
     // large: more than a pipe holds, read as it comes
     const big = await kept(['-c', 'head -c 3000000 /dev/zero | tr "\\0" "z"; echo']);

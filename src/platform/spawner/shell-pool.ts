@@ -188,7 +188,15 @@ class Shell {
         this.#call.timedOut = true;
         this.#kill();
       }, timeoutMs);
-      this.#call = { nonce: script.nonce, cwd: script.cwd, out: new Output(), err: new Output(), timedOut: false, timer, resolve };
+      this.#call = {
+        nonce: script.nonce,
+        cwd: script.cwd,
+        out: new Output(),
+        err: new Output(),
+        timedOut: false,
+        timer,
+        resolve,
+      };
       this.#hold(true);
       this.#child.stdin?.write(script.text);
     });
@@ -256,9 +264,10 @@ class Shell {
 
   /** An idle shell never keeps this process alive. */
   #hold(busy: boolean): void {
-    const handles = [this.#child, this.#child.stdin, this.#child.stdout, this.#child.stderr] as Array<
-      { ref?: () => void; unref?: () => void } | null
-    >;
+    const handles = [this.#child, this.#child.stdin, this.#child.stdout, this.#child.stderr] as Array<{
+      ref?: () => void;
+      unref?: () => void;
+    } | null>;
     for (const handle of handles) {
       if (busy) handle?.ref?.();
       else handle?.unref?.();

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
-import type { SpawnRequest, SpawnResult } from './spawner.js';
+import type { SpawnRequest, SpawnResult } from './spawn-request.js';
 
 /**
  * Runs calls that take no input and leave nothing running (a look's `git ls-files`, most git

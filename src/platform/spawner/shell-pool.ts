@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { SpawnRequest, SpawnResult } from './spawn-request.js';
 
 /**
  * Runs calls that take no input and leave nothing running (a look's `git ls-files`, most git
- * calls) in long-lived `sh` processes, one per call in flight, kept between calls.
+ * calls) in long-lived shells (`dash`), one per call in flight, kept between calls.
  *
  * Why: a call through the spawner helper paid ~2 ms over the command's own time — the helper is a
  * Node process of ~55 MB, and `fork()` copies its page tables (~1 ms), plus a round trip of IPC
@@ -45,7 +45,13 @@ export class ShellPool {
    * as before.
    */
   run(request: SpawnRequest, fallback: (request: SpawnRequest) => Promise<SpawnResult>): Promise<SpawnResult> | null {
-    if (this.#closed || request.leavesNothingRunning !== true || !hasNoInput(request.input) || !isAbsolute(request.cwd))
+    if (
+      DASH === undefined ||
+      this.#closed ||
+      request.leavesNothingRunning !== true ||
+      !hasNoInput(request.input) ||
+      !isAbsolute(request.cwd)
+    )
       return null;
     const file = this.#resolve(request.cmd, request.env.PATH);
     if (file === null) return null;
@@ -116,6 +122,12 @@ export class ShellPool {
 }
 
 /**
+ * The shell: dash, which exports nothing of its own but the `PWD`/`OLDPWD` of its `cd` (bash adds
+ * `SHLVL` and `_`). Without it the pool is off and every call goes through the helper as before.
+ */
+const DASH = ['/bin/dash', '/usr/bin/dash'].find((path) => existsSync(path));
+
+/**
  * Shells at most, busy or idle (each is ~0.6 MB, kept for the pool's life). A call past them goes
  * through the helper: a burst of submissions must not fork this (large) process once per call. The
  * throughput bench's burst (50 workspaces' first looks at once) ran a little faster with 48 than
@@ -144,7 +156,7 @@ class Shell {
   readonly #secret = randomBytes(12).toString('hex');
 
   constructor() {
-    this.#child = spawn('/bin/sh', [], { cwd: '/', env: {}, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    this.#child = spawn(DASH ?? 'dash', [], { cwd: '/', env: {}, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     this.#child.on('error', () => this.#die());
     this.#child.on('close', () => this.#die());
     this.#child.stdin?.on('error', () => undefined); // a dead shell: its 'close' settles the call

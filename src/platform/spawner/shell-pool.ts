@@ -228,14 +228,14 @@ class Shell {
       return;
     }
     call[which].add(chunk);
-    const out = call.out.untilTrailer(call.nonce, true);
+    const out = call.out.trailer(call.nonce, true);
     if (out === null) return;
-    const err = call.err.untilTrailer(call.nonce, false);
+    const err = call.err.trailer(call.nonce, false);
     if (err === null) return;
     this.#finish({
       exitCode: out.status === 'cwd' ? null : Number(out.status),
-      stdout: out.body,
-      stderr: err.body.toString('utf8'),
+      stdout: call.out.before(out.length),
+      stderr: call.err.before(err.length).toString('utf8'),
       timedOut: false,
       ...(out.status === 'cwd' ? { spawnError: `cannot enter the working directory ${call.cwd}` } : {}),
     });
@@ -315,19 +315,21 @@ class Output {
   }
 
   /**
-   * What came before the call's trailer once the trailer came (it is the last thing the shell
-   * writes for the call), and the status in it: stdout's trailer is `<nonce><status>\n`, stderr's
-   * `<nonce>`. null while it has not come.
+   * The call's trailer once it came (it is the last thing the shell writes for the call): its
+   * status and length. Stdout's is `<nonce><status>\n`, stderr's `<nonce>`. null while it has not.
    */
-  untilTrailer(nonce: string, withStatus: boolean): { body: Buffer; status: string } | null {
+  trailer(nonce: string, withStatus: boolean): { status: string; length: number } | null {
     const tail = this.#tail.toString('latin1');
     const at = tail.lastIndexOf(nonce);
     if (at < 0) return null;
     const rest = tail.slice(at + nonce.length);
     const status = withStatus ? /^(\d+|cwd)\n$/.exec(rest)?.[1] : rest === '' ? '' : undefined;
-    if (status === undefined) return null;
-    const all = Buffer.concat(this.chunks, this.bytes);
-    return { body: all.subarray(0, all.length - (tail.length - at)), status };
+    return status === undefined ? null : { status, length: tail.length - at };
+  }
+
+  /** What came before a trailer of `length` bytes (one copy of the output, made once). */
+  before(length: number): Buffer {
+    return this.all().subarray(0, this.bytes - length);
   }
 
   all(): Buffer {

@@ -19,7 +19,7 @@ export interface SpawnRequest {
 
 /** What the command did: expected failures are values, not throws. */
 export interface SpawnResult {
-  /** Exit code; null when killed by a signal. */
+  /** Exit code; null when killed by a signal (in a kept shell: 128 + the signal's number, as a shell says). */
   exitCode: number | null;
   /** Raw stdout (paths with -z are bytes, never re-encoded by a shell). */
   stdout: Buffer;

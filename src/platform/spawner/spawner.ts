@@ -396,7 +396,10 @@ export function startStreamed(request: StreamRequest, handlers: StreamHandlers):
   return spawner !== null ? spawner.start(request, handlers) : null;
 }
 
-/** Runs a command through the helper when one is in use, else here. */
+/**
+ * Runs a command: in a kept shell while the helper is in use and the call may run there
+ * (shell-pool.ts), else through the helper, else here.
+ */
 export function spawnCommand(request: SpawnRequest): Promise<SpawnResult> {
   return shells?.run(request, viaHelper) ?? viaHelper(request);
 }

@@ -99,7 +99,7 @@ describe.skipIf(!hasDash)('kept shells (calls that take no input and leave nothi
     const pidFile = join(dir, 'pid');
     const before = await kept(['-c', 'echo $PPID']);
     const started = Date.now();
-    const result = await kept(['-c', `sleep 60 & echo $! > ${pidFile}; sleep 60`], { timeoutMs: 300 });
+    const result = await kept(['-c', `sleep 60 & echo $! > ${pidFile}; sleep 60`], { timeoutMs: 1_000 });
     // answered when killed: nothing it started still holds the pipes
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(result.timedOut).toBe(true);
@@ -117,8 +117,11 @@ describe.skipIf(!hasDash)('kept shells (calls that take no input and leave nothi
   it('drops a shell written to between calls: what a command left running never reaches a later call', async () => {
     release = useSpawner();
     // the caller's promise broken: something outlives the call and prints later
-    const first = await kept(['-c', '(sleep 0.2; echo late) & echo $PPID']);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const mark = join(await tempDir(), 'printed');
+    const first = await kept(['-c', `(sleep 0.2; echo late; : > ${mark}) & echo $PPID`]);
+    for (let waited = 0; !existsSync(mark) && waited < 10_000; waited += 20)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 100)); // the pipe's bytes, read by now
     const next = await kept(['-c', 'echo $PPID']);
     expect(next.stdout.toString()).not.toContain('late');
     expect(next.stdout.toString().trim()).not.toBe(first.stdout.toString().trim());

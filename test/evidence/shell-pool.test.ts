@@ -59,6 +59,12 @@ describe.skipIf(!hasDash)('kept shells (calls that take no input and leave nothi
     expect(inside.stdout.toString()).toBe(`[${dir}]<eof>`);
     // the next call, in the same shell, does not keep the last one's variables
     expect(await envOf(env)).toEqual([`PATH=${env.PATH}`]);
+    // arguments are file names a worker chose (git-facts passes them as pathspecs): each arrives
+    // as it is, and nothing in them runs
+    const names = ["a'$(touch ran)'.txt", '`touch ran`', 'x; touch ran', 'two\nlines', '*', '$HOME', "'", ''];
+    const echoed = await kept(['%s\\0', ...names], { cmd: 'printf', cwd: dir });
+    expect(echoed.stdout.toString().split('\0').slice(0, -1)).toEqual(names);
+    expect(existsSync(join(dir, 'ran'))).toBe(false);
   });
 
   it('returns the exact bytes, codes and stderr, even an output shaped like its trailer', async () => {

@@ -11,6 +11,7 @@ import {
   type RunCgroup,
 } from './cgroup.js';
 import { listProcessGroupMembers } from './proc-stat.js';
+import { singleQuoted } from './shell-quote.js';
 
 /**
  * A worker's or a verification's process-count cap, memory cap and CPU weight (issue 11 "Limits").
@@ -117,10 +118,6 @@ export function prepareLimits(limits: RunLimits, opts: { forceWatchdog?: boolean
   return cg === null ? new WatchdogEnforcer(limits) : new CgroupEnforcer(limits, cg);
 }
 
-function quote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
-}
-
 class CgroupEnforcer implements LimitEnforcer {
   readonly applied: AppliedLimits;
   readonly #cg: RunCgroup;
@@ -135,7 +132,7 @@ class CgroupEnforcer implements LimitEnforcer {
   wrap(command: { file: string; args: string[] }): { file: string; args: string[] } {
     // the pid enters the cgroup before it execs the command: a fork bomb starts in microseconds
     const enter = cgroupProcsFiles(this.#cg)
-      .map((file) => `echo $$ > ${quote(file)}`)
+      .map((file) => `echo $$ > ${singleQuoted(file)}`)
       .join(' && ');
     return { file: '/bin/sh', args: ['-c', `${enter} && exec "$0" "$@"`, command.file, ...command.args] };
   }

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
+import { singleQuoted } from '../process/shell-quote.js';
 import type { SpawnRequest, SpawnResult } from './spawn-request.js';
 
 /**
@@ -141,10 +142,6 @@ function hasNoInput(input: SpawnRequest['input']): boolean {
   return (typeof input === 'string' || Buffer.isBuffer(input)) && input.length === 0;
 }
 
-function quote(word: string): string {
-  return `'${word.replaceAll("'", `'\\''`)}'`;
-}
-
 /** One long-lived shell. */
 class Shell {
   readonly #child: ChildProcess;
@@ -172,16 +169,16 @@ class Shell {
       const value = request.env[key];
       if (value === undefined) continue;
       if (!NAME.test(key) || value.includes('\0')) return null;
-      words.push(`${key}=${quote(value)}`);
+      words.push(`${key}=${singleQuoted(value)}`);
     }
-    words.push(quote(file));
+    words.push(singleQuoted(file));
     for (const arg of request.args) {
       if (arg.includes('\0')) return null;
-      words.push(quote(arg));
+      words.push(singleQuoted(arg));
     }
     const nonce = `${this.#secret}.${this.calls}:`;
     const text =
-      `if cd -P -- ${quote(request.cwd)} 2>/dev/null; then unset PWD OLDPWD; ${words.join(' ')} </dev/null; printf '%s%s\\n' ${nonce} "$?"; ` +
+      `if cd -P -- ${singleQuoted(request.cwd)} 2>/dev/null; then unset PWD OLDPWD; ${words.join(' ')} </dev/null; printf '%s%s\\n' ${nonce} "$?"; ` +
       `else printf '%scwd\\n' ${nonce}; fi; printf '%s' ${nonce} >&2\n`;
     return { text, nonce, cwd: request.cwd };
   }

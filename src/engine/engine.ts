@@ -6,6 +6,7 @@ import { GafferError } from '../domain/errors.js';
 import type { LintReport } from '../domain/spec-lint.js';
 import { isFinalStatus } from '../domain/status.js';
 import { useSpawner } from '../platform/spawner/spawner.js';
+import { keepSpares } from '../platform/files/spare-entries.js';
 import type { RunnerRow } from '../runners/table.js';
 import { Store, type JobEvent } from '../store/store.js';
 import { Admission } from './admission/admission.js';
@@ -79,6 +80,8 @@ export class Engine {
   #storeClosed = false;
   /** Releases the spawner process when this engine used it. */
   readonly #releaseSpawner: () => void;
+  /** Lets go of the data dir's spare folders and files (platform/files/spare-entries.ts). */
+  readonly #releaseSpares: () => Promise<void>;
 
   private constructor(opts: EngineOptions, store: Store) {
     this.dataDir = resolve(opts.dataDir);
@@ -122,6 +125,7 @@ export class Engine {
       start: (job) => this.#live.start(job),
     });
     this.#releaseSpawner = opts.spawner === true ? useSpawner() : () => undefined;
+    this.#releaseSpares = keepSpares(this.dataDir);
   }
 
   /** Opens the store and turns jobs whose process died into `interrupted` (spec 07 "Store and restart"); a cluster's queue is connected. */
@@ -386,6 +390,7 @@ export class Engine {
     if (this.#storeClosed) return;
     this.#storeClosed = true;
     this.#releaseSpawner();
+    await this.#releaseSpares();
     await this.#maintenance.stop();
     await this.#services.executor.close?.();
     this.store.close();

@@ -1,5 +1,6 @@
 import { promises as fs, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { recycleFolder } from '../platform/files/spare-entries.js';
 import { isGitAvailable, runGitOk } from './git.js';
 import { OUTSIDE_DIR } from './outside-evidence.js';
 import { shadowGitDir } from './paths.js';
@@ -64,12 +65,17 @@ async function pruneRepo(gitDir: string, keep: Set<string>): Promise<number> {
     await fs.rm(gitDir, { recursive: true, force: true });
     return doomed.length;
   }
+  // a doomed checkpoint's loose refs go with their job's folder, kept as a spare for the next jobs
+  // (platform/files/spare-entries.ts); update-ref then deletes what was packed
+  const folders = new Set(doomed.filter((ref) => ref.split('/').length === 5).map((ref) => path.dirname(ref)));
+  await Promise.all([...folders].map((folder) => recycleFolder(path.join(gitDir, ...folder.split('/')))));
   await runGitOk([...git, 'update-ref', '--stdin'], {
     ...opts,
     input: doomed.map((ref) => `delete ${ref}\n`).join(''),
   });
   await runGitOk([...git, 'reflog', 'expire', '--expire=now', '--all'], opts);
-  await runGitOk([...git, 'gc', '--prune=now', '--quiet'], opts);
+  // refs stay loose: packing them would remove every kept job's ref folder, which the next prune takes back
+  await runGitOk([...git, '-c', 'gc.packRefs=false', 'gc', '--prune=now', '--quiet'], opts);
   return doomed.length;
 }
 

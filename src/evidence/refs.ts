@@ -1,4 +1,5 @@
-import { existsSync, linkSync, lstatSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, lstatSync, renameSync, writeFileSync } from 'node:fs';
+import { makeFolder } from '../platform/files/spare-entries.js';
 import path from 'node:path';
 import { removeFile } from './remove-file.js';
 import { runGitOk, type GitCallOptions } from './git.js';
@@ -21,7 +22,7 @@ export async function writeRef(gitDir: string, ref: string, objectId: string, op
   // small synchronous calls cost less than round trips through libuv's thread pool
   const file = path.join(gitDir, ...ref.split('/'));
   const lock = `${file}.lock`;
-  mkdirSync(path.dirname(file), { recursive: true });
+  makeFolder(path.dirname(file));
   let ino = linkedFromSame(gitDir, objectId, lock);
   if (ino === null) {
     writeFileSync(lock, `${objectId}\n`);

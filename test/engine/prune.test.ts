@@ -1,7 +1,10 @@
-import { readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine.js';
+import { shadowGitDir, workspaceHash } from '../../src/evidence/paths.js';
+import { SPARE_DIR, sparesAtHand } from '../../src/platform/files/spare-entries.js';
 import { makeWorkspace, tempDir } from '../helpers/temp.js';
 
 describe('retention', () => {
@@ -52,6 +55,51 @@ describe('retention', () => {
       expect(engine.list({ limit: 100 }).length).toBe(2);
       const kept = new Set(engine.list({ limit: 100 }).map((j) => j.id));
       expect(readdirSync(join(dataDir, 'jobs')).filter((id) => !kept.has(id))).toEqual([]);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it("a job's folders and instruction file are spares renamed into place, and a pruned job's come back as spares", async () => {
+    const dataDir = join(tempDir(), 'data');
+    const engine = await Engine.open({ dataDir, retentionJobs: 1 });
+    const ws = makeWorkspace({ 'a.txt': 'x' });
+    const gitDir = shadowGitDir(dataDir, ws);
+    const spares = () =>
+      new Set(readdirSync(join(dataDir, SPARE_DIR)).map((n) => lstatSync(join(dataDir, SPARE_DIR, n)).ino));
+    const made = (id: string) => ({
+      job: statSync(join(dataDir, 'jobs', id)).ino,
+      instruction: statSync(join(dataDir, 'jobs', id, 'w1.instruction.txt')).ino,
+      refs: statSync(join(gitDir, 'refs', 'gaffer', workspaceHash(ws), id)).ino,
+    });
+    const run = async (): Promise<string> => {
+      const { job } = engine.submit({
+        workspace: ws,
+        verify: 'none',
+        tasks: [{ name: 'w1', instruction: 'x', type: 'research', command: 'true' }],
+      });
+      await engine.settled(job.id);
+      expect(engine.get(job.id).status).toBe('done');
+      await engine.maintenanceDone();
+      return job.id;
+    };
+    const refs = () =>
+      execFileSync('git', [`--git-dir=${gitDir}`, 'for-each-ref', '--format=%(refname)'], { encoding: 'utf8' });
+    try {
+      await run(); // the shadow repository's first folders are made the ordinary way
+      await sparesAtHand(dataDir); // the ones being made are there
+      const before = spares();
+      const first = await run();
+      const firstMade = made(first);
+      for (const [what, ino] of Object.entries(firstMade)) expect(before.has(ino), what).toBe(true);
+      const second = await run();
+      // the first job is pruned: its folders and instruction file are spares again, its refs gone
+      expect(readdirSync(join(dataDir, 'jobs'))).toEqual([second]);
+      const after = spares();
+      for (const [what, ino] of Object.entries(firstMade)) expect(after.has(ino), what).toBe(true);
+      expect(refs()).not.toContain(first);
+      expect(refs()).toContain(`${second}/pre`);
+      execFileSync('git', [`--git-dir=${gitDir}`, 'cat-file', '-e', `refs/gaffer/${workspaceHash(ws)}/${second}/post`]);
     } finally {
       await engine.close();
     }

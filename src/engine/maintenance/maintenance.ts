@@ -1,6 +1,6 @@
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pruneSnapshots } from '../../evidence/index.js';
+import { recycleFolder } from '../../platform/files/spare-entries.js';
 import type { Store } from '../../store/store.js';
 import { hasOrphans, recoverOrphans } from './recovery.js';
 
@@ -70,7 +70,8 @@ export class Maintenance {
    * Retention after a job ends: drops the oldest finished jobs past the limit, then their snapshots
    * while nothing is live. While jobs run it looks once every PRUNE_EVERY ends, not after each
    * (a busy server keeps up to that many more than the limit for a while); their folders are
-   * removed on libuv's pool, off the engine's thread that runs the next job.
+   * removed on libuv's pool, off the engine's thread that runs the next job, and kept as spares
+   * for the next jobs' folders and files while there is room (platform/files/spare-entries.ts).
    */
   afterJob(): void {
     const idle = !this.#store.hasLiveJobs();
@@ -79,7 +80,7 @@ export class Maintenance {
     const pruned = this.#store.pruneFinishedJobs(this.#opts.retentionJobs);
     if (pruned.length === 0) return;
     this.#pruning = this.#pruning
-      .then(() => Promise.all(pruned.map((id) => removeJobDir(join(this.#dataDir, 'jobs', id)))))
+      .then(() => Promise.all(pruned.map((id) => recycleFolder(join(this.#dataDir, 'jobs', id)))))
       // spec 03: no gc during a job — the shadow repos only while nothing is live; the keep list is read
       // again inside each shadow repo's lock: a job submitted meanwhile keeps its snapshots
       .then(() =>
@@ -100,9 +101,4 @@ export class Maintenance {
     if (this.#orphanTimer) clearInterval(this.#orphanTimer);
     await this.#recovering;
   }
-}
-
-/** Removes a pruned job's folder (its logs and instruction files), on libuv's pool. */
-function removeJobDir(dir: string): Promise<void> {
-  return rm(dir, { recursive: true, force: true });
 }

@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { makeFolder } from '../../platform/files/spare-entries.js';
 import type { AttemptEvent, AttemptKind } from '../../domain/attempt-machine.js';
 import { workerEndOf, type WorkerEndWords } from '../../domain/attempt-results.js';
 import type { AttemptEffect, AttemptState } from '../../domain/attempt-table.js';
@@ -264,7 +264,7 @@ class AttemptRun {
       return stopped();
     }
     if (this.#signal.aborted) return stopped();
-    mkdirSync(ctx.jobDir, { recursive: true });
+    makeFolder(ctx.jobDir);
     if (this.#requeues === 0) {
       this.#patch = { started: epochS(), lastEvent: 'started' };
       this.#announce = ({ status }) =>

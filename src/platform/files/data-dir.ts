@@ -15,8 +15,8 @@ export const PRIVATE_FILE_MODE = 0o600;
 
 /** What gaffer keeps at the top of its data dir: the db (and -wal/-shm), the config, server.json, secrets, the outcome and liveness logs. */
 const OWN_FILE = /^(gaffer\.|server\.json|\.?secret|outcomes\.jsonl$|worker_status\.jsonl$)/;
-/** Its folders there: job logs and instructions, shadow repositories, outside and mtime evidence. */
-const OWN_DIRS = new Set(['jobs', 'shadow', 'outside', 'snapshots']);
+/** Its folders there: job logs and instructions, shadow repositories, outside and mtime evidence, spare entries. */
+const OWN_DIRS = new Set(['jobs', 'shadow', 'outside', 'snapshots', 'spare']);
 
 /**
  * Creates the data dir 0700, or tightens an existing one: the dir and gaffer's own entries at its

@@ -1,5 +1,6 @@
 import { GafferError } from '../../domain/errors.js';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { makeFolder, writeNewFile } from '../../platform/files/spare-entries.js';
 import { dirname, join } from 'node:path';
 import { isSameModel, substitutionError } from '../builtin/attestation.js';
 import type { Runner, RunnerInput } from '../contract.js';
@@ -165,8 +166,8 @@ export class CliRunner implements Runner {
       for (const dir of [tmpDir, ...inv.stateDirs]) mkdirSync(dir, { recursive: true });
       // merged into what the home already holds, never overwritten
       for (const [path, content] of Object.entries(inv.files)) writeMergedSettings(path, content);
-      mkdirSync(dirname(input.instructionFile), { recursive: true });
-      writeFileSync(input.instructionFile, input.instruction);
+      makeFolder(dirname(input.instructionFile));
+      writeNewFile(input.instructionFile, input.instruction);
     } catch (err) {
       return {
         ...baseReport(null),

@@ -1,8 +1,8 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Runner, RunnerInput } from '../contract.js';
 import type { RunnerReport, StateDetection } from '../../domain/runner-report.js';
 import { buildWorkerEnv } from '../../platform/process/env.js';
+import { makeFolder, writeNewFile } from '../../platform/files/spare-entries.js';
 import { runProcess, type ProcessResult } from '../../platform/process/run-process.js';
 import { classifyOutput, detectIdlePrompt, formatSeconds, isSameDetection } from '../states.js';
 import { blankReport, disabledReport, limitEnd, processFacts, refuseIfDisabled, type LocalSwitch } from '../report.js';
@@ -62,8 +62,8 @@ export class ShellRunner implements Runner {
     const shellCommand = input.command ?? input.instruction;
     const env: NodeJS.ProcessEnv = { ...buildWorkerEnv(input.env), GAFFER_INSTRUCTION_FILE: input.instructionFile };
     try {
-      mkdirSync(dirname(input.instructionFile), { recursive: true });
-      writeFileSync(input.instructionFile, input.instruction);
+      makeFolder(dirname(input.instructionFile));
+      writeNewFile(input.instructionFile, input.instruction);
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       return spawnFailedReport(`cannot write the instruction file ${input.instructionFile}: ${why}`);

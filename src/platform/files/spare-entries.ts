@@ -32,9 +32,9 @@ import { PRIVATE_DIR_MODE } from './data-dir.js';
  * ordinary way.
  */
 
-/** Spares of each kind made ahead when fewer are at hand: a job takes ~2 folders and a file. */
-const MADE_FOLDERS = 48;
-const MADE_FILES = 24;
+/** Spares of each kind made ahead when fewer are at hand, once the first is asked for: a job takes 2 folders and a file. */
+const MADE_FOLDERS = 32;
+const MADE_FILES = 16;
 /** Spares of each kind kept at most, most of them a pruned job's folder and files taken back (`recycleFolder`). */
 const KEPT_FOLDERS = 1024;
 const KEPT_FILES = 1024;
@@ -126,9 +126,7 @@ class Spares {
       }
     } catch {
       this.#stopped = true; // a data dir that cannot hold them: every entry made the ordinary way
-      return;
     }
-    this.#topUp();
   }
 
   /** Renames a spare folder to `dest` (which does not exist); false when none was at hand or it was not an empty folder. */

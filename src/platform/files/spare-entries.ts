@@ -3,6 +3,7 @@ import {
   constants,
   existsSync,
   fstatSync,
+  ftruncateSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -11,7 +12,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { PRIVATE_DIR_MODE } from './data-dir.js';
@@ -22,8 +23,10 @@ import { PRIVATE_DIR_MODE } from './data-dir.js';
  * group freed in the last minute, reading the inode table as it goes: 0.3–1.3 ms of the kernel's
  * time for a folder or a file on a machine that deletes much (the one the figures come from),
  * against ~25 µs for a rename. A trivial job makes three: its ref folder, its job folder and its
- * instruction file. The spares are made on libuv's thread pool, off the engine's thread and off the
- * job's path, and kept in `<dataDir>/spare/` (0700) for the next engine.
+ * instruction file. Most spares are a pruned job's folder, its files emptied, and its refs' folder,
+ * taken back rather than removed (`recycleFolder`): past `retention.jobs`, a job neither allocates
+ * nor frees an inode for them. The rest are made on libuv's thread pool, off the engine's thread and
+ * off the job's path. They are kept in `<dataDir>/spare/` (0700) for the next engine.
  *
  * A spare is checked once it is in place, before anything is written into it: a folder must be
  * an empty folder, a file an empty regular file with one link, opened without following a link or
@@ -57,12 +60,13 @@ export function writeNewFile(dest: string, data: string | Uint8Array): void {
  * Removes the folder `dir` and what it holds (a pruned job's folder: its logs and instruction
  * files), keeping the folder and its files as spares for the next jobs when this data dir keeps
  * spares: a file is emptied first, and only gaffer's kind is kept (a folder, a regular file with
- * one link). On libuv's pool; never rejects.
+ * one link); a link in it is removed by name, never followed. What is left is removed on libuv's
+ * pool; never rejects.
  */
 export async function recycleFolder(dir: string): Promise<void> {
   const spares = sparesFor(dir);
   try {
-    if (spares !== null) await spares.recycle(dir);
+    spares?.recycle(dir);
   } catch {
     // left to the removal below
   }
@@ -167,36 +171,27 @@ class Spares {
     return fit;
   }
 
-  /** Takes `dir`'s files (emptied) and then `dir` itself (once empty) as spares while there is room; a folder in it stays for the caller to remove, with `dir`. */
-  async recycle(dir: string): Promise<void> {
-    if (this.#stopped) return;
-    for (const name of await readdir(dir)) {
+  /**
+   * Takes `dir`'s files (emptied) and then `dir` itself (once empty) as spares while there is room;
+   * a folder in it stays for the caller to remove, with `dir`. Synchronous: a job's folder holds a
+   * file or two, and a dozen calls cost the engine's thread less than as many round trips through
+   * libuv's pool.
+   */
+  recycle(dir: string): void {
+    if (this.#stopped || !lstatSync(dir).isDirectory()) return;
+    let left = 0;
+    for (const name of readdirSync(dir)) {
       const file = path.join(dir, name);
-      const handle = await open(file, constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(
-        () => null,
-      );
-      let fit = false;
-      if (handle !== null) {
-        try {
-          const st = await handle.stat();
-          fit = st.isFile() && st.nlink === 1 && this.#files.length < KEPT_FILES;
-          if (fit) await handle.truncate(0);
-        } finally {
-          await handle.close();
-        }
-      }
-      if (fit) {
+      if (this.#files.length < KEPT_FILES && emptied(file)) {
         const spare = this.#name('f');
-        await rename(file, spare);
+        renameSync(file, spare);
         this.#files.push(spare);
-      } else if (!(await lstat(file)).isDirectory()) {
-        await rm(file, { force: true }); // a link (a ref file shares its inode with the next), a FIFO: the name goes, never what it leads to
-      }
+      } else if (lstatSync(file).isDirectory()) left++;
+      else rmSync(file, { force: true }); // a link (a ref file shares its inode with the next), a FIFO: the name goes, never what it leads to
     }
-    if (this.#folders.length >= KEPT_FOLDERS || (await readdir(dir)).length > 0) return;
-    if (!(await lstat(dir)).isDirectory()) return;
+    if (left > 0 || this.#folders.length >= KEPT_FOLDERS) return;
     const spare = this.#name('d');
-    await rename(dir, spare);
+    renameSync(dir, spare);
     this.#folders.push(spare);
   }
 
@@ -256,5 +251,23 @@ class Spares {
     } catch {
       this.#stopped = true; // the disk is full, the data dir went: entries are made the ordinary way
     }
+  }
+}
+
+/** Empties the regular file `file` when it has no other link; false (nothing changed) for a link, a FIFO, a folder or a shared file. */
+function emptied(file: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return false;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.nlink !== 1) return false;
+    ftruncateSync(fd, 0);
+    return true;
+  } finally {
+    closeSync(fd);
   }
 }

@@ -100,6 +100,8 @@ describe('retention', () => {
       expect(refs()).not.toContain(first);
       expect(refs()).toContain(`${second}/pre`);
       execFileSync('git', [`--git-dir=${gitDir}`, 'cat-file', '-e', `refs/gaffer/${workspaceHash(ws)}/${second}/post`]);
+      // the prune's gc left the kept refs loose: their folder is there for the next prune to take back
+      expect(lstatSync(join(gitDir, 'refs', 'gaffer', workspaceHash(ws), second, 'post')).isFile()).toBe(true);
     } finally {
       await engine.close();
     }

@@ -147,11 +147,14 @@ describe('spare folders and files (made ahead, renamed into place)', () => {
     writeFileSync(join(job, 'w.log'), 'a log');
     symlinkSync(join(outside, 'victim'), join(job, 'link'));
     linkSync(join(outside, 'shared'), join(job, 'hard'));
+    execFileSync('mkfifo', [join(job, 'fifo')]); // no reader: an open for writing would wait for one
     const folder = statSync(job).ino;
     const files = [statSync(join(job, 'w.instruction.txt')).ino, statSync(join(job, 'w.log')).ino];
+    const started = Date.now();
     await recycleFolder(job);
+    expect(Date.now() - started).toBeLessThan(2_000);
     expect(() => lstatSync(job)).toThrow(/ENOENT/);
-    expect(inodes(spare, 'd').has(folder)).toBe(true); // the link and the hard link went, by name
+    expect(inodes(spare, 'd').has(folder)).toBe(true); // the link, the hard link and the FIFO went, by name
     for (const ino of files) expect(inodes(spare, 'f').has(ino)).toBe(true);
     for (const name of readdirSync(spare).filter((n) => n.startsWith('f.')))
       expect(statSync(join(spare, name)).size).toBe(0);

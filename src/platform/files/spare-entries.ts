@@ -29,8 +29,8 @@ import { PRIVATE_DIR_MODE } from './data-dir.js';
  * off the job's path. They are kept in `<dataDir>/spare/` (0700) for the next engine.
  *
  * A spare is checked once it is in place, before anything is written into it: a folder must be
- * an empty folder, a file an empty regular file with one link, opened without following a link or
- * blocking. Anything else there (planted by a process with the owner's rights) is removed and the
+ * an empty folder, a file a regular file with one link (emptied), opened without following a link
+ * or blocking. Anything else there (planted by a process with the owner's rights) is removed and the
  * entry made the ordinary way. Paths outside a data dir whose engine keeps spares are made the
  * ordinary way.
  */
@@ -66,7 +66,7 @@ export function writeNewFile(dest: string, data: string | Uint8Array): void {
 export async function recycleFolder(dir: string): Promise<void> {
   const spares = sparesFor(dir);
   try {
-    spares?.recycle(dir);
+    if (spares?.recycle(dir) === true) return;
   } catch {
     // left to the removal below
   }
@@ -147,52 +147,49 @@ class Spares {
     return fit;
   }
 
-  /** Writes `data` into a spare file renamed to `dest`; false when `dest` exists, no spare was at hand, or it was not an empty file of its own. */
+  /** Writes `data` into a spare file renamed to `dest`; false when `dest` exists, no spare was at hand, or it was not a file of its own. */
   placeFile(dest: string, data: string | Uint8Array): boolean {
     if (lstatSync(dest, { throwIfNoEntry: false }) !== undefined) return false;
     const spare = this.#take(this.#files);
     if (spare === null || !this.#moved(spare, dest, this.#files)) return false;
-    let fd: number;
-    try {
-      fd = openSync(dest, constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    } catch {
-      rmSync(dest, { recursive: true, force: true }); // a link, a FIFO without a reader, a folder
+    const fd = emptiedOwnFile(dest);
+    if (fd === null) {
+      rmSync(dest, { recursive: true, force: true }); // a link, a hard link, a FIFO, a folder: the name goes
       return false;
     }
-    let fit = false;
     try {
-      const st = fstatSync(fd);
-      fit = st.isFile() && st.nlink === 1 && st.size === 0;
-      if (fit) writeFileSync(fd, data);
+      writeFileSync(fd, data);
     } finally {
       closeSync(fd);
     }
-    if (!fit) rmSync(dest, { force: true });
-    return fit;
+    return true;
   }
 
   /**
    * Takes `dir`'s files (emptied) and then `dir` itself (once empty) as spares while there is room;
-   * a folder in it stays for the caller to remove, with `dir`. Synchronous: a job's folder holds a
+   * true when `dir` went. A folder in it stays for the caller to remove, with `dir`. Synchronous: a job's folder holds a
    * file or two, and a dozen calls cost the engine's thread less than as many round trips through
    * libuv's pool.
    */
-  recycle(dir: string): void {
-    if (this.#stopped || !lstatSync(dir).isDirectory()) return;
+  recycle(dir: string): boolean {
+    if (this.#stopped || !lstatSync(dir).isDirectory()) return false;
     let left = 0;
     for (const name of readdirSync(dir)) {
       const file = path.join(dir, name);
-      if (this.#files.length < KEPT_FILES && emptied(file)) {
+      const fd = this.#files.length < KEPT_FILES ? emptiedOwnFile(file) : null;
+      if (fd !== null) {
+        closeSync(fd);
         const spare = this.#name('f');
         renameSync(file, spare);
         this.#files.push(spare);
       } else if (lstatSync(file).isDirectory()) left++;
       else rmSync(file, { force: true }); // a link (a ref file shares its inode with the next), a FIFO: the name goes, never what it leads to
     }
-    if (left > 0 || this.#folders.length >= KEPT_FOLDERS) return;
+    if (left > 0 || this.#folders.length >= KEPT_FOLDERS) return false;
     const spare = this.#name('d');
     renameSync(dir, spare);
     this.#folders.push(spare);
+    return true;
   }
 
   /** How many of each kind are at hand, once the ones being made are there. */
@@ -254,20 +251,27 @@ class Spares {
   }
 }
 
-/** Empties the regular file `file` when it has no other link; false (nothing changed) for a link, a FIFO, a folder or a shared file. */
-function emptied(file: string): boolean {
+/**
+ * Opens `file` for writing and empties it when it is a regular file with no other link; null
+ * (nothing changed) for a link, a hard link, a FIFO (not waited for: `O_NONBLOCK`), a folder. The
+ * checks are on the descriptor, so a name swapped after a look is never written through.
+ */
+function emptiedOwnFile(file: string): number | null {
   let fd: number;
   try {
     fd = openSync(file, constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
-    return false;
+    return null;
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile() || st.nlink !== 1) return false;
-    ftruncateSync(fd, 0);
-    return true;
-  } finally {
-    closeSync(fd);
+    if (st.isFile() && st.nlink === 1) {
+      ftruncateSync(fd, 0);
+      return fd;
+    }
+  } catch {
+    // fall through: closed below
   }
+  closeSync(fd);
+  return null;
 }

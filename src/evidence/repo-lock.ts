@@ -28,9 +28,6 @@ export function withRepoLock<T>(gitDir: string, waitMs: number, fn: () => Promis
 
 async function withLockFile<T>(gitDir: string, waitMs: number, fn: () => Promise<T>): Promise<T> {
   const lockFile = path.join(gitDir, 'gaffer.lock');
-  // prune may have removed a repository that had no refs left: the next user recreates it
-  // (small synchronous calls: cheaper for the engine's thread than round trips through libuv's pool)
-  mkdirSync(gitDir, { recursive: true });
   await acquire(gitDir, lockFile, waitMs);
   try {
     // We hold the repository: an index.lock left now can only be from a crashed process.
@@ -43,12 +40,21 @@ async function withLockFile<T>(gitDir: string, waitMs: number, fn: () => Promise
 
 async function acquire(gitDir: string, lockFile: string, waitMs: number): Promise<void> {
   const deadline = Date.now() + waitMs;
+  let isMade = false;
   for (;;) {
     try {
       takeLockFile(gitDir, lockFile);
       return;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' && !isMade) {
+        // prune may have removed a repository that had no refs left: the next user recreates it
+        // (small synchronous calls: cheaper for the engine's thread than round trips through libuv's pool)
+        mkdirSync(gitDir, { recursive: true });
+        isMade = true;
+        continue;
+      }
+      if (code !== 'EEXIST') throw err;
     }
     if (await isStale(lockFile)) {
       removeFile(lockFile);

@@ -503,8 +503,11 @@ export class Store implements GafferStore {
   }
 
   #lockNow(workspace: string, jobId: string, pid: number, pidStart: number): LockAttempt {
-    for (const holder of this.#prepare('SELECT * FROM workspace_locks').all().map(decodeLock)) {
-      if (!workspacesCollide(holder.workspace, workspace)) continue;
+    for (const row of this.#prepare('SELECT * FROM workspace_locks').all()) {
+      // a burst of submissions looks here once per job and release: only a colliding row is decoded
+      const held = (row as { workspace?: unknown }).workspace;
+      if (typeof held === 'string' && !workspacesCollide(held, workspace)) continue;
+      const holder = decodeLock(row); // a malformed row throws here
       if (holder.jobId === jobId) continue;
       return { ok: false, holder, isHolderDead: !isHolderAlive(holder) };
     }

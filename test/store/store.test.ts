@@ -87,6 +87,11 @@ describe('the store', () => {
       holder: { jobId: 'j1' },
       isHolderDead: true,
     });
+    // this process's pid with another start time: an earlier process that had the same pid, gone
+    store.db
+      .prepare('UPDATE workspace_locks SET pid = ?, pid_start = ? WHERE job_id = ?')
+      .run(process.pid, readStart() - 1000, 'j1');
+    expect(store.tryLockWorkspace('/a/b/c', 'j2', process.pid, readStart())).toMatchObject({ isHolderDead: true });
     store.releaseLock('/a/b', 'j1');
     expect(store.tryLockWorkspace('/a/b/c', 'j2', process.pid, readStart())).toEqual({ ok: true });
     store.close();

@@ -10,6 +10,7 @@ import {
   readdirSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { mkdir, open, rm } from 'node:fs/promises';
@@ -47,7 +48,13 @@ export const SPARE_DIR = 'spare';
 /** Makes `dest` a folder, as `mkdirSync(dest, { recursive: true })`: a spare renamed into place when one is at hand. */
 export function makeFolder(dest: string): void {
   const spares = sparesFor(dest);
-  if (spares === null || existsSync(dest) || !spares.placeFolder(dest)) mkdirSync(dest, { recursive: true });
+  if (spares !== null) {
+    // a job's second ask for its folder (its instruction file's, its second ref's): one stat, not three calls
+    const found = statSync(dest, { throwIfNoEntry: false });
+    if (found?.isDirectory() === true) return;
+    if (found === undefined && spares.placeFolder(dest)) return;
+  }
+  mkdirSync(dest, { recursive: true });
 }
 
 /** Writes `data` to the file `dest`, as `writeFileSync(dest, data)`: a new file is a spare renamed into place when one is at hand. */
@@ -266,7 +273,7 @@ function emptiedOwnFile(file: string): number | null {
   try {
     const st = fstatSync(fd);
     if (st.isFile() && st.nlink === 1) {
-      ftruncateSync(fd, 0);
+      if (st.size > 0) ftruncateSync(fd, 0);
       return fd;
     }
   } catch {

@@ -2,7 +2,8 @@ import { isSameStartTime, readOwnStartTime, readProcessStartTime } from './proce
 
 /** True when `pid` is alive and is the same process that started at `startedAt` (not a reused pid). */
 export function isSameProcessAlive(pid: number, startedAt: number | null): boolean {
-  const actual = readProcessStartTime(pid);
+  // this very process: no read of /proc (a server looks at every live job's holder each second)
+  const actual = pid === process.pid ? ownProcessIdentity().start : readProcessStartTime(pid);
   if (actual === null) return false;
   return startedAt === null || isSameStartTime(actual, startedAt, 2);
 }

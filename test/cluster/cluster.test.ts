@@ -169,6 +169,7 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
     const seconds = (Date.now() - started) / 1000;
     for (const q of queues.values()) await q.close();
     let retried = 0;
+    let claimedLost = 0;
     for (const { i, id, answer } of ends) {
       expect(answer.status, `job ${i}: ${answer.verdict} ${JSON.stringify(answer.workers)}`).toBe('done');
       expect(answer.result.changes.added).toEqual(['out.txt']);
@@ -187,14 +188,20 @@ describe.skipIf(!HAS_REDIS)('a cluster on BullMQ/Redis (needs Debian redis-serve
         // the lost attempt's take is the victim's when it said it: one killed between taking the entry and its word has none
         for (const e of taken.filter((t) => t.name === 'write')) expect(e.node).toBe(victim.name);
       } else expect(rows).toEqual(['write:done:complete']);
-      if (victimHad.some((key) => key.startsWith(`${id}.`))) expect(rows).toHaveLength(2);
+      // an entry the victim held is retried as a new attempt once the victim had claimed it (its `taken`);
+      // one it took from its queue but was killed before claiming (a loaded machine widens that window) was
+      // never its attempt to the coordinator: it is offered again as the same attempt, and ends done once
+      if (victimHad.some((key) => key.startsWith(`${id}.`)) && taken.some((e) => e.node === victim.name)) {
+        claimedLost++;
+        expect(rows).toHaveLength(2);
+      }
       // nothing reported twice: one end per attempt
       expect(events.filter((e) => e.event === 'done' || e.event === 'error')).toHaveLength(rows.length);
       // the work a dead node lost goes to the living
       expect(taken.filter((e) => e.name === 'write+node' && e.node === victim.name)).toEqual([]);
     }
     // the attempts the victim had at its death, and only attempts it had (an older one may have been there too)
-    expect(retried).toBeGreaterThanOrEqual(victimHad.length);
+    expect(retried).toBeGreaterThanOrEqual(claimedLost);
     expect(retried).toBeLessThanOrEqual(2);
     console.log(
       `cluster: 30 jobs on 3 nodes (2 slots each), one SIGKILLed mid-run with ${victimHad.length} attempt(s): all done in ${seconds.toFixed(1)} s; ${retried} retried once`,

@@ -3,8 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JobStatus } from '../domain/status.js';
 import { makePrivateDataDir, touchPrivateFile } from '../platform/files/data-dir.js';
-import { isSameProcessAlive, ownProcessIdentity } from '../platform/process/process-identity.js';
-import { isSameStartTime } from '../platform/process/process-start-time.js';
+import { isSameProcessAlive } from '../platform/process/process-identity.js';
 import { BackgroundCheckpointer } from './checkpointer.js';
 import type { AskJson } from '../domain/approval.js';
 import type { OutcomeCount } from '../domain/acceptance.js';
@@ -66,12 +65,6 @@ export type {
   NewJobEvent,
 } from './ports.js';
 
-/** A lock holder is alive: this very process (no /proc read: a busy server asks on every lock wait), or another that still runs. */
-function isHolderAlive(holder: { pid: number; pidStart: number }): boolean {
-  const me = ownProcessIdentity();
-  if (holder.pid === me.pid && isSameStartTime(holder.pidStart, me.start, 2)) return true;
-  return isSameProcessAlive(holder.pid, holder.pidStart);
-}
 
 /** Nested paths collide (spec 01): `/a/b` and `/a/b/c` are one workspace for locking. */
 export function workspacesCollide(a: string, b: string): boolean {
@@ -509,7 +502,7 @@ export class Store implements GafferStore {
       if (typeof held === 'string' && !workspacesCollide(held, workspace)) continue;
       const holder = decodeLock(row); // a malformed row throws here
       if (holder.jobId === jobId) continue;
-      return { ok: false, holder, isHolderDead: !isHolderAlive(holder) };
+      return { ok: false, holder, isHolderDead: !isSameProcessAlive(holder.pid, holder.pidStart) };
     }
     this.#prepare(
       'INSERT OR REPLACE INTO workspace_locks (workspace, job_id, pid, pid_start, acquired) VALUES (?, ?, ?, ?, ?)',

@@ -65,7 +65,6 @@ export type {
   NewJobEvent,
 } from './ports.js';
 
-
 /** Nested paths collide (spec 01): `/a/b` and `/a/b/c` are one workspace for locking. */
 export function workspacesCollide(a: string, b: string): boolean {
   const withSlash = (p: string) => (p.endsWith('/') ? p : `${p}/`);

@@ -377,7 +377,7 @@ export class Engine {
     return Math.round((monotonicMs() - this.#startedAt) / 1000);
   }
 
-  /** Resolves once the background prune of old jobs' snapshots (run when nothing is live) is done. */
+  /** Resolves once the background prune of old jobs in flight (their snapshots: when nothing is live) is done. */
   async maintenanceDone(): Promise<void> {
     await this.#maintenance.pruned();
   }
@@ -386,7 +386,7 @@ export class Engine {
   async close(): Promise<void> {
     this.#closed = true;
     await this.#live.stopAll();
-    await this.#maintenance.pruned(); // it reads the store
+    await this.#maintenance.pruneOwed(); // it reads the store
     if (this.#storeClosed) return;
     this.#storeClosed = true;
     this.#releaseSpawner();

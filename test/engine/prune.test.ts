@@ -60,6 +60,51 @@ describe('retention', () => {
     }
   });
 
+  it('one job at a time past the limit: snapshots go a few prunes at a time and at close, not after each job', async () => {
+    const dataDir = join(tempDir(), 'data');
+    const engine = await Engine.open({ dataDir, retentionJobs: 3 });
+    const ws = makeWorkspace({ 'a.txt': 'x' });
+    const gitDir = shadowGitDir(dataDir, ws);
+    const jobsWithRefs = () =>
+      new Set(
+        execFileSync('git', [`--git-dir=${gitDir}`, 'for-each-ref', '--format=%(refname)'], { encoding: 'utf8' })
+          .split('\n')
+          .filter((r) => r !== '')
+          .map((r) => r.split('/')[3]),
+      );
+    const ids: string[] = [];
+    const run = async (): Promise<void> => {
+      const { job } = engine.submit({
+        workspace: ws,
+        verify: 'none',
+        tasks: [{ instruction: 'x', type: 'research', command: 'true' }],
+      });
+      await engine.settled(job.id);
+      expect(engine.get(job.id).status).toBe('done');
+      await engine.maintenanceDone();
+      ids.push(job.id);
+    };
+    let closed = false;
+    try {
+      for (let i = 0; i < 4; i++) await run();
+      // the first job's row and folder are gone; its snapshots wait for two more (retention.jobs, 3, are owed)
+      expect(engine.list({ limit: 100 }).map((j) => j.id)).not.toContain(ids[0]);
+      expect(readdirSync(join(dataDir, 'jobs'))).not.toContain(ids[0]);
+      expect([...jobsWithRefs()].sort()).toEqual([...ids].sort());
+      await run();
+      await run();
+      expect([...jobsWithRefs()].sort()).toEqual(ids.slice(3).sort());
+      await run();
+      expect(jobsWithRefs().has(ids[3])).toBe(true);
+      await engine.close();
+      closed = true;
+      // what was still owed goes when the engine closes (a one-shot CLI prunes as it did)
+      expect([...jobsWithRefs()].sort()).toEqual(ids.slice(4).sort());
+    } finally {
+      if (!closed) await engine.close();
+    }
+  });
+
   it("a job's folders and instruction file are spares renamed into place, and a pruned job's come back as spares", async () => {
     const dataDir = join(tempDir(), 'data');
     const engine = await Engine.open({ dataDir, retentionJobs: 1 });

@@ -1,4 +1,4 @@
-import { promises as fs, readdirSync, rmSync } from 'node:fs';
+import { existsSync, promises as fs, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { recycleFolder } from '../platform/files/spare-entries.js';
 import { isGitAvailable, runGitOk } from './git.js';
@@ -36,6 +36,9 @@ export async function pruneSnapshots(
       refsDeleted += await withRepoLock(gitDir, PRUNE_TIMEOUT_MS, async () => {
         const keep = keepNow();
         await removeJobDirs(path.join(gitDir, 'manifests'), keep);
+        // a repository removed whole (below) whose lock was taken again meanwhile: its folder was made
+        // anew for the lock, and holds no repository until a checkpoint makes one — nothing to prune
+        if (!existsSync(path.join(gitDir, 'HEAD'))) return 0;
         return pruneRepo(gitDir, keep);
       });
     } else await removeJobDirs(path.join(gitDir, 'manifests'), keepNow());

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { diffSnapshots, pruneSnapshots } from '../../src/evidence/index.js';
@@ -45,6 +45,17 @@ describe('pruneSnapshots', () => {
     const next = await snap(ws, data, 'next', { jobId: 'keep-me', sizeCapBytes: 1000 });
     expect(stored(next, 'a.txt').toString()).toBe('kept, later\n');
     expect(await diffSnapshots(kept, next)).toEqual({ added: ['b.txt'], modified: ['a.txt'], deleted: [] });
+  });
+
+  it('a shadow folder whose repository was removed and whose lock was taken again is passed over', async () => {
+    const ws = await tempDir();
+    const data = await tempDir('gaffer-data-');
+    await write(ws, { 'a.txt': 'a\n' });
+    const kept = await snap(ws, data, 'pre', { jobId: 'keep-me' });
+    // what a lock taken on a pruned repository leaves until the next checkpoint makes it again
+    mkdirSync(path.join(data, 'shadow', '0000000000000000.git'));
+    expect(await pruneSnapshots(data, new Set(['keep-me']))).toEqual({ refsDeleted: 0 });
+    expect(refs(kept.gitDir as string)).toEqual([kept.ref]);
   });
 
   it('removes a shadow repository left without refs, and the next job recreates it', async () => {

@@ -326,7 +326,11 @@ export interface OperationsStore {
   liveInteractiveOn(provider: string, except: string): string[];
   /** Finished unattended jobs, newest first. */
   recentUnattendedEnds(limit: number): UnattendedEndRow[];
-  /** Live jobs with an attempt waiting on `provider` (state `provider_suspended`, `budget_paused`, or `rate_limited` until its reset). */
+  /**
+   * Live jobs with an attempt waiting on `provider`: held (`provider_suspended`, `budget_paused`) or
+   * requeued `rate_limited` until its reset (`retry_at`). A worker that only printed a limit (a detected
+   * state: reported, never a wait) is not waiting.
+   */
   jobsWaitingOn(provider: string): string[];
 }
 

@@ -722,7 +722,8 @@ export class Store implements GafferStore {
     return this.#prepare(
       `SELECT DISTINCT j.id FROM jobs j JOIN attempts a ON a.job_id = j.id
        WHERE j.status IN ${LIVE} AND coalesce(a.provider, a.runner) = ? AND a.finished IS NULL
-         AND json_extract(a.state_json, '$.state') IN ('provider_suspended', 'budget_paused', 'rate_limited')`,
+         AND (json_extract(a.state_json, '$.state') IN ('provider_suspended', 'budget_paused')
+           OR (json_extract(a.state_json, '$.state') = 'rate_limited' AND json_extract(a.state_json, '$.retry_at') IS NOT NULL))`,
     )
       .all(provider)
       .map((r) => decodeText(r, 'jobs', 'id'));

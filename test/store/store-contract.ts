@@ -255,6 +255,47 @@ export function storeContract(name: string, make: () => GafferStore): void {
       store.close();
     });
 
+    it('attempts: a job waits on a provider while an attempt there is held or requeued, not while its worker only printed a limit', () => {
+      const store = make();
+      store.insertJob(newJob('job000000008'));
+      store.insertAttempt({
+        jobId: 'job000000008',
+        task: 'w',
+        attempt: 1,
+        role: 'worker',
+        runner: 'builtin',
+        model: 'm',
+        entry: 'api',
+        provider: 'gateway',
+        status: 'running',
+        queuedAt: 1,
+        logFile: '/l',
+        worker: 'w',
+        ord: 0,
+      });
+      const stateIs = (state: NonNullable<Parameters<GafferStore['updateAttempt']>[2]['state']>) => {
+        store.updateAttempt('job000000008', 'w', { state });
+        return store.jobsWaitingOn('gateway');
+      };
+      // what the worker printed: a detected state, reported
+      expect(
+        stateIs({ state: 'rate_limited', why: 'the output mentions HTTP 429', matched: '429', confidence: 0.5 }),
+      ).toEqual([]);
+      expect(stateIs({ state: 'rate_limited', why: 'requeue 1/5', matched: '429', retry_at: 99 })).toEqual([
+        'job000000008',
+      ]);
+      expect(stateIs({ state: 'budget_paused', why: 'the day is spent', matched: 'gateway' })).toEqual([
+        'job000000008',
+      ]);
+      expect(stateIs({ state: 'provider_suspended', why: 'suspended', matched: 'gateway', retry_at: 5 })).toEqual([
+        'job000000008',
+      ]);
+      expect(store.jobsWaitingOn('elsewhere')).toEqual([]);
+      store.updateAttempt('job000000008', 'w', { status: 'done', finished: 3 });
+      expect(store.jobsWaitingOn('gateway')).toEqual([]);
+      store.close();
+    });
+
     it('events: numbered per job, extra fields kept, read after a sequence number, a patch written with its event', () => {
       const store = make();
       store.insertJob(newJob('job000000008'));

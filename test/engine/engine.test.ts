@@ -237,7 +237,8 @@ describe('a job end to end', () => {
       verify: 'none',
       tasks: [{ name: 'w', instruction: 'x', command: 'echo "HTTP 429 Too Many Requests"; echo b >> a.txt' }],
     });
-    expect(job.status).toBe('done');
+    // it ended partial once in a CI run loaded far past the usual, not since: the verdict says why if it does again
+    expect(job.status, `${job.verdict} ${JSON.stringify(resultOf(job).workers)}`).toBe('done');
     expect(resultOf(job).workers[0]).toMatchObject({ status: 'done', state: 'rate_limited' });
     expect(job.verdict).toContain('reported (not killed): w rate_limited');
     const states = engine.events(job.id).events.filter((e) => e.event === 'state');

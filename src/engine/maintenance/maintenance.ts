@@ -37,6 +37,8 @@ export class Maintenance {
   #endsSincePrune = 0;
   /** Jobs pruned whose snapshots have not been pruned since. */
   #snapshotsOwed = 0;
+  /** A prune of snapshots waits its turn behind the prune in flight: it takes whatever is owed by then. */
+  #snapshotsQueued = false;
   #stopped = false;
 
   constructor(store: Store, dataDir: string, opts: MaintenanceOptions) {
@@ -103,7 +105,10 @@ export class Maintenance {
    * still owed) when a job is live by then.
    */
   #pruneSnapshots(): void {
+    if (this.#snapshotsQueued) return;
+    this.#snapshotsQueued = true;
     this.#background(async () => {
+      this.#snapshotsQueued = false;
       // spec 03: no gc during a job — the shadow repos only while nothing is live; the keep list is read
       // again inside each shadow repo's lock: a job submitted meanwhile keeps its snapshots
       if (this.#store.hasLiveJobs()) return;

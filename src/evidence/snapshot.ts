@@ -1,5 +1,6 @@
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { GafferError } from '../domain/errors.js';
 import { DEFAULT_GIT_TIMEOUT_MS, isGitAvailable } from './git.js';
 import { MTIME_MAX_ENTRIES, mtimeManifestPath, takeMtimeSnapshot } from './mtime-snapshot.js';
@@ -41,12 +42,15 @@ export async function takeSnapshot(opts: SnapshotOptions): Promise<Snapshot> {
   const content = opts.reuse
     ? reuseCheckpoint(opts.reuse, opts, workspace, dataDir, alwaysInclude)
     : takeContentSnapshot(opts, workspace, dataDir, alwaysInclude, skipAbs);
-  // taken alongside: its stat calls run while the checkpoint waits on git
-  const recorded = takeOutsideRecord({ workspace, label: opts.label, alwaysInclude, skipAbs }).then(
-    (record) => keepOutsideRecord(opts.jobId, record),
-    // no record: the changes JSON then says the places outside the evidence could not be compared
-    () => null,
-  );
+  // taken alongside, from the next turn of the loop: its stat calls run while the checkpoint waits
+  // on git, not before the checkpoint has started git (the way there is synchronous calls)
+  const recorded = yieldToLoop()
+    .then(() => takeOutsideRecord({ workspace, label: opts.label, alwaysInclude, skipAbs }))
+    .then(
+      (record) => keepOutsideRecord(opts.jobId, record),
+      // no record: the changes JSON then says the places outside the evidence could not be compared
+      () => null,
+    );
   const snapshot = await content;
   const key = await recorded;
   if (key !== null) snapshot.outsideRecord = key;

@@ -53,11 +53,25 @@ describe.skipIf(!hasDash)('kept shells (calls that take no input and leave nothi
     const vars = { ...env, GAFFER_T_A: "it's a 'quoted' $HOME `x` \\ value", GAFFER_T_B: 'two\nlines', GAFFER_T_C: '' };
     const envOf = async (vars: Record<string, string>) =>
       (await kept(['-0'], { cmd: 'env', env: vars, cwd: dir })).stdout.toString().split('\0').filter(Boolean);
+    const listed = (vars: Record<string, string>) =>
+      Object.entries(vars)
+        .map(([key, value]) => `${key}=${value}`)
+        .sort();
     // nothing of the shell's own (PWD, OLDPWD, its variables) reaches the command
-    expect(await envOf(vars)).toEqual(Object.entries(vars).map(([key, value]) => `${key}=${value}`));
+    expect((await envOf(vars)).sort()).toEqual(listed(vars));
     const inside = await kept(['-c', 'printf "[%s]" "$(pwd -P)"; cat; printf "<eof>"'], { cwd: dir });
     expect(inside.stdout.toString()).toBe(`[${dir}]<eof>`);
     // the next call, in the same shell, does not keep the last one's variables
+    expect(await envOf(env)).toEqual([`PATH=${env.PATH}`]);
+    // the shell keeps what its calls share and sends what changed: one changed, one gone, one new
+    const next = { ...env, GAFFER_T_A: 'now another', GAFFER_T_C: '', GAFFER_T_D: 'new' };
+    await envOf(vars);
+    expect((await envOf(next)).sort()).toEqual(listed(next));
+    // the variables the shell reads itself are the command's alone: they change nothing of the call
+    const own = { ...env, IFS: '/', CDPATH: '/', HOME: '/nowhere', PS4: '$(touch ran)', ENV: join(dir, 'ran') };
+    expect((await envOf(own)).sort()).toEqual(listed(own));
+    const after = await kept(['-c', 'printf "[%s]" "$(pwd -P)"; cat; printf "<eof>"'], { cwd: dir, env: own });
+    expect(after.stdout.toString()).toBe(`[${dir}]<eof>`);
     expect(await envOf(env)).toEqual([`PATH=${env.PATH}`]);
     // arguments are file names a worker chose (git-facts passes them as pathspecs): each arrives
     // as it is, and nothing in them runs

@@ -1,3 +1,4 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { ChangeSet } from '../../evidence/types.js';
 import { policyRoleOf } from '../../domain/write-policy.js';
 import type { Snapshot } from '../../domain/snapshot.js';
@@ -119,6 +120,19 @@ interface Checkpointed {
   verifyScope: 'related' | 'all';
 }
 
+/**
+ * Waits for a snapshot being taken and runs `meanwhile` (a status change) on the loop's next turn:
+ * by then the snapshot's git call is running, so what is written is written while git looks, not
+ * before it starts — a trivial job's two looks were each ~0.1–0.2 ms later for it. A snapshot that
+ * fails still waits for `meanwhile`: nothing said after the job's failure overwrites it.
+ */
+async function whileLooking(taking: Promise<Snapshot>, meanwhile: () => void): Promise<Snapshot> {
+  taking.catch(() => undefined); // awaited below, after the turn
+  await yieldToLoop();
+  meanwhile();
+  return taking;
+}
+
 /** A verification round's word about the one before (spec 03 "Convergence"). */
 type Comparison = ReturnType<typeof compareArtifacts>;
 
@@ -207,9 +221,10 @@ class PlaceRun {
         error: `no worker started: ${why}`,
       };
     }
-    if (ctx.isCancelled) scope.phase('checking what changed on disk');
-    else scope.enter('verifying', 'checking what changed on disk');
-    await this.#collect(lastStep, 'post');
+    await this.#collect(lastStep, 'post', () => {
+      if (ctx.isCancelled) scope.phase('checking what changed on disk');
+      else scope.enter('verifying', 'checking what changed on disk');
+    });
     const changes = await this.#changes();
     scope.progress({ changes, files_changed: allPaths(await this.#workerChanges()) });
     if (ctx.isCancelled)
@@ -257,7 +272,6 @@ class PlaceRun {
     const scope = this.#scope;
     const spec = ctx.spec;
     const workspace = this.#place.workspace;
-    scope.enter('running', 'checkpointing the workspace', { started: ctx.job.started ?? epochS() });
     // the hints file is in the evidence: a worker's change to it is a test-harness change (spec 03)
     const hintsAtHead = await (scope.hints ?? readCommittedHints(workspace));
     const objectivesFile = objectivesFileOf(hintsAtHead.hints);
@@ -267,9 +281,10 @@ class PlaceRun {
       WORKSPACE_HINTS_FILE,
       objectivesFile,
     ];
-    const pre = scope.pre
-      ? await scope.pre(workspace, this.#alwaysInclude, `${scope.tag}pre`)
-      : await this.#snap('pre');
+    const pre = await whileLooking(
+      scope.pre ? scope.pre(workspace, this.#alwaysInclude, `${scope.tag}pre`) : this.#snap('pre'),
+      () => scope.enter('running', 'checkpointing the workspace', { started: ctx.job.started ?? epochS() }),
+    );
     this.#at = {
       pre,
       evidence: new EvidenceTrail(pre, { gitFacts: this.#place.isolated !== true }),
@@ -336,11 +351,11 @@ class PlaceRun {
   }
 
   /** collect_evidence: the snapshot after a step of the work; its writes are the workers' (spec 03), audited against their policies (spec 06). */
-  async #collect(step: WorkerEnd[], label: string): Promise<void> {
+  async #collect(step: WorkerEnd[], label: string, meanwhile?: () => void): Promise<void> {
     const { evidence } = this.#checkpointed();
     // first: a broken `.git` link would steer the snapshot's own git calls
     const broken = this.#place.repair?.() ?? [];
-    const after = await this.#snap(label);
+    const after = await (meanwhile ? whileLooking(this.#snap(label), meanwhile) : this.#snap(label));
     const written = await evidence.diff(evidence.lastVerified ?? this.#last(), after);
     evidence.addWorkStep(written);
     this.#lastWork = after;

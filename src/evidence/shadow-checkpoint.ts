@@ -1,5 +1,6 @@
 import { existsSync, lstatSync, promises as fs, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { writeCommitObject } from './commit-object.js';
 import { describeGitFailure, isGitAtLeast, runGit, runGitOk, splitNul, type GitCallOptions } from './git.js';
 import { writeRef } from './refs.js';
@@ -28,6 +29,7 @@ import {
   trackedDigest,
   withChange,
   type PathSetRules,
+  type QuickLook,
 } from './quick-look.js';
 import {
   addToIndex,
@@ -256,14 +258,28 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
   if (warm !== null) await refreshRacyEntries(warm, indexFile, base, opts);
 
   const rules = pathSetRules(workspace, input.alwaysInclude);
+  // warm: the folders of last time are scanned for special files from the loop's next turn, while
+  // the look's git runs
+  const warmSpecials =
+    warm === null
+      ? null
+      : yieldToLoop().then(() => scanSpecialFiles(workspace, warm.folders, input.skipAbs, dirCacheOf(gitDir)));
   // the quick look is read-only: it runs while git says whether the rules still hold, and is
   // dropped when they do not
-  const [same, looked] = await Promise.all([
-    sameRulesAsWarm(workspace, warm, rules, opts),
-    warm !== null && rules !== null && (warm.rules === rules.key || mayHoldAfterCommit(warm, rules))
-      ? quickLook(workspace, gitDir, base, opts, warm, rules, input.skipAbs)
-      : null,
-  ]);
+  let same: Awaited<ReturnType<typeof sameRulesAsWarm>>;
+  let looked: QuickLook | null;
+  try {
+    [same, looked] = await Promise.all([
+      sameRulesAsWarm(workspace, warm, rules, opts),
+      warm !== null && rules !== null && (warm.rules === rules.key || mayHoldAfterCommit(warm, rules))
+        ? quickLook(workspace, gitDir, base, opts, warm, rules, input.skipAbs)
+        : null,
+    ]);
+  } catch (err) {
+    // the scan writes the folder cache: never once the repository's lock is let go
+    await warmSpecials?.catch(() => undefined);
+    throw err;
+  }
   const quick = same.same ? looked : null;
   // a listing reads the repository's index: what it tracks is noted beside, for the next checkpoint
   const tracked =
@@ -311,7 +327,7 @@ async function checkpointOnce(input: CheckpointInput): Promise<Snapshot> {
         .then(async (plan) => plan.wanted.size >= packedCheckinLimits.minPaths && (await isGitAtLeast(2, 37)))
         .catch(() => false);
   }
-  const specialsFound = findSpecials(workspace, gitDir, input.skipAbs, warm, planned);
+  const specialsFound = findSpecials(workspace, gitDir, input.skipAbs, warmSpecials, planned);
   // each is awaited below, unless an earlier step fails: then their failure is not news
   for (const p of [planned, indexedAtStart, specialsFound]) p.catch(() => undefined);
 
@@ -564,20 +580,24 @@ async function refreshRacyEntries(
   warm.racy = { files: 0, bytes: 0 };
 }
 
-/** Special files in the listed folders; warm, the folders of last time are scanned right away. */
+/** Special files in the listed folders: what the scan of the warm checkpoint's folders found, when they are the same. */
 async function findSpecials(
   workspace: string,
   gitDir: string,
   skipAbs: string[],
-  warm: WarmState | null,
+  warmSpecials: Promise<string[]> | null,
   planned: Promise<Plan>,
 ): Promise<string[]> {
-  const dirCache = path.join(gitDir, 'gaffer-dirs.json');
-  if (warm !== null) {
-    const found = await scanSpecialFiles(workspace, warm.folders, skipAbs, dirCache);
+  if (warmSpecials !== null) {
+    const found = await warmSpecials;
     if ((await planned).sameFolders) return found;
   }
-  return scanSpecialFiles(workspace, (await planned).folders, skipAbs, dirCache);
+  return scanSpecialFiles(workspace, (await planned).folders, skipAbs, dirCacheOf(gitDir));
+}
+
+/** Where the special-file scan keeps its folders' stamps (special-files.ts). */
+function dirCacheOf(gitDir: string): string {
+  return path.join(gitDir, 'gaffer-dirs.json');
 }
 
 async function writeTree(base: string[], opts: GitCallOptions): Promise<string> {

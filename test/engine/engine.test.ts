@@ -277,6 +277,21 @@ describe('a job end to end', () => {
 });
 
 describe('cancel and timeouts', () => {
+  it('a cancel as the checkpoint starts is never undone by its status, written while the look runs', async () => {
+    const engine = await openEngine();
+    const ws = makeWorkspace({ 'a.txt': 'a' });
+    const { job } = engine.submit({ workspace: ws, verify: 'none', tasks: [{ instruction: 'x', command: 'true' }] });
+    // the next turn: the job's first look has started git, its 'running' not yet written
+    setImmediate(() => engine.cancel(job.id));
+    await engine.settled(job.id);
+    const statuses = engine
+      .events(job.id)
+      .events.filter((e) => e.event === 'status')
+      .map((e) => e.message);
+    expect(statuses.slice(statuses.indexOf('cancelling'))).toEqual(['cancelling', 'cancelled']);
+    expect(engine.get(job.id).status).toBe('cancelled');
+  });
+
   it('cancel stops the workers and still reports what changed', async () => {
     const engine = await openEngine();
     const ws = makeWorkspace({ 'a.txt': 'a' });

@@ -283,7 +283,11 @@ class PlaceRun {
     ];
     const pre = await whileLooking(
       scope.pre ? scope.pre(workspace, this.#alwaysInclude, `${scope.tag}pre`) : this.#snap('pre'),
-      () => scope.enter('running', 'checkpointing the workspace', { started: ctx.job.started ?? epochS() }),
+      // a cancel that came first stands: the job goes no further than this checkpoint
+      () => {
+        if (!ctx.isCancelled)
+          scope.enter('running', 'checkpointing the workspace', { started: ctx.job.started ?? epochS() });
+      },
     );
     this.#at = {
       pre,

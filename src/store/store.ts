@@ -104,6 +104,15 @@ process.on('exit', () => {
   }
 });
 
+/**
+ * Commits the open groups of this process's stores but `except`: a transaction begun on this thread
+ * while another connection of it holds a group open would wait on a lock only this thread can let
+ * go (SQLite's busy wait blocks it: 15 s, then "database is locked").
+ */
+function flushGroupsBut(except: Store | null): void {
+  for (const store of groupingStores) if (store !== except && store.db.open) store.flush();
+}
+
 /** The SQLite store (WAL): jobs, attempts, events, workspace locks, job processes. Safe to share between processes. */
 export class Store implements GafferStore {
   readonly db: Database.Database;
@@ -131,7 +140,7 @@ export class Store implements GafferStore {
   constructor(dataDir: string, opts: { readOnly?: boolean } = {}) {
     this.path = join(dataDir, 'gaffer.db');
     // another connection of this process must not wait on a group this thread holds open (nor miss its writes)
-    for (const store of groupingStores) if (store.db.open) store.flush();
+    flushGroupsBut(null);
     if (opts.readOnly === true) {
       this.db = new Database(this.path, { readonly: true, fileMustExist: true, timeout: 15_000 });
     } else {
@@ -181,7 +190,10 @@ export class Store implements GafferStore {
 
   /** Before a write: in group mode, joins (or opens) the turn's transaction. */
   #begin(): void {
-    if (!this.#grouping || this.#groupOpen || this.db.inTransaction) return;
+    if (this.#groupOpen || this.db.inTransaction) return;
+    // another store's open group on this thread would hold the write lock until this thread commits it
+    flushGroupsBut(this);
+    if (!this.#grouping) return;
     this.db.exec('BEGIN IMMEDIATE');
     this.#groupOpen = true;
     setImmediate(this.#flushAtTurnEnd);
@@ -273,8 +285,8 @@ export class Store implements GafferStore {
    */
   insertJob(job: NewJob, vet?: () => void): { job: JobRow; created: boolean } {
     // committed at once, group or not: its id goes out (an HTTP answer, a printed line) in this very turn,
-    // and any process given it must find the job
-    this.flush();
+    // and any process given it must find the job; no group of this thread may hold the write lock meanwhile
+    flushGroupsBut(null);
     const inserted = this.#insertJob.immediate(job, vet);
     this.#countCommit();
     return inserted;

@@ -55,6 +55,31 @@ describe('group commit (an engine connection)', () => {
     }
   });
 
+  it('two grouping connections of one process write in turn, never waiting on each other’s open group', () => {
+    const dir = tempDir();
+    const first = new Store(dir);
+    const second = new Store(dir);
+    first.groupCommits();
+    second.groupCommits();
+    try {
+      first.insertJob(newJob('cccccccccccc'));
+      second.insertJob(newJob('dddddddddddd'));
+      const started = Date.now();
+      // each opens its group while the other's is open, in one turn: the other's is committed first
+      first.appendEvent('cccccccccccc', { name: 'job', event: 'phase', message: 'one' });
+      second.appendEvent('dddddddddddd', { name: 'job', event: 'phase', message: 'two' });
+      first.updateJob('cccccccccccc', { phase: 'three' });
+      second.insertJob(newJob('eeeeeeeeeeee'));
+      first.appendEvent('cccccccccccc', { name: 'job', event: 'phase', message: 'four' });
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(second.getJob('cccccccccccc')?.phase).toBe('three');
+      expect(first.getJob('eeeeeeeeeeee')?.status).toBe('queued');
+    } finally {
+      second.close();
+      first.close();
+    }
+  });
+
   // the built store (`npm run build`), as the CLI runs it
   it('a process that exits mid-turn (process.exit) keeps what the turn wrote; close commits too', () => {
     const dir = tempDir();

@@ -155,6 +155,9 @@ export function storeContract(name: string, make: () => GafferStore): void {
       expect(store.getJob('job00000000c')?.cancelRequested).toBe(true);
       expect(store.countRecent(null)).toEqual({ jobs: 3, done: 1, partial: 0, failed: 1, cancelled: 0, live: 1 });
       expect(store.countRecent('ann')).toEqual({ jobs: 1, done: 1, partial: 0, failed: 0, cancelled: 0, live: 0 });
+      // as many jobs as kept, or two finished ones past a live one with two kept: none goes
+      expect(store.pruneFinishedJobs(3)).toEqual([]);
+      expect(store.pruneFinishedJobs(2)).toEqual([]);
       // the live job is never pruned, however many are kept
       expect(store.pruneFinishedJobs(0).sort()).toEqual(['job00000000a', 'job00000000b']);
       expect(store.listJobIds()).toEqual(new Set(['job00000000c']));
